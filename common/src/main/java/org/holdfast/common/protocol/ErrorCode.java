@@ -1,0 +1,43 @@
+package org.holdfast.common.protocol;
+
+/** The u16 codes carried by an {@code ERROR} frame (docs/protocol.md, "Error codes"). */
+public enum ErrorCode {
+    /** Malformed frame: truncated body, trailing bytes, unknown type, bad magic, bad field value. */
+    BAD_FRAME(1),
+    /** The frame or HELLO names a protocol version this peer does not speak. */
+    UNSUPPORTED_VERSION(2),
+    UNKNOWN_VOLUME(3),
+    UNKNOWN_SNAPSHOT(4),
+    /** An uploaded payload does not hash to the fingerprint sent for its LBN. */
+    FINGERPRINT_MISMATCH(5),
+    /** A frame, string, count or payload is over its limit in {@link ProtocolLimits}. */
+    LIMIT_EXCEEDED(6),
+    /** A message arrived that the session's state does not allow (e.g. BLOCKS before BACKUP_READY). */
+    BAD_STATE(7),
+    STORAGE_FULL(8),
+    INTERNAL(9),
+    UNAUTHORIZED(10),
+    BLOCK_SIZE_MISMATCH(11),
+    VOLUME_BUSY(12);
+
+    private final int code;
+
+    ErrorCode(int code) {
+        this.code = code;
+    }
+
+    /** The u16 written on the wire. */
+    public int code() {
+        return code;
+    }
+
+    /** The error code for a wire value, or {@code null} if v1 defines none. */
+    public static ErrorCode fromCode(int code) {
+        for (ErrorCode c : values()) {
+            if (c.code == code) {
+                return c;
+            }
+        }
+        return null;
+    }
+}

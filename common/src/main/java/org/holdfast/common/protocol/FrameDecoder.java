@@ -1,0 +1,381 @@
+package org.holdfast.common.protocol;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.holdfast.common.id.Fingerprint;
+
+/**
+ * Turns the byte stream of a connection into {@link Message}s, refusing anything outside protocol v1.
+ *
+ * <pre>
+ *  0               4            5           6
+ *  +---------------+------------+-----------+------------------------------+
+ *  | length : u32  | version:u8 | type : u8 | body : (length - 2) bytes    |
+ *  +---------------+------------+-----------+------------------------------+
+ *  |&lt;- not counted -&gt;|&lt;------------------- length ---------------------&gt;|
+ *
+ *  all integers big-endian; a string is  +------------+------------------+
+ *                                        | len : u16  | len bytes UTF-8  |
+ *                                        +------------+------------------+
+ *  BLOCKS body        +--------+----------+----------+------------+---------------+-- ...
+ *                     | n: u32 | lbn: u64 | codec:u8 | length:u32 | length bytes  |  n times
+ *                     +--------+----------+----------+------------+---------------+-- ...
+ *  RESTORE_DATA body  +-------------+--------+----------+--------------+------------+--------+-- ...
+ *                     | startLbn:u64| n: u32 | codec:u8 | fp: 32 bytes | length:u32 | bytes  |  n times;
+ *                     +-------------+--------+----------+--------------+------------+--------+-- ...
+ *                                               fp, length and bytes are absent when codec = 0 (zero block)
+ * </pre>
+ *
+ * <p>Checks, in order, each before anything is allocated for it: {@code length} against
+ * {@link ProtocolLimits#MAX_FRAME} and against the largest body its type can have (so a tiny
+ * message type cannot make us buffer 16 MiB), the version byte (as soon as it arrives), the type
+ * byte, then once the frame is complete every string length, count and payload length against its
+ * limit, and that the body is consumed exactly. Block payloads are checked against
+ * {@link ProtocolLimits#MAX_PAYLOAD}, or exactly against the session's block size once the
+ * handler calls {@link #blockSize(int)}.
+ *
+ * <p>A violation throws a {@link ProtocolException} carrying the {@link ErrorCode} to send back
+ * (it reaches {@code exceptionCaught} unwrapped); after it the decoder discards all further input
+ * until the channel closes, like Netty's {@code MqttDecoder}. Anything else going wrong while
+ * parsing is reported as {@code BAD_FRAME}: no other exception type leaves this decoder.
+ *
+ * <p>{@link Blocks} and {@link RestoreData} are emitted holding a retained slice of the received
+ * bytes; the handler that receives them releases them. Not sharable: one instance per channel.
+ */
+public final class FrameDecoder extends ByteToMessageDecoder {
+    private boolean failed;
+    private int blockSize;
+
+    /**
+     * Tells the decoder the session's block size (after BACKUP_READY or RESTORE_INFO) so that raw
+     * payloads must be exactly that long and zstd payloads at most {@code blockSize + 4 KiB}.
+     * Call from the channel's event loop; 0 goes back to the absolute limits.
+     */
+    public void blockSize(int blockSize) {
+        if (blockSize != 0 && !ProtocolLimits.isValidBlockSize(blockSize)) {
+            throw new IllegalArgumentException("invalid block size " + blockSize);
+        }
+        this.blockSize = blockSize;
+    }
+
+    /** True after a violation: all input is being discarded. */
+    public boolean isFailed() {
+        return failed;
+    }
+
+    @Override
+    protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        if (failed) {
+            in.skipBytes(in.readableBytes());
+            return;
+        }
+        Message m;
+        try {
+            m = decodeFrame(in);
+        } catch (ProtocolException e) {
+            fail(in);
+            throw e;
+        } catch (RuntimeException e) {
+            fail(in);
+            throw new ProtocolException(ErrorCode.BAD_FRAME, "malformed frame: " + e, e);
+        }
+        if (m != null) {
+            out.add(m);
+        }
+    }
+
+    private void fail(ByteBuf in) {
+        failed = true;
+        in.skipBytes(in.readableBytes());
+    }
+
+    /** Decodes one frame at {@code in}'s reader index, or returns null (consuming nothing) if it is not complete. */
+    private Message decodeFrame(ByteBuf in) {
+        int readable = in.readableBytes();
+        if (readable < ProtocolLimits.LENGTH_FIELD_BYTES) {
+            return null;
+        }
+        int start = in.readerIndex();
+        long length = in.getUnsignedInt(start);
+        if (length > ProtocolLimits.MAX_FRAME) {
+            throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED,
+                    "frame length " + length + " is over the limit " + ProtocolLimits.MAX_FRAME);
+        }
+        if (length < ProtocolLimits.HEADER_BYTES) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, "frame length " + length + " is shorter than its header");
+        }
+        if (readable >= 5) {
+            int version = in.getUnsignedByte(start + 4);
+            if (version != ProtocolLimits.VERSION) {
+                throw new ProtocolException(ErrorCode.UNSUPPORTED_VERSION,
+                        "frame version " + version + ", this peer speaks version " + ProtocolLimits.VERSION);
+            }
+        }
+        if (readable < 6) {
+            return null;
+        }
+        int code = in.getUnsignedByte(start + 5);
+        MessageType type = MessageType.fromCode(code);
+        if (type == null) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, String.format("unknown message type 0x%02x", code));
+        }
+        int bodyLength = (int) length - ProtocolLimits.HEADER_BYTES;
+        int maxBody = maxBody(type);
+        if (bodyLength > maxBody) {
+            throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED,
+                    type + " body of " + bodyLength + " bytes is over its limit " + maxBody);
+        }
+        if (readable < ProtocolLimits.LENGTH_FIELD_BYTES + length) {
+            return null;
+        }
+        // Parse from a non-retained view; only the final payload-carrying message retains anything.
+        ByteBuf body = in.slice(start + 6, bodyLength);
+        Message m = parseBody(type, body);
+        if (body.isReadable()) {
+            io.netty.util.ReferenceCountUtil.release(m);
+            throw new ProtocolException(ErrorCode.BAD_FRAME, type + " has " + body.readableBytes() + " trailing bytes");
+        }
+        in.skipBytes(ProtocolLimits.LENGTH_FIELD_BYTES + (int) length);
+        return m;
+    }
+
+    /** Largest body a frame of {@code type} can have; anything longer is refused before it is buffered. */
+    static int maxBody(MessageType type) {
+        return switch (type) {
+            case HELLO -> 4 + 2 + 2 + ProtocolLimits.MAX_AGENT_NAME + 2 + ProtocolLimits.MAX_TOKEN;
+            case HELLO_OK -> 2 + 2 + ProtocolLimits.MAX_SERVER_VERSION + 4;
+            case ERROR -> 2 + 2 + ProtocolLimits.MAX_ERROR_MESSAGE;
+            case BACKUP_BEGIN -> 2 + ProtocolLimits.MAX_VOLUME_NAME + 4 + 8 + 8;
+            case BACKUP_READY -> 8 + 8 + 4 + 1;
+            case ENTRIES -> 8 + 4 + ProtocolLimits.MAX_RUN_ENTRIES * Fingerprint.BYTES;
+            case NEED -> 8 + 4 + Need.bitmapBytes(ProtocolLimits.MAX_RUN_ENTRIES);
+            case COMMIT, RESTORE_END -> 8;
+            case COMMITTED -> 7 * 8;
+            case ABORT -> 0;
+            case LIST_SNAPSHOTS -> 2 + ProtocolLimits.MAX_VOLUME_NAME;
+            case SNAPSHOT_LIST -> 4 + ProtocolLimits.MAX_SNAPSHOT_LIST * SnapshotInfo.WIRE_BYTES;
+            case RESTORE -> 2 + ProtocolLimits.MAX_VOLUME_NAME + 8 + 8;
+            case RESTORE_INFO -> 8 + 8 + 4 + 8;
+            case BLOCKS, RESTORE_DATA -> ProtocolLimits.MAX_BODY;
+        };
+    }
+
+    private Message parseBody(MessageType type, ByteBuf b) {
+        switch (type) {
+            case HELLO: {
+                long magic = u32(b, "magic");
+                if (magic != (ProtocolLimits.MAGIC & 0xffffffffL)) {
+                    throw new ProtocolException(ErrorCode.BAD_FRAME, String.format("bad HELLO magic 0x%08x", magic));
+                }
+                int version = u16(b, "protocolVersion");
+                String name = str(b, "agentName", ProtocolLimits.MAX_AGENT_NAME);
+                String token = str(b, "token", ProtocolLimits.MAX_TOKEN);
+                return new Hello(version, name, token);
+            }
+            case HELLO_OK:
+                return new HelloOk(u16(b, "protocolVersion"), str(b, "serverVersion", ProtocolLimits.MAX_SERVER_VERSION),
+                        (int) u32(b, "maxFrame"));
+            case ERROR: {
+                int code = u16(b, "code");
+                ErrorCode ec = ErrorCode.fromCode(code);
+                String msg = str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE);
+                // A code from a newer peer is still an error; keep its number in the text.
+                return ec != null ? new ErrorMessage(ec, msg)
+                        : ErrorMessage.of(ErrorCode.INTERNAL, "error code " + code + ": " + msg);
+            }
+            case BACKUP_BEGIN:
+                return new BackupBegin(str(b, "volume", ProtocolLimits.MAX_VOLUME_NAME), (int) u32(b, "blockSize"),
+                        u64(b, "volumeBytes"), u64(b, "baseSequence"));
+            case BACKUP_READY: {
+                long session = u64(b, "sessionId");
+                long parent = u64(b, "parentSequence");
+                int bs = (int) u32(b, "blockSize");
+                int modeCode = u8(b, "mode");
+                BackupMode mode = BackupMode.fromCode(modeCode);
+                if (mode == null) {
+                    throw new ProtocolException(ErrorCode.BAD_FRAME, "unknown backup mode " + modeCode);
+                }
+                return new BackupReady(session, parent, bs, mode);
+            }
+            case ENTRIES: {
+                long startLbn = lbn(b, "startLbn");
+                int count = count(b, ProtocolLimits.MAX_RUN_ENTRIES, "ENTRIES count", 1);
+                need(b, count * Fingerprint.BYTES, "fingerprints");
+                byte[] fps = new byte[count * Fingerprint.BYTES];
+                b.readBytes(fps);
+                return new Entries(startLbn, count, fps);
+            }
+            case NEED: {
+                long startLbn = lbn(b, "startLbn");
+                int count = count(b, ProtocolLimits.MAX_RUN_ENTRIES, "NEED count", 1);
+                need(b, Need.bitmapBytes(count), "bitmap");
+                byte[] bitmap = new byte[Need.bitmapBytes(count)];
+                b.readBytes(bitmap);
+                if (count % 8 != 0 && (bitmap[bitmap.length - 1] & 0xff) >>> (count % 8) != 0) {
+                    throw new ProtocolException(ErrorCode.BAD_FRAME, "NEED bitmap has bits set beyond count " + count);
+                }
+                return new Need(startLbn, count, bitmap);
+            }
+            case BLOCKS:
+                return parseBlocks(b);
+            case COMMIT:
+                return new Commit(u64(b, "volumeBytes"));
+            case COMMITTED:
+                return new Committed(u64(b, "sequence"), u64(b, "createdAtMillis"), u64(b, "logicalBytes"),
+                        u64(b, "changedBlocks"), u64(b, "sentBlocks"), u64(b, "newBlocks"), u64(b, "storedBytes"));
+            case ABORT:
+                return Abort.INSTANCE;
+            case LIST_SNAPSHOTS:
+                return new ListSnapshots(str(b, "volume", ProtocolLimits.MAX_VOLUME_NAME));
+            case SNAPSHOT_LIST: {
+                int n = count(b, ProtocolLimits.MAX_SNAPSHOT_LIST, "SNAPSHOT_LIST count", 0);
+                need(b, n * SnapshotInfo.WIRE_BYTES, "snapshots");
+                List<SnapshotInfo> list = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    list.add(new SnapshotInfo(b.readLong(), b.readLong(), b.readLong(), b.readInt(), b.readLong(),
+                            b.readLong(), b.readLong()));
+                }
+                return new SnapshotList(list);
+            }
+            case RESTORE:
+                return new Restore(str(b, "volume", ProtocolLimits.MAX_VOLUME_NAME), u64(b, "sequence"), lbn(b, "fromLbn"));
+            case RESTORE_INFO:
+                return new RestoreInfo(u64(b, "sequence"), u64(b, "volumeBytes"), (int) u32(b, "blockSize"),
+                        u64(b, "blockCount"));
+            case RESTORE_DATA:
+                return parseRestoreData(b);
+            case RESTORE_END:
+                return new RestoreEnd(u64(b, "blocksSent"));
+            default:
+                throw new ProtocolException(ErrorCode.BAD_FRAME, "no decoding for " + type);
+        }
+    }
+
+    private Blocks parseBlocks(ByteBuf b) {
+        int n = count(b, ProtocolLimits.MAX_BLOCKS_PER_FRAME, "BLOCKS count", 0);
+        long[] lbns = new long[n];
+        byte[] codecs = new byte[n];
+        int[] offsets = new int[n];
+        int[] lengths = new int[n];
+        int entriesStart = b.readerIndex();
+        for (int i = 0; i < n; i++) {
+            lbns[i] = lbn(b, "lbn");
+            int codec = u8(b, "codec");
+            if (codec != PayloadCodec.RAW && codec != PayloadCodec.ZSTD) {
+                throw new ProtocolException(ErrorCode.BAD_FRAME, "BLOCKS entry " + i + " has codec " + PayloadCodec.name(codec));
+            }
+            codecs[i] = (byte) codec;
+            lengths[i] = payloadLength(b, codec, "BLOCKS entry " + i);
+            offsets[i] = b.readerIndex() - entriesStart;
+            b.skipBytes(lengths[i]);
+        }
+        ByteBuf data = b.retainedSlice(entriesStart, b.readerIndex() - entriesStart);
+        return new Blocks(n, lbns, codecs, offsets, lengths, data);
+    }
+
+    private RestoreData parseRestoreData(ByteBuf b) {
+        long startLbn = lbn(b, "startLbn");
+        int n = count(b, ProtocolLimits.MAX_BLOCKS_PER_FRAME, "RESTORE_DATA count", 0);
+        byte[] codecs = new byte[n];
+        byte[] fps = new byte[n * Fingerprint.BYTES];
+        int[] offsets = new int[n];
+        int[] lengths = new int[n];
+        int entriesStart = b.readerIndex();
+        for (int i = 0; i < n; i++) {
+            int codec = u8(b, "codec");
+            if (!PayloadCodec.isKnown(codec)) {
+                throw new ProtocolException(ErrorCode.BAD_FRAME, "RESTORE_DATA entry " + i + " has unknown codec " + codec);
+            }
+            codecs[i] = (byte) codec;
+            if (codec == PayloadCodec.ZERO) {
+                continue;
+            }
+            need(b, Fingerprint.BYTES, "fingerprint");
+            b.readBytes(fps, i * Fingerprint.BYTES, Fingerprint.BYTES);
+            lengths[i] = payloadLength(b, codec, "RESTORE_DATA entry " + i);
+            offsets[i] = b.readerIndex() - entriesStart;
+            b.skipBytes(lengths[i]);
+        }
+        ByteBuf data = b.retainedSlice(entriesStart, b.readerIndex() - entriesStart);
+        return new RestoreData(startLbn, n, codecs, fps, offsets, lengths, data);
+    }
+
+    /** Reads a payload length field and checks it against the codec's limit and the remaining body. */
+    private int payloadLength(ByteBuf b, int codec, String what) {
+        long len = u32(b, "payload length");
+        long max = blockSize == 0 ? (codec == PayloadCodec.RAW ? ProtocolLimits.MAX_BLOCK_SIZE : ProtocolLimits.MAX_PAYLOAD)
+                : (codec == PayloadCodec.RAW ? blockSize : ProtocolLimits.maxZstdPayload(blockSize));
+        if (len > max) {
+            throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED,
+                    what + ": " + PayloadCodec.name(codec) + " payload of " + len + " bytes is over its limit " + max);
+        }
+        if (len == 0 || (codec == PayloadCodec.RAW && blockSize != 0 && len != blockSize)) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME,
+                    what + ": " + PayloadCodec.name(codec) + " payload of " + len + " bytes for block size " + blockSize);
+        }
+        need(b, (int) len, "payload");
+        return (int) len;
+    }
+
+    private static void need(ByteBuf b, int n, String field) {
+        if (b.readableBytes() < n) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME,
+                    "truncated body: " + field + " needs " + n + " bytes, " + b.readableBytes() + " left");
+        }
+    }
+
+    private static int u8(ByteBuf b, String field) {
+        need(b, 1, field);
+        return b.readUnsignedByte();
+    }
+
+    private static int u16(ByteBuf b, String field) {
+        need(b, 2, field);
+        return b.readUnsignedShort();
+    }
+
+    private static long u32(ByteBuf b, String field) {
+        need(b, 4, field);
+        return b.readUnsignedInt();
+    }
+
+    private static long u64(ByteBuf b, String field) {
+        need(b, 8, field);
+        return b.readLong();
+    }
+
+    /** An LBN: a u64 that must fit a signed long (a volume cannot have 2^63 blocks). */
+    private static long lbn(ByteBuf b, String field) {
+        long v = u64(b, field);
+        if (v < 0) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, field + " " + Long.toUnsignedString(v) + " is out of range");
+        }
+        return v;
+    }
+
+    private static int count(ByteBuf b, int max, String field, int min) {
+        long n = u32(b, field);
+        if (n > max) {
+            throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, field + " " + n + " is over its limit " + max);
+        }
+        if (n < min) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, field + " " + n + " is below " + min);
+        }
+        return (int) n;
+    }
+
+    private static String str(ByteBuf b, String field, int max) {
+        int len = u16(b, field + " length");
+        if (len > max) {
+            throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, field + " of " + len + " bytes is over its limit " + max);
+        }
+        need(b, len, field);
+        String s = b.toString(b.readerIndex(), len, StandardCharsets.UTF_8);
+        b.skipBytes(len);
+        return s;
+    }
+}

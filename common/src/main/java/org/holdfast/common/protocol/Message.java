@@ -1,0 +1,17 @@
+package org.holdfast.common.protocol;
+
+/**
+ * One decoded frame of protocol v1. Each record's components are the frame's body fields in wire
+ * order (docs/protocol.md); the records refuse values over {@link ProtocolLimits}, so anything
+ * that can be constructed can be encoded.
+ *
+ * <p>{@link Blocks} and {@link RestoreData} hold a Netty buffer and are reference counted; see
+ * their javadoc for who releases them.
+ */
+public sealed interface Message
+        permits Hello, HelloOk, ErrorMessage, BackupBegin, BackupReady, Entries, Need, Blocks, Commit,
+        Committed, Abort, ListSnapshots, SnapshotList, Restore, RestoreInfo, RestoreData, RestoreEnd {
+
+    /** The frame type this message travels as. */
+    MessageType type();
+}

@@ -1,0 +1,46 @@
+package org.holdfast.common.protocol;
+
+/** The frame types of protocol v1 with their wire codes (docs/protocol.md, "Messages"). */
+public enum MessageType {
+    HELLO(0x01),
+    HELLO_OK(0x02),
+    ERROR(0x03),
+    BACKUP_BEGIN(0x10),
+    BACKUP_READY(0x11),
+    ENTRIES(0x12),
+    NEED(0x13),
+    BLOCKS(0x14),
+    COMMIT(0x16),
+    COMMITTED(0x17),
+    ABORT(0x18),
+    LIST_SNAPSHOTS(0x20),
+    SNAPSHOT_LIST(0x21),
+    RESTORE(0x22),
+    RESTORE_INFO(0x23),
+    RESTORE_DATA(0x24),
+    RESTORE_END(0x25);
+
+    private static final MessageType[] BY_CODE = new MessageType[256];
+
+    static {
+        for (MessageType t : values()) {
+            BY_CODE[t.code] = t;
+        }
+    }
+
+    private final int code;
+
+    MessageType(int code) {
+        this.code = code;
+    }
+
+    /** The u8 written in the frame's type field. */
+    public int code() {
+        return code;
+    }
+
+    /** The type for a wire code, or {@code null} if v1 defines none. */
+    public static MessageType fromCode(int code) {
+        return code >= 0 && code < BY_CODE.length ? BY_CODE[code] : null;
+    }
+}

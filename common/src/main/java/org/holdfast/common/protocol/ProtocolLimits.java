@@ -1,0 +1,72 @@
+package org.holdfast.common.protocol;
+
+/**
+ * Every magic number and hard limit of protocol v1, in one place. Receivers check each length
+ * read from the wire against one of these before allocating; senders never build a message over
+ * them (the message records refuse it).
+ */
+public final class ProtocolLimits {
+    /** The protocol version in every frame header and in HELLO / HELLO_OK. */
+    public static final int VERSION = 1;
+    /** HELLO's magic, "HFST". */
+    public static final int MAGIC = 0x48465354;
+
+    /** Bytes of the frame's length field. */
+    public static final int LENGTH_FIELD_BYTES = 4;
+    /** Bytes of version + type, counted by the length field. */
+    public static final int HEADER_BYTES = 2;
+    /** Largest value of the length field: 16 MiB of payload plus 64 KiB for framing and headers. */
+    public static final int MAX_FRAME = 16 * 1024 * 1024 + 64 * 1024;
+    /** Largest body (MAX_FRAME minus version and type). */
+    public static final int MAX_BODY = MAX_FRAME - HEADER_BYTES;
+
+    /** Longest HELLO agentName, in UTF-8 bytes. */
+    public static final int MAX_AGENT_NAME = 256;
+    /** Longest HELLO token, in UTF-8 bytes (empty = none). */
+    public static final int MAX_TOKEN = 512;
+    /** Longest HELLO_OK serverVersion, in UTF-8 bytes. */
+    public static final int MAX_SERVER_VERSION = 64;
+    /** Longest ERROR message, in UTF-8 bytes. */
+    public static final int MAX_ERROR_MESSAGE = 1024;
+    /** Longest volume name, in UTF-8 bytes (same as VolumeId.MAX_LENGTH). */
+    public static final int MAX_VOLUME_NAME = 128;
+
+    /** Most fingerprints in one ENTRIES run (and bits in one NEED). */
+    public static final int MAX_RUN_ENTRIES = 4096;
+    /** Most payloads in one BLOCKS frame and blocks in one RESTORE_DATA frame. */
+    public static final int MAX_BLOCKS_PER_FRAME = 1024;
+    /** Most snapshots in one SNAPSHOT_LIST (52 bytes each, so it fits in a frame). */
+    public static final int MAX_SNAPSHOT_LIST = 65_536;
+
+    /** Smallest block size of a volume. */
+    public static final int MIN_BLOCK_SIZE = 512;
+    /** Largest block size of a volume. */
+    public static final int MAX_BLOCK_SIZE = 1024 * 1024;
+    /** A zstd payload may exceed the block size by this much (incompressible data plus framing). */
+    public static final int ZSTD_SLACK = 4096;
+    /** Largest payload of any codec, used while a decoder does not know the session's block size. */
+    public static final int MAX_PAYLOAD = MAX_BLOCK_SIZE + ZSTD_SLACK;
+    /**
+     * Payload bytes a sender packs into one BLOCKS / RESTORE_DATA frame before starting the next,
+     * leaving the rest of MAX_FRAME for per-block headers. With 1 MiB blocks that is 15 or 16 blocks.
+     */
+    public static final int TARGET_FRAME_PAYLOAD = 16 * 1024 * 1024 - 64 * 1024;
+
+    private ProtocolLimits() {
+    }
+
+    /** True if {@code blockSize} is a power of two in [MIN_BLOCK_SIZE, MAX_BLOCK_SIZE]. */
+    public static boolean isValidBlockSize(long blockSize) {
+        return blockSize >= MIN_BLOCK_SIZE && blockSize <= MAX_BLOCK_SIZE && Long.bitCount(blockSize) == 1;
+    }
+
+    /** Largest zstd payload for a block of {@code blockSize} bytes: {@code blockSize + 4 KiB}. */
+    public static int maxZstdPayload(int blockSize) {
+        return blockSize + ZSTD_SLACK;
+    }
+
+    /** The number of LBNs of a volume: {@code ceil(volumeBytes / blockSize)}. */
+    public static long blockCount(long volumeBytes, int blockSize) {
+        return volumeBytes / blockSize + (volumeBytes % blockSize == 0 ? 0 : 1);
+    }
+}

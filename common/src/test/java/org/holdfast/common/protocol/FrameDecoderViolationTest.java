@@ -1,0 +1,222 @@
+package org.holdfast.common.protocol;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.embedded.EmbeddedChannel;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class FrameDecoderViolationTest {
+    private final TrackingAllocator alloc = new TrackingAllocator();
+    private final FrameDecoder decoder = new FrameDecoder();
+    private final EmbeddedChannel ch = new EmbeddedChannel(decoder);
+
+    {
+        ch.config().setAllocator(alloc);
+    }
+
+    @AfterEach
+    void noLeaks() {
+        ch.finishAndReleaseAll();
+        alloc.assertAllReleased();
+    }
+
+    /** A frame with the given version, type and body, length computed. */
+    private ByteBuf frame(int version, int type, ByteBuf body) {
+        ByteBuf f = alloc.buffer();
+        f.writeInt(2 + body.readableBytes()).writeByte(version).writeByte(type).writeBytes(body);
+        body.release();
+        return f;
+    }
+
+    private ByteBuf body() {
+        return alloc.buffer();
+    }
+
+    private void assertViolation(ByteBuf input, ErrorCode expected) {
+        assertThatThrownBy(() -> ch.writeInbound(input))
+                .isInstanceOfSatisfying(ProtocolException.class, e -> assertThat(e.code()).isEqualTo(expected));
+        assertThat(decoder.isFailed()).isTrue();
+        // After a violation everything is discarded until disconnect, valid frames included.
+        ByteBuf valid = alloc.buffer();
+        FrameEncoder.write(new Commit(1), valid);
+        assertThat(ch.writeInbound(valid)).isFalse();
+        assertThat((Object) ch.readInbound()).isNull();
+    }
+
+    @Test
+    void decode_badVersion_unsupportedVersion() {
+        assertViolation(frame(2, MessageType.COMMIT.code(), body().writeLong(1)), ErrorCode.UNSUPPORTED_VERSION);
+    }
+
+    @Test
+    void decode_badVersionBeforeBodyArrives_failsEarly() {
+        ByteBuf header = alloc.buffer().writeInt(1000).writeByte(9);
+        assertViolation(header, ErrorCode.UNSUPPORTED_VERSION);
+    }
+
+    @Test
+    void decode_unknownType_badFrame() {
+        assertViolation(frame(1, 0x7f, body().writeLong(1)), ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_truncatedBody_badFrame() {
+        assertViolation(frame(1, MessageType.COMMIT.code(), body().writeInt(1)), ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_truncatedFingerprints_badFrame() {
+        assertViolation(frame(1, MessageType.ENTRIES.code(), body().writeLong(0).writeInt(2).writeZero(40)), ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_trailingBytes_badFrame() {
+        ByteBuf b = body().writeShort(1).writeByte('v').writeByte(0);
+        assertViolation(frame(1, MessageType.LIST_SNAPSHOTS.code(), b), ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_fixedSizeBodyTooLong_limitExceeded() {
+        assertViolation(frame(1, MessageType.COMMIT.code(), body().writeLong(1).writeByte(0)), ErrorCode.LIMIT_EXCEEDED);
+    }
+
+    @Test
+    void decode_lengthShorterThanHeader_badFrame() {
+        assertViolation(alloc.buffer().writeInt(1).writeByte(1), ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_lengthOverMaxFrame_limitExceededBeforeBuffering() {
+        ByteBuf onlyLength = alloc.buffer().writeInt(ProtocolLimits.MAX_FRAME + 1);
+        assertViolation(onlyLength, ErrorCode.LIMIT_EXCEEDED);
+        assertThat(alloc.largest()).isLessThan(1024);
+    }
+
+    @Test
+    void decode_lengthNearFourGiB_limitExceeded() {
+        assertViolation(alloc.buffer().writeInt(-1), ErrorCode.LIMIT_EXCEEDED);
+    }
+
+    @Test
+    void decode_smallTypeClaimingHugeBody_limitExceededBeforeBuffering() {
+        ByteBuf header = alloc.buffer().writeInt(ProtocolLimits.MAX_FRAME).writeByte(1).writeByte(MessageType.COMMIT.code());
+        assertViolation(header, ErrorCode.LIMIT_EXCEEDED);
+    }
+
+    @Test
+    void decode_volumeNameOverMax_limitExceeded() {
+        byte[] name = "v".repeat(ProtocolLimits.MAX_VOLUME_NAME + 1).getBytes(StandardCharsets.UTF_8);
+        assertViolation(frame(1, MessageType.LIST_SNAPSHOTS.code(), body().writeShort(name.length).writeBytes(name)),
+                ErrorCode.LIMIT_EXCEEDED);
+    }
+
+    @Test
+    void decode_agentNameOverMax_limitExceeded() {
+        byte[] name = "a".repeat(ProtocolLimits.MAX_AGENT_NAME + 1).getBytes(StandardCharsets.UTF_8);
+        ByteBuf b = body().writeInt(ProtocolLimits.MAGIC).writeShort(1).writeShort(name.length).writeBytes(name).writeShort(0);
+        assertViolation(frame(1, MessageType.HELLO.code(), b), ErrorCode.LIMIT_EXCEEDED);
+    }
+
+    @Test
+    void decode_badMagic_badFrame() {
+        ByteBuf b = body().writeInt(0x12345678).writeShort(1).writeShort(0).writeShort(0);
+        assertViolation(frame(1, MessageType.HELLO.code(), b), ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_entriesCountOverMax_limitExceeded() {
+        ByteBuf b = body().writeLong(0).writeInt(ProtocolLimits.MAX_RUN_ENTRIES + 1);
+        assertViolation(frame(1, MessageType.ENTRIES.code(), b), ErrorCode.LIMIT_EXCEEDED);
+    }
+
+    @Test
+    void decode_blocksCountOverMax_limitExceeded() {
+        ByteBuf b = body().writeInt(ProtocolLimits.MAX_BLOCKS_PER_FRAME + 1);
+        assertViolation(frame(1, MessageType.BLOCKS.code(), b), ErrorCode.LIMIT_EXCEEDED);
+    }
+
+    @Test
+    void decode_snapshotListCountOverMax_limitExceeded() {
+        ByteBuf b = body().writeInt(-1);
+        assertViolation(frame(1, MessageType.SNAPSHOT_LIST.code(), b), ErrorCode.LIMIT_EXCEEDED);
+    }
+
+    @Test
+    void decode_rawPayloadOverBlockSize_limitExceeded() {
+        decoder.blockSize(4096);
+        ByteBuf b = body().writeInt(1).writeLong(0).writeByte(PayloadCodec.RAW).writeInt(8192).writeZero(8192);
+        assertViolation(frame(1, MessageType.BLOCKS.code(), b), ErrorCode.LIMIT_EXCEEDED);
+    }
+
+    @Test
+    void decode_zstdPayloadOverBlockSizePlusSlack_limitExceeded() {
+        decoder.blockSize(4096);
+        int len = 4096 + ProtocolLimits.ZSTD_SLACK + 1;
+        ByteBuf b = body().writeInt(1).writeLong(0).writeByte(PayloadCodec.ZSTD).writeInt(len).writeZero(len);
+        assertViolation(frame(1, MessageType.BLOCKS.code(), b), ErrorCode.LIMIT_EXCEEDED);
+    }
+
+    @Test
+    void decode_payloadOverAbsoluteLimitWithoutBlockSize_limitExceeded() {
+        // No payload bytes follow: the length alone is refused.
+        ByteBuf b = body().writeInt(1).writeLong(0).writeByte(PayloadCodec.RAW).writeInt(ProtocolLimits.MAX_BLOCK_SIZE + 1);
+        assertViolation(frame(1, MessageType.BLOCKS.code(), b), ErrorCode.LIMIT_EXCEEDED);
+    }
+
+    @Test
+    void decode_rawPayloadShorterThanBlockSize_badFrame() {
+        decoder.blockSize(4096);
+        ByteBuf b = body().writeInt(1).writeLong(0).writeByte(PayloadCodec.RAW).writeInt(100).writeZero(100);
+        assertViolation(frame(1, MessageType.BLOCKS.code(), b), ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_restoreDataPayloadOverLimit_limitExceeded() {
+        decoder.blockSize(4096);
+        ByteBuf b = body().writeLong(0).writeInt(1).writeByte(PayloadCodec.ZSTD).writeZero(32).writeInt(9000).writeZero(9000);
+        assertViolation(frame(1, MessageType.RESTORE_DATA.code(), b), ErrorCode.LIMIT_EXCEEDED);
+    }
+
+    @Test
+    void decode_zeroCodecInBlocks_badFrame() {
+        ByteBuf b = body().writeInt(1).writeLong(0).writeByte(PayloadCodec.ZERO).writeInt(0);
+        assertViolation(frame(1, MessageType.BLOCKS.code(), b), ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_unknownCodecInRestoreData_badFrame() {
+        ByteBuf b = body().writeLong(0).writeInt(1).writeByte(7);
+        assertViolation(frame(1, MessageType.RESTORE_DATA.code(), b), ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_needPaddingBitsSet_badFrame() {
+        ByteBuf b = body().writeLong(0).writeInt(3).writeByte(0xff);
+        assertViolation(frame(1, MessageType.NEED.code(), b), ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_unknownBackupMode_badFrame() {
+        ByteBuf b = body().writeLong(1).writeLong(0).writeInt(4096).writeByte(5);
+        assertViolation(frame(1, MessageType.BACKUP_READY.code(), b), ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_negativeLbn_badFrame() {
+        ByteBuf b = body().writeLong(-5).writeInt(1).writeZero(32);
+        assertViolation(frame(1, MessageType.ENTRIES.code(), b), ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_validFrameThenViolation_firstDeliveredThenFails() {
+        ByteBuf both = alloc.buffer();
+        FrameEncoder.write(new Commit(7), both);
+        both.writeInt(10).writeByte(1).writeByte(0x7e).writeLong(0);
+        assertThatThrownBy(() -> ch.writeInbound(both)).isInstanceOf(ProtocolException.class);
+        assertThat((Object) ch.readInbound()).isEqualTo(new Commit(7));
+    }
+}

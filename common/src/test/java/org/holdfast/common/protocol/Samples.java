@@ -1,0 +1,63 @@
+package org.holdfast.common.protocol;
+
+import io.netty.buffer.ByteBufAllocator;
+import java.util.List;
+import java.util.Random;
+
+/** One or more instances of every message type, with edge values. */
+final class Samples {
+    private Samples() {
+    }
+
+    static List<Message> all(ByteBufAllocator alloc) {
+        Random r = new Random(42);
+        byte[] fps = new byte[3 * 32];
+        r.nextBytes(fps);
+        java.util.Arrays.fill(fps, 32, 64, (byte) 0); // entry 1 is a zero block
+        byte[] bigFps = new byte[ProtocolLimits.MAX_RUN_ENTRIES * 32];
+        r.nextBytes(bigFps);
+        byte[] bitmap = new byte[Need.bitmapBytes(11)];
+        Need.set(bitmap, 0);
+        Need.set(bitmap, 10);
+        byte[] payload = new byte[4096];
+        r.nextBytes(payload);
+        byte[] fp = new byte[32];
+        r.nextBytes(fp);
+
+        Blocks blocks = Blocks.builder(alloc, 8192)
+                .add(7, PayloadCodec.RAW, payload, 0, 4096)
+                .add(9, PayloadCodec.ZSTD, payload, 100, 33)
+                .build();
+        RestoreData restoreData = RestoreData.builder(alloc, 1000, 8192)
+                .add(PayloadCodec.RAW, fp, 0, payload, 0, 4096)
+                .addZero()
+                .add(PayloadCodec.ZSTD, fp, 0, payload, 5, 17)
+                .build();
+        return List.of(
+                Hello.of("agent-on-host-1 ✓", "s3cret"),
+                new Hello(1, "", ""),
+                new HelloOk(1, "0.1.0", ProtocolLimits.MAX_FRAME),
+                new ErrorMessage(ErrorCode.VOLUME_BUSY, "volume vm-01 has a backup running"),
+                new BackupBegin("vm-01", 4096, 10L << 30, 0),
+                new BackupBegin("x".repeat(128), 1 << 20, Long.MAX_VALUE, 42),
+                new BackupReady(-1L, 41, 4096, BackupMode.INCREMENTAL),
+                new BackupReady(5, 0, 65536, BackupMode.FULL),
+                new Entries(123, 3, fps),
+                new Entries(0, ProtocolLimits.MAX_RUN_ENTRIES, bigFps),
+                new Need(123, 11, bitmap),
+                new Need(0, 8, new byte[] {(byte) 0xff}),
+                blocks,
+                Blocks.builder(alloc, 0).build(),
+                new Commit(10L << 30),
+                new Committed(3, 1_700_000_000_000L, 1L << 40, 17, 12, 5, 12345),
+                Abort.INSTANCE,
+                new ListSnapshots("vm-01"),
+                new SnapshotList(List.of()),
+                new SnapshotList(List.of(new SnapshotInfo(1, 1_700_000_000_000L, 1L << 30, 4096, 1L << 29, 262144, 999),
+                        new SnapshotInfo(2, 1_700_000_100_000L, 1L << 30, 4096, 1L << 29, 12, 48))),
+                new Restore("vm-01", 2, 0),
+                new RestoreInfo(2, (1L << 30) + 5, 4096, 262145),
+                restoreData,
+                new RestoreEnd(262145));
+    }
+}
