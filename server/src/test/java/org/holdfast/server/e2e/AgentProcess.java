@@ -1,0 +1,156 @@
+package org.holdfast.server.e2e;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Runs the real agent CLI ({@code org.holdfast.client.cli.HoldfastAgent}) as a child process, one
+ * process per command, as an operator's shell would.
+ */
+public final class AgentProcess {
+    static final String MAIN_CLASS = "org.holdfast.client.cli.HoldfastAgent";
+    static final Duration TIMEOUT = Duration.ofMinutes(5);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final LogDir logs;
+
+    public AgentProcess(LogDir logs) {
+        this.logs = logs;
+    }
+
+    /** A started agent; {@link #await()} waits for it, {@link #kill()} ends it with SIGKILL. */
+    public final class Running {
+        private final List<String> args;
+        private final Process process;
+        private final Path stdout;
+        private final Path stderr;
+        private final long startNanos = System.nanoTime();
+
+        private Running(List<String> args, Process process, Path stdout, Path stderr) {
+            this.args = args;
+            this.process = process;
+            this.stdout = stdout;
+            this.stderr = stderr;
+        }
+
+        public boolean isAlive() {
+            return process.isAlive();
+        }
+
+        /** SIGKILL; true if the signal ended it, false if it had exited by itself already. */
+        public boolean kill() {
+            return ChildJvm.sigkill(process);
+        }
+
+        public AgentResult await() {
+            try {
+                if (!process.waitFor(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                    ChildJvm.sigkill(process);
+                    throw new IllegalStateException("agent still running after " + TIMEOUT + ": " + result(-1));
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                ChildJvm.sigkill(process);
+                throw new IllegalStateException(e);
+            }
+            return result(process.exitValue());
+        }
+
+        private AgentResult result(int exit) {
+            return new AgentResult(args, exit, read(stdout), read(stderr), Duration.ofNanos(System.nanoTime() - startNanos));
+        }
+    }
+
+    /** Starts {@code agent <args>} without waiting. */
+    public Running start(String... args) {
+        List<String> list = List.of(args);
+        Path[] out = logs.next("agent-" + args[0] + (list.contains("--volume") ? "-" + list.get(list.indexOf("--volume") + 1) : ""));
+        List<String> jvm = List.of("-Xmx256m", "-XX:+UseSerialGC");
+        Process p = ChildJvm.start(MAIN_CLASS, jvm, ChildJvm.agentClasspath(), list, out[0], out[1]);
+        return new Running(list, p, out[0], out[1]);
+    }
+
+    /** Runs {@code agent <args>} to the end. */
+    public AgentResult run(String... args) {
+        return start(args).await();
+    }
+
+    /** {@code backup --json}; fails the test unless the agent exits 0. */
+    public BackupSummary backup(ServerProcess server, String volume, Path source, Path stateDir, String... extra) {
+        AgentResult r = run(backupArgs(server, volume, source, stateDir, extra));
+        assertThat(r.exitCode()).as("backup of %s should succeed:\n%s\n%s", volume, r, server.diagnostics()).isZero();
+        return BackupSummary.parse(r);
+    }
+
+    /** The argument list of {@code backup --json}. */
+    public static String[] backupArgs(ServerProcess server, String volume, Path source, Path stateDir, String... extra) {
+        List<String> a = new ArrayList<>(List.of("backup", "--server", server.ingestAddress(), "--volume", volume,
+                "--source", source.toString(), "--state-dir", stateDir.toString(), "--json"));
+        a.addAll(List.of(extra));
+        return a.toArray(String[]::new);
+    }
+
+    /** {@code snapshots --json}; fails the test unless the agent exits 0. */
+    public List<SnapshotInfo> snapshots(ServerProcess server, String volume) {
+        AgentResult r = run("snapshots", "--server", server.ingestAddress(), "--volume", volume, "--json");
+        assertThat(r.exitCode()).as("listing snapshots of %s should succeed:\n%s\n%s", volume, r, server.diagnostics()).isZero();
+        JsonNode array = json(r);
+        assertThat(array.isArray()).as("snapshots --json prints a JSON array: %s", r).isTrue();
+        List<SnapshotInfo> list = new ArrayList<>();
+        array.forEach(n -> list.add(SnapshotInfo.of(n)));
+        return list;
+    }
+
+    /** {@code restore --json} into {@code target}; fails the test unless the agent exits 0. */
+    public AgentResult restore(ServerProcess server, String volume, String snapshotId, Path target) {
+        AgentResult r = run(restoreArgs(server, volume, snapshotId, target));
+        assertThat(r.exitCode()).as("restore of %s snapshot %s should succeed:\n%s\n%s", volume, snapshotId, r,
+                server.diagnostics()).isZero();
+        return r;
+    }
+
+    public static String[] restoreArgs(ServerProcess server, String volume, String snapshotId, Path target) {
+        return new String[] {"restore", "--server", server.ingestAddress(), "--volume", volume,
+                "--snapshot", snapshotId, "--target", target.toString(), "--json"};
+    }
+
+    /** Parses the JSON document on stdout (the whole of it, or else its last line that looks like JSON). */
+    static JsonNode json(AgentResult r) {
+        String out = r.stdout().strip();
+        try {
+            return JSON.readTree(out);
+        } catch (IOException whole) {
+            String[] lines = out.split("\\R");
+            for (int i = lines.length - 1; i >= 0; i--) {
+                String l = lines[i].strip();
+                if (l.startsWith("{") || l.startsWith("[")) {
+                    try {
+                        return JSON.readTree(l);
+                    } catch (IOException ignored) {
+                        // try an earlier line
+                    }
+                }
+            }
+            throw new AssertionError("agent printed no JSON: " + r, whole);
+        }
+    }
+
+    private static String read(Path p) {
+        try {
+            return Files.exists(p) ? new String(Files.readAllBytes(p), StandardCharsets.UTF_8) : "";
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

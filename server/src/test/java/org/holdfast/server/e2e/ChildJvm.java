@@ -1,0 +1,120 @@
+package org.holdfast.server.e2e;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+
+/**
+ * Launches a child JVM on the test's own class path, its output going to files, and kills it
+ * with SIGKILL.
+ *
+ * <p>The test class path holds both the server's Logback and the agent's slf4j-nop; each child
+ * gets the class path minus the logging back end that is not its own, so that SLF4J picks
+ * exactly one provider and prints no "multiple providers" warning on stderr (the agent's stderr
+ * is asserted on).
+ */
+final class ChildJvm {
+    /** Exit value the JDK reports on Linux for a child ended by signal 9: 0x80 + 9. */
+    static final int SIGKILL_EXIT = 137;
+
+    private static final Set<Process> LIVE = ConcurrentHashMap.newKeySet();
+
+    static {
+        // A test JVM that dies must not leave servers behind holding ports and data dirs.
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> LIVE.forEach(Process::destroyForcibly)));
+    }
+
+    private ChildJvm() {
+    }
+
+    /** Class path entries for a server child: everything but the agent's no-op SLF4J provider. */
+    static Predicate<String> serverClasspath() {
+        return entry -> !jarName(entry).startsWith("slf4j-nop");
+    }
+
+    /** Class path entries for an agent child: everything but Logback. */
+    static Predicate<String> agentClasspath() {
+        return entry -> !jarName(entry).startsWith("logback-");
+    }
+
+    private static String jarName(String entry) {
+        return Path.of(entry).getFileName() == null ? entry : Path.of(entry).getFileName().toString();
+    }
+
+    /** Starts {@code mainClass} with the filtered test class path; stdout and stderr go to the given files. */
+    static Process start(String mainClass, List<String> jvmOptions, Predicate<String> classpath, List<String> args,
+                         Path stdout, Path stderr) {
+        String cp = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+                .filter(e -> !e.isBlank())
+                .filter(classpath)
+                .collect(Collectors.joining(File.pathSeparator));
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(jvmOptions);
+        cmd.add("-cp");
+        cmd.add(cp);
+        cmd.add(mainClass);
+        cmd.addAll(args);
+        try {
+            Files.createDirectories(stdout.getParent());
+            Files.writeString(stderr.resolveSibling(stderr.getFileName() + ".cmd"),
+                    String.join(" ", cmd.subList(0, cmd.indexOf("-cp"))) + " -cp <test classpath> "
+                            + String.join(" ", cmd.subList(cmd.indexOf(mainClass), cmd.size())) + "\n",
+                    StandardCharsets.UTF_8);
+            Process p = new ProcessBuilder(cmd)
+                    .redirectOutput(stdout.toFile())
+                    .redirectError(stderr.toFile())
+                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                    .start();
+            LIVE.add(p);
+            p.onExit().thenRun(() -> LIVE.remove(p));
+            return p;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start " + mainClass, e);
+        }
+    }
+
+    /**
+     * Sends SIGKILL and waits for the child to be gone. Returns true if it was the signal that
+     * ended it (exit value 137), false if the child had already exited by itself.
+     *
+     * <p>{@link Process#destroyForcibly()} is SIGKILL on Linux; {@code ProcessKillTest} checks that
+     * a child's shutdown hook does not run, so no graceful path hides behind it.
+     */
+    static boolean sigkill(Process p) {
+        p.destroyForcibly();
+        try {
+            if (!p.waitFor(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("pid " + p.pid() + " survived SIGKILL for 30 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+        return p.exitValue() == SIGKILL_EXIT;
+    }
+
+    /** The last {@code maxChars} characters of a log file, for failure messages. */
+    static String tail(Path file, int maxChars) {
+        try {
+            if (!Files.exists(file)) {
+                return "<no " + file.getFileName() + ">";
+            }
+            String s = new String(Files.readAllBytes(file), StandardCharsets.UTF_8);
+            return s.length() <= maxChars ? s : "..." + s.substring(s.length() - maxChars);
+        } catch (IOException | UncheckedIOException e) {
+            return "<unreadable " + file + ": " + e + ">";
+        }
+    }
+}

@@ -1,0 +1,49 @@
+package org.holdfast.server.e2e;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Restores a snapshot through the real agent and compares it byte for byte with the image that
+ * was backed up, naming the first differing offset and block on failure.
+ */
+public final class RestoreCheck {
+    private final AgentProcess agent;
+    private final Path scratch;
+    private int counter;
+
+    public RestoreCheck(AgentProcess agent, Path scratch) {
+        this.agent = agent;
+        this.scratch = scratch;
+    }
+
+    /** Restores {@code snapshotId} of {@code volume} and asserts it equals {@code expected} (a file). */
+    public void assertRestores(ServerProcess server, String volume, String snapshotId, Path expected, int blockSize) {
+        Path target = scratch.resolve("restore-" + (++counter) + ".img");
+        try {
+            AgentResult r = agent.restore(server, volume, snapshotId, target);
+            assertThat(target).as("restore target of %s@%s: %s", volume, snapshotId, r).exists();
+            long mismatch = Files.mismatch(expected, target);
+            if (mismatch != -1) {
+                long expectedSize = Files.size(expected);
+                long actualSize = Files.size(target);
+                throw new AssertionError(String.format(
+                        "%s snapshot %s does not restore byte-identical: first difference at offset %d (block %d),"
+                                + " expected %d bytes, restored %d bytes\n%s",
+                        volume, snapshotId, mismatch, mismatch / blockSize, expectedSize, actualSize, r));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            try {
+                Files.deleteIfExists(target);
+            } catch (IOException ignored) {
+                // scratch space; the temp dir goes away with the test
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+package org.holdfast.server.e2e;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.holdfast.server.e2e.VolumeImage.Content;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Kills the server with SIGKILL at random moments of a backup, again and again, restarting it on
+ * the same data directory each time. After every restart: no partial snapshot, every committed
+ * snapshot restores bit for bit, and the next backup succeeds.
+ *
+ * <p>Iterations come from {@code holdfast.crash.iterations} (5 by default, 100 with -Pslow); the
+ * seed of the kill delays from {@code holdfast.crash.seed} (printed, so a failure can be replayed).
+ */
+class ServerCrashTest {
+    private static final int BLOCK = 4096;
+    private static final int MIB = 1 << 20;
+    /** Up to this many snapshots every one is restored after every restart; beyond, a sample (and all at the end). */
+    private static final int FULL_CHECK_LIMIT = 16;
+
+    private final LogDir logs = new LogDir("ServerCrashTest");
+    private final AgentProcess agent = new AgentProcess(logs);
+
+    @TempDir
+    Path work;
+
+    @Test
+    void server_killedDuringBackupsRepeatedly_committedSnapshotsSurviveAndNoPartialOneAppears() throws Exception {
+        int iterations = Integer.getInteger("holdfast.crash.iterations", 5);
+        long seed = Long.getLong("holdfast.crash.seed", System.nanoTime());
+        System.out.println("[e2e] server crash loop: " + iterations + " iterations, seed " + seed);
+        Random random = new Random(seed);
+        String volume = "crashing";
+        Path source = work.resolve("volume.img");
+        Path state = Files.createDirectories(work.resolve("state"));
+        RestoreCheck restores = new RestoreCheck(agent, work);
+        Map<String, Path> committed = new LinkedHashMap<>();
+        int killedWhileAgentRan = 0;
+        int inFlightCommitted = 0;
+
+        try (ServerProcess server = ServerProcess.start(work.resolve("server"), "exact", logs)) {
+            VolumeImage img = VolumeImage.generate(seed, 16 * MIB);
+            long fullMillis = backup(server, volume, img, source, state, committed).run().elapsed().toMillis();
+
+            for (int it = 1; it <= iterations; it++) {
+                // A change big enough that the backup takes a while: a quarter of the volume rewritten.
+                for (int i = 0; i < 4; i++) {
+                    img.fill(img.randomOffset(MIB, BLOCK), MIB, Content.RANDOM);
+                }
+                img.scribble(20);
+                img.writeTo(source);
+                Path inFlight = work.resolve("expected-inflight-" + it + ".img");
+                Files.copy(source, inFlight);
+                List<String> before = new ArrayList<>(committed.keySet());
+
+                AgentProcess.Running run = agent.start(AgentProcess.backupArgs(server, volume, source, state,
+                        "--block-size", String.valueOf(BLOCK)));
+                long delay = (long) (fullMillis * (0.2 + random.nextDouble()));
+                Thread.sleep(delay);
+                boolean agentRunning = run.isAlive();
+                assertThat(server.kill()).as("the server died before the kill:\n%s", server.diagnostics()).isTrue();
+                AgentResult r = run.await();
+                if (agentRunning) {
+                    killedWhileAgentRan++;
+                }
+                String acknowledged = r.succeeded() ? BackupSummary.parse(r).snapshotId() : null;
+                System.out.printf("[e2e] crash %d: server killed %d ms into the backup, agent %s%n", it, delay,
+                        r.succeeded() ? "had committed " + acknowledged : "failed: " + firstLine(r.stderr()));
+                if (!r.succeeded()) {
+                    assertThat(r.stderrLines()).as("the agent says why in one line: %s", r).hasSize(1);
+                }
+
+                server.start();
+
+                List<String> listed = agent.snapshots(server, volume).stream().map(SnapshotInfo::id).toList();
+                assertThat(listed).as("crash %d: every snapshot committed before survives", it).containsAll(before);
+                List<String> appeared = new ArrayList<>(listed);
+                appeared.removeAll(before);
+                assertThat(appeared).as("crash %d: at most the in-flight backup appears, whole: %s", it, listed)
+                        .hasSizeLessThanOrEqualTo(1);
+                if (acknowledged != null) {
+                    assertThat(appeared).as("crash %d: a snapshot acknowledged to the agent is durable", it)
+                            .containsExactly(acknowledged);
+                }
+                if (!appeared.isEmpty()) {
+                    committed.put(appeared.get(0), inFlight);
+                    inFlightCommitted++;
+                }
+
+                checkRestores(server, volume, committed, restores, random, it == iterations);
+
+                // The next backup, undisturbed, succeeds and restores.
+                img.fill(img.randomOffset(MIB, BLOCK), MIB, Content.COMPRESSIBLE);
+                BackupSummary next = backup(server, volume, img, source, state, committed);
+                restores.assertRestores(server, volume, next.snapshotId(), committed.get(next.snapshotId()), BLOCK);
+            }
+            System.out.printf("[e2e] crash loop done: %d iterations, %d kills while the agent ran, %d in-flight"
+                    + " backups found committed after restart, %d snapshots%n", iterations, killedWhileAgentRan,
+                    inFlightCommitted, committed.size());
+            assertThat(agent.snapshots(server, volume)).extracting(SnapshotInfo::id)
+                    .containsExactlyElementsOf(committed.keySet());
+        }
+    }
+
+    private void checkRestores(ServerProcess server, String volume, Map<String, Path> committed, RestoreCheck restores,
+                               Random random, boolean last) {
+        List<String> ids = new ArrayList<>(committed.keySet());
+        if (ids.size() <= FULL_CHECK_LIMIT || last) {
+            ids.forEach(id -> restores.assertRestores(server, volume, id, committed.get(id), BLOCK));
+            return;
+        }
+        // The long (slow-profile) loop: the newest three and five at random, then all at the very end.
+        List<String> sample = new ArrayList<>(ids.subList(ids.size() - 3, ids.size()));
+        for (int i = 0; i < 5; i++) {
+            sample.add(ids.get(random.nextInt(ids.size() - 3)));
+        }
+        sample.stream().distinct().forEach(id -> restores.assertRestores(server, volume, id, committed.get(id), BLOCK));
+    }
+
+    private BackupSummary backup(ServerProcess server, String volume, VolumeImage img, Path source, Path state,
+                                 Map<String, Path> committed) throws Exception {
+        img.writeTo(source);
+        BackupSummary s = agent.backup(server, volume, source, state, "--block-size", String.valueOf(BLOCK));
+        Path expected = work.resolve("expected-" + committed.size() + "-" + System.nanoTime() + ".img");
+        Files.copy(source, expected);
+        assertThat(committed).as("a fresh snapshot id").doesNotContainKey(s.snapshotId());
+        committed.put(s.snapshotId(), expected);
+        return s;
+    }
+
+    private static String firstLine(String s) {
+        String t = s.strip();
+        int nl = t.indexOf('\n');
+        return nl < 0 ? t : t.substring(0, nl);
+    }
+}

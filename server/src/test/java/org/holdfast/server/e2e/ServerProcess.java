@@ -1,0 +1,259 @@
+package org.holdfast.server.e2e;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * The real Holdfast server as a child process on 127.0.0.1, on a data directory that outlives
+ * the process: {@link #kill()} sends SIGKILL, {@link #start()} brings a new process up on the
+ * same data directory (on fresh ports), and {@link #close()} stops it for good.
+ */
+public final class ServerProcess implements AutoCloseable {
+    static final String MAIN_CLASS = "org.holdfast.server.app.HoldfastServer";
+    private static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(180);
+
+    private final Path dataDir;
+    private final Path tmpDir;
+    private final String engine;
+    private final Map<String, String> extraProperties;
+    private final LogDir logs;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private Process process;
+    private int httpPort;
+    private int ingestPort;
+    private Path stdout;
+    private Path stderr;
+    private int starts;
+
+    private ServerProcess(Path workDir, String engine, Map<String, String> extraProperties, LogDir logs) {
+        this.dataDir = workDir.resolve("data");
+        this.tmpDir = workDir.resolve("tmp");
+        this.engine = engine;
+        this.extraProperties = new LinkedHashMap<>(extraProperties);
+        this.logs = logs;
+    }
+
+    /** Starts a server with a fresh data directory under {@code workDir} and waits until it is healthy. */
+    public static ServerProcess start(Path workDir, String engine, LogDir logs) {
+        return start(workDir, engine, Map.of(), logs);
+    }
+
+    /** As {@link #start(Path, String, LogDir)} with extra {@code --key=value} properties. */
+    public static ServerProcess start(Path workDir, String engine, Map<String, String> extraProperties, LogDir logs) {
+        PiecesPresent.assumeServerAndAgent();
+        ServerProcess s = new ServerProcess(workDir, engine, extraProperties, logs);
+        s.start();
+        return s;
+    }
+
+    /** Starts a new process on the same data directory, on fresh ports, and waits until it is healthy. */
+    public void start() {
+        if (process != null && process.isAlive()) {
+            throw new IllegalStateException("server already running, pid " + process.pid());
+        }
+        try {
+            Files.createDirectories(dataDir);
+            Files.createDirectories(tmpDir);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        httpPort = freePort();
+        ingestPort = freePort();
+        while (ingestPort == httpPort) {
+            ingestPort = freePort();
+        }
+        starts++;
+        Path[] out = logs.next("server-" + engine + "-start" + starts);
+        stdout = out[0];
+        stderr = out[1];
+        List<String> args = new ArrayList<>(List.of(
+                "--holdfast.data-dir=" + dataDir,
+                "--server.address=127.0.0.1",
+                "--server.port=" + httpPort,
+                "--holdfast.ingest.host=127.0.0.1",
+                "--holdfast.ingest.port=" + ingestPort,
+                "--holdfast.dedup.engine=" + engine,
+                "--spring.main.banner-mode=off"));
+        extraProperties.forEach((k, v) -> args.add("--" + k + "=" + v));
+        // tmpdir inside the work dir: RocksDB unpacks its native library there on every start,
+        // and a SIGKILLed JVM never deletes it.
+        List<String> jvm = List.of("-Xmx512m", "-XX:+UseSerialGC",
+                "-Djava.io.tmpdir=" + tmpDir);
+        process = ChildJvm.start(MAIN_CLASS, jvm, ChildJvm.serverClasspath(), args, stdout, stderr);
+        awaitHealthy();
+    }
+
+    private void awaitHealthy() {
+        long deadline = System.nanoTime() + STARTUP_TIMEOUT.toNanos();
+        String last = "no answer yet";
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("server exited with " + process.exitValue() + " during startup\n"
+                        + diagnostics());
+            }
+            try {
+                HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri("/actuator/health"))
+                        .timeout(Duration.ofSeconds(5)).GET().build(), HttpResponse.BodyHandlers.ofString());
+                last = r.statusCode() + " " + r.body();
+                if (r.statusCode() == 200 && r.body().contains("\"UP\"") && ingestAccepts()) {
+                    return;
+                }
+            } catch (IOException e) {
+                last = e.toString();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+            sleep(200);
+        }
+        ChildJvm.sigkill(process);
+        throw new IllegalStateException("server not healthy after " + STARTUP_TIMEOUT + ": " + last + "\n" + diagnostics());
+    }
+
+    private boolean ingestAccepts() {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), ingestPort), 2000);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** SIGKILL, no shutdown hooks, no flush. Returns true if the signal ended the process. */
+    public boolean kill() {
+        return ChildJvm.sigkill(process);
+    }
+
+    /** The running process, for a test that kills it at a moment of its own choosing. */
+    public Process process() {
+        return process;
+    }
+
+    public boolean isAlive() {
+        return process != null && process.isAlive();
+    }
+
+    /** {@code 127.0.0.1:port} of the agent protocol, as the agent's {@code --server} wants it. */
+    public String ingestAddress() {
+        return "127.0.0.1:" + ingestPort;
+    }
+
+    public int ingestPort() {
+        return ingestPort;
+    }
+
+    public int httpPort() {
+        return httpPort;
+    }
+
+    public String engine() {
+        return engine;
+    }
+
+    public Path dataDir() {
+        return dataDir;
+    }
+
+    /** GET on the REST API, e.g. {@code /api/v1/volumes/x/snapshots}. */
+    public HttpResponse<String> get(String path) {
+        try {
+            return http.send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(30)).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new UncheckedIOException("GET " + path, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private URI uri(String path) {
+        return URI.create("http://127.0.0.1:" + httpPort + path);
+    }
+
+    /** Bytes of all files under the data directory; files vanishing during the walk are skipped. */
+    public long dataDirBytes() {
+        try (Stream<Path> files = Files.walk(dataDir)) {
+            return files.mapToLong(p -> {
+                try {
+                    return Files.isRegularFile(p) ? Files.size(p) : 0;
+                } catch (NoSuchFileException e) {
+                    return 0;
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }).sum();
+        } catch (UncheckedIOException e) {
+            if (e.getCause() instanceof NoSuchFileException) {
+                return dataDirBytes();
+            }
+            throw e;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The tail of the current process's stdout and stderr, for failure messages. */
+    public String diagnostics() {
+        return "--- server stdout " + stdout + "\n" + ChildJvm.tail(stdout, 4000)
+                + "\n--- server stderr " + stderr + "\n" + ChildJvm.tail(stderr, 4000);
+    }
+
+    /** The whole stdout of the current process (the server logs there). */
+    public String log() {
+        return ChildJvm.tail(stdout, Integer.MAX_VALUE) + ChildJvm.tail(stderr, Integer.MAX_VALUE);
+    }
+
+    /** Stops the process: SIGTERM, and SIGKILL if it has not exited after 30 s. */
+    @Override
+    public void close() {
+        if (process == null || !process.isAlive()) {
+            return;
+        }
+        process.destroy();
+        try {
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                ChildJvm.sigkill(process);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            ChildJvm.sigkill(process);
+        }
+    }
+
+    private static int freePort() {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}

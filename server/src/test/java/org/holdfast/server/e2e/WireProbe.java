@@ -1,0 +1,235 @@
+package org.holdfast.server.e2e;
+
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Speaks protocol v1 (docs/protocol.md) byte by byte over a plain socket, written from the
+ * document rather than from the codec so that it can also send what the codec never would:
+ * malformed, oversized and lying frames.
+ */
+final class WireProbe implements AutoCloseable {
+    static final int VERSION = 1;
+    static final int MAGIC = 0x48465354;
+    /** MAX_FRAME of protocol.md: 16 MiB + 64 KiB. */
+    static final int MAX_FRAME = (16 << 20) + (64 << 10);
+
+    static final int HELLO = 0x01;
+    static final int HELLO_OK = 0x02;
+    static final int ERROR = 0x03;
+    static final int BACKUP_BEGIN = 0x10;
+    static final int BACKUP_READY = 0x11;
+    static final int ENTRIES = 0x12;
+    static final int NEED = 0x13;
+    static final int BLOCKS = 0x14;
+    static final int COMMIT = 0x16;
+    static final int COMMITTED = 0x17;
+    static final int LIST_SNAPSHOTS = 0x20;
+    static final int SNAPSHOT_LIST = 0x21;
+    static final int RESTORE = 0x22;
+
+    static final int E_BAD_FRAME = 1;
+    static final int E_UNSUPPORTED_VERSION = 2;
+    static final int E_UNKNOWN_VOLUME = 3;
+    static final int E_UNKNOWN_SNAPSHOT = 4;
+    static final int E_FINGERPRINT_MISMATCH = 5;
+    static final int E_LIMIT_EXCEEDED = 6;
+    static final int E_BAD_STATE = 7;
+
+    /** One received frame. */
+    record Frame(int version, int type, byte[] body) {
+        ByteBuffer buffer() {
+            return ByteBuffer.wrap(body);
+        }
+    }
+
+    /** A received ERROR frame. */
+    record ErrorFrame(int code, String message) {
+    }
+
+    private final Socket socket;
+    private final DataInputStream in;
+    private final OutputStream out;
+
+    WireProbe(int port) {
+        try {
+            socket = new Socket();
+            socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 5000);
+            socket.setSoTimeout(15_000);
+            in = new DataInputStream(socket.getInputStream());
+            out = socket.getOutputStream();
+        } catch (IOException e) {
+            throw new UncheckedIOException("connect 127.0.0.1:" + port, e);
+        }
+    }
+
+    /** Sends a well-formed frame. */
+    void send(int type, byte[] body) {
+        ByteBuffer b = ByteBuffer.allocate(6 + body.length);
+        b.putInt(2 + body.length).put((byte) VERSION).put((byte) type).put(body);
+        raw(b.array());
+    }
+
+    /** Sends bytes as they are. */
+    void raw(byte[] bytes) {
+        try {
+            out.write(bytes);
+            out.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException("send", e);
+        }
+    }
+
+    /** The next frame, or null if the server closed the connection. */
+    Frame read() {
+        try {
+            int length;
+            try {
+                length = in.readInt();
+            } catch (EOFException e) {
+                return null;
+            }
+            if (length < 2 || length > MAX_FRAME) {
+                throw new AssertionError("server sent a frame of length " + length);
+            }
+            int version = in.readUnsignedByte();
+            int type = in.readUnsignedByte();
+            byte[] body = new byte[length - 2];
+            in.readFully(body);
+            return new Frame(version, type, body);
+        } catch (SocketException e) {
+            return null; // reset by peer counts as closed
+        } catch (IOException e) {
+            throw new UncheckedIOException("read", e);
+        }
+    }
+
+    /** Reads a frame and fails unless it has {@code type}. */
+    Frame expect(int type) {
+        Frame f = read();
+        if (f == null) {
+            throw new AssertionError("expected frame 0x" + Integer.toHexString(type) + ", server closed the connection");
+        }
+        if (f.type() == ERROR) {
+            ErrorFrame e = parseError(f);
+            throw new AssertionError("expected frame 0x" + Integer.toHexString(type) + ", got ERROR " + e);
+        }
+        if (f.type() != type) {
+            throw new AssertionError("expected frame 0x" + Integer.toHexString(type) + ", got 0x" + Integer.toHexString(f.type()));
+        }
+        return f;
+    }
+
+    /** Reads frames until an ERROR (failing on close first) and returns it. */
+    ErrorFrame expectError() {
+        for (int i = 0; i < 1000; i++) {
+            Frame f = read();
+            if (f == null) {
+                throw new AssertionError("expected an ERROR frame, the server closed the connection without one");
+            }
+            if (f.type() == ERROR) {
+                return parseError(f);
+            }
+        }
+        throw new AssertionError("no ERROR frame within 1000 frames");
+    }
+
+    /** True if the server closes the connection within the socket timeout (frames before the close are skipped). */
+    boolean closedByServer() {
+        try {
+            for (int i = 0; i < 1000; i++) {
+                if (read() == null) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (UncheckedIOException e) {
+            if (e.getCause() instanceof SocketTimeoutException) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    static ErrorFrame parseError(Frame f) {
+        ByteBuffer b = f.buffer();
+        int code = Short.toUnsignedInt(b.getShort());
+        int len = Short.toUnsignedInt(b.getShort());
+        byte[] msg = new byte[len];
+        b.get(msg);
+        return new ErrorFrame(code, new String(msg, StandardCharsets.UTF_8));
+    }
+
+    /** HELLO, expecting HELLO_OK. */
+    void hello() {
+        send(HELLO, body().u32(MAGIC).u16(VERSION).str("e2e-probe").str("").bytes());
+        expect(HELLO_OK);
+    }
+
+    /** A body builder, big-endian. */
+    static Body body() {
+        return new Body();
+    }
+
+    /** Builds a frame body field by field. */
+    static final class Body {
+        private final ByteArrayOutputStream buf = new ByteArrayOutputStream();
+
+        Body u8(int v) {
+            buf.write(v);
+            return this;
+        }
+
+        Body u16(int v) {
+            buf.write(v >>> 8);
+            buf.write(v);
+            return this;
+        }
+
+        Body u32(long v) {
+            u16((int) (v >>> 16) & 0xffff);
+            return u16((int) v & 0xffff);
+        }
+
+        Body u64(long v) {
+            u32(v >>> 32);
+            return u32(v & 0xffffffffL);
+        }
+
+        Body str(String s) {
+            byte[] b = s.getBytes(StandardCharsets.UTF_8);
+            u16(b.length);
+            buf.writeBytes(b);
+            return this;
+        }
+
+        Body raw(byte[] b) {
+            buf.writeBytes(b);
+            return this;
+        }
+
+        byte[] bytes() {
+            return buf.toByteArray();
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            socket.close();
+        } catch (IOException ignored) {
+            // closing a probe socket that the server may already have reset
+        }
+    }
+}
