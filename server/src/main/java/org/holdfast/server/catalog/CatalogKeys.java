@@ -1,0 +1,98 @@
+package org.holdfast.server.catalog;
+
+import java.nio.charset.StandardCharsets;
+import org.holdfast.common.id.VolumeId;
+import org.holdfast.server.store.Bytes;
+import org.holdfast.server.store.CorruptDataException;
+import org.holdfast.server.store.FormatVersions;
+
+/**
+ * Key and value layouts of the catalog's column families (all big-endian; see docs/architecture.md).
+ *
+ * <pre>
+ * volumes   key: UTF-8 name            value: u8 version, u64 internalId, u32 blockSize, u64 createdAt,
+ *                                             u64 latestSequence, u64 volumeBytes            (37 bytes)
+ * snapshots key: u64 internalId, u64 seq value: u8 version, u64 createdAt, u64 volumeBytes, u32 blockSize,
+ *                                             u64 logicalBytes, u64 changedBlocks, u64 sentBlocks,
+ *                                             u64 newBlocks, u64 storedBytes                  (61 bytes)
+ * map       key: u64 internalId, u64 lbn, u64 ~seq (inverted, so newer sorts first)   value: u64 PBN
+ * </pre>
+ */
+final class CatalogKeys {
+    static final int VOLUME_VALUE_BYTES = 37;
+    static final int SNAPSHOT_VALUE_BYTES = 61;
+    static final int MAP_KEY_BYTES = 24;
+
+    private CatalogKeys() {
+    }
+
+    static byte[] volumeKey(VolumeId name) {
+        return name.name().getBytes(StandardCharsets.UTF_8);
+    }
+
+    static byte[] volumeValue(VolumeRecord v) {
+        byte[] b = new byte[VOLUME_VALUE_BYTES];
+        b[0] = (byte) FormatVersions.CATALOG_VERSION;
+        Bytes.putLong(b, 1, v.internalId());
+        Bytes.putInt(b, 9, v.blockSize());
+        Bytes.putLong(b, 13, v.createdAtMillis());
+        Bytes.putLong(b, 21, v.latestSequence());
+        Bytes.putLong(b, 29, v.volumeBytes());
+        return b;
+    }
+
+    static VolumeRecord volume(byte[] key, byte[] b, String path) {
+        String name = new String(key, StandardCharsets.UTF_8);
+        if (b.length != VOLUME_VALUE_BYTES || b[0] != FormatVersions.CATALOG_VERSION) {
+            throw new CorruptDataException("catalog.volumes", path, name, "volume value of " + b.length + " bytes, version " + (b.length > 0 ? b[0] : -1));
+        }
+        return new VolumeRecord(new VolumeId(name), Bytes.getLong(b, 1), Bytes.getInt(b, 9), Bytes.getLong(b, 13), Bytes.getLong(b, 21), Bytes.getLong(b, 29));
+    }
+
+    static byte[] snapshotKey(long volumeId, long seq) {
+        byte[] k = new byte[16];
+        Bytes.putLong(k, 0, volumeId);
+        Bytes.putLong(k, 8, seq);
+        return k;
+    }
+
+    static byte[] snapshotValue(SnapshotRecord s) {
+        byte[] b = new byte[SNAPSHOT_VALUE_BYTES];
+        b[0] = (byte) FormatVersions.CATALOG_VERSION;
+        Bytes.putLong(b, 1, s.createdAtMillis());
+        Bytes.putLong(b, 9, s.volumeBytes());
+        Bytes.putInt(b, 17, s.blockSize());
+        Bytes.putLong(b, 21, s.logicalBytes());
+        Bytes.putLong(b, 29, s.changedBlocks());
+        Bytes.putLong(b, 37, s.sentBlocks());
+        Bytes.putLong(b, 45, s.newBlocks());
+        Bytes.putLong(b, 53, s.storedBytes());
+        return b;
+    }
+
+    static SnapshotRecord snapshot(VolumeId volume, long seq, byte[] b, String path) {
+        if (b.length != SNAPSHOT_VALUE_BYTES || b[0] != FormatVersions.CATALOG_VERSION) {
+            throw new CorruptDataException("catalog.snapshots", path, volume + "@" + seq, "snapshot value of " + b.length + " bytes");
+        }
+        return new SnapshotRecord(volume, seq, Bytes.getLong(b, 1), Bytes.getLong(b, 9), Bytes.getInt(b, 17), Bytes.getLong(b, 21),
+                Bytes.getLong(b, 29), Bytes.getLong(b, 37), Bytes.getLong(b, 45), Bytes.getLong(b, 53));
+    }
+
+    static void mapKey(byte[] k, long volumeId, long lbn, long seq) {
+        Bytes.putLong(k, 0, volumeId);
+        Bytes.putLong(k, 8, lbn);
+        Bytes.putLong(k, 16, ~seq);
+    }
+
+    static byte[] mapKey(long volumeId, long lbn, long seq) {
+        byte[] k = new byte[MAP_KEY_BYTES];
+        mapKey(k, volumeId, lbn, seq);
+        return k;
+    }
+
+    static byte[] pbnValue(long pbn) {
+        byte[] v = new byte[8];
+        Bytes.putLong(v, 0, pbn);
+        return v;
+    }
+}

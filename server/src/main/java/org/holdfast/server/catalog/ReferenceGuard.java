@@ -1,0 +1,31 @@
+package org.holdfast.server.catalog;
+
+/**
+ * Protects the PBNs an uncommitted backup session relies on from a concurrent GC sweep.
+ *
+ * <p>The ingest calls {@link #protect} with every PBN a session will reference before the session
+ * relies on it: duplicates right after the fingerprint index found them, new blocks right after
+ * they were stored. Once the session commits (its references are then counted by the
+ * {@link CommitHook}) or is abandoned, the ingest calls {@link #release}. The GC implementation
+ * gives protected PBNs a grace expiry (now + grace) so a sweep cannot free them underneath.
+ * Implementations must be thread-safe: sessions of different volumes run in parallel.
+ */
+public interface ReferenceGuard {
+
+    /** Session {@code sessionId} is about to reference {@code pbns[off..off+count)} (0 entries are the zero block). */
+    void protect(long sessionId, long[] pbns, int off, int count);
+
+    /** Session {@code sessionId} ended; {@code committed} tells whether its snapshot now holds the references. */
+    void release(long sessionId, boolean committed);
+
+    /** Protects nothing. */
+    ReferenceGuard NONE = new ReferenceGuard() {
+        @Override
+        public void protect(long sessionId, long[] pbns, int off, int count) {
+        }
+
+        @Override
+        public void release(long sessionId, boolean committed) {
+        }
+    };
+}

@@ -1,0 +1,123 @@
+package org.holdfast.server.catalog;
+
+import java.time.Clock;
+import org.holdfast.common.id.VolumeId;
+import org.holdfast.server.store.FormatVersions;
+import org.rocksdb.WriteBatch;
+
+/**
+ * Turns a finished backup session into a committed snapshot, atomically.
+ *
+ * <p>It compares each of the session's entries with the volume's newest map entry for that LBN and
+ * keeps only those that differ (the delta); on a shrink, every LBN past the new end that still maps
+ * a block gets a zero entry. Then one synced {@link WriteBatch} carries the delta's map entries
+ * (keyed by the new sequence), the snapshot record, the volume record with its new latest sequence
+ * (creating the volume on its first snapshot), and whatever the {@link CommitHook} adds. Either all
+ * of it is durable or none. Work is proportional to the session's entries plus the LBNs cut off by
+ * a shrink, never to the volume.
+ *
+ * <p>Commits are serialised by this object (volume id allocation and the hook rely on it). The
+ * caller must guarantee that no other session changes the same volume meanwhile (the ingest holds a
+ * per-volume lock); the parent check below catches a violation.
+ */
+public final class SnapshotCommit {
+    private final Catalog catalog;
+    private final CommitHook hook;
+    private final Clock clock;
+
+    public SnapshotCommit(Catalog catalog, CommitHook hook, Clock clock) {
+        this.catalog = catalog;
+        this.hook = hook;
+        this.clock = clock;
+    }
+
+    /** What a session asks to commit. {@code parentSequence} is the latest sequence it started from (0 for a new volume). */
+    public record Request(VolumeId volume, int blockSize, long volumeBytes, long parentSequence, SessionMap entries,
+                          long logicalBytes, long sentBlocks, long newBlocks, long storedBytes) {
+    }
+
+    /**
+     * Commits and returns the new snapshot with its delta.
+     *
+     * @throws CommitRejectedException if the parent moved, the block size differs or the entries are bad; nothing written
+     */
+    public synchronized CommittedSnapshot commit(Request r) {
+        if (!FormatVersions.isValidBlockSize(r.blockSize())) {
+            throw new CommitRejectedException(CommitRejectedException.Reason.BLOCK_SIZE_MISMATCH, "invalid block size " + r.blockSize());
+        }
+        if (r.volumeBytes() < 0) {
+            throw new CommitRejectedException(CommitRejectedException.Reason.BAD_ENTRIES, "negative volume size");
+        }
+        VolumeRecord existing = catalog.volume(r.volume()).orElse(null);
+        long now = clock.millis();
+        long internalId;
+        long createdAt;
+        long oldBlockCount;
+        WriteBatch batch = new WriteBatch();
+        try (batch) {
+            if (existing == null) {
+                if (r.parentSequence() != 0) {
+                    throw new CommitRejectedException(CommitRejectedException.Reason.PARENT_MOVED,
+                            "volume '" + r.volume() + "' does not exist but the session started from snapshot " + r.parentSequence());
+                }
+                internalId = catalog.db().metaLong(FormatVersions.META_NEXT_VOLUME_ID, 1);
+                catalog.db().putMetaLong(batch, FormatVersions.META_NEXT_VOLUME_ID, internalId + 1);
+                createdAt = now;
+                oldBlockCount = 0;
+            } else {
+                if (existing.blockSize() != r.blockSize()) {
+                    throw new CommitRejectedException(CommitRejectedException.Reason.BLOCK_SIZE_MISMATCH,
+                            "volume '" + r.volume() + "' has block size " + existing.blockSize() + ", not " + r.blockSize());
+                }
+                if (existing.latestSequence() != r.parentSequence()) {
+                    throw new CommitRejectedException(CommitRejectedException.Reason.PARENT_MOVED,
+                            "volume '" + r.volume() + "' is at snapshot " + existing.latestSequence() + ", the session started from " + r.parentSequence());
+                }
+                internalId = existing.internalId();
+                createdAt = existing.createdAtMillis();
+                oldBlockCount = existing.blockCount();
+            }
+            long sequence = r.parentSequence() + 1;
+            long newBlockCount = VolumeRecord.blockCount(r.volumeBytes(), r.blockSize());
+            SessionMap entries = r.entries();
+            SnapshotDelta delta = new SnapshotDelta(entries.size());
+            try (MapCursor cursor = catalog.mapCursor(internalId)) {
+                for (int i = 0; i < entries.size(); i++) {
+                    long lbn = entries.lbn(i);
+                    if (lbn >= newBlockCount) {
+                        break; // past the end the session itself committed: the shrink pass decides
+                    }
+                    long pbn = entries.pbn(i);
+                    if (existing != null) {
+                        cursor.seekNewest(lbn);
+                    }
+                    long before = existing == null ? 0 : cursor.pbn();
+                    long birth = existing == null ? 0 : cursor.birthSequence();
+                    if (before != pbn) {
+                        delta.add(lbn, before, birth, pbn);
+                        catalog.putMapEntry(batch, internalId, lbn, sequence, pbn);
+                    }
+                }
+                if (newBlockCount < oldBlockCount) {
+                    cursor.startScan(Long.MAX_VALUE, newBlockCount, Long.MAX_VALUE);
+                    while (cursor.nextMapped()) {
+                        if (cursor.pbn() != 0) {
+                            delta.add(cursor.lbn(), cursor.pbn(), cursor.birthSequence(), 0);
+                            catalog.putMapEntry(batch, internalId, cursor.lbn(), sequence, 0);
+                        }
+                    }
+                }
+            }
+            SnapshotRecord snapshot = new SnapshotRecord(r.volume(), sequence, now, r.volumeBytes(), r.blockSize(),
+                    r.logicalBytes(), delta.size(), r.sentBlocks(), r.newBlocks(), r.storedBytes());
+            VolumeRecord volume = new VolumeRecord(r.volume(), internalId, r.blockSize(), createdAt, sequence, r.volumeBytes());
+            catalog.putSnapshot(batch, internalId, snapshot);
+            catalog.putVolume(batch, volume);
+            CommittedSnapshot committed = new CommittedSnapshot(volume, snapshot, delta);
+            hook.onCommit(committed, batch);
+            catalog.write(batch);
+            hook.afterCommit(committed);
+            return committed;
+        }
+    }
+}

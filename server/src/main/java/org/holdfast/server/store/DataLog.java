@@ -1,0 +1,205 @@
+package org.holdfast.server.store;
+
+import static org.holdfast.server.store.FormatVersions.DATA_LOG_HEADER_BYTES;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * One append-only data log file: a 32-byte file header followed by block records (layout in
+ * {@link RecordFormat} and docs/architecture.md). Appends happen at the tracked end and only ever
+ * from the {@link DataStore}'s append lock; positional reads may run concurrently from any thread.
+ */
+public final class DataLog implements AutoCloseable {
+    private static final String STORE = "data-log";
+
+    private final int id;
+    private final Path path;
+    private final FileChannel channel;
+    private volatile long size;
+
+    private DataLog(int id, Path path, FileChannel channel, long size) {
+        this.id = id;
+        this.path = path;
+        this.channel = channel;
+        this.size = size;
+    }
+
+    /** File name of log {@code id}. */
+    public static String fileName(int id) {
+        return String.format("%s%08x%s", FormatVersions.DATA_LOG_PREFIX, id, FormatVersions.DATA_LOG_SUFFIX);
+    }
+
+    /** The log id encoded in a file name, or -1 if the name is not a data log's. */
+    public static int parseId(String fileName) {
+        if (!fileName.startsWith(FormatVersions.DATA_LOG_PREFIX) || !fileName.endsWith(FormatVersions.DATA_LOG_SUFFIX)) {
+            return -1;
+        }
+        String hex = fileName.substring(FormatVersions.DATA_LOG_PREFIX.length(), fileName.length() - FormatVersions.DATA_LOG_SUFFIX.length());
+        try {
+            return hex.length() == 8 ? Integer.parseUnsignedInt(hex, 16) : -1;
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    /** Creates log {@code id} with its header, forced to disk (the directory entry too). */
+    public static DataLog create(Path dir, int id, long createdMillis) {
+        Path p = dir.resolve(fileName(id));
+        try {
+            FileChannel ch = FileChannel.open(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            byte[] h = new byte[DATA_LOG_HEADER_BYTES];
+            Bytes.putInt(h, 0, FormatVersions.DATA_LOG_MAGIC);
+            Bytes.putShort(h, 4, FormatVersions.DATA_LOG_VERSION);
+            Bytes.putShort(h, 6, DATA_LOG_HEADER_BYTES);
+            Bytes.putInt(h, 8, id);
+            Bytes.putLong(h, 12, createdMillis);
+            // bytes 20..31 reserved, zero
+            writeFully(ch, ByteBuffer.wrap(h), 0);
+            ch.force(true);
+            forceDirectory(dir);
+            return new DataLog(id, p, ch, DATA_LOG_HEADER_BYTES);
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, p.toString(), null, e);
+        }
+    }
+
+    /** Opens an existing log and checks its header. */
+    public static DataLog open(Path file, int expectedId) {
+        try {
+            FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            long len = ch.size();
+            if (len < DATA_LOG_HEADER_BYTES) {
+                ch.close();
+                throw new CorruptDataException(STORE, file.toString(), null, "file is " + len + " bytes, shorter than its header");
+            }
+            byte[] h = new byte[DATA_LOG_HEADER_BYTES];
+            readFully(ch, ByteBuffer.wrap(h), 0, file);
+            int magic = Bytes.getInt(h, 0);
+            int version = Bytes.getShort(h, 4);
+            int id = Bytes.getInt(h, 8);
+            String problem = magic != FormatVersions.DATA_LOG_MAGIC ? String.format("bad magic %08x", magic)
+                    : version != FormatVersions.DATA_LOG_VERSION ? "unsupported data log version " + version
+                    : id != expectedId ? "header names log " + id + " but the file name says " + expectedId : null;
+            if (problem != null) {
+                ch.close();
+                throw new CorruptDataException(STORE, file.toString(), null, problem);
+            }
+            return new DataLog(id, file, ch, len);
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, file.toString(), null, e);
+        }
+    }
+
+    public int id() {
+        return id;
+    }
+
+    public Path path() {
+        return path;
+    }
+
+    /** Bytes in the file, header included. */
+    public long size() {
+        return size;
+    }
+
+    /**
+     * Appends {@code buf}'s remaining bytes at the end and returns the offset they start at. If the
+     * write fails part way the file is cut back, so the log never keeps a partial record.
+     */
+    long append(ByteBuffer buf, long pbn) {
+        long at = size;
+        try {
+            writeFully(channel, buf, at);
+        } catch (IOException e) {
+            try {
+                channel.truncate(at);
+            } catch (IOException ignored) {
+                // recovery at the next open truncates to the durable point anyway
+            }
+            throw StoreException.translate(STORE, path.toString(), "pbn " + pbn, e);
+        }
+        size = at + buf.limit();
+        return at;
+    }
+
+    /** Reads exactly {@code len} bytes at {@code offset} into {@code dst} from position 0. */
+    void read(long offset, ByteBuffer dst, int len, long pbn) {
+        if (offset < DATA_LOG_HEADER_BYTES || offset + len > size) {
+            throw new CorruptDataException(STORE, path.toString(), "pbn " + pbn,
+                    "record at " + offset + "+" + len + " lies outside the log (size " + size + ")");
+        }
+        dst.clear().limit(len);
+        try {
+            readFully(channel, dst, offset, path);
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, path.toString(), "pbn " + pbn, e);
+        }
+    }
+
+    /** Forces the file's content to disk. */
+    public void force() {
+        try {
+            channel.force(false);
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, path.toString(), null, e);
+        }
+    }
+
+    /** Cuts the file to {@code length} bytes and forces that (crash recovery). */
+    void truncate(long length) {
+        try {
+            channel.truncate(length);
+            channel.force(true);
+            size = length;
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, path.toString(), null, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            channel.close();
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, path.toString(), null, e);
+        }
+    }
+
+    private static void writeFully(FileChannel ch, ByteBuffer buf, long pos) throws IOException {
+        while (buf.hasRemaining()) {
+            pos += ch.write(buf, pos);
+        }
+    }
+
+    private static void readFully(FileChannel ch, ByteBuffer buf, long pos, Path p) throws IOException {
+        while (buf.hasRemaining()) {
+            int n = ch.read(buf, pos);
+            if (n < 0) {
+                throw new CorruptDataException(STORE, p.toString(), null, "unexpected end of file at " + pos);
+            }
+            pos += n;
+        }
+    }
+
+    static void forceDirectory(Path dir) {
+        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            d.force(true);
+        } catch (IOException ignored) {
+            // some file systems refuse to open directories; the file itself is forced
+        }
+    }
+
+    static void deleteFile(Path p) {
+        try {
+            Files.deleteIfExists(p);
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, p.toString(), null, e);
+        }
+    }
+}

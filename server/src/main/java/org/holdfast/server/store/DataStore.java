@@ -1,0 +1,453 @@
+package org.holdfast.server.store;
+
+import static org.holdfast.server.store.FormatVersions.DATA_LOG_HEADER_BYTES;
+import static org.holdfast.server.store.FormatVersions.RECORD_HEADER_BYTES;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import java.util.zip.CRC32C;
+import org.holdfast.common.id.Fingerprint;
+import org.rocksdb.WriteBatch;
+
+/**
+ * The store of unique blocks: appends records to data logs, hands out PBNs, and makes both durable
+ * together.
+ *
+ * <h2>Durability protocol</h2>
+ * An append writes the record to the active log (page cache only) and keeps its location in memory
+ * ("pending"). {@link #sync()} forces the log, then writes the pending locations and the new
+ * <em>durable point</em> (log id, length) to the metadata database in one synced batch. So a
+ * location in the index always names a record that is on disk, and everything past the durable
+ * point is unindexed. Recovery at {@link #open} truncates the active log to the durable point and
+ * deletes younger logs: torn tails and records beyond the last durable point are dropped. Callers
+ * (the snapshot commit, the fingerprint index) may rely on a PBN only after a {@code sync()} that
+ * followed its append.
+ *
+ * <h2>PBNs are never reused</h2>
+ * PBNs are reserved in batches: before handing out PBN p the high-water mark in the meta column
+ * family is synced above p, and a reopened store continues at the high-water mark. PBNs of dropped
+ * records are therefore skipped, never handed out twice.
+ *
+ * <p>Thread-safe: appends are serialised (PBN order equals log order), reads run in parallel.
+ */
+public final class DataStore implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(DataStore.class.getName());
+    private static final String STORE = "data-store";
+    private static final long SPACE_CHECK_INTERVAL = 64L << 20;
+
+    /** Settings of the data store. */
+    public record Settings(Path dir, long rollBytes, FsyncPolicy fsync, int pbnReserveBatch, long minFreeBytes) {
+        public Settings {
+            if (rollBytes < 1L << 16) {
+                throw new IllegalArgumentException("data log roll size must be at least 64 KiB, got " + rollBytes);
+            }
+            if (pbnReserveBatch < 1) {
+                throw new IllegalArgumentException("pbnReserveBatch must be positive");
+            }
+            if (minFreeBytes < 0) {
+                throw new IllegalArgumentException("minFreeBytes must not be negative");
+            }
+        }
+
+        /** 256 MiB logs, fsync on commit, 64 Ki PBNs per reservation, 256 MiB kept free. */
+        public static Settings defaults(Path dir) {
+            return new Settings(dir, 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 256L << 20);
+        }
+    }
+
+    /** What recovery did at open. */
+    public record Recovery(int durableLogId, long durableLength, long droppedTailBytes, int deletedLogs) {
+    }
+
+    /** Counters for metrics. */
+    public record Stats(long nextPbn, long appendedBlocks, long appendedBytes, long syncs, int activeLogId) {
+    }
+
+    private final Settings settings;
+    private final MetadataDb db;
+    private final LocationIndex locations;
+    private final Recovery recovery;
+    private final Map<Integer, DataLog> logs = new ConcurrentHashMap<>();
+    private final Object appendLock = new Object();
+    private final Object syncLock = new Object();
+    private final AtomicLong appendedBlocks = new AtomicLong();
+    private final AtomicLong appendedBytes = new AtomicLong();
+    private final AtomicLong syncs = new AtomicLong();
+
+    // guarded by appendLock
+    private DataLog active;
+    private long nextPbn;
+    private long reservedPbn;
+    private long pendingBase;
+    private int pendingCount;
+    private int[] pendingLog = new int[1024];
+    private long[] pendingOffset = new long[1024];
+    private int[] pendingLength = new int[1024];
+    private byte[] pendingFps = new byte[1024 * Fingerprint.BYTES];
+    private final byte[] recordBuf = new byte[RECORD_HEADER_BYTES + FormatVersions.MAX_STORED_BYTES];
+    private final ByteBuffer recordView = ByteBuffer.wrap(recordBuf);
+    private final CRC32C crc = new CRC32C();
+    private long bytesSinceSpaceCheck = SPACE_CHECK_INTERVAL;
+    private boolean closed;
+
+    // guarded by syncLock
+    private int durableLogId;
+    private long durableLength;
+
+    private DataStore(Settings settings, MetadataDb db) {
+        this.settings = settings;
+        this.db = db;
+        this.locations = new LocationIndex(db);
+        this.recovery = recover();
+    }
+
+    /** Opens the store in {@code settings.dir()}, running crash recovery first. */
+    public static DataStore open(Settings settings, MetadataDb db) {
+        return new DataStore(settings, db);
+    }
+
+    private Recovery recover() {
+        Path dir = settings.dir();
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, dir.toString(), null, e);
+        }
+        TreeMap<Integer, Path> files = new TreeMap<>();
+        try (Stream<Path> s = Files.list(dir)) {
+            s.forEach(p -> {
+                int id = DataLog.parseId(p.getFileName().toString());
+                if (id >= 0) {
+                    files.put(id, p);
+                }
+            });
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, dir.toString(), null, e);
+        }
+        byte[] dp = db.get(db.handle(MetadataDb.Column.META), MetadataDb.bytes(FormatVersions.META_DURABLE_POINT));
+        long dropped = 0;
+        int deleted = 0;
+        if (dp == null) {
+            if (!files.isEmpty()) {
+                throw new CorruptDataException(STORE, dir.toString(), FormatVersions.META_DURABLE_POINT,
+                        "data logs exist but the metadata database has no durable point; refusing to drop them"
+                                + " (is holdfast.data-dir pointing at the right catalog?)");
+            }
+            active = DataLog.create(dir, 1, System.currentTimeMillis());
+            logs.put(1, active);
+            writeDurablePoint(1, DATA_LOG_HEADER_BYTES, null);
+        } else {
+            if (dp.length != 12) {
+                throw new CorruptDataException(STORE, db.path(), FormatVersions.META_DURABLE_POINT, "durable point has " + dp.length + " bytes");
+            }
+            int id = Bytes.getInt(dp, 0);
+            long len = Bytes.getLong(dp, 4);
+            for (Map.Entry<Integer, Path> e : files.tailMap(id, false).entrySet()) {
+                // Younger than the durable point: nothing in it was ever indexed or referenced.
+                LOG.log(Level.WARNING, "dropping data log {0}: it lies beyond the durable point", e.getValue());
+                DataLog.deleteFile(e.getValue());
+                deleted++;
+            }
+            Path activePath = files.get(id);
+            if (activePath == null) {
+                throw new CorruptDataException(STORE, dir.toString(), DataLog.fileName(id), "the durable point names a data log that is missing");
+            }
+            active = DataLog.open(activePath, id);
+            if (active.size() < len) {
+                throw new CorruptDataException(STORE, activePath.toString(), null,
+                        "log is " + active.size() + " bytes but " + len + " were durable: data was lost underneath the store");
+            }
+            if (active.size() > len) {
+                dropped = active.size() - len;
+                LOG.log(Level.WARNING, "truncating {0} from {1} to the durable point {2}", activePath, active.size(), len);
+                active.truncate(len);
+            }
+            logs.put(id, active);
+            durableLogId = id;
+            durableLength = len;
+        }
+        long reserved = db.metaLong(FormatVersions.META_PBN_RESERVED, 1);
+        nextPbn = Math.max(Math.max(reserved, locations.maxPbn() + 1), 1);
+        reservedPbn = nextPbn;
+        pendingBase = nextPbn;
+        return new Recovery(active.id(), active.size(), dropped, deleted);
+    }
+
+    public Recovery recovery() {
+        return recovery;
+    }
+
+    public Path dir() {
+        return settings.dir();
+    }
+
+    /**
+     * Appends one block in its stored form and returns its new PBN. {@code codec} is
+     * {@link FormatVersions#CODEC_RAW} or {@link FormatVersions#CODEC_ZSTD}; {@code rawLength} is the
+     * block size. Not durable until the next {@link #sync()}.
+     *
+     * @throws StorageFullException if the disk is (nearly) full; nothing was appended
+     */
+    public long append(byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec, int rawLength) {
+        if (!FormatVersions.isStoredCodec(codec)) {
+            throw new IllegalArgumentException("cannot store codec " + codec);
+        }
+        if (storedLength <= 0 || storedLength > FormatVersions.MAX_STORED_BYTES) {
+            throw new IllegalArgumentException("stored length " + storedLength + " outside 1.." + FormatVersions.MAX_STORED_BYTES);
+        }
+        if (rawLength <= 0 || rawLength > FormatVersions.MAX_BLOCK_SIZE) {
+            throw new IllegalArgumentException("raw length " + rawLength + " outside 1.." + FormatVersions.MAX_BLOCK_SIZE);
+        }
+        int recordLength = RECORD_HEADER_BYTES + storedLength;
+        synchronized (appendLock) {
+            ensureOpen();
+            if (bytesSinceSpaceCheck >= SPACE_CHECK_INTERVAL) {
+                checkSpace();
+                bytesSinceSpaceCheck = 0;
+            }
+            if (active.size() + recordLength > settings.rollBytes() && active.size() > DATA_LOG_HEADER_BYTES) {
+                roll();
+            }
+            long pbn = nextPbn;
+            if (pbn >= reservedPbn) {
+                reserve(pbn + settings.pbnReserveBatch());
+            }
+            System.arraycopy(payload, off, recordBuf, RECORD_HEADER_BYTES, storedLength);
+            RecordFormat.writeHeader(recordBuf, pbn, codec, rawLength, storedLength, crc);
+            recordView.clear().limit(recordLength);
+            long at = active.append(recordView, pbn);
+            addPending(active.id(), at, storedLength, fps, fpOff);
+            nextPbn = pbn + 1;
+            bytesSinceSpaceCheck += recordLength;
+            appendedBlocks.incrementAndGet();
+            appendedBytes.addAndGet(storedLength);
+            return pbn;
+        }
+    }
+
+    /**
+     * Reads block {@code pbn} as stored into {@code into}, checking its record header and CRC32C.
+     *
+     * @throws CorruptDataException if the PBN has no location or its record fails a check
+     */
+    public void read(long pbn, StoredBlock into) {
+        if (pbn <= 0) {
+            throw new IllegalArgumentException("PBN " + pbn + " is not a stored block");
+        }
+        if (!locate(pbn, into)) {
+            throw new CorruptDataException(STORE, settings.dir().toString(), "pbn " + pbn, "no location for this PBN (never stored, or freed)");
+        }
+        int len = into.storedLength;
+        if (len <= 0 || len > into.capacity()) {
+            throw new CorruptDataException("location-index", db.path(), "pbn " + pbn,
+                    "stored length " + len + " outside 1.." + into.capacity());
+        }
+        DataLog log = log(into.logId, pbn);
+        log.read(into.offset, into.view, RECORD_HEADER_BYTES + len, pbn);
+        String problem = RecordFormat.check(into.record, pbn, len, into.crc);
+        if (problem != null) {
+            throw new CorruptDataException("data-log", log.path().toString(), "pbn " + pbn + " at offset " + into.offset, problem);
+        }
+        into.codec = RecordFormat.codec(into.record);
+        into.rawLength = RecordFormat.rawLength(into.record);
+    }
+
+    /** Loads the fingerprint of {@code pbn} into {@code scratch.fingerprint()}; false if the PBN is unknown. */
+    public boolean fingerprint(long pbn, StoredBlock scratch) {
+        return pbn > 0 && locate(pbn, scratch);
+    }
+
+    private boolean locate(long pbn, StoredBlock into) {
+        synchronized (appendLock) {
+            if (pbn >= pendingBase && pbn < nextPbn) {
+                int i = (int) (pbn - pendingBase);
+                into.pbn = pbn;
+                into.logId = pendingLog[i];
+                into.offset = pendingOffset[i];
+                into.storedLength = pendingLength[i];
+                System.arraycopy(pendingFps, i * Fingerprint.BYTES, into.fingerprint, 0, Fingerprint.BYTES);
+                return true;
+            }
+        }
+        // Pending entries leave memory only after the index has them, so this order never misses one.
+        return locations.get(pbn, into);
+    }
+
+    /** Makes every block appended so far durable and indexed (see the class comment). */
+    public void sync() {
+        synchronized (syncLock) {
+            DataLog log;
+            long length;
+            int count;
+            try (WriteBatch batch = new WriteBatch()) {
+                synchronized (appendLock) {
+                    ensureOpen();
+                    log = active;
+                    length = active.size();
+                    count = pendingCount;
+                    if (count == 0 && log.id() == durableLogId && length == durableLength) {
+                        return;
+                    }
+                    for (int i = 0; i < count; i++) {
+                        locations.put(batch, pendingBase + i, pendingLog[i], pendingOffset[i], pendingLength[i], pendingFps, i * Fingerprint.BYTES);
+                    }
+                }
+                if (settings.fsync().forces()) {
+                    log.force();
+                }
+                writeDurablePoint(log.id(), length, batch);
+            }
+            synchronized (appendLock) {
+                dropPending(count);
+            }
+            durableLogId = log.id();
+            durableLength = length;
+            syncs.incrementAndGet();
+        }
+    }
+
+    /** Refuses with {@link StorageFullException} if the data directory has less free space than configured. */
+    public void checkSpace() {
+        long usable;
+        try {
+            usable = Files.getFileStore(settings.dir()).getUsableSpace();
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, settings.dir().toString(), null, e);
+        }
+        if (usable < settings.minFreeBytes()) {
+            throw new StorageFullException(STORE, settings.dir().toString(), null,
+                    "only " + usable + " bytes free, below the configured reserve of " + settings.minFreeBytes(), null);
+        }
+    }
+
+    public Stats stats() {
+        synchronized (appendLock) {
+            return new Stats(nextPbn, appendedBlocks.get(), appendedBytes.get(), syncs.get(), active.id());
+        }
+    }
+
+    /** The PBN the next append will get (every PBN below it was handed out or skipped). */
+    public long nextPbn() {
+        synchronized (appendLock) {
+            return nextPbn;
+        }
+    }
+
+    /** The location index, for fsck and compaction. */
+    public LocationIndex locations() {
+        return locations;
+    }
+
+    /** Syncs, then closes every log. Idempotent. */
+    @Override
+    public void close() {
+        synchronized (syncLock) {
+            synchronized (appendLock) {
+                if (closed) {
+                    return;
+                }
+            }
+            if (!db.isClosed()) {
+                sync();
+            }
+            synchronized (appendLock) {
+                closed = true;
+                for (DataLog l : logs.values()) {
+                    l.close();
+                }
+                logs.clear();
+            }
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new StoreException(STORE, settings.dir().toString(), null, "data store is closed", null);
+        }
+    }
+
+    private DataLog log(int id, long pbn) {
+        DataLog l = logs.get(id);
+        if (l != null) {
+            return l;
+        }
+        synchronized (appendLock) {
+            ensureOpen();
+            return logs.computeIfAbsent(id, k -> {
+                Path p = settings.dir().resolve(DataLog.fileName(k));
+                if (!Files.exists(p)) {
+                    throw new CorruptDataException(STORE, p.toString(), "pbn " + pbn, "data log is missing");
+                }
+                return DataLog.open(p, k);
+            });
+        }
+    }
+
+    private void roll() {
+        if (settings.fsync().forces()) {
+            active.force();
+        }
+        checkSpace();
+        bytesSinceSpaceCheck = 0;
+        DataLog next = DataLog.create(settings.dir(), active.id() + 1, System.currentTimeMillis());
+        logs.put(next.id(), next);
+        active = next;
+    }
+
+    private void reserve(long upTo) {
+        try (WriteBatch batch = new WriteBatch()) {
+            db.putMetaLong(batch, FormatVersions.META_PBN_RESERVED, upTo);
+            db.write(batch, true);
+        }
+        reservedPbn = upTo;
+    }
+
+    private void writeDurablePoint(int logId, long length, WriteBatch batch) {
+        byte[] v = new byte[12];
+        Bytes.putInt(v, 0, logId);
+        Bytes.putLong(v, 4, length);
+        if (batch == null) {
+            try (WriteBatch b = new WriteBatch()) {
+                db.put(b, db.handle(MetadataDb.Column.META), MetadataDb.bytes(FormatVersions.META_DURABLE_POINT), v);
+                db.write(b, true);
+            }
+        } else {
+            db.put(batch, db.handle(MetadataDb.Column.META), MetadataDb.bytes(FormatVersions.META_DURABLE_POINT), v);
+            db.write(batch, true);
+        }
+    }
+
+    private void addPending(int logId, long offset, int length, byte[] fps, int fpOff) {
+        if (pendingCount == pendingLog.length) {
+            int n = pendingCount * 2;
+            pendingLog = Arrays.copyOf(pendingLog, n);
+            pendingOffset = Arrays.copyOf(pendingOffset, n);
+            pendingLength = Arrays.copyOf(pendingLength, n);
+            pendingFps = Arrays.copyOf(pendingFps, n * Fingerprint.BYTES);
+        }
+        int i = pendingCount++;
+        pendingLog[i] = logId;
+        pendingOffset[i] = offset;
+        pendingLength[i] = length;
+        System.arraycopy(fps, fpOff, pendingFps, i * Fingerprint.BYTES, Fingerprint.BYTES);
+    }
+
+    private void dropPending(int n) {
+        int rest = pendingCount - n;
+        System.arraycopy(pendingLog, n, pendingLog, 0, rest);
+        System.arraycopy(pendingOffset, n, pendingOffset, 0, rest);
+        System.arraycopy(pendingLength, n, pendingLength, 0, rest);
+        System.arraycopy(pendingFps, n * Fingerprint.BYTES, pendingFps, 0, rest * Fingerprint.BYTES);
+        pendingCount = rest;
+        pendingBase += n;
+    }
+}

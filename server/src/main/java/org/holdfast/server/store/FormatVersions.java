@@ -1,0 +1,63 @@
+package org.holdfast.server.store;
+
+/**
+ * Every magic number and on-disk format version of the server, in one place (see
+ * docs/architecture.md, "On-disk formats"). A change to any layout bumps its version here and adds
+ * a line to the format history in the docs.
+ */
+public final class FormatVersions {
+    private FormatVersions() {
+    }
+
+    /** First 4 bytes of a data log file: "HFDL". */
+    public static final int DATA_LOG_MAGIC = 0x4846444C;
+    /** Version of the data log file header and record layout. */
+    public static final int DATA_LOG_VERSION = 1;
+    /** Bytes of the data log file header (magic, version, header length, log id, created, reserved). */
+    public static final int DATA_LOG_HEADER_BYTES = 32;
+    /** First 4 bytes of every block record: "HFBR". */
+    public static final int RECORD_MAGIC = 0x48464252;
+    /** Bytes of a block record header, before the stored bytes. */
+    public static final int RECORD_HEADER_BYTES = 32;
+    /** File name pattern of data logs: log-%08x.hfl. */
+    public static final String DATA_LOG_PREFIX = "log-";
+    /** File name suffix of data logs. */
+    public static final String DATA_LOG_SUFFIX = ".hfl";
+
+    /** Largest block size a volume may have. */
+    public static final int MAX_BLOCK_SIZE = 1 << 20;
+    /** Smallest block size a volume may have. */
+    public static final int MIN_BLOCK_SIZE = 512;
+    /** Slack a compressed payload may exceed its block size by (protocol v1: blockSize + 4 KiB). */
+    public static final int COMPRESSED_SLACK = 4096;
+    /** Largest stored payload of one record; checked before allocating on every read. */
+    public static final int MAX_STORED_BYTES = MAX_BLOCK_SIZE + COMPRESSED_SLACK;
+
+    /** Record codec: the all-zero block (never stored; appears only on the wire). */
+    public static final int CODEC_ZERO = 0;
+    /** Record codec: payload stored as is. */
+    public static final int CODEC_RAW = 1;
+    /** Record codec: payload is one zstd frame. */
+    public static final int CODEC_ZSTD = 2;
+
+    /** Version of the value layouts in the metadata database (volumes, snapshots, map, locations). */
+    public static final int CATALOG_VERSION = 1;
+    /** Meta key holding {@link #CATALOG_VERSION} as a u32, written when the database is created. */
+    public static final String META_CATALOG_VERSION = "catalog.version";
+    /** Meta key: u64, every PBN below it may have been handed out (PBN reservation high-water mark). */
+    public static final String META_PBN_RESERVED = "store.pbn-reserved";
+    /** Meta key: u32 log id + u64 length, the durable point of the data logs. */
+    public static final String META_DURABLE_POINT = "store.durable-point";
+    /** Meta key: u64, next internal volume id. */
+    public static final String META_NEXT_VOLUME_ID = "catalog.next-volume-id";
+
+    /** True for a codec a stored record may carry. */
+    public static boolean isStoredCodec(int codec) {
+        return codec == CODEC_RAW || codec == CODEC_ZSTD;
+    }
+
+    /** True for a block size a volume may use: a power of two within the limits. */
+    public static boolean isValidBlockSize(long blockSize) {
+        return blockSize >= MIN_BLOCK_SIZE && blockSize <= MAX_BLOCK_SIZE && Long.bitCount(blockSize) == 1;
+    }
+}

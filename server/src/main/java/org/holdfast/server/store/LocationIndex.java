@@ -1,0 +1,91 @@
+package org.holdfast.server.store;
+
+import org.holdfast.common.id.Fingerprint;
+import org.rocksdb.ColumnFamilyHandle;
+import org.rocksdb.WriteBatch;
+
+/**
+ * PBN → where its record lives and which fingerprint it holds, in the {@code locations} column
+ * family. Key: u64 PBN, big-endian (so iteration is PBN order). Value (48 bytes): u32 log id,
+ * u64 offset of the record header, u32 stored length, 32-byte fingerprint.
+ *
+ * <p>Compaction rewrites values here; nothing else in the system stores a location.
+ */
+public final class LocationIndex {
+    static final int VALUE_BYTES = 4 + 8 + 4 + Fingerprint.BYTES;
+
+    private final MetadataDb db;
+    private final ColumnFamilyHandle cf;
+
+    public LocationIndex(MetadataDb db) {
+        this.db = db;
+        this.cf = db.handle(MetadataDb.Column.LOCATIONS);
+    }
+
+    /** Adds the location of {@code pbn} to a batch. */
+    public void put(WriteBatch batch, long pbn, int logId, long offset, int storedLength, byte[] fps, int fpOff) {
+        byte[] key = new byte[8];
+        Bytes.putLong(key, 0, pbn);
+        byte[] v = new byte[VALUE_BYTES];
+        Bytes.putInt(v, 0, logId);
+        Bytes.putLong(v, 4, offset);
+        Bytes.putInt(v, 12, storedLength);
+        System.arraycopy(fps, fpOff, v, 16, Fingerprint.BYTES);
+        db.put(batch, cf, key, v);
+    }
+
+    /** Adds the removal of {@code pbn}'s location to a batch (GC freed it). */
+    public void delete(WriteBatch batch, long pbn) {
+        byte[] key = new byte[8];
+        Bytes.putLong(key, 0, pbn);
+        db.delete(batch, cf, key);
+    }
+
+    /** Loads the location and fingerprint of {@code pbn} into {@code into}; false if unknown. */
+    boolean get(long pbn, StoredBlock into) {
+        Bytes.putLong(into.locationKey, 0, pbn);
+        int n = db.get(cf, into.locationKey, into.locationValue);
+        if (n < 0) {
+            return false;
+        }
+        if (n != VALUE_BYTES) {
+            throw new CorruptDataException("location-index", db.path(), "pbn " + pbn, "value has " + n + " bytes, expected " + VALUE_BYTES);
+        }
+        byte[] v = into.locationValue;
+        into.pbn = pbn;
+        into.logId = Bytes.getInt(v, 0);
+        into.offset = Bytes.getLong(v, 4);
+        into.storedLength = Bytes.getInt(v, 12);
+        System.arraycopy(v, 16, into.fingerprint, 0, Fingerprint.BYTES);
+        return true;
+    }
+
+    /** The highest PBN with a location, or 0 if none. */
+    long maxPbn() {
+        try (CheckedIterator it = db.iterator(cf)) {
+            it.seekToLast();
+            return it.isValid() ? Bytes.getLong(it.key(), 0) : 0;
+        }
+    }
+
+    /** Visits every (PBN, log id, offset, stored length) in PBN order; for fsck and compaction. */
+    public void forEach(LocationVisitor visitor) {
+        try (CheckedIterator it = db.iterator(cf)) {
+            byte[] v = new byte[VALUE_BYTES];
+            byte[] k = new byte[8];
+            for (it.seekToFirst(); it.isValid(); it.next()) {
+                it.key(k);
+                it.value(v);
+                if (!visitor.visit(Bytes.getLong(k, 0), Bytes.getInt(v, 0), Bytes.getLong(v, 4), Bytes.getInt(v, 12), v, 16)) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /** Receives one location; return false to stop. */
+    @FunctionalInterface
+    public interface LocationVisitor {
+        boolean visit(long pbn, int logId, long offset, int storedLength, byte[] fps, int fpOff);
+    }
+}

@@ -1,0 +1,287 @@
+package org.holdfast.server.store;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.rocksdb.ColumnFamilyDescriptor;
+import org.rocksdb.ColumnFamilyHandle;
+import org.rocksdb.ColumnFamilyOptions;
+import org.rocksdb.DBOptions;
+import org.rocksdb.ReadOptions;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.WriteBatch;
+import org.rocksdb.WriteOptions;
+
+/**
+ * The one RocksDB of the appliance (data-dir/catalog) and every native handle that belongs to it.
+ *
+ * <p>We own every handle created here and close them in {@link #close()} in this order: column
+ * family handles, the database, then the options objects (RocksDB requires handles to go before
+ * the database and options after it). Callers own the iterators and batches they create and must
+ * close them first. The write-ahead log stays on: nothing else holds a durable copy of this data.
+ *
+ * <p>Column families: {@link Column}; further ones (for example for GC bookkeeping) can be asked
+ * for by name at open time.
+ */
+public final class MetadataDb implements AutoCloseable {
+
+    /** The column families every server has. */
+    public enum Column {
+        VOLUMES("volumes"), SNAPSHOTS("snapshots"), MAP("map"), LOCATIONS("locations"), FPINDEX("fpindex"), META("meta");
+
+        private final String cfName;
+
+        Column(String cfName) {
+            this.cfName = cfName;
+        }
+
+        public String cfName() {
+            return cfName;
+        }
+    }
+
+    private static final String STORE = "metadata-db";
+
+    static {
+        RocksDB.loadLibrary();
+    }
+
+    private final String path;
+    private final DBOptions dbOptions;
+    private final ColumnFamilyOptions cfOptions;
+    private final WriteOptions asyncWrite;
+    private final WriteOptions syncWrite;
+    private final ReadOptions readOptions;
+    private final RocksDB db;
+    private final Map<Column, ColumnFamilyHandle> columns = new EnumMap<>(Column.class);
+    private final Map<String, ColumnFamilyHandle> extra = new LinkedHashMap<>();
+    private final List<ColumnFamilyHandle> allHandles;
+    private final boolean syncCommits;
+    private volatile boolean closed;
+
+    private MetadataDb(Path dir, List<String> extraColumns, boolean syncCommits) {
+        this.path = dir.toString();
+        this.syncCommits = syncCommits;
+        try {
+            Files.createDirectories(dir);
+        } catch (Exception e) {
+            throw StoreException.translate(STORE, path, null, e);
+        }
+        dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true)
+                .setKeepLogFileNum(5).setMaxTotalWalSize(256L << 20);
+        cfOptions = new ColumnFamilyOptions().optimizeLevelStyleCompaction();
+        asyncWrite = new WriteOptions();
+        syncWrite = new WriteOptions().setSync(syncCommits);
+        readOptions = new ReadOptions();
+        List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
+        descriptors.add(new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, cfOptions));
+        for (Column c : Column.values()) {
+            descriptors.add(new ColumnFamilyDescriptor(bytes(c.cfName()), cfOptions));
+        }
+        for (String name : extraColumns) {
+            descriptors.add(new ColumnFamilyDescriptor(bytes(name), cfOptions));
+        }
+        List<ColumnFamilyHandle> handles = new ArrayList<>();
+        try {
+            db = RocksDB.open(dbOptions, path, descriptors, handles);
+        } catch (RocksDBException e) {
+            closeOptions();
+            if (String.valueOf(e.getMessage()).contains("lock")) {
+                throw new StoreException(STORE, path, null, "database is locked by another process (is another server running?)", e);
+            }
+            throw StoreException.translate(STORE, path, null, e);
+        }
+        allHandles = List.copyOf(handles);
+        int i = 1;
+        for (Column c : Column.values()) {
+            columns.put(c, handles.get(i++));
+        }
+        for (String name : extraColumns) {
+            extra.put(name, handles.get(i++));
+        }
+    }
+
+    /** Opens (creating if needed) the database in {@code dir}; {@code syncCommits} false only for FsyncPolicy.NONE. */
+    public static MetadataDb open(Path dir, List<String> extraColumns, boolean syncCommits) {
+        return new MetadataDb(dir, extraColumns, syncCommits);
+    }
+
+    /** Opens with the built-in column families only and synced commits. */
+    public static MetadataDb open(Path dir) {
+        return open(dir, List.of(), true);
+    }
+
+    public String path() {
+        return path;
+    }
+
+    public ColumnFamilyHandle handle(Column column) {
+        return columns.get(column);
+    }
+
+    /** A column family asked for by name at open time. */
+    public ColumnFamilyHandle handle(String extraColumn) {
+        ColumnFamilyHandle h = extra.get(extraColumn);
+        if (h == null) {
+            throw new IllegalArgumentException("column family '" + extraColumn + "' was not opened");
+        }
+        return h;
+    }
+
+    /** The value of {@code key}, or null. Allocates; use {@link #get(ColumnFamilyHandle, byte[], byte[])} on hot paths. */
+    public byte[] get(ColumnFamilyHandle cf, byte[] key) {
+        try {
+            return db.get(cf, readOptions, key);
+        } catch (RocksDBException e) {
+            throw StoreException.translate(STORE, path, hex(key), e);
+        }
+    }
+
+    /** Reads the value of {@code key} into {@code value}; returns its full length, or -1 if absent. */
+    public int get(ColumnFamilyHandle cf, byte[] key, byte[] value) {
+        try {
+            return db.get(cf, readOptions, key, value);
+        } catch (RocksDBException e) {
+            throw StoreException.translate(STORE, path, hex(key), e);
+        }
+    }
+
+    /** A single unsynced put (the WAL still records it). */
+    public void put(ColumnFamilyHandle cf, byte[] key, byte[] value) {
+        try {
+            db.put(cf, asyncWrite, key, value);
+        } catch (RocksDBException e) {
+            throw StoreException.translate(STORE, path, hex(key), e);
+        }
+    }
+
+    /** Writes a batch atomically; {@code sync} forces the WAL to disk before returning (unless fsync is off). */
+    public void write(WriteBatch batch, boolean sync) {
+        try {
+            db.write(sync ? syncWrite : asyncWrite, batch);
+        } catch (RocksDBException e) {
+            throw StoreException.translate(STORE, path, "batch of " + batch.count(), e);
+        }
+    }
+
+    /** Forces everything written so far, synced or not, to disk. */
+    public void syncWal() {
+        if (!syncCommits) {
+            return;
+        }
+        try {
+            db.flushWal(true);
+        } catch (RocksDBException e) {
+            throw StoreException.translate(STORE, path, null, e);
+        }
+    }
+
+    /** A new iterator over one column family; the caller owns it. */
+    public CheckedIterator iterator(ColumnFamilyHandle cf) {
+        RocksIterator it = db.newIterator(cf, readOptions);
+        return new CheckedIterator(it, STORE, path);
+    }
+
+    /** A u64 from the meta column family, or {@code dflt}. */
+    public long metaLong(String key, long dflt) {
+        byte[] v = get(handle(Column.META), bytes(key));
+        if (v == null) {
+            return dflt;
+        }
+        if (v.length != 8) {
+            throw new CorruptDataException(STORE, path, key, "meta value has " + v.length + " bytes, expected 8");
+        }
+        return Bytes.getLong(v, 0);
+    }
+
+    /** Adds a u64 meta value to a batch. */
+    public void putMetaLong(WriteBatch batch, String key, long value) {
+        byte[] v = new byte[8];
+        Bytes.putLong(v, 0, value);
+        try {
+            batch.put(handle(Column.META), bytes(key), v);
+        } catch (RocksDBException e) {
+            throw StoreException.translate(STORE, path, key, e);
+        }
+    }
+
+    /** Adds a put to a batch, translating the (theoretical) native failure. */
+    public void put(WriteBatch batch, ColumnFamilyHandle cf, byte[] key, byte[] value) {
+        try {
+            batch.put(cf, key, value);
+        } catch (RocksDBException e) {
+            throw StoreException.translate(STORE, path, hex(key), e);
+        }
+    }
+
+    /** Adds a delete to a batch. */
+    public void delete(WriteBatch batch, ColumnFamilyHandle cf, byte[] key) {
+        try {
+            batch.delete(cf, key);
+        } catch (RocksDBException e) {
+            throw StoreException.translate(STORE, path, hex(key), e);
+        }
+    }
+
+    /** A RocksDB property (for metrics and tests), or null. */
+    public String property(String name) {
+        try {
+            return db.getProperty(name);
+        } catch (RocksDBException e) {
+            return null;
+        }
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** Idempotent; closes handles, database, then options. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            db.syncWal();
+        } catch (RocksDBException ignored) {
+            // closing anyway; the WAL was written, only the final fsync failed
+        }
+        for (ColumnFamilyHandle h : allHandles) {
+            h.close();
+        }
+        db.close();
+        closeOptions();
+    }
+
+    private void closeOptions() {
+        readOptions.close();
+        syncWrite.close();
+        asyncWrite.close();
+        cfOptions.close();
+        dbOptions.close();
+    }
+
+    static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    static String hex(byte[] key) {
+        if (key == null) {
+            return null;
+        }
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < Math.min(key.length, 48); i++) {
+            sb.append(String.format("%02x", key[i]));
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,265 @@
+package org.holdfast.server.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DataStoreTest {
+    private static final int BLOCK = 4096;
+
+    @TempDir
+    Path dir;
+
+    private MetadataDb db;
+    private DataStore store;
+
+    @AfterEach
+    void close() {
+        if (store != null) {
+            store.close();
+        }
+        if (db != null) {
+            db.close();
+        }
+    }
+
+    private void open(DataStore.Settings settings) {
+        db = MetadataDb.open(dir.resolve("catalog"));
+        store = DataStore.open(settings, db);
+    }
+
+    private void open() {
+        open(settings(256L << 20));
+    }
+
+    private DataStore.Settings settings(long roll) {
+        return new DataStore.Settings(dir.resolve("data"), roll, FsyncPolicy.COMMIT, 16, 0);
+    }
+
+    /** Simulates a crash: the process dies without syncing or closing anything of the store. */
+    private void crash() {
+        // Data logs were written with positional writes (page cache survives a process crash);
+        // closing only the database mirrors what RocksDB's WAL keeps.
+        db.close();
+        db = null;
+        store = null;
+    }
+
+    private void reopen() {
+        if (store != null) {
+            store.close();
+            store = null;
+        }
+        if (db != null) {
+            db.close();
+        }
+        open();
+    }
+
+    private static byte[] block(long seed) {
+        byte[] b = new byte[BLOCK];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    private static byte[] fp(long seed) {
+        byte[] f = new byte[32];
+        new Random(~seed).nextBytes(f);
+        return f;
+    }
+
+    private long append(long seed) {
+        return store.append(fp(seed), 0, block(seed), 0, BLOCK, FormatVersions.CODEC_RAW, BLOCK);
+    }
+
+    private void assertBlock(long pbn, long seed) {
+        StoredBlock b = new StoredBlock();
+        store.read(pbn, b);
+        assertThat(b.codec()).isEqualTo(FormatVersions.CODEC_RAW);
+        assertThat(b.storedLength()).isEqualTo(BLOCK);
+        byte[] got = java.util.Arrays.copyOfRange(b.data(), b.dataOffset(), b.dataOffset() + b.storedLength());
+        assertThat(got).isEqualTo(block(seed));
+        assertThat(b.fingerprint()).isEqualTo(fp(seed));
+    }
+
+    @Test
+    void append_thenRead_returnsSameBytesBeforeAndAfterSync() {
+        open();
+        long p1 = append(1);
+        assertBlock(p1, 1);
+        store.sync();
+        assertBlock(p1, 1);
+        assertThat(p1).isPositive();
+    }
+
+    @Test
+    void reopen_afterSync_keepsEveryBlock() {
+        open();
+        List<Long> pbns = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            pbns.add(append(i));
+        }
+        store.sync();
+        reopen();
+        for (int i = 0; i < 50; i++) {
+            assertBlock(pbns.get(i), i);
+        }
+    }
+
+    @Test
+    void recovery_tornTailAfterDurablePoint_isTruncatedAndDurableBlocksSurvive() throws Exception {
+        open();
+        long durable = append(1);
+        store.sync();
+        long lost = append(2);
+        Path log = onlyLog();
+        long durableSize = Files.size(log) - (FormatVersions.RECORD_HEADER_BYTES + BLOCK);
+        crash();
+        // a torn write: half a record of garbage after the unsynced one
+        try (RandomAccessFile f = new RandomAccessFile(log.toFile(), "rw")) {
+            f.seek(f.length());
+            f.write(new byte[1000]);
+        }
+        open();
+        assertThat(store.recovery().droppedTailBytes()).isEqualTo(FormatVersions.RECORD_HEADER_BYTES + BLOCK + 1000);
+        assertThat(Files.size(log)).isEqualTo(durableSize);
+        assertBlock(durable, 1);
+        assertThatThrownBy(() -> store.read(lost, new StoredBlock())).isInstanceOf(CorruptDataException.class);
+        long next = append(3);
+        store.sync();
+        assertBlock(next, 3);
+        assertBlock(durable, 1);
+    }
+
+    @Test
+    void reopen_afterCrash_neverReusesAPbnHandedOutBefore() {
+        open();
+        long last = 0;
+        for (int i = 0; i < 40; i++) {
+            last = append(i);
+        }
+        store.sync();
+        long unsynced = append(99);
+        assertThat(unsynced).isGreaterThan(last);
+        crash();
+        open();
+        long after = append(100);
+        assertThat(after).isGreaterThan(unsynced);
+        store.sync();
+        store.close();
+        db.close();
+        store = null;
+        open();
+        assertThat(append(101)).isGreaterThan(after);
+    }
+
+    @Test
+    void read_storedBytesFlipped_failsWithChecksumError() throws Exception {
+        open();
+        long pbn = append(7);
+        store.sync();
+        Path log = onlyLog();
+        try (RandomAccessFile f = new RandomAccessFile(log.toFile(), "rw")) {
+            long at = f.length() - 10;
+            f.seek(at);
+            int b = f.read();
+            f.seek(at);
+            f.write(b ^ 0x40);
+        }
+        assertThatThrownBy(() -> store.read(pbn, new StoredBlock()))
+                .isInstanceOf(CorruptDataException.class)
+                .hasMessageContaining("checksum")
+                .hasMessageContaining("pbn " + pbn);
+    }
+
+    @Test
+    void read_headerFlipped_failsWithHeaderChecksumError() throws Exception {
+        open();
+        long pbn = append(8);
+        store.sync();
+        try (RandomAccessFile f = new RandomAccessFile(onlyLog().toFile(), "rw")) {
+            f.seek(FormatVersions.DATA_LOG_HEADER_BYTES + 17); // inside the raw length field
+            f.write(0x7f);
+        }
+        assertThatThrownBy(() -> store.read(pbn, new StoredBlock())).isInstanceOf(CorruptDataException.class)
+                .hasMessageContaining("header checksum");
+    }
+
+    @Test
+    void append_pastRollSize_startsNewLogAndAllBlocksStayReadable() throws Exception {
+        open(settings(64 << 10));
+        List<Long> pbns = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            pbns.add(append(i));
+        }
+        store.sync();
+        try (Stream<Path> s = Files.list(dir.resolve("data"))) {
+            assertThat(s.count()).isGreaterThan(2);
+        }
+        store.close();
+        db.close();
+        store = null;
+        open(settings(64 << 10));
+        for (int i = 0; i < 40; i++) {
+            assertBlock(pbns.get(i), i);
+        }
+    }
+
+    @Test
+    void recovery_logsRolledAfterDurablePoint_areDeleted() throws Exception {
+        open(settings(64 << 10));
+        long durable = append(1);
+        store.sync();
+        for (int i = 2; i < 40; i++) {
+            append(i);
+        }
+        crash();
+        open(settings(64 << 10));
+        assertThat(store.recovery().deletedLogs()).isPositive();
+        try (Stream<Path> s = Files.list(dir.resolve("data"))) {
+            assertThat(s.count()).isEqualTo(1);
+        }
+        assertBlock(durable, 1);
+    }
+
+    @Test
+    void append_belowFreeSpaceReserve_failsStorageFullAndKeepsStoreUsable() {
+        open(new DataStore.Settings(dir.resolve("data"), 256L << 20, FsyncPolicy.COMMIT, 16, Long.MAX_VALUE));
+        long before = store.nextPbn();
+        assertThatThrownBy(() -> append(1)).isInstanceOf(StorageFullException.class).hasMessageContaining("free");
+        assertThat(store.nextPbn()).isEqualTo(before);
+        store.sync();
+    }
+
+    @Test
+    void open_logsWithoutDurablePoint_refusesToDropThem() throws Exception {
+        open();
+        append(1);
+        store.sync();
+        store.close();
+        db.close();
+        store = null;
+        // a fresh, empty catalog pointed at existing data logs
+        db = MetadataDb.open(dir.resolve("other-catalog"));
+        assertThatThrownBy(() -> DataStore.open(settings(256L << 20), db))
+                .isInstanceOf(CorruptDataException.class).hasMessageContaining("durable point");
+    }
+
+    private Path onlyLog() throws Exception {
+        try (Stream<Path> s = Files.list(dir.resolve("data"))) {
+            List<Path> logs = s.toList();
+            assertThat(logs).hasSize(1);
+            return logs.get(0);
+        }
+    }
+}
