@@ -27,6 +27,16 @@ public interface FingerprintIndex extends AutoCloseable {
     /** Forgets that {@code pbn} holds the fingerprint at {@code fps[off..off+32)}: the block was freed by GC. */
     void forget(long pbn, byte[] fps, int off);
 
+    /**
+     * Forgets {@code count} freed PBNs at once, their fingerprints packed in {@code fps}; an engine may
+     * make them durable with one forced write instead of one per PBN. Added for the Sungem engine.
+     */
+    default void forgetAll(long[] pbns, byte[] fps, int count) {
+        for (int i = 0; i < count; i++) {
+            forget(pbns[i], fps, i * 32);
+        }
+    }
+
     /** Makes the index's own state durable (called on snapshot commit and shutdown). */
     void flush();
 

@@ -1,0 +1,116 @@
+package org.holdfast.server.engine;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.rocksdb.Options;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.WriteBatch;
+import org.rocksdb.WriteOptions;
+import org.holdfast.server.store.StoreException;
+
+/**
+ * The Bloom-guided fallback of the Sungem engine: an on-disk exact map from fingerprint to PBN of
+ * every fingerprint the engine recorded as new, looked up only for fingerprints that the loaded
+ * containers did not resolve but that the Bloom filter chain has seen recently. Off by default; a
+ * setting ({@code exactFallback}) for workloads where sampling alone falls short.
+ *
+ * <p>We own the RocksDB handle, its options and write options; {@link #close} releases them in
+ * reverse order of creation. Deletes are written synchronously: a forgotten PBN must not come back
+ * after a crash.
+ */
+final class ExactFallbackMap implements AutoCloseable {
+    private static final String STORE = "sungem-exact-fallback";
+    private final Path dir;
+    private final Options options;
+    private final WriteOptions writes;
+    private final WriteOptions syncWrites;
+    private final RocksDB db;
+    private final byte[] key = new byte[32];
+
+    ExactFallbackMap(Path dir) {
+        RocksDB.loadLibrary();
+        this.dir = dir;
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, dir.toString(), null, e);
+        }
+        options = new Options().setCreateIfMissing(true);
+        writes = new WriteOptions();
+        syncWrites = new WriteOptions().setSync(true);
+        try {
+            db = RocksDB.open(options, dir.toString());
+        } catch (RocksDBException e) {
+            syncWrites.close();
+            writes.close();
+            options.close();
+            throw StoreException.translate(STORE, dir.toString(), null, e);
+        }
+    }
+
+    /** PBN of the fingerprint at index {@code i} of {@code fps}, or 0. */
+    synchronized long get(byte[] fps, int i) {
+        System.arraycopy(fps, i * 32, key, 0, 32);
+        try {
+            byte[] v = db.get(key);
+            return v == null || v.length != 8 ? 0 : ByteBuffer.wrap(v).order(ByteOrder.BIG_ENDIAN).getLong();
+        } catch (RocksDBException e) {
+            throw StoreException.translate(STORE, dir.toString(), "fingerprint", e);
+        }
+    }
+
+    /** Adds the entries stored new ({@code isNew[i]}) of a recorded segment. */
+    void putNew(byte[] fps, int count, long[] pbns, boolean[] isNew) {
+        try (WriteBatch batch = new WriteBatch()) {
+            int n = 0;
+            for (int i = 0; i < count; i++) {
+                if (isNew[i] && pbns[i] > 0) {
+                    byte[] k = new byte[32];
+                    System.arraycopy(fps, i * 32, k, 0, 32);
+                    batch.put(k, ByteBuffer.allocate(8).order(ByteOrder.BIG_ENDIAN).putLong(pbns[i]).array());
+                    n++;
+                }
+            }
+            if (n > 0) {
+                db.write(writes, batch);
+            }
+        } catch (RocksDBException e) {
+            throw StoreException.translate(STORE, dir.toString(), "batch", e);
+        }
+    }
+
+    /** Removes the fingerprint at {@code fps[off..off+32)} if it maps to {@code pbn}. */
+    synchronized void delete(long pbn, byte[] fps, int off) {
+        byte[] k = new byte[32];
+        System.arraycopy(fps, off, k, 0, 32);
+        try {
+            byte[] v = db.get(k);
+            if (v != null && v.length == 8 && ByteBuffer.wrap(v).getLong() == pbn) {
+                db.delete(syncWrites, k);
+            }
+        } catch (RocksDBException e) {
+            throw StoreException.translate(STORE, dir.toString(), "pbn " + pbn, e);
+        }
+    }
+
+    /** Forces the write-ahead log. */
+    void flush() {
+        try {
+            db.syncWal();
+        } catch (RocksDBException e) {
+            throw StoreException.translate(STORE, dir.toString(), null, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        db.close();
+        syncWrites.close();
+        writes.close();
+        options.close();
+    }
+}

@@ -1,0 +1,41 @@
+package org.holdfast.server.engine;
+
+/** A snapshot of the Sungem engine's own figures (beyond {@link IndexStats}) for metrics and benchmarks. */
+public record SungemStats(
+        int sfiEntries,
+        int sfiCapacity,
+        int sfiRecords,
+        long sfiDownsamples,
+        long sfiEvictions,
+        long sfiStabilized,
+        long containersTouched,
+        long containersUseful,
+        long containersLoaded,
+        long containersAbsent,
+        long containerWrites,
+        long containerEvictions,
+        int containersCached,
+        int containersCreated,
+        long readOnlyFallbacks,
+        long exactSegmentMatches,
+        long segmentMerges,
+        long subSegments,
+        long newSegments,
+        long fallbackProbes,
+        long fallbackHits,
+        int staleMarks,
+        long stalePbnsDropped,
+        double bloomFill,
+        double bloomFalsePositiveRate,
+        int bloomFilters,
+        long sfiBytes,
+        long bloomBytes,
+        long containerCacheBytes,
+        long containerBufferBytes,
+        long staleMarkBytes) {
+
+    /** Share of the containers searched that produced at least one match. */
+    public double usefulContainerShare() {
+        return containersTouched == 0 ? 0 : (double) containersUseful / containersTouched;
+    }
+}

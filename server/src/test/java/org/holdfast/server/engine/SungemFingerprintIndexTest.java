@@ -1,0 +1,81 @@
+package org.holdfast.server.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+/** The shared contract for the Sungem engine, plus its own restart and forget behaviour. */
+class SungemFingerprintIndexTest extends FingerprintIndexContractTest {
+
+    static SungemSettings smallSettings() {
+        return SungemSettings.defaults().withContainerCacheBytes(8L << 20).withSfiBytes(1L << 20)
+                .withShape(256, 2, 2, 16, 8, 1024).withBloom(Duration.ofDays(1), 3, 100_000, 0.01);
+    }
+
+    @Override
+    protected FingerprintIndex openIndex(Path dir) {
+        return new SungemFingerprintIndex(dir.resolve("sungem"), smallSettings(), Clock.systemUTC());
+    }
+
+    private static long[] seq(long first, int n) {
+        long[] p = new long[n];
+        for (int i = 0; i < n; i++) {
+            p[i] = first + i;
+        }
+        return p;
+    }
+
+    private static boolean[] trues(int n) {
+        boolean[] b = new boolean[n];
+        Arrays.fill(b, true);
+        return b;
+    }
+
+    @Test
+    void restart_duplicateStreamAfterReopen_isFoundInFull() {
+        byte[] f = fps(21, 2000);
+        try (DedupStream s = index().openStream("a")) {
+            long[] found = new long[2000];
+            s.lookup(f, 2000, found);
+            s.record(f, 2000, seq(1, 2000), trues(2000));
+        }
+        restart();
+        long[] found = new long[2000];
+        try (DedupStream s = index().openStream("b")) {
+            s.lookup(f, 2000, found);
+        }
+        assertThat(found).containsExactly(seq(1, 2000));
+    }
+
+    @Test
+    void forget_containerReloadedFromDisk_purgesAndNeverReturnsIt() {
+        byte[] f = fps(22, 600);
+        try (DedupStream s = index().openStream("a")) {
+            long[] found = new long[600];
+            s.lookup(f, 600, found);
+            s.record(f, 600, seq(100, 600), trues(600));
+        }
+        index().flush();
+        index().forget(100 + 7, f, 7 * 32);
+        SungemFingerprintIndex sungem = (SungemFingerprintIndex) index();
+        sungem.flush();
+        sungem.containerStore().dropCacheForTest();
+        long[] found = new long[600];
+        try (DedupStream s = index().openStream("b")) {
+            s.lookup(f, 600, found);
+        }
+        assertThat(found[7]).isZero();
+        assertThat(found[6]).isEqualTo(106);
+        assertThat(found[8]).isEqualTo(108);
+        restart();
+        try (DedupStream s = index().openStream("c")) {
+            s.lookup(f, 600, found);
+        }
+        assertThat(found[7]).isZero();
+        assertThat(found[599]).isEqualTo(699);
+    }
+}
