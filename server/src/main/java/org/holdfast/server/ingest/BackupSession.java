@@ -1,0 +1,422 @@
+package org.holdfast.server.ingest;
+
+import java.lang.System.Logger.Level;
+import java.util.Arrays;
+import org.holdfast.common.compress.BlockCodec;
+import org.holdfast.common.compress.CorruptPayloadException;
+import org.holdfast.common.hash.BlockHasher;
+import org.holdfast.common.id.Fingerprint;
+import org.holdfast.common.id.VolumeId;
+import org.holdfast.common.protocol.BackupMode;
+import org.holdfast.common.protocol.Blocks;
+import org.holdfast.common.protocol.Committed;
+import org.holdfast.common.protocol.Entries;
+import org.holdfast.common.protocol.ErrorCode;
+import org.holdfast.common.protocol.Need;
+import org.holdfast.common.protocol.PayloadCodec;
+import org.holdfast.common.protocol.ProtocolException;
+import org.holdfast.common.protocol.ProtocolLimits;
+import org.holdfast.server.catalog.CommittedSnapshot;
+import org.holdfast.server.catalog.MapCursor;
+import org.holdfast.server.catalog.SessionMap;
+import org.holdfast.server.catalog.SnapshotCommit;
+import org.holdfast.server.catalog.VolumeRecord;
+import org.holdfast.server.engine.DedupStream;
+import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.StoredBlock;
+
+/**
+ * One backup of one volume, from BACKUP_READY to COMMITTED (or its abandonment).
+ *
+ * <h2>What happens to an ENTRIES run</h2>
+ * Each entry is first compared with the volume's current map: an unchanged LBN (same PBN's
+ * fingerprint, or zero staying zero) is dropped at once, so a full-mode backup costs memory only
+ * for what changed. A changed zero block is resolved to PBN 0. The remaining entries form input
+ * segments (runs of consecutive LBNs, at most U_segment long) that go through the engine's
+ * {@link DedupStream#lookup}. A miss is asked for in NEED unless this session already asked for
+ * the same fingerprint: then the entry <em>follows</em> the entry that owns it and gets its PBN
+ * at commit. So every unknown fingerprint is uploaded once per session.
+ *
+ * <h2>Order of durability at COMMIT</h2>
+ * data store sync → {@link DedupStream#record} of every segment (blocks now durable) →
+ * {@link SnapshotCommit} (one synced batch) → index flush → reference guard release. A crash at
+ * any point leaves either no snapshot or a complete one, and never an index entry pointing at a
+ * lost block.
+ *
+ * <p>Confined to its connection's serial lane: not thread-safe, needs no locks.
+ */
+public final class BackupSession {
+    private static final System.Logger LOG = System.getLogger(BackupSession.class.getName());
+
+    private static final byte RESOLVED = 0;
+    private static final byte AWAITING = 1;
+    private static final byte FOLLOWS = 2;
+
+    private final long id;
+    private final VolumeId volume;
+    private final int blockSize;
+    private final long beginBlockCount;
+    private final long parentSequence;
+    private final BackupMode mode;
+    private final IngestServices services;
+    private final int segmentMax;
+    private final DedupStream stream;
+    private final MapCursor parentCursor;
+    private final BlockCodec codec = new BlockCodec();
+    private final BlockHasher hasher = new BlockHasher();
+    private final StoredBlock fingerprintScratch = new StoredBlock(1);
+
+    // the session's entries that differ from the parent, in LBN order (parallel arrays)
+    private int count;
+    private long[] lbns = new long[1024];
+    private byte[] fps = new byte[1024 * Fingerprint.BYTES];
+    private long[] pbns = new long[1024];
+    private byte[] state = new byte[1024];
+    private boolean[] isNew = new boolean[1024];
+    private int[] owner = new int[1024];
+    // input segments: [segStart[s], segStart[s] + segLen[s]) of the entry arrays
+    private int segments;
+    private int[] segStart = new int[64];
+    private int[] segLen = new int[64];
+    private final FingerprintTable requested = new FingerprintTable(1024);
+    private int awaiting;
+
+    private long nextLbn;
+    private long sentBlocks;
+    private long newBlocks;
+    private long storedBytes;
+    private boolean ended;
+
+    // scratch, reused for every segment and block
+    private final byte[] segFps;
+    private final long[] segPbns;
+    private final boolean[] segNew;
+    private final long[] protect;
+    private final byte[] payload = new byte[ProtocolLimits.MAX_PAYLOAD];
+    private final byte[] raw;
+    private final byte[] compressed;
+    private final byte[] digest = new byte[Fingerprint.BYTES];
+
+    BackupSession(long id, VolumeId volume, int blockSize, long volumeBytes, VolumeRecord existing, IngestServices services,
+                  int segmentMax, long baseSequence) {
+        this.id = id;
+        this.volume = volume;
+        this.blockSize = blockSize;
+        this.beginBlockCount = ProtocolLimits.blockCount(volumeBytes, blockSize);
+        this.parentSequence = existing == null ? 0 : existing.latestSequence();
+        this.mode = baseSequence == parentSequence ? BackupMode.INCREMENTAL : BackupMode.FULL;
+        this.services = services;
+        this.segmentMax = segmentMax;
+        this.segFps = new byte[segmentMax * Fingerprint.BYTES];
+        this.segPbns = new long[segmentMax];
+        this.segNew = new boolean[segmentMax];
+        this.protect = new long[Math.max(segmentMax, ProtocolLimits.MAX_BLOCKS_PER_FRAME)];
+        this.raw = new byte[blockSize];
+        this.compressed = new byte[blockSize];
+        this.parentCursor = existing == null ? null : services.catalog().mapCursor(existing.internalId());
+        this.stream = services.index().openStream(volume.name());
+    }
+
+    public long id() {
+        return id;
+    }
+
+    public VolumeId volume() {
+        return volume;
+    }
+
+    public long parentSequence() {
+        return parentSequence;
+    }
+
+    public BackupMode mode() {
+        return mode;
+    }
+
+    public int blockSize() {
+        return blockSize;
+    }
+
+    /** Handles one ENTRIES run and returns its NEED. */
+    Need onEntries(Entries e) {
+        long start = e.startLbn();
+        int n = e.count();
+        if (start < nextLbn) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, "ENTRIES must be strictly increasing and not overlap: run starts at LBN "
+                    + start + " but LBN " + (nextLbn - 1) + " was already sent");
+        }
+        if (start + n > beginBlockCount) {
+            throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, "ENTRIES run " + start + ".." + (start + n - 1)
+                    + " goes past the end of the volume (" + beginBlockCount + " blocks of " + blockSize + " bytes)");
+        }
+        nextLbn = start + n;
+        byte[] in = e.fingerprints();
+        byte[] bitmap = new byte[Need.bitmapBytes(n)];
+        int firstSegment = segments;
+        long previousLbn = -2;
+        for (int i = 0; i < n; i++) {
+            long lbn = start + i;
+            int off = i * Fingerprint.BYTES;
+            boolean zero = isZero(in, off);
+            long before = 0;
+            if (parentCursor != null) {
+                parentCursor.seekNewest(lbn);
+                before = parentCursor.pbn();
+            }
+            if (zero) {
+                if (before != 0) {
+                    addEntry(lbn, in, off, RESOLVED, 0);
+                }
+                continue;
+            }
+            if (before != 0 && services.dataStore().fingerprint(before, fingerprintScratch)
+                    && Arrays.equals(fingerprintScratch.fingerprint(), 0, Fingerprint.BYTES, in, off, off + Fingerprint.BYTES)) {
+                continue; // unchanged since the parent
+            }
+            int idx = addEntry(lbn, in, off, AWAITING, 0);
+            if (lbn == previousLbn + 1 && segLen[segments - 1] < segmentMax) {
+                segLen[segments - 1]++;
+            } else {
+                addSegment(idx);
+            }
+            previousLbn = lbn;
+        }
+        for (int s = firstSegment; s < segments; s++) {
+            lookupSegment(s, start, bitmap);
+        }
+        return new Need(start, n, bitmap);
+    }
+
+    private void lookupSegment(int s, long runStart, byte[] bitmap) {
+        int from = segStart[s];
+        int len = segLen[s];
+        System.arraycopy(fps, from * Fingerprint.BYTES, segFps, 0, len * Fingerprint.BYTES);
+        stream.lookup(segFps, len, segPbns);
+        int protectedCount = 0;
+        for (int j = 0; j < len; j++) {
+            int idx = from + j;
+            long found = segPbns[j];
+            if (found != 0) {
+                state[idx] = RESOLVED;
+                pbns[idx] = found;
+                protect[protectedCount++] = found;
+                continue;
+            }
+            int o = requested.get(fps, idx * Fingerprint.BYTES, fps);
+            if (o >= 0) {
+                state[idx] = FOLLOWS;
+                owner[idx] = o;
+            } else {
+                requested.put(idx, fps);
+                state[idx] = AWAITING;
+                awaiting++;
+                Need.set(bitmap, (int) (lbns[idx] - runStart));
+            }
+        }
+        if (protectedCount > 0) {
+            services.referenceGuard().protect(id, protect, 0, protectedCount);
+        }
+    }
+
+    /** Verifies and stores the payloads of one BLOCKS frame. */
+    void onBlocks(Blocks b) {
+        int protectedCount = 0;
+        for (int i = 0; i < b.count(); i++) {
+            long lbn = b.lbns()[i];
+            int idx = Arrays.binarySearch(lbns, 0, count, lbn);
+            if (idx < 0 || state[idx] != AWAITING) {
+                throw new ProtocolException(ErrorCode.BAD_STATE, "BLOCKS carries LBN " + lbn + ", which the server did not ask for or already has");
+            }
+            int c = b.codecs()[i];
+            int len = b.lengths()[i];
+            if (len > payload.length) {
+                throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, "payload of LBN " + lbn + " is " + len + " bytes");
+            }
+            b.copyPayload(i, payload, 0);
+            byte[] block;
+            if (c == PayloadCodec.RAW) {
+                if (len != blockSize) {
+                    throw new ProtocolException(ErrorCode.BAD_FRAME, "raw payload of LBN " + lbn + " is " + len + " bytes, the block size is " + blockSize);
+                }
+                block = payload;
+            } else if (c == PayloadCodec.ZSTD) {
+                try {
+                    codec.decompress(payload, 0, len, raw, 0, blockSize);
+                } catch (CorruptPayloadException ex) {
+                    throw new ProtocolException(ErrorCode.BAD_FRAME, "zstd payload of LBN " + lbn + " does not decode to one "
+                            + blockSize + "-byte block: " + ex.getMessage());
+                }
+                block = raw;
+            } else {
+                throw new ProtocolException(ErrorCode.BAD_FRAME, "BLOCKS payload of LBN " + lbn + " has codec " + c);
+            }
+            hasher.sha256(block, 0, blockSize, digest, 0);
+            if (!Arrays.equals(digest, 0, Fingerprint.BYTES, fps, idx * Fingerprint.BYTES, idx * Fingerprint.BYTES + Fingerprint.BYTES)) {
+                throw new ProtocolException(ErrorCode.FINGERPRINT_MISMATCH, "payload of LBN " + lbn
+                        + " does not hash to the fingerprint sent for it in ENTRIES; the session is aborted and nothing is stored");
+            }
+            long pbn;
+            int stored;
+            if (c == PayloadCodec.ZSTD) {
+                // kept exactly as the agent compressed it; restore passes the same bytes back
+                stored = len;
+                pbn = services.dataStore().append(fps, idx * Fingerprint.BYTES, payload, 0, len, FormatVersions.CODEC_ZSTD, blockSize);
+            } else {
+                int z = codec.compress(block, 0, blockSize, compressed, 0);
+                if (z > 0) {
+                    stored = z;
+                    pbn = services.dataStore().append(fps, idx * Fingerprint.BYTES, compressed, 0, z, FormatVersions.CODEC_ZSTD, blockSize);
+                } else {
+                    stored = blockSize;
+                    pbn = services.dataStore().append(fps, idx * Fingerprint.BYTES, block, 0, blockSize, FormatVersions.CODEC_RAW, blockSize);
+                }
+            }
+            pbns[idx] = pbn;
+            isNew[idx] = true;
+            state[idx] = RESOLVED;
+            awaiting--;
+            sentBlocks++;
+            newBlocks++;
+            storedBytes += stored;
+            protect[protectedCount++] = pbn;
+        }
+        if (protectedCount > 0) {
+            services.referenceGuard().protect(id, protect, 0, protectedCount);
+        }
+    }
+
+    /** Commits the snapshot (see the class comment for the order) and ends the session. */
+    Committed onCommit(long volumeBytes) {
+        if (awaiting > 0) {
+            throw new ProtocolException(ErrorCode.BAD_STATE, "COMMIT before every NEED was answered: " + awaiting + " payloads still missing");
+        }
+        if (volumeBytes < 0) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, "COMMIT with a negative volume size");
+        }
+        services.dataStore().sync();
+        for (int i = 0; i < count; i++) {
+            if (state[i] == FOLLOWS) {
+                pbns[i] = pbns[owner[i]];
+                state[i] = RESOLVED;
+            }
+        }
+        recordSegments(false);
+        SessionMap map = new SessionMap(count);
+        for (int i = 0; i < count; i++) {
+            map.add(lbns[i], pbns[i]);
+        }
+        CommittedSnapshot c = services.snapshotCommit().commit(new SnapshotCommit.Request(volume, blockSize, volumeBytes, parentSequence,
+                map, volumeBytes, sentBlocks, newBlocks, storedBytes));
+        services.index().flush();
+        end(true);
+        var s = c.snapshot();
+        return new Committed(s.sequence(), s.createdAtMillis(), s.logicalBytes(), s.changedBlocks(), s.sentBlocks(), s.newBlocks(), s.storedBytes());
+    }
+
+    /**
+     * Ends a session that will not commit (ABORT, error, disconnect). Blocks it stored completely
+     * are made durable and taught to the index, so the next backup need not upload them again; no
+     * snapshot, no map entry changes.
+     */
+    void abandon() {
+        if (ended) {
+            return;
+        }
+        try {
+            if (newBlocks > 0) {
+                services.dataStore().sync();
+                recordSegments(true);
+                services.index().flush();
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "session " + id + " of " + volume + ": could not keep its stored blocks findable: " + e.getMessage());
+        } finally {
+            end(false);
+        }
+    }
+
+    private void recordSegments(boolean onlyComplete) {
+        for (int s = 0; s < segments; s++) {
+            int from = segStart[s];
+            int len = segLen[s];
+            boolean complete = true;
+            for (int j = 0; j < len; j++) {
+                int idx = from + j;
+                long p = state[idx] == FOLLOWS && state[owner[idx]] == RESOLVED ? pbns[owner[idx]] : pbns[idx];
+                if (state[idx] == AWAITING || (state[idx] == FOLLOWS && state[owner[idx]] != RESOLVED)) {
+                    complete = false;
+                    break;
+                }
+                segPbns[j] = p;
+                segNew[j] = isNew[idx];
+            }
+            if (!complete) {
+                if (onlyComplete) {
+                    continue;
+                }
+                throw new IllegalStateException("segment " + s + " is unresolved at commit");
+            }
+            System.arraycopy(fps, from * Fingerprint.BYTES, segFps, 0, len * Fingerprint.BYTES);
+            stream.record(segFps, len, segPbns, segNew);
+        }
+    }
+
+    private void end(boolean committed) {
+        if (ended) {
+            return;
+        }
+        ended = true;
+        try {
+            services.referenceGuard().release(id, committed);
+        } finally {
+            stream.close();
+            if (parentCursor != null) {
+                parentCursor.close();
+            }
+            codec.close();
+        }
+    }
+
+    public boolean isEnded() {
+        return ended;
+    }
+
+    private int addEntry(long lbn, byte[] in, int off, byte st, long pbn) {
+        if (count == lbns.length) {
+            int c = count * 2;
+            lbns = Arrays.copyOf(lbns, c);
+            fps = Arrays.copyOf(fps, c * Fingerprint.BYTES);
+            pbns = Arrays.copyOf(pbns, c);
+            state = Arrays.copyOf(state, c);
+            isNew = Arrays.copyOf(isNew, c);
+            owner = Arrays.copyOf(owner, c);
+        }
+        int i = count++;
+        lbns[i] = lbn;
+        System.arraycopy(in, off, fps, i * Fingerprint.BYTES, Fingerprint.BYTES);
+        pbns[i] = pbn;
+        state[i] = st;
+        isNew[i] = false;
+        owner[i] = -1;
+        return i;
+    }
+
+    private void addSegment(int idx) {
+        if (segments == segStart.length) {
+            segStart = Arrays.copyOf(segStart, segments * 2);
+            segLen = Arrays.copyOf(segLen, segments * 2);
+        }
+        segStart[segments] = idx;
+        segLen[segments] = 1;
+        segments++;
+    }
+
+    private static boolean isZero(byte[] b, int off) {
+        for (int k = 0; k < Fingerprint.BYTES; k += 8) {
+            if (Fingerprint.getLong(b, off + k) != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

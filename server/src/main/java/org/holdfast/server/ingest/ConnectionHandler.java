@@ -1,0 +1,345 @@
+package org.holdfast.server.ingest;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.util.ReferenceCountUtil;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.holdfast.common.id.VolumeId;
+import org.holdfast.common.protocol.Abort;
+import org.holdfast.common.protocol.BackupBegin;
+import org.holdfast.common.protocol.BackupReady;
+import org.holdfast.common.protocol.Blocks;
+import org.holdfast.common.protocol.Commit;
+import org.holdfast.common.protocol.Committed;
+import org.holdfast.common.protocol.Entries;
+import org.holdfast.common.protocol.ErrorCode;
+import org.holdfast.common.protocol.ErrorMessage;
+import org.holdfast.common.protocol.FrameDecoder;
+import org.holdfast.common.protocol.Hello;
+import org.holdfast.common.protocol.HelloOk;
+import org.holdfast.common.protocol.ListSnapshots;
+import org.holdfast.common.protocol.Message;
+import org.holdfast.common.protocol.ProtocolException;
+import org.holdfast.common.protocol.ProtocolLimits;
+import org.holdfast.common.protocol.Restore;
+import org.holdfast.server.catalog.CommitRejectedException;
+import org.holdfast.server.catalog.SnapshotRecord;
+import org.holdfast.server.catalog.UnknownSnapshotException;
+import org.holdfast.server.catalog.UnknownVolumeException;
+import org.holdfast.server.catalog.VolumeRecord;
+import org.holdfast.server.restore.RestoreStream;
+import org.holdfast.server.restore.SnapshotLister;
+import org.holdfast.server.store.CorruptDataException;
+import org.holdfast.server.store.StorageFullException;
+import org.holdfast.server.store.StoreException;
+
+/**
+ * One agent connection: the protocol state machine (HELLO first; then backups, listings and
+ * restores, one at a time) and the hand-off of every frame to the connection's serial lane.
+ *
+ * <p>Any error ends the connection: the agent gets an {@code ERROR} with the code and a message,
+ * the connection closes, and a running backup is abandoned (no snapshot). Fields marked "lane"
+ * are touched only on the serial lane.
+ */
+final class ConnectionHandler extends ChannelInboundHandlerAdapter {
+    private static final System.Logger LOG = System.getLogger(ConnectionHandler.class.getName());
+
+    private final IngestServer server;
+    private final FrameDecoder decoder;
+    private final SerialExecutor lane;
+    private final AtomicInteger queuedFrames = new AtomicInteger();
+    private final AtomicLong queuedBytes = new AtomicLong();
+    private final AtomicBoolean closing = new AtomicBoolean();
+    private Channel channel;
+    // lane
+    private boolean greeted;
+    private BackupSession session;
+    private RestoreStream restore;
+
+    ConnectionHandler(IngestServer server, FrameDecoder decoder) {
+        this.server = server;
+        this.decoder = decoder;
+        this.lane = new SerialExecutor(server.sessionPool());
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+        channel = ctx.channel();
+        super.channelActive(ctx);
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (closing.get() || !(msg instanceof Message m)) {
+            ReferenceCountUtil.release(msg);
+            return;
+        }
+        long bytes = m instanceof Blocks b ? b.data().readableBytes() : 64;
+        queuedFrames.incrementAndGet();
+        queuedBytes.addAndGet(bytes);
+        updateAutoRead();
+        lane.execute(() -> {
+            try {
+                if (!closing.get()) {
+                    handle(m);
+                }
+            } catch (Throwable t) {
+                fail(t);
+            } finally {
+                ReferenceCountUtil.release(m);
+                queuedFrames.decrementAndGet();
+                queuedBytes.addAndGet(-bytes);
+                channel.eventLoop().execute(this::updateAutoRead);
+            }
+        });
+    }
+
+    /** Pauses reading while too much of this connection's input waits for the lane. Event loop only. */
+    private void updateAutoRead() {
+        boolean room = queuedFrames.get() < server.settings().maxQueuedFrames() && queuedBytes.get() < server.settings().maxQueuedBytes();
+        if (channel.config().isAutoRead() != room) {
+            channel.config().setAutoRead(room);
+        }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (cause instanceof IOException) {
+            ctx.close(); // the peer went away; nobody to tell
+        } else {
+            sendErrorAndClose(codeOf(cause), messageOf(cause));
+        }
+        lane.execute(this::cleanup);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        closing.set(true);
+        lane.execute(this::cleanup);
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+        if (ctx.channel().isWritable()) {
+            lane.execute(() -> {
+                if (restore != null && !closing.get()) {
+                    try {
+                        restore.pump();
+                    } catch (Throwable t) {
+                        fail(t);
+                    }
+                }
+            });
+        }
+        super.channelWritabilityChanged(ctx);
+    }
+
+    // ---- lane ---------------------------------------------------------------------------------
+
+    private void handle(Message m) {
+        if (m instanceof Hello h) {
+            if (greeted) {
+                throw new ProtocolException(ErrorCode.BAD_STATE, "HELLO may be sent only once per connection");
+            }
+            if (h.protocolVersion() != ProtocolLimits.VERSION) {
+                throw new ProtocolException(ErrorCode.UNSUPPORTED_VERSION, "this server speaks protocol version "
+                        + ProtocolLimits.VERSION + ", the agent asked for " + h.protocolVersion());
+            }
+            greeted = true;
+            channel.writeAndFlush(new HelloOk(ProtocolLimits.VERSION, server.settings().serverVersion(), ProtocolLimits.MAX_FRAME));
+            return;
+        }
+        if (!greeted) {
+            throw new ProtocolException(ErrorCode.BAD_STATE, "the first message must be HELLO, got " + m.type());
+        }
+        if (m instanceof BackupBegin b) {
+            beginBackup(b);
+        } else if (m instanceof Entries e) {
+            channel.writeAndFlush(requireSession(m).onEntries(e));
+        } else if (m instanceof Blocks b) {
+            requireSession(m).onBlocks(b);
+        } else if (m instanceof Commit c) {
+            BackupSession s = requireSession(m);
+            Committed done = s.onCommit(c.volumeBytes());
+            endSession();
+            server.stats().commits.incrementAndGet();
+            channel.writeAndFlush(done);
+        } else if (m instanceof Abort) {
+            if (session != null) {
+                session.abandon();
+                endSession();
+            }
+        } else if (m instanceof ListSnapshots l) {
+            requireIdle(m);
+            channel.writeAndFlush(new SnapshotLister(server.services().catalog()).list(volumeId(l.volume())));
+        } else if (m instanceof Restore r) {
+            startRestore(r);
+        } else {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, m.type() + " is never sent to the server");
+        }
+    }
+
+    private void beginBackup(BackupBegin b) {
+        requireIdle(b);
+        VolumeId volume = volumeId(b.volume());
+        if (!ProtocolLimits.isValidBlockSize(b.blockSize())) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, "block size " + b.blockSize() + " is not a power of two in "
+                    + ProtocolLimits.MIN_BLOCK_SIZE + ".." + ProtocolLimits.MAX_BLOCK_SIZE);
+        }
+        if (b.volumeBytes() < 0 || b.baseSequence() < 0) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, "negative volume size or base sequence");
+        }
+        long sessionId = server.nextSessionId();
+        if (!server.volumeLocks().tryLock(volume.name(), sessionId)) {
+            throw new ProtocolException(ErrorCode.VOLUME_BUSY, "volume '" + volume + "' has a backup in progress; one backup per volume at a time");
+        }
+        try {
+            VolumeRecord existing = server.services().catalog().volume(volume).orElse(null);
+            if (existing != null && existing.blockSize() != b.blockSize()) {
+                throw new ProtocolException(ErrorCode.BLOCK_SIZE_MISMATCH, "volume '" + volume + "' has block size "
+                        + existing.blockSize() + ", the agent sent " + b.blockSize());
+            }
+            server.services().dataStore().checkSpace();
+            session = new BackupSession(sessionId, volume, b.blockSize(), b.volumeBytes(), existing, server.services(),
+                    server.settings().segmentMaxEntries(), b.baseSequence());
+        } catch (RuntimeException e) {
+            server.volumeLocks().unlock(volume.name(), sessionId);
+            throw e;
+        }
+        server.stats().sessions.incrementAndGet();
+        int blockSize = b.blockSize();
+        BackupReady ready = new BackupReady(sessionId, session.parentSequence(), blockSize, session.mode());
+        // The decoder must know the block size before any BLOCKS can arrive, i.e. before the agent reads BACKUP_READY.
+        channel.eventLoop().execute(() -> {
+            decoder.blockSize(blockSize);
+            channel.writeAndFlush(ready);
+        });
+    }
+
+    private void startRestore(Restore r) {
+        requireIdle(r);
+        VolumeId volume = volumeId(r.volume());
+        var catalog = server.services().catalog();
+        VolumeRecord v = catalog.requireVolume(volume);
+        SnapshotRecord s = catalog.snapshot(v, r.sequence()).orElseThrow(() -> new UnknownSnapshotException(volume.name(), r.sequence()));
+        if (r.fromLbn() > s.blockCount()) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, "fromLbn " + r.fromLbn() + " is past the end of snapshot "
+                    + r.sequence() + " (" + s.blockCount() + " blocks)");
+        }
+        RestoreStream stream = new RestoreStream(catalog, server.services().dataStore(), v, s, r.fromLbn(), channel, lane,
+                this::fail, () -> restore = null);
+        restore = stream;
+        channel.writeAndFlush(stream.info());
+        stream.pump();
+    }
+
+    private BackupSession requireSession(Message m) {
+        if (session == null) {
+            throw new ProtocolException(ErrorCode.BAD_STATE, m.type() + " outside a backup (send BACKUP_BEGIN first)");
+        }
+        return session;
+    }
+
+    private void requireIdle(Message m) {
+        if (session != null || restore != null) {
+            throw new ProtocolException(ErrorCode.BAD_STATE, m.type() + " while a " + (session != null ? "backup" : "restore")
+                    + " is running on this connection");
+        }
+    }
+
+    private static VolumeId volumeId(String name) {
+        if (!VolumeId.isValid(name)) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, "invalid volume name '" + name + "': use 1 to "
+                    + VolumeId.MAX_LENGTH + " letters, digits, '.', '_' or '-', not starting with '.'");
+        }
+        return new VolumeId(name);
+    }
+
+    private void endSession() {
+        if (session != null) {
+            server.volumeLocks().unlock(session.volume().name(), session.id());
+            session = null;
+            channel.eventLoop().execute(() -> decoder.blockSize(0));
+        }
+    }
+
+    private void fail(Throwable t) {
+        ErrorCode code = codeOf(t);
+        if (code == ErrorCode.INTERNAL || t instanceof CorruptDataException) {
+            LOG.log(Level.ERROR, "connection " + channel.remoteAddress() + ": " + t, t);
+        } else {
+            LOG.log(Level.INFO, "connection " + channel.remoteAddress() + ": " + code + ": " + messageOf(t));
+        }
+        server.stats().errors.incrementAndGet();
+        sendErrorAndClose(code, messageOf(t));
+        cleanup();
+    }
+
+    private void cleanup() {
+        if (session != null) {
+            BackupSession s = session;
+            try {
+                s.abandon();
+            } finally {
+                endSession();
+            }
+        }
+        if (restore != null) {
+            restore.close();
+            restore = null;
+        }
+    }
+
+    // ---- any thread ---------------------------------------------------------------------------
+
+    private void sendErrorAndClose(ErrorCode code, String message) {
+        if (closing.compareAndSet(false, true)) {
+            channel.writeAndFlush(ErrorMessage.of(code, message)).addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+
+    static ErrorCode codeOf(Throwable t) {
+        if (t instanceof ProtocolException p) {
+            return p.code();
+        }
+        if (t instanceof UnknownVolumeException) {
+            return ErrorCode.UNKNOWN_VOLUME;
+        }
+        if (t instanceof UnknownSnapshotException) {
+            return ErrorCode.UNKNOWN_SNAPSHOT;
+        }
+        if (t instanceof StorageFullException) {
+            return ErrorCode.STORAGE_FULL;
+        }
+        if (t instanceof CommitRejectedException c) {
+            return switch (c.reason()) {
+                case PARENT_MOVED -> ErrorCode.BAD_STATE;
+                case BLOCK_SIZE_MISMATCH -> ErrorCode.BLOCK_SIZE_MISMATCH;
+                case BAD_ENTRIES -> ErrorCode.BAD_FRAME;
+            };
+        }
+        return ErrorCode.INTERNAL;
+    }
+
+    static String messageOf(Throwable t) {
+        if (t instanceof ProtocolException p) {
+            String m = p.getMessage();
+            String prefix = p.code() + ": ";
+            return m.startsWith(prefix) ? m.substring(prefix.length()) : m;
+        }
+        if (t instanceof StorageFullException) {
+            return "the server's storage is full; nothing of this backup was committed";
+        }
+        if (t instanceof StoreException || !(t instanceof RuntimeException) || codeOf(t) == ErrorCode.INTERNAL) {
+            return "internal server error (" + t.getClass().getSimpleName() + "); see the server log";
+        }
+        return String.valueOf(t.getMessage());
+    }
+}

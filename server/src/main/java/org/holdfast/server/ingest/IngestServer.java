@@ -1,0 +1,149 @@
+package org.holdfast.server.ingest;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.net.InetSocketAddress;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.holdfast.common.protocol.FrameDecoder;
+import org.holdfast.common.protocol.FrameEncoder;
+
+/**
+ * The agent-facing TCP server (protocol v1, docs/protocol.md).
+ *
+ * <p>{@link #close()} shuts down in this order: stop accepting, close every connection (their
+ * sessions are abandoned on the session lanes), stop the event loops, then wait for the session
+ * pool to finish, so that no session touches the stores after this returns. The stores
+ * themselves belong to the caller and are closed after this.
+ */
+public final class IngestServer implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(IngestServer.class.getName());
+    private static final FrameEncoder ENCODER = new FrameEncoder();
+
+    private final IngestSettings settings;
+    private final IngestServices services;
+    private final VolumeLocks volumeLocks = new VolumeLocks();
+    private final IngestStats stats = new IngestStats();
+    private final AtomicLong sessionIds;
+    private final ChannelGroup connections = new DefaultChannelGroup("holdfast-ingest", GlobalEventExecutor.INSTANCE);
+    private final ExecutorService sessionPool;
+    private EventLoopGroup boss;
+    private EventLoopGroup workers;
+    private Channel serverChannel;
+    private boolean closed;
+
+    public IngestServer(IngestSettings settings, IngestServices services) {
+        this.settings = settings;
+        this.services = services;
+        this.sessionIds = new AtomicLong(services.clock().millis() << 16);
+        this.sessionPool = new ThreadPoolExecutor(settings.sessionThreads(), settings.sessionThreads(), 60, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), new DefaultThreadFactory("holdfast-session", true));
+    }
+
+    /** Binds the port; throws if it is taken. */
+    public synchronized void start() {
+        boss = new NioEventLoopGroup(1, new DefaultThreadFactory("holdfast-ingest-accept", true));
+        workers = new NioEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
+                new DefaultThreadFactory("holdfast-ingest-io", true));
+        ServerBootstrap b = new ServerBootstrap()
+                .group(boss, workers)
+                .channel(NioServerSocketChannel.class)
+                .option(ChannelOption.SO_BACKLOG, 128)
+                .childOption(ChannelOption.SO_KEEPALIVE, true)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(4 << 20, 8 << 20))
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        connections.add(ch);
+                        stats.connections.incrementAndGet();
+                        FrameDecoder decoder = new FrameDecoder();
+                        ch.pipeline().addLast("decoder", decoder)
+                                .addLast("encoder", ENCODER)
+                                .addLast("connection", new ConnectionHandler(IngestServer.this, decoder));
+                    }
+                });
+        try {
+            serverChannel = b.bind(new InetSocketAddress(settings.host(), settings.port())).syncUninterruptibly().channel();
+        } catch (RuntimeException e) {
+            shutdownLoops();
+            throw new IllegalStateException("cannot listen for agents on " + settings.host() + ":" + settings.port() + ": " + e.getMessage(), e);
+        }
+        LOG.log(System.Logger.Level.INFO, "listening for agents on {0}", serverChannel.localAddress());
+    }
+
+    /** The bound port (useful with port 0). */
+    public int port() {
+        return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+    }
+
+    public IngestSettings settings() {
+        return settings;
+    }
+
+    public IngestServices services() {
+        return services;
+    }
+
+    public IngestStats stats() {
+        return stats;
+    }
+
+    VolumeLocks volumeLocks() {
+        return volumeLocks;
+    }
+
+    ExecutorService sessionPool() {
+        return sessionPool;
+    }
+
+    long nextSessionId() {
+        return sessionIds.incrementAndGet();
+    }
+
+    /** See the class comment for the order. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (serverChannel != null) {
+            serverChannel.close().syncUninterruptibly();
+        }
+        connections.close().awaitUninterruptibly(10, TimeUnit.SECONDS);
+        shutdownLoops();
+        sessionPool.shutdown();
+        try {
+            if (!sessionPool.awaitTermination(30, TimeUnit.SECONDS)) {
+                LOG.log(System.Logger.Level.WARNING, "session threads still busy after 30 s; closing anyway");
+                sessionPool.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void shutdownLoops() {
+        if (boss != null) {
+            boss.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+        if (workers != null) {
+            workers.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+}

@@ -1,0 +1,28 @@
+package org.holdfast.server.ingest;
+
+/**
+ * Settings of the ingest server. {@code port} 0 picks an ephemeral port (tests).
+ * {@code segmentMaxEntries} is U_segment, the longest input segment handed to the dedup engine.
+ */
+public record IngestSettings(String host, int port, int sessionThreads, int segmentMaxEntries, int maxQueuedFrames,
+                             long maxQueuedBytes, String serverVersion) {
+    public IngestSettings {
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("ingest port must be 0..65535, got " + port);
+        }
+        if (sessionThreads < 1) {
+            throw new IllegalArgumentException("need at least one session thread");
+        }
+        if (segmentMaxEntries < 1 || segmentMaxEntries > 4096) {
+            throw new IllegalArgumentException("segmentMaxEntries must be 1..4096");
+        }
+        if (maxQueuedFrames < 1 || maxQueuedBytes < 1) {
+            throw new IllegalArgumentException("queue limits must be positive");
+        }
+    }
+
+    /** Loopback, ephemeral port: for tests. */
+    public static IngestSettings loopback() {
+        return new IngestSettings("127.0.0.1", 0, 4, 1024, 8, 64L << 20, "test");
+    }
+}

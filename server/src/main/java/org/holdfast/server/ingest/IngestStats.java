@@ -1,0 +1,27 @@
+package org.holdfast.server.ingest;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/** Counters of the ingest server, for metrics. */
+public final class IngestStats {
+    final AtomicLong connections = new AtomicLong();
+    final AtomicLong sessions = new AtomicLong();
+    final AtomicLong commits = new AtomicLong();
+    final AtomicLong errors = new AtomicLong();
+
+    public long connections() {
+        return connections.get();
+    }
+
+    public long sessions() {
+        return sessions.get();
+    }
+
+    public long commits() {
+        return commits.get();
+    }
+
+    public long errors() {
+        return errors.get();
+    }
+}

@@ -1,0 +1,50 @@
+package org.holdfast.server.ingest;
+
+import java.util.ArrayDeque;
+import java.util.concurrent.Executor;
+
+/**
+ * Runs tasks one at a time, in submission order, on a shared executor: a connection's own ordered
+ * lane on the session pool without a thread of its own.
+ */
+public final class SerialExecutor implements Executor {
+    private final Executor pool;
+    private final ArrayDeque<Runnable> tasks = new ArrayDeque<>();
+    private boolean running;
+
+    public SerialExecutor(Executor pool) {
+        this.pool = pool;
+    }
+
+    @Override
+    public void execute(Runnable task) {
+        synchronized (tasks) {
+            tasks.add(task);
+            if (running) {
+                return;
+            }
+            running = true;
+        }
+        pool.execute(this::drain);
+    }
+
+    private void drain() {
+        while (true) {
+            Runnable next;
+            synchronized (tasks) {
+                next = tasks.poll();
+                if (next == null) {
+                    running = false;
+                    return;
+                }
+            }
+            try {
+                next.run();
+            } catch (RuntimeException e) {
+                // tasks handle their own failures; one escaping must not stall the lane
+                Thread t = Thread.currentThread();
+                t.getUncaughtExceptionHandler().uncaughtException(t, e);
+            }
+        }
+    }
+}

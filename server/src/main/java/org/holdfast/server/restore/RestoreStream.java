@@ -1,0 +1,157 @@
+package org.holdfast.server.restore;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.holdfast.common.protocol.ProtocolLimits;
+import org.holdfast.common.protocol.RestoreData;
+import org.holdfast.common.protocol.RestoreEnd;
+import org.holdfast.common.protocol.RestoreInfo;
+import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.MapCursor;
+import org.holdfast.server.catalog.SnapshotRecord;
+import org.holdfast.server.catalog.VolumeRecord;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.StoredBlock;
+
+/**
+ * Streams one snapshot to an agent: RESTORE_INFO, RESTORE_DATA frames in LBN order, RESTORE_END.
+ *
+ * <p>One ordered scan of the versioned map ({@link MapCursor#nextMapped()}) yields each LBN's
+ * newest entry not newer than the snapshot; LBNs without one are zero blocks (codec 0). Stored
+ * bytes go out exactly as stored (zstd stays zstd), each with its fingerprint so the agent can
+ * verify it. The map iterator pins a consistent view for the whole restore.
+ *
+ * <p>Flow control: at most {@value #MAX_IN_FLIGHT} frames are written and not yet flushed to the
+ * socket, and none is built while the channel is not writable; each completed write schedules the
+ * next {@link #pump()}. So a slow agent never makes the server buffer more than two frames.
+ * {@link #pump()} and {@link #close()} run on the connection's serial lane only.
+ */
+public final class RestoreStream implements AutoCloseable {
+    static final int MAX_IN_FLIGHT = 2;
+
+    private final DataStore store;
+    private final SnapshotRecord snapshot;
+    private final Channel channel;
+    private final Executor lane;
+    private final Consumer<Throwable> onError;
+    private final Runnable onEnd;
+    private final MapCursor cursor;
+    private final StoredBlock block;
+    private final long blockCount;
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private long nextLbn;
+    private long mappedLbn = -1;
+    private long mappedPbn;
+    private boolean cursorDone;
+    private long blocksSent;
+    private boolean done;
+    private boolean closed;
+
+    /**
+     * @param fromLbn first LBN to send; at most the snapshot's block count
+     * @param onError called on the lane when a pump fails (the caller sends ERROR and closes)
+     * @param onEnd   called on the lane after RESTORE_END was written
+     */
+    public RestoreStream(Catalog catalog, DataStore store, VolumeRecord volume, SnapshotRecord snapshot, long fromLbn,
+                         Channel channel, Executor lane, Consumer<Throwable> onError, Runnable onEnd) {
+        this.store = store;
+        this.snapshot = snapshot;
+        this.channel = channel;
+        this.lane = lane;
+        this.onError = onError;
+        this.onEnd = onEnd;
+        this.blockCount = snapshot.blockCount();
+        if (fromLbn < 0 || fromLbn > blockCount) {
+            throw new IllegalArgumentException("fromLbn " + fromLbn + " is past the end of snapshot " + snapshot.sequence()
+                    + " (" + blockCount + " blocks)");
+        }
+        this.nextLbn = fromLbn;
+        this.block = new StoredBlock(ProtocolLimits.maxZstdPayload(snapshot.blockSize()));
+        this.cursor = catalog.mapCursor(volume.internalId());
+        cursor.startScan(snapshot.sequence(), fromLbn, blockCount);
+    }
+
+    /** The RESTORE_INFO to send first. */
+    public RestoreInfo info() {
+        return new RestoreInfo(snapshot.sequence(), snapshot.volumeBytes(), snapshot.blockSize(), blockCount);
+    }
+
+    /** Writes frames while the channel takes them; call again when it becomes writable. */
+    public void pump() {
+        while (!done && !closed && channel.isActive() && channel.isWritable() && inFlight.get() < MAX_IN_FLIGHT) {
+            if (nextLbn >= blockCount) {
+                done = true;
+                channel.writeAndFlush(new RestoreEnd(blocksSent));
+                close();
+                onEnd.run();
+                return;
+            }
+            RestoreData frame = buildFrame();
+            inFlight.incrementAndGet();
+            ChannelFuture f = channel.writeAndFlush(frame);
+            f.addListener(written -> {
+                inFlight.decrementAndGet();
+                if (written.isSuccess()) {
+                    lane.execute(this::pumpSafely);
+                } else {
+                    lane.execute(this::close);
+                }
+            });
+        }
+    }
+
+    private void pumpSafely() {
+        try {
+            pump();
+        } catch (RuntimeException e) {
+            close();
+            onError.accept(e);
+        }
+    }
+
+    private RestoreData buildFrame() {
+        int expected = (int) Math.min(ProtocolLimits.TARGET_FRAME_PAYLOAD, 256L * snapshot.blockSize());
+        RestoreData.Builder b = RestoreData.builder(channel.alloc(), nextLbn, expected);
+        try {
+            while (nextLbn < blockCount && b.count() < ProtocolLimits.MAX_BLOCKS_PER_FRAME) {
+                if (!cursorDone && mappedLbn < nextLbn) {
+                    cursorDone = !cursor.nextMapped();
+                    mappedLbn = cursor.lbn();
+                    mappedPbn = cursor.pbn();
+                }
+                long pbn = !cursorDone && mappedLbn == nextLbn ? mappedPbn : 0;
+                if (pbn == 0) {
+                    b.addZero();
+                } else {
+                    store.read(pbn, block);
+                    if (!b.fits(block.storedLength())) {
+                        break; // read again as the first block of the next frame
+                    }
+                    b.add(block.codec(), block.fingerprint(), 0, block.data(), block.dataOffset(), block.storedLength());
+                }
+                nextLbn++;
+                blocksSent++;
+            }
+            return b.build();
+        } catch (RuntimeException e) {
+            b.close();
+            throw e;
+        }
+    }
+
+    public boolean isDone() {
+        return done;
+    }
+
+    /** Releases the map iterator. Idempotent. */
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            cursor.close();
+        }
+    }
+}

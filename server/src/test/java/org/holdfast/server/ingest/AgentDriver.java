@@ -1,0 +1,274 @@
+package org.holdfast.server.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.buffer.ByteBufAllocator;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.holdfast.common.compress.BlockCodec;
+import org.holdfast.common.hash.BlockHasher;
+import org.holdfast.common.protocol.BackupBegin;
+import org.holdfast.common.protocol.BackupReady;
+import org.holdfast.common.protocol.Blocks;
+import org.holdfast.common.protocol.Commit;
+import org.holdfast.common.protocol.Committed;
+import org.holdfast.common.protocol.Entries;
+import org.holdfast.common.protocol.ErrorMessage;
+import org.holdfast.common.protocol.FrameDecoder;
+import org.holdfast.common.protocol.FrameEncoder;
+import org.holdfast.common.protocol.Hello;
+import org.holdfast.common.protocol.HelloOk;
+import org.holdfast.common.protocol.ListSnapshots;
+import org.holdfast.common.protocol.Message;
+import org.holdfast.common.protocol.Need;
+import org.holdfast.common.protocol.PayloadCodec;
+import org.holdfast.common.protocol.ProtocolLimits;
+import org.holdfast.common.protocol.Restore;
+import org.holdfast.common.protocol.RestoreData;
+import org.holdfast.common.protocol.RestoreEnd;
+import org.holdfast.common.protocol.RestoreInfo;
+import org.holdfast.common.protocol.SnapshotList;
+
+/**
+ * A minimal hand-written agent over the common codec, for tests: full backups of a byte array
+ * (every LBN, or only the given ones), restores into a byte array verifying every fingerprint.
+ * Received messages are copied out of their buffers at once, so nothing leaks.
+ */
+public final class AgentDriver implements AutoCloseable {
+    private final EventLoopGroup group = new NioEventLoopGroup(1);
+    private final BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
+    private final Channel channel;
+    private final BlockHasher hasher = new BlockHasher();
+
+    /** A restore's content and what the server said about it. */
+    public record Restored(RestoreInfo info, byte[] image, long blocksSent, int frames) {
+    }
+
+    /** A RESTORE_DATA frame copied out of its buffer. */
+    record DataFrame(long startLbn, int count, byte[] codecs, byte[] fps, byte[][] payloads) {
+    }
+
+    public AgentDriver(int port) {
+        channel = new Bootstrap().group(group).channel(NioSocketChannel.class)
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new FrameDecoder(), new FrameEncoder(), new SimpleChannelInboundHandler<Message>() {
+                            @Override
+                            protected void channelRead0(ChannelHandlerContext ctx, Message m) {
+                                if (m instanceof RestoreData d) {
+                                    byte[][] payloads = new byte[d.count()][];
+                                    for (int i = 0; i < d.count(); i++) {
+                                        payloads[i] = new byte[d.lengths()[i]];
+                                        d.copyPayload(i, payloads[i], 0);
+                                    }
+                                    inbox.add(new DataFrame(d.startLbn(), d.count(), d.codecs().clone(), d.fingerprints().clone(), payloads));
+                                } else {
+                                    inbox.add(m);
+                                }
+                            }
+
+                            @Override
+                            public void channelInactive(ChannelHandlerContext ctx) {
+                                inbox.add("closed");
+                            }
+
+                            @Override
+                            public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+                                inbox.add(cause);
+                                ctx.close();
+                            }
+                        });
+                    }
+                }).connect("127.0.0.1", port).syncUninterruptibly().channel();
+    }
+
+    public void send(Message m) {
+        channel.writeAndFlush(m).syncUninterruptibly();
+    }
+
+    public ByteBufAllocator alloc() {
+        return channel.alloc();
+    }
+
+    /** The next message, failing the test on timeout; an ERROR is returned like any other. */
+    public Object next() {
+        try {
+            Object o = inbox.poll(30, TimeUnit.SECONDS);
+            assertThat(o).as("a message from the server within 30 s").isNotNull();
+            return o;
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    public <T> T expect(Class<T> type) {
+        Object o = next();
+        assertThat(o).as("expected %s", type.getSimpleName()).isInstanceOf(type);
+        return (T) o;
+    }
+
+    /** Waits for an ERROR and then for the server to close the connection. */
+    public ErrorMessage expectErrorAndClose() {
+        ErrorMessage e = expect(ErrorMessage.class);
+        assertThat(next()).as("connection closed after ERROR").isEqualTo("closed");
+        return e;
+    }
+
+    public HelloOk hello() {
+        send(Hello.of("test-agent", ""));
+        return expect(HelloOk.class);
+    }
+
+    public BackupReady begin(String volume, int blockSize, long volumeBytes, long base) {
+        send(new BackupBegin(volume, blockSize, volumeBytes, base));
+        return expect(BackupReady.class);
+    }
+
+    /** Backs up every LBN of {@code image}; payloads zstd-compressed when {@code compress}. */
+    public Committed backup(String volume, byte[] image, int blockSize, boolean compress) {
+        BackupReady ready = begin(volume, blockSize, image.length, 0);
+        long blocks = ProtocolLimits.blockCount(image.length, blockSize);
+        sendEntriesAndBlocks(image, blockSize, 0, blocks, compress, null);
+        send(new Commit(image.length));
+        Committed c = expect(Committed.class);
+        assertThat(c.sequence()).isEqualTo(ready.parentSequence() + 1);
+        return c;
+    }
+
+    /**
+     * Sends ENTRIES for LBNs [from, to) of {@code image}, reads each NEED, uploads what is asked.
+     * {@code lie} (may be null) replaces the payload sent for the first block asked for.
+     * Returns the number of payloads asked for.
+     */
+    public int sendEntriesAndBlocks(byte[] image, int blockSize, long from, long to, boolean compress, byte[] lie) {
+        byte[] block = new byte[blockSize];
+        List<Need> needs = new ArrayList<>();
+        for (long start = from; start < to; start += ProtocolLimits.MAX_RUN_ENTRIES) {
+            int n = (int) Math.min(ProtocolLimits.MAX_RUN_ENTRIES, to - start);
+            byte[] fps = new byte[n * 32];
+            for (int i = 0; i < n; i++) {
+                blockOf(image, start + i, blockSize, block);
+                hasher.fingerprint(block, 0, blockSize, fps, i * 32);
+            }
+            send(new Entries(start, n, fps));
+        }
+        for (long start = from; start < to; start += ProtocolLimits.MAX_RUN_ENTRIES) {
+            Need need = expect(Need.class);
+            assertThat(need.startLbn()).isEqualTo(start);
+            needs.add(need);
+        }
+        int asked = 0;
+        boolean lied = false;
+        try (BlockCodec codec = new BlockCodec()) {
+            byte[] z = new byte[BlockCodec.maxCompressedLength(blockSize)];
+            Blocks.Builder b = Blocks.builder(channel.alloc(), 1 << 20);
+            for (Need need : needs) {
+                for (int i = 0; i < need.count(); i++) {
+                    if (!need.isNeeded(i)) {
+                        continue;
+                    }
+                    asked++;
+                    long lbn = need.startLbn() + i;
+                    blockOf(image, lbn, blockSize, block);
+                    if (lie != null && !lied) {
+                        System.arraycopy(lie, 0, block, 0, blockSize);
+                        lied = true;
+                    }
+                    int zl = compress ? codec.compress(block, 0, blockSize, z, 0) : -1;
+                    int len = zl > 0 ? zl : blockSize;
+                    if (!b.fits(len)) {
+                        send(b.build());
+                        b = Blocks.builder(channel.alloc(), 1 << 20);
+                    }
+                    if (zl > 0) {
+                        b.add(lbn, PayloadCodec.ZSTD, z, 0, zl);
+                    } else {
+                        b.add(lbn, PayloadCodec.RAW, block, 0, blockSize);
+                    }
+                }
+            }
+            if (b.count() > 0) {
+                send(b.build());
+            } else {
+                b.close();
+            }
+        }
+        return asked;
+    }
+
+    public Restored restore(String volume, long sequence) {
+        send(new Restore(volume, sequence, 0));
+        RestoreInfo info = expect(RestoreInfo.class);
+        byte[] image = new byte[(int) info.volumeBytes()];
+        byte[] block = new byte[info.blockSize()];
+        byte[] digest = new byte[32];
+        int frames = 0;
+        long expectedLbn = 0;
+        try (BlockCodec codec = new BlockCodec()) {
+            while (true) {
+                Object o = next();
+                if (o instanceof RestoreEnd end) {
+                    assertThat(expectedLbn).isEqualTo(info.blockCount());
+                    return new Restored(info, image, end.blocksSent(), frames);
+                }
+                assertThat(o).as("restore frame").isInstanceOf(DataFrame.class);
+                DataFrame d = (DataFrame) o;
+                frames++;
+                assertThat(d.startLbn()).isEqualTo(expectedLbn);
+                for (int i = 0; i < d.count(); i++) {
+                    long lbn = d.startLbn() + i;
+                    if (d.codecs()[i] == PayloadCodec.ZERO) {
+                        Arrays.fill(block, (byte) 0);
+                    } else {
+                        codec.decode(d.codecs()[i], d.payloads()[i], 0, d.payloads()[i].length, block, 0, info.blockSize());
+                        hasher.sha256(block, 0, block.length, digest, 0);
+                        assertThat(digest).as("fingerprint of LBN %d", lbn).isEqualTo(Arrays.copyOfRange(d.fps(), i * 32, i * 32 + 32));
+                    }
+                    long at = lbn * info.blockSize();
+                    int len = (int) Math.min(info.blockSize(), image.length - at);
+                    System.arraycopy(block, 0, image, (int) at, len);
+                }
+                expectedLbn += d.count();
+            }
+        }
+    }
+
+    public SnapshotList list(String volume) {
+        send(new ListSnapshots(volume));
+        return expect(SnapshotList.class);
+    }
+
+    static void blockOf(byte[] image, long lbn, int blockSize, byte[] dst) {
+        long at = lbn * blockSize;
+        int len = (int) Math.max(0, Math.min(blockSize, image.length - at));
+        Arrays.fill(dst, (byte) 0);
+        if (len > 0) {
+            System.arraycopy(image, (int) at, dst, 0, len);
+        }
+    }
+
+    public boolean isOpen() {
+        return channel.isActive();
+    }
+
+    @Override
+    public void close() {
+        channel.close().syncUninterruptibly();
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+}

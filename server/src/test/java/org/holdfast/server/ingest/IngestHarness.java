@@ -1,0 +1,83 @@
+package org.holdfast.server.ingest;
+
+import java.nio.file.Path;
+import java.time.Clock;
+import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.CommitHook;
+import org.holdfast.server.catalog.ReferenceGuard;
+import org.holdfast.server.catalog.SnapshotCommit;
+import org.holdfast.server.engine.ExactFingerprintIndex;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.FsyncPolicy;
+import org.holdfast.server.store.MetadataDb;
+
+/** A real server core (RocksDB, data logs, exact index) with its ingest on a loopback ephemeral port, restartable. */
+public final class IngestHarness implements AutoCloseable {
+    private final Path dir;
+    private final long minFreeBytes;
+    private final ReferenceGuard guard;
+    private MetadataDb db;
+    private DataStore store;
+    private ExactFingerprintIndex index;
+    private Catalog catalog;
+    private IngestServer server;
+
+    public IngestHarness(Path dir) {
+        this(dir, 0, ReferenceGuard.NONE);
+    }
+
+    public IngestHarness(Path dir, long minFreeBytes, ReferenceGuard guard) {
+        this.dir = dir;
+        this.minFreeBytes = minFreeBytes;
+        this.guard = guard;
+        start();
+    }
+
+    public void start() {
+        db = MetadataDb.open(dir.resolve("catalog"));
+        store = DataStore.open(new DataStore.Settings(dir.resolve("data"), 1L << 20, FsyncPolicy.COMMIT, 64, minFreeBytes), db);
+        index = new ExactFingerprintIndex(db);
+        catalog = new Catalog(db);
+        SnapshotCommit commit = new SnapshotCommit(catalog, CommitHook.NONE, Clock.systemUTC());
+        server = new IngestServer(IngestSettings.loopback(), new IngestServices(store, catalog, commit, index, guard, Clock.systemUTC()));
+        server.start();
+    }
+
+    /** Stops in the production order: ingest, index, data store, database. */
+    public void stop() {
+        server.close();
+        index.close();
+        store.close();
+        db.close();
+    }
+
+    public void restart() {
+        stop();
+        start();
+    }
+
+    public int port() {
+        return server.port();
+    }
+
+    public Catalog catalog() {
+        return catalog;
+    }
+
+    public DataStore store() {
+        return store;
+    }
+
+    public IngestServer server() {
+        return server;
+    }
+
+    public AgentDriver agent() {
+        return new AgentDriver(port());
+    }
+
+    @Override
+    public void close() {
+        stop();
+    }
+}
