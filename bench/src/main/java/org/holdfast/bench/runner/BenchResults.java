@@ -1,0 +1,62 @@
+package org.holdfast.bench.runner;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Everything one bench run measured, in the shape written to the JSON file. */
+public final class BenchResults {
+    /** Machine, command line and time of the run. */
+    public final Map<String, Object> run = new LinkedHashMap<>();
+    /** One entry per workload. */
+    public final List<WorkloadResult> workloads = new ArrayList<>();
+
+    /** One backup of one volume state by one target. */
+    public record SnapshotRow(String volume, int day, long logicalBytes, long changedBytes, long zeroBytes,
+                              double seconds, long clientPeakRssBytes, long sentBytes, long newBlocks,
+                              long duplicateBlocks, long storedBytesAfter, String snapshotId) {
+    }
+
+    /** One restore, checked against the SHA-256 of the image state it came from. */
+    public record RestoreRow(String volume, int day, long bytes, double seconds, long clientPeakRssBytes,
+                             boolean identical, String expectedSha256, String restoredSha256) {
+    }
+
+    /** One target's results on one workload. */
+    public static final class TargetResult {
+        public String name;
+        public Map<String, Object> describe = new LinkedHashMap<>();
+        public String error;
+        public final List<SnapshotRow> snapshots = new ArrayList<>();
+        public final List<RestoreRow> restores = new ArrayList<>();
+        public Map<String, Object> server = new LinkedHashMap<>();
+        public Map<String, Object> summary = new LinkedHashMap<>();
+    }
+
+    /** One workload's generation figures and its targets. */
+    public static final class WorkloadResult {
+        public String name;
+        public Map<String, Object> describe = new LinkedHashMap<>();
+        public double generationSeconds;
+        public final List<TargetResult> targets = new ArrayList<>();
+        public Map<String, Object> comparison = new LinkedHashMap<>();
+    }
+
+    /** Every restore of every target was byte-identical, and no target failed. */
+    public boolean allRestoresIdentical() {
+        for (WorkloadResult w : workloads) {
+            for (TargetResult t : w.targets) {
+                if (t.error != null) {
+                    return false;
+                }
+                for (RestoreRow r : t.restores) {
+                    if (!r.identical()) {
+                        return false;
+                    }
+                }
+            }
+        }
+        return true;
+    }
+}

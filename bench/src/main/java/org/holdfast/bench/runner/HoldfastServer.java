@@ -1,0 +1,157 @@
+package org.holdfast.bench.runner;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The real Holdfast server as a child process ({@code java -jar}) on 127.0.0.1 with a fresh
+ * data directory and free ports; started once per workload and engine.
+ */
+public final class HoldfastServer implements AutoCloseable {
+    private static final Duration STARTUP = Duration.ofSeconds(180);
+
+    private final Path dataDir;
+    private final WatchedProcess process;
+    private final int httpPort;
+    private final int ingestPort;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private HoldfastServer(Path dataDir, WatchedProcess process, int httpPort, int ingestPort) {
+        this.dataDir = dataDir;
+        this.process = process;
+        this.httpPort = httpPort;
+        this.ingestPort = ingestPort;
+    }
+
+    /** Starts the server jar with the given engine and heap, and waits for /actuator/health to say UP. */
+    public static HoldfastServer start(Path jar, Path workDir, String engine, String xmx) throws IOException {
+        Path dataDir = Files.createDirectories(workDir.resolve("data"));
+        Path tmp = Files.createDirectories(workDir.resolve("tmp"));
+        int httpPort = freePort();
+        int ingestPort = freePort();
+        while (ingestPort == httpPort) {
+            ingestPort = freePort();
+        }
+        List<String> cmd = new ArrayList<>(List.of("java", "-Xmx" + xmx, "-Djava.io.tmpdir=" + tmp, "-jar", jar.toString(),
+                "--holdfast.data-dir=" + dataDir,
+                "--server.address=127.0.0.1",
+                "--server.port=" + httpPort,
+                "--holdfast.ingest.host=127.0.0.1",
+                "--holdfast.ingest.port=" + ingestPort,
+                "--holdfast.dedup.engine=" + engine,
+                "--spring.main.banner-mode=off"));
+        WatchedProcess p = WatchedProcess.start(cmd, null, workDir, workDir.resolve("server"));
+        HoldfastServer s = new HoldfastServer(dataDir, p, httpPort, ingestPort);
+        s.awaitHealthy();
+        return s;
+    }
+
+    private void awaitHealthy() throws IOException {
+        long deadline = System.nanoTime() + STARTUP.toNanos();
+        String last = "no answer";
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IOException("server exited during startup\n" + process.diagnostics());
+            }
+            try {
+                HttpResponse<String> r = get("/actuator/health");
+                last = r.statusCode() + " " + r.body();
+                if (r.statusCode() == 200 && r.body().contains("\"UP\"") && ingestAccepts()) {
+                    return;
+                }
+            } catch (IOException e) {
+                last = e.toString();
+            }
+            sleep(200);
+        }
+        process.stop(Duration.ofSeconds(5));
+        throw new IOException("server not healthy after " + STARTUP + ": " + last + "\n" + process.diagnostics());
+    }
+
+    private boolean ingestAccepts() {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), ingestPort), 2000);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** {@code 127.0.0.1:port} of the agent protocol. */
+    public String ingestAddress() {
+        return "127.0.0.1:" + ingestPort;
+    }
+
+    /** The data directory. */
+    public Path dataDir() {
+        return dataDir;
+    }
+
+    /** Peak resident memory of the server so far. */
+    public long peakRssBytes() {
+        return process.peakRssBytes();
+    }
+
+    /** Whether the server still runs. */
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    /** The last lines of its logs. */
+    public String diagnostics() {
+        return process.diagnostics();
+    }
+
+    /** The Prometheus scrape, or empty text if the endpoint is missing. */
+    public String prometheus() {
+        try {
+            HttpResponse<String> r = get("/actuator/prometheus");
+            return r.statusCode() == 200 ? r.body() : "";
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    /** GET on the server's HTTP port. */
+    public HttpResponse<String> get(String path) throws IOException {
+        try {
+            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + path))
+                    .timeout(Duration.ofSeconds(30)).GET().build(), HttpResponse.BodyHandlers.ofString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+        }
+    }
+
+    @Override
+    public void close() {
+        process.stop(Duration.ofSeconds(30));
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static void sleep(long ms) throws IOException {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+        }
+    }
+}

@@ -1,0 +1,170 @@
+package org.holdfast.bench.runner;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Holdfast as a benchmark target: one server process per workload (with one dedup engine), and
+ * one agent process per backup or restore, run with {@code java -jar} exactly as an operator
+ * would. The agent's state directory is private to this target, so that two targets (two
+ * engines) never share the agent's memory of the previous snapshot.
+ */
+public final class HoldfastTarget implements BackupTarget {
+    private static final Duration AGENT_TIMEOUT = Duration.ofMinutes(30);
+
+    private final Path serverJar;
+    private final Path agentJar;
+    private final String engine;
+    private final String serverXmx;
+    private final String agentXmx;
+    private final Map<String, Map<Integer, String>> snapshots = new HashMap<>();
+    private Path dir;
+    private Path stateDir;
+    private HoldfastServer server;
+    private int runs;
+    private Map<String, Double> metricsAtOpen = Map.of();
+    private double backupSeconds;
+
+    /** A target running {@code engine} (exact or sungem). */
+    public HoldfastTarget(Path serverJar, Path agentJar, String engine, String serverXmx, String agentXmx) {
+        this.serverJar = serverJar;
+        this.agentJar = agentJar;
+        this.engine = engine;
+        this.serverXmx = serverXmx;
+        this.agentXmx = agentXmx;
+    }
+
+    @Override
+    public String name() {
+        return "holdfast-" + engine;
+    }
+
+    /** The dedup engine this target runs. */
+    public String engine() {
+        return engine;
+    }
+
+    @Override
+    public void open(Path dir) throws IOException {
+        this.dir = Files.createDirectories(dir);
+        this.stateDir = Files.createDirectories(dir.resolve("agent-state"));
+        this.server = HoldfastServer.start(serverJar, dir.resolve("server"), engine, serverXmx);
+        this.metricsAtOpen = PrometheusText.parse(server.prometheus());
+    }
+
+    private WatchedProcess.Outcome agent(String label, List<String> args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of("java", "-Xmx" + agentXmx,
+                "-Duser.home=" + stateDir.toAbsolutePath(), "-jar", agentJar.toString()));
+        cmd.addAll(args);
+        Path log = dir.resolve("logs").resolve(String.format("%04d-%s", ++runs, label));
+        WatchedProcess.Outcome o = WatchedProcess.run(cmd, Map.of("HOME", stateDir.toAbsolutePath().toString()), dir, log,
+                AGENT_TIMEOUT);
+        if (o.exitCode() != 0) {
+            throw new IOException(name() + ": agent " + label + " exited " + o.exitCode() + ":\n" + o.errorTail()
+                    + (server.isAlive() ? "" : "\nserver died:\n" + server.diagnostics()));
+        }
+        return o;
+    }
+
+    @Override
+    public BackupOutcome backup(String volume, int day, Path image) throws IOException {
+        WatchedProcess.Outcome o = agent("backup-" + volume + "-day" + day, List.of("backup", "--server",
+                server.ingestAddress(), "--volume", volume, "--source", image.toAbsolutePath().toString(),
+                "--state-dir", stateDir.resolve(volume).toAbsolutePath().toString(), "--json"));
+        JsonNode j = AgentJson.parse(o.stdout());
+        String id = AgentJson.text(j, "snapshotId", "snapshot", "sequence", "id");
+        if (id == null) {
+            throw new IOException(name() + ": backup summary names no snapshot: " + j);
+        }
+        snapshots.computeIfAbsent(volume, v -> new HashMap<>()).put(day, id);
+        long sentBytes = AgentJson.number(j, "sentBytes", "bytesSent", "uploadedBytes", "wireBytes");
+        if (sentBytes < 0) {
+            long blocks = AgentJson.number(j, "sentBlocks", "blocksSent", "uploadedBlocks");
+            sentBytes = blocks < 0 ? -1 : blocks * 4096;
+        }
+        long newBlocks = AgentJson.number(j, "newBlocks", "storedBlocks");
+        long dup = AgentJson.number(j, "duplicateBlocks", "dedupBlocks", "duplicates");
+        if (dup < 0) {
+            long changed = AgentJson.number(j, "changedBlocks");
+            long zero = AgentJson.number(j, "zeroBlocks", "changedZeroBlocks");
+            if (changed >= 0 && newBlocks >= 0) {
+                dup = changed - newBlocks - Math.max(0, zero);
+            }
+        }
+        backupSeconds += o.seconds();
+        return new BackupOutcome(o.seconds(), o.peakRssBytes(), sentBytes, newBlocks, dup, id);
+    }
+
+    @Override
+    public RestoreOutcome restore(String volume, int day, Path target) throws IOException {
+        String id = snapshots.getOrDefault(volume, Map.of()).get(day);
+        if (id == null) {
+            throw new IOException(name() + ": no snapshot of " + volume + " for day " + day);
+        }
+        Files.deleteIfExists(target);
+        WatchedProcess.Outcome o = agent("restore-" + volume + "-day" + day, List.of("restore", "--server",
+                server.ingestAddress(), "--volume", volume, "--snapshot", id, "--target",
+                target.toAbsolutePath().toString(), "--json"));
+        return new RestoreOutcome(o.seconds(), o.peakRssBytes());
+    }
+
+    @Override
+    public long storedBytes() throws IOException {
+        return DirectorySize.of(server.dataDir());
+    }
+
+    @Override
+    public Map<String, Object> describe() {
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("engine", engine);
+        d.put("serverJar", serverJar.toString());
+        d.put("agentJar", agentJar.toString());
+        d.put("serverXmx", serverXmx);
+        d.put("agentXmx", agentXmx);
+        return d;
+    }
+
+    @Override
+    public Map<String, Object> serverFigures() {
+        Map<String, Object> f = new LinkedHashMap<>();
+        if (server == null) {
+            return f;
+        }
+        f.put("serverPeakRssBytes", server.peakRssBytes());
+        try {
+            f.put("dataLogBytes", DirectorySize.of(server.dataDir(), DataLogs::isDataLog));
+        } catch (IOException e) {
+            f.put("dataLogBytes", -1L);
+        }
+        Map<String, Double> now = PrometheusText.parse(server.prometheus());
+        String fp = PrometheusText.find(now, "fingerprint", "_total");
+        if (fp != null && backupSeconds > 0) {
+            double delta = now.get(fp) - metricsAtOpen.getOrDefault(fp, 0.0);
+            f.put("engineFingerprintsPerSecond", delta / backupSeconds);
+            f.put("engineFingerprintsMetric", fp);
+        }
+        Map<String, Double> holdfast = new LinkedHashMap<>();
+        now.forEach((k, v) -> {
+            if (k.startsWith("holdfast")) {
+                holdfast.put(k, v);
+            }
+        });
+        f.put("metrics", holdfast);
+        return f;
+    }
+
+    @Override
+    public void close() {
+        if (server != null) {
+            server.close();
+        }
+    }
+}

@@ -1,0 +1,95 @@
+package org.holdfast.bench.runner;
+
+import java.io.PrintStream;
+import java.util.List;
+import java.util.Map;
+
+/** Prints the results as plain-text tables (also pasted into docs/benchmarks.md). */
+public final class ReportTable {
+    private ReportTable() {
+    }
+
+    /** Bytes as MiB with one decimal. */
+    public static String mib(long bytes) {
+        return bytes < 0 ? "n/a" : String.format("%.1f MiB", bytes / 1048576.0);
+    }
+
+    private static String num(Object o, String fmt) {
+        if (o instanceof Number n) {
+            return String.format(fmt, n.doubleValue());
+        }
+        return "n/a";
+    }
+
+    private static String mibOf(Object o) {
+        return o instanceof Number n ? String.format("%.1f", n.doubleValue() / 1048576.0) : "n/a";
+    }
+
+    /** The per-target table of one workload, then the per-snapshot table, then the comparison. */
+    public static void print(BenchResults.WorkloadResult w, PrintStream out) {
+        out.println();
+        out.printf("== workload %s (generation %.1f s) ==%n", w.name, w.generationSeconds);
+        out.println("| target | logical MiB | changed MiB | sent MiB | stored MiB | dedup ratio | full MB/s | incr MB/s | restore MB/s | client RSS MiB | server RSS MiB | restores identical |");
+        out.println("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
+        for (BenchResults.TargetResult t : w.targets) {
+            Map<String, Object> s = t.summary;
+            if (t.snapshots.isEmpty()) {
+                out.printf("| %s | %s |%n", t.name, t.error);
+                continue;
+            }
+            Object sent = s.get("sentBytes");
+            out.printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", t.name,
+                    mibOf(s.get("logicalBytes")), mibOf(s.get("changedBytes")),
+                    sent instanceof Number n && n.longValue() >= 0 ? mibOf(sent) : "n/a",
+                    mibOf(s.get("storedBytes")), num(s.get("dedupRatio"), "%.2f"), num(s.get("fullBackupMBps"), "%.1f"),
+                    num(s.get("incrementalBackupMBps"), "%.1f"), num(s.get("restoreMBps"), "%.1f"),
+                    mibOf(s.get("clientPeakRssBytes")), mibOf(s.get("serverPeakRssBytes")),
+                    s.get("restoresIdentical") + " (" + s.get("restores") + ")" + (t.error != null ? " ERROR: " + t.error : ""));
+        }
+        for (BenchResults.TargetResult t : w.targets) {
+            if (t.name.startsWith("holdfast") && !t.snapshots.isEmpty()) {
+                out.printf("%s: dedup efficiency %s; engine fingerprints/s %s; data logs %s MiB; speed factor %s; GC overhead %s%n",
+                        t.name, fmt(t.summary.get("dedupEfficiency")), fmt(t.summary.get("engineFingerprintsPerSecond")),
+                        mibOf(t.summary.get("dataLogBytes")), t.summary.get("speedFactor"), t.summary.get("gcOverhead"));
+            }
+        }
+        for (Map.Entry<String, Object> e : w.comparison.entrySet()) {
+            if (e.getValue() instanceof Map<?, ?> m) {
+                out.printf("%s: %.2fx %s (target %s: %s)%n", e.getKey(), ((Number) m.get("ratio")).doubleValue(),
+                        m.get("peer"), m.get("target"), Boolean.TRUE.equals(m.get("met")) ? "met" : "NOT met");
+            }
+        }
+    }
+
+    /** Per-snapshot rows of every target of a workload. */
+    public static void printSnapshots(BenchResults.WorkloadResult w, PrintStream out) {
+        out.println();
+        out.printf("-- %s: per snapshot --%n", w.name);
+        out.println("| target | volume | day | changed MiB | zero MiB | sent MiB | stored after MiB | seconds | client RSS MiB |");
+        out.println("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        for (BenchResults.TargetResult t : w.targets) {
+            for (BenchResults.SnapshotRow r : t.snapshots) {
+                out.printf("| %s | %s | %d | %s | %s | %s | %s | %.2f | %s |%n", t.name, r.volume(), r.day(),
+                        mibOf(r.changedBytes()), mibOf(r.zeroBytes()), r.sentBytes() < 0 ? "n/a" : mibOf(r.sentBytes()),
+                        mibOf(r.storedBytesAfter()), r.seconds(), mibOf(r.clientPeakRssBytes()));
+            }
+        }
+    }
+
+    private static String fmt(Object o) {
+        if (o instanceof Double d) {
+            return String.format("%.3f", d);
+        }
+        return String.valueOf(o);
+    }
+
+    /** All workloads. */
+    public static void print(List<BenchResults.WorkloadResult> ws, PrintStream out, boolean perSnapshot) {
+        for (BenchResults.WorkloadResult w : ws) {
+            print(w, out);
+            if (perSnapshot) {
+                printSnapshots(w, out);
+            }
+        }
+    }
+}

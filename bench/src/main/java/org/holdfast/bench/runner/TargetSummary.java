@@ -1,0 +1,174 @@
+package org.holdfast.bench.runner;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Totals and rates of one target on one workload, and the comparison of Holdfast with the peers.
+ *
+ * <p>Throughputs are logical bytes (the whole volume) per second of the client process's wall
+ * time, start-up included, because that is what an operator waits for; first full backups and
+ * incrementals are reported apart. The dedup ratio is the logical bytes of all snapshots over
+ * the bytes the repository takes on disk at the end.
+ */
+public final class TargetSummary {
+    static final String SPEED_FACTOR_NA = "n/a: the server does not yet expose data-log regions read per restore";
+    static final String GC_NA = "n/a: garbage collection has not landed in the server yet";
+
+    private TargetSummary() {
+    }
+
+    /** The summary map of one target; {@code all} gives the exact-engine run for dedup efficiency. */
+    public static Map<String, Object> of(BenchResults.TargetResult t, List<BenchResults.TargetResult> all) {
+        Map<String, Object> s = new LinkedHashMap<>();
+        if (t.snapshots.isEmpty()) {
+            s.put("status", t.error == null ? "no data" : t.error);
+            return s;
+        }
+        long logical = 0;
+        long changed = 0;
+        long sent = 0;
+        boolean sentKnown = true;
+        long fullBytes = 0;
+        double fullSec = 0;
+        long incBytes = 0;
+        double incSec = 0;
+        long clientRss = 0;
+        for (BenchResults.SnapshotRow r : t.snapshots) {
+            logical += r.logicalBytes();
+            changed += r.changedBytes();
+            if (r.sentBytes() < 0) {
+                sentKnown = false;
+            } else {
+                sent += r.sentBytes();
+            }
+            if (r.day() == 0) {
+                fullBytes += r.logicalBytes();
+                fullSec += r.seconds();
+            } else {
+                incBytes += r.logicalBytes();
+                incSec += r.seconds();
+            }
+            clientRss = Math.max(clientRss, r.clientPeakRssBytes());
+        }
+        long stored = t.snapshots.get(t.snapshots.size() - 1).storedBytesAfter();
+        long restoreBytes = 0;
+        double restoreSec = 0;
+        boolean identical = !t.restores.isEmpty();
+        for (BenchResults.RestoreRow r : t.restores) {
+            restoreBytes += r.bytes();
+            restoreSec += r.seconds();
+            identical &= r.identical();
+            clientRss = Math.max(clientRss, r.clientPeakRssBytes());
+        }
+        s.put("status", t.error == null ? "ok" : t.error);
+        s.put("snapshots", t.snapshots.size());
+        s.put("logicalBytes", logical);
+        s.put("changedBytes", changed);
+        s.put("sentBytes", sentKnown ? sent : -1);
+        s.put("storedBytes", stored);
+        s.put("dedupRatio", stored > 0 ? (double) logical / stored : null);
+        s.put("fullBackupMBps", rate(fullBytes, fullSec));
+        s.put("incrementalBackupMBps", rate(incBytes, incSec));
+        s.put("allBackupsMBps", rate(fullBytes + incBytes, fullSec + incSec));
+        s.put("backupSeconds", fullSec + incSec);
+        s.put("restores", t.restores.size());
+        s.put("restoreMBps", rate(restoreBytes, restoreSec));
+        s.put("restoresIdentical", identical);
+        s.put("clientPeakRssBytes", clientRss);
+        Object serverRss = t.server.get("serverPeakRssBytes");
+        if (serverRss != null) {
+            s.put("serverPeakRssBytes", serverRss);
+        }
+        if (t.name.startsWith("holdfast")) {
+            s.put("dataLogBytes", t.server.getOrDefault("dataLogBytes", -1L));
+            s.put("dedupEfficiency", efficiency(t, all));
+            Object fps = t.server.get("engineFingerprintsPerSecond");
+            s.put("engineFingerprintsPerSecond", fps != null ? fps : "n/a: the server exposes no fingerprint counter");
+            s.put("speedFactor", SPEED_FACTOR_NA);
+            s.put("gcOverhead", GC_NA);
+        }
+        return s;
+    }
+
+    private static Object efficiency(BenchResults.TargetResult t, List<BenchResults.TargetResult> all) {
+        if (t.name.equals("holdfast-exact")) {
+            return 1.0;
+        }
+        BenchResults.TargetResult exact = all.stream().filter(x -> x.name.equals("holdfast-exact")).findFirst().orElse(null);
+        if (exact == null || exact.error != null || exact.snapshots.size() != t.snapshots.size()) {
+            return "n/a: no complete run with the exact engine on the same stream";
+        }
+        long mine = 0;
+        long base = 0;
+        for (int i = 0; i < t.snapshots.size(); i++) {
+            long a = t.snapshots.get(i).duplicateBlocks();
+            long b = exact.snapshots.get(i).duplicateBlocks();
+            if (a < 0 || b < 0) {
+                return "n/a: the agent's summary does not report duplicate (or new) blocks";
+            }
+            mine += a;
+            base += b;
+        }
+        return base == 0 ? "n/a: the exact engine found no duplicates" : (double) mine / base;
+    }
+
+    private static Double rate(long bytes, double seconds) {
+        return seconds > 0 ? bytes / 1e6 / seconds : null;
+    }
+
+    /** Holdfast (the sungem engine, else exact) against the faster and the smaller of the peers. */
+    public static Map<String, Object> compare(List<BenchResults.TargetResult> targets) {
+        Map<String, Object> c = new LinkedHashMap<>();
+        BenchResults.TargetResult hf = pick(targets, "holdfast-sungem");
+        if (hf == null) {
+            hf = pick(targets, "holdfast-exact");
+        }
+        if (hf == null) {
+            return c;
+        }
+        c.put("holdfast", hf.name);
+        for (String metric : List.of("fullBackupMBps", "incrementalBackupMBps", "allBackupsMBps", "restoreMBps")) {
+            Double best = null;
+            String who = null;
+            for (BenchResults.TargetResult t : targets) {
+                if (t.name.startsWith("holdfast") || t.error != null) {
+                    continue;
+                }
+                Object v = t.summary.get(metric);
+                if (v instanceof Double d && (best == null || d > best)) {
+                    best = d;
+                    who = t.name;
+                }
+            }
+            Object mine = hf.summary.get(metric);
+            if (best != null && mine instanceof Double m) {
+                c.put(metric + "VsFasterPeer", Map.of("peer", who, "ratio", m / best, "target", 2.0, "met", m / best >= 2.0));
+            }
+        }
+        Long smallest = null;
+        String who = null;
+        for (BenchResults.TargetResult t : targets) {
+            if (t.name.startsWith("holdfast") || t.error != null) {
+                continue;
+            }
+            Object v = t.summary.get("storedBytes");
+            if (v instanceof Long l && (smallest == null || l < smallest)) {
+                smallest = l;
+                who = t.name;
+            }
+        }
+        Object mine = hf.summary.get("storedBytes");
+        if (smallest != null && mine instanceof Long m) {
+            c.put("storedVsSmallerPeer", Map.of("peer", who, "ratio", (double) m / smallest, "target", 1.0,
+                    "met", m <= smallest));
+        }
+        return c;
+    }
+
+    private static BenchResults.TargetResult pick(List<BenchResults.TargetResult> targets, String name) {
+        return targets.stream().filter(t -> t.name.equals(name) && t.error == null && !t.snapshots.isEmpty())
+                .findFirst().orElse(null);
+    }
+}
