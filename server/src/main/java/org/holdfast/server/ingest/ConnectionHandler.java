@@ -95,7 +95,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 ReferenceCountUtil.release(m);
                 queuedFrames.decrementAndGet();
                 queuedBytes.addAndGet(-bytes);
-                channel.eventLoop().execute(this::updateAutoRead);
+                if (!channel.eventLoop().isShuttingDown()) {
+                    channel.eventLoop().execute(this::updateAutoRead);
+                }
             }
         });
     }

@@ -26,8 +26,8 @@ import org.holdfast.common.protocol.FrameEncoder;
  * The agent-facing TCP server (protocol v1, docs/protocol.md).
  *
  * <p>{@link #close()} shuts down in this order: stop accepting, close every connection (their
- * sessions are abandoned on the session lanes), stop the event loops, then wait for the session
- * pool to finish, so that no session touches the stores after this returns. The stores
+ * sessions are abandoned on the session lanes), wait for the session pool to finish, then stop the
+ * event loops, so that no session touches the stores after this returns. The stores
  * themselves belong to the caller and are closed after this.
  */
 public final class IngestServer implements AutoCloseable {
@@ -126,7 +126,6 @@ public final class IngestServer implements AutoCloseable {
             serverChannel.close().syncUninterruptibly();
         }
         connections.close().awaitUninterruptibly(10, TimeUnit.SECONDS);
-        shutdownLoops();
         sessionPool.shutdown();
         try {
             if (!sessionPool.awaitTermination(30, TimeUnit.SECONDS)) {
@@ -136,6 +135,7 @@ public final class IngestServer implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        shutdownLoops();
     }
 
     private void shutdownLoops() {

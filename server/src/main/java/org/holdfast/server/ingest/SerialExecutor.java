@@ -2,6 +2,7 @@ package org.holdfast.server.ingest;
 
 import java.util.ArrayDeque;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Runs tasks one at a time, in submission order, on a shared executor: a connection's own ordered
@@ -25,7 +26,12 @@ public final class SerialExecutor implements Executor {
             }
             running = true;
         }
-        pool.execute(this::drain);
+        try {
+            pool.execute(this::drain);
+        } catch (RejectedExecutionException e) {
+            // the pool is shutting down: run here, so that no task (and no buffer it must release) is lost
+            drain();
+        }
     }
 
     private void drain() {
