@@ -65,6 +65,15 @@ public final class Jars {
         }
     }
 
+    /** Whether a Spring Boot jar holds the given class among its own classes. */
+    public static boolean holdsClass(Path jar, String className) {
+        try (ZipFile z = new ZipFile(jar.toFile())) {
+            return z.getEntry("BOOT-INF/classes/" + className.replace('.', '/') + ".class") != null;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     /** A jar that {@code java -jar} can run: Spring Boot's layout. */
     static boolean isBootJar(Path jar) {
         try (ZipFile z = new ZipFile(jar.toFile())) {

@@ -1,0 +1,87 @@
+package org.holdfast.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.holdfast.bench.runner.Jars;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * The quick mode end to end with real processes: the server jar, one agent process per backup and
+ * restore, restic and borg when installed. Asserts correctness only (every snapshot of every
+ * volume restores byte-identical, no target failed), never speed.
+ */
+class BenchSmokeIT {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void quickRun_allWorkloads_everyRestoreIsByteIdentical() throws Exception {
+        Path root = Path.of(System.getProperty("holdfast.repo.root", "..")).toAbsolutePath().normalize();
+        Path server = Jars.server(root).orElse(null);
+        Path agent = Jars.agent(root).orElse(null);
+        Assumptions.assumeTrue(server != null && agent != null
+                        && Jars.holdsClass(server, "org.holdfast.server.app.HoldfastServer")
+                        && Jars.holdsClass(agent, "org.holdfast.client.cli.HoldfastAgent"),
+                "the server jar and the agent exec jar are not built yet (the reactor builds them before bench)");
+        List<String> peers = new ArrayList<>();
+        for (String p : List.of("restic", "borg")) {
+            if (onPath(p)) {
+                peers.add(p);
+            }
+        }
+        Path json = tmp.resolve("results.json");
+
+        int exit = new CommandLine(new HoldfastBench()).execute("run", "--quick", "--workload", "all",
+                "--out", tmp.resolve("out").toString(), "--json", json.toString(), "--server-jar", server.toString(),
+                "--agent-jar", agent.toString(), "--peers", peers.isEmpty() ? "none" : String.join(",", peers),
+                "--engines", "sungem,exact", "--server-xmx", "512m", "--agent-xmx", "256m", "--restore", "all");
+
+        JsonNode r = new ObjectMapper().readTree(json.toFile());
+        assertThat(r.path("workloads")).hasSize(3);
+        for (JsonNode w : r.path("workloads")) {
+            List<String> names = new ArrayList<>();
+            for (JsonNode t : w.path("targets")) {
+                String name = t.path("name").asText();
+                names.add(name);
+                assertThat(t.path("error").isNull()).as("%s on %s: %s", name, w.path("name").asText(), t.path("error"))
+                        .isTrue();
+                assertThat(t.path("restores").size()).as("%s on %s restored something", name, w.path("name").asText())
+                        .isPositive();
+                for (JsonNode rr : t.path("restores")) {
+                    assertThat(rr.path("identical").asBoolean())
+                            .as("%s %s %s day %d", w.path("name").asText(), name, rr.path("volume").asText(),
+                                    rr.path("day").asInt())
+                            .isTrue();
+                    assertThat(rr.path("restoredSha256").asText()).isEqualTo(rr.path("expectedSha256").asText());
+                }
+                if (name.startsWith("holdfast")) {
+                    int volumes = w.path("describe").has("hosts") ? w.path("describe").path("hosts").asInt()
+                            : w.path("describe").has("volumes") ? w.path("describe").path("volumes").size() : 1;
+                    int days = w.path("describe").path("days").asInt();
+                    assertThat(t.path("snapshots").size()).isEqualTo(volumes * days);
+                    assertThat(t.path("restores").size()).as("every snapshot restored").isEqualTo(volumes * days);
+                }
+            }
+            assertThat(names).contains("holdfast-sungem", "holdfast-exact");
+        }
+        assertThat(r.path("run").path("allRestoresIdentical").asBoolean()).isTrue();
+        assertThat(exit).isZero();
+    }
+
+    private static boolean onPath(String command) {
+        for (String d : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
+            if (!d.isEmpty() && java.nio.file.Files.isExecutable(Path.of(d, command))) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
