@@ -1,0 +1,30 @@
+package org.holdfast.client;
+
+/** The agent's process exit codes; documented in the CLI help and docs/agent.md. */
+public enum ExitCode {
+    /** The backup committed, the restore was verified and written, or the list was printed. */
+    OK(0),
+    /** A bug or an unexpected condition; rerun with --debug and report the stack trace. */
+    INTERNAL(1),
+    /** Bad command line or input file (options, changed-blocks list). */
+    USAGE(2),
+    /** Could not reach the server, or the connection broke or timed out. */
+    NETWORK(3),
+    /** The server refused the request (unknown volume or snapshot, busy, block size, token, storage full). */
+    REJECTED(4),
+    /** Reading the source, writing the target or the state directory failed. */
+    LOCAL_IO(5),
+    /** Data failed verification (a restored block does not match its fingerprint) or the server broke the protocol. */
+    INTEGRITY(6);
+
+    private final int code;
+
+    ExitCode(int code) {
+        this.code = code;
+    }
+
+    /** The numeric process exit status. */
+    public int code() {
+        return code;
+    }
+}

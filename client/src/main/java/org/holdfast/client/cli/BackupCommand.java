@@ -1,0 +1,100 @@
+package org.holdfast.client.cli;
+
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.holdfast.client.net.ServerConnection;
+import org.holdfast.client.progress.Sizes;
+import org.holdfast.client.scan.StateFile;
+import org.holdfast.client.upload.BackupResult;
+import org.holdfast.client.upload.BackupSession;
+import org.holdfast.common.compress.BlockCodec;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code backup}: makes a snapshot of a volume, sending only what changed since the last one. */
+@Command(name = "backup", mixinStandardHelpOptions = true,
+        description = {"Back up an image file or block device as a new snapshot of --volume.",
+            "Only blocks changed since this agent's last committed snapshot are sent, when its state file is",
+            "intact and the server agrees; otherwise the whole volume is read (full backup)."})
+final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<Integer> {
+    @Mixin
+    ConnectionOptions conn;
+
+    @Option(names = "--source", paramLabel = "PATH", required = true, description = "Image file or block device to back up.")
+    Path source;
+
+    @Option(names = "--block-size", paramLabel = "BYTES", defaultValue = "0",
+            description = "Block size for a new volume: a power of two, 512..1048576 (default 4096, or the state file's).")
+    int blockSize;
+
+    @Option(names = "--changed-blocks", paramLabel = "FILE",
+            description = "Read only these ranges ('START_BYTE LENGTH' per line, # comments); used only for an incremental backup.")
+    Path changedBlocks;
+
+    @Option(names = "--state-dir", paramLabel = "DIR", defaultValue = "${sys:user.home}/.holdfast/agent-state",
+            description = "Where per-server, per-volume state files live (default: ${DEFAULT-VALUE}).")
+    Path stateDir;
+
+    @Option(names = "--window-mib", paramLabel = "MIB", defaultValue = "64", hidden = true,
+            description = "Memory for payloads waiting for the server's answer.")
+    int windowMib;
+
+    @Option(names = "--compress-level", paramLabel = "N", defaultValue = "" + BlockCodec.DEFAULT_LEVEL, hidden = true,
+            description = "zstd level for uploads (negative = faster).")
+    int level;
+
+    @Override
+    public Integer call() {
+        Output o = new Output(out, err, conn.json);
+        int cores = Runtime.getRuntime().availableProcessors();
+        String volume = conn.volume();
+        Path stateFile = StateFile.path(stateDir, conn.address().key(), volume);
+        BackupSession.Settings s = new BackupSession.Settings(volume, source, blockSize, changedBlocks, stateFile,
+                (long) Math.max(8, windowMib) << 20, Math.max(1, cores), Math.max(1, cores), level);
+        BackupResult r;
+        try (ServerConnection c = conn.open()) {
+            r = new BackupSession(s, o::notice).run(c, o.progress("backup " + volume));
+        }
+        if (conn.json) {
+            o.json(toJson(r));
+        } else {
+            out.printf(Locale.ROOT, "snapshot %d of %s committed (%s backup)%n", r.sequence(), r.volume(), r.mode());
+            out.printf(Locale.ROOT, "  logical %s, read %s, changed %d blocks (%s)%n", Sizes.format(r.logicalBytes()),
+                    Sizes.format(r.bytesRead()), r.changedBlocks(), Sizes.format(r.changedBlocks() * r.blockSize()));
+            out.printf(Locale.ROOT, "  sent %d blocks (%s), newly stored %d blocks (%s), %.1f s, %.1f MB/s read%n",
+                    r.sentBlocks(), Sizes.format(r.sentBytes()), r.newBlocks(), Sizes.format(r.storedBytes()), r.seconds(),
+                    r.bytesRead() / 1e6 / Math.max(1e-9, r.seconds()));
+        }
+        return 0;
+    }
+
+    static Map<String, Object> toJson(BackupResult r) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("snapshotId", String.valueOf(r.sequence()));
+        m.put("sequence", r.sequence());
+        m.put("volume", r.volume());
+        m.put("createdAt", Instant.ofEpochMilli(r.createdAtMillis()).toString());
+        m.put("mode", r.mode());
+        m.put("fullReason", r.fullReason());
+        m.put("volumeBytes", r.volumeBytes());
+        m.put("blockSize", r.blockSize());
+        m.put("logicalBytes", r.logicalBytes());
+        m.put("blocksRead", r.blocksRead());
+        m.put("bytesRead", r.bytesRead());
+        m.put("entriesSent", r.entriesSent());
+        m.put("changedBlocks", r.changedBlocks());
+        m.put("changedBytes", r.changedBlocks() * r.blockSize());
+        m.put("sentBlocks", r.sentBlocks());
+        m.put("sentBytes", r.sentBytes());
+        m.put("newBlocks", r.newBlocks());
+        m.put("storedBytes", r.storedBytes());
+        m.put("seconds", Math.round(r.seconds() * 1000) / 1000.0);
+        m.put("stateSaved", r.stateSaved());
+        return m;
+    }
+}

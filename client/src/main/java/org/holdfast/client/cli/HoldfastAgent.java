@@ -1,0 +1,100 @@
+package org.holdfast.client.cli;
+
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.util.Arrays;
+import org.holdfast.client.AgentException;
+import org.holdfast.client.ExitCode;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The agent's entry point: {@code holdfast-agent backup | snapshots | restore}. */
+@Command(name = "holdfast-agent", mixinStandardHelpOptions = true, version = "holdfast-agent 0.1.0 (protocol v1)",
+        description = "Backs up block volumes (image files or block devices) to a Holdfast server and restores them.",
+        subcommands = {BackupCommand.class, SnapshotsCommand.class, RestoreCommand.class},
+        footerHeading = "%nExit codes:%n",
+        footer = {
+            "  0  success (backup committed, restore verified and written, list printed)",
+            "  1  internal error: rerun with --debug and report the stack trace",
+            "  2  usage: bad option or argument, or a bad --changed-blocks file",
+            "  3  network: server unreachable, connection lost, or no answer in time",
+            "  4  rejected by the server: unknown volume or snapshot, volume busy, block size mismatch,",
+            "     bad token, storage full",
+            "  5  local I/O: cannot read the source or write the target or the state directory",
+            "  6  integrity: a restored block failed verification, or the server broke the protocol"})
+public final class HoldfastAgent implements Runnable {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "name a subcommand: backup, snapshots or restore");
+    }
+
+    public static void main(String[] args) {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    /** Runs the CLI with the given streams and returns the exit code (the tests' entry point). */
+    public static int run(String[] args, PrintStream out, PrintStream err) {
+        boolean debug = Arrays.asList(args).contains("--debug");
+        CommandLine cl = new CommandLine(new HoldfastAgent(), new Factory(out, err));
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(err, true));
+        cl.setExitCodeExceptionMapper(t -> t instanceof AgentException a ? a.exitCode().code()
+                : t instanceof CommandLine.ParameterException ? ExitCode.USAGE.code() : ExitCode.INTERNAL.code());
+        cl.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
+            report(e, debug, err);
+            return e instanceof AgentException a ? a.exitCode().code() : ExitCode.INTERNAL.code();
+        });
+        int code = cl.execute(args);
+        out.flush();
+        err.flush();
+        return code;
+    }
+
+    static void report(Throwable e, boolean debug, PrintStream err) {
+        if (e instanceof AgentException a) {
+            String hint = a.hint() == null ? "" : " (" + a.hint() + ")";
+            err.println("holdfast-agent: error: " + a.getMessage() + hint);
+        } else {
+            err.println("holdfast-agent: internal error: " + e + " (rerun with --debug and report the stack trace)");
+        }
+        if (debug) {
+            e.printStackTrace(err);
+        }
+        err.flush();
+    }
+
+    /** Gives subcommands the output streams. */
+    private static final class Factory implements CommandLine.IFactory {
+        private final PrintStream out;
+        private final PrintStream err;
+        private final CommandLine.IFactory fallback = CommandLine.defaultFactory();
+
+        Factory(PrintStream out, PrintStream err) {
+            this.out = out;
+            this.err = err;
+        }
+
+        @Override
+        public <K> K create(Class<K> cls) throws Exception {
+            K k = fallback.create(cls);
+            if (k instanceof Subcommand s) {
+                s.streams(out, err);
+            }
+            return k;
+        }
+    }
+
+    /** A subcommand that prints to the CLI's streams. */
+    abstract static class Subcommand {
+        PrintStream out = System.out;
+        PrintStream err = System.err;
+
+        void streams(PrintStream out, PrintStream err) {
+            this.out = out;
+            this.err = err;
+        }
+    }
+}

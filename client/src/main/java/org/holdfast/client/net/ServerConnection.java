@@ -1,0 +1,261 @@
+package org.holdfast.client.net;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.util.ReferenceCountUtil;
+import java.time.Duration;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.holdfast.client.AgentException;
+import org.holdfast.client.ExitCode;
+import org.holdfast.common.protocol.ErrorCode;
+import org.holdfast.common.protocol.ErrorMessage;
+import org.holdfast.common.protocol.FrameDecoder;
+import org.holdfast.common.protocol.FrameEncoder;
+import org.holdfast.common.protocol.Hello;
+import org.holdfast.common.protocol.HelloOk;
+import org.holdfast.common.protocol.Message;
+import org.holdfast.common.protocol.ProtocolException;
+import org.holdfast.common.protocol.ProtocolLimits;
+
+/**
+ * One TCP connection to the server's ingest port, used by one flow (backup, restore, listing).
+ *
+ * <p>Inbound frames go into a queue that one consumer thread drains with {@link #receive}; when
+ * the queue holds {@link #HIGH_WATER} frames the channel stops reading (TCP backpressure), and
+ * resumes below {@link #LOW_WATER}. {@link #send} may be called from any thread; Netty keeps the
+ * order of writes made one after another. Messages taken with {@code receive} belong to the
+ * caller (release {@code Blocks}/{@code RestoreData}); {@link #close} releases whatever is still
+ * queued. An {@code ERROR} from the server, a decoding error or the connection closing surface
+ * from {@code receive} as an {@link AgentException}.
+ */
+public final class ServerConnection implements AutoCloseable {
+    /** Frames queued before the channel stops reading. */
+    static final int HIGH_WATER = 16;
+    static final int LOW_WATER = 4;
+    private static final Object CLOSED = new Object();
+
+    private final ServerAddress address;
+    private final EventLoopGroup group;
+    private final Channel channel;
+    private final FrameDecoder decoder;
+    private final LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
+    private final AtomicInteger queued = new AtomicInteger();
+    private volatile boolean closed;
+
+    private ServerConnection(ServerAddress address, EventLoopGroup group, Channel channel, FrameDecoder decoder) {
+        this.address = address;
+        this.group = group;
+        this.channel = channel;
+        this.decoder = decoder;
+    }
+
+    /** Connects to {@code address}; an unreachable server is a {@link ExitCode#NETWORK} failure. */
+    public static ServerConnection connect(ServerAddress address, Duration timeout) {
+        EventLoopGroup group = new NioEventLoopGroup(1, r -> {
+            Thread t = new Thread(r, "holdfast-net");
+            t.setDaemon(true);
+            return t;
+        });
+        FrameDecoder decoder = new FrameDecoder();
+        ServerConnection[] self = new ServerConnection[1];
+        Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, timeout.toMillis()))
+                .option(ChannelOption.TCP_NODELAY, true)
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast("decoder", decoder).addLast("encoder", new FrameEncoder())
+                                .addLast("inbox", new Inbox(() -> self[0]));
+                    }
+                });
+        ChannelFuture f = b.connect(address.host(), address.port()).awaitUninterruptibly();
+        if (!f.isSuccess()) {
+            group.shutdownGracefully(0, 100, TimeUnit.MILLISECONDS);
+            Throwable cause = f.cause();
+            throw new AgentException(ExitCode.NETWORK, "cannot connect to " + address + ": "
+                    + (cause == null ? "unknown reason" : cause.getMessage()),
+                    "check that the server is running and that --server names its ingest port", cause);
+        }
+        ServerConnection c = new ServerConnection(address, group, f.channel(), decoder);
+        self[0] = c;
+        return c;
+    }
+
+    /** Sends HELLO and waits for HELLO_OK. */
+    public HelloOk hello(String agentName, String token, Duration timeout) {
+        send(Hello.of(agentName, token));
+        HelloOk ok = expect(HelloOk.class, timeout);
+        if (ok.protocolVersion() != ProtocolLimits.VERSION) {
+            throw new AgentException(ExitCode.INTEGRITY, "server speaks protocol version " + ok.protocolVersion()
+                    + ", this agent speaks " + ProtocolLimits.VERSION, "use an agent that matches the server's version");
+        }
+        return ok;
+    }
+
+    /** The server this connects to. */
+    public ServerAddress address() {
+        return address;
+    }
+
+    /** Writes and flushes {@code m} (ownership of reference-counted messages passes to the channel). */
+    public ChannelFuture send(Message m) {
+        return channel.writeAndFlush(m);
+    }
+
+    /** True while the connection is open and nothing has failed it. */
+    public boolean isActive() {
+        return channel.isActive() && !closed;
+    }
+
+    /** Tells the decoder the session's block size, so payloads are checked exactly (runs on the event loop). */
+    public void blockSize(int blockSize) {
+        channel.eventLoop().submit(() -> decoder.blockSize(blockSize)).syncUninterruptibly();
+    }
+
+    /**
+     * The next message, or null if none arrived within {@code timeout}. Throws for an ERROR from
+     * the server, a malformed frame, or a closed connection.
+     */
+    public Message poll(Duration timeout) {
+        Object o;
+        try {
+            o = inbox.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AgentException(ExitCode.INTERNAL, "interrupted while waiting for the server", null, e);
+        }
+        if (o == null) {
+            return null;
+        }
+        if (o == CLOSED) {
+            inbox.add(CLOSED); // every later poll sees it too
+            throw new AgentException(ExitCode.NETWORK, "the server closed the connection", "check the server log, then retry");
+        }
+        if (o instanceof Throwable t) {
+            inbox.add(CLOSED);
+            throw translate(t);
+        }
+        if (queued.decrementAndGet() <= LOW_WATER && !channel.config().isAutoRead()) {
+            channel.config().setAutoRead(true);
+        }
+        if (o instanceof ErrorMessage err) {
+            throw ServerErrors.rejected(err);
+        }
+        return (Message) o;
+    }
+
+    /** Like {@link #poll} but a timeout is a {@link ExitCode#NETWORK} failure. */
+    public Message receive(Duration timeout) {
+        Message m = poll(timeout);
+        if (m == null) {
+            throw new AgentException(ExitCode.NETWORK, "the server did not answer within " + timeout.toSeconds() + " s",
+                    "check the server's health and log, then retry");
+        }
+        return m;
+    }
+
+    /** Receives one message that must be of {@code type}; anything else is a protocol violation by the server. */
+    public <T extends Message> T expect(Class<T> type, Duration timeout) {
+        Message m = receive(timeout);
+        if (!type.isInstance(m)) {
+            ReferenceCountUtil.release(m);
+            throw protocolViolation("expected " + type.getSimpleName() + " but the server sent " + m.type());
+        }
+        return type.cast(m);
+    }
+
+    /** Reports a broken server protocol: sends ERROR BAD_STATE, closes, and returns the exception to throw. */
+    public AgentException protocolViolation(String what) {
+        if (channel.isActive()) {
+            channel.writeAndFlush(ErrorMessage.of(ErrorCode.BAD_STATE, what)).addListener(ChannelFutureListener.CLOSE);
+        }
+        return new AgentException(ExitCode.INTEGRITY, "server broke the protocol: " + what,
+                "check that agent and server versions match; see the server log");
+    }
+
+    private AgentException translate(Throwable t) {
+        if (t instanceof AgentException a) {
+            return a;
+        }
+        if (t instanceof ProtocolException p) {
+            return new AgentException(ExitCode.INTEGRITY, "server sent a malformed frame: " + p.getMessage(),
+                    "check that agent and server versions match", p);
+        }
+        return new AgentException(ExitCode.NETWORK, "connection to " + address + " failed: " + t.getMessage(),
+                "check the network and the server, then retry", t);
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        group.shutdownGracefully(0, 500, TimeUnit.MILLISECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        for (Object o; (o = inbox.poll()) != null; ) {
+            ReferenceCountUtil.release(o);
+        }
+    }
+
+    /** Moves inbound frames and failures into the inbox; pauses reading when it is full. */
+    private static final class Inbox extends ChannelInboundHandlerAdapter {
+        private final java.util.function.Supplier<ServerConnection> owner;
+
+        Inbox(java.util.function.Supplier<ServerConnection> owner) {
+            this.owner = owner;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ServerConnection c = owner.get();
+            if (c == null || c.closed) {
+                ReferenceCountUtil.release(msg);
+                return;
+            }
+            c.inbox.add(msg);
+            if (c.queued.incrementAndGet() >= HIGH_WATER) {
+                ctx.channel().config().setAutoRead(false);
+            }
+            if (c.closed) { // close() may have drained the inbox between our checks
+                for (Object o; (o = c.inbox.poll()) != null; ) {
+                    ReferenceCountUtil.release(o);
+                }
+            }
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ServerConnection c = owner.get();
+            if (cause instanceof ProtocolException p && ctx.channel().isActive()) {
+                ctx.writeAndFlush(ErrorMessage.of(p)).addListener(ChannelFutureListener.CLOSE);
+            } else {
+                ctx.close();
+            }
+            if (c != null) {
+                c.inbox.add(cause);
+            }
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            ServerConnection c = owner.get();
+            if (c != null) {
+                c.inbox.add(CLOSED);
+            }
+            ctx.fireChannelInactive();
+        }
+    }
+}

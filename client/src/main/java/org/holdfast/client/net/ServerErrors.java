@@ -1,0 +1,31 @@
+package org.holdfast.client.net;
+
+import org.holdfast.client.AgentException;
+import org.holdfast.client.ExitCode;
+import org.holdfast.common.protocol.ErrorMessage;
+
+/** Turns the server's ERROR frames into one-line failures with advice. */
+final class ServerErrors {
+    private ServerErrors() {
+    }
+
+    static AgentException rejected(ErrorMessage err) {
+        String hint = switch (err.code()) {
+            case UNKNOWN_VOLUME -> "check --volume; a volume exists once its first backup committed";
+            case UNKNOWN_SNAPSHOT -> "list the volume's snapshots with 'holdfast-agent snapshots --volume NAME'";
+            case VOLUME_BUSY -> "another backup of this volume is running; retry when it has finished";
+            case BLOCK_SIZE_MISMATCH -> "the volume exists with another block size; pass that --block-size";
+            case UNAUTHORIZED -> "check --token (or HOLDFAST_TOKEN) and the token's volumes";
+            case STORAGE_FULL -> "free space on the server (retention, GC) or add storage, then retry";
+            case UNSUPPORTED_VERSION -> "use an agent that matches the server's version";
+            case FINGERPRINT_MISMATCH -> "the source changed while it was read; back up from a snapshot of it, or retry";
+            default -> "see the server log";
+        };
+        ExitCode exit = switch (err.code()) {
+            case BAD_FRAME, BAD_STATE, LIMIT_EXCEEDED, UNSUPPORTED_VERSION -> ExitCode.INTEGRITY;
+            case INTERNAL -> ExitCode.REJECTED;
+            default -> ExitCode.REJECTED;
+        };
+        return new AgentException(exit, "server refused: " + err.code() + ": " + err.message(), hint);
+    }
+}

@@ -1,0 +1,200 @@
+package org.holdfast.client.restore;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import org.holdfast.client.AgentException;
+import org.holdfast.client.ExitCode;
+import org.holdfast.client.scan.StateFile;
+
+/**
+ * Writes a restored volume, block by block in LBN order, coalescing consecutive blocks into large
+ * writes.
+ *
+ * <p>A regular-file target is written to a temporary file beside it; zero blocks are skipped and
+ * become holes, the final length is set exactly (the last block may be partial), and
+ * {@link #finish} fsyncs and renames it over the target, so the target is either the old file or
+ * the complete restore, never a mix. A block-device target is written in place, zero blocks as
+ * real zeros (a device has no holes and may hold old data), and must be at least as large as the
+ * volume. Not thread-safe.
+ */
+public final class RestoreWriter implements AutoCloseable {
+    private static final int WRITE_BUFFER = 8 << 20;
+
+    private final Path target;
+    private final Path temp; // null for a device
+    private final RandomAccessFile file; // null for a device
+    private final FileChannel ch;
+    private final long volumeBytes;
+    private final int blockSize;
+    private final ByteBuffer pending;
+    private final byte[] zeros;
+    private long pendingLbn = -1;
+    private long nextLbn;
+    private boolean finished;
+    private long bytesWritten;
+
+    private RestoreWriter(Path target, Path temp, RandomAccessFile file, FileChannel ch, long volumeBytes, int blockSize) {
+        this.target = target;
+        this.temp = temp;
+        this.file = file;
+        this.ch = ch;
+        this.volumeBytes = volumeBytes;
+        this.blockSize = blockSize;
+        this.pending = ByteBuffer.allocateDirect(Math.max(blockSize, WRITE_BUFFER / blockSize * blockSize));
+        this.zeros = temp == null ? new byte[blockSize] : null;
+    }
+
+    /** Opens {@code target} for a volume of {@code volumeBytes} in blocks of {@code blockSize}. */
+    public static RestoreWriter open(Path target, long volumeBytes, int blockSize) {
+        try {
+            if (Files.exists(target) && !Files.isRegularFile(target) && !Files.isDirectory(target)) {
+                Path real = target.toRealPath();
+                long size = deviceSize(real);
+                if (size < volumeBytes) {
+                    throw new AgentException(ExitCode.USAGE, "target device " + target + " has " + size
+                            + " bytes, the snapshot needs " + volumeBytes, "restore to a larger device or to a file");
+                }
+                FileChannel ch = FileChannel.open(real, StandardOpenOption.WRITE);
+                return new RestoreWriter(target, null, null, ch, volumeBytes, blockSize);
+            }
+            if (Files.isDirectory(target)) {
+                throw new AgentException(ExitCode.USAGE, "target " + target + " is a directory", "name a file or a block device");
+            }
+            Path dir = target.toAbsolutePath().getParent();
+            if (dir == null || !Files.isDirectory(dir)) {
+                throw new AgentException(ExitCode.USAGE, "the directory of target " + target + " does not exist", "create it first");
+            }
+            Path temp = Files.createTempFile(dir, "." + target.getFileName() + ".", ".holdfast-restore");
+            RandomAccessFile raf = new RandomAccessFile(temp.toFile(), "rw");
+            return new RestoreWriter(target, temp, raf, raf.getChannel(), volumeBytes, blockSize);
+        } catch (IOException e) {
+            throw new AgentException(ExitCode.LOCAL_IO, "cannot open target " + target + ": " + e.getMessage(),
+                    "check the path, free space and permissions", e);
+        }
+    }
+
+    private static long deviceSize(Path real) throws IOException {
+        Path sys = Path.of("/sys/class/block", real.getFileName().toString(), "size");
+        if (!Files.exists(sys)) {
+            throw new IOException("not a regular file and not a block device this agent can size");
+        }
+        return Long.parseLong(Files.readString(sys).strip()) * 512L;
+    }
+
+    /** True if the target is a regular file (written through a temporary file). */
+    public boolean isFile() {
+        return temp != null;
+    }
+
+    /** Writes block {@code lbn} from {@code blockSize} bytes of {@code src} at {@code off}. Blocks come in LBN order. */
+    public void write(long lbn, byte[] src, int off) {
+        checkOrder(lbn);
+        append(lbn, src, off);
+    }
+
+    /** Block {@code lbn} is all zeros. */
+    public void zero(long lbn) {
+        checkOrder(lbn);
+        if (temp != null) {
+            flush(); // a hole: nothing to write
+        } else {
+            append(lbn, zeros, 0);
+        }
+    }
+
+    private void checkOrder(long lbn) {
+        if (lbn != nextLbn) {
+            throw new IllegalStateException("block " + lbn + " out of order, expected " + nextLbn);
+        }
+        nextLbn++;
+    }
+
+    private void append(long lbn, byte[] src, int off) {
+        if (pending.position() > 0 && !pending.hasRemaining()) {
+            flush();
+        }
+        if (pending.position() == 0) {
+            pendingLbn = lbn;
+        }
+        pending.put(src, off, blockSize);
+    }
+
+    private void flush() {
+        if (pending.position() == 0) {
+            return;
+        }
+        long pos = pendingLbn * blockSize;
+        pending.flip();
+        // The last block of a volume may be partial: never write past the volume's end.
+        long end = Math.min(volumeBytes, pos + pending.remaining());
+        pending.limit((int) (end - pos));
+        try {
+            while (pending.hasRemaining()) {
+                int n = ch.write(pending, pos);
+                pos += n;
+                bytesWritten += n;
+            }
+        } catch (IOException e) {
+            throw new AgentException(ExitCode.LOCAL_IO, "writing " + target + " failed: " + e.getMessage(),
+                    "check free space and the target device", e);
+        }
+        pending.clear();
+    }
+
+    /** Bytes written so far (holes not counted). */
+    public long bytesWritten() {
+        return bytesWritten;
+    }
+
+    /** Flushes, sets the exact length, fsyncs and (for a file) renames over the target. */
+    public void finish() {
+        flush();
+        try {
+            if (temp != null) {
+                file.setLength(volumeBytes);
+                ch.force(true);
+                file.close();
+                try {
+                    Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                } catch (AtomicMoveNotSupportedException e) {
+                    Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING);
+                }
+                StateFile.fsyncDirectory(target.toAbsolutePath().getParent());
+            } else {
+                ch.force(true);
+                ch.close();
+            }
+            finished = true;
+        } catch (IOException e) {
+            throw new AgentException(ExitCode.LOCAL_IO, "finishing " + target + " failed: " + e.getMessage(),
+                    "check free space and the target", e);
+        }
+    }
+
+    /** Without {@link #finish}: closes and deletes the temporary file (the target is untouched). */
+    @Override
+    public void close() {
+        if (finished) {
+            return;
+        }
+        finished = true;
+        try {
+            ch.close();
+            if (file != null) {
+                file.close();
+            }
+            if (temp != null) {
+                Files.deleteIfExists(temp);
+            }
+        } catch (IOException ignored) {
+            // already failing; a leftover temp file never has the target's name
+        }
+    }
+}

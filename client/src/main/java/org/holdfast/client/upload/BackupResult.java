@@ -1,0 +1,11 @@
+package org.holdfast.client.upload;
+
+/**
+ * What one committed backup did. {@code changedBlocks}, {@code newBlocks} and {@code storedBytes}
+ * are the server's counts from COMMITTED; the rest are the agent's.
+ */
+public record BackupResult(String volume, long sequence, long createdAtMillis, String mode, String fullReason,
+                           long volumeBytes, int blockSize, long logicalBytes, long blocksRead, long bytesRead,
+                           long entriesSent, long changedBlocks, long sentBlocks, long sentBytes, long newBlocks,
+                           long storedBytes, double seconds, boolean stateSaved) {
+}

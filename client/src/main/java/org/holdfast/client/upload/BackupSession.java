@@ -1,0 +1,185 @@
+package org.holdfast.client.upload;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import org.holdfast.client.AgentException;
+import org.holdfast.client.ExitCode;
+import org.holdfast.client.net.ServerConnection;
+import org.holdfast.client.progress.ProgressMeter;
+import org.holdfast.client.scan.BlockReader;
+import org.holdfast.client.scan.ChangeDetector;
+import org.holdfast.client.scan.ChangedBlockList;
+import org.holdfast.client.scan.StateFile;
+import org.holdfast.client.scan.VolumeScanner;
+import org.holdfast.client.scan.VolumeSource;
+import org.holdfast.common.protocol.Abort;
+import org.holdfast.common.protocol.BackupBegin;
+import org.holdfast.common.protocol.BackupMode;
+import org.holdfast.common.protocol.BackupReady;
+import org.holdfast.common.protocol.Commit;
+import org.holdfast.common.protocol.Committed;
+import org.holdfast.common.protocol.ProtocolLimits;
+
+/**
+ * One backup, as docs/protocol.md describes it: decide whether the state file can be trusted,
+ * BACKUP_BEGIN with its sequence as base, then scan and upload in one pass, COMMIT, and only after
+ * COMMITTED replace the state file.
+ *
+ * <p>Incremental means: the state file is intact and matches the volume's size and block size,
+ * the server answered mode INCREMENTAL, and its parent is the state's snapshot. In every other
+ * case the agent reads everything and reports every LBN (full), which is always correct.
+ */
+public final class BackupSession {
+    /** Wait for the server's answer to BACKUP_BEGIN and COMMIT. */
+    static final Duration ANSWER_TIMEOUT = Duration.ofMinutes(10);
+
+    /** Everything a backup needs to know. {@code blockSize} 0 = the state's, else 4096. */
+    public record Settings(String volume, Path source, int blockSize, Path changedBlocks, Path stateFile,
+                           long windowBytes, int hashThreads, int compressThreads, int compressLevel) {
+    }
+
+    private final Settings settings;
+    private final Consumer<String> notices;
+
+    /** {@code notices} receives one-line remarks for the user (why a backup is full, and such). */
+    public BackupSession(Settings settings, Consumer<String> notices) {
+        this.settings = settings;
+        this.notices = notices;
+    }
+
+    /** Runs the backup over {@code conn} (after HELLO). */
+    public BackupResult run(ServerConnection conn, ProgressMeter progress) {
+        long t0 = System.nanoTime();
+        try (VolumeSource source = VolumeSource.open(settings.source())) {
+            long volumeBytes = source.size();
+            StateFile.Loaded loaded = StateFile.load(settings.stateFile());
+            StateFile.PreviousState prev = loaded.state();
+            try {
+                int blockSize = settings.blockSize() != 0 ? settings.blockSize() : prev != null ? prev.blockSize() : 4096;
+                if (!ProtocolLimits.isValidBlockSize(blockSize)) {
+                    throw new AgentException(ExitCode.USAGE, "block size " + blockSize + " is not a power of two in "
+                            + ProtocolLimits.MIN_BLOCK_SIZE + ".." + ProtocolLimits.MAX_BLOCK_SIZE, "fix --block-size");
+                }
+                String distrust = loaded.reason();
+                if (prev != null && prev.blockSize() != blockSize) {
+                    distrust = "state file is for block size " + prev.blockSize() + ", not " + blockSize;
+                } else if (prev != null && prev.volumeBytes() != volumeBytes) {
+                    distrust = "volume size changed from " + prev.volumeBytes() + " to " + volumeBytes + " bytes";
+                }
+                long base = distrust == null ? prev.sequence() : 0;
+
+                conn.send(new BackupBegin(settings.volume(), blockSize, volumeBytes, base));
+                BackupReady ready = conn.expect(BackupReady.class, ANSWER_TIMEOUT);
+                if (ready.blockSize() != blockSize) {
+                    throw conn.protocolViolation("BACKUP_READY block size " + ready.blockSize() + " for requested " + blockSize);
+                }
+                String fullReason = distrust;
+                if (fullReason == null && ready.mode() != BackupMode.INCREMENTAL) {
+                    fullReason = "the server asked for a full backup";
+                } else if (fullReason == null && ready.parentSequence() != base) {
+                    fullReason = "the server's newest snapshot is " + ready.parentSequence() + ", the state file's is " + base;
+                }
+                boolean incremental = fullReason == null;
+                long blockCount = ProtocolLimits.blockCount(volumeBytes, blockSize);
+                ChangedBlockList extents = ChangedBlockList.all(blockCount);
+                if (settings.changedBlocks() != null) {
+                    ChangedBlockList listed = ChangedBlockList.read(settings.changedBlocks(), volumeBytes, blockSize);
+                    if (incremental) {
+                        extents = listed;
+                    } else {
+                        notices.accept("ignoring --changed-blocks and reading the whole volume: " + fullReason);
+                    }
+                } else if (!incremental && prev != null) {
+                    notices.accept("reading the whole volume (full backup): " + fullReason);
+                }
+                progress.start(extents.blocks() * (long) blockSize);
+                return upload(conn, source, prev, incremental, fullReason, blockSize, blockCount, extents, ready, progress, t0);
+            } finally {
+                if (prev != null) {
+                    prev.close();
+                }
+            }
+        }
+    }
+
+    private BackupResult upload(ServerConnection conn, VolumeSource source, StateFile.PreviousState prev,
+                                boolean incremental, String fullReason, int blockSize, long blockCount,
+                                ChangedBlockList extents, BackupReady ready, ProgressMeter progress, long t0) {
+        SessionFailure failure = new SessionFailure();
+        PayloadWindow window = new PayloadWindow(settings.windowBytes(), blockSize);
+        ConcurrentLinkedQueue<PendingRun> pending = new ConcurrentLinkedQueue<>();
+        Semaphore runsInFlight = new Semaphore(64);
+        RunAssembler runs = new RunAssembler(conn, window, pending, runsInFlight, failure, blockSize);
+        boolean committed = false;
+        try (StateFile.Writer state = StateFile.Writer.create(settings.stateFile(), blockSize, source.size());
+             BlockUploader uploader = new BlockUploader(conn, window, pending, runsInFlight, failure, blockSize,
+                     settings.compressThreads(), settings.compressLevel());
+             BlockReader reader = new BlockReader(source.channel(), source.size(), blockSize, extents,
+                     BlockReader.DEFAULT_CHUNK_BYTES, BlockReader.DEFAULT_SLOTS, settings.hashThreads())) {
+            VolumeScanner.Result scan;
+            try {
+                scan = VolumeScanner.scan(reader, new ChangeDetector(incremental ? prev : null), incremental ? prev : null,
+                        state, blockCount, blockSize, runs, progress::advance);
+                runs.flush();
+                while (!pending.isEmpty() || !window.allReturned()) {
+                    failure.check();
+                    Thread.sleep(5);
+                }
+                failure.check();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AgentException(ExitCode.INTERNAL, "interrupted", null, e);
+            }
+            conn.send(new Commit(source.size()));
+            Committed c = awaitCommitted(uploader, failure);
+            committed = true;
+            progress.finish();
+            boolean saved = saveState(state, c);
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            return new BackupResult(settings.volume(), c.sequence(), c.createdAtMillis(), incremental ? "incremental" : "full",
+                    fullReason, source.size(), blockSize, c.logicalBytes(), scan.blocksRead(), scan.bytesRead(),
+                    runs.entriesSent(), c.changedBlocks(), uploader.sentBlocks.sum(), uploader.sentBytes.sum(),
+                    c.newBlocks(), c.storedBytes(), seconds, saved);
+        } finally {
+            if (!committed) {
+                runs.discard();
+                if (conn.isActive()) {
+                    conn.send(Abort.INSTANCE);
+                }
+            }
+        }
+    }
+
+    private Committed awaitCommitted(BlockUploader uploader, SessionFailure failure) {
+        try {
+            return uploader.committed().get(ANSWER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            failure.check();
+            throw new AgentException(ExitCode.INTERNAL, "commit failed: " + e.getCause(), null, e.getCause());
+        } catch (TimeoutException e) {
+            throw new AgentException(ExitCode.NETWORK, "the server did not confirm the commit within "
+                    + ANSWER_TIMEOUT.toMinutes() + " minutes", "check the server; the snapshot may or may not exist (list snapshots)");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AgentException(ExitCode.INTERNAL, "interrupted", null, e);
+        }
+    }
+
+    private boolean saveState(StateFile.Writer state, Committed c) {
+        try {
+            state.commit(c.sequence(), c.createdAtMillis());
+            return true;
+        } catch (RuntimeException e) {
+            // The snapshot is committed; a missing state only makes the next backup read everything.
+            notices.accept("snapshot " + c.sequence() + " is committed, but the state file could not be saved ("
+                    + e.getMessage() + "); the next backup will read the whole volume");
+            return false;
+        }
+    }
+}

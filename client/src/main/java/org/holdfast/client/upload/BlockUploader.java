@@ -1,0 +1,211 @@
+package org.holdfast.client.upload;
+
+import io.netty.buffer.PooledByteBufAllocator;
+import java.time.Duration;
+import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import org.holdfast.client.net.ServerConnection;
+import org.holdfast.common.compress.BlockCodec;
+import org.holdfast.common.protocol.Blocks;
+import org.holdfast.common.protocol.Committed;
+import org.holdfast.common.protocol.Message;
+import org.holdfast.common.protocol.Need;
+import org.holdfast.common.protocol.PayloadCodec;
+import org.holdfast.common.protocol.ProtocolLimits;
+
+/**
+ * Answers the server's NEEDs: takes the matching run (NEEDs come in run order), compresses the
+ * asked-for payloads on a pool of threads in groups, and sends each group as one BLOCKS frame.
+ * Also the only reader of the connection during the upload, so it receives COMMITTED too.
+ *
+ * <p>Each compressing thread owns one {@link BlockCodec} and one output array, so a block costs no
+ * allocation besides its bytes in the frame's pooled buffer.
+ */
+final class BlockUploader implements AutoCloseable {
+    /** Blocks per BLOCKS frame when a run is split for parallel compression. */
+    static final int GROUP_BLOCKS = 256;
+    /** Longest silence while runs are waiting for NEED before the server counts as stuck. */
+    static final Duration NEED_TIMEOUT = Duration.ofMinutes(10);
+
+    private final ServerConnection conn;
+    private final PayloadWindow window;
+    private final Queue<PendingRun> pending;
+    private final Semaphore runsInFlight;
+    private final SessionFailure failure;
+    private final int blockSize;
+    private final ExecutorService compressPool;
+    private final ThreadLocal<BlockCodec> codecs;
+    private final ThreadLocal<byte[]> outputs;
+    private final Thread thread;
+    private final CompletableFuture<Committed> committed = new CompletableFuture<>();
+    final LongAdder sentBlocks = new LongAdder();
+    final LongAdder sentBytes = new LongAdder();
+    final LongAdder zstdBlocks = new LongAdder();
+    private volatile boolean stopped;
+
+    BlockUploader(ServerConnection conn, PayloadWindow window, Queue<PendingRun> pending, Semaphore runsInFlight,
+                  SessionFailure failure, int blockSize, int threads, int level) {
+        this.conn = conn;
+        this.window = window;
+        this.pending = pending;
+        this.runsInFlight = runsInFlight;
+        this.failure = failure;
+        this.blockSize = blockSize;
+        this.codecs = ThreadLocal.withInitial(() -> new BlockCodec(level));
+        this.outputs = ThreadLocal.withInitial(() -> new byte[BlockCodec.maxCompressedLength(blockSize)]);
+        this.compressPool = Executors.newFixedThreadPool(threads, r -> {
+            Thread t = new Thread(() -> {
+                try {
+                    r.run();
+                } finally {
+                    // each pool thread closes the native zstd contexts it created
+                    BlockCodec c = codecs.get();
+                    c.close();
+                }
+            }, "holdfast-compress");
+            t.setDaemon(true);
+            return t;
+        });
+        this.thread = new Thread(this::receiveLoop, "holdfast-upload");
+        this.thread.setDaemon(true);
+        this.thread.start();
+    }
+
+    /** Completes with the server's COMMITTED. */
+    CompletableFuture<Committed> committed() {
+        return committed;
+    }
+
+    private void receiveLoop() {
+        long lastMessage = System.nanoTime();
+        try {
+            while (!stopped && !failure.failed()) {
+                Message m = conn.poll(Duration.ofMillis(200));
+                if (m == null) {
+                    if (!pending.isEmpty() && System.nanoTime() - lastMessage > NEED_TIMEOUT.toNanos()) {
+                        throw new org.holdfast.client.AgentException(org.holdfast.client.ExitCode.NETWORK,
+                                "the server sent no NEED for " + NEED_TIMEOUT.toMinutes() + " minutes",
+                                "check the server's health and log, then retry");
+                    }
+                    continue;
+                }
+                lastMessage = System.nanoTime();
+                if (m instanceof Need n) {
+                    handle(n);
+                } else if (m instanceof Committed c) {
+                    committed.complete(c);
+                    return;
+                } else {
+                    io.netty.util.ReferenceCountUtil.release(m);
+                    throw conn.protocolViolation("unexpected " + m.type() + " during a backup");
+                }
+            }
+        } catch (Throwable t) {
+            failure.fail(t);
+            committed.completeExceptionally(t);
+        }
+    }
+
+    private void handle(Need n) {
+        PendingRun run = pending.poll();
+        if (run == null || run.startLbn != n.startLbn() || run.count != n.count()) {
+            throw conn.protocolViolation("NEED for " + n.startLbn() + "+" + n.count() + " does not answer the oldest run"
+                    + (run == null ? " (none is waiting)" : " (" + run.startLbn + "+" + run.count + ")"));
+        }
+        runsInFlight.release();
+        int needed = n.neededCount();
+        if (needed == 0) {
+            window.release(run.slab);
+            return;
+        }
+        int[] idx = new int[needed];
+        int k = 0;
+        for (int i = 0; i < run.count; i++) {
+            if (n.isNeeded(i)) {
+                if (run.payloadOffsets[i] < 0) {
+                    throw conn.protocolViolation("NEED asks for the payload of zero block " + (run.startLbn + i));
+                }
+                idx[k++] = i;
+            }
+        }
+        int perFrame = Math.min(GROUP_BLOCKS, Math.max(1, ProtocolLimits.TARGET_FRAME_PAYLOAD
+                / (ProtocolLimits.maxZstdPayload(blockSize) + Blocks.BLOCK_HEADER_BYTES)));
+        int groups = (needed + perFrame - 1) / perFrame;
+        run.groupsLeft.set(groups);
+        for (int g = 0; g < groups; g++) {
+            int from = g * perFrame;
+            int to = Math.min(needed, from + perFrame);
+            compressPool.execute(() -> sendGroup(run, idx, from, to));
+        }
+    }
+
+    private void sendGroup(PendingRun run, int[] idx, int from, int to) {
+        try {
+            if (failure.failed()) {
+                return;
+            }
+            BlockCodec codec = codecs.get();
+            byte[] out = outputs.get();
+            Blocks.Builder b = Blocks.builder(PooledByteBufAllocator.DEFAULT, (to - from) * blockSize / 2);
+            Blocks blocks;
+            long bytes = 0;
+            try {
+                for (int k = from; k < to; k++) {
+                    int i = idx[k];
+                    int off = run.payloadOffsets[i];
+                    int n = codec.compress(run.slab, off, blockSize, out, 0);
+                    if (n > 0) {
+                        b.add(run.startLbn + i, PayloadCodec.ZSTD, out, 0, n);
+                        bytes += n;
+                        zstdBlocks.increment();
+                    } else {
+                        b.add(run.startLbn + i, PayloadCodec.RAW, run.slab, off, blockSize);
+                        bytes += blockSize;
+                    }
+                }
+                blocks = b.build();
+            } finally {
+                b.close();
+            }
+            sentBlocks.add(to - from);
+            sentBytes.add(bytes);
+            conn.send(blocks).addListener(f -> {
+                if (!f.isSuccess()) {
+                    failure.fail(new org.holdfast.client.AgentException(org.holdfast.client.ExitCode.NETWORK,
+                            "sending blocks failed: " + f.cause(), "check the network and the server, then retry", f.cause()));
+                }
+                groupDone(run);
+            });
+        } catch (Throwable t) {
+            failure.fail(t);
+            groupDone(run);
+        }
+    }
+
+    private void groupDone(PendingRun run) {
+        if (run.groupsLeft.decrementAndGet() == 0) {
+            window.release(run.slab);
+        }
+    }
+
+    @Override
+    public void close() {
+        stopped = true;
+        try {
+            thread.join(2000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        compressPool.shutdown();
+        try {
+            compressPool.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

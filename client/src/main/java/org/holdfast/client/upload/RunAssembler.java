@@ -1,0 +1,117 @@
+package org.holdfast.client.upload;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Queue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.holdfast.client.AgentException;
+import org.holdfast.client.ExitCode;
+import org.holdfast.client.net.ServerConnection;
+import org.holdfast.client.scan.ChangeSink;
+import org.holdfast.common.id.Fingerprint;
+import org.holdfast.common.protocol.Entries;
+import org.holdfast.common.protocol.ProtocolLimits;
+
+/**
+ * Groups changed blocks into ENTRIES runs of consecutive LBNs and sends them. A run ends at a gap
+ * in the LBNs, at {@link ProtocolLimits#MAX_RUN_ENTRIES}, or when its slab of payloads is full;
+ * payloads of non-zero blocks are copied into the run's slab, where they wait for NEED. Runs are
+ * queued in send order, which is the order NEEDs answer them. Runs themselves are limited too
+ * ({@code maxRunsInFlight}) so that a volume of zeros cannot queue unbounded ENTRIES. Called by the
+ * scanning thread only.
+ */
+final class RunAssembler implements ChangeSink {
+    private final ServerConnection conn;
+    private final PayloadWindow window;
+    private final Queue<PendingRun> pending;
+    private final Semaphore runsInFlight;
+    private final SessionFailure failure;
+    private final int blockSize;
+    private final byte[] fps = new byte[ProtocolLimits.MAX_RUN_ENTRIES * Fingerprint.BYTES];
+    private final int[] offsets = new int[ProtocolLimits.MAX_RUN_ENTRIES];
+    private long start;
+    private int count;
+    private byte[] slab;
+    private int slabUsed;
+    private long runsSent;
+    private long entriesSent;
+
+    RunAssembler(ServerConnection conn, PayloadWindow window, Queue<PendingRun> pending, Semaphore runsInFlight,
+                 SessionFailure failure, int blockSize) {
+        this.conn = conn;
+        this.window = window;
+        this.pending = pending;
+        this.runsInFlight = runsInFlight;
+        this.failure = failure;
+        this.blockSize = blockSize;
+    }
+
+    @Override
+    public void changed(long lbn, byte[] fingerprints, int fpOff, ByteBuffer data, int dataOff, boolean zero) {
+        if (count > 0 && (lbn != start + count || count == ProtocolLimits.MAX_RUN_ENTRIES
+                || (!zero && slab != null && slabUsed + blockSize > slab.length))) {
+            flush();
+        }
+        if (count == 0) {
+            start = lbn;
+        }
+        System.arraycopy(fingerprints, fpOff, fps, count * Fingerprint.BYTES, Fingerprint.BYTES);
+        if (zero) {
+            offsets[count] = -1;
+        } else {
+            if (slab == null) {
+                slab = window.acquire(failure);
+                slabUsed = 0;
+            }
+            data.get(dataOff, slab, slabUsed, blockSize);
+            offsets[count] = slabUsed;
+            slabUsed += blockSize;
+        }
+        count++;
+    }
+
+    /** Sends the run being assembled, if any. */
+    void flush() {
+        if (count == 0) {
+            return;
+        }
+        failure.check();
+        acquireRunSlot();
+        byte[] runFps = Arrays.copyOf(fps, count * Fingerprint.BYTES);
+        PendingRun run = new PendingRun(start, count, Arrays.copyOf(offsets, count), slab);
+        pending.add(run); // before sending: the NEED may come back at once
+        conn.send(new Entries(start, count, runFps));
+        runsSent++;
+        entriesSent += count;
+        count = 0;
+        slab = null;
+        slabUsed = 0;
+    }
+
+    private void acquireRunSlot() {
+        try {
+            while (!runsInFlight.tryAcquire(100, TimeUnit.MILLISECONDS)) {
+                failure.check();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AgentException(ExitCode.INTERNAL, "interrupted", null, e);
+        }
+    }
+
+    /** Returns a slab held by an unsent run (after a failure). */
+    void discard() {
+        window.release(slab);
+        slab = null;
+        count = 0;
+    }
+
+    long runsSent() {
+        return runsSent;
+    }
+
+    long entriesSent() {
+        return entriesSent;
+    }
+}

@@ -1,0 +1,299 @@
+package org.holdfast.client;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.holdfast.common.compress.BlockCodec;
+import org.holdfast.common.hash.BlockHasher;
+import org.holdfast.common.id.Fingerprint;
+import org.holdfast.common.protocol.*;
+
+/**
+ * An in-memory protocol peer for the agent's tests, speaking protocol v1 with the real codecs over
+ * a real loopback socket. It keeps volumes, snapshots (a packed fingerprint per LBN) and payloads
+ * by fingerprint, and records what each backup session sent, so tests can assert on the wire
+ * traffic. Not the real server: no persistence, no dedup engine.
+ */
+public final class FakeServer implements AutoCloseable {
+    /** One committed snapshot. */
+    public record Snap(long sequence, long createdAt, long volumeBytes, int blockSize, byte[] fps, long changed, long stored) {
+    }
+
+    /** What one backup session sent. */
+    public static final class SessionLog {
+        public final List<Long> entryLbns = new ArrayList<>();
+        public final List<Long> blockLbns = new ArrayList<>();
+        public BackupMode mode;
+        public long base;
+    }
+
+    final Map<String, List<Snap>> volumes = new ConcurrentHashMap<>();
+    final Map<Fingerprint, byte[]> store = new ConcurrentHashMap<>();
+    public final List<SessionLog> sessions = new CopyOnWriteArrayList<>();
+    /** Answer every BACKUP_BEGIN with mode FULL. */
+    public volatile boolean forceFull;
+    /** Flip a bit in the first non-zero payload of every restore. */
+    public volatile boolean corruptRestore;
+    /** Send RESTORE_END one frame early. */
+    public volatile boolean truncateRestore;
+
+    private final EventLoopGroup group = new NioEventLoopGroup(1);
+    private final Channel server;
+
+    public FakeServer() throws InterruptedException {
+        server = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new FrameDecoder(), new FrameEncoder(), new Session());
+                    }
+                }).bind("127.0.0.1", 0).sync().channel();
+    }
+
+    public String address() {
+        return "127.0.0.1:" + ((InetSocketAddress) server.localAddress()).getPort();
+    }
+
+    public List<Snap> snapshots(String volume) {
+        return volumes.getOrDefault(volume, List.of());
+    }
+
+    /** Adds a snapshot behind the agent's back (as another agent would). */
+    public void commitForeignSnapshot(String volume) {
+        List<Snap> list = volumes.get(volume);
+        Snap last = list.get(list.size() - 1);
+        list.add(new Snap(last.sequence() + 1, System.currentTimeMillis(), last.volumeBytes(), last.blockSize(),
+                last.fps().clone(), 0, 0));
+    }
+
+    @Override
+    public void close() {
+        server.close().syncUninterruptibly();
+        group.shutdownGracefully(0, 100, java.util.concurrent.TimeUnit.MILLISECONDS).syncUninterruptibly();
+    }
+
+    private final class Session extends SimpleChannelInboundHandler<Message> {
+        private String volume;
+        private int blockSize;
+        private long volumeBytes;
+        private byte[] fps;
+        private long nextLbn;
+        private final Map<Long, byte[]> sessionFp = new HashMap<>();
+        private final Set<Fingerprint> asked = new HashSet<>();
+        private final Set<Fingerprint> received = new HashSet<>();
+        private SessionLog log;
+        private long changed;
+        private long sent;
+        private long newBlocks;
+        private long storedBytes;
+        private final BlockHasher hasher = new BlockHasher();
+        private final BlockCodec codec = new BlockCodec();
+
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, Message m) {
+            if (m instanceof Hello) {
+                ctx.writeAndFlush(new HelloOk(1, "fake", ProtocolLimits.MAX_FRAME));
+            } else if (m instanceof BackupBegin b) {
+                begin(ctx, b);
+            } else if (m instanceof Entries e) {
+                entries(ctx, e);
+            } else if (m instanceof Blocks b) {
+                blocks(ctx, b);
+            } else if (m instanceof Commit c) {
+                commit(ctx, c);
+            } else if (m instanceof Abort) {
+                volume = null;
+            } else if (m instanceof ListSnapshots l) {
+                List<Snap> list = volumes.get(l.volume());
+                if (list == null) {
+                    error(ctx, ErrorCode.UNKNOWN_VOLUME, "no volume " + l.volume());
+                    return;
+                }
+                List<SnapshotInfo> infos = new ArrayList<>();
+                for (Snap s : list) {
+                    infos.add(new SnapshotInfo(s.sequence(), s.createdAt(), s.volumeBytes(), s.blockSize(), s.volumeBytes(),
+                            s.changed(), s.stored()));
+                }
+                ctx.writeAndFlush(new SnapshotList(infos));
+            } else if (m instanceof Restore r) {
+                restore(ctx, r);
+            } else {
+                error(ctx, ErrorCode.BAD_STATE, "unexpected " + m.type());
+            }
+        }
+
+        private void begin(ChannelHandlerContext ctx, BackupBegin b) {
+            List<Snap> list = volumes.computeIfAbsent(b.volume(), k -> new CopyOnWriteArrayList<>());
+            Snap parent = list.isEmpty() ? null : list.get(list.size() - 1);
+            if (parent != null && parent.blockSize() != b.blockSize()) {
+                error(ctx, ErrorCode.BLOCK_SIZE_MISMATCH, "volume has block size " + parent.blockSize());
+                return;
+            }
+            volume = b.volume();
+            blockSize = b.blockSize();
+            volumeBytes = b.volumeBytes();
+            int blocks = (int) ProtocolLimits.blockCount(volumeBytes, blockSize);
+            fps = new byte[blocks * 32];
+            if (parent != null) {
+                System.arraycopy(parent.fps(), 0, fps, 0, Math.min(fps.length, parent.fps().length));
+            }
+            long parentSeq = parent == null ? 0 : parent.sequence();
+            BackupMode mode = !forceFull && b.baseSequence() == parentSeq ? BackupMode.INCREMENTAL : BackupMode.FULL;
+            log = new SessionLog();
+            log.mode = mode;
+            log.base = b.baseSequence();
+            sessions.add(log);
+            ((FrameDecoder) ctx.pipeline().first()).blockSize(blockSize);
+            ctx.writeAndFlush(new BackupReady(sessions.size(), parentSeq, blockSize, mode));
+        }
+
+        private void entries(ChannelHandlerContext ctx, Entries e) {
+            if (volume == null || e.startLbn() < nextLbn || e.startLbn() + e.count() > fps.length / 32) {
+                error(ctx, ErrorCode.BAD_STATE, "bad run " + e);
+                return;
+            }
+            nextLbn = e.startLbn() + e.count();
+            byte[] bitmap = new byte[Need.bitmapBytes(e.count())];
+            for (int i = 0; i < e.count(); i++) {
+                long lbn = e.lbn(i);
+                log.entryLbns.add(lbn);
+                byte[] fp = Arrays.copyOfRange(e.fingerprints(), i * 32, i * 32 + 32);
+                if (!Arrays.equals(fp, 0, 32, fps, (int) lbn * 32, (int) lbn * 32 + 32)) {
+                    changed++;
+                }
+                System.arraycopy(fp, 0, fps, (int) lbn * 32, 32);
+                sessionFp.put(lbn, fp);
+                if (!e.isZero(i)) {
+                    Fingerprint f = Fingerprint.of(fp);
+                    if (!store.containsKey(f) && asked.add(f)) {
+                        Need.set(bitmap, i);
+                    }
+                }
+            }
+            ctx.writeAndFlush(new Need(e.startLbn(), e.count(), bitmap));
+        }
+
+        private void blocks(ChannelHandlerContext ctx, Blocks b) {
+            byte[] payload = new byte[ProtocolLimits.MAX_PAYLOAD];
+            byte[] block = new byte[blockSize];
+            byte[] digest = new byte[32];
+            for (int i = 0; i < b.count(); i++) {
+                long lbn = b.lbns()[i];
+                log.blockLbns.add(lbn);
+                int len = b.copyPayload(i, payload, 0);
+                codec.decode(b.codecs()[i], payload, 0, len, block, 0, blockSize);
+                hasher.sha256(block, 0, blockSize, digest, 0);
+                byte[] expected = sessionFp.get(lbn);
+                if (expected == null || !Arrays.equals(digest, expected)) {
+                    error(ctx, ErrorCode.FINGERPRINT_MISMATCH, "lbn " + lbn);
+                    return;
+                }
+                Fingerprint f = Fingerprint.of(digest);
+                if (store.putIfAbsent(f, block.clone()) == null) {
+                    newBlocks++;
+                    storedBytes += len;
+                }
+                received.add(f);
+                sent++;
+            }
+        }
+
+        private void commit(ChannelHandlerContext ctx, Commit c) {
+            if (volume == null || !received.containsAll(asked)) {
+                error(ctx, ErrorCode.BAD_STATE, "commit before all blocks arrived");
+                return;
+            }
+            List<Snap> list = volumes.get(volume);
+            long seq = list.isEmpty() ? 1 : list.get(list.size() - 1).sequence() + 1;
+            long now = System.currentTimeMillis();
+            list.add(new Snap(seq, now, volumeBytes, blockSize, fps, changed, storedBytes));
+            volume = null;
+            ctx.writeAndFlush(new Committed(seq, now, volumeBytes, changed, sent, newBlocks, storedBytes));
+        }
+
+        private void restore(ChannelHandlerContext ctx, Restore r) {
+            List<Snap> list = volumes.get(r.volume());
+            if (list == null) {
+                error(ctx, ErrorCode.UNKNOWN_VOLUME, "no volume " + r.volume());
+                return;
+            }
+            Snap s = list.stream().filter(x -> x.sequence() == r.sequence()).findFirst().orElse(null);
+            if (s == null) {
+                error(ctx, ErrorCode.UNKNOWN_SNAPSHOT, "no snapshot " + r.sequence());
+                return;
+            }
+            long blocks = ProtocolLimits.blockCount(s.volumeBytes(), s.blockSize());
+            ctx.writeAndFlush(new RestoreInfo(s.sequence(), s.volumeBytes(), s.blockSize(), blocks));
+            boolean corrupt = corruptRestore;
+            byte[] out = new byte[BlockCodec.maxCompressedLength(s.blockSize())];
+            long lbn = r.fromLbn();
+            int frames = 0;
+            while (lbn < blocks) {
+                RestoreData.Builder b = RestoreData.builder(PooledByteBufAllocator.DEFAULT, lbn, 1 << 20);
+                while (lbn < blocks && b.count() < 300) {
+                    int off = (int) lbn * 32;
+                    boolean zero = Arrays.mismatch(s.fps(), off, off + 32, new byte[32], 0, 32) < 0;
+                    if (zero) {
+                        b.addZero();
+                    } else {
+                        byte[] data = store.get(Fingerprint.read(s.fps(), off)).clone();
+                        if (corrupt) {
+                            data[7] ^= 1;
+                            corrupt = false;
+                        }
+                        int n = codec.compress(data, 0, data.length, out, 0);
+                        if (n > 0) {
+                            b.add(PayloadCodec.ZSTD, s.fps(), off, out, 0, n);
+                        } else {
+                            b.add(PayloadCodec.RAW, s.fps(), off, data, 0, data.length);
+                        }
+                    }
+                    lbn++;
+                }
+                frames++;
+                if (truncateRestore && lbn >= blocks && frames > 1) {
+                    b.close();
+                    break;
+                }
+                ctx.writeAndFlush(b.build());
+            }
+            ctx.writeAndFlush(new RestoreEnd(truncateRestore ? blocks : blocks - r.fromLbn()));
+        }
+
+        private void error(ChannelHandlerContext ctx, ErrorCode code, String text) {
+            ctx.writeAndFlush(ErrorMessage.of(code, text)).addListener(ChannelFutureListener.CLOSE);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (cause instanceof ProtocolException p) {
+                error(ctx, p.code(), p.getMessage());
+            } else {
+                error(ctx, ErrorCode.INTERNAL, String.valueOf(cause));
+            }
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            codec.close();
+        }
+    }
+}

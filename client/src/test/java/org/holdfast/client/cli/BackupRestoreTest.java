@@ -1,0 +1,317 @@
+package org.holdfast.client.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.LongStream;
+import org.holdfast.client.AgentRun;
+import org.holdfast.client.FakeServer;
+import org.holdfast.client.Images;
+import org.holdfast.client.scan.StateFile;
+import org.holdfast.common.protocol.BackupMode;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The whole agent (CLI, scan, upload, restore) against an in-process protocol peer on loopback. */
+class BackupRestoreTest {
+    static final int BS = 4096;
+    static final long SIZE = 3 * 1024 * 1024 + 1000; // not a multiple of the block size
+    static final long BLOCKS = (SIZE + BS - 1) / BS;
+
+    @TempDir
+    Path dir;
+    FakeServer server;
+    Path image;
+    Path state;
+
+    @BeforeEach
+    void start() throws Exception {
+        server = new FakeServer();
+        image = Images.create(dir.resolve("vol.img"), SIZE, BS, 1, 7);
+        state = dir.resolve("state");
+    }
+
+    @AfterEach
+    void stop() {
+        server.close();
+    }
+
+    AgentRun backup(String... extra) {
+        List<String> a = new ArrayList<>(List.of("backup", "--server", server.address(), "--volume", "vm1",
+                "--source", image.toString(), "--state-dir", state.toString(), "--json"));
+        a.addAll(List.of(extra));
+        return AgentRun.of(a.toArray(String[]::new));
+    }
+
+    AgentRun restore(String snapshot, Path target) {
+        return AgentRun.of("restore", "--server", server.address(), "--volume", "vm1", "--snapshot", snapshot,
+                "--target", target.toString(), "--json");
+    }
+
+    Path stateFile() {
+        return StateFile.path(state, "127.0.0.1_" + server.address().split(":")[1], "vm1");
+    }
+
+    @Test
+    void backup_firstRun_fullAndRestoresBitForBit() throws Exception {
+        AgentRun r = backup();
+        assertThat(r.exit()).as("%s", r).isZero();
+        JsonNode j = r.json();
+        assertThat(j.get("snapshotId").asText()).isEqualTo("1");
+        assertThat(j.get("logicalBytes").asLong()).isEqualTo(SIZE);
+        assertThat(j.get("entriesSent").asLong()).isEqualTo(BLOCKS);
+        assertThat(j.get("sentBlocks").asLong()).isPositive();
+        assertThat(j.get("stateSaved").asBoolean()).isTrue();
+        assertThat(Files.size(stateFile())).isEqualTo(StateFile.HEADER_BYTES + BLOCKS * 32);
+
+        Path target = dir.resolve("restored.img");
+        AgentRun rr = restore("1", target);
+        assertThat(rr.exit()).as("%s", rr).isZero();
+        assertThat(Images.sameContent(image, target)).isTrue();
+        assertThat(rr.json().get("zeroBlocks").asLong()).isEqualTo((BLOCKS + 6) / 7);
+    }
+
+    @Test
+    void backup_afterChanges_sendsExactlyTheChangedLbns() throws Exception {
+        assertThat(backup().exit()).isZero();
+        long[] changed = {0, 5, 6, 7, 400, BLOCKS - 1};
+        for (long lbn : changed) {
+            Images.overwrite(image, lbn, BS, 1000 + lbn);
+        }
+        // Restore the original size: overwriting the last (partial) block extended the file.
+        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
+            f.setLength(SIZE);
+        }
+        AgentRun r = backup();
+        assertThat(r.exit()).as("%s", r).isZero();
+        assertThat(r.json().get("mode").asText()).isEqualTo("incremental");
+        FakeServer.SessionLog log = server.sessions.get(1);
+        assertThat(log.mode).isEqualTo(BackupMode.INCREMENTAL);
+        assertThat(log.entryLbns).containsExactly(0L, 5L, 6L, 7L, 400L, BLOCKS - 1);
+        assertThat(r.json().get("changedBlocks").asLong()).isEqualTo(changed.length);
+
+        Path target = dir.resolve("r2.img");
+        assertThat(restore("latest", target).exit()).isZero();
+        assertThat(Images.sameContent(image, target)).isTrue();
+        Path first = dir.resolve("r1.img");
+        assertThat(restore("1", first).exit()).isZero();
+        assertThat(Images.sameContent(image, first)).isFalse();
+    }
+
+    @Test
+    void backup_unchangedVolume_sendsNothing() {
+        assertThat(backup().exit()).isZero();
+        AgentRun r = backup();
+        assertThat(r.exit()).isZero();
+        assertThat(server.sessions.get(1).entryLbns).isEmpty();
+        assertThat(r.json().get("sentBlocks").asLong()).isZero();
+        assertThat(server.snapshots("vm1")).hasSize(2);
+    }
+
+    @Test
+    void backup_tornStateFile_readsEverythingAndStaysCorrect() throws Exception {
+        assertThat(backup().exit()).isZero();
+        Images.overwrite(image, 3, BS, 77);
+        try (RandomAccessFile f = new RandomAccessFile(stateFile().toFile(), "rw")) {
+            f.setLength(f.length() - 10);
+        }
+        AgentRun r = backup();
+        assertThat(r.exit()).as("%s", r).isZero();
+        assertThat(r.json().get("mode").asText()).isEqualTo("full");
+        assertThat(server.sessions.get(1).base).isZero();
+        assertThat(server.sessions.get(1).entryLbns).hasSize((int) BLOCKS);
+        Path target = dir.resolve("r.img");
+        assertThat(restore("2", target).exit()).isZero();
+        assertThat(Images.sameContent(image, target)).isTrue();
+    }
+
+    @Test
+    void backup_corruptFingerprintInState_readsEverything() throws Exception {
+        assertThat(backup().exit()).isZero();
+        try (RandomAccessFile f = new RandomAccessFile(stateFile().toFile(), "rw")) {
+            f.seek(StateFile.HEADER_BYTES + 32 * 10 + 3);
+            int b = f.read();
+            f.seek(StateFile.HEADER_BYTES + 32 * 10 + 3);
+            f.write(b ^ 0x40);
+        }
+        AgentRun r = backup();
+        assertThat(r.exit()).isZero();
+        assertThat(r.json().get("mode").asText()).isEqualTo("full");
+        assertThat(server.sessions.get(1).entryLbns).hasSize((int) BLOCKS);
+    }
+
+    @Test
+    void backup_serverHasNewerSnapshot_fullBecauseParentDiffers() throws Exception {
+        assertThat(backup().exit()).isZero();
+        server.commitForeignSnapshot("vm1");
+        Images.overwrite(image, 9, BS, 99);
+        AgentRun r = backup();
+        assertThat(r.exit()).isZero();
+        assertThat(r.json().get("mode").asText()).isEqualTo("full");
+        assertThat(server.sessions.get(1).entryLbns).hasSize((int) BLOCKS);
+        Path target = dir.resolve("r.img");
+        assertThat(restore("latest", target).exit()).isZero();
+        assertThat(Images.sameContent(image, target)).isTrue();
+    }
+
+    @Test
+    void backup_serverAsksFull_sendsEveryLbn() {
+        assertThat(backup().exit()).isZero();
+        server.forceFull = true;
+        AgentRun r = backup();
+        assertThat(r.exit()).isZero();
+        assertThat(r.json().get("mode").asText()).isEqualTo("full");
+        assertThat(server.sessions.get(1).entryLbns).containsExactlyElementsOf(LongStream.range(0, BLOCKS).boxed().toList());
+    }
+
+    @Test
+    void backup_volumeGrew_fullAndCorrect() throws Exception {
+        assertThat(backup().exit()).isZero();
+        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
+            f.setLength(SIZE + 3 * BS);
+        }
+        AgentRun r = backup();
+        assertThat(r.exit()).as("%s", r).isZero();
+        assertThat(r.json().get("mode").asText()).isEqualTo("full");
+        Path target = dir.resolve("r.img");
+        assertThat(restore("2", target).exit()).isZero();
+        assertThat(Images.sameContent(image, target)).isTrue();
+    }
+
+    @Test
+    void backup_changedBlocksList_readsOnlyListedRangesAndKeepsStateComplete() throws Exception {
+        assertThat(backup().exit()).isZero();
+        Images.overwrite(image, 20, BS, 5);
+        Images.overwrite(image, 21, BS, 6);
+        Path list = dir.resolve("changed.txt");
+        Files.writeString(list, "# from the change tracker\n" + (20L * BS + 100) + " " + (BS + 10) + "\n\n"
+                + (300L * BS) + " " + BS + "   # unchanged, listed anyway\n");
+        AgentRun r = backup("--changed-blocks", list.toString());
+        assertThat(r.exit()).as("%s", r).isZero();
+        assertThat(r.json().get("blocksRead").asLong()).isEqualTo(3);
+        assertThat(server.sessions.get(1).entryLbns).containsExactly(20L, 21L);
+        Path target = dir.resolve("r.img");
+        assertThat(restore("2", target).exit()).isZero();
+        assertThat(Images.sameContent(image, target)).isTrue();
+        // The state kept every other LBN's fingerprint: a plain incremental run now finds nothing new.
+        AgentRun again = backup();
+        assertThat(again.json().get("mode").asText()).isEqualTo("incremental");
+        assertThat(server.sessions.get(2).entryLbns).isEmpty();
+    }
+
+    @Test
+    void backup_changedBlocksWithoutTrustedState_readsEverythingAndSaysSo() throws Exception {
+        Path list = dir.resolve("changed.txt");
+        Files.writeString(list, "0 4096\n");
+        AgentRun r = backup("--changed-blocks", list.toString());
+        assertThat(r.exit()).as("%s", r).isZero();
+        assertThat(r.json().get("blocksRead").asLong()).isEqualTo(BLOCKS);
+        assertThat(r.stderr()).contains("ignoring --changed-blocks");
+    }
+
+    @Test
+    void backup_changedBlocksBeyondVolume_usageErrorAndNoSnapshot() throws Exception {
+        assertThat(backup().exit()).isZero();
+        Path list = dir.resolve("changed.txt");
+        Files.writeString(list, "0 4096\n" + SIZE + " 4096\n");
+        AgentRun r = backup("--changed-blocks", list.toString());
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.stderr()).contains("line 2").doesNotContain("\tat ");
+        assertThat(server.snapshots("vm1")).hasSize(1);
+    }
+
+    @Test
+    void restore_corruptPayload_integrityErrorAndTargetUntouched() throws Exception {
+        assertThat(backup().exit()).isZero();
+        Path target = dir.resolve("existing.img");
+        Files.writeString(target, "old content");
+        server.corruptRestore = true;
+        AgentRun r = restore("1", target);
+        assertThat(r.exit()).as("%s", r).isEqualTo(6);
+        assertThat(r.stderr()).contains("failed verification");
+        assertThat(Files.readString(target)).isEqualTo("old content");
+        try (var s = Files.list(dir)) {
+            assertThat(s.map(p -> p.getFileName().toString())).noneMatch(n -> n.endsWith(".holdfast-restore"));
+        }
+    }
+
+    @Test
+    void restore_streamEndsEarly_failsWithoutReplacingTarget() throws Exception {
+        assertThat(backup().exit()).isZero();
+        Path target = dir.resolve("t.img");
+        server.truncateRestore = true;
+        AgentRun r = restore("1", target);
+        assertThat(r.exit()).as("%s", r).isEqualTo(6);
+        assertThat(target).doesNotExist();
+    }
+
+    @Test
+    void restore_unknownSnapshot_rejectedExit4() {
+        assertThat(backup().exit()).isZero();
+        AgentRun r = restore("42", dir.resolve("t.img"));
+        assertThat(r.exit()).isEqualTo(4);
+        assertThat(r.stderr().lines()).hasSize(1);
+        assertThat(r.stderr()).contains("UNKNOWN_SNAPSHOT").contains("snapshots");
+    }
+
+    @Test
+    void snapshots_json_listsIdCreatedAtAndSizes() {
+        assertThat(backup().exit()).isZero();
+        assertThat(backup().exit()).isZero();
+        AgentRun r = AgentRun.of("snapshots", "--server", server.address(), "--volume", "vm1", "--json");
+        assertThat(r.exit()).as("%s", r).isZero();
+        JsonNode a = r.json();
+        assertThat(a.isArray()).isTrue();
+        assertThat(a).hasSize(2);
+        assertThat(a.get(0).get("id").asText()).isEqualTo("1");
+        assertThat(a.get(1).get("logicalBytes").asLong()).isEqualTo(SIZE);
+        assertThat(a.get(0).get("createdAt").asText()).matches("\\d{4}-\\d\\d-\\d\\dT.*Z");
+        for (String f : List.of("volumeBytes", "blockSize", "changedBlocks", "storedBytes")) {
+            assertThat(a.get(0).has(f)).as(f).isTrue();
+        }
+        AgentRun table = AgentRun.of("snapshots", "--server", server.address(), "--volume", "vm1");
+        assertThat(table.stdout()).contains("CREATED").contains("STORED");
+    }
+
+    @Test
+    void anyCommand_serverUnreachable_networkExit3OneLine() throws Exception {
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        AgentRun r = AgentRun.of("snapshots", "--server", "127.0.0.1:" + port, "--volume", "vm1");
+        assertThat(r.exit()).isEqualTo(3);
+        assertThat(r.stderr().strip().lines()).hasSize(1);
+        assertThat(r.stderr()).contains("cannot connect").contains("--server");
+        AgentRun debug = AgentRun.of("snapshots", "--server", "127.0.0.1:" + port, "--volume", "vm1", "--debug");
+        assertThat(debug.stderr()).contains("\tat ");
+    }
+
+    @Test
+    void backup_badVolumeName_usageExit2() {
+        AgentRun r = AgentRun.of("backup", "--server", server.address(), "--volume", ".hidden", "--source", image.toString());
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.stderr()).contains("invalid volume name");
+    }
+
+    @Test
+    void backup_missingRequiredOption_usageExit2() {
+        AgentRun r = AgentRun.of("backup", "--volume", "vm1");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.stderr()).contains("--source");
+    }
+
+    @Test
+    void help_listsExitCodes() {
+        AgentRun r = AgentRun.of("--help");
+        assertThat(r.exit()).isZero();
+        assertThat(r.stdout()).contains("Exit codes").contains("integrity");
+    }
+}
