@@ -19,6 +19,7 @@ public final class BlockHasher {
     private static final ThreadLocal<BlockHasher> PER_THREAD = ThreadLocal.withInitial(BlockHasher::new);
 
     private final MessageDigest digest;
+    private byte[] scratch = new byte[0];
 
     public BlockHasher() {
         try {
@@ -44,9 +45,17 @@ public final class BlockHasher {
      * {@code dst} at {@code dstOff}; {@code src}'s position and limit are unchanged.
      */
     public void sha256(ByteBuffer src, int off, int len, byte[] dst, int dstOff) {
-        ByteBuffer view = src.duplicate();
-        view.limit(off + len).position(off);
-        digest.update(view);
+        if (src.hasArray()) {
+            sha256(src.array(), src.arrayOffset() + off, len, dst, dstOff);
+            return;
+        }
+        // MessageDigest copies direct buffers through a heap array anyway; copying into our own
+        // reused array avoids the per-call ByteBuffer view that update(ByteBuffer) would need.
+        if (scratch.length < len) {
+            scratch = new byte[len];
+        }
+        src.get(off, scratch, 0, len);
+        digest.update(scratch, 0, len);
         finish(dst, dstOff);
     }
 
