@@ -277,6 +277,13 @@ public final class ContainerStore implements AutoCloseable {
 
     /** Writes one container; returns the modification count the written copy reflects. */
     private long write(Container c) {
+        // One writer per container at a time: the flusher, a spilling evictor and flush() share a temp name.
+        synchronized (c) {
+            return writeExclusive(c);
+        }
+    }
+
+    private long writeExclusive(Container c) {
         byte[] data;
         long mods;
         c.lock().readLock().lock();
