@@ -1,0 +1,54 @@
+package org.holdfast.server.api;
+
+import java.net.URI;
+import org.holdfast.server.catalog.UnknownSnapshotException;
+import org.holdfast.server.catalog.UnknownVolumeException;
+import org.holdfast.server.store.CorruptDataException;
+import org.holdfast.server.store.StoreException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ProblemDetail;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
+
+/** The one place where domain exceptions become RFC 9457 problem details (Spring MVC's own errors too, via the base class). */
+@RestControllerAdvice
+public class ProblemAdvice extends ResponseEntityExceptionHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(ProblemAdvice.class);
+
+    @ExceptionHandler(UnknownVolumeException.class)
+    ProblemDetail unknownVolume(UnknownVolumeException e) {
+        return problem(HttpStatus.NOT_FOUND, ProblemTypes.UNKNOWN_VOLUME, "Unknown volume", e.getMessage());
+    }
+
+    @ExceptionHandler(UnknownSnapshotException.class)
+    ProblemDetail unknownSnapshot(UnknownSnapshotException e) {
+        return problem(HttpStatus.NOT_FOUND, ProblemTypes.UNKNOWN_SNAPSHOT, "Unknown snapshot", e.getMessage());
+    }
+
+    @ExceptionHandler(IllegalArgumentException.class)
+    ProblemDetail invalid(IllegalArgumentException e) {
+        return problem(HttpStatus.BAD_REQUEST, ProblemTypes.INVALID_REQUEST, "Invalid request", e.getMessage());
+    }
+
+    @ExceptionHandler(CorruptDataException.class)
+    ProblemDetail corrupt(CorruptDataException e) {
+        LOG.error("corrupt data", e);
+        return problem(HttpStatus.INTERNAL_SERVER_ERROR, ProblemTypes.CORRUPT_DATA, "Corrupt data", e.getMessage() + "; run the checker");
+    }
+
+    @ExceptionHandler(StoreException.class)
+    ProblemDetail store(StoreException e) {
+        LOG.warn("store unavailable", e);
+        return problem(HttpStatus.SERVICE_UNAVAILABLE, ProblemTypes.STORE_UNAVAILABLE, "Store unavailable", e.getMessage());
+    }
+
+    private static ProblemDetail problem(HttpStatus status, URI type, String title, String detail) {
+        ProblemDetail p = ProblemDetail.forStatusAndDetail(status, detail);
+        p.setType(type);
+        p.setTitle(title);
+        return p;
+    }
+}

@@ -1,0 +1,44 @@
+package org.holdfast.server.api;
+
+import java.util.List;
+import org.holdfast.common.id.VolumeId;
+import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.UnknownVolumeException;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+/** Volumes and their snapshots, read from the catalog. */
+@RestController
+@RequestMapping("/api/v1/volumes")
+public class VolumeController {
+    private final Catalog catalog;
+
+    public VolumeController(Catalog catalog) {
+        this.catalog = catalog;
+    }
+
+    @GetMapping
+    public List<VolumeView> volumes() {
+        return catalog.volumes().stream().map(VolumeView::of).toList();
+    }
+
+    @GetMapping("/{name}")
+    public VolumeView volume(@PathVariable String name) {
+        return VolumeView.of(catalog.requireVolume(volumeId(name)));
+    }
+
+    @GetMapping("/{name}/snapshots")
+    public List<SnapshotView> snapshots(@PathVariable String name) {
+        return catalog.snapshots(volumeId(name)).stream().map(SnapshotView::of).toList();
+    }
+
+    /** A name that cannot be valid names no volume: 404 like any unknown one. */
+    private static VolumeId volumeId(String name) {
+        if (!VolumeId.isValid(name)) {
+            throw new UnknownVolumeException(name);
+        }
+        return new VolumeId(name);
+    }
+}

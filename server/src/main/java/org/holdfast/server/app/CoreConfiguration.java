@@ -1,0 +1,126 @@
+package org.holdfast.server.app;
+
+import java.time.Clock;
+import java.util.List;
+import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.CommitHook;
+import org.holdfast.server.catalog.CommittedSnapshot;
+import org.holdfast.server.catalog.ReferenceGuard;
+import org.holdfast.server.catalog.SnapshotCommit;
+import org.holdfast.server.engine.FingerprintIndex;
+import org.holdfast.server.ingest.IngestServer;
+import org.holdfast.server.ingest.IngestServices;
+import org.holdfast.server.ingest.IngestSettings;
+import org.holdfast.server.store.DataDirectory;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.MetadataDb;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.info.BuildProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.rocksdb.WriteBatch;
+
+/**
+ * Wires the core with constructors and settings records.
+ *
+ * <h2>Startup and shutdown order</h2>
+ * Start: {@link DataDirectory} (checks writability, takes the lock) → {@link MetadataDb} →
+ * {@link DataStore} (crash recovery) → {@link Catalog} → fingerprint index → {@link SnapshotCommit}
+ * → {@link IngestServer} (bound last, by {@link IngestLifecycle}, once everything it needs is open).
+ * Stop: the ingest lifecycle stops first (no new connections, sessions abandoned and drained, event
+ * loops closed); then Spring destroys beans in reverse dependency order: the index, then the data
+ * store (which syncs), then the metadata database, and last the data directory lock. Beans that
+ * other subsystems add (engine, GC) must depend on {@link DataDirectory} or {@link MetadataDb} so that
+ * they are closed before them.
+ *
+ * <h2>Seams</h2>
+ * Every {@link CommitHook} bean takes part in each snapshot commit (in {@code @Order}); every
+ * {@link ReferenceGuard} bean is told about the PBNs of sessions in progress. Without such beans
+ * both are no-ops.
+ */
+@Configuration(proxyBeanMethods = false)
+public class CoreConfiguration {
+
+    @Bean(destroyMethod = "close")
+    DataDirectory dataDirectory(HoldfastProperties props) {
+        return DataDirectory.open(props.dataDir());
+    }
+
+    @Bean(destroyMethod = "close")
+    MetadataDb metadataDb(DataDirectory dir, HoldfastProperties props) {
+        return MetadataDb.open(dir.catalogDir(), List.of(), props.store().fsync().forces());
+    }
+
+    @Bean(destroyMethod = "close")
+    DataStore dataStore(DataDirectory dir, MetadataDb db, HoldfastProperties props) {
+        HoldfastProperties.Store s = props.store();
+        return DataStore.open(new DataStore.Settings(dir.dataDir(), s.logRollSize().toBytes(), s.fsync(), s.pbnReserveBatch(),
+                s.minFreeSpace().toBytes()), db);
+    }
+
+    @Bean
+    Catalog catalog(MetadataDb db) {
+        return new Catalog(db);
+    }
+
+    @Bean
+    Clock holdfastClock() {
+        return Clock.systemUTC();
+    }
+
+    @Bean
+    SnapshotCommit snapshotCommit(Catalog catalog, ObjectProvider<CommitHook> hooks, Clock holdfastClock) {
+        List<CommitHook> all = hooks.orderedStream().toList();
+        CommitHook hook = all.isEmpty() ? CommitHook.NONE : all.size() == 1 ? all.get(0) : new CommitHook() {
+            @Override
+            public void onCommit(CommittedSnapshot commit, WriteBatch batch) {
+                for (CommitHook h : all) {
+                    h.onCommit(commit, batch);
+                }
+            }
+
+            @Override
+            public void afterCommit(CommittedSnapshot commit) {
+                for (CommitHook h : all) {
+                    h.afterCommit(commit);
+                }
+            }
+        };
+        return new SnapshotCommit(catalog, hook, holdfastClock);
+    }
+
+    @Bean
+    IngestServices ingestServices(DataStore dataStore, Catalog catalog, SnapshotCommit snapshotCommit, FingerprintIndex index,
+                                  ObjectProvider<ReferenceGuard> guards, Clock holdfastClock) {
+        List<ReferenceGuard> all = guards.orderedStream().toList();
+        ReferenceGuard guard = all.isEmpty() ? ReferenceGuard.NONE : all.size() == 1 ? all.get(0) : new ReferenceGuard() {
+            @Override
+            public void protect(long sessionId, long[] pbns, int off, int count) {
+                for (ReferenceGuard g : all) {
+                    g.protect(sessionId, pbns, off, count);
+                }
+            }
+
+            @Override
+            public void release(long sessionId, boolean committed) {
+                for (ReferenceGuard g : all) {
+                    g.release(sessionId, committed);
+                }
+            }
+        };
+        return new IngestServices(dataStore, catalog, snapshotCommit, index, guard, holdfastClock);
+    }
+
+    @Bean
+    IngestServer ingestServer(IngestServices services, HoldfastProperties props, ObjectProvider<BuildProperties> build) {
+        HoldfastProperties.Ingest i = props.ingest();
+        String version = build.getIfAvailable() != null ? build.getIfAvailable().getVersion() : "0.1.0-SNAPSHOT";
+        return new IngestServer(new IngestSettings(i.host(), i.port(), i.sessionThreads(), i.segmentEntries(), i.maxQueuedFrames(),
+                i.maxQueuedBytes().toBytes(), "holdfast-server/" + version), services);
+    }
+
+    @Bean
+    IngestLifecycle ingestLifecycle(IngestServer server) {
+        return new IngestLifecycle(server);
+    }
+}

@@ -1,0 +1,19 @@
+package org.holdfast.server.app;
+
+import org.holdfast.server.engine.ExactFingerprintIndex;
+import org.holdfast.server.engine.FingerprintIndex;
+import org.holdfast.server.store.MetadataDb;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/** The exact fingerprint index, when {@code holdfast.dedup.engine} is {@code exact} (the default until the engine wiring says otherwise). */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnProperty(name = "holdfast.dedup.engine", havingValue = "exact", matchIfMissing = true)
+public class ExactIndexConfiguration {
+
+    @Bean(destroyMethod = "close")
+    FingerprintIndex exactFingerprintIndex(MetadataDb db) {
+        return new ExactFingerprintIndex(db);
+    }
+}

@@ -1,0 +1,38 @@
+package org.holdfast.server.app;
+
+import java.nio.file.Path;
+import org.holdfast.server.store.FsyncPolicy;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.util.unit.DataSize;
+
+/** Everything under {@code holdfast.*} in application.yml, with the defaults of an embedded single-node appliance. */
+@ConfigurationProperties("holdfast")
+public record HoldfastProperties(
+        @DefaultValue("./holdfast-data") Path dataDir,
+        @DefaultValue Ingest ingest,
+        @DefaultValue Dedup dedup,
+        @DefaultValue Store store) {
+
+    /** The agent port. {@code segmentEntries} is U_segment, the longest input segment given to the engine. */
+    public record Ingest(
+            @DefaultValue("0.0.0.0") String host,
+            @DefaultValue("7070") int port,
+            @DefaultValue("4") int sessionThreads,
+            @DefaultValue("4096") int segmentEntries,
+            @DefaultValue("8") int maxQueuedFrames,
+            @DefaultValue("64MB") DataSize maxQueuedBytes) {
+    }
+
+    /** {@code engine}: {@code exact} (full on-disk index, the baseline) or {@code sungem}. */
+    public record Dedup(@DefaultValue("exact") String engine) {
+    }
+
+    /** The data logs: roll size, when to fsync, PBNs reserved per batch, free space kept in reserve. */
+    public record Store(
+            @DefaultValue("256MB") DataSize logRollSize,
+            @DefaultValue("commit") FsyncPolicy fsync,
+            @DefaultValue("65536") int pbnReserveBatch,
+            @DefaultValue("256MB") DataSize minFreeSpace) {
+    }
+}

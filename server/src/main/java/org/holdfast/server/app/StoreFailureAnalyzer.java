@@ -1,0 +1,23 @@
+package org.holdfast.server.app;
+
+import org.holdfast.server.store.StoreException;
+import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+
+/**
+ * Turns a storage failure at startup (data directory not writable or locked by another server,
+ * corrupt catalog, unreadable data log) into a short, clear report instead of a bean-creation
+ * stack trace.
+ */
+public class StoreFailureAnalyzer extends AbstractFailureAnalyzer<StoreException> {
+
+    @Override
+    protected FailureAnalysis analyze(Throwable rootFailure, StoreException cause) {
+        String action = switch (cause.store()) {
+            case "data-dir" -> "Check holdfast.data-dir: it must be a writable directory that no other Holdfast server uses.";
+            case "metadata-db" -> "Check that no other process uses the catalog under holdfast.data-dir and that the disk is healthy.";
+            default -> "Check the disk under holdfast.data-dir; if data is reported corrupt, run the checker (fsck) before restarting.";
+        };
+        return new FailureAnalysis("Holdfast cannot open its storage: " + cause.getMessage(), action, cause);
+    }
+}

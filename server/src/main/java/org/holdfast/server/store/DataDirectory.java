@@ -1,0 +1,123 @@
+package org.holdfast.server.store;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * The server's data directory, held exclusively: {@code holdfast.lock} inside it carries an OS file
+ * lock for as long as this object is open, so a second server on the same directory fails at
+ * startup with a clear message instead of corrupting the first one's data. Layout:
+ * {@code catalog/} (the metadata database), {@code data/} (data logs), plus whatever the engine
+ * and GC keep in their own subdirectories.
+ */
+public final class DataDirectory implements AutoCloseable {
+    /** Name of the lock file. */
+    public static final String LOCK_FILE = "holdfast.lock";
+
+    private final Path root;
+    private final FileChannel lockChannel;
+    private final FileLock lock;
+
+    private DataDirectory(Path root, FileChannel lockChannel, FileLock lock) {
+        this.root = root;
+        this.lockChannel = lockChannel;
+        this.lock = lock;
+    }
+
+    /**
+     * Creates the directory if needed, checks that it is writable, and locks it.
+     *
+     * @throws StoreException naming the directory if it cannot be created or written, or is in use
+     */
+    public static DataDirectory open(Path dir) {
+        Path root = dir.toAbsolutePath().normalize();
+        try {
+            Files.createDirectories(root);
+        } catch (IOException e) {
+            throw new StoreException("data-dir", root.toString(), null, "cannot create the data directory: " + e, e);
+        }
+        if (!Files.isDirectory(root) || !Files.isWritable(root)) {
+            throw new StoreException("data-dir", root.toString(), null, "the data directory is not writable by this user", null);
+        }
+        Path lockPath = root.resolve(LOCK_FILE);
+        FileChannel ch;
+        try {
+            ch = FileChannel.open(lockPath, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        } catch (IOException e) {
+            throw new StoreException("data-dir", lockPath.toString(), null, "cannot open the lock file: " + e, e);
+        }
+        FileLock lock;
+        try {
+            lock = ch.tryLock();
+        } catch (OverlappingFileLockException e) {
+            lock = null;
+        } catch (IOException e) {
+            closeQuietly(ch);
+            throw new StoreException("data-dir", lockPath.toString(), null, "cannot lock the data directory: " + e, e);
+        }
+        if (lock == null) {
+            closeQuietly(ch);
+            throw new StoreException("data-dir", root.toString(), null,
+                    "the data directory is in use by another Holdfast server (lock file " + lockPath + "); stop it or choose another holdfast.data-dir", null);
+        }
+        try {
+            ch.truncate(0);
+            ch.write(java.nio.ByteBuffer.wrap((ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII)), 0);
+        } catch (IOException e) {
+            // the pid is informational only
+        }
+        return new DataDirectory(root, ch, lock);
+    }
+
+    public Path root() {
+        return root;
+    }
+
+    /** The metadata database directory. */
+    public Path catalogDir() {
+        return root.resolve("catalog");
+    }
+
+    /** The data log directory. */
+    public Path dataDir() {
+        return root.resolve("data");
+    }
+
+    /** A subdirectory for another subsystem (engine, GC), created if missing. */
+    public Path subdirectory(String name) {
+        Path p = root.resolve(name);
+        try {
+            Files.createDirectories(p);
+        } catch (IOException e) {
+            throw StoreException.translate("data-dir", p.toString(), null, e);
+        }
+        return p;
+    }
+
+    /** Releases the lock. Idempotent. */
+    @Override
+    public void close() {
+        try {
+            if (lock.isValid()) {
+                lock.release();
+            }
+        } catch (IOException ignored) {
+            // closing the channel releases it too
+        }
+        closeQuietly(lockChannel);
+    }
+
+    private static void closeQuietly(FileChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException ignored) {
+            // nothing to do
+        }
+    }
+}

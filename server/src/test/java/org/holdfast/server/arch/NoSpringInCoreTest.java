@@ -1,0 +1,20 @@
+package org.holdfast.server.arch;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.junit.AnalyzeClasses;
+import com.tngtech.archunit.junit.ArchTest;
+import com.tngtech.archunit.lang.ArchRule;
+
+/** The core packages stay free of Spring: only app and api may wire or serve them with it. */
+@AnalyzeClasses(packages = "org.holdfast.server", importOptions = ImportOption.DoNotIncludeTests.class)
+class NoSpringInCoreTest {
+
+    @ArchTest
+    static final ArchRule coreImportsNoSpring = noClasses()
+            .that().resideInAnyPackage("org.holdfast.server.engine..", "org.holdfast.server.container..",
+                    "org.holdfast.server.store..", "org.holdfast.server.catalog..", "org.holdfast.server.ingest..",
+                    "org.holdfast.server.restore..")
+            .should().dependOnClassesThat().resideInAnyPackage("org.springframework..");
+}
