@@ -1,0 +1,30 @@
+package org.holdfast.gc.bookkeeping;
+
+import java.util.List;
+import org.holdfast.common.id.VolumeId;
+import org.holdfast.common.model.DeltaEntry;
+import org.holdfast.gc.retention.RangeMaxExpiry;
+
+/** One change the GC must account for; the server records it in the catalog under an operation id. */
+public sealed interface GcOperation {
+
+    /**
+     * Snapshot {@code sequence} of {@code volume} committed {@code delta}. {@code expiries} holds the
+     * volume's retained snapshots before this one (correction 2).
+     */
+    record Commit(VolumeId volume, long sequence, List<DeltaEntry> delta, RangeMaxExpiry expiries)
+            implements GcOperation {
+    }
+
+    /** A hold (retention lock, legal hold, keep-last extension) on a snapshot: pin its PBNs. */
+    record Pin(long[] pbns) implements GcOperation {
+    }
+
+    /** Releases a hold placed with the same PBNs. */
+    record Unpin(long[] pbns) implements GcOperation {
+    }
+
+    /** A snapshot's retention was extended: ET = max(ET, expiry) for all its PBNs. */
+    record RaiseExpiry(long[] pbns, long expiry) implements GcOperation {
+    }
+}

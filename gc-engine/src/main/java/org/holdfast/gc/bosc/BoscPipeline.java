@@ -1,0 +1,418 @@
+package org.holdfast.gc.bosc;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import org.holdfast.gc.GcStoreException;
+import org.holdfast.gc.gma.GcMetadataArray;
+import org.holdfast.gc.gma.GmaChunk;
+
+/**
+ * The GMA behind BOSC: owns the {@link GcMetadataArray}, the {@link UpdateLog}, the
+ * {@link ChunkQueues} and the {@link Committer} threads of one GC directory.
+ *
+ * <h2>Write path</h2>
+ * {@link #appendGroup} / {@link #appendSingle} put records into the log buffer; the flusher writes
+ * and forces them (group commit) and queues them per chunk; committers apply them chunk by chunk in
+ * disk order, write the chunks (A/B frames), force the GMA file and then write the checkpoint (the
+ * oldest LSN still queued or in flight). Old log segments below the checkpoint are deleted.
+ *
+ * <h2>Recovery ({@link #open})</h2>
+ * Read the checkpoint; scan the log from its LSN; cut a torn tail and any group without its END;
+ * apply every remaining record whose LSN is above its chunk's applied LSN (so a record that reached
+ * its chunk before the crash is not applied twice); force; write a checkpoint after the log's end.
+ * {@link #lastOpId()} then tells the caller which operations are durably in the log; it must
+ * re-drive the later ones (see {@code GcBookkeeper}).
+ */
+public final class BoscPipeline implements AutoCloseable {
+    private final Path dir;
+    private final BoscSettings settings;
+    private final GcMetadataArray gma;
+    private final ChunkQueues queues;
+    private final UpdateLog log;
+    private final List<Committer> committers = new ArrayList<>();
+    private final List<Thread> threads = new ArrayList<>();
+    private final Object checkpointLock = new Object();
+    private final FileChannel lockChannel;
+    private final FileLock dirLock;
+    private long checkpointLsn;
+    private long checkpointOpId;
+    private final AtomicLong updatesLogged = new AtomicLong();
+    private final AtomicLong updatesApplied = new AtomicLong();
+    private final AtomicLong updatesSkipped = new AtomicLong();
+    private final long replayedRecords;
+    private volatile RuntimeException failure;
+    private volatile boolean closed;
+    /** Tests observe the chunk order of each commit pass through this. */
+    volatile java.util.function.Consumer<long[]> commitObserver;
+
+    private BoscPipeline(Path dir, BoscSettings settings) {
+        this.dir = dir;
+        this.settings = settings;
+        try {
+            Files.createDirectories(dir);
+            lockChannel = FileChannel.open(dir.resolve("LOCK"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            dirLock = lockChannel.tryLock();
+        } catch (IOException | OverlappingFileLockException e) {
+            throw new GcStoreException("gc", dir, null, "cannot lock GC directory: " + e.getMessage(), e);
+        }
+        if (dirLock == null) {
+            throw new GcStoreException("gc", dir, null, "GC directory is in use by another process");
+        }
+        this.gma = GcMetadataArray.open(dir, settings.cacheChunks());
+        Checkpoint cp = Checkpoint.read(dir);
+        Path logDir = dir.resolve("log");
+        UpdateLog.Recovery rec = UpdateLog.recover(logDir, cp.lsn(), cp.opId());
+        this.queues = new ChunkQueues(settings.maxQueuedUpdates(), rec.nextLsn() - 1);
+        this.replayedRecords = replay(rec);
+        this.checkpointLsn = rec.nextLsn();
+        this.checkpointOpId = rec.lastOpId();
+        new Checkpoint(checkpointLsn, checkpointOpId).write(dir);
+        this.log = new UpdateLog(logDir, settings, queues, rec.nextLsn(), rec.lastOpId());
+        log.deleteBelow(checkpointLsn);
+        for (int i = 0; i < settings.committerThreads(); i++) {
+            Committer c = new Committer(this, i);
+            Thread t = new Thread(c, "gma-committer-" + i);
+            t.setDaemon(true);
+            committers.add(c);
+            threads.add(t);
+            t.start();
+        }
+    }
+
+    /** Opens the GC directory, replaying the log after a crash. */
+    public static BoscPipeline open(Path dir, BoscSettings settings) {
+        return new BoscPipeline(dir, settings);
+    }
+
+    private long replay(UpdateLog.Recovery rec) {
+        UpdateBatch b = rec.records();
+        if (b.size() == 0) {
+            return 0;
+        }
+        // Records are not contiguous in LSN (markers removed), so queue them one by one with
+        // their own LSNs through a contiguous re-numbering is not allowed: apply directly instead,
+        // chunk by chunk in disk order.
+        java.util.TreeMap<Long, List<Integer>> byChunk = new java.util.TreeMap<>();
+        for (int i = 0; i < b.size(); i++) {
+            byChunk.computeIfAbsent(org.holdfast.gc.gma.GmaFormat.chunkOf(b.pbn(i)), k -> new ArrayList<>()).add(i);
+        }
+        for (var e : byChunk.entrySet()) {
+            ReentrantLock l = gma.lock(e.getKey());
+            l.lock();
+            try {
+                GmaChunk c = gma.load(e.getKey());
+                for (int i : e.getValue()) {
+                    if (c.apply(rec.lsns().get(i), b.kind(i), b.pbn(i), b.value(i))) {
+                        updatesApplied.incrementAndGet();
+                    } else {
+                        updatesSkipped.incrementAndGet();
+                    }
+                }
+                if (c.dirty()) {
+                    gma.write(c);
+                }
+            } finally {
+                l.unlock();
+            }
+        }
+        gma.sync();
+        return b.size();
+    }
+
+    public BoscSettings settings() {
+        return settings;
+    }
+
+    ChunkQueues queues() {
+        return queues;
+    }
+
+    /** The array itself, for sweeps and checks (always under the chunk locks). */
+    public GcMetadataArray gma() {
+        return gma;
+    }
+
+    /** Logs one operation's updates as an atomic group. Blocks while the queues are full. */
+    public long appendGroup(long opId, UpdateBatch updates) {
+        checkHealthy();
+        try {
+            long lsn = log.appendGroup(opId, updates);
+            updatesLogged.addAndGet(updates.updateCount());
+            return lsn;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while the GMA queues were full", e);
+        }
+    }
+
+    /** Logs one stand-alone update (a grace protection). */
+    public long appendSingle(int kind, long pbn, long value) {
+        checkHealthy();
+        try {
+            long lsn = log.appendSingle(kind, pbn, value);
+            updatesLogged.incrementAndGet();
+            return lsn;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while the GMA queues were full", e);
+        }
+    }
+
+    /** Highest operation id in the log (after a restart: the highest durably logged one). */
+    public long lastOpId() {
+        return log.lastOpId();
+    }
+
+    /** Barrier: every record appended before this call is written to the log and queued. */
+    public void awaitEnqueued() {
+        try {
+            log.awaitEnqueued();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
+    /**
+     * Commits the given chunks (ascending order expected): apply queue, write, then one fsync and a
+     * checkpoint advance. With {@code tryOnly}, a chunk locked by someone else is skipped.
+     * Returns the number of chunks written.
+     */
+    int commitChunks(long[] chunks, boolean tryOnly) {
+        java.util.function.Consumer<long[]> observer = commitObserver;
+        if (observer != null) {
+            observer.accept(chunks.clone());
+        }
+        List<ChunkQueues.Queue> done = new ArrayList<>(chunks.length);
+        try {
+            for (long c : chunks) {
+                ReentrantLock l = gma.lock(c);
+                if (tryOnly) {
+                    if (!l.tryLock()) {
+                        continue;
+                    }
+                } else {
+                    l.lock();
+                }
+                try {
+                    ChunkQueues.Queue q = commitLocked(c);
+                    if (q != null) {
+                        done.add(q);
+                    }
+                } finally {
+                    l.unlock();
+                }
+            }
+        } finally {
+            if (!done.isEmpty()) {
+                gma.sync();
+                for (ChunkQueues.Queue q : done) {
+                    queues.finished(q);
+                }
+                advanceCheckpoint();
+            }
+        }
+        return done.size();
+    }
+
+    /** Applies chunk {@code c}'s queue and writes it; caller holds the chunk lock and later syncs. */
+    private ChunkQueues.Queue commitLocked(long c) {
+        ChunkQueues.Queue q = queues.drain(c);
+        if (q == null) {
+            return null;
+        }
+        // WAL rule: the log records must be durable before a chunk that holds them is written
+        log.syncTo(q.lsn[q.size - 1]);
+        GmaChunk chunk = gma.load(c);
+        long applied = 0;
+        for (int i = 0; i < q.size; i++) {
+            if (chunk.apply(q.lsn[i], q.kind[i], q.pbn[i], q.value[i])) {
+                applied++;
+            }
+        }
+        updatesApplied.addAndGet(applied);
+        updatesSkipped.addAndGet(q.size - applied);
+        gma.write(chunk);
+        return q;
+    }
+
+    /**
+     * Brings chunk {@code c} up to date with everything queued for it and runs {@code action} on
+     * it while holding its lock (the sweep's re-check). Writes the chunk if the action changed it;
+     * the caller forces the GMA with {@link #syncGma()}.
+     */
+    public void withCurrentChunk(long c, java.util.function.Consumer<GmaChunk> action) {
+        ReentrantLock l = gma.lock(c);
+        l.lock();
+        ChunkQueues.Queue q = null;
+        try {
+            q = commitLocked(c);
+            GmaChunk chunk = gma.load(c);
+            action.accept(chunk);
+            if (chunk.dirty()) {
+                gma.write(chunk);
+            }
+        } finally {
+            l.unlock();
+            if (q != null) {
+                gma.sync();
+                queues.finished(q);
+                advanceCheckpoint();
+            }
+        }
+    }
+
+    public void syncGma() {
+        gma.sync();
+    }
+
+    /** Applies every queued update now (after a barrier): for checks and orderly shutdown. */
+    public void commitAll() {
+        awaitEnqueued();
+        while (true) {
+            long[] chunks = queues.pendingFrom(0, Integer.MAX_VALUE);
+            if (chunks.length == 0) {
+                break;
+            }
+            commitChunks(chunks, false);
+        }
+        advanceCheckpoint();
+    }
+
+    private void advanceCheckpoint() {
+        synchronized (checkpointLock) {
+            long[] op = {checkpointOpId};
+            long candidate = queues.oldestUncommitted(op);
+            if (candidate > checkpointLsn && settings.advanceCheckpoint() && !closed) {
+                new Checkpoint(candidate, op[0]).write(dir);
+                checkpointLsn = candidate;
+                checkpointOpId = op[0];
+                log.deleteBelow(candidate);
+            }
+        }
+    }
+
+    void committerFailed(int id, RuntimeException e) {
+        failure = e;
+    }
+
+    private void checkHealthy() {
+        if (failure != null) {
+            throw new GcStoreException("gc", dir, null, "a GMA committer failed: " + failure.getMessage(), failure);
+        }
+        if (closed) {
+            throw new IllegalStateException("GC pipeline is closed");
+        }
+    }
+
+    /** GMA updates logged by this instance (the O(delta) measure). */
+    public long updatesLogged() {
+        return updatesLogged.get();
+    }
+
+    /** Updates applied to chunks (including replay). */
+    public long updatesApplied() {
+        return updatesApplied.get();
+    }
+
+    /** Updates skipped because their chunk already had them (replay after a crash). */
+    public long updatesSkipped() {
+        return updatesSkipped.get();
+    }
+
+    /** Records found in the log at open. */
+    public long replayedRecords() {
+        return replayedRecords;
+    }
+
+    /** Group-commit batches the log wrote. */
+    public long logBatches() {
+        return log.batchesWritten();
+    }
+
+    public long queuedUpdates() {
+        return queues.queuedUpdates();
+    }
+
+    public long checkpointLsn() {
+        synchronized (checkpointLock) {
+            return checkpointLsn;
+        }
+    }
+
+    /** Orderly shutdown: flush the log, commit every queue, checkpoint, close files. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        RuntimeException err = null;
+        try {
+            if (failure == null) {
+                commitAll();
+            }
+        } catch (RuntimeException e) {
+            err = e;
+        }
+        stopCommitters(false);
+        log.close();
+        if (err == null && failure == null) {
+            commitAll();
+        }
+        closed = true;
+        gma.close();
+        releaseLock();
+        if (err != null) {
+            throw err;
+        }
+    }
+
+    /**
+     * Simulates a crash (tests): threads stop, buffered log records are lost, nothing is forced or
+     * checkpointed. Files written so far stay as they are, as after a killed process.
+     */
+    public void abandon() {
+        closed = true;
+        stopCommitters(true);
+        log.abandon();
+        gma.close();
+        releaseLock();
+    }
+
+    private void stopCommitters(boolean interrupt) {
+        for (Committer c : committers) {
+            c.stop();
+        }
+        for (Thread t : threads) {
+            if (interrupt) {
+                // an interrupt during file I/O closes the channel: only acceptable when crashing
+                t.interrupt();
+            }
+        }
+        for (Thread t : threads) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void releaseLock() {
+        try {
+            dirLock.release();
+            lockChannel.close();
+        } catch (IOException ignored) {
+            // closing a lock file cannot lose data
+        }
+    }
+}

@@ -1,0 +1,222 @@
+package org.holdfast.gc.gma;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
+import org.holdfast.gc.GcCorruptException;
+import org.holdfast.gc.GcStoreException;
+
+/**
+ * The GC metadata array on disk ({@link GmaFormat}), with a bounded cache of chunks and one lock
+ * per chunk (striped). Whoever reads or changes a chunk holds its lock; {@link #write} puts the
+ * chunk into its other frame, {@link #sync} makes all written chunks durable. This class owns its
+ * file channel and closes it in {@link #close()}.
+ */
+public final class GcMetadataArray implements AutoCloseable {
+    private static final String STORE = "gma";
+    private static final int LOCK_STRIPES = 1024;
+
+    private final Path file;
+    private final FileChannel channel;
+    private final ReentrantLock[] locks = new ReentrantLock[LOCK_STRIPES];
+    private final Map<Long, GmaChunk> cache;
+    private final ByteBuffer readBuf = ByteBuffer.allocate(GmaFormat.CHUNK_BYTES * GmaFormat.FRAMES_PER_CHUNK);
+    private volatile long chunkCount;
+
+    private GcMetadataArray(Path file, FileChannel channel, int cacheChunks) throws IOException {
+        this.file = file;
+        this.channel = channel;
+        for (int i = 0; i < LOCK_STRIPES; i++) {
+            locks[i] = new ReentrantLock();
+        }
+        int capacity = Math.max(4, cacheChunks);
+        this.cache = new LinkedHashMap<>(capacity * 2, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<Long, GmaChunk> eldest) {
+                // Only clean chunks leave; a dirty one is being changed under its lock right now.
+                return size() > capacity && !eldest.getValue().dirty();
+            }
+        };
+        long frameBytes = (long) GmaFormat.CHUNK_BYTES * GmaFormat.FRAMES_PER_CHUNK;
+        this.chunkCount = (channel.size() + frameBytes - 1) / frameBytes;
+    }
+
+    /** Opens (creating if needed) {@code dir/gma.dat}. */
+    public static GcMetadataArray open(Path dir, int cacheChunks) {
+        Path file = dir.resolve("gma.dat");
+        try {
+            Files.createDirectories(dir);
+            FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                    StandardOpenOption.WRITE);
+            return new GcMetadataArray(file, ch, cacheChunks);
+        } catch (IOException e) {
+            throw new GcStoreException(STORE, file, null, "cannot open: " + e.getMessage(), e);
+        }
+    }
+
+    public Path file() {
+        return file;
+    }
+
+    /** Chunks that have ever been written (PBNs beyond them read as unused). */
+    public long chunkCount() {
+        return chunkCount;
+    }
+
+    /** The lock guarding chunk {@code chunk}; hold it around {@link #load} and {@link #write}. */
+    public ReentrantLock lock(long chunk) {
+        return locks[(int) Math.floorMod(chunk, (long) LOCK_STRIPES)];
+    }
+
+    /** The chunk, from cache or disk; a chunk never written comes back empty. Caller holds its lock. */
+    public GmaChunk load(long chunk) {
+        if (!lock(chunk).isHeldByCurrentThread()) {
+            throw new IllegalStateException("chunk " + chunk + " loaded without its lock");
+        }
+        synchronized (cache) {
+            GmaChunk c = cache.get(chunk);
+            if (c != null) {
+                return c;
+            }
+        }
+        GmaChunk c = readChunk(chunk);
+        synchronized (cache) {
+            cache.put(chunk, c);
+        }
+        return c;
+    }
+
+    private GmaChunk readChunk(long index) {
+        GmaChunk c = new GmaChunk(index);
+        if (index >= chunkCount) {
+            return c;
+        }
+        ByteBuffer frames;
+        synchronized (readBuf) {
+            readBuf.clear();
+            try {
+                long pos = GmaFormat.frameOffset(index, 0);
+                while (readBuf.hasRemaining()) {
+                    int n = channel.read(readBuf, pos + readBuf.position());
+                    if (n < 0) {
+                        break;
+                    }
+                }
+            } catch (IOException e) {
+                throw new GcStoreException(STORE, file, "chunk " + index, "read failed: " + e.getMessage(), e);
+            }
+            // zero-fill a short read: a frame beyond end of file was never written
+            while (readBuf.hasRemaining()) {
+                readBuf.put((byte) 0);
+            }
+            frames = ByteBuffer.allocate(readBuf.capacity());
+            readBuf.flip();
+            frames.put(readBuf);
+        }
+        ByteBuffer a = frames.duplicate().position(0).limit(GmaFormat.CHUNK_BYTES).slice();
+        ByteBuffer b = frames.duplicate().position(GmaFormat.CHUNK_BYTES).limit(2 * GmaFormat.CHUNK_BYTES).slice();
+        boolean aOk = a.getInt(0) == GmaFormat.MAGIC_V1 && a.getInt(4) == GmaChunk.checksum(a, index);
+        boolean bOk = b.getInt(0) == GmaFormat.MAGIC_V1 && b.getInt(4) == GmaChunk.checksum(b, index);
+        int pick;
+        if (aOk && bOk) {
+            pick = GmaChunk.headerLsn(b) > GmaChunk.headerLsn(a) ? 1 : 0;
+        } else if (aOk) {
+            pick = 0;
+        } else if (bOk) {
+            pick = 1;
+        } else if (allZero(a) && allZero(b)) {
+            return c;
+        } else {
+            throw new GcCorruptException(STORE, file, "chunk " + index, "both frames fail their checksum");
+        }
+        c.load(pick == 0 ? a : b);
+        c.currentFrame = pick;
+        return c;
+    }
+
+    private static boolean allZero(ByteBuffer b) {
+        for (int i = 0; i < b.limit(); i += 8) {
+            if (b.getLong(i) != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Writes the chunk into its other frame (not yet durable: see {@link #sync}). Caller holds its lock. */
+    public void write(GmaChunk c) {
+        if (!lock(c.index()).isHeldByCurrentThread()) {
+            throw new IllegalStateException("chunk " + c.index() + " written without its lock");
+        }
+        int frame = c.currentFrame == 0 ? 1 : 0;
+        ByteBuffer bytes = c.seal();
+        long pos = GmaFormat.frameOffset(c.index(), frame);
+        try {
+            while (bytes.hasRemaining()) {
+                channel.write(bytes, pos + bytes.position());
+            }
+        } catch (IOException e) {
+            throw new GcStoreException(STORE, file, "chunk " + c.index(), "write failed: " + e.getMessage(), e);
+        }
+        c.written(frame);
+        synchronized (cache) {
+            if (c.index() >= chunkCount) {
+                chunkCount = c.index() + 1;
+            }
+            cache.put(c.index(), c);
+        }
+    }
+
+    /** Forces every written chunk to disk. */
+    public void sync() {
+        try {
+            channel.force(false);
+        } catch (IOException e) {
+            throw new GcStoreException(STORE, file, null, "fsync failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Visits every USED slot in PBN order, chunk by chunk under each chunk's lock. */
+    public void scan(SlotVisitor visitor) {
+        long n = chunkCount;
+        for (long ci = 0; ci < n; ci++) {
+            ReentrantLock l = lock(ci);
+            l.lock();
+            try {
+                GmaChunk c = load(ci);
+                for (int s = 1; s <= GmaFormat.PBNS_PER_CHUNK; s++) {
+                    int flags = c.flags(s);
+                    if ((flags & GmaFormat.FLAG_USED) != 0) {
+                        visitor.visit(GmaFormat.pbnAt(ci, s), c.rc(s), c.pins(s), flags, c.expiry(s));
+                    }
+                }
+            } finally {
+                l.unlock();
+            }
+        }
+    }
+
+    /** Drops the cache (tests use it to prove state comes from disk). */
+    public void evictAll() {
+        synchronized (cache) {
+            cache.values().removeIf(c -> !c.dirty());
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            if (channel.isOpen()) {
+                channel.close();
+            }
+        } catch (IOException e) {
+            throw new GcStoreException(STORE, file, null, "close failed: " + e.getMessage(), e);
+        }
+    }
+}

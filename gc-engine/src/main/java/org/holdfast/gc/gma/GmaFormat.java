@@ -1,0 +1,58 @@
+package org.holdfast.gc.gma;
+
+/**
+ * Byte layout of the GMA file, in one place. All numbers big-endian.
+ *
+ * <pre>
+ * file  = chunk 0 frame A | chunk 0 frame B | chunk 1 frame A | chunk 1 frame B | ...
+ * frame = 131072 bytes = header slot (16 bytes) + 8191 PBN slots (16 bytes each)
+ * header: [0..3] magic+version 0x48474D01  [4..7] CRC32C of bytes 8..131071 seeded with the
+ *         chunk index  [8..15] applied LSN (highest BOSC log record applied to this chunk)
+ * slot:   [0..3] RC (int32)  [4..5] pin count (uint16)  [6] flags (bit0 USED, bit1 FREED)
+ *         [7] reserved  [8..15] ET, epoch milliseconds (int64)
+ * </pre>
+ *
+ * Each chunk has two frames (A/B, "ping-pong"): a write always goes to the frame that does not
+ * hold the newest valid copy, so a torn write can only destroy the copy being written; the
+ * reader takes the valid frame with the higher applied LSN and replays the log from there.
+ */
+public final class GmaFormat {
+    /** Bytes in one frame (one chunk on disk, 128 KiB as in the thesis). */
+    public static final int CHUNK_BYTES = 128 * 1024;
+    /** Bytes per PBN slot. */
+    public static final int SLOT_BYTES = 16;
+    /** PBN slots per chunk: slot 0 of each frame is the header. */
+    public static final int PBNS_PER_CHUNK = CHUNK_BYTES / SLOT_BYTES - 1;
+    /** Frames per chunk on disk (A and B). */
+    public static final int FRAMES_PER_CHUNK = 2;
+    /** Magic and format version 1 of a frame header. */
+    public static final int MAGIC_V1 = 0x48474D01;
+
+    public static final int FLAG_USED = 1;
+    public static final int FLAG_FREED = 2;
+    /** Largest pin count a slot holds. */
+    public static final int MAX_PINS = 0xFFFF;
+
+    private GmaFormat() {
+    }
+
+    /** Chunk that holds {@code pbn}. */
+    public static long chunkOf(long pbn) {
+        return pbn / PBNS_PER_CHUNK;
+    }
+
+    /** Slot index of {@code pbn} inside its chunk (1-based; 0 is the header). */
+    public static int slotOf(long pbn) {
+        return (int) (pbn % PBNS_PER_CHUNK) + 1;
+    }
+
+    /** The PBN held in slot {@code slot} of chunk {@code chunk}. */
+    public static long pbnAt(long chunk, int slot) {
+        return chunk * PBNS_PER_CHUNK + slot - 1;
+    }
+
+    /** File offset of frame {@code frame} (0 = A, 1 = B) of chunk {@code chunk}. */
+    public static long frameOffset(long chunk, int frame) {
+        return (chunk * FRAMES_PER_CHUNK + frame) * (long) CHUNK_BYTES;
+    }
+}
