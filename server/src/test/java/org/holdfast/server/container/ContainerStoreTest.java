@@ -1,0 +1,155 @@
+package org.holdfast.server.container;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ContainerStoreTest {
+    @TempDir
+    Path dir;
+
+    /** Stale marks held in a set, for the test. */
+    static final class SetStale implements StalePbns {
+        final Set<Long> pbns = new HashSet<>();
+        long seq;
+
+        void mark(long pbn) {
+            pbns.add(pbn);
+            seq++;
+        }
+
+        @Override
+        public long lastSeq() {
+            return seq;
+        }
+
+        @Override
+        public boolean contains(long pbn) {
+            return pbns.contains(pbn);
+        }
+    }
+
+    private static byte[] fps(long seed, int n) {
+        byte[] b = new byte[n * 32];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    private static long[] pbns(long first, int n) {
+        long[] p = new long[n];
+        for (int i = 0; i < n; i++) {
+            p[i] = first + i;
+        }
+        return p;
+    }
+
+    @Test
+    void acquire_afterFlushAndReopen_loadsFromDiskAndPurgesStaleOnLoad() {
+        SetStale stale = new SetStale();
+        byte[] f = fps(1, 300);
+        int id;
+        try (ContainerStore store = new ContainerStore(dir, 4096, 2, 1 << 20, stale)) {
+            Container c = store.create();
+            c.lock().writeLock().lock();
+            c.appendSegment(f, 0, 300, pbns(1000, 300), 1);
+            c.lock().writeLock().unlock();
+            store.release(c);
+            id = c.id();
+            store.flush();
+        }
+        stale.mark(1005);
+        try (ContainerStore store = new ContainerStore(dir, 4096, 2, 1 << 20, stale)) {
+            Container c = store.acquire(id);
+            assertThat(c).isNotNull();
+            assertThat(store.loads()).isEqualTo(1);
+            assertThat(c.find(f, 5)).as("stale fingerprint purged on load").isEqualTo(-1);
+            assertThat(c.find(f, 6)).isEqualTo(6);
+            assertThat(c.purgedSeq()).isEqualTo(stale.lastSeq());
+            store.release(c);
+        }
+    }
+
+    @Test
+    void acquire_tornFile_isAbsent() throws Exception {
+        SetStale stale = new SetStale();
+        int id;
+        try (ContainerStore store = new ContainerStore(dir, 4096, 2, 1 << 20, stale)) {
+            Container c = store.create();
+            c.appendSegment(fps(2, 100), 0, 100, pbns(1, 100), 1);
+            store.release(c);
+            id = c.id();
+        }
+        Path file = dir.resolve(ContainerFile.fileName(id));
+        byte[] data = Files.readAllBytes(file);
+        Files.write(file, java.util.Arrays.copyOf(data, data.length / 2));
+        try (ContainerStore store = new ContainerStore(dir, 4096, 2, 1 << 20, stale)) {
+            assertThat(store.acquire(id)).isNull();
+            assertThat(store.absent()).isEqualTo(1);
+            Container fresh = store.create();
+            assertThat(fresh.id()).as("ids are never reused").isGreaterThan(id);
+            store.release(fresh);
+        }
+    }
+
+    @Test
+    void create_beyondCacheBudget_evictsUnpinnedThroughBufferAndReloadsThem() {
+        SetStale stale = new SetStale();
+        try (ContainerStore store = new ContainerStore(dir, 4096, 2, 1 << 18, stale)) {
+            int[] ids = new int[20];
+            for (int i = 0; i < 20; i++) {
+                Container c = store.create();
+                c.appendSegment(fps(10 + i, 2000), 0, 2000, pbns(1 + i * 2000L, 2000), 1);
+                ids[i] = c.id();
+                store.release(c);
+            }
+            assertThat(store.evictions()).isPositive();
+            assertThat(store.cachedBytes()).isLessThanOrEqualTo((1 << 18) + 200_000);
+            store.flush();
+            for (int i = 0; i < 20; i++) {
+                Container c = store.acquire(ids[i]);
+                assertThat(c).isNotNull();
+                assertThat(c.find(fps(10 + i, 2000), 1999)).isEqualTo(1999);
+                assertThat(c.pbn(1999)).isEqualTo(i * 2000L + 2000);
+                store.release(c);
+            }
+        }
+    }
+
+    @Test
+    void tryWrite_containerHeldByAnotherWriter_fallsBackToReadOnly() throws Exception {
+        SetStale stale = new SetStale();
+        try (ContainerStore store = new ContainerStore(dir, 4096, 2, 1 << 20, stale)) {
+            Container c = store.create();
+            CountDownLatch held = new CountDownLatch(1);
+            CountDownLatch done = new CountDownLatch(1);
+            Thread other = new Thread(() -> {
+                c.lock().writeLock().lock();
+                held.countDown();
+                try {
+                    done.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } finally {
+                    c.lock().writeLock().unlock();
+                }
+            });
+            other.start();
+            held.await();
+            AtomicBoolean got = new AtomicBoolean(ContainerStore.tryWrite(c, 2_000_000));
+            assertThat(got).isFalse();
+            done.countDown();
+            other.join();
+            assertThat(ContainerStore.tryWrite(c, 2_000_000)).isTrue();
+            c.lock().writeLock().unlock();
+            store.release(c);
+        }
+    }
+}
