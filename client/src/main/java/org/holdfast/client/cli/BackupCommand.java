@@ -19,8 +19,9 @@ import picocli.CommandLine.Option;
 /** {@code backup}: makes a snapshot of a volume, sending only what changed since the last one. */
 @Command(name = "backup", mixinStandardHelpOptions = true,
         description = {"Back up an image file or block device as a new snapshot of --volume.",
-            "Only blocks changed since this agent's last committed snapshot are sent, when its state file is",
-            "intact and the server agrees; otherwise the whole volume is read (full backup)."})
+            "Only blocks changed since this agent's last committed snapshot are sent when",
+            "its state file is intact and the server agrees; otherwise the whole volume",
+            "is read and every block reported (full backup)."})
 final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<Integer> {
     @Mixin
     ConnectionOptions conn;

@@ -12,17 +12,20 @@ import picocli.CommandLine.Command;
 @Command(name = "holdfast-agent", mixinStandardHelpOptions = true, version = "holdfast-agent 0.1.0 (protocol v1)",
         description = "Backs up block volumes (image files or block devices) to a Holdfast server and restores them.",
         subcommands = {BackupCommand.class, SnapshotsCommand.class, RestoreCommand.class},
-        footerHeading = "%nExit codes:%n",
-        footer = {
-            "  0  success (backup committed, restore verified and written, list printed)",
-            "  1  internal error: rerun with --debug and report the stack trace",
-            "  2  usage: bad option or argument, or a bad --changed-blocks file",
-            "  3  network: server unreachable, connection lost, or no answer in time",
-            "  4  rejected by the server: unknown volume or snapshot, volume busy, block size mismatch,",
-            "     bad token, storage full",
-            "  5  local I/O: cannot read the source or write the target or the state directory",
-            "  6  integrity: a restored block failed verification, or the server broke the protocol"})
+        footerHeading = "%nExit codes:%n", footer = {})
 public final class HoldfastAgent implements Runnable {
+    /** The exit codes as the help shows them (ExitCode has the same list). */
+    static final String[] EXIT_CODES = {
+        "  0  success: backup committed, restore verified and written, list printed",
+        "  1  internal error: rerun with --debug and report the stack trace",
+        "  2  usage: bad option or argument, or a bad --changed-blocks file",
+        "  3  network: server unreachable, connection lost, or no answer in time",
+        "  4  rejected by the server: unknown volume or snapshot, volume busy,",
+        "     block size mismatch, bad token, storage full",
+        "  5  local I/O: cannot read the source, write the target or the state dir",
+        "  6  integrity: a restored block failed verification, or the server",
+        "     broke the protocol"};
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
@@ -39,6 +42,10 @@ public final class HoldfastAgent implements Runnable {
     public static int run(String[] args, PrintStream out, PrintStream err) {
         boolean debug = Arrays.asList(args).contains("--debug");
         CommandLine cl = new CommandLine(new HoldfastAgent(), new Factory(out, err));
+        cl.getCommandSpec().usageMessage().footer(EXIT_CODES);
+        for (CommandLine sub : cl.getSubcommands().values()) {
+            sub.getCommandSpec().usageMessage().footerHeading("%nExit codes:%n").footer(EXIT_CODES);
+        }
         cl.setOut(new PrintWriter(out, true));
         cl.setErr(new PrintWriter(err, true));
         cl.setExitCodeExceptionMapper(t -> t instanceof AgentException a ? a.exitCode().code()

@@ -16,8 +16,9 @@ import picocli.CommandLine.Option;
 /** {@code restore}: writes a snapshot's exact bytes to a file or block device, verifying every block. */
 @Command(name = "restore", mixinStandardHelpOptions = true,
         description = {"Restore a snapshot of --volume into --target, verifying every block's SHA-256.",
-            "A regular file is written beside the target and renamed over it at the end (zero blocks become holes);",
-            "a block device is written in place and must be at least the volume's size."})
+            "A regular file is written beside the target and renamed over it at the end",
+            "(zero blocks become holes); a block device is written in place (zero blocks",
+            "as zeros) and must be at least the volume's size."})
 final class RestoreCommand extends HoldfastAgent.Subcommand implements Callable<Integer> {
     @Mixin
     ConnectionOptions conn;

@@ -12,6 +12,7 @@ import java.util.stream.LongStream;
 import org.holdfast.client.AgentRun;
 import org.holdfast.client.FakeServer;
 import org.holdfast.client.Images;
+import org.holdfast.client.LeakWatch;
 import org.holdfast.client.scan.StateFile;
 import org.holdfast.common.protocol.BackupMode;
 import org.junit.jupiter.api.AfterEach;
@@ -41,6 +42,7 @@ class BackupRestoreTest {
     @AfterEach
     void stop() {
         server.close();
+        LeakWatch.assertNoLeaks();
     }
 
     AgentRun backup(String... extra) {
@@ -306,6 +308,11 @@ class BackupRestoreTest {
         AgentRun r = AgentRun.of("backup", "--volume", "vm1");
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.stderr()).contains("--source");
+    }
+
+    @Test
+    void leakWatch_isHookedIntoNetty() {
+        assertThat(LeakWatch.installed()).isTrue();
     }
 
     @Test
