@@ -62,24 +62,29 @@ public final class SungemFingerprintIndex implements FingerprintIndex {
     final LongAdder stalePbnsDropped = new LongAdder();
     private volatile boolean closed;
 
-    /** Opens (or creates) the engine's state under {@code dataDir}; the clock drives the Bloom filter periods. */
+    /**
+     * Opens (or creates) the engine's state under {@code dataDir}: container files in
+     * {@code containers/}, the Bloom filter chain, stale marks and exact fallback map in
+     * {@code sungem/}. The clock drives the Bloom filter periods.
+     */
     public SungemFingerprintIndex(Path dataDir, SungemSettings settings, Clock clock) {
         this.settings = settings;
         this.segmenter = new InputSegmenter(settings.uSegment());
         this.initialLevel = SampledFingerprintIndex.initialLevel(settings.sInit());
         this.lockTimeoutNanos = settings.readOnlyLockTimeout().toNanos();
+        Path stateDir = dataDir.resolve("sungem");
         try {
-            java.nio.file.Files.createDirectories(dataDir);
+            java.nio.file.Files.createDirectories(stateDir);
         } catch (java.io.IOException e) {
-            throw org.holdfast.server.store.StoreException.translate("sungem", dataDir.toString(), null, e);
+            throw org.holdfast.server.store.StoreException.translate("sungem", stateDir.toString(), null, e);
         }
-        this.stale = new StaleMarks(dataDir.resolve("stale.log"));
+        this.stale = new StaleMarks(stateDir.resolve("stale.log"));
         this.store = new ContainerStore(dataDir.resolve("containers"), settings.uContainer(), settings.k(),
                 settings.containerCacheBytes(), stale);
-        this.bfc = new BloomFilterChain(dataDir.resolve("bfc"), clock, settings.bloomPeriod().toMillis(),
+        this.bfc = new BloomFilterChain(stateDir.resolve("bfc"), clock, settings.bloomPeriod().toMillis(),
                 settings.bloomPeriods(), settings.bloomExpectedPerPeriod(), settings.bloomFalsePositiveRate());
         this.sfi = new SampledFingerprintIndex(settings.sfiBytes());
-        this.fallback = settings.exactFallback() ? new ExactFallbackMap(dataDir.resolve("exact-fallback")) : null;
+        this.fallback = settings.exactFallback() ? new ExactFallbackMap(stateDir.resolve("exact-fallback")) : null;
         rebuildSfi();
     }
 

@@ -1,0 +1,76 @@
+package org.holdfast.server.app;
+
+import java.time.Clock;
+import java.time.Duration;
+import org.holdfast.server.engine.ExactFingerprintIndex;
+import org.holdfast.server.engine.FingerprintIndex;
+import org.holdfast.server.engine.ShadowedFingerprintIndex;
+import org.holdfast.server.engine.SungemFingerprintIndex;
+import org.holdfast.server.engine.SungemSettings;
+import org.holdfast.server.store.DataDirectory;
+import org.holdfast.server.store.MetadataDb;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Wires the Sungem dedup engine when {@code holdfast.dedup.engine} is {@code sungem} (the default in
+ * application.yml). With {@code engine: exact}, {@link ExactIndexConfiguration} supplies the exact
+ * index instead, so exactly one {@link FingerprintIndex} bean exists either way. With
+ * {@code holdfast.dedup.shadow-exact: true} an exact index runs beside Sungem on the same stream and
+ * the measured efficiency is exported ({@link DedupEngineMetrics}).
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnProperty(name = "holdfast.dedup.engine", havingValue = "sungem")
+@EnableConfigurationProperties(DedupEngineConfiguration.SungemProperties.class)
+public class DedupEngineConfiguration {
+
+    /**
+     * {@code holdfast.dedup.sungem.*}: the thesis' eight parameters and those of the Bloom filter
+     * chain; defaults and their reasons are in {@link SungemSettings}.
+     */
+    @ConfigurationProperties("holdfast.dedup.sungem")
+    public record SungemProperties(
+            @DefaultValue("4096") int uSegment,
+            @DefaultValue("2") int k,
+            @DefaultValue("2") int tBsu,
+            @DefaultValue("64MB") DataSize sfiSize,
+            @DefaultValue("16") int sInit,
+            @DefaultValue("256MB") DataSize containerCacheSize,
+            @DefaultValue("8") int tSummary,
+            @DefaultValue("16384") int uContainer,
+            @DefaultValue("1d") Duration bloomPeriod,
+            @DefaultValue("9") int bloomPeriods,
+            @DefaultValue("4000000") long bloomExpectedPerPeriod,
+            @DefaultValue("0.01") double bloomFalsePositiveRate,
+            @DefaultValue("2ms") Duration readOnlyLockTimeout,
+            @DefaultValue("true") boolean exactFallback,
+            @DefaultValue("4") int recentContainers) {
+
+        /** The engine's settings; bounds are checked there and fail startup with the setting's name. */
+        public SungemSettings toSettings() {
+            return new SungemSettings(uSegment, k, tBsu, sfiSize.toBytes(), sInit, containerCacheSize.toBytes(), tSummary,
+                    uContainer, bloomPeriod, bloomPeriods, bloomExpectedPerPeriod, bloomFalsePositiveRate,
+                    readOnlyLockTimeout, exactFallback, recentContainers);
+        }
+    }
+
+    @Bean(destroyMethod = "close")
+    FingerprintIndex sungemFingerprintIndex(DataDirectory dir, SungemProperties props, Clock clock, MetadataDb db,
+            org.springframework.core.env.Environment env) {
+        SungemFingerprintIndex sungem = new SungemFingerprintIndex(dir.root(), props.toSettings(), clock);
+        if (env.getProperty("holdfast.dedup.shadow-exact", Boolean.class, false)) {
+            return new ShadowedFingerprintIndex(sungem, new ExactFingerprintIndex(db));
+        }
+        return sungem;
+    }
+
+    @Bean
+    DedupEngineMetrics dedupEngineMetrics(FingerprintIndex index) {
+        return new DedupEngineMetrics(index);
+    }
+}

@@ -1,0 +1,112 @@
+package org.holdfast.server.app;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.util.function.ToDoubleFunction;
+import org.holdfast.server.engine.FingerprintIndex;
+import org.holdfast.server.engine.ShadowedFingerprintIndex;
+import org.holdfast.server.engine.SungemFingerprintIndex;
+import org.holdfast.server.engine.SungemSettings;
+import org.holdfast.server.engine.SungemStats;
+
+/**
+ * Micrometer meters of the Sungem engine under {@code holdfast.dedup.*}: fingerprints looked up
+ * (its rate is fingerprints/s), SFI hits and occupancy, containers loaded and the useful share,
+ * Bloom filter fill and estimated false-positive rate, memory per structure, the eight parameters,
+ * and in shadow mode the measured efficiency. Engine figures are sampled at most once a second,
+ * because computing the Bloom fill scans the filters.
+ */
+public final class DedupEngineMetrics implements MeterBinder {
+    private final FingerprintIndex index;
+    private final SungemFingerprintIndex sungem;
+    private final ShadowedFingerprintIndex shadow;
+    private volatile SungemStats cached;
+    private volatile long cachedAt;
+
+    /** Meters for {@code index} (Sungem, possibly in shadow mode). */
+    public DedupEngineMetrics(FingerprintIndex index) {
+        this.index = index;
+        this.shadow = index instanceof ShadowedFingerprintIndex s ? s : null;
+        FingerprintIndex p = shadow != null ? shadow.primary() : index;
+        this.sungem = p instanceof SungemFingerprintIndex s ? s : null;
+    }
+
+    private SungemStats stats() {
+        long now = System.nanoTime();
+        SungemStats s = cached;
+        if (s == null || now - cachedAt > 1_000_000_000L) {
+            s = sungem.sungemStats();
+            cached = s;
+            cachedAt = now;
+        }
+        return s;
+    }
+
+    private void gauge(MeterRegistry r, String name, String unit, ToDoubleFunction<SungemStats> f) {
+        Gauge.Builder<DedupEngineMetrics> b = Gauge.builder(name, this, m -> f.applyAsDouble(m.stats()));
+        if (unit != null) {
+            b.baseUnit(unit);
+        }
+        b.register(r);
+    }
+
+    @Override
+    public void bindTo(MeterRegistry r) {
+        FunctionCounter.builder("holdfast.dedup.fingerprints", index, i -> i.stats().lookups())
+                .description("fingerprints looked up; its rate is the engine's fingerprints/s").register(r);
+        FunctionCounter.builder("holdfast.dedup.duplicates", index, i -> i.stats().hits()).register(r);
+        if (shadow != null) {
+            Gauge.builder("holdfast.dedup.efficiency", shadow, ShadowedFingerprintIndex::efficiency)
+                    .description("duplicates found / duplicates the exact shadow index finds").register(r);
+            FunctionCounter.builder("holdfast.dedup.shadow.duplicates", shadow,
+                    ShadowedFingerprintIndex::shadowDuplicates).register(r);
+        }
+        if (sungem == null) {
+            return;
+        }
+        FunctionCounter.builder("holdfast.dedup.sfi.hits", sungem, i -> i.stats().sfiHits())
+                .description("input fingerprints that were SFI samples").register(r);
+        gauge(r, "holdfast.dedup.sfi.entries", null, SungemStats::sfiEntries);
+        gauge(r, "holdfast.dedup.sfi.capacity", null, SungemStats::sfiCapacity);
+        gauge(r, "holdfast.dedup.sfi.segments", null, SungemStats::sfiRecords);
+        gauge(r, "holdfast.dedup.sfi.downsamples", null, SungemStats::sfiDownsamples);
+        gauge(r, "holdfast.dedup.sfi.evictions", null, SungemStats::sfiEvictions);
+        gauge(r, "holdfast.dedup.containers.loaded", null, SungemStats::containersLoaded);
+        gauge(r, "holdfast.dedup.containers.searched", null, SungemStats::containersTouched);
+        gauge(r, "holdfast.dedup.containers.useful.share", null, SungemStats::usefulContainerShare);
+        gauge(r, "holdfast.dedup.containers.cached", null, SungemStats::containersCached);
+        gauge(r, "holdfast.dedup.containers.created", null, SungemStats::containersCreated);
+        gauge(r, "holdfast.dedup.containers.absent", null, SungemStats::containersAbsent);
+        gauge(r, "holdfast.dedup.containers.read.only", null, SungemStats::readOnlyFallbacks);
+        gauge(r, "holdfast.dedup.fallback.hits", null, SungemStats::fallbackHits);
+        gauge(r, "holdfast.dedup.stale.marks", null, SungemStats::staleMarks);
+        gauge(r, "holdfast.dedup.bloom.fill", null, SungemStats::bloomFill);
+        gauge(r, "holdfast.dedup.bloom.false.positive.rate", null, SungemStats::bloomFalsePositiveRate);
+        gauge(r, "holdfast.dedup.bloom.filters", null, SungemStats::bloomFilters);
+        memory(r, "sfi", SungemStats::sfiBytes);
+        memory(r, "bloom-filter-chain", SungemStats::bloomBytes);
+        memory(r, "container-cache", SungemStats::containerCacheBytes);
+        memory(r, "container-buffer", SungemStats::containerBufferBytes);
+        memory(r, "stale-marks", SungemStats::staleMarkBytes);
+        SungemSettings s = sungem.settings();
+        parameter(r, "U_segment", s.uSegment());
+        parameter(r, "K", s.k());
+        parameter(r, "T_BSU", s.tBsu());
+        parameter(r, "S_SFI", s.sfiBytes());
+        parameter(r, "S_init", s.sInit());
+        parameter(r, "S_container", s.containerCacheBytes());
+        parameter(r, "T_summary", s.tSummary());
+        parameter(r, "U_container", s.uContainer());
+    }
+
+    private void memory(MeterRegistry r, String structure, ToDoubleFunction<SungemStats> f) {
+        Gauge.builder("holdfast.dedup.memory", this, m -> f.applyAsDouble(m.stats())).tag("structure", structure)
+                .baseUnit("bytes").register(r);
+    }
+
+    private static void parameter(MeterRegistry r, String name, double value) {
+        Gauge.builder("holdfast.dedup.parameter", () -> value).tag("name", name).register(r);
+    }
+}
