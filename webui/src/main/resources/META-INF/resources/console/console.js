@@ -59,8 +59,8 @@ async function loadSnapshots(volume) {
     tbody.innerHTML = '';
     for (const s of snaps) {
       const tr = document.createElement('tr');
-      cell(tr, s.id, true);
-      cell(tr, s.createdAt);
+      cell(tr, s.sequence, true);
+      cell(tr, new Date(s.createdAtMillis).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z'));
       cell(tr, bytes(s.volumeBytes), true);
       cell(tr, bytes(s.logicalBytes), true);
       cell(tr, s.changedBlocks, true);
@@ -87,8 +87,8 @@ async function loadVolumes() {
       tr.className = 'clickable';
       cell(tr, v.name);
       cell(tr, bytes(v.blockSize), true);
-      cell(tr, v.snapshotCount, true);
-      cell(tr, v.latestSnapshot || '', true);
+      cell(tr, bytes(v.volumeBytes), true);
+      cell(tr, v.latestSequence || '', true);
       tr.addEventListener('click', () => loadSnapshots(v.name));
       tbody.appendChild(tr);
     }
