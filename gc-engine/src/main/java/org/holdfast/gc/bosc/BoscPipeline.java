@@ -271,6 +271,11 @@ public final class BoscPipeline implements AutoCloseable {
         }
     }
 
+    /** One past the highest chunk that is written or has queued updates (call after a barrier). */
+    public long chunkLimit() {
+        return Math.max(gma.chunkCount(), queues.chunkLimit());
+    }
+
     public void syncGma() {
         gma.sync();
     }

@@ -131,6 +131,11 @@ public final class ChunkQueues {
         return min;
     }
 
+    /** One past the highest chunk with queued updates, or 0. */
+    synchronized long chunkLimit() {
+        return queues.isEmpty() ? 0 : queues.lastKey() + 1;
+    }
+
     public synchronized long queuedUpdates() {
         return total;
     }

@@ -52,7 +52,7 @@ public final class Sweeper {
         long freed = 0;
         long reclaimable = 0;
         pipeline.awaitEnqueued();
-        long chunks = pipeline.gma().chunkCount();
+        long chunks = pipeline.chunkLimit();
         for (long first = 0; first < chunks; first += batchChunks) {
             long last = Math.min(chunks, first + batchChunks);
             List<long[]> victims = new ArrayList<>();
