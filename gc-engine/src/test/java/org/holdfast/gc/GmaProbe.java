@@ -41,7 +41,7 @@ public final class GmaProbe {
     public static TreeMap<Long, String> dump(BoscPipeline p) {
         p.commitAll();
         TreeMap<Long, String> out = new TreeMap<>();
-        p.gma().scan((pbn, rc, pins, flags, expiry) -> out.put(pbn, rc + "/" + pins + "/" + flags + "/" + expiry));
+        p.gma().scan(p.chunkLimit(), (pbn, rc, pins, flags, expiry) -> out.put(pbn, rc + "/" + pins + "/" + flags + "/" + expiry));
         return out;
     }
 }

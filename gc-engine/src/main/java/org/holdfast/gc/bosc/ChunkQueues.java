@@ -23,6 +23,7 @@ public final class ChunkQueues {
     private long total;
     private long enqueuedLsn;
     private boolean unbounded;
+    private long chunkLimit;
 
     public ChunkQueues(int capacity, long enqueuedLsn) {
         this.capacity = capacity;
@@ -59,6 +60,7 @@ public final class ChunkQueues {
             if (q == null || chunk != qChunk) {
                 q = queues.computeIfAbsent(chunk, c -> new Queue());
                 qChunk = chunk;
+                chunkLimit = Math.max(chunkLimit, chunk + 1);
             }
             q.add(lsn, kind, batch.pbn(i), batch.value(i));
             total++;
@@ -131,9 +133,9 @@ public final class ChunkQueues {
         return min;
     }
 
-    /** One past the highest chunk with queued updates, or 0. */
+    /** One past the highest chunk that ever had an update queued (queued, in flight or done), or 0. */
     synchronized long chunkLimit() {
-        return queues.isEmpty() ? 0 : queues.lastKey() + 1;
+        return chunkLimit;
     }
 
     public synchronized long queuedUpdates() {

@@ -63,7 +63,7 @@ public final class Fsck {
         long[] referenced = rc.sortedKeys();
         int[] cursor = {0};
         long[] slots = {0};
-        gma.gma().scan((pbn, gRc, pins, flags, expiry) -> {
+        gma.gma().scan(gma.chunkLimit(), (pbn, gRc, pins, flags, expiry) -> {
             slots[0]++;
             // referenced PBNs without any GMA entry come before this one
             while (cursor[0] < referenced.length && referenced[cursor[0]] < pbn) {

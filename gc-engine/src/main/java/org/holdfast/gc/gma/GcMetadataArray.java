@@ -182,9 +182,12 @@ public final class GcMetadataArray implements AutoCloseable {
         }
     }
 
-    /** Visits every USED slot in PBN order, chunk by chunk under each chunk's lock. */
-    public void scan(SlotVisitor visitor) {
-        long n = chunkCount;
+    /**
+     * Visits every USED slot of chunks below {@code chunkLimit} in PBN order, chunk by chunk under
+     * each chunk's lock.
+     */
+    public void scan(long chunkLimit, SlotVisitor visitor) {
+        long n = Math.max(chunkLimit, chunkCount);
         for (long ci = 0; ci < n; ci++) {
             ReentrantLock l = lock(ci);
             l.lock();
