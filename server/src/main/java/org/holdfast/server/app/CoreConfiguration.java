@@ -116,7 +116,7 @@ public class CoreConfiguration {
         HoldfastProperties.Ingest i = props.ingest();
         String version = build.getIfAvailable() != null ? build.getIfAvailable().getVersion() : "0.1.0-SNAPSHOT";
         return new IngestServer(new IngestSettings(i.host(), i.port(), i.sessionThreads(), i.segmentEntries(), i.maxQueuedFrames(),
-                i.maxQueuedBytes().toBytes(), "holdfast-server/" + version), services);
+                i.maxQueuedBytes().toBytes(), i.idleTimeout(), "holdfast-server/" + version), services);
     }
 
     @Bean

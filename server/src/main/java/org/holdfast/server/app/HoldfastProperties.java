@@ -21,7 +21,8 @@ public record HoldfastProperties(
             @DefaultValue("4") int sessionThreads,
             @DefaultValue("4096") int segmentEntries,
             @DefaultValue("8") int maxQueuedFrames,
-            @DefaultValue("64MB") DataSize maxQueuedBytes) {
+            @DefaultValue("64MB") DataSize maxQueuedBytes,
+            @DefaultValue("10m") java.time.Duration idleTimeout) {
     }
 
     /** {@code engine}: {@code exact} (full on-disk index, the baseline) or {@code sungem}. */

@@ -4,6 +4,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -118,6 +119,17 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             sendErrorAndClose(codeOf(cause), messageOf(cause));
         }
         lane.execute(this::cleanup);
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof IdleStateEvent) {
+            LOG.log(Level.INFO, "connection " + channel.remoteAddress() + " idle for " + server.settings().idleTimeout() + "; closing it");
+            sendErrorAndClose(ErrorCode.BAD_STATE, "connection idle for " + server.settings().idleTimeout() + "; closed by the server");
+            lane.execute(this::cleanup);
+            return;
+        }
+        super.userEventTriggered(ctx, evt);
     }
 
     @Override

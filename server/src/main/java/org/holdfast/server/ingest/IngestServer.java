@@ -11,6 +11,7 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
@@ -72,7 +73,8 @@ public final class IngestServer implements AutoCloseable {
                         connections.add(ch);
                         stats.connections.incrementAndGet();
                         FrameDecoder decoder = new FrameDecoder();
-                        ch.pipeline().addLast("decoder", decoder)
+                        ch.pipeline().addLast("idle", new IdleStateHandler(0, 0, settings.idleTimeout().toMillis(), TimeUnit.MILLISECONDS))
+                                .addLast("decoder", decoder)
                                 .addLast("encoder", ENCODER)
                                 .addLast("connection", new ConnectionHandler(IngestServer.this, decoder));
                     }

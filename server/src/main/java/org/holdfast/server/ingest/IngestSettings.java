@@ -3,9 +3,11 @@ package org.holdfast.server.ingest;
 /**
  * Settings of the ingest server. {@code port} 0 picks an ephemeral port (tests).
  * {@code segmentMaxEntries} is U_segment, the longest input segment handed to the dedup engine.
+ * A connection that neither sends nor receives anything for {@code idleTimeout} is closed (its
+ * backup abandoned), so a vanished agent cannot hold a volume's lock for long.
  */
 public record IngestSettings(String host, int port, int sessionThreads, int segmentMaxEntries, int maxQueuedFrames,
-                             long maxQueuedBytes, String serverVersion) {
+                             long maxQueuedBytes, java.time.Duration idleTimeout, String serverVersion) {
     public IngestSettings {
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("ingest port must be 0..65535, got " + port);
@@ -16,6 +18,9 @@ public record IngestSettings(String host, int port, int sessionThreads, int segm
         if (segmentMaxEntries < 1 || segmentMaxEntries > 4096) {
             throw new IllegalArgumentException("segmentMaxEntries must be 1..4096");
         }
+        if (idleTimeout == null || idleTimeout.isNegative() || idleTimeout.isZero()) {
+            throw new IllegalArgumentException("idleTimeout must be positive");
+        }
         if (maxQueuedFrames < 1 || maxQueuedBytes < 1) {
             throw new IllegalArgumentException("queue limits must be positive");
         }
@@ -23,6 +28,6 @@ public record IngestSettings(String host, int port, int sessionThreads, int segm
 
     /** Loopback, ephemeral port: for tests. */
     public static IngestSettings loopback() {
-        return new IngestSettings("127.0.0.1", 0, 4, 1024, 8, 64L << 20, "test");
+        return new IngestSettings("127.0.0.1", 0, 4, 1024, 8, 64L << 20, java.time.Duration.ofMinutes(10), "test");
     }
 }

@@ -312,6 +312,21 @@ class BadInputLoopbackTest {
     }
 
     @Test
+    void connection_idlePastTimeout_closedAndVolumeUnlocked() {
+        harness.close();
+        harness = new IngestHarness(dir, 0, ReferenceGuard.NONE,
+                new IngestSettings("127.0.0.1", 0, 2, 1024, 8, 1L << 20, java.time.Duration.ofMillis(500), "test"));
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.begin("vol", BS, v1.length, 1);
+            ErrorMessage e = a.expectErrorAndClose();
+            assertThat(e.message()).contains("idle");
+        }
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+                .until(() -> !harness.server().volumeLocks().isLocked("vol"));
+    }
+
+    @Test
     void backupBegin_diskBelowReserve_storageFullAndNothingChanges() {
         harness.close();
         harness = new IngestHarness(dir, Long.MAX_VALUE, ReferenceGuard.NONE);

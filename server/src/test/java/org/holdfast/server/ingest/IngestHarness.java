@@ -16,6 +16,7 @@ public final class IngestHarness implements AutoCloseable {
     private final Path dir;
     private final long minFreeBytes;
     private final ReferenceGuard guard;
+    private final IngestSettings settings;
     private MetadataDb db;
     private DataStore store;
     private ExactFingerprintIndex index;
@@ -27,6 +28,11 @@ public final class IngestHarness implements AutoCloseable {
     }
 
     public IngestHarness(Path dir, long minFreeBytes, ReferenceGuard guard) {
+        this(dir, minFreeBytes, guard, IngestSettings.loopback());
+    }
+
+    public IngestHarness(Path dir, long minFreeBytes, ReferenceGuard guard, IngestSettings settings) {
+        this.settings = settings;
         this.dir = dir;
         this.minFreeBytes = minFreeBytes;
         this.guard = guard;
@@ -39,7 +45,7 @@ public final class IngestHarness implements AutoCloseable {
         index = new ExactFingerprintIndex(db);
         catalog = new Catalog(db);
         SnapshotCommit commit = new SnapshotCommit(catalog, CommitHook.NONE, Clock.systemUTC());
-        server = new IngestServer(IngestSettings.loopback(), new IngestServices(store, catalog, commit, index, guard, Clock.systemUTC()));
+        server = new IngestServer(settings, new IngestServices(store, catalog, commit, index, guard, Clock.systemUTC()));
         server.start();
     }
 
