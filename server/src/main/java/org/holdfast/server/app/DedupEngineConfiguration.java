@@ -48,14 +48,15 @@ public class DedupEngineConfiguration {
             @DefaultValue("4000000") long bloomExpectedPerPeriod,
             @DefaultValue("0.01") double bloomFalsePositiveRate,
             @DefaultValue("2ms") Duration readOnlyLockTimeout,
-            @DefaultValue("true") boolean exactFallback,
-            @DefaultValue("4") int recentContainers) {
+            @DefaultValue("false") boolean exactFallback,
+            @DefaultValue("4") int recentContainers,
+            @DefaultValue("2") int stableLevels) {
 
         /** The engine's settings; bounds are checked there and fail startup with the setting's name. */
         public SungemSettings toSettings() {
             return new SungemSettings(uSegment, k, tBsu, sfiSize.toBytes(), sInit, containerCacheSize.toBytes(), tSummary,
                     uContainer, bloomPeriod, bloomPeriods, bloomExpectedPerPeriod, bloomFalsePositiveRate,
-                    readOnlyLockTimeout, exactFallback, recentContainers);
+                    readOnlyLockTimeout, exactFallback, recentContainers, stableLevels);
         }
     }
 

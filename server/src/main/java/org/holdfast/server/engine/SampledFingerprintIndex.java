@@ -13,7 +13,9 @@ import org.holdfast.server.container.Container;
  * its fingerprints of level &gt;= L; its <em>anchor</em> (the one of highest level) is always kept. A
  * new segment starts at level log2(S_init), about one sample per S_init fingerprints. Down-sampling
  * raises the level by one, which halves the expected samples and keeps a subset of the previous ones.
- * A stable segment (matched exactly T_BSU times) keeps only its anchor. Because no sample can have a
+ * A stable segment (matched exactly T_BSU times) keeps only its anchor (the thesis), or, with the
+ * engine's {@code stableLevels} setting, is down-sampled by that many levels: partial matches of
+ * stable segments (regions shifted out of them) are then still found. Because no sample can have a
  * level under {@link #MIN_PROBE_LEVEL}, a lookup probes only a quarter of the input fingerprints.
  *
  * <p><b>Rate-based LRU.</b> Each stored segment with samples has a <em>record</em> in an LRU list;
@@ -306,8 +308,18 @@ public final class SampledFingerprintIndex {
         linkHead(r);
     }
 
-    /** Reduces record {@code r} to its anchor: the segment became stable. */
-    public void stabilize(int r) {
+    /**
+     * The segment of record {@code r} became stable: with {@code levels} = 0 it keeps only its anchor
+     * (the thesis), otherwise it is down-sampled by that many levels (2^levels times fewer samples).
+     */
+    public void stabilize(int r, int levels) {
+        if (levels > 0) {
+            for (int i = 0; i < levels && recCount[r] > 1; i++) {
+                downsample(r);
+            }
+            stabilized++;
+            return;
+        }
         int keep = anchorOf(r);
         int e = recHead[r];
         int kept = -1;

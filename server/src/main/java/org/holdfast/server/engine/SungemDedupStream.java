@@ -382,7 +382,7 @@ final class SungemDedupStream implements DedupStream {
             if (rec >= 0) {
                 idx.sfi.touch(rec);
                 if (stabilize) {
-                    idx.sfi.stabilize(rec);
+                    idx.sfi.stabilize(rec, settings.stableLevels());
                 }
             } else {
                 idx.sfi.addSegment(c, seg, c.segmentStart(seg), c.segmentEnd(seg), idx.initialLevel, c.isStable(seg));

@@ -33,10 +33,14 @@ import org.holdfast.server.container.Container;
  * {@code bloomPeriod} (a day) each (thesis 6.2.4: 99 % of duplicates recur within 9 days), each
  * sized for {@code bloomExpectedPerPeriod} new fingerprints at {@code bloomFalsePositiveRate};
  * {@code readOnlyLockTimeout} is the thesis' read-only container threshold (5.8);
- * {@code exactFallback} (on by default) enables the Bloom-guided lookup of unresolved fingerprints in
- * an on-disk exact map: on the generated multi-volume stream of EngineComparisonTest the sampled
- * design alone finds 98.3 % of the duplicates at S_SFI = 1/32 of the exact index (stable segments
- * keep one sample, so regions shifted out of them are missed), with the fallback 100 %; see
+ * {@code stableLevels} = 2: what becoming stable does to a segment's samples. The thesis keeps one
+ * (0 here); on the generated multi-volume stream of EngineComparisonTest that finds 98.3 % of the
+ * duplicates at S_SFI = 1/32 of the exact index, because regions shifted out of a stable segment
+ * no longer hit a sample; down-sampling a stable segment by two levels (4 times fewer samples)
+ * finds 99.7 %, and the rate-based LRU still thins it under memory pressure.
+ * {@code exactFallback} (off by default) enables the Bloom-guided lookup of unresolved fingerprints
+ * in an on-disk exact map: 100 % on that stream, but every new fingerprint costs a RocksDB put,
+ * which caps a mostly new stream far below the 300,000 fingerprints/s target; see
  * docs/benchmarks.md. {@code recentContainers} is how many containers of a stream's recent matches are
  * searched besides those the SFI names.
  */
@@ -55,7 +59,8 @@ public record SungemSettings(
         double bloomFalsePositiveRate,
         Duration readOnlyLockTimeout,
         boolean exactFallback,
-        int recentContainers) {
+        int recentContainers,
+        int stableLevels) {
 
     /** Default U_segment. */
     public static final int DEFAULT_U_SEGMENT = 4096;
@@ -91,6 +96,7 @@ public record SungemSettings(
         require(bloomFalsePositiveRate > 0 && bloomFalsePositiveRate < 0.5, "bloomFalsePositiveRate must be within (0, 0.5)");
         require(readOnlyLockTimeout != null && !readOnlyLockTimeout.isNegative(), "readOnlyLockTimeout must not be negative");
         require(recentContainers >= 0 && recentContainers <= 16, "recentContainers must be within 0..16");
+        require(stableLevels >= 0 && stableLevels <= 16, "stableLevels must be within 0..16: " + stableLevels);
     }
 
     private static void require(boolean ok, String message) {
@@ -103,47 +109,54 @@ public record SungemSettings(
     public static SungemSettings defaults() {
         return new SungemSettings(DEFAULT_U_SEGMENT, DEFAULT_K, DEFAULT_T_BSU, DEFAULT_SFI_BYTES, DEFAULT_S_INIT,
                 DEFAULT_CONTAINER_CACHE_BYTES, DEFAULT_T_SUMMARY, DEFAULT_U_CONTAINER, Duration.ofDays(1), 9,
-                4_000_000, 0.01, Duration.ofMillis(2), true, 4);
+                4_000_000, 0.01, Duration.ofMillis(2), false, 4, 2);
     }
 
     /** A copy with another S_SFI. */
     public SungemSettings withSfiBytes(long bytes) {
         return new SungemSettings(uSegment, k, tBsu, bytes, sInit, containerCacheBytes, tSummary, uContainer, bloomPeriod,
                 bloomPeriods, bloomExpectedPerPeriod, bloomFalsePositiveRate, readOnlyLockTimeout, exactFallback,
-                recentContainers);
+                recentContainers, stableLevels);
     }
 
     /** A copy with another U_segment (and U_container at least twice it). */
     public SungemSettings withSegment(int uSeg) {
         return new SungemSettings(uSeg, k, tBsu, sfiBytes, sInit, containerCacheBytes, tSummary,
                 Math.max(uContainer, 2 * uSeg), bloomPeriod, bloomPeriods, bloomExpectedPerPeriod, bloomFalsePositiveRate,
-                readOnlyLockTimeout, exactFallback, recentContainers);
+                readOnlyLockTimeout, exactFallback, recentContainers, stableLevels);
+    }
+
+    /** A copy with another stabilization: 0 keeps the anchor only (thesis), n down-samples n levels. */
+    public SungemSettings withStableLevels(int levels) {
+        return new SungemSettings(uSegment, k, tBsu, sfiBytes, sInit, containerCacheBytes, tSummary, uContainer,
+                bloomPeriod, bloomPeriods, bloomExpectedPerPeriod, bloomFalsePositiveRate, readOnlyLockTimeout,
+                exactFallback, recentContainers, levels);
     }
 
     /** A copy with the exact fallback on or off. */
     public SungemSettings withExactFallback(boolean on) {
         return new SungemSettings(uSegment, k, tBsu, sfiBytes, sInit, containerCacheBytes, tSummary, uContainer,
                 bloomPeriod, bloomPeriods, bloomExpectedPerPeriod, bloomFalsePositiveRate, readOnlyLockTimeout, on,
-                recentContainers);
+                recentContainers, stableLevels);
     }
 
     /** A copy with another S_container. */
     public SungemSettings withContainerCacheBytes(long bytes) {
         return new SungemSettings(uSegment, k, tBsu, sfiBytes, sInit, bytes, tSummary, uContainer, bloomPeriod,
                 bloomPeriods, bloomExpectedPerPeriod, bloomFalsePositiveRate, readOnlyLockTimeout, exactFallback,
-                recentContainers);
+                recentContainers, stableLevels);
     }
 
     /** A copy with other container and sampling parameters. */
     public SungemSettings withShape(int uSeg, int kk, int tBsuNew, int sInitNew, int tSummaryNew, int uContainerNew) {
         return new SungemSettings(uSeg, kk, tBsuNew, sfiBytes, sInitNew, containerCacheBytes, tSummaryNew, uContainerNew,
                 bloomPeriod, bloomPeriods, bloomExpectedPerPeriod, bloomFalsePositiveRate, readOnlyLockTimeout,
-                exactFallback, recentContainers);
+                exactFallback, recentContainers, stableLevels);
     }
 
     /** A copy with other Bloom filter chain sizing. */
     public SungemSettings withBloom(Duration period, int periods, long expectedPerPeriod, double fpRate) {
         return new SungemSettings(uSegment, k, tBsu, sfiBytes, sInit, containerCacheBytes, tSummary, uContainer, period,
-                periods, expectedPerPeriod, fpRate, readOnlyLockTimeout, exactFallback, recentContainers);
+                periods, expectedPerPeriod, fpRate, readOnlyLockTimeout, exactFallback, recentContainers, stableLevels);
     }
 }

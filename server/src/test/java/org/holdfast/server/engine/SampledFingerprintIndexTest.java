@@ -44,7 +44,7 @@ class SampledFingerprintIndexTest {
         SampledFingerprintIndex sfi = new SampledFingerprintIndex(1 << 20);
         Container c = segment(3, 2, 1024);
         int r = sfi.addSegment(c, 0, 0, 1024, 4, false);
-        sfi.stabilize(r);
+        sfi.stabilize(r, 0);
         assertThat(sfi.samples(r)).isEqualTo(1);
         assertThat(sfi.findRecord(c.key(c.anchorOffset(0)), 3, 0)).isEqualTo(r);
         assertThat(sfi.entries()).isEqualTo(1);

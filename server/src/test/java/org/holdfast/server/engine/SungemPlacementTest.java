@@ -24,7 +24,7 @@ class SungemPlacementTest {
     private SungemFingerprintIndex open() {
         SungemSettings s = SungemSettings.defaults().withContainerCacheBytes(8L << 20).withSfiBytes(1L << 20)
                 .withShape(256, 2, 2, 16, 8, 1024).withBloom(Duration.ofDays(1), 3, 100_000, 0.01)
-                .withExactFallback(false);
+                .withExactFallback(false).withStableLevels(0);
         index = new SungemFingerprintIndex(dir, s, Clock.systemUTC());
         return index;
     }
