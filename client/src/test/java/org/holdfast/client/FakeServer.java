@@ -52,6 +52,10 @@ public final class FakeServer implements AutoCloseable {
     public volatile boolean forceFull;
     /** Flip a bit in the first non-zero payload of every restore. */
     public volatile boolean corruptRestore;
+    /** Answer the first BLOCKS with ERROR STORAGE_FULL. */
+    public volatile boolean storageFull;
+    /** Answer runs with a NEED for the wrong start LBN. */
+    public volatile boolean wrongNeed;
     /** Send RESTORE_END one frame early. */
     public volatile boolean truncateRestore;
 
@@ -188,10 +192,14 @@ public final class FakeServer implements AutoCloseable {
                     }
                 }
             }
-            ctx.writeAndFlush(new Need(e.startLbn(), e.count(), bitmap));
+            ctx.writeAndFlush(new Need(wrongNeed ? e.startLbn() + 1 : e.startLbn(), e.count(), bitmap));
         }
 
         private void blocks(ChannelHandlerContext ctx, Blocks b) {
+            if (storageFull) {
+                error(ctx, ErrorCode.STORAGE_FULL, "no space left");
+                return;
+            }
             byte[] payload = new byte[ProtocolLimits.MAX_PAYLOAD];
             byte[] block = new byte[blockSize];
             byte[] digest = new byte[32];

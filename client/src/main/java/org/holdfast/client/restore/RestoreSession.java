@@ -108,10 +108,10 @@ public final class RestoreSession {
                         try {
                             codec.decode(c, payload, 0, len, block, 0, bs);
                         } catch (CorruptPayloadException e) {
-                            throw integrity(volume, sequence, lbn, e.getMessage());
+                            throw integrity(volume, sequence, lbn, e.getMessage(), writer.isFile());
                         }
                         if (!matches(hasher, block, bs, d.fingerprints(), i * Fingerprint.BYTES, digest)) {
-                            throw integrity(volume, sequence, lbn, "its SHA-256 does not match its fingerprint");
+                            throw integrity(volume, sequence, lbn, "its SHA-256 does not match its fingerprint", writer.isFile());
                         }
                         writer.write(lbn, block, 0);
                     }
@@ -138,9 +138,10 @@ public final class RestoreSession {
         return zeroFp && org.holdfast.common.hash.ZeroBlocks.isZero(block, 0, bs);
     }
 
-    private static AgentException integrity(String volume, long sequence, long lbn, String why) {
+    private static AgentException integrity(String volume, long sequence, long lbn, String why, boolean file) {
         return new AgentException(ExitCode.INTEGRITY, "block " + lbn + " of " + volume + "@" + sequence
-                + " failed verification: " + why + "; the target was not changed",
+                + " failed verification: " + why + (file ? "; the target file was left as it was"
+                        : "; the target device holds a partial restore"),
                 "run the server's checker (fsck) on this snapshot and report it");
     }
 }

@@ -30,7 +30,7 @@ final class BlockUploader implements AutoCloseable {
     /** Blocks per BLOCKS frame when a run is split for parallel compression. */
     static final int GROUP_BLOCKS = 256;
     /** Longest silence while runs are waiting for NEED before the server counts as stuck. */
-    static final Duration NEED_TIMEOUT = Duration.ofMinutes(10);
+    static final Duration NEED_TIMEOUT = Duration.ofMinutes(3);
 
     private final ServerConnection conn;
     private final PayloadWindow window;

@@ -230,6 +230,39 @@ class BackupRestoreTest {
     }
 
     @Test
+    void backup_serverRejectsMidway_exit4StateUnchangedNextBackupCorrect() throws Exception {
+        assertThat(backup().exit()).isZero();
+        byte[] stateBefore = Files.readAllBytes(stateFile());
+        Images.overwrite(image, 11, BS, 1234);
+        server.storageFull = true;
+        AgentRun r = backup();
+        assertThat(r.exit()).as("%s", r).isEqualTo(4);
+        assertThat(r.stderr()).contains("STORAGE_FULL").contains("free space");
+        assertThat(Files.readAllBytes(stateFile())).isEqualTo(stateBefore);
+        assertThat(server.snapshots("vm1")).hasSize(1);
+        try (var s = Files.list(stateFile().getParent())) {
+            assertThat(s).containsExactly(stateFile()); // no temp state left behind
+        }
+        server.storageFull = false;
+        AgentRun again = backup();
+        assertThat(again.exit()).isZero();
+        assertThat(again.json().get("mode").asText()).isEqualTo("incremental");
+        assertThat(server.sessions.get(2).entryLbns).containsExactly(11L);
+        Path target = dir.resolve("r.img");
+        assertThat(restore("latest", target).exit()).isZero();
+        assertThat(Images.sameContent(image, target)).isTrue();
+    }
+
+    @Test
+    void backup_serverAnswersWrongRun_integrityExit6NoSnapshot() {
+        server.wrongNeed = true;
+        AgentRun r = backup();
+        assertThat(r.exit()).as("%s", r).isEqualTo(6);
+        assertThat(r.stderr()).contains("broke the protocol");
+        assertThat(server.snapshots("vm1")).isEmpty();
+    }
+
+    @Test
     void restore_corruptPayload_integrityErrorAndTargetUntouched() throws Exception {
         assertThat(backup().exit()).isZero();
         Path target = dir.resolve("existing.img");
