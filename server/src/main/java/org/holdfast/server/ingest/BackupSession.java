@@ -39,7 +39,7 @@ import org.holdfast.server.store.StoredBlock;
  *
  * <h2>Order of durability at COMMIT</h2>
  * data store sync → {@link DedupStream#record} of every segment (blocks now durable) →
- * {@link SnapshotCommit} (one synced batch) → index flush → reference guard release. A crash at
+ * {@link SnapshotCommit} (one synced batch) → reference guard release → index flush. A crash at
  * any point leaves either no snapshot or a complete one, and never an index entry pointing at a
  * lost block.
  *
@@ -86,6 +86,7 @@ public final class BackupSession {
     private long newBlocks;
     private long storedBytes;
     private boolean ended;
+    private boolean recorded;
 
     // scratch, reused for every segment and block
     private final byte[] segFps;
@@ -301,14 +302,20 @@ public final class BackupSession {
             }
         }
         recordSegments(false);
+        recorded = true;
         SessionMap map = new SessionMap(count);
         for (int i = 0; i < count; i++) {
             map.add(lbns[i], pbns[i]);
         }
         CommittedSnapshot c = services.snapshotCommit().commit(new SnapshotCommit.Request(volume, blockSize, volumeBytes, parentSequence,
                 map, volumeBytes, sentBlocks, newBlocks, storedBytes));
-        services.index().flush();
         end(true);
+        try {
+            services.index().flush();
+        } catch (RuntimeException e) {
+            // the snapshot is durable; an index that forgets recent entries only costs dedup
+            LOG.log(Level.WARNING, "session " + id + " of " + volume + ": index flush failed after commit: " + e.getMessage());
+        }
         var s = c.snapshot();
         return new Committed(s.sequence(), s.createdAtMillis(), s.logicalBytes(), s.changedBlocks(), s.sentBlocks(), s.newBlocks(), s.storedBytes());
     }
@@ -323,7 +330,7 @@ public final class BackupSession {
             return;
         }
         try {
-            if (newBlocks > 0) {
+            if (newBlocks > 0 && !recorded) {
                 services.dataStore().sync();
                 recordSegments(true);
                 services.index().flush();
