@@ -343,6 +343,22 @@ class BackupRestoreTest {
         assertThat(r.stderr()).contains("--source");
     }
 
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(longs = {0, 1, BS - 1, BS, BS + 1})
+    void backupRestore_tinyVolumes_roundTripExactly(long size) throws Exception {
+        image = Images.create(dir.resolve("tiny.img"), size, BS, size, 0);
+        AgentRun b = backup();
+        assertThat(b.exit()).as("%s", b).isZero();
+        Path target = dir.resolve("tiny-restored.img");
+        AgentRun r = restore("latest", target);
+        assertThat(r.exit()).as("%s", r).isZero();
+        assertThat(Files.size(target)).isEqualTo(size);
+        assertThat(Images.sameContent(image, target)).isTrue();
+        AgentRun again = backup();
+        assertThat(again.exit()).isZero();
+        assertThat(again.json().get("mode").asText()).isEqualTo("incremental");
+    }
+
     @Test
     void leakWatch_isHookedIntoNetty() {
         assertThat(LeakWatch.installed()).isTrue();
