@@ -182,6 +182,12 @@ public final class BoscPipeline implements AutoCloseable {
         }
     }
 
+    /** Barrier plus force: every record appended before this call is durable in the log. */
+    public void awaitDurable() {
+        awaitEnqueued();
+        log.syncTo(log.lastAppendedLsn());
+    }
+
     /**
      * Commits the given chunks (ascending order expected): apply queue, write, then one fsync and a
      * checkpoint advance. With {@code tryOnly}, a chunk locked by someone else is skipped.

@@ -1,0 +1,181 @@
+package org.holdfast.server.gc;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.holdfast.server.store.Bytes;
+import org.holdfast.server.store.CheckedIterator;
+import org.holdfast.server.store.CorruptDataException;
+import org.holdfast.server.store.MetadataDb;
+import org.rocksdb.ColumnFamilyHandle;
+import org.rocksdb.WriteBatch;
+
+/**
+ * The GC's records in the catalog database (meta column family, keys prefixed {@code gc/}), all
+ * written in the same batches as the catalog changes they belong to. Big-endian.
+ *
+ * <pre>
+ * gc/o + u64 opId              → u8 kind (1 commit, 2 pin, 3 unpin, 4 raise), u64 volume internal id,
+ *                                 u64 sequence, u64 expiry (raise only, else 0)              (25 bytes)
+ * gc/e + u64 volume + u64 seq  → u64 expiry, u8 flags (bit0 held, bit1 keep-last pinned)    (9 bytes)
+ * gc/p + u64 volume            → UTF-8 retention policy (at most 200 bytes)
+ * gc.next-op-id (meta long)    → next operation id
+ * </pre>
+ */
+final class GcRecords {
+    static final String NEXT_OP_ID = "gc.next-op-id";
+    static final int KIND_COMMIT = 1;
+    static final int KIND_PIN = 2;
+    static final int KIND_UNPIN = 3;
+    static final int KIND_RAISE = 4;
+    static final int HELD = 1;
+    static final int KEEP_LAST_PINNED = 2;
+    private static final int MAX_POLICY_BYTES = 200;
+    private static final byte[] OP = "gc/o".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] EXP = "gc/e".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] POLICY = "gc/p".getBytes(StandardCharsets.US_ASCII);
+
+    /** One logged GC operation. */
+    record Op(long id, int kind, long volume, long sequence, long expiry) {
+    }
+
+    /** A snapshot's GC state. */
+    record SnapshotGc(long sequence, long expiry, int flags) {
+        boolean held() {
+            return (flags & HELD) != 0;
+        }
+
+        boolean keepLastPinned() {
+            return (flags & KEEP_LAST_PINNED) != 0;
+        }
+    }
+
+    private final MetadataDb db;
+    private final ColumnFamilyHandle meta;
+
+    GcRecords(MetadataDb db) {
+        this.db = db;
+        this.meta = db.handle(MetadataDb.Column.META);
+    }
+
+    MetadataDb db() {
+        return db;
+    }
+
+    private static byte[] key(byte[] prefix, long a, long b, int longs) {
+        byte[] k = new byte[4 + 8 * longs];
+        System.arraycopy(prefix, 0, k, 0, 4);
+        Bytes.putLong(k, 4, a);
+        if (longs > 1) {
+            Bytes.putLong(k, 12, b);
+        }
+        return k;
+    }
+
+    void putOp(WriteBatch batch, Op op) {
+        byte[] v = new byte[25];
+        v[0] = (byte) op.kind();
+        Bytes.putLong(v, 1, op.volume());
+        Bytes.putLong(v, 9, op.sequence());
+        Bytes.putLong(v, 17, op.expiry());
+        db.put(batch, meta, key(OP, op.id(), 0, 1), v);
+    }
+
+    void deleteOp(WriteBatch batch, long id) {
+        db.delete(batch, meta, key(OP, id, 0, 1));
+    }
+
+    /** Operations with id greater than {@code after}, in id order. */
+    List<Op> opsAfter(long after) {
+        List<Op> out = new ArrayList<>();
+        try (CheckedIterator it = db.iterator(meta)) {
+            for (it.seek(key(OP, after + 1, 0, 1)); it.isValid(); it.next()) {
+                byte[] k = it.key();
+                if (k.length != 12 || !startsWith(k, OP)) {
+                    break;
+                }
+                byte[] v = it.value();
+                if (v.length != 25) {
+                    throw new CorruptDataException("gc-records", db.path(), "op " + Bytes.getLong(k, 4), "value of " + v.length + " bytes");
+                }
+                out.add(new Op(Bytes.getLong(k, 4), v[0], Bytes.getLong(v, 1), Bytes.getLong(v, 9), Bytes.getLong(v, 17)));
+            }
+        }
+        return out;
+    }
+
+    /** Operation ids at or below {@code upTo} (to trim once the GC log has them for good). */
+    List<Long> opIdsUpTo(long upTo) {
+        List<Long> out = new ArrayList<>();
+        try (CheckedIterator it = db.iterator(meta)) {
+            for (it.seek(key(OP, 0, 0, 1)); it.isValid(); it.next()) {
+                byte[] k = it.key();
+                if (k.length != 12 || !startsWith(k, OP) || Bytes.getLong(k, 4) > upTo) {
+                    break;
+                }
+                out.add(Bytes.getLong(k, 4));
+            }
+        }
+        return out;
+    }
+
+    void putSnapshot(WriteBatch batch, long volume, SnapshotGc s) {
+        byte[] v = new byte[9];
+        Bytes.putLong(v, 0, s.expiry());
+        v[8] = (byte) s.flags();
+        db.put(batch, meta, key(EXP, volume, s.sequence(), 2), v);
+    }
+
+    void deleteSnapshot(WriteBatch batch, long volume, long sequence) {
+        db.delete(batch, meta, key(EXP, volume, sequence, 2));
+    }
+
+    /** GC state of a volume's snapshots, ascending sequence. */
+    List<SnapshotGc> snapshots(long volume) {
+        List<SnapshotGc> out = new ArrayList<>();
+        try (CheckedIterator it = db.iterator(meta)) {
+            for (it.seek(key(EXP, volume, 0, 2)); it.isValid(); it.next()) {
+                byte[] k = it.key();
+                if (k.length != 20 || !startsWith(k, EXP) || Bytes.getLong(k, 4) != volume) {
+                    break;
+                }
+                byte[] v = it.value();
+                if (v.length != 9) {
+                    throw new CorruptDataException("gc-records", db.path(), "snapshot " + volume + "@" + Bytes.getLong(k, 12),
+                            "value of " + v.length + " bytes");
+                }
+                out.add(new SnapshotGc(Bytes.getLong(k, 12), Bytes.getLong(v, 0), v[8]));
+            }
+        }
+        return out;
+    }
+
+    void putPolicy(WriteBatch batch, long volume, String policy) {
+        byte[] v = policy.getBytes(StandardCharsets.UTF_8);
+        if (v.length > MAX_POLICY_BYTES) {
+            throw new IllegalArgumentException("retention policy longer than " + MAX_POLICY_BYTES + " bytes");
+        }
+        db.put(batch, meta, key(POLICY, volume, 0, 1), v);
+    }
+
+    /** The volume's stored policy text, or null. */
+    String policy(long volume) {
+        byte[] v = db.get(meta, key(POLICY, volume, 0, 1));
+        if (v == null) {
+            return null;
+        }
+        if (v.length > MAX_POLICY_BYTES) {
+            throw new CorruptDataException("gc-records", db.path(), "policy of volume " + volume, "longer than " + MAX_POLICY_BYTES);
+        }
+        return new String(v, StandardCharsets.UTF_8);
+    }
+
+    private static boolean startsWith(byte[] k, byte[] prefix) {
+        for (int i = 0; i < prefix.length; i++) {
+            if (k[i] != prefix[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,33 @@
+package org.holdfast.server.gc;
+
+import org.holdfast.gc.sweep.GraceGuard;
+import org.holdfast.server.catalog.ReferenceGuard;
+
+/**
+ * The ingest's {@link ReferenceGuard} backed by the gc-engine's {@link GraceGuard}: every PBN a
+ * session writes or matches gets ET = max(ET, now + grace), durably through BOSC. A PBN the sweep
+ * has already chosen cannot be protected: the session fails with {@link ReclaimedBlockException}
+ * rather than commit a reference to a freed block. {@link #release} does nothing: committed PBNs are
+ * counted, and the grace of abandoned ones simply runs out.
+ */
+public final class GcReferenceGuard implements ReferenceGuard {
+    private final GraceGuard guard;
+
+    public GcReferenceGuard(GraceGuard guard) {
+        this.guard = guard;
+    }
+
+    @Override
+    public void protect(long sessionId, long[] pbns, int off, int count) {
+        for (int i = off; i < off + count; i++) {
+            if (!guard.protect(pbns[i])) {
+                throw new ReclaimedBlockException(pbns[i]);
+            }
+        }
+    }
+
+    @Override
+    public void release(long sessionId, boolean committed) {
+        // nothing to do: see the class comment
+    }
+}

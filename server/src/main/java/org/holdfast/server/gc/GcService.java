@@ -1,0 +1,442 @@
+package org.holdfast.server.gc;
+
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.holdfast.common.id.VolumeId;
+import org.holdfast.gc.bookkeeping.GcBookkeeper;
+import org.holdfast.gc.bookkeeping.GcOperation;
+import org.holdfast.gc.bosc.BoscPipeline;
+import org.holdfast.gc.bosc.BoscSettings;
+import org.holdfast.gc.check.Fsck;
+import org.holdfast.gc.check.FsckReport;
+import org.holdfast.gc.retention.ExpiryCalculator;
+import org.holdfast.gc.retention.RangeMaxExpiry;
+import org.holdfast.gc.retention.RetentionPlanner;
+import org.holdfast.gc.retention.RetentionPolicy;
+import org.holdfast.gc.sweep.GraceGuard;
+import org.holdfast.gc.sweep.SweepReport;
+import org.holdfast.gc.sweep.Sweeper;
+import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.CommittedSnapshot;
+import org.holdfast.server.catalog.SnapshotDelta;
+import org.holdfast.server.catalog.SnapshotRecord;
+import org.holdfast.server.catalog.UnknownSnapshotException;
+import org.holdfast.server.catalog.VolumeRecord;
+import org.holdfast.server.engine.FingerprintIndex;
+import org.holdfast.server.store.DataStore;
+import org.rocksdb.WriteBatch;
+
+/**
+ * The server's garbage collector: hybrid bookkeeping driven by commits, retention, holds, sweeps
+ * and fsck, over the gc-engine.
+ *
+ * <h2>Operations and crash atomicity</h2>
+ * Every GC operation (commit, pin, unpin, raise) gets an id from {@code gc.next-op-id} and a record
+ * {@code gc/o<id>} written in the same synced catalog batch as the change it accounts for; only
+ * after that batch is durable is it handed to {@link GcBookkeeper#apply}. All of this happens under
+ * the commit monitor (the {@code SnapshotCommit} object), so ids reach the bookkeeper in order. At
+ * {@link #open} the pipeline replays its log, then every operation record above
+ * {@link GcBookkeeper#lastAppliedOp()} is re-driven: commits rebuild their delta from the map,
+ * pins/unpins/raises rescan their snapshot. Before snapshots are deleted the log is made durable,
+ * so a re-driven operation always finds its snapshot. Operation records at or below the durable
+ * mark are trimmed after each cycle.
+ *
+ * <h2>Cycle ({@link #runCycle})</h2>
+ * For each volume: plan retention; release keep-last pins of snapshots that left the window (while
+ * they still exist), place pins for those that need them; make the log durable; delete expired
+ * snapshots and the map entries no retained snapshot needs. Then sweep with the same {@code now}.
+ */
+public final class GcService implements AutoCloseable {
+
+    /** Settings. {@code dir}: the GC directory (GMA, log, checkpoint). */
+    public record Settings(Path dir, BoscSettings bosc, Duration grace, String defaultPolicy, int sweepBatchChunks) {
+        public Settings {
+            RetentionPolicy.parse(defaultPolicy);
+        }
+    }
+
+    /** What one cycle did. */
+    public record CycleReport(long now, int snapshotsDeleted, long mapEntriesPruned, int pinsPlaced, int pinsReleased,
+                              SweepReport sweep) {
+    }
+
+    private final Settings settings;
+    private final Catalog catalog;
+    private final DataStore dataStore;
+    private final GcRecords records;
+    private final Clock clock;
+    private final java.util.function.Supplier<Object> commitMonitor;
+    private final BoscPipeline pipeline;
+    private final GcBookkeeper bookkeeper;
+    private final GraceGuard guard;
+    private final Sweeper sweeper;
+    private final StoreReclaimer reclaimer;
+    private final ExpiryCalculator calc = new ExpiryCalculator();
+    private final RetentionPlanner planner = new RetentionPlanner();
+    private final Map<Long, VolumeGc> volumes = new HashMap<>();
+    private final Object cycleLock = new Object();
+    private long nextOpId;
+    private long pendingOpId;
+    private long pendingExpiry;
+    private volatile CycleReport lastCycle;
+
+    /** In-memory GC state of one volume, loaded on first use. */
+    private static final class VolumeGc {
+        RetentionPolicy policy;
+        final RangeMaxExpiry expiries = new RangeMaxExpiry();
+        final List<Long> history = new ArrayList<>();
+    }
+
+    private GcService(Settings settings, Catalog catalog, DataStore dataStore, FingerprintIndex index, Clock clock,
+                      java.util.function.Supplier<Object> commitMonitor) {
+        this.settings = settings;
+        this.catalog = catalog;
+        this.dataStore = dataStore;
+        this.records = new GcRecords(catalog.db());
+        this.clock = clock;
+        this.commitMonitor = commitMonitor;
+        this.pipeline = BoscPipeline.open(settings.dir(), settings.bosc());
+        this.bookkeeper = new GcBookkeeper(pipeline);
+        this.guard = new GraceGuard(pipeline, clock, settings.grace(), Duration.ofMinutes(10));
+        this.reclaimer = new StoreReclaimer(dataStore, index, catalog.db());
+        this.sweeper = new Sweeper(pipeline, guard, reclaimer, settings.sweepBatchChunks());
+        this.nextOpId = catalog.db().metaLong(GcRecords.NEXT_OP_ID, 1);
+    }
+
+    /**
+     * Opens the GC directory, replays its log and re-drives the operations the log lacks. Call it
+     * before the ingest accepts sessions. {@code commitMonitor} supplies the object commits synchronise
+     * on (the {@code SnapshotCommit}); it is asked for lazily, because that object needs this one.
+     */
+    public static GcService open(Settings settings, Catalog catalog, DataStore dataStore, FingerprintIndex index,
+                                 Clock clock, java.util.function.Supplier<Object> commitMonitor) {
+        GcService s = new GcService(settings, catalog, dataStore, index, clock, commitMonitor);
+        try {
+            s.redrive();
+        } catch (RuntimeException e) {
+            s.pipeline.close();
+            throw e;
+        }
+        return s;
+    }
+
+    private void redrive() {
+        // no commit can run yet: the ingest starts after this service is open
+        synchronized (this) {
+            Map<Long, VolumeRecord> byId = new HashMap<>();
+            for (VolumeRecord v : catalog.volumes()) {
+                byId.put(v.internalId(), v);
+            }
+            for (GcRecords.Op op : records.opsAfter(bookkeeper.lastAppliedOp())) {
+                VolumeRecord v = byId.get(op.volume());
+                if (v == null) {
+                    throw new IllegalStateException("GC operation " + op.id() + " names unknown volume " + op.volume());
+                }
+                bookkeeper.apply(op.id(), operationOf(op, v));
+                nextOpId = Math.max(nextOpId, op.id() + 1);
+            }
+        }
+    }
+
+    private GcOperation operationOf(GcRecords.Op op, VolumeRecord v) {
+        switch (op.kind()) {
+            case GcRecords.KIND_COMMIT -> {
+                SnapshotDelta d = SnapshotScan.delta(catalog, v.internalId(), op.sequence());
+                return new GcOperation.Commit(v.name(), op.sequence(), d.asList(), state(v).expiries);
+            }
+            case GcRecords.KIND_PIN -> {
+                return new GcOperation.Pin(scan(v, op.sequence()));
+            }
+            case GcRecords.KIND_UNPIN -> {
+                return new GcOperation.Unpin(scan(v, op.sequence()));
+            }
+            case GcRecords.KIND_RAISE -> {
+                return new GcOperation.RaiseExpiry(scan(v, op.sequence()), op.expiry());
+            }
+            default -> throw new IllegalStateException("GC operation " + op.id() + " has unknown kind " + op.kind());
+        }
+    }
+
+    private long[] scan(VolumeRecord v, long seq) {
+        SnapshotRecord s = catalog.snapshot(v, seq).orElseThrow(() -> new UnknownSnapshotException(v.name().name(), seq));
+        return SnapshotScan.pbns(catalog, v.internalId(), seq, s.blockCount());
+    }
+
+    private VolumeGc state(VolumeRecord v) {
+        synchronized (volumes) {
+            VolumeGc g = volumes.get(v.internalId());
+            if (g != null) {
+                return g;
+            }
+            g = new VolumeGc();
+            String p = records.policy(v.internalId());
+            g.policy = RetentionPolicy.parse(p == null ? settings.defaultPolicy() : p);
+            Map<Long, GcRecords.SnapshotGc> gc = new HashMap<>();
+            for (GcRecords.SnapshotGc s : records.snapshots(v.internalId())) {
+                gc.put(s.sequence(), s);
+            }
+            for (SnapshotRecord s : catalog.snapshots(v)) {
+                GcRecords.SnapshotGc sg = gc.get(s.sequence());
+                // a snapshot from before GC records existed never expires by itself: safe
+                g.expiries.append(s.sequence(), sg == null ? Long.MAX_VALUE : sg.expiry());
+                g.history.add(s.createdAtMillis());
+            }
+            volumes.put(v.internalId(), g);
+            return g;
+        }
+    }
+
+    // ------------------------------------------------------------------ commit hook
+
+    /** Inside the commit: fix the snapshot's expiry and record the operation in the same batch. */
+    void onCommit(CommittedSnapshot c, WriteBatch batch) {
+        VolumeGc g = state(c.volume());
+        SnapshotRecord s = c.snapshot();
+        long expiry = calc.expiryOf(g.policy, s.createdAtMillis(), g.history);
+        pendingOpId = nextOpId;
+        pendingExpiry = expiry;
+        records.putOp(batch, new GcRecords.Op(pendingOpId, GcRecords.KIND_COMMIT, c.volume().internalId(), s.sequence(), 0));
+        records.putSnapshot(batch, c.volume().internalId(), new GcRecords.SnapshotGc(s.sequence(), expiry, 0));
+        catalog.db().putMetaLong(batch, GcRecords.NEXT_OP_ID, pendingOpId + 1);
+    }
+
+    /** After the commit is durable: log the bookkeeping. */
+    void afterCommit(CommittedSnapshot c) {
+        VolumeGc g = state(c.volume());
+        long opId = pendingOpId;
+        nextOpId = opId + 1;
+        bookkeeper.apply(opId, new GcOperation.Commit(c.volume().name(), c.snapshot().sequence(), c.delta().asList(),
+                g.expiries));
+        if (g.expiries.lastSequence() < c.snapshot().sequence()) {
+            g.expiries.append(c.snapshot().sequence(), pendingExpiry);
+            g.history.add(c.snapshot().createdAtMillis());
+        }
+    }
+
+    // ------------------------------------------------------------------ holds and policies
+
+    /** Places a hold on a snapshot: it is kept, whatever its expiry, until released. */
+    public void placeHold(VolumeId volume, long sequence) {
+        changeFlags(volume, sequence, GcRecords.HELD, true);
+    }
+
+    /** Releases a hold; the snapshot then expires as usual. */
+    public void releaseHold(VolumeId volume, long sequence) {
+        changeFlags(volume, sequence, GcRecords.HELD, false);
+    }
+
+    /** True if the snapshot is under a hold (not counting keep-last pins). */
+    public boolean held(VolumeId volume, long sequence) {
+        VolumeRecord v = catalog.requireVolume(volume);
+        return gcOf(v, sequence).map(GcRecords.SnapshotGc::held).orElse(false);
+    }
+
+    /** The snapshot's fixed expiry (epoch ms), if known. */
+    public Optional<Long> expiry(VolumeId volume, long sequence) {
+        VolumeRecord v = catalog.requireVolume(volume);
+        return gcOf(v, sequence).map(GcRecords.SnapshotGc::expiry);
+    }
+
+    private Optional<GcRecords.SnapshotGc> gcOf(VolumeRecord v, long seq) {
+        return records.snapshots(v.internalId()).stream().filter(s -> s.sequence() == seq).findFirst();
+    }
+
+    private boolean changeFlags(VolumeId volume, long sequence, int flag, boolean on) {
+        synchronized (commitMonitor.get()) {
+            VolumeRecord v = catalog.requireVolume(volume);
+            SnapshotRecord s = catalog.snapshot(v, sequence)
+                    .orElseThrow(() -> new UnknownSnapshotException(volume.name(), sequence));
+            GcRecords.SnapshotGc sg = gcOf(v, sequence)
+                    .orElse(new GcRecords.SnapshotGc(sequence, Long.MAX_VALUE, 0));
+            boolean has = (sg.flags() & flag) != 0;
+            if (has == on) {
+                return false;
+            }
+            long opId = nextOpId;
+            int flags = on ? sg.flags() | flag : sg.flags() & ~flag;
+            try (WriteBatch batch = new WriteBatch()) {
+                records.putOp(batch, new GcRecords.Op(opId, on ? GcRecords.KIND_PIN : GcRecords.KIND_UNPIN,
+                        v.internalId(), sequence, 0));
+                records.putSnapshot(batch, v.internalId(), new GcRecords.SnapshotGc(sequence, sg.expiry(), flags));
+                catalog.db().putMetaLong(batch, GcRecords.NEXT_OP_ID, opId + 1);
+                catalog.write(batch);
+            }
+            nextOpId = opId + 1;
+            long[] pbns = SnapshotScan.pbns(catalog, v.internalId(), sequence, s.blockCount());
+            bookkeeper.apply(opId, on ? new GcOperation.Pin(pbns) : new GcOperation.Unpin(pbns));
+            return true;
+        }
+    }
+
+    /**
+     * Sets a volume's retention policy. New snapshots follow it; existing snapshots whose expiry it
+     * extends are extended (one scan each); shorter expiries are not applied to existing snapshots.
+     */
+    public void setPolicy(VolumeId volume, String policyText) {
+        RetentionPolicy policy = RetentionPolicy.parse(policyText);
+        synchronized (commitMonitor.get()) {
+            VolumeRecord v = catalog.requireVolume(volume);
+            VolumeGc g = state(v);
+            try (WriteBatch batch = new WriteBatch()) {
+                records.putPolicy(batch, v.internalId(), policy.toString());
+                catalog.write(batch);
+            }
+            g.policy = policy;
+            List<Long> earlier = new ArrayList<>();
+            Map<Long, GcRecords.SnapshotGc> gc = new HashMap<>();
+            for (GcRecords.SnapshotGc s : records.snapshots(v.internalId())) {
+                gc.put(s.sequence(), s);
+            }
+            for (SnapshotRecord s : catalog.snapshots(v)) {
+                long e = calc.expiryOf(policy, s.createdAtMillis(), earlier);
+                earlier.add(s.createdAtMillis());
+                GcRecords.SnapshotGc sg = gc.get(s.sequence());
+                if (sg == null || e <= sg.expiry()) {
+                    continue;
+                }
+                long opId = nextOpId;
+                try (WriteBatch batch = new WriteBatch()) {
+                    records.putOp(batch, new GcRecords.Op(opId, GcRecords.KIND_RAISE, v.internalId(), s.sequence(), e));
+                    records.putSnapshot(batch, v.internalId(), new GcRecords.SnapshotGc(s.sequence(), e, sg.flags()));
+                    catalog.db().putMetaLong(batch, GcRecords.NEXT_OP_ID, opId + 1);
+                    catalog.write(batch);
+                }
+                nextOpId = opId + 1;
+                g.expiries.setExpiry(s.sequence(), e);
+                bookkeeper.apply(opId, new GcOperation.RaiseExpiry(
+                        SnapshotScan.pbns(catalog, v.internalId(), s.sequence(), s.blockCount()), e));
+            }
+        }
+    }
+
+    /** The volume's policy as text. */
+    public String policy(VolumeId volume) {
+        return state(catalog.requireVolume(volume)).policy.toString();
+    }
+
+    // ------------------------------------------------------------------ cycle
+
+    /** Runs retention and a sweep at the current time. */
+    public CycleReport runCycle() {
+        return runCycle(clock.millis());
+    }
+
+    /** Runs retention and a sweep as of {@code now} (tests pass a simulated time). */
+    public CycleReport runCycle(long now) {
+        synchronized (cycleLock) {
+            int deleted = 0;
+            long pruned = 0;
+            int pinned = 0;
+            int released = 0;
+            for (VolumeRecord v : catalog.volumes()) {
+                VolumeGc g = state(v);
+                List<GcRecords.SnapshotGc> gcs = records.snapshots(v.internalId());
+                Map<Long, GcRecords.SnapshotGc> gc = new HashMap<>();
+                for (GcRecords.SnapshotGc s : gcs) {
+                    gc.put(s.sequence(), s);
+                }
+                List<RetentionPlanner.SnapshotState> states = new ArrayList<>();
+                for (SnapshotRecord s : catalog.snapshots(v)) {
+                    GcRecords.SnapshotGc sg = gc.getOrDefault(s.sequence(), new GcRecords.SnapshotGc(s.sequence(), Long.MAX_VALUE, 0));
+                    states.add(new RetentionPlanner.SnapshotState(s.sequence(), sg.expiry(), sg.held(), sg.keepLastPinned()));
+                }
+                RetentionPlanner.Plan plan = planner.plan(states, g.policy.keepLast(), now);
+                for (long seq : plan.releaseKeepLastPin()) {
+                    released += changeFlags(v.name(), seq, GcRecords.KEEP_LAST_PINNED, false) ? 1 : 0;
+                }
+                for (long seq : plan.pinForKeepLast()) {
+                    pinned += changeFlags(v.name(), seq, GcRecords.KEEP_LAST_PINNED, true) ? 1 : 0;
+                }
+                if (plan.delete().isEmpty()) {
+                    continue;
+                }
+                // every operation naming these snapshots must be in the GC log before they go
+                pipeline.awaitDurable();
+                try (WriteBatch batch = new WriteBatch()) {
+                    for (long seq : plan.delete()) {
+                        catalog.deleteSnapshot(batch, v, seq);
+                        records.deleteSnapshot(batch, v.internalId(), seq);
+                    }
+                    catalog.write(batch);
+                }
+                synchronized (volumes) {
+                    for (long seq : plan.delete()) {
+                        g.expiries.remove(seq);
+                    }
+                }
+                deleted += plan.delete().size();
+                pruned += MapPruner.prune(catalog, v);
+            }
+            pipeline.awaitDurable();
+            trimOps();
+            SweepReport sweep = sweeper.sweep(now);
+            CycleReport r = new CycleReport(now, deleted, pruned, pinned, released, sweep);
+            lastCycle = r;
+            return r;
+        }
+    }
+
+    private void trimOps() {
+        long durable = bookkeeper.lastAppliedOp();
+        List<Long> ids = records.opIdsUpTo(durable);
+        if (ids.isEmpty()) {
+            return;
+        }
+        try (WriteBatch batch = new WriteBatch()) {
+            for (long id : ids) {
+                records.deleteOp(batch, id);
+            }
+            catalog.write(batch);
+        }
+    }
+
+    /** The independent check, as of {@code now}. */
+    public FsckReport fsck(long now) {
+        CatalogFsck adapter = new CatalogFsck(catalog, dataStore, records);
+        return new Fsck(adapter, adapter, pipeline).run(now);
+    }
+
+    public FsckReport fsck() {
+        return fsck(clock.millis());
+    }
+
+    public GraceGuard guard() {
+        return guard;
+    }
+
+    public BoscPipeline pipeline() {
+        return pipeline;
+    }
+
+    public long lastAppliedOp() {
+        return bookkeeper.lastAppliedOp();
+    }
+
+    public CycleReport lastCycle() {
+        return lastCycle;
+    }
+
+    /** Simulated crash (tests): the GC stops without flushing its log buffer or checkpointing. */
+    void abandon() {
+        pipeline.abandon();
+    }
+
+    /** Orderly shutdown: commits every queued GMA update. Call before the metadata database closes. */
+    @Override
+    public void close() {
+        pipeline.close();
+    }
+
+    static long[] sortedCopy(List<Long> l) {
+        long[] a = l.stream().mapToLong(Long::longValue).toArray();
+        Arrays.sort(a);
+        return a;
+    }
+}

@@ -1,0 +1,60 @@
+package org.holdfast.server.gc;
+
+import org.holdfast.common.id.Fingerprint;
+import org.holdfast.gc.sweep.BlockReclaimer;
+import org.holdfast.server.engine.FingerprintIndex;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.MetadataDb;
+import org.holdfast.server.store.StoredBlock;
+import org.rocksdb.WriteBatch;
+
+/**
+ * Frees blocks for the sweep: first the fingerprint index forgets them (so the engine can never
+ * answer "duplicate" with a freed PBN; Sungem marks their containers stale), then their locations are
+ * deleted in one synced batch, which makes the data store treat them as gone; their bytes in the
+ * data logs are reclaimed by compaction. Idempotent: an unknown PBN (already freed) is skipped.
+ */
+public final class StoreReclaimer implements BlockReclaimer {
+    private final DataStore store;
+    private final FingerprintIndex index;
+    private final MetadataDb db;
+    private final StoredBlock scratch = new StoredBlock();
+    private long reclaimed;
+
+    public StoreReclaimer(DataStore store, FingerprintIndex index, MetadataDb db) {
+        this.store = store;
+        this.index = index;
+        this.db = db;
+    }
+
+    @Override
+    public synchronized void reclaim(long[] pbns, int count) {
+        long[] known = new long[count];
+        byte[] fps = new byte[count * Fingerprint.BYTES];
+        int n = 0;
+        for (int i = 0; i < count; i++) {
+            if (store.fingerprint(pbns[i], scratch)) {
+                known[n] = pbns[i];
+                System.arraycopy(scratch.fingerprint(), 0, fps, n * Fingerprint.BYTES, Fingerprint.BYTES);
+                n++;
+            }
+        }
+        if (n == 0) {
+            return;
+        }
+        index.forgetAll(known, fps, n);
+        index.flush();
+        try (WriteBatch batch = new WriteBatch()) {
+            for (int i = 0; i < n; i++) {
+                store.locations().delete(batch, known[i]);
+            }
+            db.write(batch, true);
+        }
+        reclaimed += n;
+    }
+
+    /** Blocks freed by this instance. */
+    public synchronized long reclaimed() {
+        return reclaimed;
+    }
+}

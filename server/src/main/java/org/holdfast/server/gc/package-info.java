@@ -1,0 +1,8 @@
+/**
+ * The server side of garbage collection: drives the gc-engine from snapshot commits
+ * ({@link org.holdfast.server.gc.GcCommitHook}), protects blocks of sessions in progress
+ * ({@link org.holdfast.server.gc.GcReferenceGuard}), runs retention and sweeps
+ * ({@link org.holdfast.server.gc.GcService}), frees blocks ({@link org.holdfast.server.gc.StoreReclaimer})
+ * and checks everything ({@link org.holdfast.server.gc.CatalogFsck}). Free of Spring; wired in {@code app}.
+ */
+package org.holdfast.server.gc;

@@ -1,0 +1,287 @@
+package org.holdfast.server.gc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.Arrays;
+import java.util.Random;
+import org.holdfast.common.id.VolumeId;
+import org.holdfast.gc.bosc.BoscSettings;
+import org.holdfast.gc.check.FsckReport;
+import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.CommitHook;
+import org.holdfast.server.catalog.CommittedSnapshot;
+import org.holdfast.server.catalog.SessionMap;
+import org.holdfast.server.catalog.SnapshotCommit;
+import org.holdfast.server.engine.ExactFingerprintIndex;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.FsyncPolicy;
+import org.holdfast.server.store.MetadataDb;
+import org.holdfast.server.store.StoredBlock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.rocksdb.WriteBatch;
+
+/** GC over the real catalog, data store and exact index: commits, retention, holds, sweeps, crashes, fsck. */
+class GcServiceTest {
+    private static final VolumeId VOL = new VolumeId("gc-vol");
+    private static final int BS = 4096;
+    private static final long HOUR = 3_600_000L;
+
+    @TempDir
+    Path dir;
+
+    private final SimClock clock = new SimClock(Instant.parse("2026-06-01T00:00:00Z").toEpochMilli());
+    private MetadataDb db;
+    private DataStore store;
+    private ExactFingerprintIndex index;
+    private Catalog catalog;
+    private GcService gc;
+    private SnapshotCommit commit;
+    private boolean skipAfterCommit;
+
+    /** A settable clock. */
+    static final class SimClock extends Clock {
+        volatile long millis;
+
+        SimClock(long m) {
+            millis = m;
+        }
+
+        @Override
+        public long millis() {
+            return millis;
+        }
+
+        @Override
+        public Instant instant() {
+            return Instant.ofEpochMilli(millis);
+        }
+
+        @Override
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(ZoneId z) {
+            return this;
+        }
+    }
+
+    @BeforeEach
+    void open() {
+        db = MetadataDb.open(dir.resolve("catalog"));
+        store = DataStore.open(new DataStore.Settings(dir.resolve("data"), 1L << 20, FsyncPolicy.COMMIT, 64, 0), db);
+        index = new ExactFingerprintIndex(db);
+        catalog = new Catalog(db);
+        Object[] monitor = new Object[1];
+        gc = GcService.open(new GcService.Settings(dir.resolve("gc"), BoscSettings.defaults().withCommitIdle(Duration.ofMillis(1)),
+                Duration.ofHours(2), "12h", 8), catalog, store, index, clock, () -> monitor[0]);
+        GcCommitHook hook = new GcCommitHook(gc);
+        CommitHook maybeCrashing = new CommitHook() {
+            @Override
+            public void onCommit(CommittedSnapshot c, WriteBatch batch) {
+                hook.onCommit(c, batch);
+            }
+
+            @Override
+            public void afterCommit(CommittedSnapshot c) {
+                if (!skipAfterCommit) {
+                    hook.afterCommit(c);
+                }
+            }
+        };
+        commit = new SnapshotCommit(catalog, maybeCrashing, clock);
+        monitor[0] = commit;
+    }
+
+    @AfterEach
+    void close() {
+        gc.close();
+        index.close();
+        store.close();
+        db.close();
+    }
+
+    private void crashAndReopen() {
+        gc.abandon();
+        index.close();
+        store.close();
+        db.close();
+        skipAfterCommit = false;
+        open();
+    }
+
+    private long block(long seed) {
+        byte[] payload = new byte[BS];
+        new Random(seed).nextBytes(payload);
+        try {
+            byte[] fp = MessageDigest.getInstance("SHA-256").digest(payload);
+            long pbn = store.append(fp, 0, payload, 0, BS, FormatVersions.CODEC_RAW, BS);
+            store.sync();
+            assertThat(gc.guard().protect(pbn)).isTrue();
+            return pbn;
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private CommittedSnapshot commit(long parent, long blocks, long... lbnPbn) {
+        SessionMap m = new SessionMap(4);
+        for (int i = 0; i < lbnPbn.length; i += 2) {
+            m.add(lbnPbn[i], lbnPbn[i + 1]);
+        }
+        return commit.commit(new SnapshotCommit.Request(VOL, BS, blocks * BS, parent, m, m.size() * (long) BS, m.size(), m.size(), 0));
+    }
+
+    private boolean stored(long pbn) {
+        return store.fingerprint(pbn, new StoredBlock());
+    }
+
+    private void assertClean(long now) {
+        FsckReport f = gc.fsck(now);
+        assertThat(f.dataLoss()).as(f.toText()).isFalse();
+        assertThat(f.bookkeepingErrors()).as(f.toText()).isFalse();
+    }
+
+    @Test
+    void expiredSnapshot_cycle_deletesItPrunesMapAndFreesOnlyItsOwnBlocks() {
+        long p1 = block(1);
+        long p2 = block(2);
+        long p3 = block(3);
+        commit(0, 2, 0, p1, 1, p2);
+        clock.millis += HOUR;
+        commit(1, 2, 0, p3);
+        assertClean(clock.millis);
+        clock.millis += 13 * HOUR;
+        GcService.CycleReport r = gc.runCycle(clock.millis);
+        assertThat(r.snapshotsDeleted()).isEqualTo(1);
+        assertThat(r.mapEntriesPruned()).isEqualTo(1);
+        assertThat(r.sweep().freed()).isEqualTo(1);
+        assertThat(stored(p1)).isFalse();
+        assertThat(stored(p2)).isTrue();
+        assertThat(stored(p3)).isTrue();
+        assertThat(catalog.snapshots(VOL)).hasSize(1);
+        FsckReport f = gc.fsck(clock.millis);
+        assertThat(f.clean()).as(f.toText()).isTrue();
+    }
+
+    @Test
+    void hold_keepsExpiredSnapshotAndBlocks_untilReleased() {
+        long p1 = block(1);
+        long p2 = block(2);
+        commit(0, 1, 0, p1);
+        clock.millis += HOUR;
+        commit(1, 1, 0, p2);
+        gc.placeHold(VOL, 1);
+        assertThat(gc.held(VOL, 1)).isTrue();
+        clock.millis += 30 * HOUR;
+        gc.runCycle(clock.millis);
+        assertThat(catalog.snapshots(VOL)).hasSize(2);
+        assertThat(stored(p1)).isTrue();
+        assertClean(clock.millis);
+        gc.releaseHold(VOL, 1);
+        gc.runCycle(clock.millis);
+        assertThat(catalog.snapshots(VOL)).hasSize(1);
+        assertThat(stored(p1)).isFalse();
+        assertClean(clock.millis);
+    }
+
+    @Test
+    void crashAfterCatalogCommitBeforeGcLog_redriveCountsTheCommit() {
+        long p1 = block(1);
+        long p2 = block(2);
+        commit(0, 2, 0, p1, 1, p2);
+        clock.millis += HOUR;
+        long p3 = block(3);
+        skipAfterCommit = true; // the process dies right after the catalog batch is durable
+        commit(1, 2, 1, p3);
+        crashAndReopen();
+        assertThat(gc.lastAppliedOp()).isEqualTo(2);
+        assertClean(clock.millis);
+        clock.millis += 13 * HOUR;
+        gc.runCycle(clock.millis);
+        assertThat(stored(p2)).isFalse();
+        assertThat(stored(p1)).isTrue();
+        assertThat(stored(p3)).isTrue();
+        assertClean(clock.millis);
+    }
+
+    @Test
+    void policyExtended_existingSnapshotsKeptLonger() {
+        long p1 = block(1);
+        long p2 = block(2);
+        commit(0, 1, 0, p1);
+        clock.millis += HOUR;
+        commit(1, 1, 0, p2);
+        gc.setPolicy(VOL, "7d");
+        assertThat(gc.policy(VOL)).isEqualTo("1w");
+        clock.millis += 2 * 24 * HOUR;
+        gc.runCycle(clock.millis);
+        assertThat(catalog.snapshots(VOL)).hasSize(2);
+        assertThat(stored(p1)).isTrue();
+        assertClean(clock.millis);
+        assertThatThrownBy(() -> gc.setPolicy(VOL, "7 parsecs")).isInstanceOf(IllegalArgumentException.class);
+        assertThat(gc.policy(VOL)).isEqualTo("1w");
+    }
+
+    @Test
+    void blockFreedBySweep_cannotBeProtectedAgain_andGuardRefusesIt() {
+        long p1 = block(1);
+        clock.millis += 3 * HOUR; // its grace (2 h) has run out and no snapshot uses it
+        gc.runCycle(clock.millis);
+        assertThat(stored(p1)).isFalse();
+        GcReferenceGuard guard = new GcReferenceGuard(gc.guard());
+        assertThatThrownBy(() -> guard.protect(1, new long[] {p1}, 0, 1)).isInstanceOf(ReclaimedBlockException.class);
+        assertClean(clock.millis);
+    }
+
+    @Test
+    void manyCommitsCyclesAndCrashes_fsckAlwaysClean_snapshotsReadBack() {
+        Random r = new Random(5);
+        long parent = 0;
+        long blocks = 64;
+        long[] cur = new long[(int) blocks];
+        for (int i = 0; i < 40; i++) {
+            SessionMap m = new SessionMap(8);
+            int[] lbns = r.ints(0, (int) blocks).distinct().limit(1 + r.nextInt(10)).sorted().toArray();
+            for (int l : lbns) {
+                long p = r.nextInt(5) == 0 && parent > 0 ? cur[r.nextInt((int) blocks)] : block(r.nextLong());
+                if (p != 0 && !stored(p)) {
+                    p = block(r.nextLong());
+                } else if (p != 0) {
+                    assertThat(gc.guard().protect(p)).isTrue();
+                }
+                m.add(l, p);
+                cur[l] = p;
+            }
+            commit.commit(new SnapshotCommit.Request(VOL, BS, blocks * BS, parent, m, m.size() * (long) BS, m.size(), m.size(), 0));
+            parent++;
+            clock.millis += r.nextInt(4) * HOUR;
+            if (r.nextInt(4) == 0) {
+                gc.runCycle(clock.millis);
+            }
+            if (r.nextInt(8) == 0) {
+                crashAndReopen();
+            }
+            assertClean(clock.millis);
+        }
+        for (long p : cur) {
+            if (p != 0) {
+                assertThat(stored(p)).isTrue();
+            }
+        }
+        assertThat(Arrays.stream(cur).filter(p -> p != 0).count()).isGreaterThan(0);
+    }
+}
