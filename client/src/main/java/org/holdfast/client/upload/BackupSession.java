@@ -114,7 +114,7 @@ public final class BackupSession {
         SessionFailure failure = new SessionFailure();
         PayloadWindow window = new PayloadWindow(settings.windowBytes(), blockSize);
         ConcurrentLinkedQueue<PendingRun> pending = new ConcurrentLinkedQueue<>();
-        Semaphore runsInFlight = new Semaphore(64);
+        Semaphore runsInFlight = new Semaphore(256);
         RunAssembler runs = new RunAssembler(conn, window, pending, runsInFlight, failure, blockSize);
         boolean committed = false;
         try (StateFile.Writer state = StateFile.Writer.create(settings.stateFile(), blockSize, source.size());
@@ -126,7 +126,7 @@ public final class BackupSession {
             try {
                 scan = VolumeScanner.scan(reader, new ChangeDetector(incremental ? prev : null), incremental ? prev : null,
                         state, blockCount, blockSize, runs, progress::advance);
-                runs.flush();
+                runs.finish();
                 while (!pending.isEmpty() || !window.allReturned()) {
                     failure.check();
                     Thread.sleep(5);

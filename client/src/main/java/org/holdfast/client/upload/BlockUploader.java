@@ -158,13 +158,14 @@ final class BlockUploader implements AutoCloseable {
                 for (int k = from; k < to; k++) {
                     int i = idx[k];
                     int off = run.payloadOffsets[i];
-                    int n = codec.compress(run.slab, off, blockSize, out, 0);
+                    byte[] slab = run.slab.data;
+                    int n = codec.compress(slab, off, blockSize, out, 0);
                     if (n > 0) {
                         b.add(run.startLbn + i, PayloadCodec.ZSTD, out, 0, n);
                         bytes += n;
                         zstdBlocks.increment();
                     } else {
-                        b.add(run.startLbn + i, PayloadCodec.RAW, run.slab, off, blockSize);
+                        b.add(run.startLbn + i, PayloadCodec.RAW, slab, off, blockSize);
                         bytes += blockSize;
                     }
                 }

@@ -2,40 +2,54 @@ package org.holdfast.client.upload;
 
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 
 /**
  * The bounded memory that holds payloads of runs the server has not answered yet: a fixed set of
- * reused slabs. The scanner takes a slab per run and blocks when none is free, which is the
- * backpressure from a slow server or network; a slab comes back once its run's NEED is answered
- * and the BLOCKS carrying its payloads have been written to the socket.
+ * reused slabs. The scanner fills one slab at a time with the payloads of consecutive runs and
+ * blocks when no slab is free, which is the backpressure from a slow server or network.
+ *
+ * <p>A slab is reference counted: one reference for the scanner while it fills it, one for each
+ * run with payloads in it. A run drops its reference once its NEED is answered and the BLOCKS
+ * carrying its payloads have been written to the socket; the slab is free again when the last
+ * reference goes. Sharing slabs between runs matters when changes are scattered: a run of one
+ * block then costs one block of the window, not a whole slab.
  */
 final class PayloadWindow {
-    private final ArrayBlockingQueue<byte[]> free;
-    private final int slabs;
-    private final int slabBytes;
+    /** One slab of payload memory. */
+    static final class Slab {
+        final byte[] data;
+        final AtomicInteger refs = new AtomicInteger();
+        int used; // written by the scanner thread only
 
-    PayloadWindow(long windowBytes, int blockSize) {
-        this.slabBytes = Math.max(blockSize, 4 << 20) / blockSize * blockSize;
-        this.slabs = (int) Math.max(2, windowBytes / slabBytes);
-        this.free = new ArrayBlockingQueue<>(slabs);
-        for (int i = 0; i < slabs; i++) {
-            free.add(new byte[slabBytes]);
+        Slab(int bytes) {
+            data = new byte[bytes];
         }
     }
 
-    int slabBytes() {
-        return slabBytes;
+    private final ArrayBlockingQueue<Slab> free;
+    private final int slabs;
+
+    PayloadWindow(long windowBytes, int blockSize) {
+        int slabBytes = Math.max(blockSize, 4 << 20) / blockSize * blockSize;
+        this.slabs = (int) Math.max(2, windowBytes / slabBytes);
+        this.free = new ArrayBlockingQueue<>(slabs);
+        for (int i = 0; i < slabs; i++) {
+            free.add(new Slab(slabBytes));
+        }
     }
 
-    /** Waits for a free slab; gives up when the session failed. */
-    byte[] acquire(SessionFailure failure) {
+    /** Waits for a free slab, returned empty and holding one reference (the caller's); gives up when the session failed. */
+    Slab acquire(SessionFailure failure) {
         try {
             while (true) {
                 failure.check();
-                byte[] s = free.poll(100, TimeUnit.MILLISECONDS);
+                Slab s = free.poll(100, TimeUnit.MILLISECONDS);
                 if (s != null) {
+                    s.used = 0;
+                    s.refs.set(1);
                     return s;
                 }
             }
@@ -45,13 +59,19 @@ final class PayloadWindow {
         }
     }
 
-    void release(byte[] slab) {
-        if (slab != null) {
+    /** Adds a reference for a run that keeps payloads in {@code slab}. */
+    void retain(Slab slab) {
+        slab.refs.incrementAndGet();
+    }
+
+    /** Drops one reference; the last one frees the slab. Null is ignored. */
+    void release(Slab slab) {
+        if (slab != null && slab.refs.decrementAndGet() == 0) {
             free.add(slab);
         }
     }
 
-    /** True when every slab is back. */
+    /** True when every slab is free. */
     boolean allReturned() {
         return free.size() == slabs;
     }

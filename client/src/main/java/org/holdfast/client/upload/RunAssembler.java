@@ -15,8 +15,9 @@ import org.holdfast.common.protocol.ProtocolLimits;
 
 /**
  * Groups changed blocks into ENTRIES runs of consecutive LBNs and sends them. A run ends at a gap
- * in the LBNs, at {@link ProtocolLimits#MAX_RUN_ENTRIES}, or when its slab of payloads is full;
- * payloads of non-zero blocks are copied into the run's slab, where they wait for NEED. Runs are
+ * in the LBNs, at {@link ProtocolLimits#MAX_RUN_ENTRIES}, or when the slab holding its payloads
+ * is full; payloads of non-zero blocks are copied into the current slab of the
+ * {@link PayloadWindow} (shared by consecutive runs), where they wait for NEED. Runs are
  * queued in send order, which is the order NEEDs answer them. Runs themselves are limited too
  * ({@code maxRunsInFlight}) so that a volume of zeros cannot queue unbounded ENTRIES. Called by the
  * scanning thread only.
@@ -32,8 +33,8 @@ final class RunAssembler implements ChangeSink {
     private final int[] offsets = new int[ProtocolLimits.MAX_RUN_ENTRIES];
     private long start;
     private int count;
-    private byte[] slab;
-    private int slabUsed;
+    private PayloadWindow.Slab slab; // the slab being filled; the assembler holds a reference
+    private boolean runUsesSlab;
     private long runsSent;
     private long entriesSent;
 
@@ -49,8 +50,9 @@ final class RunAssembler implements ChangeSink {
 
     @Override
     public void changed(long lbn, byte[] fingerprints, int fpOff, ByteBuffer data, int dataOff, boolean zero) {
-        if (count > 0 && (lbn != start + count || count == ProtocolLimits.MAX_RUN_ENTRIES
-                || (!zero && slab != null && slabUsed + blockSize > slab.length))) {
+        boolean slabFull = !zero && slab != null && slab.used + blockSize > slab.data.length;
+        // A run keeps all its payloads in one slab, so a full slab ends the run if it has payloads there.
+        if (count > 0 && (lbn != start + count || count == ProtocolLimits.MAX_RUN_ENTRIES || (slabFull && runUsesSlab))) {
             flush();
         }
         if (count == 0) {
@@ -60,13 +62,14 @@ final class RunAssembler implements ChangeSink {
         if (zero) {
             offsets[count] = -1;
         } else {
-            if (slab == null) {
+            if (slab == null || slab.used + blockSize > slab.data.length) {
+                window.release(slab);
                 slab = window.acquire(failure);
-                slabUsed = 0;
             }
-            data.get(dataOff, slab, slabUsed, blockSize);
-            offsets[count] = slabUsed;
-            slabUsed += blockSize;
+            data.get(dataOff, slab.data, slab.used, blockSize);
+            offsets[count] = slab.used;
+            slab.used += blockSize;
+            runUsesSlab = true;
         }
         count++;
     }
@@ -79,14 +82,24 @@ final class RunAssembler implements ChangeSink {
         failure.check();
         acquireRunSlot();
         byte[] runFps = Arrays.copyOf(fps, count * Fingerprint.BYTES);
-        PendingRun run = new PendingRun(start, count, Arrays.copyOf(offsets, count), slab);
+        PayloadWindow.Slab runSlab = runUsesSlab ? slab : null;
+        if (runSlab != null) {
+            window.retain(runSlab);
+        }
+        PendingRun run = new PendingRun(start, count, Arrays.copyOf(offsets, count), runSlab);
         pending.add(run); // before sending: the NEED may come back at once
         conn.send(new Entries(start, count, runFps));
         runsSent++;
         entriesSent += count;
         count = 0;
+        runUsesSlab = false;
+    }
+
+    /** Sends the last run and gives up the slab being filled. */
+    void finish() {
+        flush();
+        window.release(slab);
         slab = null;
-        slabUsed = 0;
     }
 
     private void acquireRunSlot() {
@@ -100,11 +113,12 @@ final class RunAssembler implements ChangeSink {
         }
     }
 
-    /** Returns a slab held by an unsent run (after a failure). */
+    /** Gives up the slab being filled and any unsent run (after a failure). */
     void discard() {
         window.release(slab);
         slab = null;
         count = 0;
+        runUsesSlab = false;
     }
 
     long runsSent() {

@@ -360,6 +360,26 @@ class BackupRestoreTest {
     }
 
     @Test
+    void backup_smallWindowAndScatteredChanges_backpressureKeepsEverythingCorrect() throws Exception {
+        long size = 24L << 20;
+        image = Images.create(dir.resolve("big.img"), size, BS, 11, 9);
+        AgentRun full = backup("--window-mib", "8"); // two 4 MiB slabs for 24 MiB of payloads
+        assertThat(full.exit()).as("%s", full).isZero();
+        List<Long> changed = new ArrayList<>();
+        for (long lbn = 3; lbn < size / BS; lbn += 5) { // ~1200 runs of one block each
+            Images.overwrite(image, lbn, BS, lbn);
+            changed.add(lbn);
+        }
+        AgentRun inc = backup("--window-mib", "8");
+        assertThat(inc.exit()).as("%s", inc).isZero();
+        assertThat(server.sessions.get(1).entryLbns).containsExactlyElementsOf(changed);
+        assertThat(inc.json().get("sentBlocks").asLong()).isEqualTo(changed.size());
+        Path target = dir.resolve("big-restored.img");
+        assertThat(restore("latest", target).exit()).isZero();
+        assertThat(Images.sameContent(image, target)).isTrue();
+    }
+
+    @Test
     void leakWatch_isHookedIntoNetty() {
         assertThat(LeakWatch.installed()).isTrue();
     }
