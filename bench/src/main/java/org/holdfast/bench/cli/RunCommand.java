@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -98,8 +99,15 @@ public final class RunCommand implements Callable<Integer> {
                         + "; build them (mvn -pl server,client install) or pass --server-jar/--agent-jar");
                 return 2;
             }
+            // Private copies: a rebuild of server or client during a long run must not swap
+            // classes under the running processes.
+            Path jars = Files.createDirectories(out.resolve("jars"));
+            Path sjCopy = Files.copy(sj, jars.resolve(sj.getFileName()), StandardCopyOption.REPLACE_EXISTING);
+            Path ajCopy = Files.copy(aj, jars.resolve(aj.getFileName()), StandardCopyOption.REPLACE_EXISTING);
+            System.out.println("bench: server jar " + sj + " (" + Files.getLastModifiedTime(sj) + "), agent jar " + aj
+                    + " (" + Files.getLastModifiedTime(aj) + "), copied to " + jars);
             for (String e : engineList) {
-                targets.add(() -> new HoldfastTarget(sj, aj, e, serverXmx, agentXmx));
+                targets.add(() -> new HoldfastTarget(sjCopy, ajCopy, e, serverXmx, agentXmx));
             }
         }
         for (String p : list(peers)) {

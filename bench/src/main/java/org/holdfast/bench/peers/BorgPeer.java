@@ -53,13 +53,15 @@ public final class BorgPeer extends PeerTool {
         var o = run("backup-" + volume + "-day" + day, List.of("borg", "create", "--json",
                 "::" + archive(volume, day), image.toAbsolutePath().toString()), null);
         long added = -1;
+        double tool = -1;
         try {
             JsonNode n = JSON.readTree(o.stdout());
             added = n.path("archive").path("stats").path("deduplicated_size").asLong(-1);
+            tool = n.path("archive").path("duration").asDouble(-1);
         } catch (IOException e) {
             // Stats are a nicety; the repository size is measured separately.
         }
-        return new BackupOutcome(o.seconds(), o.peakRssBytes(), added, -1, -1, archive(volume, day));
+        return new BackupOutcome(o.seconds(), tool, o.peakRssBytes(), added, -1, -1, -1, archive(volume, day));
     }
 
     @Override
@@ -67,7 +69,7 @@ public final class BorgPeer extends PeerTool {
         Path scratch = Files.createDirectories(dir.resolve("restore-scratch"));
         var o = run("restore-" + volume + "-day" + day, List.of("borg", "extract", "::" + archive(volume, day)), scratch);
         takeRestored(scratch, images.get(volume), target);
-        return new RestoreOutcome(o.seconds(), o.peakRssBytes());
+        return new RestoreOutcome(o.seconds(), -1, o.peakRssBytes());
     }
 
     @Override

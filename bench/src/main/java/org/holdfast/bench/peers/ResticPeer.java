@@ -51,18 +51,20 @@ public final class ResticPeer extends PeerTool {
                 List.of("restic", "backup", "--json", "--host", "bench", image.toAbsolutePath().toString()), null);
         String id = null;
         long added = -1;
+        double tool = -1;
         for (String line : o.stdout().split("\\R")) {
             if (line.contains("\"summary\"")) {
                 JsonNode n = JSON.readTree(line);
                 id = n.path("snapshot_id").asText(null);
                 added = n.path("data_added").asLong(-1);
+                tool = n.path("total_duration").asDouble(-1);
             }
         }
         if (id == null) {
             throw new IOException("restic printed no summary: " + o.stdout());
         }
         snapshots.computeIfAbsent(volume, v -> new HashMap<>()).put(day, id);
-        return new BackupOutcome(o.seconds(), o.peakRssBytes(), added, -1, -1, id);
+        return new BackupOutcome(o.seconds(), tool, o.peakRssBytes(), added, -1, -1, -1, id);
     }
 
     @Override
@@ -75,7 +77,7 @@ public final class ResticPeer extends PeerTool {
         var o = run("restore-" + volume + "-day" + day,
                 List.of("restic", "restore", id, "--target", scratch.toString()), null);
         takeRestored(scratch, images.get(volume), target);
-        return new RestoreOutcome(o.seconds(), o.peakRssBytes());
+        return new RestoreOutcome(o.seconds(), -1, o.peakRssBytes());
     }
 
     @Override

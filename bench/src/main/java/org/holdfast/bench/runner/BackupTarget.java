@@ -36,12 +36,24 @@ public interface BackupTarget extends AutoCloseable {
     @Override
     void close() throws IOException;
 
-    /** One backup: wall time and peak memory of the client process, and what it reported. */
-    record BackupOutcome(double seconds, long clientPeakRssBytes, long sentBytes, long newBlocks, long duplicateBlocks,
-                         String snapshotId) {
+    /**
+     * One backup: wall time and peak memory of the client process, and what it reported (-1 where
+     * it reports nothing): its own elapsed time (without process start-up), bytes sent or added, blocks it saw as changed, zero blocks among them,
+     * and blocks the server stored as new.
+     */
+    record BackupOutcome(double seconds, double toolSeconds, long clientPeakRssBytes, long sentBytes, long changedBlocks,
+                         long zeroBlocks, long newBlocks, String snapshotId) {
+        /** Changed non-zero blocks the server did not store: the duplicates its engine found. */
+        public long duplicateBlocks(long groundTruthChangedZeroBlocks) {
+            if (changedBlocks < 0 || newBlocks < 0) {
+                return -1;
+            }
+            long zero = zeroBlocks >= 0 ? zeroBlocks : groundTruthChangedZeroBlocks;
+            return Math.max(0, changedBlocks - zero - newBlocks);
+        }
     }
 
-    /** One restore: wall time and peak memory of the client process. */
-    record RestoreOutcome(double seconds, long clientPeakRssBytes) {
+    /** One restore: wall time and peak memory of the client process, and the time it reported itself (-1 if none). */
+    record RestoreOutcome(double seconds, double toolSeconds, long clientPeakRssBytes) {
     }
 }

@@ -14,12 +14,12 @@ public final class BenchResults {
 
     /** One backup of one volume state by one target. */
     public record SnapshotRow(String volume, int day, long logicalBytes, long changedBytes, long zeroBytes,
-                              double seconds, long clientPeakRssBytes, long sentBytes, long newBlocks,
+                              double seconds, double toolSeconds, long clientPeakRssBytes, long sentBytes, long newBlocks,
                               long duplicateBlocks, long storedBytesAfter, String snapshotId) {
     }
 
     /** One restore, checked against the SHA-256 of the image state it came from. */
-    public record RestoreRow(String volume, int day, long bytes, double seconds, long clientPeakRssBytes,
+    public record RestoreRow(String volume, int day, long bytes, double seconds, double toolSeconds, long clientPeakRssBytes,
                              boolean identical, String expectedSha256, String restoredSha256) {
     }
 

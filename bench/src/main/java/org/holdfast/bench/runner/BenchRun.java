@@ -95,8 +95,8 @@ public final class BenchRun {
                             BackupTarget.BackupOutcome o = t.backup(v, day, workload.image(v));
                             long stored = t.storedBytes();
                             tr.snapshots.add(new BenchResults.SnapshotRow(v, day, s.bytes(), s.changedBytes(),
-                                    s.zeroBlocks() * 4096L, o.seconds(), o.clientPeakRssBytes(), o.sentBytes(),
-                                    o.newBlocks(), o.duplicateBlocks(), stored, o.snapshotId()));
+                                    s.zeroBlocks() * 4096L, o.seconds(), o.toolSeconds(), o.clientPeakRssBytes(), o.sentBytes(),
+                                    o.newBlocks(), o.duplicateBlocks(s.changedZeroBlocks()), stored, o.snapshotId()));
                             log.printf("bench:   %-16s %-8s day %d backup %6.2f s, stored %s%n", t.name(), v, day,
                                     o.seconds(), ReportTable.mib(stored));
                         }
@@ -119,7 +119,7 @@ public final class BenchRun {
                             String sha = ImageDigest.sha256(restoreFile);
                             ImageDigest.State s = truth.get(v).get(day);
                             boolean same = sha.equals(s.sha256());
-                            tr.restores.add(new BenchResults.RestoreRow(v, day, s.bytes(), o.seconds(),
+                            tr.restores.add(new BenchResults.RestoreRow(v, day, s.bytes(), o.seconds(), o.toolSeconds(),
                                     o.clientPeakRssBytes(), same, s.sha256(), sha));
                             log.printf("bench:   %-16s %-8s day %d restore %6.2f s, %s%n", t.name(), v, day, o.seconds(),
                                     same ? "identical" : "DIFFERENT (expected " + s.sha256() + ", got " + sha + ")");

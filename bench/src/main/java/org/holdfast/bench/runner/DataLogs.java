@@ -7,15 +7,9 @@ final class DataLogs {
     private DataLogs() {
     }
 
-    /** A file under a folder named like the data store's logs, or named like a data log. */
+    /** A data log file: {@code log-XXXXXXXX.hfl} (the server's FormatVersions names them so). */
     static boolean isDataLog(Path p) {
-        for (Path part : p) {
-            String s = part.toString();
-            if (s.equals("datalog") || s.equals("datalogs") || s.equals("data-logs") || s.equals("blocks")) {
-                return true;
-            }
-        }
         String f = p.getFileName().toString();
-        return f.endsWith(".dlog") || f.endsWith(".datalog") || f.startsWith("datalog");
+        return f.startsWith("log-") && f.endsWith(".hfl");
     }
 }

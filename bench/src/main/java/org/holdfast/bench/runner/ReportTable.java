@@ -48,9 +48,15 @@ public final class ReportTable {
         }
         for (BenchResults.TargetResult t : w.targets) {
             if (t.name.startsWith("holdfast") && !t.snapshots.isEmpty()) {
-                out.printf("%s: dedup efficiency %s; engine fingerprints/s %s; data logs %s MiB; speed factor %s; GC overhead %s%n",
+                out.printf("%s: dedup efficiency %s; engine fingerprints/s %s (%s); data logs %s MiB;"
+                                + " in-tool MB/s full %s, incr %s, restore %s; speed factor %s; GC overhead %s%n",
                         t.name, fmt(t.summary.get("dedupEfficiency")), fmt(t.summary.get("engineFingerprintsPerSecond")),
-                        mibOf(t.summary.get("dataLogBytes")), t.summary.get("speedFactor"), t.summary.get("gcOverhead"));
+                        t.server.getOrDefault("engineFingerprintsBasis", "-"), mibOf(t.summary.get("dataLogBytes")),
+                        num(t.summary.get("fullBackupMBpsInTool"), "%.1f"), num(t.summary.get("incrementalBackupMBpsInTool"), "%.1f"),
+                        num(t.summary.get("restoreMBpsInTool"), "%.1f"), t.summary.get("speedFactor"), t.summary.get("gcOverhead"));
+            } else if (!t.snapshots.isEmpty()) {
+                out.printf("%s: in-tool MB/s full %s, incr %s%n", t.name, num(t.summary.get("fullBackupMBpsInTool"), "%.1f"),
+                        num(t.summary.get("incrementalBackupMBpsInTool"), "%.1f"));
             }
         }
         for (Map.Entry<String, Object> e : w.comparison.entrySet()) {

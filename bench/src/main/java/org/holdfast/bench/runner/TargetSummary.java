@@ -35,7 +35,16 @@ public final class TargetSummary {
         long incBytes = 0;
         double incSec = 0;
         long clientRss = 0;
+        double fullTool = 0;
+        double incTool = 0;
+        boolean toolKnown = true;
         for (BenchResults.SnapshotRow r : t.snapshots) {
+            toolKnown &= r.toolSeconds() >= 0;
+            if (r.day() == 0) {
+                fullTool += r.toolSeconds();
+            } else {
+                incTool += r.toolSeconds();
+            }
             logical += r.logicalBytes();
             changed += r.changedBytes();
             if (r.sentBytes() < 0) {
@@ -55,8 +64,12 @@ public final class TargetSummary {
         long stored = t.snapshots.get(t.snapshots.size() - 1).storedBytesAfter();
         long restoreBytes = 0;
         double restoreSec = 0;
+        double restoreTool = 0;
+        boolean restoreToolKnown = !t.restores.isEmpty();
         boolean identical = !t.restores.isEmpty();
         for (BenchResults.RestoreRow r : t.restores) {
+            restoreToolKnown &= r.toolSeconds() >= 0;
+            restoreTool += r.toolSeconds();
             restoreBytes += r.bytes();
             restoreSec += r.seconds();
             identical &= r.identical();
@@ -75,6 +88,10 @@ public final class TargetSummary {
         s.put("backupSeconds", fullSec + incSec);
         s.put("restores", t.restores.size());
         s.put("restoreMBps", rate(restoreBytes, restoreSec));
+        // The tools' own clocks leave out process start-up (JVM, Python), which weighs on small volumes.
+        s.put("fullBackupMBpsInTool", toolKnown ? rate(fullBytes, fullTool) : null);
+        s.put("incrementalBackupMBpsInTool", toolKnown ? rate(incBytes, incTool) : null);
+        s.put("restoreMBpsInTool", restoreToolKnown ? rate(restoreBytes, restoreTool) : null);
         s.put("restoresIdentical", identical);
         s.put("clientPeakRssBytes", clientRss);
         Object serverRss = t.server.get("serverPeakRssBytes");

@@ -22,7 +22,7 @@ public final class ImageDigest {
     private long[] previous;
 
     /** The result of digesting one state. */
-    public record State(String sha256, long bytes, long zeroBlocks, long changedBlocks, long blocks) {
+    public record State(String sha256, long bytes, long zeroBlocks, long changedBlocks, long changedZeroBlocks, long blocks) {
         /** Bytes of the blocks that differ from the previous state (all blocks for the first). */
         public long changedBytes() {
             return changedBlocks * BlockContent.BLOCK;
@@ -40,6 +40,7 @@ public final class ImageDigest {
             long pos = 0;
             long zero = 0;
             long changed = 0;
+            long changedZero = 0;
             int block = 0;
             while (pos < size) {
                 buf.clear();
@@ -75,6 +76,9 @@ public final class ImageDigest {
                     hashes[block] = h;
                     if (previous == null || block >= previous.length || previous[block] != h) {
                         changed++;
+                        if (or == 0) {
+                            changedZero++;
+                        }
                     }
                 }
                 pos += n;
@@ -83,7 +87,7 @@ public final class ImageDigest {
                 }
             }
             previous = hashes;
-            return new State(HexFormat.of().formatHex(sha.digest()), size, zero, changed, blocks);
+            return new State(HexFormat.of().formatHex(sha.digest()), size, zero, changed, changedZero, blocks);
         }
     }
 

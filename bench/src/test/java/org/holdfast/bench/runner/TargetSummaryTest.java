@@ -1,0 +1,62 @@
+package org.holdfast.bench.runner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class TargetSummaryTest {
+    private static BenchResults.TargetResult target(String name, long dupDay1, double seconds, long stored) {
+        BenchResults.TargetResult t = new BenchResults.TargetResult();
+        t.name = name;
+        t.snapshots.add(new BenchResults.SnapshotRow("v", 0, 100_000_000, 100_000_000, 0, seconds, seconds / 2, 1, 10,
+                100, 0, stored / 2, "1"));
+        t.snapshots.add(new BenchResults.SnapshotRow("v", 1, 100_000_000, 1_000_000, 0, seconds, seconds / 2, 1, 10,
+                5, dupDay1, stored, "2"));
+        t.restores.add(new BenchResults.RestoreRow("v", 1, 100_000_000, seconds, -1, 1, true, "a", "a"));
+        return t;
+    }
+
+    @Test
+    void of_sungemBesideExact_efficiencyIsTheShareOfExactDuplicatesFound() {
+        BenchResults.TargetResult exact = target("holdfast-exact", 80, 1.0, 1000);
+        BenchResults.TargetResult sungem = target("holdfast-sungem", 60, 1.0, 1200);
+        List<BenchResults.TargetResult> all = List.of(sungem, exact);
+
+        Map<String, Object> s = TargetSummary.of(sungem, all);
+
+        assertThat((Double) s.get("dedupEfficiency")).isEqualTo(0.75);
+        assertThat((Double) s.get("fullBackupMBps")).isEqualTo(100.0);
+        assertThat((Double) s.get("fullBackupMBpsInTool")).isEqualTo(200.0);
+        assertThat(s.get("restoreMBpsInTool")).isNull();
+        assertThat(s.get("storedBytes")).isEqualTo(1200L);
+        assertThat((Double) s.get("dedupRatio")).isEqualTo(200_000_000 / 1200.0);
+    }
+
+    @Test
+    void of_noExactRun_efficiencyIsNotAvailable() {
+        BenchResults.TargetResult sungem = target("holdfast-sungem", 60, 1.0, 1200);
+
+        assertThat(TargetSummary.of(sungem, List.of(sungem)).get("dedupEfficiency")).asString().startsWith("n/a");
+    }
+
+    @Test
+    void compare_holdfastAgainstPeers_usesTheFasterAndTheSmallerPeer() {
+        BenchResults.TargetResult hf = target("holdfast-sungem", 60, 1.0, 900);
+        BenchResults.TargetResult restic = target("restic", -1, 4.0, 1000);
+        BenchResults.TargetResult borg = target("borg", -1, 2.0, 800);
+        List<BenchResults.TargetResult> all = List.of(hf, restic, borg);
+        for (BenchResults.TargetResult t : all) {
+            t.summary = TargetSummary.of(t, all);
+        }
+
+        Map<String, Object> c = TargetSummary.compare(all);
+
+        assertThat(c.get("fullBackupMBpsVsFasterPeer")).isEqualTo(Map.of("peer", "borg", "ratio", 2.0, "target", 2.0, "met", true));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> stored = (Map<String, Object>) c.get("storedVsSmallerPeer");
+        assertThat(stored).containsEntry("peer", "borg").containsEntry("met", false);
+        assertThat((Double) stored.get("ratio")).isEqualTo(900 / 800.0);
+    }
+}
