@@ -18,11 +18,22 @@ public record BackupSummary(JsonNode json, AgentResult run) {
 
     /** The committed snapshot's id, as {@code restore --snapshot} takes it. */
     public String snapshotId() {
-        return field("snapshotId", "snapshot", "id", "sequence").asText();
+        return field("snapshotId").asText();
     }
 
+    /** The size of the volume this snapshot describes. */
+    public long volumeBytes() {
+        return number("volumeBytes");
+    }
+
+    /** Bytes the agent described in this backup (entries sent times the block size). */
     public long logicalBytes() {
-        return number("logicalBytes", "volumeBytes");
+        return number("logicalBytes");
+    }
+
+    /** "incremental" or "full". */
+    public String mode() {
+        return field("mode").asText();
     }
 
     /** Blocks whose fingerprint differs from the agent's previous state (the delta). */
@@ -32,22 +43,22 @@ public record BackupSummary(JsonNode json, AgentResult run) {
 
     /** Block payloads the agent uploaded. */
     public long sentBlocks() {
-        return number("sentBlocks", "blocksSent", "uploadedBlocks");
+        return number("sentBlocks");
     }
 
     /** Payload bytes the agent uploaded (compressed on the wire or not). */
     public long sentBytes() {
-        return number("sentBytes", "bytesSent", "uploadedBytes", "wireBytes");
+        return number("sentBytes");
     }
 
     /** Blocks the server had never seen and stored. */
     public long newBlocks() {
-        return number("newBlocks", "storedBlocks");
+        return number("newBlocks");
     }
 
     /** Bytes the server added to its data store for this snapshot. */
     public long storedBytes() {
-        return number("storedBytes", "newBytes");
+        return number("storedBytes");
     }
 
     long number(String... names) {

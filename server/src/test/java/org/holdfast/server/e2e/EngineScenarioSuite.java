@@ -78,7 +78,7 @@ abstract class EngineScenarioSuite {
 
         // 1. the initial full backup
         s = snapshot(volume, img, source, state, dir, committed, table, "initial 12 MiB");
-        assertThat(s.logicalBytes()).isEqualTo(img.length());
+        assertThat(s.volumeBytes()).isEqualTo(img.length());
 
         // 2. a small in-place overwrite: three blocks rewritten, two bytes flipped elsewhere
         for (int i = 0; i < 3; i++) {
@@ -93,7 +93,7 @@ abstract class EngineScenarioSuite {
         // 3. append: the volume grows by 2 MiB and an odd tail (size no longer a block multiple)
         img.append(2 * MIB + 1000, Content.RANDOM);
         s = snapshot(volume, img, source, state, dir, committed, table, "append 2 MiB + 1000 B");
-        assertThat(s.logicalBytes()).isEqualTo(img.length());
+        assertThat(s.volumeBytes()).isEqualTo(img.length());
 
         // 4. deletion: a 1 MiB region zeroed; zero blocks are never uploaded
         img.fill(img.randomOffset(MIB, BLOCK), MIB, Content.ZERO);
@@ -119,12 +119,12 @@ abstract class EngineScenarioSuite {
         // 8. shrink to an odd size
         img.truncate(9 * MIB + 123);
         s = snapshot(volume, img, source, state, dir, committed, table, "shrink to 9 MiB + 123 B");
-        assertThat(s.logicalBytes()).isEqualTo(img.length());
+        assertThat(s.volumeBytes()).isEqualTo(img.length());
 
         // 9. grow again: a zero gap (sparse) then 1 MiB of data
         img.append(3 * MIB - 123, Content.ZERO).append(MIB, Content.RANDOM);
         s = snapshot(volume, img, source, state, dir, committed, table, "grow: 3 MiB zeros + 1 MiB data");
-        assertThat(s.logicalBytes()).isEqualTo(13L * MIB);
+        assertThat(s.volumeBytes()).isEqualTo(13L * MIB);
 
         // 10. old content comes back: a region of the first snapshot copied back in place
         img.copyFrom(first, 0, 0, 2 * MIB);
@@ -148,6 +148,10 @@ abstract class EngineScenarioSuite {
         List<SnapshotInfo> listed = agent.snapshots(server, volume);
         assertThat(listed).extracting(SnapshotInfo::id)
                 .containsExactlyElementsOf(committed.stream().map(Committed::id).toList());
+        for (int i = 0; i < listed.size(); i++) {
+            assertThat(listed.get(i).volumeBytes()).as("volume size of snapshot %s", listed.get(i).id())
+                    .isEqualTo(Files.size(committed.get(i).expected()));
+        }
         HttpResponse<String> rest = server.get("/api/v1/volumes/" + volume + "/snapshots");
         assertThat(rest.statusCode()).as(rest.body()).isEqualTo(200);
         JsonNode restList = new ObjectMapper().readTree(rest.body());
@@ -210,6 +214,7 @@ abstract class EngineScenarioSuite {
     private BackupSummary snapshot(String volume, VolumeImage img, Path source, Path state, Path dir,
                                    List<Committed> committed, StringBuilder table, String change) throws Exception {
         long[] range = img.changedBlockRange(previous, BLOCK);
+        long previousLength = previous == null ? -1 : previous.length();
         previous = img.copy(0);
         img.writeTo(source);
         Path expected = dir.resolve("expected-" + (committed.size() + 1) + ".img");
@@ -219,10 +224,15 @@ abstract class EngineScenarioSuite {
         committed.add(new Committed(s.snapshotId(), expected, s));
         assertThat(s.changedBlocks()).as("changed blocks of snapshot %d (%s): %s", committed.size(), change, s)
                 .isBetween(range[0], range[1]);
+        if (committed.size() > 1 && previousLength == img.length()) {
+            // The agent chooses a full scan when the volume's size changed; otherwise its state must serve.
+            assertThat(s.mode()).as("snapshot %d is incremental (the agent kept its state): %s", committed.size(), s)
+                    .isEqualTo("incremental");
+        }
         assertThat(s.sentBlocks()).as("a backup uploads no more than the changed blocks: %s", s)
                 .isLessThanOrEqualTo(s.changedBlocks());
-        table.append(String.format("  #%-2d %-40s logical %9d changed %5d sent %5d blocks %9d B new %5d stored %9d B  %5d ms%n",
-                committed.size(), change, s.logicalBytes(), s.changedBlocks(), s.sentBlocks(), s.sentBytes(),
+        table.append(String.format("  #%-2d %-40s %-11s size %9d changed %5d sent %5d blocks %9d B new %5d stored %9d B  %5d ms%n",
+                committed.size(), change, s.mode(), s.volumeBytes(), s.changedBlocks(), s.sentBlocks(), s.sentBytes(),
                 s.newBlocks(), s.storedBytes(), s.run().elapsed().toMillis()));
         return s;
     }

@@ -3,11 +3,11 @@ package org.holdfast.server.e2e;
 import com.fasterxml.jackson.databind.JsonNode;
 
 /** One entry of the agent's {@code snapshots --json} list. */
-public record SnapshotInfo(String id, long logicalBytes, JsonNode json) {
+public record SnapshotInfo(String id, long volumeBytes, JsonNode json) {
 
     static SnapshotInfo of(JsonNode n) {
-        JsonNode id = first(n, "id", "snapshotId", "sequence");
-        JsonNode bytes = first(n, "logicalBytes", "volumeBytes");
+        JsonNode id = first(n, "id");
+        JsonNode bytes = first(n, "volumeBytes");
         return new SnapshotInfo(id.asText(), bytes.asLong(), n);
     }
 

@@ -38,6 +38,9 @@ final class WireProbe implements AutoCloseable {
     static final int LIST_SNAPSHOTS = 0x20;
     static final int SNAPSHOT_LIST = 0x21;
     static final int RESTORE = 0x22;
+    static final int RESTORE_INFO = 0x23;
+    static final int RESTORE_DATA = 0x24;
+    static final int RESTORE_END = 0x25;
 
     static final int E_BAD_FRAME = 1;
     static final int E_UNSUPPORTED_VERSION = 2;
@@ -175,6 +178,85 @@ final class WireProbe implements AutoCloseable {
     void hello() {
         send(HELLO, body().u32(MAGIC).u16(VERSION).str("e2e-probe").str("").bytes());
         expect(HELLO_OK);
+    }
+
+    /** LIST_SNAPSHOTS: the sequences of the volume's committed snapshots, in the server's order. */
+    java.util.List<Long> listSnapshots(String volume) {
+        send(LIST_SNAPSHOTS, body().str(volume).bytes());
+        ByteBuffer b = expect(SNAPSHOT_LIST).buffer();
+        int n = b.getInt();
+        java.util.List<Long> seqs = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            seqs.add(b.getLong());
+            b.position(b.position() + 8 + 8 + 4 + 8 + 8 + 8);
+        }
+        return seqs;
+    }
+
+    /**
+     * RESTORE of a whole snapshot, decoded here independently of the agent: every payload is
+     * checked against the SHA-256 beside it, and the image is cut to the volume's size.
+     */
+    byte[] restore(String volume, long sequence) {
+        send(RESTORE, body().str(volume).u64(sequence).u64(0).bytes());
+        ByteBuffer info = expect(RESTORE_INFO).buffer();
+        long seq = info.getLong();
+        long volumeBytes = info.getLong();
+        int blockSize = info.getInt();
+        long blockCount = info.getLong();
+        if (seq != sequence || volumeBytes > Integer.MAX_VALUE - blockSize) {
+            throw new AssertionError("RESTORE_INFO for " + sequence + ": sequence " + seq + ", " + volumeBytes + " bytes");
+        }
+        byte[] image = new byte[(int) (blockCount * blockSize)];
+        long next = 0;
+        java.security.MessageDigest sha = sha256();
+        while (true) {
+            Frame f = read();
+            if (f == null) {
+                throw new AssertionError("server closed the connection in the middle of a restore at LBN " + next);
+            }
+            if (f.type() == RESTORE_END) {
+                break;
+            }
+            if (f.type() != RESTORE_DATA) {
+                throw new AssertionError("unexpected frame 0x" + Integer.toHexString(f.type()) + " in a restore"
+                        + (f.type() == ERROR ? ": " + parseError(f) : ""));
+            }
+            ByteBuffer b = f.buffer();
+            long start = b.getLong();
+            int n = b.getInt();
+            if (start != next) {
+                throw new AssertionError("RESTORE_DATA starts at LBN " + start + ", expected " + next);
+            }
+            for (int i = 0; i < n; i++, next++) {
+                int codec = Byte.toUnsignedInt(b.get());
+                if (codec == 0) {
+                    continue; // zero block: the array is zero already
+                }
+                byte[] fp = new byte[32];
+                b.get(fp);
+                byte[] payload = new byte[b.getInt()];
+                b.get(payload);
+                byte[] block = codec == 1 ? payload : com.github.luben.zstd.Zstd.decompress(payload, blockSize);
+                if (block.length != blockSize || !java.util.Arrays.equals(sha.digest(block), fp)) {
+                    throw new AssertionError("LBN " + next + " of " + volume + "@" + sequence
+                            + " does not match the fingerprint sent beside it");
+                }
+                System.arraycopy(block, 0, image, (int) (next * blockSize), blockSize);
+            }
+        }
+        if (next != blockCount) {
+            throw new AssertionError("restore of " + volume + "@" + sequence + " sent " + next + " of " + blockCount + " blocks");
+        }
+        return java.util.Arrays.copyOf(image, (int) volumeBytes);
+    }
+
+    private static java.security.MessageDigest sha256() {
+        try {
+            return java.security.MessageDigest.getInstance("SHA-256");
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** A body builder, big-endian. */
