@@ -99,7 +99,12 @@ public final class BackupSession {
                     notices.accept("reading the whole volume (full backup): " + fullReason);
                 }
                 progress.start(extents.blocks() * (long) blockSize);
-                return upload(conn, source, prev, incremental, fullReason, blockSize, blockCount, extents, ready, progress, t0);
+                try {
+                    return upload(conn, source, prev, incremental, fullReason, blockSize, blockCount, extents, ready,
+                            progress, t0);
+                } catch (AgentException e) {
+                    throw e.exitCode() == ExitCode.NETWORK ? serverReason(conn, e) : e;
+                }
             } finally {
                 if (prev != null) {
                     prev.close();
@@ -154,6 +159,24 @@ public final class BackupSession {
                 }
             }
         }
+    }
+
+    /**
+     * A broken connection is often the server hanging up right after an ERROR that says why; the
+     * upload threads have stopped reading by then, so look for that ERROR before blaming the network.
+     */
+    private static AgentException serverReason(ServerConnection conn, AgentException network) {
+        long deadline = System.nanoTime() + 1_000_000_000L;
+        try {
+            while (System.nanoTime() < deadline) {
+                io.netty.util.ReferenceCountUtil.release(conn.poll(Duration.ofMillis(100)));
+            }
+        } catch (AgentException e) {
+            if (e.exitCode() != ExitCode.NETWORK) {
+                return e;
+            }
+        }
+        return network;
     }
 
     private Committed awaitCommitted(BlockUploader uploader, SessionFailure failure) {
