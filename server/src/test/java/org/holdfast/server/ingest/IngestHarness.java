@@ -17,6 +17,8 @@ public final class IngestHarness implements AutoCloseable {
     private final long minFreeBytes;
     private final ReferenceGuard guard;
     private final IngestSettings settings;
+    private final long rollBytes;
+    private final int reserveBatch;
     private MetadataDb db;
     private DataStore store;
     private ExactFingerprintIndex index;
@@ -32,6 +34,17 @@ public final class IngestHarness implements AutoCloseable {
     }
 
     public IngestHarness(Path dir, long minFreeBytes, ReferenceGuard guard, IngestSettings settings) {
+        this(dir, minFreeBytes, guard, settings, 1L << 20, 64);
+    }
+
+    /** Production-sized logs and PBN reservations (small ones above make tests roll and reserve often). */
+    public static IngestHarness productionSized(Path dir) {
+        return new IngestHarness(dir, 0, ReferenceGuard.NONE, IngestSettings.loopback(), 256L << 20, 1 << 16);
+    }
+
+    private IngestHarness(Path dir, long minFreeBytes, ReferenceGuard guard, IngestSettings settings, long rollBytes, int reserveBatch) {
+        this.rollBytes = rollBytes;
+        this.reserveBatch = reserveBatch;
         this.settings = settings;
         this.dir = dir;
         this.minFreeBytes = minFreeBytes;
@@ -41,7 +54,7 @@ public final class IngestHarness implements AutoCloseable {
 
     public void start() {
         db = MetadataDb.open(dir.resolve("catalog"));
-        store = DataStore.open(new DataStore.Settings(dir.resolve("data"), 1L << 20, FsyncPolicy.COMMIT, 64, minFreeBytes), db);
+        store = DataStore.open(new DataStore.Settings(dir.resolve("data"), rollBytes, FsyncPolicy.COMMIT, reserveBatch, minFreeBytes), db);
         index = new ExactFingerprintIndex(db);
         catalog = new Catalog(db);
         SnapshotCommit commit = new SnapshotCommit(catalog, CommitHook.NONE, Clock.systemUTC());
