@@ -8,10 +8,13 @@ import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.rocksdb.BlockBasedTableConfig;
+import org.rocksdb.BloomFilter;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ColumnFamilyOptions;
 import org.rocksdb.DBOptions;
+import org.rocksdb.LRUCache;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
@@ -24,7 +27,7 @@ import org.rocksdb.WriteOptions;
  *
  * <p>We own every handle created here and close them in {@link #close()} in this order: column
  * family handles, the database, then the options objects (RocksDB requires handles to go before
- * the database and options after it). Callers own the iterators and batches they create and must
+ * the database and options, filter and cache after it). Callers own the iterators and batches they create and must
  * close them first. The write-ahead log stays on: nothing else holds a durable copy of this data.
  *
  * <p>Column families: {@link Column}; further ones (for example for GC bookkeeping) can be asked
@@ -56,6 +59,8 @@ public final class MetadataDb implements AutoCloseable {
     private final String path;
     private final DBOptions dbOptions;
     private final ColumnFamilyOptions cfOptions;
+    private final LRUCache blockCache;
+    private final BloomFilter bloom;
     private final WriteOptions asyncWrite;
     private final WriteOptions syncWrite;
     private final ReadOptions readOptions;
@@ -76,7 +81,12 @@ public final class MetadataDb implements AutoCloseable {
         }
         dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true)
                 .setKeepLogFileNum(5).setMaxTotalWalSize(256L << 20);
-        cfOptions = new ColumnFamilyOptions().optimizeLevelStyleCompaction();
+        // One block cache for every column family; Bloom filters so that lookups of absent keys
+        // (every new fingerprint in fpindex, new LBNs in map) rarely touch a data block.
+        blockCache = new LRUCache(64L << 20);
+        bloom = new BloomFilter(10, false);
+        cfOptions = new ColumnFamilyOptions().optimizeLevelStyleCompaction()
+                .setTableFormatConfig(new BlockBasedTableConfig().setBlockCache(blockCache).setFilterPolicy(bloom));
         asyncWrite = new WriteOptions();
         syncWrite = new WriteOptions().setSync(syncCommits);
         readOptions = new ReadOptions();
@@ -267,6 +277,8 @@ public final class MetadataDb implements AutoCloseable {
         syncWrite.close();
         asyncWrite.close();
         cfOptions.close();
+        bloom.close();
+        blockCache.close();
         dbOptions.close();
     }
 
