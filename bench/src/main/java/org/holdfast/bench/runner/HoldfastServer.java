@@ -104,6 +104,11 @@ public final class HoldfastServer implements AutoCloseable {
         return process.peakRssBytes();
     }
 
+    /** The server's process id. */
+    public long pid() {
+        return process.pid();
+    }
+
     /** Whether the server still runs. */
     public boolean isAlive() {
         return process.isAlive();

@@ -19,6 +19,8 @@ import java.util.Map;
  */
 public final class HoldfastTarget implements BackupTarget {
     private static final Duration AGENT_TIMEOUT = Duration.ofMinutes(30);
+    /** Thread names of the GC's bookkeeping (BOSC log flusher and committers), as /proc shows them. */
+    private static final String[] GC_THREADS = {"gma-", "holdfast-gc", "gc-"};
 
     private final Path serverJar;
     private final Path agentJar;
@@ -32,6 +34,8 @@ public final class HoldfastTarget implements BackupTarget {
     private int runs;
     private Map<String, Double> metricsAtOpen = Map.of();
     private double backupToolSeconds;
+    private double cpuAtOpen;
+    private double gcCpuAtOpen;
 
     /** A target running {@code engine} (exact or sungem). */
     public HoldfastTarget(Path serverJar, Path agentJar, String engine, String serverXmx, String agentXmx) {
@@ -58,6 +62,8 @@ public final class HoldfastTarget implements BackupTarget {
         this.stateDir = Files.createDirectories(dir.resolve("agent-state"));
         this.server = HoldfastServer.start(serverJar, dir.resolve("server"), engine, serverXmx);
         this.metricsAtOpen = PrometheusText.parse(server.prometheus());
+        this.cpuAtOpen = ThreadCpu.process(server.pid());
+        this.gcCpuAtOpen = ThreadCpu.threads(server.pid(), GC_THREADS);
     }
 
     private WatchedProcess.Outcome agent(String label, List<String> args) throws IOException {
@@ -141,6 +147,14 @@ public final class HoldfastTarget implements BackupTarget {
             return f;
         }
         f.put("serverPeakRssBytes", server.peakRssBytes());
+        double cpu = ThreadCpu.process(server.pid()) - cpuAtOpen;
+        double gcNow = ThreadCpu.threads(server.pid(), GC_THREADS);
+        double gcCpu = gcNow < 0 ? -1 : gcNow - Math.max(0, gcCpuAtOpen);
+        f.put("serverCpuSeconds", cpu);
+        f.put("gcThreadCpuSeconds", gcCpu);
+        if (cpu > 0 && gcCpu >= 0) {
+            f.put("gcOverhead", gcCpu / cpu);
+        }
         try {
             f.put("dataLogBytes", DirectorySize.of(server.dataDir(), DataLogs::isDataLog));
         } catch (IOException e) {

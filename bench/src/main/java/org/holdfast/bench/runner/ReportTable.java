@@ -48,12 +48,15 @@ public final class ReportTable {
         }
         for (BenchResults.TargetResult t : w.targets) {
             if (t.name.startsWith("holdfast") && !t.snapshots.isEmpty()) {
+                Object gc = t.summary.get("gcOverhead");
+                String gcText = gc instanceof Double d ? String.format("%.1f %% of server CPU in GC bookkeeping threads", 100 * d)
+                        : String.valueOf(gc);
                 out.printf("%s: dedup efficiency %s; engine fingerprints/s %s (%s); data logs %s MiB;"
                                 + " in-tool MB/s full %s, incr %s, restore %s; speed factor %s; GC overhead %s%n",
                         t.name, fmt(t.summary.get("dedupEfficiency")), fmt(t.summary.get("engineFingerprintsPerSecond")),
                         t.server.getOrDefault("engineFingerprintsBasis", "-"), mibOf(t.summary.get("dataLogBytes")),
                         num(t.summary.get("fullBackupMBpsInTool"), "%.1f"), num(t.summary.get("incrementalBackupMBpsInTool"), "%.1f"),
-                        num(t.summary.get("restoreMBpsInTool"), "%.1f"), t.summary.get("speedFactor"), t.summary.get("gcOverhead"));
+                        num(t.summary.get("restoreMBpsInTool"), "%.1f"), t.summary.get("speedFactor"), gcText);
             } else if (!t.snapshots.isEmpty()) {
                 out.printf("%s: in-tool MB/s full %s, incr %s%n", t.name, num(t.summary.get("fullBackupMBpsInTool"), "%.1f"),
                         num(t.summary.get("incrementalBackupMBpsInTool"), "%.1f"));

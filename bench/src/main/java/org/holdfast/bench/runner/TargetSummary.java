@@ -14,7 +14,7 @@ import java.util.Map;
  */
 public final class TargetSummary {
     static final String SPEED_FACTOR_NA = "n/a: the server does not yet expose data-log regions read per restore";
-    static final String GC_NA = "n/a: garbage collection has not landed in the server yet";
+    static final String GC_NA = "n/a: no GC bookkeeping threads (gma-*) found in the server";
 
     private TargetSummary() {
     }
@@ -104,7 +104,9 @@ public final class TargetSummary {
             Object fps = t.server.get("engineFingerprintsPerSecond");
             s.put("engineFingerprintsPerSecond", fps != null ? fps : "n/a: the server exposes no fingerprint counter");
             s.put("speedFactor", SPEED_FACTOR_NA);
-            s.put("gcOverhead", GC_NA);
+            Object gc = t.server.get("gcOverhead");
+            s.put("gcOverhead", gc != null ? gc : GC_NA);
+            s.put("serverCpuSeconds", t.server.getOrDefault("serverCpuSeconds", -1.0));
         }
         return s;
     }
