@@ -49,6 +49,7 @@ public final class BoscPipeline implements AutoCloseable {
     private final AtomicLong updatesApplied = new AtomicLong();
     private final AtomicLong updatesSkipped = new AtomicLong();
     private final long replayedRecords;
+    private final boolean openedEmpty;
     private volatile RuntimeException failure;
     private volatile boolean closed;
     /** Tests observe the chunk order of each commit pass through this. */
@@ -67,6 +68,7 @@ public final class BoscPipeline implements AutoCloseable {
         if (dirLock == null) {
             throw new GcStoreException("gc", dir, null, "GC directory is in use by another process");
         }
+        this.openedEmpty = !java.nio.file.Files.exists(dir.resolve("checkpoint"));
         this.gma = GcMetadataArray.open(dir, settings.cacheChunks());
         Checkpoint cp = Checkpoint.read(dir);
         Path logDir = dir.resolve("log");
@@ -338,6 +340,11 @@ public final class BoscPipeline implements AutoCloseable {
     /** Updates skipped because their chunk already had them (replay after a crash). */
     public long updatesSkipped() {
         return updatesSkipped.get();
+    }
+
+    /** True if this directory had no checkpoint when opened (a new GC directory). */
+    public boolean openedEmpty() {
+        return openedEmpty;
     }
 
     /** Records found in the log at open. */

@@ -119,6 +119,12 @@ public final class GcService implements AutoCloseable {
                                  Clock clock, java.util.function.Supplier<Object> commitMonitor) {
         GcService s = new GcService(settings, catalog, dataStore, index, clock, commitMonitor);
         try {
+            if (s.pipeline.openedEmpty() && catalog.db().metaLong(GcRecords.NEXT_OP_ID, 1) > 1) {
+                // the catalog has counted operations that this (new, empty) GC directory never saw:
+                // counting on from zero would leave referenced blocks uncounted
+                throw new IllegalStateException("GC directory " + settings.dir() + " is empty but the catalog has "
+                        + "GC history: the GC metadata was lost; restore the directory or rebuild the GMA before starting");
+            }
             s.redrive();
         } catch (RuntimeException e) {
             s.pipeline.close();
@@ -359,23 +365,37 @@ public final class GcService implements AutoCloseable {
                 }
                 // every operation naming these snapshots must be in the GC log before they go
                 pipeline.awaitDurable();
-                try (WriteBatch batch = new WriteBatch()) {
-                    for (long seq : plan.delete()) {
-                        catalog.deleteSnapshot(batch, v, seq);
-                        records.deleteSnapshot(batch, v.internalId(), seq);
+                List<Long> gone = new ArrayList<>();
+                synchronized (commitMonitor.get()) {
+                    Map<Long, GcRecords.SnapshotGc> now2 = new HashMap<>();
+                    for (GcRecords.SnapshotGc s : records.snapshots(v.internalId())) {
+                        now2.put(s.sequence(), s);
                     }
-                    catalog.write(batch);
+                    try (WriteBatch batch = new WriteBatch()) {
+                        for (long seq : plan.delete()) {
+                            GcRecords.SnapshotGc sg = now2.get(seq);
+                            if (sg != null && (sg.held() || sg.keepLastPinned())) {
+                                continue; // a hold arrived after the plan was made
+                            }
+                            catalog.deleteSnapshot(batch, v, seq);
+                            records.deleteSnapshot(batch, v.internalId(), seq);
+                            gone.add(seq);
+                        }
+                        catalog.write(batch);
+                    }
                 }
                 synchronized (volumes) {
-                    for (long seq : plan.delete()) {
+                    for (long seq : gone) {
                         g.expiries.remove(seq);
                     }
                 }
-                deleted += plan.delete().size();
+                deleted += gone.size();
                 pruned += MapPruner.prune(catalog, v);
             }
+            // ids appended before the barrier are durable after it; later ones must stay
+            long durableOp = bookkeeper.lastAppliedOp();
             pipeline.awaitDurable();
-            trimOps();
+            trimOps(durableOp);
             SweepReport sweep = sweeper.sweep(now);
             CycleReport r = new CycleReport(now, deleted, pruned, pinned, released, sweep);
             lastCycle = r;
@@ -383,8 +403,7 @@ public final class GcService implements AutoCloseable {
         }
     }
 
-    private void trimOps() {
-        long durable = bookkeeper.lastAppliedOp();
+    private void trimOps(long durable) {
         List<Long> ids = records.opIdsUpTo(durable);
         if (ids.isEmpty()) {
             return;

@@ -49,6 +49,7 @@ class GcServiceTest {
     private GcService gc;
     private SnapshotCommit commit;
     private boolean skipAfterCommit;
+    private boolean closed;
 
     /** A settable clock. */
     static final class SimClock extends Clock {
@@ -108,6 +109,9 @@ class GcServiceTest {
 
     @AfterEach
     void close() {
+        if (closed) {
+            return;
+        }
         gc.close();
         index.close();
         store.close();
@@ -245,6 +249,23 @@ class GcServiceTest {
         GcReferenceGuard guard = new GcReferenceGuard(gc.guard());
         assertThatThrownBy(() -> guard.protect(1, new long[] {p1}, 0, 1)).isInstanceOf(ReclaimedBlockException.class);
         assertClean(clock.millis);
+    }
+
+    @Test
+    void gcDirectoryLost_reopen_refusesToCountFromZero() throws Exception {
+        commit(0, 1, 0, block(1));
+        gc.close();
+        index.close();
+        store.close();
+        db.close();
+        try (var files = java.nio.file.Files.walk(dir.resolve("gc"))) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+        assertThatThrownBy(this::open).isInstanceOf(IllegalStateException.class).hasMessageContaining("GC metadata was lost");
+        index.close();
+        store.close();
+        db.close();
+        closed = true;
     }
 
     @Test
