@@ -29,6 +29,9 @@ public final class StoreReclaimer implements BlockReclaimer {
 
     @Override
     public synchronized void reclaim(long[] pbns, int count) {
+        if (index == null) {
+            throw new IllegalStateException("this GC instance is read-only (no fingerprint index): it cannot free blocks");
+        }
         long[] known = new long[count];
         byte[] fps = new byte[count * Fingerprint.BYTES];
         int n = 0;

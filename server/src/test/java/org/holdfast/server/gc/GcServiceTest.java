@@ -269,6 +269,17 @@ class GcServiceTest {
     }
 
     @Test
+    void fsckTool_stoppedDataDirectory_reportsCleanWithExitCode0() {
+        long p1 = block(1);
+        commit(0, 2, 0, p1, 1, block(2));
+        clock.millis += HOUR;
+        commit(1, 2, 0, block(3));
+        close();
+        closed = true;
+        assertThat(FsckTool.run(dir)).isZero();
+    }
+
+    @Test
     void manyCommitsCyclesAndCrashes_fsckAlwaysClean_snapshotsReadBack() {
         Random r = new Random(5);
         long parent = 0;
