@@ -61,14 +61,14 @@ class AgentKillTest {
         for (int attempt = 1; attempt <= 4 && !caughtMidway; attempt++) {
             img.fill(0, 40 * MIB, Content.RANDOM);
             img.writeTo(source);
-            long dataBefore = server.dataDirBytes();
+            long dataBefore = server.dataLogBytes();
             AgentProcess.Running run = agent.start(AgentProcess.backupArgs(server, volume, source, state,
                     "--block-size", String.valueOf(BLOCK)));
             long start = System.nanoTime();
             grown = 0;
             while (run.isAlive() && grown < 2L * MIB && (System.nanoTime() - start) / 1_000_000 < 4 * fullMillis) {
                 Thread.sleep(5);
-                grown = server.dataDirBytes() - dataBefore;
+                grown = server.dataLogBytes() - dataBefore;
             }
             long at = (System.nanoTime() - start) / 1_000_000;
             boolean bySignal = run.kill();

@@ -53,30 +53,30 @@ class ServerCrashTest {
 
             for (int it = 1; it <= iterations; it++) {
                 // A change big enough that the backup takes a while: a quarter of the volume rewritten.
-                VolumeImage before = img.copy(it);
+                VolumeImage previousImage = img.copy(it);
                 for (int i = 0; i < 4; i++) {
                     img.fill(img.randomOffset(MIB, BLOCK), MIB, Content.RANDOM);
                 }
                 img.scribble(20);
-                long changeBytes = img.changedBlockRange(before, BLOCK)[0] * BLOCK;
+                long changeBytes = img.changedBlockRange(previousImage, BLOCK)[0] * BLOCK;
                 img.writeTo(source);
                 Path inFlight = work.resolve("expected-inflight-" + it + ".img");
                 Files.copy(source, inFlight);
                 List<String> before = new ArrayList<>(committed.keySet());
 
-                // Aim the kill around the commit: wait until a random share (25 % to 110 %) of the
-                // change has reached the server's data logs, then a random 0-400 ms more. Some kills
+                // Aim the kill around the commit: wait until a random share (10 % to 100 %) of the
+                // change has reached the server's data logs, then a random 0-200 ms more. Some kills
                 // land during the upload, some during the commit, some just after it.
-                double share = 0.25 + 0.85 * random.nextDouble();
-                long extraMillis = random.nextInt(400);
-                long dataBefore = server.dataDirBytes();
+                double share = 0.1 + 0.9 * random.nextDouble();
+                long extraMillis = random.nextInt(200);
+                long dataBefore = server.dataLogBytes();
                 AgentProcess.Running run = agent.start(AgentProcess.backupArgs(server, volume, source, state,
                         "--block-size", String.valueOf(BLOCK)));
                 long start = System.nanoTime();
                 long grown = 0;
                 while (run.isAlive() && grown < share * changeBytes && System.nanoTime() - start < 120_000_000_000L) {
-                    Thread.sleep(5);
-                    grown = server.dataDirBytes() - dataBefore;
+                    Thread.sleep(2);
+                    grown = server.dataLogBytes() - dataBefore;
                 }
                 Thread.sleep(extraMillis);
                 long delay = (System.nanoTime() - start) / 1_000_000;

@@ -192,7 +192,21 @@ public final class ServerProcess implements AutoCloseable {
 
     /** Bytes of all files under the data directory; files vanishing during the walk are skipped. */
     public long dataDirBytes() {
-        try (Stream<Path> files = Files.walk(dataDir)) {
+        return bytesUnder(dataDir);
+    }
+
+    /**
+     * Bytes of the data logs ({@code data/} of the data directory, the whole directory if that is
+     * absent): they grow as uploaded blocks arrive, so a test can time a kill by them. Cheaper to
+     * poll than {@link #dataDirBytes()}.
+     */
+    public long dataLogBytes() {
+        Path logs = dataDir.resolve("data");
+        return bytesUnder(Files.isDirectory(logs) ? logs : dataDir);
+    }
+
+    private static long bytesUnder(Path dir) {
+        try (Stream<Path> files = Files.walk(dir)) {
             return files.mapToLong(p -> {
                 try {
                     return Files.isRegularFile(p) ? Files.size(p) : 0;
@@ -204,7 +218,7 @@ public final class ServerProcess implements AutoCloseable {
             }).sum();
         } catch (UncheckedIOException e) {
             if (e.getCause() instanceof NoSuchFileException) {
-                return dataDirBytes();
+                return bytesUnder(dir);
             }
             throw e;
         } catch (IOException e) {
