@@ -181,7 +181,8 @@ public final class ContainerFile {
     /** Writes {@code data} as container {@code id} under {@code dir}: temp file, force, atomic rename. */
     public static void write(Path dir, int id, byte[] data) {
         Path target = dir.resolve(fileName(id));
-        Path tmp = dir.resolve(fileName(id) + ".tmp");
+        // A name of its own per write: two writers of one id must never rename each other's file.
+        Path tmp = dir.resolve(fileName(id) + "." + Thread.currentThread().getId() + "-" + System.nanoTime() + ".tmp");
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING)) {
             ByteBuffer buf = ByteBuffer.wrap(data);

@@ -316,6 +316,11 @@ public final class ContainerStore implements AutoCloseable {
         }
         long seq = stale.lastSeq();
         for (Container c : dirty) {
+            synchronized (this) {
+                if (primary.get(c.id()) != c && buffer.get(c.id()) != c) {
+                    continue; // dropped since the snapshot; a reloaded copy may be the current one
+                }
+            }
             if (c.purgedSeq() < seq) {
                 c.lock().writeLock().lock();
                 try {
