@@ -1,0 +1,100 @@
+package org.holdfast.server.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Random;
+import org.holdfast.server.app.HoldfastServer;
+import org.holdfast.server.ingest.AgentDriver;
+import org.holdfast.server.ingest.IngestServer;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.client.TestRestTemplate;
+import org.springframework.http.HttpEntity;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.ResponseEntity;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/** GC over REST: retention policy, holds, runs on demand, status and fsck, on the wired appliance. */
+@SpringBootTest(classes = HoldfastServer.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class GcApiTest {
+    private static final Path DATA;
+
+    static {
+        try {
+            DATA = Files.createTempDirectory("holdfast-gc-api-test");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @DynamicPropertySource
+    static void properties(DynamicPropertyRegistry r) {
+        r.add("holdfast.data-dir", DATA::toString);
+        r.add("holdfast.ingest.host", () -> "127.0.0.1");
+        r.add("holdfast.ingest.port", () -> "0");
+        r.add("holdfast.store.min-free-space", () -> "0");
+    }
+
+    @Autowired
+    TestRestTemplate rest;
+
+    @Autowired
+    IngestServer ingest;
+
+    private final ObjectMapper json = new ObjectMapper();
+
+    @Test
+    void retentionHoldsRunsAndFsck_overRest() throws Exception {
+        byte[] img = new byte[32 * 4096];
+        new Random(3).nextBytes(img);
+        try (AgentDriver a = new AgentDriver(ingest.port())) {
+            a.hello();
+            a.backup("gc-api", img, 4096, true);
+            img[5] ^= 1;
+            a.backup("gc-api", img, 4096, true);
+        }
+        ResponseEntity<String> put = rest.exchange("/api/v1/volumes/gc-api/retention", HttpMethod.PUT,
+                new HttpEntity<>(Map.of("policy", "keep-last=3,daily=7")), String.class);
+        assertThat(put.getStatusCode().value()).as(put.getBody()).isEqualTo(200);
+        assertThat(json.readTree(put.getBody()).get("policy").asText()).isEqualTo("keep-last=3,daily=7");
+
+        ResponseEntity<String> bad = rest.exchange("/api/v1/volumes/gc-api/retention", HttpMethod.PUT,
+                new HttpEntity<>(Map.of("policy", "forever")), String.class);
+        assertThat(bad.getStatusCode().value()).isEqualTo(400);
+        assertThat(rest.getForEntity("/api/v1/volumes/gc-api/retention", String.class).getBody()).contains("daily=7");
+
+        ResponseEntity<String> hold = rest.exchange("/api/v1/volumes/gc-api/snapshots/1/hold", HttpMethod.PUT,
+                HttpEntity.EMPTY, String.class);
+        assertThat(hold.getStatusCode().value()).isEqualTo(200);
+        assertThat(json.readTree(hold.getBody()).get("held").asBoolean()).isTrue();
+
+        ResponseEntity<String> run = rest.postForEntity("/api/v1/gc/runs", null, String.class);
+        assertThat(run.getStatusCode().value()).as(run.getBody()).isEqualTo(200);
+        JsonNode r = json.readTree(run.getBody());
+        assertThat(r.get("sweep").get("freed").asLong()).isZero();
+
+        ResponseEntity<String> fsck = rest.postForEntity("/api/v1/gc/fsck", null, String.class);
+        JsonNode f = json.readTree(fsck.getBody());
+        assertThat(f.get("snapshotsChecked").asLong()).isEqualTo(2);
+        assertThat(f.get("referencedButFreed").get("count").asLong()).isZero();
+        assertThat(f.get("rcMismatches").get("count").asLong()).isZero();
+        assertThat(f.get("etMismatches").get("count").asLong()).isZero();
+
+        ResponseEntity<String> release = rest.exchange("/api/v1/volumes/gc-api/snapshots/1/hold", HttpMethod.DELETE,
+                HttpEntity.EMPTY, String.class);
+        assertThat(json.readTree(release.getBody()).get("held").asBoolean()).isFalse();
+        assertThat(rest.getForEntity("/api/v1/gc/status", String.class).getBody()).contains("lastRun");
+        assertThat(rest.exchange("/api/v1/volumes/gc-api/snapshots/99/hold", HttpMethod.PUT, HttpEntity.EMPTY,
+                String.class).getStatusCode().value()).isEqualTo(404);
+        assertThat(rest.getForEntity("/api/v1/volumes/nope/retention", String.class).getStatusCode().value()).isEqualTo(404);
+    }
+}
