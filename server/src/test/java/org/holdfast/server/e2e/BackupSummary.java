@@ -31,6 +31,11 @@ public record BackupSummary(JsonNode json, AgentResult run) {
         return number("logicalBytes");
     }
 
+    /** Bytes the agent read from the source (all of it, or only the listed changed ranges). */
+    public long bytesRead() {
+        return number("bytesRead");
+    }
+
     /** "incremental" or "full". */
     public String mode() {
         return field("mode").asText();

@@ -21,9 +21,26 @@ public final class RestoreCheck {
         this.scratch = scratch;
     }
 
-    /** Restores {@code snapshotId} of {@code volume} and asserts it equals {@code expected} (a file). */
+    /** Restores {@code snapshotId} of {@code volume} into a fresh file and asserts it equals {@code expected}. */
     public void assertRestores(ServerProcess server, String volume, String snapshotId, Path expected, int blockSize) {
         Path target = scratch.resolve("restore-" + (++counter) + ".img");
+        try {
+            assertRestoresInto(server, volume, snapshotId, expected, blockSize, target);
+        } finally {
+            try {
+                Files.deleteIfExists(target);
+            } catch (IOException ignored) {
+                // scratch space; the temp dir goes away with the test
+            }
+        }
+    }
+
+    /**
+     * Restores into {@code target}, which may already hold an image (larger or smaller): the
+     * result must be exactly the snapshot, nothing of the old file left past its end.
+     */
+    public void assertRestoresInto(ServerProcess server, String volume, String snapshotId, Path expected, int blockSize,
+                                   Path target) {
         try {
             AgentResult r = agent.restore(server, volume, snapshotId, target);
             assertThat(target).as("restore target of %s@%s: %s", volume, snapshotId, r).exists();
@@ -38,12 +55,6 @@ public final class RestoreCheck {
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
-        } finally {
-            try {
-                Files.deleteIfExists(target);
-            } catch (IOException ignored) {
-                // scratch space; the temp dir goes away with the test
-            }
         }
     }
 }

@@ -59,7 +59,6 @@ public final class ServerProcess implements AutoCloseable {
 
     /** As {@link #start(Path, String, LogDir)} with extra {@code --key=value} properties. */
     public static ServerProcess start(Path workDir, String engine, Map<String, String> extraProperties, LogDir logs) {
-        PiecesPresent.assumeServerAndAgent();
         ServerProcess s = new ServerProcess(workDir, engine, extraProperties, logs);
         s.start();
         return s;
