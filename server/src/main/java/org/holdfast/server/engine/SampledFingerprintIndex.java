@@ -36,6 +36,16 @@ import org.holdfast.server.container.Container;
 public final class SampledFingerprintIndex {
     /** Lowest level a sample may have: a fingerprint of lower level is never probed. */
     public static final int MIN_PROBE_LEVEL = 2;
+    private final int[] levelHist = new int[65];
+
+    private int samplesAtOrAbove(int level) {
+        int n = 0;
+        for (int l = Math.min(level, 64); l <= 64; l++) {
+            n += levelHist[l];
+        }
+        return n;
+    }
+
     /** Level marking a stable record (anchor only). */
     static final int STABLE = 127;
     private static final int ENTRY_BYTES = 20;
@@ -197,19 +207,28 @@ public final class SampledFingerprintIndex {
         int container = c.id();
         int anchor = -1;
         int anchorLevel = -1;
-        int wanted = 0;
+        java.util.Arrays.fill(levelHist, 0);
         for (int o = start; o < end; o++) {
             int l = level(c.key(o));
+            levelHist[l]++;
             if (l > anchorLevel) {
                 anchorLevel = l;
                 anchor = o;
             }
-            if (l >= level) {
-                wanted++;
-            }
         }
         if (anchor < 0 || anchorLevel < MIN_PROBE_LEVEL) {
             return -1;
+        }
+        int wanted = samplesAtOrAbove(level);
+        // Under memory pressure a new segment starts no denser than twice the average record: at
+        // S_init it could take a large share of a small SFI and push whole older segments out,
+        // which the rate-based LRU exists to avoid (measured: efficiency collapsed at 1/128).
+        if (!stable && usedRecords > 0 && usedEntries + wanted > entryKey.length) {
+            int cap = Math.max(1, 2 * usedEntries / usedRecords);
+            while (wanted > cap && level < 64) {
+                level++;
+                wanted = samplesAtOrAbove(level);
+            }
         }
         int effective = stable ? STABLE : level;
         if (stable || wanted == 0) {

@@ -66,13 +66,15 @@ class SampledFingerprintIndexTest {
         int tailBefore = sfi.samples(recs[0]);
         sfi.touch(recs[n - 1]);
         assertThat(sfi.evictions()).isZero();
-        // One more big segment forces replacement.
-        Container big = segment(999, 99, 2048);
-        sfi.addSegment(big, 0, 0, 2048, 4, false);
+        // More segments force replacement.
+        for (int i = 0; i < 8; i++) {
+            Container more = segment(900 + i, 90 + i, 256);
+            sfi.addSegment(more, 0, 0, 256, 4, false);
+        }
         assertThat(sfi.downsamples()).isPositive();
         assertThat(sfi.evictions()).as("down-sampling comes before any eviction").isLessThan(sfi.downsamples());
         assertThat(sfi.samples(recs[0])).as("tail down-sampled").isLessThan(tailBefore);
-        assertThat(sfi.samples(recs[n - 1])).as("head untouched").isEqualTo(headBefore);
+        assertThat(sfi.samples(recs[n - 1])).as("recently used record untouched").isEqualTo(headBefore);
         assertThat(sfi.entries()).isLessThanOrEqualTo(cap);
     }
 
