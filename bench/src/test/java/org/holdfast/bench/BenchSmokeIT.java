@@ -10,7 +10,6 @@ import java.util.List;
 import org.holdfast.bench.runner.Jars;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /**
@@ -19,9 +18,6 @@ import picocli.CommandLine;
  * volume restores byte-identical, no target failed), never speed.
  */
 class BenchSmokeIT {
-    @TempDir
-    Path tmp;
-
     @Test
     void quickRun_allWorkloads_everyRestoreIsByteIdentical() throws Exception {
         Path root = Path.of(System.getProperty("holdfast.repo.root", "..")).toAbsolutePath().normalize();
@@ -37,10 +33,14 @@ class BenchSmokeIT {
                 peers.add(p);
             }
         }
-        Path json = tmp.resolve("results.json");
+        // Under target/, not a temporary folder: after a failure the logs (agent, server, thread
+        // dumps) stay for diagnosis; the images and repositories are removed by the run itself.
+        Path out = Path.of(System.getProperty("holdfast.smoke.out", "target/bench-smoke")).toAbsolutePath();
+        org.holdfast.bench.workload.Processes.run(List.of("rm", "-rf", out.toString()), null);
+        Path json = out.resolve("results.json");
 
         int exit = new CommandLine(new HoldfastBench()).execute("run", "--quick", "--workload", "all",
-                "--out", tmp.resolve("out").toString(), "--json", json.toString(), "--server-jar", server.toString(),
+                "--out", out.toString(), "--json", json.toString(), "--server-jar", server.toString(),
                 "--agent-jar", agent.toString(), "--peers", peers.isEmpty() ? "none" : String.join(",", peers),
                 "--engines", "sungem,exact", "--server-xmx", "512m", "--agent-xmx", "256m", "--restore", "all");
 

@@ -104,6 +104,18 @@ public final class HoldfastServer implements AutoCloseable {
         return process.peakRssBytes();
     }
 
+    /** Writes {@code jcmd PID Thread.print} next to {@code logPrefix} and returns the file's path. */
+    public String threadDump(Path logPrefix) {
+        Path file = logPrefix.resolveSibling(logPrefix.getFileName() + ".server-threads.txt");
+        try {
+            Files.writeString(file, org.holdfast.bench.workload.Processes.run(
+                    List.of("jcmd", Long.toString(process.pid()), "Thread.print"), null));
+            return file.toString();
+        } catch (IOException e) {
+            return "(jcmd failed: " + e.getMessage() + ")";
+        }
+    }
+
     /** The server's process id. */
     public long pid() {
         return process.pid();

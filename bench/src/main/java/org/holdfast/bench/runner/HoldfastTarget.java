@@ -74,8 +74,9 @@ public final class HoldfastTarget implements BackupTarget {
         WatchedProcess.Outcome o = WatchedProcess.run(cmd, Map.of("HOME", stateDir.toAbsolutePath().toString()), dir, log,
                 AGENT_TIMEOUT);
         if (o.exitCode() != 0) {
+            String dump = server.isAlive() ? "; server threads at that moment: " + server.threadDump(log) : "";
             throw new IOException(name() + ": agent " + label + " exited " + o.exitCode() + ":\n" + o.errorTail()
-                    + (server.isAlive() ? "" : "\nserver died:\n" + server.diagnostics()));
+                    + (server.isAlive() ? dump : "\nserver died:\n" + server.diagnostics()));
         }
         return o;
     }
