@@ -271,7 +271,15 @@ final class SungemDedupStream implements DedupStream {
                 scratch = new long[count];
             }
             lookup(fps, count, scratch);
-            idx.lookups.add(-count); // not a lookup of the caller's
+            // Not a lookup of the caller's: keep the counters to what callers asked.
+            idx.lookups.add(-count);
+            long found = 0;
+            for (int i = 0; i < count; i++) {
+                if (scratch[i] != 0) {
+                    found++;
+                }
+            }
+            idx.hits.add(-found);
         }
         idx.bfc.advance();
         int r = 0;
