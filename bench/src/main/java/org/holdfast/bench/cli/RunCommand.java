@@ -73,6 +73,12 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--restore", description = "all or sample (middle and last); default all with --quick, else sample")
     String restore;
 
+    @Option(names = "--days", defaultValue = "0", description = "daily states of trace and ext4 (default: 3 quick, 6 full)")
+    int days;
+
+    @Option(names = "--hosts", defaultValue = "0", description = "hosts of the trace workload (default: 3 quick, 8 full)")
+    int hosts;
+
     @Option(names = "--keep", description = "keep images and repositories after the run")
     boolean keep;
 
@@ -136,15 +142,16 @@ public final class RunCommand implements Callable<Integer> {
         BenchResults results = new BenchResults();
         results.run.put("started", Instant.now().toString());
         results.run.put("command", "run --workload " + workload + (quick ? " --quick" : "") + " --seed " + seed
-                + " --peers " + peers + " --engines " + engines);
+                + " --peers " + peers + " --engines " + engines + (days > 0 ? " --days " + days : "")
+                + (hosts > 0 ? " --hosts " + hosts : ""));
         results.run.put("machine", MachineInfo.describe(out));
         BenchRun run = new BenchRun(out, plan, keep, System.out);
         long t0 = System.nanoTime();
         for (String w : workloads()) {
             Path dir = out.resolve(w).resolve("images");
             Workload wl = switch (w) {
-                case "trace" -> new TraceWorkload(dir, scale, seed);
-                case "ext4" -> new Ext4Workload(dir, scale, seed, cacheDir, Ext4Workload.Mode.valueOf(ext4Mode.toUpperCase()));
+                case "trace" -> new TraceWorkload(dir, scale, seed, hosts, days);
+                case "ext4" -> new Ext4Workload(dir, scale, seed, cacheDir, Ext4Workload.Mode.valueOf(ext4Mode.toUpperCase()), days);
                 case "edge" -> new EdgeWorkload(dir, scale, seed);
                 default -> throw new IllegalArgumentException("unknown workload " + w);
             };

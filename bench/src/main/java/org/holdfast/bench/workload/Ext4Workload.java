@@ -69,6 +69,11 @@ public final class Ext4Workload implements Workload {
 
     /** Quick: 256 MiB image, 3 days, a few small packages; full: 2 GiB image about three quarters full, 6 days, 37 + 10 packages. */
     public Ext4Workload(Path dir, WorkloadScale scale, long seed, Path cacheDir, Mode mode) throws IOException {
+        this(dir, scale, seed, cacheDir, mode, 0);
+    }
+
+    /** As above with {@code days} daily states (0: the scale's default). */
+    public Ext4Workload(Path dir, WorkloadScale scale, long seed, Path cacheDir, Mode mode, int days) throws IOException {
         this.dir = dir;
         this.seed = seed;
         this.scale = scale;
@@ -76,7 +81,7 @@ public final class Ext4Workload implements Workload {
         this.packages = new DebianPackages(cacheDir);
         boolean quick = scale == WorkloadScale.QUICK;
         this.imageBytes = quick ? 256L << 20 : 2048L << 20;
-        this.days = quick ? 3 : 6;
+        this.days = days > 0 ? days : quick ? 3 : 6;
         this.databaseBytes = quick ? 32L << 20 : 192L << 20;
         this.documentCount = quick ? 100 : 400;
         this.documentBytes = quick ? 160 << 10 : 160 << 10;

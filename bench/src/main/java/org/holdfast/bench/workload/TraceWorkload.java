@@ -37,8 +37,13 @@ public final class TraceWorkload implements Workload {
 
     /** A workload under {@code dir}; quick: 3 hosts x 32 MiB x 3 days, full: 8 hosts x 256 MiB x 6 days. */
     public TraceWorkload(Path dir, WorkloadScale scale, long seed) {
-        this(dir, seed, scale == WorkloadScale.QUICK ? 3 : 8,
-                scale == WorkloadScale.QUICK ? 32L << 20 : 256L << 20, scale == WorkloadScale.QUICK ? 3 : 6);
+        this(dir, scale, seed, 0, 0);
+    }
+
+    /** As above with explicit host and day counts (0: the scale's default). */
+    public TraceWorkload(Path dir, WorkloadScale scale, long seed, int hosts, int days) {
+        this(dir, seed, hosts > 0 ? hosts : scale == WorkloadScale.QUICK ? 3 : 8,
+                scale == WorkloadScale.QUICK ? 32L << 20 : 256L << 20, days > 0 ? days : scale == WorkloadScale.QUICK ? 3 : 6);
     }
 
     /** A workload of explicit size (tests use tiny ones). */
