@@ -86,6 +86,15 @@ public final class Fsck {
             long p = referenced[cursor[0]++];
             checkReferenced(p, 0, 0, 0, Long.MIN_VALUE, rc, required, held, freed, rcBad, etBad);
         }
+        // stored blocks that neither the catalog nor the GMA knows
+        LongLongMap known = new LongLongMap();
+        gma.gma().scan(gma.chunkLimit(), (pbn, gRc, pins, flags, expiry) -> known.add(pbn, 1));
+        Acc untracked = new Acc();
+        store.forEachStoredPbn(p -> {
+            if (p > 0 && !known.contains(p) && !rc.contains(p)) {
+                untracked.add(p);
+            }
+        });
         for (long p : referenced) {
             switch (store.state(p)) {
                 case MISSING -> missing.add(p);
@@ -94,7 +103,7 @@ public final class Fsck {
             }
         }
         return new FsckReport(snapshots[0], referenced.length, slots[0], freed.finding(), missing.finding(),
-                corrupt.finding(), leaked.finding(), rcBad.finding(), etBad.finding());
+                corrupt.finding(), leaked.finding(), rcBad.finding(), etBad.finding(), untracked.finding());
     }
 
     private static void checkReferenced(long pbn, int gRc, int pins, int flags, long expiry, LongLongMap rc,

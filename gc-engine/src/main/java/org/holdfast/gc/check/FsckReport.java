@@ -13,11 +13,13 @@ import java.util.List;
  * <li>rcMismatches: the GMA's RC differs from the mappings in the volumes' newest states.</li>
  * <li>etMismatches: RC = 0 and ET below the expiry of a retained, unheld snapshot that maps it
  *     (the sweep could free it early); or a held snapshot's PBN without a pin.</li>
+ * <li>untracked: stored, unreferenced, and unknown to the GMA, so no sweep would ever free it
+ *     (a backup killed before its protection was logged; the server re-protects them at start).</li>
  * </ul>
  */
 public record FsckReport(long snapshotsChecked, long referencedPbns, long gmaSlots,
         Finding referencedButFreed, Finding missingBlocks, Finding corruptBlocks, Finding leakedPastExpiry,
-        Finding rcMismatches, Finding etMismatches) {
+        Finding rcMismatches, Finding etMismatches, Finding untracked) {
 
     /** Count and samples of one finding. */
     public record Finding(long count, List<Long> samples) {
@@ -35,7 +37,7 @@ public record FsckReport(long snapshotsChecked, long referencedPbns, long gmaSlo
 
     /** Nothing wrong at all, leaks included. */
     public boolean clean() {
-        return !dataLoss() && !bookkeepingErrors() && leakedPastExpiry.count() == 0;
+        return !dataLoss() && !bookkeepingErrors() && leakedPastExpiry.count() == 0 && untracked.count() == 0;
     }
 
     /** The report as an operator reads it. */
@@ -49,6 +51,7 @@ public record FsckReport(long snapshotsChecked, long referencedPbns, long gmaSlo
         line(sb, "RC disagreements", rcMismatches);
         line(sb, "ET disagreements", etMismatches);
         line(sb, "leaked past expiry (reclaimable)", leakedPastExpiry);
+        line(sb, "untracked stored blocks (leak)", untracked);
         sb.append(clean() ? "result: clean\n" : dataLoss() ? "result: DATA LOSS\n" : "result: errors\n");
         return sb.toString();
     }

@@ -58,6 +58,14 @@ final class CatalogFsck implements FsckCatalog, FsckBlockStore {
     }
 
     @Override
+    public void forEachStoredPbn(LongConsumer visitor) {
+        store.locations().forEach((pbn, logId, offset, storedLength, fps, fpOff) -> {
+            visitor.accept(pbn);
+            return true;
+        });
+    }
+
+    @Override
     public BlockState state(long pbn) {
         if (!store.fingerprint(pbn, scratch)) {
             return BlockState.MISSING;

@@ -20,10 +20,13 @@ import org.rocksdb.WriteBatch;
  * gc/e + u64 volume + u64 seq  → u64 expiry, u8 flags (bit0 held, bit1 keep-last pinned)    (9 bytes)
  * gc/p + u64 volume            → UTF-8 retention policy (at most 200 bytes)
  * gc.next-op-id (meta long)    → next operation id
+ * gc.protect-scan-from (long)  → first PBN the next start re-protects
  * </pre>
  */
 final class GcRecords {
     static final String NEXT_OP_ID = "gc.next-op-id";
+    /** PBNs from here on were stored after the last start's re-protection scan. */
+    static final String PROTECT_SCAN_FROM = "gc.protect-scan-from";
     static final int KIND_COMMIT = 1;
     static final int KIND_PIN = 2;
     static final int KIND_UNPIN = 3;

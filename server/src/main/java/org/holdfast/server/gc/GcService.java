@@ -126,6 +126,7 @@ public final class GcService implements AutoCloseable {
                         + "GC history: the GC metadata was lost; restore the directory or rebuild the GMA before starting");
             }
             s.redrive();
+            s.reprotectRecentBlocks();
         } catch (RuntimeException e) {
             s.pipeline.close();
             throw e;
@@ -148,6 +149,31 @@ public final class GcService implements AutoCloseable {
                 bookkeeper.apply(op.id(), operationOf(op, v));
                 nextOpId = Math.max(nextOpId, op.id() + 1);
             }
+        }
+    }
+
+    /**
+     * A backup killed by a crash may have stored blocks whose protection record never reached the
+     * GC log: the GMA would not know them and no sweep would ever free them. So every block stored
+     * since the previous start is protected again (grace), which makes it known; an unreferenced one
+     * is then swept once the grace has passed. Cost: one pass over the location index.
+     */
+    private void reprotectRecentBlocks() {
+        long from = catalog.db().metaLong(GcRecords.PROTECT_SCAN_FROM, 1);
+        long to = dataStore.nextPbn();
+        if (from >= to) {
+            return;
+        }
+        dataStore.locations().forEach((pbn, logId, offset, storedLength, fps, fpOff) -> {
+            if (pbn >= from && pbn < to) {
+                guard.protect(pbn);
+            }
+            return true;
+        });
+        pipeline.awaitDurable();
+        try (WriteBatch batch = new WriteBatch()) {
+            catalog.db().putMetaLong(batch, GcRecords.PROTECT_SCAN_FROM, to);
+            catalog.write(batch);
         }
     }
 

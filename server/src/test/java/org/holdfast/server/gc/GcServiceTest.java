@@ -280,6 +280,24 @@ class GcServiceTest {
     }
 
     @Test
+    void blockStoredButProtectionLostInCrash_reprotectedAtStartThenSwept() {
+        commit(0, 1, 0, block(1));
+        byte[] payload = new byte[BS];
+        new Random(99).nextBytes(payload);
+        long orphan = store.append(new byte[32], 0, payload, 0, BS, FormatVersions.CODEC_RAW, BS);
+        store.sync(); // stored, but the session died before protecting it
+        FsckReport before = gc.fsck(clock.millis);
+        assertThat(before.untracked().samples()).containsExactly(orphan);
+        crashAndReopen();
+        assertThat(gc.fsck(clock.millis).untracked().count()).isZero();
+        clock.millis += 3 * HOUR;
+        gc.runCycle(clock.millis);
+        assertThat(stored(orphan)).isFalse();
+        FsckReport f = gc.fsck(clock.millis);
+        assertThat(f.clean()).as(f.toText()).isTrue();
+    }
+
+    @Test
     void manyCommitsCyclesAndCrashes_fsckAlwaysClean_snapshotsReadBack() {
         Random r = new Random(5);
         long parent = 0;
