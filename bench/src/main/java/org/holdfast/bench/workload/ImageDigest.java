@@ -13,7 +13,7 @@ import java.util.HexFormat;
 /**
  * The bench's own ground truth about one image state: its SHA-256 (what a restore must
  * reproduce), its size, how many 4 KiB blocks are all zero, and how many blocks differ from the
- * previous state. Changed blocks are found with a 64-bit hash per block kept from the previous
+ * previous state (the first state is compared with an all-zero volume). Changed blocks are found with a 64-bit hash per block kept from the previous
  * call, so no old image has to be kept.
  */
 public final class ImageDigest {
@@ -23,7 +23,7 @@ public final class ImageDigest {
 
     /** The result of digesting one state. */
     public record State(String sha256, long bytes, long zeroBlocks, long changedBlocks, long changedZeroBlocks, long blocks) {
-        /** Bytes of the blocks that differ from the previous state (all blocks for the first). */
+        /** Bytes of the blocks that differ from the previous state (the non-zero ones for the first). */
         public long changedBytes() {
             return changedBlocks * BlockContent.BLOCK;
         }
@@ -74,7 +74,9 @@ public final class ImageDigest {
                         zero++;
                     }
                     hashes[block] = h;
-                    if (previous == null || block >= previous.length || previous[block] != h) {
+                    // Day 0 is compared with an empty (all-zero) volume, as an agent without state sees it.
+                    boolean differs = previous == null || block >= previous.length ? or != 0 : previous[block] != h;
+                    if (differs) {
                         changed++;
                         if (or == 0) {
                             changedZero++;
