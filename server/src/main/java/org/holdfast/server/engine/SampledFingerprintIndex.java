@@ -493,6 +493,26 @@ public final class SampledFingerprintIndex {
         }
     }
 
+    /** Back to the empty state, whatever the arrays hold (after a snapshot failed to load half way). */
+    void resetAfterFailedLoad() {
+        java.util.Arrays.fill(table, 0);
+        for (int e = 0; e < entryKey.length; e++) {
+            entryNext[e] = e + 1 < entryKey.length ? e + 1 : -1;
+        }
+        for (int r = 0; r < recHead.length; r++) {
+            recNext[r] = r + 1 < recHead.length ? r + 1 : -1;
+            recHead[r] = -1;
+            recCount[r] = 0;
+        }
+        freeEntry = 0;
+        usedEntries = 0;
+        freeRecord = 0;
+        usedRecords = 0;
+        lruHead = -1;
+        lruTail = -1;
+        cursor = -1;
+    }
+
     /** Drops every sample (used before a rebuild). */
     public void clear() {
         while (lruTail >= 0) {
@@ -544,6 +564,85 @@ public final class SampledFingerprintIndex {
             out[i++] = r;
         }
         return Arrays.copyOf(out, i);
+    }
+
+    /** Snapshot format version; a snapshot of another version or shape is ignored (rebuilt). */
+    static final int SNAPSHOT_VERSION = 1;
+
+    /** Writes the whole state (for a clean shutdown: the next start loads it instead of rebuilding). */
+    void writeTo(java.io.DataOutputStream out) throws java.io.IOException {
+        out.writeInt(SNAPSHOT_VERSION);
+        out.writeInt(entryKey.length);
+        out.writeInt(table.length);
+        out.writeInt(recHead.length);
+        out.writeInt(freeEntry);
+        out.writeInt(usedEntries);
+        out.writeInt(freeRecord);
+        out.writeInt(usedRecords);
+        out.writeInt(lruHead);
+        out.writeInt(lruTail);
+        for (int e = 0; e < entryKey.length; e++) {
+            out.writeLong(entryKey[e]);
+            out.writeInt(entryContainer[e]);
+            out.writeInt(entryRecord[e]);
+            out.writeInt(entryNext[e]);
+        }
+        for (int v : table) {
+            out.writeInt(v);
+        }
+        for (int r = 0; r < recHead.length; r++) {
+            out.writeInt(recHead[r]);
+            out.writeShort(recCount[r]);
+            out.writeByte(recLevel[r]);
+            out.writeInt(recContainer[r]);
+            out.writeInt(recSegment[r]);
+            out.writeInt(recPrev[r]);
+            out.writeInt(recNext[r]);
+        }
+    }
+
+    /**
+     * Loads a state written by {@link #writeTo} into this (empty) index; false, leaving it empty, if
+     * the snapshot has another version or was made for another S_SFI. Sizes come from this index,
+     * never from the file, so nothing is allocated on the file's word.
+     */
+    boolean readFrom(java.io.DataInputStream in) throws java.io.IOException {
+        if (in.readInt() != SNAPSHOT_VERSION || in.readInt() != entryKey.length || in.readInt() != table.length
+                || in.readInt() != recHead.length) {
+            return false;
+        }
+        int fe = in.readInt();
+        int ue = in.readInt();
+        int fr = in.readInt();
+        int ur = in.readInt();
+        int head = in.readInt();
+        int tail = in.readInt();
+        for (int e = 0; e < entryKey.length; e++) {
+            entryKey[e] = in.readLong();
+            entryContainer[e] = in.readInt();
+            entryRecord[e] = in.readInt();
+            entryNext[e] = in.readInt();
+        }
+        for (int i = 0; i < table.length; i++) {
+            table[i] = in.readInt();
+        }
+        for (int r = 0; r < recHead.length; r++) {
+            recHead[r] = in.readInt();
+            recCount[r] = in.readShort();
+            recLevel[r] = in.readByte();
+            recContainer[r] = in.readInt();
+            recSegment[r] = in.readInt();
+            recPrev[r] = in.readInt();
+            recNext[r] = in.readInt();
+        }
+        freeEntry = fe;
+        usedEntries = ue;
+        freeRecord = fr;
+        usedRecords = ur;
+        lruHead = head;
+        lruTail = tail;
+        cursor = -1;
+        return true;
     }
 
     /** Bytes held by the arrays (the whole S_SFI allocation). */

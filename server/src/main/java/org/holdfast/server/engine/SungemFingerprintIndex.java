@@ -44,6 +44,7 @@ public final class SungemFingerprintIndex implements FingerprintIndex {
     final int initialLevel;
     final long lockTimeoutNanos;
     private final AtomicLong stamp = new AtomicLong();
+    private final Path sfiSnapshot;
 
     final LongAdder lookups = new LongAdder();
     final LongAdder hits = new LongAdder();
@@ -85,7 +86,66 @@ public final class SungemFingerprintIndex implements FingerprintIndex {
                 settings.bloomPeriods(), settings.bloomExpectedPerPeriod(), settings.bloomFalsePositiveRate());
         this.sfi = new SampledFingerprintIndex(settings.sfiBytes());
         this.fallback = settings.exactFallback() ? new ExactFallbackMap(stateDir.resolve("exact-fallback")) : null;
-        rebuildSfi();
+        this.sfiSnapshot = stateDir.resolve("sfi.snapshot");
+        if (!loadSfiSnapshot()) {
+            rebuildSfi();
+        }
+    }
+
+    /**
+     * Loads the SFI written at the last clean shutdown, then deletes the file: after a crash there
+     * is none and the SFI is rebuilt from the containers, so a stale snapshot is never used. The
+     * file is a CRC32C-checked dump of the arrays; a torn or foreign one is ignored.
+     */
+    private boolean loadSfiSnapshot() {
+        if (!java.nio.file.Files.exists(sfiSnapshot)) {
+            return false;
+        }
+        boolean loaded = false;
+        try (java.util.zip.CheckedInputStream crc = new java.util.zip.CheckedInputStream(
+                new java.io.BufferedInputStream(java.nio.file.Files.newInputStream(sfiSnapshot), 1 << 16),
+                new java.util.zip.CRC32C());
+                java.io.DataInputStream in = new java.io.DataInputStream(crc)) {
+            loaded = sfi.readFrom(in);
+            long expected = crc.getChecksum().getValue();
+            if (loaded && (in.readInt() != (int) expected || in.read() != -1)) {
+                loaded = false;
+            }
+        } catch (java.io.IOException e) {
+            loaded = false; // torn: rebuild instead
+        }
+        if (!loaded) {
+            sfi.resetAfterFailedLoad();
+        }
+        try {
+            java.nio.file.Files.delete(sfiSnapshot);
+        } catch (java.io.IOException e) {
+            throw org.holdfast.server.store.StoreException.translate("sungem-sfi", sfiSnapshot.toString(), null, e);
+        }
+        return loaded;
+    }
+
+    private void writeSfiSnapshot() {
+        java.nio.file.Path tmp = sfiSnapshot.resolveSibling("sfi.snapshot.tmp");
+        try {
+            java.util.zip.CRC32C sum = new java.util.zip.CRC32C();
+            try (java.io.OutputStream file = java.nio.file.Files.newOutputStream(tmp);
+                    java.util.zip.CheckedOutputStream crc = new java.util.zip.CheckedOutputStream(
+                            new java.io.BufferedOutputStream(file, 1 << 16), sum);
+                    java.io.DataOutputStream out = new java.io.DataOutputStream(crc)) {
+                sfi.writeTo(out);
+                out.flush();
+                out.writeInt((int) sum.getValue());
+            }
+            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(tmp,
+                    java.nio.file.StandardOpenOption.WRITE)) {
+                ch.force(true);
+            }
+            java.nio.file.Files.move(tmp, sfiSnapshot, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        } catch (java.io.IOException e) {
+            throw org.holdfast.server.store.StoreException.translate("sungem-sfi", tmp.toString(), null, e);
+        }
     }
 
     /**
@@ -228,6 +288,12 @@ public final class SungemFingerprintIndex implements FingerprintIndex {
         try {
             store.close();
             bfc.close();
+            sfiLock.writeLock().lock();
+            try {
+                writeSfiSnapshot();
+            } finally {
+                sfiLock.writeLock().unlock();
+            }
         } finally {
             if (fallback != null) {
                 fallback.close();

@@ -78,4 +78,33 @@ class SungemFingerprintIndexTest extends FingerprintIndexContractTest {
         assertThat(found[7]).isZero();
         assertThat(found[599]).isEqualTo(699);
     }
+
+    @Test
+    void restart_cleanShutdownKeepsSfiSnapshot_tornSnapshotIsRebuiltInstead() throws Exception {
+        byte[] f = fps(23, 1500);
+        try (DedupStream s = index().openStream("a")) {
+            long[] found = new long[1500];
+            s.lookup(f, 1500, found);
+            s.record(f, 1500, seq(1, 1500), trues(1500));
+        }
+        restart(); // clean close writes sungem/sfi.snapshot, the reopen loads and deletes it
+        Path snap = dir.resolve("sungem").resolve("sungem").resolve("sfi.snapshot");
+        assertThat(java.nio.file.Files.exists(snap)).isFalse();
+        long[] found = new long[1500];
+        try (DedupStream s = index().openStream("b")) {
+            s.lookup(f, 1500, found);
+        }
+        assertThat(found).containsExactly(seq(1, 1500));
+        index().close();
+        byte[] data = java.nio.file.Files.readAllBytes(snap);
+        data[data.length / 2] ^= 0x40;
+        java.nio.file.Files.write(snap, data);
+        FingerprintIndex reopened = openIndex(dir);
+        try (DedupStream s = reopened.openStream("c")) {
+            s.lookup(f, 1500, found);
+        } finally {
+            reopened.close();
+        }
+        assertThat(found).as("rebuilt from the containers").containsExactly(seq(1, 1500));
+    }
 }
