@@ -23,9 +23,9 @@ import org.holdfast.server.container.ContainerStore;
  * default container. The default container is replaced once it is half full, leaving room for
  * related segments to join it later.
  *
- * <p>{@link #record} reuses the state of the last {@link #lookup} when it is called with the same
- * fingerprints (compared in full); otherwise it looks them up again. A run is trusted only where
- * the recorded PBNs equal the container's.
+ * <p>{@link #record} reuses the matches of one of the last 32 lookups of the same fingerprints;
+ * otherwise it looks them up again. A run is trusted only where the recorded PBNs equal the
+ * container's.
  *
  * <p>Hot path: no allocation per fingerprint; work arrays grow with the largest run seen.
  */
@@ -38,12 +38,33 @@ final class SungemDedupStream implements DedupStream {
     private int recentCount;
     private int defaultContainer = -1;
 
-    private byte[] saved = new byte[0];
-    private int savedCount = -1;
-    private int[] runStart = new int[64];
-    private int[] runLen = new int[64];
-    private int[] runContainer = new int[64];
-    private int[] runOffset = new int[64];
+    /**
+     * The matches of the last {@link #RING} lookups, so that {@link #record} can reuse them when the
+     * ingest looks up a batch of segments and records them later. Found by a hash of the segment;
+     * a collision is harmless because a run is trusted only where the recorded PBNs equal the
+     * container's, and a PBN names one content.
+     */
+    private static final int RING = 32;
+
+    /** Runs found by one lookup. */
+    private static final class SavedLookup {
+        long key;
+        int count = -1;
+        int[] runStart = new int[16];
+        int[] runLen = new int[16];
+        int[] runContainer = new int[16];
+        int[] runOffset = new int[16];
+        int runCount;
+    }
+
+    private final SavedLookup[] ring = new SavedLookup[RING];
+    private int ringNext;
+    private final SavedLookup relookup = new SavedLookup();
+    private SavedLookup cur;
+    private int[] runStart;
+    private int[] runLen;
+    private int[] runContainer;
+    private int[] runOffset;
     private int runCount;
     private long[] scratch = new long[0];
 
@@ -56,6 +77,28 @@ final class SungemDedupStream implements DedupStream {
         this.idx = idx;
         this.settings = idx.settings;
         this.recent = new int[Math.max(1, settings.recentContainers())];
+        for (int i = 0; i < RING; i++) {
+            ring[i] = new SavedLookup();
+        }
+    }
+
+    /** A hash of a segment's fingerprints (two words each) and length. */
+    private static long keyOf(byte[] fps, int count) {
+        long h = count * 0x9E3779B97F4A7C15L;
+        for (int i = 0; i < count; i++) {
+            h = (h ^ FingerprintWords.word(fps, i, 0)) * 0xbf58476d1ce4e5b9L;
+            h ^= FingerprintWords.word(fps, i, 3) + (h >>> 29);
+        }
+        return h;
+    }
+
+    private void use(SavedLookup slot) {
+        cur = slot;
+        runStart = slot.runStart;
+        runLen = slot.runLen;
+        runContainer = slot.runContainer;
+        runOffset = slot.runOffset;
+        runCount = slot.runCount;
     }
 
     private static void check(byte[] fps, int count, long[] pbns) {
@@ -71,7 +114,15 @@ final class SungemDedupStream implements DedupStream {
             throw new IllegalStateException("stream closed");
         }
         check(fps, count, pbns);
+        SavedLookup slot = ring[ringNext];
+        ringNext = (ringNext + 1) % RING;
+        idx.lookups.add(count);
+        idx.hits.add(lookupInto(slot, fps, count, pbns));
+    }
+
+    private long lookupInto(SavedLookup slot, byte[] fps, int count, long[] pbns) {
         idx.bfc.advance();
+        use(slot);
         runCount = 0;
         long found = 0;
         for (int s = 0; s < count; ) {
@@ -79,13 +130,10 @@ final class SungemDedupStream implements DedupStream {
             found += lookupSegment(fps, s, e, pbns);
             s = e;
         }
-        if (saved.length < count * 32) {
-            saved = new byte[Math.max(count * 32, saved.length * 2)];
-        }
-        System.arraycopy(fps, 0, saved, 0, count * 32);
-        savedCount = count;
-        idx.lookups.add(count);
-        idx.hits.add(found);
+        slot.runCount = runCount;
+        slot.count = count;
+        slot.key = keyOf(fps, count);
+        return found;
     }
 
     /** Looks up input segment {@code [s, e)}; returns how many fingerprints it resolved. */
@@ -245,10 +293,10 @@ final class SungemDedupStream implements DedupStream {
     private void addRun(int start, int len, int container, int offset) {
         if (runCount == runStart.length) {
             int n = runCount * 2;
-            runStart = Arrays.copyOf(runStart, n);
-            runLen = Arrays.copyOf(runLen, n);
-            runContainer = Arrays.copyOf(runContainer, n);
-            runOffset = Arrays.copyOf(runOffset, n);
+            runStart = cur.runStart = Arrays.copyOf(runStart, n);
+            runLen = cur.runLen = Arrays.copyOf(runLen, n);
+            runContainer = cur.runContainer = Arrays.copyOf(runContainer, n);
+            runOffset = cur.runOffset = Arrays.copyOf(runOffset, n);
         }
         runStart[runCount] = start;
         runLen[runCount] = len;
@@ -266,20 +314,25 @@ final class SungemDedupStream implements DedupStream {
         if (isNew.length < count) {
             throw new IllegalArgumentException("isNew has " + isNew.length + " entries, need " + count);
         }
-        if (count != savedCount || !Arrays.equals(fps, 0, count * 32, saved, 0, count * 32)) {
+        long key = keyOf(fps, count);
+        SavedLookup slot = null;
+        for (int j = 1; j <= RING && slot == null; j++) {
+            SavedLookup c = ring[(ringNext - j + RING) % RING]; // newest first
+            if (c.count == count && c.key == key) {
+                slot = c;
+            }
+        }
+        if (slot != null) {
+            use(slot);
+            slot.count = -1; // used up
+        } else {
+            // Not looked up recently (or pushed out of the ring): find the matches again. Not a
+            // lookup of the caller's, so the counters stay out of it.
             if (scratch.length < count) {
                 scratch = new long[count];
             }
-            lookup(fps, count, scratch);
-            // Not a lookup of the caller's: keep the counters to what callers asked.
-            idx.lookups.add(-count);
-            long found = 0;
-            for (int i = 0; i < count; i++) {
-                if (scratch[i] != 0) {
-                    found++;
-                }
-            }
-            idx.hits.add(-found);
+            lookupInto(relookup, fps, count, scratch);
+            relookup.count = -1;
         }
         idx.bfc.advance();
         int r = 0;
@@ -292,7 +345,6 @@ final class SungemDedupStream implements DedupStream {
         if (idx.fallback != null) {
             idx.fallback.putNew(fps, count, pbns, isNew);
         }
-        savedCount = -1;
         idx.recorded.add(count);
     }
 

@@ -189,4 +189,45 @@ class SungemPlacementTest {
         assertThat(containerHolds(2, b, 0)).isTrue();
         s.close();
     }
+
+    @Test
+    void record_afterABatchOfLookups_orWithoutLookup_learnsEverySegment() {
+        open();
+        byte[][] segs = new byte[6][];
+        long[][] p = new long[6][];
+        boolean[] all = new boolean[200];
+        java.util.Arrays.fill(all, true);
+        try (DedupStream s = index.openStream("batch")) {
+            for (int k = 0; k < 6; k++) {
+                segs[k] = fps(100 + k, 200);
+                p[k] = new long[200];
+                s.lookup(segs[k], 200, p[k]);
+            }
+            for (int k = 0; k < 6; k++) {
+                for (int i = 0; i < 200; i++) {
+                    p[k][i] = 1 + k * 200L + i;
+                }
+                s.record(segs[k], 200, p[k], all); // recorded long after their lookups, as the ingest does
+            }
+            byte[] unseen = fps(200, 200);
+            long[] q = new long[200];
+            for (int i = 0; i < 200; i++) {
+                q[i] = 5000 + i;
+            }
+            s.record(unseen, 200, q, all); // never looked up: the stream looks it up itself
+        }
+        IndexStats before = index.stats();
+        try (DedupStream s = index.openStream("again")) {
+            for (int k = 0; k < 6; k++) {
+                long[] found = new long[200];
+                s.lookup(segs[k], 200, found);
+                assertThat(found).containsExactly(p[k]);
+            }
+            long[] found = new long[200];
+            s.lookup(fps(200, 200), 200, found);
+            assertThat(found[0]).isEqualTo(5000);
+            assertThat(found[199]).isEqualTo(5199);
+        }
+        assertThat(index.stats().lookups() - before.lookups()).as("only the caller's lookups count").isEqualTo(1400);
+    }
 }
