@@ -54,6 +54,7 @@ import org.rocksdb.WriteBatch;
  * snapshots and the map entries no retained snapshot needs. Then sweep with the same {@code now}.
  */
 public final class GcService implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(GcService.class.getName());
 
     /** Settings. {@code dir}: the GC directory (GMA, log, checkpoint). */
     public record Settings(Path dir, BoscSettings bosc, Duration grace, String defaultPolicy, int sweepBatchChunks) {
@@ -86,6 +87,8 @@ public final class GcService implements AutoCloseable {
     private long pendingOpId;
     private long pendingExpiry;
     private volatile CycleReport lastCycle;
+    /** Set when an operation could not be logged: no later one may be, until a restart re-drives them in order. */
+    private volatile RuntimeException failure;
 
     /** In-memory GC state of one volume, loaded on first use. */
     private static final class VolumeGc {
@@ -244,12 +247,34 @@ public final class GcService implements AutoCloseable {
         VolumeGc g = state(c.volume());
         long opId = pendingOpId;
         nextOpId = opId + 1;
-        bookkeeper.apply(opId, new GcOperation.Commit(c.volume().name(), c.snapshot().sequence(), c.delta().asList(),
-                g.expiries));
+        apply(opId, new GcOperation.Commit(c.volume().name(), c.snapshot().sequence(), c.delta().asList(), g.expiries));
         if (g.expiries.lastSequence() < c.snapshot().sequence()) {
             g.expiries.append(c.snapshot().sequence(), pendingExpiry);
             g.history.add(c.snapshot().createdAtMillis());
         }
+    }
+
+    /**
+     * Logs an operation whose record is already durable in the catalog. After a failure nothing more
+     * is logged (a later id would hide the failed one from the re-drive); the records wait in the
+     * catalog and the next start re-drives them in order. Never throws: the catalog change stands.
+     */
+    private void apply(long opId, GcOperation op) {
+        if (failure != null) {
+            return;
+        }
+        try {
+            bookkeeper.apply(opId, op);
+        } catch (RuntimeException e) {
+            failure = e;
+            LOG.log(System.Logger.Level.ERROR, "GC operation " + opId + " could not be logged; GC is stopped"
+                    + " until a restart re-drives it", e);
+        }
+    }
+
+    /** The failure that stopped GC bookkeeping, or null. */
+    public RuntimeException failure() {
+        return failure;
     }
 
     // ------------------------------------------------------------------ holds and policies
@@ -302,7 +327,7 @@ public final class GcService implements AutoCloseable {
             }
             nextOpId = opId + 1;
             long[] pbns = SnapshotScan.pbns(catalog, v.internalId(), sequence, s.blockCount());
-            bookkeeper.apply(opId, on ? new GcOperation.Pin(pbns) : new GcOperation.Unpin(pbns));
+            apply(opId, on ? new GcOperation.Pin(pbns) : new GcOperation.Unpin(pbns));
             return true;
         }
     }
@@ -342,7 +367,7 @@ public final class GcService implements AutoCloseable {
                 }
                 nextOpId = opId + 1;
                 g.expiries.setExpiry(s.sequence(), e);
-                bookkeeper.apply(opId, new GcOperation.RaiseExpiry(
+                apply(opId, new GcOperation.RaiseExpiry(
                         SnapshotScan.pbns(catalog, v.internalId(), s.sequence(), s.blockCount()), e));
             }
         }
@@ -362,6 +387,10 @@ public final class GcService implements AutoCloseable {
 
     /** Runs retention and a sweep as of {@code now} (tests pass a simulated time). */
     public CycleReport runCycle(long now) {
+        if (failure != null) {
+            throw new IllegalStateException("GC bookkeeping stopped after a failure; restart the server to recover: "
+                    + failure.getMessage(), failure);
+        }
         synchronized (cycleLock) {
             int deleted = 0;
             long pruned = 0;
@@ -409,8 +438,7 @@ public final class GcService implements AutoCloseable {
                         }
                         catalog.write(batch);
                     }
-                }
-                synchronized (volumes) {
+                    // RangeMaxExpiry is read by commits, which hold this monitor
                     for (long seq : gone) {
                         g.expiries.remove(seq);
                     }

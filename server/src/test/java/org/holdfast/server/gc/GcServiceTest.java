@@ -298,6 +298,30 @@ class GcServiceTest {
     }
 
     @Test
+    void gcLogFails_commitStillSucceeds_gcStopsUntilRestartRedrives() {
+        long p1 = block(1);
+        commit(0, 1, 0, p1);
+        long p2 = block(2);
+        gc.abandon(); // the GC pipeline is gone: the next apply fails
+        CommittedSnapshot c = commit(1, 1, 0, p2);
+        assertThat(c.snapshot().sequence()).isEqualTo(2);
+        assertThat(gc.failure()).isNotNull();
+        assertThatThrownBy(() -> gc.runCycle(clock.millis)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("restart");
+        index.close();
+        store.close();
+        db.close();
+        open();
+        assertThat(gc.lastAppliedOp()).isEqualTo(2);
+        assertClean(clock.millis);
+        clock.millis += 13 * HOUR;
+        gc.runCycle(clock.millis);
+        assertThat(stored(p1)).isFalse();
+        assertThat(stored(p2)).isTrue();
+        assertClean(clock.millis);
+    }
+
+    @Test
     void manyCommitsCyclesAndCrashes_fsckAlwaysClean_snapshotsReadBack() {
         Random r = new Random(5);
         long parent = 0;
