@@ -36,6 +36,9 @@ public final class FsckTool {
 
     /** Runs the check and prints it; returns the exit code. */
     static int run(Path dataDir) {
+        if (!java.nio.file.Files.isDirectory(dataDir.resolve("catalog"))) {
+            throw new IllegalArgumentException(dataDir + " is not a Holdfast data directory (no catalog/ in it)");
+        }
         try (DataDirectory dd = DataDirectory.open(dataDir);
              MetadataDb db = MetadataDb.open(dd.catalogDir());
              DataStore store = DataStore.open(DataStore.Settings.defaults(dd.dataDir()), db)) {

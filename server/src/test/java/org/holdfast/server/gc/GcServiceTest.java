@@ -277,6 +277,7 @@ class GcServiceTest {
         close();
         closed = true;
         assertThat(FsckTool.run(dir)).isZero();
+        assertThatThrownBy(() -> FsckTool.run(dir.resolve("nothing-here"))).hasMessageContaining("not a Holdfast data directory");
     }
 
     @Test
