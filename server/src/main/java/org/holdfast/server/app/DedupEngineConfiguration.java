@@ -25,7 +25,7 @@ import org.springframework.util.unit.DataSize;
  * the measured efficiency is exported ({@link DedupEngineMetrics}).
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnProperty(name = "holdfast.dedup.engine", havingValue = "sungem")
+@ConditionalOnProperty(name = "holdfast.dedup.engine", havingValue = "sungem", matchIfMissing = true)
 @EnableConfigurationProperties(DedupEngineConfiguration.SungemProperties.class)
 public class DedupEngineConfiguration {
 

@@ -7,9 +7,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/** The exact fingerprint index, when {@code holdfast.dedup.engine} is {@code exact} (the default until the engine wiring says otherwise). */
+/** The exact fingerprint index, when {@code holdfast.dedup.engine} is {@code exact} (the baseline; {@code sungem} is the default). */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnProperty(name = "holdfast.dedup.engine", havingValue = "exact", matchIfMissing = true)
+@ConditionalOnProperty(name = "holdfast.dedup.engine", havingValue = "exact")
 public class ExactIndexConfiguration {
 
     @Bean(destroyMethod = "close")

@@ -26,7 +26,12 @@ public record HoldfastProperties(
     }
 
     /** {@code engine}: {@code exact} (full on-disk index, the baseline) or {@code sungem}. */
-    public record Dedup(@DefaultValue("exact") String engine) {
+    public record Dedup(@DefaultValue("sungem") String engine) {
+        public Dedup {
+            if (!"sungem".equals(engine) && !"exact".equals(engine)) {
+                throw new IllegalArgumentException("holdfast.dedup.engine must be 'sungem' or 'exact', not '" + engine + "'");
+            }
+        }
     }
 
     /** The data logs: roll size, when to fsync, PBNs reserved per batch, free space kept in reserve. */
