@@ -13,20 +13,35 @@ import java.nio.file.StandardOpenOption;
  * One append-only data log file: a 32-byte file header followed by block records (layout in
  * {@link RecordFormat} and docs/architecture.md). Appends happen at the tracked end and only ever
  * from the {@link DataStore}'s append lock; positional reads may run concurrently from any thread.
+ *
+ * <p>Appends are gathered in a direct write buffer and reach the file in large writes (one
+ * system call per {@value #WRITE_BUFFER_BYTES} bytes instead of one per block). That changes no
+ * durability: nothing is durable before {@link #force()}, which writes the buffer first. A read
+ * of bytes still in the buffer writes the buffer first. If a buffered write fails, the log is
+ * cut back to what was written before and refuses every later append and force (so no sync can
+ * ever make a lost record durable); reopening the store recovers to the durable point.
  */
 public final class DataLog implements AutoCloseable {
     private static final String STORE = "data-log";
+    static final int WRITE_BUFFER_BYTES = 1 << 20;
 
     private final int id;
     private final Path path;
     private final FileChannel channel;
+    // logical end: file bytes plus buffered bytes
     private volatile long size;
+    // bytes in the file; buffered appends lie in [written, size)
+    private volatile long written;
+    // guarded by this
+    private ByteBuffer buffer;
+    private IOException failure;
 
     private DataLog(int id, Path path, FileChannel channel, long size) {
         this.id = id;
         this.path = path;
         this.channel = channel;
         this.size = size;
+        this.written = size;
     }
 
     /** File name of log {@code id}. */
@@ -109,23 +124,67 @@ public final class DataLog implements AutoCloseable {
     }
 
     /**
-     * Appends {@code buf}'s remaining bytes at the end and returns the offset they start at. If the
-     * write fails part way the file is cut back, so the log never keeps a partial record.
+     * Appends {@code buf}'s remaining bytes at the end and returns the offset they start at. The
+     * bytes may stay in the write buffer until the next {@link #force()}, read or buffer fill.
      */
-    long append(ByteBuffer buf, long pbn) {
+    synchronized long append(ByteBuffer buf, long pbn) {
+        refuseIfFailed(pbn);
         long at = size;
-        try {
-            writeFully(channel, buf, at);
-        } catch (IOException e) {
-            try {
-                channel.truncate(at);
-            } catch (IOException ignored) {
-                // recovery at the next open truncates to the durable point anyway
-            }
-            throw StoreException.translate(STORE, path.toString(), "pbn " + pbn, e);
+        int len = buf.remaining();
+        if (buffer == null) {
+            buffer = ByteBuffer.allocateDirect(WRITE_BUFFER_BYTES);
         }
-        size = at + buf.limit();
+        if (len > buffer.remaining()) {
+            writeBuffer(pbn);
+        }
+        if (len > buffer.remaining()) {
+            try {
+                writeFully(channel, buf, at);
+            } catch (IOException e) {
+                fail(e, at);
+                throw StoreException.translate(STORE, path.toString(), "pbn " + pbn, e);
+            }
+            written = at + len;
+        } else {
+            buffer.put(buf);
+        }
+        size = at + len;
         return at;
+    }
+
+    /** Writes the buffered appends to the file (page cache); on failure the log refuses all further appends. */
+    private void writeBuffer(long pbn) {
+        refuseIfFailed(pbn);
+        if (buffer == null || buffer.position() == 0) {
+            return;
+        }
+        long at = written;
+        buffer.flip();
+        try {
+            writeFully(channel, buffer, at);
+        } catch (IOException e) {
+            fail(e, at);
+            throw StoreException.translate(STORE, path.toString(), pbn < 0 ? null : "pbn " + pbn, e);
+        } finally {
+            buffer.clear();
+        }
+        written = size;
+    }
+
+    private void fail(IOException e, long at) {
+        failure = e;
+        try {
+            channel.truncate(at);
+        } catch (IOException ignored) {
+            // recovery at the next open truncates to the durable point anyway
+        }
+    }
+
+    private void refuseIfFailed(long pbn) {
+        if (failure != null) {
+            throw new StoreException(STORE, path.toString(), pbn < 0 ? null : "pbn " + pbn,
+                    "an earlier write to this log failed (" + failure.getMessage() + "); the store must be reopened", failure);
+        }
     }
 
     /** Reads exactly {@code len} bytes at {@code offset} into {@code dst} from position 0. */
@@ -133,6 +192,11 @@ public final class DataLog implements AutoCloseable {
         if (offset < DATA_LOG_HEADER_BYTES || offset + len > size) {
             throw new CorruptDataException(STORE, path.toString(), "pbn " + pbn,
                     "record at " + offset + "+" + len + " lies outside the log (size " + size + ")");
+        }
+        if (offset + len > written) {
+            synchronized (this) {
+                writeBuffer(pbn);
+            }
         }
         dst.clear().limit(len);
         try {
@@ -142,8 +206,23 @@ public final class DataLog implements AutoCloseable {
         }
     }
 
-    /** Forces the file's content to disk. */
-    public void force() {
+    /**
+     * Writes the buffered appends to the file (page cache, not forced): after this a process crash
+     * no longer loses them.
+     */
+    public synchronized void write() {
+        writeBuffer(-1);
+    }
+
+    /** Writes the buffered appends and lets the write buffer go: this log takes no more appends. */
+    synchronized void seal() {
+        writeBuffer(-1);
+        buffer = null;
+    }
+
+    /** Writes the buffered appends and forces the file's content to disk. */
+    public synchronized void force() {
+        writeBuffer(-1);
         try {
             channel.force(false);
         } catch (IOException e) {
@@ -152,19 +231,24 @@ public final class DataLog implements AutoCloseable {
     }
 
     /** Cuts the file to {@code length} bytes and forces that (crash recovery). */
-    void truncate(long length) {
+    synchronized void truncate(long length) {
+        writeBuffer(-1);
         try {
             channel.truncate(length);
             channel.force(true);
             size = length;
+            written = length;
         } catch (IOException e) {
             throw StoreException.translate(STORE, path.toString(), null, e);
         }
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
         try {
+            if (failure == null) {
+                writeBuffer(-1);
+            }
             channel.close();
         } catch (IOException e) {
             throw StoreException.translate(STORE, path.toString(), null, e);

@@ -303,6 +303,8 @@ public final class DataStore implements AutoCloseable {
                 }
                 if (settings.fsync().forces()) {
                     log.force();
+                } else {
+                    log.write(); // the durable point must never lie past the file's end
                 }
                 writeDurablePoint(log.id(), length, batch);
             }
@@ -393,6 +395,7 @@ public final class DataStore implements AutoCloseable {
     }
 
     private void roll() {
+        active.seal();
         if (settings.fsync().forces()) {
             active.force();
         }

@@ -48,8 +48,9 @@ class DataStoreTest {
 
     /** Simulates a crash: the process dies without syncing or closing anything of the store. */
     private void crash() {
-        // Data logs were written with positional writes (page cache survives a process crash);
-        // closing only the database mirrors what RocksDB's WAL keeps.
+        // Synced data reached the logs (page cache survives a process crash), unsynced appends may
+        // still sit in a log's write buffer and are lost; closing only the database mirrors what
+        // RocksDB's WAL keeps.
         db.close();
         db = null;
         store = null;
@@ -121,14 +122,14 @@ class DataStoreTest {
         open();
         long durable = append(1);
         store.sync();
-        long lost = append(2);
         Path log = onlyLog();
-        long durableSize = Files.size(log) - (FormatVersions.RECORD_HEADER_BYTES + BLOCK);
+        long durableSize = Files.size(log);
+        long lost = append(2); // still in the log's write buffer: the crash loses it
         crash();
-        // a torn write: half a record of garbage after the unsynced one
+        // a torn write past the durable point: a whole record's worth of garbage and half of another
         try (RandomAccessFile f = new RandomAccessFile(log.toFile(), "rw")) {
             f.seek(f.length());
-            f.write(new byte[1000]);
+            f.write(new byte[FormatVersions.RECORD_HEADER_BYTES + BLOCK + 1000]);
         }
         open();
         assertThat(store.recovery().droppedTailBytes()).isEqualTo(FormatVersions.RECORD_HEADER_BYTES + BLOCK + 1000);
