@@ -95,7 +95,6 @@ public final class BackupSession {
     private final long[] protect;
     private final byte[] payload = new byte[ProtocolLimits.MAX_PAYLOAD];
     private final byte[] raw;
-    private final byte[] compressed;
     private final byte[] digest = new byte[Fingerprint.BYTES];
 
     BackupSession(long id, VolumeId volume, int blockSize, long volumeBytes, VolumeRecord existing, IngestServices services,
@@ -113,7 +112,6 @@ public final class BackupSession {
         this.segNew = new boolean[segmentMax];
         this.protect = new long[Math.max(segmentMax, ProtocolLimits.MAX_BLOCKS_PER_FRAME)];
         this.raw = new byte[blockSize];
-        this.compressed = new byte[blockSize];
         this.parentCursor = existing == null ? null : services.catalog().mapCursor(existing.internalId());
         this.stream = services.index().openStream(volume.name());
     }
@@ -256,22 +254,12 @@ public final class BackupSession {
                 throw new ProtocolException(ErrorCode.FINGERPRINT_MISMATCH, "payload of LBN " + lbn
                         + " does not hash to the fingerprint sent for it in ENTRIES; the session is aborted and nothing is stored");
             }
-            long pbn;
-            int stored;
-            if (c == PayloadCodec.ZSTD) {
-                // kept exactly as the agent compressed it; restore passes the same bytes back
-                stored = len;
-                pbn = services.dataStore().append(fps, idx * Fingerprint.BYTES, payload, 0, len, FormatVersions.CODEC_ZSTD, blockSize);
-            } else {
-                int z = codec.compress(block, 0, blockSize, compressed, 0);
-                if (z > 0) {
-                    stored = z;
-                    pbn = services.dataStore().append(fps, idx * Fingerprint.BYTES, compressed, 0, z, FormatVersions.CODEC_ZSTD, blockSize);
-                } else {
-                    stored = blockSize;
-                    pbn = services.dataStore().append(fps, idx * Fingerprint.BYTES, block, 0, blockSize, FormatVersions.CODEC_RAW, blockSize);
-                }
-            }
+            // Stored exactly as received; restore passes the same bytes back. The agent already tried
+            // zstd on a raw payload (it sends raw only when zstd does not pay), so trying again here
+            // would cost a compression per incompressible block for nothing.
+            int stored = len;
+            long pbn = services.dataStore().append(fps, idx * Fingerprint.BYTES, payload, 0, len,
+                    c == PayloadCodec.ZSTD ? FormatVersions.CODEC_ZSTD : FormatVersions.CODEC_RAW, blockSize);
             pbns[idx] = pbn;
             isNew[idx] = true;
             state[idx] = RESOLVED;
