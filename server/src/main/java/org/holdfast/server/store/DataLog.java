@@ -220,6 +220,25 @@ public final class DataLog implements AutoCloseable {
         buffer = null;
     }
 
+    /** Reads exactly {@code len} bytes at {@code offset} into {@code dst} from {@code dstPos} (one stretch of records). */
+    void read(long offset, ByteBuffer dst, int dstPos, int len, long pbn) {
+        if (offset < DATA_LOG_HEADER_BYTES || offset + len > size) {
+            throw new CorruptDataException(STORE, path.toString(), "pbn " + pbn,
+                    "records at " + offset + "+" + len + " lie outside the log (size " + size + ")");
+        }
+        if (offset + len > written) {
+            synchronized (this) {
+                writeBuffer(pbn);
+            }
+        }
+        dst.clear().position(dstPos).limit(dstPos + len);
+        try {
+            readFully(channel, dst, offset, path);
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, path.toString(), "pbn " + pbn, e);
+        }
+    }
+
     /** Writes the buffered appends and forces the file's content to disk. */
     public synchronized void force() {
         writeBuffer(-1);

@@ -261,6 +261,94 @@ public final class DataStore implements AutoCloseable {
         into.rawLength = RecordFormat.rawLength(into.record);
     }
 
+    /**
+     * Reads up to {@code n} blocks, {@code pbns[from..from+n)}, into {@code into} (as many as its
+     * capacity and buffer hold, at least one) and returns how many it read. Locations come from one
+     * index iterator; records adjacent in a log are read with one positional read. Every record is
+     * checked like in {@link #read}.
+     *
+     * @throws CorruptDataException if a PBN has no location or its record fails a check
+     */
+    public int readBatch(long[] pbns, int from, int n, BlockBatch into) {
+        into.count = 0;
+        int m = Math.min(n, into.capacity());
+        if (m <= 0) {
+            return 0;
+        }
+        for (int i = 0; i < m; i++) {
+            if (pbns[from + i] <= 0) {
+                throw new IllegalArgumentException("PBN " + pbns[from + i] + " is not a stored block");
+            }
+        }
+        // Pending first, then the index (see locate): an entry leaves pending only once indexed.
+        boolean anyIndexed = false;
+        synchronized (appendLock) {
+            for (int i = 0; i < m; i++) {
+                long pbn = pbns[from + i];
+                boolean pending = pbn >= pendingBase && pbn < nextPbn;
+                into.fromPending[i] = pending;
+                if (pending) {
+                    int p = (int) (pbn - pendingBase);
+                    into.pbn[i] = pbn;
+                    into.logId[i] = pendingLog[p];
+                    into.offset[i] = pendingOffset[p];
+                    into.storedLength[i] = pendingLength[p];
+                    System.arraycopy(pendingFps, p * Fingerprint.BYTES, into.fingerprints, i * Fingerprint.BYTES, Fingerprint.BYTES);
+                } else {
+                    anyIndexed = true;
+                }
+            }
+        }
+        if (anyIndexed) {
+            int missing = locations.getAll(pbns, from, m, into.fromPending, into);
+            if (missing >= 0) {
+                throw new CorruptDataException(STORE, settings.dir().toString(), "pbn " + pbns[from + missing],
+                        "no location for this PBN (never stored, or freed)");
+            }
+        }
+        // place the records back to back in the buffer, as many as fit
+        int used = 0;
+        int k = 0;
+        for (; k < m; k++) {
+            int len = into.storedLength[k];
+            if (len <= 0 || len > FormatVersions.MAX_STORED_BYTES) {
+                throw new CorruptDataException("location-index", db.path(), "pbn " + into.pbn[k],
+                        "stored length " + len + " outside 1.." + FormatVersions.MAX_STORED_BYTES);
+            }
+            int rec = RECORD_HEADER_BYTES + len;
+            if (used + rec > into.buf.length) {
+                if (k == 0) {
+                    throw new CorruptDataException("location-index", db.path(), "pbn " + into.pbn[k],
+                            "stored length " + len + " does not fit the reader's buffer of " + into.buf.length);
+                }
+                break;
+            }
+            into.at[k] = used;
+            used += rec;
+        }
+        // one read per stretch of records that lie back to back in the same log
+        int i = 0;
+        while (i < k) {
+            int j = i + 1;
+            long end = into.offset[i] + RECORD_HEADER_BYTES + into.storedLength[i];
+            while (j < k && into.logId[j] == into.logId[i] && into.offset[j] == end) {
+                end += RECORD_HEADER_BYTES + into.storedLength[j];
+                j++;
+            }
+            DataLog log = log(into.logId[i], into.pbn[i]);
+            log.read(into.offset[i], into.view, into.at[i], (int) (end - into.offset[i]), into.pbn[i]);
+            for (int r = i; r < j; r++) {
+                String problem = RecordFormat.check(into.buf, into.at[r], into.pbn[r], into.storedLength[r], into.crc);
+                if (problem != null) {
+                    throw new CorruptDataException("data-log", log.path().toString(), "pbn " + into.pbn[r] + " at offset " + into.offset[r], problem);
+                }
+            }
+            i = j;
+        }
+        into.count = k;
+        return k;
+    }
+
     /** Loads the fingerprint of {@code pbn} into {@code scratch.fingerprint()}; false if the PBN is unknown. */
     public boolean fingerprint(long pbn, StoredBlock scratch) {
         return pbn > 0 && locate(pbn, scratch);

@@ -60,6 +60,46 @@ public final class LocationIndex {
         return true;
     }
 
+    /**
+     * Loads the locations of {@code n} PBNs ({@code pbns[from..from+n)}, entries with
+     * {@code skip[i]} set are left alone) into {@code into}'s slots 0..n-1 through one iterator:
+     * a PBN following the previous one costs a {@code next()} instead of a point lookup. Returns the
+     * index of the first PBN without a location, or -1 if all were found.
+     */
+    int getAll(long[] pbns, int from, int n, boolean[] skip, BlockBatch into) {
+        try (CheckedIterator it = db.iterator(cf)) {
+            long at = -1;
+            byte[] k = into.locationKey;
+            byte[] v = into.locationValue;
+            for (int i = 0; i < n; i++) {
+                if (skip[i]) {
+                    continue;
+                }
+                long pbn = pbns[from + i];
+                if (at >= 0 && pbn == at + 1) {
+                    it.next();
+                } else {
+                    Bytes.putLong(k, 0, pbn);
+                    it.seek(k);
+                }
+                if (!it.isValid() || it.key(k) != 8 || Bytes.getLong(k, 0) != pbn) {
+                    return i;
+                }
+                at = pbn;
+                int len = it.value(v);
+                if (len != VALUE_BYTES) {
+                    throw new CorruptDataException("location-index", db.path(), "pbn " + pbn, "value has " + len + " bytes, expected " + VALUE_BYTES);
+                }
+                into.pbn[i] = pbn;
+                into.logId[i] = Bytes.getInt(v, 0);
+                into.offset[i] = Bytes.getLong(v, 4);
+                into.storedLength[i] = Bytes.getInt(v, 12);
+                System.arraycopy(v, 16, into.fingerprints, i * Fingerprint.BYTES, Fingerprint.BYTES);
+            }
+            return -1;
+        }
+    }
+
     /** The highest PBN with a location, or 0 if none. */
     long maxPbn() {
         try (CheckedIterator it = db.iterator(cf)) {

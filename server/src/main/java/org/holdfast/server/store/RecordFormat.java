@@ -47,29 +47,34 @@ final class RecordFormat {
      * is wrong.
      */
     static String check(byte[] buf, long expectedPbn, int expectedStoredLen, CRC32C crc) {
-        if (Bytes.getInt(buf, 0) != FormatVersions.RECORD_MAGIC) {
-            return String.format("bad record magic %08x", Bytes.getInt(buf, 0));
+        return check(buf, 0, expectedPbn, expectedStoredLen, crc);
+    }
+
+    /** {@link #check(byte[], long, int, CRC32C)} for a record starting at {@code base}. */
+    static String check(byte[] buf, int base, long expectedPbn, int expectedStoredLen, CRC32C crc) {
+        if (Bytes.getInt(buf, base) != FormatVersions.RECORD_MAGIC) {
+            return String.format("bad record magic %08x", Bytes.getInt(buf, base));
         }
         crc.reset();
-        crc.update(buf, 0, 28);
-        if ((int) crc.getValue() != Bytes.getInt(buf, 28)) {
+        crc.update(buf, base, 28);
+        if ((int) crc.getValue() != Bytes.getInt(buf, base + 28)) {
             return "record header checksum mismatch";
         }
-        long pbn = Bytes.getLong(buf, 8);
+        long pbn = Bytes.getLong(buf, base + 8);
         if (pbn != expectedPbn) {
             return "record holds PBN " + pbn;
         }
-        int codec = buf[4];
+        int codec = buf[base + 4];
         if (!FormatVersions.isStoredCodec(codec)) {
             return "record has unknown codec " + codec;
         }
-        int stored = Bytes.getInt(buf, 20);
+        int stored = Bytes.getInt(buf, base + 20);
         if (stored != expectedStoredLen) {
             return "record stored length " + stored + " differs from the location index's " + expectedStoredLen;
         }
         crc.reset();
-        crc.update(buf, RECORD_HEADER_BYTES, stored);
-        if ((int) crc.getValue() != Bytes.getInt(buf, 24)) {
+        crc.update(buf, base + RECORD_HEADER_BYTES, stored);
+        if ((int) crc.getValue() != Bytes.getInt(buf, base + 24)) {
             return "stored bytes checksum (CRC32C) mismatch";
         }
         return null;
@@ -79,7 +84,15 @@ final class RecordFormat {
         return buf[4];
     }
 
+    static int codec(byte[] buf, int base) {
+        return buf[base + 4];
+    }
+
     static int rawLength(byte[] buf) {
         return Bytes.getInt(buf, 16);
+    }
+
+    static int rawLength(byte[] buf, int base) {
+        return Bytes.getInt(buf, base + 16);
     }
 }

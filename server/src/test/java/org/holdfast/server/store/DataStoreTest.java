@@ -196,6 +196,96 @@ class DataStoreTest {
                 .hasMessageContaining("header checksum");
     }
 
+    private static void assertBatchBlock(BlockBatch b, int i, long pbn, long seed) {
+        assertThat(b.pbn(i)).isEqualTo(pbn);
+        assertThat(b.codec(i)).isEqualTo(FormatVersions.CODEC_RAW);
+        assertThat(b.rawLength(i)).isEqualTo(BLOCK);
+        assertThat(java.util.Arrays.copyOfRange(b.data(), b.dataOffset(i), b.dataOffset(i) + b.storedLength(i))).isEqualTo(block(seed));
+        assertThat(java.util.Arrays.copyOfRange(b.fingerprints(), b.fingerprintOffset(i), b.fingerprintOffset(i) + 32)).isEqualTo(fp(seed));
+    }
+
+    @Test
+    void readBatch_indexedPendingAndOutOfOrderPbns_returnsEachBlockAsStored() {
+        open(settings(64L << 10)); // small logs: the batch crosses a roll
+        List<Long> pbns = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            pbns.add(append(i));
+        }
+        store.sync();
+        for (int i = 40; i < 50; i++) {
+            pbns.add(append(i)); // pending: still in the write buffer, not indexed
+        }
+        // sequential, then a jump back (a duplicate block), then pending ones
+        long[] order = new long[50];
+        long[] seeds = new long[50];
+        for (int i = 0; i < 30; i++) {
+            order[i] = pbns.get(i);
+            seeds[i] = i;
+        }
+        for (int i = 30; i < 50; i++) {
+            int s = i % 2 == 0 ? i - 25 : i;
+            order[i] = pbns.get(s);
+            seeds[i] = s;
+        }
+        BlockBatch batch = new BlockBatch(64, 1 << 20, BLOCK);
+        assertThat(store.readBatch(order, 0, 50, batch)).isEqualTo(50);
+        for (int i = 0; i < 50; i++) {
+            assertBatchBlock(batch, i, order[i], seeds[i]);
+        }
+    }
+
+    @Test
+    void readBatch_bufferSmallerThanRun_readsAPrefixAndTheRestNext() {
+        open();
+        long[] pbns = new long[20];
+        for (int i = 0; i < 20; i++) {
+            pbns[i] = append(i);
+        }
+        store.sync();
+        BlockBatch batch = new BlockBatch(64, 5 * (FormatVersions.RECORD_HEADER_BYTES + BLOCK), BLOCK);
+        int done = 0;
+        while (done < 20) {
+            int n = store.readBatch(pbns, done, 20 - done, batch);
+            assertThat(n).isBetween(1, 5);
+            for (int i = 0; i < n; i++) {
+                assertBatchBlock(batch, i, pbns[done + i], done + i);
+            }
+            done += n;
+        }
+    }
+
+    @Test
+    void readBatch_storedBytesFlippedInsideARun_failsWithChecksumError() throws Exception {
+        open();
+        long[] pbns = new long[10];
+        for (int i = 0; i < 10; i++) {
+            pbns[i] = append(i);
+        }
+        store.sync();
+        try (RandomAccessFile f = new RandomAccessFile(onlyLog().toFile(), "rw")) {
+            long at = FormatVersions.DATA_LOG_HEADER_BYTES + 6L * (FormatVersions.RECORD_HEADER_BYTES + BLOCK) + 100;
+            f.seek(at);
+            int b = f.read();
+            f.seek(at);
+            f.write(b ^ 0x01);
+        }
+        assertThatThrownBy(() -> store.readBatch(pbns, 0, 10, new BlockBatch(16, 1 << 20, BLOCK)))
+                .isInstanceOf(CorruptDataException.class)
+                .hasMessageContaining("checksum")
+                .hasMessageContaining("pbn " + pbns[6]);
+    }
+
+    @Test
+    void readBatch_unknownPbn_failsNamingIt() {
+        open();
+        long p = append(1);
+        store.sync();
+        long[] pbns = {p, p + 1000};
+        assertThatThrownBy(() -> store.readBatch(pbns, 0, 2, new BlockBatch(16, 1 << 20, BLOCK)))
+                .isInstanceOf(CorruptDataException.class)
+                .hasMessageContaining("pbn " + (p + 1000));
+    }
+
     @Test
     void append_pastRollSize_startsNewLogAndAllBlocksStayReadable() throws Exception {
         open(settings(64 << 10));
