@@ -55,6 +55,7 @@ class GcCrashTest {
                 "holdfast.gc.default-retention", "1h");
         Path dataDir;
         String serverLog;
+        int inFlightCommitted = 0;
         try (ServerProcess server = ServerProcess.start(work.resolve("server"), "exact", props, logs)) {
             dataDir = server.dataDir();
             VolumeImage img = VolumeImage.generate(seed, 4 * MIB);
@@ -70,8 +71,16 @@ class GcCrashTest {
                 List<String> before = new ArrayList<>(committed.keySet());
                 AgentProcess.Running run = agent.start(AgentProcess.backupArgs(server, volume, source, state,
                         "--block-size", String.valueOf(BLOCK)));
-                // kill somewhere in the upload, the commit, or the GC cycles right after it
-                Thread.sleep(random.nextInt(2500));
+                // kill somewhere in the upload, the commit, or the GC cycles right after it: wait until
+                // a random share (30 % to 110 %) of the change reached the data logs, then 0-500 ms more
+                double share = 0.3 + 0.8 * random.nextDouble();
+                long dataBefore = server.dataDirBytes();
+                long start = System.nanoTime();
+                while (run.isAlive() && server.dataDirBytes() - dataBefore < share * 2 * MIB
+                        && System.nanoTime() - start < 60_000_000_000L) {
+                    Thread.sleep(5);
+                }
+                Thread.sleep(random.nextInt(500));
                 assertThat(server.kill()).as("server died before the kill:\n%s", server.diagnostics()).isTrue();
                 run.await();
                 server.start();
@@ -82,6 +91,7 @@ class GcCrashTest {
                 assertThat(appeared).hasSizeLessThanOrEqualTo(1);
                 if (!appeared.isEmpty()) {
                     committed.put(appeared.get(0), inFlight);
+                    inFlightCommitted++;
                 }
                 // let the grace of the killed session's blocks run out and a cycle sweep them
                 Thread.sleep(1000 + random.nextInt(3000));
@@ -94,6 +104,8 @@ class GcCrashTest {
             }
             serverLog = server.log();
         }
+        System.out.println("[e2e] gc crash loop done: " + committed.size() + " snapshots, " + inFlightCommitted
+                + " committed by a backup the kill interrupted");
         assertThat(serverLog).as("GC cycles ran in the server").contains("gc cycle:");
         try (DataDirectory dd = DataDirectory.open(dataDir);
              MetadataDb db = MetadataDb.open(dd.catalogDir());
