@@ -23,7 +23,6 @@ import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.engine.DedupStream;
 import org.holdfast.server.store.FormatVersions;
-import org.holdfast.server.store.StoredBlock;
 
 /**
  * One backup of one volume, from BACKUP_READY to COMMITTED (or its abandonment).
@@ -51,6 +50,7 @@ public final class BackupSession {
     private static final byte RESOLVED = 0;
     private static final byte AWAITING = 1;
     private static final byte FOLLOWS = 2;
+    private static final int PARENT_SCAN_STEP_LIMIT = 64;
 
     private final long id;
     private final VolumeId volume;
@@ -64,7 +64,19 @@ public final class BackupSession {
     private final MapCursor parentCursor;
     private final BlockCodec codec = new BlockCodec();
     private final BlockHasher hasher = new BlockHasher();
-    private final StoredBlock fingerprintScratch = new StoredBlock(1);
+    // the current ENTRIES run against the parent (scratch, MAX_RUN_ENTRIES each)
+    private final boolean[] zeroes;
+    private final long[] parentPbns;
+    private final long[] lookupPbns;
+    private final byte[] parentFps;
+    private final boolean[] parentFound;
+    private final boolean[] lookupScratch;
+    // ordered scan of the parent's map: stands on parentScanLbn (its PBN parentScanPbn), or is done
+    private boolean parentScanOpen;
+    private boolean parentScanDone;
+    private long parentScanLbn;
+    private long parentScanPbn;
+    private long parentScanTarget = -1;
 
     // the session's entries that differ from the parent, in LBN order (parallel arrays)
     private int count;
@@ -113,6 +125,13 @@ public final class BackupSession {
         this.protect = new long[Math.max(segmentMax, ProtocolLimits.MAX_BLOCKS_PER_FRAME)];
         this.raw = new byte[blockSize];
         this.parentCursor = existing == null ? null : services.catalog().mapCursor(existing.internalId());
+        int run = parentCursor == null ? 0 : ProtocolLimits.MAX_RUN_ENTRIES;
+        this.zeroes = new boolean[run];
+        this.parentPbns = new long[run];
+        this.lookupPbns = new long[run];
+        this.parentFps = new byte[run * Fingerprint.BYTES];
+        this.parentFound = new boolean[run];
+        this.lookupScratch = new boolean[run];
         this.stream = services.index().openStream(volume.name());
     }
 
@@ -148,28 +167,36 @@ public final class BackupSession {
             throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, "ENTRIES run " + start + ".." + (start + n - 1)
                     + " goes past the end of the volume (" + beginBlockCount + " blocks of " + blockSize + " bytes)");
         }
+        if (n > ProtocolLimits.MAX_RUN_ENTRIES) {
+            throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, "ENTRIES run of " + n + " entries; at most " + ProtocolLimits.MAX_RUN_ENTRIES);
+        }
         nextLbn = start + n;
         byte[] in = e.fingerprints();
         byte[] bitmap = new byte[Need.bitmapBytes(n)];
         int firstSegment = segments;
         long previousLbn = -2;
+        boolean hasParent = parentCursor != null;
+        if (hasParent) {
+            // the parent's PBN of every LBN of the run (one ordered map scan), then their fingerprints in one batch
+            for (int i = 0; i < n; i++) {
+                zeroes[i] = isZero(in, i * Fingerprint.BYTES);
+                parentPbns[i] = parentPbn(start + i);
+                lookupPbns[i] = zeroes[i] ? 0 : parentPbns[i];
+            }
+            services.dataStore().fingerprints(lookupPbns, n, parentFps, parentFound, lookupScratch);
+        }
         for (int i = 0; i < n; i++) {
             long lbn = start + i;
             int off = i * Fingerprint.BYTES;
-            boolean zero = isZero(in, off);
-            long before = 0;
-            if (parentCursor != null) {
-                parentCursor.seekNewest(lbn);
-                before = parentCursor.pbn();
-            }
-            if (zero) {
+            long before = hasParent ? parentPbns[i] : 0;
+            if (hasParent ? zeroes[i] : isZero(in, off)) {
                 if (before != 0) {
                     addEntry(lbn, in, off, RESOLVED, 0);
                 }
                 continue;
             }
-            if (before != 0 && services.dataStore().fingerprint(before, fingerprintScratch)
-                    && Arrays.equals(fingerprintScratch.fingerprint(), 0, Fingerprint.BYTES, in, off, off + Fingerprint.BYTES)) {
+            if (before != 0 && parentFound[i]
+                    && Arrays.equals(parentFps, off, off + Fingerprint.BYTES, in, off, off + Fingerprint.BYTES)) {
                 continue; // unchanged since the parent
             }
             int idx = addEntry(lbn, in, off, AWAITING, 0);
@@ -404,6 +431,28 @@ public final class BackupSession {
         segStart[segments] = idx;
         segLen[segments] = 1;
         segments++;
+    }
+
+    /**
+     * The parent's PBN of {@code lbn} (0: zero or unmapped). Targets only grow within a session, so
+     * an ordered scan of the parent's map steps from one to the next; a jump of more than
+     * {@value #PARENT_SCAN_STEP_LIMIT} LBNs (an incremental skipping unchanged regions) seeks instead.
+     */
+    private long parentPbn(long lbn) {
+        if (!parentScanOpen || lbn < parentScanTarget || lbn - parentScanTarget > PARENT_SCAN_STEP_LIMIT) {
+            parentCursor.startScan(parentSequence, lbn, Long.MAX_VALUE);
+            parentScanOpen = true;
+            parentScanDone = !parentCursor.nextMapped();
+            parentScanLbn = parentCursor.lbn();
+            parentScanPbn = parentCursor.pbn();
+        }
+        parentScanTarget = lbn;
+        while (!parentScanDone && parentScanLbn < lbn) {
+            parentScanDone = !parentCursor.nextMapped();
+            parentScanLbn = parentCursor.lbn();
+            parentScanPbn = parentCursor.pbn();
+        }
+        return !parentScanDone && parentScanLbn == lbn ? parentScanPbn : 0;
     }
 
     private static boolean isZero(byte[] b, int off) {

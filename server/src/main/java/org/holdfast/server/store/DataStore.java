@@ -349,6 +349,38 @@ public final class DataStore implements AutoCloseable {
         return k;
     }
 
+    /**
+     * Loads the fingerprints of {@code pbns[0..n)} into {@code out} (32 bytes each, at i * 32) and
+     * sets {@code found[i]} to whether PBN i is known; PBN 0 is never found. One index iterator
+     * serves the whole run, so PBNs that follow each other cost a step, not a point lookup.
+     * {@code scratch} ({@code n} entries) is the caller's.
+     */
+    public void fingerprints(long[] pbns, int n, byte[] out, boolean[] found, boolean[] scratch) {
+        boolean anyIndexed = false;
+        // Pending first, then the index (see locate): an entry leaves pending only once indexed.
+        synchronized (appendLock) {
+            for (int i = 0; i < n; i++) {
+                long pbn = pbns[i];
+                found[i] = false;
+                scratch[i] = false;
+                if (pbn <= 0) {
+                    continue;
+                }
+                if (pbn >= pendingBase && pbn < nextPbn) {
+                    int p = (int) (pbn - pendingBase);
+                    System.arraycopy(pendingFps, p * Fingerprint.BYTES, out, i * Fingerprint.BYTES, Fingerprint.BYTES);
+                    found[i] = true;
+                } else {
+                    scratch[i] = true;
+                    anyIndexed = true;
+                }
+            }
+        }
+        if (anyIndexed) {
+            locations.fingerprints(pbns, n, scratch, out, found, new byte[8], new byte[LocationIndex.VALUE_BYTES]);
+        }
+    }
+
     /** Loads the fingerprint of {@code pbn} into {@code scratch.fingerprint()}; false if the PBN is unknown. */
     public boolean fingerprint(long pbn, StoredBlock scratch) {
         return pbn > 0 && locate(pbn, scratch);

@@ -100,6 +100,42 @@ public final class LocationIndex {
         }
     }
 
+    /**
+     * Loads the fingerprints of {@code pbns[0..n)} into {@code out} (32 bytes each, at i * 32)
+     * through one iterator, for the entries with {@code want[i]} set; {@code found[i]} tells whether
+     * the PBN has a location. {@code key} (8 bytes) and {@code value} ({@value #VALUE_BYTES}) are
+     * the caller's scratch.
+     */
+    void fingerprints(long[] pbns, int n, boolean[] want, byte[] out, boolean[] found, byte[] key, byte[] value) {
+        try (CheckedIterator it = db.iterator(cf)) {
+            long at = -1;
+            for (int i = 0; i < n; i++) {
+                if (!want[i]) {
+                    continue;
+                }
+                long pbn = pbns[i];
+                if (at >= 0 && pbn == at + 1) {
+                    it.next();
+                } else {
+                    Bytes.putLong(key, 0, pbn);
+                    it.seek(key);
+                }
+                if (!it.isValid() || it.key(key) != 8 || Bytes.getLong(key, 0) != pbn) {
+                    found[i] = false;
+                    at = -1;
+                    continue;
+                }
+                at = pbn;
+                int len = it.value(value);
+                if (len != VALUE_BYTES) {
+                    throw new CorruptDataException("location-index", db.path(), "pbn " + pbn, "value has " + len + " bytes, expected " + VALUE_BYTES);
+                }
+                System.arraycopy(value, 16, out, i * Fingerprint.BYTES, Fingerprint.BYTES);
+                found[i] = true;
+            }
+        }
+    }
+
     /** The highest PBN with a location, or 0 if none. */
     long maxPbn() {
         try (CheckedIterator it = db.iterator(cf)) {
