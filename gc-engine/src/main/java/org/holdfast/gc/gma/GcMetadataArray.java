@@ -121,11 +121,18 @@ public final class GcMetadataArray implements AutoCloseable {
         }
         ByteBuffer a = frames.duplicate().position(0).limit(GmaFormat.CHUNK_BYTES).slice();
         ByteBuffer b = frames.duplicate().position(GmaFormat.CHUNK_BYTES).limit(2 * GmaFormat.CHUNK_BYTES).slice();
-        boolean aOk = a.getInt(0) == GmaFormat.MAGIC_V1 && a.getInt(4) == GmaChunk.checksum(a, index);
-        boolean bOk = b.getInt(0) == GmaFormat.MAGIC_V1 && b.getInt(4) == GmaChunk.checksum(b, index);
+        boolean aOk = GmaChunk.valid(a, index);
+        boolean bOk = GmaChunk.valid(b, index);
         int pick;
         if (aOk && bOk) {
-            pick = GmaChunk.headerLsn(b) > GmaChunk.headerLsn(a) ? 1 : 0;
+            long la = GmaChunk.headerLsn(a);
+            long lb = GmaChunk.headerLsn(b);
+            if (la != lb) {
+                pick = lb > la ? 1 : 0;
+            } else {
+                // same LSN: the later write only changed FREED marks; it is one generation ahead
+                pick = GmaChunk.generation(b) == ((GmaChunk.generation(a) + 1) & 0xFF) ? 1 : 0;
+            }
         } else if (aOk) {
             pick = 0;
         } else if (bOk) {

@@ -17,6 +17,8 @@ public final class GmaChunk {
     private long appliedLsn;
     /** Frame (0/1) that holds the newest valid copy on disk, or -1 if never written. */
     int currentFrame = -1;
+    /** Write generation of the newest copy (low byte of the header's first int). */
+    int generation;
     private boolean dirty;
 
     GmaChunk(long index) {
@@ -125,7 +127,7 @@ public final class GmaChunk {
 
     /** Serialises header and checksum into the buffer; returns a read view of the whole frame. */
     ByteBuffer seal() {
-        buf.putInt(0, GmaFormat.MAGIC_V1);
+        buf.putInt(0, GmaFormat.MAGIC_V1 | ((generation + 1) & 0xFF));
         buf.putLong(8, appliedLsn);
         buf.putInt(4, checksum(buf, index));
         ByteBuffer view = buf.duplicate();
@@ -135,12 +137,13 @@ public final class GmaChunk {
 
     void written(int frame) {
         currentFrame = frame;
+        generation = (generation + 1) & 0xFF;
         dirty = false;
     }
 
     /** Loads a frame's bytes if valid; returns false (leaving this chunk untouched) otherwise. */
     boolean load(ByteBuffer frame) {
-        if (frame.getInt(0) != GmaFormat.MAGIC_V1 || frame.getInt(4) != checksum(frame, index)) {
+        if (!valid(frame, index)) {
             return false;
         }
         buf.clear();
@@ -148,8 +151,18 @@ public final class GmaChunk {
         src.clear();
         buf.put(src);
         appliedLsn = buf.getLong(8);
+        generation = buf.getInt(0) & 0xFF;
         dirty = false;
         return true;
+    }
+
+    /** True if the frame's magic, version and checksum are right. */
+    static boolean valid(ByteBuffer frame, long index) {
+        return (frame.getInt(0) & GmaFormat.MAGIC_MASK) == GmaFormat.MAGIC_V1 && frame.getInt(4) == checksum(frame, index);
+    }
+
+    static int generation(ByteBuffer frame) {
+        return frame.getInt(0) & 0xFF;
     }
 
     static int checksum(ByteBuffer frame, long index) {
@@ -158,6 +171,7 @@ public final class GmaChunk {
         crc.update((int) (index >>> 16));
         crc.update((int) (index >>> 8));
         crc.update((int) index);
+        crc.update(frame.get(3)); // the write generation
         ByteBuffer body = frame.duplicate();
         body.clear();
         body.position(8);

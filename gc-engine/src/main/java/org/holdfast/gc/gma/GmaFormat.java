@@ -6,15 +6,18 @@ package org.holdfast.gc.gma;
  * <pre>
  * file  = chunk 0 frame A | chunk 0 frame B | chunk 1 frame A | chunk 1 frame B | ...
  * frame = 131072 bytes = header slot (16 bytes) + 8191 PBN slots (16 bytes each)
- * header: [0..3] magic+version 0x48474D01  [4..7] CRC32C of bytes 8..131071 seeded with the
- *         chunk index  [8..15] applied LSN (highest BOSC log record applied to this chunk)
+ * header: [0..2] magic+version 0x484701  [3] write generation (wraps at 256)  [4..7] CRC32C of
+ *         bytes 8..131071 seeded with the chunk index  [8..15] applied LSN (highest BOSC log record
+ *         applied to this chunk)
  * slot:   [0..3] RC (int32)  [4..5] pin count (uint16)  [6] flags (bit0 USED, bit1 FREED)
  *         [7] reserved  [8..15] ET, epoch milliseconds (int64)
  * </pre>
  *
  * Each chunk has two frames (A/B, "ping-pong"): a write always goes to the frame that does not
  * hold the newest valid copy, so a torn write can only destroy the copy being written; the
- * reader takes the valid frame with the higher applied LSN and replays the log from there.
+ * reader takes the valid frame with the higher applied LSN, or on equal LSNs (a write that only
+ * marked blocks FREED) the one whose generation is one above the other's, and replays the log
+ * from there.
  */
 public final class GmaFormat {
     /** Bytes in one frame (one chunk on disk, 128 KiB as in the thesis). */
@@ -25,8 +28,10 @@ public final class GmaFormat {
     public static final int PBNS_PER_CHUNK = CHUNK_BYTES / SLOT_BYTES - 1;
     /** Frames per chunk on disk (A and B). */
     public static final int FRAMES_PER_CHUNK = 2;
-    /** Magic and format version 1 of a frame header. */
-    public static final int MAGIC_V1 = 0x48474D01;
+    /** Magic and format version 1 of a frame header: the top three bytes of the first int. */
+    public static final int MAGIC_V1 = 0x48470100;
+    /** Mask selecting the magic and version in the first int (the low byte is the generation). */
+    public static final int MAGIC_MASK = 0xFFFFFF00;
 
     public static final int FLAG_USED = 1;
     public static final int FLAG_FREED = 2;

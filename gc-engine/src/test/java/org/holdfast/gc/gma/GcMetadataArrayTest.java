@@ -115,6 +115,34 @@ class GcMetadataArrayTest {
     }
 
     @Test
+    void writeWithoutNewLsn_freedMark_survivesReopenWhicheverFrameItLandedIn() {
+        for (int extraWrites = 0; extraWrites < 4; extraWrites++) {
+            Path d = dir.resolve("w" + extraWrites);
+            try (GcMetadataArray gma = GcMetadataArray.open(d, 4)) {
+                update(gma, 1, UpdateKinds.RC_ADD, 3, 1);
+                for (int i = 0; i < extraWrites; i++) {
+                    update(gma, 2 + i, UpdateKinds.RAISE_EXPIRY, 4, 10 + i);
+                }
+                ReentrantLock l = gma.lock(0);
+                l.lock();
+                try {
+                    GmaChunk c = gma.load(0);
+                    c.markFreed(GmaFormat.slotOf(5)); // same applied LSN as the previous write
+                    gma.write(c);
+                } finally {
+                    l.unlock();
+                }
+                gma.sync();
+            }
+            try (GcMetadataArray gma = GcMetadataArray.open(d, 4)) {
+                assertThat(slot(gma, 5)[2] & GmaFormat.FLAG_FREED).as("after %d extra writes", extraWrites)
+                        .isEqualTo(GmaFormat.FLAG_FREED);
+                assertThat(slot(gma, 3)[0]).isEqualTo(1);
+            }
+        }
+    }
+
+    @Test
     void cacheEviction_manyChunks_stateSurvives() {
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
             for (int i = 0; i < 50; i++) {
