@@ -15,6 +15,16 @@ public interface ReferenceGuard {
     /** Session {@code sessionId} is about to reference {@code pbns[off..off+count)} (0 entries are the zero block). */
     void protect(long sessionId, long[] pbns, int off, int count);
 
+    /**
+     * Like {@link #protect}, but a PBN that can no longer be protected (garbage collection is
+     * reclaiming it) is not an error: its entry in {@code pbns} is set to 0 and counted in the
+     * answer, and the caller must store that block anew. The default protects everything or throws.
+     */
+    default int protectOrRefuse(long sessionId, long[] pbns, int off, int count) {
+        protect(sessionId, pbns, off, count);
+        return 0;
+    }
+
     /** Session {@code sessionId} ended; {@code committed} tells whether its snapshot now holds the references. */
     void release(long sessionId, boolean committed);
 

@@ -6,8 +6,9 @@ import org.holdfast.server.catalog.ReferenceGuard;
 /**
  * The ingest's {@link ReferenceGuard} backed by the gc-engine's {@link GraceGuard}: every PBN a
  * session writes or matches gets ET = max(ET, now + grace), durably through BOSC. A PBN the sweep
- * has already chosen cannot be protected: the session fails with {@link ReclaimedBlockException}
- * rather than commit a reference to a freed block. {@link #release} does nothing: committed PBNs are
+ * has already chosen cannot be protected: {@link #protectOrRefuse} (used by the ingest for
+ * duplicates) reports it so the block is stored anew; {@link #protect} fails with
+ * {@link ReclaimedBlockException} rather than commit a reference to a freed block. {@link #release} does nothing: committed PBNs are
  * counted, and the grace of abandoned ones simply runs out.
  */
 public final class GcReferenceGuard implements ReferenceGuard {
@@ -24,6 +25,19 @@ public final class GcReferenceGuard implements ReferenceGuard {
                 throw new ReclaimedBlockException(pbns[i]);
             }
         }
+    }
+
+    /** Protects what it can; a PBN the sweep has chosen is zeroed so the ingest stores the block anew. */
+    @Override
+    public int protectOrRefuse(long sessionId, long[] pbns, int off, int count) {
+        int refused = 0;
+        for (int i = off; i < off + count; i++) {
+            if (pbns[i] != 0 && !guard.protect(pbns[i])) {
+                pbns[i] = 0;
+                refused++;
+            }
+        }
+        return refused;
     }
 
     @Override

@@ -105,6 +105,7 @@ public final class BackupSession {
     private final long[] segPbns;
     private final boolean[] segNew;
     private final long[] protect;
+    private final int[] protectIdx;
     private final byte[] payload = new byte[ProtocolLimits.MAX_PAYLOAD];
     private final byte[] raw;
     private final byte[] digest = new byte[Fingerprint.BYTES];
@@ -123,6 +124,7 @@ public final class BackupSession {
         this.segPbns = new long[segmentMax];
         this.segNew = new boolean[segmentMax];
         this.protect = new long[Math.max(segmentMax, ProtocolLimits.MAX_BLOCKS_PER_FRAME)];
+        this.protectIdx = new int[segmentMax];
         this.raw = new byte[blockSize];
         this.parentCursor = existing == null ? null : services.catalog().mapCursor(existing.internalId());
         int run = parentCursor == null ? 0 : ProtocolLimits.MAX_RUN_ENTRIES;
@@ -225,22 +227,33 @@ public final class BackupSession {
             if (found != 0) {
                 state[idx] = RESOLVED;
                 pbns[idx] = found;
+                protectIdx[protectedCount] = idx;
                 protect[protectedCount++] = found;
                 continue;
             }
-            int o = requested.get(fps, idx * Fingerprint.BYTES, fps);
-            if (o >= 0) {
-                state[idx] = FOLLOWS;
-                owner[idx] = o;
-            } else {
-                requested.put(idx, fps);
-                state[idx] = AWAITING;
-                awaiting++;
-                Need.set(bitmap, (int) (lbns[idx] - runStart));
+            askFor(idx, runStart, bitmap);
+        }
+        if (protectedCount > 0 && services.referenceGuard().protectOrRefuse(id, protect, 0, protectedCount) > 0) {
+            // a concurrent sweep is reclaiming some matched blocks: treat them as misses and store them anew
+            for (int k = 0; k < protectedCount; k++) {
+                if (protect[k] == 0) {
+                    askFor(protectIdx[k], runStart, bitmap);
+                }
             }
         }
-        if (protectedCount > 0) {
-            services.referenceGuard().protect(id, protect, 0, protectedCount);
+    }
+
+    /** No usable stored copy of entry {@code idx}: follow an earlier request of the same block, or ask the agent. */
+    private void askFor(int idx, long runStart, byte[] bitmap) {
+        int o = requested.get(fps, idx * Fingerprint.BYTES, fps);
+        if (o >= 0) {
+            state[idx] = FOLLOWS;
+            owner[idx] = o;
+        } else {
+            requested.put(idx, fps);
+            state[idx] = AWAITING;
+            awaiting++;
+            Need.set(bitmap, (int) (lbns[idx] - runStart));
         }
     }
 
