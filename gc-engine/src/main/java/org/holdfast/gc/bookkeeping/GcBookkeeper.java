@@ -86,6 +86,8 @@ public final class GcBookkeeper {
             return each(p.pbns(), UpdateKinds.PIN_ADD, 1);
         } else if (op instanceof GcOperation.Unpin u) {
             return each(u.pbns(), UpdateKinds.PIN_ADD, -1);
+        } else if (op instanceof GcOperation.Release r) {
+            return each(r.pbns(), UpdateKinds.RC_ADD, -1);
         } else if (op instanceof GcOperation.RaiseExpiry r) {
             return each(r.pbns(), UpdateKinds.RAISE_EXPIRY, r.expiry());
         }

@@ -24,6 +24,14 @@ public sealed interface GcOperation {
     record Unpin(long[] pbns) implements GcOperation {
     }
 
+    /**
+     * A volume's newest state was deleted by an operator: RC − 1 for each mapped PBN (one entry per
+     * mapped LBN, so a PBN mapped twice appears twice). ETs are left as they are (see the server's
+     * volume deletion for why).
+     */
+    record Release(long[] pbns) implements GcOperation {
+    }
+
     /** A snapshot's retention was extended: ET = max(ET, expiry) for all its PBNs. */
     record RaiseExpiry(long[] pbns, long expiry) implements GcOperation {
     }

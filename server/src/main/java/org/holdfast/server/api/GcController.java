@@ -3,7 +3,14 @@ package org.holdfast.server.api;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.gc.check.FsckReport;
 import org.holdfast.server.catalog.UnknownVolumeException;
+import java.net.URI;
+import org.holdfast.server.gc.GcConflictException;
 import org.holdfast.server.gc.GcService;
+import org.holdfast.server.gc.VolumeGate;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -15,10 +22,15 @@ import org.springframework.web.bind.annotation.RestController;
 /** Garbage collection: runs on demand, status, fsck, retention policies and holds. */
 @RestController
 public class GcController {
-    private final GcService gc;
+    /** Problem type of a refused GC request (backup in progress, hold, newest snapshot). */
+    public static final URI CONFLICT = URI.create("urn:holdfast:problem:conflict");
 
-    public GcController(GcService gc) {
+    private final GcService gc;
+    private final VolumeGate gate;
+
+    public GcController(GcService gc, VolumeGate gate) {
         this.gc = gc;
+        this.gate = gate;
     }
 
     /** Status of the GC: the last run and the backlog of metadata updates. */
@@ -82,6 +94,30 @@ public class GcController {
     public HoldView releaseHold(@PathVariable String name, @PathVariable long sequence) {
         gc.releaseHold(volumeId(name), sequence);
         return hold(name, sequence);
+    }
+
+    /**
+     * Deletes a volume with all its snapshots (operator request). 409 while a backup of it is in
+     * progress or any of its snapshots is held. Takes time in proportion to the volume's size.
+     */
+    @DeleteMapping("/api/v1/volumes/{name}")
+    public GcService.VolumeDeletion deleteVolume(@PathVariable String name) {
+        return gc.deleteVolume(volumeId(name), gate);
+    }
+
+    /** Deletes one snapshot before its expiry. 409 if it is held or is the volume's newest. */
+    @DeleteMapping("/api/v1/volumes/{name}/snapshots/{sequence}")
+    public ResponseEntity<Void> deleteSnapshot(@PathVariable String name, @PathVariable long sequence) {
+        gc.deleteSnapshot(volumeId(name), sequence);
+        return ResponseEntity.noContent().build();
+    }
+
+    @ExceptionHandler(GcConflictException.class)
+    ProblemDetail conflict(GcConflictException e) {
+        ProblemDetail p = ProblemDetail.forStatusAndDetail(HttpStatus.CONFLICT, e.getMessage());
+        p.setType(CONFLICT);
+        p.setTitle("Conflict");
+        return p;
     }
 
     private static VolumeId volumeId(String name) {

@@ -12,6 +12,8 @@ import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.gc.GcCommitHook;
 import org.holdfast.server.gc.GcReferenceGuard;
+import org.holdfast.server.gc.VolumeGate;
+import org.holdfast.server.ingest.IngestServer;
 import org.holdfast.server.gc.GcService;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
@@ -63,6 +65,23 @@ public class GcConfiguration {
     @Bean
     GcReferenceGuard gcReferenceGuard(GcService gc) {
         return new GcReferenceGuard(gc.guard());
+    }
+
+    /** Volume deletion takes the ingest's per-volume lock: refused while a backup holds it, and none can start. */
+    @Bean
+    VolumeGate volumeGate(IngestServer ingest) {
+        long owner = Long.MIN_VALUE; // no session has this id
+        return new VolumeGate() {
+            @Override
+            public boolean tryExclude(String volume) {
+                return ingest.volumeLocks().tryLock(volume, owner);
+            }
+
+            @Override
+            public void release(String volume) {
+                ingest.volumeLocks().unlock(volume, owner);
+            }
+        };
     }
 
     @Bean

@@ -141,6 +141,11 @@ public final class Catalog {
         db.delete(batch, snapshots, CatalogKeys.snapshotKey(volume.internalId(), sequence));
     }
 
+    /** Adds the removal of a volume record to {@code batch} (its snapshots and map entries are separate; used by GC). */
+    public void deleteVolume(WriteBatch batch, VolumeRecord volume) {
+        db.delete(batch, volumes, CatalogKeys.volumeKey(volume.name()));
+    }
+
     /** Adds the removal of one map entry to {@code batch}. */
     public void deleteMapEntry(WriteBatch batch, long volumeInternalId, long lbn, long birthSequence) {
         db.delete(batch, map, CatalogKeys.mapKey(volumeInternalId, lbn, birthSequence));

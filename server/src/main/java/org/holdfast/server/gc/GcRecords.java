@@ -31,6 +31,8 @@ final class GcRecords {
     static final int KIND_PIN = 2;
     static final int KIND_UNPIN = 3;
     static final int KIND_RAISE = 4;
+    /** Operator deleted a volume: sequence = its newest snapshot, expiry field = that snapshot's block count. */
+    static final int KIND_DELETE_VOLUME = 5;
     static final int HELD = 1;
     static final int KEEP_LAST_PINNED = 2;
     private static final int MAX_POLICY_BYTES = 200;
@@ -159,6 +161,10 @@ final class GcRecords {
             throw new IllegalArgumentException("retention policy longer than " + MAX_POLICY_BYTES + " bytes");
         }
         db.put(batch, meta, key(POLICY, volume, 0, 1), v);
+    }
+
+    void deletePolicy(WriteBatch batch, long volume) {
+        db.delete(batch, meta, key(POLICY, volume, 0, 1));
     }
 
     /** The volume's stored policy text, or null. */

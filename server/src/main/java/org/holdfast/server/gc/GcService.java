@@ -87,6 +87,8 @@ public final class GcService implements AutoCloseable {
     private long pendingOpId;
     private long pendingExpiry;
     private volatile CycleReport lastCycle;
+    /** Test seam: 1 = die after a volume deletion's catalog batch, 2 = after its GC log is durable. */
+    volatile int crashPoint;
     /** Set when an operation could not be logged: no later one may be, until a restart re-drives them in order. */
     private volatile RuntimeException failure;
 
@@ -129,6 +131,7 @@ public final class GcService implements AutoCloseable {
                         + "GC history: the GC metadata was lost; restore the directory or rebuild the GMA before starting");
             }
             s.redrive();
+            s.finishVolumeDeletions();
             s.reprotectRecentBlocks();
         } catch (RuntimeException e) {
             s.pipeline.close();
@@ -194,6 +197,10 @@ public final class GcService implements AutoCloseable {
             }
             case GcRecords.KIND_RAISE -> {
                 return new GcOperation.RaiseExpiry(scan(v, op.sequence()), op.expiry());
+            }
+            case GcRecords.KIND_DELETE_VOLUME -> {
+                // the snapshot records are gone already; the map stays until this op is durable
+                return new GcOperation.Release(SnapshotScan.pbns(catalog, v.internalId(), op.sequence(), op.expiry()));
             }
             default -> throw new IllegalStateException("GC operation " + op.id() + " has unknown kind " + op.kind());
         }
@@ -370,6 +377,192 @@ public final class GcService implements AutoCloseable {
                 apply(opId, new GcOperation.RaiseExpiry(
                         SnapshotScan.pbns(catalog, v.internalId(), s.sequence(), s.blockCount()), e));
             }
+        }
+    }
+
+    /** What deleting a volume did. */
+    public record VolumeDeletion(String volume, int snapshotsDeleted, long blocksReleased, long mapEntriesDeleted) {
+    }
+
+    /**
+     * Deletes a volume at an operator's request: every snapshot, every map entry and the volume
+     * itself. Refused (nothing changes) while a backup of it is in progress or any snapshot is held.
+     *
+     * <p>GC rule: RC counts the volumes' newest states, so the newest state's PBNs each get RC − 1
+     * (operation {@code KIND_DELETE_VOLUME}, one id, same crash protocol as a commit). ETs are not
+     * touched: an ET cannot be lowered safely (other volumes' dereferences may have raised it), and
+     * raising it would only delay reclaim. So a block only this volume needed is reclaimable as soon
+     * as its RC is 0 and its ET (from earlier dereferences, or a backup's grace) has passed; blocks
+     * that only the volume's older snapshots needed keep the ET those snapshots' expiries gave them,
+     * as with an early snapshot deletion; blocks other volumes map keep RC > 0.
+     *
+     * <p>Steps: (1) one synced batch records the operation (with the newest sequence and its block
+     * count) and deletes the snapshot records and GC records, so nothing can restore from it; (2)
+     * the operation is logged and made durable; (3) the map entries go in batches, then the volume
+     * record and the operation record in one last batch. A crash before (2) is re-driven at start
+     * from the map, which is still there; a crash during (3) is finished at start
+     * ({@link #finishVolumeDeletions}). Cost: O(volume) (one scan of the newest state, one pass over
+     * the map).
+     */
+    public VolumeDeletion deleteVolume(VolumeId volume, VolumeGate gate) {
+        requireHealthy();
+        synchronized (cycleLock) {
+            catalog.requireVolume(volume);
+            if (!gate.tryExclude(volume.name())) {
+                throw new GcConflictException("volume '" + volume.name() + "' has a backup in progress; delete it after the backup ends");
+            }
+            // once the volume's snapshots are gone, it stays closed to backups until the deletion is
+            // complete (a failure here leaves that to the next start, which must not find a new backup in it)
+            boolean keepClosed = false;
+            try {
+                VolumeRecord v;
+                int snapshots;
+                long released;
+                long opId;
+                synchronized (commitMonitor.get()) {
+                    v = catalog.requireVolume(volume);
+                    List<GcRecords.SnapshotGc> gcs = records.snapshots(v.internalId());
+                    List<Long> held = gcs.stream().filter(GcRecords.SnapshotGc::held).map(GcRecords.SnapshotGc::sequence).toList();
+                    if (!held.isEmpty()) {
+                        throw new GcConflictException("volume '" + volume.name() + "' has snapshots under a hold (sequences " + held
+                                + "); release the holds first");
+                    }
+                    for (GcRecords.SnapshotGc sg : gcs) {
+                        if (sg.keepLastPinned()) {
+                            changeFlags(volume, sg.sequence(), GcRecords.KEEP_LAST_PINNED, false);
+                        }
+                    }
+                    List<SnapshotRecord> snaps = catalog.snapshots(v);
+                    snapshots = snaps.size();
+                    long newest = snaps.isEmpty() ? 0 : snaps.get(snaps.size() - 1).sequence();
+                    long blockCount = snaps.isEmpty() ? 0 : snaps.get(snaps.size() - 1).blockCount();
+                    long[] pbns = newest == 0 ? new long[0] : SnapshotScan.pbns(catalog, v.internalId(), newest, blockCount);
+                    released = pbns.length;
+                    opId = nextOpId;
+                    try (WriteBatch batch = new WriteBatch()) {
+                        records.putOp(batch, new GcRecords.Op(opId, GcRecords.KIND_DELETE_VOLUME, v.internalId(), newest, blockCount));
+                        for (SnapshotRecord s : snaps) {
+                            catalog.deleteSnapshot(batch, v, s.sequence());
+                        }
+                        for (GcRecords.SnapshotGc sg : gcs) {
+                            records.deleteSnapshot(batch, v.internalId(), sg.sequence());
+                        }
+                        records.deletePolicy(batch, v.internalId());
+                        catalog.db().putMetaLong(batch, GcRecords.NEXT_OP_ID, opId + 1);
+                        catalog.write(batch);
+                    }
+                    keepClosed = true;
+                    nextOpId = opId + 1;
+                    if (crashPoint == 1) {
+                        throw new SimulatedCrash();
+                    }
+                    synchronized (volumes) {
+                        volumes.remove(v.internalId());
+                    }
+                    apply(opId, new GcOperation.Release(pbns));
+                }
+                pipeline.awaitDurable();
+                requireHealthy(); // the op must be in the GC log before the map it is rebuilt from goes
+                if (crashPoint == 2) {
+                    throw new SimulatedCrash();
+                }
+                long entries = deleteMapAndVolume(v, opId);
+                keepClosed = false;
+                return new VolumeDeletion(volume.name(), snapshots, released, entries);
+            } finally {
+                if (!keepClosed) {
+                    gate.release(volume.name());
+                }
+            }
+        }
+    }
+
+    /** Completes volume deletions a crash interrupted after their operation was logged. */
+    private void finishVolumeDeletions() {
+        Map<Long, VolumeRecord> byId = new HashMap<>();
+        for (VolumeRecord v : catalog.volumes()) {
+            byId.put(v.internalId(), v);
+        }
+        for (GcRecords.Op op : records.opsAfter(0)) {
+            if (op.kind() == GcRecords.KIND_DELETE_VOLUME && byId.containsKey(op.volume())) {
+                pipeline.awaitDurable();
+                deleteMapAndVolume(byId.get(op.volume()), op.id());
+            }
+        }
+    }
+
+    private long deleteMapAndVolume(VolumeRecord v, long opId) {
+        long[] n = {0, 0};
+        WriteBatch[] batch = {new WriteBatch()};
+        try {
+            catalog.forEachMapEntry(v.internalId(), (lbn, birth, pbn) -> {
+                catalog.deleteMapEntry(batch[0], v.internalId(), lbn, birth);
+                n[0]++;
+                if (++n[1] == 10_000) {
+                    catalog.write(batch[0]);
+                    batch[0].close();
+                    batch[0] = new WriteBatch();
+                    n[1] = 0;
+                }
+                return true;
+            });
+            catalog.deleteVolume(batch[0], v);
+            records.deleteOp(batch[0], opId); // durable in the GC log: no re-drive needs it
+            catalog.write(batch[0]);
+        } finally {
+            batch[0].close();
+        }
+        return n[0];
+    }
+
+    /**
+     * Deletes one snapshot before its expiry. Refused for a held snapshot and for the newest one (it
+     * is the volume's current state: delete the volume instead). No GC operation is needed: the
+     * blocks it alone needed were dereferenced with an ET at least its expiry, which cannot be
+     * lowered safely, so they come back at the latest when it would have expired; the map entries
+     * only it read are pruned at once.
+     */
+    public void deleteSnapshot(VolumeId volume, long sequence) {
+        requireHealthy();
+        synchronized (cycleLock) {
+            VolumeRecord v = catalog.requireVolume(volume);
+            catalog.snapshot(v, sequence).orElseThrow(() -> new UnknownSnapshotException(volume.name(), sequence));
+            GcRecords.SnapshotGc sg = gcOf(v, sequence).orElse(null);
+            if (sg != null && sg.held()) {
+                throw new GcConflictException("snapshot " + volume.name() + "@" + sequence + " is under a hold; release it first");
+            }
+            if (sequence == v.latestSequence()) {
+                throw new GcConflictException("snapshot " + volume.name() + "@" + sequence + " is the newest one (the volume's current "
+                        + "state) and cannot be deleted alone; delete the volume instead");
+            }
+            if (sg != null && sg.keepLastPinned()) {
+                changeFlags(volume, sequence, GcRecords.KEEP_LAST_PINNED, false);
+            }
+            pipeline.awaitDurable(); // every operation naming it is in the GC log before it goes
+            synchronized (commitMonitor.get()) {
+                GcRecords.SnapshotGc now = gcOf(v, sequence).orElse(null);
+                if (now != null && now.held()) {
+                    throw new GcConflictException("snapshot " + volume.name() + "@" + sequence + " is under a hold; release it first");
+                }
+                try (WriteBatch batch = new WriteBatch()) {
+                    catalog.deleteSnapshot(batch, v, sequence);
+                    records.deleteSnapshot(batch, v.internalId(), sequence);
+                    catalog.write(batch);
+                }
+                state(v).expiries.remove(sequence);
+            }
+            MapPruner.prune(catalog, v);
+        }
+    }
+
+    /** Thrown at a {@link #crashPoint}; the test then abandons the service as a crash would. */
+    static final class SimulatedCrash extends RuntimeException {
+    }
+
+    private void requireHealthy() {
+        if (failure != null) {
+            throw new IllegalStateException("GC bookkeeping stopped after a failure; restart the server to recover: "
+                    + failure.getMessage(), failure);
         }
     }
 

@@ -105,7 +105,7 @@ public final class IngestServer implements AutoCloseable {
         return stats;
     }
 
-    VolumeLocks volumeLocks() {
+    public VolumeLocks volumeLocks() {
         return volumeLocks;
     }
 

@@ -403,4 +403,154 @@ class GcServiceTest {
         }
         assertThat(Arrays.stream(cur).filter(p -> p != 0).count()).isGreaterThan(0);
     }
+
+    // ------------------------------------------------------------------ operator deletions
+
+    private static final VolumeId OTHER = new VolumeId("gc-other");
+
+    private CommittedSnapshot commitTo(VolumeId v, long parent, long blocks, long... lbnPbn) {
+        SessionMap m = new SessionMap(4);
+        for (int i = 0; i < lbnPbn.length; i += 2) {
+            m.add(lbnPbn[i], lbnPbn[i + 1]);
+        }
+        return commit.commit(new SnapshotCommit.Request(v, BS, blocks * BS, parent, m, m.size() * (long) BS, m.size(), m.size(), 0));
+    }
+
+    private boolean snapshotReads(VolumeId v, long seq) {
+        var s = catalog.requireSnapshot(v, seq);
+        for (long p : SnapshotScan.pbns(catalog, catalog.requireVolume(v).internalId(), seq, s.blockCount())) {
+            if (!stored(p)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Two volumes share p2; VOL has an old snapshot (p1) and a newest one (p4); OTHER maps p2, p3. */
+    private long[] twoVolumes() {
+        long p1 = block(1);
+        long p2 = block(2);
+        long p3 = block(3);
+        commit(0, 2, 0, p1, 1, p2);
+        clock.millis += HOUR;
+        long p4 = block(4);
+        commit(1, 2, 0, p4);
+        commitTo(OTHER, 0, 2, 0, p2, 1, p3);
+        return new long[] {p1, p2, p3, p4};
+    }
+
+    @Test
+    void deleteVolume_sharedBlocksKept_ownBlocksFreed_otherVolumeReads() {
+        long[] p = twoVolumes();
+        GcService.VolumeDeletion d = gc.deleteVolume(VOL, VolumeGate.NONE);
+        assertThat(d.snapshotsDeleted()).isEqualTo(2);
+        assertThat(d.blocksReleased()).isEqualTo(2);
+        assertThat(d.mapEntriesDeleted()).isEqualTo(3);
+        assertThat(catalog.volume(VOL)).isEmpty();
+        assertClean(clock.millis);
+        clock.millis += 3 * HOUR; // past the grace of every block; p1's ET (snapshot 1's 12 h expiry) not yet
+        gc.runCycle(clock.millis);
+        assertThat(stored(p[3])).as("newest-state block only VOL mapped").isFalse();
+        assertThat(stored(p[0])).as("old-snapshot block keeps the ET the deleted snapshot gave it").isTrue();
+        assertThat(stored(p[1])).as("shared with OTHER").isTrue();
+        assertThat(stored(p[2])).isTrue();
+        assertThat(snapshotReads(OTHER, 1)).isTrue();
+        assertClean(clock.millis);
+        clock.millis += 12 * HOUR;
+        gc.runCycle(clock.millis);
+        assertThat(stored(p[0])).isFalse();
+        assertThat(stored(p[1])).isTrue();
+        assertThat(snapshotReads(OTHER, 1)).isTrue();
+        FsckReport f = gc.fsck(clock.millis);
+        assertThat(f.clean()).as(f.toText()).isTrue();
+        // idempotent from the outside: the volume is gone, a second request names an unknown volume
+        assertThatThrownBy(() -> gc.deleteVolume(VOL, VolumeGate.NONE))
+                .isInstanceOf(org.holdfast.server.catalog.UnknownVolumeException.class);
+        // the name can be used again, from scratch
+        long p5 = block(5);
+        commitTo(VOL, 0, 1, 0, p5);
+        assertThat(catalog.snapshots(VOL)).hasSize(1);
+        assertClean(clock.millis);
+    }
+
+    @Test
+    void deleteVolume_heldSnapshotOrBackupInProgress_refusedAndNothingChanges() {
+        long[] p = twoVolumes();
+        gc.placeHold(VOL, 1);
+        assertThatThrownBy(() -> gc.deleteVolume(VOL, VolumeGate.NONE))
+                .isInstanceOf(GcConflictException.class).hasMessageContaining("hold");
+        gc.releaseHold(VOL, 1);
+        VolumeGate busy = new VolumeGate() {
+            @Override
+            public boolean tryExclude(String volume) {
+                return false;
+            }
+
+            @Override
+            public void release(String volume) {
+                throw new AssertionError("never taken");
+            }
+        };
+        assertThatThrownBy(() -> gc.deleteVolume(VOL, busy))
+                .isInstanceOf(GcConflictException.class).hasMessageContaining("backup in progress");
+        assertThat(catalog.snapshots(VOL)).hasSize(2);
+        clock.millis += 3 * HOUR;
+        gc.runCycle(clock.millis);
+        for (long pbn : p) {
+            assertThat(stored(pbn)).isTrue();
+        }
+        assertThat(snapshotReads(VOL, 1)).isTrue();
+        assertThat(snapshotReads(VOL, 2)).isTrue();
+        assertClean(clock.millis);
+    }
+
+    @Test
+    void deleteVolume_crashAtEitherStep_restartCompletesItWithoutDoubleCountOrLoss() {
+        for (int point = 1; point <= 2; point++) {
+            long[] p = twoVolumes();
+            gc.crashPoint = point;
+            assertThatThrownBy(() -> gc.deleteVolume(VOL, VolumeGate.NONE)).isInstanceOf(GcService.SimulatedCrash.class);
+            crashAndReopen();
+            assertThat(catalog.volume(VOL)).as("crash point %d", point).isEmpty();
+            assertClean(clock.millis);
+            clock.millis += 3 * HOUR;
+            gc.runCycle(clock.millis);
+            assertThat(stored(p[3])).isFalse();
+            assertThat(stored(p[1])).as("shared block counted down once only").isTrue();
+            assertThat(snapshotReads(OTHER, 1)).isTrue();
+            FsckReport f = gc.fsck(clock.millis);
+            assertThat(f.dataLoss()).as(f.toText()).isFalse();
+            assertThat(f.bookkeepingErrors()).as(f.toText()).isFalse();
+            // next round starts from a clean slate: OTHER goes too
+            gc.deleteVolume(OTHER, VolumeGate.NONE);
+            clock.millis += 30 * HOUR;
+            gc.runCycle(clock.millis);
+            assertThat(stored(p[1])).isFalse();
+        }
+    }
+
+    @Test
+    void deleteSnapshot_early_removesItKeepsOthersReadable_refusesNewestAndHeld() {
+        long p1 = block(1);
+        long p2 = block(2);
+        long p3 = block(3);
+        commit(0, 2, 0, p1, 1, p2);
+        clock.millis += HOUR;
+        commit(1, 2, 0, p3);
+        clock.millis += HOUR;
+        commit(2, 2, 1, p1);
+        assertThatThrownBy(() -> gc.deleteSnapshot(VOL, 3)).isInstanceOf(GcConflictException.class).hasMessageContaining("newest");
+        gc.placeHold(VOL, 2);
+        assertThatThrownBy(() -> gc.deleteSnapshot(VOL, 2)).isInstanceOf(GcConflictException.class).hasMessageContaining("hold");
+        gc.releaseHold(VOL, 2);
+        gc.deleteSnapshot(VOL, 2);
+        assertThat(catalog.snapshots(VOL)).extracting(s -> s.sequence()).containsExactly(1L, 3L);
+        assertThatThrownBy(() -> gc.deleteSnapshot(VOL, 2)).isInstanceOf(org.holdfast.server.catalog.UnknownSnapshotException.class);
+        assertClean(clock.millis);
+        clock.millis += 3 * HOUR;
+        gc.runCycle(clock.millis);
+        assertThat(snapshotReads(VOL, 1)).isTrue();
+        assertThat(snapshotReads(VOL, 3)).isTrue();
+        assertClean(clock.millis);
+    }
 }
