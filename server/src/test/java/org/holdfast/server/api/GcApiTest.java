@@ -97,4 +97,44 @@ class GcApiTest {
                 String.class).getStatusCode().value()).isEqualTo(404);
         assertThat(rest.getForEntity("/api/v1/volumes/nope/retention", String.class).getStatusCode().value()).isEqualTo(404);
     }
+
+    @Test
+    void deleteVolumeAndSnapshot_overRest_conflictsAreProblemsAndChangeNothing() throws Exception {
+        byte[] img = new byte[16 * 4096];
+        new Random(4).nextBytes(img);
+        try (AgentDriver a = new AgentDriver(ingest.port())) {
+            a.hello();
+            a.backup("gc-del", img, 4096, true);
+            img[7] ^= 1;
+            a.backup("gc-del", img, 4096, true);
+            img[9000] ^= 1;
+            a.backup("gc-del", img, 4096, true);
+        }
+        rest.exchange("/api/v1/volumes/gc-del/snapshots/1/hold", HttpMethod.PUT, HttpEntity.EMPTY, String.class);
+        ResponseEntity<String> refused = rest.exchange("/api/v1/volumes/gc-del", HttpMethod.DELETE, HttpEntity.EMPTY, String.class);
+        assertThat(refused.getStatusCode().value()).as(refused.getBody()).isEqualTo(409);
+        JsonNode p = json.readTree(refused.getBody());
+        assertThat(p.get("type").asText()).isEqualTo("urn:holdfast:problem:conflict");
+        assertThat(p.get("detail").asText()).contains("hold");
+        ResponseEntity<String> newest = rest.exchange("/api/v1/volumes/gc-del/snapshots/3", HttpMethod.DELETE, HttpEntity.EMPTY, String.class);
+        assertThat(newest.getStatusCode().value()).isEqualTo(409);
+        assertThat(rest.exchange("/api/v1/volumes/gc-del/snapshots/2", HttpMethod.DELETE, HttpEntity.EMPTY, String.class)
+                .getStatusCode().value()).isEqualTo(204);
+        assertThat(rest.exchange("/api/v1/volumes/gc-del/snapshots/2", HttpMethod.DELETE, HttpEntity.EMPTY, String.class)
+                .getStatusCode().value()).isEqualTo(404);
+        try (AgentDriver a = new AgentDriver(ingest.port())) {
+            a.hello();
+            assertThat(a.restore("gc-del", 3).image()).isEqualTo(img);
+        }
+        rest.exchange("/api/v1/volumes/gc-del/snapshots/1/hold", HttpMethod.DELETE, HttpEntity.EMPTY, String.class);
+        ResponseEntity<String> gone = rest.exchange("/api/v1/volumes/gc-del", HttpMethod.DELETE, HttpEntity.EMPTY, String.class);
+        assertThat(gone.getStatusCode().value()).as(gone.getBody()).isEqualTo(200);
+        assertThat(json.readTree(gone.getBody()).get("snapshotsDeleted").asInt()).isEqualTo(2);
+        assertThat(rest.exchange("/api/v1/volumes/gc-del", HttpMethod.DELETE, HttpEntity.EMPTY, String.class)
+                .getStatusCode().value()).isEqualTo(404);
+        JsonNode f = json.readTree(rest.postForEntity("/api/v1/gc/fsck", null, String.class).getBody());
+        assertThat(f.get("referencedButFreed").get("count").asLong()).isZero();
+        assertThat(f.get("rcMismatches").get("count").asLong()).isZero();
+        assertThat(f.get("etMismatches").get("count").asLong()).isZero();
+    }
 }
