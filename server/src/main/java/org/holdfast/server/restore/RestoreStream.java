@@ -38,6 +38,12 @@ public final class RestoreStream implements AutoCloseable {
     static final int MAX_IN_FLIGHT = 2;
     static final int LOOKAHEAD = ProtocolLimits.MAX_BLOCKS_PER_FRAME;
     private static final int BATCH_BUFFER_BYTES = 4 << 20;
+    /**
+     * Payload bytes per RESTORE_DATA frame (unless one block is bigger). Well below the protocol's
+     * limit so every frame buffer comes from Netty's pool at its final size: a frame that grows, or
+     * one above the pool's 4 MiB chunks, costs a reallocation or a fresh zeroed direct buffer.
+     */
+    static final int FRAME_PAYLOAD_BYTES = 1 << 20;
 
     private final DataStore store;
     private final SnapshotRecord snapshot;
@@ -48,6 +54,7 @@ public final class RestoreStream implements AutoCloseable {
     private final MapCursor cursor;
     private final BlockBatch batch;
     private final long blockCount;
+    private final int framePayloadBytes;
     private final AtomicInteger inFlight = new AtomicInteger();
     private long nextLbn;
     // look-ahead: mapped, non-zero entries [head, ahead) in LBN order; batch holds [batchStart, batchEnd)
@@ -81,6 +88,7 @@ public final class RestoreStream implements AutoCloseable {
                     + " (" + blockCount + " blocks)");
         }
         this.nextLbn = fromLbn;
+        this.framePayloadBytes = Math.max(FRAME_PAYLOAD_BYTES, ProtocolLimits.maxZstdPayload(snapshot.blockSize()));
         this.batch = new BlockBatch(LOOKAHEAD, BATCH_BUFFER_BYTES, ProtocolLimits.maxZstdPayload(snapshot.blockSize()));
         this.cursor = catalog.mapCursor(volume.internalId());
         cursor.startScan(snapshot.sequence(), fromLbn, blockCount);
@@ -125,8 +133,7 @@ public final class RestoreStream implements AutoCloseable {
     }
 
     private RestoreData buildFrame() {
-        int expected = (int) Math.min(ProtocolLimits.TARGET_FRAME_PAYLOAD, 256L * snapshot.blockSize());
-        RestoreData.Builder b = RestoreData.builder(channel.alloc(), nextLbn, expected);
+        RestoreData.Builder b = RestoreData.builder(channel.alloc(), nextLbn, framePayloadBytes);
         try {
             while (nextLbn < blockCount && b.count() < ProtocolLimits.MAX_BLOCKS_PER_FRAME) {
                 if (head == ahead && !cursorDone) {
@@ -138,7 +145,8 @@ public final class RestoreStream implements AutoCloseable {
                         batchEnd = head + store.readBatch(aheadPbn, head, ahead - head, batch);
                     }
                     int i = head - batchStart;
-                    if (!b.fits(batch.storedLength(i))) {
+                    int len = batch.storedLength(i);
+                    if (!b.fits(len) || b.payloadBytes() + len > framePayloadBytes) {
                         break; // the first block of the next frame
                     }
                     b.add(batch.codec(i), batch.fingerprints(), batch.fingerprintOffset(i), batch.data(), batch.dataOffset(i),
