@@ -279,6 +279,14 @@ public final class BoscPipeline implements AutoCloseable {
         }
     }
 
+    /**
+     * True if an update was queued for chunk {@code c} since the last call for it (clears the mark).
+     * The sweep takes it before reading the chunk, so an update queued later marks it again.
+     */
+    public boolean takeTouched(long c) {
+        return queues.takeTouched(c);
+    }
+
     /** One past the highest chunk that is written or has queued updates (call after a barrier). */
     public long chunkLimit() {
         return Math.max(gma.chunkCount(), queues.chunkLimit());

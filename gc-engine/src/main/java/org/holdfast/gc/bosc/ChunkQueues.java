@@ -24,6 +24,8 @@ public final class ChunkQueues {
     private long enqueuedLsn;
     private boolean unbounded;
     private long chunkLimit;
+    /** Bit per chunk: an update was queued for it since the sweep last took the bit. */
+    private long[] touched = new long[16];
 
     public ChunkQueues(int capacity, long enqueuedLsn) {
         this.capacity = capacity;
@@ -60,6 +62,7 @@ public final class ChunkQueues {
             if (q == null || chunk != qChunk) {
                 q = queues.computeIfAbsent(chunk, c -> new Queue());
                 qChunk = chunk;
+                touch(chunk);
                 chunkLimit = Math.max(chunkLimit, chunk + 1);
             }
             q.add(lsn, kind, batch.pbn(i), batch.value(i));
@@ -69,6 +72,25 @@ public final class ChunkQueues {
             enqueuedLsn = Math.max(enqueuedLsn, batch.lsn(batch.size() - 1));
         }
         notifyAll();
+    }
+
+    private void touch(long chunk) {
+        int w = (int) (chunk >>> 6);
+        if (w >= touched.length) {
+            touched = java.util.Arrays.copyOf(touched, Math.max(w + 1, touched.length * 2));
+        }
+        touched[w] |= 1L << chunk;
+    }
+
+    /** True if an update was queued for {@code chunk} since the last call for it; clears the mark. */
+    synchronized boolean takeTouched(long chunk) {
+        int w = (int) (chunk >>> 6);
+        if (w >= touched.length) {
+            return false;
+        }
+        boolean t = (touched[w] & (1L << chunk)) != 0;
+        touched[w] &= ~(1L << chunk);
+        return t;
     }
 
     /** Removes and returns chunk {@code chunk}'s queue, marking its oldest LSN in flight; null if empty. */

@@ -29,6 +29,16 @@ public final class Sweeper {
     private final GraceGuard guard;
     private final BlockReclaimer reclaimer;
     private final int batchChunks;
+    /*
+     * What the last visit of each chunk found, so a chunk nothing was queued for since can be skipped
+     * while its earliest pending expiry lies ahead. In memory only: after a restart every chunk is
+     * visited once. A skip can only delay a free, never cause one: any update marks the chunk touched.
+     */
+    private boolean[] known = new boolean[0];
+    private long[] pendingEt = new long[0]; // min ET of unreferenced, unpinned, unfreed slots; MAX if none
+    private long[] keptCounts = new long[0]; // 4 per chunk: referenced, unexpired, pinned, already freed
+    private long chunksVisited;
+    private long chunksSkipped;
 
     public Sweeper(BoscPipeline pipeline, GraceGuard guard, BlockReclaimer reclaimer, int batchChunks) {
         this.pipeline = pipeline;
@@ -47,12 +57,33 @@ public final class Sweeper {
         return run(now, true);
     }
 
-    private SweepReport run(long now, boolean dry) {
+    /** Chunks read by the sweeps so far. */
+    public synchronized long chunksVisited() {
+        return chunksVisited;
+    }
+
+    /** Chunks skipped by the sweeps so far (untouched since a visit, earliest pending expiry ahead). */
+    public synchronized long chunksSkipped() {
+        return chunksSkipped;
+    }
+
+    private void grow(long chunks) {
+        if (chunks > known.length) {
+            int n = (int) Math.max(chunks, known.length * 2L);
+            known = java.util.Arrays.copyOf(known, n);
+            pendingEt = java.util.Arrays.copyOf(pendingEt, n);
+            keptCounts = java.util.Arrays.copyOf(keptCounts, 4 * n);
+        }
+    }
+
+    private synchronized SweepReport run(long now, boolean dry) {
         long[] kept = new long[4]; // referenced, unexpired, pinned, alreadyFreed
         long freed = 0;
         long reclaimable = 0;
         pipeline.awaitEnqueued();
         long chunks = pipeline.chunkLimit();
+        long visited = 0;
+        grow(chunks);
         for (long first = 0; first < chunks; first += batchChunks) {
             long last = Math.min(chunks, first + batchChunks);
             List<long[]> victims = new ArrayList<>();
@@ -65,9 +96,32 @@ public final class Sweeper {
                     held.add(l);
                 }
                 pipeline.awaitEnqueued();
+                batchEt = new long[(int) (last - first)];
+                batchKept = new long[4 * (int) (last - first)];
+                batchVisited = new boolean[(int) (last - first)];
                 for (long c = first; c < last; c++) {
                     final long chunkIndex = c;
-                    pipeline.withCurrentChunk(c, chunk -> collect(chunk, chunkIndex, now, kept, victims));
+                    final int b = (int) (c - first);
+                    // taken before the read: an update queued during or after it marks the chunk again
+                    boolean touched = dry || pipeline.takeTouched(c);
+                    int ci = (int) c;
+                    if (!touched && known[ci] && pendingEt[ci] >= now) {
+                        for (int k = 0; k < 4; k++) {
+                            kept[k] += keptCounts[4 * ci + k];
+                        }
+                        chunksSkipped++;
+                        continue;
+                    }
+                    batchVisited[b] = true;
+                    visited++;
+                    long[] ck = new long[4];
+                    long[] et = {Long.MAX_VALUE};
+                    pipeline.withCurrentChunk(c, chunk -> collect(chunk, chunkIndex, now, ck, victims, et));
+                    for (int k = 0; k < 4; k++) {
+                        kept[k] += ck[k];
+                        batchKept[4 * b + k] = ck[k];
+                    }
+                    batchEt[b] = et[0];
                 }
                 pbns = new long[victims.size()];
                 for (int i = 0; i < pbns.length; i++) {
@@ -82,21 +136,50 @@ public final class Sweeper {
                 }
             }
             reclaimable += pbns.length;
-            if (dry || pbns.length == 0) {
+            if (dry) {
                 continue;
             }
-            reclaimer.reclaim(pbns, pbns.length);
-            markFreed(pbns);
-            for (long p : pbns) {
-                guard.reclaimed(p, now);
+            if (pbns.length > 0) {
+                reclaimer.reclaim(pbns, pbns.length);
+                markFreed(pbns);
+                for (long p : pbns) {
+                    guard.reclaimed(p, now);
+                }
+                freed += pbns.length;
             }
-            freed += pbns.length;
+            // only now (victims freed and marked) may the visit's findings let later sweeps skip
+            for (long c = first; c < last; c++) {
+                int b = (int) (c - first);
+                if (batchVisited[b]) {
+                    int ci = (int) c;
+                    known[ci] = true;
+                    pendingEt[ci] = batchEt[b];
+                    System.arraycopy(batchKept, 4 * b, keptCounts, 4 * ci, 4);
+                    // the victims are now FREED: count them as such for skipped visits
+                    keptCounts[4 * ci + 3] += victimsIn(pbns, c);
+                }
+            }
         }
+        chunksVisited += visited;
         guard.prune(now);
-        return new SweepReport(now, chunks, freed, reclaimable, kept[0], kept[1], kept[2], kept[3]);
+        return new SweepReport(now, visited, freed, reclaimable, kept[0], kept[1], kept[2], kept[3]);
     }
 
-    private static void collect(GmaChunk chunk, long chunkIndex, long now, long[] kept, List<long[]> victims) {
+    private long[] batchEt;
+    private long[] batchKept;
+    private boolean[] batchVisited;
+
+    private static long victimsIn(long[] pbns, long chunk) {
+        long n = 0;
+        for (long p : pbns) {
+            if (GmaFormat.chunkOf(p) == chunk) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private static void collect(GmaChunk chunk, long chunkIndex, long now, long[] kept, List<long[]> victims, long[] minEt) {
         for (int s = 1; s <= GmaFormat.PBNS_PER_CHUNK; s++) {
             if (!chunk.used(s)) {
                 continue;
@@ -107,6 +190,9 @@ public final class Sweeper {
                 kept[0]++;
             } else if (chunk.expiry(s) >= now) {
                 kept[1]++;
+                if (chunk.pins(s) == 0) {
+                    minEt[0] = Math.min(minEt[0], chunk.expiry(s));
+                }
             } else if (chunk.pins(s) > 0) {
                 kept[2]++;
             } else {

@@ -107,4 +107,43 @@ class SweeperTest {
             assertThat(protectedOk.size() + h.reclaimed.size()).isGreaterThanOrEqualTo(n);
         }
     }
+
+    @Test
+    void sweep_visitsOnlyTouchedOrDueChunks_yetFreesEverythingThatBecomesReclaimable() {
+        MutableClock clock = new MutableClock(T0);
+        long per = org.holdfast.gc.gma.GmaFormat.PBNS_PER_CHUNK;
+        long a = 5;            // chunk 0: referenced
+        long b = per + 5;      // chunk 1: referenced, later dereferenced
+        long c = 2 * per + 5;  // chunk 2: unreferenced, expires in an hour
+        try (GcHarness h = new GcHarness(dir, clock)) {
+            h.pipeline.appendSingle(UpdateKinds.RC_ADD, a, 1);
+            h.pipeline.appendSingle(UpdateKinds.RC_ADD, b, 1);
+            h.pipeline.appendSingle(UpdateKinds.RAISE_EXPIRY, c, T0 + 3_600_000);
+            SweepReport first = h.sweep();
+            assertThat(first.chunksScanned()).isEqualTo(3);
+            assertThat(first.freed()).isZero();
+            SweepReport idle = h.sweep();
+            assertThat(idle.chunksScanned()).as("nothing changed, nothing due").isZero();
+            assertThat(idle.keptReferenced()).as("counts of skipped chunks carried over").isEqualTo(2);
+            assertThat(idle.keptUnexpired()).isEqualTo(1);
+
+            h.pipeline.appendSingle(UpdateKinds.RC_ADD, b, -1);
+            SweepReport touched = h.sweep();
+            assertThat(touched.chunksScanned()).isEqualTo(1);
+            assertThat(h.reclaimed).containsExactly(b);
+
+            // a dry run must not hide a change from the next real sweep
+            h.pipeline.appendSingle(UpdateKinds.RC_ADD, a, -1);
+            assertThat(h.sweeper.dryRun(clock.millis()).reclaimable()).isEqualTo(1);
+            h.sweep();
+            assertThat(h.reclaimed).containsExactlyInAnyOrder(a, b);
+
+            // no update at all: chunk 2 is visited again once its pending expiry has passed
+            clock.advance(Duration.ofHours(2));
+            SweepReport due = h.sweep();
+            assertThat(due.chunksScanned()).isEqualTo(1);
+            assertThat(h.reclaimed).containsExactlyInAnyOrder(a, b, c);
+            assertThat(GmaProbe.freed(h.pipeline, c)).isTrue();
+        }
+    }
 }
