@@ -127,8 +127,13 @@ public final class GcService implements AutoCloseable {
             if (s.pipeline.openedEmpty() && catalog.db().metaLong(GcRecords.NEXT_OP_ID, 1) > 1) {
                 // the catalog has counted operations that this (new, empty) GC directory never saw:
                 // counting on from zero would leave referenced blocks uncounted
+                s.pipeline.close();
+                // opening wrote a checkpoint into the empty directory: without this, the next start
+                // would no longer see it as empty and would count from zero
+                deleteCheckpoint(settings.dir());
                 throw new IllegalStateException("GC directory " + settings.dir() + " is empty but the catalog has "
-                        + "GC history: the GC metadata was lost; restore the directory or rebuild the GMA before starting");
+                        + "GC history: the GC metadata was lost; restore the directory, or rebuild it from the catalog with the "
+                        + "server stopped: holdfast-server gc-rebuild --data-dir " + settings.dir().toAbsolutePath().getParent());
             }
             s.redrive();
             s.finishVolumeDeletions();
@@ -138,6 +143,14 @@ public final class GcService implements AutoCloseable {
             throw e;
         }
         return s;
+    }
+
+    private static void deleteCheckpoint(Path gcDir) {
+        try {
+            java.nio.file.Files.deleteIfExists(gcDir.resolve("checkpoint"));
+        } catch (java.io.IOException e) {
+            throw new org.holdfast.gc.GcStoreException("gc", gcDir, "checkpoint", "cannot delete: " + e.getMessage(), e);
+        }
     }
 
     private void redrive() {

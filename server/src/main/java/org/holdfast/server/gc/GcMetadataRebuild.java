@@ -1,0 +1,500 @@
+package org.holdfast.server.gc;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.stream.Stream;
+import org.holdfast.gc.GcStoreException;
+import org.holdfast.gc.bosc.BoscPipeline;
+import org.holdfast.gc.bosc.BoscSettings;
+import org.holdfast.gc.bosc.UpdateBatch;
+import org.holdfast.gc.gma.GcMetadataArray;
+import org.holdfast.gc.gma.GmaChunk;
+import org.holdfast.gc.gma.GmaFormat;
+import org.holdfast.gc.retention.RangeMaxExpiry;
+import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.SnapshotRecord;
+import org.holdfast.server.catalog.VolumeRecord;
+import org.holdfast.server.store.LocationIndex;
+
+/**
+ * Rebuilds a stopped server's GC metadata ({@code gc/}: GMA, BOSC log, checkpoint) from the catalog,
+ * which is the source of truth, for when that directory was lost or damaged.
+ *
+ * <h2>What each PBN gets (the rule the incremental bookkeeping follows)</h2>
+ * A volume's map entry (lbn, birth b, pbn) replaced by the next newer entry of the same LBN at
+ * b' is read by the snapshots b..b'−1; the newest entry of an LBN is read by the newest snapshot.
+ * <ul>
+ * <li>RC = number of newest entries mapping the PBN, over every volume that still has snapshots
+ *     (a commit adds 1 for each new entry and takes 1 from the one it replaces; a volume whose
+ *     snapshots are gone is being deleted and was released already);</li>
+ * <li>ET = max over the replaced entries of the latest expiry among the retained snapshots in
+ *     b..b'−1 ({@link RangeMaxExpiry}, correction 2; as a commit computes it);</li>
+ * <li>pins = over the entries of the PBN, the number of snapshots reading it that are held, plus the
+ *     number that are keep-last pinned (each of the two is its own pin operation, adding 1 per mapped
+ *     LBN of its snapshot);</li>
+ * <li>every stored PBN with RC 0 gets ET ≥ now + grace: the rebuild cannot know what a backup in
+ *     flight when the metadata was lost had written or matched, so no block is freed sooner than
+ *     the grace after a rebuild. Stored blocks nothing references are swept after that.</li>
+ * </ul>
+ * The operation counter of the catalog is carried into the new log (one empty group), so a start
+ * re-drives nothing: the catalog's state already includes every operation.
+ *
+ * <h2>Crash safety</h2>
+ * Everything is built in {@code gc.rebuild/} (deleted first if an earlier run left it), then read
+ * back and verified (digest of every slot, operation id), then swapped in: the old {@code gc/} is
+ * renamed to {@code gc.replaced-<time>/}, the new one to {@code gc/}, each rename followed by a
+ * directory fsync. A crash before the swap leaves {@code gc/} as it was; a crash between the two
+ * renames leaves no {@code gc/} (the server refuses to start); either way re-running the rebuild
+ * finishes the job.
+ *
+ * <h2>Cost</h2>
+ * Memory is bounded by {@link Settings#passChunks} (17 bytes per PBN of one pass); each pass reads
+ * every volume's map and the location index once, so a store with more PBNs than a pass holds is
+ * read several times.
+ */
+public final class GcMetadataRebuild {
+    /** Name of the directory the rebuild is built in, next to {@code gc/}. */
+    public static final String BUILD_DIR = "gc.rebuild";
+    /** Prefix of the directory the replaced {@code gc/} is moved to. */
+    public static final String REPLACED_PREFIX = "gc.replaced-";
+    private static final byte REFERENCED = 1;
+    private static final byte STORED = 2;
+
+    /**
+     * Settings. {@code grace}: the server's {@code holdfast.gc.grace}; {@code passChunks}: GMA chunks
+     * (8191 PBNs each) rebuilt per pass over the catalog.
+     */
+    public record Settings(Duration grace, int passChunks) {
+        public Settings {
+            if (grace.isNegative() || grace.isZero()) {
+                throw new IllegalArgumentException("grace must be positive: " + grace);
+            }
+            if (passChunks < 1 || passChunks > 1 << 16) {
+                throw new IllegalArgumentException("passChunks must be 1..65536: " + passChunks);
+            }
+        }
+
+        /** The server's default grace (24 h) and 512 chunks (about 4 M PBNs, 70 MiB) per pass. */
+        public static Settings defaults() {
+            return new Settings(Duration.ofHours(24), 512);
+        }
+    }
+
+    /** Receives progress lines (phase changes, volumes scanned, chunks written). */
+    @FunctionalInterface
+    public interface Progress {
+        void step(String line);
+    }
+
+    /** What a rebuild did. */
+    public record Report(int volumes, int snapshots, long mapEntries, long referencedPbns, long storedPbns,
+                         long unreferencedStored, long referencedMissing, long pinnedPbns, long chunksWritten,
+                         int passes, long lastOpId, long graceUntil, String replacedDir, long millis) {
+    }
+
+    /** Test seam: throw {@link SimulatedCrash} at this step (1 mid-build, 2 before verify, 3 between the renames). */
+    volatile int crashPoint;
+
+    private final Path root;
+    private final Catalog catalog;
+    private final Settings settings;
+    private final Clock clock;
+    private final Progress progress;
+    private final List<VolumePlan> plans = new ArrayList<>();
+
+    /** One volume's retained snapshots as the rebuild needs them; {@code pinned} sorted, a sequence once per pin. */
+    private record VolumePlan(VolumeRecord volume, RangeMaxExpiry expiries, long[] pinned, int snapshots) {
+        long pinsIn(long from, long to) {
+            int end = to == Long.MAX_VALUE ? pinned.length : lowerBound(pinned, to + 1);
+            return end - lowerBound(pinned, from);
+        }
+    }
+
+    /**
+     * @param root    the data directory (the caller holds its lock, so no server runs on it)
+     * @param catalog the catalog opened on {@code root/catalog}
+     */
+    public GcMetadataRebuild(Path root, Catalog catalog, Settings settings, Clock clock, Progress progress) {
+        this.root = root;
+        this.catalog = catalog;
+        this.settings = settings;
+        this.clock = clock;
+        this.progress = progress;
+    }
+
+    /** Rebuilds, verifies and swaps in the GC directory. */
+    public Report run() {
+        long started = System.nanoTime();
+        long now = clock.millis();
+        long graceUntil = now + settings.grace().toMillis();
+        Path build = root.resolve(BUILD_DIR);
+        deleteTree(build);
+        int snapshots = planVolumes();
+        long lastOpId = catalog.db().metaLong(GcRecords.NEXT_OP_ID, 1) - 1;
+        Counts n = new Counts();
+        MessageDigest digest = sha256();
+        long passPbns = (long) settings.passChunks() * GmaFormat.PBNS_PER_CHUNK;
+        long limit = 1; // one past the highest PBN seen, known after the first pass
+        int passes = 0;
+        try (GcMetadataArray gma = GcMetadataArray.open(build, 16)) {
+            for (long lo = 0; lo < limit; lo += passPbns) {
+                passes++;
+                long hi = lo + passPbns;
+                progress.step("pass " + passes + ": PBNs " + lo + ".." + (hi - 1));
+                Pass p = new Pass(lo, (int) passPbns);
+                n.mapEntries = 0;
+                limit = Math.max(limit, scanMaps(p, n));
+                limit = Math.max(limit, scanLocations(p));
+                writeChunks(gma, p, graceUntil, n, digest);
+            }
+            gma.sync();
+        }
+        if (crashPoint == 2) {
+            throw new SimulatedCrash();
+        }
+        writeLog(build, lastOpId);
+        byte[] expected = digest.digest();
+        progress.step("verifying " + build);
+        verify(build, lastOpId, expected, n.slots);
+        forceTree(build);
+        progress.step("swapping " + build + " in as " + root.resolve("gc"));
+        String replaced = swap(build);
+        long millis = (System.nanoTime() - started) / 1_000_000;
+        return new Report(plans.size(), snapshots, n.totalMapEntries, n.referenced, n.stored, n.unreferencedStored,
+                n.referencedMissing, n.pinned, n.chunks, passes, lastOpId, graceUntil, replaced, millis);
+    }
+
+    private static final class Counts {
+        long mapEntries;
+        long totalMapEntries;
+        long referenced;
+        long stored;
+        long unreferencedStored;
+        long referencedMissing;
+        long pinned;
+        long chunks;
+        long slots;
+    }
+
+    /** The PBNs [lo, lo + size) of one pass, in primitive arrays. */
+    private static final class Pass {
+        final long lo;
+        final int[] rc;
+        final int[] pins;
+        final long[] et;
+        final byte[] flags;
+
+        Pass(long lo, int size) {
+            this.lo = lo;
+            rc = new int[size];
+            pins = new int[size];
+            et = new long[size];
+            flags = new byte[size];
+        }
+
+        int slot(long pbn) {
+            long i = pbn - lo;
+            return i >= 0 && i < rc.length ? (int) i : -1;
+        }
+    }
+
+    private int planVolumes() {
+        int total = 0;
+        GcRecords records = new GcRecords(catalog.db());
+        for (VolumeRecord v : catalog.volumes()) {
+            List<SnapshotRecord> snaps = catalog.snapshots(v);
+            if (snaps.isEmpty()) {
+                continue; // a volume deletion in progress: its newest state was released already
+            }
+            Map<Long, GcRecords.SnapshotGc> gc = new HashMap<>();
+            for (GcRecords.SnapshotGc s : records.snapshots(v.internalId())) {
+                gc.put(s.sequence(), s);
+            }
+            RangeMaxExpiry expiries = new RangeMaxExpiry();
+            long[] pinned = new long[2 * snaps.size()];
+            int np = 0;
+            for (SnapshotRecord s : snaps) {
+                GcRecords.SnapshotGc sg = gc.get(s.sequence());
+                // a snapshot from before GC records existed never expires by itself (as GcService reads it)
+                expiries.append(s.sequence(), sg == null ? Long.MAX_VALUE : sg.expiry());
+                // a hold and a keep-last pin are separate pin operations: each adds its own pin
+                if (sg != null && sg.held()) {
+                    pinned[np++] = s.sequence();
+                }
+                if (sg != null && sg.keepLastPinned()) {
+                    pinned[np++] = s.sequence();
+                }
+            }
+            plans.add(new VolumePlan(v, expiries, Arrays.copyOf(pinned, np), snaps.size()));
+            total += snaps.size();
+        }
+        return total;
+    }
+
+    /** Accounts every map entry whose PBN lies in the pass; returns one past the highest PBN seen. */
+    private long scanMaps(Pass p, Counts n) {
+        long[] max = {0};
+        int i = 0;
+        for (VolumePlan plan : plans) {
+            i++;
+            long[] state = {-1, Long.MAX_VALUE}; // current lbn, birth of its next newer entry
+            long[] entries = {0};
+            catalog.forEachMapEntry(plan.volume().internalId(), (lbn, birth, pbn) -> {
+                entries[0]++;
+                if (lbn != state[0]) {
+                    state[0] = lbn;
+                    state[1] = Long.MAX_VALUE;
+                }
+                long newer = state[1];
+                state[1] = birth;
+                max[0] = Math.max(max[0], pbn + 1);
+                int s = p.slot(pbn);
+                if (pbn == 0 || s < 0) {
+                    return true;
+                }
+                long lastSeer = newer == Long.MAX_VALUE ? Long.MAX_VALUE : newer - 1;
+                if (newer == Long.MAX_VALUE) {
+                    p.rc[s]++;
+                    p.flags[s] |= REFERENCED;
+                } else {
+                    long e = plan.expiries().max(birth, lastSeer);
+                    if (e != RangeMaxExpiry.NONE) {
+                        p.et[s] = Math.max(p.et[s], e);
+                        p.flags[s] |= REFERENCED;
+                    }
+                }
+                long pins = plan.pinsIn(birth, lastSeer);
+                if (pins > 0) {
+                    p.pins[s] = (int) Math.min(GmaFormat.MAX_PINS, p.pins[s] + pins);
+                    p.flags[s] |= REFERENCED;
+                }
+                return true;
+            });
+            n.mapEntries += entries[0];
+            progress.step("  volume " + i + "/" + plans.size() + " '" + plan.volume().name().name() + "': "
+                    + plan.snapshots() + " snapshots, " + entries[0] + " map entries");
+        }
+        n.totalMapEntries = n.mapEntries;
+        return max[0];
+    }
+
+    private long scanLocations(Pass p) {
+        long[] max = {0};
+        new LocationIndex(catalog.db()).forEach((pbn, logId, offset, storedLength, fps, fpOff) -> {
+            max[0] = Math.max(max[0], pbn + 1);
+            int s = p.slot(pbn);
+            if (s >= 0 && pbn != 0) {
+                p.flags[s] |= STORED;
+            }
+            return true;
+        });
+        return max[0];
+    }
+
+    private void writeChunks(GcMetadataArray gma, Pass p, long graceUntil, Counts n, MessageDigest digest) {
+        ByteBuffer rec = ByteBuffer.allocate(8 + 4 + 4 + 8);
+        int chunks = (p.rc.length + GmaFormat.PBNS_PER_CHUNK - 1) / GmaFormat.PBNS_PER_CHUNK;
+        long firstChunk = GmaFormat.chunkOf(p.lo);
+        for (int ci = 0; ci < chunks; ci++) {
+            long chunk = firstChunk + ci;
+            int base = ci * GmaFormat.PBNS_PER_CHUNK;
+            boolean any = false;
+            for (int k = 0; k < GmaFormat.PBNS_PER_CHUNK && !any; k++) {
+                any = p.flags[base + k] != 0;
+            }
+            if (!any) {
+                continue;
+            }
+            ReentrantLock l = gma.lock(chunk);
+            l.lock();
+            try {
+                GmaChunk c = gma.load(chunk);
+                for (int k = 0; k < GmaFormat.PBNS_PER_CHUNK; k++) {
+                    int s = base + k;
+                    byte f = p.flags[s];
+                    if (f == 0) {
+                        continue;
+                    }
+                    long pbn = p.lo + s;
+                    long et = p.et[s];
+                    if ((f & STORED) != 0) {
+                        n.stored++;
+                        if (p.rc[s] == 0) {
+                            et = Math.max(et, graceUntil);
+                        }
+                        if ((f & REFERENCED) == 0) {
+                            n.unreferencedStored++;
+                        }
+                    } else {
+                        n.referencedMissing++; // fsck reports it as missing: the rebuild cannot bring it back
+                    }
+                    if ((f & REFERENCED) != 0) {
+                        n.referenced++;
+                    }
+                    if (p.pins[s] > 0) {
+                        n.pinned++;
+                    }
+                    int slot = GmaFormat.slotOf(pbn);
+                    c.addRc(slot, p.rc[s]);
+                    c.addPins(slot, p.pins[s]);
+                    c.raiseExpiry(slot, et);
+                    rec.clear();
+                    rec.putLong(pbn).putInt(c.rc(slot)).putInt(c.pins(slot)).putLong(c.expiry(slot));
+                    digest.update(rec.array());
+                    n.slots++;
+                }
+                gma.write(c);
+                n.chunks++;
+            } finally {
+                l.unlock();
+            }
+            if (crashPoint == 1) {
+                throw new SimulatedCrash();
+            }
+        }
+        progress.step("  wrote " + n.chunks + " GMA chunks so far");
+    }
+
+    /** Starts the new log and checkpoint through the real pipeline, marking the catalog's last operation as logged. */
+    private static void writeLog(Path build, long lastOpId) {
+        try (BoscPipeline pipeline = BoscPipeline.open(build, BoscSettings.defaults().withCommitters(1))) {
+            if (lastOpId > 0) {
+                pipeline.appendGroup(lastOpId, new UpdateBatch(0));
+            }
+            pipeline.awaitDurable();
+        }
+    }
+
+    /** Reopens the built directory as a server would and compares every slot with what was written. */
+    private static void verify(Path build, long lastOpId, byte[] expected, long slots) {
+        MessageDigest digest = sha256();
+        long[] seen = {0};
+        ByteBuffer rec = ByteBuffer.allocate(24);
+        try (BoscPipeline pipeline = BoscPipeline.open(build, BoscSettings.defaults().withCommitters(1))) {
+            if (pipeline.openedEmpty() || pipeline.lastOpId() != lastOpId) {
+                throw new IllegalStateException("verification of " + build + " failed: it opens as "
+                        + (pipeline.openedEmpty() ? "empty" : "logged up to operation " + pipeline.lastOpId())
+                        + ", expected operation " + lastOpId);
+            }
+            pipeline.gma().scan(pipeline.chunkLimit(), (pbn, rc, pins, flags, expiry) -> {
+                rec.clear();
+                rec.putLong(pbn).putInt(rc).putInt(pins).putLong(expiry);
+                digest.update(rec.array());
+                seen[0]++;
+            });
+        }
+        if (seen[0] != slots || !MessageDigest.isEqual(digest.digest(), expected)) {
+            throw new IllegalStateException("verification of " + build + " failed: read back " + seen[0]
+                    + " GMA entries, wrote " + slots + ", or their contents differ; nothing was swapped in");
+        }
+    }
+
+    private String swap(Path build) {
+        Path gc = root.resolve("gc");
+        String replaced = null;
+        if (Files.exists(gc)) {
+            String stamp = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(ZoneOffset.UTC).format(clock.instant());
+            Path aside = root.resolve(REPLACED_PREFIX + stamp);
+            for (int k = 1; Files.exists(aside); k++) {
+                aside = root.resolve(REPLACED_PREFIX + stamp + "-" + k);
+            }
+            move(gc, aside);
+            replaced = aside.getFileName().toString();
+            if (crashPoint == 3) {
+                throw new SimulatedCrash();
+            }
+        }
+        move(build, gc);
+        return replaced;
+    }
+
+    private void move(Path from, Path to) {
+        try {
+            Files.move(from, to, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new GcStoreException("gc-rebuild", from, null, "cannot rename to " + to + ": " + e.getMessage(), e);
+        }
+        forceDir(root);
+    }
+
+    private static void forceTree(Path dir) {
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : (Iterable<Path>) s::iterator) {
+                if (Files.isDirectory(p)) {
+                    forceDir(p);
+                } else {
+                    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE)) {
+                        ch.force(true);
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new GcStoreException("gc-rebuild", dir, null, "cannot force to disk: " + e.getMessage(), e);
+        }
+    }
+
+    private static void forceDir(Path dir) {
+        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            d.force(true);
+        } catch (IOException ignored) {
+            // some file systems cannot fsync a directory; the rename is still atomic
+        }
+    }
+
+    static void deleteTree(Path dir) {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> s = Files.walk(dir)) {
+            List<Path> all = s.sorted((a, b) -> b.getNameCount() - a.getNameCount()).toList();
+            for (Path p : all) {
+                Files.delete(p);
+            }
+        } catch (IOException e) {
+            throw new GcStoreException("gc-rebuild", dir, null, "cannot delete the leftover of an earlier run: " + e.getMessage(), e);
+        }
+    }
+
+    private static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    }
+
+    private static int lowerBound(long[] sorted, long v) {
+        int lo = 0;
+        int hi = sorted.length;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (sorted[mid] < v) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    /** Thrown at a {@link #crashPoint}; the test then abandons the run as a crash would. */
+    static final class SimulatedCrash extends RuntimeException {
+    }
+}
