@@ -49,6 +49,9 @@ public final class BoscPipeline implements AutoCloseable {
     private final AtomicLong updatesApplied = new AtomicLong();
     private final AtomicLong updatesSkipped = new AtomicLong();
     private final long replayedRecords;
+    private final long openedFromLsn;
+    private final long openedNextLsn;
+    private long[] replayedChunks = new long[0];
     private final boolean openedEmpty;
     private volatile RuntimeException failure;
     private volatile boolean closed;
@@ -74,6 +77,8 @@ public final class BoscPipeline implements AutoCloseable {
         Path logDir = dir.resolve("log");
         UpdateLog.Recovery rec = UpdateLog.recover(logDir, cp.lsn(), cp.opId());
         this.queues = new ChunkQueues(settings.maxQueuedUpdates(), rec.nextLsn() - 1);
+        this.openedFromLsn = cp.lsn();
+        this.openedNextLsn = rec.nextLsn();
         this.replayedRecords = replay(rec);
         this.checkpointLsn = rec.nextLsn();
         this.checkpointOpId = rec.lastOpId();
@@ -107,6 +112,7 @@ public final class BoscPipeline implements AutoCloseable {
         for (int i = 0; i < b.size(); i++) {
             byChunk.computeIfAbsent(org.holdfast.gc.gma.GmaFormat.chunkOf(b.pbn(i)), k -> new ArrayList<>()).add(i);
         }
+        replayedChunks = byChunk.keySet().stream().mapToLong(Long::longValue).toArray();
         for (var e : byChunk.entrySet()) {
             ReentrantLock l = gma.lock(e.getKey());
             l.lock();
@@ -353,6 +359,31 @@ public final class BoscPipeline implements AutoCloseable {
     /** True if this directory had no checkpoint when opened (a new GC directory). */
     public boolean openedEmpty() {
         return openedEmpty;
+    }
+
+    /** The GC directory this pipeline owns. */
+    public Path dir() {
+        return dir;
+    }
+
+    /** LSN where log replay started at open (the checkpoint's). */
+    public long openedFromLsn() {
+        return openedFromLsn;
+    }
+
+    /** LSN the log continued with after open: every record before it was replayed or older than the checkpoint. */
+    public long openedNextLsn() {
+        return openedNextLsn;
+    }
+
+    /** Chunks that log replay at open may have changed, ascending (the sweep must look at them again). */
+    public long[] replayedChunks() {
+        return replayedChunks.clone();
+    }
+
+    /** Highest LSN handed to the chunk queues; after {@link #awaitEnqueued()}, every appended one. */
+    public long enqueuedLsn() {
+        return queues.enqueuedLsn();
     }
 
     /** Records found in the log at open. */

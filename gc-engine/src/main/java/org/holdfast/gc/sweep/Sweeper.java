@@ -23,16 +23,32 @@ import org.holdfast.gc.gma.GmaFormat;
  * whose fingerprint the engine still knows.
  *
  * <p>Callers run the {@code RetentionPlanner} with the same {@code now} before the sweep.
+ *
+ * <h2>Skip table</h2>
+ * A chunk nothing was queued for since its last visit, whose earliest pending expiry lies ahead,
+ * has nothing to free and is skipped. The table of what each visit found is kept on disk
+ * ({@link SweepSkipTable}), written after each sweep and by {@link #saveSkipTable()} at shutdown,
+ * valid as of the highest LSN queued when it was written (chunks touched since their visit are
+ * stored as unseen). At construction it is used only if log replay covered every later update
+ * (the replay started at or before the LSN after it), and every chunk replay changed is marked
+ * unseen; otherwise (lost, damaged, stale) every chunk is visited once, as before. So a skip can
+ * only ever delay a free, never cause one.
  */
 public final class Sweeper {
     private final BoscPipeline pipeline;
     private final GraceGuard guard;
     private final BlockReclaimer reclaimer;
     private final int batchChunks;
+    private static final System.Logger LOG = System.getLogger(Sweeper.class.getName());
+
+    /** What happened to the skip table at construction. */
+    public enum SkipTableState { NONE, LOADED, STALE, DAMAGED }
+
+    private final SkipTableState tableState;
     /*
      * What the last visit of each chunk found, so a chunk nothing was queued for since can be skipped
-     * while its earliest pending expiry lies ahead. In memory only: after a restart every chunk is
-     * visited once. A skip can only delay a free, never cause one: any update marks the chunk touched.
+     * while its earliest pending expiry lies ahead. A skip can only delay a free, never cause one:
+     * any update marks the chunk touched.
      */
     private boolean[] known = new boolean[0];
     private long[] pendingEt = new long[0]; // min ET of unreferenced, unpinned, unfreed slots; MAX if none
@@ -45,6 +61,71 @@ public final class Sweeper {
         this.guard = guard;
         this.reclaimer = reclaimer;
         this.batchChunks = Math.max(1, batchChunks);
+        this.tableState = loadSkipTable();
+    }
+
+    private SkipTableState loadSkipTable() {
+        SweepSkipTable.Contents t;
+        try {
+            t = SweepSkipTable.read(pipeline.dir());
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "sweep skip table unusable, the next sweep reads every GMA chunk: " + e.getMessage());
+            return SkipTableState.DAMAGED;
+        }
+        if (t == null) {
+            return SkipTableState.NONE;
+        }
+        // every update after the table's LSN must have been replayed, or a changed chunk could be skipped
+        if (t.validLsn() + 1 < pipeline.openedFromLsn() || t.validLsn() >= pipeline.openedNextLsn()) {
+            return SkipTableState.STALE;
+        }
+        int n = t.known().length;
+        grow(n);
+        System.arraycopy(t.known(), 0, known, 0, n);
+        System.arraycopy(t.pendingEt(), 0, pendingEt, 0, n);
+        System.arraycopy(t.kept(), 0, keptCounts, 0, 4 * n);
+        for (long c : pipeline.replayedChunks()) {
+            if (c < n) {
+                known[(int) c] = false;
+            }
+        }
+        return SkipTableState.LOADED;
+    }
+
+    /** What happened to the on-disk skip table when this sweeper was created. */
+    public SkipTableState skipTableState() {
+        return tableState;
+    }
+
+    /**
+     * Writes the skip table (orderly shutdown: call before the pipeline closes, once no more updates
+     * are appended). Returns false, logging why, if it could not: that only costs the next start reads.
+     */
+    public synchronized boolean saveSkipTable() {
+        try {
+            pipeline.awaitEnqueued();
+            persist();
+            return true;
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "sweep skip table not saved: " + e.getMessage());
+            return false;
+        }
+    }
+
+    /** Caller holds this object's monitor. */
+    private void persist() {
+        // every update up to this LSN has set its chunk's touched bit before it is read
+        long lsn = pipeline.enqueuedLsn();
+        int n = 0;
+        for (int c = 0; c < known.length; c++) {
+            if (known[c] && pipeline.takeTouched(c)) {
+                known[c] = false; // changed since its visit: the next sweep must read it
+            }
+            if (known[c]) {
+                n = c + 1;
+            }
+        }
+        SweepSkipTable.write(pipeline.dir(), lsn, n, known, pendingEt, keptCounts);
     }
 
     /** Frees what is reclaimable at {@code now}. */
@@ -162,6 +243,13 @@ public final class Sweeper {
         }
         chunksVisited += visited;
         guard.prune(now);
+        if (!dry) {
+            try {
+                persist();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "sweep skip table not saved: " + e.getMessage());
+            }
+        }
         return new SweepReport(now, visited, freed, reclaimable, kept[0], kept[1], kept[2], kept[3]);
     }
 

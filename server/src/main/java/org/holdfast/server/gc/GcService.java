@@ -710,6 +710,9 @@ public final class GcService implements AutoCloseable {
     /** Orderly shutdown: commits every queued GMA update. Call before the metadata database closes. */
     @Override
     public void close() {
+        if (failure == null) {
+            sweeper.saveSkipTable(); // so the first sweep after the next start need not read every GMA chunk
+        }
         pipeline.close();
     }
 
