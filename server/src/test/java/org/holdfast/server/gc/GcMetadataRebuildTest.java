@@ -417,6 +417,63 @@ class GcMetadataRebuildTest {
         assertEverySnapshotReadsBack();
     }
 
+    /** rc and pins of every USED slot of {@code root/gc}, read directly (no server start in between). */
+    private static Map<Long, String> countsOnDisk(Path gcDir) {
+        Map<Long, String> out = new TreeMap<>();
+        try (BoscPipeline p = BoscPipeline.open(gcDir, BoscSettings.defaults())) {
+            p.gma().scan(p.chunkLimit(), (pbn, rc, pins, flags, expiry) -> out.put(pbn, rc + "/" + pins));
+        }
+        return out;
+    }
+
+    private static String sha(Path file) throws Exception {
+        return java.util.HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(file)));
+    }
+
+    @Test
+    void rebuildTool_sigkilledAtRandomMoments_leavesOldOrNewOrNone_rerunGivesSameCounts() throws Exception {
+        randomHistory(41, 60);
+        Path gcDir = dir.resolve("gc");
+        String oldGma = sha(gcDir.resolve("gma.dat"));
+        Map<Long, String> reference = null;
+        for (int i = 0; i < 4; i++) {
+            String current = Files.exists(gcDir) ? sha(gcDir.resolve("gma.dat")) : null;
+            List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+                    System.getProperty("java.class.path"), GcRebuildTool.class.getName(), "--data-dir", dir.toString(), "--grace", "2h");
+            Process child = new ProcessBuilder(cmd).redirectErrorStream(true)
+                    .redirectOutput(dir.resolve("child-" + i + ".log").toFile()).start();
+            try {
+                Thread.sleep(150 + 350L * i);
+            } finally {
+                child.destroyForcibly(); // SIGKILL
+                child.waitFor();
+            }
+            System.out.println("[kill " + i + "] after " + (150 + 350L * i) + " ms: gc/ " + (!Files.exists(gcDir) ? "absent"
+                    : current != null && current.equals(sha(gcDir.resolve("gma.dat"))) ? "unchanged" : "replaced")
+                    + ", build dir " + (Files.exists(dir.resolve(GcMetadataRebuild.BUILD_DIR)) ? "left" : "none"));
+            if (Files.exists(gcDir.resolve("gma.dat"))) {
+                String now = sha(gcDir.resolve("gma.dat"));
+                if (!now.equals(current) && reference != null) {
+                    assertThat(countsOnDisk(gcDir)).as("a complete new gc/, kill %d", i).isEqualTo(reference);
+                }
+            } else {
+                assertThat(gcDir).as("kill %d: gc/ is either whole or absent", i).doesNotExist();
+            }
+            rebuild(0, 2); // the re-run finishes the job
+            assertThat(dir.resolve(GcMetadataRebuild.BUILD_DIR)).doesNotExist();
+            Map<Long, String> counts = countsOnDisk(gcDir);
+            if (reference == null) {
+                reference = counts;
+                assertThat(reference).isNotEmpty();
+            }
+            assertThat(counts).as("after kill %d (exit %d)", i, child.exitValue()).isEqualTo(reference);
+        }
+        assertThat(oldGma).isNotEmpty();
+        open();
+        assertClean(clock.millis);
+        assertEverySnapshotReadsBack();
+    }
+
     @Test
     void tool_json_stoppedServerOnly_badArgumentsChangeNothing() throws Exception {
         randomHistory(31, 30);
