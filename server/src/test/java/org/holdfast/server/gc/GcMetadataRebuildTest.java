@@ -506,4 +506,13 @@ class GcMetadataRebuildTest {
         assertThat(GcRebuildTool.parseDuration("90m")).isEqualTo(Duration.ofMinutes(90));
         assertThat(GmaFormat.PBNS_PER_CHUNK).isPositive();
     }
+
+    @Test
+    void damagedGcDirectory_startupFailureReport_namesTheRebuild() {
+        var analysis = new org.holdfast.server.app.GcFailureAnalyzer().analyze(new RuntimeException("bean creation",
+                new org.holdfast.gc.GcCorruptException("gma-checkpoint", dir.resolve("gc/checkpoint"), null, "bad checkpoint header")));
+        assertThat(analysis).isNotNull();
+        assertThat(analysis.getDescription()).contains("bad checkpoint header");
+        assertThat(analysis.getAction()).contains("holdfast-server gc-rebuild --data-dir");
+    }
 }
