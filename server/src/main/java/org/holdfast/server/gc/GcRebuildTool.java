@@ -15,7 +15,7 @@ import org.holdfast.server.store.MetadataDb;
  * Offline rebuild of a stopped server's GC metadata from its catalog ({@link GcMetadataRebuild}):
  * {@code holdfast-server gc-rebuild --data-dir D [--grace 24h] [--json]}. Progress goes to stderr,
  * the result to stdout (text, or one JSON object with {@code --json}). Exit code 0: rebuilt and
- * swapped in; 2: bad arguments; 3: could not run (nothing swapped in; safe to re-run).
+ * swapped in; 2: bad arguments; 3: could not run (no rebuilt metadata swapped in; safe to re-run).
  */
 public final class GcRebuildTool {
     static final String USAGE = """
@@ -77,7 +77,8 @@ public final class GcRebuildTool {
                     line -> err.println("gc-rebuild: " + line));
             r = rebuild.run();
         } catch (RuntimeException e) {
-            err.println("gc-rebuild: failed, nothing was swapped in (" + e.getMessage() + "); fix the cause and run it again");
+            // a failure before the swap leaves gc/ as it was; one between the two renames leaves no gc/: both re-run cleanly
+            err.println("gc-rebuild: failed (" + e.getMessage() + "); no rebuilt metadata was swapped in; fix the cause and run it again");
             return 3;
         }
         out.println(json ? toJson(r) : toText(r, dataDir));

@@ -490,7 +490,7 @@ class GcMetadataRebuildTest {
         try (DataDirectory running = DataDirectory.open(dir)) {
             assertThat(GcRebuildTool.run(new String[] {"--data-dir", dir.toString()}, o, e, fixed)).as(err.toString()).isEqualTo(3);
         }
-        assertThat(err.toString(StandardCharsets.UTF_8)).contains("in use by another Holdfast server").contains("nothing was swapped in");
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("in use by another Holdfast server").contains("no rebuilt metadata was swapped in");
         assertThat(Files.readAllBytes(dir.resolve("gc").resolve("gma.dat"))).isEqualTo(gma);
         assertThat(out.size()).isZero();
 
