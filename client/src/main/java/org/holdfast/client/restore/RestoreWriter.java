@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.concurrent.atomic.LongAdder;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 import org.holdfast.client.scan.StateFile;
@@ -22,7 +23,12 @@ import org.holdfast.client.scan.StateFile;
  * {@link #finish} fsyncs and renames it over the target, so the target is either the old file or
  * the complete restore, never a mix. A block-device target is written in place, zero blocks as
  * real zeros (a device has no holes and may hold old data), and must be at least as large as the
- * volume. Not thread-safe.
+ * volume.
+ *
+ * <p>Two ways in: {@link #write}/{@link #zero} take blocks one by one in LBN order (one thread);
+ * {@link #writeRun} takes a run of decoded blocks at any position and may be called from several
+ * threads at once (positional writes, no shared buffer), so restore workers write their pieces
+ * in whatever order they finish. {@link #finish} and {@link #close} run after all writers stopped.
  */
 public final class RestoreWriter implements AutoCloseable {
     private static final int WRITE_BUFFER = 8 << 20;
@@ -33,12 +39,12 @@ public final class RestoreWriter implements AutoCloseable {
     private final FileChannel ch;
     private final long volumeBytes;
     private final int blockSize;
-    private final ByteBuffer pending;
+    private ByteBuffer pending; // allocated by the first write(): writeRun needs none
     private final byte[] zeros;
     private long pendingLbn = -1;
     private long nextLbn;
     private boolean finished;
-    private long bytesWritten;
+    private final LongAdder bytesWritten = new LongAdder();
 
     private RestoreWriter(Path target, Path temp, RandomAccessFile file, FileChannel ch, long volumeBytes, int blockSize) {
         this.target = target;
@@ -47,7 +53,6 @@ public final class RestoreWriter implements AutoCloseable {
         this.ch = ch;
         this.volumeBytes = volumeBytes;
         this.blockSize = blockSize;
-        this.pending = ByteBuffer.allocateDirect(Math.max(blockSize, WRITE_BUFFER / blockSize * blockSize));
         this.zeros = temp == null ? new byte[blockSize] : null;
     }
 
@@ -117,6 +122,9 @@ public final class RestoreWriter implements AutoCloseable {
     }
 
     private void append(long lbn, byte[] src, int off) {
+        if (pending == null) {
+            pending = ByteBuffer.allocateDirect(Math.max(blockSize, WRITE_BUFFER / blockSize * blockSize));
+        }
         if (pending.position() > 0 && !pending.hasRemaining()) {
             flush();
         }
@@ -127,7 +135,7 @@ public final class RestoreWriter implements AutoCloseable {
     }
 
     private void flush() {
-        if (pending.position() == 0) {
+        if (pending == null || pending.position() == 0) {
             return;
         }
         long pos = pendingLbn * blockSize;
@@ -139,7 +147,7 @@ public final class RestoreWriter implements AutoCloseable {
             while (pending.hasRemaining()) {
                 int n = ch.write(pending, pos);
                 pos += n;
-                bytesWritten += n;
+                bytesWritten.add(n);
             }
         } catch (IOException e) {
             throw new AgentException(ExitCode.LOCAL_IO, "writing " + target + " failed: " + e.getMessage(),
@@ -148,9 +156,38 @@ public final class RestoreWriter implements AutoCloseable {
         pending.clear();
     }
 
+    /**
+     * Writes {@code bytes} bytes of decoded blocks starting at block {@code lbn} from {@code src}
+     * (its position to its limit; the position advances). Never writes past the volume's end (the
+     * last block may be partial). Thread-safe against other {@code writeRun} calls.
+     */
+    public void writeRun(long lbn, ByteBuffer src) {
+        long pos = lbn * blockSize;
+        if (lbn < 0 || pos >= volumeBytes) {
+            throw new IllegalArgumentException("block " + lbn + " is outside a volume of " + volumeBytes + " bytes");
+        }
+        long end = Math.min(volumeBytes, pos + src.remaining());
+        src.limit(src.position() + (int) (end - pos));
+        try {
+            while (src.hasRemaining()) {
+                int n = ch.write(src, pos);
+                pos += n;
+                bytesWritten.add(n);
+            }
+        } catch (IOException e) {
+            throw new AgentException(ExitCode.LOCAL_IO, "writing " + target + " failed: " + e.getMessage(),
+                    "check free space and the target device", e);
+        }
+    }
+
+    /** True if zero blocks must be written as zeros (a device); a regular file leaves them as holes. */
+    public boolean writesZeros() {
+        return temp == null;
+    }
+
     /** Bytes written so far (holes not counted). */
     public long bytesWritten() {
-        return bytesWritten;
+        return bytesWritten.sum();
     }
 
     /** Flushes, sets the exact length, fsyncs and (for a file) renames over the target. */
