@@ -32,6 +32,7 @@ import org.holdfast.client.scan.StateFile;
  */
 public final class RestoreWriter implements AutoCloseable {
     private static final int WRITE_BUFFER = 8 << 20;
+    static final long WRITEBACK_BYTES = 64L << 20;
 
     private final Path target;
     private final Path temp; // null for a device
@@ -43,7 +44,8 @@ public final class RestoreWriter implements AutoCloseable {
     private final byte[] zeros;
     private long pendingLbn = -1;
     private long nextLbn;
-    private boolean finished;
+    private volatile boolean finished;
+    private Writeback writeback; // started by the first writeRun
     private final LongAdder bytesWritten = new LongAdder();
 
     private RestoreWriter(Path target, Path temp, RandomAccessFile file, FileChannel ch, long volumeBytes, int blockSize) {
@@ -178,6 +180,103 @@ public final class RestoreWriter implements AutoCloseable {
             throw new AgentException(ExitCode.LOCAL_IO, "writing " + target + " failed: " + e.getMessage(),
                     "check free space and the target device", e);
         }
+        Writeback wb = writeback;
+        if (wb == null) {
+            synchronized (this) {
+                if (writeback == null && !finished) {
+                    writeback = new Writeback();
+                }
+                wb = writeback;
+            }
+        }
+        if (wb != null) {
+            wb.written(bytesWritten.sum());
+        }
+    }
+
+    /**
+     * Flushes written data to the disk in the background while the restore goes on (fdatasync
+     * every {@value #WRITEBACK_BYTES} bytes), so the final fsync finds little left to write; the
+     * kernel on its own would hold gigabytes of dirty pages until then. A failure is kept and
+     * reported by {@link #finish} (an fsync error is reported only once per file).
+     */
+    private final class Writeback implements Runnable {
+        private final Thread thread = new Thread(this, "holdfast-restore-writeback");
+        private long written;
+        private long synced;
+        private boolean stop;
+        private IOException failure;
+
+        Writeback() {
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        synchronized void written(long total) {
+            if (total > written) {
+                written = total;
+                if (written - synced >= WRITEBACK_BYTES) {
+                    notifyAll();
+                }
+            }
+        }
+
+        @Override
+        public void run() {
+            while (true) {
+                long upTo;
+                synchronized (this) {
+                    while (!stop && written - synced < WRITEBACK_BYTES) {
+                        try {
+                            wait();
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                    }
+                    if (stop) {
+                        return;
+                    }
+                    upTo = written;
+                }
+                try {
+                    ch.force(false);
+                } catch (IOException e) {
+                    synchronized (this) {
+                        failure = e;
+                        stop = true;
+                    }
+                    return;
+                }
+                synchronized (this) {
+                    synced = upTo;
+                }
+            }
+        }
+
+        /** Stops the thread and waits for a running flush; returns its failure, if any. */
+        IOException stop() {
+            synchronized (this) {
+                stop = true;
+                notifyAll();
+            }
+            try {
+                thread.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            synchronized (this) {
+                return failure;
+            }
+        }
+    }
+
+    private IOException stopWriteback() {
+        Writeback wb;
+        synchronized (this) {
+            wb = writeback;
+            writeback = null;
+        }
+        return wb == null ? null : wb.stop();
     }
 
     /** True if zero blocks must be written as zeros (a device); a regular file leaves them as holes. */
@@ -193,6 +292,11 @@ public final class RestoreWriter implements AutoCloseable {
     /** Flushes, sets the exact length, fsyncs and (for a file) renames over the target. */
     public void finish() {
         flush();
+        IOException background = stopWriteback();
+        if (background != null) {
+            throw new AgentException(ExitCode.LOCAL_IO, "flushing " + target + " to disk failed: " + background.getMessage(),
+                    "check the disk and the target", background);
+        }
         try {
             if (temp != null) {
                 file.setLength(volumeBytes);
@@ -222,6 +326,7 @@ public final class RestoreWriter implements AutoCloseable {
             return;
         }
         finished = true;
+        stopWriteback();
         try {
             ch.close();
             if (file != null) {
