@@ -135,9 +135,10 @@ class LauncherIT {
     }
 
     @Test
-    void launcher_newJar_newLayoutOldOneRemoved() throws Exception {
+    void launcher_newJar_newLayoutDayOldOneRemoved() throws Exception {
         assertJson(backup(Map.of()));
         Path old = cacheDirs().get(0);
+        Files.setLastModifiedTime(old, FileTime.from(Instant.now().minusSeconds(2 * 86400))); // made two days ago
         Files.setLastModifiedTime(jar, FileTime.from(Instant.now().plusSeconds(5))); // "a new build"
 
         Path target = dir.resolve("r2.img");
