@@ -61,24 +61,59 @@ public final class HoldfastTarget implements BackupTarget {
         this.dir = Files.createDirectories(dir);
         this.stateDir = Files.createDirectories(dir.resolve("agent-state"));
         this.server = HoldfastServer.start(serverJar, dir.resolve("server"), engine, serverXmx);
+        // Before any clock or baseline: the launcher unpacks the jar and records its class-data archive on
+        // a backup of an all-zero image (zero blocks store nothing), so no measured run pays for that.
+        Path warmup = Files.write(dir.resolve("launcher-warmup.img"), new byte[1 << 20]);
+        agent("launcher-setup", List.of("backup", "--server", server.ingestAddress(), "--volume", "bench-launcher-warmup",
+                "--source", warmup.toAbsolutePath().toString(), "--state-dir",
+                dir.resolve("launcher-warmup-state").toAbsolutePath().toString(), "--json"));
+        Files.deleteIfExists(warmup);
         this.metricsAtOpen = PrometheusText.parse(server.prometheus());
         this.cpuAtOpen = ThreadCpu.process(server.pid());
         this.gcCpuAtOpen = ThreadCpu.threads(server.pid(), GC_THREADS);
     }
 
     private WatchedProcess.Outcome agent(String label, List<String> args) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of("java", "-Xmx" + agentXmx,
-                "-Duser.home=" + stateDir.toAbsolutePath(), "-jar", agentJar.toString()));
+        // Through the agent's launcher (client/bin/holdfast-agent) when it can be found, so the agent runs
+        // with the JVM options users get (its class-data-sharing archive); else plain java -jar.
+        List<String> jvm = List.of("-Xmx" + agentXmx, "-Duser.home=" + stateDir.toAbsolutePath());
+        Map<String, String> env = new HashMap<>(Map.of("HOME", stateDir.toAbsolutePath().toString()));
+        Path launcher = agentLauncher();
+        List<String> cmd;
+        if (launcher != null && !stateDir.toAbsolutePath().toString().matches(".*\\s.*")) {
+            cmd = new ArrayList<>(List.of("bash", launcher.toString()));
+            env.put("HOLDFAST_AGENT_JAR", agentJar.toAbsolutePath().toString());
+            env.put("HOLDFAST_AGENT_CACHE", dir.resolve("agent-cache").toAbsolutePath().toString());
+            env.put("JAVA_OPTS", String.join(" ", jvm));
+        } else {
+            cmd = new ArrayList<>(List.of("java"));
+            cmd.addAll(jvm);
+            cmd.addAll(List.of("-jar", agentJar.toString()));
+        }
         cmd.addAll(args);
         Path log = dir.resolve("logs").resolve(String.format("%04d-%s", ++runs, label));
-        WatchedProcess.Outcome o = WatchedProcess.run(cmd, Map.of("HOME", stateDir.toAbsolutePath().toString()), dir, log,
-                AGENT_TIMEOUT);
+        WatchedProcess.Outcome o = WatchedProcess.run(cmd, env, dir, log, AGENT_TIMEOUT);
         if (o.exitCode() != 0) {
             String dump = server.isAlive() ? "; server threads at that moment: " + server.threadDump(log) : "";
             throw new IOException(name() + ": agent " + label + " exited " + o.exitCode() + ":\n" + o.errorTail()
                     + (server.isAlive() ? dump : "\nserver died:\n" + server.diagnostics()));
         }
         return o;
+    }
+
+    /** The agent launcher script: -Dholdfast.bench.agentLauncher, else client/bin/holdfast-agent above the working directory. */
+    private static Path agentLauncher() {
+        String prop = System.getProperty("holdfast.bench.agentLauncher");
+        if (prop != null) {
+            return prop.isEmpty() ? null : Path.of(prop);
+        }
+        for (Path d = Path.of("").toAbsolutePath(); d != null; d = d.getParent()) {
+            Path p = d.resolve("client").resolve("bin").resolve("holdfast-agent");
+            if (Files.isRegularFile(p)) {
+                return p;
+            }
+        }
+        return null;
     }
 
     @Override

@@ -35,6 +35,9 @@ public final class HoldfastAgent implements Runnable {
     }
 
     public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals(org.holdfast.client.launch.ExplodedLayout.COMMAND)) {
+            System.exit(org.holdfast.client.launch.ExplodedLayout.run(args)); // the launcher's one-time set-up
+        }
         System.exit(run(args, System.out, System.err));
     }
 

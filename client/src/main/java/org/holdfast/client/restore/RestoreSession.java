@@ -3,18 +3,12 @@ package org.holdfast.client.restore;
 import io.netty.util.ReferenceCountUtil;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 import org.holdfast.client.net.ServerConnection;
 import org.holdfast.client.progress.ProgressMeter;
-import org.holdfast.common.compress.BlockCodec;
-import org.holdfast.common.compress.CorruptPayloadException;
-import org.holdfast.common.hash.BlockHasher;
-import org.holdfast.common.id.Fingerprint;
 import org.holdfast.common.protocol.ListSnapshots;
 import org.holdfast.common.protocol.Message;
-import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.common.protocol.ProtocolLimits;
 import org.holdfast.common.protocol.Restore;
 import org.holdfast.common.protocol.RestoreData;
@@ -27,10 +21,13 @@ import org.holdfast.common.protocol.SnapshotList;
  * One restore: RESTORE, RESTORE_INFO, RESTORE_DATA frames in LBN order, RESTORE_END. Every payload
  * is decoded within the block size and its SHA-256 checked against the fingerprint beside it
  * before it is written; any mismatch, gap or short stream aborts the restore and leaves the target
- * as it was (for regular files).
+ * as it was (for regular files). This thread receives and checks the frames' order; a
+ * {@link RestorePipeline} decodes, verifies and writes them on every core.
  */
 public final class RestoreSession {
     static final Duration FRAME_TIMEOUT = Duration.ofMinutes(10);
+    /** Decoded bytes per unit of work: large enough for cheap writes, small enough to keep every worker busy. */
+    static final int PIECE_BYTES = 1 << 20;
 
     private RestoreSession() {
     }
@@ -69,56 +66,39 @@ public final class RestoreSession {
         conn.blockSize(bs);
         progress.start(info.volumeBytes());
         long next = 0;
-        long zeroBlocks = 0;
         long received = 0;
-        byte[] payload = new byte[ProtocolLimits.maxZstdPayload(bs)];
-        byte[] block = new byte[bs];
-        byte[] digest = new byte[Fingerprint.BYTES];
-        BlockHasher hasher = new BlockHasher();
-        try (RestoreWriter writer = RestoreWriter.open(target, info.volumeBytes(), bs);
-             BlockCodec codec = new BlockCodec()) {
-            while (true) {
-                Message m = conn.receive(FRAME_TIMEOUT);
-                if (m instanceof RestoreEnd end) {
-                    if (next != info.blockCount() || end.blocksSent() != info.blockCount()) {
-                        throw conn.protocolViolation("restore stream ended after " + next + " of " + info.blockCount()
-                                + " blocks (server counted " + end.blocksSent() + ")");
-                    }
-                    break;
-                }
-                if (!(m instanceof RestoreData d)) {
-                    ReferenceCountUtil.release(m);
-                    throw conn.protocolViolation("unexpected " + m.type() + " during a restore");
-                }
+        long zeroBlocks;
+        try (RestoreWriter writer = RestoreWriter.open(target, info.volumeBytes(), bs)) {
+            try (RestorePipeline pipeline = new RestorePipeline(writer, bs, RestorePipeline.defaultThreads(),
+                    Math.max(1, PIECE_BYTES / bs))) {
                 try {
-                    if (d.startLbn() != next || next + d.count() > info.blockCount()) {
-                        throw conn.protocolViolation("RESTORE_DATA for " + d.startLbn() + "+" + d.count()
-                                + ", expected LBN " + next + " of " + info.blockCount());
+                    while (true) {
+                        Message m = conn.receive(FRAME_TIMEOUT);
+                        if (m instanceof RestoreEnd end) {
+                            if (next != info.blockCount() || end.blocksSent() != info.blockCount()) {
+                                throw conn.protocolViolation("restore stream ended after " + next + " of " + info.blockCount()
+                                        + " blocks (server counted " + end.blocksSent() + ")");
+                            }
+                            break;
+                        }
+                        if (!(m instanceof RestoreData d)) {
+                            ReferenceCountUtil.release(m);
+                            throw conn.protocolViolation("unexpected " + m.type() + " during a restore");
+                        }
+                        if (d.startLbn() != next || next + d.count() > info.blockCount()) {
+                            d.release();
+                            throw conn.protocolViolation("RESTORE_DATA for " + d.startLbn() + "+" + d.count()
+                                    + ", expected LBN " + next + " of " + info.blockCount());
+                        }
+                        next += d.count();
+                        received += d.payloadBytes();
+                        int count = d.count();
+                        pipeline.submit(d); // takes the reference
+                        progress.advance((long) count * bs);
                     }
-                    for (int i = 0; i < d.count(); i++) {
-                        long lbn = next + i;
-                        int c = d.codec(i);
-                        if (c == PayloadCodec.ZERO) {
-                            writer.zero(lbn);
-                            zeroBlocks++;
-                            continue;
-                        }
-                        int len = d.copyPayload(i, payload, 0);
-                        received += len;
-                        try {
-                            codec.decode(c, payload, 0, len, block, 0, bs);
-                        } catch (CorruptPayloadException e) {
-                            throw integrity(volume, sequence, lbn, e.getMessage(), writer.isFile());
-                        }
-                        if (!matches(hasher, block, bs, d.fingerprints(), i * Fingerprint.BYTES, digest)) {
-                            throw integrity(volume, sequence, lbn, "its SHA-256 does not match its fingerprint", writer.isFile());
-                        }
-                        writer.write(lbn, block, 0);
-                    }
-                    next += d.count();
-                    progress.advance((long) d.count() * bs);
-                } finally {
-                    d.release();
+                    zeroBlocks = pipeline.finish();
+                } catch (BlockMismatchException e) {
+                    throw integrity(volume, sequence, e.lbn(), e.why(), writer.isFile());
                 }
             }
             writer.finish();
@@ -126,16 +106,6 @@ public final class RestoreSession {
             return new RestoreResult(volume, sequence, target.toString(), info.volumeBytes(), bs, info.blockCount(),
                     zeroBlocks, received, writer.bytesWritten(), (System.nanoTime() - t0) / 1e9);
         }
-    }
-
-    private static boolean matches(BlockHasher hasher, byte[] block, int bs, byte[] fps, int off, byte[] digest) {
-        hasher.sha256(block, 0, bs, digest, 0);
-        if (Arrays.equals(digest, 0, Fingerprint.BYTES, fps, off, off + Fingerprint.BYTES)) {
-            return true;
-        }
-        // A zero block sent with a payload carries the all-zero fingerprint, which no SHA-256 matches.
-        boolean zeroFp = Arrays.mismatch(fps, off, off + Fingerprint.BYTES, new byte[Fingerprint.BYTES], 0, Fingerprint.BYTES) < 0;
-        return zeroFp && org.holdfast.common.hash.ZeroBlocks.isZero(block, 0, bs);
     }
 
     private static AgentException integrity(String volume, long sequence, long lbn, String why, boolean file) {

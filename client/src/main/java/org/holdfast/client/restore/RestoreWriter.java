@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.concurrent.atomic.LongAdder;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 import org.holdfast.client.scan.StateFile;
@@ -22,10 +23,16 @@ import org.holdfast.client.scan.StateFile;
  * {@link #finish} fsyncs and renames it over the target, so the target is either the old file or
  * the complete restore, never a mix. A block-device target is written in place, zero blocks as
  * real zeros (a device has no holes and may hold old data), and must be at least as large as the
- * volume. Not thread-safe.
+ * volume.
+ *
+ * <p>Two ways in: {@link #write}/{@link #zero} take blocks one by one in LBN order (one thread);
+ * {@link #writeRun} takes a run of decoded blocks at any position and may be called from several
+ * threads at once (positional writes, no shared buffer), so restore workers write their pieces
+ * in whatever order they finish. {@link #finish} and {@link #close} run after all writers stopped.
  */
 public final class RestoreWriter implements AutoCloseable {
     private static final int WRITE_BUFFER = 8 << 20;
+    static final long WRITEBACK_BYTES = 64L << 20;
 
     private final Path target;
     private final Path temp; // null for a device
@@ -33,12 +40,13 @@ public final class RestoreWriter implements AutoCloseable {
     private final FileChannel ch;
     private final long volumeBytes;
     private final int blockSize;
-    private final ByteBuffer pending;
+    private ByteBuffer pending; // allocated by the first write(): writeRun needs none
     private final byte[] zeros;
     private long pendingLbn = -1;
     private long nextLbn;
-    private boolean finished;
-    private long bytesWritten;
+    private volatile boolean finished;
+    private Writeback writeback; // started by the first writeRun
+    private final LongAdder bytesWritten = new LongAdder();
 
     private RestoreWriter(Path target, Path temp, RandomAccessFile file, FileChannel ch, long volumeBytes, int blockSize) {
         this.target = target;
@@ -47,7 +55,6 @@ public final class RestoreWriter implements AutoCloseable {
         this.ch = ch;
         this.volumeBytes = volumeBytes;
         this.blockSize = blockSize;
-        this.pending = ByteBuffer.allocateDirect(Math.max(blockSize, WRITE_BUFFER / blockSize * blockSize));
         this.zeros = temp == null ? new byte[blockSize] : null;
     }
 
@@ -117,6 +124,9 @@ public final class RestoreWriter implements AutoCloseable {
     }
 
     private void append(long lbn, byte[] src, int off) {
+        if (pending == null) {
+            pending = ByteBuffer.allocateDirect(Math.max(blockSize, WRITE_BUFFER / blockSize * blockSize));
+        }
         if (pending.position() > 0 && !pending.hasRemaining()) {
             flush();
         }
@@ -127,7 +137,7 @@ public final class RestoreWriter implements AutoCloseable {
     }
 
     private void flush() {
-        if (pending.position() == 0) {
+        if (pending == null || pending.position() == 0) {
             return;
         }
         long pos = pendingLbn * blockSize;
@@ -139,7 +149,7 @@ public final class RestoreWriter implements AutoCloseable {
             while (pending.hasRemaining()) {
                 int n = ch.write(pending, pos);
                 pos += n;
-                bytesWritten += n;
+                bytesWritten.add(n);
             }
         } catch (IOException e) {
             throw new AgentException(ExitCode.LOCAL_IO, "writing " + target + " failed: " + e.getMessage(),
@@ -148,14 +158,145 @@ public final class RestoreWriter implements AutoCloseable {
         pending.clear();
     }
 
+    /**
+     * Writes {@code bytes} bytes of decoded blocks starting at block {@code lbn} from {@code src}
+     * (its position to its limit; the position advances). Never writes past the volume's end (the
+     * last block may be partial). Thread-safe against other {@code writeRun} calls.
+     */
+    public void writeRun(long lbn, ByteBuffer src) {
+        long pos = lbn * blockSize;
+        if (lbn < 0 || pos >= volumeBytes) {
+            throw new IllegalArgumentException("block " + lbn + " is outside a volume of " + volumeBytes + " bytes");
+        }
+        long end = Math.min(volumeBytes, pos + src.remaining());
+        src.limit(src.position() + (int) (end - pos));
+        try {
+            while (src.hasRemaining()) {
+                int n = ch.write(src, pos);
+                pos += n;
+                bytesWritten.add(n);
+            }
+        } catch (IOException e) {
+            throw new AgentException(ExitCode.LOCAL_IO, "writing " + target + " failed: " + e.getMessage(),
+                    "check free space and the target device", e);
+        }
+        Writeback wb = writeback;
+        if (wb == null) {
+            synchronized (this) {
+                if (writeback == null && !finished) {
+                    writeback = new Writeback();
+                }
+                wb = writeback;
+            }
+        }
+        if (wb != null) {
+            wb.written(bytesWritten.sum());
+        }
+    }
+
+    /**
+     * Flushes written data to the disk in the background while the restore goes on (fdatasync
+     * every {@value #WRITEBACK_BYTES} bytes), so the final fsync finds little left to write; the
+     * kernel on its own would hold gigabytes of dirty pages until then. A failure is kept and
+     * reported by {@link #finish} (an fsync error is reported only once per file).
+     */
+    private final class Writeback implements Runnable {
+        private final Thread thread = new Thread(this, "holdfast-restore-writeback");
+        private long written;
+        private long synced;
+        private boolean stop;
+        private IOException failure;
+
+        Writeback() {
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        synchronized void written(long total) {
+            if (total > written) {
+                written = total;
+                if (written - synced >= WRITEBACK_BYTES) {
+                    notifyAll();
+                }
+            }
+        }
+
+        @Override
+        public void run() {
+            while (true) {
+                long upTo;
+                synchronized (this) {
+                    while (!stop && written - synced < WRITEBACK_BYTES) {
+                        try {
+                            wait();
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                    }
+                    if (stop) {
+                        return;
+                    }
+                    upTo = written;
+                }
+                try {
+                    ch.force(false);
+                } catch (IOException e) {
+                    synchronized (this) {
+                        failure = e;
+                        stop = true;
+                    }
+                    return;
+                }
+                synchronized (this) {
+                    synced = upTo;
+                }
+            }
+        }
+
+        /** Stops the thread and waits for a running flush; returns its failure, if any. */
+        IOException stop() {
+            synchronized (this) {
+                stop = true;
+                notifyAll();
+            }
+            try {
+                thread.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            synchronized (this) {
+                return failure;
+            }
+        }
+    }
+
+    private IOException stopWriteback() {
+        Writeback wb;
+        synchronized (this) {
+            wb = writeback;
+            writeback = null;
+        }
+        return wb == null ? null : wb.stop();
+    }
+
+    /** True if zero blocks must be written as zeros (a device); a regular file leaves them as holes. */
+    public boolean writesZeros() {
+        return temp == null;
+    }
+
     /** Bytes written so far (holes not counted). */
     public long bytesWritten() {
-        return bytesWritten;
+        return bytesWritten.sum();
     }
 
     /** Flushes, sets the exact length, fsyncs and (for a file) renames over the target. */
     public void finish() {
         flush();
+        IOException background = stopWriteback();
+        if (background != null) {
+            throw new AgentException(ExitCode.LOCAL_IO, "flushing " + target + " to disk failed: " + background.getMessage(),
+                    "check the disk and the target", background);
+        }
         try {
             if (temp != null) {
                 file.setLength(volumeBytes);
@@ -185,6 +326,7 @@ public final class RestoreWriter implements AutoCloseable {
             return;
         }
         finished = true;
+        stopWriteback();
         try {
             ch.close();
             if (file != null) {

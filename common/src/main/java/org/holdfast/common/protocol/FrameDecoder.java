@@ -296,7 +296,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             }
             need(b, Fingerprint.BYTES, "fingerprint");
             b.readBytes(fps, i * Fingerprint.BYTES, Fingerprint.BYTES);
-            lengths[i] = payloadLength(b, codec, "RESTORE_DATA entry " + i);
+            lengths[i] = payloadLength(b, codec, i);
             offsets[i] = b.readerIndex() - entriesStart;
             b.skipBytes(lengths[i]);
         }
@@ -319,6 +319,16 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         }
         need(b, (int) len, "payload");
         return (int) len;
+    }
+
+    /** {@link #payloadLength(ByteBuf, int, String)} for RESTORE_DATA entry {@code entry}, naming it only when it fails (no string per block). */
+    private int payloadLength(ByteBuf b, int codec, int entry) {
+        long len = b.readableBytes() >= 4 ? b.getUnsignedInt(b.readerIndex()) : -1;
+        boolean ok = len > 0 && (blockSize == 0
+                ? len <= (codec == PayloadCodec.RAW ? ProtocolLimits.MAX_BLOCK_SIZE : ProtocolLimits.MAX_PAYLOAD)
+                : codec == PayloadCodec.RAW ? len == blockSize : len <= ProtocolLimits.maxZstdPayload(blockSize))
+                && b.readableBytes() - 4 >= len;
+        return ok ? (int) b.readUnsignedInt() : payloadLength(b, codec, "RESTORE_DATA entry " + entry);
     }
 
     private static void need(ByteBuf b, int n, String field) {

@@ -1,0 +1,124 @@
+package org.holdfast.client.launch;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.Enumeration;
+import java.util.List;
+import java.util.jar.Attributes;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
+
+/**
+ * Writes the executable jar out as plain jars: {@code agent.jar} (the agent's own classes, its
+ * manifest naming the main class and {@code lib/*.jar} on its Class-Path) and {@code lib/} (the
+ * dependencies, copied as they are).
+ *
+ * <p>Why: the JVM's class-data sharing (AppCDS) archives only classes loaded from plain jars on the
+ * class path, never those the executable jar's nested-jar loader defines, so the launcher runs the
+ * agent from this layout with a shared archive and saves most of the class loading at start-up.
+ * The layout is written into a fresh directory beside {@code dest} and renamed into place, so a
+ * concurrent launcher never sees half of it.
+ */
+public final class ExplodedLayout {
+    /** The hidden first argument that makes the agent's main write this layout and exit. */
+    public static final String COMMAND = "--holdfast-write-exploded-layout";
+    static final String CLASSES = "BOOT-INF/classes/";
+    static final String LIB = "BOOT-INF/lib/";
+    static final String MAIN_CLASS = "org.holdfast.client.cli.HoldfastAgent";
+
+    private ExplodedLayout() {
+    }
+
+    /** Entry point: {@code args[1]} is the destination directory; the source is the jar this JVM runs. */
+    public static int run(String[] args) {
+        if (args.length != 2) {
+            System.err.println("usage: " + COMMAND + " DIR");
+            return 2;
+        }
+        String cp = System.getProperty("java.class.path", "");
+        if (!cp.endsWith(".jar") || cp.contains(java.io.File.pathSeparator)) {
+            System.err.println("holdfast-agent: not started with -jar (class path " + cp + ")");
+            return 1;
+        }
+        try {
+            write(Path.of(cp), Path.of(args[1]));
+            return 0;
+        } catch (IOException e) {
+            System.err.println("holdfast-agent: cannot write the exploded layout: " + e);
+            return 1;
+        }
+    }
+
+    /** Writes the layout of executable jar {@code fatJar} to {@code dest} (which must not exist yet). */
+    public static void write(Path fatJar, Path dest) throws IOException {
+        Path parent = dest.toAbsolutePath().getParent();
+        Files.createDirectories(parent);
+        Path tmp = Files.createTempDirectory(parent, dest.getFileName() + ".tmp");
+        try {
+            Path lib = Files.createDirectories(tmp.resolve("lib"));
+            List<String> libs = new ArrayList<>();
+            Manifest mf = new Manifest();
+            Attributes main = mf.getMainAttributes();
+            try (JarFile jar = new JarFile(fatJar.toFile())) {
+                for (Enumeration<JarEntry> en = jar.entries(); en.hasMoreElements(); ) {
+                    JarEntry e = en.nextElement();
+                    String name = e.getName();
+                    if (!e.isDirectory() && name.startsWith(LIB) && name.endsWith(".jar") && name.indexOf('/', LIB.length()) < 0) {
+                        String file = name.substring(LIB.length());
+                        try (InputStream in = jar.getInputStream(e)) {
+                            Files.copy(in, lib.resolve(file), StandardCopyOption.REPLACE_EXISTING);
+                        }
+                        libs.add("lib/" + file);
+                    }
+                }
+                main.put(Attributes.Name.MANIFEST_VERSION, "1.0");
+                main.put(Attributes.Name.MAIN_CLASS, MAIN_CLASS);
+                main.put(Attributes.Name.CLASS_PATH, String.join(" ", libs));
+                Attributes fatMain = jar.getManifest() == null ? null : jar.getManifest().getMainAttributes();
+                if (fatMain != null && fatMain.getValue(Attributes.Name.IMPLEMENTATION_VERSION) != null) {
+                    main.put(Attributes.Name.IMPLEMENTATION_TITLE, String.valueOf(fatMain.getValue(Attributes.Name.IMPLEMENTATION_TITLE)));
+                    main.put(Attributes.Name.IMPLEMENTATION_VERSION, fatMain.getValue(Attributes.Name.IMPLEMENTATION_VERSION));
+                }
+                try (OutputStream os = Files.newOutputStream(tmp.resolve("agent.jar"));
+                     JarOutputStream out = new JarOutputStream(os, mf)) {
+                    for (Enumeration<JarEntry> en = jar.entries(); en.hasMoreElements(); ) {
+                        JarEntry e = en.nextElement();
+                        String name = e.getName();
+                        if (!name.startsWith(CLASSES) || name.length() == CLASSES.length()) {
+                            continue;
+                        }
+                        out.putNextEntry(new JarEntry(name.substring(CLASSES.length())));
+                        if (!e.isDirectory()) {
+                            try (InputStream in = jar.getInputStream(e)) {
+                                in.transferTo(out);
+                            }
+                        }
+                        out.closeEntry();
+                    }
+                }
+            }
+            if (libs.isEmpty()) {
+                throw new IOException(fatJar + " has no " + LIB + " jars: not an executable agent jar");
+            }
+            try {
+                Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+            } catch (UnsupportedOperationException | IOException e) {
+                // not a POSIX file system: the default permissions do
+            }
+            Files.move(tmp, dest, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            if (Files.exists(tmp)) {
+                try (var walk = Files.walk(tmp)) {
+                    walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                }
+            }
+        }
+    }
+}

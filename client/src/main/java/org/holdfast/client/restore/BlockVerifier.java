@@ -1,0 +1,160 @@
+package org.holdfast.client.restore;
+
+import com.github.luben.zstd.ZstdDecompressCtx;
+import com.github.luben.zstd.ZstdException;
+import io.netty.buffer.ByteBuf;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import org.holdfast.common.hash.BlockHasher;
+import org.holdfast.common.hash.ZeroBlocks;
+import org.holdfast.common.id.Fingerprint;
+import org.holdfast.common.protocol.PayloadCodec;
+import org.holdfast.common.protocol.ProtocolLimits;
+import org.holdfast.common.protocol.RestoreData;
+
+/**
+ * Decodes a piece of one RESTORE_DATA frame into a direct buffer, checks every block's SHA-256
+ * against its fingerprint, and hands the verified runs to the {@link RestoreWriter}.
+ *
+ * <p>zstd payloads are decompressed straight from the frame's (direct) bytes into the output
+ * buffer, raw payloads copied once, and the output is written with one positional write per run
+ * of non-zero blocks (a file leaves zero blocks as holes; a device gets real zeros), so a block
+ * costs one decompression, one hash and its share of a large write, and no allocation. A block
+ * that does not decode to exactly the block size, or whose hash differs, raises
+ * {@link BlockMismatchException} before anything of its run is written.
+ *
+ * <p>One instance per worker thread (it owns a zstd context, a hasher and its buffers); {@link #close()} it.
+ */
+final class BlockVerifier implements AutoCloseable {
+    private static final byte[] ZERO_FP = new byte[Fingerprint.BYTES];
+
+    private final RestoreWriter writer;
+    private final int blockSize;
+    private final int maxZstd;
+    private final ByteBuffer out;
+    private final ByteBuffer staging; // payload copy when a frame's bytes are not one direct buffer
+    private final ZstdDecompressCtx zstd = new ZstdDecompressCtx();
+    private final BlockHasher hasher = new BlockHasher();
+    private final byte[] digest = new byte[Fingerprint.BYTES];
+    private final byte[] zeroBlock; // devices only
+
+    /** @param maxBlocks the largest piece {@link #verifyAndWrite} is given, in blocks */
+    BlockVerifier(RestoreWriter writer, int blockSize, int maxBlocks) {
+        this.writer = writer;
+        this.blockSize = blockSize;
+        this.maxZstd = ProtocolLimits.maxZstdPayload(blockSize);
+        this.out = ByteBuffer.allocateDirect(Math.multiplyExact(maxBlocks, blockSize));
+        this.staging = ByteBuffer.allocateDirect(maxZstd);
+        this.zeroBlock = writer.writesZeros() ? new byte[blockSize] : null;
+    }
+
+    /**
+     * Verifies blocks {@code from .. to - 1} of {@code d} and writes them; returns the number of
+     * zero blocks among them. The caller keeps {@code d} alive (retained) for the call.
+     */
+    int verifyAndWrite(RestoreData d, int from, int to) {
+        if ((long) (to - from) * blockSize > out.capacity()) {
+            throw new IllegalArgumentException("piece of " + (to - from) + " blocks exceeds the buffer");
+        }
+        ByteBuf data = d.data();
+        ByteBuffer src = data.isDirect() && data.nioBufferCount() == 1 ? data.nioBuffer(0, data.writerIndex()) : null;
+        boolean zerosAsHoles = !writer.writesZeros();
+        int zeros = 0;
+        int runStart = -1; // first block of the pending run of decoded blocks, relative to from
+        for (int i = from; i < to; i++) {
+            int slot = i - from;
+            int outOff = slot * blockSize;
+            int codec = d.codec(i);
+            if (codec == PayloadCodec.ZERO) {
+                zeros++;
+                if (zerosAsHoles) {
+                    if (runStart >= 0) {
+                        write(d.startLbn() + from, runStart, slot);
+                        runStart = -1;
+                    }
+                    continue;
+                }
+                out.put(outOff, zeroBlock, 0, blockSize);
+            } else {
+                decode(d, i, codec, src, outOff);
+                verify(d, i, outOff);
+            }
+            if (runStart < 0) {
+                runStart = slot;
+            }
+        }
+        if (runStart >= 0) {
+            write(d.startLbn() + from, runStart, to - from);
+        }
+        return zeros;
+    }
+
+    private void decode(RestoreData d, int i, int codec, ByteBuffer frame, int outOff) {
+        int len = d.lengths()[i];
+        int off = d.offsets()[i];
+        ByteBuffer src = frame;
+        if (src == null) { // a heap or composite frame buffer: stage the payload in direct memory
+            if (len > maxZstd) {
+                throw mismatch(d, i, "payload of " + len + " bytes is over the limit for a " + blockSize + "-byte block");
+            }
+            staging.clear().limit(len);
+            d.data().getBytes(off, staging);
+            src = staging;
+            off = 0;
+        }
+        if (codec == PayloadCodec.RAW) {
+            if (len != blockSize) {
+                throw mismatch(d, i, "raw payload of " + len + " bytes for a " + blockSize + "-byte block");
+            }
+            out.put(outOff, src, off, len);
+            return;
+        }
+        if (codec != PayloadCodec.ZSTD) {
+            throw mismatch(d, i, "codec " + PayloadCodec.name(codec) + " has no payload to decode");
+        }
+        if (len > maxZstd) {
+            throw mismatch(d, i, "zstd payload of " + len + " bytes is over the limit for a " + blockSize + "-byte block");
+        }
+        int n;
+        try {
+            // bounds: outOff + blockSize <= out.capacity() (checked per piece); off + len inside the frame (checked by RestoreData)
+            n = zstd.decompressDirectByteBuffer(out, outOff, blockSize, src, off, len);
+        } catch (ZstdException e) {
+            throw mismatch(d, i, "zstd payload does not decompress to at most " + blockSize + " bytes: " + e.getMessage());
+        }
+        if (n != blockSize) {
+            throw mismatch(d, i, "zstd payload decompressed to " + n + " bytes, expected " + blockSize);
+        }
+    }
+
+    private void verify(RestoreData d, int i, int outOff) {
+        byte[] fps = d.fingerprints();
+        int fpOff = i * Fingerprint.BYTES;
+        hasher.sha256(out, outOff, blockSize, digest, 0);
+        if (Arrays.equals(digest, 0, Fingerprint.BYTES, fps, fpOff, fpOff + Fingerprint.BYTES)) {
+            return;
+        }
+        // A zero block sent with a payload carries the all-zero fingerprint, which no SHA-256 matches.
+        if (Arrays.equals(fps, fpOff, fpOff + Fingerprint.BYTES, ZERO_FP, 0, Fingerprint.BYTES)
+                && ZeroBlocks.isZero(out, outOff, blockSize)) {
+            return;
+        }
+        throw mismatch(d, i, "its SHA-256 does not match its fingerprint");
+    }
+
+    /** Writes slots [fromSlot, toSlot) of the output buffer; slot 0 is block {@code baseLbn}. */
+    private void write(long baseLbn, int fromSlot, int toSlot) {
+        out.limit(toSlot * blockSize).position(fromSlot * blockSize);
+        writer.writeRun(baseLbn + fromSlot, out);
+        out.clear();
+    }
+
+    private BlockMismatchException mismatch(RestoreData d, int i, String why) {
+        return new BlockMismatchException(d.startLbn() + i, why);
+    }
+
+    @Override
+    public void close() {
+        zstd.close();
+    }
+}
