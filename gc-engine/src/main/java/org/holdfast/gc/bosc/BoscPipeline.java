@@ -169,6 +169,24 @@ public final class BoscPipeline implements AutoCloseable {
         }
     }
 
+    /**
+     * Logs one stand-alone update of {@code kind} and {@code value} for every non-zero PBN of
+     * {@code pbns[off..off+count)} in one append (a batch of grace protections). Returns the LSN
+     * of the last record, or -1 if there was none.
+     */
+    public long appendSingles(int kind, long[] pbns, int off, int count, long value) {
+        checkHealthy();
+        try {
+            long[] n = new long[1];
+            long lsn = log.appendSingles(kind, pbns, off, count, value, n);
+            updatesLogged.addAndGet(n[0]);
+            return lsn;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while the GMA queues were full", e);
+        }
+    }
+
     /** Highest operation id in the log (after a restart: the highest durably logged one). */
     public long lastOpId() {
         return log.lastOpId();

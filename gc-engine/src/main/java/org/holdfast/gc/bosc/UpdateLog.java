@@ -117,6 +117,34 @@ public final class UpdateLog implements AutoCloseable {
         }
     }
 
+    /**
+     * Appends one stand-alone record per non-zero PBN of {@code pbns[off..off+count)} under one
+     * lock (a PBN equal to the one before it is written once). Stores the number appended in
+     * {@code appended[0]}; returns the last LSN, or -1 if none.
+     */
+    public long appendSingles(int kind, long[] pbns, int off, int count, long value, long[] appended)
+            throws InterruptedException {
+        int n = 0;
+        synchronized (appendLock) {
+            awaitRoom(count);
+            long prev = 0;
+            for (int i = off; i < off + count; i++) {
+                long p = pbns[i];
+                if (p != 0 && p != prev) {
+                    pending.add(kind, p, value);
+                    n++;
+                }
+                prev = p;
+            }
+            nextLsn += n;
+            if (n > 0) {
+                appendLock.notifyAll();
+            }
+            appended[0] = n;
+            return n > 0 ? nextLsn - 1 : -1;
+        }
+    }
+
     private void awaitRoom(int n) throws InterruptedException {
         while (pending.size() > 0 && pending.size() + n > settings.maxPendingRecords()) {
             checkFailure();
