@@ -45,6 +45,9 @@ public final class BoscPipeline implements AutoCloseable {
     private final FileLock dirLock;
     private long checkpointLsn;
     private long checkpointOpId;
+    /** Committers advance the checkpoint at most this often (commitAll and close always do). */
+    static final long CHECKPOINT_INTERVAL_NANOS = 1_000_000_000L;
+    private long lastCheckpointNanos = System.nanoTime() - CHECKPOINT_INTERVAL_NANOS;
     private final AtomicLong updatesLogged = new AtomicLong();
     private final AtomicLong updatesApplied = new AtomicLong();
     private final AtomicLong updatesSkipped = new AtomicLong();
@@ -244,7 +247,7 @@ public final class BoscPipeline implements AutoCloseable {
                 for (ChunkQueues.Queue q : done) {
                     queues.finished(q);
                 }
-                advanceCheckpoint();
+                advanceCheckpoint(false);
             }
         }
         return done.size();
@@ -292,7 +295,7 @@ public final class BoscPipeline implements AutoCloseable {
             if (q != null) {
                 gma.sync();
                 queues.finished(q);
-                advanceCheckpoint();
+                advanceCheckpoint(false);
             }
         }
     }
@@ -324,17 +327,26 @@ public final class BoscPipeline implements AutoCloseable {
             }
             commitChunks(chunks, false);
         }
-        advanceCheckpoint();
+        advanceCheckpoint(true);
     }
 
-    private void advanceCheckpoint() {
+    /**
+     * Moves the replay start forward. Unless {@code now}, at most once per
+     * {@link #CHECKPOINT_INTERVAL_NANOS}: each write costs two fsyncs and a rename, and an older
+     * checkpoint only means a longer (idempotent) replay after a crash.
+     */
+    private void advanceCheckpoint(boolean now) {
         synchronized (checkpointLock) {
+            if (!now && System.nanoTime() - lastCheckpointNanos < CHECKPOINT_INTERVAL_NANOS) {
+                return;
+            }
             long[] op = {checkpointOpId};
             long candidate = queues.oldestUncommitted(op);
             if (candidate > checkpointLsn && settings.advanceCheckpoint() && !closed) {
                 new Checkpoint(candidate, op[0]).write(dir);
                 checkpointLsn = candidate;
                 checkpointOpId = op[0];
+                lastCheckpointNanos = System.nanoTime();
                 log.deleteBelow(candidate);
             }
         }
