@@ -80,6 +80,7 @@ public class GcConfiguration {
     GcService gcService(GcProperties p, DataDirectory dir, MetadataDb db, Catalog catalog, DataStore dataStore,
                         FingerprintIndex index, Clock holdfastClock, ObjectProvider<SnapshotCommit> commits,
                         GcBookkeepingMode mode) {
+        // mode is only a dependency: it must be settled (or refused) before the GC directory opens
         BoscSettings bosc = BoscSettings.defaults().withCommitters(p.committers()).withFsync(p.fsync(), Duration.ofMillis(100));
         return GcService.open(new GcService.Settings(dir.subdirectory("gc"), bosc, p.grace(), p.defaultRetention(),
                 p.sweepBatchChunks()), catalog, dataStore, index, holdfastClock, commits::getObject);
@@ -163,6 +164,11 @@ public class GcConfiguration {
                     GcService.CycleReport r = gc.runCycle();
                     LOG.info("gc cycle: {} snapshots deleted, {} map entries pruned, {} blocks freed",
                             r.snapshotsDeleted(), r.mapEntriesPruned(), r.sweep().freed());
+                    if (r.sweep().now() < r.now()) {
+                        LOG.info("gc cycle: the sweep was held back to {} by a backup open for longer than the grace"
+                                + " ({} open sessions); its blocks stay protected until it ends",
+                                java.time.Instant.ofEpochMilli(r.sweep().now()), gc.guard().openSessions());
+                    }
                 } catch (RuntimeException e) {
                     LOG.error("gc cycle failed; will retry next interval", e);
                 }
