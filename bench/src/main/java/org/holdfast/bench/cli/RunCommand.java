@@ -85,6 +85,18 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--per-snapshot", description = "also print one row per snapshot")
     boolean perSnapshot;
 
+    @Option(names = "--gc-overhead", negatable = true, description = "also run the sungem engine on a fresh store with "
+            + "holdfast.gc.bookkeeping=off and report ingest with GC on / off (default: on, off with --quick)")
+    Boolean gcOverhead;
+
+    @Option(names = "--gc-committers", defaultValue = "0", description = "holdfast.gc.committers of the Holdfast servers "
+            + "(default: the server's own, 2)")
+    int gcCommitters;
+
+    @Option(names = "--server-java-options", description = "extra JVM options of the Holdfast servers, space-separated "
+            + "(e.g. a JFR recording)")
+    String serverJavaOptions;
+
     @Override
     public Integer call() throws Exception {
         Files.createDirectories(out);
@@ -112,8 +124,17 @@ public final class RunCommand implements Callable<Integer> {
             Path ajCopy = Files.copy(aj, jars.resolve(aj.getFileName()), StandardCopyOption.REPLACE_EXISTING);
             System.out.println("bench: server jar " + sj + " (" + Files.getLastModifiedTime(sj) + "), agent jar " + aj
                     + " (" + Files.getLastModifiedTime(aj) + "), copied to " + jars);
+            List<String> jvm = serverJavaOptions == null || serverJavaOptions.isBlank() ? List.of()
+                    : List.of(serverJavaOptions.trim().split("\\s+"));
+            boolean withGcOff = gcOverhead != null ? gcOverhead : !quick;
             for (String e : engineList) {
-                targets.add(() -> new HoldfastTarget(sjCopy, ajCopy, e, serverXmx, agentXmx));
+                targets.add(() -> new HoldfastTarget(sjCopy, ajCopy, e, serverXmx, agentXmx,
+                        new HoldfastTarget.ServerOptions(true, gcCommitters, jvm)));
+                if (withGcOff && e.equals("sungem")) {
+                    // the same workload, the same days, on a fresh store that does not count for GC
+                    targets.add(() -> new HoldfastTarget(sjCopy, ajCopy, e, serverXmx, agentXmx,
+                            new HoldfastTarget.ServerOptions(false, gcCommitters, jvm)));
+                }
             }
         }
         for (String p : list(peers)) {
@@ -143,7 +164,8 @@ public final class RunCommand implements Callable<Integer> {
         results.run.put("started", Instant.now().toString());
         results.run.put("command", "run --workload " + workload + (quick ? " --quick" : "") + " --seed " + seed
                 + " --peers " + peers + " --engines " + engines + (days > 0 ? " --days " + days : "")
-                + (hosts > 0 ? " --hosts " + hosts : ""));
+                + (hosts > 0 ? " --hosts " + hosts : "") + (gcOverhead != null ? (gcOverhead ? " --gc-overhead" : " --no-gc-overhead") : "")
+                + (gcCommitters > 0 ? " --gc-committers " + gcCommitters : ""));
         results.run.put("machine", MachineInfo.describe(out));
         BenchRun run = new BenchRun(out, plan, keep, System.out);
         long t0 = System.nanoTime();

@@ -148,6 +148,13 @@ public final class BenchRun {
             tr.summary = TargetSummary.of(tr, result.targets);
         }
         result.comparison = TargetSummary.compare(result.targets);
+        for (String engine : List.of("sungem", "exact")) {
+            Map<String, Object> g = TargetSummary.gcOverhead(result.targets, engine);
+            if (!g.isEmpty()) {
+                result.comparison.put(ReportTable.GC_OVERHEAD_KEY, g);
+                break;
+            }
+        }
         return result;
     }
 

@@ -37,6 +37,15 @@ public final class HoldfastServer implements AutoCloseable {
 
     /** Starts the server jar with the given engine and heap, and waits for /actuator/health to say UP. */
     public static HoldfastServer start(Path jar, Path workDir, String engine, String xmx) throws IOException {
+        return start(jar, workDir, engine, xmx, List.of(), List.of());
+    }
+
+    /**
+     * Like {@link #start(Path, Path, String, String)}, with extra JVM options (before {@code -jar})
+     * and extra server arguments ({@code --holdfast.gc.bookkeeping=off}, ...).
+     */
+    public static HoldfastServer start(Path jar, Path workDir, String engine, String xmx, List<String> jvmOptions,
+                                       List<String> serverArgs) throws IOException {
         Path dataDir = Files.createDirectories(workDir.resolve("data"));
         Path tmp = Files.createDirectories(workDir.resolve("tmp"));
         int httpPort = freePort();
@@ -44,7 +53,9 @@ public final class HoldfastServer implements AutoCloseable {
         while (ingestPort == httpPort) {
             ingestPort = freePort();
         }
-        List<String> cmd = new ArrayList<>(List.of("java", "-Xmx" + xmx, "-Djava.io.tmpdir=" + tmp, "-jar", jar.toString(),
+        List<String> cmd = new ArrayList<>(List.of("java", "-Xmx" + xmx, "-Djava.io.tmpdir=" + tmp));
+        cmd.addAll(jvmOptions);
+        cmd.addAll(List.of("-jar", jar.toString(),
                 "--holdfast.data-dir=" + dataDir,
                 "--server.address=127.0.0.1",
                 "--server.port=" + httpPort,
@@ -52,6 +63,7 @@ public final class HoldfastServer implements AutoCloseable {
                 "--holdfast.ingest.port=" + ingestPort,
                 "--holdfast.dedup.engine=" + engine,
                 "--spring.main.banner-mode=off"));
+        cmd.addAll(serverArgs);
         WatchedProcess p = WatchedProcess.start(cmd, null, workDir, workDir.resolve("server"));
         HoldfastServer s = new HoldfastServer(dataDir, p, httpPort, ingestPort);
         s.awaitHealthy();

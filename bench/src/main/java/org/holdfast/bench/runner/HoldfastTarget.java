@@ -21,12 +21,14 @@ public final class HoldfastTarget implements BackupTarget {
     private static final Duration AGENT_TIMEOUT = Duration.ofMinutes(30);
     /** Thread names of the GC's bookkeeping (BOSC log flusher and committers), as /proc shows them. */
     private static final String[] GC_THREADS = {"gma-", "holdfast-gc", "gc-"};
+    private static final String GC_OFF_SUFFIX = "-gc-off";
 
     private final Path serverJar;
     private final Path agentJar;
     private final String engine;
     private final String serverXmx;
     private final String agentXmx;
+    private final ServerOptions options;
     private final Map<String, Map<Integer, String>> snapshots = new HashMap<>();
     private Path dir;
     private Path stateDir;
@@ -36,19 +38,41 @@ public final class HoldfastTarget implements BackupTarget {
     private double backupToolSeconds;
     private double cpuAtOpen;
     private double gcCpuAtOpen;
+    /** Server CPU seconds from open to the end of the latest backup (restores come after all backups). */
+    private double ingestCpu = -1;
 
     /** A target running {@code engine} (exact or sungem). */
     public HoldfastTarget(Path serverJar, Path agentJar, String engine, String serverXmx, String agentXmx) {
+        this(serverJar, agentJar, engine, serverXmx, agentXmx, new ServerOptions(true, 0, List.of()));
+    }
+
+    /**
+     * How the server is run: {@code gcBookkeeping} false starts a fresh store with
+     * {@code holdfast.gc.bookkeeping=off} (the baseline of the GC overhead figure);
+     * {@code gcCommitters} &gt; 0 sets {@code holdfast.gc.committers}; {@code jvmOptions} go before -jar.
+     */
+    public record ServerOptions(boolean gcBookkeeping, int gcCommitters, List<String> jvmOptions) {
+    }
+
+    /** A target running {@code engine} with the given server options. */
+    public HoldfastTarget(Path serverJar, Path agentJar, String engine, String serverXmx, String agentXmx,
+                          ServerOptions options) {
         this.serverJar = serverJar;
         this.agentJar = agentJar;
         this.engine = engine;
         this.serverXmx = serverXmx;
         this.agentXmx = agentXmx;
+        this.options = options;
+    }
+
+    /** Name of the target with GC bookkeeping off for {@code engine}. */
+    public static String gcOffName(String engine) {
+        return "holdfast-" + engine + GC_OFF_SUFFIX;
     }
 
     @Override
     public String name() {
-        return "holdfast-" + engine;
+        return "holdfast-" + engine + (options.gcBookkeeping() ? "" : GC_OFF_SUFFIX);
     }
 
     /** The dedup engine this target runs. */
@@ -60,7 +84,14 @@ public final class HoldfastTarget implements BackupTarget {
     public void open(Path dir) throws IOException {
         this.dir = Files.createDirectories(dir);
         this.stateDir = Files.createDirectories(dir.resolve("agent-state"));
-        this.server = HoldfastServer.start(serverJar, dir.resolve("server"), engine, serverXmx);
+        List<String> args = new ArrayList<>();
+        if (!options.gcBookkeeping()) {
+            args.add("--holdfast.gc.bookkeeping=off");
+        }
+        if (options.gcCommitters() > 0) {
+            args.add("--holdfast.gc.committers=" + options.gcCommitters());
+        }
+        this.server = HoldfastServer.start(serverJar, dir.resolve("server"), engine, serverXmx, options.jvmOptions(), args);
         // Before any clock or baseline: the launcher unpacks the jar and records its class-data archive on
         // a backup of an all-zero image (zero blocks store nothing), so no measured run pays for that.
         Path warmup = Files.write(dir.resolve("launcher-warmup.img"), new byte[1 << 20]);
@@ -137,6 +168,8 @@ public final class HoldfastTarget implements BackupTarget {
         long zero = AgentJson.number(j, "zeroBlocks", "changedZeroBlocks");
         double tool = j.has("seconds") ? j.get("seconds").asDouble() : -1;
         backupToolSeconds += Math.max(0, tool);
+        double cpuNow = ThreadCpu.process(server.pid());
+        ingestCpu = cpuNow < 0 ? -1 : cpuNow - cpuAtOpen;
         return new BackupOutcome(o.seconds(), tool, o.peakRssBytes(), sentBytes, changed, zero, newBlocks, id);
     }
 
@@ -173,6 +206,11 @@ public final class HoldfastTarget implements BackupTarget {
         d.put("agentJar", agentJar.toString());
         d.put("serverXmx", serverXmx);
         d.put("agentXmx", agentXmx);
+        d.put("gcBookkeeping", options.gcBookkeeping() ? "on" : "off");
+        d.put("gcCommitters", options.gcCommitters() > 0 ? options.gcCommitters() : "server default (2)");
+        if (!options.jvmOptions().isEmpty()) {
+            d.put("serverJvmOptions", options.jvmOptions());
+        }
         return d;
     }
 
@@ -187,6 +225,7 @@ public final class HoldfastTarget implements BackupTarget {
         double gcNow = ThreadCpu.threads(server.pid(), GC_THREADS);
         double gcCpu = gcNow < 0 ? -1 : gcNow - Math.max(0, gcCpuAtOpen);
         f.put("serverCpuSeconds", cpu);
+        f.put("serverIngestCpuSeconds", ingestCpu);
         f.put("gcThreadCpuSeconds", gcCpu);
         if (cpu > 0 && gcCpu >= 0) {
             f.put("gcOverhead", gcCpu / cpu);

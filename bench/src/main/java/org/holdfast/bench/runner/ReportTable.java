@@ -63,10 +63,39 @@ public final class ReportTable {
             }
         }
         for (Map.Entry<String, Object> e : w.comparison.entrySet()) {
+            if (e.getKey().equals(GC_OVERHEAD_KEY)) {
+                continue;
+            }
             if (e.getValue() instanceof Map<?, ?> m) {
                 out.printf("%s: %.2fx %s (target %s: %s)%n", e.getKey(), ((Number) m.get("ratio")).doubleValue(),
                         m.get("peer"), m.get("target"), Boolean.TRUE.equals(m.get("met")) ? "met" : "NOT met");
             }
+        }
+        printGcOverhead(w, out);
+    }
+
+    /** Key of the GC overhead figures in a workload's comparison. */
+    public static final String GC_OVERHEAD_KEY = "gcBookkeepingOverhead";
+
+    /** The GC bookkeeping overhead table (on against off), if the workload has one. */
+    static void printGcOverhead(BenchResults.WorkloadResult w, PrintStream out) {
+        if (!(w.comparison.get(GC_OVERHEAD_KEY) instanceof Map<?, ?> g) || g.isEmpty()) {
+            return;
+        }
+        out.printf("GC bookkeeping overhead (%s, holdfast.gc.committers = %s): ingest on / off%n", g.get("engine"),
+                g.get("gcCommitters"));
+        out.println("| figure | GC on | GC off | on / off |");
+        out.println("| --- | ---: | ---: | ---: |");
+        for (String metric : List.of("allBackupsMBps", "allBackupsMBpsInTool", "fullBackupMBpsInTool",
+                "incrementalBackupMBpsInTool", "serverCpuSecondsPerGiB")) {
+            if (g.get(metric) instanceof Map<?, ?> m) {
+                out.printf("| %s | %.2f | %.2f | %.3f |%n", metric, ((Number) m.get("gcOn")).doubleValue(),
+                        ((Number) m.get("gcOff")).doubleValue(), ((Number) m.get("ratio")).doubleValue());
+            }
+        }
+        if (g.get("ratio") instanceof Number r) {
+            out.printf("GC overhead: ingest with bookkeeping on at %.3f of off, by %s (target >= %s: %s)%n", r.doubleValue(),
+                    g.get("basis"), g.get("target"), Boolean.TRUE.equals(g.get("met")) ? "met" : "NOT met");
         }
     }
 

@@ -59,4 +59,27 @@ class TargetSummaryTest {
         assertThat(stored).containsEntry("peer", "borg").containsEntry("met", false);
         assertThat((Double) stored.get("ratio")).isEqualTo(900 / 800.0);
     }
+
+    @Test
+    void gcOverhead_onAndOffRuns_ratioOnTheAgentClockAndCpuPerGiB() {
+        BenchResults.TargetResult on = target("holdfast-sungem", 60, 1.0, 900);
+        BenchResults.TargetResult off = target(HoldfastTarget.gcOffName("sungem"), 60, 0.9, 900);
+        on.describe.put("gcCommitters", 4);
+        on.server.put("serverIngestCpuSeconds", 3.0);
+        off.server.put("serverIngestCpuSeconds", 2.0);
+        List<BenchResults.TargetResult> all = List.of(on, off);
+        for (BenchResults.TargetResult t : all) {
+            t.summary = TargetSummary.of(t, all);
+        }
+
+        Map<String, Object> g = TargetSummary.gcOverhead(all, "sungem");
+
+        assertThat((Double) g.get("ratio")).isCloseTo(0.9, org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(g.get("met")).isEqualTo(false);
+        assertThat(g.get("gcCommitters")).isEqualTo(4);
+        @SuppressWarnings("unchecked")
+        Map<String, Object> cpu = (Map<String, Object>) g.get("serverCpuSecondsPerGiB");
+        assertThat((Double) cpu.get("ratio")).isCloseTo(1.5, org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(TargetSummary.gcOverhead(List.of(on), "sungem")).isEmpty();
+    }
 }

@@ -56,32 +56,42 @@ public final class GcBookkeeper {
     /** The GMA updates of one operation, increments before decrements. Validates before anything is logged. */
     static UpdateBatch updatesOf(GcOperation op) {
         if (op instanceof GcOperation.Commit c) {
-                UpdateBatch b = new UpdateBatch(c.delta().size() * 3);
-                long seq = c.sequence();
-                for (DeltaEntry e : c.delta()) {
-                    if (e.beforePbn() < 0 || e.newPbn() < 0) {
-                        throw new IllegalArgumentException("negative PBN in delta of " + c.volume() + "@" + seq + ": " + e);
-                    }
-                    if (e.beforePbn() != 0 && (e.beforeBirthSequence() < 1 || e.beforeBirthSequence() >= seq)) {
-                        throw new IllegalArgumentException("birth sequence of " + e + " must be in 1.." + (seq - 1));
+            // one pass over the entries (each get() may build an object), then primitive arrays
+            int n = c.delta().size();
+            long[] before = new long[n];
+            long[] birth = new long[n];
+            long[] after = new long[n];
+            long seq = c.sequence();
+            int i = 0;
+            for (DeltaEntry e : c.delta()) {
+                if (e.beforePbn() < 0 || e.newPbn() < 0) {
+                    throw new IllegalArgumentException("negative PBN in delta of " + c.volume() + "@" + seq + ": " + e);
+                }
+                if (e.beforePbn() != 0 && (e.beforeBirthSequence() < 1 || e.beforeBirthSequence() >= seq)) {
+                    throw new IllegalArgumentException("birth sequence of " + e + " must be in 1.." + (seq - 1));
+                }
+                before[i] = e.beforePbn();
+                birth[i] = e.beforeBirthSequence();
+                after[i] = e.newPbn();
+                i++;
+            }
+            UpdateBatch b = new UpdateBatch(n * 3);
+            for (int k = 0; k < n; k++) {
+                if (after[k] != 0 && after[k] != before[k]) {
+                    b.add(UpdateKinds.RC_ADD, after[k], 1);
+                }
+            }
+            RangeMaxExpiry ex = c.expiries();
+            for (int k = 0; k < n; k++) {
+                if (before[k] != 0 && after[k] != before[k]) {
+                    b.add(UpdateKinds.RC_ADD, before[k], -1);
+                    long expiry = ex.max(birth[k], seq - 1);
+                    if (expiry != RangeMaxExpiry.NONE) {
+                        b.add(UpdateKinds.RAISE_EXPIRY, before[k], expiry);
                     }
                 }
-                for (DeltaEntry e : c.delta()) {
-                    if (e.newPbn() != 0 && e.newPbn() != e.beforePbn()) {
-                        b.add(UpdateKinds.RC_ADD, e.newPbn(), 1);
-                    }
-                }
-                RangeMaxExpiry ex = c.expiries();
-                for (DeltaEntry e : c.delta()) {
-                    if (e.beforePbn() != 0 && e.newPbn() != e.beforePbn()) {
-                        b.add(UpdateKinds.RC_ADD, e.beforePbn(), -1);
-                        long expiry = ex.max(e.beforeBirthSequence(), seq - 1);
-                        if (expiry != RangeMaxExpiry.NONE) {
-                            b.add(UpdateKinds.RAISE_EXPIRY, e.beforePbn(), expiry);
-                        }
-                    }
-                }
-                return b;
+            }
+            return b;
         } else if (op instanceof GcOperation.Pin p) {
             return each(p.pbns(), UpdateKinds.PIN_ADD, 1);
         } else if (op instanceof GcOperation.Unpin u) {

@@ -45,6 +45,9 @@ public final class BoscPipeline implements AutoCloseable {
     private final FileLock dirLock;
     private long checkpointLsn;
     private long checkpointOpId;
+    /** Committers advance the checkpoint at most this often (commitAll and close always do). */
+    static final long CHECKPOINT_INTERVAL_NANOS = 1_000_000_000L;
+    private long lastCheckpointNanos = System.nanoTime() - CHECKPOINT_INTERVAL_NANOS;
     private final AtomicLong updatesLogged = new AtomicLong();
     private final AtomicLong updatesApplied = new AtomicLong();
     private final AtomicLong updatesSkipped = new AtomicLong();
@@ -175,6 +178,24 @@ public final class BoscPipeline implements AutoCloseable {
         }
     }
 
+    /**
+     * Logs one stand-alone update of {@code kind} and {@code value} for every non-zero PBN of
+     * {@code pbns[off..off+count)} in one append (a batch of grace protections). Returns the LSN
+     * of the last record, or -1 if there was none.
+     */
+    public long appendSingles(int kind, long[] pbns, int off, int count, long value) {
+        checkHealthy();
+        try {
+            long[] n = new long[1];
+            long lsn = log.appendSingles(kind, pbns, off, count, value, n);
+            updatesLogged.addAndGet(n[0]);
+            return lsn;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while the GMA queues were full", e);
+        }
+    }
+
     /** Highest operation id in the log (after a restart: the highest durably logged one). */
     public long lastOpId() {
         return log.lastOpId();
@@ -232,7 +253,7 @@ public final class BoscPipeline implements AutoCloseable {
                 for (ChunkQueues.Queue q : done) {
                     queues.finished(q);
                 }
-                advanceCheckpoint();
+                advanceCheckpoint(false);
             }
         }
         return done.size();
@@ -280,7 +301,7 @@ public final class BoscPipeline implements AutoCloseable {
             if (q != null) {
                 gma.sync();
                 queues.finished(q);
-                advanceCheckpoint();
+                advanceCheckpoint(false);
             }
         }
     }
@@ -312,17 +333,26 @@ public final class BoscPipeline implements AutoCloseable {
             }
             commitChunks(chunks, false);
         }
-        advanceCheckpoint();
+        advanceCheckpoint(true);
     }
 
-    private void advanceCheckpoint() {
+    /**
+     * Moves the replay start forward. Unless {@code now}, at most once per
+     * {@link #CHECKPOINT_INTERVAL_NANOS}: each write costs two fsyncs and a rename, and an older
+     * checkpoint only means a longer (idempotent) replay after a crash.
+     */
+    private void advanceCheckpoint(boolean now) {
         synchronized (checkpointLock) {
+            if (!now && System.nanoTime() - lastCheckpointNanos < CHECKPOINT_INTERVAL_NANOS) {
+                return;
+            }
             long[] op = {checkpointOpId};
             long candidate = queues.oldestUncommitted(op);
             if (candidate > checkpointLsn && settings.advanceCheckpoint() && !closed) {
                 new Checkpoint(candidate, op[0]).write(dir);
                 checkpointLsn = candidate;
                 checkpointOpId = op[0];
+                lastCheckpointNanos = System.nanoTime();
                 log.deleteBelow(candidate);
             }
         }

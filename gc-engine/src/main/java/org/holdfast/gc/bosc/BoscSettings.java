@@ -30,10 +30,13 @@ public record BoscSettings(int committerThreads, int maxQueuedUpdates, int maxPe
         }
     }
 
-    /** Defaults for a small appliance: 2 committers, 1 M queued updates, fsync every batch. */
+    /**
+     * Defaults for a small appliance: 2 committers, 1 M queued updates, fsync every batch; a
+     * committer lets updates gather 200 ms between passes, so one chunk write carries many.
+     */
     public static BoscSettings defaults() {
         return new BoscSettings(2, 1 << 20, 1 << 18, FsyncPolicy.EVERY_BATCH, Duration.ofMillis(100),
-                64L << 20, 256, 64, Duration.ofMillis(20), true);
+                64L << 20, 256, 64, Duration.ofMillis(200), true);
     }
 
     public BoscSettings withCommitters(int n) {

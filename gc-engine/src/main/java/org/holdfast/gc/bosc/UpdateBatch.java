@@ -32,10 +32,7 @@ public final class UpdateBatch {
 
     public void add(int k, long p, long v) {
         if (size == kind.length) {
-            int c = size * 2;
-            kind = Arrays.copyOf(kind, c);
-            pbn = Arrays.copyOf(pbn, c);
-            value = Arrays.copyOf(value, c);
+            grow(size + 1);
         }
         kind[size] = (byte) k;
         pbn[size] = p;
@@ -43,11 +40,22 @@ public final class UpdateBatch {
         size++;
     }
 
+    private void grow(int needed) {
+        int c = Math.max(needed, kind.length * 2);
+        kind = Arrays.copyOf(kind, c);
+        pbn = Arrays.copyOf(pbn, c);
+        value = Arrays.copyOf(value, c);
+    }
+
     /** Appends all of {@code other}'s records. */
     public void addAll(UpdateBatch other) {
-        for (int i = 0; i < other.size; i++) {
-            add(other.kind[i], other.pbn[i], other.value[i]);
+        if (size + other.size > kind.length) {
+            grow(size + other.size);
         }
+        System.arraycopy(other.kind, 0, kind, size, other.size);
+        System.arraycopy(other.pbn, 0, pbn, size, other.size);
+        System.arraycopy(other.value, 0, value, size, other.size);
+        size += other.size;
     }
 
     public int size() {

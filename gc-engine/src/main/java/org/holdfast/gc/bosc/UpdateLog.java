@@ -47,6 +47,8 @@ public final class UpdateLog implements AutoCloseable {
     private long lastOpId;
     private final ByteBuffer encodeBuf = ByteBuffer.allocateDirect(RECORD_BYTES * 4096);
     private final CRC32C crc = new CRC32C();
+    private final byte[] record = new byte[RECORD_BYTES];
+    private final ByteBuffer recordBuf = ByteBuffer.wrap(record);
     private FileChannel segment;
     private Path segmentPath;
     private long segmentBytes;
@@ -56,6 +58,10 @@ public final class UpdateLog implements AutoCloseable {
     private volatile boolean running = true;
     private volatile RuntimeException failure;
     private final Thread flusher;
+    /** Longest wait for more appends before a batch is written and forced. */
+    static final long GROUP_WINDOW_NANOS = 10_000_000L;
+    /** Highest LSN a barrier waits for (guarded by appendLock): the group window ends while it is pending. */
+    private long barrierLsn;
     private volatile long batchesWritten;
 
     UpdateLog(Path dir, BoscSettings settings, ChunkQueues sink, long nextLsn, long lastOpId) {
@@ -117,6 +123,34 @@ public final class UpdateLog implements AutoCloseable {
         }
     }
 
+    /**
+     * Appends one stand-alone record per non-zero PBN of {@code pbns[off..off+count)} under one
+     * lock (a PBN equal to the one before it is written once). Stores the number appended in
+     * {@code appended[0]}; returns the last LSN, or -1 if none.
+     */
+    public long appendSingles(int kind, long[] pbns, int off, int count, long value, long[] appended)
+            throws InterruptedException {
+        int n = 0;
+        synchronized (appendLock) {
+            awaitRoom(count);
+            long prev = 0;
+            for (int i = off; i < off + count; i++) {
+                long p = pbns[i];
+                if (p != 0 && p != prev) {
+                    pending.add(kind, p, value);
+                    n++;
+                }
+                prev = p;
+            }
+            nextLsn += n;
+            if (n > 0) {
+                appendLock.notifyAll();
+            }
+            appended[0] = n;
+            return n > 0 ? nextLsn - 1 : -1;
+        }
+    }
+
     private void awaitRoom(int n) throws InterruptedException {
         while (pending.size() > 0 && pending.size() + n > settings.maxPendingRecords()) {
             checkFailure();
@@ -162,6 +196,7 @@ public final class UpdateLog implements AutoCloseable {
         long target;
         synchronized (appendLock) {
             target = nextLsn - 1;
+            barrierLsn = Math.max(barrierLsn, target);
             appendLock.notifyAll();
         }
         while (sink.enqueuedLsn() < target) {
@@ -208,6 +243,7 @@ public final class UpdateLog implements AutoCloseable {
                             intervalForce();
                         }
                     }
+                    awaitGroup();
                     if (pending.size() == 0 && !running) {
                         return;
                     }
@@ -226,6 +262,27 @@ public final class UpdateLog implements AutoCloseable {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
             failure = e;
+        }
+    }
+
+    /**
+     * Group-commit window (caller holds appendLock, records are pending): with a force per batch,
+     * let appends gather for up to {@link #GROUP_WINDOW_NANOS} so that a stream of small appends
+     * (grace protections, one per frame) costs tens of forces a second, not one per append. Nobody
+     * waits on an append; a barrier ({@link #awaitEnqueued}) or a filling buffer ends it at once.
+     */
+    private void awaitGroup() throws InterruptedException {
+        if (settings.fsyncPolicy() != FsyncPolicy.EVERY_BATCH) {
+            return;
+        }
+        long deadline = System.nanoTime() + GROUP_WINDOW_NANOS;
+        // pending records hold LSNs nextLsn - pending.size() .. nextLsn - 1
+        while (running && barrierLsn < nextLsn - pending.size() && pending.size() < settings.maxPendingRecords() / 2) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return;
+            }
+            appendLock.wait(Math.max(1, left / 1_000_000));
         }
     }
 
@@ -251,13 +308,13 @@ public final class UpdateLog implements AutoCloseable {
                 if (encodeBuf.remaining() < RECORD_BYTES) {
                     drain();
                 }
-                int start = encodeBuf.position();
-                encodeBuf.putLong(b.lsn(i)).put((byte) b.kind(i)).putLong(b.pbn(i)).putLong(b.value(i));
+                // encoded in a heap scratch first: no view object per record
+                recordBuf.clear();
+                recordBuf.putLong(b.lsn(i)).put((byte) b.kind(i)).putLong(b.pbn(i)).putLong(b.value(i));
                 crc.reset();
-                ByteBuffer view = encodeBuf.duplicate();
-                view.position(start).limit(start + 25);
-                crc.update(view);
-                encodeBuf.putInt((int) crc.getValue());
+                crc.update(record, 0, 25);
+                recordBuf.putInt((int) crc.getValue());
+                encodeBuf.put(record);
             }
             drain();
         } catch (IOException e) {

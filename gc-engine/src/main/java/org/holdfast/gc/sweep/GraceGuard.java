@@ -20,11 +20,23 @@ import org.holdfast.gc.gma.GmaFormat;
  * block as a miss and store the data again. So a block is either protected before the sweep looks
  * (the sweep sees the raised ET after its barrier) or refused after.
  *
+ * <p>{@link #protect(long, long[], int, int, boolean)} protects a whole batch (an input segment's
+ * duplicates, a frame's new blocks) under the stripes of all its chunks, taken in ascending order
+ * as the sweep takes them, with one append to the log instead of one per block.
+ *
+ * <p>Backups longer than the grace period: the protection is tied to the open session. A session
+ * is registered (with the time of its first protection) before its first ET is raised, so every
+ * PBN it protected has ET &ge; its start + grace. {@link #sweepHorizon} caps the sweep's "now" at the
+ * oldest open session's start + grace: while a session lives, nothing it protected can look
+ * expired, however long it runs; once it ends ({@link #sessionEnded}) its blocks are counted (commit)
+ * or their grace simply runs out (abandon). The cost is reclaim delayed while a backup outlives
+ * the grace, never a lost block.
+ *
  * <p>Obligations of the caller: protect every PBN a session writes or matches, before using it in
- * a snapshot; a session lasting longer than the grace period re-protects its PBNs (or the grace
- * is set longer than the longest backup); after a restart, re-protect the PBNs of a resumed
- * session before the first sweep. Tombstones live for {@code tombstoneLinger} after the reclaimer
- * made the engine forget the fingerprint, which covers a lookup already in flight.
+ * a snapshot, and end the session when it commits or is abandoned; sweep with
+ * {@link #sweepHorizon}; after a restart, re-protect the PBNs of a resumed session before the first
+ * sweep. Tombstones live for {@code tombstoneLinger} after the reclaimer made the engine forget the
+ * fingerprint, which covers a lookup already in flight.
  */
 public final class GraceGuard {
     private static final int STRIPES = 1024;
@@ -35,6 +47,8 @@ public final class GraceGuard {
     private final Duration tombstoneLinger;
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
     private final ConcurrentHashMap<Long, Long> tombstones = new ConcurrentHashMap<>();
+    /** Open sessions: id to the time of their first protection. */
+    private final ConcurrentHashMap<Long, Long> sessions = new ConcurrentHashMap<>();
 
     public GraceGuard(BoscPipeline pipeline, Clock clock, Duration grace, Duration tombstoneLinger) {
         if (grace.isNegative() || grace.isZero()) {
@@ -78,6 +92,87 @@ public final class GraceGuard {
         }
     }
 
+    /**
+     * Protects {@code pbns[off..off+count)} for session {@code sessionId}, as one batch. Returns the
+     * number of PBNs refused because the sweep is freeing or has just freed them; with
+     * {@code zeroRefused} their entries are set to 0 (the caller stores those blocks anew), else
+     * the array is left as it is and the caller must not reference any of them. PBN 0 is always fine.
+     */
+    public int protect(long sessionId, long[] pbns, int off, int count, boolean zeroRefused) {
+        if (count <= 0) {
+            return 0;
+        }
+        sessions.putIfAbsent(sessionId, clock.millis());
+        // the stripes of the batch, locked in ascending order (the sweep's order): no deadlock
+        long[] wanted = new long[STRIPES / 64];
+        boolean any = false;
+        for (int i = off; i < off + count; i++) {
+            if (pbns[i] != 0) {
+                int s = Math.floorMod(GmaFormat.chunkOf(pbns[i]), STRIPES);
+                wanted[s >>> 6] |= 1L << (s & 63);
+                any = true;
+            }
+        }
+        if (!any) {
+            return 0;
+        }
+        int refused = 0;
+        int locked = 0;
+        try {
+            for (int w = 0; w < wanted.length; w++) {
+                for (long bits = wanted[w]; bits != 0; bits &= bits - 1) {
+                    stripes[(w << 6) + Long.numberOfTrailingZeros(bits)].lock();
+                    locked++;
+                }
+            }
+            // a tombstone is only ever added under its stripe, which we hold: empty now, empty for us
+            if (!tombstones.isEmpty()) {
+                for (int i = off; i < off + count; i++) {
+                    if (pbns[i] != 0 && tombstones.containsKey(pbns[i])) {
+                        refused++;
+                        if (zeroRefused) {
+                            pbns[i] = 0;
+                        }
+                    }
+                }
+                if (refused > 0 && !zeroRefused) {
+                    return refused;
+                }
+            }
+            pipeline.appendSingles(UpdateKinds.RAISE_EXPIRY, pbns, off, count, clock.millis() + grace.toMillis());
+            return refused;
+        } finally {
+            for (int w = 0; w < wanted.length && locked > 0; w++) {
+                for (long bits = wanted[w]; bits != 0 && locked > 0; bits &= bits - 1) {
+                    stripes[(w << 6) + Long.numberOfTrailingZeros(bits)].unlock();
+                    locked--;
+                }
+            }
+        }
+    }
+
+    /** Session {@code sessionId} committed or was abandoned: its protection is no longer tied to it. */
+    public void sessionEnded(long sessionId) {
+        sessions.remove(sessionId);
+    }
+
+    /** Sessions with protected blocks still open (tests and metrics). */
+    public int openSessions() {
+        return sessions.size();
+    }
+
+    /**
+     * The time a sweep at {@code now} may treat as now: {@code now}, capped at the oldest open
+     * session's start + grace, so no block an open session protected can look expired.
+     */
+    public long sweepHorizon(long now) {
+        long h = now;
+        for (Long start : sessions.values()) {
+            h = Math.min(h, start + grace.toMillis());
+        }
+        return h;
+    }
+
     /** Called by the sweep with the chunk's stripe held. */
     void tombstone(long pbn) {
         tombstones.put(pbn, Long.MAX_VALUE);
@@ -92,6 +187,11 @@ public final class GraceGuard {
     void prune(long now) {
         long limit = now - tombstoneLinger.toMillis();
         tombstones.values().removeIf(t -> t < limit);
+    }
+
+    /** True if the sweep has chosen {@code pbn} (for error messages; racy by nature). */
+    public boolean isTombstoned(long pbn) {
+        return tombstones.containsKey(pbn);
     }
 
     /** Tombstones currently held (tests and metrics). */

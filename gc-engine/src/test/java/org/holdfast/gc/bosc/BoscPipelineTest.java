@@ -87,6 +87,28 @@ class BoscPipelineTest {
     }
 
     @Test
+    void appendSingles_streamOfSmallBatches_fewForcedWrites_allDurableAndReplayed() {
+        long[] pbns = new long[64];
+        try (BoscPipeline p = BoscPipeline.open(dir, settings())) {
+            for (int round = 0; round < 200; round++) {
+                for (int i = 0; i < pbns.length; i++) {
+                    pbns[i] = 1 + round * 64L + i;
+                }
+                p.appendSingles(UpdateKinds.RAISE_EXPIRY, pbns, 0, pbns.length, 5000 + round);
+            }
+            p.awaitDurable();
+            // 200 appends share a few group-commit writes instead of one forced write each
+            assertThat(p.logBatches()).isLessThan(50);
+            assertThat(p.updatesLogged()).isEqualTo(200 * 64);
+            p.abandon(); // crash: nothing committed to the GMA is assumed
+        }
+        try (BoscPipeline p = BoscPipeline.open(dir, settings())) {
+            assertThat(GmaProbe.expiry(p, 1)).isEqualTo(5000);
+            assertThat(GmaProbe.expiry(p, 200 * 64)).isEqualTo(5199);
+        }
+    }
+
+    @Test
     void committer_pendingChunks_committedInDiskOrderFromCursor() throws Exception {
         List<long[]> passes = new CopyOnWriteArrayList<>();
         try (BoscPipeline p = BoscPipeline.open(dir, settings().withCommitters(1))) {

@@ -8,6 +8,8 @@ import java.util.concurrent.TimeUnit;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.gc.bosc.FsyncPolicy;
 import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.CommitHook;
+import org.holdfast.server.catalog.ReferenceGuard;
 import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.gc.GcCommitHook;
@@ -27,11 +29,15 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
 /**
  * Wires garbage collection ({@code holdfast.gc.*}): the GC service (opened, with log replay and
  * re-drive, before the ingest binds; closed before the metadata database), its commit hook and
- * reference guard (picked up by {@link CoreConfiguration}), and the periodic cycle.
+ * reference guard (picked up by {@link CoreConfiguration}), and the periodic cycle. With
+ * {@code holdfast.gc.bookkeeping=off} (see {@link GcBookkeepingMode}) the hook, the guard and the
+ * cycle are left out and the GC endpoints are refused.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(GcConfiguration.GcProperties.class)
@@ -46,25 +52,63 @@ public class GcConfiguration {
             @DefaultValue("1h") Duration interval,
             @DefaultValue("2") int committers,
             @DefaultValue("EVERY_BATCH") FsyncPolicy fsync,
-            @DefaultValue("64") int sweepBatchChunks) {
+            @DefaultValue("64") int sweepBatchChunks,
+            @DefaultValue("on") String bookkeeping) {
+        public GcProperties {
+            GcBookkeepingMode.parse(bookkeeping);
+        }
+    }
+
+    /**
+     * The bookkeeping mode, checked against (and for a new store recorded in) the catalog before the
+     * GC opens: a store keeps the mode it was created with.
+     */
+    @Bean
+    GcBookkeepingMode gcBookkeepingMode(GcProperties p, MetadataDb db) {
+        GcBookkeepingMode mode = GcBookkeepingMode.settle(GcBookkeepingMode.parse(p.bookkeeping()), db);
+        if (mode == GcBookkeepingMode.OFF) {
+            LOG.warn("*****************************************************************************************");
+            LOG.warn("GC BOOKKEEPING IS OFF (holdfast.gc.bookkeeping=off): for benchmarking only. Snapshot commits");
+            LOG.warn("are not counted, nothing is ever garbage-collected, retention and holds do nothing, and the");
+            LOG.warn("GC endpoints answer 409. This data directory can never be started with bookkeeping on.");
+            LOG.warn("*****************************************************************************************");
+        }
+        return mode;
     }
 
     @Bean(destroyMethod = "close")
     GcService gcService(GcProperties p, DataDirectory dir, MetadataDb db, Catalog catalog, DataStore dataStore,
-                        FingerprintIndex index, Clock holdfastClock, ObjectProvider<SnapshotCommit> commits) {
+                        FingerprintIndex index, Clock holdfastClock, ObjectProvider<SnapshotCommit> commits,
+                        GcBookkeepingMode mode) {
+        // mode is only a dependency: it must be settled (or refused) before the GC directory opens
         BoscSettings bosc = BoscSettings.defaults().withCommitters(p.committers()).withFsync(p.fsync(), Duration.ofMillis(100));
         return GcService.open(new GcService.Settings(dir.subdirectory("gc"), bosc, p.grace(), p.defaultRetention(),
                 p.sweepBatchChunks()), catalog, dataStore, index, holdfastClock, commits::getObject);
     }
 
+    /** Off: no hook, so commits are not counted. */
     @Bean
-    GcCommitHook gcCommitHook(GcService gc) {
-        return new GcCommitHook(gc);
+    CommitHook gcCommitHook(GcService gc, GcBookkeepingMode mode) {
+        return mode == GcBookkeepingMode.ON ? new GcCommitHook(gc) : CommitHook.NONE;
     }
 
+    /** Off: no protection of the blocks of backups in progress (nothing is ever swept). */
     @Bean
-    GcReferenceGuard gcReferenceGuard(GcService gc) {
-        return new GcReferenceGuard(gc.guard());
+    ReferenceGuard gcReferenceGuard(GcService gc, GcBookkeepingMode mode) {
+        return mode == GcBookkeepingMode.ON ? new GcReferenceGuard(gc.guard()) : ReferenceGuard.NONE;
+    }
+
+    /** Off: every GC endpoint answers 409 before the GC service is touched. */
+    @Bean
+    WebMvcConfigurer gcOffEndpoints(GcBookkeepingMode mode) {
+        return new WebMvcConfigurer() {
+            @Override
+            public void addInterceptors(InterceptorRegistry registry) {
+                if (mode == GcBookkeepingMode.OFF) {
+                    registry.addInterceptor(new GcOffInterceptor());
+                }
+            }
+        };
     }
 
     /** Volume deletion takes the ingest's per-volume lock: refused while a backup holds it, and none can start. */
@@ -85,23 +129,30 @@ public class GcConfiguration {
     }
 
     @Bean
-    GcSchedule gcSchedule(GcService gc, GcProperties p) {
-        return new GcSchedule(gc, p.interval());
+    GcSchedule gcSchedule(GcService gc, GcProperties p, GcBookkeepingMode mode) {
+        return new GcSchedule(gc, p.interval(), mode == GcBookkeepingMode.ON);
     }
 
     /** Runs a GC cycle every interval, starting one interval after startup; stops before the stores close. */
     static final class GcSchedule implements SmartLifecycle {
         private final GcService gc;
         private final Duration interval;
+        private final boolean enabled;
         private ScheduledExecutorService executor;
+        private boolean running;
 
-        GcSchedule(GcService gc, Duration interval) {
+        GcSchedule(GcService gc, Duration interval, boolean enabled) {
             this.gc = gc;
             this.interval = interval;
+            this.enabled = enabled;
         }
 
         @Override
         public synchronized void start() {
+            running = true;
+            if (!enabled) {
+                return; // bookkeeping off: never run a cycle (it would sweep uncounted blocks)
+            }
             executor = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "gc-cycle");
                 t.setDaemon(true);
@@ -113,6 +164,11 @@ public class GcConfiguration {
                     GcService.CycleReport r = gc.runCycle();
                     LOG.info("gc cycle: {} snapshots deleted, {} map entries pruned, {} blocks freed",
                             r.snapshotsDeleted(), r.mapEntriesPruned(), r.sweep().freed());
+                    if (r.sweep().now() < r.now()) {
+                        LOG.info("gc cycle: the sweep was held back to {} by a backup open for longer than the grace"
+                                + " ({} open sessions); its blocks stay protected until it ends",
+                                java.time.Instant.ofEpochMilli(r.sweep().now()), gc.guard().openSessions());
+                    }
                 } catch (RuntimeException e) {
                     LOG.error("gc cycle failed; will retry next interval", e);
                 }
@@ -121,6 +177,7 @@ public class GcConfiguration {
 
         @Override
         public synchronized void stop() {
+            running = false;
             if (executor != null) {
                 executor.shutdown();
                 try {
@@ -134,7 +191,7 @@ public class GcConfiguration {
 
         @Override
         public synchronized boolean isRunning() {
-            return executor != null;
+            return running;
         }
 
         /** Stops with the ingest, before any store bean is destroyed. */

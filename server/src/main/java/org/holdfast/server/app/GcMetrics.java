@@ -25,6 +25,7 @@ public class GcMetrics implements MeterBinder {
                 g -> g.lastCycle() == null ? 0 : g.lastCycle().snapshotsDeleted()).register(r);
         Gauge.builder("holdfast.gc.blocks.unreferenced.waiting", gc,
                 g -> g.lastCycle() == null ? 0 : g.lastCycle().sweep().keptUnexpired()).register(r);
+        Gauge.builder("holdfast.gc.sessions.protecting", gc, g -> g.guard().openSessions()).register(r);
         Gauge.builder("holdfast.gc.blocks.pinned", gc, g -> g.lastCycle() == null ? 0 : g.lastCycle().sweep().keptPinned())
                 .register(r);
     }

@@ -20,28 +20,26 @@ public final class GcReferenceGuard implements ReferenceGuard {
 
     @Override
     public void protect(long sessionId, long[] pbns, int off, int count) {
-        for (int i = off; i < off + count; i++) {
-            if (!guard.protect(pbns[i])) {
-                throw new ReclaimedBlockException(pbns[i]);
+        if (guard.protect(sessionId, pbns, off, count, false) > 0) {
+            for (int i = off; i < off + count; i++) {
+                // name one refused block; none of the batch was protected, and the session fails
+                if (pbns[i] != 0 && guard.isTombstoned(pbns[i])) {
+                    throw new ReclaimedBlockException(pbns[i]);
+                }
             }
+            throw new ReclaimedBlockException(pbns[off]);
         }
     }
 
     /** Protects what it can; a PBN the sweep has chosen is zeroed so the ingest stores the block anew. */
     @Override
     public int protectOrRefuse(long sessionId, long[] pbns, int off, int count) {
-        int refused = 0;
-        for (int i = off; i < off + count; i++) {
-            if (pbns[i] != 0 && !guard.protect(pbns[i])) {
-                pbns[i] = 0;
-                refused++;
-            }
-        }
-        return refused;
+        return guard.protect(sessionId, pbns, off, count, true);
     }
 
+    /** The session's protection stops being tied to it (see {@link GraceGuard#sweepHorizon}). */
     @Override
     public void release(long sessionId, boolean committed) {
-        // nothing to do: see the class comment
+        guard.sessionEnded(sessionId);
     }
 }

@@ -656,7 +656,7 @@ public final class GcService implements AutoCloseable {
             long durableOp = bookkeeper.lastAppliedOp();
             pipeline.awaitDurable();
             trimOps(durableOp);
-            SweepReport sweep = sweeper.sweep(now);
+            SweepReport sweep = sweeper.sweep(guard.sweepHorizon(now)); // open backups keep their protection
             CycleReport r = new CycleReport(now, deleted, pruned, pinned, released, sweep);
             lastCycle = r;
             return r;

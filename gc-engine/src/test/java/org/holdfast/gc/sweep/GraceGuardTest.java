@@ -1,0 +1,73 @@
+package org.holdfast.gc.sweep;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import org.holdfast.gc.GcHarness;
+import org.holdfast.gc.GmaProbe;
+import org.holdfast.gc.MutableClock;
+import org.holdfast.gc.gma.GmaChunk.UpdateKinds;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Batched protection, and protection tied to the open session for backups longer than the grace. */
+class GraceGuardTest {
+    private static final long T0 = 1_800_000_000_000L;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void protect_backupLongerThanGrace_earlyBlocksSurviveWhileSessionOpen_goAfterItEnds() {
+        MutableClock clock = new MutableClock(T0);
+        try (GcHarness h = new GcHarness(dir, clock)) { // grace 6 h
+            // the session writes 100 and matches 200 early on, and keeps running for 30 hours
+            assertThat(h.guard.protect(7, new long[] {100, 200}, 0, 2, true)).isZero();
+            for (int hour = 1; hour <= 30; hour++) {
+                clock.advance(Duration.ofHours(1));
+                assertThat(h.guard.protect(7, new long[] {1000 + hour}, 0, 1, true)).isZero();
+                h.sweeper.sweep(h.guard.sweepHorizon(clock.millis()));
+            }
+            assertThat(h.reclaimed).as("blocks of a backup still in progress").isEmpty();
+            assertThat(GmaProbe.freed(h.pipeline, 100)).isFalse();
+            // the same sweep without the session tie would have freed them: the test can fail
+            assertThat(h.guard.sweepHorizon(clock.millis())).isLessThan(clock.millis());
+            SweepReport dry = h.sweeper.dryRun(clock.millis());
+            assertThat(dry.reclaimable()).isGreaterThanOrEqualTo(2);
+
+            // the session is abandoned: nothing counts the blocks, so they go once the grace has run out
+            h.guard.sessionEnded(7);
+            assertThat(h.guard.openSessions()).isZero();
+            assertThat(h.guard.sweepHorizon(clock.millis())).isEqualTo(clock.millis());
+            h.sweeper.sweep(h.guard.sweepHorizon(clock.millis()));
+            assertThat(h.reclaimed).contains(100L, 200L, 1001L).doesNotContain(1030L);
+        }
+    }
+
+    @Test
+    void protect_batch_logsOneRaisePerDistinctBlock_refusesTombstoned() {
+        MutableClock clock = new MutableClock(T0);
+        try (GcHarness h = new GcHarness(dir, clock)) {
+            h.pipeline.appendSingle(UpdateKinds.RAISE_EXPIRY, 9, T0 - 1);
+            h.sweeper.sweep(clock.millis());
+            assertThat(h.reclaimed).containsExactly(9L);
+            long before = h.pipeline.updatesLogged();
+            // spread over many chunks and stripes, with zeros and a repeat
+            long[] pbns = {5, 5, 0, 9, 20_000, 70_000, 77};
+            assertThat(h.guard.protect(1, pbns, 0, pbns.length, false)).isEqualTo(1);
+            assertThat(h.pipeline.updatesLogged()).as("a refused batch logs nothing").isEqualTo(before);
+            assertThat(pbns[3]).isEqualTo(9);
+            assertThat(h.guard.protect(1, pbns, 0, pbns.length, true)).isEqualTo(1);
+            assertThat(pbns[3]).isZero();
+            assertThat(h.pipeline.updatesLogged() - before).isEqualTo(4); // 5 once, 20 000, 70 000, 77
+            clock.advance(Duration.ofHours(5));
+            h.sweeper.sweep(clock.millis());
+            assertThat(h.reclaimed).containsExactly(9L);
+            h.guard.sessionEnded(1);
+            clock.advance(Duration.ofHours(2));
+            h.sweeper.sweep(h.guard.sweepHorizon(clock.millis()));
+            assertThat(h.reclaimed).containsExactlyInAnyOrder(9L, 5L, 20_000L, 70_000L, 77L);
+        }
+    }
+}

@@ -1,0 +1,36 @@
+package org.holdfast.server.app;
+
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.net.URI;
+import org.holdfast.server.api.GcController;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ProblemDetail;
+import org.springframework.web.ErrorResponseException;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.HandlerInterceptor;
+
+/**
+ * With GC bookkeeping off, refuses every request to {@link GcController} (runs, status, fsck,
+ * retention, holds, volume and snapshot deletion) with a 409 problem before it reaches the GC:
+ * on a store whose commits were never counted, none of them would mean anything, and a sweep
+ * would free referenced blocks.
+ */
+final class GcOffInterceptor implements HandlerInterceptor {
+    /** Problem type of a GC request on a store created with bookkeeping off. */
+    static final URI GC_OFF = URI.create("urn:holdfast:problem:gc-bookkeeping-off");
+
+    @Override
+    public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler) {
+        if (handler instanceof HandlerMethod m && GcController.class.isAssignableFrom(m.getBeanType())) {
+            ProblemDetail p = ProblemDetail.forStatusAndDetail(HttpStatus.CONFLICT,
+                    "garbage collection is off on this store (holdfast.gc.bookkeeping=off, fixed when the data directory "
+                            + "was created, for benchmarking only): snapshots are not counted, so GC runs, fsck, retention, "
+                            + "holds and deletions are refused");
+            p.setType(GC_OFF);
+            p.setTitle("GC bookkeeping is off");
+            throw new ErrorResponseException(HttpStatus.CONFLICT, p, null);
+        }
+        return true;
+    }
+}
