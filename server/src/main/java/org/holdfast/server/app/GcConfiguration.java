@@ -27,6 +27,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.util.unit.DataSize;
 
 /**
  * Wires garbage collection ({@code holdfast.gc.*}): the GC service (opened, with log replay and
@@ -38,7 +39,10 @@ import org.springframework.context.annotation.Configuration;
 public class GcConfiguration {
     private static final Logger LOG = LoggerFactory.getLogger(GcConfiguration.class);
 
-    /** GC settings: grace for backups in progress, default retention, cycle interval, BOSC tuning. */
+    /**
+     * GC settings: grace for backups in progress, default retention, cycle interval, BOSC tuning,
+     * and compaction after each sweep (threshold of live share, 0 = off; live bytes copied per run at most).
+     */
     @ConfigurationProperties("holdfast.gc")
     public record GcProperties(
             @DefaultValue("24h") Duration grace,
@@ -46,7 +50,9 @@ public class GcConfiguration {
             @DefaultValue("1h") Duration interval,
             @DefaultValue("2") int committers,
             @DefaultValue("EVERY_BATCH") FsyncPolicy fsync,
-            @DefaultValue("64") int sweepBatchChunks) {
+            @DefaultValue("64") int sweepBatchChunks,
+            @DefaultValue("0.5") double compactionThreshold,
+            @DefaultValue("64GB") DataSize compactionMaxBytes) {
     }
 
     @Bean(destroyMethod = "close")
@@ -54,7 +60,7 @@ public class GcConfiguration {
                         FingerprintIndex index, Clock holdfastClock, ObjectProvider<SnapshotCommit> commits) {
         BoscSettings bosc = BoscSettings.defaults().withCommitters(p.committers()).withFsync(p.fsync(), Duration.ofMillis(100));
         return GcService.open(new GcService.Settings(dir.subdirectory("gc"), bosc, p.grace(), p.defaultRetention(),
-                p.sweepBatchChunks()), catalog, dataStore, index, holdfastClock, commits::getObject);
+                p.sweepBatchChunks(), p.compactionThreshold(), p.compactionMaxBytes().toBytes()), catalog, dataStore, index, holdfastClock, commits::getObject);
     }
 
     @Bean

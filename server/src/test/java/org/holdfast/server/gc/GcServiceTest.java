@@ -323,7 +323,7 @@ class GcServiceTest {
     }
 
     @Test
-    void sweepThenCompaction_freedSpaceReclaimed_everyRetainedSnapshotStillReads() throws Exception {
+    void cycle_sweepThenOnlineCompaction_freedSpaceReclaimed_everyRetainedSnapshotStillReads() throws Exception {
         long blocks = 64;
         long parent = 0;
         Random r = new Random(8);
@@ -337,33 +337,36 @@ class GcServiceTest {
             clock.millis += HOUR;
         }
         clock.millis += 13 * HOUR; // all but the newest expire
+        long before = dataBytes();
         GcService.CycleReport rep = gc.runCycle(clock.millis);
         assertThat(rep.sweep().freed()).isEqualTo(13 * blocks);
-        long before;
-        try (var files = java.nio.file.Files.list(dir.resolve("data"))) {
-            before = files.mapToLong(p -> p.toFile().length()).sum();
-        }
-        gc.close();
-        index.close();
-        store.close();
-        org.holdfast.server.store.Compactor.Result c =
-                org.holdfast.server.store.Compactor.compact(dir.resolve("data"), db, org.holdfast.server.store.Compactor.DEFAULT_THRESHOLD);
-        db.close();
-        open();
-        long after;
-        try (var files = java.nio.file.Files.list(dir.resolve("data"))) {
-            after = files.mapToLong(p -> p.toFile().length()).sum();
-        }
-        assertThat(c.logsDeleted() + c.logsRewritten()).isPositive();
-        assertThat(after).isLessThan(before / 2);
-        FsckReport f = gc.fsck(clock.millis);
-        assertThat(f.clean()).as(f.toText()).isTrue();
+        // the same run compacted, with the store open
+        assertThat(rep.compaction().logsDeleted() + rep.compaction().logsRewritten()).isPositive();
+        assertThat(rep.compaction().bytesReclaimed()).isPositive();
+        assertThat(gc.compactionTotals().bytesReclaimed()).isEqualTo(rep.compaction().bytesReclaimed());
+        assertThat(dataBytes()).isLessThan(before / 2);
         var v = catalog.requireVolume(VOL);
+        long[] pbns = SnapshotScan.pbns(catalog, v.internalId(), v.latestSequence(), blocks);
         StoredBlock b = new StoredBlock();
-        for (long p : SnapshotScan.pbns(catalog, v.internalId(), v.latestSequence(), blocks)) {
+        for (long p : pbns) {
             store.read(p, b); // checksum verified
         }
+        FsckReport f = gc.fsck(clock.millis);
+        assertThat(f.clean()).as(f.toText()).isTrue();
+        GcService.CycleReport again = gc.runCycle(clock.millis);
+        assertThat(again.compaction().logsRewritten() + again.compaction().logsDeleted()).isZero(); // nothing left to do
+        crashAndReopen();
+        for (long p : pbns) {
+            store.read(p, b);
+        }
         assertThat(catalog.snapshots(VOL)).hasSize(1);
+        assertClean(clock.millis);
+    }
+
+    private long dataBytes() throws Exception {
+        try (var files = java.nio.file.Files.list(dir.resolve("data"))) {
+            return files.mapToLong(p -> p.toFile().length()).sum();
+        }
     }
 
     @Test
