@@ -648,10 +648,9 @@ public final class GcService implements AutoCloseable {
         compactionReclaimed.addAndGet(r.bytesReclaimed());
         compactionNanos.addAndGet(r.nanos());
         if (r.logsRewritten() + r.logsDeleted() + r.logsSkippedCorrupt() > 0) {
-            LOG.log(System.Logger.Level.INFO, "gc compaction: {0} logs rewritten, {1} deleted, {2} deferred, {3} skipped"
-                    + " (damaged), {4} bytes copied, {5} bytes reclaimed in {6} s", r.logsRewritten(), r.logsDeleted(),
-                    r.logsDeferred(), r.logsSkippedCorrupt(), r.bytesCopied(), r.bytesReclaimed(),
-                    String.format("%.3f", r.nanos() / 1e9));
+            LOG.log(System.Logger.Level.INFO, () -> String.format("gc compaction: %d logs rewritten, %d deleted, %d deferred,"
+                    + " %d skipped (damaged), %d bytes copied, %d bytes reclaimed in %.3f s", r.logsRewritten(), r.logsDeleted(),
+                    r.logsDeferred(), r.logsSkippedCorrupt(), r.bytesCopied(), r.bytesReclaimed(), r.nanos() / 1e9));
         }
         return CompactionReport.of(r);
     }

@@ -194,7 +194,7 @@ public final class Compactor {
                 deleted++;
                 continue;
             }
-            LOG.log(Level.INFO, "compacting data log {0}: {1} of {2} bytes live", id, records.recordBytes(), oldSize);
+            LOG.log(Level.INFO, () -> "compacting data log " + id + ": " + records.recordBytes() + " of " + oldSize + " bytes live");
             long newSize = copyLive(id, sealed.get(id), records);
             if (newSize < 0) {
                 skipped++;
@@ -202,7 +202,7 @@ public final class Compactor {
             }
             beforeSwitch.accept(id);
             int n = store.relocate(id, store.dir().resolve(DataLog.fileName(id) + SUFFIX), records);
-            LOG.log(Level.INFO, "compacted data log {0}: {1} -> {2} bytes, {3} records moved", id, oldSize, newSize, n);
+            LOG.log(Level.INFO, () -> "compacted data log " + id + ": " + oldSize + " -> " + newSize + " bytes, " + n + " records moved");
             rewritten++;
             moved += n;
             freedMeanwhile += records.size() - n;
