@@ -217,6 +217,12 @@ class GcCrashTest {
             }
             String log = server.log();
             assertThat(log).as("the restarted server compacts too").contains("compacted data log");
+            // what an operator sees: the status and the counters name the compaction
+            String status = server.get("/api/v1/gc/status").body();
+            assertThat(status).contains("\"compaction\"").contains("bytesReclaimed");
+            String metrics = server.get("/actuator/prometheus").body();
+            assertThat(metrics).contains("holdfast_gc_compaction_reclaimed_bytes_total");
+            System.out.println("[e2e] gc status after the loop: " + status);
         }
         System.out.printf("[e2e] compaction crash loop done: %d iterations, %d kills during a compaction (%d with a .compact"
                 + " file on disk); restarts finished %d interrupted compactions and discarded %d; %d snapshots retained%n",
