@@ -290,6 +290,8 @@ public final class Compactor {
                 LOG.log(Level.INFO, "finishing the interrupted compaction of {0}", log);
                 move(tmp, log);
                 DataLog.forceDirectory(dataDir);
+            } else {
+                LOG.log(Level.INFO, "clearing the intent of the interrupted compaction of {0}: its switch was complete", log);
             }
             clearIntent(db);
         }
