@@ -104,9 +104,7 @@ public final class Compactor {
     public Result run(double threshold, long maxBytesCopied) {
         checkThreshold(threshold);
         synchronized (store.compactionLock) {
-            long t0 = System.nanoTime();
-            Result r = runLocked(threshold, maxBytesCopied, t0);
-            return r;
+            return runLocked(threshold, maxBytesCopied, System.nanoTime());
         }
     }
 

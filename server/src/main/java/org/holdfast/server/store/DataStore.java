@@ -563,13 +563,9 @@ public final class DataStore implements AutoCloseable {
                 db.putMetaLong(batch, Compactor.META_INTENT, logId);
                 db.write(batch, true);
             }
-            DataLog old = logs.remove(logId);
-            if (old != null) {
-                old.close();
-            }
             try {
+                // the old channel stays valid on its (now unlinked) file until closed below
                 Compactor.move(compacted, target);
-                DataLog.forceDirectory(settings.dir());
             } catch (RuntimeException e) {
                 // the old file is still in place: point the locations back at it before any reader looks
                 try (WriteBatch undo = new WriteBatch()) {
@@ -582,6 +578,11 @@ public final class DataStore implements AutoCloseable {
                     db.write(undo, true);
                 }
                 throw e;
+            }
+            DataLog.forceDirectory(settings.dir());
+            DataLog old = logs.remove(logId); // readers reopen the log, now the compacted file
+            if (old != null) {
+                closeQuietly(old);
             }
         } finally {
             relocation.writeLock().unlock();
@@ -600,12 +601,21 @@ public final class DataStore implements AutoCloseable {
             }
             DataLog old = logs.remove(logId);
             if (old != null) {
-                old.close();
+                closeQuietly(old);
             }
             DataLog.deleteFile(logPath(logId));
             DataLog.forceDirectory(settings.dir());
         } finally {
             relocation.writeLock().unlock();
+        }
+    }
+
+    private static void closeQuietly(DataLog log) {
+        try {
+            log.close();
+        } catch (StoreException e) {
+            // a sealed log has nothing buffered; a failing close only leaks the descriptor
+            LOG.log(Level.WARNING, "closing " + log.path() + " failed: " + e.getMessage());
         }
     }
 
