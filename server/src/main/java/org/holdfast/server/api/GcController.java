@@ -33,8 +33,9 @@ public class GcController {
         this.gate = gate;
     }
 
-    /** Status of the GC: the last run and the backlog of metadata updates. */
-    public record GcStatus(GcService.CycleReport lastRun, long queuedUpdates, long lastAppliedOperation) {
+    /** Status of the GC: the last run (with its compaction), the backlog of metadata updates, compaction since start. */
+    public record GcStatus(GcService.CycleReport lastRun, long queuedUpdates, long lastAppliedOperation,
+                           GcService.CompactionTotals compaction) {
     }
 
     /** A retention policy as text, e.g. {@code 30d} or {@code keep-last=3,daily=7}. */
@@ -45,7 +46,7 @@ public class GcController {
     public record HoldView(String volume, long sequence, boolean held, Long expiryMillis) {
     }
 
-    /** Runs retention and a sweep now; answers what it did. */
+    /** Runs retention, a sweep and compaction now; answers what it did. */
     @PostMapping("/api/v1/gc/runs")
     public GcService.CycleReport run() {
         return gc.runCycle();
@@ -53,7 +54,7 @@ public class GcController {
 
     @GetMapping("/api/v1/gc/status")
     public GcStatus status() {
-        return new GcStatus(gc.lastCycle(), gc.pipeline().queuedUpdates(), gc.lastAppliedOp());
+        return new GcStatus(gc.lastCycle(), gc.pipeline().queuedUpdates(), gc.lastAppliedOp(), gc.compactionTotals());
     }
 
     /** The independent check; reads every retained snapshot, so it takes a while on a big store. */

@@ -54,8 +54,7 @@ public class CoreConfiguration {
     @Bean(destroyMethod = "close")
     DataStore dataStore(DataDirectory dir, MetadataDb db, HoldfastProperties props) {
         HoldfastProperties.Store s = props.store();
-        // reclaim the space of blocks GC freed (offline, before the store opens; crash-safe)
-        org.holdfast.server.store.Compactor.compact(dir.dataDir(), db, org.holdfast.server.store.Compactor.DEFAULT_THRESHOLD);
+        // opening finishes or discards a compaction a crash interrupted; GC runs compact online
         return DataStore.open(new DataStore.Settings(dir.dataDir(), s.logRollSize().toBytes(), s.fsync(), s.pbnReserveBatch(),
                 s.minFreeSpace().toBytes()), db);
     }

@@ -29,6 +29,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.util.unit.DataSize;
 import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
@@ -44,7 +45,11 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 public class GcConfiguration {
     private static final Logger LOG = LoggerFactory.getLogger(GcConfiguration.class);
 
-    /** GC settings: grace for backups in progress, default retention, cycle interval, BOSC tuning. */
+    /**
+     * GC settings: grace for backups in progress, default retention, cycle interval, BOSC tuning,
+     * compaction after each sweep (threshold of live share, 0 = off; live bytes copied per run at most),
+     * and whether bookkeeping runs at all (fixed per store).
+     */
     @ConfigurationProperties("holdfast.gc")
     public record GcProperties(
             @DefaultValue("24h") Duration grace,
@@ -53,6 +58,8 @@ public class GcConfiguration {
             @DefaultValue("2") int committers,
             @DefaultValue("EVERY_BATCH") FsyncPolicy fsync,
             @DefaultValue("64") int sweepBatchChunks,
+            @DefaultValue("0.5") double compactionThreshold,
+            @DefaultValue("64GB") DataSize compactionMaxBytes,
             @DefaultValue("on") String bookkeeping) {
         public GcProperties {
             GcBookkeepingMode.parse(bookkeeping);
@@ -83,7 +90,7 @@ public class GcConfiguration {
         // mode is only a dependency: it must be settled (or refused) before the GC directory opens
         BoscSettings bosc = BoscSettings.defaults().withCommitters(p.committers()).withFsync(p.fsync(), Duration.ofMillis(100));
         return GcService.open(new GcService.Settings(dir.subdirectory("gc"), bosc, p.grace(), p.defaultRetention(),
-                p.sweepBatchChunks()), catalog, dataStore, index, holdfastClock, commits::getObject);
+                p.sweepBatchChunks(), p.compactionThreshold(), p.compactionMaxBytes().toBytes()), catalog, dataStore, index, holdfastClock, commits::getObject);
     }
 
     /** Off: no hook, so commits are not counted. */

@@ -30,6 +30,8 @@ import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.UnknownSnapshotException;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.engine.FingerprintIndex;
+import java.util.concurrent.atomic.AtomicLong;
+import org.holdfast.server.store.Compactor;
 import org.holdfast.server.store.DataStore;
 import org.rocksdb.WriteBatch;
 
@@ -52,20 +54,54 @@ import org.rocksdb.WriteBatch;
  * For each volume: plan retention; release keep-last pins of snapshots that left the window (while
  * they still exist), place pins for those that need them; make the log durable; delete expired
  * snapshots and the map entries no retained snapshot needs. Then sweep with the same {@code now}.
+ * Then, outside the cycle lock (so holds and deletions are not kept waiting), compact the sealed
+ * data logs whose live share fell below {@link Settings#compactionThreshold()} ({@link Compactor},
+ * online; safe against a concurrent sweep because the store re-checks every location it moves).
  */
 public final class GcService implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(GcService.class.getName());
 
-    /** Settings. {@code dir}: the GC directory (GMA, log, checkpoint). */
-    public record Settings(Path dir, BoscSettings bosc, Duration grace, String defaultPolicy, int sweepBatchChunks) {
+    /**
+     * Settings. {@code dir}: the GC directory (GMA, log, checkpoint). {@code compactionThreshold}:
+     * sealed logs whose live share is below it are rewritten after each sweep (0 turns compaction
+     * off); {@code compactionMaxBytes}: live bytes one run copies at most (at least one log is taken).
+     */
+    public record Settings(Path dir, BoscSettings bosc, Duration grace, String defaultPolicy, int sweepBatchChunks,
+                           double compactionThreshold, long compactionMaxBytes) {
         public Settings {
             RetentionPolicy.parse(defaultPolicy);
+            if (!(compactionThreshold >= 0 && compactionThreshold <= 1)) {
+                throw new IllegalArgumentException("compaction threshold must be in 0..1, got " + compactionThreshold);
+            }
+            if (compactionMaxBytes <= 0) {
+                throw new IllegalArgumentException("compaction max bytes must be positive, got " + compactionMaxBytes);
+            }
+        }
+
+        /** Compaction at the default threshold, no bound on the bytes copied. */
+        public Settings(Path dir, BoscSettings bosc, Duration grace, String defaultPolicy, int sweepBatchChunks) {
+            this(dir, bosc, grace, defaultPolicy, sweepBatchChunks, Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE);
         }
     }
 
-    /** What one cycle did. */
+    /** What one cycle did; {@code compaction} is null if it was off. */
     public record CycleReport(long now, int snapshotsDeleted, long mapEntriesPruned, int pinsPlaced, int pinsReleased,
-                              SweepReport sweep) {
+                              SweepReport sweep, CompactionReport compaction) {
+    }
+
+    /** What one cycle's compaction did, for the run report and status. */
+    public record CompactionReport(int logsExamined, int logsRewritten, int logsDeleted, int logsDeferred,
+                                   int logsSkippedCorrupt, long recordsMoved, long bytesCopied, long bytesReclaimed,
+                                   double seconds) {
+        static CompactionReport of(Compactor.Result r) {
+            return new CompactionReport(r.logsExamined(), r.logsRewritten(), r.logsDeleted(), r.logsDeferred(),
+                    r.logsSkippedCorrupt(), r.recordsMoved(), r.bytesCopied(), r.bytesReclaimed(), r.nanos() / 1e9);
+        }
+    }
+
+    /** Compaction since the server started: for counters. */
+    public record CompactionTotals(long runs, long logsRewritten, long logsDeleted, long bytesCopied, long bytesReclaimed,
+                                   double seconds) {
     }
 
     private final Settings settings;
@@ -79,6 +115,13 @@ public final class GcService implements AutoCloseable {
     private final GraceGuard guard;
     private final Sweeper sweeper;
     private final StoreReclaimer reclaimer;
+    private final Compactor compactor;
+    private final AtomicLong compactionRuns = new AtomicLong();
+    private final AtomicLong compactedLogs = new AtomicLong();
+    private final AtomicLong droppedLogs = new AtomicLong();
+    private final AtomicLong compactionCopied = new AtomicLong();
+    private final AtomicLong compactionReclaimed = new AtomicLong();
+    private final AtomicLong compactionNanos = new AtomicLong();
     private final ExpiryCalculator calc = new ExpiryCalculator();
     private final RetentionPlanner planner = new RetentionPlanner();
     private final Map<Long, VolumeGc> volumes = new HashMap<>();
@@ -112,6 +155,7 @@ public final class GcService implements AutoCloseable {
         this.guard = new GraceGuard(pipeline, clock, settings.grace(), Duration.ofMinutes(10));
         this.reclaimer = new StoreReclaimer(dataStore, index, catalog.db());
         this.sweeper = new Sweeper(pipeline, guard, reclaimer, settings.sweepBatchChunks());
+        this.compactor = new Compactor(dataStore);
         this.nextOpId = catalog.db().metaLong(GcRecords.NEXT_OP_ID, 1);
     }
 
@@ -586,13 +630,51 @@ public final class GcService implements AutoCloseable {
 
     // ------------------------------------------------------------------ cycle
 
-    /** Runs retention and a sweep at the current time. */
+    /** Runs retention, a sweep and compaction at the current time. */
     public CycleReport runCycle() {
         return runCycle(clock.millis());
     }
 
-    /** Runs retention and a sweep as of {@code now} (tests pass a simulated time). */
+    /** Runs retention, a sweep and compaction as of {@code now} (tests pass a simulated time). */
     public CycleReport runCycle(long now) {
+        CycleReport swept = retainAndSweep(now);
+        CompactionReport c = compact();
+        CycleReport r = new CycleReport(swept.now(), swept.snapshotsDeleted(), swept.mapEntriesPruned(), swept.pinsPlaced(),
+                swept.pinsReleased(), swept.sweep(), c);
+        lastCycle = r;
+        return r;
+    }
+
+    /**
+     * Compacts the sealed data logs below the threshold now (also the last step of every cycle);
+     * null if compaction is off. Safe while backups append, restores read and a sweep frees blocks.
+     */
+    public CompactionReport compact() {
+        if (settings.compactionThreshold() <= 0) {
+            return null;
+        }
+        Compactor.Result r = compactor.run(settings.compactionThreshold(), settings.compactionMaxBytes());
+        compactionRuns.incrementAndGet();
+        compactedLogs.addAndGet(r.logsRewritten());
+        droppedLogs.addAndGet(r.logsDeleted());
+        compactionCopied.addAndGet(r.bytesCopied());
+        compactionReclaimed.addAndGet(r.bytesReclaimed());
+        compactionNanos.addAndGet(r.nanos());
+        if (r.logsRewritten() + r.logsDeleted() + r.logsSkippedCorrupt() > 0) {
+            LOG.log(System.Logger.Level.INFO, () -> String.format("gc compaction: %d logs rewritten, %d deleted, %d deferred,"
+                    + " %d skipped (damaged), %d bytes copied, %d bytes reclaimed in %.3f s", r.logsRewritten(), r.logsDeleted(),
+                    r.logsDeferred(), r.logsSkippedCorrupt(), r.bytesCopied(), r.bytesReclaimed(), r.nanos() / 1e9));
+        }
+        return CompactionReport.of(r);
+    }
+
+    /** Compaction since this service opened. */
+    public CompactionTotals compactionTotals() {
+        return new CompactionTotals(compactionRuns.get(), compactedLogs.get(), droppedLogs.get(), compactionCopied.get(),
+                compactionReclaimed.get(), compactionNanos.get() / 1e9);
+    }
+
+    private CycleReport retainAndSweep(long now) {
         if (failure != null) {
             throw new IllegalStateException("GC bookkeeping stopped after a failure; restart the server to recover: "
                     + failure.getMessage(), failure);
@@ -657,9 +739,7 @@ public final class GcService implements AutoCloseable {
             pipeline.awaitDurable();
             trimOps(durableOp);
             SweepReport sweep = sweeper.sweep(guard.sweepHorizon(now)); // open backups keep their protection
-            CycleReport r = new CycleReport(now, deleted, pruned, pinned, released, sweep);
-            lastCycle = r;
-            return r;
+            return new CycleReport(now, deleted, pruned, pinned, released, sweep, null);
         }
     }
 

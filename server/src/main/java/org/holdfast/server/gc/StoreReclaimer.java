@@ -6,13 +6,12 @@ import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.StoredBlock;
-import org.rocksdb.WriteBatch;
 
 /**
  * Frees blocks for the sweep: first the fingerprint index forgets them (so the engine can never
  * answer "duplicate" with a freed PBN; Sungem marks their containers stale), then their locations are
- * deleted in one synced batch, which makes the data store treat them as gone; their bytes in the
- * data logs are reclaimed by compaction. Idempotent: an unknown PBN (already freed) is skipped.
+ * deleted in one synced batch ({@link DataStore#forget}), which makes the data store treat them as
+ * gone; their bytes in the data logs are reclaimed by compaction, which runs after the sweep. Idempotent: an unknown PBN (already freed) is skipped.
  */
 public final class StoreReclaimer implements BlockReclaimer {
     private final DataStore store;
@@ -47,12 +46,7 @@ public final class StoreReclaimer implements BlockReclaimer {
         }
         index.forgetAll(known, fps, n);
         index.flush();
-        try (WriteBatch batch = new WriteBatch()) {
-            for (int i = 0; i < n; i++) {
-                store.locations().delete(batch, known[i]);
-            }
-            db.write(batch, true);
-        }
+        store.forget(known, n); // atomic with respect to a compaction's relocation: never resurrected
         reclaimed += n;
     }
 

@@ -4,6 +4,7 @@ import static org.holdfast.server.store.FormatVersions.DATA_LOG_HEADER_BYTES;
 import static org.holdfast.server.store.FormatVersions.RECORD_HEADER_BYTES;
 
 import java.io.IOException;
+import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -17,180 +18,242 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
-import org.holdfast.common.id.Fingerprint;
 import org.rocksdb.WriteBatch;
 
 /**
- * Reclaims the space of freed blocks: rewrites each sealed data log whose live share (bytes of
- * records that still have a location, over the log's record bytes) is below a threshold, keeping
- * only live records; a log with no live record is deleted. GC frees a block by deleting its location,
- * so "live" is exactly "has a location". PBNs never change; only locations move.
+ * Reclaims the space of freed blocks while the store serves: rewrites each sealed data log whose
+ * live share (bytes of records that still have a location, over the log's record bytes) is below a
+ * threshold, keeping only live records; a log with no live record is deleted. GC frees a block by
+ * deleting its location, so "live" is exactly "has a location". PBNs never change; only locations
+ * move. Only logs below {@link DataStore#compactableBelow()} are touched: sealed, and every record
+ * in them indexed. One compaction at a time per store.
  *
- * <h2>When</h2>
- * Offline, at startup, before {@link DataStore#open} (no reader or writer can hold the log open).
- * The active log (the durable point's) is never touched.
- *
- * <h2>Crash safety</h2>
- * For log L: (1) write the live records to {@code L.compact} and force it; (2) in one synced batch,
- * point the moved PBNs' locations at their new offsets and set the intent {@code
- * store.compaction-intent = L}; (3) rename {@code L.compact} over L and force the directory; (4) clear
- * the intent. {@link #finishInterrupted} runs first on every start: with an intent, a remaining
+ * <h2>Protocol and crash safety</h2>
+ * For log L: (1) without any lock, copy the live records (each checked against its CRC) to
+ * {@code L.compact}, force it and the directory; (2) under the store's exclusive relocation lock,
+ * keep only the records whose location still names their old place (the sweep may have freed some
+ * meanwhile: those are never given a location again), and in one synced batch point them at their
+ * new offsets and set the intent {@code store.compaction-intent = L}; (3) still under the lock,
+ * rename {@code L.compact} over L and force the directory, so readers, who hold the shared side
+ * from location lookup to file read, see old locations with the old file or new with new; (4) clear
+ * the intent. {@link #finishInterrupted} runs whenever a store opens: with an intent, a remaining
  * {@code .compact} file is renamed into place (the locations already name it); without one, stray
  * {@code .compact} files are deleted (the locations still name the old log). A record that fails its
  * checksum stops the compaction of its log, which is then left as it is: compaction never drops data.
  */
 public final class Compactor {
+    private static final System.Logger LOG = System.getLogger(Compactor.class.getName());
     /** Logs whose live share is below this are rewritten. */
     public static final double DEFAULT_THRESHOLD = 0.5;
     static final String META_INTENT = "store.compaction-intent";
     private static final String STORE = "compactor";
     private static final String SUFFIX = ".compact";
+    private static final int COPY_BUFFER_BYTES = 1 << 20;
 
-    /** What a run did. */
+    /**
+     * What a run did. {@code bytesBefore}/{@code bytesAfter}: sealed logs' size; {@code bytesCopied}:
+     * live record bytes rewritten; {@code logsDeferred}: below the threshold but left for a later run
+     * by the bytes bound; {@code recordsFreedMeanwhile}: copied, but freed by the sweep before the
+     * switch (their copies are dead space now).
+     */
     public record Result(int logsExamined, int logsRewritten, int logsDeleted, long bytesBefore, long bytesAfter,
-                         long recordsMoved, int logsSkippedCorrupt) {
+                         long recordsMoved, int logsSkippedCorrupt, long bytesCopied, int logsDeferred,
+                         long recordsFreedMeanwhile, long nanos) {
+        static final Result NONE = new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+
+        /** Bytes given back to the file system. */
+        public long bytesReclaimed() {
+            return bytesBefore - bytesAfter;
+        }
     }
 
-    private record Live(long pbn, long offset, int storedLength, byte[] fp) {
+    private final DataStore store;
+    private final MetadataDb db;
+    /** Test seam: gets the log id after its live records are copied, before the switch (a sweep may free some here). */
+    volatile java.util.function.IntConsumer beforeSwitch = id -> { };
+
+    /** A compactor of {@code store}, which must stay open while it runs. */
+    public Compactor(DataStore store) {
+        this.store = store;
+        this.db = store.metadata();
     }
 
-    private Compactor() {
-    }
-
-    /** Finishes an interrupted compaction, then compacts sealed logs below {@code threshold}. */
+    /**
+     * Offline form: opens the store in {@code dataDir} (which finishes an interrupted compaction),
+     * compacts every sealed log below {@code threshold}, closes it. For tools and tests.
+     */
     public static Result compact(Path dataDir, MetadataDb db, double threshold) {
-        if (!(threshold >= 0 && threshold <= 1)) {
-            throw new IllegalArgumentException("compaction threshold must be in 0..1: " + threshold);
-        }
+        checkThreshold(threshold);
         if (!Files.isDirectory(dataDir)) {
-            return new Result(0, 0, 0, 0, 0, 0, 0);
+            return Result.NONE;
         }
-        finishInterrupted(dataDir, db);
-        byte[] dp = db.get(db.handle(MetadataDb.Column.META), MetadataDb.bytes(FormatVersions.META_DURABLE_POINT));
-        if (dp == null || dp.length != 12) {
-            return new Result(0, 0, 0, 0, 0, 0, 0);
+        if (db.get(db.handle(MetadataDb.Column.META), MetadataDb.bytes(FormatVersions.META_DURABLE_POINT)) == null) {
+            finishInterrupted(dataDir, db);
+            return Result.NONE;
         }
-        int activeId = Bytes.getInt(dp, 0);
+        try (DataStore s = DataStore.open(new DataStore.Settings(dataDir, 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0), db)) {
+            return new Compactor(s).run(threshold, Long.MAX_VALUE);
+        }
+    }
+
+    /**
+     * Compacts sealed logs whose live share is below {@code threshold}, lowest share first, copying
+     * at most about {@code maxBytesCopied} live bytes (at least one log is always taken); deletes dead
+     * logs whatever the bound. Safe while the store appends and serves reads.
+     */
+    public Result run(double threshold, long maxBytesCopied) {
+        checkThreshold(threshold);
+        synchronized (store.compactionLock) {
+            return runLocked(threshold, maxBytesCopied, System.nanoTime());
+        }
+    }
+
+    private Result runLocked(double threshold, long maxBytesCopied, long t0) {
+        int below = store.compactableBelow();
         TreeMap<Integer, Path> sealed = new TreeMap<>();
-        try (Stream<Path> s = Files.list(dataDir)) {
+        try (Stream<Path> s = Files.list(store.dir())) {
             s.forEach(p -> {
                 int id = DataLog.parseId(p.getFileName().toString());
-                if (id >= 0 && id < activeId) {
+                if (id >= 0 && id < below) {
                     sealed.put(id, p);
                 }
             });
         } catch (IOException e) {
-            throw StoreException.translate(STORE, dataDir.toString(), null, e);
+            throw StoreException.translate(STORE, store.dir().toString(), null, e);
         }
-        Map<Integer, List<Live>> live = new HashMap<>();
-        LocationIndex locations = new LocationIndex(db);
-        locations.forEach((pbn, logId, offset, storedLength, fps, fpOff) -> {
-            if (sealed.containsKey(logId)) {
-                byte[] fp = new byte[Fingerprint.BYTES];
-                System.arraycopy(fps, fpOff, fp, 0, Fingerprint.BYTES);
-                live.computeIfAbsent(logId, k -> new ArrayList<>()).add(new Live(pbn, offset, storedLength, fp));
+        if (sealed.isEmpty()) {
+            return new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, System.nanoTime() - t0);
+        }
+        // pass 1: live bytes per sealed log
+        Map<Integer, long[]> liveBytes = new HashMap<>();
+        store.locations().forEach((pbn, logId, offset, storedLength, fps, fpOff) -> {
+            if (logId < below) {
+                liveBytes.computeIfAbsent(logId, k -> new long[1])[0] += RECORD_HEADER_BYTES + (long) storedLength;
             }
             return true;
         });
-        int rewritten = 0;
-        int deleted = 0;
-        int skipped = 0;
         long before = 0;
-        long after = 0;
-        long moved = 0;
+        List<Integer> dead = new ArrayList<>();
+        List<double[]> candidates = new ArrayList<>(); // {id, share, live bytes}
+        Map<Integer, Long> sizes = new HashMap<>();
         for (Map.Entry<Integer, Path> e : sealed.entrySet()) {
             long size = size(e.getValue());
+            sizes.put(e.getKey(), size);
             before += size;
-            List<Live> records = live.getOrDefault(e.getKey(), List.of());
-            long liveBytes = 0;
-            for (Live r : records) {
-                liveBytes += RECORD_HEADER_BYTES + r.storedLength();
+            long live = liveBytes.getOrDefault(e.getKey(), new long[1])[0];
+            double share = (double) live / Math.max(1, size - DATA_LOG_HEADER_BYTES);
+            if (live == 0) {
+                dead.add(e.getKey());
+            } else if (share < threshold) {
+                candidates.add(new double[] {e.getKey(), share, live});
             }
-            long recordBytes = Math.max(1, size - DATA_LOG_HEADER_BYTES);
-            if (records.isEmpty()) {
-                DataLog.deleteFile(e.getValue());
-                DataLog.forceDirectory(dataDir);
+        }
+        candidates.sort((a, b) -> Double.compare(a[1], b[1]));
+        Map<Integer, LiveRecords> chosen = new TreeMap<>();
+        long planned = 0;
+        int deferred = 0;
+        for (double[] c : candidates) {
+            if (!chosen.isEmpty() && planned + (long) c[2] > maxBytesCopied) {
+                deferred++;
+                continue;
+            }
+            planned += (long) c[2];
+            chosen.put((int) c[0], new LiveRecords());
+        }
+        long after = before;
+        int deleted = 0;
+        for (int id : dead) {
+            store.dropLog(id);
+            after -= sizes.get(id);
+            deleted++;
+        }
+        // pass 2: the records of the chosen logs, in PBN order (which is their order in the log)
+        if (!chosen.isEmpty()) {
+            store.locations().forEach((pbn, logId, offset, storedLength, fps, fpOff) -> {
+                LiveRecords l = chosen.get(logId);
+                if (l != null) {
+                    l.add(pbn, offset, storedLength, fps, fpOff);
+                }
+                return true;
+            });
+        }
+        int rewritten = 0;
+        int skipped = 0;
+        long moved = 0;
+        long copied = 0;
+        long freedMeanwhile = 0;
+        for (Map.Entry<Integer, LiveRecords> e : chosen.entrySet()) {
+            int id = e.getKey();
+            LiveRecords records = e.getValue();
+            long oldSize = sizes.get(id);
+            if (records.size() == 0) {
+                store.dropLog(id); // the sweep freed the rest between the passes
+                after -= oldSize;
                 deleted++;
                 continue;
             }
-            if ((double) liveBytes / recordBytes >= threshold) {
-                after += size;
-                continue;
-            }
-            long newSize = rewrite(dataDir, db, locations, e.getKey(), e.getValue(), records);
+            LOG.log(Level.INFO, () -> "compacting data log " + id + ": " + records.recordBytes() + " of " + oldSize + " bytes live");
+            long newSize = copyLive(id, sealed.get(id), records);
             if (newSize < 0) {
                 skipped++;
-                after += size;
-            } else {
-                rewritten++;
-                moved += records.size();
-                after += newSize;
+                continue;
             }
+            beforeSwitch.accept(id);
+            int n = store.relocate(id, store.dir().resolve(DataLog.fileName(id) + SUFFIX), records);
+            LOG.log(Level.INFO, () -> "compacted data log " + id + ": " + oldSize + " -> " + newSize + " bytes, " + n + " records moved");
+            rewritten++;
+            moved += n;
+            freedMeanwhile += records.size() - n;
+            copied += newSize - DATA_LOG_HEADER_BYTES;
+            after -= oldSize - newSize;
         }
-        return new Result(sealed.size(), rewritten, deleted, before, after, moved, skipped);
+        return new Result(sealed.size(), rewritten, deleted, before, after, moved, skipped, copied, deferred, freedMeanwhile,
+                System.nanoTime() - t0);
     }
 
-    /** Step 0 of every run: complete or discard what a crash left. */
-    static void finishInterrupted(Path dataDir, MetadataDb db) {
-        long intent = db.metaLong(META_INTENT, -1);
-        if (intent >= 0) {
-            Path log = dataDir.resolve(DataLog.fileName((int) intent));
-            Path tmp = dataDir.resolve(DataLog.fileName((int) intent) + SUFFIX);
-            if (Files.exists(tmp)) {
-                move(tmp, log);
-                DataLog.forceDirectory(dataDir);
-            }
-            clearIntent(db);
-        }
-        try (Stream<Path> s = Files.list(dataDir)) {
-            for (Path p : s.filter(p -> p.getFileName().toString().endsWith(SUFFIX)).toList()) {
-                DataLog.deleteFile(p);
-            }
-        } catch (IOException e) {
-            throw StoreException.translate(STORE, dataDir.toString(), null, e);
-        }
-    }
-
-    private static long rewrite(Path dataDir, MetadataDb db, LocationIndex locations, int id, Path logPath,
-                                List<Live> records) {
-        records.sort((a, b) -> Long.compare(a.offset(), b.offset()));
-        Path tmp = dataDir.resolve(DataLog.fileName(id) + SUFFIX);
-        long[] newOffsets = new long[records.size()];
+    /** Step 1: copies the records to {@code L.compact}, forced; returns its size, or -1 if a record failed a check. */
+    private long copyLive(int id, Path logPath, LiveRecords records) {
+        Path tmp = store.dir().resolve(DataLog.fileName(id) + SUFFIX);
         CRC32C crc = new CRC32C();
-        byte[] buf = new byte[RECORD_HEADER_BYTES + FormatVersions.MAX_STORED_BYTES];
-        ByteBuffer view = ByteBuffer.wrap(buf);
+        byte[] rec = new byte[RECORD_HEADER_BYTES + FormatVersions.MAX_STORED_BYTES];
+        ByteBuffer out = ByteBuffer.allocate(COPY_BUFFER_BYTES);
         long pos;
-        try (DataLog old = DataLog.open(logPath, id);
-             FileChannel out = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+        try (FileChannel in = FileChannel.open(logPath, StandardOpenOption.READ);
+             FileChannel dst = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
                      StandardOpenOption.WRITE)) {
+            long inSize = in.size();
             // the file header is copied verbatim: same id, same creation time
-            try (FileChannel in = FileChannel.open(logPath, StandardOpenOption.READ)) {
-                ByteBuffer h = ByteBuffer.wrap(buf, 0, DATA_LOG_HEADER_BYTES);
-                while (h.hasRemaining()) {
-                    if (in.read(h, h.position()) < 0) {
-                        throw new CorruptDataException(STORE, logPath.toString(), null, "header cut short");
-                    }
-                }
-            }
-            writeFully(out, ByteBuffer.wrap(buf, 0, DATA_LOG_HEADER_BYTES), 0);
+            readFully(in, ByteBuffer.wrap(rec, 0, DATA_LOG_HEADER_BYTES), 0, logPath);
+            out.put(rec, 0, DATA_LOG_HEADER_BYTES);
             pos = DATA_LOG_HEADER_BYTES;
+            long written = 0;
             for (int i = 0; i < records.size(); i++) {
-                Live r = records.get(i);
-                if (r.storedLength() <= 0 || r.storedLength() > FormatVersions.MAX_STORED_BYTES) {
-                    Files.deleteIfExists(tmp);
+                int stored = records.length(i);
+                long off = records.offset(i);
+                if (stored <= 0 || stored > FormatVersions.MAX_STORED_BYTES || off < DATA_LOG_HEADER_BYTES
+                        || off + RECORD_HEADER_BYTES + stored > inSize) {
+                    LOG.log(Level.WARNING, "not compacting data log {0}: pbn {1} has an impossible location", logPath, records.pbn(i));
+                    deleteQuietly(tmp);
                     return -1;
                 }
-                int len = RECORD_HEADER_BYTES + r.storedLength();
-                old.read(r.offset(), view, len, r.pbn());
-                if (RecordFormat.check(buf, r.pbn(), r.storedLength(), crc) != null) {
-                    Files.deleteIfExists(tmp);
-                    return -1; // leave a damaged log for fsck to report; never drop a record
+                int len = RECORD_HEADER_BYTES + stored;
+                readFully(in, ByteBuffer.wrap(rec, 0, len), off, logPath);
+                String problem = RecordFormat.check(rec, records.pbn(i), stored, crc);
+                if (problem != null) {
+                    // leave a damaged log for fsck to report; never drop a record
+                    LOG.log(Level.WARNING, "not compacting data log {0}: pbn {1} at {2}: {3}", logPath, records.pbn(i), off, problem);
+                    deleteQuietly(tmp);
+                    return -1;
                 }
-                writeFully(out, ByteBuffer.wrap(buf, 0, len), pos);
-                newOffsets[i] = pos;
+                if (out.remaining() < len) {
+                    written += drain(dst, out, written);
+                }
+                out.put(rec, 0, len);
+                records.setNewOffset(i, pos);
                 pos += len;
             }
-            out.force(true);
+            drain(dst, out, written);
+            dst.force(true);
         } catch (CorruptDataException e) {
             deleteQuietly(tmp);
             return -1;
@@ -198,33 +261,66 @@ public final class Compactor {
             deleteQuietly(tmp);
             throw StoreException.translate(STORE, tmp.toString(), null, e);
         }
-        DataLog.forceDirectory(dataDir);
-        try (WriteBatch batch = new WriteBatch()) {
-            for (int i = 0; i < records.size(); i++) {
-                Live r = records.get(i);
-                locations.put(batch, r.pbn(), id, newOffsets[i], r.storedLength(), r.fp(), 0);
-            }
-            db.putMetaLong(batch, META_INTENT, id);
-            db.write(batch, true);
-        }
-        move(tmp, logPath);
-        DataLog.forceDirectory(dataDir);
-        clearIntent(db);
+        DataLog.forceDirectory(store.dir());
         return pos;
     }
 
-    private static void clearIntent(MetadataDb db) {
+    private static long drain(FileChannel ch, ByteBuffer buf, long at) throws IOException {
+        buf.flip();
+        long n = buf.remaining();
+        while (buf.hasRemaining()) {
+            at += ch.write(buf, at);
+        }
+        buf.clear();
+        return n;
+    }
+
+    /** Completes or discards what a crash left; runs before a store opens. */
+    public static void finishInterrupted(Path dataDir, MetadataDb db) {
+        if (!Files.isDirectory(dataDir)) {
+            return;
+        }
+        long intent = db.metaLong(META_INTENT, -1);
+        if (intent >= 0) {
+            Path log = dataDir.resolve(DataLog.fileName((int) intent));
+            Path tmp = dataDir.resolve(DataLog.fileName((int) intent) + SUFFIX);
+            if (Files.exists(tmp)) {
+                LOG.log(Level.INFO, "finishing the interrupted compaction of {0}", log);
+                move(tmp, log);
+                DataLog.forceDirectory(dataDir);
+            } else {
+                LOG.log(Level.INFO, "clearing the intent of the interrupted compaction of {0}: its switch was complete", log);
+            }
+            clearIntent(db);
+        }
+        try (Stream<Path> s = Files.list(dataDir)) {
+            for (Path p : s.filter(p -> p.getFileName().toString().endsWith(SUFFIX)).toList()) {
+                LOG.log(Level.INFO, "discarding {0}: its compaction was interrupted before the switch", p);
+                DataLog.deleteFile(p);
+            }
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, dataDir.toString(), null, e);
+        }
+    }
+
+    static void clearIntent(MetadataDb db) {
         try (WriteBatch batch = new WriteBatch()) {
             db.delete(batch, db.handle(MetadataDb.Column.META), MetadataDb.bytes(META_INTENT));
             db.write(batch, true);
         }
     }
 
-    private static void move(Path from, Path to) {
+    static void move(Path from, Path to) {
         try {
             Files.move(from, to, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {
             throw StoreException.translate(STORE, to.toString(), null, e);
+        }
+    }
+
+    private static void checkThreshold(double threshold) {
+        if (!(threshold >= 0 && threshold <= 1)) {
+            throw new IllegalArgumentException("compaction threshold must be in 0..1: " + threshold);
         }
     }
 
@@ -240,13 +336,17 @@ public final class Compactor {
         try {
             Files.deleteIfExists(p);
         } catch (IOException ignored) {
-            // a stray .compact file is removed at the next start
+            // a stray .compact file is removed when the store next opens
         }
     }
 
-    private static void writeFully(FileChannel ch, ByteBuffer b, long pos) throws IOException {
+    private static void readFully(FileChannel ch, ByteBuffer b, long pos, Path p) throws IOException {
         while (b.hasRemaining()) {
-            pos += ch.write(b, pos);
+            int n = ch.read(b, pos);
+            if (n < 0) {
+                throw new CorruptDataException(STORE, p.toString(), null, "unexpected end of file at " + pos);
+            }
+            pos += n;
         }
     }
 }

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 import org.holdfast.common.id.Fingerprint;
@@ -37,7 +38,16 @@ import org.rocksdb.WriteBatch;
  * family is synced above p, and a reopened store continues at the high-water mark. PBNs of dropped
  * records are therefore skipped, never handed out twice.
  *
+ * <h2>Relocation (online compaction)</h2>
+ * A sealed log's records may move while the store serves ({@link Compactor}). Readers hold the
+ * shared side of {@code relocation} from the location lookup to the end of the file read; a
+ * relocation takes the exclusive side only to switch the locations and the file
+ * ({@link #relocate}), so a reader sees either the old locations and the old file or the new ones
+ * and the new file. Deleting locations ({@link #forget}) also takes the shared side, which makes
+ * a relocation's "is this location still the one I copied?" check atomic with its write.
+ *
  * <p>Thread-safe: appends are serialised (PBN order equals log order), reads run in parallel.
+ * Lock order: relocation, syncLock, appendLock.
  */
 public final class DataStore implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DataStore.class.getName());
@@ -79,6 +89,9 @@ public final class DataStore implements AutoCloseable {
     private final Map<Integer, DataLog> logs = new ConcurrentHashMap<>();
     private final Object appendLock = new Object();
     private final Object syncLock = new Object();
+    private final ReentrantReadWriteLock relocation = new ReentrantReadWriteLock();
+    /** Serialises compactions of this store (one intent key, one log at a time). */
+    final Object compactionLock = new Object();
     private final AtomicLong appendedBlocks = new AtomicLong();
     private final AtomicLong appendedBytes = new AtomicLong();
     private final AtomicLong syncs = new AtomicLong();
@@ -122,6 +135,7 @@ public final class DataStore implements AutoCloseable {
         } catch (IOException e) {
             throw StoreException.translate(STORE, dir.toString(), null, e);
         }
+        Compactor.finishInterrupted(dir, db); // a crash may have left a compaction half done
         TreeMap<Integer, Path> files = new TreeMap<>();
         try (Stream<Path> s = Files.list(dir)) {
             s.forEach(p -> {
@@ -243,6 +257,15 @@ public final class DataStore implements AutoCloseable {
         if (pbn <= 0) {
             throw new IllegalArgumentException("PBN " + pbn + " is not a stored block");
         }
+        relocation.readLock().lock();
+        try {
+            readLocked(pbn, into);
+        } finally {
+            relocation.readLock().unlock();
+        }
+    }
+
+    private void readLocked(long pbn, StoredBlock into) {
         if (!locate(pbn, into)) {
             throw new CorruptDataException(STORE, settings.dir().toString(), "pbn " + pbn, "no location for this PBN (never stored, or freed)");
         }
@@ -280,6 +303,15 @@ public final class DataStore implements AutoCloseable {
                 throw new IllegalArgumentException("PBN " + pbns[from + i] + " is not a stored block");
             }
         }
+        relocation.readLock().lock();
+        try {
+            return readBatchLocked(pbns, from, m, into);
+        } finally {
+            relocation.readLock().unlock();
+        }
+    }
+
+    private int readBatchLocked(long[] pbns, int from, int m, BlockBatch into) {
         // Pending first, then the index (see locate): an entry leaves pending only once indexed.
         boolean anyIndexed = false;
         synchronized (appendLock) {
@@ -469,9 +501,136 @@ public final class DataStore implements AutoCloseable {
         return locations;
     }
 
+    /**
+     * Logs with an id below this one are sealed and every record in them is indexed (the durable
+     * point lies in a later log), so compaction may rewrite them. 0 before the first sync.
+     */
+    public int compactableBelow() {
+        synchronized (syncLock) {
+            return durableLogId;
+        }
+    }
+
+    /**
+     * Deletes the locations of {@code pbns[0..n)} in one synced batch (GC freed them): the store then
+     * treats them as gone. Atomic with respect to a relocation (see the class comment).
+     */
+    public void forget(long[] pbns, int n) {
+        relocation.readLock().lock();
+        try (WriteBatch batch = new WriteBatch()) {
+            for (int i = 0; i < n; i++) {
+                locations.delete(batch, pbns[i]);
+            }
+            db.write(batch, true);
+        } finally {
+            relocation.readLock().unlock();
+        }
+    }
+
+    MetadataDb metadata() {
+        return db;
+    }
+
+    /** Path of log {@code id} in the data directory. */
+    Path logPath(int id) {
+        return settings.dir().resolve(DataLog.fileName(id));
+    }
+
+    /**
+     * Step 2 and 3 of a compaction of sealed log {@code logId} (see {@link Compactor}): under the
+     * exclusive relocation lock, keeps only the records whose location still names their old place
+     * (the sweep may have freed some since they were copied), points those at their offsets in
+     * {@code compacted} together with the intent in one synced batch, then renames {@code compacted}
+     * over the log. Readers then open the new file. Returns how many locations moved.
+     */
+    int relocate(int logId, Path compacted, LiveRecords records) {
+        Path target = logPath(logId);
+        int moved = 0;
+        relocation.writeLock().lock();
+        try {
+            ensureOpen();
+            if (logId >= compactableBelow()) {
+                throw new IllegalStateException("log " + logId + " is not sealed and indexed; it cannot be compacted");
+            }
+            boolean[] still = locations.stillAt(records, logId);
+            try (WriteBatch batch = new WriteBatch()) {
+                for (int i = 0; i < records.size(); i++) {
+                    if (still[i]) {
+                        locations.put(batch, records.pbn(i), logId, records.newOffset(i), records.length(i), records.fps(), i * Fingerprint.BYTES);
+                        moved++;
+                    }
+                }
+                db.putMetaLong(batch, Compactor.META_INTENT, logId);
+                db.write(batch, true);
+            }
+            try {
+                // the old channel stays valid on its (now unlinked) file until closed below
+                Compactor.move(compacted, target);
+            } catch (RuntimeException e) {
+                // the old file is still in place: point the locations back at it before any reader looks
+                try (WriteBatch undo = new WriteBatch()) {
+                    for (int i = 0; i < records.size(); i++) {
+                        if (still[i]) {
+                            locations.put(undo, records.pbn(i), logId, records.offset(i), records.length(i), records.fps(), i * Fingerprint.BYTES);
+                        }
+                    }
+                    db.delete(undo, db.handle(MetadataDb.Column.META), MetadataDb.bytes(Compactor.META_INTENT));
+                    db.write(undo, true);
+                }
+                throw e;
+            }
+            DataLog.forceDirectory(settings.dir());
+            DataLog old = logs.remove(logId); // readers reopen the log, now the compacted file
+            if (old != null) {
+                closeQuietly(old);
+            }
+        } finally {
+            relocation.writeLock().unlock();
+        }
+        Compactor.clearIntent(db);
+        return moved;
+    }
+
+    /** Deletes sealed log {@code logId}, which no location names any more (compaction found it dead). */
+    void dropLog(int logId) {
+        relocation.writeLock().lock();
+        try {
+            ensureOpen();
+            if (logId >= compactableBelow()) {
+                throw new IllegalStateException("log " + logId + " is not sealed and indexed; it cannot be dropped");
+            }
+            DataLog old = logs.remove(logId);
+            if (old != null) {
+                closeQuietly(old);
+            }
+            DataLog.deleteFile(logPath(logId));
+            DataLog.forceDirectory(settings.dir());
+        } finally {
+            relocation.writeLock().unlock();
+        }
+    }
+
+    private static void closeQuietly(DataLog log) {
+        try {
+            log.close();
+        } catch (StoreException e) {
+            // a sealed log has nothing buffered; a failing close only leaks the descriptor
+            LOG.log(Level.WARNING, "closing " + log.path() + " failed: " + e.getMessage());
+        }
+    }
+
     /** Syncs, then closes every log. Idempotent. */
     @Override
     public void close() {
+        relocation.writeLock().lock();
+        try {
+            closeLocked();
+        } finally {
+            relocation.writeLock().unlock();
+        }
+    }
+
+    private void closeLocked() {
         synchronized (syncLock) {
             synchronized (appendLock) {
                 if (closed) {

@@ -136,6 +136,39 @@ public final class LocationIndex {
         }
     }
 
+    /**
+     * For each record, whether {@code pbn}'s location still names log {@code logId} at the record's
+     * old offset (false once GC freed it). One iterator; the records are in PBN order, so mostly steps.
+     */
+    boolean[] stillAt(LiveRecords records, int logId) {
+        boolean[] out = new boolean[records.size()];
+        byte[] key = new byte[8];
+        byte[] value = new byte[VALUE_BYTES];
+        try (CheckedIterator it = db.iterator(cf)) {
+            long at = -1;
+            for (int i = 0; i < records.size(); i++) {
+                long pbn = records.pbn(i);
+                if (at >= 0 && pbn == at + 1) {
+                    it.next();
+                } else {
+                    Bytes.putLong(key, 0, pbn);
+                    it.seek(key);
+                }
+                if (!it.isValid() || it.key(key) != 8 || Bytes.getLong(key, 0) != pbn) {
+                    at = -1;
+                    continue;
+                }
+                at = pbn;
+                if (it.value(value) != VALUE_BYTES) {
+                    throw new CorruptDataException("location-index", db.path(), "pbn " + pbn, "value has the wrong length");
+                }
+                out[i] = Bytes.getInt(value, 0) == logId && Bytes.getLong(value, 4) == records.offset(i)
+                        && Bytes.getInt(value, 12) == records.length(i);
+            }
+        }
+        return out;
+    }
+
     /** The highest PBN with a location, or 0 if none. */
     long maxPbn() {
         try (CheckedIterator it = db.iterator(cf)) {

@@ -81,6 +81,7 @@ class GcApiTest {
         assertThat(run.getStatusCode().value()).as(run.getBody()).isEqualTo(200);
         JsonNode r = json.readTree(run.getBody());
         assertThat(r.get("sweep").get("freed").asLong()).isZero();
+        assertThat(r.get("compaction").get("bytesReclaimed").asLong()).isZero(); // the run compacts too; nothing to do yet
 
         ResponseEntity<String> fsck = rest.postForEntity("/api/v1/gc/fsck", null, String.class);
         JsonNode f = json.readTree(fsck.getBody());
@@ -92,7 +93,9 @@ class GcApiTest {
         ResponseEntity<String> release = rest.exchange("/api/v1/volumes/gc-api/snapshots/1/hold", HttpMethod.DELETE,
                 HttpEntity.EMPTY, String.class);
         assertThat(json.readTree(release.getBody()).get("held").asBoolean()).isFalse();
-        assertThat(rest.getForEntity("/api/v1/gc/status", String.class).getBody()).contains("lastRun");
+        JsonNode status = json.readTree(rest.getForEntity("/api/v1/gc/status", String.class).getBody());
+        assertThat(status.get("lastRun").get("compaction").get("logsExamined").isNumber()).isTrue();
+        assertThat(status.get("compaction").get("runs").asLong()).isPositive();
         assertThat(rest.exchange("/api/v1/volumes/gc-api/snapshots/99/hold", HttpMethod.PUT, HttpEntity.EMPTY,
                 String.class).getStatusCode().value()).isEqualTo(404);
         assertThat(rest.getForEntity("/api/v1/volumes/nope/retention", String.class).getStatusCode().value()).isEqualTo(404);

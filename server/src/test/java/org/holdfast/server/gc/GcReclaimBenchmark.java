@@ -22,11 +22,12 @@ import org.holdfast.server.store.MetadataDb;
 /**
  * Measures how long a sweep and a compaction take per GiB reclaimed, on a real store: one volume
  * keeps {@code keepPercent} % of the blocks, another holds the rest and is deleted by the operator;
- * then a GC cycle (sweep) and an offline compaction run, each timed. Not a test (no assertion on
- * speed); run it by hand, see docs/benchmarks.md "Garbage collection".
+ * then a GC cycle (sweep, compaction off) and an online compaction (the store open, as in a GC run,
+ * optionally while a reader thread reads kept blocks), each timed in wall-clock and process CPU
+ * seconds. Not a test (no assertion on speed); run it by hand, see docs/benchmarks.md "Garbage collection".
  *
  * <p>Arguments: [GiB of 4 KiB blocks, default 1] [keep percent, default 10]
- * [contiguous | interleaved, default contiguous] [directory, default a temp dir].
+ * [contiguous | interleaved, default contiguous] [directory, default a temp dir] [readers, default 0].
  */
 public final class GcReclaimBenchmark {
     private static final int BS = 4096;
@@ -34,11 +35,17 @@ public final class GcReclaimBenchmark {
     private GcReclaimBenchmark() {
     }
 
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
+
     public static void main(String[] args) throws Exception {
         double gib = args.length > 0 ? Double.parseDouble(args[0]) : 1.0;
         int keepPercent = args.length > 1 ? Integer.parseInt(args[1]) : 10;
         boolean interleaved = args.length > 2 && args[2].equals("interleaved");
-        Path dir = args.length > 3 ? Path.of(args[3]) : Files.createTempDirectory("holdfast-gc-bench");
+        Path dir = args.length > 3 && !args[3].equals("-") ? Path.of(args[3]) : Files.createTempDirectory("holdfast-gc-bench");
+        int readers = args.length > 4 ? Integer.parseInt(args[4]) : 0;
         long blocks = (long) (gib * (1L << 30) / BS);
         long keep = blocks * keepPercent / 100;
         long drop = blocks - keep;
@@ -48,8 +55,9 @@ public final class GcReclaimBenchmark {
         Catalog catalog = new Catalog(db);
         Object[] monitor = new Object[1];
         Clock clock = Clock.systemUTC();
-        GcService gc = GcService.open(new GcService.Settings(dir.resolve("gc"), BoscSettings.defaults(), Duration.ofHours(24), "30d", 64),
-                catalog, store, index, clock, () -> monitor[0]);
+        // compaction off in the cycle: it is timed on its own below
+        GcService gc = GcService.open(new GcService.Settings(dir.resolve("gc"), BoscSettings.defaults(), Duration.ofHours(24), "30d", 64,
+                0, Long.MAX_VALUE), catalog, store, index, clock, () -> monitor[0]);
         SnapshotCommit commit = new SnapshotCommit(catalog, new GcCommitHook(gc), clock);
         monitor[0] = commit;
 
@@ -94,13 +102,37 @@ public final class GcReclaimBenchmark {
         long t2b = System.nanoTime();
         GcService.CycleReport idle = gc.runCycle(clock.millis() + 2000);
         double idleSweep = (System.nanoTime() - t2b) / 1e9;
+        long[] keptPbns = new long[(int) keptLbn];
+        for (int i = 0; i < keptLbn; i++) {
+            keptPbns[i] = kept.pbn(i);
+        }
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicLong reads = new java.util.concurrent.atomic.AtomicLong();
+        java.util.List<Thread> readerThreads = new java.util.ArrayList<>();
+        for (int t = 0; t < readers; t++) {
+            Thread th = new Thread(() -> {
+                java.util.Random rr = new java.util.Random();
+                org.holdfast.server.store.StoredBlock b = new org.holdfast.server.store.StoredBlock();
+                while (!stop.get()) {
+                    store.read(keptPbns[rr.nextInt(keptPbns.length)], b);
+                    reads.incrementAndGet();
+                }
+            });
+            th.start();
+            readerThreads.add(th);
+        }
+        long cpu0 = processCpuNanos();
+        long t3 = System.nanoTime();
+        Compactor.Result c = new Compactor(store).run(Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE);
+        double compact = (System.nanoTime() - t3) / 1e9;
+        double compactCpu = (processCpuNanos() - cpu0) / 1e9;
+        stop.set(true);
+        for (Thread th : readerThreads) {
+            th.join();
+        }
         gc.close();
         index.close();
         store.close();
-
-        long t3 = System.nanoTime();
-        Compactor.Result c = Compactor.compact(dir.resolve("data"), db, Compactor.DEFAULT_THRESHOLD);
-        double compact = (System.nanoTime() - t3) / 1e9;
         db.close();
 
         double freedGib = r.sweep().freed() * (double) BS / (1L << 30);
@@ -111,7 +143,10 @@ public final class GcReclaimBenchmark {
         System.out.printf("sweep: %d blocks freed (%.3f GiB) in %.2f s = %.2f s/GiB freed%n", r.sweep().freed(), freedGib, sweep, sweep / freedGib);
         System.out.printf("sweep: the first run read %d GMA chunks; a second run with nothing changed read %d chunks in %.3f s%n",
                 r.sweep().chunksScanned(), idle.sweep().chunksScanned(), idleSweep);
-        System.out.printf("compaction: %d logs examined, %d rewritten, %d deleted, %.3f GiB reclaimed in %.2f s = %.2f s/GiB reclaimed%n",
-                c.logsExamined(), c.logsRewritten(), c.logsDeleted(), reclaimedGib, compact, compact / reclaimedGib);
+        System.out.printf("online compaction: %d logs examined, %d rewritten, %d deleted, %.3f GiB copied, %.3f GiB reclaimed"
+                + " in %.2f s (%.2f s CPU, whole process) = %.2f s/GiB reclaimed (%.2f CPU s/GiB); %d reader threads did %d reads meanwhile%n",
+                c.logsExamined(), c.logsRewritten(), c.logsDeleted(), c.bytesCopied() / (double) (1L << 30), reclaimedGib, compact,
+                compactCpu, compact / reclaimedGib, compactCpu / reclaimedGib, readers, reads.get());
+        System.out.printf("load average at the end: %s%n", Files.readString(Path.of("/proc/loadavg")).trim());
     }
 }

@@ -1,0 +1,68 @@
+package org.holdfast.server.store;
+
+import java.util.Arrays;
+import org.holdfast.common.id.Fingerprint;
+
+/** The live records of one data log that a compaction copies: PBN, old and new offset, stored length, fingerprint. */
+final class LiveRecords {
+    private int size;
+    private long[] pbn = new long[256];
+    private long[] offset = new long[256];
+    private long[] newOffset = new long[256];
+    private int[] length = new int[256];
+    private byte[] fps = new byte[256 * Fingerprint.BYTES];
+
+    void add(long p, long off, int len, byte[] fp, int fpOff) {
+        if (size == pbn.length) {
+            int n = size * 2;
+            pbn = Arrays.copyOf(pbn, n);
+            offset = Arrays.copyOf(offset, n);
+            newOffset = Arrays.copyOf(newOffset, n);
+            length = Arrays.copyOf(length, n);
+            fps = Arrays.copyOf(fps, n * Fingerprint.BYTES);
+        }
+        pbn[size] = p;
+        offset[size] = off;
+        length[size] = len;
+        System.arraycopy(fp, fpOff, fps, size * Fingerprint.BYTES, Fingerprint.BYTES);
+        size++;
+    }
+
+    int size() {
+        return size;
+    }
+
+    long pbn(int i) {
+        return pbn[i];
+    }
+
+    long offset(int i) {
+        return offset[i];
+    }
+
+    long newOffset(int i) {
+        return newOffset[i];
+    }
+
+    void setNewOffset(int i, long off) {
+        newOffset[i] = off;
+    }
+
+    int length(int i) {
+        return length[i];
+    }
+
+    /** Fingerprints, 32 bytes each at i * 32. */
+    byte[] fps() {
+        return fps;
+    }
+
+    /** Bytes the records take in a log, headers included. */
+    long recordBytes() {
+        long b = 0;
+        for (int i = 0; i < size; i++) {
+            b += FormatVersions.RECORD_HEADER_BYTES + length[i];
+        }
+        return b;
+    }
+}
