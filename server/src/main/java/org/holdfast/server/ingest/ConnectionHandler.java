@@ -8,6 +8,9 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -58,6 +61,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private final AtomicLong queuedBytes = new AtomicLong();
     private final AtomicBoolean closing = new AtomicBoolean();
     private Channel channel;
+    // event loop: the block size BLOCKS payloads are digested for (0 outside a backup)
+    private int digestBlockSize;
     // lane
     private boolean greeted;
     private BackupSession session;
@@ -85,14 +90,22 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         queuedFrames.incrementAndGet();
         queuedBytes.addAndGet(bytes);
         updateAutoRead();
+        CompletableFuture<PayloadDigester.FrameDigests> digests = startDigests(m);
         lane.execute(() -> {
             try {
                 if (!closing.get()) {
-                    handle(m);
+                    if (digests != null) {
+                        requireSession(m).onBlocks((Blocks) m, awaitDigests(digests));
+                    } else {
+                        handle(m);
+                    }
                 }
             } catch (Throwable t) {
                 fail(t);
             } finally {
+                if (digests != null) {
+                    digests.exceptionally(t -> null).join(); // the digest threads read the frame: keep it until they are done
+                }
                 ReferenceCountUtil.release(m);
                 queuedFrames.decrementAndGet();
                 queuedBytes.addAndGet(-bytes);
@@ -101,6 +114,30 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 }
             }
         });
+    }
+
+    /**
+     * Starts decoding and hashing a BLOCKS frame's payloads on the digest pool, so the lane only
+     * compares and stores. Null (the lane does it all) outside a backup or when the pool is gone.
+     * Event loop only.
+     */
+    private CompletableFuture<PayloadDigester.FrameDigests> startDigests(Message m) {
+        if (!(m instanceof Blocks b) || digestBlockSize == 0) {
+            return null;
+        }
+        try {
+            return server.digester().digest(b, digestBlockSize);
+        } catch (RejectedExecutionException e) {
+            return null;
+        }
+    }
+
+    private static PayloadDigester.FrameDigests awaitDigests(CompletableFuture<PayloadDigester.FrameDigests> f) {
+        try {
+            return f.join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof RuntimeException r ? r : e;
+        }
     }
 
     /** Pauses reading while too much of this connection's input waits for the lane. Event loop only. */
@@ -233,6 +270,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         // The decoder must know the block size before any BLOCKS can arrive, i.e. before the agent reads BACKUP_READY.
         channel.eventLoop().execute(() -> {
             decoder.blockSize(blockSize);
+            digestBlockSize = blockSize;
             channel.writeAndFlush(ready);
         });
     }
@@ -280,7 +318,10 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (session != null) {
             server.volumeLocks().unlock(session.volume().name(), session.id());
             session = null;
-            channel.eventLoop().execute(() -> decoder.blockSize(0));
+            channel.eventLoop().execute(() -> {
+                decoder.blockSize(0);
+                digestBlockSize = 0;
+            });
         }
     }
 
