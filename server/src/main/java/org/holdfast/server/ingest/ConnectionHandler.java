@@ -53,6 +53,8 @@ import org.holdfast.server.store.StoreException;
  */
 final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private static final System.Logger LOG = System.getLogger(ConnectionHandler.class.getName());
+    /** NEEDs written before the lane flushes even though more frames are waiting. */
+    static final int FLUSH_NEEDS = 64;
 
     private final IngestServer server;
     private final FrameDecoder decoder;
@@ -64,6 +66,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     // event loop: the block size BLOCKS payloads are digested for (0 outside a backup)
     private int digestBlockSize;
     // lane
+    private int unflushedNeeds;
     private boolean greeted;
     private BackupSession session;
     private RestoreStream restore;
@@ -103,6 +106,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             } catch (Throwable t) {
                 fail(t);
             } finally {
+                flushNeeds();
                 if (digests != null) {
                     digests.exceptionally(t -> null).join(); // the digest threads read the frame: keep it until they are done
                 }
@@ -129,6 +133,18 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             return server.digester().digest(b, digestBlockSize);
         } catch (RejectedExecutionException e) {
             return null;
+        }
+    }
+
+    /**
+     * NEEDs are written unflushed and flushed once this connection has no more frames waiting for
+     * the lane, or every {@link #FLUSH_NEEDS}: a run of scattered one-block changes then costs one
+     * system call per batch, not per NEED. Lane only.
+     */
+    private void flushNeeds() {
+        if (unflushedNeeds > 0 && (queuedFrames.get() <= 1 || unflushedNeeds >= FLUSH_NEEDS)) {
+            unflushedNeeds = 0;
+            channel.flush();
         }
     }
 
@@ -213,7 +229,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (m instanceof BackupBegin b) {
             beginBackup(b);
         } else if (m instanceof Entries e) {
-            channel.writeAndFlush(requireSession(m).onEntries(e));
+            channel.write(requireSession(m).onEntries(e));
+            unflushedNeeds++;
         } else if (m instanceof Blocks b) {
             requireSession(m).onBlocks(b);
         } else if (m instanceof Commit c) {
