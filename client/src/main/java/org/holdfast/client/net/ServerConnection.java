@@ -114,6 +114,19 @@ public final class ServerConnection implements AutoCloseable {
         return channel.writeAndFlush(m);
     }
 
+    /**
+     * Writes {@code m} without flushing, so that many small frames leave in one system call; a later
+     * {@link #flush()} or {@link #send} sends it.
+     */
+    public ChannelFuture write(Message m) {
+        return channel.write(m);
+    }
+
+    /** Sends everything written so far. */
+    public void flush() {
+        channel.flush();
+    }
+
     /** True while the connection is open and nothing has failed it. */
     public boolean isActive() {
         return channel.isActive() && !closed;

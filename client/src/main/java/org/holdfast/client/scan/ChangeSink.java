@@ -10,4 +10,8 @@ public interface ChangeSink {
      * absolute index {@code dataOff}. Both are valid only during the call.
      */
     void changed(long lbn, byte[] fingerprints, int fpOff, ByteBuffer data, int dataOff, boolean zero);
+
+    /** A chunk of the scan is done: a sink that holds back output may pass it on now. */
+    default void chunkDone() {
+    }
 }

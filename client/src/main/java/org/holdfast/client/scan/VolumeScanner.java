@@ -59,6 +59,7 @@ public final class VolumeScanner {
                     state.append(c.fingerprints, 0, c.blocks);
                 }
                 read += c.blocks;
+                sink.chunkDone();
                 progress.accept((long) c.blocks * blockSize);
             } finally {
                 reader.release(c);

@@ -19,15 +19,17 @@ import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.common.protocol.ProtocolLimits;
 
 /**
- * Answers the server's NEEDs: takes the matching run (NEEDs come in run order), compresses the
- * asked-for payloads on a pool of threads in groups, and sends each group as one BLOCKS frame.
+ * Answers the server's NEEDs: takes the matching run (NEEDs come in run order), collects the
+ * asked-for payloads into batches of up to {@link #GROUP_BLOCKS} (across consecutive NEEDs while
+ * more NEEDs are already waiting), compresses each batch on a pool of threads and sends it as one
+ * BLOCKS frame.
  * Also the only reader of the connection during the upload, so it receives COMMITTED too.
  *
  * <p>Each compressing thread owns one {@link BlockCodec} and one output array, so a block costs no
  * allocation besides its bytes in the frame's pooled buffer.
  */
 final class BlockUploader implements AutoCloseable {
-    /** Blocks per BLOCKS frame when a run is split for parallel compression. */
+    /** Most blocks per BLOCKS frame (a batch): a big NEED is split into batches compressed in parallel. */
     static final int GROUP_BLOCKS = 256;
     /** Longest silence while runs are waiting for NEED before the server counts as stuck. */
     static final Duration NEED_TIMEOUT = Duration.ofMinutes(3);
@@ -46,6 +48,8 @@ final class BlockUploader implements AutoCloseable {
     final LongAdder sentBlocks = new LongAdder();
     final LongAdder sentBytes = new LongAdder();
     final LongAdder zstdBlocks = new LongAdder();
+    private final int perFrame;
+    private Batch batch; // receiving thread: blocks asked for and not yet handed to a compressing thread
     private volatile boolean stopped;
 
     BlockUploader(ServerConnection conn, PayloadWindow window, Queue<PendingRun> pending, Semaphore runsInFlight,
@@ -71,6 +75,8 @@ final class BlockUploader implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        this.perFrame = Math.min(GROUP_BLOCKS, Math.max(1, ProtocolLimits.TARGET_FRAME_PAYLOAD
+                / (ProtocolLimits.maxZstdPayload(blockSize) + Blocks.BLOCK_HEADER_BYTES)));
         this.thread = new Thread(this::receiveLoop, "holdfast-upload");
         this.thread.setDaemon(true);
         this.thread.start();
@@ -85,7 +91,11 @@ final class BlockUploader implements AutoCloseable {
         long lastMessage = System.nanoTime();
         try {
             while (!stopped && !failure.failed()) {
-                Message m = conn.poll(Duration.ofMillis(200));
+                Message m = conn.poll(batch != null ? Duration.ZERO : Duration.ofMillis(200));
+                if (m == null && batch != null) {
+                    dispatch(); // no further NEED waiting: send what the last ones asked for
+                    continue;
+                }
                 if (m == null) {
                     if (!pending.isEmpty() && System.nanoTime() - lastMessage > NEED_TIMEOUT.toNanos()) {
                         throw new org.holdfast.client.AgentException(org.holdfast.client.ExitCode.NETWORK,
@@ -123,40 +133,46 @@ final class BlockUploader implements AutoCloseable {
             window.release(run.slab);
             return;
         }
-        int[] idx = new int[needed];
-        int k = 0;
+        run.groupsLeft.set(1); // this method's own reference, so no finished batch frees the slab while blocks are still added
         for (int i = 0; i < run.count; i++) {
             if (n.isNeeded(i)) {
                 if (run.payloadOffsets[i] < 0) {
+                    groupDone(run);
                     throw conn.protocolViolation("NEED asks for the payload of zero block " + (run.startLbn + i));
                 }
-                idx[k++] = i;
+                if (batch == null) {
+                    batch = new Batch(perFrame);
+                }
+                batch.add(run, i);
+                if (batch.full()) {
+                    dispatch();
+                }
             }
         }
-        int perFrame = Math.min(GROUP_BLOCKS, Math.max(1, ProtocolLimits.TARGET_FRAME_PAYLOAD
-                / (ProtocolLimits.maxZstdPayload(blockSize) + Blocks.BLOCK_HEADER_BYTES)));
-        int groups = (needed + perFrame - 1) / perFrame;
-        run.groupsLeft.set(groups);
-        for (int g = 0; g < groups; g++) {
-            int from = g * perFrame;
-            int to = Math.min(needed, from + perFrame);
-            compressPool.execute(() -> sendGroup(run, idx, from, to));
-        }
+        groupDone(run);
     }
 
-    private void sendGroup(PendingRun run, int[] idx, int from, int to) {
+    /** Hands the open batch to the compressing threads. Receiving thread only. */
+    private void dispatch() {
+        Batch b = batch;
+        batch = null;
+        compressPool.execute(() -> sendGroup(b));
+    }
+
+    private void sendGroup(Batch g) {
         try {
             if (failure.failed()) {
                 return;
             }
             BlockCodec codec = codecs.get();
             byte[] out = outputs.get();
-            Blocks.Builder b = Blocks.builder(PooledByteBufAllocator.DEFAULT, (to - from) * blockSize / 2);
+            Blocks.Builder b = Blocks.builder(PooledByteBufAllocator.DEFAULT, g.size * blockSize / 2);
             Blocks blocks;
             long bytes = 0;
             try {
-                for (int k = from; k < to; k++) {
-                    int i = idx[k];
+                for (int k = 0; k < g.size; k++) {
+                    PendingRun run = g.blockRun[k];
+                    int i = g.blockIdx[k];
                     int off = run.payloadOffsets[i];
                     byte[] slab = run.slab.data;
                     int n = codec.compress(slab, off, blockSize, out, 0);
@@ -173,18 +189,52 @@ final class BlockUploader implements AutoCloseable {
             } finally {
                 b.close();
             }
-            sentBlocks.add(to - from);
+            sentBlocks.add(g.size);
             sentBytes.add(bytes);
             conn.send(blocks).addListener(f -> {
                 if (!f.isSuccess()) {
                     failure.fail(new org.holdfast.client.AgentException(org.holdfast.client.ExitCode.NETWORK,
                             "sending blocks failed: " + f.cause(), "check the network and the server, then retry", f.cause()));
                 }
-                groupDone(run);
+                g.done();
             });
         } catch (Throwable t) {
             failure.fail(t);
-            groupDone(run);
+            g.done();
+        }
+    }
+
+    /**
+     * The asked-for blocks of one BLOCKS frame, possibly from several consecutive runs: small NEEDs
+     * (scattered changes) share a frame instead of costing one frame, one task and one write each.
+     * Holds one reference on each run it has blocks of.
+     */
+    private final class Batch {
+        final PendingRun[] blockRun;
+        final int[] blockIdx;
+        final java.util.List<PendingRun> runs = new java.util.ArrayList<>(4);
+        int size;
+
+        Batch(int capacity) {
+            blockRun = new PendingRun[capacity];
+            blockIdx = new int[capacity];
+        }
+
+        void add(PendingRun run, int i) {
+            if (runs.isEmpty() || runs.get(runs.size() - 1) != run) {
+                run.groupsLeft.incrementAndGet();
+                runs.add(run);
+            }
+            blockRun[size] = run;
+            blockIdx[size++] = i;
+        }
+
+        boolean full() {
+            return size == blockRun.length;
+        }
+
+        void done() {
+            runs.forEach(BlockUploader.this::groupDone);
         }
     }
 

@@ -19,10 +19,13 @@ import org.holdfast.common.protocol.ProtocolLimits;
  * is full; payloads of non-zero blocks are copied into the current slab of the
  * {@link PayloadWindow} (shared by consecutive runs), where they wait for NEED. Runs are
  * queued in send order, which is the order NEEDs answer them. Runs themselves are limited too
- * ({@code maxRunsInFlight}) so that a volume of zeros cannot queue unbounded ENTRIES. Called by the
- * scanning thread only.
+ * ({@code maxRunsInFlight}) so that a volume of zeros cannot queue unbounded ENTRIES. ENTRIES are
+ * written unflushed and flushed every {@link #FLUSH_RUNS} runs, at the end of each scanned chunk, and
+ * before anything that may wait for the server. Called by the scanning thread only.
  */
 final class RunAssembler implements ChangeSink {
+    /** ENTRIES written before a flush: scattered changes then cost one system call per this many runs. */
+    static final int FLUSH_RUNS = 64;
     private final ServerConnection conn;
     private final PayloadWindow window;
     private final Queue<PendingRun> pending;
@@ -35,6 +38,7 @@ final class RunAssembler implements ChangeSink {
     private int count;
     private PayloadWindow.Slab slab; // the slab being filled; the assembler holds a reference
     private boolean runUsesSlab;
+    private int unflushed; // ENTRIES written but not yet flushed
     private long runsSent;
     private long entriesSent;
 
@@ -64,6 +68,7 @@ final class RunAssembler implements ChangeSink {
         } else {
             if (slab == null || slab.used + blockSize > slab.data.length) {
                 window.release(slab);
+                flushWrites(); // acquire may wait for NEEDs, which need these ENTRIES to reach the server
                 slab = window.acquire(failure);
             }
             data.get(dataOff, slab.data, slab.used, blockSize);
@@ -88,21 +93,42 @@ final class RunAssembler implements ChangeSink {
         }
         PendingRun run = new PendingRun(start, count, Arrays.copyOf(offsets, count), runSlab);
         pending.add(run); // before sending: the NEED may come back at once
-        conn.send(new Entries(start, count, runFps));
+        conn.write(new Entries(start, count, runFps));
+        if (++unflushed >= FLUSH_RUNS) {
+            flushWrites();
+        }
         runsSent++;
         entriesSent += count;
         count = 0;
         runUsesSlab = false;
     }
 
+    /** Flushes the runs of a scanned chunk, so that no ENTRIES waits longer than one chunk's scan. */
+    @Override
+    public void chunkDone() {
+        flushWrites();
+    }
+
+    private void flushWrites() {
+        if (unflushed > 0) {
+            unflushed = 0;
+            conn.flush();
+        }
+    }
+
     /** Sends the last run and gives up the slab being filled. */
     void finish() {
         flush();
+        flushWrites();
         window.release(slab);
         slab = null;
     }
 
     private void acquireRunSlot() {
+        if (runsInFlight.tryAcquire()) {
+            return;
+        }
+        flushWrites(); // the slots come back with NEEDs, which need these ENTRIES to reach the server
         try {
             while (!runsInFlight.tryAcquire(100, TimeUnit.MILLISECONDS)) {
                 failure.check();

@@ -3,7 +3,6 @@ package org.holdfast.server.ingest;
 import java.lang.System.Logger.Level;
 import java.util.Arrays;
 import org.holdfast.common.compress.BlockCodec;
-import org.holdfast.common.compress.CorruptPayloadException;
 import org.holdfast.common.hash.BlockHasher;
 import org.holdfast.common.id.Fingerprint;
 import org.holdfast.common.id.VolumeId;
@@ -108,7 +107,6 @@ public final class BackupSession {
     private final int[] protectIdx;
     private final byte[] payload = new byte[ProtocolLimits.MAX_PAYLOAD];
     private final byte[] raw;
-    private final byte[] digest = new byte[Fingerprint.BYTES];
 
     BackupSession(long id, VolumeId volume, int blockSize, long volumeBytes, VolumeRecord existing, IngestServices services,
                   int segmentMax, long baseSequence) {
@@ -257,8 +255,18 @@ public final class BackupSession {
         }
     }
 
-    /** Verifies and stores the payloads of one BLOCKS frame. */
+    /** Verifies and stores the payloads of one BLOCKS frame, decoding and hashing them on this thread. */
     void onBlocks(Blocks b) {
+        PayloadDigester.FrameDigests d = new PayloadDigester.FrameDigests(b.count());
+        PayloadDigester.digestInline(b, blockSize, 0, b.count(), d, codec, hasher, payload, raw);
+        onBlocks(b, d);
+    }
+
+    /**
+     * Verifies and stores the payloads of one BLOCKS frame whose payloads {@link PayloadDigester}
+     * already decoded and hashed: each digest must equal the fingerprint sent for its LBN in ENTRIES.
+     */
+    void onBlocks(Blocks b, PayloadDigester.FrameDigests d) {
         int protectedCount = 0;
         for (int i = 0; i < b.count(); i++) {
             long lbn = b.lbns()[i];
@@ -266,39 +274,21 @@ public final class BackupSession {
             if (idx < 0 || state[idx] != AWAITING) {
                 throw new ProtocolException(ErrorCode.BAD_STATE, "BLOCKS carries LBN " + lbn + ", which the server did not ask for or already has");
             }
+            ProtocolException bad = d.errorAt(i);
+            if (bad != null) {
+                throw bad;
+            }
             int c = b.codecs()[i];
-            int len = b.lengths()[i];
-            if (len > payload.length) {
-                throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, "payload of LBN " + lbn + " is " + len + " bytes");
-            }
-            b.copyPayload(i, payload, 0);
-            byte[] block;
-            if (c == PayloadCodec.RAW) {
-                if (len != blockSize) {
-                    throw new ProtocolException(ErrorCode.BAD_FRAME, "raw payload of LBN " + lbn + " is " + len + " bytes, the block size is " + blockSize);
-                }
-                block = payload;
-            } else if (c == PayloadCodec.ZSTD) {
-                try {
-                    codec.decompress(payload, 0, len, raw, 0, blockSize);
-                } catch (CorruptPayloadException ex) {
-                    throw new ProtocolException(ErrorCode.BAD_FRAME, "zstd payload of LBN " + lbn + " does not decode to one "
-                            + blockSize + "-byte block: " + ex.getMessage());
-                }
-                block = raw;
-            } else {
-                throw new ProtocolException(ErrorCode.BAD_FRAME, "BLOCKS payload of LBN " + lbn + " has codec " + c);
-            }
-            hasher.sha256(block, 0, blockSize, digest, 0);
-            if (!Arrays.equals(digest, 0, Fingerprint.BYTES, fps, idx * Fingerprint.BYTES, idx * Fingerprint.BYTES + Fingerprint.BYTES)) {
+            int fpOff = idx * Fingerprint.BYTES;
+            if (!Arrays.equals(d.digests, i * Fingerprint.BYTES, (i + 1) * Fingerprint.BYTES, fps, fpOff, fpOff + Fingerprint.BYTES)) {
                 throw new ProtocolException(ErrorCode.FINGERPRINT_MISMATCH, "payload of LBN " + lbn
                         + " does not hash to the fingerprint sent for it in ENTRIES; the session is aborted and nothing is stored");
             }
+            int len = b.copyPayload(i, payload, 0);
             // Stored exactly as received; restore passes the same bytes back. The agent already tried
             // zstd on a raw payload (it sends raw only when zstd does not pay), so trying again here
             // would cost a compression per incompressible block for nothing.
-            int stored = len;
-            long pbn = services.dataStore().append(fps, idx * Fingerprint.BYTES, payload, 0, len,
+            long pbn = services.dataStore().append(fps, fpOff, payload, 0, len,
                     c == PayloadCodec.ZSTD ? FormatVersions.CODEC_ZSTD : FormatVersions.CODEC_RAW, blockSize);
             pbns[idx] = pbn;
             isNew[idx] = true;
@@ -306,7 +296,7 @@ public final class BackupSession {
             awaiting--;
             sentBlocks++;
             newBlocks++;
-            storedBytes += stored;
+            storedBytes += len;
             protect[protectedCount++] = pbn;
         }
         if (protectedCount > 0) {

@@ -8,6 +8,9 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -50,6 +53,8 @@ import org.holdfast.server.store.StoreException;
  */
 final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private static final System.Logger LOG = System.getLogger(ConnectionHandler.class.getName());
+    /** NEEDs written before the lane flushes even though more frames are waiting. */
+    static final int FLUSH_NEEDS = 64;
 
     private final IngestServer server;
     private final FrameDecoder decoder;
@@ -58,7 +63,10 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private final AtomicLong queuedBytes = new AtomicLong();
     private final AtomicBoolean closing = new AtomicBoolean();
     private Channel channel;
+    // event loop: the block size BLOCKS payloads are digested for (0 outside a backup)
+    private int digestBlockSize;
     // lane
+    private int unflushedNeeds;
     private boolean greeted;
     private BackupSession session;
     private RestoreStream restore;
@@ -85,14 +93,23 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         queuedFrames.incrementAndGet();
         queuedBytes.addAndGet(bytes);
         updateAutoRead();
+        CompletableFuture<PayloadDigester.FrameDigests> digests = startDigests(m);
         lane.execute(() -> {
             try {
                 if (!closing.get()) {
-                    handle(m);
+                    if (digests != null) {
+                        requireSession(m).onBlocks((Blocks) m, awaitDigests(digests));
+                    } else {
+                        handle(m);
+                    }
                 }
             } catch (Throwable t) {
                 fail(t);
             } finally {
+                flushNeeds();
+                if (digests != null) {
+                    digests.exceptionally(t -> null).join(); // the digest threads read the frame: keep it until they are done
+                }
                 ReferenceCountUtil.release(m);
                 queuedFrames.decrementAndGet();
                 queuedBytes.addAndGet(-bytes);
@@ -101,6 +118,42 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 }
             }
         });
+    }
+
+    /**
+     * Starts decoding and hashing a BLOCKS frame's payloads on the digest pool, so the lane only
+     * compares and stores. Null (the lane does it all) outside a backup or when the pool is gone.
+     * Event loop only.
+     */
+    private CompletableFuture<PayloadDigester.FrameDigests> startDigests(Message m) {
+        if (!(m instanceof Blocks b) || digestBlockSize == 0) {
+            return null;
+        }
+        try {
+            return server.digester().digest(b, digestBlockSize);
+        } catch (RejectedExecutionException e) {
+            return null;
+        }
+    }
+
+    /**
+     * NEEDs are written unflushed and flushed once this connection has no more frames waiting for
+     * the lane, or every {@link #FLUSH_NEEDS}: a run of scattered one-block changes then costs one
+     * system call per batch, not per NEED. Lane only.
+     */
+    private void flushNeeds() {
+        if (unflushedNeeds > 0 && (queuedFrames.get() <= 1 || unflushedNeeds >= FLUSH_NEEDS)) {
+            unflushedNeeds = 0;
+            channel.flush();
+        }
+    }
+
+    private static PayloadDigester.FrameDigests awaitDigests(CompletableFuture<PayloadDigester.FrameDigests> f) {
+        try {
+            return f.join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof RuntimeException r ? r : e;
+        }
     }
 
     /** Pauses reading while too much of this connection's input waits for the lane. Event loop only. */
@@ -176,7 +229,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (m instanceof BackupBegin b) {
             beginBackup(b);
         } else if (m instanceof Entries e) {
-            channel.writeAndFlush(requireSession(m).onEntries(e));
+            channel.write(requireSession(m).onEntries(e));
+            unflushedNeeds++;
         } else if (m instanceof Blocks b) {
             requireSession(m).onBlocks(b);
         } else if (m instanceof Commit c) {
@@ -233,6 +287,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         // The decoder must know the block size before any BLOCKS can arrive, i.e. before the agent reads BACKUP_READY.
         channel.eventLoop().execute(() -> {
             decoder.blockSize(blockSize);
+            digestBlockSize = blockSize;
             channel.writeAndFlush(ready);
         });
     }
@@ -280,7 +335,10 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (session != null) {
             server.volumeLocks().unlock(session.volume().name(), session.id());
             session = null;
-            channel.eventLoop().execute(() -> decoder.blockSize(0));
+            channel.eventLoop().execute(() -> {
+                decoder.blockSize(0);
+                digestBlockSize = 0;
+            });
         }
     }
 

@@ -42,6 +42,7 @@ public final class IngestServer implements AutoCloseable {
     private final AtomicLong sessionIds;
     private final ChannelGroup connections = new DefaultChannelGroup("holdfast-ingest", GlobalEventExecutor.INSTANCE);
     private final ExecutorService sessionPool;
+    private final PayloadDigester digester;
     private EventLoopGroup boss;
     private EventLoopGroup workers;
     private Channel serverChannel;
@@ -53,6 +54,7 @@ public final class IngestServer implements AutoCloseable {
         this.sessionIds = new AtomicLong(services.clock().millis() << 16);
         this.sessionPool = new ThreadPoolExecutor(settings.sessionThreads(), settings.sessionThreads(), 60, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), new DefaultThreadFactory("holdfast-session", true));
+        this.digester = new PayloadDigester(Math.max(1, Runtime.getRuntime().availableProcessors()));
     }
 
     /** Binds the port; throws if it is taken. */
@@ -113,6 +115,10 @@ public final class IngestServer implements AutoCloseable {
         return sessionPool;
     }
 
+    PayloadDigester digester() {
+        return digester;
+    }
+
     long nextSessionId() {
         return sessionIds.incrementAndGet();
     }
@@ -138,6 +144,7 @@ public final class IngestServer implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         shutdownLoops();
+        digester.close();
     }
 
     private void shutdownLoops() {

@@ -205,6 +205,37 @@ class BadInputLoopbackTest {
     }
 
     @Test
+    void blocks_corruptZstdPayloadDeepInAFrame_badFrameAndNoSnapshot() {
+        int n = 200; // several digest tasks per frame: the bad payload is in the third
+        byte[] img = new byte[n * BS];
+        for (int i = 0; i < img.length; i++) {
+            img[i] = (byte) ((i / 7) % 13 + (i / BS)); // compressible, distinct per block
+        }
+        try (AgentDriver a = harness.agent(); org.holdfast.common.compress.BlockCodec codec = new org.holdfast.common.compress.BlockCodec()) {
+            a.hello();
+            a.begin("corrupt", BS, img.length, 0);
+            a.send(new Entries(0, n, BackupRestoreLoopbackTest.fps(img, 0, n)));
+            Need need = a.expect(Need.class);
+            assertThat(need.neededCount()).isEqualTo(n);
+            byte[] z = new byte[org.holdfast.common.compress.BlockCodec.maxCompressedLength(BS)];
+            Blocks.Builder b = Blocks.builder(a.alloc(), 1 << 20);
+            for (int i = 0; i < n; i++) {
+                int zl = codec.compress(img, i * BS, BS, z, 0);
+                assertThat(zl).isPositive();
+                if (i == 150) {
+                    java.util.Arrays.fill(z, 4, zl, (byte) 0x55); // valid frame header, garbage body
+                }
+                b.add(i, PayloadCodec.ZSTD, z, 0, zl);
+            }
+            a.send(b.build());
+            ErrorMessage e = a.expectErrorAndClose();
+            assertThat(e.code()).isEqualTo(ErrorCode.BAD_FRAME);
+            assertThat(e.message()).contains("LBN 150");
+        }
+        assertThat(harness.catalog().volume(new VolumeId("corrupt"))).isEmpty();
+    }
+
+    @Test
     void commit_beforeNeededBlocks_badStateAndNoSnapshot() {
         try (AgentDriver a = harness.agent()) {
             a.hello();
