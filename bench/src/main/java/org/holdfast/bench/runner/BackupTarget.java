@@ -53,7 +53,13 @@ public interface BackupTarget extends AutoCloseable {
         }
     }
 
-    /** One restore: wall time and peak memory of the client process, and the time it reported itself (-1 if none). */
-    record RestoreOutcome(double seconds, double toolSeconds, long clientPeakRssBytes) {
+    /**
+     * One restore: wall time and peak memory of the client process, the time it reported itself (-1 if
+     * none), and the data-log regions the server read for it (-1 if the target does not tell).
+     */
+    record RestoreOutcome(double seconds, double toolSeconds, long clientPeakRssBytes, long regionsRead) {
+        public RestoreOutcome(double seconds, double toolSeconds, long clientPeakRssBytes) {
+            this(seconds, toolSeconds, clientPeakRssBytes, -1);
+        }
     }
 }

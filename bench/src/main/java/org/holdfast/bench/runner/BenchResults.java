@@ -18,9 +18,16 @@ public final class BenchResults {
                               long duplicateBlocks, long storedBytesAfter, String snapshotId) {
     }
 
-    /** One restore, checked against the SHA-256 of the image state it came from. */
+    /**
+     * One restore, checked against the SHA-256 of the image state it came from, with the data-log
+     * regions the server read for it (-1 for peers).
+     */
     public record RestoreRow(String volume, int day, long bytes, double seconds, double toolSeconds, long clientPeakRssBytes,
-                             boolean identical, String expectedSha256, String restoredSha256) {
+                             boolean identical, String expectedSha256, String restoredSha256, long regionsRead) {
+        public RestoreRow(String volume, int day, long bytes, double seconds, double toolSeconds, long clientPeakRssBytes,
+                          boolean identical, String expectedSha256, String restoredSha256) {
+            this(volume, day, bytes, seconds, toolSeconds, clientPeakRssBytes, identical, expectedSha256, restoredSha256, -1);
+        }
     }
 
     /** One target's results on one workload. */

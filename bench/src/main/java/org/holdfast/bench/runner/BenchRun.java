@@ -120,7 +120,7 @@ public final class BenchRun {
                             ImageDigest.State s = truth.get(v).get(day);
                             boolean same = sha.equals(s.sha256());
                             tr.restores.add(new BenchResults.RestoreRow(v, day, s.bytes(), o.seconds(), o.toolSeconds(),
-                                    o.clientPeakRssBytes(), same, s.sha256(), sha));
+                                    o.clientPeakRssBytes(), same, s.sha256(), sha, o.regionsRead()));
                             log.printf("bench:   %-16s %-8s day %d restore %6.2f s, %s%n", t.name(), v, day, o.seconds(),
                                     same ? "identical" : "DIFFERENT (expected " + s.sha256() + ", got " + sha + ")");
                             Files.deleteIfExists(restoreFile);

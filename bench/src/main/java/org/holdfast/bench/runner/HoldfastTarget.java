@@ -180,6 +180,7 @@ public final class HoldfastTarget implements BackupTarget {
             throw new IOException(name() + ": no snapshot of " + volume + " for day " + day);
         }
         Files.deleteIfExists(target);
+        double regionsBefore = regionsRead();
         WatchedProcess.Outcome o = agent("restore-" + volume + "-day" + day, List.of("restore", "--server",
                 server.ingestAddress(), "--volume", volume, "--snapshot", id, "--target",
                 target.toAbsolutePath().toString(), "--json"));
@@ -190,7 +191,20 @@ public final class HoldfastTarget implements BackupTarget {
         } catch (IOException e) {
             // The wall time is what counts; the agent's own figure is extra.
         }
-        return new RestoreOutcome(o.seconds(), tool, o.peakRssBytes());
+        double regionsAfter = regionsRead();
+        long regions = regionsBefore >= 0 && regionsAfter >= 0 ? Math.round(regionsAfter - regionsBefore) : -1;
+        return new RestoreOutcome(o.seconds(), tool, o.peakRssBytes(), regions);
+    }
+
+    /** The server's count of data-log regions read (holdfast_store_regions_read_total), or -1 if absent. */
+    private double regionsRead() {
+        try {
+            Map<String, Double> m = PrometheusText.parse(server.prometheus());
+            String key = PrometheusText.find(m, "store_regions_read");
+            return key == null ? -1 : m.get(key);
+        } catch (RuntimeException e) {
+            return -1; // a figure the report then gives as n/a; the restore itself is what counts
+        }
     }
 
     @Override

@@ -21,6 +21,10 @@ public final class ReportTable {
         return "n/a";
     }
 
+    private static String speedFactorText(Object o) {
+        return o instanceof Number n ? String.format("%.2f MB/region", n.doubleValue()) : String.valueOf(o);
+    }
+
     private static String mibOf(Object o) {
         return o instanceof Number n ? String.format("%.1f", n.doubleValue() / 1048576.0) : "n/a";
     }
@@ -56,7 +60,7 @@ public final class ReportTable {
                         t.name, fmt(t.summary.get("dedupEfficiency")), fmt(t.summary.get("engineFingerprintsPerSecond")),
                         t.server.getOrDefault("engineFingerprintsBasis", "-"), mibOf(t.summary.get("dataLogBytes")),
                         num(t.summary.get("fullBackupMBpsInTool"), "%.1f"), num(t.summary.get("incrementalBackupMBpsInTool"), "%.1f"),
-                        num(t.summary.get("restoreMBpsInTool"), "%.1f"), t.summary.get("speedFactor"), gcText);
+                        num(t.summary.get("restoreMBpsInTool"), "%.1f"), speedFactorText(t.summary.get("speedFactor")), gcText);
             } else if (!t.snapshots.isEmpty()) {
                 out.printf("%s: in-tool MB/s full %s, incr %s%n", t.name, num(t.summary.get("fullBackupMBpsInTool"), "%.1f"),
                         num(t.summary.get("incrementalBackupMBpsInTool"), "%.1f"));

@@ -13,7 +13,7 @@ import java.util.Map;
  * the bytes the repository takes on disk at the end.
  */
 public final class TargetSummary {
-    static final String SPEED_FACTOR_NA = "n/a: the server does not yet expose data-log regions read per restore";
+    static final String SPEED_FACTOR_NA = "n/a: the server did not report data-log regions read (holdfast_store_regions_read_total)";
     static final String GC_NA = "n/a: no GC bookkeeping threads (gma-*) found in the server";
 
     private TargetSummary() {
@@ -67,7 +67,11 @@ public final class TargetSummary {
         double restoreTool = 0;
         boolean restoreToolKnown = !t.restores.isEmpty();
         boolean identical = !t.restores.isEmpty();
+        long regions = 0;
+        boolean regionsKnown = !t.restores.isEmpty();
         for (BenchResults.RestoreRow r : t.restores) {
+            regionsKnown &= r.regionsRead() >= 0;
+            regions += Math.max(0, r.regionsRead());
             restoreToolKnown &= r.toolSeconds() >= 0;
             restoreTool += r.toolSeconds();
             restoreBytes += r.bytes();
@@ -104,7 +108,8 @@ public final class TargetSummary {
             s.put("dedupEfficiency", efficiency(t, all));
             Object fps = t.server.get("engineFingerprintsPerSecond");
             s.put("engineFingerprintsPerSecond", fps != null ? fps : "n/a: the server exposes no fingerprint counter");
-            s.put("speedFactor", SPEED_FACTOR_NA);
+            s.put("speedFactor", regionsKnown ? speedFactor(restoreBytes, regions) : SPEED_FACTOR_NA);
+            s.put("restoreRegionsRead", regionsKnown ? regions : -1);
             Object gc = t.server.get("gcOverhead");
             s.put("gcOverhead", gc != null ? gc : GC_NA);
             s.put("serverCpuSeconds", t.server.getOrDefault("serverCpuSeconds", -1.0));
@@ -234,5 +239,10 @@ public final class TargetSummary {
     private static BenchResults.TargetResult pick(List<BenchResults.TargetResult> targets, String name) {
         return targets.stream().filter(t -> t.name.equals(name) && t.error == null && !t.snapshots.isEmpty())
                 .findFirst().orElse(null);
+    }
+
+    /** MB (10^6 bytes) restored per data-log region read; a restore that read nothing (all zero) has no factor. */
+    static Object speedFactor(long restoredBytes, long regions) {
+        return regions > 0 ? restoredBytes / 1e6 / regions : "n/a: the restores read no data-log region (all-zero volumes)";
     }
 }

@@ -35,6 +35,27 @@ class TargetSummaryTest {
     }
 
     @Test
+    void of_regionsReadKnown_speedFactorIsMegabytesRestoredPerRegion() {
+        BenchResults.TargetResult sungem = target("holdfast-sungem", 60, 1.0, 1200);
+        sungem.restores.clear();
+        sungem.restores.add(new BenchResults.RestoreRow("v", 1, 100_000_000, 1.0, -1, 1, true, "a", "a", 40));
+        sungem.restores.add(new BenchResults.RestoreRow("v", 0, 100_000_000, 1.0, -1, 1, true, "a", "a", 10));
+
+        Map<String, Object> s = TargetSummary.of(sungem, List.of(sungem));
+
+        assertThat((Double) s.get("speedFactor")).isEqualTo(200.0 / 50);
+        assertThat(s.get("restoreRegionsRead")).isEqualTo(50L);
+    }
+
+    @Test
+    void of_aRestoreWithoutRegionCount_speedFactorIsNotAvailable() {
+        BenchResults.TargetResult sungem = target("holdfast-sungem", 60, 1.0, 1200);
+        sungem.restores.add(new BenchResults.RestoreRow("v", 0, 100_000_000, 1.0, -1, 1, true, "a", "a", 10));
+
+        assertThat(TargetSummary.of(sungem, List.of(sungem)).get("speedFactor")).asString().startsWith("n/a");
+    }
+
+    @Test
     void of_noExactRun_efficiencyIsNotAvailable() {
         BenchResults.TargetResult sungem = target("holdfast-sungem", 60, 1.0, 1200);
 

@@ -1,5 +1,6 @@
 package org.holdfast.server.app;
 
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -27,6 +28,8 @@ public class HoldfastMetrics implements MeterBinder {
         Gauge.builder("holdfast.store.bytes.appended", store, s -> s.stats().appendedBytes()).baseUnit("bytes").register(r);
         Gauge.builder("holdfast.store.next.pbn", store, s -> s.stats().nextPbn()).register(r);
         Gauge.builder("holdfast.store.syncs", store, s -> s.stats().syncs()).register(r);
+        FunctionCounter.builder("holdfast.store.regions.read", store, DataStore::regionsRead)
+                .description("data-log regions read (one positional read each) for restores and block reads").register(r);
         Gauge.builder("holdfast.ingest.connections", ingest, i -> i.stats().connections()).register(r);
         Gauge.builder("holdfast.ingest.sessions", ingest, i -> i.stats().sessions()).register(r);
         Gauge.builder("holdfast.ingest.commits", ingest, i -> i.stats().commits()).register(r);

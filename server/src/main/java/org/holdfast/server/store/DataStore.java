@@ -95,6 +95,8 @@ public final class DataStore implements AutoCloseable {
     private final AtomicLong appendedBlocks = new AtomicLong();
     private final AtomicLong appendedBytes = new AtomicLong();
     private final AtomicLong syncs = new AtomicLong();
+    // data-log regions (one positional read each) read for callers, for the restore speed factor
+    private final AtomicLong regionsRead = new AtomicLong();
 
     // guarded by appendLock
     private DataLog active;
@@ -276,6 +278,7 @@ public final class DataStore implements AutoCloseable {
         }
         DataLog log = log(into.logId, pbn);
         log.read(into.offset, into.view, RECORD_HEADER_BYTES + len, pbn);
+        regionsRead.incrementAndGet();
         String problem = RecordFormat.check(into.record, pbn, len, into.crc);
         if (problem != null) {
             throw new CorruptDataException("data-log", log.path().toString(), "pbn " + pbn + " at offset " + into.offset, problem);
@@ -369,6 +372,7 @@ public final class DataStore implements AutoCloseable {
             }
             DataLog log = log(into.logId[i], into.pbn[i]);
             log.read(into.offset[i], into.view, into.at[i], (int) (end - into.offset[i]), into.pbn[i]);
+            regionsRead.incrementAndGet();
             for (int r = i; r < j; r++) {
                 String problem = RecordFormat.check(into.buf, into.at[r], into.pbn[r], into.storedLength[r], into.crc);
                 if (problem != null) {
@@ -494,6 +498,14 @@ public final class DataStore implements AutoCloseable {
         synchronized (appendLock) {
             return nextPbn;
         }
+    }
+
+    /**
+     * Data-log regions read so far by {@link #read} and {@link #readBatch}: one per positional read
+     * (records lying back to back in a log share one). MB restored per region is the restore speed factor.
+     */
+    public long regionsRead() {
+        return regionsRead.get();
     }
 
     /** The location index, for fsck and compaction. */

@@ -235,6 +235,27 @@ class DataStoreTest {
     }
 
     @Test
+    void regionsRead_adjacentRecordsShareARead_aJumpStartsANewOne() {
+        open();
+        long[] pbns = new long[10];
+        for (int i = 0; i < 10; i++) {
+            pbns[i] = append(i);
+        }
+        store.sync();
+        long before = store.regionsRead();
+        BlockBatch batch = new BlockBatch(16, 1 << 20, BLOCK);
+        assertThat(store.readBatch(pbns, 0, 10, batch)).isEqualTo(10);
+        assertThat(store.regionsRead() - before).isEqualTo(1); // ten records back to back: one region
+
+        long[] scattered = {pbns[0], pbns[5], pbns[6], pbns[2]};
+        assertThat(store.readBatch(scattered, 0, 4, batch)).isEqualTo(4);
+        assertThat(store.regionsRead() - before).isEqualTo(1 + 3); // 0 | 5,6 | 2
+
+        assertBlock(pbns[9], 9);
+        assertThat(store.regionsRead() - before).isEqualTo(5);
+    }
+
+    @Test
     void readBatch_bufferSmallerThanRun_readsAPrefixAndTheRestNext() {
         open();
         long[] pbns = new long[20];
