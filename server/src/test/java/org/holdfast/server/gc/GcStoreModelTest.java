@@ -92,6 +92,8 @@ class GcStoreModelTest {
     private long snapshotsExpired;
     private long restoresChecked;
     private long duplicates;
+    private long maxExpiry; // the latest expiry any snapshot ever had: no block may outlive it (plus grace)
+    private long longestRetention; // the longest expiry - creation seen, for the report
     private final java.util.ArrayDeque<String> recent = new java.util.ArrayDeque<>(); // for the failure message
 
     // scratch
@@ -251,8 +253,9 @@ class GcStoreModelTest {
         assertThat(duplicates).as("duplicates were referenced").isPositive();
         System.out.printf("GcStoreModelTest seed %d: %d steps %s, %d snapshots committed, %d expired, %d cycles, "
                         + "%d blocks freed, compaction %d logs rewritten / %d deleted / %d bytes reclaimed, %d snapshot restores "
-                        + "checked, %d duplicate references, %.1f s%n", seed, stepCount, steps, snapshotsCommitted, snapshotsExpired,
-                cycles, blocksFreed, logsRewritten, logsDeleted, bytesReclaimed, restoresChecked, duplicates,
+                        + "checked, %d duplicate references, longest retention %.1f d, %.1f s%n", seed, stepCount, steps, snapshotsCommitted,
+                snapshotsExpired, cycles, blocksFreed, logsRewritten, logsDeleted, bytesReclaimed, restoresChecked, duplicates,
+                longestRetention / (double) DAY,
                 (System.nanoTime() - started) / 1e9);
     }
 
@@ -352,6 +355,7 @@ class GcStoreModelTest {
         s.minExpiry = fresh ? s.createdAt + 12 * HOUR : periodExpiry(v.policy, s.createdAt);
         v.current = next;
         v.snapshots.put(seq, s);
+        noteExpiry(v, s);
         snapshotsCommitted++;
         if (fresh) {
             v.policy = "12h"; // the server's default, until set
@@ -506,6 +510,7 @@ class GcStoreModelTest {
         // a longer period extends existing snapshots; a shorter one leaves them as they were
         for (ModelSnapshot s : v.snapshots.values()) {
             s.minExpiry = Math.max(s.minExpiry, periodExpiry(policy, s.createdAt));
+            noteExpiry(v, s);
         }
     }
 
@@ -535,6 +540,13 @@ class GcStoreModelTest {
         v.current = null;
     }
 
+    private void noteExpiry(ModelVolume v, ModelSnapshot s) {
+        long e = gc.expiry(v.id, s.sequence).orElseThrow();
+        assertThat(e).as("expiry of %s@%d", v.id.name(), s.sequence).isGreaterThanOrEqualTo(s.minExpiry);
+        maxExpiry = Math.max(maxExpiry, e);
+        longestRetention = Math.max(longestRetention, e - s.createdAt);
+    }
+
     private ModelVolume anyExisting(Random r) {
         List<ModelVolume> existing = volumes.stream().filter(ModelVolume::exists).toList();
         return existing.isEmpty() ? null : existing.get(r.nextInt(existing.size()));
@@ -555,15 +567,28 @@ class GcStoreModelTest {
             gc.deleteVolume(v.id, VolumeGate.NONE);
             v.snapshots.clear();
         }
-        clock.millis += 400 * DAY;
+        // past every expiry any snapshot ever had and every grace: nothing may be left
+        assertThat(maxExpiry).as("seed %d: some snapshot never expires", seed).isLessThan(clock.millis + 3650 * DAY);
+        clock.millis = Math.max(clock.millis, maxExpiry) + GRACE + DAY;
         cycle();
         cycle(); // the first may leave logs whose last records it freed for the next compaction
-        long[] stored = new long[1];
+        java.util.Set<Long> left = new java.util.TreeSet<>();
         store.locations().forEach((pbn, logId, offset, storedLength, fps, fpOff) -> {
-            stored[0]++;
+            left.add(pbn);
             return true;
         });
-        assertThat(stored[0]).as("seed %d: blocks still stored with no volume left", seed).isZero();
+        if (!left.isEmpty()) {
+            StringBuilder gma = new StringBuilder();
+            gc.pipeline().commitAll();
+            gc.pipeline().gma().scan(gc.pipeline().chunkLimit(), (pbn, rc, pins, flags, expiry) -> {
+                if (left.contains(pbn) && gma.length() < 2000) {
+                    gma.append(String.format("%n  PBN %d: RC %d, pins %d, flags %d, ET %s", pbn, rc, pins, flags,
+                            expiry == Long.MAX_VALUE ? "never" : Instant.ofEpochMilli(expiry)));
+                }
+            });
+            throw new AssertionError("seed " + seed + ": " + left.size() + " blocks still stored with no volume left at "
+                    + Instant.ofEpochMilli(clock.millis) + "; their GMA entries:" + gma);
+        }
         try (var files = Files.list(dir.resolve("data"))) {
             long logs = files.filter(p -> p.getFileName().toString().startsWith(FormatVersions.DATA_LOG_PREFIX)).count();
             assertThat(logs).as("seed %d: only the active data log is left", seed).isLessThanOrEqualTo(1);
