@@ -584,6 +584,8 @@ public final class GcService implements AutoCloseable {
         synchronized (cycleLock) {
             VolumeRecord v = catalog.requireVolume(volume);
             catalog.snapshot(v, sequence).orElseThrow(() -> new UnknownSnapshotException(volume.name(), sequence));
+            // loaded before the snapshot record goes: a first load after it would not know the sequence
+            VolumeGc g = state(v);
             GcRecords.SnapshotGc sg = gcOf(v, sequence).orElse(null);
             if (sg != null && sg.held()) {
                 throw new GcConflictException("snapshot " + volume.name() + "@" + sequence + " is under a hold; release it first");
@@ -606,7 +608,7 @@ public final class GcService implements AutoCloseable {
                     records.deleteSnapshot(batch, v.internalId(), sequence);
                     catalog.write(batch);
                 }
-                state(v).expiries.remove(sequence);
+                g.expiries.remove(sequence);
             }
             MapPruner.prune(catalog, v);
         }
