@@ -2,12 +2,10 @@ package org.holdfast.gc.bosc;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.zip.CRC32C;
+import org.holdfast.gc.AtomicFileReplace;
 import org.holdfast.gc.GcCorruptException;
 import org.holdfast.gc.GcStoreException;
 
@@ -49,32 +47,12 @@ record Checkpoint(long lsn, long opId) {
     }
 
     void write(Path dir) {
-        Path p = dir.resolve("checkpoint");
-        Path tmp = dir.resolve("checkpoint.tmp");
         ByteBuffer bb = ByteBuffer.allocate(28);
         bb.putInt(MAGIC_V1).putLong(lsn).putLong(opId).putInt(0);
         CRC32C c = new CRC32C();
         c.update(bb.array(), 0, 24);
         bb.putInt((int) c.getValue());
         bb.flip();
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
-            while (bb.hasRemaining()) {
-                ch.write(bb);
-            }
-            ch.force(true);
-        } catch (IOException e) {
-            throw new GcStoreException(STORE, tmp, null, "cannot write: " + e.getMessage(), e);
-        }
-        try {
-            Files.move(tmp, p, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-                d.force(true);
-            } catch (IOException ignored) {
-                // some file systems cannot fsync a directory; the rename is still atomic
-            }
-        } catch (IOException e) {
-            throw new GcStoreException(STORE, p, null, "cannot rename: " + e.getMessage(), e);
-        }
+        AtomicFileReplace.write(dir, "checkpoint", bb, STORE);
     }
 }

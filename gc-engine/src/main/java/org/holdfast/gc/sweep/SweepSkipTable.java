@@ -2,12 +2,10 @@ package org.holdfast.gc.sweep;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.zip.CRC32C;
+import org.holdfast.gc.AtomicFileReplace;
 import org.holdfast.gc.GcStoreException;
 
 /**
@@ -102,25 +100,6 @@ final class SweepSkipTable {
         crc.update(bb.array(), 0, bb.position());
         bb.putInt((int) crc.getValue());
         bb.flip();
-        Path tmp = dir.resolve(FILE + ".tmp");
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
-            while (bb.hasRemaining()) {
-                ch.write(bb);
-            }
-            ch.force(true);
-        } catch (IOException e) {
-            throw new GcStoreException(STORE, tmp, null, "cannot write: " + e.getMessage(), e);
-        }
-        try {
-            Files.move(tmp, dir.resolve(FILE), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-                d.force(true);
-            } catch (IOException ignored) {
-                // some file systems cannot fsync a directory; the rename is still atomic
-            }
-        } catch (IOException e) {
-            throw new GcStoreException(STORE, tmp, null, "cannot rename: " + e.getMessage(), e);
-        }
+        AtomicFileReplace.write(dir, FILE, bb, STORE);
     }
 }
