@@ -30,7 +30,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.rocksdb.WriteBatch;
 
 /** GC over the real catalog, data store and exact index: commits, retention, holds, sweeps, crashes, fsck. */
 class GcServiceTest {
@@ -90,19 +89,7 @@ class GcServiceTest {
         gc = GcService.open(new GcService.Settings(dir.resolve("gc"), BoscSettings.defaults().withCommitIdle(Duration.ofMillis(1)),
                 Duration.ofHours(2), "12h", 8), catalog, store, index, clock, () -> monitor[0]);
         GcCommitHook hook = new GcCommitHook(gc);
-        CommitHook maybeCrashing = new CommitHook() {
-            @Override
-            public void onCommit(CommittedSnapshot c, WriteBatch batch) {
-                hook.onCommit(c, batch);
-            }
-
-            @Override
-            public void afterCommit(CommittedSnapshot c) {
-                if (!skipAfterCommit) {
-                    hook.afterCommit(c);
-                }
-            }
-        };
+        CommitHook maybeCrashing = new CrashBeforeGcLogHook(hook, () -> skipAfterCommit);
         commit = new SnapshotCommit(catalog, maybeCrashing, clock);
         monitor[0] = commit;
     }

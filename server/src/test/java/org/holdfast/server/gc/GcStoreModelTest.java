@@ -41,7 +41,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
-import org.rocksdb.WriteBatch;
 
 /**
  * Randomized model test of GC over real storage (issue #4): several volumes with mixed retention
@@ -152,19 +151,7 @@ class GcStoreModelTest {
         gc = GcService.open(new GcService.Settings(dir.resolve("gc"), BoscSettings.defaults().withCommitIdle(Duration.ofMillis(1)),
                 Duration.ofMillis(GRACE), "12h", 8), catalog, store, index, clock, () -> monitor[0]);
         GcCommitHook hook = new GcCommitHook(gc);
-        CommitHook maybeCrashing = new CommitHook() {
-            @Override
-            public void onCommit(CommittedSnapshot c, WriteBatch b) {
-                hook.onCommit(c, b);
-            }
-
-            @Override
-            public void afterCommit(CommittedSnapshot c) {
-                if (!skipAfterCommit) {
-                    hook.afterCommit(c);
-                }
-            }
-        };
+        CommitHook maybeCrashing = new CrashBeforeGcLogHook(hook, () -> skipAfterCommit);
         commit = new SnapshotCommit(catalog, maybeCrashing, clock);
         monitor[0] = commit;
         open = true;

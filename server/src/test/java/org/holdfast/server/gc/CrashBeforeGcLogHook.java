@@ -1,0 +1,33 @@
+package org.holdfast.server.gc;
+
+import java.util.function.BooleanSupplier;
+import org.holdfast.server.catalog.CommitHook;
+import org.holdfast.server.catalog.CommittedSnapshot;
+import org.rocksdb.WriteBatch;
+
+/**
+ * Test fixture: the GC's commit hook, except that while {@code crash} says so it skips
+ * {@code afterCommit}, as a process that dies right after the catalog batch is durable and before
+ * the GC log has the commit.
+ */
+final class CrashBeforeGcLogHook implements CommitHook {
+    private final CommitHook hook;
+    private final BooleanSupplier crash;
+
+    CrashBeforeGcLogHook(CommitHook hook, BooleanSupplier crash) {
+        this.hook = hook;
+        this.crash = crash;
+    }
+
+    @Override
+    public void onCommit(CommittedSnapshot c, WriteBatch batch) {
+        hook.onCommit(c, batch);
+    }
+
+    @Override
+    public void afterCommit(CommittedSnapshot c) {
+        if (!crash.getAsBoolean()) {
+            hook.afterCommit(c);
+        }
+    }
+}
