@@ -76,20 +76,10 @@ public final class LocationIndex {
                     continue;
                 }
                 long pbn = pbns[from + i];
-                if (at >= 0 && pbn == at + 1) {
-                    it.next();
-                } else {
-                    Bytes.putLong(k, 0, pbn);
-                    it.seek(k);
-                }
-                if (!it.isValid() || it.key(k) != 8 || Bytes.getLong(k, 0) != pbn) {
+                if (!moveTo(it, pbn, at, k, v)) {
                     return i;
                 }
                 at = pbn;
-                int len = it.value(v);
-                if (len != VALUE_BYTES) {
-                    throw new CorruptDataException("location-index", db.path(), "pbn " + pbn, "value has " + len + " bytes, expected " + VALUE_BYTES);
-                }
                 into.pbn[i] = pbn;
                 into.logId[i] = Bytes.getInt(v, 0);
                 into.offset[i] = Bytes.getLong(v, 4);
@@ -114,22 +104,12 @@ public final class LocationIndex {
                     continue;
                 }
                 long pbn = pbns[i];
-                if (at >= 0 && pbn == at + 1) {
-                    it.next();
-                } else {
-                    Bytes.putLong(key, 0, pbn);
-                    it.seek(key);
-                }
-                if (!it.isValid() || it.key(key) != 8 || Bytes.getLong(key, 0) != pbn) {
+                if (!moveTo(it, pbn, at, key, value)) {
                     found[i] = false;
                     at = -1;
                     continue;
                 }
                 at = pbn;
-                int len = it.value(value);
-                if (len != VALUE_BYTES) {
-                    throw new CorruptDataException("location-index", db.path(), "pbn " + pbn, "value has " + len + " bytes, expected " + VALUE_BYTES);
-                }
                 System.arraycopy(value, 16, out, i * Fingerprint.BYTES, Fingerprint.BYTES);
                 found[i] = true;
             }
@@ -148,25 +128,38 @@ public final class LocationIndex {
             long at = -1;
             for (int i = 0; i < records.size(); i++) {
                 long pbn = records.pbn(i);
-                if (at >= 0 && pbn == at + 1) {
-                    it.next();
-                } else {
-                    Bytes.putLong(key, 0, pbn);
-                    it.seek(key);
-                }
-                if (!it.isValid() || it.key(key) != 8 || Bytes.getLong(key, 0) != pbn) {
+                if (!moveTo(it, pbn, at, key, value)) {
                     at = -1;
                     continue;
                 }
                 at = pbn;
-                if (it.value(value) != VALUE_BYTES) {
-                    throw new CorruptDataException("location-index", db.path(), "pbn " + pbn, "value has the wrong length");
-                }
                 out[i] = Bytes.getInt(value, 0) == logId && Bytes.getLong(value, 4) == records.offset(i)
                         && Bytes.getInt(value, 12) == records.length(i);
             }
         }
         return out;
+    }
+
+    /**
+     * Positions {@code it} on {@code pbn} (one step when it sits on {@code at} = pbn - 1, else a seek)
+     * and reads its value into {@code value}; false if the PBN has no location. {@code key} (8 bytes)
+     * is scratch.
+     */
+    private boolean moveTo(CheckedIterator it, long pbn, long at, byte[] key, byte[] value) {
+        if (at >= 0 && pbn == at + 1) {
+            it.next();
+        } else {
+            Bytes.putLong(key, 0, pbn);
+            it.seek(key);
+        }
+        if (!it.isValid() || it.key(key) != 8 || Bytes.getLong(key, 0) != pbn) {
+            return false;
+        }
+        int len = it.value(value);
+        if (len != VALUE_BYTES) {
+            throw new CorruptDataException("location-index", db.path(), "pbn " + pbn, "value has " + len + " bytes, expected " + VALUE_BYTES);
+        }
+        return true;
     }
 
     /** The highest PBN with a location, or 0 if none. */
