@@ -35,6 +35,8 @@ public final class HoldfastTarget implements BackupTarget {
     private HoldfastServer server;
     private int runs;
     private Map<String, Double> metricsAtOpen = Map.of();
+    /** The server's metrics after the latest backup (restores come after all backups). */
+    private Map<String, Double> metricsAfterBackups = Map.of();
     private double backupToolSeconds;
     private double cpuAtOpen;
     private double gcCpuAtOpen;
@@ -170,6 +172,11 @@ public final class HoldfastTarget implements BackupTarget {
         backupToolSeconds += Math.max(0, tool);
         double cpuNow = ThreadCpu.process(server.pid());
         ingestCpu = cpuNow < 0 ? -1 : cpuNow - cpuAtOpen;
+        try {
+            metricsAfterBackups = PrometheusText.parse(server.prometheus());
+        } catch (RuntimeException e) {
+            // the engine rate then covers up to the previous backup, or is n/a; the backup itself stands
+        }
         return new BackupOutcome(o.seconds(), tool, o.peakRssBytes(), sentBytes, changed, zero, newBlocks, id);
     }
 
@@ -249,26 +256,8 @@ public final class HoldfastTarget implements BackupTarget {
         } catch (IOException e) {
             f.put("dataLogBytes", -1L);
         }
+        f.putAll(EngineRate.of(metricsAtOpen, metricsAfterBackups, backupToolSeconds));
         Map<String, Double> now = PrometheusText.parse(server.prometheus());
-        String fp = PrometheusText.find(now, "dedup", "fingerprints");
-        if (fp == null) {
-            fp = PrometheusText.find(now, "index_lookups");
-        }
-        String timer = PrometheusText.find(now, "dedup", "seconds_sum");
-        if (fp != null) {
-            double delta = now.get(fp) - metricsAtOpen.getOrDefault(fp, 0.0);
-            f.put("engineFingerprints", delta);
-            f.put("engineFingerprintsMetric", fp);
-            if (timer != null && now.get(timer) - metricsAtOpen.getOrDefault(timer, 0.0) > 0) {
-                f.put("engineFingerprintsPerSecond", delta / (now.get(timer) - metricsAtOpen.getOrDefault(timer, 0.0)));
-                f.put("engineFingerprintsBasis", "engine time from " + timer);
-            } else if (backupToolSeconds > 0) {
-                // No engine timer: per second of backup on the agent's clock, a lower bound on
-                // what the engine can do (the agent's reading and hashing are included).
-                f.put("engineFingerprintsPerSecond", delta / backupToolSeconds);
-                f.put("engineFingerprintsBasis", "per second of backup (agent clock); the server exposes no engine timer");
-            }
-        }
         Map<String, Double> holdfast = new LinkedHashMap<>();
         now.forEach((k, v) -> {
             if (k.startsWith("holdfast")) {

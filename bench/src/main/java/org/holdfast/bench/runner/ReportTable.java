@@ -55,10 +55,11 @@ public final class ReportTable {
                 Object gc = t.summary.get("gcOverhead");
                 String gcText = gc instanceof Double d ? String.format("%.1f %% of server CPU in GC bookkeeping threads", 100 * d)
                         : String.valueOf(gc);
-                out.printf("%s: dedup efficiency %s; engine fingerprints/s %s (%s); data logs %s MiB;"
+                out.printf("%s: dedup efficiency %s; engine fingerprints/s %s (engine busy time), end-to-end %s"
+                                + " (agents' backup seconds); data logs %s MiB;"
                                 + " in-tool MB/s full %s, incr %s, restore %s; speed factor %s; GC overhead %s%n",
-                        t.name, fmt(t.summary.get("dedupEfficiency")), fmt(t.summary.get("engineFingerprintsPerSecond")),
-                        t.server.getOrDefault("engineFingerprintsBasis", "-"), mibOf(t.summary.get("dataLogBytes")),
+                        t.name, fmt(t.summary.get("dedupEfficiency")), num(t.summary.get("engineFingerprintsPerSecond"), "%.0f"),
+                        num(t.summary.get("endToEndFingerprintsPerSecond"), "%.0f"), mibOf(t.summary.get("dataLogBytes")),
                         num(t.summary.get("fullBackupMBpsInTool"), "%.1f"), num(t.summary.get("incrementalBackupMBpsInTool"), "%.1f"),
                         num(t.summary.get("restoreMBpsInTool"), "%.1f"), speedFactorText(t.summary.get("speedFactor")), gcText);
             } else if (!t.snapshots.isEmpty()) {

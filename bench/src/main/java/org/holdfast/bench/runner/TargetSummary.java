@@ -106,8 +106,8 @@ public final class TargetSummary {
         if (t.name.startsWith("holdfast")) {
             s.put("dataLogBytes", t.server.getOrDefault("dataLogBytes", -1L));
             s.put("dedupEfficiency", efficiency(t, all));
-            Object fps = t.server.get("engineFingerprintsPerSecond");
-            s.put("engineFingerprintsPerSecond", fps != null ? fps : "n/a: the server exposes no fingerprint counter");
+            s.put("engineFingerprintsPerSecond", t.server.getOrDefault("engineFingerprintsPerSecond", EngineRate.NO_COUNTER));
+            s.put("endToEndFingerprintsPerSecond", t.server.getOrDefault("endToEndFingerprintsPerSecond", EngineRate.NO_COUNTER));
             s.put("speedFactor", regionsKnown ? speedFactor(restoreBytes, regions) : SPEED_FACTOR_NA);
             s.put("restoreRegionsRead", regionsKnown ? regions : -1);
             Object gc = t.server.get("gcOverhead");

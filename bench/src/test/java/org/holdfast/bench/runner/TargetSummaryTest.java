@@ -56,6 +56,19 @@ class TargetSummaryTest {
     }
 
     @Test
+    void of_engineFigures_bothRatesCarriedAndMissingOnesNotAvailable() {
+        BenchResults.TargetResult sungem = target("holdfast-sungem", 60, 1.0, 1200);
+        sungem.server.putAll(EngineRate.of(Map.of(), Map.of("holdfast_dedup_fingerprints_total", 100.0, EngineRate.TIMER, 0.25), 2.0));
+        BenchResults.TargetResult old = target("holdfast-exact", 60, 1.0, 1200);
+
+        Map<String, Object> s = TargetSummary.of(sungem, List.of(sungem));
+
+        assertThat(s.get("engineFingerprintsPerSecond")).isEqualTo(400.0);
+        assertThat(s.get("endToEndFingerprintsPerSecond")).isEqualTo(50.0);
+        assertThat(TargetSummary.of(old, List.of(old)).get("engineFingerprintsPerSecond")).asString().startsWith("n/a");
+    }
+
+    @Test
     void of_noExactRun_efficiencyIsNotAvailable() {
         BenchResults.TargetResult sungem = target("holdfast-sungem", 60, 1.0, 1200);
 

@@ -12,11 +12,12 @@ import org.holdfast.server.engine.SungemSettings;
 import org.holdfast.server.engine.SungemStats;
 
 /**
- * Micrometer meters of the Sungem engine under {@code holdfast.dedup.*}: fingerprints looked up
- * (its rate is fingerprints/s), SFI hits and occupancy, containers loaded and the useful share,
- * Bloom filter fill and estimated false-positive rate, memory per structure, the eight parameters,
- * and in shadow mode the measured efficiency. Engine figures are sampled at most once a second,
- * because computing the Bloom fill scans the filters.
+ * Micrometer meters of the dedup engine under {@code holdfast.dedup.*}. For either engine:
+ * fingerprints looked up, duplicates found, and the engine's busy time (fingerprints over it is
+ * the engine's own fingerprints/s). For Sungem also SFI hits and occupancy, containers loaded and
+ * the useful share, Bloom filter fill and estimated false-positive rate, memory per structure, the
+ * eight parameters, and in shadow mode the measured efficiency. Sungem figures are sampled at most
+ * once a second, because computing the Bloom fill scans the filters.
  */
 public final class DedupEngineMetrics implements MeterBinder {
     private final FingerprintIndex index;
@@ -25,7 +26,7 @@ public final class DedupEngineMetrics implements MeterBinder {
     private volatile SungemStats cached;
     private volatile long cachedAt;
 
-    /** Meters for {@code index} (Sungem, possibly in shadow mode). */
+    /** Meters for {@code index} (Sungem, possibly in shadow mode, or exact). */
     public DedupEngineMetrics(FingerprintIndex index) {
         this.index = index;
         this.shadow = index instanceof ShadowedFingerprintIndex s ? s : null;
@@ -57,6 +58,13 @@ public final class DedupEngineMetrics implements MeterBinder {
         FunctionCounter.builder("holdfast.dedup.fingerprints", index, i -> i.stats().lookups())
                 .description("fingerprints looked up; its rate is the engine's fingerprints/s").register(r);
         FunctionCounter.builder("holdfast.dedup.duplicates", index, i -> i.stats().hits()).register(r);
+        // Wall time per segment call, summed over the sessions running at once: with several
+        // backups in parallel it grows faster than the clock, like CPU time.
+        FunctionCounter.builder("holdfast.dedup.engine.seconds", index, i -> i.stats().busyNanos() / 1e9)
+                .baseUnit("seconds")
+                .description("time the engine spent deduplicating (lookup and record of input segments), summed over"
+                        + " ingest threads; fingerprints / this = the engine's fingerprints/s per busy thread")
+                .register(r);
         if (shadow != null) {
             Gauge.builder("holdfast.dedup.efficiency", shadow, ShadowedFingerprintIndex::efficiency)
                     .description("duplicates found / duplicates the exact shadow index finds").register(r);

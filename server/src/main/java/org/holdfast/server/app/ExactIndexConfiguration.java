@@ -16,4 +16,10 @@ public class ExactIndexConfiguration {
     FingerprintIndex exactFingerprintIndex(MetadataDb db) {
         return new ExactFingerprintIndex(db);
     }
+
+    /** The engine-neutral {@code holdfast.dedup.*} meters (fingerprints, duplicates, engine time). */
+    @Bean
+    DedupEngineMetrics dedupEngineMetrics(FingerprintIndex index) {
+        return new DedupEngineMetrics(index);
+    }
 }

@@ -24,6 +24,7 @@ public final class ExactFingerprintIndex implements FingerprintIndex {
     private final LongAdder hits = new LongAdder();
     private final LongAdder recorded = new LongAdder();
     private final LongAdder forgotten = new LongAdder();
+    private final LongAdder busyNanos = new LongAdder();
 
     /** Uses the metadata database's {@code fpindex} column family; the database stays owned by the caller. */
     public ExactFingerprintIndex(MetadataDb db) {
@@ -57,7 +58,7 @@ public final class ExactFingerprintIndex implements FingerprintIndex {
 
     @Override
     public IndexStats stats() {
-        return new IndexStats(lookups.sum(), hits.sum(), recorded.sum(), forgotten.sum(), 0, 0, 0);
+        return new IndexStats(lookups.sum(), hits.sum(), recorded.sum(), forgotten.sum(), 0, 0, 0, busyNanos.sum());
     }
 
     @Override
@@ -71,6 +72,7 @@ public final class ExactFingerprintIndex implements FingerprintIndex {
 
         @Override
         public void lookup(byte[] fps, int count, long[] pbns) {
+            long t0 = System.nanoTime();
             int found = 0;
             for (int i = 0; i < count; i++) {
                 System.arraycopy(fps, i * Fingerprint.BYTES, key, 0, Fingerprint.BYTES);
@@ -82,10 +84,12 @@ public final class ExactFingerprintIndex implements FingerprintIndex {
             }
             lookups.add(count);
             hits.add(found);
+            busyNanos.add(System.nanoTime() - t0);
         }
 
         @Override
         public void record(byte[] fps, int count, long[] pbns, boolean[] isNew) {
+            long t0 = System.nanoTime();
             int n = 0;
             try (WriteBatch b = new WriteBatch()) {
                 for (int i = 0; i < count; i++) {
@@ -105,6 +109,7 @@ public final class ExactFingerprintIndex implements FingerprintIndex {
                 }
             }
             recorded.add(n);
+            busyNanos.add(System.nanoTime() - t0);
         }
 
         @Override

@@ -104,6 +104,7 @@ public final class ShadowedFingerprintIndex implements FingerprintIndex {
         shadow.flush();
     }
 
+    /** The primary's counters: its busy time leaves the shadow's work out, so the rate is the primary's own. */
     @Override
     public IndexStats stats() {
         return primary.stats();

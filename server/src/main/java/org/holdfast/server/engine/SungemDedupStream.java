@@ -114,10 +114,12 @@ final class SungemDedupStream implements DedupStream {
             throw new IllegalStateException("stream closed");
         }
         check(fps, count, pbns);
+        long t0 = System.nanoTime();
         SavedLookup slot = ring[ringNext];
         ringNext = (ringNext + 1) % RING;
         idx.lookups.add(count);
         idx.hits.add(lookupInto(slot, fps, count, pbns));
+        idx.busyNanos.add(System.nanoTime() - t0);
     }
 
     private long lookupInto(SavedLookup slot, byte[] fps, int count, long[] pbns) {
@@ -314,6 +316,7 @@ final class SungemDedupStream implements DedupStream {
         if (isNew.length < count) {
             throw new IllegalArgumentException("isNew has " + isNew.length + " entries, need " + count);
         }
+        long t0 = System.nanoTime();
         long key = keyOf(fps, count);
         SavedLookup slot = null;
         for (int j = 1; j <= RING && slot == null; j++) {
@@ -346,6 +349,7 @@ final class SungemDedupStream implements DedupStream {
             idx.fallback.putNew(fps, count, pbns, isNew);
         }
         idx.recorded.add(count);
+        idx.busyNanos.add(System.nanoTime() - t0);
     }
 
     private int recordSegment(byte[] fps, int s, int e, long[] pbns, int r) {

@@ -61,6 +61,8 @@ public final class SungemFingerprintIndex implements FingerprintIndex {
     final LongAdder subSegments = new LongAdder();
     final LongAdder newSegments = new LongAdder();
     final LongAdder stalePbnsDropped = new LongAdder();
+    /** Nanoseconds inside the streams' lookup and record, summed over sessions (see {@link IndexStats}). */
+    final LongAdder busyNanos = new LongAdder();
     private volatile boolean closed;
 
     /**
@@ -226,7 +228,7 @@ public final class SungemFingerprintIndex implements FingerprintIndex {
     @Override
     public IndexStats stats() {
         return new IndexStats(lookups.sum(), hits.sum(), recorded.sum(), forgotten.sum(), sfiHits.sum(), store.loads(),
-                memoryBytes());
+                memoryBytes(), busyNanos.sum());
     }
 
     /** Engine-specific figures for metrics and the benchmark. */

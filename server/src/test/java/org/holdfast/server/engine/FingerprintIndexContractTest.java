@@ -157,4 +157,18 @@ public abstract class FingerprintIndexContractTest {
         assertThat(s.lookups()).isGreaterThanOrEqualTo(32);
         assertThat(s.recorded()).isEqualTo(16);
     }
+
+    @Test
+    void stats_busyTime_growsWithLookupAndRecordOnly() {
+        byte[] f = fps(7, 64);
+        assertThat(index().stats().busyNanos()).isZero();
+        record("v", f, 64, 1);
+        long afterRecord = index().stats().busyNanos();
+        assertThat(afterRecord).isPositive();
+        index().forget(1, f, 0);
+        index().flush();
+        assertThat(index().stats().busyNanos()).as("forget and flush are not dedup time").isEqualTo(afterRecord);
+        lookup("v", f, 64);
+        assertThat(index().stats().busyNanos()).isGreaterThan(afterRecord);
+    }
 }

@@ -2,16 +2,18 @@ package org.holdfast.server.ingest;
 
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.function.BiFunction;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.CommitHook;
 import org.holdfast.server.catalog.ReferenceGuard;
 import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.engine.ExactFingerprintIndex;
+import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FsyncPolicy;
 import org.holdfast.server.store.MetadataDb;
 
-/** A real server core (RocksDB, data logs, exact index) with its ingest on a loopback ephemeral port, restartable. */
+/** A real server core (RocksDB, data logs, exact index unless told) with its ingest on a loopback ephemeral port, restartable. */
 public final class IngestHarness implements AutoCloseable {
     private final Path dir;
     private final long minFreeBytes;
@@ -19,9 +21,10 @@ public final class IngestHarness implements AutoCloseable {
     private final IngestSettings settings;
     private final long rollBytes;
     private final int reserveBatch;
+    private final BiFunction<MetadataDb, Path, FingerprintIndex> indexes;
     private MetadataDb db;
     private DataStore store;
-    private ExactFingerprintIndex index;
+    private FingerprintIndex index;
     private Catalog catalog;
     private IngestServer server;
 
@@ -42,7 +45,18 @@ public final class IngestHarness implements AutoCloseable {
         return new IngestHarness(dir, 0, ReferenceGuard.NONE, IngestSettings.loopback(), 256L << 20, 1 << 16);
     }
 
+    /** A harness whose index {@code indexes} opens, at every start, on the metadata database and the harness directory. */
+    public static IngestHarness withIndex(Path dir, BiFunction<MetadataDb, Path, FingerprintIndex> indexes) {
+        return new IngestHarness(dir, 0, ReferenceGuard.NONE, IngestSettings.loopback(), 1L << 20, 64, indexes);
+    }
+
     private IngestHarness(Path dir, long minFreeBytes, ReferenceGuard guard, IngestSettings settings, long rollBytes, int reserveBatch) {
+        this(dir, minFreeBytes, guard, settings, rollBytes, reserveBatch, (db, d) -> new ExactFingerprintIndex(db));
+    }
+
+    private IngestHarness(Path dir, long minFreeBytes, ReferenceGuard guard, IngestSettings settings, long rollBytes, int reserveBatch,
+                          BiFunction<MetadataDb, Path, FingerprintIndex> indexes) {
+        this.indexes = indexes;
         this.rollBytes = rollBytes;
         this.reserveBatch = reserveBatch;
         this.settings = settings;
@@ -55,7 +69,7 @@ public final class IngestHarness implements AutoCloseable {
     public void start() {
         db = MetadataDb.open(dir.resolve("catalog"));
         store = DataStore.open(new DataStore.Settings(dir.resolve("data"), rollBytes, FsyncPolicy.COMMIT, reserveBatch, minFreeBytes), db);
-        index = new ExactFingerprintIndex(db);
+        index = indexes.apply(db, dir);
         catalog = new Catalog(db);
         SnapshotCommit commit = new SnapshotCommit(catalog, CommitHook.NONE, Clock.systemUTC());
         server = new IngestServer(settings, new IngestServices(store, catalog, commit, index, guard, Clock.systemUTC()));
@@ -85,6 +99,11 @@ public final class IngestHarness implements AutoCloseable {
 
     public DataStore store() {
         return store;
+    }
+
+    /** The index of the current start. */
+    public FingerprintIndex index() {
+        return index;
     }
 
     public IngestServer server() {
