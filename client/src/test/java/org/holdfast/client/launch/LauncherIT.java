@@ -121,6 +121,18 @@ class LauncherIT {
     }
 
     @Test
+    void launcher_tunesTheJvm_andACollectorInJavaOptsReplacesItsOwn() throws Exception {
+        Run own = launch(Map.of("JAVA_OPTS", "-Xmx256m -XX:+PrintCommandLineFlags"), "--version");
+        assertThat(own.exit()).as("%s", own).isZero();
+        assertThat(own.stdout()).contains("-XX:CompileThresholdScaling=8", "-XX:+UseSerialGC");
+
+        Run chosen = launch(Map.of("JAVA_OPTS", "-Xmx256m -XX:+UseParallelGC -XX:+PrintCommandLineFlags"), "--version");
+        assertThat(chosen.exit()).as("two collectors would be refused: %s", chosen).isZero();
+        assertThat(chosen.stdout()).contains("-XX:+UseParallelGC").doesNotContain("UseSerialGC");
+        assertJson(backup(Map.of("JAVA_OPTS", "-Xmx256m -XX:+UseParallelGC")));
+    }
+
+    @Test
     void launcher_damagedArchive_stillRunsWithCleanOutput() throws Exception {
         assertJson(backup(Map.of()));
         Path archive = cacheDirs().get(0).resolve("agent.jsa");
