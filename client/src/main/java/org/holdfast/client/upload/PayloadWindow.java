@@ -31,22 +31,33 @@ final class PayloadWindow {
 
     private final ArrayBlockingQueue<Slab> free;
     private final int slabs;
+    private final int slabBytes;
+    private volatile int created; // written by the scanner thread only
 
     PayloadWindow(long windowBytes, int blockSize) {
-        int slabBytes = Math.max(blockSize, 4 << 20) / blockSize * blockSize;
+        this.slabBytes = Math.max(blockSize, 4 << 20) / blockSize * blockSize;
         this.slabs = (int) Math.max(2, windowBytes / slabBytes);
         this.free = new ArrayBlockingQueue<>(slabs);
-        for (int i = 0; i < slabs; i++) {
-            free.add(new Slab(slabBytes));
-        }
     }
 
-    /** Waits for a free slab, returned empty and holding one reference (the caller's); gives up when the session failed. */
+    /**
+     * Waits for a free slab, returned empty and holding one reference (the caller's); gives up when
+     * the session failed. Slabs are made on first need: an incremental with few changes touches one
+     * or two instead of zeroing the whole window at start-up (tens of milliseconds per run).
+     * Called by the scanner thread only.
+     */
     Slab acquire(SessionFailure failure) {
         try {
             while (true) {
                 failure.check();
-                Slab s = free.poll(100, TimeUnit.MILLISECONDS);
+                Slab s = free.poll();
+                if (s == null && created < slabs) {
+                    created++;
+                    s = new Slab(slabBytes);
+                }
+                if (s == null) {
+                    s = free.poll(100, TimeUnit.MILLISECONDS);
+                }
                 if (s != null) {
                     s.used = 0;
                     s.refs.set(1);
@@ -71,8 +82,13 @@ final class PayloadWindow {
         }
     }
 
-    /** True when every slab is free. */
+    /** True when every slab made so far is free. */
     boolean allReturned() {
-        return free.size() == slabs;
+        return free.size() == created;
+    }
+
+    /** Slabs made so far (at most the window's share). */
+    int slabsCreated() {
+        return created;
     }
 }
