@@ -38,6 +38,7 @@ public final class HoldfastAgent implements Runnable {
         if (args.length > 0 && args[0].equals(org.holdfast.client.launch.ExplodedLayout.COMMAND)) {
             System.exit(org.holdfast.client.launch.ExplodedLayout.run(args)); // the launcher's one-time set-up
         }
+        StartupWarmer.start(args);
         System.exit(run(args, System.out, System.err));
     }
 

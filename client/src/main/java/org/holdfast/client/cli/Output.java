@@ -29,6 +29,15 @@ final class Output {
         err.println("holdfast-agent: " + line);
     }
 
+    /** Builds the mapper's serializers for the summaries (a map of names to numbers and text) ahead of use. */
+    static void warm() {
+        try {
+            JSON.writeValueAsString(java.util.Map.of("warm", 1, "up", "x"));
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     void json(Object value) {
         try {
             out.println(JSON.writeValueAsString(value));
