@@ -36,7 +36,6 @@ import org.holdfast.server.engine.ExactFingerprintIndex;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
-import org.holdfast.server.store.FsyncPolicy;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.StoredBlock;
 import org.junit.jupiter.api.AfterEach;
@@ -66,6 +65,7 @@ class GcMetadataRebuildTest {
     private Catalog catalog;
     private GcService gc;
     private SnapshotCommit commit;
+    private GcStoreFixture fixture;
     private boolean open;
     /** Seed of every stored block's payload. */
     private final Map<Long, Long> seeds = new HashMap<>();
@@ -73,31 +73,19 @@ class GcMetadataRebuildTest {
     private final Map<String, TreeMap<Long, long[]>> model = new HashMap<>();
 
     private void open() {
-        db = MetadataDb.open(dir.resolve("catalog"));
-        store = DataStore.open(new DataStore.Settings(dir.resolve("data"), 1L << 20, FsyncPolicy.COMMIT, 64, 0), db);
-        index = new ExactFingerprintIndex(db);
-        catalog = new Catalog(db);
-        Object[] monitor = new Object[1];
-        try {
-            gc = GcService.open(new GcService.Settings(dir.resolve("gc"), BoscSettings.defaults().withCommitIdle(Duration.ofMillis(1)),
-                    GRACE, "12h", 4), catalog, store, index, clock, () -> monitor[0]);
-        } catch (RuntimeException e) {
-            index.close();
-            store.close();
-            db.close();
-            throw e;
-        }
-        commit = new SnapshotCommit(catalog, new GcCommitHook(gc), clock);
-        monitor[0] = commit;
+        fixture = GcStoreFixture.open(dir, clock, 1L << 20, GRACE, 4, hook -> hook);
+        db = fixture.db;
+        store = fixture.store;
+        index = fixture.index;
+        catalog = fixture.catalog;
+        gc = fixture.gc;
+        commit = fixture.commit;
         open = true;
     }
 
     private void close() {
         if (open) {
-            gc.close();
-            index.close();
-            store.close();
-            db.close();
+            fixture.close();
             open = false;
         }
     }

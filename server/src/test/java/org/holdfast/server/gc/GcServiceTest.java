@@ -13,17 +13,14 @@ import java.time.ZoneOffset;
 import java.util.Arrays;
 import java.util.Random;
 import org.holdfast.common.id.VolumeId;
-import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.gc.check.FsckReport;
 import org.holdfast.server.catalog.Catalog;
-import org.holdfast.server.catalog.CommitHook;
 import org.holdfast.server.catalog.CommittedSnapshot;
 import org.holdfast.server.catalog.SessionMap;
 import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.engine.ExactFingerprintIndex;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
-import org.holdfast.server.store.FsyncPolicy;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.StoredBlock;
 import org.junit.jupiter.api.AfterEach;
@@ -47,6 +44,7 @@ class GcServiceTest {
     private Catalog catalog;
     private GcService gc;
     private SnapshotCommit commit;
+    private GcStoreFixture fixture;
     private boolean skipAfterCommit;
     private boolean closed;
 
@@ -81,17 +79,14 @@ class GcServiceTest {
 
     @BeforeEach
     void open() {
-        db = MetadataDb.open(dir.resolve("catalog"));
-        store = DataStore.open(new DataStore.Settings(dir.resolve("data"), 1L << 20, FsyncPolicy.COMMIT, 64, 0), db);
-        index = new ExactFingerprintIndex(db);
-        catalog = new Catalog(db);
-        Object[] monitor = new Object[1];
-        gc = GcService.open(new GcService.Settings(dir.resolve("gc"), BoscSettings.defaults().withCommitIdle(Duration.ofMillis(1)),
-                Duration.ofHours(2), "12h", 8), catalog, store, index, clock, () -> monitor[0]);
-        GcCommitHook hook = new GcCommitHook(gc);
-        CommitHook maybeCrashing = new CrashBeforeGcLogHook(hook, () -> skipAfterCommit);
-        commit = new SnapshotCommit(catalog, maybeCrashing, clock);
-        monitor[0] = commit;
+        fixture = GcStoreFixture.open(dir, clock, 1L << 20, Duration.ofHours(2), 8,
+                hook -> new CrashBeforeGcLogHook(hook, () -> skipAfterCommit));
+        db = fixture.db;
+        store = fixture.store;
+        index = fixture.index;
+        catalog = fixture.catalog;
+        gc = fixture.gc;
+        commit = fixture.commit;
     }
 
     @AfterEach
@@ -99,17 +94,11 @@ class GcServiceTest {
         if (closed) {
             return;
         }
-        gc.close();
-        index.close();
-        store.close();
-        db.close();
+        fixture.close();
     }
 
     private void crashAndReopen() {
-        gc.abandon();
-        index.close();
-        store.close();
-        db.close();
+        fixture.abandon();
         skipAfterCommit = false;
         open();
     }
@@ -241,18 +230,13 @@ class GcServiceTest {
     @Test
     void gcDirectoryLost_reopen_refusesToCountFromZero() throws Exception {
         commit(0, 1, 0, block(1));
-        gc.close();
-        index.close();
-        store.close();
-        db.close();
+        fixture.close();
+        closed = true;
         try (var files = java.nio.file.Files.walk(dir.resolve("gc"))) {
             files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
+        // the refused open closes what it had opened itself (GcStoreFixture.open)
         assertThatThrownBy(this::open).isInstanceOf(IllegalStateException.class).hasMessageContaining("GC metadata was lost");
-        index.close();
-        store.close();
-        db.close();
-        closed = true;
     }
 
     @Test

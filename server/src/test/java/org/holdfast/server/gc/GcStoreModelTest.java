@@ -19,10 +19,8 @@ import java.util.TreeMap;
 import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.protocol.ProtocolLimits;
-import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.gc.check.FsckReport;
 import org.holdfast.server.catalog.Catalog;
-import org.holdfast.server.catalog.CommitHook;
 import org.holdfast.server.catalog.CommittedSnapshot;
 import org.holdfast.server.catalog.MapCursor;
 import org.holdfast.server.catalog.SessionMap;
@@ -32,7 +30,6 @@ import org.holdfast.server.engine.ExactFingerprintIndex;
 import org.holdfast.server.store.BlockBatch;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
-import org.holdfast.server.store.FsyncPolicy;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.StoredBlock;
 import org.junit.jupiter.api.AfterEach;
@@ -69,6 +66,7 @@ class GcStoreModelTest {
     private Catalog catalog;
     private GcService gc;
     private SnapshotCommit commit;
+    private GcStoreFixture fixture;
     private boolean skipAfterCommit;
     private boolean open;
     private final BlockCodec codec = new BlockCodec();
@@ -142,18 +140,15 @@ class GcStoreModelTest {
     }
 
     private void open() {
-        db = MetadataDb.open(dir.resolve("catalog"));
         // 64 KiB logs (about 30 records each): logs seal often, so compaction rewrites and deletes real logs
-        store = DataStore.open(new DataStore.Settings(dir.resolve("data"), 1L << 16, FsyncPolicy.COMMIT, 64, 0), db);
-        index = new ExactFingerprintIndex(db);
-        catalog = new Catalog(db);
-        Object[] monitor = new Object[1];
-        gc = GcService.open(new GcService.Settings(dir.resolve("gc"), BoscSettings.defaults().withCommitIdle(Duration.ofMillis(1)),
-                Duration.ofMillis(GRACE), "12h", 8), catalog, store, index, clock, () -> monitor[0]);
-        GcCommitHook hook = new GcCommitHook(gc);
-        CommitHook maybeCrashing = new CrashBeforeGcLogHook(hook, () -> skipAfterCommit);
-        commit = new SnapshotCommit(catalog, maybeCrashing, clock);
-        monitor[0] = commit;
+        fixture = GcStoreFixture.open(dir, clock, 1L << 16, Duration.ofMillis(GRACE), 8,
+                hook -> new CrashBeforeGcLogHook(hook, () -> skipAfterCommit));
+        db = fixture.db;
+        store = fixture.store;
+        index = fixture.index;
+        catalog = fixture.catalog;
+        gc = fixture.gc;
+        commit = fixture.commit;
         open = true;
     }
 
@@ -161,19 +156,13 @@ class GcStoreModelTest {
     void close() {
         codec.close();
         if (open) {
-            gc.close();
-            index.close();
-            store.close();
-            db.close();
+            fixture.close();
             open = false;
         }
     }
 
     private void crashAndReopen() {
-        gc.abandon();
-        index.close();
-        store.close();
-        db.close();
+        fixture.abandon();
         skipAfterCommit = false;
         open();
     }

@@ -1,0 +1,84 @@
+package org.holdfast.server.gc;
+
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.function.UnaryOperator;
+import org.holdfast.gc.bosc.BoscSettings;
+import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.CommitHook;
+import org.holdfast.server.catalog.SnapshotCommit;
+import org.holdfast.server.engine.ExactFingerprintIndex;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.FsyncPolicy;
+import org.holdfast.server.store.MetadataDb;
+
+/**
+ * The real storage stack the GC tests run on, opened and closed in the server's order: RocksDB
+ * catalog, data logs, exact index, GC service (BOSC committing after 1 ms idle, default policy
+ * 12h) and the snapshot commit wired to it through a {@link GcCommitHook}, optionally wrapped.
+ */
+final class GcStoreFixture implements AutoCloseable {
+    final MetadataDb db;
+    final DataStore store;
+    final ExactFingerprintIndex index;
+    final Catalog catalog;
+    final GcService gc;
+    final SnapshotCommit commit;
+
+    private GcStoreFixture(MetadataDb db, DataStore store, ExactFingerprintIndex index, Catalog catalog, GcService gc,
+                           SnapshotCommit commit) {
+        this.db = db;
+        this.store = store;
+        this.index = index;
+        this.catalog = catalog;
+        this.gc = gc;
+        this.commit = commit;
+    }
+
+    /**
+     * Opens the stack under {@code dir} with data logs of {@code logBytes}; {@code wrapHook} may wrap
+     * the GC commit hook (a crash injector). If the GC service refuses to open, everything opened
+     * before it is closed again and the refusal is thrown.
+     */
+    static GcStoreFixture open(Path dir, Clock clock, long logBytes, Duration grace, int sweepBatchChunks,
+                               UnaryOperator<CommitHook> wrapHook) {
+        MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
+        DataStore store = DataStore.open(new DataStore.Settings(dir.resolve("data"), logBytes, FsyncPolicy.COMMIT, 64, 0), db);
+        ExactFingerprintIndex index = new ExactFingerprintIndex(db);
+        Catalog catalog = new Catalog(db);
+        Object[] monitor = new Object[1];
+        GcService gc;
+        try {
+            gc = GcService.open(new GcService.Settings(dir.resolve("gc"), BoscSettings.defaults().withCommitIdle(Duration.ofMillis(1)),
+                    grace, "12h", sweepBatchChunks), catalog, store, index, clock, () -> monitor[0]);
+        } catch (RuntimeException e) {
+            index.close();
+            store.close();
+            db.close();
+            throw e;
+        }
+        SnapshotCommit commit = new SnapshotCommit(catalog, wrapHook.apply(new GcCommitHook(gc)), clock);
+        monitor[0] = commit;
+        return new GcStoreFixture(db, store, index, catalog, gc, commit);
+    }
+
+    /** Closes the GC service (flushing it), then the index, the data store and the catalog. */
+    @Override
+    public void close() {
+        gc.close();
+        closeStorage();
+    }
+
+    /** As a crash would leave things: the GC service is dropped without flushing, the rest closed. */
+    void abandon() {
+        gc.abandon();
+        closeStorage();
+    }
+
+    private void closeStorage() {
+        index.close();
+        store.close();
+        db.close();
+    }
+}
