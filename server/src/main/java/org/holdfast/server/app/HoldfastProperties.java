@@ -12,7 +12,9 @@ public record HoldfastProperties(
         @DefaultValue("./holdfast-data") Path dataDir,
         @DefaultValue Ingest ingest,
         @DefaultValue Dedup dedup,
-        @DefaultValue Store store) {
+        @DefaultValue Store store,
+        @DefaultValue Tls tls,
+        @DefaultValue Security security) {
 
     /** The agent port. {@code segmentEntries} is U_segment, the longest input segment given to the engine. */
     public record Ingest(
@@ -40,5 +42,24 @@ public record HoldfastProperties(
             @DefaultValue("commit") FsyncPolicy fsync,
             @DefaultValue("65536") int pbnReserveBatch,
             @DefaultValue("256MB") DataSize minFreeSpace) {
+    }
+
+    /**
+     * TLS on both ports. Off only for labs and benchmarks. With no certificate configured the server
+     * makes a self-signed one in {@code <data-dir>/tls} at first start. {@code certificate} and
+     * {@code privateKey} are PEM files; {@code keystore} is a PKCS#12 file (with {@code keystorePassword}).
+     */
+    public record Tls(
+            @DefaultValue("true") boolean enabled,
+            Path certificate,
+            Path privateKey,
+            Path keystore,
+            String keystorePassword) {
+    }
+
+    /** Logins: how long a console session lasts, and how many failed logins a user or an address may make per minute. */
+    public record Security(
+            @DefaultValue("12h") java.time.Duration sessionTimeout,
+            @DefaultValue("5") int failedLoginsPerMinute) {
     }
 }

@@ -15,6 +15,6 @@ class NoSpringInCoreTest {
     static final ArchRule coreImportsNoSpring = noClasses()
             .that().resideInAnyPackage("org.holdfast.server.engine..", "org.holdfast.server.container..",
                     "org.holdfast.server.store..", "org.holdfast.server.catalog..", "org.holdfast.server.ingest..",
-                    "org.holdfast.server.restore..")
+                    "org.holdfast.server.restore..", "org.holdfast.server.security..")
             .should().dependOnClassesThat().resideInAnyPackage("org.springframework..");
 }
