@@ -6,6 +6,11 @@ import org.holdfast.server.catalog.UnknownVolumeException;
 import java.net.URI;
 import org.holdfast.server.gc.GcConflictException;
 import org.holdfast.server.gc.GcService;
+import org.holdfast.server.gc.RetentionLocks;
+import org.holdfast.server.gc.SnapshotLockedException;
+import jakarta.servlet.http.HttpServletRequest;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import org.holdfast.server.gc.VolumeGate;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
@@ -42,12 +47,21 @@ public class GcController {
     public record RetentionView(String policy) {
     }
 
-    /** A snapshot's hold state and fixed expiry (epoch ms, null if unknown). */
-    public record HoldView(String volume, long sequence, boolean held, Long expiryMillis) {
+    /**
+     * A snapshot's hold state, its lock (mode {@code governance} or {@code compliance}, {@code until}
+     * an ISO-8601 instant or null for none; both null if not held) and fixed expiry (epoch ms, null if unknown).
+     */
+    public record HoldView(String volume, long sequence, boolean held, Long expiryMillis, String lockMode, String lockUntil,
+                           String lockedBy) {
+    }
+
+    /** Body of a lock request: {@code {"mode": "compliance", "until": "2027-01-01T00:00:00Z"}}; until is optional for governance. */
+    public record LockRequest(String mode, String until) {
     }
 
     /** Runs retention, a sweep and compaction now; answers what it did. */
     @PostMapping("/api/v1/gc/runs")
+    @Audited("gc.run")
     public GcService.CycleReport run() {
         return gc.runCycle();
     }
@@ -59,6 +73,7 @@ public class GcController {
 
     /** The independent check; reads every retained snapshot, so it takes a while on a big store. */
     @PostMapping("/api/v1/gc/fsck")
+    @Audited("gc.fsck")
     public FsckReport fsck() {
         return gc.fsck();
     }
@@ -69,6 +84,7 @@ public class GcController {
     }
 
     @PutMapping("/api/v1/volumes/{name}/retention")
+    @Audited("retention.set")
     public RetentionView setRetention(@PathVariable String name, @RequestBody RetentionView body) {
         if (body == null || body.policy() == null) {
             throw new IllegalArgumentException("body must be {\"policy\": \"30d\"} or a schedule like \"keep-last=3,daily=7\"");
@@ -81,19 +97,61 @@ public class GcController {
     @GetMapping("/api/v1/volumes/{name}/snapshots/{sequence}/hold")
     public HoldView hold(@PathVariable String name, @PathVariable long sequence) {
         VolumeId v = volumeId(name);
-        return new HoldView(name, sequence, gc.held(v, sequence), gc.expiry(v, sequence).orElse(null));
+        RetentionLocks.Lock l = gc.locks().lock(v, sequence).orElse(null);
+        return new HoldView(name, sequence, l != null, gc.expiry(v, sequence).orElse(null),
+                l == null ? null : l.mode().wireName(),
+                l == null || l.untilMillis() == null ? null : Instant.ofEpochMilli(l.untilMillis()).toString(),
+                l == null ? null : l.placedBy());
     }
 
-    /** Places a hold (retention lock / legal hold): the snapshot is kept until the hold is released. */
+    /** Places a hold (legal hold: a governance lock without date): the snapshot is kept until an admin releases it. */
     @PutMapping("/api/v1/volumes/{name}/snapshots/{sequence}/hold")
-    public HoldView placeHold(@PathVariable String name, @PathVariable long sequence) {
-        gc.placeHold(volumeId(name), sequence);
+    @Audited("hold.place")
+    public HoldView placeHold(@PathVariable String name, @PathVariable long sequence, HttpServletRequest request) {
+        gc.locks().place(volumeId(name), sequence, RetentionLocks.Mode.GOVERNANCE, null, Principals.name(request));
         return hold(name, sequence);
     }
 
+    /** Releases a hold or governance lock (admin only); 409 for a compliance lock before its date. */
     @DeleteMapping("/api/v1/volumes/{name}/snapshots/{sequence}/hold")
-    public HoldView releaseHold(@PathVariable String name, @PathVariable long sequence) {
-        gc.releaseHold(volumeId(name), sequence);
+    @Audited("hold.release")
+    public HoldView releaseHold(@PathVariable String name, @PathVariable long sequence, HttpServletRequest request) {
+        Principals.requireAdmin(request, "releasing a hold");
+        gc.locks().release(volumeId(name), sequence);
+        return hold(name, sequence);
+    }
+
+    @GetMapping("/api/v1/volumes/{name}/snapshots/{sequence}/lock")
+    public HoldView lock(@PathVariable String name, @PathVariable long sequence) {
+        return hold(name, sequence);
+    }
+
+    /** Places or extends a retention lock; 409 if it would shorten or weaken the lock there. */
+    @PutMapping("/api/v1/volumes/{name}/snapshots/{sequence}/lock")
+    @Audited("lock.place")
+    public HoldView placeLock(@PathVariable String name, @PathVariable long sequence, @RequestBody LockRequest body,
+                              HttpServletRequest request) {
+        if (body == null || body.mode() == null) {
+            throw new IllegalArgumentException("body must be {\"mode\": \"governance\"|\"compliance\", \"until\": \"2027-01-01T00:00:00Z\"}");
+        }
+        Long until = null;
+        if (body.until() != null && !body.until().isBlank()) {
+            try {
+                until = Instant.parse(body.until().trim()).toEpochMilli();
+            } catch (DateTimeParseException e) {
+                throw new IllegalArgumentException("until '" + body.until() + "' is not an ISO-8601 instant like 2027-01-01T00:00:00Z");
+            }
+        }
+        gc.locks().place(volumeId(name), sequence, RetentionLocks.Mode.parse(body.mode()), until, Principals.name(request));
+        return hold(name, sequence);
+    }
+
+    /** Releases a governance lock (admin only); a compliance lock cannot be released before its date (409). */
+    @DeleteMapping("/api/v1/volumes/{name}/snapshots/{sequence}/lock")
+    @Audited("lock.release")
+    public HoldView releaseLock(@PathVariable String name, @PathVariable long sequence, HttpServletRequest request) {
+        Principals.requireAdmin(request, "releasing a lock");
+        gc.locks().release(volumeId(name), sequence);
         return hold(name, sequence);
     }
 
@@ -102,12 +160,14 @@ public class GcController {
      * progress or any of its snapshots is held. Takes time in proportion to the volume's size.
      */
     @DeleteMapping("/api/v1/volumes/{name}")
+    @Audited("volume.delete")
     public GcService.VolumeDeletion deleteVolume(@PathVariable String name) {
         return gc.deleteVolume(volumeId(name), gate);
     }
 
     /** Deletes one snapshot before its expiry. 409 if it is held or is the volume's newest. */
     @DeleteMapping("/api/v1/volumes/{name}/snapshots/{sequence}")
+    @Audited("snapshot.delete")
     public ResponseEntity<Void> deleteSnapshot(@PathVariable String name, @PathVariable long sequence) {
         gc.deleteSnapshot(volumeId(name), sequence);
         return ResponseEntity.noContent().build();
@@ -118,6 +178,11 @@ public class GcController {
         ProblemDetail p = ProblemDetail.forStatusAndDetail(HttpStatus.CONFLICT, e.getMessage());
         p.setType(CONFLICT);
         p.setTitle("Conflict");
+        if (e instanceof SnapshotLockedException l) {
+            p.setProperty("lock", l.lock().describe());
+            p.setProperty("lockMode", l.lock().mode().wireName());
+            p.setProperty("lockUntil", l.lock().untilMillis() == null ? null : Instant.ofEpochMilli(l.lock().untilMillis()).toString());
+        }
         return p;
     }
 

@@ -33,6 +33,11 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
         return problem(HttpStatus.BAD_REQUEST, ProblemTypes.INVALID_REQUEST, "Invalid request", e.getMessage());
     }
 
+    @ExceptionHandler(AdminRequiredException.class)
+    ProblemDetail forbidden(AdminRequiredException e) {
+        return problem(HttpStatus.FORBIDDEN, ProblemTypes.FORBIDDEN, "Forbidden", e.getMessage());
+    }
+
     @ExceptionHandler(CorruptDataException.class)
     ProblemDetail corrupt(CorruptDataException e) {
         LOG.error("corrupt data", e);

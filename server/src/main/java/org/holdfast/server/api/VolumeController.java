@@ -4,6 +4,8 @@ import java.util.List;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.UnknownVolumeException;
+import org.holdfast.server.gc.GcService;
+import org.holdfast.server.gc.RetentionLocks;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestMapping;
@@ -14,9 +16,11 @@ import org.springframework.web.bind.annotation.RestController;
 @RequestMapping("/api/v1/volumes")
 public class VolumeController {
     private final Catalog catalog;
+    private final GcService gc;
 
-    public VolumeController(Catalog catalog) {
+    public VolumeController(Catalog catalog, GcService gc) {
         this.catalog = catalog;
+        this.gc = gc;
     }
 
     @GetMapping
@@ -31,7 +35,9 @@ public class VolumeController {
 
     @GetMapping("/{name}/snapshots")
     public List<SnapshotView> snapshots(@PathVariable String name) {
-        return catalog.snapshots(volumeId(name)).stream().map(SnapshotView::of).toList();
+        VolumeId v = volumeId(name);
+        java.util.Map<Long, RetentionLocks.Lock> locks = gc.locks().locks(v);
+        return catalog.snapshots(v).stream().map(s -> SnapshotView.of(s, locks.get(s.sequence()))).toList();
     }
 
     /** A name that cannot be valid names no volume: 404 like any unknown one. */

@@ -17,6 +17,8 @@ import org.holdfast.server.gc.GcReferenceGuard;
 import org.holdfast.server.gc.VolumeGate;
 import org.holdfast.server.ingest.IngestServer;
 import org.holdfast.server.gc.GcService;
+import org.holdfast.server.security.AuditEvent;
+import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
@@ -136,8 +138,8 @@ public class GcConfiguration {
     }
 
     @Bean
-    GcSchedule gcSchedule(GcService gc, GcProperties p, GcBookkeepingMode mode) {
-        return new GcSchedule(gc, p.interval(), mode == GcBookkeepingMode.ON);
+    GcSchedule gcSchedule(GcService gc, GcProperties p, GcBookkeepingMode mode, AuditLog audit) {
+        return new GcSchedule(gc, p.interval(), mode == GcBookkeepingMode.ON, audit);
     }
 
     /** Runs a GC cycle every interval, starting one interval after startup; stops before the stores close. */
@@ -145,11 +147,13 @@ public class GcConfiguration {
         private final GcService gc;
         private final Duration interval;
         private final boolean enabled;
+        private final AuditLog audit;
         private ScheduledExecutorService executor;
         private boolean running;
 
-        GcSchedule(GcService gc, Duration interval, boolean enabled) {
+        GcSchedule(GcService gc, Duration interval, boolean enabled, AuditLog audit) {
             this.gc = gc;
+            this.audit = audit;
             this.interval = interval;
             this.enabled = enabled;
         }
@@ -169,6 +173,8 @@ public class GcConfiguration {
             executor.scheduleWithFixedDelay(() -> {
                 try {
                     GcService.CycleReport r = gc.runCycle();
+                    audit.record(new AuditEvent(r.now(), "system", "local", "gc.run", "", "ok", r.snapshotsDeleted()
+                            + " snapshots deleted, " + r.sweep().freed() + " blocks freed (scheduled)"));
                     LOG.info("gc cycle: {} snapshots deleted, {} map entries pruned, {} blocks freed",
                             r.snapshotsDeleted(), r.mapEntriesPruned(), r.sweep().freed());
                     if (r.sweep().now() < r.now()) {
@@ -178,6 +184,8 @@ public class GcConfiguration {
                     }
                 } catch (RuntimeException e) {
                     LOG.error("gc cycle failed; will retry next interval", e);
+                    audit.record(new AuditEvent(System.currentTimeMillis(), "system", "local", "gc.run", "", "failed",
+                            String.valueOf(e.getMessage())));
                 }
             }, ms, ms, TimeUnit.MILLISECONDS);
         }

@@ -19,6 +19,7 @@ import org.rocksdb.WriteBatch;
  *                                 u64 sequence, u64 expiry (raise only, else 0)              (25 bytes)
  * gc/e + u64 volume + u64 seq  → u64 expiry, u8 flags (bit0 held, bit1 keep-last pinned)    (9 bytes)
  * gc/p + u64 volume            → UTF-8 retention policy (at most 200 bytes)
+ * gc/l + u64 volume + u64 seq  → a retention lock, versioned: see {@link #encodeLock} (docs/architecture.md)
  * gc.next-op-id (meta long)    → next operation id
  * gc.protect-scan-from (long)  → first PBN the next start re-protects
  * </pre>
@@ -39,9 +40,16 @@ final class GcRecords {
     private static final byte[] OP = "gc/o".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] EXP = "gc/e".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] POLICY = "gc/p".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] LOCK = "gc/l".getBytes(StandardCharsets.US_ASCII);
+    static final int LOCK_VERSION = 1;
+    private static final int MAX_LOCK_BY_BYTES = 200;
 
     /** One logged GC operation. */
     record Op(long id, int kind, long volume, long sequence, long expiry) {
+    }
+
+    /** A snapshot's retention lock as stored; {@code until} 0 means no date. */
+    record LockRecord(long volume, long sequence, int mode, long until, long placedAt, String placedBy) {
     }
 
     /** A snapshot's GC state. */
@@ -177,6 +185,68 @@ final class GcRecords {
             throw new CorruptDataException("gc-records", db.path(), "policy of volume " + volume, "longer than " + MAX_POLICY_BYTES);
         }
         return new String(v, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Lock value, big-endian: u8 version (1), u8 mode (1 governance, 2 compliance), u64 until (epoch
+     * ms, 0 = no date), u64 placed-at (epoch ms), u16 n, n bytes UTF-8 placed-by (at most 200).
+     */
+    static byte[] encodeLock(LockRecord l) {
+        byte[] by = l.placedBy().getBytes(StandardCharsets.UTF_8);
+        if (by.length > MAX_LOCK_BY_BYTES) {
+            by = java.util.Arrays.copyOf(by, MAX_LOCK_BY_BYTES);
+        }
+        byte[] v = new byte[20 + by.length];
+        v[0] = LOCK_VERSION;
+        v[1] = (byte) l.mode();
+        Bytes.putLong(v, 2, l.until());
+        Bytes.putLong(v, 10, l.placedAt());
+        v[18] = (byte) (by.length >>> 8);
+        v[19] = (byte) by.length;
+        System.arraycopy(by, 0, v, 20, by.length);
+        return v;
+    }
+
+    static LockRecord decodeLock(long volume, long sequence, byte[] v, String path) {
+        if (v.length < 20 || v[0] != LOCK_VERSION) {
+            throw new CorruptDataException("gc-records", path, "lock " + volume + "@" + sequence,
+                    v.length < 1 ? "empty value" : "version " + v[0] + " or length " + v.length + " not understood (expected version 1)");
+        }
+        int n = ((v[18] & 0xff) << 8) | (v[19] & 0xff);
+        if (v.length != 20 + n || (v[1] != 1 && v[1] != 2)) {
+            throw new CorruptDataException("gc-records", path, "lock " + volume + "@" + sequence, "mode " + v[1] + ", length " + v.length);
+        }
+        return new LockRecord(volume, sequence, v[1], Bytes.getLong(v, 2), Bytes.getLong(v, 10),
+                new String(v, 20, n, StandardCharsets.UTF_8));
+    }
+
+    void putLock(WriteBatch batch, LockRecord l) {
+        db.put(batch, meta, key(LOCK, l.volume(), l.sequence(), 2), encodeLock(l));
+    }
+
+    void deleteLock(WriteBatch batch, long volume, long sequence) {
+        db.delete(batch, meta, key(LOCK, volume, sequence, 2));
+    }
+
+    /** The lock of one snapshot, or null. */
+    LockRecord lock(long volume, long sequence) {
+        byte[] v = db.get(meta, key(LOCK, volume, sequence, 2));
+        return v == null ? null : decodeLock(volume, sequence, v, db.path());
+    }
+
+    /** Every lock record, by volume then sequence (locks are few: one scan of their prefix). */
+    List<LockRecord> locks() {
+        List<LockRecord> out = new ArrayList<>();
+        try (CheckedIterator it = db.iterator(meta)) {
+            for (it.seek(LOCK); it.isValid(); it.next()) {
+                byte[] k = it.key();
+                if (k.length != 20 || !startsWith(k, LOCK)) {
+                    break;
+                }
+                out.add(decodeLock(Bytes.getLong(k, 4), Bytes.getLong(k, 12), it.value(), db.path()));
+            }
+        }
+        return out;
     }
 
     private static boolean startsWith(byte[] k, byte[] prefix) {

@@ -4,7 +4,6 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -116,6 +115,7 @@ public final class GcService implements AutoCloseable {
     private final Sweeper sweeper;
     private final StoreReclaimer reclaimer;
     private final Compactor compactor;
+    private final RetentionLocks locks;
     private final AtomicLong compactionRuns = new AtomicLong();
     private final AtomicLong compactedLogs = new AtomicLong();
     private final AtomicLong droppedLogs = new AtomicLong();
@@ -156,6 +156,7 @@ public final class GcService implements AutoCloseable {
         this.reclaimer = new StoreReclaimer(dataStore, index, catalog.db());
         this.sweeper = new Sweeper(pipeline, guard, reclaimer, settings.sweepBatchChunks());
         this.compactor = new Compactor(dataStore);
+        this.locks = new RetentionLocks(this, catalog, records, clock, commitMonitor);
         this.nextOpId = catalog.db().metaLong(GcRecords.NEXT_OP_ID, 1);
     }
 
@@ -343,33 +344,37 @@ public final class GcService implements AutoCloseable {
 
     // ------------------------------------------------------------------ holds and policies
 
-    /** Places a hold on a snapshot: it is kept, whatever its expiry, until released. */
+    /** Retention locks and holds: placing, releasing, and the refusals they cause. */
+    public RetentionLocks locks() {
+        return locks;
+    }
+
+    /** Places a hold (a governance lock without date): the snapshot is kept until it is released. */
     public void placeHold(VolumeId volume, long sequence) {
-        changeFlags(volume, sequence, GcRecords.HELD, true);
+        locks.place(volume, sequence, RetentionLocks.Mode.GOVERNANCE, null, "local");
     }
 
-    /** Releases a hold; the snapshot then expires as usual. */
+    /** Releases a hold or governance lock; refused for a compliance lock before its date. */
     public void releaseHold(VolumeId volume, long sequence) {
-        changeFlags(volume, sequence, GcRecords.HELD, false);
+        locks.release(volume, sequence);
     }
 
-    /** True if the snapshot is under a hold (not counting keep-last pins). */
+    /** True if the snapshot is under a hold or lock (not counting keep-last pins). */
     public boolean held(VolumeId volume, long sequence) {
-        VolumeRecord v = catalog.requireVolume(volume);
-        return gcOf(v, sequence).map(GcRecords.SnapshotGc::held).orElse(false);
+        return locks.lock(volume, sequence).isPresent();
     }
 
     /** The snapshot's fixed expiry (epoch ms), if known. */
     public Optional<Long> expiry(VolumeId volume, long sequence) {
-        VolumeRecord v = catalog.requireVolume(volume);
-        return gcOf(v, sequence).map(GcRecords.SnapshotGc::expiry);
+        return gcOf(catalog.requireVolume(volume), sequence).map(GcRecords.SnapshotGc::expiry);
     }
 
     private Optional<GcRecords.SnapshotGc> gcOf(VolumeRecord v, long seq) {
         return records.snapshots(v.internalId()).stream().filter(s -> s.sequence() == seq).findFirst();
     }
 
-    private boolean changeFlags(VolumeId volume, long sequence, int flag, boolean on) {
+    /** Sets or clears a pinning flag with its GC operation; {@code also} adds to the same batch. */
+    boolean changeFlags(VolumeId volume, long sequence, int flag, boolean on, java.util.function.Consumer<WriteBatch> also) {
         synchronized (commitMonitor.get()) {
             VolumeRecord v = catalog.requireVolume(volume);
             SnapshotRecord s = catalog.snapshot(v, sequence)
@@ -387,6 +392,7 @@ public final class GcService implements AutoCloseable {
                         v.internalId(), sequence, 0));
                 records.putSnapshot(batch, v.internalId(), new GcRecords.SnapshotGc(sequence, sg.expiry(), flags));
                 catalog.db().putMetaLong(batch, GcRecords.NEXT_OP_ID, opId + 1);
+                also.accept(batch);
                 catalog.write(batch);
             }
             nextOpId = opId + 1;
@@ -405,6 +411,7 @@ public final class GcService implements AutoCloseable {
         synchronized (commitMonitor.get()) {
             VolumeRecord v = catalog.requireVolume(volume);
             VolumeGc g = state(v);
+            locks.checkPolicyChange(v, g.policy, policy);
             try (WriteBatch batch = new WriteBatch()) {
                 records.putPolicy(batch, v.internalId(), policy.toString());
                 catalog.write(batch);
@@ -481,12 +488,12 @@ public final class GcService implements AutoCloseable {
                     List<GcRecords.SnapshotGc> gcs = records.snapshots(v.internalId());
                     List<Long> held = gcs.stream().filter(GcRecords.SnapshotGc::held).map(GcRecords.SnapshotGc::sequence).toList();
                     if (!held.isEmpty()) {
-                        throw new GcConflictException("volume '" + volume.name() + "' has snapshots under a hold (sequences " + held
-                                + "); release the holds first");
+                        throw locks.refusal(v, held.get(0), "volume '" + volume.name() + "' cannot be deleted while a snapshot is"
+                                + " under a hold or lock (sequences " + held + ")");
                     }
                     for (GcRecords.SnapshotGc sg : gcs) {
                         if (sg.keepLastPinned()) {
-                            changeFlags(volume, sg.sequence(), GcRecords.KEEP_LAST_PINNED, false);
+                            changeFlags(volume, sg.sequence(), GcRecords.KEEP_LAST_PINNED, false, b -> { });
                         }
                     }
                     List<SnapshotRecord> snaps = catalog.snapshots(v);
@@ -588,20 +595,20 @@ public final class GcService implements AutoCloseable {
             VolumeGc g = state(v);
             GcRecords.SnapshotGc sg = gcOf(v, sequence).orElse(null);
             if (sg != null && sg.held()) {
-                throw new GcConflictException("snapshot " + volume.name() + "@" + sequence + " is under a hold; release it first");
+                throw locks.refusal(v, sequence, "the snapshot cannot be deleted");
             }
             if (sequence == v.latestSequence()) {
                 throw new GcConflictException("snapshot " + volume.name() + "@" + sequence + " is the newest one (the volume's current "
                         + "state) and cannot be deleted alone; delete the volume instead");
             }
             if (sg != null && sg.keepLastPinned()) {
-                changeFlags(volume, sequence, GcRecords.KEEP_LAST_PINNED, false);
+                changeFlags(volume, sequence, GcRecords.KEEP_LAST_PINNED, false, b -> { });
             }
             pipeline.awaitDurable(); // every operation naming it is in the GC log before it goes
             synchronized (commitMonitor.get()) {
                 GcRecords.SnapshotGc now = gcOf(v, sequence).orElse(null);
                 if (now != null && now.held()) {
-                    throw new GcConflictException("snapshot " + volume.name() + "@" + sequence + " is under a hold; release it first");
+                    throw locks.refusal(v, sequence, "the snapshot cannot be deleted");
                 }
                 try (WriteBatch batch = new WriteBatch()) {
                     catalog.deleteSnapshot(batch, v, sequence);
@@ -677,11 +684,9 @@ public final class GcService implements AutoCloseable {
     }
 
     private CycleReport retainAndSweep(long now) {
-        if (failure != null) {
-            throw new IllegalStateException("GC bookkeeping stopped after a failure; restart the server to recover: "
-                    + failure.getMessage(), failure);
-        }
+        requireHealthy();
         synchronized (cycleLock) {
+            locks.lapse(now); // a lapsed lock's snapshot expires in this same cycle
             int deleted = 0;
             long pruned = 0;
             int pinned = 0;
@@ -700,10 +705,10 @@ public final class GcService implements AutoCloseable {
                 }
                 RetentionPlanner.Plan plan = planner.plan(states, g.policy.keepLast(), now);
                 for (long seq : plan.releaseKeepLastPin()) {
-                    released += changeFlags(v.name(), seq, GcRecords.KEEP_LAST_PINNED, false) ? 1 : 0;
+                    released += changeFlags(v.name(), seq, GcRecords.KEEP_LAST_PINNED, false, b -> { }) ? 1 : 0;
                 }
                 for (long seq : plan.pinForKeepLast()) {
-                    pinned += changeFlags(v.name(), seq, GcRecords.KEEP_LAST_PINNED, true) ? 1 : 0;
+                    pinned += changeFlags(v.name(), seq, GcRecords.KEEP_LAST_PINNED, true, b -> { }) ? 1 : 0;
                 }
                 if (plan.delete().isEmpty()) {
                     continue;
@@ -734,6 +739,7 @@ public final class GcService implements AutoCloseable {
                     }
                 }
                 deleted += gone.size();
+                locks.expired(v, gone, now);
                 pruned += MapPruner.prune(catalog, v);
             }
             // ids appended before the barrier are durable after it; later ones must stay
@@ -796,11 +802,5 @@ public final class GcService implements AutoCloseable {
             sweeper.saveSkipTable(); // so the first sweep after the next start need not read every GMA chunk
         }
         pipeline.close();
-    }
-
-    static long[] sortedCopy(List<Long> l) {
-        long[] a = l.stream().mapToLong(Long::longValue).toArray();
-        Arrays.sort(a);
-        return a;
     }
 }

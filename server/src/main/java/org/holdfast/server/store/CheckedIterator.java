@@ -22,6 +22,11 @@ public final class CheckedIterator implements AutoCloseable {
         it.seek(key);
     }
 
+    /** Positions on the last entry at or before {@code key} (for newest-first scans). */
+    public void seekForPrev(byte[] key) {
+        it.seekForPrev(key);
+    }
+
     public void seekToFirst() {
         it.seekToFirst();
     }

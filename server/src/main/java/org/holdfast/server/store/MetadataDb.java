@@ -37,7 +37,9 @@ public final class MetadataDb implements AutoCloseable {
 
     /** The column families every server has. */
     public enum Column {
-        VOLUMES("volumes"), SNAPSHOTS("snapshots"), MAP("map"), LOCATIONS("locations"), FPINDEX("fpindex"), META("meta");
+        VOLUMES("volumes"), SNAPSHOTS("snapshots"), MAP("map"), LOCATIONS("locations"), FPINDEX("fpindex"), META("meta"),
+        /** The audit log (catalog/AuditStore); opened by every tool so that none trips over it. */
+        AUDIT("audit");
 
         private final String cfName;
 

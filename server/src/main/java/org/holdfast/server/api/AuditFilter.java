@@ -1,0 +1,119 @@
+package org.holdfast.server.api;
+
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.time.Clock;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import org.holdfast.server.security.AuditEvent;
+import org.holdfast.server.security.AuditLog;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.HandlerMapping;
+import org.springframework.web.filter.OncePerRequestFilter;
+
+/**
+ * Audits every state-changing REST call (POST, PUT, PATCH, DELETE) as one entry: principal, source
+ * address, action (the handler's {@link Audited} name), target ({@code volume:NAME} or
+ * {@code volume:NAME@SEQ} from the path), result from the status (2xx/3xx ok, 401/403 denied, 409
+ * conflict, else failed) and, for a refusal, the error's message as detail. Never the request body,
+ * headers or query (they may hold secrets).
+ *
+ * <p>Registered as an ordinary servlet filter it runs after Spring Security's chain, so it sees the
+ * authenticated principal but not requests the chain refused; to audit those as {@code denied} too,
+ * add it inside the chain before the authorization filter
+ * ({@code http.addFilterBefore(auditFilter, AuthorizationFilter.class)}): an exception passing
+ * through it is then recorded as {@code denied} if it is an access or authentication exception.
+ */
+public class AuditFilter extends OncePerRequestFilter {
+    private static final Set<String> CHANGING = Set.of("POST", "PUT", "PATCH", "DELETE");
+    private static final int MAX_DETAIL = 300;
+
+    private final AuditLog audit;
+    private final Clock clock;
+
+    public AuditFilter(AuditLog audit, Clock clock) {
+        this.audit = audit;
+        this.clock = clock;
+    }
+
+    @Override
+    protected boolean shouldNotFilter(HttpServletRequest request) {
+        return !CHANGING.contains(request.getMethod().toUpperCase(Locale.ROOT));
+    }
+
+    @Override
+    protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+            throws ServletException, IOException {
+        long start = clock.millis();
+        Throwable thrown = null;
+        try {
+            chain.doFilter(request, response);
+        } catch (IOException | ServletException | RuntimeException e) {
+            thrown = e;
+            throw e;
+        } finally {
+            audit.record(event(request, response, start, thrown));
+        }
+    }
+
+    private static AuditEvent event(HttpServletRequest request, HttpServletResponse response, long time, Throwable thrown) {
+        String result;
+        if (thrown != null) {
+            String n = thrown.getClass().getSimpleName();
+            result = n.contains("AccessDenied") || n.contains("Authentication") ? "denied" : "failed";
+        } else {
+            result = result(response.getStatus());
+        }
+        Object handled = request.getAttribute(DispatcherServlet.EXCEPTION_ATTRIBUTE);
+        Throwable cause = thrown != null ? thrown : handled instanceof Throwable t ? t : null;
+        String detail = "ok".equals(result) ? "" : response.getStatus() + (cause == null || cause.getMessage() == null ? ""
+                : " " + cut(cause.getMessage()));
+        return new AuditEvent(time, Principals.name(request), request.getRemoteAddr() + ":" + request.getRemotePort(),
+                action(request), target(request), result, detail);
+    }
+
+    static String result(int status) {
+        if (status == 401 || status == 403) {
+            return "denied";
+        }
+        if (status == 409) {
+            return "conflict";
+        }
+        return status < 400 ? "ok" : "failed";
+    }
+
+    /** The handler's {@link Audited} name; without one (no handler matched, or a missing annotation) {@code http.METHOD}. */
+    static String action(HttpServletRequest request) {
+        Object h = request.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE);
+        if (h instanceof HandlerMethod m) {
+            Audited a = m.getMethodAnnotation(Audited.class);
+            if (a != null) {
+                return a.value();
+            }
+        }
+        return "http." + request.getMethod().toLowerCase(Locale.ROOT);
+    }
+
+    @SuppressWarnings("unchecked")
+    static String target(HttpServletRequest request) {
+        Object vars = request.getAttribute(HandlerMapping.URI_TEMPLATE_VARIABLES_ATTRIBUTE);
+        if (vars instanceof Map<?, ?> m && m.get("name") != null) {
+            Map<String, String> v = (Map<String, String>) m;
+            return "volume:" + cut(v.get("name")) + (v.get("sequence") == null ? "" : "@" + cut(v.get("sequence")));
+        }
+        return handlerMatched(request) ? "" : "path:" + cut(request.getRequestURI());
+    }
+
+    private static boolean handlerMatched(HttpServletRequest request) {
+        return request.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE) instanceof HandlerMethod;
+    }
+
+    private static String cut(String s) {
+        return s.length() <= MAX_DETAIL ? s : s.substring(0, MAX_DETAIL) + "...";
+    }
+}
