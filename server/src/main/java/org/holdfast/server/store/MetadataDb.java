@@ -37,7 +37,8 @@ public final class MetadataDb implements AutoCloseable {
 
     /** The column families every server has. */
     public enum Column {
-        VOLUMES("volumes"), SNAPSHOTS("snapshots"), MAP("map"), LOCATIONS("locations"), FPINDEX("fpindex"), META("meta");
+        VOLUMES("volumes"), SNAPSHOTS("snapshots"), MAP("map"), LOCATIONS("locations"), FPINDEX("fpindex"), META("meta"),
+        POSSESSION("possession");
 
         private final String cfName;
 
