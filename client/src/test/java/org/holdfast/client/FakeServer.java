@@ -43,6 +43,10 @@ public final class FakeServer implements AutoCloseable {
         public final List<Long> blockLbns = new ArrayList<>();
         public BackupMode mode;
         public long base;
+        /** Entries of blocks the server had whose possession tag was wrong (asked for instead). */
+        public long badTags;
+        /** Entries of blocks the server had whose possession tag was right (not asked for). */
+        public long provenTags;
     }
 
     final Map<String, List<Snap>> volumes = new ConcurrentHashMap<>();
@@ -110,11 +114,12 @@ public final class FakeServer implements AutoCloseable {
         private long storedBytes;
         private final BlockHasher hasher = new BlockHasher();
         private final BlockCodec codec = new BlockCodec();
+        private org.holdfast.common.hash.PossessionProof proof;
 
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, Message m) {
             if (m instanceof Hello) {
-                ctx.writeAndFlush(new HelloOk(1, "fake", ProtocolLimits.MAX_FRAME));
+                ctx.writeAndFlush(new HelloOk(ProtocolLimits.VERSION, "fake", ProtocolLimits.MAX_FRAME));
             } else if (m instanceof BackupBegin b) {
                 begin(ctx, b);
             } else if (m instanceof Entries e) {
@@ -166,7 +171,10 @@ public final class FakeServer implements AutoCloseable {
             log.base = b.baseSequence();
             sessions.add(log);
             ((FrameDecoder) ctx.pipeline().first()).blockSize(blockSize);
-            ctx.writeAndFlush(new BackupReady(sessions.size(), parentSeq, blockSize, mode));
+            byte[] secret = new byte[BackupReady.SECRET_BYTES];
+            new java.security.SecureRandom().nextBytes(secret);
+            proof = new org.holdfast.common.hash.PossessionProof(secret);
+            ctx.writeAndFlush(new BackupReady(sessions.size(), parentSeq, blockSize, mode, secret));
         }
 
         private void entries(ChannelHandlerContext ctx, Entries e) {
@@ -187,7 +195,16 @@ public final class FakeServer implements AutoCloseable {
                 sessionFp.put(lbn, fp);
                 if (!e.isZero(i)) {
                     Fingerprint f = Fingerprint.of(fp);
-                    if (!store.containsKey(f) && asked.add(f)) {
+                    byte[] held = store.get(f);
+                    boolean proven = held != null && proof.tag(held, 0, held.length) == e.tags()[i];
+                    if (held != null) {
+                        if (proven) {
+                            log.provenTags++;
+                        } else {
+                            log.badTags++;
+                        }
+                    }
+                    if (!proven && asked.add(f)) {
                         Need.set(bitmap, i);
                     }
                 }

@@ -18,6 +18,7 @@ import org.holdfast.client.scan.ChangedBlockList;
 import org.holdfast.client.scan.StateFile;
 import org.holdfast.client.scan.VolumeScanner;
 import org.holdfast.client.scan.VolumeSource;
+import org.holdfast.common.hash.PossessionProof;
 import org.holdfast.common.protocol.Abort;
 import org.holdfast.common.protocol.BackupBegin;
 import org.holdfast.common.protocol.BackupMode;
@@ -120,7 +121,8 @@ public final class BackupSession {
         PayloadWindow window = new PayloadWindow(settings.windowBytes(), blockSize);
         ConcurrentLinkedQueue<PendingRun> pending = new ConcurrentLinkedQueue<>();
         Semaphore runsInFlight = new Semaphore(256);
-        RunAssembler runs = new RunAssembler(conn, window, pending, runsInFlight, failure, blockSize);
+        RunAssembler runs = new RunAssembler(conn, window, pending, runsInFlight, failure, blockSize,
+                new PossessionProof(ready.possessionSecret()));
         boolean committed = false;
         try (StateFile.Writer state = StateFile.Writer.create(settings.stateFile(), blockSize, source.size());
              BlockUploader uploader = new BlockUploader(conn, window, pending, runsInFlight, failure, blockSize,

@@ -9,6 +9,7 @@ import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 import org.holdfast.client.net.ServerConnection;
 import org.holdfast.client.scan.ChangeSink;
+import org.holdfast.common.hash.PossessionProof;
 import org.holdfast.common.id.Fingerprint;
 import org.holdfast.common.protocol.Entries;
 import org.holdfast.common.protocol.ProtocolLimits;
@@ -22,6 +23,10 @@ import org.holdfast.common.protocol.ProtocolLimits;
  * ({@code maxRunsInFlight}) so that a volume of zeros cannot queue unbounded ENTRIES. ENTRIES are
  * written unflushed and flushed every {@link #FLUSH_RUNS} runs, at the end of each scanned chunk, and
  * before anything that may wait for the server. Called by the scanning thread only.
+ *
+ * <p>Each non-zero entry carries its possession tag ({@link PossessionProof}, keyed by the session's
+ * secret from BACKUP_READY), computed from the block's bytes once they sit in the slab: the server
+ * counts a block it already has as a duplicate only with a matching tag.
  */
 final class RunAssembler implements ChangeSink {
     /** ENTRIES written before a flush: scattered changes then cost one system call per this many runs. */
@@ -34,6 +39,8 @@ final class RunAssembler implements ChangeSink {
     private final int blockSize;
     private final byte[] fps = new byte[ProtocolLimits.MAX_RUN_ENTRIES * Fingerprint.BYTES];
     private final int[] offsets = new int[ProtocolLimits.MAX_RUN_ENTRIES];
+    private final long[] tags = new long[ProtocolLimits.MAX_RUN_ENTRIES];
+    private final PossessionProof proof;
     private long start;
     private int count;
     private PayloadWindow.Slab slab; // the slab being filled; the assembler holds a reference
@@ -43,13 +50,14 @@ final class RunAssembler implements ChangeSink {
     private long entriesSent;
 
     RunAssembler(ServerConnection conn, PayloadWindow window, Queue<PendingRun> pending, Semaphore runsInFlight,
-                 SessionFailure failure, int blockSize) {
+                 SessionFailure failure, int blockSize, PossessionProof proof) {
         this.conn = conn;
         this.window = window;
         this.pending = pending;
         this.runsInFlight = runsInFlight;
         this.failure = failure;
         this.blockSize = blockSize;
+        this.proof = proof;
     }
 
     @Override
@@ -65,6 +73,7 @@ final class RunAssembler implements ChangeSink {
         System.arraycopy(fingerprints, fpOff, fps, count * Fingerprint.BYTES, Fingerprint.BYTES);
         if (zero) {
             offsets[count] = -1;
+            tags[count] = 0;
         } else {
             if (slab == null || slab.used + blockSize > slab.data.length) {
                 window.release(slab);
@@ -73,6 +82,7 @@ final class RunAssembler implements ChangeSink {
             }
             data.get(dataOff, slab.data, slab.used, blockSize);
             offsets[count] = slab.used;
+            tags[count] = proof.tag(slab.data, slab.used, blockSize);
             slab.used += blockSize;
             runUsesSlab = true;
         }
@@ -93,7 +103,7 @@ final class RunAssembler implements ChangeSink {
         }
         PendingRun run = new PendingRun(start, count, Arrays.copyOf(offsets, count), runSlab);
         pending.add(run); // before sending: the NEED may come back at once
-        conn.write(new Entries(start, count, runFps));
+        conn.write(new Entries(start, count, runFps, Arrays.copyOf(tags, count)));
         if (++unflushed >= FLUSH_RUNS) {
             flushWrites();
         }

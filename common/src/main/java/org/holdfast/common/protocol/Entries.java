@@ -5,13 +5,17 @@ import org.holdfast.common.id.Fingerprint;
 
 /**
  * ENTRIES (0x12), agent to server: a run of {@code count} consecutive LBNs from {@code startLbn}
- * with their fingerprints packed into one array, entry {@code i} at {@code i * 32}. An all-zero
- * fingerprint marks a zero block.
+ * with their fingerprints packed into one array, entry {@code i} at {@code i * 32}, and one
+ * possession tag per entry ({@link org.holdfast.common.hash.PossessionProof}; 0 for a zero block,
+ * where the receiver ignores it). An all-zero fingerprint marks a zero block.
  *
- * <p>The array is owned by the message and not copied; the sender must not modify it after
+ * <p>The arrays are owned by the message and not copied; the sender must not modify them after
  * constructing the message (equality compares contents).
  */
-public record Entries(long startLbn, int count, byte[] fingerprints) implements Message {
+public record Entries(long startLbn, int count, byte[] fingerprints, long[] tags) implements Message {
+    /** Wire bytes of one entry: its fingerprint and its u64 possession tag. */
+    public static final int ENTRY_BYTES = Fingerprint.BYTES + 8;
+
     public Entries {
         if (startLbn < 0) {
             throw new IllegalArgumentException("startLbn must not be negative: " + startLbn);
@@ -21,6 +25,9 @@ public record Entries(long startLbn, int count, byte[] fingerprints) implements 
         }
         if (fingerprints == null || fingerprints.length != count * Fingerprint.BYTES) {
             throw new IllegalArgumentException("fingerprints must be exactly " + count * Fingerprint.BYTES + " bytes");
+        }
+        if (tags == null || tags.length != count) {
+            throw new IllegalArgumentException("tags must hold exactly " + count + " entries");
         }
     }
 
@@ -58,7 +65,7 @@ public record Entries(long startLbn, int count, byte[] fingerprints) implements 
     @Override
     public boolean equals(Object o) {
         return o instanceof Entries e && e.startLbn == startLbn && e.count == count
-                && Arrays.equals(e.fingerprints, fingerprints);
+                && Arrays.equals(e.fingerprints, fingerprints) && Arrays.equals(e.tags, tags);
     }
 
     @Override

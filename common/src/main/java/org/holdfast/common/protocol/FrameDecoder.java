@@ -9,7 +9,7 @@ import java.util.List;
 import org.holdfast.common.id.Fingerprint;
 
 /**
- * Turns the byte stream of a connection into {@link Message}s, refusing anything outside protocol v1.
+ * Turns the byte stream of a connection into {@link Message}s, refusing anything outside protocol v2.
  *
  * <pre>
  *  0               4            5           6
@@ -24,6 +24,10 @@ import org.holdfast.common.id.Fingerprint;
  *  BLOCKS body        +--------+----------+----------+------------+---------------+-- ...
  *                     | n: u32 | lbn: u64 | codec:u8 | length:u32 | length bytes  |  n times
  *                     +--------+----------+----------+------------+---------------+-- ...
+ *  ENTRIES body      +--------------+----------+---------------------------+------------------+
+ *                     | startLbn:u64 | count:u32| count x 32-byte fingerprint| count x u64 tag  |
+ *                     +--------------+----------+---------------------------+------------------+
+ *  BACKUP_READY body  | sessionId:u64 | parentSequence:u64 | blockSize:u32 | mode:u8 | 32-byte secret |
  *  RESTORE_DATA body  +-------------+--------+----------+--------------+------------+--------+-- ...
  *                     | startLbn:u64| n: u32 | codec:u8 | fp: 32 bytes | length:u32 | bytes  |  n times;
  *                     +-------------+--------+----------+--------------+------------+--------+-- ...
@@ -49,6 +53,33 @@ import org.holdfast.common.id.Fingerprint;
 public final class FrameDecoder extends ByteToMessageDecoder {
     private boolean failed;
     private int blockSize;
+    private boolean holdAfterHello;
+    private boolean held;
+
+    /**
+     * Decodes nothing after the first HELLO until {@link #resume}: bytes the peer sent behind its
+     * HELLO stay unparsed in the buffer until its token has been checked. Call before the first read.
+     */
+    public void holdAfterHello() {
+        this.holdAfterHello = true;
+    }
+
+    /**
+     * Lets decoding go on after a held HELLO and decodes whatever arrived meanwhile. Call from the
+     * channel's event loop with this decoder's context.
+     */
+    public void resume(ChannelHandlerContext ctx) {
+        if (!held) {
+            return;
+        }
+        held = false;
+        holdAfterHello = false;
+        try {
+            channelRead(ctx, io.netty.buffer.Unpooled.EMPTY_BUFFER); // decodes the bytes already buffered
+        } catch (Exception e) {
+            ctx.fireExceptionCaught(e);
+        }
+    }
 
     /**
      * Tells the decoder the session's block size (after BACKUP_READY or RESTORE_INFO) so that raw
@@ -73,6 +104,9 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             in.skipBytes(in.readableBytes());
             return;
         }
+        if (held) {
+            return; // consumes nothing: the decode loop stops until resume()
+        }
         Message m;
         try {
             m = decodeFrame(in);
@@ -85,6 +119,9 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         }
         if (m != null) {
             out.add(m);
+            if (holdAfterHello && m instanceof Hello) {
+                held = true;
+            }
         }
     }
 
@@ -150,8 +187,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             case HELLO_OK -> 2 + 2 + ProtocolLimits.MAX_SERVER_VERSION + 4;
             case ERROR -> 2 + 2 + ProtocolLimits.MAX_ERROR_MESSAGE;
             case BACKUP_BEGIN -> 2 + ProtocolLimits.MAX_VOLUME_NAME + 4 + 8 + 8;
-            case BACKUP_READY -> 8 + 8 + 4 + 1;
-            case ENTRIES -> 8 + 4 + ProtocolLimits.MAX_RUN_ENTRIES * Fingerprint.BYTES;
+            case BACKUP_READY -> 8 + 8 + 4 + 1 + BackupReady.SECRET_BYTES;
+            case ENTRIES -> 8 + 4 + ProtocolLimits.MAX_RUN_ENTRIES * Entries.ENTRY_BYTES;
             case NEED -> 8 + 4 + Need.bitmapBytes(ProtocolLimits.MAX_RUN_ENTRIES);
             case COMMIT, RESTORE_END -> 8;
             case COMMITTED -> 7 * 8;
@@ -199,15 +236,22 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                 if (mode == null) {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "unknown backup mode " + modeCode);
                 }
-                return new BackupReady(session, parent, bs, mode);
+                need(b, BackupReady.SECRET_BYTES, "possessionSecret");
+                byte[] secret = new byte[BackupReady.SECRET_BYTES];
+                b.readBytes(secret);
+                return new BackupReady(session, parent, bs, mode, secret);
             }
             case ENTRIES: {
                 long startLbn = lbn(b, "startLbn");
                 int count = count(b, ProtocolLimits.MAX_RUN_ENTRIES, "ENTRIES count", 1);
-                need(b, count * Fingerprint.BYTES, "fingerprints");
+                need(b, count * Entries.ENTRY_BYTES, "fingerprints and possession tags");
                 byte[] fps = new byte[count * Fingerprint.BYTES];
                 b.readBytes(fps);
-                return new Entries(startLbn, count, fps);
+                long[] tags = new long[count];
+                for (int i = 0; i < count; i++) {
+                    tags[i] = b.readLong();
+                }
+                return new Entries(startLbn, count, fps, tags);
             }
             case NEED: {
                 long startLbn = lbn(b, "startLbn");

@@ -9,7 +9,7 @@ import java.util.List;
 import org.holdfast.common.id.Fingerprint;
 
 /**
- * Writes {@link Message}s as protocol v1 frames (layout in {@link FrameDecoder}). Each frame's
+ * Writes {@link Message}s as protocol frames (layout in {@link FrameDecoder}). Each frame's
  * buffer is allocated at its exact size. A message whose frame would exceed
  * {@link ProtocolLimits#MAX_FRAME} fails the write with a {@link ProtocolException}
  * ({@code LIMIT_EXCEEDED}); senders split BLOCKS and RESTORE_DATA with their builders'
@@ -65,9 +65,9 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
             case BACKUP_BEGIN:
                 return str(((BackupBegin) m).volume()) + 4 + 8 + 8;
             case BACKUP_READY:
-                return 8 + 8 + 4 + 1;
+                return 8 + 8 + 4 + 1 + BackupReady.SECRET_BYTES;
             case ENTRIES:
-                return 8 + 4 + (long) ((Entries) m).count() * Fingerprint.BYTES;
+                return 8 + 4 + (long) ((Entries) m).count() * Entries.ENTRY_BYTES;
             case NEED:
                 return 8 + 4 + ((Need) m).bitmap().length;
             case BLOCKS:
@@ -138,12 +138,17 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
                 out.writeLong(r.parentSequence());
                 out.writeInt(r.blockSize());
                 out.writeByte(r.mode().code());
+                out.writeBytes(r.possessionSecret());
             }
             case ENTRIES -> {
                 Entries e = (Entries) m;
                 out.writeLong(e.startLbn());
                 out.writeInt(e.count());
                 out.writeBytes(e.fingerprints());
+                long[] tags = e.tags();
+                for (int i = 0; i < e.count(); i++) {
+                    out.writeLong(tags[i]);
+                }
             }
             case NEED -> {
                 Need n = (Need) m;

@@ -1,7 +1,7 @@
 package org.holdfast.common.protocol;
 
 /**
- * One decoded frame of protocol v1. Each record's components are the frame's body fields in wire
+ * One decoded frame of the protocol. Each record's components are the frame's body fields in wire
  * order (docs/protocol.md); the records refuse values over {@link ProtocolLimits}, so anything
  * that can be constructed can be encoded.
  *

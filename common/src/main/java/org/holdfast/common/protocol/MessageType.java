@@ -1,6 +1,6 @@
 package org.holdfast.common.protocol;
 
-/** The frame types of protocol v1 with their wire codes (docs/protocol.md, "Messages"). */
+/** The frame types of the protocol with their wire codes (docs/protocol.md, "Messages"). */
 public enum MessageType {
     HELLO(0x01),
     HELLO_OK(0x02),

@@ -1,13 +1,16 @@
 package org.holdfast.common.protocol;
 
 /**
- * Every magic number and hard limit of protocol v1, in one place. Receivers check each length
+ * Every magic number and hard limit of the protocol (v2), in one place. Receivers check each length
  * read from the wire against one of these before allocating; senders never build a message over
  * them (the message records refuse it).
  */
 public final class ProtocolLimits {
-    /** The protocol version in every frame header and in HELLO / HELLO_OK. */
-    public static final int VERSION = 1;
+    /**
+     * The protocol version in every frame header and in HELLO / HELLO_OK. Version 2 added the
+     * possession secret to BACKUP_READY and a possession tag to every ENTRIES entry.
+     */
+    public static final int VERSION = 2;
     /** HELLO's magic, "HFST". */
     public static final int MAGIC = 0x48465354;
 

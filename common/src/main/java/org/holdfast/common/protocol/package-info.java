@@ -1,5 +1,5 @@
 /**
- * Protocol v1 between agent and server (docs/protocol.md): one record per frame type under the
+ * Protocol v2 between agent and server (docs/protocol.md): one record per frame type under the
  * sealed {@link org.holdfast.common.protocol.Message}, the limits every length is checked against
  * ({@link org.holdfast.common.protocol.ProtocolLimits}), and the Netty codecs
  * ({@link org.holdfast.common.protocol.FrameDecoder}, {@link org.holdfast.common.protocol.FrameEncoder}).

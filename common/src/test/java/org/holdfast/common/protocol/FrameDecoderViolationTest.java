@@ -49,7 +49,7 @@ class FrameDecoderViolationTest {
 
     @Test
     void decode_badVersion_unsupportedVersion() {
-        assertViolation(frame(2, MessageType.COMMIT.code(), body().writeLong(1)), ErrorCode.UNSUPPORTED_VERSION);
+        assertViolation(frame(1, MessageType.COMMIT.code(), body().writeLong(1)), ErrorCode.UNSUPPORTED_VERSION);
     }
 
     @Test
@@ -60,28 +60,28 @@ class FrameDecoderViolationTest {
 
     @Test
     void decode_unknownType_badFrame() {
-        assertViolation(frame(1, 0x7f, body().writeLong(1)), ErrorCode.BAD_FRAME);
+        assertViolation(frame(ProtocolLimits.VERSION, 0x7f, body().writeLong(1)), ErrorCode.BAD_FRAME);
     }
 
     @Test
     void decode_truncatedBody_badFrame() {
-        assertViolation(frame(1, MessageType.COMMIT.code(), body().writeInt(1)), ErrorCode.BAD_FRAME);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.COMMIT.code(), body().writeInt(1)), ErrorCode.BAD_FRAME);
     }
 
     @Test
     void decode_truncatedFingerprints_badFrame() {
-        assertViolation(frame(1, MessageType.ENTRIES.code(), body().writeLong(0).writeInt(2).writeZero(40)), ErrorCode.BAD_FRAME);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.ENTRIES.code(), body().writeLong(0).writeInt(2).writeZero(40)), ErrorCode.BAD_FRAME);
     }
 
     @Test
     void decode_trailingBytes_badFrame() {
         ByteBuf b = body().writeShort(1).writeByte('v').writeByte(0);
-        assertViolation(frame(1, MessageType.LIST_SNAPSHOTS.code(), b), ErrorCode.BAD_FRAME);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.LIST_SNAPSHOTS.code(), b), ErrorCode.BAD_FRAME);
     }
 
     @Test
     void decode_fixedSizeBodyTooLong_limitExceeded() {
-        assertViolation(frame(1, MessageType.COMMIT.code(), body().writeLong(1).writeByte(0)), ErrorCode.LIMIT_EXCEEDED);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.COMMIT.code(), body().writeLong(1).writeByte(0)), ErrorCode.LIMIT_EXCEEDED);
     }
 
     @Test
@@ -103,14 +103,14 @@ class FrameDecoderViolationTest {
 
     @Test
     void decode_smallTypeClaimingHugeBody_limitExceededBeforeBuffering() {
-        ByteBuf header = alloc.buffer().writeInt(ProtocolLimits.MAX_FRAME).writeByte(1).writeByte(MessageType.COMMIT.code());
+        ByteBuf header = alloc.buffer().writeInt(ProtocolLimits.MAX_FRAME).writeByte(ProtocolLimits.VERSION).writeByte(MessageType.COMMIT.code());
         assertViolation(header, ErrorCode.LIMIT_EXCEEDED);
     }
 
     @Test
     void decode_volumeNameOverMax_limitExceeded() {
         byte[] name = "v".repeat(ProtocolLimits.MAX_VOLUME_NAME + 1).getBytes(StandardCharsets.UTF_8);
-        assertViolation(frame(1, MessageType.LIST_SNAPSHOTS.code(), body().writeShort(name.length).writeBytes(name)),
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.LIST_SNAPSHOTS.code(), body().writeShort(name.length).writeBytes(name)),
                 ErrorCode.LIMIT_EXCEEDED);
     }
 
@@ -118,38 +118,38 @@ class FrameDecoderViolationTest {
     void decode_agentNameOverMax_limitExceeded() {
         byte[] name = "a".repeat(ProtocolLimits.MAX_AGENT_NAME + 1).getBytes(StandardCharsets.UTF_8);
         ByteBuf b = body().writeInt(ProtocolLimits.MAGIC).writeShort(1).writeShort(name.length).writeBytes(name).writeShort(0);
-        assertViolation(frame(1, MessageType.HELLO.code(), b), ErrorCode.LIMIT_EXCEEDED);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.HELLO.code(), b), ErrorCode.LIMIT_EXCEEDED);
     }
 
     @Test
     void decode_badMagic_badFrame() {
         ByteBuf b = body().writeInt(0x12345678).writeShort(1).writeShort(0).writeShort(0);
-        assertViolation(frame(1, MessageType.HELLO.code(), b), ErrorCode.BAD_FRAME);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.HELLO.code(), b), ErrorCode.BAD_FRAME);
     }
 
     @Test
     void decode_entriesCountOverMax_limitExceeded() {
         ByteBuf b = body().writeLong(0).writeInt(ProtocolLimits.MAX_RUN_ENTRIES + 1);
-        assertViolation(frame(1, MessageType.ENTRIES.code(), b), ErrorCode.LIMIT_EXCEEDED);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.ENTRIES.code(), b), ErrorCode.LIMIT_EXCEEDED);
     }
 
     @Test
     void decode_blocksCountOverMax_limitExceeded() {
         ByteBuf b = body().writeInt(ProtocolLimits.MAX_BLOCKS_PER_FRAME + 1);
-        assertViolation(frame(1, MessageType.BLOCKS.code(), b), ErrorCode.LIMIT_EXCEEDED);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.BLOCKS.code(), b), ErrorCode.LIMIT_EXCEEDED);
     }
 
     @Test
     void decode_snapshotListCountOverMax_limitExceeded() {
         ByteBuf b = body().writeInt(-1);
-        assertViolation(frame(1, MessageType.SNAPSHOT_LIST.code(), b), ErrorCode.LIMIT_EXCEEDED);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.SNAPSHOT_LIST.code(), b), ErrorCode.LIMIT_EXCEEDED);
     }
 
     @Test
     void decode_rawPayloadOverBlockSize_limitExceeded() {
         decoder.blockSize(4096);
         ByteBuf b = body().writeInt(1).writeLong(0).writeByte(PayloadCodec.RAW).writeInt(8192).writeZero(8192);
-        assertViolation(frame(1, MessageType.BLOCKS.code(), b), ErrorCode.LIMIT_EXCEEDED);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.BLOCKS.code(), b), ErrorCode.LIMIT_EXCEEDED);
     }
 
     @Test
@@ -157,58 +157,78 @@ class FrameDecoderViolationTest {
         decoder.blockSize(4096);
         int len = 4096 + ProtocolLimits.ZSTD_SLACK + 1;
         ByteBuf b = body().writeInt(1).writeLong(0).writeByte(PayloadCodec.ZSTD).writeInt(len).writeZero(len);
-        assertViolation(frame(1, MessageType.BLOCKS.code(), b), ErrorCode.LIMIT_EXCEEDED);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.BLOCKS.code(), b), ErrorCode.LIMIT_EXCEEDED);
     }
 
     @Test
     void decode_payloadOverAbsoluteLimitWithoutBlockSize_limitExceeded() {
         // No payload bytes follow: the length alone is refused.
         ByteBuf b = body().writeInt(1).writeLong(0).writeByte(PayloadCodec.RAW).writeInt(ProtocolLimits.MAX_BLOCK_SIZE + 1);
-        assertViolation(frame(1, MessageType.BLOCKS.code(), b), ErrorCode.LIMIT_EXCEEDED);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.BLOCKS.code(), b), ErrorCode.LIMIT_EXCEEDED);
     }
 
     @Test
     void decode_rawPayloadShorterThanBlockSize_badFrame() {
         decoder.blockSize(4096);
         ByteBuf b = body().writeInt(1).writeLong(0).writeByte(PayloadCodec.RAW).writeInt(100).writeZero(100);
-        assertViolation(frame(1, MessageType.BLOCKS.code(), b), ErrorCode.BAD_FRAME);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.BLOCKS.code(), b), ErrorCode.BAD_FRAME);
     }
 
     @Test
     void decode_restoreDataPayloadOverLimit_limitExceeded() {
         decoder.blockSize(4096);
         ByteBuf b = body().writeLong(0).writeInt(1).writeByte(PayloadCodec.ZSTD).writeZero(32).writeInt(9000).writeZero(9000);
-        assertViolation(frame(1, MessageType.RESTORE_DATA.code(), b), ErrorCode.LIMIT_EXCEEDED);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.RESTORE_DATA.code(), b), ErrorCode.LIMIT_EXCEEDED);
     }
 
     @Test
     void decode_zeroCodecInBlocks_badFrame() {
         ByteBuf b = body().writeInt(1).writeLong(0).writeByte(PayloadCodec.ZERO).writeInt(0);
-        assertViolation(frame(1, MessageType.BLOCKS.code(), b), ErrorCode.BAD_FRAME);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.BLOCKS.code(), b), ErrorCode.BAD_FRAME);
     }
 
     @Test
     void decode_unknownCodecInRestoreData_badFrame() {
         ByteBuf b = body().writeLong(0).writeInt(1).writeByte(7);
-        assertViolation(frame(1, MessageType.RESTORE_DATA.code(), b), ErrorCode.BAD_FRAME);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.RESTORE_DATA.code(), b), ErrorCode.BAD_FRAME);
     }
 
     @Test
     void decode_needPaddingBitsSet_badFrame() {
         ByteBuf b = body().writeLong(0).writeInt(3).writeByte(0xff);
-        assertViolation(frame(1, MessageType.NEED.code(), b), ErrorCode.BAD_FRAME);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.NEED.code(), b), ErrorCode.BAD_FRAME);
     }
 
     @Test
     void decode_unknownBackupMode_badFrame() {
         ByteBuf b = body().writeLong(1).writeLong(0).writeInt(4096).writeByte(5);
-        assertViolation(frame(1, MessageType.BACKUP_READY.code(), b), ErrorCode.BAD_FRAME);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.BACKUP_READY.code(), b), ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_entriesWithoutTags_badFrame() {
+        // a version-1 style body: fingerprints but no possession tags
+        ByteBuf b = body().writeLong(0).writeInt(2).writeZero(2 * 32);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.ENTRIES.code(), b), ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_backupReadyWithoutSecret_badFrame() {
+        ByteBuf b = body().writeLong(1).writeLong(0).writeInt(4096).writeByte(0).writeZero(BackupReady.SECRET_BYTES - 1);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.BACKUP_READY.code(), b), ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_entriesBodyOverItsLimit_limitExceededBeforeBuffering() {
+        ByteBuf b = alloc.buffer().writeInt(2 + 8 + 4 + ProtocolLimits.MAX_RUN_ENTRIES * Entries.ENTRY_BYTES + 1)
+                .writeByte(ProtocolLimits.VERSION).writeByte(MessageType.ENTRIES.code());
+        assertViolation(b, ErrorCode.LIMIT_EXCEEDED);
     }
 
     @Test
     void decode_negativeLbn_badFrame() {
-        ByteBuf b = body().writeLong(-5).writeInt(1).writeZero(32);
-        assertViolation(frame(1, MessageType.ENTRIES.code(), b), ErrorCode.BAD_FRAME);
+        ByteBuf b = body().writeLong(-5).writeInt(1).writeZero(Entries.ENTRY_BYTES);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.ENTRIES.code(), b), ErrorCode.BAD_FRAME);
     }
 
     @Test

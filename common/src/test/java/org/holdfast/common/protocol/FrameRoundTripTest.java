@@ -162,7 +162,7 @@ class FrameRoundTripTest {
     void entries_zeroFingerprint_isZero() {
         byte[] fps = new byte[64];
         fps[5] = 1;
-        Entries e = new Entries(10, 2, fps);
+        Entries e = new Entries(10, 2, fps, new long[2]);
         assertThat(e.isZero(0)).isFalse();
         assertThat(e.isZero(1)).isTrue();
         assertThat(e.lbn(1)).isEqualTo(11);

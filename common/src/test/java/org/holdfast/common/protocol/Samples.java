@@ -16,6 +16,9 @@ final class Samples {
         java.util.Arrays.fill(fps, 32, 64, (byte) 0); // entry 1 is a zero block
         byte[] bigFps = new byte[ProtocolLimits.MAX_RUN_ENTRIES * 32];
         r.nextBytes(bigFps);
+        long[] bigTags = r.longs(ProtocolLimits.MAX_RUN_ENTRIES).toArray();
+        byte[] secret = new byte[BackupReady.SECRET_BYTES];
+        r.nextBytes(secret);
         byte[] bitmap = new byte[Need.bitmapBytes(11)];
         Need.set(bitmap, 0);
         Need.set(bitmap, 10);
@@ -40,10 +43,10 @@ final class Samples {
                 new ErrorMessage(ErrorCode.VOLUME_BUSY, "volume vm-01 has a backup running"),
                 new BackupBegin("vm-01", 4096, 10L << 30, 0),
                 new BackupBegin("x".repeat(128), 1 << 20, Long.MAX_VALUE, 42),
-                new BackupReady(-1L, 41, 4096, BackupMode.INCREMENTAL),
-                new BackupReady(5, 0, 65536, BackupMode.FULL),
-                new Entries(123, 3, fps),
-                new Entries(0, ProtocolLimits.MAX_RUN_ENTRIES, bigFps),
+                new BackupReady(-1L, 41, 4096, BackupMode.INCREMENTAL, secret),
+                new BackupReady(5, 0, 65536, BackupMode.FULL, new byte[BackupReady.SECRET_BYTES]),
+                new Entries(123, 3, fps, new long[] {-7L, 0, Long.MAX_VALUE}),
+                new Entries(0, ProtocolLimits.MAX_RUN_ENTRIES, bigFps, bigTags),
                 new Need(123, 11, bitmap),
                 new Need(0, 8, new byte[] {(byte) 0xff}),
                 blocks,

@@ -11,6 +11,9 @@ import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.ingest.IngestServer;
 import org.holdfast.server.ingest.IngestServices;
 import org.holdfast.server.ingest.IngestSettings;
+import org.holdfast.server.security.AuditLog;
+import org.holdfast.server.security.AuthenticationFailedException;
+import org.holdfast.server.security.TokenAuthenticator;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
@@ -36,10 +39,16 @@ import org.rocksdb.WriteBatch;
  * <h2>Seams</h2>
  * Every {@link CommitHook} bean takes part in each snapshot commit (in {@code @Order}); every
  * {@link ReferenceGuard} bean is told about the PBNs of sessions in progress. Without such beans
- * both are no-ops.
+ * both are no-ops. The ingest port takes the {@link TokenAuthenticator} and {@link AuditLog} beans
+ * (the token store and audit store provide them); without a token store it refuses every agent.
  */
 @Configuration(proxyBeanMethods = false)
 public class CoreConfiguration {
+    /** Refuses every token: what the ingest port uses when no token store is wired. */
+    static final TokenAuthenticator NO_TOKEN_STORE = token -> {
+        throw new AuthenticationFailedException(AuthenticationFailedException.Reason.UNKNOWN,
+                "this server has no token store configured, so it accepts no agent tokens");
+    };
 
     @Bean(destroyMethod = "close")
     DataDirectory dataDirectory(HoldfastProperties props) {
@@ -92,7 +101,8 @@ public class CoreConfiguration {
 
     @Bean
     IngestServices ingestServices(DataStore dataStore, Catalog catalog, SnapshotCommit snapshotCommit, FingerprintIndex index,
-                                  ObjectProvider<ReferenceGuard> guards, Clock holdfastClock) {
+                                  ObjectProvider<ReferenceGuard> guards, Clock holdfastClock,
+                                  ObjectProvider<TokenAuthenticator> authenticator, ObjectProvider<AuditLog> audit) {
         List<ReferenceGuard> all = guards.orderedStream().toList();
         ReferenceGuard guard = all.isEmpty() ? ReferenceGuard.NONE : all.size() == 1 ? all.get(0) : new ReferenceGuard() {
             @Override
@@ -109,7 +119,9 @@ public class CoreConfiguration {
                 }
             }
         };
-        return new IngestServices(dataStore, catalog, snapshotCommit, index, guard, holdfastClock);
+        // The ingest port always checks tokens: without a token store every connection is refused.
+        return new IngestServices(dataStore, catalog, snapshotCommit, index, guard, holdfastClock,
+                authenticator.getIfAvailable(() -> NO_TOKEN_STORE), audit.getIfAvailable(() -> AuditLog.NONE));
     }
 
     @Bean

@@ -12,6 +12,8 @@ import org.holdfast.server.store.FormatVersions;
  * <pre>
  * volumes   key: UTF-8 name            value: u8 version, u64 internalId, u32 blockSize, u64 createdAt,
  *                                             u64 latestSequence, u64 volumeBytes            (37 bytes)
+ *                                             [u8 domainLength, domain ASCII] only outside the default
+ *                                             dedup domain; a 37-byte value is in domain 'default'
  * snapshots key: u64 internalId, u64 seq value: u8 version, u64 createdAt, u64 volumeBytes, u32 blockSize,
  *                                             u64 logicalBytes, u64 changedBlocks, u64 sentBlocks,
  *                                             u64 newBlocks, u64 storedBytes                  (61 bytes)
@@ -31,7 +33,13 @@ final class CatalogKeys {
     }
 
     static byte[] volumeValue(VolumeRecord v) {
-        byte[] b = new byte[VOLUME_VALUE_BYTES];
+        boolean defaultDomain = VolumeRecord.DEFAULT_DOMAIN.equals(v.domain());
+        byte[] domain = v.domain().getBytes(StandardCharsets.US_ASCII);
+        byte[] b = new byte[VOLUME_VALUE_BYTES + (defaultDomain ? 0 : 1 + domain.length)];
+        if (!defaultDomain) {
+            b[VOLUME_VALUE_BYTES] = (byte) domain.length;
+            System.arraycopy(domain, 0, b, VOLUME_VALUE_BYTES + 1, domain.length);
+        }
         b[0] = (byte) FormatVersions.CATALOG_VERSION;
         Bytes.putLong(b, 1, v.internalId());
         Bytes.putInt(b, 9, v.blockSize());
@@ -43,10 +51,20 @@ final class CatalogKeys {
 
     static VolumeRecord volume(byte[] key, byte[] b, String path) {
         String name = new String(key, StandardCharsets.UTF_8);
-        if (b.length != VOLUME_VALUE_BYTES || b[0] != FormatVersions.CATALOG_VERSION) {
+        String domain = VolumeRecord.DEFAULT_DOMAIN;
+        boolean sizeOk = b.length == VOLUME_VALUE_BYTES || (b.length > VOLUME_VALUE_BYTES + 1
+                && b.length == VOLUME_VALUE_BYTES + 1 + (b[VOLUME_VALUE_BYTES] & 0xff));
+        if (!sizeOk || b[0] != FormatVersions.CATALOG_VERSION) {
             throw new CorruptDataException("catalog.volumes", path, name, "volume value of " + b.length + " bytes, version " + (b.length > 0 ? b[0] : -1));
         }
-        return new VolumeRecord(new VolumeId(name), Bytes.getLong(b, 1), Bytes.getInt(b, 9), Bytes.getLong(b, 13), Bytes.getLong(b, 21), Bytes.getLong(b, 29));
+        if (b.length > VOLUME_VALUE_BYTES) {
+            domain = new String(b, VOLUME_VALUE_BYTES + 1, b.length - VOLUME_VALUE_BYTES - 1, StandardCharsets.US_ASCII);
+            if (!VolumeRecord.isValidDomain(domain)) {
+                throw new CorruptDataException("catalog.volumes", path, name, "volume value names an invalid dedup domain");
+            }
+        }
+        return new VolumeRecord(new VolumeId(name), Bytes.getLong(b, 1), Bytes.getInt(b, 9), Bytes.getLong(b, 13), Bytes.getLong(b, 21),
+                Bytes.getLong(b, 29), domain);
     }
 
     static byte[] snapshotKey(long volumeId, long seq) {

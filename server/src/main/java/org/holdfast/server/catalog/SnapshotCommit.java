@@ -33,7 +33,13 @@ public final class SnapshotCommit {
 
     /** What a session asks to commit. {@code parentSequence} is the latest sequence it started from (0 for a new volume). */
     public record Request(VolumeId volume, int blockSize, long volumeBytes, long parentSequence, SessionMap entries,
-                          long logicalBytes, long sentBlocks, long newBlocks, long storedBytes) {
+                          long logicalBytes, long sentBlocks, long newBlocks, long storedBytes, String domain) {
+        /** A request for a volume of the default dedup domain. */
+        public Request(VolumeId volume, int blockSize, long volumeBytes, long parentSequence, SessionMap entries,
+                       long logicalBytes, long sentBlocks, long newBlocks, long storedBytes) {
+            this(volume, blockSize, volumeBytes, parentSequence, entries, logicalBytes, sentBlocks, newBlocks, storedBytes,
+                    VolumeRecord.DEFAULT_DOMAIN);
+        }
     }
 
     /**
@@ -110,7 +116,9 @@ public final class SnapshotCommit {
             }
             SnapshotRecord snapshot = new SnapshotRecord(r.volume(), sequence, now, r.volumeBytes(), r.blockSize(),
                     r.logicalBytes(), delta.size(), r.sentBlocks(), r.newBlocks(), r.storedBytes());
-            VolumeRecord volume = new VolumeRecord(r.volume(), internalId, r.blockSize(), createdAt, sequence, r.volumeBytes());
+            // The domain is fixed when the volume is created; later requests cannot move it.
+            String domain = existing == null ? r.domain() : existing.domain();
+            VolumeRecord volume = new VolumeRecord(r.volume(), internalId, r.blockSize(), createdAt, sequence, r.volumeBytes(), domain);
             catalog.putSnapshot(batch, internalId, snapshot);
             catalog.putVolume(batch, volume);
             CommittedSnapshot committed = new CommittedSnapshot(volume, snapshot, delta);

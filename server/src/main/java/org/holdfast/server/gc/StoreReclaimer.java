@@ -11,7 +11,7 @@ import org.holdfast.server.store.StoredBlock;
  * Frees blocks for the sweep: first the fingerprint index forgets them (so the engine can never
  * answer "duplicate" with a freed PBN; Sungem marks their containers stale), then their locations are
  * deleted in one synced batch ({@link DataStore#forget}), which makes the data store treat them as
- * gone; their bytes in the data logs are reclaimed by compaction, which runs after the sweep. Idempotent: an unknown PBN (already freed) is skipped.
+ * gone (with their possession entries); their bytes in the data logs are reclaimed by compaction, which runs after the sweep. Idempotent: an unknown PBN (already freed) is skipped.
  */
 public final class StoreReclaimer implements BlockReclaimer {
     private final DataStore store;
@@ -44,6 +44,8 @@ public final class StoreReclaimer implements BlockReclaimer {
         if (n == 0) {
             return;
         }
+        // A block of a non-default dedup domain is indexed under its domain key, not its fingerprint.
+        store.possession().indexKeys(known, n, fps);
         index.forgetAll(known, fps, n);
         index.flush();
         store.forget(known, n); // atomic with respect to a compaction's relocation: never resurrected

@@ -4,6 +4,7 @@ import java.lang.System.Logger.Level;
 import java.util.Arrays;
 import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.hash.BlockHasher;
+import org.holdfast.common.hash.PossessionProof;
 import org.holdfast.common.id.Fingerprint;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.protocol.BackupMode;
@@ -20,8 +21,10 @@ import org.holdfast.server.catalog.MapCursor;
 import org.holdfast.server.catalog.SessionMap;
 import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.catalog.VolumeRecord;
+import org.holdfast.server.engine.DedupDomain;
 import org.holdfast.server.engine.DedupStream;
 import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.StoredBlock;
 
 /**
  * One backup of one volume, from BACKUP_READY to COMMITTED (or its abandonment).
@@ -35,8 +38,22 @@ import org.holdfast.server.store.FormatVersions;
  * the same fingerprint: then the entry <em>follows</em> the entry that owns it and gets its PBN
  * at commit. So every unknown fingerprint is uploaded once per session.
  *
+ * <h2>Proof of possession and dedup domains</h2>
+ * A hit of the engine counts as a duplicate only if the entry's possession tag matches the tag
+ * computed from the stored possession fingerprint (pf) of that PBN with this session's secret
+ * ({@link PossessionProof}). Otherwise (wrong or missing tag, or a block stored before pfs
+ * existed) the entry is asked for in NEED like a miss, with the PBN kept as its
+ * <em>candidate</em>: once the payload arrives and hashes to the fingerprint, the entry refers to
+ * the candidate (no second copy) and the candidate's pf is recorded. So an agent that knows only
+ * fingerprints gets a reference to no block it did not upload. An LBN unchanged since the
+ * volume's own parent snapshot needs no proof: it never reaches the engine.
+ *
+ * <p>The engine sees {@link DedupDomain} keys, never fingerprints of a non-default domain; the
+ * parent comparison, payload verification and the data store use the real fingerprints.
+ *
  * <h2>Order of durability at COMMIT</h2>
- * data store sync → {@link DedupStream#record} of every segment (blocks now durable) →
+ * data store sync → possession index (pfs and domain keys of blocks stored or proven) →
+ * {@link DedupStream#record} of every segment (blocks now durable) →
  * {@link SnapshotCommit} (one synced batch) → reference guard release → index flush. A crash at
  * any point leaves either no snapshot or a complete one, and never an index entry pointing at a
  * lost block.
@@ -60,6 +77,8 @@ public final class BackupSession {
     private final IngestServices services;
     private final int segmentMax;
     private final DedupStream stream;
+    private final DedupDomain domain;
+    private final PossessionProof proof;
     private final MapCursor parentCursor;
     private final BlockCodec codec = new BlockCodec();
     private final BlockHasher hasher = new BlockHasher();
@@ -85,6 +104,8 @@ public final class BackupSession {
     private byte[] state = new byte[1024];
     private boolean[] isNew = new boolean[1024];
     private int[] owner = new int[1024];
+    private long[] tags = new long[1024];
+    private long[] candidate = new long[1024]; // a matched PBN whose possession was not proven (0: none)
     // input segments: [segStart[s], segStart[s] + segLen[s]) of the entry arrays
     private int segments;
     private int[] segStart = new int[64];
@@ -107,9 +128,21 @@ public final class BackupSession {
     private final int[] protectIdx;
     private final byte[] payload = new byte[ProtocolLimits.MAX_PAYLOAD];
     private final byte[] raw;
+    private final long[] pfScratch = new long[2];
+    private final byte[] segPfs;
+    private final boolean[] segPfFound;
+    private final byte[] pfKey = new byte[8];
+    private final byte[] pfValue = new byte[org.holdfast.server.store.PossessionIndex.WITH_KEY_BYTES];
+    private final StoredBlock candidateScratch = new StoredBlock();
+    // possession fingerprints (and domain keys) to record: blocks stored, and candidates proven, by this session
+    private int proven;
+    private long[] provenPbns = new long[256];
+    private byte[] provenPfs = new byte[256 * PossessionProof.PF_BYTES];
+    private byte[] provenKeys = new byte[256 * Fingerprint.BYTES];
+    private long unproven;
 
     BackupSession(long id, VolumeId volume, int blockSize, long volumeBytes, VolumeRecord existing, IngestServices services,
-                  int segmentMax, long baseSequence) {
+                  int segmentMax, long baseSequence, byte[] possessionSecret, String domain) {
         this.id = id;
         this.volume = volume;
         this.blockSize = blockSize;
@@ -121,6 +154,10 @@ public final class BackupSession {
         this.segFps = new byte[segmentMax * Fingerprint.BYTES];
         this.segPbns = new long[segmentMax];
         this.segNew = new boolean[segmentMax];
+        this.segPfs = new byte[segmentMax * PossessionProof.PF_BYTES];
+        this.segPfFound = new boolean[segmentMax];
+        this.proof = new PossessionProof(possessionSecret);
+        this.domain = new DedupDomain(existing != null ? existing.domain() : domain);
         this.protect = new long[Math.max(segmentMax, ProtocolLimits.MAX_BLOCKS_PER_FRAME)];
         this.protectIdx = new int[segmentMax];
         this.raw = new byte[blockSize];
@@ -155,6 +192,16 @@ public final class BackupSession {
         return blockSize;
     }
 
+    /** The dedup domain this session's blocks are shared within. */
+    public String domain() {
+        return domain.name();
+    }
+
+    /** Entries the engine matched whose possession was not proven (asked for instead). */
+    public long unprovenMatches() {
+        return unproven;
+    }
+
     /** Handles one ENTRIES run and returns its NEED. */
     Need onEntries(Entries e) {
         long start = e.startLbn();
@@ -172,6 +219,7 @@ public final class BackupSession {
         }
         nextLbn = start + n;
         byte[] in = e.fingerprints();
+        long[] inTags = e.tags();
         byte[] bitmap = new byte[Need.bitmapBytes(n)];
         int firstSegment = segments;
         long previousLbn = -2;
@@ -200,6 +248,7 @@ public final class BackupSession {
                 continue; // unchanged since the parent
             }
             int idx = addEntry(lbn, in, off, AWAITING, 0);
+            tags[idx] = inTags[i];
             if (lbn == previousLbn + 1 && segLen[segments - 1] < segmentMax) {
                 segLen[segments - 1]++;
             } else {
@@ -216,17 +265,25 @@ public final class BackupSession {
     private void lookupSegment(int s, long runStart, byte[] bitmap) {
         int from = segStart[s];
         int len = segLen[s];
-        System.arraycopy(fps, from * Fingerprint.BYTES, segFps, 0, len * Fingerprint.BYTES);
+        domain.keys(fps, from * Fingerprint.BYTES, segFps, 0, len);
         stream.lookup(segFps, len, segPbns);
+        services.dataStore().possession().pfs(segPbns, len, segPfs, segPfFound, pfKey, pfValue);
         int protectedCount = 0;
         for (int j = 0; j < len; j++) {
             int idx = from + j;
             long found = segPbns[j];
             if (found != 0) {
-                state[idx] = RESOLVED;
-                pbns[idx] = found;
                 protectIdx[protectedCount] = idx;
                 protect[protectedCount++] = found;
+                if (segPfFound[j] && proof.tag(segPfs, j * PossessionProof.PF_BYTES) == tags[idx]) {
+                    state[idx] = RESOLVED;
+                    pbns[idx] = found;
+                } else {
+                    // not proven: ask for the payload; once it proves the content, refer to this PBN
+                    candidate[idx] = found;
+                    unproven++;
+                    askFor(idx, runStart, bitmap);
+                }
                 continue;
             }
             askFor(idx, runStart, bitmap);
@@ -235,7 +292,12 @@ public final class BackupSession {
             // a concurrent sweep is reclaiming some matched blocks: treat them as misses and store them anew
             for (int k = 0; k < protectedCount; k++) {
                 if (protect[k] == 0) {
-                    askFor(protectIdx[k], runStart, bitmap);
+                    int idx = protectIdx[k];
+                    if (candidate[idx] != 0) {
+                        candidate[idx] = 0; // already asked for; it will be stored anew
+                    } else {
+                        askFor(idx, runStart, bitmap);
+                    }
                 }
             }
         }
@@ -258,7 +320,7 @@ public final class BackupSession {
     /** Verifies and stores the payloads of one BLOCKS frame, decoding and hashing them on this thread. */
     void onBlocks(Blocks b) {
         PayloadDigester.FrameDigests d = new PayloadDigester.FrameDigests(b.count());
-        PayloadDigester.digestInline(b, blockSize, 0, b.count(), d, codec, hasher, payload, raw);
+        PayloadDigester.digestInline(b, blockSize, 0, b.count(), d, codec, hasher, payload, raw, pfScratch);
         onBlocks(b, d);
     }
 
@@ -284,6 +346,18 @@ public final class BackupSession {
                 throw new ProtocolException(ErrorCode.FINGERPRINT_MISMATCH, "payload of LBN " + lbn
                         + " does not hash to the fingerprint sent for it in ENTRIES; the session is aborted and nothing is stored");
             }
+            long held = candidate[idx];
+            if (held != 0 && services.dataStore().fingerprint(held, candidateScratch)
+                    && Arrays.equals(candidateScratch.fingerprint(), 0, Fingerprint.BYTES, fps, fpOff, fpOff + Fingerprint.BYTES)) {
+                // The payload proves the content of a block already stored (and protected since the lookup).
+                pbns[idx] = held;
+                isNew[idx] = false;
+                state[idx] = RESOLVED;
+                awaiting--;
+                sentBlocks++;
+                addProven(held, d.pfs, i * PossessionProof.PF_BYTES, fpOff);
+                continue;
+            }
             int len = b.copyPayload(i, payload, 0);
             // Stored exactly as received; restore passes the same bytes back. The agent already tried
             // zstd on a raw payload (it sends raw only when zstd does not pay), so trying again here
@@ -298,6 +372,7 @@ public final class BackupSession {
             newBlocks++;
             storedBytes += len;
             protect[protectedCount++] = pbn;
+            addProven(pbn, d.pfs, i * PossessionProof.PF_BYTES, fpOff);
         }
         if (protectedCount > 0) {
             services.referenceGuard().protect(id, protect, 0, protectedCount);
@@ -313,6 +388,7 @@ public final class BackupSession {
             throw new ProtocolException(ErrorCode.BAD_FRAME, "COMMIT with a negative volume size");
         }
         services.dataStore().sync();
+        recordPossession();
         for (int i = 0; i < count; i++) {
             if (state[i] == FOLLOWS) {
                 pbns[i] = pbns[owner[i]];
@@ -326,7 +402,7 @@ public final class BackupSession {
             map.add(lbns[i], pbns[i]);
         }
         CommittedSnapshot c = services.snapshotCommit().commit(new SnapshotCommit.Request(volume, blockSize, volumeBytes, parentSequence,
-                map, volumeBytes, sentBlocks, newBlocks, storedBytes));
+                map, volumeBytes, sentBlocks, newBlocks, storedBytes, domain.name()));
         end(true);
         try {
             services.index().flush();
@@ -348,8 +424,9 @@ public final class BackupSession {
             return;
         }
         try {
-            if (newBlocks > 0 && !recorded) {
+            if ((newBlocks > 0 || proven > 0) && !recorded) {
                 services.dataStore().sync();
+                recordPossession();
                 recordSegments(true);
                 services.index().flush();
             }
@@ -381,7 +458,7 @@ public final class BackupSession {
                 }
                 throw new IllegalStateException("segment " + s + " is unresolved at commit");
             }
-            System.arraycopy(fps, from * Fingerprint.BYTES, segFps, 0, len * Fingerprint.BYTES);
+            domain.keys(fps, from * Fingerprint.BYTES, segFps, 0, len);
             stream.record(segFps, len, segPbns, segNew);
         }
     }
@@ -415,6 +492,8 @@ public final class BackupSession {
             state = Arrays.copyOf(state, c);
             isNew = Arrays.copyOf(isNew, c);
             owner = Arrays.copyOf(owner, c);
+            tags = Arrays.copyOf(tags, c);
+            candidate = Arrays.copyOf(candidate, c);
         }
         int i = count++;
         lbns[i] = lbn;
@@ -423,7 +502,35 @@ public final class BackupSession {
         state[i] = st;
         isNew[i] = false;
         owner[i] = -1;
+        tags[i] = 0;
+        candidate[i] = 0;
         return i;
+    }
+
+    /** Remembers the pf of {@code pbn} (and the domain key of the fingerprint at {@code fps[fpOff]}) for {@link #recordPossession}. */
+    private void addProven(long pbn, byte[] pfs, int pfOff, int fpOff) {
+        if (proven == provenPbns.length) {
+            int c = proven * 2;
+            provenPbns = Arrays.copyOf(provenPbns, c);
+            provenPfs = Arrays.copyOf(provenPfs, c * PossessionProof.PF_BYTES);
+            provenKeys = Arrays.copyOf(provenKeys, c * Fingerprint.BYTES);
+        }
+        provenPbns[proven] = pbn;
+        System.arraycopy(pfs, pfOff, provenPfs, proven * PossessionProof.PF_BYTES, PossessionProof.PF_BYTES);
+        if (!domain.isDefault()) {
+            domain.keys(fps, fpOff, provenKeys, proven * Fingerprint.BYTES, 1);
+        }
+        proven++;
+    }
+
+    /**
+     * Writes the pfs (and domain keys) of the blocks this session stored or proved, in one synced
+     * batch, before the index learns them: GC must find a block's domain key before the index can
+     * hand it out, and a later session needs the pf to accept a proof.
+     */
+    private void recordPossession() {
+        services.dataStore().possession().putAll(provenPbns, provenPfs, domain.isDefault() ? null : provenKeys, proven);
+        proven = 0;
     }
 
     private void addSegment(int idx) {

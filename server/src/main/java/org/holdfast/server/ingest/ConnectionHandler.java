@@ -8,6 +8,7 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.security.SecureRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
@@ -18,6 +19,7 @@ import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.protocol.Abort;
 import org.holdfast.common.protocol.BackupBegin;
 import org.holdfast.common.protocol.BackupReady;
+import org.holdfast.common.protocol.ListSnapshots;
 import org.holdfast.common.protocol.Blocks;
 import org.holdfast.common.protocol.Commit;
 import org.holdfast.common.protocol.Committed;
@@ -27,7 +29,6 @@ import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.FrameDecoder;
 import org.holdfast.common.protocol.Hello;
 import org.holdfast.common.protocol.HelloOk;
-import org.holdfast.common.protocol.ListSnapshots;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.ProtocolException;
 import org.holdfast.common.protocol.ProtocolLimits;
@@ -39,6 +40,9 @@ import org.holdfast.server.catalog.UnknownVolumeException;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.restore.RestoreStream;
 import org.holdfast.server.restore.SnapshotLister;
+import org.holdfast.server.security.AccessPrincipal;
+import org.holdfast.server.security.AuditEvent;
+import org.holdfast.server.security.AuthenticationFailedException;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.StorageFullException;
 import org.holdfast.server.store.StoreException;
@@ -46,6 +50,14 @@ import org.holdfast.server.store.StoreException;
 /**
  * One agent connection: the protocol state machine (HELLO first; then backups, listings and
  * restores, one at a time) and the hand-off of every frame to the connection's serial lane.
+ *
+ * <h2>Authentication and authorization</h2>
+ * The token in HELLO is checked by the {@link org.holdfast.server.security.TokenAuthenticator}
+ * before anything else is read: the decoder holds every byte behind the HELLO unparsed and reading
+ * from the socket pauses until the token is accepted. A refused token gets {@code UNAUTHORIZED},
+ * an audit entry, and the connection closes. BACKUP_BEGIN, LIST_SNAPSHOTS and RESTORE are then
+ * checked against the principal's role ({@link IngestAction}) and volume scope before the catalog
+ * is consulted, so a refusal reads the same whether or not the volume exists.
  *
  * <p>Any error ends the connection: the agent gets an {@code ERROR} with the code and a message,
  * the connection closes, and a running backup is abandoned (no snapshot). Fields marked "lane"
@@ -55,6 +67,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private static final System.Logger LOG = System.getLogger(ConnectionHandler.class.getName());
     /** NEEDs written before the lane flushes even though more frames are waiting. */
     static final int FLUSH_NEEDS = 64;
+    private static final SecureRandom SECRETS = new SecureRandom();
 
     private final IngestServer server;
     private final FrameDecoder decoder;
@@ -65,9 +78,13 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private Channel channel;
     // event loop: the block size BLOCKS payloads are digested for (0 outside a backup)
     private int digestBlockSize;
+    // event loop: a HELLO was received and its token is being checked (reading is paused)
+    private boolean helloSeen;
+    private boolean awaitingHello;
     // lane
     private int unflushedNeeds;
     private boolean greeted;
+    private AccessPrincipal principal;
     private BackupSession session;
     private RestoreStream restore;
 
@@ -75,6 +92,12 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         this.server = server;
         this.decoder = decoder;
         this.lane = new SerialExecutor(server.sessionPool());
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) throws Exception {
+        decoder.holdAfterHello();
+        super.handlerAdded(ctx);
     }
 
     @Override
@@ -90,6 +113,10 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         long bytes = m instanceof Blocks b ? b.data().readableBytes() : 64;
+        if (m instanceof Hello && !helloSeen) {
+            helloSeen = true;
+            awaitingHello = true; // nothing more is read until the token is checked
+        }
         queuedFrames.incrementAndGet();
         queuedBytes.addAndGet(bytes);
         updateAutoRead();
@@ -158,7 +185,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     /** Pauses reading while too much of this connection's input waits for the lane. Event loop only. */
     private void updateAutoRead() {
-        boolean room = queuedFrames.get() < server.settings().maxQueuedFrames() && queuedBytes.get() < server.settings().maxQueuedBytes();
+        boolean room = !awaitingHello && queuedFrames.get() < server.settings().maxQueuedFrames()
+                && queuedBytes.get() < server.settings().maxQueuedBytes();
         if (channel.config().isAutoRead() != room) {
             channel.config().setAutoRead(room);
         }
@@ -219,8 +247,14 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 throw new ProtocolException(ErrorCode.UNSUPPORTED_VERSION, "this server speaks protocol version "
                         + ProtocolLimits.VERSION + ", the agent asked for " + h.protocolVersion());
             }
+            principal = authenticate(h);
             greeted = true;
             channel.writeAndFlush(new HelloOk(ProtocolLimits.VERSION, server.settings().serverVersion(), ProtocolLimits.MAX_FRAME));
+            channel.eventLoop().execute(() -> {
+                awaitingHello = false;
+                decoder.resume(channel.pipeline().context(decoder));
+                updateAutoRead();
+            });
             return;
         }
         if (!greeted) {
@@ -236,8 +270,11 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         } else if (m instanceof Commit c) {
             BackupSession s = requireSession(m);
             Committed done = s.onCommit(c.volumeBytes());
+            server.stats().unprovenMatches.addAndGet(s.unprovenMatches());
             endSession();
             server.stats().commits.incrementAndGet();
+            audit("snapshot.commit", "volume:" + s.volume() + "@" + done.sequence(), "ok",
+                    done.newBlocks() + " new blocks, " + s.unprovenMatches() + " unproven matches asked for");
             channel.writeAndFlush(done);
         } else if (m instanceof Abort) {
             if (session != null) {
@@ -246,7 +283,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             }
         } else if (m instanceof ListSnapshots l) {
             requireIdle(m);
-            channel.writeAndFlush(new SnapshotLister(server.services().catalog()).list(volumeId(l.volume())));
+            VolumeId volume = volumeId(l.volume());
+            authorize(IngestAction.LIST, volume);
+            channel.writeAndFlush(new SnapshotLister(server.services().catalog()).list(volume));
         } else if (m instanceof Restore r) {
             startRestore(r);
         } else {
@@ -257,6 +296,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private void beginBackup(BackupBegin b) {
         requireIdle(b);
         VolumeId volume = volumeId(b.volume());
+        authorize(IngestAction.BACKUP, volume);
         if (!ProtocolLimits.isValidBlockSize(b.blockSize())) {
             throw new ProtocolException(ErrorCode.BAD_FRAME, "block size " + b.blockSize() + " is not a power of two in "
                     + ProtocolLimits.MIN_BLOCK_SIZE + ".." + ProtocolLimits.MAX_BLOCK_SIZE);
@@ -265,6 +305,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             throw new ProtocolException(ErrorCode.BAD_FRAME, "negative volume size or base sequence");
         }
         long sessionId = server.nextSessionId();
+        BackupReady ready;
         if (!server.volumeLocks().tryLock(volume.name(), sessionId)) {
             throw new ProtocolException(ErrorCode.VOLUME_BUSY, "volume '" + volume + "' has a backup in progress; one backup per volume at a time");
         }
@@ -274,27 +315,35 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 throw new ProtocolException(ErrorCode.BLOCK_SIZE_MISMATCH, "volume '" + volume + "' has block size "
                         + existing.blockSize() + ", the agent sent " + b.blockSize());
             }
+            if (existing == null && !VolumeRecord.isValidDomain(principal.domain())) {
+                throw new ProtocolException(ErrorCode.UNAUTHORIZED, "this token names the dedup domain '" + principal.domain()
+                        + "', which is not a valid domain name; ask an admin for a corrected token");
+            }
             server.services().dataStore().checkSpace();
+            byte[] secret = new byte[BackupReady.SECRET_BYTES];
+            SECRETS.nextBytes(secret);
             session = new BackupSession(sessionId, volume, b.blockSize(), b.volumeBytes(), existing, server.services(),
-                    server.settings().segmentMaxEntries(), b.baseSequence());
+                    server.settings().segmentMaxEntries(), b.baseSequence(), secret, principal.domain());
+            ready = new BackupReady(sessionId, session.parentSequence(), b.blockSize(), session.mode(), secret);
         } catch (RuntimeException e) {
             server.volumeLocks().unlock(volume.name(), sessionId);
             throw e;
         }
         server.stats().sessions.incrementAndGet();
         int blockSize = b.blockSize();
-        BackupReady ready = new BackupReady(sessionId, session.parentSequence(), blockSize, session.mode());
+        BackupReady reply = ready;
         // The decoder must know the block size before any BLOCKS can arrive, i.e. before the agent reads BACKUP_READY.
         channel.eventLoop().execute(() -> {
             decoder.blockSize(blockSize);
             digestBlockSize = blockSize;
-            channel.writeAndFlush(ready);
+            channel.writeAndFlush(reply);
         });
     }
 
     private void startRestore(Restore r) {
         requireIdle(r);
         VolumeId volume = volumeId(r.volume());
+        authorize(IngestAction.RESTORE, volume);
         var catalog = server.services().catalog();
         VolumeRecord v = catalog.requireVolume(volume);
         SnapshotRecord s = catalog.snapshot(v, r.sequence()).orElseThrow(() -> new UnknownSnapshotException(volume.name(), r.sequence()));
@@ -305,8 +354,59 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         RestoreStream stream = new RestoreStream(catalog, server.services().dataStore(), v, s, r.fromLbn(), channel, lane,
                 this::fail, () -> restore = null);
         restore = stream;
+        audit("snapshot.restore", "volume:" + volume + "@" + r.sequence(), "ok", r.fromLbn() > 0 ? "from LBN " + r.fromLbn() : "");
         channel.writeAndFlush(stream.info());
         stream.pump();
+    }
+
+    /**
+     * The principal of HELLO's token, or UNAUTHORIZED (audited). The reason never repeats the
+     * token. The authenticator is asked on every connection, so a revoked token fails from the
+     * next connection on.
+     */
+    private AccessPrincipal authenticate(Hello h) {
+        String reason;
+        try {
+            if (h.token().isEmpty()) {
+                throw new AuthenticationFailedException(AuthenticationFailedException.Reason.MISSING,
+                        "no API token: run the agent with an agent API token (ask an admin to create one)");
+            }
+            return server.services().authenticator().authenticate(h.token());
+        } catch (AuthenticationFailedException e) {
+            reason = e.getMessage();
+        }
+        server.stats().refused.incrementAndGet();
+        audit("anonymous", "ingest.connect", "", "denied", reason);
+        throw new ProtocolException(ErrorCode.UNAUTHORIZED, "token refused: " + reason);
+    }
+
+    /** Refuses (UNAUTHORIZED, audited) unless the principal's role and scope allow {@code action} on {@code volume}. */
+    private void authorize(IngestAction action, VolumeId volume) {
+        String why = null;
+        if (!action.allows(principal.role())) {
+            why = "role " + principal.role().wireName() + " may not " + action.verb + " volumes over the ingest port";
+        } else if (!principal.mayReach(volume.name())) {
+            // Same answer whether or not the volume exists: the scope is checked before the catalog.
+            why = "this token may not " + action.verb + " volume '" + volume + "': it is outside the token's volume scope";
+        }
+        if (why != null) {
+            server.stats().refused.incrementAndGet();
+            audit(action.auditAction, "volume:" + volume, "denied", why);
+            throw new ProtocolException(ErrorCode.UNAUTHORIZED, why);
+        }
+    }
+
+    private void audit(String action, String target, String result, String detail) {
+        audit(principal == null ? "anonymous" : principal.name(), action, target, result, detail);
+    }
+
+    private void audit(String who, String action, String target, String result, String detail) {
+        try {
+            server.services().audit().record(new AuditEvent(server.services().clock().millis(), who,
+                    String.valueOf(channel.remoteAddress()).replaceFirst("^/", ""), action, target, result, detail));
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "could not write an audit entry for " + action + " " + target + ": " + e.getMessage());
+        }
     }
 
     private BackupSession requireSession(Message m) {

@@ -1,13 +1,24 @@
 package org.holdfast.server.ingest;
 
 import java.time.Clock;
+import java.util.Objects;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.ReferenceGuard;
 import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.engine.FingerprintIndex;
+import org.holdfast.server.security.AuditLog;
+import org.holdfast.server.security.TokenAuthenticator;
 import org.holdfast.server.store.DataStore;
 
-/** The core services a connection works with; all thread-safe and owned by the caller of {@link IngestServer}. */
+/**
+ * The core services a connection works with; all thread-safe and owned by the caller of {@link IngestServer}.
+ * {@code authenticator} checks the token of every HELLO (asked anew for each connection, so a
+ * revocation holds from the next one); {@code audit} receives commits, restores and refusals.
+ */
 public record IngestServices(DataStore dataStore, Catalog catalog, SnapshotCommit snapshotCommit, FingerprintIndex index,
-                             ReferenceGuard referenceGuard, Clock clock) {
+                             ReferenceGuard referenceGuard, Clock clock, TokenAuthenticator authenticator, AuditLog audit) {
+    public IngestServices {
+        Objects.requireNonNull(authenticator, "authenticator: the ingest port never runs without token checks");
+        Objects.requireNonNull(audit, "audit");
+    }
 }

@@ -8,6 +8,18 @@ public final class IngestStats {
     final AtomicLong sessions = new AtomicLong();
     final AtomicLong commits = new AtomicLong();
     final AtomicLong errors = new AtomicLong();
+    final AtomicLong refused = new AtomicLong();
+    final AtomicLong unprovenMatches = new AtomicLong();
+
+    /** Connections and requests refused for a bad token or missing rights. */
+    public long refused() {
+        return refused.get();
+    }
+
+    /** Engine matches asked for as payload because the agent did not prove it holds the block. */
+    public long unprovenMatches() {
+        return unprovenMatches.get();
+    }
 
     public long connections() {
         return connections.get();

@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.compress.CorruptPayloadException;
 import org.holdfast.common.hash.BlockHasher;
+import org.holdfast.common.hash.PossessionProof;
 import org.holdfast.common.id.Fingerprint;
 import org.holdfast.common.protocol.Blocks;
 import org.holdfast.common.protocol.ErrorCode;
@@ -19,7 +20,7 @@ import org.holdfast.common.protocol.ProtocolException;
 import org.holdfast.common.protocol.ProtocolLimits;
 
 /**
- * Decodes the payloads of BLOCKS frames and computes their SHA-256 on a pool of threads, before
+ * Decodes the payloads of BLOCKS frames and computes their SHA-256 (and possession fingerprint) on a pool of threads, before
  * the frame reaches its connection's serial lane. The lane then only compares each digest with the
  * fingerprint the agent announced and appends: decompression and hashing, the CPU-heavy half of
  * ingest, run on every core and overlap with the lane's storing of the previous frame.
@@ -51,11 +52,14 @@ final class PayloadDigester implements AutoCloseable {
     /** The digests of a frame's payloads, and the first payload that could not be decoded (if any). */
     static final class FrameDigests {
         final byte[] digests;
+        /** The possession fingerprint of each payload, 16 bytes at {@code i * 16}. */
+        final byte[] pfs;
         private volatile int errorIndex = Integer.MAX_VALUE;
         private ProtocolException error;
 
         FrameDigests(int count) {
             this.digests = new byte[count * Fingerprint.BYTES];
+            this.pfs = new byte[count * PossessionProof.PF_BYTES];
         }
 
         /** The decoding error of block {@code i}, or null if its digest is valid. */
@@ -92,7 +96,7 @@ final class PayloadDigester implements AutoCloseable {
 
     /** Decodes and hashes blocks {@code [from, to)} of {@code b} on the calling thread. */
     static void digestInline(Blocks b, int blockSize, int from, int to, FrameDigests d, BlockCodec codec,
-                             BlockHasher hasher, byte[] payload, byte[] raw) {
+                             BlockHasher hasher, byte[] payload, byte[] raw, long[] pfScratch) {
         for (int i = from; i < to; i++) {
             long lbn = b.lbns()[i];
             int c = b.codecs()[i];
@@ -125,6 +129,7 @@ final class PayloadDigester implements AutoCloseable {
                 return;
             }
             hasher.sha256(block, 0, blockSize, d.digests, i * Fingerprint.BYTES);
+            PossessionProof.pf(block, 0, blockSize, d.pfs, i * PossessionProof.PF_BYTES, pfScratch);
         }
     }
 
@@ -150,9 +155,10 @@ final class PayloadDigester implements AutoCloseable {
         final BlockHasher hasher = new BlockHasher();
         final byte[] payload = new byte[ProtocolLimits.MAX_PAYLOAD];
         final byte[] raw = new byte[ProtocolLimits.MAX_BLOCK_SIZE];
+        final long[] pfScratch = new long[2];
 
         void digest(Blocks b, int blockSize, int from, int to, FrameDigests d) {
-            digestInline(b, blockSize, from, to, d, codec, hasher, payload, raw);
+            digestInline(b, blockSize, from, to, d, codec, hasher, payload, raw, pfScratch);
         }
     }
 }

@@ -85,6 +85,7 @@ public final class DataStore implements AutoCloseable {
     private final Settings settings;
     private final MetadataDb db;
     private final LocationIndex locations;
+    private final PossessionIndex possession;
     private final Recovery recovery;
     private final Map<Integer, DataLog> logs = new ConcurrentHashMap<>();
     private final Object appendLock = new Object();
@@ -122,6 +123,7 @@ public final class DataStore implements AutoCloseable {
         this.settings = settings;
         this.db = db;
         this.locations = new LocationIndex(db);
+        this.possession = new PossessionIndex(db);
         this.recovery = recover();
     }
 
@@ -509,6 +511,11 @@ public final class DataStore implements AutoCloseable {
     }
 
     /** The location index, for fsck and compaction. */
+    /** The possession fingerprints (and domain keys) of stored blocks. */
+    public PossessionIndex possession() {
+        return possession;
+    }
+
     public LocationIndex locations() {
         return locations;
     }
@@ -532,6 +539,7 @@ public final class DataStore implements AutoCloseable {
         try (WriteBatch batch = new WriteBatch()) {
             for (int i = 0; i < n; i++) {
                 locations.delete(batch, pbns[i]);
+                possession.delete(batch, pbns[i]);
             }
             db.write(batch, true);
         } finally {

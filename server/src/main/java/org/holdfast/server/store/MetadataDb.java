@@ -39,7 +39,9 @@ public final class MetadataDb implements AutoCloseable {
     public enum Column {
         VOLUMES("volumes"), SNAPSHOTS("snapshots"), MAP("map"), LOCATIONS("locations"), FPINDEX("fpindex"), META("meta"),
         /** The audit log (catalog/AuditStore); opened by every tool so that none trips over it. */
-        AUDIT("audit");
+        AUDIT("audit"),
+        /** PBN to possession fingerprint (store/PossessionIndex), for proofs of possession. */
+        POSSESSION("possession");
 
         private final String cfName;
 

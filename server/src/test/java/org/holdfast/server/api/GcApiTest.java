@@ -26,7 +26,7 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /** GC over REST: retention policy, holds, runs on demand, status and fsck, on the wired appliance. */
-@SpringBootTest(classes = HoldfastServer.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@SpringBootTest(classes = {HoldfastServer.class, org.holdfast.server.app.TestTokenConfiguration.class}, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class GcApiTest {
     private static final Path DATA;
 

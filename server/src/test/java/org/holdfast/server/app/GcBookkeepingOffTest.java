@@ -36,7 +36,7 @@ class GcBookkeepingOffTest {
 
     private ConfigurableApplicationContext start(String mode) {
         // arguments, not default properties: application.yml would override those
-        return new SpringApplicationBuilder(HoldfastServer.class).run(
+        return new SpringApplicationBuilder(HoldfastServer.class, TestTokenConfiguration.class).run(
                 "--holdfast.data-dir=" + data,
                 "--server.port=0",
                 "--server.address=127.0.0.1",

@@ -104,7 +104,7 @@ class BadInputTest {
     @Test
     void frame_unsupportedVersion_versionErrorAndClose() {
         try (WireProbe p = probe()) {
-            byte[] hello = body().u32(WireProbe.MAGIC).u16(1).str("e2e").str("").bytes();
+            byte[] hello = body().u32(WireProbe.MAGIC).u16(WireProbe.VERSION).str("e2e").str("").bytes();
             p.raw(ByteBuffer.allocate(6 + hello.length).putInt(2 + hello.length).put((byte) 9)
                     .put((byte) WireProbe.HELLO).put(hello).array());
             assertViolation(p, WireProbe.E_UNSUPPORTED_VERSION, WireProbe.E_BAD_FRAME);
@@ -130,7 +130,7 @@ class BadInputTest {
     @Test
     void frame_stringLengthPastEndOfBody_badFrameErrorAndClose() {
         try (WireProbe p = probe()) {
-            p.send(WireProbe.HELLO, body().u32(WireProbe.MAGIC).u16(1).u16(200).raw("abc".getBytes(StandardCharsets.UTF_8)).bytes());
+            p.send(WireProbe.HELLO, body().u32(WireProbe.MAGIC).u16(WireProbe.VERSION).u16(200).raw("abc".getBytes(StandardCharsets.UTF_8)).bytes());
             assertViolation(p, WireProbe.E_BAD_FRAME);
         }
     }
@@ -138,7 +138,7 @@ class BadInputTest {
     @Test
     void frame_wrongMagic_errorAndClose() {
         try (WireProbe p = probe()) {
-            p.send(WireProbe.HELLO, body().u32(0x12345678).u16(1).str("e2e").str("").bytes());
+            p.send(WireProbe.HELLO, body().u32(0x12345678).u16(WireProbe.VERSION).str("e2e").str("").bytes());
             assertViolation(p, WireProbe.E_BAD_FRAME, WireProbe.E_UNSUPPORTED_VERSION);
         }
     }
@@ -174,7 +174,7 @@ class BadInputTest {
     @Test
     void hello_agentNameOverLimit_limitErrorAndClose() {
         try (WireProbe p = probe()) {
-            p.send(WireProbe.HELLO, body().u32(WireProbe.MAGIC).u16(1).str("a".repeat(257)).str("").bytes());
+            p.send(WireProbe.HELLO, body().u32(WireProbe.MAGIC).u16(WireProbe.VERSION).str("a".repeat(257)).str("").bytes());
             assertViolation(p, WireProbe.E_LIMIT_EXCEEDED, WireProbe.E_BAD_FRAME);
         }
     }
@@ -193,7 +193,7 @@ class BadInputTest {
     void entries_countOverLimit_limitErrorAndClose() {
         try (WireProbe p = probe()) {
             beginBackup(p, VICTIM, 64 << 20);
-            p.send(WireProbe.ENTRIES, body().u64(0).u32(4097).raw(new byte[4097 * 32]).bytes());
+            p.send(WireProbe.ENTRIES, body().u64(0).u32(4097).raw(new byte[4097 * 40]).bytes());
             assertViolation(p, WireProbe.E_LIMIT_EXCEEDED, WireProbe.E_BAD_FRAME);
         }
     }
@@ -264,7 +264,7 @@ class BadInputTest {
     void entries_lbnPastVolumeEnd_errorAndNoSnapshot() {
         try (WireProbe p = probe()) {
             beginBackup(p, VICTIM, 4 * BLOCK);
-            p.send(WireProbe.ENTRIES, body().u64(4).u32(1).raw(sha256(randomBlock(82))).bytes());
+            p.send(WireProbe.ENTRIES, body().u64(4).u32(1).raw(sha256(randomBlock(82))).u64(0).bytes());
             ErrorFrame e = p.expectError();
             assertThat(e.message()).as("error %s", e).isNotBlank();
         }
@@ -383,7 +383,7 @@ class BadInputTest {
 
     /** Announces {@code block} at LBN 0 and checks the server asks for it. */
     private static void assertNeeded(WireProbe p, byte[] block) {
-        p.send(WireProbe.ENTRIES, body().u64(0).u32(1).raw(sha256(block)).bytes());
+        p.send(WireProbe.ENTRIES, body().u64(0).u32(1).raw(sha256(block)).u64(0).bytes());
         ByteBuffer need = p.expect(WireProbe.NEED).buffer();
         assertThat(need.getLong()).isZero();
         assertThat(need.getInt()).isEqualTo(1);

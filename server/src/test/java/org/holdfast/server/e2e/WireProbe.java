@@ -20,7 +20,7 @@ import java.nio.charset.StandardCharsets;
  * malformed, oversized and lying frames.
  */
 final class WireProbe implements AutoCloseable {
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     static final int MAGIC = 0x48465354;
     /** MAX_FRAME of protocol.md: 16 MiB + 64 KiB. */
     static final int MAX_FRAME = (16 << 20) + (64 << 10);
@@ -65,7 +65,15 @@ final class WireProbe implements AutoCloseable {
     private final DataInputStream in;
     private final OutputStream out;
 
+    /** The API token HELLO sends (the server refuses an empty one). */
+    private final String token;
+
     WireProbe(int port) {
+        this(port, System.getProperty("holdfast.e2e.token", ""));
+    }
+
+    WireProbe(int port, String token) {
+        this.token = token;
         try {
             socket = new Socket();
             socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 5000);
@@ -176,7 +184,7 @@ final class WireProbe implements AutoCloseable {
 
     /** HELLO, expecting HELLO_OK. */
     void hello() {
-        send(HELLO, body().u32(MAGIC).u16(VERSION).str("e2e-probe").str("").bytes());
+        send(HELLO, body().u32(MAGIC).u16(VERSION).str("e2e-probe").str(token).bytes());
         expect(HELLO_OK);
     }
 

@@ -20,6 +20,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.hash.BlockHasher;
+import org.holdfast.common.hash.PossessionProof;
 import org.holdfast.common.protocol.BackupBegin;
 import org.holdfast.common.protocol.BackupReady;
 import org.holdfast.common.protocol.Blocks;
@@ -45,13 +46,21 @@ import org.holdfast.common.protocol.SnapshotList;
 /**
  * A minimal hand-written agent over the common codec, for tests: full backups of a byte array
  * (every LBN, or only the given ones), restores into a byte array verifying every fingerprint.
- * Received messages are copied out of their buffers at once, so nothing leaks.
+ * Received messages are copied out of their buffers at once, so nothing leaks. It sends
+ * {@link TestTokens#DEFAULT_AGENT} in HELLO unless given another token, and possession tags as
+ * {@link #tags(TagMode)} says (right ones by default).
  */
 public final class AgentDriver implements AutoCloseable {
     private final EventLoopGroup group = new NioEventLoopGroup(1);
     private final BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
     private final Channel channel;
     private final BlockHasher hasher = new BlockHasher();
+    private final String token;
+    private volatile PossessionProof proof; // of the latest BACKUP_READY
+    private TagMode tagMode = TagMode.RIGHT;
+
+    /** Which possession tags ENTRIES carry: computed from the content, wrong ones, or none (0). */
+    public enum TagMode { RIGHT, WRONG, NONE }
 
     /** A restore's content and what the server said about it. */
     public record Restored(RestoreInfo info, byte[] image, long blocksSent, int frames) {
@@ -62,6 +71,12 @@ public final class AgentDriver implements AutoCloseable {
     }
 
     public AgentDriver(int port) {
+        this(port, TestTokens.DEFAULT_AGENT);
+    }
+
+    /** An agent that sends {@code token} in HELLO. */
+    public AgentDriver(int port, String token) {
+        this.token = token;
         channel = new Bootstrap().group(group).channel(NioSocketChannel.class)
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
@@ -77,6 +92,9 @@ public final class AgentDriver implements AutoCloseable {
                                     }
                                     inbox.add(new DataFrame(d.startLbn(), d.count(), d.codecs().clone(), d.fingerprints().clone(), payloads));
                                 } else {
+                                    if (m instanceof BackupReady r) {
+                                        proof = new PossessionProof(r.possessionSecret());
+                                    }
                                     inbox.add(m);
                                 }
                             }
@@ -94,6 +112,29 @@ public final class AgentDriver implements AutoCloseable {
                         });
                     }
                 }).connect("127.0.0.1", port).syncUninterruptibly().channel();
+    }
+
+    /** Sets which possession tags later ENTRIES carry. */
+    public AgentDriver tags(TagMode mode) {
+        this.tagMode = mode;
+        return this;
+    }
+
+    /** The tag of {@code block} in the current session, as {@link #tags(TagMode)} wants it. */
+    long tagOf(byte[] block, int off, int len, boolean zero) {
+        if (zero || tagMode == TagMode.NONE) {
+            return 0;
+        }
+        long t = proof.tag(block, off, len);
+        return tagMode == TagMode.RIGHT ? t : t ^ 0x5a5a5a5a5a5a5a5aL;
+    }
+
+    /** Writes all of {@code ms} and flushes once: they reach the server in as few segments as possible. */
+    public void sendPipelined(Message... ms) {
+        for (Message m : ms) {
+            channel.write(m);
+        }
+        channel.flush();
     }
 
     public void send(Message m) {
@@ -130,7 +171,7 @@ public final class AgentDriver implements AutoCloseable {
     }
 
     public HelloOk hello() {
-        send(Hello.of("test-agent", ""));
+        send(Hello.of("test-agent", token));
         return expect(HelloOk.class);
     }
 
@@ -161,11 +202,13 @@ public final class AgentDriver implements AutoCloseable {
         for (long start = from; start < to; start += ProtocolLimits.MAX_RUN_ENTRIES) {
             int n = (int) Math.min(ProtocolLimits.MAX_RUN_ENTRIES, to - start);
             byte[] fps = new byte[n * 32];
+            long[] tags = new long[n];
             for (int i = 0; i < n; i++) {
                 blockOf(image, start + i, blockSize, block);
                 hasher.fingerprint(block, 0, blockSize, fps, i * 32);
+                tags[i] = tagOf(block, 0, blockSize, isZero(fps, i * 32));
             }
-            send(new Entries(start, n, fps));
+            send(new Entries(start, n, fps, tags));
         }
         for (long start = from; start < to; start += ProtocolLimits.MAX_RUN_ENTRIES) {
             Need need = expect(Need.class);
@@ -251,6 +294,15 @@ public final class AgentDriver implements AutoCloseable {
     public SnapshotList list(String volume) {
         send(new ListSnapshots(volume));
         return expect(SnapshotList.class);
+    }
+
+    static boolean isZero(byte[] fps, int off) {
+        for (int k = 0; k < 32; k++) {
+            if (fps[off + k] != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     static void blockOf(byte[] image, long lbn, int blockSize, byte[] dst) {

@@ -156,8 +156,8 @@ class BackupRestoreLoopbackTest {
             a.hello();
             a.begin("dup", BS, img.length, 0);
             // two runs, so the repeat spans runs as well as segments
-            a.send(new Entries(0, 4, fps(img, 0, 4)));
-            a.send(new Entries(4, 4, fps(img, 4, 4)));
+            a.send(new Entries(0, 4, fps(img, 0, 4), new long[4]));
+            a.send(new Entries(4, 4, fps(img, 4, 4), new long[4]));
             Need n1 = a.expect(Need.class);
             Need n2 = a.expect(Need.class);
             assertThat(n1.neededCount() + n2.neededCount()).isEqualTo(1);

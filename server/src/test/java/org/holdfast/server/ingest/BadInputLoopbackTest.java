@@ -23,6 +23,7 @@ import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.ListSnapshots;
 import org.holdfast.common.protocol.Need;
 import org.holdfast.common.protocol.PayloadCodec;
+import org.holdfast.common.protocol.ProtocolLimits;
 import org.holdfast.common.protocol.Restore;
 import org.holdfast.server.catalog.ReferenceGuard;
 import org.junit.jupiter.api.AfterEach;
@@ -87,11 +88,13 @@ class BadInputLoopbackTest {
             var b = new java.io.ByteArrayOutputStream();
             var d = new DataOutputStream(b);
             d.writeInt(0x48465354);
-            d.writeShort(1);
+            d.writeShort(ProtocolLimits.VERSION);
             d.writeShort(name.length);
             d.write(name);
-            d.writeShort(0);
-            frame(1, 0x01, b.toByteArray());
+            byte[] token = TestTokens.DEFAULT_AGENT.getBytes(StandardCharsets.UTF_8);
+            d.writeShort(token.length);
+            d.write(token);
+            frame(ProtocolLimits.VERSION, 0x01, b.toByteArray());
             int len = in.readInt();
             in.readByte();
             assertThat(in.readByte()).isEqualTo((byte) 0x02);
@@ -129,7 +132,7 @@ class BadInputLoopbackTest {
     void frame_unknownType_badFrame() throws Exception {
         try (Raw r = new Raw(harness.port())) {
             r.hello();
-            r.frame(1, 0x7e, new byte[4]);
+            r.frame(ProtocolLimits.VERSION, 0x7e, new byte[4]);
             assertThat(r.expectErrorAndClose()).isEqualTo(ErrorCode.BAD_FRAME.code());
         }
     }
@@ -154,7 +157,7 @@ class BadInputLoopbackTest {
             d.writeInt(BS);
             d.writeLong(1 << 20);
             d.writeLong(0);
-            r.frame(1, 0x10, b.toByteArray());
+            r.frame(ProtocolLimits.VERSION, 0x10, b.toByteArray());
             assertThat(r.expectErrorAndClose()).isEqualTo(ErrorCode.LIMIT_EXCEEDED.code());
         }
     }
@@ -165,7 +168,7 @@ class BadInputLoopbackTest {
             r.hello();
             // one write: were the bytes split, the server could close before the rest arrives and the
             // test's next write would fail with a broken pipe instead of reading the ERROR
-            r.out.write(new byte[] {0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff, 1, 0x14});
+            r.out.write(new byte[] {0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) ProtocolLimits.VERSION, 0x14});
             r.out.flush();
             assertThat(r.expectErrorAndClose()).isEqualTo(ErrorCode.LIMIT_EXCEEDED.code());
         }
@@ -214,7 +217,7 @@ class BadInputLoopbackTest {
         try (AgentDriver a = harness.agent(); org.holdfast.common.compress.BlockCodec codec = new org.holdfast.common.compress.BlockCodec()) {
             a.hello();
             a.begin("corrupt", BS, img.length, 0);
-            a.send(new Entries(0, n, BackupRestoreLoopbackTest.fps(img, 0, n)));
+            a.send(new Entries(0, n, BackupRestoreLoopbackTest.fps(img, 0, n), new long[n]));
             Need need = a.expect(Need.class);
             assertThat(need.neededCount()).isEqualTo(n);
             byte[] z = new byte[org.holdfast.common.compress.BlockCodec.maxCompressedLength(BS)];
@@ -241,7 +244,7 @@ class BadInputLoopbackTest {
             a.hello();
             a.begin("fresh", BS, 4 * BS, 0);
             byte[] img = BackupRestoreLoopbackTest.image(8, 4 * BS + 32 * BS);
-            a.send(new Entries(0, 4, BackupRestoreLoopbackTest.fps(img, 10, 4)));
+            a.send(new Entries(0, 4, BackupRestoreLoopbackTest.fps(img, 10, 4), new long[4]));
             assertThat(a.expect(Need.class).neededCount()).isPositive();
             a.send(new Commit(4 * BS));
             assertThat(a.expectErrorAndClose().code()).isEqualTo(ErrorCode.BAD_STATE);
@@ -266,7 +269,7 @@ class BadInputLoopbackTest {
         try (AgentDriver a = harness.agent()) {
             a.hello();
             a.begin("vol", BS, 4 * BS, 1);
-            a.send(new Entries(4, 1, new byte[32]));
+            a.send(new Entries(4, 1, new byte[32], new long[1]));
             assertThat(a.expectErrorAndClose().code()).isEqualTo(ErrorCode.LIMIT_EXCEEDED);
         }
     }
@@ -276,9 +279,9 @@ class BadInputLoopbackTest {
         try (AgentDriver a = harness.agent()) {
             a.hello();
             a.begin("vol", BS, v1.length, 1);
-            a.send(new Entries(10, 1, BackupRestoreLoopbackTest.fps(v1, 10, 1)));
+            a.send(new Entries(10, 1, BackupRestoreLoopbackTest.fps(v1, 10, 1), new long[1]));
             a.expect(Need.class);
-            a.send(new Entries(10, 1, BackupRestoreLoopbackTest.fps(v1, 10, 1)));
+            a.send(new Entries(10, 1, BackupRestoreLoopbackTest.fps(v1, 10, 1), new long[1]));
             assertThat(a.expectErrorAndClose().code()).isEqualTo(ErrorCode.BAD_FRAME);
         }
     }

@@ -13,7 +13,10 @@ import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FsyncPolicy;
 import org.holdfast.server.store.MetadataDb;
 
-/** A real server core (RocksDB, data logs, exact index unless told) with its ingest on a loopback ephemeral port, restartable. */
+/**
+ * A real server core (RocksDB, data logs, exact index unless told) with its ingest on a loopback ephemeral port, restartable.
+ * Tokens come from an in-memory {@link TestTokens}; audit entries go to a {@link RecordingAuditLog}.
+ */
 public final class IngestHarness implements AutoCloseable {
     private final Path dir;
     private final long minFreeBytes;
@@ -27,6 +30,8 @@ public final class IngestHarness implements AutoCloseable {
     private FingerprintIndex index;
     private Catalog catalog;
     private IngestServer server;
+    private final TestTokens tokens = new TestTokens();
+    private final RecordingAuditLog audit = new RecordingAuditLog();
 
     public IngestHarness(Path dir) {
         this(dir, 0, ReferenceGuard.NONE);
@@ -72,7 +77,7 @@ public final class IngestHarness implements AutoCloseable {
         index = indexes.apply(db, dir);
         catalog = new Catalog(db);
         SnapshotCommit commit = new SnapshotCommit(catalog, CommitHook.NONE, Clock.systemUTC());
-        server = new IngestServer(settings, new IngestServices(store, catalog, commit, index, guard, Clock.systemUTC()));
+        server = new IngestServer(settings, new IngestServices(store, catalog, commit, index, guard, Clock.systemUTC(), tokens, audit));
         server.start();
     }
 
@@ -112,6 +117,25 @@ public final class IngestHarness implements AutoCloseable {
 
     public AgentDriver agent() {
         return new AgentDriver(port());
+    }
+
+    /** An agent that sends {@code token} in HELLO. */
+    public AgentDriver agent(String token) {
+        return new AgentDriver(port(), token);
+    }
+
+    /** The tokens the server accepts (kept across restarts); {@link TestTokens#DEFAULT_AGENT} reaches every volume. */
+    public TestTokens tokens() {
+        return tokens;
+    }
+
+    /** What the server audited since this harness was made. */
+    public RecordingAuditLog audit() {
+        return audit;
+    }
+
+    public MetadataDb db() {
+        return db;
     }
 
     @Override
