@@ -37,7 +37,11 @@ public final class MetadataDb implements AutoCloseable {
 
     /** The column families every server has. */
     public enum Column {
-        VOLUMES("volumes"), SNAPSHOTS("snapshots"), MAP("map"), LOCATIONS("locations"), FPINDEX("fpindex"), META("meta");
+        VOLUMES("volumes"), SNAPSHOTS("snapshots"), MAP("map"), LOCATIONS("locations"), FPINDEX("fpindex"), META("meta"),
+        /** Users (key: name), see catalog.CredentialCodec. */
+        USERS("users"),
+        /** API tokens (key: id), see catalog.CredentialCodec. */
+        TOKENS("tokens");
 
         private final String cfName;
 
