@@ -1,5 +1,51 @@
 // Read-only overview of volumes and snapshots from the REST API (/api/v1).
+// Every /api call carries the session token of a password login (POST /api/v1/auth/login), kept in
+// sessionStorage: it lives as long as the tab and is never a cookie, so no CSRF exposure.
 'use strict';
+
+const SESSION_KEY = 'holdfast.session';
+
+function sessionToken() {
+  return sessionStorage.getItem(SESSION_KEY);
+}
+
+function showLogin(message) {
+  sessionStorage.removeItem(SESSION_KEY);
+  document.getElementById('login-section').hidden = false;
+  document.getElementById('volumes-section').hidden = true;
+  document.getElementById('snapshots-section').hidden = true;
+  document.getElementById('logout').hidden = true;
+  document.getElementById('who').textContent = '';
+  document.getElementById('login-error').textContent = message || '';
+}
+
+document.getElementById('login').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  const form = ev.target;
+  const res = await fetch('/api/v1/auth/login', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify({ username: form.username.value, password: form.password.value })
+  });
+  form.password.value = '';
+  if (!res.ok) {
+    let detail = res.statusText;
+    try { detail = (await res.json()).detail || detail; } catch (e) { /* not a problem document */ }
+    showLogin(detail);
+    return;
+  }
+  const s = await res.json();
+  sessionStorage.setItem(SESSION_KEY, s.token);
+  start();
+});
+
+document.getElementById('logout').addEventListener('click', async () => {
+  const token = sessionToken();
+  if (token) {
+    await fetch('/api/v1/auth/logout', { method: 'POST', headers: { Authorization: 'Bearer ' + token } });
+  }
+  showLogin('');
+});
 
 function bytes(n) {
   if (n === undefined || n === null) return '';
@@ -29,7 +75,13 @@ function showError(tbody, cols, message) {
 }
 
 async function getJson(path) {
-  const res = await fetch(path, { headers: { Accept: 'application/json' } });
+  const headers = { Accept: 'application/json' };
+  if (path.startsWith('/api/') && sessionToken()) headers.Authorization = 'Bearer ' + sessionToken();
+  const res = await fetch(path, { headers });
+  if (res.status === 401 && path.startsWith('/api/')) {
+    showLogin('Please log in.');
+    throw new Error('not logged in');
+  }
   if (!res.ok) {
     let detail = res.statusText;
     try { detail = (await res.json()).detail || detail; } catch (e) { /* not a problem document */ }
@@ -97,5 +149,22 @@ async function loadVolumes() {
   }
 }
 
+async function start() {
+  if (!sessionToken()) {
+    showLogin('');
+    return;
+  }
+  try {
+    const me = await getJson('/api/v1/auth/me');
+    document.getElementById('login-section').hidden = true;
+    document.getElementById('volumes-section').hidden = false;
+    document.getElementById('logout').hidden = false;
+    document.getElementById('who').textContent = me.principal + ' (' + me.role + ')';
+    loadVolumes();
+  } catch (e) {
+    // getJson showed the login form on 401
+  }
+}
+
 loadHealth();
-loadVolumes();
+start();

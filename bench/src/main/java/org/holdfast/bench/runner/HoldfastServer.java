@@ -27,8 +27,12 @@ public final class HoldfastServer implements AutoCloseable {
     private final int httpPort;
     private final int ingestPort;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final String adminToken;
+    private final String agentToken;
 
-    private HoldfastServer(Path dataDir, WatchedProcess process, int httpPort, int ingestPort) {
+    private HoldfastServer(Path dataDir, WatchedProcess process, int httpPort, int ingestPort, String adminToken, String agentToken) {
+        this.adminToken = adminToken;
+        this.agentToken = agentToken;
         this.dataDir = dataDir;
         this.process = process;
         this.httpPort = httpPort;
@@ -48,6 +52,9 @@ public final class HoldfastServer implements AutoCloseable {
                                        List<String> serverArgs) throws IOException {
         Path dataDir = Files.createDirectories(workDir.resolve("data"));
         Path tmp = Files.createDirectories(workDir.resolve("tmp"));
+        // tokens made offline before the first start, as an operator's script would
+        String adminToken = createToken(jar, dataDir, tmp, "bench-admin", "admin");
+        String agentToken = createToken(jar, dataDir, tmp, "bench-agent", "agent");
         int httpPort = freePort();
         int ingestPort = freePort();
         while (ingestPort == httpPort) {
@@ -65,9 +72,21 @@ public final class HoldfastServer implements AutoCloseable {
                 "--spring.main.banner-mode=off"));
         cmd.addAll(serverArgs);
         WatchedProcess p = WatchedProcess.start(cmd, null, workDir, workDir.resolve("server"));
-        HoldfastServer s = new HoldfastServer(dataDir, p, httpPort, ingestPort);
+        HoldfastServer s = new HoldfastServer(dataDir, p, httpPort, ingestPort, adminToken, agentToken);
         s.awaitHealthy();
         return s;
+    }
+
+    /** {@code holdfast-server create-token} with the server jar; returns the token it prints. */
+    private static String createToken(Path jar, Path dataDir, Path tmp, String name, String role) throws IOException {
+        return org.holdfast.bench.workload.Processes.run(List.of("java", "-Djava.io.tmpdir=" + tmp, "-cp", jar.toString(),
+                "-Dloader.main=org.holdfast.server.app.CredentialTool", "org.springframework.boot.loader.launch.PropertiesLauncher",
+                "create-token", "--data-dir", dataDir.toString(), "--name", name, "--role", role), null).strip();
+    }
+
+    /** An agent token for every volume; pass it to agents as HOLDFAST_TOKEN (never as an argument). */
+    public String agentToken() {
+        return agentToken;
     }
 
     private void awaitHealthy() throws IOException {
@@ -157,6 +176,7 @@ public final class HoldfastServer implements AutoCloseable {
     public HttpResponse<String> get(String path) throws IOException {
         try {
             return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + path))
+                    .header("Authorization", "Bearer " + adminToken)
                     .timeout(Duration.ofSeconds(30)).GET().build(), HttpResponse.BodyHandlers.ofString());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -111,6 +111,7 @@ public final class HoldfastTarget implements BackupTarget {
         // with the JVM options users get (its class-data-sharing archive); else plain java -jar.
         List<String> jvm = List.of("-Xmx" + agentXmx, "-Duser.home=" + stateDir.toAbsolutePath());
         Map<String, String> env = new HashMap<>(Map.of("HOME", stateDir.toAbsolutePath().toString()));
+        env.put("HOLDFAST_TOKEN", server.agentToken());
         Path launcher = agentLauncher();
         List<String> cmd;
         if (launcher != null && !stateDir.toAbsolutePath().toString().matches(".*\\s.*")) {

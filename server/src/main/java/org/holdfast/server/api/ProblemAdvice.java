@@ -3,12 +3,17 @@ package org.holdfast.server.api;
 import java.net.URI;
 import org.holdfast.server.catalog.UnknownSnapshotException;
 import org.holdfast.server.catalog.UnknownVolumeException;
+import org.holdfast.server.security.AuthenticationFailedException;
+import org.holdfast.server.security.CredentialConflictException;
+import org.holdfast.server.security.LoginThrottledException;
+import org.holdfast.server.security.UnknownCredentialException;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.StoreException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
@@ -36,6 +41,29 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
     @ExceptionHandler(AdminRequiredException.class)
     ProblemDetail forbidden(AdminRequiredException e) {
         return problem(HttpStatus.FORBIDDEN, ProblemTypes.FORBIDDEN, "Forbidden", e.getMessage());
+    }
+
+    @ExceptionHandler(AuthenticationFailedException.class)
+    ResponseEntity<ProblemDetail> authenticationFailed(AuthenticationFailedException e) {
+        return ResponseEntity.status(HttpStatus.UNAUTHORIZED).header("WWW-Authenticate", "Bearer realm=\"holdfast\"")
+                .body(problem(HttpStatus.UNAUTHORIZED, ProblemTypes.UNAUTHENTICATED, "Authentication failed", e.getMessage()));
+    }
+
+    @ExceptionHandler(LoginThrottledException.class)
+    ResponseEntity<ProblemDetail> throttled(LoginThrottledException e) {
+        return ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS)
+                .header("Retry-After", Long.toString(Math.max(1, (e.retryAfter().toMillis() + 999) / 1000)))
+                .body(problem(HttpStatus.TOO_MANY_REQUESTS, ProblemTypes.TOO_MANY_LOGINS, "Too many failed logins", e.getMessage()));
+    }
+
+    @ExceptionHandler(UnknownCredentialException.class)
+    ProblemDetail unknownCredential(UnknownCredentialException e) {
+        return problem(HttpStatus.NOT_FOUND, ProblemTypes.UNKNOWN_CREDENTIAL, "Unknown user or token", e.getMessage());
+    }
+
+    @ExceptionHandler(CredentialConflictException.class)
+    ProblemDetail credentialConflict(CredentialConflictException e) {
+        return problem(HttpStatus.CONFLICT, ProblemTypes.CREDENTIAL_CONFLICT, "Conflict", e.getMessage());
     }
 
     @ExceptionHandler(CorruptDataException.class)

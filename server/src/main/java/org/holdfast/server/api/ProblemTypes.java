@@ -10,7 +10,16 @@ public final class ProblemTypes {
     public static final URI UNKNOWN_VOLUME = URI.create("urn:holdfast:problem:unknown-volume");
     public static final URI UNKNOWN_SNAPSHOT = URI.create("urn:holdfast:problem:unknown-snapshot");
     public static final URI INVALID_REQUEST = URI.create("urn:holdfast:problem:invalid-request");
-    public static final URI FORBIDDEN = URI.create("urn:holdfast:problem:forbidden");
     public static final URI CORRUPT_DATA = URI.create("urn:holdfast:problem:corrupt-data");
     public static final URI STORE_UNAVAILABLE = URI.create("urn:holdfast:problem:store-unavailable");
+    /** 401: no credentials, or a malformed, unknown, expired or revoked one, or a wrong password. */
+    public static final URI UNAUTHENTICATED = URI.create("urn:holdfast:problem:unauthenticated");
+    /** 403: authenticated, but the role may not do this. */
+    public static final URI FORBIDDEN = URI.create("urn:holdfast:problem:forbidden");
+    /** 429: too many failed logins; the Retry-After header says when to try again. */
+    public static final URI TOO_MANY_LOGINS = URI.create("urn:holdfast:problem:too-many-logins");
+    /** 404: no user of that name, or no token of that id. */
+    public static final URI UNKNOWN_CREDENTIAL = URI.create("urn:holdfast:problem:unknown-credential");
+    /** 409: the change would break a rule on users or tokens (duplicate name, last admin). */
+    public static final URI CREDENTIAL_CONFLICT = URI.create("urn:holdfast:problem:credential-conflict");
 }

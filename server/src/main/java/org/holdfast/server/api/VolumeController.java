@@ -6,6 +6,7 @@ import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.UnknownVolumeException;
 import org.holdfast.server.gc.GcService;
 import org.holdfast.server.gc.RetentionLocks;
+import org.holdfast.server.security.AccessPrincipal;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestMapping;
@@ -25,7 +26,9 @@ public class VolumeController {
 
     @GetMapping
     public List<VolumeView> volumes() {
-        return catalog.volumes().stream().map(VolumeView::of).toList();
+        // an agent token lists only the volumes of its scope; others are not mentioned at all
+        AccessPrincipal caller = Caller.principal();
+        return catalog.volumes().stream().filter(v -> caller == null || caller.mayReach(v.name().name())).map(VolumeView::of).toList();
     }
 
     @GetMapping("/{name}")

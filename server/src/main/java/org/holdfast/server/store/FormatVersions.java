@@ -51,6 +51,13 @@ public final class FormatVersions {
     /** Meta key: u64, next internal volume id. */
     public static final String META_NEXT_VOLUME_ID = "catalog.next-volume-id";
 
+    /** First byte of a user record in the {@code users} column family: 'U'. */
+    public static final int USER_RECORD_MAGIC = 0x55;
+    /** First byte of an API token record in the {@code tokens} column family: 'T'. */
+    public static final int TOKEN_RECORD_MAGIC = 0x54;
+    /** Second byte of user and token records: their layout version. */
+    public static final int CREDENTIAL_RECORD_VERSION = 1;
+
     /** True for a codec a stored record may carry. */
     public static boolean isStoredCodec(int codec) {
         return codec == CODEC_RAW || codec == CODEC_ZSTD;

@@ -41,7 +41,11 @@ public final class MetadataDb implements AutoCloseable {
         /** The audit log (catalog/AuditStore); opened by every tool so that none trips over it. */
         AUDIT("audit"),
         /** PBN to possession fingerprint (store/PossessionIndex), for proofs of possession. */
-        POSSESSION("possession");
+        POSSESSION("possession"),
+        /** Users (key: name), see catalog.CredentialCodec. */
+        USERS("users"),
+        /** API tokens (key: id), see catalog.CredentialCodec. */
+        TOKENS("tokens");
 
         private final String cfName;
 

@@ -50,6 +50,14 @@ class GcApiTest {
     TestRestTemplate rest;
 
     @Autowired
+    org.springframework.context.ApplicationContext context;
+
+    @org.junit.jupiter.api.BeforeEach
+    void authenticate() {
+        TestTokens.authorize(rest, TestTokens.issue(context, org.holdfast.server.security.Role.ADMIN));
+    }
+
+    @Autowired
     IngestServer ingest;
 
     @Autowired

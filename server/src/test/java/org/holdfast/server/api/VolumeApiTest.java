@@ -47,6 +47,14 @@ class VolumeApiTest {
     TestRestTemplate rest;
 
     @Autowired
+    org.springframework.context.ApplicationContext context;
+
+    @org.junit.jupiter.api.BeforeEach
+    void authenticate() {
+        TestTokens.authorize(rest, TestTokens.issue(context, org.holdfast.server.security.Role.ADMIN));
+    }
+
+    @Autowired
     IngestServer ingest;
 
     private final ObjectMapper json = new ObjectMapper();

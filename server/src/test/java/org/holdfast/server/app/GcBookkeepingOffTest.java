@@ -52,7 +52,9 @@ class GcBookkeepingOffTest {
 
     private HttpResponse<String> call(ConfigurableApplicationContext ctx, String method, String path) throws Exception {
         String port = ctx.getEnvironment().getProperty("local.server.port");
+        String token = org.holdfast.server.api.TestTokens.issue(ctx, org.holdfast.server.security.Role.ADMIN);
         HttpRequest r = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .header("Authorization", "Bearer " + token)
                 .method(method, HttpRequest.BodyPublishers.noBody()).build();
         return http.send(r, HttpResponse.BodyHandlers.ofString());
     }

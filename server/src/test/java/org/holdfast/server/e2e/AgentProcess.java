@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -77,7 +78,12 @@ public final class AgentProcess {
         List<String> list = List.of(args);
         Path[] out = logs.next("agent-" + args[0] + (list.contains("--volume") ? "-" + list.get(list.indexOf("--volume") + 1) : ""));
         List<String> jvm = List.of("-Xmx256m", "-XX:+UseSerialGC");
-        Process p = ChildJvm.start(MAIN_CLASS, jvm, ChildJvm.agentClasspath(), list, out[0], out[1]);
+        // the token of the harness server the agent is aimed at goes in the environment, never in
+        // the arguments (ps shows those); with --token-file merged, ServerProcess.agentTokenFile() works too
+        String token = list.contains("--server") && list.indexOf("--server") + 1 < list.size()
+                ? ServerProcess.agentTokenFor(list.get(list.indexOf("--server") + 1)) : null;
+        Map<String, String> env = token == null ? Map.of() : Map.of("HOLDFAST_TOKEN", token);
+        Process p = ChildJvm.start(MAIN_CLASS, jvm, ChildJvm.agentClasspath(), list, env, out[0], out[1]);
         return new Running(list, p, out[0], out[1]);
     }
 

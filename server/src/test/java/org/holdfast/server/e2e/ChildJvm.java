@@ -55,6 +55,12 @@ final class ChildJvm {
     /** Starts {@code mainClass} with the filtered test class path; stdout and stderr go to the given files. */
     static Process start(String mainClass, List<String> jvmOptions, Predicate<String> classpath, List<String> args,
                          Path stdout, Path stderr) {
+        return start(mainClass, jvmOptions, classpath, args, java.util.Map.of(), stdout, stderr);
+    }
+
+    /** As above, with extra environment variables for the child (for secrets that must not show in {@code ps}). */
+    static Process start(String mainClass, List<String> jvmOptions, Predicate<String> classpath, List<String> args,
+                         java.util.Map<String, String> env, Path stdout, Path stderr) {
         String cp = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
                 .filter(e -> !e.isBlank())
                 .filter(classpath)
@@ -72,7 +78,9 @@ final class ChildJvm {
                     String.join(" ", cmd.subList(0, cmd.indexOf("-cp"))) + " -cp <test classpath> "
                             + String.join(" ", cmd.subList(cmd.indexOf(mainClass), cmd.size())) + "\n",
                     StandardCharsets.UTF_8);
-            Process p = new ProcessBuilder(cmd)
+            ProcessBuilder pb = new ProcessBuilder(cmd);
+            pb.environment().putAll(env);
+            Process p = pb
                     .redirectOutput(stdout.toFile())
                     .redirectError(stderr.toFile())
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))

@@ -13,11 +13,18 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import org.holdfast.server.app.CredentialTool;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -25,6 +32,10 @@ import java.util.stream.Stream;
  * The real Holdfast server as a child process on 127.0.0.1, on a data directory that outlives
  * the process: {@link #kill()} sends SIGKILL, {@link #start()} brings a new process up on the
  * same data directory (on fresh ports), and {@link #close()} stops it for good.
+ *
+ * <p>Before the first start it issues, with the offline {@code create-token}, an admin token (sent
+ * with every REST call) and an agent token for every volume ({@link #agentToken()}, also in
+ * {@link #agentTokenFile()}); {@link AgentProcess} passes the latter to agents aimed at this server.
  */
 public final class ServerProcess implements AutoCloseable {
     static final String MAIN_CLASS = "org.holdfast.server.app.HoldfastServer";
@@ -43,6 +54,12 @@ public final class ServerProcess implements AutoCloseable {
     private Path stdout;
     private Path stderr;
     private int starts;
+    private String adminToken;
+    private String agentToken;
+    private final Path agentTokenFile;
+
+    /** Agent token per ingest address of a running server, for {@link AgentProcess}. */
+    private static final Map<String, String> AGENT_TOKENS = new ConcurrentHashMap<>();
 
     private ServerProcess(Path workDir, String engine, Map<String, String> extraProperties, LogDir logs) {
         this.dataDir = workDir.resolve("data");
@@ -50,6 +67,7 @@ public final class ServerProcess implements AutoCloseable {
         this.engine = engine;
         this.extraProperties = new LinkedHashMap<>(extraProperties);
         this.logs = logs;
+        this.agentTokenFile = workDir.resolve("agent-token");
     }
 
     /** Starts a server with a fresh data directory under {@code workDir} and waits until it is healthy. */
@@ -75,6 +93,9 @@ public final class ServerProcess implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        if (adminToken == null) {
+            issueTokens();
+        }
         httpPort = freePort();
         ingestPort = freePort();
         while (ingestPort == httpPort) {
@@ -98,7 +119,52 @@ public final class ServerProcess implements AutoCloseable {
         List<String> jvm = List.of("-Xmx512m", "-XX:+UseSerialGC",
                 "-Djava.io.tmpdir=" + tmpDir);
         process = ChildJvm.start(MAIN_CLASS, jvm, ChildJvm.serverClasspath(), args, stdout, stderr);
+        AGENT_TOKENS.put(ingestAddress(), agentToken);
         awaitHealthy();
+    }
+
+    /** The offline create-token, in this JVM, on the stopped server's data directory. */
+    private void issueTokens() {
+        adminToken = createToken("e2e-admin", "admin");
+        agentToken = createToken("e2e-agent", "agent");
+        try {
+            Files.deleteIfExists(agentTokenFile);
+            Files.createFile(agentTokenFile, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            Files.writeString(agentTokenFile, agentToken + "\n", StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private String createToken(String name, String role) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit = CredentialTool.run(new String[] {"create-token", "--data-dir", dataDir.toString(), "--name", name, "--role", role},
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8), Clock.systemUTC());
+        if (exit != 0) {
+            throw new IllegalStateException("create-token " + role + " failed with " + exit + ": " + err.toString(StandardCharsets.UTF_8));
+        }
+        return out.toString(StandardCharsets.UTF_8).strip();
+    }
+
+    /** The admin API token every REST call of this harness carries. */
+    public String adminToken() {
+        return adminToken;
+    }
+
+    /** An agent token reaching every volume ({@code *}). */
+    public String agentToken() {
+        return agentToken;
+    }
+
+    /** {@link #agentToken()} in a file (mode 0600), for the agent's {@code --token-file}. */
+    public Path agentTokenFile() {
+        return agentTokenFile;
+    }
+
+    /** The agent token of the server listening on {@code ingestAddress}, or null if no harness server does. */
+    static String agentTokenFor(String ingestAddress) {
+        return ingestAddress == null ? null : AGENT_TOKENS.get(ingestAddress);
     }
 
     private void awaitHealthy() {
@@ -174,11 +240,21 @@ public final class ServerProcess implements AutoCloseable {
 
     /** GET on the REST API, e.g. {@code /api/v1/volumes/x/snapshots}. */
     public HttpResponse<String> get(String path) {
+        return call("GET", path, null);
+    }
+
+    /** Any REST call as the harness's admin; {@code jsonBody} may be null. */
+    public HttpResponse<String> call(String method, String path, String jsonBody) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(30))
+                .header("Authorization", "Bearer " + adminToken)
+                .method(method, jsonBody == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(jsonBody));
+        if (jsonBody != null) {
+            b.header("Content-Type", "application/json");
+        }
         try {
-            return http.send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(30)).GET().build(),
-                    HttpResponse.BodyHandlers.ofString());
+            return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
-            throw new UncheckedIOException("GET " + path, e);
+            throw new UncheckedIOException(method + " " + path, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);

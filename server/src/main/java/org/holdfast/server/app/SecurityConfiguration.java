@@ -1,0 +1,150 @@
+package org.holdfast.server.app;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import jakarta.servlet.DispatcherType;
+import java.nio.file.Path;
+import java.time.Clock;
+import org.holdfast.server.api.BearerTokenFilter;
+import org.holdfast.server.api.SecurityProblems;
+import org.holdfast.server.api.VolumeScopeInterceptor;
+import org.holdfast.server.catalog.RocksCredentialStore;
+import org.holdfast.server.security.ApiTokens;
+import org.holdfast.server.security.AuditLog;
+import org.holdfast.server.security.BearerCredentials;
+import org.holdfast.server.security.ConsoleSessions;
+import org.holdfast.server.security.CredentialStore;
+import org.holdfast.server.security.InitialAdmin;
+import org.holdfast.server.security.LoginThrottle;
+import org.holdfast.server.security.Logins;
+import org.holdfast.server.security.PasswordHasher;
+import org.holdfast.server.security.UserDirectory;
+import org.holdfast.server.store.DataDirectory;
+import org.holdfast.server.store.MetadataDb;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.http.HttpMethod;
+import org.springframework.security.config.annotation.web.builders.HttpSecurity;
+import org.springframework.security.config.annotation.web.configuration.EnableWebSecurity;
+import org.springframework.security.config.http.SessionCreationPolicy;
+import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.security.web.authentication.AnonymousAuthenticationFilter;
+import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
+
+/**
+ * Who may call what over HTTP. Stateless: every request carries {@code Authorization: Bearer} with
+ * an API token or a console session token from {@code POST /api/v1/auth/login}; no cookies, so no
+ * CSRF tokens either.
+ *
+ * <h2>Rules (first match wins)</h2>
+ * <ul>
+ *   <li>open: {@code GET /actuator/health} (status only), {@code POST /api/v1/auth/login}, and the
+ *       console's static files ({@code /}, {@code /index.html}, {@code /console/**}; they hold no data,
+ *       every call they make goes to /api and needs a token);</li>
+ *   <li>any authenticated principal: {@code /api/v1/auth/**}, the OpenAPI document and Swagger UI;</li>
+ *   <li>admin: {@code /api/v1/users/**}, {@code /api/v1/tokens/**};</li>
+ *   <li>viewer or agent: {@code GET /api/v1/volumes/**} (an agent only its own volumes, others
+ *       answer 404, see {@link VolumeScopeInterceptor});</li>
+ *   <li>viewer: any other {@code GET /api/**} and {@code /actuator/**} (Prometheus);</li>
+ *   <li>operator: every other method on {@code /api/**};</li>
+ *   <li>anything else: authenticated.</li>
+ * </ul>
+ * Admin includes operator includes viewer; agent includes nothing else.
+ */
+@Configuration(proxyBeanMethods = false)
+@EnableWebSecurity
+public class SecurityConfiguration {
+    private static final Logger LOG = LoggerFactory.getLogger(SecurityConfiguration.class);
+
+    @Bean
+    CredentialStore credentialStore(MetadataDb db) {
+        return new RocksCredentialStore(db);
+    }
+
+    @Bean
+    PasswordHasher passwordHasher() {
+        return new SpringPasswordHasher();
+    }
+
+    /** The audit log another part provides, or none. */
+    @Bean
+    SecurityAudit securityAudit(ObjectProvider<AuditLog> audit) {
+        return new SecurityAudit(audit.getIfAvailable(() -> AuditLog.NONE));
+    }
+
+    /** Holder, so that a missing AuditLog bean does not need a second AuditLog bean that would clash with a real one. */
+    record SecurityAudit(AuditLog log) {
+    }
+
+    @Bean
+    ApiTokens apiTokens(CredentialStore store, Clock holdfastClock, SecurityAudit audit) {
+        return new ApiTokens(store, holdfastClock, audit.log());
+    }
+
+    @Bean
+    ConsoleSessions consoleSessions(HoldfastProperties props, Clock holdfastClock) {
+        return new ConsoleSessions(props.security().sessionTimeout(), holdfastClock);
+    }
+
+    /** The users; on an empty data directory this makes {@code admin} and writes its password file. */
+    @Bean
+    UserDirectory userDirectory(CredentialStore store, PasswordHasher hasher, Clock holdfastClock, SecurityAudit audit,
+                                ConsoleSessions sessions, DataDirectory dataDirectory) {
+        UserDirectory users = new UserDirectory(store, hasher, holdfastClock, audit.log());
+        users.onUserChanged(sessions::closeAll);
+        Path file = InitialAdmin.ensure(users, dataDirectory.root());
+        if (file != null) {
+            LOG.info("first start: created user 'admin' with a random password, written to {} (mode 0600). "
+                    + "Log in and change it; 'holdfast-server reset-admin --data-dir {}' sets a new one while the server is stopped.",
+                    file, dataDirectory.root());
+        }
+        return users;
+    }
+
+    @Bean
+    Logins logins(UserDirectory users, ConsoleSessions sessions, HoldfastProperties props, Clock holdfastClock, SecurityAudit audit) {
+        return new Logins(users, sessions, new LoginThrottle(props.security().failedLoginsPerMinute(), holdfastClock),
+                holdfastClock, audit.log());
+    }
+
+    @Bean
+    SecurityFilterChain holdfastSecurity(HttpSecurity http, ConsoleSessions sessions, ApiTokens tokens, SecurityAudit audit,
+                                         Clock holdfastClock, ObjectMapper json) throws Exception {
+        SecurityProblems problems = new SecurityProblems(json);
+        http.csrf(c -> c.disable())
+                .httpBasic(b -> b.disable())
+                .formLogin(f -> f.disable())
+                .logout(l -> l.disable())
+                .requestCache(c -> c.disable())
+                .sessionManagement(s -> s.sessionCreationPolicy(SessionCreationPolicy.STATELESS))
+                .addFilterBefore(new BearerTokenFilter(new BearerCredentials(sessions, tokens), audit.log(), holdfastClock),
+                        AnonymousAuthenticationFilter.class)
+                .exceptionHandling(e -> e.authenticationEntryPoint(problems).accessDeniedHandler(problems))
+                .authorizeHttpRequests(a -> a
+                        .dispatcherTypeMatchers(DispatcherType.ERROR, DispatcherType.FORWARD).permitAll()
+                        .requestMatchers(HttpMethod.GET, "/actuator/health").permitAll()
+                        .requestMatchers(HttpMethod.POST, "/api/v1/auth/login").permitAll()
+                        .requestMatchers(HttpMethod.GET, "/", "/index.html", "/console/**", "/favicon.ico").permitAll()
+                        .requestMatchers("/api/v1/auth/**").authenticated()
+                        .requestMatchers("/api/v1/users", "/api/v1/users/**", "/api/v1/tokens", "/api/v1/tokens/**").hasRole("ADMIN")
+                        .requestMatchers(HttpMethod.GET, "/api/v1/volumes", "/api/v1/volumes/**").hasAnyRole("VIEWER", "AGENT")
+                        .requestMatchers(HttpMethod.GET, "/api/**").hasRole("VIEWER")
+                        .requestMatchers("/api/**").hasRole("OPERATOR")
+                        .requestMatchers("/actuator/**").hasRole("VIEWER")
+                        .anyRequest().authenticated());
+        return http.build();
+    }
+
+    @Bean
+    WebMvcConfigurer volumeScopeInterceptor() {
+        return new WebMvcConfigurer() {
+            @Override
+            public void addInterceptors(InterceptorRegistry registry) {
+                registry.addInterceptor(new VolumeScopeInterceptor()).addPathPatterns("/api/v1/volumes/**");
+            }
+        };
+    }
+}
