@@ -134,7 +134,15 @@ public final class ConnectionOptions {
                     known.remember(address, conn.serverFingerprint());
                 }
             }
-            conn.hello(agentName(), tok, HELLO_TIMEOUT);
+            try {
+                conn.hello(agentName(), tok, HELLO_TIMEOUT);
+            } catch (AgentException e) {
+                if (noTls && e.exitCode() == ExitCode.NETWORK) {
+                    throw new AgentException(ExitCode.NETWORK, e.getMessage() + " before answering HELLO over plain TCP",
+                            "the server probably requires TLS (the default): run without --no-tls", e);
+                }
+                throw e;
+            }
             return conn;
         } catch (RuntimeException e) {
             conn.close();
