@@ -26,10 +26,13 @@ public final class HoldfastServer implements AutoCloseable {
     private final WatchedProcess process;
     private final int httpPort;
     private final int ingestPort;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final boolean tls;
+    /** Built once the server has written its certificate; trusts exactly that certificate. */
+    private HttpClient http;
 
-    private HoldfastServer(Path dataDir, WatchedProcess process, int httpPort, int ingestPort) {
+    private HoldfastServer(Path dataDir, WatchedProcess process, int httpPort, int ingestPort, boolean tls) {
         this.dataDir = dataDir;
+        this.tls = tls;
         this.process = process;
         this.httpPort = httpPort;
         this.ingestPort = ingestPort;
@@ -37,15 +40,16 @@ public final class HoldfastServer implements AutoCloseable {
 
     /** Starts the server jar with the given engine and heap, and waits for /actuator/health to say UP. */
     public static HoldfastServer start(Path jar, Path workDir, String engine, String xmx) throws IOException {
-        return start(jar, workDir, engine, xmx, List.of(), List.of());
+        return start(jar, workDir, engine, xmx, List.of(), List.of(), true);
     }
 
     /**
      * Like {@link #start(Path, Path, String, String)}, with extra JVM options (before {@code -jar})
-     * and extra server arguments ({@code --holdfast.gc.bookkeeping=off}, ...).
+     * and extra server arguments ({@code --holdfast.gc.bookkeeping=off}, ...). {@code tls} says whether the
+     * server runs with TLS (the default; false needs {@code --holdfast.tls.enabled=false} among the arguments).
      */
     public static HoldfastServer start(Path jar, Path workDir, String engine, String xmx, List<String> jvmOptions,
-                                       List<String> serverArgs) throws IOException {
+                                       List<String> serverArgs, boolean tls) throws IOException {
         Path dataDir = Files.createDirectories(workDir.resolve("data"));
         Path tmp = Files.createDirectories(workDir.resolve("tmp"));
         int httpPort = freePort();
@@ -65,7 +69,7 @@ public final class HoldfastServer implements AutoCloseable {
                 "--spring.main.banner-mode=off"));
         cmd.addAll(serverArgs);
         WatchedProcess p = WatchedProcess.start(cmd, null, workDir, workDir.resolve("server"));
-        HoldfastServer s = new HoldfastServer(dataDir, p, httpPort, ingestPort);
+        HoldfastServer s = new HoldfastServer(dataDir, p, httpPort, ingestPort, tls);
         s.awaitHealthy();
         return s;
     }
@@ -76,6 +80,10 @@ public final class HoldfastServer implements AutoCloseable {
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
                 throw new IOException("server exited during startup\n" + process.diagnostics());
+            }
+            if (tls && !Files.exists(certificateFile())) {
+                sleep(200); // written early in the server's start
+                continue;
             }
             try {
                 HttpResponse<String> r = get("/actuator/health");
@@ -99,6 +107,57 @@ public final class HoldfastServer implements AutoCloseable {
         } catch (IOException e) {
             return false;
         }
+    }
+
+    /** The self-signed certificate the server made in its data directory. */
+    public Path certificateFile() {
+        return dataDir.resolve("tls").resolve("server.crt");
+    }
+
+    /** The agent options that trust this server: {@code --fingerprint} of its certificate, or {@code --no-tls}. */
+    public List<String> agentTrustArgs() {
+        if (!tls) {
+            return List.of("--no-tls");
+        }
+        try {
+            byte[] der = certificate().getEncoded();
+            byte[] sha = java.security.MessageDigest.getInstance("SHA-256").digest(der);
+            return List.of("--fingerprint", java.util.HexFormat.ofDelimiter(":").withUpperCase().formatHex(sha));
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IllegalStateException("cannot fingerprint " + certificateFile() + ": " + e, e);
+        }
+    }
+
+    private java.security.cert.X509Certificate certificate() {
+        try (var in = Files.newInputStream(certificateFile())) {
+            return (java.security.cert.X509Certificate) java.security.cert.CertificateFactory.getInstance("X.509")
+                    .generateCertificate(in);
+        } catch (IOException | java.security.GeneralSecurityException e) {
+            throw new IllegalStateException("cannot read the server certificate " + certificateFile() + ": " + e, e);
+        }
+    }
+
+    private synchronized HttpClient http() {
+        if (http == null) {
+            HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5));
+            if (tls) {
+                try {
+                    java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+                    ks.load(null, null);
+                    ks.setCertificateEntry("holdfast", certificate());
+                    javax.net.ssl.TrustManagerFactory tmf = javax.net.ssl.TrustManagerFactory.getInstance(
+                            javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+                    tmf.init(ks);
+                    javax.net.ssl.SSLContext ctx = javax.net.ssl.SSLContext.getInstance("TLS");
+                    ctx.init(null, tmf.getTrustManagers(), null);
+                    b.sslContext(ctx);
+                } catch (IOException | java.security.GeneralSecurityException e) {
+                    throw new IllegalStateException("cannot trust " + certificateFile() + ": " + e, e);
+                }
+            }
+            http = b.build();
+        }
+        return http;
     }
 
     /** {@code 127.0.0.1:port} of the agent protocol. */
@@ -156,7 +215,7 @@ public final class HoldfastServer implements AutoCloseable {
     /** GET on the server's HTTP port. */
     public HttpResponse<String> get(String path) throws IOException {
         try {
-            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + path))
+            return http().send(HttpRequest.newBuilder(URI.create((tls ? "https" : "http") + "://127.0.0.1:" + httpPort + path))
                     .timeout(Duration.ofSeconds(30)).GET().build(), HttpResponse.BodyHandlers.ofString());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
