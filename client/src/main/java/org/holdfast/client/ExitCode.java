@@ -6,7 +6,7 @@ public enum ExitCode {
     OK(0),
     /** A bug or an unexpected condition; rerun with --debug and report the stack trace. */
     INTERNAL(1),
-    /** Bad command line or input file (options, changed-blocks list). */
+    /** Bad command line or input file (options, changed-blocks list), or a server the agent has no way to verify yet. */
     USAGE(2),
     /** Could not reach the server, or the connection broke or timed out. */
     NETWORK(3),
@@ -14,7 +14,10 @@ public enum ExitCode {
     REJECTED(4),
     /** Reading the source, writing the target or the state directory failed. */
     LOCAL_IO(5),
-    /** Data failed verification (a restored block does not match its fingerprint) or the server broke the protocol. */
+    /**
+     * Data failed verification (a restored block does not match its fingerprint), the server broke the protocol,
+     * or the server's certificate failed verification (fingerprint mismatch, not trusted by --ca-cert).
+     */
     INTEGRITY(6);
 
     private final int code;

@@ -97,6 +97,11 @@ public final class RunCommand implements Callable<Integer> {
             + "(e.g. a JFR recording)")
     String serverJavaOptions;
 
+    @Option(names = "--tls", defaultValue = "on", description = "TLS on the Holdfast servers' ports: on (the server's"
+            + " default), off (holdfast.tls.enabled=false, agents with --no-tls), or both (every engine twice, to measure"
+            + " what TLS costs; the TLS-off targets are named ...-tls-off)")
+    String tls;
+
     @Override
     public Integer call() throws Exception {
         Files.createDirectories(out);
@@ -127,13 +132,25 @@ public final class RunCommand implements Callable<Integer> {
             List<String> jvm = serverJavaOptions == null || serverJavaOptions.isBlank() ? List.of()
                     : List.of(serverJavaOptions.trim().split("\\s+"));
             boolean withGcOff = gcOverhead != null ? gcOverhead : !quick;
+            List<Boolean> tlsModes = switch (tls.toLowerCase(java.util.Locale.ROOT)) {
+                case "on" -> List.of(true);
+                case "off" -> List.of(false);
+                case "both" -> List.of(true, false);
+                default -> null;
+            };
+            if (tlsModes == null) {
+                System.err.println("bench: --tls must be on, off or both, not '" + tls + "'");
+                return 2;
+            }
             for (String e : engineList) {
-                targets.add(() -> new HoldfastTarget(sjCopy, ajCopy, e, serverXmx, agentXmx,
-                        new HoldfastTarget.ServerOptions(true, gcCommitters, jvm)));
+                for (boolean t : tlsModes) {
+                    targets.add(() -> new HoldfastTarget(sjCopy, ajCopy, e, serverXmx, agentXmx,
+                            new HoldfastTarget.ServerOptions(true, gcCommitters, jvm, t)));
+                }
                 if (withGcOff && e.equals("sungem")) {
                     // the same workload, the same days, on a fresh store that does not count for GC
                     targets.add(() -> new HoldfastTarget(sjCopy, ajCopy, e, serverXmx, agentXmx,
-                            new HoldfastTarget.ServerOptions(false, gcCommitters, jvm)));
+                            new HoldfastTarget.ServerOptions(false, gcCommitters, jvm, tlsModes.get(0))));
                 }
             }
         }

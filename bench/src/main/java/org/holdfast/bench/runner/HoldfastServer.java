@@ -26,14 +26,18 @@ public final class HoldfastServer implements AutoCloseable {
     private final WatchedProcess process;
     private final int httpPort;
     private final int ingestPort;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final String adminToken;
     private final String agentToken;
+    private final boolean tls;
+    /** Built once the server has written its certificate; trusts exactly that certificate. */
+    private HttpClient http;
 
-    private HoldfastServer(Path dataDir, WatchedProcess process, int httpPort, int ingestPort, String adminToken, String agentToken) {
+    private HoldfastServer(Path dataDir, WatchedProcess process, int httpPort, int ingestPort, String adminToken, String agentToken,
+                           boolean tls) {
         this.adminToken = adminToken;
         this.agentToken = agentToken;
         this.dataDir = dataDir;
+        this.tls = tls;
         this.process = process;
         this.httpPort = httpPort;
         this.ingestPort = ingestPort;
@@ -41,15 +45,16 @@ public final class HoldfastServer implements AutoCloseable {
 
     /** Starts the server jar with the given engine and heap, and waits for /actuator/health to say UP. */
     public static HoldfastServer start(Path jar, Path workDir, String engine, String xmx) throws IOException {
-        return start(jar, workDir, engine, xmx, List.of(), List.of());
+        return start(jar, workDir, engine, xmx, List.of(), List.of(), true);
     }
 
     /**
      * Like {@link #start(Path, Path, String, String)}, with extra JVM options (before {@code -jar})
-     * and extra server arguments ({@code --holdfast.gc.bookkeeping=off}, ...).
+     * and extra server arguments ({@code --holdfast.gc.bookkeeping=off}, ...). {@code tls} says whether the
+     * server runs with TLS (the default; false needs {@code --holdfast.tls.enabled=false} among the arguments).
      */
     public static HoldfastServer start(Path jar, Path workDir, String engine, String xmx, List<String> jvmOptions,
-                                       List<String> serverArgs) throws IOException {
+                                       List<String> serverArgs, boolean tls) throws IOException {
         Path dataDir = Files.createDirectories(workDir.resolve("data"));
         Path tmp = Files.createDirectories(workDir.resolve("tmp"));
         // tokens made offline before the first start, as an operator's script would
@@ -72,7 +77,7 @@ public final class HoldfastServer implements AutoCloseable {
                 "--spring.main.banner-mode=off"));
         cmd.addAll(serverArgs);
         WatchedProcess p = WatchedProcess.start(cmd, null, workDir, workDir.resolve("server"));
-        HoldfastServer s = new HoldfastServer(dataDir, p, httpPort, ingestPort, adminToken, agentToken);
+        HoldfastServer s = new HoldfastServer(dataDir, p, httpPort, ingestPort, adminToken, agentToken, tls);
         s.awaitHealthy();
         return s;
     }
@@ -96,6 +101,10 @@ public final class HoldfastServer implements AutoCloseable {
             if (!process.isAlive()) {
                 throw new IOException("server exited during startup\n" + process.diagnostics());
             }
+            if (tls && !Files.exists(certificateFile())) {
+                sleep(200); // written early in the server's start
+                continue;
+            }
             try {
                 HttpResponse<String> r = get("/actuator/health");
                 last = r.statusCode() + " " + r.body();
@@ -118,6 +127,57 @@ public final class HoldfastServer implements AutoCloseable {
         } catch (IOException e) {
             return false;
         }
+    }
+
+    /** The self-signed certificate the server made in its data directory. */
+    public Path certificateFile() {
+        return dataDir.resolve("tls").resolve("server.crt");
+    }
+
+    /** The agent options that trust this server: {@code --fingerprint} of its certificate, or {@code --no-tls}. */
+    public List<String> agentTrustArgs() {
+        if (!tls) {
+            return List.of("--no-tls");
+        }
+        try {
+            byte[] der = certificate().getEncoded();
+            byte[] sha = java.security.MessageDigest.getInstance("SHA-256").digest(der);
+            return List.of("--fingerprint", java.util.HexFormat.ofDelimiter(":").withUpperCase().formatHex(sha));
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IllegalStateException("cannot fingerprint " + certificateFile() + ": " + e, e);
+        }
+    }
+
+    private java.security.cert.X509Certificate certificate() {
+        try (var in = Files.newInputStream(certificateFile())) {
+            return (java.security.cert.X509Certificate) java.security.cert.CertificateFactory.getInstance("X.509")
+                    .generateCertificate(in);
+        } catch (IOException | java.security.GeneralSecurityException e) {
+            throw new IllegalStateException("cannot read the server certificate " + certificateFile() + ": " + e, e);
+        }
+    }
+
+    private synchronized HttpClient http() {
+        if (http == null) {
+            HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5));
+            if (tls) {
+                try {
+                    java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+                    ks.load(null, null);
+                    ks.setCertificateEntry("holdfast", certificate());
+                    javax.net.ssl.TrustManagerFactory tmf = javax.net.ssl.TrustManagerFactory.getInstance(
+                            javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+                    tmf.init(ks);
+                    javax.net.ssl.SSLContext ctx = javax.net.ssl.SSLContext.getInstance("TLS");
+                    ctx.init(null, tmf.getTrustManagers(), null);
+                    b.sslContext(ctx);
+                } catch (IOException | java.security.GeneralSecurityException e) {
+                    throw new IllegalStateException("cannot trust " + certificateFile() + ": " + e, e);
+                }
+            }
+            http = b.build();
+        }
+        return http;
     }
 
     /** {@code 127.0.0.1:port} of the agent protocol. */
@@ -175,7 +235,7 @@ public final class HoldfastServer implements AutoCloseable {
     /** GET on the server's HTTP port. */
     public HttpResponse<String> get(String path) throws IOException {
         try {
-            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + path))
+            return http().send(HttpRequest.newBuilder(URI.create((tls ? "https" : "http") + "://127.0.0.1:" + httpPort + path))
                     .header("Authorization", "Bearer " + adminToken)
                     .timeout(Duration.ofSeconds(30)).GET().build(), HttpResponse.BodyHandlers.ofString());
         } catch (InterruptedException e) {

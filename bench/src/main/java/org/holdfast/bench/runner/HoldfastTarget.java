@@ -22,6 +22,7 @@ public final class HoldfastTarget implements BackupTarget {
     /** Thread names of the GC's bookkeeping (BOSC log flusher and committers), as /proc shows them. */
     private static final String[] GC_THREADS = {"gma-", "holdfast-gc", "gc-"};
     private static final String GC_OFF_SUFFIX = "-gc-off";
+    private static final String TLS_OFF_SUFFIX = "-tls-off";
 
     private final Path serverJar;
     private final Path agentJar;
@@ -51,9 +52,15 @@ public final class HoldfastTarget implements BackupTarget {
     /**
      * How the server is run: {@code gcBookkeeping} false starts a fresh store with
      * {@code holdfast.gc.bookkeeping=off} (the baseline of the GC overhead figure);
-     * {@code gcCommitters} &gt; 0 sets {@code holdfast.gc.committers}; {@code jvmOptions} go before -jar.
+     * {@code gcCommitters} &gt; 0 sets {@code holdfast.gc.committers}; {@code jvmOptions} go before -jar;
+     * {@code tls} false starts the server with {@code holdfast.tls.enabled=false} and the agent with
+     * {@code --no-tls} (the baseline of the TLS cost figure).
      */
-    public record ServerOptions(boolean gcBookkeeping, int gcCommitters, List<String> jvmOptions) {
+    public record ServerOptions(boolean gcBookkeeping, int gcCommitters, List<String> jvmOptions, boolean tls) {
+        /** With TLS on (the server's default). */
+        public ServerOptions(boolean gcBookkeeping, int gcCommitters, List<String> jvmOptions) {
+            this(gcBookkeeping, gcCommitters, jvmOptions, true);
+        }
     }
 
     /** A target running {@code engine} with the given server options. */
@@ -74,7 +81,7 @@ public final class HoldfastTarget implements BackupTarget {
 
     @Override
     public String name() {
-        return "holdfast-" + engine + (options.gcBookkeeping() ? "" : GC_OFF_SUFFIX);
+        return "holdfast-" + engine + (options.gcBookkeeping() ? "" : GC_OFF_SUFFIX) + (options.tls() ? "" : TLS_OFF_SUFFIX);
     }
 
     /** The dedup engine this target runs. */
@@ -93,17 +100,29 @@ public final class HoldfastTarget implements BackupTarget {
         if (options.gcCommitters() > 0) {
             args.add("--holdfast.gc.committers=" + options.gcCommitters());
         }
-        this.server = HoldfastServer.start(serverJar, dir.resolve("server"), engine, serverXmx, options.jvmOptions(), args);
+        if (!options.tls()) {
+            args.add("--holdfast.tls.enabled=false");
+        }
+        this.server = HoldfastServer.start(serverJar, dir.resolve("server"), engine, serverXmx, options.jvmOptions(), args,
+                options.tls());
         // Before any clock or baseline: the launcher unpacks the jar and records its class-data archive on
         // a backup of an all-zero image (zero blocks store nothing), so no measured run pays for that.
         Path warmup = Files.write(dir.resolve("launcher-warmup.img"), new byte[1 << 20]);
-        agent("launcher-setup", List.of("backup", "--server", server.ingestAddress(), "--volume", "bench-launcher-warmup",
+        // (the agent's home is the state dir, so its known-servers file is the bench's own, never the user's)
+        agent("launcher-setup", withTrust(List.of("backup", "--server", server.ingestAddress(), "--volume", "bench-launcher-warmup",
                 "--source", warmup.toAbsolutePath().toString(), "--state-dir",
-                dir.resolve("launcher-warmup-state").toAbsolutePath().toString(), "--json"));
+                dir.resolve("launcher-warmup-state").toAbsolutePath().toString(), "--json")));
         Files.deleteIfExists(warmup);
         this.metricsAtOpen = PrometheusText.parse(server.prometheus());
         this.cpuAtOpen = ThreadCpu.process(server.pid());
         this.gcCpuAtOpen = ThreadCpu.threads(server.pid(), GC_THREADS);
+    }
+
+    /** {@code args} plus how the agent trusts the server: its pinned fingerprint, or --no-tls. */
+    private List<String> withTrust(List<String> args) {
+        List<String> a = new ArrayList<>(args);
+        a.addAll(server.agentTrustArgs());
+        return a;
     }
 
     private WatchedProcess.Outcome agent(String label, List<String> args) throws IOException {
@@ -152,9 +171,9 @@ public final class HoldfastTarget implements BackupTarget {
 
     @Override
     public BackupOutcome backup(String volume, int day, Path image) throws IOException {
-        WatchedProcess.Outcome o = agent("backup-" + volume + "-day" + day, List.of("backup", "--server",
+        WatchedProcess.Outcome o = agent("backup-" + volume + "-day" + day, withTrust(List.of("backup", "--server",
                 server.ingestAddress(), "--volume", volume, "--source", image.toAbsolutePath().toString(),
-                "--state-dir", stateDir.resolve(volume).toAbsolutePath().toString(), "--json"));
+                "--state-dir", stateDir.resolve(volume).toAbsolutePath().toString(), "--json")));
         JsonNode j = AgentJson.parse(o.stdout());
         String id = AgentJson.text(j, "snapshotId", "snapshot", "sequence", "id");
         if (id == null) {
@@ -189,9 +208,9 @@ public final class HoldfastTarget implements BackupTarget {
         }
         Files.deleteIfExists(target);
         double regionsBefore = regionsRead();
-        WatchedProcess.Outcome o = agent("restore-" + volume + "-day" + day, List.of("restore", "--server",
+        WatchedProcess.Outcome o = agent("restore-" + volume + "-day" + day, withTrust(List.of("restore", "--server",
                 server.ingestAddress(), "--volume", volume, "--snapshot", id, "--target",
-                target.toAbsolutePath().toString(), "--json"));
+                target.toAbsolutePath().toString(), "--json")));
         double tool = -1;
         try {
             JsonNode j = AgentJson.parse(o.stdout());
@@ -227,6 +246,7 @@ public final class HoldfastTarget implements BackupTarget {
         d.put("serverJar", serverJar.toString());
         d.put("agentJar", agentJar.toString());
         d.put("serverXmx", serverXmx);
+        d.put("tls", options.tls());
         d.put("agentXmx", agentXmx);
         d.put("gcBookkeeping", options.gcBookkeeping() ? "on" : "off");
         d.put("gcCommitters", options.gcCommitters() > 0 ? options.gcCommitters() : "server default (2)");

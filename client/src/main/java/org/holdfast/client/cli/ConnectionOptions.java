@@ -1,15 +1,22 @@
 package org.holdfast.client.cli;
 
+import java.io.IOException;
 import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.net.KnownServers;
 import org.holdfast.client.net.ServerAddress;
 import org.holdfast.client.net.ServerConnection;
+import org.holdfast.client.net.ServerTrust;
+import org.holdfast.common.tls.CertificateFingerprint;
 import org.holdfast.common.id.VolumeId;
 import picocli.CommandLine.Option;
 
-/** Options every subcommand takes: where the server is, which volume, how to report. */
+/** Options every subcommand takes: where the server is, how to trust it, which volume, how to report. */
 public final class ConnectionOptions {
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(15);
     static final Duration HELLO_TIMEOUT = Duration.ofSeconds(60);
@@ -23,8 +30,31 @@ public final class ConnectionOptions {
     String volume;
 
     @Option(names = "--token", paramLabel = "TOKEN", defaultValue = "${env:HOLDFAST_TOKEN}",
-            description = "Agent token, if the server requires one (default: $HOLDFAST_TOKEN).")
+            description = "Agent token, if the server requires one (default: $HOLDFAST_TOKEN). Prefer --token-file"
+                    + " or the variable: a command line is visible to other users in ps.")
     String token;
+
+    @Option(names = "--token-file", paramLabel = "FILE",
+            description = "Read the agent token from the first line of FILE (overrides --token and $HOLDFAST_TOKEN).")
+    Path tokenFile;
+
+    @Option(names = "--fingerprint", paramLabel = "SHA256",
+            description = "Trust the server whose certificate has this SHA-256 fingerprint (as the server logs it;"
+                    + " colons and case do not matter), and remember it in the known-servers file.")
+    String fingerprint;
+
+    @Option(names = "--ca-cert", paramLabel = "FILE",
+            description = "Trust a server certificate issued by a CA in this PEM file for the --server host name,"
+                    + " and remember the server in the known-servers file.")
+    Path caCert;
+
+    @Option(names = "--known-servers", paramLabel = "FILE", defaultValue = "${sys:user.home}/.holdfast/known-servers",
+            description = "Servers confirmed earlier, one 'HOST:PORT FINGERPRINT' per line; without --fingerprint or"
+                    + " --ca-cert only the fingerprint remembered here is accepted (default: ${DEFAULT-VALUE}).")
+    Path knownServers;
+
+    @Option(names = "--no-tls", description = "Plain TCP, for a server started with holdfast.tls.enabled=false (labs only).")
+    boolean noTls;
 
     @Option(names = "--json", description = "Print the result as JSON on stdout (no progress line).")
     boolean json;
@@ -44,14 +74,75 @@ public final class ConnectionOptions {
         return volume;
     }
 
-    /** Connects and says HELLO. */
+    /**
+     * How this run verifies the server: {@code --no-tls}, {@code --fingerprint}, {@code --ca-cert}, or
+     * the known-servers entry (at most one option; see {@link ServerTrust}).
+     */
+    ServerTrust trust(ServerAddress address) {
+        int given = (noTls ? 1 : 0) + (fingerprint != null ? 1 : 0) + (caCert != null ? 1 : 0);
+        if (given > 1) {
+            throw new AgentException(ExitCode.USAGE, "--no-tls, --fingerprint and --ca-cert exclude each other",
+                    "pass one of them (or none, to trust the fingerprint remembered in " + knownServers + ")");
+        }
+        if (noTls) {
+            return ServerTrust.plain();
+        }
+        if (fingerprint != null) {
+            try {
+                return ServerTrust.pinned(CertificateFingerprint.parse(fingerprint));
+            } catch (IllegalArgumentException e) {
+                throw new AgentException(ExitCode.USAGE, "invalid --fingerprint: " + e.getMessage(),
+                        "copy the SHA-256 fingerprint the server logs at start, e.g. AB:CD:...:EF (64 hex digits)");
+            }
+        }
+        if (caCert != null) {
+            return ServerTrust.caCertificates(caCert);
+        }
+        return ServerTrust.remembered(new KnownServers(knownServers), address);
+    }
+
+    /** The token from --token-file, else --token / $HOLDFAST_TOKEN, else empty. */
+    String token() {
+        if (tokenFile == null) {
+            return token == null ? "" : token.strip();
+        }
+        try (java.io.BufferedReader r = Files.newBufferedReader(tokenFile, StandardCharsets.UTF_8)) {
+            String line = r.readLine();
+            if (line == null || line.isBlank()) {
+                throw new AgentException(ExitCode.USAGE, "--token-file " + tokenFile + " is empty",
+                        "write the agent token on the file's first line");
+            }
+            return line.strip();
+        } catch (IOException e) {
+            throw new AgentException(ExitCode.USAGE, "cannot read --token-file " + tokenFile + ": " + e.getMessage(),
+                    "name a file readable by this user (mode 0600 is enough)", e);
+        }
+    }
+
+    /** Connects (verifying the server, and remembering it after a confirmed first connection) and says HELLO. */
     ServerConnection open() {
         ServerAddress address = address();
         String vol = volume(); // validate before touching the network
         assert vol != null;
-        ServerConnection conn = ServerConnection.connect(address, CONNECT_TIMEOUT);
+        String tok = token();
+        ServerTrust trust = trust(address);
+        ServerConnection conn = ServerConnection.connect(address, CONNECT_TIMEOUT, trust);
         try {
-            conn.hello(agentName(), token == null ? "" : token, HELLO_TIMEOUT);
+            if (trust.confirmsExplicitly()) {
+                KnownServers known = new KnownServers(knownServers);
+                if (!known.lookup(address).filter(conn.serverFingerprint()::equals).isPresent()) {
+                    known.remember(address, conn.serverFingerprint());
+                }
+            }
+            try {
+                conn.hello(agentName(), tok, HELLO_TIMEOUT);
+            } catch (AgentException e) {
+                if (noTls && e.exitCode() == ExitCode.NETWORK) {
+                    throw new AgentException(ExitCode.NETWORK, e.getMessage() + " before answering HELLO over plain TCP",
+                            "the server probably requires TLS (the default): run without --no-tls", e);
+                }
+                throw e;
+            }
             return conn;
         } catch (RuntimeException e) {
             conn.close();

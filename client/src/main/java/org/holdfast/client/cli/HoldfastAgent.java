@@ -18,13 +18,15 @@ public final class HoldfastAgent implements Runnable {
     static final String[] EXIT_CODES = {
         "  0  success: backup committed, restore verified and written, list printed",
         "  1  internal error: rerun with --debug and report the stack trace",
-        "  2  usage: bad option or argument, or a bad --changed-blocks file",
+        "  2  usage: bad option or argument, a bad --changed-blocks file, or an",
+        "     unknown server (pass --fingerprint or --ca-cert)",
         "  3  network: server unreachable, connection lost, or no answer in time",
         "  4  rejected by the server: unknown volume or snapshot, volume busy,",
         "     block size mismatch, bad token, storage full",
         "  5  local I/O: cannot read the source, write the target or the state dir",
-        "  6  integrity: a restored block failed verification, or the server",
-        "     broke the protocol"};
+        "  6  integrity: a restored block failed verification, the server broke",
+        "     the protocol, or its certificate failed verification (fingerprint",
+        "     mismatch, not trusted by --ca-cert)"};
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -12,6 +12,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.ReferenceCountUtil;
 import java.time.Duration;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -28,9 +29,11 @@ import org.holdfast.common.protocol.HelloOk;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.ProtocolException;
 import org.holdfast.common.protocol.ProtocolLimits;
+import org.holdfast.common.tls.CertificateFingerprint;
 
 /**
- * One TCP connection to the server's ingest port, used by one flow (backup, restore, listing).
+ * One TCP connection to the server's ingest port, used by one flow (backup, restore, listing),
+ * inside TLS unless the server runs without it ({@link ServerTrust} says how the server is verified).
  *
  * <p>Inbound frames go into a queue that one consumer thread drains with {@link #receive}; when
  * the queue holds {@link #HIGH_WATER} frames the channel stops reading (TCP backpressure), and
@@ -50,19 +53,32 @@ public final class ServerConnection implements AutoCloseable {
     private final EventLoopGroup group;
     private final Channel channel;
     private final FrameDecoder decoder;
+    private final CertificateFingerprint serverFingerprint;
     private final LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
     private volatile boolean closed;
 
-    private ServerConnection(ServerAddress address, EventLoopGroup group, Channel channel, FrameDecoder decoder) {
+    private ServerConnection(ServerAddress address, EventLoopGroup group, Channel channel, FrameDecoder decoder,
+                             CertificateFingerprint serverFingerprint) {
         this.address = address;
+        this.serverFingerprint = serverFingerprint;
         this.group = group;
         this.channel = channel;
         this.decoder = decoder;
     }
 
-    /** Connects to {@code address}; an unreachable server is a {@link ExitCode#NETWORK} failure. */
+    /** Connects to {@code address} over plain TCP (a server with TLS off); see {@link #connect(ServerAddress, Duration, ServerTrust)}. */
     public static ServerConnection connect(ServerAddress address, Duration timeout) {
+        return connect(address, timeout, ServerTrust.plain());
+    }
+
+    /**
+     * Connects to {@code address} and, unless {@code trust} is plain, completes the TLS handshake,
+     * verifying the server as {@code trust} says before any frame is sent. An unreachable server or
+     * a failed handshake is a {@link ExitCode#NETWORK} failure; a refused certificate is
+     * {@link ServerTrust}'s refusal (naming the fingerprints).
+     */
+    public static ServerConnection connect(ServerAddress address, Duration timeout, ServerTrust trust) {
         EventLoopGroup group = new NioEventLoopGroup(1, r -> {
             Thread t = new Thread(r, "holdfast-net");
             t.setDaemon(true);
@@ -70,12 +86,18 @@ public final class ServerConnection implements AutoCloseable {
         });
         FrameDecoder decoder = new FrameDecoder();
         ServerConnection[] self = new ServerConnection[1];
+        ServerTrust.Check check = trust.usesTls() ? trust.check(address) : null;
+        SslHandler ssl = check == null ? null : new SslHandler(check.newEngine());
         Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, timeout.toMillis()))
                 .option(ChannelOption.TCP_NODELAY, true)
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        if (ssl != null) {
+                            ssl.setHandshakeTimeoutMillis(Math.max(1, timeout.toMillis()));
+                            ch.pipeline().addLast("tls", ssl); // first: every frame runs inside TLS
+                        }
                         ch.pipeline().addLast("decoder", decoder).addLast("encoder", new FrameEncoder())
                                 .addLast("inbox", new Inbox(() -> self[0]));
                     }
@@ -88,7 +110,22 @@ public final class ServerConnection implements AutoCloseable {
                     + (cause == null ? "unknown reason" : cause.getMessage()),
                     "check that the server is running and that --server names its ingest port", cause);
         }
-        ServerConnection c = new ServerConnection(address, group, f.channel(), decoder);
+        if (ssl != null) {
+            io.netty.util.concurrent.Future<Channel> hs = ssl.handshakeFuture().awaitUninterruptibly();
+            if (!hs.isSuccess()) {
+                f.channel().close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+                group.shutdownGracefully(0, 100, TimeUnit.MILLISECONDS);
+                if (check.refusal() != null) {
+                    throw check.refusal();
+                }
+                Throwable cause = hs.cause();
+                throw new AgentException(ExitCode.NETWORK, "TLS handshake with " + address + " failed: "
+                        + (cause == null ? "unknown reason" : rootMessage(cause)),
+                        "check that --server names the ingest port of a Holdfast server; if that server runs with"
+                                + " holdfast.tls.enabled=false, pass --no-tls", cause);
+            }
+        }
+        ServerConnection c = new ServerConnection(address, group, f.channel(), decoder, check == null ? null : check.presented());
         self[0] = c;
         return c;
     }
@@ -102,6 +139,18 @@ public final class ServerConnection implements AutoCloseable {
                     + ", this agent speaks " + ProtocolLimits.VERSION, "use an agent that matches the server's version");
         }
         return ok;
+    }
+
+    /** The SHA-256 fingerprint of the certificate the server presented, or null over plain TCP. */
+    public CertificateFingerprint serverFingerprint() {
+        return serverFingerprint;
+    }
+
+    private static String rootMessage(Throwable t) {
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        return t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
     }
 
     /** The server this connects to. */

@@ -46,14 +46,14 @@ class BackupRestoreTest {
     }
 
     AgentRun backup(String... extra) {
-        List<String> a = new ArrayList<>(List.of("backup", "--server", server.address(), "--volume", "vm1",
+        List<String> a = new ArrayList<>(List.of("backup", "--server", server.address(), "--no-tls", "--volume", "vm1",
                 "--source", image.toString(), "--state-dir", state.toString(), "--json"));
         a.addAll(List.of(extra));
         return AgentRun.of(a.toArray(String[]::new));
     }
 
     AgentRun restore(String snapshot, Path target) {
-        return AgentRun.of("restore", "--server", server.address(), "--volume", "vm1", "--snapshot", snapshot,
+        return AgentRun.of("restore", "--server", server.address(), "--no-tls", "--volume", "vm1", "--snapshot", snapshot,
                 "--target", target.toString(), "--json");
     }
 
@@ -300,7 +300,7 @@ class BackupRestoreTest {
     void snapshots_json_listsIdCreatedAtAndSizes() {
         assertThat(backup().exit()).isZero();
         assertThat(backup().exit()).isZero();
-        AgentRun r = AgentRun.of("snapshots", "--server", server.address(), "--volume", "vm1", "--json");
+        AgentRun r = AgentRun.of("snapshots", "--server", server.address(), "--no-tls", "--volume", "vm1", "--json");
         assertThat(r.exit()).as("%s", r).isZero();
         JsonNode a = r.json();
         assertThat(a.isArray()).isTrue();
@@ -311,7 +311,7 @@ class BackupRestoreTest {
         for (String f : List.of("volumeBytes", "blockSize", "changedBlocks", "storedBytes")) {
             assertThat(a.get(0).has(f)).as(f).isTrue();
         }
-        AgentRun table = AgentRun.of("snapshots", "--server", server.address(), "--volume", "vm1");
+        AgentRun table = AgentRun.of("snapshots", "--server", server.address(), "--no-tls", "--volume", "vm1");
         assertThat(table.stdout()).contains("CREATED").contains("STORED");
     }
 
@@ -331,7 +331,7 @@ class BackupRestoreTest {
 
     @Test
     void backup_badVolumeName_usageExit2() {
-        AgentRun r = AgentRun.of("backup", "--server", server.address(), "--volume", ".hidden", "--source", image.toString());
+        AgentRun r = AgentRun.of("backup", "--server", server.address(), "--no-tls", "--volume", ".hidden", "--source", image.toString());
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.stderr()).contains("invalid volume name");
     }

@@ -74,12 +74,12 @@ class LauncherIT {
     }
 
     private Run backup(Map<String, String> env) throws Exception {
-        return launch(env, "backup", "--server", server.address(), "--volume", "vm1", "--source", image.toString(),
+        return launch(env, "backup", "--server", server.address(), "--no-tls", "--volume", "vm1", "--source", image.toString(),
                 "--state-dir", dir.resolve("state").toString(), "--json");
     }
 
     private Run restore(Map<String, String> env, Path target) throws Exception {
-        return launch(env, "restore", "--server", server.address(), "--volume", "vm1", "--snapshot", "latest",
+        return launch(env, "restore", "--server", server.address(), "--no-tls", "--volume", "vm1", "--snapshot", "latest",
                 "--target", target.toString(), "--json");
     }
 

@@ -14,6 +14,7 @@ import org.holdfast.server.ingest.IngestSettings;
 import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.security.AuthenticationFailedException;
 import org.holdfast.server.security.TokenAuthenticator;
+import org.holdfast.server.security.tls.ServerCertificate;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
@@ -125,11 +126,14 @@ public class CoreConfiguration {
     }
 
     @Bean
-    IngestServer ingestServer(IngestServices services, HoldfastProperties props, ObjectProvider<BuildProperties> build) {
+    IngestServer ingestServer(IngestServices services, HoldfastProperties props, ObjectProvider<BuildProperties> build,
+                              ObjectProvider<ServerCertificate> certificate) {
         HoldfastProperties.Ingest i = props.ingest();
         String version = build.getIfAvailable() != null ? build.getIfAvailable().getVersion() : "0.1.0-SNAPSHOT";
+        ServerCertificate cert = certificate.getIfAvailable(); // absent when holdfast.tls.enabled=false (TlsConfiguration)
         return new IngestServer(new IngestSettings(i.host(), i.port(), i.sessionThreads(), i.segmentEntries(), i.maxQueuedFrames(),
-                i.maxQueuedBytes().toBytes(), i.idleTimeout(), "holdfast-server/" + version), services);
+                i.maxQueuedBytes().toBytes(), i.idleTimeout(), "holdfast-server/" + version, cert == null ? null : cert.sslContext()),
+                services);
     }
 
     @Bean

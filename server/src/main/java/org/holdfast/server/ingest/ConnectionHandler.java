@@ -196,10 +196,32 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         if (cause instanceof IOException) {
             ctx.close(); // the peer went away; nobody to tell
+        } else if (isTlsFailure(cause)) {
+            // a plain-TCP client on the TLS port, or a failed handshake: no frame can reach it, so close
+            LOG.log(Level.INFO, "TLS failed with " + channel.remoteAddress() + ": " + rootMessage(cause) + "; connection closed");
+            ctx.close();
         } else {
             sendErrorAndClose(codeOf(cause), messageOf(cause));
         }
         lane.execute(this::cleanup);
+    }
+
+    private static boolean isTlsFailure(Throwable cause) {
+        for (Throwable t = cause; t != null; t = t.getCause()) {
+            if (t instanceof javax.net.ssl.SSLException || t instanceof io.netty.handler.ssl.NotSslRecordException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String rootMessage(Throwable cause) {
+        Throwable t = cause;
+        while (t.getCause() != null) {
+            t = t.getCause();
+        }
+        String m = t.getMessage();
+        return m == null ? t.getClass().getSimpleName() : m.length() > 200 ? m.substring(0, 200) : m;
     }
 
     @Override

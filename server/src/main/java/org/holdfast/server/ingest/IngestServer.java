@@ -11,6 +11,7 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
@@ -20,6 +21,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.net.ssl.SSLEngine;
 import org.holdfast.common.protocol.FrameDecoder;
 import org.holdfast.common.protocol.FrameEncoder;
 
@@ -34,6 +36,8 @@ import org.holdfast.common.protocol.FrameEncoder;
 public final class IngestServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(IngestServer.class.getName());
     private static final FrameEncoder ENCODER = new FrameEncoder();
+    /** A client that connects but does not finish the TLS handshake is dropped after this. */
+    static final long HANDSHAKE_TIMEOUT_SECONDS = 15;
 
     private final IngestSettings settings;
     private final IngestServices services;
@@ -75,6 +79,15 @@ public final class IngestServer implements AutoCloseable {
                         connections.add(ch);
                         stats.connections.incrementAndGet();
                         FrameDecoder decoder = new FrameDecoder();
+                        if (settings.tls() != null) {
+                            // first, so that nothing but a completed handshake's plaintext reaches the
+                            // decoder: a plain-TCP client fails the handshake and is closed there
+                            SSLEngine engine = settings.tls().createSSLEngine();
+                            engine.setUseClientMode(false);
+                            SslHandler ssl = new SslHandler(engine);
+                            ssl.setHandshakeTimeout(HANDSHAKE_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+                            ch.pipeline().addLast("tls", ssl);
+                        }
                         ch.pipeline().addLast("idle", new IdleStateHandler(0, 0, settings.idleTimeout().toMillis(), TimeUnit.MILLISECONDS))
                                 .addLast("decoder", decoder)
                                 .addLast("encoder", ENCODER)
@@ -87,7 +100,8 @@ public final class IngestServer implements AutoCloseable {
             shutdownLoops();
             throw new IllegalStateException("cannot listen for agents on " + settings.host() + ":" + settings.port() + ": " + e.getMessage(), e);
         }
-        LOG.log(System.Logger.Level.INFO, "listening for agents on {0}", serverChannel.localAddress());
+        LOG.log(System.Logger.Level.INFO, "listening for agents on {0} ({1})", serverChannel.localAddress(),
+                settings.tls() != null ? "TLS" : "plain TCP, no TLS");
     }
 
     /** The bound port (useful with port 0). */

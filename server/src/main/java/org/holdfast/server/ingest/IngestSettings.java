@@ -4,10 +4,19 @@ package org.holdfast.server.ingest;
  * Settings of the ingest server. {@code port} 0 picks an ephemeral port (tests).
  * {@code segmentMaxEntries} is U_segment, the longest input segment handed to the dedup engine.
  * A connection that neither sends nor receives anything for {@code idleTimeout} is closed (its
- * backup abandoned), so a vanished agent cannot hold a volume's lock for long.
+ * backup abandoned), so a vanished agent cannot hold a volume's lock for long. {@code tls}, when
+ * not null, is the server-side TLS context every connection is wrapped in (docs/protocol.md: the
+ * frames run inside TLS); null serves plain TCP (tests, and {@code holdfast.tls.enabled=false}).
  */
 public record IngestSettings(String host, int port, int sessionThreads, int segmentMaxEntries, int maxQueuedFrames,
-                             long maxQueuedBytes, java.time.Duration idleTimeout, String serverVersion) {
+                             long maxQueuedBytes, java.time.Duration idleTimeout, String serverVersion,
+                             javax.net.ssl.SSLContext tls) {
+    /** Plain TCP. */
+    public IngestSettings(String host, int port, int sessionThreads, int segmentMaxEntries, int maxQueuedFrames,
+                          long maxQueuedBytes, java.time.Duration idleTimeout, String serverVersion) {
+        this(host, port, sessionThreads, segmentMaxEntries, maxQueuedFrames, maxQueuedBytes, idleTimeout, serverVersion, null);
+    }
+
     public IngestSettings {
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("ingest port must be 0..65535, got " + port);
@@ -24,6 +33,12 @@ public record IngestSettings(String host, int port, int sessionThreads, int segm
         if (maxQueuedFrames < 1 || maxQueuedBytes < 1) {
             throw new IllegalArgumentException("queue limits must be positive");
         }
+    }
+
+    /** These settings with connections wrapped in TLS from {@code context} (null: plain TCP). */
+    public IngestSettings withTls(javax.net.ssl.SSLContext context) {
+        return new IngestSettings(host, port, sessionThreads, segmentMaxEntries, maxQueuedFrames, maxQueuedBytes, idleTimeout,
+                serverVersion, context);
     }
 
     /** Loopback, ephemeral port: for tests. */

@@ -41,6 +41,7 @@ class GcApiTest {
     @DynamicPropertySource
     static void properties(DynamicPropertyRegistry r) {
         r.add("holdfast.data-dir", DATA::toString);
+        r.add("holdfast.tls.enabled", () -> "false"); // TestRestTemplate speaks plain HTTP; TLS is tested end to end
         r.add("holdfast.ingest.host", () -> "127.0.0.1");
         r.add("holdfast.ingest.port", () -> "0");
         r.add("holdfast.store.min-free-space", () -> "0");

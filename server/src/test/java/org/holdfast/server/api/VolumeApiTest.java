@@ -38,6 +38,7 @@ class VolumeApiTest {
     @DynamicPropertySource
     static void properties(DynamicPropertyRegistry r) {
         r.add("holdfast.data-dir", DATA::toString);
+        r.add("holdfast.tls.enabled", () -> "false"); // TestRestTemplate speaks plain HTTP; TLS is tested end to end
         r.add("holdfast.ingest.host", () -> "127.0.0.1");
         r.add("holdfast.ingest.port", () -> "0");
         r.add("holdfast.store.min-free-space", () -> "0");

@@ -44,6 +44,7 @@ class GcBookkeepingOffTest {
                 "--holdfast.ingest.port=0",
                 "--holdfast.store.min-free-space=0",
                 "--holdfast.gc.bookkeeping=" + mode,
+                "--holdfast.tls.enabled=false", // plain HTTP and agent port; TLS is tested end to end
                 "--holdfast.gc.interval=1s",
                 "--holdfast.gc.grace=1ms",
                 "--holdfast.gc.default-retention=1h",

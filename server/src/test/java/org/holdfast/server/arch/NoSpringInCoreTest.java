@@ -17,4 +17,10 @@ class NoSpringInCoreTest {
                     "org.holdfast.server.store..", "org.holdfast.server.catalog..", "org.holdfast.server.ingest..",
                     "org.holdfast.server.restore..", "org.holdfast.server.security..")
             .should().dependOnClassesThat().resideInAnyPackage("org.springframework..");
+
+    /** BouncyCastle builds and reads certificates in one place; everything else uses the JDK's TLS types. */
+    @ArchTest
+    static final ArchRule bouncyCastleOnlyInTls = noClasses()
+            .that().resideOutsideOfPackage("org.holdfast.server.security.tls..")
+            .should().dependOnClassesThat().resideInAnyPackage("org.bouncycastle..");
 }

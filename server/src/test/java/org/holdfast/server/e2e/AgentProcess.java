@@ -75,7 +75,12 @@ public final class AgentProcess {
 
     /** Starts {@code agent <args>} without waiting. */
     public Running start(String... args) {
-        List<String> list = List.of(args);
+        List<String> list = new ArrayList<>(List.of(args));
+        if (list.size() > 0 && List.of("backup", "restore", "snapshots").contains(list.get(0)) && !list.contains("--known-servers")) {
+            // never the real ~/.holdfast/known-servers of whoever runs the tests
+            list.add("--known-servers");
+            list.add(knownServers().toString());
+        }
         Path[] out = logs.next("agent-" + args[0] + (list.contains("--volume") ? "-" + list.get(list.indexOf("--volume") + 1) : ""));
         List<String> jvm = List.of("-Xmx256m", "-XX:+UseSerialGC");
         // the token of the harness server the agent is aimed at goes in the environment, never in
@@ -85,6 +90,11 @@ public final class AgentProcess {
         Map<String, String> env = token == null ? Map.of() : Map.of("HOLDFAST_TOKEN", token);
         Process p = ChildJvm.start(MAIN_CLASS, jvm, ChildJvm.agentClasspath(), list, env, out[0], out[1]);
         return new Running(list, p, out[0], out[1]);
+    }
+
+    /** The known-servers file the agents of this test class share (beside their logs). */
+    public Path knownServers() {
+        return logs.path().resolve("known-servers");
     }
 
     /** Runs {@code agent <args>} to the end. */
@@ -103,13 +113,16 @@ public final class AgentProcess {
     public static String[] backupArgs(ServerProcess server, String volume, Path source, Path stateDir, String... extra) {
         List<String> a = new ArrayList<>(List.of("backup", "--server", server.ingestAddress(), "--volume", volume,
                 "--source", source.toString(), "--state-dir", stateDir.toString(), "--json"));
+        a.addAll(server.agentTrustArgs());
         a.addAll(List.of(extra));
         return a.toArray(String[]::new);
     }
 
     /** {@code snapshots --json}; fails the test unless the agent exits 0. */
     public List<SnapshotInfo> snapshots(ServerProcess server, String volume) {
-        AgentResult r = run("snapshots", "--server", server.ingestAddress(), "--volume", volume, "--json");
+        List<String> a = new ArrayList<>(List.of("snapshots", "--server", server.ingestAddress(), "--volume", volume, "--json"));
+        a.addAll(server.agentTrustArgs());
+        AgentResult r = run(a.toArray(String[]::new));
         assertThat(r.exitCode()).as("listing snapshots of %s should succeed:\n%s\n%s", volume, r, server.diagnostics()).isZero();
         JsonNode array = json(r);
         assertThat(array.isArray()).as("snapshots --json prints a JSON array: %s", r).isTrue();
@@ -127,8 +140,10 @@ public final class AgentProcess {
     }
 
     public static String[] restoreArgs(ServerProcess server, String volume, String snapshotId, Path target) {
-        return new String[] {"restore", "--server", server.ingestAddress(), "--volume", volume,
-                "--snapshot", snapshotId, "--target", target.toString(), "--json"};
+        List<String> a = new ArrayList<>(List.of("restore", "--server", server.ingestAddress(), "--volume", volume,
+                "--snapshot", snapshotId, "--target", target.toString(), "--json"));
+        a.addAll(server.agentTrustArgs());
+        return a.toArray(String[]::new);
     }
 
     /** Parses the JSON document on stdout (the whole of it, or else its last line that looks like JSON). */

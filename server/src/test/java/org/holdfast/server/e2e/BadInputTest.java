@@ -315,7 +315,8 @@ class BadInputTest {
 
     @Test
     void agentSnapshots_unknownVolume_exitNonZeroWithOneLineReason() {
-        AgentResult r = agent.run("snapshots", "--server", server.ingestAddress(), "--volume", MISSING, "--json");
+        AgentResult r = agent.run("snapshots", "--server", server.ingestAddress(), "--volume", MISSING, "--json",
+                "--fingerprint", server.fingerprint().toString());
         assertOneLineFailure(r, MISSING);
     }
 
@@ -354,7 +355,7 @@ class BadInputTest {
     // --- helpers ------------------------------------------------------------------------------
 
     private WireProbe probe() {
-        return new WireProbe(server.ingestPort());
+        return new WireProbe(server.ingestPort(), server.clientTls(), server.agentToken());
     }
 
     private static void assertViolation(WireProbe p, int... allowedCodes) {

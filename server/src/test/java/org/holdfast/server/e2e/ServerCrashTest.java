@@ -149,7 +149,7 @@ class ServerCrashTest {
                 check.add(ids.get(random.nextInt(ids.size() - 3)));
             }
         }
-        try (WireProbe p = new WireProbe(server.ingestPort())) {
+        try (WireProbe p = new WireProbe(server.ingestPort(), server.clientTls(), server.agentToken())) {
             p.hello();
             for (String id : check.stream().distinct().toList()) {
                 byte[] restored = p.restore(volume, Long.parseLong(id));

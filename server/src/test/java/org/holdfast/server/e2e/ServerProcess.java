@@ -27,11 +27,20 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+import org.holdfast.common.tls.CertificateFingerprint;
 
 /**
  * The real Holdfast server as a child process on 127.0.0.1, on a data directory that outlives
  * the process: {@link #kill()} sends SIGKILL, {@link #start()} brings a new process up on the
- * same data directory (on fresh ports), and {@link #close()} stops it for good.
+ * same data directory (on fresh ports), and {@link #close()} stops it for good. TLS is on unless
+ * {@code holdfast.tls.enabled=false} is passed: the REST client then trusts exactly the certificate
+ * the server made in {@code <data-dir>/tls/server.crt}, and agents get {@link #agentTrustArgs()}.
  *
  * <p>Before the first start it issues, with the offline {@code create-token}, an admin token (sent
  * with every REST call) and an agent token for every volume ({@link #agentToken()}, also in
@@ -46,7 +55,10 @@ public final class ServerProcess implements AutoCloseable {
     private final String engine;
     private final Map<String, String> extraProperties;
     private final LogDir logs;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final boolean tls;
+    /** Built once the server's certificate is known, trusting exactly it (see {@link #http()}). */
+    private HttpClient http;
+    private CertificateFingerprint httpTrusts;
 
     private Process process;
     private int httpPort;
@@ -66,6 +78,7 @@ public final class ServerProcess implements AutoCloseable {
         this.tmpDir = workDir.resolve("tmp");
         this.engine = engine;
         this.extraProperties = new LinkedHashMap<>(extraProperties);
+        this.tls = !"false".equals(extraProperties.get("holdfast.tls.enabled"));
         this.logs = logs;
         this.agentTokenFile = workDir.resolve("agent-token");
     }
@@ -175,8 +188,12 @@ public final class ServerProcess implements AutoCloseable {
                 throw new IllegalStateException("server exited with " + process.exitValue() + " during startup\n"
                         + diagnostics());
             }
+            if (tls && !Files.exists(certificateFile())) {
+                sleep(200); // the server writes its self-signed certificate early in its start
+                continue;
+            }
             try {
-                HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri("/actuator/health"))
+                HttpResponse<String> r = http().send(HttpRequest.newBuilder(uri("/actuator/health"))
                         .timeout(Duration.ofSeconds(5)).GET().build(), HttpResponse.BodyHandlers.ofString());
                 last = r.statusCode() + " " + r.body();
                 if (r.statusCode() == 200 && r.body().contains("\"UP\"") && ingestAccepts()) {
@@ -252,7 +269,7 @@ public final class ServerProcess implements AutoCloseable {
             b.header("Content-Type", "application/json");
         }
         try {
-            return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+            return http().send(b.build(), HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
             throw new UncheckedIOException(method + " " + path, e);
         } catch (InterruptedException e) {
@@ -262,7 +279,68 @@ public final class ServerProcess implements AutoCloseable {
     }
 
     private URI uri(String path) {
-        return URI.create("http://127.0.0.1:" + httpPort + path);
+        return URI.create((tls ? "https" : "http") + "://127.0.0.1:" + httpPort + path);
+    }
+
+    /** True unless started with {@code holdfast.tls.enabled=false}. */
+    public boolean tls() {
+        return tls;
+    }
+
+    /** {@code <data-dir>/tls/server.crt}, the self-signed certificate the server made at its first start. */
+    public Path certificateFile() {
+        return dataDir.resolve("tls").resolve("server.crt");
+    }
+
+    /** The SHA-256 fingerprint of the server's certificate, read from {@link #certificateFile()}. */
+    public CertificateFingerprint fingerprint() {
+        return CertificateFingerprint.of(certificate());
+    }
+
+    /** The options that make an agent trust this server: {@code --fingerprint <its fingerprint>}, or {@code --no-tls}. */
+    public List<String> agentTrustArgs() {
+        return tls ? List.of("--fingerprint", fingerprint().toString()) : List.of("--no-tls");
+    }
+
+    /** A client TLS context that trusts exactly this server's certificate (host name 127.0.0.1 checked), or null without TLS. */
+    public SSLContext clientTls() {
+        if (!tls) {
+            return null;
+        }
+        try {
+            KeyStore ks = KeyStore.getInstance("PKCS12");
+            ks.load(null, null);
+            ks.setCertificateEntry("holdfast", certificate());
+            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(ks);
+            SSLContext ctx = SSLContext.getInstance("TLS");
+            ctx.init(null, tmf.getTrustManagers(), null);
+            return ctx;
+        } catch (GeneralSecurityException | IOException e) {
+            throw new IllegalStateException("cannot trust " + certificateFile() + ": " + e, e);
+        }
+    }
+
+    private X509Certificate certificate() {
+        try (var in = Files.newInputStream(certificateFile())) {
+            return (X509Certificate) CertificateFactory.getInstance("X.509").generateCertificate(in);
+        } catch (IOException | GeneralSecurityException e) {
+            throw new IllegalStateException("cannot read the server certificate " + certificateFile() + ": " + e, e);
+        }
+    }
+
+    /** The HTTP client, rebuilt when the server's certificate changed (a test may replace it). */
+    private synchronized HttpClient http() {
+        CertificateFingerprint now = tls ? fingerprint() : null;
+        if (http == null || !java.util.Objects.equals(now, httpTrusts)) {
+            HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5));
+            if (tls) {
+                b.sslContext(clientTls());
+            }
+            http = b.build();
+            httpTrusts = now;
+        }
+        return http;
     }
 
     /** Bytes of all files under the data directory; files vanishing during the walk are skipped. */

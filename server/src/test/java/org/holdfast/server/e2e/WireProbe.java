@@ -15,7 +15,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Speaks protocol v1 (docs/protocol.md) byte by byte over a plain socket, written from the
+ * Speaks protocol v1 (docs/protocol.md) byte by byte over a socket (inside TLS when the server has it), written from the
  * document rather than from the codec so that it can also send what the codec never would:
  * malformed, oversized and lying frames.
  */
@@ -69,15 +69,33 @@ final class WireProbe implements AutoCloseable {
     private final String token;
 
     WireProbe(int port) {
-        this(port, System.getProperty("holdfast.e2e.token", ""));
+        this(port, null, System.getProperty("holdfast.e2e.token", ""));
     }
 
     WireProbe(int port, String token) {
+        this(port, null, token);
+    }
+
+    /**
+     * Over TLS from {@code tls} (null: plain TCP); the frames are the same, inside TLS. HELLO sends
+     * {@code token}.
+     */
+    WireProbe(int port, javax.net.ssl.SSLContext tls, String token) {
         this.token = token;
         try {
-            socket = new Socket();
-            socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 5000);
-            socket.setSoTimeout(15_000);
+            Socket plain = new Socket();
+            plain.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 5000);
+            plain.setSoTimeout(15_000);
+            if (tls != null) {
+                javax.net.ssl.SSLSocket s = (javax.net.ssl.SSLSocket) tls.getSocketFactory().createSocket(plain, "127.0.0.1", port, true);
+                javax.net.ssl.SSLParameters p = s.getSSLParameters();
+                p.setEndpointIdentificationAlgorithm("HTTPS"); // the self-signed certificate names 127.0.0.1
+                s.setSSLParameters(p);
+                s.startHandshake();
+                socket = s;
+            } else {
+                socket = plain;
+            }
             in = new DataInputStream(socket.getInputStream());
             out = socket.getOutputStream();
         } catch (IOException e) {

@@ -1,0 +1,254 @@
+package org.holdfast.client.net;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.util.Collection;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.TrustManagerFactory;
+import javax.net.ssl.X509ExtendedTrustManager;
+import org.holdfast.client.AgentException;
+import org.holdfast.client.ExitCode;
+import org.holdfast.common.tls.CertificateFingerprint;
+
+/**
+ * How the agent decides that it talks to the right server (docs/agent.md, "Verifying the server"):
+ * <ul>
+ * <li>{@link #caCertificates}: the certificate chains to a CA in a PEM file and names the host
+ *     ({@code --ca-cert}); PKIX and host name checks are the JDK's;</li>
+ * <li>{@link #pinned}: the certificate's SHA-256 fingerprint is the one given ({@code --fingerprint});
+ *     no CA and no host name check, the pin is stronger;</li>
+ * <li>{@link #remembered}: the fingerprint the known-servers file holds for this address; with no
+ *     entry the connection is refused and the presented fingerprint printed, never trusted blindly;</li>
+ * <li>{@link #plain}: no TLS ({@code --no-tls}, for a server with TLS off).</li>
+ * </ul>
+ * A refusal is an {@link AgentException} naming the presented fingerprint (and the expected one):
+ * {@link ExitCode#INTEGRITY} for a mismatch or a certificate the CA does not vouch for (the server's
+ * identity failed verification, possibly an interception; the server itself refused nothing), and
+ * {@link ExitCode#USAGE} for an unknown server (the command line must say whom to trust).
+ */
+public final class ServerTrust {
+    private enum Mode { PLAIN, CA, PIN, REMEMBERED }
+
+    private final Mode mode;
+    private final CertificateFingerprint expected;
+    private final Path source;
+    private final X509ExtendedTrustManager ca;
+
+    private ServerTrust(Mode mode, CertificateFingerprint expected, Path source, X509ExtendedTrustManager ca) {
+        this.mode = mode;
+        this.expected = expected;
+        this.source = source;
+        this.ca = ca;
+    }
+
+    /** No TLS at all. */
+    public static ServerTrust plain() {
+        return new ServerTrust(Mode.PLAIN, null, null, null);
+    }
+
+    /** Trust exactly the certificate with this fingerprint. */
+    public static ServerTrust pinned(CertificateFingerprint fingerprint) {
+        return new ServerTrust(Mode.PIN, fingerprint, null, null);
+    }
+
+    /** Trust what {@code known} remembers for {@code server}, or nothing. */
+    public static ServerTrust remembered(KnownServers known, ServerAddress server) {
+        return new ServerTrust(Mode.REMEMBERED, known.lookup(server).orElse(null), known.file(), null);
+    }
+
+    /** Trust certificates issued by a CA in {@code pemFile} (one or more PEM certificates) for the server's host name. */
+    public static ServerTrust caCertificates(Path pemFile) {
+        Collection<? extends Certificate> certs;
+        try (InputStream in = Files.newInputStream(pemFile)) {
+            certs = CertificateFactory.getInstance("X.509").generateCertificates(in);
+        } catch (IOException e) {
+            throw new AgentException(ExitCode.USAGE, "cannot read --ca-cert " + pemFile + ": " + e.getMessage(),
+                    "name a readable PEM file holding the CA certificate(s)", e);
+        } catch (CertificateException e) {
+            throw new AgentException(ExitCode.USAGE, "--ca-cert " + pemFile + " is not a PEM certificate file: " + e.getMessage(),
+                    "name a PEM file holding the CA certificate(s) ('-----BEGIN CERTIFICATE-----')", e);
+        }
+        if (certs.isEmpty()) {
+            throw new AgentException(ExitCode.USAGE, "--ca-cert " + pemFile + " holds no certificate",
+                    "name a PEM file holding the CA certificate(s) ('-----BEGIN CERTIFICATE-----')");
+        }
+        try {
+            KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
+            ks.load(null, null);
+            int i = 0;
+            for (Certificate c : certs) {
+                ks.setCertificateEntry("ca-" + i++, c);
+            }
+            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(ks);
+            for (TrustManager tm : tmf.getTrustManagers()) {
+                if (tm instanceof X509ExtendedTrustManager x) {
+                    return new ServerTrust(Mode.CA, null, pemFile, x);
+                }
+            }
+            throw new IllegalStateException("the JDK offers no X509ExtendedTrustManager");
+        } catch (GeneralSecurityException | IOException e) {
+            throw new AgentException(ExitCode.USAGE, "cannot use --ca-cert " + pemFile + ": " + e.getMessage(),
+                    "name a PEM file holding the CA certificate(s)", e);
+        }
+    }
+
+    /** True unless {@link #plain()}. */
+    public boolean usesTls() {
+        return mode != Mode.PLAIN;
+    }
+
+    /** True if a successful handshake confirms the server by an explicit option, so it may be remembered. */
+    public boolean confirmsExplicitly() {
+        return mode == Mode.CA || mode == Mode.PIN;
+    }
+
+    /** A fresh check for one connection to {@code server}: the TLS client context and what it saw. */
+    Check check(ServerAddress server) {
+        return new Check(server);
+    }
+
+    /** One connection's verification: records the presented fingerprint and, on refusal, why. */
+    final class Check extends X509ExtendedTrustManager {
+        private final ServerAddress server;
+        private volatile CertificateFingerprint presented;
+        private volatile AgentException refusal;
+
+        private Check(ServerAddress server) {
+            this.server = server;
+        }
+
+        /** A client engine for {@code server}, with host name verification in CA mode. */
+        SSLEngine newEngine() {
+            try {
+                SSLContext ctx = SSLContext.getInstance("TLS");
+                ctx.init(null, new TrustManager[] {this}, null);
+                SSLEngine engine = ctx.createSSLEngine(server.host(), server.port());
+                engine.setUseClientMode(true);
+                if (mode == Mode.CA) {
+                    SSLParameters p = engine.getSSLParameters();
+                    p.setEndpointIdentificationAlgorithm("HTTPS");
+                    engine.setSSLParameters(p);
+                }
+                return engine;
+            } catch (GeneralSecurityException e) {
+                throw new AgentException(ExitCode.INTERNAL, "cannot set up TLS: " + e.getMessage(), null, e);
+            }
+        }
+
+        /** The server certificate's fingerprint, once the handshake got that far. */
+        CertificateFingerprint presented() {
+            return presented;
+        }
+
+        /** Why the certificate was refused, or null. */
+        AgentException refusal() {
+            return refusal;
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
+            verify(chain, authType, engine);
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
+            verify(chain, authType, null);
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+            verify(chain, authType, null);
+        }
+
+        private void verify(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
+            if (chain == null || chain.length == 0) {
+                throw refuse(new AgentException(ExitCode.INTEGRITY, "server " + server + " presented no certificate",
+                        "check that --server names a Holdfast ingest port"));
+            }
+            CertificateFingerprint got = CertificateFingerprint.of(chain[0]);
+            presented = got;
+            switch (mode) {
+                case PIN -> {
+                    if (!got.equals(expected)) {
+                        throw refuse(new AgentException(ExitCode.INTEGRITY, "server " + server
+                                + " presented a certificate with SHA-256 fingerprint " + got + ", but --fingerprint expects "
+                                + expected + "; refusing to connect",
+                                "compare both with the fingerprint the server logs at start; if the server's certificate was"
+                                        + " replaced on purpose, pass the new one with --fingerprint, otherwise the connection"
+                                        + " may be intercepted"));
+                    }
+                }
+                case REMEMBERED -> {
+                    if (expected == null) {
+                        throw refuse(new AgentException(ExitCode.USAGE, "server " + server + " is not known to this agent"
+                                + " (no entry in " + source + "); its certificate's SHA-256 fingerprint is " + got,
+                                "check that fingerprint against the one the server logs at start (or 'openssl x509 -noout"
+                                        + " -fingerprint -sha256 -in <data-dir>/tls/server.crt' on the server), then run again"
+                                        + " with --fingerprint " + got + " (it is remembered after that), or use --ca-cert FILE"));
+                    }
+                    if (!got.equals(expected)) {
+                        throw refuse(new AgentException(ExitCode.INTEGRITY, "server " + server
+                                + " presented a certificate with SHA-256 fingerprint " + got + ", but " + source
+                                + " remembers " + expected + " for it; refusing to connect",
+                                "if the server's certificate was replaced on purpose, check the new fingerprint with its"
+                                        + " operator and run once with --fingerprint " + got
+                                        + "; otherwise the connection may be intercepted"));
+                    }
+                }
+                case CA -> {
+                    try {
+                        if (engine != null) {
+                            ca.checkServerTrusted(chain, authType, engine);
+                        } else {
+                            ca.checkServerTrusted(chain, authType);
+                        }
+                    } catch (CertificateException e) {
+                        throw refuse(new AgentException(ExitCode.INTEGRITY, "server " + server + "'s certificate (SHA-256 "
+                                + got + ") is not trusted by --ca-cert " + source + ": " + e.getMessage(),
+                                "check that --ca-cert holds the CA that issued the server's certificate and that --server"
+                                        + " uses a host name the certificate names; or pin it with --fingerprint"));
+                    }
+                }
+                default -> throw new CertificateException("TLS is off for this connection");
+            }
+        }
+
+        private CertificateException refuse(AgentException why) {
+            refusal = why;
+            return new CertificateException(why.getMessage());
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
+            throw new CertificateException("the agent does not accept client certificates");
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
+            throw new CertificateException("the agent does not accept client certificates");
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+            throw new CertificateException("the agent does not accept client certificates");
+        }
+
+        @Override
+        public X509Certificate[] getAcceptedIssuers() {
+            return new X509Certificate[0];
+        }
+    }
+}
