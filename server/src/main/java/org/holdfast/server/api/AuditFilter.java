@@ -23,11 +23,10 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * conflict, else failed) and, for a refusal, the error's message as detail. Never the request body,
  * headers or query (they may hold secrets).
  *
- * <p>Registered as an ordinary servlet filter it runs after Spring Security's chain, so it sees the
- * authenticated principal but not requests the chain refused; to audit those as {@code denied} too,
- * add it inside the chain before the authorization filter
- * ({@code http.addFilterBefore(auditFilter, AuthorizationFilter.class)}): an exception passing
- * through it is then recorded as {@code denied} if it is an access or authentication exception.
+ * <p>It sits inside Spring Security's chain, right after the bearer token filter and before
+ * authorization (see SecurityConfiguration), so calls the chain refuses are recorded as
+ * {@code denied} too; for those the handler is looked up here, so their action and target are the
+ * same as for an accepted call.
  */
 public class AuditFilter extends OncePerRequestFilter {
     private static final Set<String> CHANGING = Set.of("POST", "PUT", "PATCH", "DELETE");
@@ -35,10 +34,13 @@ public class AuditFilter extends OncePerRequestFilter {
 
     private final AuditLog audit;
     private final Clock clock;
+    private final HandlerMapping handlers;
 
-    public AuditFilter(AuditLog audit, Clock clock) {
+    /** {@code handlers} finds the handler of a call refused before dispatch; null: such calls get {@code http.METHOD}. */
+    public AuditFilter(AuditLog audit, Clock clock, HandlerMapping handlers) {
         this.audit = audit;
         this.clock = clock;
+        this.handlers = handlers;
     }
 
     @Override
@@ -50,6 +52,7 @@ public class AuditFilter extends OncePerRequestFilter {
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
         long start = clock.millis();
+        String principal = Principals.name(request); // the bearer filter ran: the caller is known now
         Throwable thrown = null;
         try {
             chain.doFilter(request, response);
@@ -57,11 +60,35 @@ public class AuditFilter extends OncePerRequestFilter {
             thrown = e;
             throw e;
         } finally {
-            audit.record(event(request, response, start, thrown));
+            boolean dispatched = handlerMatched(request);
+            if (!dispatched) {
+                lookUpHandler(request);
+            }
+            if (!(dispatched && recordedByHandler(request))) {
+                audit.record(event(request, response, start, thrown, principal));
+            }
         }
     }
 
-    private static AuditEvent event(HttpServletRequest request, HttpServletResponse response, long time, Throwable thrown) {
+    /** Sets the handler and path variables of a call that never reached the dispatcher (refused by the chain). */
+    private void lookUpHandler(HttpServletRequest request) {
+        if (handlers == null) {
+            return;
+        }
+        try {
+            handlers.getHandler(request);
+        } catch (Exception e) {
+            // no handler for that path: recorded as http.METHOD with the path as target
+        }
+    }
+
+    private static boolean recordedByHandler(HttpServletRequest request) {
+        return request.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE) instanceof HandlerMethod m
+                && m.getMethodAnnotation(Audited.class) != null && m.getMethodAnnotation(Audited.class).byHandler();
+    }
+
+    private static AuditEvent event(HttpServletRequest request, HttpServletResponse response, long time, Throwable thrown,
+                                    String principal) {
         String result;
         if (thrown != null) {
             String n = thrown.getClass().getSimpleName();
@@ -73,7 +100,7 @@ public class AuditFilter extends OncePerRequestFilter {
         Throwable cause = thrown != null ? thrown : handled instanceof Throwable t ? t : null;
         String detail = "ok".equals(result) ? "" : response.getStatus() + (cause == null || cause.getMessage() == null ? ""
                 : " " + cut(cause.getMessage()));
-        return new AuditEvent(time, Principals.name(request), request.getRemoteAddr() + ":" + request.getRemotePort(),
+        return new AuditEvent(time, principal, request.getRemoteAddr() + ":" + request.getRemotePort(),
                 action(request), target(request), result, detail);
     }
 
@@ -102,9 +129,18 @@ public class AuditFilter extends OncePerRequestFilter {
     @SuppressWarnings("unchecked")
     static String target(HttpServletRequest request) {
         Object vars = request.getAttribute(HandlerMapping.URI_TEMPLATE_VARIABLES_ATTRIBUTE);
-        if (vars instanceof Map<?, ?> m && m.get("name") != null) {
+        if (vars instanceof Map<?, ?> m) {
             Map<String, String> v = (Map<String, String>) m;
-            return "volume:" + cut(v.get("name")) + (v.get("sequence") == null ? "" : "@" + cut(v.get("sequence")));
+            String uri = request.getRequestURI();
+            if (uri.startsWith("/api/v1/volumes/") && v.get("name") != null) {
+                return "volume:" + cut(v.get("name")) + (v.get("sequence") == null ? "" : "@" + cut(v.get("sequence")));
+            }
+            if (uri.startsWith("/api/v1/users/") && v.get("name") != null) {
+                return "user:" + cut(v.get("name"));
+            }
+            if (uri.startsWith("/api/v1/tokens/") && v.get("id") != null) {
+                return "token:" + cut(v.get("id"));
+            }
         }
         return handlerMatched(request) ? "" : "path:" + cut(request.getRequestURI());
     }

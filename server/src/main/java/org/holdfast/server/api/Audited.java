@@ -11,4 +11,10 @@ import java.lang.annotation.Target;
 public @interface Audited {
     /** A dotted name, e.g. {@code volume.delete}. */
     String value();
+
+    /**
+     * True if the handler writes its own, richer entry (logins, users, tokens): the filter then
+     * records only calls refused before the handler ran.
+     */
+    boolean byHandler() default false;
 }

@@ -37,6 +37,7 @@ public class AuthController {
     public record Me(String principal, String kind, String role, List<String> volumes, String domain) {
     }
 
+    @Audited(value = "login", byHandler = true)
     @PostMapping("/api/v1/auth/login")
     public LoginResponse login(@RequestBody(required = false) LoginRequest body, HttpServletRequest request) {
         if (body == null || body.username() == null || body.username().isBlank() || body.password() == null) {
@@ -48,6 +49,7 @@ public class AuthController {
     }
 
     /** Ends the caller's console session; with an API token it does nothing (revoke tokens with DELETE /api/v1/tokens/{id}). */
+    @Audited(value = "logout", byHandler = true)
     @PostMapping("/api/v1/auth/logout")
     public ResponseEntity<Void> logout(HttpServletRequest request) {
         logins.logout(Caller.require(), Caller.bearer(request), Caller.source(request));

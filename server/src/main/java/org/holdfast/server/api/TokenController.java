@@ -54,6 +54,7 @@ public class TokenController {
         return tokens.list().stream().map(t -> TokenView.of(t, now)).toList();
     }
 
+    @Audited(value = "token.create", byHandler = true)
     @PostMapping("/api/v1/tokens")
     public ResponseEntity<IssuedTokenView> issue(@RequestBody(required = false) CreateToken body, HttpServletRequest request) {
         if (body == null || body.role() == null) {
@@ -72,6 +73,7 @@ public class TokenController {
     }
 
     /** Revokes the token at once: the next request or agent connection with it is refused. */
+    @Audited(value = "token.revoke", byHandler = true)
     @DeleteMapping("/api/v1/tokens/{id}")
     public TokenView revoke(@PathVariable String id, HttpServletRequest request) {
         return TokenView.of(tokens.revoke(id, Caller.require().name(), Caller.source(request)), System.currentTimeMillis());

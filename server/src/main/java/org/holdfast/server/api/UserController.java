@@ -53,6 +53,7 @@ public class UserController {
         return users.list().stream().map(UserView::of).toList();
     }
 
+    @Audited(value = "user.create", byHandler = true)
     @PostMapping("/api/v1/users")
     public ResponseEntity<UserView> create(@RequestBody(required = false) CreateUser body, HttpServletRequest request) {
         if (body == null || body.role() == null) {
@@ -68,6 +69,7 @@ public class UserController {
     }
 
     /** Sets password, role and/or disabled; the user's console sessions end. */
+    @Audited(value = "user.update", byHandler = true)
     @PutMapping("/api/v1/users/{name}")
     public UserView update(@PathVariable String name, @RequestBody(required = false) UpdateUser body, HttpServletRequest request) {
         if (body == null) {
@@ -77,6 +79,7 @@ public class UserController {
         return UserView.of(users.update(name, body.password(), role, body.disabled(), Caller.require().name(), Caller.source(request)));
     }
 
+    @Audited(value = "user.delete", byHandler = true)
     @DeleteMapping("/api/v1/users/{name}")
     public ResponseEntity<Void> delete(@PathVariable String name, HttpServletRequest request) {
         users.delete(name, Caller.require().name(), Caller.source(request));

@@ -12,6 +12,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.web.servlet.HandlerMapping;
 
 /**
  * Wires the audit log ({@code holdfast.audit.*}): the store in the catalog database, the REST audit
@@ -33,12 +35,18 @@ public class AuditConfiguration {
         return store;
     }
 
-    /** Every POST/PUT/PATCH/DELETE becomes one entry; see {@link AuditFilter} for where it sits relative to Spring Security. */
+    /** Every POST/PUT/PATCH/DELETE becomes one entry; SecurityConfiguration places it inside the security chain. */
     @Bean
-    FilterRegistrationBean<AuditFilter> auditFilter(AuditStore store, Clock holdfastClock) {
-        FilterRegistrationBean<AuditFilter> r = new FilterRegistrationBean<>(new AuditFilter(store, holdfastClock));
-        r.addUrlPatterns("/*");
-        r.setName("auditFilter");
+    AuditFilter auditFilter(AuditStore store, Clock holdfastClock,
+                            @Qualifier("requestMappingHandlerMapping") HandlerMapping handlers) {
+        return new AuditFilter(store, holdfastClock, handlers);
+    }
+
+    /** Not also as a plain servlet filter: it runs once, inside the security chain. */
+    @Bean
+    FilterRegistrationBean<AuditFilter> auditFilterOutsideChain(AuditFilter filter) {
+        FilterRegistrationBean<AuditFilter> r = new FilterRegistrationBean<>(filter);
+        r.setEnabled(false);
         return r;
     }
 }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import jakarta.servlet.DispatcherType;
 import java.nio.file.Path;
 import java.time.Clock;
+import org.holdfast.server.api.AuditFilter;
 import org.holdfast.server.api.BearerTokenFilter;
 import org.holdfast.server.api.SecurityProblems;
 import org.holdfast.server.api.VolumeScopeInterceptor;
@@ -45,7 +46,7 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
  *       console's static files ({@code /}, {@code /index.html}, {@code /console/**}; they hold no data,
  *       every call they make goes to /api and needs a token);</li>
  *   <li>any authenticated principal: {@code /api/v1/auth/**}, the OpenAPI document and Swagger UI;</li>
- *   <li>admin: {@code /api/v1/users/**}, {@code /api/v1/tokens/**};</li>
+ *   <li>admin: {@code /api/v1/users/**}, {@code /api/v1/tokens/**}, {@code /api/v1/audit};</li>
  *   <li>viewer or agent: {@code GET /api/v1/volumes/**} (an agent only its own volumes, others
  *       answer 404, see {@link VolumeScopeInterceptor});</li>
  *   <li>viewer: any other {@code GET /api/**} and {@code /actuator/**} (Prometheus);</li>
@@ -112,16 +113,19 @@ public class SecurityConfiguration {
 
     @Bean
     SecurityFilterChain holdfastSecurity(HttpSecurity http, ConsoleSessions sessions, ApiTokens tokens, SecurityAudit audit,
-                                         Clock holdfastClock, ObjectMapper json) throws Exception {
+                                         Clock holdfastClock, ObjectMapper json, ObjectProvider<AuditFilter> auditFilter)
+            throws Exception {
         SecurityProblems problems = new SecurityProblems(json);
+        BearerTokenFilter bearer = new BearerTokenFilter(new BearerCredentials(sessions, tokens), audit.log(), holdfastClock);
+        http.addFilterBefore(bearer, AnonymousAuthenticationFilter.class);
+        // after the caller is known, before authorization: refused calls are audited too
+        auditFilter.ifAvailable(f -> http.addFilterAfter(f, BearerTokenFilter.class));
         http.csrf(c -> c.disable())
                 .httpBasic(b -> b.disable())
                 .formLogin(f -> f.disable())
                 .logout(l -> l.disable())
                 .requestCache(c -> c.disable())
                 .sessionManagement(s -> s.sessionCreationPolicy(SessionCreationPolicy.STATELESS))
-                .addFilterBefore(new BearerTokenFilter(new BearerCredentials(sessions, tokens), audit.log(), holdfastClock),
-                        AnonymousAuthenticationFilter.class)
                 .exceptionHandling(e -> e.authenticationEntryPoint(problems).accessDeniedHandler(problems))
                 .authorizeHttpRequests(a -> a
                         .dispatcherTypeMatchers(DispatcherType.ERROR, DispatcherType.FORWARD).permitAll()
@@ -129,7 +133,8 @@ public class SecurityConfiguration {
                         .requestMatchers(HttpMethod.POST, "/api/v1/auth/login").permitAll()
                         .requestMatchers(HttpMethod.GET, "/", "/index.html", "/console/**", "/favicon.ico").permitAll()
                         .requestMatchers("/api/v1/auth/**").authenticated()
-                        .requestMatchers("/api/v1/users", "/api/v1/users/**", "/api/v1/tokens", "/api/v1/tokens/**").hasRole("ADMIN")
+                        .requestMatchers("/api/v1/users", "/api/v1/users/**", "/api/v1/tokens", "/api/v1/tokens/**",
+                                "/api/v1/audit", "/api/v1/audit/**").hasRole("ADMIN")
                         .requestMatchers(HttpMethod.GET, "/api/v1/volumes", "/api/v1/volumes/**").hasAnyRole("VIEWER", "AGENT")
                         .requestMatchers(HttpMethod.GET, "/api/**").hasRole("VIEWER")
                         .requestMatchers("/api/**").hasRole("OPERATOR")

@@ -37,6 +37,7 @@ class AuthApiTest {
     private ConfigurableApplicationContext start(String... extra) {
         String[] args = {
                 "--holdfast.data-dir=" + data, "--server.port=0", "--server.address=127.0.0.1",
+                "--holdfast.tls.enabled=false", // plain HTTP; TLS is tested end to end
                 "--holdfast.ingest.host=127.0.0.1", "--holdfast.ingest.port=0", "--holdfast.store.min-free-space=0",
                 "--spring.main.banner-mode=off"};
         String[] all = java.util.stream.Stream.concat(java.util.Arrays.stream(args), java.util.Arrays.stream(extra)).toArray(String[]::new);

@@ -64,6 +64,7 @@ class AuthorizationMatrixTest {
     @org.springframework.test.context.DynamicPropertySource
     static void properties(org.springframework.test.context.DynamicPropertyRegistry r) {
         r.add("holdfast.data-dir", DATA::toString);
+        r.add("holdfast.tls.enabled", () -> "false"); // plain HTTP and agent port; TLS is tested end to end
         r.add("holdfast.ingest.host", () -> "127.0.0.1");
         r.add("holdfast.ingest.port", () -> "0");
         r.add("holdfast.store.min-free-space", () -> "0");
@@ -108,11 +109,21 @@ class AuthorizationMatrixTest {
         add("PUT", "/api/v1/volumes/{name}/retention", "/api/v1/volumes/mx-none/retention", null, "{}", row(403, 400, 400, 403, 403));
         add("PUT", "/api/v1/volumes/{name}/snapshots/{sequence}/hold", "/api/v1/volumes/mx-none/snapshots/1/hold", null, null,
                 row(403, 404, 404, 403, 403));
+        // releasing a hold or lock is an admin's: the role is checked before the volume, so nothing is named to others
         add("DELETE", "/api/v1/volumes/{name}/snapshots/{sequence}/hold", "/api/v1/volumes/mx-none/snapshots/1/hold", null, null,
-                row(403, 404, 404, 403, 403));
+                row(403, 403, 404, 403, 403));
         add("DELETE", "/api/v1/volumes/{name}", "/api/v1/volumes/mx-none", null, null, row(403, 404, 404, 403, 403));
         add("DELETE", "/api/v1/volumes/{name}/snapshots/{sequence}", "/api/v1/volumes/mx-none/snapshots/1", null, null,
                 row(403, 404, 404, 403, 403));
+        // retention locks: read like holds; placed by an operator
+        add("GET", "/api/v1/volumes/{name}/snapshots/{sequence}/lock", "/api/v1/volumes/mx-a/snapshots/1/lock",
+                "/api/v1/volumes/mx-b/snapshots/1/lock", null, row(200, 200, 200, 200, 404));
+        add("PUT", "/api/v1/volumes/{name}/snapshots/{sequence}/lock", "/api/v1/volumes/mx-none/snapshots/1/lock", null,
+                "{\"mode\":\"governance\"}", row(403, 404, 404, 403, 403));
+        add("DELETE", "/api/v1/volumes/{name}/snapshots/{sequence}/lock", "/api/v1/volumes/mx-none/snapshots/1/lock", null, null,
+                row(403, 403, 404, 403, 403));
+        // the audit log: admin only
+        add("GET", "/api/v1/audit", "/api/v1/audit", null, null, row(403, 403, 200, 403, 403));
         // GC
         add("GET", "/api/v1/gc/status", "/api/v1/gc/status", null, null, row(200, 200, 200, 403, 403));
         add("POST", "/api/v1/gc/runs", "/api/v1/gc/runs", null, null, row(403, 200, 200, 403, 403));
@@ -170,7 +181,7 @@ class AuthorizationMatrixTest {
     void setUp() throws Exception {
         byte[] img = new byte[8 * 4096];
         new Random(7).nextBytes(img);
-        try (AgentDriver a = new AgentDriver(ingest.port())) {
+        try (AgentDriver a = new AgentDriver(ingest.port(), TestTokens.issue(context, org.holdfast.server.security.Role.AGENT))) {
             a.hello();
             a.backup("mx-a", img, 4096, true);
             a.backup("mx-b", img, 4096, true);

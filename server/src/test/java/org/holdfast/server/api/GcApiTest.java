@@ -26,7 +26,7 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /** GC over REST: retention policy, holds, runs on demand, status and fsck, on the wired appliance. */
-@SpringBootTest(classes = {HoldfastServer.class, org.holdfast.server.app.TestTokenConfiguration.class}, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@SpringBootTest(classes = HoldfastServer.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class GcApiTest {
     private static final Path DATA;
 
@@ -70,7 +70,7 @@ class GcApiTest {
     void retentionHoldsRunsAndFsck_overRest() throws Exception {
         byte[] img = new byte[32 * 4096];
         new Random(3).nextBytes(img);
-        try (AgentDriver a = new AgentDriver(ingest.port())) {
+        try (AgentDriver a = new AgentDriver(ingest.port(), TestTokens.issue(context, org.holdfast.server.security.Role.AGENT))) {
             a.hello();
             a.backup("gc-api", img, 4096, true);
             img[5] ^= 1;
@@ -104,13 +104,17 @@ class GcApiTest {
         assertThat(f.get("rcMismatches").get("count").asLong()).isZero();
         assertThat(f.get("etMismatches").get("count").asLong()).isZero();
 
-        // releasing needs an admin; without authentication (until it is wired) there is none
-        ResponseEntity<String> release = rest.exchange("/api/v1/volumes/gc-api/snapshots/1/hold", HttpMethod.DELETE,
+        // releasing a hold (a governance lock) needs an admin: an operator is refused and the hold stays
+        TestTokens.authorize(rest, TestTokens.issue(context, org.holdfast.server.security.Role.OPERATOR));
+        ResponseEntity<String> refused = rest.exchange("/api/v1/volumes/gc-api/snapshots/1/hold", HttpMethod.DELETE,
                 HttpEntity.EMPTY, String.class);
-        assertThat(release.getStatusCode().value()).as(release.getBody()).isEqualTo(403);
+        assertThat(refused.getStatusCode().value()).as(refused.getBody()).isEqualTo(403);
         assertThat(json.readTree(rest.getForEntity("/api/v1/volumes/gc-api/snapshots/1/hold", String.class).getBody())
                 .get("held").asBoolean()).isTrue();
-        gc.releaseHold(new VolumeId("gc-api"), 1);
+        TestTokens.authorize(rest, TestTokens.issue(context, org.holdfast.server.security.Role.ADMIN));
+        ResponseEntity<String> release = rest.exchange("/api/v1/volumes/gc-api/snapshots/1/hold", HttpMethod.DELETE,
+                HttpEntity.EMPTY, String.class);
+        assertThat(release.getStatusCode().value()).as(release.getBody()).isEqualTo(200);
         assertThat(json.readTree(rest.getForEntity("/api/v1/volumes/gc-api/snapshots/1/hold", String.class).getBody())
                 .get("held").asBoolean()).isFalse();
         JsonNode status = json.readTree(rest.getForEntity("/api/v1/gc/status", String.class).getBody());
@@ -125,7 +129,7 @@ class GcApiTest {
     void deleteVolumeAndSnapshot_overRest_conflictsAreProblemsAndChangeNothing() throws Exception {
         byte[] img = new byte[16 * 4096];
         new Random(4).nextBytes(img);
-        try (AgentDriver a = new AgentDriver(ingest.port())) {
+        try (AgentDriver a = new AgentDriver(ingest.port(), TestTokens.issue(context, org.holdfast.server.security.Role.AGENT))) {
             a.hello();
             a.backup("gc-del", img, 4096, true);
             img[7] ^= 1;
@@ -145,11 +149,12 @@ class GcApiTest {
                 .getStatusCode().value()).isEqualTo(204);
         assertThat(rest.exchange("/api/v1/volumes/gc-del/snapshots/2", HttpMethod.DELETE, HttpEntity.EMPTY, String.class)
                 .getStatusCode().value()).isEqualTo(404);
-        try (AgentDriver a = new AgentDriver(ingest.port())) {
+        try (AgentDriver a = new AgentDriver(ingest.port(), TestTokens.issue(context, org.holdfast.server.security.Role.AGENT))) {
             a.hello();
             assertThat(a.restore("gc-del", 3).image()).isEqualTo(img);
         }
-        gc.releaseHold(new VolumeId("gc-del"), 1); // over REST it needs an admin (LockApiTest)
+        assertThat(rest.exchange("/api/v1/volumes/gc-del/snapshots/1/hold", HttpMethod.DELETE, HttpEntity.EMPTY, String.class)
+                .getStatusCode().value()).isEqualTo(200); // the caller is an admin
         ResponseEntity<String> gone = rest.exchange("/api/v1/volumes/gc-del", HttpMethod.DELETE, HttpEntity.EMPTY, String.class);
         assertThat(gone.getStatusCode().value()).as(gone.getBody()).isEqualTo(200);
         assertThat(json.readTree(gone.getBody()).get("snapshotsDeleted").asInt()).isEqualTo(2);

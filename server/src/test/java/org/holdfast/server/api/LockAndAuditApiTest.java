@@ -19,6 +19,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.holdfast.server.app.HoldfastServer;
+import org.holdfast.server.security.ApiTokens;
+import org.holdfast.server.security.Logins;
+import org.holdfast.server.security.Role;
+import org.holdfast.server.security.UserDirectory;
+import org.holdfast.server.security.VolumeScope;
+import org.junit.jupiter.api.BeforeEach;
+import org.springframework.context.ApplicationContext;
 import org.holdfast.server.ingest.AgentDriver;
 import org.holdfast.server.ingest.IngestServer;
 import org.junit.jupiter.api.Test;
@@ -57,6 +64,7 @@ class LockAndAuditApiTest {
     @DynamicPropertySource
     static void properties(DynamicPropertyRegistry r) {
         r.add("holdfast.data-dir", DATA::toString);
+        r.add("holdfast.tls.enabled", () -> "false"); // plain HTTP and agent port; TLS is tested end to end
         r.add("holdfast.ingest.host", () -> "127.0.0.1");
         r.add("holdfast.ingest.port", () -> "0");
         r.add("holdfast.store.min-free-space", () -> "0");
@@ -74,19 +82,38 @@ class LockAndAuditApiTest {
 
     private final ObjectMapper json = new ObjectMapper();
 
-    /** The caller, as an authentication filter would set it. */
-    static RequestPostProcessor as(String name, String... roles) {
+    @Autowired
+    UserDirectory users;
+
+    @Autowired
+    Logins logins;
+
+    @Autowired
+    ApplicationContext context;
+
+    /** A caller with a console session (real login), i.e. {@code Authorization: Bearer <session token>}. */
+    static RequestPostProcessor bearer(String token) {
         return req -> {
-            req.setUserPrincipal(() -> name);
-            for (String r : roles) {
-                req.addUserRole(r);
-            }
+            req.addHeader("Authorization", "Bearer " + token);
             return req;
         };
     }
 
-    private static final RequestPostProcessor ADMIN = as("user:admin", "ADMIN", "OPERATOR", "VIEWER");
-    private static final RequestPostProcessor OPERATOR = as("user:op", "OPERATOR", "VIEWER");
+    /** No credentials at all. */
+    private static final RequestPostProcessor ANONYMOUS = req -> req;
+
+    private RequestPostProcessor ADMIN;
+    private RequestPostProcessor OPERATOR;
+
+    @BeforeEach
+    void logIn() throws Exception {
+        String adminPassword = Files.readString(DATA.resolve("initial-admin-password")).trim();
+        if (users.user("op").isEmpty()) {
+            users.create("op", Role.OPERATOR, "operator-password-1", "test", "local");
+        }
+        ADMIN = bearer(logins.login("admin", adminPassword, "127.0.0.1").token());
+        OPERATOR = bearer(logins.login("op", "operator-password-1", "127.0.0.1").token());
+    }
 
     private MvcResult call(MockHttpServletRequestBuilder b, RequestPostProcessor who, Object body, int status) throws Exception {
         if (body != null) {
@@ -106,7 +133,9 @@ class LockAndAuditApiTest {
         byte[] img = new byte[16 * 4096];
         new Random(5).nextBytes(img);
         byte[] first = img.clone();
-        try (AgentDriver a = new AgentDriver(ingest.port())) {
+        String agentToken = TestTokens.issue(context, Role.AGENT, new VolumeScope(List.of("av")), null);
+        String agent = context.getBean(ApiTokens.class).authenticate(agentToken).name();
+        try (AgentDriver a = new AgentDriver(ingest.port(), agentToken)) {
             a.hello();
             a.backup("av", img, 4096, true);
             img[3] ^= 1;
@@ -139,13 +168,13 @@ class LockAndAuditApiTest {
         call(put(v + "/snapshots/2/lock"), OPERATOR, Map.of("mode", "governance", "until", until), 200);
         call(delete(v + "/snapshots/2/lock"), OPERATOR, null, 403);
         call(delete(v + "/snapshots/2/lock"), ADMIN, null, 200);
-        call(delete(v + "/snapshots/1/lock"), as("anonymous-caller"), null, 403);
+        call(delete(v + "/snapshots/1/lock"), ANONYMOUS, null, 401);
 
         JsonNode snaps = body(call(get(v + "/snapshots"), ADMIN, null, 200));
         assertThat(snaps.get(0).get("lockMode").asText()).isEqualTo("compliance");
         assertThat(snaps.get(0).get("lockUntil").asText()).isEqualTo(until);
         assertThat(snaps.get(1).get("lockMode").isNull()).isTrue();
-        try (AgentDriver a = new AgentDriver(ingest.port())) {
+        try (AgentDriver a = new AgentDriver(ingest.port(), agentToken)) {
             a.hello();
             assertThat(a.restore("av", 1).image()).isEqualTo(first);
         }
@@ -170,14 +199,15 @@ class LockAndAuditApiTest {
                 "user:op|lock.place|volume:av@2|ok",
                 "user:op|lock.release|volume:av@2|denied",
                 "user:admin|lock.release|volume:av@2|ok",
-                "anonymous-caller|lock.release|volume:av@1|denied",
+                "anonymous|lock.release|volume:av@1|denied",
+                agent + "|snapshot.restore|volume:av@1|ok",
                 "user:admin|gc.fsck||ok");
         List<String> newestFirst = new ArrayList<>(expected);
         java.util.Collections.reverse(newestFirst);
         JsonNode page = body(call(get("/api/v1/audit").param("from", from), ADMIN, null, 200));
         assertThat(rows(page)).containsExactlyElementsOf(newestFirst);
         assertThat(page.get("nextCursor").isNull()).isTrue();
-        JsonNode conflict = page.get("entries").get(12);
+        JsonNode conflict = page.get("entries").get(13);
         assertThat(conflict.get("detail").asText()).startsWith("409 compliance lock on av@1 until " + until);
         assertThat(conflict.get("source").asText()).startsWith("127.0.0.1:");
 

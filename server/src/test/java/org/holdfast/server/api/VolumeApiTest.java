@@ -22,7 +22,7 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /** The appliance as wired by Spring: REST views of what an agent backed up, problem details, actuator. */
-@SpringBootTest(classes = {HoldfastServer.class, org.holdfast.server.app.TestTokenConfiguration.class}, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@SpringBootTest(classes = HoldfastServer.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @AutoConfigureObservability
 class VolumeApiTest {
     private static final Path DATA;
@@ -64,7 +64,7 @@ class VolumeApiTest {
     void snapshots_afterABackup_listedAsJson() throws Exception {
         byte[] img = new byte[40 * 4096];
         new Random(1).nextBytes(img);
-        try (AgentDriver a = new AgentDriver(ingest.port())) {
+        try (AgentDriver a = new AgentDriver(ingest.port(), TestTokens.issue(context, org.holdfast.server.security.Role.AGENT))) {
             a.hello();
             a.backup("api-vol", img, 4096, true);
             a.backup("api-vol", img, 4096, true);

@@ -36,7 +36,7 @@ class GcBookkeepingOffTest {
 
     private ConfigurableApplicationContext start(String mode) {
         // arguments, not default properties: application.yml would override those
-        return new SpringApplicationBuilder(HoldfastServer.class, TestTokenConfiguration.class).run(
+        return new SpringApplicationBuilder(HoldfastServer.class).run(
                 "--holdfast.data-dir=" + data,
                 "--server.port=0",
                 "--server.address=127.0.0.1",
@@ -70,7 +70,7 @@ class GcBookkeepingOffTest {
             byte[] img = new byte[64 * 4096];
             Random rnd = new Random(11);
             rnd.nextBytes(img);
-            try (AgentDriver a = new AgentDriver(ingest.port())) {
+            try (AgentDriver a = new AgentDriver(ingest.port(), org.holdfast.server.api.TestTokens.issue(ctx, org.holdfast.server.security.Role.AGENT))) {
                 a.hello();
                 for (int day = 0; day < 3; day++) {
                     // each day rewrites a quarter of the blocks: the old ones lose their references
@@ -96,7 +96,7 @@ class GcBookkeepingOffTest {
             assertThat(gc.lastCycle()).as("no GC cycle may run on an off store").isNull();
             assertThat(gc.pipeline().updatesLogged()).as("nothing counted or protected").isZero();
             assertThat(store.nextPbn()).isEqualTo(storedBlocks);
-            try (AgentDriver a = new AgentDriver(ingest.port())) {
+            try (AgentDriver a = new AgentDriver(ingest.port(), org.holdfast.server.api.TestTokens.issue(ctx, org.holdfast.server.security.Role.AGENT))) {
                 a.hello();
                 for (int i = 0; i < states.size(); i++) {
                     assertThat(a.restore("off-vol", i + 1).image()).as("snapshot " + (i + 1)).isEqualTo(states.get(i));
@@ -109,7 +109,8 @@ class GcBookkeepingOffTest {
                 .hasMessageContaining(data.toString());
         // the refused start changed nothing: the store still starts off and restores
         try (ConfigurableApplicationContext ctx = start("off");
-             AgentDriver a = new AgentDriver(ctx.getBean(IngestServer.class).port())) {
+             AgentDriver a = new AgentDriver(ctx.getBean(IngestServer.class).port(),
+                     org.holdfast.server.api.TestTokens.issue(ctx, org.holdfast.server.security.Role.AGENT))) {
             a.hello();
             assertThat(a.restore("off-vol", 3).image()).isEqualTo(states.get(2));
         }
