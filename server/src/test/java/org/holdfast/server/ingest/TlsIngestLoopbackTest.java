@@ -18,6 +18,7 @@ import java.security.KeyStore;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
+import org.holdfast.common.protocol.ProtocolLimits;
 import org.holdfast.server.catalog.ReferenceGuard;
 import org.holdfast.server.security.tls.ServerCertificate;
 import org.holdfast.server.security.tls.ServerCertificateLoader;
@@ -63,7 +64,7 @@ class TlsIngestLoopbackTest {
             DataInputStream in = new DataInputStream(s.getInputStream());
             int length = in.readInt();
             assertThat(length).isBetween(2, 1 << 16);
-            assertThat(in.readUnsignedByte()).as("version").isEqualTo(1);
+            assertThat(in.readUnsignedByte()).as("version").isEqualTo(ProtocolLimits.VERSION);
             assertThat(in.readUnsignedByte()).as("type HELLO_OK").isEqualTo(0x02);
         }
     }
@@ -100,10 +101,12 @@ class TlsIngestLoopbackTest {
     /** HELLO per docs/protocol.md: magic, version, agent name, empty token. */
     private static byte[] hello() {
         byte[] name = "tls-test".getBytes(StandardCharsets.UTF_8);
-        ByteBuffer body = ByteBuffer.allocate(4 + 2 + 2 + name.length + 2);
-        body.putInt(0x48465354).putShort((short) 1).putShort((short) name.length).put(name).putShort((short) 0);
+        byte[] token = TestTokens.DEFAULT_AGENT.getBytes(StandardCharsets.UTF_8);
+        ByteBuffer body = ByteBuffer.allocate(4 + 2 + 2 + name.length + 2 + token.length);
+        body.putInt(0x48465354).putShort((short) ProtocolLimits.VERSION).putShort((short) name.length).put(name)
+                .putShort((short) token.length).put(token);
         ByteBuffer frame = ByteBuffer.allocate(6 + body.capacity());
-        frame.putInt(2 + body.capacity()).put((byte) 1).put((byte) 0x01).put(body.array());
+        frame.putInt(2 + body.capacity()).put((byte) ProtocolLimits.VERSION).put((byte) 0x01).put(body.array());
         return frame.array();
     }
 }
