@@ -6,8 +6,8 @@ import org.rocksdb.WriteBatch;
 
 /**
  * Drives GC bookkeeping from each snapshot commit: the operation record and the snapshot's expiry
- * go into the commit's own batch ({@link #onCommit}); the GMA updates are logged once the batch is
- * durable ({@link #afterCommit}). See {@link GcService} for the recovery procedure.
+ * go into the commit's own batch; the GMA updates are logged once the batch is durable, by the
+ * {@link AfterCommit} the first half returns. See {@link GcService} for the recovery procedure.
  */
 public final class GcCommitHook implements CommitHook {
     private final GcService gc;
@@ -17,12 +17,7 @@ public final class GcCommitHook implements CommitHook {
     }
 
     @Override
-    public void onCommit(CommittedSnapshot commit, WriteBatch batch) {
-        gc.onCommit(commit, batch);
-    }
-
-    @Override
-    public void afterCommit(CommittedSnapshot commit) {
-        gc.afterCommit(commit);
+    public AfterCommit onCommit(CommittedSnapshot commit, WriteBatch batch) {
+        return gc.onCommit(commit, batch);
     }
 }

@@ -23,6 +23,7 @@ import org.holdfast.gc.sweep.GraceGuard;
 import org.holdfast.gc.sweep.SweepReport;
 import org.holdfast.gc.sweep.Sweeper;
 import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.CommitHook;
 import org.holdfast.server.catalog.CommittedSnapshot;
 import org.holdfast.server.catalog.SnapshotDelta;
 import org.holdfast.server.catalog.SnapshotRecord;
@@ -127,8 +128,6 @@ public final class GcService implements AutoCloseable {
     private final Map<Long, VolumeGc> volumes = new HashMap<>();
     private final Object cycleLock = new Object();
     private long nextOpId;
-    private long pendingOpId;
-    private long pendingExpiry;
     private volatile CycleReport lastCycle;
     /** Test seam: 1 = die after a volume deletion's catalog batch, 2 = after its GC log is durable. */
     volatile int crashPoint;
@@ -295,26 +294,28 @@ public final class GcService implements AutoCloseable {
 
     // ------------------------------------------------------------------ commit hook
 
-    /** Inside the commit: fix the snapshot's expiry and record the operation in the same batch. */
-    void onCommit(CommittedSnapshot c, WriteBatch batch) {
+    /**
+     * Inside the commit: fix the snapshot's expiry and record the operation in the same batch; the
+     * answer logs the bookkeeping once the batch is durable.
+     */
+    CommitHook.AfterCommit onCommit(CommittedSnapshot c, WriteBatch batch) {
         VolumeGc g = state(c.volume());
         SnapshotRecord s = c.snapshot();
         long expiry = calc.expiryOf(g.policy, s.createdAtMillis(), g.history);
-        pendingOpId = nextOpId;
-        pendingExpiry = expiry;
-        records.putOp(batch, new GcRecords.Op(pendingOpId, GcRecords.KIND_COMMIT, c.volume().internalId(), s.sequence(), 0));
+        long opId = nextOpId;
+        records.putOp(batch, new GcRecords.Op(opId, GcRecords.KIND_COMMIT, c.volume().internalId(), s.sequence(), 0));
         records.putSnapshot(batch, c.volume().internalId(), new GcRecords.SnapshotGc(s.sequence(), expiry, 0));
-        catalog.db().putMetaLong(batch, GcRecords.NEXT_OP_ID, pendingOpId + 1);
+        catalog.db().putMetaLong(batch, GcRecords.NEXT_OP_ID, opId + 1);
+        return () -> afterCommit(c, opId, expiry);
     }
 
     /** After the commit is durable: log the bookkeeping. */
-    void afterCommit(CommittedSnapshot c) {
+    private void afterCommit(CommittedSnapshot c, long opId, long expiry) {
         VolumeGc g = state(c.volume());
-        long opId = pendingOpId;
         nextOpId = opId + 1;
         apply(opId, new GcOperation.Commit(c.volume().name(), c.snapshot().sequence(), c.delta().asList(), g.expiries));
         if (g.expiries.lastSequence() < c.snapshot().sequence()) {
-            g.expiries.append(c.snapshot().sequence(), pendingExpiry);
+            g.expiries.append(c.snapshot().sequence(), expiry);
             g.history.add(c.snapshot().createdAtMillis());
         }
     }
