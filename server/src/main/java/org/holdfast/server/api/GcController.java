@@ -3,19 +3,11 @@ package org.holdfast.server.api;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.gc.check.FsckReport;
 import org.holdfast.server.catalog.UnknownVolumeException;
-import java.net.URI;
-import org.holdfast.server.gc.GcConflictException;
 import org.holdfast.server.gc.GcService;
 import org.holdfast.server.gc.RetentionLocks;
-import org.holdfast.server.gc.SnapshotLockedException;
 import jakarta.servlet.http.HttpServletRequest;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
-import org.holdfast.server.gc.VolumeGate;
-import org.springframework.http.HttpStatus;
-import org.springframework.http.ProblemDetail;
-import org.springframework.http.ResponseEntity;
-import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -26,16 +18,12 @@ import org.springframework.web.bind.annotation.RestController;
 
 /** Garbage collection: runs on demand, status, fsck, retention policies and holds. */
 @RestController
+@NeedsGcBookkeeping
 public class GcController {
-    /** Problem type of a refused GC request (backup in progress, hold, newest snapshot). */
-    public static final URI CONFLICT = URI.create("urn:holdfast:problem:conflict");
-
     private final GcService gc;
-    private final VolumeGate gate;
 
-    public GcController(GcService gc, VolumeGate gate) {
+    public GcController(GcService gc) {
         this.gc = gc;
-        this.gate = gate;
     }
 
     /** Status of the GC: the last run (with its compaction), the backlog of metadata updates, compaction since start. */
@@ -153,37 +141,6 @@ public class GcController {
         Principals.requireAdmin(request, "releasing a lock");
         gc.locks().release(volumeId(name), sequence);
         return hold(name, sequence);
-    }
-
-    /**
-     * Deletes a volume with all its snapshots (operator request). 409 while a backup of it is in
-     * progress or any of its snapshots is held. Takes time in proportion to the volume's size.
-     */
-    @DeleteMapping("/api/v1/volumes/{name}")
-    @Audited("volume.delete")
-    public GcService.VolumeDeletion deleteVolume(@PathVariable String name) {
-        return gc.deleteVolume(volumeId(name), gate);
-    }
-
-    /** Deletes one snapshot before its expiry. 409 if it is held or is the volume's newest. */
-    @DeleteMapping("/api/v1/volumes/{name}/snapshots/{sequence}")
-    @Audited("snapshot.delete")
-    public ResponseEntity<Void> deleteSnapshot(@PathVariable String name, @PathVariable long sequence) {
-        gc.deleteSnapshot(volumeId(name), sequence);
-        return ResponseEntity.noContent().build();
-    }
-
-    @ExceptionHandler(GcConflictException.class)
-    ProblemDetail conflict(GcConflictException e) {
-        ProblemDetail p = ProblemDetail.forStatusAndDetail(HttpStatus.CONFLICT, e.getMessage());
-        p.setType(CONFLICT);
-        p.setTitle("Conflict");
-        if (e instanceof SnapshotLockedException l) {
-            p.setProperty("lock", l.lock().describe());
-            p.setProperty("lockMode", l.lock().mode().wireName());
-            p.setProperty("lockUntil", l.lock().untilMillis() == null ? null : Instant.ofEpochMilli(l.lock().untilMillis()).toString());
-        }
-        return p;
     }
 
     private static VolumeId volumeId(String name) {

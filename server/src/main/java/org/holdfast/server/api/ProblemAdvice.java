@@ -1,12 +1,15 @@
 package org.holdfast.server.api;
 
 import java.net.URI;
+import java.time.Instant;
 import org.holdfast.server.catalog.UnknownSnapshotException;
 import org.holdfast.server.catalog.UnknownVolumeException;
 import org.holdfast.server.security.AuthenticationFailedException;
 import org.holdfast.server.security.CredentialConflictException;
 import org.holdfast.server.security.LoginThrottledException;
 import org.holdfast.server.security.UnknownCredentialException;
+import org.holdfast.server.gc.GcConflictException;
+import org.holdfast.server.gc.SnapshotLockedException;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.StoreException;
 import org.slf4j.Logger;
@@ -64,6 +67,17 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
     @ExceptionHandler(CredentialConflictException.class)
     ProblemDetail credentialConflict(CredentialConflictException e) {
         return problem(HttpStatus.CONFLICT, ProblemTypes.CREDENTIAL_CONFLICT, "Conflict", e.getMessage());
+    }
+
+    @ExceptionHandler(GcConflictException.class)
+    ProblemDetail conflict(GcConflictException e) {
+        ProblemDetail p = problem(HttpStatus.CONFLICT, ProblemTypes.CONFLICT, "Conflict", e.getMessage());
+        if (e instanceof SnapshotLockedException l) {
+            p.setProperty("lock", l.lock().describe());
+            p.setProperty("lockMode", l.lock().mode().wireName());
+            p.setProperty("lockUntil", l.lock().untilMillis() == null ? null : Instant.ofEpochMilli(l.lock().untilMillis()).toString());
+        }
+        return p;
     }
 
     @ExceptionHandler(CorruptDataException.class)

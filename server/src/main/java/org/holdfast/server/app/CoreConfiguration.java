@@ -1,10 +1,10 @@
 package org.holdfast.server.app;
 
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.List;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.CommitHook;
-import org.holdfast.server.catalog.CommittedSnapshot;
 import org.holdfast.server.catalog.ReferenceGuard;
 import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.engine.FingerprintIndex;
@@ -22,7 +22,6 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.info.BuildProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.rocksdb.WriteBatch;
 
 /**
  * Wires the core with constructors and settings records.
@@ -82,20 +81,12 @@ public class CoreConfiguration {
     @Bean
     SnapshotCommit snapshotCommit(Catalog catalog, ObjectProvider<CommitHook> hooks, Clock holdfastClock) {
         List<CommitHook> all = hooks.orderedStream().toList();
-        CommitHook hook = all.isEmpty() ? CommitHook.NONE : all.size() == 1 ? all.get(0) : new CommitHook() {
-            @Override
-            public void onCommit(CommittedSnapshot commit, WriteBatch batch) {
-                for (CommitHook h : all) {
-                    h.onCommit(commit, batch);
-                }
+        CommitHook hook = all.isEmpty() ? CommitHook.NONE : all.size() == 1 ? all.get(0) : (commit, batch) -> {
+            List<CommitHook.AfterCommit> after = new ArrayList<>(all.size());
+            for (CommitHook h : all) {
+                after.add(h.onCommit(commit, batch));
             }
-
-            @Override
-            public void afterCommit(CommittedSnapshot commit) {
-                for (CommitHook h : all) {
-                    h.afterCommit(commit);
-                }
-            }
+            return () -> after.forEach(CommitHook.AfterCommit::run);
         };
         return new SnapshotCommit(catalog, hook, holdfastClock);
     }

@@ -3,7 +3,8 @@ package org.holdfast.server.app;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.net.URI;
-import org.holdfast.server.api.GcController;
+import org.holdfast.server.api.NeedsGcBookkeeping;
+import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
 import org.springframework.web.ErrorResponseException;
@@ -11,8 +12,9 @@ import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerInterceptor;
 
 /**
- * With GC bookkeeping off, refuses every request to {@link GcController} (runs, status, fsck,
- * retention, holds, volume and snapshot deletion) with a 409 problem before it reaches the GC:
+ * With GC bookkeeping off, refuses every request marked {@link NeedsGcBookkeeping} (all of
+ * {@code GcController}: runs, status, fsck, retention, holds; and volume and snapshot deletion in
+ * {@code VolumeController}) with a 409 problem before it reaches the GC:
  * on a store whose commits were never counted, none of them would mean anything, and a sweep
  * would free referenced blocks.
  */
@@ -22,7 +24,8 @@ final class GcOffInterceptor implements HandlerInterceptor {
 
     @Override
     public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler) {
-        if (handler instanceof HandlerMethod m && GcController.class.isAssignableFrom(m.getBeanType())) {
+        if (handler instanceof HandlerMethod m && (m.hasMethodAnnotation(NeedsGcBookkeeping.class)
+                || AnnotatedElementUtils.hasAnnotation(m.getBeanType(), NeedsGcBookkeeping.class))) {
             ProblemDetail p = ProblemDetail.forStatusAndDetail(HttpStatus.CONFLICT,
                     "garbage collection is off on this store (holdfast.gc.bookkeeping=off, fixed when the data directory "
                             + "was created, for benchmarking only): snapshots are not counted, so GC runs, fsck, retention, "

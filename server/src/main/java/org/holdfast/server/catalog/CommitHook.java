@@ -7,26 +7,27 @@ import org.rocksdb.WriteBatch;
  *
  * <p>{@link #onCommit} runs inside {@link SnapshotCommit#commit} after the delta is known and before
  * anything is written: whatever it adds to {@code batch} becomes durable atomically with the
- * snapshot, and if it throws, the commit fails and nothing is written. {@link #afterCommit} runs
- * once the batch is durable (for in-memory state and queues). Commits are serialised: the hook is
- * never called for two commits at once. Cost must stay proportional to the delta.
+ * snapshot, and if it throws, the commit fails and nothing is written. The {@link AfterCommit} it
+ * returns runs once the batch is durable (for in-memory state and queues); what the first half
+ * decided reaches the second through that object, never through fields of the hook. Commits are
+ * serialised: the hook is never called for two commits at once. Cost must stay proportional to the delta.
  */
+@FunctionalInterface
 public interface CommitHook {
 
-    /** Adds this subsystem's writes for the committed snapshot to {@code batch}. */
-    void onCommit(CommittedSnapshot commit, WriteBatch batch);
+    /** Adds this subsystem's writes for the committed snapshot to {@code batch}; answers what to do once it is durable. */
+    AfterCommit onCommit(CommittedSnapshot commit, WriteBatch batch);
 
-    /** Called after the batch is durable; must not throw for ordinary reasons (the snapshot exists). */
-    void afterCommit(CommittedSnapshot commit);
+    /** The second half of a hook, run after the commit's batch is durable. */
+    @FunctionalInterface
+    interface AfterCommit {
+        /** Must not throw for ordinary reasons (the snapshot exists). */
+        void run();
+
+        /** Nothing to do after the commit. */
+        AfterCommit NOTHING = () -> { };
+    }
 
     /** Does nothing. */
-    CommitHook NONE = new CommitHook() {
-        @Override
-        public void onCommit(CommittedSnapshot commit, WriteBatch batch) {
-        }
-
-        @Override
-        public void afterCommit(CommittedSnapshot commit) {
-        }
-    };
+    CommitHook NONE = (commit, batch) -> AfterCommit.NOTHING;
 }

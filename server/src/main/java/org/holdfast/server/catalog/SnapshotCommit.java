@@ -122,9 +122,9 @@ public final class SnapshotCommit {
             catalog.putSnapshot(batch, internalId, snapshot);
             catalog.putVolume(batch, volume);
             CommittedSnapshot committed = new CommittedSnapshot(volume, snapshot, delta);
-            hook.onCommit(committed, batch);
+            CommitHook.AfterCommit after = hook.onCommit(committed, batch);
             catalog.write(batch);
-            hook.afterCommit(committed);
+            after.run();
             return committed;
         }
     }

@@ -3,6 +3,7 @@ package org.holdfast.server.gc;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.holdfast.server.store.Bytes;
 import org.holdfast.server.store.CheckedIterator;
 import org.holdfast.server.store.CorruptDataException;
@@ -161,6 +162,11 @@ final class GcRecords {
             }
         }
         return out;
+    }
+
+    /** GC state of one snapshot, if it has any (read with its volume's, as {@link #snapshots} does). */
+    Optional<SnapshotGc> snapshot(long volume, long sequence) {
+        return snapshots(volume).stream().filter(s -> s.sequence() == sequence).findFirst();
     }
 
     void putPolicy(WriteBatch batch, long volume, String policy) {

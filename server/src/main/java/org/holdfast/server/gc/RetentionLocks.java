@@ -35,6 +35,10 @@ import org.rocksdb.WriteBatch;
  *     it lapses by itself (the next GC cycle) and the snapshot then expires under its policy.</li>
  * </ul>
  * Every refusal is a {@link SnapshotLockedException} naming the lock and its date.
+ *
+ * <p>Lock: placing, releasing and lapsing run under the commit monitor (the flag changes through
+ * {@link Pins}, which takes it too); {@link #lapse} is called by the retention cycle, under the
+ * cycle lock.
  */
 public final class RetentionLocks {
     /** The two lock modes of the design (S3 Object Lock's names). */
@@ -81,7 +85,7 @@ public final class RetentionLocks {
         }
     }
 
-    private final GcService gc;
+    private final Pins pins;
     private final Catalog catalog;
     private final GcRecords records;
     private final Clock clock;
@@ -89,8 +93,8 @@ public final class RetentionLocks {
     private final ExpiryCalculator calc = new ExpiryCalculator();
     private volatile AuditLog audit = AuditLog.NONE;
 
-    RetentionLocks(GcService gc, Catalog catalog, GcRecords records, Clock clock, Supplier<Object> commitMonitor) {
-        this.gc = gc;
+    RetentionLocks(Pins pins, Catalog catalog, GcRecords records, Clock clock, Supplier<Object> commitMonitor) {
+        this.pins = pins;
         this.catalog = catalog;
         this.records = records;
         this.clock = clock;
@@ -124,7 +128,7 @@ public final class RetentionLocks {
             }
             GcRecords.LockRecord rec = new GcRecords.LockRecord(v.internalId(), sequence, mode.code,
                     untilMillis == null ? 0 : untilMillis, now, by == null ? "" : by);
-            boolean pinned = gc.changeFlags(volume, sequence, GcRecords.HELD, true, b -> records.putLock(b, rec));
+            boolean pinned = pins.change(volume, sequence, GcRecords.HELD, true, b -> records.putLock(b, rec));
             if (!pinned) { // already held: only the record changes
                 try (WriteBatch batch = new WriteBatch()) {
                     records.putLock(batch, rec);
@@ -165,7 +169,7 @@ public final class RetentionLocks {
             if (l.mode() == Mode.COMPLIANCE && l.activeAt(now)) {
                 throw new SnapshotLockedException(l, "cannot be released before its date, not even by an admin");
             }
-            gc.changeFlags(volume, sequence, GcRecords.HELD, false, b -> records.deleteLock(b, v.internalId(), sequence));
+            pins.change(volume, sequence, GcRecords.HELD, false, b -> records.deleteLock(b, v.internalId(), sequence));
         }
     }
 
@@ -254,7 +258,7 @@ public final class RetentionLocks {
                 if (again == null || again.until() == 0 || now < again.until()) {
                     continue; // extended meanwhile
                 }
-                gc.changeFlags(v.name(), r.sequence(), GcRecords.HELD, false, b -> records.deleteLock(b, r.volume(), r.sequence()));
+                pins.change(v.name(), r.sequence(), GcRecords.HELD, false, b -> records.deleteLock(b, r.volume(), r.sequence()));
             }
             n++;
             system(now, "lock.lapse", v.name().name() + "@" + r.sequence(),

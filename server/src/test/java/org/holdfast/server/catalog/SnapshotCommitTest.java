@@ -143,15 +143,8 @@ class SnapshotCommitTest {
     @Test
     void commit_hookThrowsBeforeBatchIsWritten_previousStateIntactAlsoAfterReopen() {
         commit(0, 4, 0, 10, 1, 11);
-        CommitHook failing = new CommitHook() {
-            @Override
-            public void onCommit(CommittedSnapshot commit, WriteBatch batch) {
-                throw new IllegalStateException("crash before the batch is written");
-            }
-
-            @Override
-            public void afterCommit(CommittedSnapshot commit) {
-            }
+        CommitHook failing = (commit, batch) -> {
+            throw new IllegalStateException("crash before the batch is written");
         };
         assertThatThrownBy(() -> commit(failing, 1, 2, 0, 20, 1, 21)).hasMessageContaining("crash");
         assertThat(catalog.requireVolume(VOL).latestSequence()).isEqualTo(1);
@@ -168,16 +161,9 @@ class SnapshotCommitTest {
     @Test
     void commit_hookWritesGoIntoTheSameBatch() {
         Map<Long, Long> seen = new HashMap<>();
-        CommitHook recording = new CommitHook() {
-            @Override
-            public void onCommit(CommittedSnapshot commit, WriteBatch batch) {
-                db.putMetaLong(batch, "test.hook", commit.snapshot().sequence());
-            }
-
-            @Override
-            public void afterCommit(CommittedSnapshot commit) {
-                seen.put(commit.snapshot().sequence(), (long) commit.delta().size());
-            }
+        CommitHook recording = (commit, batch) -> {
+            db.putMetaLong(batch, "test.hook", commit.snapshot().sequence());
+            return () -> seen.put(commit.snapshot().sequence(), (long) commit.delta().size());
         };
         commit(recording, 0, 4, 0, 10);
         reopen();

@@ -6,9 +6,9 @@ import org.holdfast.server.catalog.CommittedSnapshot;
 import org.rocksdb.WriteBatch;
 
 /**
- * Test fixture: the GC's commit hook, except that while {@code crash} says so it skips
- * {@code afterCommit}, as a process that dies right after the catalog batch is durable and before
- * the GC log has the commit.
+ * Test fixture: the GC's commit hook, except that while {@code crash} says so it skips the second
+ * half (after the batch is durable), as a process that dies right after the catalog batch is
+ * durable and before the GC log has the commit.
  */
 final class CrashBeforeGcLogHook implements CommitHook {
     private final CommitHook hook;
@@ -20,14 +20,12 @@ final class CrashBeforeGcLogHook implements CommitHook {
     }
 
     @Override
-    public void onCommit(CommittedSnapshot c, WriteBatch batch) {
-        hook.onCommit(c, batch);
-    }
-
-    @Override
-    public void afterCommit(CommittedSnapshot c) {
-        if (!crash.getAsBoolean()) {
-            hook.afterCommit(c);
-        }
+    public AfterCommit onCommit(CommittedSnapshot c, WriteBatch batch) {
+        AfterCommit after = hook.onCommit(c, batch);
+        return () -> {
+            if (!crash.getAsBoolean()) {
+                after.run();
+            }
+        };
     }
 }

@@ -11,6 +11,7 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.gc.check.FsckReport;
@@ -537,12 +538,12 @@ class GcServiceTest {
 
     @Test
     void deleteVolume_crashAtEitherStep_restartCompletesItWithoutDoubleCountOrLoss() {
-        for (int point = 1; point <= 2; point++) {
+        for (Deletions.CrashPoint point : List.of(Deletions.CrashPoint.AFTER_CATALOG_BATCH, Deletions.CrashPoint.AFTER_GC_LOG)) {
             long[] p = twoVolumes();
-            gc.crashPoint = point;
-            assertThatThrownBy(() -> gc.deleteVolume(VOL, VolumeGate.NONE)).isInstanceOf(GcService.SimulatedCrash.class);
+            gc.crashAt(point);
+            assertThatThrownBy(() -> gc.deleteVolume(VOL, VolumeGate.NONE)).isInstanceOf(Deletions.SimulatedCrash.class);
             crashAndReopen();
-            assertThat(catalog.volume(VOL)).as("crash point %d", point).isEmpty();
+            assertThat(catalog.volume(VOL)).as("crash point %s", point).isEmpty();
             assertClean(clock.millis);
             clock.millis += 3 * HOUR;
             gc.runCycle(clock.millis);

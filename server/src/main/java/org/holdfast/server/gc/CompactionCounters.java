@@ -1,0 +1,57 @@
+package org.holdfast.server.gc;
+
+import java.util.concurrent.atomic.AtomicLong;
+import org.holdfast.server.store.Compactor;
+
+/**
+ * Runs compaction of the sealed data logs below the threshold and counts what it did since the
+ * server started (for metrics and status).
+ *
+ * <p>Lock: none of the GC's. The {@link Compactor} is safe while backups append, restores read and
+ * a sweep frees blocks (the store re-checks every location it moves); the counters are atomics.
+ */
+final class CompactionCounters {
+    private static final System.Logger LOG = System.getLogger(GcService.class.getName());
+
+    private final Compactor compactor;
+    private final double threshold;
+    private final long maxBytes;
+    private final AtomicLong runs = new AtomicLong();
+    private final AtomicLong rewritten = new AtomicLong();
+    private final AtomicLong deleted = new AtomicLong();
+    private final AtomicLong copied = new AtomicLong();
+    private final AtomicLong reclaimed = new AtomicLong();
+    private final AtomicLong nanos = new AtomicLong();
+
+    CompactionCounters(Compactor compactor, double threshold, long maxBytes) {
+        this.compactor = compactor;
+        this.threshold = threshold;
+        this.maxBytes = maxBytes;
+    }
+
+    /** Compacts now; null if compaction is off (threshold 0). */
+    GcService.CompactionReport compact() {
+        if (threshold <= 0) {
+            return null;
+        }
+        Compactor.Result r = compactor.run(threshold, maxBytes);
+        runs.incrementAndGet();
+        rewritten.addAndGet(r.logsRewritten());
+        deleted.addAndGet(r.logsDeleted());
+        copied.addAndGet(r.bytesCopied());
+        reclaimed.addAndGet(r.bytesReclaimed());
+        nanos.addAndGet(r.nanos());
+        if (r.logsRewritten() + r.logsDeleted() + r.logsSkippedCorrupt() > 0) {
+            LOG.log(System.Logger.Level.INFO, () -> String.format("gc compaction: %d logs rewritten, %d deleted, %d deferred,"
+                    + " %d skipped (damaged), %d bytes copied, %d bytes reclaimed in %.3f s", r.logsRewritten(), r.logsDeleted(),
+                    r.logsDeferred(), r.logsSkippedCorrupt(), r.bytesCopied(), r.bytesReclaimed(), r.nanos() / 1e9));
+        }
+        return GcService.CompactionReport.of(r);
+    }
+
+    /** Compaction since the service opened. */
+    GcService.CompactionTotals totals() {
+        return new GcService.CompactionTotals(runs.get(), rewritten.get(), deleted.get(), copied.get(), reclaimed.get(),
+                nanos.get() / 1e9);
+    }
+}

@@ -1,0 +1,102 @@
+package org.holdfast.server.gc;
+
+import java.util.List;
+import org.holdfast.gc.bookkeeping.GcBookkeeper;
+import org.holdfast.gc.bookkeeping.GcOperation;
+import org.holdfast.server.catalog.Catalog;
+import org.rocksdb.WriteBatch;
+
+/**
+ * Numbers the GC operations and hands them to the bookkeeper in order. An operation's record
+ * {@code gc/o<id>} and the advanced {@code gc.next-op-id} go into the same synced catalog batch as
+ * the change it accounts for ({@link #record}); only once that batch is durable is the id consumed
+ * ({@link #written}) and the operation logged ({@link #apply}). Records at or below the GC log's
+ * durable mark are trimmed after each cycle ({@link #trimUpTo}).
+ *
+ * <p>Lock: {@link #nextId}, {@link #written} and {@link #apply} are called under the commit monitor
+ * (the {@code SnapshotCommit} object), or at open before any commit can run; that is what keeps ids
+ * in order and unique. The failure is volatile, so any thread may check it.
+ */
+final class OperationLog {
+    private static final System.Logger LOG = System.getLogger(GcService.class.getName());
+
+    private final Catalog catalog;
+    private final GcRecords records;
+    private final GcBookkeeper bookkeeper;
+    private long nextOpId;
+    /** Set when an operation could not be logged: no later one may be, until a restart re-drives them in order. */
+    private volatile RuntimeException failure;
+
+    OperationLog(Catalog catalog, GcRecords records, GcBookkeeper bookkeeper) {
+        this.catalog = catalog;
+        this.records = records;
+        this.bookkeeper = bookkeeper;
+        this.nextOpId = catalog.db().metaLong(GcRecords.NEXT_OP_ID, 1);
+    }
+
+    /** The id the next operation gets; it is consumed by {@link #written}. */
+    long nextId() {
+        return nextOpId;
+    }
+
+    /** Adds the operation's record, and the id counter moved past it, to {@code batch}. */
+    void record(WriteBatch batch, GcRecords.Op op) {
+        records.putOp(batch, op);
+        catalog.db().putMetaLong(batch, GcRecords.NEXT_OP_ID, op.id() + 1);
+    }
+
+    /** The batch holding operation {@code opId} is durable: the next operation gets the next id. */
+    void written(long opId) {
+        nextOpId = opId + 1;
+    }
+
+    /** Operation {@code opId} was re-driven at open: later ones must count on from it. */
+    void redriven(long opId) {
+        nextOpId = Math.max(nextOpId, opId + 1);
+    }
+
+    /**
+     * Logs an operation whose record is already durable in the catalog. After a failure nothing more
+     * is logged (a later id would hide the failed one from the re-drive); the records wait in the
+     * catalog and the next start re-drives them in order. Never throws: the catalog change stands.
+     */
+    void apply(long opId, GcOperation op) {
+        if (failure != null) {
+            return;
+        }
+        try {
+            bookkeeper.apply(opId, op);
+        } catch (RuntimeException e) {
+            failure = e;
+            LOG.log(System.Logger.Level.ERROR, "GC operation " + opId + " could not be logged; GC is stopped"
+                    + " until a restart re-drives it", e);
+        }
+    }
+
+    /** The failure that stopped GC bookkeeping, or null. */
+    RuntimeException failure() {
+        return failure;
+    }
+
+    /** Refuses to start a change once bookkeeping has stopped. */
+    void requireHealthy() {
+        if (failure != null) {
+            throw new IllegalStateException("GC bookkeeping stopped after a failure; restart the server to recover: "
+                    + failure.getMessage(), failure);
+        }
+    }
+
+    /** Deletes the operation records up to {@code durable}: the GC log has them, no re-drive needs them. */
+    void trimUpTo(long durable) {
+        List<Long> ids = records.opIdsUpTo(durable);
+        if (ids.isEmpty()) {
+            return;
+        }
+        try (WriteBatch batch = new WriteBatch()) {
+            for (long id : ids) {
+                records.deleteOp(batch, id);
+            }
+            catalog.write(batch);
+        }
+    }
+}

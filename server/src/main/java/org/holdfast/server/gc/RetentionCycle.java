@@ -1,0 +1,149 @@
+package org.holdfast.server.gc;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.holdfast.gc.bookkeeping.GcBookkeeper;
+import org.holdfast.gc.bosc.BoscPipeline;
+import org.holdfast.gc.retention.RetentionPlanner;
+import org.holdfast.gc.sweep.GraceGuard;
+import org.holdfast.gc.sweep.SweepReport;
+import org.holdfast.gc.sweep.Sweeper;
+import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.SnapshotRecord;
+import org.holdfast.server.catalog.VolumeRecord;
+import org.rocksdb.WriteBatch;
+
+/**
+ * One GC cycle: lapse the locks whose date has passed; for each volume, plan retention, release
+ * keep-last pins of snapshots that left the window (while they still exist), place pins for those
+ * that need them, make the log durable, delete the expired snapshots and the map entries no
+ * retained snapshot needs; trim the operation records the log has; sweep with the same {@code now}.
+ * Then compaction.
+ *
+ * <p>Locks: everything up to the sweep runs under the cycle lock (shared with {@link Deletions}),
+ * so one cycle runs at a time and no deletion interleaves. The snapshot deletions run under the
+ * commit monitor, where holds are checked again (a hold may arrive after the plan was made) and the
+ * expiries commits read are changed. Compaction runs outside the cycle lock, so holds and deletions
+ * are not kept waiting.
+ */
+final class RetentionCycle {
+    private final Catalog catalog;
+    private final GcRecords records;
+    private final VolumeStates states;
+    private final Pins pins;
+    private final RetentionLocks locks;
+    private final OperationLog ops;
+    private final BoscPipeline pipeline;
+    private final GcBookkeeper bookkeeper;
+    private final GraceGuard guard;
+    private final Sweeper sweeper;
+    private final CompactionCounters compaction;
+    private final Object cycleLock;
+    private final Supplier<Object> commitMonitor;
+    private final RetentionPlanner planner = new RetentionPlanner();
+    private volatile GcService.CycleReport last;
+
+    RetentionCycle(Catalog catalog, GcRecords records, VolumeStates states, Pins pins, RetentionLocks locks, OperationLog ops,
+                   BoscPipeline pipeline, GcBookkeeper bookkeeper, GraceGuard guard, Sweeper sweeper,
+                   CompactionCounters compaction, Object cycleLock, Supplier<Object> commitMonitor) {
+        this.catalog = catalog;
+        this.records = records;
+        this.states = states;
+        this.pins = pins;
+        this.locks = locks;
+        this.ops = ops;
+        this.pipeline = pipeline;
+        this.bookkeeper = bookkeeper;
+        this.guard = guard;
+        this.sweeper = sweeper;
+        this.compaction = compaction;
+        this.cycleLock = cycleLock;
+        this.commitMonitor = commitMonitor;
+    }
+
+    /** Runs retention, a sweep and compaction as of {@code now}. */
+    GcService.CycleReport run(long now) {
+        GcService.CycleReport swept = retainAndSweep(now);
+        GcService.CompactionReport c = compaction.compact();
+        GcService.CycleReport r = new GcService.CycleReport(swept.now(), swept.snapshotsDeleted(), swept.mapEntriesPruned(),
+                swept.pinsPlaced(), swept.pinsReleased(), swept.sweep(), c);
+        last = r;
+        return r;
+    }
+
+    /** The last cycle's report, or null before the first. */
+    GcService.CycleReport last() {
+        return last;
+    }
+
+    private GcService.CycleReport retainAndSweep(long now) {
+        ops.requireHealthy();
+        synchronized (cycleLock) {
+            locks.lapse(now); // a lapsed lock's snapshot expires in this same cycle
+            int deleted = 0;
+            long pruned = 0;
+            int pinned = 0;
+            int released = 0;
+            for (VolumeRecord v : catalog.volumes()) {
+                VolumeStates.State g = states.of(v);
+                List<GcRecords.SnapshotGc> gcs = records.snapshots(v.internalId());
+                Map<Long, GcRecords.SnapshotGc> gc = new HashMap<>();
+                for (GcRecords.SnapshotGc s : gcs) {
+                    gc.put(s.sequence(), s);
+                }
+                List<RetentionPlanner.SnapshotState> plannerStates = new ArrayList<>();
+                for (SnapshotRecord s : catalog.snapshots(v)) {
+                    GcRecords.SnapshotGc sg = gc.getOrDefault(s.sequence(), new GcRecords.SnapshotGc(s.sequence(), Long.MAX_VALUE, 0));
+                    plannerStates.add(new RetentionPlanner.SnapshotState(s.sequence(), sg.expiry(), sg.held(), sg.keepLastPinned()));
+                }
+                RetentionPlanner.Plan plan = planner.plan(plannerStates, g.policy.keepLast(), now);
+                for (long seq : plan.releaseKeepLastPin()) {
+                    released += pins.releaseKeepLast(v.name(), seq) ? 1 : 0;
+                }
+                for (long seq : plan.pinForKeepLast()) {
+                    pinned += pins.change(v.name(), seq, GcRecords.KEEP_LAST_PINNED, true, b -> { }) ? 1 : 0;
+                }
+                if (plan.delete().isEmpty()) {
+                    continue;
+                }
+                // every operation naming these snapshots must be in the GC log before they go
+                pipeline.awaitDurable();
+                List<Long> gone = new ArrayList<>();
+                synchronized (commitMonitor.get()) {
+                    Map<Long, GcRecords.SnapshotGc> now2 = new HashMap<>();
+                    for (GcRecords.SnapshotGc s : records.snapshots(v.internalId())) {
+                        now2.put(s.sequence(), s);
+                    }
+                    try (WriteBatch batch = new WriteBatch()) {
+                        for (long seq : plan.delete()) {
+                            GcRecords.SnapshotGc sg = now2.get(seq);
+                            if (sg != null && (sg.held() || sg.keepLastPinned())) {
+                                continue; // a hold arrived after the plan was made
+                            }
+                            catalog.deleteSnapshot(batch, v, seq);
+                            records.deleteSnapshot(batch, v.internalId(), seq);
+                            gone.add(seq);
+                        }
+                        catalog.write(batch);
+                    }
+                    // RangeMaxExpiry is read by commits, which hold this monitor
+                    for (long seq : gone) {
+                        g.expiries.remove(seq);
+                    }
+                }
+                deleted += gone.size();
+                locks.expired(v, gone, now);
+                pruned += MapPruner.prune(catalog, v);
+            }
+            // ids appended before the barrier are durable after it; later ones must stay
+            long durableOp = bookkeeper.lastAppliedOp();
+            pipeline.awaitDurable();
+            ops.trimUpTo(durableOp);
+            SweepReport sweep = sweeper.sweep(guard.sweepHorizon(now)); // open backups keep their protection
+            return new GcService.CycleReport(now, deleted, pruned, pinned, released, sweep, null);
+        }
+    }
+}
