@@ -120,8 +120,8 @@ final class RetentionCycle {
                     try (WriteBatch batch = new WriteBatch()) {
                         for (long seq : plan.delete()) {
                             GcRecords.SnapshotGc sg = now2.get(seq);
-                            if (sg != null && (sg.held() || sg.keepLastPinned())) {
-                                continue; // a hold arrived after the plan was made
+                            if (sg != null && (sg.held() || sg.keepLastPinned() || sg.expiry() > now)) {
+                                continue; // a hold, or a policy change that raised its expiry, arrived after the plan was made
                             }
                             catalog.deleteSnapshot(batch, v, seq);
                             records.deleteSnapshot(batch, v.internalId(), seq);
