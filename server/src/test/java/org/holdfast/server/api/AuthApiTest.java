@@ -147,6 +147,10 @@ class AuthApiTest {
             HttpResponse<String> bad = call("POST", "/api/v1/tokens", "{\"name\":\"x\",\"role\":\"boss\"}", admin);
             assertThat(bad.statusCode()).isEqualTo(400);
             assertThat(json.readTree(bad.body()).get("detail").asText()).contains("unknown role");
+            HttpResponse<String> forever = call("POST", "/api/v1/tokens",
+                    "{\"name\":\"x\",\"role\":\"viewer\",\"expiresIn\":\"99999999999999d\"}", admin);
+            assertThat(forever.statusCode()).as("an expiry that overflows is a bad request, not a 500").isEqualTo(400);
+            assertThat(json.readTree(forever.body()).get("type").asText()).isEqualTo("urn:holdfast:problem:invalid-request");
         }
     }
 
