@@ -43,7 +43,8 @@ public class AuthController {
         if (body == null || body.username() == null || body.username().isBlank() || body.password() == null) {
             throw new IllegalArgumentException("body must be {\"username\": \"...\", \"password\": \"...\"}");
         }
-        ConsoleSessions.OpenedSession s = logins.login(body.username(), body.password(), Caller.source(request));
+        ConsoleSessions.OpenedSession s = logins.login(body.username(), body.password(), Caller.address(request),
+                Caller.source(request));
         return new LoginResponse(s.token(), Instant.ofEpochMilli(s.session().expiresMillis()), s.session().user(),
                 s.session().role().wireName());
     }

@@ -25,6 +25,11 @@ public final class Caller {
         return p;
     }
 
+    /** The peer's address without its port: what per-address limits count (each connection has a new port). */
+    public static String address(HttpServletRequest request) {
+        return request.getRemoteAddr();
+    }
+
     /** {@code address:port} of the peer, as audit entries name it. */
     public static String source(HttpServletRequest request) {
         return request.getRemoteAddr() + ":" + request.getRemotePort();

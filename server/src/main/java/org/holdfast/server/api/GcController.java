@@ -126,7 +126,7 @@ public class GcController {
         if (body.until() != null && !body.until().isBlank()) {
             try {
                 until = Instant.parse(body.until().trim()).toEpochMilli();
-            } catch (DateTimeParseException e) {
+            } catch (DateTimeParseException | ArithmeticException e) { // ArithmeticException: a year past epoch millis
                 throw new IllegalArgumentException("until '" + body.until() + "' is not an ISO-8601 instant like 2027-01-01T00:00:00Z");
             }
         }

@@ -119,7 +119,11 @@ public final class AuditStore implements AuditLog {
         }
     }
 
-    /** One log line: key=value pairs, values quoted. */
+    /**
+     * One log line: key=value pairs, values quoted. Each value is cut like a stored field and its
+     * control characters are escaped: a caller-chosen value, such as a failed login's user name,
+     * can neither make a huge line, forge a line, nor send terminal escapes to whoever reads the log.
+     */
     static String line(AuditEvent e) {
         return "time=" + Instant.ofEpochMilli(e.timeMillis()) + " principal=" + q(e.principal()) + " source=" + q(e.source())
                 + " action=" + q(e.action()) + " target=" + q(e.target()) + " result=" + q(e.result())
@@ -127,7 +131,25 @@ public final class AuditStore implements AuditLog {
     }
 
     private static String q(String s) {
-        return '"' + s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n").replace("\r", "\\r") + '"';
+        String v = new String(cut(s), StandardCharsets.UTF_8);
+        StringBuilder sb = new StringBuilder(v.length() + 2).append('"');
+        for (int i = 0; i < v.length(); i++) {
+            char c = v.charAt(i);
+            switch (c) {
+                case '\\' -> sb.append("\\\\");
+                case '"' -> sb.append("\\\"");
+                case '\n' -> sb.append("\\n");
+                case '\r' -> sb.append("\\r");
+                default -> {
+                    if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0)) {
+                        sb.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        sb.append(c);
+                    }
+                }
+            }
+        }
+        return sb.append('"').toString();
     }
 
     /** Entries newest first, filtered, at most {@code q.limit()}. */

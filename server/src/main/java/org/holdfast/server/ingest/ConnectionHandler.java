@@ -57,7 +57,9 @@ import org.holdfast.server.store.StoreException;
  * from the socket pauses until the token is accepted. A refused token gets {@code UNAUTHORIZED},
  * an audit entry, and the connection closes. BACKUP_BEGIN, LIST_SNAPSHOTS and RESTORE are then
  * checked against the principal's role ({@link IngestAction}) and volume scope before the catalog
- * is consulted, so a refusal reads the same whether or not the volume exists.
+ * is consulted, so a refusal reads the same whether or not the volume exists. Each of those requests
+ * asks the authenticator about the token again, so a token revoked or expired after HELLO starts
+ * nothing more on a connection that stays open.
  *
  * <p>Any error ends the connection: the agent gets an {@code ERROR} with the code and a message,
  * the connection closes, and a running backup is abandoned (no snapshot). Fields marked "lane"
@@ -85,6 +87,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private int unflushedNeeds;
     private boolean greeted;
     private AccessPrincipal principal;
+    // lane: HELLO's token, checked again before every request
+    private String token;
     private BackupSession session;
     private RestoreStream restore;
 
@@ -270,6 +274,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                         + ProtocolLimits.VERSION + ", the agent asked for " + h.protocolVersion());
             }
             principal = authenticate(h);
+            token = h.token();
             greeted = true;
             channel.writeAndFlush(new HelloOk(ProtocolLimits.VERSION, server.settings().serverVersion(), ProtocolLimits.MAX_FRAME));
             channel.eventLoop().execute(() -> {
@@ -402,14 +407,22 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         throw new ProtocolException(ErrorCode.UNAUTHORIZED, "token refused: " + reason);
     }
 
-    /** Refuses (UNAUTHORIZED, audited) unless the principal's role and scope allow {@code action} on {@code volume}. */
+    /**
+     * Refuses (UNAUTHORIZED, audited) unless HELLO's token is still valid (not revoked or expired
+     * since) and the principal's role and scope allow {@code action} on {@code volume}.
+     */
     private void authorize(IngestAction action, VolumeId volume) {
         String why = null;
-        if (!action.allows(principal.role())) {
-            why = "role " + principal.role().wireName() + " may not " + action.verb + " volumes over the ingest port";
-        } else if (!principal.mayReach(volume.name())) {
-            // Same answer whether or not the volume exists: the scope is checked before the catalog.
-            why = "this token may not " + action.verb + " volume '" + volume + "': it is outside the token's volume scope";
+        try {
+            principal = server.services().authenticator().authenticate(token);
+            if (!action.allows(principal.role())) {
+                why = "role " + principal.role().wireName() + " may not " + action.verb + " volumes over the ingest port";
+            } else if (!principal.mayReach(volume.name())) {
+                // Same answer whether or not the volume exists: the scope is checked before the catalog.
+                why = "this token may not " + action.verb + " volume '" + volume + "': it is outside the token's volume scope";
+            }
+        } catch (AuthenticationFailedException e) {
+            why = "token refused: " + e.getMessage();
         }
         if (why != null) {
             server.stats().refused.incrementAndGet();

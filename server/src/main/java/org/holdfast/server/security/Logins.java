@@ -22,16 +22,24 @@ public final class Logins {
         this.audit = audit == null ? AuditLog.NONE : audit;
     }
 
+    /** Opens a session; {@code source} is both the throttled address and the audited source. */
+    public ConsoleSessions.OpenedSession login(String user, String password, String source) {
+        return login(user, password, source, source);
+    }
+
     /**
-     * Opens a session for {@code user} if the password is right.
+     * Opens a session for {@code user} if the password is right. Failures count against
+     * {@code address} (the peer's address without its port: a port changes with every connection,
+     * so counting {@code address:port} would never throttle a guesser); {@code source} is what the
+     * audit entry names.
      *
      * @throws LoginThrottledException       while the user or the address has too many recent failures
      * @throws AuthenticationFailedException if the name or password is wrong
      */
-    public ConsoleSessions.OpenedSession login(String user, String password, String source) {
+    public ConsoleSessions.OpenedSession login(String user, String password, String address, String source) {
         String who = user == null ? "" : user;
         try {
-            throttle.check(who, source);
+            throttle.check(who, address);
         } catch (LoginThrottledException e) {
             audit.record(new AuditEvent(clock.millis(), "user:" + who, source, "login", "user:" + who, "denied", "throttled"));
             throw e;
@@ -40,7 +48,7 @@ public final class Logins {
         try {
             u = users.checkPassword(who, password);
         } catch (AuthenticationFailedException e) {
-            throttle.failed(who, source);
+            throttle.failed(who, address);
             audit.record(new AuditEvent(clock.millis(), "user:" + who, source, "login", "user:" + who, "denied", "wrong username or password"));
             throw e;
         }

@@ -147,6 +147,27 @@ class AuthApiTest {
             HttpResponse<String> bad = call("POST", "/api/v1/tokens", "{\"name\":\"x\",\"role\":\"boss\"}", admin);
             assertThat(bad.statusCode()).isEqualTo(400);
             assertThat(json.readTree(bad.body()).get("detail").asText()).contains("unknown role");
+            HttpResponse<String> forever = call("POST", "/api/v1/tokens",
+                    "{\"name\":\"x\",\"role\":\"viewer\",\"expiresIn\":\"99999999999999d\"}", admin);
+            assertThat(forever.statusCode()).as("an expiry that overflows is a bad request, not a 500").isEqualTo(400);
+            assertThat(json.readTree(forever.body()).get("type").asText()).isEqualTo("urn:holdfast:problem:invalid-request");
+        }
+    }
+
+    @Test
+    void login_failuresForManyUsersEachOnANewConnection_addressThrottled429() throws Exception {
+        try (ConfigurableApplicationContext ctx = start("--holdfast.security.failed-logins-per-minute=3")) {
+            String password = Files.readString(data.resolve(InitialAdmin.FILE)).strip();
+            // a password sprayer: one guess per user name, each on a new connection (a new source port)
+            for (int i = 0; i < 3; i++) {
+                HttpResponse<String> r = callOnNewConnection("/api/v1/auth/login",
+                        "{\"username\":\"sprayed-" + i + "\",\"password\":\"guess-" + i + "\"}");
+                assertThat(r.statusCode()).isEqualTo(401);
+            }
+            HttpResponse<String> admin = callOnNewConnection("/api/v1/auth/login",
+                    "{\"username\":\"admin\",\"password\":\"" + password + "\"}");
+            assertThat(admin.statusCode()).as("127.0.0.1 used up its failures, whatever the port").isEqualTo(429);
+            assertThat(json.readTree(admin.body()).get("type").asText()).isEqualTo("urn:holdfast:problem:too-many-logins");
         }
     }
 
@@ -163,6 +184,13 @@ class AuthApiTest {
                     .isEqualTo(400);
             assertThat(call("GET", "/api/v1/users/viv", null, admin).statusCode()).isEqualTo(404);
         }
+    }
+
+    /** A POST from a client of its own, so from a new connection and source port. */
+    private HttpResponse<String> callOnNewConnection(String path, String body) throws Exception {
+        HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).timeout(Duration.ofSeconds(60))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build();
+        return HttpClient.newHttpClient().send(req, HttpResponse.BodyHandlers.ofString());
     }
 
     private HttpResponse<String> call(String method, String path, String body, String token) {

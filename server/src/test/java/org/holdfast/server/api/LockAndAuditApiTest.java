@@ -249,6 +249,23 @@ class LockAndAuditApiTest {
     }
 
     @Test
+    void placeLock_untilPastEpochMillis_400AndNoLock() throws Exception {
+        byte[] img = new byte[4 * 4096];
+        new Random(6).nextBytes(img);
+        String agentToken = TestTokens.issue(context, Role.AGENT, new VolumeScope(List.of("far")), null);
+        try (AgentDriver a = new AgentDriver(ingest.port(), agentToken)) {
+            a.hello();
+            a.backup("far", img, 4096, true);
+        }
+        String v = "/api/v1/volumes/far/snapshots/1/lock";
+        // a valid ISO-8601 instant whose epoch millis overflow a long: was a 500
+        JsonNode p = body(call(put(v), ADMIN, Map.of("mode", "compliance", "until", "+999999999-12-31T23:59:59Z"), 400));
+        assertThat(p.get("type").asText()).isEqualTo("urn:holdfast:problem:invalid-request");
+        assertThat(p.get("detail").asText()).contains("+999999999-12-31T23:59:59Z");
+        assertThat(body(call(get(v), ADMIN, null, 200)).get("lockMode").isNull()).isTrue();
+    }
+
+    @Test
     void everyStateChangingEndpoint_hasAnAuditActionName() {
         List<String> missing = new ArrayList<>();
         mappings.getHandlerMethods().forEach((info, method) -> {

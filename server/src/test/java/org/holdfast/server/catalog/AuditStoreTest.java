@@ -76,6 +76,16 @@ class AuditStoreTest {
     }
 
     @Test
+    void line_callerChosenControlCharactersAndHugeValue_escapedAndCut() {
+        String user = "user:evil\u001b[2J\u0000\"\nFAKE\u0085" + "u".repeat(100_000);
+        String line = AuditStore.line(new AuditEvent(T0, user, "10.0.0.1:5", "login", "x", "denied", "wrong username or password"));
+        assertThat(line).startsWith("time=2026-06-01T00:00:00Z principal=\"user:evil\\u001b[2J\\u0000\\\"\\nFAKE\\u0085uuu")
+                .endsWith(" detail=\"wrong username or password\"");
+        assertThat(line.chars().filter(c -> c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0)).count()).isZero();
+        assertThat(line.length()).isLessThan(1_000);
+    }
+
+    @Test
     void query_pagesNewestFirst_filters_andSurvivesRestart() {
         try (MetadataDb db = MetadataDb.open(dir)) {
             AuditStore s = new AuditStore(db, clock, Duration.ofDays(400));

@@ -267,6 +267,35 @@ class IngestSecurityTest {
     }
 
     @Test
+    void requests_tokenRevokedAfterHello_refusedOnTheOpenConnection() {
+        byte[] alpha = BackupRestoreLoopbackTest.image(11, 32 * BS);
+        backup(TestTokens.DEFAULT_AGENT, "alpha", alpha);
+        String catalogBefore = catalogState();
+        try (AgentDriver restorer = harness.agent(ALPHA_ONLY); AgentDriver backer = harness.agent(ALPHA_ONLY)) {
+            restorer.hello();
+            backer.hello();
+            assertThat(restorer.list("alpha").snapshots()).hasSize(1);
+            harness.tokens().revoke(ALPHA_ONLY);
+
+            restorer.send(new Restore("alpha", 1, 0));
+            ErrorMessage r = restorer.expectErrorAndClose();
+            assertThat(r.code()).isEqualTo(ErrorCode.UNAUTHORIZED);
+            assertThat(r.message()).contains("token refused").contains("revoked");
+            backer.send(new BackupBegin("alpha", BS, alpha.length, 1));
+            ErrorMessage b = backer.expectErrorAndClose();
+            assertThat(b.code()).isEqualTo(ErrorCode.UNAUTHORIZED);
+            assertThat(b.message()).contains("revoked");
+        }
+        assertThat(catalogState()).isEqualTo(catalogBefore);
+        assertThat(harness.server().volumeLocks().tryLock("alpha", 1)).as("no session was begun").isTrue();
+        harness.server().volumeLocks().unlock("alpha", 1);
+        assertRestores("alpha", alpha);
+        assertThat(harness.audit().events().stream().filter(e -> e.result().equals("denied")).map(AuditEvent::action).toList())
+                .containsExactlyInAnyOrder("snapshot.restore", "backup.begin");
+        assertNoSecretAudited();
+    }
+
+    @Test
     void hello_badTokenPipelinedWithBackupBegin_laterFrameNeverHandled() {
         try (AgentDriver a = harness.agent()) {
             a.sendPipelined(Hello.of("pipelining", "not-a-real-token-zzzzzzzz"), new BackupBegin("gamma", BS, 8 * BS, 0));
