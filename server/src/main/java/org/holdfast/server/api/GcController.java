@@ -130,7 +130,12 @@ public class GcController {
                 throw new IllegalArgumentException("until '" + body.until() + "' is not an ISO-8601 instant like 2027-01-01T00:00:00Z");
             }
         }
-        gc.locks().place(volumeId(name), sequence, RetentionLocks.Mode.parse(body.mode()), until, Principals.name(request));
+        RetentionLocks.Mode mode = RetentionLocks.Mode.parse(body.mode());
+        if (mode == RetentionLocks.Mode.COMPLIANCE) {
+            // nobody can undo a compliance lock: a stolen operator credential must not be able to pin the store for years
+            Principals.requireAdmin(request, "placing a compliance lock");
+        }
+        gc.locks().place(volumeId(name), sequence, mode, until, Principals.name(request));
         return hold(name, sequence);
     }
 

@@ -69,6 +69,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private static final System.Logger LOG = System.getLogger(ConnectionHandler.class.getName());
     /** NEEDs written before the lane flushes even though more frames are waiting. */
     static final int FLUSH_NEEDS = 64;
+    /** Time a new connection has to send HELLO (after the TLS handshake, which has its own timeout). */
+    static final java.time.Duration HELLO_DEADLINE = java.time.Duration.ofSeconds(15);
     private static final SecureRandom SECRETS = new SecureRandom();
 
     private final IngestServer server;
@@ -107,7 +109,21 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
         channel = ctx.channel();
+        // an unauthenticated connection gets a short deadline, not the idle timeout: a client that
+        // trickles bytes without ever completing a HELLO must not hold a socket for minutes
+        java.time.Duration deadline = helloDeadline(server.settings().idleTimeout());
+        ctx.executor().schedule(() -> {
+            if (!helloSeen && channel.isActive()) {
+                LOG.log(Level.INFO, "connection " + channel.remoteAddress() + " sent no HELLO within " + deadline + "; closing it");
+                sendErrorAndClose(ErrorCode.BAD_STATE, "no HELLO within " + deadline.toSeconds() + " s; closed by the server");
+            }
+        }, deadline.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
         super.channelActive(ctx);
+    }
+
+    /** How long a new connection has to send its HELLO: {@link #HELLO_DEADLINE}, or the idle timeout if shorter. */
+    static java.time.Duration helloDeadline(java.time.Duration idleTimeout) {
+        return idleTimeout.compareTo(HELLO_DEADLINE) < 0 ? idleTimeout : HELLO_DEADLINE;
     }
 
     @Override

@@ -37,11 +37,13 @@ public final class DataDirectory implements AutoCloseable {
      */
     public static DataDirectory open(Path dir) {
         Path root = dir.toAbsolutePath().normalize();
+        boolean existed = Files.exists(root);
         try {
             Files.createDirectories(root);
         } catch (IOException e) {
             throw new StoreException("data-dir", root.toString(), null, "cannot create the data directory: " + e, e);
         }
+        protect(root, existed);
         if (!Files.isDirectory(root) || !Files.isWritable(root)) {
             throw new StoreException("data-dir", root.toString(), null, "the data directory is not writable by this user", null);
         }
@@ -73,6 +75,31 @@ public final class DataDirectory implements AutoCloseable {
             // the pid is informational only
         }
         return new DataDirectory(root, ch, lock);
+    }
+
+    /**
+     * The data directory holds every backed-up block and the users' password hashes: a new one is
+     * made readable by its owner only (0700); an existing one that others can enter gets a warning
+     * (its mode is the operator's to change, e.g. a shared group on purpose).
+     */
+    static boolean protect(Path root, boolean existed) {
+        try {
+            if (!existed) {
+                Files.setPosixFilePermissions(root, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+                return true;
+            }
+            java.util.Set<java.nio.file.attribute.PosixFilePermission> perms = Files.getPosixFilePermissions(root);
+            boolean open = perms.stream().anyMatch(p -> p.name().startsWith("GROUP_") || p.name().startsWith("OTHERS_"));
+            if (open) {
+                System.getLogger(DataDirectory.class.getName()).log(System.Logger.Level.WARNING,
+                        "the data directory " + root + " is open to other users (mode "
+                                + java.nio.file.attribute.PosixFilePermissions.toString(perms) + "): it holds every backed-up block"
+                                + " and the users' password hashes; run: chmod 700 " + root);
+            }
+            return !open;
+        } catch (UnsupportedOperationException | IOException e) {
+            return false; // not a POSIX file system: nothing to check
+        }
     }
 
     public Path root() {

@@ -166,6 +166,7 @@ class LockAndAuditApiTest {
         call(post("/api/v1/gc/runs"), ADMIN, null, 200);
         // governance lock with a date: the operator cannot release it, the admin can
         call(put(v + "/snapshots/2/lock"), OPERATOR, Map.of("mode", "governance", "until", until), 200);
+        call(put(v + "/snapshots/2/lock"), OPERATOR, Map.of("mode", "compliance", "until", until), 403); // irreversible: admin only
         call(delete(v + "/snapshots/2/lock"), OPERATOR, null, 403);
         call(delete(v + "/snapshots/2/lock"), ADMIN, null, 200);
         call(delete(v + "/snapshots/1/lock"), ANONYMOUS, null, 401);
@@ -197,6 +198,7 @@ class LockAndAuditApiTest {
                 "user:admin|volume.delete|volume:av|conflict",
                 "user:admin|gc.run||ok",
                 "user:op|lock.place|volume:av@2|ok",
+                "user:op|lock.place|volume:av@2|denied",
                 "user:op|lock.release|volume:av@2|denied",
                 "user:admin|lock.release|volume:av@2|ok",
                 "anonymous|lock.release|volume:av@1|denied",
@@ -207,7 +209,7 @@ class LockAndAuditApiTest {
         JsonNode page = body(call(get("/api/v1/audit").param("from", from), ADMIN, null, 200));
         assertThat(rows(page)).containsExactlyElementsOf(newestFirst);
         assertThat(page.get("nextCursor").isNull()).isTrue();
-        JsonNode conflict = page.get("entries").get(13);
+        JsonNode conflict = page.get("entries").get(14);
         assertThat(conflict.get("detail").asText()).startsWith("409 compliance lock on av@1 until " + until);
         assertThat(conflict.get("source").asText()).startsWith("127.0.0.1:");
 
@@ -227,13 +229,14 @@ class LockAndAuditApiTest {
 
         // filters
         assertThat(rows(body(call(get("/api/v1/audit").param("from", from).param("principal", "user:op"), ADMIN, null, 200))))
-                .containsExactly("user:op|lock.release|volume:av@2|denied", "user:op|lock.place|volume:av@2|ok",
+                .containsExactly("user:op|lock.release|volume:av@2|denied", "user:op|lock.place|volume:av@2|denied",
+                        "user:op|lock.place|volume:av@2|ok",
                         "user:op|hold.release|volume:av@1|denied", "user:op|hold.place|volume:av@1|ok",
                         "user:op|retention.set|volume:av|ok");
         assertThat(rows(body(call(get("/api/v1/audit").param("from", from).param("action", "hold.release")
                 .param("result", "conflict"), ADMIN, null, 200)))).containsExactly("user:admin|hold.release|volume:av@1|conflict");
         assertThat(rows(body(call(get("/api/v1/audit").param("from", from).param("target", "volume:av@2"), ADMIN, null, 200))))
-                .hasSize(3);
+                .hasSize(4);
         assertThat(rows(body(call(get("/api/v1/audit").param("from", from).param("to", from), ADMIN, null, 200)))).isEmpty();
         call(get("/api/v1/audit").param("from", "yesterday"), ADMIN, null, 400);
         call(get("/api/v1/audit").param("limit", "0"), ADMIN, null, 400);

@@ -361,6 +361,37 @@ class BadInputLoopbackTest {
     }
 
     @Test
+    void connection_tricklingBytesWithoutHello_closedAtTheHelloDeadline() throws Exception {
+        harness.close();
+        harness = new IngestHarness(dir, 0, ReferenceGuard.NONE,
+                new IngestSettings("127.0.0.1", 0, 2, 1024, 8, 1L << 20, java.time.Duration.ofMillis(800), "test"));
+        long start = System.nanoTime();
+        boolean closed = false;
+        try (java.net.Socket s = new java.net.Socket(java.net.InetAddress.getLoopbackAddress(), harness.port())) {
+            s.setSoTimeout(100);
+            // a frame header that never completes, one byte every 100 ms: never idle, never a HELLO
+            byte[] header = {0, 0, 0, 100, (byte) ProtocolLimits.VERSION, 0x01};
+            for (int i = 0; i < 60 && !closed; i++) {
+                try {
+                    s.getOutputStream().write(header[i % header.length]);
+                    s.getOutputStream().flush();
+                    closed = s.getInputStream().read() < 0 || s.isClosed();
+                } catch (java.net.SocketTimeoutException e) {
+                    // nothing from the server yet
+                } catch (java.io.IOException e) {
+                    closed = true;
+                }
+                if (!closed) {
+                    Thread.sleep(100);
+                }
+            }
+        }
+        assertThat(closed).as("connection closed by the server").isTrue();
+        assertThat(java.time.Duration.ofNanos(System.nanoTime() - start)).isLessThan(java.time.Duration.ofSeconds(5));
+        assertThat(ConnectionHandler.helloDeadline(java.time.Duration.ofMinutes(10))).isEqualTo(ConnectionHandler.HELLO_DEADLINE);
+    }
+
+    @Test
     void backupBegin_diskBelowReserve_storageFullAndNothingChanges() {
         harness.close();
         harness = new IngestHarness(dir, Long.MAX_VALUE, ReferenceGuard.NONE);

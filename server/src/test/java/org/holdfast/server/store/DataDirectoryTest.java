@@ -41,4 +41,22 @@ class DataDirectoryTest {
         Path file = Files.writeString(dir.resolve("file"), "x");
         assertThatThrownBy(() -> DataDirectory.open(file)).isInstanceOf(StoreException.class).hasMessageContaining("data directory");
     }
+
+    @Test
+    void open_newDirectory_readableByItsOwnerOnly() throws Exception {
+        Path d = dir.resolve("fresh");
+        try (DataDirectory ignored = DataDirectory.open(d)) {
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(d))).isEqualTo("rwx------");
+        }
+    }
+
+    @Test
+    void protect_existingDirectoryOpenToOthers_leftAsIsAndReported() throws Exception {
+        Path d = Files.createDirectory(dir.resolve("shared"));
+        Files.setPosixFilePermissions(d, PosixFilePermissions.fromString("rwxr-xr-x"));
+        assertThat(DataDirectory.protect(d, true)).isFalse();
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(d))).isEqualTo("rwxr-xr-x");
+        Files.setPosixFilePermissions(d, PosixFilePermissions.fromString("rwx------"));
+        assertThat(DataDirectory.protect(d, true)).isTrue();
+    }
 }
