@@ -163,6 +163,16 @@ public final class ServerConnection implements AutoCloseable {
         return tlsEngine;
     }
 
+    /** The negotiated TLS protocol and cipher suite, e.g. {@code TLSv1.3 TLS_AES_128_GCM_SHA256}; null over plain TCP. */
+    public String tlsCipher() {
+        SslHandler ssl = channel.pipeline().get(SslHandler.class);
+        if (ssl == null) {
+            return null;
+        }
+        javax.net.ssl.SSLSession s = ssl.engine().getSession();
+        return s.getProtocol() + " " + s.getCipherSuite();
+    }
+
     /** The server this connects to. */
     public ServerAddress address() {
         return address;

@@ -48,12 +48,17 @@ public final class TlsEngines {
      * @throws IllegalArgumentException for another word, or for openssl where it cannot load (naming why)
      */
     public static Engine choose(String preference) {
+        return choose(preference, openSslAvailable());
+    }
+
+    /** {@link #choose(String)} on a machine where OpenSSL does or does not load (tests the fallback). */
+    static Engine choose(String preference, boolean openSsl) {
         String p = preference == null || preference.isBlank() ? "auto" : preference.trim().toLowerCase(Locale.ROOT);
         switch (p) {
             case "auto":
-                return openSslAvailable() ? Engine.OPENSSL : Engine.JDK;
+                return openSsl ? Engine.OPENSSL : Engine.JDK;
             case "openssl":
-                if (!openSslAvailable()) {
+                if (!openSsl) {
                     throw new IllegalArgumentException("the TLS engine 'openssl' was asked for, but Netty's OpenSSL engine does not"
                             + " load on this machine (" + OpenSsl.unavailabilityCause() + "); use auto or jdk");
                 }
