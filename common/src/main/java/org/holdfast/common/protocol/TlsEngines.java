@@ -80,12 +80,20 @@ public final class TlsEngines {
         return engine == Engine.OPENSSL ? "OpenSSL engine (" + OpenSsl.versionString() + ")" : "JDK engine";
     }
 
-    /** Sets {@code builder}'s provider for {@code engine}, and the protocols and cipher suites above. */
+    /**
+     * Sets {@code builder}'s provider for {@code engine}, and the protocols and cipher suites above.
+     * BoringSSL's TLS 1.3 suites are fixed (AES-GCM, plus ChaCha20 for a peer that asks for it first,
+     * which no Holdfast agent does), so OpenSSL is given exactly that set: naming fewer makes Netty
+     * print a notice on every agent run, and naming none turns TLS 1.3 off.
+     */
     public static SslContextBuilder configure(SslContextBuilder builder, Engine engine) {
         return builder.sslProvider(engine == Engine.OPENSSL ? SslProvider.OPENSSL : SslProvider.JDK)
                 .protocols(PROTOCOLS)
-                .ciphers(CIPHER_SUITES, SupportedCipherSuiteFilter.INSTANCE);
+                .ciphers(engine == Engine.OPENSSL ? BORINGSSL_SUITES : CIPHER_SUITES, SupportedCipherSuiteFilter.INSTANCE);
     }
+
+    private static final List<String> BORINGSSL_SUITES = java.util.stream.Stream.concat(CIPHER_SUITES.stream(),
+            java.util.stream.Stream.of("TLS_CHACHA20_POLY1305_SHA256")).toList();
 
     /**
      * Tunes a new handler of {@code engine}: the JDK engine gets {@link #HEAP_CUMULATOR}. (JDK 17's
