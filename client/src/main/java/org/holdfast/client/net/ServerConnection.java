@@ -1,6 +1,7 @@
 package org.holdfast.client.net;
 
 import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
@@ -29,6 +30,7 @@ import org.holdfast.common.protocol.HelloOk;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.ProtocolException;
 import org.holdfast.common.protocol.ProtocolLimits;
+import org.holdfast.common.protocol.TlsEngines;
 import org.holdfast.common.tls.CertificateFingerprint;
 
 /**
@@ -54,13 +56,15 @@ public final class ServerConnection implements AutoCloseable {
     private final Channel channel;
     private final FrameDecoder decoder;
     private final CertificateFingerprint serverFingerprint;
+    private final TlsEngines.Engine tlsEngine;
     private final LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
     private volatile boolean closed;
 
     private ServerConnection(ServerAddress address, EventLoopGroup group, Channel channel, FrameDecoder decoder,
-                             CertificateFingerprint serverFingerprint) {
+                             CertificateFingerprint serverFingerprint, TlsEngines.Engine tlsEngine) {
         this.address = address;
+        this.tlsEngine = tlsEngine;
         this.serverFingerprint = serverFingerprint;
         this.group = group;
         this.channel = channel;
@@ -87,7 +91,8 @@ public final class ServerConnection implements AutoCloseable {
         FrameDecoder decoder = new FrameDecoder();
         ServerConnection[] self = new ServerConnection[1];
         ServerTrust.Check check = trust.usesTls() ? trust.check(address) : null;
-        SslHandler ssl = check == null ? null : new SslHandler(check.newEngine());
+        TlsEngines.Engine engine = check == null ? null : ServerTrust.engine();
+        SslHandler ssl = check == null ? null : check.newHandler(engine, ByteBufAllocator.DEFAULT);
         Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, timeout.toMillis()))
                 .option(ChannelOption.TCP_NODELAY, true)
@@ -125,7 +130,7 @@ public final class ServerConnection implements AutoCloseable {
                                 + " holdfast.tls.enabled=false, pass --no-tls", cause);
             }
         }
-        ServerConnection c = new ServerConnection(address, group, f.channel(), decoder, check == null ? null : check.presented());
+        ServerConnection c = new ServerConnection(address, group, f.channel(), decoder, check == null ? null : check.presented(), engine);
         self[0] = c;
         return c;
     }
@@ -151,6 +156,21 @@ public final class ServerConnection implements AutoCloseable {
             t = t.getCause();
         }
         return t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
+    }
+
+    /** The TLS engine of this connection, or null over plain TCP. */
+    public TlsEngines.Engine tlsEngine() {
+        return tlsEngine;
+    }
+
+    /** The negotiated TLS protocol and cipher suite, e.g. {@code TLSv1.3 TLS_AES_128_GCM_SHA256}; null over plain TCP. */
+    public String tlsCipher() {
+        SslHandler ssl = channel.pipeline().get(SslHandler.class);
+        if (ssl == null) {
+            return null;
+        }
+        javax.net.ssl.SSLSession s = ssl.engine().getSession();
+        return s.getProtocol() + " " + s.getCipherSuite();
     }
 
     /** The server this connects to. */

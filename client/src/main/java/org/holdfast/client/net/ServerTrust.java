@@ -1,5 +1,9 @@
 package org.holdfast.client.net;
 
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslHandler;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.Socket;
@@ -12,14 +16,15 @@ import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.util.Collection;
-import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLException;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509ExtendedTrustManager;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.common.protocol.TlsEngines;
 import org.holdfast.common.tls.CertificateFingerprint;
 
 /**
@@ -39,6 +44,9 @@ import org.holdfast.common.tls.CertificateFingerprint;
  * {@link ExitCode#USAGE} for an unknown server (the command line must say whom to trust).
  */
 public final class ServerTrust {
+    /** System property that picks the TLS engine: auto (default), openssl or jdk. */
+    public static final String ENGINE_PROPERTY = "holdfast.tls.engine";
+
     private enum Mode { PLAIN, CA, PIN, REMEMBERED }
 
     private final Mode mode;
@@ -105,6 +113,19 @@ public final class ServerTrust {
         }
     }
 
+    /**
+     * The TLS engine this agent uses: the system property {@value #ENGINE_PROPERTY} (auto, openssl,
+     * jdk; default auto: OpenSSL where netty-tcnative loads, else the JDK's).
+     */
+    public static TlsEngines.Engine engine() {
+        try {
+            return TlsEngines.choose(System.getProperty(ENGINE_PROPERTY));
+        } catch (IllegalArgumentException e) {
+            throw new AgentException(ExitCode.USAGE, "-D" + ENGINE_PROPERTY + ": " + e.getMessage(),
+                    "set it to auto, openssl or jdk in JAVA_OPTS, or leave it out");
+        }
+    }
+
     /** True unless {@link #plain()}. */
     public boolean usesTls() {
         return mode != Mode.PLAIN;
@@ -130,21 +151,24 @@ public final class ServerTrust {
             this.server = server;
         }
 
-        /** A client engine for {@code server}, with host name verification in CA mode. */
-        SSLEngine newEngine() {
+        /**
+         * A client handler for {@code server} on {@code engine} (see {@link TlsEngines}), with this
+         * check as its trust manager and host name verification in CA mode.
+         */
+        SslHandler newHandler(TlsEngines.Engine engine, ByteBufAllocator alloc) {
             try {
-                SSLContext ctx = SSLContext.getInstance("TLS");
-                ctx.init(null, new TrustManager[] {this}, null);
-                SSLEngine engine = ctx.createSSLEngine(server.host(), server.port());
-                engine.setUseClientMode(true);
+                SslContext ctx = TlsEngines.configure(SslContextBuilder.forClient(), engine).trustManager(this).build();
+                SslHandler handler = ctx.newHandler(alloc, server.host(), server.port());
                 if (mode == Mode.CA) {
-                    SSLParameters p = engine.getSSLParameters();
+                    SSLEngine e = handler.engine();
+                    SSLParameters p = e.getSSLParameters();
                     p.setEndpointIdentificationAlgorithm("HTTPS");
-                    engine.setSSLParameters(p);
+                    e.setSSLParameters(p);
                 }
-                return engine;
-            } catch (GeneralSecurityException e) {
-                throw new AgentException(ExitCode.INTERNAL, "cannot set up TLS: " + e.getMessage(), null, e);
+                return TlsEngines.tune(handler, engine);
+            } catch (SSLException | RuntimeException e) {
+                throw new AgentException(ExitCode.INTERNAL, "cannot set up TLS with the " + TlsEngines.describe(engine) + ": "
+                        + e.getMessage(), "retry with JAVA_OPTS=-D" + ENGINE_PROPERTY + "=jdk", e);
             }
         }
 

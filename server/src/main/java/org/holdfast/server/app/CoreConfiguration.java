@@ -11,6 +11,7 @@ import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.ingest.IngestServer;
 import org.holdfast.server.ingest.IngestServices;
 import org.holdfast.server.ingest.IngestSettings;
+import org.holdfast.server.ingest.IngestTls;
 import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.security.AuthenticationFailedException;
 import org.holdfast.server.security.TokenAuthenticator;
@@ -123,7 +124,8 @@ public class CoreConfiguration {
         String version = build.getIfAvailable() != null ? build.getIfAvailable().getVersion() : "0.1.0-SNAPSHOT";
         ServerCertificate cert = certificate.getIfAvailable(); // absent when holdfast.tls.enabled=false (TlsConfiguration)
         return new IngestServer(new IngestSettings(i.host(), i.port(), i.sessionThreads(), i.segmentEntries(), i.maxQueuedFrames(),
-                i.maxQueuedBytes().toBytes(), i.idleTimeout(), "holdfast-server/" + version, cert == null ? null : cert.sslContext()),
+                i.maxQueuedBytes().toBytes(), i.idleTimeout(), "holdfast-server/" + version, cert == null ? null
+                        : IngestTls.of(cert.privateKey(), cert.chain(), props.tls().engine())),
                 services);
     }
 

@@ -47,14 +47,16 @@ public record HoldfastProperties(
     /**
      * TLS on both ports. Off only for labs and benchmarks. With no certificate configured the server
      * makes a self-signed one in {@code <data-dir>/tls} at first start. {@code certificate} and
-     * {@code privateKey} are PEM files; {@code keystore} is a PKCS#12 file (with {@code keystorePassword}).
+     * {@code privateKey} are PEM files; {@code keystore} is a PKCS#12 file (with {@code keystorePassword}). {@code engine} picks the
+     * agent port's TLS implementation: auto (OpenSSL where netty-tcnative loads, else the JDK's), openssl or jdk.
      */
     public record Tls(
             @DefaultValue("true") boolean enabled,
             Path certificate,
             Path privateKey,
             Path keystore,
-            String keystorePassword) {
+            String keystorePassword,
+            @DefaultValue("auto") String engine) {
     }
 
     /** Logins: how long a console session lasts, and how many failed logins a user or an address may make per minute. */

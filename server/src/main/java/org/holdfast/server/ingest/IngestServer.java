@@ -21,7 +21,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import javax.net.ssl.SSLEngine;
 import org.holdfast.common.protocol.FrameDecoder;
 import org.holdfast.common.protocol.FrameEncoder;
 
@@ -82,9 +81,7 @@ public final class IngestServer implements AutoCloseable {
                         if (settings.tls() != null) {
                             // first, so that nothing but a completed handshake's plaintext reaches the
                             // decoder: a plain-TCP client fails the handshake and is closed there
-                            SSLEngine engine = settings.tls().createSSLEngine();
-                            engine.setUseClientMode(false);
-                            SslHandler ssl = new SslHandler(engine);
+                            SslHandler ssl = settings.tls().newHandler(ch.alloc());
                             ssl.setHandshakeTimeout(HANDSHAKE_TIMEOUT_SECONDS, TimeUnit.SECONDS);
                             ch.pipeline().addLast("tls", ssl);
                         }
@@ -101,7 +98,7 @@ public final class IngestServer implements AutoCloseable {
             throw new IllegalStateException("cannot listen for agents on " + settings.host() + ":" + settings.port() + ": " + e.getMessage(), e);
         }
         LOG.log(System.Logger.Level.INFO, "listening for agents on {0} ({1})", serverChannel.localAddress(),
-                settings.tls() != null ? "TLS" : "plain TCP, no TLS");
+                settings.tls() != null ? "TLS, " + settings.tls().describe() : "plain TCP, no TLS");
     }
 
     /** The bound port (useful with port 0). */

@@ -5,12 +5,12 @@ package org.holdfast.server.ingest;
  * {@code segmentMaxEntries} is U_segment, the longest input segment handed to the dedup engine.
  * A connection that neither sends nor receives anything for {@code idleTimeout} is closed (its
  * backup abandoned), so a vanished agent cannot hold a volume's lock for long. {@code tls}, when
- * not null, is the server-side TLS context every connection is wrapped in (docs/protocol.md: the
+ * not null, is the server-side TLS (engine and context) every connection is wrapped in (docs/protocol.md: the
  * frames run inside TLS); null serves plain TCP (tests, and {@code holdfast.tls.enabled=false}).
  */
 public record IngestSettings(String host, int port, int sessionThreads, int segmentMaxEntries, int maxQueuedFrames,
                              long maxQueuedBytes, java.time.Duration idleTimeout, String serverVersion,
-                             javax.net.ssl.SSLContext tls) {
+                             IngestTls tls) {
     /** Plain TCP. */
     public IngestSettings(String host, int port, int sessionThreads, int segmentMaxEntries, int maxQueuedFrames,
                           long maxQueuedBytes, java.time.Duration idleTimeout, String serverVersion) {
@@ -36,7 +36,7 @@ public record IngestSettings(String host, int port, int sessionThreads, int segm
     }
 
     /** These settings with connections wrapped in TLS from {@code context} (null: plain TCP). */
-    public IngestSettings withTls(javax.net.ssl.SSLContext context) {
+    public IngestSettings withTls(IngestTls context) {
         return new IngestSettings(host, port, sessionThreads, segmentMaxEntries, maxQueuedFrames, maxQueuedBytes, idleTimeout,
                 serverVersion, context);
     }

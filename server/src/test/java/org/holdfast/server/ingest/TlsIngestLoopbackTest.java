@@ -39,7 +39,7 @@ class TlsIngestLoopbackTest {
     @BeforeEach
     void start() {
         cert = ServerCertificateLoader.load(TlsSettings.selfSigned(dir.resolve("tls")));
-        harness = new IngestHarness(dir.resolve("store"), 0, ReferenceGuard.NONE, IngestSettings.loopback().withTls(cert.sslContext()));
+        harness = new IngestHarness(dir.resolve("store"), 0, ReferenceGuard.NONE, IngestSettings.loopback().withTls(IngestTls.of(cert.privateKey(), cert.chain(), "auto")));
     }
 
     @AfterEach

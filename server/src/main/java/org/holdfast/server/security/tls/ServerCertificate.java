@@ -79,8 +79,8 @@ public final class ServerCertificate {
         }
     }
 
-    /** For writing the self-signed pair; never logged. */
-    PrivateKey privateKey() {
+    /** For writing the self-signed pair and for the agent port's TLS engine (a Netty context); never logged. */
+    public PrivateKey privateKey() {
         return key;
     }
 
