@@ -84,7 +84,7 @@ public final class BenchRun {
                 }
                 log.printf("bench: %s day %d generated (%.1f s so far): %s changed of %s (%.2f %%)%n", workload.name(), day,
                         result.generationSeconds, ReportTable.mib(changed), ReportTable.mib(total), 100.0 * changed / total);
-                for (BackupTarget t : targets) {
+                for (BackupTarget t : rotated(targets, day)) {
                     BenchResults.TargetResult tr = results.get(t);
                     if (tr.error != null) {
                         continue;
@@ -107,28 +107,43 @@ public final class BenchRun {
                 }
             }
             Path restoreFile = wdir.resolve("restore.img");
+            // restores interleaved, the targets' order rotating, so no target always restores first or
+            // straight after the backups (page cache, machine load)
+            Map<BackupTarget, List<Object[]>> jobs = new LinkedHashMap<>();
+            int rounds = 0;
             for (BackupTarget t : targets) {
-                BenchResults.TargetResult tr = results.get(t);
-                if (tr.error != null) {
-                    continue;
-                }
-                try {
-                    for (String v : workload.volumes()) {
-                        for (int day : restoreDays(t, workload.days())) {
-                            BackupTarget.RestoreOutcome o = t.restore(v, day, restoreFile);
-                            String sha = ImageDigest.sha256(restoreFile);
-                            ImageDigest.State s = truth.get(v).get(day);
-                            boolean same = sha.equals(s.sha256());
-                            tr.restores.add(new BenchResults.RestoreRow(v, day, s.bytes(), o.seconds(), o.toolSeconds(),
-                                    o.clientPeakRssBytes(), same, s.sha256(), sha, o.regionsRead()));
-                            log.printf("bench:   %-16s %-8s day %d restore %6.2f s, %s%n", t.name(), v, day, o.seconds(),
-                                    same ? "identical" : "DIFFERENT (expected " + s.sha256() + ", got " + sha + ")");
-                            Files.deleteIfExists(restoreFile);
-                        }
+                List<Object[]> list = new ArrayList<>();
+                for (String v : workload.volumes()) {
+                    for (int day : restoreDays(t, workload.days())) {
+                        list.add(new Object[] {v, day});
                     }
-                } catch (IOException | RuntimeException e) {
-                    tr.error = "restore failed: " + e.getMessage();
-                    log.println("bench: " + t.name() + " " + tr.error);
+                }
+                jobs.put(t, list);
+                rounds = Math.max(rounds, list.size());
+            }
+            for (int k = 0; k < rounds; k++) {
+                for (BackupTarget t : rotated(targets, k)) {
+                    BenchResults.TargetResult tr = results.get(t);
+                    List<Object[]> list = jobs.get(t);
+                    if (tr.error != null || k >= list.size()) {
+                        continue;
+                    }
+                    String v = (String) list.get(k)[0];
+                    int day = (Integer) list.get(k)[1];
+                    try {
+                        BackupTarget.RestoreOutcome o = t.restore(v, day, restoreFile);
+                        String sha = ImageDigest.sha256(restoreFile);
+                        ImageDigest.State s = truth.get(v).get(day);
+                        boolean same = sha.equals(s.sha256());
+                        tr.restores.add(new BenchResults.RestoreRow(v, day, s.bytes(), o.seconds(), o.toolSeconds(),
+                                o.clientPeakRssBytes(), same, s.sha256(), sha, o.regionsRead()));
+                        log.printf("bench:   %-16s %-8s day %d restore %6.2f s, %s%n", t.name(), v, day, o.seconds(),
+                                same ? "identical" : "DIFFERENT (expected " + s.sha256() + ", got " + sha + ")");
+                        Files.deleteIfExists(restoreFile);
+                    } catch (IOException | RuntimeException e) {
+                        tr.error = "restore failed: " + e.getMessage();
+                        log.println("bench: " + t.name() + " " + tr.error);
+                    }
                 }
             }
             for (BackupTarget t : targets) {
@@ -197,5 +212,14 @@ public final class BenchRun {
         } catch (IOException | RuntimeException e) {
             // Closing is best effort once the figures are taken.
         }
+    }
+
+    /** {@code targets} starting at index {@code k} modulo their count: each day (or round) another goes first. */
+    static <T> List<T> rotated(List<T> targets, int k) {
+        List<T> out = new ArrayList<>(targets.size());
+        for (int i = 0; i < targets.size(); i++) {
+            out.add(targets.get((i + k) % targets.size()));
+        }
+        return out;
     }
 }
