@@ -194,21 +194,6 @@ class AuthApiTest {
     }
 
     private HttpResponse<String> call(String method, String path, String body, String token) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).timeout(Duration.ofSeconds(60))
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
-        if (body != null) {
-            b.header("Content-Type", "application/json");
-        }
-        if (token != null) {
-            b.header("Authorization", "Bearer " + token);
-        }
-        try {
-            return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
+        return RestCalls.call(http, port, method, path, body, token);
     }
 }

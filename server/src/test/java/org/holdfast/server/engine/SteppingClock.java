@@ -6,15 +6,15 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 
-/** A clock the test moves by hand, so that Bloom filter periods pass without waiting. */
-final class SteppingClock extends Clock {
+/** A clock the test moves by hand (Bloom filter periods, session and token expiry) without waiting. */
+public final class SteppingClock extends Clock {
     private volatile Instant now;
 
-    SteppingClock(Instant start) {
+    public SteppingClock(Instant start) {
         this.now = start;
     }
 
-    void advance(Duration d) {
+    public void advance(Duration d) {
         now = now.plus(d);
     }
 

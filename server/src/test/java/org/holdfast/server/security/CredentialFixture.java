@@ -11,7 +11,7 @@ final class CredentialFixture implements AutoCloseable {
     final Path dir;
     final MetadataDb db;
     final RocksCredentialStore store;
-    final ManualClock clock = new ManualClock(1_700_000_000_000L);
+    final org.holdfast.server.engine.SteppingClock clock = new org.holdfast.server.engine.SteppingClock(java.time.Instant.ofEpochMilli(1_700_000_000_000L));
     final List<AuditEvent> audit = new ArrayList<>();
     final AuditLog auditLog = e -> {
         synchronized (audit) {
