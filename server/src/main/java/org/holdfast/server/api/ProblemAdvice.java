@@ -14,7 +14,11 @@ import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.StoreException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.converter.HttpMessageNotReadableException;
+import org.springframework.web.context.request.WebRequest;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
@@ -25,6 +29,26 @@ import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExcep
 @RestControllerAdvice
 public class ProblemAdvice extends ResponseEntityExceptionHandler {
     private static final Logger LOG = LoggerFactory.getLogger(ProblemAdvice.class);
+
+    /**
+     * Spring MVC's own 400s (unreadable JSON, a path or query value of the wrong type) get the
+     * invalid-request {@code type} instead of {@code about:blank}, and an unreadable body a detail
+     * that says what to fix.
+     */
+    @Override
+    protected ResponseEntity<Object> handleExceptionInternal(Exception ex, Object body, HttpHeaders headers,
+                                                             HttpStatusCode status, WebRequest request) {
+        if (body instanceof ProblemDetail p && (p.getType() == null || "about:blank".equals(p.getType().toString()))) {
+            if (status.value() == 400) {
+                p.setType(ProblemTypes.INVALID_REQUEST);
+            }
+            if (ex instanceof HttpMessageNotReadableException) {
+                p.setDetail("the request body is not valid JSON for this call (a missing or malformed body, or a field of the"
+                        + " wrong type); see docs/api.md for the fields it takes");
+            }
+        }
+        return super.handleExceptionInternal(ex, body, headers, status, request);
+    }
 
     @ExceptionHandler(UnknownVolumeException.class)
     ProblemDetail unknownVolume(UnknownVolumeException e) {

@@ -61,6 +61,23 @@ class VolumeApiTest {
     private final ObjectMapper json = new ObjectMapper();
 
     @Test
+    void springErrors_malformedJsonOrWrongPathType_invalidRequestProblemDetails() throws Exception {
+        org.springframework.http.HttpHeaders h = new org.springframework.http.HttpHeaders();
+        h.setContentType(org.springframework.http.MediaType.APPLICATION_JSON);
+        ResponseEntity<String> badJson = rest.exchange("/api/v1/volumes/nobody/retention", org.springframework.http.HttpMethod.PUT,
+                new org.springframework.http.HttpEntity<>("{\"policy\": ", h), String.class);
+        assertThat(badJson.getStatusCode().value()).as(badJson.getBody()).isEqualTo(400);
+        assertThat(json.readTree(badJson.getBody()).get("type").asText()).isEqualTo("urn:holdfast:problem:invalid-request");
+        assertThat(json.readTree(badJson.getBody()).get("detail").asText()).contains("not valid JSON");
+
+        ResponseEntity<String> wrongType = rest.getForEntity("/api/v1/volumes/nobody/snapshots/abc/hold", String.class);
+        assertThat(wrongType.getStatusCode().value()).as(wrongType.getBody()).isEqualTo(400);
+        assertThat(json.readTree(wrongType.getBody()).get("type").asText()).isEqualTo("urn:holdfast:problem:invalid-request");
+
+        assertThat(rest.getForEntity("/api/v1/volumes/nobody", String.class).getStatusCode().value()).isEqualTo(404);
+    }
+
+    @Test
     void snapshots_afterABackup_listedAsJson() throws Exception {
         byte[] img = new byte[40 * 4096];
         new Random(1).nextBytes(img);
