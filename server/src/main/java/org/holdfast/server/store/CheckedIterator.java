@@ -78,4 +78,23 @@ public final class CheckedIterator implements AutoCloseable {
     public void close() {
         it.close();
     }
+
+    /**
+     * Positions this iterator on the u64 key {@code target} of a column keyed by big-endian u64 (PBNs):
+     * one step when it sits on {@code at} = target - 1, else a seek. Reads the value into
+     * {@code value} and returns its length, or -1 if {@code target} has no entry. {@code key} (8
+     * bytes) is scratch.
+     */
+    public int valueAtLongKey(long target, long at, byte[] key, byte[] value) {
+        if (at >= 0 && target == at + 1) {
+            next();
+        } else {
+            Bytes.putLong(key, 0, target);
+            seek(key);
+        }
+        if (!isValid() || key(key) != 8 || Bytes.getLong(key, 0) != target) {
+            return -1;
+        }
+        return value(value);
+    }
 }

@@ -146,16 +146,10 @@ public final class LocationIndex {
      * is scratch.
      */
     private boolean moveTo(CheckedIterator it, long pbn, long at, byte[] key, byte[] value) {
-        if (at >= 0 && pbn == at + 1) {
-            it.next();
-        } else {
-            Bytes.putLong(key, 0, pbn);
-            it.seek(key);
-        }
-        if (!it.isValid() || it.key(key) != 8 || Bytes.getLong(key, 0) != pbn) {
+        int len = it.valueAtLongKey(pbn, at, key, value);
+        if (len < 0) {
             return false;
         }
-        int len = it.value(value);
         if (len != VALUE_BYTES) {
             throw new CorruptDataException("location-index", db.path(), "pbn " + pbn, "value has " + len + " bytes, expected " + VALUE_BYTES);
         }

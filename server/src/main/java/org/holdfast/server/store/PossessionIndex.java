@@ -113,16 +113,10 @@ public final class PossessionIndex {
 
     /** Positions {@code it} on {@code pbn} (a step from {@code at} = pbn - 1, else a seek); its value's length, or -1 if absent. */
     private int moveTo(CheckedIterator it, long pbn, long at, byte[] key, byte[] value) {
-        if (at >= 0 && pbn == at + 1) {
-            it.next();
-        } else {
-            Bytes.putLong(key, 0, pbn);
-            it.seek(key);
-        }
-        if (!it.isValid() || it.key(key) != 8 || Bytes.getLong(key, 0) != pbn) {
+        int len = it.valueAtLongKey(pbn, at, key, value);
+        if (len < 0) {
             return -1;
         }
-        int len = it.value(value);
         if (len != PF_ONLY_BYTES && len != WITH_KEY_BYTES) {
             throw new CorruptDataException("possession-index", db.path(), "pbn " + pbn, "value has " + len + " bytes, expected "
                     + PF_ONLY_BYTES + " or " + WITH_KEY_BYTES);
