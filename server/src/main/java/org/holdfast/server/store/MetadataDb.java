@@ -45,7 +45,17 @@ public final class MetadataDb implements AutoCloseable {
         /** Users (key: name), see catalog.CredentialCodec. */
         USERS("users"),
         /** API tokens (key: id), see catalog.CredentialCodec. */
-        TOKENS("tokens");
+        TOKENS("tokens"),
+        /** Job history (key: job id), see catalog.JobStore. */
+        JOBS("jobs"),
+        /** Named retention policies (key: name). */
+        POLICIES("policies"),
+        /** Volume settings the operator sets over REST (quota, named policy) and backup outcomes. */
+        VOLUME_SETTINGS("volume-settings"),
+        /** Daily statistics series (key: day). */
+        STATS("stats"),
+        /** Agent connections (key: token id). */
+        AGENTS("agents");
 
         private final String cfName;
 
