@@ -96,6 +96,11 @@ public final class GcService implements AutoCloseable {
                                    double seconds) {
     }
 
+    /** What reclaim-now did: snapshots its exact mark kept, blocks it found live, blocks and bytes it freed. */
+    public record ReclaimReport(long snapshotsMarked, long blocksMarked, long blocksFreed, long bytesFreed,
+                                long durationMillis) {
+    }
+
     /** What deleting a volume did. */
     public record VolumeDeletion(String volume, int snapshotsDeleted, long blocksReleased, long mapEntriesDeleted) {
     }
@@ -293,6 +298,14 @@ public final class GcService implements AutoCloseable {
 
     public FsckReport fsck() {
         return fsck(clock.millis());
+    }
+
+    /**
+     * Reclaim-now: an exact mark over the retained and held snapshots, then frees every block nothing
+     * retained references (respecting the grace of backups in progress). Not built yet (issue #11).
+     */
+    public ReclaimReport reclaimNow(org.holdfast.server.jobs.JobContext job) {
+        throw new UnsupportedOperationException("reclaim-now is not built yet");
     }
 
     public GraceGuard guard() {
