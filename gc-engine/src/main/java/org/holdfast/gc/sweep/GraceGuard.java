@@ -37,6 +37,19 @@ import org.holdfast.gc.gma.GmaFormat;
  * {@link #sweepHorizon}; after a restart, re-protect the PBNs of a resumed session before the first
  * sweep. Tombstones live for {@code tombstoneLinger} after the reclaimer made the engine forget the
  * fingerprint, which covers a lookup already in flight.
+ *
+ * <h2>Sessions seen by reclaim-now</h2>
+ * Reclaim-now ({@link Sweeper#sweepUnmarked}) ignores expiries, so a grace expiry cannot protect
+ * anything from it. Instead each open session keeps the list of PBNs it protected (8 bytes per
+ * block, freed when the session ends: the ingest already holds far more per changed block), and a
+ * {@link Watch} collects, from the moment it opens until it closes, every PBN that any session
+ * protected before (still open) or protects after. A session that ended before the watch opened
+ * has either committed (the catalog holds its snapshot, which the exact mark reads after the watch
+ * opened) or been abandoned (nothing needs its blocks). A session that commits while the watch is
+ * open stays covered by the watch even after it ended, which closes the race with a later commit
+ * that dereferences its blocks. Recording and watching share one lock ({@code inFlight}), taken
+ * inside the stripes, so a PBN is either in the watch before reclaim-now decides on its chunk or
+ * refused by its tombstone after.
  */
 public final class GraceGuard {
     private static final int STRIPES = 1024;
@@ -47,8 +60,79 @@ public final class GraceGuard {
     private final Duration tombstoneLinger;
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
     private final ConcurrentHashMap<Long, Long> tombstones = new ConcurrentHashMap<>();
-    /** Open sessions: id to the time of their first protection. */
-    private final ConcurrentHashMap<Long, Long> sessions = new ConcurrentHashMap<>();
+    /** Open sessions: id to the time of their first protection and the PBNs they protected. */
+    private final ConcurrentHashMap<Long, Session> sessions = new ConcurrentHashMap<>();
+    /** Guards every {@link Session#record} and {@link #watch}; innermost lock, taken inside stripes. */
+    private final Object inFlight = new Object();
+    private LivePbns watch; // non-null while a Watch is open; guarded by inFlight
+
+    /** One open session: when it first protected a block, and every PBN it protected since. */
+    private static final class Session {
+        final long start;
+        long[] pbns = new long[64];
+        int size;
+
+        Session(long start) {
+            this.start = start;
+        }
+
+        /** Caller holds {@code inFlight}. */
+        void record(long[] src, int off, int count) {
+            for (int i = off; i < off + count; i++) {
+                if (src[i] == 0) {
+                    continue;
+                }
+                if (size == pbns.length) {
+                    pbns = java.util.Arrays.copyOf(pbns, size * 2);
+                }
+                pbns[size++] = src[i];
+            }
+        }
+    }
+
+    /**
+     * The PBNs sessions protected while it is open (see the class comment). At most one is open at a
+     * time; close it when reclaim-now is done.
+     */
+    public final class Watch implements AutoCloseable {
+        private boolean closed;
+
+        private Watch() {
+        }
+
+        /**
+         * Removes from {@code pbns[0..n)} every PBN a session protected, keeping the others in order,
+         * and returns how many remain. Call with the stripes of their chunks held.
+         */
+        int dropProtected(long[] pbns, int n) {
+            synchronized (inFlight) {
+                int kept = 0;
+                for (int i = 0; i < n; i++) {
+                    if (!watch.contains(pbns[i])) {
+                        pbns[kept++] = pbns[i];
+                    }
+                }
+                return kept;
+            }
+        }
+
+        /** PBNs in the watch so far (tests and logs). */
+        public long size() {
+            synchronized (inFlight) {
+                return closed ? 0 : watch.count();
+            }
+        }
+
+        @Override
+        public void close() {
+            synchronized (inFlight) {
+                if (!closed) {
+                    closed = true;
+                    watch = null;
+                }
+            }
+        }
+    }
 
     public GraceGuard(BoscPipeline pipeline, Clock clock, Duration grace, Duration tombstoneLinger) {
         if (grace.isNegative() || grace.isZero()) {
@@ -86,6 +170,11 @@ public final class GraceGuard {
                 return false;
             }
             pipeline.appendSingle(UpdateKinds.RAISE_EXPIRY, pbn, clock.millis() + grace.toMillis());
+            synchronized (inFlight) {
+                if (watch != null) {
+                    watch.add(pbn); // no session to tie it to: reclaim-now keeps it while the watch is open
+                }
+            }
             return true;
         } finally {
             l.unlock();
@@ -102,7 +191,7 @@ public final class GraceGuard {
         if (count <= 0) {
             return 0;
         }
-        sessions.putIfAbsent(sessionId, clock.millis());
+        Session session = sessions.computeIfAbsent(sessionId, id -> new Session(clock.millis()));
         // the stripes of the batch, locked in ascending order (the sweep's order): no deadlock
         long[] wanted = new long[STRIPES / 64];
         boolean any = false;
@@ -140,6 +229,12 @@ public final class GraceGuard {
                 }
             }
             pipeline.appendSingles(UpdateKinds.RAISE_EXPIRY, pbns, off, count, clock.millis() + grace.toMillis());
+            synchronized (inFlight) {
+                session.record(pbns, off, count); // refused entries are 0 here
+                if (watch != null) {
+                    watch.addAll(pbns, off, count);
+                }
+            }
             return refused;
         } finally {
             for (int w = 0; w < wanted.length && locked > 0; w++) {
@@ -153,7 +248,27 @@ public final class GraceGuard {
 
     /** Session {@code sessionId} committed or was abandoned: its protection is no longer tied to it. */
     public void sessionEnded(long sessionId) {
-        sessions.remove(sessionId);
+        synchronized (inFlight) {
+            sessions.remove(sessionId); // an open watch keeps what it protected
+        }
+    }
+
+    /**
+     * Opens the watch reclaim-now needs (see the class comment), seeded with every PBN the open
+     * sessions protected so far. Refused while another watch is open.
+     */
+    public Watch watch() {
+        synchronized (inFlight) {
+            if (watch != null) {
+                throw new IllegalStateException("a reclaim-now watch is already open");
+            }
+            LivePbns w = new LivePbns();
+            for (Session s : sessions.values()) {
+                w.addAll(s.pbns, 0, s.size);
+            }
+            watch = w;
+            return new Watch();
+        }
     }
 
     /** Sessions with protected blocks still open (tests and metrics). */
@@ -167,8 +282,8 @@ public final class GraceGuard {
      */
     public long sweepHorizon(long now) {
         long h = now;
-        for (Long start : sessions.values()) {
-            h = Math.min(h, start + grace.toMillis());
+        for (Session s : sessions.values()) {
+            h = Math.min(h, s.start + grace.toMillis());
         }
         return h;
     }

@@ -253,6 +253,96 @@ public final class Sweeper {
         return new SweepReport(now, visited, freed, reclaimable, kept[0], kept[1], kept[2], kept[3]);
     }
 
+    /**
+     * Reclaim-now's free step: walks the whole GMA in the same batches, under the same stripes and
+     * barrier as {@link #sweep}, and frees every used, not yet freed PBN that has RC = 0, no pin, is
+     * not in {@code marked} (the exact mark of every retained snapshot, made after {@code inFlight}
+     * opened) and was not protected by a backup session ({@code inFlight}), whatever its expiry.
+     * Victims go through the same tombstone, {@link BlockReclaimer} and FREED-mark steps as a sweep's,
+     * so a crash leaves the same states a crashed sweep does (a reclaimed PBN not yet marked is handed
+     * over again by the next reclaim-now; the reclaimer accepts it). {@code listener} sees each
+     * batch's victims before they are reclaimed, and each finished batch: a safe point where it may
+     * stop the walk by throwing. The skip table forgets every chunk that lost a block.
+     *
+     * @param now the time tombstones are dated with (the wall clock, not a retention horizon)
+     */
+    public synchronized UnmarkedSweepReport sweepUnmarked(LivePbns marked, GraceGuard.Watch inFlight, long now,
+                                                          UnmarkedSweepListener listener) {
+        long[] kept = new long[5]; // marked, referenced, in flight, pinned, already freed
+        long freed = 0;
+        long examined = 0;
+        pipeline.awaitEnqueued();
+        long chunks = pipeline.chunkLimit();
+        grow(chunks);
+        for (long first = 0; first < chunks; first += batchChunks) {
+            long last = Math.min(chunks, first + batchChunks);
+            long[][] candidates = {new long[64]};
+            int[] n = {0};
+            long[] batchExamined = {0};
+            List<ReentrantLock> held = new ArrayList<>();
+            long[] pbns;
+            try {
+                for (long c = first; c < last; c++) {
+                    ReentrantLock l = guard.stripe(c);
+                    l.lock();
+                    held.add(l);
+                }
+                pipeline.awaitEnqueued(); // the decision sees every commit and protection logged so far
+                for (long c = first; c < last; c++) {
+                    final long chunkIndex = c;
+                    pipeline.withCurrentChunk(c, chunk -> {
+                        for (int s = 1; s <= GmaFormat.PBNS_PER_CHUNK; s++) {
+                            long pbn = GmaFormat.pbnAt(chunkIndex, s);
+                            if (!chunk.used(s) || pbn == 0) {
+                                continue;
+                            }
+                            batchExamined[0]++;
+                            if (chunk.freed(s)) {
+                                kept[4]++;
+                            } else if (marked.contains(pbn)) {
+                                kept[0]++;
+                            } else if (chunk.rc(s) != 0) { // counted but unmarked: a bookkeeping error fsck reports; keep it
+                                kept[1]++;
+                            } else if (chunk.pins(s) > 0) {
+                                kept[3]++;
+                            } else {
+                                if (n[0] == candidates[0].length) {
+                                    candidates[0] = java.util.Arrays.copyOf(candidates[0], n[0] * 2);
+                                }
+                                candidates[0][n[0]++] = pbn;
+                            }
+                        }
+                    });
+                }
+                int victims = inFlight.dropProtected(candidates[0], n[0]);
+                kept[2] += n[0] - victims;
+                pbns = java.util.Arrays.copyOf(candidates[0], victims);
+                for (long p : pbns) {
+                    guard.tombstone(p);
+                }
+            } finally {
+                for (ReentrantLock l : held) {
+                    l.unlock();
+                }
+            }
+            examined += batchExamined[0];
+            if (pbns.length > 0) {
+                listener.freeing(pbns);
+                reclaimer.reclaim(pbns, pbns.length);
+                markFreed(pbns);
+                for (long p : pbns) {
+                    guard.reclaimed(p, now);
+                    int c = (int) GmaFormat.chunkOf(p);
+                    known[c] = false; // its counts changed: the next sweep reads it again
+                }
+                freed += pbns.length;
+            }
+            listener.batchDone(batchExamined[0], pbns.length);
+        }
+        guard.prune(now);
+        return new UnmarkedSweepReport(chunks, examined, freed, kept[0], kept[1], kept[2], kept[3], kept[4]);
+    }
+
     private long[] batchEt;
     private long[] batchKept;
     private boolean[] batchVisited;

@@ -32,6 +32,7 @@ import org.holdfast.server.store.DataStore;
  * <li>{@link RetentionPolicies}: each volume's policy; {@link VolumeStates}: its in-memory state;</li>
  * <li>{@link Deletions}: volume and snapshot deletion at an operator's request;</li>
  * <li>{@link RetentionCycle}: retention, sweep, then {@link CompactionCounters}.</li>
+ * <li>{@link ReclaimNow}: on request, an {@link ExactMark} and a sweep of what it left unmarked.</li>
  * </ul>
  *
  * <h2>Operations and crash atomicity</h2>
@@ -47,7 +48,7 @@ import org.holdfast.server.store.DataStore;
  *
  * <h2>Locks</h2>
  * Always taken in this order, each optional: the cycle lock (one object, held by
- * {@link RetentionCycle} up to the sweep and by {@link Deletions}), the {@link VolumeGate} (volume
+ * {@link RetentionCycle} up to the sweep, by {@link Deletions} and by {@link ReclaimNow} up to its compaction), the {@link VolumeGate} (volume
  * deletion), the commit monitor (commits, pins, locks, policy changes, and the catalog batches of
  * deletions), the monitor of {@link VolumeStates}' map (innermost). Compaction holds none of them.
  */
@@ -96,9 +97,14 @@ public final class GcService implements AutoCloseable {
                                    double seconds) {
     }
 
-    /** What reclaim-now did: snapshots its exact mark kept, blocks it found live, blocks and bytes it freed. */
+    /**
+     * What reclaim-now did: snapshots its exact mark read, blocks it found live, blocks and bytes
+     * (as stored, compressed) it freed, how long it took; the allocated blocks it examined, those it
+     * kept because a backup in progress uses them, and the compaction that followed (null if off).
+     */
     public record ReclaimReport(long snapshotsMarked, long blocksMarked, long blocksFreed, long bytesFreed,
-                                long durationMillis) {
+                                long durationMillis, long blocksExamined, long blocksKeptForBackups,
+                                CompactionReport compaction) {
     }
 
     /** What deleting a volume did. */
@@ -121,6 +127,7 @@ public final class GcService implements AutoCloseable {
     private final CompactionCounters compaction;
     private final RetentionCycle cycle;
     private final CrashRecovery recovery;
+    private final ReclaimNow reclaimNow;
 
     private GcService(Settings settings, Catalog catalog, DataStore dataStore, FingerprintIndex index, Clock clock,
                       Supplier<Object> commitMonitor) {
@@ -143,6 +150,7 @@ public final class GcService implements AutoCloseable {
                 settings.compactionMaxBytes());
         this.cycle = new RetentionCycle(catalog, records, states, pins, locks, ops, pipeline, bookkeeper, guard, sweeper,
                 compaction, cycleLock, commitMonitor);
+        this.reclaimNow = new ReclaimNow(catalog, dataStore, records, ops, guard, sweeper, compaction, cycleLock, clock);
         this.recovery = new CrashRecovery(settings.dir(), catalog, dataStore, records, states, ops, pipeline, bookkeeper, guard,
                 deletions);
     }
@@ -301,11 +309,14 @@ public final class GcService implements AutoCloseable {
     }
 
     /**
-     * Reclaim-now: an exact mark over the retained and held snapshots, then frees every block nothing
-     * retained references (respecting the grace of backups in progress). Not built yet (issue #11).
+     * Reclaim-now: an exact mark over every snapshot the catalog retains (held, locked and pinned
+     * ones included), then frees every block none of them references, whatever its expiry, except
+     * blocks a backup in progress wrote or matched; then compacts. Runs under the cycle lock (waits
+     * for a running cycle or deletion; they wait for it). Cost: a full mark, O(catalog). Stops at a
+     * safe point ({@code JobCancelledException}) if {@code job} asks. See {@link ReclaimNow}.
      */
     public ReclaimReport reclaimNow(org.holdfast.server.jobs.JobContext job) {
-        throw new UnsupportedOperationException("reclaim-now is not built yet");
+        return reclaimNow.run(job);
     }
 
     public GraceGuard guard() {

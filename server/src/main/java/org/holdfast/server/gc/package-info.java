@@ -3,6 +3,8 @@
  * ({@link org.holdfast.server.gc.GcCommitHook}), protects blocks of sessions in progress
  * ({@link org.holdfast.server.gc.GcReferenceGuard}), runs retention and sweeps
  * ({@link org.holdfast.server.gc.GcService}), frees blocks ({@link org.holdfast.server.gc.StoreReclaimer})
- * and checks everything ({@link org.holdfast.server.gc.CatalogFsck}). Free of Spring; wired in {@code app}.
+ * and checks everything ({@link org.holdfast.server.gc.CatalogFsck}); on request, frees what no retained snapshot
+ * references ({@link org.holdfast.server.gc.ReclaimNow}, {@link org.holdfast.server.gc.ExactMark}). Free of
+ * Spring; wired in {@code app}.
  */
 package org.holdfast.server.gc;

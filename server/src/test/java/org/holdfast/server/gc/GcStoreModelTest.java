@@ -42,9 +42,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Randomized model test of GC over real storage (issue #4): several volumes with mixed retention
  * policies, real zstd/raw blocks in small data logs, duplicates within and across volumes, early
- * deletions, holds, policy changes, volume deletions, GC cycles (sweep + online compaction) and
- * crashes, under a simulated clock. A reference model keeps every retained snapshot's content.
- * After every step fsck finds no data loss and no bookkeeping error; after every cycle every
+ * deletions, holds, policy changes, volume deletions, GC cycles (sweep + online compaction),
+ * reclaim-now (exact mark and free, sometimes cancelled) and crashes, under a simulated clock. A
+ * reference model keeps every retained snapshot's content. After every step fsck finds no data loss and no bookkeeping error; after every cycle every
  * retained snapshot reads back byte-identical through the store and fsck finds no leak.
  */
 class GcStoreModelTest {
@@ -89,6 +89,8 @@ class GcStoreModelTest {
     private long snapshotsExpired;
     private long restoresChecked;
     private long duplicates;
+    private long reclaimedNow; // blocks freed by reclaim-now
+    private long reclaimsCancelled;
     private long maxExpiry; // the latest expiry any snapshot ever had: no block may outlive it (plus grace)
     private long longestRetention; // the longest expiry - creation seen, for the report
     private final java.util.ArrayDeque<String> recent = new java.util.ArrayDeque<>(); // for the failure message
@@ -227,10 +229,13 @@ class GcStoreModelTest {
         assertThat(logsDeleted).as("compaction deleted dead logs").isPositive();
         assertThat(snapshotsExpired).as("retention expired snapshots").isPositive();
         assertThat(duplicates).as("duplicates were referenced").isPositive();
+        assertThat(reclaimedNow).as("reclaim-now freed blocks the expiry sweep had not yet").isPositive();
         System.out.printf("GcStoreModelTest seed %d: %d steps %s, %d snapshots committed, %d expired, %d cycles, "
                         + "%d blocks freed, compaction %d logs rewritten / %d deleted / %d bytes reclaimed, %d snapshot restores "
-                        + "checked, %d duplicate references, longest retention %.1f d, %.1f s%n", seed, stepCount, steps, snapshotsCommitted,
+                        + "checked, %d duplicate references, reclaim-now %d blocks freed / %d runs cancelled, longest retention %.1f d, %.1f s%n",
+                seed, stepCount, steps, snapshotsCommitted,
                 snapshotsExpired, cycles, blocksFreed, logsRewritten, logsDeleted, bytesReclaimed, restoresChecked, duplicates,
+                reclaimedNow, reclaimsCancelled,
                 longestRetention / (double) DAY,
                 (System.nanoTime() - started) / 1e9);
     }
@@ -242,9 +247,12 @@ class GcStoreModelTest {
         if (roll < 45) {
             what = "backup";
             backup(r, volumes.get(r.nextInt(volumes.size())));
-        } else if (roll < 65) {
+        } else if (roll < 62) {
             what = "clock";
             advanceClock(r);
+        } else if (roll < 65) {
+            what = "reclaim-now";
+            reclaimNow(r);
         } else if (roll < 75) {
             what = "cycle";
             cycle();
@@ -267,7 +275,7 @@ class GcStoreModelTest {
         steps.merge(what, 1, Integer::sum);
         String context = "seed " + seed + " step " + step + " (" + what + ")";
         assertNoLossNoBookkeepingError(context);
-        if (!what.equals("cycle")) {
+        if (!what.equals("cycle") && !what.equals("reclaim-now")) {
             assertCatalogMatchesModel(context);
         }
     }
@@ -437,6 +445,66 @@ class GcStoreModelTest {
         }
         FsckReport f = gc.fsck(now);
         assertThat(f.clean()).as(context + "\n" + f.toText()).isTrue(); // no leak past expiry, nothing untracked
+    }
+
+    /**
+     * Reclaim-now (issue #11): frees every block no retained snapshot references, whatever its expiry.
+     * Sometimes cancelled at a random safe point (then possibly a crash), which must lose nothing.
+     * After a full run: every retained snapshot restores, fsck is clean (no leak even before any
+     * expiry), and the store holds exactly the blocks fsck's mark references (no backup is open here).
+     */
+    private void reclaimNow(Random r) {
+        int cancelAfter = r.nextInt(3) == 0 ? r.nextInt(4) : -1;
+        int[] checks = {0};
+        org.holdfast.server.jobs.JobContext job = new org.holdfast.server.jobs.JobContext() {
+            @Override
+            public void total(long items, long bytes) {
+            }
+
+            @Override
+            public void advance(long items, long bytes) {
+            }
+
+            @Override
+            public void log(String line) {
+            }
+
+            @Override
+            public boolean cancelRequested() {
+                return cancelAfter >= 0 && checks[0]++ >= cancelAfter;
+            }
+        };
+        String context = "reclaim-now at " + Instant.ofEpochMilli(clock.millis);
+        GcService.ReclaimReport rep;
+        try {
+            rep = gc.reclaimNow(job);
+        } catch (org.holdfast.server.jobs.JobCancelledException e) {
+            reclaimsCancelled++;
+            note("  reclaim-now cancelled after " + cancelAfter + " safe points" + (r.nextBoolean() ? ", then crash" : ""));
+            if (recent.peekLast().endsWith("crash")) {
+                crashAndReopen();
+            }
+            assertCatalogMatchesModel(context + " (cancelled)");
+            return;
+        }
+        note("  reclaim-now: " + rep.snapshotsMarked() + " snapshots mark " + rep.blocksMarked() + " blocks, "
+                + rep.blocksFreed() + " freed (" + rep.bytesFreed() + " bytes)");
+        reclaimedNow += rep.blocksFreed();
+        assertCatalogMatchesModel(context);
+        for (ModelVolume v : volumes) {
+            for (ModelSnapshot s : v.snapshots.values()) {
+                assertRestores(v, s, context);
+            }
+        }
+        FsckReport f = gc.fsck(clock.millis);
+        assertThat(f.clean()).as(context + "\n" + f.toText()).isTrue();
+        assertThat(rep.blocksMarked()).as(context).isEqualTo(f.referencedPbns());
+        long[] stored = {0};
+        store.locations().forEach((pbn, logId, offset, storedLength, fps, fpOff) -> {
+            stored[0]++;
+            return true;
+        });
+        assertThat(stored[0]).as(context + ": stored blocks = blocks the checker's mark references").isEqualTo(f.referencedPbns());
     }
 
     private void deleteSnapshot(Random r) {
