@@ -29,7 +29,8 @@ import java.util.List;
  * expiry); the rule whose expiry is the snapshot's, while that expiry has not passed ({@code daily
  * k of N}: its day is the k-th of the N days kept, today being 1; likewise weekly, monthly, yearly;
  * {@code keep-last estimate} when it is the keep-last estimate of {@link ExpiryCalculator};
- * {@code earlier policy} when the GC holds a later expiry that an earlier, longer policy gave it);
+ * {@code earlier policy} when the GC's recorded expiry is none of the current policy's rules', e.g.
+ * raised by an earlier, longer policy);
  * {@code newest} (the newest snapshot is always kept). Otherwise the snapshot is not kept: the next
  * GC run deletes it. Ties between rules go to the shorter period (daily before weekly...).
  */
@@ -37,7 +38,8 @@ public final class RetentionExplainer {
 
     /**
      * One snapshot: its creation time (epoch ms), whether a hold or lock keeps it, and the expiry the
-     * GC has recorded for it ({@link #NO_FIXED_EXPIRY} when unknown or in a simulation).
+     * GC has recorded for it ({@link #NO_FIXED_EXPIRY} when unknown or in a simulation). A recorded
+     * expiry wins over the policy's: it is what the GC deletes by.
      */
     public record Snapshot(long createdAt, boolean held, long fixedExpiry) {
         /** A snapshot as the simulator sees it: no hold, no recorded expiry. */
@@ -52,7 +54,7 @@ public final class RetentionExplainer {
     /**
      * The answer for one snapshot: kept or not, the rule that keeps it (null when not kept), and its
      * expiry (epoch ms): the policy's, exactly as {@link ExpiryCalculator} computes it, or the GC's
-     * recorded one when that is later.
+     * recorded one when there is one.
      */
     public record Verdict(long createdAt, boolean kept, String rule, long expiry) {
     }
@@ -78,7 +80,9 @@ public final class RetentionExplainer {
         for (int i = 0; i < n; i++) {
             Snapshot s = snapshots.get(i);
             Terms terms = terms(policy, snapshots, i);
-            long expiry = Math.max(terms.max(), s.fixedExpiry());
+            // the GC's recorded expiry is the truth for a real snapshot: it was fixed when the snapshot
+            // was taken (or raised by a later policy), and the planner deletes by it
+            long expiry = s.fixedExpiry() == NO_FIXED_EXPIRY ? terms.max() : s.fixedExpiry();
             boolean inWindow = i >= n - window;
             String rule;
             if (s.held()) {
@@ -86,7 +90,8 @@ public final class RetentionExplainer {
             } else if (inWindow && keepLast > 0) {
                 rule = "keep-last " + (n - i) + " of " + keepLast;
             } else if (expiry >= now && expiry > s.createdAt()) {
-                rule = expiry > terms.max() ? "earlier policy" : terms.rule(policy, s.createdAt(), now);
+                String r = terms.rule(policy, expiry, s.createdAt(), now);
+                rule = r == null ? "earlier policy" : r;
             } else if (inWindow) {
                 rule = "newest";
             } else if (expiry >= now) {
@@ -106,10 +111,10 @@ public final class RetentionExplainer {
                     Math.max(Math.max(monthly, yearly), keepLast))));
         }
 
-        String rule(RetentionPolicy policy, long createdAt, long now) {
-            long e = max();
+        /** The rule whose expiry is {@code e}, or null if none is (an expiry an earlier policy gave). */
+        String rule(RetentionPolicy policy, long e, long createdAt, long now) {
             if (policy instanceof RetentionPolicy.Period) {
-                return "period " + policy;
+                return period == e ? "period " + policy : null;
             }
             RetentionPolicy.Schedule s = (RetentionPolicy.Schedule) policy;
             LocalDate day = date(createdAt);
@@ -128,7 +133,7 @@ public final class RetentionExplainer {
             if (yearly == e) {
                 return "yearly " + rank(today.getYear() - (long) day.getYear(), s.yearly()) + " of " + s.yearly();
             }
-            return "keep-last estimate";
+            return keepLast == e ? "keep-last estimate" : null;
         }
 
         /** 1 for the current period; clamped, because at the exact instant of expiry the slot is still N. */
