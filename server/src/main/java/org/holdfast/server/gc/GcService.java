@@ -163,7 +163,6 @@ public final class GcService implements AutoCloseable {
         GcService s = new GcService(settings, catalog, dataStore, index, clock, commitMonitor);
         try {
             s.recovery.recover();
-            s.namedPolicies.reconcile(); // after re-drive: it raises expiries through the operation log
         } catch (RuntimeException e) {
             s.pipeline.close();
             throw e;

@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Crash safety: an assignment and the volume's policy text are written in one batch. Updating a
  * named policy writes the new text first, then each volume's; a crash between leaves volumes with the
- * old text, which {@link #reconcile} (at open) brings to the name's text. The same step applies a
+ * old text, which {@link #reconcile} (at start) brings to the name's text. The same step applies a
  * changed configured default to the volumes assigned to {@value #DEFAULT_NAME}.
  *
  * <p>Lock: every change holds this object's monitor, then the commit monitor (inside
@@ -183,9 +183,10 @@ public final class NamedPolicies {
     /**
      * Brings every assigned volume to its name's current text: finishes an update a crash interrupted,
      * and applies a changed configured default. A volume a compliance lock keeps from a shorter text
-     * keeps its own and is logged.
+     * keeps its own and is logged. Call it once at start, after {@link GcService#open} and once the
+     * commit monitor exists (it changes policies under it); commits may run meanwhile.
      */
-    synchronized void reconcile() {
+    public synchronized void reconcile() {
         Map<String, String> texts = new HashMap<>();
         texts.put(DEFAULT_NAME, defaultPolicy);
         for (PolicyStore.Entry e : store.policies()) {
