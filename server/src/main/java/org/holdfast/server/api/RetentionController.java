@@ -58,13 +58,16 @@ public class RetentionController {
 
     /**
      * A volume's retention: the policy text, and the named policy it follows ({@code null} when set as
-     * text; {@code default} when it follows the server's default). As a PUT body: exactly one of
-     * {@code policy} (text) and {@code name}.
+     * text; {@code default} when it follows the server's default).
      */
     public record RetentionView(String volume, String policy, String name) {
         static RetentionView of(NamedPolicies.Assignment a) {
             return new RetentionView(a.volume(), a.policy(), a.name());
         }
+    }
+
+    /** Body of a volume's retention change: exactly one of {@code policy} (text) and {@code name} (a named policy). */
+    public record RetentionRequest(String policy, String name) {
     }
 
     /**
@@ -136,7 +139,7 @@ public class RetentionController {
     /** Sets a volume's policy as text ({@code {"policy": "30d"}}) or assigns it to a named one ({@code {"name": "gold"}}). */
     @PutMapping("/api/v1/volumes/{name}/retention")
     @Audited("retention.set")
-    public RetentionView setRetention(@PathVariable String name, @RequestBody RetentionView body) {
+    public RetentionView setRetention(@PathVariable String name, @RequestBody RetentionRequest body) {
         if (body == null || (body.policy() == null) == (body.name() == null)) {
             throw new IllegalArgumentException("body must be {\"policy\": \"30d\"} (or a schedule like \"keep-last=3,daily=7\")"
                     + " or {\"name\": \"<named policy>\"}, not both");
