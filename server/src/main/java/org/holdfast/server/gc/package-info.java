@@ -3,6 +3,7 @@
  * ({@link org.holdfast.server.gc.GcCommitHook}), protects blocks of sessions in progress
  * ({@link org.holdfast.server.gc.GcReferenceGuard}), runs retention and sweeps
  * ({@link org.holdfast.server.gc.GcService}), frees blocks ({@link org.holdfast.server.gc.StoreReclaimer})
- * and checks everything ({@link org.holdfast.server.gc.CatalogFsck}). Free of Spring; wired in {@code app}.
+ * and checks everything ({@link org.holdfast.server.gc.CatalogFsck}). Retention policies can be named
+ * resources that volumes follow ({@link org.holdfast.server.gc.NamedPolicies}). Free of Spring; wired in {@code app}.
  */
 package org.holdfast.server.gc;

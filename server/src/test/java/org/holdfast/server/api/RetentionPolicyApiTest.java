@@ -245,6 +245,31 @@ class RetentionPolicyApiTest {
     }
 
     @Test
+    void updateNamedPolicy_shorterWhileAnAssignedVolumeIsComplianceLocked_409AndNoVolumeChanged() throws Exception {
+        backup("lock-a", image(4, 31));
+        backup("lock-b", image(4, 32));
+        body(call("POST", "/api/v1/retention/policies", "{\"name\":\"lock-gold\",\"policy\":\"30d\"}"), 201);
+        body(call("PUT", "/api/v1/volumes/lock-a/retention", "{\"name\":\"lock-gold\"}"), 200);
+        body(call("PUT", "/api/v1/volumes/lock-b/retention", "{\"name\":\"lock-gold\"}"), 200);
+        String until = clock.instant().plus(Duration.ofDays(365)).toString();
+        body(call("PUT", "/api/v1/volumes/lock-b/snapshots/1/lock", "{\"mode\":\"compliance\",\"until\":\"" + until + "\"}"),
+                200);
+        String holdA = call("GET", "/api/v1/volumes/lock-a/snapshots/1/hold", null).getBody();
+
+        ResponseEntity<String> refused = call("PUT", "/api/v1/retention/policies/lock-gold", "{\"policy\":\"1d\"}");
+        problem(refused, 409, "conflict");
+        assertThat(json.readTree(refused.getBody()).get("lockMode").asText()).isEqualTo("compliance");
+        assertThat(body(call("GET", "/api/v1/retention/policies/lock-gold", null), 200).get("policy").asText()).isEqualTo("30d");
+        assertThat(body(call("GET", "/api/v1/volumes/lock-a/retention", null), 200).get("policy").asText()).isEqualTo("30d");
+        assertThat(body(call("GET", "/api/v1/volumes/lock-b/retention", null), 200).get("policy").asText()).isEqualTo("30d");
+        assertThat(call("GET", "/api/v1/volumes/lock-a/snapshots/1/hold", null).getBody()).isEqualTo(holdA); // same expiry
+
+        JsonNode longer = body(call("PUT", "/api/v1/retention/policies/lock-gold", "{\"policy\":\"8w\"}"), 200);
+        assertThat(longer.get("volumes").toString()).isEqualTo("[\"lock-a\",\"lock-b\"]");
+        assertThat(body(call("GET", "/api/v1/volumes/lock-b/retention", null), 200).get("policy").asText()).isEqualTo("8w");
+    }
+
+    @Test
     void simulate_times_answersKeptRuleAndExpiryPerSnapshot() throws Exception {
         String req = "{\"policy\":\"keep-last=1,daily=2\",\"now\":\"2026-01-10T12:00:00Z\",\"times\":["
                 + "\"2026-01-10T08:00:00Z\",\"2026-01-08T08:00:00Z\",\"2026-01-09T08:00:00Z\",\"2026-01-09T20:00:00Z\"]}";
