@@ -24,7 +24,9 @@ public sealed interface RetentionPolicy permits RetentionPolicy.Period, Retentio
     record Period(Duration keep) implements RetentionPolicy {
         public Period {
             if (keep == null || keep.compareTo(Duration.ofHours(1)) < 0 || keep.compareTo(MAX_PERIOD) > 0) {
-                throw new IllegalArgumentException("retention period must be between 1h and 36500d: " + keep);
+                // in the policy syntax, never Java's (PT876024H)
+                throw new IllegalArgumentException("retention period must be between 1h and 36500d, got "
+                        + (keep == null ? "none" : keep.toHours() % 24 == 0 ? keep.toDays() + "d" : keep.toHours() + "h"));
             }
         }
 

@@ -35,4 +35,10 @@ class RetentionPolicyTest {
         assertThatThrownBy(() -> RetentionPolicy.parse("0d")).hasMessageContaining("between");
         assertThatThrownBy(() -> RetentionPolicy.parse("999999y")).hasMessageContaining("between");
     }
+
+    @Test
+    void parse_periodOutOfRange_echoedInPolicySyntaxNotJava() {
+        assertThatThrownBy(() -> RetentionPolicy.parse("101y")).hasMessageEndingWith("got 36865d").hasMessageNotContaining("PT");
+        assertThatThrownBy(() -> RetentionPolicy.parse("0h")).hasMessageEndingWith("got 0d").hasMessageNotContaining("PT");
+    }
 }

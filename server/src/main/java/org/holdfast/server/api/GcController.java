@@ -16,7 +16,7 @@ import org.springframework.web.bind.annotation.PutMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 
-/** Garbage collection: runs on demand, status, fsck, retention policies and holds. */
+/** Garbage collection: runs on demand, status, fsck, and holds (retention policies: {@link RetentionController}). */
 @RestController
 @NeedsGcBookkeeping
 public class GcController {
@@ -29,10 +29,6 @@ public class GcController {
     /** Status of the GC: the last run (with its compaction), the backlog of metadata updates, compaction since start. */
     public record GcStatus(GcService.CycleReport lastRun, long queuedUpdates, long lastAppliedOperation,
                            GcService.CompactionTotals compaction) {
-    }
-
-    /** A retention policy as text, e.g. {@code 30d} or {@code keep-last=3,daily=7}. */
-    public record RetentionView(String policy) {
     }
 
     /**
@@ -64,22 +60,6 @@ public class GcController {
     @Audited("gc.fsck")
     public FsckReport fsck() {
         return gc.fsck();
-    }
-
-    @GetMapping("/api/v1/volumes/{name}/retention")
-    public RetentionView retention(@PathVariable String name) {
-        return new RetentionView(gc.policy(volumeId(name)));
-    }
-
-    @PutMapping("/api/v1/volumes/{name}/retention")
-    @Audited("retention.set")
-    public RetentionView setRetention(@PathVariable String name, @RequestBody RetentionView body) {
-        if (body == null || body.policy() == null) {
-            throw new IllegalArgumentException("body must be {\"policy\": \"30d\"} or a schedule like \"keep-last=3,daily=7\"");
-        }
-        VolumeId v = volumeId(name);
-        gc.setPolicy(v, body.policy());
-        return new RetentionView(gc.policy(v));
     }
 
     @GetMapping("/api/v1/volumes/{name}/snapshots/{sequence}/hold")

@@ -10,6 +10,7 @@ import org.holdfast.server.security.LoginThrottledException;
 import org.holdfast.server.security.UnknownCredentialException;
 import org.holdfast.server.gc.GcConflictException;
 import org.holdfast.server.gc.SnapshotLockedException;
+import org.holdfast.server.gc.UnknownPolicyException;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.StoreException;
 import org.slf4j.Logger;
@@ -114,6 +115,11 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
     ProblemDetail store(StoreException e) {
         LOG.warn("store unavailable", e);
         return problem(HttpStatus.SERVICE_UNAVAILABLE, ProblemTypes.STORE_UNAVAILABLE, "Store unavailable", e.getMessage());
+    }
+
+    @ExceptionHandler(UnknownPolicyException.class)
+    ProblemDetail unknownPolicy(UnknownPolicyException e) {
+        return problem(HttpStatus.NOT_FOUND, ProblemTypes.UNKNOWN_POLICY, "Unknown retention policy", e.getMessage());
     }
 
     private static ProblemDetail problem(HttpStatus status, URI type, String title, String detail) {

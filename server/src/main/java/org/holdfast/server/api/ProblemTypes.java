@@ -24,4 +24,6 @@ public final class ProblemTypes {
     public static final URI UNKNOWN_CREDENTIAL = URI.create("urn:holdfast:problem:unknown-credential");
     /** 409: the change would break a rule on users or tokens (duplicate name, last admin). */
     public static final URI CREDENTIAL_CONFLICT = URI.create("urn:holdfast:problem:credential-conflict");
+    /** 404: no named retention policy of that name. */
+    public static final URI UNKNOWN_POLICY = URI.create("urn:holdfast:problem:unknown-policy");
 }

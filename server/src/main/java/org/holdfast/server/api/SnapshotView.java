@@ -10,11 +10,11 @@ import org.holdfast.server.gc.RetentionLocks;
  */
 public record SnapshotView(String id, String volume, long sequence, long createdAtMillis, long volumeBytes, int blockSize,
                            long logicalBytes, long changedBlocks, long sentBlocks, long newBlocks, long storedBytes,
-                           String lockMode, String lockUntil) {
-    static SnapshotView of(SnapshotRecord s, RetentionLocks.Lock lock) {
+                           String lockMode, String lockUntil, String keptBy) {
+    static SnapshotView of(SnapshotRecord s, RetentionLocks.Lock lock, String keptBy) {
         return new SnapshotView(s.id().toString(), s.volume().name(), s.sequence(), s.createdAtMillis(), s.volumeBytes(),
                 s.blockSize(), s.logicalBytes(), s.changedBlocks(), s.sentBlocks(), s.newBlocks(), s.storedBytes(),
                 lock == null ? null : lock.mode().wireName(),
-                lock == null || lock.untilMillis() == null ? null : Instant.ofEpochMilli(lock.untilMillis()).toString());
+                lock == null || lock.untilMillis() == null ? null : Instant.ofEpochMilli(lock.untilMillis()).toString(), keptBy);
     }
 }

@@ -1,7 +1,9 @@
 package org.holdfast.server.api;
 
+import java.time.Clock;
 import java.util.List;
 import org.holdfast.common.id.VolumeId;
+import org.holdfast.gc.retention.RetentionExplainer;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.UnknownVolumeException;
 import org.holdfast.server.gc.GcService;
@@ -22,11 +24,13 @@ public class VolumeController {
     private final Catalog catalog;
     private final GcService gc;
     private final VolumeGate gate;
+    private final Clock clock;
 
-    public VolumeController(Catalog catalog, GcService gc, VolumeGate gate) {
+    public VolumeController(Catalog catalog, GcService gc, VolumeGate gate, Clock holdfastClock) {
         this.catalog = catalog;
         this.gc = gc;
         this.gate = gate;
+        this.clock = holdfastClock;
     }
 
     @GetMapping
@@ -45,7 +49,9 @@ public class VolumeController {
     public List<SnapshotView> snapshots(@PathVariable String name) {
         VolumeId v = volumeId(name);
         java.util.Map<Long, RetentionLocks.Lock> locks = gc.locks().locks(v);
-        return catalog.snapshots(v).stream().map(s -> SnapshotView.of(s, locks.get(s.sequence()))).toList();
+        java.util.Map<Long, RetentionExplainer.Verdict> retention = gc.explain(v, null, clock.millis());
+        return catalog.snapshots(v).stream().map(s -> SnapshotView.of(s, locks.get(s.sequence()),
+                retention.containsKey(s.sequence()) ? retention.get(s.sequence()).rule() : null)).toList();
     }
 
     /**

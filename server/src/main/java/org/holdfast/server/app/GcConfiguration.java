@@ -164,6 +164,9 @@ public class GcConfiguration {
             if (!enabled) {
                 return; // bookkeeping off: never run a cycle (it would sweep uncounted blocks)
             }
+            // volumes that follow a named policy get its text (a crash may have interrupted an update,
+            // or the configured default changed); not in GcService.open: the commit path is not wired yet
+            gc.namedPolicies().reconcile();
             executor = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "gc-cycle");
                 t.setDaemon(true);

@@ -13,7 +13,8 @@ import org.springframework.web.servlet.HandlerInterceptor;
 
 /**
  * With GC bookkeeping off, refuses every request marked {@link NeedsGcBookkeeping} (all of
- * {@code GcController}: runs, status, fsck, retention, holds; and volume and snapshot deletion in
+ * {@code GcController}: runs, status, fsck, holds; all of {@code RetentionController}: named policies,
+ * volume retention, the simulator; and volume and snapshot deletion in
  * {@code VolumeController}) with a 409 problem before it reaches the GC:
  * on a store whose commits were never counted, none of them would mean anything, and a sweep
  * would free referenced blocks.

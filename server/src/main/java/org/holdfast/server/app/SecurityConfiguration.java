@@ -49,7 +49,8 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
  *   <li>admin: {@code /api/v1/users/**}, {@code /api/v1/tokens/**}, {@code /api/v1/audit};</li>
  *   <li>viewer or agent: {@code GET /api/v1/volumes/**} (an agent only its own volumes, others
  *       answer 404, see {@link VolumeScopeInterceptor});</li>
- *   <li>viewer: any other {@code GET /api/**} and {@code /actuator/**} (Prometheus);</li>
+ *   <li>viewer: any other {@code GET /api/**}, {@code POST /api/v1/retention/simulate} (it changes
+ *       nothing) and {@code /actuator/**} (Prometheus);</li>
  *   <li>operator: every other method on {@code /api/**};</li>
  *   <li>anything else: authenticated.</li>
  * </ul>
@@ -137,6 +138,7 @@ public class SecurityConfiguration {
                                 "/api/v1/audit", "/api/v1/audit/**").hasRole("ADMIN")
                         .requestMatchers(HttpMethod.GET, "/api/v1/volumes", "/api/v1/volumes/**").hasAnyRole("VIEWER", "AGENT")
                         .requestMatchers(HttpMethod.GET, "/api/**").hasRole("VIEWER")
+                        .requestMatchers(HttpMethod.POST, "/api/v1/retention/simulate").hasRole("VIEWER") // changes nothing
                         .requestMatchers("/api/**").hasRole("OPERATOR")
                         .requestMatchers("/actuator/**").hasRole("VIEWER")
                         .anyRequest().authenticated());

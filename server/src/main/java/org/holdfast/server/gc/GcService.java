@@ -11,11 +11,13 @@ import org.holdfast.gc.bosc.BoscPipeline;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.gc.check.Fsck;
 import org.holdfast.gc.check.FsckReport;
+import org.holdfast.gc.retention.RetentionExplainer;
 import org.holdfast.gc.retention.RetentionPolicy;
 import org.holdfast.gc.sweep.GraceGuard;
 import org.holdfast.gc.sweep.SweepReport;
 import org.holdfast.gc.sweep.Sweeper;
 import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.PolicyStore;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.store.Compactor;
 import org.holdfast.server.store.DataStore;
@@ -30,6 +32,7 @@ import org.holdfast.server.store.DataStore;
  * <li>{@link CrashRecovery}: at {@link #open}, re-drive what the GC log lacks;</li>
  * <li>{@link Pins} and {@link RetentionLocks}: keep-last pins, holds and locks;</li>
  * <li>{@link RetentionPolicies}: each volume's policy; {@link VolumeStates}: its in-memory state;</li>
+ * <li>{@link NamedPolicies}: policies as named resources, and which volumes follow them;</li>
  * <li>{@link Deletions}: volume and snapshot deletion at an operator's request;</li>
  * <li>{@link RetentionCycle}: retention, sweep, then {@link CompactionCounters}.</li>
  * <li>{@link ReclaimNow}: on request, an {@link ExactMark} and a sweep of what it left unmarked.</li>
@@ -123,6 +126,7 @@ public final class GcService implements AutoCloseable {
     private final VolumeStates states;
     private final RetentionLocks locks;
     private final RetentionPolicies policies;
+    private final NamedPolicies namedPolicies;
     private final Deletions deletions;
     private final CompactionCounters compaction;
     private final RetentionCycle cycle;
@@ -144,6 +148,8 @@ public final class GcService implements AutoCloseable {
         Pins pins = new Pins(catalog, records, ops, commitMonitor);
         this.locks = new RetentionLocks(pins, catalog, records, clock, commitMonitor);
         this.policies = new RetentionPolicies(catalog, records, states, locks, ops, commitMonitor);
+        this.namedPolicies = new NamedPolicies(new PolicyStore(catalog.db()), catalog, policies, settings.defaultPolicy(),
+                clock, commitMonitor);
         Object cycleLock = new Object();
         this.deletions = new Deletions(catalog, records, states, pins, locks, ops, pipeline, cycleLock, commitMonitor);
         this.compaction = new CompactionCounters(new Compactor(dataStore), settings.compactionThreshold(),
@@ -229,6 +235,20 @@ public final class GcService implements AutoCloseable {
     /** The volume's policy as text. */
     public String policy(VolumeId volume) {
         return policies.policy(volume);
+    }
+
+    /** Named retention policies and the volumes assigned to them. */
+    public NamedPolicies namedPolicies() {
+        return namedPolicies;
+    }
+
+    /**
+     * For each retained snapshot of the volume (by sequence, ascending), whether it is kept at {@code now}, by which
+     * rule and until when, under {@code policy} ({@code null}: the volume's own; another: what assigning
+     * it now would leave, holds and recorded expiries included).
+     */
+    public java.util.Map<Long, RetentionExplainer.Verdict> explain(VolumeId volume, RetentionPolicy policy, long now) {
+        return policies.explain(volume, policy, now);
     }
 
     // ------------------------------------------------------------------ deletions

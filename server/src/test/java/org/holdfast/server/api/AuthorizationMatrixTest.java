@@ -128,6 +128,14 @@ class AuthorizationMatrixTest {
         add("GET", "/api/v1/gc/status", "/api/v1/gc/status", null, null, row(200, 200, 200, 403, 403));
         add("POST", "/api/v1/gc/runs", "/api/v1/gc/runs", null, null, row(403, 200, 200, 403, 403));
         add("POST", "/api/v1/gc/fsck", "/api/v1/gc/fsck", null, null, row(403, 200, 200, 403, 403));
+        // retention policies: read by viewers, changed by operators; the simulator changes nothing, so viewers may run it
+        add("GET", "/api/v1/retention/policies", "/api/v1/retention/policies", null, null, row(200, 200, 200, 403, 403));
+        add("POST", "/api/v1/retention/policies", "/api/v1/retention/policies", null, "{}", row(403, 400, 400, 403, 403));
+        add("GET", "/api/v1/retention/policies/{name}", "/api/v1/retention/policies/nope", null, null, row(404, 404, 404, 403, 403));
+        add("PUT", "/api/v1/retention/policies/{name}", "/api/v1/retention/policies/nope", null, "{}", row(403, 400, 400, 403, 403));
+        add("DELETE", "/api/v1/retention/policies/{name}", "/api/v1/retention/policies/nope", null, null,
+                row(403, 404, 404, 403, 403));
+        add("POST", "/api/v1/retention/simulate", "/api/v1/retention/simulate", null, "{}", row(400, 400, 400, 403, 403));
         // authentication: login is open (a stale token does not matter); the rest needs any principal
         add("POST", "/api/v1/auth/login", "/api/v1/auth/login", null, "{}", all(400));
         add("POST", "/api/v1/auth/logout", "/api/v1/auth/logout", null, null, row(204, 204, 204, 204, 204));
