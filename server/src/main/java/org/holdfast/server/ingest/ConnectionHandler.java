@@ -149,7 +149,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 if (!closing.get()) {
                     if (digests != null) {
                         requireSession(m).onBlocks((Blocks) m, awaitDigests(digests));
-                        received(bytes);
+                        received(payloadBytes((Blocks) m, bytes));
                     } else {
                         handle(m);
                     }
@@ -314,7 +314,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             channel.write(requireSession(m).onEntries(e));
             unflushedNeeds++;
         } else if (m instanceof Blocks b) {
-            long bytes = b.data().readableBytes();
+            long bytes = payloadBytes(b, b.data().readableBytes());
             requireSession(m).onBlocks(b);
             received(bytes);
         } else if (m instanceof Commit c) {
@@ -474,6 +474,11 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "could not write an audit entry for " + action + " " + target + ": " + e.getMessage());
         }
+    }
+
+    /** The block payloads of a BLOCKS frame whose body data has {@code dataBytes}: without each block's header. */
+    private static long payloadBytes(Blocks b, long dataBytes) {
+        return dataBytes - (long) b.count() * Blocks.BLOCK_HEADER_BYTES;
     }
 
     /** Counts a BLOCKS frame's payload bytes for the running backup and the transfer rates. Lane only. */
