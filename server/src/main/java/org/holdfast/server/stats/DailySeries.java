@@ -48,11 +48,12 @@ public final class DailySeries {
                         d.dedupRatio(), ingestedBase + ingested - ingestedMark, restoredBase + restored - restoredMark, d.snapshots(), now)));
             }
             DailyStatsStore.Day stored = store.get(today).orElse(null);
-            day = today;
             ingestedBase = stored == null ? 0 : stored.bytesIngested();
             restoredBase = stored == null ? 0 : stored.bytesRestored();
-            ingestedMark = ingested;
-            restoredMark = restored;
+            // the first update after startup counts from the server's start (the rates begin at 0 then)
+            ingestedMark = day == null ? 0 : ingested;
+            restoredMark = day == null ? 0 : restored;
+            day = today;
             store.deleteBefore(today.minusDays(KEEP_DAYS - 1));
         }
         DailyStatsStore.Day d = new DailyStatsStore.Day(today, report.stored().payloadBytes(), report.logical().logicalBytes(),
