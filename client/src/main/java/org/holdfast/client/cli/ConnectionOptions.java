@@ -150,6 +150,11 @@ public final class ConnectionOptions {
         }
     }
 
+    /** This agent's version as HELLO reports it (the jar's Implementation-Version; the release number when run from classes). */
+    static final String AGENT_VERSION = java.util.Objects.requireNonNullElse(
+            ConnectionOptions.class.getPackage().getImplementationVersion(), "0.1.0");
+
+    /** {@code holdfast-agent/<version>@<host>}: the server records the version from it (docs/protocol.md, HELLO). */
     static String agentName() {
         String name;
         try {
@@ -157,7 +162,7 @@ public final class ConnectionOptions {
         } catch (Exception e) {
             name = "unknown-host";
         }
-        String n = "holdfast-agent@" + name;
+        String n = "holdfast-agent/" + AGENT_VERSION + "@" + name;
         return n.length() > 200 ? n.substring(0, 200) : n;
     }
 }

@@ -24,8 +24,8 @@ public class CompactionMetrics implements MeterBinder {
         FunctionCounter.builder("holdfast.gc.compaction.seconds", gc, g -> g.compactionTotals().seconds())
                 .baseUnit("seconds").description("time spent compacting").register(r);
         FunctionCounter.builder("holdfast.gc.compaction.logs.rewritten", gc, g -> g.compactionTotals().logsRewritten())
-                .register(r);
+                .description("data logs compaction rewrote").register(r);
         FunctionCounter.builder("holdfast.gc.compaction.logs.deleted", gc, g -> g.compactionTotals().logsDeleted())
-                .register(r);
+                .description("data logs compaction deleted (nothing live left in them)").register(r);
     }
 }

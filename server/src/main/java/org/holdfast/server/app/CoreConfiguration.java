@@ -8,6 +8,7 @@ import org.holdfast.server.catalog.CommitHook;
 import org.holdfast.server.catalog.ReferenceGuard;
 import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.engine.FingerprintIndex;
+import org.holdfast.server.ingest.IngestObserver;
 import org.holdfast.server.ingest.IngestServer;
 import org.holdfast.server.ingest.IngestServices;
 import org.holdfast.server.ingest.IngestSettings;
@@ -41,7 +42,8 @@ import org.springframework.context.annotation.Configuration;
  * Every {@link CommitHook} bean takes part in each snapshot commit (in {@code @Order}); every
  * {@link ReferenceGuard} bean is told about the PBNs of sessions in progress. Without such beans
  * both are no-ops. The ingest port takes the {@link TokenAuthenticator} and {@link AuditLog} beans
- * (the token store and audit store provide them); without a token store it refuses every agent.
+ * (the token store and audit store provide them); without a token store it refuses every agent. An
+ * {@link IngestObserver} bean (statistics' agent ledger) hears of connections, backup results and bytes moved.
  */
 @Configuration(proxyBeanMethods = false)
 public class CoreConfiguration {
@@ -95,7 +97,8 @@ public class CoreConfiguration {
     @Bean
     IngestServices ingestServices(DataStore dataStore, Catalog catalog, SnapshotCommit snapshotCommit, FingerprintIndex index,
                                   ObjectProvider<ReferenceGuard> guards, Clock holdfastClock,
-                                  ObjectProvider<TokenAuthenticator> authenticator, ObjectProvider<AuditLog> audit) {
+                                  ObjectProvider<TokenAuthenticator> authenticator, ObjectProvider<AuditLog> audit,
+                                  ObjectProvider<IngestObserver> observer) {
         List<ReferenceGuard> all = guards.orderedStream().toList();
         ReferenceGuard guard = all.isEmpty() ? ReferenceGuard.NONE : all.size() == 1 ? all.get(0) : new ReferenceGuard() {
             @Override
@@ -114,7 +117,8 @@ public class CoreConfiguration {
         };
         // The ingest port always checks tokens: without a token store every connection is refused.
         return new IngestServices(dataStore, catalog, snapshotCommit, index, guard, holdfastClock,
-                authenticator.getIfAvailable(() -> NO_TOKEN_STORE), audit.getIfAvailable(() -> AuditLog.NONE));
+                authenticator.getIfAvailable(() -> NO_TOKEN_STORE), audit.getIfAvailable(() -> AuditLog.NONE),
+                observer.getIfAvailable(() -> IngestObserver.NONE));
     }
 
     @Bean

@@ -45,19 +45,24 @@ public final class DedupEngineMetrics implements MeterBinder {
         return s;
     }
 
-    private void gauge(MeterRegistry r, String name, String unit, ToDoubleFunction<SungemStats> f) {
-        Gauge.Builder<DedupEngineMetrics> b = Gauge.builder(name, this, m -> f.applyAsDouble(m.stats()));
+    private void gauge(MeterRegistry r, String name, String unit, String description, ToDoubleFunction<SungemStats> f) {
+        Gauge.Builder<DedupEngineMetrics> b = Gauge.builder(name, this, m -> f.applyAsDouble(m.stats())).description(description);
         if (unit != null) {
             b.baseUnit(unit);
         }
         b.register(r);
     }
 
+    private void counter(MeterRegistry r, String name, String description, ToDoubleFunction<SungemStats> f) {
+        FunctionCounter.builder(name, this, m -> f.applyAsDouble(m.stats())).description(description).register(r);
+    }
+
     @Override
     public void bindTo(MeterRegistry r) {
         FunctionCounter.builder("holdfast.dedup.fingerprints", index, i -> i.stats().lookups())
                 .description("fingerprints looked up; its rate is the engine's fingerprints/s").register(r);
-        FunctionCounter.builder("holdfast.dedup.duplicates", index, i -> i.stats().hits()).register(r);
+        FunctionCounter.builder("holdfast.dedup.duplicates", index, i -> i.stats().hits())
+                .description("fingerprints found to be duplicates of stored blocks").register(r);
         // Wall time per segment call, summed over the sessions running at once: with several
         // backups in parallel it grows faster than the clock, like CPU time.
         FunctionCounter.builder("holdfast.dedup.engine.seconds", index, i -> i.stats().busyNanos() / 1e9)
@@ -69,30 +74,30 @@ public final class DedupEngineMetrics implements MeterBinder {
             Gauge.builder("holdfast.dedup.efficiency", shadow, ShadowedFingerprintIndex::efficiency)
                     .description("duplicates found / duplicates the exact shadow index finds").register(r);
             FunctionCounter.builder("holdfast.dedup.shadow.duplicates", shadow,
-                    ShadowedFingerprintIndex::shadowDuplicates).register(r);
+                    ShadowedFingerprintIndex::shadowDuplicates).description("duplicates the exact shadow index finds").register(r);
         }
         if (sungem == null) {
             return;
         }
         FunctionCounter.builder("holdfast.dedup.sfi.hits", sungem, i -> i.stats().sfiHits())
                 .description("input fingerprints that were SFI samples").register(r);
-        gauge(r, "holdfast.dedup.sfi.entries", null, SungemStats::sfiEntries);
-        gauge(r, "holdfast.dedup.sfi.capacity", null, SungemStats::sfiCapacity);
-        gauge(r, "holdfast.dedup.sfi.segments", null, SungemStats::sfiRecords);
-        gauge(r, "holdfast.dedup.sfi.downsamples", null, SungemStats::sfiDownsamples);
-        gauge(r, "holdfast.dedup.sfi.evictions", null, SungemStats::sfiEvictions);
-        gauge(r, "holdfast.dedup.containers.loaded", null, SungemStats::containersLoaded);
-        gauge(r, "holdfast.dedup.containers.searched", null, SungemStats::containersTouched);
-        gauge(r, "holdfast.dedup.containers.useful.share", null, SungemStats::usefulContainerShare);
-        gauge(r, "holdfast.dedup.containers.cached", null, SungemStats::containersCached);
-        gauge(r, "holdfast.dedup.containers.created", null, SungemStats::containersCreated);
-        gauge(r, "holdfast.dedup.containers.absent", null, SungemStats::containersAbsent);
-        gauge(r, "holdfast.dedup.containers.read.only", null, SungemStats::readOnlyFallbacks);
-        gauge(r, "holdfast.dedup.fallback.hits", null, SungemStats::fallbackHits);
-        gauge(r, "holdfast.dedup.stale.marks", null, SungemStats::staleMarks);
-        gauge(r, "holdfast.dedup.bloom.fill", null, SungemStats::bloomFill);
-        gauge(r, "holdfast.dedup.bloom.false.positive.rate", null, SungemStats::bloomFalsePositiveRate);
-        gauge(r, "holdfast.dedup.bloom.filters", null, SungemStats::bloomFilters);
+        gauge(r, "holdfast.dedup.sfi.entries", null, "samples in the sampled fingerprint index (SFI)", SungemStats::sfiEntries);
+        gauge(r, "holdfast.dedup.sfi.capacity", null, "samples the SFI holds at most", SungemStats::sfiCapacity);
+        gauge(r, "holdfast.dedup.sfi.segments", null, "stored segments that have samples in the SFI", SungemStats::sfiRecords);
+        counter(r, "holdfast.dedup.sfi.downsamples", "times the SFI halved its sampling rate to make room", SungemStats::sfiDownsamples);
+        counter(r, "holdfast.dedup.sfi.evictions", "SFI entries evicted", SungemStats::sfiEvictions);
+        counter(r, "holdfast.dedup.containers.loaded", "containers read from disk for matching", SungemStats::containersLoaded);
+        counter(r, "holdfast.dedup.containers.searched", "containers searched for matches", SungemStats::containersTouched);
+        gauge(r, "holdfast.dedup.containers.useful.share", null, "share of loaded containers that gave at least one match", SungemStats::usefulContainerShare);
+        gauge(r, "holdfast.dedup.containers.cached", null, "containers in the container cache", SungemStats::containersCached);
+        gauge(r, "holdfast.dedup.containers.created", null, "containers written", SungemStats::containersCreated);
+        counter(r, "holdfast.dedup.containers.absent", "containers named by the index that no longer exist", SungemStats::containersAbsent);
+        counter(r, "holdfast.dedup.containers.read.only", "times a contended container was used read-only", SungemStats::readOnlyFallbacks);
+        counter(r, "holdfast.dedup.fallback.hits", "duplicates found by the exact fallback map", SungemStats::fallbackHits);
+        gauge(r, "holdfast.dedup.stale.marks", null, "fingerprints marked stale (their block was freed)", SungemStats::staleMarks);
+        gauge(r, "holdfast.dedup.bloom.fill", null, "fill of the newest Bloom filter (share of bits set)", SungemStats::bloomFill);
+        gauge(r, "holdfast.dedup.bloom.false.positive.rate", null, "estimated false-positive rate of the Bloom filter chain", SungemStats::bloomFalsePositiveRate);
+        gauge(r, "holdfast.dedup.bloom.filters", null, "Bloom filters in the chain", SungemStats::bloomFilters);
         memory(r, "sfi", SungemStats::sfiBytes);
         memory(r, "bloom-filter-chain", SungemStats::bloomBytes);
         memory(r, "container-cache", SungemStats::containerCacheBytes);
@@ -111,10 +116,11 @@ public final class DedupEngineMetrics implements MeterBinder {
 
     private void memory(MeterRegistry r, String structure, ToDoubleFunction<SungemStats> f) {
         Gauge.builder("holdfast.dedup.memory", this, m -> f.applyAsDouble(m.stats())).tag("structure", structure)
-                .baseUnit("bytes").register(r);
+                .baseUnit("bytes").description("memory of one dedup engine structure").register(r);
     }
 
     private static void parameter(MeterRegistry r, String name, double value) {
-        Gauge.builder("holdfast.dedup.parameter", () -> value).tag("name", name).register(r);
+        Gauge.builder("holdfast.dedup.parameter", () -> value).tag("name", name)
+                .description("a Sungem parameter's configured value").register(r);
     }
 }

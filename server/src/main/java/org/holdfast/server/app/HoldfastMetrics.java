@@ -24,18 +24,29 @@ public class HoldfastMetrics implements MeterBinder {
 
     @Override
     public void bindTo(MeterRegistry r) {
-        Gauge.builder("holdfast.store.blocks.appended", store, s -> s.stats().appendedBlocks()).register(r);
-        Gauge.builder("holdfast.store.bytes.appended", store, s -> s.stats().appendedBytes()).baseUnit("bytes").register(r);
-        Gauge.builder("holdfast.store.next.pbn", store, s -> s.stats().nextPbn()).register(r);
-        Gauge.builder("holdfast.store.syncs", store, s -> s.stats().syncs()).register(r);
+        FunctionCounter.builder("holdfast.store.blocks.appended", store, s -> s.stats().appendedBlocks())
+                .description("blocks appended to the data logs since start").register(r);
+        FunctionCounter.builder("holdfast.store.bytes.appended", store, s -> s.stats().appendedBytes()).baseUnit("bytes")
+                .description("record bytes appended to the data logs since start").register(r);
+        Gauge.builder("holdfast.store.next.pbn", store, s -> s.stats().nextPbn())
+                .description("the next physical block number the store hands out").register(r);
+        FunctionCounter.builder("holdfast.store.syncs", store, s -> s.stats().syncs())
+                .description("fsyncs of the data logs since start").register(r);
         FunctionCounter.builder("holdfast.store.regions.read", store, DataStore::regionsRead)
                 .description("data-log regions read (one positional read each) for restores and block reads").register(r);
-        Gauge.builder("holdfast.ingest.connections", ingest, i -> i.stats().connections()).register(r);
-        Gauge.builder("holdfast.ingest.sessions", ingest, i -> i.stats().sessions()).register(r);
-        Gauge.builder("holdfast.ingest.commits", ingest, i -> i.stats().commits()).register(r);
-        Gauge.builder("holdfast.ingest.errors", ingest, i -> i.stats().errors()).register(r);
-        Gauge.builder("holdfast.index.lookups", index, i -> i.stats().lookups()).register(r);
-        Gauge.builder("holdfast.index.hits", index, i -> i.stats().hits()).register(r);
-        Gauge.builder("holdfast.index.recorded", index, i -> i.stats().recorded()).register(r);
+        FunctionCounter.builder("holdfast.ingest.connections", ingest, i -> i.stats().connections())
+                .description("agent connections accepted by the ingest port since start").register(r);
+        FunctionCounter.builder("holdfast.ingest.sessions", ingest, i -> i.stats().sessions())
+                .description("backup sessions begun since start").register(r);
+        FunctionCounter.builder("holdfast.ingest.commits", ingest, i -> i.stats().commits())
+                .description("backups committed as snapshots since start").register(r);
+        FunctionCounter.builder("holdfast.ingest.errors", ingest, i -> i.stats().errors())
+                .description("agent connections ended by an error since start").register(r);
+        FunctionCounter.builder("holdfast.index.lookups", index, i -> i.stats().lookups())
+                .description("fingerprint index lookups since start").register(r);
+        FunctionCounter.builder("holdfast.index.hits", index, i -> i.stats().hits())
+                .description("fingerprint index lookups that found a stored block since start").register(r);
+        FunctionCounter.builder("holdfast.index.recorded", index, i -> i.stats().recorded())
+                .description("fingerprints recorded in the index since start").register(r);
     }
 }

@@ -137,6 +137,7 @@ public class SecurityConfiguration {
                         .requestMatchers("/api/v1/users", "/api/v1/users/**", "/api/v1/tokens", "/api/v1/tokens/**",
                                 "/api/v1/audit", "/api/v1/audit/**").hasRole("ADMIN")
                         .requestMatchers(HttpMethod.GET, "/api/v1/volumes", "/api/v1/volumes/**").hasAnyRole("VIEWER", "AGENT")
+                        .requestMatchers(HttpMethod.GET, "/api/v1/agents", "/api/v1/agents/**").hasRole("OPERATOR")
                         .requestMatchers(HttpMethod.GET, "/api/**").hasRole("VIEWER")
                         .requestMatchers(HttpMethod.POST, "/api/v1/retention/simulate").hasRole("VIEWER") // changes nothing
                         .requestMatchers("/api/**").hasRole("OPERATOR")

@@ -93,6 +93,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private String token;
     private BackupSession session;
     private RestoreStream restore;
+    // lane: payload bytes received in the running backup, and why it failed (null: it did not)
+    private long sessionBytes;
+    private String sessionFailure;
 
     ConnectionHandler(IngestServer server, FrameDecoder decoder) {
         this.server = server;
@@ -146,6 +149,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 if (!closing.get()) {
                     if (digests != null) {
                         requireSession(m).onBlocks((Blocks) m, awaitDigests(digests));
+                        received(payloadBytes((Blocks) m, bytes));
                     } else {
                         handle(m);
                     }
@@ -292,6 +296,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             principal = authenticate(h);
             token = h.token();
             greeted = true;
+            observe(o -> o.connected(principal, remoteAddress(), h.agentName()));
             channel.writeAndFlush(new HelloOk(ProtocolLimits.VERSION, server.settings().serverVersion(), ProtocolLimits.MAX_FRAME));
             channel.eventLoop().execute(() -> {
                 awaitingHello = false;
@@ -309,11 +314,16 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             channel.write(requireSession(m).onEntries(e));
             unflushedNeeds++;
         } else if (m instanceof Blocks b) {
+            long bytes = payloadBytes(b, b.data().readableBytes());
             requireSession(m).onBlocks(b);
+            received(bytes);
         } else if (m instanceof Commit c) {
             BackupSession s = requireSession(m);
             Committed done = s.onCommit(c.volumeBytes());
             server.stats().unprovenMatches.addAndGet(s.unprovenMatches());
+            long bytes = sessionBytes;
+            observe(o -> o.backupEnded(principal, s.volume().name(), true, "snapshot " + done.sequence() + ": "
+                    + done.newBlocks() + " new blocks, " + done.storedBytes() + " bytes stored", bytes));
             endSession();
             server.stats().commits.incrementAndGet();
             audit("snapshot.commit", "volume:" + s.volume() + "@" + done.sequence(), "ok",
@@ -321,8 +331,11 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             channel.writeAndFlush(done);
         } else if (m instanceof Abort) {
             if (session != null) {
+                BackupSession s = session;
+                long bytes = sessionBytes;
                 session.abandon();
                 endSession();
+                observe(o -> o.backupEnded(principal, s.volume().name(), false, "aborted by the agent", bytes));
             }
         } else if (m instanceof ListSnapshots l) {
             requireIdle(m);
@@ -373,6 +386,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             throw e;
         }
         server.stats().sessions.incrementAndGet();
+        sessionBytes = 0;
+        sessionFailure = null;
         int blockSize = b.blockSize();
         BackupReady reply = ready;
         // The decoder must know the block size before any BLOCKS can arrive, i.e. before the agent reads BACKUP_READY.
@@ -394,8 +409,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             throw new ProtocolException(ErrorCode.BAD_FRAME, "fromLbn " + r.fromLbn() + " is past the end of snapshot "
                     + r.sequence() + " (" + s.blockCount() + " blocks)");
         }
+        String restored = volume.name();
         RestoreStream stream = new RestoreStream(catalog, server.services().dataStore(), v, s, r.fromLbn(), channel, lane,
-                this::fail, () -> restore = null);
+                this::fail, () -> restore = null).onSent(n -> observe(o -> o.restored(restored, n)));
         restore = stream;
         audit("snapshot.restore", "volume:" + volume + "@" + r.sequence(), "ok", r.fromLbn() > 0 ? "from LBN " + r.fromLbn() : "");
         channel.writeAndFlush(stream.info());
@@ -460,6 +476,31 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /** The block payloads of a BLOCKS frame whose body data has {@code dataBytes}: without each block's header. */
+    private static long payloadBytes(Blocks b, long dataBytes) {
+        return dataBytes - (long) b.count() * Blocks.BLOCK_HEADER_BYTES;
+    }
+
+    /** Counts a BLOCKS frame's payload bytes for the running backup and the transfer rates. Lane only. */
+    private void received(long bytes) {
+        sessionBytes += bytes;
+        String volume = session.volume().name();
+        observe(o -> o.received(volume, bytes));
+    }
+
+    /** Tells the observer something; its failure must not end the connection. */
+    private void observe(java.util.function.Consumer<IngestObserver> event) {
+        try {
+            event.accept(server.services().observer());
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "could not record agent statistics: " + e);
+        }
+    }
+
+    private String remoteAddress() {
+        return String.valueOf(channel.remoteAddress()).replaceFirst("^/", "");
+    }
+
     private BackupSession requireSession(Message m) {
         if (session == null) {
             throw new ProtocolException(ErrorCode.BAD_STATE, m.type() + " outside a backup (send BACKUP_BEGIN first)");
@@ -502,16 +543,20 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         server.stats().errors.incrementAndGet();
         sendErrorAndClose(code, messageOf(t));
+        sessionFailure = code + ": " + messageOf(t);
         cleanup();
     }
 
     private void cleanup() {
         if (session != null) {
             BackupSession s = session;
+            String why = sessionFailure != null ? sessionFailure : "the connection closed before the commit";
+            long bytes = sessionBytes;
             try {
                 s.abandon();
             } finally {
                 endSession();
+                observe(o -> o.backupEnded(principal, s.volume().name(), false, why, bytes));
             }
         }
         if (restore != null) {

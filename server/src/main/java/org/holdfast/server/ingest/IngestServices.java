@@ -13,12 +13,21 @@ import org.holdfast.server.store.DataStore;
 /**
  * The core services a connection works with; all thread-safe and owned by the caller of {@link IngestServer}.
  * {@code authenticator} checks the token of every HELLO (asked anew for each connection, so a
- * revocation holds from the next one); {@code audit} receives commits, restores and refusals.
+ * revocation holds from the next one); {@code audit} receives commits, restores and refusals;
+ * {@code observer} hears of agent connections, backup results and bytes moved (for statistics).
  */
 public record IngestServices(DataStore dataStore, Catalog catalog, SnapshotCommit snapshotCommit, FingerprintIndex index,
-                             ReferenceGuard referenceGuard, Clock clock, TokenAuthenticator authenticator, AuditLog audit) {
+                             ReferenceGuard referenceGuard, Clock clock, TokenAuthenticator authenticator, AuditLog audit,
+                             IngestObserver observer) {
     public IngestServices {
         Objects.requireNonNull(authenticator, "authenticator: the ingest port never runs without token checks");
         Objects.requireNonNull(audit, "audit");
+        Objects.requireNonNull(observer, "observer");
+    }
+
+    /** Services without an observer (connections and transfers are not recorded). */
+    public IngestServices(DataStore dataStore, Catalog catalog, SnapshotCommit snapshotCommit, FingerprintIndex index,
+                          ReferenceGuard referenceGuard, Clock clock, TokenAuthenticator authenticator, AuditLog audit) {
+        this(dataStore, catalog, snapshotCommit, index, referenceGuard, clock, authenticator, audit, IngestObserver.NONE);
     }
 }

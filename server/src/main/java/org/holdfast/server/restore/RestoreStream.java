@@ -56,6 +56,7 @@ public final class RestoreStream implements AutoCloseable {
     private final long blockCount;
     private final int framePayloadBytes;
     private final AtomicInteger inFlight = new AtomicInteger();
+    private java.util.function.LongConsumer sent = n -> { };
     private long nextLbn;
     // look-ahead: mapped, non-zero entries [head, ahead) in LBN order; batch holds [batchStart, batchEnd)
     private final long[] aheadLbn = new long[LOOKAHEAD];
@@ -99,6 +100,12 @@ public final class RestoreStream implements AutoCloseable {
         return new RestoreInfo(snapshot.sequence(), snapshot.volumeBytes(), snapshot.blockSize(), blockCount);
     }
 
+    /** Tells {@code c} the logical bytes (blocks × block size) of each frame written, for transfer rates. Lane only. */
+    public RestoreStream onSent(java.util.function.LongConsumer c) {
+        this.sent = c;
+        return this;
+    }
+
     /** Writes frames while the channel takes them; call again when it becomes writable. */
     public void pump() {
         while (!done && !closed && channel.isActive() && channel.isWritable() && inFlight.get() < MAX_IN_FLIGHT) {
@@ -109,7 +116,9 @@ public final class RestoreStream implements AutoCloseable {
                 onEnd.run();
                 return;
             }
+            long before = blocksSent;
             RestoreData frame = buildFrame();
+            sent.accept((blocksSent - before) * snapshot.blockSize());
             inFlight.incrementAndGet();
             ChannelFuture f = channel.writeAndFlush(frame);
             f.addListener(written -> {

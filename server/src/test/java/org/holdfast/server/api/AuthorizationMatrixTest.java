@@ -155,6 +155,10 @@ class AuthorizationMatrixTest {
         add("GET", "/v3/api-docs.yaml", "/v3/api-docs.yaml", null, null, row(200, 200, 200, 200, 200));
         add("GET", "/v3/api-docs/swagger-config", "/v3/api-docs/swagger-config", null, null, row(200, 200, 200, 200, 200));
         add("GET", "/swagger-ui.html", "/swagger-ui.html", null, null, row(302, 302, 302, 302, 302));
+        // statistics: viewer and above; agents (addresses, token names): operator and above
+        add("GET", "/api/v1/stats", "/api/v1/stats", null, null, row(200, 200, 200, 403, 403));
+        add("GET", "/api/v1/stats/daily", "/api/v1/stats/daily", null, null, row(200, 200, 200, 403, 403));
+        add("GET", "/api/v1/agents", "/api/v1/agents", null, null, row(403, 200, 200, 403, 403));
         // Spring's error page: reached directly it needs a principal (errors of other requests are always rendered)
         add("ANY", "/error", "/error", null, null, row(500, 500, 500, 500, 500));
     }

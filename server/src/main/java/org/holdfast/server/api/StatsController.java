@@ -1,0 +1,97 @@
+package org.holdfast.server.api;
+
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeParseException;
+import java.util.List;
+import org.holdfast.server.catalog.DailyStatsStore;
+import org.holdfast.server.stats.Capacity;
+import org.holdfast.server.stats.DailySeries;
+import org.holdfast.server.stats.Statistics;
+import org.holdfast.server.stats.StatsReport;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+/** Statistics: capacity, stored and protected bytes, ratios, reclaimable bytes, rates; and the daily series. */
+@RestController
+@RequestMapping("/api/v1/stats")
+public class StatsController {
+    /** Longest range {@code /stats/daily} answers, in days. */
+    static final int MAX_DAYS = DailySeries.KEEP_DAYS;
+    /** Days {@code /stats/daily} answers without {@code from}. */
+    static final int DEFAULT_DAYS = 30;
+
+    private final Statistics statistics;
+    private final DailySeries daily;
+
+    public StatsController(Statistics statistics, DailySeries daily) {
+        this.statistics = statistics;
+        this.daily = daily;
+    }
+
+    @GetMapping
+    public StatsView stats() {
+        return StatsView.of(statistics.report());
+    }
+
+    /** Daily totals from {@code from} to {@code to} (ISO dates, UTC, both inclusive; default: the last 30 days up to today). */
+    @GetMapping("/daily")
+    public List<DayView> daily(@RequestParam(required = false) String from, @RequestParam(required = false) String to) {
+        LocalDate last = to == null ? LocalDate.now(ZoneOffset.UTC) : date("to", to);
+        LocalDate first = from == null ? last.minusDays(DEFAULT_DAYS - 1) : date("from", from);
+        if (first.isAfter(last)) {
+            throw new IllegalArgumentException("from (" + first + ") is after to (" + last + "); give from <= to");
+        }
+        if (first.plusDays(MAX_DAYS).isBefore(last.plusDays(1))) {
+            throw new IllegalArgumentException("the range " + first + ".." + last + " is longer than " + MAX_DAYS
+                    + " days (the series keeps no more); ask for a shorter one");
+        }
+        return daily.range(first, last).stream().map(DayView::of).toList();
+    }
+
+    private static LocalDate date(String name, String value) {
+        try {
+            return LocalDate.parse(value);
+        } catch (DateTimeParseException e) {
+            throw new IllegalArgumentException(name + " '" + value + "' is not a date; use YYYY-MM-DD, e.g. 2026-01-31");
+        }
+    }
+
+    private static String iso(long millis) {
+        return Instant.ofEpochMilli(millis).toString();
+    }
+
+    /** {@link StatsReport} with ISO-8601 times. */
+    public record StatsView(String at, String surveyedAt, Capacity capacity, StatsReport.Stored stored,
+                            StatsReport.Logical logical, double dedupRatio, double compressionRatio, double reductionRatio,
+                            StatsReport.Reclaimable reclaimable, StatsReport.Transfers transfers, List<VolumeStatsView> volumes) {
+        static StatsView of(StatsReport r) {
+            return new StatsView(iso(r.atMillis()), iso(r.surveyedAtMillis()), r.capacity(), r.stored(), r.logical(),
+                    r.dedupRatio(), r.compressionRatio(), r.reductionRatio(), r.reclaimable(), r.transfers(),
+                    r.volumes().stream().map(VolumeStatsView::of).toList());
+        }
+    }
+
+    /** One volume's figures ({@link StatsReport.Volume}) with an ISO-8601 last backup time (null: never). */
+    public record VolumeStatsView(String name, long snapshots, long logicalBytes, long newestLogicalBytes, long storedBytesAdded,
+                                  double compressionRatio, String lastBackupAt, double ingestBytesPerSecond,
+                                  double restoreBytesPerSecond) {
+        static VolumeStatsView of(StatsReport.Volume v) {
+            return new VolumeStatsView(v.name(), v.snapshots(), v.logicalBytes(), v.newestLogicalBytes(), v.storedBytesAdded(),
+                    v.compressionRatio(), v.lastBackupAtMillis() == null ? null : iso(v.lastBackupAtMillis()),
+                    v.ingestBytesPerSecond(), v.restoreBytesPerSecond());
+        }
+    }
+
+    /** One day of the series. */
+    public record DayView(LocalDate date, long storedBytes, long logicalBytes, double dedupRatio, long bytesIngested,
+                          long bytesRestored, long snapshots, String updatedAt) {
+        static DayView of(DailyStatsStore.Day d) {
+            return new DayView(d.day(), d.storedBytes(), d.logicalBytes(), d.dedupRatio(), d.bytesIngested(), d.bytesRestored(),
+                    d.snapshots(), iso(d.updatedAtMillis()));
+        }
+    }
+}

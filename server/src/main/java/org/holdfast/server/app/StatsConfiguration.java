@@ -1,0 +1,165 @@
+package org.holdfast.server.app;
+
+import java.io.File;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.holdfast.server.catalog.AgentStore;
+import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.DailyStatsStore;
+import org.holdfast.server.gc.GcService;
+import org.holdfast.server.gc.StoreSurvey;
+import org.holdfast.server.stats.AgentLedger;
+import org.holdfast.server.stats.DailySeries;
+import org.holdfast.server.stats.Statistics;
+import org.holdfast.server.stats.TransferRates;
+import org.holdfast.server.store.DataDirectory;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.MetadataDb;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.actuate.metrics.system.DiskSpaceMetricsBinder;
+import org.springframework.boot.actuate.system.DiskSpaceHealthIndicator;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Wires statistics ({@code holdfast.stats.*}): the report, the block survey refreshed every
+ * {@code survey-interval} together with today's record of the daily series, the agent ledger the
+ * ingest port reports to, and the disk-space health check and metric, both measured at the data
+ * directory (Spring Boot's defaults measure the working directory, which is often another file system).
+ */
+@Configuration(proxyBeanMethods = false)
+@EnableConfigurationProperties(StatsConfiguration.StatsProperties.class)
+public class StatsConfiguration {
+    private static final Logger LOG = LoggerFactory.getLogger(StatsConfiguration.class);
+
+    /**
+     * {@code surveyInterval}: how often the block survey (a walk of every stored block) and today's
+     * daily record are refreshed in the background, and the oldest survey a report uses as is.
+     */
+    @ConfigurationProperties("holdfast.stats")
+    public record StatsProperties(@DefaultValue("5m") Duration surveyInterval) {
+        public StatsProperties {
+            if (surveyInterval.isNegative() || surveyInterval.isZero()) {
+                throw new IllegalArgumentException("holdfast.stats.survey-interval must be positive, got " + surveyInterval);
+            }
+        }
+    }
+
+    @Bean
+    TransferRates transferRates(Clock holdfastClock) {
+        return new TransferRates(holdfastClock::millis);
+    }
+
+    @Bean
+    Statistics statistics(Catalog catalog, DataDirectory dir, DataStore dataStore, GcService gc, GcBookkeepingMode mode,
+                          TransferRates rates, Clock holdfastClock, StatsProperties p) {
+        // bookkeeping off: no GC metadata to read, nothing is ever reclaimed
+        StoreSurvey survey = new StoreSurvey(dataStore, mode == GcBookkeepingMode.ON ? gc.pipeline() : null);
+        return new Statistics(catalog, dir.root(), dataStore.dir(), survey, rates, holdfastClock, p.surveyInterval());
+    }
+
+    @Bean
+    DailySeries dailySeries(MetadataDb db, TransferRates rates, Clock holdfastClock) {
+        return new DailySeries(new DailyStatsStore(db), rates, holdfastClock);
+    }
+
+    /** The ingest port's observer (CoreConfiguration hands it to the ingest services). */
+    @Bean
+    AgentLedger agentLedger(MetadataDb db, TransferRates rates, Clock holdfastClock) {
+        return new AgentLedger(new AgentStore(db), rates, holdfastClock);
+    }
+
+    @Bean
+    StatsRefresh statsRefresh(Statistics statistics, DailySeries daily, StatsProperties p) {
+        return new StatsRefresh(statistics, daily, p.surveyInterval());
+    }
+
+    /** The health check's disk space, at the data directory; DOWN below the free space the store keeps in reserve. */
+    @Bean
+    DiskSpaceHealthIndicator diskSpaceHealthIndicator(DataDirectory dir, HoldfastProperties props) {
+        return new DiskSpaceHealthIndicator(dir.root().toFile(), DataSize.ofBytes(Math.max(1, props.store().minFreeSpace().toBytes())));
+    }
+
+    /** {@code disk.free} and {@code disk.total}, tagged with the data directory's path. */
+    @Bean
+    DiskSpaceMetricsBinder diskSpaceMetrics(DataDirectory dir) {
+        return new DiskSpaceMetricsBinder(List.of(new File(dir.root().toString())), List.of());
+    }
+
+    /**
+     * Refreshes the survey and writes today's daily record every interval, the first right after
+     * startup (so the day has its record even if the server stops soon); stops before the stores close.
+     */
+    static final class StatsRefresh implements SmartLifecycle {
+        private final Statistics statistics;
+        private final DailySeries daily;
+        private final Duration interval;
+        private ScheduledExecutorService executor;
+        private boolean running;
+
+        StatsRefresh(Statistics statistics, DailySeries daily, Duration interval) {
+            this.statistics = statistics;
+            this.daily = daily;
+            this.interval = interval;
+        }
+
+        /** One refresh: survey, report, today's record. */
+        void refresh() {
+            statistics.refreshSurvey();
+            daily.update(statistics.report());
+        }
+
+        @Override
+        public synchronized void start() {
+            running = true;
+            executor = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "stats-refresh");
+                t.setDaemon(true);
+                return t;
+            });
+            long ms = Math.max(1000, interval.toMillis());
+            executor.scheduleWithFixedDelay(() -> {
+                try {
+                    refresh();
+                } catch (RuntimeException e) {
+                    LOG.warn("statistics refresh failed; will retry in {}", interval, e);
+                }
+            }, 0, ms, TimeUnit.MILLISECONDS);
+        }
+
+        @Override
+        public synchronized void stop() {
+            running = false;
+            if (executor != null) {
+                executor.shutdown();
+                try {
+                    executor.awaitTermination(1, TimeUnit.MINUTES);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                executor = null;
+            }
+        }
+
+        @Override
+        public synchronized boolean isRunning() {
+            return running;
+        }
+
+        /** Stops with the ingest and the GC schedule, before any store bean is destroyed. */
+        @Override
+        public int getPhase() {
+            return Integer.MAX_VALUE - 4096;
+        }
+    }
+}

@@ -1,0 +1,186 @@
+package org.holdfast.server.stats;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.SnapshotRecord;
+import org.holdfast.server.catalog.VolumeRecord;
+import org.holdfast.server.gc.StoreSurvey;
+import org.holdfast.server.stats.TransferRates.Direction;
+import org.holdfast.server.store.DataLog;
+import org.holdfast.server.store.FormatVersions;
+
+/**
+ * Makes {@link StatsReport}s. The catalog's figures (snapshots, logical bytes), the data logs'
+ * sizes, the capacity and the rates are read for every report: they cost one pass over the
+ * snapshot records and a directory listing. The block survey (live and reclaimable bytes) costs a
+ * walk of every stored block ({@link StoreSurvey}), so it is cached: a report uses the latest one
+ * unless it is older than {@code surveyMaxAge}, and {@link #refreshSurvey()} (run by the server
+ * every interval) keeps it fresh. One survey runs at a time; callers that need one meanwhile wait
+ * for it and share its result.
+ */
+public final class Statistics {
+    private final Catalog catalog;
+    private final Path dataDir;
+    private final Path dataLogDir;
+    private final StoreSurvey surveyor;
+    private final TransferRates rates;
+    private final Clock clock;
+    private final Duration surveyMaxAge;
+    private final Object surveyLock = new Object();
+    private volatile StoreSurvey.Result survey;
+    private volatile StatsReport last;
+
+    /**
+     * Statistics of the data directory {@code dataDir} (capacity is measured there) whose data logs
+     * are in {@code dataLogDir}.
+     */
+    public Statistics(Catalog catalog, Path dataDir, Path dataLogDir, StoreSurvey surveyor, TransferRates rates, Clock clock,
+                      Duration surveyMaxAge) {
+        this.catalog = catalog;
+        this.dataDir = dataDir;
+        this.dataLogDir = dataLogDir;
+        this.surveyor = surveyor;
+        this.rates = rates;
+        this.clock = clock;
+        this.surveyMaxAge = surveyMaxAge;
+    }
+
+    /** The transfer rates this report reads (the ingest port records into them). */
+    public TransferRates rates() {
+        return rates;
+    }
+
+    /** The latest survey without walking anything (null before the first); for gauges. */
+    public StoreSurvey.Result cachedSurvey() {
+        return survey;
+    }
+
+    /** A survey no older than the maximum age, walking the blocks if needed. */
+    public StoreSurvey.Result survey() {
+        StoreSurvey.Result s = survey;
+        if (s != null && clock.millis() - s.measuredAtMillis() < surveyMaxAge.toMillis()) {
+            return s;
+        }
+        long asked = clock.millis();
+        synchronized (surveyLock) {
+            s = survey;
+            if (s != null && s.measuredAtMillis() >= asked) {
+                return s; // taken while we waited
+            }
+            s = surveyor.run(clock.millis());
+            survey = s;
+            return s;
+        }
+    }
+
+    /** Walks the blocks now (the periodic refresh). */
+    public StoreSurvey.Result refreshSurvey() {
+        long asked = clock.millis();
+        synchronized (surveyLock) {
+            StoreSurvey.Result s = survey;
+            if (s == null || s.measuredAtMillis() < asked) {
+                s = surveyor.run(clock.millis());
+                survey = s;
+            }
+            return s;
+        }
+    }
+
+    /** Statistics now (see the class comment for what it costs). */
+    public StatsReport report() {
+        StoreSurvey.Result s = survey();
+        long now = clock.millis();
+        Map<String, Double> ingestRates = rates.rates(Direction.INGEST);
+        Map<String, Double> restoreRates = rates.rates(Direction.RESTORE);
+        List<StatsReport.Volume> volumes = new ArrayList<>();
+        long snapshots = 0;
+        long logical = 0;
+        long newest = 0;
+        double raw = 0;
+        long added = 0;
+        for (VolumeRecord v : catalog.volumes()) {
+            List<SnapshotRecord> snaps = catalog.snapshots(v);
+            long vLogical = 0;
+            long vAdded = 0;
+            double vRaw = 0;
+            for (SnapshotRecord r : snaps) {
+                vLogical += r.volumeBytes();
+                vAdded += r.storedBytes();
+                vRaw += (double) r.newBlocks() * r.blockSize();
+            }
+            SnapshotRecord last = snaps.isEmpty() ? null : snaps.get(snaps.size() - 1);
+            long vNewest = last == null ? 0 : last.volumeBytes();
+            String name = v.name().name();
+            volumes.add(new StatsReport.Volume(name, snaps.size(), vLogical, vNewest, vAdded, ratio(vRaw, vAdded),
+                    last == null ? null : last.createdAtMillis(), ingestRates.getOrDefault(name, 0.0),
+                    restoreRates.getOrDefault(name, 0.0)));
+            snapshots += snaps.size();
+            logical += vLogical;
+            newest += vNewest;
+            raw += vRaw;
+            added += vAdded;
+        }
+        double compression = ratio(raw, added);
+        double rawLive = s.livePayloadBytes() * compression;
+        List<Path> logs = dataLogs();
+        long dataLogs = sizeOf(logs);
+        long logHeaders = (long) FormatVersions.DATA_LOG_HEADER_BYTES * logs.size();
+        long compactable = Math.max(0, dataLogs - logHeaders - s.liveRecordBytes());
+        List<StatsReport.DateBytes> byDate = new ArrayList<>();
+        long cumulative = s.expiredBytes() + compactable;
+        for (var e : s.expiringByDay().entrySet()) {
+            cumulative += e.getValue();
+            byDate.add(new StatsReport.DateBytes(e.getKey(), e.getValue(), cumulative));
+        }
+        StatsReport r = new StatsReport(now, s.measuredAtMillis(), Capacity.of(dataDir),
+                new StatsReport.Stored(s.liveBlocks(), s.livePayloadBytes(), s.liveRecordBytes(), dataLogs),
+                new StatsReport.Logical(volumes.size(), snapshots, logical, newest),
+                ratio(logical, rawLive), compression, ratio(logical, s.livePayloadBytes()),
+                new StatsReport.Reclaimable(s.expiredBytes() + compactable, s.expiredBytes(), compactable, byDate,
+                        s.laterBytes(), s.pinnedBytes()),
+                new StatsReport.Transfers(rates.total(Direction.INGEST), rates.total(Direction.RESTORE),
+                        rates.rate(Direction.INGEST), rates.rate(Direction.RESTORE), TransferRates.WINDOW_SECONDS),
+                volumes);
+        last = r;
+        return r;
+    }
+
+    /** The latest report made (null before the first), without computing anything; for gauges. */
+    public StatsReport lastReport() {
+        return last;
+    }
+
+    /** a / b, or 1 when either is 0 (nothing stored or nothing protected). */
+    static double ratio(double a, double b) {
+        return a <= 0 || b <= 0 ? 1.0 : a / b;
+    }
+
+    private static long sizeOf(List<Path> logs) {
+        long sum = 0;
+        for (Path p : logs) {
+            try {
+                sum += Files.size(p);
+            } catch (IOException e) {
+                // a log compaction deleted between the listing and here: it holds nothing any more
+            }
+        }
+        return sum;
+    }
+
+    private List<Path> dataLogs() {
+        try (Stream<Path> s = Files.list(dataLogDir)) {
+            return s.filter(p -> DataLog.parseId(p.getFileName().toString()) >= 0).toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list the data logs in " + dataLogDir, e);
+        }
+    }
+}
