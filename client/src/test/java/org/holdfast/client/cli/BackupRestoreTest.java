@@ -66,7 +66,7 @@ class BackupRestoreTest {
         AgentRun r = backup();
         assertThat(r.exit()).as("%s", r).isZero();
         JsonNode j = r.json();
-        assertThat(j.get("snapshotId").asText()).isEqualTo("1");
+        assertThat(j.get("snapshotId").asText()).isEqualTo("vm1@1");
         assertThat(j.get("logicalBytes").asLong()).isEqualTo(SIZE);
         assertThat(j.get("entriesSent").asLong()).isEqualTo(BLOCKS);
         assertThat(j.get("sentBlocks").asLong()).isPositive();
@@ -305,14 +305,37 @@ class BackupRestoreTest {
         JsonNode a = r.json();
         assertThat(a.isArray()).isTrue();
         assertThat(a).hasSize(2);
-        assertThat(a.get(0).get("id").asText()).isEqualTo("1");
+        assertThat(a.get(0).get("id").asText()).isEqualTo("vm1@1");
         assertThat(a.get(1).get("logicalBytes").asLong()).isEqualTo(SIZE);
         assertThat(a.get(0).get("createdAt").asText()).matches("\\d{4}-\\d\\d-\\d\\dT.*Z");
         for (String f : List.of("volumeBytes", "blockSize", "changedBlocks", "storedBytes")) {
             assertThat(a.get(0).has(f)).as(f).isTrue();
         }
         AgentRun table = AgentRun.of("snapshots", "--server", server.address(), "--no-tls", "--volume", "vm1");
-        assertThat(table.stdout()).contains("CREATED").contains("STORED");
+        assertThat(table.stdout()).contains("CREATED").contains("STORED").contains("vm1@2");
+    }
+
+    @Test
+    void restore_idAsSnapshotsPrintsIt_sameAsSequence() throws Exception {
+        assertThat(backup().exit()).isZero();
+        String id = AgentRun.of("snapshots", "--server", server.address(), "--no-tls", "--volume", "vm1", "--json").json()
+                .get(0).get("id").asText();
+        Path byId = dir.resolve("by-id.img");
+        AgentRun r = restore(id, byId);
+        assertThat(r.exit()).as("%s", r).isZero();
+        assertThat(r.json().get("snapshotId").asText()).isEqualTo(id);
+        Path bySeq = dir.resolve("by-seq.img");
+        assertThat(restore("1", bySeq).exit()).isZero();
+        assertThat(Files.readAllBytes(byId)).isEqualTo(Files.readAllBytes(bySeq));
+    }
+
+    @Test
+    void restore_idOfAnotherVolume_usageErrorNamingBoth() {
+        assertThat(backup().exit()).isZero();
+        AgentRun r = restore("web@1", dir.resolve("x.img"));
+        assertThat(r.exit()).as("%s", r).isEqualTo(2);
+        assertThat(r.stderr()).contains("web").contains("vm1");
+        assertThat(dir.resolve("x.img")).doesNotExist();
     }
 
     @Test

@@ -13,12 +13,21 @@ import org.holdfast.server.store.DataStore;
 /**
  * The core services a connection works with; all thread-safe and owned by the caller of {@link IngestServer}.
  * {@code authenticator} checks the token of every HELLO (asked anew for each connection, so a
- * revocation holds from the next one); {@code audit} receives commits, restores and refusals.
+ * revocation holds from the next one); {@code audit} receives commits, restores and refusals;
+ * {@code admission} may refuse a backup at BACKUP_BEGIN (quota) and hears how each one ended.
  */
 public record IngestServices(DataStore dataStore, Catalog catalog, SnapshotCommit snapshotCommit, FingerprintIndex index,
-                             ReferenceGuard referenceGuard, Clock clock, TokenAuthenticator authenticator, AuditLog audit) {
+                             ReferenceGuard referenceGuard, Clock clock, TokenAuthenticator authenticator, AuditLog audit,
+                             BackupAdmission admission) {
     public IngestServices {
         Objects.requireNonNull(authenticator, "authenticator: the ingest port never runs without token checks");
         Objects.requireNonNull(audit, "audit");
+        admission = admission == null ? BackupAdmission.NONE : admission;
+    }
+
+    /** Services without quotas or recorded outcomes. */
+    public IngestServices(DataStore dataStore, Catalog catalog, SnapshotCommit snapshotCommit, FingerprintIndex index,
+                          ReferenceGuard referenceGuard, Clock clock, TokenAuthenticator authenticator, AuditLog audit) {
+        this(dataStore, catalog, snapshotCommit, index, referenceGuard, clock, authenticator, audit, BackupAdmission.NONE);
     }
 }
