@@ -24,4 +24,6 @@ public final class ProblemTypes {
     public static final URI UNKNOWN_CREDENTIAL = URI.create("urn:holdfast:problem:unknown-credential");
     /** 409: the change would break a rule on users or tokens (duplicate name, last admin). */
     public static final URI CREDENTIAL_CONFLICT = URI.create("urn:holdfast:problem:credential-conflict");
+    /** 409: a volume of that name exists already (create). */
+    public static final URI VOLUME_EXISTS = URI.create("urn:holdfast:problem:volume-exists");
 }
