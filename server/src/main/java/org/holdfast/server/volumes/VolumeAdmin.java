@@ -79,8 +79,8 @@ public final class VolumeAdmin {
         }
         VolumeId name = new VolumeId(r.name());
         if (!gate.tryExclude(name.name())) {
-            throw new GcConflictException("volume '" + name + "' has a backup in progress, which creates it; change it with PATCH once the"
-                    + " backup has committed");
+            throw new GcConflictException("volume '" + name + "' has a backup (which creates it) or a deletion in progress; try again"
+                    + " when it has finished");
         }
         try {
             VolumeRecord v = commit.createVolume(name, r.blockSize(), r.domain(), (batch, created) -> {
