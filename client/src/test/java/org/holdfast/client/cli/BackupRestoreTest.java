@@ -230,6 +230,30 @@ class BackupRestoreTest {
     }
 
     @Test
+    void backup_noBlockSizeNoState_takesTheVolumesBlockSize() throws Exception {
+        assertThat(backup("--block-size", "8192").exit()).isZero();
+        Files.delete(stateFile()); // as on a new host: nothing local says the block size
+        AgentRun r = backup();
+        assertThat(r.exit()).as("%s", r).isZero();
+        assertThat(r.json().get("blockSize").asInt()).isEqualTo(8192);
+        AgentRun mismatch = backup("--block-size", "4096");
+        assertThat(mismatch.exit()).isEqualTo(4);
+        assertThat(mismatch.stderr()).contains("BLOCK_SIZE_MISMATCH").contains("leave the option out");
+    }
+
+    @Test
+    void backup_overQuota_exit4OneLineNamingVolumeQuotaAndWhatToDo() throws Exception {
+        server.quotaRefusal = "volume 'vm1' is 3.0 MiB (3146728 bytes), over its quota of 1.0 MiB (1048576 bytes); nothing was stored."
+                + " Ask an operator to raise the quota (PATCH /api/v1/volumes/vm1 with {\"quotaBytes\": 3146728} or more)";
+        AgentRun r = backup();
+        assertThat(r.exit()).as("%s", r).isEqualTo(4);
+        assertThat(r.stderr().lines()).hasSize(1);
+        assertThat(r.stderr()).contains("QUOTA_EXCEEDED").contains("vm1").contains("1048576").contains("raise the quota");
+        assertThat(server.snapshots("vm1")).isEmpty();
+        assertThat(stateFile()).doesNotExist();
+    }
+
+    @Test
     void backup_serverRejectsMidway_exit4StateUnchangedNextBackupCorrect() throws Exception {
         assertThat(backup().exit()).isZero();
         byte[] stateBefore = Files.readAllBytes(stateFile());
