@@ -197,6 +197,25 @@ class VolumeAdminApiTest {
         assertThat(v.get("blockSize").asInt()).isEqualTo(4096);
     }
 
+    @Test
+    void create_whileABackupCreatesTheName_409AndTheBackupCommitsIntact() {
+        byte[] img = random(6 * 4096, 61);
+        try (AgentDriver a = new AgentDriver(ingest.port(), agent)) {
+            a.hello();
+            BackupReady ready = a.begin("c-race", 4096, img.length, 0);
+            assertThat(ready.parentSequence()).isZero();
+            problem(call("POST", "/api/v1/volumes", "{\"name\":\"c-race\",\"blockSize\":65536,\"quotaBytes\":1}", operator), 409,
+                    "urn:holdfast:problem:conflict");
+            a.sendEntriesAndBlocks(img, 4096, 0, 6, true, null);
+            a.send(new org.holdfast.common.protocol.Commit(img.length));
+            assertThat(a.expect(org.holdfast.common.protocol.Committed.class).sequence()).isEqualTo(1);
+            assertThat(a.restore("c-race", 1).image()).isEqualTo(img);
+        }
+        JsonNode v = details("c-race");
+        assertThat(v.get("blockSize").asInt()).isEqualTo(4096);
+        assertThat(v.get("quotaBytes").isNull()).isTrue();
+    }
+
     // ------------------------------------------------------------------ list
 
     @Test
@@ -231,6 +250,12 @@ class VolumeAdminApiTest {
         problem(call("GET", "/api/v1/volumes/scope-out1", null, scoped), 404, "urn:holdfast:problem:unknown-volume");
         problem(call("PATCH", "/api/v1/volumes/scope-in1", "{\"quotaBytes\":1}", scoped), 403, "urn:holdfast:problem:forbidden");
         assertThat(details("scope-in1").get("quotaBytes").isNull()).isTrue();
+        try (AgentDriver a = new AgentDriver(ingest.port(), scoped)) {
+            a.hello();
+            a.send(new BackupBegin("scope-out1", 4096, 4096, 0));
+            assertThat(a.expectErrorAndClose().code()).isEqualTo(ErrorCode.UNAUTHORIZED);
+        }
+        assertThat(details("scope-out1").get("lastBackup").isNull()).as("an outsider leaves no trace on the volume").isTrue();
     }
 
     // ------------------------------------------------------------------ first backup of a REST-created volume
@@ -436,6 +461,11 @@ class VolumeAdminApiTest {
                         "urn:holdfast:problem:invalid-request");
             }
         }
+        for (String body : List.of("{\"mode\":\"forever\"}", "{\"mode\":5}", "{\"mode\":", "{}", "[]",
+                "{\"mode\":\"compliance\",\"until\":\"tomorrow\"}", "{\"mode\":\"governance\",\"until\":17}")) {
+            problem(call("PUT", "/api/v1/volumes/s-404/snapshots/s-404@1/lock", body, admin), 400, "urn:holdfast:problem:invalid-request");
+        }
+        problem(call("DELETE", "/api/v1/volumes/nobody-here", null, admin), 404, "urn:holdfast:problem:unknown-volume");
         JsonNode s = ok(call("GET", "/api/v1/volumes/s-404/snapshots/1", null, viewer), 200);
         assertThat(s.get("held").asBoolean()).as("nothing was placed").isFalse();
         assertThat(ok(call("GET", "/api/v1/volumes/s-404/snapshots", null, viewer), 200)).hasSize(1);
