@@ -58,6 +58,8 @@ public final class FakeServer implements AutoCloseable {
     public volatile boolean corruptRestore;
     /** Answer the first BLOCKS with ERROR STORAGE_FULL. */
     public volatile boolean storageFull;
+    /** Answer BACKUP_BEGIN with ERROR QUOTA_EXCEEDED and this message (null: admit). */
+    public volatile String quotaRefusal;
     /** Answer runs with a NEED for the wrong start LBN. */
     public volatile boolean wrongNeed;
     /** Send RESTORE_END one frame early. */
@@ -152,12 +154,18 @@ public final class FakeServer implements AutoCloseable {
         private void begin(ChannelHandlerContext ctx, BackupBegin b) {
             List<Snap> list = volumes.computeIfAbsent(b.volume(), k -> new CopyOnWriteArrayList<>());
             Snap parent = list.isEmpty() ? null : list.get(list.size() - 1);
-            if (parent != null && parent.blockSize() != b.blockSize()) {
+            if (quotaRefusal != null) {
+                error(ctx, ErrorCode.QUOTA_EXCEEDED, quotaRefusal);
+                return;
+            }
+            // 0: the volume's block size (4096 for a new volume), as the real server does
+            int asked = b.blockSize() != 0 ? b.blockSize() : parent != null ? parent.blockSize() : 4096;
+            if (parent != null && parent.blockSize() != asked) {
                 error(ctx, ErrorCode.BLOCK_SIZE_MISMATCH, "volume has block size " + parent.blockSize());
                 return;
             }
             volume = b.volume();
-            blockSize = b.blockSize();
+            blockSize = asked;
             volumeBytes = b.volumeBytes();
             int blocks = (int) ProtocolLimits.blockCount(volumeBytes, blockSize);
             fps = new byte[blocks * 32];

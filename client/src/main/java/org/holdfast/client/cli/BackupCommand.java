@@ -64,7 +64,7 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
         if (conn.json) {
             o.json(toJson(r));
         } else {
-            out.printf(Locale.ROOT, "snapshot %d of %s committed (%s backup)%n", r.sequence(), r.volume(), r.mode());
+            out.printf(Locale.ROOT, "snapshot %s@%d committed (%s backup)%n", r.volume(), r.sequence(), r.mode());
             out.printf(Locale.ROOT, "  logical %s, read %s, changed %d blocks (%s)%n", Sizes.format(r.logicalBytes()),
                     Sizes.format(r.bytesRead()), r.changedBlocks(), Sizes.format(r.changedBlocks() * r.blockSize()));
             out.printf(Locale.ROOT, "  sent %d blocks (%s), newly stored %d blocks (%s), %.1f s, %.1f MB/s read%n",
@@ -76,7 +76,7 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
 
     static Map<String, Object> toJson(BackupResult r) {
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("snapshotId", String.valueOf(r.sequence()));
+        m.put("snapshotId", r.volume() + "@" + r.sequence());
         m.put("sequence", r.sequence());
         m.put("volume", r.volume());
         m.put("createdAt", Instant.ofEpochMilli(r.createdAtMillis()).toString());

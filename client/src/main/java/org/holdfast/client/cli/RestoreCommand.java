@@ -24,7 +24,8 @@ final class RestoreCommand extends HoldfastAgent.Subcommand implements Callable<
     ConnectionOptions conn;
 
     @Option(names = "--snapshot", paramLabel = "ID", required = true,
-            description = "Snapshot id (as 'snapshots' lists it) or 'latest'.")
+            description = "Snapshot id as 'snapshots' and the REST API list it (volume@sequence),"
+                    + " the sequence alone, or 'latest'.")
     String snapshot;
 
     @Option(names = "--target", paramLabel = "PATH", required = true, description = "File or block device to write.")
@@ -41,7 +42,7 @@ final class RestoreCommand extends HoldfastAgent.Subcommand implements Callable<
         }
         if (conn.json) {
             Map<String, Object> m = new LinkedHashMap<>();
-            m.put("snapshotId", String.valueOf(r.sequence()));
+            m.put("snapshotId", r.volume() + "@" + r.sequence());
             m.put("sequence", r.sequence());
             m.put("volume", r.volume());
             m.put("target", r.target());

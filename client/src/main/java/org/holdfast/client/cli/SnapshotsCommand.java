@@ -38,7 +38,7 @@ final class SnapshotsCommand extends HoldfastAgent.Subcommand implements Callabl
             List<Map<String, Object>> rows = new ArrayList<>();
             for (SnapshotInfo s : list) {
                 Map<String, Object> m = new LinkedHashMap<>();
-                m.put("id", String.valueOf(s.sequence()));
+                m.put("id", conn.volume() + "@" + s.sequence());
                 m.put("sequence", s.sequence());
                 m.put("createdAt", Instant.ofEpochMilli(s.createdAtMillis()).toString());
                 m.put("volumeBytes", s.volumeBytes());
@@ -55,9 +55,11 @@ final class SnapshotsCommand extends HoldfastAgent.Subcommand implements Callabl
             out.println("no snapshots of " + conn.volume());
             return 0;
         }
-        out.printf("%6s  %-20s  %10s  %10s  %10s  %10s%n", "ID", "CREATED", "SIZE", "LOGICAL", "CHANGED", "STORED");
+        int w = Math.max(2, conn.volume().length() + 1 + String.valueOf(list.get(list.size() - 1).sequence()).length());
+        out.printf("%-" + w + "s  %-20s  %10s  %10s  %10s  %10s%n", "ID", "CREATED", "SIZE", "LOGICAL", "CHANGED", "STORED");
         for (SnapshotInfo s : list) {
-            out.printf("%6d  %-20s  %10s  %10s  %10d  %10s%n", s.sequence(), CREATED.format(Instant.ofEpochMilli(s.createdAtMillis())),
+            out.printf("%-" + w + "s  %-20s  %10s  %10s  %10d  %10s%n", conn.volume() + "@" + s.sequence(),
+                    CREATED.format(Instant.ofEpochMilli(s.createdAtMillis())),
                     Sizes.format(s.volumeBytes()), Sizes.format(s.logicalBytes()), s.changedBlocks(), Sizes.format(s.storedBytes()));
         }
         return 0;

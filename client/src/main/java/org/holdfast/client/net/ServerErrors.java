@@ -14,7 +14,10 @@ final class ServerErrors {
             case UNKNOWN_VOLUME -> "check --volume; a volume exists once its first backup committed";
             case UNKNOWN_SNAPSHOT -> "list the volume's snapshots with 'holdfast-agent snapshots --volume NAME'";
             case VOLUME_BUSY -> "another backup of this volume is running; retry when it has finished";
-            case BLOCK_SIZE_MISMATCH -> "the volume exists with another block size; pass that --block-size";
+            case BLOCK_SIZE_MISMATCH -> "the volume exists with another block size; pass that --block-size, or leave the option out"
+                    + " (and move the volume's state file away) to use the volume's";
+            case QUOTA_EXCEEDED -> "the volume is larger than the quota an operator set on it; ask an operator to raise the quota"
+                    + " (PATCH /api/v1/volumes/NAME {\"quotaBytes\": ...}) or back up a smaller volume";
             case UNAUTHORIZED -> "check --token (or HOLDFAST_TOKEN) and the token's volumes";
             case STORAGE_FULL -> "free space on the server (retention, GC) or add storage, then retry";
             case UNSUPPORTED_VERSION -> "use an agent that matches the server's version";

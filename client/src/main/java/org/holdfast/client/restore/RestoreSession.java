@@ -7,6 +7,8 @@ import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 import org.holdfast.client.net.ServerConnection;
 import org.holdfast.client.progress.ProgressMeter;
+import org.holdfast.common.id.SnapshotId;
+import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.protocol.ListSnapshots;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.ProtocolLimits;
@@ -42,15 +44,11 @@ public final class RestoreSession {
                             "back it up first"));
         }
         try {
-            long seq = Long.parseLong(snapshot);
-            if (seq >= 1) {
-                return seq;
-            }
-        } catch (NumberFormatException ignored) {
-            // reported below
+            return SnapshotId.parse(snapshot, new VolumeId(volume)).sequence();
+        } catch (IllegalArgumentException e) {
+            throw new AgentException(ExitCode.USAGE, "invalid --snapshot '" + snapshot + "': " + e.getMessage(),
+                    "give a snapshot id from 'holdfast-agent snapshots' (volume@sequence, or the sequence alone) or 'latest'");
         }
-        throw new AgentException(ExitCode.USAGE, "invalid --snapshot '" + snapshot + "'",
-                "give a snapshot id from 'holdfast-agent snapshots' or 'latest'");
     }
 
     /** Restores {@code sequence} of {@code volume} into {@code target}. */

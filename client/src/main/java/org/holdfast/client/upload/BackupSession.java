@@ -62,6 +62,8 @@ public final class BackupSession {
             StateFile.Loaded loaded = StateFile.load(settings.stateFile());
             StateFile.PreviousState prev = loaded.state();
             try {
+                // neither --block-size nor a state file: the server says (the volume's, if it was created over REST)
+                boolean serverChooses = settings.blockSize() == 0 && prev == null;
                 int blockSize = settings.blockSize() != 0 ? settings.blockSize() : prev != null ? prev.blockSize() : 4096;
                 if (!ProtocolLimits.isValidBlockSize(blockSize)) {
                     throw new AgentException(ExitCode.USAGE, "block size " + blockSize + " is not a power of two in "
@@ -75,9 +77,11 @@ public final class BackupSession {
                 }
                 long base = distrust == null ? prev.sequence() : 0;
 
-                conn.send(new BackupBegin(settings.volume(), blockSize, volumeBytes, base));
+                conn.send(new BackupBegin(settings.volume(), serverChooses ? 0 : blockSize, volumeBytes, base));
                 BackupReady ready = conn.expect(BackupReady.class, ANSWER_TIMEOUT);
-                if (ready.blockSize() != blockSize) {
+                if (serverChooses && ProtocolLimits.isValidBlockSize(ready.blockSize())) {
+                    blockSize = ready.blockSize();
+                } else if (ready.blockSize() != blockSize) {
                     throw conn.protocolViolation("BACKUP_READY block size " + ready.blockSize() + " for requested " + blockSize);
                 }
                 String fullReason = distrust;

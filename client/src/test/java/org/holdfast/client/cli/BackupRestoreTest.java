@@ -66,7 +66,7 @@ class BackupRestoreTest {
         AgentRun r = backup();
         assertThat(r.exit()).as("%s", r).isZero();
         JsonNode j = r.json();
-        assertThat(j.get("snapshotId").asText()).isEqualTo("1");
+        assertThat(j.get("snapshotId").asText()).isEqualTo("vm1@1");
         assertThat(j.get("logicalBytes").asLong()).isEqualTo(SIZE);
         assertThat(j.get("entriesSent").asLong()).isEqualTo(BLOCKS);
         assertThat(j.get("sentBlocks").asLong()).isPositive();
@@ -230,6 +230,30 @@ class BackupRestoreTest {
     }
 
     @Test
+    void backup_noBlockSizeNoState_takesTheVolumesBlockSize() throws Exception {
+        assertThat(backup("--block-size", "8192").exit()).isZero();
+        Files.delete(stateFile()); // as on a new host: nothing local says the block size
+        AgentRun r = backup();
+        assertThat(r.exit()).as("%s", r).isZero();
+        assertThat(r.json().get("blockSize").asInt()).isEqualTo(8192);
+        AgentRun mismatch = backup("--block-size", "4096");
+        assertThat(mismatch.exit()).isEqualTo(4);
+        assertThat(mismatch.stderr()).contains("BLOCK_SIZE_MISMATCH").contains("leave the option out");
+    }
+
+    @Test
+    void backup_overQuota_exit4OneLineNamingVolumeQuotaAndWhatToDo() throws Exception {
+        server.quotaRefusal = "volume 'vm1' is 3.0 MiB (3146728 bytes), over its quota of 1.0 MiB (1048576 bytes); nothing was stored."
+                + " Ask an operator to raise the quota (PATCH /api/v1/volumes/vm1 with {\"quotaBytes\": 3146728} or more)";
+        AgentRun r = backup();
+        assertThat(r.exit()).as("%s", r).isEqualTo(4);
+        assertThat(r.stderr().lines()).hasSize(1);
+        assertThat(r.stderr()).contains("QUOTA_EXCEEDED").contains("vm1").contains("1048576").contains("raise the quota");
+        assertThat(server.snapshots("vm1")).isEmpty();
+        assertThat(stateFile()).doesNotExist();
+    }
+
+    @Test
     void backup_serverRejectsMidway_exit4StateUnchangedNextBackupCorrect() throws Exception {
         assertThat(backup().exit()).isZero();
         byte[] stateBefore = Files.readAllBytes(stateFile());
@@ -305,14 +329,37 @@ class BackupRestoreTest {
         JsonNode a = r.json();
         assertThat(a.isArray()).isTrue();
         assertThat(a).hasSize(2);
-        assertThat(a.get(0).get("id").asText()).isEqualTo("1");
+        assertThat(a.get(0).get("id").asText()).isEqualTo("vm1@1");
         assertThat(a.get(1).get("logicalBytes").asLong()).isEqualTo(SIZE);
         assertThat(a.get(0).get("createdAt").asText()).matches("\\d{4}-\\d\\d-\\d\\dT.*Z");
         for (String f : List.of("volumeBytes", "blockSize", "changedBlocks", "storedBytes")) {
             assertThat(a.get(0).has(f)).as(f).isTrue();
         }
         AgentRun table = AgentRun.of("snapshots", "--server", server.address(), "--no-tls", "--volume", "vm1");
-        assertThat(table.stdout()).contains("CREATED").contains("STORED");
+        assertThat(table.stdout()).contains("CREATED").contains("STORED").contains("vm1@2");
+    }
+
+    @Test
+    void restore_idAsSnapshotsPrintsIt_sameAsSequence() throws Exception {
+        assertThat(backup().exit()).isZero();
+        String id = AgentRun.of("snapshots", "--server", server.address(), "--no-tls", "--volume", "vm1", "--json").json()
+                .get(0).get("id").asText();
+        Path byId = dir.resolve("by-id.img");
+        AgentRun r = restore(id, byId);
+        assertThat(r.exit()).as("%s", r).isZero();
+        assertThat(r.json().get("snapshotId").asText()).isEqualTo(id);
+        Path bySeq = dir.resolve("by-seq.img");
+        assertThat(restore("1", bySeq).exit()).isZero();
+        assertThat(Files.readAllBytes(byId)).isEqualTo(Files.readAllBytes(bySeq));
+    }
+
+    @Test
+    void restore_idOfAnotherVolume_usageErrorNamingBoth() {
+        assertThat(backup().exit()).isZero();
+        AgentRun r = restore("web@1", dir.resolve("x.img"));
+        assertThat(r.exit()).as("%s", r).isEqualTo(2);
+        assertThat(r.stderr()).contains("web").contains("vm1");
+        assertThat(dir.resolve("x.img")).doesNotExist();
     }
 
     @Test

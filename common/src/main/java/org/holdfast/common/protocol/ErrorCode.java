@@ -18,7 +18,9 @@ public enum ErrorCode {
     INTERNAL(9),
     UNAUTHORIZED(10),
     BLOCK_SIZE_MISMATCH(11),
-    VOLUME_BUSY(12);
+    VOLUME_BUSY(12),
+    /** BACKUP_BEGIN refused: the volume's size is over the quota an operator set on it; nothing was stored. */
+    QUOTA_EXCEEDED(13);
 
     private final int code;
 

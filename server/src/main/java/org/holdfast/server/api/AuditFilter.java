@@ -126,6 +126,9 @@ public class AuditFilter extends OncePerRequestFilter {
         return "http." + request.getMethod().toLowerCase(Locale.ROOT);
     }
 
+    /** Request attribute a handler sets to the audit target when the path does not name it. */
+    static final String TARGET_ATTRIBUTE = "holdfast.audit.target";
+
     @SuppressWarnings("unchecked")
     static String target(HttpServletRequest request) {
         Object vars = request.getAttribute(HandlerMapping.URI_TEMPLATE_VARIABLES_ATTRIBUTE);
@@ -133,7 +136,8 @@ public class AuditFilter extends OncePerRequestFilter {
             Map<String, String> v = (Map<String, String>) m;
             String uri = request.getRequestURI();
             if (uri.startsWith("/api/v1/volumes/") && v.get("name") != null) {
-                return "volume:" + cut(v.get("name")) + (v.get("sequence") == null ? "" : "@" + cut(v.get("sequence")));
+                String snapshot = v.get("snapshot"); // an id (volume@sequence) or the sequence alone: the sequence is logged
+                return "volume:" + cut(v.get("name")) + (snapshot == null ? "" : "@" + cut(snapshot.substring(snapshot.lastIndexOf('@') + 1)));
             }
             if (uri.startsWith("/api/v1/users/") && v.get("name") != null) {
                 return "user:" + cut(v.get("name"));
@@ -144,6 +148,9 @@ public class AuditFilter extends OncePerRequestFilter {
             if (uri.startsWith("/api/v1/retention/policies/") && v.get("name") != null) {
                 return "policy:" + cut(v.get("name"));
             }
+        }
+        if (request.getAttribute(TARGET_ATTRIBUTE) instanceof String t) {
+            return cut(t); // named in the body (a created volume), set by the handler
         }
         return handlerMatched(request) ? "" : "path:" + cut(request.getRequestURI());
     }

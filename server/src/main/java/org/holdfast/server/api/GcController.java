@@ -1,22 +1,15 @@
 package org.holdfast.server.api;
 
-import org.holdfast.common.id.VolumeId;
 import org.holdfast.gc.check.FsckReport;
-import org.holdfast.server.catalog.UnknownVolumeException;
 import org.holdfast.server.gc.GcService;
-import org.holdfast.server.gc.RetentionLocks;
-import jakarta.servlet.http.HttpServletRequest;
-import java.time.Instant;
-import java.time.format.DateTimeParseException;
-import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
-import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
-import org.springframework.web.bind.annotation.PutMapping;
-import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 
-/** Garbage collection: runs on demand, status, fsck, and holds (retention policies: {@link RetentionController}). */
+/**
+ * Garbage collection: runs on demand, status and fsck (retention policies: {@link RetentionController};
+ * holds and locks: {@link SnapshotController}).
+ */
 @RestController
 @NeedsGcBookkeeping
 public class GcController {
@@ -29,18 +22,6 @@ public class GcController {
     /** Status of the GC: the last run (with its compaction), the backlog of metadata updates, compaction since start. */
     public record GcStatus(GcService.CycleReport lastRun, long queuedUpdates, long lastAppliedOperation,
                            GcService.CompactionTotals compaction) {
-    }
-
-    /**
-     * A snapshot's hold state, its lock (mode {@code governance} or {@code compliance}, {@code until}
-     * an ISO-8601 instant or null for none; both null if not held) and fixed expiry (epoch ms, null if unknown).
-     */
-    public record HoldView(String volume, long sequence, boolean held, Long expiryMillis, String lockMode, String lockUntil,
-                           String lockedBy) {
-    }
-
-    /** Body of a lock request: {@code {"mode": "compliance", "until": "2027-01-01T00:00:00Z"}}; until is optional for governance. */
-    public record LockRequest(String mode, String until) {
     }
 
     /** Runs retention, a sweep and compaction now; answers what it did. */
@@ -60,78 +41,5 @@ public class GcController {
     @Audited("gc.fsck")
     public FsckReport fsck() {
         return gc.fsck();
-    }
-
-    @GetMapping("/api/v1/volumes/{name}/snapshots/{sequence}/hold")
-    public HoldView hold(@PathVariable String name, @PathVariable long sequence) {
-        VolumeId v = volumeId(name);
-        RetentionLocks.Lock l = gc.locks().lock(v, sequence).orElse(null);
-        return new HoldView(name, sequence, l != null, gc.expiry(v, sequence).orElse(null),
-                l == null ? null : l.mode().wireName(),
-                l == null || l.untilMillis() == null ? null : Instant.ofEpochMilli(l.untilMillis()).toString(),
-                l == null ? null : l.placedBy());
-    }
-
-    /** Places a hold (legal hold: a governance lock without date): the snapshot is kept until an admin releases it. */
-    @PutMapping("/api/v1/volumes/{name}/snapshots/{sequence}/hold")
-    @Audited("hold.place")
-    public HoldView placeHold(@PathVariable String name, @PathVariable long sequence, HttpServletRequest request) {
-        gc.locks().place(volumeId(name), sequence, RetentionLocks.Mode.GOVERNANCE, null, Principals.name(request));
-        return hold(name, sequence);
-    }
-
-    /** Releases a hold or governance lock (admin only); 409 for a compliance lock before its date. */
-    @DeleteMapping("/api/v1/volumes/{name}/snapshots/{sequence}/hold")
-    @Audited("hold.release")
-    public HoldView releaseHold(@PathVariable String name, @PathVariable long sequence, HttpServletRequest request) {
-        Principals.requireAdmin(request, "releasing a hold");
-        gc.locks().release(volumeId(name), sequence);
-        return hold(name, sequence);
-    }
-
-    @GetMapping("/api/v1/volumes/{name}/snapshots/{sequence}/lock")
-    public HoldView lock(@PathVariable String name, @PathVariable long sequence) {
-        return hold(name, sequence);
-    }
-
-    /** Places or extends a retention lock; 409 if it would shorten or weaken the lock there. */
-    @PutMapping("/api/v1/volumes/{name}/snapshots/{sequence}/lock")
-    @Audited("lock.place")
-    public HoldView placeLock(@PathVariable String name, @PathVariable long sequence, @RequestBody LockRequest body,
-                              HttpServletRequest request) {
-        if (body == null || body.mode() == null) {
-            throw new IllegalArgumentException("body must be {\"mode\": \"governance\"|\"compliance\", \"until\": \"2027-01-01T00:00:00Z\"}");
-        }
-        Long until = null;
-        if (body.until() != null && !body.until().isBlank()) {
-            try {
-                until = Instant.parse(body.until().trim()).toEpochMilli();
-            } catch (DateTimeParseException | ArithmeticException e) { // ArithmeticException: a year past epoch millis
-                throw new IllegalArgumentException("until '" + body.until() + "' is not an ISO-8601 instant like 2027-01-01T00:00:00Z");
-            }
-        }
-        RetentionLocks.Mode mode = RetentionLocks.Mode.parse(body.mode());
-        if (mode == RetentionLocks.Mode.COMPLIANCE) {
-            // nobody can undo a compliance lock: a stolen operator credential must not be able to pin the store for years
-            Principals.requireAdmin(request, "placing a compliance lock");
-        }
-        gc.locks().place(volumeId(name), sequence, mode, until, Principals.name(request));
-        return hold(name, sequence);
-    }
-
-    /** Releases a governance lock (admin only); a compliance lock cannot be released before its date (409). */
-    @DeleteMapping("/api/v1/volumes/{name}/snapshots/{sequence}/lock")
-    @Audited("lock.release")
-    public HoldView releaseLock(@PathVariable String name, @PathVariable long sequence, HttpServletRequest request) {
-        Principals.requireAdmin(request, "releasing a lock");
-        gc.locks().release(volumeId(name), sequence);
-        return hold(name, sequence);
-    }
-
-    private static VolumeId volumeId(String name) {
-        if (!VolumeId.isValid(name)) {
-            throw new UnknownVolumeException(name);
-        }
-        return new VolumeId(name);
     }
 }

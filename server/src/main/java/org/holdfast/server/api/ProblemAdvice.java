@@ -4,6 +4,7 @@ import java.net.URI;
 import java.time.Instant;
 import org.holdfast.server.catalog.UnknownSnapshotException;
 import org.holdfast.server.catalog.UnknownVolumeException;
+import org.holdfast.server.catalog.VolumeExistsException;
 import org.holdfast.server.security.AuthenticationFailedException;
 import org.holdfast.server.security.CredentialConflictException;
 import org.holdfast.server.security.LoginThrottledException;
@@ -120,6 +121,11 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
     @ExceptionHandler(UnknownPolicyException.class)
     ProblemDetail unknownPolicy(UnknownPolicyException e) {
         return problem(HttpStatus.NOT_FOUND, ProblemTypes.UNKNOWN_POLICY, "Unknown retention policy", e.getMessage());
+    }
+
+    @ExceptionHandler(VolumeExistsException.class)
+    ProblemDetail volumeExists(VolumeExistsException e) {
+        return problem(HttpStatus.CONFLICT, ProblemTypes.VOLUME_EXISTS, "Volume exists", e.getMessage());
     }
 
     private static ProblemDetail problem(HttpStatus status, URI type, String title, String detail) {

@@ -26,4 +26,6 @@ public final class ProblemTypes {
     public static final URI CREDENTIAL_CONFLICT = URI.create("urn:holdfast:problem:credential-conflict");
     /** 404: no named retention policy of that name. */
     public static final URI UNKNOWN_POLICY = URI.create("urn:holdfast:problem:unknown-policy");
+    /** 409: a volume of that name exists already (create). */
+    public static final URI VOLUME_EXISTS = URI.create("urn:holdfast:problem:volume-exists");
 }

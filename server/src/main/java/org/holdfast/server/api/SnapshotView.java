@@ -5,16 +5,35 @@ import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.gc.RetentionLocks;
 
 /**
- * A snapshot in the API; {@code id} is "volume@sequence". {@code lockMode} ({@code governance} or
- * {@code compliance}) and {@code lockUntil} (ISO-8601, null for none) are null when it is not locked.
+ * A snapshot in the API. {@code id} is "volume@sequence", the one snapshot id format (the agent
+ * prints and takes it too). {@code createdAt} and {@code expiresAt} are ISO-8601 ({@code expiresAt}
+ * null: no expiry known, kept until deleted). {@code held} is true under a hold or retention lock;
+ * {@code lockMode} ({@code governance} or {@code compliance}), {@code lockUntil} (ISO-8601, null for
+ * none) and {@code lockedBy} are null when it is not. {@code keptBy} names the policy rule that keeps
+ * the snapshot; null until rule explanation exists.
  */
 public record SnapshotView(String id, String volume, long sequence, long createdAtMillis, long volumeBytes, int blockSize,
                            long logicalBytes, long changedBlocks, long sentBlocks, long newBlocks, long storedBytes,
-                           String lockMode, String lockUntil, String keptBy) {
-    static SnapshotView of(SnapshotRecord s, RetentionLocks.Lock lock, String keptBy) {
+                           String lockMode, String lockUntil, String createdAt, String expiresAt, boolean held, String lockedBy,
+                           String keptBy) {
+    static SnapshotView of(SnapshotRecord s, RetentionLocks.Lock lock, Long expiryMillis, String keptBy) {
         return new SnapshotView(s.id().toString(), s.volume().name(), s.sequence(), s.createdAtMillis(), s.volumeBytes(),
                 s.blockSize(), s.logicalBytes(), s.changedBlocks(), s.sentBlocks(), s.newBlocks(), s.storedBytes(),
                 lock == null ? null : lock.mode().wireName(),
-                lock == null || lock.untilMillis() == null ? null : Instant.ofEpochMilli(lock.untilMillis()).toString(), keptBy);
+                lock == null || lock.untilMillis() == null ? null : Instant.ofEpochMilli(lock.untilMillis()).toString(),
+                Instant.ofEpochMilli(s.createdAtMillis()).toString(), iso(expiryMillis), lock != null,
+                lock == null ? null : lock.placedBy(), keptBy);
+    }
+
+    /** ISO-8601, or null for none (unknown, or {@code Long.MAX_VALUE}: never expires by itself). */
+    static String iso(Long millis) {
+        if (millis == null || millis == Long.MAX_VALUE) {
+            return null;
+        }
+        try {
+            return Instant.ofEpochMilli(millis).toString();
+        } catch (java.time.DateTimeException e) {
+            return null; // beyond Instant's range: as good as never
+        }
     }
 }

@@ -10,6 +10,7 @@ import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.ingest.IngestObserver;
 import org.holdfast.server.ingest.IngestServer;
+import org.holdfast.server.ingest.BackupAdmission;
 import org.holdfast.server.ingest.IngestServices;
 import org.holdfast.server.ingest.IngestSettings;
 import org.holdfast.server.ingest.IngestTls;
@@ -98,7 +99,7 @@ public class CoreConfiguration {
     IngestServices ingestServices(DataStore dataStore, Catalog catalog, SnapshotCommit snapshotCommit, FingerprintIndex index,
                                   ObjectProvider<ReferenceGuard> guards, Clock holdfastClock,
                                   ObjectProvider<TokenAuthenticator> authenticator, ObjectProvider<AuditLog> audit,
-                                  ObjectProvider<IngestObserver> observer) {
+                                  ObjectProvider<IngestObserver> observer, ObjectProvider<BackupAdmission> admission) {
         List<ReferenceGuard> all = guards.orderedStream().toList();
         ReferenceGuard guard = all.isEmpty() ? ReferenceGuard.NONE : all.size() == 1 ? all.get(0) : new ReferenceGuard() {
             @Override
@@ -118,7 +119,7 @@ public class CoreConfiguration {
         // The ingest port always checks tokens: without a token store every connection is refused.
         return new IngestServices(dataStore, catalog, snapshotCommit, index, guard, holdfastClock,
                 authenticator.getIfAvailable(() -> NO_TOKEN_STORE), audit.getIfAvailable(() -> AuditLog.NONE),
-                observer.getIfAvailable(() -> IngestObserver.NONE));
+                observer.getIfAvailable(() -> IngestObserver.NONE), admission.getIfAvailable(() -> BackupAdmission.NONE));
     }
 
     @Bean

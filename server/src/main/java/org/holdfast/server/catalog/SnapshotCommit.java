@@ -1,6 +1,7 @@
 package org.holdfast.server.catalog;
 
 import java.time.Clock;
+import java.util.function.BiConsumer;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.server.store.FormatVersions;
 import org.rocksdb.WriteBatch;
@@ -39,6 +40,35 @@ public final class SnapshotCommit {
                        long logicalBytes, long sentBlocks, long newBlocks, long storedBytes) {
             this(volume, blockSize, volumeBytes, parentSequence, entries, logicalBytes, sentBlocks, newBlocks, storedBytes,
                     VolumeRecord.DEFAULT_DOMAIN);
+        }
+    }
+
+    /**
+     * Creates an empty volume (no snapshot yet, latest sequence 0) so that an operator can set it up
+     * before its first backup; that backup must use {@code blockSize}, and its blocks go to
+     * {@code domain}. Runs under this object's monitor because it allocates an internal id like a
+     * first commit does. {@code extra} (may be null) adds more writes (settings) to the same batch.
+     *
+     * @throws VolumeExistsException if a volume of that name exists; nothing written
+     */
+    public synchronized VolumeRecord createVolume(VolumeId name, int blockSize, String domain, BiConsumer<WriteBatch, VolumeRecord> extra) {
+        if (!FormatVersions.isValidBlockSize(blockSize)) {
+            throw new IllegalArgumentException("block size " + blockSize + " is not a power of two from " + FormatVersions.MIN_BLOCK_SIZE
+                    + " to " + FormatVersions.MAX_BLOCK_SIZE);
+        }
+        if (catalog.volume(name).isPresent()) {
+            throw new VolumeExistsException(name.name());
+        }
+        try (WriteBatch batch = new WriteBatch()) {
+            long internalId = catalog.db().metaLong(FormatVersions.META_NEXT_VOLUME_ID, 1);
+            catalog.db().putMetaLong(batch, FormatVersions.META_NEXT_VOLUME_ID, internalId + 1);
+            VolumeRecord v = new VolumeRecord(name, internalId, blockSize, clock.millis(), 0, 0, domain);
+            catalog.putVolume(batch, v);
+            if (extra != null) {
+                extra.accept(batch, v);
+            }
+            catalog.write(batch);
+            return v;
         }
     }
 

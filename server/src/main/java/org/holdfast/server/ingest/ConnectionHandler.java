@@ -67,6 +67,8 @@ import org.holdfast.server.store.StoreException;
  */
 final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private static final System.Logger LOG = System.getLogger(ConnectionHandler.class.getName());
+    /** Block size of a new volume whose first BACKUP_BEGIN leaves it to the server (0). */
+    static final int DEFAULT_BLOCK_SIZE = 4096;
     /** NEEDs written before the lane flushes even though more frames are waiting. */
     static final int FLUSH_NEEDS = 64;
     /** Time a new connection has to send HELLO (after the TLS handshake, which has its own timeout). */
@@ -93,9 +95,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private String token;
     private BackupSession session;
     private RestoreStream restore;
-    // lane: payload bytes received in the running backup, and why it failed (null: it did not)
+    // lane: payload bytes received in the running backup
     private long sessionBytes;
-    private String sessionFailure;
 
     ConnectionHandler(IngestServer server, FrameDecoder decoder) {
         this.server = server;
@@ -325,6 +326,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             observe(o -> o.backupEnded(principal, s.volume().name(), true, "snapshot " + done.sequence() + ": "
                     + done.newBlocks() + " new blocks, " + done.storedBytes() + " bytes stored", bytes));
             endSession();
+            recordCommit(s.volume(), done.sequence());
             server.stats().commits.incrementAndGet();
             audit("snapshot.commit", "volume:" + s.volume() + "@" + done.sequence(), "ok",
                     done.newBlocks() + " new blocks, " + s.unprovenMatches() + " unproven matches asked for");
@@ -336,6 +338,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 session.abandon();
                 endSession();
                 observe(o -> o.backupEnded(principal, s.volume().name(), false, "aborted by the agent", bytes));
+                recordFailure(s.volume(), "aborted by the agent before COMMIT");
             }
         } else if (m instanceof ListSnapshots l) {
             requireIdle(m);
@@ -353,47 +356,52 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         requireIdle(b);
         VolumeId volume = volumeId(b.volume());
         authorize(IngestAction.BACKUP, volume);
-        if (!ProtocolLimits.isValidBlockSize(b.blockSize())) {
+        // block size 0: the volume's (set when it was created over REST or by its first backup), 4096 for a new one
+        if (b.blockSize() != 0 && !ProtocolLimits.isValidBlockSize(b.blockSize())) {
             throw new ProtocolException(ErrorCode.BAD_FRAME, "block size " + b.blockSize() + " is not a power of two in "
-                    + ProtocolLimits.MIN_BLOCK_SIZE + ".." + ProtocolLimits.MAX_BLOCK_SIZE);
+                    + ProtocolLimits.MIN_BLOCK_SIZE + ".." + ProtocolLimits.MAX_BLOCK_SIZE + " (or 0 for the volume's)");
         }
         if (b.volumeBytes() < 0 || b.baseSequence() < 0) {
             throw new ProtocolException(ErrorCode.BAD_FRAME, "negative volume size or base sequence");
         }
         long sessionId = server.nextSessionId();
         BackupReady ready;
+        int blockSize;
         if (!server.volumeLocks().tryLock(volume.name(), sessionId)) {
             throw new ProtocolException(ErrorCode.VOLUME_BUSY, "volume '" + volume + "' has a backup in progress; one backup per volume at a time");
         }
         try {
             VolumeRecord existing = server.services().catalog().volume(volume).orElse(null);
-            if (existing != null && existing.blockSize() != b.blockSize()) {
+            blockSize = b.blockSize() != 0 ? b.blockSize() : existing != null ? existing.blockSize() : DEFAULT_BLOCK_SIZE;
+            if (existing != null && existing.blockSize() != blockSize) {
                 throw new ProtocolException(ErrorCode.BLOCK_SIZE_MISMATCH, "volume '" + volume + "' has block size "
-                        + existing.blockSize() + ", the agent sent " + b.blockSize());
+                        + existing.blockSize() + ", the agent sent " + blockSize + "; back it up with that block size (agent:"
+                        + " --block-size " + existing.blockSize() + ", or leave the option out to use the volume's)");
             }
             if (existing == null && !VolumeRecord.isValidDomain(principal.domain())) {
                 throw new ProtocolException(ErrorCode.UNAUTHORIZED, "this token names the dedup domain '" + principal.domain()
                         + "', which is not a valid domain name; ask an admin for a corrected token");
             }
+            server.services().admission().admit(volume, existing, b.volumeBytes());
             server.services().dataStore().checkSpace();
             byte[] secret = new byte[BackupReady.SECRET_BYTES];
             SECRETS.nextBytes(secret);
-            session = new BackupSession(sessionId, volume, b.blockSize(), b.volumeBytes(), existing, server.services(),
+            session = new BackupSession(sessionId, volume, blockSize, b.volumeBytes(), existing, server.services(),
                     server.settings().segmentMaxEntries(), b.baseSequence(), secret, principal.domain());
-            ready = new BackupReady(sessionId, session.parentSequence(), b.blockSize(), session.mode(), secret);
+            ready = new BackupReady(sessionId, session.parentSequence(), blockSize, session.mode(), secret);
         } catch (RuntimeException e) {
             server.volumeLocks().unlock(volume.name(), sessionId);
+            recordFailure(volume, "refused at BACKUP_BEGIN: " + codeOf(e) + ": " + messageOf(e));
             throw e;
         }
         server.stats().sessions.incrementAndGet();
         sessionBytes = 0;
-        sessionFailure = null;
-        int blockSize = b.blockSize();
+        int sessionBlockSize = blockSize;
         BackupReady reply = ready;
         // The decoder must know the block size before any BLOCKS can arrive, i.e. before the agent reads BACKUP_READY.
         channel.eventLoop().execute(() -> {
-            decoder.blockSize(blockSize);
-            digestBlockSize = blockSize;
+            decoder.blockSize(sessionBlockSize);
+            digestBlockSize = sessionBlockSize;
             channel.writeAndFlush(reply);
         });
     }
@@ -543,25 +551,46 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         server.stats().errors.incrementAndGet();
         sendErrorAndClose(code, messageOf(t));
-        sessionFailure = code + ": " + messageOf(t);
-        cleanup();
+        cleanup(code + ": " + messageOf(t));
     }
 
     private void cleanup() {
+        cleanup("the connection closed before the commit");
+    }
+
+    /** Abandons a session in progress (recording {@code why} as the volume's last backup result) and a restore. */
+    private void cleanup(String why) {
         if (session != null) {
             BackupSession s = session;
-            String why = sessionFailure != null ? sessionFailure : "the connection closed before the commit";
             long bytes = sessionBytes;
             try {
                 s.abandon();
             } finally {
                 endSession();
                 observe(o -> o.backupEnded(principal, s.volume().name(), false, why, bytes));
+                recordFailure(s.volume(), why);
             }
         }
         if (restore != null) {
             restore.close();
             restore = null;
+        }
+    }
+
+    /** Tells the admission how a backup ended; a failure to record never hides the backup's own result. */
+    private void recordCommit(VolumeId volume, long sequence) {
+        try {
+            server.services().admission().committed(volume, sequence, server.services().clock().millis());
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "cannot record the backup result of volume " + volume + ": " + e, e);
+        }
+    }
+
+    private void recordFailure(VolumeId volume, String message) {
+        try {
+            server.services().admission().failed(volume, message, server.services().clock().millis());
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "cannot record the backup result of volume " + volume + ": " + e, e);
         }
     }
 

@@ -156,6 +156,29 @@ public final class LocationIndex {
         return true;
     }
 
+    /**
+     * Adds up the stored lengths of {@code pbns[0..n)} (ascending, so one iterator mostly steps);
+     * a PBN without a location (freed, or the zero block) counts 0.
+     */
+    public long storedBytes(long[] pbns, int n) {
+        byte[] key = new byte[8];
+        byte[] value = new byte[VALUE_BYTES];
+        long sum = 0;
+        try (CheckedIterator it = db.iterator(cf)) {
+            long at = -1;
+            for (int i = 0; i < n; i++) {
+                long pbn = pbns[i];
+                if (!moveTo(it, pbn, at, key, value)) {
+                    at = -1;
+                    continue;
+                }
+                at = pbn;
+                sum += Bytes.getInt(value, 12);
+            }
+        }
+        return sum;
+    }
+
     /** The highest PBN with a location, or 0 if none. */
     long maxPbn() {
         try (CheckedIterator it = db.iterator(cf)) {

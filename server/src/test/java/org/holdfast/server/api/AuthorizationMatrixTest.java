@@ -103,25 +103,30 @@ class AuthorizationMatrixTest {
                 row(200, 200, 200, 200, 404));
         add("GET", "/api/v1/volumes/{name}/retention", "/api/v1/volumes/mx-a/retention", "/api/v1/volumes/mx-b/retention", null,
                 row(200, 200, 200, 200, 404));
-        add("GET", "/api/v1/volumes/{name}/snapshots/{sequence}/hold", "/api/v1/volumes/mx-a/snapshots/1/hold",
+        add("GET", "/api/v1/volumes/{name}/snapshots/{snapshot}/hold", "/api/v1/volumes/mx-a/snapshots/1/hold",
                 "/api/v1/volumes/mx-b/snapshots/1/hold", null, row(200, 200, 200, 200, 404));
         // volumes (change): operator and above; never an agent over REST
         add("PUT", "/api/v1/volumes/{name}/retention", "/api/v1/volumes/mx-none/retention", null, "{}", row(403, 400, 400, 403, 403));
-        add("PUT", "/api/v1/volumes/{name}/snapshots/{sequence}/hold", "/api/v1/volumes/mx-none/snapshots/1/hold", null, null,
+        add("PUT", "/api/v1/volumes/{name}/snapshots/{snapshot}/hold", "/api/v1/volumes/mx-none/snapshots/1/hold", null, null,
                 row(403, 404, 404, 403, 403));
         // releasing a hold or lock is an admin's: the role is checked before the volume, so nothing is named to others
-        add("DELETE", "/api/v1/volumes/{name}/snapshots/{sequence}/hold", "/api/v1/volumes/mx-none/snapshots/1/hold", null, null,
+        add("DELETE", "/api/v1/volumes/{name}/snapshots/{snapshot}/hold", "/api/v1/volumes/mx-none/snapshots/1/hold", null, null,
                 row(403, 403, 404, 403, 403));
         add("DELETE", "/api/v1/volumes/{name}", "/api/v1/volumes/mx-none", null, null, row(403, 404, 404, 403, 403));
-        add("DELETE", "/api/v1/volumes/{name}/snapshots/{sequence}", "/api/v1/volumes/mx-none/snapshots/1", null, null,
+        add("DELETE", "/api/v1/volumes/{name}/snapshots/{snapshot}", "/api/v1/volumes/mx-none/snapshots/1", null, null,
                 row(403, 404, 404, 403, 403));
         // retention locks: read like holds; placed by an operator
-        add("GET", "/api/v1/volumes/{name}/snapshots/{sequence}/lock", "/api/v1/volumes/mx-a/snapshots/1/lock",
+        add("GET", "/api/v1/volumes/{name}/snapshots/{snapshot}/lock", "/api/v1/volumes/mx-a/snapshots/1/lock",
                 "/api/v1/volumes/mx-b/snapshots/1/lock", null, row(200, 200, 200, 200, 404));
-        add("PUT", "/api/v1/volumes/{name}/snapshots/{sequence}/lock", "/api/v1/volumes/mx-none/snapshots/1/lock", null,
+        add("PUT", "/api/v1/volumes/{name}/snapshots/{snapshot}/lock", "/api/v1/volumes/mx-none/snapshots/1/lock", null,
                 "{\"mode\":\"governance\"}", row(403, 404, 404, 403, 403));
-        add("DELETE", "/api/v1/volumes/{name}/snapshots/{sequence}/lock", "/api/v1/volumes/mx-none/snapshots/1/lock", null, null,
+        add("DELETE", "/api/v1/volumes/{name}/snapshots/{snapshot}/lock", "/api/v1/volumes/mx-none/snapshots/1/lock", null, null,
                 row(403, 403, 404, 403, 403));
+        // volume administration: operator and above create and change; a dedup domain needs an admin (403 before the body is read)
+        add("POST", "/api/v1/volumes", "/api/v1/volumes", null, "{}", row(403, 400, 400, 403, 403));
+        add("PATCH", "/api/v1/volumes/{name}", "/api/v1/volumes/mx-none", null, "{}", row(403, 404, 404, 403, 403));
+        add("GET", "/api/v1/volumes/{name}/snapshots/{snapshot}", "/api/v1/volumes/mx-a/snapshots/mx-a@1",
+                "/api/v1/volumes/mx-b/snapshots/1", null, row(200, 200, 200, 200, 404));
         // the audit log: admin only
         add("GET", "/api/v1/audit", "/api/v1/audit", null, null, row(403, 403, 200, 403, 403));
         // GC

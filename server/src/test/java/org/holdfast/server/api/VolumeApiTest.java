@@ -70,7 +70,7 @@ class VolumeApiTest {
         assertThat(json.readTree(badJson.getBody()).get("type").asText()).isEqualTo("urn:holdfast:problem:invalid-request");
         assertThat(json.readTree(badJson.getBody()).get("detail").asText()).contains("not valid JSON");
 
-        ResponseEntity<String> wrongType = rest.getForEntity("/api/v1/volumes/nobody/snapshots/abc/hold", String.class);
+        ResponseEntity<String> wrongType = rest.getForEntity("/api/v1/volumes?limit=abc", String.class);
         assertThat(wrongType.getStatusCode().value()).as(wrongType.getBody()).isEqualTo(400);
         assertThat(json.readTree(wrongType.getBody()).get("type").asText()).isEqualTo("urn:holdfast:problem:invalid-request");
 

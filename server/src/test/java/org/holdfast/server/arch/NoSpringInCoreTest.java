@@ -16,7 +16,7 @@ class NoSpringInCoreTest {
             .that().resideInAnyPackage("org.holdfast.server.engine..", "org.holdfast.server.container..",
                     "org.holdfast.server.store..", "org.holdfast.server.catalog..", "org.holdfast.server.ingest..",
                     "org.holdfast.server.restore..", "org.holdfast.server.security..", "org.holdfast.server.gc..",
-                    "org.holdfast.server.jobs..", "org.holdfast.server.stats..")
+                    "org.holdfast.server.jobs..", "org.holdfast.server.stats..", "org.holdfast.server.volumes..")
             .should().dependOnClassesThat().resideInAnyPackage("org.springframework..");
 
     /** BouncyCastle builds and reads certificates in one place; everything else uses the JDK's TLS types. */

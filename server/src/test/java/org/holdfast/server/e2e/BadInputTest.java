@@ -67,9 +67,9 @@ class BadInputTest {
         assertThat(server.get("/actuator/health").body()).contains("\"UP\"");
         try (WireProbe p = probe()) {
             p.hello();
-            assertThat(p.listSnapshots(VICTIM)).extracting(String::valueOf).containsExactlyElementsOf(ids);
+            assertThat(p.listSnapshots(VICTIM)).extracting(seq -> VICTIM + "@" + seq).containsExactlyElementsOf(ids);
             for (int i = 0; i < ids.size(); i++) {
-                assertThat(p.restore(VICTIM, Long.parseLong(ids.get(i))))
+                assertThat(p.restore(VICTIM, org.holdfast.common.id.SnapshotId.parse(ids.get(i), new org.holdfast.common.id.VolumeId(VICTIM)).sequence()))
                         .as("%s@%s restores bit for bit", VICTIM, ids.get(i)).isEqualTo(Files.readAllBytes(expected.get(i)));
             }
         }

@@ -168,6 +168,8 @@ abstract class EngineScenarioSuite {
         JsonNode restList = new ObjectMapper().readTree(rest.body());
         assertThat(restList.isArray() ? restList.size() : restList.path("snapshots").size())
                 .as("REST snapshot list: %s", rest.body()).isEqualTo(committed.size());
+        // one snapshot id format: REST's ids are the agent's, which restore takes
+        assertThat(restList.findValuesAsText("id")).containsExactlyElementsOf(listed.stream().map(SnapshotInfo::id).toList());
 
         // Newest first, all into the same file: sizes go up and down (shrink at 8, growth at 3 and
         // 9), so a restore that leaves old bytes past the end of a smaller image is caught.

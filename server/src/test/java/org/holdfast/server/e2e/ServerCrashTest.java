@@ -152,7 +152,7 @@ class ServerCrashTest {
         try (WireProbe p = new WireProbe(server.ingestPort(), server.clientTls(), server.agentToken())) {
             p.hello();
             for (String id : check.stream().distinct().toList()) {
-                byte[] restored = p.restore(volume, Long.parseLong(id));
+                byte[] restored = p.restore(volume, org.holdfast.common.id.SnapshotId.parse(id, new org.holdfast.common.id.VolumeId(volume)).sequence());
                 byte[] expected = Files.readAllBytes(committed.get(id));
                 assertThat(java.util.Arrays.mismatch(restored, expected))
                         .as("%s@%s restores bit for bit (first difference at byte, -1 = none)", volume, id).isEqualTo(-1);
