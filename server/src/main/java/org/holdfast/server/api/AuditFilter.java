@@ -141,6 +141,9 @@ public class AuditFilter extends OncePerRequestFilter {
             if (uri.startsWith("/api/v1/tokens/") && v.get("id") != null) {
                 return "token:" + cut(v.get("id"));
             }
+            if (uri.startsWith("/api/v1/jobs/") && v.get("id") != null) {
+                return "job:" + cut(v.get("id"));
+            }
         }
         return handlerMatched(request) ? "" : "path:" + cut(request.getRequestURI());
     }

@@ -24,4 +24,10 @@ public final class ProblemTypes {
     public static final URI UNKNOWN_CREDENTIAL = URI.create("urn:holdfast:problem:unknown-credential");
     /** 409: the change would break a rule on users or tokens (duplicate name, last admin). */
     public static final URI CREDENTIAL_CONFLICT = URI.create("urn:holdfast:problem:credential-conflict");
+    /** 404: no job of that id (never, or no longer in the bounded history). */
+    public static final URI UNKNOWN_JOB = URI.create("urn:holdfast:problem:unknown-job");
+    /** 409: the job has already ended (cancel). */
+    public static final URI JOB_FINISHED = URI.create("urn:holdfast:problem:job-finished");
+    /** 503: the server is stopping and accepts no new jobs. */
+    public static final URI SERVER_STOPPING = URI.create("urn:holdfast:problem:server-stopping");
 }

@@ -2,6 +2,7 @@ package org.holdfast.server.gc;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.holdfast.gc.check.FsckReport;
 import org.holdfast.server.jobs.Job;
 import org.holdfast.server.jobs.JobResults;
@@ -31,7 +32,16 @@ public final class GcJobs {
 
     /** Queues a GC cycle; its result is the {@link GcService.CycleReport}. */
     public Job cycle(String submittedBy) {
-        return jobs.submit(CYCLE, LANE, submittedBy, job -> JobResults.of(gc.runCycle(job)));
+        return cycle(submittedBy, r -> { });
+    }
+
+    /** Queues a GC cycle that hands its report to {@code done} (in the job, after the cycle; the schedule logs it). */
+    public Job cycle(String submittedBy, Consumer<GcService.CycleReport> done) {
+        return jobs.submit(CYCLE, LANE, submittedBy, job -> {
+            GcService.CycleReport r = gc.runCycle(job);
+            done.accept(r);
+            return JobResults.of(r);
+        });
     }
 
     /** Queues a compaction of the sealed data logs; its result is the {@link GcService.CompactionReport} (empty if off). */

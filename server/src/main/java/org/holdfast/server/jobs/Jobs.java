@@ -91,7 +91,7 @@ public final class Jobs implements AutoCloseable {
         ExecutorService executor;
         synchronized (lanes) {
             if (closed) {
-                throw new IllegalStateException("the server is stopping; no new jobs are accepted");
+                throw new JobsClosedException();
             }
             executor = lanes.computeIfAbsent(lane, l -> Executors.newSingleThreadExecutor(r -> {
                 Thread t = new Thread(r, "job-" + l);
@@ -116,7 +116,8 @@ public final class Jobs implements AutoCloseable {
             j.end(JobState.SUCCEEDED, result, null);
         } catch (JobCancelledException e) {
             j.log("cancelled at a safe point");
-            j.end(JobState.CANCELLED, null, closed ? "the server stopped; " + e.getMessage() : e.getMessage());
+            String why = j.cancelReason();
+            j.end(JobState.CANCELLED, null, (why == null ? "" : why + "; ") + e.getMessage());
         } catch (Throwable e) {
             String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
             LOG.log(System.Logger.Level.WARNING, "job " + j.id + " (" + j.kind + ") failed: " + message, e);
@@ -206,10 +207,7 @@ public final class Jobs implements AutoCloseable {
         }
         String why = "cancelled by " + (by == null || by.isEmpty() ? "an operator" : by);
         if (r.cancel(why)) {
-            r.log(why + " before it started");
             retire(r);
-        } else {
-            r.log(why + "; stopping at the next safe point");
         }
         return r.snapshot();
     }

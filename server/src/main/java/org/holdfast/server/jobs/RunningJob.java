@@ -33,6 +33,7 @@ final class RunningJob implements JobContext {
     private volatile long itemsTotal = -1;
     private volatile long bytesTotal = -1;
     private volatile boolean cancel;
+    private volatile String cancelReason;
     private final ArrayDeque<String> log = new ArrayDeque<>();
     private final CountDownLatch ended = new CountDownLatch(1);
     // guarded by this
@@ -120,12 +121,21 @@ final class RunningJob implements JobContext {
         if (state.finished()) {
             throw new JobFinishedException(snapshot());
         }
-        cancel = true;
+        cancelReason = why;
         if (state == JobState.QUEUED) {
+            log(why + " before it started");
+            cancel = true;
             end(JobState.CANCELLED, null, why);
             return true;
         }
+        log(why + "; stopping at the next safe point"); // before the flag: the job's own last line comes after it
+        cancel = true;
         return false;
+    }
+
+    /** Who asked the job to stop, or null. */
+    String cancelReason() {
+        return cancelReason;
     }
 
     synchronized JobState state() {
