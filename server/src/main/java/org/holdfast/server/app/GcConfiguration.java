@@ -203,7 +203,7 @@ public class GcConfiguration {
             }
             if (ended.state() == JobState.FAILED) {
                 LOG.error("gc cycle (job {}) failed; will retry next interval: {}", ended.id(), ended.error());
-                audit.record(new AuditEvent(System.currentTimeMillis(), "system", "local", "gc.run", "job:" + ended.id(),
+                audit.record(new AuditEvent(System.currentTimeMillis(), "system", "local", "gc.run", "",
                         "failed", String.valueOf(ended.error())));
             } else if (ended.state() == JobState.CANCELLED) {
                 LOG.info("gc cycle (job {}) cancelled: {}", ended.id(), ended.error());

@@ -30,6 +30,8 @@ import org.rocksdb.WriteBatch;
  * <p>Key: u64 job id, big-endian (ids grow, so the oldest job is the first key). Value:
  * {@link #encode} (a version byte first; docs/architecture.md has the byte table).
  *
+ * <p>A damaged record is skipped with a warning, never a reason to refuse to start.
+ *
  * <p>Bounded: after a new job is saved, the oldest beyond {@code capacity} are deleted. At open,
  * every job still recorded as queued or running was cut off by the server's death or stop: it is
  * recorded as failed, "interrupted by a restart", so no job stays running forever.
@@ -60,8 +62,8 @@ public final class JobStore implements JobHistory {
         try (CheckedIterator it = db.iterator(cf)) {
             for (it.seekToFirst(); it.isValid(); it.next()) {
                 count++;
-                Job j = decode(Bytes.getLong(it.key(), 0), it.value(), db.path());
-                if (!j.state().finished()) {
+                Job j = decodeOrSkip(it.key(), it.value());
+                if (j != null && !j.state().finished()) {
                     cutOff.add(j);
                 }
             }
@@ -94,10 +96,29 @@ public final class JobStore implements JobHistory {
         List<Job> out = new ArrayList<>();
         try (CheckedIterator it = db.iterator(cf)) {
             for (it.seekToLast(); it.isValid() && out.size() < limit; it.prev()) {
-                out.add(decode(Bytes.getLong(it.key(), 0), it.value(), db.path()));
+                Job j = decodeOrSkip(it.key(), it.value());
+                if (j != null) {
+                    out.add(j);
+                }
             }
         }
         return out;
+    }
+
+    /**
+     * The job, or null (logged) if its record is damaged: the history only informs, so a bad record
+     * must not keep the server from starting; it leaves with the pruning like any other.
+     */
+    private Job decodeOrSkip(byte[] key, byte[] value) {
+        try {
+            if (key.length != 8) {
+                throw new CorruptDataException("jobs", db.path(), java.util.HexFormat.of().formatHex(key), "key is not a u64 job id");
+            }
+            return decode(Bytes.getLong(key, 0), value, db.path());
+        } catch (CorruptDataException e) {
+            LOG.log(System.Logger.Level.WARNING, "job history: skipping a damaged record: " + e.getMessage());
+            return null;
+        }
     }
 
     /** Jobs stored now. */

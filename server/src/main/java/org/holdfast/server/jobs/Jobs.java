@@ -170,19 +170,17 @@ public final class Jobs implements AutoCloseable {
 
     /** Jobs newest first, filtered and paged. */
     public Page list(Query q) {
-        List<Job> all = new ArrayList<>();
+        // by id, newest first; a job that ends while this runs may be seen in both maps: keep one
+        java.util.NavigableMap<Long, Job> all = new java.util.TreeMap<>(Comparator.reverseOrder());
         for (RunningJob r : active.values()) {
-            all.add(r.snapshot());
+            all.put(r.id, r.snapshot());
         }
-        for (Job j : ended.descendingMap().values()) {
-            if (!active.containsKey(j.id())) {
-                all.add(j);
-            }
+        for (Job j : ended.values()) {
+            all.putIfAbsent(j.id(), j);
         }
-        all.sort(Comparator.comparingLong(Job::id).reversed());
         List<Job> page = new ArrayList<>();
         Long next = null;
-        for (Job j : all) {
+        for (Job j : all.values()) {
             if (!q.matches(j)) {
                 continue;
             }

@@ -122,4 +122,19 @@ class JobStoreTest {
         assertThatThrownBy(() -> JobStore.decode(1, hugeLog, "p")).isInstanceOf(CorruptDataException.class)
                 .hasMessageContaining("count");
     }
+
+    @Test
+    void open_damagedRecord_skippedWithTheOthersKept() {
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            JobStore store = new JobStore(db, 10, CLOCK);
+            store.save(job(1, JobState.SUCCEEDED, null));
+            store.save(job(3, JobState.FAILED, null));
+            db.put(db.handle(MetadataDb.Column.JOBS), JobStore.key(2), new byte[] {1, 9, 9});
+            db.put(db.handle(MetadataDb.Column.JOBS), new byte[] {7}, new byte[] {1});
+        }
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            JobStore store = new JobStore(db, 10, CLOCK);
+            assertThat(store.newest(10)).extracting(Job::id).containsExactly(3L, 1L);
+        }
+    }
 }
