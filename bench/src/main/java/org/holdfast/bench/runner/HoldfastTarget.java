@@ -20,7 +20,7 @@ import java.util.Map;
 public final class HoldfastTarget implements BackupTarget {
     private static final Duration AGENT_TIMEOUT = Duration.ofMinutes(30);
     /** Thread names of the GC's bookkeeping (BOSC log flusher and committers), as /proc shows them. */
-    private static final String[] GC_THREADS = {"gma-", "holdfast-gc", "gc-"};
+    private static final String[] GC_THREADS = {"gma-", "holdfast-gc", "gc-", "job-gc"}; // job-gc: GC jobs (cycles)
     private static final String GC_OFF_SUFFIX = "-gc-off";
     private static final String TLS_OFF_SUFFIX = "-tls-off";
 

@@ -30,6 +30,12 @@ public final class Fsck {
 
     /** Runs the check against the time {@code now} (epoch ms). */
     public FsckReport run(long now) {
+        return run(now, FsckProgress.NONE);
+    }
+
+    /** Runs the check against the time {@code now} (epoch ms), reporting each phase and snapshot to {@code progress}. */
+    public FsckReport run(long now, FsckProgress progress) {
+        progress.phase("mark: reading the PBNs of every retained snapshot");
         LongLongMap rc = new LongLongMap();
         LongLongMap required = new LongLongMap();
         LongLongMap held = new LongLongMap();
@@ -51,8 +57,10 @@ public final class Fsck {
                     required.max(pbn, s.expiry());
                 }
             });
+            progress.snapshotMarked(s);
         });
         // every referenced PBN is a key of rc (added with 0 for older snapshots)
+        progress.phase("compare: " + snapshots[0] + " snapshots marked; checking the GMA against them");
         gma.commitAll();
         Acc freed = new Acc();
         Acc missing = new Acc();
@@ -95,6 +103,7 @@ public final class Fsck {
                 untracked.add(p);
             }
         });
+        progress.phase("read back: verifying the " + referenced.length + " referenced blocks in the data store");
         for (long p : referenced) {
             switch (store.state(p)) {
                 case MISSING -> missing.add(p);

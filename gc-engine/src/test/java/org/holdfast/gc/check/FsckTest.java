@@ -24,6 +24,11 @@ class FsckTest {
 
     /** One volume, one newest snapshot mapping {@code pbns}; store holds {@code stored}. */
     private static FsckReport check(GcHarness h, List<Long> newest, List<Long> older, long olderExpiry, Set<Long> stored) {
+        return check(h, newest, older, olderExpiry, stored, FsckProgress.NONE);
+    }
+
+    private static FsckReport check(GcHarness h, List<Long> newest, List<Long> older, long olderExpiry, Set<Long> stored,
+                                    FsckProgress progress) {
         FsckCatalog catalog = new FsckCatalog() {
             @Override
             public void forEachRetainedSnapshot(Consumer<RetainedSnapshot> v) {
@@ -47,7 +52,53 @@ class FsckTest {
                 new TreeSet<>(stored).forEach(visitor::accept);
             }
         };
-        return new Fsck(catalog, store, h.pipeline).run(NOW);
+        return new Fsck(catalog, store, h.pipeline).run(NOW, progress);
+    }
+
+    /** Records what fsck reports; throws once {@code stopAfter} snapshots are marked, as a cancelled job does. */
+    private static final class Recorder implements FsckProgress {
+        final List<String> events = new java.util.ArrayList<>();
+        final int stopAfter;
+
+        Recorder(int stopAfter) {
+            this.stopAfter = stopAfter;
+        }
+
+        @Override
+        public void phase(String description) {
+            events.add("phase " + description.substring(0, description.indexOf(':')));
+        }
+
+        @Override
+        public void snapshotMarked(FsckCatalog.RetainedSnapshot s) {
+            events.add("marked " + s.sequence());
+            if (events.stream().filter(e -> e.startsWith("marked")).count() >= stopAfter) {
+                throw new IllegalStateException("stop");
+            }
+        }
+    }
+
+    @Test
+    void run_withProgress_reportsEachPhaseAndSnapshotInOrder() {
+        try (GcHarness h = new GcHarness(dir, new MutableClock(NOW))) {
+            h.pipeline.appendSingle(UpdateKinds.RC_ADD, 1, 1);
+            h.pipeline.appendSingle(UpdateKinds.RAISE_EXPIRY, 2, NOW + 100);
+            Recorder r = new Recorder(Integer.MAX_VALUE);
+            FsckReport f = check(h, List.of(1L), List.of(2L), NOW + 50, Set.of(1L, 2L), r);
+            assertThat(f.clean()).as(f.toText()).isTrue();
+            assertThat(r.events).containsExactly("phase mark", "marked 2", "marked 1", "phase compare", "phase read back");
+        }
+    }
+
+    @Test
+    void run_progressThrows_checkStopsThere() {
+        try (GcHarness h = new GcHarness(dir, new MutableClock(NOW))) {
+            h.pipeline.appendSingle(UpdateKinds.RC_ADD, 1, 1);
+            Recorder r = new Recorder(1);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> check(h, List.of(1L), List.of(2L), NOW + 50, Set.of(1L, 2L), r))
+                    .hasMessage("stop");
+            assertThat(r.events).containsExactly("phase mark", "marked 2");
+        }
     }
 
     @Test

@@ -148,6 +148,9 @@ public class AuditFilter extends OncePerRequestFilter {
             if (uri.startsWith("/api/v1/retention/policies/") && v.get("name") != null) {
                 return "policy:" + cut(v.get("name"));
             }
+            if (uri.startsWith("/api/v1/jobs/") && v.get("id") != null) {
+                return "job:" + cut(v.get("id"));
+            }
         }
         if (request.getAttribute(TARGET_ATTRIBUTE) instanceof String t) {
             return cut(t); // named in the body (a created volume), set by the handler

@@ -1,22 +1,27 @@
 package org.holdfast.server.api;
 
-import org.holdfast.gc.check.FsckReport;
+import org.holdfast.server.gc.GcJobs;
 import org.holdfast.server.gc.GcService;
+import jakarta.servlet.http.HttpServletRequest;
+import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * Garbage collection: runs on demand, status and fsck (retention policies: {@link RetentionController};
+ * Garbage collection: runs, compaction, fsck and reclaim-now on demand (as jobs: 202 with the job's
+ * URL in Location, poll {@code GET /api/v1/jobs/{id}}) and status (retention policies: {@link RetentionController};
  * holds and locks: {@link SnapshotController}).
  */
 @RestController
 @NeedsGcBookkeeping
 public class GcController {
     private final GcService gc;
+    private final GcJobs gcJobs;
 
-    public GcController(GcService gc) {
+    public GcController(GcService gc, GcJobs gcJobs) {
         this.gc = gc;
+        this.gcJobs = gcJobs;
     }
 
     /** Status of the GC: the last run (with its compaction), the backlog of metadata updates, compaction since start. */
@@ -24,11 +29,25 @@ public class GcController {
                            GcService.CompactionTotals compaction) {
     }
 
-    /** Runs retention, a sweep and compaction now; answers what it did. */
+    /** Starts a GC cycle (retention, a sweep, compaction) as a job; its result is what it did. */
     @PostMapping("/api/v1/gc/runs")
     @Audited("gc.run")
-    public GcService.CycleReport run() {
-        return gc.runCycle();
+    public ResponseEntity<JobView> run(HttpServletRequest request) {
+        return JobController.accepted(gcJobs.cycle(Principals.name(request)));
+    }
+
+    /** Starts a compaction of the sealed data logs as a job. */
+    @PostMapping("/api/v1/gc/compactions")
+    @Audited("gc.compact")
+    public ResponseEntity<JobView> compact(HttpServletRequest request) {
+        return JobController.accepted(gcJobs.compaction(Principals.name(request)));
+    }
+
+    /** Starts reclaim-now (an exact mark, then frees what nothing retained references) as a job. */
+    @PostMapping("/api/v1/gc/reclaim")
+    @Audited("gc.reclaim")
+    public ResponseEntity<JobView> reclaim(HttpServletRequest request) {
+        return JobController.accepted(gcJobs.reclaim(Principals.name(request)));
     }
 
     @GetMapping("/api/v1/gc/status")
@@ -36,10 +55,10 @@ public class GcController {
         return new GcStatus(gc.lastCycle(), gc.pipeline().queuedUpdates(), gc.lastAppliedOp(), gc.compactionTotals());
     }
 
-    /** The independent check; reads every retained snapshot, so it takes a while on a big store. */
+    /** Starts the independent check as a job; it reads every retained snapshot, so it takes a while on a big store. */
     @PostMapping("/api/v1/gc/fsck")
     @Audited("gc.fsck")
-    public FsckReport fsck() {
-        return gc.fsck();
+    public ResponseEntity<JobView> fsck(HttpServletRequest request) {
+        return JobController.accepted(gcJobs.fsck(Principals.name(request)));
     }
 }

@@ -12,6 +12,9 @@ import org.holdfast.server.security.UnknownCredentialException;
 import org.holdfast.server.gc.GcConflictException;
 import org.holdfast.server.gc.SnapshotLockedException;
 import org.holdfast.server.gc.UnknownPolicyException;
+import org.holdfast.server.jobs.JobFinishedException;
+import org.holdfast.server.jobs.JobsClosedException;
+import org.holdfast.server.jobs.UnknownJobException;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.StoreException;
 import org.slf4j.Logger;
@@ -126,6 +129,23 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
     @ExceptionHandler(VolumeExistsException.class)
     ProblemDetail volumeExists(VolumeExistsException e) {
         return problem(HttpStatus.CONFLICT, ProblemTypes.VOLUME_EXISTS, "Volume exists", e.getMessage());
+    }
+
+    @ExceptionHandler(UnknownJobException.class)
+    ProblemDetail unknownJob(UnknownJobException e) {
+        return problem(HttpStatus.NOT_FOUND, ProblemTypes.UNKNOWN_JOB, "Unknown job", e.getMessage());
+    }
+
+    @ExceptionHandler(JobFinishedException.class)
+    ProblemDetail jobFinished(JobFinishedException e) {
+        ProblemDetail p = problem(HttpStatus.CONFLICT, ProblemTypes.JOB_FINISHED, "Job already ended", e.getMessage());
+        p.setProperty("state", e.job().state().wireName());
+        return p;
+    }
+
+    @ExceptionHandler(JobsClosedException.class)
+    ProblemDetail jobsClosed(JobsClosedException e) {
+        return problem(HttpStatus.SERVICE_UNAVAILABLE, ProblemTypes.SERVER_STOPPING, "Server stopping", e.getMessage());
     }
 
     private static ProblemDetail problem(HttpStatus status, URI type, String title, String detail) {

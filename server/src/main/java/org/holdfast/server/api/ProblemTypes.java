@@ -28,4 +28,10 @@ public final class ProblemTypes {
     public static final URI UNKNOWN_POLICY = URI.create("urn:holdfast:problem:unknown-policy");
     /** 409: a volume of that name exists already (create). */
     public static final URI VOLUME_EXISTS = URI.create("urn:holdfast:problem:volume-exists");
+    /** 404: no job of that id (never, or no longer in the bounded history). */
+    public static final URI UNKNOWN_JOB = URI.create("urn:holdfast:problem:unknown-job");
+    /** 409: the job has already ended (cancel). */
+    public static final URI JOB_FINISHED = URI.create("urn:holdfast:problem:job-finished");
+    /** 503: the server is stopping and accepts no new jobs. */
+    public static final URI SERVER_STOPPING = URI.create("urn:holdfast:problem:server-stopping");
 }

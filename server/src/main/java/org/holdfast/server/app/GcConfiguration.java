@@ -16,7 +16,11 @@ import org.holdfast.server.gc.GcCommitHook;
 import org.holdfast.server.gc.GcReferenceGuard;
 import org.holdfast.server.gc.VolumeGate;
 import org.holdfast.server.ingest.IngestServer;
+import org.holdfast.server.gc.GcJobs;
 import org.holdfast.server.gc.GcService;
+import org.holdfast.server.jobs.Job;
+import org.holdfast.server.jobs.JobState;
+import org.holdfast.server.jobs.Jobs;
 import org.holdfast.server.security.AuditEvent;
 import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.store.DataDirectory;
@@ -138,20 +142,29 @@ public class GcConfiguration {
     }
 
     @Bean
-    GcSchedule gcSchedule(GcService gc, GcProperties p, GcBookkeepingMode mode, AuditLog audit) {
-        return new GcSchedule(gc, p.interval(), mode == GcBookkeepingMode.ON, audit);
+    GcSchedule gcSchedule(GcJobs gcJobs, Jobs jobs, GcService gc, GcProperties p, GcBookkeepingMode mode, AuditLog audit) {
+        return new GcSchedule(gcJobs, jobs, gc, p.interval(), mode == GcBookkeepingMode.ON, audit);
     }
 
-    /** Runs a GC cycle every interval, starting one interval after startup; stops before the stores close. */
+    /**
+     * Submits a GC cycle job (submitted by {@code schedule}) every interval, starting one interval
+     * after startup, and waits for it to end before the next interval starts counting, so scheduled
+     * runs never pile up in the GC lane; stops (cancelling its job at a safe point) before the stores close.
+     */
     static final class GcSchedule implements SmartLifecycle {
+        private final GcJobs gcJobs;
+        private final Jobs jobs;
         private final GcService gc;
         private final Duration interval;
         private final boolean enabled;
         private final AuditLog audit;
         private ScheduledExecutorService executor;
         private boolean running;
+        private volatile Job current;
 
-        GcSchedule(GcService gc, Duration interval, boolean enabled, AuditLog audit) {
+        GcSchedule(GcJobs gcJobs, Jobs jobs, GcService gc, Duration interval, boolean enabled, AuditLog audit) {
+            this.gcJobs = gcJobs;
+            this.jobs = jobs;
             this.gc = gc;
             this.audit = audit;
             this.interval = interval;
@@ -168,29 +181,49 @@ public class GcConfiguration {
             // or the configured default changed); not in GcService.open: the commit path is not wired yet
             gc.namedPolicies().reconcile();
             executor = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "gc-cycle");
+                Thread t = new Thread(r, "gc-schedule");
                 t.setDaemon(true);
                 return t;
             });
             long ms = Math.max(1000, interval.toMillis());
-            executor.scheduleWithFixedDelay(() -> {
-                try {
-                    GcService.CycleReport r = gc.runCycle();
-                    audit.record(new AuditEvent(r.now(), "system", "local", "gc.run", "", "ok", r.snapshotsDeleted()
-                            + " snapshots deleted, " + r.sweep().freed() + " blocks freed (scheduled)"));
-                    LOG.info("gc cycle: {} snapshots deleted, {} map entries pruned, {} blocks freed",
-                            r.snapshotsDeleted(), r.mapEntriesPruned(), r.sweep().freed());
-                    if (r.sweep().now() < r.now()) {
-                        LOG.info("gc cycle: the sweep was held back to {} by a backup open for longer than the grace"
-                                + " ({} open sessions); its blocks stay protected until it ends",
-                                java.time.Instant.ofEpochMilli(r.sweep().now()), gc.guard().openSessions());
-                    }
-                } catch (RuntimeException e) {
-                    LOG.error("gc cycle failed; will retry next interval", e);
-                    audit.record(new AuditEvent(System.currentTimeMillis(), "system", "local", "gc.run", "", "failed",
-                            String.valueOf(e.getMessage())));
-                }
-            }, ms, ms, TimeUnit.MILLISECONDS);
+            executor.scheduleWithFixedDelay(this::runOnce, ms, ms, TimeUnit.MILLISECONDS);
+        }
+
+        private void runOnce() {
+            Job ended;
+            try {
+                Job queued = gcJobs.cycle("schedule", this::report);
+                current = queued;
+                ended = jobs.await(queued.id(), Duration.ofDays(365));
+            } catch (RuntimeException e) {
+                LOG.error("gc cycle could not be started; will retry next interval", e);
+                return;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } finally {
+                current = null;
+            }
+            if (ended.state() == JobState.FAILED) {
+                LOG.error("gc cycle (job {}) failed; will retry next interval: {}", ended.id(), ended.error());
+                audit.record(new AuditEvent(System.currentTimeMillis(), "system", "local", "gc.run", "",
+                        "failed", String.valueOf(ended.error())));
+            } else if (ended.state() == JobState.CANCELLED) {
+                LOG.info("gc cycle (job {}) cancelled: {}", ended.id(), ended.error());
+            }
+        }
+
+        /** Runs in the job, after the cycle. */
+        private void report(GcService.CycleReport r) {
+            audit.record(new AuditEvent(r.now(), "system", "local", "gc.run", "", "ok", r.snapshotsDeleted()
+                    + " snapshots deleted, " + r.sweep().freed() + " blocks freed (scheduled)"));
+            LOG.info("gc cycle: {} snapshots deleted, {} map entries pruned, {} blocks freed",
+                    r.snapshotsDeleted(), r.mapEntriesPruned(), r.sweep().freed());
+            if (r.sweep().now() < r.now()) {
+                LOG.info("gc cycle: the sweep was held back to {} by a backup open for longer than the grace"
+                        + " ({} open sessions); its blocks stay protected until it ends",
+                        java.time.Instant.ofEpochMilli(r.sweep().now()), gc.guard().openSessions());
+            }
         }
 
         @Override
@@ -198,6 +231,14 @@ public class GcConfiguration {
             running = false;
             if (executor != null) {
                 executor.shutdown();
+                Job j = current;
+                if (j != null) {
+                    try {
+                        jobs.cancel(j.id(), "the server stopping");
+                    } catch (RuntimeException e) {
+                        // it ended meanwhile
+                    }
+                }
                 try {
                     executor.awaitTermination(1, TimeUnit.MINUTES);
                 } catch (InterruptedException e) {

@@ -49,6 +49,8 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
  *   <li>admin: {@code /api/v1/users/**}, {@code /api/v1/tokens/**}, {@code /api/v1/audit};</li>
  *   <li>viewer or agent: {@code GET /api/v1/volumes/**} (an agent only its own volumes, others
  *       answer 404, see {@link VolumeScopeInterceptor});</li>
+ *   <li>jobs: reading {@code /api/v1/jobs/**} a viewer's, cancelling and starting GC jobs
+ *       ({@code POST /api/v1/gc/**}) an operator's (never an agent's);</li>
  *   <li>viewer: any other {@code GET /api/**}, {@code POST /api/v1/retention/simulate} (it changes
  *       nothing) and {@code /actuator/**} (Prometheus);</li>
  *   <li>operator: every other method on {@code /api/**};</li>
@@ -138,6 +140,8 @@ public class SecurityConfiguration {
                                 "/api/v1/audit", "/api/v1/audit/**").hasRole("ADMIN")
                         .requestMatchers(HttpMethod.GET, "/api/v1/volumes", "/api/v1/volumes/**").hasAnyRole("VIEWER", "AGENT")
                         .requestMatchers(HttpMethod.GET, "/api/v1/agents", "/api/v1/agents/**").hasRole("OPERATOR")
+                        .requestMatchers(HttpMethod.GET, "/api/v1/jobs", "/api/v1/jobs/**").hasRole("VIEWER")
+                        .requestMatchers(HttpMethod.POST, "/api/v1/jobs/*/cancel", "/api/v1/gc/**").hasRole("OPERATOR")
                         .requestMatchers(HttpMethod.GET, "/api/**").hasRole("VIEWER")
                         .requestMatchers(HttpMethod.POST, "/api/v1/retention/simulate").hasRole("VIEWER") // changes nothing
                         .requestMatchers("/api/**").hasRole("OPERATOR")

@@ -31,6 +31,15 @@ final class CatalogFsck implements FsckCatalog, FsckBlockStore {
         this.records = records;
     }
 
+    /** How many snapshots {@link #forEachRetainedSnapshot} will visit (for progress; reads the snapshot records once more). */
+    long retainedSnapshots() {
+        long n = 0;
+        for (VolumeRecord v : catalog.volumes()) {
+            n += catalog.snapshots(v).size();
+        }
+        return n;
+    }
+
     @Override
     public void forEachRetainedSnapshot(Consumer<RetainedSnapshot> visitor) {
         for (VolumeRecord v : catalog.volumes()) {

@@ -19,6 +19,7 @@ import org.holdfast.gc.sweep.Sweeper;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.PolicyStore;
 import org.holdfast.server.engine.FingerprintIndex;
+import org.holdfast.server.jobs.JobContext;
 import org.holdfast.server.store.Compactor;
 import org.holdfast.server.store.DataStore;
 
@@ -302,7 +303,12 @@ public final class GcService implements AutoCloseable {
 
     /** Runs retention, a sweep and compaction as of {@code now} (tests pass a simulated time). */
     public CycleReport runCycle(long now) {
-        return cycle.run(now);
+        return cycle.run(now, JobContext.NONE);
+    }
+
+    /** Runs a cycle at the current time as a job: progress per volume and phase, stops at a safe point if cancelled. */
+    public CycleReport runCycle(JobContext job) {
+        return cycle.run(clock.millis(), job);
     }
 
     /**
@@ -320,12 +326,25 @@ public final class GcService implements AutoCloseable {
 
     /** The independent check, as of {@code now}. */
     public FsckReport fsck(long now) {
+        return fsck(now, JobContext.NONE);
+    }
+
+    /** The independent check as of {@code now} as a job: one item per snapshot marked; it only reads, so it stops anywhere. */
+    public FsckReport fsck(long now, JobContext job) {
         CatalogFsck adapter = new CatalogFsck(catalog, dataStore, records);
-        return new Fsck(adapter, adapter, pipeline).run(now);
+        if (job != JobContext.NONE) {
+            job.total(adapter.retainedSnapshots(), -1);
+        }
+        return new Fsck(adapter, adapter, pipeline).run(now, new FsckJobProgress(job));
     }
 
     public FsckReport fsck() {
         return fsck(clock.millis());
+    }
+
+    /** The time the GC goes by (the server's clock). */
+    public long now() {
+        return clock.millis();
     }
 
     /**

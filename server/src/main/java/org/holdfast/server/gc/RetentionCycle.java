@@ -14,6 +14,7 @@ import org.holdfast.gc.sweep.Sweeper;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.VolumeRecord;
+import org.holdfast.server.jobs.JobContext;
 import org.rocksdb.WriteBatch;
 
 /**
@@ -28,6 +29,11 @@ import org.rocksdb.WriteBatch;
  * commit monitor, where holds are checked again (a hold may arrive after the plan was made) and the
  * expiries commits read are changed. Compaction runs outside the cycle lock, so holds and deletions
  * are not kept waiting.
+ *
+ * <p>As a job: one item per volume, one for the sweep, one for compaction, a log line per phase.
+ * Safe points (where a cancelled cycle stops) are before each volume, before the sweep and before
+ * compaction: each volume's deletions are complete batches, and a skipped sweep or compaction is
+ * only done by the next cycle.
  */
 final class RetentionCycle {
     private final Catalog catalog;
@@ -64,10 +70,15 @@ final class RetentionCycle {
         this.commitMonitor = commitMonitor;
     }
 
-    /** Runs retention, a sweep and compaction as of {@code now}. */
-    GcService.CycleReport run(long now) {
-        GcService.CycleReport swept = retainAndSweep(now);
+    /** Runs retention, a sweep and compaction as of {@code now}, reporting to {@code job}. */
+    GcService.CycleReport run(long now, JobContext job) {
+        GcService.CycleReport swept = retainAndSweep(now, job);
+        job.checkpoint();
+        job.log("compaction: rewriting sealed data logs whose live share is below the threshold");
         GcService.CompactionReport c = compaction.compact();
+        job.advance(1, 0);
+        job.log(c == null ? "compaction: off (threshold 0)" : "compaction: " + c.logsExamined() + " logs examined, "
+                + c.logsRewritten() + " rewritten, " + c.logsDeleted() + " deleted, " + c.bytesReclaimed() + " bytes reclaimed");
         GcService.CycleReport r = new GcService.CycleReport(swept.now(), swept.snapshotsDeleted(), swept.mapEntriesPruned(),
                 swept.pinsPlaced(), swept.pinsReleased(), swept.sweep(), c);
         last = r;
@@ -79,7 +90,7 @@ final class RetentionCycle {
         return last;
     }
 
-    private GcService.CycleReport retainAndSweep(long now) {
+    private GcService.CycleReport retainAndSweep(long now, JobContext job) {
         ops.requireHealthy();
         synchronized (cycleLock) {
             locks.lapse(now); // a lapsed lock's snapshot expires in this same cycle
@@ -87,7 +98,12 @@ final class RetentionCycle {
             long pruned = 0;
             int pinned = 0;
             int released = 0;
-            for (VolumeRecord v : catalog.volumes()) {
+            List<VolumeRecord> volumes = catalog.volumes();
+            job.total(volumes.size() + 2L, -1);
+            job.log("retention: planning " + volumes.size() + " volumes as of " + java.time.Instant.ofEpochMilli(now));
+            for (VolumeRecord v : volumes) {
+                job.checkpoint();
+                job.advance(1, 0);
                 VolumeStates.State g = states.of(v);
                 List<GcRecords.SnapshotGc> gcs = records.snapshots(v.internalId());
                 Map<Long, GcRecords.SnapshotGc> gc = new HashMap<>();
@@ -138,11 +154,18 @@ final class RetentionCycle {
                 locks.expired(v, gone, now);
                 pruned += MapPruner.prune(catalog, v);
             }
+            job.log("retention: " + deleted + " snapshots deleted, " + pruned + " map entries pruned, " + pinned
+                    + " keep-last pins placed, " + released + " released");
+            job.checkpoint();
             // ids appended before the barrier are durable after it; later ones must stay
             long durableOp = bookkeeper.lastAppliedOp();
             pipeline.awaitDurable();
             ops.trimUpTo(durableOp);
+            job.log("sweep: freeing unreferenced, expired, unpinned blocks");
             SweepReport sweep = sweeper.sweep(guard.sweepHorizon(now)); // open backups keep their protection
+            job.advance(1, 0);
+            job.log("sweep: " + sweep.chunksScanned() + " GMA chunks scanned, " + sweep.freed() + " blocks freed, "
+                    + sweep.keptUnexpired() + " kept unexpired, " + sweep.keptPinned() + " kept pinned");
             return new GcService.CycleReport(now, deleted, pruned, pinned, released, sweep, null);
         }
     }

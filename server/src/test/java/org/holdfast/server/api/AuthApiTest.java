@@ -102,7 +102,10 @@ class AuthApiTest {
             JsonNode me = json.readTree(call("GET", "/api/v1/auth/me", null, session).body());
             assertThat(me.get("principal").asText()).isEqualTo("user:olga");
             assertThat(me.get("kind").asText()).isEqualTo("user");
-            assertThat(call("POST", "/api/v1/gc/runs", null, session).statusCode()).isEqualTo(200);
+            HttpResponse<String> run = call("POST", "/api/v1/gc/runs", null, session);
+            assertThat(run.statusCode()).as(run.body()).isEqualTo(202);
+            String location = run.headers().firstValue("Location").orElseThrow();
+            JobPolling.awaitResult(path -> call("GET", path, null, session).body(), location);
             assertThat(call("GET", "/api/v1/users", null, session).statusCode()).isEqualTo(403);
             assertThat(call("POST", "/api/v1/auth/logout", null, session).statusCode()).isEqualTo(204);
             assertThat(call("GET", "/api/v1/auth/me", null, session).statusCode()).isEqualTo(401);

@@ -131,8 +131,15 @@ class AuthorizationMatrixTest {
         add("GET", "/api/v1/audit", "/api/v1/audit", null, null, row(403, 403, 200, 403, 403));
         // GC
         add("GET", "/api/v1/gc/status", "/api/v1/gc/status", null, null, row(200, 200, 200, 403, 403));
-        add("POST", "/api/v1/gc/runs", "/api/v1/gc/runs", null, null, row(403, 200, 200, 403, 403));
-        add("POST", "/api/v1/gc/fsck", "/api/v1/gc/fsck", null, null, row(403, 200, 200, 403, 403));
+        // GC jobs: started by an operator (202 and a job), never by a viewer or an agent
+        add("POST", "/api/v1/gc/runs", "/api/v1/gc/runs", null, null, row(403, 202, 202, 403, 403));
+        add("POST", "/api/v1/gc/fsck", "/api/v1/gc/fsck", null, null, row(403, 202, 202, 403, 403));
+        add("POST", "/api/v1/gc/compactions", "/api/v1/gc/compactions", null, null, row(403, 202, 202, 403, 403));
+        add("POST", "/api/v1/gc/reclaim", "/api/v1/gc/reclaim", null, null, row(403, 202, 202, 403, 403));
+        // jobs: read by a viewer, cancelled by an operator
+        add("GET", "/api/v1/jobs", "/api/v1/jobs", null, null, row(200, 200, 200, 403, 403));
+        add("GET", "/api/v1/jobs/{id}", "/api/v1/jobs/999999", null, null, row(404, 404, 404, 403, 403));
+        add("POST", "/api/v1/jobs/{id}/cancel", "/api/v1/jobs/999999/cancel", null, null, row(403, 404, 404, 403, 403));
         // retention policies: read by viewers, changed by operators; the simulator changes nothing, so viewers may run it
         add("GET", "/api/v1/retention/policies", "/api/v1/retention/policies", null, null, row(200, 200, 200, 403, 403));
         add("POST", "/api/v1/retention/policies", "/api/v1/retention/policies", null, "{}", row(403, 400, 400, 403, 403));

@@ -92,13 +92,12 @@ class GcApiTest {
         assertThat(json.readTree(hold.getBody()).get("held").asBoolean()).isTrue();
 
         ResponseEntity<String> run = rest.postForEntity("/api/v1/gc/runs", null, String.class);
-        assertThat(run.getStatusCode().value()).as(run.getBody()).isEqualTo(200);
-        JsonNode r = json.readTree(run.getBody());
+        assertThat(run.getStatusCode().value()).as(run.getBody()).isEqualTo(202);
+        JsonNode r = JobPolling.awaitResult(this::get, run.getHeaders().getLocation().toString());
         assertThat(r.get("sweep").get("freed").asLong()).isZero();
         assertThat(r.get("compaction").get("bytesReclaimed").asLong()).isZero(); // the run compacts too; nothing to do yet
 
-        ResponseEntity<String> fsck = rest.postForEntity("/api/v1/gc/fsck", null, String.class);
-        JsonNode f = json.readTree(fsck.getBody());
+        JsonNode f = fsck();
         assertThat(f.get("snapshotsChecked").asLong()).isEqualTo(2);
         assertThat(f.get("referencedButFreed").get("count").asLong()).isZero();
         assertThat(f.get("rcMismatches").get("count").asLong()).isZero();
@@ -160,9 +159,20 @@ class GcApiTest {
         assertThat(json.readTree(gone.getBody()).get("snapshotsDeleted").asInt()).isEqualTo(2);
         assertThat(rest.exchange("/api/v1/volumes/gc-del", HttpMethod.DELETE, HttpEntity.EMPTY, String.class)
                 .getStatusCode().value()).isEqualTo(404);
-        JsonNode f = json.readTree(rest.postForEntity("/api/v1/gc/fsck", null, String.class).getBody());
+        JsonNode f = fsck();
         assertThat(f.get("referencedButFreed").get("count").asLong()).isZero();
         assertThat(f.get("rcMismatches").get("count").asLong()).isZero();
         assertThat(f.get("etMismatches").get("count").asLong()).isZero();
+    }
+
+    private String get(String path) {
+        return rest.getForEntity(path, String.class).getBody();
+    }
+
+    /** Starts fsck as a job and waits for its report. */
+    private JsonNode fsck() {
+        ResponseEntity<String> started = rest.postForEntity("/api/v1/gc/fsck", null, String.class);
+        assertThat(started.getStatusCode().value()).as(started.getBody()).isEqualTo(202);
+        return JobPolling.awaitResult(this::get, started.getHeaders().getLocation().toString());
     }
 }

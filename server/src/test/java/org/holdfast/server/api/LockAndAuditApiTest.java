@@ -124,6 +124,13 @@ class LockAndAuditApiTest {
         return r;
     }
 
+    /** The result of the job a 202 answer started, once it has succeeded. */
+    private JsonNode awaitJob(MvcResult accepted) {
+        String location = accepted.getResponse().getHeader("Location");
+        return JobPolling.awaitResult(path -> mvc.perform(get(path).with(ADMIN)).andReturn().getResponse().getContentAsString(),
+                location);
+    }
+
     private JsonNode body(MvcResult r) throws Exception {
         return json.readTree(r.getResponse().getContentAsString());
     }
@@ -163,7 +170,7 @@ class LockAndAuditApiTest {
         call(put(v + "/retention"), ADMIN, Map.of("policy", "1h"), 409);
         call(delete(v + "/snapshots/1"), ADMIN, null, 409);
         call(delete(v), ADMIN, null, 409);
-        call(post("/api/v1/gc/runs"), ADMIN, null, 200);
+        awaitJob(call(post("/api/v1/gc/runs"), ADMIN, null, 202));
         // governance lock with a date: the operator cannot release it, the admin can
         call(put(v + "/snapshots/2/lock"), OPERATOR, Map.of("mode", "governance", "until", until), 200);
         call(put(v + "/snapshots/2/lock"), OPERATOR, Map.of("mode", "compliance", "until", until), 403); // irreversible: admin only
@@ -179,7 +186,7 @@ class LockAndAuditApiTest {
             a.hello();
             assertThat(a.restore("av", 1).image()).isEqualTo(first);
         }
-        JsonNode fsck = body(call(post("/api/v1/gc/fsck"), ADMIN, null, 200));
+        JsonNode fsck = awaitJob(call(post("/api/v1/gc/fsck"), ADMIN, null, 202));
         assertThat(fsck.get("referencedButFreed").get("count").asLong()).isZero();
         assertThat(fsck.get("rcMismatches").get("count").asLong()).isZero();
 

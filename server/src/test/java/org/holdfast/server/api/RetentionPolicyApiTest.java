@@ -351,20 +351,24 @@ class RetentionPolicyApiTest {
             assertThat(a.restore("e2e-vol", 4).image()).isEqualTo(images.get(3));
             assertThat(a.restore("e2e-vol", 5).image()).isEqualTo(images.get(4));
         }
-        JsonNode f = body(call("POST", "/api/v1/gc/fsck", null), 200);
+        JsonNode f = runJob("/api/v1/gc/fsck");
         assertThat(f.get("referencedButFreed").get("count").asLong()).isZero();
         assertThat(f.get("missingBlocks").get("count").asLong()).isZero();
         assertThat(f.get("rcMismatches").get("count").asLong()).isZero();
         assertThat(f.get("etMismatches").get("count").asLong()).isZero();
     }
 
-    /**
-     * Runs a GC cycle over REST and returns its report once it has finished. Today
-     * {@code POST /api/v1/gc/runs} answers the report synchronously; when GC runs become jobs (202 and
-     * a job URL) this is the one place to follow the job until it ends.
-     */
-    private JsonNode runGcAndWait() throws IOException {
-        return body(call("POST", "/api/v1/gc/runs", null), 200);
+    /** Runs a GC cycle over REST as a job and returns its report once the job has succeeded. */
+    private JsonNode runGcAndWait() {
+        return runJob("/api/v1/gc/runs");
+    }
+
+    /** Starts a job ({@code POST path}: 202 and Location) and answers its result once it has succeeded. */
+    private JsonNode runJob(String path) {
+        ResponseEntity<String> started = call("POST", path, null);
+        assertThat(started.getStatusCode().value()).as(started.getBody()).isEqualTo(202);
+        String location = started.getHeaders().getLocation().toString();
+        return JobPolling.awaitResult(url -> call("GET", url, null).getBody(), location);
     }
 
     /** Blocks with a location and the sum of their stored lengths (the {@code locations} layout: u32 length at offset 12). */

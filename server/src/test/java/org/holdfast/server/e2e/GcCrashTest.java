@@ -228,6 +228,12 @@ class GcCrashTest {
             String metrics = server.get("/actuator/prometheus").body();
             assertThat(metrics).contains("holdfast_gc_compaction_reclaimed_bytes_total");
             System.out.println("[e2e] gc status after the loop: " + status);
+            // the scheduled cycles are jobs too, and an on-demand fsck job over the crashed-and-restarted store finds no loss
+            String cycles = server.get("/api/v1/jobs?kind=gc-cycle&state=succeeded&limit=5").body();
+            assertThat(cycles).as(cycles).contains("\"submittedBy\":\"schedule\"");
+            com.fasterxml.jackson.databind.JsonNode fsckJob = server.runJob("/api/v1/gc/fsck", java.time.Duration.ofMinutes(2));
+            assertThat(fsckJob.get("state").asText()).as(fsckJob.toString()).isEqualTo("succeeded");
+            assertThat(fsckJob.get("result").get("dataLoss").asBoolean()).as(fsckJob.toString()).isFalse();
         }
         System.out.printf("[e2e] compaction crash loop done: %d iterations, %d logs compacted, %d kills during a compaction (%d with"
                 + " a .compact file on disk); restarts finished %d interrupted compactions (rename), cleared %d intents (switch complete) and"

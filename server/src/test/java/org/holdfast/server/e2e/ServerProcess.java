@@ -278,6 +278,38 @@ public final class ServerProcess implements AutoCloseable {
         }
     }
 
+    /**
+     * Starts a job ({@code POST path}, e.g. {@code /api/v1/gc/runs}, which answers 202 with a
+     * Location) and polls it until it has ended; answers the ended job (check its {@code state}).
+     */
+    public com.fasterxml.jackson.databind.JsonNode runJob(String path, Duration timeout) {
+        HttpResponse<String> started = call("POST", path, null);
+        if (started.statusCode() != 202) {
+            throw new IllegalStateException("POST " + path + " answered " + started.statusCode() + ": " + started.body());
+        }
+        String location = started.headers().firstValue("Location").orElseThrow();
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        try {
+            while (true) {
+                com.fasterxml.jackson.databind.JsonNode job = json.readTree(get(location).body());
+                String state = job.path("state").asText();
+                if (state.equals("succeeded") || state.equals("failed") || state.equals("cancelled")) {
+                    return job;
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("job " + location + " still " + state + " after " + timeout + ": " + job);
+                }
+                Thread.sleep(50);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     private URI uri(String path) {
         return URI.create((tls ? "https" : "http") + "://127.0.0.1:" + httpPort + path);
     }
