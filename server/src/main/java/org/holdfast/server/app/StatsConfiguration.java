@@ -5,6 +5,9 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Executors;
+import org.holdfast.server.gc.GcJobs;
+import org.holdfast.server.jobs.JobState;
+import org.holdfast.server.jobs.Jobs;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.holdfast.server.catalog.AgentStore;
@@ -80,9 +83,19 @@ public class StatsConfiguration {
     }
 
     @Bean
-    StatsRefresh statsRefresh(Statistics statistics, DailySeries daily, StatsProperties p) {
-        return new StatsRefresh(statistics, daily, p.surveyInterval());
+    StatsRefresh statsRefresh(Statistics statistics, DailySeries daily, StatsProperties p, Jobs jobs) {
+        StatsRefresh refresh = new StatsRefresh(statistics, daily, p.surveyInterval());
+        // what a GC job freed shows in the figures at once, not at the next interval
+        jobs.onEnded(job -> {
+            if (job.state() == JobState.SUCCEEDED && RESHAPING_JOBS.contains(job.kind())) {
+                refresh.refreshSoon();
+            }
+        });
+        return refresh;
     }
+
+    /** Job kinds that change what is stored or reclaimable. */
+    private static final java.util.Set<String> RESHAPING_JOBS = java.util.Set.of(GcJobs.CYCLE, GcJobs.COMPACTION, GcJobs.RECLAIM);
 
     /** The health check's disk space, at the data directory; DOWN below the free space the store keeps in reserve. */
     @Bean
@@ -111,6 +124,19 @@ public class StatsConfiguration {
             this.statistics = statistics;
             this.daily = daily;
             this.interval = interval;
+        }
+
+        /** Schedules one refresh now, off the caller's thread; does nothing while stopped. */
+        synchronized void refreshSoon() {
+            if (executor != null) {
+                executor.execute(() -> {
+                    try {
+                        refresh();
+                    } catch (RuntimeException e) {
+                        LOG.warn("statistics refresh after a GC job failed; the next interval retries", e);
+                    }
+                });
+            }
         }
 
         /** One refresh: survey, report, today's record. */

@@ -9,10 +9,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /**
  * The job runner and registry: takes submitted jobs, runs them, and answers what each is doing or
@@ -64,6 +66,7 @@ public final class Jobs implements AutoCloseable {
     private final Map<String, ExecutorService> lanes = new HashMap<>(); // guarded by itself
     private final ConcurrentSkipListMap<Long, RunningJob> active = new ConcurrentSkipListMap<>();
     private final ConcurrentSkipListMap<Long, Job> ended = new ConcurrentSkipListMap<>();
+    private final List<Consumer<Job>> endListeners = new CopyOnWriteArrayList<>();
     private volatile boolean closed;
 
     /** A runner over {@code history} (its newest jobs are loaded; ids continue after them). */
@@ -131,7 +134,7 @@ public final class Jobs implements AutoCloseable {
         retire(j);
     }
 
-    /** Moves an ended job from the active set to the history (here and in the store). */
+    /** Moves an ended job from the active set to the history (here and in the store), then tells the listeners. */
     private void retire(RunningJob j) {
         Job done = j.snapshot();
         ended.put(done.id(), done);
@@ -140,6 +143,18 @@ public final class Jobs implements AutoCloseable {
         while (ended.size() > HISTORY) {
             ended.pollFirstEntry();
         }
+        for (Consumer<Job> l : endListeners) {
+            try {
+                l.accept(done);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "a listener of job " + done.id() + " failed: " + e.getMessage(), e);
+            }
+        }
+    }
+
+    /** Calls {@code listener} on the job's lane thread once each job has ended (keep it short). */
+    public void onEnded(Consumer<Job> listener) {
+        endListeners.add(Objects.requireNonNull(listener));
     }
 
     private void save(Job job) {

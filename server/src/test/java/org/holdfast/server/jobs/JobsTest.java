@@ -323,4 +323,27 @@ class JobsTest {
         assertThat(history.saved.get(q.id()).error()).contains("server stopped");
         assertThat(history.saved.get(queued.id()).state()).isEqualTo(JobState.CANCELLED);
     }
+
+    @Test
+    void onEnded_listenersHearEachEndedJobOnce_aFailingListenerHarmsNeither() throws Exception {
+        Jobs jobs = jobs(new MemoryHistory());
+        List<Job> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+        CountDownLatch two = new CountDownLatch(2);
+        jobs.onEnded(j -> {
+            throw new IllegalStateException("a broken listener");
+        });
+        jobs.onEnded(j -> {
+            heard.add(j);
+            two.countDown();
+        });
+        Job ok = jobs.submit("demo", "a", "x", job -> JobResults.of(null));
+        Job bad = jobs.submit("demo", "a", "x", job -> {
+            throw new IllegalArgumentException("no");
+        });
+        await(two);
+        assertThat(jobs.await(ok.id(), WAIT).state()).isEqualTo(JobState.SUCCEEDED);
+        assertThat(jobs.await(bad.id(), WAIT).state()).isEqualTo(JobState.FAILED);
+        assertThat(heard).extracting(Job::id).containsExactly(ok.id(), bad.id());
+        assertThat(heard).extracting(Job::state).containsExactly(JobState.SUCCEEDED, JobState.FAILED);
+    }
 }
