@@ -47,6 +47,8 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
  *       every call they make goes to /api and needs a token);</li>
  *   <li>any authenticated principal: {@code /api/v1/auth/**}, the OpenAPI document and Swagger UI;</li>
  *   <li>admin: {@code /api/v1/users/**}, {@code /api/v1/tokens/**}, {@code /api/v1/audit};</li>
+ *   <li>operator or agent: {@code GET /api/v1/volumes/{name}/snapshots/{snapshot}/image} (an agent
+ *       only its own volumes);</li>
  *   <li>viewer or agent: {@code GET /api/v1/volumes/**} (an agent only its own volumes, others
  *       answer 404, see {@link VolumeScopeInterceptor});</li>
  *   <li>viewer: any other {@code GET /api/**} and {@code /actuator/**} (Prometheus);</li>
@@ -59,6 +61,8 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 @EnableWebSecurity
 public class SecurityConfiguration {
     private static final Logger LOG = LoggerFactory.getLogger(SecurityConfiguration.class);
+    /** The image download (ImageController). */
+    private static final String IMAGE = "/api/v1/volumes/*/snapshots/*/image";
 
     @Bean
     CredentialStore credentialStore(MetadataDb db) {
@@ -135,6 +139,9 @@ public class SecurityConfiguration {
                         .requestMatchers("/api/v1/auth/**").authenticated()
                         .requestMatchers("/api/v1/users", "/api/v1/users/**", "/api/v1/tokens", "/api/v1/tokens/**",
                                 "/api/v1/audit", "/api/v1/audit/**").hasRole("ADMIN")
+                        // a snapshot's data, not metadata: not for viewers (an agent only its own volumes)
+                        .requestMatchers(HttpMethod.GET, IMAGE).hasAnyRole("OPERATOR", "AGENT")
+                        .requestMatchers(HttpMethod.HEAD, IMAGE).hasAnyRole("OPERATOR", "AGENT")
                         .requestMatchers(HttpMethod.GET, "/api/v1/volumes", "/api/v1/volumes/**").hasAnyRole("VIEWER", "AGENT")
                         .requestMatchers(HttpMethod.GET, "/api/**").hasRole("VIEWER")
                         .requestMatchers("/api/**").hasRole("OPERATOR")

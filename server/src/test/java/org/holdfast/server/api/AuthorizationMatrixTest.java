@@ -147,8 +147,11 @@ class AuthorizationMatrixTest {
         add("GET", "/v3/api-docs.yaml", "/v3/api-docs.yaml", null, null, row(200, 200, 200, 200, 200));
         add("GET", "/v3/api-docs/swagger-config", "/v3/api-docs/swagger-config", null, null, row(200, 200, 200, 200, 200));
         add("GET", "/swagger-ui.html", "/swagger-ui.html", null, null, row(302, 302, 302, 302, 302));
-        // Spring's error page: reached directly it needs a principal (errors of other requests are always rendered)
-        add("ANY", "/error", "/error", null, null, row(500, 500, 500, 500, 500));
+        // the error page: reached directly it needs a principal and answers 404 (errors of other requests are always rendered)
+        add("ANY", "/error", "/error", null, null, row(404, 404, 404, 404, 404));
+        // a snapshot's raw image: data, so operator and above, or an agent within its scope; not a viewer
+        add("GET", "/api/v1/volumes/{name}/snapshots/{snapshot}/image", "/api/v1/volumes/mx-a/snapshots/1/image",
+                "/api/v1/volumes/mx-b/snapshots/1/image", null, row(403, 200, 200, 200, 404));
     }
 
     /** Endpoints outside the MVC handler mapping (actuator, static console): rows checked the same way. */
