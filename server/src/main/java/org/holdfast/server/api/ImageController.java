@@ -2,6 +2,9 @@ package org.holdfast.server.api;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.media.Schema;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -63,9 +66,18 @@ public class ImageController {
     }
 
     /** The raw image of snapshot {@code snapshot} (its sequence, or {@code volume@sequence}). */
+    @Operation(summary = "Download a snapshot's raw image",
+            description = "Streams the image as it was backed up (application/octet-stream), every block verified against its "
+                    + "fingerprint before it is sent. One Range (bytes=first-last, first-, -suffix) answers 206; a range past the end "
+                    + "416. A block that fails its check after the body started ends the response early (the connection closes "
+                    + "before Content-Length bytes); wrong bytes are never sent. Operator or admin, or an agent token for its volumes.")
     @GetMapping(value = "/api/v1/volumes/{name}/snapshots/{snapshot}/image", produces = MediaType.APPLICATION_OCTET_STREAM_VALUE)
-    public void image(@PathVariable String name, @PathVariable String snapshot,
+    public void image(@PathVariable String name,
+                      @Parameter(description = "the snapshot's sequence (7) or its id (vol@7)",
+                              schema = @Schema(type = "string", pattern = "^([^@/]+@)?[1-9][0-9]{0,17}$")) @PathVariable String snapshot,
+                      @Parameter(description = "one byte range, e.g. bytes=0-1048575, bytes=4096- or bytes=-512")
                       @RequestHeader(value = HttpHeaders.RANGE, required = false) String range,
+                      @Parameter(description = "the ETag (or Last-Modified) of an earlier answer: the range applies only if it still matches")
                       @RequestHeader(value = HttpHeaders.IF_RANGE, required = false) String ifRange,
                       HttpServletRequest request, HttpServletResponse response) throws IOException {
         VolumeId v = volumeId(name);
