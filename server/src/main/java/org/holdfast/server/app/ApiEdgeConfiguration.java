@@ -1,6 +1,7 @@
 package org.holdfast.server.app;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.catalina.core.StandardHost;
 import org.holdfast.server.api.FirewallProblems;
 import org.holdfast.server.api.RequestBodyLimit;
 import org.springframework.boot.web.embedded.tomcat.TomcatServletWebServerFactory;
@@ -12,8 +13,9 @@ import org.springframework.security.config.annotation.web.configuration.WebSecur
 
 /**
  * The HTTP edge outside the controllers, so that every error is a problem detail: the request
- * body cap (413), the firewall's refusals (400 instead of a 500), and the connection abort an image
- * download needs when a block fails its check after the body started.
+ * body cap (413), the firewall's refusals (400 instead of a 500), Tomcat's own refusals (a problem
+ * detail instead of its HTML page), and the connection abort an image download needs when a block
+ * fails its check after the body started.
  */
 @Configuration(proxyBeanMethods = false)
 public class ApiEdgeConfiguration {
@@ -35,6 +37,14 @@ public class ApiEdgeConfiguration {
 
     @Bean
     WebServerFactoryCustomizer<TomcatServletWebServerFactory> connectionAbort() {
-        return f -> f.addContextValves(new ConnectionAbortValve());
+        return f -> {
+            f.addContextValves(new ConnectionAbortValve());
+            // Tomcat's HTML error page, for what it refuses before any servlet runs, becomes a problem detail
+            f.addContextCustomizers(context -> {
+                if (context.getParent() instanceof StandardHost host) {
+                    host.setErrorReportValveClass(ProblemReportValve.class.getName());
+                }
+            });
+        };
     }
 }

@@ -189,6 +189,29 @@ class ApiErrorsTest {
                 .header("Content-Type", "multipart/form-data")), 415, "urn:holdfast:problem:unsupported-media-type");
     }
 
+    @Test
+    void rawRequests_urlsTheContainerOrFirewallRefuse_problemDetails() throws Exception {
+        for (String path : new String[] {"/api/v1/volumes/a%2Fb", "/api/v1/volumes/%zz", "/api/v1/volumes/a%00b",
+                "/api/v1/volumes/..%2F..%2Fetc", "/api/v1/volumes/a\\b"}) {
+            String answer = raw("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + admin
+                    + "\r\nConnection: close\r\n\r\n");
+            String head = answer.substring(0, Math.max(0, answer.indexOf("\r\n\r\n")));
+            assertThat(head).as(path + ": " + answer).matches("(?s)HTTP/1.1 4\\d\\d .*");
+            assertThat(head.toLowerCase()).as(path + ": " + answer).contains("content-type: application/problem+json");
+            assertThat(answer).as(path).contains("\"type\":\"urn:holdfast:problem:");
+        }
+    }
+
+    /** Sends {@code request} as is over a socket and answers everything the server sent. */
+    private String raw(String request) throws IOException {
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
+            s.getOutputStream().flush();
+            return new String(s.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+        }
+    }
+
     /** {"policy": "aaaa..."} of about {@code size} bytes. */
     private static byte[] bigPolicy(long size) {
         return ("{\"policy\": \"" + "a".repeat((int) size) + "\"}").getBytes(StandardCharsets.UTF_8);
