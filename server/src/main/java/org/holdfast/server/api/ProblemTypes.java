@@ -52,7 +52,6 @@ public final class ProblemTypes {
             case 413 -> PAYLOAD_TOO_LARGE;
             case 415 -> UNSUPPORTED_MEDIA_TYPE;
             case 416 -> RANGE_NOT_SATISFIABLE;
-            case 503 -> STORE_UNAVAILABLE;
             default -> status >= 500 ? INTERNAL_ERROR : INVALID_REQUEST;
         };
     }
