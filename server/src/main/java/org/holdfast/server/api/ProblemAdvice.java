@@ -26,9 +26,12 @@ import org.springframework.http.converter.HttpMessageNotReadableException;
 import org.springframework.web.context.request.WebRequest;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
+import org.springframework.web.ErrorResponse;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.servlet.NoHandlerFoundException;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
+import org.springframework.web.servlet.resource.NoResourceFoundException;
 
 /** The one place where domain exceptions become RFC 9457 problem details (Spring MVC's own errors too, via the base class). */
 @RestControllerAdvice
@@ -36,16 +39,22 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
     private static final Logger LOG = LoggerFactory.getLogger(ProblemAdvice.class);
 
     /**
-     * Spring MVC's own 400s (unreadable JSON, a path or query value of the wrong type) get the
-     * invalid-request {@code type} instead of {@code about:blank}, and an unreadable body a detail
-     * that says what to fix.
+     * Spring MVC's own errors (unreadable JSON, a path or query value of the wrong type, an unknown
+     * path, a method or media type the endpoint does not take) get the stable {@code type} of their
+     * status ({@link ProblemTypes#forStatus}) instead of {@code about:blank}, and an unreadable body a
+     * detail that says what to fix.
      */
     @Override
     protected ResponseEntity<Object> handleExceptionInternal(Exception ex, Object body, HttpHeaders headers,
                                                              HttpStatusCode status, WebRequest request) {
-        if (body instanceof ProblemDetail p && (p.getType() == null || "about:blank".equals(p.getType().toString()))) {
-            if (status.value() == 400) {
-                p.setType(ProblemTypes.INVALID_REQUEST);
+        // Spring passes no body for its ErrorResponse exceptions (404, 405, 406, 415...) and takes theirs later: type that one
+        ProblemDetail problem = body instanceof ProblemDetail pd ? pd : body == null && ex instanceof ErrorResponse er ? er.getBody() : null;
+        if (problem != null && (problem.getType() == null || "about:blank".equals(problem.getType().toString()))) {
+            ProblemDetail p = problem;
+            p.setType(ProblemTypes.forStatus(status.value()));
+            if (ex instanceof NoResourceFoundException || ex instanceof NoHandlerFoundException) {
+                p.setDetail("no endpoint at " + request.getDescription(false).replaceFirst("^uri=", "")
+                        + "; GET /v3/api-docs (or docs/api.md) lists the API");
             }
             if (ex instanceof HttpMessageNotReadableException) {
                 p.setDetail("the request body is not valid JSON for this call (a missing or malformed body, or a field of the"
@@ -53,6 +62,20 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
             }
         }
         return super.handleExceptionInternal(ex, body, headers, status, request);
+    }
+
+    /** A chunked body that went past {@link RequestBodyLimit#MAX_BYTES} while Jackson read it: 413, not 400. */
+    @Override
+    protected ResponseEntity<Object> handleHttpMessageNotReadable(HttpMessageNotReadableException ex, HttpHeaders headers,
+                                                                  HttpStatusCode status, WebRequest request) {
+        for (Throwable t = ex; t != null; t = t.getCause()) {
+            if (t instanceof RequestBodyLimit.BodyTooLargeException big) {
+                ProblemDetail p = problem(HttpStatus.PAYLOAD_TOO_LARGE, ProblemTypes.PAYLOAD_TOO_LARGE, "Request body too large",
+                        big.getMessage());
+                return ResponseEntity.status(HttpStatus.PAYLOAD_TOO_LARGE).header(HttpHeaders.CONNECTION, "close").body(p);
+            }
+        }
+        return super.handleHttpMessageNotReadable(ex, headers, status, request);
     }
 
     @ExceptionHandler(UnknownVolumeException.class)
@@ -146,6 +169,13 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
     @ExceptionHandler(JobsClosedException.class)
     ProblemDetail jobsClosed(JobsClosedException e) {
         return problem(HttpStatus.SERVICE_UNAVAILABLE, ProblemTypes.SERVER_STOPPING, "Server stopping", e.getMessage());
+    }
+
+    /** 416 for an image Range past the end; the handler already set Content-Range: bytes *&#47;length. */
+    @ExceptionHandler(ImageController.RangeNotSatisfiableException.class)
+    ProblemDetail rangeNotSatisfiable(ImageController.RangeNotSatisfiableException e) {
+        return problem(HttpStatus.REQUESTED_RANGE_NOT_SATISFIABLE, ProblemTypes.RANGE_NOT_SATISFIABLE, "Range not satisfiable",
+                e.getMessage());
     }
 
     private static ProblemDetail problem(HttpStatus status, URI type, String title, String detail) {

@@ -34,4 +34,35 @@ public final class ProblemTypes {
     public static final URI JOB_FINISHED = URI.create("urn:holdfast:problem:job-finished");
     /** 503: the server is stopping and accepts no new jobs. */
     public static final URI SERVER_STOPPING = URI.create("urn:holdfast:problem:server-stopping");
+    /** 404: no endpoint at this path (a typo, or a method of a newer version). */
+    public static final URI NOT_FOUND = URI.create("urn:holdfast:problem:not-found");
+    /** 405: the path exists but not for this method; the Allow header lists the methods it takes. */
+    public static final URI METHOD_NOT_ALLOWED = URI.create("urn:holdfast:problem:method-not-allowed");
+    /** 406: none of the media types in Accept can be produced (JSON, or octet-stream for an image). */
+    public static final URI NOT_ACCEPTABLE = URI.create("urn:holdfast:problem:not-acceptable");
+    /** 413: the request body is over the limit (1 MiB for JSON bodies). */
+    public static final URI PAYLOAD_TOO_LARGE = URI.create("urn:holdfast:problem:payload-too-large");
+    /** 415: the body is not {@code application/json}. */
+    public static final URI UNSUPPORTED_MEDIA_TYPE = URI.create("urn:holdfast:problem:unsupported-media-type");
+    /** 416: the Range header asks for bytes past the end of the image; Content-Range gives its length. */
+    public static final URI RANGE_NOT_SATISFIABLE = URI.create("urn:holdfast:problem:range-not-satisfiable");
+    /** 500: a failure the server did not expect; the server log has the details. */
+    public static final URI INTERNAL_ERROR = URI.create("urn:holdfast:problem:internal-error");
+
+    /** The type of a problem that only has a status (Spring's and the servlet container's own errors). */
+    public static URI forStatus(int status) {
+        return switch (status) {
+            case 400 -> INVALID_REQUEST;
+            case 401 -> UNAUTHENTICATED;
+            case 403 -> FORBIDDEN;
+            case 404 -> NOT_FOUND;
+            case 405 -> METHOD_NOT_ALLOWED;
+            case 406 -> NOT_ACCEPTABLE;
+            case 409 -> CONFLICT;
+            case 413 -> PAYLOAD_TOO_LARGE;
+            case 415 -> UNSUPPORTED_MEDIA_TYPE;
+            case 416 -> RANGE_NOT_SATISFIABLE;
+            default -> status >= 500 ? INTERNAL_ERROR : INVALID_REQUEST;
+        };
+    }
 }

@@ -45,8 +45,12 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
  *   <li>open: {@code GET /actuator/health} (status only), {@code POST /api/v1/auth/login}, and the
  *       console's static files ({@code /}, {@code /index.html}, {@code /console/**}; they hold no data,
  *       every call they make goes to /api and needs a token);</li>
- *   <li>any authenticated principal: {@code /api/v1/auth/**}, the OpenAPI document and Swagger UI;</li>
+ *   <li>open too: the OpenAPI document ({@code /v3/api-docs}) and Swagger UI (the description of the API
+ *       holds no data; Swagger UI must load before its Authorize button can take a token);</li>
+ *   <li>any authenticated principal: {@code /api/v1/auth/**};</li>
  *   <li>admin: {@code /api/v1/users/**}, {@code /api/v1/tokens/**}, {@code /api/v1/audit};</li>
+ *   <li>operator or agent: {@code GET /api/v1/volumes/{name}/snapshots/{snapshot}/image} (an agent
+ *       only its own volumes);</li>
  *   <li>viewer or agent: {@code GET /api/v1/volumes/**} (an agent only its own volumes, others
  *       answer 404, see {@link VolumeScopeInterceptor});</li>
  *   <li>jobs: reading {@code /api/v1/jobs/**} a viewer's, cancelling and starting GC jobs
@@ -62,6 +66,8 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 @EnableWebSecurity
 public class SecurityConfiguration {
     private static final Logger LOG = LoggerFactory.getLogger(SecurityConfiguration.class);
+    /** The image download (ImageController). */
+    private static final String IMAGE = "/api/v1/volumes/*/snapshots/*/image";
 
     @Bean
     CredentialStore credentialStore(MetadataDb db) {
@@ -135,9 +141,15 @@ public class SecurityConfiguration {
                         .requestMatchers(HttpMethod.GET, "/actuator/health").permitAll()
                         .requestMatchers(HttpMethod.POST, "/api/v1/auth/login").permitAll()
                         .requestMatchers(HttpMethod.GET, "/", "/index.html", "/console/**", "/favicon.ico").permitAll()
+                        // the API's description and Swagger UI hold no data; open, so Swagger UI loads and its Authorize button works
+                        .requestMatchers(HttpMethod.GET, "/v3/api-docs", "/v3/api-docs/**", "/v3/api-docs.yaml", "/swagger-ui.html",
+                                "/swagger-ui/**").permitAll()
                         .requestMatchers("/api/v1/auth/**").authenticated()
                         .requestMatchers("/api/v1/users", "/api/v1/users/**", "/api/v1/tokens", "/api/v1/tokens/**",
                                 "/api/v1/audit", "/api/v1/audit/**").hasRole("ADMIN")
+                        // a snapshot's data, not metadata: not for viewers (an agent only its own volumes)
+                        .requestMatchers(HttpMethod.GET, IMAGE).hasAnyRole("OPERATOR", "AGENT")
+                        .requestMatchers(HttpMethod.HEAD, IMAGE).hasAnyRole("OPERATOR", "AGENT")
                         .requestMatchers(HttpMethod.GET, "/api/v1/volumes", "/api/v1/volumes/**").hasAnyRole("VIEWER", "AGENT")
                         .requestMatchers(HttpMethod.GET, "/api/v1/agents", "/api/v1/agents/**").hasRole("OPERATOR")
                         .requestMatchers(HttpMethod.GET, "/api/v1/jobs", "/api/v1/jobs/**").hasRole("VIEWER")

@@ -162,17 +162,20 @@ class AuthorizationMatrixTest {
         add("POST", "/api/v1/tokens", "/api/v1/tokens", null, "{}", row(403, 403, 400, 403, 403));
         add("GET", "/api/v1/tokens/{id}", "/api/v1/tokens/0000000000000000", null, null, row(403, 403, 404, 403, 403));
         add("DELETE", "/api/v1/tokens/{id}", "/api/v1/tokens/0000000000000000", null, null, row(403, 403, 404, 403, 403));
-        // the OpenAPI document: any principal
-        add("GET", "/v3/api-docs", "/v3/api-docs", null, null, row(200, 200, 200, 200, 200));
-        add("GET", "/v3/api-docs.yaml", "/v3/api-docs.yaml", null, null, row(200, 200, 200, 200, 200));
-        add("GET", "/v3/api-docs/swagger-config", "/v3/api-docs/swagger-config", null, null, row(200, 200, 200, 200, 200));
-        add("GET", "/swagger-ui.html", "/swagger-ui.html", null, null, row(302, 302, 302, 302, 302));
+        // the OpenAPI document and Swagger UI: open (they hold no data; Swagger UI loads before it has a token)
+        add("GET", "/v3/api-docs", "/v3/api-docs", null, null, all(200));
+        add("GET", "/v3/api-docs.yaml", "/v3/api-docs.yaml", null, null, all(200));
+        add("GET", "/v3/api-docs/swagger-config", "/v3/api-docs/swagger-config", null, null, all(200));
+        add("GET", "/swagger-ui.html", "/swagger-ui.html", null, null, all(302));
         // statistics: viewer and above; agents (addresses, token names): operator and above
         add("GET", "/api/v1/stats", "/api/v1/stats", null, null, row(200, 200, 200, 403, 403));
         add("GET", "/api/v1/stats/daily", "/api/v1/stats/daily", null, null, row(200, 200, 200, 403, 403));
         add("GET", "/api/v1/agents", "/api/v1/agents", null, null, row(403, 200, 200, 403, 403));
-        // Spring's error page: reached directly it needs a principal (errors of other requests are always rendered)
-        add("ANY", "/error", "/error", null, null, row(500, 500, 500, 500, 500));
+        // the error page: reached directly it needs a principal and answers 404 (errors of other requests are always rendered)
+        add("ANY", "/error", "/error", null, null, row(404, 404, 404, 404, 404));
+        // a snapshot's raw image: data, so operator and above, or an agent within its scope; not a viewer
+        add("GET", "/api/v1/volumes/{name}/snapshots/{snapshot}/image", "/api/v1/volumes/mx-a/snapshots/1/image",
+                "/api/v1/volumes/mx-b/snapshots/1/image", null, row(403, 200, 200, 200, 404));
     }
 
     /** Endpoints outside the MVC handler mapping (actuator, static console): rows checked the same way. */

@@ -1,0 +1,176 @@
+package org.holdfast.server.api;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.media.Schema;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.time.Clock;
+import org.holdfast.common.id.VolumeId;
+import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.SnapshotRecord;
+import org.holdfast.server.catalog.UnknownSnapshotException;
+import org.holdfast.server.catalog.UnknownVolumeException;
+import org.holdfast.server.catalog.VolumeRecord;
+import org.holdfast.server.restore.SnapshotImage;
+import org.holdfast.server.security.AuditEvent;
+import org.holdfast.server.security.AuditLog;
+import org.holdfast.server.store.CorruptDataException;
+import org.holdfast.server.store.DataStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * {@code GET /api/v1/volumes/{name}/snapshots/{snapshot}/image}: a snapshot's raw image, with
+ * single-range {@code Range} support (206, 416), every block verified before it is sent
+ * ({@link SnapshotImage}). Operator, admin, or an agent token scoped to the volume; not viewer
+ * (a viewer sees metadata, not data).
+ *
+ * <p>A block that fails its check once the response is under way cannot become an error status
+ * any more: the handler logs it, counts it ({@code holdfast_image_verify_failures_total}) and sets
+ * {@link #ABORT_CONNECTION}, and the server closes the connection without finishing the body, so
+ * the client sees fewer bytes than Content-Length (or no final chunk), never a wrong byte. A
+ * failure before anything was sent is an ordinary 500 corrupt-data problem.
+ */
+@RestController
+public class ImageController {
+    /** Request attribute: the response must end by closing the connection, unfinished (read by a Tomcat valve in app). */
+    public static final String ABORT_CONNECTION = "org.holdfast.server.api.abortConnection";
+
+    private static final Logger LOG = LoggerFactory.getLogger(ImageController.class);
+
+    private final Catalog catalog;
+    private final DataStore store;
+    private final Counter verifyFailures;
+    private final AuditLog audit;
+    private final Clock clock;
+
+    public ImageController(Catalog catalog, DataStore store, MeterRegistry meters, ObjectProvider<AuditLog> audit, Clock holdfastClock) {
+        this.catalog = catalog;
+        this.store = store;
+        this.verifyFailures = Counter.builder("holdfast.image.verify.failures")
+                .description("image downloads ended early because a block failed its check (run the checker)").register(meters);
+        this.audit = audit.getIfAvailable(() -> AuditLog.NONE);
+        this.clock = holdfastClock;
+    }
+
+    /** The raw image of snapshot {@code snapshot} (its sequence, or {@code volume@sequence}). */
+    @Operation(summary = "Download a snapshot's raw image",
+            description = "Streams the image as it was backed up (application/octet-stream), every block verified against its "
+                    + "fingerprint before it is sent. One Range (bytes=first-last, first-, -suffix) answers 206; a range past the end "
+                    + "416. A block that fails its check after the body started ends the response early (the connection closes "
+                    + "before Content-Length bytes); wrong bytes are never sent. Operator or admin, or an agent token for its volumes.")
+    @GetMapping(value = "/api/v1/volumes/{name}/snapshots/{snapshot}/image", produces = MediaType.APPLICATION_OCTET_STREAM_VALUE)
+    public void image(@PathVariable String name,
+                      @Parameter(description = "the snapshot's sequence (7) or its id (vol@7)",
+                              schema = @Schema(type = "string", pattern = "^([^@/]+@)?[1-9][0-9]{0,17}$")) @PathVariable String snapshot,
+                      @Parameter(description = "one byte range, e.g. bytes=0-1048575, bytes=4096- or bytes=-512")
+                      @RequestHeader(value = HttpHeaders.RANGE, required = false) String range,
+                      @Parameter(description = "the ETag (or Last-Modified) of an earlier answer: the range applies only if it still matches")
+                      @RequestHeader(value = HttpHeaders.IF_RANGE, required = false) String ifRange,
+                      HttpServletRequest request, HttpServletResponse response) throws IOException {
+        VolumeId v = volumeId(name);
+        long sequence = sequence(name, snapshot);
+        VolumeRecord volume = catalog.requireVolume(v);
+        SnapshotRecord s = catalog.snapshot(volume, sequence).orElseThrow(() -> new UnknownSnapshotException(name, sequence));
+        SnapshotImage image = new SnapshotImage(catalog, store, volume, s);
+        long length = image.length();
+        String etag = "\"" + volume.internalId() + "-" + sequence + "\"";
+
+        response.setHeader(HttpHeaders.ACCEPT_RANGES, "bytes");
+        response.setHeader(HttpHeaders.ETAG, etag);
+        response.setDateHeader(HttpHeaders.LAST_MODIFIED, s.createdAtMillis());
+        boolean rangeApplies = ifRange == null || ifRange.trim().equals(etag) || ifRange.trim().equals(response.getHeader(HttpHeaders.LAST_MODIFIED));
+        ByteRange.Outcome outcome = ByteRange.resolve(rangeApplies ? range : null, length);
+        if (outcome instanceof ByteRange.Unsatisfiable) {
+            response.setHeader(HttpHeaders.CONTENT_RANGE, "bytes */" + length);
+            throw new RangeNotSatisfiableException("the range '" + range + "' starts past the end of the image of " + length
+                    + " bytes (snapshot " + name + "@" + sequence + "); ask for bytes 0-" + Math.max(0, length - 1));
+        }
+        long first = 0;
+        long last = length - 1;
+        if (outcome instanceof ByteRange.Partial p) {
+            first = p.range().first();
+            last = p.range().last();
+            response.setStatus(HttpServletResponse.SC_PARTIAL_CONTENT);
+            response.setHeader(HttpHeaders.CONTENT_RANGE, "bytes " + first + "-" + last + "/" + length);
+        }
+        response.setContentType(MediaType.APPLICATION_OCTET_STREAM_VALUE);
+        response.setContentLengthLong(last - first + 1);
+        response.setHeader(HttpHeaders.CONTENT_DISPOSITION, "attachment; filename=\"" + name + "-" + sequence + ".img\"");
+        if ("HEAD".equals(request.getMethod()) || length == 0) {
+            return;
+        }
+        send(image, first, last, request, response, name + "@" + sequence);
+    }
+
+    private void send(SnapshotImage image, long first, long last, HttpServletRequest request, HttpServletResponse response,
+                      String target) throws IOException {
+        String detail = first == 0 && last == image.length() - 1 ? "" : "bytes " + first + "-" + last;
+        OutputStream out = response.getOutputStream();
+        try {
+            image.write(first, last, out);
+        } catch (RuntimeException e) {
+            boolean corrupt = e instanceof CorruptDataException;
+            if (corrupt) {
+                verifyFailures.increment();
+            }
+            LOG.error("image download of {} ({}) ended early: {}; {}", target, detail.isEmpty() ? "whole image" : detail,
+                    e.getMessage(), corrupt ? "run the checker (holdfast-server fsck)" : "see the cause", e);
+            record(request, target, "failed", e.getMessage());
+            if (!response.isCommitted()) {
+                response.reset(); // nothing has gone out: an ordinary error response (ProblemAdvice)
+                throw e;
+            }
+            request.setAttribute(ABORT_CONNECTION, e);
+            return;
+        }
+        record(request, target, "ok", detail);
+    }
+
+    private void record(HttpServletRequest request, String target, String result, String detail) {
+        audit.record(new AuditEvent(clock.millis(), Principals.name(request), request.getRemoteAddr() + ":" + request.getRemotePort(),
+                "snapshot.download", "volume:" + target, result, detail));
+    }
+
+    /** 416; Content-Range is already on the response. */
+    static final class RangeNotSatisfiableException extends RuntimeException {
+        RangeNotSatisfiableException(String message) {
+            super(message);
+        }
+    }
+
+    private static VolumeId volumeId(String name) {
+        if (!VolumeId.isValid(name)) {
+            throw new UnknownVolumeException(name);
+        }
+        return new VolumeId(name);
+    }
+
+    /** {@code 7} or {@code vol@7} (the id the snapshot list shows). */
+    private static long sequence(String volume, String id) {
+        String s = id.startsWith(volume + "@") ? id.substring(volume.length() + 1) : id;
+        long n;
+        try {
+            n = Long.parseLong(s);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("snapshot '" + id + "' is not a snapshot id: give its sequence (7) or its id ("
+                    + volume + "@7) as GET /api/v1/volumes/" + volume + "/snapshots lists them");
+        }
+        if (n < 1) {
+            throw new UnknownSnapshotException(volume, n);
+        }
+        return n;
+    }
+}

@@ -1,0 +1,50 @@
+package org.holdfast.server.app;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.catalina.core.StandardHost;
+import org.holdfast.server.api.FirewallProblems;
+import org.holdfast.server.api.RequestBodyLimit;
+import org.springframework.boot.web.embedded.tomcat.TomcatServletWebServerFactory;
+import org.springframework.boot.web.server.WebServerFactoryCustomizer;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.security.config.annotation.web.configuration.WebSecurityCustomizer;
+
+/**
+ * The HTTP edge outside the controllers, so that every error is a problem detail: the request
+ * body cap (413), the firewall's refusals (400 instead of a 500), Tomcat's own refusals (a problem
+ * detail instead of its HTML page), and the connection abort an image download needs when a block
+ * fails its check after the body started.
+ */
+@Configuration(proxyBeanMethods = false)
+public class ApiEdgeConfiguration {
+    /** Before Spring Security's chain (order -100): an oversized body is refused before anyone reads it. */
+    static final int BODY_LIMIT_ORDER = -200;
+
+    @Bean
+    FilterRegistrationBean<RequestBodyLimit> requestBodyLimit(ObjectMapper json) {
+        FilterRegistrationBean<RequestBodyLimit> r = new FilterRegistrationBean<>(new RequestBodyLimit(json));
+        r.setOrder(BODY_LIMIT_ORDER);
+        r.addUrlPatterns("/*");
+        return r;
+    }
+
+    @Bean
+    WebSecurityCustomizer firewallProblems(ObjectMapper json) {
+        return web -> web.requestRejectedHandler(new FirewallProblems(json));
+    }
+
+    @Bean
+    WebServerFactoryCustomizer<TomcatServletWebServerFactory> connectionAbort() {
+        return f -> {
+            f.addContextValves(new ConnectionAbortValve());
+            // Tomcat's HTML error page, for what it refuses before any servlet runs, becomes a problem detail
+            f.addContextCustomizers(context -> {
+                if (context.getParent() instanceof StandardHost host) {
+                    host.setErrorReportValveClass(ProblemReportValve.class.getName());
+                }
+            });
+        };
+    }
+}
