@@ -111,6 +111,15 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         }
     }
 
+    /**
+     * True while the decoder wants no more input: a HELLO is held or the budget had no room. Netty's
+     * {@code ByteToMessageDecoder} asks for another read after one that completed no frame even
+     * with autoRead off; a handler in front of this one drops those requests while this is true.
+     */
+    public boolean wantsNoInput() {
+        return held || waitingForBudget;
+    }
+
     /** True while a frame's header has arrived but the budget had no room for it: read nothing more. */
     public boolean isWaitingForBudget() {
         return waitingForBudget;

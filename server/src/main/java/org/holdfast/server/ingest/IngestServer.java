@@ -102,6 +102,7 @@ public final class IngestServer implements AutoCloseable {
                             ch.pipeline().addLast("tls", ssl);
                         }
                         ch.pipeline().addLast("idle", new IdleStateHandler(0, 0, settings.idleTimeout().toMillis(), TimeUnit.MILLISECONDS))
+                                .addLast("read-gate", new ReadGate(decoder))
                                 .addLast("decoder", decoder)
                                 .addLast("encoder", ENCODER)
                                 .addLast("connection", new ConnectionHandler(IngestServer.this, decoder));
