@@ -49,12 +49,96 @@ import org.holdfast.common.id.Fingerprint;
  *
  * <p>{@link Blocks} and {@link RestoreData} are emitted holding a retained slice of the received
  * bytes; the handler that receives them releases them. Not sharable: one instance per channel.
+ *
+ * <p>Memory: a frame's claimed length is never allocated up front (the cumulation grows as bytes
+ * arrive). With a {@link FrameBudget} the decoder reserves each frame's size once its header is
+ * known and reads on only with the reservation ({@link #retry} after a refusal); with
+ * {@link #limitBeforeHello} a peer whose HELLO has not been accepted may not send more than a few
+ * KiB, so an unauthenticated connection can neither claim nor buffer a large frame.
  */
 public final class FrameDecoder extends ByteToMessageDecoder {
     private boolean failed;
     private int blockSize;
     private boolean holdAfterHello;
     private boolean held;
+    private FrameBudget budget = FrameBudget.UNLIMITED;
+    // 0: no limit; else the most bytes buffered and the largest frame before resume()
+    private int beforeHelloLimit;
+    private boolean accepted;
+    // the reservation of the frame at the reader index (0: none yet)
+    private int reservedFrame;
+    private boolean waitingForBudget;
+    private int lastFrameBytes;
+    private long frames;
+
+    /**
+     * Reserves every frame's bytes from {@code budget} before reading its body. Call before the
+     * first read, from the channel's event loop.
+     */
+    public void budget(FrameBudget budget) {
+        this.budget = budget;
+    }
+
+    /**
+     * Until {@link #resume} (the HELLO accepted), refuses with {@code LIMIT_EXCEEDED} a frame whose
+     * header claims more than {@code bytes}, or more than {@code bytes} buffered in all: a client
+     * that has not authenticated cannot make the server hold more. Call before the first read.
+     */
+    public void limitBeforeHello(int bytes) {
+        if (bytes < LENGTH_PLUS_MAX_HELLO) {
+            throw new IllegalArgumentException("the limit before HELLO must hold a HELLO: at least " + LENGTH_PLUS_MAX_HELLO + " bytes");
+        }
+        this.beforeHelloLimit = bytes;
+    }
+
+    /** The largest HELLO frame, length field included. */
+    public static final int LENGTH_PLUS_MAX_HELLO = ProtocolLimits.LENGTH_FIELD_BYTES + ProtocolLimits.HEADER_BYTES
+            + 4 + 2 + 2 + ProtocolLimits.MAX_AGENT_NAME + 2 + ProtocolLimits.MAX_TOKEN;
+
+    /**
+     * Tries again to reserve the waiting frame (after the budget said there is room) and decodes
+     * what is buffered. A no-op unless {@link #isWaitingForBudget}. Event loop only.
+     */
+    public void retry(ChannelHandlerContext ctx) {
+        if (!waitingForBudget || failed) {
+            return;
+        }
+        waitingForBudget = false;
+        try {
+            channelRead(ctx, io.netty.buffer.Unpooled.EMPTY_BUFFER);
+        } catch (Exception e) {
+            ctx.fireExceptionCaught(e);
+        }
+    }
+
+    /**
+     * True while the decoder wants no more input: a HELLO is held or the budget had no room. Netty's
+     * {@code ByteToMessageDecoder} asks for another read after one that completed no frame even
+     * with autoRead off; a handler in front of this one drops those requests while this is true.
+     */
+    public boolean wantsNoInput() {
+        return held || waitingForBudget;
+    }
+
+    /** True while a frame's header has arrived but the budget had no room for it: read nothing more. */
+    public boolean isWaitingForBudget() {
+        return waitingForBudget;
+    }
+
+    /** Wire bytes (length field included) of the frame last emitted: what its consumer must {@link FrameBudget#release}. */
+    public int lastFrameBytes() {
+        return lastFrameBytes;
+    }
+
+    /** Size (length field included) of the frame being received, 0 between frames. */
+    public int partialFrameBytes() {
+        return reservedFrame;
+    }
+
+    /** Frames emitted so far. */
+    public long framesDecoded() {
+        return frames;
+    }
 
     /**
      * Decodes nothing after the first HELLO until {@link #resume}: bytes the peer sent behind its
@@ -74,6 +158,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         }
         held = false;
         holdAfterHello = false;
+        accepted = true;
         try {
             channelRead(ctx, io.netty.buffer.Unpooled.EMPTY_BUFFER); // decodes the bytes already buffered
         } catch (Exception e) {
@@ -104,6 +189,11 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             in.skipBytes(in.readableBytes());
             return;
         }
+        if (beforeHelloLimit > 0 && !accepted && in.readableBytes() > beforeHelloLimit) {
+            fail(in);
+            throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, "more than " + beforeHelloLimit
+                    + " bytes sent before the HELLO was accepted; send HELLO alone and wait for HELLO_OK");
+        }
         if (held) {
             return; // consumes nothing: the decode loop stops until resume()
         }
@@ -127,7 +217,23 @@ public final class FrameDecoder extends ByteToMessageDecoder {
 
     private void fail(ByteBuf in) {
         failed = true;
+        waitingForBudget = false;
         in.skipBytes(in.readableBytes());
+        releaseReservation();
+    }
+
+    private void releaseReservation() {
+        if (reservedFrame > 0) {
+            int r = reservedFrame;
+            reservedFrame = 0;
+            budget.release(r);
+        }
+    }
+
+    @Override
+    protected void handlerRemoved0(ChannelHandlerContext ctx) throws Exception {
+        releaseReservation(); // a frame cut off by the close never reaches a consumer
+        super.handlerRemoved0(ctx);
     }
 
     /** Decodes one frame at {@code in}'s reader index, or returns null (consuming nothing) if it is not complete. */
@@ -166,7 +272,19 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED,
                     type + " body of " + bodyLength + " bytes is over its limit " + maxBody);
         }
-        if (readable < ProtocolLimits.LENGTH_FIELD_BYTES + length) {
+        int frameBytes = ProtocolLimits.LENGTH_FIELD_BYTES + (int) length;
+        if (beforeHelloLimit > 0 && !accepted && frameBytes > beforeHelloLimit) {
+            throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, type + " frame of " + frameBytes + " bytes before the HELLO was"
+                    + " accepted; at most " + beforeHelloLimit + " bytes may come before HELLO_OK");
+        }
+        if (reservedFrame == 0) {
+            if (!budget.tryReserve(frameBytes)) {
+                waitingForBudget = true;
+                return null;
+            }
+            reservedFrame = frameBytes;
+        }
+        if (readable < frameBytes) {
             return null;
         }
         // Parse from a non-retained view; only the final payload-carrying message retains anything.
@@ -176,7 +294,10 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             io.netty.util.ReferenceCountUtil.release(m);
             throw new ProtocolException(ErrorCode.BAD_FRAME, type + " has " + body.readableBytes() + " trailing bytes");
         }
-        in.skipBytes(ProtocolLimits.LENGTH_FIELD_BYTES + (int) length);
+        in.skipBytes(frameBytes);
+        lastFrameBytes = reservedFrame;
+        reservedFrame = 0; // now the message's consumer's
+        frames++;
         return m;
     }
 

@@ -130,7 +130,7 @@ public class CoreConfiguration {
         ServerCertificate cert = certificate.getIfAvailable(); // absent when holdfast.tls.enabled=false (TlsConfiguration)
         return new IngestServer(new IngestSettings(i.host(), i.port(), i.sessionThreads(), i.segmentEntries(), i.maxQueuedFrames(),
                 i.maxQueuedBytes().toBytes(), i.idleTimeout(), "holdfast-server/" + version, cert == null ? null
-                        : IngestTls.of(cert.privateKey(), cert.chain(), props.tls().engine())),
+                        : IngestTls.of(cert.privateKey(), cert.chain(), props.tls().engine()), i.limits()),
                 services);
     }
 

@@ -48,5 +48,11 @@ public class HoldfastMetrics implements MeterBinder {
                 .description("fingerprint index lookups that found a stored block since start").register(r);
         FunctionCounter.builder("holdfast.index.recorded", index, i -> i.stats().recorded())
                 .description("fingerprints recorded in the index since start").register(r);
+        Gauge.builder("holdfast.ingest.inflight.bytes", ingest, IngestServer::inflightBytes).baseUnit("bytes")
+                .description("agent-port bytes in flight now: frames being received (reserved whole) or waiting for a session lane").register(r);
+        Gauge.builder("holdfast.ingest.open.connections", ingest, IngestServer::openConnections)
+                .description("agent connections open now").register(r);
+        FunctionCounter.builder("holdfast.ingest.limited", ingest, i -> i.stats().limited())
+                .description("agent connections closed by a resource limit since start (connection maximums, before-HELLO limit, slow frames)").register(r);
     }
 }

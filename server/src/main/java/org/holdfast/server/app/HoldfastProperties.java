@@ -24,7 +24,20 @@ public record HoldfastProperties(
             @DefaultValue("4096") int segmentEntries,
             @DefaultValue("8") int maxQueuedFrames,
             @DefaultValue("64MB") DataSize maxQueuedBytes,
-            @DefaultValue("10m") java.time.Duration idleTimeout) {
+            @DefaultValue("10m") java.time.Duration idleTimeout,
+            @DefaultValue("64KB") DataSize beforeHelloBytes,
+            @DefaultValue("256MB") DataSize maxInflightBytes,
+            @DefaultValue("64KB") DataSize minFrameRate,
+            @DefaultValue("30s") java.time.Duration frameGrace,
+            @DefaultValue("1024") int maxConnections,
+            @DefaultValue("64") int maxConnectionsPerSource,
+            @DefaultValue("64TB") DataSize maxVolumeSize) {
+
+        /** The resource limits of the agent port (docs/operations.md, "Agent port limits"); {@code minFrameRate} is per second. */
+        public org.holdfast.server.ingest.IngestLimits limits() {
+            return new org.holdfast.server.ingest.IngestLimits(Math.toIntExact(beforeHelloBytes.toBytes()), maxInflightBytes.toBytes(),
+                    minFrameRate.toBytes(), frameGrace, maxConnections, maxConnectionsPerSource, maxVolumeSize.toBytes());
+        }
     }
 
     /** {@code engine}: {@code exact} (full on-disk index, the baseline) or {@code sungem}. */

@@ -26,6 +26,7 @@ import org.holdfast.common.protocol.Committed;
 import org.holdfast.common.protocol.Entries;
 import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.ErrorMessage;
+import org.holdfast.common.protocol.FrameBudget;
 import org.holdfast.common.protocol.FrameDecoder;
 import org.holdfast.common.protocol.Hello;
 import org.holdfast.common.protocol.HelloOk;
@@ -81,12 +82,18 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private final AtomicInteger queuedFrames = new AtomicInteger();
     private final AtomicLong queuedBytes = new AtomicLong();
     private final AtomicBoolean closing = new AtomicBoolean();
-    private Channel channel;
+    private volatile Channel channel;
+    // event loop: the minimum-rate watch of the frame being received
+    private java.util.concurrent.ScheduledFuture<?> rateCheck;
+    private long lastRateCheck;
+    private long watchedFrame = -1;
+    private long frameReadingNanos;
     // event loop: the block size BLOCKS payloads are digested for (0 outside a backup)
     private int digestBlockSize;
     // event loop: a HELLO was received and its token is being checked (reading is paused)
     private boolean helloSeen;
     private boolean awaitingHello;
+    private boolean greetedOnLoop;
     // lane
     private int unflushedNeeds;
     private boolean greeted;
@@ -102,6 +109,36 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         this.server = server;
         this.decoder = decoder;
         this.lane = new SerialExecutor(server.sessionPool());
+        decoder.budget(new FrameBudget() {
+            @Override
+            public boolean tryReserve(int frameBytes) {
+                if (server.inflight().tryReserve(frameBytes, ConnectionHandler.this::budgetFreed)) {
+                    return true;
+                }
+                channel.config().setAutoRead(false); // read nothing more until budgetFreed
+                return false;
+            }
+
+            @Override
+            public void release(int frameBytes) {
+                server.inflight().release(frameBytes);
+            }
+        });
+    }
+
+    /** The server's in-flight budget has room again: try the waiting frame once more. Any thread. */
+    private void budgetFreed() {
+        Channel ch = channel;
+        if (ch == null || !ch.isActive() || ch.eventLoop().isShuttingDown()) {
+            return;
+        }
+        ch.eventLoop().execute(() -> {
+            ChannelHandlerContext ctx = ch.pipeline().context(decoder);
+            if (ctx != null && ch.isActive()) {
+                decoder.retry(ctx);
+                updateAutoRead();
+            }
+        });
     }
 
     @Override
@@ -122,7 +159,45 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 sendErrorAndClose(ErrorCode.BAD_STATE, "no HELLO within " + deadline.toSeconds() + " s; closed by the server");
             }
         }, deadline.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        long tick = Math.max(10, Math.min(1000, server.settings().limits().frameGrace().toMillis() / 4));
+        lastRateCheck = System.nanoTime();
+        rateCheck = ctx.executor().scheduleAtFixedRate(this::checkFrameRate, tick, tick, java.util.concurrent.TimeUnit.MILLISECONDS);
         super.channelActive(ctx);
+    }
+
+    /**
+     * Closes the connection when the frame being received has taken longer than its size at the
+     * minimum rate plus the grace ({@link IngestLimits#frameDeadline}), counting only the time the
+     * server was reading: a sender that trickles a large frame cannot hold its reservation of the
+     * in-flight budget for long. Event loop, every tick.
+     */
+    private void checkFrameRate() {
+        long now = System.nanoTime();
+        long elapsed = now - lastRateCheck;
+        lastRateCheck = now;
+        int partial = decoder.partialFrameBytes();
+        if (partial == 0 || closing.get()) {
+            watchedFrame = -1;
+            return;
+        }
+        long frame = decoder.framesDecoded();
+        if (frame != watchedFrame) {
+            watchedFrame = frame;
+            frameReadingNanos = 0;
+            return;
+        }
+        if (channel.config().isAutoRead()) {
+            frameReadingNanos += elapsed;
+        }
+        IngestLimits limits = server.settings().limits();
+        java.time.Duration allowed = limits.frameDeadline(partial);
+        if (frameReadingNanos > allowed.toNanos()) {
+            String why = "a frame of " + partial + " bytes was still incomplete after " + allowed.toSeconds() + " s: it arrives slower"
+                    + " than the minimum of " + limits.minFrameRate() + " bytes/s (holdfast.ingest.min-frame-rate); check the network";
+            server.limited("connection " + remoteAddress() + ": " + why + "; closing it");
+            sendErrorAndClose(ErrorCode.LIMIT_EXCEEDED, why);
+            lane.execute(this::cleanup);
+        }
     }
 
     /** How long a new connection has to send its HELLO: {@link #HELLO_DEADLINE}, or the idle timeout if shorter. */
@@ -132,11 +207,14 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        // the frame's reservation of the in-flight budget is ours now; given back once the lane is done with it
+        int frameBytes = msg instanceof Message ? decoder.lastFrameBytes() : 0;
         if (closing.get() || !(msg instanceof Message m)) {
             ReferenceCountUtil.release(msg);
+            server.inflight().release(frameBytes);
             return;
         }
-        long bytes = m instanceof Blocks b ? b.data().readableBytes() : 64;
+        long bytes = frameBytes;
         if (m instanceof Hello && !helloSeen) {
             helloSeen = true;
             awaitingHello = true; // nothing more is read until the token is checked
@@ -150,7 +228,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 if (!closing.get()) {
                     if (digests != null) {
                         requireSession(m).onBlocks((Blocks) m, awaitDigests(digests));
-                        received(payloadBytes((Blocks) m, bytes));
+                        received(payloadBytes((Blocks) m, ((Blocks) m).data().readableBytes()));
                     } else {
                         handle(m);
                     }
@@ -165,6 +243,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 ReferenceCountUtil.release(m);
                 queuedFrames.decrementAndGet();
                 queuedBytes.addAndGet(-bytes);
+                server.inflight().release(bytes);
                 if (!channel.eventLoop().isShuttingDown()) {
                     channel.eventLoop().execute(this::updateAutoRead);
                 }
@@ -210,7 +289,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     /** Pauses reading while too much of this connection's input waits for the lane. Event loop only. */
     private void updateAutoRead() {
-        boolean room = !awaitingHello && queuedFrames.get() < server.settings().maxQueuedFrames()
+        boolean room = !awaitingHello && !decoder.isWaitingForBudget() && queuedFrames.get() < server.settings().maxQueuedFrames()
                 && queuedBytes.get() < server.settings().maxQueuedBytes();
         if (channel.config().isAutoRead() != room) {
             channel.config().setAutoRead(room);
@@ -226,6 +305,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             LOG.log(Level.INFO, "TLS failed with " + channel.remoteAddress() + ": " + rootMessage(cause) + "; connection closed");
             ctx.close();
         } else {
+            if (codeOf(cause) == ErrorCode.LIMIT_EXCEEDED && !greetedOnLoop) {
+                server.limited("connection " + remoteAddress() + " before its HELLO was accepted: " + messageOf(cause) + "; closing it");
+            }
             sendErrorAndClose(codeOf(cause), messageOf(cause));
         }
         lane.execute(this::cleanup);
@@ -263,6 +345,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         closing.set(true);
+        if (rateCheck != null) {
+            rateCheck.cancel(false);
+        }
         lane.execute(this::cleanup);
         super.channelInactive(ctx);
     }
@@ -301,6 +386,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             channel.writeAndFlush(new HelloOk(ProtocolLimits.VERSION, server.settings().serverVersion(), ProtocolLimits.MAX_FRAME));
             channel.eventLoop().execute(() -> {
                 awaitingHello = false;
+                greetedOnLoop = true;
                 decoder.resume(channel.pipeline().context(decoder));
                 updateAutoRead();
             });
@@ -320,6 +406,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             received(bytes);
         } else if (m instanceof Commit c) {
             BackupSession s = requireSession(m);
+            checkVolumeSize(s.volume(), c.volumeBytes());
             Committed done = s.onCommit(c.volumeBytes());
             server.stats().unprovenMatches.addAndGet(s.unprovenMatches());
             long bytes = sessionBytes;
@@ -364,6 +451,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (b.volumeBytes() < 0 || b.baseSequence() < 0) {
             throw new ProtocolException(ErrorCode.BAD_FRAME, "negative volume size or base sequence");
         }
+        checkVolumeSize(volume, b.volumeBytes());
         long sessionId = server.nextSessionId();
         BackupReady ready;
         int blockSize;
@@ -404,6 +492,17 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             digestBlockSize = sessionBlockSize;
             channel.writeAndFlush(reply);
         });
+    }
+
+    /** Refuses (LIMIT_EXCEEDED) a volume size over holdfast.ingest.max-volume-size, before anything is stored. */
+    private void checkVolumeSize(VolumeId volume, long volumeBytes) {
+        long max = server.settings().limits().maxVolumeBytes();
+        if (volumeBytes > max) {
+            throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, "volume '" + volume + "' would be "
+                    + Long.toUnsignedString(volumeBytes) + " bytes, over this server's maximum volume size of " + max
+                    + " bytes (holdfast.ingest.max-volume-size); nothing was stored. Check the size the agent reads"
+                    + " for the device, or ask an operator to raise the maximum");
+        }
     }
 
     private void startRestore(Restore r) {

@@ -15,6 +15,7 @@ import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -37,6 +38,8 @@ public final class IngestServer implements AutoCloseable {
     private static final FrameEncoder ENCODER = new FrameEncoder();
     /** A client that connects but does not finish the TLS handshake is dropped after this. */
     static final long HANDSHAKE_TIMEOUT_SECONDS = 15;
+    /** A connection refused for a connection maximum is closed after this even if the client never reads its error. */
+    static final long REFUSAL_GRACE_SECONDS = 5;
 
     private final IngestSettings settings;
     private final IngestServices services;
@@ -46,6 +49,9 @@ public final class IngestServer implements AutoCloseable {
     private final ChannelGroup connections = new DefaultChannelGroup("holdfast-ingest", GlobalEventExecutor.INSTANCE);
     private final ExecutorService sessionPool;
     private final PayloadDigester digester;
+    private final InflightBudget inflight;
+    private final ConnectionLimits connectionLimits;
+    private final RateLimitedLog limitLog = new RateLimitedLog(LOG, java.time.Duration.ofSeconds(10));
     private EventLoopGroup boss;
     private EventLoopGroup workers;
     private Channel serverChannel;
@@ -58,6 +64,8 @@ public final class IngestServer implements AutoCloseable {
         this.sessionPool = new ThreadPoolExecutor(settings.sessionThreads(), settings.sessionThreads(), 60, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), new DefaultThreadFactory("holdfast-session", true));
         this.digester = new PayloadDigester(Math.max(1, Runtime.getRuntime().availableProcessors()));
+        this.inflight = new InflightBudget(settings.limits().inflightBytes());
+        this.connectionLimits = new ConnectionLimits(settings.limits().maxConnections(), settings.limits().maxConnectionsPerSource());
     }
 
     /** Binds the port; throws if it is taken. */
@@ -77,7 +85,15 @@ public final class IngestServer implements AutoCloseable {
                     protected void initChannel(SocketChannel ch) {
                         connections.add(ch);
                         stats.connections.incrementAndGet();
+                        InetAddress source = ch.remoteAddress().getAddress();
+                        String refusal = connectionLimits.admit(source);
+                        if (refusal != null) {
+                            refuse(ch, refusal);
+                            return;
+                        }
+                        ch.closeFuture().addListener(f -> connectionLimits.release(source));
                         FrameDecoder decoder = new FrameDecoder();
+                        decoder.limitBeforeHello(settings.limits().beforeHelloBytes());
                         if (settings.tls() != null) {
                             // first, so that nothing but a completed handshake's plaintext reaches the
                             // decoder: a plain-TCP client fails the handshake and is closed there
@@ -86,6 +102,7 @@ public final class IngestServer implements AutoCloseable {
                             ch.pipeline().addLast("tls", ssl);
                         }
                         ch.pipeline().addLast("idle", new IdleStateHandler(0, 0, settings.idleTimeout().toMillis(), TimeUnit.MILLISECONDS))
+                                .addLast("read-gate", new ReadGate(decoder))
                                 .addLast("decoder", decoder)
                                 .addLast("encoder", ENCODER)
                                 .addLast("connection", new ConnectionHandler(IngestServer.this, decoder));
@@ -99,6 +116,59 @@ public final class IngestServer implements AutoCloseable {
         }
         LOG.log(System.Logger.Level.INFO, "listening for agents on {0} ({1})", serverChannel.localAddress(),
                 settings.tls() != null ? "TLS, " + settings.tls().describe() : "plain TCP, no TLS");
+    }
+
+    /**
+     * Answers a connection over a connection maximum with LIMIT_EXCEEDED and closes it (after the
+     * TLS handshake when TLS is on, so the agent can read why; a client that does not finish it is
+     * dropped after {@link #REFUSAL_GRACE_SECONDS}). Nothing it sends is decoded.
+     */
+    private void refuse(SocketChannel ch, String why) {
+        stats.limited.incrementAndGet();
+        limitLog.info("refused agent connection from " + ch.remoteAddress() + ": " + why);
+        if (settings.tls() != null) {
+            SslHandler ssl = settings.tls().newHandler(ch.alloc());
+            ssl.setHandshakeTimeout(REFUSAL_GRACE_SECONDS, TimeUnit.SECONDS);
+            ch.pipeline().addLast("tls", ssl);
+        }
+        ch.pipeline().addLast("encoder", ENCODER).addLast("refusal", new io.netty.channel.ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelActive(io.netty.channel.ChannelHandlerContext ctx) {
+                ctx.writeAndFlush(org.holdfast.common.protocol.ErrorMessage.of(org.holdfast.common.protocol.ErrorCode.LIMIT_EXCEEDED, why))
+                        .addListener(io.netty.channel.ChannelFutureListener.CLOSE);
+                ctx.executor().schedule(() -> ctx.close(), REFUSAL_GRACE_SECONDS, TimeUnit.SECONDS);
+            }
+
+            @Override
+            public void channelRead(io.netty.channel.ChannelHandlerContext ctx, Object msg) {
+                io.netty.util.ReferenceCountUtil.release(msg);
+            }
+
+            @Override
+            public void exceptionCaught(io.netty.channel.ChannelHandlerContext ctx, Throwable cause) {
+                ctx.close();
+            }
+        });
+    }
+
+    /** Notes a connection closed by a resource limit; the log line is rate limited so a flood cannot flood the log. */
+    void limited(String what) {
+        stats.limited.incrementAndGet();
+        limitLog.info(what);
+    }
+
+    InflightBudget inflight() {
+        return inflight;
+    }
+
+    /** Agent connections open now (refused ones not counted). */
+    public int openConnections() {
+        return connectionLimits.open();
+    }
+
+    /** Bytes of the in-flight budget reserved now. */
+    public long inflightBytes() {
+        return inflight.used();
     }
 
     /** The bound port (useful with port 0). */

@@ -7,10 +7,18 @@ package org.holdfast.server.ingest;
  * backup abandoned), so a vanished agent cannot hold a volume's lock for long. {@code tls}, when
  * not null, is the server-side TLS (engine and context) every connection is wrapped in (docs/protocol.md: the
  * frames run inside TLS); null serves plain TCP (tests, and {@code holdfast.tls.enabled=false}).
+ * {@code limits} bound what connections may cost ({@link IngestLimits}).
  */
 public record IngestSettings(String host, int port, int sessionThreads, int segmentMaxEntries, int maxQueuedFrames,
                              long maxQueuedBytes, java.time.Duration idleTimeout, String serverVersion,
-                             IngestTls tls) {
+                             IngestTls tls, IngestLimits limits) {
+    /** Default limits. */
+    public IngestSettings(String host, int port, int sessionThreads, int segmentMaxEntries, int maxQueuedFrames,
+                          long maxQueuedBytes, java.time.Duration idleTimeout, String serverVersion, IngestTls tls) {
+        this(host, port, sessionThreads, segmentMaxEntries, maxQueuedFrames, maxQueuedBytes, idleTimeout, serverVersion, tls,
+                IngestLimits.DEFAULTS);
+    }
+
     /** Plain TCP. */
     public IngestSettings(String host, int port, int sessionThreads, int segmentMaxEntries, int maxQueuedFrames,
                           long maxQueuedBytes, java.time.Duration idleTimeout, String serverVersion) {
@@ -33,12 +41,21 @@ public record IngestSettings(String host, int port, int sessionThreads, int segm
         if (maxQueuedFrames < 1 || maxQueuedBytes < 1) {
             throw new IllegalArgumentException("queue limits must be positive");
         }
+        if (limits == null) {
+            throw new IllegalArgumentException("limits must not be null");
+        }
     }
 
     /** These settings with connections wrapped in TLS from {@code context} (null: plain TCP). */
     public IngestSettings withTls(IngestTls context) {
         return new IngestSettings(host, port, sessionThreads, segmentMaxEntries, maxQueuedFrames, maxQueuedBytes, idleTimeout,
-                serverVersion, context);
+                serverVersion, context, limits);
+    }
+
+    /** These settings with other resource limits. */
+    public IngestSettings withLimits(IngestLimits other) {
+        return new IngestSettings(host, port, sessionThreads, segmentMaxEntries, maxQueuedFrames, maxQueuedBytes, idleTimeout,
+                serverVersion, tls, other);
     }
 
     /** Loopback, ephemeral port: for tests. */

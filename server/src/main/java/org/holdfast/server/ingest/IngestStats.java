@@ -10,6 +10,7 @@ public final class IngestStats {
     final AtomicLong errors = new AtomicLong();
     final AtomicLong refused = new AtomicLong();
     final AtomicLong unprovenMatches = new AtomicLong();
+    final AtomicLong limited = new AtomicLong();
 
     /** Connections and requests refused for a bad token or missing rights. */
     public long refused() {
@@ -35,5 +36,10 @@ public final class IngestStats {
 
     public long errors() {
         return errors.get();
+    }
+
+    /** Connections closed by a resource limit: over the connection maximum, too much before HELLO, too slow. */
+    public long limited() {
+        return limited.get();
     }
 }

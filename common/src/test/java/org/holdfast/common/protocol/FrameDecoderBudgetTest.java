@@ -1,0 +1,140 @@
+package org.holdfast.common.protocol;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.embedded.EmbeddedChannel;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The decoder's memory bounds: the limit before HELLO is accepted and the reservation of every frame from a {@link FrameBudget}. */
+class FrameDecoderBudgetTest {
+    private static final int BEFORE_HELLO = 64 * 1024;
+
+    private final TrackingAllocator alloc = new TrackingAllocator();
+    private final FrameDecoder decoder = new FrameDecoder();
+    private final CountingBudget budget = new CountingBudget();
+    private final EmbeddedChannel ch;
+
+    FrameDecoderBudgetTest() {
+        decoder.holdAfterHello();
+        decoder.limitBeforeHello(BEFORE_HELLO);
+        decoder.budget(budget);
+        ch = new EmbeddedChannel(decoder);
+        ch.config().setAllocator(alloc);
+    }
+
+    @AfterEach
+    void noLeaks() {
+        ch.finishAndReleaseAll();
+        alloc.assertAllReleased();
+        assertThat(budget.reserved).as("every reservation given back or handed to a consumer that released it").isZero();
+    }
+
+    private ByteBuf frame(Message m) {
+        ByteBuf b = alloc.buffer();
+        FrameEncoder.write(m, b);
+        return b;
+    }
+
+    /** Takes the next decoded message and gives back its reservation, as the server's handler does. */
+    private Object consume() {
+        Object m = ch.readInbound();
+        if (m != null) {
+            budget.release(decoder.lastFrameBytes());
+            io.netty.util.ReferenceCountUtil.release(m);
+        }
+        return m;
+    }
+
+    @Test
+    void decode_largeFrameHeaderBeforeHello_limitExceededWithoutBuffering() {
+        ByteBuf header = alloc.buffer().writeInt(ProtocolLimits.MAX_FRAME).writeByte(ProtocolLimits.VERSION)
+                .writeByte(MessageType.BLOCKS.code());
+        assertThatThrownBy(() -> ch.writeInbound(header))
+                .isInstanceOfSatisfying(ProtocolException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.LIMIT_EXCEEDED);
+                    assertThat(e.getMessage()).contains("before the HELLO was accepted");
+                });
+        assertThat(alloc.largest()).isLessThan(1024);
+        assertThat(decoder.isFailed()).isTrue();
+    }
+
+    @Test
+    void decode_junkBehindHelloOverTheLimit_limitExceeded() {
+        assertThat(ch.writeInbound(frame(Hello.of("a", "t")))).isTrue();
+        consume();
+        ByteBuf junk = alloc.buffer().writeZero(BEFORE_HELLO + 1);
+        assertThatThrownBy(() -> ch.writeInbound(junk))
+                .isInstanceOfSatisfying(ProtocolException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.LIMIT_EXCEEDED));
+    }
+
+    @Test
+    void decode_largeFrameAfterHelloAccepted_decoded() {
+        ch.writeInbound(frame(Hello.of("a", "t")));
+        consume();
+        decoder.resume(ch.pipeline().context(decoder));
+        ByteBuf entries = frame(new Entries(0, ProtocolLimits.MAX_RUN_ENTRIES, new byte[ProtocolLimits.MAX_RUN_ENTRIES * 32],
+                new long[ProtocolLimits.MAX_RUN_ENTRIES]));
+        int size = entries.readableBytes();
+        assertThat(size).isGreaterThan(BEFORE_HELLO);
+        assertThat(ch.writeInbound(entries)).isTrue();
+        assertThat(decoder.lastFrameBytes()).isEqualTo(size);
+        assertThat(consume()).isInstanceOf(Entries.class);
+    }
+
+    @Test
+    void decode_budgetRefuses_waitsConsumingNothingThenRetryDecodes() {
+        ch.writeInbound(frame(Hello.of("a", "t")));
+        consume();
+        decoder.resume(ch.pipeline().context(decoder));
+        budget.room = 10; // less than any frame
+        ByteBuf commit = frame(new Commit(7));
+        int size = commit.readableBytes();
+        assertThat(ch.writeInbound(commit)).isFalse();
+        assertThat(decoder.isWaitingForBudget()).isTrue();
+        assertThat(budget.reserved).isZero();
+        budget.room = Long.MAX_VALUE;
+        decoder.retry(ch.pipeline().context(decoder));
+        assertThat(decoder.isWaitingForBudget()).isFalse();
+        assertThat(decoder.lastFrameBytes()).isEqualTo(size);
+        assertThat(budget.reserved).isEqualTo(size);
+        assertThat(((Commit) ch.readInbound()).volumeBytes()).isEqualTo(7);
+        budget.release(size);
+    }
+
+    @Test
+    void decode_frameCutOffByClose_reservationReleased() {
+        ch.writeInbound(frame(Hello.of("a", "t")));
+        consume();
+        decoder.resume(ch.pipeline().context(decoder));
+        ByteBuf header = alloc.buffer().writeInt(1 << 20).writeByte(ProtocolLimits.VERSION).writeByte(MessageType.BLOCKS.code())
+                .writeZero(1000);
+        assertThat(ch.writeInbound(header)).isFalse();
+        assertThat(decoder.partialFrameBytes()).isEqualTo(4 + (1 << 20));
+        assertThat(budget.reserved).as("the whole frame is reserved, nothing of it allocated").isEqualTo(4 + (1 << 20));
+        assertThat(alloc.largest()).isLessThan(64 * 1024);
+        ch.close();
+        assertThat(budget.reserved).isZero();
+    }
+
+    private static final class CountingBudget implements FrameBudget {
+        long room = Long.MAX_VALUE;
+        long reserved;
+
+        @Override
+        public boolean tryReserve(int frameBytes) {
+            if (reserved + frameBytes > room) {
+                return false;
+            }
+            reserved += frameBytes;
+            return true;
+        }
+
+        @Override
+        public void release(int frameBytes) {
+            reserved -= frameBytes;
+        }
+    }
+}

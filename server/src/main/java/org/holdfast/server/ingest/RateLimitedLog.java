@@ -1,0 +1,37 @@
+package org.holdfast.server.ingest;
+
+import java.lang.System.Logger.Level;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A log line that is written at most once per interval, with the count of the ones left out since,
+ * so that a flood of refused connections cannot flood the server log. Thread-safe.
+ */
+final class RateLimitedLog {
+    private final System.Logger log;
+    private final long intervalNanos;
+    private final AtomicLong nextNanos = new AtomicLong(Long.MIN_VALUE);
+    private final AtomicLong suppressed = new AtomicLong();
+
+    RateLimitedLog(System.Logger log, java.time.Duration interval) {
+        this.log = log;
+        this.intervalNanos = interval.toNanos();
+    }
+
+    /** Logs {@code message} at INFO unless a line was logged less than an interval ago. */
+    void info(String message) {
+        long now = System.nanoTime();
+        long next = nextNanos.get();
+        if ((next != Long.MIN_VALUE && now - next < 0) || !nextNanos.compareAndSet(next, now + intervalNanos)) {
+            suppressed.incrementAndGet();
+            return;
+        }
+        long left = suppressed.getAndSet(0);
+        log.log(Level.INFO, left == 0 ? message : message + " (" + left + " similar lines left out since the last one)");
+    }
+
+    /** Lines left out since the last one written. */
+    long suppressed() {
+        return suppressed.get();
+    }
+}

@@ -1,0 +1,54 @@
+package org.holdfast.server.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.ResourceBundle;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+
+class RateLimitedLogTest {
+    @Test
+    void info_floodWithinOneInterval_oneLineThenTheCountOfThoseLeftOut() throws Exception {
+        List<String> lines = new ArrayList<>();
+        RateLimitedLog log = new RateLimitedLog(new Recording(lines), Duration.ofMillis(200));
+        for (int i = 0; i < 1000; i++) {
+            log.info("refused " + i);
+        }
+        assertThat(lines).containsExactly("refused 0");
+        assertThat(log.suppressed()).isEqualTo(999);
+        Thread.sleep(250);
+        log.info("refused again");
+        assertThat(lines).hasSize(2);
+        assertThat(lines.get(1)).isEqualTo("refused again (999 similar lines left out since the last one)");
+    }
+
+    private record Recording(List<String> lines) implements System.Logger {
+        @Override
+        public String getName() {
+            return "test";
+        }
+
+        @Override
+        public boolean isLoggable(Level level) {
+            return true;
+        }
+
+        @Override
+        public void log(Level level, ResourceBundle bundle, String msg, Throwable thrown) {
+            lines.add(msg);
+        }
+
+        @Override
+        public void log(Level level, ResourceBundle bundle, String format, Object... params) {
+            lines.add(format);
+        }
+
+        @Override
+        public void log(Level level, Supplier<String> msgSupplier) {
+            lines.add(msgSupplier.get());
+        }
+    }
+}
