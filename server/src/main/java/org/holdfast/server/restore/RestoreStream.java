@@ -14,6 +14,7 @@ import org.holdfast.server.catalog.MapCursor;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.store.BlockBatch;
+import org.holdfast.server.store.CorruptBlockException;
 import org.holdfast.server.store.DataStore;
 
 /**
@@ -47,6 +48,7 @@ public final class RestoreStream implements AutoCloseable {
 
     private final DataStore store;
     private final SnapshotRecord snapshot;
+    private final String volumeName;
     private final Channel channel;
     private final Executor lane;
     private final Consumer<Throwable> onError;
@@ -79,6 +81,7 @@ public final class RestoreStream implements AutoCloseable {
                          Channel channel, Executor lane, Consumer<Throwable> onError, Runnable onEnd) {
         this.store = store;
         this.snapshot = snapshot;
+        this.volumeName = volume.name().name();
         this.channel = channel;
         this.lane = lane;
         this.onError = onError;
@@ -151,7 +154,7 @@ public final class RestoreStream implements AutoCloseable {
                 if (head < ahead && aheadLbn[head] == nextLbn) {
                     if (head >= batchEnd) {
                         batchStart = head;
-                        batchEnd = head + store.readBatch(aheadPbn, head, ahead - head, batch);
+                        batchEnd = head + readBatch();
                     }
                     int i = head - batchStart;
                     int len = batch.storedLength(i);
@@ -171,6 +174,22 @@ public final class RestoreStream implements AutoCloseable {
         } catch (RuntimeException e) {
             b.close();
             throw e;
+        }
+    }
+
+    /** Reads the look-ahead's blocks from {@code head}; a damaged one is reported with this snapshot and its LBN. */
+    private int readBatch() {
+        try {
+            return store.readBatch(aheadPbn, head, ahead - head, batch);
+        } catch (CorruptBlockException e) {
+            Long lbn = null;
+            for (int i = head; i < ahead; i++) {
+                if (aheadPbn[i] == e.pbn()) {
+                    lbn = aheadLbn[i];
+                    break;
+                }
+            }
+            throw e.in(volumeName, snapshot.sequence(), lbn);
         }
     }
 
