@@ -97,6 +97,7 @@ public final class DataStore implements AutoCloseable {
     private final AtomicLong appendedBlocks = new AtomicLong();
     private final AtomicLong appendedBytes = new AtomicLong();
     private final AtomicLong syncs = new AtomicLong();
+    private final AtomicLong repairedBlocks = new AtomicLong();
     // data-log regions (one positional read each) read for callers, for the restore speed factor
     private final AtomicLong regionsRead = new AtomicLong();
 
@@ -590,6 +591,7 @@ public final class DataStore implements AutoCloseable {
             for (long p : repaired) {
                 if (badBlocks.isBad(p)) {
                     badBlocks.cleared(p);
+                    repairedBlocks.incrementAndGet();
                     LOG.log(Level.INFO, "repaired bad block PBN {0}: its location now names a verified new copy", p);
                 }
             }
@@ -617,6 +619,11 @@ public final class DataStore implements AutoCloseable {
         synchronized (appendLock) {
             return new Stats(nextPbn, appendedBlocks.get(), appendedBytes.get(), syncs.get(), active.id());
         }
+    }
+
+    /** Bad blocks repaired in place since the store opened. */
+    public long repairedBlocks() {
+        return repairedBlocks.get();
     }
 
     /** The PBN the next append will get (every PBN below it was handed out or skipped). */
