@@ -251,4 +251,86 @@ class BitRotRepairTest {
         Verifier.Report full = verifier(Duration.ZERO).run(new VerifyScope("a", 1L), JobContext.NONE);
         assertThat(full.blocksRead()).isEqualTo(80);
     }
+
+    @Test
+    void verify_cancelled_stopsBetweenSnapshots_keepingFinishedResults() throws Exception {
+        byte[] v1 = image(7, 30);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.backup("a", v1, BS, true);
+            a.backup("b", image(8, 30), BS, true);
+        }
+        java.util.concurrent.atomic.AtomicLong advanced = new java.util.concurrent.atomic.AtomicLong();
+        JobContext cancelAfterFirst = new JobContext() {
+            @Override
+            public void total(long items, long bytes) {
+                assertThat(items).as("one item per snapshot").isEqualTo(2);
+            }
+
+            @Override
+            public void advance(long items, long bytes) {
+                advanced.addAndGet(items);
+            }
+
+            @Override
+            public void log(String line) {
+            }
+
+            @Override
+            public boolean cancelRequested() {
+                return advanced.get() >= 1;
+            }
+        };
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> verifier(Duration.ZERO).run(VerifyScope.all(), cancelAfterFirst))
+                .isInstanceOf(org.holdfast.server.jobs.JobCancelledException.class);
+        VerifyLedger ledger = new VerifyLedger(harness.db());
+        long a = harness.catalog().requireVolume(new org.holdfast.common.id.VolumeId("a")).internalId();
+        long b = harness.catalog().requireVolume(new org.holdfast.common.id.VolumeId("b")).internalId();
+        assertThat(ledger.snapshot(a, 1)).as("the finished snapshot keeps its result").isPresent();
+        assertThat(ledger.snapshot(a, 1).get().damagedCount()).isZero();
+        assertThat(ledger.snapshot(b, 1)).as("the cancelled pass did not reach b@1").isEmpty();
+    }
+
+    @Test
+    void verify_rateLimit_pacesReads() throws Exception {
+        byte[] random = new byte[160 * BS];
+        new Random(21).nextBytes(random); // incompressible: 640 KiB stored, read in chunks of 256, 256 and 128 KiB
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.backup("a", random, BS, false);
+        }
+        Verifier limited = new Verifier(harness.catalog(), harness.store(), new VerifyLedger(harness.db()),
+                new VerifySettings(2, 128 << 10, Duration.ZERO, null), Clock.systemUTC());
+        long t0 = System.nanoTime();
+        Verifier.Report r = limited.run(VerifyScope.all(), JobContext.NONE);
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertThat(r.bytesRead()).isEqualTo(160L * BS);
+        // at 128 KiB/s only the last chunk to ask goes unpaid: at least (640 - 256) KiB / 128 KiB/s = 3 s
+        assertThat(ms).as("a pass limited to 128 KiB/s over 640 KiB").isGreaterThanOrEqualTo(2500);
+    }
+
+    @Test
+    void bitRot_sungemEngine_backupRepairsEveryBadBlock() throws Exception {
+        harness.close();
+        harness = IngestHarness.withIndex(dir.resolve("sungem-run"), (db, d) -> new org.holdfast.server.engine.SungemFingerprintIndex(
+                d.resolve("sungem"), org.holdfast.server.engine.SungemSettings.defaults().withContainerCacheBytes(8L << 20)
+                        .withSfiBytes(1L << 20).withBloom(Duration.ofDays(1), 3, 100_000, 0.01), Clock.systemUTC()));
+        dir = dir.resolve("sungem-run");
+        byte[] v1 = image(31, 200);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.backup("a", v1, BS, true);
+        }
+        Set<Long> flipped = flipRecords(12, 5);
+        verifier(Duration.ZERO).run(VerifyScope.all(), JobContext.NONE);
+        assertThat(badPbns(harness.store().badBlocks())).isEqualTo(flipped);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.backup("b", v1, BS, true); // a new volume: the engine (or the registry) names the bad blocks as repair targets
+            assertThat(harness.store().badBlocks().isEmpty()).as("left: %s", harness.store().badBlocks().all()).isTrue();
+            assertThat(restoreChecking(a, "a", 1, v1)).as("a@1 healed").isNull();
+            assertThat(restoreChecking(a, "b", 1, v1)).isNull();
+        }
+        assertThat(verifier(Duration.ZERO).run(VerifyScope.all(), JobContext.NONE).badBlocks()).isZero();
+    }
 }

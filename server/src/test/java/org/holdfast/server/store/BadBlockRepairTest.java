@@ -159,4 +159,47 @@ class BadBlockRepairTest {
         reopen();
         assertThat(store.badBlocks().isEmpty()).as("a freed block is no longer bad").isTrue();
     }
+
+    @Test
+    void compaction_damagedLiveRecord_marksBad_andCompactsOnceRepaired() throws IOException {
+        db = MetadataDb.open(dir.resolve("catalog"));
+        store = DataStore.open(new DataStore.Settings(dir.resolve("data"), 1L << 16, FsyncPolicy.COMMIT, 16, 0), db);
+        long[] pbns = new long[40];
+        for (int i = 0; i < pbns.length; i++) {
+            pbns[i] = store.append(fp(100 + i), 0, block(100 + i), 0, BLOCK, FormatVersions.CODEC_RAW, BLOCK);
+        }
+        store.sync();
+        // log 1 holds the first ~15 blocks; free all of them but two, so it is worth compacting
+        long keep = pbns[1];
+        long rotted = pbns[3];
+        long[] free = new long[pbns.length];
+        int n = 0;
+        for (int i = 0; i < 14; i++) {
+            if (pbns[i] != keep && pbns[i] != rotted) {
+                free[n++] = pbns[i];
+            }
+        }
+        store.forget(free, n);
+        StoredBlock b = new StoredBlock();
+        store.fingerprint(rotted, b);
+        assertThat(b.logId).isEqualTo(1);
+        try (FileChannel ch = FileChannel.open(dir.resolve("data").resolve(DataLog.fileName(1)), StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.wrap(new byte[] {0x55}), b.offset + FormatVersions.RECORD_HEADER_BYTES + 9);
+        }
+        Compactor.Result first = new Compactor(store).run(0.5, Long.MAX_VALUE);
+        assertThat(first.logsSkippedCorrupt()).as("a damaged live record is never dropped: %s", first).isGreaterThanOrEqualTo(1);
+        assertThat(store.badBlocks().isBad(rotted)).as("compaction marks it bad").isTrue();
+
+        assertThat(store.repair(rotted, fp(103), 0, block(103), 0, BLOCK, FormatVersions.CODEC_RAW, BLOCK)).isTrue();
+        store.sync();
+        store.append(fp(999), 0, block(999), 0, BLOCK, FormatVersions.CODEC_RAW, BLOCK); // the durable point moves on
+        store.sync();
+        Compactor.Result second = new Compactor(store).run(0.5, Long.MAX_VALUE);
+        assertThat(second.logsSkippedCorrupt()).as("the old copy is dead now: %s", second).isZero();
+        assertThat(second.logsRewritten() + second.logsDeleted()).as("%s", second).isGreaterThanOrEqualTo(1);
+        reopen();
+        assertThat(readBack(rotted)).isEqualTo(block(103));
+        assertThat(readBack(keep)).isEqualTo(block(101));
+        assertThat(store.badBlocks().isEmpty()).isTrue();
+    }
 }
