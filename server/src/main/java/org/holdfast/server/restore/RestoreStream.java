@@ -16,6 +16,7 @@ import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.store.BlockBatch;
 import org.holdfast.server.store.CorruptBlockException;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.VerifyLedger;
 
 /**
  * Streams one snapshot to an agent: RESTORE_INFO, RESTORE_DATA frames in LBN order, RESTORE_END.
@@ -49,6 +50,8 @@ public final class RestoreStream implements AutoCloseable {
     private final DataStore store;
     private final SnapshotRecord snapshot;
     private final String volumeName;
+    private final long volumeInternalId;
+    private final Catalog catalog;
     private final Channel channel;
     private final Executor lane;
     private final Consumer<Throwable> onError;
@@ -82,6 +85,8 @@ public final class RestoreStream implements AutoCloseable {
         this.store = store;
         this.snapshot = snapshot;
         this.volumeName = volume.name().name();
+        this.volumeInternalId = volume.internalId();
+        this.catalog = catalog;
         this.channel = channel;
         this.lane = lane;
         this.onError = onError;
@@ -187,6 +192,14 @@ public final class RestoreStream implements AutoCloseable {
                 if (aheadPbn[i] == e.pbn()) {
                     lbn = aheadLbn[i];
                     break;
+                }
+            }
+            if (lbn != null) {
+                try {
+                    // flags the volume and snapshot at once, without waiting for a verify pass
+                    new VerifyLedger(catalog.db()).addDamage(volumeInternalId, snapshot.sequence(), lbn, e.pbn());
+                } catch (RuntimeException ignored) {
+                    // the restore's own failure below is what matters; the next verify records the damage
                 }
             }
             throw e.in(volumeName, snapshot.sequence(), lbn);

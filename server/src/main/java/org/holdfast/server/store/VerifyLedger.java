@@ -116,6 +116,21 @@ public final class VerifyLedger {
         }
     }
 
+    /**
+     * Adds one damaged block that a restore met to the snapshot's result (creating one with no verify
+     * time if the snapshot was never verified), so the volume is flagged at once; the next verify
+     * pass of the snapshot replaces the result with a complete one.
+     */
+    public synchronized void addDamage(long volumeId, long sequence, long lbn, long pbn) {
+        SnapshotResult r = snapshot(volumeId, sequence).orElse(new SnapshotResult(0, 0, 0, List.of()));
+        if (r.damaged().stream().anyMatch(d -> d.pbn() == pbn && d.lbn() == lbn)) {
+            return;
+        }
+        List<Damage> damaged = new ArrayList<>(r.damaged());
+        damaged.add(new Damage(lbn, pbn));
+        putSnapshot(volumeId, sequence, new SnapshotResult(r.verifiedAtMillis(), r.blocksChecked(), r.damagedCount() + 1, damaged));
+    }
+
     /** A snapshot's last result, if it was ever verified. */
     public Optional<SnapshotResult> snapshot(long volumeId, long sequence) {
         byte[] v = db.get(cf, snapshotKey(volumeId, sequence));

@@ -72,7 +72,10 @@ public final class DamageReport {
         // blocks beyond the listed ones are counted only; they are still damaged unless every listed one was repaired
         long unlisted = res.damagedCount() - res.damaged().size();
         long count = still.size() + (still.isEmpty() ? 0 : Math.max(0, unlisted));
-        return new SnapshotVerification(count > 0 ? "damaged" : "ok", Instant.ofEpochMilli(res.verifiedAtMillis()).toString(),
+        // a result with no verify time holds only damage a restore met
+        String last = res.verifiedAtMillis() == 0 ? null : Instant.ofEpochMilli(res.verifiedAtMillis()).toString();
+        String status = count > 0 ? "damaged" : res.verifiedAtMillis() == 0 ? "unverified" : "ok";
+        return new SnapshotVerification(status, last,
                 res.blocksChecked(), count, List.copyOf(still), repaired);
     }
 

@@ -11,6 +11,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.hash.BlockHasher;
@@ -57,6 +58,8 @@ public final class Verifier {
     private final VerifyLedger ledger;
     private final VerifySettings settings;
     private final Clock clock;
+    // buffers of the reader threads, taken by each chunk and given back (one per thread at most)
+    private final java.util.concurrent.ConcurrentLinkedQueue<Reader> readers = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
     public Verifier(Catalog catalog, DataStore store, VerifyLedger ledger, VerifySettings settings, Clock clock) {
         this.catalog = catalog;
@@ -205,6 +208,10 @@ public final class Verifier {
             }
         } finally {
             pool.shutdownNow();
+            pool.awaitTermination(1, TimeUnit.MINUTES);
+            for (Reader r; (r = readers.poll()) != null; ) {
+                r.close();
+            }
         }
         long newlyBad = Math.max(0, store.badBlocks().count() - badBefore);
         Report r = new Report(scope.describe(), snaps.size(), referenced, blocksRead.get(), bytesRead.get(), skipped,
@@ -220,7 +227,18 @@ public final class Verifier {
         if (job.cancelRequested()) {
             throw new JobCancelledException();
         }
-        Reader r = READER.get();
+        Reader r = readers.poll();
+        if (r == null) {
+            r = new Reader();
+        }
+        try {
+            return checkWith(chunk, r, limiter, blocksRead, bytesRead);
+        } finally {
+            readers.add(r);
+        }
+    }
+
+    private long[] checkWith(long[] chunk, Reader r, RateLimiter limiter, AtomicLong blocksRead, AtomicLong bytesRead) {
         long[] sound = new long[chunk.length];
         int ok = 0;
         int from = 0;
@@ -295,15 +313,18 @@ public final class Verifier {
         }
     }
 
-    /** A reader thread's buffers. Reader threads live as long as their pass's pool. */
-    private static final class Reader {
+    /** A reader's buffers and codec; the pass that made them closes them. */
+    private static final class Reader implements AutoCloseable {
         final BlockBatch batch = new BlockBatch(CHUNK, BATCH_BUFFER_BYTES, FormatVersions.MAX_STORED_BYTES);
         final StoredBlock block = new StoredBlock();
         final BlockCodec codec = new BlockCodec();
         final BlockHasher hasher = new BlockHasher();
         final byte[] raw = new byte[FormatVersions.MAX_BLOCK_SIZE];
         final byte[] digest = new byte[Fingerprint.BYTES];
-    }
 
-    private static final ThreadLocal<Reader> READER = ThreadLocal.withInitial(Reader::new);
+        @Override
+        public void close() {
+            codec.close();
+        }
+    }
 }

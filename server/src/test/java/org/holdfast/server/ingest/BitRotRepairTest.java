@@ -333,4 +333,32 @@ class BitRotRepairTest {
         }
         assertThat(verifier(Duration.ZERO).run(VerifyScope.all(), JobContext.NONE).badBlocks()).isZero();
     }
+
+    @Test
+    void restore_damagedBlock_marksItAndFlagsTheVolumeWithoutAVerify() throws Exception {
+        byte[] v1 = image(41, 60);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.backup("a", v1, BS, true);
+        }
+        Set<Long> flipped = flipRecords(1, 3);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            ErrorMessage e = restoreChecking(a, "a", 1, v1);
+            assertThat(e).isNotNull();
+            assertThat(e.code()).isEqualTo(ErrorCode.CORRUPT_DATA);
+            assertThat(e.message()).contains("pbn " + flipped.iterator().next());
+        }
+        assertThat(badPbns(harness.store().badBlocks())).as("the restore marked the block bad").isEqualTo(flipped);
+        var volume = harness.catalog().requireVolume(new org.holdfast.common.id.VolumeId("a"));
+        DamageReport.VolumeDamage d = damage().volume(volume);
+        assertThat(d.damaged()).isTrue();
+        assertThat(d.affectedSnapshots()).singleElement().satisfies(s -> {
+            assertThat(s.snapshot()).isEqualTo("a@1");
+            assertThat(s.damagedBlocks()).singleElement().satisfies(b -> assertThat(b.pbn()).isEqualTo(flipped.iterator().next()));
+        });
+        DamageReport.SnapshotVerification sv = damage().snapshot(volume, harness.catalog().requireSnapshot(volume.name(), 1));
+        assertThat(sv.status()).isEqualTo("damaged");
+        assertThat(sv.lastVerified()).as("no verify ran").isNull();
+    }
 }
