@@ -361,4 +361,36 @@ class BitRotRepairTest {
         assertThat(sv.status()).isEqualTo("damaged");
         assertThat(sv.lastVerified()).as("no verify ran").isNull();
     }
+
+    @Test
+    void verifyJobs_schedule_runsPassesAsJobsOfTheirOwnLane() throws Exception {
+        byte[] v1 = image(51, 20);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.backup("a", v1, BS, true);
+        }
+        org.holdfast.server.jobs.Jobs jobs = new org.holdfast.server.jobs.Jobs(org.holdfast.server.jobs.JobHistory.NONE, Clock.systemUTC());
+        Verifier scheduled = new Verifier(harness.catalog(), harness.store(), new VerifyLedger(harness.db()),
+                new VerifySettings(1, 0, Duration.ZERO, Duration.ofMillis(200)), Clock.systemUTC());
+        java.util.concurrent.CountDownLatch gcBusy = new java.util.concurrent.CountDownLatch(1);
+        // a long GC job holds its lane: verify passes must not wait behind it
+        jobs.submit("gc-cycle", "gc", "test", job -> {
+            gcBusy.await();
+            return java.util.Map.of();
+        });
+        try (org.holdfast.server.verify.VerifyJobs vj = new org.holdfast.server.verify.VerifyJobs(scheduled, jobs)) {
+            vj.startSchedule();
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (vj.runsTotal() < 2 && System.currentTimeMillis() < deadline) {
+                Thread.sleep(50);
+            }
+            assertThat(vj.runsTotal()).as("scheduled passes ran").isGreaterThanOrEqualTo(2);
+            var page = jobs.list(new org.holdfast.server.jobs.Jobs.Query(org.holdfast.server.verify.VerifyJobs.KIND, null, null, 10));
+            assertThat(page.jobs()).isNotEmpty().allSatisfy(j -> assertThat(j.submittedBy()).isEqualTo("schedule"));
+            assertThat(vj.lastReport().blocksRead()).isEqualTo(20);
+        } finally {
+            gcBusy.countDown();
+            jobs.close();
+        }
+    }
 }
