@@ -393,4 +393,44 @@ class BitRotRepairTest {
             jobs.close();
         }
     }
+
+    @Test
+    void upload_bytesNotMatchingTheBadBlock_repairsNothing() throws Exception {
+        byte[] v1 = image(61, 40);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.backup("a", v1, BS, true);
+        }
+        Set<Long> flipped = flipRecords(3, 8);
+        verifier(Duration.ZERO).run(VerifyScope.all(), JobContext.NONE);
+        assertThat(badPbns(harness.store().badBlocks())).isEqualTo(flipped);
+        // an agent claims the bad blocks' fingerprints but sends other bytes for the first one asked
+        byte[] other = new byte[BS];
+        new Random(99).nextBytes(other);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.begin("b", BS, v1.length, 0);
+            try {
+                a.sendEntriesAndBlocks(v1, BS, 0, v1.length / BS, true, other);
+            } catch (AssertionError expectedWhenTheServerCloses) {
+                // the driver may see the ERROR where it expected a NEED
+            }
+            Object o;
+            do {
+                o = a.next();
+            } while (!(o instanceof ErrorMessage) && !"closed".equals(o));
+            if (o instanceof ErrorMessage e) {
+                assertThat(e.code()).isEqualTo(ErrorCode.FINGERPRINT_MISMATCH);
+            }
+        }
+        assertThat(badPbns(harness.store().badBlocks())).as("nothing repaired by a lying upload").isEqualTo(flipped);
+        harness.restart();
+        assertThat(badPbns(harness.store().badBlocks())).isEqualTo(flipped);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            ErrorMessage e = restoreChecking(a, "a", 1, v1);
+            assertThat(e).as("a@1 is still damaged, and says so").isNotNull();
+            assertThat(e.code()).isEqualTo(ErrorCode.CORRUPT_DATA);
+        }
+    }
 }
