@@ -5,7 +5,6 @@ import java.lang.System.Logger.Level;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.BitSet;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -99,8 +98,8 @@ public final class Verifier {
                 + ", skipping blocks found sound within " + settings.window().toMinutes() + " min");
         int badBefore = store.badBlocks().count();
         RateLimiter limiter = settings.bytesPerSecond() > 0 ? RateLimiter.create(settings.bytesPerSecond()) : null;
-        BitSet seen = new BitSet();
-        BitSet damagedSeen = new BitSet();
+        PbnSet seen = new PbnSet();
+        PbnSet damagedSeen = new PbnSet();
         long referenced = 0;
         long skipped = 0;
         AtomicLong blocksRead = new AtomicLong();
@@ -145,13 +144,9 @@ public final class Verifier {
                 int m = 0;
                 for (int i = 0; i < n; i++) {
                     long p = pbns[i];
-                    if (p > Integer.MAX_VALUE) {
-                        throw new IllegalStateException("PBN " + p + " is beyond what one verify pass can track");
+                    if (!seen.add(p)) {
+                        continue; // read already in this pass
                     }
-                    if (seen.get((int) p)) {
-                        continue;
-                    }
-                    seen.set((int) p);
                     if (store.badBlocks().isBad(p)) {
                         continue; // known bad: reported below without another read
                     }
@@ -190,7 +185,7 @@ public final class Verifier {
                 for (int i = 0; i < n; i++) {
                     if (store.badBlocks().isBad(pbns[i])) {
                         damagedCount++;
-                        damagedSeen.set((int) pbns[i]);
+                        damagedSeen.add(pbns[i]);
                         if (damaged.size() < VerifyLedger.MAX_DAMAGED_LISTED) {
                             damaged.add(new VerifyLedger.Damage(lbns[i], pbns[i]));
                         }
@@ -215,7 +210,7 @@ public final class Verifier {
         }
         long newlyBad = Math.max(0, store.badBlocks().count() - badBefore);
         Report r = new Report(scope.describe(), snaps.size(), referenced, blocksRead.get(), bytesRead.get(), skipped,
-                damagedSeen.cardinality(), newlyBad, List.copyOf(damagedSnapshots), (System.nanoTime() - t0) / 1_000_000);
+                damagedSeen.size(), newlyBad, List.copyOf(damagedSnapshots), (System.nanoTime() - t0) / 1_000_000);
         job.log("verify " + scope.describe() + ": " + (r.badBlocks() == 0 ? "clean" : r.badBlocks() + " bad blocks in "
                 + damagedSnapshots.size() + " snapshots") + ", " + r.blocksRead() + " blocks (" + r.bytesRead() + " B) read, "
                 + skipped + " skipped as recently verified");
