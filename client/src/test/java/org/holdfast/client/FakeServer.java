@@ -64,6 +64,8 @@ public final class FakeServer implements AutoCloseable {
     public volatile boolean wrongNeed;
     /** Send RESTORE_END one frame early. */
     public volatile boolean truncateRestore;
+    /** Answer RESTORE (after RESTORE_INFO) with ERROR CORRUPT_DATA and this message, as the server does for a bad block (null: restore). */
+    public volatile String damagedRestore;
 
     private final EventLoopGroup group = new NioEventLoopGroup(1);
     private final Channel server;
@@ -275,6 +277,10 @@ public final class FakeServer implements AutoCloseable {
             }
             long blocks = ProtocolLimits.blockCount(s.volumeBytes(), s.blockSize());
             ctx.writeAndFlush(new RestoreInfo(s.sequence(), s.volumeBytes(), s.blockSize(), blocks));
+            if (damagedRestore != null) {
+                error(ctx, ErrorCode.CORRUPT_DATA, damagedRestore);
+                return;
+            }
             boolean corrupt = corruptRestore;
             byte[] out = new byte[BlockCodec.maxCompressedLength(s.blockSize())];
             long lbn = r.fromLbn();

@@ -22,10 +22,12 @@ final class ServerErrors {
             case STORAGE_FULL -> "free space on the server (retention, GC) or add storage, then retry";
             case UNSUPPORTED_VERSION -> "use an agent that matches the server's version";
             case FINGERPRINT_MISMATCH -> "the source changed while it was read; back up from a snapshot of it, or retry";
+            case CORRUPT_DATA -> "the server's copy of this block is damaged and marked bad; a new backup of a healthy source"
+                    + " repairs it, then retry the restore (an operator can run a verify job: POST /api/v1/verify)";
             default -> "see the server log";
         };
         ExitCode exit = switch (err.code()) {
-            case BAD_FRAME, BAD_STATE, LIMIT_EXCEEDED, UNSUPPORTED_VERSION -> ExitCode.INTEGRITY;
+            case BAD_FRAME, BAD_STATE, LIMIT_EXCEEDED, UNSUPPORTED_VERSION, CORRUPT_DATA -> ExitCode.INTEGRITY;
             case INTERNAL -> ExitCode.REJECTED;
             default -> ExitCode.REJECTED;
         };

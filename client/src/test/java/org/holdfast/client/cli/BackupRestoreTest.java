@@ -302,6 +302,20 @@ class BackupRestoreTest {
     }
 
     @Test
+    void restore_serverReportsDamagedBlock_exit6NamesBlockVolumeSnapshotLbn() throws Exception {
+        assertThat(backup().exit()).isZero();
+        Path target = dir.resolve("damaged.img");
+        Files.writeString(target, "old content");
+        server.damagedRestore = "damaged block on the server: data-log [/data/log-00000001.hfl] key pbn 17 at offset 4128:"
+                + " stored bytes checksum (CRC32C) mismatch (volume vm1, snapshot vm1@1, LBN 5); the block is marked bad";
+        AgentRun r = restore("1", target);
+        assertThat(r.exit()).as("%s", r).isEqualTo(6);
+        assertThat(r.stderr()).contains("CORRUPT_DATA").contains("log-00000001.hfl").contains("pbn 17").contains("vm1@1")
+                .contains("LBN 5").contains("repairs it");
+        assertThat(Files.readString(target)).as("the target is not replaced").isEqualTo("old content");
+    }
+
+    @Test
     void restore_streamEndsEarly_failsWithoutReplacingTarget() throws Exception {
         assertThat(backup().exit()).isZero();
         Path target = dir.resolve("t.img");

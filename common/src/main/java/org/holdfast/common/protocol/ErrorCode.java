@@ -20,7 +20,9 @@ public enum ErrorCode {
     BLOCK_SIZE_MISMATCH(11),
     VOLUME_BUSY(12),
     /** BACKUP_BEGIN refused: the volume's size is over the quota an operator set on it; nothing was stored. */
-    QUOTA_EXCEEDED(13);
+    QUOTA_EXCEEDED(13),
+    /** A stored block failed its check (restore): the message names the data log, PBN, volume, snapshot and LBN; the block is marked bad. */
+    CORRUPT_DATA(14);
 
     private final int code;
 

@@ -15,6 +15,7 @@ import org.holdfast.server.gc.UnknownPolicyException;
 import org.holdfast.server.jobs.JobFinishedException;
 import org.holdfast.server.jobs.JobsClosedException;
 import org.holdfast.server.jobs.UnknownJobException;
+import org.holdfast.server.store.CorruptBlockException;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.StoreException;
 import org.slf4j.Logger;
@@ -135,6 +136,18 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
     @ExceptionHandler(CorruptDataException.class)
     ProblemDetail corrupt(CorruptDataException e) {
         LOG.error("corrupt data", e);
+        if (e instanceof CorruptBlockException b) {
+            // the block is marked bad already; name everything an operator needs to find it
+            ProblemDetail p = problem(HttpStatus.INTERNAL_SERVER_ERROR, ProblemTypes.CORRUPT_DATA, "Corrupt data", e.getMessage());
+            p.setProperty("file", b.file());
+            p.setProperty("pbn", b.pbn());
+            p.setProperty("offset", b.offset());
+            p.setProperty("problem", b.problem());
+            p.setProperty("volume", b.volume());
+            p.setProperty("snapshot", b.volume() == null || b.sequence() == null ? null : b.volume() + "@" + b.sequence());
+            p.setProperty("lbn", b.lbn());
+            return p;
+        }
         return problem(HttpStatus.INTERNAL_SERVER_ERROR, ProblemTypes.CORRUPT_DATA, "Corrupt data", e.getMessage() + "; run the checker");
     }
 

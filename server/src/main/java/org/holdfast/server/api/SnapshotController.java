@@ -1,5 +1,7 @@
 package org.holdfast.server.api;
 
+import org.holdfast.server.catalog.VolumeRecord;
+import org.holdfast.server.verify.DamageReport;
 import jakarta.servlet.http.HttpServletRequest;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -35,11 +37,13 @@ public class SnapshotController {
     private final Catalog catalog;
     private final GcService gc;
     private final Clock clock;
+    private final DamageReport damage;
 
-    public SnapshotController(Catalog catalog, GcService gc, Clock holdfastClock) {
+    public SnapshotController(Catalog catalog, GcService gc, Clock holdfastClock, DamageReport damage) {
         this.catalog = catalog;
         this.gc = gc;
         this.clock = holdfastClock;
+        this.damage = damage;
     }
 
     /**
@@ -60,8 +64,9 @@ public class SnapshotController {
         VolumeId v = volumeId(name);
         Map<Long, RetentionLocks.Lock> locks = gc.locks().locks(v);
         Map<Long, RetentionExplainer.Verdict> retention = gc.explain(v, null, clock.millis());
+        VolumeRecord vr = catalog.requireVolume(v);
         return catalog.snapshots(v).stream().map(s -> SnapshotView.of(s, locks.get(s.sequence()), expiryOf(s),
-                keptBy(retention, s.sequence()))).toList();
+                keptBy(retention, s.sequence())).withVerification(damage.snapshot(vr, s))).toList();
     }
 
     /** One snapshot: what {@link #snapshots} lists for it. */
@@ -69,7 +74,8 @@ public class SnapshotController {
     public SnapshotView snapshot(@PathVariable String name, @PathVariable String snapshot) {
         SnapshotRecord s = require(name, snapshot);
         return SnapshotView.of(s, gc.locks().lock(s.volume(), s.sequence()).orElse(null), expiryOf(s),
-                keptBy(gc.explain(s.volume(), null, clock.millis()), s.sequence()));
+                keptBy(gc.explain(s.volume(), null, clock.millis()), s.sequence()))
+                .withVerification(damage.snapshot(catalog.requireVolume(s.volume()), s));
     }
 
     /** The rule that keeps the snapshot ({@code weekly 3 of 4}); null if the next GC run deletes it. */

@@ -1,5 +1,6 @@
 package org.holdfast.server.api;
 
+import org.holdfast.server.verify.DamageReport;
 import java.time.Instant;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.gc.RetentionLocks;
@@ -15,14 +16,20 @@ import org.holdfast.server.gc.RetentionLocks;
 public record SnapshotView(String id, String volume, long sequence, long createdAtMillis, long volumeBytes, int blockSize,
                            long logicalBytes, long changedBlocks, long sentBlocks, long newBlocks, long storedBytes,
                            String lockMode, String lockUntil, String createdAt, String expiresAt, boolean held, String lockedBy,
-                           String keptBy) {
+                           String keptBy, DamageReport.SnapshotVerification verification) {
     static SnapshotView of(SnapshotRecord s, RetentionLocks.Lock lock, Long expiryMillis, String keptBy) {
         return new SnapshotView(s.id().toString(), s.volume().name(), s.sequence(), s.createdAtMillis(), s.volumeBytes(),
                 s.blockSize(), s.logicalBytes(), s.changedBlocks(), s.sentBlocks(), s.newBlocks(), s.storedBytes(),
                 lock == null ? null : lock.mode().wireName(),
                 lock == null || lock.untilMillis() == null ? null : Instant.ofEpochMilli(lock.untilMillis()).toString(),
                 Instant.ofEpochMilli(s.createdAtMillis()).toString(), iso(expiryMillis), lock != null,
-                lock == null ? null : lock.placedBy(), keptBy);
+                lock == null ? null : lock.placedBy(), keptBy, null);
+    }
+
+    /** The same view with the snapshot's verification (last verified, ok or the damaged blocks). */
+    SnapshotView withVerification(DamageReport.SnapshotVerification v) {
+        return new SnapshotView(id, volume, sequence, createdAtMillis, volumeBytes, blockSize, logicalBytes, changedBlocks, sentBlocks,
+                newBlocks, storedBytes, lockMode, lockUntil, createdAt, expiresAt, held, lockedBy, keptBy, v);
     }
 
     /** ISO-8601, or null for none (unknown, or {@code Long.MAX_VALUE}: never expires by itself). */

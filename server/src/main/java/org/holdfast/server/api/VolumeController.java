@@ -1,5 +1,6 @@
 package org.holdfast.server.api;
 
+import org.holdfast.server.verify.DamageReport;
 import com.fasterxml.jackson.databind.JsonNode;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
@@ -43,12 +44,14 @@ public class VolumeController {
     private final GcService gc;
     private final VolumeGate gate;
     private final VolumeAdmin admin;
+    private final DamageReport damage;
 
-    public VolumeController(Catalog catalog, GcService gc, VolumeGate gate, VolumeAdmin admin) {
+    public VolumeController(Catalog catalog, GcService gc, VolumeGate gate, VolumeAdmin admin, DamageReport damage) {
         this.catalog = catalog;
         this.gc = gc;
         this.gate = gate;
         this.admin = admin;
+        this.damage = damage;
     }
 
     /** Body of a create call (the schema; the controller reads it strictly, unknown fields are refused). */
@@ -120,7 +123,8 @@ public class VolumeController {
      */
     @GetMapping("/{name}")
     public VolumeDetailsView volume(@PathVariable String name, @RequestParam(required = false, defaultValue = "true") boolean usage) {
-        return VolumeDetailsView.of(admin.details(volumeId(name), usage));
+        VolumeId v = volumeId(name);
+        return VolumeDetailsView.of(admin.details(v, usage)).withDamage(damage.volume(catalog.requireVolume(v)));
     }
 
     /** Changes the policy and/or the quota; answers the details. Nothing changes if any field is invalid. */
@@ -148,7 +152,7 @@ public class VolumeController {
             gc.namedPolicies().assignName(v, policyName);
         }
         admin.update(v, policy, body.has("quotaBytes"), quota);
-        return VolumeDetailsView.of(admin.details(v, true));
+        return VolumeDetailsView.of(admin.details(v, true)).withDamage(damage.volume(catalog.requireVolume(v)));
     }
 
     /**

@@ -106,6 +106,7 @@ public final class BackupSession {
     private int[] owner = new int[1024];
     private long[] tags = new long[1024];
     private long[] candidate = new long[1024]; // a matched PBN whose possession was not proven (0: none)
+    private long[] repair = new long[1024]; // a matched PBN marked bad: the upload repairs it (0: none)
     // input segments: [segStart[s], segStart[s] + segLen[s]) of the entry arrays
     private int segments;
     private int[] segStart = new int[64];
@@ -117,6 +118,7 @@ public final class BackupSession {
     private long sentBlocks;
     private long newBlocks;
     private long storedBytes;
+    private long repaired;
     private boolean ended;
     private boolean recorded;
 
@@ -244,8 +246,9 @@ public final class BackupSession {
                 continue;
             }
             if (before != 0 && parentFound[i]
-                    && Arrays.equals(parentFps, off, off + Fingerprint.BYTES, in, off, off + Fingerprint.BYTES)) {
-                continue; // unchanged since the parent
+                    && Arrays.equals(parentFps, off, off + Fingerprint.BYTES, in, off, off + Fingerprint.BYTES)
+                    && !services.dataStore().badBlocks().isBad(before)) {
+                continue; // unchanged since the parent (and its block is sound: a bad one is asked for, to repair it)
             }
             int idx = addEntry(lbn, in, off, AWAITING, 0);
             tags[idx] = inTags[i];
@@ -275,6 +278,12 @@ public final class BackupSession {
             if (found != 0) {
                 protectIdx[protectedCount] = idx;
                 protect[protectedCount++] = found;
+                if (services.dataStore().badBlocks().isBad(found)) {
+                    // never a duplicate of a bad block: ask for the payload, which then repairs the block in place
+                    repair[idx] = found;
+                    askFor(idx, runStart, bitmap);
+                    continue;
+                }
                 if (segPfFound[j] && proof.tag(segPfs, j * PossessionProof.PF_BYTES) == tags[idx]) {
                     state[idx] = RESOLVED;
                     pbns[idx] = found;
@@ -293,7 +302,9 @@ public final class BackupSession {
             for (int k = 0; k < protectedCount; k++) {
                 if (protect[k] == 0) {
                     int idx = protectIdx[k];
-                    if (candidate[idx] != 0) {
+                    if (repair[idx] != 0) {
+                        repair[idx] = 0; // already asked for; it will be stored anew
+                    } else if (candidate[idx] != 0) {
                         candidate[idx] = 0; // already asked for; it will be stored anew
                     } else {
                         askFor(idx, runStart, bitmap);
@@ -359,11 +370,25 @@ public final class BackupSession {
                 continue;
             }
             int len = b.copyPayload(i, payload, 0);
+            int storedCodec = c == PayloadCodec.ZSTD ? FormatVersions.CODEC_ZSTD : FormatVersions.CODEC_RAW;
+            long target = repairTarget(idx, fpOff);
+            if (target != 0 && services.dataStore().repair(target, fps, fpOff, payload, 0, len, storedCodec, blockSize)) {
+                // The verified payload becomes the bad PBN's new copy (at the next sync): every snapshot referencing it heals.
+                pbns[idx] = target;
+                isNew[idx] = false;
+                state[idx] = RESOLVED;
+                awaiting--;
+                sentBlocks++;
+                newBlocks++;
+                storedBytes += len;
+                repaired++;
+                addProven(target, d.pfs, i * PossessionProof.PF_BYTES, fpOff);
+                continue;
+            }
             // Stored exactly as received; restore passes the same bytes back. The agent already tried
             // zstd on a raw payload (it sends raw only when zstd does not pay), so trying again here
             // would cost a compression per incompressible block for nothing.
-            long pbn = services.dataStore().append(fps, fpOff, payload, 0, len,
-                    c == PayloadCodec.ZSTD ? FormatVersions.CODEC_ZSTD : FormatVersions.CODEC_RAW, blockSize);
+            long pbn = services.dataStore().append(fps, fpOff, payload, 0, len, storedCodec, blockSize);
             pbns[idx] = pbn;
             isNew[idx] = true;
             state[idx] = RESOLVED;
@@ -377,6 +402,39 @@ public final class BackupSession {
         if (protectedCount > 0) {
             services.referenceGuard().protect(id, protect, 0, protectedCount);
         }
+    }
+
+    /**
+     * The bad PBN that entry {@code idx}'s verified payload should repair, or 0: the one the engine
+     * offered, else one the bad-block registry knows by this fingerprint (the sampled engine may miss
+     * it) if it belongs to this session's dedup domain and GC lets us protect it.
+     */
+    private long repairTarget(int idx, int fpOff) {
+        if (repair[idx] != 0) {
+            return repair[idx];
+        }
+        var bad = services.dataStore().badBlocks();
+        long p = bad.isEmpty() ? 0 : bad.holding(fps, fpOff);
+        if (p == 0) {
+            return 0;
+        }
+        byte[] theirs = Arrays.copyOfRange(fps, fpOff, fpOff + Fingerprint.BYTES);
+        services.dataStore().possession().indexKeys(new long[] {p}, 1, theirs);
+        byte[] ours = new byte[Fingerprint.BYTES];
+        domain.keys(fps, fpOff, ours, 0, 1);
+        if (!Arrays.equals(theirs, ours)) {
+            return 0; // another domain's block: no sharing across domains, even to repair
+        }
+        long[] one = {p};
+        if (services.referenceGuard().protectOrRefuse(id, one, 0, 1) > 0) {
+            return 0; // a sweep is freeing it
+        }
+        return p;
+    }
+
+    /** Bad blocks this session repaired with its uploads. */
+    public long repairedBlocks() {
+        return repaired;
     }
 
     /** Commits the snapshot (see the class comment for the order) and ends the session. */
@@ -494,6 +552,7 @@ public final class BackupSession {
             owner = Arrays.copyOf(owner, c);
             tags = Arrays.copyOf(tags, c);
             candidate = Arrays.copyOf(candidate, c);
+            repair = Arrays.copyOf(repair, c);
         }
         int i = count++;
         lbns[i] = lbn;
@@ -504,6 +563,7 @@ public final class BackupSession {
         owner[i] = -1;
         tags[i] = 0;
         candidate[i] = 0;
+        repair[i] = 0;
         return i;
     }
 

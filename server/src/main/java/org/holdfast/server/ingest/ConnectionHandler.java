@@ -44,6 +44,7 @@ import org.holdfast.server.restore.SnapshotLister;
 import org.holdfast.server.security.AccessPrincipal;
 import org.holdfast.server.security.AuditEvent;
 import org.holdfast.server.security.AuthenticationFailedException;
+import org.holdfast.server.store.CorruptBlockException;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.StorageFullException;
 import org.holdfast.server.store.StoreException;
@@ -714,6 +715,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (t instanceof StorageFullException) {
             return ErrorCode.STORAGE_FULL;
         }
+        if (t instanceof CorruptBlockException) {
+            return ErrorCode.CORRUPT_DATA;
+        }
         if (t instanceof CommitRejectedException c) {
             return switch (c.reason()) {
                 case PARENT_MOVED -> ErrorCode.BAD_STATE;
@@ -732,6 +736,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         if (t instanceof StorageFullException) {
             return "the server's storage is full; nothing of this backup was committed";
+        }
+        if (t instanceof CorruptBlockException c) {
+            return "damaged block on the server: " + c.getMessage();
         }
         if (t instanceof StoreException || !(t instanceof RuntimeException) || codeOf(t) == ErrorCode.INTERNAL) {
             return "internal server error (" + t.getClass().getSimpleName() + "); see the server log";

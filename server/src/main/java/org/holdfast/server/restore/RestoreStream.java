@@ -14,7 +14,9 @@ import org.holdfast.server.catalog.MapCursor;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.store.BlockBatch;
+import org.holdfast.server.store.CorruptBlockException;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.VerifyLedger;
 
 /**
  * Streams one snapshot to an agent: RESTORE_INFO, RESTORE_DATA frames in LBN order, RESTORE_END.
@@ -47,6 +49,9 @@ public final class RestoreStream implements AutoCloseable {
 
     private final DataStore store;
     private final SnapshotRecord snapshot;
+    private final String volumeName;
+    private final long volumeInternalId;
+    private final Catalog catalog;
     private final Channel channel;
     private final Executor lane;
     private final Consumer<Throwable> onError;
@@ -79,6 +84,9 @@ public final class RestoreStream implements AutoCloseable {
                          Channel channel, Executor lane, Consumer<Throwable> onError, Runnable onEnd) {
         this.store = store;
         this.snapshot = snapshot;
+        this.volumeName = volume.name().name();
+        this.volumeInternalId = volume.internalId();
+        this.catalog = catalog;
         this.channel = channel;
         this.lane = lane;
         this.onError = onError;
@@ -151,7 +159,7 @@ public final class RestoreStream implements AutoCloseable {
                 if (head < ahead && aheadLbn[head] == nextLbn) {
                     if (head >= batchEnd) {
                         batchStart = head;
-                        batchEnd = head + store.readBatch(aheadPbn, head, ahead - head, batch);
+                        batchEnd = head + readBatch();
                     }
                     int i = head - batchStart;
                     int len = batch.storedLength(i);
@@ -171,6 +179,30 @@ public final class RestoreStream implements AutoCloseable {
         } catch (RuntimeException e) {
             b.close();
             throw e;
+        }
+    }
+
+    /** Reads the look-ahead's blocks from {@code head}; a damaged one is reported with this snapshot and its LBN. */
+    private int readBatch() {
+        try {
+            return store.readBatch(aheadPbn, head, ahead - head, batch);
+        } catch (CorruptBlockException e) {
+            Long lbn = null;
+            for (int i = head; i < ahead; i++) {
+                if (aheadPbn[i] == e.pbn()) {
+                    lbn = aheadLbn[i];
+                    break;
+                }
+            }
+            if (lbn != null) {
+                try {
+                    // flags the volume and snapshot at once, without waiting for a verify pass
+                    new VerifyLedger(catalog.db()).addDamage(volumeInternalId, snapshot.sequence(), lbn, e.pbn());
+                } catch (RuntimeException ignored) {
+                    // the restore's own failure below is what matters; the next verify records the damage
+                }
+            }
+            throw e.in(volumeName, snapshot.sequence(), lbn);
         }
     }
 

@@ -240,8 +240,10 @@ public final class Compactor {
                 readFully(in, ByteBuffer.wrap(rec, 0, len), off, logPath);
                 String problem = RecordFormat.check(rec, records.pbn(i), stored, crc);
                 if (problem != null) {
-                    // leave a damaged log for fsck to report; never drop a record
+                    // leave a damaged log for fsck to report; never drop a record. Mark the block bad so that the
+                    // next upload of its content repairs it (its record then is dead here and the log compacts).
                     LOG.log(Level.WARNING, "not compacting data log {0}: pbn {1} at {2}: {3}", logPath, records.pbn(i), off, problem);
+                    store.markBad(records.pbn(i), records.fps(), i * org.holdfast.common.id.Fingerprint.BYTES, logPath.toString(), off, problem);
                     deleteQuietly(tmp);
                     return -1;
                 }

@@ -5,4 +5,9 @@ public class CorruptDataException extends StoreException {
     public CorruptDataException(String store, String path, String key, String message) {
         super(store, path, key, message, null);
     }
+
+    /** The same with the failure that led to this one. */
+    protected CorruptDataException(String store, String path, String key, String message, Throwable cause) {
+        super(store, path, key, message, cause);
+    }
 }

@@ -86,6 +86,7 @@ public final class DataStore implements AutoCloseable {
     private final MetadataDb db;
     private final LocationIndex locations;
     private final PossessionIndex possession;
+    private final BadBlocks badBlocks;
     private final Recovery recovery;
     private final Map<Integer, DataLog> logs = new ConcurrentHashMap<>();
     private final Object appendLock = new Object();
@@ -96,6 +97,7 @@ public final class DataStore implements AutoCloseable {
     private final AtomicLong appendedBlocks = new AtomicLong();
     private final AtomicLong appendedBytes = new AtomicLong();
     private final AtomicLong syncs = new AtomicLong();
+    private final AtomicLong repairedBlocks = new AtomicLong();
     // data-log regions (one positional read each) read for callers, for the restore speed factor
     private final AtomicLong regionsRead = new AtomicLong();
 
@@ -109,6 +111,13 @@ public final class DataStore implements AutoCloseable {
     private long[] pendingOffset = new long[1024];
     private int[] pendingLength = new int[1024];
     private byte[] pendingFps = new byte[1024 * Fingerprint.BYTES];
+    // repairs appended since the last sync: new copies of bad PBNs (see repair)
+    private int repairCount;
+    private long[] repairPbn = new long[16];
+    private int[] repairLog = new int[16];
+    private long[] repairOffset = new long[16];
+    private int[] repairLength = new int[16];
+    private byte[] repairFps = new byte[16 * Fingerprint.BYTES];
     private final byte[] recordBuf = new byte[RECORD_HEADER_BYTES + FormatVersions.MAX_STORED_BYTES];
     private final ByteBuffer recordView = ByteBuffer.wrap(recordBuf);
     private final CRC32C crc = new CRC32C();
@@ -124,6 +133,7 @@ public final class DataStore implements AutoCloseable {
         this.db = db;
         this.locations = new LocationIndex(db);
         this.possession = new PossessionIndex(db);
+        this.badBlocks = new BadBlocks(db);
         this.recovery = recover();
     }
 
@@ -253,6 +263,94 @@ public final class DataStore implements AutoCloseable {
     }
 
     /**
+     * Repairs bad block {@code pbn} with a new copy: appends a record for the same PBN holding the
+     * stored payload, whose fingerprint {@code fps[fpOff..+32)} the caller verified against the
+     * uploaded bytes. Returns false and writes nothing unless the PBN is marked bad and its location
+     * holds exactly that fingerprint.
+     *
+     * <p>Crash safety: the new record lies past the durable point until the next {@link #sync()},
+     * which writes the PBN's new location, the removal of its bad mark and the durable point
+     * covering the record in one synced batch. A crash before it truncates the record away and
+     * leaves the PBN bad (pointing at the old copy); after it, the PBN names the new copy, whose
+     * old record is dead space that compaction drops (its location no longer names it). The caller
+     * must keep GC from freeing the PBN meanwhile (reference guard).
+     *
+     * @throws StorageFullException if the disk is (nearly) full; nothing was appended
+     */
+    public boolean repair(long pbn, byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec, int rawLength) {
+        if (pbn <= 0 || !badBlocks.isBad(pbn)) {
+            return false;
+        }
+        StoredBlock current = new StoredBlock(1);
+        if (!locate(pbn, current)
+                || !Arrays.equals(current.fingerprint, 0, Fingerprint.BYTES, fps, fpOff, fpOff + Fingerprint.BYTES)) {
+            LOG.log(Level.WARNING, "not repairing bad block PBN {0}: the upload's fingerprint differs from the one it must hold", pbn);
+            return false;
+        }
+        if (!FormatVersions.isStoredCodec(codec) || storedLength <= 0 || storedLength > FormatVersions.MAX_STORED_BYTES
+                || rawLength <= 0 || rawLength > FormatVersions.MAX_BLOCK_SIZE) {
+            throw new IllegalArgumentException("cannot repair with codec " + codec + ", stored length " + storedLength + ", raw length " + rawLength);
+        }
+        int recordLength = RECORD_HEADER_BYTES + storedLength;
+        synchronized (appendLock) {
+            ensureOpen();
+            checkSpace();
+            if (active.size() + recordLength > settings.rollBytes() && active.size() > DATA_LOG_HEADER_BYTES) {
+                roll();
+            }
+            System.arraycopy(payload, off, recordBuf, RECORD_HEADER_BYTES, storedLength);
+            RecordFormat.writeHeader(recordBuf, pbn, codec, rawLength, storedLength, crc);
+            recordView.clear().limit(recordLength);
+            long at = active.append(recordView, pbn);
+            if (repairCount == repairPbn.length) {
+                int n = repairCount * 2;
+                repairPbn = Arrays.copyOf(repairPbn, n);
+                repairLog = Arrays.copyOf(repairLog, n);
+                repairOffset = Arrays.copyOf(repairOffset, n);
+                repairLength = Arrays.copyOf(repairLength, n);
+                repairFps = Arrays.copyOf(repairFps, n * Fingerprint.BYTES);
+            }
+            int i = repairCount++;
+            repairPbn[i] = pbn;
+            repairLog[i] = active.id();
+            repairOffset[i] = at;
+            repairLength[i] = storedLength;
+            System.arraycopy(fps, fpOff, repairFps, i * Fingerprint.BYTES, Fingerprint.BYTES);
+            appendedBlocks.incrementAndGet();
+            appendedBytes.addAndGet(storedLength);
+        }
+        LOG.log(Level.INFO, "repairing bad block PBN {0} with an uploaded copy of the same fingerprint", pbn);
+        return true;
+    }
+
+    /** Marks {@code pbn} bad and answers the failure that names it; called where a record fails its check. */
+    private CorruptBlockException corruptBlock(String file, long pbn, long offset, String problem, byte[] fps, int fpOff) {
+        try {
+            badBlocks.mark(pbn, fps, fpOff, file, problem + " (record at offset " + offset + ")");
+        } catch (StoreException e) {
+            LOG.log(Level.WARNING, "cannot record PBN " + pbn + " as bad: " + e.getMessage());
+        }
+        return new CorruptBlockException(file, pbn, offset, problem);
+    }
+
+    /**
+     * Marks {@code pbn} bad for a failure found above the record check (its stored bytes do not
+     * decode to the fingerprint the index holds); false if it has no location or was marked already.
+     */
+    public boolean markDamaged(long pbn, String problem) {
+        StoredBlock at = new StoredBlock(1);
+        if (pbn <= 0 || !locate(pbn, at)) {
+            return false;
+        }
+        return badBlocks.mark(pbn, at.fingerprint, 0, logPath(at.logId).toString(), problem + " (record at offset " + at.offset + ")");
+    }
+
+    /** Marks a block bad that compaction found damaged (the location index holds fingerprint {@code fps[fpOff..+32)}). */
+    void markBad(long pbn, byte[] fps, int fpOff, String file, long offset, String problem) {
+        corruptBlock(file, pbn, offset, problem, fps, fpOff);
+    }
+
+    /**
      * Reads block {@code pbn} as stored into {@code into}, checking its record header and CRC32C.
      *
      * @throws CorruptDataException if the PBN has no location or its record fails a check
@@ -283,7 +381,7 @@ public final class DataStore implements AutoCloseable {
         regionsRead.incrementAndGet();
         String problem = RecordFormat.check(into.record, pbn, len, into.crc);
         if (problem != null) {
-            throw new CorruptDataException("data-log", log.path().toString(), "pbn " + pbn + " at offset " + into.offset, problem);
+            throw corruptBlock(log.path().toString(), pbn, into.offset, problem, into.fingerprint, 0);
         }
         into.codec = RecordFormat.codec(into.record);
         into.rawLength = RecordFormat.rawLength(into.record);
@@ -378,7 +476,7 @@ public final class DataStore implements AutoCloseable {
             for (int r = i; r < j; r++) {
                 String problem = RecordFormat.check(into.buf, into.at[r], into.pbn[r], into.storedLength[r], into.crc);
                 if (problem != null) {
-                    throw new CorruptDataException("data-log", log.path().toString(), "pbn " + into.pbn[r] + " at offset " + into.offset[r], problem);
+                    throw corruptBlock(log.path().toString(), into.pbn[r], into.offset[r], problem, into.fingerprints, r * Fingerprint.BYTES);
                 }
             }
             i = j;
@@ -442,10 +540,21 @@ public final class DataStore implements AutoCloseable {
 
     /** Makes every block appended so far durable and indexed (see the class comment). */
     public void sync() {
+        // shared relocation lock: a repair's location switch must not interleave with a compaction's
+        relocation.readLock().lock();
+        try {
+            syncLocked();
+        } finally {
+            relocation.readLock().unlock();
+        }
+    }
+
+    private void syncLocked() {
         synchronized (syncLock) {
             DataLog log;
             long length;
             int count;
+            long[] repaired;
             try (WriteBatch batch = new WriteBatch()) {
                 synchronized (appendLock) {
                     ensureOpen();
@@ -458,6 +567,16 @@ public final class DataStore implements AutoCloseable {
                     for (int i = 0; i < count; i++) {
                         locations.put(batch, pendingBase + i, pendingLog[i], pendingOffset[i], pendingLength[i], pendingFps, i * Fingerprint.BYTES);
                     }
+                    // Repairs: the PBN's location moves to the new copy in the same synced batch as the
+                    // durable point that covers it, and the bad mark goes with it (see repair).
+                    repaired = Arrays.copyOf(repairPbn, repairCount);
+                    for (int i = 0; i < repairCount; i++) {
+                        if (badBlocks.isBad(repairPbn[i])) {
+                            locations.put(batch, repairPbn[i], repairLog[i], repairOffset[i], repairLength[i], repairFps, i * Fingerprint.BYTES);
+                            badBlocks.clear(batch, repairPbn[i]);
+                        }
+                    }
+                    repairCount = 0;
                 }
                 if (settings.fsync().forces()) {
                     log.force();
@@ -468,6 +587,13 @@ public final class DataStore implements AutoCloseable {
             }
             synchronized (appendLock) {
                 dropPending(count);
+            }
+            for (long p : repaired) {
+                if (badBlocks.isBad(p)) {
+                    badBlocks.cleared(p);
+                    repairedBlocks.incrementAndGet();
+                    LOG.log(Level.INFO, "repaired bad block PBN {0}: its location now names a verified new copy", p);
+                }
             }
             durableLogId = log.id();
             durableLength = length;
@@ -495,6 +621,11 @@ public final class DataStore implements AutoCloseable {
         }
     }
 
+    /** Bad blocks repaired in place since the store opened. */
+    public long repairedBlocks() {
+        return repairedBlocks.get();
+    }
+
     /** The PBN the next append will get (every PBN below it was handed out or skipped). */
     public long nextPbn() {
         synchronized (appendLock) {
@@ -510,12 +641,17 @@ public final class DataStore implements AutoCloseable {
         return regionsRead.get();
     }
 
-    /** The location index, for fsck and compaction. */
+    /** The registry of bad blocks (marked by failed reads, verify and compaction; cleared by a repair or GC). */
+    public BadBlocks badBlocks() {
+        return badBlocks;
+    }
+
     /** The possession fingerprints (and domain keys) of stored blocks. */
     public PossessionIndex possession() {
         return possession;
     }
 
+    /** The location index, for fsck and compaction. */
     public LocationIndex locations() {
         return locations;
     }
@@ -540,8 +676,17 @@ public final class DataStore implements AutoCloseable {
             for (int i = 0; i < n; i++) {
                 locations.delete(batch, pbns[i]);
                 possession.delete(batch, pbns[i]);
+                if (badBlocks.isBad(pbns[i])) {
+                    badBlocks.clear(batch, pbns[i]);
+                }
+                db.delete(batch, db.handle(MetadataDb.Column.VERIFY), VerifyLedger.pbnKey(pbns[i]));
             }
             db.write(batch, true);
+            if (!badBlocks.isEmpty()) {
+                for (int i = 0; i < n; i++) {
+                    badBlocks.cleared(pbns[i]);
+                }
+            }
         } finally {
             relocation.readLock().unlock();
         }

@@ -55,7 +55,9 @@ public final class MetadataDb implements AutoCloseable {
         /** Daily statistics series (key: day). */
         STATS("stats"),
         /** Agent connections (key: token id). */
-        AGENTS("agents");
+        AGENTS("agents"),
+        /** Bad blocks ('B' + PBN, store.BadBlocks) and verification records ('V', 'S', store.VerifyLedger). */
+        VERIFY("verify");
 
         private final String cfName;
 

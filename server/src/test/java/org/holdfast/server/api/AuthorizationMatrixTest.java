@@ -171,6 +171,9 @@ class AuthorizationMatrixTest {
         add("GET", "/api/v1/stats", "/api/v1/stats", null, null, row(200, 200, 200, 403, 403));
         add("GET", "/api/v1/stats/daily", "/api/v1/stats/daily", null, null, row(200, 200, 200, 403, 403));
         add("GET", "/api/v1/agents", "/api/v1/agents", null, null, row(403, 200, 200, 403, 403));
+        // verify: status for viewers and above; a pass started by an operator (an unknown volume: 404, no job)
+        add("GET", "/api/v1/verify", "/api/v1/verify", null, null, row(200, 200, 200, 403, 403));
+        add("POST", "/api/v1/verify", "/api/v1/verify", null, "{\"volume\":\"mx-none\"}", row(403, 404, 404, 403, 403));
         // the error page: reached directly it needs a principal and answers 404 (errors of other requests are always rendered)
         add("ANY", "/error", "/error", null, null, row(404, 404, 404, 404, 404));
         // a snapshot's raw image: data, so operator and above, or an agent within its scope; not a viewer

@@ -1,0 +1,85 @@
+package org.holdfast.server.app;
+
+import java.time.Clock;
+import java.time.Duration;
+import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.jobs.Jobs;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.MetadataDb;
+import org.holdfast.server.store.VerifyLedger;
+import org.holdfast.server.verify.DamageReport;
+import org.holdfast.server.verify.Verifier;
+import org.holdfast.server.verify.VerifyJobs;
+import org.holdfast.server.verify.VerifySettings;
+import org.springframework.boot.actuate.health.Health;
+import org.springframework.boot.actuate.health.HealthIndicator;
+import org.springframework.boot.actuate.health.Status;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Wires verification: the ledger, the verifier with its settings ({@code holdfast.verify.*}), its
+ * jobs and schedule, the damage report, and the {@code integrity} health check.
+ */
+@Configuration(proxyBeanMethods = false)
+@EnableConfigurationProperties(VerifyConfiguration.VerifyProperties.class)
+public class VerifyConfiguration {
+    /** The health status while a block is bad: the server works and backups repair, but some data cannot be restored. */
+    public static final Status DEGRADED = new Status("DEGRADED", "some stored blocks are damaged; see components.integrity");
+
+    /**
+     * Verify settings: reader {@code threads}, read {@code rate} (bytes per second, 0 for no limit),
+     * the incremental {@code window} (blocks found sound more recently are skipped; 0 reads all) and
+     * the {@code schedule} interval of full passes (0 for none).
+     */
+    @ConfigurationProperties("holdfast.verify")
+    public record VerifyProperties(@DefaultValue("2") int threads, @DefaultValue("100MB") DataSize rate,
+                                   @DefaultValue("30d") Duration window, @DefaultValue("7d") Duration schedule) {
+        VerifySettings settings() {
+            return new VerifySettings(threads, rate.toBytes(), window, schedule.isZero() ? null : schedule);
+        }
+    }
+
+    @Bean
+    VerifyLedger verifyLedger(MetadataDb db) {
+        return new VerifyLedger(db);
+    }
+
+    @Bean
+    Verifier verifier(Catalog catalog, DataStore store, VerifyLedger ledger, VerifyProperties p, Clock holdfastClock) {
+        return new Verifier(catalog, store, ledger, p.settings(), holdfastClock);
+    }
+
+    /** Closes (its schedule) before the job runner. */
+    @Bean(destroyMethod = "close")
+    VerifyJobs verifyJobs(Verifier verifier, Jobs jobs) {
+        VerifyJobs v = new VerifyJobs(verifier, jobs);
+        v.startSchedule();
+        return v;
+    }
+
+    @Bean
+    DamageReport damageReport(Catalog catalog, DataStore store, VerifyLedger ledger) {
+        return new DamageReport(catalog, store.badBlocks(), ledger);
+    }
+
+    /** UP while no block is bad; else DEGRADED (HTTP 200) with the count, the flagged volumes and what to do. */
+    @Bean
+    HealthIndicator integrityHealthIndicator(DamageReport damage) {
+        return () -> {
+            int bad = damage.badBlocks().count();
+            if (bad == 0) {
+                return Health.up().withDetail("badBlocks", 0).build();
+            }
+            return Health.status(DEGRADED).withDetail("badBlocks", bad)
+                    .withDetail("damagedVolumes", damage.damagedVolumes().stream().map(v -> v.volume()).toList())
+                    .withDetail("action", "back up the affected volumes from a healthy source to repair the blocks in place,"
+                            + " then verify (POST /api/v1/verify); see docs/operations.md, \"Verify\"")
+                    .build();
+        };
+    }
+}

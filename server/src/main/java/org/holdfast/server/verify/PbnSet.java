@@ -1,0 +1,29 @@
+package org.holdfast.server.verify;
+
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.Map;
+
+/** A set of PBNs, one bit each: PBNs are dense from 1, so a bitmap per 2^30 of them is compact for any store size. */
+final class PbnSet {
+    private static final int SHIFT = 30;
+    private static final long MASK = (1L << SHIFT) - 1;
+    private final Map<Long, BitSet> pages = new HashMap<>();
+    private long size;
+
+    /** Adds {@code pbn}; true if it was not in the set. */
+    boolean add(long pbn) {
+        BitSet page = pages.computeIfAbsent(pbn >>> SHIFT, k -> new BitSet());
+        int bit = (int) (pbn & MASK);
+        if (page.get(bit)) {
+            return false;
+        }
+        page.set(bit);
+        size++;
+        return true;
+    }
+
+    long size() {
+        return size;
+    }
+}

@@ -1,0 +1,120 @@
+package org.holdfast.server.verify;
+
+import java.lang.System.Logger.Level;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.holdfast.server.jobs.Job;
+import org.holdfast.server.jobs.JobResults;
+import org.holdfast.server.jobs.JobState;
+import org.holdfast.server.jobs.Jobs;
+
+/**
+ * Verify passes as jobs, on demand and on a schedule. They run in a lane of their own,
+ * {@link #LANE}: a pass over a big store takes hours, and GC (retention, sweeps, compaction that
+ * frees space) must not queue behind it. Running beside GC is safe: reads hold the store's
+ * relocation lock, and a block GC frees mid-pass is referenced by no snapshot any more. Two passes
+ * never overlap (one lane). Keeps totals for metrics.
+ */
+public final class VerifyJobs implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(VerifyJobs.class.getName());
+    /** The lane verify jobs run in: one pass at a time, beside the GC lane. */
+    public static final String LANE = "verify";
+    /** The job kind. */
+    public static final String KIND = "verify";
+
+    private final Verifier verifier;
+    private final Jobs jobs;
+    private final AtomicReference<Verifier.Report> last = new AtomicReference<>();
+    private final AtomicLong lastEndedMillis = new AtomicLong();
+    private final AtomicLong blocksRead = new AtomicLong();
+    private final AtomicLong bytesRead = new AtomicLong();
+    private final AtomicLong runs = new AtomicLong();
+    private ScheduledExecutorService schedule;
+
+    public VerifyJobs(Verifier verifier, Jobs jobs) {
+        this.verifier = verifier;
+        this.jobs = jobs;
+    }
+
+    /**
+     * Queues a pass over {@code scope}; an unknown volume or snapshot is refused here (before any job
+     * exists) with the catalog's exception.
+     */
+    public Job submit(VerifyScope scope, String submittedBy) {
+        verifier.snapshots(scope); // refuse unknown names at once
+        return jobs.submit(KIND, LANE, submittedBy, job -> {
+            Verifier.Report r = verifier.run(scope, job);
+            last.set(r);
+            lastEndedMillis.set(System.currentTimeMillis());
+            runs.incrementAndGet();
+            blocksRead.addAndGet(r.blocksRead());
+            bytesRead.addAndGet(r.bytesRead());
+            return JobResults.of(r);
+        });
+    }
+
+    /** Starts scheduled passes over everything every {@code settings.schedule()} (nothing if off); the first after one interval. */
+    public synchronized void startSchedule() {
+        var every = verifier.settings().schedule();
+        if (every == null || schedule != null) {
+            return;
+        }
+        schedule = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "holdfast-verify-schedule");
+            t.setDaemon(true);
+            return t;
+        });
+        long ms = every.toMillis();
+        schedule.scheduleAtFixedRate(this::scheduled, ms, ms, TimeUnit.MILLISECONDS);
+    }
+
+    private void scheduled() {
+        try {
+            boolean busy = jobs.list(new Jobs.Query(KIND, JobState.RUNNING, null, 1)).jobs().size()
+                    + jobs.list(new Jobs.Query(KIND, JobState.QUEUED, null, 1)).jobs().size() > 0;
+            if (busy) {
+                return; // one pass at a time is enough; the next interval tries again
+            }
+            submit(VerifyScope.all(), "schedule");
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "scheduled verify could not start: " + e.getMessage());
+        }
+    }
+
+    /** The report of the last finished pass, or null. */
+    public Verifier.Report lastReport() {
+        return last.get();
+    }
+
+    /** When the last pass ended (epoch millis), or 0. */
+    public long lastEndedMillis() {
+        return lastEndedMillis.get();
+    }
+
+    public long blocksReadTotal() {
+        return blocksRead.get();
+    }
+
+    public long bytesReadTotal() {
+        return bytesRead.get();
+    }
+
+    public long runsTotal() {
+        return runs.get();
+    }
+
+    public Verifier verifier() {
+        return verifier;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (schedule != null) {
+            schedule.shutdownNow();
+            schedule = null;
+        }
+    }
+}
