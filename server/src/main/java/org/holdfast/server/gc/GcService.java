@@ -289,11 +289,6 @@ public final class GcService implements AutoCloseable {
         deletions.deleteSnapshot(volume, sequence);
     }
 
-    /** Test seam: the next volume deletions die at {@code point}, as a crash would. */
-    void crashAt(Deletions.CrashPoint point) {
-        deletions.crashPoint = point;
-    }
-
     // ------------------------------------------------------------------ cycle
 
     /** Runs retention, a sweep and compaction at the current time. */
