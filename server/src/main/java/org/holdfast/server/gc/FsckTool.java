@@ -3,6 +3,7 @@ package org.holdfast.server.gc;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import org.holdfast.gc.GcStoreException;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.gc.check.FsckReport;
 import org.holdfast.server.catalog.Catalog;
@@ -54,9 +55,19 @@ public final class FsckTool {
              MetadataDb db = MetadataDb.open(copy.catalogDir());
              DataStore store = DataStore.openReadOnly(dd.dataDir(), db)) {
             Catalog catalog = new Catalog(db);
-            // no fingerprint index: fsck never frees anything
-            try (GcService gc = GcService.open(new GcService.Settings(copy.gcDir(), BoscSettings.defaults(),
-                    Duration.ofHours(24), "30d", 64), catalog, store, null, Clock.systemUTC(), Object::new)) {
+            GcService opened;
+            try {
+                // no fingerprint index: fsck never frees anything
+                opened = GcService.open(new GcService.Settings(copy.gcDir(), BoscSettings.defaults(),
+                        Duration.ofHours(24), "30d", 64), catalog, store, null, Clock.systemUTC(), Object::new);
+            } catch (GcStoreException e) {
+                // the message names the scratch copy; the operator needs the real directory
+                throw new IllegalStateException("the GC metadata in " + dd.root().resolve("gc") + " cannot be used: "
+                        + e.getMessage().replace(copy.gcDir().toString(), dd.root().resolve("gc").toString())
+                                .replace(copy.gcDir().getParent().toString(), dd.root().toString())
+                        + " (rebuild it: holdfast-server gc-rebuild --data-dir " + dd.root() + ")", e);
+            }
+            try (GcService gc = opened) {
                 FsckReport f = gc.fsck();
                 System.out.print(f.toText());
                 return f.dataLoss() ? 2 : f.clean() ? 0 : 1;

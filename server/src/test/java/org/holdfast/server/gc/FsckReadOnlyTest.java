@@ -84,6 +84,26 @@ class FsckReadOnlyTest {
     }
 
     @Test
+    void run_gmaChunkDamaged_refusedNamingTheDataDirectorysRebuildAndNothingWritten() throws Exception {
+        try (DataDirectory dd = DataDirectory.open(dir);
+             GcStoreFixture f = GcStoreFixture.open(dd.root(), Clock.systemUTC(), 1L << 20, Duration.ofHours(2), 8, h -> h)) {
+            assertThat(f.gc.fsck().clean()).isTrue();
+        }
+        Path gma = dir.resolve("gc").resolve("gma.dat");
+        for (int frame = 0; frame < 2; frame++) {
+            try (FileChannel ch = FileChannel.open(gma, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                ch.write(ByteBuffer.wrap(new byte[] {(byte) 0xA5}), org.holdfast.gc.gma.GmaFormat.frameOffset(0, frame) + 64);
+            }
+        }
+        Map<String, String> before = checksums(dir);
+        assertThatThrownBy(() -> FsckTool.run(dir, scratch)).hasMessageContaining("damaged GC metadata")
+                .hasMessageContaining(dir.resolve("gc").resolve("gma.dat").toString())
+                .hasMessageContaining("holdfast-server gc-rebuild --data-dir " + dir.toAbsolutePath().normalize())
+                .hasMessageNotContaining(scratch.toString());
+        assertThat(checksums(dir)).isEqualTo(before);
+    }
+
+    @Test
     void run_serverHoldsTheDirectory_refusedAndNothingWritten() throws Exception {
         try (DataDirectory dd = DataDirectory.open(dir);
              GcStoreFixture f = GcStoreFixture.open(dd.root(), Clock.systemUTC(), 1L << 20, Duration.ofHours(2), 8, h -> h)) {
