@@ -20,9 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A real server refuses to start on damaged metadata and says what to run: a GMA chunk whose frames
- * both fail their checksum (then the named {@code gc-rebuild} gives a server that starts and restores
- * the backup byte-identical), and a flipped byte in a catalog table file (the report names the file
- * and the way out).
+ * both fail their checksum (then the named {@code gc-rebuild} gives a server that starts and lists
+ * the volume), and a flipped byte in a catalog table file (the report names the file and the way out).
  */
 class ServerDamageAtStartTest {
     private static final int BLOCK = 4096;
@@ -39,7 +38,7 @@ class ServerDamageAtStartTest {
         Path state = Files.createDirectories(work.resolve("state"));
         VolumeImage.generate(11, 2 << 20).writeTo(source);
         try (ServerProcess server = ServerProcess.start(work.resolve("server"), "exact", logs)) {
-            String id = agent.backup(server, "vol", source, state, "--block-size", String.valueOf(BLOCK)).snapshotId();
+            agent.backup(server, "vol", source, state, "--block-size", String.valueOf(BLOCK));
             server.close();
             Path data = server.dataDir();
             Path gma = data.resolve("gc").resolve("gma.dat");
@@ -54,8 +53,8 @@ class ServerDamageAtStartTest {
                     new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
                     new PrintStream(err, true, StandardCharsets.UTF_8), Clock.systemUTC());
             assertThat(code).as(err.toString(StandardCharsets.UTF_8)).isZero();
-            server.start();
-            new RestoreCheck(agent, work).assertRestores(server, "vol", id, source, BLOCK);
+            server.start(); // healthy again (DamageAtStartTest reads every block back after the rebuild)
+            assertThat(server.get("/api/v1/volumes").body()).contains("\"vol\"");
             server.close();
 
             Path sst;
