@@ -93,8 +93,9 @@ class ReclaimNowCrashTest {
                     return count(stdout, "phase reclaim-start") >= target;
                 }
             };
+            // iteration 2 always halts in reclaim-now's free step, so the loop surely has a kill inside a reclaim-now
             CrashLoop.KillPolicy policy = it % 2 == 1 ? CrashLoop.KillPolicy.randomTime()
-                    : (i, r) -> POINTS.get(r.nextInt(POINTS.size()));
+                    : it == 2 ? (i, r) -> KillPoints.RECLAIM_AFTER_FREE_BATCH : (i, r) -> POINTS.get(r.nextInt(POINTS.size()));
             CrashLoop.Kill kill = loop.runChild(it, workload, policy, 2, 500, 60_000, out);
             String stdout = Files.readString(out[0]);
             if (!stdout.contains("phase ")) {
