@@ -158,13 +158,18 @@ public final class MetadataDb implements AutoCloseable {
 
     /** Translates a RocksDB or I/O failure once: corruption becomes a {@link CorruptDataException} naming the file. */
     private StoreException fail(String key, Exception e) {
+        return translate(STORE, path, key, e);
+    }
+
+    /** As {@link StoreException#translate}, except that RocksDB corruption becomes a {@link CorruptDataException} naming the file. */
+    static StoreException translate(String store, String path, String key, Exception e) {
         if (e instanceof RocksDBException r && isCorruption(r)) {
             String msg = String.valueOf(r.getMessage());
             java.util.regex.Matcher m = java.util.regex.Pattern.compile("(/\\S+?\\.(sst|log|ldb)|/\\S*MANIFEST-\\d+)").matcher(msg);
             String file = m.find() ? m.group(1) : path;
-            return new CorruptDataException(STORE, file, key, "the catalog database is corrupt (" + msg + "); " + REPAIR_HINT);
+            return new CorruptDataException(store, file, key, "the catalog database is corrupt (" + msg + "); " + REPAIR_HINT);
         }
-        return StoreException.translate(STORE, path, key, e);
+        return StoreException.translate(store, path, key, e);
     }
 
     private static boolean isCorruption(RocksDBException e) {
