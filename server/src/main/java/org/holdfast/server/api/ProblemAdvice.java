@@ -16,6 +16,7 @@ import org.holdfast.server.jobs.JobFinishedException;
 import org.holdfast.server.jobs.JobsClosedException;
 import org.holdfast.server.jobs.UnknownJobException;
 import org.holdfast.server.store.CorruptBlockException;
+import org.holdfast.gc.GcCorruptException;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.StoreException;
 import org.slf4j.Logger;
@@ -189,6 +190,14 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
     ProblemDetail rangeNotSatisfiable(ImageController.RangeNotSatisfiableException e) {
         return problem(HttpStatus.REQUESTED_RANGE_NOT_SATISFIABLE, ProblemTypes.RANGE_NOT_SATISFIABLE, "Range not satisfiable",
                 e.getMessage());
+    }
+
+    @ExceptionHandler(GcCorruptException.class)
+    ProblemDetail corruptGcMetadata(GcCorruptException e) {
+        LOG.error("corrupt GC metadata", e);
+        // the message names the GC file and the chunk
+        return problem(HttpStatus.INTERNAL_SERVER_ERROR, ProblemTypes.CORRUPT_DATA, "Corrupt GC metadata",
+                e.getMessage() + "; stop the server and rebuild it from the catalog: holdfast-server gc-rebuild --data-dir <data-dir>");
     }
 
     private static ProblemDetail problem(HttpStatus status, URI type, String title, String detail) {

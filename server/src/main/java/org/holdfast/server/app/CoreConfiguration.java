@@ -61,7 +61,14 @@ public class CoreConfiguration {
 
     @Bean(destroyMethod = "close")
     MetadataDb metadataDb(DataDirectory dir, HoldfastProperties props) {
-        return MetadataDb.open(dir.catalogDir(), List.of(), props.store().fsync().forces());
+        MetadataDb db = MetadataDb.open(dir.catalogDir(), List.of(), props.store().fsync().forces());
+        try {
+            db.verifyChecksums(); // a damaged catalog file refuses the start (StoreFailureAnalyzer names the repair)
+        } catch (RuntimeException e) {
+            db.close();
+            throw e;
+        }
+        return db;
     }
 
     @Bean(destroyMethod = "close")

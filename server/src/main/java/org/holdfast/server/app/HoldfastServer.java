@@ -1,5 +1,6 @@
 package org.holdfast.server.app;
 
+import org.holdfast.common.kill.KillPoints;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -10,6 +11,9 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 public class HoldfastServer {
 
     public static void main(String[] args) {
+        // loads the kill-point registry now: a mistyped -Dholdfast.kill-point fails the start, not a later hit
+        KillPoints.armedPoint().ifPresent(p -> System.err.println("holdfast: TEST MODE: kill point " + p.name()
+                + " is armed; this process halts when it reaches it"));
         SpringApplication.run(HoldfastServer.class, args);
     }
 }

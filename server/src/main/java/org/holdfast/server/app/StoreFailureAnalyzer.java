@@ -1,5 +1,7 @@
 package org.holdfast.server.app;
 
+import org.holdfast.server.store.CorruptDataException;
+import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.StoreException;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -13,6 +15,10 @@ public class StoreFailureAnalyzer extends AbstractFailureAnalyzer<StoreException
 
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, StoreException cause) {
+        if (cause instanceof CorruptDataException && cause.store().equals("metadata-db")) {
+            return new FailureAnalysis("Holdfast found its catalog damaged at start: " + cause.getMessage(),
+                    "Stop here: " + MetadataDb.REPAIR_HINT + " (see docs/operations.md, troubleshooting).", cause);
+        }
         String action = switch (cause.store()) {
             case "data-dir" -> "Check holdfast.data-dir: it must be a writable directory that no other Holdfast server uses.";
             case "metadata-db" -> "Check that no other process uses the catalog under holdfast.data-dir and that the disk is healthy.";

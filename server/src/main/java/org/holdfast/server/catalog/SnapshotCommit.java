@@ -3,6 +3,7 @@ package org.holdfast.server.catalog;
 import java.time.Clock;
 import java.util.function.BiConsumer;
 import org.holdfast.common.id.VolumeId;
+import org.holdfast.common.kill.KillPoints;
 import org.holdfast.server.store.FormatVersions;
 import org.rocksdb.WriteBatch;
 
@@ -154,6 +155,7 @@ public final class SnapshotCommit {
             CommittedSnapshot committed = new CommittedSnapshot(volume, snapshot, delta);
             CommitHook.AfterCommit after = hook.onCommit(committed, batch);
             catalog.write(batch);
+            KillPoints.hit(KillPoints.COMMIT_AFTER_CATALOG_BATCH);
             after.run();
             return committed;
         }

@@ -4,6 +4,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
+import org.holdfast.common.kill.KillPoints;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.gc.bookkeeping.GcOperation;
 import org.holdfast.gc.bosc.BoscPipeline;
@@ -26,20 +27,6 @@ import org.rocksdb.WriteBatch;
  * while the log is made durable.
  */
 final class Deletions {
-    /** Where a test makes a volume deletion die, as a crash would. */
-    enum CrashPoint {
-        /** No simulated crash. */
-        NONE,
-        /** After the synced batch that records the operation and deletes the snapshot records. */
-        AFTER_CATALOG_BATCH,
-        /** After the operation is durable in the GC log, before the map goes. */
-        AFTER_GC_LOG
-    }
-
-    /** Thrown at a {@link CrashPoint}; the test then abandons the service as a crash would. */
-    static final class SimulatedCrash extends RuntimeException {
-    }
-
     private final Catalog catalog;
     private final GcRecords records;
     private final VolumeStates states;
@@ -49,8 +36,6 @@ final class Deletions {
     private final BoscPipeline pipeline;
     private final Object cycleLock;
     private final Supplier<Object> commitMonitor;
-    /** Test seam. */
-    volatile CrashPoint crashPoint = CrashPoint.NONE;
 
     Deletions(Catalog catalog, GcRecords records, VolumeStates states, Pins pins, RetentionLocks locks, OperationLog ops,
               BoscPipeline pipeline, Object cycleLock, Supplier<Object> commitMonitor) {
@@ -114,17 +99,13 @@ final class Deletions {
                     }
                     keepClosed = true;
                     ops.written(opId);
-                    if (crashPoint == CrashPoint.AFTER_CATALOG_BATCH) {
-                        throw new SimulatedCrash();
-                    }
+                    KillPoints.hit(KillPoints.GC_DELETE_VOLUME_AFTER_CATALOG_BATCH);
                     states.forget(v.internalId());
                     ops.apply(opId, new GcOperation.Release(pbns));
                 }
                 pipeline.awaitDurable();
                 ops.requireHealthy(); // the op must be in the GC log before the map it is rebuilt from goes
-                if (crashPoint == CrashPoint.AFTER_GC_LOG) {
-                    throw new SimulatedCrash();
-                }
+                KillPoints.hit(KillPoints.GC_DELETE_VOLUME_AFTER_GC_LOG);
                 long entries = deleteMapAndVolume(v, opId);
                 keepClosed = false;
                 return new GcService.VolumeDeletion(volume.name(), snapshots, released, entries);

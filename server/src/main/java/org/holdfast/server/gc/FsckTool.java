@@ -3,6 +3,7 @@ package org.holdfast.server.gc;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import org.holdfast.gc.GcStoreException;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.gc.check.FsckReport;
 import org.holdfast.server.catalog.Catalog;
@@ -11,22 +12,27 @@ import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
 
 /**
- * Offline fsck of a stopped server's data directory: {@code FsckTool <data-dir>}. Replays the GC log
- * (and re-drives operations it lacks, as a server start would), then prints the report. Exit code 0:
- * clean; 1: leaks or bookkeeping disagreements; 2: data loss; 3: could not run.
+ * Offline fsck of a stopped server's data directory: {@code FsckTool <data-dir> [--scratch-dir DIR]}.
+ * It writes nothing in the data directory: the data logs are opened read-only (a torn tail is left
+ * for the server's next start), a shared lock keeps a server from starting meanwhile, and the
+ * catalog and GC metadata are opened on a private scratch copy ({@link ScratchMetadata}, in the
+ * system's temporary directory unless {@code --scratch-dir} says otherwise), where the GC log is
+ * replayed and logged operations are re-driven as a server start would. Exit code 0: clean; 1:
+ * leaks or bookkeeping disagreements; 2: data loss; 3: could not run.
  */
 public final class FsckTool {
     private FsckTool() {
     }
 
     public static void main(String[] args) {
-        if (args.length != 1) {
-            System.err.println("usage: FsckTool <holdfast data directory> (the server must be stopped)");
+        boolean scratch = args.length == 3 && args[1].equals("--scratch-dir");
+        if (args.length != 1 && !scratch) {
+            System.err.println("usage: FsckTool <holdfast data directory> [--scratch-dir DIR] (the server must be stopped)");
             System.exit(3);
         }
         int code;
         try {
-            code = run(Path.of(args[0]));
+            code = run(Path.of(args[0]), scratch ? Path.of(args[2]) : Path.of(System.getProperty("java.io.tmpdir")));
         } catch (RuntimeException e) {
             System.err.println("fsck could not run: " + e.getMessage());
             code = 3;
@@ -34,18 +40,34 @@ public final class FsckTool {
         System.exit(code);
     }
 
-    /** Runs the check and prints it; returns the exit code. */
+    /** Runs the check with its scratch copy in the system's temporary directory; see {@link #run(Path, Path)}. */
     static int run(Path dataDir) {
+        return run(dataDir, Path.of(System.getProperty("java.io.tmpdir")));
+    }
+
+    /** Runs the check and prints it; returns the exit code. The scratch copy of the metadata goes under {@code scratchParent}. */
+    static int run(Path dataDir, Path scratchParent) {
         if (!java.nio.file.Files.isDirectory(dataDir.resolve("catalog"))) {
             throw new IllegalArgumentException(dataDir + " is not a Holdfast data directory (no catalog/ in it)");
         }
-        try (DataDirectory dd = DataDirectory.open(dataDir);
-             MetadataDb db = MetadataDb.open(dd.catalogDir());
-             DataStore store = DataStore.open(DataStore.Settings.defaults(dd.dataDir()), db)) {
+        try (DataDirectory dd = DataDirectory.openReadOnly(dataDir);
+             ScratchMetadata copy = ScratchMetadata.copy(dd.root(), scratchParent);
+             MetadataDb db = MetadataDb.open(copy.catalogDir());
+             DataStore store = DataStore.openReadOnly(dd.dataDir(), db)) {
             Catalog catalog = new Catalog(db);
-            // no fingerprint index: fsck never frees anything
-            try (GcService gc = GcService.open(new GcService.Settings(dd.subdirectory("gc"), BoscSettings.defaults(),
-                    Duration.ofHours(24), "30d", 64), catalog, store, null, Clock.systemUTC(), Object::new)) {
+            GcService opened;
+            try {
+                // no fingerprint index: fsck never frees anything
+                opened = GcService.open(new GcService.Settings(copy.gcDir(), BoscSettings.defaults(),
+                        Duration.ofHours(24), "30d", 64), catalog, store, null, Clock.systemUTC(), Object::new);
+            } catch (GcStoreException e) {
+                // the message names the scratch copy; the operator needs the real directory
+                throw new IllegalStateException("the GC metadata in " + dd.root().resolve("gc") + " cannot be used: "
+                        + e.getMessage().replace(copy.gcDir().toString(), dd.root().resolve("gc").toString())
+                                .replace(copy.gcDir().getParent().toString(), dd.root().toString())
+                        + " (rebuild it: holdfast-server gc-rebuild --data-dir " + dd.root() + ")", e);
+            }
+            try (GcService gc = opened) {
                 FsckReport f = gc.fsck();
                 System.out.print(f.toText());
                 return f.dataLoss() ? 2 : f.clean() ? 0 : 1;

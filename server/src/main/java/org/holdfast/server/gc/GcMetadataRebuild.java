@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.stream.Stream;
+import org.holdfast.common.kill.KillPoints;
 import org.holdfast.gc.GcStoreException;
 import org.holdfast.gc.bosc.BoscPipeline;
 import org.holdfast.gc.bosc.BoscSettings;
@@ -109,9 +110,6 @@ public final class GcMetadataRebuild {
                          int passes, long lastOpId, long graceUntil, String replacedDir, long millis) {
     }
 
-    /** Test seam: throw {@link SimulatedCrash} at this step (1 mid-build, 2 before verify, 3 between the renames). */
-    volatile int crashPoint;
-
     private final Path root;
     private final Catalog catalog;
     private final Settings settings;
@@ -166,9 +164,7 @@ public final class GcMetadataRebuild {
             }
             gma.sync();
         }
-        if (crashPoint == 2) {
-            throw new SimulatedCrash();
-        }
+        KillPoints.hit(KillPoints.GC_REBUILD_BEFORE_VERIFY);
         writeLog(build, lastOpId);
         byte[] expected = digest.digest();
         progress.step("verifying " + build);
@@ -365,9 +361,7 @@ public final class GcMetadataRebuild {
             } finally {
                 l.unlock();
             }
-            if (crashPoint == 1) {
-                throw new SimulatedCrash();
-            }
+            KillPoints.hit(KillPoints.GC_REBUILD_AFTER_CHUNK);
         }
         progress.step("  wrote " + n.chunks + " GMA chunks so far");
     }
@@ -417,9 +411,7 @@ public final class GcMetadataRebuild {
             }
             move(gc, aside);
             replaced = aside.getFileName().toString();
-            if (crashPoint == 3) {
-                throw new SimulatedCrash();
-            }
+            KillPoints.hit(KillPoints.GC_REBUILD_BETWEEN_RENAMES);
         }
         move(build, gc);
         return replaced;
@@ -492,9 +484,5 @@ public final class GcMetadataRebuild {
             }
         }
         return lo;
-    }
-
-    /** Thrown at a {@link #crashPoint}; the test then abandons the run as a crash would. */
-    static final class SimulatedCrash extends RuntimeException {
     }
 }

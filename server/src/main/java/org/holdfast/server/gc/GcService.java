@@ -6,6 +6,8 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.function.Supplier;
 import org.holdfast.common.id.VolumeId;
+import org.holdfast.gc.GcCorruptException;
+import org.holdfast.gc.GcStoreException;
 import org.holdfast.gc.bookkeeping.GcBookkeeper;
 import org.holdfast.gc.bosc.BoscPipeline;
 import org.holdfast.gc.bosc.BoscSettings;
@@ -171,12 +173,27 @@ public final class GcService implements AutoCloseable {
                                  Clock clock, Supplier<Object> commitMonitor) {
         GcService s = new GcService(settings, catalog, dataStore, index, clock, commitMonitor);
         try {
+            verifyGma(s.pipeline, settings.dir());
             s.recovery.recover();
         } catch (RuntimeException e) {
             s.pipeline.close();
             throw e;
         }
         return s;
+    }
+
+    /**
+     * Reads every GMA chunk once at open: a damaged chunk refuses the start (the operator runs the
+     * rebuild) instead of surfacing later as a failed sweep or fsck, with GC counting on bad data.
+     */
+    private static void verifyGma(BoscPipeline pipeline, Path dir) {
+        try {
+            pipeline.gma().verify();
+        } catch (GcCorruptException e) {
+            throw new GcStoreException("gc-metadata", dir, null, "damaged GC metadata found at start: " + e.getMessage()
+                    + "; stop the server and rebuild it from the catalog: holdfast-server gc-rebuild --data-dir "
+                    + dir.toAbsolutePath().getParent(), e);
+        }
     }
 
     // ------------------------------------------------------------------ parts, for the commit hook
@@ -287,11 +304,6 @@ public final class GcService implements AutoCloseable {
      */
     public void deleteSnapshot(VolumeId volume, long sequence) {
         deletions.deleteSnapshot(volume, sequence);
-    }
-
-    /** Test seam: the next volume deletions die at {@code point}, as a crash would. */
-    void crashAt(Deletions.CrashPoint point) {
-        deletions.crashPoint = point;
     }
 
     // ------------------------------------------------------------------ cycle

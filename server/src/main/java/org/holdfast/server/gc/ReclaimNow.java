@@ -1,6 +1,7 @@
 package org.holdfast.server.gc;
 
 import java.time.Clock;
+import org.holdfast.common.kill.KillPoints;
 import org.holdfast.gc.sweep.GraceGuard;
 import org.holdfast.gc.sweep.Sweeper;
 import org.holdfast.gc.sweep.UnmarkedSweepListener;
@@ -102,6 +103,7 @@ final class ReclaimNow {
                         advanced[0] += items;
                         job.advance(items, bytes[0] - bytesReported[0]);
                         bytesReported[0] = bytes[0];
+                        KillPoints.hit(KillPoints.RECLAIM_AFTER_FREE_BATCH);
                         job.checkpoint();
                     }
                 });

@@ -51,7 +51,7 @@ public final class CheckedIterator implements AutoCloseable {
         try {
             it.status();
         } catch (RocksDBException e) {
-            throw StoreException.translate(store, path, "iterator", e);
+            throw MetadataDb.translate(store, path, "iterator", e); // corruption: corrupt-data naming the file, not "retry"
         }
         return false;
     }

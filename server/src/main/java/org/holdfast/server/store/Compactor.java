@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
+import org.holdfast.common.kill.KillPoints;
 import org.rocksdb.WriteBatch;
 
 /**
@@ -198,6 +199,7 @@ public final class Compactor {
                 skipped++;
                 continue;
             }
+            KillPoints.hit(KillPoints.COMPACTION_AFTER_COPY);
             beforeSwitch.accept(id);
             int n = store.relocate(id, store.dir().resolve(DataLog.fileName(id) + SUFFIX), records);
             LOG.log(Level.INFO, () -> "compacted data log " + id + ": " + oldSize + " -> " + newSize + " bytes, " + n + " records moved");

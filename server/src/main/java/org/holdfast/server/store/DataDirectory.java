@@ -78,6 +78,45 @@ public final class DataDirectory implements AutoCloseable {
     }
 
     /**
+     * Opens an existing data directory for a checker: nothing is created or written, and a shared
+     * lock on the lock file (taken through a read-only channel) keeps a server from starting on it
+     * meanwhile and fails if one runs.
+     *
+     * @throws StoreException naming the directory if it is no data directory or a server holds it
+     */
+    public static DataDirectory openReadOnly(Path dir) {
+        Path root = dir.toAbsolutePath().normalize();
+        Path lockPath = root.resolve(LOCK_FILE);
+        if (!Files.isDirectory(root.resolve("catalog"))) {
+            throw new StoreException("data-dir", root.toString(), null, "not a Holdfast data directory (no catalog/ in it)", null);
+        }
+        if (!Files.exists(lockPath)) {
+            return new DataDirectory(root, null, null); // no server ever locked it (a copy, a test): creating the file would write
+        }
+        FileChannel ch;
+        try {
+            ch = FileChannel.open(lockPath, StandardOpenOption.READ);
+        } catch (IOException e) {
+            throw new StoreException("data-dir", lockPath.toString(), null, "cannot open the lock file: " + e, e);
+        }
+        FileLock lock;
+        try {
+            lock = ch.tryLock(0, Long.MAX_VALUE, true);
+        } catch (OverlappingFileLockException e) {
+            lock = null;
+        } catch (IOException e) {
+            closeQuietly(ch);
+            throw new StoreException("data-dir", lockPath.toString(), null, "cannot lock the data directory: " + e, e);
+        }
+        if (lock == null) {
+            closeQuietly(ch);
+            throw new StoreException("data-dir", root.toString(), null,
+                    "the data directory is in use by a running Holdfast server (lock file " + lockPath + "); stop it first", null);
+        }
+        return new DataDirectory(root, ch, lock);
+    }
+
+    /**
      * The data directory holds every backed-up block and the users' password hashes: a new one is
      * made readable by its owner only (0700); an existing one that others can enter gets a warning
      * (its mode is the operator's to change, e.g. a shared group on purpose).
@@ -130,6 +169,9 @@ public final class DataDirectory implements AutoCloseable {
     /** Releases the lock. Idempotent. */
     @Override
     public void close() {
+        if (lock == null) {
+            return;
+        }
         try {
             if (lock.isValid()) {
                 lock.release();

@@ -85,8 +85,18 @@ public final class DataLog implements AutoCloseable {
 
     /** Opens an existing log and checks its header. */
     public static DataLog open(Path file, int expectedId) {
+        return open(file, expectedId, false);
+    }
+
+    /** Opens an existing log for reading only (a checker): any write through it fails. */
+    public static DataLog openReadOnly(Path file, int expectedId) {
+        return open(file, expectedId, true);
+    }
+
+    private static DataLog open(Path file, int expectedId, boolean readOnly) {
         try {
-            FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            FileChannel ch = readOnly ? FileChannel.open(file, StandardOpenOption.READ)
+                    : FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
             long len = ch.size();
             if (len < DATA_LOG_HEADER_BYTES) {
                 ch.close();

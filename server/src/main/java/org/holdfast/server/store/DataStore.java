@@ -17,6 +17,7 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 import org.holdfast.common.id.Fingerprint;
+import org.holdfast.common.kill.KillPoints;
 import org.rocksdb.WriteBatch;
 
 /**
@@ -123,23 +124,74 @@ public final class DataStore implements AutoCloseable {
     private final CRC32C crc = new CRC32C();
     private long bytesSinceSpaceCheck = SPACE_CHECK_INTERVAL;
     private boolean closed;
+    /** Opened by a checker: nothing on disk is written, moved or deleted (see {@link #openReadOnly}). */
+    private final boolean readOnly;
 
     // guarded by syncLock
     private int durableLogId;
     private long durableLength;
 
-    private DataStore(Settings settings, MetadataDb db) {
+    private DataStore(Settings settings, MetadataDb db, boolean readOnly) {
         this.settings = settings;
         this.db = db;
+        this.readOnly = readOnly;
         this.locations = new LocationIndex(db);
         this.possession = new PossessionIndex(db);
         this.badBlocks = new BadBlocks(db);
-        this.recovery = recover();
+        this.recovery = readOnly ? openLogsReadOnly() : recover();
     }
 
     /** Opens the store in {@code settings.dir()}, running crash recovery first. */
     public static DataStore open(Settings settings, MetadataDb db) {
-        return new DataStore(settings, db);
+        return new DataStore(settings, db, false);
+    }
+
+    /**
+     * Opens the store of a stopped server for a checker: the logs are opened read-only, nothing is
+     * recovered on disk (a torn tail past the durable point stays; reads never go past it, since
+     * every location lies below it), and every write (append, sync, compaction, forget) is refused.
+     * {@code db} may be a scratch copy of the catalog. Refused while an interrupted compaction
+     * awaits its completion, which only a server start does.
+     */
+    public static DataStore openReadOnly(Path dir, MetadataDb db) {
+        return new DataStore(Settings.defaults(dir), db, true);
+    }
+
+    private Recovery openLogsReadOnly() {
+        Path dir = settings.dir();
+        if (db.metaLong(Compactor.META_INTENT, -1) >= 0) {
+            throw new StoreException(STORE, dir.toString(), Compactor.META_INTENT, "a compaction was interrupted and is completed"
+                    + " only when a server opens the store; start the server once, stop it, then check again", null);
+        }
+        byte[] dp = db.get(db.handle(MetadataDb.Column.META), MetadataDb.bytes(FormatVersions.META_DURABLE_POINT));
+        if (dp == null || dp.length != 12) {
+            throw new CorruptDataException(STORE, db.path(), FormatVersions.META_DURABLE_POINT,
+                    dp == null ? "the catalog has no durable point" : "durable point has " + dp.length + " bytes");
+        }
+        int id = Bytes.getInt(dp, 0);
+        long len = Bytes.getLong(dp, 4);
+        Path activePath = dir.resolve(DataLog.fileName(id));
+        if (!Files.exists(activePath)) {
+            throw new CorruptDataException(STORE, dir.toString(), DataLog.fileName(id), "the durable point names a data log that is missing");
+        }
+        active = DataLog.openReadOnly(activePath, id);
+        if (active.size() < len) {
+            throw new CorruptDataException(STORE, activePath.toString(), null,
+                    "log is " + active.size() + " bytes but " + len + " were durable: data was lost underneath the store");
+        }
+        logs.put(id, active);
+        durableLogId = id;
+        durableLength = len;
+        nextPbn = Math.max(Math.max(db.metaLong(FormatVersions.META_PBN_RESERVED, 1), locations.maxPbn() + 1), 1);
+        reservedPbn = nextPbn;
+        pendingBase = nextPbn;
+        return new Recovery(id, len, 0, 0);
+    }
+
+    private void refuseIfReadOnly(String what) {
+        if (readOnly) {
+            throw new IllegalStateException("the data store in " + settings.dir() + " is open read-only (a checker); cannot " + what);
+        }
     }
 
     private Recovery recover() {
@@ -236,6 +288,7 @@ public final class DataStore implements AutoCloseable {
             throw new IllegalArgumentException("raw length " + rawLength + " outside 1.." + FormatVersions.MAX_BLOCK_SIZE);
         }
         int recordLength = RECORD_HEADER_BYTES + storedLength;
+        refuseIfReadOnly("append");
         synchronized (appendLock) {
             ensureOpen();
             if (bytesSinceSpaceCheck >= SPACE_CHECK_INTERVAL) {
@@ -540,6 +593,9 @@ public final class DataStore implements AutoCloseable {
 
     /** Makes every block appended so far durable and indexed (see the class comment). */
     public void sync() {
+        if (readOnly) {
+            return; // nothing was appended, and the durable point stays as the server left it
+        }
         // shared relocation lock: a repair's location switch must not interleave with a compaction's
         relocation.readLock().lock();
         try {
@@ -671,6 +727,7 @@ public final class DataStore implements AutoCloseable {
      * treats them as gone. Atomic with respect to a relocation (see the class comment).
      */
     public void forget(long[] pbns, int n) {
+        refuseIfReadOnly("forget blocks");
         relocation.readLock().lock();
         try (WriteBatch batch = new WriteBatch()) {
             for (int i = 0; i < n; i++) {
@@ -709,6 +766,7 @@ public final class DataStore implements AutoCloseable {
      * over the log. Readers then open the new file. Returns how many locations moved.
      */
     int relocate(int logId, Path compacted, LiveRecords records) {
+        refuseIfReadOnly("compact");
         Path target = logPath(logId);
         int moved = 0;
         relocation.writeLock().lock();
@@ -752,12 +810,14 @@ public final class DataStore implements AutoCloseable {
         } finally {
             relocation.writeLock().unlock();
         }
+        KillPoints.hit(KillPoints.COMPACTION_AFTER_SWITCH);
         Compactor.clearIntent(db);
         return moved;
     }
 
     /** Deletes sealed log {@code logId}, which no location names any more (compaction found it dead). */
     void dropLog(int logId) {
+        refuseIfReadOnly("drop a log");
         relocation.writeLock().lock();
         try {
             ensureOpen();
@@ -833,7 +893,7 @@ public final class DataStore implements AutoCloseable {
                 if (!Files.exists(p)) {
                     throw new CorruptDataException(STORE, p.toString(), "pbn " + pbn, "data log is missing");
                 }
-                return DataLog.open(p, k);
+                return readOnly ? DataLog.openReadOnly(p, k) : DataLog.open(p, k);
             });
         }
     }

@@ -11,6 +11,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import org.holdfast.common.kill.KillPoint;
+import org.holdfast.common.kill.KillPoints;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.gc.check.FsckReport;
 import org.holdfast.server.catalog.Catalog;
@@ -30,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * every committed snapshot restores bit for bit, and fsck over the data directory finds no block
  * lost and no disagreement between the GC metadata and the catalog.
  *
- * <p>Iterations from {@code holdfast.crash.iterations} (5 by default, 100 with -Pslow).
+ * <p>Iterations from {@code holdfast.crash.iterations} (5 by default, 100 with -Pslow), through {@link CrashLoop}.
  */
 class GcCrashTest {
     private static final int BLOCK = 4096;
@@ -44,10 +46,10 @@ class GcCrashTest {
 
     @Test
     void server_killedDuringCommitsAndSweeps_fsckCleanAndEverySnapshotRestores() throws Exception {
-        int iterations = Integer.getInteger("holdfast.crash.iterations", 5);
-        long seed = Long.getLong("holdfast.crash.seed", System.nanoTime());
-        System.out.println("[e2e] gc crash loop: " + iterations + " iterations, seed " + seed);
-        Random random = new Random(seed);
+        CrashLoop loop = new CrashLoop("gc crash loop", 5);
+        int iterations = loop.iterations();
+        long seed = loop.seed();
+        Random random = loop.random();
         String volume = "gc-crash";
         Path source = work.resolve("volume.img");
         Path state = Files.createDirectories(work.resolve("state"));
@@ -83,6 +85,7 @@ class GcCrashTest {
                 }
                 Thread.sleep(random.nextInt(500));
                 assertThat(server.kill()).as("server died before the kill:\n%s", server.diagnostics()).isTrue();
+                loop.record(null, false);
                 run.await();
                 server.start();
                 List<String> listed = agent.snapshots(server, volume).stream().map(SnapshotInfo::id).toList();
@@ -130,14 +133,18 @@ class GcCrashTest {
      * a compaction's {@code .compact} file appears (plus 0-40 ms, so the kill lands in the copy, the
      * switch, or between logs), or, every third iteration, at a random point of a backup. After each
      * restart the newest snapshot is still there; at the end every retained snapshot restores bit for
-     * bit and fsck finds no block lost. Prints how many kills landed during a compaction.
+     * bit and fsck finds no block lost. Prints how many kills landed during a compaction. Iterations 2,
+ * 5, ... instead restart the server with a named compaction point armed ({@code compaction.afterCopy}
+ * or {@code compaction.afterSwitch}, see {@link CrashLoop}) and let it halt there; the loop reports
+ * the kill-point coverage.
      */
     @Test
     void server_killedDuringCompactions_fsckCleanAndEveryRetainedSnapshotRestores() throws Exception {
-        int iterations = Integer.getInteger("holdfast.crash.iterations", 5);
-        long seed = Long.getLong("holdfast.crash.seed", System.nanoTime());
-        System.out.println("[e2e] compaction crash loop: " + iterations + " iterations, seed " + seed);
-        Random random = new Random(seed);
+        CrashLoop loop = new CrashLoop("compaction crash loop", 5);
+        int iterations = loop.iterations();
+        long seed = loop.seed();
+        Random random = loop.random();
+        List<KillPoint> compactionPoints = List.of(KillPoints.COMPACTION_AFTER_COPY, KillPoints.COMPACTION_AFTER_SWITCH);
         String volume = "compaction-crash";
         Path source = work.resolve("volume.img");
         Path state = Files.createDirectories(work.resolve("state"));
@@ -164,6 +171,15 @@ class GcCrashTest {
                 newest = backupKnown(server, volume, img, source, state, known);
             }
             for (int it = 1; it <= iterations; it++) {
+                // iterations 2, 5, ...: restart with a random compaction point armed (the copy or the switch), so the
+                // server halts itself there; the kill of the running server for that restart is one more random crash
+                KillPoint armed = it % 3 == 2 ? compactionPoints.get(random.nextInt(compactionPoints.size())) : null;
+                if (armed != null) {
+                    assertThat(server.kill()).as("server died before the kill:\n%s", server.diagnostics()).isTrue();
+                    loop.record(null, false);
+                    server.armKillPoint(armed, 1);
+                    server.start();
+                }
                 img.fill(img.randomOffset(MIB, BLOCK), MIB, Content.RANDOM);
                 img.scribble(20);
                 img.writeTo(source);
@@ -171,7 +187,14 @@ class GcCrashTest {
                 Files.copy(source, inFlight);
                 AgentProcess.Running run = agent.start(AgentProcess.backupArgs(server, volume, source, state,
                         "--block-size", String.valueOf(BLOCK)));
-                if (it % 3 == 0) {
+                if (armed != null) {
+                    // started with a compaction point armed: the server halts itself there
+                    boolean halted = server.awaitKillPoint(Duration.ofSeconds(60));
+                    if (!halted) {
+                        assertThat(server.kill()).as("server died otherwise:\n%s", server.diagnostics()).isTrue();
+                    }
+                    loop.record(armed, halted);
+                } else if (it % 3 == 0) {
                     long dataBefore = server.dataLogBytes();
                     double share = 0.2 + 0.8 * random.nextDouble();
                     long start = System.nanoTime();
@@ -186,7 +209,10 @@ class GcCrashTest {
                     }
                     Thread.sleep(random.nextInt(3) == 0 ? 0 : random.nextInt(40));
                 }
-                assertThat(server.kill()).as("server died before the kill:\n%s", server.diagnostics()).isTrue();
+                if (armed == null) {
+                    assertThat(server.kill()).as("server died before the kill:\n%s", server.diagnostics()).isTrue();
+                    loop.record(null, false);
+                }
                 boolean compactFile = compactFilePresent(logsDir);
                 String killedLog = server.log();
                 boolean midCompaction = killedLog.lastIndexOf("compacting data log") > killedLog.lastIndexOf("compacted data log");
@@ -241,6 +267,7 @@ class GcCrashTest {
                 iterations, logsCompacted, killsInCompaction, killsWithCompactFile, recoveredByRename, recoveredIntentOnly,
                 recoveredByDiscard, retained.size());
         assertThat(killsInCompaction).as("kills that landed during a compaction").isPositive();
+        loop.report(compactionPoints::contains);
         try (DataDirectory dd = DataDirectory.open(dataDir);
              MetadataDb db = MetadataDb.open(dd.catalogDir());
              DataStore store = DataStore.open(DataStore.Settings.defaults(dd.dataDir()), db);

@@ -12,6 +12,8 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import org.holdfast.common.id.VolumeId;
+import org.holdfast.common.kill.KillPoint;
+import org.holdfast.common.kill.KillPoints;
 import org.holdfast.gc.check.FsckReport;
 import org.holdfast.server.gc.GcService;
 import org.holdfast.server.gc.VolumeGate;
@@ -48,12 +50,16 @@ class ReclaimNowCrashTest {
     private final List<Long> contents = new ArrayList<>();
     private long nextContent = 1;
 
+    /** The named points this child passes without leaving a volume the model does not know (it never commits a keep- volume). */
+    private static final List<KillPoint> POINTS = List.of(KillPoints.RECLAIM_AFTER_FREE_BATCH,
+            KillPoints.GC_DELETE_VOLUME_AFTER_CATALOG_BATCH, KillPoints.GC_DELETE_VOLUME_AFTER_GC_LOG);
+
     @Test
     void child_killedDuringReclaimNow_fsckCleanAndEveryRetainedSnapshotRestores() throws Exception {
-        int iterations = Integer.getInteger("holdfast.crash.iterations", 5);
-        long seed = Long.getLong("holdfast.crash.seed", System.nanoTime());
-        System.out.println("[e2e] reclaim-now crash loop: " + iterations + " iterations, seed " + seed);
-        Random random = new Random(seed);
+        CrashLoop loop = new CrashLoop("reclaim-now crash loop", 5);
+        int iterations = loop.iterations();
+        long seed = loop.seed();
+        Random random = loop.random();
         Path root = work.resolve("stack");
         try (ReclaimStack s = ReclaimStack.open(root)) {
             for (int v = 0; v < VOLUMES; v++) {
@@ -71,19 +77,30 @@ class ReclaimNowCrashTest {
                 change(s, random, it);
             }
             Path[] out = logs.next("reclaim-child-" + it);
-            Process child = ChildJvm.start(ReclaimNowChild.class.getName(), List.of("-Xmx256m"), ChildJvm.serverClasspath(),
-                    List.of(root.toString(), Long.toString(seed + it)), out[0], out[1]);
-            // kill 0-500 ms into the first or second reclaim-now of this child (a cold one takes about 600 ms here)
+            long childSeed = seed + it;
+            // odd iterations: kill 0-500 ms into the first or second reclaim-now of this child (a cold one takes about
+            // 600 ms here); even ones: halt at a named point the child passes (its first or second hit)
             int target = 1 + random.nextInt(2);
-            long deadline = System.nanoTime() + 60_000_000_000L;
-            while (count(out[0], "phase reclaim-start") < target) {
-                assertThat(child.isAlive()).as("child died: %s", ChildJvm.tail(out[1], 4000)).isTrue();
-                assertThat(System.nanoTime()).as("child reached reclaim-now in 60 s").isLessThan(deadline);
-                Thread.sleep(1);
-            }
-            Thread.sleep(random.nextInt(500));
-            assertThat(ChildJvm.sigkill(child)).as("child exited before the kill: %s", ChildJvm.tail(out[1], 4000)).isTrue();
+            CrashLoop.ChildWorkload workload = new CrashLoop.ChildWorkload() {
+                @Override
+                public Process start(int iteration, List<String> jvm, Path stdout, Path stderr) {
+                    return ChildJvm.start(ReclaimNowChild.class.getName(), jvm, ChildJvm.serverClasspath(),
+                            List.of(root.toString(), Long.toString(childSeed)), stdout, stderr);
+                }
+
+                @Override
+                public boolean ready(String stdout) {
+                    return count(stdout, "phase reclaim-start") >= target;
+                }
+            };
+            // iteration 2 always halts in reclaim-now's free step, so the loop surely has a kill inside a reclaim-now
+            CrashLoop.KillPolicy policy = it % 2 == 1 ? CrashLoop.KillPolicy.randomTime()
+                    : it == 2 ? (i, r) -> KillPoints.RECLAIM_AFTER_FREE_BATCH : (i, r) -> POINTS.get(r.nextInt(POINTS.size()));
+            CrashLoop.Kill kill = loop.runChild(it, workload, policy, 2, 500, 60_000, out);
             String stdout = Files.readString(out[0]);
+            if (!stdout.contains("phase ")) {
+                throw new AssertionError("iteration " + it + ": the child never started a phase (" + kill.describe() + ")");
+            }
             String last = stdout.substring(stdout.lastIndexOf("phase "));
             freedInChild += count(out[0], "batch freed");
             if (last.startsWith("phase reclaim-start")) {
@@ -98,7 +115,7 @@ class ReclaimNowCrashTest {
                 elsewhere++;
             }
             try (ReclaimStack s = ReclaimStack.open(root)) {
-                assertConsistent(s, "after kill " + it + " (" + last.lines().findFirst().orElse("") + ")");
+                assertConsistent(s, "after kill " + it + " (" + kill.describe() + ", " + last.lines().findFirst().orElse("") + ")");
             }
         }
         try (ReclaimStack s = ReclaimStack.open(root)) {
@@ -109,6 +126,7 @@ class ReclaimNowCrashTest {
         }
         System.out.printf("[e2e] reclaim-now crash loop done: %d kills during the mark, %d during the free (%d batches freed"
                 + " in children), %d during the compaction after it, %d elsewhere%n", inMark, inFree, freedInChild, inCompaction, elsewhere);
+        loop.report(POINTS::contains);
         assertThat(inMark + inFree + inCompaction).as("kills that landed during reclaim-now").isPositive();
     }
 
@@ -178,10 +196,10 @@ class ReclaimNowCrashTest {
     }
 
     private static int count(Path file, String what) throws java.io.IOException {
-        if (!Files.exists(file)) {
-            return 0;
-        }
-        String text = Files.readString(file);
+        return Files.exists(file) ? count(Files.readString(file), what) : 0;
+    }
+
+    private static int count(String text, String what) {
         int n = 0;
         for (int i = text.indexOf(what); i >= 0; i = text.indexOf(what, i + 1)) {
             n++;

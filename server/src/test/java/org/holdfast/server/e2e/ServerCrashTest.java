@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import org.holdfast.common.kill.KillPoints;
 import org.holdfast.server.e2e.VolumeImage.Content;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -16,7 +17,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Kills the server with SIGKILL at random moments of a backup, again and again, restarting it on
  * the same data directory each time. After every restart: no partial snapshot, every committed
- * snapshot restores bit for bit, and the next backup succeeds.
+ * snapshot restores bit for bit, and the next backup succeeds. Every third iteration (2, 5, ...) the
+ * server instead halts itself at the named kill point {@code commit.afterCatalogBatch} (armed at the
+ * restart before, see {@link CrashLoop}): the in-flight snapshot must then be there after the restart.
  *
  * <p>Iterations come from {@code holdfast.crash.iterations} (5 by default, 100 with -Pslow); the
  * seed of the kill delays from {@code holdfast.crash.seed} (printed, so a failure can be replayed).
@@ -35,10 +38,10 @@ class ServerCrashTest {
 
     @Test
     void server_killedDuringBackupsRepeatedly_committedSnapshotsSurviveAndNoPartialOneAppears() throws Exception {
-        int iterations = Integer.getInteger("holdfast.crash.iterations", 5);
-        long seed = Long.getLong("holdfast.crash.seed", System.nanoTime());
-        System.out.println("[e2e] server crash loop: " + iterations + " iterations, seed " + seed);
-        Random random = new Random(seed);
+        CrashLoop loop = new CrashLoop("server crash loop", 5);
+        int iterations = loop.iterations();
+        long seed = loop.seed();
+        Random random = loop.random();
         String volume = "crashing";
         Path source = work.resolve("volume.img");
         Path state = Files.createDirectories(work.resolve("state"));
@@ -66,7 +69,10 @@ class ServerCrashTest {
 
                 // Aim the kill around the commit: wait until a random share (10 % to 100 %) of the
                 // change has reached the server's data logs, then a random 0-200 ms more. Some kills
-                // land during the upload, some during the commit, some just after it.
+                // land during the upload, some during the commit, some just after it. Or, in the
+                // iterations the server was started with commit.afterCatalogBatch armed (see below),
+                // it halts itself the moment this backup's commit batch is durable.
+                boolean atPoint = pointIteration(it);
                 double share = 0.1 + 0.9 * random.nextDouble();
                 long extraMillis = random.nextInt(200);
                 long dataBefore = server.dataLogBytes();
@@ -74,21 +80,31 @@ class ServerCrashTest {
                         "--block-size", String.valueOf(BLOCK)));
                 long start = System.nanoTime();
                 long grown = 0;
-                while (run.isAlive() && grown < share * changeBytes && System.nanoTime() - start < 120_000_000_000L) {
-                    Thread.sleep(2);
-                    grown = server.dataLogBytes() - dataBefore;
+                boolean agentRunning;
+                if (atPoint) {
+                    assertThat(server.awaitKillPoint(java.time.Duration.ofMinutes(2)))
+                            .as("the server halted at commit.afterCatalogBatch:\n%s", server.diagnostics()).isTrue();
+                    agentRunning = run.isAlive();
+                    loop.record(KillPoints.COMMIT_AFTER_CATALOG_BATCH, true);
+                } else {
+                    while (run.isAlive() && grown < share * changeBytes && System.nanoTime() - start < 120_000_000_000L) {
+                        Thread.sleep(2);
+                        grown = server.dataLogBytes() - dataBefore;
+                    }
+                    Thread.sleep(extraMillis);
+                    agentRunning = run.isAlive();
+                    assertThat(server.kill()).as("the server died before the kill:\n%s", server.diagnostics()).isTrue();
+                    loop.record(null, false);
                 }
-                Thread.sleep(extraMillis);
                 long delay = (System.nanoTime() - start) / 1_000_000;
-                boolean agentRunning = run.isAlive();
-                assertThat(server.kill()).as("the server died before the kill:\n%s", server.diagnostics()).isTrue();
                 AgentResult r = run.await();
                 if (agentRunning) {
                     killedWhileAgentRan++;
                 }
                 String acknowledged = r.succeeded() ? BackupSummary.parse(r).snapshotId() : null;
-                System.out.printf("[e2e] crash %d: server killed %d ms into the backup (aimed at %.0f %% of the upload"
-                                + " + %d ms, data grew %d B), agent %s%n", it, delay, share * 100, extraMillis, grown,
+                System.out.printf("[e2e] crash %d: server %s %d ms into the backup (data grew %d B), agent %s%n", it,
+                        atPoint ? "halted at commit.afterCatalogBatch" : String.format("killed (aimed at %.0f %% of the upload + %d ms)",
+                                share * 100, extraMillis), delay, grown,
                         r.succeeded() ? "had committed " + acknowledged : "failed: " + firstLine(r.stderr()));
                 if (!r.succeeded()) {
                     // Notices (such as why a backup went full) may come first; the reason is one
@@ -99,6 +115,10 @@ class ServerCrashTest {
                     assertThat(lines).as("no stack trace: %s", r).noneMatch(l -> l.startsWith("\tat "));
                 }
 
+                if (pointIteration(it + 1)) {
+                    // hit 1: this iteration's undisturbed backup below; hit 2: the next iteration's backup
+                    server.armKillPoint(KillPoints.COMMIT_AFTER_CATALOG_BATCH, 2);
+                }
                 server.start();
 
                 List<String> listed = agent.snapshots(server, volume).stream().map(SnapshotInfo::id).toList();
@@ -107,6 +127,10 @@ class ServerCrashTest {
                 appeared.removeAll(before);
                 assertThat(appeared).as("crash %d: at most the in-flight backup appears, whole: %s", it, listed)
                         .hasSizeLessThanOrEqualTo(1);
+                if (atPoint) {
+                    assertThat(appeared).as("crash %d: the commit batch was durable when the server halted", it).hasSize(1);
+                    assertThat(acknowledged).as("crash %d: halted before the acknowledgement", it).isNull();
+                }
                 if (acknowledged != null) {
                     assertThat(appeared).as("crash %d: a snapshot acknowledged to the agent is durable", it)
                             .containsExactly(acknowledged);
@@ -126,6 +150,7 @@ class ServerCrashTest {
             System.out.printf("[e2e] crash loop done: %d iterations, %d kills while the agent ran, %d in-flight"
                     + " backups found committed after restart, %d snapshots%n", iterations, killedWhileAgentRan,
                     inFlightCommitted, committed.size());
+            loop.report(p -> p == KillPoints.COMMIT_AFTER_CATALOG_BATCH);
             assertThat(agent.snapshots(server, volume)).extracting(SnapshotInfo::id)
                     .containsExactlyElementsOf(committed.keySet());
             for (Map.Entry<String, Path> c : committed.entrySet()) {
@@ -169,6 +194,11 @@ class ServerCrashTest {
         assertThat(committed).as("a fresh snapshot id").doesNotContainKey(s.snapshotId());
         committed.put(s.snapshotId(), expected);
         return s;
+    }
+
+    /** Iterations 2, 5, 8, ...: the server halts itself at commit.afterCatalogBatch (armed at the restart before). */
+    private static boolean pointIteration(int it) {
+        return it % 3 == 2;
     }
 
     private static String firstLine(String s) {

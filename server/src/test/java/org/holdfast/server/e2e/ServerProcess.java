@@ -69,6 +69,10 @@ public final class ServerProcess implements AutoCloseable {
     private String adminToken;
     private String agentToken;
     private final Path agentTokenFile;
+    /** The {@code -Dholdfast.kill-point} option for the next start only, or null. */
+    private String killPoint;
+    /** The running process was started with a kill point armed. */
+    private boolean armedThisStart;
 
     /** Agent token per ingest address of a running server, for {@link AgentProcess}. */
     private static final Map<String, String> AGENT_TOKENS = new ConcurrentHashMap<>();
@@ -129,8 +133,13 @@ public final class ServerProcess implements AutoCloseable {
         extraProperties.forEach((k, v) -> args.add("--" + k + "=" + v));
         // tmpdir inside the work dir: RocksDB unpacks its native library there on every start,
         // and a SIGKILLed JVM never deletes it.
-        List<String> jvm = List.of("-Xmx512m", "-XX:+UseSerialGC",
-                "-Djava.io.tmpdir=" + tmpDir);
+        List<String> jvm = new ArrayList<>(List.of("-Xmx512m", "-XX:+UseSerialGC",
+                "-Djava.io.tmpdir=" + tmpDir));
+        armedThisStart = killPoint != null;
+        if (killPoint != null) {
+            jvm.add(killPoint);
+            killPoint = null;
+        }
         process = ChildJvm.start(MAIN_CLASS, jvm, ChildJvm.serverClasspath(), args, stdout, stderr);
         AGENT_TOKENS.put(ingestAddress(), agentToken);
         awaitHealthy();
@@ -185,6 +194,9 @@ public final class ServerProcess implements AutoCloseable {
         String last = "no answer yet";
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
+                if (armedThisStart && process.exitValue() == org.holdfast.common.kill.KillPoints.HALT_STATUS) {
+                    return; // it reached its armed kill point already: the caller awaits that (awaitKillPoint)
+                }
                 throw new IllegalStateException("server exited with " + process.exitValue() + " during startup\n"
                         + diagnostics());
             }
@@ -219,6 +231,23 @@ public final class ServerProcess implements AutoCloseable {
         } catch (IOException e) {
             return false;
         }
+    }
+
+    /** Arms {@code point} in the next {@link #start()} only: that process halts at the point's {@code count}-th hit. */
+    public void armKillPoint(org.holdfast.common.kill.KillPoint point, int count) {
+        killPoint = CrashLoop.armOption(point, count);
+    }
+
+    /**
+     * Waits up to {@code timeout} for the process to halt at its armed kill point; true if it did (exit
+     * status {@link org.holdfast.common.kill.KillPoints#HALT_STATUS}), false if it still runs (then it
+     * is left running) or exited otherwise.
+     */
+    public boolean awaitKillPoint(Duration timeout) throws InterruptedException {
+        if (!process.waitFor(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+            return false;
+        }
+        return process.exitValue() == org.holdfast.common.kill.KillPoints.HALT_STATUS;
     }
 
     /** SIGKILL, no shutdown hooks, no flush. Returns true if the signal ended the process. */

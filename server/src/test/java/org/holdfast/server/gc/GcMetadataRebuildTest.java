@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.stream.Stream;
+import org.holdfast.common.kill.KillPoints;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.gc.bosc.BoscPipeline;
 import org.holdfast.gc.bosc.BoscSettings;
@@ -239,12 +240,20 @@ class GcMetadataRebuildTest {
         return out;
     }
 
+    /** Rebuilds; crash point 1 mid-build, 2 before verify, 3 between the renames (a {@link KillPoints.Killed}), 0 none. */
     private GcMetadataRebuild.Report rebuild(int crashPoint, int passChunks) {
         try (DataDirectory dd = DataDirectory.open(dir); MetadataDb rdb = MetadataDb.open(dd.catalogDir())) {
             GcMetadataRebuild rb = new GcMetadataRebuild(dd.root(), new Catalog(rdb), new GcMetadataRebuild.Settings(GRACE, passChunks),
                     clock, line -> { });
-            rb.crashPoint = crashPoint;
-            return rb.run();
+            if (crashPoint > 0) {
+                KillPoints.arm(List.of(KillPoints.GC_REBUILD_AFTER_CHUNK, KillPoints.GC_REBUILD_BEFORE_VERIFY,
+                        KillPoints.GC_REBUILD_BETWEEN_RENAMES).get(crashPoint - 1), 1, KillPoints.Mode.THROW);
+            }
+            try {
+                return rb.run();
+            } finally {
+                KillPoints.disarm();
+            }
         }
     }
 
@@ -369,7 +378,7 @@ class GcMetadataRebuildTest {
                 assertThatThrownBy(this::open).isInstanceOf(RuntimeException.class);
                 byte[] damaged = Files.readAllBytes(cp);
                 int p = point;
-                assertThatThrownBy(() -> rebuild(p, 2)).isInstanceOf(GcMetadataRebuild.SimulatedCrash.class);
+                assertThatThrownBy(() -> rebuild(p, 2)).isInstanceOf(KillPoints.Killed.class);
                 if (point < 3) {
                     assertThat(Files.readAllBytes(cp)).as("old state untouched, point %d", point).isEqualTo(damaged);
                     assertThat(dir.resolve(GcMetadataRebuild.BUILD_DIR)).exists();

@@ -13,6 +13,8 @@ import java.time.ZoneOffset;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import org.holdfast.common.kill.KillPoint;
+import org.holdfast.common.kill.KillPoints;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.gc.check.FsckReport;
 import org.holdfast.server.catalog.Catalog;
@@ -538,10 +540,10 @@ class GcServiceTest {
 
     @Test
     void deleteVolume_crashAtEitherStep_restartCompletesItWithoutDoubleCountOrLoss() {
-        for (Deletions.CrashPoint point : List.of(Deletions.CrashPoint.AFTER_CATALOG_BATCH, Deletions.CrashPoint.AFTER_GC_LOG)) {
+        for (KillPoint point : List.of(KillPoints.GC_DELETE_VOLUME_AFTER_CATALOG_BATCH, KillPoints.GC_DELETE_VOLUME_AFTER_GC_LOG)) {
             long[] p = twoVolumes();
-            gc.crashAt(point);
-            assertThatThrownBy(() -> gc.deleteVolume(VOL, VolumeGate.NONE)).isInstanceOf(Deletions.SimulatedCrash.class);
+            KillPoints.arm(point, 1, KillPoints.Mode.THROW);
+            assertThatThrownBy(() -> gc.deleteVolume(VOL, VolumeGate.NONE)).isInstanceOf(KillPoints.Killed.class);
             crashAndReopen();
             assertThat(catalog.volume(VOL)).as("crash point %s", point).isEmpty();
             assertClean(clock.millis);

@@ -1,0 +1,129 @@
+package org.holdfast.server.gc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+import org.holdfast.common.id.VolumeId;
+import org.holdfast.server.catalog.SessionMap;
+import org.holdfast.server.catalog.SnapshotCommit;
+import org.holdfast.server.store.DataDirectory;
+import org.holdfast.server.store.DataLog;
+import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.StoreException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The offline checker writes nothing in the data directory it checks: every file has the same
+ * checksum before and after a run, with a torn tail past the durable point in the active data log
+ * (which a server start would truncate), and a damaged block is still reported as data loss.
+ */
+class FsckReadOnlyTest {
+    private static final int BS = 4096;
+    private static final VolumeId VOL = new VolumeId("vol");
+
+    @TempDir
+    Path dir;
+    @TempDir
+    Path scratch;
+
+    @Test
+    void run_tornTailAndThenFlippedByte_checksumsOfEveryFileUnchangedAndDamageReported() throws Exception {
+        try (DataDirectory dd = DataDirectory.open(dir); // as a server leaves it: with its lock file
+             GcStoreFixture f = GcStoreFixture.open(dd.root(), Clock.systemUTC(), 1L << 20, Duration.ofHours(2), 8, h -> h)) {
+            SessionMap m = new SessionMap(64);
+            Random r = new Random(7);
+            for (int lbn = 0; lbn < 64; lbn++) {
+                byte[] payload = new byte[BS];
+                r.nextBytes(payload);
+                long pbn = f.store.append(MessageDigest.getInstance("SHA-256").digest(payload), 0, payload, 0, BS,
+                        FormatVersions.CODEC_RAW, BS);
+                assertThat(f.gc.guard().protect(pbn)).isTrue();
+                m.add(lbn, pbn);
+            }
+            f.store.sync();
+            f.commit.commit(new SnapshotCommit.Request(VOL, BS, 64L * BS, 0, m, 64L * BS, 64, 64, 64L * BS));
+        }
+        Path log = dir.resolve("data").resolve(DataLog.fileName(1));
+        long durable = Files.size(log);
+        Files.write(log, new byte[1000], StandardOpenOption.APPEND); // a torn tail past the durable point
+
+        Map<String, String> before = checksums(dir);
+        assertThat(FsckTool.run(dir, scratch)).as("clean").isZero();
+        assertThat(checksums(dir)).as("no file of the data directory changed, none appeared or vanished").isEqualTo(before);
+        assertThat(Files.size(log)).as("the torn tail is left for the server's start").isEqualTo(durable + 1000);
+        try (Stream<Path> s = Files.list(scratch)) {
+            assertThat(s.toList()).as("the scratch copy is deleted").isEmpty();
+        }
+
+        // flip one byte inside the first record's payload: the checker reports data loss, and still writes nothing
+        try (FileChannel ch = FileChannel.open(log, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            long at = FormatVersions.DATA_LOG_HEADER_BYTES + FormatVersions.RECORD_HEADER_BYTES + 100;
+            ByteBuffer b = ByteBuffer.allocate(1);
+            ch.read(b, at);
+            b.put(0, (byte) (b.get(0) ^ 0x5A)).rewind();
+            ch.write(b, at);
+        }
+        Map<String, String> damaged = checksums(dir);
+        assertThat(FsckTool.run(dir, scratch)).as("data loss").isEqualTo(2);
+        assertThat(checksums(dir)).isEqualTo(damaged);
+    }
+
+    @Test
+    void run_gmaChunkDamaged_refusedNamingTheDataDirectorysRebuildAndNothingWritten() throws Exception {
+        try (DataDirectory dd = DataDirectory.open(dir);
+             GcStoreFixture f = GcStoreFixture.open(dd.root(), Clock.systemUTC(), 1L << 20, Duration.ofHours(2), 8, h -> h)) {
+            assertThat(f.gc.fsck().clean()).isTrue();
+        }
+        Path gma = dir.resolve("gc").resolve("gma.dat");
+        for (int frame = 0; frame < 2; frame++) {
+            try (FileChannel ch = FileChannel.open(gma, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                ch.write(ByteBuffer.wrap(new byte[] {(byte) 0xA5}), org.holdfast.gc.gma.GmaFormat.frameOffset(0, frame) + 64);
+            }
+        }
+        Map<String, String> before = checksums(dir);
+        assertThatThrownBy(() -> FsckTool.run(dir, scratch)).hasMessageContaining("damaged GC metadata")
+                .hasMessageContaining(dir.resolve("gc").resolve("gma.dat").toString())
+                .hasMessageContaining("holdfast-server gc-rebuild --data-dir " + dir.toAbsolutePath().normalize())
+                .hasMessageNotContaining(scratch.toString());
+        assertThat(checksums(dir)).isEqualTo(before);
+    }
+
+    @Test
+    void run_serverHoldsTheDirectory_refusedAndNothingWritten() throws Exception {
+        try (DataDirectory dd = DataDirectory.open(dir);
+             GcStoreFixture f = GcStoreFixture.open(dd.root(), Clock.systemUTC(), 1L << 20, Duration.ofHours(2), 8, h -> h)) {
+            Map<String, String> before = checksums(dir.resolve("data"));
+            assertThatThrownBy(() -> FsckTool.run(dir, scratch)).isInstanceOf(StoreException.class)
+                    .hasMessageContaining("in use by a running Holdfast server");
+            assertThat(checksums(dir.resolve("data"))).isEqualTo(before);
+        }
+    }
+
+    private static Map<String, String> checksums(Path root) throws IOException {
+        Map<String, String> out = new TreeMap<>();
+        try (Stream<Path> s = Files.walk(root)) {
+            for (Path p : s.filter(Files::isRegularFile).toList()) {
+                MessageDigest sha = MessageDigest.getInstance("SHA-256");
+                out.put(root.relativize(p).toString(), HexFormat.of().formatHex(sha.digest(Files.readAllBytes(p))));
+            }
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new AssertionError(e);
+        }
+        return out;
+    }
+}
