@@ -19,7 +19,8 @@ final class ServerErrors {
             case QUOTA_EXCEEDED -> "the volume is larger than the quota an operator set on it; ask an operator to raise the quota"
                     + " (PATCH /api/v1/volumes/NAME {\"quotaBytes\": ...}) or back up a smaller volume";
             case UNAUTHORIZED -> "check --token (or HOLDFAST_TOKEN) and the token's volumes";
-            case STORAGE_FULL -> "free space on the server (retention, GC) or add storage, then retry";
+            case STORAGE_FULL -> "free space on the server: delete snapshots or volumes, then run reclaim-now"
+                    + " (POST /api/v1/gc/reclaim), or grow its disk; then retry";
             case UNSUPPORTED_VERSION -> "use an agent that matches the server's version";
             case FINGERPRINT_MISMATCH -> "the source changed while it was read; back up from a snapshot of it, or retry";
             default -> "see the server log";
@@ -27,6 +28,7 @@ final class ServerErrors {
         ExitCode exit = switch (err.code()) {
             case BAD_FRAME, BAD_STATE, LIMIT_EXCEEDED, UNSUPPORTED_VERSION -> ExitCode.INTEGRITY;
             case INTERNAL -> ExitCode.REJECTED;
+            case STORAGE_FULL -> ExitCode.STORAGE_FULL;
             default -> ExitCode.REJECTED;
         };
         return new AgentException(exit, "server refused: " + err.code() + ": " + err.message(), hint);

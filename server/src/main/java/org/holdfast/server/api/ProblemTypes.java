@@ -34,4 +34,6 @@ public final class ProblemTypes {
     public static final URI JOB_FINISHED = URI.create("urn:holdfast:problem:job-finished");
     /** 503: the server is stopping and accepts no new jobs. */
     public static final URI SERVER_STOPPING = URI.create("urn:holdfast:problem:server-stopping");
+    /** 507: the data disk is full (its free-space reserve reached); free space, then retry. */
+    public static final URI STORAGE_FULL = URI.create("urn:holdfast:problem:storage-full");
 }
