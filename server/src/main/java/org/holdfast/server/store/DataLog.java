@@ -127,6 +127,11 @@ public final class DataLog implements AutoCloseable {
         return path;
     }
 
+    /** Appended bytes still in the write buffer (not yet in the file). */
+    long buffered() {
+        return size - written;
+    }
+
     /** Bytes in the file, header included. */
     public long size() {
         return size;

@@ -102,7 +102,7 @@ public final class DataStore implements AutoCloseable {
     private final AtomicLong regionsRead = new AtomicLong();
 
     // guarded by appendLock
-    private DataLog active;
+    private volatile DataLog active;
     private long nextPbn;
     private long reservedPbn;
     private long pendingBase;
@@ -127,6 +127,7 @@ public final class DataStore implements AutoCloseable {
         this.locations = new LocationIndex(db);
         this.possession = new PossessionIndex(db);
         this.recovery = recover();
+        reserve.unwritten(() -> active.buffered()); // read without the append lock: a byte more or less is no harm
     }
 
     /** Opens the store in {@code settings.dir()}, running crash recovery first. */

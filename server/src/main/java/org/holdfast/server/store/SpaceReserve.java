@@ -24,6 +24,8 @@ public final class SpaceReserve {
     private final DiskSpace disk;
     private final long reserveBytes;
     private final String dir;
+    /** Bytes appended but still in a write buffer: the file system does not count them yet. */
+    private volatile java.util.function.LongSupplier unwritten = () -> 0;
     private long usable = -1;
     private long charged;
     private long statNanos;
@@ -32,6 +34,11 @@ public final class SpaceReserve {
         this.disk = disk;
         this.reserveBytes = reserveBytes;
         this.dir = dir;
+    }
+
+    /** Tells the reserve how many appended bytes the file system cannot see yet (the data log's write buffer). */
+    void unwritten(java.util.function.LongSupplier bytes) {
+        this.unwritten = bytes;
     }
 
     /** The configured reserve ({@code holdfast.store.min-free-space}). */
@@ -82,7 +89,7 @@ public final class SpaceReserve {
 
     private void restat(long now) {
         try {
-            usable = disk.usableBytes();
+            usable = disk.usableBytes() - unwritten.getAsLong();
         } catch (IOException e) {
             throw StoreException.translate("data-store", dir, null, e);
         }
