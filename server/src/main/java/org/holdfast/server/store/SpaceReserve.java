@@ -99,10 +99,11 @@ public final class SpaceReserve {
 
     private StorageFullException full(long bytes) {
         long free = usable - charged;
-        long missing = reserveBytes + bytes - free;
+        // at least what a backup needs to start (one write buffer); the rest of a backup needs more
+        long missing = Math.max(reserveBytes + bytes - free, 0) + DataStore.BEGIN_HEADROOM;
         return new StorageFullException("data-store", dir, null,
                 "storage full: " + mib(free) + " free on the data disk, the reserve (holdfast.store.min-free-space) is "
-                        + mib(reserveBytes) + "; free at least " + mib(Math.max(missing, 1)) + " more: delete snapshots or volumes,"
+                        + mib(reserveBytes) + "; free at least " + mib(missing) + " more, plus what the rest of the backup needs: delete snapshots or volumes,"
                         + " then run reclaim-now (POST /api/v1/gc/reclaim), or grow the disk", null, free, reserveBytes);
     }
 
