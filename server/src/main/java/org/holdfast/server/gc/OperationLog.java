@@ -108,8 +108,8 @@ final class OperationLog {
                         + f.getMessage() + "); free space on the data disk: delete snapshots or volumes, then run reclaim-now"
                         + " (POST /api/v1/gc/reclaim), or grow the disk", f);
             }
-            throw new IllegalStateException("GC bookkeeping is paused after a failure; it resumes once the GC log can be written: "
-                    + f.getMessage(), f);
+            throw new IllegalStateException("GC bookkeeping is paused after a failure (" + f.getMessage() + "); it resumes by"
+                    + " itself once the GC log can be written again; if it does not (the GC pipeline itself failed), restart the server", f);
         }
     }
 
