@@ -82,6 +82,16 @@ public final class SpaceReserve {
         return usable - charged - reserveBytes;
     }
 
+    /**
+     * Bytes GC may still write before the disk is down to its floor, a quarter of the reserve (asks
+     * the file system now). GC and compaction may use the reserve, which ingest may not, but not all
+     * of it: the catalog needs the last part to record what GC did.
+     */
+    public synchronized long gcRoom() {
+        restat(System.nanoTime());
+        return usable - reserveBytes / 4;
+    }
+
     /** Forgets the cached figure: space was freed or taken outside the store's appends. */
     public synchronized void invalidate() {
         usable = -1;

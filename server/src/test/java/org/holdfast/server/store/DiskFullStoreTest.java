@@ -152,6 +152,43 @@ class DiskFullStoreTest {
         assertBlock(more, 12);
     }
 
+    @Test
+    void compaction_lessRoomThanLiveBytesAboveGcFloor_defersThenRewritesOnceSpaceIsBack() throws IOException {
+        long reserve = 1L << 20;
+        db = MetadataDb.open(dir.resolve("catalog"));
+        Path data = dir.resolve("data");
+        FakeDisk fake = new FakeDisk(data, 1L << 40);
+        store = DataStore.open(new DataStore.Settings(data, 64L << 10, FsyncPolicy.COMMIT, 16, reserve), db, fake);
+        List<Long> pbns = new ArrayList<>();
+        for (int i = 0; i < 60; i++) { // 4 KiB blocks: about 15 to a 64 KiB log
+            byte[] b = java.util.Arrays.copyOf(block(i), 4096);
+            pbns.add(store.append(fp(i), 0, b, 0, 4096, FormatVersions.CODEC_RAW, 4096));
+        }
+        store.sync();
+        long[] half = new long[8];
+        for (int i = 0; i < 8; i++) {
+            half[i] = pbns.get(i * 2); // half of the first log's records are freed
+        }
+        store.forget(half, half.length);
+        // the disk is full down to 10 KiB above the GC floor (a quarter of the reserve): the ~30 KiB copy does not fit
+        long used = fake.simulated.usableBytes();
+        fake.freed = -(used - reserve / 4 - (10 << 10));
+        Compactor.Result tight = new Compactor(store).run(0.9, Long.MAX_VALUE);
+        assertThat(tight.logsRewritten()).as("%s", tight).isZero();
+        assertThat(tight.logsDeferred()).as("%s", tight).isPositive();
+        fake.freed = 0;
+        Compactor.Result roomy = new Compactor(store).run(0.9, Long.MAX_VALUE);
+        assertThat(roomy.logsRewritten()).as("%s", roomy).isPositive();
+        for (int i = 0; i < pbns.size(); i++) {
+            if (i >= 16 || i % 2 == 1) {
+                StoredBlock b = new StoredBlock();
+                store.read(pbns.get(i), b);
+                assertThat(java.util.Arrays.copyOfRange(b.data(), b.dataOffset(), b.dataOffset() + b.storedLength()))
+                        .isEqualTo(java.util.Arrays.copyOf(block(i), 4096));
+            }
+        }
+    }
+
     private long append(long seed) {
         return store.append(fp(seed), 0, block(seed), 0, BLOCK, FormatVersions.CODEC_RAW, BLOCK);
     }
