@@ -10,7 +10,7 @@ public enum ExitCode {
     USAGE(2),
     /** Could not reach the server, or the connection broke or timed out. */
     NETWORK(3),
-    /** The server refused the request (unknown volume or snapshot, busy, block size, token, storage full). */
+    /** The server refused the request (unknown volume or snapshot, busy, block size, token, quota). */
     REJECTED(4),
     /** Reading the source, writing the target or the state directory failed. */
     LOCAL_IO(5),
@@ -18,7 +18,12 @@ public enum ExitCode {
      * Data failed verification (a restored block does not match its fingerprint), the server broke the protocol,
      * or the server's certificate failed verification (fingerprint mismatch, not trusted by --ca-cert).
      */
-    INTEGRITY(6);
+    INTEGRITY(6),
+    /**
+     * The server's disk is full (its free-space reserve is reached): nothing of this backup was committed;
+     * free space on the server (delete snapshots or volumes, reclaim-now) or grow its disk, then retry.
+     */
+    STORAGE_FULL(7);
 
     private final int code;
 

@@ -22,11 +22,13 @@ public final class HoldfastAgent implements Runnable {
         "     unknown server (pass --fingerprint or --ca-cert)",
         "  3  network: server unreachable, connection lost, or no answer in time",
         "  4  rejected by the server: unknown volume or snapshot, volume busy,",
-        "     block size mismatch, bad token, storage full",
+        "     block size mismatch, bad token, volume over its quota",
         "  5  local I/O: cannot read the source, write the target or the state dir",
         "  6  integrity: a restored block failed verification, the server broke",
         "     the protocol, or its certificate failed verification (fingerprint",
-        "     mismatch, not trusted by --ca-cert)"};
+        "     mismatch, not trusted by --ca-cert)",
+        "  7  storage full: the server's disk reached its free-space reserve;",
+        "     nothing was committed (free space on the server, then retry)"};
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

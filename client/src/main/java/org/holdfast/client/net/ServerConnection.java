@@ -50,6 +50,8 @@ public final class ServerConnection implements AutoCloseable {
     static final int HIGH_WATER = 16;
     static final int LOW_WATER = 4;
     private static final Object CLOSED = new Object();
+    /** The ERROR the server sent, if any (set on the event loop). */
+    private volatile ErrorMessage serverError;
 
     private final ServerAddress address;
     private final EventLoopGroup group;
@@ -196,6 +198,15 @@ public final class ServerConnection implements AutoCloseable {
         channel.flush();
     }
 
+    /**
+     * The server's refusal if it sent an ERROR on this connection, else null: a write that failed
+     * after it (the server closed) is reported as that reason, not as a network failure.
+     */
+    public AgentException refusal() {
+        ErrorMessage err = serverError;
+        return err == null ? null : ServerErrors.rejected(err);
+    }
+
     /** True while the connection is open and nothing has failed it. */
     public boolean isActive() {
         return channel.isActive() && !closed;
@@ -306,6 +317,9 @@ public final class ServerConnection implements AutoCloseable {
             if (c == null || c.closed) {
                 ReferenceCountUtil.release(msg);
                 return;
+            }
+            if (msg instanceof ErrorMessage err) {
+                c.serverError = err;
             }
             c.inbox.add(msg);
             if (c.queued.incrementAndGet() >= HIGH_WATER) {

@@ -193,7 +193,8 @@ final class BlockUploader implements AutoCloseable {
             sentBytes.add(bytes);
             conn.send(blocks).addListener(f -> {
                 if (!f.isSuccess()) {
-                    failure.fail(new org.holdfast.client.AgentException(org.holdfast.client.ExitCode.NETWORK,
+                    org.holdfast.client.AgentException why = conn.refusal(); // the server said why it closed
+                    failure.fail(why != null ? why : new org.holdfast.client.AgentException(org.holdfast.client.ExitCode.NETWORK,
                             "sending blocks failed: " + f.cause(), "check the network and the server, then retry", f.cause()));
                 }
                 g.done();

@@ -11,7 +11,12 @@ final class SessionFailure {
     void fail(Throwable t) {
         RuntimeException e = t instanceof RuntimeException r ? r
                 : new AgentException(ExitCode.INTERNAL, "unexpected failure: " + t, null, t);
-        first.compareAndSet(null, e);
+        // a server's refusal beats the broken connection that followed it (the server closes after ERROR)
+        first.getAndUpdate(f -> f == null || isNetwork(f) && e instanceof AgentException a && a.exitCode() != ExitCode.NETWORK ? e : f);
+    }
+
+    private static boolean isNetwork(RuntimeException e) {
+        return e instanceof AgentException a && a.exitCode() == ExitCode.NETWORK;
     }
 
     boolean failed() {

@@ -254,14 +254,14 @@ class BackupRestoreTest {
     }
 
     @Test
-    void backup_serverRejectsMidway_exit4StateUnchangedNextBackupCorrect() throws Exception {
+    void backup_serverStorageFullMidway_exit7StateUnchangedNextBackupCorrect() throws Exception {
         assertThat(backup().exit()).isZero();
         byte[] stateBefore = Files.readAllBytes(stateFile());
         Images.overwrite(image, 11, BS, 1234);
         server.storageFull = true;
         AgentRun r = backup();
-        assertThat(r.exit()).as("%s", r).isEqualTo(4);
-        assertThat(r.stderr()).contains("STORAGE_FULL").contains("free space");
+        assertThat(r.exit()).as("%s", r).isEqualTo(7);
+        assertThat(r.stderr()).contains("STORAGE_FULL").contains("reclaim-now").contains("grow");
         assertThat(Files.readAllBytes(stateFile())).isEqualTo(stateBefore);
         assertThat(server.snapshots("vm1")).hasSize(1);
         try (var s = Files.list(stateFile().getParent())) {

@@ -172,9 +172,10 @@ public final class ChunkQueues {
         return enqueuedLsn;
     }
 
-    /** Waits until every record up to {@code lsn} has been queued. */
+    /** Waits up to 100 ms for every record up to {@code lsn} to be queued (the caller loops). */
     synchronized void awaitEnqueued(long lsn) throws InterruptedException {
-        while (enqueuedLsn < lsn) {
+        // one bounded wait: the caller loops and checks meanwhile whether the log writer is stalled or dead
+        if (enqueuedLsn < lsn) {
             wait(100);
         }
     }

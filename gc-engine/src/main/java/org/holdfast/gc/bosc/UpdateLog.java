@@ -33,6 +33,7 @@ import org.holdfast.gc.GcStoreException;
 public final class UpdateLog implements AutoCloseable {
     static final int RECORD_BYTES = 29;
     private static final String STORE = "gma-log";
+    private static final System.Logger LOG = System.getLogger(UpdateLog.class.getName());
     /** A group larger than this in a log being replayed is corruption, not data. */
     static final long MAX_GROUP_RECORDS = 1L << 31;
 
@@ -57,6 +58,8 @@ public final class UpdateLog implements AutoCloseable {
     private volatile long lastForceNanos = System.nanoTime();
     private volatile boolean running = true;
     private volatile RuntimeException failure;
+    /** Set while writing the log fails (a full disk): the flusher retries; appenders and barriers fail fast. */
+    private volatile GcStoreException stalled;
     private final Thread flusher;
     /** Longest wait for more appends before a batch is written and forced. */
     static final long GROUP_WINDOW_NANOS = 10_000_000L;
@@ -154,6 +157,10 @@ public final class UpdateLog implements AutoCloseable {
     private void awaitRoom(int n) throws InterruptedException {
         while (pending.size() > 0 && pending.size() + n > settings.maxPendingRecords()) {
             checkFailure();
+            GcStoreException s = stalled;
+            if (s != null) {
+                throw s; // the buffer will not drain before the disk has room: fail now, not hang
+            }
             appendLock.wait(100);
         }
         checkFailure();
@@ -191,6 +198,11 @@ public final class UpdateLog implements AutoCloseable {
         return durableLsn;
     }
 
+    /** Why writing the log fails right now (the flusher keeps retrying), or null if it does not. */
+    public GcStoreException stalled() {
+        return stalled;
+    }
+
     /** Waits until every record appended before this call is in the log and in the chunk queues. */
     public void awaitEnqueued() throws InterruptedException {
         long target;
@@ -201,6 +213,10 @@ public final class UpdateLog implements AutoCloseable {
         }
         while (sink.enqueuedLsn() < target) {
             checkFailure();
+            GcStoreException s = stalled;
+            if (s != null) {
+                throw s;
+            }
             if (!flusher.isAlive()) {
                 throw new IllegalStateException("update log flusher is not running");
             }
@@ -253,7 +269,7 @@ public final class UpdateLog implements AutoCloseable {
                     spare = batch;
                     appendLock.notifyAll();
                 }
-                write(batch);
+                writeRetrying(batch);
                 batchesWritten++;
                 sink.enqueue(batch);
                 batch.clear();
@@ -293,16 +309,70 @@ public final class UpdateLog implements AutoCloseable {
         }
     }
 
+    /**
+     * Writes one batch, retrying with back-off while that fails (a full disk) instead of letting
+     * the flusher die: the records wait in memory, appenders and barriers fail fast meanwhile
+     * ({@link #stalled()}), and GC goes on by itself once space is back.
+     */
+    private void writeRetrying(UpdateBatch b) throws InterruptedException {
+        long backoffMillis = 20;
+        while (true) {
+            try {
+                write(b);
+                if (stalled != null) {
+                    stalled = null;
+                    LOG.log(System.Logger.Level.INFO, "GC log writes again after a failure (space is back)");
+                }
+                return;
+            } catch (GcStoreException e) {
+                if (!running) {
+                    throw e;
+                }
+                if (stalled == null) {
+                    LOG.log(System.Logger.Level.WARNING, "cannot write the GC log (" + e.getMessage() + "); retrying until it works"
+                            + " (free space on the data disk)");
+                }
+                stalled = e;
+                synchronized (appendLock) {
+                    appendLock.notifyAll(); // waiting appenders see the stall
+                }
+                Thread.sleep(backoffMillis);
+                backoffMillis = Math.min(backoffMillis * 2, 1000);
+            }
+        }
+    }
+
     private void write(UpdateBatch b) {
+        long last = b.lsn(b.size() - 1);
+        if (writtenLsn < last) {
+            writeRecords(b);
+            writtenLsn = last;
+        }
+        if (settings.fsyncPolicy() == FsyncPolicy.EVERY_BATCH) {
+            syncTo(writtenLsn);
+        } else {
+            intervalForce();
+        }
+    }
+
+    /** Appends the batch's records; on failure cuts the segment back, so a retry writes them again at the same place. */
+    private void writeRecords(UpdateBatch b) {
         synchronized (forceLock) {
             if (segmentBytes >= settings.segmentBytes()) {
                 // batches hold whole groups, so a group never spans two segments
                 force();
                 durableLsn = Math.max(durableLsn, writtenLsn);
-                closeSegment();
-                openSegment(b.firstLsn());
+                FileChannel old = segment;
+                Path oldPath = segmentPath;
+                openSegment(b.firstLsn()); // on failure the old segment stays current and open
+                try {
+                    old.close();
+                } catch (IOException e) {
+                    LOG.log(System.Logger.Level.WARNING, "closing GC log segment " + oldPath + " failed: " + e.getMessage());
+                }
             }
         }
+        long start = segmentBytes;
         try {
             for (int i = 0; i < b.size(); i++) {
                 if (encodeBuf.remaining() < RECORD_BYTES) {
@@ -318,13 +388,15 @@ public final class UpdateLog implements AutoCloseable {
             }
             drain();
         } catch (IOException e) {
+            encodeBuf.clear();
+            try {
+                segment.position(start); // a retry overwrites the torn part in place
+                segmentBytes = start;
+                segment.truncate(start);
+            } catch (IOException t) {
+                e.addSuppressed(t);
+            }
             throw new GcStoreException(STORE, segmentPath, "lsn " + b.firstLsn(), "write failed: " + e.getMessage(), e);
-        }
-        writtenLsn = b.lsn(b.size() - 1);
-        if (settings.fsyncPolicy() == FsyncPolicy.EVERY_BATCH) {
-            syncTo(writtenLsn);
-        } else {
-            intervalForce();
         }
     }
 

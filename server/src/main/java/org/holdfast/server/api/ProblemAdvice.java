@@ -18,6 +18,7 @@ import org.holdfast.server.jobs.UnknownJobException;
 import org.holdfast.server.store.CorruptBlockException;
 import org.holdfast.gc.GcCorruptException;
 import org.holdfast.server.store.CorruptDataException;
+import org.holdfast.server.store.StorageFullException;
 import org.holdfast.server.store.StoreException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -154,6 +155,9 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
 
     @ExceptionHandler(StoreException.class)
     ProblemDetail store(StoreException e) {
+        if (e instanceof StorageFullException || StoreException.isNoSpace(e)) {
+            return storageFull(e);
+        }
         LOG.warn("store unavailable", e);
         return problem(HttpStatus.SERVICE_UNAVAILABLE, ProblemTypes.STORE_UNAVAILABLE, "Store unavailable", e.getMessage());
     }
@@ -198,6 +202,28 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
         // the message names the GC file and the chunk
         return problem(HttpStatus.INTERNAL_SERVER_ERROR, ProblemTypes.CORRUPT_DATA, "Corrupt GC metadata",
                 e.getMessage() + "; stop the server and rebuild it from the catalog: holdfast-server gc-rebuild --data-dir <data-dir>");
+    }
+
+    @ExceptionHandler(org.holdfast.gc.GcStoreException.class)
+    ProblemDetail gcStore(org.holdfast.gc.GcStoreException e) {
+        if (StoreException.isNoSpace(e)) {
+            return storageFull(e);
+        }
+        LOG.warn("GC store unavailable", e);
+        return problem(HttpStatus.SERVICE_UNAVAILABLE, ProblemTypes.STORE_UNAVAILABLE, "Store unavailable", e.getMessage());
+    }
+
+    /** 507: an operation failed for lack of space; nothing it would have changed changed. */
+    private static ProblemDetail storageFull(RuntimeException e) {
+        LOG.warn("storage full: " + e.getMessage());
+        String detail = e instanceof StorageFullException f ? f.advice() : "storage full: no space left on the data disk ("
+                + e.getMessage() + "); delete snapshots or volumes, then run reclaim-now (POST /api/v1/gc/reclaim), or grow the disk";
+        ProblemDetail p = problem(HttpStatus.INSUFFICIENT_STORAGE, ProblemTypes.STORAGE_FULL, "Storage full", detail);
+        if (e instanceof StorageFullException f && f.freeBytes() >= 0) {
+            p.setProperty("freeBytes", f.freeBytes());
+            p.setProperty("reserveBytes", f.reserveBytes());
+        }
+        return p;
     }
 
     private static ProblemDetail problem(HttpStatus status, URI type, String title, String detail) {

@@ -65,4 +65,6 @@ public final class ProblemTypes {
             default -> status >= 500 ? INTERNAL_ERROR : INVALID_REQUEST;
         };
     }
+    /** 507: the data disk is full (its free-space reserve reached); free space, then retry. */
+    public static final URI STORAGE_FULL = URI.create("urn:holdfast:problem:storage-full");
 }

@@ -62,6 +62,9 @@ public class SnapshotController {
     @GetMapping
     public List<SnapshotView> snapshots(@PathVariable String name) {
         VolumeId v = volumeId(name);
+        if (gc.deleting(catalog.requireVolume(v).internalId())) {
+            throw new UnknownVolumeException(name); // deleted; only freeing its map waits for space
+        }
         Map<Long, RetentionLocks.Lock> locks = gc.locks().locks(v);
         Map<Long, RetentionExplainer.Verdict> retention = gc.explain(v, null, clock.millis());
         VolumeRecord vr = catalog.requireVolume(v);

@@ -182,7 +182,13 @@ public class VolumeController {
         VolumeId v = volumeId(name);
         long internalId = catalog.requireVolume(v).internalId();
         GcService.VolumeDeletion d = gc.deleteVolume(v, gate);
-        admin.forget(internalId);
+        try {
+            admin.forget(internalId);
+        } catch (RuntimeException e) {
+            // the volume is deleted; its settings only linger under an internal id that is never reused
+            org.slf4j.LoggerFactory.getLogger(VolumeController.class).warn("volume '{}' is deleted, but its settings could not be"
+                    + " dropped: {}", name, e.getMessage());
+        }
         return d;
     }
 

@@ -20,6 +20,7 @@ import org.holdfast.server.security.TokenAuthenticator;
 import org.holdfast.server.security.tls.ServerCertificate;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.DiskSpace;
 import org.holdfast.server.store.MetadataDb;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.info.BuildProperties;
@@ -75,8 +76,12 @@ public class CoreConfiguration {
     DataStore dataStore(DataDirectory dir, MetadataDb db, HoldfastProperties props) {
         HoldfastProperties.Store s = props.store();
         // opening finishes or discards a compaction a crash interrupted; GC runs compact online
-        return DataStore.open(new DataStore.Settings(dir.dataDir(), s.logRollSize().toBytes(), s.fsync(), s.pbnReserveBatch(),
-                s.minFreeSpace().toBytes()), db);
+        DataStore.Settings settings = new DataStore.Settings(dir.dataDir(), s.logRollSize().toBytes(), s.fsync(), s.pbnReserveBatch(),
+                s.minFreeSpace().toBytes());
+        if (s.simulatedDiskSize().toBytes() > 0) {
+            return DataStore.open(settings, db, DiskSpace.simulated(dir.root(), s.simulatedDiskSize().toBytes()));
+        }
+        return DataStore.open(settings, db);
     }
 
     @Bean

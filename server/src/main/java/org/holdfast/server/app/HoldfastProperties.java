@@ -49,12 +49,17 @@ public record HoldfastProperties(
         }
     }
 
-    /** The data logs: roll size, when to fsync, PBNs reserved per batch, free space kept in reserve. */
+    /**
+     * The data logs: roll size, when to fsync, PBNs reserved per batch, free space kept in reserve.
+     * {@code simulatedDiskSize} (tests only, 0 = off) makes the store believe its data directory lies
+     * on a disk of that size, for disk-full tests where no small file system can be mounted.
+     */
     public record Store(
             @DefaultValue("256MB") DataSize logRollSize,
             @DefaultValue("commit") FsyncPolicy fsync,
             @DefaultValue("65536") int pbnReserveBatch,
-            @DefaultValue("256MB") DataSize minFreeSpace) {
+            @DefaultValue("256MB") DataSize minFreeSpace,
+            @DefaultValue("0B") DataSize simulatedDiskSize) {
     }
 
     /**

@@ -82,7 +82,8 @@ final class CrashRecovery {
         }
     }
 
-    private void redrive() {
+    /** Applies every operation record above the GC log's last one, in order (at open, and when paused bookkeeping resumes). */
+    void redrive() {
         // no commit can run yet: the ingest starts after the service is open
         synchronized (this) {
             Map<Long, VolumeRecord> byId = new HashMap<>();

@@ -25,8 +25,16 @@ import org.rocksdb.WriteBatch;
  * no backup in it), then the commit monitor around the catalog batches (so no commit, pin or hold
  * interleaves). The holds are checked again under the commit monitor, since a hold may arrive
  * while the log is made durable.
+ *
+ * <p>Atomic from the API's view: a deletion that cannot proceed (the GC log cannot be written, a
+ * full disk) fails before its catalog batch, changing nothing. One that fails after it (its
+ * snapshots are gone) is <em>pending</em>: {@link #deleting} hides the volume from the API, it stays
+ * closed to backups, and {@link #finishPending} (the next deletion, GC cycle or reclaim-now)
+ * completes it once space is back.
  */
 final class Deletions {
+    private static final System.Logger LOG = System.getLogger(Deletions.class.getName());
+
     private final Catalog catalog;
     private final GcRecords records;
     private final VolumeStates states;
@@ -36,6 +44,8 @@ final class Deletions {
     private final BoscPipeline pipeline;
     private final Object cycleLock;
     private final Supplier<Object> commitMonitor;
+    /** Volumes whose snapshots are deleted but whose map and record are not yet: internal id to the gate release. */
+    private final Map<Long, Runnable> pending = new java.util.concurrent.ConcurrentHashMap<>();
 
     Deletions(Catalog catalog, GcRecords records, VolumeStates states, Pins pins, RetentionLocks locks, OperationLog ops,
               BoscPipeline pipeline, Object cycleLock, Supplier<Object> commitMonitor) {
@@ -54,7 +64,13 @@ final class Deletions {
     GcService.VolumeDeletion deleteVolume(VolumeId volume, VolumeGate gate) {
         ops.requireHealthy();
         synchronized (cycleLock) {
-            catalog.requireVolume(volume);
+            finishPending();
+            VolumeRecord existing = catalog.requireVolume(volume);
+            if (pending.containsKey(existing.internalId())) {
+                throw new org.holdfast.server.catalog.UnknownVolumeException(volume.name());
+            }
+            // fail fast, before anything changes, if the GC log cannot take the operation (a full disk)
+            pipeline.awaitDurable();
             if (!gate.tryExclude(volume.name())) {
                 throw new GcConflictException("volume '" + volume.name() + "' has a backup in progress; delete it after the backup ends");
             }
@@ -98,20 +114,65 @@ final class Deletions {
                         catalog.write(batch);
                     }
                     keepClosed = true;
+                    pending.put(v.internalId(), () -> gate.release(volume.name()));
                     ops.written(opId);
                     KillPoints.hit(KillPoints.GC_DELETE_VOLUME_AFTER_CATALOG_BATCH);
                     states.forget(v.internalId());
                     ops.apply(opId, new GcOperation.Release(pbns));
                 }
-                pipeline.awaitDurable();
-                ops.requireHealthy(); // the op must be in the GC log before the map it is rebuilt from goes
-                KillPoints.hit(KillPoints.GC_DELETE_VOLUME_AFTER_GC_LOG);
-                long entries = deleteMapAndVolume(v, opId);
+                long entries;
+                try {
+                    pipeline.awaitDurable();
+                    ops.requireHealthy(); // the op must be in the GC log before the map it is rebuilt from goes
+                    KillPoints.hit(KillPoints.GC_DELETE_VOLUME_AFTER_GC_LOG);
+                    entries = deleteMapAndVolume(v, opId);
+                } catch (KillPoints.Killed e) {
+                    throw e;
+                } catch (RuntimeException e) {
+                    // the snapshots are gone: from the API's view the volume is deleted; the rest waits for space
+                    LOG.log(System.Logger.Level.WARNING, "volume '" + volume.name() + "' is deleted, but freeing its map waits"
+                            + " until the GC log can be written (" + e.getMessage() + "); it completes at the next deletion,"
+                            + " GC cycle or reclaim-now", e);
+                    return new GcService.VolumeDeletion(volume.name(), snapshots, released, 0);
+                }
+                pending.remove(v.internalId());
                 keepClosed = false;
                 return new GcService.VolumeDeletion(volume.name(), snapshots, released, entries);
             } finally {
                 if (!keepClosed) {
                     gate.release(volume.name());
+                }
+            }
+        }
+    }
+
+    /** True while volume {@code internalId}'s deletion is pending: the API treats it as gone. */
+    boolean deleting(long internalId) {
+        return pending.containsKey(internalId);
+    }
+
+    /**
+     * Completes the deletions that failed after their catalog batch (see the class comment). Under
+     * the cycle lock; throws if the GC log still cannot be written.
+     */
+    void finishPending() {
+        if (pending.isEmpty()) {
+            return;
+        }
+        synchronized (cycleLock) {
+            Map<Long, VolumeRecord> byId = new HashMap<>();
+            for (VolumeRecord v : catalog.volumes()) {
+                byId.put(v.internalId(), v);
+            }
+            for (GcRecords.Op op : records.opsAfter(0)) {
+                VolumeRecord v = byId.get(op.volume());
+                if (op.kind() == GcRecords.KIND_DELETE_VOLUME && v != null && pending.containsKey(v.internalId())) {
+                    ops.requireHealthy();
+                    pipeline.awaitDurable();
+                    deleteMapAndVolume(v, op.id());
+                    Runnable release = pending.remove(v.internalId());
+                    release.run();
+                    LOG.log(System.Logger.Level.INFO, "finished the deletion of volume '" + v.name().name() + "'");
                 }
             }
         }

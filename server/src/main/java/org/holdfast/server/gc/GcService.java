@@ -162,6 +162,7 @@ public final class GcService implements AutoCloseable {
         this.reclaimNow = new ReclaimNow(catalog, dataStore, records, ops, guard, sweeper, compaction, cycleLock, clock);
         this.recovery = new CrashRecovery(settings.dir(), catalog, dataStore, records, states, ops, pipeline, bookkeeper, guard,
                 deletions);
+        ops.resumeWith(recovery::redrive, commitMonitor);
     }
 
     /**
@@ -315,12 +316,19 @@ public final class GcService implements AutoCloseable {
 
     /** Runs retention, a sweep and compaction as of {@code now} (tests pass a simulated time). */
     public CycleReport runCycle(long now) {
+        deletions.finishPending();
         return cycle.run(now, JobContext.NONE);
     }
 
     /** Runs a cycle at the current time as a job: progress per volume and phase, stops at a safe point if cancelled. */
     public CycleReport runCycle(JobContext job) {
+        deletions.finishPending();
         return cycle.run(clock.millis(), job);
+    }
+
+    /** True while volume {@code internalId}'s deletion waits to complete (a full disk): the API shows it as gone. */
+    public boolean deleting(long internalId) {
+        return deletions.deleting(internalId);
     }
 
     /**
@@ -367,6 +375,7 @@ public final class GcService implements AutoCloseable {
      * safe point ({@code JobCancelledException}) if {@code job} asks. See {@link ReclaimNow}.
      */
     public ReclaimReport reclaimNow(org.holdfast.server.jobs.JobContext job) {
+        deletions.finishPending();
         return reclaimNow.run(job);
     }
 

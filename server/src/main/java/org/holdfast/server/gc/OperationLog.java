@@ -3,7 +3,10 @@ package org.holdfast.server.gc;
 import java.util.List;
 import org.holdfast.gc.bookkeeping.GcBookkeeper;
 import org.holdfast.gc.bookkeeping.GcOperation;
+import org.holdfast.gc.GcStoreException;
 import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.store.StorageFullException;
+import org.holdfast.server.store.StoreException;
 import org.rocksdb.WriteBatch;
 
 /**
@@ -24,14 +27,28 @@ final class OperationLog {
     private final GcRecords records;
     private final GcBookkeeper bookkeeper;
     private long nextOpId;
-    /** Set when an operation could not be logged: no later one may be, until a restart re-drives them in order. */
+    /**
+     * Set when an operation could not be logged (a full disk): no later one may be logged before it.
+     * The next {@link #apply} or {@link #requireHealthy} re-drives the waiting records in order, as a
+     * start would, and clears it once that works: GC resumes without a restart once space is back.
+     */
     private volatile RuntimeException failure;
+    private Runnable redrive = () -> {
+        throw new IllegalStateException("no re-drive configured");
+    };
+    private java.util.function.Supplier<Object> commitMonitor = Object::new;
 
     OperationLog(Catalog catalog, GcRecords records, GcBookkeeper bookkeeper) {
         this.catalog = catalog;
         this.records = records;
         this.bookkeeper = bookkeeper;
         this.nextOpId = catalog.db().metaLong(GcRecords.NEXT_OP_ID, 1);
+    }
+
+    /** How to re-drive the records the GC log lacks ({@code CrashRecovery}), under which monitor (the commits'). */
+    void resumeWith(Runnable redrive, java.util.function.Supplier<Object> commitMonitor) {
+        this.redrive = redrive;
+        this.commitMonitor = commitMonitor;
     }
 
     /** The id the next operation gets; it is consumed by {@link #written}. */
@@ -62,14 +79,15 @@ final class OperationLog {
      */
     void apply(long opId, GcOperation op) {
         if (failure != null) {
+            tryResume(); // re-drives this operation too: its record is durable in the catalog
             return;
         }
         try {
             bookkeeper.apply(opId, op);
         } catch (RuntimeException e) {
             failure = e;
-            LOG.log(System.Logger.Level.ERROR, "GC operation " + opId + " could not be logged; GC is stopped"
-                    + " until a restart re-drives it", e);
+            LOG.log(System.Logger.Level.ERROR, "GC operation " + opId + " could not be logged; GC is paused until it can be"
+                    + " (the next GC request or commit retries; free space if the disk is full)", e);
         }
     }
 
@@ -78,11 +96,36 @@ final class OperationLog {
         return failure;
     }
 
-    /** Refuses to start a change once bookkeeping has stopped. */
+    /** Refuses to start a change while bookkeeping is paused and cannot resume yet. */
     void requireHealthy() {
         if (failure != null) {
-            throw new IllegalStateException("GC bookkeeping stopped after a failure; restart the server to recover: "
-                    + failure.getMessage(), failure);
+            tryResume();
+        }
+        RuntimeException f = failure;
+        if (f != null) {
+            if (StoreException.isNoSpace(f) || f instanceof GcStoreException) {
+                throw new StorageFullException("gc", catalog.db().path(), null, "storage full: the GC log cannot be written ("
+                        + f.getMessage() + "); free space on the data disk: delete snapshots or volumes, then run reclaim-now"
+                        + " (POST /api/v1/gc/reclaim), or grow the disk", f);
+            }
+            throw new IllegalStateException("GC bookkeeping is paused after a failure (" + f.getMessage() + "); it resumes by"
+                    + " itself once the GC log can be written again; if it does not (the GC pipeline itself failed), restart the server", f);
+        }
+    }
+
+    /** Re-drives the operations the GC log lacks, in order, under the commit monitor; clears the failure if that works. */
+    private void tryResume() {
+        synchronized (commitMonitor.get()) {
+            if (failure == null) {
+                return;
+            }
+            try {
+                redrive.run();
+                failure = null;
+                LOG.log(System.Logger.Level.INFO, "GC bookkeeping resumed: the waiting operations are in the GC log");
+            } catch (RuntimeException e) {
+                failure = e;
+            }
         }
     }
 

@@ -290,7 +290,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     /** Pauses reading while too much of this connection's input waits for the lane. Event loop only. */
     private void updateAutoRead() {
-        boolean room = !awaitingHello && !decoder.isWaitingForBudget() && queuedFrames.get() < server.settings().maxQueuedFrames()
+        boolean room = closing.get() || !awaitingHello && !decoder.isWaitingForBudget() && queuedFrames.get() < server.settings().maxQueuedFrames()
                 && queuedBytes.get() < server.settings().maxQueuedBytes();
         if (channel.config().isAutoRead() != room) {
             channel.config().setAutoRead(room);
@@ -650,7 +650,11 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             LOG.log(Level.INFO, "connection " + channel.remoteAddress() + ": " + code + ": " + messageOf(t));
         }
         server.stats().errors.incrementAndGet();
-        sendErrorAndClose(code, messageOf(t));
+        if (code == ErrorCode.STORAGE_FULL) {
+            sendErrorAndLinger(code, messageOf(t));
+        } else {
+            sendErrorAndClose(code, messageOf(t));
+        }
         cleanup(code + ": " + messageOf(t));
     }
 
@@ -696,6 +700,22 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     // ---- any thread ---------------------------------------------------------------------------
 
+    /**
+     * Sends ERROR, reads on (discarding, see channelRead) and closes after {@link #ERROR_LINGER_MILLIS}
+     * or when the agent closes: closing with unread BLOCKS in the socket sends a TCP reset, which
+     * can destroy the ERROR before the agent reads it (it would see "broken pipe", not the reason).
+     */
+    private void sendErrorAndLinger(ErrorCode code, String message) {
+        if (closing.compareAndSet(false, true)) {
+            channel.config().setAutoRead(true);
+            channel.writeAndFlush(ErrorMessage.of(code, message)).addListener(f ->
+                    channel.eventLoop().schedule(() -> channel.close(), ERROR_LINGER_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS));
+        }
+    }
+
+    /** How long a connection refused for a full disk stays open for the agent to read the ERROR. */
+    static final long ERROR_LINGER_MILLIS = 2_000;
+
     private void sendErrorAndClose(ErrorCode code, String message) {
         if (closing.compareAndSet(false, true)) {
             channel.writeAndFlush(ErrorMessage.of(code, message)).addListener(ChannelFutureListener.CLOSE);
@@ -734,8 +754,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             String prefix = p.code() + ": ";
             return m.startsWith(prefix) ? m.substring(prefix.length()) : m;
         }
-        if (t instanceof StorageFullException) {
-            return "the server's storage is full; nothing of this backup was committed";
+        if (t instanceof StorageFullException f) {
+            return f.advice() + "; nothing of this backup was committed, and snapshots committed before are intact";
         }
         if (t instanceof CorruptBlockException c) {
             return "damaged block on the server: " + c.getMessage();

@@ -168,6 +168,21 @@ public final class Compactor {
             after -= sizes.get(id);
             deleted++;
         }
+        // a rewrite copies before it frees: on a full disk take only what fits above the GC floor, so a
+        // compaction never takes the last bytes the catalog needs (the rest waits for a later run)
+        long room = store.reserve().gcRoom();
+        long take = 0;
+        for (double[] c : candidates) {
+            int id = (int) c[0];
+            if (chosen.containsKey(id)) {
+                if (take + (long) c[2] > room) {
+                    chosen.remove(id);
+                    deferred++;
+                } else {
+                    take += (long) c[2];
+                }
+            }
+        }
         // pass 2: the records of the chosen logs, in PBN order (which is their order in the log)
         if (!chosen.isEmpty()) {
             store.locations().forEach((pbn, logId, offset, storedLength, fps, fpOff) -> {

@@ -17,9 +17,10 @@ import java.nio.file.StandardOpenOption;
  * <p>Appends are gathered in a direct write buffer and reach the file in large writes (one
  * system call per {@value #WRITE_BUFFER_BYTES} bytes instead of one per block). That changes no
  * durability: nothing is durable before {@link #force()}, which writes the buffer first. A read
- * of bytes still in the buffer writes the buffer first. If a buffered write fails, the log is
- * cut back to what was written before and refuses every later append and force (so no sync can
- * ever make a lost record durable); reopening the store recovers to the durable point.
+ * of bytes still in the buffer copies them from the buffer. If a write fails (a full disk), the
+ * file is cut back to what was written before and the buffered records stay in the buffer: the
+ * append that needed the write is refused, and the next write, force or append retries, so the log
+ * keeps working once space is back and no record that was handed out is ever lost.
  */
 public final class DataLog implements AutoCloseable {
     private static final String STORE = "data-log";
@@ -34,7 +35,6 @@ public final class DataLog implements AutoCloseable {
     private volatile long written;
     // guarded by this
     private ByteBuffer buffer;
-    private IOException failure;
 
     private DataLog(int id, Path path, FileChannel channel, long size) {
         this.id = id;
@@ -65,8 +65,9 @@ public final class DataLog implements AutoCloseable {
     /** Creates log {@code id} with its header, forced to disk (the directory entry too). */
     public static DataLog create(Path dir, int id, long createdMillis) {
         Path p = dir.resolve(fileName(id));
+        FileChannel ch = null;
         try {
-            FileChannel ch = FileChannel.open(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            ch = FileChannel.open(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE);
             byte[] h = new byte[DATA_LOG_HEADER_BYTES];
             Bytes.putInt(h, 0, FormatVersions.DATA_LOG_MAGIC);
             Bytes.putShort(h, 4, FormatVersions.DATA_LOG_VERSION);
@@ -79,6 +80,14 @@ public final class DataLog implements AutoCloseable {
             forceDirectory(dir);
             return new DataLog(id, p, ch, DATA_LOG_HEADER_BYTES);
         } catch (IOException e) {
+            if (ch != null) {
+                // a half-made log (disk full) must not block the next attempt's CREATE_NEW
+                try (FileChannel c = ch) {
+                    Files.deleteIfExists(p);
+                } catch (IOException ignored) {
+                    // recovery deletes logs beyond the durable point
+                }
+            }
             throw StoreException.translate(STORE, p.toString(), null, e);
         }
     }
@@ -128,6 +137,11 @@ public final class DataLog implements AutoCloseable {
         return path;
     }
 
+    /** Appended bytes still in the write buffer (not yet in the file). */
+    long buffered() {
+        return size - written;
+    }
+
     /** Bytes in the file, header included. */
     public long size() {
         return size;
@@ -138,7 +152,6 @@ public final class DataLog implements AutoCloseable {
      * bytes may stay in the write buffer until the next {@link #force()}, read or buffer fill.
      */
     synchronized long append(ByteBuffer buf, long pbn) {
-        refuseIfFailed(pbn);
         long at = size;
         int len = buf.remaining();
         if (buffer == null) {
@@ -151,7 +164,7 @@ public final class DataLog implements AutoCloseable {
             try {
                 writeFully(channel, buf, at);
             } catch (IOException e) {
-                fail(e, at);
+                cutBack(at); // nothing of this record counts: the append is refused
                 throw StoreException.translate(STORE, path.toString(), "pbn " + pbn, e);
             }
             written = at + len;
@@ -162,9 +175,11 @@ public final class DataLog implements AutoCloseable {
         return at;
     }
 
-    /** Writes the buffered appends to the file (page cache); on failure the log refuses all further appends. */
+    /**
+     * Writes the buffered appends to the file (page cache). On failure the file is cut back and the
+     * buffer keeps them, so a later call retries: nothing handed out is lost.
+     */
     private void writeBuffer(long pbn) {
-        refuseIfFailed(pbn);
         if (buffer == null || buffer.position() == 0) {
             return;
         }
@@ -173,27 +188,20 @@ public final class DataLog implements AutoCloseable {
         try {
             writeFully(channel, buffer, at);
         } catch (IOException e) {
-            fail(e, at);
+            buffer.position(buffer.limit()).limit(buffer.capacity()); // back to "filled up to here"
+            cutBack(at);
             throw StoreException.translate(STORE, path.toString(), pbn < 0 ? null : "pbn " + pbn, e);
-        } finally {
-            buffer.clear();
         }
+        buffer.clear();
         written = size;
     }
 
-    private void fail(IOException e, long at) {
-        failure = e;
+    /** Drops a partly written tail (a retry writes it again at the same place); frees the space a failed write took. */
+    private void cutBack(long at) {
         try {
             channel.truncate(at);
         } catch (IOException ignored) {
-            // recovery at the next open truncates to the durable point anyway
-        }
-    }
-
-    private void refuseIfFailed(long pbn) {
-        if (failure != null) {
-            throw new StoreException(STORE, path.toString(), pbn < 0 ? null : "pbn " + pbn,
-                    "an earlier write to this log failed (" + failure.getMessage() + "); the store must be reopened", failure);
+            // the next write goes to the same positions anyway, and recovery truncates to the durable point
         }
     }
 
@@ -203,12 +211,34 @@ public final class DataLog implements AutoCloseable {
             throw new CorruptDataException(STORE, path.toString(), "pbn " + pbn,
                     "record at " + offset + "+" + len + " lies outside the log (size " + size + ")");
         }
-        if (offset + len > written) {
-            synchronized (this) {
-                writeBuffer(pbn);
-            }
+        readRange(offset, dst, 0, len, pbn);
+    }
+
+    /** Reads from the file, and the part still in the write buffer from the buffer (no write needed, so a full disk does not stop reads). */
+    private void readRange(long offset, ByteBuffer dst, int dstPos, int len, long pbn) {
+        if (offset + len <= written) {
+            readFile(offset, dst, dstPos, len, pbn);
+            return;
         }
-        dst.clear().limit(len);
+        synchronized (this) {
+            int filePart = (int) Math.max(0, Math.min(len, written - offset));
+            if (filePart > 0) {
+                readFile(offset, dst, dstPos, filePart, pbn);
+            }
+            int rest = len - filePart;
+            if (rest > 0) {
+                ByteBuffer src = buffer.duplicate();
+                int from = (int) (offset + filePart - written);
+                src.limit(from + rest).position(from);
+                dst.clear().position(dstPos + filePart).limit(dstPos + len);
+                dst.put(src);
+            }
+            dst.limit(dstPos + len).position(dstPos + len); // as a file read leaves it
+        }
+    }
+
+    private void readFile(long offset, ByteBuffer dst, int dstPos, int len, long pbn) {
+        dst.clear().position(dstPos).limit(dstPos + len);
         try {
             readFully(channel, dst, offset, path);
         } catch (IOException e) {
@@ -236,17 +266,7 @@ public final class DataLog implements AutoCloseable {
             throw new CorruptDataException(STORE, path.toString(), "pbn " + pbn,
                     "records at " + offset + "+" + len + " lie outside the log (size " + size + ")");
         }
-        if (offset + len > written) {
-            synchronized (this) {
-                writeBuffer(pbn);
-            }
-        }
-        dst.clear().position(dstPos).limit(dstPos + len);
-        try {
-            readFully(channel, dst, offset, path);
-        } catch (IOException e) {
-            throw StoreException.translate(STORE, path.toString(), "pbn " + pbn, e);
-        }
+        readRange(offset, dst, dstPos, len, pbn);
     }
 
     /** Writes the buffered appends and forces the file's content to disk. */
@@ -274,11 +294,8 @@ public final class DataLog implements AutoCloseable {
 
     @Override
     public synchronized void close() {
-        try {
-            if (failure == null) {
-                writeBuffer(-1);
-            }
-            channel.close();
+        try (FileChannel ch = channel) {
+            writeBuffer(-1); // on failure the records stay beyond the durable point: recovery drops them
         } catch (IOException e) {
             throw StoreException.translate(STORE, path.toString(), null, e);
         }

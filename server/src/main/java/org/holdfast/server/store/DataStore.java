@@ -53,7 +53,8 @@ import org.rocksdb.WriteBatch;
 public final class DataStore implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DataStore.class.getName());
     private static final String STORE = "data-store";
-    private static final long SPACE_CHECK_INTERVAL = 64L << 20;
+    /** Free space above the reserve a new backup needs to start (one write buffer). */
+    static final long BEGIN_HEADROOM = DataLog.WRITE_BUFFER_BYTES;
 
     /** Settings of the data store. */
     public record Settings(Path dir, long rollBytes, FsyncPolicy fsync, int pbnReserveBatch, long minFreeBytes) {
@@ -84,6 +85,7 @@ public final class DataStore implements AutoCloseable {
     }
 
     private final Settings settings;
+    private final SpaceReserve reserve;
     private final MetadataDb db;
     private final LocationIndex locations;
     private final PossessionIndex possession;
@@ -103,7 +105,7 @@ public final class DataStore implements AutoCloseable {
     private final AtomicLong regionsRead = new AtomicLong();
 
     // guarded by appendLock
-    private DataLog active;
+    private volatile DataLog active;
     private long nextPbn;
     private long reservedPbn;
     private long pendingBase;
@@ -122,7 +124,6 @@ public final class DataStore implements AutoCloseable {
     private final byte[] recordBuf = new byte[RECORD_HEADER_BYTES + FormatVersions.MAX_STORED_BYTES];
     private final ByteBuffer recordView = ByteBuffer.wrap(recordBuf);
     private final CRC32C crc = new CRC32C();
-    private long bytesSinceSpaceCheck = SPACE_CHECK_INTERVAL;
     private boolean closed;
     /** Opened by a checker: nothing on disk is written, moved or deleted (see {@link #openReadOnly}). */
     private final boolean readOnly;
@@ -131,19 +132,21 @@ public final class DataStore implements AutoCloseable {
     private int durableLogId;
     private long durableLength;
 
-    private DataStore(Settings settings, MetadataDb db, boolean readOnly) {
+    private DataStore(Settings settings, MetadataDb db, DiskSpace disk, boolean readOnly) {
         this.settings = settings;
+        this.reserve = new SpaceReserve(disk, settings.minFreeBytes(), settings.dir().toString());
         this.db = db;
         this.readOnly = readOnly;
         this.locations = new LocationIndex(db);
         this.possession = new PossessionIndex(db);
         this.badBlocks = new BadBlocks(db);
         this.recovery = readOnly ? openLogsReadOnly() : recover();
+        reserve.unwritten(() -> active.buffered()); // read without the append lock: a byte more or less is no harm
     }
 
     /** Opens the store in {@code settings.dir()}, running crash recovery first. */
     public static DataStore open(Settings settings, MetadataDb db) {
-        return new DataStore(settings, db, false);
+        return new DataStore(settings, db, DiskSpace.of(settings.dir()), false);
     }
 
     /**
@@ -154,7 +157,7 @@ public final class DataStore implements AutoCloseable {
      * awaits its completion, which only a server start does.
      */
     public static DataStore openReadOnly(Path dir, MetadataDb db) {
-        return new DataStore(Settings.defaults(dir), db, true);
+        return new DataStore(Settings.defaults(dir), db, DiskSpace.of(dir), true);
     }
 
     private Recovery openLogsReadOnly() {
@@ -192,6 +195,11 @@ public final class DataStore implements AutoCloseable {
         if (readOnly) {
             throw new IllegalStateException("the data store in " + settings.dir() + " is open read-only (a checker); cannot " + what);
         }
+    }
+
+    /** As {@link #open(Settings, MetadataDb)}, asking {@code disk} for free space (a simulated disk in tests). */
+    public static DataStore open(Settings settings, MetadataDb db, DiskSpace disk) {
+        return new DataStore(settings, db, disk, false);
     }
 
     private Recovery recover() {
@@ -291,11 +299,10 @@ public final class DataStore implements AutoCloseable {
         refuseIfReadOnly("append");
         synchronized (appendLock) {
             ensureOpen();
-            if (bytesSinceSpaceCheck >= SPACE_CHECK_INTERVAL) {
-                checkSpace();
-                bytesSinceSpaceCheck = 0;
-            }
-            if (active.size() + recordLength > settings.rollBytes() && active.size() > DATA_LOG_HEADER_BYTES) {
+            boolean rolls = active.size() + recordLength > settings.rollBytes() && active.size() > DATA_LOG_HEADER_BYTES;
+            // before anything changes: a refused append leaves the store as it was
+            reserve.charge(recordLength + (rolls ? DATA_LOG_HEADER_BYTES : 0));
+            if (rolls) {
                 roll();
             }
             long pbn = nextPbn;
@@ -305,10 +312,15 @@ public final class DataStore implements AutoCloseable {
             System.arraycopy(payload, off, recordBuf, RECORD_HEADER_BYTES, storedLength);
             RecordFormat.writeHeader(recordBuf, pbn, codec, rawLength, storedLength, crc);
             recordView.clear().limit(recordLength);
-            long at = active.append(recordView, pbn);
+            long at;
+            try {
+                at = active.append(recordView, pbn);
+            } catch (StorageFullException e) {
+                reserve.invalidate(); // someone else filled the disk: look again next time
+                throw e;
+            }
             addPending(active.id(), at, storedLength, fps, fpOff);
             nextPbn = pbn + 1;
-            bytesSinceSpaceCheck += recordLength;
             appendedBlocks.incrementAndGet();
             appendedBytes.addAndGet(storedLength);
             return pbn;
@@ -657,18 +669,17 @@ public final class DataStore implements AutoCloseable {
         }
     }
 
-    /** Refuses with {@link StorageFullException} if the data directory has less free space than configured. */
+    /**
+     * Refuses with {@link StorageFullException} unless the data disk has room for a new backup to
+     * start above the reserve (asks the file system now).
+     */
     public void checkSpace() {
-        long usable;
-        try {
-            usable = Files.getFileStore(settings.dir()).getUsableSpace();
-        } catch (IOException e) {
-            throw StoreException.translate(STORE, settings.dir().toString(), null, e);
-        }
-        if (usable < settings.minFreeBytes()) {
-            throw new StorageFullException(STORE, settings.dir().toString(), null,
-                    "only " + usable + " bytes free, below the configured reserve of " + settings.minFreeBytes(), null);
-        }
+        reserve.require(BEGIN_HEADROOM);
+    }
+
+    /** The free-space reserve ingest may not cross. */
+    public SpaceReserve reserve() {
+        return reserve;
     }
 
     public Stats stats() {
@@ -903,8 +914,6 @@ public final class DataStore implements AutoCloseable {
         if (settings.fsync().forces()) {
             active.force();
         }
-        checkSpace();
-        bytesSinceSpaceCheck = 0;
         DataLog next = DataLog.create(settings.dir(), active.id() + 1, System.currentTimeMillis());
         logs.put(next.id(), next);
         active = next;

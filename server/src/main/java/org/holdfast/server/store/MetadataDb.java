@@ -99,8 +99,12 @@ public final class MetadataDb implements AutoCloseable {
         } catch (Exception e) {
             throw fail(null, e);
         }
+        // No preallocation: RocksDB would fallocate a write-ahead log of 1.1 write buffers (141 MiB
+        // with the 128 MiB buffers below) and a 4 MiB manifest, so an empty data directory took 145 MiB
+        // (docs/operations.md, "Disk full"). Files now grow as they are written.
         dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true)
-                .setKeepLogFileNum(5).setMaxTotalWalSize(256L << 20);
+                .setKeepLogFileNum(5).setMaxTotalWalSize(256L << 20)
+                .setAllowFAllocate(false).setManifestPreallocationSize(64L << 10);
         // One block cache for every column family; Bloom filters so that lookups of absent keys
         // (every new fingerprint in fpindex, new LBNs in map) rarely touch a data block.
         blockCache = new LRUCache(64L << 20);

@@ -36,7 +36,8 @@ public class StoreException extends RuntimeException {
         return new StoreException(store, path, key, String.valueOf(e.getMessage()), e);
     }
 
-    static boolean isNoSpace(Throwable e) {
+    /** True if {@code e} or a cause says the disk is full (ENOSPC, RocksDB's NoSpace). */
+    public static boolean isNoSpace(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             String m = t.getMessage();
             if (m != null && (m.contains("No space left") || m.contains("NoSpace") || m.contains("ENOSPC"))) {

@@ -110,6 +110,7 @@ public final class VolumeAdmin {
         }
         String f = nameFilter == null ? null : nameFilter.toLowerCase(Locale.ROOT);
         List<VolumeRecord> all = catalog.volumes().stream().filter(v -> visible.test(v.name().name()))
+                .filter(v -> !gc.deleting(v.internalId())) // a deletion waiting for space: gone for the API
                 .filter(v -> f == null || v.name().name().toLowerCase(Locale.ROOT).contains(f)).toList();
         int from = (int) Math.min(offset, all.size());
         int to = (int) Math.min((long) from + limit, all.size());
@@ -118,7 +119,7 @@ public final class VolumeAdmin {
 
     /** The volume's details; with {@code measure}, also its usage (a map scan, see {@link VolumeUsage}). */
     public Details details(VolumeId name, boolean measure) {
-        VolumeRecord v = catalog.requireVolume(name);
+        VolumeRecord v = live(name);
         List<SnapshotRecord> snapshots = catalog.snapshots(v);
         return new Details(v, snapshots.size(), gc.policy(name), settings.quota(v.internalId()).orElse(null),
                 settings.lastOutcome(v.internalId()).orElse(null), measure ? usage.of(v) : null);
@@ -129,7 +130,7 @@ public final class VolumeAdmin {
      * unchanged; {@code quotaBytes} null: none). The policy is checked before anything changes.
      */
     public void update(VolumeId name, String policy, boolean setQuota, Long quotaBytes) {
-        VolumeRecord v = catalog.requireVolume(name);
+        VolumeRecord v = live(name);
         if (setQuota && quotaBytes != null && quotaBytes < 0) {
             throw new IllegalArgumentException("quotaBytes must be 0 or more, got " + quotaBytes);
         }
@@ -140,6 +141,15 @@ public final class VolumeAdmin {
         if (setQuota) {
             settings.setQuota(v.internalId(), quotaBytes);
         }
+    }
+
+    /** The volume, unless it is unknown or its deletion is pending (then {@code UnknownVolumeException}). */
+    private VolumeRecord live(VolumeId name) {
+        VolumeRecord v = catalog.requireVolume(name);
+        if (gc.deleting(v.internalId())) {
+            throw new org.holdfast.server.catalog.UnknownVolumeException(name.name());
+        }
+        return v;
     }
 
     /** Drops the settings and cached usage of a volume that was deleted (internal ids are never reused). */

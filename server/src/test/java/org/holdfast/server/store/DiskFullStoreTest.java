@@ -1,0 +1,214 @@
+package org.holdfast.server.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.holdfast.server.e2e.SmallDisk;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The data store on a full disk: refuses before the reserve, and no failed write leaves it dead. */
+class DiskFullStoreTest {
+    private static final int BLOCK = 64 << 10;
+
+    @TempDir
+    Path dir;
+
+    private MetadataDb db;
+    private DataStore store;
+    private SmallDisk disk;
+
+    @AfterEach
+    void close() {
+        try {
+            if (store != null) {
+                store.close();
+            }
+        } finally {
+            if (db != null) {
+                db.close();
+            }
+            if (disk != null) {
+                disk.close();
+            }
+        }
+    }
+
+    /** A small simulated disk over the data directory, plus space the test frees by setting {@code freed}. */
+    private static final class FakeDisk implements DiskSpace {
+        final DiskSpace simulated;
+        volatile long freed;
+
+        FakeDisk(Path dir, long size) {
+            simulated = DiskSpace.simulated(dir, size);
+        }
+
+        @Override
+        public long usableBytes() throws IOException {
+            return simulated.usableBytes() + freed;
+        }
+
+        @Override
+        public String describe() {
+            return "fake disk";
+        }
+    }
+
+    @Test
+    void append_approachingReserve_refusedBeforeCrossingItThenAcceptedOnceSpaceIsBack() {
+        FakeDisk fake = new FakeDisk(dir.resolve("data"), 10L << 20);
+        long reserve = 8L << 20;
+        db = MetadataDb.open(dir.resolve("catalog"));
+        store = DataStore.open(new DataStore.Settings(dir.resolve("data"), 256L << 20, FsyncPolicy.COMMIT, 16, reserve), db, fake);
+        long appended = 0;
+        List<Long> pbns = new ArrayList<>();
+        StorageFullException refused = null;
+        for (int i = 0; i < 100 && refused == null; i++) {
+            try {
+                pbns.add(append(i));
+                appended += BLOCK + FormatVersions.RECORD_HEADER_BYTES;
+            } catch (StorageFullException e) {
+                refused = e;
+            }
+        }
+        // most of it still in the write buffer, which the file system does not see: the reserve counts it
+        assertThat(refused).as("refused before 100 blocks (6.4 MiB) crossed the 2 MiB above the reserve").isNotNull();
+        assertThat(appended).isLessThanOrEqualTo(2L << 20).isGreaterThan((2L << 20) - 2 * BLOCK);
+        assertThat(refused.getMessage()).contains("free at least").contains("reclaim-now").contains("min-free-space");
+        assertThat(refused.freeBytes()).isLessThan(reserve + BLOCK + 64);
+        long next = store.nextPbn();
+        store.sync();
+        fake.freed = 100L << 20; // space freed
+        store.reserve().invalidate();
+        long after = append(1000);
+        assertThat(after).isEqualTo(next);
+        store.sync();
+        for (int i = 0; i < pbns.size(); i++) {
+            assertBlock(pbns.get(i), i);
+        }
+        assertBlock(after, 1000);
+    }
+
+    @Test
+    void checkSpace_belowReservePlusHeadroom_refusesNewBackup() {
+        FakeDisk fake = new FakeDisk(dir.resolve("data"), (8L << 20) + 1000);
+        db = MetadataDb.open(dir.resolve("catalog"));
+        store = DataStore.open(new DataStore.Settings(dir.resolve("data"), 256L << 20, FsyncPolicy.COMMIT, 16, 8L << 20), db, fake);
+        assertThatThrownBy(() -> store.checkSpace()).isInstanceOf(StorageFullException.class).hasMessageContaining("8.0 MiB");
+        fake.freed = 64L << 20;
+        store.checkSpace();
+    }
+
+    @Test
+    void sync_diskFilledUnderneath_failsThenSucceedsOnceSpaceIsBackWithoutReopen() throws IOException {
+        disk = SmallDisk.mount(dir.resolve("small"), 4L << 20);
+        Assumptions.assumeTrue(disk.real(), "needs a real small file system for a real ENOSPC; ran on: " + disk.kind());
+        db = MetadataDb.open(dir.resolve("catalog")); // the catalog elsewhere: this is about the data log
+        store = DataStore.open(new DataStore.Settings(disk.dir().resolve("data"), 256L << 20, FsyncPolicy.COMMIT, 16, 0), db);
+        List<Long> durable = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            durable.add(append(i));
+        }
+        store.sync();
+        // appended while there was room (they wait in the write buffer), then something else fills the disk
+        List<Long> buffered = new ArrayList<>();
+        for (int i = 8; i < 12; i++) {
+            buffered.add(append(i));
+        }
+        Path filler = disk.fillLeaving(0);
+        assertThatThrownBy(() -> store.sync()).isInstanceOf(StorageFullException.class);
+        assertThatThrownBy(() -> append(99)).isInstanceOf(StorageFullException.class);
+        // nothing is lost meanwhile: durable and buffered blocks read back
+        for (int i = 0; i < 8; i++) {
+            assertBlock(durable.get(i), i);
+        }
+        for (int i = 0; i < 4; i++) {
+            assertBlock(buffered.get(i), 8 + i);
+        }
+        Files.delete(filler);
+        store.reserve().invalidate();
+        long more = append(12);
+        store.sync(); // no "must be reopened": the same store works on
+        assertBlock(more, 12);
+        store.close();
+        store = null;
+        db.close();
+        db = MetadataDb.open(dir.resolve("catalog"));
+        store = DataStore.open(new DataStore.Settings(disk.dir().resolve("data"), 256L << 20, FsyncPolicy.COMMIT, 16, 0), db);
+        for (int i = 0; i < 8; i++) {
+            assertBlock(durable.get(i), i);
+        }
+        for (int i = 0; i < 4; i++) {
+            assertBlock(buffered.get(i), 8 + i);
+        }
+        assertBlock(more, 12);
+    }
+
+    @Test
+    void compaction_lessRoomThanLiveBytesAboveGcFloor_defersThenRewritesOnceSpaceIsBack() throws IOException {
+        long reserve = 1L << 20;
+        db = MetadataDb.open(dir.resolve("catalog"));
+        Path data = dir.resolve("data");
+        FakeDisk fake = new FakeDisk(data, 1L << 40);
+        store = DataStore.open(new DataStore.Settings(data, 64L << 10, FsyncPolicy.COMMIT, 16, reserve), db, fake);
+        List<Long> pbns = new ArrayList<>();
+        for (int i = 0; i < 60; i++) { // 4 KiB blocks: about 15 to a 64 KiB log
+            byte[] b = java.util.Arrays.copyOf(block(i), 4096);
+            pbns.add(store.append(fp(i), 0, b, 0, 4096, FormatVersions.CODEC_RAW, 4096));
+        }
+        store.sync();
+        long[] half = new long[8];
+        for (int i = 0; i < 8; i++) {
+            half[i] = pbns.get(i * 2); // half of the first log's records are freed
+        }
+        store.forget(half, half.length);
+        // the disk is full down to 10 KiB above the GC floor (a quarter of the reserve): the ~30 KiB copy does not fit
+        long used = fake.simulated.usableBytes();
+        fake.freed = -(used - reserve / 4 - (10 << 10));
+        Compactor.Result tight = new Compactor(store).run(0.9, Long.MAX_VALUE);
+        assertThat(tight.logsRewritten()).as("%s", tight).isZero();
+        assertThat(tight.logsDeferred()).as("%s", tight).isPositive();
+        fake.freed = 0;
+        Compactor.Result roomy = new Compactor(store).run(0.9, Long.MAX_VALUE);
+        assertThat(roomy.logsRewritten()).as("%s", roomy).isPositive();
+        for (int i = 0; i < pbns.size(); i++) {
+            if (i >= 16 || i % 2 == 1) {
+                StoredBlock b = new StoredBlock();
+                store.read(pbns.get(i), b);
+                assertThat(java.util.Arrays.copyOfRange(b.data(), b.dataOffset(), b.dataOffset() + b.storedLength()))
+                        .isEqualTo(java.util.Arrays.copyOf(block(i), 4096));
+            }
+        }
+    }
+
+    private long append(long seed) {
+        return store.append(fp(seed), 0, block(seed), 0, BLOCK, FormatVersions.CODEC_RAW, BLOCK);
+    }
+
+    private static byte[] block(long seed) {
+        byte[] b = new byte[BLOCK];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    private static byte[] fp(long seed) {
+        byte[] f = new byte[32];
+        new Random(~seed).nextBytes(f);
+        return f;
+    }
+
+    private void assertBlock(long pbn, long seed) {
+        StoredBlock b = new StoredBlock();
+        store.read(pbn, b);
+        byte[] got = java.util.Arrays.copyOfRange(b.data(), b.dataOffset(), b.dataOffset() + b.storedLength());
+        assertThat(got).isEqualTo(block(seed));
+    }
+}
