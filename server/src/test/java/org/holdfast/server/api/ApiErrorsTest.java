@@ -176,8 +176,9 @@ class ApiErrorsTest {
     }
 
     @Test
-    void get_wrongTypeInPath_invalidRequestProblem() throws Exception {
-        problem(send(request("/api/v1/volumes/errs-vol/snapshots/abc/hold")), 400, "urn:holdfast:problem:invalid-request");
+    void get_wrongTypeInQuery_invalidRequestProblem() throws Exception {
+        problem(send(request("/api/v1/volumes?offset=abc")), 400, "urn:holdfast:problem:invalid-request");
+        problem(send(request("/api/v1/stats/daily?from=yesterday")), 400, "urn:holdfast:problem:invalid-request");
     }
 
     @Test
