@@ -64,6 +64,7 @@ public final class OpenApiConventions implements OpenApiCustomizer {
             Map.entry("/api/v1/retention", "Retention"),
             Map.entry("/api/v1/policies", "Retention"),
             Map.entry("/api/v1/jobs", "Jobs"),
+            Map.entry("/api/v1/verify", "Verify"),
             Map.entry("/api/v1/gc", "GC"),
             Map.entry("/api/v1/stats", "Stats"),
             Map.entry("/api/v1/agents", "Agents"),
@@ -79,7 +80,8 @@ public final class OpenApiConventions implements OpenApiCustomizer {
         TAG_DESCRIPTIONS.put("Volumes", "Protected volumes: list, details, create, update, delete");
         TAG_DESCRIPTIONS.put("Snapshots", "A volume's snapshots: list, details, holds and locks, deletion, raw image download");
         TAG_DESCRIPTIONS.put("Retention", "Retention policies, their assignment to volumes and the prune simulator");
-        TAG_DESCRIPTIONS.put("Jobs", "Long operations (GC, compaction, reclaim, fsck) as jobs with progress");
+        TAG_DESCRIPTIONS.put("Jobs", "Long operations (GC, compaction, reclaim, fsck, verify) as jobs with progress");
+        TAG_DESCRIPTIONS.put("Verify", "Verify passes over stored blocks, bad blocks and damaged volumes");
         TAG_DESCRIPTIONS.put("GC", "Garbage collection: runs, status, the checker");
         TAG_DESCRIPTIONS.put("Stats", "Capacity, dedup and compression figures, daily series");
         TAG_DESCRIPTIONS.put("Agents", "Agent connections the server has seen");

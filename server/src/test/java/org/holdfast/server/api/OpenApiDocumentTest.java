@@ -35,7 +35,7 @@ import org.springframework.test.context.DynamicPropertySource;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class OpenApiDocumentTest {
     private static final Path DATA;
-    private static final Set<String> TAGS = Set.of("Volumes", "Snapshots", "Retention", "Jobs", "GC", "Stats", "Agents", "Users",
+    private static final Set<String> TAGS = Set.of("Volumes", "Snapshots", "Retention", "Jobs", "Verify", "GC", "Stats", "Agents", "Users",
             "Tokens", "Auth", "Audit");
 
     static {
