@@ -60,6 +60,8 @@ public final class FakeServer implements AutoCloseable {
     public volatile boolean storageFull;
     /** Answer BACKUP_BEGIN with ERROR QUOTA_EXCEEDED and this message (null: admit). */
     public volatile String quotaRefusal;
+    /** When set, BACKUP_BEGIN is refused with LIMIT_EXCEEDED and this message (an agent-port limit). */
+    public volatile String limitRefusal;
     /** Answer runs with a NEED for the wrong start LBN. */
     public volatile boolean wrongNeed;
     /** Send RESTORE_END one frame early. */
@@ -158,6 +160,10 @@ public final class FakeServer implements AutoCloseable {
             Snap parent = list.isEmpty() ? null : list.get(list.size() - 1);
             if (quotaRefusal != null) {
                 error(ctx, ErrorCode.QUOTA_EXCEEDED, quotaRefusal);
+                return;
+            }
+            if (limitRefusal != null) {
+                error(ctx, ErrorCode.LIMIT_EXCEEDED, limitRefusal);
                 return;
             }
             // 0: the volume's block size (4096 for a new volume), as the real server does

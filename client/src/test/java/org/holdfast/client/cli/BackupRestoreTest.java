@@ -254,6 +254,17 @@ class BackupRestoreTest {
     }
 
     @Test
+    void backup_overAnAgentPortLimit_exit4RejectedNamingTheLimitNothingStored() throws Exception {
+        server.limitRefusal = "volume size 5000000000000000000 bytes is over holdfast.ingest.max-volume-size (64 TB)";
+        AgentRun r = backup();
+        assertThat(r.exit()).as("%s", r).isEqualTo(4);
+        assertThat(r.stderr().lines()).hasSize(1);
+        assertThat(r.stderr()).contains("LIMIT_EXCEEDED").contains("max-volume-size").contains("agent-port limits");
+        assertThat(server.snapshots("vm1")).isEmpty();
+        assertThat(stateFile()).doesNotExist();
+    }
+
+    @Test
     void backup_serverStorageFullMidway_exit7StateUnchangedNextBackupCorrect() throws Exception {
         assertThat(backup().exit()).isZero();
         byte[] stateBefore = Files.readAllBytes(stateFile());
