@@ -9,6 +9,7 @@ import org.holdfast.common.id.VolumeId;
 import org.holdfast.gc.bookkeeping.GcOperation;
 import org.holdfast.gc.bosc.BoscPipeline;
 import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.PolicyStore;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.UnknownSnapshotException;
 import org.holdfast.server.catalog.VolumeRecord;
@@ -36,6 +37,7 @@ final class Deletions {
     private static final System.Logger LOG = System.getLogger(Deletions.class.getName());
 
     private final Catalog catalog;
+    private final PolicyStore policyStore;
     private final GcRecords records;
     private final VolumeStates states;
     private final Pins pins;
@@ -48,8 +50,9 @@ final class Deletions {
     private final Map<Long, Runnable> pending = new java.util.concurrent.ConcurrentHashMap<>();
 
     Deletions(Catalog catalog, GcRecords records, VolumeStates states, Pins pins, RetentionLocks locks, OperationLog ops,
-              BoscPipeline pipeline, Object cycleLock, Supplier<Object> commitMonitor) {
+              BoscPipeline pipeline, Object cycleLock, Supplier<Object> commitMonitor, PolicyStore policyStore) {
         this.catalog = catalog;
+        this.policyStore = policyStore;
         this.records = records;
         this.states = states;
         this.pins = pins;
@@ -111,6 +114,7 @@ final class Deletions {
                             records.deleteSnapshot(batch, v.internalId(), sg.sequence());
                         }
                         records.deletePolicy(batch, v.internalId());
+                        policyStore.deleteAssignment(batch, v.internalId()); // its named policy forgets it in the same batch
                         catalog.write(batch);
                     }
                     keepClosed = true;

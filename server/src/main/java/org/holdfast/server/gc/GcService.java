@@ -151,10 +151,11 @@ public final class GcService implements AutoCloseable {
         Pins pins = new Pins(catalog, records, ops, commitMonitor);
         this.locks = new RetentionLocks(pins, catalog, records, clock, commitMonitor);
         this.policies = new RetentionPolicies(catalog, records, states, locks, ops, commitMonitor);
-        this.namedPolicies = new NamedPolicies(new PolicyStore(catalog.db()), catalog, policies, settings.defaultPolicy(),
+        PolicyStore policyStore = new PolicyStore(catalog.db());
+        this.namedPolicies = new NamedPolicies(policyStore, catalog, policies, settings.defaultPolicy(),
                 clock, commitMonitor);
         Object cycleLock = new Object();
-        this.deletions = new Deletions(catalog, records, states, pins, locks, ops, pipeline, cycleLock, commitMonitor);
+        this.deletions = new Deletions(catalog, records, states, pins, locks, ops, pipeline, cycleLock, commitMonitor, policyStore);
         this.compaction = new CompactionCounters(new Compactor(dataStore), settings.compactionThreshold(),
                 settings.compactionMaxBytes());
         this.cycle = new RetentionCycle(catalog, records, states, pins, locks, ops, pipeline, bookkeeper, guard, sweeper,

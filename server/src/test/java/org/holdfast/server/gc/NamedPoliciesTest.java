@@ -154,6 +154,7 @@ class NamedPoliciesTest {
         assertThatThrownBy(() -> np.delete("gold")).isInstanceOf(GcConflictException.class).hasMessageContaining("np-a");
         gc.deleteVolume(A, VolumeGate.NONE);
         assertThat(np.get("gold").volumes()).isEmpty();
+        assertThat(new PolicyStore(fixture.db).assignments()).as("the deletion's batch removes the assignment").isEmpty();
         snapshot(A); // a new volume under the old name
         assertThat(np.assignment(A).name()).isEqualTo(NamedPolicies.DEFAULT_NAME);
         assertThat(np.assignment(A).policy()).isEqualTo("12h");
