@@ -19,6 +19,7 @@ import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.restore.SnapshotImage;
 import org.holdfast.server.security.AuditEvent;
 import org.holdfast.server.security.AuditLog;
+import org.holdfast.server.stats.TransferRates;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.DataStore;
 import org.slf4j.Logger;
@@ -55,9 +56,12 @@ public class ImageController {
     private final Counter verifyFailures;
     private final AuditLog audit;
     private final Clock clock;
+    private final TransferRates rates;
 
-    public ImageController(Catalog catalog, DataStore store, MeterRegistry meters, ObjectProvider<AuditLog> audit, Clock holdfastClock) {
+    public ImageController(Catalog catalog, DataStore store, MeterRegistry meters, ObjectProvider<AuditLog> audit, Clock holdfastClock,
+                           ObjectProvider<TransferRates> rates) {
         this.catalog = catalog;
+        this.rates = rates.getIfAvailable(() -> null);
         this.store = store;
         this.verifyFailures = Counter.builder("holdfast.image.verify.failures")
                 .description("image downloads ended early because a block failed its check (run the checker)").register(meters);
@@ -118,9 +122,11 @@ public class ImageController {
     private void send(SnapshotImage image, long first, long last, HttpServletRequest request, HttpServletResponse response,
                       String target) throws IOException {
         String detail = first == 0 && last == image.length() - 1 ? "" : "bytes " + first + "-" + last;
-        OutputStream out = response.getOutputStream();
+        OutputStream out = rates == null ? response.getOutputStream()
+                : new CountedStream(response.getOutputStream(), rates, target.substring(0, target.lastIndexOf('@')));
         try {
             image.write(first, last, out);
+            out.flush();
         } catch (RuntimeException e) {
             boolean corrupt = e instanceof CorruptDataException;
             if (corrupt) {
@@ -172,5 +178,38 @@ public class ImageController {
             throw new UnknownSnapshotException(volume, n);
         }
         return n;
+    }
+
+    /** Counts a download's bytes into the restore rate (in steps of about 1 MiB, not per write). */
+    private static final class CountedStream extends java.io.FilterOutputStream {
+        private static final int STEP = 1 << 20;
+        private final TransferRates rates;
+        private final String volume;
+        private long pending;
+
+        CountedStream(OutputStream out, TransferRates rates, String volume) {
+            super(out);
+            this.rates = rates;
+            this.volume = volume;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            out.write(b, off, len);
+            pending += len;
+            if (pending >= STEP) {
+                rates.record(TransferRates.Direction.RESTORE, volume, pending);
+                pending = 0;
+            }
+        }
+
+        @Override
+        public void flush() throws IOException {
+            if (pending > 0) {
+                rates.record(TransferRates.Direction.RESTORE, volume, pending);
+                pending = 0;
+            }
+            out.flush();
+        }
     }
 }

@@ -79,6 +79,9 @@ class ImageDownloadApiTest {
     @Autowired
     MeterRegistry meters;
 
+    @Autowired
+    org.holdfast.server.stats.TransferRates rates;
+
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     private final ObjectMapper json = new ObjectMapper();
     private String operator;
@@ -143,7 +146,11 @@ class ImageDownloadApiTest {
 
     @Test
     void image_wholeSnapshot_sameBytesAsTheBackup() throws Exception {
+        long restoredBefore = rates.total(org.holdfast.server.stats.TransferRates.Direction.RESTORE);
         HttpResponse<byte[]> r = bytes(get("/api/v1/volumes/img/snapshots/2/image", null));
+        // counted as restored bytes (the statistics' restore rate); other tests may download meanwhile, never less
+        assertThat(rates.total(org.holdfast.server.stats.TransferRates.Direction.RESTORE) - restoredBefore)
+                .isGreaterThanOrEqualTo(image.length);
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.headers().firstValue("Content-Type").orElse("")).isEqualTo("application/octet-stream");
         assertThat(r.headers().firstValueAsLong("Content-Length").orElse(-1)).isEqualTo(image.length);
