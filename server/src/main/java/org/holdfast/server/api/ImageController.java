@@ -14,7 +14,6 @@ import org.holdfast.common.id.VolumeId;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.UnknownSnapshotException;
-import org.holdfast.server.catalog.UnknownVolumeException;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.restore.SnapshotImage;
 import org.holdfast.server.security.AuditEvent;
@@ -84,7 +83,7 @@ public class ImageController {
                       @Parameter(description = "the ETag (or Last-Modified) of an earlier answer: the range applies only if it still matches")
                       @RequestHeader(value = HttpHeaders.IF_RANGE, required = false) String ifRange,
                       HttpServletRequest request, HttpServletResponse response) throws IOException {
-        VolumeId v = volumeId(name);
+        VolumeId v = PathIds.volumeId(name);
         long sequence = sequence(name, snapshot);
         VolumeRecord volume = catalog.requireVolume(v);
         SnapshotRecord s = catalog.snapshot(volume, sequence).orElseThrow(() -> new UnknownSnapshotException(name, sequence));
@@ -157,12 +156,6 @@ public class ImageController {
         }
     }
 
-    private static VolumeId volumeId(String name) {
-        if (!VolumeId.isValid(name)) {
-            throw new UnknownVolumeException(name);
-        }
-        return new VolumeId(name);
-    }
 
     /** {@code 7} or {@code vol@7} (the id the snapshot list shows). */
     private static long sequence(String volume, String id) {

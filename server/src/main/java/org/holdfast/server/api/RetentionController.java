@@ -10,7 +10,6 @@ import java.util.Map;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.gc.retention.RetentionExplainer;
 import org.holdfast.gc.retention.RetentionPolicy;
-import org.holdfast.server.catalog.UnknownVolumeException;
 import org.holdfast.server.gc.GcService;
 import org.holdfast.server.gc.NamedPolicies;
 import org.springframework.http.HttpStatus;
@@ -133,7 +132,7 @@ public class RetentionController {
 
     @GetMapping("/api/v1/volumes/{name}/retention")
     public RetentionView retention(@PathVariable String name) {
-        return RetentionView.of(gc.namedPolicies().assignment(volumeId(name)));
+        return RetentionView.of(gc.namedPolicies().assignment(PathIds.volumeId(name)));
     }
 
     /** Sets a volume's policy as text ({@code {"policy": "30d"}}) or assigns it to a named one ({@code {"name": "gold"}}). */
@@ -144,7 +143,7 @@ public class RetentionController {
             throw new IllegalArgumentException("body must be {\"policy\": \"30d\"} (or a schedule like \"keep-last=3,daily=7\")"
                     + " or {\"name\": \"<named policy>\"}, not both");
         }
-        VolumeId v = volumeId(name);
+        VolumeId v = PathIds.volumeId(name);
         NamedPolicies named = gc.namedPolicies();
         return RetentionView.of(body.name() != null ? named.assignName(v, body.name()) : named.assignText(v, body.policy()));
     }
@@ -173,7 +172,7 @@ public class RetentionController {
                 out.add(snapshot(v, null));
             }
         } else {
-            for (Map.Entry<Long, RetentionExplainer.Verdict> e : gc.explain(volumeId(body.volume()), policy, now).entrySet()) {
+            for (Map.Entry<Long, RetentionExplainer.Verdict> e : gc.explain(PathIds.volumeId(body.volume()), policy, now).entrySet()) {
                 out.add(snapshot(e.getValue(), e.getKey()));
             }
         }
@@ -218,12 +217,5 @@ public class RetentionController {
 
     private static String iso(long millis) {
         return millis == 0 ? null : Instant.ofEpochMilli(millis).toString();
-    }
-
-    private static VolumeId volumeId(String name) {
-        if (!VolumeId.isValid(name)) {
-            throw new UnknownVolumeException(name);
-        }
-        return new VolumeId(name);
     }
 }

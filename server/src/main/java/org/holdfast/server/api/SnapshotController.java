@@ -61,7 +61,7 @@ public class SnapshotController {
     /** The volume's retained snapshots, oldest first. */
     @GetMapping
     public List<SnapshotView> snapshots(@PathVariable String name) {
-        VolumeId v = volumeId(name);
+        VolumeId v = PathIds.volumeId(name);
         if (gc.deleting(catalog.requireVolume(v).internalId())) {
             throw new UnknownVolumeException(name); // deleted; only freeing its map waits for space
         }
@@ -185,16 +185,8 @@ public class SnapshotController {
      * no snapshot id ({@code abc}, {@code 0}, or the id of another volume).
      */
     private SnapshotRecord require(String name, String snapshot) {
-        VolumeId v = volumeId(name);
+        VolumeId v = PathIds.volumeId(name);
         catalog.requireVolume(v); // an unknown volume is 404 whatever the snapshot segment says
         return catalog.requireSnapshot(v, SnapshotId.parse(snapshot, v).sequence());
-    }
-
-    /** A name that cannot be valid names no volume: 404 like any unknown one. */
-    private static VolumeId volumeId(String name) {
-        if (!VolumeId.isValid(name)) {
-            throw new UnknownVolumeException(name);
-        }
-        return new VolumeId(name);
     }
 }

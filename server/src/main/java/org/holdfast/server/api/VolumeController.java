@@ -10,7 +10,6 @@ import java.util.Set;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.gc.retention.RetentionExplainer;
 import org.holdfast.server.catalog.Catalog;
-import org.holdfast.server.catalog.UnknownVolumeException;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.gc.GcService;
 import org.holdfast.server.gc.VolumeGate;
@@ -123,7 +122,7 @@ public class VolumeController {
      */
     @GetMapping("/{name}")
     public VolumeDetailsView volume(@PathVariable String name, @RequestParam(required = false, defaultValue = "true") boolean usage) {
-        VolumeId v = volumeId(name);
+        VolumeId v = PathIds.volumeId(name);
         return VolumeDetailsView.of(admin.details(v, usage)).withDamage(damage.volume(catalog.requireVolume(v)));
     }
 
@@ -133,7 +132,7 @@ public class VolumeController {
     @io.swagger.v3.oas.annotations.parameters.RequestBody(content = @io.swagger.v3.oas.annotations.media.Content(
             schema = @io.swagger.v3.oas.annotations.media.Schema(implementation = UpdateVolumeRequest.class)))
     public VolumeDetailsView update(@PathVariable String name, @RequestBody JsonNode body) {
-        VolumeId v = volumeId(name);
+        VolumeId v = PathIds.volumeId(name);
         catalog.requireVolume(v);
         requireObject(body, UPDATE_FIELDS, "{\"policy\": \"keep-last=3,daily=7\", \"quotaBytes\": 107374182400} (null removes the quota)");
         if (body.isEmpty()) {
@@ -179,7 +178,7 @@ public class VolumeController {
     @Audited("volume.delete")
     @NeedsGcBookkeeping
     public GcService.VolumeDeletion deleteVolume(@PathVariable String name) {
-        VolumeId v = volumeId(name);
+        VolumeId v = PathIds.volumeId(name);
         long internalId = catalog.requireVolume(v).internalId();
         GcService.VolumeDeletion d = gc.deleteVolume(v, gate);
         try {
@@ -192,13 +191,6 @@ public class VolumeController {
         return d;
     }
 
-    /** A name that cannot be valid names no volume: 404 like any unknown one. */
-    private static VolumeId volumeId(String name) {
-        if (!VolumeId.isValid(name)) {
-            throw new UnknownVolumeException(name);
-        }
-        return new VolumeId(name);
-    }
 
     private static void requireObject(JsonNode body, Set<String> fields, String example) {
         if (body == null || !body.isObject()) {
