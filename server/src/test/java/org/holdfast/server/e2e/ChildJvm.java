@@ -40,7 +40,9 @@ final class ChildJvm {
 
     /** Class path entries for a server child: everything but the agent's no-op SLF4J provider. */
     static Predicate<String> serverClasspath() {
-        return entry -> !jarName(entry).startsWith("slf4j-nop");
+        // The browser tests' Selenium and its OpenTelemetry are the test's, never the server's.
+        return entry -> !jarName(entry).startsWith("slf4j-nop") && !jarName(entry).startsWith("selenium-")
+                && !jarName(entry).startsWith("opentelemetry-");
     }
 
     /** Class path entries for an agent child: everything but Logback. */
