@@ -14,10 +14,11 @@ import org.rocksdb.WriteBatch;
 import org.rocksdb.WriteOptions;
 
 /**
- * The Bloom-guided fallback of the Sungem engine (engine.SungemFingerprintIndex): an on-disk exact map from fingerprint to PBN of
- * every fingerprint the engine recorded as new, looked up only for fingerprints that the loaded
- * containers did not resolve but that the Bloom filter chain has seen recently. Off by default; a
- * setting ({@code exactFallback}) for workloads where sampling alone falls short.
+ * The Bloom-guided fallback of the Sungem engine (engine.SungemFingerprintIndex): an on-disk exact
+ * map from fingerprint to PBN of every fingerprint the engine recorded as new, looked up only for
+ * fingerprints that the loaded containers did not resolve but that the Bloom filter chain has seen
+ * recently. Off by default; a setting ({@code exactFallback}) for workloads where sampling alone
+ * falls short. It keeps its own RocksDB (not the catalog's), which is why it lives in store.
  *
  * <p>We own the RocksDB handle, its options and write options; {@link #close} releases them in
  * reverse order of creation. Deletes are written synchronously: a forgotten PBN must not come back
