@@ -1,6 +1,7 @@
 package org.holdfast.client.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.RandomAccessFile;
@@ -105,6 +106,49 @@ class BackupRestoreTest {
         Path first = dir.resolve("r1.img");
         assertThat(restore("1", first).exit()).isZero();
         assertThat(Images.sameContent(image, first)).isFalse();
+    }
+
+    @Test
+    void backup_sparseImage_holesSkippedWithoutReadingAndRestoresBitForBit() throws Exception {
+        assumeTrue(System.getProperty("os.name").startsWith("Linux"), "hole skipping needs lseek(SEEK_DATA)");
+        long size = 64L << 20;
+        image = Images.sparse(dir.resolve("sparse.img"), size, 3, 0, 17L << 20, size - (64 << 10));
+        AgentRun r = backup();
+        assertThat(r.exit()).as("%s", r).isZero();
+        JsonNode j = r.json();
+        assertThat(j.get("sourceBytesRead").asLong()).isEqualTo(3 * (64 << 10));
+        assertThat(j.get("holeBytes").asLong()).isEqualTo(size - 3 * (64 << 10));
+        assertThat(j.get("bytesRead").asLong()).isEqualTo(size);
+        assertThat(j.get("entriesSent").asLong()).isEqualTo(size / BS);
+        assertThat(j.get("sentBlocks").asLong()).isEqualTo(3 * 16);
+
+        Path target = dir.resolve("restored.img");
+        AgentRun rr = restore("1", target);
+        assertThat(rr.exit()).as("%s", rr).isZero();
+        assertThat(Images.sameContent(image, target)).isTrue();
+    }
+
+    @Test
+    void backup_sparseImageWithReadHoles_readsEveryByteAndSendsTheSame() throws Exception {
+        long size = 32L << 20;
+        image = Images.sparse(dir.resolve("sparse.img"), size, 4, 8L << 20, 9L << 20);
+        AgentRun r = backup("--read-holes", "--threads", "1");
+        assertThat(r.exit()).as("%s", r).isZero();
+        JsonNode j = r.json();
+        assertThat(j.get("sourceBytesRead").asLong()).isEqualTo(size);
+        assertThat(j.get("holeBytes").asLong()).isZero();
+        assertThat(j.get("sentBlocks").asLong()).isEqualTo(2 * 16);
+        Path target = dir.resolve("restored.img");
+        assertThat(restore("1", target).exit()).isZero();
+        assertThat(Images.sameContent(image, target)).isTrue();
+    }
+
+    @Test
+    void backup_negativeThreads_usageExit2() {
+        AgentRun r = backup("--threads", "-1");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.stderr()).contains("--threads");
+        assertThat(server.sessions).isEmpty();
     }
 
     @Test
