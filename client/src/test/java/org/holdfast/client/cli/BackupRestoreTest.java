@@ -121,9 +121,13 @@ class BackupRestoreTest {
         assertThat(j.get("bytesRead").asLong()).isEqualTo(size);
         assertThat(j.get("entriesSent").asLong()).isEqualTo(size / BS);
         assertThat(j.get("sentBlocks").asLong()).isEqualTo(3 * 16);
+        assertRestoresImage("1");
+    }
 
-        Path target = dir.resolve("restored.img");
-        AgentRun rr = restore("1", target);
+    /** Restores {@code snapshot} to a new file and asserts it equals the image byte for byte. */
+    private void assertRestoresImage(String snapshot) throws Exception {
+        Path target = dir.resolve("restored-" + snapshot + ".img");
+        AgentRun rr = restore(snapshot, target);
         assertThat(rr.exit()).as("%s", rr).isZero();
         assertThat(Images.sameContent(image, target)).isTrue();
     }
@@ -138,9 +142,35 @@ class BackupRestoreTest {
         assertThat(j.get("sourceBytesRead").asLong()).isEqualTo(size);
         assertThat(j.get("holeBytes").asLong()).isZero();
         assertThat(j.get("sentBlocks").asLong()).isEqualTo(2 * 16);
-        Path target = dir.resolve("restored.img");
-        assertThat(restore("1", target).exit()).isZero();
-        assertThat(Images.sameContent(image, target)).isTrue();
+        assertRestoresImage("1");
+    }
+
+    @Test
+    void backup_blocksTheServerHolds_tagsProvePossessionInFullAndIncremental() throws Exception {
+        assertThat(backup().exit()).isZero();
+        Files.delete(stateFile()); // a full backup again: the reading threads tag every block
+        AgentRun full = backup();
+        assertThat(full.exit()).as("%s", full).isZero();
+        FakeServer.SessionLog again = server.sessions.get(1);
+        assertThat(again.provenTags).isEqualTo(BLOCKS - (BLOCKS + 6) / 7);
+        assertThat(again.badTags).isZero();
+        assertThat(full.json().get("sentBlocks").asLong()).isZero();
+
+        // an incremental: LBN 5 now holds LBN 1's bytes, which the server has; the assembler tags it
+        byte[] one = new byte[BS];
+        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
+            f.seek(BS);
+            f.readFully(one);
+            f.seek(5L * BS);
+            f.write(one);
+        }
+        AgentRun inc = backup();
+        assertThat(inc.exit()).as("%s", inc).isZero();
+        assertThat(inc.json().get("mode").asText()).isEqualTo("incremental");
+        FakeServer.SessionLog log = server.sessions.get(2);
+        assertThat(log.entryLbns).containsExactly(5L);
+        assertThat(log.provenTags).isEqualTo(1);
+        assertThat(log.badTags).isZero();
     }
 
     @Test
