@@ -82,7 +82,22 @@ class ConsoleAccessTest {
                     .anyMatch(l -> l.contains("Revoke"));
             open(b, "users");
             assertThat(changingControls(b)).as("the admin's users page").anyMatch(l -> l.contains("Delete user " + VIEWER));
+            // the admin's user controls work: create, reset the password, delete (after the confirmation)
+            ConsoleForms.type(b, "user-form", "name", "temp");
+            ConsoleForms.choose(b, "user-form", "role", "operator");
+            ConsoleForms.type(b, "user-form", "password", "temp-password-1");
+            b.driver().findElement(ConsoleBrowser.test("user-create")).click();
+            b.awaitVisible(By.cssSelector("[data-user='temp'] [data-test='user-password']")).click();
+            ConsoleForms.type(b, "password-form", "new-password", "temp-password-2");
+            b.driver().findElement(ConsoleBrowser.test("password-save")).click();
+            b.awaitText(ConsoleBrowser.test("user-notice"), "Password of temp changed");
+            assertThat(server.callAs("none", "POST", "/api/v1/auth/login",
+                    "{\"username\":\"temp\",\"password\":\"temp-password-2\"}").statusCode()).isEqualTo(200);
             b.screenshot("users");
+            b.driver().findElement(By.cssSelector("[data-user='temp'] [data-test='user-delete']")).click();
+            b.awaitVisible(ConsoleBrowser.test("confirm-ok")).click();
+            b.awaitGone(By.cssSelector("[data-user='temp']"));
+            assertThat(server.get("/api/v1/users/temp").statusCode()).isEqualTo(404);
             // the audit log, filtered on the server to user changes: the viewer's creation is there, nothing else
             open(b, "audit");
             ConsoleForms.type(b, "audit-filter", "action", "user.create");
