@@ -292,8 +292,13 @@ public final class ServerProcess implements AutoCloseable {
 
     /** Any REST call as the harness's admin; {@code jsonBody} may be null. */
     public HttpResponse<String> call(String method, String path, String jsonBody) {
+        return callAs(adminToken, method, path, jsonBody);
+    }
+
+    /** Any REST call with {@code token} (an API or console session token); {@code jsonBody} may be null. */
+    public HttpResponse<String> callAs(String token, String method, String path, String jsonBody) {
         HttpRequest.Builder b = HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(30))
-                .header("Authorization", "Bearer " + adminToken)
+                .header("Authorization", "Bearer " + token)
                 .method(method, jsonBody == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(jsonBody));
         if (jsonBody != null) {
             b.header("Content-Type", "application/json");
