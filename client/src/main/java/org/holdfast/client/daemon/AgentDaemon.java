@@ -98,7 +98,12 @@ public final class AgentDaemon implements AutoCloseable {
         Path file = dir.resolve("daemon.lock");
         try {
             lockFile = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.READ);
-            FileLock lock = lockFile.tryLock();
+            FileLock lock;
+            try {
+                lock = lockFile.tryLock();
+            } catch (java.nio.channels.OverlappingFileLockException e) {
+                lock = null; // held by this very JVM (another daemon instance in it)
+            }
             if (lock == null) {
                 String pid = new String(Files.readAllBytes(file), StandardCharsets.UTF_8).strip();
                 lockFile.close();
