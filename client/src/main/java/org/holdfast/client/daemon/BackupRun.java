@@ -51,7 +51,7 @@ final class BackupRun {
             HookRunner.Outcome o = hooks.run("volume " + volume.name() + " pre hook", volume.preHook(), env("pre", null, null));
             pre = o.summary();
             if (!o.ok()) {
-                return finish(RunRecord.FAILED, null, ExitCode.USAGE.code(), pre,
+                return finish(RunRecord.FAILED, null, ExitCode.LOCAL_IO.code(), pre,
                         "pre hook failed (" + pre + "); backup skipped");
             }
         }

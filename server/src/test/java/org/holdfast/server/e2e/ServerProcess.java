@@ -73,6 +73,8 @@ public final class ServerProcess implements AutoCloseable {
     private String killPoint;
     /** The running process was started with a kill point armed. */
     private boolean armedThisStart;
+    /** The next {@link #start()} reuses the ports (see {@link #startOnSamePorts()}). */
+    private boolean keepPorts;
 
     /** Agent token per ingest address of a running server, for {@link AgentProcess}. */
     private static final Map<String, String> AGENT_TOKENS = new ConcurrentHashMap<>();
@@ -113,10 +115,12 @@ public final class ServerProcess implements AutoCloseable {
         if (adminToken == null) {
             issueTokens();
         }
-        httpPort = freePort();
-        ingestPort = freePort();
-        while (ingestPort == httpPort) {
+        if (!keepPorts || httpPort == 0) {
+            httpPort = freePort();
             ingestPort = freePort();
+            while (ingestPort == httpPort) {
+                ingestPort = freePort();
+            }
         }
         starts++;
         Path[] out = logs.next("server-" + engine + "-start" + starts);
@@ -143,6 +147,20 @@ public final class ServerProcess implements AutoCloseable {
         process = ChildJvm.start(MAIN_CLASS, jvm, ChildJvm.serverClasspath(), args, stdout, stderr);
         AGENT_TOKENS.put(ingestAddress(), agentToken);
         awaitHealthy();
+    }
+
+    /**
+     * As {@link #start()}, on the ports of the previous process: for a client that keeps one address,
+     * such as the agent daemon's config (the ports were free until the kill, and the JDK binds with
+     * SO_REUSEADDR).
+     */
+    public void startOnSamePorts() {
+        keepPorts = true;
+        try {
+            start();
+        } finally {
+            keepPorts = false;
+        }
     }
 
     /** The offline create-token, in this JVM, on the stopped server's data directory. */
