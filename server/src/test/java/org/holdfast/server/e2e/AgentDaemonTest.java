@@ -39,6 +39,7 @@ class AgentDaemonTest {
         Path manual = VolumeImage.generate(12, 1 << 20).writeTo(work.resolve("manual.img"));
         Path hooked = VolumeImage.generate(13, 1 << 20).writeTo(work.resolve("hooked.img"));
         Path postRan = work.resolve("post-ran");
+        Path schedPost = work.resolve("sched-post");
         Path state = work.resolve("state");
         ServerProcess server = ServerProcess.start(work.resolve("server"), "sungem", logs);
         Process daemon = null;
@@ -50,11 +51,12 @@ class AgentDaemonTest {
                       fingerprint: "%s"
                     token-file: %s
                     state-dir: %s
-                    retry: {attempts: 90, initial-backoff: 300ms, max-backoff: 1s}
+                    retry: {attempts: 1000, initial-backoff: 300ms, max-backoff: 1s}
                     volumes:
                       - name: sched
                         source: %s
                         schedule: "*/3 * * * * *"
+                        hooks: {pre: "sleep 1", post: "echo $HOLDFAST_RESULT >> %s"}
                       - name: manual
                         source: %s
                         schedule: "%s"
@@ -64,7 +66,7 @@ class AgentDaemonTest {
                         hooks:
                           pre: {command: "echo cannot freeze >&2; exit 7", timeout: 20s}
                           post: "echo $HOLDFAST_RESULT > %s"
-                    """.formatted(server.ingestAddress(), server.fingerprint(), server.agentTokenFile(), state, sched, manual, NEVER,
+                    """.formatted(server.ingestAddress(), server.fingerprint(), server.agentTokenFile(), state, sched, schedPost, manual, NEVER,
                     hooked, NEVER, postRan));
             daemon = ChildJvm.start(AgentProcess.MAIN_CLASS, List.of("-Xmx256m", "-XX:+UseSerialGC"), ChildJvm.agentClasspath(),
                     List.of("daemon", "--config", config.toString()), daemonOut[0], daemonOut[1]);
@@ -75,7 +77,7 @@ class AgentDaemonTest {
                     .containsExactlyInAnyOrderElementsOf(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
 
             // the schedule: three snapshots, each a committed run in the daemon's log
-            await("3 scheduled snapshots", Duration.ofSeconds(45), () -> snapshots(server, "sched") >= 3, d, daemonOut);
+            await("3 scheduled snapshots", Duration.ofSeconds(120), () -> snapshots(server, "sched") >= 3, d, daemonOut);
 
             // run-now on a volume whose schedule is not due this year
             Cli runNow = cli("run-now", "manual", "--socket", socket.toString());
@@ -108,14 +110,37 @@ class AgentDaemonTest {
             await("a scheduled run retrying", Duration.ofSeconds(30),
                     () -> volume(status(socket), "sched").path("running").path("attempt").asInt() >= 2, d, daemonOut);
             server.startOnSamePorts();
-            await("the retried run committed", Duration.ofSeconds(60), () -> {
-                JsonNode last = volume(status(socket), "sched").path("last");
-                return last.path("result").asText().equals("succeeded") && last.path("attempts").asInt() >= 2;
-            }, d, daemonOut);
+            // the run log, not status: the next scheduled run may replace the last run before a poll sees it
+            await("the retried run committed", Duration.ofSeconds(120), () -> runLog(state).stream().anyMatch(r ->
+                    r.path("volume").asText().equals("sched") && r.path("result").asText().equals("succeeded")
+                            && r.path("attempts").asInt() >= 2), d, daemonOut);
             assertThat(snapshots(server, "sched")).isGreaterThan(before);
-            assertThat(ChildJvm.tail(daemonOut[0], 1 << 20)).contains("volume sched: try 1 of 90 failed on the network")
+            assertThat(ChildJvm.tail(daemonOut[0], 1 << 20)).contains("volume sched: try 1 of 1000 failed on the network")
                     .containsPattern("volume sched: run succeeded: snapshot sched@\\d+ committed \\(incremental\\) on try \\d+");
             assertThat(runLog(state)).as("every run recorded").anyMatch(r -> r.path("volume").asText().equals("hooked"));
+
+            // SIGKILL during a run (in its pre hook): the next daemon runs the post hook, records the run as
+            // interrupted, and the next scheduled run commits
+            await("a scheduled run in its pre hook", Duration.ofSeconds(30), () -> {
+                JsonNode running = volume(status(socket), "sched").path("running");
+                return running.isObject() && running.path("attempt").asInt() == 0;
+            }, d, daemonOut);
+            assertThat(ChildJvm.sigkill(daemon)).as("SIGKILL ended the daemon").isTrue();
+            assertThat(state.resolve("running").resolve("sched.json")).as("the run's marker outlives the daemon").exists();
+            int beforeRestart = snapshots(server, "sched");
+            long interruptedBefore = schedRuns(state, "interrupted");
+            long succeededBefore = schedRuns(state, "succeeded");
+            Path[] restartOut = logs.next("daemon-restart");
+            daemon = ChildJvm.start(AgentProcess.MAIN_CLASS, List.of("-Xmx256m", "-XX:+UseSerialGC"), ChildJvm.agentClasspath(),
+                    List.of("daemon", "--config", config.toString()), restartOut[0], restartOut[1]);
+            Process restarted = daemon;
+            await("the killed run recorded as interrupted", Duration.ofSeconds(60),
+                    () -> schedRuns(state, "interrupted") > interruptedBefore, restarted, restartOut);
+            assertThat(Files.readAllLines(schedPost)).as("post hook results").last().isEqualTo("interrupted");
+            await("a scheduled run after the restart", Duration.ofSeconds(60),
+                    () -> schedRuns(state, "succeeded") > succeededBefore, restarted, restartOut);
+            assertThat(snapshots(server, "sched")).isGreaterThan(beforeRestart);
+            assertThat(Files.readAllLines(schedPost)).contains("succeeded", "interrupted");
         } finally {
             if (daemon != null) {
                 daemon.destroy(); // SIGTERM: the daemon stops its runs and removes its socket
@@ -159,9 +184,19 @@ class AgentDaemonTest {
     private static List<JsonNode> runLog(Path state) throws IOException {
         List<JsonNode> out = new java.util.ArrayList<>();
         for (String line : Files.readAllLines(state.resolve("runs.jsonl"))) {
-            out.add(JSON.readTree(line));
+            try {
+                out.add(JSON.readTree(line));
+            } catch (IOException e) {
+                // a line being appended right now
+            }
         }
         return out;
+    }
+
+    /** Runs of sched in the run log with this result and their post hook run. */
+    private static long schedRuns(Path state, String result) throws IOException {
+        return runLog(state).stream().filter(r -> r.path("volume").asText().equals("sched")
+                && r.path("result").asText().equals(result) && r.path("postHook").asText().equals("exit 0")).count();
     }
 
     private interface Check {

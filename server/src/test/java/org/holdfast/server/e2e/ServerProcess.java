@@ -73,8 +73,6 @@ public final class ServerProcess implements AutoCloseable {
     private String killPoint;
     /** The running process was started with a kill point armed. */
     private boolean armedThisStart;
-    /** The next {@link #start()} reuses the ports (see {@link #startOnSamePorts()}). */
-    private boolean keepPorts;
 
     /** Agent token per ingest address of a running server, for {@link AgentProcess}. */
     private static final Map<String, String> AGENT_TOKENS = new ConcurrentHashMap<>();
@@ -103,6 +101,10 @@ public final class ServerProcess implements AutoCloseable {
 
     /** Starts a new process on the same data directory, on fresh ports, and waits until it is healthy. */
     public void start() {
+        start(true);
+    }
+
+    private void start(boolean freshPorts) {
         if (process != null && process.isAlive()) {
             throw new IllegalStateException("server already running, pid " + process.pid());
         }
@@ -115,7 +117,7 @@ public final class ServerProcess implements AutoCloseable {
         if (adminToken == null) {
             issueTokens();
         }
-        if (!keepPorts || httpPort == 0) {
+        if (freshPorts || httpPort == 0) {
             httpPort = freePort();
             ingestPort = freePort();
             while (ingestPort == httpPort) {
@@ -155,12 +157,7 @@ public final class ServerProcess implements AutoCloseable {
      * SO_REUSEADDR).
      */
     public void startOnSamePorts() {
-        keepPorts = true;
-        try {
-            start();
-        } finally {
-            keepPorts = false;
-        }
+        start(false);
     }
 
     /** The offline create-token, in this JVM, on the stopped server's data directory. */
