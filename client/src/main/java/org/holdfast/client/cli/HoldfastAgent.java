@@ -36,7 +36,7 @@ public final class HoldfastAgent implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "name a subcommand: backup, snapshots or restore");
+        throw new CommandLine.ParameterException(spec.commandLine(), "name a subcommand: backup, snapshots, restore, daemon, run-now or status");
     }
 
     public static void main(String[] args) {
