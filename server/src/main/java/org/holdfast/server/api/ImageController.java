@@ -59,6 +59,9 @@ public class ImageController {
     public static final String ABORT_CONNECTION = "org.holdfast.server.api.abortConnection";
 
     private static final Logger LOG = LoggerFactory.getLogger(ImageController.class);
+    /** How the {@code {snapshot}} path segment is documented on every route here. */
+    private static final String SNAPSHOT_DOC = "the snapshot's sequence (7) or its id (vol@7)";
+    private static final String SNAPSHOT_PATTERN = "^([^@/]+@)?[1-9][0-9]{0,17}$";
 
     private final Catalog catalog;
     private final DataStore store;
@@ -91,18 +94,14 @@ public class ImageController {
                     + "before Content-Length bytes); wrong bytes are never sent. Operator or admin, or an agent token for its volumes.")
     @GetMapping(value = "/api/v1/volumes/{name}/snapshots/{snapshot}/image", produces = MediaType.APPLICATION_OCTET_STREAM_VALUE)
     public void image(@PathVariable String name,
-                      @Parameter(description = "the snapshot's sequence (7) or its id (vol@7)",
-                              schema = @Schema(type = "string", pattern = "^([^@/]+@)?[1-9][0-9]{0,17}$")) @PathVariable String snapshot,
+                      @Parameter(description = SNAPSHOT_DOC, schema = @Schema(type = "string", pattern = SNAPSHOT_PATTERN)) @PathVariable String snapshot,
                       @Parameter(description = "one byte range, e.g. bytes=0-1048575, bytes=4096- or bytes=-512")
                       @RequestHeader(value = HttpHeaders.RANGE, required = false) String range,
                       @Parameter(description = "the ETag (or Last-Modified) of an earlier answer: the range applies only if it still matches")
                       @RequestHeader(value = HttpHeaders.IF_RANGE, required = false) String ifRange,
                       HttpServletRequest request, HttpServletResponse response) throws IOException {
-        VolumeId v = PathIds.volumeId(name);
-        long sequence = sequence(name, snapshot);
-        VolumeRecord volume = catalog.requireVolume(v);
-        SnapshotRecord s = catalog.snapshot(volume, sequence).orElseThrow(() -> new UnknownSnapshotException(name, sequence));
-        serve(volume, s, range, ifRange, request, response, Principals.name(request));
+        VolumeRecord volume = catalog.requireVolume(PathIds.volumeId(name));
+        serve(volume, require(volume, snapshot), range, ifRange, request, response, Principals.name(request));
     }
 
     /** A download link's answer: where to fetch the image without a header, and until when. */
@@ -118,13 +117,10 @@ public class ImageController {
     @PostMapping("/api/v1/volumes/{name}/snapshots/{snapshot}/image/link")
     @Audited("snapshot.download-link")
     public DownloadLinkView link(@PathVariable String name,
-                                 @Parameter(description = "the snapshot's sequence (7) or its id (vol@7)",
-                                         schema = @Schema(type = "string", pattern = "^([^@/]+@)?[1-9][0-9]{0,17}$")) @PathVariable String snapshot,
+                                 @Parameter(description = SNAPSHOT_DOC, schema = @Schema(type = "string", pattern = SNAPSHOT_PATTERN)) @PathVariable String snapshot,
                                  HttpServletRequest request) {
-        VolumeId v = PathIds.volumeId(name);
-        long sequence = sequence(name, snapshot);
-        VolumeRecord volume = catalog.requireVolume(v);
-        catalog.snapshot(volume, sequence).orElseThrow(() -> new UnknownSnapshotException(name, sequence));
+        VolumeRecord volume = catalog.requireVolume(PathIds.volumeId(name));
+        long sequence = require(volume, snapshot).sequence();
         DownloadLinks.Link link = links.issue(Principals.name(request), volume.internalId(), sequence);
         String href = "/api/v1/volumes/" + name + "/snapshots/" + sequence + "/image/download?link=" + link.link();
         return new DownloadLinkView(href, java.time.Instant.ofEpochMilli(link.expiresMillis()).toString(), links.lifetime().toSeconds());
@@ -137,8 +133,7 @@ public class ImageController {
                     + "another snapshot, or its holder may no longer download images.")
     @GetMapping(value = "/api/v1/volumes/{name}/snapshots/{snapshot}/image/download", produces = MediaType.APPLICATION_OCTET_STREAM_VALUE)
     public void download(@PathVariable String name,
-                         @Parameter(description = "the snapshot's sequence (7) or its id (vol@7)",
-                                 schema = @Schema(type = "string", pattern = "^([^@/]+@)?[1-9][0-9]{0,17}$")) @PathVariable String snapshot,
+                         @Parameter(description = SNAPSHOT_DOC, schema = @Schema(type = "string", pattern = SNAPSHOT_PATTERN)) @PathVariable String snapshot,
                          @Parameter(description = "the link's text, as POST .../image/link answered it") @RequestParam(required = false) String link,
                          @RequestHeader(value = HttpHeaders.RANGE, required = false) String range,
                          @RequestHeader(value = HttpHeaders.IF_RANGE, required = false) String ifRange,
@@ -158,8 +153,14 @@ public class ImageController {
             record(request, Principals.name(request), name + "@" + sequence, "denied", e.getMessage());
             throw e;
         }
-        SnapshotRecord s = catalog.snapshot(volume, sequence).orElseThrow(() -> new UnknownSnapshotException(name, sequence));
-        serve(volume, s, range, ifRange, request, response, grant.principal() + " (link)");
+        serve(volume, require(volume, snapshot), range, ifRange, request, response, grant.principal() + " (link)");
+    }
+
+    /** The snapshot the path segment names: 400 if it is no snapshot id, 404 if the volume has no such snapshot. */
+    private SnapshotRecord require(VolumeRecord volume, String snapshot) {
+        String name = volume.name().name();
+        long sequence = sequence(name, snapshot);
+        return catalog.snapshot(volume, sequence).orElseThrow(() -> new UnknownSnapshotException(name, sequence));
     }
 
     private void serve(VolumeRecord volume, SnapshotRecord s, String range, String ifRange, HttpServletRequest request,
