@@ -20,9 +20,10 @@ import org.openqa.selenium.chromium.ChromiumDriver;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
- * The volume pages in real Chromium against a real server and real agent processes: backed-up
- * volumes in the table (filter, sort), a volume's page with its snapshot timeline and last agent,
- * and the snapshot image downloaded by the browser through the console, byte for byte the source.
+ * The volume pages in real Chromium against a real server and real agent processes: a backed-up
+ * volume and one made over the API in the table (filter, sort), a volume's page with its snapshot
+ * timeline and last agent, the snapshot image downloaded by the browser through the console, byte
+ * for byte the source, and a viewer who sees the pages without a control that changes or downloads.
  */
 class ConsoleVolumesTest {
     private static final LogDir LOGS = new LogDir("ConsoleVolumesTest");
@@ -39,7 +40,10 @@ class ConsoleVolumesTest {
         agent.backup(server, "vm-web", web.writeTo(work.resolve("web-1.img")), work.resolve("state-web"));
         web.scribble(8);
         agent.backup(server, "vm-web", web.writeTo(work.resolve("web-2.img")), work.resolve("state-web"));
-        agent.backup(server, "db-main", VolumeImage.generate(14, 1 << 20).writeTo(work.resolve("db.img")), work.resolve("state-db"));
+        // a second volume made over the API, with a policy and quota of its own and no backup yet (an agent run costs ~10 s)
+        var created = server.call("POST", "/api/v1/volumes",
+                "{\"name\": \"db-main\", \"policy\": \"keep-last=3,daily=7\", \"quotaBytes\": 1073741824}");
+        assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
     }
 
     @AfterAll
@@ -67,6 +71,8 @@ class ConsoleVolumesTest {
             WebElement row = b.driver().findElement(By.cssSelector("tr[data-volume='vm-web']"));
             b.awaitText(By.cssSelector("tr[data-volume='vm-web']"), "3.00 MiB"); // size
             assertThat(row.getText()).contains("#2").contains("30d").contains("e2e-agent");
+            String db = b.driver().findElement(By.cssSelector("tr[data-volume='db-main']")).getText();
+            assertThat(db).contains("keep-last=3,daily=7").contains("1.00 GiB").contains("no backup yet");
             assertThat(volumeRows(b)).containsExactly("db-main", "vm-web"); // by name
             b.screenshot("table");
 
@@ -112,6 +118,28 @@ class ConsoleVolumesTest {
             new WebDriverWait(b.driver(), ConsoleBrowser.WAIT).until(d -> Files.exists(file) && !hasPartial(downloads)
                     && size(file) == web.length());
             assertThat(sha256(Files.readAllBytes(file))).isEqualTo(web.sha256());
+        }
+    }
+
+    @Test
+    void viewer_seesTheVolumeAndSnapshot_butNoControlThatChangesOrDownloads() {
+        var made = server.call("POST", "/api/v1/users", "{\"name\": \"vera\", \"role\": \"viewer\", \"password\": \"viewer-pass-123\"}");
+        assertThat(made.statusCode()).as(made.body()).isEqualTo(201);
+        try (ConsoleBrowser b = ConsoleBrowser.open(server, "viewer").login("vera", "viewer-pass-123")) {
+            b.go("volumes/vm-web");
+            b.awaitVisible(ConsoleBrowser.test("timeline"));
+            b.awaitVisible(ConsoleBrowser.test("quota"));
+            for (String control : List.of("delete-volume", "assign-policy", "quota-set", "policy-text")) {
+                assertThat(b.all(ConsoleBrowser.test(control))).as(control).isEmpty();
+            }
+            b.go("volumes/vm-web/snapshots/1");
+            b.awaitText(ConsoleBrowser.test("snapshot-id"), "vm-web@1");
+            b.awaitText(ConsoleBrowser.test("kept-until"), "keeps it");
+            for (String control : List.of("hold", "release", "delete-snapshot", "download")) {
+                assertThat(b.all(ConsoleBrowser.test(control))).as(control).isEmpty();
+            }
+            assertThat(b.driver().findElement(ConsoleBrowser.test("viewer-note")).getText()).contains("need an operator");
+            b.screenshot("snapshot");
         }
     }
 
