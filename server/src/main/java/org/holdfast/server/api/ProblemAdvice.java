@@ -114,6 +114,11 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
                 .body(problem(HttpStatus.TOO_MANY_REQUESTS, ProblemTypes.TOO_MANY_LOGINS, "Too many failed logins", e.getMessage()));
     }
 
+    @ExceptionHandler(org.holdfast.server.security.InvalidDownloadLinkException.class)
+    ProblemDetail invalidDownloadLink(org.holdfast.server.security.InvalidDownloadLinkException e) {
+        return problem(HttpStatus.FORBIDDEN, ProblemTypes.INVALID_DOWNLOAD_LINK, "Invalid download link", e.getMessage());
+    }
+
     @ExceptionHandler(UnknownCredentialException.class)
     ProblemDetail unknownCredential(UnknownCredentialException e) {
         return problem(HttpStatus.NOT_FOUND, ProblemTypes.UNKNOWN_CREDENTIAL, "Unknown user or token", e.getMessage());
