@@ -60,6 +60,9 @@ final class Committer implements Runnable {
                 pipeline.committerFailed(id, e); // retrying cannot mend a damaged chunk
                 return;
             } catch (GcStoreException e) {
+                if (!running) {
+                    return; // stopped (a crash simulation closes the file under it): nothing to retry
+                }
                 // a full disk or an I/O error: the pass's queues went back; retry until it works
                 if (backoff == 0) {
                     LOG.log(System.Logger.Level.WARNING, "GMA committer " + id + " cannot write (" + e.getMessage()

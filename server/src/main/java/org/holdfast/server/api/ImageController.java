@@ -84,8 +84,8 @@ public class ImageController {
                       @RequestHeader(value = HttpHeaders.IF_RANGE, required = false) String ifRange,
                       HttpServletRequest request, HttpServletResponse response) throws IOException {
         VolumeId v = PathIds.volumeId(name);
+        VolumeRecord volume = catalog.requireVolume(v); // an unknown volume is 404 before a bad snapshot id is 400
         long sequence = sequence(name, snapshot);
-        VolumeRecord volume = catalog.requireVolume(v);
         SnapshotRecord s = catalog.snapshot(volume, sequence).orElseThrow(() -> new UnknownSnapshotException(name, sequence));
         SnapshotImage image = new SnapshotImage(catalog, store, volume, s);
         long length = image.length();

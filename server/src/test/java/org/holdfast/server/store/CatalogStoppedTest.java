@@ -1,0 +1,87 @@
+package org.holdfast.server.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.holdfast.server.e2e.SmallDisk;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.rocksdb.WriteBatch;
+
+/**
+ * The catalog on a small tmpfs that fills up (root only; skipped on a simulated disk, which cannot
+ * make RocksDB fail): the write that meets ENOSPC puts RocksDB into its stopped state, the watch
+ * reports why, and every later write fails as {@link CatalogStoppedException} saying what to do;
+ * once space is back RocksDB recovers by itself and writes work again without a restart.
+ */
+class CatalogStoppedTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void write_diskFull_catalogStoppedWithReason_thenRecoversWhenSpaceIsBack() throws Exception {
+        try (SmallDisk disk = SmallDisk.mount(dir.resolve("small"), 8L << 20)) {
+            Assumptions.assumeTrue(disk.real(), "needs a real small file system for RocksDB to fail; ran on: " + disk.kind());
+            try (MetadataDb db = MetadataDb.open(disk.dir().resolve("catalog"))) {
+                put(db, 0, 1024);
+                assertThat(db.health().stoppedReason()).isNull();
+                Path filler = disk.fillLeaving(96 << 10);
+                RuntimeException first = null;
+                for (int i = 1; i < 200 && first == null; i++) {
+                    try {
+                        put(db, i, 64 << 10);
+                    } catch (RuntimeException e) {
+                        first = e;
+                    }
+                }
+                assertThat(first).as("a write meets the full disk").isNotNull();
+                System.out.println("[catalog-stopped] first failure: " + first);
+                waitFor(() -> db.health().stoppedReason() != null, Duration.ofSeconds(10));
+                System.out.println("[catalog-stopped] reason: " + db.health().stoppedReason());
+                assertThat(db.health().stoppedReason()).as("the watch saw the background error").isNotNull();
+                assertThat(db.health().backgroundErrors()).isPositive();
+                RuntimeException later = null;
+                try {
+                    put(db, 1000, 16);
+                } catch (RuntimeException e) {
+                    later = e;
+                }
+                System.out.println("[catalog-stopped] later write: " + later);
+                if (db.health().stoppedReason() != null) {
+                    assertThat(later).isInstanceOf(CatalogStoppedException.class)
+                            .hasMessageContaining("stopped taking writes").hasMessageContaining("free space");
+                }
+
+                Files.delete(filler);
+                boolean recovered = waitFor(() -> db.health().stoppedReason() == null, Duration.ofSeconds(30));
+                System.out.println("[catalog-stopped] recovered by itself: " + recovered);
+                assertThat(recovered).as("RocksDB recovers once space is back").isTrue();
+                put(db, 2000, 1024);
+                assertThat(db.get(db.handle(MetadataDb.Column.META), MetadataDb.bytes("k2000"))).hasSize(1024);
+            }
+        }
+    }
+
+    private static void put(MetadataDb db, int i, int size) {
+        try (WriteBatch b = new WriteBatch()) {
+            byte[] v = new byte[size];
+            new java.util.Random(i).nextBytes(v);
+            db.put(b, db.handle(MetadataDb.Column.META), MetadataDb.bytes("k" + i), v);
+            db.write(b, true);
+        }
+    }
+
+    private static boolean waitFor(java.util.function.BooleanSupplier c, Duration max) throws InterruptedException {
+        long deadline = System.nanoTime() + max.toNanos();
+        while (!c.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            Thread.sleep(50);
+        }
+        return true;
+    }
+}
