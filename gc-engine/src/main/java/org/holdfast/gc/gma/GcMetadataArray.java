@@ -280,13 +280,20 @@ public final class GcMetadataArray implements AutoCloseable {
     @Override
     public void close() {
         try {
+            closeChannel(channel, STORE, file);
+        } finally {
+            generations.close();
+        }
+    }
+
+    /** Closes {@code channel} if open, translating the failure (shared with {@link GenerationTable}). */
+    static void closeChannel(FileChannel channel, String store, Path file) {
+        try {
             if (channel.isOpen()) {
                 channel.close();
             }
         } catch (IOException e) {
-            throw new GcStoreException(STORE, file, null, "close failed: " + e.getMessage(), e);
-        } finally {
-            generations.close();
+            throw new GcStoreException(store, file, null, "close failed: " + e.getMessage(), e);
         }
     }
 }

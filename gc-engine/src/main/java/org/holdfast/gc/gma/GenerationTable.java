@@ -134,12 +134,6 @@ final class GenerationTable implements AutoCloseable {
 
     @Override
     public void close() {
-        try {
-            if (channel.isOpen()) {
-                channel.close();
-            }
-        } catch (IOException e) {
-            throw new GcStoreException(STORE, file, null, "close failed: " + e.getMessage(), e);
-        }
+        GcMetadataArray.closeChannel(channel, STORE, file);
     }
 }

@@ -9,16 +9,17 @@ import org.rocksdb.Status;
  * Watches the catalog database for background errors: when a flush, a compaction or a write-ahead
  * log write fails, RocksDB stops taking writes (read-only until it recovers) and tells its event
  * listeners. This one remembers why, so the health check can say the catalog is down and API writes
- * can answer {@link CatalogStoppedException} instead of an opaque failure; RocksDB's own recovery
- * (it retries a full disk by itself once space is back) clears it.
+ * can answer {@link CatalogStoppedException} instead of an opaque failure. RocksDB's own recovery
+ * (it may retry a failed flush or compaction once space is back) clears it; a failed write-ahead-log
+ * write stays until the server restarts (the Java API has no resume).
  *
  * <p>Native: registered as a listener on the database options; {@link MetadataDb} owns and closes it.
  */
 public final class CatalogHealth extends AbstractEventListener {
     /** What the operator does about a stopped catalog. */
-    public static final String ACTION = "free space on the data disk (delete snapshots or volumes, then POST /api/v1/gc/reclaim,"
-            + " or grow the disk); the catalog resumes by itself once it can write again, else restart the server;"
-            + " see docs/operations.md, \"Troubleshooting\"";
+    public static final String ACTION = "free space on the data disk (delete files other programs wrote there, or grow the"
+            + " disk), then restart the server: RocksDB does not resume a failed write-ahead-log write in place (a failed"
+            + " flush or compaction it may retry by itself); nothing committed is lost; see docs/operations.md, \"Troubleshooting\"";
     private static final System.Logger LOG = System.getLogger(CatalogHealth.class.getName());
 
     private final String path;

@@ -15,14 +15,15 @@ import org.rocksdb.WriteBatch;
  * The catalog on a small tmpfs that fills up (root only; skipped on a simulated disk, which cannot
  * make RocksDB fail): the write that meets ENOSPC puts RocksDB into its stopped state, the watch
  * reports why, and every later write fails as {@link CatalogStoppedException} saying what to do;
- * once space is back RocksDB recovers by itself and writes work again without a restart.
+ * after space is freed and the database reopened (the server's restart), everything committed is
+ * there and writes work.
  */
 class CatalogStoppedTest {
     @TempDir
     Path dir;
 
     @Test
-    void write_diskFull_catalogStoppedWithReason_thenRecoversWhenSpaceIsBack() throws Exception {
+    void write_diskFull_catalogStoppedWithReason_afterFreeingAndReopeningCommittedDataIntact() throws Exception {
         try (SmallDisk disk = SmallDisk.mount(dir.resolve("small"), 8L << 20)) {
             Assumptions.assumeTrue(disk.real(), "needs a real small file system for RocksDB to fail; ran on: " + disk.kind());
             try (MetadataDb db = MetadataDb.open(disk.dir().resolve("catalog"))) {
@@ -56,9 +57,14 @@ class CatalogStoppedTest {
                 }
 
                 Files.delete(filler);
-                boolean recovered = waitFor(() -> db.health().stoppedReason() == null, Duration.ofSeconds(30));
-                System.out.println("[catalog-stopped] recovered by itself: " + recovered);
-                assertThat(recovered).as("RocksDB recovers once space is back").isTrue();
+                // a failed write-ahead-log write is not resumed in place (RocksDB's Java API has no resume)
+                boolean recovered = waitFor(() -> db.health().stoppedReason() == null, Duration.ofSeconds(3));
+                System.out.println("[catalog-stopped] recovered by itself within 3 s: " + recovered);
+            }
+            // the restart the health detail and the problem ask for: everything committed is there, writes work
+            try (MetadataDb db = MetadataDb.open(disk.dir().resolve("catalog"))) {
+                assertThat(db.health().stoppedReason()).isNull();
+                assertThat(db.get(db.handle(MetadataDb.Column.META), MetadataDb.bytes("k0"))).hasSize(1024);
                 put(db, 2000, 1024);
                 assertThat(db.get(db.handle(MetadataDb.Column.META), MetadataDb.bytes("k2000"))).hasSize(1024);
             }
