@@ -1,6 +1,8 @@
 package org.holdfast.client.cli;
 
+import java.util.ArrayList;
 import java.util.List;
+import org.holdfast.client.net.FrameBuffers;
 
 /**
  * Loads and initialises, on a background thread, what every backup and restore needs after the
@@ -11,12 +13,8 @@ import java.util.List;
  * initialises the same classes itself and reports any real problem.
  */
 final class StartupWarmer {
-    /** Classes initialised in this order (the heavy static initialisers first). */
+    /** Classes initialised after the transport's, in this order (the heavy static initialisers first). */
     static final List<String> CLASSES = List.of(
-            "io.netty.buffer.PooledByteBufAllocator",
-            "io.netty.channel.nio.NioEventLoopGroup",
-            "io.netty.channel.socket.nio.NioSocketChannel",
-            "io.netty.bootstrap.Bootstrap",
             "com.github.luben.zstd.ZstdDecompressCtx",
             "com.github.luben.zstd.ZstdCompressCtx");
 
@@ -35,11 +33,18 @@ final class StartupWarmer {
         return t;
     }
 
+    /** Everything warmed: Netty's transport (named by client.net, read here on the warm-up thread) then {@link #CLASSES}. */
+    static List<String> classes() {
+        List<String> all = new ArrayList<>(FrameBuffers.TRANSPORT_CLASSES);
+        all.addAll(CLASSES);
+        return all;
+    }
+
     static void warm() {
         ClassLoader loader = StartupWarmer.class.getClassLoader();
         try {
             Output.warm();
-            for (String name : CLASSES) {
+            for (String name : classes()) {
                 Class.forName(name, true, loader);
             }
         } catch (Throwable ignored) {

@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 import org.holdfast.common.protocol.ErrorCode;
@@ -183,6 +184,15 @@ public final class ServerConnection implements AutoCloseable {
     /** Writes and flushes {@code m} (ownership of reference-counted messages passes to the channel). */
     public ChannelFuture send(Message m) {
         return channel.writeAndFlush(m);
+    }
+
+    /**
+     * As {@link #send(Message)}; {@code whenSent} then runs on the event loop with null once the
+     * frame is written, or with the reason it was not (so callers need no Netty future).
+     */
+    public void send(Message m, Consumer<Throwable> whenSent) {
+        send(m).addListener(f -> whenSent.accept(f.isSuccess() ? null
+                : f.cause() != null ? f.cause() : new IllegalStateException("write cancelled")));
     }
 
     /**

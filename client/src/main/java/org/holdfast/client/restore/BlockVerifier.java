@@ -2,9 +2,9 @@ package org.holdfast.client.restore;
 
 import com.github.luben.zstd.ZstdDecompressCtx;
 import com.github.luben.zstd.ZstdException;
-import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import org.holdfast.client.net.FrameBuffers;
 import org.holdfast.common.hash.BlockHasher;
 import org.holdfast.common.hash.ZeroBlocks;
 import org.holdfast.common.id.Fingerprint;
@@ -56,8 +56,7 @@ final class BlockVerifier implements AutoCloseable {
         if ((long) (to - from) * blockSize > out.capacity()) {
             throw new IllegalArgumentException("piece of " + (to - from) + " blocks exceeds the buffer");
         }
-        ByteBuf data = d.data();
-        ByteBuffer src = data.isDirect() && data.nioBufferCount() == 1 ? data.nioBuffer(0, data.writerIndex()) : null;
+        ByteBuffer src = FrameBuffers.directView(d);
         boolean zerosAsHoles = !writer.writesZeros();
         int zeros = 0;
         int runStart = -1; // first block of the pending run of decoded blocks, relative to from
@@ -98,7 +97,7 @@ final class BlockVerifier implements AutoCloseable {
                 throw mismatch(d, i, "payload of " + len + " bytes is over the limit for a " + blockSize + "-byte block");
             }
             staging.clear().limit(len);
-            d.data().getBytes(off, staging);
+            FrameBuffers.copyPayload(d, off, staging);
             src = staging;
             off = 0;
         }

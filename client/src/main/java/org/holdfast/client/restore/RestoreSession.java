@@ -1,10 +1,10 @@
 package org.holdfast.client.restore;
 
-import io.netty.util.ReferenceCountUtil;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.net.FrameBuffers;
 import org.holdfast.client.net.ServerConnection;
 import org.holdfast.client.progress.ProgressMeter;
 import org.holdfast.common.id.SnapshotId;
@@ -80,7 +80,7 @@ public final class RestoreSession {
                             break;
                         }
                         if (!(m instanceof RestoreData d)) {
-                            ReferenceCountUtil.release(m);
+                            FrameBuffers.release(m);
                             throw conn.protocolViolation("unexpected " + m.type() + " during a restore");
                         }
                         if (d.startLbn() != next || next + d.count() > info.blockCount()) {

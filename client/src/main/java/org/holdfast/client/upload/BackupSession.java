@@ -10,6 +10,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.net.FrameBuffers;
 import org.holdfast.client.net.ServerConnection;
 import org.holdfast.client.progress.ProgressMeter;
 import org.holdfast.client.scan.BlockReader;
@@ -175,7 +176,7 @@ public final class BackupSession {
         long deadline = System.nanoTime() + 1_000_000_000L;
         try {
             while (System.nanoTime() < deadline) {
-                io.netty.util.ReferenceCountUtil.release(conn.poll(Duration.ofMillis(100)));
+                FrameBuffers.release(conn.poll(Duration.ofMillis(100)));
             }
         } catch (AgentException e) {
             if (e.exitCode() != ExitCode.NETWORK) {

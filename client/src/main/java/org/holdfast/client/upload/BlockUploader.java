@@ -1,6 +1,5 @@
 package org.holdfast.client.upload;
 
-import io.netty.buffer.PooledByteBufAllocator;
 import java.time.Duration;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
@@ -9,6 +8,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import org.holdfast.client.net.FrameBuffers;
 import org.holdfast.client.net.ServerConnection;
 import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.protocol.Blocks;
@@ -111,7 +111,7 @@ final class BlockUploader implements AutoCloseable {
                     committed.complete(c);
                     return;
                 } else {
-                    io.netty.util.ReferenceCountUtil.release(m);
+                    FrameBuffers.release(m);
                     throw conn.protocolViolation("unexpected " + m.type() + " during a backup");
                 }
             }
@@ -166,7 +166,7 @@ final class BlockUploader implements AutoCloseable {
             }
             BlockCodec codec = codecs.get();
             byte[] out = outputs.get();
-            Blocks.Builder b = Blocks.builder(PooledByteBufAllocator.DEFAULT, g.size * blockSize / 2);
+            Blocks.Builder b = FrameBuffers.pooledBlocks(g.size * blockSize / 2);
             Blocks blocks;
             long bytes = 0;
             try {
@@ -191,11 +191,11 @@ final class BlockUploader implements AutoCloseable {
             }
             sentBlocks.add(g.size);
             sentBytes.add(bytes);
-            conn.send(blocks).addListener(f -> {
-                if (!f.isSuccess()) {
+            conn.send(blocks, cause -> {
+                if (cause != null) {
                     org.holdfast.client.AgentException why = conn.refusal(); // the server said why it closed
                     failure.fail(why != null ? why : new org.holdfast.client.AgentException(org.holdfast.client.ExitCode.NETWORK,
-                            "sending blocks failed: " + f.cause(), "check the network and the server, then retry", f.cause()));
+                            "sending blocks failed: " + cause, "check the network and the server, then retry", cause));
                 }
                 g.done();
             });

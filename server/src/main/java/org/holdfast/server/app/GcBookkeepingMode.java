@@ -2,8 +2,8 @@ package org.holdfast.server.app;
 
 import java.util.Locale;
 import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
-import org.rocksdb.WriteBatch;
 
 /**
  * {@code holdfast.gc.bookkeeping}: whether snapshot commits are counted for garbage collection
@@ -66,7 +66,7 @@ public enum GcBookkeepingMode {
             // No mode recorded: a new store, or one from before the setting (every commit counted).
             boolean hasHistory = db.metaLong(FormatVersions.META_NEXT_VOLUME_ID, -1) != -1;
             stored = hasHistory ? ON : configured;
-            try (WriteBatch b = new WriteBatch()) {
+            try (MetadataBatch b = new MetadataBatch()) {
                 db.putMetaLong(b, META_KEY, stored.code);
                 db.write(b, true);
             }

@@ -9,9 +9,9 @@ import java.util.List;
 import java.util.Optional;
 import org.holdfast.server.store.CheckedIterator;
 import org.holdfast.server.store.CorruptDataException;
+import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
 import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.WriteBatch;
 
 /**
  * The record of agent connections in the catalog (column family {@code agents}): one entry per
@@ -112,7 +112,7 @@ public final class AgentStore {
         if (all.size() < MAX_AGENTS) {
             return;
         }
-        try (WriteBatch b = new WriteBatch()) {
+        try (MetadataBatch b = new MetadataBatch()) {
             for (Agent a : all.subList(MAX_AGENTS - 1, all.size())) {
                 db.delete(b, cf, key(a.tokenId()));
             }

@@ -13,9 +13,9 @@ import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.store.Bytes;
 import org.holdfast.server.store.CheckedIterator;
 import org.holdfast.server.store.CorruptDataException;
+import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
 import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.WriteBatch;
 
 /**
  * The audit log in the catalog database (column family {@code audit}), and one log line per entry
@@ -107,7 +107,7 @@ public final class AuditStore implements AuditLog {
             return; // shutting down: the log line above is all there is
         }
         long seq = nextSequence.getAndIncrement();
-        try (WriteBatch batch = new WriteBatch()) {
+        try (MetadataBatch batch = new MetadataBatch()) {
             db.put(batch, cf, key(e.timeMillis(), seq), encode(e));
             db.write(batch, false); // the WAL keeps it; an fsync per request would cost more than it protects
             long now = clock.millis();
@@ -210,7 +210,7 @@ public final class AuditStore implements AuditLog {
         lastPrune = now;
         long cutoff = now - retention.toMillis();
         long n = 0;
-        try (CheckedIterator it = db.iterator(cf); WriteBatch batch = new WriteBatch()) {
+        try (CheckedIterator it = db.iterator(cf); MetadataBatch batch = new MetadataBatch()) {
             for (it.seekToFirst(); it.isValid(); it.next()) {
                 byte[] k = it.key();
                 if (Bytes.getLong(k, 0) >= cutoff) {

@@ -7,11 +7,11 @@ import org.holdfast.common.id.VolumeId;
 import org.holdfast.server.store.Bytes;
 import org.holdfast.server.store.CheckedIterator;
 import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.MetadataDb.Column;
 import org.holdfast.server.store.StoreException;
 import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.WriteBatch;
 
 /**
  * Read access to volumes, snapshots and the versioned map, and the batch primitives that retention
@@ -35,7 +35,7 @@ public final class Catalog {
     private void checkVersion() {
         long v = db.metaLong(FormatVersions.META_CATALOG_VERSION, -1);
         if (v == -1) {
-            try (WriteBatch b = new WriteBatch()) {
+            try (MetadataBatch b = new MetadataBatch()) {
                 db.putMetaLong(b, FormatVersions.META_CATALOG_VERSION, FormatVersions.CATALOG_VERSION);
                 db.write(b, true);
             }
@@ -137,35 +137,35 @@ public final class Catalog {
     }
 
     /** Adds the removal of a snapshot record to {@code batch} (its map entries are separate). */
-    public void deleteSnapshot(WriteBatch batch, VolumeRecord volume, long sequence) {
+    public void deleteSnapshot(MetadataBatch batch, VolumeRecord volume, long sequence) {
         db.delete(batch, snapshots, CatalogKeys.snapshotKey(volume.internalId(), sequence));
     }
 
     /** Adds the removal of a volume record to {@code batch} (its snapshots and map entries are separate; used by GC). */
-    public void deleteVolume(WriteBatch batch, VolumeRecord volume) {
+    public void deleteVolume(MetadataBatch batch, VolumeRecord volume) {
         db.delete(batch, volumes, CatalogKeys.volumeKey(volume.name()));
     }
 
     /** Adds the removal of one map entry to {@code batch}. */
-    public void deleteMapEntry(WriteBatch batch, long volumeInternalId, long lbn, long birthSequence) {
+    public void deleteMapEntry(MetadataBatch batch, long volumeInternalId, long lbn, long birthSequence) {
         db.delete(batch, map, CatalogKeys.mapKey(volumeInternalId, lbn, birthSequence));
     }
 
     /** Writes a batch built with the methods above atomically and durably. */
-    public void write(WriteBatch batch) {
+    public void write(MetadataBatch batch) {
         db.write(batch, true);
     }
 
     // used by SnapshotCommit
-    void putMapEntry(WriteBatch batch, long volumeInternalId, long lbn, long sequence, long pbn) {
+    void putMapEntry(MetadataBatch batch, long volumeInternalId, long lbn, long sequence, long pbn) {
         db.put(batch, map, CatalogKeys.mapKey(volumeInternalId, lbn, sequence), CatalogKeys.pbnValue(pbn));
     }
 
-    void putSnapshot(WriteBatch batch, long volumeInternalId, SnapshotRecord s) {
+    void putSnapshot(MetadataBatch batch, long volumeInternalId, SnapshotRecord s) {
         db.put(batch, snapshots, CatalogKeys.snapshotKey(volumeInternalId, s.sequence()), CatalogKeys.snapshotValue(s));
     }
 
-    void putVolume(WriteBatch batch, VolumeRecord v) {
+    void putVolume(MetadataBatch batch, VolumeRecord v) {
         db.put(batch, volumes, CatalogKeys.volumeKey(v.name()), CatalogKeys.volumeValue(v));
     }
 }

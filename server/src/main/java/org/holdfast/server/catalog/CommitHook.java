@@ -1,6 +1,6 @@
 package org.holdfast.server.catalog;
 
-import org.rocksdb.WriteBatch;
+import org.holdfast.server.store.MetadataBatch;
 
 /**
  * Lets another subsystem (GC bookkeeping) take part in a snapshot commit.
@@ -16,7 +16,7 @@ import org.rocksdb.WriteBatch;
 public interface CommitHook {
 
     /** Adds this subsystem's writes for the committed snapshot to {@code batch}; answers what to do once it is durable. */
-    AfterCommit onCommit(CommittedSnapshot commit, WriteBatch batch);
+    AfterCommit onCommit(CommittedSnapshot commit, MetadataBatch batch);
 
     /** The second half of a hook, run after the commit's batch is durable. */
     @FunctionalInterface

@@ -8,9 +8,9 @@ import java.util.Optional;
 import org.holdfast.server.store.Bytes;
 import org.holdfast.server.store.CheckedIterator;
 import org.holdfast.server.store.CorruptDataException;
+import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
 import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.WriteBatch;
 
 /**
  * The daily statistics series in the catalog (column family {@code stats}): one record per UTC day.
@@ -68,7 +68,7 @@ public final class DailyStatsStore {
     /** Deletes every record of a day before {@code day}; returns how many. */
     public int deleteBefore(LocalDate day) {
         int n = 0;
-        try (CheckedIterator it = db.iterator(cf); WriteBatch b = new WriteBatch()) {
+        try (CheckedIterator it = db.iterator(cf); MetadataBatch b = new MetadataBatch()) {
             byte[] end = key(day);
             for (it.seekToFirst(); it.isValid(); it.next()) {
                 byte[] k = it.key();

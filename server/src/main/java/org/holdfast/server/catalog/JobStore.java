@@ -19,9 +19,9 @@ import org.holdfast.server.jobs.JobState;
 import org.holdfast.server.store.Bytes;
 import org.holdfast.server.store.CheckedIterator;
 import org.holdfast.server.store.CorruptDataException;
+import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
 import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.WriteBatch;
 
 /**
  * The job history in the catalog database (column family {@code jobs}): the last known state of
@@ -130,7 +130,7 @@ public final class JobStore implements JobHistory {
         if (count <= capacity) {
             return;
         }
-        try (CheckedIterator it = db.iterator(cf); WriteBatch batch = new WriteBatch()) {
+        try (CheckedIterator it = db.iterator(cf); MetadataBatch batch = new MetadataBatch()) {
             long n = 0;
             for (it.seekToFirst(); it.isValid() && count - n > capacity; it.next()) {
                 db.delete(batch, cf, it.key());

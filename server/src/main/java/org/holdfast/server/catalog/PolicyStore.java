@@ -10,10 +10,10 @@ import java.util.Optional;
 import java.util.TreeMap;
 import org.holdfast.server.store.CheckedIterator;
 import org.holdfast.server.store.CorruptDataException;
+import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.MetadataDb.Column;
 import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.WriteBatch;
 
 /**
  * Named retention policies and which volume is assigned to which, in the {@code policies} column
@@ -67,7 +67,7 @@ public final class PolicyStore {
     }
 
     /** Adds writing {@code e} to {@code batch}. */
-    public void putPolicy(WriteBatch batch, Entry e) {
+    public void putPolicy(MetadataBatch batch, Entry e) {
         byte[] text = utf8(e.policy());
         byte[] desc = utf8(e.description() == null ? "" : e.description());
         ByteBuffer b = ByteBuffer.allocate(1 + 2 + text.length + 2 + desc.length + 16);
@@ -77,7 +77,7 @@ public final class PolicyStore {
     }
 
     /** Adds deleting the named policy to {@code batch}. */
-    public void deletePolicy(WriteBatch batch, String name) {
+    public void deletePolicy(MetadataBatch batch, String name) {
         db.delete(batch, cf, policyKey(name));
     }
 
@@ -104,19 +104,19 @@ public final class PolicyStore {
     }
 
     /** Adds assigning the volume to {@code name} to {@code batch}. */
-    public void putAssignment(WriteBatch batch, long volumeInternalId, String name) {
+    public void putAssignment(MetadataBatch batch, long volumeInternalId, String name) {
         byte[] n = utf8(name);
         db.put(batch, cf, assignmentKey(volumeInternalId),
                 ByteBuffer.allocate(3 + n.length).put((byte) VERSION).putShort((short) n.length).put(n).array());
     }
 
     /** Adds removing the volume's assignment (if any) to {@code batch}. */
-    public void deleteAssignment(WriteBatch batch, long volumeInternalId) {
+    public void deleteAssignment(MetadataBatch batch, long volumeInternalId) {
         db.delete(batch, cf, assignmentKey(volumeInternalId));
     }
 
     /** Writes {@code batch} synced (the caller owns and closes it). */
-    public void write(WriteBatch batch) {
+    public void write(MetadataBatch batch) {
         db.write(batch, true);
     }
 

@@ -9,10 +9,10 @@ import org.holdfast.server.security.TokenRecord;
 import org.holdfast.server.security.UserRecord;
 import org.holdfast.server.store.CheckedIterator;
 import org.holdfast.server.store.CorruptDataException;
+import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.MetadataDb.Column;
 import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.WriteBatch;
 
 /**
  * Users and API tokens in the catalog's {@code users} and {@code tokens} column families
@@ -88,7 +88,7 @@ public final class RocksCredentialStore implements CredentialStore {
     }
 
     private void write(ColumnFamilyHandle cf, String key, byte[] value, boolean delete) {
-        try (WriteBatch b = new WriteBatch()) {
+        try (MetadataBatch b = new MetadataBatch()) {
             if (delete) {
                 db.delete(b, cf, key(key));
             } else {

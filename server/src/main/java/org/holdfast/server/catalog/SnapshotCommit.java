@@ -5,14 +5,14 @@ import java.util.function.BiConsumer;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.kill.KillPoints;
 import org.holdfast.server.store.FormatVersions;
-import org.rocksdb.WriteBatch;
+import org.holdfast.server.store.MetadataBatch;
 
 /**
  * Turns a finished backup session into a committed snapshot, atomically.
  *
  * <p>It compares each of the session's entries with the volume's newest map entry for that LBN and
  * keeps only those that differ (the delta); on a shrink, every LBN past the new end that still maps
- * a block gets a zero entry. Then one synced {@link WriteBatch} carries the delta's map entries
+ * a block gets a zero entry. Then one synced {@link MetadataBatch} carries the delta's map entries
  * (keyed by the new sequence), the snapshot record, the volume record with its new latest sequence
  * (creating the volume on its first snapshot), and whatever the {@link CommitHook} adds. Either all
  * of it is durable or none. Work is proportional to the session's entries plus the LBNs cut off by
@@ -52,7 +52,7 @@ public final class SnapshotCommit {
      *
      * @throws VolumeExistsException if a volume of that name exists; nothing written
      */
-    public synchronized VolumeRecord createVolume(VolumeId name, int blockSize, String domain, BiConsumer<WriteBatch, VolumeRecord> extra) {
+    public synchronized VolumeRecord createVolume(VolumeId name, int blockSize, String domain, BiConsumer<MetadataBatch, VolumeRecord> extra) {
         if (!FormatVersions.isValidBlockSize(blockSize)) {
             throw new IllegalArgumentException("block size " + blockSize + " is not a power of two from " + FormatVersions.MIN_BLOCK_SIZE
                     + " to " + FormatVersions.MAX_BLOCK_SIZE);
@@ -60,7 +60,7 @@ public final class SnapshotCommit {
         if (catalog.volume(name).isPresent()) {
             throw new VolumeExistsException(name.name());
         }
-        try (WriteBatch batch = new WriteBatch()) {
+        try (MetadataBatch batch = new MetadataBatch()) {
             long internalId = catalog.db().metaLong(FormatVersions.META_NEXT_VOLUME_ID, 1);
             catalog.db().putMetaLong(batch, FormatVersions.META_NEXT_VOLUME_ID, internalId + 1);
             VolumeRecord v = new VolumeRecord(name, internalId, blockSize, clock.millis(), 0, 0, domain);
@@ -90,7 +90,7 @@ public final class SnapshotCommit {
         long internalId;
         long createdAt;
         long oldBlockCount;
-        WriteBatch batch = new WriteBatch();
+        MetadataBatch batch = new MetadataBatch();
         try (batch) {
             if (existing == null) {
                 if (r.parentSequence() != 0) {

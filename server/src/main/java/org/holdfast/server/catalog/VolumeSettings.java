@@ -4,10 +4,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import org.holdfast.server.store.Bytes;
 import org.holdfast.server.store.CorruptDataException;
+import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.MetadataDb.Column;
 import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.WriteBatch;
 
 /**
  * What an operator set on a volume (its quota) and how its last backup ended, in the
@@ -63,14 +63,14 @@ public final class VolumeSettings {
         if (quotaBytes != null && quotaBytes < 0) {
             throw new IllegalArgumentException("quota must be 0 or more bytes, got " + quotaBytes);
         }
-        try (WriteBatch b = new WriteBatch()) {
+        try (MetadataBatch b = new MetadataBatch()) {
             putQuota(b, internalId, quotaBytes);
             db.write(b, true);
         }
     }
 
     /** Adds the quota ({@code null}: none) to {@code batch}. */
-    public void putQuota(WriteBatch batch, long internalId, Long quotaBytes) {
+    public void putQuota(MetadataBatch batch, long internalId, Long quotaBytes) {
         byte[] v = new byte[SETTINGS_BYTES];
         v[0] = VERSION;
         Bytes.putLong(v, 1, quotaBytes == null ? -1 : quotaBytes);
@@ -101,7 +101,7 @@ public final class VolumeSettings {
         Bytes.putLong(v, 10, o.sequence());
         Bytes.putShort(v, 18, msg.length);
         System.arraycopy(msg, 0, v, 20, msg.length);
-        try (WriteBatch b = new WriteBatch()) {
+        try (MetadataBatch b = new MetadataBatch()) {
             db.put(b, cf, key(internalId, KIND_OUTCOME), v);
             db.write(b, true);
         }
@@ -109,7 +109,7 @@ public final class VolumeSettings {
 
     /** Removes everything kept for a deleted volume (every kind), durably. */
     public void forget(long internalId) {
-        try (WriteBatch b = new WriteBatch()) {
+        try (MetadataBatch b = new MetadataBatch()) {
             for (int kind = 1; kind <= 255; kind++) {
                 db.delete(b, cf, key(internalId, (byte) kind));
             }

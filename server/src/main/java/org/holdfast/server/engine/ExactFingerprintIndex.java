@@ -3,9 +3,8 @@ package org.holdfast.server.engine;
 import java.util.concurrent.atomic.LongAdder;
 import org.holdfast.common.id.Fingerprint;
 import org.holdfast.server.store.Bytes;
+import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
-import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.WriteBatch;
 
 /**
  * The exact fingerprint index: every stored fingerprint → its PBN, in the {@code fpindex} column
@@ -19,7 +18,7 @@ import org.rocksdb.WriteBatch;
  */
 public final class ExactFingerprintIndex implements FingerprintIndex {
     private final MetadataDb db;
-    private final ColumnFamilyHandle cf;
+    private final MetadataDb.Column cf = MetadataDb.Column.FPINDEX;
     private final LongAdder lookups = new LongAdder();
     private final LongAdder hits = new LongAdder();
     private final LongAdder recorded = new LongAdder();
@@ -29,7 +28,6 @@ public final class ExactFingerprintIndex implements FingerprintIndex {
     /** Uses the metadata database's {@code fpindex} column family; the database stays owned by the caller. */
     public ExactFingerprintIndex(MetadataDb db) {
         this.db = db;
-        this.cf = db.handle(MetadataDb.Column.FPINDEX);
     }
 
     @Override
@@ -43,7 +41,7 @@ public final class ExactFingerprintIndex implements FingerprintIndex {
         System.arraycopy(fps, off, key, 0, Fingerprint.BYTES);
         byte[] v = db.get(cf, key);
         if (v != null && v.length == 8 && Bytes.getLong(v, 0) == pbn) {
-            try (WriteBatch b = new WriteBatch()) {
+            try (MetadataBatch b = new MetadataBatch()) {
                 db.delete(b, cf, key);
                 db.write(b, false);
             }
@@ -91,7 +89,7 @@ public final class ExactFingerprintIndex implements FingerprintIndex {
         public void record(byte[] fps, int count, long[] pbns, boolean[] isNew) {
             long t0 = System.nanoTime();
             int n = 0;
-            try (WriteBatch b = new WriteBatch()) {
+            try (MetadataBatch b = new MetadataBatch()) {
                 for (int i = 0; i < count; i++) {
                     if (isNew[i] && pbns[i] != 0) {
                         byte[] k = new byte[Fingerprint.BYTES];

@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.holdfast.server.container.Container;
 import org.holdfast.server.container.ContainerStore;
+import org.holdfast.server.store.ExactFallbackMap;
 
 /**
  * The Sungem deduplication engine (thesis chapter 5): ties together the {@link InputSegmenter},

@@ -16,7 +16,7 @@ import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.UnknownSnapshotException;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.store.DataStore;
-import org.rocksdb.WriteBatch;
+import org.holdfast.server.store.MetadataBatch;
 
 /**
  * What {@link GcService#open} does after the pipeline has replayed its log, so that the GC log
@@ -148,7 +148,7 @@ final class CrashRecovery {
             return true;
         });
         pipeline.awaitDurable();
-        try (WriteBatch batch = new WriteBatch()) {
+        try (MetadataBatch batch = new MetadataBatch()) {
             catalog.db().putMetaLong(batch, GcRecords.PROTECT_SCAN_FROM, to);
             catalog.write(batch);
         }

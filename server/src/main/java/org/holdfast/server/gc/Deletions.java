@@ -13,7 +13,7 @@ import org.holdfast.server.catalog.PolicyStore;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.UnknownSnapshotException;
 import org.holdfast.server.catalog.VolumeRecord;
-import org.rocksdb.WriteBatch;
+import org.holdfast.server.store.MetadataBatch;
 
 /**
  * Deletions at an operator's request, before retention would have made them: a whole volume
@@ -105,7 +105,7 @@ final class Deletions {
                     long[] pbns = newest == 0 ? new long[0] : SnapshotScan.pbns(catalog, v.internalId(), newest, blockCount);
                     released = pbns.length;
                     opId = ops.nextId();
-                    try (WriteBatch batch = new WriteBatch()) {
+                    try (MetadataBatch batch = new MetadataBatch()) {
                         ops.record(batch, new GcRecords.Op(opId, GcRecords.KIND_DELETE_VOLUME, v.internalId(), newest, blockCount));
                         for (SnapshotRecord s : snaps) {
                             catalog.deleteSnapshot(batch, v, s.sequence());
@@ -201,7 +201,7 @@ final class Deletions {
 
     private long deleteMapAndVolume(VolumeRecord v, long opId) {
         long[] n = {0, 0};
-        WriteBatch[] batch = {new WriteBatch()};
+        MetadataBatch[] batch = {new MetadataBatch()};
         try {
             catalog.forEachMapEntry(v.internalId(), (lbn, birth, pbn) -> {
                 catalog.deleteMapEntry(batch[0], v.internalId(), lbn, birth);
@@ -209,7 +209,7 @@ final class Deletions {
                 if (++n[1] == 10_000) {
                     catalog.write(batch[0]);
                     batch[0].close();
-                    batch[0] = new WriteBatch();
+                    batch[0] = new MetadataBatch();
                     n[1] = 0;
                 }
                 return true;
@@ -248,7 +248,7 @@ final class Deletions {
                 if (now != null && now.held()) {
                     throw locks.refusal(v, sequence, "the snapshot cannot be deleted");
                 }
-                try (WriteBatch batch = new WriteBatch()) {
+                try (MetadataBatch batch = new MetadataBatch()) {
                     catalog.deleteSnapshot(batch, v, sequence);
                     records.deleteSnapshot(batch, v.internalId(), sequence);
                     catalog.write(batch);

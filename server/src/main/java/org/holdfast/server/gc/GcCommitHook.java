@@ -5,7 +5,7 @@ import org.holdfast.gc.retention.ExpiryCalculator;
 import org.holdfast.server.catalog.CommitHook;
 import org.holdfast.server.catalog.CommittedSnapshot;
 import org.holdfast.server.catalog.SnapshotRecord;
-import org.rocksdb.WriteBatch;
+import org.holdfast.server.store.MetadataBatch;
 
 /**
  * Drives GC bookkeeping from each snapshot commit. Inside the commit, the snapshot's expiry is
@@ -30,7 +30,7 @@ public final class GcCommitHook implements CommitHook {
     }
 
     @Override
-    public AfterCommit onCommit(CommittedSnapshot c, WriteBatch batch) {
+    public AfterCommit onCommit(CommittedSnapshot c, MetadataBatch batch) {
         VolumeStates.State g = states.of(c.volume());
         SnapshotRecord s = c.snapshot();
         long expiry = calc.expiryOf(g.policy, s.createdAtMillis(), g.history);

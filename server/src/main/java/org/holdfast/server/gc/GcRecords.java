@@ -7,9 +7,8 @@ import java.util.Optional;
 import org.holdfast.server.store.Bytes;
 import org.holdfast.server.store.CheckedIterator;
 import org.holdfast.server.store.CorruptDataException;
+import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
-import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.WriteBatch;
 
 /**
  * The GC's records in the catalog database (meta column family, keys prefixed {@code gc/}), all
@@ -65,11 +64,10 @@ final class GcRecords {
     }
 
     private final MetadataDb db;
-    private final ColumnFamilyHandle meta;
+    private final MetadataDb.Column meta = MetadataDb.Column.META;
 
     GcRecords(MetadataDb db) {
         this.db = db;
-        this.meta = db.handle(MetadataDb.Column.META);
     }
 
     MetadataDb db() {
@@ -86,7 +84,7 @@ final class GcRecords {
         return k;
     }
 
-    void putOp(WriteBatch batch, Op op) {
+    void putOp(MetadataBatch batch, Op op) {
         byte[] v = new byte[25];
         v[0] = (byte) op.kind();
         Bytes.putLong(v, 1, op.volume());
@@ -95,7 +93,7 @@ final class GcRecords {
         db.put(batch, meta, key(OP, op.id(), 0, 1), v);
     }
 
-    void deleteOp(WriteBatch batch, long id) {
+    void deleteOp(MetadataBatch batch, long id) {
         db.delete(batch, meta, key(OP, id, 0, 1));
     }
 
@@ -133,14 +131,14 @@ final class GcRecords {
         return out;
     }
 
-    void putSnapshot(WriteBatch batch, long volume, SnapshotGc s) {
+    void putSnapshot(MetadataBatch batch, long volume, SnapshotGc s) {
         byte[] v = new byte[9];
         Bytes.putLong(v, 0, s.expiry());
         v[8] = (byte) s.flags();
         db.put(batch, meta, key(EXP, volume, s.sequence(), 2), v);
     }
 
-    void deleteSnapshot(WriteBatch batch, long volume, long sequence) {
+    void deleteSnapshot(MetadataBatch batch, long volume, long sequence) {
         db.delete(batch, meta, key(EXP, volume, sequence, 2));
     }
 
@@ -169,7 +167,7 @@ final class GcRecords {
         return snapshots(volume).stream().filter(s -> s.sequence() == sequence).findFirst();
     }
 
-    void putPolicy(WriteBatch batch, long volume, String policy) {
+    void putPolicy(MetadataBatch batch, long volume, String policy) {
         byte[] v = policy.getBytes(StandardCharsets.UTF_8);
         if (v.length > MAX_POLICY_BYTES) {
             throw new IllegalArgumentException("retention policy longer than " + MAX_POLICY_BYTES + " bytes");
@@ -177,7 +175,7 @@ final class GcRecords {
         db.put(batch, meta, key(POLICY, volume, 0, 1), v);
     }
 
-    void deletePolicy(WriteBatch batch, long volume) {
+    void deletePolicy(MetadataBatch batch, long volume) {
         db.delete(batch, meta, key(POLICY, volume, 0, 1));
     }
 
@@ -226,11 +224,11 @@ final class GcRecords {
                 new String(v, 20, n, StandardCharsets.UTF_8));
     }
 
-    void putLock(WriteBatch batch, LockRecord l) {
+    void putLock(MetadataBatch batch, LockRecord l) {
         db.put(batch, meta, key(LOCK, l.volume(), l.sequence(), 2), encodeLock(l));
     }
 
-    void deleteLock(WriteBatch batch, long volume, long sequence) {
+    void deleteLock(MetadataBatch batch, long volume, long sequence) {
         db.delete(batch, meta, key(LOCK, volume, sequence, 2));
     }
 

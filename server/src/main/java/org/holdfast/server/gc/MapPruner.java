@@ -4,7 +4,7 @@ import java.util.Arrays;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.VolumeRecord;
-import org.rocksdb.WriteBatch;
+import org.holdfast.server.store.MetadataBatch;
 
 /**
  * Deletes the map entries of a volume that no retained snapshot reads any more. An entry born in
@@ -24,7 +24,7 @@ final class MapPruner {
         long[] retained = catalog.snapshots(v).stream().mapToLong(SnapshotRecord::sequence).toArray();
         Arrays.sort(retained);
         long[] state = {-1, Long.MAX_VALUE, 0, 0}; // current lbn, birth of the newer entry, pending, total
-        WriteBatch[] batch = {new WriteBatch()};
+        MetadataBatch[] batch = {new MetadataBatch()};
         try {
             catalog.forEachMapEntry(v.internalId(), (lbn, birth, pbn) -> {
                 if (lbn != state[0]) {
@@ -38,7 +38,7 @@ final class MapPruner {
                     if (++state[2] == BATCH) {
                         catalog.write(batch[0]);
                         batch[0].close();
-                        batch[0] = new WriteBatch();
+                        batch[0] = new MetadataBatch();
                         state[3] += state[2];
                         state[2] = 0;
                     }

@@ -13,7 +13,7 @@ import org.holdfast.gc.retention.RetentionPolicy;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.PolicyStore;
 import org.holdfast.server.catalog.VolumeRecord;
-import org.rocksdb.WriteBatch;
+import org.holdfast.server.store.MetadataBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -240,8 +240,8 @@ public final class NamedPolicies {
         return catalog.volumes().stream().filter(v -> name.equals(assignments.get(v.internalId()))).toList();
     }
 
-    private void write(java.util.function.Consumer<WriteBatch> change) {
-        try (WriteBatch b = new WriteBatch()) {
+    private void write(java.util.function.Consumer<MetadataBatch> change) {
+        try (MetadataBatch b = new MetadataBatch()) {
             change.accept(b);
             store.write(b);
         }

@@ -5,9 +5,9 @@ import org.holdfast.gc.bookkeeping.GcBookkeeper;
 import org.holdfast.gc.bookkeeping.GcOperation;
 import org.holdfast.gc.GcStoreException;
 import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.StorageFullException;
 import org.holdfast.server.store.StoreException;
-import org.rocksdb.WriteBatch;
 
 /**
  * Numbers the GC operations and hands them to the bookkeeper in order. An operation's record
@@ -57,7 +57,7 @@ final class OperationLog {
     }
 
     /** Adds the operation's record, and the id counter moved past it, to {@code batch}. */
-    void record(WriteBatch batch, GcRecords.Op op) {
+    void record(MetadataBatch batch, GcRecords.Op op) {
         records.putOp(batch, op);
         catalog.db().putMetaLong(batch, GcRecords.NEXT_OP_ID, op.id() + 1);
     }
@@ -135,7 +135,7 @@ final class OperationLog {
         if (ids.isEmpty()) {
             return;
         }
-        try (WriteBatch batch = new WriteBatch()) {
+        try (MetadataBatch batch = new MetadataBatch()) {
             for (long id : ids) {
                 records.deleteOp(batch, id);
             }

@@ -8,7 +8,7 @@ import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.UnknownSnapshotException;
 import org.holdfast.server.catalog.VolumeRecord;
-import org.rocksdb.WriteBatch;
+import org.holdfast.server.store.MetadataBatch;
 
 /**
  * Sets and clears a snapshot's pinning flags ({@link GcRecords#HELD} for holds and locks,
@@ -32,7 +32,7 @@ final class Pins {
     }
 
     /** Sets or clears {@code flag}; {@code also} adds to the same batch. False if it was already so (nothing written). */
-    boolean change(VolumeId volume, long sequence, int flag, boolean on, Consumer<WriteBatch> also) {
+    boolean change(VolumeId volume, long sequence, int flag, boolean on, Consumer<MetadataBatch> also) {
         synchronized (commitMonitor.get()) {
             VolumeRecord v = catalog.requireVolume(volume);
             SnapshotRecord s = catalog.snapshot(v, sequence)
@@ -45,7 +45,7 @@ final class Pins {
             }
             long opId = ops.nextId();
             int flags = on ? sg.flags() | flag : sg.flags() & ~flag;
-            try (WriteBatch batch = new WriteBatch()) {
+            try (MetadataBatch batch = new MetadataBatch()) {
                 ops.record(batch, new GcRecords.Op(opId, on ? GcRecords.KIND_PIN : GcRecords.KIND_UNPIN,
                         v.internalId(), sequence, 0));
                 records.putSnapshot(batch, v.internalId(), new GcRecords.SnapshotGc(sequence, sg.expiry(), flags));

@@ -15,7 +15,7 @@ import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.jobs.JobContext;
-import org.rocksdb.WriteBatch;
+import org.holdfast.server.store.MetadataBatch;
 
 /**
  * One GC cycle: lapse the locks whose date has passed; for each volume, plan retention, release
@@ -133,7 +133,7 @@ final class RetentionCycle {
                     for (GcRecords.SnapshotGc s : records.snapshots(v.internalId())) {
                         now2.put(s.sequence(), s);
                     }
-                    try (WriteBatch batch = new WriteBatch()) {
+                    try (MetadataBatch batch = new MetadataBatch()) {
                         for (long seq : plan.delete()) {
                             GcRecords.SnapshotGc sg = now2.get(seq);
                             if (sg != null && (sg.held() || sg.keepLastPinned() || sg.expiry() > now)) {

@@ -18,7 +18,7 @@ import org.holdfast.server.catalog.UnknownSnapshotException;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.security.AuditEvent;
 import org.holdfast.server.security.AuditLog;
-import org.rocksdb.WriteBatch;
+import org.holdfast.server.store.MetadataBatch;
 
 /**
  * Retention locks (holds) on snapshots. A lock pins the snapshot's blocks through the GC's
@@ -130,7 +130,7 @@ public final class RetentionLocks {
                     untilMillis == null ? 0 : untilMillis, now, by == null ? "" : by);
             boolean pinned = pins.change(volume, sequence, GcRecords.HELD, true, b -> records.putLock(b, rec));
             if (!pinned) { // already held: only the record changes
-                try (WriteBatch batch = new WriteBatch()) {
+                try (MetadataBatch batch = new MetadataBatch()) {
                     records.putLock(batch, rec);
                     catalog.write(batch);
                 }

@@ -14,7 +14,7 @@ import org.holdfast.gc.retention.RetentionPolicy;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.VolumeRecord;
-import org.rocksdb.WriteBatch;
+import org.holdfast.server.store.MetadataBatch;
 
 /**
  * Each volume's retention policy: read it, change it, and explain what it keeps. A change applies to new snapshots; an
@@ -58,13 +58,13 @@ final class RetentionPolicies {
      * Sets the volume's policy and adds {@code alongside} (the named-policy assignment) to the batch
      * that stores it, so both change together or not at all; raises the expiries it extends.
      */
-    void set(VolumeId volume, String policyText, Consumer<WriteBatch> alongside) {
+    void set(VolumeId volume, String policyText, Consumer<MetadataBatch> alongside) {
         RetentionPolicy policy = RetentionPolicy.parse(policyText);
         synchronized (commitMonitor.get()) {
             VolumeRecord v = catalog.requireVolume(volume);
             VolumeStates.State g = states.of(v);
             locks.checkPolicyChange(v, g.policy, policy);
-            try (WriteBatch batch = new WriteBatch()) {
+            try (MetadataBatch batch = new MetadataBatch()) {
                 records.putPolicy(batch, v.internalId(), policy.toString());
                 alongside.accept(batch);
                 catalog.write(batch);
@@ -83,7 +83,7 @@ final class RetentionPolicies {
                     continue;
                 }
                 long opId = ops.nextId();
-                try (WriteBatch batch = new WriteBatch()) {
+                try (MetadataBatch batch = new MetadataBatch()) {
                     ops.record(batch, new GcRecords.Op(opId, GcRecords.KIND_RAISE, v.internalId(), s.sequence(), e));
                     records.putSnapshot(batch, v.internalId(), new GcRecords.SnapshotGc(s.sequence(), e, sg.flags()));
                     catalog.write(batch);

@@ -39,7 +39,6 @@ import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.UnknownSnapshotException;
 import org.holdfast.server.catalog.UnknownVolumeException;
 import org.holdfast.server.catalog.VolumeRecord;
-import org.holdfast.server.restore.RestoreStream;
 import org.holdfast.server.restore.SnapshotLister;
 import org.holdfast.server.security.AccessPrincipal;
 import org.holdfast.server.security.AuditEvent;

@@ -22,8 +22,8 @@ import org.holdfast.server.store.DataStore;
  * download: {@link #write} writes any byte range of it to a stream, verifying every block before
  * one byte of it is written.
  *
- * <p>Reads like {@link RestoreStream}: one ordered scan of the versioned map, blocks read in
- * batches with {@link DataStore#readBatch} (record header and CRC32C checked). Unlike the agent
+ * <p>Reads like {@link org.holdfast.server.ingest.RestoreStream}: one ordered scan of the versioned
+ * map, blocks read in batches with {@link DataStore#readBatch} (record header and CRC32C checked). Unlike the agent
  * restore, which passes stored bytes through and lets the agent verify, this decodes each block
  * (zstd or raw, to exactly the block size) and checks its SHA-256 against the block's fingerprint,
  * because the HTTP client has no fingerprints to check against. A block that fails any check

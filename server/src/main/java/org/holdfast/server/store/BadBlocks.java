@@ -11,7 +11,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongConsumer;
 import org.holdfast.common.id.Fingerprint;
 import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.WriteBatch;
 
 /**
  * The registry of bad blocks: PBNs whose stored record failed a check (verify, a restore or image
@@ -138,7 +137,7 @@ public final class BadBlocks {
             if (bad.containsKey(pbn)) {
                 return false;
             }
-            try (WriteBatch batch = new WriteBatch()) {
+            try (MetadataBatch batch = new MetadataBatch()) {
                 db.put(batch, cf, key(pbn), encode(b));
                 db.write(batch, true);
             }
@@ -185,7 +184,7 @@ public final class BadBlocks {
     }
 
     /** Adds the removal of {@code pbn}'s mark to a batch (a repair or GC's freeing); call {@link #cleared} once it is written. */
-    void clear(WriteBatch batch, long pbn) {
+    void clear(MetadataBatch batch, long pbn) {
         db.delete(batch, cf, key(pbn));
     }
 

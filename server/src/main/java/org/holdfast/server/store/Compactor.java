@@ -19,7 +19,6 @@ import java.util.TreeMap;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 import org.holdfast.common.kill.KillPoints;
-import org.rocksdb.WriteBatch;
 
 /**
  * Reclaims the space of freed blocks while the store serves: rewrites each sealed data log whose
@@ -323,7 +322,7 @@ public final class Compactor {
     }
 
     static void clearIntent(MetadataDb db) {
-        try (WriteBatch batch = new WriteBatch()) {
+        try (MetadataBatch batch = new MetadataBatch()) {
             db.delete(batch, db.handle(MetadataDb.Column.META), MetadataDb.bytes(META_INTENT));
             db.write(batch, true);
         }

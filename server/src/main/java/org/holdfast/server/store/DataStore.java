@@ -18,7 +18,6 @@ import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 import org.holdfast.common.id.Fingerprint;
 import org.holdfast.common.kill.KillPoints;
-import org.rocksdb.WriteBatch;
 
 /**
  * The store of unique blocks: appends records to data logs, hands out PBNs, and makes both durable
@@ -624,7 +623,7 @@ public final class DataStore implements AutoCloseable {
             long length;
             int count;
             long[] repaired;
-            try (WriteBatch batch = new WriteBatch()) {
+            try (MetadataBatch batch = new MetadataBatch()) {
                 synchronized (appendLock) {
                     ensureOpen();
                     log = active;
@@ -747,7 +746,7 @@ public final class DataStore implements AutoCloseable {
     public void forget(long[] pbns, int n) {
         refuseIfReadOnly("forget blocks");
         relocation.readLock().lock();
-        try (WriteBatch batch = new WriteBatch()) {
+        try (MetadataBatch batch = new MetadataBatch()) {
             for (int i = 0; i < n; i++) {
                 locations.delete(batch, pbns[i]);
                 possession.delete(batch, pbns[i]);
@@ -794,7 +793,7 @@ public final class DataStore implements AutoCloseable {
                 throw new IllegalStateException("log " + logId + " is not sealed and indexed; it cannot be compacted");
             }
             boolean[] still = locations.stillAt(records, logId);
-            try (WriteBatch batch = new WriteBatch()) {
+            try (MetadataBatch batch = new MetadataBatch()) {
                 for (int i = 0; i < records.size(); i++) {
                     if (still[i]) {
                         locations.put(batch, records.pbn(i), logId, records.newOffset(i), records.length(i), records.fps(), i * Fingerprint.BYTES);
@@ -809,7 +808,7 @@ public final class DataStore implements AutoCloseable {
                 Compactor.move(compacted, target);
             } catch (RuntimeException e) {
                 // the old file is still in place: point the locations back at it before any reader looks
-                try (WriteBatch undo = new WriteBatch()) {
+                try (MetadataBatch undo = new MetadataBatch()) {
                     for (int i = 0; i < records.size(); i++) {
                         if (still[i]) {
                             locations.put(undo, records.pbn(i), logId, records.offset(i), records.length(i), records.fps(), i * Fingerprint.BYTES);
@@ -927,19 +926,19 @@ public final class DataStore implements AutoCloseable {
     }
 
     private void reserve(long upTo) {
-        try (WriteBatch batch = new WriteBatch()) {
+        try (MetadataBatch batch = new MetadataBatch()) {
             db.putMetaLong(batch, FormatVersions.META_PBN_RESERVED, upTo);
             db.write(batch, true);
         }
         reservedPbn = upTo;
     }
 
-    private void writeDurablePoint(int logId, long length, WriteBatch batch) {
+    private void writeDurablePoint(int logId, long length, MetadataBatch batch) {
         byte[] v = new byte[12];
         Bytes.putInt(v, 0, logId);
         Bytes.putLong(v, 4, length);
         if (batch == null) {
-            try (WriteBatch b = new WriteBatch()) {
+            try (MetadataBatch b = new MetadataBatch()) {
                 db.put(b, db.handle(MetadataDb.Column.META), MetadataDb.bytes(FormatVersions.META_DURABLE_POINT), v);
                 db.write(b, true);
             }

@@ -2,7 +2,6 @@ package org.holdfast.server.store;
 
 import org.holdfast.common.id.Fingerprint;
 import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.WriteBatch;
 
 /**
  * PBN → where its record lives and which fingerprint it holds, in the {@code locations} column
@@ -23,7 +22,7 @@ public final class LocationIndex {
     }
 
     /** Adds the location of {@code pbn} to a batch. */
-    public void put(WriteBatch batch, long pbn, int logId, long offset, int storedLength, byte[] fps, int fpOff) {
+    public void put(MetadataBatch batch, long pbn, int logId, long offset, int storedLength, byte[] fps, int fpOff) {
         byte[] key = new byte[8];
         Bytes.putLong(key, 0, pbn);
         byte[] v = new byte[VALUE_BYTES];
@@ -35,7 +34,7 @@ public final class LocationIndex {
     }
 
     /** Adds the removal of {@code pbn}'s location to a batch (GC freed it). */
-    public void delete(WriteBatch batch, long pbn) {
+    public void delete(MetadataBatch batch, long pbn) {
         byte[] key = new byte[8];
         Bytes.putLong(key, 0, pbn);
         db.delete(batch, cf, key);

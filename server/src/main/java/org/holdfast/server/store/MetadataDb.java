@@ -19,7 +19,6 @@ import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
-import org.rocksdb.WriteBatch;
 import org.rocksdb.WriteOptions;
 
 /**
@@ -254,9 +253,9 @@ public final class MetadataDb implements AutoCloseable {
     }
 
     /** Writes a batch atomically; {@code sync} forces the WAL to disk before returning (unless fsync is off). */
-    public void write(WriteBatch batch, boolean sync) {
+    public void write(MetadataBatch batch, boolean sync) {
         try {
-            db.write(sync ? syncWrite : asyncWrite, batch);
+            db.write(sync ? syncWrite : asyncWrite, batch.rocks());
         } catch (RocksDBException e) {
             throw fail("batch of " + batch.count(), e);
         }
@@ -293,32 +292,59 @@ public final class MetadataDb implements AutoCloseable {
     }
 
     /** Adds a u64 meta value to a batch. */
-    public void putMetaLong(WriteBatch batch, String key, long value) {
+    public void putMetaLong(MetadataBatch batch, String key, long value) {
         byte[] v = new byte[8];
         Bytes.putLong(v, 0, value);
         try {
-            batch.put(handle(Column.META), bytes(key), v);
+            batch.rocks().put(handle(Column.META), bytes(key), v);
         } catch (RocksDBException e) {
             throw fail(key, e);
         }
     }
 
     /** Adds a put to a batch, translating the (theoretical) native failure. */
-    public void put(WriteBatch batch, ColumnFamilyHandle cf, byte[] key, byte[] value) {
+    public void put(MetadataBatch batch, ColumnFamilyHandle cf, byte[] key, byte[] value) {
         try {
-            batch.put(cf, key, value);
+            batch.rocks().put(cf, key, value);
         } catch (RocksDBException e) {
             throw fail(hex(key), e);
         }
     }
 
     /** Adds a delete to a batch. */
-    public void delete(WriteBatch batch, ColumnFamilyHandle cf, byte[] key) {
+    public void delete(MetadataBatch batch, ColumnFamilyHandle cf, byte[] key) {
         try {
-            batch.delete(cf, key);
+            batch.rocks().delete(cf, key);
         } catch (RocksDBException e) {
             throw fail(hex(key), e);
         }
+    }
+
+    // By Column: for layers outside store and catalog, which never hold a RocksDB handle.
+
+    /** As {@link #get(ColumnFamilyHandle, byte[])} on a built-in column family. */
+    public byte[] get(Column column, byte[] key) {
+        return get(handle(column), key);
+    }
+
+    /** As {@link #get(ColumnFamilyHandle, byte[], byte[])} on a built-in column family. */
+    public int get(Column column, byte[] key, byte[] value) {
+        return get(handle(column), key, value);
+    }
+
+    /** As {@link #iterator(ColumnFamilyHandle)} on a built-in column family. */
+    public CheckedIterator iterator(Column column) {
+        return iterator(handle(column));
+    }
+
+    /** As {@link #put(MetadataBatch, ColumnFamilyHandle, byte[], byte[])} on a built-in column family. */
+    public void put(MetadataBatch batch, Column column, byte[] key, byte[] value) {
+        put(batch, handle(column), key, value);
+    }
+
+    /** As {@link #delete(MetadataBatch, ColumnFamilyHandle, byte[])} on a built-in column family. */
+    public void delete(MetadataBatch batch, Column column, byte[] key) {
+        delete(batch, handle(column), key);
     }
 
     /** A RocksDB property (for metrics and tests), or null. */

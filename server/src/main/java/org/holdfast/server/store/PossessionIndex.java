@@ -3,7 +3,6 @@ package org.holdfast.server.store;
 import org.holdfast.common.hash.PossessionProof;
 import org.holdfast.common.id.Fingerprint;
 import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.WriteBatch;
 
 /**
  * PBN → its possession fingerprint (pf, {@link PossessionProof}) and, for a block of a dedup domain
@@ -39,7 +38,7 @@ public final class PossessionIndex {
         if (n == 0) {
             return;
         }
-        try (WriteBatch batch = new WriteBatch()) {
+        try (MetadataBatch batch = new MetadataBatch()) {
             for (int i = 0; i < n; i++) {
                 byte[] key = new byte[8];
                 Bytes.putLong(key, 0, pbns[i]);
@@ -55,7 +54,7 @@ public final class PossessionIndex {
     }
 
     /** Adds the removal of {@code pbn}'s entry to a batch (GC freed the block). */
-    void delete(WriteBatch batch, long pbn) {
+    void delete(MetadataBatch batch, long pbn) {
         byte[] key = new byte[8];
         Bytes.putLong(key, 0, pbn);
         db.delete(batch, cf, key);

@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.WriteBatch;
 
 /**
  * What verification remembers, in the {@code verify} column family beside the bad blocks:
@@ -85,7 +84,7 @@ public final class VerifyLedger {
         }
         byte[] v = new byte[4];
         Bytes.putInt(v, 0, minute);
-        try (WriteBatch batch = new WriteBatch()) {
+        try (MetadataBatch batch = new MetadataBatch()) {
             for (int i = 0; i < n; i++) {
                 db.put(batch, cf, pbnKey(pbns[i]), v);
             }
@@ -94,7 +93,7 @@ public final class VerifyLedger {
     }
 
     /** Adds the removal of {@code pbn}'s time to a batch (GC freed it). */
-    void forget(WriteBatch batch, long pbn) {
+    void forget(MetadataBatch batch, long pbn) {
         db.delete(batch, cf, pbnKey(pbn));
     }
 
@@ -110,7 +109,7 @@ public final class VerifyLedger {
             Bytes.putLong(v, 21 + i * 16, r.damaged().get(i).lbn());
             Bytes.putLong(v, 29 + i * 16, r.damaged().get(i).pbn());
         }
-        try (WriteBatch batch = new WriteBatch()) {
+        try (MetadataBatch batch = new MetadataBatch()) {
             db.put(batch, cf, snapshotKey(volumeId, sequence), v);
             db.write(batch, true);
         }

@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.rocksdb.WriteBatch;
 
 /** The bookkeeping mode is fixed when the store is created, and the other mode is refused at start. */
 class GcBookkeepingModeTest {
@@ -51,7 +51,7 @@ class GcBookkeepingModeTest {
 
     @Test
     void settle_storeFromBeforeTheSettingWithVolumes_isOnAndRefusesOff() {
-        try (MetadataDb db = MetadataDb.open(dir); WriteBatch b = new WriteBatch()) {
+        try (MetadataDb db = MetadataDb.open(dir); MetadataBatch b = new MetadataBatch()) {
             db.putMetaLong(b, FormatVersions.META_NEXT_VOLUME_ID, 2);
             db.write(b, true);
             assertThatThrownBy(() -> GcBookkeepingMode.settle(GcBookkeepingMode.OFF, db))

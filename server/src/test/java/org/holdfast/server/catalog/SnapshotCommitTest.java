@@ -12,12 +12,12 @@ import java.util.Map;
 import java.util.Random;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.model.DeltaEntry;
+import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.rocksdb.WriteBatch;
 
 class SnapshotCommitTest {
     private static final VolumeId VOL = new VolumeId("vol-a");
@@ -196,7 +196,7 @@ class SnapshotCommitTest {
         List<long[]> entries = new ArrayList<>();
         catalog.forEachMapEntry(v.internalId(), (lbn, birth, pbn) -> entries.add(new long[] {lbn, birth, pbn}));
         assertThat(entries).containsExactly(new long[] {0, 2, 20}, new long[] {0, 1, 10}, new long[] {1, 1, 11});
-        try (WriteBatch b = new WriteBatch()) {
+        try (MetadataBatch b = new MetadataBatch()) {
             catalog.deleteMapEntry(b, v.internalId(), 0, 1);
             catalog.deleteSnapshot(b, v, 1);
             catalog.write(b);

@@ -3,7 +3,7 @@ package org.holdfast.server.gc;
 import java.util.function.BooleanSupplier;
 import org.holdfast.server.catalog.CommitHook;
 import org.holdfast.server.catalog.CommittedSnapshot;
-import org.rocksdb.WriteBatch;
+import org.holdfast.server.store.MetadataBatch;
 
 /**
  * Test fixture: the GC's commit hook, except that while {@code crash} says so it skips the second
@@ -20,7 +20,7 @@ final class CrashBeforeGcLogHook implements CommitHook {
     }
 
     @Override
-    public AfterCommit onCommit(CommittedSnapshot c, WriteBatch batch) {
+    public AfterCommit onCommit(CommittedSnapshot c, MetadataBatch batch) {
         AfterCommit after = hook.onCommit(c, batch);
         return () -> {
             if (!crash.getAsBoolean()) {

@@ -14,11 +14,11 @@ import org.holdfast.server.catalog.PolicyStore;
 import org.holdfast.server.catalog.SessionMap;
 import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.MetadataBatch;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.rocksdb.WriteBatch;
 
 /**
  * Named policies over the real catalog and GC: a name's change reaches every assigned volume (or,
@@ -128,7 +128,7 @@ class NamedPoliciesTest {
         // the first step of an update (the name's new text) is durable, the volumes' step is not
         PolicyStore store = new PolicyStore(fixture.db);
         PolicyStore.Entry e = store.policy("gold").orElseThrow();
-        try (WriteBatch b = new WriteBatch()) {
+        try (MetadataBatch b = new MetadataBatch()) {
             store.putPolicy(b, new PolicyStore.Entry("gold", "30d", "", e.createdMillis(), clock.millis));
             store.write(b);
         }

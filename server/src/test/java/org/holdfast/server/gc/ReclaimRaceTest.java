@@ -13,9 +13,9 @@ import org.holdfast.server.catalog.ReferenceGuard;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.ingest.AgentDriver;
 import org.holdfast.server.ingest.IngestHarness;
+import org.holdfast.server.store.MetadataBatch;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.rocksdb.WriteBatch;
 
 /**
  * The race between a backup matching a stored block and a sweep that has just chosen that block:
@@ -88,7 +88,7 @@ class ReclaimRaceTest {
             assertThat(mapped).as("the new snapshot references no block being reclaimed").doesNotContainAnyElementsOf(guard.doomed);
 
             // the sweep completes: the doomed blocks' locations go
-            try (WriteBatch batch = new WriteBatch()) {
+            try (MetadataBatch batch = new MetadataBatch()) {
                 for (long pbn : guard.doomed) {
                     h.store().locations().delete(batch, pbn);
                 }

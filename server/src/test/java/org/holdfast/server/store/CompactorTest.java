@@ -8,7 +8,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
-import org.rocksdb.WriteBatch;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -37,7 +36,7 @@ class CompactorTest {
                 }
             }
             store.sync();
-            try (WriteBatch b = new WriteBatch()) {
+            try (MetadataBatch b = new MetadataBatch()) {
                 for (int i = 0; i < n; i++) {
                     if (i % keepEvery != 0) {
                         store.locations().delete(b, pbns[i]);
@@ -105,7 +104,7 @@ class CompactorTest {
             assertThat(compacted.length).isLessThan(oldLog.length);
             Files.write(data.resolve(DataLog.fileName(1) + ".compact"), compacted);
             Files.write(log1, oldLog);
-            try (WriteBatch b = new WriteBatch()) {
+            try (MetadataBatch b = new MetadataBatch()) {
                 db.putMetaLong(b, Compactor.META_INTENT, 1);
                 db.write(b, true);
             }

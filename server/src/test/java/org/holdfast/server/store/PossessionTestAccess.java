@@ -1,6 +1,5 @@
 package org.holdfast.server.store;
 
-import org.rocksdb.WriteBatch;
 
 /** Test access to the possession index: makes a store look as if its blocks were written before possession proofs existed. */
 public final class PossessionTestAccess {
@@ -9,7 +8,7 @@ public final class PossessionTestAccess {
 
     /** Deletes the possession entries of every PBN below {@code store.nextPbn()}. */
     public static void forgetAllPfs(DataStore store) {
-        try (WriteBatch batch = new WriteBatch()) {
+        try (MetadataBatch batch = new MetadataBatch()) {
             for (long pbn = 1; pbn < store.nextPbn(); pbn++) {
                 store.possession().delete(batch, pbn);
             }

@@ -11,12 +11,12 @@ import org.holdfast.server.catalog.SessionMap;
 import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.store.LocationIndex;
+import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.rocksdb.WriteBatch;
 
 /** Usage figures from a real catalog: which blocks retained snapshots see, which are shared, what the cache keeps. */
 class VolumeUsageTest {
@@ -38,7 +38,7 @@ class VolumeUsageTest {
         catalog = new Catalog(db);
         commit = new SnapshotCommit(catalog, CommitHook.NONE, Clock.systemUTC());
         locations = new LocationIndex(db);
-        try (WriteBatch b = new WriteBatch()) {
+        try (MetadataBatch b = new MetadataBatch()) {
             for (long pbn = 1; pbn <= 9; pbn++) {
                 // stored length 100 x PBN: a sum names the blocks it counted
                 locations.put(b, pbn, 0, pbn * 1000, (int) (100 * pbn), new byte[32], 0);
@@ -72,7 +72,7 @@ class VolumeUsageTest {
         VolumeUsage usage = new VolumeUsage(catalog, locations);
         assertThat(usage.of(volume(A))).isEqualTo(new VolumeUsage.Usage(400L + 200, 100L + 200 + 300 + 400, 100L + 200 + 300 + 400));
 
-        try (WriteBatch b = new WriteBatch()) {
+        try (MetadataBatch b = new MetadataBatch()) {
             catalog.deleteSnapshot(b, volume(A), 2); // the entry of PBN 3 stays in the map until pruned
             catalog.write(b);
         }
@@ -101,7 +101,7 @@ class VolumeUsageTest {
         VolumeUsage usage = new VolumeUsage(catalog, locations);
         assertThat(usage.of(volume(A)).newestBytes()).isEqualTo(100L);
         assertThat(usage.of(volume(A)).retainedBytes()).isEqualTo(100L + 200 + 600);
-        try (WriteBatch b = new WriteBatch()) {
+        try (MetadataBatch b = new MetadataBatch()) {
             catalog.deleteSnapshot(b, volume(A), 1);
             catalog.write(b);
         }

@@ -1,4 +1,4 @@
-package org.holdfast.server.restore;
+package org.holdfast.server.ingest;
 
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;

@@ -1,4 +1,4 @@
-package org.holdfast.server.engine;
+package org.holdfast.server.store;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -12,19 +12,19 @@ import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.WriteBatch;
 import org.rocksdb.WriteOptions;
-import org.holdfast.server.store.StoreException;
 
 /**
- * The Bloom-guided fallback of the Sungem engine: an on-disk exact map from fingerprint to PBN of
- * every fingerprint the engine recorded as new, looked up only for fingerprints that the loaded
- * containers did not resolve but that the Bloom filter chain has seen recently. Off by default; a
- * setting ({@code exactFallback}) for workloads where sampling alone falls short.
+ * The Bloom-guided fallback of the Sungem engine (engine.SungemFingerprintIndex): an on-disk exact
+ * map from fingerprint to PBN of every fingerprint the engine recorded as new, looked up only for
+ * fingerprints that the loaded containers did not resolve but that the Bloom filter chain has seen
+ * recently. Off by default; a setting ({@code exactFallback}) for workloads where sampling alone
+ * falls short. It keeps its own RocksDB (not the catalog's), which is why it lives in store.
  *
  * <p>We own the RocksDB handle, its options and write options; {@link #close} releases them in
  * reverse order of creation. Deletes are written synchronously: a forgotten PBN must not come back
  * after a crash.
  */
-final class ExactFallbackMap implements AutoCloseable {
+public final class ExactFallbackMap implements AutoCloseable {
     private static final String STORE = "sungem-exact-fallback";
     private final Path dir;
     private final Options options;
@@ -35,7 +35,8 @@ final class ExactFallbackMap implements AutoCloseable {
     private final byte[] value = new byte[8];
     private final ByteBuffer valueBuf = ByteBuffer.wrap(value).order(ByteOrder.BIG_ENDIAN);
 
-    ExactFallbackMap(Path dir) {
+    /** Opens (creating if needed) the map in {@code dir}; the caller owns it and closes it. */
+    public ExactFallbackMap(Path dir) {
         RocksDB.loadLibrary();
         this.dir = dir;
         try {
@@ -60,7 +61,7 @@ final class ExactFallbackMap implements AutoCloseable {
     }
 
     /** PBN of the fingerprint at index {@code i} of {@code fps}, or 0. */
-    synchronized long get(byte[] fps, int i) {
+    public synchronized long get(byte[] fps, int i) {
         System.arraycopy(fps, i * 32, key, 0, 32);
         try {
             byte[] v = db.get(key);
@@ -71,7 +72,7 @@ final class ExactFallbackMap implements AutoCloseable {
     }
 
     /** Adds the entries stored new ({@code isNew[i]}) of a recorded segment. */
-    synchronized void putNew(byte[] fps, int count, long[] pbns, boolean[] isNew) {
+    public synchronized void putNew(byte[] fps, int count, long[] pbns, boolean[] isNew) {
         try (WriteBatch batch = new WriteBatch()) {
             int n = 0;
             for (int i = 0; i < count; i++) {
@@ -92,7 +93,7 @@ final class ExactFallbackMap implements AutoCloseable {
     }
 
     /** Removes the fingerprint at {@code fps[off..off+32)} if it maps to {@code pbn}. */
-    synchronized void delete(long pbn, byte[] fps, int off) {
+    public synchronized void delete(long pbn, byte[] fps, int off) {
         byte[] k = new byte[32];
         System.arraycopy(fps, off, k, 0, 32);
         try {
@@ -106,7 +107,7 @@ final class ExactFallbackMap implements AutoCloseable {
     }
 
     /** Forces the write-ahead log (the deletes; puts skip it and survive a clean close). */
-    void flush() {
+    public void flush() {
         try {
             db.syncWal();
         } catch (RocksDBException e) {

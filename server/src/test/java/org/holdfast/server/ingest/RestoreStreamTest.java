@@ -1,4 +1,4 @@
-package org.holdfast.server.restore;
+package org.holdfast.server.ingest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
