@@ -9,7 +9,6 @@ import org.holdfast.server.e2e.SmallDisk;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.rocksdb.WriteBatch;
 
 /**
  * The catalog on a small tmpfs that fills up (root only; skipped on a simulated disk, which cannot
@@ -72,7 +71,7 @@ class CatalogStoppedTest {
     }
 
     private static void put(MetadataDb db, int i, int size) {
-        try (WriteBatch b = new WriteBatch()) {
+        try (MetadataBatch b = new MetadataBatch()) {
             byte[] v = new byte[size];
             new java.util.Random(i).nextBytes(v);
             db.put(b, db.handle(MetadataDb.Column.META), MetadataDb.bytes("k" + i), v);
