@@ -312,10 +312,16 @@ class BoscPipelineTest {
     /** Writes a file that leaves about {@code leave} bytes free on {@code mnt}'s file system. */
     private static void fill(Path file, Path mnt, long leave) throws Exception {
         long n = java.nio.file.Files.getFileStore(mnt).getUsableSpace() - leave;
-        byte[] buf = new byte[4096];
-        try (java.io.OutputStream out = java.nio.file.Files.newOutputStream(file)) {
-            for (long w = 0; w < n; w += buf.length) {
-                out.write(buf);
+        java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate(4096);
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.CREATE,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            try {
+                for (long w = 0; w < n; w += buf.capacity()) {
+                    ch.write(buf.clear());
+                }
+            } catch (java.io.IOException full) {
+                // the pipeline's own files grew meanwhile: give back what should stay free
+                ch.truncate(Math.max(0, ch.size() - leave));
             }
         }
     }
