@@ -171,6 +171,8 @@ class AuthorizationMatrixTest {
         add("GET", "/api/v1/stats", "/api/v1/stats", null, null, row(200, 200, 200, 403, 403));
         add("GET", "/api/v1/stats/daily", "/api/v1/stats/daily", null, null, row(200, 200, 200, 403, 403));
         add("GET", "/api/v1/agents", "/api/v1/agents", null, null, row(403, 200, 200, 403, 403));
+        // what an agent needs to reach the server (port, TLS, fingerprint): the console's command line, viewer and above
+        add("GET", "/api/v1/server", "/api/v1/server", null, null, row(200, 200, 200, 403, 403));
         // verify: status for viewers and above; a pass started by an operator (an unknown volume: 404, no job)
         add("GET", "/api/v1/verify", "/api/v1/verify", null, null, row(200, 200, 200, 403, 403));
         add("POST", "/api/v1/verify", "/api/v1/verify", null, "{\"volume\":\"mx-none\"}", row(403, 404, 404, 403, 403));
