@@ -69,4 +69,6 @@ public final class ProblemTypes {
     public static final URI INVALID_DOWNLOAD_LINK = URI.create("urn:holdfast:problem:invalid-download-link");
     /** 507: the data disk is full (its free-space reserve reached); free space, then retry. */
     public static final URI STORAGE_FULL = URI.create("urn:holdfast:problem:storage-full");
+    /** 503: the catalog database stopped taking writes after a background error (a full disk); free space, then retry or restart. */
+    public static final URI CATALOG_STOPPED = URI.create("urn:holdfast:problem:catalog-stopped");
 }

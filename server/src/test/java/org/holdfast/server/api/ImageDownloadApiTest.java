@@ -229,6 +229,9 @@ class ImageDownloadApiTest {
         HttpResponse<byte[]> bad = bytes(get("/api/v1/volumes/img/snapshots/latest/image", null));
         assertThat(bad.statusCode()).isEqualTo(400);
         assertThat(json.readTree(bad.body()).path("type").asText()).isEqualTo("urn:holdfast:problem:invalid-request");
+        HttpResponse<byte[]> both = bytes(get("/api/v1/volumes/no-such/snapshots/latest/image", null));
+        assertThat(both.statusCode()).as("an unknown volume is named before a bad snapshot id").isEqualTo(404);
+        assertThat(json.readTree(both.body()).path("type").asText()).isEqualTo("urn:holdfast:problem:unknown-volume");
     }
 
     @Test
