@@ -16,7 +16,10 @@ import org.holdfast.server.catalog.DailyStatsStore;
 import org.holdfast.server.gc.GcService;
 import org.holdfast.server.gc.StoreSurvey;
 import org.holdfast.server.stats.AgentLedger;
+import org.holdfast.server.ingest.IngestServer;
+import org.holdfast.server.ingest.RunningBackups;
 import org.holdfast.server.stats.DailySeries;
+import org.holdfast.server.stats.StatsHistory;
 import org.holdfast.server.stats.Statistics;
 import org.holdfast.server.stats.TransferRates;
 import org.holdfast.server.store.DataDirectory;
@@ -50,12 +53,29 @@ public class StatsConfiguration {
      * daily record are refreshed in the background, and the oldest survey a report uses as is.
      */
     @ConfigurationProperties("holdfast.stats")
-    public record StatsProperties(@DefaultValue("5m") Duration surveyInterval) {
+    public record StatsProperties(@DefaultValue("5m") Duration surveyInterval, @DefaultValue("10s") Duration sampleInterval) {
         public StatsProperties {
             if (surveyInterval.isNegative() || surveyInterval.isZero()) {
                 throw new IllegalArgumentException("holdfast.stats.survey-interval must be positive, got " + surveyInterval);
             }
+            if (sampleInterval.compareTo(Duration.ofSeconds(1)) < 0) {
+                throw new IllegalArgumentException("holdfast.stats.sample-interval must be at least 1s, got " + sampleInterval);
+            }
         }
+    }
+
+    /** Samples kept in the in-memory history (two hours at the default interval). */
+    static final int HISTORY_SAMPLES = 720;
+
+    @Bean
+    StatsHistory statsHistory() {
+        return new StatsHistory(HISTORY_SAMPLES);
+    }
+
+    /** The backups in progress, as the ingest port keeps them. */
+    @Bean
+    RunningBackups runningBackups(IngestServer ingest) {
+        return ingest.runningBackups();
     }
 
     @Bean
@@ -83,8 +103,8 @@ public class StatsConfiguration {
     }
 
     @Bean
-    StatsRefresh statsRefresh(Statistics statistics, DailySeries daily, StatsProperties p, Jobs jobs) {
-        StatsRefresh refresh = new StatsRefresh(statistics, daily, p.surveyInterval());
+    StatsRefresh statsRefresh(Statistics statistics, DailySeries daily, StatsHistory history, StatsProperties p, Jobs jobs) {
+        StatsRefresh refresh = new StatsRefresh(statistics, daily, history, p.surveyInterval(), p.sampleInterval());
         // what a GC job freed shows in the figures at once, not at the next interval
         jobs.onEnded(job -> {
             if (job.state() == JobState.SUCCEEDED && RESHAPING_JOBS.contains(job.kind())) {
@@ -111,19 +131,24 @@ public class StatsConfiguration {
 
     /**
      * Refreshes the survey and writes today's daily record every interval, the first right after
-     * startup (so the day has its record even if the server stops soon); stops before the stores close.
+     * startup (so the day has its record even if the server stops soon), and adds a sample to the
+     * in-memory history every sample interval; stops before the stores close.
      */
     static final class StatsRefresh implements SmartLifecycle {
         private final Statistics statistics;
         private final DailySeries daily;
+        private final StatsHistory history;
         private final Duration interval;
+        private final Duration sampleInterval;
         private ScheduledExecutorService executor;
         private boolean running;
 
-        StatsRefresh(Statistics statistics, DailySeries daily, Duration interval) {
+        StatsRefresh(Statistics statistics, DailySeries daily, StatsHistory history, Duration interval, Duration sampleInterval) {
             this.statistics = statistics;
             this.daily = daily;
+            this.history = history;
             this.interval = interval;
+            this.sampleInterval = sampleInterval;
         }
 
         /** Schedules one refresh now, off the caller's thread; does nothing while stopped. */
@@ -161,6 +186,13 @@ public class StatsConfiguration {
                     LOG.warn("statistics refresh failed; will retry in {}", interval, e);
                 }
             }, 0, ms, TimeUnit.MILLISECONDS);
+            executor.scheduleWithFixedDelay(() -> {
+                try {
+                    history.add(statistics.figures());
+                } catch (RuntimeException e) {
+                    LOG.warn("statistics sample failed; will retry in {}", sampleInterval, e);
+                }
+            }, 0, sampleInterval.toMillis(), TimeUnit.MILLISECONDS);
         }
 
         @Override

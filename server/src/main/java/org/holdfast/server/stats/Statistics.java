@@ -154,6 +154,27 @@ public final class Statistics {
         return r;
     }
 
+    /** The figures a {@link StatsHistory} sample holds, read now. */
+    public record Figures(long atMillis, long storedBytes, long dataLogBytes, long logicalBytes, long bytesIngested,
+                          double ingestBytesPerSecond) {
+    }
+
+    /**
+     * The charted figures now, without a survey: one pass over the snapshot records and a listing of
+     * the data logs; the stored payload is the latest survey's (0 before the first).
+     */
+    public Figures figures() {
+        long logical = 0;
+        for (VolumeRecord v : catalog.volumes()) {
+            for (SnapshotRecord r : catalog.snapshots(v)) {
+                logical += r.volumeBytes();
+            }
+        }
+        StoreSurvey.Result s = survey;
+        return new Figures(clock.millis(), s == null ? 0 : s.livePayloadBytes(), sizeOf(dataLogs()), logical,
+                rates.total(Direction.INGEST), rates.rate(Direction.INGEST));
+    }
+
     /** The latest report made (null before the first), without computing anything; for gauges. */
     public StatsReport lastReport() {
         return last;

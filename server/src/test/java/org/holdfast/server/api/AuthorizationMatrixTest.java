@@ -170,6 +170,8 @@ class AuthorizationMatrixTest {
         // statistics: viewer and above; agents (addresses, token names): operator and above
         add("GET", "/api/v1/stats", "/api/v1/stats", null, null, row(200, 200, 200, 403, 403));
         add("GET", "/api/v1/stats/daily", "/api/v1/stats/daily", null, null, row(200, 200, 200, 403, 403));
+        add("GET", "/api/v1/stats/history", "/api/v1/stats/history", null, null, row(200, 200, 200, 403, 403));
+        add("GET", "/api/v1/backups", "/api/v1/backups", null, null, row(200, 200, 200, 403, 403));
         add("GET", "/api/v1/agents", "/api/v1/agents", null, null, row(403, 200, 200, 403, 403));
         // verify: status for viewers and above; a pass started by an operator (an unknown volume: 404, no job)
         add("GET", "/api/v1/verify", "/api/v1/verify", null, null, row(200, 200, 200, 403, 403));
