@@ -103,12 +103,15 @@ public class StatsConfiguration {
     }
 
     @Bean
-    StatsRefresh statsRefresh(Statistics statistics, DailySeries daily, StatsHistory history, StatsProperties p, Jobs jobs) {
+    StatsRefresh statsRefresh(Statistics statistics, DailySeries daily, StatsHistory history, StatsProperties p, Jobs jobs,
+                              AgentLedger ledger) {
         StatsRefresh refresh = new StatsRefresh(statistics, daily, history, p.surveyInterval(), p.sampleInterval());
+        // what a backup stored shows in the stored figures soon, not only at the next interval
+        ledger.afterCommit(() -> refresh.refreshSoon(StatsRefresh.BACKUP_SPACING));
         // what a GC job freed shows in the figures at once, not at the next interval
         jobs.onEnded(job -> {
             if (job.state() == JobState.SUCCEEDED && RESHAPING_JOBS.contains(job.kind())) {
-                refresh.refreshSoon();
+                refresh.refreshSoon(Duration.ZERO);
             }
         });
         return refresh;
@@ -140,8 +143,12 @@ public class StatsConfiguration {
         private final StatsHistory history;
         private final Duration interval;
         private final Duration sampleInterval;
+        /** The least time between a refresh and one a committed backup asks for. */
+        static final Duration BACKUP_SPACING = Duration.ofSeconds(10);
         private ScheduledExecutorService executor;
         private boolean running;
+        private boolean pending;
+        private volatile long lastRefreshMillis;
 
         StatsRefresh(Statistics statistics, DailySeries daily, StatsHistory history, Duration interval, Duration sampleInterval) {
             this.statistics = statistics;
@@ -151,21 +158,32 @@ public class StatsConfiguration {
             this.sampleInterval = sampleInterval;
         }
 
-        /** Schedules one refresh now, off the caller's thread; does nothing while stopped. */
-        synchronized void refreshSoon() {
-            if (executor != null) {
-                executor.execute(() -> {
-                    try {
-                        refresh();
-                    } catch (RuntimeException e) {
-                        LOG.warn("statistics refresh after a GC job failed; the next interval retries", e);
-                    }
-                });
+        /**
+         * Schedules one refresh off the caller's thread, at once unless the last one ran less than
+         * {@code spacing} ago (then when that has passed): many small backups in a row cost one survey
+         * per {@link #BACKUP_SPACING}, not one each. Requests while one is pending join it; does nothing while stopped.
+         */
+        synchronized void refreshSoon(Duration spacing) {
+            if (executor == null || pending) {
+                return;
             }
+            pending = true;
+            long wait = Math.max(0, lastRefreshMillis + spacing.toMillis() - System.currentTimeMillis());
+            executor.schedule(() -> {
+                synchronized (this) {
+                    pending = false;
+                }
+                try {
+                    refresh();
+                } catch (RuntimeException e) {
+                    LOG.warn("statistics refresh after a GC job or a backup failed; the next interval retries", e);
+                }
+            }, wait, TimeUnit.MILLISECONDS);
         }
 
         /** One refresh: survey, report, today's record. */
         void refresh() {
+            lastRefreshMillis = System.currentTimeMillis();
             statistics.refreshSurvey();
             daily.update(statistics.report());
         }

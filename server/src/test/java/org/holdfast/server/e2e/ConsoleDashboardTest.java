@@ -7,6 +7,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.Map;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.AfterAll;
@@ -26,7 +27,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 class ConsoleDashboardTest {
     private static final LogDir LOGS = new LogDir("ConsoleDashboardTest");
     /** Incompressible and unique, so the backup moves every byte: long enough for several polls on a fast machine. */
-    private static final long IMAGE_BYTES = 512L << 20;
+    private static final long IMAGE_BYTES = 256L << 20;
     @TempDir
     static Path work;
     private static ServerProcess server;
@@ -55,27 +56,37 @@ class ConsoleDashboardTest {
             b.driver().findElement(By.name("password")).sendKeys(ConsoleBrowser.initialAdminPassword(server));
             long clicked = System.nanoTime();
             b.driver().findElement(ConsoleBrowser.test("login-submit")).click();
-            b.awaitVisible(ConsoleBrowser.test("capacity"));
-            b.awaitVisible(ConsoleBrowser.test("running-backups"));
+            // polled every 20 ms (a wait's default is 500 ms): the figure is the time to the figures and lists shown
+            By usable = By.cssSelector("[data-test='capacity'] [data-test='used'], [data-test='running-backups']");
+            new WebDriverWait(b.driver(), ConsoleBrowser.WAIT, Duration.ofMillis(20)).until(d -> b.all(usable).size() == 2);
             long usableMillis = (System.nanoTime() - clicked) / 1_000_000;
-            System.out.println("console: the dashboard was usable " + usableMillis + " ms after the login click");
+            JavascriptExecutor js = (JavascriptExecutor) b.driver();
+            Object login = js.executeScript("const e = performance.getEntriesByType('resource')"
+                    + ".filter(r => r.name.endsWith('/api/v1/auth/login')); return e.length ? Math.round(e[0].duration) : -1;");
+            System.out.println("console: the dashboard was usable " + usableMillis + " ms after the login click (the login call itself: "
+                    + login + " ms)");
             assertThat(usableMillis).as("the first page is usable soon after login").isLessThan(10_000);
 
             // a mark in the page's window: a reload would lose it
-            JavascriptExecutor js = (JavascriptExecutor) b.driver();
             js.executeScript("window.__holdfastNoReload = 'still here';");
 
             AgentProcess agents = new AgentProcess(LOGS);
             AgentProcess.Running backup = agents.start(AgentProcess.backupArgs(server, "dash1", image, work.resolve("state")));
             By row = By.cssSelector("[data-test='backup-row'][data-backup='dash1']");
             int seen = 0;
+            boolean midway = false;
             String percent = null;
             while (backup.isAlive()) {
                 var rows = b.all(row);
                 if (!rows.isEmpty()) {
                     try {
                         percent = rows.get(0).findElement(ConsoleBrowser.test("backup-percent")).getText();
-                        if (seen++ == 0) {
+                        seen++;
+                        // the first sight, replaced by one from the middle of the run if there is one
+                        double p = percentOf(percent);
+                        boolean middle = p >= 25 && p <= 85;
+                        if (seen == 1 || (!midway && middle)) {
+                            midway = middle;
                             b.screenshot("backup-running");
                         }
                     } catch (org.openqa.selenium.StaleElementReferenceException e) {
@@ -98,10 +109,17 @@ class ConsoleDashboardTest {
             // let the charts get a sample or two after the backup
             ServerProcess.sleep(2500);
             assertThat(js.executeScript("return window.__holdfastNoReload;")).isEqualTo("still here");
-            String logical = b.driver().findElement(ConsoleBrowser.test("logical")).getText();
-            assertThat(logical).isEqualTo("512 MiB");
+            assertThat(b.driver().findElement(ConsoleBrowser.test("logical")).getText()).isEqualTo("256.0 MiB");
+            // the commit asks for a survey: the stored figure follows within seconds, not at the 5-minute interval
+            b.awaitText(ConsoleBrowser.test("stored"), "256.0 MiB");
+            assertThat(b.driver().findElement(ConsoleBrowser.test("reclaimable-now")).getText()).as("nothing is dead").isEqualTo("0 B");
             b.screenshot("after-backup");
         }
+    }
+
+    /** "42.5 %" as 42.5; -1 for text that is not a percentage ("—" before the size is known). */
+    private static double percentOf(String text) {
+        return text.matches("\\d+(\\.\\d+)? %") ? Double.parseDouble(text.substring(0, text.length() - 2)) : -1;
     }
 
     /** {@code bytes} of seeded pseudo-random data (no zero blocks, no duplicates). */

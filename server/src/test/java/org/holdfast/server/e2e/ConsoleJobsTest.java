@@ -28,14 +28,14 @@ class ConsoleJobsTest {
 
     @BeforeAll
     static void startServer() throws IOException {
-        // verify reads at 8 MB/s: a pass over the big volume takes seconds, long enough to cancel from the page
-        server = ServerProcess.start(work, "sungem", Map.of("holdfast.verify.rate", "8MB"), LOGS);
+        // verify reads at 4 MB/s: a pass over the big volume takes seconds, long enough to cancel from the page
+        server = ServerProcess.start(work, "sungem", Map.of("holdfast.verify.rate", "4MB"), LOGS);
         AgentProcess agents = new AgentProcess(LOGS);
         Path small = work.resolve("small.img");
         ConsoleDashboardTest.writeRandom(small, 1L << 20, 21);
         agents.backup(server, "jobs-small", small, work.resolve("state-small"));
         Path big = work.resolve("big.img");
-        ConsoleDashboardTest.writeRandom(big, 64L << 20, 22);
+        ConsoleDashboardTest.writeRandom(big, 32L << 20, 22);
         agents.backup(server, "jobs-big", big, work.resolve("state-big"));
     }
 
