@@ -4,7 +4,8 @@ import java.io.File;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.holdfast.server.gc.GcJobs;
 import org.holdfast.server.jobs.JobState;
 import org.holdfast.server.jobs.Jobs;
@@ -147,7 +148,7 @@ public class StatsConfiguration {
         static final Duration BACKUP_SPACING = Duration.ofSeconds(10);
         private ScheduledExecutorService executor;
         private boolean running;
-        private boolean pending;
+        private final AtomicBoolean pending = new AtomicBoolean();
         private volatile long lastRefreshMillis;
 
         StatsRefresh(Statistics statistics, DailySeries daily, StatsHistory history, Duration interval, Duration sampleInterval) {
@@ -164,15 +165,12 @@ public class StatsConfiguration {
          * per {@link #BACKUP_SPACING}, not one each. Requests while one is pending join it; does nothing while stopped.
          */
         synchronized void refreshSoon(Duration spacing) {
-            if (executor == null || pending) {
+            if (executor == null || !pending.compareAndSet(false, true)) {
                 return;
             }
-            pending = true;
             long wait = Math.max(0, lastRefreshMillis + spacing.toMillis() - System.currentTimeMillis());
             executor.schedule(() -> {
-                synchronized (this) {
-                    pending = false;
-                }
+                pending.set(false);
                 try {
                     refresh();
                 } catch (RuntimeException e) {
@@ -191,11 +189,14 @@ public class StatsConfiguration {
         @Override
         public synchronized void start() {
             running = true;
-            executor = Executors.newSingleThreadScheduledExecutor(r -> {
+            ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(1, r -> {
                 Thread t = new Thread(r, "stats-refresh");
                 t.setDaemon(true);
                 return t;
             });
+            // a refresh a backup asked for that is still waiting is dropped at stop, not waited for
+            pool.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+            executor = pool;
             long ms = Math.max(1000, interval.toMillis());
             executor.scheduleWithFixedDelay(() -> {
                 try {

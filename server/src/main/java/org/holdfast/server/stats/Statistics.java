@@ -153,9 +153,10 @@ public final class Statistics {
         double rawLive = s.livePayloadBytes() * compression;
         List<Path> logs = dataLogs();
         long dataLogs = sizeOf(logs);
-        // the logs as measured with the survey (blocks appended since are not dead); bounded by their size
+        long logRecords = dataLogs - (long) FormatVersions.DATA_LOG_HEADER_BYTES * logs.size();
+        // the logs as measured with the survey (blocks appended since are not dead); bounded by their records
         // now, as a compaction since may have shrunk them; blocks appended during the survey may make it negative
-        long compactable = Math.max(0, Math.min(dataLogs, taken.logRecordBytes()) - s.liveRecordBytes());
+        long compactable = Math.max(0, Math.min(logRecords, taken.logRecordBytes()) - s.liveRecordBytes());
         List<StatsReport.DateBytes> byDate = new ArrayList<>();
         long cumulative = s.expiredBytes() + compactable;
         for (var e : s.expiringByDay().entrySet()) {
