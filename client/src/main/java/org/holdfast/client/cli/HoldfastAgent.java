@@ -1,10 +1,13 @@
 package org.holdfast.client.cli;
 
+import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.util.Arrays;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.IoReasons;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -58,7 +61,8 @@ public final class HoldfastAgent implements Runnable {
         cl.setErr(new PrintWriter(err, true));
         cl.setExitCodeExceptionMapper(t -> t instanceof AgentException a ? a.exitCode().code()
                 : t instanceof CommandLine.ParameterException ? ExitCode.USAGE.code() : ExitCode.INTERNAL.code());
-        cl.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
+        cl.setExecutionExceptionHandler((thrown, commandLine, parseResult) -> {
+            Exception e = explain(thrown);
             report(e, debug, err);
             return e instanceof AgentException a ? a.exitCode().code() : ExitCode.INTERNAL.code();
         });
@@ -66,6 +70,12 @@ public final class HoldfastAgent implements Runnable {
         out.flush();
         err.flush();
         return code;
+    }
+
+    /** An I/O failure no code path translated still reaches the user as its OS reason, never as a Java exception. */
+    static Exception explain(Exception e) {
+        Throwable t = e instanceof UncheckedIOException u ? u.getCause() : e;
+        return t instanceof IOException io ? IoReasons.unexplained(io) : e;
     }
 
     static void report(Throwable e, boolean debug, PrintStream err) {

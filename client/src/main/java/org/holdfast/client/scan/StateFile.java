@@ -11,6 +11,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.zip.CRC32C;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.IoReasons;
 import org.holdfast.common.id.Fingerprint;
 import org.holdfast.common.protocol.ProtocolLimits;
 
@@ -115,7 +116,7 @@ public final class StateFile {
             return new Loaded(new PreviousState(file, ch, header), null);
         } catch (IOException e) {
             closeQuietly(ch);
-            return new Loaded(null, "state file unreadable: " + e.getMessage());
+            return new Loaded(null, "state file unreadable: " + IoReasons.reason(e));
         }
     }
 
@@ -210,8 +211,7 @@ public final class StateFile {
             try {
                 readFully(ch, cache, HEADER_BYTES + lbn * Fingerprint.BYTES);
             } catch (IOException e) {
-                throw new AgentException(ExitCode.LOCAL_IO, "cannot read state file " + file + ": " + e.getMessage(),
-                        "delete the state file to force a full backup", e);
+                throw IoReasons.localIo("cannot read state file", file, e, "delete the state file to force a full backup");
             }
             cacheFirstLbn = lbn;
             cacheCount = n;
@@ -344,8 +344,8 @@ public final class StateFile {
         }
 
         private AgentException ioFailure(IOException e) {
-            return new AgentException(ExitCode.LOCAL_IO, "cannot write state file " + tempPath + ": " + e.getMessage(),
-                    "check free space in --state-dir; the next backup will read the whole volume", e);
+            return IoReasons.localIo("cannot write state file", tempPath, e,
+                    "check free space in --state-dir; the next backup will read the whole volume");
         }
 
         /** Drops the temporary file unless {@link #commit} completed. Idempotent. */
