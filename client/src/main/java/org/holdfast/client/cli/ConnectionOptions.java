@@ -15,6 +15,7 @@ import org.holdfast.client.net.KnownServers;
 import org.holdfast.client.net.ServerAddress;
 import org.holdfast.client.net.ServerConnection;
 import org.holdfast.client.net.ServerTrust;
+import org.holdfast.client.net.WrongPortException;
 import org.holdfast.common.tls.CertificateFingerprint;
 import org.holdfast.common.id.VolumeId;
 import picocli.CommandLine.Option;
@@ -80,13 +81,14 @@ public final class ConnectionOptions {
 
     /**
      * How this run verifies the server: {@code --no-tls}, {@code --fingerprint}, {@code --ca-cert}, or
-     * the known-servers entry (at most one option; see {@link ServerTrust}).
+     * the known-servers entry in {@code known} (at most one option; see {@link ServerTrust}); {@code known}
+     * is read only when no option is given.
      */
-    ServerTrust trust(ServerAddress address, Path known) {
+    ServerTrust trust(ServerAddress address, java.util.function.Supplier<Path> known) {
         int given = (noTls ? 1 : 0) + (fingerprint != null ? 1 : 0) + (caCert != null ? 1 : 0);
         if (given > 1) {
             throw new AgentException(ExitCode.USAGE, "--no-tls, --fingerprint and --ca-cert exclude each other",
-                    "pass one of them (or none, to trust the fingerprint remembered in " + known + ")");
+                    "pass one of them (or none, to trust the fingerprint remembered in the known-servers file)");
         }
         if (noTls) {
             return ServerTrust.plain();
@@ -102,7 +104,7 @@ public final class ConnectionOptions {
         if (caCert != null) {
             return ServerTrust.caCertificates(caCert);
         }
-        return ServerTrust.remembered(new KnownServers(known), address);
+        return ServerTrust.remembered(new KnownServers(known.get()), address);
     }
 
     /** The token from --token-file, else --token / $HOLDFAST_TOKEN, else empty. */
@@ -140,12 +142,11 @@ public final class ConnectionOptions {
         String vol = volume(); // validate before touching the network
         assert vol != null;
         String tok = token();
-        Path known = knownServersFile(notice);
-        ServerTrust trust = trust(address, known);
+        ServerTrust trust = trust(address, () -> knownServersFile(notice)); // --no-tls never touches the state directory
         ServerConnection conn = ServerConnection.connect(address, CONNECT_TIMEOUT, trust);
         try {
             if (trust.confirmsExplicitly()) {
-                KnownServers servers = new KnownServers(known);
+                KnownServers servers = new KnownServers(knownServersFile(notice));
                 if (!servers.lookup(address).filter(conn.serverFingerprint()::equals).isPresent()) {
                     servers.remember(address, conn.serverFingerprint());
                 }
@@ -153,7 +154,7 @@ public final class ConnectionOptions {
             try {
                 conn.hello(agentName(), tok, HELLO_TIMEOUT);
             } catch (AgentException e) {
-                if (noTls && e.exitCode() == ExitCode.NETWORK) {
+                if (noTls && e.exitCode() == ExitCode.NETWORK && !(e instanceof WrongPortException)) {
                     throw new AgentException(ExitCode.NETWORK, e.getMessage() + " before answering HELLO over plain TCP",
                             "the server probably requires TLS (the default): run without --no-tls", e);
                 }

@@ -4,14 +4,12 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import java.nio.charset.StandardCharsets;
-import org.holdfast.client.AgentException;
-import org.holdfast.client.ExitCode;
 
 /**
  * Looks at the first bytes the server sends and recognises the answer of a port that is not the
  * agent port: an HTTP status line ({@code HTTP/1.1 400 ...}) means {@code --server} names the
  * server's web port; a TLS record (content type 20 to 23, version 3.x) on a plain-TCP connection
- * means the port wants TLS. Either becomes a {@link ExitCode#NETWORK} failure that says which port
+ * means the port wants TLS. Either becomes a {@link WrongPortException} (exit code network) that says which port
  * to use, instead of the frame decoder's "bad frame" or a failed handshake.
  *
  * <p>One instance sits first in the pipeline (it sees the raw bytes: an HTTP server answers a TLS
@@ -27,7 +25,7 @@ final class WrongPortSniffer extends ChannelInboundHandlerAdapter {
 
     private final ServerAddress address;
     private final boolean expectTls;
-    private volatile AgentException verdict;
+    private volatile WrongPortException verdict;
 
     /**
      * @param expectTls true if this instance sees raw bytes of a connection that should be TLS (a
@@ -39,7 +37,7 @@ final class WrongPortSniffer extends ChannelInboundHandlerAdapter {
     }
 
     /** The wrong-port failure recognised, or null. */
-    AgentException verdict() {
+    WrongPortException verdict() {
         return verdict;
     }
 
@@ -59,7 +57,7 @@ final class WrongPortSniffer extends ChannelInboundHandlerAdapter {
     }
 
     /** What the first bytes {@code b} of an answer say about the port, or null if nothing wrong is seen. */
-    static AgentException recognise(ByteBuf b, ServerAddress address, boolean expectTls) {
+    static WrongPortException recognise(ByteBuf b, ServerAddress address, boolean expectTls) {
         int at = b.readerIndex();
         if (b.readableBytes() >= HTTP.length) {
             boolean http = true;
@@ -67,16 +65,16 @@ final class WrongPortSniffer extends ChannelInboundHandlerAdapter {
                 http &= b.getByte(at + i) == HTTP[i];
             }
             if (http) {
-                return new AgentException(ExitCode.NETWORK, address + " answered in HTTP: this is the server's HTTP"
-                        + " port (web console and REST API); the agent port is " + DEFAULT_AGENT_PORT + " by default",
-                        "pass --server " + address.host() + ":" + DEFAULT_AGENT_PORT + ", or the server's"
-                                + " holdfast.ingest.port if it was changed");
+                return new WrongPortException(address + " answered in HTTP: this is the server's HTTP"
+                        + " port; the agent port is " + DEFAULT_AGENT_PORT + " by default",
+                        "the HTTP port serves the web console and the REST API; pass --server " + address.host() + ":"
+                                + DEFAULT_AGENT_PORT + ", or the server's holdfast.ingest.port if it was changed");
             }
         }
         if (!expectTls && b.readableBytes() >= 3) {
             int type = b.getUnsignedByte(at);
             if (type >= 20 && type <= 23 && b.getUnsignedByte(at + 1) == 3 && b.getUnsignedByte(at + 2) <= 4) {
-                return new AgentException(ExitCode.NETWORK, address + " answered with TLS to a plain-TCP connection",
+                return new WrongPortException(address + " answered with TLS to a plain-TCP connection",
                         "run without --no-tls (and check that --server names the agent port, " + DEFAULT_AGENT_PORT
                                 + " by default)");
             }

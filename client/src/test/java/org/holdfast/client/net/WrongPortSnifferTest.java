@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
-import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 import org.junit.jupiter.api.Test;
 
@@ -15,7 +14,7 @@ class WrongPortSnifferTest {
     @Test
     void recognise_httpStatusLine_networkFailureNamingTheAgentPort() {
         ByteBuf b = Unpooled.copiedBuffer("HTTP/1.1 400 \r\nContent-Length: 0\r\n\r\n", StandardCharsets.US_ASCII);
-        AgentException e = WrongPortSniffer.recognise(b, ADDRESS, true);
+        WrongPortException e = WrongPortSniffer.recognise(b, ADDRESS, true);
         assertThat(e).isNotNull();
         assertThat(e.exitCode()).isEqualTo(ExitCode.NETWORK);
         assertThat(e.getMessage()).contains("this is the server's HTTP port").contains("the agent port is 7070 by default");
@@ -27,7 +26,7 @@ class WrongPortSnifferTest {
     @Test
     void recognise_tlsRecordOnPlainConnection_saysDropNoTls() {
         ByteBuf alert = Unpooled.wrappedBuffer(new byte[] {21, 3, 3, 0, 2, 2, 40});
-        AgentException e = WrongPortSniffer.recognise(alert, ADDRESS, false);
+        WrongPortException e = WrongPortSniffer.recognise(alert, ADDRESS, false);
         assertThat(e).isNotNull();
         assertThat(e.hint()).contains("without --no-tls");
         assertThat(WrongPortSniffer.recognise(alert, ADDRESS, true)).as("expected on a TLS connection").isNull();
