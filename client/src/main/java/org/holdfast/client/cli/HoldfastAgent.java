@@ -21,8 +21,9 @@ public final class HoldfastAgent implements Runnable {
     static final String[] EXIT_CODES = {
         "  0  success: backup committed, restore verified and written, list printed",
         "  1  internal error: rerun with --debug and report the stack trace",
-        "  2  usage: bad option or argument, a bad --changed-blocks file, or an",
-        "     unknown server (pass --fingerprint or --ca-cert)",
+        "  2  usage: bad option or argument, a bad --changed-blocks file, an",
+        "     unknown server (pass --fingerprint or --ca-cert), or a restore",
+        "     target that exists and is not empty (pass --force)",
         "  3  network: server unreachable, connection lost, or no answer in time",
         "  4  rejected by the server: unknown volume or snapshot, volume busy,",
         "     block size mismatch, bad token, volume over its quota",

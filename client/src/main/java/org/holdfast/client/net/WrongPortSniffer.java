@@ -9,13 +9,13 @@ import java.nio.charset.StandardCharsets;
  * Looks at the first bytes the server sends and recognises the answer of a port that is not the
  * agent port: an HTTP status line ({@code HTTP/1.1 400 ...}) means {@code --server} names the
  * server's web port; a TLS record (content type 20 to 23, version 3.x) on a plain-TCP connection
- * means the port wants TLS. Either becomes a {@link WrongPortException} (exit code network) that says which port
- * to use, instead of the frame decoder's "bad frame" or a failed handshake.
+ * means the port wants TLS. Either becomes a {@link WrongPortException} (exit code network) that
+ * says which port to use, instead of the frame decoder's "bad frame" or a failed handshake.
  *
  * <p>One instance sits first in the pipeline (it sees the raw bytes: an HTTP server answers a TLS
  * ClientHello with a plain-text 400) and, with TLS, one more right after the TLS handler (an
- * HTTPS server answers the HELLO frame inside TLS). Each removes itself after the first read; the
- * bytes always go on unchanged. {@link #verdict()} lets the code that waits for the handshake
+ * HTTPS server answers the HELLO frame inside TLS). Each removes itself after the first read;
+ * bytes that look like the agent port's go on unchanged. {@link #verdict()} lets the code that waits for the handshake
  * report the real reason after the channel closed.
  */
 final class WrongPortSniffer extends ChannelInboundHandlerAdapter {

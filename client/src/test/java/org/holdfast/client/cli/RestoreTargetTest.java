@@ -59,33 +59,30 @@ class RestoreTargetTest {
         assertThat(offline.exit()).as("refused before connecting: %s", offline).isEqualTo(2);
     }
 
-    @Test
-    void restore_existingFileWithForce_replacedAndModeKept() throws Exception {
-        Path target = Files.writeString(dir.resolve("old.img"), "old");
-        Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rw-r-----"));
-        AgentRun r = restore(target, "--force");
+    /** Restores into {@code target} (mode {@code before} if it exists) and checks the bytes and the mode after. */
+    private void assertRestoredWithMode(Path target, String before, String after, String... extra) throws Exception {
+        if (before != null) {
+            Files.setPosixFilePermissions(target, PosixFilePermissions.fromString(before));
+        }
+        AgentRun r = restore(target, extra);
         assertThat(r.exit()).as("%s", r).isZero();
         assertThat(Images.sameContent(image, target)).isTrue();
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(target))).isEqualTo("rw-r-----");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(target))).isEqualTo(after);
+    }
+
+    @Test
+    void restore_existingFileWithForce_replacedAndModeKept() throws Exception {
+        assertRestoredWithMode(Files.writeString(dir.resolve("old.img"), "old"), "rw-r-----", "rw-r-----", "--force");
     }
 
     @Test
     void restore_newFile_createdWithMode0600() throws Exception {
-        Path target = dir.resolve("new.img");
-        AgentRun r = restore(target);
-        assertThat(r.exit()).as("%s", r).isZero();
-        assertThat(Images.sameContent(image, target)).isTrue();
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(target))).isEqualTo("rw-------");
+        assertRestoredWithMode(dir.resolve("new.img"), null, "rw-------");
     }
 
     @Test
     void restore_emptyExistingFile_filledWithoutForceKeepingItsMode() throws Exception {
-        Path target = Files.createFile(dir.resolve("empty.img"));
-        Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rw-rw-r--"));
-        AgentRun r = restore(target);
-        assertThat(r.exit()).as("%s", r).isZero();
-        assertThat(Images.sameContent(image, target)).isTrue();
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(target))).isEqualTo("rw-rw-r--");
+        assertRestoredWithMode(Files.createFile(dir.resolve("empty.img")), "rw-rw-r--", "rw-rw-r--");
     }
 
     @Test
