@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.LongAdder;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 import org.holdfast.client.IoReasons;
+import org.holdfast.client.TempFileGuard;
 import org.holdfast.client.scan.StateFile;
 
 /**
@@ -53,7 +54,7 @@ public final class RestoreWriter implements AutoCloseable {
     private volatile boolean finished;
     private Writeback writeback; // started by the first writeRun
     private final LongAdder bytesWritten = new LongAdder();
-    private final Thread cleanup; // null for a device
+    private final TempFileGuard cleanup; // null for a device
 
     private RestoreWriter(Path target, Path temp, RandomAccessFile file, FileChannel ch, long volumeBytes, int blockSize) {
         this.target = target;
@@ -63,30 +64,13 @@ public final class RestoreWriter implements AutoCloseable {
         this.volumeBytes = volumeBytes;
         this.blockSize = blockSize;
         this.zeros = temp == null ? new byte[blockSize] : null;
-        this.cleanup = temp == null ? null : new Thread(this::deleteTemp, "holdfast-restore-cleanup");
-        if (cleanup != null) {
-            Runtime.getRuntime().addShutdownHook(cleanup);
-        }
-    }
-
-    /** Ctrl-C (or SIGTERM) during a restore: the half-written temporary file goes; the target was never touched. */
-    private void deleteTemp() {
-        if (!finished) {
-            try {
-                Files.deleteIfExists(temp);
-            } catch (IOException ignored) {
-                // the JVM is exiting; nothing else to try
-            }
-        }
+        // Ctrl-C (or SIGTERM) during a restore: the half-written temporary file goes; the target was never touched
+        this.cleanup = temp == null ? null : TempFileGuard.of(temp);
     }
 
     private void removeCleanup() {
         if (cleanup != null) {
-            try {
-                Runtime.getRuntime().removeShutdownHook(cleanup);
-            } catch (IllegalStateException exiting) {
-                // the hook runs (or ran) already
-            }
+            cleanup.release();
         }
     }
 

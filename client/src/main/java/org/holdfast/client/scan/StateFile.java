@@ -12,6 +12,7 @@ import java.util.zip.CRC32C;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 import org.holdfast.client.IoReasons;
+import org.holdfast.client.TempFileGuard;
 import org.holdfast.common.id.Fingerprint;
 import org.holdfast.common.protocol.ProtocolLimits;
 
@@ -239,10 +240,12 @@ public final class StateFile {
         private long written; // fingerprints appended so far
         private long filePos = HEADER_BYTES;
         private boolean done;
+        private final TempFileGuard guard; // an interrupted backup leaves no temporary state file
 
         private Writer(Path finalPath, Path tempPath, FileChannel ch, int blockSize, long volumeBytes) {
             this.finalPath = finalPath;
             this.tempPath = tempPath;
+            this.guard = TempFileGuard.of(tempPath);
             this.ch = ch;
             this.blockSize = blockSize;
             this.volumeBytes = volumeBytes;
@@ -257,8 +260,8 @@ public final class StateFile {
                 FileChannel ch = FileChannel.open(temp, StandardOpenOption.WRITE);
                 return new Writer(finalPath, temp, ch, blockSize, volumeBytes);
             } catch (IOException e) {
-                throw new AgentException(ExitCode.LOCAL_IO, "cannot create a state file in " + finalPath.getParent() + ": " + e,
-                        "check --state-dir exists and is writable", e);
+                throw IoReasons.localIo("cannot create a state file in", finalPath.getParent(), e,
+                        "check that --state-dir is writable");
             }
         }
 
@@ -338,6 +341,7 @@ public final class StateFile {
                 }
                 fsyncDirectory(finalPath.getParent());
                 done = true;
+                guard.release();
             } catch (IOException e) {
                 throw ioFailure(e);
             }
@@ -361,6 +365,7 @@ public final class StateFile {
             } catch (IOException ignored) {
                 // a stray temp file is harmless: it never has the final name
             }
+            guard.release();
         }
     }
 

@@ -19,7 +19,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The agent as an experienced administrator meets it, real server and real agent processes: a
  * restore never overwrites what exists without {@code --force}, gives a new file mode 0600 and an
  * old one its mode back, and leaves no temporary file after Ctrl-C; an agent aimed at the HTTP port
- * says so; operating-system failures reach the user in the system's words with what to do next.
+ * says so; an interrupted backup leaves no temporary state file; operating-system failures reach
+ * the user in the system's words with what to do next.
  */
 class AgentPolishTest {
     private static final LogDir logs = new LogDir("AgentPolishTest");
@@ -86,6 +87,22 @@ class AgentPolishTest {
         assertThat(r.exitCode()).as("Ctrl-C ends the restore: %s", r).isNotZero();
         assertThat(leftovers(dir)).as("the temporary file is removed on Ctrl-C").isEmpty();
         assertThat(target).as("the target never appears half-written").doesNotExist();
+    }
+
+    @Test
+    void backup_ctrlCWhileReading_noTemporaryStateFileLeft() throws Exception {
+        Path state = Files.createDirectories(work.resolve("state-interrupted"));
+        AgentProcess.Running running = agent.start(AgentProcess.backupArgs(server, "polish-ctrl-c", image, state));
+        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+        while (files(state, ".tmp").isEmpty() && running.isAlive() && System.nanoTime() < deadline) {
+            Thread.sleep(2);
+        }
+        assertThat(files(state, ".tmp")).as("the backup writes its new state to a temporary file").isNotEmpty();
+        running.interrupt();
+        AgentResult r = running.await();
+        assertThat(r.exitCode()).as("Ctrl-C ends the backup: %s", r).isNotZero();
+        assertThat(files(state, ".tmp")).as("the temporary state file is removed on Ctrl-C").isEmpty();
+        assertThat(files(state, ".state")).as("no state without a committed snapshot").isEmpty();
     }
 
     @Test
@@ -158,6 +175,13 @@ class AgentPolishTest {
     private static List<Path> leftovers(Path dir) throws Exception {
         try (Stream<Path> s = Files.list(dir)) {
             return s.filter(p -> p.getFileName().toString().endsWith(".holdfast-restore")).toList();
+        }
+    }
+
+    /** The files under {@code dir} (any depth) whose names end with {@code suffix}. */
+    private static List<Path> files(Path dir, String suffix) throws Exception {
+        try (Stream<Path> s = Files.walk(dir)) {
+            return s.filter(p -> p.getFileName().toString().endsWith(suffix)).toList();
         }
     }
 
