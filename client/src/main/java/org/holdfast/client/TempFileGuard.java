@@ -2,7 +2,10 @@ package org.holdfast.client;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileAttribute;
+import java.security.SecureRandom;
 
 /**
  * Deletes a temporary file if the JVM exits (Ctrl-C, SIGTERM) while it is still being written, so
@@ -11,25 +14,54 @@ import java.nio.file.Path;
  *
  * <p>A shutdown hook rather than {@code deleteOnExit}: the hook can be removed when the file is
  * done, and never deletes the file's final name after the rename (the temporary name is gone then).
+ * The hook is in place before the file exists ({@link #create}), so a signal at any moment leaves
+ * nothing behind.
  */
 public final class TempFileGuard {
+    private static final SecureRandom RANDOM = new SecureRandom();
+
     private final Path temp;
     private final Thread hook;
     private volatile boolean released;
+    private volatile boolean hookStarted;
 
     private TempFileGuard(Path temp) {
         this.temp = temp;
         this.hook = new Thread(this::delete, "holdfast-temp-cleanup");
     }
 
-    /** Guards {@code temp} from now until {@link #release}. */
-    public static TempFileGuard of(Path temp) {
-        TempFileGuard g = new TempFileGuard(temp);
-        Runtime.getRuntime().addShutdownHook(g.hook);
-        return g;
+    /**
+     * Creates a new file {@code <prefix><random><suffix>} in {@code dir} with {@code attrs},
+     * guarded from before it exists until {@link #release}.
+     */
+    public static TempFileGuard create(Path dir, String prefix, String suffix, FileAttribute<?>... attrs)
+            throws IOException {
+        while (true) {
+            TempFileGuard g = new TempFileGuard(dir.resolve(prefix + Long.toUnsignedString(RANDOM.nextLong()) + suffix));
+            Runtime.getRuntime().addShutdownHook(g.hook);
+            try {
+                Files.createFile(g.temp, attrs);
+                if (g.hookStarted) { // the JVM began exiting while the file was made: the hook may have missed it
+                    Files.deleteIfExists(g.temp);
+                    throw new IOException("the agent is shutting down");
+                }
+                return g;
+            } catch (FileAlreadyExistsException taken) {
+                g.release(); // not ours: never delete it; draw another name
+            } catch (IOException | RuntimeException e) {
+                g.release();
+                throw e;
+            }
+        }
+    }
+
+    /** The guarded file. */
+    public Path path() {
+        return temp;
     }
 
     private void delete() {
+        hookStarted = true;
         if (!released) {
             try {
                 Files.deleteIfExists(temp);

@@ -56,16 +56,17 @@ public final class RestoreWriter implements AutoCloseable {
     private final LongAdder bytesWritten = new LongAdder();
     private final TempFileGuard cleanup; // null for a device
 
-    private RestoreWriter(Path target, Path temp, RandomAccessFile file, FileChannel ch, long volumeBytes, int blockSize) {
+    private RestoreWriter(Path target, TempFileGuard guard, RandomAccessFile file, FileChannel ch, long volumeBytes,
+                          int blockSize) {
         this.target = target;
-        this.temp = temp;
+        this.temp = guard == null ? null : guard.path();
         this.file = file;
         this.ch = ch;
         this.volumeBytes = volumeBytes;
         this.blockSize = blockSize;
         this.zeros = temp == null ? new byte[blockSize] : null;
         // Ctrl-C (or SIGTERM) during a restore: the half-written temporary file goes; the target was never touched
-        this.cleanup = temp == null ? null : TempFileGuard.of(temp);
+        this.cleanup = guard;
     }
 
     private void removeCleanup() {
@@ -124,14 +125,15 @@ public final class RestoreWriter implements AutoCloseable {
             if (dir == null || !Files.isDirectory(dir)) {
                 throw new AgentException(ExitCode.USAGE, "the directory of target " + target + " does not exist", "create it first");
             }
-            Path temp = Files.createTempFile(dir, "." + target.getFileName() + ".", TEMP_SUFFIX,
+            TempFileGuard guard = TempFileGuard.create(dir, "." + target.getFileName() + ".", TEMP_SUFFIX,
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             try {
-                keepAttributes(target, temp);
-                RandomAccessFile raf = new RandomAccessFile(temp.toFile(), "rw");
-                return new RestoreWriter(target, temp, raf, raf.getChannel(), volumeBytes, blockSize);
+                keepAttributes(target, guard.path());
+                RandomAccessFile raf = new RandomAccessFile(guard.path().toFile(), "rw");
+                return new RestoreWriter(target, guard, raf, raf.getChannel(), volumeBytes, blockSize);
             } catch (IOException | RuntimeException e) {
-                Files.deleteIfExists(temp);
+                Files.deleteIfExists(guard.path());
+                guard.release();
                 throw e;
             }
         } catch (IOException e) {

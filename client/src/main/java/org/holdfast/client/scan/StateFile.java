@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.zip.CRC32C;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
@@ -242,10 +243,10 @@ public final class StateFile {
         private boolean done;
         private final TempFileGuard guard; // an interrupted backup leaves no temporary state file
 
-        private Writer(Path finalPath, Path tempPath, FileChannel ch, int blockSize, long volumeBytes) {
+        private Writer(Path finalPath, TempFileGuard guard, FileChannel ch, int blockSize, long volumeBytes) {
             this.finalPath = finalPath;
-            this.tempPath = tempPath;
-            this.guard = TempFileGuard.of(tempPath);
+            this.tempPath = guard.path();
+            this.guard = guard;
             this.ch = ch;
             this.blockSize = blockSize;
             this.volumeBytes = volumeBytes;
@@ -256,9 +257,16 @@ public final class StateFile {
         public static Writer create(Path finalPath, int blockSize, long volumeBytes) {
             try {
                 Files.createDirectories(finalPath.getParent());
-                Path temp = Files.createTempFile(finalPath.getParent(), finalPath.getFileName() + ".", ".tmp");
-                FileChannel ch = FileChannel.open(temp, StandardOpenOption.WRITE);
-                return new Writer(finalPath, temp, ch, blockSize, volumeBytes);
+                TempFileGuard guard = TempFileGuard.create(finalPath.getParent(), finalPath.getFileName() + ".", ".tmp",
+                        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+                try {
+                    return new Writer(finalPath, guard, FileChannel.open(guard.path(), StandardOpenOption.WRITE),
+                            blockSize, volumeBytes);
+                } catch (IOException | RuntimeException e) {
+                    Files.deleteIfExists(guard.path());
+                    guard.release();
+                    throw e;
+                }
             } catch (IOException e) {
                 throw IoReasons.localIo("cannot create a state file in", finalPath.getParent(), e,
                         "check that --state-dir is writable");

@@ -76,32 +76,16 @@ class AgentPolishTest {
     void restore_ctrlCWhileWriting_noTemporaryFileAndNoTarget() throws Exception {
         Path dir = Files.createDirectories(work.resolve("interrupted"));
         Path target = dir.resolve("vm.img");
-        AgentProcess.Running running = agent.start(AgentProcess.restoreArgs(server, VOLUME, snapshot, target));
-        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-        while (leftovers(dir).isEmpty() && running.isAlive() && System.nanoTime() < deadline) {
-            Thread.sleep(2);
-        }
-        assertThat(leftovers(dir)).as("the restore writes a temporary file beside the target").isNotEmpty();
-        running.interrupt();
-        AgentResult r = running.await();
-        assertThat(r.exitCode()).as("Ctrl-C ends the restore: %s", r).isNotZero();
-        assertThat(leftovers(dir)).as("the temporary file is removed on Ctrl-C").isEmpty();
+        interruptOnceWriting(agent.start(AgentProcess.restoreArgs(server, VOLUME, snapshot, target)), dir,
+                AgentPolishTest::leftovers);
         assertThat(target).as("the target never appears half-written").doesNotExist();
     }
 
     @Test
     void backup_ctrlCWhileReading_noTemporaryStateFileLeft() throws Exception {
         Path state = Files.createDirectories(work.resolve("state-interrupted"));
-        AgentProcess.Running running = agent.start(AgentProcess.backupArgs(server, "polish-ctrl-c", image, state));
-        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-        while (files(state, ".tmp").isEmpty() && running.isAlive() && System.nanoTime() < deadline) {
-            Thread.sleep(2);
-        }
-        assertThat(files(state, ".tmp")).as("the backup writes its new state to a temporary file").isNotEmpty();
-        running.interrupt();
-        AgentResult r = running.await();
-        assertThat(r.exitCode()).as("Ctrl-C ends the backup: %s", r).isNotZero();
-        assertThat(files(state, ".tmp")).as("the temporary state file is removed on Ctrl-C").isEmpty();
+        interruptOnceWriting(agent.start(AgentProcess.backupArgs(server, "polish-ctrl-c", image, state)), state,
+                d -> files(d, ".tmp"));
         assertThat(files(state, ".state")).as("no state without a committed snapshot").isEmpty();
     }
 
@@ -165,6 +149,27 @@ class AgentPolishTest {
             assertThat(leftovers(disk.dir())).isEmpty();
             assertThat(target).doesNotExist();
         }
+    }
+
+    /** Lists a command's temporary files in a directory. */
+    private interface TempFiles {
+        List<Path> in(Path dir) throws Exception;
+    }
+
+    /**
+     * Waits until {@code running} has a temporary file in {@code dir}, sends it Ctrl-C, and checks
+     * that it stopped with a failure and that its temporary files are gone.
+     */
+    private static void interruptOnceWriting(AgentProcess.Running running, Path dir, TempFiles temps) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+        while (temps.in(dir).isEmpty() && running.isAlive() && System.nanoTime() < deadline) {
+            Thread.sleep(2);
+        }
+        assertThat(temps.in(dir)).as("the agent writes a temporary file first").isNotEmpty();
+        running.interrupt();
+        AgentResult r = running.await();
+        assertThat(r.exitCode()).as("Ctrl-C ends the command: %s", r).isNotZero();
+        assertThat(temps.in(dir)).as("its temporary file is removed on Ctrl-C: %s", r).isEmpty();
     }
 
     private static String mode(Path p) throws Exception {
