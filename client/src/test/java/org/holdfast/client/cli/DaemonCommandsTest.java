@@ -19,10 +19,10 @@ class DaemonCommandsTest {
     @TempDir
     Path dir;
 
-    private record Run(int exit, String out, String err) {
+    record Run(int exit, String out, String err) {
     }
 
-    private static Run cli(String... args) {
+    static Run cli(String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int exit = HoldfastAgent.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));

@@ -1,6 +1,7 @@
 package org.holdfast.client.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.holdfast.client.cli.DaemonCommandsTest.cli;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -45,16 +46,6 @@ class HandoffTest {
         return 4;
     };
 
-    private record Run(int exit, String out, String err) {
-    }
-
-    private static Run cli(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit = HoldfastAgent.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-    }
-
     private Path start(HandoffRunner runner) {
         AgentConfig c = new AgentConfig("127.0.0.1:1", new AgentConfig.Trust(null, null, true), null, dir.resolve("state"),
                 new AgentConfig.Retry(1, Duration.ZERO, Duration.ZERO),
@@ -76,11 +67,11 @@ class HandoffTest {
     @Test
     void backup_daemonRunning_handedOverOutputAndExitCodeRelayed() {
         Path socket = start(recording);
-        Run r = cli("backup", "--socket", socket.toString(), "--server", "127.0.0.1:1", "--no-tls", "--volume", "v",
+        DaemonCommandsTest.Run r = cli("backup", "--socket", socket.toString(), "--server", "127.0.0.1:1", "--no-tls", "--volume", "v",
                 "--source", "rel/disk.img", "--threads", "2", "--token", "s3cret", "--read-holes");
-        assertThat(r.exit).as(r.err).isEqualTo(4);
-        assertThat(r.out).isEqualTo("from the daemon: backup\nsecond line ü\n");
-        assertThat(r.err).isEqualTo("holdfast-agent: error: rejected");
+        assertThat(r.exit()).as(r.err()).isEqualTo(4);
+        assertThat(r.out()).isEqualTo("from the daemon: backup\nsecond line ü\n");
+        assertThat(r.err()).isEqualTo("holdfast-agent: error: rejected");
         assertThat(calls).hasSize(1);
         Call call = calls.get(0);
         assertThat(call.token).as("the token travels beside the arguments").isEqualTo("s3cret");
@@ -95,19 +86,19 @@ class HandoffTest {
     @Test
     void restore_noDaemonOption_runsInThisProcess() {
         Path socket = start(recording);
-        Run r = cli("restore", "--no-daemon", "--socket", socket.toString(), "--server", "127.0.0.1:1", "--no-tls",
+        DaemonCommandsTest.Run r = cli("restore", "--no-daemon", "--socket", socket.toString(), "--server", "127.0.0.1:1", "--no-tls",
                 "--volume", "v", "--snapshot", "latest", "--target", dir.resolve("out.img").toString());
-        assertThat(r.exit).as(r.err).isEqualTo(3); // nothing listens on port 1: this process tried the server itself
+        assertThat(r.exit()).as(r.err()).isEqualTo(3); // nothing listens on port 1: this process tried the server itself
         assertThat(calls).isEmpty();
     }
 
     @Test
     void restore_daemonWithoutHandoff_runsHereSayingWhy() {
         Path socket = start(null);
-        Run r = cli("restore", "--verbose", "--socket", socket.toString(), "--server", "127.0.0.1:1", "--no-tls",
+        DaemonCommandsTest.Run r = cli("restore", "--verbose", "--socket", socket.toString(), "--server", "127.0.0.1:1", "--no-tls",
                 "--volume", "v", "--snapshot", "latest", "--target", dir.resolve("out.img").toString());
-        assertThat(r.exit).isEqualTo(3);
-        assertThat(r.err).contains("holdfast-agent: running in this process: the agent daemon refused the handoff:"
+        assertThat(r.exit()).isEqualTo(3);
+        assertThat(r.err()).contains("holdfast-agent: running in this process: the agent daemon refused the handoff:"
                 + " unknown command 'exec'");
     }
 
@@ -125,10 +116,10 @@ class HandoffTest {
     @Test
     void noSocket_runsHereSayingWhy() {
         Path socket = dir.resolve("none.sock");
-        Run r = cli("backup", "--socket", socket.toString(), "--server", "127.0.0.1:1", "--no-tls", "--volume", "v",
+        DaemonCommandsTest.Run r = cli("backup", "--socket", socket.toString(), "--server", "127.0.0.1:1", "--no-tls", "--volume", "v",
                 "--source", dir.resolve("img").toString());
-        assertThat(r.exit).isIn(3, 5);
-        assertThat(r.err).contains("holdfast-agent: running in this process: no agent daemon socket at " + socket);
+        assertThat(r.exit()).isIn(3, 5);
+        assertThat(r.err()).contains("holdfast-agent: running in this process: no agent daemon socket at " + socket);
         assertThat(Files.exists(socket)).isFalse();
     }
 
