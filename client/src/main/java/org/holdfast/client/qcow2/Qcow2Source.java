@@ -125,7 +125,15 @@ final class Qcow2Source implements BackupSource {
 
     @Override
     public DataRegions regions(boolean readHoles) {
-        return DataRegions.wholeFile(size);
+        if (readHoles) {
+            return DataRegions.wholeFile(size);
+        }
+        try {
+            return ZeroExtentRegions.of(size, ExtentMap.dataRanges(server.socket()));
+        } catch (IOException e) {
+            backup.notice("cannot ask qemu-nbd where the image reads as zeros (" + e.getMessage() + "); reading all of it");
+            return DataRegions.wholeFile(size);
+        }
     }
 
     @Override
@@ -143,7 +151,7 @@ final class Qcow2Source implements BackupSource {
             return null;
         }
         try {
-            List<long[]> dirty = DirtyMap.dirtyRanges(server.socket(), chain.bitmap());
+            List<long[]> dirty = ExtentMap.dirtyRanges(server.socket(), chain.bitmap());
             ChangedBlockList extents = ChangedBlockList.ofByteRanges(dirty, volumeBytes, blockSize);
             backup.used(chain.bitmap(), extents.blocks() * blockSize);
             return extents;

@@ -31,6 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
 class Qcow2DirtyBitmapTest {
     static final long SIZE = 16 << 20;
     static final long K64 = 64 << 10;
+    /** What the image holds besides zeros (written in start()): a full read reads only this. */
+    static final long DATA = 5 << 20;
 
     @TempDir
     Path dir;
@@ -109,7 +111,8 @@ class Qcow2DirtyBitmapTest {
         JsonNode first = backup();
         assertThat(first.get("mode").asText()).isEqualTo("full");
         assertThat(first.get("dirtyBitmapUsed").asBoolean()).isFalse();
-        assertThat(first.get("sourceBytesRead").asLong()).isEqualTo(SIZE);
+        assertThat(first.get("sourceBytesRead").asLong()).as("zero clusters are skipped").isEqualTo(DATA);
+        assertThat(first.get("holeBytes").asLong()).isEqualTo(SIZE - DATA);
         assertThat(holdfastBitmaps()).containsExactly(first.get("dirtyBitmapNext").asText());
         assertRestoresIdentical(1);
 
@@ -142,7 +145,7 @@ class Qcow2DirtyBitmapTest {
         JsonNode second = r.json();
         assertThat(second.get("dirtyBitmapUsed").asBoolean()).isFalse();
         assertThat(second.get("dirtyBitmapFallback").asText()).contains("missing");
-        assertThat(second.get("sourceBytesRead").asLong()).isEqualTo(SIZE);
+        assertThat(second.get("sourceBytesRead").asLong()).isEqualTo(DATA);
         assertThat(second.get("changedBlocks").asLong()).as("still compared block by block").isEqualTo(K64 / 4096);
         assertRestoresIdentical(2);
 
@@ -165,10 +168,34 @@ class Qcow2DirtyBitmapTest {
         JsonNode second = backup();
         assertThat(second.get("dirtyBitmapUsed").asBoolean()).isFalse();
         assertThat(second.get("dirtyBitmapFallback").asText()).contains("inconsistent");
-        assertThat(second.get("sourceBytesRead").asLong()).isEqualTo(SIZE);
+        assertThat(second.get("sourceBytesRead").asLong()).isEqualTo(DATA);
         assertRestoresIdentical(2);
         assertThat(holdfastBitmaps()).as("the inconsistent bitmap is dropped after the commit")
                 .containsExactly(second.get("dirtyBitmapNext").asText());
+    }
+
+    @Test
+    void tornOrForeignBitmapRecord_fallsBackToAFullRead() throws Exception {
+        backup();
+        Path record = Files.list(dir.resolve("state")).findFirst().orElseThrow().resolve("vm1.state.bitmap");
+        String text = Files.readString(record);
+        Files.writeString(record, text.substring(0, text.length() / 2));
+        write(0xab, 1 << 20, K64);
+        JsonNode second = backup();
+        assertThat(second.get("dirtyBitmapUsed").asBoolean()).isFalse();
+        assertThat(second.get("dirtyBitmapFallback").asText()).contains("torn");
+        assertThat(second.get("sourceBytesRead").asLong()).isEqualTo(DATA);
+        assertRestoresIdentical(2);
+
+        // the same volume pointed at a copy of the image (bitmaps and all) is another image
+        Path copy = dir.resolve("copy.qcow2");
+        Files.copy(image, copy);
+        image = copy;
+        write(0xcd, 2 << 20, K64);
+        JsonNode third = backup();
+        assertThat(third.get("dirtyBitmapUsed").asBoolean()).isFalse();
+        assertThat(third.get("dirtyBitmapFallback").asText()).contains("belongs to image");
+        assertRestoresIdentical(3);
     }
 
     @Test
@@ -178,7 +205,8 @@ class Qcow2DirtyBitmapTest {
         JsonNode second = backup();
         assertThat(second.get("mode").asText()).isEqualTo("full");
         assertThat(second.get("dirtyBitmapUsed").asBoolean()).isFalse();
-        assertThat(second.get("sourceBytesRead").asLong()).isEqualTo(SIZE + (4 << 20));
+        assertThat(second.get("sourceBytesRead").asLong()).isEqualTo(DATA);
+        assertThat(second.get("logicalBytes").asLong()).isEqualTo(SIZE + (4 << 20));
         assertRestoresIdentical(2);
     }
 
