@@ -86,9 +86,12 @@ final class Qcow2Source implements BackupSource {
             if (e instanceof AgentException a) {
                 throw a;
             }
+            String hint = e.getMessage() != null && e.getMessage().contains("is not installed")
+                    ? "install qemu-utils and libnbd-bin, or give --format raw to back up the file's own bytes"
+                    : "check the image; a running VM holds a write lock on its disk (back up a stopped VM's image,"
+                            + " or leave out --dirty-bitmap)";
             throw new AgentException(ExitCode.LOCAL_IO, "cannot " + step + " qcow2 image " + image + ": " + e.getMessage(),
-                    "check the image; a running VM holds a write lock on its disk (back up a stopped VM's image,"
-                            + " or leave out --dirty-bitmap)", e);
+                    hint, e);
         }
     }
 

@@ -20,8 +20,7 @@ final class Tool {
         try {
             p = pb.start();
         } catch (IOException e) {
-            throw new IOException(command.get(0) + " is not installed (" + e.getMessage()
-                    + "); install qemu-utils and libnbd-bin", e);
+            throw new IOException(command.get(0) + " is not installed (" + e.getMessage() + ")", e);
         }
         try {
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
