@@ -124,6 +124,10 @@ public final class Qcow2Backup {
         bitmapNext = nextBitmap;
     }
 
+    boolean bitmapUsed() {
+        return bitmapRead != null;
+    }
+
     void used(String bitmap, long bytes) {
         bitmapRead = bitmap;
         dirtyBytes = bytes;

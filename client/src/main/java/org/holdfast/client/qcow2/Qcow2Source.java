@@ -28,11 +28,11 @@ final class Qcow2Source implements BackupSource {
     private final BitmapChain chain; // null: no usable previous bitmap
     private final String newBitmap; // null: no tracking
     private final QemuNbd server;
-    private final NbdClient nbd;
+    private final NbdPool nbd;
     private boolean committed;
 
     private Qcow2Source(Path image, Qcow2Backup backup, long size, BitmapChain chain, String newBitmap, QemuNbd server,
-                        NbdClient nbd) {
+                        NbdPool nbd) {
         this.image = image;
         this.backup = backup;
         this.size = size;
@@ -71,7 +71,7 @@ final class Qcow2Source implements BackupSource {
             step = "serve (qemu-nbd)";
             server = QemuNbd.start(real, chain == null ? null : chain.bitmap());
             step = "connect over NBD to";
-            NbdClient nbd = NbdClient.connect(server.socket());
+            NbdPool nbd = NbdPool.connect(server.socket(), NbdPool.CONNECTIONS);
             if (nbd.size() != info.virtualSize()) {
                 nbd.close();
                 throw new IOException("qemu-nbd exports " + nbd.size() + " bytes, qemu-img said " + info.virtualSize());
@@ -128,8 +128,8 @@ final class Qcow2Source implements BackupSource {
 
     @Override
     public DataRegions regions(boolean readHoles) {
-        if (readHoles) {
-            return DataRegions.wholeFile(size);
+        if (readHoles || backup.bitmapUsed()) {
+            return DataRegions.wholeFile(size); // dirty extents are few: not worth another nbdinfo
         }
         try {
             return ZeroExtentRegions.of(size, ExtentMap.dataRanges(server.socket()));

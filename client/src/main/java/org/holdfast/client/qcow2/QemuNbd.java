@@ -9,7 +9,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A {@code qemu-nbd} serving one image read-only on a private unix socket, with a dirty bitmap
- * when asked. It forks once the socket listens, and it is not persistent: it exits when its
+ * when asked, to the agent's connections and one {@code nbdinfo} at a time. It forks once the socket listens, and it is not persistent: it exits when its
  * last client disconnects, so even an agent killed with SIGKILL leaves no server holding the
  * image's lock (the kernel closes the agent's socket).
  */
@@ -29,7 +29,7 @@ final class QemuNbd implements AutoCloseable {
         Path dir = Files.createTempDirectory("holdfast-nbd-");
         Path socket = dir.resolve("s");
         Path pidFile = dir.resolve("pid");
-        List<String> cmd = new ArrayList<>(List.of("qemu-nbd", "--read-only", "--format=qcow2", "--shared=2",
+        List<String> cmd = new ArrayList<>(List.of("qemu-nbd", "--read-only", "--format=qcow2", "--shared=" + (NbdPool.CONNECTIONS + 1),
                 "--fork", "--pid-file=" + pidFile, "--socket=" + socket));
         if (bitmap != null) {
             cmd.add("--bitmap=" + bitmap);
