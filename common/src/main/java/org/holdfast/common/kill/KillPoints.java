@@ -60,6 +60,10 @@ public final class KillPoints {
     public static final KillPoint GC_REBUILD_BETWEEN_RENAMES = declare("gc.rebuild.betweenRenames",
             "GC metadata rebuild: the old gc/ is renamed aside, the verified gc.rebuild/ is not yet renamed to gc/");
 
+    /** After the GC log's trim started an empty segment at the checkpoint, before the older segments are deleted. */
+    public static final KillPoint GC_LOG_TRIM_AFTER_NEW_SEGMENT = declare("gc.logTrim.afterNewSegment",
+            "GC log trim: every record is committed and checkpointed; an empty segment at the checkpoint exists, the older ones are not deleted yet");
+
     private static volatile Armed armed;
     private static final Set<String> REACHED = ConcurrentHashMap.newKeySet();
 

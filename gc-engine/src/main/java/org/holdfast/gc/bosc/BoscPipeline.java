@@ -354,6 +354,7 @@ public final class BoscPipeline implements AutoCloseable {
                 checkpointOpId = op[0];
                 lastCheckpointNanos = System.nanoTime();
                 log.deleteBelow(candidate);
+                log.requestTrim(candidate);
             }
         }
     }
@@ -453,7 +454,12 @@ public final class BoscPipeline implements AutoCloseable {
         stopCommitters(false);
         log.close();
         if (err == null && failure == null) {
-            commitAll();
+            try {
+                commitAll();
+                log.trimClosed(checkpointLsn()); // every record is committed: none stays in the log at rest
+            } catch (RuntimeException e) {
+                err = e;
+            }
         }
         closed = true;
         gma.close();
