@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import org.holdfast.server.e2e.VolumeImage.Content;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -18,7 +17,6 @@ import org.junit.jupiter.api.io.TempDir;
  * is measured; again after a GC run and another orderly stop. Prints the table per part
  * (docs/benchmarks.md, "Space beside the data logs").
  */
-@Tag("slow")
 class MetadataFootprintTest {
     private static final int MIB = 1 << 20;
     /** Image size: property {@code holdfast.footprint.mib}, 192 MiB by default. */
@@ -38,7 +36,7 @@ class MetadataFootprintTest {
         DataDirFootprint afterStop;
         DataDirFootprint afterGc;
         try (ServerProcess server = ServerProcess.start(work.resolve("server"), "sungem",
-                Map.of("holdfast.tls.enabled", "false", "holdfast.gc.default-retention", "1s"), logs)) {
+                Map.of("holdfast.tls.enabled", "false", "holdfast.gc.default-retention", "keep-last=1", "holdfast.gc.grace", "1s"), logs)) {
             img.writeTo(source);
             agent.backup(server, "footprint", source, state);
             for (int i = 0; i < 8; i++) {
@@ -52,7 +50,7 @@ class MetadataFootprintTest {
                     + IMAGE_MIB + " MiB image)"));
 
             server.start();
-            Thread.sleep(1500); // the first snapshot's retention (1 s) has passed: its replaced blocks are garbage
+            Thread.sleep(1500); // keep-last=1 and a grace of 1 s: the blocks the second backup replaced are garbage now
             JsonNode gc = server.runJob("/api/v1/gc/runs", Duration.ofMinutes(2));
             assertThat(gc.path("state").asText()).as("GC run: %s", gc).isEqualTo("succeeded");
             server.close();
