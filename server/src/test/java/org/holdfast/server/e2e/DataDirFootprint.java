@@ -66,16 +66,18 @@ record DataDirFootprint(long dataLogBytes, Map<String, Long> metadataBytes) {
         return metadataBytes.getOrDefault(part, 0L);
     }
 
-    /** A Markdown table: one row per part, then the totals. */
-    String table(String title) {
-        StringBuilder sb = new StringBuilder("\n" + title + "\n| part | bytes | share of data logs |\n| --- | ---: | ---: |\n");
-        metadataBytes.forEach((k, v) -> sb.append(row(k, v)));
-        sb.append(row("**all metadata**", metadataTotal()));
-        sb.append(row("data logs", dataLogBytes));
+    /** A Markdown table: one row per part, then the totals, with bytes per stored block. */
+    String table(String title, long storedBlocks) {
+        StringBuilder sb = new StringBuilder("\n" + title + ", " + storedBlocks + " blocks stored\n"
+                + "| part | bytes | share of data logs | bytes per stored block |\n| --- | ---: | ---: | ---: |\n");
+        metadataBytes.forEach((k, v) -> sb.append(row(k, v, storedBlocks)));
+        sb.append(row("**all metadata**", metadataTotal(), storedBlocks));
+        sb.append(row("data logs", dataLogBytes, storedBlocks));
         return sb.toString();
     }
 
-    private String row(String name, long bytes) {
-        return String.format("| %s | %,d | %.2f %% |%n", name, bytes, dataLogBytes == 0 ? 0 : 100.0 * bytes / dataLogBytes);
+    private String row(String name, long bytes, long blocks) {
+        return String.format("| %s | %,d | %.2f %% | %.1f |%n", name, bytes, dataLogBytes == 0 ? 0 : 100.0 * bytes / dataLogBytes,
+                blocks == 0 ? 0 : (double) bytes / blocks);
     }
 }

@@ -45,16 +45,16 @@ class MetadataFootprintTest {
         try (ServerProcess server = ServerProcess.start(work.resolve("server"), "sungem",
                 Map.of("holdfast.tls.enabled", "false", "holdfast.gc.default-retention", "keep-last=1", "holdfast.gc.grace", "1s"), logs)) {
             img.writeTo(source);
-            agent.backup(server, "footprint", source, state);
+            long stored = agent.backup(server, "footprint", source, state).newBlocks();
             for (int i = 0; i < 8; i++) {
                 img.fill(img.randomOffset(2 * MIB, 4096), 2 * MIB, i % 2 == 0 ? Content.RANDOM : Content.COMPRESSIBLE);
             }
             img.writeTo(source);
-            agent.backup(server, "footprint", source, state);
+            stored += agent.backup(server, "footprint", source, state).newBlocks();
             server.close();
             afterStop = DataDirFootprint.of(server.dataDir());
             System.out.println(afterStop.table("MetadataFootprintTest: after two backups and an orderly stop ("
-                    + IMAGE_MIB + " MiB image)"));
+                    + IMAGE_MIB + " MiB image)", stored));
 
             server.start();
             Thread.sleep(1500); // keep-last=1 and a grace of 1 s: the blocks the second backup replaced are garbage now
@@ -62,7 +62,7 @@ class MetadataFootprintTest {
             assertThat(gc.path("state").asText()).as("GC run: %s", gc).isEqualTo("succeeded");
             server.close();
             afterGc = DataDirFootprint.of(server.dataDir());
-            System.out.println(afterGc.table("MetadataFootprintTest: after a GC run and an orderly stop"));
+            System.out.println(afterGc.table("MetadataFootprintTest: after a GC run and an orderly stop", stored));
         }
         for (DataDirFootprint f : new DataDirFootprint[] {afterStop, afterGc}) {
             assertThat(f.dataLogBytes()).as("data logs").isGreaterThan((long) IMAGE_MIB * MIB / 4);

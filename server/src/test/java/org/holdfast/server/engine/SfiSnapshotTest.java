@@ -10,7 +10,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import org.holdfast.server.container.Container;
 import org.junit.jupiter.api.Test;
 
@@ -21,7 +20,8 @@ class SfiSnapshotTest {
 
     /** Containers of the fixture: ids 5, 9 and 12, one random segment each. */
     static Container[] fixtureContainers() {
-        return new Container[] {segment(5, 51, 300), segment(9, 91, 200), segment(12, 121, 120)};
+        return new Container[] {SampledFingerprintIndexTest.segment(5, 51, 300), SampledFingerprintIndexTest.segment(9, 91, 200),
+                SampledFingerprintIndexTest.segment(12, 121, 120)};
     }
 
     /** The SFI state the v1 fixture was written from: three segments, the second stabilized. */
@@ -35,18 +35,6 @@ class SfiSnapshotTest {
         sfi.stabilize(recs[1], 0);
         sfi.touch(recs[0]);
         return sfi;
-    }
-
-    private static Container segment(int id, long seed, int n) {
-        Container c = new Container(id, 1 << 12, 2);
-        byte[] f = new byte[n * 32];
-        new Random(seed).nextBytes(f);
-        long[] p = new long[n];
-        for (int i = 0; i < n; i++) {
-            p[i] = 1 + i;
-        }
-        c.appendSegment(f, 0, n, p, 1);
-        return c;
     }
 
     /** Every key of the fixture's containers with the containers a probe answers for it, and the LRU order. */
@@ -112,7 +100,7 @@ class SfiSnapshotTest {
         assertThat(records(loaded)).isEqualTo(records(expected));
         assertThat(probes(loaded)).isEqualTo(probes(expected));
         // the loaded index goes on working: a new segment is added and found
-        Container more = segment(20, 201, 100);
+        Container more = SampledFingerprintIndexTest.segment(20, 201, 100);
         int r = loaded.addSegment(more, 0, 0, more.count(), SampledFingerprintIndex.initialLevel(4), false);
         assertThat(r).isNotNegative();
         assertThat(loaded.findRecord(more.key(more.anchorOffset(0)), 20, 0)).isEqualTo(r);
@@ -128,7 +116,7 @@ class SfiSnapshotTest {
     @Test
     void fullBudgetSfi_nearlyEmpty_writesKilobytesNotTheBudget() throws IOException {
         SampledFingerprintIndex sfi = new SampledFingerprintIndex(64L << 20); // the default S_SFI
-        Container c = segment(1, 7, 1000);
+        Container c = SampledFingerprintIndexTest.segment(1, 7, 1000);
         sfi.addSegment(c, 0, 0, c.count(), SampledFingerprintIndex.initialLevel(16), false);
         assertThat(write(sfi).length).isLessThan(4096);
     }
