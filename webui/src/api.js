@@ -37,7 +37,9 @@ export async function api(method, path, body, options = {}) {
   }
   if (res.status === 401 && url !== '/api/v1/auth/login') {
     const problem = await problemOf(res);
-    forget('Your session has ended (expired, logged out elsewhere, or the server restarted). Log in again.');
+    // the server says why (expired, ended by a logout or a change to the user, a server restart)
+    const why = problem && problem.detail ? ': ' + problem.detail.replace(/;? ?log in again\.?$/i, '') : '';
+    forget('Your session has ended' + why + '. Log in again.');
     router.replace({ name: 'login', query: { next: router.currentRoute.value.fullPath } });
     throw new ApiError(401, problem);
   }

@@ -21,7 +21,7 @@ export const NAV = [
   { label: 'Retention', name: 'policies', role: 'viewer' },
   { label: 'Jobs', name: 'jobs', role: 'viewer' },
   { label: 'Agents', name: 'agents', role: 'operator' },
-  { label: 'Tokens', name: 'tokens', role: 'viewer' },
+  { label: 'Tokens', name: 'tokens', role: 'admin' },
   { label: 'Users', name: 'users', role: 'admin' },
   { label: 'Audit log', name: 'audit', role: 'admin' }
 ];
@@ -37,7 +37,7 @@ const routes = [
   { path: '/jobs/:id', name: 'job', component: JobPage, props: true, meta: { title: 'Job' } },
   { path: '/agents', name: 'agents', component: AgentsPage, meta: { title: 'Agents', role: 'operator' } },
   { path: '/users', name: 'users', component: UsersPage, meta: { title: 'Users', role: 'admin' } },
-  { path: '/tokens', name: 'tokens', component: TokensPage, meta: { title: 'Tokens' } },
+  { path: '/tokens', name: 'tokens', component: TokensPage, meta: { title: 'Tokens', role: 'admin' } },
   { path: '/audit', name: 'audit', component: AuditPage, meta: { title: 'Audit log', role: 'admin' } },
   { path: '/:rest(.*)*', redirect: { name: 'dashboard' } }
 ];

@@ -31,6 +31,26 @@ public final class Images {
         return file;
     }
 
+    /**
+     * A sparse image of {@code bytes} bytes: 64 KiB of seeded random data at each offset of
+     * {@code at}, holes (never written) everywhere else.
+     */
+    public static Path sparse(Path file, long bytes, long seed, long... at) throws IOException {
+        byte[] data = new byte[64 << 10];
+        Random r = new Random(seed);
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+            f.setLength(0);
+            f.setLength(bytes);
+            for (long pos : at) {
+                r.nextBytes(data);
+                f.seek(pos);
+                f.write(data);
+            }
+            f.getFD().sync();
+        }
+        return file;
+    }
+
     /** Overwrites block {@code lbn} with bytes derived from {@code seed}. */
     public static void overwrite(Path file, long lbn, int blockSize, long seed) throws IOException {
         byte[] block = new byte[blockSize];

@@ -6,6 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import org.holdfast.client.AgentException;
+import org.holdfast.client.ExitCode;
 import org.holdfast.client.net.ServerConnection;
 import org.holdfast.client.progress.Sizes;
 import org.holdfast.client.scan.StateFile;
@@ -41,6 +43,14 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
             description = "Where per-server, per-volume state files live (default: ${DEFAULT-VALUE}).")
     Path stateDir;
 
+    @Option(names = "--threads", paramLabel = "N", defaultValue = "0",
+            description = "Threads that read, hash and compress (default 0: one per core).")
+    int threads;
+
+    @Option(names = "--read-holes",
+            description = "Read holes of a sparse file like data instead of skipping them (they are zero blocks either way).")
+    boolean readHoles;
+
     @Option(names = "--window-mib", paramLabel = "MIB", defaultValue = "64", hidden = true,
             description = "Memory for payloads waiting for the server's answer.")
     int windowMib;
@@ -52,11 +62,15 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
     @Override
     public Integer call() {
         Output o = new Output(out, err, conn.json);
-        int cores = Runtime.getRuntime().availableProcessors();
+        if (threads < 0) {
+            throw new AgentException(ExitCode.USAGE,
+                    "--threads " + threads + " is negative", "give a number of threads, or 0 for one per core");
+        }
+        int cores = threads > 0 ? threads : Math.max(1, Runtime.getRuntime().availableProcessors());
         String volume = conn.volume();
         Path stateFile = StateFile.path(stateDir, conn.address().key(), volume);
         BackupSession.Settings s = new BackupSession.Settings(volume, source, blockSize, changedBlocks, stateFile,
-                (long) Math.max(8, windowMib) << 20, Math.max(1, cores), Math.max(1, cores), level);
+                (long) Math.max(8, windowMib) << 20, cores, cores, level, readHoles);
         BackupResult r;
         try (ServerConnection c = conn.open()) {
             r = new BackupSession(s, o::notice).run(c, o.progress("backup " + volume));
@@ -65,8 +79,9 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
             o.json(toJson(r));
         } else {
             out.printf(Locale.ROOT, "snapshot %s@%d committed (%s backup)%n", r.volume(), r.sequence(), r.mode());
-            out.printf(Locale.ROOT, "  logical %s, read %s, changed %d blocks (%s)%n", Sizes.format(r.logicalBytes()),
-                    Sizes.format(r.bytesRead()), r.changedBlocks(), Sizes.format(r.changedBlocks() * r.blockSize()));
+            out.printf(Locale.ROOT, "  logical %s, scanned %s (read %s, holes skipped %s), changed %d blocks (%s)%n",
+                    Sizes.format(r.logicalBytes()), Sizes.format(r.bytesRead()), Sizes.format(r.sourceBytesRead()),
+                    Sizes.format(r.holeBytes()), r.changedBlocks(), Sizes.format(r.changedBlocks() * r.blockSize()));
             out.printf(Locale.ROOT, "  sent %d blocks (%s), newly stored %d blocks (%s), %.1f s, %.1f MB/s read%n",
                     r.sentBlocks(), Sizes.format(r.sentBytes()), r.newBlocks(), Sizes.format(r.storedBytes()), r.seconds(),
                     r.bytesRead() / 1e6 / Math.max(1e-9, r.seconds()));
@@ -87,6 +102,8 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
         m.put("logicalBytes", r.logicalBytes());
         m.put("blocksRead", r.blocksRead());
         m.put("bytesRead", r.bytesRead());
+        m.put("sourceBytesRead", r.sourceBytesRead());
+        m.put("holeBytes", r.holeBytes());
         m.put("entriesSent", r.entriesSent());
         m.put("changedBlocks", r.changedBlocks());
         m.put("changedBytes", r.changedBlocks() * r.blockSize());

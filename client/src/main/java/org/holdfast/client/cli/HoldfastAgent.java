@@ -11,7 +11,8 @@ import picocli.CommandLine.Command;
 /** The agent's entry point: {@code holdfast-agent backup | snapshots | restore}. */
 @Command(name = "holdfast-agent", mixinStandardHelpOptions = true, version = "holdfast-agent 0.1.0 (protocol v1)",
         description = "Backs up block volumes (image files or block devices) to a Holdfast server and restores them.",
-        subcommands = {BackupCommand.class, SnapshotsCommand.class, RestoreCommand.class},
+        subcommands = {BackupCommand.class, SnapshotsCommand.class, RestoreCommand.class,
+            DaemonCommand.class, RunNowCommand.class, StatusCommand.class},
         footerHeading = "%nExit codes:%n", footer = {})
 public final class HoldfastAgent implements Runnable {
     /** The exit codes as the help shows them (ExitCode has the same list). */
@@ -35,7 +36,7 @@ public final class HoldfastAgent implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "name a subcommand: backup, snapshots or restore");
+        throw new CommandLine.ParameterException(spec.commandLine(), "name a subcommand: backup, snapshots, restore, daemon, run-now or status");
     }
 
     public static void main(String[] args) {

@@ -7,9 +7,10 @@ public interface ChangeSink {
     /**
      * Block {@code lbn} changed: its fingerprint is 32 bytes of {@code fingerprints} at
      * {@code fpOff}; unless {@code zero}, its bytes are {@code blockSize} bytes of {@code data} at
-     * absolute index {@code dataOff}. Both are valid only during the call.
+     * absolute index {@code dataOff} and {@code tag} is its possession tag. Both arrays are valid only
+     * during the call.
      */
-    void changed(long lbn, byte[] fingerprints, int fpOff, ByteBuffer data, int dataOff, boolean zero);
+    void changed(long lbn, byte[] fingerprints, int fpOff, ByteBuffer data, int dataOff, boolean zero, long tag);
 
     /** A chunk of the scan is done: a sink that holds back output may pass it on now. */
     default void chunkDone() {

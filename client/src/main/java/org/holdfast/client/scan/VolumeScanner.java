@@ -15,8 +15,13 @@ public final class VolumeScanner {
     private VolumeScanner() {
     }
 
-    /** What a scan saw. */
-    public record Result(long blocksRead, long bytesRead, long zeroBlocksRead, long changedBlocks, long changedZeroBlocks) {
+    /**
+     * What a scan saw. {@code blocksRead}/{@code bytesRead} count the blocks scanned (holes included);
+     * {@code sourceBytesRead} the bytes actually read from the source and {@code holeBytes} the bytes
+     * of blocks skipped as holes without reading.
+     */
+    public record Result(long blocksRead, long bytesRead, long zeroBlocksRead, long changedBlocks, long changedZeroBlocks,
+                         long sourceBytesRead, long holeBytes) {
     }
 
     /**
@@ -33,6 +38,8 @@ public final class VolumeScanner {
         long zeroRead = 0;
         long changedBlocks = 0;
         long changedZero = 0;
+        long sourceBytes = 0;
+        long holeBlocks = 0;
         for (ScannedChunk c; (c = reader.next()) != null; ) {
             try {
                 if (changed.length < c.blocks) {
@@ -52,13 +59,16 @@ public final class VolumeScanner {
                         if (c.zero[i]) {
                             changedZero++;
                         }
-                        sink.changed(c.firstLbn + i, c.fingerprints, i * Fingerprint.BYTES, c.data, i * blockSize, c.zero[i]);
+                        sink.changed(c.firstLbn + i, c.fingerprints, i * Fingerprint.BYTES, c.data, i * blockSize, c.zero[i],
+                                c.tags[i]);
                     }
                 }
                 if (state != null) {
                     state.append(c.fingerprints, 0, c.blocks);
                 }
                 read += c.blocks;
+                sourceBytes += c.sourceBytesRead;
+                holeBlocks += c.holeBlocks;
                 sink.chunkDone();
                 progress.accept((long) c.blocks * blockSize);
             } finally {
@@ -69,7 +79,8 @@ public final class VolumeScanner {
             requirePrevious(previous);
             state.copyFrom(previous, blockCount - state.written(), scratch);
         }
-        return new Result(read, read * blockSize, zeroRead, changedBlocks, changedZero);
+        return new Result(read, read * blockSize, zeroRead, changedBlocks, changedZero, sourceBytes,
+                holeBlocks * blockSize);
     }
 
     private static void requirePrevious(StateFile.PreviousState previous) {

@@ -16,6 +16,7 @@ import org.holdfast.client.progress.ProgressMeter;
 import org.holdfast.client.scan.BlockReader;
 import org.holdfast.client.scan.ChangeDetector;
 import org.holdfast.client.scan.ChangedBlockList;
+import org.holdfast.client.scan.DataRegions;
 import org.holdfast.client.scan.StateFile;
 import org.holdfast.client.scan.VolumeScanner;
 import org.holdfast.client.scan.VolumeSource;
@@ -41,9 +42,12 @@ public final class BackupSession {
     /** Wait for the server's answer to BACKUP_BEGIN and COMMIT. */
     static final Duration ANSWER_TIMEOUT = Duration.ofMinutes(10);
 
-    /** Everything a backup needs to know. {@code blockSize} 0 = the state's, else 4096. */
+    /**
+     * Everything a backup needs to know. {@code blockSize} 0 = the state's, else 4096.
+     * {@code readHoles} reads holes like data instead of asking the file system where they are.
+     */
     public record Settings(String volume, Path source, int blockSize, Path changedBlocks, Path stateFile,
-                           long windowBytes, int hashThreads, int compressThreads, int compressLevel) {
+                           long windowBytes, int hashThreads, int compressThreads, int compressLevel, boolean readHoles) {
     }
 
     private final Settings settings;
@@ -126,14 +130,19 @@ public final class BackupSession {
         PayloadWindow window = new PayloadWindow(settings.windowBytes(), blockSize);
         ConcurrentLinkedQueue<PendingRun> pending = new ConcurrentLinkedQueue<>();
         Semaphore runsInFlight = new Semaphore(256);
+        // full: every non-zero block is sent, so the reading threads tag them all; incremental: only
+        // the changed ones need a tag, computed by the assembler (see RunAssembler)
+        byte[] secret = ready.possessionSecret();
         RunAssembler runs = new RunAssembler(conn, window, pending, runsInFlight, failure, blockSize,
-                new PossessionProof(ready.possessionSecret()));
+                incremental ? new PossessionProof(secret) : null);
         boolean committed = false;
         try (StateFile.Writer state = StateFile.Writer.create(settings.stateFile(), blockSize, source.size());
              BlockUploader uploader = new BlockUploader(conn, window, pending, runsInFlight, failure, blockSize,
                      settings.compressThreads(), settings.compressLevel());
+             DataRegions regions = DataRegions.of(source.path(), source.size(), source.blockDevice(), settings.readHoles());
              BlockReader reader = new BlockReader(source.channel(), source.size(), blockSize, extents,
-                     BlockReader.DEFAULT_CHUNK_BYTES, BlockReader.DEFAULT_SLOTS, settings.hashThreads())) {
+                     BlockReader.DEFAULT_CHUNK_BYTES, BlockReader.DEFAULT_SLOTS, settings.hashThreads(), regions,
+                     incremental ? null : secret)) {
             VolumeScanner.Result scan;
             try {
                 scan = VolumeScanner.scan(reader, new ChangeDetector(incremental ? prev : null), incremental ? prev : null,
@@ -157,7 +166,7 @@ public final class BackupSession {
             return new BackupResult(settings.volume(), c.sequence(), c.createdAtMillis(), incremental ? "incremental" : "full",
                     fullReason, source.size(), blockSize, c.logicalBytes(), scan.blocksRead(), scan.bytesRead(),
                     runs.entriesSent(), c.changedBlocks(), uploader.sentBlocks.sum(), uploader.sentBytes.sum(),
-                    c.newBlocks(), c.storedBytes(), seconds, saved);
+                    c.newBlocks(), c.storedBytes(), seconds, saved, scan.sourceBytesRead(), scan.holeBytes());
         } finally {
             if (!committed) {
                 runs.discard();

@@ -25,8 +25,10 @@ import org.holdfast.common.protocol.ProtocolLimits;
  * before anything that may wait for the server. Called by the scanning thread only.
  *
  * <p>Each non-zero entry carries its possession tag ({@link PossessionProof}, keyed by the session's
- * secret from BACKUP_READY), computed from the block's bytes once they sit in the slab: the server
- * counts a block it already has as a duplicate only with a matching tag.
+ * secret from BACKUP_READY): the server counts a block it already has as a duplicate only with a
+ * matching tag. In a full backup every non-zero block is sent, so the reading threads compute the
+ * tags in parallel and hand them in; in an incremental most blocks are unchanged, so this thread
+ * computes tags only for the changed ones, from their copy in the slab ({@code proof} non-null).
  */
 final class RunAssembler implements ChangeSink {
     /** ENTRIES written before a flush: scattered changes then cost one system call per this many runs. */
@@ -38,9 +40,9 @@ final class RunAssembler implements ChangeSink {
     private final SessionFailure failure;
     private final int blockSize;
     private final byte[] fps = new byte[ProtocolLimits.MAX_RUN_ENTRIES * Fingerprint.BYTES];
+    private final PossessionProof proof;
     private final int[] offsets = new int[ProtocolLimits.MAX_RUN_ENTRIES];
     private final long[] tags = new long[ProtocolLimits.MAX_RUN_ENTRIES];
-    private final PossessionProof proof;
     private long start;
     private int count;
     private PayloadWindow.Slab slab; // the slab being filled; the assembler holds a reference
@@ -61,7 +63,7 @@ final class RunAssembler implements ChangeSink {
     }
 
     @Override
-    public void changed(long lbn, byte[] fingerprints, int fpOff, ByteBuffer data, int dataOff, boolean zero) {
+    public void changed(long lbn, byte[] fingerprints, int fpOff, ByteBuffer data, int dataOff, boolean zero, long tag) {
         boolean slabFull = !zero && slab != null && slab.used + blockSize > slab.data.length;
         // A run keeps all its payloads in one slab, so a full slab ends the run if it has payloads there.
         if (count > 0 && (lbn != start + count || count == ProtocolLimits.MAX_RUN_ENTRIES || (slabFull && runUsesSlab))) {
@@ -82,7 +84,7 @@ final class RunAssembler implements ChangeSink {
             }
             data.get(dataOff, slab.data, slab.used, blockSize);
             offsets[count] = slab.used;
-            tags[count] = proof.tag(slab.data, slab.used, blockSize);
+            tags[count] = proof != null ? proof.tag(slab.data, slab.used, blockSize) : tag;
             slab.used += blockSize;
             runUsesSlab = true;
         }

@@ -16,4 +16,10 @@ class LibraryBoundariesTest {
     static final ArchRule nettyOnlyInNet = noClasses()
             .that().resideOutsideOfPackage("org.holdfast.client.net..")
             .should().dependOnClassesThat().resideInAnyPackage("io.netty..");
+
+    /** Native calls (lseek for holes) stay behind scan.DataRegions. */
+    @ArchTest
+    static final ArchRule jnaOnlyInScan = noClasses()
+            .that().resideOutsideOfPackage("org.holdfast.client.scan..")
+            .should().dependOnClassesThat().resideInAnyPackage("com.sun.jna..");
 }

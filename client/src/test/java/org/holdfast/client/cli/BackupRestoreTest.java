@@ -1,6 +1,7 @@
 package org.holdfast.client.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.RandomAccessFile;
@@ -105,6 +106,79 @@ class BackupRestoreTest {
         Path first = dir.resolve("r1.img");
         assertThat(restore("1", first).exit()).isZero();
         assertThat(Images.sameContent(image, first)).isFalse();
+    }
+
+    @Test
+    void backup_sparseImage_holesSkippedWithoutReadingAndRestoresBitForBit() throws Exception {
+        assumeTrue(System.getProperty("os.name").startsWith("Linux"), "hole skipping needs lseek(SEEK_DATA)");
+        long size = 64L << 20;
+        image = Images.sparse(dir.resolve("sparse.img"), size, 3, 0, 17L << 20, size - (64 << 10));
+        AgentRun r = backup();
+        assertThat(r.exit()).as("%s", r).isZero();
+        JsonNode j = r.json();
+        assertThat(j.get("sourceBytesRead").asLong()).isEqualTo(3 * (64 << 10));
+        assertThat(j.get("holeBytes").asLong()).isEqualTo(size - 3 * (64 << 10));
+        assertThat(j.get("bytesRead").asLong()).isEqualTo(size);
+        assertThat(j.get("entriesSent").asLong()).isEqualTo(size / BS);
+        assertThat(j.get("sentBlocks").asLong()).isEqualTo(3 * 16);
+        assertRestoresImage("1");
+    }
+
+    /** Restores {@code snapshot} to a new file and asserts it equals the image byte for byte. */
+    private void assertRestoresImage(String snapshot) throws Exception {
+        Path target = dir.resolve("restored-" + snapshot + ".img");
+        AgentRun rr = restore(snapshot, target);
+        assertThat(rr.exit()).as("%s", rr).isZero();
+        assertThat(Images.sameContent(image, target)).isTrue();
+    }
+
+    @Test
+    void backup_sparseImageWithReadHoles_readsEveryByteAndSendsTheSame() throws Exception {
+        long size = 32L << 20;
+        image = Images.sparse(dir.resolve("sparse.img"), size, 4, 8L << 20, 9L << 20);
+        AgentRun r = backup("--read-holes", "--threads", "1");
+        assertThat(r.exit()).as("%s", r).isZero();
+        JsonNode j = r.json();
+        assertThat(j.get("sourceBytesRead").asLong()).isEqualTo(size);
+        assertThat(j.get("holeBytes").asLong()).isZero();
+        assertThat(j.get("sentBlocks").asLong()).isEqualTo(2 * 16);
+        assertRestoresImage("1");
+    }
+
+    @Test
+    void backup_blocksTheServerHolds_tagsProvePossessionInFullAndIncremental() throws Exception {
+        assertThat(backup().exit()).isZero();
+        Files.delete(stateFile()); // a full backup again: the reading threads tag every block
+        AgentRun full = backup();
+        assertThat(full.exit()).as("%s", full).isZero();
+        FakeServer.SessionLog again = server.sessions.get(1);
+        assertThat(again.provenTags).isEqualTo(BLOCKS - (BLOCKS + 6) / 7);
+        assertThat(again.badTags).isZero();
+        assertThat(full.json().get("sentBlocks").asLong()).isZero();
+
+        // an incremental: LBN 5 now holds LBN 1's bytes, which the server has; the assembler tags it
+        byte[] one = new byte[BS];
+        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
+            f.seek(BS);
+            f.readFully(one);
+            f.seek(5L * BS);
+            f.write(one);
+        }
+        AgentRun inc = backup();
+        assertThat(inc.exit()).as("%s", inc).isZero();
+        assertThat(inc.json().get("mode").asText()).isEqualTo("incremental");
+        FakeServer.SessionLog log = server.sessions.get(2);
+        assertThat(log.entryLbns).containsExactly(5L);
+        assertThat(log.provenTags).isEqualTo(1);
+        assertThat(log.badTags).isZero();
+    }
+
+    @Test
+    void backup_negativeThreads_usageExit2() {
+        AgentRun r = backup("--threads", "-1");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.stderr()).contains("--threads");
+        assertThat(server.sessions).isEmpty();
     }
 
     @Test

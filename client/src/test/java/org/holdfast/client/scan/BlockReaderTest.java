@@ -36,6 +36,55 @@ class BlockReaderTest {
         assertThat(seen).isEqualTo(1 + 130 + 100);
     }
 
+    @Test
+    void scan_sparseFile_holeBlocksZeroWithoutReadingDataBlocksExact() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(SeekDataRegions.available(), "lseek(SEEK_DATA) needs Linux");
+        long size = 16L << 20;
+        Path file = SeekDataRegionsTest.sparseFile(dir.resolve("s.img"), size, 1 << 20, 5L << 20);
+        assertThat(sparseScan(file, size, BS)).isEqualTo(new long[] {2 * (64 << 10), size / BS - 2 * 16});
+    }
+
+    @Test
+    void scan_sparseFileDataInsideLargeBlock_thatBlockReadWhole() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(SeekDataRegions.available(), "lseek(SEEK_DATA) needs Linux");
+        int bs = 1 << 20;
+        long size = 8L << 20;
+        Path file = SeekDataRegionsTest.sparseFile(dir.resolve("s.img"), size, (3L << 20) + (512 << 10));
+        assertThat(sparseScan(file, size, bs)).isEqualTo(new long[] {bs, 7});
+    }
+
+    /**
+     * Scans a sparse file with hole skipping and checks every block against the file's bytes;
+     * returns {source bytes read, hole blocks}.
+     */
+    private long[] sparseScan(Path file, long size, int bs) throws Exception {
+        byte[] img = Files.readAllBytes(file);
+        BlockHasher h = new BlockHasher();
+        byte[] fp = new byte[32];
+        long read = 0;
+        long holes = 0;
+        long lbns = 0;
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
+             DataRegions regions = DataRegions.of(file, size, false, false);
+             BlockReader r = new BlockReader(ch, size, bs, ChangedBlockList.all(size / bs), 4 * bs, 3, 2, regions, null)) {
+            for (ScannedChunk c; (c = r.next()) != null; ) {
+                for (int i = 0; i < c.blocks(); i++) {
+                    long lbn = c.firstLbn() + i;
+                    boolean zero = h.fingerprint(img, (int) (lbn * bs), bs, fp, 0);
+                    assertThat(c.isZero(i)).as("zero flag of LBN %d", lbn).isEqualTo(zero);
+                    assertThat(Arrays.copyOfRange(c.fingerprints(), i * 32, i * 32 + 32)).as("fingerprint of LBN %d", lbn)
+                            .isEqualTo(fp);
+                    lbns++;
+                }
+                read += c.sourceBytesRead();
+                holes += c.holeBlocks();
+                r.release(c);
+            }
+        }
+        assertThat(lbns).isEqualTo(size / bs);
+        return new long[] {read, holes};
+    }
+
     /** Scans {@code img} through a reader with 256 KiB chunks and compares everything; returns blocks seen. */
     private long check(byte[] img, ChangedBlockList extents) throws Exception {
         Path file = dir.resolve("v.img");

@@ -27,7 +27,7 @@ class ChangeDetectorTest {
              StateFile.Writer w = StateFile.Writer.create(stateOut, BS, size);
              BlockReader r = new BlockReader(ch, size, BS, ChangedBlockList.all(blocks), chunkBytes, 3, 2)) {
             VolumeScanner.Result res = VolumeScanner.scan(r, new ChangeDetector(prev), prev, w, blocks, BS,
-                    (lbn, fps, off, data, dOff, zero) -> changed.add(lbn), b -> { });
+                    (lbn, fps, off, data, dOff, zero, tag) -> changed.add(lbn), b -> { });
             assertThat(res.blocksRead()).isEqualTo(blocks);
             w.commit(1, 0);
         }
@@ -78,7 +78,7 @@ class ChangeDetectorTest {
              FileChannel ch = FileChannel.open(image, StandardOpenOption.READ);
              BlockReader r = new BlockReader(ch, size, BS, ChangedBlockList.all(50), 8 * BS, 2, 1)) {
             VolumeScanner.scan(r, new ChangeDetector(prev), prev, null, 50, BS,
-                    (lbn, fps, off, data, dOff, zero) -> {
+                    (lbn, fps, off, data, dOff, zero, tag) -> {
                         assertThat(lbn).isEqualTo(10L);
                         zeros.add(zero);
                     }, b -> { });

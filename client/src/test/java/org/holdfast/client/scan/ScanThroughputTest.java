@@ -43,7 +43,7 @@ class ScanThroughputTest {
                              BlockReader.DEFAULT_CHUNK_BYTES, BlockReader.DEFAULT_SLOTS,
                              Runtime.getRuntime().availableProcessors())) {
                     r = VolumeScanner.scan(reader, new ChangeDetector(null), null, state, blocks, bs,
-                            (lbn, fps, fpOff, data, dataOff, zero) -> changed[0]++, b -> { });
+                            (lbn, fps, fpOff, data, dataOff, zero, tag) -> changed[0]++, b -> { });
                     state.commit(1, 0);
                 }
                 double secs = (System.nanoTime() - t0) / 1e9;

@@ -1,5 +1,6 @@
 package org.holdfast.common.compress;
 
+import com.github.luben.zstd.Zstd;
 import com.github.luben.zstd.ZstdCompressCtx;
 import com.github.luben.zstd.ZstdDecompressCtx;
 import com.github.luben.zstd.ZstdException;
@@ -40,17 +41,26 @@ public final class BlockCodec implements AutoCloseable {
 
     /**
      * Compresses {@code len} bytes of {@code src} at {@code off} into {@code dst} at {@code dstOff}
-     * (which needs {@code len} bytes of room). Returns the compressed length, or -1 if the block
+     * (which needs {@code len} bytes of room; {@link #maxCompressedLength} avoids an exception per
+     * incompressible block inside zstd-jni). Returns the compressed length, or -1 if the block
      * should travel raw (zstd did not pay); {@code dst} is then unspecified.
      */
     public int compress(byte[] src, int off, int len, byte[] dst, int dstOff) {
-        int room = Math.min(dst.length - dstOff, len - len / 32);
+        int worthIt = len - len / 32;
+        int room = dst.length - dstOff;
+        if (room >= Zstd.compressBound(len)) {
+            // Room for zstd's worst case: it cannot fail, so an incompressible block (every block of
+            // encrypted or already compressed data) costs no exception, only the compression attempt.
+            int n = compressor.compressByteArray(dst, dstOff, room, src, off, len);
+            return n > 0 && n < worthIt ? n : -1;
+        }
+        room = Math.min(room, worthIt);
         if (room <= 0) {
             return -1;
         }
         try {
             int n = compressor.compressByteArray(dst, dstOff, room, src, off, len);
-            return n > 0 && n < len - len / 32 ? n : -1;
+            return n > 0 && n < worthIt ? n : -1;
         } catch (ZstdException e) {
             // "Destination buffer is too small": the output would not have paid.
             return -1;

@@ -46,6 +46,14 @@ class BlockCodecTest {
     }
 
     @Test
+    void compress_randomBlockWithRoomBelowZstdBound_storedRaw() {
+        byte[] block = new byte[4096];
+        new Random(2).nextBytes(block);
+        assertThat(codec.compress(block, 0, 4096, new byte[4096], 0)).isEqualTo(-1);
+        assertThat(codec.compress(text(4096), 0, 4096, new byte[4096], 0)).isPositive();
+    }
+
+    @Test
     void decompress_payloadDeclaringLargerBlock_refusedWithoutOverflow() {
         byte[] big = Zstd.compress(text(8192), 1);
         byte[] out = new byte[4096 + 16];

@@ -80,7 +80,7 @@ class LogTrimTest {
         try (BoscPipeline p = BoscPipeline.open(dir, settings())) {
             appendOps(p, 1, 2000);
             p.commitAll(); // checkpoint past every record: the idle flusher trims
-            long deadline = System.nanoTime() + 5_000_000_000L;
+            long deadline = System.nanoTime() + 10_000_000_000L;
             while (logBytes() > 0 && System.nanoTime() < deadline) {
                 Thread.sleep(20);
             }

@@ -2,6 +2,7 @@ package org.holdfast.server.app;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.catalina.core.StandardHost;
+import org.holdfast.server.api.ConsoleHeaders;
 import org.holdfast.server.api.FirewallProblems;
 import org.holdfast.server.api.RequestBodyLimit;
 import org.springframework.boot.web.embedded.tomcat.TomcatServletWebServerFactory;
@@ -14,8 +15,8 @@ import org.springframework.security.config.annotation.web.configuration.WebSecur
 /**
  * The HTTP edge outside the controllers, so that every error is a problem detail: the request
  * body cap (413), the firewall's refusals (400 instead of a 500), Tomcat's own refusals (a problem
- * detail instead of its HTML page), and the connection abort an image download needs when a block
- * fails its check after the body started.
+ * detail instead of its HTML page), the console's security and caching headers, and the
+ * connection abort an image download needs when a block fails its check after the body started.
  */
 @Configuration(proxyBeanMethods = false)
 public class ApiEdgeConfiguration {
@@ -26,6 +27,15 @@ public class ApiEdgeConfiguration {
     FilterRegistrationBean<RequestBodyLimit> requestBodyLimit(ObjectMapper json) {
         FilterRegistrationBean<RequestBodyLimit> r = new FilterRegistrationBean<>(new RequestBodyLimit(json));
         r.setOrder(BODY_LIMIT_ORDER);
+        r.addUrlPatterns("/*");
+        return r;
+    }
+
+    /** The console's security and caching headers (CSP, no caching of index.html, a year for hashed assets). */
+    @Bean
+    FilterRegistrationBean<ConsoleHeaders> consoleHeaders() {
+        FilterRegistrationBean<ConsoleHeaders> r = new FilterRegistrationBean<>(new ConsoleHeaders());
+        r.setOrder(BODY_LIMIT_ORDER + 1);
         r.addUrlPatterns("/*");
         return r;
     }

@@ -28,8 +28,8 @@ import org.rocksdb.WriteOptions;
  * The one RocksDB of the appliance (data-dir/catalog) and every native handle that belongs to it.
  *
  * <p>We own every handle created here and close them in {@link #close()} in this order: column
- * family handles, the database, then the options objects (RocksDB requires handles to go before
- * the database and options, filter and cache after it). Callers own the iterators and batches they create and must
+ * family handles, the database, then the options objects and the event listener ({@link CatalogHealth})
+ * (RocksDB requires handles to go before the database and options, filter and cache after it). Callers own the iterators and batches they create and must
  * close them first. The write-ahead log stays on: nothing else holds a durable copy of this data;
  * an orderly close flushes every memtable first, so the log is empty at rest.
  *
@@ -94,6 +94,7 @@ public final class MetadataDb implements AutoCloseable {
     }
 
     private final String path;
+    private final CatalogHealth health;
     private final DBOptions dbOptions;
     private final ColumnFamilyOptions cfOptions;
     private final ColumnFamilyOptions plainCfOptions;
@@ -111,6 +112,7 @@ public final class MetadataDb implements AutoCloseable {
 
     private MetadataDb(Path dir, List<String> extraColumns, boolean syncCommits) {
         this.path = dir.toString();
+        this.health = new CatalogHealth(path);
         this.syncCommits = syncCommits;
         try {
             Files.createDirectories(dir);
@@ -127,7 +129,8 @@ public final class MetadataDb implements AutoCloseable {
         dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true)
                 .setInfoLogLevel(InfoLogLevel.WARN_LEVEL).setKeepLogFileNum(1).setMaxLogFileSize(1L << 20)
                 .setMaxTotalWalSize(MAX_TOTAL_WAL_BYTES)
-                .setRecycleLogFileNum(0).setAllowFAllocate(false).setManifestPreallocationSize(64L << 10);
+                .setRecycleLogFileNum(0).setAllowFAllocate(false).setManifestPreallocationSize(64L << 10)
+                .setListeners(List.of(health));
         // One block cache for every column family; Bloom filters only on the column families that
         // are asked for absent keys on the hot path (every new fingerprint in fpindex, new LBNs in
         // map, new PBNs in locations and possession), so the other tables carry no filter blocks.
@@ -187,9 +190,22 @@ public final class MetadataDb implements AutoCloseable {
         }
     }
 
-    /** Translates a RocksDB or I/O failure once: corruption becomes a {@link CorruptDataException} naming the file. */
+    /**
+     * Translates a RocksDB or I/O failure once: corruption becomes a {@link CorruptDataException}
+     * naming the file; any failure while a background error has stopped the database becomes
+     * {@link CatalogStoppedException}, which says why and what to do.
+     */
     private StoreException fail(String key, Exception e) {
+        String stopped = health.stoppedReason();
+        if (stopped != null && e instanceof RocksDBException) {
+            return new CatalogStoppedException(path, stopped, e);
+        }
         return translate(STORE, path, key, e);
+    }
+
+    /** The watch on background errors: why the database takes no writes now, if it does not. */
+    public CatalogHealth health() {
+        return health;
     }
 
     /** As {@link StoreException#translate}, except that RocksDB corruption becomes a {@link CorruptDataException} naming the file. */
@@ -404,6 +420,7 @@ public final class MetadataDb implements AutoCloseable {
         bloom.close();
         blockCache.close();
         dbOptions.close();
+        health.close();
     }
 
     static byte[] bytes(String s) {

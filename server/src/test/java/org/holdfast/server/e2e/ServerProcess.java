@@ -101,6 +101,10 @@ public final class ServerProcess implements AutoCloseable {
 
     /** Starts a new process on the same data directory, on fresh ports, and waits until it is healthy. */
     public void start() {
+        start(true);
+    }
+
+    private void start(boolean freshPorts) {
         if (process != null && process.isAlive()) {
             throw new IllegalStateException("server already running, pid " + process.pid());
         }
@@ -113,10 +117,12 @@ public final class ServerProcess implements AutoCloseable {
         if (adminToken == null) {
             issueTokens();
         }
-        httpPort = freePort();
-        ingestPort = freePort();
-        while (ingestPort == httpPort) {
+        if (freshPorts || httpPort == 0) {
+            httpPort = freePort();
             ingestPort = freePort();
+            while (ingestPort == httpPort) {
+                ingestPort = freePort();
+            }
         }
         starts++;
         Path[] out = logs.next("server-" + engine + "-start" + starts);
@@ -143,6 +149,15 @@ public final class ServerProcess implements AutoCloseable {
         process = ChildJvm.start(MAIN_CLASS, jvm, ChildJvm.serverClasspath(), args, stdout, stderr);
         AGENT_TOKENS.put(ingestAddress(), agentToken);
         awaitHealthy();
+    }
+
+    /**
+     * As {@link #start()}, on the ports of the previous process: for a client that keeps one address,
+     * such as the agent daemon's config (the ports were free until the kill, and the JDK binds with
+     * SO_REUSEADDR).
+     */
+    public void startOnSamePorts() {
+        start(false);
     }
 
     /** The offline create-token, in this JVM, on the stopped server's data directory. */
@@ -292,8 +307,13 @@ public final class ServerProcess implements AutoCloseable {
 
     /** Any REST call as the harness's admin; {@code jsonBody} may be null. */
     public HttpResponse<String> call(String method, String path, String jsonBody) {
+        return callAs(adminToken, method, path, jsonBody);
+    }
+
+    /** Any REST call with {@code token} (an API or console session token); {@code jsonBody} may be null. */
+    public HttpResponse<String> callAs(String token, String method, String path, String jsonBody) {
         HttpRequest.Builder b = HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(30))
-                .header("Authorization", "Bearer " + adminToken)
+                .header("Authorization", "Bearer " + token)
                 .method(method, jsonBody == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(jsonBody));
         if (jsonBody != null) {
             b.header("Content-Type", "application/json");
@@ -469,7 +489,8 @@ public final class ServerProcess implements AutoCloseable {
         }
     }
 
-    private static int freePort() {
+    /** A free TCP port on the loopback address. */
+    static int freePort() {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         } catch (IOException e) {

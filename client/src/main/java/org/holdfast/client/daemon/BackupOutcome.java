@@ -1,0 +1,25 @@
+package org.holdfast.client.daemon;
+
+import org.holdfast.client.ExitCode;
+
+/**
+ * What one try of a backup came to.
+ *
+ * @param exit      the agent's exit code for it ({@link ExitCode#OK} when committed)
+ * @param snapshot  the committed snapshot's id ({@code volume@sequence}), or null
+ * @param mode      {@code full} or {@code incremental}, or null
+ * @param bytesRead bytes read from the source
+ * @param bytesSent payload bytes sent to the server
+ * @param error     the agent's error message, or null
+ */
+public record BackupOutcome(ExitCode exit, String snapshot, String mode, long bytesRead, long bytesSent, String error) {
+    /** True when the snapshot committed. */
+    public boolean ok() {
+        return exit == ExitCode.OK;
+    }
+
+    /** True for the failures worth retrying: the server was unreachable or the connection broke. */
+    public boolean retryable() {
+        return exit == ExitCode.NETWORK;
+    }
+}

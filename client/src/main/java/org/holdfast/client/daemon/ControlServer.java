@@ -1,0 +1,129 @@
+package org.holdfast.client.daemon;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.BufferedInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.Channels;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Function;
+import jdk.net.ExtendedSocketOptions;
+import jdk.net.UnixDomainPrincipal;
+
+/**
+ * The daemon's end of the control socket: a Unix domain socket of mode 0600 in the state
+ * directory, so only the daemon's user (and root) may ask it anything. Each connection carries one
+ * request and its answer ({@link ControlLines}); each is served on its own thread, because a
+ * {@code run-now} that waits holds its connection for the length of a backup.
+ */
+final class ControlServer implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Path socket;
+    private final ServerSocketChannel server;
+    private final Function<JsonNode, Map<String, Object>> handler;
+    private final DaemonLog log;
+    private final Thread acceptor;
+    private volatile boolean closed;
+
+    /** Binds {@code socket} (replacing a stale one: the caller holds the state directory's lock) and starts serving. */
+    ControlServer(Path socket, Function<JsonNode, Map<String, Object>> handler, DaemonLog log) {
+        this.socket = socket;
+        this.handler = handler;
+        this.log = log;
+        try {
+            Files.deleteIfExists(socket);
+            server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+            server.bind(UnixDomainSocketAddress.of(socket));
+            Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot listen on " + socket + ": " + e.getMessage(), e);
+        }
+        acceptor = new Thread(this::accept, "holdfast-control");
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    private void accept() {
+        while (!closed) {
+            try {
+                SocketChannel ch = server.accept();
+                Thread t = new Thread(() -> serve(ch), "holdfast-control-request");
+                t.setDaemon(true);
+                t.start();
+            } catch (IOException e) {
+                if (!closed) {
+                    log.info("control socket: accept failed: " + e.getMessage());
+                }
+            }
+        }
+    }
+
+    private void serve(SocketChannel ch) {
+        try (ch) {
+            Map<String, Object> answer;
+            if (!allowed(ch)) {
+                answer = error("permission denied: only the daemon's user or root may use this socket");
+            } else {
+                String line = ControlLines.read(new BufferedInputStream(Channels.newInputStream(ch)), ControlLines.MAX_REQUEST);
+                if (line == null) {
+                    return;
+                }
+                JsonNode request;
+                try {
+                    request = JSON.readTree(line);
+                } catch (IOException e) {
+                    request = null;
+                }
+                answer = request == null || !request.isObject() ? error("the request is not a JSON object") : handler.apply(request);
+            }
+            OutputStream out = Channels.newOutputStream(ch);
+            out.write((JSON.writeValueAsString(answer) + "\n").getBytes(StandardCharsets.UTF_8));
+            out.flush();
+        } catch (IOException | RuntimeException e) {
+            log.info("control socket: request failed: " + e.getMessage());
+        }
+    }
+
+    /** Defence in depth beside the socket's mode: the peer must be the socket's owner (the daemon's user) or root. */
+    private boolean allowed(SocketChannel ch) {
+        try {
+            UnixDomainPrincipal peer = ch.getOption(ExtendedSocketOptions.SO_PEERCRED);
+            return peer.user().equals(Files.getOwner(socket)) || peer.user().getName().equals("root");
+        } catch (IOException | UnsupportedOperationException e) {
+            return true; // no peer credentials on this platform: the socket's mode 0600 decides alone
+        }
+    }
+
+    static Map<String, Object> error(String message) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("ok", false);
+        m.put("error", message);
+        return m;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            server.close();
+            Files.deleteIfExists(socket);
+        } catch (IOException e) {
+            log.info("control socket: cannot remove " + socket + ": " + e.getMessage());
+        }
+    }
+}

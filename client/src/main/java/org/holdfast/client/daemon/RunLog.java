@@ -1,0 +1,146 @@
+package org.holdfast.client.daemon;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * The daemon's record of its runs, in its state directory (docs/agent.md, "The run log"):
+ * <ul>
+ * <li>{@code runs.jsonl}: one {@link RunRecord} per line, appended when a run ends; trimmed to the
+ *     newest {@link #KEEP} lines once it holds twice as many;</li>
+ * <li>{@code running/VOLUME.json}: written when a run starts and removed when it is recorded. One
+ *     left behind means the daemon died during that run: at its next start the daemon runs that
+ *     volume's post hook (so no file system stays frozen, no LVM snapshot stays behind) and records
+ *     the run as interrupted.</li>
+ * </ul>
+ * A torn last line (a crash during the append) is skipped when reading.
+ */
+final class RunLog {
+    static final int KEEP = 1000;
+    private static final ObjectMapper JSON = new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+
+    private final Path file;
+    private final Path running;
+    private final Map<String, RunRecord> last = new HashMap<>();
+    private int lines;
+
+    RunLog(Path stateDir) {
+        this.file = stateDir.resolve("runs.jsonl");
+        this.running = stateDir.resolve("running");
+        try {
+            Files.createDirectories(running);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create " + running, e);
+        }
+        for (RunRecord r : readAll()) {
+            last.put(r.volume(), r);
+            lines++;
+        }
+    }
+
+    /** Every readable record, oldest first. */
+    synchronized List<RunRecord> readAll() {
+        List<RunRecord> out = new ArrayList<>();
+        if (!Files.exists(file)) {
+            return out;
+        }
+        try {
+            for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+                try {
+                    out.add(JSON.readValue(line, RunRecord.class));
+                } catch (JsonProcessingException e) {
+                    // a torn line from a crash during an append: the run it described shows up as interrupted
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the run log " + file, e);
+        }
+        return out;
+    }
+
+    /** The newest record of {@code volume}, or null. */
+    synchronized RunRecord last(String volume) {
+        return last.get(volume);
+    }
+
+    /** Notes that a run of {@code volume} began; the marker outlives a crash. */
+    void begin(RunRecord started) {
+        write(running.resolve(started.volume() + ".json"), json(started) + "\n");
+    }
+
+    /** Appends {@code r} and removes its volume's running marker. */
+    synchronized void append(RunRecord r) {
+        try {
+            Files.writeString(file, json(r) + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND,
+                    StandardOpenOption.SYNC);
+            Files.deleteIfExists(running.resolve(r.volume() + ".json"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot append to the run log " + file, e);
+        }
+        last.put(r.volume(), r);
+        if (++lines >= 2 * KEEP) {
+            trim();
+        }
+    }
+
+    /** The runs that began and were never recorded (the daemon died), as their start records. */
+    List<RunRecord> unfinished() {
+        List<RunRecord> out = new ArrayList<>();
+        try (Stream<Path> s = Files.list(running)) {
+            for (Path p : s.filter(f -> f.toString().endsWith(".json")).toList()) {
+                try {
+                    out.add(JSON.readValue(Files.readString(p, StandardCharsets.UTF_8), RunRecord.class));
+                } catch (JsonProcessingException e) {
+                    String name = p.getFileName().toString();
+                    out.add(new RunRecord(name.substring(0, name.length() - 5), "schedule", null, null, RunRecord.INTERRUPTED,
+                            0, null, 0, 0, 0, null, null, "marker torn"));
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list " + running, e);
+        }
+        return out;
+    }
+
+    private void trim() {
+        List<RunRecord> all = readAll();
+        StringBuilder sb = new StringBuilder();
+        for (RunRecord r : all.subList(Math.max(0, all.size() - KEEP), all.size())) {
+            sb.append(json(r)).append('\n');
+        }
+        write(file, sb.toString());
+        lines = Math.min(all.size(), KEEP);
+    }
+
+    private static void write(Path target, String text) {
+        Path tmp = target.resolveSibling(target.getFileName() + ".tmp");
+        try {
+            Files.writeString(tmp, text, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+                    StandardOpenOption.SYNC);
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + target, e);
+        }
+    }
+
+    static String json(Object value) {
+        try {
+            return JSON.writeValueAsString(value);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

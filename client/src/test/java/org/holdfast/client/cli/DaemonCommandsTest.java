@@ -1,0 +1,90 @@
+package org.holdfast.client.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.holdfast.client.daemon.AgentConfig;
+import org.holdfast.client.daemon.CronSchedule;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The daemon's subcommands at the command line: config checks, no daemon to talk to, and how a backup is delegated. */
+class DaemonCommandsTest {
+    @TempDir
+    Path dir;
+
+    private record Run(int exit, String out, String err) {
+    }
+
+    private static Run cli(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit = HoldfastAgent.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void daemonCheck_badConfig_exit2WithEveryProblemAndNoDaemon() throws Exception {
+        Path config = Files.writeString(dir.resolve("agent.yaml"), """
+                server: 127.0.0.1:7070
+                trust: {no-tls: true}
+                state-dir: %s
+                volumes:
+                  - name: a
+                    source: /img/a
+                    schedule: "0 2 * * * * *"
+                """.formatted(dir.resolve("state")));
+        Run r = cli("daemon", "--check", "--config", config.toString());
+        assertThat(r.exit).isEqualTo(2);
+        assertThat(r.err).startsWith("holdfast-agent: error: config " + config + " has 1 error:\n")
+                .contains("  line 7, volumes[0].schedule: expected 5 fields (minute hour day-of-month month day-of-week) or 6"
+                        + " (second first), found 7 in '0 2 * * * * *'");
+        assertThat(dir.resolve("state")).as("nothing started").doesNotExist();
+    }
+
+    @Test
+    void daemonCheck_goodConfig_summaryExit0() throws Exception {
+        Path config = Files.writeString(dir.resolve("agent.yaml"), """
+                server: 127.0.0.1:7070
+                trust: {no-tls: true}
+                state-dir: /var/lib/holdfast-agent
+                volumes:
+                  - {name: a, source: /img/a, schedule: "@daily"}
+                """);
+        Run r = cli("daemon", "--check", "--config", config.toString());
+        assertThat(r.exit).as(r.err).isZero();
+        assertThat(r.out).isEqualTo("config " + config + " is valid: server 127.0.0.1:7070, 1 volume(s), state directory"
+                + " /var/lib/holdfast-agent\n");
+    }
+
+    @Test
+    void status_noDaemon_exit3NamingTheSocket() {
+        Path socket = dir.resolve("agent.sock");
+        Run r = cli("status", "--socket", socket.toString());
+        assertThat(r.exit).isEqualTo(3);
+        assertThat(r.err).startsWith("holdfast-agent: error: no agent daemon socket at " + socket + " (start the daemon");
+    }
+
+    @Test
+    void runNow_noVolume_usageError() {
+        Run r = cli("run-now", "--socket", dir.resolve("agent.sock").toString());
+        assertThat(r.exit).isEqualTo(2);
+        assertThat(r.err).contains("name one volume: run-now VOLUME");
+    }
+
+    @Test
+    void inProcessBackup_arguments_areTheBackupCommandsOptions() {
+        AgentConfig c = new AgentConfig("h:7070", new AgentConfig.Trust(null, Path.of("/etc/ca.pem"), false), Path.of("/etc/tok"),
+                Path.of("/var/lib/a"), new AgentConfig.Retry(1, Duration.ZERO, Duration.ZERO),
+                List.of(new AgentConfig.VolumeConfig("v", Path.of("/dev/x"), 65536, CronSchedule.parse("@daily"), null, null)));
+        assertThat(String.join(" ", InProcessBackup.arguments(c, c.volume("v")))).isEqualTo("backup --json --server h:7070"
+                + " --volume v --source /dev/x --state-dir /var/lib/a/volumes --known-servers /var/lib/a/known-servers"
+                + " --ca-cert /etc/ca.pem --token-file /etc/tok --block-size 65536");
+    }
+}
