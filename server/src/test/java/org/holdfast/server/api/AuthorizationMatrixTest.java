@@ -170,6 +170,8 @@ class AuthorizationMatrixTest {
         // statistics: viewer and above; agents (addresses, token names): operator and above
         add("GET", "/api/v1/stats", "/api/v1/stats", null, null, row(200, 200, 200, 403, 403));
         add("GET", "/api/v1/stats/daily", "/api/v1/stats/daily", null, null, row(200, 200, 200, 403, 403));
+        add("GET", "/api/v1/stats/history", "/api/v1/stats/history", null, null, row(200, 200, 200, 403, 403));
+        add("GET", "/api/v1/backups", "/api/v1/backups", null, null, row(200, 200, 200, 403, 403));
         add("GET", "/api/v1/agents", "/api/v1/agents", null, null, row(403, 200, 200, 403, 403));
         // what an agent needs to reach the server (port, TLS, fingerprint): the console's command line, viewer and above
         add("GET", "/api/v1/server", "/api/v1/server", null, null, row(200, 200, 200, 403, 403));

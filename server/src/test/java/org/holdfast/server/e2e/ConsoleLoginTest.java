@@ -3,12 +3,18 @@ package org.holdfast.server.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.support.ui.WebDriverWait;
 
-/** The console in real Chromium against a real server: logging in, a wrong password, logging out. */
+/** The console in real Chromium against a real server: logging in, a wrong password, logging out, a phone-width screen. */
 class ConsoleLoginTest {
     private static final LogDir LOGS = new LogDir("ConsoleLoginTest");
     @TempDir
@@ -55,6 +61,36 @@ class ConsoleLoginTest {
             // The session token is gone from the server too: the volumes page asks for a login again.
             b.go("volumes");
             b.awaitVisible(ConsoleBrowser.test("login-form"));
+        }
+    }
+    @Test
+    void phoneWidth_menuOpensAndPagesFitWithoutSidewaysScrolling() {
+        try (ConsoleBrowser b = ConsoleBrowser.open(server, "phone")) {
+            b.phone();
+            b.go("dashboard");
+            b.fillLogin("admin", ConsoleBrowser.initialAdminPassword(server));
+            b.awaitText(ConsoleBrowser.test("who"), "admin");
+            WebElement nav = b.driver().findElement(By.id("nav"));
+            assertThat(nav.isDisplayed()).as("at phone width the navigation folds behind the menu button").isFalse();
+            WebElement toggle = b.driver().findElement(By.cssSelector("button.menu-toggle"));
+            assertThat(toggle.getAttribute("aria-expanded")).isEqualTo("false");
+            toggle.click();
+            b.awaitVisible(By.cssSelector("[data-nav=volumes]"));
+            assertThat(toggle.getAttribute("aria-expanded")).isEqualTo("true");
+            b.screenshot("phone-menu");
+            for (String page : List.of("volumes", "jobs", "policies", "tokens", "dashboard")) {
+                b.driver().findElement(By.cssSelector("button.menu-toggle")).click();
+                b.awaitVisible(By.cssSelector("[data-nav=" + page + "]")).click();
+                String path = page.equals("dashboard") ? "#/" : "#/" + page;
+                new WebDriverWait(b.driver(), Duration.ofSeconds(10)).until(d -> d.getCurrentUrl().endsWith(path));
+                b.awaitVisible(By.cssSelector("main h1"));
+                long overflow = ((Number) ((JavascriptExecutor) b.driver()).executeScript(
+                        "return document.documentElement.scrollWidth - window.innerWidth;")).longValue();
+                assertThat(overflow).as("page %s scrolls sideways at 390 px by", page).isLessThanOrEqualTo(0);
+                assertThat(b.driver().findElement(By.id("nav")).isDisplayed())
+                        .as("choosing a page folds the menu again").isFalse();
+            }
+            b.screenshot("phone-dashboard");
         }
     }
 }
