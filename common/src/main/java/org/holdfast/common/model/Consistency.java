@@ -6,44 +6,33 @@ package org.holdfast.common.model;
  */
 public enum Consistency {
     /** 0: the agent did not say (a protocol version 2 agent, or a snapshot stored before the field existed). */
-    UNKNOWN(0, "unknown"),
+    UNKNOWN,
     /** 1: read from a live source, as after a power cut: file systems recover it, open applications may not. */
-    CRASH(1, "crash"),
+    CRASH,
     /** 2: a pre-backup hook (freeze, flush, LVM snapshot) ran and succeeded before the source was read. */
-    APPLICATION(2, "application");
+    APPLICATION;
 
-    private final int code;
-    private final String wireName;
+    private static final Consistency[] BY_CODE = values();
 
-    Consistency(int code, String wireName) {
-        this.code = code;
-        this.wireName = wireName;
-    }
-
-    /** The u8 on the wire and in the catalog's snapshot record. */
+    /** The u8 on the wire and in the catalog's snapshot record (the declaration order above). */
     public int code() {
-        return code;
+        return ordinal();
     }
 
     /** The lower-case name the API, the agent's options and the docs use. */
     public String wireName() {
-        return wireName;
+        return name().toLowerCase(java.util.Locale.ROOT);
     }
 
     /** The value for a code, or {@code null} if none has it. */
     public static Consistency fromCode(int code) {
-        for (Consistency c : values()) {
-            if (c.code == code) {
-                return c;
-            }
-        }
-        return null;
+        return code >= 0 && code < BY_CODE.length ? BY_CODE[code] : null;
     }
 
     /** The value for a name ({@code crash}, {@code application}, {@code unknown}; any case), or {@code null}. */
     public static Consistency fromName(String name) {
-        for (Consistency c : values()) {
-            if (c.wireName.equalsIgnoreCase(name)) {
+        for (Consistency c : BY_CODE) {
+            if (c.name().equalsIgnoreCase(name)) {
                 return c;
             }
         }

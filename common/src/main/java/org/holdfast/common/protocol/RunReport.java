@@ -41,50 +41,32 @@ public record RunReport(String volume, String trigger, long startMillis, long en
         return MessageType.RUN_REPORT;
     }
 
-    /** The u8 {@code result}: how the run ended. */
+    /** The u8 {@code result}: how the run ended; the code is the declaration order, the word the lower-case name. */
     public enum Result {
         /** 0: a snapshot committed. */
-        SUCCEEDED(0, "succeeded"),
+        SUCCEEDED,
         /** 1: no snapshot (pre hook failed, backup failed after its retries). */
-        FAILED(1, "failed"),
+        FAILED,
         /** 2: the daemon stopped during the run. */
-        INTERRUPTED(2, "interrupted");
-
-        private final int code;
-        private final String wireName;
-
-        Result(int code, String wireName) {
-            this.code = code;
-            this.wireName = wireName;
-        }
+        INTERRUPTED;
 
         public int code() {
-            return code;
+            return ordinal();
         }
 
         /** The word the daemon's run log and the REST API use. */
         public String wireName() {
-            return wireName;
+            return name().toLowerCase(java.util.Locale.ROOT);
         }
 
         /** The result for a wire code, or {@code null}. */
         public static Result fromCode(int code) {
-            for (Result r : values()) {
-                if (r.code == code) {
-                    return r;
-                }
-            }
-            return null;
+            return code >= 0 && code < values().length ? values()[code] : null;
         }
 
         /** The result for a run-log word, or {@code null}. */
-        public static Result fromName(String name) {
-            for (Result r : values()) {
-                if (r.wireName.equals(name)) {
-                    return r;
-                }
-            }
-            return null;
+        public static Result fromName(String word) {
+            return java.util.Arrays.stream(values()).filter(r -> r.wireName().equals(word)).findFirst().orElse(null);
         }
     }
 }

@@ -119,6 +119,13 @@ class AgentDaemonTest {
                     .containsPattern("volume sched: run succeeded: snapshot sched@\\d+ committed \\(incremental\\) on try \\d+");
             assertThat(runLog(state)).as("every run recorded").anyMatch(r -> r.path("volume").asText().equals("hooked"));
 
+            // the daemon reported its runs to the server: the retried one with its tries, and the failed pre hook
+            await("the retried run in /api/v1/agents", Duration.ofSeconds(60), () -> serverRuns(server).stream().anyMatch(r ->
+                    r.path("volume").asText().equals("sched") && r.path("result").asText().equals("succeeded")
+                            && r.path("attempts").asInt() >= 2 && r.path("consistency").asText().equals("application")), d, daemonOut);
+            assertThat(serverRuns(server)).anyMatch(r -> r.path("volume").asText().equals("hooked")
+                    && r.path("result").asText().equals("failed") && r.path("message").asText().contains("pre hook failed"));
+
             // SIGKILL during a run (in its pre hook): the next daemon runs the post hook, records the run as
             // interrupted, and the next scheduled run commits
             await("a scheduled run in its pre hook", Duration.ofSeconds(30), () -> {
@@ -179,6 +186,15 @@ class AgentDaemonTest {
     private static int snapshots(ServerProcess server, String volume) throws IOException {
         HttpResponse<String> r = server.get("/api/v1/volumes/" + volume + "/snapshots");
         return r.statusCode() == 200 ? JSON.readTree(r.body()).size() : 0;
+    }
+
+    /** Every daemon run the server shows in /api/v1/agents. */
+    private static List<JsonNode> serverRuns(ServerProcess server) throws IOException {
+        List<JsonNode> out = new java.util.ArrayList<>();
+        for (JsonNode agent : JSON.readTree(server.get("/api/v1/agents").body())) {
+            agent.path("runs").forEach(out::add);
+        }
+        return out;
     }
 
     private static List<JsonNode> runLog(Path state) throws IOException {
