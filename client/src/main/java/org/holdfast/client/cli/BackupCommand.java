@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.StateDirectory;
 import org.holdfast.client.net.ServerConnection;
 import org.holdfast.client.progress.Sizes;
 import org.holdfast.client.scan.StateFile;
@@ -40,8 +41,9 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
             description = "Read only these ranges ('START_BYTE LENGTH' per line, # comments); used only for an incremental backup.")
     Path changedBlocks;
 
-    @Option(names = "--state-dir", paramLabel = "DIR", defaultValue = "${sys:user.home}/.holdfast/agent-state",
-            description = "Where per-server, per-volume state files live (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--state-dir", paramLabel = "DIR",
+            description = "Where per-server, per-volume state files live (default: $XDG_STATE_HOME/holdfast/agent-state,"
+                    + " else ~/.local/state/holdfast/agent-state).")
     Path stateDir;
 
     @Option(names = "--threads", paramLabel = "N", defaultValue = "0",
@@ -79,12 +81,13 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
         }
         int cores = threads > 0 ? threads : Math.max(1, Runtime.getRuntime().availableProcessors());
         String volume = conn.volume();
-        Path stateFile = StateFile.path(stateDir, conn.address().key(), volume);
+        Path dir = stateDir != null ? stateDir : StateDirectory.current().resolve(StateDirectory.AGENT_STATE, o::notice);
+        Path stateFile = StateFile.path(dir, conn.address().key(), volume);
         BackupSession.Settings s = new BackupSession.Settings(volume, source, blockSize, changedBlocks, stateFile,
                 (long) Math.max(8, windowMib) << 20, cores, cores, level, readHoles, kind);
         BackupResult r;
         Consistency recorded;
-        try (ServerConnection c = conn.open()) {
+        try (ServerConnection c = conn.open(o::notice)) {
             recorded = BackupSession.recorded(kind, c.protocolVersion());
             r = new BackupSession(s, o::notice).run(c, o.progress("backup " + volume));
         }

@@ -61,7 +61,8 @@ final class ReportRunCommand extends HoldfastAgent.Subcommand implements Callabl
     @Override
     public Integer call() {
         RunReport report = report();
-        try (ServerConnection c = conn.open()) {
+        Output o = new Output(out, err, conn.json);
+        try (ServerConnection c = conn.open(o::notice)) {
             if (c.protocolVersion() < 3) {
                 throw new AgentException(ExitCode.REJECTED, "the server at " + c.address() + " speaks protocol version "
                         + c.protocolVersion() + ", which cannot record daemon runs", "upgrade the server; the run log keeps the runs");
@@ -70,7 +71,7 @@ final class ReportRunCommand extends HoldfastAgent.Subcommand implements Callabl
             c.expect(RunRecorded.class, ConnectionOptions.HELLO_TIMEOUT);
         }
         if (conn.json) {
-            new Output(out, err, true).json(java.util.Map.of("recorded", true, "volume", report.volume()));
+            o.json(java.util.Map.of("recorded", true, "volume", report.volume()));
         } else {
             out.println("run of " + report.volume() + " from " + start + " recorded by the server");
         }

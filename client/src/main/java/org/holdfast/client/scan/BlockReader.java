@@ -13,6 +13,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.IoReasons;
 import org.holdfast.common.hash.BlockHasher;
 import org.holdfast.common.hash.PossessionProof;
 import org.holdfast.common.id.Fingerprint;
@@ -214,16 +215,16 @@ public final class BlockReader implements AutoCloseable {
             if (t instanceof AgentException a) {
                 throw a;
             }
-            throw new AgentException(ExitCode.LOCAL_IO, "cannot read the source: " + t.getMessage(),
-                    "check the source device or file", t);
+            throw new AgentException(ExitCode.LOCAL_IO, "cannot read the source: " + (t instanceof java.io.IOException io
+                    ? IoReasons.reason(io) : t.getMessage()), "check the source device or file", t);
         }
         Pending p = (Pending) o;
         try {
             p.hashed.join();
         } catch (CompletionException e) {
             if (e.getCause() instanceof UncheckedIOException io) {
-                throw new AgentException(ExitCode.LOCAL_IO, "cannot read the source: " + io.getCause().getMessage(),
-                        "check the source device or file", io.getCause());
+                throw new AgentException(ExitCode.LOCAL_IO, "cannot read the source: " + IoReasons.reason(io.getCause()),
+                        IoReasons.advice(io.getCause(), "the source", "check the source device or file"), io.getCause());
             }
             throw new AgentException(ExitCode.INTERNAL, "hashing failed: " + e.getCause(), null, e.getCause());
         }

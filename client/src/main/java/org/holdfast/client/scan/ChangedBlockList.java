@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.IoReasons;
 import org.holdfast.common.protocol.ProtocolLimits;
 
 /**
@@ -42,8 +43,7 @@ public final class ChangedBlockList {
         } catch (NoSuchFileException e) {
             throw new AgentException(ExitCode.USAGE, "changed-blocks file " + file + " does not exist", "check --changed-blocks");
         } catch (IOException e) {
-            throw new AgentException(ExitCode.LOCAL_IO, "cannot read changed-blocks file " + file + ": " + e.getMessage(),
-                    "check --changed-blocks", e);
+            throw IoReasons.localIo("cannot read changed-blocks file", file, e, "check --changed-blocks");
         }
     }
 

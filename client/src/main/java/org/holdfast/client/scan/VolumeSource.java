@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.IoReasons;
 
 /**
  * A volume to back up: an image file or a block device, open for reading, with its size. A block
@@ -27,8 +28,8 @@ public record VolumeSource(Path path, FileChannel channel, long size, boolean bl
         } catch (NoSuchFileException e) {
             throw new AgentException(ExitCode.USAGE, "source " + path + " does not exist", "check --source");
         } catch (IOException e) {
-            throw new AgentException(ExitCode.LOCAL_IO, "cannot open source " + path + ": " + e.getMessage(),
-                    "check the path and that this user may read it (block devices usually need root)", e);
+            throw IoReasons.localIo("cannot open source", path, e,
+                    "check the path and that this user may read it (block devices usually need root)");
         }
     }
 

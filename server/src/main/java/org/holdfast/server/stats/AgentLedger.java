@@ -20,6 +20,7 @@ public final class AgentLedger implements IngestObserver {
     private final AgentStore store;
     private final TransferRates rates;
     private final Clock clock;
+    private volatile Runnable afterCommit = () -> { };
 
     public AgentLedger(AgentStore store, TransferRates rates, Clock clock) {
         this.store = store;
@@ -31,6 +32,11 @@ public final class AgentLedger implements IngestObserver {
         return store;
     }
 
+    /** Runs {@code action} after each committed backup (on the connection's lane: it must be quick). */
+    public void afterCommit(Runnable action) {
+        afterCommit = action;
+    }
+
     @Override
     public void connected(AccessPrincipal principal, String remoteAddress, String agentName) {
         TokenName t = TokenName.of(principal.name());
@@ -40,6 +46,9 @@ public final class AgentLedger implements IngestObserver {
     @Override
     public void backupEnded(AccessPrincipal principal, String volume, boolean ok, String detail, long bytes) {
         store.result(TokenName.of(principal.name()).id(), new AgentStore.VolumeResult(volume, ok, detail, bytes, clock.millis()));
+        if (ok) {
+            afterCommit.run();
+        }
     }
 
     /** Stores the run under the principal's token; a token with no recorded connection is refused (it always has one after HELLO). */

@@ -25,8 +25,8 @@ import org.rocksdb.WriteOptions;
  * The one RocksDB of the appliance (data-dir/catalog) and every native handle that belongs to it.
  *
  * <p>We own every handle created here and close them in {@link #close()} in this order: column
- * family handles, the database, then the options objects (RocksDB requires handles to go before
- * the database and options, filter and cache after it). Callers own the iterators and batches they create and must
+ * family handles, the database, then the options objects and the event listener ({@link CatalogHealth})
+ * (RocksDB requires handles to go before the database and options, filter and cache after it). Callers own the iterators and batches they create and must
  * close them first. The write-ahead log stays on: nothing else holds a durable copy of this data.
  *
  * <p>Column families: {@link Column}; further ones (for example for GC bookkeeping) can be asked
@@ -76,6 +76,7 @@ public final class MetadataDb implements AutoCloseable {
     }
 
     private final String path;
+    private final CatalogHealth health;
     private final DBOptions dbOptions;
     private final ColumnFamilyOptions cfOptions;
     private final LRUCache blockCache;
@@ -92,6 +93,7 @@ public final class MetadataDb implements AutoCloseable {
 
     private MetadataDb(Path dir, List<String> extraColumns, boolean syncCommits) {
         this.path = dir.toString();
+        this.health = new CatalogHealth(path);
         this.syncCommits = syncCommits;
         try {
             Files.createDirectories(dir);
@@ -103,7 +105,8 @@ public final class MetadataDb implements AutoCloseable {
         // (docs/operations.md, "Disk full"). Files now grow as they are written.
         dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true)
                 .setKeepLogFileNum(5).setMaxTotalWalSize(256L << 20)
-                .setAllowFAllocate(false).setManifestPreallocationSize(64L << 10);
+                .setAllowFAllocate(false).setManifestPreallocationSize(64L << 10)
+                .setListeners(List.of(health));
         // One block cache for every column family; Bloom filters so that lookups of absent keys
         // (every new fingerprint in fpindex, new LBNs in map) rarely touch a data block.
         blockCache = new LRUCache(64L << 20);
@@ -161,9 +164,22 @@ public final class MetadataDb implements AutoCloseable {
         }
     }
 
-    /** Translates a RocksDB or I/O failure once: corruption becomes a {@link CorruptDataException} naming the file. */
+    /**
+     * Translates a RocksDB or I/O failure once: corruption becomes a {@link CorruptDataException}
+     * naming the file; any failure while a background error has stopped the database becomes
+     * {@link CatalogStoppedException}, which says why and what to do.
+     */
     private StoreException fail(String key, Exception e) {
+        String stopped = health.stoppedReason();
+        if (stopped != null && e instanceof RocksDBException) {
+            return new CatalogStoppedException(path, stopped, e);
+        }
         return translate(STORE, path, key, e);
+    }
+
+    /** The watch on background errors: why the database takes no writes now, if it does not. */
+    public CatalogHealth health() {
+        return health;
     }
 
     /** As {@link StoreException#translate}, except that RocksDB corruption becomes a {@link CorruptDataException} naming the file. */
@@ -371,6 +387,7 @@ public final class MetadataDb implements AutoCloseable {
         bloom.close();
         blockCache.close();
         dbOptions.close();
+        health.close();
     }
 
     static byte[] bytes(String s) {
