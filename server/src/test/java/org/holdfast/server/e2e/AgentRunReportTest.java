@@ -4,17 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.holdfast.client.cli.HoldfastAgent;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -65,17 +61,16 @@ class AgentRunReportTest {
                           pre: "echo cannot freeze >&2; exit 7"
                     """.formatted(server.ingestAddress(), server.fingerprint(), server.agentTokenFile(), state, app, NEVER, plain,
                     NEVER, frozen, NEVER));
-            daemon = ChildJvm.start(AgentProcess.MAIN_CLASS, List.of("-Xmx256m", "-XX:+UseSerialGC"), ChildJvm.agentClasspath(),
-                    List.of("daemon", "--config", config.toString()), daemonOut[0], daemonOut[1]);
+            daemon = DaemonCli.start(config, daemonOut);
             Path socket = state.resolve("agent.sock");
-            await("the control socket", Duration.ofSeconds(60), () -> Files.exists(socket), daemon, daemonOut);
+            DaemonCli.await("the control socket", Duration.ofSeconds(60), () -> Files.exists(socket), daemon, daemonOut);
 
             for (String v : List.of("app", "plain")) {
-                Cli run = cli("run-now", "--volume", v, "--socket", socket.toString());
-                assertThat(run.exit).as(run.toString()).isZero();
+                DaemonCli.Result run = DaemonCli.run("run-now", "--volume", v, "--socket", socket.toString());
+                assertThat(run.exit()).as(run.toString()).isZero();
             }
-            Cli failed = cli("run-now", "--volume", "frozen", "--socket", socket.toString());
-            assertThat(failed.exit).as(failed.toString()).isEqualTo(5);
+            DaemonCli.Result failed = DaemonCli.run("run-now", "--volume", "frozen", "--socket", socket.toString());
+            assertThat(failed.exit()).as(failed.toString()).isEqualTo(5);
 
             // the snapshot JSON says how consistent each snapshot is
             assertThat(snapshot(server, "app").path("consistency").asText()).isEqualTo("application");
@@ -83,7 +78,7 @@ class AgentRunReportTest {
 
             // every run reaches the agents endpoint, the failed pre hook included
             Process d = daemon;
-            await("three runs in /api/v1/agents", Duration.ofSeconds(60), () -> runs(server).size() >= 3, d, daemonOut);
+            DaemonCli.await("three runs in /api/v1/agents", Duration.ofSeconds(60), () -> DaemonCli.serverRuns(server).size() >= 3, d, daemonOut);
             JsonNode appRun = run(server, "app");
             assertThat(appRun.path("result").asText()).isEqualTo("succeeded");
             assertThat(appRun.path("snapshotId").asText()).isEqualTo("app@1");
@@ -104,15 +99,15 @@ class AgentRunReportTest {
                     "{\"name\":\"scoped\",\"role\":\"agent\",\"volumes\":[\"plain\"]}");
             assertThat(issued.statusCode()).as(issued.body()).isEqualTo(201);
             Path scopedToken = Files.writeString(work.resolve("scoped.token"), JSON.readTree(issued.body()).path("token").asText());
-            String before = runs(server).toString();
+            String before = DaemonCli.serverRuns(server).toString();
             List<String> args = new ArrayList<>(List.of("report-run", "--server", server.ingestAddress(), "--volume", "app",
                     "--token-file", scopedToken.toString(), "--known-servers", work.resolve("known").toString(),
                     "--start", "2026-01-01T00:00:00Z", "--end", "2026-01-01T00:00:01Z", "--result", "succeeded"));
             args.addAll(server.agentTrustArgs());
-            Cli outside = cli(args.toArray(String[]::new));
-            assertThat(outside.exit).as(outside.toString()).isEqualTo(4);
-            assertThat(outside.err).contains("outside the token's volume scope");
-            assertThat(runs(server).toString()).as("nothing recorded").isEqualTo(before);
+            DaemonCli.Result outside = DaemonCli.run(args.toArray(String[]::new));
+            assertThat(outside.exit()).as(outside.toString()).isEqualTo(4);
+            assertThat(outside.err()).contains("outside the token's volume scope");
+            assertThat(DaemonCli.serverRuns(server).toString()).as("nothing recorded").isEqualTo(before);
         } finally {
             if (daemon != null) {
                 daemon.destroy();
@@ -120,16 +115,6 @@ class AgentRunReportTest {
             }
             server.close();
         }
-    }
-
-    private record Cli(int exit, String out, String err) {
-    }
-
-    private static Cli cli(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit = HoldfastAgent.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Cli(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
     private static JsonNode snapshot(ServerProcess server, String volume) throws Exception {
@@ -140,34 +125,8 @@ class AgentRunReportTest {
         return list.get(0);
     }
 
-    /** Every run of every agent in /api/v1/agents. */
-    private static List<JsonNode> runs(ServerProcess server) throws Exception {
-        HttpResponse<String> r = server.get("/api/v1/agents");
-        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-        List<JsonNode> out = new ArrayList<>();
-        for (JsonNode agent : JSON.readTree(r.body())) {
-            agent.path("runs").forEach(out::add);
-        }
-        return out;
-    }
-
     private static JsonNode run(ServerProcess server, String volume) throws Exception {
-        return runs(server).stream().filter(r -> r.path("volume").asText().equals(volume)).findFirst()
+        return DaemonCli.serverRuns(server).stream().filter(r -> r.path("volume").asText().equals(volume)).findFirst()
                 .orElseThrow(() -> new AssertionError("no run of " + volume + " in " + server.get("/api/v1/agents").body()));
-    }
-
-    private interface Check {
-        boolean holds() throws Exception;
-    }
-
-    private static void await(String what, Duration timeout, Check check, Process daemon, Path[] daemonOut) throws Exception {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!check.holds()) {
-            if (!daemon.isAlive() || System.nanoTime() > deadline) {
-                throw new AssertionError((daemon.isAlive() ? "timed out waiting for " : "daemon exited waiting for ") + what
-                        + "\n--- daemon stdout\n" + ChildJvm.tail(daemonOut[0], 6000) + "\n--- daemon stderr\n" + ChildJvm.tail(daemonOut[1], 4000));
-            }
-            Thread.sleep(200);
-        }
     }
 }
