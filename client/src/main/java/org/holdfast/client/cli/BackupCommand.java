@@ -11,6 +11,7 @@ import org.holdfast.client.ExitCode;
 import org.holdfast.client.StateDirectory;
 import org.holdfast.client.net.ServerConnection;
 import org.holdfast.client.progress.Sizes;
+import org.holdfast.client.qcow2.Qcow2Backup;
 import org.holdfast.client.scan.StateFile;
 import org.holdfast.client.upload.BackupResult;
 import org.holdfast.client.upload.BackupSession;
@@ -45,6 +46,14 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
             description = "Where per-server, per-volume state files live (default: $XDG_STATE_HOME/holdfast/agent-state,"
                     + " else ~/.local/state/holdfast/agent-state).")
     Path stateDir;
+
+    @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "auto",
+            description = "raw, qcow2 (back up the guest-visible disk, read through qemu-nbd) or auto (qcow2 if the file says so; default).")
+    String format;
+
+    @Option(names = "--dirty-bitmap",
+            description = "qcow2: keep a persistent dirty bitmap in the image so the next backup reads only what changed.")
+    boolean dirtyBitmap;
 
     @Option(names = "--threads", paramLabel = "N", defaultValue = "0",
             description = "Threads that read, hash and compress (default 0: one per core).")
@@ -85,11 +94,17 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
         Path stateFile = StateFile.path(dir, conn.address().key(), volume);
         BackupSession.Settings s = new BackupSession.Settings(volume, source, blockSize, changedBlocks, stateFile,
                 (long) Math.max(8, windowMib) << 20, cores, cores, level, readHoles, kind);
+        if (dirtyBitmap && changedBlocks != null) {
+            throw new AgentException(ExitCode.USAGE, "--dirty-bitmap and --changed-blocks both say what changed",
+                    "give one of them");
+        }
+        Qcow2Backup qcow2 = Qcow2Backup.choose(source, format, dirtyBitmap, stateFile, o::notice);
         BackupResult r;
         Consistency recorded;
         try (ServerConnection c = conn.open(o::notice)) {
             recorded = BackupSession.recorded(kind, c.protocolVersion());
-            r = new BackupSession(s, o::notice).run(c, o.progress("backup " + volume));
+            BackupSession session = qcow2 == null ? new BackupSession(s, o::notice) : new BackupSession(s, o::notice, qcow2::open);
+            r = session.run(c, o.progress("backup " + volume));
         }
         if (recorded != kind) {
             o.notice("the server speaks protocol version 2: it records the snapshot's consistency as unknown");
@@ -97,6 +112,9 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
         if (conn.json) {
             Map<String, Object> m = toJson(r);
             m.put("consistency", recorded.wireName());
+            if (qcow2 != null) {
+                m.putAll(qcow2.report());
+            }
             o.json(m);
         } else {
             out.printf(Locale.ROOT, "snapshot %s@%d committed (%s backup; consistency %s)%n", r.volume(), r.sequence(), r.mode(),
@@ -107,6 +125,9 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
             out.printf(Locale.ROOT, "  sent %d blocks (%s), newly stored %d blocks (%s), %.1f s, %.1f MB/s read%n",
                     r.sentBlocks(), Sizes.format(r.sentBytes()), r.newBlocks(), Sizes.format(r.storedBytes()), r.seconds(),
                     r.bytesRead() / 1e6 / Math.max(1e-9, r.seconds()));
+            if (qcow2 != null) {
+                out.println("  " + qcow2.summary());
+            }
         }
         return 0;
     }

@@ -50,6 +50,9 @@ final class InProcessBackup implements VolumeBackup {
         if (volume.blockSize() > 0) {
             a.addAll(List.of("--block-size", String.valueOf(volume.blockSize())));
         }
+        if (volume.dirtyBitmap()) {
+            a.add("--dirty-bitmap");
+        }
         if (volume.preHook() != null) {
             // the run reaches its backup only after the pre hook succeeded
             a.addAll(List.of("--consistency", "application"));

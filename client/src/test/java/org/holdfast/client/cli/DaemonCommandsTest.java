@@ -83,10 +83,10 @@ class DaemonCommandsTest {
     void inProcessBackup_arguments_areTheBackupCommandsOptions() {
         AgentConfig c = new AgentConfig("h:7070", new AgentConfig.Trust(null, Path.of("/etc/ca.pem"), false), Path.of("/etc/tok"),
                 Path.of("/var/lib/a"), new AgentConfig.Retry(1, Duration.ZERO, Duration.ZERO),
-                List.of(new AgentConfig.VolumeConfig("v", Path.of("/dev/x"), 65536, CronSchedule.parse("@daily"), null, null)));
+                List.of(new AgentConfig.VolumeConfig("v", Path.of("/dev/x"), 65536, CronSchedule.parse("@daily"), null, null, true)));
         assertThat(String.join(" ", InProcessBackup.arguments(c, c.volume("v")))).isEqualTo("backup --json --server h:7070"
                 + " --volume v --known-servers /var/lib/a/known-servers --ca-cert /etc/ca.pem --token-file /etc/tok"
-                + " --source /dev/x --state-dir /var/lib/a/volumes --block-size 65536");
+                + " --source /dev/x --state-dir /var/lib/a/volumes --block-size 65536 --dirty-bitmap");
     }
 
     @Test
@@ -94,7 +94,7 @@ class DaemonCommandsTest {
         AgentConfig c = new AgentConfig("h:7070", new AgentConfig.Trust(null, null, true), null,
                 Path.of("/var/lib/a"), new AgentConfig.Retry(1, Duration.ZERO, Duration.ZERO),
                 List.of(new AgentConfig.VolumeConfig("v", Path.of("/dev/x"), 0, CronSchedule.parse("@daily"),
-                        new AgentConfig.Hook("fsfreeze -f /srv", Duration.ofSeconds(5)), null)));
+                        new AgentConfig.Hook("fsfreeze -f /srv", Duration.ofSeconds(5)), null, false)));
         assertThat(String.join(" ", InProcessBackup.arguments(c, c.volume("v")))).endsWith(" --consistency application");
     }
 
@@ -102,7 +102,7 @@ class DaemonCommandsTest {
     void inProcessRunReport_arguments_carryTheRunAndItsConsistency() {
         AgentConfig c = new AgentConfig("h:7070", new AgentConfig.Trust(null, null, true), null,
                 Path.of("/var/lib/a"), new AgentConfig.Retry(1, Duration.ZERO, Duration.ZERO),
-                List.of(new AgentConfig.VolumeConfig("v", Path.of("/dev/x"), 0, CronSchedule.parse("@daily"), null, null)));
+                List.of(new AgentConfig.VolumeConfig("v", Path.of("/dev/x"), 0, CronSchedule.parse("@daily"), null, null, false)));
         RunRecord ok = new RunRecord("v", "schedule", "2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z", RunRecord.SUCCEEDED, 1,
                 "v@3", 10, 5, 0, null, null, "snapshot v@3 committed (full)");
         assertThat(String.join(" ", InProcessRunReport.arguments(c, c.volume("v"), ok))).startsWith("report-run --server h:7070 --volume v")
