@@ -52,6 +52,10 @@ public final class FakeServer implements AutoCloseable {
     final Map<String, List<Snap>> volumes = new ConcurrentHashMap<>();
     final Map<Fingerprint, byte[]> store = new ConcurrentHashMap<>();
     public final List<SessionLog> sessions = new CopyOnWriteArrayList<>();
+    /** The protocol version HELLO_OK grants (at most what HELLO offered); 2 by default, like a server before version 3. */
+    public volatile int protocolVersion = ProtocolLimits.VERSION;
+    /** The consistency of every COMMIT received, in order. */
+    public final List<org.holdfast.common.model.Consistency> commits = new CopyOnWriteArrayList<>();
     /** Answer every BACKUP_BEGIN with mode FULL. */
     public volatile boolean forceFull;
     /** Flip a bit in the first non-zero payload of every restore. */
@@ -127,8 +131,8 @@ public final class FakeServer implements AutoCloseable {
 
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, Message m) {
-            if (m instanceof Hello) {
-                ctx.writeAndFlush(new HelloOk(ProtocolLimits.VERSION, "fake", ProtocolLimits.MAX_FRAME));
+            if (m instanceof Hello h) {
+                ctx.writeAndFlush(new HelloOk(Math.min(h.protocolVersion(), protocolVersion), "fake", ProtocolLimits.MAX_FRAME));
             } else if (m instanceof BackupBegin b) {
                 begin(ctx, b);
             } else if (m instanceof Entries e) {
@@ -261,6 +265,7 @@ public final class FakeServer implements AutoCloseable {
         }
 
         private void commit(ChannelHandlerContext ctx, Commit c) {
+            commits.add(c.consistency());
             if (volume == null || !received.containsAll(asked)) {
                 error(ctx, ErrorCode.BAD_STATE, "commit before all blocks arrived");
                 return;

@@ -16,6 +16,7 @@ import org.holdfast.client.scan.StateFile;
 import org.holdfast.client.upload.BackupResult;
 import org.holdfast.client.upload.BackupSession;
 import org.holdfast.common.compress.BlockCodec;
+import org.holdfast.common.model.Consistency;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -62,6 +63,11 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
             description = "Read holes of a sparse file like data instead of skipping them (they are zero blocks either way).")
     boolean readHoles;
 
+    @Option(names = "--consistency", paramLabel = "KIND", defaultValue = "crash",
+            description = {"What the server records about the source: 'crash' (read live, the default) or 'application'",
+                "(a freeze, flush or snapshot made it consistent before this backup; the daemon says so when a pre hook succeeded)."})
+    String consistency;
+
     @Option(names = "--window-mib", paramLabel = "MIB", defaultValue = "64", hidden = true,
             description = "Memory for payloads waiting for the server's answer.")
     int windowMib;
@@ -77,30 +83,42 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
             throw new AgentException(ExitCode.USAGE,
                     "--threads " + threads + " is negative", "give a number of threads, or 0 for one per core");
         }
+        Consistency kind = Consistency.fromName(consistency);
+        if (kind == null || kind == Consistency.UNKNOWN) {
+            throw new AgentException(ExitCode.USAGE, "--consistency " + consistency + " is not a consistency",
+                    "give 'crash' (the default) or 'application'");
+        }
         int cores = threads > 0 ? threads : Math.max(1, Runtime.getRuntime().availableProcessors());
         String volume = conn.volume();
         Path dir = stateDir != null ? stateDir : StateDirectory.current().resolve(StateDirectory.AGENT_STATE, o::notice);
         Path stateFile = StateFile.path(dir, conn.address().key(), volume);
         BackupSession.Settings s = new BackupSession.Settings(volume, source, blockSize, changedBlocks, stateFile,
-                (long) Math.max(8, windowMib) << 20, cores, cores, level, readHoles);
+                (long) Math.max(8, windowMib) << 20, cores, cores, level, readHoles, kind);
         if (dirtyBitmap && changedBlocks != null) {
             throw new AgentException(ExitCode.USAGE, "--dirty-bitmap and --changed-blocks both say what changed",
                     "give one of them");
         }
         Qcow2Backup qcow2 = Qcow2Backup.choose(source, format, dirtyBitmap, stateFile, o::notice);
         BackupResult r;
+        Consistency recorded;
         try (ServerConnection c = conn.open(o::notice)) {
+            recorded = BackupSession.recorded(kind, c.protocolVersion());
             BackupSession session = qcow2 == null ? new BackupSession(s, o::notice) : new BackupSession(s, o::notice, qcow2::open);
             r = session.run(c, o.progress("backup " + volume));
         }
+        if (recorded != kind) {
+            o.notice("the server speaks protocol version 2: it records the snapshot's consistency as unknown");
+        }
         if (conn.json) {
             Map<String, Object> m = toJson(r);
+            m.put("consistency", recorded.wireName());
             if (qcow2 != null) {
                 m.putAll(qcow2.report());
             }
             o.json(m);
         } else {
-            out.printf(Locale.ROOT, "snapshot %s@%d committed (%s backup)%n", r.volume(), r.sequence(), r.mode());
+            out.printf(Locale.ROOT, "snapshot %s@%d committed (%s backup; consistency %s)%n", r.volume(), r.sequence(), r.mode(),
+                    recorded.wireName());
             out.printf(Locale.ROOT, "  logical %s, scanned %s (read %s, holes skipped %s), changed %d blocks (%s)%n",
                     Sizes.format(r.logicalBytes()), Sizes.format(r.bytesRead()), Sizes.format(r.sourceBytesRead()),
                     Sizes.format(r.holeBytes()), r.changedBlocks(), Sizes.format(r.changedBlocks() * r.blockSize()));

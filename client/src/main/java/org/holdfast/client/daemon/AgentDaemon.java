@@ -43,6 +43,7 @@ public final class AgentDaemon implements AutoCloseable {
 
     private final AgentConfig config;
     private final VolumeBackup backup;
+    private final RunReports reports;
     private final DaemonLog log;
     private final String version;
     private final HookRunner hooks;
@@ -56,8 +57,14 @@ public final class AgentDaemon implements AutoCloseable {
     private boolean closed;
 
     public AgentDaemon(AgentConfig config, VolumeBackup backup, DaemonLog log, String version) {
+        this(config, backup, RunReporter.NONE, log, version);
+    }
+
+    /** A daemon that reports each finished run to the server through {@code reporter}. */
+    public AgentDaemon(AgentConfig config, VolumeBackup backup, RunReporter reporter, DaemonLog log, String version) {
         this.config = config;
         this.backup = backup;
+        this.reports = new RunReports(config, reporter, log);
         this.log = log;
         this.version = version;
         this.hooks = new HookRunner(log);
@@ -76,7 +83,8 @@ public final class AgentDaemon implements AutoCloseable {
         runLog = new RunLog(dir);
         finishInterruptedRuns();
         for (AgentConfig.VolumeConfig v : config.volumes()) {
-            workers.put(v.name(), new VolumeWorker(v, trigger -> new BackupRun(config, v, trigger, backup, hooks, runLog, log), log));
+            workers.put(v.name(), new VolumeWorker(v, trigger -> new BackupRun(config, v, trigger, backup, hooks, runLog, log)
+                    .onFinished(reports::submit), log));
         }
         ZonedDateTime now = ZonedDateTime.now();
         for (VolumeWorker w : workers.values()) {
@@ -132,6 +140,7 @@ public final class AgentDaemon implements AutoCloseable {
                     RunRecord.INTERRUPTED, begun.attempts(), null, 0, 0, ExitCode.INTERNAL.code(), null, post,
                     "the daemon stopped during this run (found at restart)" + (post == null ? "" : "; post hook " + post));
             runLog.append(r);
+            reports.submit(r);
             log.info("volume " + begun.volume() + ": run from " + begun.start() + " was interrupted; " + r.message());
         }
     }
@@ -257,6 +266,7 @@ public final class AgentDaemon implements AutoCloseable {
             control.close();
         }
         workers.values().forEach(VolumeWorker::stop);
+        reports.close();
         try {
             if (lockFile != null) {
                 lockFile.close();

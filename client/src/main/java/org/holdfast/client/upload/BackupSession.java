@@ -23,6 +23,7 @@ import org.holdfast.client.scan.StateFile;
 import org.holdfast.client.scan.VolumeScanner;
 import org.holdfast.client.scan.VolumeSource;
 import org.holdfast.common.hash.PossessionProof;
+import org.holdfast.common.model.Consistency;
 import org.holdfast.common.protocol.Abort;
 import org.holdfast.common.protocol.BackupBegin;
 import org.holdfast.common.protocol.BackupMode;
@@ -49,7 +50,22 @@ public final class BackupSession {
      * {@code readHoles} reads holes like data instead of asking the file system where they are.
      */
     public record Settings(String volume, Path source, int blockSize, Path changedBlocks, Path stateFile,
-                           long windowBytes, int hashThreads, int compressThreads, int compressLevel, boolean readHoles) {
+                           long windowBytes, int hashThreads, int compressThreads, int compressLevel, boolean readHoles,
+                           Consistency consistency) {
+        /** Settings for a crash-consistent backup (no hook made the source consistent). */
+        public Settings(String volume, Path source, int blockSize, Path changedBlocks, Path stateFile,
+                        long windowBytes, int hashThreads, int compressThreads, int compressLevel, boolean readHoles) {
+            this(volume, source, blockSize, changedBlocks, stateFile, windowBytes, hashThreads, compressThreads, compressLevel,
+                    readHoles, Consistency.CRASH);
+        }
+    }
+
+    /**
+     * The consistency the snapshot is recorded with: what the settings say, or {@code UNKNOWN} with a
+     * server of protocol version 2 (its COMMIT has no room for it).
+     */
+    public static Consistency recorded(Consistency wanted, int protocolVersion) {
+        return protocolVersion >= 3 ? wanted : Consistency.UNKNOWN;
     }
 
     private final Settings settings;
@@ -171,7 +187,7 @@ public final class BackupSession {
                 Thread.currentThread().interrupt();
                 throw new AgentException(ExitCode.INTERNAL, "interrupted", null, e);
             }
-            conn.send(new Commit(source.size()));
+            conn.send(new Commit(source.size(), recorded(settings.consistency(), conn.protocolVersion())));
             Committed c = awaitCommitted(uploader, failure);
             committed = true;
             progress.finish();

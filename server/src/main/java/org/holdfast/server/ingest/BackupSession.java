@@ -7,6 +7,7 @@ import org.holdfast.common.hash.BlockHasher;
 import org.holdfast.common.hash.PossessionProof;
 import org.holdfast.common.id.Fingerprint;
 import org.holdfast.common.id.VolumeId;
+import org.holdfast.common.model.Consistency;
 import org.holdfast.common.protocol.BackupMode;
 import org.holdfast.common.protocol.Blocks;
 import org.holdfast.common.protocol.Committed;
@@ -439,6 +440,11 @@ public final class BackupSession {
 
     /** Commits the snapshot (see the class comment for the order) and ends the session. */
     Committed onCommit(long volumeBytes) {
+        return onCommit(volumeBytes, Consistency.UNKNOWN);
+    }
+
+    /** COMMIT: makes the snapshot durable, recording what the agent said of its source's {@code consistency}. */
+    Committed onCommit(long volumeBytes, Consistency consistency) {
         if (awaiting > 0) {
             throw new ProtocolException(ErrorCode.BAD_STATE, "COMMIT before every NEED was answered: " + awaiting + " payloads still missing");
         }
@@ -460,7 +466,7 @@ public final class BackupSession {
             map.add(lbns[i], pbns[i]);
         }
         CommittedSnapshot c = services.snapshotCommit().commit(new SnapshotCommit.Request(volume, blockSize, volumeBytes, parentSequence,
-                map, volumeBytes, sentBlocks, newBlocks, storedBytes, domain.name()));
+                map, volumeBytes, sentBlocks, newBlocks, storedBytes, domain.name(), consistency));
         end(true);
         try {
             services.index().flush();
