@@ -117,7 +117,8 @@ public final class SnapshotCommit {
             long sequence = r.parentSequence() + 1;
             long newBlockCount = VolumeRecord.blockCount(r.volumeBytes(), r.blockSize());
             SessionMap entries = r.entries();
-            SnapshotDelta delta = new SnapshotDelta((int) Math.min(entries.size(), 1 << 16));
+            // sized once: the delta has at most one entry per session entry, so it never grows by doubling
+            SnapshotDelta delta = new SnapshotDelta((int) Math.min(entries.size(), Integer.MAX_VALUE - 8));
             try (MapCursor cursor = catalog.mapCursor(internalId); SessionMap.Cursor e = entries.cursor()) {
                 while (e.next()) {
                     long lbn = e.lbn();

@@ -49,6 +49,11 @@ public final class AgentProcess {
             return process.isAlive();
         }
 
+        /** The agent's process id (for /proc figures such as peak RSS). */
+        public long pid() {
+            return process.pid();
+        }
+
         /** SIGKILL; true if the signal ended it, false if it had exited by itself already. */
         public boolean kill() {
             return ChildJvm.sigkill(process);
