@@ -6,7 +6,10 @@ public enum ExitCode {
     OK(0),
     /** A bug or an unexpected condition; rerun with --debug and report the stack trace. */
     INTERNAL(1),
-    /** Bad command line or input file (options, changed-blocks list), or a server the agent has no way to verify yet. */
+    /**
+     * Bad command line or input file (options, changed-blocks list), a server the agent has no way
+     * to verify yet, or a restore target that exists and is not empty without --force.
+     */
     USAGE(2),
     /** Could not reach the server, or the connection broke or timed out. */
     NETWORK(3),

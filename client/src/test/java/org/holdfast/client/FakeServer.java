@@ -58,6 +58,9 @@ public final class FakeServer implements AutoCloseable {
     public volatile boolean corruptRestore;
     /** Answer the first BLOCKS with ERROR STORAGE_FULL. */
     public volatile boolean storageFull;
+    /** When set, COMMIT is never answered (to kill an agent between reading and commit); counts those commits. */
+    public volatile boolean stallCommit;
+    public final java.util.concurrent.atomic.AtomicInteger stalledCommits = new java.util.concurrent.atomic.AtomicInteger();
     /** Answer BACKUP_BEGIN with ERROR QUOTA_EXCEEDED and this message (null: admit). */
     public volatile String quotaRefusal;
     /** When set, BACKUP_BEGIN is refused with LIMIT_EXCEEDED and this message (an agent-port limit). */
@@ -260,6 +263,10 @@ public final class FakeServer implements AutoCloseable {
         private void commit(ChannelHandlerContext ctx, Commit c) {
             if (volume == null || !received.containsAll(asked)) {
                 error(ctx, ErrorCode.BAD_STATE, "commit before all blocks arrived");
+                return;
+            }
+            if (stallCommit) {
+                stalledCommits.incrementAndGet();
                 return;
             }
             List<Snap> list = volumes.get(volume);

@@ -8,8 +8,10 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.StateDirectory;
 import org.holdfast.client.net.ServerConnection;
 import org.holdfast.client.progress.Sizes;
+import org.holdfast.client.qcow2.Qcow2Backup;
 import org.holdfast.client.scan.StateFile;
 import org.holdfast.client.upload.BackupResult;
 import org.holdfast.client.upload.BackupSession;
@@ -39,9 +41,18 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
             description = "Read only these ranges ('START_BYTE LENGTH' per line, # comments); used only for an incremental backup.")
     Path changedBlocks;
 
-    @Option(names = "--state-dir", paramLabel = "DIR", defaultValue = "${sys:user.home}/.holdfast/agent-state",
-            description = "Where per-server, per-volume state files live (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--state-dir", paramLabel = "DIR",
+            description = "Where per-server, per-volume state files live (default: $XDG_STATE_HOME/holdfast/agent-state,"
+                    + " else ~/.local/state/holdfast/agent-state).")
     Path stateDir;
+
+    @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "auto",
+            description = "raw, qcow2 (back up the guest-visible disk, read through qemu-nbd) or auto (qcow2 if the file says so; default).")
+    String format;
+
+    @Option(names = "--dirty-bitmap",
+            description = "qcow2: keep a persistent dirty bitmap in the image so the next backup reads only what changed.")
+    boolean dirtyBitmap;
 
     @Option(names = "--threads", paramLabel = "N", defaultValue = "0",
             description = "Threads that read, hash and compress (default 0: one per core).")
@@ -68,15 +79,26 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
         }
         int cores = threads > 0 ? threads : Math.max(1, Runtime.getRuntime().availableProcessors());
         String volume = conn.volume();
-        Path stateFile = StateFile.path(stateDir, conn.address().key(), volume);
+        Path dir = stateDir != null ? stateDir : StateDirectory.current().resolve(StateDirectory.AGENT_STATE, o::notice);
+        Path stateFile = StateFile.path(dir, conn.address().key(), volume);
         BackupSession.Settings s = new BackupSession.Settings(volume, source, blockSize, changedBlocks, stateFile,
                 (long) Math.max(8, windowMib) << 20, cores, cores, level, readHoles);
+        if (dirtyBitmap && changedBlocks != null) {
+            throw new AgentException(ExitCode.USAGE, "--dirty-bitmap and --changed-blocks both say what changed",
+                    "give one of them");
+        }
+        Qcow2Backup qcow2 = Qcow2Backup.choose(source, format, dirtyBitmap, stateFile, o::notice);
         BackupResult r;
-        try (ServerConnection c = conn.open()) {
-            r = new BackupSession(s, o::notice).run(c, o.progress("backup " + volume));
+        try (ServerConnection c = conn.open(o::notice)) {
+            BackupSession session = qcow2 == null ? new BackupSession(s, o::notice) : new BackupSession(s, o::notice, qcow2::open);
+            r = session.run(c, o.progress("backup " + volume));
         }
         if (conn.json) {
-            o.json(toJson(r));
+            Map<String, Object> m = toJson(r);
+            if (qcow2 != null) {
+                m.putAll(qcow2.report());
+            }
+            o.json(m);
         } else {
             out.printf(Locale.ROOT, "snapshot %s@%d committed (%s backup)%n", r.volume(), r.sequence(), r.mode());
             out.printf(Locale.ROOT, "  logical %s, scanned %s (read %s, holes skipped %s), changed %d blocks (%s)%n",
@@ -85,6 +107,9 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
             out.printf(Locale.ROOT, "  sent %d blocks (%s), newly stored %d blocks (%s), %.1f s, %.1f MB/s read%n",
                     r.sentBlocks(), Sizes.format(r.sentBytes()), r.newBlocks(), Sizes.format(r.storedBytes()), r.seconds(),
                     r.bytesRead() / 1e6 / Math.max(1e-9, r.seconds()));
+            if (qcow2 != null) {
+                out.println("  " + qcow2.summary());
+            }
         }
         return 0;
     }

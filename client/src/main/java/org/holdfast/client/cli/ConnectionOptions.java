@@ -6,12 +6,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.function.Consumer;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.IoReasons;
+import org.holdfast.client.StateDirectory;
 import org.holdfast.client.net.KnownServers;
 import org.holdfast.client.net.ServerAddress;
 import org.holdfast.client.net.ServerConnection;
 import org.holdfast.client.net.ServerTrust;
+import org.holdfast.client.net.WrongPortException;
 import org.holdfast.common.tls.CertificateFingerprint;
 import org.holdfast.common.id.VolumeId;
 import picocli.CommandLine.Option;
@@ -48,9 +52,10 @@ public final class ConnectionOptions {
                     + " and remember the server in the known-servers file.")
     Path caCert;
 
-    @Option(names = "--known-servers", paramLabel = "FILE", defaultValue = "${sys:user.home}/.holdfast/known-servers",
+    @Option(names = "--known-servers", paramLabel = "FILE",
             description = "Servers confirmed earlier, one 'HOST:PORT FINGERPRINT' per line; without --fingerprint or"
-                    + " --ca-cert only the fingerprint remembered here is accepted (default: ${DEFAULT-VALUE}).")
+                    + " --ca-cert only the fingerprint remembered here is accepted (default: $XDG_STATE_HOME/holdfast/"
+                    + "known-servers, else ~/.local/state/holdfast/known-servers).")
     Path knownServers;
 
     @Option(names = "--no-tls", description = "Plain TCP, for a server started with holdfast.tls.enabled=false (labs only).")
@@ -76,13 +81,14 @@ public final class ConnectionOptions {
 
     /**
      * How this run verifies the server: {@code --no-tls}, {@code --fingerprint}, {@code --ca-cert}, or
-     * the known-servers entry (at most one option; see {@link ServerTrust}).
+     * the known-servers entry in {@code known} (at most one option; see {@link ServerTrust}); {@code known}
+     * is read only when no option is given.
      */
-    ServerTrust trust(ServerAddress address) {
+    ServerTrust trust(ServerAddress address, java.util.function.Supplier<Path> known) {
         int given = (noTls ? 1 : 0) + (fingerprint != null ? 1 : 0) + (caCert != null ? 1 : 0);
         if (given > 1) {
             throw new AgentException(ExitCode.USAGE, "--no-tls, --fingerprint and --ca-cert exclude each other",
-                    "pass one of them (or none, to trust the fingerprint remembered in " + knownServers + ")");
+                    "pass one of them (or none, to trust the fingerprint remembered in the known-servers file)");
         }
         if (noTls) {
             return ServerTrust.plain();
@@ -98,7 +104,7 @@ public final class ConnectionOptions {
         if (caCert != null) {
             return ServerTrust.caCertificates(caCert);
         }
-        return ServerTrust.remembered(new KnownServers(knownServers), address);
+        return ServerTrust.remembered(new KnownServers(known.get()), address);
     }
 
     /** The token from --token-file, else --token / $HOLDFAST_TOKEN, else empty. */
@@ -114,30 +120,41 @@ public final class ConnectionOptions {
             }
             return line.strip();
         } catch (IOException e) {
-            throw new AgentException(ExitCode.USAGE, "cannot read --token-file " + tokenFile + ": " + e.getMessage(),
-                    "name a file readable by this user (mode 0600 is enough)", e);
+            throw IoReasons.failure(ExitCode.USAGE, "cannot read --token-file", tokenFile, e,
+                    "name a file readable by this user (mode 0600 is enough)");
         }
     }
 
-    /** Connects (verifying the server, and remembering it after a confirmed first connection) and says HELLO. */
-    ServerConnection open() {
+    /**
+     * The known-servers file: {@code --known-servers}, else the one in the {@link StateDirectory}
+     * (moved there from {@code ~/.holdfast} on first use, telling {@code notice}).
+     */
+    Path knownServersFile(Consumer<String> notice) {
+        return knownServers != null ? knownServers : StateDirectory.current().resolve(StateDirectory.KNOWN_SERVERS, notice);
+    }
+
+    /**
+     * Connects (verifying the server, and remembering it after a confirmed first connection) and
+     * says HELLO; {@code notice} hears of a state directory moved to its new place.
+     */
+    ServerConnection open(Consumer<String> notice) {
         ServerAddress address = address();
         String vol = volume(); // validate before touching the network
         assert vol != null;
         String tok = token();
-        ServerTrust trust = trust(address);
+        ServerTrust trust = trust(address, () -> knownServersFile(notice)); // --no-tls never touches the state directory
         ServerConnection conn = ServerConnection.connect(address, CONNECT_TIMEOUT, trust);
         try {
             if (trust.confirmsExplicitly()) {
-                KnownServers known = new KnownServers(knownServers);
-                if (!known.lookup(address).filter(conn.serverFingerprint()::equals).isPresent()) {
-                    known.remember(address, conn.serverFingerprint());
+                KnownServers servers = new KnownServers(knownServersFile(notice));
+                if (!servers.lookup(address).filter(conn.serverFingerprint()::equals).isPresent()) {
+                    servers.remember(address, conn.serverFingerprint());
                 }
             }
             try {
                 conn.hello(agentName(), tok, HELLO_TIMEOUT);
             } catch (AgentException e) {
-                if (noTls && e.exitCode() == ExitCode.NETWORK) {
+                if (noTls && e.exitCode() == ExitCode.NETWORK && !(e instanceof WrongPortException)) {
                     throw new AgentException(ExitCode.NETWORK, e.getMessage() + " before answering HELLO over plain TCP",
                             "the server probably requires TLS (the default): run without --no-tls", e);
                 }

@@ -1,10 +1,13 @@
 package org.holdfast.client.cli;
 
+import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.util.Arrays;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.IoReasons;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -19,8 +22,9 @@ public final class HoldfastAgent implements Runnable {
     static final String[] EXIT_CODES = {
         "  0  success: backup committed, restore verified and written, list printed",
         "  1  internal error: rerun with --debug and report the stack trace",
-        "  2  usage: bad option or argument, a bad --changed-blocks file, or an",
-        "     unknown server (pass --fingerprint or --ca-cert)",
+        "  2  usage: bad option or argument, a bad --changed-blocks file, an",
+        "     unknown server (pass --fingerprint or --ca-cert), or a restore",
+        "     target that exists and is not empty (pass --force)",
         "  3  network: server unreachable, connection lost, or no answer in time",
         "  4  rejected by the server: unknown volume or snapshot, volume busy,",
         "     block size mismatch, bad token, volume over its quota",
@@ -59,7 +63,8 @@ public final class HoldfastAgent implements Runnable {
         cl.setErr(new PrintWriter(err, true));
         cl.setExitCodeExceptionMapper(t -> t instanceof AgentException a ? a.exitCode().code()
                 : t instanceof CommandLine.ParameterException ? ExitCode.USAGE.code() : ExitCode.INTERNAL.code());
-        cl.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
+        cl.setExecutionExceptionHandler((thrown, commandLine, parseResult) -> {
+            Exception e = explain(thrown);
             report(e, debug, err);
             return e instanceof AgentException a ? a.exitCode().code() : ExitCode.INTERNAL.code();
         });
@@ -67,6 +72,12 @@ public final class HoldfastAgent implements Runnable {
         out.flush();
         err.flush();
         return code;
+    }
+
+    /** An I/O failure no code path translated still reaches the user as its OS reason, never as a Java exception. */
+    static Exception explain(Exception e) {
+        Throwable t = e instanceof UncheckedIOException u ? u.getCause() : e;
+        return t instanceof IOException io ? IoReasons.unexplained(io) : e;
     }
 
     static void report(Throwable e, boolean debug, PrintStream err) {

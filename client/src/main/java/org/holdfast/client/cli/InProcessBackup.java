@@ -63,6 +63,9 @@ final class InProcessBackup implements VolumeBackup {
         if (volume.blockSize() > 0) {
             a.addAll(List.of("--block-size", String.valueOf(volume.blockSize())));
         }
+        if (volume.dirtyBitmap()) {
+            a.add("--dirty-bitmap");
+        }
         return a.toArray(String[]::new);
     }
 

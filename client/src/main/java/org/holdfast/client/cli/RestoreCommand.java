@@ -9,6 +9,7 @@ import org.holdfast.client.net.ServerConnection;
 import org.holdfast.client.progress.Sizes;
 import org.holdfast.client.restore.RestoreResult;
 import org.holdfast.client.restore.RestoreSession;
+import org.holdfast.client.restore.RestoreWriter;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -18,7 +19,9 @@ import picocli.CommandLine.Option;
         description = {"Restore a snapshot of --volume into --target, verifying every block's SHA-256.",
             "A regular file is written beside the target and renamed over it at the end",
             "(zero blocks become holes); a block device is written in place (zero blocks",
-            "as zeros) and must be at least the volume's size."})
+            "as zeros) and must be at least the volume's size. A target that exists and",
+            "is not empty, or a device, is overwritten only with --force; a new file gets",
+            "mode 0600, an existing one keeps its mode."})
 final class RestoreCommand extends HoldfastAgent.Subcommand implements Callable<Integer> {
     @Mixin
     ConnectionOptions conn;
@@ -31,14 +34,19 @@ final class RestoreCommand extends HoldfastAgent.Subcommand implements Callable<
     @Option(names = "--target", paramLabel = "PATH", required = true, description = "File or block device to write.")
     Path target;
 
+    @Option(names = "--force", description = "Overwrite a --target that exists and is not empty, or a block device"
+            + " (without it the restore refuses, exit 2, before connecting).")
+    boolean force;
+
     @Override
     public Integer call() {
         Output o = new Output(out, err, conn.json);
         RestoreResult r;
         String volume = conn.volume();
-        try (ServerConnection c = conn.open()) {
+        RestoreWriter.checkOverwrite(target, force); // before the network: nothing to wait for
+        try (ServerConnection c = conn.open(o::notice)) {
             long seq = RestoreSession.resolve(c, volume, snapshot);
-            r = RestoreSession.run(c, volume, seq, target, o.progress("restore " + volume + "@" + seq));
+            r = RestoreSession.run(c, volume, seq, target, force, o.progress("restore " + volume + "@" + seq));
         }
         if (conn.json) {
             Map<String, Object> m = new LinkedHashMap<>();

@@ -29,7 +29,8 @@ final class SnapshotsCommand extends HoldfastAgent.Subcommand implements Callabl
     @Override
     public Integer call() {
         List<SnapshotInfo> list;
-        try (ServerConnection c = conn.open()) {
+        Output o = new Output(out, err, conn.json);
+        try (ServerConnection c = conn.open(o::notice)) {
             c.send(new ListSnapshots(conn.volume()));
             list = new ArrayList<>(c.expect(SnapshotList.class, ConnectionOptions.HELLO_TIMEOUT).snapshots());
         }

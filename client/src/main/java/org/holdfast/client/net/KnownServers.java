@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Optional;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.IoReasons;
 import org.holdfast.common.tls.CertificateFingerprint;
 
 /**
@@ -95,8 +96,8 @@ public final class KnownServers {
                 Files.deleteIfExists(tmp);
             }
         } catch (IOException e) {
-            throw new AgentException(ExitCode.LOCAL_IO, "cannot write the known-servers file " + file + ": " + e.getMessage(),
-                    "make its directory writable, or name another file with --known-servers", e);
+            throw IoReasons.localIo("cannot write the known-servers file", file, e,
+                    "make its directory writable, or name another file with --known-servers");
         }
     }
 
@@ -106,8 +107,8 @@ public final class KnownServers {
         } catch (NoSuchFileException e) {
             return List.of();
         } catch (IOException e) {
-            throw new AgentException(ExitCode.LOCAL_IO, "cannot read the known-servers file " + file + ": " + e.getMessage(),
-                    "check its permissions, or name another file with --known-servers", e);
+            throw IoReasons.localIo("cannot read the known-servers file", file, e,
+                    "check its permissions, or name another file with --known-servers");
         }
     }
 

@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.IoReasons;
 import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.FrameDecoder;
@@ -96,15 +97,18 @@ public final class ServerConnection implements AutoCloseable {
         ServerTrust.Check check = trust.usesTls() ? trust.check(address) : null;
         TlsEngines.Engine engine = check == null ? null : ServerTrust.engine();
         SslHandler ssl = check == null ? null : check.newHandler(engine, ByteBufAllocator.DEFAULT);
+        WrongPortSniffer raw = new WrongPortSniffer(address, ssl != null);
         Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, timeout.toMillis()))
                 .option(ChannelOption.TCP_NODELAY, true)
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast("raw-sniffer", raw); // an HTTP port answers TLS in plain text
                         if (ssl != null) {
                             ssl.setHandshakeTimeoutMillis(Math.max(1, timeout.toMillis()));
-                            ch.pipeline().addLast("tls", ssl); // first: every frame runs inside TLS
+                            ch.pipeline().addLast("tls", ssl); // every frame runs inside TLS
+                            ch.pipeline().addLast("sniffer", new WrongPortSniffer(address, true)); // HTTPS answers inside it
                         }
                         ch.pipeline().addLast("decoder", decoder).addLast("encoder", new FrameEncoder())
                                 .addLast("inbox", new Inbox(() -> self[0]));
@@ -114,9 +118,13 @@ public final class ServerConnection implements AutoCloseable {
         if (!f.isSuccess()) {
             group.shutdownGracefully(0, 100, TimeUnit.MILLISECONDS);
             Throwable cause = f.cause();
+            if (cause instanceof java.io.IOException io) {
+                throw IoReasons.failure(ExitCode.NETWORK, "cannot connect to", address, io,
+                        "check that the server is running and that --server names its agent port (7070 by default)");
+            }
             throw new AgentException(ExitCode.NETWORK, "cannot connect to " + address + ": "
                     + (cause == null ? "unknown reason" : cause.getMessage()),
-                    "check that the server is running and that --server names its ingest port", cause);
+                    "check that the server is running and that --server names its agent port (7070 by default)", cause);
         }
         if (ssl != null) {
             io.netty.util.concurrent.Future<Channel> hs = ssl.handshakeFuture().awaitUninterruptibly();
@@ -125,6 +133,9 @@ public final class ServerConnection implements AutoCloseable {
                 group.shutdownGracefully(0, 100, TimeUnit.MILLISECONDS);
                 if (check.refusal() != null) {
                     throw check.refusal();
+                }
+                if (raw.verdict() != null) {
+                    throw raw.verdict();
                 }
                 Throwable cause = hs.cause();
                 throw new AgentException(ExitCode.NETWORK, "TLS handshake with " + address + " failed: "

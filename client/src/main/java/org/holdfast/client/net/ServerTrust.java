@@ -24,6 +24,7 @@ import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509ExtendedTrustManager;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.IoReasons;
 import org.holdfast.common.protocol.TlsEngines;
 import org.holdfast.common.tls.CertificateFingerprint;
 
@@ -82,8 +83,8 @@ public final class ServerTrust {
         try (InputStream in = Files.newInputStream(pemFile)) {
             certs = CertificateFactory.getInstance("X.509").generateCertificates(in);
         } catch (IOException e) {
-            throw new AgentException(ExitCode.USAGE, "cannot read --ca-cert " + pemFile + ": " + e.getMessage(),
-                    "name a readable PEM file holding the CA certificate(s)", e);
+            throw IoReasons.failure(ExitCode.USAGE, "cannot read --ca-cert", pemFile, e,
+                    "name a readable PEM file holding the CA certificate(s)");
         } catch (CertificateException e) {
             throw new AgentException(ExitCode.USAGE, "--ca-cert " + pemFile + " is not a PEM certificate file: " + e.getMessage(),
                     "name a PEM file holding the CA certificate(s) ('-----BEGIN CERTIFICATE-----')", e);

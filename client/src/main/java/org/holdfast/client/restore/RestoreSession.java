@@ -51,8 +51,12 @@ public final class RestoreSession {
         }
     }
 
-    /** Restores {@code sequence} of {@code volume} into {@code target}. */
-    public static RestoreResult run(ServerConnection conn, String volume, long sequence, Path target, ProgressMeter progress) {
+    /**
+     * Restores {@code sequence} of {@code volume} into {@code target}; an existing non-empty file or
+     * a device only with {@code force} (see {@link RestoreWriter#checkOverwrite}).
+     */
+    public static RestoreResult run(ServerConnection conn, String volume, long sequence, Path target, boolean force,
+                                    ProgressMeter progress) {
         long t0 = System.nanoTime();
         conn.send(new Restore(volume, sequence, 0));
         RestoreInfo info = conn.expect(RestoreInfo.class, FRAME_TIMEOUT);
@@ -66,7 +70,7 @@ public final class RestoreSession {
         long next = 0;
         long received = 0;
         long zeroBlocks;
-        try (RestoreWriter writer = RestoreWriter.open(target, info.volumeBytes(), bs)) {
+        try (RestoreWriter writer = RestoreWriter.open(target, info.volumeBytes(), bs, force)) {
             try (RestorePipeline pipeline = new RestorePipeline(writer, bs, RestorePipeline.defaultThreads(),
                     Math.max(1, PIECE_BYTES / bs))) {
                 try {

@@ -9,9 +9,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.concurrent.atomic.LongAdder;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.IoReasons;
+import org.holdfast.client.TempFileGuard;
 import org.holdfast.client.scan.StateFile;
 
 /**
@@ -32,6 +37,8 @@ import org.holdfast.client.scan.StateFile;
  */
 public final class RestoreWriter implements AutoCloseable {
     private static final int WRITE_BUFFER = 8 << 20;
+    /** The temporary file's name ends so: {@code .<target name>.<random>.holdfast-restore}. */
+    public static final String TEMP_SUFFIX = ".holdfast-restore";
     static final long WRITEBACK_BYTES = 64L << 20;
 
     private final Path target;
@@ -47,19 +54,59 @@ public final class RestoreWriter implements AutoCloseable {
     private volatile boolean finished;
     private Writeback writeback; // started by the first writeRun
     private final LongAdder bytesWritten = new LongAdder();
+    private final TempFileGuard cleanup; // null for a device
 
-    private RestoreWriter(Path target, Path temp, RandomAccessFile file, FileChannel ch, long volumeBytes, int blockSize) {
+    private RestoreWriter(Path target, TempFileGuard guard, RandomAccessFile file, FileChannel ch, long volumeBytes,
+                          int blockSize) {
         this.target = target;
-        this.temp = temp;
+        this.temp = guard == null ? null : guard.path();
         this.file = file;
         this.ch = ch;
         this.volumeBytes = volumeBytes;
         this.blockSize = blockSize;
         this.zeros = temp == null ? new byte[blockSize] : null;
+        // Ctrl-C (or SIGTERM) during a restore: the half-written temporary file goes; the target was never touched
+        this.cleanup = guard;
     }
 
-    /** Opens {@code target} for a volume of {@code volumeBytes} in blocks of {@code blockSize}. */
-    public static RestoreWriter open(Path target, long volumeBytes, int blockSize) {
+    private void removeCleanup() {
+        if (cleanup != null) {
+            cleanup.release();
+        }
+    }
+
+    /**
+     * Refuses a target that holds something unless {@code force}: an existing non-empty regular
+     * file or any block device (a usage error naming it). A missing or empty file passes.
+     */
+    public static void checkOverwrite(Path target, boolean force) {
+        if (force || !Files.exists(target) || Files.isDirectory(target)) {
+            return; // a directory is refused by open(), with or without --force
+        }
+        if (!Files.isRegularFile(target)) {
+            throw new AgentException(ExitCode.USAGE, "target " + target + " is a device; the restore would overwrite"
+                    + " everything on it", "check that it is the right one and not in use (lsblk), then pass --force");
+        }
+        long size;
+        try {
+            size = Files.size(target);
+        } catch (IOException e) {
+            throw IoReasons.localIo("cannot read the size of target", target, e, "check the path");
+        }
+        if (size > 0) {
+            throw new AgentException(ExitCode.USAGE, "target " + target + " exists and is not empty (" + size
+                    + " bytes); the restore would replace it", "pass --force to overwrite it, or name a new file with --target");
+        }
+    }
+
+    /**
+     * Opens {@code target} for a volume of {@code volumeBytes} in blocks of {@code blockSize},
+     * after {@link #checkOverwrite}. A new file gets mode 0600 (a volume holds whatever its
+     * owner's disk held); a file that exists keeps its mode and, where this user may set them,
+     * its owner and group.
+     */
+    public static RestoreWriter open(Path target, long volumeBytes, int blockSize, boolean force) {
+        checkOverwrite(target, force);
         try {
             if (Files.exists(target) && !Files.isRegularFile(target) && !Files.isDirectory(target)) {
                 Path real = target.toRealPath();
@@ -78,12 +125,39 @@ public final class RestoreWriter implements AutoCloseable {
             if (dir == null || !Files.isDirectory(dir)) {
                 throw new AgentException(ExitCode.USAGE, "the directory of target " + target + " does not exist", "create it first");
             }
-            Path temp = Files.createTempFile(dir, "." + target.getFileName() + ".", ".holdfast-restore");
-            RandomAccessFile raf = new RandomAccessFile(temp.toFile(), "rw");
-            return new RestoreWriter(target, temp, raf, raf.getChannel(), volumeBytes, blockSize);
+            TempFileGuard guard = TempFileGuard.create(dir, "." + target.getFileName() + ".", TEMP_SUFFIX,
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            try {
+                keepAttributes(target, guard.path());
+                RandomAccessFile raf = new RandomAccessFile(guard.path().toFile(), "rw");
+                return new RestoreWriter(target, guard, raf, raf.getChannel(), volumeBytes, blockSize);
+            } catch (IOException | RuntimeException e) {
+                Files.deleteIfExists(guard.path());
+                guard.release();
+                throw e;
+            }
         } catch (IOException e) {
-            throw new AgentException(ExitCode.LOCAL_IO, "cannot open target " + target + ": " + e.getMessage(),
-                    "check the path, free space and permissions", e);
+            throw IoReasons.localIo("cannot open target", target, e, "check the path, free space and permissions");
+        }
+    }
+
+    /** Gives {@code temp} the mode (and owner and group, where allowed) of an existing {@code target}. */
+    private static void keepAttributes(Path target, Path temp) throws IOException {
+        if (!Files.isRegularFile(target)) {
+            return;
+        }
+        PosixFileAttributes old = Files.readAttributes(target, PosixFileAttributes.class);
+        Files.setPosixFilePermissions(temp, old.permissions());
+        PosixFileAttributeView view = Files.getFileAttributeView(temp, PosixFileAttributeView.class);
+        try {
+            if (!old.owner().equals(Files.getOwner(temp))) {
+                view.setOwner(old.owner());
+            }
+            if (!old.group().equals(view.readAttributes().group())) {
+                view.setGroup(old.group());
+            }
+        } catch (IOException notAllowed) {
+            // only root may give a file away; the mode is kept, the file belongs to this user
         }
     }
 
@@ -152,8 +226,7 @@ public final class RestoreWriter implements AutoCloseable {
                 bytesWritten.add(n);
             }
         } catch (IOException e) {
-            throw new AgentException(ExitCode.LOCAL_IO, "writing " + target + " failed: " + e.getMessage(),
-                    "check free space and the target device", e);
+            throw IoReasons.localIo("writing", target, e, "check free space and the target device");
         }
         pending.clear();
     }
@@ -177,8 +250,7 @@ public final class RestoreWriter implements AutoCloseable {
                 bytesWritten.add(n);
             }
         } catch (IOException e) {
-            throw new AgentException(ExitCode.LOCAL_IO, "writing " + target + " failed: " + e.getMessage(),
-                    "check free space and the target device", e);
+            throw IoReasons.localIo("writing", target, e, "check free space and the target device");
         }
         Writeback wb = writeback;
         if (wb == null) {
@@ -294,8 +366,7 @@ public final class RestoreWriter implements AutoCloseable {
         flush();
         IOException background = stopWriteback();
         if (background != null) {
-            throw new AgentException(ExitCode.LOCAL_IO, "flushing " + target + " to disk failed: " + background.getMessage(),
-                    "check the disk and the target", background);
+            throw IoReasons.localIo("flushing to disk", target, background, "check the disk and the target");
         }
         try {
             if (temp != null) {
@@ -313,9 +384,9 @@ public final class RestoreWriter implements AutoCloseable {
                 ch.close();
             }
             finished = true;
+            removeCleanup();
         } catch (IOException e) {
-            throw new AgentException(ExitCode.LOCAL_IO, "finishing " + target + " failed: " + e.getMessage(),
-                    "check free space and the target", e);
+            throw IoReasons.localIo("finishing", target, e, "check free space and the target");
         }
     }
 
@@ -338,5 +409,6 @@ public final class RestoreWriter implements AutoCloseable {
         } catch (IOException ignored) {
             // already failing; a leftover temp file never has the target's name
         }
+        removeCleanup();
     }
 }

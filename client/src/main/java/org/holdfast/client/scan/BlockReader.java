@@ -13,6 +13,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.IoReasons;
 import org.holdfast.common.hash.BlockHasher;
 import org.holdfast.common.hash.PossessionProof;
 import org.holdfast.common.id.Fingerprint;
@@ -43,7 +44,7 @@ public final class BlockReader implements AutoCloseable {
     public static final int DEFAULT_SLOTS = 4;
     private static final Object END = new Object();
 
-    private final FileChannel source;
+    private final Source source;
     private final long volumeBytes;
     private final int blockSize;
     private final ChangedBlockList extents;
@@ -72,6 +73,12 @@ public final class BlockReader implements AutoCloseable {
      * secret is {@code possessionSecret} (null: no tags).
      */
     public BlockReader(FileChannel source, long volumeBytes, int blockSize, ChangedBlockList extents, int chunkBytes,
+                       int slots, int hashThreads, DataRegions regions, byte[] possessionSecret) {
+        this((Source) source::read, volumeBytes, blockSize, extents, chunkBytes, slots, hashThreads, regions, possessionSecret);
+    }
+
+    /** Like the constructor above, reading from any positional {@code source} (a qcow2 image over NBD). */
+    public BlockReader(Source source, long volumeBytes, int blockSize, ChangedBlockList extents, int chunkBytes,
                        int slots, int hashThreads, DataRegions regions, byte[] possessionSecret) {
         this.source = source;
         this.regions = regions;
@@ -214,16 +221,16 @@ public final class BlockReader implements AutoCloseable {
             if (t instanceof AgentException a) {
                 throw a;
             }
-            throw new AgentException(ExitCode.LOCAL_IO, "cannot read the source: " + t.getMessage(),
-                    "check the source device or file", t);
+            throw new AgentException(ExitCode.LOCAL_IO, "cannot read the source: " + (t instanceof java.io.IOException io
+                    ? IoReasons.reason(io) : t.getMessage()), "check the source device or file", t);
         }
         Pending p = (Pending) o;
         try {
             p.hashed.join();
         } catch (CompletionException e) {
             if (e.getCause() instanceof UncheckedIOException io) {
-                throw new AgentException(ExitCode.LOCAL_IO, "cannot read the source: " + io.getCause().getMessage(),
-                        "check the source device or file", io.getCause());
+                throw new AgentException(ExitCode.LOCAL_IO, "cannot read the source: " + IoReasons.reason(io.getCause()),
+                        IoReasons.advice(io.getCause(), "the source", "check the source device or file"), io.getCause());
             }
             throw new AgentException(ExitCode.INTERNAL, "hashing failed: " + e.getCause(), null, e.getCause());
         }
@@ -247,6 +254,12 @@ public final class BlockReader implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** Positional reads, as {@link FileChannel#read(ByteBuffer, long)}; called from several threads at once. */
+    @FunctionalInterface
+    public interface Source {
+        int read(ByteBuffer dst, long position) throws IOException;
     }
 
     private record Pending(ScannedChunk chunk, CompletableFuture<Void> hashed) {

@@ -8,9 +8,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.zip.CRC32C;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.IoReasons;
+import org.holdfast.client.TempFileGuard;
 import org.holdfast.common.id.Fingerprint;
 import org.holdfast.common.protocol.ProtocolLimits;
 
@@ -115,7 +118,7 @@ public final class StateFile {
             return new Loaded(new PreviousState(file, ch, header), null);
         } catch (IOException e) {
             closeQuietly(ch);
-            return new Loaded(null, "state file unreadable: " + e.getMessage());
+            return new Loaded(null, "state file unreadable: " + IoReasons.reason(e));
         }
     }
 
@@ -210,8 +213,7 @@ public final class StateFile {
             try {
                 readFully(ch, cache, HEADER_BYTES + lbn * Fingerprint.BYTES);
             } catch (IOException e) {
-                throw new AgentException(ExitCode.LOCAL_IO, "cannot read state file " + file + ": " + e.getMessage(),
-                        "delete the state file to force a full backup", e);
+                throw IoReasons.localIo("cannot read state file", file, e, "delete the state file to force a full backup");
             }
             cacheFirstLbn = lbn;
             cacheCount = n;
@@ -239,10 +241,12 @@ public final class StateFile {
         private long written; // fingerprints appended so far
         private long filePos = HEADER_BYTES;
         private boolean done;
+        private final TempFileGuard guard; // an interrupted backup leaves no temporary state file
 
-        private Writer(Path finalPath, Path tempPath, FileChannel ch, int blockSize, long volumeBytes) {
+        private Writer(Path finalPath, TempFileGuard guard, FileChannel ch, int blockSize, long volumeBytes) {
             this.finalPath = finalPath;
-            this.tempPath = tempPath;
+            this.tempPath = guard.path();
+            this.guard = guard;
             this.ch = ch;
             this.blockSize = blockSize;
             this.volumeBytes = volumeBytes;
@@ -253,12 +257,19 @@ public final class StateFile {
         public static Writer create(Path finalPath, int blockSize, long volumeBytes) {
             try {
                 Files.createDirectories(finalPath.getParent());
-                Path temp = Files.createTempFile(finalPath.getParent(), finalPath.getFileName() + ".", ".tmp");
-                FileChannel ch = FileChannel.open(temp, StandardOpenOption.WRITE);
-                return new Writer(finalPath, temp, ch, blockSize, volumeBytes);
+                TempFileGuard guard = TempFileGuard.create(finalPath.getParent(), finalPath.getFileName() + ".", ".tmp",
+                        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+                try {
+                    return new Writer(finalPath, guard, FileChannel.open(guard.path(), StandardOpenOption.WRITE),
+                            blockSize, volumeBytes);
+                } catch (IOException | RuntimeException e) {
+                    Files.deleteIfExists(guard.path());
+                    guard.release();
+                    throw e;
+                }
             } catch (IOException e) {
-                throw new AgentException(ExitCode.LOCAL_IO, "cannot create a state file in " + finalPath.getParent() + ": " + e,
-                        "check --state-dir exists and is writable", e);
+                throw IoReasons.localIo("cannot create a state file in", finalPath.getParent(), e,
+                        "check that --state-dir is writable");
             }
         }
 
@@ -338,14 +349,15 @@ public final class StateFile {
                 }
                 fsyncDirectory(finalPath.getParent());
                 done = true;
+                guard.release();
             } catch (IOException e) {
                 throw ioFailure(e);
             }
         }
 
         private AgentException ioFailure(IOException e) {
-            return new AgentException(ExitCode.LOCAL_IO, "cannot write state file " + tempPath + ": " + e.getMessage(),
-                    "check free space in --state-dir; the next backup will read the whole volume", e);
+            return IoReasons.localIo("cannot write state file", tempPath, e,
+                    "check free space in --state-dir; the next backup will read the whole volume");
         }
 
         /** Drops the temporary file unless {@link #commit} completed. Idempotent. */
@@ -361,6 +373,7 @@ public final class StateFile {
             } catch (IOException ignored) {
                 // a stray temp file is harmless: it never has the final name
             }
+            guard.release();
         }
     }
 

@@ -53,9 +53,11 @@ class BackupRestoreTest {
         return AgentRun.of(a.toArray(String[]::new));
     }
 
-    AgentRun restore(String snapshot, Path target) {
-        return AgentRun.of("restore", "--server", server.address(), "--no-tls", "--volume", "vm1", "--snapshot", snapshot,
-                "--target", target.toString(), "--json");
+    AgentRun restore(String snapshot, Path target, String... extra) {
+        List<String> a = new ArrayList<>(List.of("restore", "--server", server.address(), "--no-tls", "--volume", "vm1",
+                "--snapshot", snapshot, "--target", target.toString(), "--json"));
+        a.addAll(List.of(extra));
+        return AgentRun.of(a.toArray(String[]::new));
     }
 
     Path stateFile() {
@@ -377,7 +379,7 @@ class BackupRestoreTest {
         Path target = dir.resolve("existing.img");
         Files.writeString(target, "old content");
         server.corruptRestore = true;
-        AgentRun r = restore("1", target);
+        AgentRun r = restore("1", target, "--force");
         assertThat(r.exit()).as("%s", r).isEqualTo(6);
         assertThat(r.stderr()).contains("failed verification");
         assertThat(Files.readString(target)).isEqualTo("old content");
@@ -393,7 +395,7 @@ class BackupRestoreTest {
         Files.writeString(target, "old content");
         server.damagedRestore = "damaged block on the server: data-log [/data/log-00000001.hfl] key pbn 17 at offset 4128:"
                 + " stored bytes checksum (CRC32C) mismatch (volume vm1, snapshot vm1@1, LBN 5); the block is marked bad";
-        AgentRun r = restore("1", target);
+        AgentRun r = restore("1", target, "--force");
         assertThat(r.exit()).as("%s", r).isEqualTo(6);
         assertThat(r.stderr()).contains("CORRUPT_DATA").contains("log-00000001.hfl").contains("pbn 17").contains("vm1@1")
                 .contains("LBN 5").contains("repairs it");

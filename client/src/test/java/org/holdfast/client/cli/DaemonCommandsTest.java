@@ -82,9 +82,9 @@ class DaemonCommandsTest {
     void inProcessBackup_arguments_areTheBackupCommandsOptions() {
         AgentConfig c = new AgentConfig("h:7070", new AgentConfig.Trust(null, Path.of("/etc/ca.pem"), false), Path.of("/etc/tok"),
                 Path.of("/var/lib/a"), new AgentConfig.Retry(1, Duration.ZERO, Duration.ZERO),
-                List.of(new AgentConfig.VolumeConfig("v", Path.of("/dev/x"), 65536, CronSchedule.parse("@daily"), null, null)));
+                List.of(new AgentConfig.VolumeConfig("v", Path.of("/dev/x"), 65536, CronSchedule.parse("@daily"), null, null, true)));
         assertThat(String.join(" ", InProcessBackup.arguments(c, c.volume("v")))).isEqualTo("backup --json --server h:7070"
                 + " --volume v --source /dev/x --state-dir /var/lib/a/volumes --known-servers /var/lib/a/known-servers"
-                + " --ca-cert /etc/ca.pem --token-file /etc/tok --block-size 65536");
+                + " --ca-cert /etc/ca.pem --token-file /etc/tok --block-size 65536 --dirty-bitmap");
     }
 }

@@ -109,7 +109,7 @@ class RestorePipelineTest {
         ByteBufAllocator alloc = kind.equals("heap") ? new UnpooledByteBufAllocator(false) : PooledByteBufAllocator.DEFAULT;
         List<RestoreData> frames = frames(v, blocks, 300, alloc, -1);
         Path target = dir.resolve("out.img");
-        try (RestoreWriter w = RestoreWriter.open(target, v.length, BS)) {
+        try (RestoreWriter w = RestoreWriter.open(target, v.length, BS, false)) {
             run(w, frames, 3, 64);
             w.finish();
             assertThat(w.bytesWritten()).isLessThan(v.length); // zero blocks became holes
@@ -131,7 +131,7 @@ class RestorePipelineTest {
         Path target = dir.resolve("t.img");
         Files.writeString(target, "old");
         long lbn = bad;
-        try (RestoreWriter w = RestoreWriter.open(target, v.length, BS)) {
+        try (RestoreWriter w = RestoreWriter.open(target, v.length, BS, true)) {
             assertThatThrownBy(() -> run(w, frames, 2, 50))
                     .isInstanceOfSatisfying(BlockMismatchException.class, e -> {
                         assertThat(e.lbn()).isEqualTo(lbn);
@@ -152,7 +152,7 @@ class RestorePipelineTest {
         b.addZero();
         b.add(PayloadCodec.ZSTD, fp, 0, new byte[] {1, 2, 3, 4, 5, 6, 7, 8}, 0, 8); // not zstd at all
         RestoreData d = b.build();
-        try (RestoreWriter w = RestoreWriter.open(dir.resolve("x.img"), 100L * BS, BS)) {
+        try (RestoreWriter w = RestoreWriter.open(dir.resolve("x.img"), 100L * BS, BS, false)) {
             assertThatThrownBy(() -> run(w, List.of(d), 1, 16))
                     .isInstanceOfSatisfying(BlockMismatchException.class, e -> assertThat(e.lbn()).isEqualTo(41));
         }

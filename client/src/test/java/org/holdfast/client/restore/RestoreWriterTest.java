@@ -23,7 +23,7 @@ class RestoreWriterTest {
         byte[] expected = new byte[(int) size];
         Random rnd = new Random(4);
         byte[] block = new byte[BS];
-        try (RestoreWriter w = RestoreWriter.open(target, size, BS)) {
+        try (RestoreWriter w = RestoreWriter.open(target, size, BS, false)) {
             assertThat(w.isFile()).isTrue();
             for (int lbn = 0; lbn < blocks; lbn++) {
                 boolean zero = lbn >= 100 && lbn < 500; // 1.6 MiB of zeros in the middle
@@ -49,7 +49,7 @@ class RestoreWriterTest {
     @Test
     void finish_allZeroVolume_sparseFileOfFullLength() throws Exception {
         Path target = dir.resolve("zero.img");
-        try (RestoreWriter w = RestoreWriter.open(target, 256L * BS, BS)) {
+        try (RestoreWriter w = RestoreWriter.open(target, 256L * BS, BS, false)) {
             for (int lbn = 0; lbn < 256; lbn++) {
                 w.zero(lbn);
             }
@@ -64,7 +64,7 @@ class RestoreWriterTest {
     void close_withoutFinish_leavesExistingTargetAndNoTempFile() throws Exception {
         Path target = dir.resolve("keep.img");
         Files.writeString(target, "precious");
-        try (RestoreWriter w = RestoreWriter.open(target, 10L * BS, BS)) {
+        try (RestoreWriter w = RestoreWriter.open(target, 10L * BS, BS, true)) {
             w.write(0, new byte[BS], 0);
             w.write(1, new byte[BS], 0);
         }
@@ -78,7 +78,7 @@ class RestoreWriterTest {
     void finish_overExistingLargerFile_replacesItExactly() throws Exception {
         Path target = dir.resolve("big.img");
         Files.write(target, new byte[100 * BS]);
-        try (RestoreWriter w = RestoreWriter.open(target, 2L * BS, BS)) {
+        try (RestoreWriter w = RestoreWriter.open(target, 2L * BS, BS, true)) {
             byte[] b = new byte[BS];
             Arrays.fill(b, (byte) 7);
             w.write(0, b, 0);

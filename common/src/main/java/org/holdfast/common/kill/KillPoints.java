@@ -59,6 +59,19 @@ public final class KillPoints {
     /** Between the two renames of a GC metadata rebuild's swap. */
     public static final KillPoint GC_REBUILD_BETWEEN_RENAMES = declare("gc.rebuild.betweenRenames",
             "GC metadata rebuild: the old gc/ is renamed aside, the verified gc.rebuild/ is not yet renamed to gc/");
+    /** After a bad block's repair appended the uploaded copy, before it is durable. */
+    public static final KillPoint REPAIR_AFTER_APPEND = declare("repair.afterAppend",
+            "bad-block repair: the new copy is appended to the active data log (not forced); the PBN's location still names the bad copy");
+    /** After the data log holding a repair's new copy is forced, before the PBN's location switches. */
+    public static final KillPoint REPAIR_BEFORE_SWITCH = declare("repair.beforeSwitch",
+            "bad-block repair: the new copy is forced to its data log but lies past the durable point; the location and the bad mark are unchanged");
+    /** After the synced batch that switched a repaired PBN's location and cleared its bad mark. */
+    public static final KillPoint REPAIR_AFTER_SWITCH = declare("repair.afterSwitch",
+            "bad-block repair: the PBN's location names the new copy and its bad mark is gone (durable); the in-memory registry still lists it");
+
+    /** After the GC log's trim started an empty segment at the checkpoint, before the older segments are deleted. */
+    public static final KillPoint GC_LOG_TRIM_AFTER_NEW_SEGMENT = declare("gc.logTrim.afterNewSegment",
+            "GC log trim: every record is committed and checkpointed; an empty segment at the checkpoint exists, the older ones are not deleted yet");
 
     private static volatile Armed armed;
     private static final Set<String> REACHED = ConcurrentHashMap.newKeySet();

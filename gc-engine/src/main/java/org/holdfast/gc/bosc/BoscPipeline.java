@@ -33,6 +33,8 @@ import org.holdfast.gc.gma.GmaChunk;
  * re-drive the later ones (see {@code GcBookkeeper}).
  */
 public final class BoscPipeline implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(BoscPipeline.class.getName());
+
     private final Path dir;
     private final BoscSettings settings;
     private final GcMetadataArray gma;
@@ -57,6 +59,7 @@ public final class BoscPipeline implements AutoCloseable {
     private long[] replayedChunks = new long[0];
     private final boolean openedEmpty;
     private volatile RuntimeException failure;
+    private volatile RuntimeException committerStall;
     private volatile boolean closed;
     /** Tests observe the chunk order of each commit pass through this. */
     volatile java.util.function.Consumer<long[]> commitObserver;
@@ -228,6 +231,7 @@ public final class BoscPipeline implements AutoCloseable {
             observer.accept(chunks.clone());
         }
         List<ChunkQueues.Queue> done = new ArrayList<>(chunks.length);
+        List<Long> doneChunks = new ArrayList<>(chunks.length);
         try {
             for (long c : chunks) {
                 ReentrantLock l = gma.lock(c);
@@ -242,6 +246,7 @@ public final class BoscPipeline implements AutoCloseable {
                     ChunkQueues.Queue q = commitLocked(c);
                     if (q != null) {
                         done.add(q);
+                        doneChunks.add(c);
                     }
                 } finally {
                     l.unlock();
@@ -249,34 +254,58 @@ public final class BoscPipeline implements AutoCloseable {
             }
         } finally {
             if (!done.isEmpty()) {
-                gma.sync();
-                for (ChunkQueues.Queue q : done) {
-                    queues.finished(q);
-                }
+                syncOrRequeue(doneChunks, done);
                 advanceCheckpoint(false);
             }
         }
         return done.size();
     }
 
-    /** Applies chunk {@code c}'s queue and writes it; caller holds the chunk lock and later syncs. */
+    /**
+     * Forces the GMA and releases the written queues; if the force fails, they go back into their
+     * queues (written again by a later pass), so a failed fsync loses nothing and stops no thread.
+     */
+    private void syncOrRequeue(List<Long> chunks, List<ChunkQueues.Queue> written) {
+        try {
+            gma.sync();
+        } catch (RuntimeException e) {
+            for (int i = 0; i < written.size(); i++) {
+                queues.requeue(chunks.get(i), written.get(i));
+            }
+            throw e;
+        }
+        for (ChunkQueues.Queue q : written) {
+            queues.finished(q);
+        }
+    }
+
+    /**
+     * Applies chunk {@code c}'s queue and writes it; caller holds the chunk lock and later syncs. If
+     * the write fails (a full disk, an I/O error) the queue goes back (the cached chunk keeps the
+     * updates and stays dirty), and the failure is thrown: the next pass writes it again.
+     */
     private ChunkQueues.Queue commitLocked(long c) {
         ChunkQueues.Queue q = queues.drain(c);
         if (q == null) {
             return null;
         }
-        // WAL rule: the log records must be durable before a chunk that holds them is written
-        log.syncTo(q.lsn[q.size - 1]);
-        GmaChunk chunk = gma.load(c);
-        long applied = 0;
-        for (int i = 0; i < q.size; i++) {
-            if (chunk.apply(q.lsn[i], q.kind[i], q.pbn[i], q.value[i])) {
-                applied++;
+        try {
+            // WAL rule: the log records must be durable before a chunk that holds them is written
+            log.syncTo(q.lsn[q.size - 1]);
+            GmaChunk chunk = gma.load(c);
+            long applied = 0;
+            for (int i = 0; i < q.size; i++) {
+                if (chunk.apply(q.lsn[i], q.kind[i], q.pbn[i], q.value[i])) {
+                    applied++;
+                }
             }
+            updatesApplied.addAndGet(applied);
+            updatesSkipped.addAndGet(q.size - applied);
+            gma.write(chunk);
+        } catch (RuntimeException e) {
+            queues.requeue(c, q);
+            throw e;
         }
-        updatesApplied.addAndGet(applied);
-        updatesSkipped.addAndGet(q.size - applied);
-        gma.write(chunk);
         return q;
     }
 
@@ -299,8 +328,7 @@ public final class BoscPipeline implements AutoCloseable {
         } finally {
             l.unlock();
             if (q != null) {
-                gma.sync();
-                queues.finished(q);
+                syncOrRequeue(List.of(c), List.of(q));
                 advanceCheckpoint(false);
             }
         }
@@ -349,17 +377,57 @@ public final class BoscPipeline implements AutoCloseable {
             long[] op = {checkpointOpId};
             long candidate = queues.oldestUncommitted(op);
             if (candidate > checkpointLsn && settings.advanceCheckpoint() && !closed) {
-                new Checkpoint(candidate, op[0]).write(dir);
+                try {
+                    new Checkpoint(candidate, op[0]).write(dir);
+                } catch (GcStoreException e) {
+                    if (now) {
+                        throw e;
+                    }
+                    // an older checkpoint only means a longer replay: the next pass tries again
+                    LOG.log(System.Logger.Level.WARNING, "cannot advance the GC checkpoint (" + e.getMessage() + "); retrying later");
+                    lastCheckpointNanos = System.nanoTime();
+                    return;
+                }
                 checkpointLsn = candidate;
                 checkpointOpId = op[0];
                 lastCheckpointNanos = System.nanoTime();
                 log.deleteBelow(candidate);
+                log.requestTrim(candidate);
             }
         }
     }
 
+    /** A committer found nothing to do: the checkpoint catches up with what is committed (rate-limited). */
+    void idleCheckpoint() {
+        advanceCheckpoint(false);
+    }
+
     void committerFailed(int id, RuntimeException e) {
         failure = e;
+    }
+
+    /** A committer's pass failed on I/O and it retries ({@code e}), or it works again ({@code null}). */
+    void committerStalled(RuntimeException e) {
+        committerStall = e;
+    }
+
+    /**
+     * Why GMA updates wait right now, or null: the log cannot be written, or a committer cannot write
+     * or force the GMA (a full disk); both retry by themselves and resume once the cause is gone.
+     */
+    public GcStoreException stalled() {
+        GcStoreException s = log.stalled();
+        if (s != null) {
+            return s;
+        }
+        RuntimeException c = committerStall;
+        return c == null ? null : c instanceof GcStoreException g ? g
+                : new GcStoreException("gma", gma.file(), null, "a GMA committer retries: " + c.getMessage(), c);
+    }
+
+    /** The failure that stopped the pipeline (no retry can help; a restart replays the log), or null. */
+    public RuntimeException failure() {
+        return failure;
     }
 
     private void checkHealthy() {
@@ -453,7 +521,12 @@ public final class BoscPipeline implements AutoCloseable {
         stopCommitters(false);
         log.close();
         if (err == null && failure == null) {
-            commitAll();
+            try {
+                commitAll();
+                log.trimClosed(checkpointLsn()); // every record is committed: none stays in the log at rest
+            } catch (RuntimeException e) {
+                err = e;
+            }
         }
         closed = true;
         gma.close();

@@ -105,6 +105,23 @@ public final class ChunkQueues {
         return q;
     }
 
+    /**
+     * A drained queue of {@code chunk} could not be made durable (a write or fsync failed): it goes
+     * back in front of whatever was queued for the chunk since, so a later pass writes it again.
+     */
+    synchronized void requeue(long chunk, Queue q) {
+        inFlight.computeIfPresent(q.lsn[0], (k, v) -> v == 1 ? null : v - 1);
+        total += q.size; // the later entries are counted already
+        Queue later = queues.get(chunk);
+        if (later != null) {
+            for (int i = 0; i < later.size; i++) {
+                q.add(later.lsn[i], later.kind[i], later.pbn[i], later.value[i]);
+            }
+        }
+        queues.put(chunk, q);
+        notifyAll();
+    }
+
     /** The drained queue is durable in the GMA: it no longer holds the checkpoint back. */
     synchronized void finished(Queue q) {
         inFlight.computeIfPresent(q.lsn[0], (k, v) -> v == 1 ? null : v - 1);

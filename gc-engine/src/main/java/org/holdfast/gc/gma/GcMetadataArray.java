@@ -15,8 +15,9 @@ import org.holdfast.gc.GcStoreException;
 /**
  * The GC metadata array on disk ({@link GmaFormat}), with a bounded cache of chunks and one lock
  * per chunk (striped). Whoever reads or changes a chunk holds its lock; {@link #write} puts the
- * chunk into its other frame, {@link #sync} makes all written chunks durable. This class owns its
- * file channel and closes it in {@link #close()}.
+ * chunk into its other frame, {@link #sync} makes all written chunks durable and then records their
+ * generations ({@link GenerationTable}). This class owns its file channel and the table and closes
+ * them in {@link #close()}.
  */
 public final class GcMetadataArray implements AutoCloseable {
     private static final String STORE = "gma";
@@ -24,14 +25,16 @@ public final class GcMetadataArray implements AutoCloseable {
 
     private final Path file;
     private final FileChannel channel;
+    private final GenerationTable generations;
     private final ReentrantLock[] locks = new ReentrantLock[LOCK_STRIPES];
     private final Map<Long, GmaChunk> cache;
     private final ByteBuffer readBuf = ByteBuffer.allocate(GmaFormat.CHUNK_BYTES * GmaFormat.FRAMES_PER_CHUNK);
     private volatile long chunkCount;
 
-    private GcMetadataArray(Path file, FileChannel channel, int cacheChunks) throws IOException {
+    private GcMetadataArray(Path file, FileChannel channel, GenerationTable generations, int cacheChunks) throws IOException {
         this.file = file;
         this.channel = channel;
+        this.generations = generations;
         for (int i = 0; i < LOCK_STRIPES; i++) {
             locks[i] = new ReentrantLock();
         }
@@ -54,7 +57,14 @@ public final class GcMetadataArray implements AutoCloseable {
             Files.createDirectories(dir);
             FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
                     StandardOpenOption.WRITE);
-            return new GcMetadataArray(file, ch, cacheChunks);
+            GenerationTable gens;
+            try {
+                gens = GenerationTable.open(dir);
+            } catch (RuntimeException e) {
+                ch.close();
+                throw e;
+            }
+            return new GcMetadataArray(file, ch, gens, cacheChunks);
         } catch (IOException e) {
             throw new GcStoreException(STORE, file, null, "cannot open: " + e.getMessage(), e);
         }
@@ -123,6 +133,7 @@ public final class GcMetadataArray implements AutoCloseable {
         ByteBuffer b = frames.duplicate().position(GmaFormat.CHUNK_BYTES).limit(2 * GmaFormat.CHUNK_BYTES).slice();
         boolean aOk = GmaChunk.valid(a, index);
         boolean bOk = GmaChunk.valid(b, index);
+        int recorded = generations.recorded(index);
         int pick;
         if (aOk && bOk) {
             long la = GmaChunk.headerLsn(a);
@@ -133,11 +144,14 @@ public final class GcMetadataArray implements AutoCloseable {
                 // same LSN: the later write only changed FREED marks; it is one generation ahead
                 pick = GmaChunk.generation(b) == ((GmaChunk.generation(a) + 1) & 0xFF) ? 1 : 0;
             }
-        } else if (aOk) {
-            pick = 0;
-        } else if (bOk) {
-            pick = 1;
+        } else if (aOk || bOk) {
+            pick = aOk ? 0 : 1;
+            requireNotBehind(index, GmaChunk.generation(aOk ? a : b), recorded);
         } else if (allZero(a) && allZero(b)) {
+            if (recorded >= 0) {
+                throw new GcCorruptException(STORE, file, "chunk " + index, "both frames read as zeros, but "
+                        + generations.file().getFileName() + " records generation " + recorded + " as durable");
+            }
             return c;
         } else {
             throw new GcCorruptException(STORE, file, "chunk " + index, "both frames fail their checksum");
@@ -145,6 +159,23 @@ public final class GcMetadataArray implements AutoCloseable {
         c.load(pick == 0 ? a : b);
         c.currentFrame = pick;
         return c;
+    }
+
+    /**
+     * One frame is damaged and the other, of generation {@code survivor}, is valid. If the table
+     * recorded a later generation as durable, the damaged frame was the newest durable version:
+     * its updates may be older than the checkpoint, so no replay restores them.
+     */
+    private void requireNotBehind(long index, int survivor, int recorded) {
+        if (recorded < 0) {
+            return; // a store from before the table, or a chunk whose first write is not yet recorded
+        }
+        int behind = (recorded - survivor) & 0xFF;
+        if (behind != 0 && behind < 128) {
+            throw new GcCorruptException(STORE, file, "chunk " + index, "its newest frame (generation " + recorded
+                    + ", durable by " + generations.file().getFileName() + ") fails its checksum, and the other frame is "
+                    + "an older version (generation " + survivor + "): the updates only the damaged frame held are lost");
+        }
     }
 
     private static boolean allZero(ByteBuffer b) {
@@ -172,6 +203,7 @@ public final class GcMetadataArray implements AutoCloseable {
             throw new GcStoreException(STORE, file, "chunk " + c.index(), "write failed: " + e.getMessage(), e);
         }
         c.written(frame);
+        generations.written(c.index(), c.generation);
         synchronized (cache) {
             if (c.index() >= chunkCount) {
                 chunkCount = c.index() + 1;
@@ -180,13 +212,17 @@ public final class GcMetadataArray implements AutoCloseable {
         }
     }
 
-    /** Forces every written chunk to disk. */
+    /** Forces every written chunk to disk, then records their generations as durable. */
     public void sync() {
+        // taken before the force: a write noted later may not be durable yet
+        Map<Long, Integer> written = generations.takeUnrecorded();
         try {
             channel.force(false);
         } catch (IOException e) {
+            written.forEach(generations::written);
             throw new GcStoreException(STORE, file, null, "fsync failed: " + e.getMessage(), e);
         }
+        generations.record(written);
     }
 
     /**
@@ -240,14 +276,24 @@ public final class GcMetadataArray implements AutoCloseable {
         }
     }
 
+    /** Closes the GMA file, then the generation table (both idempotent). */
     @Override
     public void close() {
+        try {
+            closeChannel(channel, STORE, file);
+        } finally {
+            generations.close();
+        }
+    }
+
+    /** Closes {@code channel} if open, translating the failure (shared with {@link GenerationTable}). */
+    static void closeChannel(FileChannel channel, String store, Path file) {
         try {
             if (channel.isOpen()) {
                 channel.close();
             }
         } catch (IOException e) {
-            throw new GcStoreException(STORE, file, null, "close failed: " + e.getMessage(), e);
+            throw new GcStoreException(store, file, null, "close failed: " + e.getMessage(), e);
         }
     }
 }

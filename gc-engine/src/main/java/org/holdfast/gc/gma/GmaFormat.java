@@ -18,6 +18,16 @@ package org.holdfast.gc.gma;
  * reader takes the valid frame with the higher applied LSN, or on equal LSNs (a write that only
  * marked blocks FREED) the one whose generation is one above the other's, and replays the log
  * from there.
+ *
+ * <pre>
+ * gma.gen = header (8 bytes: [0..3] magic+version 0x48474E01, [4..7] reserved) | entry of chunk 0 | entry of chunk 1 | ...
+ * entry   = 2 bytes: [0] 0x01 once recorded (0x00: never recorded)  [1] write generation of the
+ *           chunk's newest frame known to be durable (written after the GMA file is forced)
+ * </pre>
+ *
+ * A chunk with one damaged frame is read from the other only if that one is not older than the
+ * generation {@code gma.gen} records (see {@link GenerationTable}); otherwise the newest durable
+ * version is lost and the chunk is reported damaged.
  */
 public final class GmaFormat {
     /** Bytes in one frame (one chunk on disk, 128 KiB as in the thesis). */
@@ -32,6 +42,15 @@ public final class GmaFormat {
     public static final int MAGIC_V1 = 0x48470100;
     /** Mask selecting the magic and version in the first int (the low byte is the generation). */
     public static final int MAGIC_MASK = 0xFFFFFF00;
+
+    /** File name of the generation table. */
+    public static final String GENERATIONS_FILE = "gma.gen";
+    /** Magic and format version 1 of the generation table's header. */
+    public static final int GEN_MAGIC_V1 = 0x48474E01;
+    /** Bytes before the first entry of the generation table. */
+    public static final int GEN_HEADER_BYTES = 8;
+    /** First byte of a recorded generation-table entry. */
+    static final byte GEN_RECORDED = 1;
 
     public static final int FLAG_USED = 1;
     public static final int FLAG_FREED = 2;

@@ -254,4 +254,75 @@ class BoscPipelineTest {
             assertThat(p.lastOpId()).isEqualTo(9);
         }
     }
+
+    /**
+     * The GC directory on a 1 MiB tmpfs (root only; skipped elsewhere): a committer whose chunk
+     * write hits ENOSPC does not die. Updates keep being logged, the pipeline reports the stall,
+     * and once space is back the same pipeline writes every update without a restart.
+     */
+    @Test
+    void committer_chunkWriteHitsFullDisk_retriesAndRecoversWhenSpaceIsBack() throws Exception {
+        Path mnt = java.nio.file.Files.createDirectories(dir.resolve("small"));
+        boolean mounted = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=1048576", "tmpfs", mnt.toString())
+                .redirectErrorStream(true).start().waitFor() == 0;
+        org.junit.jupiter.api.Assumptions.assumeTrue(mounted, "needs a tmpfs mount (root) for a real ENOSPC in the GMA");
+        try {
+            long far = 3L * GmaFormat.PBNS_PER_CHUNK + 5; // chunk 3: its first write grows the GMA file by 128 KiB
+            try (BoscPipeline p = BoscPipeline.open(mnt, settings())) {
+                UpdateBatch b = new UpdateBatch();
+                b.add(UpdateKinds.RC_ADD, 7, 1);
+                p.appendGroup(1, b);
+                p.commitAll();
+                Path filler = mnt.resolve("filler");
+                fill(filler, mnt, 48 * 1024);
+                UpdateBatch c = new UpdateBatch();
+                c.add(UpdateKinds.RC_ADD, far, 2);
+                p.appendGroup(2, c);
+                long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+                while (p.stalled() == null && System.nanoTime() < deadline) {
+                    Thread.sleep(20);
+                }
+                assertThat(p.stalled()).as("the committer reports the stall").isNotNull();
+                assertThat(p.stalled().getMessage()).contains("No space left");
+                assertThat(p.failure()).as("and is not dead").isNull();
+                UpdateBatch d = new UpdateBatch();
+                d.add(UpdateKinds.RC_ADD, 7, 1);
+                p.appendGroup(3, d); // the log still takes updates
+
+                java.nio.file.Files.delete(filler);
+                deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+                while (p.stalled() != null && System.nanoTime() < deadline) {
+                    Thread.sleep(20);
+                }
+                assertThat(p.stalled()).as("writes again once space is back").isNull();
+                p.commitAll();
+                assertThat(GmaProbe.rc(p, far)).isEqualTo(2);
+                assertThat(GmaProbe.rc(p, 7)).isEqualTo(2);
+            }
+            try (BoscPipeline p = BoscPipeline.open(mnt, settings())) {
+                assertThat(GmaProbe.rc(p, far)).as("durable after a reopen").isEqualTo(2);
+                assertThat(GmaProbe.rc(p, 7)).isEqualTo(2);
+                assertThat(p.gma().verify()).isEqualTo(4);
+            }
+        } finally {
+            new ProcessBuilder("umount", mnt.toString()).start().waitFor();
+        }
+    }
+
+    /** Writes a file that leaves about {@code leave} bytes free on {@code mnt}'s file system. */
+    private static void fill(Path file, Path mnt, long leave) throws Exception {
+        long n = java.nio.file.Files.getFileStore(mnt).getUsableSpace() - leave;
+        java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate(4096);
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.CREATE,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            try {
+                for (long w = 0; w < n; w += buf.capacity()) {
+                    ch.write(buf.clear());
+                }
+            } catch (java.io.IOException full) {
+                // the pipeline's own files grew meanwhile: give back what should stay free
+                ch.truncate(Math.max(0, ch.size() - leave));
+            }
+        }
+    }
 }

@@ -82,8 +82,8 @@ class GcMetadataArrayTest {
     void tornWrite_ofNewestFrame_previousFrameSurvives() throws Exception {
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
             update(gma, 1, UpdateKinds.RC_ADD, 3, 1); // frame A
-            update(gma, 2, UpdateKinds.RC_ADD, 3, 1); // frame B
             gma.sync();
+            update(gma, 2, UpdateKinds.RC_ADD, 3, 1); // frame B: the crash comes before its fsync
         }
         // tear frame B (the newest): garbage in its middle
         try (RandomAccessFile f = new RandomAccessFile(dir.resolve("gma.dat").toFile(), "rw")) {
@@ -152,6 +152,76 @@ class GcMetadataArrayTest {
             for (int i = 0; i < 50; i++) {
                 assertThat(slot(gma, i * (long) GmaFormat.PBNS_PER_CHUNK + 1)[0]).isEqualTo(i + 1);
             }
+        }
+    }
+
+    private void flip(long at) throws Exception {
+        try (RandomAccessFile f = new RandomAccessFile(dir.resolve("gma.dat").toFile(), "rw")) {
+            f.seek(at);
+            int b = f.read();
+            f.seek(at);
+            f.write(b ^ 0x10);
+        }
+    }
+
+    @Test
+    void newestDurableFrameRotted_olderFrameValid_loadRefusedNamingTheChunk() throws Exception {
+        try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
+            update(gma, 1, UpdateKinds.RC_ADD, 3, 1); // frame A
+            gma.sync();
+            update(gma, 2, UpdateKinds.RC_ADD, 3, 1); // frame B, durable and recorded
+            gma.sync();
+        }
+        flip(GmaFormat.frameOffset(0, 1) + 5000);
+        try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
+            assertThatThrownBy(gma::verify).isInstanceOf(GcCorruptException.class).hasMessageContaining("chunk 0")
+                    .hasMessageContaining("newest frame").hasMessageContaining("gma.gen");
+        }
+    }
+
+    @Test
+    void olderFrameRotted_newestValid_readsTheNewest() throws Exception {
+        try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
+            update(gma, 1, UpdateKinds.RC_ADD, 3, 1);
+            gma.sync();
+            update(gma, 2, UpdateKinds.RC_ADD, 3, 1);
+            gma.sync();
+        }
+        flip(GmaFormat.frameOffset(0, 0) + 5000);
+        try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
+            assertThat(gma.verify()).isEqualTo(1);
+            assertThat(slot(gma, 3)[0]).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void recordedChunkZeroedOut_loadRefused() throws Exception {
+        try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
+            update(gma, 1, UpdateKinds.RC_ADD, 3, 1);
+            update(gma, 2, UpdateKinds.RC_ADD, GmaFormat.PBNS_PER_CHUNK + 3, 1); // chunk 1 keeps the file long
+            gma.sync();
+        }
+        try (RandomAccessFile f = new RandomAccessFile(dir.resolve("gma.dat").toFile(), "rw")) {
+            f.seek(GmaFormat.frameOffset(0, 0));
+            f.write(new byte[2 * GmaFormat.CHUNK_BYTES]);
+        }
+        try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
+            assertThatThrownBy(gma::verify).isInstanceOf(GcCorruptException.class).hasMessageContaining("chunk 0")
+                    .hasMessageContaining("zeros");
+        }
+    }
+
+    @Test
+    void storeWithoutGenerationTable_oneFrameRotted_readsTheOtherAsBefore() throws Exception {
+        try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
+            update(gma, 1, UpdateKinds.RC_ADD, 3, 1);
+            update(gma, 2, UpdateKinds.RC_ADD, 3, 1);
+            gma.sync();
+        }
+        java.nio.file.Files.delete(dir.resolve(GmaFormat.GENERATIONS_FILE));
+        flip(GmaFormat.frameOffset(0, 1) + 5000);
+        try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
+            assertThat(slot(gma, 3)[0]).isEqualTo(1);
         }
     }
 }

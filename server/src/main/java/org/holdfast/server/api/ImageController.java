@@ -18,6 +18,10 @@ import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.restore.SnapshotImage;
 import org.holdfast.server.security.AuditEvent;
 import org.holdfast.server.security.AuditLog;
+import org.holdfast.server.security.DownloadLinks;
+import org.holdfast.server.security.InvalidDownloadLinkException;
+import org.holdfast.server.security.PrincipalRoles;
+import org.holdfast.server.security.Role;
 import org.holdfast.server.stats.TransferRates;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.DataStore;
@@ -28,6 +32,8 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
 
@@ -42,6 +48,10 @@ import org.springframework.web.bind.annotation.RestController;
  * {@link #ABORT_CONNECTION}, and the server closes the connection without finishing the body, so
  * the client sees fewer bytes than Content-Length (or no final chunk), never a wrong byte. A
  * failure before anything was sent is an ordinary 500 corrupt-data problem.
+ *
+ * <p>A browser cannot put the bearer token on a plain link: {@code POST .../image/link} hands the
+ * caller a short-lived link ({@link DownloadLinks}) to {@code GET .../image/download?link=...},
+ * which needs no header and serves the same image while the link and its holder's rights last.
  */
 @RestController
 public class ImageController {
@@ -49,6 +59,9 @@ public class ImageController {
     public static final String ABORT_CONNECTION = "org.holdfast.server.api.abortConnection";
 
     private static final Logger LOG = LoggerFactory.getLogger(ImageController.class);
+    /** How the {@code {snapshot}} path segment is documented on every route here. */
+    private static final String SNAPSHOT_DOC = "the snapshot's sequence (7) or its id (vol@7)";
+    private static final String SNAPSHOT_PATTERN = "^([^@/]+@)?[1-9][0-9]{0,17}$";
 
     private final Catalog catalog;
     private final DataStore store;
@@ -57,9 +70,14 @@ public class ImageController {
     private final Clock clock;
     private final TransferRates rates;
 
+    private final DownloadLinks links;
+    private final PrincipalRoles roles;
+
     public ImageController(Catalog catalog, DataStore store, MeterRegistry meters, ObjectProvider<AuditLog> audit, Clock holdfastClock,
-                           ObjectProvider<TransferRates> rates) {
+                           ObjectProvider<TransferRates> rates, DownloadLinks links, PrincipalRoles roles) {
         this.catalog = catalog;
+        this.links = links;
+        this.roles = roles;
         this.rates = rates.getIfAvailable(() -> null);
         this.store = store;
         this.verifyFailures = Counter.builder("holdfast.image.verify.failures")
@@ -76,17 +94,79 @@ public class ImageController {
                     + "before Content-Length bytes); wrong bytes are never sent. Operator or admin, or an agent token for its volumes.")
     @GetMapping(value = "/api/v1/volumes/{name}/snapshots/{snapshot}/image", produces = MediaType.APPLICATION_OCTET_STREAM_VALUE)
     public void image(@PathVariable String name,
-                      @Parameter(description = "the snapshot's sequence (7) or its id (vol@7)",
-                              schema = @Schema(type = "string", pattern = "^([^@/]+@)?[1-9][0-9]{0,17}$")) @PathVariable String snapshot,
+                      @Parameter(description = SNAPSHOT_DOC, schema = @Schema(type = "string", pattern = SNAPSHOT_PATTERN)) @PathVariable String snapshot,
                       @Parameter(description = "one byte range, e.g. bytes=0-1048575, bytes=4096- or bytes=-512")
                       @RequestHeader(value = HttpHeaders.RANGE, required = false) String range,
                       @Parameter(description = "the ETag (or Last-Modified) of an earlier answer: the range applies only if it still matches")
                       @RequestHeader(value = HttpHeaders.IF_RANGE, required = false) String ifRange,
                       HttpServletRequest request, HttpServletResponse response) throws IOException {
+        VolumeRecord volume = catalog.requireVolume(PathIds.volumeId(name));
+        serve(volume, require(volume, snapshot), range, ifRange, request, response, Principals.name(request));
+    }
+
+    /** A download link's answer: where to fetch the image without a header, and until when. */
+    public record DownloadLinkView(String href, String expiresAt, long lifetimeSeconds) {
+    }
+
+    /** A short-lived link to the snapshot's image for the caller (a browser's download). */
+    @Operation(summary = "Get a short-lived download link to a snapshot's image",
+            description = "For a browser, which cannot send the bearer header on a plain link: answers a relative href to "
+                    + "GET .../image/download?link=... that works without a header, for this snapshot only, for the caller only "
+                    + "(it stops working when the caller's rights end), until expiresAt (minutes; a server restart ends it "
+                    + "sooner). Operator or admin.")
+    @PostMapping("/api/v1/volumes/{name}/snapshots/{snapshot}/image/link")
+    @Audited("snapshot.download-link")
+    public DownloadLinkView link(@PathVariable String name,
+                                 @Parameter(description = SNAPSHOT_DOC, schema = @Schema(type = "string", pattern = SNAPSHOT_PATTERN)) @PathVariable String snapshot,
+                                 HttpServletRequest request) {
+        VolumeRecord volume = catalog.requireVolume(PathIds.volumeId(name));
+        long sequence = require(volume, snapshot).sequence();
+        DownloadLinks.Link link = links.issue(Principals.name(request), volume.internalId(), sequence);
+        String href = "/api/v1/volumes/" + name + "/snapshots/" + sequence + "/image/download?link=" + link.link();
+        return new DownloadLinkView(href, java.time.Instant.ofEpochMilli(link.expiresMillis()).toString(), links.lifetime().toSeconds());
+    }
+
+    /** The image through a link from {@link #link}: no bearer header; 403 invalid-download-link for a bad or stale link. */
+    @Operation(summary = "Download a snapshot's raw image through a download link",
+            description = "The image as GET .../image sends it (ranges included), for a link from POST .../image/link, without "
+                    + "an Authorization header. 403 (invalid-download-link) if the link is missing, altered, expired, for "
+                    + "another snapshot, or its holder may no longer download images.")
+    @GetMapping(value = "/api/v1/volumes/{name}/snapshots/{snapshot}/image/download", produces = MediaType.APPLICATION_OCTET_STREAM_VALUE)
+    public void download(@PathVariable String name,
+                         @Parameter(description = SNAPSHOT_DOC, schema = @Schema(type = "string", pattern = SNAPSHOT_PATTERN)) @PathVariable String snapshot,
+                         @Parameter(description = "the link's text, as POST .../image/link answered it") @RequestParam(required = false) String link,
+                         @RequestHeader(value = HttpHeaders.RANGE, required = false) String range,
+                         @RequestHeader(value = HttpHeaders.IF_RANGE, required = false) String ifRange,
+                         HttpServletRequest request, HttpServletResponse response) throws IOException {
         VolumeId v = PathIds.volumeId(name);
         long sequence = sequence(name, snapshot);
-        VolumeRecord volume = catalog.requireVolume(v);
-        SnapshotRecord s = catalog.snapshot(volume, sequence).orElseThrow(() -> new UnknownSnapshotException(name, sequence));
+        // the link is checked before anything is looked up, so a caller without one learns no volume names
+        VolumeRecord volume = catalog.volume(v).orElse(null);
+        DownloadLinks.Grant grant;
+        try {
+            grant = links.check(link, volume == null ? -1 : volume.internalId(), sequence);
+            if (!roles.current(grant.principal()).map(r -> r.includes(Role.OPERATOR)).orElse(false)) {
+                throw new InvalidDownloadLinkException("the download link's holder (" + grant.principal()
+                        + ") may no longer download images; log in again and ask for a new one");
+            }
+        } catch (InvalidDownloadLinkException e) {
+            record(request, Principals.name(request), name + "@" + sequence, "denied", e.getMessage());
+            throw e;
+        }
+        serve(volume, require(volume, snapshot), range, ifRange, request, response, grant.principal() + " (link)");
+    }
+
+    /** The snapshot the path segment names: 400 if it is no snapshot id, 404 if the volume has no such snapshot. */
+    private SnapshotRecord require(VolumeRecord volume, String snapshot) {
+        String name = volume.name().name();
+        long sequence = sequence(name, snapshot);
+        return catalog.snapshot(volume, sequence).orElseThrow(() -> new UnknownSnapshotException(name, sequence));
+    }
+
+    private void serve(VolumeRecord volume, SnapshotRecord s, String range, String ifRange, HttpServletRequest request,
+                       HttpServletResponse response, String principal) throws IOException {
+        String name = volume.name().name();
+        long sequence = s.sequence();
         SnapshotImage image = new SnapshotImage(catalog, store, volume, s);
         long length = image.length();
         String etag = "\"" + volume.internalId() + "-" + sequence + "\"";
@@ -115,11 +195,11 @@ public class ImageController {
         if ("HEAD".equals(request.getMethod()) || length == 0) {
             return;
         }
-        send(image, first, last, request, response, name + "@" + sequence);
+        send(image, first, last, request, response, name + "@" + sequence, principal);
     }
 
     private void send(SnapshotImage image, long first, long last, HttpServletRequest request, HttpServletResponse response,
-                      String target) throws IOException {
+                      String target, String principal) throws IOException {
         String detail = first == 0 && last == image.length() - 1 ? "" : "bytes " + first + "-" + last;
         OutputStream out = rates == null ? response.getOutputStream()
                 : new CountedStream(response.getOutputStream(), rates, target.substring(0, target.lastIndexOf('@')));
@@ -133,7 +213,7 @@ public class ImageController {
             }
             LOG.error("image download of {} ({}) ended early: {}; {}", target, detail.isEmpty() ? "whole image" : detail,
                     e.getMessage(), corrupt ? "run the checker (holdfast-server fsck)" : "see the cause", e);
-            record(request, target, "failed", e.getMessage());
+            record(request, principal, target, "failed", e.getMessage());
             if (!response.isCommitted()) {
                 response.reset(); // nothing has gone out: an ordinary error response (ProblemAdvice)
                 throw e;
@@ -141,11 +221,11 @@ public class ImageController {
             request.setAttribute(ABORT_CONNECTION, e);
             return;
         }
-        record(request, target, "ok", detail);
+        record(request, principal, target, "ok", detail);
     }
 
-    private void record(HttpServletRequest request, String target, String result, String detail) {
-        audit.record(new AuditEvent(clock.millis(), Principals.name(request), request.getRemoteAddr() + ":" + request.getRemotePort(),
+    private void record(HttpServletRequest request, String principal, String target, String result, String detail) {
+        audit.record(new AuditEvent(clock.millis(), principal, request.getRemoteAddr() + ":" + request.getRemotePort(),
                 "snapshot.download", "volume:" + target, result, detail));
     }
 

@@ -33,7 +33,8 @@ import org.springdoc.core.customizers.PropertyCustomizer;
  * <ul>
  *   <li><b>tags</b> from the path ({@link #TAGS}, first match): the resource, not the controller
  *       class (no more {@code gc-controller});</li>
- *   <li><b>security</b>: the {@value #BEARER} scheme on every {@code /api/v1} operation but login;</li>
+ *   <li><b>security</b>: the {@value #BEARER} scheme on every {@code /api/v1} operation but login and the image
+ *       download through a link (the link is the credential);</li>
  *   <li><b>error responses</b> as {@code application/problem+json} {@value #PROBLEM} where they
  *       apply: 400 (parameters or a body), 401 and 403 (secured), 404 (a path variable), 409 (a
  *       change), 413 and 415 (a body), 429 (login), 500 (always);</li>
@@ -147,19 +148,24 @@ public final class OpenApiConventions implements OpenApiCustomizer {
         boolean read = method == PathItem.HttpMethod.GET || method == PathItem.HttpMethod.HEAD;
         boolean hasBody = op.getRequestBody() != null;
         boolean hasParameters = op.getParameters() != null && !op.getParameters().isEmpty();
-        if (!login) {
+        // the image through a download link: the link in the query is the credential, no header
+        boolean linked = path.endsWith("/image/download") && read;
+        if (!login && !linked) {
             op.setSecurity(new ArrayList<>(List.of(new SecurityRequirement().addList(BEARER))));
         }
         ApiResponses responses = op.getResponses() == null ? new ApiResponses() : op.getResponses();
         op.setResponses(responses);
         responses.forEach((code, r) -> jsonInsteadOfAnything(r));
-        if (path.endsWith("/image") && read) {
+        if ((path.endsWith("/image") || linked) && read) {
             image(responses);
         }
         if (hasBody || hasParameters) {
             problem(responses, "400", "Invalid request: a malformed body or a value of the wrong type or range");
         }
-        if (!login) {
+        if (linked) {
+            problem(responses, "403", "Invalid download link: missing, altered, expired, for another snapshot, or its holder"
+                    + " lost the right (invalid-download-link)");
+        } else if (!login) {
             problem(responses, "401", "No token, or a malformed, unknown, expired or revoked one");
             if (!path.startsWith("/api/v1/auth/")) {
                 problem(responses, "403", "The token's role may not do this");

@@ -17,6 +17,7 @@ import org.holdfast.server.jobs.JobsClosedException;
 import org.holdfast.server.jobs.UnknownJobException;
 import org.holdfast.server.store.CorruptBlockException;
 import org.holdfast.gc.GcCorruptException;
+import org.holdfast.server.store.CatalogStoppedException;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.StorageFullException;
 import org.holdfast.server.store.StoreException;
@@ -114,6 +115,11 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
                 .body(problem(HttpStatus.TOO_MANY_REQUESTS, ProblemTypes.TOO_MANY_LOGINS, "Too many failed logins", e.getMessage()));
     }
 
+    @ExceptionHandler(org.holdfast.server.security.InvalidDownloadLinkException.class)
+    ProblemDetail invalidDownloadLink(org.holdfast.server.security.InvalidDownloadLinkException e) {
+        return problem(HttpStatus.FORBIDDEN, ProblemTypes.INVALID_DOWNLOAD_LINK, "Invalid download link", e.getMessage());
+    }
+
     @ExceptionHandler(UnknownCredentialException.class)
     ProblemDetail unknownCredential(UnknownCredentialException e) {
         return problem(HttpStatus.NOT_FOUND, ProblemTypes.UNKNOWN_CREDENTIAL, "Unknown user or token", e.getMessage());
@@ -155,6 +161,10 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
 
     @ExceptionHandler(StoreException.class)
     ProblemDetail store(StoreException e) {
+        if (e instanceof CatalogStoppedException) {
+            LOG.warn("catalog stopped: " + e.getMessage());
+            return problem(HttpStatus.SERVICE_UNAVAILABLE, ProblemTypes.CATALOG_STOPPED, "Catalog stopped", e.getMessage());
+        }
         if (e instanceof StorageFullException || StoreException.isNoSpace(e)) {
             return storageFull(e);
         }

@@ -65,6 +65,10 @@ public final class ProblemTypes {
             default -> status >= 500 ? INTERNAL_ERROR : INVALID_REQUEST;
         };
     }
+    /** 403: a snapshot download link that is missing, altered, expired, for another snapshot, or whose holder lost the right. */
+    public static final URI INVALID_DOWNLOAD_LINK = URI.create("urn:holdfast:problem:invalid-download-link");
     /** 507: the data disk is full (its free-space reserve reached); free space, then retry. */
     public static final URI STORAGE_FULL = URI.create("urn:holdfast:problem:storage-full");
+    /** 503: the catalog database stopped taking writes after a background error (a full disk); free space, then retry or restart. */
+    public static final URI CATALOG_STOPPED = URI.create("urn:holdfast:problem:catalog-stopped");
 }

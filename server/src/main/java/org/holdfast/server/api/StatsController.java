@@ -9,6 +9,7 @@ import org.holdfast.server.catalog.DailyStatsStore;
 import org.holdfast.server.stats.Capacity;
 import org.holdfast.server.stats.DailySeries;
 import org.holdfast.server.stats.Statistics;
+import org.holdfast.server.stats.StatsHistory;
 import org.holdfast.server.stats.StatsReport;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestMapping;
@@ -26,10 +27,12 @@ public class StatsController {
 
     private final Statistics statistics;
     private final DailySeries daily;
+    private final StatsHistory history;
 
-    public StatsController(Statistics statistics, DailySeries daily) {
+    public StatsController(Statistics statistics, DailySeries daily, StatsHistory history) {
         this.statistics = statistics;
         this.daily = daily;
+        this.history = history;
     }
 
     @GetMapping
@@ -50,6 +53,20 @@ public class StatsController {
                     + " days (the series keeps no more); ask for a shorter one");
         }
         return daily.range(first, last).stream().map(DayView::of).toList();
+    }
+
+    /** The in-memory samples (every {@code holdfast.stats.sample-interval}) at or after {@code since} (ISO-8601; default all), oldest first. */
+    @GetMapping("/history")
+    public List<SampleView> history(@RequestParam(required = false) String since) {
+        long from = 0;
+        if (since != null && !since.isBlank()) {
+            try {
+                from = Instant.parse(since.trim()).toEpochMilli();
+            } catch (DateTimeParseException e) {
+                throw new IllegalArgumentException("since '" + since + "' is not an instant; use ISO-8601 UTC, e.g. 2026-01-31T12:00:00Z");
+            }
+        }
+        return history.since(from).stream().map(SampleView::of).toList();
     }
 
     private static LocalDate date(String name, String value) {
@@ -83,6 +100,15 @@ public class StatsController {
             return new VolumeStatsView(v.name(), v.snapshots(), v.logicalBytes(), v.newestLogicalBytes(), v.storedBytesAdded(),
                     v.compressionRatio(), v.lastBackupAtMillis() == null ? null : iso(v.lastBackupAtMillis()),
                     v.ingestBytesPerSecond(), v.restoreBytesPerSecond());
+        }
+    }
+
+    /** One sample of the recent history ({@link StatsHistory.Sample}) with an ISO-8601 time. */
+    public record SampleView(String at, long storedBytes, long dataLogBytes, long logicalBytes, long bytesIngested,
+                             double ingestBytesPerSecond) {
+        static SampleView of(StatsHistory.Sample s) {
+            return new SampleView(iso(s.atMillis()), s.storedBytes(), s.dataLogBytes(), s.logicalBytes(), s.bytesIngested(),
+                    s.ingestBytesPerSecond());
         }
     }
 

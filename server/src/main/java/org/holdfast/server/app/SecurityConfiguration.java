@@ -14,10 +14,12 @@ import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.security.BearerCredentials;
 import org.holdfast.server.security.ConsoleSessions;
 import org.holdfast.server.security.CredentialStore;
+import org.holdfast.server.security.DownloadLinks;
 import org.holdfast.server.security.InitialAdmin;
 import org.holdfast.server.security.LoginThrottle;
 import org.holdfast.server.security.Logins;
 import org.holdfast.server.security.PasswordHasher;
+import org.holdfast.server.security.PrincipalRoles;
 import org.holdfast.server.security.UserDirectory;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.MetadataDb;
@@ -45,6 +47,8 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
  *   <li>open: {@code GET /actuator/health} (status only), {@code POST /api/v1/auth/login}, and the
  *       console's static files ({@code /}, {@code /index.html}, {@code /console/**}; they hold no data,
  *       every call they make goes to /api and needs a token);</li>
+ *   <li>open: {@code GET /api/v1/volumes/{name}/snapshots/{snapshot}/image/download}; the handler serves it only
+ *       for a valid download link ({@link DownloadLinks}) whose holder is still an operator or admin;</li>
  *   <li>open too: the OpenAPI document ({@code /v3/api-docs}) and Swagger UI (the description of the API
  *       holds no data; Swagger UI must load before its Authorize button can take a token);</li>
  *   <li>any authenticated principal: {@code /api/v1/auth/**};</li>
@@ -68,6 +72,8 @@ public class SecurityConfiguration {
     private static final Logger LOG = LoggerFactory.getLogger(SecurityConfiguration.class);
     /** The image download (ImageController). */
     private static final String IMAGE = "/api/v1/volumes/*/snapshots/*/image";
+    /** The image through a download link: no bearer header, the link is the credential (ImageController checks it). */
+    private static final String IMAGE_DOWNLOAD = IMAGE + "/download";
 
     @Bean
     CredentialStore credentialStore(MetadataDb db) {
@@ -92,6 +98,17 @@ public class SecurityConfiguration {
     @Bean
     ApiTokens apiTokens(CredentialStore store, Clock holdfastClock, SecurityAudit audit) {
         return new ApiTokens(store, holdfastClock, audit.log());
+    }
+
+    /** Download links live in memory with a random key: a restart ends them all. */
+    @Bean
+    DownloadLinks downloadLinks(Clock holdfastClock) {
+        return new DownloadLinks(holdfastClock, DownloadLinks.DEFAULT_LIFETIME);
+    }
+
+    @Bean
+    PrincipalRoles principalRoles(UserDirectory users, ApiTokens tokens, Clock holdfastClock) {
+        return new PrincipalRoles(users, tokens, holdfastClock);
     }
 
     @Bean
@@ -140,6 +157,8 @@ public class SecurityConfiguration {
                         .dispatcherTypeMatchers(DispatcherType.ERROR, DispatcherType.FORWARD).permitAll()
                         .requestMatchers(HttpMethod.GET, "/actuator/health").permitAll()
                         .requestMatchers(HttpMethod.POST, "/api/v1/auth/login").permitAll()
+                        .requestMatchers(HttpMethod.GET, IMAGE_DOWNLOAD).permitAll()
+                        .requestMatchers(HttpMethod.HEAD, IMAGE_DOWNLOAD).permitAll()
                         .requestMatchers(HttpMethod.GET, "/", "/index.html", "/console/**", "/favicon.ico").permitAll()
                         // the API's description and Swagger UI hold no data; open, so Swagger UI loads and its Authorize button works
                         .requestMatchers(HttpMethod.GET, "/v3/api-docs", "/v3/api-docs/**", "/v3/api-docs.yaml", "/swagger-ui.html",

@@ -4,7 +4,8 @@ import java.io.File;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.holdfast.server.gc.GcJobs;
 import org.holdfast.server.jobs.JobState;
 import org.holdfast.server.jobs.Jobs;
@@ -16,7 +17,10 @@ import org.holdfast.server.catalog.DailyStatsStore;
 import org.holdfast.server.gc.GcService;
 import org.holdfast.server.gc.StoreSurvey;
 import org.holdfast.server.stats.AgentLedger;
+import org.holdfast.server.ingest.IngestServer;
+import org.holdfast.server.ingest.RunningBackups;
 import org.holdfast.server.stats.DailySeries;
+import org.holdfast.server.stats.StatsHistory;
 import org.holdfast.server.stats.Statistics;
 import org.holdfast.server.stats.TransferRates;
 import org.holdfast.server.store.DataDirectory;
@@ -50,12 +54,29 @@ public class StatsConfiguration {
      * daily record are refreshed in the background, and the oldest survey a report uses as is.
      */
     @ConfigurationProperties("holdfast.stats")
-    public record StatsProperties(@DefaultValue("5m") Duration surveyInterval) {
+    public record StatsProperties(@DefaultValue("5m") Duration surveyInterval, @DefaultValue("10s") Duration sampleInterval) {
         public StatsProperties {
             if (surveyInterval.isNegative() || surveyInterval.isZero()) {
                 throw new IllegalArgumentException("holdfast.stats.survey-interval must be positive, got " + surveyInterval);
             }
+            if (sampleInterval.compareTo(Duration.ofSeconds(1)) < 0) {
+                throw new IllegalArgumentException("holdfast.stats.sample-interval must be at least 1s, got " + sampleInterval);
+            }
         }
+    }
+
+    /** Samples kept in the in-memory history (two hours at the default interval). */
+    static final int HISTORY_SAMPLES = 720;
+
+    @Bean
+    StatsHistory statsHistory() {
+        return new StatsHistory(HISTORY_SAMPLES);
+    }
+
+    /** The backups in progress, as the ingest port keeps them. */
+    @Bean
+    RunningBackups runningBackups(IngestServer ingest) {
+        return ingest.runningBackups();
     }
 
     @Bean
@@ -83,12 +104,15 @@ public class StatsConfiguration {
     }
 
     @Bean
-    StatsRefresh statsRefresh(Statistics statistics, DailySeries daily, StatsProperties p, Jobs jobs) {
-        StatsRefresh refresh = new StatsRefresh(statistics, daily, p.surveyInterval());
+    StatsRefresh statsRefresh(Statistics statistics, DailySeries daily, StatsHistory history, StatsProperties p, Jobs jobs,
+                              AgentLedger ledger) {
+        StatsRefresh refresh = new StatsRefresh(statistics, daily, history, p.surveyInterval(), p.sampleInterval());
+        // what a backup stored shows in the stored figures soon, not only at the next interval
+        ledger.afterCommit(() -> refresh.refreshSoon(StatsRefresh.BACKUP_SPACING));
         // what a GC job freed shows in the figures at once, not at the next interval
         jobs.onEnded(job -> {
             if (job.state() == JobState.SUCCEEDED && RESHAPING_JOBS.contains(job.kind())) {
-                refresh.refreshSoon();
+                refresh.refreshSoon(Duration.ZERO);
             }
         });
         return refresh;
@@ -111,36 +135,53 @@ public class StatsConfiguration {
 
     /**
      * Refreshes the survey and writes today's daily record every interval, the first right after
-     * startup (so the day has its record even if the server stops soon); stops before the stores close.
+     * startup (so the day has its record even if the server stops soon), and adds a sample to the
+     * in-memory history every sample interval; stops before the stores close.
      */
     static final class StatsRefresh implements SmartLifecycle {
         private final Statistics statistics;
         private final DailySeries daily;
+        private final StatsHistory history;
         private final Duration interval;
+        private final Duration sampleInterval;
+        /** The least time between a refresh and one a committed backup asks for. */
+        static final Duration BACKUP_SPACING = Duration.ofSeconds(10);
         private ScheduledExecutorService executor;
         private boolean running;
+        private final AtomicBoolean pending = new AtomicBoolean();
+        private volatile long lastRefreshMillis;
 
-        StatsRefresh(Statistics statistics, DailySeries daily, Duration interval) {
+        StatsRefresh(Statistics statistics, DailySeries daily, StatsHistory history, Duration interval, Duration sampleInterval) {
             this.statistics = statistics;
             this.daily = daily;
+            this.history = history;
             this.interval = interval;
+            this.sampleInterval = sampleInterval;
         }
 
-        /** Schedules one refresh now, off the caller's thread; does nothing while stopped. */
-        synchronized void refreshSoon() {
-            if (executor != null) {
-                executor.execute(() -> {
-                    try {
-                        refresh();
-                    } catch (RuntimeException e) {
-                        LOG.warn("statistics refresh after a GC job failed; the next interval retries", e);
-                    }
-                });
+        /**
+         * Schedules one refresh off the caller's thread, at once unless the last one ran less than
+         * {@code spacing} ago (then when that has passed): many small backups in a row cost one survey
+         * per {@link #BACKUP_SPACING}, not one each. Requests while one is pending join it; does nothing while stopped.
+         */
+        synchronized void refreshSoon(Duration spacing) {
+            if (executor == null || !pending.compareAndSet(false, true)) {
+                return;
             }
+            long wait = Math.max(0, lastRefreshMillis + spacing.toMillis() - System.currentTimeMillis());
+            executor.schedule(() -> {
+                pending.set(false);
+                try {
+                    refresh();
+                } catch (RuntimeException e) {
+                    LOG.warn("statistics refresh after a GC job or a backup failed; the next interval retries", e);
+                }
+            }, wait, TimeUnit.MILLISECONDS);
         }
 
         /** One refresh: survey, report, today's record. */
         void refresh() {
+            lastRefreshMillis = System.currentTimeMillis();
             statistics.refreshSurvey();
             daily.update(statistics.report());
         }
@@ -148,11 +189,14 @@ public class StatsConfiguration {
         @Override
         public synchronized void start() {
             running = true;
-            executor = Executors.newSingleThreadScheduledExecutor(r -> {
+            ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(1, r -> {
                 Thread t = new Thread(r, "stats-refresh");
                 t.setDaemon(true);
                 return t;
             });
+            // a refresh a backup asked for that is still waiting is dropped at stop, not waited for
+            pool.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+            executor = pool;
             long ms = Math.max(1000, interval.toMillis());
             executor.scheduleWithFixedDelay(() -> {
                 try {
@@ -161,6 +205,13 @@ public class StatsConfiguration {
                     LOG.warn("statistics refresh failed; will retry in {}", interval, e);
                 }
             }, 0, ms, TimeUnit.MILLISECONDS);
+            executor.scheduleWithFixedDelay(() -> {
+                try {
+                    history.add(statistics.figures());
+                } catch (RuntimeException e) {
+                    LOG.warn("statistics sample failed; will retry in {}", sampleInterval, e);
+                }
+            }, 0, sampleInterval.toMillis(), TimeUnit.MILLISECONDS);
         }
 
         @Override

@@ -217,6 +217,15 @@ public final class GcService implements AutoCloseable {
         return ops.failure();
     }
 
+    /**
+     * Why GC updates wait right now (the GC log or a GMA committer cannot write; both retry), or
+     * the failure that stopped the GC pipeline for good (a restart replays its log); null if neither.
+     */
+    public RuntimeException pipelineProblem() {
+        RuntimeException f = pipeline.failure();
+        return f != null ? f : pipeline.stalled();
+    }
+
     // ------------------------------------------------------------------ holds and policies
 
     /** Retention locks and holds: placing, releasing, and the refusals they cause. */

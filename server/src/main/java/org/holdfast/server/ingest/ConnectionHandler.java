@@ -104,6 +104,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private RestoreStream restore;
     // lane: payload bytes received in the running backup
     private long sessionBytes;
+    // lane: the running backup as the list of running backups shows it; HELLO's agent name for it
+    private RunningBackups.Progress progress;
+    private String agentName = "";
 
     ConnectionHandler(IngestServer server, FrameDecoder decoder) {
         this.server = server;
@@ -228,7 +231,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 if (!closing.get()) {
                     if (digests != null) {
                         requireSession(m).onBlocks((Blocks) m, awaitDigests(digests));
-                        received(payloadBytes((Blocks) m, ((Blocks) m).data().readableBytes()));
+                        received((Blocks) m, payloadBytes((Blocks) m, ((Blocks) m).data().readableBytes()));
                     } else {
                         handle(m);
                     }
@@ -381,6 +384,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             }
             principal = authenticate(h);
             token = h.token();
+            agentName = h.agentName();
             greeted = true;
             observe(o -> o.connected(principal, remoteAddress(), h.agentName()));
             channel.writeAndFlush(new HelloOk(ProtocolLimits.VERSION, server.settings().serverVersion(), ProtocolLimits.MAX_FRAME));
@@ -399,11 +403,12 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             beginBackup(b);
         } else if (m instanceof Entries e) {
             channel.write(requireSession(m).onEntries(e));
+            progress.entries(e.startLbn() + e.count(), e.count());
             unflushedNeeds++;
         } else if (m instanceof Blocks b) {
             long bytes = payloadBytes(b, b.data().readableBytes());
             requireSession(m).onBlocks(b);
-            received(bytes);
+            received(b, bytes);
         } else if (m instanceof Commit c) {
             BackupSession s = requireSession(m);
             checkVolumeSize(s.volume(), c.volumeBytes());
@@ -484,6 +489,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         server.stats().sessions.incrementAndGet();
         sessionBytes = 0;
+        progress = server.runningBackups().begin(sessionId, volume.name(), principal.name(), agentName, remoteAddress(), blockSize,
+                b.volumeBytes(), session.parentSequence());
         int sessionBlockSize = blockSize;
         BackupReady reply = ready;
         // The decoder must know the block size before any BLOCKS can arrive, i.e. before the agent reads BACKUP_READY.
@@ -589,8 +596,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     /** Counts a BLOCKS frame's payload bytes for the running backup and the transfer rates. Lane only. */
-    private void received(long bytes) {
+    private void received(Blocks b, long bytes) {
         sessionBytes += bytes;
+        progress.blocks(b.count(), bytes);
         String volume = session.volume().name();
         observe(o -> o.received(volume, bytes));
     }
@@ -633,6 +641,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private void endSession() {
         if (session != null) {
             server.volumeLocks().unlock(session.volume().name(), session.id());
+            server.runningBackups().end(session.id());
+            progress = null;
             session = null;
             channel.eventLoop().execute(() -> {
                 decoder.blockSize(0);

@@ -44,6 +44,7 @@ public final class IngestServer implements AutoCloseable {
     private final IngestSettings settings;
     private final IngestServices services;
     private final VolumeLocks volumeLocks = new VolumeLocks();
+    private final RunningBackups runningBackups;
     private final IngestStats stats = new IngestStats();
     private final AtomicLong sessionIds;
     private final ChannelGroup connections = new DefaultChannelGroup("holdfast-ingest", GlobalEventExecutor.INSTANCE);
@@ -61,6 +62,7 @@ public final class IngestServer implements AutoCloseable {
         this.settings = settings;
         this.services = services;
         this.sessionIds = new AtomicLong(services.clock().millis() << 16);
+        this.runningBackups = new RunningBackups(services.clock()::millis);
         this.sessionPool = new ThreadPoolExecutor(settings.sessionThreads(), settings.sessionThreads(), 60, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), new DefaultThreadFactory("holdfast-session", true));
         this.digester = new PayloadDigester(Math.max(1, Runtime.getRuntime().availableProcessors()));
@@ -190,6 +192,11 @@ public final class IngestServer implements AutoCloseable {
 
     public VolumeLocks volumeLocks() {
         return volumeLocks;
+    }
+
+    /** The backups in progress on this port. */
+    public RunningBackups runningBackups() {
+        return runningBackups;
     }
 
     ExecutorService sessionPool() {

@@ -19,6 +19,7 @@ public final class AgentLedger implements IngestObserver {
     private final AgentStore store;
     private final TransferRates rates;
     private final Clock clock;
+    private volatile Runnable afterCommit = () -> { };
 
     public AgentLedger(AgentStore store, TransferRates rates, Clock clock) {
         this.store = store;
@@ -30,6 +31,11 @@ public final class AgentLedger implements IngestObserver {
         return store;
     }
 
+    /** Runs {@code action} after each committed backup (on the connection's lane: it must be quick). */
+    public void afterCommit(Runnable action) {
+        afterCommit = action;
+    }
+
     @Override
     public void connected(AccessPrincipal principal, String remoteAddress, String agentName) {
         TokenName t = TokenName.of(principal.name());
@@ -39,6 +45,9 @@ public final class AgentLedger implements IngestObserver {
     @Override
     public void backupEnded(AccessPrincipal principal, String volume, boolean ok, String detail, long bytes) {
         store.result(TokenName.of(principal.name()).id(), new AgentStore.VolumeResult(volume, ok, detail, bytes, clock.millis()));
+        if (ok) {
+            afterCommit.run();
+        }
     }
 
     @Override

@@ -36,7 +36,7 @@ public final class Statistics {
     private final Clock clock;
     private final Duration surveyMaxAge;
     private final Object surveyLock = new Object();
-    private volatile StoreSurvey.Result survey;
+    private volatile Surveyed surveyed;
     private volatile StatsReport last;
 
     /**
@@ -59,26 +59,33 @@ public final class Statistics {
         return rates;
     }
 
+    /** A survey and the data logs' record bytes (size less headers) measured right before it. */
+    private record Surveyed(StoreSurvey.Result result, long logRecordBytes) {
+    }
+
     /** The latest survey without walking anything (null before the first); for gauges. */
     public StoreSurvey.Result cachedSurvey() {
-        return survey;
+        Surveyed s = surveyed;
+        return s == null ? null : s.result();
     }
 
     /** A survey no older than the maximum age, walking the blocks if needed. */
     public StoreSurvey.Result survey() {
-        StoreSurvey.Result s = survey;
-        if (s != null && clock.millis() - s.measuredAtMillis() < surveyMaxAge.toMillis()) {
+        return surveyedNow().result();
+    }
+
+    private Surveyed surveyedNow() {
+        Surveyed s = surveyed;
+        if (s != null && clock.millis() - s.result().measuredAtMillis() < surveyMaxAge.toMillis()) {
             return s;
         }
         long asked = clock.millis();
         synchronized (surveyLock) {
-            s = survey;
-            if (s != null && s.measuredAtMillis() >= asked) {
+            s = surveyed;
+            if (s != null && s.result().measuredAtMillis() >= asked) {
                 return s; // taken while we waited
             }
-            s = surveyor.run(clock.millis());
-            survey = s;
-            return s;
+            return runSurvey();
         }
     }
 
@@ -86,18 +93,31 @@ public final class Statistics {
     public StoreSurvey.Result refreshSurvey() {
         long asked = clock.millis();
         synchronized (surveyLock) {
-            StoreSurvey.Result s = survey;
-            if (s == null || s.measuredAtMillis() < asked) {
-                s = surveyor.run(clock.millis());
-                survey = s;
+            Surveyed s = surveyed;
+            if (s == null || s.result().measuredAtMillis() < asked) {
+                s = runSurvey();
             }
-            return s;
+            return s.result();
         }
+    }
+
+    /**
+     * Walks the blocks, under the survey lock. The data logs are measured just before, so that their
+     * dead records are counted against the same moment (measured at report time instead, every block
+     * backed up since the survey would count as dead until the next one).
+     */
+    private Surveyed runSurvey() {
+        List<Path> logs = dataLogs();
+        long records = sizeOf(logs) - (long) FormatVersions.DATA_LOG_HEADER_BYTES * logs.size();
+        Surveyed s = new Surveyed(surveyor.run(clock.millis()), records);
+        surveyed = s;
+        return s;
     }
 
     /** Statistics now (see the class comment for what it costs). */
     public StatsReport report() {
-        StoreSurvey.Result s = survey();
+        Surveyed taken = surveyedNow();
+        StoreSurvey.Result s = taken.result();
         long now = clock.millis();
         Map<String, Double> ingestRates = rates.rates(Direction.INGEST);
         Map<String, Double> restoreRates = rates.rates(Direction.RESTORE);
@@ -133,8 +153,10 @@ public final class Statistics {
         double rawLive = s.livePayloadBytes() * compression;
         List<Path> logs = dataLogs();
         long dataLogs = sizeOf(logs);
-        long logHeaders = (long) FormatVersions.DATA_LOG_HEADER_BYTES * logs.size();
-        long compactable = Math.max(0, dataLogs - logHeaders - s.liveRecordBytes());
+        long logRecords = dataLogs - (long) FormatVersions.DATA_LOG_HEADER_BYTES * logs.size();
+        // the logs as measured with the survey (blocks appended since are not dead); bounded by their records
+        // now, as a compaction since may have shrunk them; blocks appended during the survey may make it negative
+        long compactable = Math.max(0, Math.min(logRecords, taken.logRecordBytes()) - s.liveRecordBytes());
         List<StatsReport.DateBytes> byDate = new ArrayList<>();
         long cumulative = s.expiredBytes() + compactable;
         for (var e : s.expiringByDay().entrySet()) {
@@ -152,6 +174,27 @@ public final class Statistics {
                 volumes);
         last = r;
         return r;
+    }
+
+    /** The figures a {@link StatsHistory} sample holds, read now. */
+    public record Figures(long atMillis, long storedBytes, long dataLogBytes, long logicalBytes, long bytesIngested,
+                          double ingestBytesPerSecond) {
+    }
+
+    /**
+     * The charted figures now, without a survey: one pass over the snapshot records and a listing of
+     * the data logs; the stored payload is the latest survey's (0 before the first).
+     */
+    public Figures figures() {
+        long logical = 0;
+        for (VolumeRecord v : catalog.volumes()) {
+            for (SnapshotRecord r : catalog.snapshots(v)) {
+                logical += r.volumeBytes();
+            }
+        }
+        StoreSurvey.Result s = cachedSurvey();
+        return new Figures(clock.millis(), s == null ? 0 : s.livePayloadBytes(), sizeOf(dataLogs()), logical,
+                rates.total(Direction.INGEST), rates.rate(Direction.INGEST));
     }
 
     /** The latest report made (null before the first), without computing anything; for gauges. */

@@ -366,6 +366,7 @@ public final class DataStore implements AutoCloseable {
             RecordFormat.writeHeader(recordBuf, pbn, codec, rawLength, storedLength, crc);
             recordView.clear().limit(recordLength);
             long at = active.append(recordView, pbn);
+            KillPoints.hit(KillPoints.REPAIR_AFTER_APPEND);
             if (repairCount == repairPbn.length) {
                 int n = repairCount * 2;
                 repairPbn = Arrays.copyOf(repairPbn, n);
@@ -650,7 +651,13 @@ public final class DataStore implements AutoCloseable {
                 } else {
                     log.write(); // the durable point must never lie past the file's end
                 }
+                if (repaired.length > 0) {
+                    KillPoints.hit(KillPoints.REPAIR_BEFORE_SWITCH);
+                }
                 writeDurablePoint(log.id(), length, batch);
+            }
+            if (repaired.length > 0) {
+                KillPoints.hit(KillPoints.REPAIR_AFTER_SWITCH);
             }
             synchronized (appendLock) {
                 dropPending(count);

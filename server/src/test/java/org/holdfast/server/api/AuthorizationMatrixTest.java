@@ -170,6 +170,8 @@ class AuthorizationMatrixTest {
         // statistics: viewer and above; agents (addresses, token names): operator and above
         add("GET", "/api/v1/stats", "/api/v1/stats", null, null, row(200, 200, 200, 403, 403));
         add("GET", "/api/v1/stats/daily", "/api/v1/stats/daily", null, null, row(200, 200, 200, 403, 403));
+        add("GET", "/api/v1/stats/history", "/api/v1/stats/history", null, null, row(200, 200, 200, 403, 403));
+        add("GET", "/api/v1/backups", "/api/v1/backups", null, null, row(200, 200, 200, 403, 403));
         add("GET", "/api/v1/agents", "/api/v1/agents", null, null, row(403, 200, 200, 403, 403));
         // what an agent needs to reach the server (port, TLS, fingerprint): the console's command line, viewer and above
         add("GET", "/api/v1/server", "/api/v1/server", null, null, row(200, 200, 200, 403, 403));
@@ -181,6 +183,11 @@ class AuthorizationMatrixTest {
         // a snapshot's raw image: data, so operator and above, or an agent within its scope; not a viewer
         add("GET", "/api/v1/volumes/{name}/snapshots/{snapshot}/image", "/api/v1/volumes/mx-a/snapshots/1/image",
                 "/api/v1/volumes/mx-b/snapshots/1/image", null, row(403, 200, 200, 200, 404));
+        // a download link for a browser: issued to operators and above; the download itself needs the link, not a header
+        add("POST", "/api/v1/volumes/{name}/snapshots/{snapshot}/image/link", "/api/v1/volumes/mx-a/snapshots/1/image/link", null,
+                null, row(403, 200, 200, 403, 403));
+        add("GET", "/api/v1/volumes/{name}/snapshots/{snapshot}/image/download", "/api/v1/volumes/mx-a/snapshots/1/image/download",
+                null, null, all(403));
     }
 
     /** Endpoints outside the MVC handler mapping (actuator, static console): rows checked the same way. */
@@ -281,17 +288,19 @@ class AuthorizationMatrixTest {
                             + abbreviate(resp.body()));
                 }
                 if (resp.statusCode() == 401 || resp.statusCode() == 403) {
-                    checkProblem(resp, c, wrong);
+                    checkProblem(resp, c, path, wrong);
                 }
             }
         }
         assertThat(wrong).as("cells that differ from the matrix").isEmpty();
     }
 
-    private void checkProblem(HttpResponse<String> resp, Caller c, List<String> wrong) {
+    private void checkProblem(HttpResponse<String> resp, Caller c, String path, List<String> wrong) {
         try {
             JsonNode p = new ObjectMapper().readTree(resp.body());
-            String type = resp.statusCode() == 401 ? "urn:holdfast:problem:unauthenticated" : "urn:holdfast:problem:forbidden";
+            // the download through a link has no role to lack: a missing or bad link is its own problem
+            String type = resp.statusCode() == 401 ? "urn:holdfast:problem:unauthenticated"
+                    : path.endsWith("/image/download") ? "urn:holdfast:problem:invalid-download-link" : "urn:holdfast:problem:forbidden";
             if (!type.equals(p.path("type").asText()) || !resp.headers().firstValue("Content-Type").orElse("").contains("problem+json")) {
                 wrong.add("not a problem detail of type " + type + ": " + resp.body());
             }

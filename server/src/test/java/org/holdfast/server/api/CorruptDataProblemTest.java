@@ -31,4 +31,23 @@ class CorruptDataProblemTest {
         assertThat(p.getDetail()).contains("map value").contains("run the checker");
         assertThat(p.getProperties()).isNull();
     }
+
+    @Test
+    void corruptGcMetadata_damagedChunkAtRuntime_corruptDataNamingTheChunkAndTheRebuild() {
+        ProblemDetail p = advice.corruptGcMetadata(new org.holdfast.gc.GcCorruptException("gma", java.nio.file.Path.of("/data/gc/gma.dat"),
+                "chunk 4", "both frames fail their checksum"));
+        assertThat(p.getStatus()).isEqualTo(500);
+        assertThat(p.getType()).isEqualTo(ProblemTypes.CORRUPT_DATA);
+        assertThat(p.getDetail()).contains("gma.dat").contains("chunk 4").contains("holdfast-server gc-rebuild --data-dir");
+    }
+
+    @Test
+    void store_catalogStopped_503CatalogStoppedSayingWhatToDo() {
+        ProblemDetail p = advice.store(new org.holdfast.server.store.CatalogStoppedException("/data/catalog",
+                "a write-ahead-log write failed: IOError No space left on device", new RuntimeException("IO error")));
+        assertThat(p.getStatus()).isEqualTo(503);
+        assertThat(p.getType()).isEqualTo(ProblemTypes.CATALOG_STOPPED);
+        assertThat(p.getDetail()).contains("stopped taking writes").contains("No space left").contains("free space")
+                .contains("restart the server");
+    }
 }

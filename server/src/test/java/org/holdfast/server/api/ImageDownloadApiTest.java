@@ -229,6 +229,9 @@ class ImageDownloadApiTest {
         HttpResponse<byte[]> bad = bytes(get("/api/v1/volumes/img/snapshots/latest/image", null));
         assertThat(bad.statusCode()).isEqualTo(400);
         assertThat(json.readTree(bad.body()).path("type").asText()).isEqualTo("urn:holdfast:problem:invalid-request");
+        HttpResponse<byte[]> both = bytes(get("/api/v1/volumes/no-such/snapshots/latest/image", null));
+        assertThat(both.statusCode()).as("an unknown volume is named before a bad snapshot id").isEqualTo(404);
+        assertThat(json.readTree(both.body()).path("type").asText()).isEqualTo("urn:holdfast:problem:unknown-volume");
     }
 
     @Test
@@ -271,6 +274,76 @@ class ImageDownloadApiTest {
         HttpResponse<byte[]> ok = bytes(get("/api/v1/volumes/img-victim/snapshots/1/image", "bytes=0-" + (511L * BS - 1)));
         assertThat(ok.statusCode()).isEqualTo(206);
         assertThat(sha256(ok.body())).isEqualTo(sha256(Arrays.copyOf(victim, 511 * BS)));
+    }
+
+    /** POST .../image/link with {@code token}; answers the response. */
+    private HttpResponse<byte[]> link(String volume, String snapshot, String token) throws Exception {
+        return bytes(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/api/v1/volumes/" + volume + "/snapshots/" + snapshot
+                + "/image/link")).timeout(Duration.ofSeconds(60)).header("Authorization", "Bearer " + token)
+                .POST(HttpRequest.BodyPublishers.noBody()));
+    }
+
+    /** GET without any Authorization header, as a browser follows a link. */
+    private HttpResponse<byte[]> plain(String pathAndQuery, String range) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + pathAndQuery)).timeout(Duration.ofSeconds(60));
+        return bytes(range == null ? b : b.header("Range", range));
+    }
+
+    private void assertInvalidLink(HttpResponse<byte[]> r, String detail) throws Exception {
+        assertThat(r.statusCode()).isEqualTo(403);
+        JsonNode p = json.readTree(r.body());
+        assertThat(p.path("type").asText()).isEqualTo("urn:holdfast:problem:invalid-download-link");
+        assertThat(p.path("detail").asText()).contains(detail).contains("ask for a new one");
+    }
+
+    @Test
+    void downloadLink_withoutHeader_sameBytesOnlyForThatSnapshotAndAudited() throws Exception {
+        HttpResponse<byte[]> issued = link("img", "img@2", operator);
+        assertThat(issued.statusCode()).isEqualTo(200);
+        JsonNode l = json.readTree(issued.body());
+        String href = l.path("href").asText();
+        assertThat(href).startsWith("/api/v1/volumes/img/snapshots/2/image/download?link=");
+        assertThat(java.time.Instant.parse(l.path("expiresAt").asText())).isAfter(java.time.Instant.now());
+        assertThat(l.path("lifetimeSeconds").asLong()).isEqualTo(300);
+
+        HttpResponse<byte[]> whole = plain(href, null);
+        assertThat(whole.statusCode()).isEqualTo(200);
+        assertThat(whole.headers().firstValue("Content-Disposition").orElse("")).contains("img-2.img");
+        assertThat(sha256(whole.body())).isEqualTo(sha256(image));
+        HttpResponse<byte[]> part = plain(href, "bytes=1000-10000");
+        assertThat(part.statusCode()).isEqualTo(206);
+        assertThat(part.body()).isEqualTo(Arrays.copyOfRange(image, 1000, 10_001));
+
+        // the same link on snapshot 1, on another volume, altered, or absent: refused, nothing named
+        assertInvalidLink(plain(href.replace("/snapshots/2/", "/snapshots/1/"), null), "another snapshot");
+        assertInvalidLink(plain(href.replace("/volumes/img/", "/volumes/img-victim/"), null), "another snapshot");
+        assertInvalidLink(plain(href.replace("/volumes/img/", "/volumes/no-such/"), null), "another snapshot");
+        String altered = href.substring(0, href.length() - 2) + (href.endsWith("AA") ? "BB" : "AA");
+        assertInvalidLink(plain(altered, null), "not one this server issued");
+        assertInvalidLink(plain("/api/v1/volumes/img/snapshots/2/image/download", null), "no download link given");
+
+        String admin = TestTokens.issue(context, Role.ADMIN);
+        HttpResponse<byte[]> audit = bytes(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                + "/api/v1/audit?action=snapshot.download&target=volume:img@2&limit=1000")).header("Authorization", "Bearer " + admin));
+        assertThat(json.readTree(audit.body()).path("entries").findValuesAsText("principal")).anyMatch(p -> p.endsWith(" (link)"));
+        HttpResponse<byte[]> issuedAudit = bytes(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                + "/api/v1/audit?action=snapshot.download-link&limit=1000")).header("Authorization", "Bearer " + admin));
+        assertThat(json.readTree(issuedAudit.body()).path("entries").findValuesAsText("target")).contains("volume:img@2");
+    }
+
+    @Test
+    void downloadLink_viewerOrUnknownSnapshot_refused_andDiesWithItsHoldersToken() throws Exception {
+        assertThat(link("img", "2", TestTokens.issue(context, Role.VIEWER)).statusCode()).isEqualTo(403);
+        HttpResponse<byte[]> unknown = link("img", "99", operator);
+        assertThat(unknown.statusCode()).isEqualTo(404);
+        assertThat(json.readTree(unknown.body()).path("type").asText()).isEqualTo("urn:holdfast:problem:unknown-snapshot");
+
+        String shortLived = TestTokens.issue(context, Role.OPERATOR);
+        String href = json.readTree(link("img", "1", shortLived).body()).path("href").asText();
+        assertThat(plain(href, "bytes=0-0").statusCode()).isEqualTo(206);
+        org.holdfast.server.security.ApiTokens tokens = context.getBean(org.holdfast.server.security.ApiTokens.class);
+        tokens.revoke(org.holdfast.server.security.ApiTokens.idOf(shortLived).orElseThrow(), "test", "test");
+        assertInvalidLink(plain(href, null), "may no longer download");
     }
 
     private double failures() {

@@ -54,6 +54,19 @@ public final class AgentProcess {
             return process.pid();
         }
 
+        /** SIGINT, as Ctrl-C in a terminal sends it. */
+        public void interrupt() {
+            try {
+                int rc = new ProcessBuilder("kill", "-INT", Long.toString(process.pid())).inheritIO().start().waitFor();
+                assertThat(rc).as("kill -INT %s", process.pid()).isZero();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+
         /** SIGKILL; true if the signal ended it, false if it had exited by itself already. */
         public boolean kill() {
             return ChildJvm.sigkill(process);
@@ -136,18 +149,22 @@ public final class AgentProcess {
         return list;
     }
 
-    /** {@code restore --json} into {@code target}; fails the test unless the agent exits 0. */
-    public AgentResult restore(ServerProcess server, String volume, String snapshotId, Path target) {
-        AgentResult r = run(restoreArgs(server, volume, snapshotId, target));
+    /**
+     * {@code restore --json} into {@code target} with {@code extra} options ({@code --force} to
+     * overwrite a target that exists); fails the test unless the agent exits 0.
+     */
+    public AgentResult restore(ServerProcess server, String volume, String snapshotId, Path target, String... extra) {
+        AgentResult r = run(restoreArgs(server, volume, snapshotId, target, extra));
         assertThat(r.exitCode()).as("restore of %s snapshot %s should succeed:\n%s\n%s", volume, snapshotId, r,
                 server.diagnostics()).isZero();
         return r;
     }
 
-    public static String[] restoreArgs(ServerProcess server, String volume, String snapshotId, Path target) {
+    public static String[] restoreArgs(ServerProcess server, String volume, String snapshotId, Path target, String... extra) {
         List<String> a = new ArrayList<>(List.of("restore", "--server", server.ingestAddress(), "--volume", volume,
                 "--snapshot", snapshotId, "--target", target.toString(), "--json"));
         a.addAll(server.agentTrustArgs());
+        a.addAll(List.of(extra));
         return a.toArray(String[]::new);
     }
 

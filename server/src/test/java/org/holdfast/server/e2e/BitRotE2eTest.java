@@ -20,8 +20,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Bit rot end to end: a real server process, the real agent, real data logs rotted on disk. The
- * agent's restore fails with exit 6 naming the block; a verify job finds every damaged block and
+ * Bit rot end to end: a real server process, the real agent, real data logs rotted on disk (one
+ * record in seven, raw and zstd-compressed ones, in the stored bytes, the compressed frame's end or
+ * the record header). The agent's restore fails with exit 6 naming the block; a verify job finds every damaged block and
  * flags the volume; a backup of the healthy source into a new volume repairs them; after a restart
  * every snapshot restores byte-identical and verify is clean.
  */
@@ -36,8 +37,13 @@ class BitRotE2eTest {
 
     private final ObjectMapper json = new ObjectMapper();
 
-    /** Flips one byte in the stored bytes of every {@code every}-th record of the data logs; returns how many. */
-    private static int rot(Path dataDir, int every) throws IOException {
+    /**
+     * Flips one byte of every {@code every}-th record of the data logs, at a place that changes from
+     * record to record: inside the stored bytes (for a zstd record: inside its compressed frame), the
+     * last stored byte, or the record header (its PBN field). Returns how many records were damaged
+     * and counts them per codec in {@code perCodec} (index 1 raw, 2 zstd).
+     */
+    private static int rot(Path dataDir, int every, int[] perCodec) throws IOException {
         List<Path> files;
         try (Stream<Path> s = Files.list(dataDir)) {
             files = s.filter(p -> p.getFileName().toString().matches("log-[0-9a-f]{8}\\.hfl")).sorted().toList();
@@ -56,11 +62,16 @@ class BitRotE2eTest {
                     }
                     int stored = h.getInt(20);
                     if (seen++ % every == 0) {
+                        long at = switch (flipped % 3) {
+                            case 0 -> pos + RECORD_HEADER + stored / 3;
+                            case 1 -> pos + RECORD_HEADER + stored - 1;
+                            default -> pos + 12; // a byte of the record's PBN: the header checksum fails
+                        };
                         ByteBuffer one = ByteBuffer.allocate(1);
-                        long at = pos + RECORD_HEADER + stored / 3;
                         ch.read(one, at);
                         one.put(0, (byte) (one.get(0) ^ 0x40)).rewind();
                         ch.write(one, at);
+                        perCodec[h.get(4) & 3]++;
                         flipped++;
                     }
                     pos += RECORD_HEADER + stored;
@@ -88,8 +99,11 @@ class BitRotE2eTest {
         try (ServerProcess server = ServerProcess.start(dir.resolve("server"), "sungem",
                 Map.of("holdfast.verify.schedule", "0", "holdfast.verify.window", "0"), logs)) {
             BackupSummary first = agent.backup(server, "vm", source, Files.createDirectories(dir.resolve("state-vm")));
-            int flipped = rot(server.dataDir().resolve("data"), 13);
-            assertThat(flipped).isGreaterThanOrEqualTo(10);
+            int[] perCodec = new int[4];
+            int flipped = rot(server.dataDir().resolve("data"), 7, perCodec);
+            assertThat(flipped).isGreaterThanOrEqualTo(30);
+            assertThat(perCodec[1]).as("raw records damaged").isPositive();
+            assertThat(perCodec[2]).as("zstd records (compressed frames) damaged").isPositive();
 
             // the agent's restore stops at the damaged block: exit 6, and the message names it
             Path target = dir.resolve("restored.img");

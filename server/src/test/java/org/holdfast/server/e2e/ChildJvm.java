@@ -40,9 +40,10 @@ final class ChildJvm {
 
     /** Class path entries for a server child: everything but the agent's no-op SLF4J provider. */
     static Predicate<String> serverClasspath() {
-        // The browser tests' Selenium and its OpenTelemetry are the test's, never the server's.
+        // The browser tests' Selenium and its OpenTelemetry, the Docker tests' Testcontainers: the test's, never the server's.
         return entry -> !jarName(entry).startsWith("slf4j-nop") && !jarName(entry).startsWith("selenium-")
-                && !jarName(entry).startsWith("opentelemetry-");
+                && !jarName(entry).startsWith("opentelemetry-") && !jarName(entry).startsWith("testcontainers-")
+                && !jarName(entry).startsWith("docker-java-") && !jarName(entry).startsWith("duct-tape-");
     }
 
     /** Class path entries for an agent child: everything but Logback. */

@@ -15,7 +15,8 @@ import org.holdfast.server.store.MetadataDb;
  * The child JVM of {@link KillPointCrashTest}: a workload that passes every registered kill point
  * in each round, until it is killed or halts at its armed point. A round: one volume to keep and
  * one to delete, their blocks interleaved in the data logs (one kept block, three doomed ones, so
- * the logs end up mostly dead but not empty); both commits; the deletion; reclaim-now (frees the
+ * the logs end up mostly dead but not empty); both commits; a kept block marked bad and repaired
+ * by an upload of its content (append, the switch of its location); the deletion; reclaim-now (frees the
  * doomed blocks in batches, then compacts the logs: copy, switch); a GC metadata rebuild with the
  * storage closed (chunks, verify, the renames). Every block's content follows from its volume's
  * name and LBN ({@link #content}), so the test can check whatever volume a crash left behind.
@@ -54,6 +55,9 @@ public final class KillPointChild {
             }
             System.out.println("committed " + keep + "@" + s.commit(new VolumeId(keep), 0, BLOCKS, kept));
             System.out.println("committed " + doomed + "@" + s.commit(new VolumeId(doomed), 0, 3 * BLOCKS, gone));
+            System.out.println("phase repair " + k);
+            s.markBadAndRepair(content(keep, 0), kept.get(0L));
+            System.out.println("repaired " + keep);
             System.out.println("phase delete " + k);
             System.out.println("deleting " + doomed);
             s.gc.deleteVolume(new VolumeId(doomed), VolumeGate.NONE);

@@ -79,6 +79,24 @@ final class ReclaimStack implements AutoCloseable {
         return pbn;
     }
 
+    /**
+     * Marks {@code pbn} (holding content {@code id}) bad, then repairs it with a fresh upload of the
+     * same content, as a backup would, and syncs: the location moves to the new copy.
+     */
+    void markBadAndRepair(long id, long pbn) {
+        store.markDamaged(pbn, "crash loop: marked bad to drive a repair");
+        content(id, raw);
+        byte[] fp = sha.digest(raw);
+        int n = codec.compress(raw, 0, BS, packed, 0);
+        boolean done = n > 0
+                ? store.repair(pbn, fp, 0, packed, 0, n, FormatVersions.CODEC_ZSTD, BS)
+                : store.repair(pbn, fp, 0, raw, 0, BS, FormatVersions.CODEC_RAW, BS);
+        if (!done) {
+            throw new IllegalStateException("PBN " + pbn + " was not repaired");
+        }
+        store.sync();
+    }
+
     /** Commits a snapshot of {@code volume} ({@code blocks} LBNs) whose changed LBNs map to the given PBNs; returns its sequence. */
     long commit(VolumeId volume, long parent, int blocks, SortedMap<Long, Long> delta) {
         store.sync();

@@ -42,7 +42,7 @@ public final class RestoreCheck {
     public void assertRestoresInto(ServerProcess server, String volume, String snapshotId, Path expected, int blockSize,
                                    Path target) {
         try {
-            AgentResult r = agent.restore(server, volume, snapshotId, target);
+            AgentResult r = agent.restore(server, volume, snapshotId, target, "--force"); // replacing is the point
             assertThat(target).as("restore target of %s@%s: %s", volume, snapshotId, r).exists();
             long mismatch = Files.mismatch(expected, target);
             if (mismatch != -1) {

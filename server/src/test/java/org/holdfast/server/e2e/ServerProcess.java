@@ -499,7 +499,8 @@ public final class ServerProcess implements AutoCloseable {
         }
     }
 
-    private static int freePort() {
+    /** A free TCP port on the loopback address. */
+    static int freePort() {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         } catch (IOException e) {

@@ -74,6 +74,30 @@ class DamageAtStartTest {
     }
 
     @Test
+    void open_newestGmaFrameRotted_refusedWithRebuildCommand_olderFrameRottedIsHarmless() throws Exception {
+        backup();
+        try (GcStoreFixture f = openFixture()) {
+            // a second start writes chunk 0 again (re-protection): both frames hold a version
+            assertThat(f.gc.fsck().clean()).isTrue();
+        }
+        Path gc = dir.resolve("gc");
+        int newest = GmaFrames.newestFrame(gc, 0);
+        flip(gc.resolve("gma.dat"), GmaFormat.frameOffset(0, 1 - newest) + 4000);
+        try (GcStoreFixture f = openFixture()) {
+            FsckReport r = f.gc.fsck();
+            assertThat(r.clean()).as("an older version lost costs nothing: " + r.toText()).isTrue();
+        }
+        int now = GmaFrames.newestFrame(gc, 0);
+        if (now == newest) {
+            flip(gc.resolve("gma.dat"), GmaFormat.frameOffset(0, 1 - newest) + 4000); // mend the older frame again
+        }
+        flip(gc.resolve("gma.dat"), GmaFormat.frameOffset(0, now) + 4000);
+        assertThatThrownBy(this::openFixture).isInstanceOf(GcStoreException.class)
+                .hasMessageContaining("damaged GC metadata found at start").hasMessageContaining("chunk 0")
+                .hasMessageContaining("newest frame").hasMessageContaining("holdfast-server gc-rebuild --data-dir " + dir);
+    }
+
+    @Test
     void verifyChecksums_catalogTableFileFlipped_corruptDataNamingTheFileAndTheRepair() throws Exception {
         backup();
         // reopening replays the write-ahead log into a table file

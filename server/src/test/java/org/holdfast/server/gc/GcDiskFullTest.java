@@ -66,10 +66,13 @@ class GcDiskFullTest {
         assertThatThrownBy(() -> gc.runCycle(clock.millis)).isInstanceOf(GcStoreException.class)
                 .hasMessageContaining("No space left");
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("fails fast, does not hang").isLessThan(Duration.ofSeconds(10));
+        assertThat(gc.pipelineProblem()).as("the gc health component's reason").isNotNull();
+        assertThat(gc.pipelineProblem().getMessage()).contains("No space left");
 
         Files.delete(filler);
         clock.millis += 13 * HOUR; // snapshot 1 expires
         GcService.CycleReport r = runCycleWhenLogWrites(gc);
+        assertThat(gc.pipelineProblem()).as("GC writes again: the gc health component is UP").isNull();
         assertThat(r.snapshotsDeleted()).isEqualTo(1);
         assertThat(fixture.store.fingerprint(p1, new org.holdfast.server.store.StoredBlock())).as("expired block freed").isFalse();
         assertThat(fixture.store.fingerprint(p2, new org.holdfast.server.store.StoredBlock())).as("retained block kept").isTrue();

@@ -1,0 +1,127 @@
+package org.holdfast.client;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+
+/**
+ * Where the agent keeps what it must remember between runs (the known-servers file, the per-volume
+ * state files): {@code $XDG_STATE_HOME/holdfast}, else {@code $HOME/.local/state/holdfast}, as the
+ * XDG base-directory specification places state that is not configuration and not cache.
+ *
+ * <p>Agents before this layout kept both in {@code ~/.holdfast/}; the first use of the new
+ * directory moves what is there, entry by entry, and says so once. An entry that exists in the new
+ * place already is never overwritten (the old one stays, for the user to look at).
+ */
+public final class StateDirectory {
+    /** The known-servers file's name inside the directory. */
+    public static final String KNOWN_SERVERS = "known-servers";
+    /** The directory of per-server, per-volume state files inside the directory. */
+    public static final String AGENT_STATE = "agent-state";
+    private static final List<String> ENTRIES = List.of(KNOWN_SERVERS, AGENT_STATE);
+
+    private final Path dir;
+    private final Path legacy;
+
+    StateDirectory(Path dir, Path legacy) {
+        this.dir = dir;
+        this.legacy = legacy;
+    }
+
+    /** The directory for this process's environment. */
+    public static StateDirectory current() {
+        return of(System.getenv(), System.getProperty("user.home"));
+    }
+
+    /** The directory {@code env} ({@code XDG_STATE_HOME}, {@code HOME}) names; {@code userHome} if HOME is unset. */
+    public static StateDirectory of(Map<String, String> env, String userHome) {
+        String home = env.getOrDefault("HOME", "");
+        Path homeDir = Path.of(home.isBlank() ? userHome : home);
+        String xdg = env.getOrDefault("XDG_STATE_HOME", "");
+        // the specification says a relative value is invalid and must be ignored
+        Path base = !xdg.isBlank() && Path.of(xdg).isAbsolute() ? Path.of(xdg) : homeDir.resolve(".local/state");
+        return new StateDirectory(base.resolve("holdfast"), homeDir.resolve(".holdfast"));
+    }
+
+    /** The state directory itself. */
+    public Path path() {
+        return dir;
+    }
+
+    /** Where agents before this layout kept their state ({@code ~/.holdfast}). */
+    public Path legacyPath() {
+        return legacy;
+    }
+
+    /** {@code name} inside the state directory, after moving an old copy of it over (see the class comment). */
+    public Path resolve(String name, Consumer<String> notice) {
+        migrate(notice);
+        return dir.resolve(name);
+    }
+
+    /** Moves the old entries that the new directory lacks; returns the names moved. */
+    public List<String> migrate(Consumer<String> notice) {
+        List<String> moved = new ArrayList<>();
+        for (String name : ENTRIES) {
+            Path from = legacy.resolve(name);
+            Path to = dir.resolve(name);
+            if (!Files.exists(from) || Files.exists(to)) {
+                continue;
+            }
+            try {
+                createPrivate(dir);
+                move(from, to);
+            } catch (IOException e) {
+                throw IoReasons.localIo("cannot move the agent's old state " + from + " to", to, e,
+                        "move it by hand (mv " + from + " " + to + "), then retry");
+            }
+            moved.add(name);
+            notice.accept("moved " + from + " to " + to + " (the agent's state now lives in " + dir + ")");
+        }
+        return moved;
+    }
+
+    /** Creates {@code d} and its missing parents, the last one readable only by this user. */
+    private static void createPrivate(Path d) throws IOException {
+        if (Files.isDirectory(d)) {
+            return;
+        }
+        Files.createDirectories(d.getParent());
+        try {
+            Files.createDirectory(d, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        } catch (java.nio.file.FileAlreadyExistsException raced) {
+            // another agent made it first
+        }
+    }
+
+    /** A rename where possible; across file systems a copy of the tree, then the old one removed. */
+    private static void move(Path from, Path to) throws IOException {
+        try {
+            Files.move(from, to, StandardCopyOption.ATOMIC_MOVE);
+            return;
+        } catch (IOException crossDevice) {
+            // fall through to copying
+        }
+        Path partial = to.resolveSibling(to.getFileName() + ".moving");
+        try (Stream<Path> walk = Files.walk(from)) {
+            for (Path p : (Iterable<Path>) walk::iterator) {
+                Files.copy(p, partial.resolve(from.relativize(p).toString()), StandardCopyOption.COPY_ATTRIBUTES,
+                        StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
+        Files.move(partial, to, StandardCopyOption.ATOMIC_MOVE);
+        try (Stream<Path> walk = Files.walk(from)) {
+            for (Path p : (Iterable<Path>) walk.sorted(Comparator.reverseOrder())::iterator) {
+                Files.delete(p);
+            }
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package org.holdfast.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class StateDirectoryTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void of_xdgStateHomeSet_holdfastInsideIt() {
+        StateDirectory s = StateDirectory.of(Map.of("XDG_STATE_HOME", "/var/lib/st", "HOME", "/home/a"), "/java/home");
+        assertThat(s.path()).isEqualTo(Path.of("/var/lib/st/holdfast"));
+        assertThat(s.legacyPath()).isEqualTo(Path.of("/home/a/.holdfast"));
+    }
+
+    @Test
+    void of_noXdgOrRelativeXdg_homeLocalState() {
+        assertThat(StateDirectory.of(Map.of("HOME", "/home/a"), "/java/home").path())
+                .isEqualTo(Path.of("/home/a/.local/state/holdfast"));
+        assertThat(StateDirectory.of(Map.of("HOME", "/home/a", "XDG_STATE_HOME", "rel/dir"), "/j").path())
+                .as("a relative XDG_STATE_HOME is ignored, as the specification says")
+                .isEqualTo(Path.of("/home/a/.local/state/holdfast"));
+    }
+
+    @Test
+    void of_homeUnset_javaUserHome() {
+        assertThat(StateDirectory.of(Map.of(), "/java/home").path()).isEqualTo(Path.of("/java/home/.local/state/holdfast"));
+    }
+
+    @Test
+    void resolve_oldStateInDotHoldfast_movedOnceWithNotice() throws Exception {
+        Path home = dir.resolve("home");
+        Path old = Files.createDirectories(home.resolve(".holdfast"));
+        Files.writeString(old.resolve("known-servers"), "h:7070 AB\n");
+        Files.createDirectories(old.resolve("agent-state/h_7070"));
+        Files.writeString(old.resolve("agent-state/h_7070/vm.state"), "state");
+        StateDirectory s = StateDirectory.of(Map.of("HOME", home.toString()), "/unused");
+        List<String> notices = new ArrayList<>();
+
+        Path known = s.resolve(StateDirectory.KNOWN_SERVERS, notices::add);
+
+        Path fresh = home.resolve(".local/state/holdfast");
+        assertThat(known).isEqualTo(fresh.resolve("known-servers"));
+        assertThat(Files.readString(known)).isEqualTo("h:7070 AB\n");
+        assertThat(Files.readString(fresh.resolve("agent-state/h_7070/vm.state"))).isEqualTo("state");
+        assertThat(old.resolve("known-servers")).doesNotExist();
+        assertThat(old.resolve("agent-state")).doesNotExist();
+        assertThat(notices).hasSize(2).allMatch(n -> n.contains("moved") && n.contains(fresh.toString()));
+        assertThat(s.migrate(notices::add)).as("nothing left to move").isEmpty();
+        assertThat(notices).hasSize(2);
+    }
+
+    @Test
+    void migrate_entryAlreadyInNewPlace_neitherOverwrittenNorMoved() throws Exception {
+        Path home = dir.resolve("home");
+        Files.createDirectories(home.resolve(".holdfast"));
+        Files.writeString(home.resolve(".holdfast/known-servers"), "old\n");
+        Path fresh = Files.createDirectories(home.resolve(".local/state/holdfast"));
+        Files.writeString(fresh.resolve("known-servers"), "new\n");
+        List<String> moved = StateDirectory.of(Map.of("HOME", home.toString()), "/unused").migrate(n -> { });
+        assertThat(moved).isEmpty();
+        assertThat(Files.readString(fresh.resolve("known-servers"))).isEqualTo("new\n");
+        assertThat(Files.readString(home.resolve(".holdfast/known-servers"))).isEqualTo("old\n");
+    }
+}

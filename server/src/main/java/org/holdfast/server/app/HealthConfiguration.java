@@ -1,0 +1,46 @@
+package org.holdfast.server.app;
+
+import org.holdfast.server.gc.GcService;
+import org.holdfast.server.store.CatalogHealth;
+import org.holdfast.server.store.MetadataDb;
+import org.springframework.boot.actuate.health.Health;
+import org.springframework.boot.actuate.health.HealthIndicator;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The health components of the stores: {@code catalog} (DOWN while a RocksDB background error has
+ * stopped it taking writes) and {@code gc} (DEGRADED while GC updates wait for a disk that cannot
+ * take them, or bookkeeping is paused; backups still commit). Each says why and what to do.
+ */
+@Configuration(proxyBeanMethods = false)
+public class HealthConfiguration {
+
+    @Bean
+    HealthIndicator catalogHealthIndicator(MetadataDb db) {
+        return () -> {
+            String stopped = db.health().stoppedReason();
+            if (stopped == null) {
+                return Health.up().withDetail("backgroundErrors", db.health().backgroundErrors()).build();
+            }
+            return Health.down().withDetail("reason", "the catalog database stopped taking writes: " + stopped)
+                    .withDetail("action", CatalogHealth.ACTION).build();
+        };
+    }
+
+    @Bean
+    HealthIndicator gcHealthIndicator(GcService gc) {
+        return () -> {
+            RuntimeException paused = gc.failure();
+            RuntimeException pipeline = gc.pipelineProblem();
+            if (paused == null && pipeline == null) {
+                return Health.up().build();
+            }
+            RuntimeException why = pipeline != null ? pipeline : paused;
+            return Health.status(VerifyConfiguration.DEGRADED).withDetail("reason", "GC is paused: " + why.getMessage())
+                    .withDetail("action", "backups still commit; GC resumes by itself once its files can be written: free space"
+                            + " on the data disk; if it does not resume, restart the server (docs/operations.md, \"Disk full\")")
+                    .build();
+        };
+    }
+}
