@@ -126,7 +126,6 @@ public final class BackupSession {
     private final SessionMap done;
     private final int memoryEntries;
     private long nextCheckpoint;
-    private long checkpoints;
 
     private long nextLbn;
     private long sentBlocks;
@@ -562,16 +561,6 @@ public final class BackupSession {
         }
     }
 
-    /** Checkpoints so far (see "Bounded memory" in the class comment). */
-    public long checkpoints() {
-        return checkpoints;
-    }
-
-    /** Entries this session moved out of its arrays so far (some of them spilled to disk). */
-    public long finishedEntries() {
-        return done.size();
-    }
-
     /**
      * Moves the longest resolved prefix of whole segments out of the arrays (see the class comment).
      * Does nothing if the first entry still waits for its payload.
@@ -606,7 +595,6 @@ public final class BackupSession {
             done.add(lbns[i], pbns[i]);
         }
         dropPrefix(k, s);
-        checkpoints++;
         nextCheckpoint = Math.max(memoryEntries, count + memoryEntries / 2L);
     }
 
