@@ -126,14 +126,15 @@ public final class SnapshotCommit {
             long sequence = r.parentSequence() + 1;
             long newBlockCount = VolumeRecord.blockCount(r.volumeBytes(), r.blockSize());
             SessionMap entries = r.entries();
-            SnapshotDelta delta = new SnapshotDelta(entries.size());
-            try (MapCursor cursor = catalog.mapCursor(internalId)) {
-                for (int i = 0; i < entries.size(); i++) {
-                    long lbn = entries.lbn(i);
+            // sized once: the delta has at most one entry per session entry, so it never grows by doubling
+            SnapshotDelta delta = new SnapshotDelta((int) Math.min(entries.size(), Integer.MAX_VALUE - 8));
+            try (MapCursor cursor = catalog.mapCursor(internalId); SessionMap.Cursor e = entries.cursor()) {
+                while (e.next()) {
+                    long lbn = e.lbn();
                     if (lbn >= newBlockCount) {
                         break; // past the end the session itself committed: the shrink pass decides
                     }
-                    long pbn = entries.pbn(i);
+                    long pbn = e.pbn();
                     if (existing != null) {
                         cursor.seekNewest(lbn);
                     }

@@ -510,7 +510,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             byte[] secret = new byte[BackupReady.SECRET_BYTES];
             SECRETS.nextBytes(secret);
             session = new BackupSession(sessionId, volume, blockSize, b.volumeBytes(), existing, server.services(),
-                    server.settings().segmentMaxEntries(), b.baseSequence(), secret, principal.domain());
+                    server.settings().segmentMaxEntries(), b.baseSequence(), secret, principal.domain(), server.settings().spill());
             ready = new BackupReady(sessionId, session.parentSequence(), blockSize, session.mode(), secret);
         } catch (RuntimeException e) {
             server.volumeLocks().unlock(volume.name(), sessionId);
