@@ -52,12 +52,19 @@ public final class FakeServer implements AutoCloseable {
     final Map<String, List<Snap>> volumes = new ConcurrentHashMap<>();
     final Map<Fingerprint, byte[]> store = new ConcurrentHashMap<>();
     public final List<SessionLog> sessions = new CopyOnWriteArrayList<>();
+    /** The protocol version HELLO_OK grants (at most what HELLO offered); 2 by default, like a server before version 3. */
+    public volatile int protocolVersion = ProtocolLimits.VERSION;
+    /** The consistency of every COMMIT received, in order. */
+    public final List<org.holdfast.common.model.Consistency> commits = new CopyOnWriteArrayList<>();
     /** Answer every BACKUP_BEGIN with mode FULL. */
     public volatile boolean forceFull;
     /** Flip a bit in the first non-zero payload of every restore. */
     public volatile boolean corruptRestore;
     /** Answer the first BLOCKS with ERROR STORAGE_FULL. */
     public volatile boolean storageFull;
+    /** When set, COMMIT is never answered (to kill an agent between reading and commit); counts those commits. */
+    public volatile boolean stallCommit;
+    public final java.util.concurrent.atomic.AtomicInteger stalledCommits = new java.util.concurrent.atomic.AtomicInteger();
     /** Answer BACKUP_BEGIN with ERROR QUOTA_EXCEEDED and this message (null: admit). */
     public volatile String quotaRefusal;
     /** When set, BACKUP_BEGIN is refused with LIMIT_EXCEEDED and this message (an agent-port limit). */
@@ -124,8 +131,8 @@ public final class FakeServer implements AutoCloseable {
 
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, Message m) {
-            if (m instanceof Hello) {
-                ctx.writeAndFlush(new HelloOk(ProtocolLimits.VERSION, "fake", ProtocolLimits.MAX_FRAME));
+            if (m instanceof Hello h) {
+                ctx.writeAndFlush(new HelloOk(Math.min(h.protocolVersion(), protocolVersion), "fake", ProtocolLimits.MAX_FRAME));
             } else if (m instanceof BackupBegin b) {
                 begin(ctx, b);
             } else if (m instanceof Entries e) {
@@ -258,8 +265,13 @@ public final class FakeServer implements AutoCloseable {
         }
 
         private void commit(ChannelHandlerContext ctx, Commit c) {
+            commits.add(c.consistency());
             if (volume == null || !received.containsAll(asked)) {
                 error(ctx, ErrorCode.BAD_STATE, "commit before all blocks arrived");
+                return;
+            }
+            if (stallCommit) {
+                stalledCommits.incrementAndGet();
                 return;
             }
             List<Snap> list = volumes.get(volume);

@@ -11,10 +11,12 @@ import org.holdfast.client.ExitCode;
 import org.holdfast.client.StateDirectory;
 import org.holdfast.client.net.ServerConnection;
 import org.holdfast.client.progress.Sizes;
+import org.holdfast.client.qcow2.Qcow2Backup;
 import org.holdfast.client.scan.StateFile;
 import org.holdfast.client.upload.BackupResult;
 import org.holdfast.client.upload.BackupSession;
 import org.holdfast.common.compress.BlockCodec;
+import org.holdfast.common.model.Consistency;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -48,6 +50,14 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
                     + " else ~/.local/state/holdfast/agent-state).")
     Path stateDir;
 
+    @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "auto",
+            description = "raw, qcow2 (back up the guest-visible disk, read through qemu-nbd) or auto (qcow2 if the file says so; default).")
+    String format;
+
+    @Option(names = "--dirty-bitmap",
+            description = "qcow2: keep a persistent dirty bitmap in the image so the next backup reads only what changed.")
+    boolean dirtyBitmap;
+
     @Option(names = "--threads", paramLabel = "N", defaultValue = "0",
             description = "Threads that read, hash and compress (default 0: one per core).")
     int threads;
@@ -55,6 +65,11 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
     @Option(names = "--read-holes",
             description = "Read holes of a sparse file like data instead of skipping them (they are zero blocks either way).")
     boolean readHoles;
+
+    @Option(names = "--consistency", paramLabel = "KIND", defaultValue = "crash",
+            description = {"What the server records about the source: 'crash' (read live, the default) or 'application'",
+                "(a freeze, flush or snapshot made it consistent before this backup; the daemon says so when a pre hook succeeded)."})
+    String consistency;
 
     @Option(names = "--window-mib", paramLabel = "MIB", defaultValue = "64", hidden = true,
             description = "Memory for payloads waiting for the server's answer.")
@@ -75,26 +90,51 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
             throw new AgentException(ExitCode.USAGE,
                     "--threads " + threads + " is negative", "give a number of threads, or 0 for one per core");
         }
+        Consistency kind = Consistency.fromName(consistency);
+        if (kind == null || kind == Consistency.UNKNOWN) {
+            throw new AgentException(ExitCode.USAGE, "--consistency " + consistency + " is not a consistency",
+                    "give 'crash' (the default) or 'application'");
+        }
         int cores = threads > 0 ? threads : Math.max(1, Runtime.getRuntime().availableProcessors());
         String volume = conn.volume();
         Path dir = stateDir != null ? stateDir : StateDirectory.current().resolve(StateDirectory.AGENT_STATE, o::notice);
         Path stateFile = StateFile.path(dir, conn.address().key(), volume);
         BackupSession.Settings s = new BackupSession.Settings(volume, source, blockSize, changedBlocks, stateFile,
-                (long) Math.max(8, windowMib) << 20, cores, cores, level, readHoles);
+                (long) Math.max(8, windowMib) << 20, cores, cores, level, readHoles, kind);
+        if (dirtyBitmap && changedBlocks != null) {
+            throw new AgentException(ExitCode.USAGE, "--dirty-bitmap and --changed-blocks both say what changed",
+                    "give one of them");
+        }
+        Qcow2Backup qcow2 = Qcow2Backup.choose(source, format, dirtyBitmap, stateFile, o::notice);
         BackupResult r;
+        Consistency recorded;
         try (ServerConnection c = conn.open(o::notice)) {
-            r = new BackupSession(s, o::notice).run(c, o.progress("backup " + volume));
+            recorded = BackupSession.recorded(kind, c.protocolVersion());
+            BackupSession session = qcow2 == null ? new BackupSession(s, o::notice) : new BackupSession(s, o::notice, qcow2::open);
+            r = session.run(c, o.progress("backup " + volume));
+        }
+        if (recorded != kind) {
+            o.notice("the server speaks protocol version 2: it records the snapshot's consistency as unknown");
         }
         if (conn.json) {
-            o.json(toJson(r));
+            Map<String, Object> m = toJson(r);
+            m.put("consistency", recorded.wireName());
+            if (qcow2 != null) {
+                m.putAll(qcow2.report());
+            }
+            o.json(m);
         } else {
-            out.printf(Locale.ROOT, "snapshot %s@%d committed (%s backup)%n", r.volume(), r.sequence(), r.mode());
+            out.printf(Locale.ROOT, "snapshot %s@%d committed (%s backup; consistency %s)%n", r.volume(), r.sequence(), r.mode(),
+                    recorded.wireName());
             out.printf(Locale.ROOT, "  logical %s, scanned %s (read %s, holes skipped %s), changed %d blocks (%s)%n",
                     Sizes.format(r.logicalBytes()), Sizes.format(r.bytesRead()), Sizes.format(r.sourceBytesRead()),
                     Sizes.format(r.holeBytes()), r.changedBlocks(), Sizes.format(r.changedBlocks() * r.blockSize()));
             out.printf(Locale.ROOT, "  sent %d blocks (%s), newly stored %d blocks (%s), %.1f s, %.1f MB/s read%n",
                     r.sentBlocks(), Sizes.format(r.sentBytes()), r.newBlocks(), Sizes.format(r.storedBytes()), r.seconds(),
                     r.bytesRead() / 1e6 / Math.max(1e-9, r.seconds()));
+            if (qcow2 != null) {
+                out.println("  " + qcow2.summary());
+            }
         }
         return 0;
     }

@@ -12,10 +12,10 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** The agent's entry point: {@code holdfast-agent backup | snapshots | restore}. */
-@Command(name = "holdfast-agent", mixinStandardHelpOptions = true, version = "holdfast-agent 0.1.0 (protocol v1)",
+@Command(name = "holdfast-agent", mixinStandardHelpOptions = true, version = "holdfast-agent 0.1.0 (protocol 2 and 3)",
         description = "Backs up block volumes (image files or block devices) to a Holdfast server and restores them.",
         subcommands = {BackupCommand.class, SnapshotsCommand.class, RestoreCommand.class,
-            DaemonCommand.class, RunNowCommand.class, StatusCommand.class},
+            DaemonCommand.class, RunNowCommand.class, StatusCommand.class, ReportRunCommand.class},
         footerHeading = "%nExit codes:%n", footer = {})
 public final class HoldfastAgent implements Runnable {
     /** The exit codes as the help shows them (ExitCode has the same list). */

@@ -43,11 +43,28 @@ final class InProcessBackup implements VolumeBackup {
     }
 
     static String[] arguments(AgentConfig config, AgentConfig.VolumeConfig volume) {
-        List<String> a = new ArrayList<>(List.of("backup", "--json", "--no-daemon",
+        List<String> a = new ArrayList<>(List.of("backup", "--json", "--no-daemon"));
+        a.addAll(connectionArguments(config, volume));
+        a.addAll(List.of("--source", volume.source().toString(),
+                "--state-dir", config.stateDir().resolve("volumes").toString()));
+        if (volume.blockSize() > 0) {
+            a.addAll(List.of("--block-size", String.valueOf(volume.blockSize())));
+        }
+        if (volume.dirtyBitmap()) {
+            a.add("--dirty-bitmap");
+        }
+        if (volume.preHook() != null) {
+            // the run reaches its backup only after the pre hook succeeded
+            a.addAll(List.of("--consistency", "application"));
+        }
+        return a.toArray(String[]::new);
+    }
+
+    /** The options that reach the server for {@code volume}: address, volume, trust, token. */
+    static List<String> connectionArguments(AgentConfig config, AgentConfig.VolumeConfig volume) {
+        List<String> a = new ArrayList<>(List.of(
                 "--server", config.server(),
                 "--volume", volume.name(),
-                "--source", volume.source().toString(),
-                "--state-dir", config.stateDir().resolve("volumes").toString(),
                 "--known-servers", config.stateDir().resolve("known-servers").toString()));
         AgentConfig.Trust trust = config.trust();
         if (trust.noTls()) {
@@ -60,10 +77,7 @@ final class InProcessBackup implements VolumeBackup {
         if (config.tokenFile() != null) {
             a.addAll(List.of("--token-file", config.tokenFile().toString()));
         }
-        if (volume.blockSize() > 0) {
-            a.addAll(List.of("--block-size", String.valueOf(volume.blockSize())));
-        }
-        return a.toArray(String[]::new);
+        return a;
     }
 
     private static ExitCode exitCode(int code) {
@@ -76,7 +90,7 @@ final class InProcessBackup implements VolumeBackup {
     }
 
     /** The CLI's one-line error (what happened and what to do), or the last line it printed. */
-    private static String errorLine(String stderr, int code) {
+    static String errorLine(String stderr, int code) {
         String last = null;
         for (String line : stderr.lines().toList()) {
             if (line.startsWith(ERROR_PREFIX)) {

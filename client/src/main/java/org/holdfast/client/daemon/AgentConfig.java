@@ -50,8 +50,10 @@ public record AgentConfig(String server, Trust trust, Path tokenFile, Path state
      * @param schedule  when backups are due
      * @param preHook   run before the backup, or null; a failure skips the backup
      * @param postHook  run after every run that began, or null, whatever the outcome
+     * @param dirtyBitmap a qcow2 source tracks its changes with a persistent dirty bitmap ({@code backup --dirty-bitmap})
      */
-    public record VolumeConfig(String name, Path source, int blockSize, CronSchedule schedule, Hook preHook, Hook postHook) {
+    public record VolumeConfig(String name, Path source, int blockSize, CronSchedule schedule, Hook preHook, Hook postHook,
+                               boolean dirtyBitmap) {
     }
 
     /** The socket {@code run-now} and {@code status} talk to. */

@@ -43,6 +43,7 @@ public final class AgentDaemon implements AutoCloseable {
 
     private final AgentConfig config;
     private final VolumeBackup backup;
+    private final RunReports reports;
     private final DaemonLog log;
     private final String version;
     private final HookRunner hooks;
@@ -57,13 +58,23 @@ public final class AgentDaemon implements AutoCloseable {
     private boolean closed;
 
     public AgentDaemon(AgentConfig config, VolumeBackup backup, DaemonLog log, String version) {
-        this(config, backup, null, log, version);
+        this(config, backup, RunReporter.NONE, null, log, version);
     }
 
-    /** A daemon that also runs the {@code backup} and {@code restore} commands CLIs hand to it ({@code handoff} runs them). */
-    public AgentDaemon(AgentConfig config, VolumeBackup backup, HandoffRunner handoff, DaemonLog log, String version) {
+    /** A daemon that reports each finished run to the server through {@code reporter}. */
+    public AgentDaemon(AgentConfig config, VolumeBackup backup, RunReporter reporter, DaemonLog log, String version) {
+        this(config, backup, reporter, null, log, version);
+    }
+
+    /**
+     * A daemon that reports its runs through {@code reporter} and also runs the {@code backup} and
+     * {@code restore} commands CLIs hand to it ({@code handoff} runs them; null: it takes none).
+     */
+    public AgentDaemon(AgentConfig config, VolumeBackup backup, RunReporter reporter, HandoffRunner handoff, DaemonLog log,
+            String version) {
         this.config = config;
         this.backup = backup;
+        this.reports = new RunReports(config, reporter, log);
         this.handoff = handoff;
         this.log = log;
         this.version = version;
@@ -83,7 +94,8 @@ public final class AgentDaemon implements AutoCloseable {
         runLog = new RunLog(dir);
         finishInterruptedRuns();
         for (AgentConfig.VolumeConfig v : config.volumes()) {
-            workers.put(v.name(), new VolumeWorker(v, trigger -> new BackupRun(config, v, trigger, backup, hooks, runLog, log), log));
+            workers.put(v.name(), new VolumeWorker(v, trigger -> new BackupRun(config, v, trigger, backup, hooks, runLog, log)
+                    .onFinished(reports::submit), log));
         }
         ZonedDateTime now = ZonedDateTime.now();
         for (VolumeWorker w : workers.values()) {
@@ -139,6 +151,7 @@ public final class AgentDaemon implements AutoCloseable {
                     RunRecord.INTERRUPTED, begun.attempts(), null, 0, 0, ExitCode.INTERNAL.code(), null, post,
                     "the daemon stopped during this run (found at restart)" + (post == null ? "" : "; post hook " + post));
             runLog.append(r);
+            reports.submit(r);
             log.info("volume " + begun.volume() + ": run from " + begun.start() + " was interrupted; " + r.message());
         }
     }
@@ -280,6 +293,7 @@ public final class AgentDaemon implements AutoCloseable {
             control.close();
         }
         workers.values().forEach(VolumeWorker::stop);
+        reports.close();
         try {
             if (lockFile != null) {
                 lockFile.close();

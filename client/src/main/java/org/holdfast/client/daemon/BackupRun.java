@@ -30,6 +30,7 @@ final class BackupRun {
     private final AtomicBoolean settled = new AtomicBoolean();
     private volatile int attempt;
     private volatile String lastError;
+    private java.util.function.Consumer<RunRecord> onFinished = r -> { };
 
     BackupRun(AgentConfig config, AgentConfig.VolumeConfig volume, String trigger, VolumeBackup backup, HookRunner hooks,
               RunLog runLog, DaemonLog log) {
@@ -40,6 +41,12 @@ final class BackupRun {
         this.hooks = hooks;
         this.runLog = runLog;
         this.log = log;
+    }
+
+    /** Also hands the finished run's record to {@code listener} (the server's run reports); returns this. */
+    BackupRun onFinished(java.util.function.Consumer<RunRecord> listener) {
+        this.onFinished = listener;
+        return this;
     }
 
     /** Runs it; answers the record written to the run log, or null if {@link #abandon()} recorded it first. */
@@ -130,6 +137,7 @@ final class BackupRun {
                 out == null ? 0 : out.bytesSent(), exitCode, pre, post, message);
         runLog.append(r);
         log.info("volume " + volume.name() + ": run " + result + ": " + message);
+        onFinished.accept(r);
         return r;
     }
 

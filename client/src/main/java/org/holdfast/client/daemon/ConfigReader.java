@@ -192,7 +192,7 @@ public final class ConfigReader {
             if (!map(v)) {
                 continue;
             }
-            known(v, "name", "source", "schedule", "block-size", "hooks");
+            known(v, "name", "source", "schedule", "block-size", "hooks", "dirty-bitmap");
             String name = required(v, "name", "the volume's name on the server");
             if (name != null && !VolumeId.isValid(name)) {
                 problem(v.fields.get("name"), "invalid volume name '" + name + "': use 1 to 128 letters, digits, '.', '_' or '-',"
@@ -232,7 +232,9 @@ public final class ConfigReader {
                 pre = hook(hooks.fields.get("pre"));
                 post = hook(hooks.fields.get("post"));
             }
-            out.add(new AgentConfig.VolumeConfig(name, source, blockSize, schedule, pre, post));
+            YamlNode dirtyBitmap = v.fields.get("dirty-bitmap");
+            out.add(new AgentConfig.VolumeConfig(name, source, blockSize, schedule, pre, post,
+                    dirtyBitmap != null && bool(dirtyBitmap)));
         }
         return out;
     }

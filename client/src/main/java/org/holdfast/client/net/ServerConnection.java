@@ -64,6 +64,7 @@ public final class ServerConnection implements AutoCloseable {
     private final LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
     private volatile boolean closed;
+    private volatile int protocolVersion;
 
     private ServerConnection(ServerAddress address, EventLoopGroup group, Channel channel, FrameDecoder decoder,
                              CertificateFingerprint serverFingerprint, TlsEngines.Engine tlsEngine) {
@@ -149,15 +150,25 @@ public final class ServerConnection implements AutoCloseable {
         return c;
     }
 
-    /** Sends HELLO and waits for HELLO_OK. */
+    /**
+     * Sends HELLO (offering {@link ProtocolLimits#PROTOCOL_VERSION}) and waits for HELLO_OK, whose
+     * version (the lower of the two peers') this connection then speaks: {@link #protocolVersion()}.
+     */
     public HelloOk hello(String agentName, String token, Duration timeout) {
         send(Hello.of(agentName, token));
         HelloOk ok = expect(HelloOk.class, timeout);
-        if (ok.protocolVersion() != ProtocolLimits.VERSION) {
+        if (ok.protocolVersion() < ProtocolLimits.MIN_PROTOCOL_VERSION || ok.protocolVersion() > ProtocolLimits.PROTOCOL_VERSION) {
             throw new AgentException(ExitCode.INTEGRITY, "server speaks protocol version " + ok.protocolVersion()
-                    + ", this agent speaks " + ProtocolLimits.VERSION, "use an agent that matches the server's version");
+                    + ", this agent speaks " + ProtocolLimits.MIN_PROTOCOL_VERSION + " to " + ProtocolLimits.PROTOCOL_VERSION,
+                    "use an agent that matches the server's version");
         }
+        protocolVersion = ok.protocolVersion();
         return ok;
+    }
+
+    /** The protocol version agreed in HELLO_OK (0 before {@link #hello}). */
+    public int protocolVersion() {
+        return protocolVersion;
     }
 
     /** The SHA-256 fingerprint of the certificate the server presented, or null over plain TCP. */

@@ -44,7 +44,7 @@ public final class BlockReader implements AutoCloseable {
     public static final int DEFAULT_SLOTS = 4;
     private static final Object END = new Object();
 
-    private final FileChannel source;
+    private final Source source;
     private final long volumeBytes;
     private final int blockSize;
     private final ChangedBlockList extents;
@@ -73,6 +73,12 @@ public final class BlockReader implements AutoCloseable {
      * secret is {@code possessionSecret} (null: no tags).
      */
     public BlockReader(FileChannel source, long volumeBytes, int blockSize, ChangedBlockList extents, int chunkBytes,
+                       int slots, int hashThreads, DataRegions regions, byte[] possessionSecret) {
+        this((Source) source::read, volumeBytes, blockSize, extents, chunkBytes, slots, hashThreads, regions, possessionSecret);
+    }
+
+    /** Like the constructor above, reading from any positional {@code source} (a qcow2 image over NBD). */
+    public BlockReader(Source source, long volumeBytes, int blockSize, ChangedBlockList extents, int chunkBytes,
                        int slots, int hashThreads, DataRegions regions, byte[] possessionSecret) {
         this.source = source;
         this.regions = regions;
@@ -248,6 +254,12 @@ public final class BlockReader implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** Positional reads, as {@link FileChannel#read(ByteBuffer, long)}; called from several threads at once. */
+    @FunctionalInterface
+    public interface Source {
+        int read(ByteBuffer dst, long position) throws IOException;
     }
 
     private record Pending(ScannedChunk chunk, CompletableFuture<Void> hashed) {

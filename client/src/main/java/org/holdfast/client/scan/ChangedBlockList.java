@@ -83,6 +83,25 @@ public final class ChangedBlockList {
             long end = (start + length + blockSize - 1) / blockSize;
             ranges.add(new long[] {first, end});
         }
+        return merged(ranges);
+    }
+
+    /**
+     * The extents covering byte ranges {@code {start, length}} (any order, may overlap), widened to
+     * whole blocks: what a change tracker such as a qcow2 dirty bitmap reports.
+     */
+    public static ChangedBlockList ofByteRanges(List<long[]> byteRanges, long volumeBytes, int blockSize) {
+        List<long[]> ranges = new ArrayList<>(byteRanges.size());
+        for (long[] r : byteRanges) {
+            if (r[0] < 0 || r[1] <= 0 || r[0] > volumeBytes || r[1] > volumeBytes - r[0]) {
+                throw new IllegalArgumentException("range " + r[0] + "+" + r[1] + " outside a volume of " + volumeBytes + " bytes");
+            }
+            ranges.add(new long[] {r[0] / blockSize, (r[0] + r[1] + blockSize - 1) / blockSize});
+        }
+        return merged(ranges);
+    }
+
+    private static ChangedBlockList merged(List<long[]> ranges) {
         ranges.sort((a, b) -> Long.compare(a[0], b[0]));
         List<long[]> merged = new ArrayList<>();
         for (long[] x : ranges) {

@@ -1,6 +1,7 @@
 package org.holdfast.client.scan;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -15,7 +16,7 @@ import org.holdfast.client.IoReasons;
  * device reports size 0 through {@link FileChannel#size()}, so its size comes from
  * {@code /sys/class/block/<dev>/size} (512-byte sectors), as {@code blockdev --getsize64} would.
  */
-public record VolumeSource(Path path, FileChannel channel, long size, boolean blockDevice) implements AutoCloseable {
+public record VolumeSource(Path path, FileChannel channel, long size, boolean blockDevice) implements BackupSource {
 
     /** Opens {@code path} read-only and finds its size. */
     public static VolumeSource open(Path path) {
@@ -31,6 +32,16 @@ public record VolumeSource(Path path, FileChannel channel, long size, boolean bl
             throw IoReasons.localIo("cannot open source", path, e,
                     "check the path and that this user may read it (block devices usually need root)");
         }
+    }
+
+    @Override
+    public int read(ByteBuffer dst, long position) throws IOException {
+        return channel.read(dst, position);
+    }
+
+    @Override
+    public DataRegions regions(boolean readHoles) {
+        return DataRegions.of(path, size, blockDevice, readHoles);
     }
 
     static long deviceSize(Path real) throws IOException {

@@ -8,11 +8,13 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 import org.holdfast.client.net.FrameBuffers;
 import org.holdfast.client.net.ServerConnection;
 import org.holdfast.client.progress.ProgressMeter;
+import org.holdfast.client.scan.BackupSource;
 import org.holdfast.client.scan.BlockReader;
 import org.holdfast.client.scan.ChangeDetector;
 import org.holdfast.client.scan.ChangedBlockList;
@@ -21,6 +23,7 @@ import org.holdfast.client.scan.StateFile;
 import org.holdfast.client.scan.VolumeScanner;
 import org.holdfast.client.scan.VolumeSource;
 import org.holdfast.common.hash.PossessionProof;
+import org.holdfast.common.model.Consistency;
 import org.holdfast.common.protocol.Abort;
 import org.holdfast.common.protocol.BackupBegin;
 import org.holdfast.common.protocol.BackupMode;
@@ -47,22 +50,44 @@ public final class BackupSession {
      * {@code readHoles} reads holes like data instead of asking the file system where they are.
      */
     public record Settings(String volume, Path source, int blockSize, Path changedBlocks, Path stateFile,
-                           long windowBytes, int hashThreads, int compressThreads, int compressLevel, boolean readHoles) {
+                           long windowBytes, int hashThreads, int compressThreads, int compressLevel, boolean readHoles,
+                           Consistency consistency) {
+        /** Settings for a crash-consistent backup (no hook made the source consistent). */
+        public Settings(String volume, Path source, int blockSize, Path changedBlocks, Path stateFile,
+                        long windowBytes, int hashThreads, int compressThreads, int compressLevel, boolean readHoles) {
+            this(volume, source, blockSize, changedBlocks, stateFile, windowBytes, hashThreads, compressThreads, compressLevel,
+                    readHoles, Consistency.CRASH);
+        }
+    }
+
+    /**
+     * The consistency the snapshot is recorded with: what the settings say, or {@code UNKNOWN} with a
+     * server of protocol version 2 (its COMMIT has no room for it).
+     */
+    public static Consistency recorded(Consistency wanted, int protocolVersion) {
+        return protocolVersion >= 3 ? wanted : Consistency.UNKNOWN;
     }
 
     private final Settings settings;
     private final Consumer<String> notices;
+    private final Supplier<BackupSource> opener;
 
     /** {@code notices} receives one-line remarks for the user (why a backup is full, and such). */
     public BackupSession(Settings settings, Consumer<String> notices) {
+        this(settings, notices, () -> VolumeSource.open(settings.source()));
+    }
+
+    /** Like the constructor above, reading the volume from what {@code opener} opens (a qcow2 image, say). */
+    public BackupSession(Settings settings, Consumer<String> notices, Supplier<BackupSource> opener) {
         this.settings = settings;
         this.notices = notices;
+        this.opener = opener;
     }
 
     /** Runs the backup over {@code conn} (after HELLO). */
     public BackupResult run(ServerConnection conn, ProgressMeter progress) {
         long t0 = System.nanoTime();
-        try (VolumeSource source = VolumeSource.open(settings.source())) {
+        try (BackupSource source = opener.get()) {
             long volumeBytes = source.size();
             StateFile.Loaded loaded = StateFile.load(settings.stateFile());
             StateFile.PreviousState prev = loaded.state();
@@ -105,8 +130,13 @@ public final class BackupSession {
                     } else {
                         notices.accept("ignoring --changed-blocks and reading the whole volume: " + fullReason);
                     }
-                } else if (!incremental && prev != null) {
-                    notices.accept("reading the whole volume (full backup): " + fullReason);
+                } else {
+                    ChangedBlockList tracked = source.trackedChanges(incremental ? prev.sequence() : 0, volumeBytes, blockSize);
+                    if (tracked != null) {
+                        extents = tracked;
+                    } else if (!incremental && prev != null) {
+                        notices.accept("reading the whole volume (full backup): " + fullReason);
+                    }
                 }
                 progress.start(extents.blocks() * (long) blockSize);
                 try {
@@ -123,7 +153,7 @@ public final class BackupSession {
         }
     }
 
-    private BackupResult upload(ServerConnection conn, VolumeSource source, StateFile.PreviousState prev,
+    private BackupResult upload(ServerConnection conn, BackupSource source, StateFile.PreviousState prev,
                                 boolean incremental, String fullReason, int blockSize, long blockCount,
                                 ChangedBlockList extents, BackupReady ready, ProgressMeter progress, long t0) {
         SessionFailure failure = new SessionFailure();
@@ -139,8 +169,8 @@ public final class BackupSession {
         try (StateFile.Writer state = StateFile.Writer.create(settings.stateFile(), blockSize, source.size());
              BlockUploader uploader = new BlockUploader(conn, window, pending, runsInFlight, failure, blockSize,
                      settings.compressThreads(), settings.compressLevel());
-             DataRegions regions = DataRegions.of(source.path(), source.size(), source.blockDevice(), settings.readHoles());
-             BlockReader reader = new BlockReader(source.channel(), source.size(), blockSize, extents,
+             DataRegions regions = source.regions(settings.readHoles());
+             BlockReader reader = new BlockReader(source::read, source.size(), blockSize, extents,
                      BlockReader.DEFAULT_CHUNK_BYTES, BlockReader.DEFAULT_SLOTS, settings.hashThreads(), regions,
                      incremental ? null : secret)) {
             VolumeScanner.Result scan;
@@ -157,11 +187,12 @@ public final class BackupSession {
                 Thread.currentThread().interrupt();
                 throw new AgentException(ExitCode.INTERNAL, "interrupted", null, e);
             }
-            conn.send(new Commit(source.size()));
+            conn.send(new Commit(source.size(), recorded(settings.consistency(), conn.protocolVersion())));
             Committed c = awaitCommitted(uploader, failure);
             committed = true;
             progress.finish();
             boolean saved = saveState(state, c);
+            source.committed(c.sequence());
             double seconds = (System.nanoTime() - t0) / 1e9;
             return new BackupResult(settings.volume(), c.sequence(), c.createdAtMillis(), incremental ? "incremental" : "full",
                     fullReason, source.size(), blockSize, c.logicalBytes(), scan.blocksRead(), scan.bytesRead(),

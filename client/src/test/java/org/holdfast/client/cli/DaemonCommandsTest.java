@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import org.holdfast.client.daemon.AgentConfig;
 import org.holdfast.client.daemon.CronSchedule;
+import org.holdfast.client.daemon.RunRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -82,9 +83,33 @@ class DaemonCommandsTest {
     void inProcessBackup_arguments_areTheBackupCommandsOptions() {
         AgentConfig c = new AgentConfig("h:7070", new AgentConfig.Trust(null, Path.of("/etc/ca.pem"), false), Path.of("/etc/tok"),
                 Path.of("/var/lib/a"), new AgentConfig.Retry(1, Duration.ZERO, Duration.ZERO),
-                List.of(new AgentConfig.VolumeConfig("v", Path.of("/dev/x"), 65536, CronSchedule.parse("@daily"), null, null)));
+                List.of(new AgentConfig.VolumeConfig("v", Path.of("/dev/x"), 65536, CronSchedule.parse("@daily"), null, null, true)));
         assertThat(String.join(" ", InProcessBackup.arguments(c, c.volume("v")))).isEqualTo("backup --json --no-daemon --server h:7070"
-                + " --volume v --source /dev/x --state-dir /var/lib/a/volumes --known-servers /var/lib/a/known-servers"
-                + " --ca-cert /etc/ca.pem --token-file /etc/tok --block-size 65536");
+                + " --volume v --known-servers /var/lib/a/known-servers --ca-cert /etc/ca.pem --token-file /etc/tok"
+                + " --source /dev/x --state-dir /var/lib/a/volumes --block-size 65536 --dirty-bitmap");
+    }
+
+    @Test
+    void inProcessBackup_volumeWithPreHook_backsUpApplicationConsistent() {
+        AgentConfig c = new AgentConfig("h:7070", new AgentConfig.Trust(null, null, true), null,
+                Path.of("/var/lib/a"), new AgentConfig.Retry(1, Duration.ZERO, Duration.ZERO),
+                List.of(new AgentConfig.VolumeConfig("v", Path.of("/dev/x"), 0, CronSchedule.parse("@daily"),
+                        new AgentConfig.Hook("fsfreeze -f /srv", Duration.ofSeconds(5)), null, false)));
+        assertThat(String.join(" ", InProcessBackup.arguments(c, c.volume("v")))).endsWith(" --consistency application");
+    }
+
+    @Test
+    void inProcessRunReport_arguments_carryTheRunAndItsConsistency() {
+        AgentConfig c = new AgentConfig("h:7070", new AgentConfig.Trust(null, null, true), null,
+                Path.of("/var/lib/a"), new AgentConfig.Retry(1, Duration.ZERO, Duration.ZERO),
+                List.of(new AgentConfig.VolumeConfig("v", Path.of("/dev/x"), 0, CronSchedule.parse("@daily"), null, null, false)));
+        RunRecord ok = new RunRecord("v", "schedule", "2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z", RunRecord.SUCCEEDED, 1,
+                "v@3", 10, 5, 0, null, null, "snapshot v@3 committed (full)");
+        assertThat(String.join(" ", InProcessRunReport.arguments(c, c.volume("v"), ok))).startsWith("report-run --server h:7070 --volume v")
+                .contains("--result succeeded").contains("--consistency crash").endsWith("--snapshot v@3");
+        RunRecord failed = new RunRecord("v", "run-now", "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z", RunRecord.FAILED, 0,
+                null, 0, 0, 5, "exit 1", null, "pre hook failed (exit 1); backup skipped");
+        assertThat(String.join(" ", InProcessRunReport.arguments(c, c.volume("v"), failed))).contains("--result failed")
+                .contains("--exit-code 5").contains("--consistency unknown").doesNotContain("--snapshot");
     }
 }

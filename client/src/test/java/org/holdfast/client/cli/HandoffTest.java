@@ -18,6 +18,7 @@ import org.holdfast.client.daemon.CronSchedule;
 import org.holdfast.client.daemon.DaemonLog;
 import org.holdfast.client.daemon.HandoffClient;
 import org.holdfast.client.daemon.HandoffRunner;
+import org.holdfast.client.daemon.RunReporter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -49,10 +50,10 @@ class HandoffTest {
     private Path start(HandoffRunner runner) {
         AgentConfig c = new AgentConfig("127.0.0.1:1", new AgentConfig.Trust(null, null, true), null, dir.resolve("state"),
                 new AgentConfig.Retry(1, Duration.ZERO, Duration.ZERO),
-                List.of(new AgentConfig.VolumeConfig("v", dir.resolve("img"), 0, CronSchedule.parse("0 0 1 1 *"), null, null)));
+                List.of(new AgentConfig.VolumeConfig("v", dir.resolve("img"), 0, CronSchedule.parse("0 0 1 1 *"), null, null, false)));
         daemon = new AgentDaemon(c, (config, volume) -> {
             throw new AssertionError("no scheduled run expected");
-        }, runner, new DaemonLog(new PrintStream(daemonLog, true, StandardCharsets.UTF_8)), "test");
+        }, RunReporter.NONE, runner, new DaemonLog(new PrintStream(daemonLog, true, StandardCharsets.UTF_8)), "test");
         daemon.start();
         return c.socket();
     }

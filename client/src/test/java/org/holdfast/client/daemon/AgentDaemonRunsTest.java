@@ -68,7 +68,7 @@ class AgentDaemonRunsTest {
 
     private AgentConfig config(String cron, AgentConfig.Hook pre, AgentConfig.Hook post) {
         return new AgentConfig("127.0.0.1:7070", new AgentConfig.Trust(null, null, true), null, dir.resolve("state"), FAST_RETRY,
-                List.of(new AgentConfig.VolumeConfig("vol", Path.of("/img/vol"), 0, CronSchedule.parse(cron), pre, post)));
+                List.of(new AgentConfig.VolumeConfig("vol", Path.of("/img/vol"), 0, CronSchedule.parse(cron), pre, post, false)));
     }
 
     private AgentDaemon start(AgentConfig c, VolumeBackup b) {

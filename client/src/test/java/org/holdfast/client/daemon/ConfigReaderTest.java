@@ -55,6 +55,7 @@ class ConfigReaderTest {
                     source: /dev/vg0/vm1
                     schedule: "0 2 * * *"
                     block-size: 65536
+                    dirty-bitmap: true
                     hooks:
                       pre:
                         command: fsfreeze -f /srv
@@ -69,6 +70,7 @@ class ConfigReaderTest {
         AgentConfig.VolumeConfig v = c.volume("vm-1");
         assertThat(v.source()).isEqualTo(Path.of("/dev/vg0/vm1"));
         assertThat(v.blockSize()).isEqualTo(65536);
+        assertThat(v.dirtyBitmap()).isTrue();
         assertThat(v.schedule().toString()).isEqualTo("0 2 * * *");
         assertThat(v.preHook()).isEqualTo(new AgentConfig.Hook("fsfreeze -f /srv", Duration.ofSeconds(10)));
         assertThat(v.postHook()).isEqualTo(new AgentConfig.Hook("fsfreeze -u /srv", ConfigReader.DEFAULT_HOOK_TIMEOUT));
@@ -120,7 +122,7 @@ class ConfigReaderTest {
                     source: /img/a
                     shedule: "@daily"
                 """);
-        assertThat(p).contains("line 6, volumes[0].shedule: unknown field 'shedule' (known here: name, source, schedule, block-size, hooks)")
+        assertThat(p).contains("line 6, volumes[0].shedule: unknown field 'shedule' (known here: name, source, schedule, block-size, hooks, dirty-bitmap)")
                 .contains("line 4, volumes[0].schedule: missing: a cron expression");
     }
 

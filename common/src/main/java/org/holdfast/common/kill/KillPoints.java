@@ -69,6 +69,10 @@ public final class KillPoints {
     public static final KillPoint REPAIR_AFTER_SWITCH = declare("repair.afterSwitch",
             "bad-block repair: the PBN's location names the new copy and its bad mark is gone (durable); the in-memory registry still lists it");
 
+    /** After the GC log's trim started an empty segment at the checkpoint, before the older segments are deleted. */
+    public static final KillPoint GC_LOG_TRIM_AFTER_NEW_SEGMENT = declare("gc.logTrim.afterNewSegment",
+            "GC log trim: every record is committed and checkpointed; an empty segment at the checkpoint exists, the older ones are not deleted yet");
+
     private static volatile Armed armed;
     private static final Set<String> REACHED = ConcurrentHashMap.newKeySet();
 

@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.holdfast.common.id.Fingerprint;
+import org.holdfast.common.model.Consistency;
 
 /**
  * Turns the byte stream of a connection into {@link Message}s, refusing anything outside protocol v2.
@@ -311,7 +312,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             case BACKUP_READY -> 8 + 8 + 4 + 1 + BackupReady.SECRET_BYTES;
             case ENTRIES -> 8 + 4 + ProtocolLimits.MAX_RUN_ENTRIES * Entries.ENTRY_BYTES;
             case NEED -> 8 + 4 + Need.bitmapBytes(ProtocolLimits.MAX_RUN_ENTRIES);
-            case COMMIT, RESTORE_END -> 8;
+            case COMMIT -> 8 + 1;
+            case RESTORE_END -> 8;
             case COMMITTED -> 7 * 8;
             case ABORT -> 0;
             case LIST_SNAPSHOTS -> 2 + ProtocolLimits.MAX_VOLUME_NAME;
@@ -319,6 +321,9 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             case RESTORE -> 2 + ProtocolLimits.MAX_VOLUME_NAME + 8 + 8;
             case RESTORE_INFO -> 8 + 8 + 4 + 8;
             case BLOCKS, RESTORE_DATA -> ProtocolLimits.MAX_BODY;
+            case RUN_REPORT -> RunReport.FIXED_BYTES + ProtocolLimits.MAX_VOLUME_NAME + ProtocolLimits.MAX_RUN_TRIGGER
+                    + ProtocolLimits.MAX_RUN_MESSAGE;
+            case RUN_RECORDED -> 0;
         };
     }
 
@@ -388,7 +393,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             case BLOCKS:
                 return parseBlocks(b);
             case COMMIT:
-                return new Commit(u64(b, "volumeBytes"));
+                return parseCommit(b);
             case COMMITTED:
                 return new Committed(u64(b, "sequence"), u64(b, "createdAtMillis"), u64(b, "logicalBytes"),
                         u64(b, "changedBlocks"), u64(b, "sentBlocks"), u64(b, "newBlocks"), u64(b, "storedBytes"));
@@ -415,9 +420,55 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                 return parseRestoreData(b);
             case RESTORE_END:
                 return new RestoreEnd(u64(b, "blocksSent"));
+            case RUN_REPORT:
+                return parseRunReport(b);
+            case RUN_RECORDED:
+                return RunRecorded.INSTANCE;
             default:
                 throw new ProtocolException(ErrorCode.BAD_FRAME, "no decoding for " + type);
         }
+    }
+
+    /** COMMIT: 8 bytes (version 2, consistency unknown) or 9 (version 3: a u8 consistency, 1 or 2). */
+    private static Commit parseCommit(ByteBuf b) {
+        long volumeBytes = u64(b, "volumeBytes");
+        if (!b.isReadable()) {
+            return new Commit(volumeBytes);
+        }
+        int code = u8(b, "consistency");
+        Consistency c = Consistency.fromCode(code);
+        if (c == null || c == Consistency.UNKNOWN) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, "COMMIT consistency " + code
+                    + " is not 1 (crash) or 2 (application); leave the byte out when unknown");
+        }
+        return new Commit(volumeBytes, c);
+    }
+
+    private static RunReport parseRunReport(ByteBuf b) {
+        String volume = str(b, "volume", ProtocolLimits.MAX_VOLUME_NAME);
+        String trigger = str(b, "trigger", ProtocolLimits.MAX_RUN_TRIGGER);
+        long start = u64(b, "startMillis");
+        long end = u64(b, "endMillis");
+        int resultCode = u8(b, "result");
+        RunReport.Result result = RunReport.Result.fromCode(resultCode);
+        if (result == null) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, "unknown RUN_REPORT result " + resultCode);
+        }
+        int exit = u8(b, "exitCode");
+        int attempts = u16(b, "attempts");
+        long read = u64(b, "bytesRead");
+        long sent = u64(b, "bytesSent");
+        long snapshot = u64(b, "snapshotSequence");
+        int consistencyCode = u8(b, "consistency");
+        Consistency consistency = Consistency.fromCode(consistencyCode);
+        if (consistency == null) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, "unknown RUN_REPORT consistency " + consistencyCode);
+        }
+        if (start < 0 || end < 0 || read < 0 || sent < 0 || snapshot < 0) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, "RUN_REPORT times, byte counts and snapshot must be below 2^63");
+        }
+        String message = str(b, "message", ProtocolLimits.MAX_RUN_MESSAGE);
+        return new RunReport(volume, trigger, start, end, result, exit, attempts, read, sent, snapshot, consistency, message);
     }
 
     private Blocks parseBlocks(ByteBuf b) {

@@ -7,6 +7,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.MessageToByteEncoder;
 import java.util.List;
 import org.holdfast.common.id.Fingerprint;
+import org.holdfast.common.model.Consistency;
 
 /**
  * Writes {@link Message}s as protocol frames (layout in {@link FrameDecoder}). Each frame's
@@ -73,7 +74,7 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
             case BLOCKS:
                 return ((Blocks) m).bodyBytes();
             case COMMIT:
-                return 8;
+                return ((Commit) m).bodyBytes();
             case COMMITTED:
                 return 7 * 8;
             case ABORT:
@@ -90,6 +91,12 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
                 return ((RestoreData) m).bodyBytes();
             case RESTORE_END:
                 return 8;
+            case RUN_REPORT: {
+                RunReport r = (RunReport) m;
+                return RunReport.FIXED_BYTES - 3 * 2 + str(r.volume()) + str(r.trigger()) + str(r.message());
+            }
+            case RUN_RECORDED:
+                return 0;
             default:
                 throw new IllegalArgumentException("no encoding for " + m.type());
         }
@@ -166,7 +173,13 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
                     out.writeBytes(b.data(), b.offsets()[i], b.lengths()[i]);
                 }
             }
-            case COMMIT -> out.writeLong(((Commit) m).volumeBytes());
+            case COMMIT -> {
+                Commit c = (Commit) m;
+                out.writeLong(c.volumeBytes());
+                if (c.consistency() != Consistency.UNKNOWN) {
+                    out.writeByte(c.consistency().code());
+                }
+            }
             case COMMITTED -> {
                 Committed c = (Committed) m;
                 out.writeLong(c.sequence());
@@ -222,6 +235,24 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
                 }
             }
             case RESTORE_END -> out.writeLong(((RestoreEnd) m).blocksSent());
+            case RUN_REPORT -> {
+                RunReport r = (RunReport) m;
+                writeStr(out, r.volume());
+                writeStr(out, r.trigger());
+                out.writeLong(r.startMillis());
+                out.writeLong(r.endMillis());
+                out.writeByte(r.result().code());
+                out.writeByte(r.exitCode());
+                out.writeShort(r.attempts());
+                out.writeLong(r.bytesRead());
+                out.writeLong(r.bytesSent());
+                out.writeLong(r.snapshotSequence());
+                out.writeByte(r.consistency().code());
+                writeStr(out, r.message());
+            }
+            case RUN_RECORDED -> {
+                // empty body
+            }
             default -> throw new IllegalArgumentException("no encoding for " + m.type());
         }
     }

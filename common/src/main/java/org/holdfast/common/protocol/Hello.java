@@ -8,9 +8,9 @@ public record Hello(int protocolVersion, String agentName, String token) impleme
         WireStrings.check("token", token, ProtocolLimits.MAX_TOKEN);
     }
 
-    /** A HELLO for this protocol version. */
+    /** A HELLO offering this agent's newest protocol version. */
     public static Hello of(String agentName, String token) {
-        return new Hello(ProtocolLimits.VERSION, agentName, token == null ? "" : token);
+        return new Hello(ProtocolLimits.PROTOCOL_VERSION, agentName, token == null ? "" : token);
     }
 
     static void checkU16(String field, int v) {

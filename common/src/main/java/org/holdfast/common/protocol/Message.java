@@ -10,7 +10,8 @@ package org.holdfast.common.protocol;
  */
 public sealed interface Message
         permits Hello, HelloOk, ErrorMessage, BackupBegin, BackupReady, Entries, Need, Blocks, Commit,
-        Committed, Abort, ListSnapshots, SnapshotList, Restore, RestoreInfo, RestoreData, RestoreEnd {
+        Committed, Abort, ListSnapshots, SnapshotList, Restore, RestoreInfo, RestoreData, RestoreEnd,
+        RunReport, RunRecorded {
 
     /** The frame type this message travels as. */
     MessageType type();

@@ -18,7 +18,9 @@ public enum MessageType {
     RESTORE(0x22),
     RESTORE_INFO(0x23),
     RESTORE_DATA(0x24),
-    RESTORE_END(0x25);
+    RESTORE_END(0x25),
+    RUN_REPORT(0x30),
+    RUN_RECORDED(0x31);
 
     private static final MessageType[] BY_CODE = new MessageType[256];
 

@@ -11,6 +11,14 @@ public final class ProtocolLimits {
      * possession secret to BACKUP_READY and a possession tag to every ENTRIES entry.
      */
     public static final int VERSION = 2;
+    /**
+     * The newest protocol version HELLO offers and HELLO_OK grants: the lower of the two peers' (the
+     * frame header keeps {@link #VERSION}). Version 3 added COMMIT's consistency byte and
+     * RUN_REPORT / RUN_RECORDED; the frames of version 2 are unchanged.
+     */
+    public static final int PROTOCOL_VERSION = 3;
+    /** The oldest protocol version still accepted in HELLO. */
+    public static final int MIN_PROTOCOL_VERSION = 2;
     /** HELLO's magic, "HFST". */
     public static final int MAGIC = 0x48465354;
 
@@ -33,6 +41,11 @@ public final class ProtocolLimits {
     public static final int MAX_ERROR_MESSAGE = 1024;
     /** Longest volume name, in UTF-8 bytes (same as VolumeId.MAX_LENGTH). */
     public static final int MAX_VOLUME_NAME = 128;
+
+    /** Longest RUN_REPORT trigger, in UTF-8 bytes. */
+    public static final int MAX_RUN_TRIGGER = 32;
+    /** Longest RUN_REPORT message, in UTF-8 bytes. */
+    public static final int MAX_RUN_MESSAGE = 1024;
 
     /** Most fingerprints in one ENTRIES run (and bits in one NEED). */
     public static final int MAX_RUN_ENTRIES = 4096;

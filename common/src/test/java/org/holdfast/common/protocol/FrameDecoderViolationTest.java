@@ -81,7 +81,7 @@ class FrameDecoderViolationTest {
 
     @Test
     void decode_fixedSizeBodyTooLong_limitExceeded() {
-        assertViolation(frame(ProtocolLimits.VERSION, MessageType.COMMIT.code(), body().writeLong(1).writeByte(0)), ErrorCode.LIMIT_EXCEEDED);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.COMMIT.code(), body().writeLong(1).writeShort(0)), ErrorCode.LIMIT_EXCEEDED);
     }
 
     @Test

@@ -2,6 +2,7 @@ package org.holdfast.common.protocol;
 
 import io.netty.buffer.ByteBufAllocator;
 import java.util.List;
+import org.holdfast.common.model.Consistency;
 import java.util.Random;
 
 /** One or more instances of every message type, with edge values. */
@@ -52,6 +53,8 @@ final class Samples {
                 blocks,
                 Blocks.builder(alloc, 0).build(),
                 new Commit(10L << 30),
+                new Commit(10L << 30, Consistency.CRASH),
+                new Commit(1, Consistency.APPLICATION),
                 new Committed(3, 1_700_000_000_000L, 1L << 40, 17, 12, 5, 12345),
                 Abort.INSTANCE,
                 new ListSnapshots("vm-01"),
@@ -61,6 +64,11 @@ final class Samples {
                 new Restore("vm-01", 2, 0),
                 new RestoreInfo(2, (1L << 30) + 5, 4096, 262145),
                 restoreData,
-                new RestoreEnd(262145));
+                new RestoreEnd(262145),
+                new RunReport("vm-01", "schedule", 1_700_000_000_000L, 1_700_000_060_000L, RunReport.Result.SUCCEEDED, 0, 2,
+                        1L << 30, 1L << 20, 7, Consistency.APPLICATION, "snapshot vm-01@7 committed (incremental) on try 2"),
+                new RunReport("x".repeat(128), "r".repeat(ProtocolLimits.MAX_RUN_TRIGGER), 0, 0, RunReport.Result.FAILED, 255,
+                        0xffff, 0, 0, 0, Consistency.UNKNOWN, "ü".repeat(ProtocolLimits.MAX_RUN_MESSAGE / 2)),
+                RunRecorded.INSTANCE);
     }
 }

@@ -1,5 +1,6 @@
 package org.holdfast.gc.bookkeeping;
 
+import java.util.List;
 import org.holdfast.common.model.DeltaEntry;
 import org.holdfast.gc.bosc.BoscPipeline;
 import org.holdfast.gc.bosc.UpdateBatch;
@@ -56,38 +57,39 @@ public final class GcBookkeeper {
     /** The GMA updates of one operation, increments before decrements. Validates before anything is logged. */
     static UpdateBatch updatesOf(GcOperation op) {
         if (op instanceof GcOperation.Commit c) {
-            // one pass over the entries (each get() may build an object), then primitive arrays
-            int n = c.delta().size();
-            long[] before = new long[n];
-            long[] birth = new long[n];
-            long[] after = new long[n];
+            // Two passes over the entries (each get() may build a short-lived object) instead of
+            // copies of the whole delta: the batch is sized exactly, so a commit costs the heap only
+            // the updates it logs (a first backup: one per block, not three).
+            List<DeltaEntry> delta = c.delta();
+            int n = delta.size();
             long seq = c.sequence();
-            int i = 0;
-            for (DeltaEntry e : c.delta()) {
+            RangeMaxExpiry ex = c.expiries();
+            int updates = 0;
+            for (DeltaEntry e : delta) {
                 if (e.beforePbn() < 0 || e.newPbn() < 0) {
                     throw new IllegalArgumentException("negative PBN in delta of " + c.volume() + "@" + seq + ": " + e);
                 }
                 if (e.beforePbn() != 0 && (e.beforeBirthSequence() < 1 || e.beforeBirthSequence() >= seq)) {
                     throw new IllegalArgumentException("birth sequence of " + e + " must be in 1.." + (seq - 1));
                 }
-                before[i] = e.beforePbn();
-                birth[i] = e.beforeBirthSequence();
-                after[i] = e.newPbn();
-                i++;
-            }
-            UpdateBatch b = new UpdateBatch(n * 3);
-            for (int k = 0; k < n; k++) {
-                if (after[k] != 0 && after[k] != before[k]) {
-                    b.add(UpdateKinds.RC_ADD, after[k], 1);
+                if (e.newPbn() != e.beforePbn()) {
+                    updates += (e.newPbn() != 0 ? 1 : 0) + (e.beforePbn() != 0 ? 2 : 0);
                 }
             }
-            RangeMaxExpiry ex = c.expiries();
+            UpdateBatch b = new UpdateBatch(Math.max(1, updates));
             for (int k = 0; k < n; k++) {
-                if (before[k] != 0 && after[k] != before[k]) {
-                    b.add(UpdateKinds.RC_ADD, before[k], -1);
-                    long expiry = ex.max(birth[k], seq - 1);
+                DeltaEntry e = delta.get(k);
+                if (e.newPbn() != 0 && e.newPbn() != e.beforePbn()) {
+                    b.add(UpdateKinds.RC_ADD, e.newPbn(), 1);
+                }
+            }
+            for (int k = 0; k < n; k++) {
+                DeltaEntry e = delta.get(k);
+                if (e.beforePbn() != 0 && e.newPbn() != e.beforePbn()) {
+                    b.add(UpdateKinds.RC_ADD, e.beforePbn(), -1);
+                    long expiry = ex.max(e.beforeBirthSequence(), seq - 1);
                     if (expiry != RangeMaxExpiry.NONE) {
-                        b.add(UpdateKinds.RAISE_EXPIRY, before[k], expiry);
+                        b.add(UpdateKinds.RAISE_EXPIRY, e.beforePbn(), expiry);
                     }
                 }
             }

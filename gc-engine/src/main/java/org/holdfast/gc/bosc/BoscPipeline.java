@@ -392,8 +392,14 @@ public final class BoscPipeline implements AutoCloseable {
                 checkpointOpId = op[0];
                 lastCheckpointNanos = System.nanoTime();
                 log.deleteBelow(candidate);
+                log.requestTrim(candidate);
             }
         }
+    }
+
+    /** A committer found nothing to do: the checkpoint catches up with what is committed (rate-limited). */
+    void idleCheckpoint() {
+        advanceCheckpoint(false);
     }
 
     void committerFailed(int id, RuntimeException e) {
@@ -515,7 +521,12 @@ public final class BoscPipeline implements AutoCloseable {
         stopCommitters(false);
         log.close();
         if (err == null && failure == null) {
-            commitAll();
+            try {
+                commitAll();
+                log.trimClosed(checkpointLsn()); // every record is committed: none stays in the log at rest
+            } catch (RuntimeException e) {
+                err = e;
+            }
         }
         closed = true;
         gma.close();

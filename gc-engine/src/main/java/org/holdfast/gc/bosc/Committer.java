@@ -36,6 +36,9 @@ final class Committer implements Runnable {
             try {
                 long[] chunks = pipeline.queues().pendingFrom(cursor, pipeline.settings().commitBatchChunks());
                 if (chunks.length == 0) {
+                    // a pass that ended just after another's checkpoint left it behind: move it now,
+                    // so that an idle log can be trimmed (at most once a second)
+                    pipeline.idleCheckpoint();
                     pipeline.queues().awaitWork(pipeline.settings().commitIdle().toMillis() + 1);
                     continue;
                 }

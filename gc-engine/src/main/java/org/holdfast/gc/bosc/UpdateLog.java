@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
+import org.holdfast.common.kill.KillPoints;
 import org.holdfast.gc.GcStoreException;
 
 /**
@@ -29,6 +30,12 @@ import org.holdfast.gc.GcStoreException;
  * A group (one operation: a snapshot commit, a hold, ...) is GROUP_BEGIN, its updates, GROUP_END,
  * always written in one batch; replay applies a group only if its END is intact, so a crash never
  * applies half an operation. Single records (grace protection) stand alone.
+ *
+ * <p>Trimming: once the checkpoint has passed every record written, the records are dead weight.
+ * The flusher then starts an empty segment named after the checkpoint and deletes the older ones
+ * ({@link #requestTrim}), at most once per {@link #TRIM_MIN_BYTES} written; an orderly close always
+ * does ({@link #trimClosed}). A crash between the two steps leaves old segments wholly below the
+ * checkpoint, which replay skips and the next open deletes.
  */
 public final class UpdateLog implements AutoCloseable {
     static final int RECORD_BYTES = 29;
@@ -66,6 +73,10 @@ public final class UpdateLog implements AutoCloseable {
     /** Highest LSN a barrier waits for (guarded by appendLock): the group window ends while it is pending. */
     private long barrierLsn;
     private volatile long batchesWritten;
+    /** A running log trims a segment only once it holds this much (a checkpoint comes every second). */
+    static final long TRIM_MIN_BYTES = 64L << 10;
+    /** The newest checkpoint the pipeline reported (0: none yet): the flusher trims when it equals the next LSN. */
+    private volatile long trimLsn;
 
     UpdateLog(Path dir, BoscSettings settings, ChunkQueues sink, long nextLsn, long lastOpId) {
         this.dir = dir;
@@ -257,6 +268,7 @@ public final class UpdateLog implements AutoCloseable {
                         appendLock.wait(Math.max(1, settings.fsyncInterval().toMillis()));
                         if (pending.size() == 0) {
                             intervalForce();
+                            trimCommitted(TRIM_MIN_BYTES);
                         }
                     }
                     awaitGroup();
@@ -413,6 +425,67 @@ public final class UpdateLog implements AutoCloseable {
             segment.close();
         } catch (IOException e) {
             throw new GcStoreException(STORE, segmentPath, null, "close failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** The checkpoint moved to {@code checkpointLsn}: the flusher trims the log if that covers every record written. */
+    void requestTrim(long checkpointLsn) {
+        trimLsn = checkpointLsn;
+        synchronized (appendLock) {
+            appendLock.notifyAll();
+        }
+    }
+
+    /**
+     * After {@link #close()}: if {@code checkpointLsn} is past every record written, leaves the log
+     * as one empty segment, so an orderly stop leaves no committed records behind.
+     */
+    void trimClosed(long checkpointLsn) {
+        trimLsn = checkpointLsn;
+        synchronized (appendLock) {
+            trimCommitted(1);
+        }
+        synchronized (forceLock) {
+            if (segment.isOpen()) {
+                closeSegment();
+            }
+        }
+    }
+
+    /**
+     * Starts an empty segment at the checkpoint and deletes the older ones, if the checkpoint is
+     * past every record and the current segment holds at least {@code minBytes}. Only the flusher
+     * (idle, holding appendLock) or a closed log calls this, so no write is under way.
+     */
+    private void trimCommitted(long minBytes) {
+        long lsn = trimLsn;
+        if (lsn != nextLsn || writtenLsn != nextLsn - 1 || segmentBytes < minBytes) {
+            return;
+        }
+        synchronized (forceLock) {
+            FileChannel old = segment;
+            Path oldPath = segmentPath;
+            try {
+                openSegment(lsn);
+            } catch (GcStoreException e) {
+                // the old segment stays current and nothing is lost; a later checkpoint tries again
+                LOG.log(System.Logger.Level.WARNING, "cannot trim the GC log: " + e.getMessage());
+                return;
+            }
+            try {
+                old.close();
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.WARNING, "closing GC log segment " + oldPath + " failed: " + e.getMessage());
+            }
+            if (!running) {
+                closeSegment();
+            }
+        }
+        KillPoints.hit(KillPoints.GC_LOG_TRIM_AFTER_NEW_SEGMENT);
+        try {
+            deleteBelow(lsn);
+        } catch (GcStoreException e) {
+            LOG.log(System.Logger.Level.WARNING, "cannot trim the GC log: " + e.getMessage()); // the next open deletes them
         }
     }
 

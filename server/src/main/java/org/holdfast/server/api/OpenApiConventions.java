@@ -70,6 +70,7 @@ public final class OpenApiConventions implements OpenApiCustomizer {
             Map.entry("/api/v1/stats", "Stats"),
             Map.entry("/api/v1/agents", "Agents"),
             Map.entry("/api/v1/server", "Agents"),
+            Map.entry("/api/v1/backups", "Agents"),
             Map.entry("/api/v1/users", "Users"),
             Map.entry("/api/v1/tokens", "Tokens"),
             Map.entry("/api/v1/auth", "Auth"),
@@ -86,7 +87,7 @@ public final class OpenApiConventions implements OpenApiCustomizer {
         TAG_DESCRIPTIONS.put("Verify", "Verify passes over stored blocks, bad blocks and damaged volumes");
         TAG_DESCRIPTIONS.put("GC", "Garbage collection: runs, status, the checker");
         TAG_DESCRIPTIONS.put("Stats", "Capacity, dedup and compression figures, daily series");
-        TAG_DESCRIPTIONS.put("Agents", "Agent connections the server has seen, and what an agent needs to reach the server");
+        TAG_DESCRIPTIONS.put("Agents", "Agent connections the server has seen, the backups running now, and what an agent needs to reach the server");
         TAG_DESCRIPTIONS.put("Users", "Console users (admin only)");
         TAG_DESCRIPTIONS.put("Tokens", "API tokens (admin only)");
         TAG_DESCRIPTIONS.put("Auth", "Console login, logout and the caller's identity");

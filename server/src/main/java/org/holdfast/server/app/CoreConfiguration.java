@@ -13,6 +13,7 @@ import org.holdfast.server.ingest.IngestServer;
 import org.holdfast.server.ingest.BackupAdmission;
 import org.holdfast.server.ingest.IngestServices;
 import org.holdfast.server.ingest.IngestSettings;
+import org.holdfast.server.ingest.SessionSpill;
 import org.holdfast.server.ingest.IngestTls;
 import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.security.AuthenticationFailedException;
@@ -136,14 +137,21 @@ public class CoreConfiguration {
 
     @Bean
     IngestServer ingestServer(IngestServices services, HoldfastProperties props, ObjectProvider<BuildProperties> build,
-                              ObjectProvider<ServerCertificate> certificate) {
+                              ObjectProvider<ServerCertificate> certificate, DataDirectory dir) {
         HoldfastProperties.Ingest i = props.ingest();
         String version = build.getIfAvailable() != null ? build.getIfAvailable().getVersion() : "0.1.0-SNAPSHOT";
         ServerCertificate cert = certificate.getIfAvailable(); // absent when holdfast.tls.enabled=false (TlsConfiguration)
         return new IngestServer(new IngestSettings(i.host(), i.port(), i.sessionThreads(), i.segmentEntries(), i.maxQueuedFrames(),
                 i.maxQueuedBytes().toBytes(), i.idleTimeout(), "holdfast-server/" + version, cert == null ? null
-                        : IngestTls.of(cert.privateKey(), cert.chain(), props.tls().engine()), i.limits()),
+                        : IngestTls.of(cert.privateKey(), cert.chain(), props.tls().engine()), i.limits(), sessionSpill(dir, i)),
                 services);
+    }
+
+    /** The session spill directory of this data directory, emptied of what a crash left there. */
+    private static SessionSpill sessionSpill(DataDirectory dir, HoldfastProperties.Ingest i) {
+        SessionSpill spill = new SessionSpill(dir.subdirectory("session-spill"), i.sessionMemoryEntries());
+        spill.removeLeftovers();
+        return spill;
     }
 
     @Bean

@@ -31,7 +31,8 @@ public record HoldfastProperties(
             @DefaultValue("30s") java.time.Duration frameGrace,
             @DefaultValue("1024") int maxConnections,
             @DefaultValue("64") int maxConnectionsPerSource,
-            @DefaultValue("64TB") DataSize maxVolumeSize) {
+            @DefaultValue("64TB") DataSize maxVolumeSize,
+            @DefaultValue("262144") int sessionMemoryEntries) {
 
         /** The resource limits of the agent port (docs/operations.md, "Agent port limits"); {@code minFrameRate} is per second. */
         public org.holdfast.server.ingest.IngestLimits limits() {

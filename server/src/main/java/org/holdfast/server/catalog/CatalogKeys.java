@@ -2,6 +2,7 @@ package org.holdfast.server.catalog;
 
 import java.nio.charset.StandardCharsets;
 import org.holdfast.common.id.VolumeId;
+import org.holdfast.common.model.Consistency;
 import org.holdfast.server.store.Bytes;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.FormatVersions;
@@ -16,13 +17,19 @@ import org.holdfast.server.store.FormatVersions;
  *                                             dedup domain; a 37-byte value is in domain 'default'
  * snapshots key: u64 internalId, u64 seq value: u8 version, u64 createdAt, u64 volumeBytes, u32 blockSize,
  *                                             u64 logicalBytes, u64 changedBlocks, u64 sentBlocks,
- *                                             u64 newBlocks, u64 storedBytes                  (61 bytes)
+ *                                             u64 newBlocks, u64 storedBytes                  (61 bytes, version 1)
+ *                                             then u8 consistency              (62 bytes, version 2, written today)
  * map       key: u64 internalId, u64 lbn, u64 ~seq (inverted, so newer sorts first)   value: u64 PBN
  * </pre>
  */
 final class CatalogKeys {
     static final int VOLUME_VALUE_BYTES = 37;
-    static final int SNAPSHOT_VALUE_BYTES = 61;
+    /** A snapshot value of record version 1: no consistency byte (read as UNKNOWN). */
+    static final int SNAPSHOT_VALUE_V1_BYTES = 61;
+    /** A snapshot value of record version 2: version 1 plus the u8 consistency. */
+    static final int SNAPSHOT_VALUE_BYTES = 62;
+    /** The snapshot record version written today (the first byte; version 1 is CATALOG_VERSION's 1). */
+    static final int SNAPSHOT_RECORD_VERSION = 2;
     static final int MAP_KEY_BYTES = 24;
 
     private CatalogKeys() {
@@ -76,7 +83,7 @@ final class CatalogKeys {
 
     static byte[] snapshotValue(SnapshotRecord s) {
         byte[] b = new byte[SNAPSHOT_VALUE_BYTES];
-        b[0] = (byte) FormatVersions.CATALOG_VERSION;
+        b[0] = (byte) SNAPSHOT_RECORD_VERSION;
         Bytes.putLong(b, 1, s.createdAtMillis());
         Bytes.putLong(b, 9, s.volumeBytes());
         Bytes.putInt(b, 17, s.blockSize());
@@ -85,15 +92,23 @@ final class CatalogKeys {
         Bytes.putLong(b, 37, s.sentBlocks());
         Bytes.putLong(b, 45, s.newBlocks());
         Bytes.putLong(b, 53, s.storedBytes());
+        b[61] = (byte) s.consistency().code();
         return b;
     }
 
     static SnapshotRecord snapshot(VolumeId volume, long seq, byte[] b, String path) {
-        if (b.length != SNAPSHOT_VALUE_BYTES || b[0] != FormatVersions.CATALOG_VERSION) {
-            throw new CorruptDataException("catalog.snapshots", path, volume + "@" + seq, "snapshot value of " + b.length + " bytes");
+        boolean v1 = b.length == SNAPSHOT_VALUE_V1_BYTES && b[0] == 1;
+        boolean v2 = b.length == SNAPSHOT_VALUE_BYTES && b[0] == SNAPSHOT_RECORD_VERSION;
+        if (!v1 && !v2) {
+            throw new CorruptDataException("catalog.snapshots", path, volume + "@" + seq, "snapshot value of " + b.length
+                    + " bytes, version " + (b.length > 0 ? b[0] : -1) + " (this server reads version 1 of 61 bytes and 2 of 62)");
+        }
+        Consistency consistency = v1 ? Consistency.UNKNOWN : Consistency.fromCode(b[61] & 0xff);
+        if (consistency == null) {
+            throw new CorruptDataException("catalog.snapshots", path, volume + "@" + seq, "snapshot value has unknown consistency " + (b[61] & 0xff));
         }
         return new SnapshotRecord(volume, seq, Bytes.getLong(b, 1), Bytes.getLong(b, 9), Bytes.getInt(b, 17), Bytes.getLong(b, 21),
-                Bytes.getLong(b, 29), Bytes.getLong(b, 37), Bytes.getLong(b, 45), Bytes.getLong(b, 53));
+                Bytes.getLong(b, 29), Bytes.getLong(b, 37), Bytes.getLong(b, 45), Bytes.getLong(b, 53), consistency);
     }
 
     static void mapKey(byte[] k, long volumeId, long lbn, long seq) {

@@ -1,49 +1,224 @@
 package org.holdfast.server.catalog;
 
-import java.util.Arrays;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 
 /**
  * The LBN → PBN entries one backup session asks its snapshot to have, in strictly increasing LBN
  * order. Only LBNs the session saw are in it; {@link SnapshotCommit} compares them with the
- * parent and writes only those that changed. Growable parallel arrays, no per-entry objects.
+ * parent and writes only those that changed.
+ *
+ * <p>Memory is bounded: at most {@code bufferEntries} entries are held in parallel arrays; when
+ * they are full they are appended to a spill file (16 bytes an entry: LBN, PBN, big-endian). As
+ * entries arrive in LBN order, the file is one sorted run and the buffer its tail, so reading back
+ * ({@link #cursor()}) is a sequential scan with no merge. {@link #close()} deletes the file; a
+ * file left by a crash is removed by whoever owns the directory ({@code SessionSpill} at start).
  */
-public final class SessionMap {
+public final class SessionMap implements AutoCloseable {
+    /** Bytes of one spilled entry. */
+    public static final int ENTRY_BYTES = 16;
+
+    private final Path spillFile;
+    private final int bufferEntries;
     private long[] lbn;
     private long[] pbn;
-    private int size;
+    private int buffered;
+    private long spilled;
+    private long lastLbn = -1;
+    private FileChannel out;
+    private ByteBuffer io;
+    private boolean closed;
 
+    /** A map held wholly in memory (tests, small sessions): the arrays grow as needed. */
     public SessionMap(int initialCapacity) {
-        int c = Math.max(16, initialCapacity);
-        lbn = new long[c];
-        pbn = new long[c];
+        this(null, Integer.MAX_VALUE, Math.max(16, initialCapacity));
+    }
+
+    /** A map holding at most {@code bufferEntries} entries in memory and the rest in {@code spillFile} (created on first spill). */
+    public SessionMap(Path spillFile, int bufferEntries) {
+        this(spillFile, bufferEntries, Math.min(bufferEntries, 1024));
+        if (spillFile == null || bufferEntries < 1) {
+            throw new IllegalArgumentException("a spilling session map needs a file and a buffer of at least one entry");
+        }
+    }
+
+    private SessionMap(Path spillFile, int bufferEntries, int initialCapacity) {
+        this.spillFile = spillFile;
+        this.bufferEntries = bufferEntries;
+        lbn = new long[initialCapacity];
+        pbn = new long[initialCapacity];
     }
 
     /** Appends an entry; {@code lbn} must exceed the previous one. */
     public void add(long lbn, long pbn) {
-        if (size > 0 && lbn <= this.lbn[size - 1]) {
-            throw new IllegalArgumentException("session LBNs must increase: " + lbn + " after " + this.lbn[size - 1]);
+        if (closed) {
+            throw new IllegalStateException("session map is closed");
+        }
+        if (lbn <= lastLbn) {
+            throw new IllegalArgumentException("session LBNs must increase: " + lbn + " after " + lastLbn);
         }
         if (pbn < 0) {
             throw new IllegalArgumentException("negative PBN " + pbn);
         }
-        if (size == this.lbn.length) {
-            this.lbn = Arrays.copyOf(this.lbn, size * 2);
-            this.pbn = Arrays.copyOf(this.pbn, size * 2);
+        if (buffered == bufferEntries) {
+            spill();
         }
-        this.lbn[size] = lbn;
-        this.pbn[size] = pbn;
-        size++;
+        if (buffered == this.lbn.length) {
+            int c = (int) Math.min((long) bufferEntries, buffered * 2L);
+            this.lbn = java.util.Arrays.copyOf(this.lbn, c);
+            this.pbn = java.util.Arrays.copyOf(this.pbn, c);
+        }
+        this.lbn[buffered] = lbn;
+        this.pbn[buffered] = pbn;
+        buffered++;
+        lastLbn = lbn;
     }
 
-    public int size() {
-        return size;
+    /** Entries added so far. */
+    public long size() {
+        return spilled + buffered;
     }
 
-    public long lbn(int i) {
-        return lbn[i];
+    /** Entries written to the spill file so far. */
+    public long spilledEntries() {
+        return spilled;
     }
 
-    public long pbn(int i) {
-        return pbn[i];
+    /** The spill file (which may not exist yet), or null for an in-memory map. */
+    public Path spillFile() {
+        return spillFile;
+    }
+
+    /** A fresh reader of every entry in LBN order. The map must not change while it is used. */
+    public Cursor cursor() {
+        if (closed) {
+            throw new IllegalStateException("session map is closed");
+        }
+        return new Cursor(); // spill() drains completely, so the file already holds every spilled entry
+    }
+
+    private void spill() {
+        try {
+            if (out == null) {
+                out = FileChannel.open(spillFile, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+                io = ByteBuffer.allocate(64 * 1024);
+            }
+            for (int i = 0; i < buffered; i++) {
+                if (io.remaining() < ENTRY_BYTES) {
+                    drain();
+                }
+                io.putLong(lbn[i]).putLong(pbn[i]);
+            }
+            drain();
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not spill session entries to " + spillFile + ": " + e.getMessage()
+                    + "; check free space and permissions there", e);
+        }
+        spilled += buffered;
+        buffered = 0;
+    }
+
+    private void drain() throws IOException {
+        io.flip();
+        while (io.hasRemaining()) {
+            out.write(io);
+        }
+        io.clear();
+    }
+
+    /** Deletes the spill file. Idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            if (out != null) {
+                out.close();
+            }
+            if (spillFile != null) {
+                Files.deleteIfExists(spillFile);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not delete session spill file " + spillFile + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Reads the entries in LBN order: first the spill file, then the in-memory tail. */
+    public final class Cursor implements AutoCloseable {
+        private final ByteBuffer in = spilled == 0 ? null : ByteBuffer.allocate(64 * 1024);
+        private FileChannel file;
+        private long fileLeft = spilled;
+        private int tail = -1;
+        private long curLbn;
+        private long curPbn;
+
+        private Cursor() {
+            if (in != null) {
+                in.limit(0);
+            }
+        }
+
+        /** Moves to the next entry; false past the last. */
+        public boolean next() {
+            if (fileLeft > 0) {
+                readOne();
+                fileLeft--;
+                return true;
+            }
+            if (tail + 1 < buffered) {
+                tail++;
+                curLbn = lbn[tail];
+                curPbn = pbn[tail];
+                return true;
+            }
+            return false;
+        }
+
+        public long lbn() {
+            return curLbn;
+        }
+
+        public long pbn() {
+            return curPbn;
+        }
+
+        private void readOne() {
+            try {
+                if (file == null) {
+                    file = FileChannel.open(spillFile, StandardOpenOption.READ);
+                }
+                if (in.remaining() < ENTRY_BYTES) {
+                    in.compact();
+                    while (in.position() < ENTRY_BYTES) {
+                        if (file.read(in) < 0) {
+                            throw new IOException("spill file ends early");
+                        }
+                    }
+                    in.flip();
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("could not read session spill file " + spillFile + ": " + e.getMessage(), e);
+            }
+            curLbn = in.getLong();
+            curPbn = in.getLong();
+        }
+
+        @Override
+        public void close() {
+            if (file != null) {
+                try {
+                    file.close();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+        }
     }
 }

@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.util.function.BiConsumer;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.kill.KillPoints;
+import org.holdfast.common.model.Consistency;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.MetadataBatch;
 
@@ -35,7 +36,15 @@ public final class SnapshotCommit {
 
     /** What a session asks to commit. {@code parentSequence} is the latest sequence it started from (0 for a new volume). */
     public record Request(VolumeId volume, int blockSize, long volumeBytes, long parentSequence, SessionMap entries,
-                          long logicalBytes, long sentBlocks, long newBlocks, long storedBytes, String domain) {
+                          long logicalBytes, long sentBlocks, long newBlocks, long storedBytes, String domain,
+                          Consistency consistency) {
+        /** A request whose snapshot's consistency the agent did not say. */
+        public Request(VolumeId volume, int blockSize, long volumeBytes, long parentSequence, SessionMap entries,
+                       long logicalBytes, long sentBlocks, long newBlocks, long storedBytes, String domain) {
+            this(volume, blockSize, volumeBytes, parentSequence, entries, logicalBytes, sentBlocks, newBlocks, storedBytes,
+                    domain, Consistency.UNKNOWN);
+        }
+
         /** A request for a volume of the default dedup domain. */
         public Request(VolumeId volume, int blockSize, long volumeBytes, long parentSequence, SessionMap entries,
                        long logicalBytes, long sentBlocks, long newBlocks, long storedBytes) {
@@ -117,14 +126,15 @@ public final class SnapshotCommit {
             long sequence = r.parentSequence() + 1;
             long newBlockCount = VolumeRecord.blockCount(r.volumeBytes(), r.blockSize());
             SessionMap entries = r.entries();
-            SnapshotDelta delta = new SnapshotDelta(entries.size());
-            try (MapCursor cursor = catalog.mapCursor(internalId)) {
-                for (int i = 0; i < entries.size(); i++) {
-                    long lbn = entries.lbn(i);
+            // sized once: the delta has at most one entry per session entry, so it never grows by doubling
+            SnapshotDelta delta = new SnapshotDelta((int) Math.min(entries.size(), Integer.MAX_VALUE - 8));
+            try (MapCursor cursor = catalog.mapCursor(internalId); SessionMap.Cursor e = entries.cursor()) {
+                while (e.next()) {
+                    long lbn = e.lbn();
                     if (lbn >= newBlockCount) {
                         break; // past the end the session itself committed: the shrink pass decides
                     }
-                    long pbn = entries.pbn(i);
+                    long pbn = e.pbn();
                     if (existing != null) {
                         cursor.seekNewest(lbn);
                     }
@@ -146,7 +156,7 @@ public final class SnapshotCommit {
                 }
             }
             SnapshotRecord snapshot = new SnapshotRecord(r.volume(), sequence, now, r.volumeBytes(), r.blockSize(),
-                    r.logicalBytes(), delta.size(), r.sentBlocks(), r.newBlocks(), r.storedBytes());
+                    r.logicalBytes(), delta.size(), r.sentBlocks(), r.newBlocks(), r.storedBytes(), r.consistency());
             // The domain is fixed when the volume is created; later requests cannot move it.
             String domain = existing == null ? r.domain() : existing.domain();
             VolumeRecord volume = new VolumeRecord(r.volume(), internalId, r.blockSize(), createdAt, sequence, r.volumeBytes(), domain);

@@ -1,5 +1,7 @@
 package org.holdfast.server.engine;
 
+import com.github.luben.zstd.Zstd;
+import com.github.luben.zstd.ZstdException;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -12,6 +14,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Clock;
+import java.util.Arrays;
 import java.util.zip.CRC32C;
 import org.holdfast.server.store.StoreException;
 
@@ -32,16 +35,19 @@ import org.holdfast.server.store.StoreException;
  * {@code -n ln p / (ln 2)^2} for n = expected new fingerprints per period and p = target rate, and
  * k = round(m/n ln 2), between 1 and 14.
  *
- * <p>Persistence: {@code bfc/%016x.bloom} per period (magic "HFBF", version, period, bit count, k,
- * inserted count, the bits, CRC32C). A torn or foreign file is skipped: the chain only guides the
+ * <p>Persistence: {@code bfc/%016x.bloom} per period (magic "HFBF", version 2, period, bit count, k,
+ * inserted count, the bits as one zstd frame, CRC32C; version 1 files, with the bits raw, are still
+ * read). A torn or foreign file is skipped: the chain only guides the
  * fallback lookup, so losing it costs some efficiency, never correctness. Reads race benignly with
  * inserts; inserts are serialized.
  */
 public final class BloomFilterChain implements AutoCloseable {
     /** "HFBF". */
     public static final int MAGIC = 0x48464246;
-    /** File format version. */
-    public static final int VERSION = 1;
+    /** File format version written: the bits zstd-compressed. */
+    public static final int VERSION = 2;
+    /** The first format, still read: the bits as they are. */
+    static final int VERSION_1 = 1;
     private static final int HEADER_BYTES = 48;
     /** Largest filter accepted from disk (bits). */
     public static final long MAX_BITS = 1L << 36;
@@ -305,30 +311,21 @@ public final class BloomFilterChain implements AutoCloseable {
         long[] f = filters[slot];
         Path target = fileOf(periodOf[slot]);
         Path tmp = dir.resolve(target.getFileName() + ".tmp");
-        ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.BIG_ENDIAN);
-        header.putInt(MAGIC).putInt(VERSION).putLong(periodOf[slot]).putLong(bits).putInt(k).putLong(inserted[slot]);
-        header.position(HEADER_BYTES).flip();
+        ByteBuffer raw = ByteBuffer.allocate(f.length * 8).order(ByteOrder.BIG_ENDIAN);
+        raw.asLongBuffer().put(f);
+        // zstd: a filter of the configured size is mostly zeros until its period has seen its
+        // expected inserts, and the file should grow with what it holds, not with its sizing
+        byte[] packed = Zstd.compress(raw.array(), 1);
+        ByteBuffer file = ByteBuffer.allocate(HEADER_BYTES + packed.length + 4).order(ByteOrder.BIG_ENDIAN);
+        file.putInt(MAGIC).putInt(VERSION).putLong(periodOf[slot]).putLong(bits).putInt(k).putLong(inserted[slot]);
+        file.position(HEADER_BYTES);
+        file.put(packed);
         CRC32C crc = new CRC32C();
-        crc.update(header.array(), 0, HEADER_BYTES);
-        ByteBuffer body = ByteBuffer.allocate(1 << 16).order(ByteOrder.BIG_ENDIAN);
+        crc.update(file.array(), 0, file.position());
+        file.putInt((int) crc.getValue()).flip();
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING)) {
-            writeFully(ch, header);
-            for (long w : f) {
-                if (!body.hasRemaining()) {
-                    body.flip();
-                    crc.update(body.array(), 0, body.limit());
-                    writeFully(ch, body);
-                    body.clear();
-                }
-                body.putLong(w);
-            }
-            body.flip();
-            crc.update(body.array(), 0, body.limit());
-            writeFully(ch, body);
-            ByteBuffer tail = ByteBuffer.allocate(4).order(ByteOrder.BIG_ENDIAN).putInt((int) crc.getValue());
-            tail.flip();
-            writeFully(ch, tail);
+            writeFully(ch, file);
             ch.force(true);
             Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
@@ -362,21 +359,39 @@ public final class BloomFilterChain implements AutoCloseable {
 
     private void loadFile(Path p) throws IOException {
         long size = Files.size(p);
-        if (size != HEADER_BYTES + bits / 8 + 4) {
+        if (size < HEADER_BYTES + 4 || size > HEADER_BYTES + bits / 8 + (bits >> 10) + 1024) {
             return; // torn, or written with other sizing: skip it
         }
         byte[] data = Files.readAllBytes(p);
         CRC32C crc = new CRC32C();
         crc.update(data, 0, data.length - 4);
         ByteBuffer b = ByteBuffer.wrap(data).order(ByteOrder.BIG_ENDIAN);
-        if (b.getInt(data.length - 4) != (int) crc.getValue() || b.getInt() != MAGIC || b.getInt() != VERSION) {
+        if (b.getInt(data.length - 4) != (int) crc.getValue() || b.getInt() != MAGIC) {
             return;
         }
+        int version = b.getInt();
         long period = b.getLong();
         long fileBits = b.getLong();
         int fileK = b.getInt();
         long count = b.getLong();
         if (fileBits != bits || fileK != k) {
+            return;
+        }
+        ByteBuffer body;
+        if (version == VERSION_1 && size == HEADER_BYTES + bits / 8 + 4) {
+            body = ByteBuffer.wrap(data, HEADER_BYTES, (int) (bits / 8)).slice();
+        } else if (version == VERSION) {
+            byte[] raw;
+            try {
+                raw = Zstd.decompress(Arrays.copyOfRange(data, HEADER_BYTES, data.length - 4), (int) (bits / 8));
+            } catch (ZstdException e) {
+                return;
+            }
+            if (raw.length != bits / 8) {
+                return;
+            }
+            body = ByteBuffer.wrap(raw);
+        } else {
             return;
         }
         int slot = -1;
@@ -392,10 +407,7 @@ public final class BloomFilterChain implements AutoCloseable {
             }
         }
         long[] f = new long[(int) (bits / 64)];
-        b.position(HEADER_BYTES);
-        for (int i = 0; i < f.length; i++) {
-            f[i] = b.getLong();
-        }
+        body.order(ByteOrder.BIG_ENDIAN).asLongBuffer().get(f);
         filters[slot] = f;
         periodOf[slot] = period;
         inserted[slot] = count;

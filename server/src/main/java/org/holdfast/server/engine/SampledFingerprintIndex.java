@@ -566,49 +566,88 @@ public final class SampledFingerprintIndex {
         return Arrays.copyOf(out, i);
     }
 
-    /** Snapshot format version; a snapshot of another version or shape is ignored (rebuilt). */
-    static final int SNAPSHOT_VERSION = 1;
+    /** First word of a snapshot of format 2 and later ("SFIS"); a format 1 snapshot starts with the int 1. */
+    static final int SNAPSHOT_MAGIC = 0x53464953;
+    /** Snapshot format written now: the records in LRU order with their samples, nothing unused. */
+    static final int SNAPSHOT_VERSION = 2;
+    /** The first format: a dump of every array at its full S_SFI size, used or not (read, never written). */
+    static final int SNAPSHOT_VERSION_1 = 1;
 
-    /** Writes the whole state (for a clean shutdown: the next start loads it instead of rebuilding). */
+    /**
+     * Writes the used state (for a clean shutdown: the next start loads it instead of rebuilding),
+     * in format 2 (docs/architecture.md, "SFI snapshot"): about 8 bytes per sample and 11 per
+     * record, so the file grows with what the SFI holds, not with S_SFI.
+     */
     void writeTo(java.io.DataOutputStream out) throws java.io.IOException {
+        out.writeInt(SNAPSHOT_MAGIC);
         out.writeInt(SNAPSHOT_VERSION);
         out.writeInt(entryKey.length);
         out.writeInt(table.length);
         out.writeInt(recHead.length);
-        out.writeInt(freeEntry);
-        out.writeInt(usedEntries);
-        out.writeInt(freeRecord);
         out.writeInt(usedRecords);
-        out.writeInt(lruHead);
-        out.writeInt(lruTail);
-        for (int e = 0; e < entryKey.length; e++) {
-            out.writeLong(entryKey[e]);
-            out.writeInt(entryContainer[e]);
-            out.writeInt(entryRecord[e]);
-            out.writeInt(entryNext[e]);
-        }
-        for (int v : table) {
-            out.writeInt(v);
-        }
-        for (int r = 0; r < recHead.length; r++) {
-            out.writeInt(recHead[r]);
-            out.writeShort(recCount[r]);
+        // tail first, so that linking each loaded record at the head rebuilds the same LRU order
+        for (int r = lruTail; r >= 0; r = recPrev[r]) {
             out.writeByte(recLevel[r]);
             out.writeInt(recContainer[r]);
             out.writeInt(recSegment[r]);
-            out.writeInt(recPrev[r]);
-            out.writeInt(recNext[r]);
+            out.writeShort(recCount[r]);
+            for (int e = recHead[r]; e >= 0; e = entryNext[e]) {
+                out.writeLong(entryKey[e]);
+            }
         }
     }
 
     /**
-     * Loads a state written by {@link #writeTo} into this (empty) index; false, leaving it empty, if
-     * the snapshot has another version or was made for another S_SFI. Sizes come from this index,
-     * never from the file, so nothing is allocated on the file's word.
+     * Loads a state written by {@link #writeTo} (format 2) or by the first release (format 1)
+     * into this (empty) index; false if the snapshot has another version or was made for another
+     * S_SFI (the caller then resets and rebuilds). Sizes come from this index, never from the
+     * file, so nothing is allocated on the file's word.
      */
     boolean readFrom(java.io.DataInputStream in) throws java.io.IOException {
-        if (in.readInt() != SNAPSHOT_VERSION || in.readInt() != entryKey.length || in.readInt() != table.length
-                || in.readInt() != recHead.length) {
+        int first = in.readInt();
+        if (first == SNAPSHOT_VERSION_1) {
+            return readV1(in);
+        }
+        if (first != SNAPSHOT_MAGIC || in.readInt() != SNAPSHOT_VERSION || in.readInt() != entryKey.length
+                || in.readInt() != table.length || in.readInt() != recHead.length) {
+            return false;
+        }
+        int records = in.readInt();
+        if (records < 0 || records > recHead.length) {
+            return false;
+        }
+        for (int i = 0; i < records; i++) {
+            byte level = in.readByte();
+            int container = in.readInt();
+            int segment = in.readInt();
+            int count = in.readShort();
+            if (count < 1 || usedEntries + count > entryKey.length || freeRecord < 0) {
+                return false;
+            }
+            int r = freeRecord;
+            freeRecord = recNext[r];
+            usedRecords++;
+            recHead[r] = -1;
+            recCount[r] = 0;
+            recLevel[r] = level;
+            recContainer[r] = container;
+            recSegment[r] = segment;
+            linkHead(r);
+            long[] keys = new long[count];
+            for (int k = 0; k < count; k++) {
+                keys[k] = in.readLong();
+            }
+            for (int k = count - 1; k >= 0; k--) {
+                addEntry(r, keys[k], container); // prepends: the chain keeps the written order
+            }
+        }
+        cursor = -1;
+        return true;
+    }
+
+    /** Format 1 after its version word: sizes, counters and every array whole. */
+    private boolean readV1(java.io.DataInputStream in) throws java.io.IOException {
+        if (in.readInt() != entryKey.length || in.readInt() != table.length || in.readInt() != recHead.length) {
             return false;
         }
         int fe = in.readInt();

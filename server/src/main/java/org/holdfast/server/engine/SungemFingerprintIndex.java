@@ -98,7 +98,8 @@ public final class SungemFingerprintIndex implements FingerprintIndex {
     /**
      * Loads the SFI written at the last clean shutdown, then deletes the file: after a crash there
      * is none and the SFI is rebuilt from the containers, so a stale snapshot is never used. The
-     * file is a CRC32C-checked dump of the arrays; a torn or foreign one is ignored.
+     * file (format in docs/architecture.md, "SFI snapshot") ends with a CRC32C; a torn or foreign
+     * one is ignored.
      */
     private boolean loadSfiSnapshot() {
         if (!java.nio.file.Files.exists(sfiSnapshot)) {

@@ -7,6 +7,7 @@ import org.holdfast.common.hash.BlockHasher;
 import org.holdfast.common.hash.PossessionProof;
 import org.holdfast.common.id.Fingerprint;
 import org.holdfast.common.id.VolumeId;
+import org.holdfast.common.model.Consistency;
 import org.holdfast.common.protocol.BackupMode;
 import org.holdfast.common.protocol.Blocks;
 import org.holdfast.common.protocol.Committed;
@@ -57,6 +58,15 @@ import org.holdfast.server.store.StoredBlock;
  * {@link SnapshotCommit} (one synced batch) → reference guard release → index flush. A crash at
  * any point leaves either no snapshot or a complete one, and never an index entry pointing at a
  * lost block.
+ *
+ * <h2>Bounded memory</h2>
+ * The entry arrays hold only the tail of the session: once they reach the {@link SessionSpill}'s
+ * {@code memoryEntries}, a <em>checkpoint</em> takes the longest prefix of whole, resolved
+ * segments, makes it durable in the same order as COMMIT does (data store sync → possession index
+ * → {@link DedupStream#record}), moves its LBN → PBN pairs to the {@link SessionMap} (which spills
+ * to disk) and drops it from the arrays. That is what {@link #abandon} already does for finished
+ * blocks, so no snapshot or map entry becomes visible before COMMIT. A later duplicate of a
+ * block dropped this way is found through the engine instead of the session's request table.
  *
  * <p>Confined to its connection's serial lane: not thread-safe, needs no locks.
  */
@@ -111,8 +121,12 @@ public final class BackupSession {
     private int segments;
     private int[] segStart = new int[64];
     private int[] segLen = new int[64];
-    private final FingerprintTable requested = new FingerprintTable(1024);
+    private FingerprintTable requested = new FingerprintTable(1024);
     private int awaiting;
+    // the session's finished entries dropped from the arrays at checkpoints (spills to disk)
+    private final SessionMap done;
+    private final int memoryEntries;
+    private long nextCheckpoint;
 
     private long nextLbn;
     private long sentBlocks;
@@ -144,8 +158,10 @@ public final class BackupSession {
     private long unproven;
 
     BackupSession(long id, VolumeId volume, int blockSize, long volumeBytes, VolumeRecord existing, IngestServices services,
-                  int segmentMax, long baseSequence, byte[] possessionSecret, String domain) {
+                  int segmentMax, long baseSequence, byte[] possessionSecret, String domain, SessionSpill spill) {
         this.id = id;
+        this.memoryEntries = spill.memoryEntries();
+        this.nextCheckpoint = memoryEntries;
         this.volume = volume;
         this.blockSize = blockSize;
         this.beginBlockCount = ProtocolLimits.blockCount(volumeBytes, blockSize);
@@ -172,6 +188,7 @@ public final class BackupSession {
         this.parentFound = new boolean[run];
         this.lookupScratch = new boolean[run];
         this.stream = services.index().openStream(volume.name());
+        this.done = spill.newMap(id);
     }
 
     public long id() {
@@ -220,6 +237,9 @@ public final class BackupSession {
             throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, "ENTRIES run of " + n + " entries; at most " + ProtocolLimits.MAX_RUN_ENTRIES);
         }
         nextLbn = start + n;
+        if (count >= nextCheckpoint) {
+            checkpoint();
+        }
         byte[] in = e.fingerprints();
         long[] inTags = e.tags();
         byte[] bitmap = new byte[Need.bitmapBytes(n)];
@@ -439,6 +459,11 @@ public final class BackupSession {
 
     /** Commits the snapshot (see the class comment for the order) and ends the session. */
     Committed onCommit(long volumeBytes) {
+        return onCommit(volumeBytes, Consistency.UNKNOWN);
+    }
+
+    /** COMMIT: makes the snapshot durable, recording what the agent said of its source's {@code consistency}. */
+    Committed onCommit(long volumeBytes, Consistency consistency) {
         if (awaiting > 0) {
             throw new ProtocolException(ErrorCode.BAD_STATE, "COMMIT before every NEED was answered: " + awaiting + " payloads still missing");
         }
@@ -455,12 +480,11 @@ public final class BackupSession {
         }
         recordSegments(false);
         recorded = true;
-        SessionMap map = new SessionMap(count);
         for (int i = 0; i < count; i++) {
-            map.add(lbns[i], pbns[i]);
+            done.add(lbns[i], pbns[i]);
         }
         CommittedSnapshot c = services.snapshotCommit().commit(new SnapshotCommit.Request(volume, blockSize, volumeBytes, parentSequence,
-                map, volumeBytes, sentBlocks, newBlocks, storedBytes, domain.name()));
+                done, volumeBytes, sentBlocks, newBlocks, storedBytes, domain.name(), consistency));
         end(true);
         try {
             services.index().flush();
@@ -496,7 +520,12 @@ public final class BackupSession {
     }
 
     private void recordSegments(boolean onlyComplete) {
-        for (int s = 0; s < segments; s++) {
+        recordSegments(segments, onlyComplete);
+    }
+
+    /** Teaches the engine segments {@code [0, upTo)}; see {@link #recordSegments(boolean)}. */
+    private void recordSegments(int upTo, boolean onlyComplete) {
+        for (int s = 0; s < upTo; s++) {
             int from = segStart[s];
             int len = segLen[s];
             boolean complete = true;
@@ -534,6 +563,83 @@ public final class BackupSession {
                 parentCursor.close();
             }
             codec.close();
+            done.close();
+        }
+    }
+
+    /**
+     * Moves the longest resolved prefix of whole segments out of the arrays (see the class comment).
+     * Does nothing if the first entry still waits for its payload.
+     */
+    private void checkpoint() {
+        int k = 0;
+        while (k < count && (state[k] == RESOLVED || (state[k] == FOLLOWS && state[owner[k]] == RESOLVED))) {
+            k++;
+        }
+        int s = 0;
+        while (s < segments && segStart[s] + segLen[s] <= k) {
+            s++;
+        }
+        if (s < segments && segStart[s] < k) {
+            k = segStart[s]; // never split a segment: the engine learns whole segments
+        }
+        // the next attempt after the arrays grew by half the bound again, so a slow agent cannot make each run pay a sync
+        nextCheckpoint = Math.max(memoryEntries, count + memoryEntries / 2L);
+        if (k == 0) {
+            return;
+        }
+        services.dataStore().sync();
+        recordPossession();
+        for (int i = 0; i < count; i++) {
+            if (state[i] == FOLLOWS && owner[i] < k && state[owner[i]] == RESOLVED) {
+                pbns[i] = pbns[owner[i]];
+                state[i] = RESOLVED;
+            }
+        }
+        recordSegments(s, false);
+        for (int i = 0; i < k; i++) {
+            done.add(lbns[i], pbns[i]);
+        }
+        dropPrefix(k, s);
+        nextCheckpoint = Math.max(memoryEntries, count + memoryEntries / 2L);
+    }
+
+    /** Removes entries {@code [0, k)} and segments {@code [0, s)}, renumbering what stays. */
+    private void dropPrefix(int k, int s) {
+        FingerprintTable kept = new FingerprintTable(Math.max(1024, count - k));
+        int left = count - k;
+        // which remaining entries own a request, asked while the old numbering holds
+        int[] owners = new int[left];
+        int ownerCount = 0;
+        for (int i = k; i < count; i++) {
+            if (state[i] != FOLLOWS && requested.get(fps, i * Fingerprint.BYTES, fps) == i) {
+                owners[ownerCount++] = i - k;
+            }
+        }
+        System.arraycopy(lbns, k, lbns, 0, left);
+        System.arraycopy(fps, k * Fingerprint.BYTES, fps, 0, left * Fingerprint.BYTES);
+        System.arraycopy(pbns, k, pbns, 0, left);
+        System.arraycopy(state, k, state, 0, left);
+        System.arraycopy(isNew, k, isNew, 0, left);
+        System.arraycopy(owner, k, owner, 0, left);
+        System.arraycopy(tags, k, tags, 0, left);
+        System.arraycopy(candidate, k, candidate, 0, left);
+        System.arraycopy(repair, k, repair, 0, left);
+        for (int i = 0; i < left; i++) {
+            if (state[i] == FOLLOWS) {
+                owner[i] -= k; // followers of a dropped owner were resolved above, so this owner stays
+            }
+        }
+        for (int j = 0; j < ownerCount; j++) {
+            kept.put(owners[j], fps);
+        }
+        requested = kept;
+        count = left;
+        System.arraycopy(segStart, s, segStart, 0, segments - s);
+        System.arraycopy(segLen, s, segLen, 0, segments - s);
+        segments -= s;
+        for (int j = 0; j < segments; j++) {
+            segStart[j] -= k;
         }
     }
 

@@ -34,6 +34,8 @@ import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.ProtocolException;
 import org.holdfast.common.protocol.ProtocolLimits;
 import org.holdfast.common.protocol.Restore;
+import org.holdfast.common.protocol.RunRecorded;
+import org.holdfast.common.protocol.RunReport;
 import org.holdfast.server.catalog.CommitRejectedException;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.UnknownSnapshotException;
@@ -100,6 +102,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private AccessPrincipal principal;
     // lane: HELLO's token, checked again before every request
     private String token;
+    // lane: the protocol version agreed in HELLO_OK
+    private int protocolVersion;
     private BackupSession session;
     private RestoreStream restore;
     // lane: payload bytes received in the running backup
@@ -378,16 +382,19 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             if (greeted) {
                 throw new ProtocolException(ErrorCode.BAD_STATE, "HELLO may be sent only once per connection");
             }
-            if (h.protocolVersion() != ProtocolLimits.VERSION) {
-                throw new ProtocolException(ErrorCode.UNSUPPORTED_VERSION, "this server speaks protocol version "
-                        + ProtocolLimits.VERSION + ", the agent asked for " + h.protocolVersion());
+            if (h.protocolVersion() < ProtocolLimits.MIN_PROTOCOL_VERSION) {
+                throw new ProtocolException(ErrorCode.UNSUPPORTED_VERSION, "this server speaks protocol versions "
+                        + ProtocolLimits.MIN_PROTOCOL_VERSION + " to " + ProtocolLimits.PROTOCOL_VERSION + ", the agent offered "
+                        + h.protocolVersion() + "; upgrade the agent");
             }
             principal = authenticate(h);
             token = h.token();
             agentName = h.agentName();
+            // the lower of the two: a newer agent falls back to what this server speaks
+            protocolVersion = Math.min(h.protocolVersion(), ProtocolLimits.PROTOCOL_VERSION);
             greeted = true;
             observe(o -> o.connected(principal, remoteAddress(), h.agentName()));
-            channel.writeAndFlush(new HelloOk(ProtocolLimits.VERSION, server.settings().serverVersion(), ProtocolLimits.MAX_FRAME));
+            channel.writeAndFlush(new HelloOk(protocolVersion, server.settings().serverVersion(), ProtocolLimits.MAX_FRAME));
             channel.eventLoop().execute(() -> {
                 awaitingHello = false;
                 greetedOnLoop = true;
@@ -412,7 +419,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         } else if (m instanceof Commit c) {
             BackupSession s = requireSession(m);
             checkVolumeSize(s.volume(), c.volumeBytes());
-            Committed done = s.onCommit(c.volumeBytes());
+            Committed done = s.onCommit(c.volumeBytes(), c.consistency());
             server.stats().unprovenMatches.addAndGet(s.unprovenMatches());
             long bytes = sessionBytes;
             observe(o -> o.backupEnded(principal, s.volume().name(), true, "snapshot " + done.sequence() + ": "
@@ -439,9 +446,32 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             channel.writeAndFlush(new SnapshotLister(server.services().catalog()).list(volume));
         } else if (m instanceof Restore r) {
             startRestore(r);
+        } else if (m instanceof RunReport r) {
+            recordRun(r);
         } else {
             throw new ProtocolException(ErrorCode.BAD_FRAME, m.type() + " is never sent to the server");
         }
+    }
+
+    /**
+     * RUN_REPORT (protocol version 3): a volume inside the token's scope, for a role that may back it
+     * up; it need not exist yet (a first run may fail before any snapshot). Stored, then RUN_RECORDED;
+     * a refusal stores nothing.
+     */
+    private void recordRun(RunReport r) {
+        requireIdle(r);
+        if (protocolVersion < 3) {
+            throw new ProtocolException(ErrorCode.BAD_STATE, "RUN_REPORT needs protocol version 3; this connection's HELLO"
+                    + " offered " + protocolVersion);
+        }
+        VolumeId volume = volumeId(r.volume());
+        authorize(IngestAction.REPORT_RUN, volume);
+        if (r.endMillis() < r.startMillis()) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, "RUN_REPORT for volume '" + volume + "' ends (" + r.endMillis()
+                    + ") before it starts (" + r.startMillis() + "); nothing was recorded");
+        }
+        server.services().observer().runReported(principal, agentName, r);
+        channel.writeAndFlush(RunRecorded.INSTANCE);
     }
 
     private void beginBackup(BackupBegin b) {
@@ -480,7 +510,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             byte[] secret = new byte[BackupReady.SECRET_BYTES];
             SECRETS.nextBytes(secret);
             session = new BackupSession(sessionId, volume, blockSize, b.volumeBytes(), existing, server.services(),
-                    server.settings().segmentMaxEntries(), b.baseSequence(), secret, principal.domain());
+                    server.settings().segmentMaxEntries(), b.baseSequence(), secret, principal.domain(), server.settings().spill());
             ready = new BackupReady(sessionId, session.parentSequence(), blockSize, session.mode(), secret);
         } catch (RuntimeException e) {
             server.volumeLocks().unlock(volume.name(), sessionId);

@@ -13,7 +13,9 @@ import org.holdfast.server.security.Role;
 enum IngestAction {
     BACKUP("backup.begin", "back up", EnumSet.of(Role.AGENT, Role.ADMIN)),
     RESTORE("snapshot.restore", "restore", EnumSet.of(Role.AGENT, Role.OPERATOR, Role.ADMIN)),
-    LIST("snapshot.list", "list the snapshots of", EnumSet.allOf(Role.class));
+    LIST("snapshot.list", "list the snapshots of", EnumSet.allOf(Role.class)),
+    /** A daemon reports how a run of its backup of the volume ended: whoever may back it up. */
+    REPORT_RUN("agent.run-report", "report runs of", EnumSet.of(Role.AGENT, Role.ADMIN));
 
     final String auditAction;
     final String verb;

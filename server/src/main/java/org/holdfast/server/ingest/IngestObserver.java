@@ -1,5 +1,6 @@
 package org.holdfast.server.ingest;
 
+import org.holdfast.common.protocol.RunReport;
 import org.holdfast.server.security.AccessPrincipal;
 
 /**
@@ -22,6 +23,13 @@ public interface IngestObserver {
      * says what) or not ({@code detail} is the error); {@code bytes}: payload bytes received in it.
      */
     default void backupEnded(AccessPrincipal principal, String volume, boolean ok, String detail, long bytes) {
+    }
+
+    /**
+     * The daemon of {@code principal} (HELLO's {@code agentName}) reported how a run ended. Unlike the
+     * other events its failure is the agent's answer (the report is not acknowledged), so it may throw.
+     */
+    default void runReported(AccessPrincipal principal, String agentName, RunReport report) {
     }
 
     /** {@code bytes} of block payloads received for {@code volume} (one BLOCKS frame). */

@@ -7,11 +7,19 @@ package org.holdfast.server.ingest;
  * backup abandoned), so a vanished agent cannot hold a volume's lock for long. {@code tls}, when
  * not null, is the server-side TLS (engine and context) every connection is wrapped in (docs/protocol.md: the
  * frames run inside TLS); null serves plain TCP (tests, and {@code holdfast.tls.enabled=false}).
- * {@code limits} bound what connections may cost ({@link IngestLimits}).
+ * {@code limits} bound what connections may cost ({@link IngestLimits}). {@code spill} bounds the
+ * per-block state a backup session keeps in memory ({@link SessionSpill}).
  */
 public record IngestSettings(String host, int port, int sessionThreads, int segmentMaxEntries, int maxQueuedFrames,
                              long maxQueuedBytes, java.time.Duration idleTimeout, String serverVersion,
-                             IngestTls tls, IngestLimits limits) {
+                             IngestTls tls, IngestLimits limits, SessionSpill spill) {
+    /** The default session spill (into the JVM's temporary directory). */
+    public IngestSettings(String host, int port, int sessionThreads, int segmentMaxEntries, int maxQueuedFrames,
+                          long maxQueuedBytes, java.time.Duration idleTimeout, String serverVersion, IngestTls tls, IngestLimits limits) {
+        this(host, port, sessionThreads, segmentMaxEntries, maxQueuedFrames, maxQueuedBytes, idleTimeout, serverVersion, tls, limits,
+                SessionSpill.inTempDir());
+    }
+
     /** Default limits. */
     public IngestSettings(String host, int port, int sessionThreads, int segmentMaxEntries, int maxQueuedFrames,
                           long maxQueuedBytes, java.time.Duration idleTimeout, String serverVersion, IngestTls tls) {
@@ -44,18 +52,27 @@ public record IngestSettings(String host, int port, int sessionThreads, int segm
         if (limits == null) {
             throw new IllegalArgumentException("limits must not be null");
         }
+        if (spill == null) {
+            throw new IllegalArgumentException("spill must not be null");
+        }
     }
 
     /** These settings with connections wrapped in TLS from {@code context} (null: plain TCP). */
     public IngestSettings withTls(IngestTls context) {
         return new IngestSettings(host, port, sessionThreads, segmentMaxEntries, maxQueuedFrames, maxQueuedBytes, idleTimeout,
-                serverVersion, context, limits);
+                serverVersion, context, limits, spill);
     }
 
     /** These settings with other resource limits. */
     public IngestSettings withLimits(IngestLimits other) {
         return new IngestSettings(host, port, sessionThreads, segmentMaxEntries, maxQueuedFrames, maxQueuedBytes, idleTimeout,
-                serverVersion, tls, other);
+                serverVersion, tls, other, spill);
+    }
+
+    /** These settings with another session spill. */
+    public IngestSettings withSpill(SessionSpill other) {
+        return new IngestSettings(host, port, sessionThreads, segmentMaxEntries, maxQueuedFrames, maxQueuedBytes, idleTimeout,
+                serverVersion, tls, limits, other);
     }
 
     /** Loopback, ephemeral port: for tests. */

@@ -1,6 +1,7 @@
 package org.holdfast.server.stats;
 
 import java.time.Clock;
+import org.holdfast.common.protocol.RunReport;
 import org.holdfast.server.catalog.AgentStore;
 import org.holdfast.server.ingest.IngestObserver;
 import org.holdfast.server.security.AccessPrincipal;
@@ -47,6 +48,17 @@ public final class AgentLedger implements IngestObserver {
         store.result(TokenName.of(principal.name()).id(), new AgentStore.VolumeResult(volume, ok, detail, bytes, clock.millis()));
         if (ok) {
             afterCommit.run();
+        }
+    }
+
+    /** Stores the run under the principal's token; a token with no recorded connection is refused (it always has one after HELLO). */
+    @Override
+    public void runReported(AccessPrincipal principal, String agentName, RunReport r) {
+        AgentStore.Run run = new AgentStore.Run(r.volume(), r.trigger(), r.startMillis(), r.endMillis(), r.result().wireName(),
+                r.exitCode(), r.attempts(), r.bytesRead(), r.bytesSent(), r.snapshotSequence(), r.consistency().code(), r.message(),
+                agentVersion(agentName), clock.millis());
+        if (!store.run(TokenName.of(principal.name()).id(), run)) {
+            throw new IllegalStateException("no connection recorded for " + principal.name());
         }
     }
 

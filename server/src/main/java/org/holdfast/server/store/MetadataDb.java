@@ -13,7 +13,10 @@ import org.rocksdb.BloomFilter;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ColumnFamilyOptions;
+import org.rocksdb.CompressionType;
 import org.rocksdb.DBOptions;
+import org.rocksdb.FlushOptions;
+import org.rocksdb.InfoLogLevel;
 import org.rocksdb.LRUCache;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
@@ -27,7 +30,8 @@ import org.rocksdb.WriteOptions;
  * <p>We own every handle created here and close them in {@link #close()} in this order: column
  * family handles, the database, then the options objects and the event listener ({@link CatalogHealth})
  * (RocksDB requires handles to go before the database and options, filter and cache after it). Callers own the iterators and batches they create and must
- * close them first. The write-ahead log stays on: nothing else holds a durable copy of this data.
+ * close them first. The write-ahead log stays on: nothing else holds a durable copy of this data;
+ * an orderly close flushes every memtable first, so the log is empty at rest.
  *
  * <p>Column families: {@link Column}; further ones (for example for GC bookkeeping) can be asked
  * for by name at open time.
@@ -64,12 +68,26 @@ public final class MetadataDb implements AutoCloseable {
             this.cfName = cfName;
         }
 
+        /** True for the column families with Bloom filters (point lookups of keys that are mostly absent). */
+        boolean filtered() {
+            return this == MAP || this == LOCATIONS || this == FPINDEX || this == POSSESSION;
+        }
+
         public String cfName() {
             return cfName;
         }
     }
 
     private static final String STORE = "metadata-db";
+    /** Write-ahead log cap: beyond it RocksDB flushes the column families that hold the oldest log file. */
+    static final long MAX_TOTAL_WAL_BYTES = 16L << 20;
+
+    private static ColumnFamilyOptions tableOptions(BlockBasedTableConfig table) {
+        // optimizeLevelStyleCompaction leaves levels 0 and 1 uncompressed (compression_per_level);
+        // the empty list makes every level use the compression type below.
+        return new ColumnFamilyOptions().optimizeLevelStyleCompaction().setTableFormatConfig(table)
+                .setCompressionPerLevel(List.of()).setCompressionType(CompressionType.ZSTD_COMPRESSION);
+    }
 
     static {
         RocksDB.loadLibrary();
@@ -79,6 +97,7 @@ public final class MetadataDb implements AutoCloseable {
     private final CatalogHealth health;
     private final DBOptions dbOptions;
     private final ColumnFamilyOptions cfOptions;
+    private final ColumnFamilyOptions plainCfOptions;
     private final LRUCache blockCache;
     private final BloomFilter bloom;
     private final WriteOptions asyncWrite;
@@ -103,23 +122,30 @@ public final class MetadataDb implements AutoCloseable {
         // No preallocation: RocksDB would fallocate a write-ahead log of 1.1 write buffers (141 MiB
         // with the 128 MiB buffers below) and a 4 MiB manifest, so an empty data directory took 145 MiB
         // (docs/operations.md, "Disk full"). Files now grow as they are written.
+        // The WAL is capped (a larger one forces a flush of the column families that pin its oldest
+        // file) and emptied by the flush in close(); the info log takes warnings and errors only (at
+        // info level every open wrote ~150 KiB of options), rolls at 1 MiB and keeps one old file:
+        // at rest the catalog is its tables, not logs (docs/operations.md, "Space beside the data logs").
         dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true)
-                .setKeepLogFileNum(5).setMaxTotalWalSize(256L << 20)
-                .setAllowFAllocate(false).setManifestPreallocationSize(64L << 10)
+                .setInfoLogLevel(InfoLogLevel.WARN_LEVEL).setKeepLogFileNum(1).setMaxLogFileSize(1L << 20)
+                .setMaxTotalWalSize(MAX_TOTAL_WAL_BYTES)
+                .setRecycleLogFileNum(0).setAllowFAllocate(false).setManifestPreallocationSize(64L << 10)
                 .setListeners(List.of(health));
-        // One block cache for every column family; Bloom filters so that lookups of absent keys
-        // (every new fingerprint in fpindex, new LBNs in map) rarely touch a data block.
+        // One block cache for every column family; Bloom filters only on the column families that
+        // are asked for absent keys on the hot path (every new fingerprint in fpindex, new LBNs in
+        // map, new PBNs in locations and possession), so the other tables carry no filter blocks.
+        // Tables are zstd-compressed on every level: what a flush at close writes stays small too.
         blockCache = new LRUCache(64L << 20);
         bloom = new BloomFilter(10, false);
-        cfOptions = new ColumnFamilyOptions().optimizeLevelStyleCompaction()
-                .setTableFormatConfig(new BlockBasedTableConfig().setBlockCache(blockCache).setFilterPolicy(bloom));
+        cfOptions = tableOptions(new BlockBasedTableConfig().setBlockCache(blockCache).setFilterPolicy(bloom));
+        plainCfOptions = tableOptions(new BlockBasedTableConfig().setBlockCache(blockCache));
         asyncWrite = new WriteOptions();
         syncWrite = new WriteOptions().setSync(syncCommits);
         readOptions = new ReadOptions();
         List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
-        descriptors.add(new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, cfOptions));
+        descriptors.add(new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, plainCfOptions));
         for (Column c : Column.values()) {
-            descriptors.add(new ColumnFamilyDescriptor(bytes(c.cfName()), cfOptions));
+            descriptors.add(new ColumnFamilyDescriptor(bytes(c.cfName()), c.filtered() ? cfOptions : plainCfOptions));
         }
         for (String name : extraColumns) {
             descriptors.add(new ColumnFamilyDescriptor(bytes(name), cfOptions));
@@ -367,10 +393,16 @@ public final class MetadataDb implements AutoCloseable {
             return;
         }
         closed = true;
-        try {
-            db.syncWal();
-        } catch (RocksDBException ignored) {
-            // closing anyway; the WAL was written, only the final fsync failed
+        // Flushing every memtable makes the write-ahead log obsolete, so RocksDB deletes it and the
+        // catalog at rest is its tables only. If the flush fails the synced WAL still holds everything.
+        try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
+            db.flush(flush, allHandles);
+        } catch (RocksDBException e) {
+            try {
+                db.syncWal();
+            } catch (RocksDBException ignored) {
+                // closing anyway; the WAL was written, only the final fsync failed
+            }
         }
         for (ColumnFamilyHandle h : allHandles) {
             h.close();
@@ -384,6 +416,7 @@ public final class MetadataDb implements AutoCloseable {
         syncWrite.close();
         asyncWrite.close();
         cfOptions.close();
+        plainCfOptions.close();
         bloom.close();
         blockCache.close();
         dbOptions.close();

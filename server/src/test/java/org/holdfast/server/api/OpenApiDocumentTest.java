@@ -68,6 +68,17 @@ class OpenApiDocumentTest {
         doc = new ObjectMapper().readTree(r.body());
     }
 
+    @Test
+    void schemas_snapshotConsistencyAndDaemonRuns_documentedWithTheirValues() {
+        JsonNode schemas = doc.path("components").path("schemas");
+        assertThat(schemas.path("SnapshotView").path("properties").path("consistency").path("enum")).extracting(JsonNode::asText)
+                .containsExactly("application", "crash", "unknown");
+        assertThat(schemas.path("AgentView").path("properties").path("runs").path("items").path("$ref").asText())
+                .isEqualTo("#/components/schemas/RunView");
+        assertThat(schemas.path("RunView").path("properties").path("result").path("enum")).extracting(JsonNode::asText)
+                .containsExactly("succeeded", "failed", "interrupted");
+    }
+
     /** (path, method, operation) of every /api operation. */
     private List<Map.Entry<String, JsonNode>> apiOperations() {
         List<Map.Entry<String, JsonNode>> ops = new ArrayList<>();

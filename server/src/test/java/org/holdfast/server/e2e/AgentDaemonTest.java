@@ -4,17 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.holdfast.client.cli.HoldfastAgent;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -68,27 +64,26 @@ class AgentDaemonTest {
                           post: "echo $HOLDFAST_RESULT > %s"
                     """.formatted(server.ingestAddress(), server.fingerprint(), server.agentTokenFile(), state, sched, schedPost, manual, NEVER,
                     hooked, NEVER, postRan));
-            daemon = ChildJvm.start(AgentProcess.MAIN_CLASS, List.of("-Xmx256m", "-XX:+UseSerialGC"), ChildJvm.agentClasspath(),
-                    List.of("daemon", "--config", config.toString()), daemonOut[0], daemonOut[1]);
+            daemon = DaemonCli.start(config, daemonOut);
             Process d = daemon;
             Path socket = state.resolve("agent.sock");
-            await("the control socket", Duration.ofSeconds(60), () -> Files.exists(socket), d, daemonOut);
+            DaemonCli.await("the control socket", Duration.ofSeconds(60), () -> Files.exists(socket), d, daemonOut);
             assertThat(Files.getPosixFilePermissions(socket)).as("socket mode")
                     .containsExactlyInAnyOrderElementsOf(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
 
             // the schedule: three snapshots, each a committed run in the daemon's log
-            await("3 scheduled snapshots", Duration.ofSeconds(120), () -> snapshots(server, "sched") >= 3, d, daemonOut);
+            DaemonCli.await("3 scheduled snapshots", Duration.ofSeconds(120), () -> snapshots(server, "sched") >= 3, d, daemonOut);
 
             // run-now on a volume whose schedule is not due this year
-            Cli runNow = cli("run-now", "manual", "--socket", socket.toString());
-            assertThat(runNow.exit).as(runNow.toString()).isZero();
-            assertThat(runNow.out).startsWith("volume manual: succeeded").contains("snapshot manual@1 committed (full)");
+            DaemonCli.Result runNow = DaemonCli.run("run-now", "manual", "--socket", socket.toString());
+            assertThat(runNow.exit()).as(runNow.toString()).isZero();
+            assertThat(runNow.out()).startsWith("volume manual: succeeded").contains("snapshot manual@1 committed (full)");
             assertThat(snapshots(server, "manual")).isEqualTo(1);
 
             // a failing pre hook: no backup, recorded as failed, post hook ran anyway
-            Cli hookedRun = cli("run-now", "--volume", "hooked", "--socket", socket.toString());
-            assertThat(hookedRun.exit).as(hookedRun.toString()).isEqualTo(5);
-            assertThat(hookedRun.out).contains("failed").contains("pre hook failed (exit 7: cannot freeze); backup skipped");
+            DaemonCli.Result hookedRun = DaemonCli.run("run-now", "--volume", "hooked", "--socket", socket.toString());
+            assertThat(hookedRun.exit()).as(hookedRun.toString()).isEqualTo(5);
+            assertThat(hookedRun.out()).contains("failed").contains("pre hook failed (exit 7: cannot freeze); backup skipped");
             assertThat(Files.readString(postRan)).isEqualTo("failed\n");
             assertThat(server.get("/api/v1/volumes/hooked/snapshots").statusCode()).as("hooked never reached the server").isEqualTo(404);
 
@@ -100,18 +95,18 @@ class AgentDaemonTest {
             assertThat(volume(status, "hooked").path("last").path("postHook").asText()).isEqualTo("exit 0");
             assertThat(volume(status, "sched").path("last").path("result").asText()).isEqualTo("succeeded");
             assertThat(volume(status, "sched").path("next").asText()).isNotEmpty();
-            Cli text = cli("status", "--socket", socket.toString());
-            assertThat(text.out).contains("holdfast-agent daemon").contains("sched  (" + sched + ")  schedule '*/3 * * * * *'")
+            DaemonCli.Result text = DaemonCli.run("status", "--socket", socket.toString());
+            assertThat(text.out()).contains("holdfast-agent daemon").contains("sched  (" + sched + ")  schedule '*/3 * * * * *'")
                     .contains("last run: failed").contains("last run: succeeded");
 
             // the server goes down: the next scheduled run fails on the network, retries, and succeeds once it is back
             int before = snapshots(server, "sched");
             assertThat(server.kill()).isTrue();
-            await("a scheduled run retrying", Duration.ofSeconds(30),
+            DaemonCli.await("a scheduled run retrying", Duration.ofSeconds(30),
                     () -> volume(status(socket), "sched").path("running").path("attempt").asInt() >= 2, d, daemonOut);
             server.startOnSamePorts();
             // the run log, not status: the next scheduled run may replace the last run before a poll sees it
-            await("the retried run committed", Duration.ofSeconds(120), () -> runLog(state).stream().anyMatch(r ->
+            DaemonCli.await("the retried run committed", Duration.ofSeconds(120), () -> runLog(state).stream().anyMatch(r ->
                     r.path("volume").asText().equals("sched") && r.path("result").asText().equals("succeeded")
                             && r.path("attempts").asInt() >= 2), d, daemonOut);
             assertThat(snapshots(server, "sched")).isGreaterThan(before);
@@ -119,9 +114,16 @@ class AgentDaemonTest {
                     .containsPattern("volume sched: run succeeded: snapshot sched@\\d+ committed \\(incremental\\) on try \\d+");
             assertThat(runLog(state)).as("every run recorded").anyMatch(r -> r.path("volume").asText().equals("hooked"));
 
+            // the daemon reported its runs to the server: the retried one with its tries, and the failed pre hook
+            DaemonCli.await("the retried run in /api/v1/agents", Duration.ofSeconds(60), () -> DaemonCli.serverRuns(server).stream().anyMatch(r ->
+                    r.path("volume").asText().equals("sched") && r.path("result").asText().equals("succeeded")
+                            && r.path("attempts").asInt() >= 2 && r.path("consistency").asText().equals("application")), d, daemonOut);
+            assertThat(DaemonCli.serverRuns(server)).anyMatch(r -> r.path("volume").asText().equals("hooked")
+                    && r.path("result").asText().equals("failed") && r.path("message").asText().contains("pre hook failed"));
+
             // SIGKILL during a run (in its pre hook): the next daemon runs the post hook, records the run as
             // interrupted, and the next scheduled run commits
-            await("a scheduled run in its pre hook", Duration.ofSeconds(30), () -> {
+            DaemonCli.await("a scheduled run in its pre hook", Duration.ofSeconds(30), () -> {
                 JsonNode running = volume(status(socket), "sched").path("running");
                 return running.isObject() && running.path("attempt").asInt() == 0;
             }, d, daemonOut);
@@ -131,13 +133,12 @@ class AgentDaemonTest {
             long interruptedBefore = schedRuns(state, "interrupted");
             long succeededBefore = schedRuns(state, "succeeded");
             Path[] restartOut = logs.next("daemon-restart");
-            daemon = ChildJvm.start(AgentProcess.MAIN_CLASS, List.of("-Xmx256m", "-XX:+UseSerialGC"), ChildJvm.agentClasspath(),
-                    List.of("daemon", "--config", config.toString()), restartOut[0], restartOut[1]);
+            daemon = DaemonCli.start(config, restartOut);
             Process restarted = daemon;
-            await("the killed run recorded as interrupted", Duration.ofSeconds(60),
+            DaemonCli.await("the killed run recorded as interrupted", Duration.ofSeconds(60),
                     () -> schedRuns(state, "interrupted") > interruptedBefore, restarted, restartOut);
             assertThat(Files.readAllLines(schedPost)).as("post hook results").last().isEqualTo("interrupted");
-            await("a scheduled run after the restart", Duration.ofSeconds(60),
+            DaemonCli.await("a scheduled run after the restart", Duration.ofSeconds(60),
                     () -> schedRuns(state, "succeeded") > succeededBefore, restarted, restartOut);
             assertThat(snapshots(server, "sched")).isGreaterThan(beforeRestart);
             assertThat(Files.readAllLines(schedPost)).contains("succeeded", "interrupted");
@@ -151,20 +152,10 @@ class AgentDaemonTest {
         assertThat(state.resolve("agent.sock")).doesNotExist();
     }
 
-    private record Cli(int exit, String out, String err) {
-    }
-
-    private static Cli cli(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit = HoldfastAgent.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Cli(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-    }
-
     private static JsonNode status(Path socket) throws IOException {
-        Cli c = cli("status", "--json", "--socket", socket.toString());
-        assertThat(c.exit).as(c.toString()).isZero();
-        return JSON.readTree(c.out);
+        DaemonCli.Result c = DaemonCli.run("status", "--json", "--socket", socket.toString());
+        assertThat(c.exit()).as(c.toString()).isZero();
+        return JSON.readTree(c.out());
     }
 
     private static JsonNode volume(JsonNode status, String name) {
@@ -197,20 +188,5 @@ class AgentDaemonTest {
     private static long schedRuns(Path state, String result) throws IOException {
         return runLog(state).stream().filter(r -> r.path("volume").asText().equals("sched")
                 && r.path("result").asText().equals(result) && r.path("postHook").asText().equals("exit 0")).count();
-    }
-
-    private interface Check {
-        boolean holds() throws Exception;
-    }
-
-    private static void await(String what, Duration timeout, Check check, Process daemon, Path[] daemonOut) throws Exception {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!check.holds()) {
-            if (!daemon.isAlive() || System.nanoTime() > deadline) {
-                throw new AssertionError((daemon.isAlive() ? "timed out waiting for " : "daemon exited waiting for ") + what
-                        + "\n--- daemon stdout\n" + ChildJvm.tail(daemonOut[0], 6000) + "\n--- daemon stderr\n" + ChildJvm.tail(daemonOut[1], 4000));
-            }
-            Thread.sleep(200);
-        }
     }
 }

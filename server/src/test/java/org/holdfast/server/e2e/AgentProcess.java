@@ -49,6 +49,11 @@ public final class AgentProcess {
             return process.isAlive();
         }
 
+        /** The agent's process id (for /proc figures such as peak RSS). */
+        public long pid() {
+            return process.pid();
+        }
+
         /** SIGINT, as Ctrl-C in a terminal sends it. */
         public void interrupt() {
             try {

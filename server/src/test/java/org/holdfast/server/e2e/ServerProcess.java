@@ -73,6 +73,8 @@ public final class ServerProcess implements AutoCloseable {
     private String killPoint;
     /** The running process was started with a kill point armed. */
     private boolean armedThisStart;
+    /** The {@code -Xmx} of every start. */
+    private String maxHeap = "512m";
 
     /** Agent token per ingest address of a running server, for {@link AgentProcess}. */
     private static final Map<String, String> AGENT_TOKENS = new ConcurrentHashMap<>();
@@ -95,6 +97,14 @@ public final class ServerProcess implements AutoCloseable {
     /** As {@link #start(Path, String, LogDir)} with extra {@code --key=value} properties. */
     public static ServerProcess start(Path workDir, String engine, Map<String, String> extraProperties, LogDir logs) {
         ServerProcess s = new ServerProcess(workDir, engine, extraProperties, logs);
+        s.start();
+        return s;
+    }
+
+    /** As {@link #start(Path, String, Map, LogDir)} with the server's heap limited to {@code maxHeap} (e.g. {@code 256m}). */
+    public static ServerProcess startWithHeap(Path workDir, String engine, Map<String, String> extraProperties, LogDir logs, String maxHeap) {
+        ServerProcess s = new ServerProcess(workDir, engine, extraProperties, logs);
+        s.maxHeap = maxHeap;
         s.start();
         return s;
     }
@@ -139,7 +149,7 @@ public final class ServerProcess implements AutoCloseable {
         extraProperties.forEach((k, v) -> args.add("--" + k + "=" + v));
         // tmpdir inside the work dir: RocksDB unpacks its native library there on every start,
         // and a SIGKILLed JVM never deletes it.
-        List<String> jvm = new ArrayList<>(List.of("-Xmx512m", "-XX:+UseSerialGC",
+        List<String> jvm = new ArrayList<>(List.of("-Xmx" + maxHeap, "-XX:+UseSerialGC",
                 "-Djava.io.tmpdir=" + tmpDir));
         armedThisStart = killPoint != null;
         if (killPoint != null) {

@@ -89,4 +89,36 @@ class BloomFilterChainTest {
             assertThat(present(bfc, f, 500)).isLessThan(50);
         }
     }
+
+    @Test
+    void flush_sparseFilter_fileGrowsWithInsertsNotWithSizing_andVersion1FileStillLoads() throws Exception {
+        Path bdir = dir.resolve("bfc");
+        byte[] f = fps(6, 1000);
+        long bits;
+        try (BloomFilterChain bfc = new BloomFilterChain(bdir, clock, DAY, 4, 1_000_000, 0.01)) {
+            bfc.addAll(f, 0, 1000);
+            bits = bfc.bitsPerFilter();
+        }
+        Path file;
+        try (Stream<Path> files = Files.list(bdir)) {
+            file = files.filter(p -> p.toString().endsWith(".bloom")).findFirst().orElseThrow();
+        }
+        byte[] v2 = Files.readAllBytes(file);
+        assertThat(bits / 8).isGreaterThan(1 << 20); // sized for a million fingerprints
+        assertThat(v2.length).as("version 2 file of 1,000 inserts").isLessThan(64 << 10);
+        assertThat(java.nio.ByteBuffer.wrap(v2).getInt(4)).isEqualTo(BloomFilterChain.VERSION);
+        // the same filter in version 1 (raw bits) loads as well
+        byte[] raw = com.github.luben.zstd.Zstd.decompress(java.util.Arrays.copyOfRange(v2, 48, v2.length - 4), (int) (bits / 8));
+        java.nio.ByteBuffer v1 = java.nio.ByteBuffer.allocate(48 + raw.length + 4);
+        v1.put(v2, 0, 48).putInt(4, BloomFilterChain.VERSION_1).position(48);
+        v1.put(raw);
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(v1.array(), 0, v1.position());
+        v1.putInt((int) crc.getValue());
+        Files.write(file, v1.array());
+        try (BloomFilterChain bfc = new BloomFilterChain(bdir, clock, DAY, 4, 1_000_000, 0.01)) {
+            assertThat(present(bfc, f, 1000)).isEqualTo(1000);
+            assertThat(present(bfc, fps(7, 1000), 1000)).isLessThan(50);
+        }
+    }
 }

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 class SampledFingerprintIndexTest {
 
     /** A container with one segment of {@code n} random fingerprints. */
-    private static Container segment(int id, long seed, int n) {
+    static Container segment(int id, long seed, int n) {
         Container c = new Container(id, 1 << 14, 2);
         byte[] f = new byte[n * 32];
         new Random(seed).nextBytes(f);

@@ -103,8 +103,10 @@ public final class GcReclaimBenchmark {
         GcService.CycleReport idle = gc.runCycle(clock.millis() + 2000);
         double idleSweep = (System.nanoTime() - t2b) / 1e9;
         long[] keptPbns = new long[(int) keptLbn];
-        for (int i = 0; i < keptLbn; i++) {
-            keptPbns[i] = kept.pbn(i);
+        try (org.holdfast.server.catalog.SessionMap.Cursor c = kept.cursor()) {
+            for (int i = 0; c.next(); i++) {
+                keptPbns[i] = c.pbn();
+            }
         }
         java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
         java.util.concurrent.atomic.AtomicLong reads = new java.util.concurrent.atomic.AtomicLong();

@@ -83,7 +83,7 @@ class AgentPortLimitsTest {
             open[0].close();
             Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> harness.server().openConnections() == 2);
             open[0] = harness.agent();
-            assertThat(open[0].hello().protocolVersion()).isEqualTo(ProtocolLimits.VERSION);
+            assertThat(open[0].hello().protocolVersion()).isEqualTo(ProtocolLimits.PROTOCOL_VERSION);
         } finally {
             for (AgentDriver a : open) {
                 if (a != null) {

@@ -32,6 +32,35 @@ public final class IngestHarness implements AutoCloseable {
     private IngestServer server;
     private final TestTokens tokens = new TestTokens();
     private final RecordingAuditLog audit = new RecordingAuditLog();
+    private volatile IngestObserver observer = IngestObserver.NONE;
+    /** Forwards to {@link #observer}, so a test can set one after the server started. */
+    private final IngestObserver forwarding = new IngestObserver() {
+        @Override
+        public void connected(org.holdfast.server.security.AccessPrincipal p, String remoteAddress, String agentName) {
+            observer.connected(p, remoteAddress, agentName);
+        }
+
+        @Override
+        public void backupEnded(org.holdfast.server.security.AccessPrincipal p, String volume, boolean ok, String detail, long bytes) {
+            observer.backupEnded(p, volume, ok, detail, bytes);
+        }
+
+        @Override
+        public void runReported(org.holdfast.server.security.AccessPrincipal p, String agentName,
+                                org.holdfast.common.protocol.RunReport report) {
+            observer.runReported(p, agentName, report);
+        }
+
+        @Override
+        public void received(String volume, long bytes) {
+            observer.received(volume, bytes);
+        }
+
+        @Override
+        public void restored(String volume, long bytes) {
+            observer.restored(volume, bytes);
+        }
+    };
 
     public IngestHarness(Path dir) {
         this(dir, 0, ReferenceGuard.NONE);
@@ -77,7 +106,8 @@ public final class IngestHarness implements AutoCloseable {
         index = indexes.apply(db, dir);
         catalog = new Catalog(db);
         SnapshotCommit commit = new SnapshotCommit(catalog, CommitHook.NONE, Clock.systemUTC());
-        server = new IngestServer(settings, new IngestServices(store, catalog, commit, index, guard, Clock.systemUTC(), tokens, audit));
+        server = new IngestServer(settings, new IngestServices(store, catalog, commit, index, guard, Clock.systemUTC(), tokens, audit,
+                forwarding));
         server.start();
     }
 
@@ -125,6 +155,11 @@ public final class IngestHarness implements AutoCloseable {
     }
 
     /** The tokens the server accepts (kept across restarts); {@link TestTokens#DEFAULT_AGENT} reaches every volume. */
+    /** What the ingest port reports from now on goes to {@code o}. */
+    public void observer(IngestObserver o) {
+        this.observer = o;
+    }
+
     public TestTokens tokens() {
         return tokens;
     }

@@ -1,0 +1,76 @@
+package org.holdfast.server.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.holdfast.server.e2e.VolumeImage.Content;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Metadata stays small at rest (issue 14): a real server backs up a mixed volume twice (full, then
+ * an incremental), is stopped orderly, and everything in the data directory beside the data logs
+ * is measured; again after a GC run and another orderly stop. Prints the table per part
+ * (docs/benchmarks.md, "Space beside the data logs").
+ */
+class MetadataFootprintTest {
+    private static final int MIB = 1 << 20;
+    /** Image size: property {@code holdfast.footprint.mib}, 128 MiB by default. */
+    private static final int IMAGE_MIB = Integer.getInteger("holdfast.footprint.mib", 128);
+    /**
+     * Bound on everything beside the data logs. The issue's goal is 5 %; this mix (a third of the
+     * blocks compress about 3:1) measures 6 to 7 %, the remainder per stored block (catalog,
+     * containers, GMA: docs/operations.md, "Space beside the data logs"); the bound catches a
+     * regression such as a full-size file coming back.
+     */
+    private static final double MAX_SHARE = 0.09;
+
+    private final LogDir logs = new LogDir("MetadataFootprintTest");
+    private final AgentProcess agent = new AgentProcess(logs);
+
+    @TempDir
+    Path work;
+
+    @Test
+    void orderlyStop_andGcRun_leaveMetadataSmallBesideTheDataLogs() throws Exception {
+        Path source = work.resolve("volume.img");
+        Path state = Files.createDirectories(work.resolve("state"));
+        VolumeImage img = VolumeImage.generate(1414, IMAGE_MIB * MIB);
+        DataDirFootprint afterStop;
+        DataDirFootprint afterGc;
+        try (ServerProcess server = ServerProcess.start(work.resolve("server"), "sungem",
+                Map.of("holdfast.tls.enabled", "false", "holdfast.gc.default-retention", "keep-last=1", "holdfast.gc.grace", "1s"), logs)) {
+            img.writeTo(source);
+            long stored = agent.backup(server, "footprint", source, state).newBlocks();
+            for (int i = 0; i < 8; i++) {
+                img.fill(img.randomOffset(2 * MIB, 4096), 2 * MIB, i % 2 == 0 ? Content.RANDOM : Content.COMPRESSIBLE);
+            }
+            img.writeTo(source);
+            stored += agent.backup(server, "footprint", source, state).newBlocks();
+            server.close();
+            afterStop = DataDirFootprint.of(server.dataDir());
+            System.out.println(afterStop.table("MetadataFootprintTest: after two backups and an orderly stop ("
+                    + IMAGE_MIB + " MiB image)", stored));
+
+            server.start();
+            Thread.sleep(1500); // keep-last=1 and a grace of 1 s: the blocks the second backup replaced are garbage now
+            JsonNode gc = server.runJob("/api/v1/gc/runs", Duration.ofMinutes(2));
+            assertThat(gc.path("state").asText()).as("GC run: %s", gc).isEqualTo("succeeded");
+            server.close();
+            afterGc = DataDirFootprint.of(server.dataDir());
+            System.out.println(afterGc.table("MetadataFootprintTest: after a GC run and an orderly stop", stored));
+        }
+        for (DataDirFootprint f : new DataDirFootprint[] {afterStop, afterGc}) {
+            assertThat(f.dataLogBytes()).as("data logs").isGreaterThan((long) IMAGE_MIB * MIB / 4);
+            // The three known causes of issue 14, each bounded at rest:
+            assertThat(f.bytes("sungem/sfi.snapshot")).as("SFI snapshot is written at its used size").isLessThan(2L * MIB);
+            assertThat(f.bytes("gc/log (BOSC log)")).as("BOSC log is trimmed once committed").isLessThan(64L << 10);
+            assertThat(f.bytes("catalog/*.log (WAL)")).as("catalog WAL is empty after an orderly close").isLessThan(64L << 10);
+            assertThat(f.share()).as("metadata beside the data logs, share").isLessThan(MAX_SHARE);
+        }
+    }
+}
