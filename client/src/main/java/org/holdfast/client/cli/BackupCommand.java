@@ -31,6 +31,9 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
     @Mixin
     ConnectionOptions conn;
 
+    @Mixin
+    HandoffOptions handoff;
+
     @Option(names = "--source", paramLabel = "PATH", required = true, description = "Image file or block device to back up.")
     Path source;
 
@@ -78,6 +81,10 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
 
     @Override
     public Integer call() {
+        Integer handed = handoff.delegate(conn, out, err);
+        if (handed != null) {
+            return handed; // the agent daemon ran it
+        }
         Output o = new Output(out, err, conn.json);
         if (threads < 0) {
             throw new AgentException(ExitCode.USAGE,

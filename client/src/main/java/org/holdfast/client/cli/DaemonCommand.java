@@ -35,8 +35,8 @@ final class DaemonCommand extends HoldfastAgent.Subcommand implements Callable<I
                     + " volume(s), state directory " + c.stateDir());
             return 0;
         }
-        AgentDaemon daemon = new AgentDaemon(c, new InProcessBackup(), new InProcessRunReport(), new DaemonLog(out),
-                ConnectionOptions.AGENT_VERSION);
+        AgentDaemon daemon = new AgentDaemon(c, new InProcessBackup(), new InProcessRunReport(), new InProcessCommand(),
+                new DaemonLog(out), ConnectionOptions.AGENT_VERSION);
         daemon.start();
         Runtime.getRuntime().addShutdownHook(new Thread(daemon::close, "holdfast-daemon-stop"));
         daemon.awaitStop();

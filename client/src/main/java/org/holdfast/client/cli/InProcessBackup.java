@@ -43,7 +43,7 @@ final class InProcessBackup implements VolumeBackup {
     }
 
     static String[] arguments(AgentConfig config, AgentConfig.VolumeConfig volume) {
-        List<String> a = new ArrayList<>(List.of("backup", "--json"));
+        List<String> a = new ArrayList<>(List.of("backup", "--json", "--no-daemon"));
         a.addAll(connectionArguments(config, volume));
         a.addAll(List.of("--source", volume.source().toString(),
                 "--state-dir", config.stateDir().resolve("volumes").toString()));

@@ -26,6 +26,9 @@ final class RestoreCommand extends HoldfastAgent.Subcommand implements Callable<
     @Mixin
     ConnectionOptions conn;
 
+    @Mixin
+    HandoffOptions handoff;
+
     @Option(names = "--snapshot", paramLabel = "ID", required = true,
             description = "Snapshot id as 'snapshots' and the REST API list it (volume@sequence),"
                     + " the sequence alone, or 'latest'.")
@@ -40,6 +43,10 @@ final class RestoreCommand extends HoldfastAgent.Subcommand implements Callable<
 
     @Override
     public Integer call() {
+        Integer handed = handoff.delegate(conn, out, err);
+        if (handed != null) {
+            return handed; // the agent daemon ran it
+        }
         Output o = new Output(out, err, conn.json);
         RestoreResult r;
         String volume = conn.volume();

@@ -47,6 +47,7 @@ public final class AgentDaemon implements AutoCloseable {
     private final DaemonLog log;
     private final String version;
     private final HookRunner hooks;
+    private final HandoffRunner handoff;
     private final Map<String, VolumeWorker> workers = new LinkedHashMap<>();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Instant since = Instant.now().truncatedTo(ChronoUnit.SECONDS);
@@ -57,14 +58,24 @@ public final class AgentDaemon implements AutoCloseable {
     private boolean closed;
 
     public AgentDaemon(AgentConfig config, VolumeBackup backup, DaemonLog log, String version) {
-        this(config, backup, RunReporter.NONE, log, version);
+        this(config, backup, RunReporter.NONE, null, log, version);
     }
 
     /** A daemon that reports each finished run to the server through {@code reporter}. */
     public AgentDaemon(AgentConfig config, VolumeBackup backup, RunReporter reporter, DaemonLog log, String version) {
+        this(config, backup, reporter, null, log, version);
+    }
+
+    /**
+     * A daemon that reports its runs through {@code reporter} and also runs the {@code backup} and
+     * {@code restore} commands CLIs hand to it ({@code handoff} runs them; null: it takes none).
+     */
+    public AgentDaemon(AgentConfig config, VolumeBackup backup, RunReporter reporter, HandoffRunner handoff, DaemonLog log,
+            String version) {
         this.config = config;
         this.backup = backup;
         this.reports = new RunReports(config, reporter, log);
+        this.handoff = handoff;
         this.log = log;
         this.version = version;
         this.hooks = new HookRunner(log);
@@ -97,7 +108,7 @@ public final class AgentDaemon implements AutoCloseable {
             return t;
         });
         ticker.scheduleWithFixedDelay(this::tick, TICK_MS, TICK_MS, TimeUnit.MILLISECONDS);
-        control = new ControlServer(config.socket(), this::handle, log);
+        control = new ControlServer(config.socket(), this::handle, handoff == null ? null : this::handedOff, log);
         log.info("holdfast-agent daemon " + version + " started: server " + config.server() + ", " + workers.size()
                 + " volume(s), state " + dir + ", control socket " + config.socket());
     }
@@ -242,6 +253,22 @@ public final class AgentDaemon implements AutoCloseable {
         } catch (ExecutionException e) {
             return ControlServer.error("the run failed unexpectedly: " + e.getCause());
         }
+    }
+
+    /** Runs a command a CLI handed over ({@link HandoffClient}), logging its start and end. */
+    private int handedOff(JsonNode request, java.io.PrintStream out, java.io.PrintStream err) {
+        List<String> args = new ArrayList<>();
+        request.path("args").forEach(a -> args.add(a.asText()));
+        String what = args.isEmpty() ? "(nothing)" : args.get(0);
+        int v = args.indexOf("--volume");
+        String volume = v >= 0 && v + 1 < args.size() ? args.get(v + 1) : "?";
+        String token = request.path("token").isTextual() ? request.path("token").asText() : null;
+        log.info("handoff: " + what + " of volume " + volume + " from a CLI in " + request.path("cwd").asText("?"));
+        long t0 = System.nanoTime();
+        int code = handoff.run(args, token, out, err);
+        log.info(String.format(java.util.Locale.ROOT, "handoff: %s of volume %s ended with exit code %d after %.2f s",
+                what, volume, code, (System.nanoTime() - t0) / 1e9));
+        return code;
     }
 
     /** Blocks until {@link #close()}. */

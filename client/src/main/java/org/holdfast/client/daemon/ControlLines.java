@@ -14,6 +14,11 @@ import java.nio.charset.StandardCharsets;
  * client -> daemon   {"command":"status"}\n
  *                    {"command":"run-now","volume":"vm1","wait":true}\n
  * daemon -> client   {"ok":true, ...}\n   or   {"ok":false,"error":"...","hint":"..."}\n
+ *
+ * a handoff (HandoffClient, ControlServer): one request, then many lines back
+ * client -> daemon   {"command":"exec","args":["backup","--volume","vm1",...],"cwd":"/root","token":"..."}\n
+ * daemon -> client   {"started":true}\n  then  {"out":"TEXT"}\n | {"err":"TEXT"}\n ...  then  {"exit":0}\n
+ *                    or, refused before starting, {"ok":false,"error":"..."}\n
  * </pre>
  */
 final class ControlLines {

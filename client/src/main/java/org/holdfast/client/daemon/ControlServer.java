@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -33,14 +34,24 @@ final class ControlServer implements AutoCloseable {
     private final Path socket;
     private final ServerSocketChannel server;
     private final Function<JsonNode, Map<String, Object>> handler;
+    private final Exec exec;
     private final DaemonLog log;
     private final Thread acceptor;
     private volatile boolean closed;
 
-    /** Binds {@code socket} (replacing a stale one: the caller holds the state directory's lock) and starts serving. */
-    ControlServer(Path socket, Function<JsonNode, Map<String, Object>> handler, DaemonLog log) {
+    /** Runs a handed-off command ({@code "command":"exec"}), printing to the given streams; returns its exit code. */
+    interface Exec {
+        int run(JsonNode request, PrintStream out, PrintStream err);
+    }
+
+    /**
+     * Binds {@code socket} (replacing a stale one: the caller holds the state directory's lock) and starts
+     * serving; {@code exec} runs handed-off commands, or is null if this daemon takes none.
+     */
+    ControlServer(Path socket, Function<JsonNode, Map<String, Object>> handler, Exec exec, DaemonLog log) {
         this.socket = socket;
         this.handler = handler;
+        this.exec = exec;
         this.log = log;
         try {
             Files.deleteIfExists(socket);
@@ -86,6 +97,10 @@ final class ControlServer implements AutoCloseable {
                 } catch (IOException e) {
                     request = null;
                 }
+                if (exec != null && request != null && "exec".equals(request.path("command").asText())) {
+                    exec(ch, request);
+                    return;
+                }
                 answer = request == null || !request.isObject() ? error("the request is not a JSON object") : handler.apply(request);
             }
             OutputStream out = Channels.newOutputStream(ch);
@@ -93,6 +108,44 @@ final class ControlServer implements AutoCloseable {
             out.flush();
         } catch (IOException | RuntimeException e) {
             log.info("control socket: request failed: " + e.getMessage());
+        }
+    }
+
+    /**
+     * A handed-off command, answered with {@code {"started":true}}, then {@code out}/{@code err} frames as it
+     * prints, then {@code {"exit":N}}; refused ({@code ok:false}) unless the peer is the daemon's own user
+     * (not even root), since what the command writes gets the daemon's ownership.
+     */
+    private void exec(SocketChannel ch, JsonNode request) throws IOException {
+        OutputStream raw = Channels.newOutputStream(ch);
+        HandoffStream.FrameWriter frames = frame -> {
+            synchronized (raw) {
+                raw.write((JSON.writeValueAsString(frame) + "\n").getBytes(StandardCharsets.UTF_8));
+                raw.flush();
+            }
+        };
+        String peer = peerUser(ch);
+        String owner = Files.getOwner(socket).getName();
+        if (peer != null && !peer.equals(owner)) {
+            frames.write(error("handoff refused: the daemon runs as " + owner + ", the caller is " + peer
+                    + " (files it writes would belong to " + owner + ")"));
+            return;
+        }
+        frames.write(Map.of("started", true));
+        int code;
+        try (PrintStream out = new PrintStream(new HandoffStream("out", frames), true, StandardCharsets.UTF_8);
+                PrintStream err = new PrintStream(new HandoffStream("err", frames), true, StandardCharsets.UTF_8)) {
+            code = exec.run(request, out, err);
+        }
+        frames.write(Map.of("exit", code));
+    }
+
+    /** The peer's user name, or null where the platform gives no peer credentials. */
+    private static String peerUser(SocketChannel ch) {
+        try {
+            return ch.getOption(ExtendedSocketOptions.SO_PEERCRED).user().getName();
+        } catch (IOException | UnsupportedOperationException e) {
+            return null;
         }
     }
 

@@ -20,10 +20,10 @@ class DaemonCommandsTest {
     @TempDir
     Path dir;
 
-    private record Run(int exit, String out, String err) {
+    record Run(int exit, String out, String err) {
     }
 
-    private static Run cli(String... args) {
+    static Run cli(String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int exit = HoldfastAgent.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
@@ -84,7 +84,7 @@ class DaemonCommandsTest {
         AgentConfig c = new AgentConfig("h:7070", new AgentConfig.Trust(null, Path.of("/etc/ca.pem"), false), Path.of("/etc/tok"),
                 Path.of("/var/lib/a"), new AgentConfig.Retry(1, Duration.ZERO, Duration.ZERO),
                 List.of(new AgentConfig.VolumeConfig("v", Path.of("/dev/x"), 65536, CronSchedule.parse("@daily"), null, null, true)));
-        assertThat(String.join(" ", InProcessBackup.arguments(c, c.volume("v")))).isEqualTo("backup --json --server h:7070"
+        assertThat(String.join(" ", InProcessBackup.arguments(c, c.volume("v")))).isEqualTo("backup --json --no-daemon --server h:7070"
                 + " --volume v --known-servers /var/lib/a/known-servers --ca-cert /etc/ca.pem --token-file /etc/tok"
                 + " --source /dev/x --state-dir /var/lib/a/volumes --block-size 65536 --dirty-bitmap");
     }
