@@ -15,6 +15,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -56,8 +57,13 @@ final class ControlServer implements AutoCloseable {
         try {
             Files.deleteIfExists(socket);
             server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-            server.bind(UnixDomainSocketAddress.of(socket));
-            Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
+            // bound under a temporary name, made 0600, then renamed: the socket never exists at its
+            // path with the process umask's wider mode (a caller, or a test, could see it in between)
+            Path bound = socket.resolveSibling(socket.getFileName() + ".new");
+            Files.deleteIfExists(bound);
+            server.bind(UnixDomainSocketAddress.of(bound));
+            Files.setPosixFilePermissions(bound, PosixFilePermissions.fromString("rw-------"));
+            Files.move(bound, socket, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot listen on " + socket + ": " + e.getMessage(), e);
         }

@@ -18,6 +18,9 @@ public final class ConsoleSessions {
     public static final String PREFIX = "hfs_";
     private static final int MAX_SESSIONS = 10_000;
 
+    /** How long an expired session is still answered as expired rather than unknown. */
+    private static final long EXPIRED_KEPT_MILLIS = Duration.ofDays(1).toMillis();
+
     private final Duration timeout;
     private final Clock clock;
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
@@ -44,6 +47,7 @@ public final class ConsoleSessions {
 
     public OpenedSession open(UserRecord user) {
         long now = clock.millis();
+        sessions.values().removeIf(s -> s.expiresMillis() + EXPIRED_KEPT_MILLIS <= now);
         if (sessions.size() >= MAX_SESSIONS) {
             sessions.values().removeIf(s -> s.expiresMillis() <= now);
             if (sessions.size() >= MAX_SESSIONS) {
@@ -64,7 +68,7 @@ public final class ConsoleSessions {
                     "unknown or ended session; log in again");
         }
         if (clock.millis() >= s.expiresMillis()) {
-            sessions.remove(key(token));
+            // kept (until a login purges it): the console's parallel calls all hear "expired", not one of them
             throw new AuthenticationFailedException(AuthenticationFailedException.Reason.EXPIRED, "the session expired; log in again");
         }
         return new AccessPrincipal("user:" + s.user(), s.role(), VolumeScope.ALL, AccessPrincipal.DEFAULT_DOMAIN);
