@@ -555,7 +555,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         String restored = volume.name();
         RestoreStream stream = new RestoreStream(catalog, server.services().dataStore(), v, s, r.fromLbn(), channel, lane,
-                this::fail, () -> restore = null).onSent(n -> observe(o -> o.restored(restored, n)));
+                this::fail, () -> restore = null).onSent(n -> observe(o -> o.restored(restored, n)))
+                .framesOnWire(protocolVersion >= ProtocolLimits.FRAMES_PROTOCOL_VERSION);
         restore = stream;
         audit("snapshot.restore", "volume:" + volume + "@" + r.sequence(), "ok", r.fromLbn() > 0 ? "from LBN " + r.fromLbn() : "");
         channel.writeAndFlush(stream.info());
