@@ -64,6 +64,37 @@ class StoreV1FixtureTest {
             assertThat(r.blocksRead()).as("every stored block read").isPositive();
             assertThat(r.badBlocks()).isZero();
             assertThat(f.gc.fsck().clean()).as("online fsck").isTrue();
+
+            // a frame goes to a new version 2 log: the v1 logs keep block records only
+            int activeBefore = f.store.stats().activeLogId();
+            byte[] fps = new byte[64];
+            byte[] raw = new byte[2 * StoreV1FixtureWriter.BS];
+            java.util.Arrays.fill(raw, (byte) 9);
+            raw[5000] = 1;
+            MessageDigest sha = MessageDigest.getInstance("SHA-256");
+            sha.update(raw, 0, StoreV1FixtureWriter.BS);
+            System.arraycopy(sha.digest(), 0, fps, 0, 32);
+            sha.update(raw, StoreV1FixtureWriter.BS, StoreV1FixtureWriter.BS);
+            System.arraycopy(sha.digest(), 0, fps, 32, 32);
+            byte[] z = new byte[raw.length + 4096];
+            int n;
+            try (org.holdfast.common.compress.BlockCodec c = new org.holdfast.common.compress.BlockCodec()) {
+                n = c.compress(raw, 0, raw.length, z, 0);
+            }
+            long first = f.store.appendFrame(fps, 0, 2, z, 0, n, StoreV1FixtureWriter.BS);
+            f.store.sync();
+            assertThat(f.store.stats().activeLogId()).isEqualTo(activeBefore + 1);
+            org.holdfast.server.store.StoredBlock b = new org.holdfast.server.store.StoredBlock();
+            f.store.read(first + 1, b);
+            assertThat(java.util.Arrays.copyOfRange(b.data(), b.dataOffset(), b.dataOffset() + b.storedLength()))
+                    .isEqualTo(java.util.Arrays.copyOfRange(raw, StoreV1FixtureWriter.BS, raw.length));
+            try (org.holdfast.server.store.DataLog v1 = org.holdfast.server.store.DataLog.openReadOnly(
+                    f.store.dir().resolve(org.holdfast.server.store.DataLog.fileName(activeBefore)), activeBefore);
+                 org.holdfast.server.store.DataLog v2 = org.holdfast.server.store.DataLog.openReadOnly(
+                    f.store.dir().resolve(org.holdfast.server.store.DataLog.fileName(activeBefore + 1)), activeBefore + 1)) {
+                assertThat(v1.version()).isEqualTo(1);
+                assertThat(v2.version()).isEqualTo(2);
+            }
         }
     }
 
