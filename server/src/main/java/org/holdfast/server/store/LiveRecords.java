@@ -70,12 +70,17 @@ final class LiveRecords {
         return fps;
     }
 
-    /** Bytes the records take in a log, headers included. */
+    /** Bytes the records take in a log, headers included (a frame member: its share of the frame). */
     long recordBytes() {
         long b = 0;
         for (int i = 0; i < size; i++) {
-            b += FormatVersions.RECORD_HEADER_BYTES + length[i];
+            b += recordShare(length[i]);
         }
         return b;
+    }
+
+    /** The log bytes, header included, one location accounts for: a frame member its share of the frame record. */
+    static long recordShare(int location) {
+        return (FormatVersions.RECORD_HEADER_BYTES + (long) FrameFormat.recordStored(location)) / FrameFormat.members(location);
     }
 }
