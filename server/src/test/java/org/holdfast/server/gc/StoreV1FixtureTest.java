@@ -1,0 +1,117 @@
+package org.holdfast.server.gc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.OutputStream;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.DigestOutputStream;
+import java.security.MessageDigest;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.holdfast.common.id.VolumeId;
+import org.holdfast.server.catalog.SnapshotRecord;
+import org.holdfast.server.catalog.VolumeRecord;
+import org.holdfast.server.jobs.JobContext;
+import org.holdfast.server.restore.SnapshotImage;
+import org.holdfast.server.store.DataDirectory;
+import org.holdfast.server.store.VerifyLedger;
+import org.holdfast.server.verify.Verifier;
+import org.holdfast.server.verify.VerifyScope;
+import org.holdfast.server.verify.VerifySettings;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A data directory written by the v1 release (fixtures/store-v1, see its README.txt) opens with
+ * today's code: offline fsck is clean, every snapshot restores byte-identical to the SHA-256
+ * recorded with the fixture, and verify finds no bad block.
+ */
+class StoreV1FixtureTest {
+    @TempDir
+    Path dir;
+    @TempDir
+    Path scratch;
+
+    @Test
+    void v1Store_opensRestoresByteIdenticalAndChecksClean() throws Exception {
+        Path fixture = fixture();
+        copy(fixture, dir);
+        Map<String, String> expected = StoreV1FixtureWriter.readExpected(dir.resolve("expected-sha256.txt"));
+        assertThat(expected).hasSize(3);
+
+        assertThat(FsckTool.run(dir, scratch)).as("offline fsck of the v1 store").isZero();
+        try (DataDirectory dd = DataDirectory.open(dir);
+             GcStoreFixture f = GcStoreFixture.open(dd.root(), Clock.systemUTC(), 1L << 16, Duration.ofHours(2), 8, h -> h)) {
+            for (Map.Entry<String, String> e : expected.entrySet()) {
+                String[] vs = e.getKey().split("@");
+                VolumeRecord v = f.catalog.volume(new VolumeId(vs[0])).orElseThrow();
+                SnapshotRecord s = f.catalog.requireSnapshot(new VolumeId(vs[0]), Long.parseLong(vs[1]));
+                SnapshotImage img = new SnapshotImage(f.catalog, f.store, v, s);
+                MessageDigest sha = MessageDigest.getInstance("SHA-256");
+                try (OutputStream out = new DigestOutputStream(OutputStream.nullOutputStream(), sha)) {
+                    img.write(0, img.length() - 1, out);
+                }
+                assertThat(img.length() + " " + HexFormat.of().formatHex(sha.digest())).as("image of %s", e.getKey())
+                        .isEqualTo(e.getValue());
+            }
+            Verifier.Report r = new Verifier(f.catalog, f.store, new VerifyLedger(f.db), new VerifySettings(2, 0, Duration.ZERO, null),
+                    Clock.systemUTC()).run(VerifyScope.all(), JobContext.NONE);
+            assertThat(r.blocksRead()).as("every stored block read").isPositive();
+            assertThat(r.badBlocks()).isZero();
+            assertThat(f.gc.fsck().clean()).as("online fsck").isTrue();
+
+            // a frame goes to a new version 2 log: the v1 logs keep block records only
+            int activeBefore = f.store.stats().activeLogId();
+            byte[] fps = new byte[64];
+            byte[] raw = new byte[2 * StoreV1FixtureWriter.BS];
+            java.util.Arrays.fill(raw, (byte) 9);
+            raw[5000] = 1;
+            MessageDigest sha = MessageDigest.getInstance("SHA-256");
+            sha.update(raw, 0, StoreV1FixtureWriter.BS);
+            System.arraycopy(sha.digest(), 0, fps, 0, 32);
+            sha.update(raw, StoreV1FixtureWriter.BS, StoreV1FixtureWriter.BS);
+            System.arraycopy(sha.digest(), 0, fps, 32, 32);
+            byte[] z = new byte[raw.length + 4096];
+            int n;
+            try (org.holdfast.common.compress.BlockCodec c = new org.holdfast.common.compress.BlockCodec()) {
+                n = c.compress(raw, 0, raw.length, z, 0);
+            }
+            long first = f.store.appendFrame(fps, 0, 2, z, 0, n, StoreV1FixtureWriter.BS);
+            f.store.sync();
+            assertThat(f.store.stats().activeLogId()).isEqualTo(activeBefore + 1);
+            org.holdfast.server.store.StoredBlock b = new org.holdfast.server.store.StoredBlock();
+            f.store.read(first + 1, b);
+            assertThat(java.util.Arrays.copyOfRange(b.data(), b.dataOffset(), b.dataOffset() + b.storedLength()))
+                    .isEqualTo(java.util.Arrays.copyOfRange(raw, StoreV1FixtureWriter.BS, raw.length));
+            try (org.holdfast.server.store.DataLog v1 = org.holdfast.server.store.DataLog.openReadOnly(
+                    f.store.dir().resolve(org.holdfast.server.store.DataLog.fileName(activeBefore)), activeBefore);
+                 org.holdfast.server.store.DataLog v2 = org.holdfast.server.store.DataLog.openReadOnly(
+                    f.store.dir().resolve(org.holdfast.server.store.DataLog.fileName(activeBefore + 1)), activeBefore + 1)) {
+                assertThat(v1.version()).isEqualTo(1);
+                assertThat(v2.version()).isEqualTo(2);
+            }
+        }
+    }
+
+    static Path fixture() throws URISyntaxException {
+        return Path.of(StoreV1FixtureTest.class.getResource("/fixtures/store-v1/expected-sha256.txt").toURI()).getParent();
+    }
+
+    static void copy(Path from, Path to) throws java.io.IOException {
+        try (Stream<Path> s = Files.walk(from)) {
+            for (Path p : s.toList()) {
+                Path t = to.resolve(from.relativize(p).toString());
+                if (Files.isDirectory(p)) {
+                    Files.createDirectories(t);
+                } else {
+                    Files.copy(p, t);
+                }
+            }
+        }
+    }
+}
