@@ -168,6 +168,7 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
         m.put("changedBytes", r.changedBlocks() * r.blockSize());
         m.put("sentBlocks", r.sentBlocks());
         m.put("sentBytes", r.sentBytes());
+        m.put("framedBlocks", r.framedBlocks());
         m.put("newBlocks", r.newBlocks());
         m.put("storedBytes", r.storedBytes());
         m.put("seconds", Math.round(r.seconds() * 1000) / 1000.0);
