@@ -73,7 +73,7 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
 
     @Option(names = "--frame-size", paramLabel = "BYTES", defaultValue = "" + BackupSession.DEFAULT_FRAME_SIZE,
             description = {"Raw bytes of consecutive changed blocks compressed together as one frame: 65536..1048576",
-                "(default 65536; a server before protocol 4 gets one block at a time)."})
+                "(default 262144; a server before protocol 4 gets one block at a time)."})
     int frameSize;
 
     @Option(names = "--window-mib", paramLabel = "MIB", defaultValue = "64", hidden = true,

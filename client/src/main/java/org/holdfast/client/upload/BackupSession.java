@@ -43,7 +43,7 @@ import org.holdfast.common.protocol.ProtocolLimits;
  */
 public final class BackupSession {
     /** The default raw size of a compressed frame (see docs/benchmarks.md, "Compressed frame size"). */
-    public static final int DEFAULT_FRAME_SIZE = 64 * 1024;
+    public static final int DEFAULT_FRAME_SIZE = 256 * 1024;
     /** The smallest {@code --frame-size}. */
     public static final int MIN_FRAME_SIZE = 64 * 1024;
     /** The largest {@code --frame-size}: a frame holds at most 1 MiB of blocks. */

@@ -149,22 +149,6 @@ class FramedRestoreTest {
         return fps.stream().anyMatch(f -> Arrays.equals(f, fp));
     }
 
-    private static void run(RestoreWriter w, List<RestoreData> messages, int threads, int pieceBlocks) {
-        try (RestorePipeline p = new RestorePipeline(w, BS, threads, pieceBlocks)) {
-            int i = 0;
-            try {
-                for (; i < messages.size(); i++) {
-                    p.submit(messages.get(i));
-                }
-                p.finish();
-            } finally {
-                for (i++; i < messages.size(); i++) {
-                    messages.get(i).release();
-                }
-            }
-        }
-    }
-
     @ParameterizedTest
     @ValueSource(strings = {"pooled-direct", "heap"})
     void frames_membersInAnyOrderAndReferredAgain_restoreByteIdentical(String kind) throws Exception {
@@ -176,7 +160,7 @@ class FramedRestoreTest {
         assertThat(messages.get(0).payloadBytes()).as("frames compress").isLessThan(PER_MESSAGE * BS / 2);
         Path target = dir.resolve("out.img");
         try (RestoreWriter w = RestoreWriter.open(target, v.length, BS, false)) {
-            run(w, messages, 3, 10); // pieces of 10 blocks: frames span pieces
+            RestorePipelineTest.run(w, messages, 3, 10); // pieces of 10 blocks: frames span pieces
             w.finish();
         }
         assertThat(messages).allMatch(m -> m.refCnt() == 0);
@@ -192,7 +176,7 @@ class FramedRestoreTest {
         Path target = dir.resolve("t.img");
         Files.writeString(target, "old");
         try (RestoreWriter w = RestoreWriter.open(target, v.length, BS, true)) {
-            assertThatThrownBy(() -> run(w, messages, 1, 1000))
+            assertThatThrownBy(() -> RestorePipelineTest.run(w, messages, 1, 1000))
                     .isInstanceOfSatisfying(BlockMismatchException.class, e -> {
                         assertThat(e.lbn()).isBetween(flip, flip + FRAME + 4);
                         assertThat(e.why()).containsAnyOf("SHA-256", "zstd frame");
@@ -210,7 +194,7 @@ class FramedRestoreTest {
         List<RestoreData> messages = messages(v, blocks, PooledByteBufAllocator.DEFAULT, -1, wrong);
         Path target = dir.resolve("w.img");
         try (RestoreWriter w = RestoreWriter.open(target, v.length, BS, false)) {
-            assertThatThrownBy(() -> run(w, messages, 2, 32))
+            assertThatThrownBy(() -> RestorePipelineTest.run(w, messages, 2, 32))
                     .isInstanceOfSatisfying(BlockMismatchException.class, e -> {
                         assertThat(e.lbn()).isEqualTo(wrong);
                         assertThat(e.why()).contains("SHA-256");

@@ -470,7 +470,7 @@ public final class BackupSession {
         storedBytes += len;
         for (int k = 0; k < m; k++) {
             int idx = frameIdx[k];
-            resolveNew(idx, pbn + k);
+            resolveStored(idx, pbn + k, true);
             protect[protectedCount++] = pbn + k;
             addProven(pbn + k, d.pfs, (i + k) * PossessionProof.PF_BYTES, idx * Fingerprint.BYTES);
         }
@@ -523,28 +523,24 @@ public final class BackupSession {
         long target = repairTarget(idx, fpOff);
         if (target != 0 && services.dataStore().repair(target, fps, fpOff, src, off, len, storedCodec, blockSize)) {
             // The verified payload becomes the bad PBN's new copy (at the next sync): every snapshot referencing it heals.
-            pbns[idx] = target;
-            isNew[idx] = false;
-            state[idx] = RESOLVED;
-            awaiting--;
-            sentBlocks++;
-            newBlocks++;
+            resolveStored(idx, target, false);
             storedBytes += len;
             repaired++;
             addProven(target, pfs, pfOff, fpOff);
             return protectedCount;
         }
         long pbn = services.dataStore().append(fps, fpOff, src, off, len, storedCodec, blockSize);
-        resolveNew(idx, pbn);
+        resolveStored(idx, pbn, true);
         storedBytes += len;
         protect[protectedCount++] = pbn;
         addProven(pbn, pfs, pfOff, fpOff);
         return protectedCount;
     }
 
-    private void resolveNew(int idx, long pbn) {
+    /** Entry {@code idx} got its payload stored at {@code pbn}: a new block, or ({@code fresh} false) a repaired one. */
+    private void resolveStored(int idx, long pbn, boolean fresh) {
         pbns[idx] = pbn;
-        isNew[idx] = true;
+        isNew[idx] = fresh;
         state[idx] = RESOLVED;
         awaiting--;
         sentBlocks++;

@@ -131,7 +131,7 @@ class FramesE2eTest {
     @Test
     void version4Agent_sendsFrames_andRestoresByteIdentical() throws Exception {
         Path src = image(dir.resolve("a.img"), 1);
-        Run b = backup("framed", src, "--frame-size", "262144");
+        Run b = backup("framed", src, "--frame-size", "65536");
         assertThat(b.exit()).as("%s", b).isZero();
         JsonNode j = b.json();
         assertThat(j.get("framedBlocks").asLong()).as("text blocks travel in frames").isGreaterThan(BLOCKS / 2);
