@@ -395,7 +395,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             greeted = true;
             observe(o -> o.connected(principal, remoteAddress(), h.agentName()));
             channel.writeAndFlush(new HelloOk(protocolVersion, server.settings().serverVersion(), ProtocolLimits.MAX_FRAME));
+            int agreed = protocolVersion;
             channel.eventLoop().execute(() -> {
+                decoder.protocolVersion(agreed); // before the held bytes are decoded: frames only from a version 4 agent
                 awaitingHello = false;
                 greetedOnLoop = true;
                 decoder.resume(channel.pipeline().context(decoder));
