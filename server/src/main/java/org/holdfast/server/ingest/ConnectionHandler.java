@@ -32,6 +32,7 @@ import org.holdfast.common.protocol.Hello;
 import org.holdfast.common.protocol.HelloOk;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.ProtocolException;
+import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.common.protocol.ProtocolLimits;
 import org.holdfast.common.protocol.Restore;
 import org.holdfast.common.protocol.RunRecorded;
@@ -558,7 +559,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         String restored = volume.name();
         RestoreStream stream = new RestoreStream(catalog, server.services().dataStore(), v, s, r.fromLbn(), channel, lane,
                 this::fail, () -> restore = null).onSent(n -> observe(o -> o.restored(restored, n)))
-                .framesOnWire(protocolVersion >= ProtocolLimits.FRAMES_PROTOCOL_VERSION);
+                .framesOnWire(protocolVersion >= PayloadCodec.FRAMES_SINCE_VERSION);
         restore = stream;
         audit("snapshot.restore", "volume:" + volume + "@" + r.sequence(), "ok", r.fromLbn() > 0 ? "from LBN " + r.fromLbn() : "");
         channel.writeAndFlush(stream.info());

@@ -1153,24 +1153,4 @@ public final class DataStore implements AutoCloseable {
         pendingCount = rest;
         pendingBase += n;
     }
-
-    // TEMPORARY until store2 lands: the data log v2 frame record replaces this whole method.
-    /**
-     * Appends one zstd frame of {@code members} blocks whose fingerprints are
-     * {@code fps[fpOff + 32k]}; returns the first PBN, member k gets first + k. Temporary form:
-     * decodes the frame and appends each member as a raw single-block record.
-     */
-    public long appendFrame(byte[] fps, int fpOff, int members, byte[] frame, int off, int storedLength, int blockSize) {
-        byte[] raw = new byte[members * blockSize];
-        try (org.holdfast.common.compress.BlockCodec codec = new org.holdfast.common.compress.BlockCodec()) {
-            codec.decompress(frame, off, storedLength, raw, 0, members * blockSize);
-        }
-        synchronized (appendLock) {
-            long first = append(fps, fpOff, raw, 0, blockSize, FormatVersions.CODEC_RAW, blockSize);
-            for (int k = 1; k < members; k++) {
-                append(fps, fpOff + k * Fingerprint.BYTES, raw, k * blockSize, blockSize, FormatVersions.CODEC_RAW, blockSize);
-            }
-            return first;
-        }
-    }
 }

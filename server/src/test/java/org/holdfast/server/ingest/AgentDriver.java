@@ -63,11 +63,12 @@ public final class AgentDriver implements AutoCloseable {
     public enum TagMode { RIGHT, WRONG, NONE }
 
     /** A restore's content and what the server said about it. */
-    public record Restored(RestoreInfo info, byte[] image, long blocksSent, int frames) {
+    public record Restored(RestoreInfo info, byte[] image, long blocksSent, int frames, long framedBlocks) {
     }
 
     /** A RESTORE_DATA frame copied out of its buffer. */
-    record DataFrame(long startLbn, int count, byte[] codecs, byte[] fps, byte[][] payloads) {
+    record DataFrame(long startLbn, int count, byte[] codecs, byte[] fps, byte[][] payloads, int[] members, int[] frameBlocks,
+                     int[] frameMembers) {
     }
 
     public AgentDriver(int port) {
@@ -86,11 +87,20 @@ public final class AgentDriver implements AutoCloseable {
                             protected void channelRead0(ChannelHandlerContext ctx, Message m) {
                                 if (m instanceof RestoreData d) {
                                     byte[][] payloads = new byte[d.count()][];
+                                    int[] members = new int[d.count()];
+                                    int[] frameBlocks = new int[d.count()];
+                                    int[] frameMembers = new int[d.count()];
                                     for (int i = 0; i < d.count(); i++) {
                                         payloads[i] = new byte[d.lengths()[i]];
                                         d.copyPayload(i, payloads[i], 0);
+                                        if (d.codec(i) == PayloadCodec.ZSTD_FRAME || d.codec(i) == PayloadCodec.FRAME_MEMBER) {
+                                            members[i] = d.memberIndex(i);
+                                            frameBlocks[i] = d.frameBlock(i);
+                                            frameMembers[i] = d.frameMemberCount(i);
+                                        }
                                     }
-                                    inbox.add(new DataFrame(d.startLbn(), d.count(), d.codecs().clone(), d.fingerprints().clone(), payloads));
+                                    inbox.add(new DataFrame(d.startLbn(), d.count(), d.codecs().clone(), d.fingerprints().clone(), payloads,
+                                            members, frameBlocks, frameMembers));
                                 } else {
                                     if (m instanceof BackupReady r) {
                                         proof = new PossessionProof(r.possessionSecret());
@@ -171,8 +181,16 @@ public final class AgentDriver implements AutoCloseable {
     }
 
     public HelloOk hello() {
-        send(Hello.of("test-agent", token));
-        return expect(HelloOk.class);
+        return hello(ProtocolLimits.PROTOCOL_VERSION);
+    }
+
+    /** HELLO offering protocol {@code version}; the decoder then accepts what the agreed version allows. */
+    public HelloOk hello(int version) {
+        send(new Hello(version, "test-agent", token));
+        HelloOk ok = expect(HelloOk.class);
+        FrameDecoder decoder = channel.pipeline().get(FrameDecoder.class);
+        channel.eventLoop().submit(() -> decoder.protocolVersion(ok.protocolVersion())).syncUninterruptibly();
+        return ok;
     }
 
     public BackupReady begin(String volume, int blockSize, long volumeBytes, long base) {
@@ -261,13 +279,14 @@ public final class AgentDriver implements AutoCloseable {
         byte[] block = new byte[info.blockSize()];
         byte[] digest = new byte[32];
         int frames = 0;
+        long framedBlocks = 0;
         long expectedLbn = 0;
         try (BlockCodec codec = new BlockCodec()) {
             while (true) {
                 Object o = next();
                 if (o instanceof RestoreEnd end) {
                     assertThat(expectedLbn).isEqualTo(info.blockCount());
-                    return new Restored(info, image, end.blocksSent(), frames);
+                    return new Restored(info, image, end.blocksSent(), frames, framedBlocks);
                 }
                 assertThat(o).as("restore frame").isInstanceOf(DataFrame.class);
                 DataFrame d = (DataFrame) o;
@@ -277,6 +296,14 @@ public final class AgentDriver implements AutoCloseable {
                     long lbn = d.startLbn() + i;
                     if (d.codecs()[i] == PayloadCodec.ZERO) {
                         Arrays.fill(block, (byte) 0);
+                    } else if (d.codecs()[i] == PayloadCodec.ZSTD_FRAME || d.codecs()[i] == PayloadCodec.FRAME_MEMBER) {
+                        byte[] frame = d.payloads()[d.frameBlocks()[i]];
+                        byte[] members = new byte[d.frameMembers()[i] * info.blockSize()];
+                        codec.decompress(frame, 0, frame.length, members, 0, members.length);
+                        System.arraycopy(members, d.members()[i] * info.blockSize(), block, 0, info.blockSize());
+                        hasher.sha256(block, 0, block.length, digest, 0);
+                        assertThat(digest).as("fingerprint of LBN %d", lbn).isEqualTo(Arrays.copyOfRange(d.fps(), i * 32, i * 32 + 32));
+                        framedBlocks++;
                     } else {
                         codec.decode(d.codecs()[i], d.payloads()[i], 0, d.payloads()[i].length, block, 0, info.blockSize());
                         hasher.sha256(block, 0, block.length, digest, 0);

@@ -216,4 +216,57 @@ class FrameIngestLoopbackTest {
         hasher.fingerprint(image, lbn * BS, BS, fp, 0);
         return fp;
     }
+
+    @Test
+    void restore_sendsStoredFramesAsTheyAre_andDecodesThemForAProtocol3Agent() {
+        byte[] image = image(5, BLOCKS);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.begin("vol", BS, image.length, 0);
+            sendFrames(a, image, entries(a, image), -1, -1);
+            a.send(new Commit(image.length));
+            a.expect(Committed.class);
+            AgentDriver.Restored r = a.restore("vol", 1);
+            assertThat(r.image()).isEqualTo(image);
+            assertThat(r.framedBlocks()).as("every block went out inside its stored frame").isEqualTo(BLOCKS);
+        }
+        try (AgentDriver old = harness.agent()) {
+            assertThat(old.hello(3).protocolVersion()).isEqualTo(3);
+            AgentDriver.Restored r = old.restore("vol", 1);
+            assertThat(r.image()).isEqualTo(image);
+            assertThat(r.framedBlocks()).as("a protocol 3 agent never sees a frame").isZero();
+        }
+    }
+
+    @Test
+    void restore_membersOfManyFramesInShuffledOrder_eachFrameOnceAMessageAndByteIdentical() {
+        byte[] image = image(6, BLOCKS);
+        // the same blocks in another order: every LBN of "shuffled" is a duplicate of some member of "vol"
+        byte[] shuffled = new byte[image.length];
+        for (int i = 0; i < BLOCKS; i++) {
+            int from = (i * 37 + 11) % BLOCKS; // 37 is prime to 64: a permutation
+            System.arraycopy(image, from * BS, shuffled, i * BS, BS);
+        }
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.begin("vol", BS, image.length, 0);
+            sendFrames(a, image, entries(a, image), -1, -1);
+            a.send(new Commit(image.length));
+            a.expect(Committed.class);
+            long stored = harness.store().nextPbn();
+            a.begin("shuffled", BS, shuffled.length, 0);
+            Need need = entries(a, shuffled);
+            if (need.neededCount() > 0) {
+                sendFrames(a, shuffled, need, -1, -1); // unproven duplicates: proven by their bytes, nothing new stored
+            }
+            a.send(new Commit(shuffled.length));
+            assertThat(a.expect(Committed.class).newBlocks()).isZero();
+            assertThat(harness.store().nextPbn()).isEqualTo(stored);
+            AgentDriver.Restored r = a.restore("shuffled", 1);
+            assertThat(r.image()).isEqualTo(shuffled);
+            assertThat(r.framedBlocks()).isEqualTo(BLOCKS);
+            assertThat(r.frames()).as("one message: each of the %d stored frames went once", BLOCKS / FRAME).isEqualTo(1);
+        }
+    }
+
 }
