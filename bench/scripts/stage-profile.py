@@ -115,6 +115,8 @@ def main():
     ap.add_argument("--image", required=True, help="the volume of the full backup")
     ap.add_argument("--changed", required=True, help="the same volume after a day's changes (incremental)")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--agent-launcher", help="run the agent through this launcher (client/bin/holdfast-agent: class-data "
+                    "sharing and its JIT settings) instead of java -jar; a warm-up backup first records its archive")
     ap.add_argument("--agent-options", default="", help="extra agent options for backups, e.g. '--frame-size 262144'")
     ap.add_argument("--json", action="store_true", help="print the table as JSON")
     a = ap.parse_args()
@@ -149,11 +151,24 @@ def main():
               ("restore", a.changed, ["restore", "--snapshot", "2", "--target", os.path.join(out, "restored.img")])]
     rows = []
     env = dict(os.environ, HOLDFAST_TOKEN=token)
+    env.pop("JAVA_OPTS", None)
+    if a.agent_launcher:
+        env.update(HOLDFAST_AGENT_JAR=os.path.abspath(a.agent_jar), HOLDFAST_AGENT_CACHE=os.path.join(out, "agent-cache"))
+        warm = os.path.join(out, "warmup.img")
+        with open(a.image, "rb") as src, open(warm, "wb") as dst:
+            dst.write(src.read(64 << 20))
+        subprocess.run([a.agent_launcher, "backup", "--server", f"127.0.0.1:{port}", "--no-tls", "--volume", "warmup",
+                        "--source", warm, "--state-dir", os.path.join(out, "warm-state")], env=env, check=True,
+                       stdout=subprocess.DEVNULL)
     try:
         for name, volume, args in phases:
             agent_jfr = os.path.join(out, name.replace(" ", "-") + ".jfr")
-            cmd = ["java", "-Xmx256m", profiled(agent_jfr), "-jar", a.agent_jar] + args[:1] + [
-                "--server", f"127.0.0.1:{port}", "--no-tls", "--volume", "profile", "--json"] + args[1:]
+            if a.agent_launcher:
+                env["JAVA_OPTS"] = f"-Xmx256m {profiled(agent_jfr)}"
+                cmd = [a.agent_launcher]
+            else:
+                cmd = ["java", "-Xmx256m", profiled(agent_jfr), "-jar", a.agent_jar]
+            cmd += args[:1] + ["--server", f"127.0.0.1:{port}", "--no-tls", "--volume", "profile", "--json"] + args[1:]
             before, t0 = process_cpu(server.pid), time.time()
             agent = subprocess.Popen(cmd, env=env, stdout=open(os.path.join(out, name + ".out"), "w"), stderr=subprocess.STDOUT)
             agent_cpu = 0
