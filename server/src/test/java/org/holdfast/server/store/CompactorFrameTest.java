@@ -186,6 +186,46 @@ class CompactorFrameTest {
     }
 
     @Test
+    void onlineCompaction_aReaderCachingADroppedFrame_readsTheFrameNowAtItsOffset() throws Exception {
+        Random r = new Random(3);
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog")); DataStore store = open(db); BlockCodec codec = new BlockCodec()) {
+            long[] firsts = new long[2];
+            byte[][] raws = new byte[2][];
+            for (int f = 0; f < 2; f++) {
+                raws[f] = new byte[M * BS];
+                byte[] fps = new byte[M * 32];
+                for (int k = 0; k < M; k++) {
+                    System.arraycopy(block(r), 0, raws[f], k * BS, BS);
+                    System.arraycopy(MessageDigest.getInstance("SHA-256").digest(Arrays.copyOfRange(raws[f], k * BS, (k + 1) * BS)), 0,
+                            fps, k * 32, 32);
+                }
+                byte[] z = new byte[raws[f].length + 4096];
+                int n = codec.compress(raws[f], 0, raws[f].length, z, 0);
+                firsts[f] = store.appendFrame(fps, 0, M, z, 0, n, BS);
+            }
+            store.sync();
+            while (store.compactableBelow() < 2) { // seal log 1: fill log 2 and make it durable
+                byte[] b = block(r);
+                store.append(MessageDigest.getInstance("SHA-256").digest(b), 0, b, 0, BS, FormatVersions.CODEC_RAW, BS);
+                store.sync();
+            }
+            StoredBlock reader = new StoredBlock();
+            store.read(firsts[0] + 2, reader); // caches frame 0, the first record of log 1
+            long[] gone = new long[M];
+            for (int k = 0; k < M; k++) {
+                gone[k] = firsts[0] + k;
+            }
+            store.forget(gone, M);
+            Compactor.Result res = new Compactor(store).run(1.0, Long.MAX_VALUE);
+            assertThat(res.logsRewritten()).isEqualTo(1);
+            store.read(firsts[1] + 5, reader); // frame 1 now lies where frame 0 lay
+            assertThat(Arrays.copyOfRange(reader.data(), reader.dataOffset(), reader.dataOffset() + BS))
+                    .isEqualTo(Arrays.copyOfRange(raws[1], 5 * BS, 6 * BS));
+            assertThat(store.badBlocks().count()).isZero();
+        }
+    }
+
+    @Test
     void crash_atEachCompactionKillPoint_everyLiveMemberReadsBack() throws Exception {
         fill();
         for (KillPoint p : new KillPoint[] {KillPoints.COMPACTION_AFTER_COPY, KillPoints.COMPACTION_AFTER_SWITCH}) {
