@@ -33,6 +33,7 @@ class CompactorFrameTest {
 
     private final TreeMap<Long, byte[]> live = new TreeMap<>();
     private final TreeSet<Long> dead = new TreeSet<>();
+    private final java.util.List<Long> frames = new java.util.ArrayList<>();
 
     @AfterEach
     void disarm() {
@@ -68,6 +69,7 @@ class CompactorFrameTest {
                 byte[] z = new byte[raw.length + 4096];
                 int n = codec.compress(raw, 0, raw.length, z, 0);
                 long first = store.appendFrame(fps, 0, M, z, 0, n, BS);
+                frames.add(first);
                 for (int k = 0; k < M; k++) {
                     boolean keep = switch (f % 4) {
                         case 0 -> true;
@@ -223,6 +225,30 @@ class CompactorFrameTest {
                     .isEqualTo(Arrays.copyOfRange(raws[1], 5 * BS, 6 * BS));
             assertThat(store.badBlocks().count()).isZero();
         }
+    }
+
+    @Test
+    void onlineCompaction_sweepFreesRepackedMembersBeforeTheSwitch_theyNeverGetALocationBack() throws Exception {
+        fill();
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog")); DataStore store = open(db)) {
+            // the first frame keeping 4 of 8 members (frame 2): free two of those after the copy
+            long first = frames.get(2);
+            long[] freed = {first, first + 3};
+            Compactor c = new Compactor(store);
+            c.beforeSwitch = id -> {
+                if (id == 1) {
+                    store.forget(freed, 2);
+                }
+            };
+            Compactor.Result r = c.run(1.0, Long.MAX_VALUE);
+            assertThat(r.recordsFreedMeanwhile()).isEqualTo(2);
+            for (long p : freed) {
+                assertThat(store.fingerprint(p, new StoredBlock(1))).as("pbn %d", p).isFalse();
+                live.remove(p);
+                dead.add(p);
+            }
+        }
+        assertLiveReadable();
     }
 
     @Test
