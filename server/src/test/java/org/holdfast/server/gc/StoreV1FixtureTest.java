@@ -47,23 +47,23 @@ class StoreV1FixtureTest {
         assertThat(FsckTool.run(dir, scratch)).as("offline fsck of the v1 store").isZero();
         try (DataDirectory dd = DataDirectory.open(dir);
              GcStoreFixture f = GcStoreFixture.open(dd.root(), Clock.systemUTC(), 1L << 16, Duration.ofHours(2), 8, h -> h)) {
-            for (Map.Entry<String, String> e : expected.entrySet()) {
-                String[] vs = e.getKey().split("@");
-                VolumeRecord v = f.catalog.volume(new VolumeId(vs[0])).orElseThrow();
-                SnapshotRecord s = f.catalog.requireSnapshot(new VolumeId(vs[0]), Long.parseLong(vs[1]));
-                SnapshotImage img = new SnapshotImage(f.catalog, f.store, v, s);
-                MessageDigest sha = MessageDigest.getInstance("SHA-256");
-                try (OutputStream out = new DigestOutputStream(OutputStream.nullOutputStream(), sha)) {
-                    img.write(0, img.length() - 1, out);
-                }
-                assertThat(img.length() + " " + HexFormat.of().formatHex(sha.digest())).as("image of %s", e.getKey())
-                        .isEqualTo(e.getValue());
-            }
+            assertRestores(f, expected);
             Verifier.Report r = new Verifier(f.catalog, f.store, new VerifyLedger(f.db), new VerifySettings(2, 0, Duration.ZERO, null),
                     Clock.systemUTC()).run(VerifyScope.all(), JobContext.NONE);
             assertThat(r.blocksRead()).as("every stored block read").isPositive();
             assertThat(r.badBlocks()).isZero();
             assertThat(f.gc.fsck().clean()).as("online fsck").isTrue();
+
+            // block records still go to the active v1 log; two of three are freed again at once
+            long[] extra = new long[3];
+            byte[] one = new byte[StoreV1FixtureWriter.BS];
+            for (int i = 0; i < 3; i++) {
+                new java.util.Random(100 + i).nextBytes(one);
+                extra[i] = f.store.append(MessageDigest.getInstance("SHA-256").digest(one), 0, one, 0, one.length,
+                        org.holdfast.server.store.FormatVersions.CODEC_RAW, one.length);
+            }
+            f.store.sync();
+            f.store.forget(extra, 2);
 
             // a frame goes to a new version 2 log: the v1 logs keep block records only
             int activeBefore = f.store.stats().activeLogId();
@@ -95,6 +95,30 @@ class StoreV1FixtureTest {
                 assertThat(v1.version()).isEqualTo(1);
                 assertThat(v2.version()).isEqualTo(2);
             }
+
+            // the sealed v1 logs compact (their header copied as it is) and every snapshot still restores
+            org.holdfast.server.store.Compactor.Result compacted = new org.holdfast.server.store.Compactor(f.store).run(1.0, Long.MAX_VALUE);
+            assertThat(compacted.logsRewritten()).isPositive();
+            assertRestores(f, expected);
+            f.store.read(extra[2], b);
+            try (org.holdfast.server.store.DataLog v1 = org.holdfast.server.store.DataLog.openReadOnly(
+                    f.store.dir().resolve(org.holdfast.server.store.DataLog.fileName(activeBefore)), activeBefore)) {
+                assertThat(v1.version()).isEqualTo(1);
+            }
+        }
+    }
+
+    private static void assertRestores(GcStoreFixture f, Map<String, String> expected) throws Exception {
+        for (Map.Entry<String, String> e : expected.entrySet()) {
+            String[] vs = e.getKey().split("@");
+            VolumeRecord v = f.catalog.volume(new VolumeId(vs[0])).orElseThrow();
+            SnapshotRecord s = f.catalog.requireSnapshot(new VolumeId(vs[0]), Long.parseLong(vs[1]));
+            SnapshotImage img = new SnapshotImage(f.catalog, f.store, v, s);
+            MessageDigest sha = MessageDigest.getInstance("SHA-256");
+            try (OutputStream out = new DigestOutputStream(OutputStream.nullOutputStream(), sha)) {
+                img.write(0, img.length() - 1, out);
+            }
+            assertThat(img.length() + " " + HexFormat.of().formatHex(sha.digest())).as("image of %s", e.getKey()).isEqualTo(e.getValue());
         }
     }
 
