@@ -309,26 +309,14 @@ public final class DataStore implements AutoCloseable {
         refuseIfReadOnly("append");
         synchronized (appendLock) {
             ensureOpen();
-            boolean rolls = active.size() + recordLength > settings.rollBytes() && active.size() > DATA_LOG_HEADER_BYTES;
-            // before anything changes: a refused append leaves the store as it was
-            reserve.charge(recordLength + (rolls ? DATA_LOG_HEADER_BYTES : 0));
-            if (rolls) {
-                roll();
-            }
+            makeRoom(recordLength, false);
             long pbn = nextPbn;
             if (pbn >= reservedPbn) {
                 reserve(pbn + settings.pbnReserveBatch());
             }
             System.arraycopy(payload, off, recordBuf, RECORD_HEADER_BYTES, storedLength);
             RecordFormat.writeHeader(recordBuf, pbn, codec, rawLength, storedLength, crc);
-            recordView.clear().limit(recordLength);
-            long at;
-            try {
-                at = active.append(recordView, pbn);
-            } catch (StorageFullException e) {
-                reserve.invalidate(); // someone else filled the disk: look again next time
-                throw e;
-            }
+            long at = appendRecord(recordLength, pbn);
             addPending(active.id(), at, storedLength, fps, fpOff);
             nextPbn = pbn + 1;
             appendedBlocks.incrementAndGet();
@@ -362,26 +350,14 @@ public final class DataStore implements AutoCloseable {
         synchronized (appendLock) {
             ensureOpen();
             // a release that knows only block records then refuses the log instead of misreading it
-            boolean rolls = active.version() < FormatVersions.DATA_LOG_VERSION
-                    || active.size() + recordLength > settings.rollBytes() && active.size() > DATA_LOG_HEADER_BYTES;
-            reserve.charge(recordLength + (rolls ? DATA_LOG_HEADER_BYTES : 0));
-            if (rolls) {
-                roll();
-            }
+            makeRoom(recordLength, active.version() < FormatVersions.DATA_LOG_VERSION);
             long first = nextPbn;
             if (first + members > reservedPbn) {
                 reserve(first + members + settings.pbnReserveBatch());
             }
             System.arraycopy(frame, off, recordBuf, RECORD_HEADER_BYTES, storedLength);
             FrameFormat.writeHeader(recordBuf, 0, first, members, members * blockSize, storedLength, 0, crc);
-            recordView.clear().limit(recordLength);
-            long at;
-            try {
-                at = active.append(recordView, first);
-            } catch (StorageFullException e) {
-                reserve.invalidate();
-                throw e;
-            }
+            long at = appendRecord(recordLength, first);
             int location = FrameFormat.memberLocation(storedLength, members);
             for (int k = 0; k < members; k++) {
                 addPending(active.id(), at, location, fps, fpOff + k * Fingerprint.BYTES);
@@ -390,6 +366,30 @@ public final class DataStore implements AutoCloseable {
             appendedBlocks.addAndGet(members);
             appendedBytes.addAndGet(storedLength);
             return first;
+        }
+    }
+
+    /**
+     * Charges the space reserve for a record of {@code recordLength} bytes and rolls to a new log if
+     * it does not fit the active one (or {@code roll} says so). Under the append lock; before
+     * anything changes, so a refused append leaves the store as it was.
+     */
+    private void makeRoom(int recordLength, boolean roll) {
+        boolean rolls = roll || active.size() + recordLength > settings.rollBytes() && active.size() > DATA_LOG_HEADER_BYTES;
+        reserve.charge(recordLength + (rolls ? DATA_LOG_HEADER_BYTES : 0));
+        if (rolls) {
+            roll();
+        }
+    }
+
+    /** Appends the record in {@code recordBuf[0..recordLength)} to the active log; returns its offset. Under the append lock. */
+    private long appendRecord(int recordLength, long pbn) {
+        recordView.clear().limit(recordLength);
+        try {
+            return active.append(recordView, pbn);
+        } catch (StorageFullException e) {
+            reserve.invalidate(); // someone else filled the disk: look again next time
+            throw e;
         }
     }
 

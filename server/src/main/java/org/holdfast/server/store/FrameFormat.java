@@ -94,9 +94,7 @@ final class FrameFormat {
         if (Bytes.getInt(buf, base) != FormatVersions.FRAME_MAGIC) {
             return String.format("bad frame record magic %08x", Bytes.getInt(buf, base));
         }
-        crc.reset();
-        crc.update(buf, base, 28);
-        if ((int) crc.getValue() != Bytes.getInt(buf, base + 28)) {
+        if (!RecordFormat.crcMatches(buf, base, 28, Bytes.getInt(buf, base + 28), crc)) {
             return "frame record header checksum mismatch";
         }
         if (buf[base + 4] != FormatVersions.CODEC_ZSTD) {
@@ -112,9 +110,7 @@ final class FrameFormat {
         if (stored != expectedStoredLen) {
             return "frame stored length " + stored + " differs from the location index's " + expectedStoredLen;
         }
-        crc.reset();
-        crc.update(buf, base + RECORD_HEADER_BYTES, stored);
-        if ((int) crc.getValue() != Bytes.getInt(buf, base + 24)) {
+        if (!RecordFormat.crcMatches(buf, base + RECORD_HEADER_BYTES, stored, Bytes.getInt(buf, base + 24), crc)) {
             return "frame stored bytes checksum (CRC32C) mismatch";
         }
         if (hasMap(buf, base)) {

@@ -23,7 +23,10 @@ public final class LocationIndex {
         this.cf = db.handle(MetadataDb.Column.LOCATIONS);
     }
 
-    /** Adds the location of {@code pbn} to a batch. */
+    /**
+     * Adds the location of {@code pbn} to a batch; {@code storedLength} is the length field: a block
+     * record's stored length, or a frame member's {@link FrameFormat#memberLocation}.
+     */
     public void put(MetadataBatch batch, long pbn, int logId, long offset, int storedLength, byte[] fps, int fpOff) {
         byte[] key = new byte[8];
         Bytes.putLong(key, 0, pbn);

@@ -96,6 +96,7 @@ class FrameIntegrityTest {
             frameOffset = where[0];
             frameStored = (int) where[1];
         }
+        assertThat(FsckTool.run(dir, scratch)).as("offline fsck of a store with frames, read-only").isZero();
         // flip a byte in the middle of the second frame's stored bytes
         try (RandomAccessFile raf = new RandomAccessFile(dir.resolve("data").resolve(DataLog.fileName(1)).toFile(), "rw")) {
             long at = frameOffset + FormatVersions.RECORD_HEADER_BYTES + frameStored / 2;

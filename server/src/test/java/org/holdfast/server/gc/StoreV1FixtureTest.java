@@ -10,15 +10,22 @@ import java.security.DigestOutputStream;
 import java.security.MessageDigest;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.Random;
 import java.util.stream.Stream;
+import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.jobs.JobContext;
 import org.holdfast.server.restore.SnapshotImage;
+import org.holdfast.server.store.Compactor;
 import org.holdfast.server.store.DataDirectory;
+import org.holdfast.server.store.DataLog;
+import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.StoredBlock;
 import org.holdfast.server.store.VerifyLedger;
 import org.holdfast.server.verify.Verifier;
 import org.holdfast.server.verify.VerifyScope;
@@ -29,7 +36,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A data directory written by the v1 release (fixtures/store-v1, see its README.txt) opens with
  * today's code: offline fsck is clean, every snapshot restores byte-identical to the SHA-256
- * recorded with the fixture, and verify finds no bad block.
+ * recorded with the fixture, and verify finds no bad block. Block records still go to the active
+ * version 1 log, the first frame rolls to a version 2 log, and the sealed version 1 logs compact.
  */
 class StoreV1FixtureTest {
     @TempDir
@@ -47,29 +55,29 @@ class StoreV1FixtureTest {
         assertThat(FsckTool.run(dir, scratch)).as("offline fsck of the v1 store").isZero();
         try (DataDirectory dd = DataDirectory.open(dir);
              GcStoreFixture f = GcStoreFixture.open(dd.root(), Clock.systemUTC(), 1L << 16, Duration.ofHours(2), 8, h -> h)) {
-            for (Map.Entry<String, String> e : expected.entrySet()) {
-                String[] vs = e.getKey().split("@");
-                VolumeRecord v = f.catalog.volume(new VolumeId(vs[0])).orElseThrow();
-                SnapshotRecord s = f.catalog.requireSnapshot(new VolumeId(vs[0]), Long.parseLong(vs[1]));
-                SnapshotImage img = new SnapshotImage(f.catalog, f.store, v, s);
-                MessageDigest sha = MessageDigest.getInstance("SHA-256");
-                try (OutputStream out = new DigestOutputStream(OutputStream.nullOutputStream(), sha)) {
-                    img.write(0, img.length() - 1, out);
-                }
-                assertThat(img.length() + " " + HexFormat.of().formatHex(sha.digest())).as("image of %s", e.getKey())
-                        .isEqualTo(e.getValue());
-            }
+            assertRestores(f, expected);
             Verifier.Report r = new Verifier(f.catalog, f.store, new VerifyLedger(f.db), new VerifySettings(2, 0, Duration.ZERO, null),
                     Clock.systemUTC()).run(VerifyScope.all(), JobContext.NONE);
             assertThat(r.blocksRead()).as("every stored block read").isPositive();
             assertThat(r.badBlocks()).isZero();
             assertThat(f.gc.fsck().clean()).as("online fsck").isTrue();
 
+            // block records still go to the active v1 log; two of three are freed again at once
+            long[] extra = new long[3];
+            byte[] one = new byte[StoreV1FixtureWriter.BS];
+            for (int i = 0; i < 3; i++) {
+                new Random(100 + i).nextBytes(one);
+                extra[i] = f.store.append(MessageDigest.getInstance("SHA-256").digest(one), 0, one, 0, one.length,
+                        FormatVersions.CODEC_RAW, one.length);
+            }
+            f.store.sync();
+            f.store.forget(extra, 2);
+
             // a frame goes to a new version 2 log: the v1 logs keep block records only
             int activeBefore = f.store.stats().activeLogId();
             byte[] fps = new byte[64];
             byte[] raw = new byte[2 * StoreV1FixtureWriter.BS];
-            java.util.Arrays.fill(raw, (byte) 9);
+            Arrays.fill(raw, (byte) 9);
             raw[5000] = 1;
             MessageDigest sha = MessageDigest.getInstance("SHA-256");
             sha.update(raw, 0, StoreV1FixtureWriter.BS);
@@ -78,23 +86,47 @@ class StoreV1FixtureTest {
             System.arraycopy(sha.digest(), 0, fps, 32, 32);
             byte[] z = new byte[raw.length + 4096];
             int n;
-            try (org.holdfast.common.compress.BlockCodec c = new org.holdfast.common.compress.BlockCodec()) {
+            try (BlockCodec c = new BlockCodec()) {
                 n = c.compress(raw, 0, raw.length, z, 0);
             }
             long first = f.store.appendFrame(fps, 0, 2, z, 0, n, StoreV1FixtureWriter.BS);
             f.store.sync();
             assertThat(f.store.stats().activeLogId()).isEqualTo(activeBefore + 1);
-            org.holdfast.server.store.StoredBlock b = new org.holdfast.server.store.StoredBlock();
+            StoredBlock b = new StoredBlock();
             f.store.read(first + 1, b);
-            assertThat(java.util.Arrays.copyOfRange(b.data(), b.dataOffset(), b.dataOffset() + b.storedLength()))
-                    .isEqualTo(java.util.Arrays.copyOfRange(raw, StoreV1FixtureWriter.BS, raw.length));
-            try (org.holdfast.server.store.DataLog v1 = org.holdfast.server.store.DataLog.openReadOnly(
-                    f.store.dir().resolve(org.holdfast.server.store.DataLog.fileName(activeBefore)), activeBefore);
-                 org.holdfast.server.store.DataLog v2 = org.holdfast.server.store.DataLog.openReadOnly(
-                    f.store.dir().resolve(org.holdfast.server.store.DataLog.fileName(activeBefore + 1)), activeBefore + 1)) {
+            assertThat(Arrays.copyOfRange(b.data(), b.dataOffset(), b.dataOffset() + b.storedLength()))
+                    .isEqualTo(Arrays.copyOfRange(raw, StoreV1FixtureWriter.BS, raw.length));
+            try (DataLog v1 = DataLog.openReadOnly(
+                    f.store.dir().resolve(DataLog.fileName(activeBefore)), activeBefore);
+                 DataLog v2 = DataLog.openReadOnly(
+                    f.store.dir().resolve(DataLog.fileName(activeBefore + 1)), activeBefore + 1)) {
                 assertThat(v1.version()).isEqualTo(1);
                 assertThat(v2.version()).isEqualTo(2);
             }
+
+            // the sealed v1 logs compact (their header copied as it is) and every snapshot still restores
+            Compactor.Result compacted = new Compactor(f.store).run(1.0, Long.MAX_VALUE);
+            assertThat(compacted.logsRewritten()).isPositive();
+            assertRestores(f, expected);
+            f.store.read(extra[2], b);
+            try (DataLog v1 = DataLog.openReadOnly(
+                    f.store.dir().resolve(DataLog.fileName(activeBefore)), activeBefore)) {
+                assertThat(v1.version()).isEqualTo(1);
+            }
+        }
+    }
+
+    private static void assertRestores(GcStoreFixture f, Map<String, String> expected) throws Exception {
+        for (Map.Entry<String, String> e : expected.entrySet()) {
+            String[] vs = e.getKey().split("@");
+            VolumeRecord v = f.catalog.volume(new VolumeId(vs[0])).orElseThrow();
+            SnapshotRecord s = f.catalog.requireSnapshot(new VolumeId(vs[0]), Long.parseLong(vs[1]));
+            SnapshotImage img = new SnapshotImage(f.catalog, f.store, v, s);
+            MessageDigest sha = MessageDigest.getInstance("SHA-256");
+            try (OutputStream out = new DigestOutputStream(OutputStream.nullOutputStream(), sha)) {
+                img.write(0, img.length() - 1, out);
+            }
+            assertThat(img.length() + " " + HexFormat.of().formatHex(sha.digest())).as("image of %s", e.getKey()).isEqualTo(e.getValue());
         }
     }
 

@@ -33,6 +33,7 @@ class CompactorFrameTest {
 
     private final TreeMap<Long, byte[]> live = new TreeMap<>();
     private final TreeSet<Long> dead = new TreeSet<>();
+    private final java.util.List<Long> frames = new java.util.ArrayList<>();
 
     @AfterEach
     void disarm() {
@@ -68,6 +69,7 @@ class CompactorFrameTest {
                 byte[] z = new byte[raw.length + 4096];
                 int n = codec.compress(raw, 0, raw.length, z, 0);
                 long first = store.appendFrame(fps, 0, M, z, 0, n, BS);
+                frames.add(first);
                 for (int k = 0; k < M; k++) {
                     boolean keep = switch (f % 4) {
                         case 0 -> true;
@@ -186,6 +188,70 @@ class CompactorFrameTest {
     }
 
     @Test
+    void onlineCompaction_aReaderCachingADroppedFrame_readsTheFrameNowAtItsOffset() throws Exception {
+        Random r = new Random(3);
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog")); DataStore store = open(db); BlockCodec codec = new BlockCodec()) {
+            long[] firsts = new long[2];
+            byte[][] raws = new byte[2][];
+            for (int f = 0; f < 2; f++) {
+                raws[f] = new byte[M * BS];
+                byte[] fps = new byte[M * 32];
+                for (int k = 0; k < M; k++) {
+                    System.arraycopy(block(r), 0, raws[f], k * BS, BS);
+                    System.arraycopy(MessageDigest.getInstance("SHA-256").digest(Arrays.copyOfRange(raws[f], k * BS, (k + 1) * BS)), 0,
+                            fps, k * 32, 32);
+                }
+                byte[] z = new byte[raws[f].length + 4096];
+                int n = codec.compress(raws[f], 0, raws[f].length, z, 0);
+                firsts[f] = store.appendFrame(fps, 0, M, z, 0, n, BS);
+            }
+            store.sync();
+            while (store.compactableBelow() < 2) { // seal log 1: fill log 2 and make it durable
+                byte[] b = block(r);
+                store.append(MessageDigest.getInstance("SHA-256").digest(b), 0, b, 0, BS, FormatVersions.CODEC_RAW, BS);
+                store.sync();
+            }
+            StoredBlock reader = new StoredBlock();
+            store.read(firsts[0] + 2, reader); // caches frame 0, the first record of log 1
+            long[] gone = new long[M];
+            for (int k = 0; k < M; k++) {
+                gone[k] = firsts[0] + k;
+            }
+            store.forget(gone, M);
+            Compactor.Result res = new Compactor(store).run(1.0, Long.MAX_VALUE);
+            assertThat(res.logsRewritten()).isEqualTo(1);
+            store.read(firsts[1] + 5, reader); // frame 1 now lies where frame 0 lay
+            assertThat(Arrays.copyOfRange(reader.data(), reader.dataOffset(), reader.dataOffset() + BS))
+                    .isEqualTo(Arrays.copyOfRange(raws[1], 5 * BS, 6 * BS));
+            assertThat(store.badBlocks().count()).isZero();
+        }
+    }
+
+    @Test
+    void onlineCompaction_sweepFreesRepackedMembersBeforeTheSwitch_theyNeverGetALocationBack() throws Exception {
+        fill();
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog")); DataStore store = open(db)) {
+            // the first frame keeping 4 of 8 members (frame 2): free two of those after the copy
+            long first = frames.get(2);
+            long[] freed = {first, first + 3};
+            Compactor c = new Compactor(store);
+            c.beforeSwitch = id -> {
+                if (id == 1) {
+                    store.forget(freed, 2);
+                }
+            };
+            Compactor.Result r = c.run(1.0, Long.MAX_VALUE);
+            assertThat(r.recordsFreedMeanwhile()).isEqualTo(2);
+            for (long p : freed) {
+                assertThat(store.fingerprint(p, new StoredBlock(1))).as("pbn %d", p).isFalse();
+                live.remove(p);
+                dead.add(p);
+            }
+        }
+        assertLiveReadable();
+    }
+
+    @Test
     void crash_atEachCompactionKillPoint_everyLiveMemberReadsBack() throws Exception {
         fill();
         for (KillPoint p : new KillPoint[] {KillPoints.COMPACTION_AFTER_COPY, KillPoints.COMPACTION_AFTER_SWITCH}) {
@@ -207,21 +273,12 @@ class CompactorFrameTest {
     void crash_afterLocationBatchBeforeRename_repackedFramesServedAfterRestart() throws Exception {
         fill();
         Path data = dir.resolve("data");
-        Path log1 = data.resolve(DataLog.fileName(1));
-        byte[] oldLog = Files.readAllBytes(log1);
+        long oldSize;
         try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"))) {
-            Compactor.compact(data, db, 1.0);
-            byte[] compacted = Files.readAllBytes(log1);
-            assertThat(compacted.length).isLessThan(oldLog.length);
-            // the on-disk state of a crash between the synced location batch and the rename
-            Files.write(data.resolve(DataLog.fileName(1) + ".compact"), compacted);
-            Files.write(log1, oldLog);
-            try (MetadataBatch b = new MetadataBatch()) {
-                db.putMetaLong(b, Compactor.META_INTENT, 1);
-                db.write(b, true);
-            }
+            oldSize = CompactionCrashStates.afterLocationBatchBeforeRename(data, db, 1.0);
         }
-        assertLiveReadable();
-        assertThat(Files.readAllBytes(log1)).hasSizeLessThan(oldLog.length);
+        assertLiveReadable(); // the store's open renames the compacted file into place
+        assertThat(Files.size(data.resolve(DataLog.fileName(1)))).isLessThan(oldSize);
+        assertThat(Files.exists(data.resolve(DataLog.fileName(1) + ".compact"))).isFalse();
     }
 }
