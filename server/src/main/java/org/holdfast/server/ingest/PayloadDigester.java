@@ -125,6 +125,12 @@ final class PayloadDigester implements AutoCloseable {
                             + " blocks, over " + ProtocolLimits.FRAME_MAX_RAW + " raw bytes"));
                     return;
                 }
+                if (len >= m * blockSize) {
+                    // a frame that does not shrink its blocks has no reason to be (the agent sends them raw), and the store takes frames under 1 MiB
+                    d.fail(i, new ProtocolException(ErrorCode.BAD_FRAME, "zstd frame of LBN " + lbn + " is " + len + " bytes for "
+                            + m + " blocks of " + blockSize + ": a frame must be smaller than its blocks; send them raw instead"));
+                    return;
+                }
                 b.copyPayload(i, payload, 0);
                 try {
                     codec.decompress(payload, 0, len, raw, 0, m * blockSize);

@@ -269,4 +269,26 @@ class FrameIngestLoopbackTest {
         }
     }
 
+
+    @Test
+    void frame_notSmallerThanItsBlocks_refusedAsBadFrameAndNothingStored() {
+        byte[] image = new byte[2 * BS];
+        new Random(9).nextBytes(image); // incompressible: its zstd frame is a little larger than the blocks
+        long before = harness.store().nextPbn();
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.begin("vol", BS, image.length, 0);
+            assertThat(entries(a, image).neededCount()).isEqualTo(2);
+            byte[] z = com.github.luben.zstd.Zstd.compress(image, 1);
+            assertThat(z.length).isGreaterThanOrEqualTo(image.length);
+            Blocks.Builder b = Blocks.builder(a.alloc(), z.length);
+            b.addFrame(0, z, 0, z.length).addFrameMember(1);
+            a.send(b.build());
+            ErrorMessage e = a.expectErrorAndClose();
+            assertThat(e.code()).isEqualTo(ErrorCode.BAD_FRAME);
+            assertThat(e.message()).contains("LBN 0").contains("smaller than its blocks");
+        }
+        assertThat(harness.store().nextPbn()).isEqualTo(before);
+    }
+
 }
