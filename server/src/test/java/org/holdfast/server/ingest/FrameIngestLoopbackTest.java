@@ -189,13 +189,7 @@ class FrameIngestLoopbackTest {
     @Test
     void frame_ofUnprovenDuplicates_provesThemMemberByMemberAndStoresNothingNew() {
         byte[] image = image(5, BLOCKS);
-        try (AgentDriver a = harness.agent()) {
-            a.hello();
-            a.begin("first", BS, image.length, 0);
-            sendFrames(a, image, entries(a, image), -1, -1);
-            a.send(new Commit(image.length));
-            a.expect(Committed.class);
-        }
+        backUpInFrames("first", image);
         long before = harness.store().nextPbn();
         try (AgentDriver a = harness.agent()) {
             a.tags(AgentDriver.TagMode.WRONG).hello();
@@ -214,13 +208,7 @@ class FrameIngestLoopbackTest {
     @Test
     void frame_holdingBadBlocksContent_repairsThemInPlaceMemberByMember() {
         byte[] image = image(6, BLOCKS);
-        try (AgentDriver a = harness.agent()) {
-            a.hello();
-            a.begin("first", BS, image.length, 0);
-            sendFrames(a, image, entries(a, image), -1, -1);
-            a.send(new Commit(image.length));
-            a.expect(Committed.class);
-        }
+        backUpInFrames("first", image);
         java.util.List<Long> stored = new java.util.ArrayList<>();
         harness.store().locations().forEach((pbn, logId, offset, len, fps, fpOff) -> stored.add(pbn) && stored.size() < 3);
         stored.forEach(p -> assertThat(harness.store().markDamaged(p, "bit rot (test)")).isTrue());
@@ -239,6 +227,17 @@ class FrameIngestLoopbackTest {
         assertThat(harness.store().repairedBlocks() - repairedBefore).isEqualTo(3);
         assertThat(harness.store().badBlocks().isEmpty()).isTrue();
         assertThat(harness.store().nextPbn()).as("repaired in place: no new PBN").isEqualTo(before);
+    }
+
+    /** A first backup of {@code image} to {@code volume}, every block asked for and sent in frames. */
+    private void backUpInFrames(String volume, byte[] image) {
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.begin(volume, BS, image.length, 0);
+            sendFrames(a, image, entries(a, image), -1, -1);
+            a.send(new Commit(image.length));
+            a.expect(Committed.class);
+        }
     }
 
     private byte[] fingerprint(byte[] image, int lbn) {
