@@ -977,19 +977,25 @@ public final class DataStore implements AutoCloseable {
     /**
      * Appends one zstd frame of {@code members} blocks whose fingerprints are
      * {@code fps[fpOff + 32k]}; returns the first PBN, member k gets first + k. Temporary form:
-     * decodes the frame and appends each member as a raw single-block record.
+     * decodes the frame and appends each member as a single-block record (zstd when it pays, as
+     * the agent's single blocks were stored), so the rest of the store sees only v1 records.
      */
     public long appendFrame(byte[] fps, int fpOff, int members, byte[] frame, int off, int storedLength, int blockSize) {
         byte[] raw = new byte[members * blockSize];
+        byte[] packed = new byte[org.holdfast.common.compress.BlockCodec.maxCompressedLength(blockSize)];
         try (org.holdfast.common.compress.BlockCodec codec = new org.holdfast.common.compress.BlockCodec()) {
             codec.decompress(frame, off, storedLength, raw, 0, members * blockSize);
-        }
-        synchronized (appendLock) {
-            long first = append(fps, fpOff, raw, 0, blockSize, FormatVersions.CODEC_RAW, blockSize);
-            for (int k = 1; k < members; k++) {
-                append(fps, fpOff + k * Fingerprint.BYTES, raw, k * blockSize, blockSize, FormatVersions.CODEC_RAW, blockSize);
+            synchronized (appendLock) {
+                long first = -1;
+                for (int k = 0; k < members; k++) {
+                    int n = codec.compress(raw, k * blockSize, blockSize, packed, 0);
+                    long pbn = n > 0
+                            ? append(fps, fpOff + k * Fingerprint.BYTES, packed, 0, n, FormatVersions.CODEC_ZSTD, blockSize)
+                            : append(fps, fpOff + k * Fingerprint.BYTES, raw, k * blockSize, blockSize, FormatVersions.CODEC_RAW, blockSize);
+                    first = k == 0 ? pbn : first;
+                }
+                return first;
             }
-            return first;
         }
     }
 }
