@@ -48,18 +48,7 @@ class PayloadDigesterTest {
             }
             blocks[i] = block;
         }
-        Blocks frame = b.build();
-        try {
-            PayloadDigester.FrameDigests d = digester.digest(frame, BS).join();
-            byte[] fp = new byte[32];
-            for (int i = 0; i < n; i++) {
-                assertThat(d.errorAt(i)).isNull();
-                hasher.sha256(blocks[i], 0, BS, fp, 0);
-                assertThat(Arrays.copyOfRange(d.digests, i * 32, i * 32 + 32)).as("digest of block %d", i).isEqualTo(fp);
-            }
-        } finally {
-            frame.release();
-        }
+        assertDigestsAreTheBlocksSha256(b.build(), blocks);
     }
 
     @Test
@@ -86,11 +75,15 @@ class PayloadDigesterTest {
                 b.addFrameMember(first + k);
             }
         }
-        Blocks frame = b.build();
+        assertDigestsAreTheBlocksSha256(b.build(), blocks);
+    }
+
+    /** Digests {@code frame} on the pool; every block's digest must be the SHA-256 of {@code blocks[i]}. Releases the frame. */
+    private void assertDigestsAreTheBlocksSha256(Blocks frame, byte[][] blocks) {
         try {
             PayloadDigester.FrameDigests d = digester.digest(frame, BS).join();
             byte[] fp = new byte[32];
-            for (int i = 0; i < n; i++) {
+            for (int i = 0; i < blocks.length; i++) {
                 assertThat(d.errorAt(i)).as("block %d", i).isNull();
                 hasher.sha256(blocks[i], 0, BS, fp, 0);
                 assertThat(Arrays.copyOfRange(d.digests, i * 32, i * 32 + 32)).as("digest of block %d", i).isEqualTo(fp);
