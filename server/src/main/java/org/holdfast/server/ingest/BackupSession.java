@@ -458,9 +458,9 @@ public final class BackupSession {
             }
             System.arraycopy(fps, fpOff, frameFps, k * Fingerprint.BYTES, Fingerprint.BYTES);
         }
-        var bad2 = services.dataStore().badBlocks();
-        for (int k = 0; plain && !bad2.isEmpty() && k < m; k++) {
-            plain = bad2.holding(frameFps, k * Fingerprint.BYTES) == 0;
+        var badBlocks = services.dataStore().badBlocks();
+        for (int k = 0; plain && !badBlocks.isEmpty() && k < m; k++) {
+            plain = badBlocks.holding(frameFps, k * Fingerprint.BYTES) == 0;
         }
         if (!plain) {
             return onFrameMembers(b, d, i, m, protectedCount);

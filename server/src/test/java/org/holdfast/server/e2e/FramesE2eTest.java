@@ -141,6 +141,26 @@ class FramesE2eTest {
         Run r = restore("framed", out);
         assertThat(r.exit()).as("%s", r).isZero();
         assertThat(Files.mismatch(src, out)).as("restored byte-identical").isEqualTo(-1L);
+
+        // an incremental: scattered changed blocks (runs of 1 to 3) travel in frames of their runs
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(src, java.nio.file.StandardOpenOption.WRITE)) {
+            Random rnd = new Random(11);
+            for (int k = 0; k < 60; k++) {
+                byte[] changed = new byte[BS * (1 + rnd.nextInt(3))];
+                for (int i = 0; i < changed.length; i++) {
+                    changed[i] = WORDS[rnd.nextInt(WORDS.length)][0];
+                }
+                ch.write(java.nio.ByteBuffer.wrap(changed), (long) rnd.nextInt(BLOCKS - 3) * BS);
+            }
+        }
+        Run inc = backup("framed", src, "--frame-size", "65536");
+        assertThat(inc.exit()).as("%s", inc).isZero();
+        assertThat(inc.json().get("mode").asText()).isEqualTo("incremental");
+        assertThat(inc.json().get("framedBlocks").asLong()).isPositive();
+        Files.delete(out);
+        Run r2 = restore("framed", out);
+        assertThat(r2.exit()).as("%s", r2).isZero();
+        assertThat(Files.mismatch(src, out)).as("the incremental restores byte-identical").isEqualTo(-1L);
     }
 
     @Test

@@ -54,6 +54,7 @@ public final class AgentDriver implements AutoCloseable {
     private final EventLoopGroup group = new NioEventLoopGroup(1);
     private final BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
     private final Channel channel;
+    private final FrameDecoder decoder = new FrameDecoder();
     private final BlockHasher hasher = new BlockHasher();
     private final String token;
     private volatile PossessionProof proof; // of the latest BACKUP_READY
@@ -66,9 +67,27 @@ public final class AgentDriver implements AutoCloseable {
     public record Restored(RestoreInfo info, byte[] image, long blocksSent, int frames, long framedBlocks) {
     }
 
-    /** A RESTORE_DATA frame copied out of its buffer. */
+    /**
+     * A RESTORE_DATA frame copied out of its buffer. For a block of a compressed frame (protocol 4),
+     * {@code frameBlocks[i]} is the entry whose payload holds the frame and {@code members[i]} the
+     * block's index in it; -1 and 0 for other blocks.
+     */
     record DataFrame(long startLbn, int count, byte[] codecs, byte[] fps, byte[][] payloads, int[] members, int[] frameBlocks,
                      int[] frameMembers) {
+        /** Block {@code i}'s bytes into {@code dst} (zeros for a zero block), decoding a frame if it is in one. */
+        void block(int i, BlockCodec codec, int blockSize, byte[] dst) {
+            int c = codecs[i];
+            if (c == PayloadCodec.ZERO) {
+                Arrays.fill(dst, 0, blockSize, (byte) 0);
+            } else if (PayloadCodec.isFrame(c)) {
+                int fb = frameBlocks[i];
+                byte[] raw = new byte[frameMembers[i] * blockSize];
+                codec.decompress(payloads[fb], 0, payloads[fb].length, raw, 0, raw.length);
+                System.arraycopy(raw, members[i] * blockSize, dst, 0, blockSize);
+            } else {
+                codec.decode(c, payloads[i], 0, payloads[i].length, dst, 0, blockSize);
+            }
+        }
     }
 
     public AgentDriver(int port) {
@@ -82,22 +101,23 @@ public final class AgentDriver implements AutoCloseable {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast(new FrameDecoder(), new FrameEncoder(), new SimpleChannelInboundHandler<Message>() {
+                        ch.pipeline().addLast(decoder, new FrameEncoder(), new SimpleChannelInboundHandler<Message>() {
                             @Override
                             protected void channelRead0(ChannelHandlerContext ctx, Message m) {
                                 if (m instanceof RestoreData d) {
                                     byte[][] payloads = new byte[d.count()][];
+                                    for (int i = 0; i < d.count(); i++) {
+                                        payloads[i] = new byte[d.lengths()[i]];
+                                        d.copyPayload(i, payloads[i], 0);
+                                    }
                                     int[] members = new int[d.count()];
                                     int[] frameBlocks = new int[d.count()];
                                     int[] frameMembers = new int[d.count()];
                                     for (int i = 0; i < d.count(); i++) {
-                                        payloads[i] = new byte[d.lengths()[i]];
-                                        d.copyPayload(i, payloads[i], 0);
-                                        if (d.codec(i) == PayloadCodec.ZSTD_FRAME || d.codec(i) == PayloadCodec.FRAME_MEMBER) {
-                                            members[i] = d.memberIndex(i);
-                                            frameBlocks[i] = d.frameBlock(i);
-                                            frameMembers[i] = d.frameMemberCount(i);
-                                        }
+                                        boolean framed = PayloadCodec.isFrame(d.codec(i));
+                                        members[i] = d.memberIndex(i);
+                                        frameBlocks[i] = framed ? d.frameBlock(i) : -1;
+                                        frameMembers[i] = framed ? d.frameMemberCount(i) : 0;
                                     }
                                     inbox.add(new DataFrame(d.startLbn(), d.count(), d.codecs().clone(), d.fingerprints().clone(), payloads,
                                             members, frameBlocks, frameMembers));
@@ -184,11 +204,11 @@ public final class AgentDriver implements AutoCloseable {
         return hello(ProtocolLimits.PROTOCOL_VERSION);
     }
 
-    /** HELLO offering protocol {@code version}; the decoder then accepts what the agreed version allows. */
+    /** HELLO offering protocol {@code version} (an older agent's); the decoder then accepts what the agreed version allows. */
     public HelloOk hello(int version) {
         send(new Hello(version, "test-agent", token));
         HelloOk ok = expect(HelloOk.class);
-        FrameDecoder decoder = channel.pipeline().get(FrameDecoder.class);
+        // as the real agent does: compressed frames only once version 4 was agreed
         channel.eventLoop().submit(() -> decoder.protocolVersion(ok.protocolVersion())).syncUninterruptibly();
         return ok;
     }
@@ -294,18 +314,9 @@ public final class AgentDriver implements AutoCloseable {
                 assertThat(d.startLbn()).isEqualTo(expectedLbn);
                 for (int i = 0; i < d.count(); i++) {
                     long lbn = d.startLbn() + i;
-                    if (d.codecs()[i] == PayloadCodec.ZERO) {
-                        Arrays.fill(block, (byte) 0);
-                    } else if (d.codecs()[i] == PayloadCodec.ZSTD_FRAME || d.codecs()[i] == PayloadCodec.FRAME_MEMBER) {
-                        byte[] frame = d.payloads()[d.frameBlocks()[i]];
-                        byte[] members = new byte[d.frameMembers()[i] * info.blockSize()];
-                        codec.decompress(frame, 0, frame.length, members, 0, members.length);
-                        System.arraycopy(members, d.members()[i] * info.blockSize(), block, 0, info.blockSize());
-                        hasher.sha256(block, 0, block.length, digest, 0);
-                        assertThat(digest).as("fingerprint of LBN %d", lbn).isEqualTo(Arrays.copyOfRange(d.fps(), i * 32, i * 32 + 32));
-                        framedBlocks++;
-                    } else {
-                        codec.decode(d.codecs()[i], d.payloads()[i], 0, d.payloads()[i].length, block, 0, info.blockSize());
+                    d.block(i, codec, info.blockSize(), block);
+                    framedBlocks += PayloadCodec.isFrame(d.codecs()[i]) ? 1 : 0;
+                    if (d.codecs()[i] != PayloadCodec.ZERO) {
                         hasher.sha256(block, 0, block.length, digest, 0);
                         assertThat(digest).as("fingerprint of LBN %d", lbn).isEqualTo(Arrays.copyOfRange(d.fps(), i * 32, i * 32 + 32));
                     }

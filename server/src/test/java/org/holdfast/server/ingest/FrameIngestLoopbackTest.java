@@ -189,13 +189,7 @@ class FrameIngestLoopbackTest {
     @Test
     void frame_ofUnprovenDuplicates_provesThemMemberByMemberAndStoresNothingNew() {
         byte[] image = image(5, BLOCKS);
-        try (AgentDriver a = harness.agent()) {
-            a.hello();
-            a.begin("first", BS, image.length, 0);
-            sendFrames(a, image, entries(a, image), -1, -1);
-            a.send(new Commit(image.length));
-            a.expect(Committed.class);
-        }
+        backUpInFrames("first", image);
         long before = harness.store().nextPbn();
         try (AgentDriver a = harness.agent()) {
             a.tags(AgentDriver.TagMode.WRONG).hello();
@@ -209,6 +203,41 @@ class FrameIngestLoopbackTest {
             assertThat(a.restore("second", 1).image()).isEqualTo(image);
         }
         assertThat(harness.store().nextPbn()).isEqualTo(before);
+    }
+
+    @Test
+    void frame_holdingBadBlocksContent_repairsThemInPlaceMemberByMember() {
+        byte[] image = image(6, BLOCKS);
+        backUpInFrames("first", image);
+        java.util.List<Long> stored = new java.util.ArrayList<>();
+        harness.store().locations().forEach((pbn, logId, offset, len, fps, fpOff) -> stored.add(pbn) && stored.size() < 3);
+        stored.forEach(p -> assertThat(harness.store().markDamaged(p, "bit rot (test)")).isTrue());
+        long repairedBefore = harness.store().repairedBlocks();
+        long before = harness.store().nextPbn();
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.begin("second", BS, image.length, 0);
+            Need need = entries(a, image);
+            assertThat(need.neededCount()).as("only the bad blocks are asked for").isEqualTo(3);
+            sendFrames(a, image, need, -1, -1);
+            a.send(new Commit(image.length));
+            assertThat(a.expect(Committed.class).newBlocks()).isEqualTo(3);
+            assertThat(a.restore("first", 1).image()).as("the old snapshot heals").isEqualTo(image);
+        }
+        assertThat(harness.store().repairedBlocks() - repairedBefore).isEqualTo(3);
+        assertThat(harness.store().badBlocks().isEmpty()).isTrue();
+        assertThat(harness.store().nextPbn()).as("repaired in place: no new PBN").isEqualTo(before);
+    }
+
+    /** A first backup of {@code image} to {@code volume}, every block asked for and sent in frames. */
+    private void backUpInFrames(String volume, byte[] image) {
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.begin(volume, BS, image.length, 0);
+            sendFrames(a, image, entries(a, image), -1, -1);
+            a.send(new Commit(image.length));
+            a.expect(Committed.class);
+        }
     }
 
     private byte[] fingerprint(byte[] image, int lbn) {
