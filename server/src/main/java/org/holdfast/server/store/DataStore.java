@@ -1059,6 +1059,7 @@ public final class DataStore implements AutoCloseable {
             }
             if (!db.isClosed()) {
                 sync();
+                releaseReservation();
             }
             synchronized (appendLock) {
                 closed = true;
@@ -1104,6 +1105,20 @@ public final class DataStore implements AutoCloseable {
         DataLog next = DataLog.create(settings.dir(), active.id() + 1, System.currentTimeMillis());
         logs.put(next.id(), next);
         active = next;
+    }
+
+    /**
+     * At an orderly close, after the last sync: hands the PBNs reserved but never given out back, so
+     * the next start continues at {@link #nextPbn} and PBNs stay dense (the GC's per-PBN tables span
+     * the highest PBN). Only a crash leaves a gap, as it must: PBNs handed out before it are never
+     * reused.
+     */
+    private void releaseReservation() {
+        synchronized (appendLock) {
+            if (!readOnly && nextPbn < reservedPbn) {
+                reserve(nextPbn);
+            }
+        }
     }
 
     private void reserve(long upTo) {
