@@ -89,6 +89,11 @@ public final class SessionMap implements AutoCloseable {
         return spilled;
     }
 
+    /** At most this many entries are held in memory (Integer.MAX_VALUE for an in-memory map). */
+    public int bufferEntries() {
+        return bufferEntries;
+    }
+
     /** The spill file (which may not exist yet), or null for an in-memory map. */
     public Path spillFile() {
         return spillFile;

@@ -83,7 +83,22 @@ public final class SnapshotCommit {
     }
 
     /**
-     * Commits and returns the new snapshot with its delta.
+     * The commit's delta: in memory for an in-memory session map; for a spilling one, spilling
+     * beside its file with the same memory bound (the file matches the session spill's name pattern,
+     * so a crash's leftover is removed at the next start).
+     */
+    private static SnapshotDelta deltaFor(SessionMap entries) {
+        if (entries.spillFile() == null) {
+            return new SnapshotDelta((int) Math.min(entries.size(), 1 << 16));
+        }
+        String name = entries.spillFile().getFileName().toString();
+        return new SnapshotDelta(entries.spillFile().resolveSibling(name.replaceFirst("\\.spill$", "") + "-delta.spill"),
+                entries.bufferEntries());
+    }
+
+    /**
+     * Commits and returns the new snapshot with its delta (readable after the return only if it
+     * stayed in memory: a spilled delta's file is deleted once the commit is done).
      *
      * @throws CommitRejectedException if the parent moved, the block size differs or the entries are bad; nothing written
      */
@@ -126,48 +141,49 @@ public final class SnapshotCommit {
             long sequence = r.parentSequence() + 1;
             long newBlockCount = VolumeRecord.blockCount(r.volumeBytes(), r.blockSize());
             SessionMap entries = r.entries();
-            // sized once: the delta has at most one entry per session entry, so it never grows by doubling
-            SnapshotDelta delta = new SnapshotDelta((int) Math.min(entries.size(), Integer.MAX_VALUE - 8));
-            try (MapCursor cursor = catalog.mapCursor(internalId); SessionMap.Cursor e = entries.cursor()) {
-                while (e.next()) {
-                    long lbn = e.lbn();
-                    if (lbn >= newBlockCount) {
-                        break; // past the end the session itself committed: the shrink pass decides
+            SnapshotDelta delta = deltaFor(entries);
+            try (delta) {
+                try (MapCursor cursor = catalog.mapCursor(internalId); SessionMap.Cursor e = entries.cursor()) {
+                    while (e.next()) {
+                        long lbn = e.lbn();
+                        if (lbn >= newBlockCount) {
+                            break; // past the end the session itself committed: the shrink pass decides
+                        }
+                        long pbn = e.pbn();
+                        if (existing != null) {
+                            cursor.seekNewest(lbn);
+                        }
+                        long before = existing == null ? 0 : cursor.pbn();
+                        long birth = existing == null ? 0 : cursor.birthSequence();
+                        if (before != pbn) {
+                            delta.add(lbn, before, birth, pbn);
+                            catalog.putMapEntry(batch, internalId, lbn, sequence, pbn);
+                        }
                     }
-                    long pbn = e.pbn();
-                    if (existing != null) {
-                        cursor.seekNewest(lbn);
-                    }
-                    long before = existing == null ? 0 : cursor.pbn();
-                    long birth = existing == null ? 0 : cursor.birthSequence();
-                    if (before != pbn) {
-                        delta.add(lbn, before, birth, pbn);
-                        catalog.putMapEntry(batch, internalId, lbn, sequence, pbn);
-                    }
-                }
-                if (newBlockCount < oldBlockCount) {
-                    cursor.startScan(Long.MAX_VALUE, newBlockCount, Long.MAX_VALUE);
-                    while (cursor.nextMapped()) {
-                        if (cursor.pbn() != 0) {
-                            delta.add(cursor.lbn(), cursor.pbn(), cursor.birthSequence(), 0);
-                            catalog.putMapEntry(batch, internalId, cursor.lbn(), sequence, 0);
+                    if (newBlockCount < oldBlockCount) {
+                        cursor.startScan(Long.MAX_VALUE, newBlockCount, Long.MAX_VALUE);
+                        while (cursor.nextMapped()) {
+                            if (cursor.pbn() != 0) {
+                                delta.add(cursor.lbn(), cursor.pbn(), cursor.birthSequence(), 0);
+                                catalog.putMapEntry(batch, internalId, cursor.lbn(), sequence, 0);
+                            }
                         }
                     }
                 }
+                SnapshotRecord snapshot = new SnapshotRecord(r.volume(), sequence, now, r.volumeBytes(), r.blockSize(),
+                        r.logicalBytes(), delta.size(), r.sentBlocks(), r.newBlocks(), r.storedBytes(), r.consistency());
+                // The domain is fixed when the volume is created; later requests cannot move it.
+                String domain = existing == null ? r.domain() : existing.domain();
+                VolumeRecord volume = new VolumeRecord(r.volume(), internalId, r.blockSize(), createdAt, sequence, r.volumeBytes(), domain);
+                catalog.putSnapshot(batch, internalId, snapshot);
+                catalog.putVolume(batch, volume);
+                CommittedSnapshot committed = new CommittedSnapshot(volume, snapshot, delta);
+                CommitHook.AfterCommit after = hook.onCommit(committed, batch);
+                catalog.write(batch);
+                KillPoints.hit(KillPoints.COMMIT_AFTER_CATALOG_BATCH);
+                after.run();
+                return committed;
             }
-            SnapshotRecord snapshot = new SnapshotRecord(r.volume(), sequence, now, r.volumeBytes(), r.blockSize(),
-                    r.logicalBytes(), delta.size(), r.sentBlocks(), r.newBlocks(), r.storedBytes(), r.consistency());
-            // The domain is fixed when the volume is created; later requests cannot move it.
-            String domain = existing == null ? r.domain() : existing.domain();
-            VolumeRecord volume = new VolumeRecord(r.volume(), internalId, r.blockSize(), createdAt, sequence, r.volumeBytes(), domain);
-            catalog.putSnapshot(batch, internalId, snapshot);
-            catalog.putVolume(batch, volume);
-            CommittedSnapshot committed = new CommittedSnapshot(volume, snapshot, delta);
-            CommitHook.AfterCommit after = hook.onCommit(committed, batch);
-            catalog.write(batch);
-            KillPoints.hit(KillPoints.COMMIT_AFTER_CATALOG_BATCH);
-            after.run();
-            return committed;
         }
     }
 }

@@ -91,6 +91,46 @@ class SnapshotCommitTest {
     }
 
     @Test
+    void commit_spillingSession_deltaSpillsBesideItWithTheSameBound_hookReadsItAllThenTheFileIsGone() throws Exception {
+        Path spill = dir.resolveSibling(dir.getFileName() + "-spill");
+        java.nio.file.Files.createDirectories(spill);
+        commit(0, 3000, 5, 105);
+        SessionMap m = new SessionMap(spill.resolve("session-7-ab.spill"), 1024);
+        for (long lbn = 0; lbn < 3000; lbn++) {
+            m.add(lbn, lbn == 5 ? 105 : 1000 + lbn);
+        }
+        long[] seen = {0, 0, -1};
+        boolean[] spilled = {false};
+        CommitHook hook = (c, batch) -> {
+            spilled[0] = c.delta().spilledEntries() > 0 && java.nio.file.Files.exists(spill.resolve("session-7-ab-delta.spill"));
+            try (SnapshotDelta.Cursor e = c.delta().cursor()) {
+                while (e.next()) {
+                    assertThat(e.lbn()).isGreaterThan(seen[2]);
+                    assertThat(e.newPbn()).isEqualTo(1000 + e.lbn());
+                    assertThat(e.beforePbn()).isZero();
+                    seen[0]++;
+                    seen[2] = e.lbn();
+                }
+            }
+            return CommitHook.AfterCommit.NOTHING;
+        };
+        try (m) {
+            CommittedSnapshot c = new SnapshotCommit(catalog, hook, Clock.systemUTC())
+                    .commit(new SnapshotCommit.Request(VOL, BS, 3000L * BS, 1, m, 3000L * BS, 3000, 3000, 0));
+            assertThat(c.snapshot().changedBlocks()).isEqualTo(2999);
+            assertThat(c.delta().size()).isEqualTo(2999);
+        }
+        assertThat(seen[0]).isEqualTo(2999);
+        assertThat(spilled[0]).as("the delta of 2999 entries spilled past its 1024-entry buffer").isTrue();
+        try (var files = java.nio.file.Files.list(spill)) {
+            assertThat(files).as("no spill file is left").isEmpty();
+        }
+        long[] img = image(2, 3000);
+        assertThat(img[5]).isEqualTo(105);
+        assertThat(img[2999]).isEqualTo(3999);
+    }
+
+    @Test
     void mapRead_eachSnapshot_seesNewestEntryNotNewerThanIt() {
         Random r = new Random(5);
         int blocks = 64;

@@ -43,6 +43,12 @@ final class GcStoreFixture implements AutoCloseable {
      */
     static GcStoreFixture open(Path dir, Clock clock, long logBytes, Duration grace, int sweepBatchChunks,
                                UnaryOperator<CommitHook> wrapHook) {
+        return open(dir, clock, logBytes, grace, sweepBatchChunks, wrapHook, CommitParts.DEFAULT_PART_ENTRIES);
+    }
+
+    /** As above, with commits of more than {@code partEntries} delta entries logged in parts. */
+    static GcStoreFixture open(Path dir, Clock clock, long logBytes, Duration grace, int sweepBatchChunks,
+                               UnaryOperator<CommitHook> wrapHook, int partEntries) {
         MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
         DataStore store = DataStore.open(new DataStore.Settings(dir.resolve("data"), logBytes, FsyncPolicy.COMMIT, 64, 0), db);
         ExactFingerprintIndex index = new ExactFingerprintIndex(db);
@@ -58,7 +64,7 @@ final class GcStoreFixture implements AutoCloseable {
             db.close();
             throw e;
         }
-        SnapshotCommit commit = new SnapshotCommit(catalog, wrapHook.apply(new GcCommitHook(gc)), clock);
+        SnapshotCommit commit = new SnapshotCommit(catalog, wrapHook.apply(new GcCommitHook(gc, partEntries)), clock);
         monitor[0] = commit;
         return new GcStoreFixture(db, store, index, catalog, gc, commit);
     }
