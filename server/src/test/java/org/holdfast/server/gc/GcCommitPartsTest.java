@@ -194,6 +194,52 @@ class GcCommitPartsTest {
         }
     }
 
+    @Test
+    void killedAfterAnyMapChunk_snapshotAbsent_parentIntact_fsckClean_retryCommits_nothingReferencedIsFreed() {
+        // snapshot 2's 30 entries in chunks of 8: three chunks are written before the switch
+        for (int k = 1; k <= 3; k++) {
+            Path run = dir.resolve("chunk-k" + k);
+            f = GcStoreFixture.open(run, clock, 1L << 20, Duration.ofHours(2), 8, hook -> hook, PART);
+            long[] one = first();
+            long[] session = second(one);
+            long start = f.gc.lastAppliedOp();
+            KillPoints.arm(KillPoints.COMMIT_AFTER_MAP_CHUNK, k, KillPoints.Mode.THROW);
+            assertThatThrownBy(() -> commit(1, session)).isInstanceOf(KillPoints.Killed.class);
+            KillPoints.disarm();
+            f.abandon();
+            f = GcStoreFixture.open(run, clock, 1L << 20, Duration.ofHours(2), 8, hook -> hook, PART);
+            String ctx = "killed after map chunk " + k;
+            assertThat(f.catalog.requireVolume(VOL).latestSequence()).as(ctx + ": no snapshot 2").isEqualTo(1);
+            assertThat(f.catalog.snapshots(VOL)).hasSize(1);
+            assertThat(snapshot(1)).as(ctx).containsExactly(one);
+            long[] born = {0};
+            f.catalog.forEachMapEntry(f.catalog.requireVolume(VOL).internalId(), (lbn, birth, pbn) -> {
+                born[0] += birth > 1 ? 1 : 0;
+                return true;
+            });
+            assertThat(born[0]).as(ctx + ": the chunks' entries are gone").isZero();
+            assertThat(f.gc.lastAppliedOp()).as(ctx + ": no GC operation for the snapshot that never was").isEqualTo(start);
+            assertClean();
+            // the agent's retry: the same session again (its blocks are protected anew, as a new session's would be)
+            for (long p : session) {
+                if (p != 0) {
+                    assertThat(f.gc.guard().protect(p)).isTrue();
+                }
+            }
+            assertThat(commit(1, session)).isEqualTo(2);
+            assertThat(snapshot(2)).as(ctx).containsExactly(Arrays.stream(merged(one, session)).filter(p -> p != 0).toArray());
+            assertClean();
+            clock.millis += 30 * HOUR;
+            f.gc.runCycle(clock.millis);
+            for (long p : snapshot(2)) {
+                assertThat(stored(p)).as(ctx + ": PBN " + p + " of the newest snapshot").isTrue();
+            }
+            assertClean();
+            f.close();
+            f = null;
+        }
+    }
+
     private static long[] merged(long[] one, long[] session) {
         long[] out = one.clone();
         for (int i = 0; i < session.length; i++) {

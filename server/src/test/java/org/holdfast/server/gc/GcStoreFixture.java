@@ -46,7 +46,7 @@ final class GcStoreFixture implements AutoCloseable {
         return open(dir, clock, logBytes, grace, sweepBatchChunks, wrapHook, CommitParts.DEFAULT_PART_ENTRIES);
     }
 
-    /** As above, with commits of more than {@code partEntries} delta entries logged in parts. */
+    /** As above, with commits of more than {@code partEntries} delta entries written in map chunks and logged in GC parts. */
     static GcStoreFixture open(Path dir, Clock clock, long logBytes, Duration grace, int sweepBatchChunks,
                                UnaryOperator<CommitHook> wrapHook, int partEntries) {
         MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
@@ -64,7 +64,7 @@ final class GcStoreFixture implements AutoCloseable {
             db.close();
             throw e;
         }
-        SnapshotCommit commit = new SnapshotCommit(catalog, wrapHook.apply(new GcCommitHook(gc, partEntries)), clock);
+        SnapshotCommit commit = new SnapshotCommit(catalog, wrapHook.apply(new GcCommitHook(gc, partEntries)), clock, partEntries);
         monitor[0] = commit;
         return new GcStoreFixture(db, store, index, catalog, gc, commit);
     }
