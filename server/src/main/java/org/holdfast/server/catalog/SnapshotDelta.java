@@ -1,12 +1,6 @@
 package org.holdfast.server.catalog;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.AbstractList;
 import java.util.Arrays;
 import java.util.List;
@@ -28,7 +22,7 @@ public final class SnapshotDelta implements AutoCloseable {
     /** Bytes of one spilled entry. */
     public static final int ENTRY_BYTES = 32;
 
-    private final Path spillFile;
+    private final SpillRun run;
     private final int bufferEntries;
     private long[] lbn;
     private long[] before;
@@ -36,8 +30,6 @@ public final class SnapshotDelta implements AutoCloseable {
     private long[] after;
     private int size;
     private long spilled;
-    private FileChannel out;
-    private ByteBuffer io;
     private boolean closed;
 
     /** A delta held wholly in memory: the arrays grow as needed. */
@@ -54,7 +46,7 @@ public final class SnapshotDelta implements AutoCloseable {
     }
 
     private SnapshotDelta(Path spillFile, int bufferEntries, int initialCapacity) {
-        this.spillFile = spillFile;
+        this.run = spillFile == null ? null : new SpillRun(spillFile, 4, "the commit's delta");
         this.bufferEntries = bufferEntries;
         lbn = new long[initialCapacity];
         before = new long[initialCapacity];
@@ -108,7 +100,7 @@ public final class SnapshotDelta implements AutoCloseable {
     /** A read-only list view that creates each {@link DeltaEntry} on access; only for a delta that never spilled. */
     public List<DeltaEntry> asList() {
         if (spilled > 0) {
-            throw new IllegalStateException("the delta spilled " + spilled + " entries to " + spillFile + ": read it with cursor()");
+            throw new IllegalStateException("the delta spilled " + spilled + " entries to " + run.file() + ": read it with cursor()");
         }
         return new AbstractList<>() {
             @Override
@@ -135,56 +127,25 @@ public final class SnapshotDelta implements AutoCloseable {
     }
 
     private void spill() {
-        try {
-            if (out == null) {
-                out = FileChannel.open(spillFile, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-                io = ByteBuffer.allocate(64 * 1024);
-            }
-            for (int i = 0; i < size; i++) {
-                if (io.remaining() < ENTRY_BYTES) {
-                    drain();
-                }
-                io.putLong(lbn[i]).putLong(before[i]).putLong(birth[i]).putLong(after[i]);
-            }
-            drain();
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not spill the commit's delta to " + spillFile + ": " + e.getMessage()
-                    + "; check free space and permissions there", e);
-        }
+        run.append(new long[][] {lbn, before, birth, after}, size);
         spilled += size;
         size = 0;
-    }
-
-    private void drain() throws IOException {
-        io.flip();
-        while (io.hasRemaining()) {
-            out.write(io);
-        }
-        io.clear();
     }
 
     /** Deletes the spill file, if any. Idempotent; an in-memory delta stays readable. */
     @Override
     public void close() {
-        if (closed || spillFile == null) {
+        if (closed || run == null) {
             return;
         }
         closed = true;
-        try {
-            if (out != null) {
-                out.close();
-            }
-            Files.deleteIfExists(spillFile);
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not delete the delta spill file " + spillFile + ": " + e.getMessage(), e);
-        }
+        run.close();
     }
 
     /** Reads the entries in LBN order: first the spill file, then the in-memory tail. */
     public final class Cursor implements AutoCloseable {
-        private final ByteBuffer in = spilled == 0 ? null : ByteBuffer.allocate(64 * 1024);
-        private FileChannel file;
-        private long fileLeft = spilled;
+        private final SpillRun.Reader file = spilled == 0 ? null : run.reader();
+        private final long[] record = new long[4];
         private int tail = -1;
         private long curLbn;
         private long curBefore;
@@ -192,16 +153,15 @@ public final class SnapshotDelta implements AutoCloseable {
         private long curAfter;
 
         private Cursor() {
-            if (in != null) {
-                in.limit(0);
-            }
         }
 
         /** Moves to the next entry; false past the last. */
         public boolean next() {
-            if (fileLeft > 0) {
-                readOne();
-                fileLeft--;
+            if (file != null && file.next(record)) {
+                curLbn = record[0];
+                curBefore = record[1];
+                curBirth = record[2];
+                curAfter = record[3];
                 return true;
             }
             if (tail + 1 < size) {
@@ -231,37 +191,10 @@ public final class SnapshotDelta implements AutoCloseable {
             return curAfter;
         }
 
-        private void readOne() {
-            try {
-                if (file == null) {
-                    file = FileChannel.open(spillFile, StandardOpenOption.READ);
-                }
-                if (in.remaining() < ENTRY_BYTES) {
-                    in.compact();
-                    while (in.position() < ENTRY_BYTES) {
-                        if (file.read(in) < 0) {
-                            throw new IOException("spill file ends early");
-                        }
-                    }
-                    in.flip();
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException("could not read the delta spill file " + spillFile + ": " + e.getMessage(), e);
-            }
-            curLbn = in.getLong();
-            curBefore = in.getLong();
-            curBirth = in.getLong();
-            curAfter = in.getLong();
-        }
-
         @Override
         public void close() {
             if (file != null) {
-                try {
-                    file.close();
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
+                file.close();
             }
         }
     }

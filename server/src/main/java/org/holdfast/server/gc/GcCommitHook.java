@@ -58,10 +58,16 @@ public final class GcCommitHook implements CommitHook {
     private void logged(CommittedSnapshot c, GcRecords.Op op, long expiry) {
         VolumeStates.State g = states.of(c.volume());
         ops.written(op.lastId());
+        boolean[] stopped = {false};
         CommitParts.log(c.volume().name(), c.snapshot().sequence(), g.expiries, op.id(), op.parts(), partEntries, op.id() - 1,
                 CommitParts.of(c.delta()), (id, part) -> {
+                    if (stopped[0]) {
+                        return;
+                    }
                     ops.apply(id, part);
-                    if (op.parts() > 1) {
+                    // once logging failed, the re-drive that resumes it logs the rest from the catalog
+                    stopped[0] = ops.failure() != null;
+                    if (id < op.lastId()) {
                         KillPoints.hit(KillPoints.COMMIT_AFTER_GC_PART);
                     }
                 });

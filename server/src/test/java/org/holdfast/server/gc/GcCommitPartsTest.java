@@ -4,18 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
-import java.util.Random;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.kill.KillPoint;
 import org.holdfast.common.kill.KillPoints;
 import org.holdfast.gc.check.FsckReport;
 import org.holdfast.server.catalog.SessionMap;
 import org.holdfast.server.catalog.SnapshotCommit;
-import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.StoredBlock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -58,17 +55,7 @@ class GcCommitPartsTest {
     }
 
     private long block(long seed) {
-        byte[] payload = new byte[BS];
-        new Random(seed).nextBytes(payload);
-        try {
-            byte[] fp = MessageDigest.getInstance("SHA-256").digest(payload);
-            long pbn = f.store.append(fp, 0, payload, 0, BS, FormatVersions.CODEC_RAW, BS);
-            f.store.sync();
-            assertThat(f.gc.guard().protect(pbn)).isTrue();
-            return pbn;
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new AssertionError(e);
-        }
+        return f.storeBlock(seed, BS);
     }
 
     /** Commits {@code map} (LBN i → map[i], 0 = not sent) on {@code parent}. */

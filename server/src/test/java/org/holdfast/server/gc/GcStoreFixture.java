@@ -69,6 +69,23 @@ final class GcStoreFixture implements AutoCloseable {
         return new GcStoreFixture(db, store, index, catalog, gc, commit);
     }
 
+    /** Stores a block of {@code blockSize} random bytes from {@code seed}, synced and protected as a backup's would be; answers its PBN. */
+    long storeBlock(long seed, int blockSize) {
+        byte[] payload = new byte[blockSize];
+        new java.util.Random(seed).nextBytes(payload);
+        try {
+            byte[] fp = java.security.MessageDigest.getInstance("SHA-256").digest(payload);
+            long pbn = store.append(fp, 0, payload, 0, blockSize, org.holdfast.server.store.FormatVersions.CODEC_RAW, blockSize);
+            store.sync();
+            if (!gc.guard().protect(pbn)) {
+                throw new IllegalStateException("fresh PBN " + pbn + " refused");
+            }
+            return pbn;
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new AssertionError(e);
+        }
+    }
+
     /** Closes the GC service (flushing it), then the index, the data store and the catalog. */
     @Override
     public void close() {
