@@ -129,6 +129,19 @@ class GcCommitPartsTest {
     }
 
     @Test
+    void trim_keepsACommitRecordUntilItsLastPartIsDurable() {
+        open();
+        long before = f.gc.lastAppliedOp();
+        first();
+        long id = before + 1;
+        assertThat(f.gc.records().opsUpTo(id)).extracting(GcRecords.Op::parts).containsExactly(10);
+        f.gc.operations().trimUpTo(id + 8); // the GC log's durable mark inside the commit's range
+        assertThat(f.gc.records().opAtOrBefore(id + 8)).as("still needed by a re-drive").isPresent();
+        f.gc.operations().trimUpTo(id + 9);
+        assertThat(f.gc.records().opAtOrBefore(id + 9)).as("every part durable: trimmed").isEmpty();
+    }
+
+    @Test
     void killedBeforeTheFirstPartOrAfterAnyPart_restartLogsTheRest_nothingReferencedIsFreed() {
         // snapshot 1 has 10 parts, snapshot 2 has 8: kill each commit before its parts and after each but the last
         for (int snap = 1; snap <= 2; snap++) {
