@@ -27,7 +27,9 @@ import org.holdfast.gc.retention.RangeMaxExpiry;
  * above {@link #lastAppliedOp()}, in id order, call {@link #apply} again. So a snapshot that did
  * not commit never has its decrements applied (it has no id in the catalog), and one that did
  * is never lost (re-driven) nor counted twice (ids at or below the durable mark are ignored).
- * Calls must come in increasing id order (the server holds its commit lock).
+ * Calls must come in increasing id order (the server holds its commit lock). A large commit is
+ * several operations with consecutive ids ({@link GcOperation.CommitPart}: all increments parts,
+ * then all decrements parts), so no group holds its whole delta; the same rules apply to each part.
  */
 public final class GcBookkeeper {
     private final BoscPipeline pipeline;
