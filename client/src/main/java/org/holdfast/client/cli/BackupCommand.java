@@ -71,6 +71,11 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
                 "(a freeze, flush or snapshot made it consistent before this backup; the daemon says so when a pre hook succeeded)."})
     String consistency;
 
+    @Option(names = "--frame-size", paramLabel = "BYTES", defaultValue = "" + BackupSession.DEFAULT_FRAME_SIZE,
+            description = {"Raw bytes of consecutive changed blocks compressed together as one frame: 65536..1048576",
+                "(default 262144; a server before protocol 4 gets one block at a time)."})
+    int frameSize;
+
     @Option(names = "--window-mib", paramLabel = "MIB", defaultValue = "64", hidden = true,
             description = "Memory for payloads waiting for the server's answer.")
     int windowMib;
@@ -90,6 +95,10 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
             throw new AgentException(ExitCode.USAGE,
                     "--threads " + threads + " is negative", "give a number of threads, or 0 for one per core");
         }
+        if (frameSize < BackupSession.MIN_FRAME_SIZE || frameSize > BackupSession.MAX_FRAME_SIZE) {
+            throw new AgentException(ExitCode.USAGE, "--frame-size " + frameSize + " is outside " + BackupSession.MIN_FRAME_SIZE
+                    + ".." + BackupSession.MAX_FRAME_SIZE, "give a size of 64 KiB to 1 MiB in bytes, e.g. 262144, or leave it out");
+        }
         Consistency kind = Consistency.fromName(consistency);
         if (kind == null || kind == Consistency.UNKNOWN) {
             throw new AgentException(ExitCode.USAGE, "--consistency " + consistency + " is not a consistency",
@@ -100,7 +109,7 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
         Path dir = stateDir != null ? stateDir : StateDirectory.current().resolve(StateDirectory.AGENT_STATE, o::notice);
         Path stateFile = StateFile.path(dir, conn.address().key(), volume);
         BackupSession.Settings s = new BackupSession.Settings(volume, source, blockSize, changedBlocks, stateFile,
-                (long) Math.max(8, windowMib) << 20, cores, cores, level, readHoles, kind);
+                (long) Math.max(8, windowMib) << 20, cores, cores, level, readHoles, kind, frameSize);
         if (dirtyBitmap && changedBlocks != null) {
             throw new AgentException(ExitCode.USAGE, "--dirty-bitmap and --changed-blocks both say what changed",
                     "give one of them");
@@ -159,6 +168,7 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
         m.put("changedBytes", r.changedBlocks() * r.blockSize());
         m.put("sentBlocks", r.sentBlocks());
         m.put("sentBytes", r.sentBytes());
+        m.put("framedBlocks", r.framedBlocks());
         m.put("newBlocks", r.newBlocks());
         m.put("storedBytes", r.storedBytes());
         m.put("seconds", Math.round(r.seconds() * 1000) / 1000.0);

@@ -18,6 +18,7 @@ import org.holdfast.client.net.ServerTrust;
 import org.holdfast.client.net.WrongPortException;
 import org.holdfast.common.tls.CertificateFingerprint;
 import org.holdfast.common.id.VolumeId;
+import org.holdfast.common.protocol.ProtocolLimits;
 import picocli.CommandLine.Option;
 
 /** Options every subcommand takes: where the server is, how to trust it, which volume, how to report. */
@@ -66,6 +67,10 @@ public final class ConnectionOptions {
 
     @Option(names = "--debug", description = "Show stack traces on errors.")
     boolean debug;
+
+    @Option(names = "--protocol-version", paramLabel = "N", defaultValue = "" + ProtocolLimits.PROTOCOL_VERSION, hidden = true,
+            description = "Offer this protocol version instead of the newest (behave as an older agent; for interoperability tests).")
+    int protocolVersion;
 
     ServerAddress address() {
         return ServerAddress.parse(server);
@@ -152,7 +157,7 @@ public final class ConnectionOptions {
                 }
             }
             try {
-                conn.hello(agentName(), tok, HELLO_TIMEOUT);
+                conn.hello(agentName(), tok, HELLO_TIMEOUT, protocolVersion);
             } catch (AgentException e) {
                 if (noTls && e.exitCode() == ExitCode.NETWORK && !(e instanceof WrongPortException)) {
                     throw new AgentException(ExitCode.NETWORK, e.getMessage() + " before answering HELLO over plain TCP",

@@ -155,14 +155,28 @@ public final class ServerConnection implements AutoCloseable {
      * version (the lower of the two peers') this connection then speaks: {@link #protocolVersion()}.
      */
     public HelloOk hello(String agentName, String token, Duration timeout) {
-        send(Hello.of(agentName, token));
+        return hello(agentName, token, timeout, ProtocolLimits.PROTOCOL_VERSION);
+    }
+
+    /**
+     * {@link #hello(String, String, Duration)} offering {@code offered} instead of the newest
+     * version: the agent then behaves as an agent of that version would (for interoperability tests).
+     */
+    public HelloOk hello(String agentName, String token, Duration timeout, int offered) {
+        if (offered < ProtocolLimits.MIN_PROTOCOL_VERSION || offered > ProtocolLimits.PROTOCOL_VERSION) {
+            throw new AgentException(ExitCode.USAGE, "protocol version " + offered + " is not one this agent speaks ("
+                    + ProtocolLimits.MIN_PROTOCOL_VERSION + " to " + ProtocolLimits.PROTOCOL_VERSION + ")", "leave the option out");
+        }
+        send(new Hello(offered, agentName, token == null ? "" : token));
         HelloOk ok = expect(HelloOk.class, timeout);
-        if (ok.protocolVersion() < ProtocolLimits.MIN_PROTOCOL_VERSION || ok.protocolVersion() > ProtocolLimits.PROTOCOL_VERSION) {
+        if (ok.protocolVersion() < ProtocolLimits.MIN_PROTOCOL_VERSION || ok.protocolVersion() > offered) {
             throw new AgentException(ExitCode.INTEGRITY, "server speaks protocol version " + ok.protocolVersion()
-                    + ", this agent speaks " + ProtocolLimits.MIN_PROTOCOL_VERSION + " to " + ProtocolLimits.PROTOCOL_VERSION,
+                    + ", this agent speaks " + ProtocolLimits.MIN_PROTOCOL_VERSION + " to " + offered,
                     "use an agent that matches the server's version");
         }
         protocolVersion = ok.protocolVersion();
+        // the decoder accepts the compressed frames of protocol 4 only once both sides agreed on it
+        channel.eventLoop().submit(() -> decoder.protocolVersion(ok.protocolVersion())).syncUninterruptibly();
         return ok;
     }
 

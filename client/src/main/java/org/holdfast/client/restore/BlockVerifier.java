@@ -23,6 +23,12 @@ import org.holdfast.common.protocol.RestoreData;
  * that does not decode to exactly the block size, or whose hash differs, raises
  * {@link BlockMismatchException} before anything of its run is written.
  *
+ * <p>A block of a compressed frame (protocol 4) is copied out of the frame decoded whole into a
+ * frame buffer; the last {@value #FRAME_SLOTS} frames a piece decoded are kept by ordinal, so a piece
+ * decodes each frame it uses once however its blocks refer to it. Frame buffers are made on first
+ * use, one megabyte at most each. An undecodable frame fails the restore naming the block being
+ * restored, like a block whose hash differs.
+ *
  * <p>One instance per worker thread (it owns a zstd context, a hasher and its buffers); {@link #close()} it.
  */
 final class BlockVerifier implements AutoCloseable {
@@ -37,6 +43,12 @@ final class BlockVerifier implements AutoCloseable {
     private final BlockHasher hasher = new BlockHasher();
     private final byte[] digest = new byte[Fingerprint.BYTES];
     private final byte[] zeroBlock; // devices only
+    /** Decoded frames kept per piece: a message's frames are usually referred to in order, rarely back. */
+    static final int FRAME_SLOTS = 4;
+    private final ByteBuffer[] frameSlots = new ByteBuffer[FRAME_SLOTS];
+    private final int[] slotOrdinal = new int[FRAME_SLOTS];
+    private int nextSlot;
+    private ByteBuffer frameStaging; // a frame's payload when the message's bytes are not one direct buffer
 
     /** @param maxBlocks the largest piece {@link #verifyAndWrite} is given, in blocks */
     BlockVerifier(RestoreWriter writer, int blockSize, int maxBlocks) {
@@ -57,6 +69,7 @@ final class BlockVerifier implements AutoCloseable {
             throw new IllegalArgumentException("piece of " + (to - from) + " blocks exceeds the buffer");
         }
         ByteBuffer src = FrameBuffers.directView(d);
+        Arrays.fill(slotOrdinal, -1); // ordinals name frames of this message only
         boolean zerosAsHoles = !writer.writesZeros();
         int zeros = 0;
         int runStart = -1; // first block of the pending run of decoded blocks, relative to from
@@ -75,7 +88,12 @@ final class BlockVerifier implements AutoCloseable {
                 }
                 out.put(outOff, zeroBlock, 0, blockSize);
             } else {
-                decode(d, i, codec, src, outOff);
+                if (PayloadCodec.isFrame(codec)) {
+                    ByteBuffer frame = decodedFrame(d, i, src);
+                    out.put(outOff, frame, d.memberIndex(i) * blockSize, blockSize);
+                } else {
+                    decode(d, i, codec, src, outOff);
+                }
                 verify(d, i, outOff);
             }
             if (runStart < 0) {
@@ -124,6 +142,56 @@ final class BlockVerifier implements AutoCloseable {
         if (n != blockSize) {
             throw mismatch(d, i, "zstd payload decompressed to " + n + " bytes, expected " + blockSize);
         }
+    }
+
+    /** The decoded frame holding block {@code i}, decoded now unless this piece already did. */
+    private ByteBuffer decodedFrame(RestoreData d, int i, ByteBuffer message) {
+        int ordinal = d.frameOrdinals()[i];
+        for (int s = 0; s < FRAME_SLOTS; s++) {
+            if (slotOrdinal[s] == ordinal) {
+                return frameSlots[s];
+            }
+        }
+        int fb = d.frameBlock(i);
+        int members = d.frameMemberCount(i);
+        long rawBytes = (long) members * blockSize;
+        if (rawBytes > ProtocolLimits.FRAME_MAX_RAW) {
+            throw mismatch(d, i, "its frame claims " + members + " blocks, over " + ProtocolLimits.FRAME_MAX_RAW + " bytes");
+        }
+        int len = d.lengths()[fb];
+        int off = d.offsets()[fb];
+        if (len > ProtocolLimits.maxFramePayload(members, blockSize)) {
+            throw mismatch(d, i, "its zstd frame of " + len + " bytes is over the limit for " + members + " blocks");
+        }
+        ByteBuffer src = message;
+        if (src == null) {
+            if (frameStaging == null) {
+                frameStaging = ByteBuffer.allocateDirect(ProtocolLimits.MAX_PAYLOAD);
+            }
+            frameStaging.clear().limit(len);
+            FrameBuffers.copyPayload(d, off, frameStaging);
+            src = frameStaging;
+            off = 0;
+        }
+        int slot = nextSlot;
+        nextSlot = (nextSlot + 1) % FRAME_SLOTS;
+        if (frameSlots[slot] == null) {
+            frameSlots[slot] = ByteBuffer.allocateDirect(ProtocolLimits.FRAME_MAX_RAW);
+        }
+        slotOrdinal[slot] = -1; // until it holds the whole frame
+        int n;
+        try {
+            n = zstd.decompressDirectByteBuffer(frameSlots[slot], 0, (int) rawBytes, src, off, len);
+        } catch (ZstdException e) {
+            throw mismatch(d, i, "its zstd frame (sent with LBN " + d.lbn(fb) + ", " + members + " blocks) does not decompress: "
+                    + e.getMessage());
+        }
+        if (n != rawBytes) {
+            throw mismatch(d, i, "its zstd frame (sent with LBN " + d.lbn(fb) + ") decompressed to " + n + " bytes, expected "
+                    + rawBytes + " for " + members + " blocks");
+        }
+        slotOrdinal[slot] = ordinal;
+        return frameSlots[slot];
     }
 
     private void verify(RestoreData d, int i, int outOff) {

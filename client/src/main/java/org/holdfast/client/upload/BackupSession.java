@@ -42,6 +42,13 @@ import org.holdfast.common.protocol.ProtocolLimits;
  * case the agent reads everything and reports every LBN (full), which is always correct.
  */
 public final class BackupSession {
+    /** The default raw size of a compressed frame (see docs/benchmarks.md, "Compressed frame size"). */
+    public static final int DEFAULT_FRAME_SIZE = 256 * 1024;
+    /** The smallest {@code --frame-size}. */
+    public static final int MIN_FRAME_SIZE = 64 * 1024;
+    /** The largest {@code --frame-size}: a frame holds at most 1 MiB of blocks. */
+    public static final int MAX_FRAME_SIZE = org.holdfast.common.protocol.ProtocolLimits.FRAME_MAX_RAW;
+
     /** Wait for the server's answer to BACKUP_BEGIN and COMMIT. */
     static final Duration ANSWER_TIMEOUT = Duration.ofMinutes(10);
 
@@ -51,7 +58,15 @@ public final class BackupSession {
      */
     public record Settings(String volume, Path source, int blockSize, Path changedBlocks, Path stateFile,
                            long windowBytes, int hashThreads, int compressThreads, int compressLevel, boolean readHoles,
-                           Consistency consistency) {
+                           Consistency consistency, int frameSize) {
+        /** Settings with the default compressed-frame size. */
+        public Settings(String volume, Path source, int blockSize, Path changedBlocks, Path stateFile,
+                        long windowBytes, int hashThreads, int compressThreads, int compressLevel, boolean readHoles,
+                        Consistency consistency) {
+            this(volume, source, blockSize, changedBlocks, stateFile, windowBytes, hashThreads, compressThreads, compressLevel,
+                    readHoles, consistency, DEFAULT_FRAME_SIZE);
+        }
+
         /** Settings for a crash-consistent backup (no hook made the source consistent). */
         public Settings(String volume, Path source, int blockSize, Path changedBlocks, Path stateFile,
                         long windowBytes, int hashThreads, int compressThreads, int compressLevel, boolean readHoles) {
@@ -168,7 +183,7 @@ public final class BackupSession {
         boolean committed = false;
         try (StateFile.Writer state = StateFile.Writer.create(settings.stateFile(), blockSize, source.size());
              BlockUploader uploader = new BlockUploader(conn, window, pending, runsInFlight, failure, blockSize,
-                     settings.compressThreads(), settings.compressLevel());
+                     settings.compressThreads(), settings.compressLevel(), settings.frameSize());
              DataRegions regions = source.regions(settings.readHoles());
              BlockReader reader = new BlockReader(source::read, source.size(), blockSize, extents,
                      BlockReader.DEFAULT_CHUNK_BYTES, BlockReader.DEFAULT_SLOTS, settings.hashThreads(), regions,
@@ -197,7 +212,7 @@ public final class BackupSession {
             return new BackupResult(settings.volume(), c.sequence(), c.createdAtMillis(), incremental ? "incremental" : "full",
                     fullReason, source.size(), blockSize, c.logicalBytes(), scan.blocksRead(), scan.bytesRead(),
                     runs.entriesSent(), c.changedBlocks(), uploader.sentBlocks.sum(), uploader.sentBytes.sum(),
-                    c.newBlocks(), c.storedBytes(), seconds, saved, scan.sourceBytesRead(), scan.holeBytes());
+                    c.newBlocks(), c.storedBytes(), seconds, saved, scan.sourceBytesRead(), scan.holeBytes(), uploader.framedBlocks.sum());
         } finally {
             if (!committed) {
                 runs.discard();

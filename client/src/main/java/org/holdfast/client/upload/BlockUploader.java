@@ -25,8 +25,15 @@ import org.holdfast.common.protocol.ProtocolLimits;
  * BLOCKS frame.
  * Also the only reader of the connection during the upload, so it receives COMMITTED too.
  *
- * <p>Each compressing thread owns one {@link BlockCodec} and one output array, so a block costs no
- * allocation besides its bytes in the frame's pooled buffer.
+ * <p>With a server of protocol 4, consecutive asked-for blocks of one run travel as compressed
+ * frames of up to {@code frameSize} raw bytes: one zstd frame per group, sent as a
+ * {@link PayloadCodec#ZSTD_FRAME} block followed by {@link PayloadCodec#FRAME_MEMBER} blocks. A
+ * frame that zstd does not shrink by 1/32 is sent as raw blocks instead (one block alone would
+ * shrink even less). With an older server every block travels alone, zstd or raw, as before.
+ *
+ * <p>Each compressing thread owns one {@link BlockCodec}, one output array and (for frames whose
+ * blocks are not adjacent in the payload window) one gather array, so a block costs no allocation
+ * besides its bytes in the message's pooled buffer.
  */
 final class BlockUploader implements AutoCloseable {
     /** Most blocks per BLOCKS frame (a batch): a big NEED is split into batches compressed in parallel. */
@@ -43,17 +50,21 @@ final class BlockUploader implements AutoCloseable {
     private final ExecutorService compressPool;
     private final ThreadLocal<BlockCodec> codecs;
     private final ThreadLocal<byte[]> outputs;
+    private final ThreadLocal<byte[]> gathers;
+    // most blocks per compressed frame; below 2 (a server before protocol 4, or huge blocks) no frames are made
+    private final int frameBlocks;
     private final Thread thread;
     private final CompletableFuture<Committed> committed = new CompletableFuture<>();
     final LongAdder sentBlocks = new LongAdder();
     final LongAdder sentBytes = new LongAdder();
     final LongAdder zstdBlocks = new LongAdder();
+    final LongAdder framedBlocks = new LongAdder();
     private final int perFrame;
     private Batch batch; // receiving thread: blocks asked for and not yet handed to a compressing thread
     private volatile boolean stopped;
 
     BlockUploader(ServerConnection conn, PayloadWindow window, Queue<PendingRun> pending, Semaphore runsInFlight,
-                  SessionFailure failure, int blockSize, int threads, int level) {
+                  SessionFailure failure, int blockSize, int threads, int level, int frameSize) {
         this.conn = conn;
         this.window = window;
         this.pending = pending;
@@ -61,7 +72,11 @@ final class BlockUploader implements AutoCloseable {
         this.failure = failure;
         this.blockSize = blockSize;
         this.codecs = ThreadLocal.withInitial(() -> new BlockCodec(level));
-        this.outputs = ThreadLocal.withInitial(() -> new byte[BlockCodec.maxCompressedLength(blockSize)]);
+        this.frameBlocks = conn.protocolVersion() >= PayloadCodec.FRAMES_SINCE_VERSION
+                ? Math.min(GROUP_BLOCKS, Math.min(frameSize, ProtocolLimits.FRAME_MAX_RAW) / blockSize) : 1;
+        int widest = frameBlocks >= 2 ? frameBlocks * blockSize : blockSize;
+        this.outputs = ThreadLocal.withInitial(() -> new byte[BlockCodec.maxCompressedLength(widest)]);
+        this.gathers = ThreadLocal.withInitial(() -> new byte[widest]);
         this.compressPool = Executors.newFixedThreadPool(threads, r -> {
             Thread t = new Thread(() -> {
                 try {
@@ -170,20 +185,10 @@ final class BlockUploader implements AutoCloseable {
             Blocks blocks;
             long bytes = 0;
             try {
-                for (int k = 0; k < g.size; k++) {
-                    PendingRun run = g.blockRun[k];
-                    int i = g.blockIdx[k];
-                    int off = run.payloadOffsets[i];
-                    byte[] slab = run.slab.data;
-                    int n = codec.compress(slab, off, blockSize, out, 0);
-                    if (n > 0) {
-                        b.add(run.startLbn + i, PayloadCodec.ZSTD, out, 0, n);
-                        bytes += n;
-                        zstdBlocks.increment();
-                    } else {
-                        b.add(run.startLbn + i, PayloadCodec.RAW, slab, off, blockSize);
-                        bytes += blockSize;
-                    }
+                for (int k = 0; k < g.size; ) {
+                    int m = frameBlocks >= 2 ? frameLength(g, k) : 1;
+                    bytes += m >= 2 ? addFrame(b, g, k, m, codec, out) : addBlock(b, g.blockRun[k], g.blockIdx[k], codec, out);
+                    k += m;
                 }
                 blocks = b.build();
             } finally {
@@ -203,6 +208,66 @@ final class BlockUploader implements AutoCloseable {
             failure.fail(t);
             g.done();
         }
+    }
+
+    /** Blocks from {@code k} on that share one compressed frame: consecutive blocks of the batch from the same run, at most {@link #frameBlocks}. */
+    private int frameLength(Batch g, int k) {
+        int e = k + 1;
+        while (e < g.size && e - k < frameBlocks && g.blockRun[e] == g.blockRun[k]) {
+            e++;
+        }
+        return e - k;
+    }
+
+    /** Adds one block alone, zstd when it pays, else raw; returns its payload bytes. */
+    private int addBlock(Blocks.Builder b, PendingRun run, int i, BlockCodec codec, byte[] out) {
+        int off = run.payloadOffsets[i];
+        int n = codec.compress(run.slab.data, off, blockSize, out, 0);
+        if (n > 0) {
+            b.add(run.startLbn + i, PayloadCodec.ZSTD, out, 0, n);
+            zstdBlocks.increment();
+            return n;
+        }
+        b.add(run.startLbn + i, PayloadCodec.RAW, run.slab.data, off, blockSize);
+        return blockSize;
+    }
+
+    /**
+     * Compresses blocks {@code [k, k + m)} of the batch (one run) as one zstd frame and adds it, or
+     * adds them as raw blocks if the frame does not pay; returns the payload bytes added. Blocks
+     * adjacent in the slab are compressed in place, others are gathered first.
+     */
+    private int addFrame(Blocks.Builder b, Batch g, int k, int m, BlockCodec codec, byte[] out) {
+        PendingRun run = g.blockRun[k];
+        byte[] slab = run.slab.data;
+        int first = run.payloadOffsets[g.blockIdx[k]];
+        boolean adjacent = true;
+        for (int j = 1; j < m && adjacent; j++) {
+            adjacent = run.payloadOffsets[g.blockIdx[k + j]] == first + j * blockSize;
+        }
+        byte[] src = slab;
+        int srcOff = first;
+        if (!adjacent) {
+            src = gathers.get();
+            srcOff = 0;
+            for (int j = 0; j < m; j++) {
+                System.arraycopy(slab, run.payloadOffsets[g.blockIdx[k + j]], src, j * blockSize, blockSize);
+            }
+        }
+        int n = codec.compress(src, srcOff, m * blockSize, out, 0);
+        if (n <= 0) {
+            for (int j = 0; j < m; j++) {
+                int i = g.blockIdx[k + j];
+                b.add(run.startLbn + i, PayloadCodec.RAW, slab, run.payloadOffsets[i], blockSize);
+            }
+            return m * blockSize;
+        }
+        b.addFrame(run.startLbn + g.blockIdx[k], out, 0, n);
+        for (int j = 1; j < m; j++) {
+            b.addFrameMember(run.startLbn + g.blockIdx[k + j]);
+        }
+        framedBlocks.add(m);
+        return n;
     }
 
     /**

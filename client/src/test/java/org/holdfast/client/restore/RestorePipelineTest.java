@@ -85,7 +85,7 @@ class RestorePipelineTest {
         return out;
     }
 
-    private static void run(RestoreWriter w, List<RestoreData> frames, int threads, int pieceBlocks) {
+    static void run(RestoreWriter w, List<RestoreData> frames, int threads, int pieceBlocks) {
         try (RestorePipeline p = new RestorePipeline(w, BS, threads, pieceBlocks)) {
             int i = 0;
             try {

@@ -41,6 +41,12 @@ public final class KillPoints {
     /** After the synced catalog batch of a snapshot commit, before the GC log has the commit. */
     public static final KillPoint COMMIT_AFTER_CATALOG_BATCH = declare("commit.afterCatalogBatch",
             "snapshot commit: the snapshot, its map delta and its GC records are durable in the catalog; the GC log has not applied it");
+    /** After a large commit wrote one chunk of its map entries, before its switch batch. */
+    public static final KillPoint COMMIT_AFTER_MAP_CHUNK = declare("commit.afterMapChunk",
+            "snapshot commit in chunks: some of the new snapshot's map entries and its commit mark are written (not synced); no snapshot record, the volume's latest sequence unchanged");
+    /** After one part of a large commit's GC bookkeeping was handed to the GC log, more parts follow. */
+    public static final KillPoint COMMIT_AFTER_GC_PART = declare("commit.afterGcPart",
+            "snapshot commit in parts: the catalog batch is durable; some of the commit's GC operations are in the GC log, the rest are not");
     /** After a compaction copied a log's live records to its {@code .compact} file, before the switch. */
     public static final KillPoint COMPACTION_AFTER_COPY = declare("compaction.afterCopy",
             "compaction: L.compact holds the live records and is forced; the locations still name the old log L");

@@ -9,7 +9,9 @@ import java.util.Arrays;
 
 /**
  * BLOCKS (0x14), agent to server: {@code count} payloads asked for by NEED, each with its LBN and
- * codec ({@link PayloadCodec#RAW} or {@link PayloadCodec#ZSTD}).
+ * codec ({@link PayloadCodec#RAW} or {@link PayloadCodec#ZSTD}; since protocol 4 also
+ * {@link PayloadCodec#ZSTD_FRAME}, one zstd frame holding that block and the
+ * {@link PayloadCodec#FRAME_MEMBER} blocks right after it, which carry no payload).
  *
  * <p>Layout without per-block objects: block {@code i} has LBN {@code lbns[i]}, codec
  * {@code codecs[i]}, and its payload is {@code lengths[i]} bytes of {@code data} at index
@@ -40,11 +42,22 @@ public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[]
             throw new IllegalArgumentException("per-block arrays must have exactly " + count + " entries");
         }
         for (int i = 0; i < count; i++) {
-            if (codecs[i] != PayloadCodec.RAW && codecs[i] != PayloadCodec.ZSTD) {
+            int c = codecs[i];
+            if (c != PayloadCodec.RAW && c != PayloadCodec.ZSTD && !PayloadCodec.isFrame(c)) {
                 throw new IllegalArgumentException("block " + i + ": codec " + PayloadCodec.name(codecs[i]) + " not allowed in BLOCKS");
             }
             if (lbns[i] < 0) {
                 throw new IllegalArgumentException("block " + i + ": negative lbn " + lbns[i]);
+            }
+            String frameError = frameError(codecs, count, i);
+            if (frameError != null) {
+                throw new IllegalArgumentException("block " + i + ": " + frameError);
+            }
+            if (c == PayloadCodec.FRAME_MEMBER) {
+                if (lengths[i] != 0) {
+                    throw new IllegalArgumentException("block " + i + ": a frame member has no payload, got " + lengths[i] + " bytes");
+                }
+                continue;
             }
             if (lengths[i] < 1 || lengths[i] > ProtocolLimits.MAX_PAYLOAD) {
                 throw new IllegalArgumentException("block " + i + ": payload length " + lengths[i] + " outside 1.." + ProtocolLimits.MAX_PAYLOAD);
@@ -53,6 +66,34 @@ public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[]
                 throw new IllegalArgumentException("block " + i + ": payload outside data");
             }
         }
+    }
+
+    /**
+     * What is wrong with the frame structure at block {@code i} ({@code ZSTD_FRAME} without a
+     * following member, {@code FRAME_MEMBER} without a frame before it), or null. Shared by the
+     * record and the decoder, which reports it as a protocol error.
+     */
+    static String frameError(byte[] codecs, int count, int i) {
+        int c = codecs[i];
+        if (c == PayloadCodec.ZSTD_FRAME && (i + 1 >= count || codecs[i + 1] != PayloadCodec.FRAME_MEMBER)) {
+            return "a zstd-frame block must be followed by at least one frame-member block (a frame holds 2 or more blocks)";
+        }
+        if (c == PayloadCodec.FRAME_MEMBER && (i == 0 || !PayloadCodec.isFrame(codecs[i - 1]))) {
+            return "a frame-member block must follow a zstd-frame block or another member";
+        }
+        return null;
+    }
+
+    /**
+     * Members of the frame starting at block {@code i} (a {@link PayloadCodec#ZSTD_FRAME} block):
+     * 1 plus the {@link PayloadCodec#FRAME_MEMBER} blocks right after it.
+     */
+    public int frameMembers(int i) {
+        int m = 1;
+        while (i + m < count && codecs[i + m] == PayloadCodec.FRAME_MEMBER) {
+            m++;
+        }
+        return m;
     }
 
     /** A builder whose buffer comes from {@code alloc}, sized for {@code expectedPayloadBytes}. */
@@ -178,6 +219,35 @@ public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[]
         public boolean fits(int length) {
             return count < ProtocolLimits.MAX_BLOCKS_PER_FRAME
                     && (long) data.writerIndex() + length <= ProtocolLimits.TARGET_FRAME_PAYLOAD;
+        }
+
+        /**
+         * True if a frame of {@code members} blocks with a payload of {@code length} bytes keeps
+         * the message within the limits ({@link #addFrame} plus {@code members - 1}
+         * {@link #addFrameMember}).
+         */
+        public boolean fitsFrame(int length, int members) {
+            return count + members <= ProtocolLimits.MAX_BLOCKS_PER_FRAME
+                    && (long) data.writerIndex() + length <= ProtocolLimits.TARGET_FRAME_PAYLOAD;
+        }
+
+        /**
+         * Starts a compressed frame (protocol 4): {@code len} bytes of {@code src} at {@code off}
+         * are one zstd frame of block {@code lbn} and the blocks added next with
+         * {@link #addFrameMember}, in that order.
+         */
+        public Builder addFrame(long lbn, byte[] src, int off, int len) {
+            int at = begin(lbn, PayloadCodec.ZSTD_FRAME, len);
+            data.writeBytes(src, off, len);
+            return end(at);
+        }
+
+        /** Adds {@code lbn} as the next member of the frame {@link #addFrame} started. */
+        public Builder addFrameMember(long lbn) {
+            if (count == 0 || !PayloadCodec.isFrame(codecs[count - 1])) {
+                throw new IllegalStateException("addFrameMember needs a frame started by addFrame");
+            }
+            return end(begin(lbn, PayloadCodec.FRAME_MEMBER, 0));
         }
 
         /** Adds {@code len} bytes of {@code src} at {@code off} as the payload of {@code lbn}. */

@@ -5,6 +5,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.holdfast.common.id.Fingerprint;
 import org.holdfast.common.model.Consistency;
@@ -29,11 +30,17 @@ import org.holdfast.common.model.Consistency;
  *                     | startLbn:u64 | count:u32| count x 32-byte fingerprint| count x u64 tag  |
  *                     +--------------+----------+---------------------------+------------------+
  *  BACKUP_READY body  | sessionId:u64 | parentSequence:u64 | blockSize:u32 | mode:u8 | 32-byte secret |
+ *                     (protocol 4: codec 3 = zstd frame, codec 4 = frame member with length 0)
  *  RESTORE_DATA body  +-------------+--------+----------+--------------+------------+--------+-- ...
  *                     | startLbn:u64| n: u32 | codec:u8 | fp: 32 bytes | length:u32 | bytes  |  n times;
  *                     +-------------+--------+----------+--------------+------------+--------+-- ...
  *                                               fp, length and bytes are absent when codec = 0 (zero block)
+ *     protocol 4, codec 3 (zstd frame):   | codec | fp | member:u16 | members:u16 | length:u32 | bytes |
+ *     protocol 4, codec 4 (frame member): | codec | fp | member:u16 | ordinal:u16 |
  * </pre>
+ *
+ * <p>The frame codecs (3, 4) are refused unless {@link #protocolVersion(int)} was told a version of
+ * at least 4: a connection that agreed on an older version never carries them.
  *
  * <p>Checks, in order, each before anything is allocated for it: {@code length} against
  * {@link ProtocolLimits#MAX_FRAME} and against the largest body its type can have (so a tiny
@@ -71,6 +78,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
     private boolean waitingForBudget;
     private int lastFrameBytes;
     private long frames;
+    // the version agreed in HELLO / HELLO_OK (0: not yet): compressed frames only from 4 on
+    private int protocolVersion;
 
     /**
      * Reserves every frame's bytes from {@code budget} before reading its body. Call before the
@@ -177,6 +186,15 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             throw new IllegalArgumentException("invalid block size " + blockSize);
         }
         this.blockSize = blockSize;
+    }
+
+    /**
+     * Tells the decoder the protocol version the connection agreed on, which decides whether the
+     * compressed-frame codecs of protocol 4 are accepted. Call from the channel's event loop before
+     * any BLOCKS or RESTORE_DATA can arrive.
+     */
+    public void protocolVersion(int version) {
+        this.protocolVersion = version;
     }
 
     /** True after a violation: all input is being discarded. */
@@ -478,19 +496,87 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         int[] offsets = new int[n];
         int[] lengths = new int[n];
         int entriesStart = b.readerIndex();
+        int frameStart = -1;
         for (int i = 0; i < n; i++) {
             lbns[i] = lbn(b, "lbn");
             int codec = u8(b, "codec");
-            if (codec != PayloadCodec.RAW && codec != PayloadCodec.ZSTD) {
+            if (codec != PayloadCodec.RAW && codec != PayloadCodec.ZSTD && !PayloadCodec.isFrame(codec)) {
                 throw new ProtocolException(ErrorCode.BAD_FRAME, "BLOCKS entry " + i + " has codec " + PayloadCodec.name(codec));
             }
             codecs[i] = (byte) codec;
-            lengths[i] = payloadLength(b, codec, "BLOCKS entry " + i);
+            if (PayloadCodec.isFrame(codec)) {
+                requireFrames(codec, "BLOCKS entry " + i + " (LBN " + lbns[i] + ")");
+                if (codec == PayloadCodec.ZSTD_FRAME) {
+                    checkFrameEnd(lbns, codecs, lengths, frameStart, i);
+                    frameStart = i;
+                } else if (frameStart < 0) {
+                    throw new ProtocolException(ErrorCode.BAD_FRAME, "BLOCKS entry " + i + " (LBN " + lbns[i]
+                            + ") is a frame member without a zstd frame before it");
+                }
+                lengths[i] = frameLength(b, codec, "BLOCKS entry " + i + " (LBN " + lbns[i] + ")");
+            } else {
+                checkFrameEnd(lbns, codecs, lengths, frameStart, i);
+                frameStart = -1;
+                lengths[i] = payloadLength(b, codec, "BLOCKS entry " + i);
+            }
             offsets[i] = b.readerIndex() - entriesStart;
             b.skipBytes(lengths[i]);
         }
+        checkFrameEnd(lbns, codecs, lengths, frameStart, n);
         ByteBuf data = b.retainedSlice(entriesStart, b.readerIndex() - entriesStart);
         return new Blocks(n, lbns, codecs, offsets, lengths, data);
+    }
+
+    /** Refuses a compressed-frame codec on a connection that did not agree on protocol 4. */
+    private void requireFrames(int codec, String what) {
+        if (protocolVersion < PayloadCodec.FRAMES_SINCE_VERSION) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, what + " has codec " + PayloadCodec.name(codec)
+                    + ", which needs protocol version " + PayloadCodec.FRAMES_SINCE_VERSION + "; this connection agreed on version "
+                    + protocolVersion);
+        }
+    }
+
+    /**
+     * Checks the BLOCKS frame that starts at {@code start} and ends before {@code end} (nothing if
+     * {@code start < 0}): at least 2 members, at most 1 MiB raw, a payload within its limit.
+     */
+    private void checkFrameEnd(long[] lbns, byte[] codecs, int[] lengths, int start, int end) {
+        if (start < 0) {
+            return;
+        }
+        int m = end - start;
+        if (m < 2) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, "zstd frame of LBN " + lbns[start]
+                    + " has no frame member after it; a frame holds 2 or more blocks");
+        }
+        if (m > ProtocolLimits.MAX_FRAME_MEMBERS || (blockSize != 0 && (long) m * blockSize > ProtocolLimits.FRAME_MAX_RAW)) {
+            throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, "zstd frame of LBN " + lbns[start] + " holds " + m
+                    + " blocks, over the limit of " + ProtocolLimits.FRAME_MAX_RAW + " raw bytes");
+        }
+        if (blockSize != 0 && lengths[start] > ProtocolLimits.maxFramePayload(m, blockSize)) {
+            throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, "zstd frame of LBN " + lbns[start] + " has a payload of "
+                    + lengths[start] + " bytes, over the limit " + ProtocolLimits.maxFramePayload(m, blockSize) + " for " + m + " blocks");
+        }
+    }
+
+    /** The length field of a frame block: 0 for a member, 1..MAX_PAYLOAD for a zstd frame (checked against its members later). */
+    private int frameLength(ByteBuf b, int codec, String what) {
+        long len = u32(b, "payload length");
+        if (codec == PayloadCodec.FRAME_MEMBER) {
+            if (len != 0) {
+                throw new ProtocolException(ErrorCode.BAD_FRAME, what + ": a frame member carries no payload, got length " + len);
+            }
+            return 0;
+        }
+        if (len > ProtocolLimits.MAX_PAYLOAD) {
+            throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, what + ": zstd frame of " + len + " bytes is over its limit "
+                    + ProtocolLimits.MAX_PAYLOAD);
+        }
+        if (len == 0) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, what + ": zstd frame of length 0");
+        }
+        need(b, (int) len, "payload");
+        return (int) len;
     }
 
     private RestoreData parseRestoreData(ByteBuf b) {
@@ -500,10 +586,15 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         byte[] fps = new byte[n * Fingerprint.BYTES];
         int[] offsets = new int[n];
         int[] lengths = new int[n];
+        int[] memberIndexes = new int[n];
+        int[] frameOrdinals = new int[n];
+        int[] frameBlocks = null;
+        int[] frameMembers = null;
+        int frames = 0;
         int entriesStart = b.readerIndex();
         for (int i = 0; i < n; i++) {
             int codec = u8(b, "codec");
-            if (!PayloadCodec.isKnown(codec)) {
+            if (!PayloadCodec.isKnown(codec) && !PayloadCodec.isFrame(codec)) {
                 throw new ProtocolException(ErrorCode.BAD_FRAME, "RESTORE_DATA entry " + i + " has unknown codec " + codec);
             }
             codecs[i] = (byte) codec;
@@ -512,13 +603,58 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             }
             need(b, Fingerprint.BYTES, "fingerprint");
             b.readBytes(fps, i * Fingerprint.BYTES, Fingerprint.BYTES);
-            lengths[i] = payloadLength(b, codec, i);
+            if (codec == PayloadCodec.FRAME_MEMBER) {
+                requireFrames(codec, "RESTORE_DATA entry " + i + " (LBN " + (startLbn + i) + ")");
+                int member = u16(b, "member");
+                int ordinal = u16(b, "ordinal");
+                if (ordinal >= frames || member >= frameMembers[ordinal]) {
+                    throw new ProtocolException(ErrorCode.BAD_FRAME, "RESTORE_DATA entry " + i + " (LBN " + (startLbn + i)
+                            + ") is member " + member + " of frame " + ordinal + ", which this message did not send before it"
+                            + (ordinal < frames ? " (it has " + frameMembers[ordinal] + " members)" : " (" + frames + " frames so far)"));
+                }
+                memberIndexes[i] = member;
+                frameOrdinals[i] = ordinal;
+                continue;
+            }
+            if (codec == PayloadCodec.ZSTD_FRAME) {
+                requireFrames(codec, "RESTORE_DATA entry " + i + " (LBN " + (startLbn + i) + ")");
+                int member = u16(b, "member");
+                int members = u16(b, "members");
+                String what = "RESTORE_DATA entry " + i + " (LBN " + (startLbn + i) + ")";
+                if (members < 1 || members > ProtocolLimits.MAX_FRAME_MEMBERS
+                        || (blockSize != 0 && (long) members * blockSize > ProtocolLimits.FRAME_MAX_RAW)) {
+                    throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, what + ": a frame of " + members
+                            + " blocks is outside 1 block .. " + ProtocolLimits.FRAME_MAX_RAW + " raw bytes");
+                }
+                if (member >= members) {
+                    throw new ProtocolException(ErrorCode.BAD_FRAME, what + ": member " + member + " of a frame of " + members + " blocks");
+                }
+                if (frameBlocks == null) {
+                    frameBlocks = new int[n];
+                    frameMembers = new int[n];
+                }
+                lengths[i] = frameLength(b, codec, what);
+                if (blockSize != 0 && lengths[i] > ProtocolLimits.maxFramePayload(members, blockSize)) {
+                    throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, what + ": zstd frame of " + lengths[i] + " bytes is over the limit "
+                            + ProtocolLimits.maxFramePayload(members, blockSize) + " for " + members + " blocks");
+                }
+                memberIndexes[i] = member;
+                frameOrdinals[i] = frames;
+                frameBlocks[frames] = i;
+                frameMembers[frames] = members;
+                frames++;
+            } else {
+                lengths[i] = payloadLength(b, codec, i);
+            }
             offsets[i] = b.readerIndex() - entriesStart;
             b.skipBytes(lengths[i]);
         }
         ByteBuf data = b.retainedSlice(entriesStart, b.readerIndex() - entriesStart);
-        return new RestoreData(startLbn, n, codecs, fps, offsets, lengths, data);
+        return new RestoreData(startLbn, n, codecs, fps, offsets, lengths, data, memberIndexes, frameOrdinals,
+                frames == 0 ? NO_FRAMES : Arrays.copyOf(frameBlocks, frames), frames == 0 ? NO_FRAMES : Arrays.copyOf(frameMembers, frames));
     }
+
+    private static final int[] NO_FRAMES = new int[0];
 
     /** Reads a payload length field and checks it against the codec's limit and the remaining body. */
     private int payloadLength(ByteBuf b, int codec, String what) {

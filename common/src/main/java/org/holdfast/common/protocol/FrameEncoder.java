@@ -227,11 +227,21 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
                 for (int i = 0; i < r.count(); i++) {
                     int codec = r.codecs()[i];
                     out.writeByte(codec);
-                    if (codec != PayloadCodec.ZERO) {
-                        out.writeBytes(r.fingerprints(), i * Fingerprint.BYTES, Fingerprint.BYTES);
-                        out.writeInt(r.lengths()[i]);
-                        out.writeBytes(r.data(), r.offsets()[i], r.lengths()[i]);
+                    if (codec == PayloadCodec.ZERO) {
+                        continue;
                     }
+                    out.writeBytes(r.fingerprints(), i * Fingerprint.BYTES, Fingerprint.BYTES);
+                    if (codec == PayloadCodec.FRAME_MEMBER) {
+                        out.writeShort(r.memberIndex(i));
+                        out.writeShort(r.frameOrdinals()[i]);
+                        continue;
+                    }
+                    if (codec == PayloadCodec.ZSTD_FRAME) {
+                        out.writeShort(r.memberIndex(i));
+                        out.writeShort(r.frameMemberCount(i));
+                    }
+                    out.writeInt(r.lengths()[i]);
+                    out.writeBytes(r.data(), r.offsets()[i], r.lengths()[i]);
                 }
             }
             case RESTORE_END -> out.writeLong(((RestoreEnd) m).blocksSent());

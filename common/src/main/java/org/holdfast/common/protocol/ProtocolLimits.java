@@ -14,9 +14,11 @@ public final class ProtocolLimits {
     /**
      * The newest protocol version HELLO offers and HELLO_OK grants: the lower of the two peers' (the
      * frame header keeps {@link #VERSION}). Version 3 added COMMIT's consistency byte and
-     * RUN_REPORT / RUN_RECORDED; the frames of version 2 are unchanged.
+     * RUN_REPORT / RUN_RECORDED; the frames of version 2 are unchanged. Version 4 added compressed
+     * frames: the codecs {@link PayloadCodec#ZSTD_FRAME} and {@link PayloadCodec#FRAME_MEMBER} in
+     * BLOCKS and RESTORE_DATA, which a connection that agreed on less never carries.
      */
-    public static final int PROTOCOL_VERSION = 3;
+    public static final int PROTOCOL_VERSION = 4;
     /** The oldest protocol version still accepted in HELLO. */
     public static final int MIN_PROTOCOL_VERSION = 2;
     /** HELLO's magic, "HFST". */
@@ -67,6 +69,12 @@ public final class ProtocolLimits {
      * leaving the rest of MAX_FRAME for per-block headers. With 1 MiB blocks that is 15 or 16 blocks.
      */
     public static final int TARGET_FRAME_PAYLOAD = 16 * 1024 * 1024 - 64 * 1024;
+    /** Most raw bytes one compressed frame ({@link PayloadCodec#ZSTD_FRAME}) holds: its members times the block size. */
+    public static final int FRAME_MAX_RAW = MAX_BLOCK_SIZE;
+    /** Most members of one compressed frame (1 MiB of 512-byte blocks); u16 on the wire. */
+    public static final int MAX_FRAME_MEMBERS = FRAME_MAX_RAW / MIN_BLOCK_SIZE;
+    /** Most compressed frames one RESTORE_DATA message refers to (u16 ordinals). */
+    public static final int MAX_FRAMES_PER_MESSAGE = MAX_BLOCKS_PER_FRAME;
 
     private ProtocolLimits() {
     }
@@ -74,6 +82,11 @@ public final class ProtocolLimits {
     /** True if {@code blockSize} is a power of two in [MIN_BLOCK_SIZE, MAX_BLOCK_SIZE]. */
     public static boolean isValidBlockSize(long blockSize) {
         return blockSize >= MIN_BLOCK_SIZE && blockSize <= MAX_BLOCK_SIZE && Long.bitCount(blockSize) == 1;
+    }
+
+    /** Largest zstd payload of a frame of {@code members} blocks: {@code members * blockSize + 4 KiB}. */
+    public static int maxFramePayload(int members, int blockSize) {
+        return members * blockSize + ZSTD_SLACK;
     }
 
     /** Largest zstd payload for a block of {@code blockSize} bytes: {@code blockSize + 4 KiB}. */

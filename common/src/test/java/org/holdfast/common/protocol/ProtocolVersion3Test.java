@@ -73,9 +73,9 @@ class ProtocolVersion3Test {
     }
 
     @Test
-    void helloOf_offersVersion3_andTheFrameHeaderStaysVersion2() {
+    void helloOf_offersTheNewestVersion_andTheFrameHeaderStaysVersion2() {
         Hello h = Hello.of("holdfast-agent/0.1.0@h", "t");
-        assertThat(h.protocolVersion()).isEqualTo(ProtocolLimits.PROTOCOL_VERSION).isEqualTo(3);
+        assertThat(h.protocolVersion()).isEqualTo(ProtocolLimits.PROTOCOL_VERSION).isEqualTo(4);
         ByteBuf out = alloc.buffer();
         FrameEncoder.write(h, out);
         assertThat((int) out.getUnsignedByte(4)).isEqualTo(2);

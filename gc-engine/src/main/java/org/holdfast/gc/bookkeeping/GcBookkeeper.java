@@ -27,7 +27,9 @@ import org.holdfast.gc.retention.RangeMaxExpiry;
  * above {@link #lastAppliedOp()}, in id order, call {@link #apply} again. So a snapshot that did
  * not commit never has its decrements applied (it has no id in the catalog), and one that did
  * is never lost (re-driven) nor counted twice (ids at or below the durable mark are ignored).
- * Calls must come in increasing id order (the server holds its commit lock).
+ * Calls must come in increasing id order (the server holds its commit lock). A large commit is
+ * several operations with consecutive ids ({@link GcOperation.CommitPart}: all increments parts,
+ * then all decrements parts), so no group holds its whole delta; the same rules apply to each part.
  */
 public final class GcBookkeeper {
     private final BoscPipeline pipeline;
@@ -57,43 +59,9 @@ public final class GcBookkeeper {
     /** The GMA updates of one operation, increments before decrements. Validates before anything is logged. */
     static UpdateBatch updatesOf(GcOperation op) {
         if (op instanceof GcOperation.Commit c) {
-            // Two passes over the entries (each get() may build a short-lived object) instead of
-            // copies of the whole delta: the batch is sized exactly, so a commit costs the heap only
-            // the updates it logs (a first backup: one per block, not three).
-            List<DeltaEntry> delta = c.delta();
-            int n = delta.size();
-            long seq = c.sequence();
-            RangeMaxExpiry ex = c.expiries();
-            int updates = 0;
-            for (DeltaEntry e : delta) {
-                if (e.beforePbn() < 0 || e.newPbn() < 0) {
-                    throw new IllegalArgumentException("negative PBN in delta of " + c.volume() + "@" + seq + ": " + e);
-                }
-                if (e.beforePbn() != 0 && (e.beforeBirthSequence() < 1 || e.beforeBirthSequence() >= seq)) {
-                    throw new IllegalArgumentException("birth sequence of " + e + " must be in 1.." + (seq - 1));
-                }
-                if (e.newPbn() != e.beforePbn()) {
-                    updates += (e.newPbn() != 0 ? 1 : 0) + (e.beforePbn() != 0 ? 2 : 0);
-                }
-            }
-            UpdateBatch b = new UpdateBatch(Math.max(1, updates));
-            for (int k = 0; k < n; k++) {
-                DeltaEntry e = delta.get(k);
-                if (e.newPbn() != 0 && e.newPbn() != e.beforePbn()) {
-                    b.add(UpdateKinds.RC_ADD, e.newPbn(), 1);
-                }
-            }
-            for (int k = 0; k < n; k++) {
-                DeltaEntry e = delta.get(k);
-                if (e.beforePbn() != 0 && e.newPbn() != e.beforePbn()) {
-                    b.add(UpdateKinds.RC_ADD, e.beforePbn(), -1);
-                    long expiry = ex.max(e.beforeBirthSequence(), seq - 1);
-                    if (expiry != RangeMaxExpiry.NONE) {
-                        b.add(UpdateKinds.RAISE_EXPIRY, e.beforePbn(), expiry);
-                    }
-                }
-            }
-            return b;
+            return commitUpdates(c.volume(), c.sequence(), c.delta(), c.expiries(), true, true);
+        } else if (op instanceof GcOperation.CommitPart c) {
+            return commitUpdates(c.volume(), c.sequence(), c.slice(), c.expiries(), !c.decrements(), c.decrements());
         } else if (op instanceof GcOperation.Pin p) {
             return each(p.pbns(), UpdateKinds.PIN_ADD, 1);
         } else if (op instanceof GcOperation.Unpin u) {
@@ -104,6 +72,45 @@ public final class GcBookkeeper {
             return each(r.pbns(), UpdateKinds.RAISE_EXPIRY, r.expiry());
         }
         throw new IllegalArgumentException("unknown GC operation " + op);
+    }
+
+    /** A commit's (or one part's) increments and/or decrements, increments first. */
+    private static UpdateBatch commitUpdates(org.holdfast.common.id.VolumeId volume, long seq, List<DeltaEntry> delta,
+                                             RangeMaxExpiry ex, boolean increments, boolean decrements) {
+        // Two passes over the entries (each get() may build a short-lived object) instead of
+        // copies of the whole delta: the batch is sized exactly, so a commit costs the heap only
+        // the updates it logs (a first backup: one per block, not three).
+        int n = delta.size();
+        int updates = 0;
+        for (DeltaEntry e : delta) {
+            if (e.beforePbn() < 0 || e.newPbn() < 0) {
+                throw new IllegalArgumentException("negative PBN in delta of " + volume + "@" + seq + ": " + e);
+            }
+            if (e.beforePbn() != 0 && (e.beforeBirthSequence() < 1 || e.beforeBirthSequence() >= seq)) {
+                throw new IllegalArgumentException("birth sequence of " + e + " must be in 1.." + (seq - 1));
+            }
+            if (e.newPbn() != e.beforePbn()) {
+                updates += (increments && e.newPbn() != 0 ? 1 : 0) + (decrements && e.beforePbn() != 0 ? 2 : 0);
+            }
+        }
+        UpdateBatch b = new UpdateBatch(Math.max(1, updates));
+        for (int k = 0; k < n && increments; k++) {
+            DeltaEntry e = delta.get(k);
+            if (e.newPbn() != 0 && e.newPbn() != e.beforePbn()) {
+                b.add(UpdateKinds.RC_ADD, e.newPbn(), 1);
+            }
+        }
+        for (int k = 0; k < n && decrements; k++) {
+            DeltaEntry e = delta.get(k);
+            if (e.beforePbn() != 0 && e.newPbn() != e.beforePbn()) {
+                b.add(UpdateKinds.RC_ADD, e.beforePbn(), -1);
+                long expiry = ex.max(e.beforeBirthSequence(), seq - 1);
+                if (expiry != RangeMaxExpiry.NONE) {
+                    b.add(UpdateKinds.RAISE_EXPIRY, e.beforePbn(), expiry);
+                }
+            }
+        }
+        return b;
     }
 
     private static UpdateBatch each(long[] pbns, int kind, long value) {

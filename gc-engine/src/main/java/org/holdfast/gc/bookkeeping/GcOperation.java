@@ -16,6 +16,17 @@ public sealed interface GcOperation {
             implements GcOperation {
     }
 
+    /**
+     * One part of a large commit's bookkeeping, logged as its own operation so that no group holds
+     * the whole delta: a slice of snapshot {@code sequence}'s delta (in LBN order), of which only
+     * the increments (RC + 1 of each new PBN) or only the decrements (RC − 1 and the ET raise of
+     * each replaced PBN) are logged. The server logs every increments part of a commit before its
+     * first decrements part, so no count ever drops below the truth while the parts are logged.
+     */
+    record CommitPart(VolumeId volume, long sequence, List<DeltaEntry> slice, RangeMaxExpiry expiries, boolean decrements)
+            implements GcOperation {
+    }
+
     /** A hold (retention lock, legal hold, keep-last extension) on a snapshot: pin its PBNs. */
     record Pin(long[] pbns) implements GcOperation {
     }

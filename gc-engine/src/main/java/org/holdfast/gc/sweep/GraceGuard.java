@@ -40,8 +40,8 @@ import org.holdfast.gc.gma.GmaFormat;
  *
  * <h2>Sessions seen by reclaim-now</h2>
  * Reclaim-now ({@link Sweeper#sweepUnmarked}) ignores expiries, so a grace expiry cannot protect
- * anything from it. Instead each open session keeps the list of PBNs it protected (8 bytes per
- * block, freed when the session ends: the ingest already holds far more per changed block), and a
+ * anything from it. Instead each open session keeps the set of PBNs it protected (a bitmap: 512 KiB
+ * for each range of 4 Mi PBNs it touched, freed when the session ends), and a
  * {@link Watch} collects, from the moment it opens until it closes, every PBN that any session
  * protected before (still open) or protects after. A session that ended before the watch opened
  * has either committed (the catalog holds its snapshot, which the exact mark reads after the watch
@@ -66,11 +66,13 @@ public final class GraceGuard {
     private final Object inFlight = new Object();
     private LivePbns watch; // non-null while a Watch is open; guarded by inFlight
 
-    /** One open session: when it first protected a block, and every PBN it protected since. */
+    /**
+     * One open session: when it first protected a block, and every PBN it protected since, as a
+     * bitmap (a session's new blocks are dense: 16 M of them take 2 MiB, not the 128 MiB of a list).
+     */
     private static final class Session {
         final long start;
-        long[] pbns = new long[64];
-        int size;
+        final LivePbns pbns = new LivePbns();
 
         Session(long start) {
             this.start = start;
@@ -78,15 +80,7 @@ public final class GraceGuard {
 
         /** Caller holds {@code inFlight}. */
         void record(long[] src, int off, int count) {
-            for (int i = off; i < off + count; i++) {
-                if (src[i] == 0) {
-                    continue;
-                }
-                if (size == pbns.length) {
-                    pbns = java.util.Arrays.copyOf(pbns, size * 2);
-                }
-                pbns[size++] = src[i];
-            }
+            pbns.addAll(src, off, count);
         }
     }
 
@@ -264,7 +258,7 @@ public final class GraceGuard {
             }
             LivePbns w = new LivePbns();
             for (Session s : sessions.values()) {
-                w.addAll(s.pbns, 0, s.size);
+                w.addAll(s.pbns);
             }
             watch = w;
             return new Watch();

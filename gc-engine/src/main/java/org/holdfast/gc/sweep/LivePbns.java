@@ -45,6 +45,31 @@ public final class LivePbns {
         }
     }
 
+    /** Adds every PBN of {@code other} (a page at a time). */
+    public void addAll(LivePbns other) {
+        if (other.pages.length > pages.length) {
+            pages = java.util.Arrays.copyOf(pages, other.pages.length);
+        }
+        for (int page = 0; page < other.pages.length; page++) {
+            long[] src = other.pages[page];
+            if (src == null) {
+                continue;
+            }
+            if (pages[page] == null) {
+                pages[page] = src.clone();
+                for (long w : src) {
+                    count += Long.bitCount(w);
+                }
+                continue;
+            }
+            long[] dst = pages[page];
+            for (int i = 0; i < PAGE_LONGS; i++) {
+                count += Long.bitCount(src[i] & ~dst[i]);
+                dst[i] |= src[i];
+            }
+        }
+    }
+
     /** True if {@code pbn} was added. */
     public boolean contains(long pbn) {
         if (pbn <= 0) {

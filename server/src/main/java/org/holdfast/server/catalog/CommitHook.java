@@ -6,11 +6,13 @@ import org.holdfast.server.store.MetadataBatch;
  * Lets another subsystem (GC bookkeeping) take part in a snapshot commit.
  *
  * <p>{@link #onCommit} runs inside {@link SnapshotCommit#commit} after the delta is known and before
- * anything is written: whatever it adds to {@code batch} becomes durable atomically with the
- * snapshot, and if it throws, the commit fails and nothing is written. The {@link AfterCommit} it
+ * the switch batch is written: whatever it adds to {@code batch} becomes durable atomically with the
+ * snapshot, and if it throws, the commit fails and nothing becomes visible (map entries a large
+ * commit wrote in chunks before are removed before the next commit). The {@link AfterCommit} it
  * returns runs once the batch is durable (for in-memory state and queues); what the first half
  * decided reaches the second through that object, never through fields of the hook. Commits are
- * serialised: the hook is never called for two commits at once. Cost must stay proportional to the delta.
+ * serialised: the hook is never called for two commits at once. Cost must stay proportional to the delta,
+ * and memory bounded: read the delta with its cursor (it may be spilled to disk).
  */
 @FunctionalInterface
 public interface CommitHook {

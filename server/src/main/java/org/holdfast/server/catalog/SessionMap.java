@@ -1,12 +1,6 @@
 package org.holdfast.server.catalog;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 
 /**
  * The LBN → PBN entries one backup session asks its snapshot to have, in strictly increasing LBN
@@ -24,14 +18,13 @@ public final class SessionMap implements AutoCloseable {
     public static final int ENTRY_BYTES = 16;
 
     private final Path spillFile;
+    private final SpillRun run;
     private final int bufferEntries;
     private long[] lbn;
     private long[] pbn;
     private int buffered;
     private long spilled;
     private long lastLbn = -1;
-    private FileChannel out;
-    private ByteBuffer io;
     private boolean closed;
 
     /** A map held wholly in memory (tests, small sessions): the arrays grow as needed. */
@@ -49,6 +42,7 @@ public final class SessionMap implements AutoCloseable {
 
     private SessionMap(Path spillFile, int bufferEntries, int initialCapacity) {
         this.spillFile = spillFile;
+        this.run = spillFile == null ? null : new SpillRun(spillFile, 2, "session entries");
         this.bufferEntries = bufferEntries;
         lbn = new long[initialCapacity];
         pbn = new long[initialCapacity];
@@ -89,6 +83,11 @@ public final class SessionMap implements AutoCloseable {
         return spilled;
     }
 
+    /** At most this many entries are held in memory (Integer.MAX_VALUE for an in-memory map). */
+    public int bufferEntries() {
+        return bufferEntries;
+    }
+
     /** The spill file (which may not exist yet), or null for an in-memory map. */
     public Path spillFile() {
         return spillFile;
@@ -103,32 +102,9 @@ public final class SessionMap implements AutoCloseable {
     }
 
     private void spill() {
-        try {
-            if (out == null) {
-                out = FileChannel.open(spillFile, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-                io = ByteBuffer.allocate(64 * 1024);
-            }
-            for (int i = 0; i < buffered; i++) {
-                if (io.remaining() < ENTRY_BYTES) {
-                    drain();
-                }
-                io.putLong(lbn[i]).putLong(pbn[i]);
-            }
-            drain();
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not spill session entries to " + spillFile + ": " + e.getMessage()
-                    + "; check free space and permissions there", e);
-        }
+        run.append(new long[][] {lbn, pbn}, buffered);
         spilled += buffered;
         buffered = 0;
-    }
-
-    private void drain() throws IOException {
-        io.flip();
-        while (io.hasRemaining()) {
-            out.write(io);
-        }
-        io.clear();
     }
 
     /** Deletes the spill file. Idempotent. */
@@ -138,38 +114,27 @@ public final class SessionMap implements AutoCloseable {
             return;
         }
         closed = true;
-        try {
-            if (out != null) {
-                out.close();
-            }
-            if (spillFile != null) {
-                Files.deleteIfExists(spillFile);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not delete session spill file " + spillFile + ": " + e.getMessage(), e);
+        if (run != null) {
+            run.close();
         }
     }
 
     /** Reads the entries in LBN order: first the spill file, then the in-memory tail. */
     public final class Cursor implements AutoCloseable {
-        private final ByteBuffer in = spilled == 0 ? null : ByteBuffer.allocate(64 * 1024);
-        private FileChannel file;
-        private long fileLeft = spilled;
+        private final SpillRun.Reader file = spilled == 0 ? null : run.reader();
+        private final long[] record = new long[2];
         private int tail = -1;
         private long curLbn;
         private long curPbn;
 
         private Cursor() {
-            if (in != null) {
-                in.limit(0);
-            }
         }
 
         /** Moves to the next entry; false past the last. */
         public boolean next() {
-            if (fileLeft > 0) {
-                readOne();
-                fileLeft--;
+            if (file != null && file.next(record)) {
+                curLbn = record[0];
+                curPbn = record[1];
                 return true;
             }
             if (tail + 1 < buffered) {
@@ -189,35 +154,10 @@ public final class SessionMap implements AutoCloseable {
             return curPbn;
         }
 
-        private void readOne() {
-            try {
-                if (file == null) {
-                    file = FileChannel.open(spillFile, StandardOpenOption.READ);
-                }
-                if (in.remaining() < ENTRY_BYTES) {
-                    in.compact();
-                    while (in.position() < ENTRY_BYTES) {
-                        if (file.read(in) < 0) {
-                            throw new IOException("spill file ends early");
-                        }
-                    }
-                    in.flip();
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException("could not read session spill file " + spillFile + ": " + e.getMessage(), e);
-            }
-            curLbn = in.getLong();
-            curPbn = in.getLong();
-        }
-
         @Override
         public void close() {
             if (file != null) {
-                try {
-                    file.close();
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
+                file.close();
             }
         }
     }

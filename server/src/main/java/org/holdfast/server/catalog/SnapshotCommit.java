@@ -13,25 +13,58 @@ import org.holdfast.server.store.MetadataBatch;
  *
  * <p>It compares each of the session's entries with the volume's newest map entry for that LBN and
  * keeps only those that differ (the delta); on a shrink, every LBN past the new end that still maps
- * a block gets a zero entry. Then one synced {@link MetadataBatch} carries the delta's map entries
- * (keyed by the new sequence), the snapshot record, the volume record with its new latest sequence
- * (creating the volume on its first snapshot), and whatever the {@link CommitHook} adds. Either all
- * of it is durable or none. Work is proportional to the session's entries plus the LBNs cut off by
- * a shrink, never to the volume.
+ * a block gets a zero entry. Then one synced {@link MetadataBatch}, the switch, carries the delta's
+ * map entries (keyed by the new sequence), the snapshot record, the volume record with its new
+ * latest sequence (creating the volume on its first snapshot), and whatever the {@link CommitHook}
+ * adds. Either all of it is visible or none. Work is proportional to the session's entries plus the
+ * LBNs cut off by a shrink, never to the volume.
+ *
+ * <p>Memory does not grow with the commit: the delta spills beside the session's spill file
+ * ({@link SnapshotDelta}), and a delta of more than {@code mapChunkEntries} entries writes its map
+ * entries in chunk batches before the switch. Entries born after a volume's latest sequence are
+ * invisible to every reader of a snapshot (they read at or below its sequence); the chunks carry a
+ * mark ({@link CommitIntents}) by which the next start, or the next commit after a failure,
+ * removes them if the switch never came.
  *
  * <p>Commits are serialised by this object (volume id allocation and the hook rely on it). The
  * caller must guarantee that no other session changes the same volume meanwhile (the ingest holds a
  * per-volume lock); the parent check below catches a violation.
  */
 public final class SnapshotCommit {
+    /** Map entries per chunk batch of a large commit by default (about 2.5 MiB of RocksDB batch). */
+    public static final int DEFAULT_MAP_CHUNK_ENTRIES = 65_536;
+
     private final Catalog catalog;
     private final CommitHook hook;
     private final Clock clock;
+    private final int mapChunkEntries;
+    private final CommitIntents intents;
+    /** A commit failed after writing map chunks: its leftovers go before the next commit reads the map. */
+    private boolean leftovers;
 
     public SnapshotCommit(Catalog catalog, CommitHook hook, Clock clock) {
+        this(catalog, hook, clock, DEFAULT_MAP_CHUNK_ENTRIES);
+    }
+
+    /**
+     * A commit writing a delta of more than {@code mapChunkEntries} map entries in chunks before its
+     * final batch. Removes what commits that a crash stopped before their switch left behind, so it
+     * must be created before the first commit (and before anything reads a volume's newest state).
+     */
+    public SnapshotCommit(Catalog catalog, CommitHook hook, Clock clock, int mapChunkEntries) {
+        if (mapChunkEntries < 1) {
+            throw new IllegalArgumentException("map entries per chunk must be at least 1, got " + mapChunkEntries);
+        }
         this.catalog = catalog;
         this.hook = hook;
         this.clock = clock;
+        this.mapChunkEntries = mapChunkEntries;
+        this.intents = new CommitIntents(catalog);
+        long removed = intents.removeLeftovers();
+        if (removed > 0) {
+            System.getLogger(SnapshotCommit.class.getName()).log(System.Logger.Level.INFO,
+                    "removed " + removed + " map entries of a commit that a crash stopped before its switch");
+        }
     }
 
     /** What a session asks to commit. {@code parentSequence} is the latest sequence it started from (0 for a new volume). */
@@ -83,7 +116,22 @@ public final class SnapshotCommit {
     }
 
     /**
-     * Commits and returns the new snapshot with its delta.
+     * The commit's delta: in memory for an in-memory session map; for a spilling one, spilling
+     * beside its file with the same memory bound (the file matches the session spill's name pattern,
+     * so a crash's leftover is removed at the next start).
+     */
+    private static SnapshotDelta deltaFor(SessionMap entries) {
+        if (entries.spillFile() == null) {
+            return new SnapshotDelta((int) Math.min(entries.size(), 1 << 16));
+        }
+        String name = entries.spillFile().getFileName().toString();
+        return new SnapshotDelta(entries.spillFile().resolveSibling(name.replaceFirst("\\.spill$", "") + "-delta.spill"),
+                entries.bufferEntries());
+    }
+
+    /**
+     * Commits and returns the new snapshot with its delta (readable after the return only if it
+     * stayed in memory: a spilled delta's file is deleted once the commit is done).
      *
      * @throws CommitRejectedException if the parent moved, the block size differs or the entries are bad; nothing written
      */
@@ -94,12 +142,17 @@ public final class SnapshotCommit {
         if (r.volumeBytes() < 0) {
             throw new CommitRejectedException(CommitRejectedException.Reason.BAD_ENTRIES, "negative volume size");
         }
+        if (leftovers) {
+            intents.removeLeftovers();
+            leftovers = false;
+        }
         VolumeRecord existing = catalog.volume(r.volume()).orElse(null);
         long now = clock.millis();
         long internalId;
         long createdAt;
         long oldBlockCount;
-        MetadataBatch batch = new MetadataBatch();
+        MetadataBatch first = new MetadataBatch();
+        Chunks batch = new Chunks(first);
         try (batch) {
             if (existing == null) {
                 if (r.parentSequence() != 0) {
@@ -107,7 +160,7 @@ public final class SnapshotCommit {
                             "volume '" + r.volume() + "' does not exist but the session started from snapshot " + r.parentSequence());
                 }
                 internalId = catalog.db().metaLong(FormatVersions.META_NEXT_VOLUME_ID, 1);
-                catalog.db().putMetaLong(batch, FormatVersions.META_NEXT_VOLUME_ID, internalId + 1);
+                catalog.db().putMetaLong(first, FormatVersions.META_NEXT_VOLUME_ID, internalId + 1);
                 createdAt = now;
                 oldBlockCount = 0;
             } else {
@@ -124,50 +177,116 @@ public final class SnapshotCommit {
                 oldBlockCount = existing.blockCount();
             }
             long sequence = r.parentSequence() + 1;
+            batch.start(internalId, sequence);
             long newBlockCount = VolumeRecord.blockCount(r.volumeBytes(), r.blockSize());
             SessionMap entries = r.entries();
-            // sized once: the delta has at most one entry per session entry, so it never grows by doubling
-            SnapshotDelta delta = new SnapshotDelta((int) Math.min(entries.size(), Integer.MAX_VALUE - 8));
-            try (MapCursor cursor = catalog.mapCursor(internalId); SessionMap.Cursor e = entries.cursor()) {
-                while (e.next()) {
-                    long lbn = e.lbn();
-                    if (lbn >= newBlockCount) {
-                        break; // past the end the session itself committed: the shrink pass decides
+            SnapshotDelta delta = deltaFor(entries);
+            try (delta) {
+                try (MapCursor cursor = catalog.mapCursor(internalId); SessionMap.Cursor e = entries.cursor()) {
+                    while (e.next()) {
+                        long lbn = e.lbn();
+                        if (lbn >= newBlockCount) {
+                            break; // past the end the session itself committed: the shrink pass decides
+                        }
+                        long pbn = e.pbn();
+                        if (existing != null) {
+                            cursor.seekNewest(lbn);
+                        }
+                        long before = existing == null ? 0 : cursor.pbn();
+                        long birth = existing == null ? 0 : cursor.birthSequence();
+                        if (before != pbn) {
+                            delta.add(lbn, before, birth, pbn);
+                            batch.putMapEntry(lbn, pbn);
+                        }
                     }
-                    long pbn = e.pbn();
-                    if (existing != null) {
-                        cursor.seekNewest(lbn);
-                    }
-                    long before = existing == null ? 0 : cursor.pbn();
-                    long birth = existing == null ? 0 : cursor.birthSequence();
-                    if (before != pbn) {
-                        delta.add(lbn, before, birth, pbn);
-                        catalog.putMapEntry(batch, internalId, lbn, sequence, pbn);
-                    }
-                }
-                if (newBlockCount < oldBlockCount) {
-                    cursor.startScan(Long.MAX_VALUE, newBlockCount, Long.MAX_VALUE);
-                    while (cursor.nextMapped()) {
-                        if (cursor.pbn() != 0) {
-                            delta.add(cursor.lbn(), cursor.pbn(), cursor.birthSequence(), 0);
-                            catalog.putMapEntry(batch, internalId, cursor.lbn(), sequence, 0);
+                    if (newBlockCount < oldBlockCount) {
+                        cursor.startScan(Long.MAX_VALUE, newBlockCount, Long.MAX_VALUE);
+                        while (cursor.nextMapped()) {
+                            if (cursor.pbn() != 0) {
+                                delta.add(cursor.lbn(), cursor.pbn(), cursor.birthSequence(), 0);
+                                batch.putMapEntry(cursor.lbn(), 0);
+                            }
                         }
                     }
                 }
+                SnapshotRecord snapshot = new SnapshotRecord(r.volume(), sequence, now, r.volumeBytes(), r.blockSize(),
+                        r.logicalBytes(), delta.size(), r.sentBlocks(), r.newBlocks(), r.storedBytes(), r.consistency());
+                // The domain is fixed when the volume is created; later requests cannot move it.
+                String domain = existing == null ? r.domain() : existing.domain();
+                VolumeRecord volume = new VolumeRecord(r.volume(), internalId, r.blockSize(), createdAt, sequence, r.volumeBytes(), domain);
+                MetadataBatch last = batch.last();
+                catalog.putSnapshot(last, internalId, snapshot);
+                catalog.putVolume(last, volume);
+                CommittedSnapshot committed = new CommittedSnapshot(volume, snapshot, delta);
+                CommitHook.AfterCommit after = hook.onCommit(committed, last);
+                catalog.write(last); // the switch: with it the snapshot, its map entries and its GC records are visible
+                batch.switched();
+                KillPoints.hit(KillPoints.COMMIT_AFTER_CATALOG_BATCH);
+                after.run();
+                return committed;
             }
-            SnapshotRecord snapshot = new SnapshotRecord(r.volume(), sequence, now, r.volumeBytes(), r.blockSize(),
-                    r.logicalBytes(), delta.size(), r.sentBlocks(), r.newBlocks(), r.storedBytes(), r.consistency());
-            // The domain is fixed when the volume is created; later requests cannot move it.
-            String domain = existing == null ? r.domain() : existing.domain();
-            VolumeRecord volume = new VolumeRecord(r.volume(), internalId, r.blockSize(), createdAt, sequence, r.volumeBytes(), domain);
-            catalog.putSnapshot(batch, internalId, snapshot);
-            catalog.putVolume(batch, volume);
-            CommittedSnapshot committed = new CommittedSnapshot(volume, snapshot, delta);
-            CommitHook.AfterCommit after = hook.onCommit(committed, batch);
-            catalog.write(batch);
-            KillPoints.hit(KillPoints.COMMIT_AFTER_CATALOG_BATCH);
-            after.run();
-            return committed;
+        }
+    }
+
+    /**
+     * The commit's batches: map entries go into the current batch; once it holds
+     * {@code mapChunkEntries} of them it is written (not synced: the final batch's sync makes it
+     * durable, and the write-ahead log keeps the order) and a new one starts. The first chunk
+     * written carries the commit's mark (and a new volume's id counter), so a crash before the
+     * switch leaves entries that {@link CommitIntents#removeLeftovers} can find. The last batch,
+     * never written here, is the switch.
+     */
+    private final class Chunks implements AutoCloseable {
+        private MetadataBatch current;
+        private long volume;
+        private long sequence;
+        private long inBatch;
+        private boolean wrote;
+        private boolean switched;
+
+        Chunks(MetadataBatch first) {
+            this.current = first;
+        }
+
+        void start(long volume, long sequence) {
+            this.volume = volume;
+            this.sequence = sequence;
+        }
+
+        void putMapEntry(long lbn, long pbn) {
+            if (inBatch == mapChunkEntries) {
+                if (!wrote) {
+                    intents.put(current, volume, sequence);
+                    wrote = true;
+                }
+                catalog.db().write(current, false);
+                current.close();
+                current = new MetadataBatch();
+                inBatch = 0;
+                KillPoints.hit(KillPoints.COMMIT_AFTER_MAP_CHUNK);
+            }
+            catalog.putMapEntry(current, volume, lbn, sequence, pbn);
+            inBatch++;
+        }
+
+        /** The batch that becomes the switch; it also removes the mark if chunks were written. */
+        MetadataBatch last() {
+            if (wrote) {
+                intents.delete(current, volume);
+            }
+            return current;
+        }
+
+        void switched() {
+            switched = true;
+        }
+
+        @Override
+        public void close() {
+            current.close();
+            if (wrote && !switched) {
+                leftovers = true; // failed between its first chunk and the switch: clean before the next commit
+            }
         }
     }
 }

@@ -3,7 +3,9 @@ package org.holdfast.server.gc;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.holdfast.gc.GcStoreException;
 import org.holdfast.gc.bookkeeping.GcBookkeeper;
@@ -11,7 +13,6 @@ import org.holdfast.gc.bookkeeping.GcOperation;
 import org.holdfast.gc.bosc.BoscPipeline;
 import org.holdfast.gc.sweep.GraceGuard;
 import org.holdfast.server.catalog.Catalog;
-import org.holdfast.server.catalog.SnapshotDelta;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.UnknownSnapshotException;
 import org.holdfast.server.catalog.VolumeRecord;
@@ -22,7 +23,8 @@ import org.holdfast.server.store.MetadataBatch;
  * What {@link GcService#open} does after the pipeline has replayed its log, so that the GC log
  * again accounts for everything the catalog holds: refuse an empty GC directory beside a catalog
  * with GC history; re-drive every operation record above {@link GcBookkeeper#lastAppliedOp()}
- * (commits rebuild their delta from the map, pins, unpins and raises rescan their snapshot, volume
+ * (commits rebuild their delta from the map, streamed, and log the parts the GC log lacks, also
+ * those of a commit in parts whose record is at or below that mark; pins, unpins and raises rescan their snapshot, volume
  * deletions rescan the newest state); finish the volume deletions a crash interrupted; protect
  * again the blocks stored since the previous start.
  *
@@ -90,23 +92,29 @@ final class CrashRecovery {
             for (VolumeRecord v : catalog.volumes()) {
                 byId.put(v.internalId(), v);
             }
-            for (GcRecords.Op op : records.opsAfter(bookkeeper.lastAppliedOp())) {
+            long last = bookkeeper.lastAppliedOp();
+            List<GcRecords.Op> todo = new ArrayList<>();
+            // a commit logged in parts may have stopped after some of them: its record is at or below the mark
+            records.opAtOrBefore(last).filter(op -> op.lastId() > last).ifPresent(todo::add);
+            todo.addAll(records.opsAfter(last));
+            for (GcRecords.Op op : todo) {
                 VolumeRecord v = byId.get(op.volume());
                 if (v == null) {
                     throw new IllegalStateException("GC operation " + op.id() + " names unknown volume " + op.volume());
                 }
-                bookkeeper.apply(op.id(), operationOf(op, v));
-                ops.redriven(op.id());
+                if (op.kind() == GcRecords.KIND_COMMIT) {
+                    CommitParts.log(v.name(), op.sequence(), states.of(v).expiries, op.id(), op.parts(), op.partEntries(), last,
+                            visitor -> SnapshotScan.forEachDeltaEntry(catalog, v.internalId(), op.sequence(), visitor), bookkeeper::apply);
+                } else {
+                    bookkeeper.apply(op.id(), operationOf(op, v));
+                }
+                ops.redriven(op.lastId());
             }
         }
     }
 
     private GcOperation operationOf(GcRecords.Op op, VolumeRecord v) {
         switch (op.kind()) {
-            case GcRecords.KIND_COMMIT -> {
-                SnapshotDelta d = SnapshotScan.delta(catalog, v.internalId(), op.sequence());
-                return new GcOperation.Commit(v.name(), op.sequence(), d.asList(), states.of(v).expiries);
-            }
             case GcRecords.KIND_PIN -> {
                 return new GcOperation.Pin(scan(v, op.sequence()));
             }

@@ -1,6 +1,6 @@
 package org.holdfast.server.gc;
 
-import org.holdfast.gc.bookkeeping.GcOperation;
+import org.holdfast.common.kill.KillPoints;
 import org.holdfast.gc.retention.ExpiryCalculator;
 import org.holdfast.server.catalog.CommitHook;
 import org.holdfast.server.catalog.CommittedSnapshot;
@@ -12,7 +12,8 @@ import org.holdfast.server.store.MetadataBatch;
  * fixed and the commit operation recorded in the commit's own batch; once the batch is durable, the
  * {@link AfterCommit} returned (which carries the operation id and expiry) logs the GMA updates and
  * extends the volume's in-memory expiries. A crash between the two is re-driven at open
- * ({@link CrashRecovery}).
+ * ({@link CrashRecovery}). A commit of more than {@code partEntries} delta entries is logged as
+ * several operations ({@link CommitParts}), so the heap never holds its whole bookkeeping.
  *
  * <p>Lock: both halves run under the commit monitor ({@code SnapshotCommit} holds it around the
  * whole commit), which is what the operation ids and the volume's state require.
@@ -21,12 +22,22 @@ public final class GcCommitHook implements CommitHook {
     private final GcRecords records;
     private final VolumeStates states;
     private final OperationLog ops;
+    private final int partEntries;
     private final ExpiryCalculator calc = new ExpiryCalculator();
 
     public GcCommitHook(GcService gc) {
+        this(gc, CommitParts.DEFAULT_PART_ENTRIES);
+    }
+
+    /** A hook that logs a commit of more than {@code partEntries} delta entries in parts (see {@link CommitParts}). */
+    public GcCommitHook(GcService gc, int partEntries) {
+        if (partEntries < 1) {
+            throw new IllegalArgumentException("entries per part must be at least 1, got " + partEntries);
+        }
         this.records = gc.records();
         this.states = gc.states();
         this.ops = gc.operations();
+        this.partEntries = partEntries;
     }
 
     @Override
@@ -35,16 +46,31 @@ public final class GcCommitHook implements CommitHook {
         SnapshotRecord s = c.snapshot();
         long expiry = calc.expiryOf(g.policy, s.createdAtMillis(), g.history);
         long opId = ops.nextId();
-        ops.record(batch, new GcRecords.Op(opId, GcRecords.KIND_COMMIT, c.volume().internalId(), s.sequence(), 0));
+        int parts = CommitParts.partsFor(c.delta().size(), partEntries);
+        long field = parts == 1 ? 0 : GcRecords.commitParts(partEntries, parts);
+        GcRecords.Op op = new GcRecords.Op(opId, GcRecords.KIND_COMMIT, c.volume().internalId(), s.sequence(), field);
+        ops.record(batch, op);
         records.putSnapshot(batch, c.volume().internalId(), new GcRecords.SnapshotGc(s.sequence(), expiry, 0));
-        return () -> logged(c, opId, expiry);
+        return () -> logged(c, op, expiry);
     }
 
-    /** After the commit is durable: log the bookkeeping, then extend the expiries the next commit reads. */
-    private void logged(CommittedSnapshot c, long opId, long expiry) {
+    /** After the commit is durable: log the bookkeeping (in parts, read back from the delta), then extend the expiries the next commit reads. */
+    private void logged(CommittedSnapshot c, GcRecords.Op op, long expiry) {
         VolumeStates.State g = states.of(c.volume());
-        ops.written(opId);
-        ops.apply(opId, new GcOperation.Commit(c.volume().name(), c.snapshot().sequence(), c.delta().asList(), g.expiries));
+        ops.written(op.lastId());
+        boolean[] stopped = {false};
+        CommitParts.log(c.volume().name(), c.snapshot().sequence(), g.expiries, op.id(), op.parts(), partEntries, op.id() - 1,
+                CommitParts.of(c.delta()), (id, part) -> {
+                    if (stopped[0]) {
+                        return;
+                    }
+                    ops.apply(id, part);
+                    // once logging failed, the re-drive that resumes it logs the rest from the catalog
+                    stopped[0] = ops.failure() != null;
+                    if (id < op.lastId()) {
+                        KillPoints.hit(KillPoints.COMMIT_AFTER_GC_PART);
+                    }
+                });
         if (g.expiries.lastSequence() < c.snapshot().sequence()) {
             g.expiries.append(c.snapshot().sequence(), expiry);
             g.history.add(c.snapshot().createdAtMillis());

@@ -252,7 +252,11 @@ public final class GcMetadataRebuild {
             i++;
             long[] state = {-1, Long.MAX_VALUE}; // current lbn, birth of its next newer entry
             long[] entries = {0};
+            long latest = plan.volume().latestSequence();
             catalog.forEachMapEntry(plan.volume().internalId(), (lbn, birth, pbn) -> {
+                if (birth > latest) {
+                    return true; // left by a commit a crash stopped before its switch: in no snapshot (removed at the next start)
+                }
                 entries[0]++;
                 if (lbn != state[0]) {
                     state[0] = lbn;

@@ -16,7 +16,8 @@ import org.holdfast.server.store.MetadataDb;
  *
  * <pre>
  * gc/o + u64 opId              → u8 kind (1 commit, 2 pin, 3 unpin, 4 raise), u64 volume internal id,
- *                                 u64 sequence, u64 expiry (raise only, else 0)              (25 bytes)
+ *                                 u64 sequence, u64 expiry (raise only; a commit logged in parts:
+ *                                 u32 entries per part, u32 parts, see {@link #commitParts}; else 0) (25 bytes)
  * gc/e + u64 volume + u64 seq  → u64 expiry, u8 flags (bit0 held, bit1 keep-last pinned)    (9 bytes)
  * gc/p + u64 volume            → UTF-8 retention policy (at most 200 bytes)
  * gc/l + u64 volume + u64 seq  → a retention lock, versioned: see {@link #encodeLock} (docs/architecture.md)
@@ -46,6 +47,31 @@ final class GcRecords {
 
     /** One logged GC operation. */
     record Op(long id, int kind, long volume, long sequence, long expiry) {
+        /** Operations logged under this record: a commit in parts uses the ids id..id+parts-1. */
+        int parts() {
+            return kind == KIND_COMMIT && expiry != 0 ? (int) expiry : 1;
+        }
+
+        /** Delta entries per part of a commit logged in parts. */
+        int partEntries() {
+            return (int) (expiry >>> 32);
+        }
+
+        /** The last operation id this record accounts for. */
+        long lastId() {
+            return id + parts() - 1;
+        }
+    }
+
+    /**
+     * The expiry field of a commit whose bookkeeping is logged as {@code parts} operations of at
+     * most {@code partEntries} delta entries each: u32 entries per part (high half), u32 parts.
+     */
+    static long commitParts(int partEntries, int parts) {
+        if (partEntries < 1 || parts < 2) {
+            throw new IllegalArgumentException("a commit in parts needs at least 2 parts of at least 1 entry");
+        }
+        return ((long) partEntries << 32) | parts;
     }
 
     /** A snapshot's retention lock as stored; {@code until} 0 means no date. */
@@ -116,19 +142,25 @@ final class GcRecords {
         return out;
     }
 
-    /** Operation ids at or below {@code upTo} (to trim once the GC log has them for good). */
-    List<Long> opIdsUpTo(long upTo) {
-        List<Long> out = new ArrayList<>();
-        try (CheckedIterator it = db.iterator(meta)) {
-            for (it.seek(key(OP, 0, 0, 1)); it.isValid(); it.next()) {
-                byte[] k = it.key();
-                if (k.length != 12 || !startsWith(k, OP) || Bytes.getLong(k, 4) > upTo) {
-                    break;
-                }
-                out.add(Bytes.getLong(k, 4));
+    /** Operations with id at or below {@code upTo} (to trim once the GC log has them for good), in id order. */
+    List<Op> opsUpTo(long upTo) {
+        List<Op> out = new ArrayList<>();
+        for (Op op : opsAfter(0)) {
+            if (op.id() > upTo) {
+                break;
             }
+            out.add(op);
         }
         return out;
+    }
+
+    /** The operation with the highest id at or below {@code id}, if any (a commit in parts may reach past it). */
+    Optional<Op> opAtOrBefore(long id) {
+        Op found = null;
+        for (Op op : opsUpTo(id)) {
+            found = op;
+        }
+        return Optional.ofNullable(found);
     }
 
     void putSnapshot(MetadataBatch batch, long volume, SnapshotGc s) {

@@ -56,10 +56,10 @@ final class OperationLog {
         return nextOpId;
     }
 
-    /** Adds the operation's record, and the id counter moved past it, to {@code batch}. */
+    /** Adds the operation's record, and the id counter moved past every id it uses ({@link GcRecords.Op#parts}), to {@code batch}. */
     void record(MetadataBatch batch, GcRecords.Op op) {
         records.putOp(batch, op);
-        catalog.db().putMetaLong(batch, GcRecords.NEXT_OP_ID, op.id() + 1);
+        catalog.db().putMetaLong(batch, GcRecords.NEXT_OP_ID, op.lastId() + 1);
     }
 
     /** The batch holding operation {@code opId} is durable: the next operation gets the next id. */
@@ -129,15 +129,18 @@ final class OperationLog {
         }
     }
 
-    /** Deletes the operation records up to {@code durable}: the GC log has them, no re-drive needs them. */
+    /**
+     * Deletes the operation records up to {@code durable}: the GC log has them, no re-drive needs
+     * them. A commit logged in parts keeps its record until its last part is durable.
+     */
     void trimUpTo(long durable) {
-        List<Long> ids = records.opIdsUpTo(durable);
-        if (ids.isEmpty()) {
+        List<GcRecords.Op> done = records.opsUpTo(durable).stream().filter(op -> op.lastId() <= durable).toList();
+        if (done.isEmpty()) {
             return;
         }
         try (MetadataBatch batch = new MetadataBatch()) {
-            for (long id : ids) {
-                records.deleteOp(batch, id);
+            for (GcRecords.Op op : done) {
+                records.deleteOp(batch, op.id());
             }
             catalog.write(batch);
         }

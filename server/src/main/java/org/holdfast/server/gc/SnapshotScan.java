@@ -4,7 +4,6 @@ import java.util.Arrays;
 import java.util.function.LongConsumer;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.MapCursor;
-import org.holdfast.server.catalog.SnapshotDelta;
 
 /** Reads what the GC needs from the versioned map: a snapshot's PBNs, and a committed snapshot's delta. */
 final class SnapshotScan {
@@ -36,20 +35,26 @@ final class SnapshotScan {
         return Arrays.copyOf(buf[0], n[0]);
     }
 
+    /** Receives delta entries in LBN order. */
+    @FunctionalInterface
+    interface DeltaVisitor {
+        void accept(long lbn, long beforePbn, long beforeBirthSequence, long newPbn);
+    }
+
     /**
      * Rebuilds the delta that snapshot {@code seq} committed: its own map entries, each with the
-     * version it replaced. One pass over the volume's map (only used when re-driving after a crash).
+     * version it replaced, in LBN order, without holding it. One pass over the volume's map (only
+     * used when re-driving after a crash).
      */
-    static SnapshotDelta delta(Catalog catalog, long volume, long seq) {
-        SnapshotDelta d = new SnapshotDelta(64);
+    static void forEachDeltaEntry(Catalog catalog, long volume, long seq, DeltaVisitor sink) {
         long[] pending = {-1, 0}; // lbn, new pbn of an entry born in seq awaiting its older version
         catalog.forEachMapEntry(volume, (lbn, birth, pbn) -> {
             if (pending[0] >= 0 && pending[0] != lbn) {
-                d.add(pending[0], 0, 0, pending[1]);
+                sink.accept(pending[0], 0, 0, pending[1]);
                 pending[0] = -1;
             }
             if (pending[0] == lbn) {
-                d.add(lbn, pbn, birth, pending[1]);
+                sink.accept(lbn, pbn, birth, pending[1]);
                 pending[0] = -1;
             } else if (birth == seq) {
                 pending[0] = lbn;
@@ -58,8 +63,7 @@ final class SnapshotScan {
             return true;
         });
         if (pending[0] >= 0) {
-            d.add(pending[0], 0, 0, pending[1]);
+            sink.accept(pending[0], 0, 0, pending[1]);
         }
-        return d;
     }
 }

@@ -144,6 +144,10 @@ public final class BackupSession {
     private final int[] protectIdx;
     private final byte[] payload = new byte[ProtocolLimits.MAX_PAYLOAD];
     private final byte[] raw;
+    private byte[] frameRaw; // made on first need: most sessions let the digest pool decode their frames
+    // the entry index and fingerprint of each member of the frame being checked, in member order
+    private final int[] frameIdx = new int[ProtocolLimits.MAX_BLOCKS_PER_FRAME];
+    private final byte[] frameFps = new byte[ProtocolLimits.MAX_BLOCKS_PER_FRAME * Fingerprint.BYTES];
     private final long[] pfScratch = new long[2];
     private final byte[] segPfs;
     private final boolean[] segPfFound;
@@ -351,8 +355,25 @@ public final class BackupSession {
     /** Verifies and stores the payloads of one BLOCKS frame, decoding and hashing them on this thread. */
     void onBlocks(Blocks b) {
         PayloadDigester.FrameDigests d = new PayloadDigester.FrameDigests(b.count());
-        PayloadDigester.digestInline(b, blockSize, 0, b.count(), d, codec, hasher, payload, raw, pfScratch);
+        PayloadDigester.digestInline(b, blockSize, 0, b.count(), d, codec, hasher, payload, hasFrame(b) ? frameRaw() : raw, pfScratch);
         onBlocks(b, d);
+    }
+
+    private static boolean hasFrame(Blocks b) {
+        for (int i = 0; i < b.count(); i++) {
+            if (b.codecs()[i] == PayloadCodec.ZSTD_FRAME) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Scratch for one decoded compressed frame (up to 1 MiB), made on the first frame a session needs to decode here. */
+    private byte[] frameRaw() {
+        if (frameRaw == null) {
+            frameRaw = new byte[ProtocolLimits.FRAME_MAX_RAW];
+        }
+        return frameRaw;
     }
 
     /**
@@ -362,9 +383,15 @@ public final class BackupSession {
     void onBlocks(Blocks b, PayloadDigester.FrameDigests d) {
         int protectedCount = 0;
         for (int i = 0; i < b.count(); i++) {
+            if (b.codecs()[i] == PayloadCodec.ZSTD_FRAME) {
+                int m = b.frameMembers(i);
+                protectedCount = onFrame(b, d, i, m, protectedCount);
+                i += m - 1;
+                continue;
+            }
             long lbn = b.lbns()[i];
-            int idx = Arrays.binarySearch(lbns, 0, count, lbn);
-            if (idx < 0 || state[idx] != AWAITING) {
+            int idx = awaitedEntry(lbn);
+            if (idx < 0) {
                 throw new ProtocolException(ErrorCode.BAD_STATE, "BLOCKS carries LBN " + lbn + ", which the server did not ask for or already has");
             }
             ProtocolException bad = d.errorAt(i);
@@ -377,51 +404,147 @@ public final class BackupSession {
                 throw new ProtocolException(ErrorCode.FINGERPRINT_MISMATCH, "payload of LBN " + lbn
                         + " does not hash to the fingerprint sent for it in ENTRIES; the session is aborted and nothing is stored");
             }
-            long held = candidate[idx];
-            if (held != 0 && services.dataStore().fingerprint(held, candidateScratch)
-                    && Arrays.equals(candidateScratch.fingerprint(), 0, Fingerprint.BYTES, fps, fpOff, fpOff + Fingerprint.BYTES)) {
-                // The payload proves the content of a block already stored (and protected since the lookup).
-                pbns[idx] = held;
-                isNew[idx] = false;
-                state[idx] = RESOLVED;
-                awaiting--;
-                sentBlocks++;
-                addProven(held, d.pfs, i * PossessionProof.PF_BYTES, fpOff);
+            if (provenCandidate(idx, d.pfs, i * PossessionProof.PF_BYTES)) {
                 continue;
             }
             int len = b.copyPayload(i, payload, 0);
             int storedCodec = c == PayloadCodec.ZSTD ? FormatVersions.CODEC_ZSTD : FormatVersions.CODEC_RAW;
-            long target = repairTarget(idx, fpOff);
-            if (target != 0 && services.dataStore().repair(target, fps, fpOff, payload, 0, len, storedCodec, blockSize)) {
-                // The verified payload becomes the bad PBN's new copy (at the next sync): every snapshot referencing it heals.
-                pbns[idx] = target;
-                isNew[idx] = false;
-                state[idx] = RESOLVED;
-                awaiting--;
-                sentBlocks++;
-                newBlocks++;
-                storedBytes += len;
-                repaired++;
-                addProven(target, d.pfs, i * PossessionProof.PF_BYTES, fpOff);
-                continue;
-            }
             // Stored exactly as received; restore passes the same bytes back. The agent already tried
             // zstd on a raw payload (it sends raw only when zstd does not pay), so trying again here
             // would cost a compression per incompressible block for nothing.
-            long pbn = services.dataStore().append(fps, fpOff, payload, 0, len, storedCodec, blockSize);
-            pbns[idx] = pbn;
-            isNew[idx] = true;
-            state[idx] = RESOLVED;
-            awaiting--;
-            sentBlocks++;
-            newBlocks++;
-            storedBytes += len;
-            protect[protectedCount++] = pbn;
-            addProven(pbn, d.pfs, i * PossessionProof.PF_BYTES, fpOff);
+            protectedCount = store(idx, payload, 0, len, storedCodec, d.pfs, i * PossessionProof.PF_BYTES, protectedCount);
         }
         if (protectedCount > 0) {
             services.referenceGuard().protect(id, protect, 0, protectedCount);
         }
+    }
+
+    /** The index of the entry of {@code lbn} if it waits for its payload, else -1. */
+    private int awaitedEntry(long lbn) {
+        int idx = Arrays.binarySearch(lbns, 0, count, lbn);
+        return idx >= 0 && state[idx] == AWAITING ? idx : -1;
+    }
+
+    /**
+     * The compressed frame of blocks {@code [i, i + m)}: every member must have been asked for and
+     * hash to its fingerprint, or the whole frame is refused before anything of it is stored. A
+     * frame of plain new blocks is stored as it came, as one frame; one with a member that proves a
+     * stored candidate or repairs a bad block takes the per-block path, member by member.
+     */
+    private int onFrame(Blocks b, PayloadDigester.FrameDigests d, int i, int m, int protectedCount) {
+        long first = b.lbns()[i];
+        boolean plain = true;
+        for (int k = 0; k < m; k++) {
+            long lbn = b.lbns()[i + k];
+            int idx = awaitedEntry(lbn);
+            if (idx < 0 || (k > 0 && lbn <= b.lbns()[i + k - 1])) {
+                throw new ProtocolException(ErrorCode.BAD_STATE, "BLOCKS carries LBN " + lbn + " in the zstd frame of LBN " + first
+                        + ", which the server did not ask for, already has or got twice; the whole frame is refused and nothing of it is stored");
+            }
+            frameIdx[k] = idx;
+            plain &= candidate[idx] == 0 && repair[idx] == 0;
+        }
+        ProtocolException bad = d.errorAt(i);
+        if (bad != null) {
+            throw bad;
+        }
+        for (int k = 0; k < m; k++) {
+            int fpOff = frameIdx[k] * Fingerprint.BYTES;
+            int at = (i + k) * Fingerprint.BYTES;
+            if (!Arrays.equals(d.digests, at, at + Fingerprint.BYTES, fps, fpOff, fpOff + Fingerprint.BYTES)) {
+                throw new ProtocolException(ErrorCode.FINGERPRINT_MISMATCH, "block LBN " + b.lbns()[i + k] + " (member " + k
+                        + " of the zstd frame of LBN " + first + ") does not hash to the fingerprint sent for it in ENTRIES; the whole"
+                        + " frame is refused, nothing of it is stored, and the session is aborted");
+            }
+            System.arraycopy(fps, fpOff, frameFps, k * Fingerprint.BYTES, Fingerprint.BYTES);
+        }
+        var badBlocks = services.dataStore().badBlocks();
+        for (int k = 0; plain && !badBlocks.isEmpty() && k < m; k++) {
+            plain = badBlocks.holding(frameFps, k * Fingerprint.BYTES) == 0;
+        }
+        if (!plain) {
+            return onFrameMembers(b, d, i, m, protectedCount);
+        }
+        int len = b.copyPayload(i, payload, 0);
+        long pbn = services.dataStore().appendFrame(frameFps, 0, m, payload, 0, len, blockSize);
+        storedBytes += len;
+        for (int k = 0; k < m; k++) {
+            int idx = frameIdx[k];
+            resolveStored(idx, pbn + k, true);
+            protect[protectedCount++] = pbn + k;
+            addProven(pbn + k, d.pfs, (i + k) * PossessionProof.PF_BYTES, idx * Fingerprint.BYTES);
+        }
+        return protectedCount;
+    }
+
+    /**
+     * The rare path of a verified frame: decodes it again here and handles each member like a single
+     * block (proving a candidate, repairing a bad block, or stored alone, compressed at level 1).
+     */
+    private int onFrameMembers(Blocks b, PayloadDigester.FrameDigests d, int i, int m, int protectedCount) {
+        byte[] members = frameRaw();
+        int len = b.copyPayload(i, payload, 0);
+        codec.decompress(payload, 0, len, members, 0, m * blockSize);
+        for (int k = 0; k < m; k++) {
+            int idx = frameIdx[k];
+            int pfOff = (i + k) * PossessionProof.PF_BYTES;
+            if (provenCandidate(idx, d.pfs, pfOff)) {
+                continue;
+            }
+            int n = codec.compress(members, k * blockSize, blockSize, payload, 0);
+            protectedCount = n > 0
+                    ? store(idx, payload, 0, n, FormatVersions.CODEC_ZSTD, d.pfs, pfOff, protectedCount)
+                    : store(idx, members, k * blockSize, blockSize, FormatVersions.CODEC_RAW, d.pfs, pfOff, protectedCount);
+        }
+        return protectedCount;
+    }
+
+    /** If entry {@code idx}'s verified payload proves the content of its candidate PBN, refers to it and returns true. */
+    private boolean provenCandidate(int idx, byte[] pfs, int pfOff) {
+        int fpOff = idx * Fingerprint.BYTES;
+        long held = candidate[idx];
+        if (held != 0 && services.dataStore().fingerprint(held, candidateScratch)
+                && Arrays.equals(candidateScratch.fingerprint(), 0, Fingerprint.BYTES, fps, fpOff, fpOff + Fingerprint.BYTES)) {
+            // The payload proves the content of a block already stored (and protected since the lookup).
+            pbns[idx] = held;
+            isNew[idx] = false;
+            state[idx] = RESOLVED;
+            awaiting--;
+            sentBlocks++;
+            addProven(held, pfs, pfOff, fpOff);
+            return true;
+        }
+        return false;
+    }
+
+    /** Stores entry {@code idx}'s verified payload: as the repair of a bad block, else as a new block. */
+    private int store(int idx, byte[] src, int off, int len, int storedCodec, byte[] pfs, int pfOff, int protectedCount) {
+        int fpOff = idx * Fingerprint.BYTES;
+        long target = repairTarget(idx, fpOff);
+        if (target != 0 && services.dataStore().repair(target, fps, fpOff, src, off, len, storedCodec, blockSize)) {
+            // The verified payload becomes the bad PBN's new copy (at the next sync): every snapshot referencing it heals.
+            resolveStored(idx, target, false);
+            storedBytes += len;
+            repaired++;
+            addProven(target, pfs, pfOff, fpOff);
+            return protectedCount;
+        }
+        long pbn = services.dataStore().append(fps, fpOff, src, off, len, storedCodec, blockSize);
+        resolveStored(idx, pbn, true);
+        storedBytes += len;
+        protect[protectedCount++] = pbn;
+        addProven(pbn, pfs, pfOff, fpOff);
+        return protectedCount;
+    }
+
+    /** Entry {@code idx} got its payload stored at {@code pbn}: a new block, or ({@code fresh} false) a repaired one. */
+    private void resolveStored(int idx, long pbn, boolean fresh) {
+        pbns[idx] = pbn;
+        isNew[idx] = fresh;
+        state[idx] = RESOLVED;
+        awaiting--;
+        sentBlocks++;
+        newBlocks++;
     }
 
     /**

@@ -32,6 +32,7 @@ import org.holdfast.common.protocol.Hello;
 import org.holdfast.common.protocol.HelloOk;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.ProtocolException;
+import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.common.protocol.ProtocolLimits;
 import org.holdfast.common.protocol.Restore;
 import org.holdfast.common.protocol.RunRecorded;
@@ -395,7 +396,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             greeted = true;
             observe(o -> o.connected(principal, remoteAddress(), h.agentName()));
             channel.writeAndFlush(new HelloOk(protocolVersion, server.settings().serverVersion(), ProtocolLimits.MAX_FRAME));
+            int agreed = protocolVersion;
             channel.eventLoop().execute(() -> {
+                decoder.protocolVersion(agreed); // before the held bytes are decoded: frames only from a version 4 agent
                 awaitingHello = false;
                 greetedOnLoop = true;
                 decoder.resume(channel.pipeline().context(decoder));
@@ -555,7 +558,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         String restored = volume.name();
         RestoreStream stream = new RestoreStream(catalog, server.services().dataStore(), v, s, r.fromLbn(), channel, lane,
-                this::fail, () -> restore = null).onSent(n -> observe(o -> o.restored(restored, n)));
+                this::fail, () -> restore = null).onSent(n -> observe(o -> o.restored(restored, n)))
+                .framesOnWire(protocolVersion >= PayloadCodec.FRAMES_SINCE_VERSION);
         restore = stream;
         audit("snapshot.restore", "volume:" + volume + "@" + r.sequence(), "ok", r.fromLbn() > 0 ? "from LBN " + r.fromLbn() : "");
         channel.writeAndFlush(stream.info());

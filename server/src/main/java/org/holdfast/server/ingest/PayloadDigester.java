@@ -75,26 +75,39 @@ final class PayloadDigester implements AutoCloseable {
         }
     }
 
-    /** Starts decoding and hashing every payload of {@code b} (which the caller keeps retained until it completes). */
+    /**
+     * Starts decoding and hashing every payload of {@code b} (which the caller keeps retained until
+     * it completes). Tasks are cut at block boundaries that split no compressed frame: a frame is
+     * decoded once, by one thread.
+     */
     CompletableFuture<FrameDigests> digest(Blocks b, int blockSize) {
         FrameDigests d = new FrameDigests(b.count());
-        int tasks = (b.count() + BLOCKS_PER_TASK - 1) / BLOCKS_PER_TASK;
-        if (tasks <= 1) {
+        if (b.count() <= BLOCKS_PER_TASK) {
             return CompletableFuture.supplyAsync(() -> {
                 worker.get().digest(b, blockSize, 0, b.count(), d);
                 return d;
             }, pool);
         }
-        CompletableFuture<?>[] parts = new CompletableFuture<?>[tasks];
-        for (int t = 0; t < tasks; t++) {
-            int from = t * BLOCKS_PER_TASK;
+        List<CompletableFuture<?>> parts = new ArrayList<>(b.count() / BLOCKS_PER_TASK + 1);
+        for (int from = 0; from < b.count(); ) {
             int to = Math.min(b.count(), from + BLOCKS_PER_TASK);
-            parts[t] = CompletableFuture.runAsync(() -> worker.get().digest(b, blockSize, from, to, d), pool);
+            while (to < b.count() && b.codecs()[to] == PayloadCodec.FRAME_MEMBER) {
+                to++;
+            }
+            int f = from;
+            int t = to;
+            parts.add(CompletableFuture.runAsync(() -> worker.get().digest(b, blockSize, f, t, d), pool));
+            from = to;
         }
-        return CompletableFuture.allOf(parts).thenApply(v -> d);
+        return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0])).thenApply(v -> d);
     }
 
-    /** Decodes and hashes blocks {@code [from, to)} of {@code b} on the calling thread. */
+    /**
+     * Decodes and hashes blocks {@code [from, to)} of {@code b} on the calling thread; {@code from}
+     * and {@code to} split no compressed frame. A frame is decompressed once into {@code raw} (which
+     * must hold its members, up to 1 MiB) and each member hashed from there; an undecodable frame
+     * fails at its first block.
+     */
     static void digestInline(Blocks b, int blockSize, int from, int to, FrameDigests d, BlockCodec codec,
                              BlockHasher hasher, byte[] payload, byte[] raw, long[] pfScratch) {
         for (int i = from; i < to; i++) {
@@ -104,6 +117,34 @@ final class PayloadDigester implements AutoCloseable {
             if (len > payload.length) {
                 d.fail(i, new ProtocolException(ErrorCode.LIMIT_EXCEEDED, "payload of LBN " + lbn + " is " + len + " bytes"));
                 return;
+            }
+            if (c == PayloadCodec.ZSTD_FRAME) {
+                int m = b.frameMembers(i);
+                if ((long) m * blockSize > Math.min(raw.length, ProtocolLimits.FRAME_MAX_RAW)) {
+                    d.fail(i, new ProtocolException(ErrorCode.LIMIT_EXCEEDED, "zstd frame of LBN " + lbn + " holds " + m
+                            + " blocks, over " + ProtocolLimits.FRAME_MAX_RAW + " raw bytes"));
+                    return;
+                }
+                if (len >= m * blockSize) {
+                    // a frame that does not shrink its blocks has no reason to be (the agent sends them raw), and the store takes frames under 1 MiB
+                    d.fail(i, new ProtocolException(ErrorCode.BAD_FRAME, "zstd frame of LBN " + lbn + " is " + len + " bytes for "
+                            + m + " blocks of " + blockSize + ": a frame must be smaller than its blocks; send them raw instead"));
+                    return;
+                }
+                b.copyPayload(i, payload, 0);
+                try {
+                    codec.decompress(payload, 0, len, raw, 0, m * blockSize);
+                } catch (CorruptPayloadException ex) {
+                    d.fail(i, new ProtocolException(ErrorCode.BAD_FRAME, "zstd frame of LBN " + lbn + " (" + m + " blocks) does not"
+                            + " decode to " + m + " blocks of " + blockSize + " bytes; nothing of it is stored: " + ex.getMessage()));
+                    return;
+                }
+                for (int k = 0; k < m; k++) {
+                    hasher.sha256(raw, k * blockSize, blockSize, d.digests, (i + k) * Fingerprint.BYTES);
+                    PossessionProof.pf(raw, k * blockSize, blockSize, d.pfs, (i + k) * PossessionProof.PF_BYTES, pfScratch);
+                }
+                i += m - 1;
+                continue;
             }
             byte[] block;
             if (c == PayloadCodec.RAW) {

@@ -5,6 +5,8 @@ import io.netty.channel.ChannelFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import org.holdfast.common.compress.BlockCodec;
+import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.common.protocol.ProtocolLimits;
 import org.holdfast.common.protocol.RestoreData;
 import org.holdfast.common.protocol.RestoreEnd;
@@ -16,6 +18,7 @@ import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.store.BlockBatch;
 import org.holdfast.server.store.CorruptBlockException;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.VerifyLedger;
 
 /**
@@ -24,7 +27,10 @@ import org.holdfast.server.store.VerifyLedger;
  * <p>One ordered scan of the versioned map ({@link MapCursor#nextMapped()}) yields each LBN's
  * newest entry not newer than the snapshot; LBNs without one are zero blocks (codec 0). Stored
  * bytes go out exactly as stored (zstd stays zstd), each with its fingerprint so the agent can
- * verify it. The map iterator pins a consistent view for the whole restore.
+ * verify it. A block stored in a compressed frame goes out as that frame, once per message, and
+ * every further block of the same frame in the message refers to it: the server never decodes a
+ * frame for an agent that speaks protocol 4. For an older agent it decodes the frame and sends
+ * the block raw. The map iterator pins a consistent view for the whole restore.
  *
  * <p>Reads go in batches: the next {@value #LOOKAHEAD} mapped LBNs are taken from the map, and
  * their blocks are read with {@link DataStore#readBatch} (one index iterator, one positional read
@@ -61,6 +67,11 @@ public final class RestoreStream implements AutoCloseable {
     private final long blockCount;
     private final int framePayloadBytes;
     private final AtomicInteger inFlight = new AtomicInteger();
+    private final SentFrames framesInMessage = new SentFrames();
+    private boolean framesOnWire;
+    // for an agent before protocol 4 only: frame members are decoded here and sent raw
+    private BlockCodec decoder;
+    private byte[] plain;
     private java.util.function.LongConsumer sent = n -> { };
     private long nextLbn;
     // look-ahead: mapped, non-zero entries [head, ahead) in LBN order; batch holds [batchStart, batchEnd)
@@ -108,6 +119,12 @@ public final class RestoreStream implements AutoCloseable {
         return new RestoreInfo(snapshot.sequence(), snapshot.volumeBytes(), snapshot.blockSize(), blockCount);
     }
 
+    /** Lets stored frames go out as they are (the agent negotiated protocol 4 or later); else they are decoded here. */
+    public RestoreStream framesOnWire(boolean on) {
+        this.framesOnWire = on;
+        return this;
+    }
+
     /** Tells {@code c} the logical bytes (blocks × block size) of each frame written, for transfer rates. Lane only. */
     public RestoreStream onSent(java.util.function.LongConsumer c) {
         this.sent = c;
@@ -151,6 +168,7 @@ public final class RestoreStream implements AutoCloseable {
 
     private RestoreData buildFrame() {
         RestoreData.Builder b = RestoreData.builder(channel.alloc(), nextLbn, framePayloadBytes);
+        framesInMessage.clear();
         try {
             while (nextLbn < blockCount && b.count() < ProtocolLimits.MAX_BLOCKS_PER_FRAME) {
                 if (head == ahead && !cursorDone) {
@@ -162,12 +180,9 @@ public final class RestoreStream implements AutoCloseable {
                         batchEnd = head + readBatch();
                     }
                     int i = head - batchStart;
-                    int len = batch.storedLength(i);
-                    if (!b.fits(len) || b.payloadBytes() + len > framePayloadBytes) {
+                    if (!addStored(b, i)) {
                         break; // the first block of the next frame
                     }
-                    b.add(batch.codec(i), batch.fingerprints(), batch.fingerprintOffset(i), batch.data(), batch.dataOffset(i),
-                            batch.storedLength(i));
                     head++;
                 } else {
                     b.addZero();
@@ -180,6 +195,52 @@ public final class RestoreStream implements AutoCloseable {
             b.close();
             throw e;
         }
+    }
+
+    /** Adds batch block {@code i} to the message; false if it does not fit (it then starts the next one). */
+    private boolean addStored(RestoreData.Builder b, int i) {
+        byte[] fps = batch.fingerprints();
+        int fpOff = batch.fingerprintOffset(i);
+        if (batch.codec(i) != FormatVersions.CODEC_FRAME) {
+            int len = batch.storedLength(i);
+            if (!fits(b, len)) {
+                return false;
+            }
+            b.add(batch.codec(i), fps, fpOff, batch.data(), batch.dataOffset(i), len);
+            return true;
+        }
+        if (!framesOnWire) {
+            int blockSize = snapshot.blockSize();
+            if (!fits(b, blockSize)) {
+                return false;
+            }
+            if (decoder == null) {
+                decoder = new BlockCodec();
+                plain = new byte[blockSize];
+            }
+            batch.decode(i, decoder, plain, 0);
+            b.add(PayloadCodec.RAW, fps, fpOff, plain, 0, blockSize);
+            return true;
+        }
+        int ordinal = framesInMessage.find(batch.frameLogId(i), batch.frameOffset(i));
+        if (ordinal >= 0) {
+            if (!b.fits(0)) {
+                return false;
+            }
+            b.addFrameMember(fps, fpOff, batch.memberIndex(i), ordinal);
+            return true;
+        }
+        int len = batch.storedLength(i);
+        if (!fits(b, len)) {
+            return false;
+        }
+        ordinal = b.addFrame(fps, fpOff, batch.memberIndex(i), batch.frameMembers(i), batch.data(), batch.dataOffset(i), len);
+        framesInMessage.add(batch.frameLogId(i), batch.frameOffset(i), ordinal);
+        return true;
+    }
+
+    private boolean fits(RestoreData.Builder b, int len) {
+        return b.fits(len) && b.payloadBytes() + len <= framePayloadBytes;
     }
 
     /** Reads the look-ahead's blocks from {@code head}; a damaged one is reported with this snapshot and its LBN. */
@@ -235,6 +296,9 @@ public final class RestoreStream implements AutoCloseable {
         if (!closed) {
             closed = true;
             cursor.close();
+            if (decoder != null) {
+                decoder.close();
+            }
         }
     }
 }

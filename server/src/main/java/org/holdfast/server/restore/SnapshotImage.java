@@ -25,7 +25,7 @@ import org.holdfast.server.store.DataStore;
  * <p>Reads like {@link org.holdfast.server.ingest.RestoreStream}: one ordered scan of the versioned
  * map, blocks read in batches with {@link DataStore#readBatch} (record header and CRC32C checked). Unlike the agent
  * restore, which passes stored bytes through and lets the agent verify, this decodes each block
- * (zstd or raw, to exactly the block size) and checks its SHA-256 against the block's fingerprint,
+ * (zstd, raw or a member of a frame, to exactly the block size) and checks its SHA-256 against the block's fingerprint,
  * because the HTTP client has no fingerprints to check against. A block that fails any check
  * raises {@link CorruptDataException} before its bytes reach the stream; what was written before
  * it is correct. Unmapped LBNs read as zeros. Memory: about 1 MiB per call, whatever the image size.
@@ -108,7 +108,10 @@ public final class SnapshotImage {
     private byte[] decodeAndVerify(BlockBatch batch, int k, long lbn, BlockCodec codec, Range r) {
         byte[] block = r.block;
         try {
-            codec.decode(batch.codec(k), batch.data(), batch.dataOffset(k), batch.storedLength(k), block, 0, r.blockSize);
+            if (batch.rawLength(k) != r.blockSize) {
+                throw corrupt(batch, k, lbn, "its record holds a block of " + batch.rawLength(k) + " bytes, the snapshot's are " + r.blockSize);
+            }
+            batch.decode(k, codec, block, 0); // a frame member: its frame is decoded once for the members that follow
         } catch (CorruptPayloadException e) {
             throw corrupt(batch, k, lbn, e.getMessage());
         }

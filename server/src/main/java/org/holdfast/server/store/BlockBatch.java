@@ -4,32 +4,52 @@ import static org.holdfast.server.store.FormatVersions.RECORD_HEADER_BYTES;
 
 import java.nio.ByteBuffer;
 import java.util.zip.CRC32C;
+import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.id.Fingerprint;
 
 /**
  * A caller-owned, reusable buffer that {@link DataStore#readBatch} fills with a run of blocks as
- * stored, read with one positional read per stretch of adjacent records. Each block is checked
- * (record header and CRC32C) like {@link DataStore#read}. One per reading thread; reusing it keeps
- * the restore path free of per-block allocations and per-block system calls.
+ * stored, read with one positional read per stretch of adjacent records. Each record is checked
+ * (record header and CRC32C) like {@link DataStore#read}. A frame record is read once however many
+ * of its members the run names, in any order; such a block has codec
+ * {@link FormatVersions#CODEC_FRAME}, its stored bytes are the whole zstd frame, and
+ * {@link #decode} gives its own bytes (decoding each frame once while its members come in a row).
+ * One per reading thread; reusing it keeps the restore path free of per-block allocations and
+ * per-block system calls.
  */
 public final class BlockBatch {
-    final byte[] buf;
-    final ByteBuffer view;
+    byte[] buf;
+    ByteBuffer view;
     final long[] pbn;
     final int[] logId;
     final long[] offset;
-    final int[] storedLength;
+    // the location's length field (FrameFormat.memberLocation for a frame member)
+    final int[] location;
+    // where block i's record header lies in buf (members of one frame share it)
     final int[] at;
+    // index of block i in its frame, -1 for a block record
+    final int[] member;
     final boolean[] fromPending;
     final byte[] fingerprints;
     final CRC32C crc = new CRC32C();
     final byte[] locationKey = new byte[8];
     final byte[] locationValue = new byte[LocationIndex.VALUE_BYTES];
+    // the distinct records read: where in buf, which log and offset, how long, the first block naming it
+    final int[] recAt;
+    final int[] recLog;
+    final long[] recOffset;
+    final int[] recLength;
+    final int[] recFirst;
+    int records;
     int count;
+    // the frame decoded into frame (its record position in buf), -1 if none since the last read
+    private byte[] frame;
+    private int decodedAt = -1;
 
     /**
      * A batch of at most {@code maxBlocks} blocks in {@code bufferBytes} of record buffer; the buffer
-     * is raised to hold at least one record of {@code maxStoredBytes}.
+     * is raised to hold at least one record of {@code maxStoredBytes}, and grows once to hold any
+     * record the first time a frame record does not fit it alone.
      */
     public BlockBatch(int maxBlocks, int bufferBytes, int maxStoredBytes) {
         if (maxBlocks < 1 || maxBlocks > 1 << 16) {
@@ -43,10 +63,16 @@ public final class BlockBatch {
         pbn = new long[maxBlocks];
         logId = new int[maxBlocks];
         offset = new long[maxBlocks];
-        storedLength = new int[maxBlocks];
+        location = new int[maxBlocks];
         at = new int[maxBlocks];
+        member = new int[maxBlocks];
         fromPending = new boolean[maxBlocks];
         fingerprints = new byte[maxBlocks * Fingerprint.BYTES];
+        recAt = new int[maxBlocks];
+        recLog = new int[maxBlocks];
+        recOffset = new long[maxBlocks];
+        recLength = new int[maxBlocks];
+        recFirst = new int[maxBlocks];
     }
 
     /** Blocks held after the last {@link DataStore#readBatch}. */
@@ -62,13 +88,14 @@ public final class BlockBatch {
         return pbn[i];
     }
 
-    /** {@link FormatVersions#CODEC_RAW} or {@link FormatVersions#CODEC_ZSTD}. */
+    /** {@link FormatVersions#CODEC_RAW} or {@link FormatVersions#CODEC_ZSTD}, or {@link FormatVersions#CODEC_FRAME} for a frame member. */
     public int codec(int i) {
-        return RecordFormat.codec(buf, at[i]);
+        return member[i] >= 0 ? FormatVersions.CODEC_FRAME : RecordFormat.codec(buf, at[i]);
     }
 
+    /** The block's size (a frame member's too). */
     public int rawLength(int i) {
-        return RecordFormat.rawLength(buf, at[i]);
+        return member[i] >= 0 ? FrameFormat.blockSize(buf, at[i]) : RecordFormat.rawLength(buf, at[i]);
     }
 
     /** The array holding every block's stored bytes (at {@link #dataOffset}). */
@@ -76,12 +103,69 @@ public final class BlockBatch {
         return buf;
     }
 
+    /** Where block i's stored bytes start: a frame member's is its frame's zstd payload (member map excluded). */
     public int dataOffset(int i) {
-        return at[i] + RECORD_HEADER_BYTES;
+        return at[i] + (member[i] >= 0 ? FrameFormat.payloadOffset(buf, at[i]) : RECORD_HEADER_BYTES);
     }
 
+    /** Bytes of block i's stored form: a frame member's is its frame's zstd payload. */
     public int storedLength(int i) {
-        return storedLength[i];
+        return FrameFormat.recordStored(location[i]) - (dataOffset(i) - at[i] - RECORD_HEADER_BYTES);
+    }
+
+    /** Members of block i's frame (1 for a block record). */
+    public int frameMembers(int i) {
+        return member[i] >= 0 ? FrameFormat.members(buf, at[i]) : 1;
+    }
+
+    /** Index of block i in its frame (0 for a block record). */
+    public int memberIndex(int i) {
+        return Math.max(0, member[i]);
+    }
+
+    /** The log of block i's record: blocks with the same log and {@link #frameOffset} share a frame. */
+    public int frameLogId(int i) {
+        return logId[i];
+    }
+
+    /** The offset of block i's record in its log. */
+    public long frameOffset(int i) {
+        return offset[i];
+    }
+
+    /**
+     * Writes block i's own bytes ({@link #rawLength}) to {@code dst} at {@code dstOff}, decoding its
+     * frame unless it is the frame decoded last.
+     *
+     * @throws org.holdfast.common.compress.CorruptPayloadException if the stored bytes do not decode
+     */
+    public void decode(int i, BlockCodec codec, byte[] dst, int dstOff) {
+        int bs = rawLength(i);
+        if (member[i] < 0) {
+            codec.decode(codec(i), buf, dataOffset(i), storedLength(i), dst, dstOff, bs);
+            return;
+        }
+        if (decodedAt != at[i]) {
+            int raw = FrameFormat.rawLength(buf, at[i]);
+            if (frame == null) {
+                frame = new byte[FormatVersions.FRAME_MAX_RAW];
+            }
+            decodedAt = -1;
+            codec.decompress(buf, dataOffset(i), storedLength(i), frame, 0, raw);
+            decodedAt = at[i];
+        }
+        System.arraycopy(frame, member[i] * bs, dst, dstOff, bs);
+    }
+
+    /** Raises the buffer to hold any record (one allocation, the first time a frame record does not fit it alone). */
+    void growForAnyRecord() {
+        buf = new byte[RECORD_HEADER_BYTES + FormatVersions.MAX_STORED_BYTES];
+        view = ByteBuffer.wrap(buf);
+    }
+
+    /** Forgets the decoded frame: the buffer is about to be refilled. */
+    void refilled() {
+        decodedAt = -1;
     }
 
     /** The array holding every block's fingerprint (at {@link #fingerprintOffset}). */

@@ -40,6 +40,12 @@ import org.holdfast.common.kill.KillPoints;
  * {@code .compact} file is renamed into place (the locations already name it); without one, stray
  * {@code .compact} files are deleted (the locations still name the old log). A record that fails its
  * checksum stops the compaction of its log, which is then left as it is: compaction never drops data.
+ *
+ * <h2>Frame records</h2>
+ * A frame whose members are all live is copied as it is; one with no live member is dropped; one
+ * with dead members is repacked by {@link FrameRepack} into a frame of its live members only (with
+ * a member map when they are not consecutive PBNs). The switch gives each live member the new
+ * frame's location; the crash protocol is the same.
  */
 public final class Compactor {
     private static final System.Logger LOG = System.getLogger(Compactor.class.getName());
@@ -126,9 +132,10 @@ public final class Compactor {
         }
         // pass 1: live bytes per sealed log
         Map<Integer, long[]> liveBytes = new HashMap<>();
-        store.locations().forEach((pbn, logId, offset, storedLength, fps, fpOff) -> {
+        store.locations().forEachLocation((pbn, logId, offset, location, fps, fpOff) -> {
             if (logId < below) {
-                liveBytes.computeIfAbsent(logId, k -> new long[1])[0] += RECORD_HEADER_BYTES + (long) storedLength;
+                // a frame member counts its share of the frame record: a frame's live share is its live members' share
+                liveBytes.computeIfAbsent(logId, k -> new long[1])[0] += LiveRecords.recordShare(location);
             }
             return true;
         });
@@ -184,10 +191,10 @@ public final class Compactor {
         }
         // pass 2: the records of the chosen logs, in PBN order (which is their order in the log)
         if (!chosen.isEmpty()) {
-            store.locations().forEach((pbn, logId, offset, storedLength, fps, fpOff) -> {
+            store.locations().forEachLocation((pbn, logId, offset, location, fps, fpOff) -> {
                 LiveRecords l = chosen.get(logId);
                 if (l != null) {
-                    l.add(pbn, offset, storedLength, fps, fpOff);
+                    l.add(pbn, offset, location, fps, fpOff);
                 }
                 return true;
             });
@@ -227,7 +234,12 @@ public final class Compactor {
                 System.nanoTime() - t0);
     }
 
-    /** Step 1: copies the records to {@code L.compact}, forced; returns its size, or -1 if a record failed a check. */
+    /**
+     * Step 1: copies the records to {@code L.compact}, forced; returns its size, or -1 if a record
+     * failed a check. A block record and a wholly live frame are copied as they are; a frame with
+     * dead members is repacked (see {@link FrameRepack}); a frame without a live member is not
+     * named by any record here, so it is dropped.
+     */
     private long copyLive(int id, Path logPath, LiveRecords records) {
         Path tmp = store.dir().resolve(DataLog.fileName(id) + SUFFIX);
         CRC32C crc = new CRC32C();
@@ -236,15 +248,21 @@ public final class Compactor {
         long pos;
         try (FileChannel in = FileChannel.open(logPath, StandardOpenOption.READ);
              FileChannel dst = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                     StandardOpenOption.WRITE)) {
+                     StandardOpenOption.WRITE);
+             FrameRepack repack = new FrameRepack()) {
             long inSize = in.size();
             // the file header is copied verbatim: same id, same creation time
             readFully(in, ByteBuffer.wrap(rec, 0, DATA_LOG_HEADER_BYTES), 0, logPath);
             out.put(rec, 0, DATA_LOG_HEADER_BYTES);
             pos = DATA_LOG_HEADER_BYTES;
             long written = 0;
+            boolean[] done = new boolean[records.size()];
             for (int i = 0; i < records.size(); i++) {
-                int stored = records.length(i);
+                if (done[i]) {
+                    continue; // a member of a frame handled with its first live member
+                }
+                int location = records.length(i);
+                int stored = FrameFormat.recordStored(location);
                 long off = records.offset(i);
                 if (stored <= 0 || stored > FormatVersions.MAX_STORED_BYTES || off < DATA_LOG_HEADER_BYTES
                         || off + RECORD_HEADER_BYTES + stored > inSize) {
@@ -254,7 +272,23 @@ public final class Compactor {
                 }
                 int len = RECORD_HEADER_BYTES + stored;
                 readFully(in, ByteBuffer.wrap(rec, 0, len), off, logPath);
-                String problem = RecordFormat.check(rec, records.pbn(i), stored, crc);
+                String problem;
+                byte[] src = rec;
+                int newLen = len;
+                if (FrameFormat.isMember(location)) {
+                    problem = FrameFormat.check(rec, 0, stored, crc);
+                    if (problem == null) {
+                        problem = repack.plan(rec, records, i, done);
+                    }
+                    if (problem == null && repack.partlyDead()) {
+                        problem = repack.repack(rec, records, crc);
+                    }
+                    src = repack.record();
+                    newLen = repack.recordLength();
+                } else {
+                    problem = RecordFormat.check(rec, records.pbn(i), stored, crc);
+                    done[i] = true;
+                }
                 if (problem != null) {
                     // leave a damaged log for fsck to report; never drop a record. Mark the block bad so that the
                     // next upload of its content repairs it (its record then is dead here and the log compacts).
@@ -263,12 +297,16 @@ public final class Compactor {
                     deleteQuietly(tmp);
                     return -1;
                 }
-                if (out.remaining() < len) {
+                if (out.remaining() < newLen) {
                     written += drain(dst, out, written);
                 }
-                out.put(rec, 0, len);
-                records.setNewOffset(i, pos);
-                pos += len;
+                out.put(src, 0, newLen);
+                if (FrameFormat.isMember(location)) {
+                    repack.placed(records, pos);
+                } else {
+                    records.setNewOffset(i, pos);
+                }
+                pos += newLen;
             }
             drain(dst, out, written);
             dst.force(true);

@@ -10,8 +10,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * One append-only data log file: a 32-byte file header followed by block records (layout in
- * {@link RecordFormat} and docs/architecture.md). Appends happen at the tracked end and only ever
+ * One append-only data log file: a 32-byte file header followed by records (block records,
+ * {@link RecordFormat}, in every version; frame records, {@link FrameFormat}, from version 2 on;
+ * layouts in docs/architecture.md). Appends happen at the tracked end and only ever
  * from the {@link DataStore}'s append lock; positional reads may run concurrently from any thread.
  *
  * <p>Appends are gathered in a direct write buffer and reach the file in large writes (one
@@ -27,6 +28,7 @@ public final class DataLog implements AutoCloseable {
     static final int WRITE_BUFFER_BYTES = 1 << 20;
 
     private final int id;
+    private final int version;
     private final Path path;
     private final FileChannel channel;
     // logical end: file bytes plus buffered bytes
@@ -36,8 +38,9 @@ public final class DataLog implements AutoCloseable {
     // guarded by this
     private ByteBuffer buffer;
 
-    private DataLog(int id, Path path, FileChannel channel, long size) {
+    private DataLog(int id, int version, Path path, FileChannel channel, long size) {
         this.id = id;
+        this.version = version;
         this.path = path;
         this.channel = channel;
         this.size = size;
@@ -78,7 +81,7 @@ public final class DataLog implements AutoCloseable {
             writeFully(ch, ByteBuffer.wrap(h), 0);
             ch.force(true);
             forceDirectory(dir);
-            return new DataLog(id, p, ch, DATA_LOG_HEADER_BYTES);
+            return new DataLog(id, FormatVersions.DATA_LOG_VERSION, p, ch, DATA_LOG_HEADER_BYTES);
         } catch (IOException e) {
             if (ch != null) {
                 // a half-made log (disk full) must not block the next attempt's CREATE_NEW
@@ -117,13 +120,14 @@ public final class DataLog implements AutoCloseable {
             int version = Bytes.getShort(h, 4);
             int id = Bytes.getInt(h, 8);
             String problem = magic != FormatVersions.DATA_LOG_MAGIC ? String.format("bad magic %08x", magic)
-                    : version != FormatVersions.DATA_LOG_VERSION ? "unsupported data log version " + version
+                    : version != FormatVersions.DATA_LOG_VERSION && version != FormatVersions.DATA_LOG_VERSION_V1
+                    ? "unsupported data log version " + version
                     : id != expectedId ? "header names log " + id + " but the file name says " + expectedId : null;
             if (problem != null) {
                 ch.close();
                 throw new CorruptDataException(STORE, file.toString(), null, problem);
             }
-            return new DataLog(id, file, ch, len);
+            return new DataLog(id, version, file, ch, len);
         } catch (IOException e) {
             throw StoreException.translate(STORE, file.toString(), null, e);
         }
@@ -131,6 +135,11 @@ public final class DataLog implements AutoCloseable {
 
     public int id() {
         return id;
+    }
+
+    /** The header's format version: 1 (block records only) or 2 (block and frame records). */
+    public int version() {
+        return version;
     }
 
     public Path path() {

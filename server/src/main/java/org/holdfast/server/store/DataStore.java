@@ -12,10 +12,15 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
+import org.holdfast.common.compress.BlockCodec;
+import org.holdfast.common.compress.CorruptPayloadException;
+import org.holdfast.common.hash.BlockHasher;
+import org.holdfast.common.hash.ZeroBlocks;
 import org.holdfast.common.id.Fingerprint;
 import org.holdfast.common.kill.KillPoints;
 
@@ -102,6 +107,12 @@ public final class DataStore implements AutoCloseable {
     private final AtomicLong repairedBlocks = new AtomicLong();
     // data-log regions (one positional read each) read for callers, for the restore speed factor
     private final AtomicLong regionsRead = new AtomicLong();
+    // changes whenever a record offset may come to name another record (a compaction's switch, a dropped
+    // log, another store instance), so that a reader's cached decoded frame is never taken for a newer one
+    private static final AtomicLong EPOCHS = new AtomicLong();
+    private volatile long epoch = EPOCHS.incrementAndGet();
+    // zstd contexts for decoding frames in read(), borrowed per frame and closed with the store
+    private final ConcurrentLinkedQueue<BlockCodec> codecs = new ConcurrentLinkedQueue<>();
 
     // guarded by appendLock
     private volatile DataLog active;
@@ -298,31 +309,87 @@ public final class DataStore implements AutoCloseable {
         refuseIfReadOnly("append");
         synchronized (appendLock) {
             ensureOpen();
-            boolean rolls = active.size() + recordLength > settings.rollBytes() && active.size() > DATA_LOG_HEADER_BYTES;
-            // before anything changes: a refused append leaves the store as it was
-            reserve.charge(recordLength + (rolls ? DATA_LOG_HEADER_BYTES : 0));
-            if (rolls) {
-                roll();
-            }
+            makeRoom(recordLength, false);
             long pbn = nextPbn;
             if (pbn >= reservedPbn) {
                 reserve(pbn + settings.pbnReserveBatch());
             }
             System.arraycopy(payload, off, recordBuf, RECORD_HEADER_BYTES, storedLength);
             RecordFormat.writeHeader(recordBuf, pbn, codec, rawLength, storedLength, crc);
-            recordView.clear().limit(recordLength);
-            long at;
-            try {
-                at = active.append(recordView, pbn);
-            } catch (StorageFullException e) {
-                reserve.invalidate(); // someone else filled the disk: look again next time
-                throw e;
-            }
+            long at = appendRecord(recordLength, pbn);
             addPending(active.id(), at, storedLength, fps, fpOff);
             nextPbn = pbn + 1;
             appendedBlocks.incrementAndGet();
             appendedBytes.addAndGet(storedLength);
             return pbn;
+        }
+    }
+
+    /**
+     * Appends one zstd frame of {@code members} blocks of {@code blockSize} bytes, as it came
+     * ({@code frame[off..off+storedLength)}), as one frame record, and returns the first PBN:
+     * member k gets first + k and the fingerprint {@code fps[fpOff + 32k..+32)}. The caller has
+     * checked every member against its fingerprint. Frames go to version 2 logs only: an active
+     * version 1 log is sealed first. Not durable until the next {@link #sync()}.
+     *
+     * @throws StorageFullException if the disk is (nearly) full; nothing was appended
+     */
+    public long appendFrame(byte[] fps, int fpOff, int members, byte[] frame, int off, int storedLength, int blockSize) {
+        if (members < 1 || members > FormatVersions.FRAME_MAX_MEMBERS) {
+            throw new IllegalArgumentException("a frame holds 1.." + FormatVersions.FRAME_MAX_MEMBERS + " members, not " + members);
+        }
+        if (!FormatVersions.isValidBlockSize(blockSize) || (long) members * blockSize > FormatVersions.FRAME_MAX_RAW) {
+            throw new IllegalArgumentException(members + " blocks of " + blockSize + " bytes do not make a frame of at most "
+                    + FormatVersions.FRAME_MAX_RAW + " bytes");
+        }
+        if (storedLength <= 0 || storedLength > FormatVersions.FRAME_MAX_STORED) {
+            throw new IllegalArgumentException("frame stored length " + storedLength + " outside 1.." + FormatVersions.FRAME_MAX_STORED);
+        }
+        int recordLength = RECORD_HEADER_BYTES + storedLength;
+        refuseIfReadOnly("append");
+        synchronized (appendLock) {
+            ensureOpen();
+            // a release that knows only block records then refuses the log instead of misreading it
+            makeRoom(recordLength, active.version() < FormatVersions.DATA_LOG_VERSION);
+            long first = nextPbn;
+            if (first + members > reservedPbn) {
+                reserve(first + members + settings.pbnReserveBatch());
+            }
+            System.arraycopy(frame, off, recordBuf, RECORD_HEADER_BYTES, storedLength);
+            FrameFormat.writeHeader(recordBuf, 0, first, members, members * blockSize, storedLength, 0, crc);
+            long at = appendRecord(recordLength, first);
+            int location = FrameFormat.memberLocation(storedLength, members);
+            for (int k = 0; k < members; k++) {
+                addPending(active.id(), at, location, fps, fpOff + k * Fingerprint.BYTES);
+            }
+            nextPbn = first + members;
+            appendedBlocks.addAndGet(members);
+            appendedBytes.addAndGet(storedLength);
+            return first;
+        }
+    }
+
+    /**
+     * Charges the space reserve for a record of {@code recordLength} bytes and rolls to a new log if
+     * it does not fit the active one (or {@code roll} says so). Under the append lock; before
+     * anything changes, so a refused append leaves the store as it was.
+     */
+    private void makeRoom(int recordLength, boolean roll) {
+        boolean rolls = roll || active.size() + recordLength > settings.rollBytes() && active.size() > DATA_LOG_HEADER_BYTES;
+        reserve.charge(recordLength + (rolls ? DATA_LOG_HEADER_BYTES : 0));
+        if (rolls) {
+            roll();
+        }
+    }
+
+    /** Appends the record in {@code recordBuf[0..recordLength)} to the active log; returns its offset. Under the append lock. */
+    private long appendRecord(int recordLength, long pbn) {
+        recordView.clear().limit(recordLength);
+        try {
+            return active.append(recordView, pbn);
+        } catch (StorageFullException e) {
+            reserve.invalidate(); // someone else filled the disk: look again next time
+            throw e;
         }
     }
 
@@ -416,7 +483,9 @@ public final class DataStore implements AutoCloseable {
     }
 
     /**
-     * Reads block {@code pbn} as stored into {@code into}, checking its record header and CRC32C.
+     * Reads block {@code pbn} as stored into {@code into}, checking its record header and CRC32C. A
+     * member of a frame comes decoded (codec raw) and checked against its fingerprint too, so a read
+     * never yields other bytes than the block's.
      *
      * @throws CorruptDataException if the PBN has no location or its record fails a check
      */
@@ -436,12 +505,19 @@ public final class DataStore implements AutoCloseable {
         if (!locate(pbn, into)) {
             throw new CorruptDataException(STORE, settings.dir().toString(), "pbn " + pbn, "no location for this PBN (never stored, or freed)");
         }
-        int len = into.storedLength;
+        int len = FrameFormat.recordStored(into.location);
         if (len <= 0 || len > into.capacity()) {
             throw new CorruptDataException("location-index", db.path(), "pbn " + pbn,
                     "stored length " + len + " outside 1.." + into.capacity());
         }
         DataLog log = log(into.logId, pbn);
+        if (FrameFormat.isMember(into.location)) {
+            readMember(pbn, into, len, log);
+            return;
+        }
+        into.frameEpoch = -1; // the record buffer no longer holds the cached frame's header
+        into.data = into.record;
+        into.dataOffset = RECORD_HEADER_BYTES;
         log.read(into.offset, into.view, RECORD_HEADER_BYTES + len, pbn);
         regionsRead.incrementAndGet();
         String problem = RecordFormat.check(into.record, pbn, len, into.crc);
@@ -450,6 +526,65 @@ public final class DataStore implements AutoCloseable {
         }
         into.codec = RecordFormat.codec(into.record);
         into.rawLength = RecordFormat.rawLength(into.record);
+    }
+
+    /** Reads member {@code pbn} of the frame record of {@code len} stored bytes that {@code into} located (decoding it unless cached). */
+    private void readMember(long pbn, StoredBlock into, int len, DataLog log) {
+        long now = epoch;
+        if (into.frameEpoch != now || into.frameLog != into.logId || into.frameOffset != into.offset) {
+            into.frameEpoch = -1;
+            log.read(into.offset, into.view, RECORD_HEADER_BYTES + len, pbn);
+            regionsRead.incrementAndGet();
+            String problem = FrameFormat.check(into.record, 0, len, into.crc);
+            if (problem != null) {
+                throw corruptBlock(log.path().toString(), pbn, into.offset, problem, into.fingerprint, 0);
+            }
+            if (into.frame == null) {
+                into.frame = new byte[FormatVersions.FRAME_MAX_RAW];
+            }
+            int payload = FrameFormat.payloadOffset(into.record, 0);
+            BlockCodec codec = codecs.poll();
+            try {
+                if (codec == null) {
+                    codec = new BlockCodec();
+                }
+                codec.decompress(into.record, payload, RECORD_HEADER_BYTES + len - payload, into.frame, 0, FrameFormat.rawLength(into.record, 0));
+            } catch (CorruptPayloadException e) {
+                throw corruptBlock(log.path().toString(), pbn, into.offset, "frame does not decode: " + e.getMessage(), into.fingerprint, 0);
+            } finally {
+                if (codec != null) {
+                    codecs.add(codec);
+                }
+            }
+            into.frameLog = into.logId;
+            into.frameOffset = into.offset;
+            into.frameEpoch = now;
+        }
+        int k = FrameFormat.memberIndex(into.record, 0, pbn);
+        if (k < 0) {
+            throw corruptBlock(log.path().toString(), pbn, into.offset, "the frame record does not hold this PBN", into.fingerprint, 0);
+        }
+        int bs = FrameFormat.blockSize(into.record, 0);
+        int at = k * bs;
+        BlockHasher.forCurrentThread().sha256(into.frame, at, bs, into.digest, 0);
+        if (!Arrays.equals(into.digest, into.fingerprint) && !(isZeroFingerprint(into.fingerprint) && ZeroBlocks.isZero(into.frame, at, bs))) {
+            throw corruptBlock(log.path().toString(), pbn, into.offset, "member " + k + " of the frame does not match its fingerprint (SHA-256)",
+                    into.fingerprint, 0);
+        }
+        into.codec = FormatVersions.CODEC_RAW;
+        into.rawLength = bs;
+        into.storedLength = bs;
+        into.data = into.frame;
+        into.dataOffset = at;
+    }
+
+    private static boolean isZeroFingerprint(byte[] fp) {
+        for (byte b : fp) {
+            if (b != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
@@ -492,7 +627,7 @@ public final class DataStore implements AutoCloseable {
                     into.pbn[i] = pbn;
                     into.logId[i] = pendingLog[p];
                     into.offset[i] = pendingOffset[p];
-                    into.storedLength[i] = pendingLength[p];
+                    into.location[i] = pendingLength[p];
                     System.arraycopy(pendingFps, p * Fingerprint.BYTES, into.fingerprints, i * Fingerprint.BYTES, Fingerprint.BYTES);
                 } else {
                     anyIndexed = true;
@@ -506,16 +641,29 @@ public final class DataStore implements AutoCloseable {
                         "no location for this PBN (never stored, or freed)");
             }
         }
-        // place the records back to back in the buffer, as many as fit
+        // place the records back to back in the buffer, as many as fit; a frame named before in this batch is not placed again
+        into.refilled();
+        into.records = 0;
         int used = 0;
         int k = 0;
         for (; k < m; k++) {
-            int len = into.storedLength[k];
+            int loc = into.location[k];
+            int len = FrameFormat.recordStored(loc);
             if (len <= 0 || len > FormatVersions.MAX_STORED_BYTES) {
                 throw new CorruptDataException("location-index", db.path(), "pbn " + into.pbn[k],
                         "stored length " + len + " outside 1.." + FormatVersions.MAX_STORED_BYTES);
             }
+            if (FrameFormat.isMember(loc)) {
+                int r = placed(into, into.logId[k], into.offset[k]);
+                if (r >= 0) {
+                    into.at[k] = into.recAt[r];
+                    continue;
+                }
+            }
             int rec = RECORD_HEADER_BYTES + len;
+            if (used == 0 && rec > into.buf.length && FrameFormat.isMember(loc)) {
+                into.growForAnyRecord();
+            }
             if (used + rec > into.buf.length) {
                 if (k == 0) {
                     throw new CorruptDataException("location-index", db.path(), "pbn " + into.pbn[k],
@@ -523,31 +671,58 @@ public final class DataStore implements AutoCloseable {
                 }
                 break;
             }
+            int r = into.records++;
+            into.recAt[r] = used;
+            into.recLog[r] = into.logId[k];
+            into.recOffset[r] = into.offset[k];
+            into.recLength[r] = rec;
+            into.recFirst[r] = k;
             into.at[k] = used;
             used += rec;
         }
         // one read per stretch of records that lie back to back in the same log
         int i = 0;
-        while (i < k) {
+        while (i < into.records) {
             int j = i + 1;
-            long end = into.offset[i] + RECORD_HEADER_BYTES + into.storedLength[i];
-            while (j < k && into.logId[j] == into.logId[i] && into.offset[j] == end) {
-                end += RECORD_HEADER_BYTES + into.storedLength[j];
+            long end = into.recOffset[i] + into.recLength[i];
+            while (j < into.records && into.recLog[j] == into.recLog[i] && into.recOffset[j] == end) {
+                end += into.recLength[j];
                 j++;
             }
-            DataLog log = log(into.logId[i], into.pbn[i]);
-            log.read(into.offset[i], into.view, into.at[i], (int) (end - into.offset[i]), into.pbn[i]);
+            int first = into.recFirst[i];
+            DataLog log = log(into.recLog[i], into.pbn[first]);
+            log.read(into.recOffset[i], into.view, into.recAt[i], (int) (end - into.recOffset[i]), into.pbn[first]);
             regionsRead.incrementAndGet();
             for (int r = i; r < j; r++) {
-                String problem = RecordFormat.check(into.buf, into.at[r], into.pbn[r], into.storedLength[r], into.crc);
+                int b = into.recFirst[r];
+                int stored = into.recLength[r] - RECORD_HEADER_BYTES;
+                String problem = FrameFormat.isMember(into.location[b]) ? FrameFormat.check(into.buf, into.recAt[r], stored, into.crc)
+                        : RecordFormat.check(into.buf, into.recAt[r], into.pbn[b], stored, into.crc);
                 if (problem != null) {
-                    throw corruptBlock(log.path().toString(), into.pbn[r], into.offset[r], problem, into.fingerprints, r * Fingerprint.BYTES);
+                    throw corruptBlock(log.path().toString(), into.pbn[b], into.offset[b], problem, into.fingerprints, b * Fingerprint.BYTES);
                 }
             }
             i = j;
         }
+        for (int b = 0; b < k; b++) {
+            into.member[b] = FrameFormat.isMember(into.location[b]) ? FrameFormat.memberIndex(into.buf, into.at[b], into.pbn[b]) : -1;
+            if (FrameFormat.isMember(into.location[b]) && into.member[b] < 0) {
+                throw corruptBlock(logPath(into.logId[b]).toString(), into.pbn[b], into.offset[b], "the frame record does not hold this PBN",
+                        into.fingerprints, b * Fingerprint.BYTES);
+            }
+        }
         into.count = k;
         return k;
+    }
+
+    /** The record of {@code into} that holds the frame at {@code logId}/{@code offset}, or -1 if none was placed yet. */
+    private static int placed(BlockBatch into, int logId, long offset) {
+        for (int r = into.records - 1; r >= 0; r--) {
+            if (into.recOffset[r] == offset && into.recLog[r] == logId) {
+                return r;
+            }
+        }
+        return -1;
     }
 
     /**
@@ -594,7 +769,8 @@ public final class DataStore implements AutoCloseable {
                 into.pbn = pbn;
                 into.logId = pendingLog[i];
                 into.offset = pendingOffset[i];
-                into.storedLength = pendingLength[i];
+                into.location = pendingLength[i];
+                into.storedLength = FrameFormat.share(pendingLength[i]);
                 System.arraycopy(pendingFps, i * Fingerprint.BYTES, into.fingerprint, 0, Fingerprint.BYTES);
                 return true;
             }
@@ -796,7 +972,7 @@ public final class DataStore implements AutoCloseable {
             try (MetadataBatch batch = new MetadataBatch()) {
                 for (int i = 0; i < records.size(); i++) {
                     if (still[i]) {
-                        locations.put(batch, records.pbn(i), logId, records.newOffset(i), records.length(i), records.fps(), i * Fingerprint.BYTES);
+                        locations.put(batch, records.pbn(i), logId, records.newOffset(i), records.newLength(i), records.fps(), i * Fingerprint.BYTES);
                         moved++;
                     }
                 }
@@ -820,6 +996,7 @@ public final class DataStore implements AutoCloseable {
                 throw e;
             }
             DataLog.forceDirectory(settings.dir());
+            epoch = EPOCHS.incrementAndGet(); // offsets in this log now name the compacted file's records
             DataLog old = logs.remove(logId); // readers reopen the log, now the compacted file
             if (old != null) {
                 closeQuietly(old);
@@ -847,6 +1024,7 @@ public final class DataStore implements AutoCloseable {
             }
             DataLog.deleteFile(logPath(logId));
             DataLog.forceDirectory(settings.dir());
+            epoch = EPOCHS.incrementAndGet();
         } finally {
             relocation.writeLock().unlock();
         }
@@ -881,6 +1059,7 @@ public final class DataStore implements AutoCloseable {
             }
             if (!db.isClosed()) {
                 sync();
+                releaseReservation();
             }
             synchronized (appendLock) {
                 closed = true;
@@ -888,6 +1067,9 @@ public final class DataStore implements AutoCloseable {
                     l.close();
                 }
                 logs.clear();
+                for (BlockCodec c = codecs.poll(); c != null; c = codecs.poll()) {
+                    c.close();
+                }
             }
         }
     }
@@ -923,6 +1105,20 @@ public final class DataStore implements AutoCloseable {
         DataLog next = DataLog.create(settings.dir(), active.id() + 1, System.currentTimeMillis());
         logs.put(next.id(), next);
         active = next;
+    }
+
+    /**
+     * At an orderly close, after the last sync: hands the PBNs reserved but never given out back, so
+     * the next start continues at {@link #nextPbn} and PBNs stay dense (the GC's per-PBN tables span
+     * the highest PBN). Only a crash leaves a gap, as it must: PBNs handed out before it are never
+     * reused.
+     */
+    private void releaseReservation() {
+        synchronized (appendLock) {
+            if (!readOnly && nextPbn < reservedPbn) {
+                reserve(nextPbn);
+            }
+        }
     }
 
     private void reserve(long upTo) {

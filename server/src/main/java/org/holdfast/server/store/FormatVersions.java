@@ -11,14 +11,28 @@ public final class FormatVersions {
 
     /** First 4 bytes of a data log file: "HFDL". */
     public static final int DATA_LOG_MAGIC = 0x4846444C;
-    /** Version of the data log file header and record layout. */
-    public static final int DATA_LOG_VERSION = 1;
+    /** Version of the data log file header and record layout new logs get (2: may hold frame records). */
+    public static final int DATA_LOG_VERSION = 2;
+    /** The first data log version: block records only. Such logs keep opening, reading and taking block records. */
+    public static final int DATA_LOG_VERSION_V1 = 1;
     /** Bytes of the data log file header (magic, version, header length, log id, created, reserved). */
     public static final int DATA_LOG_HEADER_BYTES = 32;
     /** First 4 bytes of every block record: "HFBR". */
     public static final int RECORD_MAGIC = 0x48464252;
     /** Bytes of a block record header, before the stored bytes. */
     public static final int RECORD_HEADER_BYTES = 32;
+    /** First 4 bytes of every frame record (format v2): "HFFR". Its header is {@link #RECORD_HEADER_BYTES} long too. */
+    public static final int FRAME_MAGIC = 0x48464652;
+    /** Most members one frame may hold (1 MiB of 512-byte blocks). */
+    public static final int FRAME_MAX_MEMBERS = 2048;
+    /** Largest raw size of one frame: members times block size. */
+    public static final int FRAME_MAX_RAW = 1 << 20;
+    /**
+     * Largest stored size of one frame record (member map included): below 1 MiB, so that a
+     * member's location carries it in 20 bits. A frame of 1 MiB raw that zstd shrank by 1/32, as
+     * the agent sends them, fits.
+     */
+    public static final int FRAME_MAX_STORED = (1 << 20) - 1;
     /** File name pattern of data logs: log-%08x.hfl. */
     public static final String DATA_LOG_PREFIX = "log-";
     /** File name suffix of data logs. */
@@ -39,6 +53,8 @@ public final class FormatVersions {
     public static final int CODEC_RAW = 1;
     /** Record codec: payload is one zstd frame. */
     public static final int CODEC_ZSTD = 2;
+    /** Codec of a frame member in a {@link BlockBatch}: the payload is the whole frame (never a block record's codec). */
+    public static final int CODEC_FRAME = 3;
 
     /** Version of the value layouts in the metadata database (volumes, snapshots, map, locations). */
     public static final int CATALOG_VERSION = 1;

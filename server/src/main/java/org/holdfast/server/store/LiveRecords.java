@@ -10,6 +10,7 @@ final class LiveRecords {
     private long[] offset = new long[256];
     private long[] newOffset = new long[256];
     private int[] length = new int[256];
+    private int[] newLength = new int[256];
     private byte[] fps = new byte[256 * Fingerprint.BYTES];
 
     void add(long p, long off, int len, byte[] fp, int fpOff) {
@@ -19,11 +20,13 @@ final class LiveRecords {
             offset = Arrays.copyOf(offset, n);
             newOffset = Arrays.copyOf(newOffset, n);
             length = Arrays.copyOf(length, n);
+            newLength = Arrays.copyOf(newLength, n);
             fps = Arrays.copyOf(fps, n * Fingerprint.BYTES);
         }
         pbn[size] = p;
         offset[size] = off;
         length[size] = len;
+        newLength[size] = len;
         System.arraycopy(fp, fpOff, fps, size * Fingerprint.BYTES, Fingerprint.BYTES);
         size++;
     }
@@ -48,8 +51,18 @@ final class LiveRecords {
         newOffset[i] = off;
     }
 
+    /** The location's length field as found (a frame member's {@link FrameFormat#memberLocation}). */
     int length(int i) {
         return length[i];
+    }
+
+    /** The length field the new location gets (a repacked frame's members get the new frame's). */
+    int newLength(int i) {
+        return newLength[i];
+    }
+
+    void setNewLength(int i, int len) {
+        newLength[i] = len;
     }
 
     /** Fingerprints, 32 bytes each at i * 32. */
@@ -57,12 +70,17 @@ final class LiveRecords {
         return fps;
     }
 
-    /** Bytes the records take in a log, headers included. */
+    /** Bytes the records take in a log, headers included (a frame member: its share of the frame). */
     long recordBytes() {
         long b = 0;
         for (int i = 0; i < size; i++) {
-            b += FormatVersions.RECORD_HEADER_BYTES + length[i];
+            b += recordShare(length[i]);
         }
         return b;
+    }
+
+    /** The log bytes, header included, one location accounts for: a frame member its share of the frame record. */
+    static long recordShare(int location) {
+        return (FormatVersions.RECORD_HEADER_BYTES + (long) FrameFormat.recordStored(location)) / FrameFormat.members(location);
     }
 }

@@ -6,7 +6,9 @@ import org.rocksdb.ColumnFamilyHandle;
 /**
  * PBN → where its record lives and which fingerprint it holds, in the {@code locations} column
  * family. Key: u64 PBN, big-endian (so iteration is PBN order). Value (48 bytes): u32 log id,
- * u64 offset of the record header, u32 stored length, 32-byte fingerprint.
+ * u64 offset of the record header, u32 stored length, 32-byte fingerprint. For a member of a frame
+ * record the length field is {@link FrameFormat#memberLocation} (flag, member count, the frame's
+ * stored length); {@link #forEach} and {@link #storedBytes} give a member its share of the frame.
  *
  * <p>Compaction rewrites values here; nothing else in the system stores a location.
  */
@@ -21,7 +23,10 @@ public final class LocationIndex {
         this.cf = db.handle(MetadataDb.Column.LOCATIONS);
     }
 
-    /** Adds the location of {@code pbn} to a batch. */
+    /**
+     * Adds the location of {@code pbn} to a batch; {@code storedLength} is the length field: a block
+     * record's stored length, or a frame member's {@link FrameFormat#memberLocation}.
+     */
     public void put(MetadataBatch batch, long pbn, int logId, long offset, int storedLength, byte[] fps, int fpOff) {
         byte[] key = new byte[8];
         Bytes.putLong(key, 0, pbn);
@@ -54,7 +59,8 @@ public final class LocationIndex {
         into.pbn = pbn;
         into.logId = Bytes.getInt(v, 0);
         into.offset = Bytes.getLong(v, 4);
-        into.storedLength = Bytes.getInt(v, 12);
+        into.location = Bytes.getInt(v, 12);
+        into.storedLength = FrameFormat.share(into.location);
         System.arraycopy(v, 16, into.fingerprint, 0, Fingerprint.BYTES);
         return true;
     }
@@ -82,7 +88,7 @@ public final class LocationIndex {
                 into.pbn[i] = pbn;
                 into.logId[i] = Bytes.getInt(v, 0);
                 into.offset[i] = Bytes.getLong(v, 4);
-                into.storedLength[i] = Bytes.getInt(v, 12);
+                into.location[i] = Bytes.getInt(v, 12);
                 System.arraycopy(v, 16, into.fingerprints, i * Fingerprint.BYTES, Fingerprint.BYTES);
             }
             return -1;
@@ -172,7 +178,7 @@ public final class LocationIndex {
                     continue;
                 }
                 at = pbn;
-                sum += Bytes.getInt(value, 12);
+                sum += FrameFormat.share(Bytes.getInt(value, 12));
             }
         }
         return sum;
@@ -186,8 +192,16 @@ public final class LocationIndex {
         }
     }
 
-    /** Visits every (PBN, log id, offset, stored length) in PBN order; for fsck and compaction. */
+    /**
+     * Visits every (PBN, log id, record offset, stored length) in PBN order; a frame member's stored
+     * length is its share of the frame ({@link FrameFormat#share}).
+     */
     public void forEach(LocationVisitor visitor) {
+        forEachLocation((pbn, logId, offset, location, fps, fpOff) -> visitor.visit(pbn, logId, offset, FrameFormat.share(location), fps, fpOff));
+    }
+
+    /** As {@link #forEach}, with the raw length field (a frame member's {@link FrameFormat#memberLocation}); for compaction. */
+    void forEachLocation(LocationVisitor visitor) {
         try (CheckedIterator it = db.iterator(cf)) {
             byte[] v = new byte[VALUE_BYTES];
             byte[] k = new byte[8];

@@ -55,9 +55,7 @@ final class RecordFormat {
         if (Bytes.getInt(buf, base) != FormatVersions.RECORD_MAGIC) {
             return String.format("bad record magic %08x", Bytes.getInt(buf, base));
         }
-        crc.reset();
-        crc.update(buf, base, 28);
-        if ((int) crc.getValue() != Bytes.getInt(buf, base + 28)) {
+        if (!crcMatches(buf, base, 28, Bytes.getInt(buf, base + 28), crc)) {
             return "record header checksum mismatch";
         }
         long pbn = Bytes.getLong(buf, base + 8);
@@ -72,12 +70,17 @@ final class RecordFormat {
         if (stored != expectedStoredLen) {
             return "record stored length " + stored + " differs from the location index's " + expectedStoredLen;
         }
-        crc.reset();
-        crc.update(buf, base + RECORD_HEADER_BYTES, stored);
-        if ((int) crc.getValue() != Bytes.getInt(buf, base + 24)) {
+        if (!crcMatches(buf, base + RECORD_HEADER_BYTES, stored, Bytes.getInt(buf, base + 24), crc)) {
             return "stored bytes checksum (CRC32C) mismatch";
         }
         return null;
+    }
+
+    /** True if the CRC32C of {@code buf[off..off+len)} is {@code expected}. */
+    static boolean crcMatches(byte[] buf, int off, int len, int expected, CRC32C crc) {
+        crc.reset();
+        crc.update(buf, off, len);
+        return (int) crc.getValue() == expected;
     }
 
     static int codec(byte[] buf) {

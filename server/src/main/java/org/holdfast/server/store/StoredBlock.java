@@ -9,7 +9,9 @@ import org.holdfast.common.id.Fingerprint;
 /**
  * A caller-owned, reusable buffer that {@link DataStore#read} fills with one block as stored: its
  * codec, stored bytes (at {@link #dataOffset()} of {@link #data()}), raw length and fingerprint.
- * One per reading thread; reusing it keeps the restore path free of per-block allocations.
+ * A member of a frame record comes decoded, as {@link FormatVersions#CODEC_RAW}: the buffer keeps
+ * the last frame it decoded, so a scan in PBN order decodes each frame once. One per reading
+ * thread; reusing it keeps the restore path free of per-block allocations.
  */
 public final class StoredBlock {
     final byte[] record;
@@ -24,6 +26,17 @@ public final class StoredBlock {
     int rawLength;
     int logId;
     long offset;
+    // the location's length field (a frame member's carries its frame's size, see FrameFormat)
+    int location;
+    // where data() and dataOffset() point: the record buffer, or the decoded frame
+    byte[] data;
+    int dataOffset = RECORD_HEADER_BYTES;
+    // the decoded frame (made at the first frame read) and which record it is: log, offset, store relocation epoch
+    byte[] frame;
+    int frameLog = -1;
+    long frameOffset = -1;
+    long frameEpoch = -1;
+    final byte[] digest = new byte[Fingerprint.BYTES];
 
     /** A buffer for blocks whose stored form is at most {@code maxStoredBytes}. */
     public StoredBlock(int maxStoredBytes) {
@@ -32,6 +45,7 @@ public final class StoredBlock {
         }
         record = new byte[RECORD_HEADER_BYTES + maxStoredBytes];
         view = ByteBuffer.wrap(record);
+        data = record;
     }
 
     /** A buffer big enough for any block. */
@@ -43,19 +57,23 @@ public final class StoredBlock {
         return pbn;
     }
 
-    /** {@link FormatVersions#CODEC_RAW} or {@link FormatVersions#CODEC_ZSTD}. */
+    /** {@link FormatVersions#CODEC_RAW} or {@link FormatVersions#CODEC_ZSTD}; a frame member reads as raw. */
     public int codec() {
         return codec;
     }
 
     public byte[] data() {
-        return record;
+        return data;
     }
 
     public int dataOffset() {
-        return RECORD_HEADER_BYTES;
+        return dataOffset;
     }
 
+    /**
+     * After a read, the bytes at {@link #dataOffset()}; after a fingerprint lookup only, the stored
+     * bytes the block accounts for (a frame member: its share of the frame).
+     */
     public int storedLength() {
         return storedLength;
     }

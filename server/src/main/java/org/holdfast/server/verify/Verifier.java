@@ -33,7 +33,8 @@ import org.holdfast.server.store.VerifyLedger;
 /**
  * One verification pass: reads every block the snapshots in scope reference, once per pass however
  * many snapshots share it, and checks its record (magic, header and data CRC32C) and that its
- * stored bytes decode to the fingerprint the location index holds. A block that fails goes to the
+ * stored bytes decode to the fingerprint the location index holds (a member of a frame record:
+ * the frame decodes and the member's bytes match its own fingerprint). A block that fails goes to the
  * store's {@link BadBlocks} registry at once. Reads run on {@code threads} threads, paced by a
  * shared rate limiter so that backups keep their speed. Incremental: a block found sound within the
  * window is not read again (its time is in the {@link VerifyLedger}). Each snapshot's result (when,
@@ -252,10 +253,9 @@ public final class Verifier {
             }
             long bytes = 0;
             for (int i = 0; i < got; i++) {
-                int len = r.batch.storedLength(i);
-                bytes += len;
-                if (fingerprintMatches(r, r.batch.codec(i), r.batch.data(), r.batch.dataOffset(i), len, r.batch.rawLength(i),
-                        r.batch.fingerprints(), r.batch.fingerprintOffset(i))) {
+                // a frame member counts its share of the frame, which the batch read once
+                bytes += r.batch.storedLength(i) / r.batch.frameMembers(i);
+                if (batchMatches(r, i)) {
                     sound[ok++] = r.batch.pbn(i);
                 } else {
                     store.markDamaged(r.batch.pbn(i), "stored bytes do not decode to the block's fingerprint");
@@ -292,6 +292,22 @@ public final class Verifier {
     private static void pace(RateLimiter limiter, long bytes) {
         if (limiter != null && bytes > 0) {
             limiter.acquire((int) Math.min(Integer.MAX_VALUE, bytes));
+        }
+    }
+
+    /** Decodes block i of the reader's batch (a frame member from its frame, decoded once per run of members) and checks its SHA-256. */
+    private static boolean batchMatches(Reader r, int i) {
+        try {
+            int rawLength = r.batch.rawLength(i);
+            if (rawLength <= 0 || rawLength > FormatVersions.MAX_BLOCK_SIZE) {
+                return false;
+            }
+            r.batch.decode(i, r.codec, r.raw, 0);
+            r.hasher.sha256(r.raw, 0, rawLength, r.digest, 0);
+            return Arrays.equals(r.digest, 0, Fingerprint.BYTES, r.batch.fingerprints(), r.batch.fingerprintOffset(i),
+                    r.batch.fingerprintOffset(i) + Fingerprint.BYTES);
+        } catch (RuntimeException e) {
+            return false; // does not decode
         }
     }
 

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.holdfast.common.id.VolumeId;
+import org.holdfast.common.kill.KillPoints;
 import org.holdfast.common.model.DeltaEntry;
 import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
@@ -88,6 +89,136 @@ class SnapshotCommitTest {
         assertThat(c.delta().asList()).containsExactly(
                 new DeltaEntry(1, 11, 1, 21), new DeltaEntry(2, 12, 1, 0), new DeltaEntry(3, 0, 0, 23));
         assertThat(c.snapshot().changedBlocks()).isEqualTo(3);
+    }
+
+    @Test
+    void commit_spillingSession_deltaSpillsBesideItWithTheSameBound_hookReadsItAllThenTheFileIsGone() throws Exception {
+        Path spill = dir.resolveSibling(dir.getFileName() + "-spill");
+        java.nio.file.Files.createDirectories(spill);
+        commit(0, 3000, 5, 105);
+        SessionMap m = new SessionMap(spill.resolve("session-7-ab.spill"), 1024);
+        for (long lbn = 0; lbn < 3000; lbn++) {
+            m.add(lbn, lbn == 5 ? 105 : 1000 + lbn);
+        }
+        long[] seen = {0, 0, -1};
+        boolean[] spilled = {false};
+        CommitHook hook = (c, batch) -> {
+            spilled[0] = c.delta().spilledEntries() > 0 && java.nio.file.Files.exists(spill.resolve("session-7-ab-delta.spill"));
+            try (SnapshotDelta.Cursor e = c.delta().cursor()) {
+                while (e.next()) {
+                    assertThat(e.lbn()).isGreaterThan(seen[2]);
+                    assertThat(e.newPbn()).isEqualTo(1000 + e.lbn());
+                    assertThat(e.beforePbn()).isZero();
+                    seen[0]++;
+                    seen[2] = e.lbn();
+                }
+            }
+            return CommitHook.AfterCommit.NOTHING;
+        };
+        try (m) {
+            CommittedSnapshot c = new SnapshotCommit(catalog, hook, Clock.systemUTC())
+                    .commit(new SnapshotCommit.Request(VOL, BS, 3000L * BS, 1, m, 3000L * BS, 3000, 3000, 0));
+            assertThat(c.snapshot().changedBlocks()).isEqualTo(2999);
+            assertThat(c.delta().size()).isEqualTo(2999);
+        }
+        assertThat(seen[0]).isEqualTo(2999);
+        assertThat(spilled[0]).as("the delta of 2999 entries spilled past its 1024-entry buffer").isTrue();
+        try (var files = java.nio.file.Files.list(spill)) {
+            assertThat(files).as("no spill file is left").isEmpty();
+        }
+        long[] img = image(2, 3000);
+        assertThat(img[5]).isEqualTo(105);
+        assertThat(img[2999]).isEqualTo(3999);
+    }
+
+    private CommittedSnapshot chunked(SnapshotCommit commit, long parent, long blocks, long base) {
+        SessionMap m = new SessionMap(16);
+        for (long lbn = 0; lbn < blocks; lbn++) {
+            m.add(lbn, base + lbn);
+        }
+        return commit.commit(new SnapshotCommit.Request(VOL, BS, blocks * BS, parent, m, m.size() * (long) BS, m.size(), m.size(), 0));
+    }
+
+    private long entriesBornAfter(long seq) {
+        long[] n = {0};
+        catalog.forEachMapEntry(catalog.requireVolume(VOL).internalId(), (lbn, birth, pbn) -> {
+            if (birth > seq) {
+                n[0]++;
+            }
+            return true;
+        });
+        return n[0];
+    }
+
+    @Test
+    void commit_deltaLargerThanAChunk_writtenInChunks_sameImage_noMarkLeft() {
+        SnapshotCommit commit = new SnapshotCommit(catalog, CommitHook.NONE, Clock.systemUTC(), 4);
+        chunked(commit, 0, 20, 100);
+        CommittedSnapshot c = chunked(commit, 1, 22, 200);
+        assertThat(c.snapshot().changedBlocks()).isEqualTo(22);
+        assertThat(image(1, 20)).containsExactly(java.util.stream.LongStream.range(100, 120).toArray());
+        assertThat(image(2, 22)).containsExactly(java.util.stream.LongStream.range(200, 222).toArray());
+        assertThat(new CommitIntents(catalog).all()).isEmpty();
+    }
+
+    @Test
+    void commit_killedAfterEachMapChunk_nothingVisible_leftoversGoWhenTheNextCommitOpens_thenItCommits() {
+        for (int k = 1; k <= 4; k++) { // 20 entries in chunks of 4: four chunks are written before the switch
+            SnapshotCommit commit = new SnapshotCommit(catalog, CommitHook.NONE, Clock.systemUTC(), 4);
+            long parent = catalog.volume(VOL).map(VolumeRecord::latestSequence).orElse(0L);
+            if (parent == 0) {
+                parent = chunked(commit, 0, 20, 100).snapshot().sequence();
+            }
+            long[] before = image(parent, 20);
+            KillPoints.arm(KillPoints.COMMIT_AFTER_MAP_CHUNK, k, KillPoints.Mode.THROW);
+            long p = parent;
+            long base = 1000L * (k + 1);
+            try {
+                assertThatThrownBy(() -> chunked(commit, p, 20, base)).isInstanceOf(KillPoints.Killed.class);
+            } finally {
+                KillPoints.disarm();
+            }
+            reopen(); // the crash: what was written stays in the catalog's log
+            assertThat(catalog.requireVolume(VOL).latestSequence()).as("kill after chunk " + k).isEqualTo(parent);
+            assertThat(catalog.snapshots(VOL)).hasSize((int) parent);
+            assertThat(entriesBornAfter(parent)).as("the chunks written before the kill are there").isEqualTo(4L * k);
+            assertThat(new CommitIntents(catalog).all()).containsEntry(catalog.requireVolume(VOL).internalId(), parent + 1);
+            SnapshotCommit next = new SnapshotCommit(catalog, CommitHook.NONE, Clock.systemUTC(), 4);
+            assertThat(entriesBornAfter(parent)).as("removed at open").isZero();
+            assertThat(new CommitIntents(catalog).all()).isEmpty();
+            assertThat(image(parent, 20)).containsExactly(before);
+            CommittedSnapshot c = chunked(next, parent, 20, 1000L * (k + 1));
+            assertThat(c.snapshot().changedBlocks()).isEqualTo(20);
+            assertThat(image(parent + 1, 20)).containsExactly(java.util.stream.LongStream.range(1000L * (k + 1), 1000L * (k + 1) + 20).toArray());
+        }
+    }
+
+    @Test
+    void commit_hookFailsAfterChunks_nothingVisible_nextCommitOfTheSameObjectSeesTheParent() {
+        SnapshotCommit commit = new SnapshotCommit(catalog, (c, b) -> {
+            if (c.snapshot().sequence() == 2) {
+                throw new IllegalStateException("refused");
+            }
+            return CommitHook.AfterCommit.NOTHING;
+        }, Clock.systemUTC(), 4);
+        chunked(commit, 0, 20, 100);
+        assertThatThrownBy(() -> chunked(commit, 1, 20, 300)).hasMessage("refused");
+        assertThat(catalog.requireVolume(VOL).latestSequence()).isEqualTo(1);
+        assertThat(entriesBornAfter(1)).as("the failed commit's chunks are still there").isEqualTo(16);
+        // a commit that keeps most blocks: its delta must come from snapshot 1, not from the failed one's entries
+        SessionMap m = new SessionMap(4);
+        m.add(3, 999);
+        assertThatThrownBy(() -> commit.commit(new SnapshotCommit.Request(VOL, BS, 20L * BS, 1, m, BS, 1, 1, 0)))
+                .hasMessage("refused"); // same object: it cleaned first, then its hook refused again
+        assertThat(entriesBornAfter(1)).isZero();
+        SnapshotCommit plain = new SnapshotCommit(catalog, CommitHook.NONE, Clock.systemUTC(), 4);
+        SessionMap m2 = new SessionMap(4);
+        m2.add(3, 999);
+        CommittedSnapshot c = plain.commit(new SnapshotCommit.Request(VOL, BS, 20L * BS, 1, m2, BS, 1, 1, 0));
+        assertThat(c.delta().asList()).containsExactly(new DeltaEntry(3, 103, 1, 999));
+        long[] img = image(2, 20);
+        assertThat(img[3]).isEqualTo(999);
+        assertThat(img[4]).isEqualTo(104);
     }
 
     @Test

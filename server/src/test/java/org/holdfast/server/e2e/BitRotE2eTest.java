@@ -38,17 +38,19 @@ class BitRotE2eTest {
     private final ObjectMapper json = new ObjectMapper();
 
     /**
-     * Flips one byte of every {@code every}-th record of the data logs, at a place that changes from
-     * record to record: inside the stored bytes (for a zstd record: inside its compressed frame), the
-     * last stored byte, or the record header (its PBN field). Returns how many records were damaged
-     * and counts them per codec in {@code perCodec} (index 1 raw, 2 zstd).
+     * Flips one byte of every {@code every}-th block record and of every frame record of the data logs, at a place that changes from
+     * record to record: inside the stored bytes (for a zstd record or a frame: inside its compressed
+     * bytes), the last stored byte, or the record header (its PBN field). Returns how many blocks were
+     * damaged (every member of a damaged frame) and counts the damaged records per kind in
+     * {@code perKind} (index 1 raw block, 2 zstd block, 3 compressed frame).
      */
-    private static int rot(Path dataDir, int every, int[] perCodec) throws IOException {
+    private static int rot(Path dataDir, int every, int[] perKind) throws IOException {
         List<Path> files;
         try (Stream<Path> s = Files.list(dataDir)) {
             files = s.filter(p -> p.getFileName().toString().matches("log-[0-9a-f]{8}\\.hfl")).sorted().toList();
         }
         int flipped = 0;
+        int damaged = 0;
         int seen = 0;
         for (Path f : files) {
             try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
@@ -57,28 +59,31 @@ class BitRotE2eTest {
                 while (pos + RECORD_HEADER <= ch.size()) {
                     h.clear();
                     ch.read(h, pos);
-                    if (h.getInt(0) != 0x48464252) {
+                    int magic = h.getInt(0);
+                    if (magic != 0x48464252 && magic != 0x48464652) { // HFBR block, HFFR frame
                         break;
                     }
+                    boolean frame = magic == 0x48464652;
                     int stored = h.getInt(20);
-                    if (seen++ % every == 0) {
+                    if (seen++ % every == 0 || frame) {
                         long at = switch (flipped % 3) {
                             case 0 -> pos + RECORD_HEADER + stored / 3;
                             case 1 -> pos + RECORD_HEADER + stored - 1;
-                            default -> pos + 12; // a byte of the record's PBN: the header checksum fails
+                            default -> pos + 12; // a byte of the record's (first) PBN: the header checksum fails
                         };
                         ByteBuffer one = ByteBuffer.allocate(1);
                         ch.read(one, at);
                         one.put(0, (byte) (one.get(0) ^ 0x40)).rewind();
                         ch.write(one, at);
-                        perCodec[h.get(4) & 3]++;
+                        perKind[frame ? 3 : h.get(4) & 3]++;
                         flipped++;
+                        damaged += frame ? h.getShort(6) & 0xffff : 1;
                     }
                     pos += RECORD_HEADER + stored;
                 }
             }
         }
-        return flipped;
+        return damaged;
     }
 
     private JsonNode get(ServerProcess server, String path) throws IOException {
@@ -91,19 +96,20 @@ class BitRotE2eTest {
     void bitRot_realServerAndAgent_detectedReportedAndRepairedByABackup() throws Exception {
         byte[] image = new byte[256 * BS];
         new Random(77).nextBytes(image);
-        for (int i = 0; i < 256; i += 3) {
-            java.util.Arrays.fill(image, i * BS + 64, (i + 1) * BS, (byte) i); // some compressible blocks
+        for (int i = 128; i < 256; i++) {
+            // the second half compresses: the agent sends it as compressed frames; the first half goes as raw blocks
+            java.util.Arrays.fill(image, i * BS + 64, (i + 1) * BS, (byte) i);
         }
         Path source = Files.write(dir.resolve("source.img"), image);
         AgentProcess agent = new AgentProcess(logs);
         try (ServerProcess server = ServerProcess.start(dir.resolve("server"), "sungem",
                 Map.of("holdfast.verify.schedule", "0", "holdfast.verify.window", "0"), logs)) {
             BackupSummary first = agent.backup(server, "vm", source, Files.createDirectories(dir.resolve("state-vm")));
-            int[] perCodec = new int[4];
-            int flipped = rot(server.dataDir().resolve("data"), 7, perCodec);
+            int[] perKind = new int[4];
+            int flipped = rot(server.dataDir().resolve("data"), 7, perKind);
             assertThat(flipped).isGreaterThanOrEqualTo(30);
-            assertThat(perCodec[1]).as("raw records damaged").isPositive();
-            assertThat(perCodec[2]).as("zstd records (compressed frames) damaged").isPositive();
+            assertThat(perKind[1]).as("raw records damaged").isGreaterThanOrEqualTo(10);
+            assertThat(perKind[3]).as("compressed frames damaged").isPositive();
 
             // the agent's restore stops at the damaged block: exit 6, and the message names it
             Path target = dir.resolve("restored.img");

@@ -52,7 +52,8 @@ final class ReclaimStack implements AutoCloseable {
         Object[] monitor = new Object[1];
         gc = GcService.open(new GcService.Settings(root.resolve("gc"), BoscSettings.defaults().withCommitIdle(Duration.ofMillis(1)),
                 Duration.ofHours(1), "12h", 1), catalog, store, index, Clock.systemUTC(), () -> monitor[0]);
-        commit = new SnapshotCommit(catalog, new GcCommitHook(gc), Clock.systemUTC());
+        // small parts and chunks, so that the crash loop's commits pass commit.afterMapChunk and commit.afterGcPart
+        commit = new SnapshotCommit(catalog, new GcCommitHook(gc, 40), Clock.systemUTC(), 40);
         monitor[0] = commit;
         try {
             sha = MessageDigest.getInstance("SHA-256");

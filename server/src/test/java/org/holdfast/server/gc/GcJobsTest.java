@@ -4,13 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.holdfast.common.id.VolumeId;
@@ -24,7 +22,6 @@ import org.holdfast.server.jobs.JobContext;
 import org.holdfast.server.jobs.JobHistory;
 import org.holdfast.server.jobs.JobState;
 import org.holdfast.server.jobs.Jobs;
-import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.StoredBlock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -91,17 +88,7 @@ class GcJobsTest {
     }
 
     private long block(long seed) {
-        byte[] payload = new byte[BS];
-        new Random(seed).nextBytes(payload);
-        try {
-            byte[] fp = MessageDigest.getInstance("SHA-256").digest(payload);
-            long pbn = fixture.store.append(fp, 0, payload, 0, BS, FormatVersions.CODEC_RAW, BS);
-            fixture.store.sync();
-            assertThat(gc.guard().protect(pbn)).isTrue();
-            return pbn;
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new AssertionError(e);
-        }
+        return fixture.storeBlock(seed, BS);
     }
 
     private CommittedSnapshot commit(VolumeId v, long parent, long blocks, long... lbnPbn) {

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -107,17 +106,7 @@ class GcServiceTest {
     }
 
     private long block(long seed) {
-        byte[] payload = new byte[BS];
-        new Random(seed).nextBytes(payload);
-        try {
-            byte[] fp = MessageDigest.getInstance("SHA-256").digest(payload);
-            long pbn = store.append(fp, 0, payload, 0, BS, FormatVersions.CODEC_RAW, BS);
-            store.sync();
-            assertThat(gc.guard().protect(pbn)).isTrue();
-            return pbn;
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new AssertionError(e);
-        }
+        return fixture.storeBlock(seed, BS);
     }
 
     private CommittedSnapshot commit(long parent, long blocks, long... lbnPbn) {

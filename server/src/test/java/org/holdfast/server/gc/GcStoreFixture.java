@@ -43,6 +43,12 @@ final class GcStoreFixture implements AutoCloseable {
      */
     static GcStoreFixture open(Path dir, Clock clock, long logBytes, Duration grace, int sweepBatchChunks,
                                UnaryOperator<CommitHook> wrapHook) {
+        return open(dir, clock, logBytes, grace, sweepBatchChunks, wrapHook, CommitParts.DEFAULT_PART_ENTRIES);
+    }
+
+    /** As above, with commits of more than {@code partEntries} delta entries written in map chunks and logged in GC parts. */
+    static GcStoreFixture open(Path dir, Clock clock, long logBytes, Duration grace, int sweepBatchChunks,
+                               UnaryOperator<CommitHook> wrapHook, int partEntries) {
         MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
         DataStore store = DataStore.open(new DataStore.Settings(dir.resolve("data"), logBytes, FsyncPolicy.COMMIT, 64, 0), db);
         ExactFingerprintIndex index = new ExactFingerprintIndex(db);
@@ -58,9 +64,26 @@ final class GcStoreFixture implements AutoCloseable {
             db.close();
             throw e;
         }
-        SnapshotCommit commit = new SnapshotCommit(catalog, wrapHook.apply(new GcCommitHook(gc)), clock);
+        SnapshotCommit commit = new SnapshotCommit(catalog, wrapHook.apply(new GcCommitHook(gc, partEntries)), clock, partEntries);
         monitor[0] = commit;
         return new GcStoreFixture(db, store, index, catalog, gc, commit);
+    }
+
+    /** Stores a block of {@code blockSize} random bytes from {@code seed}, synced and protected as a backup's would be; answers its PBN. */
+    long storeBlock(long seed, int blockSize) {
+        byte[] payload = new byte[blockSize];
+        new java.util.Random(seed).nextBytes(payload);
+        try {
+            byte[] fp = java.security.MessageDigest.getInstance("SHA-256").digest(payload);
+            long pbn = store.append(fp, 0, payload, 0, blockSize, org.holdfast.server.store.FormatVersions.CODEC_RAW, blockSize);
+            store.sync();
+            if (!gc.guard().protect(pbn)) {
+                throw new IllegalStateException("fresh PBN " + pbn + " refused");
+            }
+            return pbn;
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new AssertionError(e);
+        }
     }
 
     /** Closes the GC service (flushing it), then the index, the data store and the catalog. */

@@ -141,10 +141,13 @@ class GcStoreModelTest {
         sha = MessageDigest.getInstance("SHA-256");
     }
 
+    /** Delta entries per map chunk and per GC part of a commit. */
+    private int partEntries = CommitParts.DEFAULT_PART_ENTRIES;
+
     private void open() {
         // 64 KiB logs (about 30 records each): logs seal often, so compaction rewrites and deletes real logs
         fixture = GcStoreFixture.open(dir, clock, 1L << 16, Duration.ofMillis(GRACE), 8,
-                hook -> new CrashBeforeGcLogHook(hook, () -> skipAfterCommit));
+                hook -> new CrashBeforeGcLogHook(hook, () -> skipAfterCommit), partEntries);
         db = fixture.db;
         store = fixture.store;
         index = fixture.index;
@@ -195,6 +198,14 @@ class GcStoreModelTest {
     @ParameterizedTest(name = "seed {0}")
     @ValueSource(longs = {1, 2, 3})
     void randomSteps_fsckCleanAfterEachStep_snapshotsRestoreAndNothingLeaksAfterEachCycle(long seed) throws Exception {
+        run(seed, 5, 450);
+    }
+
+    /** The same with commits of more than 5 entries written in map chunks and logged in GC parts (crashes between them included). */
+    @ParameterizedTest(name = "seed {0}")
+    @ValueSource(longs = {4})
+    void randomSteps_commitsInChunksAndParts_fsckCleanAfterEachStep_snapshotsRestore(long seed) throws Exception {
+        partEntries = 5;
         run(seed, 5, 450);
     }
 

@@ -54,6 +54,7 @@ public final class AgentDriver implements AutoCloseable {
     private final EventLoopGroup group = new NioEventLoopGroup(1);
     private final BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
     private final Channel channel;
+    private final FrameDecoder decoder = new FrameDecoder();
     private final BlockHasher hasher = new BlockHasher();
     private final String token;
     private volatile PossessionProof proof; // of the latest BACKUP_READY
@@ -63,11 +64,30 @@ public final class AgentDriver implements AutoCloseable {
     public enum TagMode { RIGHT, WRONG, NONE }
 
     /** A restore's content and what the server said about it. */
-    public record Restored(RestoreInfo info, byte[] image, long blocksSent, int frames) {
+    public record Restored(RestoreInfo info, byte[] image, long blocksSent, int frames, long framedBlocks) {
     }
 
-    /** A RESTORE_DATA frame copied out of its buffer. */
-    record DataFrame(long startLbn, int count, byte[] codecs, byte[] fps, byte[][] payloads) {
+    /**
+     * A RESTORE_DATA frame copied out of its buffer. For a block of a compressed frame (protocol 4),
+     * {@code frameBlocks[i]} is the entry whose payload holds the frame and {@code members[i]} the
+     * block's index in it; -1 and 0 for other blocks.
+     */
+    record DataFrame(long startLbn, int count, byte[] codecs, byte[] fps, byte[][] payloads, int[] members, int[] frameBlocks,
+                     int[] frameMembers) {
+        /** Block {@code i}'s bytes into {@code dst} (zeros for a zero block), decoding a frame if it is in one. */
+        void block(int i, BlockCodec codec, int blockSize, byte[] dst) {
+            int c = codecs[i];
+            if (c == PayloadCodec.ZERO) {
+                Arrays.fill(dst, 0, blockSize, (byte) 0);
+            } else if (PayloadCodec.isFrame(c)) {
+                int fb = frameBlocks[i];
+                byte[] raw = new byte[frameMembers[i] * blockSize];
+                codec.decompress(payloads[fb], 0, payloads[fb].length, raw, 0, raw.length);
+                System.arraycopy(raw, members[i] * blockSize, dst, 0, blockSize);
+            } else {
+                codec.decode(c, payloads[i], 0, payloads[i].length, dst, 0, blockSize);
+            }
+        }
     }
 
     public AgentDriver(int port) {
@@ -81,7 +101,7 @@ public final class AgentDriver implements AutoCloseable {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast(new FrameDecoder(), new FrameEncoder(), new SimpleChannelInboundHandler<Message>() {
+                        ch.pipeline().addLast(decoder, new FrameEncoder(), new SimpleChannelInboundHandler<Message>() {
                             @Override
                             protected void channelRead0(ChannelHandlerContext ctx, Message m) {
                                 if (m instanceof RestoreData d) {
@@ -90,7 +110,17 @@ public final class AgentDriver implements AutoCloseable {
                                         payloads[i] = new byte[d.lengths()[i]];
                                         d.copyPayload(i, payloads[i], 0);
                                     }
-                                    inbox.add(new DataFrame(d.startLbn(), d.count(), d.codecs().clone(), d.fingerprints().clone(), payloads));
+                                    int[] members = new int[d.count()];
+                                    int[] frameBlocks = new int[d.count()];
+                                    int[] frameMembers = new int[d.count()];
+                                    for (int i = 0; i < d.count(); i++) {
+                                        boolean framed = PayloadCodec.isFrame(d.codec(i));
+                                        members[i] = d.memberIndex(i);
+                                        frameBlocks[i] = framed ? d.frameBlock(i) : -1;
+                                        frameMembers[i] = framed ? d.frameMemberCount(i) : 0;
+                                    }
+                                    inbox.add(new DataFrame(d.startLbn(), d.count(), d.codecs().clone(), d.fingerprints().clone(), payloads,
+                                            members, frameBlocks, frameMembers));
                                 } else {
                                     if (m instanceof BackupReady r) {
                                         proof = new PossessionProof(r.possessionSecret());
@@ -171,8 +201,16 @@ public final class AgentDriver implements AutoCloseable {
     }
 
     public HelloOk hello() {
-        send(Hello.of("test-agent", token));
-        return expect(HelloOk.class);
+        return hello(ProtocolLimits.PROTOCOL_VERSION);
+    }
+
+    /** HELLO offering protocol {@code version} (an older agent's); the decoder then accepts what the agreed version allows. */
+    public HelloOk hello(int version) {
+        send(new Hello(version, "test-agent", token));
+        HelloOk ok = expect(HelloOk.class);
+        // as the real agent does: compressed frames only once version 4 was agreed
+        channel.eventLoop().submit(() -> decoder.protocolVersion(ok.protocolVersion())).syncUninterruptibly();
+        return ok;
     }
 
     public BackupReady begin(String volume, int blockSize, long volumeBytes, long base) {
@@ -261,13 +299,14 @@ public final class AgentDriver implements AutoCloseable {
         byte[] block = new byte[info.blockSize()];
         byte[] digest = new byte[32];
         int frames = 0;
+        long framedBlocks = 0;
         long expectedLbn = 0;
         try (BlockCodec codec = new BlockCodec()) {
             while (true) {
                 Object o = next();
                 if (o instanceof RestoreEnd end) {
                     assertThat(expectedLbn).isEqualTo(info.blockCount());
-                    return new Restored(info, image, end.blocksSent(), frames);
+                    return new Restored(info, image, end.blocksSent(), frames, framedBlocks);
                 }
                 assertThat(o).as("restore frame").isInstanceOf(DataFrame.class);
                 DataFrame d = (DataFrame) o;
@@ -275,10 +314,9 @@ public final class AgentDriver implements AutoCloseable {
                 assertThat(d.startLbn()).isEqualTo(expectedLbn);
                 for (int i = 0; i < d.count(); i++) {
                     long lbn = d.startLbn() + i;
-                    if (d.codecs()[i] == PayloadCodec.ZERO) {
-                        Arrays.fill(block, (byte) 0);
-                    } else {
-                        codec.decode(d.codecs()[i], d.payloads()[i], 0, d.payloads()[i].length, block, 0, info.blockSize());
+                    d.block(i, codec, info.blockSize(), block);
+                    framedBlocks += PayloadCodec.isFrame(d.codecs()[i]) ? 1 : 0;
+                    if (d.codecs()[i] != PayloadCodec.ZERO) {
                         hasher.sha256(block, 0, block.length, digest, 0);
                         assertThat(digest).as("fingerprint of LBN %d", lbn).isEqualTo(Arrays.copyOfRange(d.fps(), i * 32, i * 32 + 32));
                     }

@@ -48,15 +48,61 @@ class PayloadDigesterTest {
             }
             blocks[i] = block;
         }
-        Blocks frame = b.build();
+        assertDigestsAreTheBlocksSha256(b.build(), blocks);
+    }
+
+    @Test
+    void digest_compressedFramesAcrossTaskBoundaries_decodedOnceEachAndEveryMemberHashed() {
+        int n = 200;
+        int frameBlocks = 24; // frames at 1, 25, 49 (crossing the task boundary at 64), ...
+        byte[][] blocks = new byte[n][];
+        byte[] raw = new byte[frameBlocks * BS];
+        byte[] z = new byte[BlockCodec.maxCompressedLength(raw.length)];
+        Blocks.Builder b = Blocks.builder(UnpooledByteBufAllocator.DEFAULT, n * BS);
+        blocks[0] = new byte[BS];
+        new Random(2).nextBytes(blocks[0]);
+        b.add(0, PayloadCodec.RAW, blocks[0], 0, BS);
+        for (int first = 1; first < n; first += frameBlocks) {
+            int m = Math.min(frameBlocks, n - first);
+            for (int k = 0; k < m; k++) {
+                blocks[first + k] = new byte[BS];
+                Arrays.fill(blocks[first + k], (byte) (first + k));
+                System.arraycopy(blocks[first + k], 0, raw, k * BS, BS);
+            }
+            int zl = codec.compress(raw, 0, m * BS, z, 0);
+            b.addFrame(first, z, 0, zl);
+            for (int k = 1; k < m; k++) {
+                b.addFrameMember(first + k);
+            }
+        }
+        assertDigestsAreTheBlocksSha256(b.build(), blocks);
+    }
+
+    /** Digests {@code frame} on the pool; every block's digest must be the SHA-256 of {@code blocks[i]}. Releases the frame. */
+    private void assertDigestsAreTheBlocksSha256(Blocks frame, byte[][] blocks) {
         try {
             PayloadDigester.FrameDigests d = digester.digest(frame, BS).join();
             byte[] fp = new byte[32];
-            for (int i = 0; i < n; i++) {
-                assertThat(d.errorAt(i)).isNull();
+            for (int i = 0; i < blocks.length; i++) {
+                assertThat(d.errorAt(i)).as("block %d", i).isNull();
                 hasher.sha256(blocks[i], 0, BS, fp, 0);
                 assertThat(Arrays.copyOfRange(d.digests, i * 32, i * 32 + 32)).as("digest of block %d", i).isEqualTo(fp);
             }
+        } finally {
+            frame.release();
+        }
+    }
+
+    @Test
+    void digest_undecodableFrame_reportedAtItsFirstBlock() {
+        Blocks.Builder b = Blocks.builder(UnpooledByteBufAllocator.DEFAULT, 64);
+        b.addFrame(10, new byte[] {9, 8, 7, 6, 5}, 0, 5).addFrameMember(11).addFrameMember(12);
+        Blocks frame = b.build();
+        try {
+            PayloadDigester.FrameDigests d = digester.digest(frame, BS).join();
+            assertThat(d.errorAt(0)).isNotNull();
+            assertThat(d.errorAt(0).code()).isEqualTo(ErrorCode.BAD_FRAME);
+            assertThat(d.errorAt(0).getMessage()).contains("zstd frame of LBN 10").contains("nothing of it is stored");
         } finally {
             frame.release();
         }

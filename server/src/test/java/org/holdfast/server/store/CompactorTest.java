@@ -96,18 +96,8 @@ class CompactorTest {
         // run a compaction, then rebuild the on-disk state of a crash between step 2 and 3:
         // the locations name the compacted offsets, the intent is set, the old log is still in place
         Path data = dir.resolve("data");
-        Path log1 = data.resolve(DataLog.fileName(1));
-        byte[] oldLog = Files.readAllBytes(log1);
         try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"))) {
-            Compactor.compact(data, db, Compactor.DEFAULT_THRESHOLD);
-            byte[] compacted = Files.readAllBytes(log1);
-            assertThat(compacted.length).isLessThan(oldLog.length);
-            Files.write(data.resolve(DataLog.fileName(1) + ".compact"), compacted);
-            Files.write(log1, oldLog);
-            try (MetadataBatch b = new MetadataBatch()) {
-                db.putMetaLong(b, Compactor.META_INTENT, 1);
-                db.write(b, true);
-            }
+            CompactionCrashStates.afterLocationBatchBeforeRename(data, db, Compactor.DEFAULT_THRESHOLD);
             Compactor.compact(data, db, Compactor.DEFAULT_THRESHOLD);
             assertThat(db.metaLong(Compactor.META_INTENT, -1)).isEqualTo(-1);
         }

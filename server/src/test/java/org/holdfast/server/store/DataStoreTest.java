@@ -143,6 +143,20 @@ class DataStoreTest {
     }
 
     @Test
+    void reopen_afterOrderlyClose_continuesRightAfterTheLastPbn_soPbnsStayDense() {
+        open(); // reserves PBNs 16 at a time (settings)
+        long last = 0;
+        for (int i = 0; i < 5; i++) {
+            last = append(i);
+        }
+        reopen();
+        assertThat(append(5)).as("the unused reservation was handed back at close").isEqualTo(last + 1);
+        reopen();
+        assertBlock(last, 4);
+        assertBlock(last + 1, 5);
+    }
+
+    @Test
     void reopen_afterCrash_neverReusesAPbnHandedOutBefore() {
         open();
         long last = 0;
