@@ -13,6 +13,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.holdfast.server.store.object.ObjectMissingException;
 import org.holdfast.server.store.object.ObjectStore;
 import org.holdfast.server.store.object.ObjectStoreStats;
 
@@ -151,7 +152,13 @@ public final class LogArchive implements AutoCloseable {
         if (epoch < 0) {
             return false;
         }
-        objects.download(key(id, epoch), target);
+        try {
+            objects.download(key(id, epoch), target);
+        } catch (ObjectMissingException e) {
+            // confirmed uploaded, now gone from the store: that is lost data, not an outage
+            throw new CorruptDataException("log-archive", key(id, epoch), null,
+                    "data log " + id + " is missing locally and its object is gone from the object store");
+        }
         fetched.incrementAndGet();
         LOG.log(Level.INFO, "fetched data log {0} from the object store ({1})", id, key(id, epoch));
         return true;
