@@ -98,15 +98,7 @@ public class CoreConfiguration {
         HoldfastProperties.S3 c = props.store().s3();
         S3Settings settings = S3Settings.of(c.endpoint(), c.region(), c.bucket(), c.prefix(), c.credentialsFile(), c.pathStyle())
                 .withChecksumsWhenRequired(c.checksumsWhenRequired());
-        return new LogArchive(S3ObjectStore.open(settings), c.node().isBlank() ? hostName() : c.node());
-    }
-
-    private static String hostName() {
-        try {
-            return java.net.InetAddress.getLocalHost().getHostName().replace('/', '_');
-        } catch (java.net.UnknownHostException e) {
-            return "holdfast";
-        }
+        return new LogArchive(S3ObjectStore.open(settings), c.node()); // blank: a random node id kept in the catalog
     }
 
     @Bean

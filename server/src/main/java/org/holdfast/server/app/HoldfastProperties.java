@@ -74,7 +74,7 @@ public record HoldfastProperties(
      * Backend {@code s3} (preview, docs/operations.md "Object store (preview)"): where sealed data logs
      * are uploaded. {@code credentialsFile} holds {@code access-key} and {@code secret-key}; without it
      * the environment's {@code AWS_ACCESS_KEY_ID}/{@code AWS_SECRET_ACCESS_KEY} are used. {@code node}
-     * names this server in object keys (default: the host name). {@code checksumsWhenRequired} is
+     * names this server in object keys (default: a random id kept in the catalog). {@code checksumsWhenRequired} is
      * needed by Ceph RGW and Garage.
      */
     public record S3(

@@ -5,6 +5,7 @@ import static org.holdfast.server.store.FormatVersions.DATA_LOG_HEADER_BYTES;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.OptionalLong;
@@ -23,8 +24,9 @@ import org.holdfast.server.store.object.ObjectStoreStats;
  * local file stays as a cache, and a log whose local file is missing is fetched back when read.
  *
  * <p>An upload is confirmed by a synced {@code meta} key {@value #META_UPLOADED}{@code <id>} holding
- * the log's epoch (its header's creation time): only a confirmed log may lose its local file, and
- * its object key ({@link #key}) follows from the catalog alone. The epoch tells a log id that was
+ * the log's epoch (its header's creation time) and the node name it was uploaded under: only a
+ * confirmed log may lose its local file, and its object key ({@link #key}) follows from the catalog
+ * alone, even after the node is renamed. The epoch tells a log id that was
  * dropped by crash recovery and created again from the first. Compaction is refused while logs are
  * archived ({@link #inUse}): a compacted file would no longer match its object.
  */
@@ -34,9 +36,12 @@ public final class LogArchive implements AutoCloseable {
     static final String META_UPLOADED = "store.object.log/";
     /** Meta key set once a store archives logs: compaction stays off for it from then on. */
     static final String META_IN_USE = "store.object.in-use";
+    /** Meta key of the random id that names a node configured without a name ({@code node-<id hex>}). */
+    static final String META_NODE_ID = "store.object.node-id";
 
     private final ObjectStore objects;
-    private final String node;
+    // null until bind when no name was configured: then the catalog's node id names it
+    private String node;
     private final ExecutorService uploader = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "holdfast-log-upload");
         t.setDaemon(true);
@@ -51,17 +56,20 @@ public final class LogArchive implements AutoCloseable {
     private Path dir;
     private MetadataDb db;
 
-    /** Archives into {@code objects} under {@code node}'s name (one node's logs per key space). */
+    /**
+     * Archives into {@code objects} under {@code node}'s name (one node's logs per key space); a null
+     * or blank {@code node} takes {@code node-<random id>}, the id kept in the catalog.
+     */
     public LogArchive(ObjectStore objects, String node) {
-        if (node == null || node.isBlank() || node.contains("/")) {
-            throw new IllegalArgumentException("the node name for object keys must be non-empty and without '/', got '" + node + "'");
+        if (node != null && node.contains("/")) {
+            throw new IllegalArgumentException("the node name for object keys must not contain '/', got '" + node + "'");
         }
         this.objects = objects;
-        this.node = node;
+        this.node = node == null || node.isBlank() ? null : node;
     }
 
-    /** The object key of log {@code id} of epoch {@code epoch}: node, log id and epoch. */
-    public String key(int id, long epoch) {
+    /** The object key of log {@code id} of epoch {@code epoch} uploaded by node {@code node}. */
+    static String key(String node, int id, long epoch) {
         return String.format("%s/logs/%08x-%016x.hfl", node, id, epoch);
     }
 
@@ -77,11 +85,17 @@ public final class LogArchive implements AutoCloseable {
         }
         this.dir = dir;
         this.db = db;
-        if (!inUse(db)) {
+        long nodeId = db.metaLong(META_NODE_ID, 0);
+        if (!inUse(db) || node == null && nodeId == 0) {
+            nodeId = nodeId != 0 ? nodeId : new java.security.SecureRandom().nextLong() | 1;
             try (MetadataBatch b = new MetadataBatch()) {
                 db.putMetaLong(b, META_IN_USE, 1);
+                db.putMetaLong(b, META_NODE_ID, nodeId);
                 db.write(b, true);
             }
+        }
+        if (node == null) {
+            node = String.format("node-%016x", nodeId);
         }
     }
 
@@ -110,7 +124,7 @@ public final class LogArchive implements AutoCloseable {
     }
 
     private void uploadIfNeeded(int id) {
-        if (db.metaLong(uploadedKey(id), -1) >= 0) {
+        if (isUploaded(id)) {
             return;
         }
         Path file = dir.resolve(DataLog.fileName(id));
@@ -118,7 +132,7 @@ public final class LogArchive implements AutoCloseable {
             return; // a dead log compaction deleted before the store was archived: nothing to keep
         }
         long epoch = epochOf(file);
-        String key = key(id, epoch);
+        String key = key(node, id, epoch);
         if (!objects.putIfAbsent(key, file)) {
             // an earlier upload whose confirmation a crash lost, or another writer: only the same size is taken as ours
             OptionalLong size = objects.size(key);
@@ -128,8 +142,12 @@ public final class LogArchive implements AutoCloseable {
                         + local + "; refusing to take it as this log's copy (is another node writing under the name " + node + "?)", null);
             }
         }
+        byte[] name = node.getBytes(StandardCharsets.UTF_8);
+        byte[] v = new byte[8 + name.length];
+        Bytes.putLong(v, 0, epoch);
+        System.arraycopy(name, 0, v, 8, name.length);
         try (MetadataBatch b = new MetadataBatch()) {
-            db.putMetaLong(b, uploadedKey(id), epoch);
+            db.put(b, MetadataDb.Column.META, MetadataDb.bytes(uploadedKey(id)), v);
             db.write(b, true);
         }
         uploaded.incrementAndGet();
@@ -137,7 +155,19 @@ public final class LogArchive implements AutoCloseable {
 
     /** Whether log {@code id}'s upload is confirmed (its local file may then go). */
     public boolean isUploaded(int id) {
-        return db.metaLong(uploadedKey(id), -1) >= 0;
+        return uploadedKeyOf(id) != null;
+    }
+
+    /** The object key a confirmed upload of log {@code id} went to, or null. */
+    private String uploadedKeyOf(int id) {
+        byte[] v = db.get(MetadataDb.Column.META, MetadataDb.bytes(uploadedKey(id)));
+        if (v == null) {
+            return null;
+        }
+        if (v.length <= 8) {
+            throw new CorruptDataException("log-archive", db.path(), uploadedKey(id), "upload record has " + v.length + " bytes");
+        }
+        return key(new String(v, 8, v.length - 8, StandardCharsets.UTF_8), id, Bytes.getLong(v, 0));
     }
 
     /**
@@ -148,19 +178,19 @@ public final class LogArchive implements AutoCloseable {
         if (Files.exists(target)) {
             return true; // another reader fetched it meanwhile
         }
-        long epoch = db.metaLong(uploadedKey(id), -1);
-        if (epoch < 0) {
+        String key = uploadedKeyOf(id);
+        if (key == null) {
             return false;
         }
         try {
-            objects.download(key(id, epoch), target);
+            objects.download(key, target);
         } catch (ObjectMissingException e) {
             // confirmed uploaded, now gone from the store: that is lost data, not an outage
-            throw new CorruptDataException("log-archive", key(id, epoch), null,
+            throw new CorruptDataException("log-archive", key, null,
                     "data log " + id + " is missing locally and its object is gone from the object store");
         }
         fetched.incrementAndGet();
-        LOG.log(Level.INFO, "fetched data log {0} from the object store ({1})", id, key(id, epoch));
+        LOG.log(Level.INFO, "fetched data log {0} from the object store ({1})", id, key);
         return true;
     }
 

@@ -46,7 +46,11 @@ class LogArchiveTest {
     }
 
     private LogArchive archive() {
-        return new LogArchive(S3ObjectStore.open(s3.settings("t/")), "n1");
+        return archive("n1");
+    }
+
+    private LogArchive archive(String node) {
+        return new LogArchive(S3ObjectStore.open(s3.settings("t/")), node);
     }
 
     /** Appends {@code n} random raw blocks and syncs; with 64 KiB logs every 15 blocks roll a log. */
@@ -99,7 +103,7 @@ class LogArchiveTest {
     }
 
     @Test
-    void confirmedObjectGone_localFileGone_readIsCorruptDataNotAnOutage() throws Exception {
+    void wipedLogFetchedAfterANodeRename_confirmedObjectGone_readIsCorruptDataNotAnOutage() throws Exception {
         long[] pbns;
         try (LogArchive archive = archive(); DataStore store = DataStore.open(settings(), db, archive)) {
             pbns = write(store, 40, 3);
@@ -107,10 +111,10 @@ class LogArchiveTest {
             assertThat(archive.isUploaded(1)).isTrue();
         }
         Files.delete(dir.resolve("data").resolve(DataLog.fileName(1)));
-        try (LogArchive archive = archive(); DataStore store = DataStore.open(settings(), db, archive)) {
+        try (LogArchive archive = archive("renamed"); DataStore store = DataStore.open(settings(), db, archive)) {
             StoredBlock b = new StoredBlock();
             store.read(pbns[0], b);
-            assertThat(archive.stats().logsFetched()).as("the wiped log came back").isEqualTo(1);
+            assertThat(archive.stats().logsFetched()).as("the wiped log came back, from the key its upload recorded").isEqualTo(1);
             Files.delete(dir.resolve("data").resolve(DataLog.fileName(1)));
         }
         try (ObjectStore raw = S3ObjectStore.open(s3.settings("t/"))) {
