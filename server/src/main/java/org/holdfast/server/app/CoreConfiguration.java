@@ -22,8 +22,12 @@ import org.holdfast.server.security.tls.ServerCertificate;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.DiskSpace;
+import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.MetadataDb;
+import org.holdfast.server.store.object.S3ObjectStore;
+import org.holdfast.server.store.object.S3Settings;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.info.BuildProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -74,15 +78,27 @@ public class CoreConfiguration {
     }
 
     @Bean(destroyMethod = "close")
-    DataStore dataStore(DataDirectory dir, MetadataDb db, HoldfastProperties props) {
+    DataStore dataStore(DataDirectory dir, MetadataDb db, HoldfastProperties props, ObjectProvider<LogArchive> archive) {
         HoldfastProperties.Store s = props.store();
         // opening finishes or discards a compaction a crash interrupted; GC runs compact online
         DataStore.Settings settings = new DataStore.Settings(dir.dataDir(), s.logRollSize().toBytes(), s.fsync(), s.pbnReserveBatch(),
                 s.minFreeSpace().toBytes());
+        LogArchive a = archive.getIfAvailable(); // null: backend local
         if (s.simulatedDiskSize().toBytes() > 0) {
-            return DataStore.open(settings, db, DiskSpace.simulated(dir.root(), s.simulatedDiskSize().toBytes()));
+            DiskSpace disk = DiskSpace.simulated(dir.root(), s.simulatedDiskSize().toBytes());
+            return a == null ? DataStore.open(settings, db, disk) : DataStore.open(settings, db, disk, a);
         }
-        return DataStore.open(settings, db);
+        return a == null ? DataStore.open(settings, db) : DataStore.open(settings, db, a);
+    }
+
+    /** Backend s3: the object store sealed logs go to, probed for create-only PUTs before the store opens. */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnProperty(name = "holdfast.store.backend", havingValue = "s3")
+    LogArchive logArchive(HoldfastProperties props) {
+        HoldfastProperties.S3 c = props.store().s3();
+        S3Settings settings = S3Settings.of(c.endpoint(), c.region(), c.bucket(), c.prefix(), c.credentialsFile(), c.pathStyle())
+                .withChecksumsWhenRequired(c.checksumsWhenRequired());
+        return new LogArchive(S3ObjectStore.open(settings), c.node()); // blank: a random node id kept in the catalog
     }
 
     @Bean

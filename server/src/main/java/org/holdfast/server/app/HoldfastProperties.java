@@ -60,7 +60,32 @@ public record HoldfastProperties(
             @DefaultValue("commit") FsyncPolicy fsync,
             @DefaultValue("65536") int pbnReserveBatch,
             @DefaultValue("256MB") DataSize minFreeSpace,
-            @DefaultValue("0B") DataSize simulatedDiskSize) {
+            @DefaultValue("0B") DataSize simulatedDiskSize,
+            @DefaultValue("local") String backend,
+            @DefaultValue S3 s3) {
+        public Store {
+            if (!"local".equals(backend) && !"s3".equals(backend)) {
+                throw new IllegalArgumentException("holdfast.store.backend must be 'local' or 's3', not '" + backend + "'");
+            }
+        }
+    }
+
+    /**
+     * Backend {@code s3} (preview, docs/operations.md "Object store (preview)"): where sealed data logs
+     * are uploaded. {@code credentialsFile} holds {@code access-key} and {@code secret-key}; without it
+     * the environment's {@code AWS_ACCESS_KEY_ID}/{@code AWS_SECRET_ACCESS_KEY} are used. {@code node}
+     * names this server in object keys (default: a random id kept in the catalog). {@code checksumsWhenRequired} is
+     * needed by Ceph RGW and Garage.
+     */
+    public record S3(
+            java.net.URI endpoint,
+            @DefaultValue("us-east-1") String region,
+            String bucket,
+            @DefaultValue("") String prefix,
+            Path credentialsFile,
+            @DefaultValue("true") boolean pathStyle,
+            @DefaultValue("true") boolean checksumsWhenRequired,
+            @DefaultValue("") String node) {
     }
 
     /**

@@ -137,13 +137,23 @@ public final class DataStore implements AutoCloseable {
     private boolean closed;
     /** Opened by a checker: nothing on disk is written, moved or deleted (see {@link #openReadOnly}). */
     private final boolean readOnly;
+    /** Backend s3: sealed logs are uploaded and fetched back when their file is gone; null for a local store. */
+    private final LogArchive archive;
 
     // guarded by syncLock
     private int durableLogId;
     private long durableLength;
 
     private DataStore(Settings settings, MetadataDb db, DiskSpace disk, boolean readOnly) {
+        this(settings, db, disk, readOnly, null);
+    }
+
+    private DataStore(Settings settings, MetadataDb db, DiskSpace disk, boolean readOnly, LogArchive archive) {
         this.settings = settings;
+        this.archive = archive;
+        if (archive != null) {
+            archive.bind(settings.dir(), db);
+        }
         this.reserve = new SpaceReserve(disk, settings.minFreeBytes(), settings.dir().toString());
         this.db = db;
         this.readOnly = readOnly;
@@ -152,6 +162,28 @@ public final class DataStore implements AutoCloseable {
         this.badBlocks = new BadBlocks(db);
         this.recovery = readOnly ? openLogsReadOnly() : recover();
         reserve.unwritten(() -> active.buffered()); // read without the append lock: a byte more or less is no harm
+        if (archive != null) {
+            archive.sealedBelow(durableLogId); // uploads a crash interrupted resume now
+        }
+    }
+
+    /**
+     * Opens the store as {@link #open(Settings, MetadataDb, DiskSpace)} with backend s3: sealed logs
+     * go to {@code archive} (which the caller closes after the store) and come back from it when
+     * their local file is missing.
+     */
+    public static DataStore open(Settings settings, MetadataDb db, DiskSpace disk, LogArchive archive) {
+        return new DataStore(settings, db, disk, false, archive);
+    }
+
+    /** As {@link #open(Settings, MetadataDb, DiskSpace, LogArchive)} on the data directory's real disk. */
+    public static DataStore open(Settings settings, MetadataDb db, LogArchive archive) {
+        return new DataStore(settings, db, DiskSpace.of(settings.dir()), false, archive);
+    }
+
+    /** The object-store archive of sealed logs, or null for a local store. */
+    public LogArchive archive() {
+        return archive;
     }
 
     /** Opens the store in {@code settings.dir()}, running crash recovery first. */
@@ -848,6 +880,9 @@ public final class DataStore implements AutoCloseable {
             durableLogId = log.id();
             durableLength = length;
             syncs.incrementAndGet();
+            if (archive != null) {
+                archive.sealedBelow(durableLogId); // the logs below the durable point's are final now
+            }
         }
     }
 
@@ -1084,6 +1119,9 @@ public final class DataStore implements AutoCloseable {
         DataLog l = logs.get(id);
         if (l != null) {
             return l;
+        }
+        if (archive != null && !Files.exists(logPath(id))) {
+            archive.fetch(id, logPath(id)); // outside the append lock: a download must not stall ingest
         }
         synchronized (appendLock) {
             ensureOpen();

@@ -39,6 +39,12 @@ class LibraryBoundariesTest {
             .that().resideOutsideOfPackage("org.holdfast.server.ingest..")
             .should().dependOnClassesThat().resideInAnyPackage("io.netty..");
 
+    /** The AWS SDK talks to object stores in one place; the data store sees only our ObjectStore interface. */
+    @ArchTest
+    static final ArchRule awsSdkOnlyInObjectStore = noClasses()
+            .that().resideOutsideOfPackage("org.holdfast.server.store.object..")
+            .should().dependOnClassesThat().resideInAnyPackage("software.amazon.awssdk..");
+
     /** BouncyCastle builds and reads certificates in one place; everything else uses the JDK's TLS types. */
     @ArchTest
     static final ArchRule bouncyCastleOnlyInTls = noClasses()

@@ -229,6 +229,61 @@ public final class AgentDriver implements AutoCloseable {
         return c;
     }
 
+    /** Backs up every LBN of {@code image}, the blocks asked for sent as zstd frames of up to {@code frameBlocks} blocks (protocol 4). */
+    public Committed backupFrames(String volume, byte[] image, int blockSize, int frameBlocks) {
+        BackupReady ready = begin(volume, blockSize, image.length, 0);
+        int blocks = (int) ProtocolLimits.blockCount(image.length, blockSize);
+        List<Need> needs = new ArrayList<>();
+        for (int start = 0; start < blocks; start += ProtocolLimits.MAX_RUN_ENTRIES) {
+            int n = Math.min(ProtocolLimits.MAX_RUN_ENTRIES, blocks - start);
+            byte[] fps = new byte[n * 32];
+            long[] tags = new long[n];
+            for (int i = 0; i < n; i++) {
+                hasher.fingerprint(image, (start + i) * blockSize, blockSize, fps, i * 32);
+                tags[i] = tagOf(image, (start + i) * blockSize, blockSize, isZero(fps, i * 32));
+            }
+            send(new Entries(start, n, fps, tags));
+            needs.add(expect(Need.class));
+        }
+        byte[] raw = new byte[frameBlocks * blockSize];
+        byte[] z = new byte[BlockCodec.maxCompressedLength(raw.length)];
+        long[] members = new long[frameBlocks];
+        try (BlockCodec codec = new BlockCodec()) {
+            Blocks.Builder b = Blocks.builder(channel.alloc(), 1 << 20);
+            for (Need need : needs) {
+                int m = 0;
+                for (int i = 0; i <= need.count(); i++) {
+                    if (i < need.count() && need.isNeeded(i)) {
+                        System.arraycopy(image, (int) (need.startLbn() + i) * blockSize, raw, m * blockSize, blockSize);
+                        members[m++] = need.startLbn() + i;
+                    }
+                    if (m == frameBlocks || (i == need.count() && m > 0)) {
+                        int n = codec.compress(raw, 0, m * blockSize, z, 0);
+                        assertThat(n).as("test images for frames compress").isPositive();
+                        if (!b.fitsFrame(n, m)) {
+                            send(b.build());
+                            b = Blocks.builder(channel.alloc(), 1 << 20);
+                        }
+                        b.addFrame(members[0], z, 0, n);
+                        for (int k = 1; k < m; k++) {
+                            b.addFrameMember(members[k]);
+                        }
+                        m = 0;
+                    }
+                }
+            }
+            if (b.count() > 0) {
+                send(b.build());
+            } else {
+                b.close();
+            }
+        }
+        send(new Commit(image.length));
+        Committed c = expect(Committed.class);
+        assertThat(c.sequence()).isEqualTo(ready.parentSequence() + 1);
+        return c;
+    }
+
     /**
      * Sends ENTRIES for LBNs [from, to) of {@code image}, reads each NEED, uploads what is asked.
      * {@code lie} (may be null) replaces the payload sent for the first block asked for.

@@ -3,6 +3,7 @@ package org.holdfast.server.ingest;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.function.BiFunction;
+import java.util.function.Supplier;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.CommitHook;
 import org.holdfast.server.catalog.ReferenceGuard;
@@ -11,6 +12,7 @@ import org.holdfast.server.engine.ExactFingerprintIndex;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FsyncPolicy;
+import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.MetadataDb;
 
 /**
@@ -25,6 +27,9 @@ public final class IngestHarness implements AutoCloseable {
     private final long rollBytes;
     private final int reserveBatch;
     private final BiFunction<MetadataDb, Path, FingerprintIndex> indexes;
+    /** Backend s3: a new archive per start (closed at stop, after the store); null for a local store. */
+    private final Supplier<LogArchive> archives;
+    private LogArchive archive;
     private MetadataDb db;
     private DataStore store;
     private FingerprintIndex index;
@@ -84,13 +89,25 @@ public final class IngestHarness implements AutoCloseable {
         return new IngestHarness(dir, 0, ReferenceGuard.NONE, IngestSettings.loopback(), 1L << 20, 64, indexes);
     }
 
+    /** A harness on backend s3: sealed logs of {@code rollBytes} go to the archive {@code archives} opens at every start. */
+    public static IngestHarness withArchive(Path dir, long rollBytes, Supplier<LogArchive> archives) {
+        return new IngestHarness(dir, 0, ReferenceGuard.NONE, IngestSettings.loopback(), rollBytes, 64, (db, d) -> new ExactFingerprintIndex(db),
+                archives);
+    }
+
     private IngestHarness(Path dir, long minFreeBytes, ReferenceGuard guard, IngestSettings settings, long rollBytes, int reserveBatch) {
         this(dir, minFreeBytes, guard, settings, rollBytes, reserveBatch, (db, d) -> new ExactFingerprintIndex(db));
     }
 
     private IngestHarness(Path dir, long minFreeBytes, ReferenceGuard guard, IngestSettings settings, long rollBytes, int reserveBatch,
                           BiFunction<MetadataDb, Path, FingerprintIndex> indexes) {
+        this(dir, minFreeBytes, guard, settings, rollBytes, reserveBatch, indexes, null);
+    }
+
+    private IngestHarness(Path dir, long minFreeBytes, ReferenceGuard guard, IngestSettings settings, long rollBytes, int reserveBatch,
+                          BiFunction<MetadataDb, Path, FingerprintIndex> indexes, Supplier<LogArchive> archives) {
         this.indexes = indexes;
+        this.archives = archives;
         this.rollBytes = rollBytes;
         this.reserveBatch = reserveBatch;
         this.settings = settings;
@@ -102,7 +119,9 @@ public final class IngestHarness implements AutoCloseable {
 
     public void start() {
         db = MetadataDb.open(dir.resolve("catalog"));
-        store = DataStore.open(new DataStore.Settings(dir.resolve("data"), rollBytes, FsyncPolicy.COMMIT, reserveBatch, minFreeBytes), db);
+        DataStore.Settings s = new DataStore.Settings(dir.resolve("data"), rollBytes, FsyncPolicy.COMMIT, reserveBatch, minFreeBytes);
+        archive = archives == null ? null : archives.get();
+        store = archive == null ? DataStore.open(s, db) : DataStore.open(s, db, archive);
         index = indexes.apply(db, dir);
         catalog = new Catalog(db);
         SnapshotCommit commit = new SnapshotCommit(catalog, CommitHook.NONE, Clock.systemUTC());
@@ -116,6 +135,9 @@ public final class IngestHarness implements AutoCloseable {
         server.close();
         index.close();
         store.close();
+        if (archive != null) {
+            archive.close();
+        }
         db.close();
     }
 

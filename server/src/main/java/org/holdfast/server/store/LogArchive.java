@@ -1,0 +1,249 @@
+package org.holdfast.server.store;
+
+import static org.holdfast.server.store.FormatVersions.DATA_LOG_HEADER_BYTES;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.OptionalLong;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.holdfast.server.store.object.ObjectMissingException;
+import org.holdfast.server.store.object.ObjectStore;
+import org.holdfast.server.store.object.ObjectStoreStats;
+
+/**
+ * Sealed data logs in an object store (backend {@code s3}): a log whose content is final (the
+ * durable point lies in a later log) is uploaded once, create-only, as an immutable object; its
+ * local file stays as a cache, and a log whose local file is missing is fetched back when read.
+ *
+ * <p>An upload is confirmed by a synced {@code meta} key {@value #META_UPLOADED}{@code <id>} holding
+ * the log's epoch (its header's creation time) and the node name it was uploaded under: only a
+ * confirmed log may lose its local file, and its object key ({@link #key}) follows from the catalog
+ * alone, even after the node is renamed. The epoch tells a log id that was
+ * dropped by crash recovery and created again from the first. Compaction is refused while logs are
+ * archived ({@link #inUse}): a compacted file would no longer match its object.
+ */
+public final class LogArchive implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(LogArchive.class.getName());
+    /** Meta key prefix of a confirmed upload, followed by the log id in hex; value: the log's epoch. */
+    static final String META_UPLOADED = "store.object.log/";
+    /** Meta key set once a store archives logs: compaction stays off for it from then on. */
+    static final String META_IN_USE = "store.object.in-use";
+    /** Meta key of the random id that names a node configured without a name ({@code node-<id hex>}). */
+    static final String META_NODE_ID = "store.object.node-id";
+
+    private final ObjectStore objects;
+    // null until bind when no name was configured: then the catalog's node id names it
+    private String node;
+    private final ExecutorService uploader = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "holdfast-log-upload");
+        t.setDaemon(true);
+        return t;
+    });
+    private final AtomicInteger target = new AtomicInteger();
+    private final AtomicLong uploaded = new AtomicLong();
+    private final AtomicLong uploadFailures = new AtomicLong();
+    private final AtomicLong fetched = new AtomicLong();
+    // logs below this id are uploaded or absent locally; touched by the uploader thread only
+    private int checkedBelow = 1;
+    private Path dir;
+    private MetadataDb db;
+
+    /**
+     * Archives into {@code objects} under {@code node}'s name (one node's logs per key space); a null
+     * or blank {@code node} takes {@code node-<random id>}, the id kept in the catalog.
+     */
+    public LogArchive(ObjectStore objects, String node) {
+        if (node != null && node.contains("/")) {
+            throw new IllegalArgumentException("the node name for object keys must not contain '/', got '" + node + "'");
+        }
+        this.objects = objects;
+        this.node = node == null || node.isBlank() ? null : node;
+    }
+
+    /** The object key of log {@code id} of epoch {@code epoch} uploaded by node {@code node}. */
+    static String key(String node, int id, long epoch) {
+        return String.format("%s/logs/%08x-%016x.hfl", node, id, epoch);
+    }
+
+    /** Whether logs of the store with catalog {@code db} are archived (then nothing may rewrite a sealed log). */
+    static boolean inUse(MetadataDb db) {
+        return db.metaLong(META_IN_USE, 0) != 0;
+    }
+
+    /** Called once by the data store that uses this archive, at open. */
+    synchronized void bind(Path dir, MetadataDb db) {
+        if (this.db != null) {
+            throw new IllegalStateException("a log archive serves one data store");
+        }
+        this.dir = dir;
+        this.db = db;
+        long nodeId = db.metaLong(META_NODE_ID, 0);
+        if (!inUse(db) || node == null && nodeId == 0) {
+            nodeId = nodeId != 0 ? nodeId : new java.security.SecureRandom().nextLong() | 1;
+            try (MetadataBatch b = new MetadataBatch()) {
+                db.putMetaLong(b, META_IN_USE, 1);
+                db.putMetaLong(b, META_NODE_ID, nodeId);
+                db.write(b, true);
+            }
+        }
+        if (node == null) {
+            node = String.format("node-%016x", nodeId);
+        }
+    }
+
+    /** The logs below {@code below} are sealed and final: uploads those not yet confirmed, in the background. */
+    void sealedBelow(int below) {
+        if (target.getAndAccumulate(below, Math::max) < below) {
+            uploader.execute(this::uploadPending);
+        }
+    }
+
+    private void uploadPending() {
+        int upTo = target.get();
+        while (checkedBelow < upTo) {
+            int id = checkedBelow;
+            try {
+                uploadIfNeeded(id);
+            } catch (RuntimeException e) {
+                uploadFailures.incrementAndGet();
+                // the local file stays; the next sync (or start) tries again
+                LOG.log(Level.WARNING, "uploading data log " + id + " failed, will retry: " + e.getMessage());
+                target.set(checkedBelow); // so that the next sealedBelow schedules a retry
+                return;
+            }
+            checkedBelow++;
+        }
+    }
+
+    private void uploadIfNeeded(int id) {
+        if (isUploaded(id)) {
+            return;
+        }
+        Path file = dir.resolve(DataLog.fileName(id));
+        if (!Files.exists(file)) {
+            return; // a dead log compaction deleted before the store was archived: nothing to keep
+        }
+        long epoch = epochOf(file);
+        String key = key(node, id, epoch);
+        if (!objects.putIfAbsent(key, file)) {
+            // an earlier upload whose confirmation a crash lost, or another writer: only the same size is taken as ours
+            OptionalLong size = objects.size(key);
+            long local = size(file);
+            if (size.isEmpty() || size.getAsLong() != local) {
+                throw new StoreException("log-archive", key, null, "object exists with " + size + " bytes but the sealed log has "
+                        + local + "; refusing to take it as this log's copy (is another node writing under the name " + node + "?)", null);
+            }
+        }
+        byte[] name = node.getBytes(StandardCharsets.UTF_8);
+        byte[] v = new byte[8 + name.length];
+        Bytes.putLong(v, 0, epoch);
+        System.arraycopy(name, 0, v, 8, name.length);
+        try (MetadataBatch b = new MetadataBatch()) {
+            db.put(b, MetadataDb.Column.META, MetadataDb.bytes(uploadedKey(id)), v);
+            db.write(b, true);
+        }
+        uploaded.incrementAndGet();
+    }
+
+    /** Whether log {@code id}'s upload is confirmed (its local file may then go). */
+    public boolean isUploaded(int id) {
+        return uploadedKeyOf(id) != null;
+    }
+
+    /** The object key a confirmed upload of log {@code id} went to, or null. */
+    private String uploadedKeyOf(int id) {
+        byte[] v = db.get(MetadataDb.Column.META, MetadataDb.bytes(uploadedKey(id)));
+        if (v == null) {
+            return null;
+        }
+        if (v.length <= 8) {
+            throw new CorruptDataException("log-archive", db.path(), uploadedKey(id), "upload record has " + v.length + " bytes");
+        }
+        return key(new String(v, 8, v.length - 8, StandardCharsets.UTF_8), id, Bytes.getLong(v, 0));
+    }
+
+    /**
+     * Fetches log {@code id} into {@code target} if its upload was confirmed; false if it never was
+     * (then the log is really missing).
+     */
+    synchronized boolean fetch(int id, Path target) {
+        if (Files.exists(target)) {
+            return true; // another reader fetched it meanwhile
+        }
+        String key = uploadedKeyOf(id);
+        if (key == null) {
+            return false;
+        }
+        try {
+            objects.download(key, target);
+        } catch (ObjectMissingException e) {
+            // confirmed uploaded, now gone from the store: that is lost data, not an outage
+            throw new CorruptDataException("log-archive", key, null,
+                    "data log " + id + " is missing locally and its object is gone from the object store");
+        }
+        fetched.incrementAndGet();
+        LOG.log(Level.INFO, "fetched data log {0} from the object store ({1})", id, key);
+        return true;
+    }
+
+    /** Waits until the uploads scheduled so far have run (tests, orderly stop). */
+    public void awaitUploads(long timeoutMillis) {
+        try {
+            uploader.submit(() -> { }).get(timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("uploads did not finish within " + timeoutMillis + " ms", e);
+        }
+    }
+
+    /** Logs uploaded, uploads failed (retried later), logs fetched back, and the object store's request figures. */
+    public record Stats(long logsUploaded, long uploadFailures, long logsFetched, ObjectStoreStats requests) {
+    }
+
+    public Stats stats() {
+        return new Stats(uploaded.get(), uploadFailures.get(), fetched.get(), objects.stats());
+    }
+
+    private static String uploadedKey(int id) {
+        return META_UPLOADED + String.format("%08x", id);
+    }
+
+    private static long epochOf(Path file) {
+        byte[] h = new byte[DATA_LOG_HEADER_BYTES];
+        try (InputStream in = Files.newInputStream(file)) {
+            if (in.readNBytes(h, 0, h.length) != h.length) {
+                throw new CorruptDataException("log-archive", file.toString(), null, "shorter than its header");
+            }
+        } catch (IOException e) {
+            throw StoreException.translate("log-archive", file.toString(), null, e);
+        }
+        return Bytes.getLong(h, 12);
+    }
+
+    private static long size(Path file) {
+        try {
+            return Files.size(file);
+        } catch (IOException e) {
+            throw StoreException.translate("log-archive", file.toString(), null, e);
+        }
+    }
+
+    /** Lets a running upload finish (it is confirmed or retried at the next start), then closes the object store. */
+    @Override
+    public void close() {
+        uploader.shutdown();
+        try {
+            uploader.awaitTermination(60, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        objects.close();
+    }
+}

@@ -1,0 +1,10 @@
+package org.holdfast.server.store.object;
+
+/** The store answered that the object does not exist (404). */
+public class ObjectMissingException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    public ObjectMissingException(String key) {
+        super("object " + key + " does not exist in the object store");
+    }
+}

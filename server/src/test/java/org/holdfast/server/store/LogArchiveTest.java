@@ -1,0 +1,130 @@
+package org.holdfast.server.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.Random;
+import org.holdfast.server.store.object.ObjectStore;
+import org.holdfast.server.store.object.S3ObjectStore;
+import org.holdfast.server.store.object.S3ProxyFixture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@link LogArchive} with a real data store and S3Proxy: the crash cases of an upload (confirmation
+ * lost after the PUT; the store unreachable) never lose a local log or confirm a log that is not in
+ * the store, and a confirmed log whose object is gone reads as corrupt data.
+ */
+class LogArchiveTest {
+    private static final int BS = 4096;
+
+    @TempDir
+    Path dir;
+
+    private S3ProxyFixture s3;
+    private MetadataDb db;
+
+    @BeforeEach
+    void start() throws Exception {
+        s3 = S3ProxyFixture.start(dir.resolve("s3"));
+        db = MetadataDb.open(dir.resolve("catalog"));
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        db.close();
+        s3.close();
+    }
+
+    private DataStore.Settings settings() {
+        return new DataStore.Settings(dir.resolve("data"), 64 << 10, FsyncPolicy.COMMIT, 64, 0);
+    }
+
+    private LogArchive archive() {
+        return archive("n1");
+    }
+
+    private LogArchive archive(String node) {
+        return new LogArchive(S3ObjectStore.open(s3.settings("t/")), node);
+    }
+
+    /** Appends {@code n} random raw blocks and syncs; with 64 KiB logs every 15 blocks roll a log. */
+    private static long[] write(DataStore store, int n, long seed) throws Exception {
+        long[] pbns = new long[n];
+        Random r = new Random(seed);
+        for (int i = 0; i < n; i++) {
+            byte[] payload = new byte[BS];
+            r.nextBytes(payload);
+            byte[] fp = MessageDigest.getInstance("SHA-256").digest(payload);
+            pbns[i] = store.append(fp, 0, payload, 0, BS, FormatVersions.CODEC_RAW, BS);
+        }
+        store.sync();
+        return pbns;
+    }
+
+    @Test
+    void confirmationLostAfterThePut_nextStartTakesTheExistingObjectAsOurs() throws Exception {
+        try (LogArchive archive = archive(); DataStore store = DataStore.open(settings(), db, archive)) {
+            write(store, 40, 1);
+            archive.awaitUploads(30_000);
+            assertThat(archive.isUploaded(1)).isTrue();
+            assertThat(archive.stats().logsUploaded()).isEqualTo(2);
+        }
+        // a crash between the PUT and the synced confirmation: the object exists, the catalog does not know
+        try (MetadataBatch b = new MetadataBatch()) {
+            db.delete(b, db.handle(MetadataDb.Column.META), MetadataDb.bytes(LogArchive.META_UPLOADED + "00000001"));
+            db.write(b, true);
+        }
+        try (LogArchive archive = archive(); DataStore store = DataStore.open(settings(), db, archive)) {
+            archive.awaitUploads(30_000);
+            assertThat(archive.isUploaded(1)).as("412 with the same size: confirmed as ours").isTrue();
+            assertThat(archive.stats().requests().heads()).isEqualTo(1);
+            assertThat(archive.stats().logsUploaded()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void storeUnreachable_uploadFailsCounted_logKeptAndNotConfirmed() throws Exception {
+        try (LogArchive archive = archive(); DataStore store = DataStore.open(settings(), db, archive)) {
+            s3.close(); // the store goes away after the probe
+            write(store, 40, 2);
+            archive.awaitUploads(30_000);
+            assertThat(archive.stats().uploadFailures()).isPositive();
+            assertThat(archive.isUploaded(1)).isFalse();
+            assertThat(store.dir().resolve(DataLog.fileName(1))).exists();
+        } finally {
+            s3 = S3ProxyFixture.start(dir.resolve("s3-2")); // for stop()
+        }
+    }
+
+    @Test
+    void wipedLogFetchedAfterANodeRename_confirmedObjectGone_readIsCorruptDataNotAnOutage() throws Exception {
+        long[] pbns;
+        try (LogArchive archive = archive(); DataStore store = DataStore.open(settings(), db, archive)) {
+            pbns = write(store, 40, 3);
+            archive.awaitUploads(30_000);
+            assertThat(archive.isUploaded(1)).isTrue();
+        }
+        Files.delete(dir.resolve("data").resolve(DataLog.fileName(1)));
+        try (LogArchive archive = archive("renamed"); DataStore store = DataStore.open(settings(), db, archive)) {
+            StoredBlock b = new StoredBlock();
+            store.read(pbns[0], b);
+            assertThat(archive.stats().logsFetched()).as("the wiped log came back, from the key its upload recorded").isEqualTo(1);
+            Files.delete(dir.resolve("data").resolve(DataLog.fileName(1)));
+        }
+        try (ObjectStore raw = S3ObjectStore.open(s3.settings("t/"))) {
+            for (String k : raw.list("n1/logs/00000001-")) {
+                raw.delete(k);
+            }
+        }
+        try (LogArchive archive = archive(); DataStore store = DataStore.open(settings(), db, archive)) {
+            assertThatThrownBy(() -> store.read(pbns[0], new StoredBlock()))
+                    .isInstanceOf(CorruptDataException.class).hasMessageContaining("its object is gone");
+        }
+    }
+}
