@@ -1,6 +1,7 @@
 package org.holdfast.server.app;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.List;
 import org.apache.catalina.core.StandardHost;
 import org.holdfast.server.api.ConsoleHeaders;
 import org.holdfast.server.api.FirewallProblems;
@@ -10,13 +11,17 @@ import org.springframework.boot.web.server.WebServerFactoryCustomizer;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.http.MediaType;
+import org.springframework.http.converter.HttpMessageConverter;
 import org.springframework.security.config.annotation.web.configuration.WebSecurityCustomizer;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
 /**
  * The HTTP edge outside the controllers, so that every error is a problem detail: the request
  * body cap (413), the firewall's refusals (400 instead of a 500), Tomcat's own refusals (a problem
  * detail instead of its HTML page), the console's security and caching headers, and the
  * connection abort an image download needs when a block fails its check after the body started.
+ * The API speaks JSON only, whatever XML library a dependency brings onto the class path.
  */
 @Configuration(proxyBeanMethods = false)
 public class ApiEdgeConfiguration {
@@ -56,5 +61,26 @@ public class ApiEdgeConfiguration {
                 }
             });
         };
+    }
+
+    /**
+     * No XML converters: the API is JSON (an {@code Accept: application/xml} gets 406 as a problem
+     * detail), even when a library on the class path (the S3 test server's Jackson XML) would make
+     * Spring add one.
+     */
+    @Bean
+    WebMvcConfigurer jsonOnly() {
+        return new WebMvcConfigurer() {
+            @Override
+            public void extendMessageConverters(List<HttpMessageConverter<?>> converters) {
+                converters.removeIf(ApiEdgeConfiguration::speaksXml);
+            }
+        };
+    }
+
+    static boolean speaksXml(HttpMessageConverter<?> c) {
+        return c.getSupportedMediaTypes().stream()
+                .anyMatch(m -> !m.isWildcardSubtype() && (m.getSubtype().equals("xml") || m.getSubtype().endsWith("+xml")))
+                && c.getSupportedMediaTypes().stream().noneMatch(m -> m.isCompatibleWith(MediaType.APPLICATION_JSON));
     }
 }
