@@ -23,7 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
  * map copy (24 MiB), the delta (48 MiB) and the GC bookkeeping's copies (112 MiB). A backup killed
  * midway leaves no spill file and nothing visible. Figures (peak RSS of both processes) go to
  * stdout for docs/benchmarks.md. {@code -Dholdfast.spill.blocks=N}, {@code
- * -Dholdfast.spill.server-heap=256m} and {@code -Dholdfast.spill.memory-entries=2147483647} (never
+ * -Dholdfast.spill.server-heap=256m}, {@code -Dholdfast.spill.block-size=4096}, {@code
+ * -Dholdfast.spill.dir=/mnt/big} and {@code -Dholdfast.spill.memory-entries=2147483647} (never
  * spill: the old behaviour) change the run.
  *
  * <p>The server's heap is 256m, as the agent's: the commit no longer holds O(changed blocks) either
@@ -33,10 +34,12 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class SessionSpillE2eTest {
     private static final LogDir logs = new LogDir("SessionSpillE2eTest");
-    private static final int BS = 512;
+    // 512 B by default so that the volume and its restored copy fit a test machine's disk at 16 M blocks
+    private static final int BS = Integer.getInteger("holdfast.spill.block-size", 512);
     private static final long DEFAULT_BLOCKS = 1_536L << 10;
 
     @TempDir
+    Path tempDir;
     Path dir;
 
     /** Block i holds i + 1 in its first 8 bytes and zeros after: unique, never zero, and compresses to a few bytes. */
@@ -96,6 +99,9 @@ class SessionSpillE2eTest {
     @Test
     void volumeLargerThanTheOldSessionHeap_backsUpAndRestoresWithBothHeapsAtXmx256m() throws Exception {
         long blocks = Long.getLong("holdfast.spill.blocks", DEFAULT_BLOCKS);
+        // -Dholdfast.spill.dir: a roomier (e.g. compressing) file system for the 64 GiB run
+        String under = System.getProperty("holdfast.spill.dir");
+        dir = under == null ? tempDir : Files.createTempDirectory(Path.of(under), "spill");
         Path volume = dir.resolve("volume.img");
         writeVolume(volume, blocks);
         AgentProcess agent = new AgentProcess(logs);
