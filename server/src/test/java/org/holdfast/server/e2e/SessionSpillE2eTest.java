@@ -8,8 +8,10 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Comparator;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -41,6 +43,18 @@ class SessionSpillE2eTest {
     @TempDir
     Path tempDir;
     Path dir;
+
+    /** Removes a directory made under {@code holdfast.spill.dir} (JUnit removes its own temporary directory). */
+    @AfterEach
+    void removeSpillDir() throws IOException {
+        if (dir != null && !dir.equals(tempDir)) {
+            try (Stream<Path> s = Files.walk(dir)) {
+                for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.delete(p);
+                }
+            }
+        }
+    }
 
     /** Block i holds i + 1 in its first 8 bytes and zeros after: unique, never zero, and compresses to a few bytes. */
     static void writeVolume(Path file, long blocks) throws IOException {
