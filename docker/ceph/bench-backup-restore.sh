@@ -26,6 +26,10 @@ SERVER_JAR=$(ls server/target/holdfast-server-*.jar | grep -v -e sources -e orig
 AGENT_JAR=$(ls client/target/holdfast-client-*-exec.jar | head -1)
 [ -f "$SERVER_JAR" ] && [ -f "$AGENT_JAR" ] || { echo "build first: mvn -B -pl server,client -am package -DskipTests" >&2; exit 2; }
 
+if [ -n "$(ls -A "$WORK" 2>/dev/null)" ] && [ ! -d "$WORK/data" ]; then
+  echo "$WORK is not empty and is no earlier run's: name a new WORK_DIR" >&2
+  exit 2
+fi
 rm -rf "$WORK"
 mkdir -p "$WORK/data" "$WORK/state"
 DATA=$WORK/data

@@ -44,7 +44,11 @@ if [ -f "$CEPH_DIR/run/mon.a.pid" ] && kill -0 "$(cat "$CEPH_DIR/run/mon.a.pid")
 fi
 
 if [ ! -f "$CEPH_DIR/ready" ]; then
-  # A new cluster: the keys, the monitor map, the monitor's and the OSD's stores.
+  # A new cluster: the keys, the monitor map, the monitor's and the OSD's stores. A half-made one
+  # (a start that failed) is replaced; a directory that is not ours is left alone.
+  if [ -n "$(ls -A "$CEPH_DIR" 2>/dev/null)" ] && [ ! -f "$CONF" ]; then
+    die "$CEPH_DIR is not empty and holds no cluster of this script: set CEPH_DIR to a new directory"
+  fi
   rm -rf "$CEPH_DIR"
   mkdir -p "$CEPH_DIR"/{run,log,mon,mgr/ceph-x,osd/ceph-0,rgw}
   fsid=$(uuidgen)
