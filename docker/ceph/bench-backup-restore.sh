@@ -87,7 +87,7 @@ sealed_logs() { ls "$DATA"/data/log-*.hfl | sort | head -n -1; }
 
 size=$(stat -c %s "$IMAGE")
 start_server
-echo "image $IMAGE: $size bytes; log roll $ROLL; ceph $(ceph --conf /var/tmp/holdfast-ceph/ceph.conf version 2>/dev/null | awk '{print $3}')"
+echo "image $IMAGE: $size bytes; log roll $ROLL; ceph $(ceph --version | awk '{print $3}')"
 
 t0=$(now)
 agent backup --volume bench --source "$IMAGE" --state-dir "$WORK/state" >"$WORK/backup.json"

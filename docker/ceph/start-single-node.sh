@@ -165,5 +165,5 @@ if [ "$fresh" = 1 ]; then
   touch "$CEPH_DIR/ready"
 fi
 
-echo "ceph $(ceph version | awk '{print $3}') up in $(( $(date +%s) - started )) s: S3 at http://127.0.0.1:$RGW_PORT (user $S3_UID, bucket $S3_BUCKET)"
+echo "ceph $(ceph --version | awk '{print $3}') up in $(( $(date +%s) - started )) s: S3 at http://127.0.0.1:$RGW_PORT (user $S3_UID, bucket $S3_BUCKET)"
 echo "run the object-store suites against it: mvn -B -pl server -am test -Pceph"
