@@ -12,15 +12,15 @@ import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
-import software.amazon.awssdk.services.s3.model.NoSuchBucketException;
 import software.amazon.awssdk.services.s3.model.S3Exception;
 
 /**
  * An S3-compatible store outside the test JVM (Ceph RGW from {@code docker/ceph/start-single-node.sh}),
  * named by the system properties {@code holdfast.test.s3.endpoint}, {@code .access-key},
- * {@code .secret-key} and {@code .bucket} (region us-east-1, path-style addressing). Objects stay in the store after
- * a run, so each fixture writes under a fresh {@code run-...} prefix: the suites' fixed keys never
- * meet a previous run's objects.
+ * {@code .secret-key} and {@code .bucket}; region us-east-1, path-style URLs, on this machine (the
+ * Slow Down test's proxy forwards to the endpoint's port on loopback). Objects stay in the store
+ * after a run, so each fixture writes under a fresh {@code run-...} prefix: the suites' fixed keys
+ * never meet a previous run's objects.
  */
 record ExternalStore(URI endpoint, String accessKey, String secretKey, String bucket) {
     private static final String P = "holdfast.test.s3.";
@@ -57,9 +57,7 @@ record ExternalStore(URI endpoint, String accessKey, String secretKey, String bu
                 .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(accessKey, secretKey))).build()) {
             try {
                 c.headBucket(r -> r.bucket(bucket));
-            } catch (NoSuchBucketException e) {
-                c.createBucket(r -> r.bucket(bucket));
-            } catch (S3Exception e) {
+            } catch (S3Exception e) { // NoSuchBucket, or a bare 404 (HEAD has no body)
                 if (e.statusCode() != 404) {
                     throw e;
                 }
