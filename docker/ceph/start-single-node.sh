@@ -105,7 +105,6 @@ bluestore fsck on mount = false
 keyring = $CEPH_DIR/rgw/keyring
 rgw frontends = beast endpoint=127.0.0.1:$RGW_PORT
 rgw data = $CEPH_DIR/rgw
-rgw dns name = 127.0.0.1
 rgw enable usage log = true
 EOF
 
