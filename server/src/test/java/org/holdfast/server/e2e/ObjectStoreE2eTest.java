@@ -62,8 +62,8 @@ class ObjectStoreE2eTest {
             Map<String, String> props = Map.of(
                     "holdfast.store.backend", "s3",
                     "holdfast.store.s3.endpoint", s3.endpoint().toString(),
-                    "holdfast.store.s3.bucket", S3ProxyFixture.BUCKET,
-                    "holdfast.store.s3.prefix", "e2e/",
+                    "holdfast.store.s3.bucket", s3.bucket(),
+                    "holdfast.store.s3.prefix", s3.prefix("e2e/"),
                     "holdfast.store.s3.credentials-file", s3.settings("").credentialsFile().toString(),
                     "holdfast.store.s3.node", "node-1",
                     "holdfast.store.log-roll-size", "128KB",
@@ -81,7 +81,7 @@ class ObjectStoreE2eTest {
                 await().atMost(Duration.ofSeconds(60))
                         .until(() -> metric(server, "holdfast_objects_logs_uploaded_total") >= sealed.size());
                 assertThat(metric(server, "holdfast_objects_requests_total")).as("counted").isPositive();
-                assertThat(server.log()).doesNotContain("test-secret-not-logged");
+                assertThat(server.log()).doesNotContain(s3.secretKey());
 
                 server.close();
                 for (Path p : sealed) {
