@@ -3,6 +3,9 @@ package org.holdfast.server.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
+import static org.holdfast.server.e2e.ObjectStoreE2eTest.image;
+import static org.holdfast.server.e2e.ObjectStoreE2eTest.logFiles;
+import static org.holdfast.server.e2e.ObjectStoreE2eTest.metric;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.net.URI;
@@ -14,11 +17,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import java.util.stream.Stream;
+import java.util.stream.IntStream;
 import org.holdfast.common.kill.KillPoints;
 import org.holdfast.server.store.object.S3ObjectStore;
 import org.holdfast.server.store.object.S3ProxyFixture;
@@ -30,7 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Backend s3 with the real server process: killed right after a sealed log's PUT was stored and
  * before the catalog confirmed it (kill point {@code objects.upload.afterPut}), the next start
  * uploads it again, meets 412 and takes the stored object by its size: one object per log, nothing
- * lost. Then the offline fsck on the stopped server, its sealed logs wiped, fetches them from the
+ * lost. Killed (SIGKILL) while a PUT is held in flight, the next start makes it once. Then the
+ * offline fsck on the stopped server, its sealed logs wiped, fetches them from the
  * object store and is clean without writing into the data directory; every snapshot restores
  * byte-identical. And a server whose bucket does not exist refuses to start, saying so.
  */
@@ -41,24 +42,8 @@ class ObjectStoreUploadKillTest {
     @TempDir
     Path dir;
 
-    private static byte[] image(long seed) {
-        byte[] image = new byte[512 * BS];
-        new Random(seed).nextBytes(image);
-        for (int i = 256; i < 512; i++) {
-            java.util.Arrays.fill(image, i * BS + 64, (i + 1) * BS, (byte) (i + seed));
-        }
-        return image;
-    }
-
-    private static long metric(ServerProcess server, String name) {
-        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "(?:\\{[^}]*\\})? ([0-9.E+]+)$").matcher(server.get("/actuator/prometheus").body());
-        return m.find() ? (long) Double.parseDouble(m.group(1)) : -1;
-    }
-
-    private static List<Path> logFiles(Path data) throws Exception {
-        try (Stream<Path> s = Files.list(data)) {
-            return s.filter(p -> p.getFileName().toString().matches("log-[0-9a-f]{8}\\.hfl")).sorted().toList();
-        }
+    private static int logId(Path log) {
+        return Integer.parseInt(log.getFileName().toString().substring(4, 12), 16);
     }
 
     private static Map<String, String> props(URI endpoint, S3ProxyFixture s3, String bucket) {
@@ -95,7 +80,8 @@ class ObjectStoreUploadKillTest {
                 proxy.failNext(1_000_000);
                 Files.write(a, second);
                 BackupSummary s2 = agent.backup(server, "vm", a, state);
-                await().atMost(Duration.ofSeconds(60)).until(() -> metric(server, "holdfast_objects_logs_upload_failures_total") >= 1);
+                await().atMost(Duration.ofSeconds(60)).until(() -> metric(server, "holdfast_objects_logs_upload_failures_total")
+                        >= 1);
                 server.close();
                 proxy.failNext(0);
                 List<Path> files = logFiles(data);
@@ -121,11 +107,21 @@ class ObjectStoreUploadKillTest {
                         assertThat(direct.size(key)).as(key).hasValue(Files.size(p));
                     }
                 }
-                server.close();
+
+                // SIGKILL while a PUT is in flight (held in the proxy): the store never got it, the next start makes it again
+                byte[] third = second.clone();
+                System.arraycopy(image(3), 0, third, 300 * BS, 128 * BS);
+                Files.write(a, third);
+                proxy.faults(new SlowDownProxy.Faults(0, 0, 0, 1.0, Duration.ofSeconds(30), 3));
+                BackupSummary s3rd = agent.backup(server, "vm", a, state);
+                await().atMost(Duration.ofSeconds(60)).until(() -> proxy.delays() > 0);
+                assertThat(server.kill()).as("SIGKILL during the upload").isTrue();
+                proxy.faults(null);
 
                 for (Path p : sealed) {
-                    Files.delete(p);
+                    Files.delete(p); // confirmed uploads: the offline fsck and the restores fetch them back
                 }
+
                 Path[] out = logs.next("offline-fsck");
                 List<String> args = new ArrayList<>(List.of(server.dataDir().toString(), "--scratch-dir",
                         Files.createDirectories(dir.resolve("scratch")).toString()));
@@ -140,13 +136,25 @@ class ObjectStoreUploadKillTest {
                 String report = Files.readString(out[0], StandardCharsets.UTF_8) + Files.readString(out[1], StandardCharsets.UTF_8);
                 assertThat(fsck.exitValue()).as(report).isZero();
                 assertThat(report).containsPattern("data logs fetched from the object store: [1-9]");
-                assertThat(logFiles(data)).as("the offline fsck wrote nothing into the data directory").doesNotContainAnyElementsOf(sealed);
+                assertThat(logFiles(data)).as("the offline fsck wrote nothing into the data directory")
+                        .doesNotContainAnyElementsOf(sealed);
 
                 server.start();
-                for (BackupSummary s : List.of(s1, s2)) {
-                    Path restored = dir.resolve(s.snapshotId() + ".restored");
-                    agent.restore(server, "vm", s.snapshotId(), restored);
-                    assertThat(Files.readAllBytes(restored)).as("snapshot %s", s.snapshotId()).isEqualTo(s == s1 ? first : second);
+                List<Path> all = logFiles(data);
+                int newest = logId(all.get(all.size() - 1));
+                int pending = newest - 1 - logId(sealed.get(sealed.size() - 1)); // the third backup's sealed logs
+                assertThat(pending).isPositive();
+                await().atMost(Duration.ofSeconds(60)).until(() -> metric(server, "holdfast_objects_logs_uploaded_total") >= pending);
+                try (S3ObjectStore direct = S3ObjectStore.connect(s3.settings("kill/"))) {
+                    List<Integer> ids = direct.list("node-k/logs/").stream().map(k -> Integer.parseInt(k.substring(12, 20), 16)).toList();
+                    assertThat(ids).as("every sealed log once, the upload killed in flight too")
+                            .containsExactlyInAnyOrderElementsOf(IntStream.range(1, newest).boxed().toList());
+                }
+                Map<BackupSummary, byte[]> images = Map.of(s1, first, s2, second, s3rd, third);
+                for (Map.Entry<BackupSummary, byte[]> e : images.entrySet()) {
+                    Path restored = dir.resolve(e.getKey().snapshotId() + ".restored");
+                    agent.restore(server, "vm", e.getKey().snapshotId(), restored);
+                    assertThat(Files.readAllBytes(restored)).as("snapshot %s", e.getKey().snapshotId()).isEqualTo(e.getValue());
                 }
                 JsonNode stats = new com.fasterxml.jackson.databind.ObjectMapper().readTree(server.get("/api/v1/stats").body());
                 JsonNode o = stats.path("objectStore");
