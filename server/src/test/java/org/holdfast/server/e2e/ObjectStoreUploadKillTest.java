@@ -42,6 +42,26 @@ class ObjectStoreUploadKillTest {
     @TempDir
     Path dir;
 
+    /** Runs the offline fsck in its own JVM on the stopped server's data directory, with the store at {@code endpoint}. */
+    private FsckRun offlineFsck(ServerProcess server, URI endpoint, S3ProxyFixture s3, String name) throws Exception {
+        Path[] out = logs.next(name);
+        List<String> args = new ArrayList<>(List.of(server.dataDir().toString(), "--scratch-dir",
+                Files.createDirectories(dir.resolve("scratch")).toString()));
+        props(endpoint, s3, S3ProxyFixture.BUCKET).forEach((k, v) -> {
+            if (k.startsWith("holdfast.store.") && !k.endsWith("log-roll-size")) {
+                args.add("--" + k + "=" + v);
+            }
+        });
+        Process p = ChildJvm.start("org.holdfast.server.gc.FsckTool", List.of("-Xmx256m"), ChildJvm.serverClasspath(), args, out[0],
+                out[1]);
+        assertThat(p.waitFor(3, TimeUnit.MINUTES)).as("offline fsck finished").isTrue();
+        return new FsckRun(p.exitValue(), Files.readString(out[0], StandardCharsets.UTF_8)
+                + Files.readString(out[1], StandardCharsets.UTF_8));
+    }
+
+    private record FsckRun(int exit, String output) {
+    }
+
     private static int logId(Path log) {
         return Integer.parseInt(log.getFileName().toString().substring(4, 12), 16);
     }
@@ -122,19 +142,17 @@ class ObjectStoreUploadKillTest {
                     Files.delete(p); // confirmed uploads: the offline fsck and the restores fetch them back
                 }
 
-                Path[] out = logs.next("offline-fsck");
-                List<String> args = new ArrayList<>(List.of(server.dataDir().toString(), "--scratch-dir",
-                        Files.createDirectories(dir.resolve("scratch")).toString()));
-                props(s3.endpoint(), s3, S3ProxyFixture.BUCKET).forEach((k, v) -> {
-                    if (k.startsWith("holdfast.store.") && !k.endsWith("log-roll-size")) {
-                        args.add("--" + k + "=" + v);
-                    }
-                });
-                Process fsck = ChildJvm.start("org.holdfast.server.gc.FsckTool", List.of("-Xmx256m"), ChildJvm.serverClasspath(), args,
-                        out[0], out[1]);
-                assertThat(fsck.waitFor(3, TimeUnit.MINUTES)).as("offline fsck finished").isTrue();
-                String report = Files.readString(out[0], StandardCharsets.UTF_8) + Files.readString(out[1], StandardCharsets.UTF_8);
-                assertThat(fsck.exitValue()).as(report).isZero();
+                int closedPort;
+                try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
+                    closedPort = free.getLocalPort();
+                }
+                FsckRun down = offlineFsck(server, URI.create("http://127.0.0.1:" + closedPort), s3, "offline-fsck-store-down");
+                assertThat(down.exit()).as("an unreachable store: fsck could not run, no data loss claimed\n%s", down.output())
+                        .isEqualTo(3);
+                assertThat(down.output()).contains("fsck could not run").contains("failed after").doesNotContain("result: DATA LOSS");
+                FsckRun fsck = offlineFsck(server, s3.endpoint(), s3, "offline-fsck");
+                String report = fsck.output();
+                assertThat(fsck.exit()).as(report).isZero();
                 assertThat(report).containsPattern("data logs fetched from the object store: [1-9]");
                 assertThat(logFiles(data)).as("the offline fsck wrote nothing into the data directory")
                         .doesNotContainAnyElementsOf(sealed);

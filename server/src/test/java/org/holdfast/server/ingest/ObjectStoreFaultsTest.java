@@ -9,7 +9,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Supplier;
-import java.util.stream.Stream;
 import org.holdfast.server.app.ObjectStoreMetrics;
 import org.holdfast.server.store.DataLog;
 import org.holdfast.server.store.LogArchive;
@@ -53,7 +52,7 @@ class ObjectStoreFaultsTest {
                 archive.awaitUploads(120_000);
                 Path data = h.store().dir();
                 int durable = h.store().compactableBelow();
-                List<Integer> sealed = logIds(data).stream().filter(id -> id < durable).toList();
+                List<Integer> sealed = ObjectStoreBackupRestoreTest.logIds(data).stream().filter(id -> id < durable).toList();
                 assertThat(sealed).hasSizeGreaterThanOrEqualTo(4);
                 assertThat(sealed).allMatch(archive::isUploaded);
                 assertThat(archive.stats().uploadFailures()).as("every upload finished within its retries").isZero();
@@ -68,11 +67,7 @@ class ObjectStoreFaultsTest {
                 }
                 long backupRetries = archive.stats().requests().retries();
 
-                h.stop();
-                for (int id : sealed) {
-                    Files.delete(data.resolve(DataLog.fileName(id)));
-                }
-                h.start();
+                h.restartWithoutLogs(sealed);
                 try (AgentDriver a = h.agent()) {
                     a.hello();
                     assertThat(a.restore("vol", 1).image()).as("snapshot 1 through the faults").isEqualTo(first);
@@ -94,12 +89,6 @@ class ObjectStoreFaultsTest {
                 assertThat(backupRetries).as("the backups' requests were retried").isPositive();
                 assertThat(retries).as("the restore's retries, in the metric").isEqualTo(after.requests().retries()).isPositive();
             }
-        }
-    }
-
-    private static List<Integer> logIds(Path data) throws Exception {
-        try (Stream<Path> s = Files.list(data)) {
-            return s.map(p -> DataLog.parseId(p.getFileName().toString())).filter(id -> id >= 0).sorted().toList();
         }
     }
 }
