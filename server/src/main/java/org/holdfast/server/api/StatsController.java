@@ -11,12 +11,14 @@ import org.holdfast.server.stats.DailySeries;
 import org.holdfast.server.stats.Statistics;
 import org.holdfast.server.stats.StatsHistory;
 import org.holdfast.server.stats.StatsReport;
+import org.holdfast.server.store.LogArchive;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
-/** Statistics: capacity, stored and protected bytes, ratios, reclaimable bytes, rates; and the daily series. */
+/** Statistics: capacity, stored and protected bytes, ratios, reclaimable bytes, rates, object-store requests; and the daily series. */
 @RestController
 @RequestMapping("/api/v1/stats")
 public class StatsController {
@@ -28,16 +30,20 @@ public class StatsController {
     private final Statistics statistics;
     private final DailySeries daily;
     private final StatsHistory history;
+    // backend s3 only
+    private final ObjectProvider<LogArchive> archive;
 
-    public StatsController(Statistics statistics, DailySeries daily, StatsHistory history) {
+    public StatsController(Statistics statistics, DailySeries daily, StatsHistory history, ObjectProvider<LogArchive> archive) {
         this.statistics = statistics;
         this.daily = daily;
         this.history = history;
+        this.archive = archive;
     }
 
     @GetMapping
     public StatsView stats() {
-        return StatsView.of(statistics.report());
+        LogArchive a = archive.getIfAvailable();
+        return StatsView.of(statistics.report(), a == null ? null : ObjectStoreView.of(a.stats()));
     }
 
     /** Daily totals from {@code from} to {@code to} (ISO dates, UTC, both inclusive; default: the last 30 days up to today). */
@@ -81,15 +87,34 @@ public class StatsController {
         return Instant.ofEpochMilli(millis).toString();
     }
 
-    /** {@link StatsReport} with ISO-8601 times. */
+    /** {@link StatsReport} with ISO-8601 times, and the object store's figures (null with backend local). */
     public record StatsView(String at, String surveyedAt, Capacity capacity, StatsReport.Stored stored,
                             StatsReport.Logical logical, double dedupRatio, double compressionRatio, double reductionRatio,
-                            StatsReport.Reclaimable reclaimable, StatsReport.Transfers transfers, List<VolumeStatsView> volumes) {
-        static StatsView of(StatsReport r) {
+                            StatsReport.Reclaimable reclaimable, StatsReport.Transfers transfers, List<VolumeStatsView> volumes,
+                            ObjectStoreView objectStore) {
+        static StatsView of(StatsReport r, ObjectStoreView objectStore) {
             return new StatsView(iso(r.atMillis()), iso(r.surveyedAtMillis()), r.capacity(), r.stored(), r.logical(),
                     r.dedupRatio(), r.compressionRatio(), r.reductionRatio(), r.reclaimable(), r.transfers(),
-                    r.volumes().stream().map(VolumeStatsView::of).toList());
+                    r.volumes().stream().map(VolumeStatsView::of).toList(), objectStore);
         }
+    }
+
+    /**
+     * Backend s3, since the server started: requests by kind (every attempt, as stores bill them), bytes
+     * uploaded and fetched, retries, time spent waiting for the request-rate limits, and data logs
+     * uploaded, failed to upload (retried later) and fetched back.
+     */
+    public record ObjectStoreView(Requests requests, long putBytes, long getBytes, long retries, long rateLimitedMillis,
+                                  long logsUploaded, long uploadFailures, long logsFetched) {
+        static ObjectStoreView of(LogArchive.Stats s) {
+            var r = s.requests();
+            return new ObjectStoreView(new Requests(r.puts(), r.gets(), r.deletes(), r.heads(), r.lists()), r.putBytes(), r.getBytes(),
+                    r.retries(), r.rateLimitedMillis(), s.logsUploaded(), s.uploadFailures(), s.logsFetched());
+        }
+    }
+
+    /** Object-store requests by kind. */
+    public record Requests(long put, long get, long delete, long head, long list) {
     }
 
     /** One volume's figures ({@link StatsReport.Volume}) with an ISO-8601 last backup time (null: never). */

@@ -97,7 +97,8 @@ public class CoreConfiguration {
     LogArchive logArchive(HoldfastProperties props) {
         HoldfastProperties.S3 c = props.store().s3();
         S3Settings settings = S3Settings.of(c.endpoint(), c.region(), c.bucket(), c.prefix(), c.credentialsFile(), c.pathStyle())
-                .withChecksumsWhenRequired(c.checksumsWhenRequired());
+                .withChecksumsWhenRequired(c.checksumsWhenRequired())
+                .withRateLimits(c.maxReadRequestsPerSecond(), c.maxWriteRequestsPerSecond());
         return new LogArchive(S3ObjectStore.open(settings), c.node()); // blank: a random node id kept in the catalog
     }
 

@@ -75,7 +75,8 @@ public record HoldfastProperties(
      * are uploaded. {@code credentialsFile} holds {@code access-key} and {@code secret-key}; without it
      * the environment's {@code AWS_ACCESS_KEY_ID}/{@code AWS_SECRET_ACCESS_KEY} are used. {@code node}
      * names this server in object keys (default: a random id kept in the catalog). {@code checksumsWhenRequired} is
-     * needed by Ceph RGW and Garage.
+     * needed by Ceph RGW and Garage. {@code maxReadRequestsPerSecond} (GET, HEAD, LIST) and
+     * {@code maxWriteRequestsPerSecond} (PUT, DELETE) cap the request rate; 0 is unlimited.
      */
     public record S3(
             java.net.URI endpoint,
@@ -85,7 +86,9 @@ public record HoldfastProperties(
             Path credentialsFile,
             @DefaultValue("true") boolean pathStyle,
             @DefaultValue("true") boolean checksumsWhenRequired,
-            @DefaultValue("") String node) {
+            @DefaultValue("") String node,
+            @DefaultValue("0") double maxReadRequestsPerSecond,
+            @DefaultValue("0") double maxWriteRequestsPerSecond) {
     }
 
     /**

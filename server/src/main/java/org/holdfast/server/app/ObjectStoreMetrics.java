@@ -36,6 +36,8 @@ public class ObjectStoreMetrics implements MeterBinder {
                 .description("uploads that failed after their retries (tried again at the next sync)").register(r);
         FunctionCounter.builder("holdfast.objects.logs.fetched", archive, a -> a.stats().logsFetched())
                 .description("data logs fetched back because their local file was missing").register(r);
+        FunctionCounter.builder("holdfast.objects.rate-limited", archive, a -> a.stats().requests().rateLimitedMillis() / 1000.0)
+                .baseUnit("seconds").description("time object-store requests waited for the configured request-rate limits").register(r);
     }
 
     private void request(MeterRegistry r, String kind, java.util.function.ToDoubleFunction<LogArchive> f) {

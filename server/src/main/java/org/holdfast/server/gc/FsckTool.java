@@ -3,13 +3,18 @@ package org.holdfast.server.gc;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.holdfast.gc.GcStoreException;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.gc.check.FsckReport;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.MetadataDb;
+import org.holdfast.server.store.object.S3ObjectStore;
+import org.holdfast.server.store.object.S3Settings;
 
 /**
  * Offline fsck of a stopped server's data directory: {@code FsckTool <data-dir> [--scratch-dir DIR]}.
@@ -19,20 +24,35 @@ import org.holdfast.server.store.MetadataDb;
  * system's temporary directory unless {@code --scratch-dir} says otherwise), where the GC log is
  * replayed and logged operations are re-driven as a server start would. Exit code 0: clean; 1:
  * leaks or bookkeeping disagreements; 2: data loss; 3: could not run.
+ *
+ * <p>Backend s3: given the server's {@code holdfast.store.*} settings (as {@code --name=value}
+ * arguments, system properties or {@code HOLDFAST_STORE_*} environment variables), a data log missing
+ * on the local disk is fetched from the object store into the scratch directory; nothing is uploaded
+ * and the bucket is only read. An unreachable store ends the run with code 3, never as data loss.
  */
 public final class FsckTool {
     private FsckTool() {
     }
 
     public static void main(String[] args) {
-        boolean scratch = args.length == 3 && args[1].equals("--scratch-dir");
-        if (args.length != 1 && !scratch) {
-            System.err.println("usage: FsckTool <holdfast data directory> [--scratch-dir DIR] (the server must be stopped)");
+        List<String> rest = new ArrayList<>();
+        S3Settings s3;
+        try {
+            s3 = S3Settings.fromProperties(OfflineProperties.of(args, rest));
+        } catch (IllegalArgumentException e) {
+            System.err.println("fsck could not run: " + e.getMessage());
+            System.exit(3);
+            return;
+        }
+        boolean scratch = rest.size() == 3 && rest.get(1).equals("--scratch-dir");
+        if (rest.size() != 1 && !scratch) {
+            System.err.println("usage: FsckTool <holdfast data directory> [--scratch-dir DIR] [--holdfast.store.s3.NAME=VALUE ...]"
+                    + " (the server must be stopped)");
             System.exit(3);
         }
         int code;
         try {
-            code = run(Path.of(args[0]), scratch ? Path.of(args[2]) : Path.of(System.getProperty("java.io.tmpdir")));
+            code = run(Path.of(rest.get(0)), scratch ? Path.of(rest.get(2)) : Path.of(System.getProperty("java.io.tmpdir")), s3);
         } catch (RuntimeException e) {
             System.err.println("fsck could not run: " + e.getMessage());
             code = 3;
@@ -47,13 +67,20 @@ public final class FsckTool {
 
     /** Runs the check and prints it; returns the exit code. The scratch copy of the metadata goes under {@code scratchParent}. */
     static int run(Path dataDir, Path scratchParent) {
+        return run(dataDir, scratchParent, null);
+    }
+
+    /** As {@link #run(Path, Path)}, fetching logs missing locally from the object store {@code s3} (null: backend local). */
+    static int run(Path dataDir, Path scratchParent, S3Settings s3) {
         if (!java.nio.file.Files.isDirectory(dataDir.resolve("catalog"))) {
             throw new IllegalArgumentException(dataDir + " is not a Holdfast data directory (no catalog/ in it)");
         }
         try (DataDirectory dd = DataDirectory.openReadOnly(dataDir);
              ScratchMetadata copy = ScratchMetadata.copy(dd.root(), scratchParent);
              MetadataDb db = MetadataDb.open(copy.catalogDir());
-             DataStore store = DataStore.openReadOnly(dd.dataDir(), db)) {
+             LogArchive archive = s3 == null ? null : new LogArchive(S3ObjectStore.connect(s3), null);
+             DataStore store = archive == null ? DataStore.openReadOnly(dd.dataDir(), db)
+                     : DataStore.openReadOnly(copy.linkDataLogs(dd.dataDir()), db, archive)) {
             Catalog catalog = new Catalog(db);
             GcService opened;
             try {
@@ -70,6 +97,9 @@ public final class FsckTool {
             try (GcService gc = opened) {
                 FsckReport f = gc.fsck();
                 System.out.print(f.toText());
+                if (archive != null) {
+                    System.out.println("data logs fetched from the object store: " + archive.stats().logsFetched());
+                }
                 return f.dataLoss() ? 2 : f.clean() ? 0 : 1;
             }
         }

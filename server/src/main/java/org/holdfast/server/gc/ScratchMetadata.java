@@ -9,6 +9,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Comparator;
 import java.util.stream.Stream;
+import org.holdfast.server.store.DataLog;
 
 /**
  * A private copy of a stopped server's metadata (the RocksDB catalog and the GC directory) for the
@@ -53,6 +54,23 @@ final class ScratchMetadata implements AutoCloseable {
 
     Path gcDir() {
         return root.resolve("gc");
+    }
+
+    /**
+     * A directory of symbolic links to the data logs in {@code dataDir}, for a read-only store that
+     * fetches missing logs from the object store: fetched logs land here, never in the data directory.
+     */
+    Path linkDataLogs(Path dataDir) {
+        Path view = root.resolve("data");
+        try (Stream<Path> s = Files.list(dataDir)) {
+            Files.createDirectories(view);
+            for (Path p : s.filter(p -> DataLog.parseId(p.getFileName().toString()) >= 0).toList()) {
+                Files.createSymbolicLink(view.resolve(p.getFileName()), p.toAbsolutePath());
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot link the data logs of " + dataDir + " into " + view + ": " + e.getMessage(), e);
+        }
+        return view;
     }
 
     private static void copyTree(Path from, Path to) throws IOException {

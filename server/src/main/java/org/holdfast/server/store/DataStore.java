@@ -162,7 +162,7 @@ public final class DataStore implements AutoCloseable {
         this.badBlocks = new BadBlocks(db);
         this.recovery = readOnly ? openLogsReadOnly() : recover();
         reserve.unwritten(() -> active.buffered()); // read without the append lock: a byte more or less is no harm
-        if (archive != null) {
+        if (archive != null && !readOnly) {
             archive.sealedBelow(durableLogId); // uploads a crash interrupted resume now
         }
     }
@@ -200,6 +200,15 @@ public final class DataStore implements AutoCloseable {
      */
     public static DataStore openReadOnly(Path dir, MetadataDb db) {
         return new DataStore(Settings.defaults(dir), db, DiskSpace.of(dir), true);
+    }
+
+    /**
+     * As {@link #openReadOnly(Path, MetadataDb)} with backend s3: a log missing in {@code dir} is
+     * fetched from {@code archive} into {@code dir} (give the checker a scratch directory, not the
+     * data directory); nothing is uploaded.
+     */
+    public static DataStore openReadOnly(Path dir, MetadataDb db, LogArchive archive) {
+        return new DataStore(Settings.defaults(dir), db, DiskSpace.of(dir), true, archive);
     }
 
     private Recovery openLogsReadOnly() {

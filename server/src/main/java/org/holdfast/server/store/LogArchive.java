@@ -14,6 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.holdfast.common.kill.KillPoints;
 import org.holdfast.server.store.object.ObjectMissingException;
 import org.holdfast.server.store.object.ObjectStore;
 import org.holdfast.server.store.object.ObjectStoreStats;
@@ -142,6 +143,7 @@ public final class LogArchive implements AutoCloseable {
                         + local + "; refusing to take it as this log's copy (is another node writing under the name " + node + "?)", null);
             }
         }
+        KillPoints.hit(KillPoints.OBJECTS_UPLOAD_AFTER_PUT);
         byte[] name = node.getBytes(StandardCharsets.UTF_8);
         byte[] v = new byte[8 + name.length];
         Bytes.putLong(v, 0, epoch);

@@ -109,6 +109,7 @@ class StatsApiTest {
             assertThat(s.get("reclaimable").get("nowBytes").asLong()).as("nothing deleted or overwritten").isZero();
             assertThat(s.get("transfers").get("bytesIngested").asLong()).isEqualTo(img.length); // the dedup'd volume sent nothing
             assertThat(s.get("transfers").get("ingestBytesPerSecond").asDouble()).isPositive();
+            assertThat(s.get("objectStore").isNull()).as("backend local: no object-store figures").isTrue();
             JsonNode vols = s.get("volumes");
             assertThat(vols).hasSize(2);
             assertThat(vols.get(0).get("name").asText()).isEqualTo("stats-a");

@@ -31,7 +31,7 @@ class ObjectStoreE2eTest {
     Path dir;
 
     /** Half random, half compressible blocks: frames and single blocks both reach the logs. */
-    private static byte[] image(long seed) {
+    static byte[] image(long seed) {
         byte[] image = new byte[512 * BS];
         new Random(seed).nextBytes(image);
         for (int i = 256; i < 512; i++) {
@@ -40,12 +40,12 @@ class ObjectStoreE2eTest {
         return image;
     }
 
-    private static long metric(ServerProcess server, String name) {
+    static long metric(ServerProcess server, String name) {
         Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "(?:\\{[^}]*\\})? ([0-9.E+]+)$").matcher(server.get("/actuator/prometheus").body());
         return m.find() ? (long) Double.parseDouble(m.group(1)) : -1;
     }
 
-    private static List<Path> logFiles(Path data) throws Exception {
+    static List<Path> logFiles(Path data) throws Exception {
         try (Stream<Path> s = Files.list(data)) {
             return s.filter(p -> p.getFileName().toString().matches("log-[0-9a-f]{8}\\.hfl")).sorted().toList();
         }

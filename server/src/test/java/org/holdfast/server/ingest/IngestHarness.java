@@ -1,7 +1,10 @@
 package org.holdfast.server.ingest;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.List;
 import java.util.function.BiFunction;
 import java.util.function.Supplier;
 import org.holdfast.server.catalog.Catalog;
@@ -10,6 +13,7 @@ import org.holdfast.server.catalog.ReferenceGuard;
 import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.engine.ExactFingerprintIndex;
 import org.holdfast.server.engine.FingerprintIndex;
+import org.holdfast.server.store.DataLog;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FsyncPolicy;
 import org.holdfast.server.store.LogArchive;
@@ -143,6 +147,16 @@ public final class IngestHarness implements AutoCloseable {
 
     public void restart() {
         stop();
+        start();
+    }
+
+    /** Stops, deletes the data logs {@code ids} (a disk that lost them; backend s3 fetches them back), and starts. */
+    public void restartWithoutLogs(List<Integer> ids) throws IOException {
+        Path data = store.dir();
+        stop();
+        for (int id : ids) {
+            Files.delete(data.resolve(DataLog.fileName(id)));
+        }
         start();
     }
 

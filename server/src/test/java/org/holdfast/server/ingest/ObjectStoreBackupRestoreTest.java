@@ -55,11 +55,7 @@ class ObjectStoreBackupRestoreTest {
                 Compactor.Result c = new Compactor(h.store()).run(1.0, Long.MAX_VALUE);
                 assertThat(c.logsRewritten() + c.logsDeleted()).as("no compaction of uploaded logs (not built yet)").isZero();
 
-                h.stop();
-                for (int id : sealed) {
-                    Files.delete(data.resolve(DataLog.fileName(id)));
-                }
-                h.start();
+                h.restartWithoutLogs(sealed);
                 try (AgentDriver a = h.agent()) {
                     a.hello();
                     assertThat(a.restore("vol", 1).image()).as("snapshot 1 from the object store").isEqualTo(first);
@@ -74,7 +70,7 @@ class ObjectStoreBackupRestoreTest {
         }
     }
 
-    private static List<Integer> logIds(Path data) throws Exception {
+    static List<Integer> logIds(Path data) throws Exception {
         try (Stream<Path> s = Files.list(data)) {
             return s.map(p -> DataLog.parseId(p.getFileName().toString())).filter(id -> id >= 0).sorted().toList();
         }

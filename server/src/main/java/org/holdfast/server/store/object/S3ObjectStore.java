@@ -1,5 +1,6 @@
 package org.holdfast.server.store.object;
 
+import com.google.common.util.concurrent.RateLimiter;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -12,6 +13,7 @@ import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
+import org.holdfast.server.store.object.ObjectStoreUnavailableException.Reason;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
@@ -31,7 +33,8 @@ import software.amazon.awssdk.services.s3.model.S3Object;
 /**
  * {@link ObjectStore} on an S3-compatible service through the AWS SDK v2. The SDK's own retries are
  * off: this class retries timeouts, 5xx, 429 and 503 SlowDown with exponential backoff and jitter,
- * and counts every attempt, so the request figures are what the store bills.
+ * and counts every attempt, so the request figures are what the store bills. Every attempt first
+ * takes a permit from the read (GET, HEAD, LIST) or write (PUT, DELETE) rate limit, if one is set.
  */
 public final class S3ObjectStore implements ObjectStore {
     private static final System.Logger LOG = System.getLogger(S3ObjectStore.class.getName());
@@ -47,10 +50,16 @@ public final class S3ObjectStore implements ObjectStore {
     private final AtomicLong heads = new AtomicLong();
     private final AtomicLong lists = new AtomicLong();
     private final AtomicLong retries = new AtomicLong();
+    private final AtomicLong rateLimitedNanos = new AtomicLong();
+    // null: unlimited
+    private final RateLimiter reads;
+    private final RateLimiter writes;
 
     private S3ObjectStore(S3Settings settings, S3Client client) {
         this.settings = settings;
         this.client = client;
+        this.reads = settings.maxReadsPerSecond() > 0 ? RateLimiter.create(settings.maxReadsPerSecond()) : null;
+        this.writes = settings.maxWritesPerSecond() > 0 ? RateLimiter.create(settings.maxWritesPerSecond()) : null;
     }
 
     /**
@@ -69,8 +78,11 @@ public final class S3ObjectStore implements ObjectStore {
         }
     }
 
-    /** Connects without the probe (tests that look at the probe itself). */
-    static S3ObjectStore connect(S3Settings settings) {
+    /**
+     * Connects without the probe, which writes: for readers that never upload (the offline checkers)
+     * and tests that look at the probe itself.
+     */
+    public static S3ObjectStore connect(S3Settings settings) {
         var b = S3Client.builder()
                 .region(Region.of(settings.region()))
                 .forcePathStyle(settings.pathStyle())
@@ -113,17 +125,27 @@ public final class S3ObjectStore implements ObjectStore {
     }
 
     void probeCreateOnly() {
-        String probe = "probe/create-only-" + UUID.randomUUID();
         byte[] body = "holdfast create-only probe".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-        if (!putIfAbsent(probe, () -> RequestBody.fromBytes(body), body.length)) {
-            throw new ObjectStoreUnavailableException("the create-only probe " + key(probe) + " already existed", null);
-        }
-        boolean second = putIfAbsent(probe, () -> RequestBody.fromBytes(body), body.length);
-        delete(probe);
-        if (second) {
-            throw new ObjectStoreUnavailableException("the object store at " + settings.endpoint() + " ignored If-None-Match: * (a second"
-                    + " create-only PUT of the same key succeeded); holdfast needs create-only PUTs so that no sealed log can be"
-                    + " overwritten. Use a store that honours them (AWS S3, Ceph RGW 19+, S3Proxy 2.x+, MinIO)", null);
+        for (int tries = 1;; tries++) {
+            String probe = "probe/create-only-" + UUID.randomUUID();
+            if (!putIfAbsent(probe, () -> RequestBody.fromBytes(body), body.length)) {
+                // a fresh key "existed": the answer to a retried PUT whose first attempt was stored; try a new key
+                delete(probe);
+                if (tries < 3) {
+                    continue;
+                }
+                throw new ObjectStoreUnavailableException(Reason.REJECTED, "the create-only probe " + key(probe)
+                        + " was refused as existing on its first PUT, " + tries + " times with fresh keys", null);
+            }
+            boolean second = putIfAbsent(probe, () -> RequestBody.fromBytes(body), body.length);
+            delete(probe);
+            if (second) {
+                throw new ObjectStoreUnavailableException(Reason.REJECTED, "the object store at " + settings.endpoint()
+                        + " ignored If-None-Match: * (a second create-only PUT of the same key succeeded); holdfast needs"
+                        + " create-only PUTs so that no sealed log can be overwritten. Use a store that honours them (AWS S3,"
+                        + " Ceph RGW 19+, S3Proxy 2.x+, MinIO)", null);
+            }
+            return;
         }
     }
 
@@ -213,7 +235,7 @@ public final class S3ObjectStore implements ObjectStore {
     @Override
     public ObjectStoreStats stats() {
         return new ObjectStoreStats(puts.get(), putBytes.get(), gets.get(), getBytes.get(), deletes.get(), heads.get(), lists.get(),
-                retries.get());
+                retries.get(), rateLimitedNanos.get() / 1_000_000);
     }
 
     @Override
@@ -223,22 +245,33 @@ public final class S3ObjectStore implements ObjectStore {
 
     /** One request with retries; {@code counter} counts every attempt (each is billed). */
     private <T> T call(String what, String name, AtomicLong counter, IoCall<T> request) {
+        RateLimiter limit = what.equals("PUT") || what.equals("DELETE") ? writes : reads;
         for (int attempt = 1;; attempt++) {
+            if (limit != null) {
+                rateLimitedNanos.addAndGet((long) (limit.acquire() * 1e9));
+            }
             counter.incrementAndGet();
             try {
                 return request.run();
             } catch (S3Exception e) {
+                String code = e.awsErrorDetails() == null ? null : e.awsErrorDetails().errorCode();
+                if (e.statusCode() == 404 && "NoSuchBucket".equals(code)) {
+                    throw new ObjectStoreUnavailableException(Reason.NO_SUCH_BUCKET, "the bucket " + settings.bucket() + " does not exist"
+                            + " at " + endpointName() + " (" + what + " " + key(name) + " answered 404 NoSuchBucket); create it, or correct"
+                            + " holdfast.store.s3.bucket", e);
+                }
                 if (e.statusCode() == 404) {
                     throw new ObjectMissingException(key(name));
                 }
                 if (!retryable(e.statusCode()) || attempt >= settings.maxAttempts()) {
-                    throw failed(what, name, attempt, e);
+                    throw failed(e.statusCode() == 403 ? Reason.ACCESS_DENIED : retryable(e.statusCode()) ? Reason.FAILING
+                            : Reason.REJECTED, what, name, attempt, e);
                 }
                 backoff(what, name, attempt, "HTTP " + e.statusCode());
             } catch (SdkClientException e) {
                 // timeouts, refused or reset connections: the store did not answer, nothing is known about the data
                 if (attempt >= settings.maxAttempts()) {
-                    throw failed(what, name, attempt, e);
+                    throw failed(Reason.UNREACHABLE, what, name, attempt, e);
                 }
                 backoff(what, name, attempt, e.getClass().getSimpleName());
             } catch (IOException e) {
@@ -251,9 +284,14 @@ public final class S3ObjectStore implements ObjectStore {
         return status >= 500 || status == 429 || status == 408;
     }
 
-    private ObjectStoreUnavailableException failed(String what, String name, int attempts, Exception e) {
-        return new ObjectStoreUnavailableException(what + " " + key(name) + " in bucket " + settings.bucket() + " failed after " + attempts
-                + " attempt(s): " + e.getMessage() + "; check that the object store is reachable and the credentials are valid", e);
+    private ObjectStoreUnavailableException failed(Reason reason, String what, String name, int attempts, Exception e) {
+        return new ObjectStoreUnavailableException(reason, what + " " + key(name) + " in bucket " + settings.bucket() + " at "
+                + endpointName() + " failed after " + attempts + " attempt(s): " + e.getMessage()
+                + "; check that the object store is reachable and the credentials are valid", e);
+    }
+
+    private String endpointName() {
+        return settings.endpoint() == null ? "AWS S3 (" + settings.region() + ")" : settings.endpoint().toString();
     }
 
     private void backoff(String what, String name, int attempt, String why) {

@@ -3,14 +3,18 @@ package org.holdfast.server.store.object;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.holdfast.server.store.object.ObjectStoreUnavailableException.Reason;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -97,5 +101,77 @@ class S3ObjectStoreTest {
                 assertThat(store.getRange("k", 0, 5_000)).isEqualTo(Files.readAllBytes(a));
             }
         }
+    }
+
+    @Test
+    void rateLimits_readsPacedWritesFree_waitCounted() throws Exception {
+        Path a = file("a", 1_000, 5);
+        try (S3ObjectStore store = S3ObjectStore.open(s3.settings("t/").withRateLimits(20, 0))) {
+            for (int i = 0; i < 5; i++) {
+                store.putIfAbsent("w" + i, a);
+            }
+            assertThat(store.stats().rateLimitedMillis()).as("writes unlimited: no wait").isZero();
+            long t0 = System.nanoTime();
+            // four readers at once: the limiter, not the store's latency, sets the pace; after idling it grants a
+            // burst of up to one second's permits, so 41 permits at 20 per second take at least a second
+            var pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+            try {
+                List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+                for (int i = 0; i < 41; i++) {
+                    String key = "w" + (i % 5);
+                    done.add(pool.submit(() -> assertThat(store.size(key)).hasValue(1_000)));
+                }
+                for (var f : done) {
+                    f.get();
+                }
+            } finally {
+                pool.shutdown();
+            }
+            long reads = System.nanoTime() - t0;
+            assertThat(Duration.ofNanos(reads)).as("41 HEADs at 20 per second, 20 of them a burst").isGreaterThan(Duration.ofMillis(900));
+            ObjectStoreStats st = store.stats();
+            assertThat(st.heads()).isEqualTo(41);
+            assertThat(st.rateLimitedMillis()).as("the wait is counted").isPositive();
+        }
+        assertThatThrownBy(() -> s3.settings("t/").withRateLimits(-1, 0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("max-read-requests-per-second");
+    }
+
+    @Test
+    void probe_answerOfTheFirstPutLost_triesAFreshKeyAndPasses() throws Exception {
+        try (SlowDownProxy proxy = new SlowDownProxy(s3.port())) {
+            proxy.cutNext(1); // the first PUT is stored, its answer lost: the retry meets 412 on a key nobody else knows
+            try (S3ObjectStore store = S3ObjectStore.open(s3.settings(URI.create("http://127.0.0.1:" + proxy.port()), "u/"))) {
+                ObjectStoreStats st = store.stats();
+                assertThat(st.retries()).isEqualTo(1);
+                assertThat(st.puts()).as("cut, 412, then a fresh key's two PUTs").isEqualTo(4);
+                assertThat(st.deletes()).as("both probe keys removed").isEqualTo(2);
+            }
+            try (S3ObjectStore direct = S3ObjectStore.connect(s3.settings("u/"))) {
+                assertThat(direct.list("probe/")).as("no probe object left").isEmpty();
+            }
+        }
+    }
+
+    @Test
+    void startProblems_missingBucketUnreachableRefusedCredentials_namedNotCorrupt() throws Exception {
+        S3Settings good = s3.settings("v/").withRetries(2, Duration.ofMillis(5));
+        S3Settings noBucket = new S3Settings(good.endpoint(), good.region(), "no-such-bucket", "v/", good.credentialsFile(), true, true, 2,
+                Duration.ofMillis(5), Duration.ofSeconds(10), 0, 0);
+        assertThatThrownBy(() -> S3ObjectStore.open(noBucket)).isInstanceOfSatisfying(ObjectStoreUnavailableException.class,
+                e -> assertThat(e.reason()).isEqualTo(Reason.NO_SUCH_BUCKET)).hasMessageContaining("the bucket no-such-bucket does not exist");
+        int closed;
+        try (ServerSocket s = new ServerSocket(0)) {
+            closed = s.getLocalPort();
+        }
+        S3Settings nobody = s3.settings(URI.create("http://127.0.0.1:" + closed), "v/").withRetries(2, Duration.ofMillis(5));
+        assertThatThrownBy(() -> S3ObjectStore.open(nobody)).isInstanceOfSatisfying(ObjectStoreUnavailableException.class,
+                e -> assertThat(e.reason()).isEqualTo(Reason.UNREACHABLE)).hasMessageContaining("failed after 2 attempt(s)")
+                .hasMessageContaining("127.0.0.1:" + closed);
+        Path wrong = Files.writeString(dir.resolve("wrong.properties"), "access-key=test-access\nsecret-key=not-the-secret\n");
+        S3Settings denied = new S3Settings(good.endpoint(), good.region(), good.bucket(), "v/", wrong, true, true, 2, Duration.ofMillis(5),
+                Duration.ofSeconds(10), 0, 0);
+        assertThatThrownBy(() -> S3ObjectStore.open(denied)).isInstanceOfSatisfying(ObjectStoreUnavailableException.class,
+                e -> assertThat(e.reason()).isEqualTo(Reason.ACCESS_DENIED)).hasMessageNotContaining("not-the-secret");
     }
 }

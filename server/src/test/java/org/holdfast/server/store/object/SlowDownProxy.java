@@ -1,5 +1,7 @@
 package org.holdfast.server.store.object;
 
+import java.io.BufferedInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -7,21 +9,38 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A TCP proxy in front of an object store that answers the next {@link #failNext} connections with
- * 503 Slow Down (and closes them), then passes connections through byte for byte: the store
- * throttling, as S3 does under load.
+ * An HTTP proxy in front of an object store that injects the store's failures. Every request gets
+ * its own connection ({@code Connection: close} is put in its headers), so a fault hits one request.
+ * The next {@link #failNext} requests are answered 503 Slow Down, the answers to the next
+ * {@link #cutNext} are cut off; with {@link #faults} set, a seeded
+ * share of the others is answered 503 Slow Down, reset without an answer, cut off part-way through
+ * the store's answer (a PUT is then stored although the client never heard so), or delayed. The
+ * rest pass through byte for byte.
  */
 public final class SlowDownProxy implements AutoCloseable {
     private static final byte[] SLOW_DOWN_BODY = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code>"
             + "<Message>Please reduce your request rate.</Message></Error>").getBytes(StandardCharsets.UTF_8);
 
+    /** Shares (0..1) of requests answered 503, reset, cut off mid-answer, and delayed by {@code delay}. */
+    public record Faults(double slowDown, double reset, double cut, double delay, Duration delayBy, long seed) {
+    }
+
     private final ServerSocket server;
     private final int upstreamPort;
     private final AtomicInteger failNext = new AtomicInteger();
+    private final AtomicInteger cutNext = new AtomicInteger();
     private final AtomicInteger refused = new AtomicInteger();
+    private final AtomicInteger resets = new AtomicInteger();
+    private final AtomicInteger cuts = new AtomicInteger();
+    private final AtomicInteger delays = new AtomicInteger();
+    private final AtomicInteger passed = new AtomicInteger();
+    private volatile Faults faults;
+    private Random random = new Random(0);
 
     public SlowDownProxy(int upstreamPort) throws IOException {
         this.upstreamPort = upstreamPort;
@@ -35,14 +54,45 @@ public final class SlowDownProxy implements AutoCloseable {
         return server.getLocalPort();
     }
 
-    /** The next {@code n} connections get 503 Slow Down. */
+    /** The next {@code n} requests get 503 Slow Down. */
     public void failNext(int n) {
         failNext.set(n);
     }
 
-    /** Connections answered with 503 so far. */
+    /** The store's answers to the next {@code n} requests are cut off after 40 bytes (within the status line or headers). */
+    public void cutNext(int n) {
+        cutNext.set(n);
+    }
+
+    /** Injects {@code f} into every request from now on (null: none). */
+    public synchronized void faults(Faults f) {
+        random = new Random(f == null ? 0 : f.seed());
+        faults = f;
+    }
+
+    /** Requests answered with 503 so far. */
     public int refused() {
         return refused.get();
+    }
+
+    /** Requests reset without an answer so far. */
+    public int resets() {
+        return resets.get();
+    }
+
+    /** Requests whose answer was cut off so far. */
+    public int cuts() {
+        return cuts.get();
+    }
+
+    /** Requests delayed so far. */
+    public int delays() {
+        return delays.get();
+    }
+
+    /** Requests passed to the store (delayed and cut ones included). */
+    public int passed() {
+        return passed.get();
     }
 
     private void accept() {
@@ -58,23 +108,74 @@ public final class SlowDownProxy implements AutoCloseable {
         }
     }
 
+    private enum Fault { NONE, SLOW_DOWN, RESET, CUT, CUT_SHORT, DELAY }
+
+    private synchronized Fault next() {
+        if (failNext.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            return Fault.SLOW_DOWN;
+        }
+        if (cutNext.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            return Fault.CUT_SHORT;
+        }
+        Faults f = faults;
+        if (f == null) {
+            return Fault.NONE;
+        }
+        double r = random.nextDouble();
+        return r < f.slowDown() ? Fault.SLOW_DOWN : (r -= f.slowDown()) < f.reset() ? Fault.RESET
+                : (r -= f.reset()) < f.cut() ? Fault.CUT : r - f.cut() < f.delay() ? Fault.DELAY : Fault.NONE;
+    }
+
     private void serve(Socket client) {
         try (client) {
-            if (failNext.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
-                refused.incrementAndGet();
-                skipHeaders(client.getInputStream());
-                OutputStream out = client.getOutputStream();
-                out.write(("HTTP/1.1 503 Slow Down\r\nContent-Type: application/xml\r\nContent-Length: " + SLOW_DOWN_BODY.length
-                        + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-                out.write(SLOW_DOWN_BODY);
-                out.flush();
+            InputStream in = new BufferedInputStream(client.getInputStream());
+            byte[] head = readHeaders(in);
+            if (head == null) {
                 return;
             }
+            Fault fault = next();
+            switch (fault) {
+                case SLOW_DOWN -> {
+                    refused.incrementAndGet();
+                    OutputStream out = client.getOutputStream();
+                    out.write(("HTTP/1.1 503 Slow Down\r\nContent-Type: application/xml\r\nContent-Length: " + SLOW_DOWN_BODY.length
+                            + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                    out.write(SLOW_DOWN_BODY);
+                    out.flush();
+                    return;
+                }
+                case RESET -> {
+                    resets.incrementAndGet();
+                    client.setSoLinger(true, 0); // an RST, as a crashed store or a load balancer would send
+                    return;
+                }
+                case DELAY -> {
+                    delays.incrementAndGet();
+                    Thread.sleep(faults.delayBy().toMillis());
+                }
+                default -> { }
+            }
+            passed.incrementAndGet();
+            long cutAfter = -1;
+            if (fault == Fault.CUT_SHORT) {
+                cuts.incrementAndGet();
+                cutAfter = 40;
+            } else if (fault == Fault.CUT) {
+                cuts.incrementAndGet();
+                synchronized (this) {
+                    // half within the status line and headers, half anywhere in the first 256 KiB
+                    cutAfter = 30 + random.nextInt(random.nextBoolean() ? 300 : 256 << 10);
+                }
+            }
             try (Socket upstream = new Socket(InetAddress.getLoopbackAddress(), upstreamPort)) {
-                Thread back = new Thread(() -> pipe(upstream, client), "slow-down-proxy-back");
+                long limit = cutAfter;
+                InputStream answer = upstream.getInputStream();
+                Thread back = new Thread(() -> pipe(answer, upstream, client, limit), "slow-down-proxy-back");
                 back.setDaemon(true);
                 back.start();
-                pipe(client, upstream);
+                OutputStream up = upstream.getOutputStream();
+                up.write(closeAfterThis(head));
+                pipe(in, client, upstream, -1);
                 back.join();
             }
         } catch (IOException | InterruptedException e) {
@@ -82,20 +183,51 @@ public final class SlowDownProxy implements AutoCloseable {
         }
     }
 
-    private static void skipHeaders(InputStream in) throws IOException {
+    /** The request line and headers, up to and including the blank line; null if the client hung up first. */
+    private static byte[] readHeaders(InputStream in) throws IOException {
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
         int matched = 0;
         byte[] end = {'\r', '\n', '\r', '\n'};
         for (int b = in.read(); b >= 0; b = in.read()) {
+            head.write(b);
             matched = b == end[matched] ? matched + 1 : (b == '\r' ? 1 : 0);
             if (matched == 4) {
-                return;
+                return head.toByteArray();
             }
         }
+        return null;
     }
 
-    private static void pipe(Socket from, Socket to) {
+    /** The headers with any {@code Connection} header replaced by {@code Connection: close}: one request per connection. */
+    private static byte[] closeAfterThis(byte[] head) {
+        String[] lines = new String(head, StandardCharsets.ISO_8859_1).split("\r\n");
+        StringBuilder b = new StringBuilder();
+        for (String l : lines) {
+            if (!l.isEmpty() && !l.regionMatches(true, 0, "connection:", 0, 11)) {
+                b.append(l).append("\r\n");
+            }
+        }
+        return b.append("Connection: close\r\n\r\n").toString().getBytes(StandardCharsets.ISO_8859_1);
+    }
+
+    /** Copies {@code from} to {@code to}'s socket; with {@code limit >= 0} stops after that many bytes and resets both. */
+    private static void pipe(InputStream from, Socket source, Socket to, long limit) {
         try {
-            from.getInputStream().transferTo(to.getOutputStream());
+            OutputStream out = to.getOutputStream();
+            byte[] buf = new byte[8192];
+            long sent = 0;
+            for (int n = from.read(buf); n >= 0; n = from.read(buf)) {
+                if (limit >= 0 && sent + n >= limit) {
+                    out.write(buf, 0, (int) (limit - sent));
+                    out.flush();
+                    to.setSoLinger(true, 0);
+                    to.close();
+                    source.close();
+                    return;
+                }
+                out.write(buf, 0, n);
+                sent += n;
+            }
             to.shutdownOutput();
         } catch (IOException e) {
             // one side closed
