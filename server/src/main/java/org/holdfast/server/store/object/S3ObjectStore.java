@@ -143,7 +143,7 @@ public final class S3ObjectStore implements ObjectStore {
                 throw new ObjectStoreUnavailableException(Reason.REJECTED, "the object store at " + settings.endpoint()
                         + " ignored If-None-Match: * (a second create-only PUT of the same key succeeded); holdfast needs"
                         + " create-only PUTs so that no sealed log can be overwritten. Use a store that honours them (AWS S3,"
-                        + " Ceph RGW 19+, S3Proxy 2.x+, MinIO)", null);
+                        + " Ceph RGW 16+, S3Proxy 2.x+, MinIO)", null);
             }
             return;
         }
@@ -287,7 +287,17 @@ public final class S3ObjectStore implements ObjectStore {
     private ObjectStoreUnavailableException failed(Reason reason, String what, String name, int attempts, Exception e) {
         return new ObjectStoreUnavailableException(reason, what + " " + key(name) + " in bucket " + settings.bucket() + " at "
                 + endpointName() + " failed after " + attempts + " attempt(s): " + e.getMessage()
-                + "; check that the object store is reachable and the credentials are valid", e);
+                + "; " + hint(reason), e);
+    }
+
+    private static String hint(Reason reason) {
+        return switch (reason) {
+            case ACCESS_DENIED -> "check the credentials and that they may read and write the bucket";
+            // Ceph RGW and Garage answer 400 to the SDK's default checksummed uploads
+            case REJECTED -> "the store refused the request itself: with Ceph RGW or Garage keep"
+                    + " holdfast.store.s3.checksums-when-required=true";
+            default -> "check that the object store is reachable and the credentials are valid";
+        };
     }
 
     private String endpointName() {
