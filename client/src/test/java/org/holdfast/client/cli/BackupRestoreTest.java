@@ -74,7 +74,7 @@ class BackupRestoreTest {
         assertThat(j.get("entriesSent").asLong()).isEqualTo(BLOCKS);
         assertThat(j.get("sentBlocks").asLong()).isPositive();
         assertThat(j.get("stateSaved").asBoolean()).isTrue();
-        assertThat(Files.size(stateFile())).isEqualTo(StateFile.HEADER_BYTES + BLOCKS * 32);
+        assertThat(Files.size(stateFile())).isEqualTo(StateFile.HEADER_BYTES_V2 + BLOCKS * StateFile.ENTRY_BYTES_V2);
 
         Path target = dir.resolve("restored.img");
         AgentRun rr = restore("1", target);
@@ -214,9 +214,9 @@ class BackupRestoreTest {
     void backup_corruptFingerprintInState_readsEverything() throws Exception {
         assertThat(backup().exit()).isZero();
         try (RandomAccessFile f = new RandomAccessFile(stateFile().toFile(), "rw")) {
-            f.seek(StateFile.HEADER_BYTES + 32 * 10 + 3);
+            f.seek(StateFile.HEADER_BYTES_V2 + StateFile.ENTRY_BYTES_V2 * 10 + 3);
             int b = f.read();
-            f.seek(StateFile.HEADER_BYTES + 32 * 10 + 3);
+            f.seek(StateFile.HEADER_BYTES_V2 + StateFile.ENTRY_BYTES_V2 * 10 + 3);
             f.write(b ^ 0x40);
         }
         AgentRun r = backup();
