@@ -11,8 +11,9 @@ import net.openhft.hashing.LongTupleHashFunction;
  *
  * <p>The seed is random per volume state and kept in the state file. It keeps these hashes
  * unrelated to the possession fingerprint (a fixed-seed XXH3-128 the server trusts as a proof of
- * possession, which must never be written down beside the data), and a block cannot be prepared
- * in advance to collide with another under a seed nobody outside the state directory knows.
+ * possession, which must never be written down beside the data), and it makes a colliding block
+ * hard to prepare for anyone who cannot read the state directory (XXH3 itself promises nothing
+ * against a deliberate collision).
  *
  * <p>The value (0, 0) means "unknown" (an entry carried over from a state without cheap
  * hashes): it never matches, so such a block always gets its SHA-256. Thread-safe; allocates

@@ -27,7 +27,6 @@ public final class ScannedChunk {
     final long[] changeHashes;
     final long[] previousHashes;
     final byte[] previousFingerprints;
-    boolean previousLoaded;
     int sha256Blocks;
 
     ScannedChunk(int chunkBytes, int blockSize, boolean changeHashing, boolean reuse) {
