@@ -12,6 +12,7 @@ import org.holdfast.client.StateDirectory;
 import org.holdfast.client.net.ServerConnection;
 import org.holdfast.client.progress.Sizes;
 import org.holdfast.client.qcow2.Qcow2Backup;
+import org.holdfast.client.scan.ChangeHashPolicy;
 import org.holdfast.client.scan.StateFile;
 import org.holdfast.client.upload.BackupResult;
 import org.holdfast.client.upload.BackupSession;
@@ -76,6 +77,19 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
                 "(default 262144; a server before protocol 4 gets one block at a time)."})
     int frameSize;
 
+    @Option(names = "--change-hash", paramLabel = "KIND", defaultValue = "xxh128",
+            description = {"How changed blocks are found: 'xxh128' (the default: a cheap hash per block in the state file,",
+                "SHA-256 only for blocks whose cheap hash changed, with a periodic full re-hash) or 'sha256' (every block)."})
+    String changeHash;
+
+    @Option(names = "--rehash-every", paramLabel = "N", defaultValue = "" + 32,
+            description = "With xxh128: every N-th backup computes every block's SHA-256 (default 32; 0: never by count).")
+    int rehashEvery;
+
+    @Option(names = "--rehash-days", paramLabel = "DAYS", defaultValue = "" + 7,
+            description = "With xxh128: re-hash every block when the last full re-hash is this old (default 7; 0: never by age).")
+    int rehashDays;
+
     @Option(names = "--window-mib", paramLabel = "MIB", defaultValue = "64", hidden = true,
             description = "Memory for payloads waiting for the server's answer.")
     int windowMib;
@@ -104,12 +118,13 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
             throw new AgentException(ExitCode.USAGE, "--consistency " + consistency + " is not a consistency",
                     "give 'crash' (the default) or 'application'");
         }
+        ChangeHashPolicy policy = changeHashPolicy();
         int cores = threads > 0 ? threads : Math.max(1, Runtime.getRuntime().availableProcessors());
         String volume = conn.volume();
         Path dir = stateDir != null ? stateDir : StateDirectory.current().resolve(StateDirectory.AGENT_STATE, o::notice);
         Path stateFile = StateFile.path(dir, conn.address().key(), volume);
         BackupSession.Settings s = new BackupSession.Settings(volume, source, blockSize, changedBlocks, stateFile,
-                (long) Math.max(8, windowMib) << 20, cores, cores, level, readHoles, kind, frameSize);
+                (long) Math.max(8, windowMib) << 20, cores, cores, level, readHoles, kind, frameSize, policy);
         if (dirtyBitmap && changedBlocks != null) {
             throw new AgentException(ExitCode.USAGE, "--dirty-bitmap and --changed-blocks both say what changed",
                     "give one of them");
@@ -148,6 +163,19 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
         return 0;
     }
 
+    private ChangeHashPolicy changeHashPolicy() {
+        if (rehashEvery < 0 || rehashDays < 0) {
+            throw new AgentException(ExitCode.USAGE, "--rehash-every and --rehash-days must not be negative",
+                    "give a number of backups or days, or 0 to turn that trigger off");
+        }
+        return switch (changeHash) {
+            case "xxh128" -> new ChangeHashPolicy(true, rehashEvery, rehashDays);
+            case "sha256" -> ChangeHashPolicy.SHA256;
+            default -> throw new AgentException(ExitCode.USAGE, "--change-hash " + changeHash + " is not a change hash",
+                    "give 'xxh128' (the default) or 'sha256'");
+        };
+    }
+
     static Map<String, Object> toJson(BackupResult r) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("snapshotId", r.volume() + "@" + r.sequence());
@@ -173,6 +201,9 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
         m.put("storedBytes", r.storedBytes());
         m.put("seconds", Math.round(r.seconds() * 1000) / 1000.0);
         m.put("stateSaved", r.stateSaved());
+        m.put("changeHash", r.changeHash());
+        m.put("rehashReason", r.rehashReason());
+        m.put("sha256Blocks", r.sha256Blocks());
         return m;
     }
 }

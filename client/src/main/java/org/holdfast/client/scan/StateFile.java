@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Arrays;
 import java.util.zip.CRC32C;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
@@ -24,6 +25,7 @@ import org.holdfast.common.protocol.ProtocolLimits;
  * agent reads everything and asks for a full backup, so a bad state file costs time, never a
  * wrong snapshot.
  *
+ * <p>Format 1 (change detection by SHA-256; still read, and written with {@code --change-hash sha256}):
  * <pre>
  * offset size  field (big-endian)
  *  0      4    magic "HFAS" (0x48464153)
@@ -41,14 +43,45 @@ import org.holdfast.common.protocol.ProtocolLimits;
  * 64      32 x block count: fingerprints in LBN order (32 zero bytes = zero block)
  * </pre>
  *
+ * <p>Format 2 (a cheap hash per block beside the fingerprint, {@link ChangeHash}):
+ * <pre>
+ * offset size  field (big-endian)
+ *  0      4    magic "HFAS"
+ *  4      2    format version (2)
+ *  6      2    change hash kind: 1 = XXH3-128
+ *  8      4    block size
+ * 12      4    backups since the last full re-hash (0: this snapshot's blocks were all SHA-256 hashed)
+ * 16      8    volume bytes
+ * 24      8    block count
+ * 32      8    snapshot sequence
+ * 40      8    committed at, epoch milliseconds
+ * 48      4    CRC32C of the entry region
+ * 52      4    reserved, 0
+ * 56      8    last full re-hash at, epoch milliseconds
+ * 64      8    change hash seed
+ * 72     52    reserved, 0
+ * 124     4    CRC32C of bytes 0..123
+ * 128    48 x block count: per LBN, SHA-256 (32) then XXH3-128 (two longs; 0, 0 = unknown)
+ * </pre>
+ *
  * Written by {@link Writer} to a temporary file beside the final one, fsynced, renamed over it
  * and the directory fsynced, only after the server answered COMMITTED.
  */
 public final class StateFile {
     /** "HFAS". */
     public static final int MAGIC = 0x48464153;
+    /** Fingerprints only. */
     public static final int FORMAT_VERSION = 1;
+    /** Fingerprints and cheap change hashes. */
+    public static final int FORMAT_VERSION_2 = 2;
+    /** Header bytes of format 1. */
     public static final int HEADER_BYTES = 64;
+    /** Header bytes of format 2. */
+    public static final int HEADER_BYTES_V2 = 128;
+    /** Entry bytes of format 2: fingerprint and change hash. */
+    public static final int ENTRY_BYTES_V2 = Fingerprint.BYTES + ChangeHash.BYTES;
+    /** Format 2's change hash kind: XXH3-128. */
+    static final int KIND_XXH3_128 = 1;
     private static final int IO_BUFFER = 1 << 20;
 
     private StateFile() {
@@ -61,6 +94,13 @@ public final class StateFile {
 
     /** Header fields of a state file. */
     public record Header(int blockSize, long volumeBytes, long blockCount, long sequence, long committedAtMillis, int fingerprintCrc) {
+    }
+
+    /**
+     * What format 2 keeps about its cheap hashes: their seed, how many backups ago every block was
+     * last SHA-256 hashed, and when.
+     */
+    public record ChangeHashes(long seed, int backupsSinceRehash, long rehashedAtMillis) {
     }
 
     /** The outcome of loading: a trusted state, or the reason there is none. Exactly one is non-null. */
@@ -81,52 +121,79 @@ public final class StateFile {
         FileChannel ch = null;
         try {
             ch = FileChannel.open(file, StandardOpenOption.READ);
+            String problem = null;
+            PreviousState state = null;
             long size = ch.size();
+            ByteBuffer h = ByteBuffer.allocate(HEADER_BYTES_V2);
             if (size < HEADER_BYTES) {
-                ch.close();
-                return new Loaded(null, "state file is torn (" + size + " bytes)");
+                problem = "state file is torn (" + size + " bytes)";
+            } else {
+                readFully(ch, h.limit(HEADER_BYTES), 0);
+                int version = h.getShort(4);
+                if (h.getInt(0) != MAGIC) {
+                    problem = "the file is not a Holdfast agent state file (no HFAS magic)";
+                } else if (version != FORMAT_VERSION && version != FORMAT_VERSION_2) {
+                    problem = "state file format " + version + " is not one this agent reads (1, 2): was it written by a newer agent?";
+                } else if (version == FORMAT_VERSION_2 && size < HEADER_BYTES_V2) {
+                    problem = "state file is torn (" + size + " bytes)";
+                } else {
+                    if (version == FORMAT_VERSION_2) {
+                        readFully(ch, h.limit(HEADER_BYTES_V2), HEADER_BYTES);
+                    }
+                    Object checked = check(file, ch, h, version, size);
+                    if (checked instanceof PreviousState p) {
+                        state = p;
+                    } else {
+                        problem = (String) checked;
+                    }
+                }
             }
-            ByteBuffer h = ByteBuffer.allocate(HEADER_BYTES);
-            readFully(ch, h, 0);
-            h.flip();
-            CRC32C crc = new CRC32C();
-            crc.update(h.array(), 0, 60);
-            if (h.getInt(0) != MAGIC || h.getShort(4) != FORMAT_VERSION) {
+            if (state == null) {
                 ch.close();
-                return new Loaded(null, "state file has an unknown format");
+                return new Loaded(null, problem);
             }
-            if ((int) crc.getValue() != h.getInt(60)) {
-                ch.close();
-                return new Loaded(null, "state file header is corrupt");
-            }
-            Header header = new Header(h.getInt(8), h.getLong(16), h.getLong(24), h.getLong(32), h.getLong(40), h.getInt(48));
-            if (!ProtocolLimits.isValidBlockSize(header.blockSize()) || header.volumeBytes() < 0
-                    || header.blockCount() != ProtocolLimits.blockCount(header.volumeBytes(), header.blockSize())
-                    || header.sequence() < 1) {
-                ch.close();
-                return new Loaded(null, "state file header is inconsistent");
-            }
-            if (size != HEADER_BYTES + header.blockCount() * Fingerprint.BYTES) {
-                ch.close();
-                return new Loaded(null, "state file is torn (" + size + " bytes, expected "
-                        + (HEADER_BYTES + header.blockCount() * Fingerprint.BYTES) + ")");
-            }
-            if (fingerprintCrc(ch, header.blockCount()) != header.fingerprintCrc()) {
-                ch.close();
-                return new Loaded(null, "state file fingerprints are corrupt");
-            }
-            return new Loaded(new PreviousState(file, ch, header), null);
+            return new Loaded(state, null);
         } catch (IOException e) {
             closeQuietly(ch);
             return new Loaded(null, "state file unreadable: " + IoReasons.reason(e));
         }
     }
 
-    private static int fingerprintCrc(FileChannel ch, long blockCount) throws IOException {
+    /** Checks the header in {@code h} and the entry region; returns the state or the reason it is not trusted. */
+    private static Object check(Path file, FileChannel ch, ByteBuffer h, int version, long size) throws IOException {
+        int headerBytes = version == FORMAT_VERSION ? HEADER_BYTES : HEADER_BYTES_V2;
+        CRC32C crc = new CRC32C();
+        crc.update(h.array(), 0, headerBytes - 4);
+        if ((int) crc.getValue() != h.getInt(headerBytes - 4)) {
+            return "state file header is corrupt";
+        }
+        Header header = new Header(h.getInt(8), h.getLong(16), h.getLong(24), h.getLong(32), h.getLong(40), h.getInt(48));
+        ChangeHashes hashes = null;
+        if (version == FORMAT_VERSION_2) {
+            if (h.getShort(6) != KIND_XXH3_128) {
+                return "state file has an unknown change hash kind " + h.getShort(6);
+            }
+            hashes = new ChangeHashes(h.getLong(64), h.getInt(12), h.getLong(56));
+        }
+        if (!ProtocolLimits.isValidBlockSize(header.blockSize()) || header.volumeBytes() < 0
+                || header.blockCount() != ProtocolLimits.blockCount(header.volumeBytes(), header.blockSize())
+                || header.sequence() < 1 || (hashes != null && hashes.backupsSinceRehash() < 0)) {
+            return "state file header is inconsistent";
+        }
+        int entryBytes = hashes == null ? Fingerprint.BYTES : ENTRY_BYTES_V2;
+        long expected = headerBytes + header.blockCount() * entryBytes;
+        if (size != expected) {
+            return "state file is torn (" + size + " bytes, expected " + expected + ")";
+        }
+        if (regionCrc(ch, headerBytes, expected) != header.fingerprintCrc()) {
+            return "state file fingerprints are corrupt";
+        }
+        return new PreviousState(file, ch, header, version, hashes);
+    }
+
+    private static int regionCrc(FileChannel ch, long pos, long end) throws IOException {
         CRC32C crc = new CRC32C();
         ByteBuffer buf = ByteBuffer.allocateDirect(IO_BUFFER);
-        long pos = HEADER_BYTES;
-        long end = HEADER_BYTES + blockCount * Fingerprint.BYTES;
         while (pos < end) {
             buf.clear().limit((int) Math.min(IO_BUFFER, end - pos));
             readFully(ch, buf, pos);
@@ -157,20 +224,21 @@ public final class StateFile {
         }
     }
 
-    /** A verified state file open for reading fingerprints by LBN. Not thread-safe. */
+    /** A verified state file open for reading fingerprints by LBN. Not thread-safe; see {@link #cursor()}. */
     public static final class PreviousState implements AutoCloseable {
         private final Path file;
         private final FileChannel ch;
         private final Header header;
-        // Read-ahead cache: scans ask for fingerprints in LBN order.
-        private final ByteBuffer cache = ByteBuffer.allocate(IO_BUFFER);
-        private long cacheFirstLbn = -1;
-        private int cacheCount;
+        private final int version;
+        private final ChangeHashes changeHashes;
+        private final Cursor own = new Cursor();
 
-        PreviousState(Path file, FileChannel ch, Header header) {
+        PreviousState(Path file, FileChannel ch, Header header, int version, ChangeHashes changeHashes) {
             this.file = file;
             this.ch = ch;
             this.header = header;
+            this.version = version;
+            this.changeHashes = changeHashes;
         }
 
         public Header header() {
@@ -189,45 +257,117 @@ public final class StateFile {
             return header.volumeBytes();
         }
 
-        /** Copies the fingerprints of {@code count} LBNs from {@code lbn} into {@code dst} at {@code off}. */
-        public void read(long lbn, int count, byte[] dst, int off) {
-            if (lbn < 0 || count < 0 || lbn + count > header.blockCount()) {
-                throw new IllegalArgumentException("LBNs " + lbn + "+" + count + " outside the state's " + header.blockCount());
-            }
-            while (count > 0) {
-                if (lbn < cacheFirstLbn || lbn >= cacheFirstLbn + cacheCount) {
-                    fill(lbn);
-                }
-                int at = (int) (lbn - cacheFirstLbn);
-                int n = Math.min(count, cacheCount - at);
-                System.arraycopy(cache.array(), at * Fingerprint.BYTES, dst, off, n * Fingerprint.BYTES);
-                lbn += n;
-                count -= n;
-                off += n * Fingerprint.BYTES;
-            }
+        /** 1 or 2. */
+        public int formatVersion() {
+            return version;
         }
 
-        private void fill(long lbn) {
-            int n = (int) Math.min(IO_BUFFER / Fingerprint.BYTES, header.blockCount() - lbn);
-            cache.clear().limit(n * Fingerprint.BYTES);
-            try {
-                readFully(ch, cache, HEADER_BYTES + lbn * Fingerprint.BYTES);
-            } catch (IOException e) {
-                throw IoReasons.localIo("cannot read state file", file, e, "delete the state file to force a full backup");
-            }
-            cacheFirstLbn = lbn;
-            cacheCount = n;
+        /** True if the file keeps a cheap hash per block (format 2). */
+        public boolean hasChangeHashes() {
+            return changeHashes != null;
+        }
+
+        /** Format 2's change-hash fields; null for format 1. */
+        public ChangeHashes changeHashes() {
+            return changeHashes;
+        }
+
+        public int backupsSinceRehash() {
+            return changeHashes == null ? 0 : changeHashes.backupsSinceRehash();
+        }
+
+        public long rehashedAtMillis() {
+            return changeHashes == null ? 0 : changeHashes.rehashedAtMillis();
+        }
+
+        private int entryBytes() {
+            return changeHashes == null ? Fingerprint.BYTES : ENTRY_BYTES_V2;
+        }
+
+        /** Copies the fingerprints of {@code count} LBNs from {@code lbn} into {@code dst} at {@code off}. */
+        public void read(long lbn, int count, byte[] dst, int off) {
+            own.read(lbn, count, dst, off, null, 0);
+        }
+
+        /** Like {@link #read} with the change hashes too (two longs per LBN, 0, 0 where the file has none). */
+        public void read(long lbn, int count, byte[] dst, int off, long[] hashes, int hashOff) {
+            own.read(lbn, count, dst, off, hashes, hashOff);
+        }
+
+        /** A reader of its own, for another thread (positional reads on the shared channel are safe). */
+        public Cursor cursor() {
+            return new Cursor();
         }
 
         @Override
         public void close() {
             closeQuietly(ch);
         }
+
+        /** Reads entries in LBN order with a read-ahead cache. Not thread-safe. */
+        public final class Cursor {
+            private final ByteBuffer cache = ByteBuffer.allocate(IO_BUFFER);
+            private long cacheFirstLbn = -1;
+            private int cacheCount;
+
+            private Cursor() {
+            }
+
+            /**
+             * Copies the fingerprints of {@code count} LBNs from {@code lbn} into {@code dst} at
+             * {@code off}, and unless {@code hashes} is null their change hashes into it at
+             * {@code hashOff} (two longs per LBN; 0, 0 from a format 1 file).
+             */
+            public void read(long lbn, int count, byte[] dst, int off, long[] hashes, int hashOff) {
+                if (lbn < 0 || count < 0 || lbn + count > header.blockCount()) {
+                    throw new IllegalArgumentException("LBNs " + lbn + "+" + count + " outside the state's " + header.blockCount());
+                }
+                int entry = entryBytes();
+                while (count > 0) {
+                    if (lbn < cacheFirstLbn || lbn >= cacheFirstLbn + cacheCount) {
+                        fill(lbn, entry);
+                    }
+                    int at = (int) (lbn - cacheFirstLbn);
+                    int n = Math.min(count, cacheCount - at);
+                    if (entry == Fingerprint.BYTES) {
+                        System.arraycopy(cache.array(), at * entry, dst, off, n * Fingerprint.BYTES);
+                        if (hashes != null) {
+                            Arrays.fill(hashes, hashOff, hashOff + 2 * n, 0L);
+                        }
+                    } else {
+                        for (int i = 0; i < n; i++) {
+                            int e = (at + i) * entry;
+                            System.arraycopy(cache.array(), e, dst, off + i * Fingerprint.BYTES, Fingerprint.BYTES);
+                            if (hashes != null) {
+                                hashes[hashOff + 2 * i] = cache.getLong(e + Fingerprint.BYTES);
+                                hashes[hashOff + 2 * i + 1] = cache.getLong(e + Fingerprint.BYTES + 8);
+                            }
+                        }
+                    }
+                    lbn += n;
+                    count -= n;
+                    off += n * Fingerprint.BYTES;
+                    hashOff += 2 * n;
+                }
+            }
+
+            private void fill(long lbn, int entry) {
+                int n = (int) Math.min(IO_BUFFER / entry, header.blockCount() - lbn);
+                cache.clear().limit(n * entry);
+                try {
+                    readFully(ch, cache, (version == FORMAT_VERSION ? HEADER_BYTES : HEADER_BYTES_V2) + lbn * entry);
+                } catch (IOException e) {
+                    throw IoReasons.localIo("cannot read state file", file, e, "delete the state file to force a full backup");
+                }
+                cacheFirstLbn = lbn;
+                cacheCount = n;
+            }
+        }
     }
 
     /**
-     * Writes the state of a snapshot being made: fingerprints in LBN order while scanning, header
-     * at {@link #commit}. Until then the final file is untouched. Not thread-safe.
+     * Writes the state of a snapshot being made: entries in LBN order while scanning, header at
+     * {@link #commit}. Until then the final file is untouched. Not thread-safe.
      */
     public static final class Writer implements AutoCloseable {
         private final Path finalPath;
@@ -236,14 +376,18 @@ public final class StateFile {
         private final int blockSize;
         private final long volumeBytes;
         private final long blockCount;
+        private final ChangeHashes changeHashes; // null: format 1
+        private final int headerBytes;
         private final ByteBuffer buf = ByteBuffer.allocate(IO_BUFFER);
         private final CRC32C crc = new CRC32C();
-        private long written; // fingerprints appended so far
-        private long filePos = HEADER_BYTES;
+        private long[] hashScratch = new long[0];
+        private long written; // entries appended so far
+        private long filePos;
         private boolean done;
         private final TempFileGuard guard; // an interrupted backup leaves no temporary state file
 
-        private Writer(Path finalPath, TempFileGuard guard, FileChannel ch, int blockSize, long volumeBytes) {
+        private Writer(Path finalPath, TempFileGuard guard, FileChannel ch, int blockSize, long volumeBytes,
+                       ChangeHashes changeHashes) {
             this.finalPath = finalPath;
             this.tempPath = guard.path();
             this.guard = guard;
@@ -251,17 +395,25 @@ public final class StateFile {
             this.blockSize = blockSize;
             this.volumeBytes = volumeBytes;
             this.blockCount = ProtocolLimits.blockCount(volumeBytes, blockSize);
+            this.changeHashes = changeHashes;
+            this.headerBytes = changeHashes == null ? HEADER_BYTES : HEADER_BYTES_V2;
+            this.filePos = headerBytes;
         }
 
-        /** Starts a new state for {@code finalPath}, in a temporary file in the same directory. */
+        /** Starts a new format 1 state (fingerprints only) for {@code finalPath}, in a temporary file in the same directory. */
         public static Writer create(Path finalPath, int blockSize, long volumeBytes) {
+            return create(finalPath, blockSize, volumeBytes, null);
+        }
+
+        /** Like {@link #create(Path, int, long)}; format 2 with these change-hash fields unless {@code changeHashes} is null. */
+        public static Writer create(Path finalPath, int blockSize, long volumeBytes, ChangeHashes changeHashes) {
             try {
                 Files.createDirectories(finalPath.getParent());
                 TempFileGuard guard = TempFileGuard.create(finalPath.getParent(), finalPath.getFileName() + ".", ".tmp",
                         PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
                 try {
                     return new Writer(finalPath, guard, FileChannel.open(guard.path(), StandardOpenOption.WRITE),
-                            blockSize, volumeBytes);
+                            blockSize, volumeBytes, changeHashes);
                 } catch (IOException | RuntimeException e) {
                     Files.deleteIfExists(guard.path());
                     guard.release();
@@ -273,43 +425,66 @@ public final class StateFile {
             }
         }
 
-        /** Fingerprints written so far (= the next LBN expected). */
+        /** Entries written so far (= the next LBN expected). */
         public long written() {
             return written;
         }
 
-        /** Appends {@code count} fingerprints from {@code src} at {@code off}, for the next LBNs. */
+        /** Appends {@code count} fingerprints from {@code src} at {@code off}, for the next LBNs (change hashes unknown). */
         public void append(byte[] src, int off, int count) {
+            append(src, off, null, 0, count);
+        }
+
+        /**
+         * Appends {@code count} fingerprints from {@code src} at {@code off} for the next LBNs, with
+         * their change hashes from {@code hashes} at {@code hashOff} (two longs per LBN; null:
+         * unknown). A format 1 writer drops the change hashes.
+         */
+        public void append(byte[] src, int off, long[] hashes, int hashOff, int count) {
             if (written + count > blockCount) {
                 throw new IllegalStateException("state would exceed " + blockCount + " blocks");
             }
-            int len = count * Fingerprint.BYTES;
-            crc.update(src, off, len);
-            while (len > 0) {
-                int n = Math.min(len, buf.remaining());
-                buf.put(src, off, n);
-                off += n;
-                len -= n;
-                if (!buf.hasRemaining()) {
-                    flush();
+            if (changeHashes == null) {
+                int len = count * Fingerprint.BYTES;
+                while (len > 0) {
+                    int n = Math.min(len, buf.remaining());
+                    buf.put(src, off, n);
+                    off += n;
+                    len -= n;
+                    if (!buf.hasRemaining()) {
+                        flush();
+                    }
+                }
+            } else {
+                for (int i = 0; i < count; i++) {
+                    if (buf.remaining() < ENTRY_BYTES_V2) {
+                        flush();
+                    }
+                    buf.put(src, off + i * Fingerprint.BYTES, Fingerprint.BYTES);
+                    buf.putLong(hashes == null ? 0 : hashes[hashOff + 2 * i]);
+                    buf.putLong(hashes == null ? 0 : hashes[hashOff + 2 * i + 1]);
                 }
             }
             written += count;
         }
 
-        /** Appends the previous state's fingerprints of the next {@code count} LBNs (they did not change). */
+        /** Appends the previous state's entries of the next {@code count} LBNs (they did not change). */
         public void copyFrom(PreviousState prev, long count, byte[] scratch) {
             int per = scratch.length / Fingerprint.BYTES;
+            if (hashScratch.length < 2 * per) {
+                hashScratch = new long[2 * per];
+            }
             while (count > 0) {
                 int n = (int) Math.min(per, count);
-                prev.read(written, n, scratch, 0);
-                append(scratch, 0, n);
+                prev.read(written, n, scratch, 0, hashScratch, 0);
+                append(scratch, 0, hashScratch, 0, n);
                 count -= n;
             }
         }
 
         private void flush() {
             buf.flip();
+            crc.update(buf.array(), 0, buf.limit());
             try {
                 while (buf.hasRemaining()) {
                     filePos += ch.write(buf, filePos);
@@ -329,12 +504,19 @@ public final class StateFile {
                 throw new IllegalStateException("state has " + written + " of " + blockCount + " fingerprints");
             }
             flush();
-            ByteBuffer h = ByteBuffer.allocate(HEADER_BYTES);
-            h.putInt(0, MAGIC).putShort(4, (short) FORMAT_VERSION).putInt(8, blockSize).putLong(16, volumeBytes)
+            ByteBuffer h = ByteBuffer.allocate(headerBytes);
+            h.putInt(0, MAGIC).putInt(8, blockSize).putLong(16, volumeBytes)
                     .putLong(24, blockCount).putLong(32, sequence).putLong(40, committedAtMillis).putInt(48, (int) crc.getValue());
+            if (changeHashes == null) {
+                h.putShort(4, (short) FORMAT_VERSION);
+            } else {
+                h.putShort(4, (short) FORMAT_VERSION_2).putShort(6, (short) KIND_XXH3_128)
+                        .putInt(12, changeHashes.backupsSinceRehash()).putLong(56, changeHashes.rehashedAtMillis())
+                        .putLong(64, changeHashes.seed());
+            }
             CRC32C hc = new CRC32C();
-            hc.update(h.array(), 0, 60);
-            h.putInt(60, (int) hc.getValue());
+            hc.update(h.array(), 0, headerBytes - 4);
+            h.putInt(headerBytes - 4, (int) hc.getValue());
             try {
                 int pos = 0;
                 while (h.hasRemaining()) {

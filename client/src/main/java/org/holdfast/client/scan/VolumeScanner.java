@@ -18,10 +18,11 @@ public final class VolumeScanner {
     /**
      * What a scan saw. {@code blocksRead}/{@code bytesRead} count the blocks scanned (holes included);
      * {@code sourceBytesRead} the bytes actually read from the source and {@code holeBytes} the bytes
-     * of blocks skipped as holes without reading.
+     * of blocks skipped as holes without reading; {@code sha256Blocks} the blocks whose SHA-256 was
+     * computed (the others were zero, holes, or kept their stored SHA-256 by an unchanged cheap hash).
      */
     public record Result(long blocksRead, long bytesRead, long zeroBlocksRead, long changedBlocks, long changedZeroBlocks,
-                         long sourceBytesRead, long holeBytes) {
+                         long sourceBytesRead, long holeBytes, long sha256Blocks) {
     }
 
     /**
@@ -40,6 +41,7 @@ public final class VolumeScanner {
         long changedZero = 0;
         long sourceBytes = 0;
         long holeBlocks = 0;
+        long sha256 = 0;
         for (ScannedChunk c; (c = reader.next()) != null; ) {
             try {
                 if (changed.length < c.blocks) {
@@ -64,11 +66,12 @@ public final class VolumeScanner {
                     }
                 }
                 if (state != null) {
-                    state.append(c.fingerprints, 0, c.blocks);
+                    state.append(c.fingerprints, 0, c.changeHashes, 0, c.blocks);
                 }
                 read += c.blocks;
                 sourceBytes += c.sourceBytesRead;
                 holeBlocks += c.holeBlocks;
+                sha256 += c.sha256Blocks;
                 sink.chunkDone();
                 progress.accept((long) c.blocks * blockSize);
             } finally {
@@ -80,7 +83,7 @@ public final class VolumeScanner {
             state.copyFrom(previous, blockCount - state.written(), scratch);
         }
         return new Result(read, read * blockSize, zeroRead, changedBlocks, changedZero, sourceBytes,
-                holeBlocks * blockSize);
+                holeBlocks * blockSize, sha256);
     }
 
     private static void requirePrevious(StateFile.PreviousState previous) {

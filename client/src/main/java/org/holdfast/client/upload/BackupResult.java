@@ -5,11 +5,14 @@ package org.holdfast.client.upload;
  * are the server's counts from COMMITTED; the rest are the agent's. {@code bytesRead} counts the
  * blocks scanned, {@code sourceBytesRead} the bytes actually read from the source, and
  * {@code holeBytes} those of blocks skipped as holes without reading; {@code framedBlocks} the
- * sent blocks that travelled inside compressed frames (protocol 4).
+ * sent blocks that travelled inside compressed frames (protocol 4). {@code changeHash} is how
+ * changed blocks were found ("xxh128" or "sha256"), {@code rehashReason} why every block read got
+ * its SHA-256 (null when blocks with an unchanged cheap hash kept their stored one) and
+ * {@code sha256Blocks} how many blocks were SHA-256 hashed.
  */
 public record BackupResult(String volume, long sequence, long createdAtMillis, String mode, String fullReason,
                            long volumeBytes, int blockSize, long logicalBytes, long blocksRead, long bytesRead,
                            long entriesSent, long changedBlocks, long sentBlocks, long sentBytes, long newBlocks,
                            long storedBytes, double seconds, boolean stateSaved, long sourceBytesRead,
-                           long holeBytes, long framedBlocks) {
+                           long holeBytes, long framedBlocks, String changeHash, String rehashReason, long sha256Blocks) {
 }

@@ -1,5 +1,6 @@
 package org.holdfast.client.upload;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -17,6 +18,8 @@ import org.holdfast.client.progress.ProgressMeter;
 import org.holdfast.client.scan.BackupSource;
 import org.holdfast.client.scan.BlockReader;
 import org.holdfast.client.scan.ChangeDetector;
+import org.holdfast.client.scan.ChangeHash;
+import org.holdfast.client.scan.ChangeHashPolicy;
 import org.holdfast.client.scan.ChangedBlockList;
 import org.holdfast.client.scan.DataRegions;
 import org.holdfast.client.scan.StateFile;
@@ -54,11 +57,20 @@ public final class BackupSession {
 
     /**
      * Everything a backup needs to know. {@code blockSize} 0 = the state's, else 4096.
-     * {@code readHoles} reads holes like data instead of asking the file system where they are.
+     * {@code readHoles} reads holes like data instead of asking the file system where they are;
+     * {@code changeHash} says how changed blocks are found.
      */
     public record Settings(String volume, Path source, int blockSize, Path changedBlocks, Path stateFile,
                            long windowBytes, int hashThreads, int compressThreads, int compressLevel, boolean readHoles,
-                           Consistency consistency, int frameSize) {
+                           Consistency consistency, int frameSize, ChangeHashPolicy changeHash) {
+        /** Settings with the default change detection. */
+        public Settings(String volume, Path source, int blockSize, Path changedBlocks, Path stateFile,
+                        long windowBytes, int hashThreads, int compressThreads, int compressLevel, boolean readHoles,
+                        Consistency consistency, int frameSize) {
+            this(volume, source, blockSize, changedBlocks, stateFile, windowBytes, hashThreads, compressThreads, compressLevel,
+                    readHoles, consistency, frameSize, ChangeHashPolicy.DEFAULT);
+        }
+
         /** Settings with the default compressed-frame size. */
         public Settings(String volume, Path source, int blockSize, Path changedBlocks, Path stateFile,
                         long windowBytes, int hashThreads, int compressThreads, int compressLevel, boolean readHoles,
@@ -149,7 +161,8 @@ public final class BackupSession {
                     ChangedBlockList tracked = source.trackedChanges(incremental ? prev.sequence() : 0, volumeBytes, blockSize);
                     if (tracked != null) {
                         extents = tracked;
-                    } else if (!incremental && prev != null) {
+                    } else if (!incremental && (prev != null || Files.exists(settings.stateFile()))) {
+                        // a state file that is there but not trusted (corrupt, foreign) is said, and replaced at commit
                         notices.accept("reading the whole volume (full backup): " + fullReason);
                     }
                 }
@@ -181,13 +194,14 @@ public final class BackupSession {
         RunAssembler runs = new RunAssembler(conn, window, pending, runsInFlight, failure, blockSize,
                 incremental ? new PossessionProof(secret) : null);
         boolean committed = false;
-        try (StateFile.Writer state = StateFile.Writer.create(settings.stateFile(), blockSize, source.size());
+        ChangePlan plan = planChangeHashing(prev, incremental);
+        try (StateFile.Writer state = StateFile.Writer.create(settings.stateFile(), blockSize, source.size(), plan.next());
              BlockUploader uploader = new BlockUploader(conn, window, pending, runsInFlight, failure, blockSize,
                      settings.compressThreads(), settings.compressLevel(), settings.frameSize());
              DataRegions regions = source.regions(settings.readHoles());
              BlockReader reader = new BlockReader(source::read, source.size(), blockSize, extents,
                      BlockReader.DEFAULT_CHUNK_BYTES, BlockReader.DEFAULT_SLOTS, settings.hashThreads(), regions,
-                     incremental ? null : secret)) {
+                     incremental ? null : secret, plan.hashing())) {
             VolumeScanner.Result scan;
             try {
                 scan = VolumeScanner.scan(reader, new ChangeDetector(incremental ? prev : null), incremental ? prev : null,
@@ -212,7 +226,8 @@ public final class BackupSession {
             return new BackupResult(settings.volume(), c.sequence(), c.createdAtMillis(), incremental ? "incremental" : "full",
                     fullReason, source.size(), blockSize, c.logicalBytes(), scan.blocksRead(), scan.bytesRead(),
                     runs.entriesSent(), c.changedBlocks(), uploader.sentBlocks.sum(), uploader.sentBytes.sum(),
-                    c.newBlocks(), c.storedBytes(), seconds, saved, scan.sourceBytesRead(), scan.holeBytes(), uploader.framedBlocks.sum());
+                    c.newBlocks(), c.storedBytes(), seconds, saved, scan.sourceBytesRead(), scan.holeBytes(), uploader.framedBlocks.sum(),
+                    settings.changeHash().cheap() ? "xxh128" : "sha256", plan.rehashReason(), scan.sha256Blocks());
         } finally {
             if (!committed) {
                 runs.discard();
@@ -221,6 +236,32 @@ public final class BackupSession {
                 }
             }
         }
+    }
+
+    /**
+     * How this backup uses cheap change hashes: what the reader computes and may keep ({@code hashing},
+     * null for SHA-256 only), the change-hash fields of the new state ({@code next}, null: format 1),
+     * and why every block read gets its SHA-256 ({@code rehashReason}, null when unchanged cheap hashes
+     * keep their stored SHA-256).
+     */
+    private record ChangePlan(BlockReader.ChangeHashing hashing, StateFile.ChangeHashes next, String rehashReason) {
+    }
+
+    private ChangePlan planChangeHashing(StateFile.PreviousState prev, boolean incremental) {
+        ChangeHashPolicy policy = settings.changeHash();
+        long now = System.currentTimeMillis();
+        String why = incremental ? policy.rehashReason(prev, now) : "full backup";
+        if (!policy.cheap()) {
+            return new ChangePlan(null, null, why);
+        }
+        // the seed stays with the volume's state: LBNs outside a changed-blocks list keep their old hashes
+        boolean keepSeed = incremental && prev.hasChangeHashes();
+        ChangeHash hash = keepSeed ? new ChangeHash(prev.changeHashes().seed()) : ChangeHash.withRandomSeed();
+        if (why == null) {
+            return new ChangePlan(new BlockReader.ChangeHashing(hash, prev.cursor()),
+                    new StateFile.ChangeHashes(hash.seed(), prev.backupsSinceRehash() + 1, prev.rehashedAtMillis()), null);
+        }
+        return new ChangePlan(new BlockReader.ChangeHashing(hash, null), new StateFile.ChangeHashes(hash.seed(), 0, now), why);
     }
 
     /**

@@ -9,6 +9,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
+import java.util.TreeSet;
 import java.util.stream.LongStream;
 import org.holdfast.client.AgentRun;
 import org.holdfast.client.FakeServer;
@@ -74,7 +76,7 @@ class BackupRestoreTest {
         assertThat(j.get("entriesSent").asLong()).isEqualTo(BLOCKS);
         assertThat(j.get("sentBlocks").asLong()).isPositive();
         assertThat(j.get("stateSaved").asBoolean()).isTrue();
-        assertThat(Files.size(stateFile())).isEqualTo(StateFile.HEADER_BYTES + BLOCKS * 32);
+        assertThat(Files.size(stateFile())).isEqualTo(StateFile.HEADER_BYTES_V2 + BLOCKS * StateFile.ENTRY_BYTES_V2);
 
         Path target = dir.resolve("restored.img");
         AgentRun rr = restore("1", target);
@@ -128,7 +130,7 @@ class BackupRestoreTest {
 
     /** Restores {@code snapshot} to a new file and asserts it equals the image byte for byte. */
     private void assertRestoresImage(String snapshot) throws Exception {
-        Path target = dir.resolve("restored-" + snapshot + ".img");
+        Path target = dir.resolve("restored-" + snapshot + "-" + System.nanoTime() + ".img");
         AgentRun rr = restore(snapshot, target);
         assertThat(rr.exit()).as("%s", rr).isZero();
         assertThat(Images.sameContent(image, target)).isTrue();
@@ -214,9 +216,9 @@ class BackupRestoreTest {
     void backup_corruptFingerprintInState_readsEverything() throws Exception {
         assertThat(backup().exit()).isZero();
         try (RandomAccessFile f = new RandomAccessFile(stateFile().toFile(), "rw")) {
-            f.seek(StateFile.HEADER_BYTES + 32 * 10 + 3);
+            f.seek(StateFile.HEADER_BYTES_V2 + StateFile.ENTRY_BYTES_V2 * 10 + 3);
             int b = f.read();
-            f.seek(StateFile.HEADER_BYTES + 32 * 10 + 3);
+            f.seek(StateFile.HEADER_BYTES_V2 + StateFile.ENTRY_BYTES_V2 * 10 + 3);
             f.write(b ^ 0x40);
         }
         AgentRun r = backup();
@@ -537,5 +539,149 @@ class BackupRestoreTest {
         AgentRun r = AgentRun.of("--help");
         assertThat(r.exit()).isZero();
         assertThat(r.stdout()).contains("Exit codes").contains("integrity");
+    }
+
+    // --change-hash, --rehash-every: the cheap change hash of state file format 2
+
+    private AgentRun backedUp(String... extra) {
+        AgentRun r = backup(extra);
+        assertThat(r.exit()).as("%s", r).isZero();
+        return r;
+    }
+
+    @Test
+    void backup_seededChanges_everyChangedBlockSentAndOnlyThoseSha256Hashed() throws Exception {
+        backedUp();
+        Random rnd = new Random(14);
+        for (int round = 1; round <= 4; round++) {
+            byte[] before = Files.readAllBytes(image);
+            try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
+                for (int i = 0; i < 12; i++) {
+                    int lbn = rnd.nextInt((int) BLOCKS);
+                    long at = (long) lbn * BS + rnd.nextInt((int) Math.min(BS, SIZE - (long) lbn * BS));
+                    switch (i % 4) {
+                        case 0 -> { // one bit
+                            f.seek(at);
+                            f.write(before[(int) at] ^ (1 << rnd.nextInt(8)));
+                        }
+                        case 1 -> { // the block (what is inside the volume) to zeros
+                            f.seek((long) lbn * BS);
+                            f.write(new byte[(int) Math.min(BS, SIZE - (long) lbn * BS)]);
+                        }
+                        case 2 -> { // rewritten with what it held: not a change
+                            f.seek((long) lbn * BS);
+                            f.write(before, lbn * BS, (int) Math.min(BS, SIZE - (long) lbn * BS));
+                        }
+                        default -> { // one byte somewhere set to a random value
+                            f.seek(at);
+                            f.write(rnd.nextInt(256));
+                        }
+                    }
+                }
+            }
+            byte[] after = Files.readAllBytes(image);
+            TreeSet<Long> changed = new TreeSet<>();
+            long nonZeroChanged = 0;
+            for (int b = 0; b < BLOCKS; b++) {
+                int from = b * BS;
+                int to = (int) Math.min(after.length, from + BS);
+                if (java.util.Arrays.mismatch(before, from, to, after, from, to) >= 0) {
+                    changed.add((long) b);
+                    boolean zero = true;
+                    for (int k = from; k < to && zero; k++) {
+                        zero = after[k] == 0;
+                    }
+                    nonZeroChanged += zero ? 0 : 1;
+                }
+            }
+            JsonNode j = backedUp().json();
+            assertThat(j.get("mode").asText()).isEqualTo("incremental");
+            assertThat(j.get("changeHash").asText()).isEqualTo("xxh128");
+            assertThat(j.get("rehashReason").isNull()).as("round %d: %s", round, j).isTrue();
+            assertThat(server.sessions.get(round).entryLbns).as("round %d", round).containsExactlyElementsOf(changed);
+            assertThat(j.get("sha256Blocks").asLong()).as("round %d", round).isEqualTo(nonZeroChanged);
+            assertRestoresImage("latest");
+        }
+    }
+
+    @Test
+    void backup_rehashEvery3_everyThirdBackupHashesEveryBlock() throws Exception {
+        long nonZero = BLOCKS - (BLOCKS + 6) / 7;
+        List<String> reasons = new ArrayList<>();
+        List<Long> hashed = new ArrayList<>();
+        for (int i = 1; i <= 5; i++) {
+            Images.overwrite(image, 8 * i + 1, BS, 500 + i); // never a zero block (every 7th)
+            JsonNode j = backedUp("--rehash-every", "3").json();
+            reasons.add(j.get("rehashReason").isNull() ? null : j.get("rehashReason").asText());
+            hashed.add(j.get("sha256Blocks").asLong());
+            assertThat(server.sessions.get(i - 1).entryLbns).hasSize(i == 1 ? (int) BLOCKS : 1);
+        }
+        assertThat(reasons.get(0)).isEqualTo("full backup");
+        assertThat(reasons.get(1)).isNull();
+        assertThat(reasons.get(2)).isNull();
+        assertThat(reasons.get(3)).contains("backup 3 since the last full re-hash");
+        assertThat(reasons.get(4)).isNull();
+        assertThat(hashed).containsExactly(nonZero, 1L, 1L, nonZero, 1L);
+        assertRestoresImage("latest");
+    }
+
+    @Test
+    void backup_sha256ThenXxh128_formatOneStateReadAndUpgraded() throws Exception {
+        JsonNode first = backedUp("--change-hash", "sha256").json();
+        assertThat(first.get("changeHash").asText()).isEqualTo("sha256");
+        assertThat(Files.size(stateFile())).isEqualTo(StateFile.HEADER_BYTES + BLOCKS * 32);
+
+        Images.overwrite(image, 20, BS, 9);
+        JsonNode second = backedUp().json();
+        assertThat(second.get("mode").asText()).isEqualTo("incremental");
+        assertThat(second.get("rehashReason").asText()).contains("no cheap hashes");
+        assertThat(server.sessions.get(1).entryLbns).containsExactly(20L);
+        assertThat(Files.size(stateFile())).isEqualTo(StateFile.HEADER_BYTES_V2 + BLOCKS * StateFile.ENTRY_BYTES_V2);
+
+        Images.overwrite(image, 21, BS, 10);
+        JsonNode third = backedUp().json();
+        assertThat(third.get("rehashReason").isNull()).isTrue();
+        assertThat(third.get("sha256Blocks").asLong()).isEqualTo(1);
+        assertThat(server.sessions.get(2).entryLbns).containsExactly(21L);
+        assertRestoresImage("latest");
+    }
+
+    @Test
+    void backup_corruptChangeHashInState_fullWithReasonThenRebuilt() throws Exception {
+        backedUp();
+        try (RandomAccessFile f = new RandomAccessFile(stateFile().toFile(), "rw")) {
+            long at = StateFile.HEADER_BYTES_V2 + StateFile.ENTRY_BYTES_V2 * 10L + 40; // inside LBN 10's cheap hash
+            f.seek(at);
+            int b = f.read();
+            f.seek(at);
+            f.write(b ^ 0x04);
+        }
+        AgentRun r = backedUp();
+        assertThat(r.json().get("mode").asText()).isEqualTo("full");
+        assertThat(r.stderr()).contains("reading the whole volume (full backup): state file fingerprints are corrupt");
+        Images.overwrite(image, 30, BS, 31);
+        JsonNode j = backedUp().json();
+        assertThat(j.get("mode").asText()).isEqualTo("incremental");
+        assertThat(server.sessions.get(2).entryLbns).containsExactly(30L);
+        assertRestoresImage("latest");
+    }
+
+    @Test
+    void backup_foreignStateFile_fullWithReason() throws Exception {
+        backedUp();
+        Files.write(stateFile(), "this is somebody else's file, not an agent state\n".repeat(10).getBytes());
+        AgentRun r = backedUp();
+        assertThat(r.json().get("mode").asText()).isEqualTo("full");
+        assertThat(r.stderr()).contains("not a Holdfast agent state file");
+        assertThat(Files.size(stateFile())).isEqualTo(StateFile.HEADER_BYTES_V2 + BLOCKS * StateFile.ENTRY_BYTES_V2);
+    }
+
+    @Test
+    void backup_unknownChangeHash_usageErrorAndNothingSent() {
+        AgentRun r = AgentRun.of("backup", "--server", server.address(), "--no-tls", "--volume", "vm1",
+                "--source", image.toString(), "--state-dir", state.toString(), "--change-hash", "md5");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.stderr()).contains("--change-hash md5").contains("xxh128");
+        assertThat(server.sessions).isEmpty();
     }
 }

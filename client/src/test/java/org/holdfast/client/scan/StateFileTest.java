@@ -93,7 +93,7 @@ class StateFileTest {
     void load_otherFileFormat_untrusted() throws Exception {
         Path p = dir.resolve("x.state");
         Files.write(p, new byte[StateFile.HEADER_BYTES + BLOCKS * 32]);
-        assertThat(StateFile.load(p).reason()).contains("unknown format");
+        assertThat(StateFile.load(p).reason()).contains("not a Holdfast agent state file");
     }
 
     @Test
