@@ -98,7 +98,7 @@ public class CoreConfiguration {
         HoldfastProperties.S3 c = props.store().s3();
         S3Settings settings = S3Settings.of(c.endpoint(), c.region(), c.bucket(), c.prefix(), c.credentialsFile(), c.pathStyle())
                 .withChecksumsWhenRequired(c.checksumsWhenRequired());
-        return new LogArchive(S3ObjectStore.open(settings), c.node()); // blank: a random node id kept in the catalog
+        return new LogArchive(S3ObjectStore.open(settings), c.node(), c.cache()); // blank: a random node id kept in the catalog
     }
 
     @Bean

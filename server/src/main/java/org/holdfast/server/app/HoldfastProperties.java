@@ -75,7 +75,9 @@ public record HoldfastProperties(
      * are uploaded. {@code credentialsFile} holds {@code access-key} and {@code secret-key}; without it
      * the environment's {@code AWS_ACCESS_KEY_ID}/{@code AWS_SECRET_ACCESS_KEY} are used. {@code node}
      * names this server in object keys (default: a random id kept in the catalog). {@code checksumsWhenRequired} is
-     * needed by Ceph RGW and Garage.
+     * needed by Ceph RGW and Garage. {@code cacheSize} bounds the local disk the uploaded logs and cached
+     * ranges take (least recently used evicted); {@code readAhead} fetches a restore's ranges on
+     * {@code readAheadThreads} threads up to {@code readAheadDepth} bytes ahead of the writer.
      */
     public record S3(
             java.net.URI endpoint,
@@ -85,7 +87,25 @@ public record HoldfastProperties(
             Path credentialsFile,
             @DefaultValue("true") boolean pathStyle,
             @DefaultValue("true") boolean checksumsWhenRequired,
-            @DefaultValue("") String node) {
+            @DefaultValue("") String node,
+            @DefaultValue("10GB") DataSize cacheSize,
+            @DefaultValue("true") boolean readAhead,
+            @DefaultValue("4") int readAheadThreads,
+            @DefaultValue("64MB") DataSize readAheadDepth) {
+        /** Below this the cache would evict ranges fetched ahead before the restore reads them. */
+        static final long MIN_CACHE_BYTES = 64L << 20;
+
+        public S3 {
+            if (cacheSize.toBytes() < MIN_CACHE_BYTES) {
+                throw new IllegalArgumentException("holdfast.store.s3.cache-size must be at least 64MB, got " + cacheSize);
+            }
+        }
+
+        /** The local cache's settings (1 MiB ranges). */
+        public org.holdfast.server.store.LogCache.Settings cache() {
+            return new org.holdfast.server.store.LogCache.Settings(cacheSize.toBytes(), 1 << 20, readAhead, readAheadThreads,
+                    readAheadDepth.toBytes());
+        }
     }
 
     /**
