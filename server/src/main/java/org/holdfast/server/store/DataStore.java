@@ -184,6 +184,19 @@ public final class DataStore implements AutoCloseable {
         return new DataStore(settings, db, DiskSpace.of(settings.dir()), false, archive);
     }
 
+    /**
+     * A read-ahead for a restore that is about to read many blocks (backend s3 with read-ahead on),
+     * or null: the caller plans the PBNs it will need and closes it.
+     */
+    public ReadAhead readAhead() {
+        return archive == null || readOnly || !archive.cache().settings().readAhead() ? null : new ReadAhead(this, archive.cache());
+    }
+
+    /** Whether log {@code id} is read from a local file (open, or on disk), not from its object. */
+    boolean isLocal(int id) {
+        return logs.containsKey(id) || Files.exists(logPath(id));
+    }
+
     /** The object-store archive of sealed logs, or null for a local store. */
     public LogArchive archive() {
         return archive;
@@ -553,7 +566,7 @@ public final class DataStore implements AutoCloseable {
         into.frameEpoch = -1; // the record buffer no longer holds the cached frame's header
         into.data = into.record;
         into.dataOffset = RECORD_HEADER_BYTES;
-        log.read(into.offset, into.view, 0, RECORD_HEADER_BYTES + len, pbn);
+        readRecords(log, into.offset, into.view, 0, RECORD_HEADER_BYTES + len, pbn, into.fingerprint, 0);
         regionsRead.incrementAndGet();
         String problem = RecordFormat.check(into.record, pbn, len, into.crc);
         if (problem != null) {
@@ -568,7 +581,7 @@ public final class DataStore implements AutoCloseable {
         long now = epoch;
         if (into.frameEpoch != now || into.frameLog != into.logId || into.frameOffset != into.offset) {
             into.frameEpoch = -1;
-            log.read(into.offset, into.view, 0, RECORD_HEADER_BYTES + len, pbn);
+            readRecords(log, into.offset, into.view, 0, RECORD_HEADER_BYTES + len, pbn, into.fingerprint, 0);
             regionsRead.incrementAndGet();
             String problem = FrameFormat.check(into.record, 0, len, into.crc);
             if (problem != null) {
@@ -611,6 +624,23 @@ public final class DataStore implements AutoCloseable {
         into.storedLength = bs;
         into.data = into.frame;
         into.dataOffset = at;
+    }
+
+    /**
+     * Reads a stretch of records. A log read from its object that cannot give them (the object is
+     * gone, or shorter than the log was) has lost the block: it is marked bad and reported as such,
+     * so the next backup of its content repairs it. An outage of the store is no such failure: it
+     * passes through as {@link org.holdfast.server.store.object.ObjectStoreUnavailableException}.
+     */
+    private void readRecords(LogReader log, long offset, ByteBuffer dst, int dstPos, int len, long pbn, byte[] fps, int fpOff) {
+        try {
+            log.read(offset, dst, dstPos, len, pbn);
+        } catch (CorruptDataException e) {
+            if (log instanceof DataLog) {
+                throw e;
+            }
+            throw corruptBlock(log.name(), pbn, offset, e.getMessage(), fps, fpOff);
+        }
     }
 
     private static boolean isZeroFingerprint(byte[] fp) {
@@ -726,7 +756,8 @@ public final class DataStore implements AutoCloseable {
             }
             int first = into.recFirst[i];
             LogReader log = log(into.recLog[i], into.pbn[first]);
-            log.read(into.recOffset[i], into.view, into.recAt[i], (int) (end - into.recOffset[i]), into.pbn[first]);
+            readRecords(log, into.recOffset[i], into.view, into.recAt[i], (int) (end - into.recOffset[i]), into.pbn[first], into.fingerprints,
+                    first * Fingerprint.BYTES);
             regionsRead.incrementAndGet();
             for (int r = i; r < j; r++) {
                 int b = into.recFirst[r];
