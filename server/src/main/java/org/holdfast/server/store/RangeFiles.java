@@ -16,8 +16,8 @@ import java.util.stream.Stream;
 /**
  * The cached ranges of archived data logs on local disk: one file per range, named
  * {@code <log id hex>-<range index hex>.rng}, holding bytes {@code [index * rangeBytes, +rangeBytes)}
- * of the log's object (less for its last range). A file appears whole (written aside, then renamed) or
- * not at all; a crash leaves at most a {@code .tmp} file, removed at the next start.
+ * of the log's object (less for its last range). A file appears whole (written aside, forced, then
+ * renamed) or not at all; a crash leaves at most a {@code .tmp} file, removed at the next start.
  */
 final class RangeFiles {
     private static final String STORE = "range-cache";
@@ -85,8 +85,10 @@ final class RangeFiles {
                 while (b.hasRemaining()) {
                     ch.write(b);
                 }
+                // forced before the rename: after a crash a range file is whole or absent (then fetched again), never
+                // torn, since a record that fails its check here would be taken for a lost block
+                ch.force(false);
             }
-            // not forced: a range lost in a crash is fetched again, and a torn one fails its record's CRC and is refetched
             Files.move(tmp, p, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {
             try {

@@ -89,32 +89,33 @@ class ObjectStoreReadAheadTest {
         }
     }
 
-    @Test
-    void restore_wipedDiskReadAhead_byteIdenticalRangesFetchedAheadSeveralPerGet() throws Exception {
-        try (IngestHarness h = harness(new LogCache.Settings(64L << 20, RANGE, true, 4, 128 * RANGE))) {
+    /** Backs up, wipes the sealed logs, restores both snapshots byte-identical with a cold cache set by {@code cache}. */
+    private LogCache.Stats coldRestore(LogCache.Settings cache) throws Exception {
+        try (IngestHarness h = harness(cache)) {
             backupAndWipe(h);
             h.start();
             restoreBoth(h);
-            LogCache.Stats st = h.store().archive().cache().stats();
-            long ranges = st.bytesFetched() / RANGE;
-            assertThat(st.rangeGets()).as("ranges fetched").isPositive();
-            assertThat(st.misses()).as("few reads had to fetch for themselves: %s", st).isLessThan(st.rangeGets() / 2);
-            assertThat(st.rangeGets()).as("consecutive ranges coalesced into one GET: %s", st).isLessThan(ranges);
-            assertThat(st.hits() + st.readAheadWaits()).as("reads served by read-ahead: %s", st).isGreaterThan(st.misses());
-            assertThat(h.store().archive().stats().requests().gets()).as("every GET was a range's").isEqualTo(st.rangeGets());
+            assertThat(h.store().archive().stats().requests().gets()).as("every GET was a range's")
+                    .isEqualTo(h.store().archive().cache().stats().rangeGets());
+            return h.store().archive().cache().stats();
         }
     }
 
     @Test
+    void restore_wipedDiskReadAhead_byteIdenticalRangesFetchedAheadSeveralPerGet() throws Exception {
+        LogCache.Stats st = coldRestore(new LogCache.Settings(64L << 20, RANGE, true, 4, 128 * RANGE));
+        long ranges = st.bytesFetched() / RANGE;
+        assertThat(st.rangeGets()).as("ranges fetched").isPositive();
+        assertThat(st.misses()).as("few reads had to fetch for themselves: %s", st).isLessThan(st.rangeGets() / 2);
+        assertThat(st.rangeGets()).as("consecutive ranges coalesced into one GET: %s", st).isLessThan(ranges);
+        assertThat(st.hits() + st.readAheadWaits()).as("reads served by read-ahead: %s", st).isGreaterThan(st.misses());
+    }
+
+    @Test
     void restore_readAheadOff_byteIdenticalEveryRangeAMiss() throws Exception {
-        try (IngestHarness h = harness(new LogCache.Settings(64L << 20, RANGE, false, 4, 16 * RANGE))) {
-            backupAndWipe(h);
-            h.start();
-            restoreBoth(h);
-            LogCache.Stats st = h.store().archive().cache().stats();
-            assertThat(st.misses()).as("no read-ahead: %s", st).isPositive().isEqualTo(st.rangeGets());
-            assertThat(st.readAheadWaits()).isZero();
-        }
+        LogCache.Stats st = coldRestore(new LogCache.Settings(64L << 20, RANGE, false, 4, 16 * RANGE));
+        assertThat(st.misses()).as("no read-ahead: %s", st).isPositive().isEqualTo(st.rangeGets());
+        assertThat(st.readAheadWaits()).isZero();
     }
 
     @Test

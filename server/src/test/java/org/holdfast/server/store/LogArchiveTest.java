@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.util.Random;
 import org.holdfast.server.store.object.ObjectStore;
 import org.holdfast.server.store.object.S3ObjectStore;
 import org.holdfast.server.store.object.S3ProxyFixture;
@@ -21,28 +19,28 @@ import org.junit.jupiter.api.io.TempDir;
  * the store, and a confirmed log whose object is gone reads as corrupt data.
  */
 class LogArchiveTest {
-    private static final int BS = 4096;
-
     @TempDir
     Path dir;
 
+    private ArchiveFixture f;
     private S3ProxyFixture s3;
     private MetadataDb db;
 
     @BeforeEach
     void start() throws Exception {
-        s3 = S3ProxyFixture.start(dir.resolve("s3"));
-        db = MetadataDb.open(dir.resolve("catalog"));
+        f = new ArchiveFixture(dir);
+        s3 = f.s3;
+        db = f.db;
     }
 
     @AfterEach
     void stop() throws Exception {
-        db.close();
-        s3.close();
+        f.s3 = s3;
+        f.close();
     }
 
     private DataStore.Settings settings() {
-        return new DataStore.Settings(dir.resolve("data"), 64 << 10, FsyncPolicy.COMMIT, 64, 0);
+        return f.settings();
     }
 
     private LogArchive archive() {
@@ -50,21 +48,12 @@ class LogArchiveTest {
     }
 
     private LogArchive archive(String node) {
-        return new LogArchive(S3ObjectStore.open(s3.settings("t/")), node);
+        return f.archive(node, LogCache.Settings.defaults());
     }
 
     /** Appends {@code n} random raw blocks and syncs; with 64 KiB logs every 15 blocks roll a log. */
     private static long[] write(DataStore store, int n, long seed) throws Exception {
-        long[] pbns = new long[n];
-        Random r = new Random(seed);
-        for (int i = 0; i < n; i++) {
-            byte[] payload = new byte[BS];
-            r.nextBytes(payload);
-            byte[] fp = MessageDigest.getInstance("SHA-256").digest(payload);
-            pbns[i] = store.append(fp, 0, payload, 0, BS, FormatVersions.CODEC_RAW, BS);
-        }
-        store.sync();
-        return pbns;
+        return ArchiveFixture.write(store, new byte[n][], seed);
     }
 
     @Test

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.util.Arrays;
 import java.util.Random;
 import java.util.stream.Stream;
@@ -25,47 +24,34 @@ import org.junit.jupiter.api.io.TempDir;
  * confirmed log whose object is gone reads as corrupt data naming the key.
  */
 class LogCacheTest {
-    private static final int BS = 4096;
+    private static final int BS = ArchiveFixture.BS;
     private static final int RANGE = 16 << 10;
 
     @TempDir
     Path dir;
 
-    private S3ProxyFixture s3;
-    private MetadataDb db;
+    private ArchiveFixture f;
 
     @BeforeEach
-    void start() throws Exception {
-        s3 = S3ProxyFixture.start(dir.resolve("s3"));
-        db = MetadataDb.open(dir.resolve("catalog"));
+    void open() throws Exception {
+        f = new ArchiveFixture(dir);
     }
 
     @AfterEach
-    void stop() throws Exception {
-        db.close();
-        s3.close();
+    void close() throws Exception {
+        f.close();
     }
 
     private DataStore.Settings settings() {
-        return new DataStore.Settings(dir.resolve("data"), 64 << 10, FsyncPolicy.COMMIT, 64, 0);
+        return f.settings();
     }
 
     private LogArchive archive(long limit) {
-        return new LogArchive(S3ObjectStore.open(s3.settings("t/")), "n1", new LogCache.Settings(limit, RANGE, false, 2, 4 * RANGE));
+        return f.archive("n1", new LogCache.Settings(limit, RANGE, false, 2, 4 * RANGE));
     }
 
-    /** Appends {@code n} random raw blocks and syncs; with 64 KiB logs every 15 blocks roll a log. */
     private static long[] write(DataStore store, byte[][] payloads, long seed) throws Exception {
-        long[] pbns = new long[payloads.length];
-        Random r = new Random(seed);
-        for (int i = 0; i < payloads.length; i++) {
-            payloads[i] = new byte[BS];
-            r.nextBytes(payloads[i]);
-            byte[] fp = MessageDigest.getInstance("SHA-256").digest(payloads[i]);
-            pbns[i] = store.append(fp, 0, payloads[i], 0, BS, FormatVersions.CODEC_RAW, BS);
-        }
-        store.sync();
-        return pbns;
+        return ArchiveFixture.write(store, payloads, seed);
     }
 
     private static void assertReads(DataStore store, long[] pbns, byte[][] payloads, Random order) {
@@ -112,7 +98,7 @@ class LogCacheTest {
     void read_manyLogsThroughASmallCache_withinLimitEveryBlockByteIdentical() throws Exception {
         long limit = 8 * RANGE; // two 64 KiB logs' worth: far less than the 20 logs written
         byte[][] payloads = new byte[300][];
-        try (LogArchive archive = archive(limit); DataStore store = DataStore.open(settings(), db, archive)) {
+        try (LogArchive archive = archive(limit); DataStore store = DataStore.open(settings(), f.db, archive)) {
             long[] pbns = write(store, payloads, 1);
             archive.awaitUploads(60_000);
             archive.cache().awaitEvictions(10_000);
@@ -137,12 +123,12 @@ class LogCacheTest {
     @Test
     void read_rangeCachedAfterAMiss_isAHitWithoutAnotherGet() throws Exception {
         byte[][] payloads = new byte[60][];
-        try (LogArchive archive = archive(64 << 20); DataStore store = DataStore.open(settings(), db, archive)) {
+        try (LogArchive archive = archive(64 << 20); DataStore store = DataStore.open(settings(), f.db, archive)) {
             long[] pbns = write(store, payloads, 4);
             archive.awaitUploads(60_000);
         }
         Files.delete(dir.resolve("data").resolve(DataLog.fileName(1)));
-        try (LogArchive archive = archive(64 << 20); DataStore store = DataStore.open(settings(), db, archive)) {
+        try (LogArchive archive = archive(64 << 20); DataStore store = DataStore.open(settings(), f.db, archive)) {
             long[] pbns = new long[payloads.length];
             for (int i = 0; i < pbns.length; i++) {
                 pbns[i] = i + 1; // dense from 1: the first 15 lie in log 1
@@ -163,8 +149,8 @@ class LogCacheTest {
     @Test
     void evict_storeUnreachable_logsNotConfirmedStayWhateverTheLimit() throws Exception {
         byte[][] payloads = new byte[100][];
-        try (LogArchive archive = archive(4 * RANGE); DataStore store = DataStore.open(settings(), db, archive)) {
-            s3.close(); // uploads fail from here on
+        try (LogArchive archive = archive(4 * RANGE); DataStore store = DataStore.open(settings(), f.db, archive)) {
+            f.s3.close(); // uploads fail from here on
             long[] pbns = write(store, payloads, 5);
             archive.awaitUploads(60_000);
             archive.cache().awaitEvictions(10_000);
@@ -174,7 +160,7 @@ class LogCacheTest {
             assertReads(store, pbns, payloads, new Random(6));
             assertThat(archive.cache().stats().evictions()).isZero();
         } finally {
-            s3 = S3ProxyFixture.start(dir.resolve("s3-2")); // for stop()
+            f.s3 = S3ProxyFixture.start(dir.resolve("s3-2")); // for close()
         }
     }
 
@@ -182,19 +168,19 @@ class LogCacheTest {
     void open_smallerLimitThanOnDisk_trimmedAtStartAndBlocksStillRead() throws Exception {
         byte[][] payloads = new byte[200][];
         long[] pbns;
-        try (LogArchive archive = archive(64 << 20); DataStore store = DataStore.open(settings(), db, archive)) {
+        try (LogArchive archive = archive(64 << 20); DataStore store = DataStore.open(settings(), f.db, archive)) {
             pbns = write(store, payloads, 7);
             archive.awaitUploads(60_000);
             assertThat(archive.cache().stats().evictions()).isZero();
         }
         // every sealed log is now cache; and one wiped, so that a range of it is cached too
         Files.delete(dir.resolve("data").resolve(DataLog.fileName(2)));
-        try (LogArchive archive = archive(64 << 20); DataStore store = DataStore.open(settings(), db, archive)) {
+        try (LogArchive archive = archive(64 << 20); DataStore store = DataStore.open(settings(), f.db, archive)) {
             store.read(pbns[20], new StoredBlock());
             assertThat(Files.list(dir.resolve("data").resolve(LogArchive.RANGES_DIR)).count()).isEqualTo(1);
         }
         long limit = 6 * RANGE;
-        try (LogArchive archive = archive(limit); DataStore store = DataStore.open(settings(), db, archive)) {
+        try (LogArchive archive = archive(limit); DataStore store = DataStore.open(settings(), f.db, archive)) {
             archive.cache().awaitEvictions(10_000);
             assertThat(cachedOnDisk(store, archive)).as("trimmed to the new limit at open").isLessThanOrEqualTo(limit);
             assertThat(archive.cache().stats().cachedBytes()).isLessThanOrEqualTo(limit);
@@ -205,17 +191,17 @@ class LogCacheTest {
     @Test
     void read_confirmedLogsObjectGone_corruptDataNamingTheKey() throws Exception {
         byte[][] payloads = new byte[40][];
-        try (LogArchive archive = archive(64 << 20); DataStore store = DataStore.open(settings(), db, archive)) {
+        try (LogArchive archive = archive(64 << 20); DataStore store = DataStore.open(settings(), f.db, archive)) {
             write(store, payloads, 9);
             archive.awaitUploads(60_000);
         }
         Files.delete(dir.resolve("data").resolve(DataLog.fileName(1)));
         String key;
-        try (ObjectStore raw = S3ObjectStore.open(s3.settings("t/"))) {
+        try (ObjectStore raw = S3ObjectStore.open(f.s3.settings("t/"))) {
             key = raw.list("n1/logs/00000001-").get(0);
             raw.delete(key);
         }
-        try (LogArchive archive = archive(64 << 20); DataStore store = DataStore.open(settings(), db, archive)) {
+        try (LogArchive archive = archive(64 << 20); DataStore store = DataStore.open(settings(), f.db, archive)) {
             assertThatThrownBy(() -> store.read(1, new StoredBlock()))
                     .isInstanceOf(CorruptDataException.class).hasMessageContaining("is gone").hasMessageContaining(key);
         }
