@@ -307,6 +307,10 @@ public final class LogCache implements AutoCloseable {
             int n = Math.min(rb, b.length - from);
             byte[] range = count == 1 && n == b.length ? b : Arrays.copyOfRange(b, from, from + n);
             long k = key(logId, first + i);
+            CompletableFuture<byte[]> f = inflight.get(k);
+            if (f != null) {
+                f.complete(range); // waiters go on from memory while the range is written
+            }
             if (n > 0 && !closed) {
                 try {
                     files.write(logId, first + i, range, 0, n);
@@ -316,9 +320,8 @@ public final class LogCache implements AutoCloseable {
                     LOG.log(Level.WARNING, "caching a range of " + source.name(logId) + " failed: " + e.getMessage());
                 }
             }
-            CompletableFuture<byte[]> f = inflight.remove(k);
             if (f != null) {
-                f.complete(range);
+                inflight.remove(k, f); // only now: a reader that finds neither future nor file fetches it again
             }
         }
     }

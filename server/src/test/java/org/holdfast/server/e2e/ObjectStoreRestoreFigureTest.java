@@ -38,7 +38,8 @@ class ObjectStoreRestoreFigureTest {
     @TempDir
     Path dir;
 
-    private record Row(String setup, double seconds, long bytes, long gets, long getBytes) {
+    /** The best of the repeats (by wall time): wall and in-agent seconds, logical bytes, GETs and bytes fetched. */
+    private record Row(String setup, double seconds, double agentSeconds, long bytes, long gets, long getBytes, List<Double> all) {
         double mbPerSecond() {
             return bytes / 1e6 / seconds;
         }
@@ -67,38 +68,55 @@ class ObjectStoreRestoreFigureTest {
         }
     }
 
-    /** Backs up {@code image}, optionally empties the cache (s3), restores, and checks the bytes. */
-    private Row run(String setup, Map<String, String> props, Path image, String digest, boolean s3) throws Exception {
+    /**
+     * Backs up {@code image}, then {@code repeats} times: restarts the server (s3: with the sealed logs
+     * and cached ranges deleted first, a cold cache), restores, and checks the bytes.
+     */
+    private Row run(String setup, Map<String, String> props, Path image, String digest, boolean s3, int repeats) throws Exception {
         AgentProcess agent = new AgentProcess(logs);
         Path work = dir.resolve(setup.replaceAll("[^a-z0-9]+", "-"));
         try (ServerProcess server = ServerProcess.startWithHeap(work, "sungem", props, logs, "2g")) {
             BackupSummary b = agent.backup(server, "img", image, Files.createDirectories(work.resolve("state")));
+            Path data = server.dataDir().resolve("data");
+            List<Path> sealed = logFiles(data).subList(0, logFiles(data).size() - 1); // the newest is active: it stays
             if (s3) {
-                Path data = server.dataDir().resolve("data");
-                List<Path> sealed = logFiles(data).subList(0, logFiles(data).size() - 1); // the newest is active: it stays
-                await().atMost(Duration.ofMinutes(5))
-                        .until(() -> uploaded(server) >= sealed.size());
+                await().atMost(Duration.ofMinutes(5)).until(() -> uploaded(server) >= sealed.size());
+            }
+            Row best = null;
+            List<Double> all = new ArrayList<>();
+            for (int i = 0; i < repeats; i++) {
                 server.close();
-                for (Path p : sealed) {
-                    Files.delete(p);
-                }
-                try (Stream<Path> s = Files.list(data.resolve("ranges"))) {
-                    for (Path p : s.toList()) {
-                        Files.delete(p);
-                    }
+                if (s3) {
+                    wipe(sealed, data.resolve("ranges"));
                 }
                 server.start();
+                long gets = s3 ? metric(server, "holdfast_objects_requests_total", "kind=\"get\"") : 0;
+                long getBytes = s3 ? metric(server, "holdfast_objects_bytes_total", "direction=\"get\"") : 0;
+                Path out = work.resolve("restored.img");
+                AgentResult r = agent.restore(server, "img", b.snapshotId(), out);
+                assertThat(sha256(out)).as("%s restores byte-identical", setup).isEqualTo(digest);
+                long size = Files.size(out);
+                Files.delete(out);
+                double seconds = r.elapsed().toNanos() / 1e9;
+                all.add(seconds);
+                if (best == null || seconds < best.seconds()) {
+                    best = new Row(setup, seconds, AgentProcess.json(r).path("seconds").asDouble(), size,
+                            s3 ? metric(server, "holdfast_objects_requests_total", "kind=\"get\"") - gets : 0,
+                            s3 ? metric(server, "holdfast_objects_bytes_total", "direction=\"get\"") - getBytes : 0, all);
+                }
             }
-            long gets = s3 ? metric(server, "holdfast_objects_requests_total", "kind=\"get\"") : 0;
-            long getBytes = s3 ? metric(server, "holdfast_objects_bytes_total", "direction=\"get\"") : 0;
-            Path out = work.resolve("restored.img");
-            AgentResult r = agent.restore(server, "img", b.snapshotId(), out);
-            assertThat(sha256(out)).as("%s restores byte-identical", setup).isEqualTo(digest);
-            long size = Files.size(out);
-            Files.delete(out);
-            return new Row(setup, r.elapsed().toNanos() / 1e9, size,
-                    s3 ? metric(server, "holdfast_objects_requests_total", "kind=\"get\"") - gets : 0,
-                    s3 ? metric(server, "holdfast_objects_bytes_total", "direction=\"get\"") - getBytes : 0);
+            return best;
+        }
+    }
+
+    private static void wipe(List<Path> sealed, Path ranges) throws Exception {
+        for (Path p : sealed) {
+            Files.deleteIfExists(p);
+        }
+        try (Stream<Path> s = Files.list(ranges)) {
+            for (Path p : s.toList()) {
+                Files.delete(p);
+            }
         }
     }
 
@@ -113,8 +131,10 @@ class ObjectStoreRestoreFigureTest {
         Path image = Path.of(System.getProperty("holdfast.bench.image", "/work/prof/full.img"));
         Assumptions.assumeTrue(Files.isRegularFile(image), "no bench image at " + image);
         String digest = sha256(image);
+        int repeats = Integer.getInteger("holdfast.bench.repeats", 2);
+        String loadBefore = Files.readString(Path.of("/proc/loadavg")).strip();
         List<Row> rows = new ArrayList<>();
-        rows.add(run("local", Map.of("holdfast.store.log-roll-size", "64MB"), image, digest, false));
+        rows.add(run("local", Map.of("holdfast.store.log-roll-size", "64MB"), image, digest, false, repeats));
         try (S3ProxyFixture s3 = S3ProxyFixture.start(dir.resolve("s3"))) {
             for (boolean ahead : new boolean[] {true, false}) {
                 Map<String, String> props = new LinkedHashMap<>();
@@ -126,14 +146,18 @@ class ObjectStoreRestoreFigureTest {
                 props.put("holdfast.store.s3.node", "bench");
                 props.put("holdfast.store.log-roll-size", "64MB");
                 props.put("holdfast.store.s3.read-ahead", Boolean.toString(ahead));
-                rows.add(run(ahead ? "s3, cold cache, read-ahead" : "s3, cold cache, no read-ahead", props, image, digest, true));
+                rows.add(run(ahead ? "s3, cold cache, read-ahead" : "s3, cold cache, no read-ahead", props, image, digest, true, repeats));
             }
         }
-        StringBuilder t = new StringBuilder("| setup | restore s | MB/s | vs local | GETs | MiB fetched |\n| --- | --- | --- | --- | --- | --- |\n");
+        StringBuilder t = new StringBuilder("| setup | restore s (best) | all runs s | in-agent s | MB/s | time vs local | GETs | MiB fetched |\n"
+                + "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
         for (Row r : rows) {
-            t.append(String.format("| %s | %.1f | %.1f | %.2fx | %d | %.1f |%n", r.setup(), r.seconds(), r.mbPerSecond(),
-                    rows.get(0).mbPerSecond() / r.mbPerSecond(), r.gets(), r.getBytes() / 1048576.0));
+            t.append(String.format("| %s | %.1f | %s | %.1f | %.1f | %.2fx | %d | %.1f |%n", r.setup(), r.seconds(),
+                    r.all().stream().map(x -> String.format("%.1f", x)).toList(), r.agentSeconds(), r.mbPerSecond(),
+                    r.seconds() / rows.get(0).seconds(), r.gets(), r.getBytes() / 1048576.0));
         }
+        t.append("\nload average before: ").append(loadBefore).append("; after: ")
+                .append(Files.readString(Path.of("/proc/loadavg")).strip()).append('\n');
         System.out.println(t);
         Files.writeString(Path.of("target", "objstore-restore-figure.md"), t);
         assertThat(rows.get(1).gets()).as("the cold cache read from the object store").isPositive();

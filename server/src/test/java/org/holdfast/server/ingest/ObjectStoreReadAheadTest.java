@@ -129,9 +129,7 @@ class ObjectStoreReadAheadTest {
             }
             h.store().archive().awaitUploads(60_000);
             h.store().archive().cache().awaitEvictions(10_000);
-            for (int round = 0; round < 2; round++) {
-                restoreBoth(h);
-            }
+            restoreBoth(h);
             LogCache cache = h.store().archive().cache();
             cache.awaitEvictions(10_000);
             LogCache.Stats st = cache.stats();
