@@ -2,6 +2,7 @@ package org.holdfast.server.app;
 
 import java.nio.file.Path;
 import org.holdfast.server.store.FsyncPolicy;
+import org.holdfast.server.store.LogCache;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
@@ -92,7 +93,7 @@ public record HoldfastProperties(
             @DefaultValue("true") boolean readAhead,
             @DefaultValue("4") int readAheadThreads,
             @DefaultValue("64MB") DataSize readAheadDepth) {
-        /** Below this the cache would evict ranges fetched ahead before the restore reads them. */
+        /** Below this the cache holds too few 1 MiB ranges for a restore's read-ahead (it takes at most half). */
         static final long MIN_CACHE_BYTES = 64L << 20;
 
         public S3 {
@@ -102,8 +103,8 @@ public record HoldfastProperties(
         }
 
         /** The local cache's settings (1 MiB ranges). */
-        public org.holdfast.server.store.LogCache.Settings cache() {
-            return new org.holdfast.server.store.LogCache.Settings(cacheSize.toBytes(), 1 << 20, readAhead, readAheadThreads,
+        public LogCache.Settings cache() {
+            return new LogCache.Settings(cacheSize.toBytes(), 1 << 20, readAhead, readAheadThreads,
                     readAheadDepth.toBytes());
         }
     }

@@ -21,7 +21,8 @@ import org.holdfast.server.store.object.ObjectStoreStats;
 /**
  * Sealed data logs in an object store (backend {@code s3}): a log whose content is final (the
  * durable point lies in a later log) is uploaded once, create-only, as an immutable object; its
- * local file stays as a cache, and a log whose local file is missing is fetched back when read.
+ * local file then belongs to the {@link LogCache}, and a log whose local file is gone is read by
+ * ranges of its object.
  *
  * <p>An upload is confirmed by a synced {@code meta} key {@value #META_UPLOADED}{@code <id>} holding
  * the log's epoch (its header's creation time) and the node name it was uploaded under: only a

@@ -107,6 +107,7 @@ public final class LogCache implements AutoCloseable {
     private final ConcurrentHashMap<Long, CompletableFuture<byte[]>> inflight = new ConcurrentHashMap<>();
     private final ExecutorService fetchers;
     private final ExecutorService evictor;
+    private final ExecutorService writer;
     private volatile IntPredicate logEvictor = id -> false;
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
@@ -123,6 +124,7 @@ public final class LogCache implements AutoCloseable {
         this.source = source;
         this.fetchers = pool("holdfast-read-ahead", settings.readAheadThreads());
         this.evictor = pool("holdfast-cache-evict", 1);
+        this.writer = pool("holdfast-cache-write", 1);
         synchronized (this) {
             for (RangeFiles.Found f : files.scan()) {
                 if (uploaded.test(f.logId())) {
@@ -240,12 +242,12 @@ public final class LogCache implements AutoCloseable {
             if (f == null) {
                 misses.increment();
                 f = mine;
-                fetch(logId, index, 1);
+                fetch(logId, index, 1, true);
             } else {
-                waits.increment();
+                countWait(f);
             }
         } else {
-            waits.increment();
+            countWait(f);
         }
         byte[] b = await(f);
         if (b.length < from + n) {
@@ -253,6 +255,15 @@ public final class LogCache implements AutoCloseable {
         }
         dst.clear().position(at).limit(at + n);
         dst.put(b, from, n);
+    }
+
+    /** A range fetched already (its file still being written) is a hit; one still being fetched ahead is a wait. */
+    private void countWait(CompletableFuture<byte[]> f) {
+        if (f.isDone()) {
+            hits.increment();
+        } else {
+            waits.increment();
+        }
     }
 
     private CorruptDataException beyondEnd(int logId, long end, long pbn) {
@@ -279,7 +290,7 @@ public final class LogCache implements AutoCloseable {
         try {
             fetchers.execute(() -> {
                 try {
-                    fetch(logId, first, count);
+                    fetch(logId, first, count, false);
                 } catch (RuntimeException e) {
                     // the readers that need these ranges get the failure from their futures
                     LOG.log(Level.DEBUG, "read-ahead of " + source.name(logId) + " failed: " + e.getMessage());
@@ -290,8 +301,12 @@ public final class LogCache implements AutoCloseable {
         }
     }
 
-    /** One GET for the claimed ranges {@code first..first+count-1}; stores each, then hands it to whoever waits for it. */
-    private void fetch(int logId, int first, int count) {
+    /**
+     * One GET for the claimed ranges {@code first..first+count-1}: hands each to whoever waits for it,
+     * then stores it, on the cache's writer thread if {@code writeLater} (a reader's own miss need not
+     * wait for the file write and its fsync).
+     */
+    private void fetch(int logId, int first, int count, boolean writeLater) {
         int rb = settings.rangeBytes();
         byte[] b;
         try {
@@ -302,26 +317,44 @@ public final class LogCache implements AutoCloseable {
         }
         gets.increment();
         fetched.add(b.length);
+        byte[][] ranges = new byte[count][];
         for (int i = 0; i < count; i++) {
             int from = Math.min(b.length, i * rb);
             int n = Math.min(rb, b.length - from);
-            byte[] range = count == 1 && n == b.length ? b : Arrays.copyOfRange(b, from, from + n);
-            long k = key(logId, first + i);
-            CompletableFuture<byte[]> f = inflight.get(k);
+            ranges[i] = count == 1 && n == b.length ? b : Arrays.copyOfRange(b, from, from + n);
+            CompletableFuture<byte[]> f = inflight.get(key(logId, first + i));
             if (f != null) {
-                f.complete(range); // waiters go on from memory while the range is written
+                f.complete(ranges[i]); // waiters go on from memory while the range is written
             }
-            if (n > 0 && !closed) {
+        }
+        if (!writeLater) {
+            keep(logId, first, ranges);
+            return;
+        }
+        try {
+            writer.execute(() -> keep(logId, first, ranges));
+        } catch (RejectedExecutionException e) {
+            keep(logId, first, ranges); // closing
+        }
+    }
+
+    /** Writes fetched ranges to their files and counts them in; only then they stop being in flight. */
+    private void keep(int logId, int first, byte[][] ranges) {
+        for (int i = 0; i < ranges.length; i++) {
+            long k = key(logId, first + i);
+            if (ranges[i].length > 0 && !closed) {
                 try {
-                    files.write(logId, first + i, range, 0, n);
-                    admit(k, n);
+                    files.write(logId, first + i, ranges[i], 0, ranges[i].length);
+                    admit(k, ranges[i].length);
                 } catch (StoreException e) {
                     // served from memory this once; fetched again next time
                     LOG.log(Level.WARNING, "caching a range of " + source.name(logId) + " failed: " + e.getMessage());
                 }
             }
-            if (f != null) {
-                inflight.remove(k, f); // only now: a reader that finds neither future nor file fetches it again
+            // only now: a reader that finds neither a future nor a file fetches the range again
+            CompletableFuture<byte[]> f = inflight.get(k);
+            if (f != null && f.isDone()) {
+                inflight.remove(k, f);
             }
         }
     }
@@ -405,9 +438,10 @@ public final class LogCache implements AutoCloseable {
         }
     }
 
-    /** Waits until evictions scheduled so far have run (tests). */
+    /** Waits until the range writes and then the evictions scheduled so far have run (tests). */
     public void awaitEvictions(long timeoutMillis) {
         try {
+            writer.submit(() -> { }).get(timeoutMillis, TimeUnit.MILLISECONDS);
             evictor.submit(() -> { }).get(timeoutMillis, TimeUnit.MILLISECONDS);
         } catch (Exception e) {
             throw new IllegalStateException("evictions did not finish within " + timeoutMillis + " ms", e);
@@ -432,9 +466,11 @@ public final class LogCache implements AutoCloseable {
     public void close() {
         closed = true;
         fetchers.shutdownNow();
+        writer.shutdown();
         evictor.shutdown();
         try {
             fetchers.awaitTermination(30, TimeUnit.SECONDS);
+            writer.awaitTermination(30, TimeUnit.SECONDS);
             evictor.awaitTermination(30, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
