@@ -99,7 +99,7 @@ public class CoreConfiguration {
         S3Settings settings = S3Settings.of(c.endpoint(), c.region(), c.bucket(), c.prefix(), c.credentialsFile(), c.pathStyle())
                 .withChecksumsWhenRequired(c.checksumsWhenRequired())
                 .withRateLimits(c.maxReadRequestsPerSecond(), c.maxWriteRequestsPerSecond());
-        return new LogArchive(S3ObjectStore.open(settings), c.node()); // blank: a random node id kept in the catalog
+        return new LogArchive(S3ObjectStore.open(settings), c.node(), c.cache()); // blank: a random node id kept in the catalog
     }
 
     @Bean

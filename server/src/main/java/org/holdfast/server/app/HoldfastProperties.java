@@ -2,6 +2,7 @@ package org.holdfast.server.app;
 
 import java.nio.file.Path;
 import org.holdfast.server.store.FsyncPolicy;
+import org.holdfast.server.store.LogCache;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
@@ -77,6 +78,9 @@ public record HoldfastProperties(
      * names this server in object keys (default: a random id kept in the catalog). {@code checksumsWhenRequired} is
      * needed by Ceph RGW and Garage. {@code maxReadRequestsPerSecond} (GET, HEAD, LIST) and
      * {@code maxWriteRequestsPerSecond} (PUT, DELETE) cap the request rate; 0 is unlimited.
+     * {@code cacheSize} bounds the local disk the uploaded logs and cached
+     * ranges take (least recently used evicted); {@code readAhead} fetches a restore's ranges on
+     * {@code readAheadThreads} threads up to {@code readAheadDepth} bytes ahead of the writer.
      */
     public record S3(
             java.net.URI endpoint,
@@ -88,7 +92,25 @@ public record HoldfastProperties(
             @DefaultValue("true") boolean checksumsWhenRequired,
             @DefaultValue("") String node,
             @DefaultValue("0") double maxReadRequestsPerSecond,
-            @DefaultValue("0") double maxWriteRequestsPerSecond) {
+            @DefaultValue("0") double maxWriteRequestsPerSecond,
+            @DefaultValue("10GB") DataSize cacheSize,
+            @DefaultValue("true") boolean readAhead,
+            @DefaultValue("4") int readAheadThreads,
+            @DefaultValue("64MB") DataSize readAheadDepth) {
+        /** Below this the cache holds too few 1 MiB ranges for a restore's read-ahead (it takes at most half). */
+        static final long MIN_CACHE_BYTES = 64L << 20;
+
+        public S3 {
+            if (cacheSize.toBytes() < MIN_CACHE_BYTES) {
+                throw new IllegalArgumentException("holdfast.store.s3.cache-size must be at least 64MB, got " + cacheSize);
+            }
+        }
+
+        /** The local cache's settings (1 MiB ranges). */
+        public LogCache.Settings cache() {
+            return new LogCache.Settings(cacheSize.toBytes(), 1 << 20, readAhead, readAheadThreads,
+                    readAheadDepth.toBytes());
+        }
     }
 
     /**

@@ -1,13 +1,16 @@
 package org.holdfast.server.app;
 
 import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import java.util.function.ToLongFunction;
 import org.holdfast.server.store.LogArchive;
+import org.holdfast.server.store.LogCache;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.stereotype.Component;
 
-/** Backend s3: object-store requests and bytes (stores bill per request), retries, and logs uploaded and fetched back. */
+/** Backend s3: object-store requests and bytes (stores bill per request), retries, logs uploaded and fetched back, and the local cache. */
 @Component
 @ConditionalOnProperty(name = "holdfast.store.backend", havingValue = "s3")
 public class ObjectStoreMetrics implements MeterBinder {
@@ -38,6 +41,26 @@ public class ObjectStoreMetrics implements MeterBinder {
                 .description("data logs fetched back because their local file was missing").register(r);
         FunctionCounter.builder("holdfast.objects.rate-limited", archive, a -> a.stats().requests().rateLimitedMillis() / 1000.0)
                 .baseUnit("seconds").description("time object-store requests waited for the configured request-rate limits").register(r);
+        cache(r, "hits", LogCache.Stats::hits, "reads of archived logs served from the local cache (uploaded log files and cached ranges)");
+        cache(r, "misses", LogCache.Stats::misses, "reads of archived logs that had to fetch a range from the object store");
+        cache(r, "read-ahead-waits", LogCache.Stats::readAheadWaits, "reads that waited for a range read-ahead was fetching");
+        cache(r, "range-gets", LogCache.Stats::rangeGets, "ranged GETs made for the cache (on a miss or ahead of a restore)");
+        FunctionCounter.builder("holdfast.objects.cache.fetched", archive, a -> cacheStat(a, LogCache.Stats::bytesFetched))
+                .baseUnit("bytes").description("bytes fetched into the cache by ranged GETs").register(r);
+        cache(r, "evictions", LogCache.Stats::evictions, "uploaded logs and ranges evicted, least recently used first");
+        Gauge.builder("holdfast.objects.cache.size", archive, a -> cacheStat(a, LogCache.Stats::cachedBytes)).baseUnit("bytes")
+                .description("local bytes the cache holds: uploaded sealed logs and cached ranges").register(r);
+        Gauge.builder("holdfast.objects.cache.limit", archive, a -> cacheStat(a, LogCache.Stats::limitBytes)).baseUnit("bytes")
+                .description("holdfast.store.s3.cache-size").register(r);
+    }
+
+    private void cache(MeterRegistry r, String name, ToLongFunction<LogCache.Stats> f, String description) {
+        FunctionCounter.builder("holdfast.objects.cache." + name, archive, a -> cacheStat(a, f)).description(description).register(r);
+    }
+
+    private static double cacheStat(LogArchive a, ToLongFunction<LogCache.Stats> f) {
+        LogCache c = a.cache();
+        return c == null ? 0 : f.applyAsLong(c.stats()); // null until the data store opened
     }
 
     private void request(MeterRegistry r, String kind, java.util.function.ToDoubleFunction<LogArchive> f) {

@@ -35,7 +35,9 @@ import org.holdfast.server.store.VerifyLedger;
  * <p>Reads go in batches: the next {@value #LOOKAHEAD} mapped LBNs are taken from the map, and
  * their blocks are read with {@link DataStore#readBatch} (one index iterator, one positional read
  * per stretch of adjacent records), so a restore of a sequentially written volume costs a few
- * system calls per frame instead of one read and one index lookup per block.
+ * system calls per frame instead of one read and one index lookup per block. On backend s3 a
+ * {@link RestorePrefetcher} announces the blocks further ahead, so that their ranges are fetched
+ * from the object store on other threads before this stream reads them.
  *
  * <p>Flow control: at most {@value #MAX_IN_FLIGHT} frames are written and not yet flushed to the
  * socket, and none is built while the channel is not writable; each completed write schedules the
@@ -63,6 +65,8 @@ public final class RestoreStream implements AutoCloseable {
     private final Consumer<Throwable> onError;
     private final Runnable onEnd;
     private final MapCursor cursor;
+    // backend s3: fetches the ranges of the blocks ahead on other threads; null without
+    private final RestorePrefetcher prefetcher;
     private final BlockBatch batch;
     private final long blockCount;
     private final int framePayloadBytes;
@@ -112,6 +116,7 @@ public final class RestoreStream implements AutoCloseable {
         this.batch = new BlockBatch(LOOKAHEAD, BATCH_BUFFER_BYTES, ProtocolLimits.maxZstdPayload(snapshot.blockSize()));
         this.cursor = catalog.mapCursor(volume.internalId());
         cursor.startScan(snapshot.sequence(), fromLbn, blockCount);
+        this.prefetcher = RestorePrefetcher.start(store.readAhead(), catalog, volume.internalId(), snapshot.sequence(), fromLbn, blockCount);
     }
 
     /** The RESTORE_INFO to send first. */
@@ -143,6 +148,9 @@ public final class RestoreStream implements AutoCloseable {
             }
             long before = blocksSent;
             RestoreData frame = buildFrame();
+            if (prefetcher != null) {
+                prefetcher.reached(nextLbn);
+            }
             sent.accept((blocksSent - before) * snapshot.blockSize());
             inFlight.incrementAndGet();
             ChannelFuture f = channel.writeAndFlush(frame);
@@ -276,13 +284,16 @@ public final class RestoreStream implements AutoCloseable {
         while (ahead < LOOKAHEAD) {
             if (!cursor.nextMapped()) {
                 cursorDone = true;
-                return;
+                break;
             }
             if (cursor.pbn() != 0) {
                 aheadLbn[ahead] = cursor.lbn();
                 aheadPbn[ahead] = cursor.pbn();
                 ahead++;
             }
+        }
+        if (prefetcher != null && ahead > 0) {
+            prefetcher.reached(aheadLbn[ahead - 1] + 1); // read now: what read-ahead fetches counts from after these
         }
     }
 
@@ -295,6 +306,9 @@ public final class RestoreStream implements AutoCloseable {
     public void close() {
         if (!closed) {
             closed = true;
+            if (prefetcher != null) {
+                prefetcher.close();
+            }
             cursor.close();
             if (decoder != null) {
                 decoder.close();

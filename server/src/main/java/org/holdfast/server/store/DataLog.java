@@ -23,7 +23,7 @@ import java.nio.file.StandardOpenOption;
  * append that needed the write is refused, and the next write, force or append retries, so the log
  * keeps working once space is back and no record that was handed out is ever lost.
  */
-public final class DataLog implements AutoCloseable {
+public final class DataLog implements AutoCloseable, LogReader {
     private static final String STORE = "data-log";
     static final int WRITE_BUFFER_BYTES = 1 << 20;
 
@@ -144,6 +144,11 @@ public final class DataLog implements AutoCloseable {
 
     public Path path() {
         return path;
+    }
+
+    @Override
+    public String name() {
+        return path.toString();
     }
 
     /** Appended bytes still in the write buffer (not yet in the file). */
@@ -270,7 +275,8 @@ public final class DataLog implements AutoCloseable {
     }
 
     /** Reads exactly {@code len} bytes at {@code offset} into {@code dst} from {@code dstPos} (one stretch of records). */
-    void read(long offset, ByteBuffer dst, int dstPos, int len, long pbn) {
+    @Override
+    public void read(long offset, ByteBuffer dst, int dstPos, int len, long pbn) {
         if (offset < DATA_LOG_HEADER_BYTES || offset + len > size) {
             throw new CorruptDataException(STORE, path.toString(), "pbn " + pbn,
                     "records at " + offset + "+" + len + " lie outside the log (size " + size + ")");

@@ -163,6 +163,7 @@ public final class DataStore implements AutoCloseable {
         this.recovery = readOnly ? openLogsReadOnly() : recover();
         reserve.unwritten(() -> active.buffered()); // read without the append lock: a byte more or less is no harm
         if (archive != null && !readOnly) {
+            archive.cache().attach(uploadedLocalLogs(), this::evictLocalLog);
             archive.sealedBelow(durableLogId); // uploads a crash interrupted resume now
         }
     }
@@ -179,6 +180,19 @@ public final class DataStore implements AutoCloseable {
     /** As {@link #open(Settings, MetadataDb, DiskSpace, LogArchive)} on the data directory's real disk. */
     public static DataStore open(Settings settings, MetadataDb db, LogArchive archive) {
         return new DataStore(settings, db, DiskSpace.of(settings.dir()), false, archive);
+    }
+
+    /**
+     * A read-ahead for a restore that is about to read many blocks (backend s3 with read-ahead on),
+     * or null: the caller plans the PBNs it will need and closes it.
+     */
+    public ReadAhead readAhead() {
+        return archive == null || readOnly || !archive.cache().settings().readAhead() ? null : new ReadAhead(this, archive.cache());
+    }
+
+    /** Whether log {@code id} is read from a local file (open, or on disk), not from its object. */
+    boolean isLocal(int id) {
+        return logs.containsKey(id) || Files.exists(logPath(id));
     }
 
     /** The object-store archive of sealed logs, or null for a local store. */
@@ -551,7 +565,7 @@ public final class DataStore implements AutoCloseable {
             throw new CorruptDataException("location-index", db.path(), "pbn " + pbn,
                     "stored length " + len + " outside 1.." + into.capacity());
         }
-        DataLog log = log(into.logId, pbn);
+        LogReader log = log(into.logId, pbn);
         if (FrameFormat.isMember(into.location)) {
             readMember(pbn, into, len, log);
             return;
@@ -559,26 +573,26 @@ public final class DataStore implements AutoCloseable {
         into.frameEpoch = -1; // the record buffer no longer holds the cached frame's header
         into.data = into.record;
         into.dataOffset = RECORD_HEADER_BYTES;
-        log.read(into.offset, into.view, RECORD_HEADER_BYTES + len, pbn);
+        readRecords(log, into.offset, into.view, 0, RECORD_HEADER_BYTES + len, pbn, into.fingerprint, 0);
         regionsRead.incrementAndGet();
         String problem = RecordFormat.check(into.record, pbn, len, into.crc);
         if (problem != null) {
-            throw corruptBlock(log.path().toString(), pbn, into.offset, problem, into.fingerprint, 0);
+            throw corruptBlock(log.name(), pbn, into.offset, problem, into.fingerprint, 0);
         }
         into.codec = RecordFormat.codec(into.record);
         into.rawLength = RecordFormat.rawLength(into.record);
     }
 
     /** Reads member {@code pbn} of the frame record of {@code len} stored bytes that {@code into} located (decoding it unless cached). */
-    private void readMember(long pbn, StoredBlock into, int len, DataLog log) {
+    private void readMember(long pbn, StoredBlock into, int len, LogReader log) {
         long now = epoch;
         if (into.frameEpoch != now || into.frameLog != into.logId || into.frameOffset != into.offset) {
             into.frameEpoch = -1;
-            log.read(into.offset, into.view, RECORD_HEADER_BYTES + len, pbn);
+            readRecords(log, into.offset, into.view, 0, RECORD_HEADER_BYTES + len, pbn, into.fingerprint, 0);
             regionsRead.incrementAndGet();
             String problem = FrameFormat.check(into.record, 0, len, into.crc);
             if (problem != null) {
-                throw corruptBlock(log.path().toString(), pbn, into.offset, problem, into.fingerprint, 0);
+                throw corruptBlock(log.name(), pbn, into.offset, problem, into.fingerprint, 0);
             }
             if (into.frame == null) {
                 into.frame = new byte[FormatVersions.FRAME_MAX_RAW];
@@ -591,7 +605,7 @@ public final class DataStore implements AutoCloseable {
                 }
                 codec.decompress(into.record, payload, RECORD_HEADER_BYTES + len - payload, into.frame, 0, FrameFormat.rawLength(into.record, 0));
             } catch (CorruptPayloadException e) {
-                throw corruptBlock(log.path().toString(), pbn, into.offset, "frame does not decode: " + e.getMessage(), into.fingerprint, 0);
+                throw corruptBlock(log.name(), pbn, into.offset, "frame does not decode: " + e.getMessage(), into.fingerprint, 0);
             } finally {
                 if (codec != null) {
                     codecs.add(codec);
@@ -603,13 +617,13 @@ public final class DataStore implements AutoCloseable {
         }
         int k = FrameFormat.memberIndex(into.record, 0, pbn);
         if (k < 0) {
-            throw corruptBlock(log.path().toString(), pbn, into.offset, "the frame record does not hold this PBN", into.fingerprint, 0);
+            throw corruptBlock(log.name(), pbn, into.offset, "the frame record does not hold this PBN", into.fingerprint, 0);
         }
         int bs = FrameFormat.blockSize(into.record, 0);
         int at = k * bs;
         BlockHasher.forCurrentThread().sha256(into.frame, at, bs, into.digest, 0);
         if (!Arrays.equals(into.digest, into.fingerprint) && !(isZeroFingerprint(into.fingerprint) && ZeroBlocks.isZero(into.frame, at, bs))) {
-            throw corruptBlock(log.path().toString(), pbn, into.offset, "member " + k + " of the frame does not match its fingerprint (SHA-256)",
+            throw corruptBlock(log.name(), pbn, into.offset, "member " + k + " of the frame does not match its fingerprint (SHA-256)",
                     into.fingerprint, 0);
         }
         into.codec = FormatVersions.CODEC_RAW;
@@ -617,6 +631,23 @@ public final class DataStore implements AutoCloseable {
         into.storedLength = bs;
         into.data = into.frame;
         into.dataOffset = at;
+    }
+
+    /**
+     * Reads a stretch of records. A log read from its object that cannot give them (the object is
+     * gone, or shorter than the log was) has lost the block: it is marked bad and reported as such,
+     * so the next backup of its content repairs it. An outage of the store is no such failure: it
+     * passes through as {@link org.holdfast.server.store.object.ObjectStoreUnavailableException}.
+     */
+    private void readRecords(LogReader log, long offset, ByteBuffer dst, int dstPos, int len, long pbn, byte[] fps, int fpOff) {
+        try {
+            log.read(offset, dst, dstPos, len, pbn);
+        } catch (CorruptDataException e) {
+            if (log instanceof DataLog) {
+                throw e;
+            }
+            throw corruptBlock(log.name(), pbn, offset, e.getMessage(), fps, fpOff);
+        }
     }
 
     private static boolean isZeroFingerprint(byte[] fp) {
@@ -731,8 +762,9 @@ public final class DataStore implements AutoCloseable {
                 j++;
             }
             int first = into.recFirst[i];
-            DataLog log = log(into.recLog[i], into.pbn[first]);
-            log.read(into.recOffset[i], into.view, into.recAt[i], (int) (end - into.recOffset[i]), into.pbn[first]);
+            LogReader log = log(into.recLog[i], into.pbn[first]);
+            readRecords(log, into.recOffset[i], into.view, into.recAt[i], (int) (end - into.recOffset[i]), into.pbn[first], into.fingerprints,
+                    first * Fingerprint.BYTES);
             regionsRead.incrementAndGet();
             for (int r = i; r < j; r++) {
                 int b = into.recFirst[r];
@@ -740,7 +772,7 @@ public final class DataStore implements AutoCloseable {
                 String problem = FrameFormat.isMember(into.location[b]) ? FrameFormat.check(into.buf, into.recAt[r], stored, into.crc)
                         : RecordFormat.check(into.buf, into.recAt[r], into.pbn[b], stored, into.crc);
                 if (problem != null) {
-                    throw corruptBlock(log.path().toString(), into.pbn[b], into.offset[b], problem, into.fingerprints, b * Fingerprint.BYTES);
+                    throw corruptBlock(log.name(), into.pbn[b], into.offset[b], problem, into.fingerprints, b * Fingerprint.BYTES);
                 }
             }
             i = j;
@@ -1066,6 +1098,9 @@ public final class DataStore implements AutoCloseable {
             if (old != null) {
                 closeQuietly(old);
             }
+            if (archive != null) {
+                archive.cache().forgetLog(logId);
+            }
             DataLog.deleteFile(logPath(logId));
             DataLog.forceDirectory(settings.dir());
             epoch = EPOCHS.incrementAndGet();
@@ -1124,17 +1159,25 @@ public final class DataStore implements AutoCloseable {
         }
     }
 
-    private DataLog log(int id, long pbn) {
+    /** The reader of log {@code id}: its local file, else (backend s3) the cached ranges of its object. */
+    private LogReader log(int id, long pbn) {
         DataLog l = logs.get(id);
         if (l != null) {
+            if (archive != null) {
+                archive.cache().touchLog(id);
+            }
             return l;
         }
         if (archive != null && !Files.exists(logPath(id))) {
-            archive.fetch(id, logPath(id)); // outside the append lock: a download must not stall ingest
+            LogReader remote = archive.remote(id);
+            if (remote != null) {
+                return remote; // fetched outside the append lock: a GET must not stall ingest
+            }
         }
+        DataLog opened;
         synchronized (appendLock) {
             ensureOpen();
-            return logs.computeIfAbsent(id, k -> {
+            opened = logs.computeIfAbsent(id, k -> {
                 Path p = settings.dir().resolve(DataLog.fileName(k));
                 if (!Files.exists(p)) {
                     throw new CorruptDataException(STORE, p.toString(), "pbn " + pbn, "data log is missing");
@@ -1142,6 +1185,56 @@ public final class DataStore implements AutoCloseable {
                 return readOnly ? DataLog.openReadOnly(p, k) : DataLog.open(p, k);
             });
         }
+        if (archive != null) {
+            archive.cache().touchLog(id);
+        }
+        return opened;
+    }
+
+    /**
+     * Closes and deletes sealed log {@code id}'s local file, which the cache evicts: its upload is
+     * confirmed, so later reads go to its object. Takes the relocation lock exclusively, so no read
+     * of the file is in flight. False if the log must stay (active, not confirmed, or the store closed).
+     */
+    private boolean evictLocalLog(int id) {
+        relocation.writeLock().lock();
+        try {
+            if (closed || id >= compactableBelow() || !archive.isUploaded(id)) {
+                return false;
+            }
+            DataLog old = logs.remove(id);
+            if (old != null) {
+                closeQuietly(old);
+            }
+            DataLog.deleteFile(logPath(id));
+            return true;
+        } finally {
+            relocation.writeLock().unlock();
+        }
+    }
+
+    /** The sealed local logs whose upload is confirmed (cache entries from the start), oldest first by modification time. */
+    private Map<Integer, Long> uploadedLocalLogs() {
+        record Local(int id, long size, long modified) {
+        }
+        java.util.List<Local> found = new java.util.ArrayList<>();
+        int below = compactableBelow();
+        try (Stream<Path> s = Files.list(settings.dir())) {
+            for (Path p : s.toList()) {
+                int id = DataLog.parseId(p.getFileName().toString());
+                if (id >= 0 && id < below && archive.isUploaded(id)) {
+                    found.add(new Local(id, Files.size(p), Files.getLastModifiedTime(p).toMillis()));
+                }
+            }
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, settings.dir().toString(), null, e);
+        }
+        found.sort(java.util.Comparator.comparingLong(Local::modified).thenComparingInt(Local::id));
+        Map<Integer, Long> out = new java.util.LinkedHashMap<>();
+        for (Local l : found) {
+            out.put(l.id(), l.size());
+        }
+        return out;
     }
 
     private void roll() {

@@ -22,7 +22,8 @@ import org.holdfast.server.store.object.ObjectStoreStats;
 /**
  * Sealed data logs in an object store (backend {@code s3}): a log whose content is final (the
  * durable point lies in a later log) is uploaded once, create-only, as an immutable object; its
- * local file stays as a cache, and a log whose local file is missing is fetched back when read.
+ * local file then belongs to the {@link LogCache}, and a log whose local file is gone is read by
+ * ranges of its object.
  *
  * <p>An upload is confirmed by a synced {@code meta} key {@value #META_UPLOADED}{@code <id>} holding
  * the log's epoch (its header's creation time) and the node name it was uploaded under: only a
@@ -39,6 +40,8 @@ public final class LogArchive implements AutoCloseable {
     static final String META_IN_USE = "store.object.in-use";
     /** Meta key of the random id that names a node configured without a name ({@code node-<id hex>}). */
     static final String META_NODE_ID = "store.object.node-id";
+    /** Subdirectory of the data directory that holds the cached ranges of logs whose local file is gone. */
+    static final String RANGES_DIR = "ranges";
 
     private final ObjectStore objects;
     // null until bind when no name was configured: then the catalog's node id names it
@@ -56,12 +59,21 @@ public final class LogArchive implements AutoCloseable {
     private int checkedBelow = 1;
     private Path dir;
     private MetadataDb db;
+    private final LogCache.Settings cacheSettings;
+    // made at bind: the data directory holds the cache
+    private volatile LogCache cache;
 
     /**
      * Archives into {@code objects} under {@code node}'s name (one node's logs per key space); a null
      * or blank {@code node} takes {@code node-<random id>}, the id kept in the catalog.
      */
     public LogArchive(ObjectStore objects, String node) {
+        this(objects, node, LogCache.Settings.defaults());
+    }
+
+    /** As {@link #LogArchive(ObjectStore, String)}, with the local cache of logs and ranges set by {@code cache}. */
+    public LogArchive(ObjectStore objects, String node, LogCache.Settings cache) {
+        this.cacheSettings = cache;
         if (node != null && node.contains("/")) {
             throw new IllegalArgumentException("the node name for object keys must not contain '/', got '" + node + "'");
         }
@@ -98,6 +110,23 @@ public final class LogArchive implements AutoCloseable {
         if (node == null) {
             node = String.format("node-%016x", nodeId);
         }
+        cache = new LogCache(cacheSettings, new RangeFiles(dir.resolve(RANGES_DIR)), new LogCache.Source() {
+            @Override
+            public byte[] get(int logId, long offset, int length) {
+                return getRange(logId, offset, length);
+            }
+
+            @Override
+            public String name(int logId) {
+                String k = uploadedKeyOf(logId);
+                return k == null ? "data log " + logId + " (not uploaded)" : k;
+            }
+        }, this::isUploaded);
+    }
+
+    /** The local cache of uploaded logs and ranges (made when the data store opens). */
+    public LogCache cache() {
+        return cache;
     }
 
     /** The logs below {@code below} are sealed and final: uploads those not yet confirmed, in the background. */
@@ -153,6 +182,7 @@ public final class LogArchive implements AutoCloseable {
             db.write(b, true);
         }
         uploaded.incrementAndGet();
+        cache.addLog(id, size(file)); // the local copy is cache from now on
     }
 
     /** Whether log {@code id}'s upload is confirmed (its local file may then go). */
@@ -192,8 +222,33 @@ public final class LogArchive implements AutoCloseable {
                     "data log " + id + " is missing locally and its object is gone from the object store");
         }
         fetched.incrementAndGet();
+        cache.addLog(id, size(target));
         LOG.log(Level.INFO, "fetched data log {0} from the object store ({1})", id, key);
         return true;
+    }
+
+    /**
+     * Up to {@code length} bytes of confirmed log {@code id}'s object from {@code offset} (fewer at its
+     * end): a ranged GET. A log never confirmed, or a confirmed one whose object is gone, is corrupt data.
+     */
+    byte[] getRange(int id, long offset, int length) {
+        String key = uploadedKeyOf(id);
+        if (key == null) {
+            throw new CorruptDataException("log-archive", dir.resolve(DataLog.fileName(id)).toString(), null,
+                    "data log " + id + " is missing locally and was never confirmed uploaded");
+        }
+        try {
+            return objects.getRange(key, offset, length);
+        } catch (ObjectMissingException e) {
+            throw new CorruptDataException("log-archive", key, null,
+                    "data log " + id + " is missing locally and its object " + key + " is gone from the object store");
+        }
+    }
+
+    /** A reader of confirmed log {@code id} through the cache's ranges of its object, or null if it was never confirmed. */
+    LogReader remote(int id) {
+        String key = uploadedKeyOf(id);
+        return key == null ? null : new ArchivedLog(id, key, cache);
     }
 
     /** Waits until the uploads scheduled so far have run (tests, orderly stop). */
@@ -245,6 +300,9 @@ public final class LogArchive implements AutoCloseable {
             uploader.awaitTermination(60, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (cache != null) {
+            cache.close();
         }
         objects.close();
     }

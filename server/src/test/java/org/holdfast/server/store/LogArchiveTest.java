@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.util.Random;
 import org.holdfast.server.store.object.ObjectStore;
 import org.holdfast.server.store.object.S3ObjectStore;
 import org.holdfast.server.store.object.S3ProxyFixture;
@@ -22,28 +20,28 @@ import org.junit.jupiter.api.io.TempDir;
  * the store, and a confirmed log whose object is gone reads as corrupt data.
  */
 class LogArchiveTest {
-    private static final int BS = 4096;
-
     @TempDir
     Path dir;
 
+    private ArchiveFixture f;
     private S3ProxyFixture s3;
     private MetadataDb db;
 
     @BeforeEach
     void start() throws Exception {
-        s3 = S3ProxyFixture.start(dir.resolve("s3"));
-        db = MetadataDb.open(dir.resolve("catalog"));
+        f = new ArchiveFixture(dir);
+        s3 = f.s3;
+        db = f.db;
     }
 
     @AfterEach
     void stop() throws Exception {
-        db.close();
-        s3.close();
+        f.s3 = s3;
+        f.close();
     }
 
     private DataStore.Settings settings() {
-        return new DataStore.Settings(dir.resolve("data"), 64 << 10, FsyncPolicy.COMMIT, 64, 0);
+        return f.settings();
     }
 
     private LogArchive archive() {
@@ -51,21 +49,12 @@ class LogArchiveTest {
     }
 
     private LogArchive archive(String node) {
-        return new LogArchive(S3ObjectStore.open(s3.settings("t/")), node);
+        return f.archive(node, LogCache.Settings.defaults());
     }
 
     /** Appends {@code n} random raw blocks and syncs; with 64 KiB logs every 15 blocks roll a log. */
     private static long[] write(DataStore store, int n, long seed) throws Exception {
-        long[] pbns = new long[n];
-        Random r = new Random(seed);
-        for (int i = 0; i < n; i++) {
-            byte[] payload = new byte[BS];
-            r.nextBytes(payload);
-            byte[] fp = MessageDigest.getInstance("SHA-256").digest(payload);
-            pbns[i] = store.append(fp, 0, payload, 0, BS, FormatVersions.CODEC_RAW, BS);
-        }
-        store.sync();
-        return pbns;
+        return ArchiveFixture.write(store, new byte[n][], seed);
     }
 
     @Test
@@ -116,8 +105,11 @@ class LogArchiveTest {
         try (LogArchive archive = archive("renamed"); DataStore store = DataStore.open(settings(), db, archive)) {
             StoredBlock b = new StoredBlock();
             store.read(pbns[0], b);
-            assertThat(archive.stats().logsFetched()).as("the wiped log came back, from the key its upload recorded").isEqualTo(1);
-            Files.delete(dir.resolve("data").resolve(DataLog.fileName(1)));
+            assertThat(archive.cache().stats().misses()).as("the wiped log read by range, from the key its upload recorded").isEqualTo(1);
+            assertThat(archive.stats().requests().gets()).isEqualTo(1);
+        }
+        for (java.nio.file.Path p : Files.list(dir.resolve("data").resolve(LogArchive.RANGES_DIR)).toList()) {
+            Files.delete(p); // a cold cache
         }
         try (ObjectStore raw = S3ObjectStore.open(s3.settings("t/"))) {
             for (String k : raw.list("n1/logs/00000001-")) {
@@ -126,7 +118,7 @@ class LogArchiveTest {
         }
         try (LogArchive archive = archive(); DataStore store = DataStore.open(settings(), db, archive)) {
             assertThatThrownBy(() -> store.read(pbns[0], new StoredBlock()))
-                    .isInstanceOf(CorruptDataException.class).hasMessageContaining("its object is gone");
+                    .isInstanceOf(CorruptDataException.class).hasMessageContaining("is gone from the object store");
         }
     }
 }
