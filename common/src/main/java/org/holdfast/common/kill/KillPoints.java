@@ -79,6 +79,16 @@ public final class KillPoints {
     public static final KillPoint GC_LOG_TRIM_AFTER_NEW_SEGMENT = declare("gc.logTrim.afterNewSegment",
             "GC log trim: every record is committed and checkpointed; an empty segment at the checkpoint exists, the older ones are not deleted yet");
 
+    /** After a compaction on an object store uploaded the compacted copy under its new key, before the switch. */
+    public static final KillPoint OBJECT_COMPACTION_AFTER_UPLOAD = declare("object.compaction.afterUpload",
+            "compaction on objects: L.compact is uploaded under a new epoch's key with a synced intent to delete it; locations and the upload record still name the old log and object");
+    /** After an intent to delete an object is durable, before its DELETE. */
+    public static final KillPoint OBJECT_RETIRE_BEFORE_DELETE = declare("object.retire.beforeDelete",
+            "object deletion: the intent naming the object (a dead log's, or one a compaction replaced) is durable; the object is still in the store");
+    /** After an object's DELETE, before its intent (and a dead log's upload record) is removed. */
+    public static final KillPoint OBJECT_RETIRE_AFTER_DELETE = declare("object.retire.afterDelete",
+            "object deletion: the object is gone from the store; its intent and, for a dead log, the upload record are still in the catalog");
+
     private static volatile Armed armed;
     private static final Set<String> REACHED = ConcurrentHashMap.newKeySet();
 

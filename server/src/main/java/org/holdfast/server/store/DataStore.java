@@ -994,6 +994,14 @@ public final class DataStore implements AutoCloseable {
      * over the log. Readers then open the new file. Returns how many locations moved.
      */
     int relocate(int logId, Path compacted, LiveRecords records) {
+        return relocate(logId, compacted, records, -1);
+    }
+
+    /**
+     * As {@link #relocate(int, Path, LiveRecords)}; with an archive, {@code epoch} is the compacted
+     * copy's (already uploaded): the log's upload record switches to it in the same batch.
+     */
+    int relocate(int logId, Path compacted, LiveRecords records, long epoch) {
         refuseIfReadOnly("compact");
         Path target = logPath(logId);
         int moved = 0;
@@ -1004,6 +1012,7 @@ public final class DataStore implements AutoCloseable {
                 throw new IllegalStateException("log " + logId + " is not sealed and indexed; it cannot be compacted");
             }
             boolean[] still = locations.stillAt(records, logId);
+            java.util.function.Consumer<MetadataBatch> undoUpload;
             try (MetadataBatch batch = new MetadataBatch()) {
                 for (int i = 0; i < records.size(); i++) {
                     if (still[i]) {
@@ -1012,6 +1021,7 @@ public final class DataStore implements AutoCloseable {
                     }
                 }
                 db.putMetaLong(batch, Compactor.META_INTENT, logId);
+                undoUpload = epoch >= 0 ? archive.switchUpload(batch, logId, epoch) : null;
                 db.write(batch, true);
             }
             try {
@@ -1026,6 +1036,9 @@ public final class DataStore implements AutoCloseable {
                         }
                     }
                     db.delete(undo, db.handle(MetadataDb.Column.META), MetadataDb.bytes(Compactor.META_INTENT));
+                    if (undoUpload != null) {
+                        undoUpload.accept(undo);
+                    }
                     db.write(undo, true);
                 }
                 throw e;
