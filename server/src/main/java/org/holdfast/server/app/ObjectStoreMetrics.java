@@ -36,6 +36,8 @@ public class ObjectStoreMetrics implements MeterBinder {
                 .description("uploads that failed after their retries (tried again at the next sync)").register(r);
         FunctionCounter.builder("holdfast.objects.logs.fetched", archive, a -> a.stats().logsFetched())
                 .description("data logs fetched back because their local file was missing").register(r);
+        FunctionCounter.builder("holdfast.objects.deleted", archive, LogArchive::objectsDeleted)
+                .description("objects deleted: dead data logs, and old copies of logs compaction rewrote").register(r);
     }
 
     private void request(MeterRegistry r, String kind, java.util.function.ToDoubleFunction<LogArchive> f) {

@@ -258,11 +258,18 @@ public final class Compactor {
             }
             KillPoints.hit(KillPoints.COMPACTION_AFTER_COPY);
             Path compacted = store.dir().resolve(DataLog.fileName(id) + SUFFIX);
-            if (archive != null) {
-                archive.uploadCompacted(id, compacted, epoch);
+            int n;
+            try {
+                if (archive != null) {
+                    archive.uploadCompacted(id, compacted, epoch);
+                }
+                beforeSwitch.accept(id);
+                n = store.relocate(id, compacted, records, epoch);
+            } finally {
+                if (archive != null) {
+                    archive.settled(id, epoch);
+                }
             }
-            beforeSwitch.accept(id);
-            int n = store.relocate(id, compacted, records, epoch);
             if (archive != null) {
                 archive.retirePending(); // the old object, now that nothing names it
             }

@@ -18,6 +18,7 @@ import org.holdfast.common.kill.KillPoints;
 import org.holdfast.server.store.object.ObjectMissingException;
 import org.holdfast.server.store.object.ObjectStore;
 import org.holdfast.server.store.object.ObjectStoreStats;
+import org.holdfast.server.store.object.ObjectStoreUnavailableException;
 
 /**
  * Sealed data logs in an object store (backend {@code s3}): a log whose content is final (the
@@ -247,6 +248,8 @@ public final class LogArchive implements AutoCloseable {
     private final AtomicLong objectsDeleted = new AtomicLong();
     // one deleter at a time (a compaction, or the start's resumption); not the archive's monitor, which fetches hold
     private final Object retireLock = new Object();
+    // object keys whose intent is written but must not be carried out yet
+    private final java.util.Set<String> inFlight = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /** Ids of the logs whose upload is confirmed, in order (their local files may have been evicted). */
     java.util.SortedSet<Integer> uploadedIds() {
@@ -295,13 +298,15 @@ public final class LogArchive implements AutoCloseable {
      */
     void uploadCompacted(int id, Path compacted, long epoch) {
         String key = key(node, id, epoch);
+        inFlight.add(key); // until the switch has turned its intent onto the old object (see settled)
         putIntent(key, id, (byte) 0);
         if (!objects.putIfAbsent(key, compacted)) {
             // a copy of an earlier attempt whose intent was not yet carried out: nothing names it
             objects.delete(key);
             objectsDeleted.incrementAndGet();
             if (!objects.putIfAbsent(key, compacted)) {
-                throw new StoreException("log-archive", key, null, "object exists after its deletion; is another node writing as " + node + "?", null);
+                throw new StoreException("log-archive", key, null, "object exists after its deletion; is another node writing as "
+                        + node + "?", null);
             }
         }
         KillPoints.hit(KillPoints.OBJECT_COMPACTION_AFTER_UPLOAD);
@@ -333,9 +338,19 @@ public final class LogArchive implements AutoCloseable {
      */
     void retireLog(int id, Runnable drop) {
         String key = objectKeyOf(id);
-        putIntent(key, id, WHOLE_LOG);
-        drop.run();
+        inFlight.add(key); // the record may go only once the file is gone
+        try {
+            putIntent(key, id, WHOLE_LOG);
+            drop.run();
+        } finally {
+            inFlight.remove(key);
+        }
         retirePending();
+    }
+
+    /** Compaction of log {@code id} to epoch {@code epoch} has switched or given up: its copy's intent may be carried out now. */
+    void settled(int id, long epoch) {
+        inFlight.remove(key(node, id, epoch));
     }
 
     /** Carries out every delete intent: DELETE the object, then drop the intent (and a dead log's upload record). */
@@ -356,8 +371,26 @@ public final class LogArchive implements AutoCloseable {
         for (java.util.Map.Entry<String, byte[]> e : intents.entrySet()) {
             String key = e.getKey();
             int id = Bytes.getInt(e.getValue(), 0);
+            if (inFlight.contains(key)) {
+                continue; // a compaction's copy before its switch, or a dead log whose file is still being deleted
+            }
+            if (e.getValue()[4] != WHOLE_LOG && key.equals(uploadedKeyOf(id))) {
+                // never delete the object the catalog names for a live log: drop the intent, keep the object
+                LOG.log(Level.WARNING, "not deleting object {0}: it is data log {1}'s current copy; dropping the intent", key, id);
+                try (MetadataBatch b = new MetadataBatch()) {
+                    db.delete(b, MetadataDb.Column.META, MetadataDb.bytes(META_RETIRE + key));
+                    db.write(b, true);
+                }
+                continue;
+            }
             KillPoints.hit(KillPoints.OBJECT_RETIRE_BEFORE_DELETE);
-            objects.delete(key); // a DELETE of a missing key succeeds: a repeat after a crash is harmless
+            try {
+                objects.delete(key); // a DELETE of a missing key succeeds: a repeat after a crash is harmless
+            } catch (ObjectStoreUnavailableException ex) {
+                // the intent stays; the next compaction or start tries again
+                LOG.log(Level.WARNING, "deleting object " + key + " failed, will retry: " + ex.getMessage());
+                return;
+            }
             objectsDeleted.incrementAndGet();
             KillPoints.hit(KillPoints.OBJECT_RETIRE_AFTER_DELETE);
             try (MetadataBatch b = new MetadataBatch()) {
@@ -399,7 +432,8 @@ public final class LogArchive implements AutoCloseable {
                 try {
                     retirePending();
                 } catch (RuntimeException e) {
-                    LOG.log(Level.WARNING, "finishing interrupted object deletions failed, will retry at the next compaction: " + e.getMessage());
+                    LOG.log(Level.WARNING, "finishing interrupted object deletions failed, will retry at the next compaction: "
+                            + e.getMessage());
                 }
             });
         }

@@ -240,6 +240,24 @@ class ObjectCompactionTest {
         assertReadableFromTheStore(live, "after the next compaction");
     }
 
+    /** The start's background deletions may run while a compaction has uploaded its copy but not switched yet. */
+    @Test
+    void deletionsRunBeforeTheSwitch_compactedCopyKept_bucketMatchesCatalog() throws Exception {
+        Map<Long, byte[]> live = fill();
+        try (Stack s = new Stack()) {
+            Compactor c = new Compactor(s.store);
+            int[] runs = new int[1];
+            c.beforeSwitch = id -> {
+                s.archive.retirePending();
+                runs[0]++;
+            };
+            Compactor.Result r = c.run(Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE);
+            assertThat(runs[0]).isEqualTo(r.logsRewritten()).isPositive();
+            assertBucketMatchesCatalog(s, "after compaction");
+        }
+        assertReadableFromTheStore(live, "after compaction");
+    }
+
     @Test
     void offlineCompact_archivedStoreWithoutItsObjectStore_touchesNothing() throws Exception {
         fill();
