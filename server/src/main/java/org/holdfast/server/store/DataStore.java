@@ -998,10 +998,10 @@ public final class DataStore implements AutoCloseable {
     }
 
     /**
-     * As {@link #relocate(int, Path, LiveRecords)}; with an archive, {@code epoch} is the compacted
-     * copy's (already uploaded): the log's upload record switches to it in the same batch.
+     * As {@link #relocate(int, Path, LiveRecords)}; with an archive, {@code objectEpoch} is the
+     * compacted copy's (already uploaded): the log's upload record switches to it in the same batch.
      */
-    int relocate(int logId, Path compacted, LiveRecords records, long epoch) {
+    int relocate(int logId, Path compacted, LiveRecords records, long objectEpoch) {
         refuseIfReadOnly("compact");
         Path target = logPath(logId);
         int moved = 0;
@@ -1021,7 +1021,7 @@ public final class DataStore implements AutoCloseable {
                     }
                 }
                 db.putMetaLong(batch, Compactor.META_INTENT, logId);
-                undoUpload = epoch >= 0 ? archive.switchUpload(batch, logId, epoch) : null;
+                undoUpload = objectEpoch >= 0 ? archive.switchUpload(batch, logId, objectEpoch) : null;
                 db.write(batch, true);
             }
             try {
