@@ -365,7 +365,8 @@ public final class LogArchive implements AutoCloseable {
         java.util.Map<String, byte[]> intents = new java.util.TreeMap<>();
         try (CheckedIterator it = db.iterator(MetadataDb.Column.META)) {
             for (it.seek(prefix); it.isValid() && startsWith(it.key(), prefix); it.next()) {
-                intents.put(new String(it.key(), prefix.length, it.key().length - prefix.length, StandardCharsets.UTF_8), it.value());
+                intents.put(new String(it.key(), prefix.length, it.key().length - prefix.length, StandardCharsets.UTF_8),
+                        checkedIntent(it.key(), it.value()));
             }
         }
         for (java.util.Map.Entry<String, byte[]> e : intents.entrySet()) {
@@ -420,7 +421,7 @@ public final class LogArchive implements AutoCloseable {
         try (CheckedIterator it = db.iterator(MetadataDb.Column.META)) {
             for (it.seek(prefix); it.isValid() && startsWith(it.key(), prefix); it.next()) {
                 any = true;
-                int id = Bytes.getInt(it.value(), 0);
+                int id = Bytes.getInt(checkedIntent(it.key(), it.value()), 0);
                 if (it.value()[4] == WHOLE_LOG) {
                     DataLog.deleteFile(dir.resolve(DataLog.fileName(id)));
                 }
@@ -444,6 +445,14 @@ public final class LogArchive implements AutoCloseable {
             db.put(b, MetadataDb.Column.META, MetadataDb.bytes(META_RETIRE + key), intentValue(id, kind));
             db.write(b, true);
         }
+    }
+
+    private byte[] checkedIntent(byte[] key, byte[] v) {
+        if (v.length != 5 || v[4] != 0 && v[4] != WHOLE_LOG) {
+            throw new CorruptDataException("log-archive", db.path(), new String(key, StandardCharsets.UTF_8),
+                    "delete intent has " + v.length + " bytes (5 expected) or an unknown kind");
+        }
+        return v;
     }
 
     private static byte[] intentValue(int id, byte kind) {
