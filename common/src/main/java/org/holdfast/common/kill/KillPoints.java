@@ -82,6 +82,16 @@ public final class KillPoints {
     public static final KillPoint OBJECTS_UPLOAD_AFTER_PUT = declare("objects.upload.afterPut",
             "log upload (backend s3): the sealed log's object is in the store; the catalog has no upload record, so the next start uploads it again (412) and takes it by its size");
 
+    /** After a compaction on an object store uploaded the compacted copy under its new key, before the switch. */
+    public static final KillPoint OBJECT_COMPACTION_AFTER_UPLOAD = declare("object.compaction.afterUpload",
+            "compaction on objects: L.compact is uploaded under a new epoch's key with a synced intent to delete it; locations and the upload record still name the old log and object");
+    /** After an intent to delete an object is durable, before its DELETE. */
+    public static final KillPoint OBJECT_RETIRE_BEFORE_DELETE = declare("object.retire.beforeDelete",
+            "object deletion: the intent naming the object (a dead log's, or one a compaction replaced) is durable; the object is still in the store");
+    /** After an object's DELETE, before its intent (and a dead log's upload record) is removed. */
+    public static final KillPoint OBJECT_RETIRE_AFTER_DELETE = declare("object.retire.afterDelete",
+            "object deletion: the object is gone from the store; its intent and, for a dead log, the upload record are still in the catalog");
+
     private static volatile Armed armed;
     private static final Set<String> REACHED = ConcurrentHashMap.newKeySet();
 

@@ -52,6 +52,8 @@ public class ObjectStoreMetrics implements MeterBinder {
                 .description("local bytes the cache holds: uploaded sealed logs and cached ranges").register(r);
         Gauge.builder("holdfast.objects.cache.limit", archive, a -> cacheStat(a, LogCache.Stats::limitBytes)).baseUnit("bytes")
                 .description("holdfast.store.s3.cache-size").register(r);
+        FunctionCounter.builder("holdfast.objects.deleted", archive, LogArchive::objectsDeleted)
+                .description("objects deleted: dead data logs, and old copies of logs compaction rewrote").register(r);
     }
 
     private void cache(MeterRegistry r, String name, ToLongFunction<LogCache.Stats> f, String description) {

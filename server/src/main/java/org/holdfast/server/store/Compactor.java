@@ -46,6 +46,14 @@ import org.holdfast.common.kill.KillPoints;
  * with dead members is repacked by {@link FrameRepack} into a frame of its live members only (with
  * a member map when they are not consecutive PBNs). The switch gives each live member the new
  * frame's location; the crash protocol is the same.
+ *
+ * <h2>With an object-store archive (backend s3)</h2>
+ * Only logs whose upload is confirmed are touched, whether or not the local cache still holds their
+ * file (an evicted one is downloaded for the copy). The copy gets a new epoch in its header, so it
+ * is a new object: it is uploaded between steps 1 and 2 under a synced delete intent, the switch
+ * batch also points the upload record at it and turns the intent onto the old object, which is
+ * deleted after the switch. A dead log is deleted through {@link LogArchive#retireLog}: intent,
+ * file, object, then upload record. A crash anywhere is finished at the next start.
  */
 public final class Compactor {
     private static final System.Logger LOG = System.getLogger(Compactor.class.getName());
@@ -54,6 +62,7 @@ public final class Compactor {
     static final String META_INTENT = "store.compaction-intent";
     private static final String STORE = "compactor";
     private static final String SUFFIX = ".compact";
+    private static final String SOURCE_SUFFIX = ".source" + SUFFIX;
     private static final int COPY_BUFFER_BYTES = 1 << 20;
 
     /**
@@ -116,12 +125,12 @@ public final class Compactor {
     }
 
     private Result runLocked(double threshold, long maxBytesCopied, long t0) {
-        if (LogArchive.inUse(db)) {
-            // backend s3, first slice: an uploaded log's object must keep matching its locations, so
-            // nothing rewrites or deletes sealed logs (compaction on objects is not built yet)
+        LogArchive archive = store.archive();
+        if (archive == null && LogArchive.inUse(db)) {
+            // an archived store opened without its object store (a tool): a rewrite here would not reach the objects
             if (!archiveNoted) {
                 archiveNoted = true;
-                LOG.log(Level.INFO, "compaction is off: sealed data logs are kept in the object store (backend s3)");
+                LOG.log(Level.INFO, "not compacting: the sealed data logs are in an object store, and this store was opened without it");
             }
             return new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, System.nanoTime() - t0);
         }
@@ -136,6 +145,14 @@ public final class Compactor {
             });
         } catch (IOException e) {
             throw StoreException.translate(STORE, store.dir().toString(), null, e);
+        }
+        if (archive != null) {
+            // an uploaded log is sealed whether or not the cache kept its file; one not uploaded yet waits for its upload
+            sealed.keySet().removeIf(id -> !archive.isUploaded(id));
+            for (int id : archive.uploadedIds().headSet(below)) {
+                sealed.putIfAbsent(id, store.logPath(id));
+            }
+            archive.retirePending(); // deletions a crash or an outage interrupted
         }
         if (sealed.isEmpty()) {
             return new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, System.nanoTime() - t0);
@@ -154,7 +171,7 @@ public final class Compactor {
         List<double[]> candidates = new ArrayList<>(); // {id, share, live bytes}
         Map<Integer, Long> sizes = new HashMap<>();
         for (Map.Entry<Integer, Path> e : sealed.entrySet()) {
-            long size = size(e.getValue());
+            long size = logSize(archive, e.getKey(), e.getValue());
             sizes.put(e.getKey(), size);
             before += size;
             long live = liveBytes.getOrDefault(e.getKey(), new long[1])[0];
@@ -180,7 +197,7 @@ public final class Compactor {
         long after = before;
         int deleted = 0;
         for (int id : dead) {
-            store.dropLog(id);
+            drop(archive, id);
             after -= sizes.get(id);
             deleted++;
         }
@@ -219,20 +236,43 @@ public final class Compactor {
             LiveRecords records = e.getValue();
             long oldSize = sizes.get(id);
             if (records.size() == 0) {
-                store.dropLog(id); // the sweep freed the rest between the passes
+                drop(archive, id); // the sweep freed the rest between the passes
                 after -= oldSize;
                 deleted++;
                 continue;
             }
             LOG.log(Level.INFO, () -> "compacting data log " + id + ": " + records.recordBytes() + " of " + oldSize + " bytes live");
-            long newSize = copyLive(id, sealed.get(id), records);
+            long epoch = archive == null ? -1 : archive.nextEpoch(id);
+            Path source = source(archive, id, sealed.get(id));
+            long newSize;
+            try {
+                newSize = copyLive(id, source, records, epoch);
+            } finally {
+                if (!source.equals(sealed.get(id))) {
+                    deleteQuietly(source);
+                }
+            }
             if (newSize < 0) {
                 skipped++;
                 continue;
             }
             KillPoints.hit(KillPoints.COMPACTION_AFTER_COPY);
-            beforeSwitch.accept(id);
-            int n = store.relocate(id, store.dir().resolve(DataLog.fileName(id) + SUFFIX), records);
+            Path compacted = store.dir().resolve(DataLog.fileName(id) + SUFFIX);
+            int n;
+            try {
+                if (archive != null) {
+                    archive.uploadCompacted(id, compacted, epoch);
+                }
+                beforeSwitch.accept(id);
+                n = store.relocate(id, compacted, records, epoch);
+            } finally {
+                if (archive != null) {
+                    archive.settled(id, epoch);
+                }
+            }
+            if (archive != null) {
+                archive.retirePending(); // the old object, now that nothing names it
+            }
             LOG.log(Level.INFO, () -> "compacted data log " + id + ": " + oldSize + " -> " + newSize + " bytes, " + n + " records moved");
             rewritten++;
             moved += n;
@@ -244,13 +284,45 @@ public final class Compactor {
                 System.nanoTime() - t0);
     }
 
+    /** Deletes dead log {@code id}: with an archive its object and upload record too, crash-safe (see {@link LogArchive#retireLog}). */
+    private void drop(LogArchive archive, int id) {
+        if (archive == null) {
+            store.dropLog(id);
+        } else {
+            archive.retireLog(id, () -> store.dropLog(id));
+        }
+    }
+
+    /** The size of sealed log {@code id}: its file's, or with an archive its object's when the cache evicted the file. */
+    private static long logSize(LogArchive archive, int id, Path p) {
+        if (archive != null && !Files.exists(p)) {
+            return archive.uploadedSize(id);
+        }
+        return size(p);
+    }
+
+    /**
+     * The file to copy log {@code id}'s records from: its own, or, with an archive when the cache
+     * evicted it, a download of its object ({@code L.source.compact}: a crash leaves it to the
+     * {@code .compact} cleanup at start, and copyLive deletes it after use).
+     */
+    private Path source(LogArchive archive, int id, Path p) {
+        if (archive == null || Files.exists(p)) {
+            return p;
+        }
+        Path fetched = store.dir().resolve(DataLog.fileName(id) + SOURCE_SUFFIX);
+        archive.downloadUploaded(id, fetched);
+        return fetched;
+    }
+
     /**
      * Step 1: copies the records to {@code L.compact}, forced; returns its size, or -1 if a record
      * failed a check. A block record and a wholly live frame are copied as they are; a frame with
      * dead members is repacked (see {@link FrameRepack}); a frame without a live member is not
-     * named by any record here, so it is dropped.
+     * named by any record here, so it is dropped. A non-negative {@code epoch} replaces the header's
+     * creation time (the copy becomes a new object).
      */
-    private long copyLive(int id, Path logPath, LiveRecords records) {
+    private long copyLive(int id, Path logPath, LiveRecords records, long epoch) {
         Path tmp = store.dir().resolve(DataLog.fileName(id) + SUFFIX);
         CRC32C crc = new CRC32C();
         byte[] rec = new byte[RECORD_HEADER_BYTES + FormatVersions.MAX_STORED_BYTES];
@@ -261,8 +333,11 @@ public final class Compactor {
                      StandardOpenOption.WRITE);
              FrameRepack repack = new FrameRepack()) {
             long inSize = in.size();
-            // the file header is copied verbatim: same id, same creation time
+            // the file header is copied verbatim: same id, same creation time (with an archive a new epoch: a new object)
             readFully(in, ByteBuffer.wrap(rec, 0, DATA_LOG_HEADER_BYTES), 0, logPath);
+            if (epoch >= 0) {
+                Bytes.putLong(rec, 12, epoch);
+            }
             out.put(rec, 0, DATA_LOG_HEADER_BYTES);
             pos = DATA_LOG_HEADER_BYTES;
             long written = 0;

@@ -1035,6 +1035,14 @@ public final class DataStore implements AutoCloseable {
      * over the log. Readers then open the new file. Returns how many locations moved.
      */
     int relocate(int logId, Path compacted, LiveRecords records) {
+        return relocate(logId, compacted, records, -1);
+    }
+
+    /**
+     * As {@link #relocate(int, Path, LiveRecords)}; with an archive, {@code objectEpoch} is the
+     * compacted copy's (already uploaded): the log's upload record switches to it in the same batch.
+     */
+    int relocate(int logId, Path compacted, LiveRecords records, long objectEpoch) {
         refuseIfReadOnly("compact");
         Path target = logPath(logId);
         int moved = 0;
@@ -1045,6 +1053,11 @@ public final class DataStore implements AutoCloseable {
                 throw new IllegalStateException("log " + logId + " is not sealed and indexed; it cannot be compacted");
             }
             boolean[] still = locations.stillAt(records, logId);
+            LogCache cache = archive == null ? null : archive.cache();
+            if (cache != null) {
+                cache.beginRelocation(logId); // no range of the old object may outlive the switch, nor a crash in it
+            }
+            java.util.function.Consumer<MetadataBatch> undoUpload;
             try (MetadataBatch batch = new MetadataBatch()) {
                 for (int i = 0; i < records.size(); i++) {
                     if (still[i]) {
@@ -1053,6 +1066,7 @@ public final class DataStore implements AutoCloseable {
                     }
                 }
                 db.putMetaLong(batch, Compactor.META_INTENT, logId);
+                undoUpload = objectEpoch >= 0 ? archive.switchUpload(batch, logId, objectEpoch) : null;
                 db.write(batch, true);
             }
             try {
@@ -1067,6 +1081,9 @@ public final class DataStore implements AutoCloseable {
                         }
                     }
                     db.delete(undo, db.handle(MetadataDb.Column.META), MetadataDb.bytes(Compactor.META_INTENT));
+                    if (undoUpload != null) {
+                        undoUpload.accept(undo);
+                    }
                     db.write(undo, true);
                 }
                 throw e;
@@ -1078,11 +1095,24 @@ public final class DataStore implements AutoCloseable {
                 closeQuietly(old);
             }
         } finally {
+            if (archive != null && archive.cache() != null) {
+                // only a confirmed upload's local file is cache: anything else is the only copy
+                archive.cache().endRelocation(logId, archive.isUploaded(logId) ? localSize(target) : 0);
+            }
             relocation.writeLock().unlock();
         }
         KillPoints.hit(KillPoints.COMPACTION_AFTER_SWITCH);
         Compactor.clearIntent(db);
         return moved;
+    }
+
+    /** The size of local file {@code p}, 0 if it is gone. */
+    private static long localSize(Path p) {
+        try {
+            return Files.size(p);
+        } catch (IOException e) {
+            return 0;
+        }
     }
 
     /** Deletes sealed log {@code logId}, which no location names any more (compaction found it dead). */

@@ -18,6 +18,7 @@ import org.holdfast.common.kill.KillPoints;
 import org.holdfast.server.store.object.ObjectMissingException;
 import org.holdfast.server.store.object.ObjectStore;
 import org.holdfast.server.store.object.ObjectStoreStats;
+import org.holdfast.server.store.object.ObjectStoreUnavailableException;
 
 /**
  * Sealed data logs in an object store (backend {@code s3}): a log whose content is final (the
@@ -29,14 +30,15 @@ import org.holdfast.server.store.object.ObjectStoreStats;
  * the log's epoch (its header's creation time) and the node name it was uploaded under: only a
  * confirmed log may lose its local file, and its object key ({@link #key}) follows from the catalog
  * alone, even after the node is renamed. The epoch tells a log id that was
- * dropped by crash recovery and created again from the first. Compaction is refused while logs are
- * archived ({@link #inUse}): a compacted file would no longer match its object.
+ * dropped by crash recovery and created again from the first. A compacted log is uploaded as a new
+ * object (a new epoch) and the old one deleted after the switch, through synced delete intents
+ * (see {@link Compactor}); without its archive an archived store ({@link #inUse}) is not compacted.
  */
 public final class LogArchive implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(LogArchive.class.getName());
     /** Meta key prefix of a confirmed upload, followed by the log id in hex; value: the log's epoch. */
     static final String META_UPLOADED = "store.object.log/";
-    /** Meta key set once a store archives logs: compaction stays off for it from then on. */
+    /** Meta key set once a store archives logs: from then on only a store opened with its archive compacts. */
     static final String META_IN_USE = "store.object.in-use";
     /** Meta key of the random id that names a node configured without a name ({@code node-<id hex>}). */
     static final String META_NODE_ID = "store.object.node-id";
@@ -110,6 +112,7 @@ public final class LogArchive implements AutoCloseable {
         if (node == null) {
             node = String.format("node-%016x", nodeId);
         }
+        resumeRetirements();
         cache = new LogCache(cacheSettings, new RangeFiles(dir.resolve(RANGES_DIR)), new LogCache.Source() {
             @Override
             public byte[] get(int logId, long offset, int length) {
@@ -290,6 +293,250 @@ public final class LogArchive implements AutoCloseable {
         } catch (IOException e) {
             throw StoreException.translate("log-archive", file.toString(), null, e);
         }
+    }
+
+    // ---- compaction and deletion on objects (see Compactor) ----
+
+    /** Meta key prefix of an object to delete, followed by its object key; value: the log id (4 bytes) and {@link #WHOLE_LOG} or 0. */
+    static final String META_RETIRE = "store.object.retire/";
+    /** Retire-intent flag: the whole log is dead (local file, object, then upload record go); else only a superseded object. */
+    private static final byte WHOLE_LOG = 1;
+    private final AtomicLong objectsDeleted = new AtomicLong();
+    // one deleter at a time (a compaction, or the start's resumption); not the archive's monitor, which fetches hold
+    private final Object retireLock = new Object();
+    // object keys whose intent is written but must not be carried out yet
+    private final java.util.Set<String> inFlight = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /** Ids of the logs whose upload is confirmed, in order (their local files may have been evicted). */
+    java.util.SortedSet<Integer> uploadedIds() {
+        java.util.SortedSet<Integer> ids = new java.util.TreeSet<>();
+        byte[] prefix = MetadataDb.bytes(META_UPLOADED);
+        try (CheckedIterator it = db.iterator(MetadataDb.Column.META)) {
+            for (it.seek(prefix); it.isValid() && startsWith(it.key(), prefix); it.next()) {
+                ids.add(Integer.parseUnsignedInt(new String(it.key(), prefix.length, it.key().length - prefix.length,
+                        StandardCharsets.US_ASCII), 16));
+            }
+        }
+        return ids;
+    }
+
+    /** The size of confirmed log {@code id}'s object (one HEAD): for compaction when its file was evicted. */
+    long uploadedSize(int id) {
+        String key = objectKeyOf(id);
+        OptionalLong size = objects.size(key);
+        if (size.isEmpty()) {
+            throw new CorruptDataException("log-archive", key, null, "data log " + id + " is confirmed uploaded but its object is gone");
+        }
+        return size.getAsLong();
+    }
+
+    /** Downloads confirmed log {@code id}'s object into {@code target} (a compaction's source when the file was evicted). */
+    void downloadUploaded(int id, Path target) {
+        String key = objectKeyOf(id);
+        try {
+            objects.download(key, target);
+        } catch (ObjectMissingException e) {
+            throw new CorruptDataException("log-archive", key, null, "data log " + id + " is confirmed uploaded but its object is gone");
+        }
+        fetched.incrementAndGet();
+    }
+
+    /** A new epoch for a compacted copy of log {@code id}: later than its current one, so the copy gets a key of its own. */
+    long nextEpoch(int id) {
+        byte[] v = db.get(MetadataDb.Column.META, MetadataDb.bytes(uploadedKey(id)));
+        return Math.max(System.currentTimeMillis(), Bytes.getLong(v, 0) + 1);
+    }
+
+    /**
+     * Compaction step 1b: uploads {@code compacted} (log {@code id} with header epoch {@code epoch})
+     * create-only under its own key, after a synced intent to delete that key, so a crash before the
+     * switch leaves no orphan object behind.
+     */
+    void uploadCompacted(int id, Path compacted, long epoch) {
+        String key = key(node, id, epoch);
+        inFlight.add(key); // until the switch has turned its intent onto the old object (see settled)
+        putIntent(key, id, (byte) 0);
+        if (!objects.putIfAbsent(key, compacted)) {
+            // a copy of an earlier attempt whose intent was not yet carried out: nothing names it
+            objects.delete(key);
+            objectsDeleted.incrementAndGet();
+            if (!objects.putIfAbsent(key, compacted)) {
+                throw new StoreException("log-archive", key, null, "object exists after its deletion; is another node writing as "
+                        + node + "?", null);
+            }
+        }
+        KillPoints.hit(KillPoints.OBJECT_COMPACTION_AFTER_UPLOAD);
+    }
+
+    /**
+     * Compaction step 2, in the switch's batch: log {@code id}'s upload record names the compacted
+     * copy of epoch {@code epoch}, whose delete intent goes, and the old object gets one instead.
+     * Returns what puts that back into an undo batch.
+     */
+    java.util.function.Consumer<MetadataBatch> switchUpload(MetadataBatch b, int id, long epoch) {
+        String old = objectKeyOf(id);
+        byte[] oldRecord = db.get(MetadataDb.Column.META, MetadataDb.bytes(uploadedKey(id)));
+        String key = key(node, id, epoch);
+        db.put(b, MetadataDb.Column.META, MetadataDb.bytes(uploadedKey(id)), uploadRecord(epoch));
+        db.delete(b, MetadataDb.Column.META, MetadataDb.bytes(META_RETIRE + key));
+        db.put(b, MetadataDb.Column.META, MetadataDb.bytes(META_RETIRE + old), intentValue(id, (byte) 0));
+        return undo -> { // the switch is taken back (its rename failed): the old object stays, the copy goes
+            db.put(undo, MetadataDb.Column.META, MetadataDb.bytes(uploadedKey(id)), oldRecord);
+            db.delete(undo, MetadataDb.Column.META, MetadataDb.bytes(META_RETIRE + old));
+            db.put(undo, MetadataDb.Column.META, MetadataDb.bytes(META_RETIRE + key), intentValue(id, (byte) 0));
+        };
+    }
+
+    /**
+     * Deletes dead log {@code id} (no location names it): a synced intent, the local file (through
+     * {@code drop}), the object, then the upload record with the intent. A crash anywhere in between
+     * is finished at the next start: the record goes last, so a half-deleted log is never re-uploaded.
+     */
+    void retireLog(int id, Runnable drop) {
+        String key = objectKeyOf(id);
+        inFlight.add(key); // the record may go only once the file is gone
+        try {
+            putIntent(key, id, WHOLE_LOG);
+            drop.run();
+        } finally {
+            inFlight.remove(key);
+        }
+        retirePending();
+    }
+
+    /** Compaction of log {@code id} to epoch {@code epoch} has switched or given up: its copy's intent may be carried out now. */
+    void settled(int id, long epoch) {
+        inFlight.remove(key(node, id, epoch));
+    }
+
+    /** Carries out every delete intent: DELETE the object, then drop the intent (and a dead log's upload record). */
+    void retirePending() {
+        synchronized (retireLock) {
+            retirePendingLocked();
+        }
+    }
+
+    private void retirePendingLocked() {
+        byte[] prefix = MetadataDb.bytes(META_RETIRE);
+        java.util.Map<String, byte[]> intents = new java.util.TreeMap<>();
+        try (CheckedIterator it = db.iterator(MetadataDb.Column.META)) {
+            for (it.seek(prefix); it.isValid() && startsWith(it.key(), prefix); it.next()) {
+                intents.put(new String(it.key(), prefix.length, it.key().length - prefix.length, StandardCharsets.UTF_8),
+                        checkedIntent(it.key(), it.value()));
+            }
+        }
+        for (java.util.Map.Entry<String, byte[]> e : intents.entrySet()) {
+            String key = e.getKey();
+            int id = Bytes.getInt(e.getValue(), 0);
+            if (inFlight.contains(key)) {
+                continue; // a compaction's copy before its switch, or a dead log whose file is still being deleted
+            }
+            if (e.getValue()[4] != WHOLE_LOG && key.equals(uploadedKeyOf(id))) {
+                // never delete the object the catalog names for a live log: drop the intent, keep the object
+                LOG.log(Level.WARNING, "not deleting object {0}: it is data log {1}'s current copy; dropping the intent", key, id);
+                try (MetadataBatch b = new MetadataBatch()) {
+                    db.delete(b, MetadataDb.Column.META, MetadataDb.bytes(META_RETIRE + key));
+                    db.write(b, true);
+                }
+                continue;
+            }
+            KillPoints.hit(KillPoints.OBJECT_RETIRE_BEFORE_DELETE);
+            try {
+                objects.delete(key); // a DELETE of a missing key succeeds: a repeat after a crash is harmless
+            } catch (ObjectStoreUnavailableException ex) {
+                // the intent stays; the next compaction or start tries again
+                LOG.log(Level.WARNING, "deleting object " + key + " failed, will retry: " + ex.getMessage());
+                return;
+            }
+            objectsDeleted.incrementAndGet();
+            KillPoints.hit(KillPoints.OBJECT_RETIRE_AFTER_DELETE);
+            try (MetadataBatch b = new MetadataBatch()) {
+                if (e.getValue()[4] == WHOLE_LOG && key.equals(uploadedKeyOf(id))) {
+                    db.delete(b, MetadataDb.Column.META, MetadataDb.bytes(uploadedKey(id)));
+                }
+                db.delete(b, MetadataDb.Column.META, MetadataDb.bytes(META_RETIRE + key));
+                db.write(b, true);
+            }
+            LOG.log(Level.INFO, "deleted object {0} (data log {1}) from the object store", key, id);
+        }
+    }
+
+    /** Objects deleted (dead logs and copies replaced by compaction) since this archive opened. */
+    public long objectsDeleted() {
+        return objectsDeleted.get();
+    }
+
+    /**
+     * At open, before the data store recovers: a dead log whose deletion a crash interrupted loses
+     * its local file now (its record stays until the object is gone); the DELETEs run in the
+     * background, so a start does not wait for the object store.
+     */
+    private void resumeRetirements() {
+        byte[] prefix = MetadataDb.bytes(META_RETIRE);
+        boolean any = false;
+        try (CheckedIterator it = db.iterator(MetadataDb.Column.META)) {
+            for (it.seek(prefix); it.isValid() && startsWith(it.key(), prefix); it.next()) {
+                any = true;
+                int id = Bytes.getInt(checkedIntent(it.key(), it.value()), 0);
+                if (it.value()[4] == WHOLE_LOG) {
+                    DataLog.deleteFile(dir.resolve(DataLog.fileName(id)));
+                }
+            }
+        }
+        if (any) {
+            DataLog.forceDirectory(dir);
+            uploader.execute(() -> {
+                try {
+                    retirePending();
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "finishing interrupted object deletions failed, will retry at the next compaction: "
+                            + e.getMessage());
+                }
+            });
+        }
+    }
+
+    private void putIntent(String key, int id, byte kind) {
+        try (MetadataBatch b = new MetadataBatch()) {
+            db.put(b, MetadataDb.Column.META, MetadataDb.bytes(META_RETIRE + key), intentValue(id, kind));
+            db.write(b, true);
+        }
+    }
+
+    private byte[] checkedIntent(byte[] key, byte[] v) {
+        if (v.length != 5 || v[4] != 0 && v[4] != WHOLE_LOG) {
+            throw new CorruptDataException("log-archive", db.path(), new String(key, StandardCharsets.UTF_8),
+                    "delete intent has " + v.length + " bytes (5 expected) or an unknown kind");
+        }
+        return v;
+    }
+
+    private static byte[] intentValue(int id, byte kind) {
+        byte[] v = new byte[5];
+        Bytes.putInt(v, 0, id);
+        v[4] = kind;
+        return v;
+    }
+
+    private byte[] uploadRecord(long epoch) {
+        byte[] name = node.getBytes(StandardCharsets.UTF_8);
+        byte[] v = new byte[8 + name.length];
+        Bytes.putLong(v, 0, epoch);
+        System.arraycopy(name, 0, v, 8, name.length);
+        return v;
+    }
+
+    /** The object key confirmed log {@code id} is stored under; refuses a log not confirmed. */
+    String objectKeyOf(int id) {
+        String key = uploadedKeyOf(id);
+        if (key == null) {
+            throw new IllegalStateException("data log " + id + " is not confirmed uploaded");
+        }
+        return key;
+    }
+
+    private static boolean startsWith(byte[] a, byte[] prefix) {
+        return a.length >= prefix.length && java.util.Arrays.equals(a, 0, prefix.length, prefix, 0, prefix.length);
     }
 
     /** Lets a running upload finish (it is confirmed or retried at the next start), then closes the object store. */

@@ -116,6 +116,10 @@ public final class LogCache implements AutoCloseable {
     private final LongAdder fetched = new LongAdder();
     private final LongAdder evictions = new LongAdder();
     private volatile boolean closed;
+    // bumped by forgetLog: a fetch that began before cannot publish its bytes (a compaction may have replaced the object)
+    private long generation;
+    // logs being relocated by a compaction: nothing of theirs is cached until it ends
+    private final java.util.Set<Integer> relocating = new java.util.HashSet<>();
 
     /** A cache of {@code files}'s directory filling from {@code source}; ranges already on disk are kept if {@code uploaded} still holds their log. */
     LogCache(Settings settings, RangeFiles files, Source source, IntPredicate uploaded) {
@@ -183,9 +187,43 @@ public final class LogCache implements AutoCloseable {
         }
     }
 
-    /** Log {@code id} is gone for good (compaction dropped it): its entries and ranges go. */
+    /**
+     * Compaction is about to replace log {@code id}'s object (same id, new epoch): its ranges go now,
+     * before the catalog switches, and none is cached until {@link #endRelocation}, so no range of the
+     * old object survives a crash or outlives the switch. Called under the store's exclusive
+     * relocation lock (no read in flight).
+     */
+    void beginRelocation(int id) {
+        synchronized (this) {
+            relocating.add(id);
+        }
+        forgetLog(id);
+    }
+
+    /** The relocation of log {@code id} ended (switched or undone); its local file of {@code size} bytes (0: none) is cache again. */
+    void endRelocation(int id, long size) {
+        forgetLog(id);
+        synchronized (this) {
+            relocating.remove(id);
+        }
+        if (size > 0) {
+            addLog(id, size);
+        }
+    }
+
+    /** Log {@code id} is gone for good (compaction dropped it) or replaced: its entries, ranges and fetches in flight go. */
     void forgetLog(int id) {
         synchronized (this) {
+            generation++;
+            // their fetches see the new generation and publish nothing; a waiter (none should be: the
+            // caller holds the relocation lock exclusively) gets an error, not a hang
+            for (Long k : List.copyOf(inflight.keySet())) {
+                CompletableFuture<byte[]> f = logOf(k) == id ? inflight.remove(k) : null;
+                if (f != null) {
+                    f.completeExceptionally(new StoreException(STORE, source.name(id), null,
+                            "data log " + id + " was relocated by compaction while a range of it was fetched; read it again", null));
+                }
+            }
             Iterator<Map.Entry<Long, Long>> it = lru.entrySet().iterator();
             while (it.hasNext()) {
                 Map.Entry<Long, Long> e = it.next();
@@ -308,6 +346,10 @@ public final class LogCache implements AutoCloseable {
      */
     private void fetch(int logId, int first, int count, boolean writeLater) {
         int rb = settings.rangeBytes();
+        long gen;
+        synchronized (this) {
+            gen = generation;
+        }
         byte[] b;
         try {
             b = source.get(logId, (long) first * rb, count * rb);
@@ -318,44 +360,58 @@ public final class LogCache implements AutoCloseable {
         gets.increment();
         fetched.add(b.length);
         byte[][] ranges = new byte[count][];
-        for (int i = 0; i < count; i++) {
-            int from = Math.min(b.length, i * rb);
-            int n = Math.min(rb, b.length - from);
-            ranges[i] = count == 1 && n == b.length ? b : Arrays.copyOfRange(b, from, from + n);
-            CompletableFuture<byte[]> f = inflight.get(key(logId, first + i));
-            if (f != null) {
-                f.complete(ranges[i]); // waiters go on from memory while the range is written
+        @SuppressWarnings("unchecked")
+        CompletableFuture<byte[]>[] mine = new CompletableFuture[count];
+        synchronized (this) {
+            if (generation != gen) {
+                return; // the log was relocated or dropped meanwhile: these bytes may be the old object's
+            }
+            for (int i = 0; i < count; i++) {
+                int from = Math.min(b.length, i * rb);
+                int n = Math.min(rb, b.length - from);
+                ranges[i] = count == 1 && n == b.length ? b : Arrays.copyOfRange(b, from, from + n);
+                mine[i] = inflight.get(key(logId, first + i));
+                if (mine[i] != null) {
+                    mine[i].complete(ranges[i]); // waiters go on from memory while the range is written
+                }
             }
         }
         if (!writeLater) {
-            keep(logId, first, ranges);
+            keep(logId, first, ranges, mine, gen);
             return;
         }
         try {
-            writer.execute(() -> keep(logId, first, ranges));
+            writer.execute(() -> keep(logId, first, ranges, mine, gen));
         } catch (RejectedExecutionException e) {
-            keep(logId, first, ranges); // closing
+            keep(logId, first, ranges, mine, gen); // closing
         }
     }
 
-    /** Writes fetched ranges to their files and counts them in; only then they stop being in flight. */
-    private void keep(int logId, int first, byte[][] ranges) {
+    /**
+     * Writes fetched ranges to their files and counts them in; only then they stop being in flight.
+     * Under the monitor, so that a relocation or drop of the log ({@link #forgetLog}) either comes
+     * before (and the bytes, perhaps the old object's, are not kept) or after (and deletes the files).
+     */
+    private void keep(int logId, int first, byte[][] ranges, CompletableFuture<byte[]>[] mine, long gen) {
         for (int i = 0; i < ranges.length; i++) {
             long k = key(logId, first + i);
-            if (ranges[i].length > 0 && !closed) {
-                try {
-                    files.write(logId, first + i, ranges[i], 0, ranges[i].length);
-                    admit(k, ranges[i].length);
-                } catch (StoreException e) {
-                    // served from memory this once; fetched again next time
-                    LOG.log(Level.WARNING, "caching a range of " + source.name(logId) + " failed: " + e.getMessage());
+            synchronized (this) {
+                if (ranges[i].length > 0 && !closed && generation == gen && !relocating.contains(logId)) {
+                    try {
+                        files.write(logId, first + i, ranges[i], 0, ranges[i].length);
+                        Long old = lru.put(k, (long) ranges[i].length);
+                        bytes += ranges[i].length - (old == null ? 0 : old);
+                    } catch (StoreException e) {
+                        // served from memory this once; fetched again next time
+                        LOG.log(Level.WARNING, "caching a range of " + source.name(logId) + " failed: " + e.getMessage());
+                    }
+                }
+                // only now: a reader that finds neither a future nor a file fetches the range again
+                if (mine[i] != null) {
+                    inflight.remove(k, mine[i]);
                 }
             }
-            // only now: a reader that finds neither a future nor a file fetches the range again
-            CompletableFuture<byte[]> f = inflight.get(k);
-            if (f != null && f.isDone()) {
-                inflight.remove(k, f);
-            }
+            trim(k);
         }
     }
 

@@ -11,12 +11,14 @@ import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.engine.ExactFingerprintIndex;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FsyncPolicy;
+import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.MetadataDb;
 
 /**
  * The real storage stack the GC tests run on, opened and closed in the server's order: RocksDB
  * catalog, data logs, exact index, GC service (BOSC committing after 1 ms idle, default policy
- * 12h) and the snapshot commit wired to it through a {@link GcCommitHook}, optionally wrapped.
+ * 12h) and the snapshot commit wired to it through a {@link GcCommitHook}, optionally wrapped;
+ * optionally with an object-store archive of the sealed logs.
  */
 final class GcStoreFixture implements AutoCloseable {
     final MetadataDb db;
@@ -25,9 +27,11 @@ final class GcStoreFixture implements AutoCloseable {
     final Catalog catalog;
     final GcService gc;
     final SnapshotCommit commit;
+    private final LogArchive archive;
 
     private GcStoreFixture(MetadataDb db, DataStore store, ExactFingerprintIndex index, Catalog catalog, GcService gc,
-                           SnapshotCommit commit) {
+                           SnapshotCommit commit, LogArchive archive) {
+        this.archive = archive;
         this.db = db;
         this.store = store;
         this.index = index;
@@ -49,8 +53,15 @@ final class GcStoreFixture implements AutoCloseable {
     /** As above, with commits of more than {@code partEntries} delta entries written in map chunks and logged in GC parts. */
     static GcStoreFixture open(Path dir, Clock clock, long logBytes, Duration grace, int sweepBatchChunks,
                                UnaryOperator<CommitHook> wrapHook, int partEntries) {
+        return open(dir, clock, logBytes, grace, sweepBatchChunks, wrapHook, partEntries, null);
+    }
+
+    /** As above, with sealed logs archived in {@code archive} (backend s3; closed with the stack) unless it is null. */
+    static GcStoreFixture open(Path dir, Clock clock, long logBytes, Duration grace, int sweepBatchChunks,
+                               UnaryOperator<CommitHook> wrapHook, int partEntries, LogArchive archive) {
         MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
-        DataStore store = DataStore.open(new DataStore.Settings(dir.resolve("data"), logBytes, FsyncPolicy.COMMIT, 64, 0), db);
+        DataStore.Settings settings = new DataStore.Settings(dir.resolve("data"), logBytes, FsyncPolicy.COMMIT, 64, 0);
+        DataStore store = archive == null ? DataStore.open(settings, db) : DataStore.open(settings, db, archive);
         ExactFingerprintIndex index = new ExactFingerprintIndex(db);
         Catalog catalog = new Catalog(db);
         Object[] monitor = new Object[1];
@@ -61,12 +72,15 @@ final class GcStoreFixture implements AutoCloseable {
         } catch (RuntimeException e) {
             index.close();
             store.close();
+            if (archive != null) {
+                archive.close();
+            }
             db.close();
             throw e;
         }
         SnapshotCommit commit = new SnapshotCommit(catalog, wrapHook.apply(new GcCommitHook(gc, partEntries)), clock, partEntries);
         monitor[0] = commit;
-        return new GcStoreFixture(db, store, index, catalog, gc, commit);
+        return new GcStoreFixture(db, store, index, catalog, gc, commit, archive);
     }
 
     /** Stores a block of {@code blockSize} random bytes from {@code seed}, synced and protected as a backup's would be; answers its PBN. */
@@ -102,6 +116,9 @@ final class GcStoreFixture implements AutoCloseable {
     private void closeStorage() {
         index.close();
         store.close();
+        if (archive != null) {
+            archive.close(); // after the store (its last sync may schedule uploads), before the catalog they confirm into
+        }
         db.close();
     }
 }

@@ -28,10 +28,15 @@ import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.engine.ExactFingerprintIndex;
 import org.holdfast.server.store.BlockBatch;
+import org.holdfast.server.store.DataLog;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.StoredBlock;
+import org.holdfast.server.store.object.ObjectStore;
+import org.holdfast.server.store.object.S3ObjectStore;
+import org.holdfast.server.store.object.S3ProxyFixture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -53,6 +58,8 @@ class GcStoreModelTest {
     private static final long HOUR = 60 * MINUTE;
     private static final long DAY = 24 * HOUR;
     private static final long GRACE = 2 * HOUR;
+    private static final String S3_PREFIX = "model/";
+    private static final String S3_NODE = "model";
     private static final String[] POLICIES = {
         "12h", "2d", "7d", "daily=7,weekly=2", "keep-last=2,daily=2,weekly=1,monthly=1", "keep-last=3", "keep-last=1"};
 
@@ -144,10 +151,14 @@ class GcStoreModelTest {
     /** Delta entries per map chunk and per GC part of a commit. */
     private int partEntries = CommitParts.DEFAULT_PART_ENTRIES;
 
+    /** Backend s3: the sealed logs are archived here; null for the local backend. */
+    private S3ProxyFixture s3;
+
     private void open() {
         // 64 KiB logs (about 30 records each): logs seal often, so compaction rewrites and deletes real logs
+        LogArchive archive = s3 == null ? null : new LogArchive(S3ObjectStore.open(s3.settings(S3_PREFIX)), S3_NODE);
         fixture = GcStoreFixture.open(dir, clock, 1L << 16, Duration.ofMillis(GRACE), 8,
-                hook -> new CrashBeforeGcLogHook(hook, () -> skipAfterCommit), partEntries);
+                hook -> new CrashBeforeGcLogHook(hook, () -> skipAfterCommit), partEntries, archive);
         db = fixture.db;
         store = fixture.store;
         index = fixture.index;
@@ -158,18 +169,43 @@ class GcStoreModelTest {
     }
 
     @AfterEach
-    void close() {
+    void close() throws Exception {
         codec.close();
         if (open) {
             fixture.close();
             open = false;
         }
+        if (s3 != null) {
+            s3.close();
+        }
     }
 
     private void crashAndReopen() {
+        List<Path> uploaded = s3 == null ? List.of() : uploadedLogs();
         fixture.abandon();
+        // backend s3: the crash takes the local copies of the uploaded logs too; reads and compaction fetch them back
+        for (Path p : uploaded) {
+            try {
+                Files.deleteIfExists(p);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
         skipAfterCommit = false;
         open();
+    }
+
+    /** Local files of the sealed logs whose upload is confirmed. */
+    private List<Path> uploadedLogs() {
+        store.archive().awaitUploads(60_000);
+        try (var files = Files.list(dir.resolve("data"))) {
+            return files.filter(p -> {
+                int id = DataLog.parseId(p.getFileName().toString());
+                return id >= 0 && store.archive().isUploaded(id);
+            }).toList();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     /** Regression (found by the model run): the first call after a restart loaded the GC state after the deletion. */
@@ -206,6 +242,18 @@ class GcStoreModelTest {
     @ValueSource(longs = {4})
     void randomSteps_commitsInChunksAndParts_fsckCleanAfterEachStep_snapshotsRestore(long seed) throws Exception {
         partEntries = 5;
+        run(seed, 5, 450);
+    }
+
+    /**
+     * Backend s3 (S3Proxy): the same steps with the sealed logs archived; every crash also wipes the
+     * local copies of the uploaded logs, so restores and compaction read them back from the store,
+     * and compaction rewrites and deletes objects. At the end no object is left.
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @ValueSource(longs = {5})
+    void randomSteps_archiveOnLocalLogsWipedAtEachCrash_fsckCleanSnapshotsRestoreAndNoObjectLeftAtTheEnd(long seed) throws Exception {
+        s3 = S3ProxyFixture.start(dir.resolve("s3"));
         run(seed, 5, 450);
     }
 
@@ -625,6 +673,9 @@ class GcStoreModelTest {
         // past every expiry any snapshot ever had and every grace: nothing may be left
         assertThat(maxExpiry).as("seed %d: some snapshot never expires", seed).isLessThan(clock.millis + 3650 * DAY);
         clock.millis = Math.max(clock.millis, maxExpiry) + GRACE + DAY;
+        if (s3 != null) {
+            store.archive().awaitUploads(60_000); // compaction waits for a log's upload before it touches it
+        }
         cycle();
         cycle(); // the first may leave logs whose last records it freed for the next compaction
         java.util.Set<Long> left = new java.util.TreeSet<>();
@@ -651,6 +702,13 @@ class GcStoreModelTest {
         FsckReport f = gc.fsck(clock.millis);
         assertThat(f.clean()).as(f.toText()).isTrue();
         assertThat(f.snapshotsChecked()).isZero();
+        if (s3 != null) {
+            try (ObjectStore objects = S3ObjectStore.open(s3.settings(S3_PREFIX))) {
+                assertThat(objects.list(S3_NODE + "/")).as("seed %d: objects left in the bucket", seed).isEmpty();
+            }
+            System.out.printf("GcStoreModelTest seed %d on s3: %d objects deleted, %d logs fetched back%n", seed,
+                    store.archive().objectsDeleted(), store.archive().stats().logsFetched());
+        }
     }
 
     // ------------------------------------------------------------------ checks
