@@ -177,6 +177,7 @@ class LogCacheTest {
         Files.delete(dir.resolve("data").resolve(DataLog.fileName(2)));
         try (LogArchive archive = archive(64 << 20); DataStore store = DataStore.open(settings(), f.db, archive)) {
             store.read(pbns[20], new StoredBlock());
+            archive.cache().awaitEvictions(10_000); // the range file is written on the cache's writer thread
             assertThat(Files.list(dir.resolve("data").resolve(LogArchive.RANGES_DIR)).count()).isEqualTo(1);
         }
         long limit = 6 * RANGE;

@@ -156,7 +156,7 @@ class ObjectCompactionTest {
                 assertThat(Arrays.copyOfRange(b.data(), b.dataOffset(), b.dataOffset() + b.storedLength()))
                         .as(context + ": pbn %d", e.getKey()).isEqualTo(e.getValue());
             }
-            assertThat(s.archive.stats().logsFetched()).as(context).isPositive();
+            assertThat(s.archive.cache().stats().rangeGets()).as(context + ": ranges fetched from the store").isPositive();
         }
     }
 
@@ -206,6 +206,28 @@ class ObjectCompactionTest {
             assertThat(files.map(p -> p.getFileName().toString())).noneMatch(n -> n.endsWith(".compact") || n.endsWith(".download"));
         }
         assertReadableFromTheStore(live, "after compacting evicted logs");
+    }
+
+    /**
+     * A compacted log keeps its id but becomes a new object: ranges of the old object cached before
+     * the compaction must never be served for it (they would read as corrupt, or as other blocks).
+     */
+    @Test
+    void compact_afterRangesOfTheOldObjectsWereCached_readsServeTheNewObjects() throws Exception {
+        Map<Long, byte[]> live = fill();
+        assertThat(wipeUploaded()).isPositive();
+        try (Stack s = new Stack()) {
+            StoredBlock b = new StoredBlock();
+            for (long pbn : live.keySet()) {
+                s.store.read(pbn, b); // caches ranges of the old objects
+            }
+            s.archive.cache().awaitEvictions(10_000);
+            assertThat(s.archive.cache().stats().rangeGets()).as("ranges of the old objects cached").isPositive();
+            Compactor.Result r = new Compactor(s.store).run(Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE);
+            assertThat(r.logsRewritten()).isGreaterThan(1);
+        }
+        // wipes the local copies, the compacted ones too: reads go to the new objects through the cache
+        assertReadableFromTheStore(live, "after compacting logs whose old ranges were cached");
     }
 
     /** A crash at each step of compaction and deletion (the {@code count}-th hit of the point): nothing lost, nothing leaked. */
