@@ -13,6 +13,7 @@ import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.MetadataDb;
+import org.holdfast.server.store.object.ObjectStoreStats;
 import org.holdfast.server.store.object.S3ObjectStore;
 import org.holdfast.server.store.object.S3Settings;
 
@@ -98,7 +99,8 @@ public final class FsckTool {
                 FsckReport f = gc.fsck();
                 System.out.print(f.toText());
                 if (archive != null) {
-                    System.out.println("data logs fetched from the object store: " + archive.stats().logsFetched());
+                    ObjectStoreStats r = archive.stats().requests();
+                    System.out.println("read from the object store: " + r.gets() + " GETs, " + r.getBytes() + " bytes");
                 }
                 return f.dataLoss() ? 2 : f.clean() ? 0 : 1;
             }

@@ -150,7 +150,7 @@ class ObjectGcCrashTest {
                 for (String id : retained) {
                     restores.assertRestores(server, volume, id, known.get(id), BLOCK);
                 }
-                assertThat(metric(server, "holdfast_objects_logs_fetched_total")).as("the wiped logs came back").isPositive();
+                assertThat(metric(server, "holdfast_objects_cache_range_gets_total")).as("the wiped logs were read from the store").isPositive();
                 JsonNode fsck = server.runJob("/api/v1/gc/fsck", Duration.ofMinutes(2));
                 assertThat(fsck.path("state").asText()).as(fsck.toString()).isEqualTo("succeeded");
                 assertThat(fsck.path("result").path("dataLoss").asBoolean()).as(fsck.toString()).isFalse();

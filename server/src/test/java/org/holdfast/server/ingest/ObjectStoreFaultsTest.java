@@ -74,7 +74,7 @@ class ObjectStoreFaultsTest {
                     assertThat(a.restore("vol", 2).image()).as("snapshot 2 through the faults").isEqualTo(second);
                 }
                 LogArchive.Stats after = h.store().archive().stats();
-                assertThat(after.logsFetched()).isEqualTo(sealed.size());
+                assertThat(h.store().archive().cache().stats().rangeGets()).as("the wiped logs read by ranged GETs").isPositive();
 
                 SimpleMeterRegistry registry = new SimpleMeterRegistry();
                 new ObjectStoreMetrics(h.store().archive()).bindTo(registry);
