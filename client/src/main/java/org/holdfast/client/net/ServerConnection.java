@@ -18,7 +18,6 @@ import io.netty.util.ReferenceCountUtil;
 import java.time.Duration;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
@@ -40,17 +39,14 @@ import org.holdfast.common.tls.CertificateFingerprint;
  * inside TLS unless the server runs without it ({@link ServerTrust} says how the server is verified).
  *
  * <p>Inbound frames go into a queue that one consumer thread drains with {@link #receive}; when
- * the queue holds {@link #HIGH_WATER} frames the channel stops reading (TCP backpressure), and
- * resumes below {@link #LOW_WATER}. {@link #send} may be called from any thread; Netty keeps the
+ * the queue holds {@link ReadPause#HIGH_WATER} frames the channel stops reading (TCP backpressure), and
+ * resumes at {@link ReadPause#LOW_WATER}. {@link #send} may be called from any thread; Netty keeps the
  * order of writes made one after another. Messages taken with {@code receive} belong to the
  * caller (release {@code Blocks}/{@code RestoreData}); {@link #close} releases whatever is still
  * queued. An {@code ERROR} from the server, a decoding error or the connection closing surface
  * from {@code receive} as an {@link AgentException}.
  */
 public final class ServerConnection implements AutoCloseable {
-    /** Frames queued before the channel stops reading. */
-    static final int HIGH_WATER = 16;
-    static final int LOW_WATER = 4;
     private static final Object CLOSED = new Object();
     /** The ERROR the server sent, if any (set on the event loop). */
     private volatile ErrorMessage serverError;
@@ -62,7 +58,7 @@ public final class ServerConnection implements AutoCloseable {
     private final CertificateFingerprint serverFingerprint;
     private final TlsEngines.Engine tlsEngine;
     private final LinkedBlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
-    private final AtomicInteger queued = new AtomicInteger();
+    private final ReadPause pause;
     private volatile boolean closed;
     private volatile int protocolVersion;
 
@@ -74,6 +70,7 @@ public final class ServerConnection implements AutoCloseable {
         this.group = group;
         this.channel = channel;
         this.decoder = decoder;
+        this.pause = new ReadPause(channel.config());
     }
 
     /** Connects to {@code address} over plain TCP (a server with TLS off); see {@link #connect(ServerAddress, Duration, ServerTrust)}. */
@@ -286,9 +283,7 @@ public final class ServerConnection implements AutoCloseable {
             inbox.add(CLOSED);
             throw translate(t);
         }
-        if (queued.decrementAndGet() <= LOW_WATER && !channel.config().isAutoRead()) {
-            channel.config().setAutoRead(true);
-        }
+        pause.taken();
         if (o instanceof ErrorMessage err) {
             throw ServerErrors.rejected(err);
         }
@@ -368,9 +363,7 @@ public final class ServerConnection implements AutoCloseable {
                 c.serverError = err;
             }
             c.inbox.add(msg);
-            if (c.queued.incrementAndGet() >= HIGH_WATER) {
-                ctx.channel().config().setAutoRead(false);
-            }
+            c.pause.arrived();
             if (c.closed) { // close() may have drained the inbox between our checks
                 for (Object o; (o = c.inbox.poll()) != null; ) {
                     ReferenceCountUtil.release(o);

@@ -112,7 +112,12 @@ final class BlockUploader implements AutoCloseable {
                     continue;
                 }
                 if (m == null) {
-                    if (!pending.isEmpty() && System.nanoTime() - lastMessage > NEED_TIMEOUT.toNanos()) {
+                    if (pending.isEmpty()) {
+                        // nothing awaited (e.g. minutes of unchanged data read): the clock starts with the next run sent
+                        lastMessage = System.nanoTime();
+                        continue;
+                    }
+                    if (System.nanoTime() - lastMessage > NEED_TIMEOUT.toNanos()) {
                         throw new org.holdfast.client.AgentException(org.holdfast.client.ExitCode.NETWORK,
                                 "the server sent no NEED for " + NEED_TIMEOUT.toMinutes() + " minutes",
                                 "check the server's health and log, then retry");
