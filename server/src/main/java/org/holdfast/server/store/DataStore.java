@@ -152,7 +152,7 @@ public final class DataStore implements AutoCloseable {
         this.settings = settings;
         this.archive = archive;
         if (archive != null) {
-            archive.bind(settings.dir(), db);
+            archive.bind(settings.dir(), db, readOnly);
         }
         this.reserve = new SpaceReserve(disk, settings.minFreeBytes(), settings.dir().toString());
         this.db = db;

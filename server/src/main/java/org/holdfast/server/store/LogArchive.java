@@ -94,7 +94,7 @@ public final class LogArchive implements AutoCloseable {
     }
 
     /** Called once by the data store that uses this archive, at open. */
-    synchronized void bind(Path dir, MetadataDb db) {
+    synchronized void bind(Path dir, MetadataDb db, boolean readOnly) {
         if (this.db != null) {
             throw new IllegalStateException("a log archive serves one data store");
         }
@@ -112,7 +112,9 @@ public final class LogArchive implements AutoCloseable {
         if (node == null) {
             node = String.format("node-%016x", nodeId);
         }
-        resumeRetirements();
+        if (!readOnly) {
+            resumeRetirements(); // a checker (read-only) deletes nothing, neither files nor objects
+        }
         cache = new LogCache(cacheSettings, new RangeFiles(dir.resolve(RANGES_DIR)), new LogCache.Source() {
             @Override
             public byte[] get(int logId, long offset, int length) {

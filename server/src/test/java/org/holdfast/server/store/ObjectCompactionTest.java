@@ -280,6 +280,30 @@ class ObjectCompactionTest {
         assertReadableFromTheStore(live, "after compaction");
     }
 
+    /** A checker (read-only open, as the offline fsck) with deletions pending after a crash deletes no object; the next normal start does. */
+    @Test
+    void readOnlyOpen_withPendingDeletions_deletesNoObject() throws Exception {
+        fill();
+        try (Stack s = new Stack()) {
+            KillPoints.armFromSpec("object.retire.beforeDelete,1", KillPoints.Mode.THROW);
+            assertThatThrownBy(() -> new Compactor(s.store).run(Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE))
+                    .isInstanceOf(KillPoints.Killed.class);
+            KillPoints.disarm();
+        }
+        Set<String> before = objects();
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
+                LogArchive archive = new LogArchive(S3ObjectStore.open(s3.settings("t/")), NODE);
+                DataStore store = DataStore.openReadOnly(dir.resolve("data"), db, archive)) {
+            archive.awaitUploads(30_000); // the deletions a start resumes run on the uploader thread
+        }
+        assertThat(objects()).as("a read-only open deletes no object").isEqualTo(before);
+        try (Stack s = new Stack()) {
+            s.archive.awaitUploads(30_000);
+            assertBucketMatchesCatalog(s, "after a normal start");
+        }
+        assertThat(objects()).as("the normal start finished the pending deletion").isNotEqualTo(before);
+    }
+
     @Test
     void offlineCompact_archivedStoreWithoutItsObjectStore_touchesNothing() throws Exception {
         fill();
