@@ -38,7 +38,7 @@ public class ObjectStoreMetrics implements MeterBinder {
         FunctionCounter.builder("holdfast.objects.logs.upload-failures", archive, a -> a.stats().uploadFailures())
                 .description("uploads that failed after their retries (tried again at the next sync)").register(r);
         FunctionCounter.builder("holdfast.objects.logs.fetched", archive, a -> a.stats().logsFetched())
-                .description("data logs fetched back because their local file was missing").register(r);
+                .description("whole data logs downloaded (a compaction's source the cache had evicted; reads go by ranges)").register(r);
         FunctionCounter.builder("holdfast.objects.rate-limited", archive, a -> a.stats().requests().rateLimitedMillis() / 1000.0)
                 .baseUnit("seconds").description("time object-store requests waited for the configured request-rate limits").register(r);
         cache(r, "hits", LogCache.Stats::hits, "reads of archived logs served from the local cache (uploaded log files and cached ranges)");

@@ -208,31 +208,6 @@ public final class LogArchive implements AutoCloseable {
     }
 
     /**
-     * Fetches log {@code id} into {@code target} if its upload was confirmed; false if it never was
-     * (then the log is really missing).
-     */
-    synchronized boolean fetch(int id, Path target) {
-        if (Files.exists(target)) {
-            return true; // another reader fetched it meanwhile
-        }
-        String key = uploadedKeyOf(id);
-        if (key == null) {
-            return false;
-        }
-        try {
-            objects.download(key, target);
-        } catch (ObjectMissingException e) {
-            // confirmed uploaded, now gone from the store: that is lost data, not an outage
-            throw new CorruptDataException("log-archive", key, null,
-                    "data log " + id + " is missing locally and its object is gone from the object store");
-        }
-        fetched.incrementAndGet();
-        cache.addLog(id, size(target));
-        LOG.log(Level.INFO, "fetched data log {0} from the object store ({1})", id, key);
-        return true;
-    }
-
-    /**
      * Up to {@code length} bytes of confirmed log {@code id}'s object from {@code offset} (fewer at its
      * end): a ranged GET. A log never confirmed, or a confirmed one whose object is gone, is corrupt data.
      */
