@@ -129,7 +129,7 @@ final class GcRecords {
         try (CheckedIterator it = db.iterator(meta)) {
             for (it.seek(key(OP, after + 1, 0, 1)); it.isValid(); it.next()) {
                 byte[] k = it.key();
-                if (k.length != 12 || !startsWith(k, OP)) {
+                if (k.length != 12 || !Bytes.startsWith(k, OP)) {
                     break;
                 }
                 byte[] v = it.value();
@@ -180,7 +180,7 @@ final class GcRecords {
         try (CheckedIterator it = db.iterator(meta)) {
             for (it.seek(key(EXP, volume, 0, 2)); it.isValid(); it.next()) {
                 byte[] k = it.key();
-                if (k.length != 20 || !startsWith(k, EXP) || Bytes.getLong(k, 4) != volume) {
+                if (k.length != 20 || !Bytes.startsWith(k, EXP) || Bytes.getLong(k, 4) != volume) {
                     break;
                 }
                 byte[] v = it.value();
@@ -276,7 +276,7 @@ final class GcRecords {
         try (CheckedIterator it = db.iterator(meta)) {
             for (it.seek(LOCK); it.isValid(); it.next()) {
                 byte[] k = it.key();
-                if (k.length != 20 || !startsWith(k, LOCK)) {
+                if (k.length != 20 || !Bytes.startsWith(k, LOCK)) {
                     break;
                 }
                 out.add(decodeLock(Bytes.getLong(k, 4), Bytes.getLong(k, 12), it.value(), db.path()));
@@ -285,12 +285,4 @@ final class GcRecords {
         return out;
     }
 
-    private static boolean startsWith(byte[] k, byte[] prefix) {
-        for (int i = 0; i < prefix.length; i++) {
-            if (k[i] != prefix[i]) {
-                return false;
-            }
-        }
-        return true;
-    }
 }

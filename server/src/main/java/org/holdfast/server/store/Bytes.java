@@ -37,4 +37,9 @@ public final class Bytes {
         b[off] = (byte) (v >>> 8);
         b[off + 1] = (byte) v;
     }
+
+    /** Whether {@code a} begins with {@code prefix} (a key scan's end test). */
+    public static boolean startsWith(byte[] a, byte[] prefix) {
+        return a.length >= prefix.length && java.util.Arrays.equals(a, 0, prefix.length, prefix, 0, prefix.length);
+    }
 }

@@ -304,7 +304,7 @@ public final class Compactor {
     /**
      * The file to copy log {@code id}'s records from: its own, or, with an archive when the cache
      * evicted it, a download of its object ({@code L.source.compact}: a crash leaves it to the
-     * {@code .compact} cleanup at start, and copyLive deletes it after use).
+     * {@code .compact} cleanup at start, and the run deletes it after the copy).
      */
     private Path source(LogArchive archive, int id, Path p) {
         if (archive == null || Files.exists(p)) {

@@ -1046,6 +1046,7 @@ public final class DataStore implements AutoCloseable {
         refuseIfReadOnly("compact");
         Path target = logPath(logId);
         int moved = 0;
+        LogCache cache = archive == null ? null : archive.cache();
         relocation.writeLock().lock();
         try {
             ensureOpen();
@@ -1053,7 +1054,6 @@ public final class DataStore implements AutoCloseable {
                 throw new IllegalStateException("log " + logId + " is not sealed and indexed; it cannot be compacted");
             }
             boolean[] still = locations.stillAt(records, logId);
-            LogCache cache = archive == null ? null : archive.cache();
             if (cache != null) {
                 cache.beginRelocation(logId); // no range of the old object may outlive the switch, nor a crash in it
             }
@@ -1095,9 +1095,9 @@ public final class DataStore implements AutoCloseable {
                 closeQuietly(old);
             }
         } finally {
-            if (archive != null && archive.cache() != null) {
+            if (cache != null) {
                 // only a confirmed upload's local file is cache: anything else is the only copy
-                archive.cache().endRelocation(logId, archive.isUploaded(logId) ? localSize(target) : 0);
+                cache.endRelocation(logId, archive.isUploaded(logId) ? localSize(target) : 0);
             }
             relocation.writeLock().unlock();
         }

@@ -178,12 +178,8 @@ public final class LogArchive implements AutoCloseable {
             }
         }
         KillPoints.hit(KillPoints.OBJECTS_UPLOAD_AFTER_PUT);
-        byte[] name = node.getBytes(StandardCharsets.UTF_8);
-        byte[] v = new byte[8 + name.length];
-        Bytes.putLong(v, 0, epoch);
-        System.arraycopy(name, 0, v, 8, name.length);
         try (MetadataBatch b = new MetadataBatch()) {
-            db.put(b, MetadataDb.Column.META, MetadataDb.bytes(uploadedKey(id)), v);
+            db.put(b, MetadataDb.Column.META, MetadataDb.bytes(uploadedKey(id)), uploadRecord(epoch));
             db.write(b, true);
         }
         uploaded.incrementAndGet();
@@ -279,7 +275,7 @@ public final class LogArchive implements AutoCloseable {
     /** Retire-intent flag: the whole log is dead (local file, object, then upload record go); else only a superseded object. */
     private static final byte WHOLE_LOG = 1;
     private final AtomicLong objectsDeleted = new AtomicLong();
-    // one deleter at a time (a compaction, or the start's resumption); not the archive's monitor, which fetches hold
+    // one deleter at a time (a compaction, or the start's resumption)
     private final Object retireLock = new Object();
     // object keys whose intent is written but must not be carried out yet
     private final java.util.Set<String> inFlight = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -289,7 +285,7 @@ public final class LogArchive implements AutoCloseable {
         java.util.SortedSet<Integer> ids = new java.util.TreeSet<>();
         byte[] prefix = MetadataDb.bytes(META_UPLOADED);
         try (CheckedIterator it = db.iterator(MetadataDb.Column.META)) {
-            for (it.seek(prefix); it.isValid() && startsWith(it.key(), prefix); it.next()) {
+            for (it.seek(prefix); it.isValid() && Bytes.startsWith(it.key(), prefix); it.next()) {
                 ids.add(Integer.parseUnsignedInt(new String(it.key(), prefix.length, it.key().length - prefix.length,
                         StandardCharsets.US_ASCII), 16));
             }
@@ -394,15 +390,7 @@ public final class LogArchive implements AutoCloseable {
     }
 
     private void retirePendingLocked() {
-        byte[] prefix = MetadataDb.bytes(META_RETIRE);
-        java.util.Map<String, byte[]> intents = new java.util.TreeMap<>();
-        try (CheckedIterator it = db.iterator(MetadataDb.Column.META)) {
-            for (it.seek(prefix); it.isValid() && startsWith(it.key(), prefix); it.next()) {
-                intents.put(new String(it.key(), prefix.length, it.key().length - prefix.length, StandardCharsets.UTF_8),
-                        checkedIntent(it.key(), it.value()));
-            }
-        }
-        for (java.util.Map.Entry<String, byte[]> e : intents.entrySet()) {
+        for (java.util.Map.Entry<String, byte[]> e : intents().entrySet()) {
             String key = e.getKey();
             int id = Bytes.getInt(e.getValue(), 0);
             if (inFlight.contains(key)) {
@@ -449,18 +437,13 @@ public final class LogArchive implements AutoCloseable {
      * background, so a start does not wait for the object store.
      */
     private void resumeRetirements() {
-        byte[] prefix = MetadataDb.bytes(META_RETIRE);
-        boolean any = false;
-        try (CheckedIterator it = db.iterator(MetadataDb.Column.META)) {
-            for (it.seek(prefix); it.isValid() && startsWith(it.key(), prefix); it.next()) {
-                any = true;
-                int id = Bytes.getInt(checkedIntent(it.key(), it.value()), 0);
-                if (it.value()[4] == WHOLE_LOG) {
-                    DataLog.deleteFile(dir.resolve(DataLog.fileName(id)));
-                }
+        java.util.Map<String, byte[]> intents = intents();
+        for (byte[] v : intents.values()) {
+            if (v[4] == WHOLE_LOG) {
+                DataLog.deleteFile(dir.resolve(DataLog.fileName(Bytes.getInt(v, 0))));
             }
         }
-        if (any) {
+        if (!intents.isEmpty()) {
             DataLog.forceDirectory(dir);
             uploader.execute(() -> {
                 try {
@@ -471,6 +454,19 @@ public final class LogArchive implements AutoCloseable {
                 }
             });
         }
+    }
+
+    /** The delete intents in the catalog, by object key (checked). */
+    private java.util.Map<String, byte[]> intents() {
+        byte[] prefix = MetadataDb.bytes(META_RETIRE);
+        java.util.Map<String, byte[]> intents = new java.util.TreeMap<>();
+        try (CheckedIterator it = db.iterator(MetadataDb.Column.META)) {
+            for (it.seek(prefix); it.isValid() && Bytes.startsWith(it.key(), prefix); it.next()) {
+                intents.put(new String(it.key(), prefix.length, it.key().length - prefix.length, StandardCharsets.UTF_8),
+                        checkedIntent(it.key(), it.value()));
+            }
+        }
+        return intents;
     }
 
     private void putIntent(String key, int id, byte kind) {
@@ -510,10 +506,6 @@ public final class LogArchive implements AutoCloseable {
             throw new IllegalStateException("data log " + id + " is not confirmed uploaded");
         }
         return key;
-    }
-
-    private static boolean startsWith(byte[] a, byte[] prefix) {
-        return a.length >= prefix.length && java.util.Arrays.equals(a, 0, prefix.length, prefix, 0, prefix.length);
     }
 
     /** Lets a running upload finish (it is confirmed or retried at the next start), then closes the object store. */

@@ -163,9 +163,7 @@ public final class LogCache implements AutoCloseable {
         this.logEvictor = evictLocalLog;
         synchronized (this) {
             for (Map.Entry<Integer, Long> e : localLogs.entrySet()) {
-                long k = key(e.getKey(), WHOLE_LOG);
-                Long old = lru.put(k, e.getValue());
-                bytes += e.getValue() - (old == null ? 0 : old);
+                enter(key(e.getKey(), WHOLE_LOG), e.getValue());
             }
         }
         trim(Long.MIN_VALUE);
@@ -399,8 +397,7 @@ public final class LogCache implements AutoCloseable {
                 if (ranges[i].length > 0 && !closed && generation == gen && !relocating.contains(logId)) {
                     try {
                         files.write(logId, first + i, ranges[i], 0, ranges[i].length);
-                        Long old = lru.put(k, (long) ranges[i].length);
-                        bytes += ranges[i].length - (old == null ? 0 : old);
+                        enter(k, ranges[i].length);
                     } catch (StoreException e) {
                         // served from memory this once; fetched again next time
                         LOG.log(Level.WARNING, "caching a range of " + source.name(logId) + " failed: " + e.getMessage());
@@ -437,10 +434,15 @@ public final class LogCache implements AutoCloseable {
 
     private void admit(long k, long size) {
         synchronized (this) {
-            Long old = lru.put(k, size);
-            bytes += size - (old == null ? 0 : old);
+            enter(k, size);
         }
         trim(k);
+    }
+
+    /** Puts entry {@code k} of {@code size} bytes as the most recent and counts it; the caller holds the monitor. */
+    private void enter(long k, long size) {
+        Long old = lru.put(k, size);
+        bytes += size - (old == null ? 0 : old);
     }
 
     /** Evicts least recently used entries (never {@code keep}) until the cache is within its limit. */

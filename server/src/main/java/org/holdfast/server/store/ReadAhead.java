@@ -29,8 +29,8 @@ public final class ReadAhead implements AutoCloseable {
     private final int rangeBytes;
     private final int maxRun;
     private final Semaphore depth;
-    // (first LBN that needs a claimed range, 1 permit) in plan order; guarded by itself
-    private final ArrayDeque<long[]> outstanding = new ArrayDeque<>();
+    // per claimed range outside the current batch, the first LBN that needs it (one permit each), in plan order; guarded by itself
+    private final ArrayDeque<Long> outstanding = new ArrayDeque<>();
     private final BlockBatch located = new BlockBatch(LOCATE_BATCH, 0, 1);
     private final boolean[] noSkip = new boolean[LOCATE_BATCH];
     private volatile long reached;
@@ -101,7 +101,7 @@ public final class ReadAhead implements AutoCloseable {
             }
             if (!current) {
                 synchronized (outstanding) {
-                    outstanding.add(new long[] {lbn, 1});
+                    outstanding.add(lbn);
                 }
             }
             if (runLog == logId && r == runFirst + runCount && runCount < maxRun) {
@@ -133,8 +133,9 @@ public final class ReadAhead implements AutoCloseable {
         reached = lbn;
         int free = 0;
         synchronized (outstanding) {
-            while (!outstanding.isEmpty() && outstanding.peekFirst()[0] < lbn) {
-                free += (int) outstanding.pollFirst()[1];
+            while (!outstanding.isEmpty() && outstanding.peekFirst() < lbn) {
+                outstanding.pollFirst();
+                free++;
             }
         }
         if (free > 0) {
