@@ -103,7 +103,7 @@ final class BlockUploader implements AutoCloseable {
     }
 
     private void receiveLoop() {
-        long lastMessage = System.nanoTime();
+        NeedDeadline deadline = new NeedDeadline(NEED_TIMEOUT, System::nanoTime);
         try {
             while (!stopped && !failure.failed()) {
                 Message m = conn.poll(batch != null ? Duration.ZERO : Duration.ofMillis(200));
@@ -112,19 +112,14 @@ final class BlockUploader implements AutoCloseable {
                     continue;
                 }
                 if (m == null) {
-                    if (pending.isEmpty()) {
-                        // nothing awaited (e.g. minutes of unchanged data read): the clock starts with the next run sent
-                        lastMessage = System.nanoTime();
-                        continue;
-                    }
-                    if (System.nanoTime() - lastMessage > NEED_TIMEOUT.toNanos()) {
+                    if (deadline.expired(!pending.isEmpty())) {
                         throw new org.holdfast.client.AgentException(org.holdfast.client.ExitCode.NETWORK,
                                 "the server sent no NEED for " + NEED_TIMEOUT.toMinutes() + " minutes",
                                 "check the server's health and log, then retry");
                     }
                     continue;
                 }
-                lastMessage = System.nanoTime();
+                deadline.heard();
                 if (m instanceof Need n) {
                     handle(n);
                 } else if (m instanceof Committed c) {
