@@ -171,8 +171,9 @@ public class CoreConfiguration {
         return spill;
     }
 
+    /** A worker opens no agent port: agents talk to the master only. */
     @Bean
-    IngestLifecycle ingestLifecycle(IngestServer server) {
-        return new IngestLifecycle(server);
+    IngestLifecycle ingestLifecycle(IngestServer server, HoldfastProperties props) {
+        return new IngestLifecycle(server, props.cluster().clusterRole() != org.holdfast.server.cluster.ClusterRole.WORKER);
     }
 }

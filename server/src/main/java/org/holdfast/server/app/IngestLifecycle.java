@@ -5,19 +5,23 @@ import org.springframework.context.SmartLifecycle;
 
 /**
  * Binds the agent port once the context is up and closes it first on shutdown (before any store
- * bean is destroyed; see {@link CoreConfiguration}).
+ * bean is destroyed; see {@link CoreConfiguration}). On a worker ({@code listen} false) it never binds.
  */
 public class IngestLifecycle implements SmartLifecycle {
     private final IngestServer server;
+    private final boolean listen;
     private volatile boolean running;
 
-    public IngestLifecycle(IngestServer server) {
+    public IngestLifecycle(IngestServer server, boolean listen) {
         this.server = server;
+        this.listen = listen;
     }
 
     @Override
     public void start() {
-        server.start();
+        if (listen) {
+            server.start();
+        }
         running = true;
     }
 

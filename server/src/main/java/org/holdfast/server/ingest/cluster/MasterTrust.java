@@ -1,0 +1,150 @@
+package org.holdfast.server.ingest.cluster;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.util.Collection;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.TrustManagerFactory;
+import javax.net.ssl.X509ExtendedTrustManager;
+import org.holdfast.common.tls.CertificateFingerprint;
+
+/**
+ * How a worker decides it talks to its master, like an agent does (docs/agent.md, "Verifying the
+ * server"): the certificate's SHA-256 fingerprint is the pinned one
+ * ({@code holdfast.cluster.master-fingerprint}; no CA, no host name check), or it chains to a CA
+ * in a PEM file ({@code holdfast.cluster.master-ca-certificate}). The last refusal is kept so that
+ * the worker can log why, naming both fingerprints.
+ */
+public final class MasterTrust extends X509ExtendedTrustManager {
+    private final CertificateFingerprint pinned;
+    private final X509ExtendedTrustManager ca;
+    private final String source;
+    private volatile String refusal;
+
+    private MasterTrust(CertificateFingerprint pinned, X509ExtendedTrustManager ca, String source) {
+        this.pinned = pinned;
+        this.ca = ca;
+        this.source = source;
+    }
+
+    /** Trusts exactly the certificate with this fingerprint. */
+    public static MasterTrust pinned(CertificateFingerprint fingerprint) {
+        return new MasterTrust(fingerprint, null, "holdfast.cluster.master-fingerprint");
+    }
+
+    /** Trusts certificates issued by a CA in {@code pemFile}. */
+    public static MasterTrust caCertificates(Path pemFile) {
+        try (InputStream in = Files.newInputStream(pemFile)) {
+            Collection<? extends Certificate> certs = CertificateFactory.getInstance("X.509").generateCertificates(in);
+            if (certs.isEmpty()) {
+                throw new IllegalArgumentException("holdfast.cluster.master-ca-certificate " + pemFile + " holds no certificate");
+            }
+            KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
+            ks.load(null, null);
+            int i = 0;
+            for (Certificate c : certs) {
+                ks.setCertificateEntry("ca-" + i++, c);
+            }
+            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(ks);
+            for (TrustManager tm : tmf.getTrustManagers()) {
+                if (tm instanceof X509ExtendedTrustManager x) {
+                    return new MasterTrust(null, x, "holdfast.cluster.master-ca-certificate " + pemFile);
+                }
+            }
+            throw new IllegalStateException("the JDK offers no X509ExtendedTrustManager");
+        } catch (IOException | GeneralSecurityException e) {
+            throw new IllegalArgumentException("cannot use holdfast.cluster.master-ca-certificate " + pemFile + ": " + e.getMessage()
+                    + "; name a readable PEM file holding the CA certificate(s)", e);
+        }
+    }
+
+    /** Why the last handshake's certificate was refused, or null; cleared by {@link #clearRefusal}. */
+    public String refusal() {
+        return refusal;
+    }
+
+    void clearRefusal() {
+        refusal = null;
+    }
+
+    /** True for CA mode, where the host name is checked too. */
+    boolean checksHostName() {
+        return ca != null;
+    }
+
+    private void verify(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
+        if (chain == null || chain.length == 0) {
+            throw refuse("the master presented no certificate");
+        }
+        CertificateFingerprint got = CertificateFingerprint.of(chain[0]);
+        if (pinned != null) {
+            if (!got.equals(pinned)) {
+                throw refuse("the master presented a certificate with SHA-256 fingerprint " + got + ", but " + source + " is "
+                        + pinned + "; refusing to connect. Compare both with the fingerprint the master logs at start; if its"
+                        + " certificate was replaced on purpose, set the new one, otherwise the connection may be intercepted");
+            }
+            return;
+        }
+        try {
+            if (engine != null) {
+                ca.checkServerTrusted(chain, authType, engine);
+            } else {
+                ca.checkServerTrusted(chain, authType);
+            }
+        } catch (CertificateException e) {
+            throw refuse("the master's certificate (SHA-256 " + got + ") is not trusted by " + source + ": " + e.getMessage()
+                    + "; check the CA file and that holdfast.cluster.master uses a host name the certificate names");
+        }
+    }
+
+    private CertificateException refuse(String why) {
+        refusal = why;
+        return new CertificateException(why);
+    }
+
+    @Override
+    public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
+        verify(chain, authType, engine);
+    }
+
+    @Override
+    public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
+        verify(chain, authType, null);
+    }
+
+    @Override
+    public void checkServerTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+        verify(chain, authType, null);
+    }
+
+    @Override
+    public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
+        throw new CertificateException("a worker accepts no client certificates");
+    }
+
+    @Override
+    public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
+        throw new CertificateException("a worker accepts no client certificates");
+    }
+
+    @Override
+    public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+        throw new CertificateException("a worker accepts no client certificates");
+    }
+
+    @Override
+    public X509Certificate[] getAcceptedIssuers() {
+        return new X509Certificate[0];
+    }
+}
