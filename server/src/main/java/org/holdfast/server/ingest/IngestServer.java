@@ -173,9 +173,10 @@ public final class IngestServer implements AutoCloseable {
         return inflight.used();
     }
 
-    /** The bound port (useful with port 0). */
+    /** The bound port (useful with port 0); 0 while not listening (before start, and on a worker, which never starts it). */
     public int port() {
-        return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+        Channel c = serverChannel;
+        return c == null ? 0 : ((InetSocketAddress) c.localAddress()).getPort();
     }
 
     public IngestSettings settings() {
