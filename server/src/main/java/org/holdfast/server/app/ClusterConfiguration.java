@@ -100,7 +100,7 @@ public class ClusterConfiguration {
                         + " to the SHA-256 fingerprint the master logs at start, or holdfast.cluster.master-ca-certificate to a CA file");
             }
         }
-        return new WorkerConnector(new WorkerConnector.Settings(c.master().substring(0, colon), port, node, c.tokenFile(), trust,
+        return new WorkerConnector(new WorkerConnector.Settings(c.master().substring(0, colon), port, c.host(), node, c.tokenFile(), trust,
                 props.tls().engine(), version(build), Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(30)),
                 new LoadProbe(dir.root()));
     }

@@ -82,7 +82,7 @@ class ClusterApiTest {
         int clusterPort = ctx.getBean(ClusterServer.class).port();
         assertThat(ctx.getBeanProvider(ServerCertificate.class).getIfAvailable()).isNull();
         // TLS is off on this master (holdfast.tls.enabled=false), so the worker connects plain; TLS is tested in WorkerConnectorTest
-        try (WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", clusterPort, "w-api", tokenFile,
+        try (WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", clusterPort, "127.0.0.1", "w-api", tokenFile,
                 (MasterTrust) null, "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)),
                 new LoadProbe(data))) {
             w.start();

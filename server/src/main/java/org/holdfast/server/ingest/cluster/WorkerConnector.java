@@ -60,11 +60,15 @@ public final class WorkerConnector implements AutoCloseable {
     static final int SILENT_INTERVALS = 5;
 
     /**
-     * Where the master is, who this node is, how to prove it (token file) and check the master
-     * ({@code trust}; null: plain TCP, labs only), what to report, and the reconnect backoff.
+     * Where the master is, the local address to connect from ({@code localHost}; null or a wildcard:
+     * any), who this node is, how to prove it (token file) and check the master ({@code trust};
+     * null: plain TCP, labs only), what to report, and the reconnect backoff.
      */
-    public record Settings(String masterHost, int masterPort, String nodeName, Path tokenFile, MasterTrust trust, String tlsEngine,
-                           String softwareVersion, Duration connectTimeout, Duration minBackoff, Duration maxBackoff) {
+    public record Settings(String masterHost, int masterPort, String localHost, String nodeName, Path tokenFile, MasterTrust trust,
+                           String tlsEngine, String softwareVersion, Duration connectTimeout, Duration minBackoff, Duration maxBackoff) {
+        boolean bindsLocally() {
+            return localHost != null && !localHost.isBlank() && !localHost.equals("0.0.0.0") && !localHost.equals("::");
+        }
     }
 
     private final Settings settings;
@@ -147,7 +151,8 @@ public final class WorkerConnector implements AutoCloseable {
                                 .addLast("link", new Link(token));
                     }
                 });
-        ChannelFuture f = b.connect(settings.masterHost(), settings.masterPort());
+        java.net.InetSocketAddress remote = new java.net.InetSocketAddress(settings.masterHost(), settings.masterPort());
+        ChannelFuture f = settings.bindsLocally() ? b.connect(remote, new java.net.InetSocketAddress(settings.localHost(), 0)) : b.connect(remote);
         channel = f.channel();
         f.addListener(done -> {
             if (!done.isSuccess()) {

@@ -67,7 +67,7 @@ class WorkerConnectorTest {
     }
 
     private WorkerConnector worker(String node, MasterTrust trust) {
-        WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", port, node, tokenFile, trust, "auto", "test",
+        WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", port, null, node, tokenFile, trust, "auto", "test",
                 Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)), new LoadProbe(dir));
         w.start();
         return w;
