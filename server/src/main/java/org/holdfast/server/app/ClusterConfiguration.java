@@ -61,8 +61,8 @@ public class ClusterConfiguration {
 
     @Bean
     @ConditionalOnProperty(name = ROLE, havingValue = "master")
-    ClusterLifecycle clusterServerLifecycle(ClusterServer server) {
-        return new ClusterLifecycle(server::start, server);
+    PortLifecycle clusterServerLifecycle(ClusterServer server) {
+        return new PortLifecycle(server::start, server);
     }
 
     @Bean(destroyMethod = "close")
@@ -107,8 +107,8 @@ public class ClusterConfiguration {
 
     @Bean
     @ConditionalOnProperty(name = ROLE, havingValue = "worker")
-    ClusterLifecycle workerConnectorLifecycle(WorkerConnector connector) {
-        return new ClusterLifecycle(connector::start, connector);
+    PortLifecycle workerConnectorLifecycle(WorkerConnector connector) {
+        return new PortLifecycle(connector::start, connector);
     }
 
     private static String version(ObjectProvider<BuildProperties> build) {

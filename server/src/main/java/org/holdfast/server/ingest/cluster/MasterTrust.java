@@ -1,22 +1,14 @@
 package org.holdfast.server.ingest.cluster;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.net.Socket;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
-import java.security.cert.Certificate;
 import java.security.cert.CertificateException;
-import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
-import java.util.Collection;
 import javax.net.ssl.SSLEngine;
-import javax.net.ssl.TrustManager;
-import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509ExtendedTrustManager;
 import org.holdfast.common.tls.CertificateFingerprint;
+import org.holdfast.common.tls.PemTrust;
 
 /**
  * How a worker decides it talks to its master, like an agent does (docs/agent.md, "Verifying the
@@ -25,7 +17,7 @@ import org.holdfast.common.tls.CertificateFingerprint;
  * in a PEM file ({@code holdfast.cluster.master-ca-certificate}). The last refusal is kept so that
  * the worker can log why, naming both fingerprints.
  */
-public final class MasterTrust extends X509ExtendedTrustManager {
+public final class MasterTrust extends PemTrust.ServerCheck {
     private final CertificateFingerprint pinned;
     private final X509ExtendedTrustManager ca;
     private final String source;
@@ -44,25 +36,8 @@ public final class MasterTrust extends X509ExtendedTrustManager {
 
     /** Trusts certificates issued by a CA in {@code pemFile}. */
     public static MasterTrust caCertificates(Path pemFile) {
-        try (InputStream in = Files.newInputStream(pemFile)) {
-            Collection<? extends Certificate> certs = CertificateFactory.getInstance("X.509").generateCertificates(in);
-            if (certs.isEmpty()) {
-                throw new IllegalArgumentException("holdfast.cluster.master-ca-certificate " + pemFile + " holds no certificate");
-            }
-            KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
-            ks.load(null, null);
-            int i = 0;
-            for (Certificate c : certs) {
-                ks.setCertificateEntry("ca-" + i++, c);
-            }
-            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-            tmf.init(ks);
-            for (TrustManager tm : tmf.getTrustManagers()) {
-                if (tm instanceof X509ExtendedTrustManager x) {
-                    return new MasterTrust(null, x, "holdfast.cluster.master-ca-certificate " + pemFile);
-                }
-            }
-            throw new IllegalStateException("the JDK offers no X509ExtendedTrustManager");
+        try {
+            return new MasterTrust(null, PemTrust.caCertificates(pemFile), "holdfast.cluster.master-ca-certificate " + pemFile);
         } catch (IOException | GeneralSecurityException e) {
             throw new IllegalArgumentException("cannot use holdfast.cluster.master-ca-certificate " + pemFile + ": " + e.getMessage()
                     + "; name a readable PEM file holding the CA certificate(s)", e);
@@ -83,7 +58,8 @@ public final class MasterTrust extends X509ExtendedTrustManager {
         return ca != null;
     }
 
-    private void verify(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
+    @Override
+    protected void checkServer(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
         if (chain == null || chain.length == 0) {
             throw refuse("the master presented no certificate");
         }
@@ -111,40 +87,5 @@ public final class MasterTrust extends X509ExtendedTrustManager {
     private CertificateException refuse(String why) {
         refusal = why;
         return new CertificateException(why);
-    }
-
-    @Override
-    public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
-        verify(chain, authType, engine);
-    }
-
-    @Override
-    public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
-        verify(chain, authType, null);
-    }
-
-    @Override
-    public void checkServerTrusted(X509Certificate[] chain, String authType) throws CertificateException {
-        verify(chain, authType, null);
-    }
-
-    @Override
-    public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
-        throw new CertificateException("a worker accepts no client certificates");
-    }
-
-    @Override
-    public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
-        throw new CertificateException("a worker accepts no client certificates");
-    }
-
-    @Override
-    public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
-        throw new CertificateException("a worker accepts no client certificates");
-    }
-
-    @Override
-    public X509Certificate[] getAcceptedIssuers() {
-        return new X509Certificate[0];
     }
 }

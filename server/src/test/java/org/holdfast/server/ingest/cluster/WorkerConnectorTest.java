@@ -101,6 +101,31 @@ class WorkerConnectorTest {
     }
 
     @Test
+    void start_caCertificateFile_checksChainAndHostNameAndRegisters() throws Exception {
+        try (WorkerConnector w = worker("w1", MasterTrust.caCertificates(dir.resolve("tls").resolve("server.crt")))) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
+            assertThat(registry.workers()).singleElement().satisfies(v -> assertThat(v.nodeName()).isEqualTo("w1"));
+        }
+    }
+
+    @Test
+    void start_caFileOfAnotherServer_refusesTheMasterAndRegistersNothing() throws Exception {
+        ServerCertificateLoader.load(TlsSettings.selfSigned(dir.resolve("other-tls")));
+        try (WorkerConnector w = worker("w1", MasterTrust.caCertificates(dir.resolve("other-tls").resolve("server.crt")))) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().lastError() != null);
+            assertThat(w.status().lastError()).contains("is not trusted by holdfast.cluster.master-ca-certificate");
+            assertThat(registry.workers()).isEmpty();
+        }
+    }
+
+    @Test
+    void caCertificates_fileWithoutCertificate_isRefusedNamingTheSetting() throws Exception {
+        Path empty = Files.writeString(dir.resolve("empty.pem"), "no certificate here\n");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> MasterTrust.caCertificates(empty))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("holdfast.cluster.master-ca-certificate");
+    }
+
+    @Test
     void start_agentToken_logsTheRefusalAndRegistersNothing() throws Exception {
         Files.writeString(tokenFile, tokens.issue(new ApiTokens.TokenRequest("a", Role.AGENT, null, null, null), "t", "t").token());
         try (WorkerConnector w = worker("w1", MasterTrust.pinned(cert.fingerprint()))) {

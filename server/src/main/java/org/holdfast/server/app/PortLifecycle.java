@@ -3,15 +3,16 @@ package org.holdfast.server.app;
 import org.springframework.context.SmartLifecycle;
 
 /**
- * Starts the cluster link (a master's cluster port or a worker's connection to its master) once the
- * context is up, and closes it first on shutdown, in the agent port's phase ({@link IngestLifecycle}).
+ * Opens a network endpoint once the context is up and closes it first on shutdown, before any
+ * store bean is destroyed (see {@link CoreConfiguration}): the agent port (not on a worker), a
+ * master's cluster port, a worker's connection to its master.
  */
-class ClusterLifecycle implements SmartLifecycle {
+class PortLifecycle implements SmartLifecycle {
     private final Runnable start;
     private final AutoCloseable stop;
     private volatile boolean running;
 
-    ClusterLifecycle(Runnable start, AutoCloseable stop) {
+    PortLifecycle(Runnable start, AutoCloseable stop) {
         this.start = start;
         this.stop = stop;
     }
@@ -27,7 +28,7 @@ class ClusterLifecycle implements SmartLifecycle {
         try {
             stop.close();
         } catch (Exception e) {
-            throw new IllegalStateException("cannot close the cluster link: " + e.getMessage(), e);
+            throw new IllegalStateException("cannot close " + stop + ": " + e.getMessage(), e);
         }
         running = false;
     }
@@ -37,6 +38,7 @@ class ClusterLifecycle implements SmartLifecycle {
         return running;
     }
 
+    /** Late start, early stop: after the web server's phase. */
     @Override
     public int getPhase() {
         return Integer.MAX_VALUE - 2048;
