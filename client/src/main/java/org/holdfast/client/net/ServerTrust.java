@@ -192,11 +192,7 @@ public final class ServerTrust {
                 }
                 case CA -> {
                     try {
-                        if (engine != null) {
-                            ca.checkServerTrusted(chain, authType, engine);
-                        } else {
-                            ca.checkServerTrusted(chain, authType);
-                        }
+                        checkWithCa(ca, chain, authType, engine);
                     } catch (CertificateException e) {
                         throw refuse(new AgentException(ExitCode.INTEGRITY, "server " + server + "'s certificate (SHA-256 "
                                 + got + ") is not trusted by --ca-cert " + source + ": " + e.getMessage(),

@@ -59,6 +59,16 @@ public final class PemTrust {
 
     /** A client's trust manager: every server check goes to {@link #checkServer}; client certificates are always refused. */
     public abstract static class ServerCheck extends X509ExtendedTrustManager {
+        /** Checks {@code chain} with a CA trust manager (PKIX, and the host name where the engine asks for it). */
+        protected static void checkWithCa(X509ExtendedTrustManager ca, X509Certificate[] chain, String authType, SSLEngine engine)
+                throws CertificateException {
+            if (engine != null) {
+                ca.checkServerTrusted(chain, authType, engine);
+            } else {
+                ca.checkServerTrusted(chain, authType);
+            }
+        }
+
         /** Checks the server's {@code chain}; {@code engine} is null when the JDK does not say. */
         protected abstract void checkServer(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException;
 

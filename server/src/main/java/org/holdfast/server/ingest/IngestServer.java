@@ -219,10 +219,7 @@ public final class IngestServer implements AutoCloseable {
             return;
         }
         closed = true;
-        if (serverChannel != null) {
-            serverChannel.close().syncUninterruptibly();
-        }
-        connections.close().awaitUninterruptibly(10, TimeUnit.SECONDS);
+        PortShutdown.closeChannels(serverChannel, connections);
         sessionPool.shutdown();
         try {
             if (!sessionPool.awaitTermination(30, TimeUnit.SECONDS)) {
@@ -237,11 +234,6 @@ public final class IngestServer implements AutoCloseable {
     }
 
     private void shutdownLoops() {
-        if (boss != null) {
-            boss.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
-        }
-        if (workers != null) {
-            workers.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
-        }
+        PortShutdown.stopLoops(boss, workers);
     }
 }

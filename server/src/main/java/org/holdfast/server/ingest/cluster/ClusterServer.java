@@ -22,6 +22,7 @@ import org.holdfast.common.protocol.FrameDecoder;
 import org.holdfast.common.protocol.FrameEncoder;
 import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.ingest.IngestTls;
+import org.holdfast.server.ingest.PortShutdown;
 import org.holdfast.server.security.TokenAuthenticator;
 
 /**
@@ -100,9 +101,10 @@ public final class ClusterServer implements AutoCloseable {
                 settings.tls() != null ? "TLS" : "plain TCP, no TLS");
     }
 
-    /** The bound port (useful with port 0). */
+    /** The bound port (useful with port 0); 0 before start. */
     public int port() {
-        return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+        Channel c = serverChannel;
+        return c == null ? 0 : ((InetSocketAddress) c.localAddress()).getPort();
     }
 
     Settings settings() {
@@ -128,10 +130,7 @@ public final class ClusterServer implements AutoCloseable {
             return;
         }
         closed = true;
-        if (serverChannel != null) {
-            serverChannel.close().syncUninterruptibly();
-        }
-        connections.close().awaitUninterruptibly(10, TimeUnit.SECONDS);
+        PortShutdown.closeChannels(serverChannel, connections);
         lane.shutdown();
         try {
             lane.awaitTermination(10, TimeUnit.SECONDS);
@@ -142,11 +141,6 @@ public final class ClusterServer implements AutoCloseable {
     }
 
     private void shutdownLoops() {
-        if (boss != null) {
-            boss.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
-        }
-        if (loops != null) {
-            loops.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
-        }
+        PortShutdown.stopLoops(boss, loops);
     }
 }

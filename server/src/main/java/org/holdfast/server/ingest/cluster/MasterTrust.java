@@ -73,11 +73,7 @@ public final class MasterTrust extends PemTrust.ServerCheck {
             return;
         }
         try {
-            if (engine != null) {
-                ca.checkServerTrusted(chain, authType, engine);
-            } else {
-                ca.checkServerTrusted(chain, authType);
-            }
+            checkWithCa(ca, chain, authType, engine);
         } catch (CertificateException e) {
             throw refuse("the master's certificate (SHA-256 " + got + ") is not trusted by " + source + ": " + e.getMessage()
                     + "; check the CA file and that holdfast.cluster.master uses a host name the certificate names");
