@@ -109,6 +109,10 @@ class ClusterApiTest {
             assertThat(self.get("workers").get("up").asInt()).isEqualTo(1);
             assertThat(self.get("registration").isNull()).isTrue();
 
+            HttpResponse<String> metrics = call("GET", "/actuator/prometheus", TestTokens.issue(ctx, Role.VIEWER), null);
+            assertThat(metrics.body()).contains("holdfast_cluster_workers{state=\"up\"} 1.0")
+                    .contains("holdfast_cluster_workers{state=\"lost\"} 0.0").contains("holdfast_cluster_registered 0.0");
+
             // the worker's token is for the cluster port only
             assertThat(call("GET", "/api/v1/cluster", workerToken, null).statusCode()).isEqualTo(403);
             assertThat(call("GET", "/api/v1/volumes", workerToken, null).statusCode()).isEqualTo(403);
