@@ -12,6 +12,7 @@ import org.holdfast.server.ingest.IngestTls;
 import org.holdfast.server.ingest.cluster.ClusterServer;
 import org.holdfast.server.ingest.cluster.MasterTrust;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
+import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.security.TokenAuthenticator;
 import org.holdfast.server.security.tls.ServerCertificate;
 import org.holdfast.server.store.DataDirectory;
@@ -52,11 +53,12 @@ public class ClusterConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnProperty(name = ROLE, havingValue = "master")
     ClusterServer clusterServer(WorkerRegistry registry, HoldfastProperties props, ObjectProvider<ServerCertificate> certificate,
-                                ObjectProvider<TokenAuthenticator> tokens, ObjectProvider<BuildProperties> build) {
+                                ObjectProvider<TokenAuthenticator> tokens, ObjectProvider<AuditLog> audit,
+                                ObjectProvider<BuildProperties> build) {
         ServerCertificate cert = certificate.getIfAvailable(); // absent with holdfast.tls.enabled=false
         IngestTls tls = cert == null ? null : IngestTls.of(cert.privateKey(), cert.chain(), props.tls().engine());
         return new ClusterServer(new ClusterServer.Settings(props.cluster().host(), props.cluster().port(), tls, version(build)),
-                registry, tokens.getIfAvailable(() -> CoreConfiguration.NO_TOKEN_STORE));
+                registry, tokens.getIfAvailable(() -> CoreConfiguration.NO_TOKEN_STORE), audit.getIfAvailable(() -> AuditLog.NONE));
     }
 
     @Bean

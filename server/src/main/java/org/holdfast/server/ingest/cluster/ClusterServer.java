@@ -23,6 +23,7 @@ import org.holdfast.common.protocol.FrameEncoder;
 import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.ingest.IngestTls;
 import org.holdfast.server.ingest.PortShutdown;
+import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.security.TokenAuthenticator;
 
 /**
@@ -48,6 +49,7 @@ public final class ClusterServer implements AutoCloseable {
     private final Settings settings;
     private final WorkerRegistry registry;
     private final TokenAuthenticator tokens;
+    private final AuditLog audit;
     private final ChannelGroup connections = new DefaultChannelGroup("holdfast-cluster", GlobalEventExecutor.INSTANCE);
     private final ExecutorService lane = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-cluster-lane", true));
     private EventLoopGroup boss;
@@ -55,10 +57,12 @@ public final class ClusterServer implements AutoCloseable {
     private Channel serverChannel;
     private boolean closed;
 
-    public ClusterServer(Settings settings, WorkerRegistry registry, TokenAuthenticator tokens) {
+    /** {@code audit} records every registration and refusal ({@code cluster.register}). */
+    public ClusterServer(Settings settings, WorkerRegistry registry, TokenAuthenticator tokens, AuditLog audit) {
         this.settings = settings;
         this.registry = registry;
         this.tokens = tokens;
+        this.audit = audit;
     }
 
     /** Binds the port; throws if it is taken. */
@@ -117,6 +121,10 @@ public final class ClusterServer implements AutoCloseable {
 
     TokenAuthenticator tokens() {
         return tokens;
+    }
+
+    AuditLog audit() {
+        return audit;
     }
 
     ExecutorService lane() {

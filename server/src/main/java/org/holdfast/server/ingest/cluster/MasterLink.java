@@ -20,6 +20,7 @@ import org.holdfast.server.cluster.WorkerCapacity;
 import org.holdfast.server.cluster.WorkerLoad;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.security.AccessPrincipal;
+import org.holdfast.server.security.AuditEvent;
 import org.holdfast.server.security.AuthenticationFailedException;
 import org.holdfast.server.security.Role;
 
@@ -104,19 +105,22 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
                     + Register.CLUSTER_VERSION + ", the worker " + r.nodeName() + " version " + r.clusterVersion()
                     + "; run the same Holdfast version on master and workers");
         }
-        authenticate(r.token(), r.nodeName());
+        AccessPrincipal p = authenticate(r.token(), r.nodeName(), "cluster.register");
         WorkerRecord w;
         try {
             w = server.registry().register(r.nodeName(), address(), new WorkerCapacity(r.cpus(), r.heapMaxBytes(), r.diskBytes()),
                     r.softwareVersion());
         } catch (RegistrationRefusedException e) {
             LOG.log(System.Logger.Level.WARNING, "refused worker " + r.nodeName() + " from " + address() + ": " + e.getMessage());
+            audit(p.name(), "cluster.register", "node:" + r.nodeName(), "denied", e.getMessage());
             throw new ProtocolException(e.reason() == RegistrationRefusedException.Reason.NODE_CONFLICT ? ErrorCode.NODE_CONFLICT
                     : e.reason() == RegistrationRefusedException.Reason.INVALID_NODE_NAME ? ErrorCode.BAD_FRAME : ErrorCode.STORAGE_FULL,
                     e.getMessage());
         }
         token = r.token();
         record = w;
+        audit(p.name(), "cluster.register", "worker:" + w.workerId() + "(" + w.nodeName() + ")", "ok",
+                "epoch " + w.epoch() + ", PBNs [" + w.range().first() + ", " + w.range().limit() + ")");
         LOG.log(System.Logger.Level.INFO, "worker {0} ({1}) registered from {2}: epoch {3}, PBNs [{4}, {5})", w.workerId(),
                 w.nodeName(), address(), w.epoch(), Long.toString(w.range().first()), Long.toString(w.range().limit()));
         ctx.writeAndFlush(new Registered(w.workerId(), w.epoch(), w.range().first(), w.range().limit(),
@@ -125,7 +129,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     }
 
     private void heartbeat(Heartbeat h) {
-        authenticate(token, record.nodeName());
+        authenticate(token, record.nodeName(), "cluster.heartbeat");
         WorkerLoad load = new WorkerLoad(h.loadMilli() == Heartbeat.UNKNOWN_LOAD ? -1 : h.loadMilli(), h.heapUsedBytes(),
                 h.heapMaxBytes(), h.diskFreeBytes());
         if (!server.registry().heartbeat(record.workerId(), record.epoch(), load)) {
@@ -135,8 +139,11 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         ctx.writeAndFlush(new HeartbeatAck(h.sequence()));
     }
 
-    /** Refuses (UNAUTHORIZED) a missing, unknown, revoked or expired token and every role but worker. */
-    private void authenticate(String token, String node) {
+    /**
+     * The token's principal; refuses (UNAUTHORIZED, audited as {@code action} denied) a missing,
+     * unknown, revoked or expired token and every role but worker.
+     */
+    private AccessPrincipal authenticate(String token, String node, String action) {
         AccessPrincipal p;
         try {
             if (token.isEmpty()) {
@@ -145,14 +152,21 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             p = server.tokens().authenticate(token);
         } catch (AuthenticationFailedException e) {
             LOG.log(System.Logger.Level.WARNING, "refused worker " + node + " from " + address() + ": " + e.getMessage());
+            audit("anonymous", action, "node:" + node, "denied", e.getMessage());
             throw new ProtocolException(ErrorCode.UNAUTHORIZED, "token refused: " + e.getMessage()
                     + "; a worker needs a token with role worker (an admin creates one; holdfast.cluster.token-file)");
         }
         if (p.role() != Role.WORKER) {
-            LOG.log(System.Logger.Level.WARNING, "refused worker " + node + " from " + address() + ": a " + p.role().wireName() + " token");
-            throw new ProtocolException(ErrorCode.UNAUTHORIZED, "token refused: it has role " + p.role().wireName()
-                    + ", the cluster port takes only role worker; ask an admin for a worker token");
+            String why = "it has role " + p.role().wireName() + ", the cluster port takes only role worker";
+            LOG.log(System.Logger.Level.WARNING, "refused worker " + node + " from " + address() + ": " + why);
+            audit(p.name(), action, "node:" + node, "denied", why);
+            throw new ProtocolException(ErrorCode.UNAUTHORIZED, "token refused: " + why + "; ask an admin for a worker token");
         }
+        return p;
+    }
+
+    private void audit(String principal, String action, String target, String result, String detail) {
+        server.audit().record(new AuditEvent(System.currentTimeMillis(), principal, address(), action, target, result, detail));
     }
 
     private String address() {

@@ -35,6 +35,7 @@ import org.holdfast.server.cluster.MemberState;
 import org.holdfast.server.cluster.MembershipSettings;
 import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.security.ApiTokens;
+import org.holdfast.server.security.AuditEvent;
 import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.security.Role;
 import org.holdfast.server.store.MetadataDb;
@@ -57,6 +58,7 @@ class ClusterPortBadInputTest {
     private WorkerRegistry registry;
     private ClusterServer server;
     private String workerToken;
+    private final List<AuditEvent> audit = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     @BeforeEach
     void start() {
@@ -66,7 +68,7 @@ class ClusterPortBadInputTest {
         store = new ClusterStore(db);
         registry = new WorkerRegistry(store, new MembershipSettings(Duration.ofMillis(200), Duration.ofMillis(600),
                 Duration.ofSeconds(3), MembershipSettings.DEFAULT_FIRST_PBN, MembershipSettings.DEFAULT_RANGE_SIZE), Clock.systemUTC());
-        server = new ClusterServer(new ClusterServer.Settings("127.0.0.1", 0, null, "test"), registry, tokens);
+        server = new ClusterServer(new ClusterServer.Settings("127.0.0.1", 0, null, "test"), registry, tokens, audit::add);
         server.start();
     }
 
@@ -236,9 +238,18 @@ class ClusterPortBadInputTest {
     }
 
     @Test
-    void register_agentOrAdminToken_isRefusedUnauthorized() throws IOException {
+    void register_agentOrAdminToken_isRefusedUnauthorizedAndAudited() throws IOException {
         assertRefused(frame(register("w1", issue(Role.AGENT))), ErrorCode.UNAUTHORIZED, "role agent");
         assertRefused(frame(register("w1", issue(Role.ADMIN))), ErrorCode.UNAUTHORIZED, "role admin");
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> audit.size() == 2);
+        assertThat(audit).allSatisfy(e -> {
+            assertThat(e.action()).isEqualTo("cluster.register");
+            assertThat(e.result()).isEqualTo("denied");
+            assertThat(e.target()).isEqualTo("node:w1");
+            assertThat(e.source()).startsWith("127.0.0.1:");
+        });
+        assertThat(audit.get(0).detail()).contains("role agent");
+        assertThat(audit.get(0).principal()).startsWith("token:");
     }
 
     @Test
@@ -273,6 +284,12 @@ class ClusterPortBadInputTest {
                 assertThat(w.load().loadMilli()).isEqualTo(1500);
             });
             assertThat(store.workers()).hasSize(1);
+            assertThat(audit).singleElement().satisfies(e -> {
+                assertThat(e.action()).isEqualTo("cluster.register");
+                assertThat(e.result()).isEqualTo("ok");
+                assertThat(e.target()).isEqualTo("worker:1(w1)");
+                assertThat(e.toString()).doesNotContain(workerToken);
+            });
 
             // a second connection claiming the same node while this one lives is refused
             assertThat(exchange(frame(register("w1", workerToken)))).singleElement()

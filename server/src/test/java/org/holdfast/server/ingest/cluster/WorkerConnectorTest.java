@@ -55,7 +55,7 @@ class WorkerConnectorTest {
 
     private ClusterServer master(int port) {
         ClusterServer s = new ClusterServer(new ClusterServer.Settings("127.0.0.1", port, IngestTls.of(cert.privateKey(), cert.chain(),
-                "auto"), "test"), registry, tokens);
+                "auto"), "test"), registry, tokens, AuditLog.NONE);
         s.start();
         return s;
     }
