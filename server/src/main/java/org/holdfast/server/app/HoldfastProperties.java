@@ -138,9 +138,9 @@ public record HoldfastProperties(
     /**
      * Master/worker mode (preview, docs/operations.md "Master/worker mode (preview)"). {@code role}:
      * standalone (default, nothing changes), master or worker. A master listens for workers on
-     * {@code host}:{@code port} (TLS with the server certificate when {@code holdfast.tls.enabled});
-     * a worker connects from {@code host} (0.0.0.0: any local address).
-     * A worker connects to {@code master} (host:port), checks its certificate against
+     * {@code host}:{@code port} (TLS with the server certificate when {@code holdfast.tls.enabled}).
+     * A worker connects from {@code host} (0.0.0.0: any local address) to {@code master}
+     * (host:port), checks its certificate against
      * {@code masterFingerprint} (SHA-256, as the master logs it) or {@code masterCaCertificate} (PEM),
      * and presents the token of role worker in {@code tokenFile}; its node name is
      * {@code holdfast.store.s3.node}. Heartbeats every {@code heartbeatInterval}; a worker silent for

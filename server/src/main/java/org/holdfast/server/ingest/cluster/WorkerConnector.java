@@ -79,7 +79,7 @@ public final class WorkerConnector implements AutoCloseable {
     private volatile WorkerStatus status = WorkerStatus.STARTING;
     private volatile boolean closed;
     private long backoffMillis;
-    private Channel channel;
+    private volatile Channel channel;
 
     public WorkerConnector(Settings settings, LoadProbe probe) {
         this.settings = settings;
