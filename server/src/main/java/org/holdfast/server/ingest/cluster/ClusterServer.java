@@ -41,6 +41,8 @@ public final class ClusterServer implements AutoCloseable {
     static final long HANDSHAKE_TIMEOUT_SECONDS = 15;
     /** Most bytes a connection may send before its REGISTER is accepted (a REGISTER is under 1 KiB). */
     static final int BEFORE_REGISTER_BYTES = 4096;
+    /** Most connections open at once; more are closed at once (a cluster has a handful of workers). */
+    static final int MAX_CONNECTIONS = 256;
 
     /** Where to listen, TLS (null: plain TCP, labs only), and the version REGISTERED names. */
     public record Settings(String host, int port, IngestTls tls, String masterVersion) {
@@ -78,6 +80,12 @@ public final class ClusterServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        if (connections.size() >= MAX_CONNECTIONS) {
+                            LOG.log(System.Logger.Level.WARNING, "refused a cluster connection from {0}: {1} are open already",
+                                    ch.remoteAddress(), MAX_CONNECTIONS);
+                            ch.close();
+                            return;
+                        }
                         connections.add(ch);
                         FrameDecoder decoder = new FrameDecoder();
                         decoder.limitBeforeHello(BEFORE_REGISTER_BYTES);

@@ -264,6 +264,29 @@ class ClusterPortBadInputTest {
     }
 
     @Test
+    void connect_overTheConnectionMaximum_isClosedAtOnceAndTheOthersStayOpen() throws IOException {
+        List<Socket> open = new ArrayList<>();
+        try {
+            for (int i = 0; i < ClusterServer.MAX_CONNECTIONS; i++) {
+                open.add(new Socket("127.0.0.1", server.port()));
+            }
+            try (Socket extra = new Socket("127.0.0.1", server.port())) {
+                extra.setSoTimeout(10_000);
+                assertThat(extra.getInputStream().read()).as("the connection over the maximum is closed").isEqualTo(-1);
+            }
+            Socket first = open.get(0);
+            first.setSoTimeout(300);
+            assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> first.getInputStream().read()))
+                    .as("the earlier connections stay open").isInstanceOf(java.net.SocketTimeoutException.class);
+        } finally {
+            for (Socket s : open) {
+                s.close();
+            }
+        }
+        assertThat(registry.workers()).isEmpty();
+    }
+
+    @Test
     void register_goodToken_isRegisteredAndHeartbeatsAreAcknowledged() throws IOException {
         try (Socket s = new Socket("127.0.0.1", server.port())) {
             s.setSoTimeout(10_000);
