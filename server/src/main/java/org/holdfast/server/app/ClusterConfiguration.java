@@ -1,11 +1,13 @@
 package org.holdfast.server.app;
 
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import org.holdfast.common.tls.CertificateFingerprint;
 import org.holdfast.server.catalog.ClusterStore;
 import org.holdfast.server.cluster.ClusterNode;
+import org.holdfast.server.cluster.ClusterSetupException;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.ingest.IngestTls;
@@ -47,7 +49,11 @@ public class ClusterConfiguration {
     @Bean
     @ConditionalOnProperty(name = ROLE, havingValue = "master")
     WorkerRegistry workerRegistry(MetadataDb db, HoldfastProperties props, Clock holdfastClock) {
-        return new WorkerRegistry(new ClusterStore(db), props.cluster().membership(), holdfastClock);
+        try {
+            return new WorkerRegistry(new ClusterStore(db), props.cluster().membership(), holdfastClock);
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            throw new ClusterSetupException(e.getMessage(), e);
+        }
     }
 
     @Bean(destroyMethod = "close")
@@ -70,11 +76,28 @@ public class ClusterConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnProperty(name = ROLE, havingValue = "worker")
     WorkerConnector workerConnector(HoldfastProperties props, DataDirectory dir, ObjectProvider<BuildProperties> build) {
+        return worker(props, dir.root(), version(build));
+    }
+
+    /** A worker's link from its settings; a setting that cannot work is a {@link ClusterSetupException} naming it. */
+    static WorkerConnector worker(HoldfastProperties props, Path dataDir, String version) {
+        try {
+            return checkedWorker(props, dataDir, version);
+        } catch (IllegalArgumentException e) {
+            throw new ClusterSetupException(e.getMessage(), e);
+        }
+    }
+
+    private static WorkerConnector checkedWorker(HoldfastProperties props, Path dataDir, String version) {
         HoldfastProperties.Cluster c = props.cluster();
         String node = props.store().s3().node();
         if (node == null || node.isBlank()) {
             throw new IllegalArgumentException("holdfast.cluster.role=worker needs a node name: set holdfast.store.s3.node"
                     + " (unique per worker; the master keeps the worker's PBN range under it)");
+        }
+        if (!WorkerRegistry.NODE_NAME.matcher(node).matches()) {
+            throw new IllegalArgumentException("holdfast.store.s3.node '" + node + "' cannot name a worker: use 1 to 64 letters, digits,"
+                    + " '.', '_' or '-', starting with a letter or digit");
         }
         int colon = c.master().lastIndexOf(':');
         int port;
@@ -103,8 +126,8 @@ public class ClusterConfiguration {
             }
         }
         return new WorkerConnector(new WorkerConnector.Settings(c.master().substring(0, colon), port, c.host(), node, c.tokenFile(), trust,
-                props.tls().engine(), version(build), Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(30)),
-                new LoadProbe(dir.root()));
+                props.tls().engine(), version, Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(30)),
+                new LoadProbe(dataDir));
     }
 
     @Bean

@@ -20,6 +20,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.holdfast.common.protocol.FrameDecoder;
 import org.holdfast.common.protocol.FrameEncoder;
+import org.holdfast.server.cluster.ClusterSetupException;
 import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.ingest.IngestTls;
 import org.holdfast.server.ingest.PortShutdown;
@@ -106,8 +107,8 @@ public final class ClusterServer implements AutoCloseable {
             serverChannel = b.bind(new InetSocketAddress(settings.host(), settings.port())).syncUninterruptibly().channel();
         } catch (RuntimeException e) {
             shutdownLoops();
-            throw new IllegalStateException("cannot listen for workers on " + settings.host() + ":" + settings.port() + ": "
-                    + e.getMessage() + "; free the port or set holdfast.cluster.port", e);
+            throw new ClusterSetupException("cannot listen for workers on " + settings.host() + ":" + settings.port() + ": "
+                    + e.getMessage() + "; free the port or set holdfast.cluster.host and holdfast.cluster.port", e);
         }
         LOG.log(System.Logger.Level.INFO, "listening for workers on {0} ({1})", serverChannel.localAddress(),
                 settings.tls() != null ? "TLS" : "plain TCP, no TLS");
