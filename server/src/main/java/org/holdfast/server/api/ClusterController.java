@@ -38,7 +38,8 @@ public class ClusterController {
 
     /**
      * One worker. PBNs are decimal strings (they pass 2^53, beyond what a JSON number keeps exactly
-     * in a browser); {@code lastHeartbeat} is ISO-8601 or null; {@code loadAverage} null when unknown.
+     * in a browser); {@code lastHeartbeat} (ISO-8601 or null) is when the master last heard from it,
+     * registration or heartbeat; {@code loadAverage} null when unknown.
      */
     public record WorkerItem(long id, String nodeName, String address, String state, long epoch, String pbnFirst, String pbnLimit,
                              String lastHeartbeat, Double loadAverage, long heapUsedBytes, long heapMaxBytes, long diskFreeBytes,
