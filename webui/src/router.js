@@ -13,6 +13,7 @@ import AgentsPage from './pages/AgentsPage.vue';
 import UsersPage from './pages/UsersPage.vue';
 import TokensPage from './pages/TokensPage.vue';
 import AuditPage from './pages/AuditPage.vue';
+import ClusterPage from './pages/ClusterPage.vue';
 
 /** The navigation: label, route name, and the least role that may open it. */
 export const NAV = [
@@ -21,6 +22,7 @@ export const NAV = [
   { label: 'Retention', name: 'policies', role: 'viewer' },
   { label: 'Jobs', name: 'jobs', role: 'viewer' },
   { label: 'Agents', name: 'agents', role: 'operator' },
+  { label: 'Cluster', name: 'cluster', role: 'viewer' },
   { label: 'Tokens', name: 'tokens', role: 'admin' },
   { label: 'Users', name: 'users', role: 'admin' },
   { label: 'Audit log', name: 'audit', role: 'admin' }
@@ -36,6 +38,7 @@ const routes = [
   { path: '/jobs', name: 'jobs', component: JobsPage, meta: { title: 'Jobs' } },
   { path: '/jobs/:id', name: 'job', component: JobPage, props: true, meta: { title: 'Job' } },
   { path: '/agents', name: 'agents', component: AgentsPage, meta: { title: 'Agents', role: 'operator' } },
+  { path: '/cluster', name: 'cluster', component: ClusterPage, meta: { title: 'Cluster' } },
   { path: '/users', name: 'users', component: UsersPage, meta: { title: 'Users', role: 'admin' } },
   { path: '/tokens', name: 'tokens', component: TokensPage, meta: { title: 'Tokens', role: 'admin' } },
   { path: '/audit', name: 'audit', component: AuditPage, meta: { title: 'Audit log', role: 'admin' } },

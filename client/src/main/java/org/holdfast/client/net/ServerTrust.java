@@ -5,28 +5,20 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
 import java.io.IOException;
-import java.io.InputStream;
-import java.net.Socket;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
-import java.security.cert.Certificate;
 import java.security.cert.CertificateException;
-import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
-import java.util.Collection;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLException;
-import javax.net.ssl.TrustManager;
-import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509ExtendedTrustManager;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 import org.holdfast.client.IoReasons;
 import org.holdfast.common.protocol.TlsEngines;
 import org.holdfast.common.tls.CertificateFingerprint;
+import org.holdfast.common.tls.PemTrust;
 
 /**
  * How the agent decides that it talks to the right server (docs/agent.md, "Verifying the server"):
@@ -79,36 +71,15 @@ public final class ServerTrust {
 
     /** Trust certificates issued by a CA in {@code pemFile} (one or more PEM certificates) for the server's host name. */
     public static ServerTrust caCertificates(Path pemFile) {
-        Collection<? extends Certificate> certs;
-        try (InputStream in = Files.newInputStream(pemFile)) {
-            certs = CertificateFactory.getInstance("X.509").generateCertificates(in);
+        try {
+            return new ServerTrust(Mode.CA, null, pemFile, PemTrust.caCertificates(pemFile));
         } catch (IOException e) {
             throw IoReasons.failure(ExitCode.USAGE, "cannot read --ca-cert", pemFile, e,
                     "name a readable PEM file holding the CA certificate(s)");
         } catch (CertificateException e) {
             throw new AgentException(ExitCode.USAGE, "--ca-cert " + pemFile + " is not a PEM certificate file: " + e.getMessage(),
                     "name a PEM file holding the CA certificate(s) ('-----BEGIN CERTIFICATE-----')", e);
-        }
-        if (certs.isEmpty()) {
-            throw new AgentException(ExitCode.USAGE, "--ca-cert " + pemFile + " holds no certificate",
-                    "name a PEM file holding the CA certificate(s) ('-----BEGIN CERTIFICATE-----')");
-        }
-        try {
-            KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
-            ks.load(null, null);
-            int i = 0;
-            for (Certificate c : certs) {
-                ks.setCertificateEntry("ca-" + i++, c);
-            }
-            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-            tmf.init(ks);
-            for (TrustManager tm : tmf.getTrustManagers()) {
-                if (tm instanceof X509ExtendedTrustManager x) {
-                    return new ServerTrust(Mode.CA, null, pemFile, x);
-                }
-            }
-            throw new IllegalStateException("the JDK offers no X509ExtendedTrustManager");
-        } catch (GeneralSecurityException | IOException e) {
+        } catch (GeneralSecurityException e) {
             throw new AgentException(ExitCode.USAGE, "cannot use --ca-cert " + pemFile + ": " + e.getMessage(),
                     "name a PEM file holding the CA certificate(s)", e);
         }
@@ -143,7 +114,7 @@ public final class ServerTrust {
     }
 
     /** One connection's verification: records the presented fingerprint and, on refusal, why. */
-    final class Check extends X509ExtendedTrustManager {
+    final class Check extends PemTrust.ServerCheck {
         private final ServerAddress server;
         private volatile CertificateFingerprint presented;
         private volatile AgentException refusal;
@@ -184,21 +155,7 @@ public final class ServerTrust {
         }
 
         @Override
-        public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
-            verify(chain, authType, engine);
-        }
-
-        @Override
-        public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
-            verify(chain, authType, null);
-        }
-
-        @Override
-        public void checkServerTrusted(X509Certificate[] chain, String authType) throws CertificateException {
-            verify(chain, authType, null);
-        }
-
-        private void verify(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
+        protected void checkServer(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
             if (chain == null || chain.length == 0) {
                 throw refuse(new AgentException(ExitCode.INTEGRITY, "server " + server + " presented no certificate",
                         "check that --server names a Holdfast ingest port"));
@@ -235,11 +192,7 @@ public final class ServerTrust {
                 }
                 case CA -> {
                     try {
-                        if (engine != null) {
-                            ca.checkServerTrusted(chain, authType, engine);
-                        } else {
-                            ca.checkServerTrusted(chain, authType);
-                        }
+                        checkWithCa(ca, chain, authType, engine);
                     } catch (CertificateException e) {
                         throw refuse(new AgentException(ExitCode.INTEGRITY, "server " + server + "'s certificate (SHA-256 "
                                 + got + ") is not trusted by --ca-cert " + source + ": " + e.getMessage(),
@@ -254,26 +207,6 @@ public final class ServerTrust {
         private CertificateException refuse(AgentException why) {
             refusal = why;
             return new CertificateException(why.getMessage());
-        }
-
-        @Override
-        public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
-            throw new CertificateException("the agent does not accept client certificates");
-        }
-
-        @Override
-        public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
-            throw new CertificateException("the agent does not accept client certificates");
-        }
-
-        @Override
-        public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
-            throw new CertificateException("the agent does not accept client certificates");
-        }
-
-        @Override
-        public X509Certificate[] getAcceptedIssuers() {
-            return new X509Certificate[0];
         }
     }
 }

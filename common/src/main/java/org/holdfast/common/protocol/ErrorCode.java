@@ -22,7 +22,9 @@ public enum ErrorCode {
     /** BACKUP_BEGIN refused: the volume's size is over the quota an operator set on it; nothing was stored. */
     QUOTA_EXCEEDED(13),
     /** A stored block failed its check (restore): the message names the data log, PBN, volume, snapshot and LBN; the block is marked bad. */
-    CORRUPT_DATA(14);
+    CORRUPT_DATA(14),
+    /** REGISTER refused: another live connection holds this node name; the worker retries after a backoff. */
+    NODE_CONFLICT(15);
 
     private final int code;
 

@@ -151,8 +151,9 @@ public final class FrameDecoder extends ByteToMessageDecoder {
     }
 
     /**
-     * Decodes nothing after the first HELLO until {@link #resume}: bytes the peer sent behind its
-     * HELLO stay unparsed in the buffer until its token has been checked. Call before the first read.
+     * Decodes nothing after the first HELLO (or REGISTER, the cluster port's opening frame) until
+     * {@link #resume}: bytes the peer sent behind it stay unparsed in the buffer until its token has
+     * been checked. Call before the first read.
      */
     public void holdAfterHello() {
         this.holdAfterHello = true;
@@ -228,7 +229,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         }
         if (m != null) {
             out.add(m);
-            if (holdAfterHello && m instanceof Hello) {
+            if (holdAfterHello && (m instanceof Hello || m instanceof Register)) {
                 held = true;
             }
         }
@@ -342,6 +343,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             case RUN_REPORT -> RunReport.FIXED_BYTES + ProtocolLimits.MAX_VOLUME_NAME + ProtocolLimits.MAX_RUN_TRIGGER
                     + ProtocolLimits.MAX_RUN_MESSAGE;
             case RUN_RECORDED -> 0;
+            case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK -> ClusterFrames.maxBody(type);
         };
     }
 
@@ -442,6 +444,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                 return parseRunReport(b);
             case RUN_RECORDED:
                 return RunRecorded.INSTANCE;
+            case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK:
+                return ClusterFrames.parseBody(type, b);
             default:
                 throw new ProtocolException(ErrorCode.BAD_FRAME, "no decoding for " + type);
         }
@@ -683,29 +687,29 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         return ok ? (int) b.readUnsignedInt() : payloadLength(b, codec, "RESTORE_DATA entry " + entry);
     }
 
-    private static void need(ByteBuf b, int n, String field) {
+    static void need(ByteBuf b, int n, String field) {
         if (b.readableBytes() < n) {
             throw new ProtocolException(ErrorCode.BAD_FRAME,
                     "truncated body: " + field + " needs " + n + " bytes, " + b.readableBytes() + " left");
         }
     }
 
-    private static int u8(ByteBuf b, String field) {
+    static int u8(ByteBuf b, String field) {
         need(b, 1, field);
         return b.readUnsignedByte();
     }
 
-    private static int u16(ByteBuf b, String field) {
+    static int u16(ByteBuf b, String field) {
         need(b, 2, field);
         return b.readUnsignedShort();
     }
 
-    private static long u32(ByteBuf b, String field) {
+    static long u32(ByteBuf b, String field) {
         need(b, 4, field);
         return b.readUnsignedInt();
     }
 
-    private static long u64(ByteBuf b, String field) {
+    static long u64(ByteBuf b, String field) {
         need(b, 8, field);
         return b.readLong();
     }
@@ -730,7 +734,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         return (int) n;
     }
 
-    private static String str(ByteBuf b, String field, int max) {
+    static String str(ByteBuf b, String field, int max) {
         int len = u16(b, field + " length");
         if (len > max) {
             throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, field + " of " + len + " bytes is over its limit " + max);

@@ -97,6 +97,8 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
             }
             case RUN_RECORDED:
                 return 0;
+            case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK:
+                return ClusterFrames.bodyBytes(m);
             default:
                 throw new IllegalArgumentException("no encoding for " + m.type());
         }
@@ -263,11 +265,12 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
             case RUN_RECORDED -> {
                 // empty body
             }
+            case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK -> ClusterFrames.writeBody(m, out);
             default -> throw new IllegalArgumentException("no encoding for " + m.type());
         }
     }
 
-    private static void writeStr(ByteBuf out, String s) {
+    static void writeStr(ByteBuf out, String s) {
         int n = ByteBufUtil.utf8Bytes(s);
         out.writeShort(n);
         // reserve exactly: writeUtf8 alone reserves 3 bytes per char, which an exact-size buffer lacks

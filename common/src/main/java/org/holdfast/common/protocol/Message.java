@@ -11,7 +11,7 @@ package org.holdfast.common.protocol;
 public sealed interface Message
         permits Hello, HelloOk, ErrorMessage, BackupBegin, BackupReady, Entries, Need, Blocks, Commit,
         Committed, Abort, ListSnapshots, SnapshotList, Restore, RestoreInfo, RestoreData, RestoreEnd,
-        RunReport, RunRecorded {
+        RunReport, RunRecorded, Register, Registered, Heartbeat, HeartbeatAck {
 
     /** The frame type this message travels as. */
     MessageType type();

@@ -20,7 +20,12 @@ public enum MessageType {
     RESTORE_DATA(0x24),
     RESTORE_END(0x25),
     RUN_REPORT(0x30),
-    RUN_RECORDED(0x31);
+    RUN_RECORDED(0x31),
+    /** Cluster port (master/worker mode) from here on; never valid on the agent port. */
+    REGISTER(0x40),
+    REGISTERED(0x41),
+    HEARTBEAT(0x42),
+    HEARTBEAT_ACK(0x43);
 
     private static final MessageType[] BY_CODE = new MessageType[256];
 

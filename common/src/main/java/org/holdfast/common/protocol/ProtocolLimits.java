@@ -44,6 +44,9 @@ public final class ProtocolLimits {
     /** Longest volume name, in UTF-8 bytes (same as VolumeId.MAX_LENGTH). */
     public static final int MAX_VOLUME_NAME = 128;
 
+    /** Longest REGISTER nodeName, in UTF-8 bytes (the worker's node name, also used in object keys). */
+    public static final int MAX_NODE_NAME = 64;
+
     /** Longest RUN_REPORT trigger, in UTF-8 bytes. */
     public static final int MAX_RUN_TRIGGER = 32;
     /** Longest RUN_REPORT message, in UTF-8 bytes. */

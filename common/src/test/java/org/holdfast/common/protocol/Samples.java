@@ -69,6 +69,14 @@ final class Samples {
                         1L << 30, 1L << 20, 7, Consistency.APPLICATION, "snapshot vm-01@7 committed (incremental) on try 2"),
                 new RunReport("x".repeat(128), "r".repeat(ProtocolLimits.MAX_RUN_TRIGGER), 0, 0, RunReport.Result.FAILED, 255,
                         0xffff, 0, 0, 0, Consistency.UNKNOWN, "ü".repeat(ProtocolLimits.MAX_RUN_MESSAGE / 2)),
-                RunRecorded.INSTANCE);
+                RunRecorded.INSTANCE,
+                new Register(Register.CLUSTER_VERSION, "worker-01", "hft_x", "holdfast-server/1.0", 2, 1L << 30, 1L << 40),
+                new Register(0xffff, "n".repeat(ProtocolLimits.MAX_NODE_NAME), "t".repeat(ProtocolLimits.MAX_TOKEN),
+                        "v".repeat(ProtocolLimits.MAX_SERVER_VERSION), 0xffff, Long.MAX_VALUE, 0),
+                new Registered(1, 1, 1L << 48, (1L << 48) + (1L << 40), 2000, "holdfast-server/1.0"),
+                new Registered(0xffffffffL, Long.MAX_VALUE, 0, Long.MAX_VALUE, Integer.MAX_VALUE, ""),
+                new Heartbeat(0, 1500, 1L << 20, 1L << 30, 1L << 40),
+                new Heartbeat(Long.MAX_VALUE, Heartbeat.UNKNOWN_LOAD, 0, 0, 0),
+                new HeartbeatAck(Long.MAX_VALUE));
     }
 }

@@ -74,7 +74,8 @@ public final class OpenApiConventions implements OpenApiCustomizer {
             Map.entry("/api/v1/users", "Users"),
             Map.entry("/api/v1/tokens", "Tokens"),
             Map.entry("/api/v1/auth", "Auth"),
-            Map.entry("/api/v1/audit", "Audit"));
+            Map.entry("/api/v1/audit", "Audit"),
+            Map.entry("/api/v1/cluster", "Cluster"));
 
     /** The tags in the order the document lists them, with a line each. */
     static final Map<String, String> TAG_DESCRIPTIONS = new LinkedHashMap<>();
@@ -92,6 +93,7 @@ public final class OpenApiConventions implements OpenApiCustomizer {
         TAG_DESCRIPTIONS.put("Tokens", "API tokens (admin only)");
         TAG_DESCRIPTIONS.put("Auth", "Console login, logout and the caller's identity");
         TAG_DESCRIPTIONS.put("Audit", "The audit log (admin only)");
+        TAG_DESCRIPTIONS.put("Cluster", "Master/worker mode (preview): this node's role, and the workers a master knows");
     }
 
     /** "Schema.property" of every property of a reference type, as the model resolver met them. */
@@ -180,6 +182,9 @@ public final class OpenApiConventions implements OpenApiCustomizer {
         }
         if (!read && !path.startsWith("/api/v1/auth/")) {
             problem(responses, "409", "Refused by a rule (a hold or lock, a backup in progress, a duplicate, a policy in use)");
+        }
+        if (path.startsWith("/api/v1/cluster/")) {
+            problem(responses, "409", "Not a master: only a master lists workers (not-a-master)");
         }
         if (hasBody) {
             problem(responses, "413", "The body is over 1 MiB");

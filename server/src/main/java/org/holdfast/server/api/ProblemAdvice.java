@@ -194,6 +194,11 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
         return p;
     }
 
+    @ExceptionHandler(org.holdfast.server.cluster.NotAMasterException.class)
+    ProblemDetail notAMaster(org.holdfast.server.cluster.NotAMasterException e) {
+        return problem(HttpStatus.CONFLICT, ProblemTypes.NOT_A_MASTER, "Not a master", e.getMessage());
+    }
+
     @ExceptionHandler(JobsClosedException.class)
     ProblemDetail jobsClosed(JobsClosedException e) {
         return problem(HttpStatus.SERVICE_UNAVAILABLE, ProblemTypes.SERVER_STOPPING, "Server stopping", e.getMessage());

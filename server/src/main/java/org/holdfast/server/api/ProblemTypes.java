@@ -46,6 +46,8 @@ public final class ProblemTypes {
     public static final URI UNSUPPORTED_MEDIA_TYPE = URI.create("urn:holdfast:problem:unsupported-media-type");
     /** 416: the Range header asks for bytes past the end of the image; Content-Range gives its length. */
     public static final URI RANGE_NOT_SATISFIABLE = URI.create("urn:holdfast:problem:range-not-satisfiable");
+    /** 409: only a master lists workers; this node is standalone or a worker (the detail says where the master is). */
+    public static final URI NOT_A_MASTER = URI.create("urn:holdfast:problem:not-a-master");
     /** 500: a failure the server did not expect; the server log has the details. */
     public static final URI INTERNAL_ERROR = URI.create("urn:holdfast:problem:internal-error");
 

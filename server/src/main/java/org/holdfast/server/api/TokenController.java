@@ -58,7 +58,7 @@ public class TokenController {
     @PostMapping("/api/v1/tokens")
     public ResponseEntity<IssuedTokenView> issue(@RequestBody(required = false) CreateToken body, HttpServletRequest request) {
         if (body == null || body.role() == null) {
-            throw new IllegalArgumentException("body must be {\"name\": \"...\", \"role\": \"agent|viewer|operator|admin\", "
+            throw new IllegalArgumentException("body must be {\"name\": \"...\", \"role\": \"agent|worker|viewer|operator|admin\", "
                     + "\"volumes\": [\"db1\", \"web-*\"], \"domain\": \"default\", \"expiresIn\": \"30d\"} (volumes, domain, expiresIn optional)");
         }
         VolumeScope scope = body.volumes() == null || body.volumes().isEmpty() ? VolumeScope.ALL : new VolumeScope(body.volumes());

@@ -38,7 +38,7 @@ import org.springframework.context.annotation.Configuration;
  * <h2>Startup and shutdown order</h2>
  * Start: {@link DataDirectory} (checks writability, takes the lock) → {@link MetadataDb} →
  * {@link DataStore} (crash recovery) → {@link Catalog} → fingerprint index → {@link SnapshotCommit}
- * → {@link IngestServer} (bound last, by {@link IngestLifecycle}, once everything it needs is open).
+ * → {@link IngestServer} (bound last, by a {@link PortLifecycle}, once everything it needs is open).
  * Stop: the ingest lifecycle stops first (no new connections, sessions abandoned and drained, event
  * loops closed); then Spring destroys beans in reverse dependency order: the index, then the data
  * store (which syncs), then the metadata database, and last the data directory lock. Beans that
@@ -171,8 +171,10 @@ public class CoreConfiguration {
         return spill;
     }
 
+    /** A worker opens no agent port: agents talk to the master only. */
     @Bean
-    IngestLifecycle ingestLifecycle(IngestServer server) {
-        return new IngestLifecycle(server);
+    PortLifecycle ingestLifecycle(IngestServer server, HoldfastProperties props) {
+        boolean worker = props.cluster().clusterRole() == org.holdfast.server.cluster.ClusterRole.WORKER;
+        return new PortLifecycle(worker ? () -> { } : server::start, server);
     }
 }

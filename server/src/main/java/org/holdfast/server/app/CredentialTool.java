@@ -25,7 +25,7 @@ import org.holdfast.server.store.StoreException;
  * them otherwise):
  * <pre>
  * holdfast-server reset-admin  --data-dir D
- * holdfast-server create-token --data-dir D --name N --role agent|viewer|operator|admin
+ * holdfast-server create-token --data-dir D --name N --role agent|worker|viewer|operator|admin
  *                              [--volumes 'a,b*'] [--domain D] [--expires 30d] [--json]
  * </pre>
  * {@code reset-admin} writes the new password to {@code D/initial-admin-password} (mode 0600) and
@@ -36,7 +36,7 @@ import org.holdfast.server.store.StoreException;
 public final class CredentialTool {
     static final String USAGE = """
             usage: holdfast-server reset-admin --data-dir DIR
-                   holdfast-server create-token --data-dir DIR --name NAME --role agent|viewer|operator|admin
+                   holdfast-server create-token --data-dir DIR --name NAME --role agent|worker|viewer|operator|admin
                                                 [--volumes 'db1,web-*'] [--domain default] [--expires 30d] [--json]
               The server must be stopped. reset-admin writes a new admin password to DIR/initial-admin-password.
               create-token prints the new token once; keep it, it cannot be shown again.""";

@@ -15,7 +15,8 @@ public record HoldfastProperties(
         @DefaultValue Dedup dedup,
         @DefaultValue Store store,
         @DefaultValue Tls tls,
-        @DefaultValue Security security) {
+        @DefaultValue Security security,
+        @DefaultValue Cluster cluster) {
 
     /** The agent port. {@code segmentEntries} is U_segment, the longest input segment given to the engine. */
     public record Ingest(
@@ -132,5 +133,45 @@ public record HoldfastProperties(
     public record Security(
             @DefaultValue("12h") java.time.Duration sessionTimeout,
             @DefaultValue("5") int failedLoginsPerMinute) {
+    }
+
+    /**
+     * Master/worker mode (preview, docs/operations.md "Master/worker mode (preview)"). {@code role}:
+     * standalone (default, nothing changes), master or worker. A master listens for workers on
+     * {@code host}:{@code port} (TLS with the server certificate when {@code holdfast.tls.enabled}).
+     * A worker connects from {@code host} (0.0.0.0: any local address) to {@code master}
+     * (host:port), checks its certificate against
+     * {@code masterFingerprint} (SHA-256, as the master logs it) or {@code masterCaCertificate} (PEM),
+     * and presents the token of role worker in {@code tokenFile}; its node name is
+     * {@code holdfast.store.s3.node}. Heartbeats every {@code heartbeatInterval}; a worker silent for
+     * {@code lateAfter} is late, for {@code lostAfter} lost. Worker {@code n} owns the PBNs
+     * {@code [2^48 + (n-1) * pbnRangeSize, 2^48 + n * pbnRangeSize)}.
+     */
+    public record Cluster(
+            @DefaultValue("standalone") String role,
+            @DefaultValue("0.0.0.0") String host,
+            @DefaultValue("7071") int port,
+            @DefaultValue("") String master,
+            @DefaultValue("") String masterFingerprint,
+            Path masterCaCertificate,
+            Path tokenFile,
+            @DefaultValue("2s") java.time.Duration heartbeatInterval,
+            @DefaultValue("6s") java.time.Duration lateAfter,
+            @DefaultValue("15s") java.time.Duration lostAfter,
+            @DefaultValue("1099511627776") long pbnRangeSize) {
+        public Cluster {
+            org.holdfast.server.cluster.ClusterRole.parse(role); // refuses a misspelt role at start
+        }
+
+        /** The role as a type. */
+        public org.holdfast.server.cluster.ClusterRole clusterRole() {
+            return org.holdfast.server.cluster.ClusterRole.parse(role);
+        }
+
+        /** The membership rules a master applies. */
+        public org.holdfast.server.cluster.MembershipSettings membership() {
+            return new org.holdfast.server.cluster.MembershipSettings(heartbeatInterval, lateAfter, lostAfter,
+                    org.holdfast.server.cluster.MembershipSettings.DEFAULT_FIRST_PBN, pbnRangeSize);
+        }
     }
 }

@@ -37,7 +37,8 @@ class ListeningReport implements ApplicationListener<ApplicationReadyEvent> {
         String httpHost = env.getProperty("server.address", "0.0.0.0");
         String http = event.getApplicationContext() instanceof WebServerApplicationContext w && w.getWebServer() != null
                 ? String.valueOf(w.getWebServer().getPort()) : env.getProperty("server.port", "8080");
-        String agents = props.ingest().host() + ":" + ingest.port();
+        boolean worker = props.cluster().clusterRole() == org.holdfast.server.cluster.ClusterRole.WORKER;
+        String agents = worker ? "no port (role worker: agents talk to the master)" : props.ingest().host() + ":" + ingest.port();
         ServerCertificate cert = certificate.getIfAvailable();
         if (cert == null) {
             LOG.warn("TLS is OFF (holdfast.tls.enabled=false): HTTP and the agent port carry tokens and backup data in the clear;"

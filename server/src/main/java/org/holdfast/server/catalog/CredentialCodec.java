@@ -32,6 +32,7 @@ final class CredentialCodec {
             case OPERATOR -> 2;
             case VIEWER -> 3;
             case AGENT -> 4;
+            case WORKER -> 5;
         };
     }
 
@@ -41,6 +42,7 @@ final class CredentialCodec {
             case 2 -> Role.OPERATOR;
             case 3 -> Role.VIEWER;
             case 4 -> Role.AGENT;
+            case 5 -> Role.WORKER;
             default -> throw new IllegalArgumentException("unknown role code " + code);
         };
     }

@@ -173,9 +173,10 @@ public final class IngestServer implements AutoCloseable {
         return inflight.used();
     }
 
-    /** The bound port (useful with port 0). */
+    /** The bound port (useful with port 0); 0 while not listening (before start, and on a worker, which never starts it). */
     public int port() {
-        return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+        Channel c = serverChannel;
+        return c == null ? 0 : ((InetSocketAddress) c.localAddress()).getPort();
     }
 
     public IngestSettings settings() {
@@ -218,10 +219,7 @@ public final class IngestServer implements AutoCloseable {
             return;
         }
         closed = true;
-        if (serverChannel != null) {
-            serverChannel.close().syncUninterruptibly();
-        }
-        connections.close().awaitUninterruptibly(10, TimeUnit.SECONDS);
+        PortShutdown.closeChannels(serverChannel, connections);
         sessionPool.shutdown();
         try {
             if (!sessionPool.awaitTermination(30, TimeUnit.SECONDS)) {
@@ -236,11 +234,6 @@ public final class IngestServer implements AutoCloseable {
     }
 
     private void shutdownLoops() {
-        if (boss != null) {
-            boss.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
-        }
-        if (workers != null) {
-            workers.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
-        }
+        PortShutdown.stopLoops(boss, workers);
     }
 }

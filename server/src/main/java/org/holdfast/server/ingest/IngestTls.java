@@ -58,7 +58,7 @@ public final class IngestTls {
     }
 
     /** A handler for one accepted connection; buffers come from {@code alloc}. */
-    SslHandler newHandler(ByteBufAllocator alloc) {
+    public SslHandler newHandler(ByteBufAllocator alloc) {
         return TlsEngines.tune(context.newHandler(alloc), engine);
     }
 }

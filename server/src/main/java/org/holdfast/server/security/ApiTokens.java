@@ -56,7 +56,7 @@ public final class ApiTokens implements TokenAuthenticator {
             throw new IllegalArgumentException("token name must be 1 to 64 letters, digits, spaces or . _ @ : -");
         }
         if (req.role() == null) {
-            throw new IllegalArgumentException("token role is required: admin, operator, viewer or agent");
+            throw new IllegalArgumentException("token role is required: admin, operator, viewer, agent or worker");
         }
         VolumeScope scope = req.scope() == null ? VolumeScope.ALL : req.scope();
         if (req.role() != Role.AGENT && !scope.isAll()) {

@@ -2,7 +2,7 @@ package org.holdfast.server.security;
 
 import java.util.Locale;
 
-/** A principal's role. Admin includes operator, operator includes viewer; agent stands apart. */
+/** A principal's role. Admin includes operator, operator includes viewer; agent and worker stand apart. */
 public enum Role {
     /** Everything, including users and tokens. */
     ADMIN,
@@ -11,15 +11,17 @@ public enum Role {
     /** Read-only. */
     VIEWER,
     /** Backup, restore and list its own volumes over the ingest port; read-only over REST for them. */
-    AGENT;
+    AGENT,
+    /** A worker node registering with the master over the cluster port (master/worker mode); nothing else. */
+    WORKER;
 
-    /** True if this role may do what {@code other} may (agent includes only itself). */
+    /** True if this role may do what {@code other} may (agent and worker include only themselves). */
     public boolean includes(Role other) {
         if (this == other) {
             return true;
         }
         return switch (this) {
-            case ADMIN -> other != AGENT;
+            case ADMIN -> other != AGENT && other != WORKER;
             case OPERATOR -> other == VIEWER;
             default -> false;
         };
@@ -30,7 +32,7 @@ public enum Role {
         return name().toLowerCase(Locale.ROOT);
     }
 
-    /** Parses {@code admin|operator|viewer|agent}, any case. */
+    /** Parses {@code admin|operator|viewer|agent|worker}, any case. */
     public static Role parse(String s) {
         if (s != null) {
             for (Role r : values()) {
@@ -39,6 +41,6 @@ public enum Role {
                 }
             }
         }
-        throw new IllegalArgumentException("unknown role '" + s + "': use admin, operator, viewer or agent");
+        throw new IllegalArgumentException("unknown role '" + s + "': use admin, operator, viewer, agent or worker");
     }
 }

@@ -65,8 +65,9 @@ public final class UserDirectory {
         if (role == null) {
             throw new IllegalArgumentException("role is required: admin, operator or viewer");
         }
-        if (role == Role.AGENT) {
-            throw new IllegalArgumentException("agents authenticate with API tokens, not as users: create an agent token instead");
+        if (role == Role.AGENT || role == Role.WORKER) {
+            throw new IllegalArgumentException(role.wireName() + "s authenticate with API tokens, not as users: create "
+                    + (role == Role.AGENT ? "an agent" : "a worker") + " token instead");
         }
         checkPassword(password);
         if (store.user(name).isPresent()) {
@@ -87,8 +88,9 @@ public final class UserDirectory {
         if (password != null) {
             checkPassword(password);
         }
-        if (role == Role.AGENT) {
-            throw new IllegalArgumentException("a user cannot have the agent role: create an agent token instead");
+        if (role == Role.AGENT || role == Role.WORKER) {
+            throw new IllegalArgumentException("a user cannot have the " + role.wireName() + " role: create "
+                    + (role == Role.AGENT ? "an agent" : "a worker") + " token instead");
         }
         boolean losesAdmin = u.role() == Role.ADMIN && !u.disabled()
                 && ((role != null && role != Role.ADMIN) || Boolean.TRUE.equals(disabled));

@@ -60,7 +60,9 @@ public final class MetadataDb implements AutoCloseable {
         /** Agent connections (key: token id). */
         AGENTS("agents"),
         /** Bad blocks ('B' + PBN, store.BadBlocks) and verification records ('V', 'S', store.VerifyLedger). */
-        VERIFY("verify");
+        VERIFY("verify"),
+        /** Master/worker mode: the master's worker assignments (key: 'w' + worker id), catalog.ClusterStore. */
+        CLUSTER("cluster");
 
         private final String cfName;
 

@@ -188,6 +188,9 @@ class AuthorizationMatrixTest {
                 null, row(403, 200, 200, 403, 403));
         add("GET", "/api/v1/volumes/{name}/snapshots/{snapshot}/image/download", "/api/v1/volumes/mx-a/snapshots/1/image/download",
                 null, null, all(403));
+        // master/worker mode: this node's role for viewers and above; the worker list only on a master (409 here, standalone)
+        add("GET", "/api/v1/cluster", "/api/v1/cluster", null, null, row(200, 200, 200, 403, 403));
+        add("GET", "/api/v1/cluster/workers", "/api/v1/cluster/workers", null, null, row(409, 409, 409, 403, 403));
     }
 
     /** Endpoints outside the MVC handler mapping (actuator, static console): rows checked the same way. */

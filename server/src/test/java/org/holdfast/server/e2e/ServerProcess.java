@@ -234,7 +234,7 @@ public final class ServerProcess implements AutoCloseable {
                         .timeout(Duration.ofSeconds(5)).GET().build(), HttpResponse.BodyHandlers.ofString());
                 last = r.statusCode() + " " + r.body();
                 // DEGRADED: serving, with a bad block recorded (verify); backups and repairs work
-                if (r.statusCode() == 200 && (r.body().contains("\"UP\"") || r.body().contains("\"DEGRADED\"")) && ingestAccepts()) {
+                if (r.statusCode() == 200 && (r.body().contains("\"UP\"") || r.body().contains("\"DEGRADED\"")) && (worker() || ingestAccepts())) {
                     return;
                 }
             } catch (IOException e) {
@@ -247,6 +247,11 @@ public final class ServerProcess implements AutoCloseable {
         }
         ChildJvm.sigkill(process);
         throw new IllegalStateException("server not healthy after " + STARTUP_TIMEOUT + ": " + last + "\n" + diagnostics());
+    }
+
+    /** A worker (holdfast.cluster.role=worker) opens no agent port. */
+    private boolean worker() {
+        return "worker".equals(extraProperties.get("holdfast.cluster.role"));
     }
 
     private boolean ingestAccepts() {

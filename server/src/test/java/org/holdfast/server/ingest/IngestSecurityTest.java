@@ -354,6 +354,28 @@ class IngestSecurityTest {
         assertNoSecretAudited();
     }
 
+    @Test
+    void requests_workerToken_refusedForEveryActionAndRegisterIsNotAnAgentMessage() {
+        byte[] alpha = BackupRestoreLoopbackTest.image(11, 8 * BS);
+        backup(TestTokens.DEFAULT_AGENT, "alpha", alpha);
+        String catalogBefore = catalogState();
+        String worker = "worker-secret-token-hhhhhhhh";
+        harness.tokens().add(worker, new AccessPrincipal("token:9(worker)", Role.WORKER, VolumeScope.ALL, null));
+
+        assertThat(refused(worker, new ListSnapshots("alpha")).message()).contains("role worker may not list");
+        assertThat(refused(worker, new Restore("alpha", 1, 0)).message()).contains("role worker may not restore");
+        assertThat(refused(worker, new BackupBegin("alpha", BS, alpha.length, 1)).message()).contains("role worker may not back up");
+        try (AgentDriver a = harness.agent()) {
+            a.send(new org.holdfast.common.protocol.Register(org.holdfast.common.protocol.Register.CLUSTER_VERSION, "w1",
+                    TestTokens.DEFAULT_AGENT, "test", 1, 1, 1));
+            ErrorMessage e = a.expectErrorAndClose();
+            assertThat(e.code()).isEqualTo(ErrorCode.BAD_STATE);
+            assertThat(e.message()).contains("first message must be HELLO, got REGISTER");
+        }
+        assertThat(catalogState()).isEqualTo(catalogBefore);
+        assertRestores("alpha", alpha);
+    }
+
     // ---- helpers ------------------------------------------------------------------------------
 
     private void backup(String token, String volume, byte[] img) {

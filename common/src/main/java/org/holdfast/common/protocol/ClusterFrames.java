@@ -1,0 +1,105 @@
+package org.holdfast.common.protocol;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+
+/**
+ * Body layout of the cluster port's frames (master/worker mode), kept beside the agent frames'
+ * in {@link FrameDecoder} and {@link FrameEncoder} so that the same frame header, limits and
+ * discard-after-violation rules apply. All integers big-endian; a string is u16 length + UTF-8.
+ *
+ * <pre>
+ *  REGISTER      | clusterVersion:u16 | nodeName:str | token:str | softwareVersion:str | cpus:u16 |
+ *                | heapMaxBytes:u64 | diskBytes:u64 |
+ *  REGISTERED    | workerId:u32 | epoch:u64 | pbnFirst:u64 | pbnLimit:u64 | heartbeatMillis:u32 | masterVersion:str |
+ *  HEARTBEAT     | sequence:u64 | loadMilli:u32 | heapUsedBytes:u64 | heapMaxBytes:u64 | diskFreeBytes:u64 |
+ *  HEARTBEAT_ACK | sequence:u64 |
+ * </pre>
+ */
+final class ClusterFrames {
+    private ClusterFrames() {
+    }
+
+    /** Largest body of a cluster frame type. */
+    static int maxBody(MessageType type) {
+        return switch (type) {
+            case REGISTER -> 2 + 2 + ProtocolLimits.MAX_NODE_NAME + 2 + ProtocolLimits.MAX_TOKEN + 2
+                    + ProtocolLimits.MAX_SERVER_VERSION + 2 + 8 + 8;
+            case REGISTERED -> 4 + 8 + 8 + 8 + 4 + 2 + ProtocolLimits.MAX_SERVER_VERSION;
+            case HEARTBEAT -> 8 + 4 + 8 + 8 + 8;
+            case HEARTBEAT_ACK -> 8;
+            default -> throw new IllegalArgumentException(type + " is not a cluster frame");
+        };
+    }
+
+    /** Body bytes of cluster message {@code m}. */
+    static long bodyBytes(Message m) {
+        return switch (m.type()) {
+            case REGISTER -> {
+                Register r = (Register) m;
+                yield 2 + str(r.nodeName()) + str(r.token()) + str(r.softwareVersion()) + 2 + 8 + 8;
+            }
+            case REGISTERED -> 4 + 8 + 8 + 8 + 4 + str(((Registered) m).masterVersion());
+            case HEARTBEAT -> 8 + 4 + 8 + 8 + 8;
+            case HEARTBEAT_ACK -> 8;
+            default -> throw new IllegalArgumentException(m.type() + " is not a cluster frame");
+        };
+    }
+
+    private static int str(String s) {
+        return 2 + ByteBufUtil.utf8Bytes(s);
+    }
+
+    /** Writes the body of cluster message {@code m}. */
+    static void writeBody(Message m, ByteBuf out) {
+        switch (m.type()) {
+            case REGISTER -> {
+                Register r = (Register) m;
+                out.writeShort(r.clusterVersion());
+                FrameEncoder.writeStr(out, r.nodeName());
+                FrameEncoder.writeStr(out, r.token());
+                FrameEncoder.writeStr(out, r.softwareVersion());
+                out.writeShort(r.cpus());
+                out.writeLong(r.heapMaxBytes());
+                out.writeLong(r.diskBytes());
+            }
+            case REGISTERED -> {
+                Registered r = (Registered) m;
+                out.writeInt((int) r.workerId());
+                out.writeLong(r.epoch());
+                out.writeLong(r.pbnFirst());
+                out.writeLong(r.pbnLimit());
+                out.writeInt(r.heartbeatMillis());
+                FrameEncoder.writeStr(out, r.masterVersion());
+            }
+            case HEARTBEAT -> {
+                Heartbeat h = (Heartbeat) m;
+                out.writeLong(h.sequence());
+                out.writeInt((int) h.loadMilli());
+                out.writeLong(h.heapUsedBytes());
+                out.writeLong(h.heapMaxBytes());
+                out.writeLong(h.diskFreeBytes());
+            }
+            case HEARTBEAT_ACK -> out.writeLong(((HeartbeatAck) m).sequence());
+            default -> throw new IllegalArgumentException(m.type() + " is not a cluster frame");
+        }
+    }
+
+    /** Parses a cluster frame's body; a value out of range is BAD_FRAME (the records' checks), a long string LIMIT_EXCEEDED. */
+    static Message parseBody(MessageType type, ByteBuf b) {
+        return switch (type) {
+            case REGISTER -> new Register(FrameDecoder.u16(b, "clusterVersion"),
+                    FrameDecoder.str(b, "nodeName", ProtocolLimits.MAX_NODE_NAME),
+                    FrameDecoder.str(b, "token", ProtocolLimits.MAX_TOKEN),
+                    FrameDecoder.str(b, "softwareVersion", ProtocolLimits.MAX_SERVER_VERSION),
+                    FrameDecoder.u16(b, "cpus"), FrameDecoder.u64(b, "heapMaxBytes"), FrameDecoder.u64(b, "diskBytes"));
+            case REGISTERED -> new Registered(FrameDecoder.u32(b, "workerId"), FrameDecoder.u64(b, "epoch"),
+                    FrameDecoder.u64(b, "pbnFirst"), FrameDecoder.u64(b, "pbnLimit"), (int) FrameDecoder.u32(b, "heartbeatMillis"),
+                    FrameDecoder.str(b, "masterVersion", ProtocolLimits.MAX_SERVER_VERSION));
+            case HEARTBEAT -> new Heartbeat(FrameDecoder.u64(b, "sequence"), FrameDecoder.u32(b, "loadMilli"),
+                    FrameDecoder.u64(b, "heapUsedBytes"), FrameDecoder.u64(b, "heapMaxBytes"), FrameDecoder.u64(b, "diskFreeBytes"));
+            case HEARTBEAT_ACK -> new HeartbeatAck(FrameDecoder.u64(b, "sequence"));
+            default -> throw new IllegalArgumentException(type + " is not a cluster frame");
+        };
+    }
+}

@@ -1,0 +1,35 @@
+package org.holdfast.common.protocol;
+
+/**
+ * REGISTER (0x40), worker to master on the cluster port: the first frame of a worker's connection.
+ * Names the worker's node, carries its {@code worker} token, its software version and what it can
+ * offer (CPUs, heap, disk); the master answers REGISTERED or ERROR (docs/protocol.md, "Cluster
+ * messages").
+ */
+public record Register(int clusterVersion, String nodeName, String token, String softwareVersion, int cpus,
+                       long heapMaxBytes, long diskBytes) implements Message {
+    /** The cluster protocol version this build speaks. */
+    public static final int CLUSTER_VERSION = 1;
+
+    public Register {
+        Hello.checkU16("clusterVersion", clusterVersion);
+        WireStrings.check("nodeName", nodeName, ProtocolLimits.MAX_NODE_NAME);
+        WireStrings.check("token", token, ProtocolLimits.MAX_TOKEN);
+        WireStrings.check("softwareVersion", softwareVersion, ProtocolLimits.MAX_SERVER_VERSION);
+        Hello.checkU16("cpus", cpus);
+        Heartbeat.checkNotNegative("heapMaxBytes", heapMaxBytes);
+        Heartbeat.checkNotNegative("diskBytes", diskBytes);
+    }
+
+    @Override
+    public MessageType type() {
+        return MessageType.REGISTER;
+    }
+
+    @Override
+    public String toString() {
+        return "Register[clusterVersion=" + clusterVersion + ", nodeName=" + nodeName + ", token="
+                + (token.isEmpty() ? "none" : "***") + ", softwareVersion=" + softwareVersion + ", cpus=" + cpus
+                + ", heapMaxBytes=" + heapMaxBytes + ", diskBytes=" + diskBytes + "]";
+    }
+}

@@ -1,0 +1,79 @@
+package org.holdfast.server.api;
+
+import java.time.Instant;
+import java.util.List;
+import org.holdfast.server.cluster.ClusterNode;
+import org.holdfast.server.cluster.MemberState;
+import org.holdfast.server.cluster.WorkerRecord;
+import org.holdfast.server.cluster.WorkerStatus;
+import org.holdfast.server.cluster.WorkerView;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+/** Master/worker mode (viewer and up): this node's role, and on a master the workers with state, epoch, range and load. */
+@RestController
+public class ClusterController {
+    private final ClusterNode node;
+
+    public ClusterController(ClusterNode node) {
+        this.node = node;
+    }
+
+    /**
+     * This node. {@code clusterAddress}: where a master listens for workers, or the master a worker
+     * connects to (blank standalone). {@code workers}: counts by state, on a master only.
+     * {@code registration}: a worker's own membership, on a worker only.
+     */
+    public record ClusterView(String role, String nodeName, String clusterAddress, WorkerCounts workers,
+                              Registration registration) {
+    }
+
+    /** How many workers are in each state. */
+    public record WorkerCounts(int up, int late, int lost) {
+    }
+
+    /** A worker's membership as it knows it: connected now, its last assignment (null before the first), why the last attempt failed. */
+    public record Registration(boolean connected, Long workerId, Long epoch, String pbnFirst, String pbnLimit, String lastError) {
+    }
+
+    /**
+     * One worker. PBNs are decimal strings (they pass 2^53, beyond what a JSON number keeps exactly
+     * in a browser); {@code lastHeartbeat} (ISO-8601 or null) is when the master last heard from it,
+     * registration or heartbeat; {@code loadAverage} null when unknown.
+     */
+    public record WorkerItem(long id, String nodeName, String address, String state, long epoch, String pbnFirst, String pbnLimit,
+                             String lastHeartbeat, Double loadAverage, long heapUsedBytes, long heapMaxBytes, long diskFreeBytes,
+                             int cpus, long diskBytes, String version) {
+    }
+
+    @GetMapping("/api/v1/cluster")
+    public ClusterView cluster() {
+        WorkerCounts counts = null;
+        if (node.role() == org.holdfast.server.cluster.ClusterRole.MASTER) {
+            List<WorkerView> all = node.workers();
+            counts = new WorkerCounts(count(all, MemberState.UP), count(all, MemberState.LATE), count(all, MemberState.LOST));
+        }
+        WorkerStatus s = node.workerStatus();
+        Registration reg = null;
+        if (s != null) {
+            WorkerRecord a = s.assignment();
+            reg = new Registration(s.connected(), a == null ? null : a.workerId(), a == null ? null : a.epoch(),
+                    a == null ? null : Long.toString(a.range().first()), a == null ? null : Long.toString(a.range().limit()), s.lastError());
+        }
+        return new ClusterView(node.role().wireName(), node.nodeName(), node.clusterAddress(), counts, reg);
+    }
+
+    private static int count(List<WorkerView> all, MemberState state) {
+        return (int) all.stream().filter(w -> w.state() == state).count();
+    }
+
+    /** The workers by id; 409 {@code not-a-master} on a standalone server or a worker. */
+    @GetMapping("/api/v1/cluster/workers")
+    public List<WorkerItem> workers() {
+        return node.workers().stream().map(w -> new WorkerItem(w.workerId(), w.nodeName(), w.address(), w.state().wireName(), w.epoch(),
+                Long.toString(w.range().first()), Long.toString(w.range().limit()),
+                w.lastHeartbeatMillis() == 0 ? null : Instant.ofEpochMilli(w.lastHeartbeatMillis()).toString(),
+                w.load().loadMilli() < 0 ? null : w.load().loadMilli() / 1000.0, w.load().heapUsedBytes(), w.load().heapMaxBytes(),
+                w.load().diskFreeBytes(), w.capacity().cpus(), w.capacity().diskBytes(), w.softwareVersion())).toList();
+    }
+}

@@ -1,0 +1,142 @@
+package org.holdfast.server.app;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import org.holdfast.common.tls.CertificateFingerprint;
+import org.holdfast.server.catalog.ClusterStore;
+import org.holdfast.server.cluster.ClusterNode;
+import org.holdfast.server.cluster.ClusterSetupException;
+import org.holdfast.server.cluster.LoadProbe;
+import org.holdfast.server.cluster.WorkerRegistry;
+import org.holdfast.server.ingest.IngestTls;
+import org.holdfast.server.ingest.cluster.ClusterServer;
+import org.holdfast.server.ingest.cluster.MasterTrust;
+import org.holdfast.server.ingest.cluster.WorkerConnector;
+import org.holdfast.server.security.AuditLog;
+import org.holdfast.server.security.TokenAuthenticator;
+import org.holdfast.server.security.tls.ServerCertificate;
+import org.holdfast.server.store.DataDirectory;
+import org.holdfast.server.store.MetadataDb;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.info.BuildProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Master/worker mode ({@code holdfast.cluster.*}, docs/operations.md "Master/worker mode
+ * (preview)"). A master keeps the {@link WorkerRegistry} on its catalog and opens the cluster port;
+ * a worker connects to its master and opens no agent port ({@link CoreConfiguration}); a standalone
+ * server gets neither. Every role gets a {@link ClusterNode} for the REST API.
+ */
+@Configuration(proxyBeanMethods = false)
+public class ClusterConfiguration {
+    private static final String ROLE = "holdfast.cluster.role";
+
+    @Bean
+    ClusterNode clusterNode(HoldfastProperties props, ObjectProvider<WorkerRegistry> registry, ObjectProvider<WorkerConnector> worker) {
+        HoldfastProperties.Cluster c = props.cluster();
+        String node = props.store().s3().node();
+        return switch (c.clusterRole()) {
+            case STANDALONE -> ClusterNode.standalone(node);
+            case MASTER -> ClusterNode.master(node, c.host() + ":" + c.port(), registry.getObject());
+            case WORKER -> ClusterNode.worker(node, c.master(), worker.getObject()::status);
+        };
+    }
+
+    @Bean
+    @ConditionalOnProperty(name = ROLE, havingValue = "master")
+    WorkerRegistry workerRegistry(MetadataDb db, HoldfastProperties props, Clock holdfastClock) {
+        try {
+            return new WorkerRegistry(new ClusterStore(db), props.cluster().membership(), holdfastClock);
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            throw new ClusterSetupException(e.getMessage(), e);
+        }
+    }
+
+    @Bean(destroyMethod = "close")
+    @ConditionalOnProperty(name = ROLE, havingValue = "master")
+    ClusterServer clusterServer(WorkerRegistry registry, HoldfastProperties props, ObjectProvider<ServerCertificate> certificate,
+                                ObjectProvider<TokenAuthenticator> tokens, ObjectProvider<AuditLog> audit,
+                                ObjectProvider<BuildProperties> build) {
+        ServerCertificate cert = certificate.getIfAvailable(); // absent with holdfast.tls.enabled=false
+        IngestTls tls = cert == null ? null : IngestTls.of(cert.privateKey(), cert.chain(), props.tls().engine());
+        return new ClusterServer(new ClusterServer.Settings(props.cluster().host(), props.cluster().port(), tls, version(build)),
+                registry, tokens.getIfAvailable(() -> CoreConfiguration.NO_TOKEN_STORE), audit.getIfAvailable(() -> AuditLog.NONE));
+    }
+
+    @Bean
+    @ConditionalOnProperty(name = ROLE, havingValue = "master")
+    PortLifecycle clusterServerLifecycle(ClusterServer server) {
+        return new PortLifecycle(server::start, server);
+    }
+
+    @Bean(destroyMethod = "close")
+    @ConditionalOnProperty(name = ROLE, havingValue = "worker")
+    WorkerConnector workerConnector(HoldfastProperties props, DataDirectory dir, ObjectProvider<BuildProperties> build) {
+        return worker(props, dir.root(), version(build));
+    }
+
+    /** A worker's link from its settings; a setting that cannot work is a {@link ClusterSetupException} naming it. */
+    static WorkerConnector worker(HoldfastProperties props, Path dataDir, String version) {
+        try {
+            return checkedWorker(props, dataDir, version);
+        } catch (IllegalArgumentException e) {
+            throw new ClusterSetupException(e.getMessage(), e);
+        }
+    }
+
+    private static WorkerConnector checkedWorker(HoldfastProperties props, Path dataDir, String version) {
+        HoldfastProperties.Cluster c = props.cluster();
+        String node = props.store().s3().node();
+        if (node == null || node.isBlank()) {
+            throw new IllegalArgumentException("holdfast.cluster.role=worker needs a node name: set holdfast.store.s3.node"
+                    + " (unique per worker; the master keeps the worker's PBN range under it)");
+        }
+        if (!WorkerRegistry.NODE_NAME.matcher(node).matches()) {
+            throw new IllegalArgumentException("holdfast.store.s3.node '" + node + "' cannot name a worker: use 1 to 64 letters, digits,"
+                    + " '.', '_' or '-', starting with a letter or digit");
+        }
+        int colon = c.master().lastIndexOf(':');
+        int port;
+        try {
+            port = colon > 0 ? Integer.parseInt(c.master().substring(colon + 1)) : -1;
+        } catch (NumberFormatException e) {
+            port = -1;
+        }
+        if (port < 1 || port > 65535) {
+            throw new IllegalArgumentException("holdfast.cluster.master must be the master's cluster port as host:port (e.g."
+                    + " master.example:7071), got '" + c.master() + "'");
+        }
+        if (c.tokenFile() == null || !Files.isReadable(c.tokenFile())) {
+            throw new IllegalArgumentException("holdfast.cluster.token-file must name a readable file holding a token of role worker,"
+                    + " got " + c.tokenFile() + "; an admin creates one (POST /api/v1/tokens with role worker) on the master");
+        }
+        MasterTrust trust = null;
+        if (props.tls().enabled()) {
+            if (!c.masterFingerprint().isBlank()) {
+                trust = MasterTrust.pinned(CertificateFingerprint.parse(c.masterFingerprint()));
+            } else if (c.masterCaCertificate() != null) {
+                trust = MasterTrust.caCertificates(c.masterCaCertificate());
+            } else {
+                throw new IllegalArgumentException("a worker must know its master's certificate: set holdfast.cluster.master-fingerprint"
+                        + " to the SHA-256 fingerprint the master logs at start, or holdfast.cluster.master-ca-certificate to a CA file");
+            }
+        }
+        return new WorkerConnector(new WorkerConnector.Settings(c.master().substring(0, colon), port, c.host(), node, c.tokenFile(), trust,
+                props.tls().engine(), version, Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(30)),
+                new LoadProbe(dataDir));
+    }
+
+    @Bean
+    @ConditionalOnProperty(name = ROLE, havingValue = "worker")
+    PortLifecycle workerConnectorLifecycle(WorkerConnector connector) {
+        return new PortLifecycle(connector::start, connector);
+    }
+
+    private static String version(ObjectProvider<BuildProperties> build) {
+        return "holdfast-server/" + (build.getIfAvailable() != null ? build.getIfAvailable().getVersion() : "0.1.0-SNAPSHOT");
+    }
+}

@@ -1,0 +1,91 @@
+package org.holdfast.server.catalog;
+
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.holdfast.server.cluster.MembershipStore;
+import org.holdfast.server.cluster.PbnRange;
+import org.holdfast.server.cluster.WorkerRecord;
+import org.holdfast.server.store.CheckedIterator;
+import org.holdfast.server.store.CorruptDataException;
+import org.holdfast.server.store.MetadataBatch;
+import org.holdfast.server.store.MetadataDb;
+import org.holdfast.server.store.MetadataDb.Column;
+import org.rocksdb.ColumnFamilyHandle;
+
+/**
+ * The master's worker assignments in the {@code cluster} column family (layout in
+ * docs/architecture.md, "Cluster membership"): key {@code 'w'} + u32 worker id (big-endian); value
+ * u8 version 1, u64 epoch, u64 first PBN, u64 PBN limit, u64 first registered ms, u64 last
+ * registered ms, u16 length + node name (UTF-8). Every write is synced: a registration is answered
+ * only after its record is on disk.
+ */
+public final class ClusterStore implements MembershipStore {
+    private static final String STORE = "cluster";
+    private static final byte WORKER = 'w';
+    private static final int VERSION = 1;
+
+    private final MetadataDb db;
+    private final ColumnFamilyHandle cf;
+
+    public ClusterStore(MetadataDb db) {
+        this.db = db;
+        this.cf = db.handle(Column.CLUSTER);
+    }
+
+    @Override
+    public List<WorkerRecord> workers() {
+        List<WorkerRecord> out = new ArrayList<>();
+        try (CheckedIterator it = db.iterator(cf)) {
+            for (it.seek(new byte[] {WORKER}); it.isValid() && it.key()[0] == WORKER; it.next()) {
+                out.add(decode(it.key(), it.value()));
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public void put(WorkerRecord r) {
+        byte[] name = r.nodeName().getBytes(StandardCharsets.UTF_8);
+        ByteBuffer v = ByteBuffer.allocate(1 + 5 * 8 + 2 + name.length);
+        v.put((byte) VERSION).putLong(r.epoch()).putLong(r.range().first()).putLong(r.range().limit())
+                .putLong(r.firstRegisteredMillis()).putLong(r.lastRegisteredMillis()).putShort((short) name.length).put(name);
+        try (MetadataBatch b = new MetadataBatch()) {
+            db.put(b, cf, key(r.workerId()), v.array());
+            db.write(b, true);
+        }
+    }
+
+    static byte[] key(long workerId) {
+        return ByteBuffer.allocate(5).put(WORKER).putInt((int) workerId).array();
+    }
+
+    private WorkerRecord decode(byte[] key, byte[] value) {
+        try {
+            if (key.length != 5) {
+                throw new IllegalArgumentException("key of " + key.length + " bytes");
+            }
+            long id = ByteBuffer.wrap(key, 1, 4).getInt() & 0xffffffffL;
+            ByteBuffer b = ByteBuffer.wrap(value);
+            int version = b.get() & 0xff;
+            if (version != VERSION) {
+                throw new IllegalArgumentException("record version " + version + " (this build reads " + VERSION + ")");
+            }
+            long epoch = b.getLong();
+            PbnRange range = new PbnRange(b.getLong(), b.getLong());
+            long first = b.getLong();
+            long last = b.getLong();
+            byte[] name = new byte[b.getShort() & 0xffff];
+            b.get(name);
+            if (b.hasRemaining()) {
+                throw new IllegalArgumentException(b.remaining() + " trailing bytes");
+            }
+            return new WorkerRecord(id, new String(name, StandardCharsets.UTF_8), epoch, range, first, last);
+        } catch (BufferUnderflowException | IllegalArgumentException e) {
+            throw new CorruptDataException(STORE, db.path(), java.util.HexFormat.of().formatHex(key),
+                    "unreadable worker record: " + e.getMessage() + "; restore the master's catalog from a backup");
+        }
+    }
+}

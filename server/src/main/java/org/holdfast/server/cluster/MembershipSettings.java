@@ -1,0 +1,35 @@
+package org.holdfast.server.cluster;
+
+import java.time.Duration;
+
+/**
+ * The master's membership rules: how often workers send heartbeats, after how long without one a
+ * worker is late and then lost, and how PBN ranges are cut: worker {@code n} owns
+ * {@code [firstPbn + (n-1) * rangeSize, firstPbn + n * rangeSize)}. {@code firstPbn} lies above
+ * anything the master's own data store allocates, so worker ranges never meet the master's PBNs.
+ */
+public record MembershipSettings(Duration heartbeatInterval, Duration lateAfter, Duration lostAfter, long firstPbn, long rangeSize) {
+    /** Where worker ranges start by default: 2^48, far above the PBNs a single node allocates. */
+    public static final long DEFAULT_FIRST_PBN = 1L << 48;
+    /** Default range per worker: 2^40 PBNs (4 PiB of 4 KiB blocks). */
+    public static final long DEFAULT_RANGE_SIZE = 1L << 40;
+
+    public MembershipSettings {
+        if (heartbeatInterval.isNegative() || heartbeatInterval.isZero()) {
+            throw new IllegalArgumentException("holdfast.cluster.heartbeat-interval must be positive, got " + heartbeatInterval);
+        }
+        if (lateAfter.compareTo(heartbeatInterval) <= 0 || lostAfter.compareTo(lateAfter) <= 0) {
+            throw new IllegalArgumentException("holdfast.cluster needs heartbeat-interval < late-after < lost-after, got "
+                    + heartbeatInterval + ", " + lateAfter + ", " + lostAfter);
+        }
+        if (firstPbn < 1 || rangeSize < 1) {
+            throw new IllegalArgumentException("PBN ranges need a positive first PBN and size, got " + firstPbn + " and " + rangeSize);
+        }
+    }
+
+    /** The defaults: heartbeats every 2 s, late after 6 s, lost after 15 s. */
+    public static MembershipSettings defaults() {
+        return new MembershipSettings(Duration.ofSeconds(2), Duration.ofSeconds(6), Duration.ofSeconds(15), DEFAULT_FIRST_PBN,
+                DEFAULT_RANGE_SIZE);
+    }
+}

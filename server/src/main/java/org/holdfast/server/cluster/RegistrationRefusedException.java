@@ -1,0 +1,25 @@
+package org.holdfast.server.cluster;
+
+/** The master refuses a worker's registration; nothing was registered or changed. The message says what to do. */
+public final class RegistrationRefusedException extends RuntimeException {
+    /** Why, so the transport can pick its error code. */
+    public enum Reason {
+        /** The node name is empty or has characters outside {@code [A-Za-z0-9._-]}. */
+        INVALID_NODE_NAME,
+        /** Another live connection holds this node name. */
+        NODE_CONFLICT,
+        /** Every PBN range is taken (the id space of the configured range size is used up). */
+        NO_RANGE_LEFT
+    }
+
+    private final Reason reason;
+
+    public RegistrationRefusedException(Reason reason, String message) {
+        super(message);
+        this.reason = reason;
+    }
+
+    public Reason reason() {
+        return reason;
+    }
+}

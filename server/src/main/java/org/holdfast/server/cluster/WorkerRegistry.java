@@ -1,0 +1,187 @@
+package org.holdfast.server.cluster;
+
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * The master's list of workers: registration, heartbeats, states, and the assignment of worker ids
+ * and PBN ranges.
+ *
+ * <p>Assignments are for life: a node registers once and gets the next worker id and the range that
+ * id implies ({@link MembershipSettings}); whenever it registers again (after a restart of either
+ * side or a lost connection) it gets the same id and range with the epoch one higher. The record is
+ * stored before the registration is answered, so a master restart cannot hand a range out twice.
+ * The epoch lets later message types tell a stale connection's frames from the current one's:
+ * {@link #heartbeat} and {@link #disconnected} name the epoch they belong to and are ignored for
+ * any other.
+ *
+ * <p>A second connection for a node that is connected and not lost is refused: two processes
+ * configured with one node name would otherwise write into one range. A node whose connection went
+ * silent for {@code lostAfter} may register again (it is probably the same process after a network
+ * cut); its old connection is then stale. States are computed from the clock when asked, so no
+ * timer is needed here. Thread-safe: every method holds the registry's lock (a handful of workers,
+ * called once per heartbeat).
+ */
+public final class WorkerRegistry {
+    /** A node name: what {@code holdfast.store.s3.node} allows in object keys, 1 to 64 characters. */
+    public static final Pattern NODE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+
+    private final MembershipStore store;
+    private final MembershipSettings settings;
+    private final Clock clock;
+    private final Map<String, Member> byNode = new HashMap<>();
+    private final Map<Long, Member> byId = new HashMap<>();
+    private long nextId = 1;
+
+    private static final class Member {
+        WorkerRecord record;
+        boolean connected;
+        long lastHeardMillis;
+        String address = "";
+        WorkerLoad load = WorkerLoad.NONE;
+        WorkerCapacity capacity = new WorkerCapacity(0, 0, 0);
+        String softwareVersion = "";
+
+        Member(WorkerRecord record) {
+            this.record = record;
+        }
+    }
+
+    /**
+     * A registry holding what {@code store} remembers: every stored worker starts lost until it registers.
+     *
+     * @throws IllegalStateException if the stored records repeat an id or node name or overlap in range
+     */
+    public WorkerRegistry(MembershipStore store, MembershipSettings settings, Clock clock) {
+        this.store = store;
+        this.settings = settings;
+        this.clock = clock;
+        for (WorkerRecord r : store.workers()) {
+            for (Member m : byId.values()) {
+                if (m.record.range().overlaps(r.range()) || m.record.nodeName().equals(r.nodeName())) {
+                    throw new IllegalStateException("the catalog's cluster records conflict: worker " + r.workerId() + " (" + r.nodeName()
+                            + ", " + r.range() + ") and worker " + m.record.workerId() + " (" + m.record.nodeName() + ", "
+                            + m.record.range() + "); restore the master's catalog from a backup");
+                }
+            }
+            if (byId.containsKey(r.workerId())) {
+                throw new IllegalStateException("the catalog holds worker id " + r.workerId() + " twice; restore it from a backup");
+            }
+            Member m = new Member(r);
+            byId.put(r.workerId(), m);
+            byNode.put(r.nodeName(), m);
+            nextId = Math.max(nextId, r.workerId() + 1);
+        }
+    }
+
+    public MembershipSettings settings() {
+        return settings;
+    }
+
+    /**
+     * Registers {@code nodeName}, connected from {@code address}: a known node gets its id and range
+     * back with the epoch one higher, a new node the next id and range.
+     *
+     * @throws RegistrationRefusedException for a malformed node name, a node that is connected and
+     *         not lost, or when no range is left; nothing changes then
+     */
+    public synchronized WorkerRecord register(String nodeName, String address, WorkerCapacity capacity, String softwareVersion) {
+        if (nodeName == null || !NODE_NAME.matcher(nodeName).matches()) {
+            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.INVALID_NODE_NAME, "node name '" + nodeName
+                    + "' is not 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter or digit); set"
+                    + " holdfast.store.s3.node on the worker");
+        }
+        long now = clock.millis();
+        Member m = byNode.get(nodeName);
+        if (m != null && m.connected && state(m, now) != MemberState.LOST) {
+            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.NODE_CONFLICT, "node '" + nodeName
+                    + "' is registered already as worker " + m.record.workerId() + " from " + m.address
+                    + " and still sending heartbeats; give every worker its own holdfast.store.s3.node, or stop the other process");
+        }
+        WorkerRecord r = m == null ? new WorkerRecord(nextId, nodeName, 1, rangeOf(nextId), now, now) : m.record.reregistered(now);
+        store.put(r); // durable before anyone hears of it; if this throws nothing changed
+        if (m == null) {
+            m = new Member(r);
+            byId.put(r.workerId(), m);
+            byNode.put(nodeName, m);
+            nextId++;
+        }
+        m.record = r;
+        m.connected = true;
+        m.lastHeardMillis = now;
+        m.address = address == null ? "" : address;
+        m.load = WorkerLoad.NONE;
+        m.capacity = capacity;
+        m.softwareVersion = softwareVersion == null ? "" : softwareVersion;
+        return r;
+    }
+
+    private PbnRange rangeOf(long workerId) {
+        try {
+            long first = Math.addExact(settings.firstPbn(), Math.multiplyExact(workerId - 1, settings.rangeSize()));
+            return new PbnRange(first, Math.addExact(first, settings.rangeSize()));
+        } catch (ArithmeticException e) {
+            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.NO_RANGE_LEFT, "no PBN range is left for worker "
+                    + workerId + " with holdfast.cluster.pbn-range-size=" + settings.rangeSize() + "; reuse node names of retired workers");
+        }
+    }
+
+    /**
+     * Notes a heartbeat of worker {@code workerId}'s connection of {@code epoch}. False (nothing
+     * noted) if that connection is not the worker's current one: the caller closes it.
+     */
+    public synchronized boolean heartbeat(long workerId, long epoch, WorkerLoad load) {
+        Member m = current(workerId, epoch);
+        if (m == null) {
+            return false;
+        }
+        m.lastHeardMillis = clock.millis();
+        m.load = load;
+        return true;
+    }
+
+    /** The connection of {@code epoch} closed; the worker is lost unless a newer registration took over. */
+    public synchronized void disconnected(long workerId, long epoch) {
+        Member m = current(workerId, epoch);
+        if (m != null) {
+            m.connected = false;
+        }
+    }
+
+    private Member current(long workerId, long epoch) {
+        Member m = byId.get(workerId);
+        return m != null && m.connected && m.record.epoch() == epoch ? m : null;
+    }
+
+    /** The state of worker {@code workerId} now, or null if no such worker was ever registered. */
+    public synchronized MemberState state(long workerId) {
+        Member m = byId.get(workerId);
+        return m == null ? null : state(m, clock.millis());
+    }
+
+    private MemberState state(Member m, long now) {
+        long silent = now - m.lastHeardMillis;
+        if (!m.connected || silent > settings.lostAfter().toMillis()) {
+            return MemberState.LOST;
+        }
+        return silent > settings.lateAfter().toMillis() ? MemberState.LATE : MemberState.UP;
+    }
+
+    /** Every worker ever registered, by id, with its state now. */
+    public synchronized List<WorkerView> workers() {
+        long now = clock.millis();
+        List<WorkerView> out = new ArrayList<>(byId.size());
+        for (Member m : byId.values()) {
+            WorkerRecord r = m.record;
+            out.add(new WorkerView(r.workerId(), r.nodeName(), m.address, state(m, now), r.epoch(), r.range(), m.lastHeardMillis,
+                    m.load, m.capacity, m.softwareVersion));
+        }
+        out.sort(Comparator.comparingLong(WorkerView::workerId));
+        return out;
+    }
+}

@@ -1,0 +1,9 @@
+package org.holdfast.server.cluster;
+
+/**
+ * One worker as listed (REST {@code /api/v1/cluster/workers}): its assignment, where it connected
+ * from, its state now, when the master last heard from it (epoch ms, 0 never), what it reported.
+ */
+public record WorkerView(long workerId, String nodeName, String address, MemberState state, long epoch, PbnRange range,
+                         long lastHeartbeatMillis, WorkerLoad load, WorkerCapacity capacity, String softwareVersion) {
+}

@@ -1,0 +1,163 @@
+package org.holdfast.server.ingest.cluster;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.net.InetSocketAddress;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.holdfast.common.protocol.FrameDecoder;
+import org.holdfast.common.protocol.FrameEncoder;
+import org.holdfast.server.cluster.ClusterSetupException;
+import org.holdfast.server.cluster.WorkerRegistry;
+import org.holdfast.server.ingest.IngestTls;
+import org.holdfast.server.ingest.PortShutdown;
+import org.holdfast.server.security.AuditLog;
+import org.holdfast.server.security.TokenAuthenticator;
+
+/**
+ * The master's cluster port: accepts worker connections (TLS unless {@code tls} is null), hands
+ * each to a {@link MasterLink}. Token checks and registry updates run on one thread (the
+ * <em>lane</em>), in arrival order, off the event loop (they read and write RocksDB).
+ *
+ * <p>{@link #close()}: stop accepting, close every connection (each marks its worker lost), stop
+ * the lane, then the event loops. The registry belongs to the caller.
+ */
+public final class ClusterServer implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(ClusterServer.class.getName());
+    private static final FrameEncoder ENCODER = new FrameEncoder();
+    /** A worker that does not finish the TLS handshake is dropped after this. */
+    static final long HANDSHAKE_TIMEOUT_SECONDS = 15;
+    /** Most bytes a connection may send before its REGISTER is accepted (a REGISTER is under 1 KiB). */
+    static final int BEFORE_REGISTER_BYTES = 4096;
+    /** Most connections open at once; more are closed at once (a cluster has a handful of workers). */
+    static final int MAX_CONNECTIONS = 256;
+
+    /** Where to listen, TLS (null: plain TCP, labs only), and the version REGISTERED names. */
+    public record Settings(String host, int port, IngestTls tls, String masterVersion) {
+    }
+
+    private final Settings settings;
+    private final WorkerRegistry registry;
+    private final TokenAuthenticator tokens;
+    private final AuditLog audit;
+    private final ChannelGroup connections = new DefaultChannelGroup("holdfast-cluster", GlobalEventExecutor.INSTANCE);
+    private final ExecutorService lane = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-cluster-lane", true));
+    private EventLoopGroup boss;
+    private EventLoopGroup loops;
+    private Channel serverChannel;
+    private boolean closed;
+
+    /** {@code audit} records every registration and refusal ({@code cluster.register}). */
+    public ClusterServer(Settings settings, WorkerRegistry registry, TokenAuthenticator tokens, AuditLog audit) {
+        this.settings = settings;
+        this.registry = registry;
+        this.tokens = tokens;
+        this.audit = audit;
+    }
+
+    /** Binds the port; throws if it is taken. */
+    public synchronized void start() {
+        boss = new NioEventLoopGroup(1, new DefaultThreadFactory("holdfast-cluster-accept", true));
+        loops = new NioEventLoopGroup(1, new DefaultThreadFactory("holdfast-cluster-io", true));
+        long lostMillis = registry.settings().lostAfter().toMillis();
+        ServerBootstrap b = new ServerBootstrap()
+                .group(boss, loops)
+                .channel(NioServerSocketChannel.class)
+                .childOption(ChannelOption.SO_KEEPALIVE, true)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        if (connections.size() >= MAX_CONNECTIONS) {
+                            LOG.log(System.Logger.Level.WARNING, "refused a cluster connection from {0}: {1} are open already",
+                                    ch.remoteAddress(), MAX_CONNECTIONS);
+                            ch.close();
+                            return;
+                        }
+                        connections.add(ch);
+                        FrameDecoder decoder = new FrameDecoder();
+                        decoder.limitBeforeHello(BEFORE_REGISTER_BYTES);
+                        decoder.holdAfterHello(); // nothing behind REGISTER is parsed before its token is checked
+                        if (settings.tls() != null) {
+                            SslHandler ssl = settings.tls().newHandler(ch.alloc());
+                            ssl.setHandshakeTimeout(HANDSHAKE_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+                            ch.pipeline().addLast("tls", ssl);
+                        }
+                        // silent for lost-after: the worker is lost, and so is this connection
+                        ch.pipeline().addLast("idle", new IdleStateHandler(lostMillis, 0, 0, TimeUnit.MILLISECONDS))
+                                .addLast("decoder", decoder)
+                                .addLast("encoder", ENCODER)
+                                .addLast("link", new MasterLink(ClusterServer.this, decoder));
+                    }
+                });
+        try {
+            serverChannel = b.bind(new InetSocketAddress(settings.host(), settings.port())).syncUninterruptibly().channel();
+        } catch (RuntimeException e) {
+            shutdownLoops();
+            throw new ClusterSetupException("cannot listen for workers on " + settings.host() + ":" + settings.port() + ": "
+                    + e.getMessage() + "; free the port or set holdfast.cluster.host and holdfast.cluster.port", e);
+        }
+        LOG.log(System.Logger.Level.INFO, "listening for workers on {0} ({1})", serverChannel.localAddress(),
+                settings.tls() != null ? "TLS" : "plain TCP, no TLS");
+    }
+
+    /** The bound port (useful with port 0); 0 before start. */
+    public int port() {
+        Channel c = serverChannel;
+        return c == null ? 0 : ((InetSocketAddress) c.localAddress()).getPort();
+    }
+
+    Settings settings() {
+        return settings;
+    }
+
+    WorkerRegistry registry() {
+        return registry;
+    }
+
+    TokenAuthenticator tokens() {
+        return tokens;
+    }
+
+    AuditLog audit() {
+        return audit;
+    }
+
+    ExecutorService lane() {
+        return lane;
+    }
+
+    /** See the class comment for the order. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        PortShutdown.closeChannels(serverChannel, connections);
+        lane.shutdown();
+        try {
+            lane.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        shutdownLoops();
+    }
+
+    private void shutdownLoops() {
+        PortShutdown.stopLoops(boss, loops);
+    }
+}

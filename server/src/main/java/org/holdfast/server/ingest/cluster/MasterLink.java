@@ -1,0 +1,225 @@
+package org.holdfast.server.ingest.cluster;
+
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.util.ReferenceCountUtil;
+import java.util.concurrent.RejectedExecutionException;
+import org.holdfast.common.protocol.ErrorCode;
+import org.holdfast.common.protocol.ErrorMessage;
+import org.holdfast.common.protocol.FrameDecoder;
+import org.holdfast.common.protocol.Heartbeat;
+import org.holdfast.common.protocol.HeartbeatAck;
+import org.holdfast.common.protocol.Message;
+import org.holdfast.common.protocol.ProtocolException;
+import org.holdfast.common.protocol.Register;
+import org.holdfast.common.protocol.Registered;
+import org.holdfast.server.cluster.RegistrationRefusedException;
+import org.holdfast.server.cluster.WorkerCapacity;
+import org.holdfast.server.cluster.WorkerLoad;
+import org.holdfast.server.cluster.WorkerRecord;
+import org.holdfast.server.security.AccessPrincipal;
+import org.holdfast.server.security.AuditEvent;
+import org.holdfast.server.security.AuthenticationFailedException;
+import org.holdfast.server.security.Role;
+
+/**
+ * One worker's connection on the master: REGISTER first (a {@code worker} token, then the
+ * registry's answer), then HEARTBEATs, each answered with HEARTBEAT_ACK. Anything else, a bad
+ * token or a refused registration is answered with ERROR and the connection is closed; the worker
+ * then stays (or becomes) lost. The token is checked again on every heartbeat, so a revoked
+ * token ends the membership within one interval.
+ *
+ * <p>Threads: Netty's event loop decodes and writes; token checks and registry calls run on the
+ * server's lane in arrival order. {@link #record} is written and read only on the lane.
+ */
+final class MasterLink extends ChannelInboundHandlerAdapter {
+    private static final System.Logger LOG = System.getLogger(MasterLink.class.getName());
+
+    private final ClusterServer server;
+    private final FrameDecoder decoder;
+    private ChannelHandlerContext ctx;
+    private boolean registerSeen; // event loop only
+    private String token; // lane only
+    private WorkerRecord record; // lane only; null until registered
+    private volatile boolean closing;
+
+    MasterLink(ClusterServer server, FrameDecoder decoder) {
+        this.server = server;
+        this.decoder = decoder;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        try {
+            if (closing || !(msg instanceof Message m)) {
+                return;
+            }
+            if (!registerSeen) {
+                if (!(m instanceof Register r)) {
+                    throw new ProtocolException(ErrorCode.BAD_STATE, "the first message on the cluster port must be REGISTER, got "
+                            + m.type() + (m.type() == org.holdfast.common.protocol.MessageType.HELLO
+                            ? "; agents connect to the agent port (holdfast.ingest.port), not the cluster port" : ""));
+                }
+                registerSeen = true;
+                onLane(() -> register(r));
+            } else if (m instanceof Heartbeat h) {
+                onLane(() -> heartbeat(h));
+            } else {
+                throw new ProtocolException(ErrorCode.BAD_STATE, m.type() + " is not sent to a master's cluster port"
+                        + (m instanceof Register ? " twice" : ""));
+            }
+        } finally {
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    private void onLane(Runnable r) {
+        try {
+            server.lane().execute(() -> {
+                try {
+                    if (!closing) {
+                        r.run();
+                    }
+                } catch (ProtocolException e) {
+                    fail(e.code(), e.getMessage());
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "cluster connection from " + address() + " failed", e);
+                    fail(ErrorCode.INTERNAL, "the master failed: " + e.getMessage());
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            ctx.close(); // the server is closing
+        }
+    }
+
+    private void register(Register r) {
+        if (r.clusterVersion() != Register.CLUSTER_VERSION) {
+            throw new ProtocolException(ErrorCode.UNSUPPORTED_VERSION, "this master speaks cluster protocol version "
+                    + Register.CLUSTER_VERSION + ", the worker " + r.nodeName() + " version " + r.clusterVersion()
+                    + "; run the same Holdfast version on master and workers");
+        }
+        AccessPrincipal p = authenticate(r.token(), r.nodeName(), "cluster.register");
+        WorkerRecord w;
+        try {
+            w = server.registry().register(r.nodeName(), address(), new WorkerCapacity(r.cpus(), r.heapMaxBytes(), r.diskBytes()),
+                    r.softwareVersion());
+        } catch (RegistrationRefusedException e) {
+            LOG.log(System.Logger.Level.WARNING, "refused worker " + r.nodeName() + " from " + address() + ": " + e.getMessage());
+            audit(p.name(), "cluster.register", "node:" + r.nodeName(), "denied", e.getMessage());
+            throw new ProtocolException(e.reason() == RegistrationRefusedException.Reason.NODE_CONFLICT ? ErrorCode.NODE_CONFLICT
+                    : e.reason() == RegistrationRefusedException.Reason.INVALID_NODE_NAME ? ErrorCode.BAD_FRAME : ErrorCode.STORAGE_FULL,
+                    e.getMessage());
+        }
+        token = r.token();
+        record = w;
+        audit(p.name(), "cluster.register", "worker:" + w.workerId() + "(" + w.nodeName() + ")", "ok",
+                "epoch " + w.epoch() + ", PBNs [" + w.range().first() + ", " + w.range().limit() + ")");
+        LOG.log(System.Logger.Level.INFO, "worker {0} ({1}) registered from {2}: epoch {3}, PBNs [{4}, {5})", w.workerId(),
+                w.nodeName(), address(), w.epoch(), Long.toString(w.range().first()), Long.toString(w.range().limit()));
+        ctx.writeAndFlush(new Registered(w.workerId(), w.epoch(), w.range().first(), w.range().limit(),
+                Math.toIntExact(server.registry().settings().heartbeatInterval().toMillis()), server.settings().masterVersion()));
+        ctx.executor().execute(() -> decoder.resume(ctx.pipeline().context(decoder)));
+    }
+
+    private void heartbeat(Heartbeat h) {
+        authenticate(token, record.nodeName(), "cluster.heartbeat");
+        WorkerLoad load = new WorkerLoad(h.loadMilli() == Heartbeat.UNKNOWN_LOAD ? -1 : h.loadMilli(), h.heapUsedBytes(),
+                h.heapMaxBytes(), h.diskFreeBytes());
+        if (!server.registry().heartbeat(record.workerId(), record.epoch(), load)) {
+            throw new ProtocolException(ErrorCode.BAD_STATE, "this connection of worker " + record.nodeName() + " (epoch "
+                    + record.epoch() + ") was superseded or declared lost; register again");
+        }
+        ctx.writeAndFlush(new HeartbeatAck(h.sequence()));
+    }
+
+    /**
+     * The token's principal; refuses (UNAUTHORIZED, audited as {@code action} denied) a missing,
+     * unknown, revoked or expired token and every role but worker.
+     */
+    private AccessPrincipal authenticate(String token, String node, String action) {
+        AccessPrincipal p;
+        try {
+            if (token.isEmpty()) {
+                throw new AuthenticationFailedException(AuthenticationFailedException.Reason.MISSING, "no token");
+            }
+            p = server.tokens().authenticate(token);
+        } catch (AuthenticationFailedException e) {
+            LOG.log(System.Logger.Level.WARNING, "refused worker " + node + " from " + address() + ": " + e.getMessage());
+            audit("anonymous", action, "node:" + node, "denied", e.getMessage());
+            throw new ProtocolException(ErrorCode.UNAUTHORIZED, "token refused: " + e.getMessage()
+                    + "; a worker needs a token with role worker (an admin creates one; holdfast.cluster.token-file)");
+        }
+        if (p.role() != Role.WORKER) {
+            String why = "it has role " + p.role().wireName() + ", the cluster port takes only role worker";
+            LOG.log(System.Logger.Level.WARNING, "refused worker " + node + " from " + address() + ": " + why);
+            audit(p.name(), action, "node:" + node, "denied", why);
+            throw new ProtocolException(ErrorCode.UNAUTHORIZED, "token refused: " + why + "; ask an admin for a worker token");
+        }
+        return p;
+    }
+
+    private void audit(String principal, String action, String target, String result, String detail) {
+        server.audit().record(new AuditEvent(System.currentTimeMillis(), principal, address(), action, target, result, detail));
+    }
+
+    private String address() {
+        return ctx.channel().remoteAddress() instanceof java.net.InetSocketAddress a ? a.getAddress().getHostAddress() + ":" + a.getPort()
+                : String.valueOf(ctx.channel().remoteAddress());
+    }
+
+    /** Sends ERROR and closes; any thread. */
+    private void fail(ErrorCode code, String message) {
+        if (closing) {
+            return;
+        }
+        closing = true;
+        ctx.writeAndFlush(ErrorMessage.of(code, message)).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (cause instanceof ProtocolException p) {
+            LOG.log(System.Logger.Level.INFO, "cluster connection from " + address() + ": " + p.getMessage() + "; closing it");
+            fail(p.code(), p.getMessage());
+        } else {
+            // TLS handshake failures and resets: nothing to answer
+            LOG.log(System.Logger.Level.DEBUG, "cluster connection from " + address() + " failed: " + cause);
+            closing = true;
+            ctx.close();
+        }
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof IdleStateEvent) {
+            fail(ErrorCode.BAD_STATE, "nothing heard for " + server.registry().settings().lostAfter().toSeconds()
+                    + " s (holdfast.cluster.lost-after); the worker is lost, register again");
+            return;
+        }
+        super.userEventTriggered(ctx, evt);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        closing = true;
+        try {
+            server.lane().execute(() -> {
+                if (record != null) {
+                    server.registry().disconnected(record.workerId(), record.epoch());
+                    LOG.log(System.Logger.Level.INFO, "worker {0} ({1}, epoch {2}) disconnected", record.workerId(),
+                            record.nodeName(), record.epoch());
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            // closing down: the registry goes with the server
+        }
+        super.channelInactive(ctx);
+    }
+}

@@ -1,0 +1,279 @@
+package org.holdfast.server.ingest.cluster;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLParameters;
+import org.holdfast.common.protocol.ErrorCode;
+import org.holdfast.common.protocol.ErrorMessage;
+import org.holdfast.common.protocol.FrameDecoder;
+import org.holdfast.common.protocol.FrameEncoder;
+import org.holdfast.common.protocol.Heartbeat;
+import org.holdfast.common.protocol.HeartbeatAck;
+import org.holdfast.common.protocol.ProtocolException;
+import org.holdfast.common.protocol.Register;
+import org.holdfast.common.protocol.Registered;
+import org.holdfast.common.protocol.TlsEngines;
+import org.holdfast.server.cluster.LoadProbe;
+import org.holdfast.server.cluster.PbnRange;
+import org.holdfast.server.cluster.WorkerCapacity;
+import org.holdfast.server.cluster.WorkerLoad;
+import org.holdfast.server.cluster.WorkerRecord;
+import org.holdfast.server.cluster.WorkerStatus;
+
+/**
+ * A worker's link to its master: connects (TLS, the master's certificate checked by
+ * {@link MasterTrust}), sends REGISTER with the token read from the token file (read again on every
+ * attempt, so a replaced token needs no restart), then a HEARTBEAT every interval REGISTERED named.
+ * Whenever the connection fails or ends it tries again after a backoff that doubles from
+ * {@code minBackoff} to {@code maxBackoff} and starts over after a registration. Every failure is
+ * logged once per attempt with what to do about it. One event loop thread does all of it.
+ */
+public final class WorkerConnector implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(WorkerConnector.class.getName());
+    private static final FrameEncoder ENCODER = new FrameEncoder();
+    /** Silence from the master before REGISTERED, and after it this many heartbeat intervals, ends the connection. */
+    static final int SILENT_INTERVALS = 5;
+
+    /**
+     * Where the master is, the local address to connect from ({@code localHost}; null or a wildcard:
+     * any), who this node is, how to prove it (token file) and check the master ({@code trust};
+     * null: plain TCP, labs only), what to report, and the reconnect backoff.
+     */
+    public record Settings(String masterHost, int masterPort, String localHost, String nodeName, Path tokenFile, MasterTrust trust,
+                           String tlsEngine, String softwareVersion, Duration connectTimeout, Duration minBackoff, Duration maxBackoff) {
+        boolean bindsLocally() {
+            return localHost != null && !localHost.isBlank() && !localHost.equals("0.0.0.0") && !localHost.equals("::");
+        }
+    }
+
+    private final Settings settings;
+    private final LoadProbe probe;
+    private final EventLoopGroup loop = new NioEventLoopGroup(1, new DefaultThreadFactory("holdfast-worker-link", true));
+    private final SslContext tls;
+    private final TlsEngines.Engine engine;
+    private volatile WorkerStatus status = WorkerStatus.STARTING;
+    private volatile boolean closed;
+    private long backoffMillis;
+    private volatile Channel channel;
+
+    public WorkerConnector(Settings settings, LoadProbe probe) {
+        this.settings = settings;
+        this.probe = probe;
+        this.backoffMillis = settings.minBackoff().toMillis();
+        if (settings.trust() == null) {
+            tls = null;
+            engine = null;
+        } else {
+            engine = TlsEngines.choose(settings.tlsEngine());
+            try {
+                tls = TlsEngines.configure(SslContextBuilder.forClient(), engine).trustManager(settings.trust()).build();
+            } catch (SSLException e) {
+                throw new IllegalStateException("cannot set up TLS to the master with the " + TlsEngines.describe(engine) + ": "
+                        + e.getMessage() + "; set holdfast.tls.engine=jdk", e);
+            }
+        }
+    }
+
+    /** Starts connecting; returns at once. */
+    public void start() {
+        loop.execute(this::connect);
+    }
+
+    /** This worker's membership as last heard. */
+    public WorkerStatus status() {
+        return status;
+    }
+
+    private String master() {
+        return settings.masterHost() + ":" + settings.masterPort();
+    }
+
+    private void connect() {
+        if (closed) {
+            return;
+        }
+        String token;
+        try {
+            token = Files.readString(settings.tokenFile(), StandardCharsets.UTF_8).trim();
+        } catch (IOException | RuntimeException e) {
+            retry("cannot read the worker token file " + settings.tokenFile() + " (" + e + "); put a worker token (an admin creates"
+                    + " one with role worker) in the file holdfast.cluster.token-file names");
+            return;
+        }
+        if (settings.trust() != null) {
+            settings.trust().clearRefusal();
+        }
+        Bootstrap b = new Bootstrap().group(loop).channel(NioSocketChannel.class)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, Math.toIntExact(settings.connectTimeout().toMillis()))
+                .option(ChannelOption.TCP_NODELAY, true)
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        if (tls != null) {
+                            SslHandler ssl = tls.newHandler(ch.alloc(), settings.masterHost(), settings.masterPort());
+                            if (settings.trust().checksHostName()) {
+                                SSLEngine e = ssl.engine();
+                                SSLParameters p = e.getSSLParameters();
+                                p.setEndpointIdentificationAlgorithm("HTTPS");
+                                e.setSSLParameters(p);
+                            }
+                            ssl.setHandshakeTimeoutMillis(settings.connectTimeout().toMillis());
+                            ch.pipeline().addLast("tls", TlsEngines.tune(ssl, engine));
+                        }
+                        ch.pipeline().addLast("idle", new IdleStateHandler(settings.connectTimeout().toMillis(), 0, 0, TimeUnit.MILLISECONDS))
+                                .addLast("decoder", new FrameDecoder())
+                                .addLast("encoder", ENCODER)
+                                .addLast("link", new Link(token));
+                    }
+                });
+        java.net.InetSocketAddress remote = new java.net.InetSocketAddress(settings.masterHost(), settings.masterPort());
+        ChannelFuture f = settings.bindsLocally() ? b.connect(remote, new java.net.InetSocketAddress(settings.localHost(), 0)) : b.connect(remote);
+        channel = f.channel();
+        f.addListener(done -> {
+            if (!done.isSuccess()) {
+                retry("the master at " + master() + " is unreachable (" + done.cause().getMessage() + "); check holdfast.cluster.master"
+                        + " and that the master runs with holdfast.cluster.role=master");
+            }
+        });
+    }
+
+    /** Logs why this attempt ended and schedules the next one. Event loop only. */
+    private void retry(String why) {
+        if (closed) {
+            return;
+        }
+        status = new WorkerStatus(false, status.assignment(), why);
+        long wait = backoffMillis;
+        backoffMillis = Math.min(settings.maxBackoff().toMillis(), backoffMillis * 2);
+        LOG.log(System.Logger.Level.WARNING, "{0}; next attempt in {1} ms", why, wait);
+        loop.schedule(this::connect, wait, TimeUnit.MILLISECONDS);
+    }
+
+    /** Closes the connection (the master marks this worker lost) and stops reconnecting. Idempotent. */
+    @Override
+    public void close() {
+        closed = true;
+        Channel c = channel;
+        if (c != null) {
+            c.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+        loop.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    /** One connection's protocol: REGISTER, REGISTERED, heartbeats. */
+    private final class Link extends ChannelInboundHandlerAdapter {
+        private final String token;
+        private ScheduledFuture<?> heartbeats;
+        private long sequence;
+        private String failure;
+
+        Link(String token) {
+            this.token = token;
+        }
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) throws Exception {
+            WorkerCapacity c = probe.capacity();
+            // under TLS this is written once the handshake is done
+            ctx.writeAndFlush(new Register(Register.CLUSTER_VERSION, settings.nodeName(), token, settings.softwareVersion(),
+                    Math.min(c.cpus(), 0xffff), c.heapMaxBytes(), c.diskBytes()));
+            super.channelActive(ctx);
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            try {
+                if (msg instanceof Registered r && heartbeats == null) {
+                    registered(ctx, r);
+                } else if (msg instanceof HeartbeatAck) {
+                    // the idle handler saw the read; nothing else to do
+                } else if (msg instanceof ErrorMessage e) {
+                    failure = refusal(e);
+                    ctx.close();
+                } else {
+                    failure = "the master sent " + msg + " unexpectedly; closing";
+                    ctx.close();
+                }
+            } finally {
+                ReferenceCountUtil.release(msg);
+            }
+        }
+
+        private void registered(ChannelHandlerContext ctx, Registered r) {
+            WorkerRecord w = new WorkerRecord(r.workerId(), settings.nodeName(), r.epoch(), new PbnRange(r.pbnFirst(), r.pbnLimit()),
+                    0, System.currentTimeMillis());
+            status = new WorkerStatus(true, w, null);
+            backoffMillis = settings.minBackoff().toMillis();
+            LOG.log(System.Logger.Level.INFO, "registered with the master at {0} as worker {1}, epoch {2}, PBNs [{3}, {4})", master(),
+                    r.workerId(), r.epoch(), Long.toString(r.pbnFirst()), Long.toString(r.pbnLimit()));
+            ctx.pipeline().replace("idle", "idle", new IdleStateHandler((long) r.heartbeatMillis() * SILENT_INTERVALS, 0, 0,
+                    TimeUnit.MILLISECONDS));
+            heartbeats = ctx.executor().scheduleAtFixedRate(() -> {
+                WorkerLoad l = probe.load();
+                ctx.writeAndFlush(new Heartbeat(sequence++, l.loadMilli() < 0 ? Heartbeat.UNKNOWN_LOAD : Math.min(l.loadMilli(), 0xfffffffeL),
+                        l.heapUsedBytes(), l.heapMaxBytes(), l.diskFreeBytes()));
+            }, 0, r.heartbeatMillis(), TimeUnit.MILLISECONDS);
+        }
+
+        private String refusal(ErrorMessage e) {
+            String what = "the master at " + master() + " refused this worker (" + e.code() + "): " + e.message();
+            return e.code() == ErrorCode.UNAUTHORIZED ? what + "; put a valid token of role worker into " + settings.tokenFile() : what;
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+            if (evt instanceof IdleStateEvent) {
+                failure = "the master at " + master() + " went silent (no answer " + (heartbeats == null ? "to REGISTER" : "to heartbeats")
+                        + "); reconnecting";
+                ctx.close();
+                return;
+            }
+            super.userEventTriggered(ctx, evt);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            String refusal = settings.trust() == null ? null : settings.trust().refusal();
+            if (failure == null) {
+                failure = refusal != null ? refusal
+                        : cause instanceof ProtocolException p ? "the master at " + master() + " sent a bad frame: " + p.getMessage()
+                        : "the connection to the master at " + master() + " failed: " + cause;
+            }
+            ctx.close();
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+            if (heartbeats != null) {
+                heartbeats.cancel(false);
+            }
+            retry(failure != null ? failure : "the master at " + master() + " closed the connection");
+            super.channelInactive(ctx);
+        }
+    }
+}

@@ -1,0 +1,132 @@
+package org.holdfast.server.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.holdfast.server.app.HoldfastServer;
+import org.holdfast.server.cluster.LoadProbe;
+import org.holdfast.server.cluster.MembershipSettings;
+import org.holdfast.server.ingest.cluster.ClusterServer;
+import org.holdfast.server.ingest.cluster.MasterTrust;
+import org.holdfast.server.ingest.cluster.WorkerConnector;
+import org.holdfast.server.security.Role;
+import org.holdfast.server.security.tls.ServerCertificate;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * {@code /api/v1/cluster} on a master (role master, TLS on): a worker token made over REST, a worker
+ * registering over the TLS cluster port with the pinned certificate, listed up with its range; a
+ * worker token reaches no REST endpoint.
+ */
+class ClusterApiTest {
+    @TempDir
+    static Path data;
+    private static ConfigurableApplicationContext ctx;
+    private static HttpClient http;
+    private static int port;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @BeforeAll
+    static void start() throws Exception {
+        ctx = new SpringApplicationBuilder(HoldfastServer.class).run("--holdfast.data-dir=" + data.resolve("master"), "--server.port=0",
+                "--server.address=127.0.0.1", "--holdfast.ingest.host=127.0.0.1", "--holdfast.ingest.port=0",
+                "--holdfast.tls.enabled=false", // plain REST and cluster port; TLS on it: WorkerConnectorTest, ClusterProcessTest
+                "--holdfast.store.min-free-space=0", "--spring.main.banner-mode=off", "--holdfast.cluster.role=master",
+                "--holdfast.cluster.host=127.0.0.1", "--holdfast.cluster.port=0", "--holdfast.cluster.heartbeat-interval=200ms",
+                "--holdfast.cluster.late-after=1s", "--holdfast.cluster.lost-after=3s");
+        port = Integer.parseInt(ctx.getEnvironment().getProperty("local.server.port"));
+        http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (ctx != null) {
+            ctx.close();
+        }
+    }
+
+    private static HttpResponse<String> call(String method, String path, String token, String body) throws IOException, InterruptedException {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).timeout(Duration.ofSeconds(30))
+                .header("Authorization", "Bearer " + token);
+        if (body != null) {
+            b.header("Content-Type", "application/json");
+        }
+        return http.send(b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
+                .build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void workers_registeredWorker_isListedUpWithItsRangeAndLoad() throws Exception {
+        String admin = TestTokens.issue(ctx, Role.ADMIN);
+        HttpResponse<String> made = call("POST", "/api/v1/tokens", admin, "{\"name\":\"worker-1\",\"role\":\"worker\"}");
+        assertThat(made.statusCode()).as(made.body()).isEqualTo(201);
+        String workerToken = JSON.readTree(made.body()).get("token").asText();
+        assertThat(JSON.readTree(made.body()).get("info").get("role").asText()).isEqualTo("worker");
+        Path tokenFile = Files.writeString(data.resolve("worker.token"), workerToken);
+
+        int clusterPort = ctx.getBean(ClusterServer.class).port();
+        assertThat(ctx.getBeanProvider(ServerCertificate.class).getIfAvailable()).isNull();
+        // TLS is off on this master (holdfast.tls.enabled=false), so the worker connects plain; TLS is tested in WorkerConnectorTest
+        try (WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", clusterPort, "127.0.0.1", "w-api", tokenFile,
+                (MasterTrust) null, "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)),
+                new LoadProbe(data))) {
+            w.start();
+            await().atMost(Duration.ofSeconds(15)).until(() -> w.status().connected());
+            Thread.sleep(500); // a heartbeat or two
+            for (Role r : new Role[] {Role.VIEWER, Role.OPERATOR, Role.ADMIN}) {
+                HttpResponse<String> list = call("GET", "/api/v1/cluster/workers", TestTokens.issue(ctx, r), null);
+                assertThat(list.statusCode()).as(list.body()).isEqualTo(200);
+                JsonNode one = JSON.readTree(list.body()).get(0);
+                assertThat(one.get("id").asLong()).isEqualTo(1);
+                assertThat(one.get("nodeName").asText()).isEqualTo("w-api");
+                assertThat(one.get("state").asText()).isEqualTo("up");
+                assertThat(one.get("epoch").asLong()).isEqualTo(1);
+                assertThat(one.get("pbnFirst").asText()).isEqualTo(Long.toString(MembershipSettings.DEFAULT_FIRST_PBN));
+                assertThat(one.get("pbnLimit").asText()).isEqualTo(Long.toString(MembershipSettings.DEFAULT_FIRST_PBN
+                        + MembershipSettings.DEFAULT_RANGE_SIZE));
+                assertThat(one.get("address").asText()).startsWith("127.0.0.1:");
+                assertThat(one.get("lastHeartbeat").asText()).endsWith("Z");
+                assertThat(one.get("heapMaxBytes").asLong()).isPositive();
+            }
+            JsonNode self = JSON.readTree(call("GET", "/api/v1/cluster", TestTokens.issue(ctx, Role.VIEWER), null).body());
+            assertThat(self.get("role").asText()).isEqualTo("master");
+            assertThat(self.get("clusterAddress").asText()).isEqualTo("127.0.0.1:0");
+            assertThat(self.get("workers").get("up").asInt()).isEqualTo(1);
+            assertThat(self.get("registration").isNull()).isTrue();
+
+            HttpResponse<String> metrics = call("GET", "/actuator/prometheus", TestTokens.issue(ctx, Role.VIEWER), null);
+            assertThat(metrics.body()).contains("holdfast_cluster_workers{state=\"up\"} 1.0")
+                    .contains("holdfast_cluster_workers{state=\"lost\"} 0.0").contains("holdfast_cluster_registered 0.0");
+
+            // the worker's token is for the cluster port only
+            assertThat(call("GET", "/api/v1/cluster", workerToken, null).statusCode()).isEqualTo(403);
+            assertThat(call("GET", "/api/v1/volumes", workerToken, null).statusCode()).isEqualTo(403);
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> JSON.readTree(call("GET", "/api/v1/cluster/workers",
+                TestTokens.issue(ctx, Role.VIEWER), null).body()).get(0).get("state").asText().equals("lost"));
+    }
+
+    @Test
+    void tokens_workerRoleWithVolumes_isRefusedAsAProblem() throws Exception {
+        HttpResponse<String> r = call("POST", "/api/v1/tokens", TestTokens.issue(ctx, Role.ADMIN),
+                "{\"name\":\"w\",\"role\":\"worker\",\"volumes\":[\"vm-*\"]}");
+        assertThat(r.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(r.body()).get("type").asText()).isEqualTo("urn:holdfast:problem:invalid-request");
+        assertThat(JSON.readTree(r.body()).get("detail").asText()).contains("only agent tokens are limited to volumes");
+    }
+}

@@ -1,0 +1,193 @@
+package org.holdfast.server.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Random;
+import org.holdfast.server.engine.SteppingClock;
+import org.junit.jupiter.api.Test;
+
+class WorkerRegistryTest {
+    private static final WorkerCapacity CAP = new WorkerCapacity(2, 1L << 30, 1L << 40);
+    private final SteppingClock clock = new SteppingClock(Instant.ofEpochMilli(1_700_000_000_000L));
+    private final MembershipStore store = MembershipStore.inMemory();
+    private final MembershipSettings settings = new MembershipSettings(Duration.ofSeconds(2), Duration.ofSeconds(6),
+            Duration.ofSeconds(15), MembershipSettings.DEFAULT_FIRST_PBN, 1L << 20);
+
+    private WorkerRegistry registry() {
+        return new WorkerRegistry(store, settings, clock);
+    }
+
+    @Test
+    void register_newNodes_getConsecutiveIdsAndDisjointRangesAboveTheFirstPbn() {
+        WorkerRegistry r = registry();
+        WorkerRecord a = r.register("w1", "127.0.0.2:40000", CAP, "v");
+        WorkerRecord b = r.register("w2", "127.0.0.3:40000", CAP, "v");
+        WorkerRecord c = r.register("w3", "127.0.0.4:40000", CAP, "v");
+        assertThat(List.of(a.workerId(), b.workerId(), c.workerId())).containsExactly(1L, 2L, 3L);
+        assertThat(List.of(a.epoch(), b.epoch(), c.epoch())).containsOnly(1L);
+        assertThat(a.range()).isEqualTo(new PbnRange(1L << 48, (1L << 48) + (1L << 20)));
+        assertThat(a.range().overlaps(b.range())).isFalse();
+        assertThat(b.range().overlaps(c.range())).isFalse();
+        assertThat(b.range().first()).isEqualTo(a.range().limit());
+        assertThat(store.workers()).hasSize(3);
+    }
+
+    @Test
+    void register_manyNodesInRandomOrderWithRestarts_rangesStayPairwiseDisjointAndIdsStable() {
+        Random rnd = new Random(18);
+        WorkerRegistry r = registry();
+        java.util.Map<String, WorkerRecord> first = new java.util.HashMap<>();
+        for (int step = 0; step < 300; step++) {
+            String node = "n" + rnd.nextInt(40);
+            WorkerRecord got;
+            try {
+                got = r.register(node, "127.0.0.1:1", CAP, "v");
+            } catch (RegistrationRefusedException e) {
+                assertThat(e.reason()).isEqualTo(RegistrationRefusedException.Reason.NODE_CONFLICT);
+                got = null;
+            }
+            if (got != null) {
+                WorkerRecord before = first.putIfAbsent(node, got);
+                if (before != null) {
+                    assertThat(got.workerId()).isEqualTo(before.workerId());
+                    assertThat(got.range()).isEqualTo(before.range());
+                }
+                if (rnd.nextBoolean()) {
+                    r.disconnected(got.workerId(), got.epoch());
+                }
+            }
+            if (rnd.nextInt(20) == 0) {
+                r = registry(); // a master restart: everything reloaded from the store, nobody connected
+            }
+        }
+        List<WorkerView> all = r.workers();
+        for (int i = 0; i < all.size(); i++) {
+            for (int j = i + 1; j < all.size(); j++) {
+                assertThat(all.get(i).range().overlaps(all.get(j).range())).as("%s vs %s", all.get(i), all.get(j)).isFalse();
+            }
+        }
+        assertThat(all).extracting(WorkerView::nodeName).doesNotHaveDuplicates();
+    }
+
+    @Test
+    void register_sameNodeAfterDisconnect_getsSameIdAndRangeWithEpochPlusOne() {
+        WorkerRegistry r = registry();
+        WorkerRecord a = r.register("w1", "127.0.0.2:40000", CAP, "v");
+        r.disconnected(a.workerId(), a.epoch());
+        assertThat(r.state(a.workerId())).isEqualTo(MemberState.LOST);
+        WorkerRecord again = r.register("w1", "127.0.0.2:40001", CAP, "v");
+        assertThat(again.workerId()).isEqualTo(a.workerId());
+        assertThat(again.range()).isEqualTo(a.range());
+        assertThat(again.epoch()).isEqualTo(a.epoch() + 1);
+        assertThat(r.state(a.workerId())).isEqualTo(MemberState.UP);
+    }
+
+    @Test
+    void register_afterMasterRestart_assignmentsComeBackFromTheStore() {
+        WorkerRecord a = registry().register("w1", "x", CAP, "v");
+        WorkerRecord b = registry().register("w2", "y", CAP, "v"); // a second registry: w1 must not be given out again
+        WorkerRegistry restarted = registry();
+        assertThat(restarted.workers()).extracting(WorkerView::state).containsOnly(MemberState.LOST);
+        WorkerRecord a2 = restarted.register("w1", "x", CAP, "v");
+        assertThat(b.workerId()).isEqualTo(2);
+        assertThat(a2.workerId()).isEqualTo(a.workerId());
+        assertThat(a2.range()).isEqualTo(a.range());
+        assertThat(a2.epoch()).isEqualTo(2);
+        assertThat(restarted.register("w3", "z", CAP, "v").workerId()).isEqualTo(3);
+    }
+
+    @Test
+    void register_nodeConnectedAndHeard_isRefusedAndNothingChanges() {
+        WorkerRegistry r = registry();
+        WorkerRecord a = r.register("w1", "127.0.0.2:1", CAP, "v");
+        clock.advance(Duration.ofSeconds(10)); // late, still not lost
+        assertThatThrownBy(() -> r.register("w1", "127.0.0.9:2", CAP, "v"))
+                .isInstanceOf(RegistrationRefusedException.class)
+                .hasMessageContaining("registered already")
+                .extracting(e -> ((RegistrationRefusedException) e).reason()).isEqualTo(RegistrationRefusedException.Reason.NODE_CONFLICT);
+        assertThat(store.workers()).containsExactly(a);
+        assertThat(r.workers()).singleElement().satisfies(w -> {
+            assertThat(w.address()).isEqualTo("127.0.0.2:1");
+            assertThat(w.epoch()).isEqualTo(1);
+        });
+    }
+
+    @Test
+    void register_nodeSilentPastLostAfter_isTakenOverAndTheOldConnectionIsStale() {
+        WorkerRegistry r = registry();
+        WorkerRecord a = r.register("w1", "127.0.0.2:1", CAP, "v");
+        clock.advance(Duration.ofSeconds(16));
+        WorkerRecord b = r.register("w1", "127.0.0.2:2", CAP, "v");
+        assertThat(b.epoch()).isEqualTo(2);
+        assertThat(r.heartbeat(a.workerId(), a.epoch(), WorkerLoad.NONE)).isFalse();
+        r.disconnected(a.workerId(), a.epoch()); // the old connection closing must not mark the new one lost
+        assertThat(r.state(a.workerId())).isEqualTo(MemberState.UP);
+    }
+
+    @Test
+    void state_withoutHeartbeats_goesUpLateLostAndBackUpOnHeartbeat() {
+        WorkerRegistry r = registry();
+        WorkerRecord a = r.register("w1", "x", CAP, "v");
+        assertThat(r.state(1)).isEqualTo(MemberState.UP);
+        clock.advance(Duration.ofSeconds(6));
+        assertThat(r.state(1)).isEqualTo(MemberState.UP); // the threshold itself is still on time
+        clock.advance(Duration.ofMillis(1));
+        assertThat(r.state(1)).isEqualTo(MemberState.LATE);
+        WorkerLoad load = new WorkerLoad(1500, 10, 20, 30);
+        assertThat(r.heartbeat(a.workerId(), a.epoch(), load)).isTrue();
+        assertThat(r.state(1)).isEqualTo(MemberState.UP);
+        assertThat(r.workers().get(0).load()).isEqualTo(load);
+        assertThat(r.workers().get(0).lastHeartbeatMillis()).isEqualTo(clock.millis());
+        clock.advance(Duration.ofSeconds(15).plusMillis(1));
+        assertThat(r.state(1)).isEqualTo(MemberState.LOST);
+    }
+
+    @Test
+    void heartbeat_wrongEpochOrUnknownWorker_isRefusedAndNotNoted() {
+        WorkerRegistry r = registry();
+        WorkerRecord a = r.register("w1", "x", CAP, "v");
+        clock.advance(Duration.ofSeconds(7));
+        assertThat(r.heartbeat(a.workerId(), a.epoch() + 1, WorkerLoad.NONE)).isFalse();
+        assertThat(r.heartbeat(99, 1, WorkerLoad.NONE)).isFalse();
+        assertThat(r.state(a.workerId())).isEqualTo(MemberState.LATE);
+        assertThat(r.state(99)).isNull();
+    }
+
+    @Test
+    void register_malformedNodeName_isRefusedAndNothingStored() {
+        WorkerRegistry r = registry();
+        for (String bad : new String[] {"", "a/b", "-lead", "x".repeat(65), "sp ace", "é"}) {
+            assertThatThrownBy(() -> r.register(bad, "x", CAP, "v")).isInstanceOf(RegistrationRefusedException.class)
+                    .hasMessageContaining("holdfast.store.s3.node");
+        }
+        assertThat(store.workers()).isEmpty();
+        assertThat(r.workers()).isEmpty();
+    }
+
+    @Test
+    void register_rangeSpaceExhausted_isRefused() {
+        WorkerRegistry r = new WorkerRegistry(store, new MembershipSettings(Duration.ofSeconds(1), Duration.ofSeconds(2),
+                Duration.ofSeconds(3), Long.MAX_VALUE - 10, 8), clock);
+        r.register("w1", "x", CAP, "v");
+        assertThatThrownBy(() -> r.register("w2", "x", CAP, "v")).isInstanceOf(RegistrationRefusedException.class)
+                .extracting(e -> ((RegistrationRefusedException) e).reason()).isEqualTo(RegistrationRefusedException.Reason.NO_RANGE_LEFT);
+        assertThat(store.workers()).hasSize(1);
+    }
+
+    @Test
+    void constructor_overlappingStoredRanges_refusesToStart() {
+        store.put(new WorkerRecord(1, "a", 1, new PbnRange(100, 200), 0, 0));
+        store.put(new WorkerRecord(2, "b", 1, new PbnRange(150, 250), 0, 0));
+        assertThatThrownBy(this::registry).isInstanceOf(IllegalStateException.class).hasMessageContaining("conflict");
+    }
+
+    @Test
+    void settings_thresholdsOutOfOrder_areRefused() {
+        assertThatThrownBy(() -> new MembershipSettings(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(15), 1, 1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("heartbeat-interval < late-after < lost-after");
+    }
+}

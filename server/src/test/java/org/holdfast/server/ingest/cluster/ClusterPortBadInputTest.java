@@ -1,0 +1,334 @@
+package org.holdfast.server.ingest.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.holdfast.common.protocol.ErrorCode;
+import org.holdfast.common.protocol.ErrorMessage;
+import org.holdfast.common.protocol.FrameDecoder;
+import org.holdfast.common.protocol.FrameEncoder;
+import org.holdfast.common.protocol.Heartbeat;
+import org.holdfast.common.protocol.HeartbeatAck;
+import org.holdfast.common.protocol.Hello;
+import org.holdfast.common.protocol.Message;
+import org.holdfast.common.protocol.ProtocolLimits;
+import org.holdfast.common.protocol.Register;
+import org.holdfast.common.protocol.Registered;
+import org.holdfast.server.catalog.ClusterStore;
+import org.holdfast.server.catalog.RocksCredentialStore;
+import org.holdfast.server.cluster.MemberState;
+import org.holdfast.server.cluster.MembershipSettings;
+import org.holdfast.server.cluster.WorkerRegistry;
+import org.holdfast.server.security.ApiTokens;
+import org.holdfast.server.security.AuditEvent;
+import org.holdfast.server.security.AuditLog;
+import org.holdfast.server.security.Role;
+import org.holdfast.server.store.MetadataDb;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The cluster port against bad input over a real socket, with real tokens and the real catalog:
+ * every malformed frame, oversized field and wrong token is answered with ERROR, the connection is
+ * closed, and nothing is registered (neither in the registry nor in the catalog).
+ */
+class ClusterPortBadInputTest {
+    @TempDir
+    Path dir;
+    private MetadataDb db;
+    private ApiTokens tokens;
+    private ClusterStore store;
+    private WorkerRegistry registry;
+    private ClusterServer server;
+    private String workerToken;
+    private final List<AuditEvent> audit = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    @BeforeEach
+    void start() {
+        db = MetadataDb.open(dir.resolve("catalog"));
+        tokens = new ApiTokens(new RocksCredentialStore(db), Clock.systemUTC(), AuditLog.NONE);
+        workerToken = issue(Role.WORKER);
+        store = new ClusterStore(db);
+        registry = new WorkerRegistry(store, new MembershipSettings(Duration.ofMillis(200), Duration.ofMillis(600),
+                Duration.ofSeconds(3), MembershipSettings.DEFAULT_FIRST_PBN, MembershipSettings.DEFAULT_RANGE_SIZE), Clock.systemUTC());
+        server = new ClusterServer(new ClusterServer.Settings("127.0.0.1", 0, null, "test"), registry, tokens, audit::add);
+        server.start();
+    }
+
+    @AfterEach
+    void stop() {
+        server.close();
+        db.close();
+    }
+
+    private String issue(Role role) {
+        return tokens.issue(new ApiTokens.TokenRequest("t-" + role.wireName() + System.nanoTime(), role, null, null, null), "test", "test")
+                .token();
+    }
+
+    private static Register register(String node, String token) {
+        return new Register(Register.CLUSTER_VERSION, node, token, "test", 2, 1L << 30, 1L << 40);
+    }
+
+    private static byte[] frame(Message m) {
+        ByteBuf b = Unpooled.buffer();
+        FrameEncoder.write(m, b);
+        byte[] out = new byte[b.readableBytes()];
+        b.readBytes(out);
+        return out;
+    }
+
+    /** Header of a frame of {@code type} whose length field claims {@code bodyBytes} of body. */
+    private static ByteBuf header(int type, long bodyBytes) {
+        ByteBuf b = Unpooled.buffer();
+        b.writeInt((int) (bodyBytes + ProtocolLimits.HEADER_BYTES)).writeByte(ProtocolLimits.VERSION).writeByte(type);
+        return b;
+    }
+
+    private static byte[] bytes(ByteBuf b) {
+        byte[] out = new byte[b.readableBytes()];
+        b.readBytes(out);
+        return out;
+    }
+
+    /** Sends {@code bytes} and returns every frame the master answers until it closes the connection. */
+    private List<Message> exchange(byte[] bytes) throws IOException {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress("127.0.0.1", server.port()), 5000);
+            s.setSoTimeout(10_000);
+            OutputStream out = s.getOutputStream();
+            out.write(bytes);
+            out.flush();
+            return readUntilClosed(s.getInputStream());
+        }
+    }
+
+    private static List<Message> readUntilClosed(InputStream in) throws IOException {
+        return read(in, Integer.MAX_VALUE);
+    }
+
+    /** Up to {@code max} frames, fewer if the master closes the connection first. */
+    private static List<Message> read(InputStream in, int max) throws IOException {
+        EmbeddedChannel decode = new EmbeddedChannel(new FrameDecoder());
+        DataInputStream data = new DataInputStream(in);
+        List<Message> got = new ArrayList<>();
+        while (got.size() < max) {
+            int len;
+            try {
+                len = data.readInt();
+            } catch (EOFException | java.net.SocketException closed) {
+                break;
+            }
+            byte[] body = new byte[len];
+            data.readFully(body);
+            decode.writeInbound(Unpooled.buffer().writeInt(len).writeBytes(body));
+            got.add(decode.readInbound());
+        }
+        decode.finishAndReleaseAll();
+        return got;
+    }
+
+    private void assertRefused(byte[] input, ErrorCode code, String messagePart) throws IOException {
+        List<Message> answer = exchange(input);
+        assertThat(answer).as("the master answers one ERROR, then closes").singleElement().isInstanceOfSatisfying(ErrorMessage.class, e -> {
+            assertThat(e.code()).isEqualTo(code);
+            assertThat(e.message()).contains(messagePart);
+        });
+        assertThat(registry.workers()).as("nothing registered").isEmpty();
+        assertThat(store.workers()).as("nothing stored").isEmpty();
+    }
+
+    @Test
+    void register_frameLengthOverTheLimit_isRefusedLimitExceeded() throws IOException {
+        ByteBuf b = Unpooled.buffer().writeInt(ProtocolLimits.MAX_FRAME + 1).writeByte(ProtocolLimits.VERSION).writeByte(0x40);
+        assertRefused(bytes(b), ErrorCode.LIMIT_EXCEEDED, "over the limit");
+    }
+
+    @Test
+    void register_bodyLongerThanARegisterCanBe_isRefusedBeforeItIsBuffered() throws IOException {
+        assertRefused(bytes(header(0x40, 2000)), ErrorCode.LIMIT_EXCEEDED, "REGISTER body of 2000 bytes is over its limit");
+    }
+
+    @Test
+    void blocksFrame_beforeRegister_isRefusedByTheBeforeRegisterLimit() throws IOException {
+        assertRefused(bytes(header(0x14, 100_000)), ErrorCode.LIMIT_EXCEEDED, "before the HELLO was accepted");
+    }
+
+    @Test
+    void register_nodeNameLengthOverItsLimit_isRefusedLimitExceeded() throws IOException {
+        ByteBuf body = Unpooled.buffer().writeShort(1).writeShort(65).writeBytes("x".repeat(65).getBytes(StandardCharsets.UTF_8));
+        ByteBuf b = header(0x40, body.readableBytes()).writeBytes(body);
+        assertRefused(bytes(b), ErrorCode.LIMIT_EXCEEDED, "nodeName of 65 bytes is over its limit 64");
+    }
+
+    @Test
+    void register_truncatedBody_isRefusedBadFrame() throws IOException {
+        byte[] good = frame(register("w1", workerToken));
+        ByteBuf b = Unpooled.buffer().writeInt(good.length - 4 - 8).writeBytes(good, 4, good.length - 4 - 8); // last u64 cut off
+        assertRefused(bytes(b), ErrorCode.BAD_FRAME, "truncated body");
+    }
+
+    @Test
+    void register_trailingBytes_isRefusedBadFrame() throws IOException {
+        byte[] good = frame(register("w1", workerToken));
+        ByteBuf b = Unpooled.buffer().writeInt(good.length - 4 + 3).writeBytes(good, 4, good.length - 4).writeBytes(new byte[3]);
+        assertRefused(bytes(b), ErrorCode.BAD_FRAME, "trailing bytes");
+    }
+
+    @Test
+    void unknownMessageType_isRefusedBadFrame() throws IOException {
+        assertRefused(bytes(header(0x7f, 0)), ErrorCode.BAD_FRAME, "unknown message type 0x7f");
+    }
+
+    @Test
+    void wrongFrameVersion_isRefusedUnsupportedVersion() throws IOException {
+        ByteBuf b = Unpooled.buffer().writeInt(2).writeByte(9).writeByte(0x40);
+        assertRefused(bytes(b), ErrorCode.UNSUPPORTED_VERSION, "frame version 9");
+    }
+
+    @Test
+    void agentHello_onTheClusterPort_isRefusedNamingTheAgentPort() throws IOException {
+        assertRefused(frame(Hello.of("agent", workerToken)), ErrorCode.BAD_STATE, "agents connect to the agent port");
+    }
+
+    @Test
+    void heartbeat_beforeRegister_isRefusedBadState() throws IOException {
+        assertRefused(frame(new Heartbeat(0, 0, 0, 0, 0)), ErrorCode.BAD_STATE, "must be REGISTER");
+    }
+
+    @Test
+    void register_malformedToken_isRefusedUnauthorized() throws IOException {
+        assertRefused(frame(register("w1", "not-a-token")), ErrorCode.UNAUTHORIZED, "malformed");
+    }
+
+    @Test
+    void register_noToken_isRefusedUnauthorized() throws IOException {
+        assertRefused(frame(register("w1", "")), ErrorCode.UNAUTHORIZED, "no token");
+    }
+
+    @Test
+    void register_foreignToken_isRefusedUnauthorized() throws IOException {
+        // well-formed, but issued by another master (its catalog): unknown here
+        String foreign = "hft_0123456789abcdef_" + "A".repeat(43);
+        assertRefused(frame(register("w1", foreign)), ErrorCode.UNAUTHORIZED, "unknown token");
+    }
+
+    @Test
+    void register_revokedWorkerToken_isRefusedUnauthorized() throws IOException {
+        String t = issue(Role.WORKER);
+        tokens.revoke(ApiTokens.idOf(t).orElseThrow(), "test", "test");
+        assertRefused(frame(register("w1", t)), ErrorCode.UNAUTHORIZED, "revoked");
+    }
+
+    @Test
+    void register_agentOrAdminToken_isRefusedUnauthorizedAndAudited() throws IOException {
+        assertRefused(frame(register("w1", issue(Role.AGENT))), ErrorCode.UNAUTHORIZED, "role agent");
+        assertRefused(frame(register("w1", issue(Role.ADMIN))), ErrorCode.UNAUTHORIZED, "role admin");
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> audit.size() == 2);
+        assertThat(audit).allSatisfy(e -> {
+            assertThat(e.action()).isEqualTo("cluster.register");
+            assertThat(e.result()).isEqualTo("denied");
+            assertThat(e.target()).isEqualTo("node:w1");
+            assertThat(e.source()).startsWith("127.0.0.1:");
+        });
+        assertThat(audit.get(0).detail()).contains("role agent");
+        assertThat(audit.get(0).principal()).startsWith("token:");
+    }
+
+    @Test
+    void register_otherClusterVersion_isRefusedUnsupportedVersion() throws IOException {
+        Register r = new Register(2, "w1", workerToken, "test", 2, 1, 1);
+        assertRefused(frame(r), ErrorCode.UNSUPPORTED_VERSION, "cluster protocol version 1");
+    }
+
+    @Test
+    void register_nodeNameWithASlash_isRefusedBadFrame() throws IOException {
+        assertRefused(frame(register("a/b", workerToken)), ErrorCode.BAD_FRAME, "node name 'a/b'");
+    }
+
+    @Test
+    void connect_overTheConnectionMaximum_isClosedAtOnceAndTheOthersStayOpen() throws IOException {
+        List<Socket> open = new ArrayList<>();
+        try {
+            for (int i = 0; i < ClusterServer.MAX_CONNECTIONS; i++) {
+                open.add(new Socket("127.0.0.1", server.port()));
+            }
+            try (Socket extra = new Socket("127.0.0.1", server.port())) {
+                extra.setSoTimeout(10_000);
+                assertThat(extra.getInputStream().read()).as("the connection over the maximum is closed").isEqualTo(-1);
+            }
+            Socket first = open.get(0);
+            first.setSoTimeout(300);
+            assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> first.getInputStream().read()))
+                    .as("the earlier connections stay open").isInstanceOf(java.net.SocketTimeoutException.class);
+        } finally {
+            for (Socket s : open) {
+                s.close();
+            }
+        }
+        assertThat(registry.workers()).isEmpty();
+    }
+
+    @Test
+    void register_goodToken_isRegisteredAndHeartbeatsAreAcknowledged() throws IOException {
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(frame(register("w1", workerToken)));
+            // pipelined behind REGISTER: held until the token is checked, then handled
+            s.getOutputStream().write(frame(new Heartbeat(7, 1500, 1, 2, 3)));
+            List<Message> got = read(s.getInputStream(), 2);
+            assertThat(got).hasSize(2);
+            assertThat(got.get(0)).isInstanceOfSatisfying(Registered.class, r -> {
+                assertThat(r.workerId()).isEqualTo(1);
+                assertThat(r.epoch()).isEqualTo(1);
+                assertThat(r.pbnFirst()).isEqualTo(MembershipSettings.DEFAULT_FIRST_PBN);
+                assertThat(r.heartbeatMillis()).isEqualTo(200);
+            });
+            assertThat(got.get(1)).isEqualTo(new HeartbeatAck(7));
+            assertThat(registry.workers()).singleElement().satisfies(w -> {
+                assertThat(w.state()).isEqualTo(MemberState.UP);
+                assertThat(w.load().loadMilli()).isEqualTo(1500);
+            });
+            assertThat(store.workers()).hasSize(1);
+            assertThat(audit).singleElement().satisfies(e -> {
+                assertThat(e.action()).isEqualTo("cluster.register");
+                assertThat(e.result()).isEqualTo("ok");
+                assertThat(e.target()).isEqualTo("worker:1(w1)");
+                assertThat(e.toString()).doesNotContain(workerToken);
+            });
+
+            // a second connection claiming the same node while this one lives is refused
+            assertThat(exchange(frame(register("w1", workerToken)))).singleElement()
+                    .isInstanceOfSatisfying(ErrorMessage.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.NODE_CONFLICT));
+            assertThat(registry.workers()).singleElement().satisfies(w -> assertThat(w.epoch()).isEqualTo(1));
+
+            // revoking the token ends the membership at the next heartbeat
+            tokens.revoke(ApiTokens.idOf(workerToken).orElseThrow(), "test", "test");
+            s.getOutputStream().write(frame(new Heartbeat(8, 0, 0, 0, 0)));
+            List<Message> rest = readUntilClosed(s.getInputStream());
+            assertThat(rest).singleElement().isInstanceOfSatisfying(ErrorMessage.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.UNAUTHORIZED);
+                assertThat(e.message()).contains("revoked");
+            });
+        }
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
+                .until(() -> registry.workers().get(0).state() == MemberState.LOST);
+    }
+}

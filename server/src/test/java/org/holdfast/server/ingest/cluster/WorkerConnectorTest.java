@@ -1,0 +1,153 @@
+package org.holdfast.server.ingest.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import org.holdfast.common.tls.CertificateFingerprint;
+import org.holdfast.server.catalog.ClusterStore;
+import org.holdfast.server.catalog.RocksCredentialStore;
+import org.holdfast.server.cluster.LoadProbe;
+import org.holdfast.server.cluster.MemberState;
+import org.holdfast.server.cluster.MembershipSettings;
+import org.holdfast.server.cluster.WorkerRegistry;
+import org.holdfast.server.cluster.WorkerView;
+import org.holdfast.server.ingest.IngestTls;
+import org.holdfast.server.security.ApiTokens;
+import org.holdfast.server.security.AuditLog;
+import org.holdfast.server.security.Role;
+import org.holdfast.server.security.tls.ServerCertificate;
+import org.holdfast.server.security.tls.ServerCertificateLoader;
+import org.holdfast.server.security.tls.TlsSettings;
+import org.holdfast.server.store.MetadataDb;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A worker's link against a real master port over TLS: pinning, registration, heartbeats, reconnects. */
+class WorkerConnectorTest {
+    @TempDir
+    Path dir;
+    private MetadataDb db;
+    private ApiTokens tokens;
+    private WorkerRegistry registry;
+    private ServerCertificate cert;
+    private ClusterServer server;
+    private int port;
+    private Path tokenFile;
+
+    @BeforeEach
+    void start() throws Exception {
+        db = MetadataDb.open(dir.resolve("catalog"));
+        tokens = new ApiTokens(new RocksCredentialStore(db), Clock.systemUTC(), AuditLog.NONE);
+        cert = ServerCertificateLoader.load(TlsSettings.selfSigned(dir.resolve("tls")));
+        registry = new WorkerRegistry(new ClusterStore(db), new MembershipSettings(Duration.ofMillis(100), Duration.ofMillis(400),
+                Duration.ofSeconds(2), MembershipSettings.DEFAULT_FIRST_PBN, MembershipSettings.DEFAULT_RANGE_SIZE), Clock.systemUTC());
+        server = master(0);
+        port = server.port();
+        tokenFile = dir.resolve("worker.token");
+        Files.writeString(tokenFile, tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token() + "\n");
+    }
+
+    private ClusterServer master(int port) {
+        ClusterServer s = new ClusterServer(new ClusterServer.Settings("127.0.0.1", port, IngestTls.of(cert.privateKey(), cert.chain(),
+                "auto"), "test"), registry, tokens, AuditLog.NONE);
+        s.start();
+        return s;
+    }
+
+    @AfterEach
+    void stop() {
+        server.close();
+        db.close();
+    }
+
+    private WorkerConnector worker(String node, MasterTrust trust) {
+        WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", port, null, node, tokenFile, trust, "auto", "test",
+                Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)), new LoadProbe(dir));
+        w.start();
+        return w;
+    }
+
+    @Test
+    void start_pinnedFingerprint_registersAndStaysUpOnHeartbeats() throws Exception {
+        try (WorkerConnector w = worker("w1", MasterTrust.pinned(cert.fingerprint()))) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
+            assertThat(w.status().assignment().workerId()).isEqualTo(1);
+            assertThat(w.status().assignment().range().first()).isEqualTo(MembershipSettings.DEFAULT_FIRST_PBN);
+            Thread.sleep(800); // twice late-after: only heartbeats keep it up
+            WorkerView v = registry.workers().get(0);
+            assertThat(v.state()).isEqualTo(MemberState.UP);
+            assertThat(v.load().heapMaxBytes()).isPositive();
+            assertThat(v.load().diskFreeBytes()).isPositive();
+            assertThat(v.capacity().cpus()).isPositive();
+        }
+        await().atMost(Duration.ofSeconds(5)).until(() -> registry.state(1) == MemberState.LOST);
+    }
+
+    @Test
+    void start_wrongFingerprint_refusesTheMasterAndRegistersNothing() throws Exception {
+        CertificateFingerprint other = CertificateFingerprint.parse("00".repeat(32));
+        try (WorkerConnector w = worker("w1", MasterTrust.pinned(other))) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().lastError() != null);
+            assertThat(w.status().lastError()).contains("fingerprint " + cert.fingerprint()).contains("is " + other);
+            assertThat(w.status().connected()).isFalse();
+            assertThat(registry.workers()).isEmpty();
+        }
+    }
+
+    @Test
+    void start_caCertificateFile_checksChainAndHostNameAndRegisters() throws Exception {
+        try (WorkerConnector w = worker("w1", MasterTrust.caCertificates(dir.resolve("tls").resolve("server.crt")))) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
+            assertThat(registry.workers()).singleElement().satisfies(v -> assertThat(v.nodeName()).isEqualTo("w1"));
+        }
+    }
+
+    @Test
+    void start_caFileOfAnotherServer_refusesTheMasterAndRegistersNothing() throws Exception {
+        ServerCertificateLoader.load(TlsSettings.selfSigned(dir.resolve("other-tls")));
+        try (WorkerConnector w = worker("w1", MasterTrust.caCertificates(dir.resolve("other-tls").resolve("server.crt")))) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().lastError() != null);
+            assertThat(w.status().lastError()).contains("is not trusted by holdfast.cluster.master-ca-certificate");
+            assertThat(registry.workers()).isEmpty();
+        }
+    }
+
+    @Test
+    void caCertificates_fileWithoutCertificate_isRefusedNamingTheSetting() throws Exception {
+        Path empty = Files.writeString(dir.resolve("empty.pem"), "no certificate here\n");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> MasterTrust.caCertificates(empty))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("holdfast.cluster.master-ca-certificate");
+    }
+
+    @Test
+    void start_agentToken_logsTheRefusalAndRegistersNothing() throws Exception {
+        Files.writeString(tokenFile, tokens.issue(new ApiTokens.TokenRequest("a", Role.AGENT, null, null, null), "t", "t").token());
+        try (WorkerConnector w = worker("w1", MasterTrust.pinned(cert.fingerprint()))) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().lastError() != null);
+            assertThat(w.status().lastError()).contains("UNAUTHORIZED").contains("role agent").contains(tokenFile.toString());
+            assertThat(registry.workers()).isEmpty();
+        }
+    }
+
+    @Test
+    void masterRestart_workerReconnectsWithTheSameRangeAndEpochPlusOne() throws Exception {
+        try (WorkerConnector w = worker("w1", MasterTrust.pinned(cert.fingerprint()))) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
+            long first = w.status().assignment().range().first();
+            server.close();
+            await().atMost(Duration.ofSeconds(10)).until(() -> !w.status().connected() && w.status().lastError() != null);
+            registry = new WorkerRegistry(new ClusterStore(db), registry.settings(), Clock.systemUTC()); // a restarted master
+            server = master(port);
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
+            assertThat(w.status().assignment().epoch()).isEqualTo(2);
+            assertThat(w.status().assignment().range().first()).isEqualTo(first);
+            assertThat(registry.state(1)).isEqualTo(MemberState.UP);
+        }
+    }
+}
