@@ -138,6 +138,27 @@ final class SungemDedupStream implements DedupStream {
         return found;
     }
 
+    /**
+     * Writes into {@code out[i]} how many entries, from entry i on, the run that resolved entry i of
+     * the last {@link #lookup} still covers (0 for a miss). For a cluster worker's answer
+     * ({@link LocalDedupWorker}): the master prefers the longest runs when workers disagree. Reads
+     * the saved runs; outside the hot path and allocation-free.
+     */
+    void lastRunLengths(int count, int[] out) {
+        SavedLookup last = ring[(ringNext - 1 + RING) % RING];
+        Arrays.fill(out, 0, count, 0);
+        if (last.count != count) {
+            return;
+        }
+        for (int r = 0; r < last.runCount; r++) {
+            int start = last.runStart[r];
+            int len = last.runLen[r];
+            for (int j = 0; j < len; j++) {
+                out[start + j] = len - j;
+            }
+        }
+    }
+
     /** Looks up input segment {@code [s, e)}; returns how many fingerprints it resolved. */
     private long lookupSegment(byte[] fps, int s, int e, long[] pbns) {
         int n = 0;
