@@ -118,6 +118,7 @@ final class ClusterDedupStream implements DedupStream {
         for (int w = 0; w < n; w++) {
             futures[w] = workers.get(w).lookup(request);
         }
+        idx.lookupEntriesSent.add((long) count * n);
         WorkerAnswer[] answers = new WorkerAnswer[n];
         for (int w = 0; w < n; w++) {
             answers[w] = futures[w].join();
@@ -284,6 +285,7 @@ final class ClusterDedupStream implements DedupStream {
         for (int w = 0; w < n; w++) {
             if (involved[w]) {
                 pending[w] = workers.get(w).record(new WorkerRecord(id, fps, count, workerPbns[w], workerNew[w], placed[w]));
+                idx.recordEntriesSent.add(count);
             }
         }
         for (int w = 0; w < n; w++) {

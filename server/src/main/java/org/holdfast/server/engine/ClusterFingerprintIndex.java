@@ -53,6 +53,10 @@ public final class ClusterFingerprintIndex implements FingerprintIndex {
     final LongAdder routedNearest = new LongAdder();
     /** Misses of segments with nothing resolved, stored on the stream's home worker. */
     final LongAdder routedHome = new LongAdder();
+    /** Entries sent to workers in lookup requests, summed over workers (a broadcast counts once per worker). */
+    final LongAdder lookupEntriesSent = new LongAdder();
+    /** Entries sent to workers in record requests, summed over workers. */
+    final LongAdder recordEntriesSent = new LongAdder();
 
     /**
      * A master over {@code workers} (numbered 0..n-1 by {@link DedupWorker#id()}), cutting input
@@ -173,6 +177,11 @@ public final class ClusterFingerprintIndex implements FingerprintIndex {
     /** Merge and routing counters: {split runs, misses routed to the nearest, misses routed home}. */
     public long[] routingCounts() {
         return new long[] {splitRuns.sum(), routedNearest.sum(), routedHome.sum()};
+    }
+
+    /** Entries the master sent to workers: {in lookup requests, in record requests}, summed over workers (for a wire-traffic model). */
+    public long[] entriesSent() {
+        return new long[] {lookupEntriesSent.sum(), recordEntriesSent.sum()};
     }
 
     @Override

@@ -103,6 +103,7 @@ final class HashSplitDedupStream implements DedupStream {
                 }
             }
         }
+        idx.lookupEntriesSent.add(count);
         idx.lookups.add(count);
         idx.hits.add(found);
         idx.busyNanos.add(System.nanoTime() - t0);
@@ -142,6 +143,7 @@ final class HashSplitDedupStream implements DedupStream {
                 f.join();
             }
         }
+        idx.recordEntriesSent.add(count);
         idx.recorded.add(count);
         idx.busyNanos.add(System.nanoTime() - t0);
     }
