@@ -76,29 +76,12 @@ final class ClusterDedupStream implements DedupStream {
         pending = new CompletableFuture<?>[n];
     }
 
-    /** A hash of a call's fingerprints (two words each) and length. */
-    static long keyOf(byte[] fps, int count) {
-        long h = count * 0x9E3779B97F4A7C15L;
-        for (int i = 0; i < count; i++) {
-            h = (h ^ FingerprintWords.word(fps, i, 0)) * 0xbf58476d1ce4e5b9L;
-            h ^= FingerprintWords.word(fps, i, 3) + (h >>> 29);
-        }
-        return h;
-    }
-
-    private static void check(byte[] fps, int count, long[] pbns) {
-        if (count < 0 || fps.length < count * 32L || pbns.length < count) {
-            throw new IllegalArgumentException("segment of " + count + " entries does not fit the arrays ("
-                    + fps.length + " fingerprint bytes, " + pbns.length + " PBNs)");
-        }
-    }
-
     @Override
     public void lookup(byte[] fps, int count, long[] pbns) {
         if (closed) {
             throw new IllegalStateException("stream closed");
         }
-        check(fps, count, pbns);
+        SungemDedupStream.check(fps, count, pbns);
         long t0 = System.nanoTime();
         Merge m = ring[ringNext];
         ringNext = (ringNext + 1) % RING;
@@ -158,7 +141,7 @@ final class ClusterDedupStream implements DedupStream {
         }
         idx.splitRuns.add(split);
         m.count = count;
-        m.key = keyOf(fps, count);
+        m.key = SungemDedupStream.keyOf(fps, count);
         return found;
     }
 
@@ -167,12 +150,12 @@ final class ClusterDedupStream implements DedupStream {
         if (closed) {
             throw new IllegalStateException("stream closed");
         }
-        check(fps, count, pbns);
+        SungemDedupStream.check(fps, count, pbns);
         if (isNew.length < count) {
             throw new IllegalArgumentException("isNew has " + isNew.length + " entries, need " + count);
         }
         long t0 = System.nanoTime();
-        long key = keyOf(fps, count);
+        long key = SungemDedupStream.keyOf(fps, count);
         Merge m = null;
         for (int j = 1; j <= RING && m == null; j++) {
             Merge c = ring[(ringNext - j + RING) % RING]; // newest first

@@ -65,19 +65,12 @@ final class HashSplitDedupStream implements DedupStream {
         }
     }
 
-    private static void check(byte[] fps, int count, long[] pbns) {
-        if (count < 0 || fps.length < count * 32L || pbns.length < count) {
-            throw new IllegalArgumentException("segment of " + count + " entries does not fit the arrays ("
-                    + fps.length + " fingerprint bytes, " + pbns.length + " PBNs)");
-        }
-    }
-
     @Override
     public void lookup(byte[] fps, int count, long[] pbns) {
         if (closed) {
             throw new IllegalStateException("stream closed");
         }
-        check(fps, count, pbns);
+        SungemDedupStream.check(fps, count, pbns);
         long t0 = System.nanoTime();
         split(fps, count);
         int n = workers.size();
@@ -114,7 +107,7 @@ final class HashSplitDedupStream implements DedupStream {
         if (closed) {
             throw new IllegalStateException("stream closed");
         }
-        check(fps, count, pbns);
+        SungemDedupStream.check(fps, count, pbns);
         if (isNew.length < count) {
             throw new IllegalArgumentException("isNew has " + isNew.length + " entries, need " + count);
         }

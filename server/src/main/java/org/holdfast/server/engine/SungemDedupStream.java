@@ -82,8 +82,8 @@ final class SungemDedupStream implements DedupStream {
         }
     }
 
-    /** A hash of a segment's fingerprints (two words each) and length. */
-    private static long keyOf(byte[] fps, int count) {
+    /** A hash of a segment's fingerprints (two words each) and length (also the cluster streams' key of a saved lookup). */
+    static long keyOf(byte[] fps, int count) {
         long h = count * 0x9E3779B97F4A7C15L;
         for (int i = 0; i < count; i++) {
             h = (h ^ FingerprintWords.word(fps, i, 0)) * 0xbf58476d1ce4e5b9L;
@@ -101,7 +101,8 @@ final class SungemDedupStream implements DedupStream {
         runCount = slot.runCount;
     }
 
-    private static void check(byte[] fps, int count, long[] pbns) {
+    /** Refuses a call whose arrays do not hold {@code count} entries (also for the cluster streams). */
+    static void check(byte[] fps, int count, long[] pbns) {
         if (count < 0 || fps.length < count * 32L || pbns.length < count) {
             throw new IllegalArgumentException("segment of " + count + " entries does not fit the arrays ("
                     + fps.length + " fingerprint bytes, " + pbns.length + " PBNs)");

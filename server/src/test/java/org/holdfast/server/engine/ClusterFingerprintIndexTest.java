@@ -22,20 +22,6 @@ class ClusterFingerprintIndexTest extends FingerprintIndexContractTest {
         return (ClusterFingerprintIndex) index();
     }
 
-    private static long[] seq(long first, int n) {
-        long[] p = new long[n];
-        for (int i = 0; i < n; i++) {
-            p[i] = first + i;
-        }
-        return p;
-    }
-
-    private static boolean[] trues(int n) {
-        boolean[] b = new boolean[n];
-        Arrays.fill(b, true);
-        return b;
-    }
-
     /** Looks up {@code f} on a new stream and records it, new entries getting PBNs from {@code next}; returns the lookup. */
     private long[] backup(String volume, byte[] f, int n, long next) {
         long[] found = new long[n];
@@ -109,7 +95,7 @@ class ClusterFingerprintIndexTest extends FingerprintIndexContractTest {
             try (DedupStream s = index().openStream("again")) {
                 s.lookup(fps(200 + k, 2000), 2000, found);
             }
-            assertThat(found).containsExactly(seq(next, 2000));
+            assertThat(found).containsExactly(SungemFingerprintIndexTest.seq(next, 2000));
             next += 2000;
         }
     }
@@ -118,13 +104,13 @@ class ClusterFingerprintIndexTest extends FingerprintIndexContractTest {
     void record_withoutRecentLookup_looksUpAgainAndLearns() {
         byte[] f = fps(34, 800);
         try (DedupStream s = index().openStream("v")) {
-            s.record(f, 800, seq(1, 800), trues(800));
+            s.record(f, 800, SungemFingerprintIndexTest.seq(1, 800), SungemFingerprintIndexTest.trues(800));
         }
         long[] found = new long[800];
         try (DedupStream s = index().openStream("w")) {
             s.lookup(f, 800, found);
         }
-        assertThat(found).containsExactly(seq(1, 800));
+        assertThat(found).containsExactly(SungemFingerprintIndexTest.seq(1, 800));
     }
 
     @Test
