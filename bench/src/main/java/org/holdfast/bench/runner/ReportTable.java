@@ -66,8 +66,9 @@ public final class ReportTable {
                     out.printf("%s: containers loaded %s (%s per GiB changed)%s%n", t.name, num(t.summary.get("containersLoaded"), "%.0f"),
                             num(t.summary.get("containersLoadedPerGiB"), "%.1f"),
                             t.summary.get("againstStandalone") instanceof Map<?, ?> a && a.containsKey("storedBytesRatio")
-                                    ? String.format("; against holdfast-sungem: stored bytes %s, containers loaded %s",
-                                            num(a.get("storedBytesRatio"), "%.4fx"), num(a.get("containersLoadedRatio"), "%.3fx"))
+                                    ? String.format("; against holdfast-sungem: data logs %s, data directory %s, containers loaded %s",
+                                            num(a.get("dataLogBytesRatio"), "%.4fx"), num(a.get("storedBytesRatio"), "%.4fx"),
+                                            num(a.get("containersLoadedRatio"), "%.3fx"))
                                     : "");
                 }
             } else if (!t.snapshots.isEmpty()) {

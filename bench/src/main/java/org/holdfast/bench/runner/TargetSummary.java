@@ -131,7 +131,8 @@ public final class TargetSummary {
 
     /**
      * A master/worker target ({@code holdfast-cluster...}) against standalone Sungem on the same
-     * stream: stored bytes and containers loaded as ratios (issue 18: within 1 %, at most 1.05).
+     * stream, as ratios: data-log bytes (the blocks stored: issue 18 asks within 1 %), the whole data
+     * directory (which also holds every worker's engine files), and containers loaded (at most 1.05).
      */
     public static Map<String, Object> againstStandalone(BenchResults.TargetResult t, List<BenchResults.TargetResult> all) {
         Map<String, Object> c = new LinkedHashMap<>();
@@ -142,6 +143,10 @@ public final class TargetSummary {
         }
         long mine = t.snapshots.get(t.snapshots.size() - 1).storedBytesAfter();
         long base = sungem.snapshots.get(sungem.snapshots.size() - 1).storedBytesAfter();
+        if (t.server.get("dataLogBytes") instanceof Number a && sungem.server.get("dataLogBytes") instanceof Number b
+                && a.longValue() >= 0 && b.longValue() > 0) {
+            c.put("dataLogBytesRatio", a.doubleValue() / b.doubleValue());
+        }
         c.put("storedBytesRatio", base > 0 ? (double) mine / base : null);
         if (t.server.get("containersLoaded") instanceof Double a && sungem.server.get("containersLoaded") instanceof Double b) {
             c.put("containersLoadedRatio", b > 0 ? a / b : null);
