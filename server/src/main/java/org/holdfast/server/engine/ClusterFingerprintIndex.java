@@ -28,8 +28,9 @@ import java.util.concurrent.atomic.LongAdder;
  * workloads that are not disk-bound.
  *
  * <p>Contract: an answer is always a worker's exact match, so the index never invents a duplicate;
- * {@link #forget} reaches every worker (until workers own PBN ranges, the master does not know
- * which one holds a PBN), so a forgotten PBN is never returned. We own the workers and close them.
+ * {@link #forget} reaches every worker that may hold the PBN (in nearest mode all of them: until
+ * workers own PBN ranges, the master does not know which one holds it), so a forgotten PBN is never
+ * returned. We own the workers and close them.
  */
 public final class ClusterFingerprintIndex implements FingerprintIndex {
     final List<DedupWorker> workers;
@@ -140,10 +141,35 @@ public final class ClusterFingerprintIndex implements FingerprintIndex {
         forgetAll(new long[] {pbn}, one, 1);
     }
 
+    /**
+     * In nearest mode every worker forgets the PBNs (any of them may hold one); in hash mode only the
+     * worker the fingerprint hashes to can, so the others keep no stale marks for them.
+     */
     @Override
     public void forgetAll(long[] pbns, byte[] fps, int count) {
-        for (DedupWorker w : workers) {
-            w.forget(pbns, fps, count);
+        if (count < 0 || pbns.length < count || fps.length < count * 32L) {
+            throw new IllegalArgumentException("forget: " + count + " entries do not fit the arrays");
+        }
+        if (mode == ClusterMode.NEAREST) {
+            for (DedupWorker w : workers) {
+                w.forget(pbns, fps, count);
+            }
+        } else {
+            int n = workers.size();
+            long[][] p = new long[n][count];
+            byte[][] f = new byte[n][count * 32];
+            int[] c = new int[n];
+            for (int i = 0; i < count; i++) {
+                int w = HashSplitDedupStream.workerOf(fps, i, n);
+                p[w][c[w]] = pbns[i];
+                System.arraycopy(fps, i * 32, f[w], c[w] * 32, 32);
+                c[w]++;
+            }
+            for (int w = 0; w < n; w++) {
+                if (c[w] > 0) {
+                    workers.get(w).forget(p[w], f[w], c[w]);
+                }
+            }
         }
         forgotten.add(count);
     }

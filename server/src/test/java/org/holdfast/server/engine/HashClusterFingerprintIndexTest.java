@@ -45,4 +45,27 @@ class HashClusterFingerprintIndexTest extends FingerprintIndexContractTest {
         // sampling may miss the odd short tail of a share, no more
         assertThat(Arrays.stream(found).filter(p -> p > 0).count()).isGreaterThan(n * 95L / 100);
     }
+
+    @Test
+    void forgetAll_hashMode_marksStaleOnlyOnTheWorkerOfEachFingerprint() {
+        int n = 400;
+        byte[] f = fps(42, n);
+        long[] pbns = SungemFingerprintIndexTest.seq(1, n);
+        try (DedupStream s = index().openStream("v")) {
+            s.lookup(f, n, new long[n]);
+            s.record(f, n, pbns, SungemFingerprintIndexTest.trues(n));
+        }
+        index().forgetAll(pbns, f, n);
+        ClusterFingerprintIndex cluster = (ClusterFingerprintIndex) index();
+        long marks = 0;
+        for (DedupWorker w : cluster.workers()) {
+            marks += ((LocalDedupWorker) w).engine().sungemStats().staleMarks();
+        }
+        assertThat(marks).as("one stale mark per forgotten PBN, not one per worker").isEqualTo(n);
+        long[] found = new long[n];
+        try (DedupStream s = index().openStream("w")) {
+            s.lookup(f, n, found);
+        }
+        assertThat(found).containsOnly(0L);
+    }
 }
