@@ -13,33 +13,35 @@ import java.util.concurrent.CompletableFuture;
  * engine picks the longest run among containers; a worker's run cut short by another's is counted
  * ({@link ClusterFingerprintIndex#splitRuns}).
  *
- * <p><b>Record.</b> An entry whose final PBN is the one a worker answered belongs to that worker,
- * which verifies and learns the run. Every other entry with a PBN (a miss now stored, or a block the
- * session stored although some worker knew it) is placed: each stretch between resolved entries of
+ * <p><b>Record.</b> An entry a worker resolved goes back to that worker, which verifies and learns
+ * its run (where the session stored a new copy instead, the worker's verification fails and it
+ * stores the copy beside the run, as the standalone engine does). Every other entry with a PBN (a
+ * miss now stored) is placed: each stretch between resolved entries of
  * an input segment goes to the worker of the resolved entry just before it (the standalone engine
  * appends misses beside their predecessor), else just after it; a segment with nothing resolved goes
  * to the stream's home worker, the least loaded when picked and kept for half a container of such
  * fingerprints so that new data stays together as in the standalone default container. Each worker
  * then gets one record request: the entries it holds with their PBNs, the others as 0.
  *
- * <p>The merged answers of the last 32 lookups are kept for {@link #record}, found by a hash of the
- * fingerprints; a record without one looks the entries up again. Allocation: the answers of the
- * workers (arrays per call, not per block) and work arrays that grow with the largest call.
+ * <p>Which worker resolved each entry is kept for the last {@value #RING} lookups, one byte per
+ * entry (at most 1 MiB per stream at U_segment 4096), found by a hash of the fingerprints: the
+ * ingest looks up many segments of a session before it records them, and a record without its
+ * merge must broadcast the lookup again (with the 32 lookups the standalone engine keeps, 28 to 46 %
+ * of the workers' lookups on the bench's workloads were such repeats). Allocation: the answers of
+ * the workers (arrays per call, not per block) and work arrays that grow with the largest call.
  */
 final class ClusterDedupStream implements DedupStream {
-    private static final int RING = 32;
+    private static final int RING = 256;
 
-    /** The merge of one lookup: per entry the PBN kept and the worker it came from (-1: miss). */
+    /** The merge of one lookup: per entry the worker whose answer was kept (-1: miss; at most 64 workers). */
     private static final class Merge {
         long key;
         int count = -1;
-        long[] pbns = new long[0];
-        int[] owner = new int[0];
+        byte[] owner = new byte[0];
 
         void ensure(int n) {
-            if (pbns.length < n) {
-                pbns = new long[n];
-                owner = new int[n];
+            if (owner.length < n) {
+                owner = new byte[n];
             }
         }
     }
@@ -85,15 +87,14 @@ final class ClusterDedupStream implements DedupStream {
         long t0 = System.nanoTime();
         Merge m = ring[ringNext];
         ringNext = (ringNext + 1) % RING;
-        long found = lookupInto(m, fps, count);
-        System.arraycopy(m.pbns, 0, pbns, 0, count);
+        long found = lookupInto(m, fps, count, pbns);
         idx.lookups.add(count);
         idx.hits.add(found);
         idx.busyNanos.add(System.nanoTime() - t0);
     }
 
-    /** Broadcasts the entries, merges the answers into {@code m}; returns how many were resolved. */
-    private long lookupInto(Merge m, byte[] fps, int count) {
+    /** Broadcasts the entries, merges the answers into {@code m} and {@code pbns}; returns how many were resolved. */
+    private long lookupInto(Merge m, byte[] fps, int count, long[] pbns) {
         WorkerLookup request = new WorkerLookup(id, fps, count);
         int n = workers.size();
         @SuppressWarnings("unchecked")
@@ -122,7 +123,7 @@ final class ClusterDedupStream implements DedupStream {
                 }
             }
             if (best < 0) {
-                m.pbns[i] = 0;
+                pbns[i] = 0;
                 m.owner[i] = -1;
                 i++;
                 continue;
@@ -133,8 +134,8 @@ final class ClusterDedupStream implements DedupStream {
             }
             long[] p = answers[best].pbns();
             for (int j = i; j < i + bestLen; j++) {
-                m.pbns[j] = p[j];
-                m.owner[j] = best;
+                pbns[j] = p[j];
+                m.owner[j] = (byte) best;
             }
             found += bestLen;
             i += bestLen;
@@ -165,7 +166,10 @@ final class ClusterDedupStream implements DedupStream {
         }
         if (m == null) {
             // Not looked up recently: ask the workers again (not a lookup of the caller's).
-            lookupInto(relookup, fps, count);
+            if (scratch.length < count) {
+                scratch = new long[count];
+            }
+            lookupInto(relookup, fps, count, scratch);
             m = relookup;
         }
         route(m, count, pbns);
@@ -182,7 +186,7 @@ final class ClusterDedupStream implements DedupStream {
         }
         Arrays.fill(placed, 0);
         for (int i = 0; i < count; i++) {
-            target[i] = m.owner[i] >= 0 && pbns[i] > 0 && pbns[i] == m.pbns[i] ? m.owner[i] : -1;
+            target[i] = m.owner[i] >= 0 && pbns[i] > 0 ? m.owner[i] : -1;
         }
         // target >= 0 now marks the entries a worker resolved (the anchors); place the rest
         for (int s = 0; s < count; ) {

@@ -33,6 +33,8 @@ import java.util.concurrent.atomic.LongAdder;
  * returned. We own the workers and close them.
  */
 public final class ClusterFingerprintIndex implements FingerprintIndex {
+    /** The streams keep a worker number per entry in a byte. */
+    public static final int MAX_WORKERS = Byte.MAX_VALUE;
     final List<DedupWorker> workers;
     final ClusterMode mode;
     final InputSegmenter segmenter;
@@ -65,8 +67,8 @@ public final class ClusterFingerprintIndex implements FingerprintIndex {
      * after {@code homeBudget} unanchored new fingerprints.
      */
     public ClusterFingerprintIndex(List<? extends DedupWorker> workers, ClusterMode mode, int uSegment, int homeBudget) {
-        if (workers.isEmpty()) {
-            throw new IllegalArgumentException("a cluster index needs at least one worker");
+        if (workers.isEmpty() || workers.size() > MAX_WORKERS) {
+            throw new IllegalArgumentException("a cluster index needs 1 to " + MAX_WORKERS + " workers, not " + workers.size());
         }
         for (int i = 0; i < workers.size(); i++) {
             if (workers.get(i).id() != i) {

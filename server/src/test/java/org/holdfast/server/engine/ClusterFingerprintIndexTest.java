@@ -114,6 +114,23 @@ class ClusterFingerprintIndexTest extends FingerprintIndexContractTest {
     }
 
     @Test
+    void record_afterManyLookups_reusesEveryMergeWithoutBroadcastingAgain() {
+        int segments = 100;
+        int n = 64;
+        try (DedupStream s = index().openStream("v")) {
+            for (int k = 0; k < segments; k++) {
+                s.lookup(fps(300 + k, n), n, new long[n]);
+            }
+            for (int k = 0; k < segments; k++) {
+                s.record(fps(300 + k, n), n, SungemFingerprintIndexTest.seq(1 + k * n, n), SungemFingerprintIndexTest.trues(n));
+            }
+        }
+        long lookups = cluster().workerLoads().stream().mapToLong(WorkerLoad::lookups).sum();
+        assertThat(lookups).as("one broadcast per lookup, none on record").isEqualTo(4L * segments * n);
+        assertThat(cluster().entriesSent()[0]).isEqualTo(4L * segments * n);
+    }
+
+    @Test
     void constructor_workersOutOfOrder_refused() {
         Path d = dir.resolve("odd");
         try (LocalDedupWorker w = new LocalDedupWorker(1, d, SungemFingerprintIndexTest.smallSettings(), Clock.systemUTC())) {
