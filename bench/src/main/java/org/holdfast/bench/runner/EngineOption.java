@@ -28,9 +28,4 @@ public final class EngineOption {
         throw new IllegalArgumentException("unknown engine '" + engine + "': use sungem, exact, cluster<N> or cluster<N>-hash"
                 + " (N in-process workers, e.g. cluster4)");
     }
-
-    /** True for the master/worker engine's names. */
-    public static boolean isCluster(String engine) {
-        return CLUSTER.matcher(engine).matches();
-    }
 }

@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.function.ToDoubleFunction;
 import org.holdfast.server.engine.ClusterFingerprintIndex;
+import org.holdfast.server.engine.DedupWorker;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.engine.ShadowedFingerprintIndex;
 import org.holdfast.server.engine.SungemFingerprintIndex;
@@ -129,7 +130,7 @@ public final class DedupEngineMetrics implements MeterBinder {
         FunctionCounter.builder("holdfast.dedup.containers.loaded", cluster, c -> c.stats().containersLoaded())
                 .description("containers read from disk for matching, over all workers").register(r);
         for (int w = 0; w < cluster.workers().size(); w++) {
-            org.holdfast.server.engine.DedupWorker worker = cluster.workers().get(w);
+            DedupWorker worker = cluster.workers().get(w);
             String tag = Integer.toString(w);
             Gauge.builder("holdfast.dedup.cluster.worker.stored", worker, x -> x.load().storedEntries()).tag("worker", tag)
                     .description("fingerprints stored in the worker's containers (the load new data is balanced by)").register(r);

@@ -1,5 +1,6 @@
 package org.holdfast.server.engine;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -8,8 +9,9 @@ import java.util.concurrent.CompletableFuture;
  * 7.2.5: each call's entries are split by a hash of their fingerprint, and every worker runs the
  * unmodified engine on its share, lookups and stores alike. No broadcast and no merge, so the
  * master's work per entry is constant; but each worker sees a 1/N thinning of every segment, so
- * runs are short and every worker loads the containers of every segment: about N times the
- * container I/O of nearest mode, which pays only where the workload is not disk-bound.
+ * runs are short and every worker loads the containers of every segment: more container I/O than
+ * nearest mode (twice as much at 4 workers in docs/benchmarks.md) and a little less dedup, which
+ * pays only where the workload is not disk-bound.
  *
  * <p>The split is recomputed on record (it is a function of the fingerprints), so nothing is kept
  * between the calls; the worker's own stream finds its saved matches by its share's fingerprints.
@@ -48,7 +50,7 @@ final class HashSplitDedupStream implements DedupStream {
 
     private void split(byte[] fps, int count) {
         int n = workers.size();
-        java.util.Arrays.fill(shareCount, 0);
+        Arrays.fill(shareCount, 0);
         for (int w = 0; w < n; w++) {
             if (shareIndex[w].length < count) {
                 shareIndex[w] = new int[count];
