@@ -80,10 +80,7 @@ final class ClusterDedupStream implements DedupStream {
 
     @Override
     public void lookup(byte[] fps, int count, long[] pbns) {
-        if (closed) {
-            throw new IllegalStateException("stream closed");
-        }
-        SungemDedupStream.check(fps, count, pbns);
+        SungemDedupStream.check(closed, fps, count, pbns);
         long t0 = System.nanoTime();
         Merge m = ring[ringNext];
         ringNext = (ringNext + 1) % RING;
@@ -148,13 +145,7 @@ final class ClusterDedupStream implements DedupStream {
 
     @Override
     public void record(byte[] fps, int count, long[] pbns, boolean[] isNew) {
-        if (closed) {
-            throw new IllegalStateException("stream closed");
-        }
-        SungemDedupStream.check(fps, count, pbns);
-        if (isNew.length < count) {
-            throw new IllegalArgumentException("isNew has " + isNew.length + " entries, need " + count);
-        }
+        SungemDedupStream.check(closed, fps, count, pbns, isNew);
         long t0 = System.nanoTime();
         long key = SungemDedupStream.keyOf(fps, count);
         Merge m = null;

@@ -69,10 +69,7 @@ final class HashSplitDedupStream implements DedupStream {
 
     @Override
     public void lookup(byte[] fps, int count, long[] pbns) {
-        if (closed) {
-            throw new IllegalStateException("stream closed");
-        }
-        SungemDedupStream.check(fps, count, pbns);
+        SungemDedupStream.check(closed, fps, count, pbns);
         long t0 = System.nanoTime();
         split(fps, count);
         int n = workers.size();
@@ -106,13 +103,7 @@ final class HashSplitDedupStream implements DedupStream {
 
     @Override
     public void record(byte[] fps, int count, long[] pbns, boolean[] isNew) {
-        if (closed) {
-            throw new IllegalStateException("stream closed");
-        }
-        SungemDedupStream.check(fps, count, pbns);
-        if (isNew.length < count) {
-            throw new IllegalArgumentException("isNew has " + isNew.length + " entries, need " + count);
-        }
+        SungemDedupStream.check(closed, fps, count, pbns, isNew);
         long t0 = System.nanoTime();
         split(fps, count);
         int n = workers.size();

@@ -101,20 +101,28 @@ final class SungemDedupStream implements DedupStream {
         runCount = slot.runCount;
     }
 
-    /** Refuses a call whose arrays do not hold {@code count} entries (also for the cluster streams). */
-    static void check(byte[] fps, int count, long[] pbns) {
+    /** Refuses a lookup on a closed stream, or whose arrays do not hold {@code count} entries (also for the cluster streams). */
+    static void check(boolean closed, byte[] fps, int count, long[] pbns) {
+        if (closed) {
+            throw new IllegalStateException("stream closed");
+        }
         if (count < 0 || fps.length < count * 32L || pbns.length < count) {
             throw new IllegalArgumentException("segment of " + count + " entries does not fit the arrays ("
                     + fps.length + " fingerprint bytes, " + pbns.length + " PBNs)");
         }
     }
 
+    /** As {@link #check(boolean, byte[], int, long[])} for a record, whose {@code isNew} must hold the entries too. */
+    static void check(boolean closed, byte[] fps, int count, long[] pbns, boolean[] isNew) {
+        check(closed, fps, count, pbns);
+        if (isNew.length < count) {
+            throw new IllegalArgumentException("isNew has " + isNew.length + " entries, need " + count);
+        }
+    }
+
     @Override
     public void lookup(byte[] fps, int count, long[] pbns) {
-        if (closed) {
-            throw new IllegalStateException("stream closed");
-        }
-        check(fps, count, pbns);
+        check(closed, fps, count, pbns);
         long t0 = System.nanoTime();
         SavedLookup slot = ring[ringNext];
         ringNext = (ringNext + 1) % RING;
@@ -331,13 +339,7 @@ final class SungemDedupStream implements DedupStream {
 
     @Override
     public void record(byte[] fps, int count, long[] pbns, boolean[] isNew) {
-        if (closed) {
-            throw new IllegalStateException("stream closed");
-        }
-        check(fps, count, pbns);
-        if (isNew.length < count) {
-            throw new IllegalArgumentException("isNew has " + isNew.length + " entries, need " + count);
-        }
+        check(closed, fps, count, pbns, isNew);
         long t0 = System.nanoTime();
         long key = keyOf(fps, count);
         SavedLookup slot = null;
