@@ -281,8 +281,6 @@ final class ClusterDedupStream implements DedupStream {
             return;
         }
         closed = true;
-        for (DedupWorker w : workers) {
-            w.closeStream(id);
-        }
+        idx.closeStream(id);
     }
 }

@@ -120,6 +120,13 @@ public final class ClusterFingerprintIndex implements FingerprintIndex {
         return mode == ClusterMode.NEAREST ? new ClusterDedupStream(this, id) : new HashSplitDedupStream(this, id);
     }
 
+    /** Tells every worker that stream {@code id} ended, so that they drop its state. */
+    void closeStream(long id) {
+        for (DedupWorker w : workers) {
+            w.closeStream(id);
+        }
+    }
+
     /** Notes a worker's reported load. */
     void noteLoad(WorkerLoad load) {
         knownLoad.set(load.worker(), load.storedEntries());

@@ -140,8 +140,6 @@ final class HashSplitDedupStream implements DedupStream {
             return;
         }
         closed = true;
-        for (DedupWorker w : workers) {
-            w.closeStream(id);
-        }
+        idx.closeStream(id);
     }
 }
