@@ -73,8 +73,8 @@ public final class HoldfastServer implements AutoCloseable {
                 "--server.port=" + httpPort,
                 "--holdfast.ingest.host=127.0.0.1",
                 "--holdfast.ingest.port=" + ingestPort,
-                "--holdfast.dedup.engine=" + engine,
                 "--spring.main.banner-mode=off"));
+        cmd.addAll(EngineOption.serverArgs(engine));
         cmd.addAll(serverArgs);
         WatchedProcess p = WatchedProcess.start(cmd, null, workDir, workDir.resolve("server"));
         HoldfastServer s = new HoldfastServer(dataDir, p, httpPort, ingestPort, adminToken, agentToken, tls);

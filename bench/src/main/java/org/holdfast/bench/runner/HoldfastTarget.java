@@ -278,6 +278,11 @@ public final class HoldfastTarget implements BackupTarget {
             f.put("dataLogBytes", -1L);
         }
         f.putAll(EngineRate.of(metricsAtOpen, metricsAfterBackups, backupToolSeconds));
+        String loaded = PrometheusText.find(metricsAfterBackups, "dedup_containers_loaded");
+        if (loaded != null) {
+            // containers the engine read from disk during the backups (Sungem, and the cluster over all workers)
+            f.put("containersLoaded", metricsAfterBackups.get(loaded) - metricsAtOpen.getOrDefault(loaded, 0.0));
+        }
         Map<String, Double> now = PrometheusText.parse(server.prometheus());
         Map<String, Double> holdfast = new LinkedHashMap<>();
         now.forEach((k, v) -> {

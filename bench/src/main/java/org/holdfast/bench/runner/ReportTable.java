@@ -62,6 +62,15 @@ public final class ReportTable {
                         num(t.summary.get("endToEndFingerprintsPerSecond"), "%.0f"), mibOf(t.summary.get("dataLogBytes")),
                         num(t.summary.get("fullBackupMBpsInTool"), "%.1f"), num(t.summary.get("incrementalBackupMBpsInTool"), "%.1f"),
                         num(t.summary.get("restoreMBpsInTool"), "%.1f"), speedFactorText(t.summary.get("speedFactor")), gcText);
+                if (t.summary.containsKey("containersLoaded")) {
+                    out.printf("%s: containers loaded %s (%s per GiB changed)%s%n", t.name, num(t.summary.get("containersLoaded"), "%.0f"),
+                            num(t.summary.get("containersLoadedPerGiB"), "%.1f"),
+                            t.summary.get("againstStandalone") instanceof Map<?, ?> a && a.containsKey("storedBytesRatio")
+                                    ? String.format("; against holdfast-sungem: data logs %s, data directory %s, containers loaded %s",
+                                            num(a.get("dataLogBytesRatio"), "%.4fx"), num(a.get("storedBytesRatio"), "%.4fx"),
+                                            num(a.get("containersLoadedRatio"), "%.3fx"))
+                                    : "");
+                }
             } else if (!t.snapshots.isEmpty()) {
                 out.printf("%s: in-tool MB/s full %s, incr %s%n", t.name, num(t.summary.get("fullBackupMBpsInTool"), "%.1f"),
                         num(t.summary.get("incrementalBackupMBpsInTool"), "%.1f"));

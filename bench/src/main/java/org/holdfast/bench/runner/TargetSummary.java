@@ -108,6 +108,13 @@ public final class TargetSummary {
             s.put("dedupEfficiency", efficiency(t, all));
             s.put("engineFingerprintsPerSecond", t.server.getOrDefault("engineFingerprintsPerSecond", EngineRate.NO_COUNTER));
             s.put("endToEndFingerprintsPerSecond", t.server.getOrDefault("endToEndFingerprintsPerSecond", EngineRate.NO_COUNTER));
+            if (t.server.get("containersLoaded") instanceof Double loaded) {
+                s.put("containersLoaded", loaded);
+                s.put("containersLoadedPerGiB", changed > 0 ? loaded / (changed / 1073741824.0) : null);
+            }
+            if (t.name.startsWith("holdfast-cluster")) {
+                s.put("againstStandalone", againstStandalone(t, all));
+            }
             s.put("speedFactor", regionsKnown ? speedFactor(restoreBytes, regions) : SPEED_FACTOR_NA);
             s.put("restoreRegionsRead", regionsKnown ? regions : -1);
             Object gc = t.server.get("gcOverhead");
@@ -120,6 +127,31 @@ public final class TargetSummary {
             }
         }
         return s;
+    }
+
+    /**
+     * A master/worker target ({@code holdfast-cluster...}) against standalone Sungem on the same
+     * stream, as ratios: data-log bytes (the blocks stored: issue 18 asks within 1 %), the whole data
+     * directory (which also holds every worker's engine files), and containers loaded (at most 1.05).
+     */
+    public static Map<String, Object> againstStandalone(BenchResults.TargetResult t, List<BenchResults.TargetResult> all) {
+        Map<String, Object> c = new LinkedHashMap<>();
+        BenchResults.TargetResult sungem = pick(all, "holdfast-sungem");
+        if (sungem == null || sungem.snapshots.isEmpty() || t.snapshots.isEmpty()) {
+            c.put("status", "n/a: no run of holdfast-sungem on the same stream");
+            return c;
+        }
+        long mine = t.snapshots.get(t.snapshots.size() - 1).storedBytesAfter();
+        long base = sungem.snapshots.get(sungem.snapshots.size() - 1).storedBytesAfter();
+        if (t.server.get("dataLogBytes") instanceof Number a && sungem.server.get("dataLogBytes") instanceof Number b
+                && a.longValue() >= 0 && b.longValue() > 0) {
+            c.put("dataLogBytesRatio", a.doubleValue() / b.doubleValue());
+        }
+        c.put("storedBytesRatio", base > 0 ? (double) mine / base : null);
+        if (t.server.get("containersLoaded") instanceof Double a && sungem.server.get("containersLoaded") instanceof Double b) {
+            c.put("containersLoadedRatio", b > 0 ? a / b : null);
+        }
+        return c;
     }
 
     private static Object efficiency(BenchResults.TargetResult t, List<BenchResults.TargetResult> all) {

@@ -116,4 +116,26 @@ class TargetSummaryTest {
         assertThat((Double) cpu.get("ratio")).isCloseTo(1.5, org.assertj.core.data.Offset.offset(1e-9));
         assertThat(TargetSummary.gcOverhead(List.of(on), "sungem")).isEmpty();
     }
+
+    @Test
+    void of_clusterBesideSungem_storedBytesAndContainerLoadsAsRatios() {
+        BenchResults.TargetResult sungem = target("holdfast-sungem", 60, 1.0, 1000);
+        sungem.server.put("containersLoaded", 40.0);
+        sungem.server.put("dataLogBytes", 800L);
+        BenchResults.TargetResult cluster = target("holdfast-cluster4", 60, 1.0, 1005);
+        cluster.server.put("containersLoaded", 42.0);
+        cluster.server.put("dataLogBytes", 804L);
+
+        Map<String, Object> s = TargetSummary.of(cluster, List.of(sungem, cluster));
+
+        assertThat((Double) s.get("containersLoaded")).isEqualTo(42.0);
+        // changed bytes: 101 MB over both snapshots
+        assertThat((Double) s.get("containersLoadedPerGiB")).isEqualTo(42.0 / (101_000_000 / 1073741824.0));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> a = (Map<String, Object>) s.get("againstStandalone");
+        assertThat((Double) a.get("dataLogBytesRatio")).isEqualTo(1.005);
+        assertThat((Double) a.get("storedBytesRatio")).isEqualTo(1.005);
+        assertThat((Double) a.get("containersLoadedRatio")).isEqualTo(1.05);
+        assertThat(TargetSummary.of(cluster, List.of(cluster)).get("againstStandalone")).asString().contains("n/a");
+    }
 }

@@ -2,6 +2,7 @@ package org.holdfast.server.app;
 
 import java.time.Clock;
 import java.time.Duration;
+import org.holdfast.server.engine.ClusterFingerprintIndex;
 import org.holdfast.server.engine.ExactFingerprintIndex;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.engine.ShadowedFingerprintIndex;
@@ -9,7 +10,7 @@ import org.holdfast.server.engine.SungemFingerprintIndex;
 import org.holdfast.server.engine.SungemSettings;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.MetadataDb;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -19,13 +20,15 @@ import org.springframework.util.unit.DataSize;
 
 /**
  * Wires the Sungem dedup engine when {@code holdfast.dedup.engine} is {@code sungem} (the default in
- * application.yml). With {@code engine: exact}, {@link ExactIndexConfiguration} supplies the exact
- * index instead, so exactly one {@link FingerprintIndex} bean exists either way. With
- * {@code holdfast.dedup.shadow-exact: true} an exact index runs beside Sungem on the same stream and
- * the measured efficiency is exported ({@link DedupEngineMetrics}).
+ * application.yml), or the master/worker engine over in-process Sungem workers when it is
+ * {@code cluster} (a preview, {@code holdfast.dedup.cluster.*}). With {@code engine: exact},
+ * {@link ExactIndexConfiguration} supplies the exact index instead, so exactly one
+ * {@link FingerprintIndex} bean exists either way. With {@code holdfast.dedup.shadow-exact: true} an
+ * exact index runs beside the engine on the same stream and the measured efficiency is exported
+ * ({@link DedupEngineMetrics}).
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnProperty(name = "holdfast.dedup.engine", havingValue = "sungem", matchIfMissing = true)
+@ConditionalOnExpression("'${holdfast.dedup.engine:sungem}' != 'exact'")
 @EnableConfigurationProperties(DedupEngineConfiguration.SungemProperties.class)
 public class DedupEngineConfiguration {
 
@@ -61,13 +64,17 @@ public class DedupEngineConfiguration {
     }
 
     @Bean(destroyMethod = "close")
-    FingerprintIndex sungemFingerprintIndex(DataDirectory dir, SungemProperties props, Clock clock, MetadataDb db,
-            org.springframework.core.env.Environment env) {
-        SungemFingerprintIndex sungem = new SungemFingerprintIndex(dir.root(), props.toSettings(), clock);
+    FingerprintIndex sungemFingerprintIndex(DataDirectory dir, SungemProperties props, HoldfastProperties holdfast,
+            Clock clock, MetadataDb db, org.springframework.core.env.Environment env) {
+        HoldfastProperties.Dedup dedup = holdfast.dedup();
+        FingerprintIndex engine = "cluster".equals(dedup.engine())
+                ? ClusterFingerprintIndex.inProcess(dir.root(), dedup.cluster().workers(), dedup.cluster().clusterMode(),
+                        props.toSettings(), clock)
+                : new SungemFingerprintIndex(dir.root(), props.toSettings(), clock);
         if (env.getProperty("holdfast.dedup.shadow-exact", Boolean.class, false)) {
-            return new ShadowedFingerprintIndex(sungem, new ExactFingerprintIndex(db));
+            return new ShadowedFingerprintIndex(engine, new ExactFingerprintIndex(db));
         }
-        return sungem;
+        return engine;
     }
 
     @Bean

@@ -5,6 +5,8 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.function.ToDoubleFunction;
+import org.holdfast.server.engine.ClusterFingerprintIndex;
+import org.holdfast.server.engine.DedupWorker;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.engine.ShadowedFingerprintIndex;
 import org.holdfast.server.engine.SungemFingerprintIndex;
@@ -16,12 +18,14 @@ import org.holdfast.server.engine.SungemStats;
  * fingerprints looked up, duplicates found, and the engine's busy time (fingerprints over it is
  * the engine's own fingerprints/s). For Sungem also SFI hits and occupancy, containers loaded and
  * the useful share, Bloom filter fill and estimated false-positive rate, memory per structure, the
- * eight parameters, and in shadow mode the measured efficiency. Sungem figures are sampled at most
+ * eight parameters, and in shadow mode the measured efficiency. For the master/worker engine
+ * (preview) containers loaded over all workers and per-worker figures. Sungem figures are sampled at most
  * once a second, because computing the Bloom fill scans the filters.
  */
 public final class DedupEngineMetrics implements MeterBinder {
     private final FingerprintIndex index;
     private final SungemFingerprintIndex sungem;
+    private final ClusterFingerprintIndex cluster;
     private final ShadowedFingerprintIndex shadow;
     private volatile SungemStats cached;
     private volatile long cachedAt;
@@ -32,6 +36,7 @@ public final class DedupEngineMetrics implements MeterBinder {
         this.shadow = index instanceof ShadowedFingerprintIndex s ? s : null;
         FingerprintIndex p = shadow != null ? shadow.primary() : index;
         this.sungem = p instanceof SungemFingerprintIndex s ? s : null;
+        this.cluster = p instanceof ClusterFingerprintIndex c ? c : null;
     }
 
     private SungemStats stats() {
@@ -76,6 +81,9 @@ public final class DedupEngineMetrics implements MeterBinder {
             FunctionCounter.builder("holdfast.dedup.shadow.duplicates", shadow,
                     ShadowedFingerprintIndex::shadowDuplicates).description("duplicates the exact shadow index finds").register(r);
         }
+        if (cluster != null) {
+            bindCluster(r);
+        }
         if (sungem == null) {
             return;
         }
@@ -112,6 +120,27 @@ public final class DedupEngineMetrics implements MeterBinder {
         parameter(r, "S_container", s.containerCacheBytes());
         parameter(r, "T_summary", s.tSummary());
         parameter(r, "U_container", s.uContainer());
+    }
+
+    /**
+     * The master/worker engine: containers loaded over all workers (the name Sungem uses), and per
+     * worker (tag {@code worker}) its stored fingerprints, lookups, containers loaded and busy time.
+     */
+    private void bindCluster(MeterRegistry r) {
+        FunctionCounter.builder("holdfast.dedup.containers.loaded", cluster, c -> c.stats().containersLoaded())
+                .description("containers read from disk for matching, over all workers").register(r);
+        for (int w = 0; w < cluster.workers().size(); w++) {
+            DedupWorker worker = cluster.workers().get(w);
+            String tag = Integer.toString(w);
+            Gauge.builder("holdfast.dedup.cluster.worker.stored", worker, x -> x.load().storedEntries()).tag("worker", tag)
+                    .description("fingerprints stored in the worker's containers (the load new data is balanced by)").register(r);
+            FunctionCounter.builder("holdfast.dedup.cluster.worker.lookups", worker, x -> x.load().lookups()).tag("worker", tag)
+                    .description("fingerprints the worker looked up (in nearest mode every worker sees every segment)").register(r);
+            FunctionCounter.builder("holdfast.dedup.cluster.worker.containers.loaded", worker, x -> x.load().containersLoaded())
+                    .tag("worker", tag).description("containers the worker read from disk").register(r);
+            FunctionCounter.builder("holdfast.dedup.cluster.worker.seconds", worker, x -> x.load().busyNanos() / 1e9)
+                    .tag("worker", tag).baseUnit("seconds").description("time the worker spent in lookup and record").register(r);
+        }
     }
 
     private void memory(MeterRegistry r, String structure, ToDoubleFunction<SungemStats> f) {

@@ -43,12 +43,39 @@ public record HoldfastProperties(
         }
     }
 
-    /** {@code engine}: {@code exact} (full on-disk index, the baseline) or {@code sungem}. */
-    public record Dedup(@DefaultValue("sungem") String engine) {
+    /**
+     * {@code engine}: {@code exact} (full on-disk index, the baseline), {@code sungem}, or {@code cluster}
+     * (preview: the master/worker engine of thesis 7.2 with {@code cluster.workers} in-process workers,
+     * used to measure the algorithm until workers run as processes).
+     */
+    public record Dedup(@DefaultValue("sungem") String engine, @DefaultValue DedupCluster cluster) {
         public Dedup {
-            if (!"sungem".equals(engine) && !"exact".equals(engine)) {
-                throw new IllegalArgumentException("holdfast.dedup.engine must be 'sungem' or 'exact', not '" + engine + "'");
+            if (!"sungem".equals(engine) && !"exact".equals(engine) && !"cluster".equals(engine)) {
+                throw new IllegalArgumentException("holdfast.dedup.engine must be 'sungem', 'exact' or 'cluster', not '" + engine + "'");
             }
+        }
+    }
+
+    /**
+     * {@code holdfast.dedup.cluster.*}, read with engine {@code cluster}: how many in-process workers
+     * (each a Sungem engine with the {@code holdfast.dedup.sungem.*} settings in
+     * {@code <data-dir>/cluster/worker-<i>}), and {@code mode}: {@code nearest} (broadcast, misses to the
+     * worker of the nearest hit; thesis 7.2.1-7.2.3) or {@code hash} (split by fingerprint hash; 7.2.5).
+     */
+    public record DedupCluster(@DefaultValue("4") int workers, @DefaultValue("nearest") String mode) {
+        /** More workers than this in one process measure nothing a smaller count does not. */
+        static final int MAX_WORKERS = 64;
+
+        public DedupCluster {
+            if (workers < 1 || workers > MAX_WORKERS) {
+                throw new IllegalArgumentException("holdfast.dedup.cluster.workers must be 1 to " + MAX_WORKERS + ", not " + workers);
+            }
+            org.holdfast.server.engine.ClusterMode.parse(mode, "holdfast.dedup.cluster.mode");
+        }
+
+        /** The mode as the engine names it. */
+        public org.holdfast.server.engine.ClusterMode clusterMode() {
+            return org.holdfast.server.engine.ClusterMode.parse(mode, "holdfast.dedup.cluster.mode");
         }
     }
 

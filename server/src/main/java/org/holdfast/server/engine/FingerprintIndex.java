@@ -5,8 +5,8 @@ package org.holdfast.server.engine;
  *
  * <p>Two implementations plug in behind it: the exact index (every fingerprint, on disk; the
  * baseline that dedup efficiency is measured against) and the Sungem engine (Bloom filter chain,
- * sampled fingerprint index, containers of related segments). Selected by
- * {@code holdfast.dedup.engine}.
+ * sampled fingerprint index, containers of related segments); a third, the master/worker engine over
+ * several Sungem engines (thesis 7.2), is a preview. Selected by {@code holdfast.dedup.engine}.
  *
  * <p>Contract, held by a shared test suite:
  * <ul>

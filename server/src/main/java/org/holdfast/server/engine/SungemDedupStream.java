@@ -82,8 +82,8 @@ final class SungemDedupStream implements DedupStream {
         }
     }
 
-    /** A hash of a segment's fingerprints (two words each) and length. */
-    private static long keyOf(byte[] fps, int count) {
+    /** A hash of a segment's fingerprints (two words each) and length (also the cluster streams' key of a saved lookup). */
+    static long keyOf(byte[] fps, int count) {
         long h = count * 0x9E3779B97F4A7C15L;
         for (int i = 0; i < count; i++) {
             h = (h ^ FingerprintWords.word(fps, i, 0)) * 0xbf58476d1ce4e5b9L;
@@ -101,19 +101,28 @@ final class SungemDedupStream implements DedupStream {
         runCount = slot.runCount;
     }
 
-    private static void check(byte[] fps, int count, long[] pbns) {
+    /** Refuses a lookup on a closed stream, or whose arrays do not hold {@code count} entries (also for the cluster streams). */
+    static void check(boolean closed, byte[] fps, int count, long[] pbns) {
+        if (closed) {
+            throw new IllegalStateException("stream closed");
+        }
         if (count < 0 || fps.length < count * 32L || pbns.length < count) {
             throw new IllegalArgumentException("segment of " + count + " entries does not fit the arrays ("
                     + fps.length + " fingerprint bytes, " + pbns.length + " PBNs)");
         }
     }
 
+    /** As {@link #check(boolean, byte[], int, long[])} for a record, whose {@code isNew} must hold the entries too. */
+    static void check(boolean closed, byte[] fps, int count, long[] pbns, boolean[] isNew) {
+        check(closed, fps, count, pbns);
+        if (isNew.length < count) {
+            throw new IllegalArgumentException("isNew has " + isNew.length + " entries, need " + count);
+        }
+    }
+
     @Override
     public void lookup(byte[] fps, int count, long[] pbns) {
-        if (closed) {
-            throw new IllegalStateException("stream closed");
-        }
-        check(fps, count, pbns);
+        check(closed, fps, count, pbns);
         long t0 = System.nanoTime();
         SavedLookup slot = ring[ringNext];
         ringNext = (ringNext + 1) % RING;
@@ -136,6 +145,27 @@ final class SungemDedupStream implements DedupStream {
         slot.count = count;
         slot.key = keyOf(fps, count);
         return found;
+    }
+
+    /**
+     * Writes into {@code out[i]} how many entries, from entry i on, the run that resolved entry i of
+     * the last {@link #lookup} still covers (0 for a miss). For a cluster worker's answer
+     * ({@link LocalDedupWorker}): the master prefers the longest runs when workers disagree. Reads
+     * the saved runs; outside the hot path and allocation-free.
+     */
+    void lastRunLengths(int count, int[] out) {
+        SavedLookup last = ring[(ringNext - 1 + RING) % RING];
+        Arrays.fill(out, 0, count, 0);
+        if (last.count != count) {
+            return;
+        }
+        for (int r = 0; r < last.runCount; r++) {
+            int start = last.runStart[r];
+            int len = last.runLen[r];
+            for (int j = 0; j < len; j++) {
+                out[start + j] = len - j;
+            }
+        }
     }
 
     /** Looks up input segment {@code [s, e)}; returns how many fingerprints it resolved. */
@@ -309,13 +339,7 @@ final class SungemDedupStream implements DedupStream {
 
     @Override
     public void record(byte[] fps, int count, long[] pbns, boolean[] isNew) {
-        if (closed) {
-            throw new IllegalStateException("stream closed");
-        }
-        check(fps, count, pbns);
-        if (isNew.length < count) {
-            throw new IllegalArgumentException("isNew has " + isNew.length + " entries, need " + count);
-        }
+        check(closed, fps, count, pbns, isNew);
         long t0 = System.nanoTime();
         long key = keyOf(fps, count);
         SavedLookup slot = null;

@@ -9,6 +9,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Random;
 import java.util.function.BiFunction;
+import org.holdfast.server.engine.ClusterFingerprintIndex;
+import org.holdfast.server.engine.ClusterMode;
 import org.holdfast.server.engine.ExactFingerprintIndex;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.engine.SungemFingerprintIndex;
@@ -20,7 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** The engine-time meter under real ingest (RocksDB, loopback agent), for both engines, as Prometheus exports it. */
+/** The engine-time meter under real ingest (RocksDB, loopback agent), for every engine, as Prometheus exports it. */
 class DedupEngineMetricsTest {
     private static final int BS = 4096;
 
@@ -34,6 +36,9 @@ class DedupEngineMetricsTest {
             case "sungem" -> (db, d) -> new SungemFingerprintIndex(d.resolve("sungem"), SungemSettings.defaults()
                     .withContainerCacheBytes(8L << 20).withSfiBytes(1L << 20).withBloom(Duration.ofDays(1), 3, 100_000, 0.01),
                     Clock.systemUTC());
+            case "cluster" -> (db, d) -> ClusterFingerprintIndex.inProcess(d.resolve("cluster"), 3, ClusterMode.NEAREST,
+                    SungemSettings.defaults().withContainerCacheBytes(8L << 20).withSfiBytes(1L << 20)
+                            .withBloom(Duration.ofDays(1), 3, 100_000, 0.01), Clock.systemUTC());
             default -> throw new IllegalArgumentException(name);
         };
     }
@@ -49,7 +54,7 @@ class DedupEngineMetricsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"exact", "sungem"})
+    @ValueSource(strings = {"exact", "sungem", "cluster"})
     void engineSeconds_realBackups_advanceAndGiveAFinitePositiveRate(String engine) {
         byte[] day0 = new byte[400 * BS];
         new Random(7).nextBytes(day0);
@@ -80,6 +85,20 @@ class DedupEngineMetricsTest {
             double rate = fingerprints / seconds;
             assertThat(Double.isFinite(rate)).as("fingerprints/s %s is finite", rate).isTrue();
             assertThat(rate).isPositive();
+            if (engine.equals("cluster")) {
+                double perWorker = 0;
+                int workers = 0;
+                for (String line : r.scrape().split("\n")) {
+                    if (line.startsWith("holdfast_dedup_cluster_worker_lookups_total{")) {
+                        perWorker += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+                        workers++;
+                    }
+                }
+                assertThat(workers).isEqualTo(3);
+                // exactly: the ingest records every segment it looked up, and the master kept each merge
+                assertThat(perWorker).as("nearest mode: every worker looks up every fingerprint, once").isEqualTo(3 * fingerprints);
+                assertThat(sample(r, "holdfast_dedup_duplicates_total")).as("moved blocks found on some worker").isPositive();
+            }
         }
     }
 }

@@ -45,10 +45,15 @@ abstract class EngineScenarioSuite {
      */
     abstract double missedDuplicateAllowance();
 
+    /** Extra server properties for the engine (none by default). */
+    java.util.Map<String, String> serverProperties() {
+        return java.util.Map.of();
+    }
+
     @BeforeAll
     void startServer(@TempDir Path dir) {
         work = dir;
-        server = ServerProcess.start(dir.resolve("server"), engine(), logs);
+        server = ServerProcess.start(dir.resolve("server"), engine(), serverProperties(), logs);
         restores = new RestoreCheck(agent, dir);
     }
 

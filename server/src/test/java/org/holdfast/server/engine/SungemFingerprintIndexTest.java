@@ -21,7 +21,7 @@ class SungemFingerprintIndexTest extends FingerprintIndexContractTest {
         return new SungemFingerprintIndex(dir.resolve("sungem"), smallSettings(), Clock.systemUTC());
     }
 
-    private static long[] seq(long first, int n) {
+    static long[] seq(long first, int n) {
         long[] p = new long[n];
         for (int i = 0; i < n; i++) {
             p[i] = first + i;
@@ -29,7 +29,7 @@ class SungemFingerprintIndexTest extends FingerprintIndexContractTest {
         return p;
     }
 
-    private static boolean[] trues(int n) {
+    static boolean[] trues(int n) {
         boolean[] b = new boolean[n];
         Arrays.fill(b, true);
         return b;

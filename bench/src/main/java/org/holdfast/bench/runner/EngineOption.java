@@ -1,0 +1,31 @@
+package org.holdfast.bench.runner;
+
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A value of {@code --engines} and the server arguments that select it: {@code sungem}, {@code exact},
+ * or {@code cluster<N>} / {@code cluster<N>-hash} for the master/worker engine with N in-process
+ * workers in nearest or hash mode (the server's preview, {@code holdfast.dedup.cluster.*}).
+ */
+public final class EngineOption {
+    private static final Pattern CLUSTER = Pattern.compile("cluster(\\d{1,2})(-hash)?");
+
+    private EngineOption() {
+    }
+
+    /** The server arguments for {@code engine}; an unknown name is an error naming the accepted ones. */
+    public static List<String> serverArgs(String engine) {
+        if (engine.equals("sungem") || engine.equals("exact")) {
+            return List.of("--holdfast.dedup.engine=" + engine);
+        }
+        Matcher m = CLUSTER.matcher(engine);
+        if (m.matches() && Integer.parseInt(m.group(1)) >= 1) {
+            return List.of("--holdfast.dedup.engine=cluster", "--holdfast.dedup.cluster.workers=" + Integer.parseInt(m.group(1)),
+                    "--holdfast.dedup.cluster.mode=" + (m.group(2) == null ? "nearest" : "hash"));
+        }
+        throw new IllegalArgumentException("unknown engine '" + engine + "': use sungem, exact, cluster<N> or cluster<N>-hash"
+                + " (N in-process workers, e.g. cluster4)");
+    }
+}

@@ -1,0 +1,286 @@
+package org.holdfast.server.engine;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One backup session on the master in {@link ClusterMode#NEAREST} mode (thesis 7.2.1-7.2.3).
+ *
+ * <p><b>Lookup.</b> The call's entries go to every worker at once; each answers per entry a PBN (or
+ * a miss) and the length of the run that resolved it. Merging left to right, an unresolved entry
+ * takes the worker with the longest run from it and the whole of that run, as the standalone
+ * engine picks the longest run among containers; a worker's run cut short by another's is counted
+ * ({@link ClusterFingerprintIndex#splitRuns}).
+ *
+ * <p><b>Record.</b> An entry a worker resolved goes back to that worker, which verifies and learns
+ * its run (where the session stored a new copy instead, the worker's verification fails and it
+ * stores the copy beside the run, as the standalone engine does). Every other entry with a PBN (a
+ * miss now stored) is placed: each stretch between resolved entries of
+ * an input segment goes to the worker of the resolved entry just before it (the standalone engine
+ * appends misses beside their predecessor), else just after it; a segment with nothing resolved goes
+ * to the stream's home worker, the least loaded when picked and kept for half a container of such
+ * fingerprints so that new data stays together as in the standalone default container. Each worker
+ * then gets one record request: the entries it holds with their PBNs, the others as 0.
+ *
+ * <p>Which worker resolved each entry is kept for the last {@value #RING} lookups, one byte per
+ * entry (at most 1 MiB per stream at U_segment 4096), found by a hash of the fingerprints: the
+ * ingest looks up many segments of a session before it records them, and a record without its
+ * merge must broadcast the lookup again (with the 32 lookups the standalone engine keeps, 28 to 46 %
+ * of the workers' lookups on the bench's workloads were such repeats). Allocation: the answers of
+ * the workers (arrays per call, not per block) and work arrays that grow with the largest call.
+ */
+final class ClusterDedupStream implements DedupStream {
+    private static final int RING = 256;
+
+    /** The merge of one lookup: per entry the worker whose answer was kept (-1: miss; at most 64 workers). */
+    private static final class Merge {
+        long key;
+        int count = -1;
+        byte[] owner = new byte[0];
+
+        void ensure(int n) {
+            if (owner.length < n) {
+                owner = new byte[n];
+            }
+        }
+    }
+
+    private final ClusterFingerprintIndex idx;
+    private final List<DedupWorker> workers;
+    private final long id;
+    private final Merge[] ring = new Merge[RING];
+    private int ringNext;
+    private final Merge relookup = new Merge();
+    private final long[][] workerPbns;
+    private final boolean[][] workerNew;
+    private final int[] placed;
+    private final boolean[] involved;
+    private final CompletableFuture<?>[] pending;
+    private long[] scratch = new long[0];
+    private int[] target = new int[0];
+    private int home = -1;
+    private int homeLeft;
+    private boolean closed;
+
+    ClusterDedupStream(ClusterFingerprintIndex idx, long id) {
+        this.idx = idx;
+        this.workers = idx.workers;
+        this.id = id;
+        for (int i = 0; i < RING; i++) {
+            ring[i] = new Merge();
+        }
+        int n = workers.size();
+        workerPbns = new long[n][0];
+        workerNew = new boolean[n][0];
+        placed = new int[n];
+        involved = new boolean[n];
+        pending = new CompletableFuture<?>[n];
+    }
+
+    @Override
+    public void lookup(byte[] fps, int count, long[] pbns) {
+        SungemDedupStream.check(closed, fps, count, pbns);
+        long t0 = System.nanoTime();
+        Merge m = ring[ringNext];
+        ringNext = (ringNext + 1) % RING;
+        long found = lookupInto(m, fps, count, pbns);
+        idx.lookups.add(count);
+        idx.hits.add(found);
+        idx.busyNanos.add(System.nanoTime() - t0);
+    }
+
+    /** Broadcasts the entries, merges the answers into {@code m} and {@code pbns}; returns how many were resolved. */
+    private long lookupInto(Merge m, byte[] fps, int count, long[] pbns) {
+        WorkerLookup request = new WorkerLookup(id, fps, count);
+        int n = workers.size();
+        @SuppressWarnings("unchecked")
+        CompletableFuture<WorkerAnswer>[] futures = new CompletableFuture[n];
+        for (int w = 0; w < n; w++) {
+            futures[w] = workers.get(w).lookup(request);
+        }
+        idx.lookupEntriesSent.add((long) count * n);
+        WorkerAnswer[] answers = new WorkerAnswer[n];
+        for (int w = 0; w < n; w++) {
+            answers[w] = futures[w].join();
+            idx.noteLoad(answers[w].load());
+        }
+        m.ensure(count);
+        long found = 0;
+        int split = 0;
+        int i = 0;
+        while (i < count) {
+            int best = -1;
+            int bestLen = 0;
+            for (int w = 0; w < n; w++) {
+                int len = answers[w].runs()[i];
+                if (len > bestLen && answers[w].pbns()[i] > 0) {
+                    best = w;
+                    bestLen = len;
+                }
+            }
+            if (best < 0) {
+                pbns[i] = 0;
+                m.owner[i] = -1;
+                i++;
+                continue;
+            }
+            int[] runs = answers[best].runs();
+            if (i > 0 && runs[i - 1] == bestLen + 1 && m.owner[i - 1] != best) {
+                split += bestLen;
+            }
+            long[] p = answers[best].pbns();
+            for (int j = i; j < i + bestLen; j++) {
+                pbns[j] = p[j];
+                m.owner[j] = (byte) best;
+            }
+            found += bestLen;
+            i += bestLen;
+        }
+        idx.splitRuns.add(split);
+        m.count = count;
+        m.key = SungemDedupStream.keyOf(fps, count);
+        return found;
+    }
+
+    @Override
+    public void record(byte[] fps, int count, long[] pbns, boolean[] isNew) {
+        SungemDedupStream.check(closed, fps, count, pbns, isNew);
+        long t0 = System.nanoTime();
+        long key = SungemDedupStream.keyOf(fps, count);
+        Merge m = null;
+        for (int j = 1; j <= RING && m == null; j++) {
+            Merge c = ring[(ringNext - j + RING) % RING]; // newest first
+            if (c.count == count && c.key == key) {
+                m = c;
+            }
+        }
+        if (m == null) {
+            // Not looked up recently: ask the workers again (not a lookup of the caller's).
+            if (scratch.length < count) {
+                scratch = new long[count];
+            }
+            lookupInto(relookup, fps, count, scratch);
+            m = relookup;
+        }
+        route(m, count, pbns);
+        m.count = -1; // used up
+        send(fps, count, pbns, isNew);
+        idx.recorded.add(count);
+        idx.busyNanos.add(System.nanoTime() - t0);
+    }
+
+    /** Decides per entry the worker that holds it: {@code target[i]}, -1 for entries without a PBN. */
+    private void route(Merge m, int count, long[] pbns) {
+        if (target.length < count) {
+            target = new int[count];
+        }
+        Arrays.fill(placed, 0);
+        for (int i = 0; i < count; i++) {
+            target[i] = m.owner[i] >= 0 && pbns[i] > 0 ? m.owner[i] : -1;
+        }
+        // target >= 0 now marks the entries a worker resolved (the anchors); place the rest
+        for (int s = 0; s < count; ) {
+            int e = idx.segmenter.end(s, count);
+            routeSegment(s, e, pbns);
+            s = e;
+        }
+    }
+
+    private void routeSegment(int s, int e, long[] pbns) {
+        boolean anchored = false;
+        for (int i = s; i < e && !anchored; i++) {
+            anchored = target[i] >= 0;
+        }
+        if (!anchored) {
+            int toPlace = 0;
+            for (int i = s; i < e; i++) {
+                if (pbns[i] > 0) {
+                    toPlace++;
+                }
+            }
+            if (toPlace == 0) {
+                return;
+            }
+            if (home < 0 || homeLeft <= 0) {
+                home = idx.leastLoaded();
+                homeLeft = idx.homeBudget;
+            }
+            homeLeft -= toPlace;
+            placed[home] += toPlace;
+            for (int i = s; i < e; i++) {
+                if (pbns[i] > 0) {
+                    target[i] = home;
+                }
+            }
+            idx.routedHome.add(toPlace);
+            return;
+        }
+        int i = s;
+        while (i < e) {
+            if (target[i] >= 0) {
+                i++;
+                continue;
+            }
+            int a = i;
+            while (i < e && target[i] < 0) {
+                i++;
+            }
+            // [a, i) holds no anchor; a > s or i < e since the segment has one
+            int to = a > s ? target[a - 1] : target[i];
+            int n = 0;
+            for (int j = a; j < i; j++) {
+                if (pbns[j] > 0) {
+                    target[j] = to;
+                    n++;
+                }
+            }
+            placed[to] += n;
+            idx.routedNearest.add(n);
+        }
+    }
+
+    /** One record request per worker holding any entry: its entries' PBNs, 0 for the others. */
+    private void send(byte[] fps, int count, long[] pbns, boolean[] isNew) {
+        int n = workers.size();
+        for (int w = 0; w < n; w++) {
+            if (workerPbns[w].length < count) {
+                workerPbns[w] = new long[count];
+                workerNew[w] = new boolean[count];
+            }
+            Arrays.fill(workerPbns[w], 0, count, 0L);
+            Arrays.fill(workerNew[w], 0, count, false);
+            involved[w] = false;
+        }
+        for (int i = 0; i < count; i++) {
+            int w = target[i];
+            if (w >= 0) {
+                workerPbns[w][i] = pbns[i];
+                workerNew[w][i] = isNew[i];
+                involved[w] = true;
+            }
+        }
+        for (int w = 0; w < n; w++) {
+            if (involved[w]) {
+                pending[w] = workers.get(w).record(new WorkerRecord(id, fps, count, workerPbns[w], workerNew[w], placed[w]));
+                idx.recordEntriesSent.add(count);
+            }
+        }
+        for (int w = 0; w < n; w++) {
+            if (pending[w] != null) {
+                CompletableFuture<?> f = pending[w];
+                pending[w] = null;
+                f.join();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        idx.closeStream(id);
+    }
+}

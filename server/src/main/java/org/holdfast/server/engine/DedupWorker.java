@@ -1,0 +1,40 @@
+package org.holdfast.server.engine;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One worker of the master/worker dedup engine (thesis 7.2): its own Sungem engine (SFI, Bloom filter
+ * chain, containers), driven by the master's {@link ClusterFingerprintIndex} through plain value
+ * messages, so that a transport can carry them between processes.
+ *
+ * <p>Per master stream ({@code stream}, a number the master picks) the worker keeps the state a
+ * standalone session keeps (its default container and recent matches). Lookup and record return
+ * futures: the master broadcasts to every worker before it waits for any. Calls for one stream come
+ * in order from one thread; calls for different streams may run concurrently.
+ */
+public interface DedupWorker extends AutoCloseable {
+
+    /** This worker's number, 0..n-1 in the master's list. */
+    int id();
+
+    /** Looks up the entries in this worker's SFI and containers, resolving hits and their neighbours (7.2.1). */
+    CompletableFuture<WorkerAnswer> lookup(WorkerLookup request);
+
+    /** Learns the outcome for the entries it holds and stores the misses routed to it (7.2.2, 7.2.3). */
+    CompletableFuture<Void> record(WorkerRecord request);
+
+    /** Forgets freed PBNs (their fingerprints packed in {@code fps}) that it may hold: no lookup returns them again. */
+    void forget(long[] pbns, byte[] fps, int count);
+
+    /** Drops the per-stream state of {@code stream}. */
+    void closeStream(long stream);
+
+    /** Makes the worker's engine state durable. */
+    void flush();
+
+    /** The worker's current load and counters. */
+    WorkerLoad load();
+
+    @Override
+    void close();
+}
