@@ -9,6 +9,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
+import org.holdfast.common.kill.KillPoints;
 import org.holdfast.gc.GcCorruptException;
 import org.holdfast.gc.GcStoreException;
 
@@ -178,9 +179,10 @@ public final class GcMetadataArray implements AutoCloseable {
                 }
                 return c;
             }
-            throw new GcCorruptException(STORE, file, "chunk " + index, "it fails its checksum (generation "
-                    + GmaChunk.generation(readBuf) + (recorded >= 0 ? ", durable by " + generations.file().getFileName() : "")
-                    + ") and " + journal.file().getFileName() + " holds no copy of it: its updates are lost");
+            String version = recorded >= 0 ? "generation " + recorded + ", durable by " + generations.file().getFileName()
+                    : "never recorded durable";
+            throw new GcCorruptException(STORE, file, "chunk " + index, "it fails its checksum (" + version + ") and "
+                    + journal.file().getFileName() + " holds no copy of it: its updates are lost");
         }
     }
 
@@ -265,9 +267,14 @@ public final class GcMetadataArray implements AutoCloseable {
                 if (!pending.isEmpty()) {
                     journal.force();
                     ByteBuffer bytes = ByteBuffer.allocate(GmaFormat.CHUNK_BYTES);
+                    boolean first = true;
                     for (Map.Entry<Long, Long> e : pending.entrySet()) {
                         journal.readChunkAt(e.getValue(), bytes);
                         writeInPlace(e.getKey(), bytes);
+                        if (first) {
+                            KillPoints.hit(KillPoints.GC_GMA_MID_SYNC);
+                            first = false;
+                        }
                     }
                 }
                 force();
