@@ -78,6 +78,9 @@ public final class KillPoints {
     /** After the GC log's trim started an empty segment at the checkpoint, before the older segments are deleted. */
     public static final KillPoint GC_LOG_TRIM_AFTER_NEW_SEGMENT = declare("gc.logTrim.afterNewSegment",
             "GC log trim: every record is committed and checkpointed; an empty segment at the checkpoint exists, the older ones are not deleted yet");
+    /** In a GMA sync: the double-write journal is forced and the first chunk is written in place, not forced. */
+    public static final KillPoint GC_GMA_MID_SYNC = declare("gc.gma.midSync",
+            "GMA sync: the double-write journal is forced and one chunk is written in place (not forced), the others not yet; the next start writes the journal's chunks in place");
     /** Backend s3: after a sealed log's create-only PUT answered, before its upload is confirmed in the catalog. */
     public static final KillPoint OBJECTS_UPLOAD_AFTER_PUT = declare("objects.upload.afterPut",
             "log upload (backend s3): the sealed log's object is in the store; the catalog has no upload record, so the next start uploads it again (412) and takes it by its size");

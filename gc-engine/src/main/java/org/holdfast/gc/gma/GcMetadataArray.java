@@ -9,15 +9,17 @@ import java.nio.file.StandardOpenOption;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
+import org.holdfast.common.kill.KillPoints;
 import org.holdfast.gc.GcCorruptException;
 import org.holdfast.gc.GcStoreException;
 
 /**
  * The GC metadata array on disk ({@link GmaFormat}), with a bounded cache of chunks and one lock
- * per chunk (striped). Whoever reads or changes a chunk holds its lock; {@link #write} puts the
- * chunk into its other frame, {@link #sync} makes all written chunks durable and then records their
- * generations ({@link GenerationTable}). This class owns its file channel and the table and closes
- * them in {@link #close()}.
+ * per chunk (striped). Whoever reads or changes a chunk holds its lock; {@link #write} appends the
+ * chunk to the double-write journal, {@link #sync} forces the journal, writes the chunks in place,
+ * forces the GMA file, records their generations ({@link GenerationTable}) and empties the journal.
+ * Open mends chunks a crash tore from the journal and converts a format-1 file. This class owns its
+ * file channel, the journal and the table and closes them in {@link #close()}.
  */
 public final class GcMetadataArray implements AutoCloseable {
     private static final String STORE = "gma";
@@ -26,15 +28,18 @@ public final class GcMetadataArray implements AutoCloseable {
     private final Path file;
     private final FileChannel channel;
     private final GenerationTable generations;
+    private final DoubleWriteJournal journal;
     private final ReentrantLock[] locks = new ReentrantLock[LOCK_STRIPES];
     private final Map<Long, GmaChunk> cache;
-    private final ByteBuffer readBuf = ByteBuffer.allocate(GmaFormat.CHUNK_BYTES * GmaFormat.FRAMES_PER_CHUNK);
+    private final ByteBuffer readBuf = ByteBuffer.allocate(GmaFormat.CHUNK_BYTES);
     private volatile long chunkCount;
 
-    private GcMetadataArray(Path file, FileChannel channel, GenerationTable generations, int cacheChunks) throws IOException {
+    private GcMetadataArray(Path file, FileChannel channel, GenerationTable generations, DoubleWriteJournal journal,
+            int cacheChunks) throws IOException {
         this.file = file;
         this.channel = channel;
         this.generations = generations;
+        this.journal = journal;
         for (int i = 0; i < LOCK_STRIPES; i++) {
             locks[i] = new ReentrantLock();
         }
@@ -46,28 +51,75 @@ public final class GcMetadataArray implements AutoCloseable {
                 return size() > capacity && !eldest.getValue().dirty();
             }
         };
-        long frameBytes = (long) GmaFormat.CHUNK_BYTES * GmaFormat.FRAMES_PER_CHUNK;
-        this.chunkCount = (channel.size() + frameBytes - 1) / frameBytes;
+        recover();
+        this.chunkCount = (channel.size() + GmaFormat.CHUNK_BYTES - 1) / GmaFormat.CHUNK_BYTES;
     }
 
-    /** Opens (creating if needed) {@code dir/gma.dat}. */
+    /** Opens (creating if needed) {@code dir/gma.dat}, converting format 1 and mending torn writes. */
     public static GcMetadataArray open(Path dir, int cacheChunks) {
-        Path file = dir.resolve("gma.dat");
+        Path file = dir.resolve(GmaFormat.FILE);
+        GenerationTable gens = null;
+        DoubleWriteJournal journal = null;
+        FileChannel ch = null;
         try {
             Files.createDirectories(dir);
-            FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
-                    StandardOpenOption.WRITE);
-            GenerationTable gens;
-            try {
-                gens = GenerationTable.open(dir);
-            } catch (RuntimeException e) {
+            gens = GenerationTable.open(dir);
+            GmaV1Migration.dropLeftover(file);
+            ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            if (GmaV1Migration.isV1(ch)) {
+                GmaV1Migration.convert(file, ch, gens);
                 ch.close();
-                throw e;
+                ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
             }
-            return new GcMetadataArray(file, ch, gens, cacheChunks);
-        } catch (IOException e) {
-            throw new GcStoreException(STORE, file, null, "cannot open: " + e.getMessage(), e);
+            journal = DoubleWriteJournal.open(dir);
+            return new GcMetadataArray(file, ch, gens, journal, cacheChunks);
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(ch, journal, gens, e);
+            if (e instanceof IOException io) {
+                throw new GcStoreException(STORE, file, null, "cannot open: " + io.getMessage(), io);
+            }
+            throw (RuntimeException) e;
         }
+    }
+
+    private static void closeQuietly(FileChannel ch, DoubleWriteJournal journal, GenerationTable gens, Exception failure) {
+        try {
+            if (ch != null) {
+                ch.close();
+            }
+            if (journal != null) {
+                journal.close();
+            }
+            if (gens != null) {
+                gens.close();
+            }
+        } catch (IOException | RuntimeException e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    /**
+     * Puts back every chunk whose journal copy is newer than the one in place (a crash came between
+     * forcing the journal and forcing the GMA), then empties the journal. A copy older than the
+     * generation {@code gma.gen} records is not used: the chunk in place then fails its checksum at
+     * the first read and is reported as damage.
+     */
+    private void recover() {
+        ByteBuffer current = ByteBuffer.allocate(GmaFormat.CHUNK_BYTES);
+        long[] mended = {0};
+        journal.recover((chunk, copy) -> {
+            readInPlace(chunk, current);
+            boolean inPlace = GmaChunk.valid(current, chunk);
+            if (inPlace ? !GmaChunk.newer(copy, current) : GenerationTable.behind(GmaChunk.generation(copy), generations.recorded(chunk))) {
+                return;
+            }
+            writeInPlace(chunk, copy.duplicate().clear());
+            mended[0]++;
+        });
+        if (mended[0] > 0) {
+            force();
+        }
+        journal.reset();
     }
 
     public Path file() {
@@ -107,78 +159,73 @@ public final class GcMetadataArray implements AutoCloseable {
         if (index >= chunkCount) {
             return c;
         }
-        ByteBuffer frames;
         synchronized (readBuf) {
-            readBuf.clear();
-            try {
-                long pos = GmaFormat.frameOffset(index, 0);
-                while (readBuf.hasRemaining()) {
-                    int n = channel.read(readBuf, pos + readBuf.position());
-                    if (n < 0) {
-                        break;
-                    }
+            // a chunk written since the last sync is newest in the journal (it may have left the cache)
+            boolean pending;
+            synchronized (journal) {
+                pending = journal.readPending(index, readBuf);
+            }
+            if (!pending) {
+                readInPlace(index, readBuf);
+            }
+            if (c.load(readBuf)) {
+                return c;
+            }
+            int recorded = generations.recorded(index);
+            if (allZero(readBuf)) {
+                if (recorded >= 0) {
+                    throw new GcCorruptException(STORE, file, "chunk " + index, "it reads as zeros, but "
+                            + generations.file().getFileName() + " records generation " + recorded + " as durable");
                 }
-            } catch (IOException e) {
-                throw new GcStoreException(STORE, file, "chunk " + index, "read failed: " + e.getMessage(), e);
+                return c;
             }
-            // zero-fill a short read: a frame beyond end of file was never written
-            while (readBuf.hasRemaining()) {
-                readBuf.put((byte) 0);
-            }
-            frames = ByteBuffer.allocate(readBuf.capacity());
-            readBuf.flip();
-            frames.put(readBuf);
-        }
-        ByteBuffer a = frames.duplicate().position(0).limit(GmaFormat.CHUNK_BYTES).slice();
-        ByteBuffer b = frames.duplicate().position(GmaFormat.CHUNK_BYTES).limit(2 * GmaFormat.CHUNK_BYTES).slice();
-        boolean aOk = GmaChunk.valid(a, index);
-        boolean bOk = GmaChunk.valid(b, index);
-        int recorded = generations.recorded(index);
-        int pick;
-        if (aOk && bOk) {
-            long la = GmaChunk.headerLsn(a);
-            long lb = GmaChunk.headerLsn(b);
-            if (la != lb) {
-                pick = lb > la ? 1 : 0;
-            } else {
-                // same LSN: the later write only changed FREED marks; it is one generation ahead
-                pick = GmaChunk.generation(b) == ((GmaChunk.generation(a) + 1) & 0xFF) ? 1 : 0;
-            }
-        } else if (aOk || bOk) {
-            pick = aOk ? 0 : 1;
-            requireNotBehind(index, GmaChunk.generation(aOk ? a : b), recorded);
-        } else if (allZero(a) && allZero(b)) {
-            if (recorded >= 0) {
-                throw new GcCorruptException(STORE, file, "chunk " + index, "both frames read as zeros, but "
-                        + generations.file().getFileName() + " records generation " + recorded + " as durable");
-            }
-            return c;
-        } else {
-            throw new GcCorruptException(STORE, file, "chunk " + index, "both frames fail their checksum");
-        }
-        c.load(pick == 0 ? a : b);
-        c.currentFrame = pick;
-        return c;
-    }
-
-    /**
-     * One frame is damaged and the other, of generation {@code survivor}, is valid. If the table
-     * recorded a later generation as durable, the damaged frame was the newest durable version:
-     * its updates may be older than the checkpoint, so no replay restores them.
-     */
-    private void requireNotBehind(long index, int survivor, int recorded) {
-        if (recorded < 0) {
-            return; // a store from before the table, or a chunk whose first write is not yet recorded
-        }
-        int behind = (recorded - survivor) & 0xFF;
-        if (behind != 0 && behind < 128) {
-            throw new GcCorruptException(STORE, file, "chunk " + index, "its newest frame (generation " + recorded
-                    + ", durable by " + generations.file().getFileName() + ") fails its checksum, and the other frame is "
-                    + "an older version (generation " + survivor + "): the updates only the damaged frame held are lost");
+            String version = recorded >= 0 ? "generation " + recorded + ", durable by " + generations.file().getFileName()
+                    : "never recorded durable";
+            throw new GcCorruptException(STORE, file, "chunk " + index, "it fails its checksum (" + version + ") and "
+                    + journal.file().getFileName() + " holds no copy of it: its updates are lost");
         }
     }
 
-    private static boolean allZero(ByteBuffer b) {
+    /** Reads chunk {@code index} from its place into {@code into}, zero-filled past the end of the file. */
+    private void readInPlace(long index, ByteBuffer into) {
+        into.clear();
+        try {
+            long pos = GmaFormat.chunkOffset(index);
+            while (into.hasRemaining()) {
+                if (channel.read(into, pos + into.position()) < 0) {
+                    break;
+                }
+            }
+        } catch (IOException e) {
+            throw new GcStoreException(STORE, file, "chunk " + index, "read failed: " + e.getMessage(), e);
+        }
+        // a chunk beyond the end of the file was never written
+        while (into.hasRemaining()) {
+            into.put((byte) 0);
+        }
+        into.flip();
+    }
+
+    private void writeInPlace(long index, ByteBuffer bytes) {
+        long pos = GmaFormat.chunkOffset(index);
+        try {
+            while (bytes.hasRemaining()) {
+                channel.write(bytes, pos + bytes.position());
+            }
+        } catch (IOException e) {
+            throw new GcStoreException(STORE, file, "chunk " + index, "write failed: " + e.getMessage(), e);
+        }
+    }
+
+    private void force() {
+        try {
+            channel.force(false);
+        } catch (IOException e) {
+            throw new GcStoreException(STORE, file, null, "fsync failed: " + e.getMessage(), e);
+        }
+    }
+
+    static boolean allZero(ByteBuffer b) {
         for (int i = 0; i < b.limit(); i += 8) {
             if (b.getLong(i) != 0) {
                 return false;
@@ -187,23 +234,17 @@ public final class GcMetadataArray implements AutoCloseable {
         return true;
     }
 
-    /** Writes the chunk into its other frame (not yet durable: see {@link #sync}). Caller holds its lock. */
+    /** Appends the chunk to the journal (not yet durable nor in place: see {@link #sync}). Caller holds its lock. */
     public void write(GmaChunk c) {
         if (!lock(c.index()).isHeldByCurrentThread()) {
             throw new IllegalStateException("chunk " + c.index() + " written without its lock");
         }
-        int frame = c.currentFrame == 0 ? 1 : 0;
         ByteBuffer bytes = c.seal();
-        long pos = GmaFormat.frameOffset(c.index(), frame);
-        try {
-            while (bytes.hasRemaining()) {
-                channel.write(bytes, pos + bytes.position());
-            }
-        } catch (IOException e) {
-            throw new GcStoreException(STORE, file, "chunk " + c.index(), "write failed: " + e.getMessage(), e);
+        synchronized (journal) {
+            journal.append(c.index(), bytes);
+            c.written();
+            generations.written(c.index(), c.generation);
         }
-        c.written(frame);
-        generations.written(c.index(), c.generation);
         synchronized (cache) {
             if (c.index() >= chunkCount) {
                 chunkCount = c.index() + 1;
@@ -212,17 +253,40 @@ public final class GcMetadataArray implements AutoCloseable {
         }
     }
 
-    /** Forces every written chunk to disk, then records their generations as durable. */
+    /**
+     * Makes every written chunk durable: forces the journal, writes the chunks in place, forces the
+     * GMA file, records their generations and empties the journal. A failure leaves the journal
+     * as it was, so a later sync (or the next open) completes it.
+     */
     public void sync() {
-        // taken before the force: a write noted later may not be durable yet
-        Map<Long, Integer> written = generations.takeUnrecorded();
-        try {
-            channel.force(false);
-        } catch (IOException e) {
-            written.forEach(generations::written);
-            throw new GcStoreException(STORE, file, null, "fsync failed: " + e.getMessage(), e);
+        synchronized (journal) {
+            // taken before the force: every chunk noted here is in the journal
+            Map<Long, Integer> written = generations.takeUnrecorded();
+            try {
+                Map<Long, Long> pending = journal.pending();
+                if (!pending.isEmpty()) {
+                    journal.force();
+                    ByteBuffer bytes = ByteBuffer.allocate(GmaFormat.CHUNK_BYTES);
+                    boolean first = true;
+                    for (Map.Entry<Long, Long> e : pending.entrySet()) {
+                        journal.readChunkAt(e.getValue(), bytes);
+                        writeInPlace(e.getKey(), bytes);
+                        if (first) {
+                            KillPoints.hit(KillPoints.GC_GMA_MID_SYNC);
+                            first = false;
+                        }
+                    }
+                }
+                force();
+            } catch (RuntimeException e) {
+                written.forEach(generations::written);
+                throw e;
+            }
+            generations.record(written);
+            if (!journal.pending().isEmpty()) {
+                journal.reset();
+            }
         }
-        generations.record(written);
     }
 
     /**
@@ -276,13 +340,17 @@ public final class GcMetadataArray implements AutoCloseable {
         }
     }
 
-    /** Closes the GMA file, then the generation table (both idempotent). */
+    /** Closes the GMA file, the journal, then the generation table (all idempotent). */
     @Override
     public void close() {
         try {
             closeChannel(channel, STORE, file);
         } finally {
-            generations.close();
+            try {
+                journal.close();
+            } finally {
+                generations.close();
+            }
         }
     }
 

@@ -12,13 +12,13 @@ import org.holdfast.gc.GcCorruptException;
 import org.holdfast.gc.GcStoreException;
 
 /**
- * Per GMA chunk, the write generation of its newest <em>durable</em> frame, in {@code gma.gen}
- * (layout in {@link GmaFormat}). Why: the two frames of a chunk are two versions, not two copies.
- * When one frame fails its checksum the reader must know whether it lost an older version (harmless)
- * or the newest one (its updates may lie below the checkpoint, where no log replay brings them back).
- * A torn write can only hit a frame that was never recorded here, because an entry is written only
- * after the GMA file is forced; so a damaged frame that this table says was durable and newest is
- * damage, and the start is refused instead of silently counting on an older copy.
+ * Per GMA chunk, the write generation of its newest <em>durable</em> version, in {@code gma.gen}
+ * (layout in {@link GmaFormat}). Why: a chunk that fails its checksum may be mended from another
+ * copy (the double-write journal, or in format 1 the other frame) only if that copy is not older
+ * than the newest durable version, whose updates may lie below the checkpoint, where no log replay
+ * brings them back. A torn write can only hit a version that was never recorded here, because an
+ * entry is written only after the GMA file is forced; so a copy older than the recorded generation
+ * is refused as damage instead of silently counted on.
  *
  * <p>Writers note each chunk write ({@link #written}); {@link #takeUnrecorded} and
  * {@link #record} bracket the GMA's fsync. All state is guarded by {@code this}. Owns its channel.
@@ -86,6 +86,19 @@ final class GenerationTable implements AutoCloseable {
             return -1;
         }
         return entries[(int) at + 1] & 0xFF;
+    }
+
+    /**
+     * True if a surviving copy of generation {@code survivor} is older than the generation
+     * {@code recorded} as durable (-1: none recorded, a store from before the table or a chunk whose
+     * first write was never forced): the newest durable version is then lost.
+     */
+    static boolean behind(int survivor, int recorded) {
+        if (recorded < 0) {
+            return false;
+        }
+        int behind = (recorded - survivor) & 0xFF;
+        return behind != 0 && behind < 128;
     }
 
     /** Chunk {@code chunk} was written with generation {@code generation}; not durable yet. */

@@ -15,8 +15,6 @@ public final class GmaChunk {
     private final long index;
     private final ByteBuffer buf;
     private long appliedLsn;
-    /** Frame (0/1) that holds the newest valid copy on disk, or -1 if never written. */
-    int currentFrame = -1;
     /** Write generation of the newest copy (low byte of the header's first int). */
     int generation;
     private boolean dirty;
@@ -125,9 +123,9 @@ public final class GmaChunk {
         return true;
     }
 
-    /** Serialises header and checksum into the buffer; returns a read view of the whole frame. */
+    /** Serialises header and checksum into the buffer; returns a read view of the whole chunk. */
     ByteBuffer seal() {
-        buf.putInt(0, GmaFormat.MAGIC_V1 | ((generation + 1) & 0xFF));
+        buf.putInt(0, GmaFormat.MAGIC_V2 | ((generation + 1) & 0xFF));
         buf.putLong(8, appliedLsn);
         buf.putInt(4, checksum(buf, index));
         ByteBuffer view = buf.duplicate();
@@ -135,13 +133,12 @@ public final class GmaChunk {
         return view;
     }
 
-    void written(int frame) {
-        currentFrame = frame;
+    void written() {
         generation = (generation + 1) & 0xFF;
         dirty = false;
     }
 
-    /** Loads a frame's bytes if valid; returns false (leaving this chunk untouched) otherwise. */
+    /** Loads a chunk's bytes if valid; returns false (leaving this chunk untouched) otherwise. */
     boolean load(ByteBuffer frame) {
         if (!valid(frame, index)) {
             return false;
@@ -156,9 +153,28 @@ public final class GmaChunk {
         return true;
     }
 
-    /** True if the frame's magic, version and checksum are right. */
+    /** True if the chunk's magic, version (2) and checksum are right. */
     static boolean valid(ByteBuffer frame, long index) {
-        return (frame.getInt(0) & GmaFormat.MAGIC_MASK) == GmaFormat.MAGIC_V1 && frame.getInt(4) == checksum(frame, index);
+        return valid(frame, index, GmaFormat.MAGIC_V2);
+    }
+
+    /** True if the frame carries {@code magic} (format 1 or 2) and its checksum is right. */
+    static boolean valid(ByteBuffer frame, long index, int magic) {
+        return (frame.getInt(0) & GmaFormat.MAGIC_MASK) == magic && frame.getInt(4) == checksum(frame, index);
+    }
+
+    /**
+     * True if valid copy {@code a} of a chunk is a later version than valid copy {@code b}: a higher
+     * applied LSN, or the same LSN (a write that only set FREED marks) and a generation ahead.
+     */
+    static boolean newer(ByteBuffer a, ByteBuffer b) {
+        long la = headerLsn(a);
+        long lb = headerLsn(b);
+        if (la != lb) {
+            return la > lb;
+        }
+        int ahead = (generation(a) - generation(b)) & 0xFF;
+        return ahead != 0 && ahead < 128;
     }
 
     static int generation(ByteBuffer frame) {

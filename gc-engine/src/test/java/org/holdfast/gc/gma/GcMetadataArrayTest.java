@@ -3,9 +3,12 @@ package org.holdfast.gc.gma;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.InputStream;
 import java.io.RandomAccessFile;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.zip.GZIPInputStream;
 import org.holdfast.gc.GcCorruptException;
 import org.holdfast.gc.gma.GmaChunk.UpdateKinds;
 import org.junit.jupiter.api.Test;
@@ -79,38 +82,78 @@ class GcMetadataArrayTest {
     }
 
     @Test
-    void tornWrite_ofNewestFrame_previousFrameSurvives() throws Exception {
+    void tornJournalAppend_chunkInPlaceSurvives_replayRedoesTheRest() throws Exception {
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
-            update(gma, 1, UpdateKinds.RC_ADD, 3, 1); // frame A
+            update(gma, 1, UpdateKinds.RC_ADD, 3, 1);
             gma.sync();
-            update(gma, 2, UpdateKinds.RC_ADD, 3, 1); // frame B: the crash comes before its fsync
+            update(gma, 2, UpdateKinds.RC_ADD, 3, 1); // in the journal only: the crash comes before the sync
         }
-        // tear frame B (the newest): garbage in its middle
-        try (RandomAccessFile f = new RandomAccessFile(dir.resolve("gma.dat").toFile(), "rw")) {
-            f.seek(GmaFormat.frameOffset(0, 1) + 5000);
-            f.write(new byte[] {1, 2, 3, 4});
+        Path journal = dir.resolve(GmaFormat.JOURNAL_FILE);
+        assertThat(Files.size(journal)).isEqualTo(GmaFormat.JOURNAL_HEADER_BYTES + GmaFormat.CHUNK_BYTES);
+        try (RandomAccessFile f = new RandomAccessFile(journal.toFile(), "rw")) {
+            f.setLength(GmaFormat.JOURNAL_HEADER_BYTES + GmaFormat.CHUNK_BYTES / 2); // the append was cut halfway
         }
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
             long[] s = slot(gma, 3);
-            assertThat(s[0]).isEqualTo(1); // frame A's state, applied LSN 1: replay redoes LSN 2
+            assertThat(s[0]).isEqualTo(1); // the chunk in place, applied LSN 1: replay redoes LSN 2
             assertThat(s[4]).isEqualTo(1);
+            assertThat(gma.verify()).isEqualTo(1);
+        }
+        assertThat(Files.size(journal)).isZero();
+    }
+
+    @Test
+    void tornWriteInPlace_halfAChunkWritten_mendedFromTheJournal_nothingLost() throws Exception {
+        try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
+            update(gma, 1, UpdateKinds.RC_ADD, 3, 1);
+            update(gma, 2, UpdateKinds.RAISE_EXPIRY, GmaFormat.PBNS_PER_CHUNK - 1, 777); // last slot: second half
+            gma.sync();
+            update(gma, 3, UpdateKinds.RC_ADD, 3, 1);
+            update(gma, 4, UpdateKinds.RAISE_EXPIRY, GmaFormat.PBNS_PER_CHUNK - 1, 999);
+            // the crash: the journal was forced (close leaves it), the write in place got half way
+        }
+        byte[] journal = Files.readAllBytes(dir.resolve(GmaFormat.JOURNAL_FILE));
+        try (RandomAccessFile f = new RandomAccessFile(dir.resolve(GmaFormat.FILE).toFile(), "rw")) {
+            f.seek(GmaFormat.chunkOffset(0));
+            f.write(journal, journal.length - GmaFormat.CHUNK_BYTES, GmaFormat.CHUNK_BYTES / 2);
+        }
+        try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
+            assertThat(gma.verify()).isEqualTo(1);
+            assertThat(slot(gma, 3)).containsExactly(2, 0, GmaFormat.FLAG_USED, 0, 4);
+            assertThat(slot(gma, GmaFormat.PBNS_PER_CHUNK - 1)[3]).isEqualTo(999);
+        }
+        assertThat(Files.size(dir.resolve(GmaFormat.JOURNAL_FILE))).as("journal emptied once mended").isZero();
+        try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
+            assertThat(slot(gma, 3)[0]).as("mended in place, durable").isEqualTo(2);
         }
     }
 
     @Test
-    void bothFramesCorrupt_load_failsWithCorruptError() throws Exception {
+    void sync_emptiesTheJournal_oneChunkPerChunkAtRest() throws Exception {
+        try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
+            for (int i = 0; i < 3; i++) {
+                update(gma, i + 1, UpdateKinds.RC_ADD, i * (long) GmaFormat.PBNS_PER_CHUNK + 1, 1);
+                update(gma, i + 10, UpdateKinds.RC_ADD, i * (long) GmaFormat.PBNS_PER_CHUNK + 2, 1);
+            }
+            assertThat(Files.size(dir.resolve(GmaFormat.JOURNAL_FILE))).isEqualTo(6L * (GmaFormat.JOURNAL_HEADER_BYTES + GmaFormat.CHUNK_BYTES));
+            gma.evictAll();
+            assertThat(slot(gma, 2 * (long) GmaFormat.PBNS_PER_CHUNK + 2)[0]).as("read back from the journal").isEqualTo(1);
+            gma.sync();
+        }
+        assertThat(Files.size(dir.resolve(GmaFormat.JOURNAL_FILE))).isZero();
+        assertThat(Files.size(dir.resolve(GmaFormat.FILE))).isEqualTo(3L * GmaFormat.CHUNK_BYTES);
+    }
+
+    @Test
+    void chunkCorrupt_noJournalCopy_loadFailsWithCorruptError() throws Exception {
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
             update(gma, 1, UpdateKinds.RC_ADD, 3, 1);
-            update(gma, 2, UpdateKinds.RC_ADD, 3, 1);
+            gma.sync();
         }
-        try (RandomAccessFile f = new RandomAccessFile(dir.resolve("gma.dat").toFile(), "rw")) {
-            f.seek(100);
-            f.write(9);
-            f.seek(GmaFormat.frameOffset(0, 1) + 100);
-            f.write(9);
-        }
+        flip(GmaFormat.chunkOffset(0) + 100);
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
-            assertThatThrownBy(() -> slot(gma, 3)).isInstanceOf(GcCorruptException.class).hasMessageContaining("chunk 0");
+            assertThatThrownBy(() -> slot(gma, 3)).isInstanceOf(GcCorruptException.class).hasMessageContaining("chunk 0")
+                    .hasMessageContaining("fails its checksum").hasMessageContaining("gma.gen");
         }
     }
 
@@ -165,31 +208,37 @@ class GcMetadataArrayTest {
     }
 
     @Test
-    void newestDurableFrameRotted_olderFrameValid_loadRefusedNamingTheChunk() throws Exception {
+    void staleJournalCopy_olderThanTheRecordedGeneration_notUsedForARottedChunk() throws Exception {
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
-            update(gma, 1, UpdateKinds.RC_ADD, 3, 1); // frame A
-            gma.sync();
-            update(gma, 2, UpdateKinds.RC_ADD, 3, 1); // frame B, durable and recorded
-            gma.sync();
+            update(gma, 1, UpdateKinds.RC_ADD, 3, 1); // journal only
         }
-        flip(GmaFormat.frameOffset(0, 1) + 5000);
+        Path journal = dir.resolve(GmaFormat.JOURNAL_FILE);
+        byte[] stale = Files.readAllBytes(journal);
+        try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) { // mends generation 1 in place
+            update(gma, 2, UpdateKinds.RC_ADD, 3, 1);
+            gma.sync(); // generation 2, durable and recorded
+        }
+        Files.write(journal, stale); // as if the journal's truncation had been lost
+        flip(GmaFormat.chunkOffset(0) + 5000);
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
             assertThatThrownBy(gma::verify).isInstanceOf(GcCorruptException.class).hasMessageContaining("chunk 0")
-                    .hasMessageContaining("newest frame").hasMessageContaining("gma.gen");
+                    .hasMessageContaining("fails its checksum").hasMessageContaining("gma.gen");
         }
     }
 
     @Test
-    void olderFrameRotted_newestValid_readsTheNewest() throws Exception {
+    void staleJournalCopy_chunkInPlaceValid_ignored() throws Exception {
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
             update(gma, 1, UpdateKinds.RC_ADD, 3, 1);
-            gma.sync();
+        }
+        Path journal = dir.resolve(GmaFormat.JOURNAL_FILE);
+        byte[] stale = Files.readAllBytes(journal);
+        try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
             update(gma, 2, UpdateKinds.RC_ADD, 3, 1);
             gma.sync();
         }
-        flip(GmaFormat.frameOffset(0, 0) + 5000);
+        Files.write(journal, stale);
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
-            assertThat(gma.verify()).isEqualTo(1);
             assertThat(slot(gma, 3)[0]).isEqualTo(2);
         }
     }
@@ -202,8 +251,8 @@ class GcMetadataArrayTest {
             gma.sync();
         }
         try (RandomAccessFile f = new RandomAccessFile(dir.resolve("gma.dat").toFile(), "rw")) {
-            f.seek(GmaFormat.frameOffset(0, 0));
-            f.write(new byte[2 * GmaFormat.CHUNK_BYTES]);
+            f.seek(GmaFormat.chunkOffset(0));
+            f.write(new byte[GmaFormat.CHUNK_BYTES]);
         }
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
             assertThatThrownBy(gma::verify).isInstanceOf(GcCorruptException.class).hasMessageContaining("chunk 0")
@@ -211,17 +260,51 @@ class GcMetadataArrayTest {
         }
     }
 
+    /** The fixture: format 1 written by the release before format 2 (see its chunks in {@link #formatV1_opensConverted_newestFramesKept}). */
+    private void unpackV1Fixture() throws Exception {
+        try (InputStream in = new GZIPInputStream(getClass().getResourceAsStream("/fixtures/gma-v1/gma.dat.gz"))) {
+            Files.write(dir.resolve(GmaFormat.FILE), in.readAllBytes());
+        }
+        try (InputStream in = getClass().getResourceAsStream("/fixtures/gma-v1/gma.gen")) {
+            Files.write(dir.resolve(GmaFormat.GENERATIONS_FILE), in.readAllBytes());
+        }
+    }
+
     @Test
-    void storeWithoutGenerationTable_oneFrameRotted_readsTheOtherAsBefore() throws Exception {
-        try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
-            update(gma, 1, UpdateKinds.RC_ADD, 3, 1);
-            update(gma, 2, UpdateKinds.RC_ADD, 3, 1);
-            gma.sync();
+    void formatV1_opensConverted_newestFramesKept() throws Exception {
+        unpackV1Fixture();
+        // chunk 0: frame A (LSN 1, gen 1), frame B (LSN 2, gen 2), frame A again (LSN 2, gen 3: pin on 5, 4 FREED);
+        // chunk 1 never written; chunk 2: frame A (LSN 3, ET 1000 on its slot 8)
+        assertThat(Files.size(dir.resolve(GmaFormat.FILE))).isEqualTo(5L * GmaFormat.CHUNK_BYTES);
+        Files.write(dir.resolve(GmaFormat.FILE + ".v2.tmp"), new byte[] {1, 2, 3}); // a conversion a crash cut short
+        for (int open = 0; open < 2; open++) {
+            try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
+                assertThat(gma.verify()).isEqualTo(3);
+                long lsn = open == 0 ? 2 : 4;
+                assertThat(slot(gma, 3)).containsExactly(open == 0 ? 2 : 3, 0, GmaFormat.FLAG_USED, 0, lsn);
+                assertThat(slot(gma, 5)).containsExactly(0, 1, GmaFormat.FLAG_USED, 0, lsn);
+                assertThat(slot(gma, 4)[2]).isEqualTo(GmaFormat.FLAG_USED | GmaFormat.FLAG_FREED);
+                assertThat(slot(gma, GmaFormat.PBNS_PER_CHUNK + 1)[2]).isZero();
+                assertThat(slot(gma, 2L * GmaFormat.PBNS_PER_CHUNK + 7)).containsExactly(0, 0, GmaFormat.FLAG_USED, 1000, 3);
+                if (open == 0) {
+                    update(gma, 4, UpdateKinds.RC_ADD, 3, 1);
+                    gma.sync();
+                    update(gma, 3, UpdateKinds.RC_ADD, 3, -1); // LSN not above: ignored
+                    gma.sync();
+                }
+            }
+            assertThat(Files.size(dir.resolve(GmaFormat.FILE))).as("one chunk each").isEqualTo(3L * GmaFormat.CHUNK_BYTES);
+            assertThat(Files.exists(dir.resolve(GmaFormat.FILE + ".v2.tmp"))).isFalse();
         }
-        java.nio.file.Files.delete(dir.resolve(GmaFormat.GENERATIONS_FILE));
-        flip(GmaFormat.frameOffset(0, 1) + 5000);
-        try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
-            assertThat(slot(gma, 3)[0]).isEqualTo(1);
-        }
+    }
+
+    @Test
+    void formatV1_newestDurableFrameRotted_refusedAndLeftAsItWas() throws Exception {
+        unpackV1Fixture();
+        flip(5000); // chunk 0 frame A: generation 3, recorded durable; frame B (generation 2) is older
+        byte[] before = Files.readAllBytes(dir.resolve(GmaFormat.FILE));
+        assertThatThrownBy(() -> GcMetadataArray.open(dir, 4)).isInstanceOf(GcCorruptException.class)
+                .hasMessageContaining("chunk 0").hasMessageContaining("newest frame").hasMessageContaining("gma.gen");
+        assertThat(Files.readAllBytes(dir.resolve(GmaFormat.FILE))).isEqualTo(before);
     }
 }

@@ -155,7 +155,9 @@ class SweepSkipTableTest {
                     .contains(3 * PER + 1, 9 * PER + 1);
             pipeline.close();
             reclaimed.clear();
-            for (Path p : List.of(dir.resolve("gma.dat"), dir.resolve("checkpoint"), dir.resolve(SweepSkipTable.FILE))) {
+            // the whole GC directory: a gma.gen left behind would record chunks the new gma.dat never held
+            for (Path p : List.of(dir.resolve("gma.dat"), dir.resolve("gma.gen"), dir.resolve("gma.dw"), dir.resolve("checkpoint"),
+                    dir.resolve(SweepSkipTable.FILE))) {
                 p.toFile().delete();
             }
             for (java.io.File f : dir.resolve("log").toFile().listFiles()) {

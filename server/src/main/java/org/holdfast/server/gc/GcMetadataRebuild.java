@@ -161,8 +161,8 @@ public final class GcMetadataRebuild {
                 limit = Math.max(limit, scanMaps(p, n));
                 limit = Math.max(limit, scanLocations(p));
                 writeChunks(gma, p, graceUntil, n, digest);
+                gma.sync(); // per pass: the GMA's double-write journal holds one pass, not the whole file
             }
-            gma.sync();
         }
         KillPoints.hit(KillPoints.GC_REBUILD_BEFORE_VERIFY);
         writeLog(build, lastOpId);

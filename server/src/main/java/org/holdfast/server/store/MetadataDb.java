@@ -70,9 +70,14 @@ public final class MetadataDb implements AutoCloseable {
             this.cfName = cfName;
         }
 
-        /** True for the column families with Bloom filters (point lookups of keys that are mostly absent). */
+        /**
+         * True for the column families with Bloom filters (point lookups of keys that are mostly
+         * absent). Not {@code locations} and {@code possession}: their keys are PBNs, handed out in
+         * increasing order, so a new PBN lies above every table file's key range, which RocksDB
+         * checks before any filter; the filters cost 1.25 bytes per block each at rest.
+         */
         boolean filtered() {
-            return this == MAP || this == LOCATIONS || this == FPINDEX || this == POSSESSION;
+            return this == MAP || this == FPINDEX;
         }
 
         public String cfName() {
@@ -84,9 +89,18 @@ public final class MetadataDb implements AutoCloseable {
     /** Write-ahead log cap: beyond it RocksDB flushes the column families that hold the oldest log file. */
     static final long MAX_TOTAL_WAL_BYTES = 16L << 20;
 
+    /**
+     * Table block size. 16 KiB instead of RocksDB's 4 KiB: zstd's per-block tables and the index
+     * are spread over four times the entries, 3.9 bytes less per stored block at rest (the footprint
+     * test's catalog fully compacted: 66.7 bytes per live block at 4 KiB, 65.2 at 8, 62.5 at 16, 59.9
+     * at 32; docs/benchmarks.md), for a larger read and decompression per uncached point lookup.
+     */
+    static final long TABLE_BLOCK_BYTES = 16L << 10;
+
     private static ColumnFamilyOptions tableOptions(BlockBasedTableConfig table) {
         // optimizeLevelStyleCompaction leaves levels 0 and 1 uncompressed (compression_per_level);
         // the empty list makes every level use the compression type below.
+        table.setBlockSize(TABLE_BLOCK_BYTES);
         return new ColumnFamilyOptions().optimizeLevelStyleCompaction().setTableFormatConfig(table)
                 .setCompressionPerLevel(List.of()).setCompressionType(CompressionType.ZSTD_COMPRESSION);
     }
@@ -98,6 +112,7 @@ public final class MetadataDb implements AutoCloseable {
     private final String path;
     private final CatalogHealth health;
     private final DBOptions dbOptions;
+    private final RocksInfoLog infoLog;
     private final ColumnFamilyOptions cfOptions;
     private final ColumnFamilyOptions plainCfOptions;
     private final LRUCache blockCache;
@@ -125,17 +140,19 @@ public final class MetadataDb implements AutoCloseable {
         // with the 128 MiB buffers below) and a 4 MiB manifest, so an empty data directory took 145 MiB
         // (docs/operations.md, "Disk full"). Files now grow as they are written.
         // The WAL is capped (a larger one forces a flush of the column families that pin its oldest
-        // file) and emptied by the flush in close(); the info log takes warnings and errors only (at
-        // info level every open wrote ~150 KiB of options), rolls at 1 MiB and keeps one old file:
-        // at rest the catalog is its tables, not logs (docs/operations.md, "Space beside the data logs").
+        // file) and emptied by the flush in close(); the info log's warnings and errors go to the
+        // server's log and no LOG file is written (even at warning level every open wrote ~140 KiB of
+        // options into it): at rest the catalog is its tables, not logs (docs/operations.md, "Space
+        // beside the data logs").
+        infoLog = new RocksInfoLog();
         dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true)
-                .setInfoLogLevel(InfoLogLevel.WARN_LEVEL).setKeepLogFileNum(1).setMaxLogFileSize(1L << 20)
+                .setLogger(infoLog).setInfoLogLevel(InfoLogLevel.WARN_LEVEL)
                 .setMaxTotalWalSize(MAX_TOTAL_WAL_BYTES)
                 .setRecycleLogFileNum(0).setAllowFAllocate(false).setManifestPreallocationSize(64L << 10)
                 .setListeners(List.of(health));
         // One block cache for every column family; Bloom filters only on the column families that
-        // are asked for absent keys on the hot path (every new fingerprint in fpindex, new LBNs in
-        // map, new PBNs in locations and possession), so the other tables carry no filter blocks.
+        // are asked for absent keys inside their key range on the hot path (every new fingerprint in
+        // fpindex, new LBNs in map), so the other tables carry no filter blocks (Column.filtered).
         // Tables are zstd-compressed on every level: what a flush at close writes stays small too.
         blockCache = new LRUCache(64L << 20);
         bloom = new BloomFilter(10, false);
@@ -162,6 +179,7 @@ public final class MetadataDb implements AutoCloseable {
             }
             throw fail(null, e);
         }
+        RocksInfoLog.dropOldFiles(dir); // under the database's lock: nobody else writes them now
         allHandles = List.copyOf(handles);
         int i = 1;
         for (Column c : Column.values()) {
@@ -422,6 +440,7 @@ public final class MetadataDb implements AutoCloseable {
         bloom.close();
         blockCache.close();
         dbOptions.close();
+        infoLog.close();
         health.close();
     }
 

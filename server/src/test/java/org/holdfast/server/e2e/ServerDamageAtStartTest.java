@@ -42,8 +42,8 @@ class ServerDamageAtStartTest {
             server.close();
             Path data = server.dataDir();
             Path gma = data.resolve("gc").resolve("gma.dat");
-            // only the newest frame: the older one is valid, but reading it would lose the newest version's updates
-            flip(gma, GmaFormat.frameOffset(0, org.holdfast.server.gc.GmaFrames.newestFrame(gma.getParent(), 0)) + 64);
+            // chunk 0 in place, durable: the double-write journal is empty at rest, so no copy is left
+            flip(gma, GmaFormat.chunkOffset(0) + 64);
             assertThatThrownBy(server::start).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("damaged GC metadata found at start").hasMessageContaining("gma.dat")
                     .hasMessageContaining("holdfast-server gc-rebuild --data-dir");

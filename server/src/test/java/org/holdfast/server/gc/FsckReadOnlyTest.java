@@ -90,10 +90,8 @@ class FsckReadOnlyTest {
             assertThat(f.gc.fsck().clean()).isTrue();
         }
         Path gma = dir.resolve("gc").resolve("gma.dat");
-        for (int frame = 0; frame < 2; frame++) {
-            try (FileChannel ch = FileChannel.open(gma, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-                ch.write(ByteBuffer.wrap(new byte[] {(byte) 0xA5}), org.holdfast.gc.gma.GmaFormat.frameOffset(0, frame) + 64);
-            }
+        try (FileChannel ch = FileChannel.open(gma, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.wrap(new byte[] {(byte) 0xA5}), org.holdfast.gc.gma.GmaFormat.chunkOffset(0) + 64);
         }
         Map<String, String> before = checksums(dir);
         assertThatThrownBy(() -> FsckTool.run(dir, scratch)).hasMessageContaining("damaged GC metadata")
