@@ -274,6 +274,9 @@ public final class BoscPipeline implements AutoCloseable {
             }
             throw e;
         }
+        // the GMA writes again: a stalled committer may find its queues already committed by this
+        // pass (a sweep, commitAll) and never run a pass of its own that would clear its stall
+        committerStall = null;
         for (ChunkQueues.Queue q : written) {
             queues.finished(q);
         }

@@ -36,6 +36,10 @@ final class Committer implements Runnable {
             try {
                 long[] chunks = pipeline.queues().pendingFrom(cursor, pipeline.settings().commitBatchChunks());
                 if (chunks.length == 0) {
+                    if (backoff > 0) {
+                        // the queues that failed went back and are gone: another pass (a sweep) committed them
+                        backoff = resumed();
+                    }
                     // a pass that ended just after another's checkpoint left it behind: move it now,
                     // so that an idle log can be trimmed (at most once a second)
                     pipeline.idleCheckpoint();
@@ -45,9 +49,7 @@ final class Committer implements Runnable {
                 int done = pipeline.commitChunks(chunks, true);
                 cursor = chunks[chunks.length - 1] + 1;
                 if (backoff > 0) {
-                    backoff = 0;
-                    pipeline.committerStalled(null);
-                    LOG.log(System.Logger.Level.INFO, "GMA committer " + id + " writes again (space is back)");
+                    backoff = resumed();
                 }
                 if (done == 0) {
                     // every chunk was busy with another committer or the sweep: let them finish
@@ -81,6 +83,13 @@ final class Committer implements Runnable {
                 return;
             }
         }
+    }
+
+    /** Clears this committer's stall after a failed pass; returns the back-off to start again from (0). */
+    private long resumed() {
+        pipeline.committerStalled(null);
+        LOG.log(System.Logger.Level.INFO, "GMA committer " + id + " writes again (space is back)");
+        return 0;
     }
 
     private static boolean pause(long millis) {
