@@ -49,6 +49,8 @@ public final class BoscPipeline implements AutoCloseable {
     private long checkpointOpId;
     /** Committers advance the checkpoint at most this often (commitAll and close always do). */
     static final long CHECKPOINT_INTERVAL_NANOS = 1_000_000_000L;
+    /** Chunks a replay writes between GMA syncs (their journal records: 8 MiB). */
+    static final int REPLAY_SYNC_CHUNKS = 64;
     private long lastCheckpointNanos = System.nanoTime() - CHECKPOINT_INTERVAL_NANOS;
     private final AtomicLong updatesLogged = new AtomicLong();
     private final AtomicLong updatesApplied = new AtomicLong();
@@ -119,6 +121,7 @@ public final class BoscPipeline implements AutoCloseable {
             byChunk.computeIfAbsent(org.holdfast.gc.gma.GmaFormat.chunkOf(b.pbn(i)), k -> new ArrayList<>()).add(i);
         }
         replayedChunks = byChunk.keySet().stream().mapToLong(Long::longValue).toArray();
+        int unsynced = 0;
         for (var e : byChunk.entrySet()) {
             ReentrantLock l = gma.lock(e.getKey());
             l.lock();
@@ -133,9 +136,16 @@ public final class BoscPipeline implements AutoCloseable {
                 }
                 if (c.dirty()) {
                     gma.write(c);
+                    unsynced++;
                 }
             } finally {
                 l.unlock();
+            }
+            if (unsynced == REPLAY_SYNC_CHUNKS) {
+                // each write takes a journal record until the sync: a long log must not need a journal
+                // of every chunk it touches (after a full disk stalled the committers, space is short)
+                gma.sync();
+                unsynced = 0;
             }
         }
         gma.sync();
