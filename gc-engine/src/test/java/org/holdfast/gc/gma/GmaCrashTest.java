@@ -2,6 +2,8 @@ package org.holdfast.gc.gma;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.holdfast.gc.gma.GmaSlots.addRc;
+import static org.holdfast.gc.gma.GmaSlots.rc;
 
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
@@ -36,19 +38,6 @@ class GmaCrashTest {
         KillPoints.disarm();
     }
 
-    private static void update(GcMetadataArray gma, long lsn, long pbn, long delta) {
-        long c = GmaFormat.chunkOf(pbn);
-        ReentrantLock l = gma.lock(c);
-        l.lock();
-        try {
-            GmaChunk chunk = gma.load(c);
-            chunk.apply(lsn, UpdateKinds.RC_ADD, pbn, delta);
-            gma.write(chunk);
-        } finally {
-            l.unlock();
-        }
-    }
-
     /** One write of chunk 0 changing a slot in each half (so that a torn write is seen). */
     private static void updateBothHalves(GcMetadataArray gma, long lsn) {
         ReentrantLock l = gma.lock(0);
@@ -58,17 +47,6 @@ class GmaCrashTest {
             chunk.apply(lsn, UpdateKinds.RC_ADD, 3, 1);
             chunk.apply(lsn + 1, UpdateKinds.RC_ADD, C - 1, 1);
             gma.write(chunk);
-        } finally {
-            l.unlock();
-        }
-    }
-
-    private static long rc(GcMetadataArray gma, long pbn) {
-        long c = GmaFormat.chunkOf(pbn);
-        ReentrantLock l = gma.lock(c);
-        l.lock();
-        try {
-            return gma.load(c).rc(GmaFormat.slotOf(pbn));
         } finally {
             l.unlock();
         }
@@ -102,13 +80,13 @@ class GmaCrashTest {
     private byte[][] killedMidSync() throws Exception {
         byte[][] before = new byte[2][];
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
-            update(gma, 1, 3, 1);
-            update(gma, 2, C + 3, 1);
+            addRc(gma, 1, 3, 1);
+            addRc(gma, 2, C + 3, 1);
             gma.sync();
             before[0] = chunkInPlace(0);
             before[1] = chunkInPlace(1);
             updateBothHalves(gma, 3);
-            update(gma, 5, C + 3, 1);
+            addRc(gma, 5, C + 3, 1);
             KillPoints.arm(KillPoints.GC_GMA_MID_SYNC, 1, KillPoints.Mode.THROW);
             assertThatThrownBy(gma::sync).isInstanceOf(KillPoints.Killed.class);
             KillPoints.disarm();
@@ -147,8 +125,8 @@ class GmaCrashTest {
     @Test
     void killedMidSync_sameObjectSyncsAgain_allWrittenInPlaceAndRecorded() throws Exception {
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
-            update(gma, 1, 3, 1);
-            update(gma, 2, C + 3, 1);
+            addRc(gma, 1, 3, 1);
+            addRc(gma, 2, C + 3, 1);
             KillPoints.arm(KillPoints.GC_GMA_MID_SYNC, 1, KillPoints.Mode.THROW);
             assertThatThrownBy(gma::sync).isInstanceOf(KillPoints.Killed.class);
             KillPoints.disarm();
@@ -176,13 +154,13 @@ class GmaCrashTest {
     @Test
     void crashDuringTruncate_journalCutMidRecord_stateFromPlaceKept() throws Exception {
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
-            update(gma, 1, 3, 1);
-            update(gma, 2, C + 3, 1);
-            update(gma, 3, 3, 1);
+            addRc(gma, 1, 3, 1);
+            addRc(gma, 2, C + 3, 1);
+            addRc(gma, 3, 3, 1);
         }
         byte[] journal = Files.readAllBytes(journalFile());
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) { // mends from the journal
-            update(gma, 4, 3, 5);
+            addRc(gma, 4, 3, 5);
             gma.sync();
         }
         // the truncation reached the disk only partly: 1.5 stale records are left
@@ -197,9 +175,9 @@ class GmaCrashTest {
     @Test
     void journalCopyOfAChunkBeyondTheFile_writtenBackAndCounted() throws Exception {
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
-            update(gma, 1, 3, 1);
+            addRc(gma, 1, 3, 1);
             gma.sync();
-            update(gma, 2, 5 * C + 3, 4); // journal only: the file has one chunk
+            addRc(gma, 2, 5 * C + 3, 4); // journal only: the file has one chunk
         }
         assertThat(Files.size(gmaFile())).isEqualTo(GmaFormat.CHUNK_BYTES);
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
@@ -232,9 +210,9 @@ class GmaCrashTest {
     @Test
     void bitFlipInJournalCopy_chunkInPlaceIntact_ignored() throws Exception {
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
-            update(gma, 1, 3, 1);
+            addRc(gma, 1, 3, 1);
             gma.sync();
-            update(gma, 2, 3, 1);
+            addRc(gma, 2, 3, 1);
         }
         try (RandomAccessFile f = new RandomAccessFile(journalFile().toFile(), "rw")) {
             f.seek(GmaFormat.JOURNAL_HEADER_BYTES + 9000);

@@ -2,6 +2,8 @@ package org.holdfast.gc.gma;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.holdfast.gc.gma.GmaSlots.addRc;
+import static org.holdfast.gc.gma.GmaSlots.rc;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -9,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
 import org.holdfast.gc.GcStoreException;
 import org.holdfast.gc.bosc.BoscPipeline;
 import org.holdfast.gc.bosc.BoscSettings;
@@ -67,43 +68,19 @@ class GmaDiskFullTest {
         return f;
     }
 
-    private static void update(GcMetadataArray gma, long lsn, long pbn, long delta) {
-        long c = GmaFormat.chunkOf(pbn);
-        ReentrantLock l = gma.lock(c);
-        l.lock();
-        try {
-            GmaChunk chunk = gma.load(c);
-            chunk.apply(lsn, UpdateKinds.RC_ADD, pbn, delta);
-            gma.write(chunk);
-        } finally {
-            l.unlock();
-        }
-    }
-
-    private static long rc(GcMetadataArray gma, long pbn) {
-        long c = GmaFormat.chunkOf(pbn);
-        ReentrantLock l = gma.lock(c);
-        l.lock();
-        try {
-            return gma.load(c).rc(GmaFormat.slotOf(pbn));
-        } finally {
-            l.unlock();
-        }
-    }
-
     @Test
     void journalAppendHitsEnospc_writeFails_spaceBack_sameObjectWritesAgain_nothingLost() throws Exception {
         mount(2L << 20);
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
-            update(gma, 1, 3, 1);
+            addRc(gma, 1, 3, 1);
             gma.sync();
             Path filler = fillLeaving(64 << 10);
-            assertThatThrownBy(() -> update(gma, 2, 3, 1)).isInstanceOf(GcStoreException.class)
+            assertThatThrownBy(() -> addRc(gma, 2, 3, 1)).isInstanceOf(GcStoreException.class)
                     .hasMessageContaining("No space left");
             gma.sync(); // nothing durable was appended: the torn tail stays unused
             assertThat(rc(gma, 3)).as("the cached chunk keeps the update").isEqualTo(2);
             Files.delete(filler);
-            update(gma, 3, 3, 1); // the next write of the chunk carries both
+            addRc(gma, 3, 3, 1); // the next write of the chunk carries both
             gma.sync();
         }
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
@@ -117,11 +94,11 @@ class GmaDiskFullTest {
         mount(2L << 20);
         Path filler;
         try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
-            update(gma, 1, 3, 1);
+            addRc(gma, 1, 3, 1);
             gma.sync();
             filler = fillLeaving(300 << 10); // room for two journal records, not for the new chunk in place too
-            update(gma, 2, 4 * C + 3, 7);
-            update(gma, 3, 5 * C - 1, 1); // its last slot: the part of the chunk that does not fit
+            addRc(gma, 2, 4 * C + 3, 7);
+            addRc(gma, 3, 5 * C - 1, 1); // its last slot: the part of the chunk that does not fit
             assertThatThrownBy(gma::sync).isInstanceOf(GcStoreException.class).hasMessageContaining("No space left");
             gma.evictAll();
             assertThat(rc(gma, 4 * C + 3)).as("the newest copy is in the journal").isEqualTo(7);
@@ -162,13 +139,7 @@ class GmaDiskFullTest {
                 Thread.sleep(10);
             }
             assertThat(p.stalled()).as("the GMA writes again: nothing stalls GC (health UP)").isNull();
-            ReentrantLock l = p.gma().lock(0);
-            l.lock();
-            try {
-                assertThat(p.gma().load(0).rc(GmaFormat.slotOf(3))).isEqualTo(2);
-            } finally {
-                l.unlock();
-            }
+            assertThat(rc(p.gma(), 3)).isEqualTo(2);
         }
     }
 
@@ -191,13 +162,7 @@ class GmaDiskFullTest {
         filler = fillLeaving(12L << 20); // 12 MiB free: less than a journal of every replayed chunk (20 MiB)
         try (BoscPipeline q = BoscPipeline.open(dir, BoscSettings.defaults().withCommitters(1))) {
             assertThat(q.replayedRecords()).isEqualTo(2L * chunks);
-            ReentrantLock l = q.gma().lock(chunks - 1);
-            l.lock();
-            try {
-                assertThat(q.gma().load(chunks - 1).rc(GmaFormat.slotOf(3))).isEqualTo(2);
-            } finally {
-                l.unlock();
-            }
+            assertThat(rc(q.gma(), (chunks - 1) * C + 3)).isEqualTo(2);
         }
         assertThat(Files.exists(filler)).isTrue();
     }
