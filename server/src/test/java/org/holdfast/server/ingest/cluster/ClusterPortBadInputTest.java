@@ -287,6 +287,67 @@ class ClusterPortBadInputTest {
     }
 
     @Test
+    void register_dribbledOneByteAtATime_isDroppedWithinLostAfter() throws IOException {
+        // an outsider without a token keeps a slot (of 256) by never finishing REGISTER: one byte now and then resets the idle timer
+        byte[] reg = frame(register("w1", workerToken));
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            java.io.PushbackInputStream in = new java.io.PushbackInputStream(s.getInputStream());
+            s.setSoTimeout(1000);
+            boolean answered = false;
+            for (int i = 0; i < 8 && !answered; i++) { // 8 s, lost-after is 3 s
+                try {
+                    s.getOutputStream().write(reg[i]);
+                    s.getOutputStream().flush();
+                } catch (IOException closed) {
+                    answered = true;
+                    break;
+                }
+                try {
+                    int b = in.read();
+                    if (b >= 0) {
+                        in.unread(b);
+                    }
+                    answered = true;
+                } catch (java.net.SocketTimeoutException stillOpen) {
+                    // the master still waits for the rest
+                }
+            }
+            assertThat(answered).as("the master drops a connection that has not sent REGISTER within lost-after").isTrue();
+            s.setSoTimeout(10_000);
+            assertThat(readUntilClosed(in)).singleElement().isInstanceOfSatisfying(ErrorMessage.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.BAD_STATE);
+                assertThat(e.message()).contains("no REGISTER");
+            });
+        }
+        assertThat(registry.workers()).isEmpty();
+    }
+
+    @Test
+    void heartbeats_flood_isRefusedLimitExceededAndTheWorkerIsLost() throws IOException {
+        // every heartbeat queues a token check on the one lane all workers share: a flood must not queue without bound
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(frame(register("w1", workerToken)));
+            assertThat(read(s.getInputStream(), 1)).singleElement().isInstanceOf(Registered.class);
+            java.io.ByteArrayOutputStream flood = new java.io.ByteArrayOutputStream();
+            int sent = 2000;
+            for (int i = 0; i < sent; i++) {
+                flood.writeBytes(frame(new Heartbeat(i, 0, 0, 0, 0)));
+            }
+            s.getOutputStream().write(flood.toByteArray());
+            s.getOutputStream().flush();
+            List<Message> answers = readUntilClosed(s.getInputStream());
+            assertThat(answers).as("acknowledged before the refusal").hasSizeLessThan(sent / 10);
+            assertThat(answers.get(answers.size() - 1)).isInstanceOfSatisfying(ErrorMessage.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.LIMIT_EXCEEDED);
+                assertThat(e.message()).contains("heartbeats");
+            });
+        }
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
+                .until(() -> registry.workers().get(0).state() == MemberState.LOST);
+    }
+
+    @Test
     void register_goodToken_isRegisteredAndHeartbeatsAreAcknowledged() throws IOException {
         try (Socket s = new Socket("127.0.0.1", server.port())) {
             s.setSoTimeout(10_000);
