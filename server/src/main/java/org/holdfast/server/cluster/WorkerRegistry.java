@@ -104,6 +104,9 @@ public final class WorkerRegistry {
                     + " and still sending heartbeats; give every worker its own holdfast.store.s3.node, or stop the other process");
         }
         WorkerRecord r = m == null ? new WorkerRecord(nextId, nodeName, 1, rangeOf(nextId), now, now) : m.record.reregistered(now);
+        if (m == null) {
+            refuseOverlap(r);
+        }
         store.put(r); // durable before anyone hears of it; if this throws nothing changed
         if (m == null) {
             m = new Member(r);
@@ -119,6 +122,18 @@ public final class WorkerRegistry {
         m.capacity = capacity;
         m.softwareVersion = softwareVersion == null ? "" : softwareVersion;
         return r;
+    }
+
+    /** A lowered range size (or moved first PBN) would cut a new range out of a stored one; the next start would refuse both. */
+    private void refuseOverlap(WorkerRecord r) {
+        for (Member o : byId.values()) {
+            if (o.record.range().overlaps(r.range())) {
+                throw new RegistrationRefusedException(RegistrationRefusedException.Reason.NO_RANGE_LEFT, "the PBN range " + r.range()
+                        + " of new worker " + r.workerId() + " (" + r.nodeName() + ") overlaps worker " + o.record.workerId() + " ("
+                        + o.record.nodeName() + ", " + o.record.range() + "): holdfast.cluster.pbn-range-size was changed after workers"
+                        + " registered; set it back to " + o.record.range().size());
+            }
+        }
     }
 
     private PbnRange rangeOf(long workerId) {
