@@ -91,11 +91,7 @@ public final class WorkerRegistry {
      *         not lost, or when no range is left; nothing changes then
      */
     public synchronized WorkerRecord register(String nodeName, String address, WorkerCapacity capacity, String softwareVersion) {
-        if (nodeName == null || !NODE_NAME.matcher(nodeName).matches()) {
-            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.INVALID_NODE_NAME, "node name '" + nodeName
-                    + "' is not 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter or digit); set"
-                    + " holdfast.store.s3.node on the worker");
-        }
+        checkNodeName(nodeName);
         long now = clock.millis();
         Member m = byNode.get(nodeName);
         if (m != null && m.connected && state(m, now) != MemberState.LOST) {
@@ -133,6 +129,15 @@ public final class WorkerRegistry {
                         + o.record.nodeName() + ", " + o.record.range() + "): holdfast.cluster.pbn-range-size was changed after workers"
                         + " registered; set it back to " + o.record.range().size());
             }
+        }
+    }
+
+    /** Throws {@link RegistrationRefusedException} (invalid node name) unless {@code nodeName} matches {@link #NODE_NAME}. */
+    public static void checkNodeName(String nodeName) {
+        if (nodeName == null || !NODE_NAME.matcher(nodeName).matches()) {
+            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.INVALID_NODE_NAME, "node name '" + nodeName
+                    + "' is not 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter or digit); set"
+                    + " holdfast.store.s3.node on the worker");
         }
     }
 

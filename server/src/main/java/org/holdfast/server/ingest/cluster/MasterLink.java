@@ -21,6 +21,7 @@ import org.holdfast.server.cluster.RegistrationRefusedException;
 import org.holdfast.server.cluster.WorkerCapacity;
 import org.holdfast.server.cluster.WorkerLoad;
 import org.holdfast.server.cluster.WorkerRecord;
+import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.security.AccessPrincipal;
 import org.holdfast.server.security.AuditEvent;
 import org.holdfast.server.security.AuthenticationFailedException;
@@ -140,6 +141,11 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             throw new ProtocolException(ErrorCode.UNSUPPORTED_VERSION, "this master speaks cluster protocol version "
                     + Register.CLUSTER_VERSION + ", the worker " + r.nodeName() + " version " + r.clusterVersion()
                     + "; run the same Holdfast version on master and workers");
+        }
+        try {
+            WorkerRegistry.checkNodeName(r.nodeName()); // before anything logs or audits the name: it may hold line breaks
+        } catch (RegistrationRefusedException e) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, e.getMessage());
         }
         AccessPrincipal p = authenticate(r.token(), r.nodeName(), "cluster.register");
         WorkerRecord w;

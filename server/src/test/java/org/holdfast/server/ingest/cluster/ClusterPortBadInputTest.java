@@ -264,6 +264,13 @@ class ClusterPortBadInputTest {
     }
 
     @Test
+    void register_nodeNameWithALineBreakAndNoToken_isRefusedBeforeTheNameReachesTheLogOrAudit() throws IOException {
+        // an outsider without a token must not write lines of its choosing into the master's log and audit
+        assertRefused(frame(register("w1\nSEVERE: forged", "")), ErrorCode.BAD_FRAME, "node name");
+        assertThat(audit).isEmpty();
+    }
+
+    @Test
     void connect_overTheConnectionMaximum_isClosedAtOnceAndTheOthersStayOpen() throws IOException {
         List<Socket> open = new ArrayList<>();
         try {
