@@ -274,10 +274,10 @@ class ClusterPortBadInputTest {
     void connect_overTheConnectionMaximum_isClosedAtOnceAndTheOthersStayOpen() throws IOException {
         List<Socket> open = new ArrayList<>();
         try {
-            for (int i = 0; i < ClusterServer.MAX_CONNECTIONS; i++) {
-                open.add(new Socket("127.0.0.1", server.port()));
+            for (int i = 0; i < ClusterServer.MAX_CONNECTIONS; i++) { // from 127.0.0.1, .2, ...: under the per-address maximum
+                open.add(connectFrom("127.0.0." + (1 + i / ClusterServer.MAX_PER_SOURCE)));
             }
-            try (Socket extra = new Socket("127.0.0.1", server.port())) {
+            try (Socket extra = connectFrom("127.0.0.250")) {
                 extra.setSoTimeout(10_000);
                 assertThat(extra.getInputStream().read()).as("the connection over the maximum is closed").isEqualTo(-1);
             }
@@ -352,6 +352,37 @@ class ClusterPortBadInputTest {
         }
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
                 .until(() -> registry.workers().get(0).state() == MemberState.LOST);
+    }
+
+    @Test
+    void connect_overThePerAddressMaximum_isClosedAndAWorkerFromAnotherAddressStillRegisters() throws IOException {
+        // one address (an outsider needs no token to connect) must not hold all 256 slots and lock the workers out
+        List<Socket> open = new ArrayList<>();
+        try {
+            for (int i = 0; i < ClusterServer.MAX_PER_SOURCE; i++) {
+                open.add(new Socket("127.0.0.1", server.port()));
+            }
+            try (Socket extra = new Socket("127.0.0.1", server.port())) {
+                extra.setSoTimeout(5_000);
+                assertThat(extra.getInputStream().read()).as("the connection over the per-address maximum is closed").isEqualTo(-1);
+            }
+            try (Socket worker = connectFrom("127.0.0.2")) {
+                worker.setSoTimeout(10_000);
+                worker.getOutputStream().write(frame(register("w1", workerToken)));
+                assertThat(read(worker.getInputStream(), 1)).singleElement().isInstanceOf(Registered.class);
+            }
+        } finally {
+            for (Socket s : open) {
+                s.close();
+            }
+        }
+    }
+
+    private Socket connectFrom(String localAddress) throws IOException {
+        Socket s = new Socket();
+        s.bind(new InetSocketAddress(localAddress, 0));
+        s.connect(new InetSocketAddress("127.0.0.1", server.port()), 5000);
+        return s;
     }
 
     @Test
