@@ -91,11 +91,7 @@ public final class WorkerRegistry {
      *         not lost, or when no range is left; nothing changes then
      */
     public synchronized WorkerRecord register(String nodeName, String address, WorkerCapacity capacity, String softwareVersion) {
-        if (nodeName == null || !NODE_NAME.matcher(nodeName).matches()) {
-            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.INVALID_NODE_NAME, "node name '" + nodeName
-                    + "' is not 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter or digit); set"
-                    + " holdfast.store.s3.node on the worker");
-        }
+        checkNodeName(nodeName);
         long now = clock.millis();
         Member m = byNode.get(nodeName);
         if (m != null && m.connected && state(m, now) != MemberState.LOST) {
@@ -104,6 +100,9 @@ public final class WorkerRegistry {
                     + " and still sending heartbeats; give every worker its own holdfast.store.s3.node, or stop the other process");
         }
         WorkerRecord r = m == null ? new WorkerRecord(nextId, nodeName, 1, rangeOf(nextId), now, now) : m.record.reregistered(now);
+        if (m == null) {
+            refuseOverlap(r);
+        }
         store.put(r); // durable before anyone hears of it; if this throws nothing changed
         if (m == null) {
             m = new Member(r);
@@ -119,6 +118,27 @@ public final class WorkerRegistry {
         m.capacity = capacity;
         m.softwareVersion = softwareVersion == null ? "" : softwareVersion;
         return r;
+    }
+
+    /** A lowered range size (or moved first PBN) would cut a new range out of a stored one; the next start would refuse both. */
+    private void refuseOverlap(WorkerRecord r) {
+        for (Member o : byId.values()) {
+            if (o.record.range().overlaps(r.range())) {
+                throw new RegistrationRefusedException(RegistrationRefusedException.Reason.NO_RANGE_LEFT, "the PBN range " + r.range()
+                        + " of new worker " + r.workerId() + " (" + r.nodeName() + ") overlaps worker " + o.record.workerId() + " ("
+                        + o.record.nodeName() + ", " + o.record.range() + "): holdfast.cluster.pbn-range-size was changed after workers"
+                        + " registered; set it back to " + o.record.range().size());
+            }
+        }
+    }
+
+    /** Throws {@link RegistrationRefusedException} (invalid node name) unless {@code nodeName} matches {@link #NODE_NAME}. */
+    public static void checkNodeName(String nodeName) {
+        if (nodeName == null || !NODE_NAME.matcher(nodeName).matches()) {
+            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.INVALID_NODE_NAME, "node name '" + nodeName
+                    + "' is not 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter or digit); set"
+                    + " holdfast.store.s3.node on the worker");
+        }
     }
 
     private PbnRange rangeOf(long workerId) {

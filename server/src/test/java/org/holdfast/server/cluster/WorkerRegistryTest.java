@@ -179,6 +179,22 @@ class WorkerRegistryTest {
     }
 
     @Test
+    void register_afterTheRangeSizeWasLowered_refusesARangeOverlappingAStoredOneAndTheMasterStillStarts() {
+        WorkerRegistry before = registry(); // ranges of 2^20
+        before.register("w1", "x", CAP, "v");
+        WorkerRecord w2 = before.register("w2", "x", CAP, "v");
+        // an operator lowers holdfast.cluster.pbn-range-size; the docs say a new size applies only to new workers
+        MembershipSettings halved = new MembershipSettings(settings.heartbeatInterval(), settings.lateAfter(), settings.lostAfter(),
+                settings.firstPbn(), settings.rangeSize() / 2);
+        WorkerRegistry after = new WorkerRegistry(store, halved, clock);
+        assertThatThrownBy(() -> after.register("w3", "x", CAP, "v")).isInstanceOf(RegistrationRefusedException.class)
+                .hasMessageContaining("overlaps").hasMessageContaining("holdfast.cluster.pbn-range-size");
+        assertThat(store.workers()).as("nothing stored").hasSize(2);
+        assertThat(after.workers()).extracting(WorkerView::range).contains(w2.range()).hasSize(2);
+        assertThat(new WorkerRegistry(store, halved, clock).workers()).as("the master still starts").hasSize(2);
+    }
+
+    @Test
     void constructor_overlappingStoredRanges_refusesToStart() {
         store.put(new WorkerRecord(1, "a", 1, new PbnRange(100, 200), 0, 0));
         store.put(new WorkerRecord(2, "b", 1, new PbnRange(150, 250), 0, 0));

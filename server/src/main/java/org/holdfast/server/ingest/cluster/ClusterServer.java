@@ -44,6 +44,8 @@ public final class ClusterServer implements AutoCloseable {
     static final int BEFORE_REGISTER_BYTES = 4096;
     /** Most connections open at once; more are closed at once (a cluster has a handful of workers). */
     static final int MAX_CONNECTIONS = 256;
+    /** Most connections open at once from one address: connecting needs no token, so one address must not take every slot. */
+    static final int MAX_PER_SOURCE = 32;
 
     /** Where to listen, TLS (null: plain TCP, labs only), and the version REGISTERED names. */
     public record Settings(String host, int port, IngestTls tls, String masterVersion) {
@@ -81,9 +83,10 @@ public final class ClusterServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        if (connections.size() >= MAX_CONNECTIONS) {
-                            LOG.log(System.Logger.Level.WARNING, "refused a cluster connection from {0}: {1} are open already",
-                                    ch.remoteAddress(), MAX_CONNECTIONS);
+                        if (connections.size() >= MAX_CONNECTIONS || fromSource(ch) >= MAX_PER_SOURCE) {
+                            LOG.log(System.Logger.Level.WARNING, "refused a cluster connection from {0}: {1} are open already"
+                                    + " (at most {2}, {3} from one address)", ch.remoteAddress(), connections.size(), MAX_CONNECTIONS,
+                                    MAX_PER_SOURCE);
                             ch.close();
                             return;
                         }
@@ -112,6 +115,12 @@ public final class ClusterServer implements AutoCloseable {
         }
         LOG.log(System.Logger.Level.INFO, "listening for workers on {0} ({1})", serverChannel.localAddress(),
                 settings.tls() != null ? "TLS" : "plain TCP, no TLS");
+    }
+
+    /** Open connections from the address {@code ch} comes from. */
+    private long fromSource(SocketChannel ch) {
+        java.net.InetAddress source = ch.remoteAddress().getAddress();
+        return connections.stream().filter(c -> c.remoteAddress() instanceof InetSocketAddress a && a.getAddress().equals(source)).count();
     }
 
     /** The bound port (useful with port 0); 0 before start. */

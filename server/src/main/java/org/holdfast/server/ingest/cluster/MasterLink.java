@@ -5,7 +5,9 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.FrameDecoder;
@@ -19,6 +21,7 @@ import org.holdfast.server.cluster.RegistrationRefusedException;
 import org.holdfast.server.cluster.WorkerCapacity;
 import org.holdfast.server.cluster.WorkerLoad;
 import org.holdfast.server.cluster.WorkerRecord;
+import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.security.AccessPrincipal;
 import org.holdfast.server.security.AuditEvent;
 import org.holdfast.server.security.AuthenticationFailedException;
@@ -36,11 +39,16 @@ import org.holdfast.server.security.Role;
  */
 final class MasterLink extends ChannelInboundHandlerAdapter {
     private static final System.Logger LOG = System.getLogger(MasterLink.class.getName());
+    /** Heartbeats a worker may send at once beyond twice its rate (a stalled worker's fixed-rate timer catches up in a burst). */
+    static final int HEARTBEAT_BURST = 32;
 
     private final ClusterServer server;
     private final FrameDecoder decoder;
     private ChannelHandlerContext ctx;
     private boolean registerSeen; // event loop only
+    private ScheduledFuture<?> registerDeadline; // event loop only
+    private double heartbeatCredit = HEARTBEAT_BURST; // event loop only: each heartbeat queues work on the lane all workers share
+    private long creditNanos; // event loop only
     private String token; // lane only
     private WorkerRecord record; // lane only; null until registered
     private volatile boolean closing;
@@ -53,6 +61,20 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
+    }
+
+    /** A connection that has not sent all of REGISTER within lost-after is dropped: a byte now and then must not hold a slot. */
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+        long millis = server.registry().settings().lostAfter().toMillis();
+        registerDeadline = ctx.executor().schedule(() -> {
+            if (!registerSeen) {
+                fail(ErrorCode.BAD_STATE, "no REGISTER within " + millis + " ms of connecting (holdfast.cluster.lost-after); a worker"
+                        + " sends it at once: check that this is a worker, and the network between it and the master");
+            }
+        }, millis, TimeUnit.MILLISECONDS);
+        creditNanos = System.nanoTime();
+        super.channelActive(ctx);
     }
 
     @Override
@@ -70,6 +92,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
                 registerSeen = true;
                 onLane(() -> register(r));
             } else if (m instanceof Heartbeat h) {
+                takeHeartbeatCredit();
                 onLane(() -> heartbeat(h));
             } else {
                 throw new ProtocolException(ErrorCode.BAD_STATE, m.type() + " is not sent to a master's cluster port"
@@ -78,6 +101,20 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         } finally {
             ReferenceCountUtil.release(msg);
         }
+    }
+
+    /** Refuses heartbeats beyond twice the agreed rate plus {@link #HEARTBEAT_BURST}, so a flood cannot grow the lane's queue. */
+    private void takeHeartbeatCredit() {
+        long now = System.nanoTime();
+        long interval = server.registry().settings().heartbeatInterval().toNanos();
+        heartbeatCredit = Math.min(HEARTBEAT_BURST, heartbeatCredit + (now - creditNanos) * 2.0 / interval);
+        creditNanos = now;
+        if (heartbeatCredit < 1) {
+            throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, "heartbeats arrive faster than twice per heartbeat interval ("
+                    + server.registry().settings().heartbeatInterval().toMillis() + " ms, holdfast.cluster.heartbeat-interval); a"
+                    + " Holdfast worker sends one per interval: check what connects with this worker token");
+        }
+        heartbeatCredit -= 1;
     }
 
     private void onLane(Runnable r) {
@@ -104,6 +141,11 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             throw new ProtocolException(ErrorCode.UNSUPPORTED_VERSION, "this master speaks cluster protocol version "
                     + Register.CLUSTER_VERSION + ", the worker " + r.nodeName() + " version " + r.clusterVersion()
                     + "; run the same Holdfast version on master and workers");
+        }
+        try {
+            WorkerRegistry.checkNodeName(r.nodeName()); // before anything logs or audits the name: it may hold line breaks
+        } catch (RegistrationRefusedException e) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, e.getMessage());
         }
         AccessPrincipal p = authenticate(r.token(), r.nodeName(), "cluster.register");
         WorkerRecord w;
@@ -209,6 +251,9 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         closing = true;
+        if (registerDeadline != null) {
+            registerDeadline.cancel(false);
+        }
         try {
             server.lane().execute(() -> {
                 if (record != null) {

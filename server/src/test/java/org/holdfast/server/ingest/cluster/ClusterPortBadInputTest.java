@@ -264,13 +264,20 @@ class ClusterPortBadInputTest {
     }
 
     @Test
+    void register_nodeNameWithALineBreakAndNoToken_isRefusedBeforeTheNameReachesTheLogOrAudit() throws IOException {
+        // an outsider without a token must not write lines of its choosing into the master's log and audit
+        assertRefused(frame(register("w1\nSEVERE: forged", "")), ErrorCode.BAD_FRAME, "node name");
+        assertThat(audit).isEmpty();
+    }
+
+    @Test
     void connect_overTheConnectionMaximum_isClosedAtOnceAndTheOthersStayOpen() throws IOException {
         List<Socket> open = new ArrayList<>();
         try {
-            for (int i = 0; i < ClusterServer.MAX_CONNECTIONS; i++) {
-                open.add(new Socket("127.0.0.1", server.port()));
+            for (int i = 0; i < ClusterServer.MAX_CONNECTIONS; i++) { // from 127.0.0.1, .2, ...: under the per-address maximum
+                open.add(connectFrom("127.0.0." + (1 + i / ClusterServer.MAX_PER_SOURCE)));
             }
-            try (Socket extra = new Socket("127.0.0.1", server.port())) {
+            try (Socket extra = connectFrom("127.0.0.250")) {
                 extra.setSoTimeout(10_000);
                 assertThat(extra.getInputStream().read()).as("the connection over the maximum is closed").isEqualTo(-1);
             }
@@ -284,6 +291,98 @@ class ClusterPortBadInputTest {
             }
         }
         assertThat(registry.workers()).isEmpty();
+    }
+
+    @Test
+    void register_dribbledOneByteAtATime_isDroppedWithinLostAfter() throws IOException {
+        // an outsider without a token keeps a slot (of 256) by never finishing REGISTER: one byte now and then resets the idle timer
+        byte[] reg = frame(register("w1", workerToken));
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            java.io.PushbackInputStream in = new java.io.PushbackInputStream(s.getInputStream());
+            s.setSoTimeout(1000);
+            boolean answered = false;
+            for (int i = 0; i < 8 && !answered; i++) { // 8 s, lost-after is 3 s
+                try {
+                    s.getOutputStream().write(reg[i]);
+                    s.getOutputStream().flush();
+                } catch (IOException closed) {
+                    answered = true;
+                    break;
+                }
+                try {
+                    int b = in.read();
+                    if (b >= 0) {
+                        in.unread(b);
+                    }
+                    answered = true;
+                } catch (java.net.SocketTimeoutException stillOpen) {
+                    // the master still waits for the rest
+                }
+            }
+            assertThat(answered).as("the master drops a connection that has not sent REGISTER within lost-after").isTrue();
+            s.setSoTimeout(10_000);
+            assertThat(readUntilClosed(in)).singleElement().isInstanceOfSatisfying(ErrorMessage.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.BAD_STATE);
+                assertThat(e.message()).contains("no REGISTER");
+            });
+        }
+        assertThat(registry.workers()).isEmpty();
+    }
+
+    @Test
+    void heartbeats_flood_isRefusedLimitExceededAndTheWorkerIsLost() throws IOException {
+        // every heartbeat queues a token check on the one lane all workers share: a flood must not queue without bound
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(frame(register("w1", workerToken)));
+            assertThat(read(s.getInputStream(), 1)).singleElement().isInstanceOf(Registered.class);
+            java.io.ByteArrayOutputStream flood = new java.io.ByteArrayOutputStream();
+            int sent = 2000;
+            for (int i = 0; i < sent; i++) {
+                flood.writeBytes(frame(new Heartbeat(i, 0, 0, 0, 0)));
+            }
+            s.getOutputStream().write(flood.toByteArray());
+            s.getOutputStream().flush();
+            List<Message> answers = readUntilClosed(s.getInputStream());
+            assertThat(answers).as("acknowledged before the refusal").hasSizeLessThan(sent / 10);
+            assertThat(answers.get(answers.size() - 1)).isInstanceOfSatisfying(ErrorMessage.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.LIMIT_EXCEEDED);
+                assertThat(e.message()).contains("heartbeats");
+            });
+        }
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
+                .until(() -> registry.workers().get(0).state() == MemberState.LOST);
+    }
+
+    @Test
+    void connect_overThePerAddressMaximum_isClosedAndAWorkerFromAnotherAddressStillRegisters() throws IOException {
+        // one address (an outsider needs no token to connect) must not hold all 256 slots and lock the workers out
+        List<Socket> open = new ArrayList<>();
+        try {
+            for (int i = 0; i < ClusterServer.MAX_PER_SOURCE; i++) {
+                open.add(new Socket("127.0.0.1", server.port()));
+            }
+            try (Socket extra = new Socket("127.0.0.1", server.port())) {
+                extra.setSoTimeout(5_000);
+                assertThat(extra.getInputStream().read()).as("the connection over the per-address maximum is closed").isEqualTo(-1);
+            }
+            try (Socket worker = connectFrom("127.0.0.2")) {
+                worker.setSoTimeout(10_000);
+                worker.getOutputStream().write(frame(register("w1", workerToken)));
+                assertThat(read(worker.getInputStream(), 1)).singleElement().isInstanceOf(Registered.class);
+            }
+        } finally {
+            for (Socket s : open) {
+                s.close();
+            }
+        }
+    }
+
+    private Socket connectFrom(String localAddress) throws IOException {
+        Socket s = new Socket();
+        s.bind(new InetSocketAddress(localAddress, 0));
+        s.connect(new InetSocketAddress("127.0.0.1", server.port()), 5000);
+        return s;
     }
 
     @Test
