@@ -54,6 +54,7 @@ public final class ClusterServer implements AutoCloseable {
     private final TokenAuthenticator tokens;
     private final AuditLog audit;
     private final ChannelGroup connections = new DefaultChannelGroup("holdfast-cluster", GlobalEventExecutor.INSTANCE);
+    private final DedupLinks dedupLinks = new DedupLinks();
     private final ExecutorService lane = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-cluster-lane", true));
     private EventLoopGroup boss;
     private EventLoopGroup loops;
@@ -134,6 +135,11 @@ public final class ClusterServer implements AutoCloseable {
 
     AuditLog audit() {
         return audit;
+    }
+
+    /** The registered workers' dedup links (the master's remote dedup workers). */
+    public DedupLinks dedupLinks() {
+        return dedupLinks;
     }
 
     ExecutorService lane() {

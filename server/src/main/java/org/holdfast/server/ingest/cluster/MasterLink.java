@@ -43,6 +43,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     private boolean registerSeen; // event loop only
     private String token; // lane only
     private WorkerRecord record; // lane only; null until registered
+    private volatile DedupLink dedup; // null until registered
     private volatile boolean closing;
 
     MasterLink(ClusterServer server, FrameDecoder decoder) {
@@ -125,7 +126,14 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
                 w.nodeName(), address(), w.epoch(), Long.toString(w.range().first()), Long.toString(w.range().limit()));
         ctx.writeAndFlush(new Registered(w.workerId(), w.epoch(), w.range().first(), w.range().limit(),
                 Math.toIntExact(server.registry().settings().heartbeatInterval().toMillis()), server.settings().masterVersion()));
-        ctx.executor().execute(() -> decoder.resume(ctx.pipeline().context(decoder)));
+        DedupLink link = new DedupLink(w.nodeName(), ctx.channel(), server.registry().settings().lostAfter());
+        dedup = link;
+        ctx.executor().execute(() -> {
+            // the worker's dedup answers are taken before this handler sees them
+            ctx.pipeline().addBefore(ctx.name(), "dedup", link.answers());
+            server.dedupLinks().add(w.workerId(), link);
+            decoder.resume(ctx.pipeline().context(decoder));
+        });
     }
 
     private void heartbeat(Heartbeat h) {
@@ -210,6 +218,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         closing = true;
         try {
+            DedupLink link = dedup;
+            if (link != null) {
+                server.dedupLinks().remove(link);
+            }
             server.lane().execute(() -> {
                 if (record != null) {
                     server.registry().disconnected(record.workerId(), record.epoch());
