@@ -25,6 +25,17 @@ public final class DedupLinks {
         links.values().remove(link);
     }
 
+    /** The ids of the workers whose link is up now. */
+    public java.util.Set<Long> upIds() {
+        java.util.Set<Long> ids = new java.util.TreeSet<>();
+        links.forEach((id, link) -> {
+            if (link.isUp()) {
+                ids.add(id);
+            }
+        });
+        return ids;
+    }
+
     /** Proxies for the links that are up now, numbered 0..n-1 in worker-id order. */
     public List<RemoteDedupWorker> workers() {
         List<RemoteDedupWorker> l = new ArrayList<>();

@@ -43,6 +43,7 @@ class RemoteClusterFingerprintIndexTest extends FingerprintIndexContractTest {
     private static final int WORKERS = 2;
     private final List<AutoCloseable> opened = new ArrayList<>();
     private ClusterServer server;
+    private WorkerRegistry registry;
     private final List<LocalDedupWorker> engines = new ArrayList<>();
 
     @Override
@@ -52,7 +53,7 @@ class RemoteClusterFingerprintIndexTest extends FingerprintIndexContractTest {
             opened.add(db::close);
             ApiTokens tokens = new ApiTokens(new RocksCredentialStore(db), Clock.systemUTC(), AuditLog.NONE);
             ServerCertificate cert = ServerCertificateLoader.load(TlsSettings.selfSigned(dir.resolve("tls")));
-            WorkerRegistry registry = new WorkerRegistry(new ClusterStore(db), new MembershipSettings(Duration.ofMillis(500),
+            registry = new WorkerRegistry(new ClusterStore(db), new MembershipSettings(Duration.ofMillis(500),
                     Duration.ofSeconds(10), Duration.ofSeconds(20), MembershipSettings.DEFAULT_FIRST_PBN,
                     MembershipSettings.DEFAULT_RANGE_SIZE), Clock.systemUTC());
             server = new ClusterServer(new ClusterServer.Settings("127.0.0.1", 0, IngestTls.of(cert.privateKey(), cert.chain(), "auto"),
@@ -132,5 +133,31 @@ class RemoteClusterFingerprintIndexTest extends FingerprintIndexContractTest {
                     .rootCause().hasMessageContaining("is lost").hasMessageContaining("run it again once the worker is back");
         }
         assertThat(pbns).containsOnly(0L);
+    }
+
+    @Test
+    void remoteIndex_workerAway_backupsUseTheOthersAndForgetIsRefused() throws Exception {
+        index();
+        RemoteFingerprintIndex remote = new RemoteFingerprintIndex(server.dedupLinks(), registry, ClusterMode.NEAREST,
+                SungemFingerprintIndexTest.smallSettings());
+        byte[] f = fps(11, 10);
+        ((AutoCloseable) opened.get(0)).close(); // worker w1's connector
+        await().atMost(Duration.ofSeconds(10)).until(() -> server.dedupLinks().workers().size() == WORKERS - 1);
+        try (DedupStream s = remote.openStream("v")) {
+            long[] pbns = new long[10];
+            s.lookup(f, 10, pbns);
+            assertThat(pbns).containsOnly(0L);
+        }
+        assertThatThrownBy(() -> remote.forgetAll(new long[] {5}, f, 1)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("cannot free blocks while dedup worker w1").hasMessageContaining("bring the worker back");
+    }
+
+    @Test
+    void remoteIndex_noWorkerConnected_openStreamSaysWhatToDo() {
+        index();
+        RemoteFingerprintIndex remote = new RemoteFingerprintIndex(new DedupLinks(), registry, ClusterMode.NEAREST,
+                SungemFingerprintIndexTest.smallSettings());
+        assertThatThrownBy(() -> remote.openStream("v")).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("no dedup worker is connected to this master").hasMessageContaining("holdfast.cluster.role=worker");
     }
 }
