@@ -15,6 +15,7 @@ import org.holdfast.server.engine.LazyDedupWorker;
 import org.holdfast.server.engine.LocalDedupWorker;
 import org.holdfast.server.ingest.IngestTls;
 import org.holdfast.server.ingest.cluster.ClusterServer;
+import org.holdfast.server.ingest.cluster.DedupLinks;
 import org.holdfast.server.ingest.cluster.MasterTrust;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
 import org.holdfast.server.security.AuditLog;
@@ -64,11 +65,22 @@ public class ClusterConfiguration {
     @ConditionalOnProperty(name = ROLE, havingValue = "master")
     ClusterServer clusterServer(WorkerRegistry registry, HoldfastProperties props, ObjectProvider<ServerCertificate> certificate,
                                 ObjectProvider<TokenAuthenticator> tokens, ObjectProvider<AuditLog> audit,
-                                ObjectProvider<BuildProperties> build) {
+                                ObjectProvider<BuildProperties> build, DedupLinks dedupLinks) {
         ServerCertificate cert = certificate.getIfAvailable(); // absent with holdfast.tls.enabled=false
         IngestTls tls = cert == null ? null : IngestTls.of(cert.privateKey(), cert.chain(), props.tls().engine());
         return new ClusterServer(new ClusterServer.Settings(props.cluster().host(), props.cluster().port(), tls, version(build)),
-                registry, tokens.getIfAvailable(() -> CoreConfiguration.NO_TOKEN_STORE), audit.getIfAvailable(() -> AuditLog.NONE));
+                registry, tokens.getIfAvailable(() -> CoreConfiguration.NO_TOKEN_STORE), audit.getIfAvailable(() -> AuditLog.NONE),
+                dedupLinks);
+    }
+
+    /**
+     * The registered workers' dedup links: a bean of its own so that the dedup index does not need the
+     * cluster port (which needs the audit log, which needs GC, which needs the index).
+     */
+    @Bean
+    @ConditionalOnProperty(name = ROLE, havingValue = "master")
+    DedupLinks dedupLinks() {
+        return new DedupLinks();
     }
 
     @Bean

@@ -9,7 +9,7 @@ import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.engine.ShadowedFingerprintIndex;
 import org.holdfast.server.engine.SungemFingerprintIndex;
 import org.holdfast.server.engine.SungemSettings;
-import org.holdfast.server.ingest.cluster.ClusterServer;
+import org.holdfast.server.ingest.cluster.DedupLinks;
 import org.holdfast.server.ingest.cluster.RemoteFingerprintIndex;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.MetadataDb;
@@ -69,13 +69,13 @@ public class DedupEngineConfiguration {
 
     @Bean(destroyMethod = "close")
     FingerprintIndex sungemFingerprintIndex(DataDirectory dir, SungemProperties props, HoldfastProperties holdfast,
-            Clock clock, MetadataDb db, org.springframework.core.env.Environment env, ObjectProvider<ClusterServer> clusterServer,
+            Clock clock, MetadataDb db, org.springframework.core.env.Environment env, ObjectProvider<DedupLinks> dedupLinks,
             ObjectProvider<WorkerRegistry> registry) {
         HoldfastProperties.Dedup dedup = holdfast.dedup();
         boolean cluster = "cluster".equals(dedup.engine());
         // a master uses its registered workers; a standalone server runs the workers in its own process
-        FingerprintIndex engine = cluster && clusterServer.getIfAvailable() != null
-                ? new RemoteFingerprintIndex(clusterServer.getObject().dedupLinks(), registry.getObject(), dedup.cluster().clusterMode(),
+        FingerprintIndex engine = cluster && dedupLinks.getIfAvailable() != null
+                ? new RemoteFingerprintIndex(dedupLinks.getObject(), registry.getObject(), dedup.cluster().clusterMode(),
                         props.toSettings())
                 : cluster ? ClusterFingerprintIndex.inProcess(dir.root(), dedup.cluster().workers(), dedup.cluster().clusterMode(),
                         props.toSettings(), clock)

@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -64,21 +63,7 @@ class ClusterDedupProcessTest {
         assertThat(issued.statusCode()).as(issued.body()).isEqualTo(201);
         Path tokenFile = Files.writeString(work.resolve("worker.token"), JSON.readTree(issued.body()).get("token").asText() + "\n");
 
-        List<CompletableFuture<ServerProcess>> starting = new ArrayList<>();
-        for (int i = 0; i < WORKERS; i++) {
-            Map<String, String> p = new HashMap<>(SMALL_ENGINE);
-            p.put("holdfast.cluster.role", "worker");
-            p.put("holdfast.cluster.host", "127.0.0." + (3 + i));
-            p.put("holdfast.cluster.master", "127.0.0.2:" + clusterPort);
-            p.put("holdfast.cluster.master-fingerprint", master.fingerprint().toString());
-            p.put("holdfast.cluster.token-file", tokenFile.toString());
-            p.put("holdfast.store.s3.node", "dedup-" + (i + 1));
-            Path dir = work.resolve("worker-" + (i + 1));
-            starting.add(CompletableFuture.supplyAsync(() -> ServerProcess.startWithHeap(dir, "sungem", p, LOGS, "256m")));
-        }
-        for (CompletableFuture<ServerProcess> f : starting) {
-            workers.add(f.join());
-        }
+        workers.addAll(ClusterProcessTest.startWorkers(work, master, clusterPort, tokenFile, "dedup-", WORKERS, SMALL_ENGINE, LOGS));
         long deadline = System.nanoTime() + 60_000_000_000L;
         JsonNode listed = upWorkers();
         while (System.nanoTime() < deadline && !(listed.size() == WORKERS
@@ -106,7 +91,7 @@ class ClusterDedupProcessTest {
         assertThat(second.newBlocks()).as("the workers found the duplicates: %s", second).isLessThan(blocks / 50);
         new RestoreCheck(agent, work).assertRestores(master, "vol-again", second.snapshotId(), source, BLOCK);
         for (int i = 0; i < WORKERS; i++) {
-            assertThat(work.resolve("worker-" + (i + 1)).resolve("data").resolve("dedup-worker")).as("worker %d holds an index", i + 1).isDirectory();
+            assertThat(work.resolve("dedup-" + (i + 1)).resolve("data").resolve("dedup-worker")).as("worker %d holds an index", i + 1).isDirectory();
         }
     }
 }

@@ -67,9 +67,7 @@ public final class RemoteFingerprintIndex implements FingerprintIndex {
 
     @Override
     public void forget(long pbn, byte[] fps, int off) {
-        byte[] one = new byte[32];
-        System.arraycopy(fps, off, one, 0, 32);
-        forgetAll(new long[] {pbn}, one, 1);
+        forgetAll(new long[] {pbn}, java.util.Arrays.copyOfRange(fps, off, off + 32), 1);
     }
 
     @Override
