@@ -7,9 +7,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * A {@link DedupWorker} in the master's process: its own {@link SungemFingerprintIndex} in its own
- * directory, one {@link SungemDedupStream} per master stream. The worker side of a remote worker
- * will be this class behind a transport. We own the engine and close it.
+ * A {@link DedupWorker} with its own {@link SungemFingerprintIndex} in its own directory, one
+ * {@link SungemDedupStream} per master stream: in the master's process (in-process workers), or in a
+ * worker process behind its link to the master (remote workers). We own the engine and close it.
  *
  * <p>Lookup is the standalone lookup (SFI probe, containers, extension of matches, the stream's
  * recent containers as pseudo-hit anchors) plus the run length of each hit. Record hands the

@@ -29,7 +29,9 @@ import org.holdfast.server.security.Role;
  * registry's answer), then HEARTBEATs, each answered with HEARTBEAT_ACK. Anything else, a bad
  * token or a refused registration is answered with ERROR and the connection is closed; the worker
  * then stays (or becomes) lost. The token is checked again on every heartbeat, so a revoked
- * token ends the membership within one interval.
+ * token ends the membership within one interval. Once registered, the connection also carries the
+ * master's dedup calls: a {@link DedupLink} (in {@link ClusterServer#dedupLinks()}) whose handler
+ * takes the worker's answers before this one.
  *
  * <p>Threads: Netty's event loop decodes and writes; token checks and registry calls run on the
  * server's lane in arrival order. {@link #record} is written and read only on the lane.

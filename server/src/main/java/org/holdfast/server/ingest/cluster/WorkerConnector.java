@@ -56,7 +56,9 @@ import org.holdfast.server.engine.DedupWorker;
  * attempt, so a replaced token needs no restart), then a HEARTBEAT every interval REGISTERED named.
  * Whenever the connection fails or ends it tries again after a backoff that doubles from
  * {@code minBackoff} to {@code maxBackoff} and starts over after a registration. Every failure is
- * logged once per attempt with what to do about it. One event loop thread does all of it.
+ * logged once per attempt with what to do about it. One event loop thread does all of it. With a
+ * {@link DedupWorker}, each registered connection also serves the master's dedup calls
+ * ({@link DedupService}, its own thread).
  */
 public final class WorkerConnector implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(WorkerConnector.class.getName());
