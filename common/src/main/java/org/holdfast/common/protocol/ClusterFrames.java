@@ -15,6 +15,8 @@ import io.netty.buffer.ByteBufUtil;
  *  HEARTBEAT     | sequence:u64 | loadMilli:u32 | heapUsedBytes:u64 | heapMaxBytes:u64 | diskFreeBytes:u64 |
  *  HEARTBEAT_ACK | sequence:u64 |
  * </pre>
+ *
+ * <p>The dedup frames (0x44-0x4A) are in {@link DedupFrames}.
  */
 final class ClusterFrames {
     private ClusterFrames() {
@@ -28,7 +30,7 @@ final class ClusterFrames {
             case REGISTERED -> 4 + 8 + 8 + 8 + 4 + 2 + ProtocolLimits.MAX_SERVER_VERSION;
             case HEARTBEAT -> 8 + 4 + 8 + 8 + 8;
             case HEARTBEAT_ACK -> 8;
-            default -> throw new IllegalArgumentException(type + " is not a cluster frame");
+            default -> DedupFrames.maxBody(type);
         };
     }
 
@@ -42,7 +44,7 @@ final class ClusterFrames {
             case REGISTERED -> 4 + 8 + 8 + 8 + 4 + str(((Registered) m).masterVersion());
             case HEARTBEAT -> 8 + 4 + 8 + 8 + 8;
             case HEARTBEAT_ACK -> 8;
-            default -> throw new IllegalArgumentException(m.type() + " is not a cluster frame");
+            default -> DedupFrames.bodyBytes(m);
         };
     }
 
@@ -81,7 +83,7 @@ final class ClusterFrames {
                 out.writeLong(h.diskFreeBytes());
             }
             case HEARTBEAT_ACK -> out.writeLong(((HeartbeatAck) m).sequence());
-            default -> throw new IllegalArgumentException(m.type() + " is not a cluster frame");
+            default -> DedupFrames.writeBody(m, out);
         }
     }
 
@@ -99,7 +101,7 @@ final class ClusterFrames {
             case HEARTBEAT -> new Heartbeat(FrameDecoder.u64(b, "sequence"), FrameDecoder.u32(b, "loadMilli"),
                     FrameDecoder.u64(b, "heapUsedBytes"), FrameDecoder.u64(b, "heapMaxBytes"), FrameDecoder.u64(b, "diskFreeBytes"));
             case HEARTBEAT_ACK -> new HeartbeatAck(FrameDecoder.u64(b, "sequence"));
-            default -> throw new IllegalArgumentException(type + " is not a cluster frame");
+            default -> DedupFrames.parseBody(type, b);
         };
     }
 }

@@ -343,7 +343,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             case RUN_REPORT -> RunReport.FIXED_BYTES + ProtocolLimits.MAX_VOLUME_NAME + ProtocolLimits.MAX_RUN_TRIGGER
                     + ProtocolLimits.MAX_RUN_MESSAGE;
             case RUN_RECORDED -> 0;
-            case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK -> ClusterFrames.maxBody(type);
+            case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK,
+                    DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED -> ClusterFrames.maxBody(type);
         };
     }
 
@@ -444,7 +445,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                 return parseRunReport(b);
             case RUN_RECORDED:
                 return RunRecorded.INSTANCE;
-            case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK:
+            case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK,
+                    DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED:
                 return ClusterFrames.parseBody(type, b);
             default:
                 throw new ProtocolException(ErrorCode.BAD_FRAME, "no decoding for " + type);
@@ -723,7 +725,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         return v;
     }
 
-    private static int count(ByteBuf b, int max, String field, int min) {
+    static int count(ByteBuf b, int max, String field, int min) {
         long n = u32(b, field);
         if (n > max) {
             throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, field + " " + n + " is over its limit " + max);

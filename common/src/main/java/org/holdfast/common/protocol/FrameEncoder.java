@@ -97,7 +97,8 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
             }
             case RUN_RECORDED:
                 return 0;
-            case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK:
+            case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK,
+                    DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED:
                 return ClusterFrames.bodyBytes(m);
             default:
                 throw new IllegalArgumentException("no encoding for " + m.type());
@@ -265,7 +266,8 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
             case RUN_RECORDED -> {
                 // empty body
             }
-            case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK -> ClusterFrames.writeBody(m, out);
+            case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK,
+                    DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED -> ClusterFrames.writeBody(m, out);
             default -> throw new IllegalArgumentException("no encoding for " + m.type());
         }
     }

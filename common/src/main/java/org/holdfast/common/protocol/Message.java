@@ -11,7 +11,8 @@ package org.holdfast.common.protocol;
 public sealed interface Message
         permits Hello, HelloOk, ErrorMessage, BackupBegin, BackupReady, Entries, Need, Blocks, Commit,
         Committed, Abort, ListSnapshots, SnapshotList, Restore, RestoreInfo, RestoreData, RestoreEnd,
-        RunReport, RunRecorded, Register, Registered, Heartbeat, HeartbeatAck {
+        RunReport, RunRecorded, Register, Registered, Heartbeat, HeartbeatAck,
+        DedupLookup, DedupAnswer, DedupRecord, DedupForget, DedupControl, DedupDone, DedupFailed {
 
     /** The frame type this message travels as. */
     MessageType type();

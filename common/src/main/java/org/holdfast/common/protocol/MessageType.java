@@ -25,7 +25,15 @@ public enum MessageType {
     REGISTER(0x40),
     REGISTERED(0x41),
     HEARTBEAT(0x42),
-    HEARTBEAT_ACK(0x43);
+    HEARTBEAT_ACK(0x43),
+    /** The dedup calls on the worker link (remote dedup workers). */
+    DEDUP_LOOKUP(0x44),
+    DEDUP_ANSWER(0x45),
+    DEDUP_RECORD(0x46),
+    DEDUP_FORGET(0x47),
+    DEDUP_CONTROL(0x48),
+    DEDUP_DONE(0x49),
+    DEDUP_FAILED(0x4A);
 
     private static final MessageType[] BY_CODE = new MessageType[256];
 

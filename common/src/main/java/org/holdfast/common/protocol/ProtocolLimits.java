@@ -47,6 +47,9 @@ public final class ProtocolLimits {
     /** Longest REGISTER nodeName, in UTF-8 bytes (the worker's node name, also used in object keys). */
     public static final int MAX_NODE_NAME = 64;
 
+    /** Most entries in one dedup frame on the worker link (a Sungem input segment is at most 65536). */
+    public static final int MAX_DEDUP_ENTRIES = 65_536;
+
     /** Longest RUN_REPORT trigger, in UTF-8 bytes. */
     public static final int MAX_RUN_TRIGGER = 32;
     /** Longest RUN_REPORT message, in UTF-8 bytes. */

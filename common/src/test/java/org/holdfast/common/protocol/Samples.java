@@ -77,6 +77,21 @@ final class Samples {
                 new Registered(0xffffffffL, Long.MAX_VALUE, 0, Long.MAX_VALUE, Integer.MAX_VALUE, ""),
                 new Heartbeat(0, 1500, 1L << 20, 1L << 30, 1L << 40),
                 new Heartbeat(Long.MAX_VALUE, Heartbeat.UNKNOWN_LOAD, 0, 0, 0),
-                new HeartbeatAck(Long.MAX_VALUE));
+                new HeartbeatAck(Long.MAX_VALUE),
+                new DedupLookup(1, 2, 2, fp64()),
+                new DedupAnswer(3, 2, new long[] {0, 77}, new int[] {0, 1}, new long[] {1, 2, 3, 4, 5, 6, 7}),
+                new DedupRecord(4, 2, 2, 1, fp64(), new long[] {0, 78}, new boolean[] {false, true}),
+                new DedupForget(5, 2, new long[] {9, 10}, fp64()),
+                new DedupControl(6, DedupControl.END_STREAM, 2),
+                new DedupDone(7, new long[DedupFrames.LOAD_FIELDS]),
+                DedupFailed.of(8, "engine closed"));
+    }
+
+    private static byte[] fp64() {
+        byte[] b = new byte[64];
+        for (int i = 0; i < b.length; i++) {
+            b[i] = (byte) (i * 7 + 1);
+        }
+        return b;
     }
 }

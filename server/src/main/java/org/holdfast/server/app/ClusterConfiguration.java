@@ -10,8 +10,12 @@ import org.holdfast.server.cluster.ClusterNode;
 import org.holdfast.server.cluster.ClusterSetupException;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.WorkerRegistry;
+import org.holdfast.server.engine.DedupWorker;
+import org.holdfast.server.engine.LazyDedupWorker;
+import org.holdfast.server.engine.LocalDedupWorker;
 import org.holdfast.server.ingest.IngestTls;
 import org.holdfast.server.ingest.cluster.ClusterServer;
+import org.holdfast.server.ingest.cluster.DedupLinks;
 import org.holdfast.server.ingest.cluster.MasterTrust;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
 import org.holdfast.server.security.AuditLog;
@@ -20,6 +24,7 @@ import org.holdfast.server.security.tls.ServerCertificate;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.MetadataDb;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.info.BuildProperties;
 import org.springframework.context.annotation.Bean;
@@ -60,11 +65,22 @@ public class ClusterConfiguration {
     @ConditionalOnProperty(name = ROLE, havingValue = "master")
     ClusterServer clusterServer(WorkerRegistry registry, HoldfastProperties props, ObjectProvider<ServerCertificate> certificate,
                                 ObjectProvider<TokenAuthenticator> tokens, ObjectProvider<AuditLog> audit,
-                                ObjectProvider<BuildProperties> build) {
+                                ObjectProvider<BuildProperties> build, DedupLinks dedupLinks) {
         ServerCertificate cert = certificate.getIfAvailable(); // absent with holdfast.tls.enabled=false
         IngestTls tls = cert == null ? null : IngestTls.of(cert.privateKey(), cert.chain(), props.tls().engine());
         return new ClusterServer(new ClusterServer.Settings(props.cluster().host(), props.cluster().port(), tls, version(build)),
-                registry, tokens.getIfAvailable(() -> CoreConfiguration.NO_TOKEN_STORE), audit.getIfAvailable(() -> AuditLog.NONE));
+                registry, tokens.getIfAvailable(() -> CoreConfiguration.NO_TOKEN_STORE), audit.getIfAvailable(() -> AuditLog.NONE),
+                dedupLinks);
+    }
+
+    /**
+     * The registered workers' dedup links: a bean of its own so that the dedup index does not need the
+     * cluster port (which needs the audit log, which needs GC, which needs the index).
+     */
+    @Bean
+    @ConditionalOnProperty(name = ROLE, havingValue = "master")
+    DedupLinks dedupLinks() {
+        return new DedupLinks();
     }
 
     @Bean
@@ -75,20 +91,37 @@ public class ClusterConfiguration {
 
     @Bean(destroyMethod = "close")
     @ConditionalOnProperty(name = ROLE, havingValue = "worker")
-    WorkerConnector workerConnector(HoldfastProperties props, DataDirectory dir, ObjectProvider<BuildProperties> build) {
-        return worker(props, dir.root(), version(build));
+    WorkerConnector workerConnector(HoldfastProperties props, DataDirectory dir, ObjectProvider<BuildProperties> build,
+                                    ObjectProvider<LazyDedupWorker> dedup) {
+        return worker(props, dir.root(), version(build), dedup.getIfAvailable());
+    }
+
+    /**
+     * The engine a worker serves the master's dedup calls with, in {@code dedup-worker} of its data
+     * directory (the worker's own index; the blocks stay on the master), opened at the first call.
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnExpression("'${" + ROLE + ":standalone}' == 'worker' && '${holdfast.dedup.engine:sungem}' != 'exact'")
+    LazyDedupWorker workerDedupEngine(DataDirectory dir, DedupEngineConfiguration.SungemProperties sungem, Clock holdfastClock) {
+        return new LazyDedupWorker(0, () -> new LocalDedupWorker(0, dir.root().resolve("dedup-worker"), sungem.toSettings(),
+                holdfastClock));
     }
 
     /** A worker's link from its settings; a setting that cannot work is a {@link ClusterSetupException} naming it. */
     static WorkerConnector worker(HoldfastProperties props, Path dataDir, String version) {
+        return worker(props, dataDir, version, null);
+    }
+
+    /** As {@link #worker(HoldfastProperties, Path, String)}, serving dedup calls with {@code dedup} (null: none). */
+    static WorkerConnector worker(HoldfastProperties props, Path dataDir, String version, DedupWorker dedup) {
         try {
-            return checkedWorker(props, dataDir, version);
+            return checkedWorker(props, dataDir, version, dedup);
         } catch (IllegalArgumentException e) {
             throw new ClusterSetupException(e.getMessage(), e);
         }
     }
 
-    private static WorkerConnector checkedWorker(HoldfastProperties props, Path dataDir, String version) {
+    private static WorkerConnector checkedWorker(HoldfastProperties props, Path dataDir, String version, DedupWorker dedup) {
         HoldfastProperties.Cluster c = props.cluster();
         String node = props.store().s3().node();
         if (node == null || node.isBlank()) {
@@ -127,7 +160,7 @@ public class ClusterConfiguration {
         }
         return new WorkerConnector(new WorkerConnector.Settings(c.master().substring(0, colon), port, c.host(), node, c.tokenFile(), trust,
                 props.tls().engine(), version, Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(30)),
-                new LoadProbe(dataDir));
+                new LoadProbe(dataDir), dedup);
     }
 
     @Bean

@@ -2,14 +2,18 @@ package org.holdfast.server.app;
 
 import java.time.Clock;
 import java.time.Duration;
+import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.engine.ClusterFingerprintIndex;
 import org.holdfast.server.engine.ExactFingerprintIndex;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.engine.ShadowedFingerprintIndex;
 import org.holdfast.server.engine.SungemFingerprintIndex;
 import org.holdfast.server.engine.SungemSettings;
+import org.holdfast.server.ingest.cluster.DedupLinks;
+import org.holdfast.server.ingest.cluster.RemoteFingerprintIndex;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.MetadataDb;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -65,10 +69,15 @@ public class DedupEngineConfiguration {
 
     @Bean(destroyMethod = "close")
     FingerprintIndex sungemFingerprintIndex(DataDirectory dir, SungemProperties props, HoldfastProperties holdfast,
-            Clock clock, MetadataDb db, org.springframework.core.env.Environment env) {
+            Clock clock, MetadataDb db, org.springframework.core.env.Environment env, ObjectProvider<DedupLinks> dedupLinks,
+            ObjectProvider<WorkerRegistry> registry) {
         HoldfastProperties.Dedup dedup = holdfast.dedup();
-        FingerprintIndex engine = "cluster".equals(dedup.engine())
-                ? ClusterFingerprintIndex.inProcess(dir.root(), dedup.cluster().workers(), dedup.cluster().clusterMode(),
+        boolean cluster = "cluster".equals(dedup.engine());
+        // a master uses its registered workers; a standalone server runs the workers in its own process
+        FingerprintIndex engine = cluster && dedupLinks.getIfAvailable() != null
+                ? new RemoteFingerprintIndex(dedupLinks.getObject(), registry.getObject(), dedup.cluster().clusterMode(),
+                        props.toSettings())
+                : cluster ? ClusterFingerprintIndex.inProcess(dir.root(), dedup.cluster().workers(), dedup.cluster().clusterMode(),
                         props.toSettings(), clock)
                 : new SungemFingerprintIndex(dir.root(), props.toSettings(), clock);
         if (env.getProperty("holdfast.dedup.shadow-exact", Boolean.class, false)) {

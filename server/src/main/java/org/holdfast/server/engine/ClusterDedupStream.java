@@ -92,15 +92,15 @@ final class ClusterDedupStream implements DedupStream {
 
     /** Broadcasts the entries, merges the answers into {@code m} and {@code pbns}; returns how many were resolved. */
     private long lookupInto(Merge m, byte[] fps, int count, long[] pbns) {
-        WorkerLookup request = new WorkerLookup(id, fps, count);
+        SegmentLookup request = new SegmentLookup(id, fps, count);
         int n = workers.size();
         @SuppressWarnings("unchecked")
-        CompletableFuture<WorkerAnswer>[] futures = new CompletableFuture[n];
+        CompletableFuture<SegmentAnswer>[] futures = new CompletableFuture[n];
         for (int w = 0; w < n; w++) {
             futures[w] = workers.get(w).lookup(request);
         }
         idx.lookupEntriesSent.add((long) count * n);
-        WorkerAnswer[] answers = new WorkerAnswer[n];
+        SegmentAnswer[] answers = new SegmentAnswer[n];
         for (int w = 0; w < n; w++) {
             answers[w] = futures[w].join();
             idx.noteLoad(answers[w].load());
@@ -262,7 +262,7 @@ final class ClusterDedupStream implements DedupStream {
         }
         for (int w = 0; w < n; w++) {
             if (involved[w]) {
-                pending[w] = workers.get(w).record(new WorkerRecord(id, fps, count, workerPbns[w], workerNew[w], placed[w]));
+                pending[w] = workers.get(w).record(new SegmentRecord(id, fps, count, workerPbns[w], workerNew[w], placed[w]));
                 idx.recordEntriesSent.add(count);
             }
         }

@@ -128,7 +128,7 @@ public final class ClusterFingerprintIndex implements FingerprintIndex {
     }
 
     /** Notes a worker's reported load. */
-    void noteLoad(WorkerLoad load) {
+    void noteLoad(DedupLoad load) {
         knownLoad.set(load.worker(), load.storedEntries());
     }
 
@@ -191,8 +191,8 @@ public final class ClusterFingerprintIndex implements FingerprintIndex {
     }
 
     /** The workers' loads and counters, in worker order. */
-    public List<WorkerLoad> workerLoads() {
-        List<WorkerLoad> l = new ArrayList<>(workers.size());
+    public List<DedupLoad> workerLoads() {
+        List<DedupLoad> l = new ArrayList<>(workers.size());
         for (DedupWorker w : workers) {
             l.add(w.load());
         }
@@ -224,7 +224,7 @@ public final class ClusterFingerprintIndex implements FingerprintIndex {
         long sfiHits = 0;
         long loaded = 0;
         long memory = 0;
-        for (WorkerLoad l : workerLoads()) {
+        for (DedupLoad l : workerLoads()) {
             sfiHits += l.sfiHits();
             loaded += l.containersLoaded();
             memory += l.memoryBytes();

@@ -18,10 +18,10 @@ public interface DedupWorker extends AutoCloseable {
     int id();
 
     /** Looks up the entries in this worker's SFI and containers, resolving hits and their neighbours (7.2.1). */
-    CompletableFuture<WorkerAnswer> lookup(WorkerLookup request);
+    CompletableFuture<SegmentAnswer> lookup(SegmentLookup request);
 
     /** Learns the outcome for the entries it holds and stores the misses routed to it (7.2.2, 7.2.3). */
-    CompletableFuture<Void> record(WorkerRecord request);
+    CompletableFuture<Void> record(SegmentRecord request);
 
     /** Forgets freed PBNs (their fingerprints packed in {@code fps}) that it may hold: no lookup returns them again. */
     void forget(long[] pbns, byte[] fps, int count);
@@ -33,7 +33,7 @@ public interface DedupWorker extends AutoCloseable {
     void flush();
 
     /** The worker's current load and counters. */
-    WorkerLoad load();
+    DedupLoad load();
 
     @Override
     void close();

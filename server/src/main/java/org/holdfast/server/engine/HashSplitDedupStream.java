@@ -74,10 +74,10 @@ final class HashSplitDedupStream implements DedupStream {
         split(fps, count);
         int n = workers.size();
         @SuppressWarnings("unchecked")
-        CompletableFuture<WorkerAnswer>[] futures = new CompletableFuture[n];
+        CompletableFuture<SegmentAnswer>[] futures = new CompletableFuture[n];
         for (int w = 0; w < n; w++) {
             if (shareCount[w] > 0) {
-                futures[w] = workers.get(w).lookup(new WorkerLookup(id, shareFps[w], shareCount[w]));
+                futures[w] = workers.get(w).lookup(new SegmentLookup(id, shareFps[w], shareCount[w]));
             }
         }
         long found = 0;
@@ -85,7 +85,7 @@ final class HashSplitDedupStream implements DedupStream {
             if (futures[w] == null) {
                 continue;
             }
-            WorkerAnswer a = futures[w].join();
+            SegmentAnswer a = futures[w].join();
             idx.noteLoad(a.load());
             for (int j = 0; j < shareCount[w]; j++) {
                 long p = a.pbns()[j];
@@ -122,7 +122,7 @@ final class HashSplitDedupStream implements DedupStream {
                     placed++;
                 }
             }
-            futures[w] = workers.get(w).record(new WorkerRecord(id, shareFps[w], c, sharePbns[w], shareNew[w], placed));
+            futures[w] = workers.get(w).record(new SegmentRecord(id, shareFps[w], c, sharePbns[w], shareNew[w], placed));
         }
         for (CompletableFuture<?> f : futures) {
             if (f != null) {

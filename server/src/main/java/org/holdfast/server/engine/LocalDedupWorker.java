@@ -7,9 +7,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * A {@link DedupWorker} in the master's process: its own {@link SungemFingerprintIndex} in its own
- * directory, one {@link SungemDedupStream} per master stream. The worker side of a remote worker
- * will be this class behind a transport. We own the engine and close it.
+ * A {@link DedupWorker} with its own {@link SungemFingerprintIndex} in its own directory, one
+ * {@link SungemDedupStream} per master stream: in the master's process (in-process workers), or in a
+ * worker process behind its link to the master (remote workers). We own the engine and close it.
  *
  * <p>Lookup is the standalone lookup (SFI probe, containers, extension of matches, the stream's
  * recent containers as pseudo-hit anchors) plus the run length of each hit. Record hands the
@@ -42,18 +42,18 @@ public final class LocalDedupWorker implements DedupWorker {
     }
 
     @Override
-    public CompletableFuture<WorkerAnswer> lookup(WorkerLookup request) {
+    public CompletableFuture<SegmentAnswer> lookup(SegmentLookup request) {
         int n = request.count();
         long[] pbns = new long[n];
         int[] runs = new int[n];
         SungemDedupStream s = stream(request.stream());
         s.lookup(request.fps(), n, pbns);
         s.lastRunLengths(n, runs);
-        return CompletableFuture.completedFuture(new WorkerAnswer(id, n, pbns, runs, load()));
+        return CompletableFuture.completedFuture(new SegmentAnswer(id, n, pbns, runs, load()));
     }
 
     @Override
-    public CompletableFuture<Void> record(WorkerRecord request) {
+    public CompletableFuture<Void> record(SegmentRecord request) {
         stream(request.stream()).record(request.fps(), request.count(), request.pbns(), request.isNew());
         storedEntries.add(request.placed());
         return CompletableFuture.completedFuture(null);
@@ -78,9 +78,9 @@ public final class LocalDedupWorker implements DedupWorker {
     }
 
     @Override
-    public WorkerLoad load() {
+    public DedupLoad load() {
         IndexStats st = engine.stats();
-        return new WorkerLoad(id, storedEntries.sum(), engine.containerStore().containerCount(), st.lookups(),
+        return new DedupLoad(id, storedEntries.sum(), engine.containerStore().containerCount(), st.lookups(),
                 st.sfiHits(), st.containersLoaded(), st.busyNanos(), st.memoryBytes());
     }
 

@@ -83,6 +83,27 @@ class ClusterProcessTest {
         return null;
     }
 
+    /**
+     * Starts {@code count} worker processes (in parallel) of the master's cluster port, node names
+     * {@code prefix + 1..count}, connecting from 127.0.0.3 on, data under {@code work/prefix+n}.
+     */
+    static List<ServerProcess> startWorkers(Path work, ServerProcess master, int clusterPort, Path tokenFile, String prefix, int count,
+            Map<String, String> extra, LogDir logs) {
+        List<CompletableFuture<ServerProcess>> starting = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            Map<String, String> p = new HashMap<>(extra);
+            p.put("holdfast.cluster.role", "worker");
+            p.put("holdfast.cluster.host", "127.0.0." + (3 + i));
+            p.put("holdfast.cluster.master", "127.0.0.2:" + clusterPort);
+            p.put("holdfast.cluster.master-fingerprint", master.fingerprint().toString());
+            p.put("holdfast.cluster.token-file", tokenFile.toString());
+            p.put("holdfast.store.s3.node", prefix + (i + 1));
+            Path dir = work.resolve(prefix + (i + 1));
+            starting.add(CompletableFuture.supplyAsync(() -> ServerProcess.startWithHeap(dir, "sungem", p, logs, "256m")));
+        }
+        return starting.stream().map(CompletableFuture::join).toList();
+    }
+
     @Test
     void masterAndFourWorkers_registerOverTls_killedWorkerGoesLost_restartedComesBackWithEpochPlusOne() throws Exception {
         int clusterPort = ServerProcess.freePort();
@@ -93,21 +114,7 @@ class ClusterProcessTest {
         JsonNode issued = json(master.call("POST", "/api/v1/tokens", "{\"name\":\"cluster-workers\",\"role\":\"worker\"}"), 201);
         Path tokenFile = Files.writeString(work.resolve("worker.token"), issued.get("token").asText() + "\n");
 
-        List<CompletableFuture<ServerProcess>> starting = new ArrayList<>();
-        for (int i = 0; i < WORKERS; i++) {
-            Map<String, String> p = new HashMap<>();
-            p.put("holdfast.cluster.role", "worker");
-            p.put("holdfast.cluster.host", "127.0.0." + (3 + i));
-            p.put("holdfast.cluster.master", "127.0.0.2:" + clusterPort);
-            p.put("holdfast.cluster.master-fingerprint", master.fingerprint().toString());
-            p.put("holdfast.cluster.token-file", tokenFile.toString());
-            p.put("holdfast.store.s3.node", "worker-" + (i + 1));
-            Path dir = work.resolve("worker-" + (i + 1));
-            starting.add(CompletableFuture.supplyAsync(() -> ServerProcess.startWithHeap(dir, "sungem", p, LOGS, "256m")));
-        }
-        for (CompletableFuture<ServerProcess> f : starting) {
-            workers.add(f.join());
-        }
+        workers.addAll(startWorkers(work, master, clusterPort, tokenFile, "worker-", WORKERS, Map.of(), LOGS));
 
         JsonNode all = awaitWorkers("all up", l -> l.size() == WORKERS
                 && java.util.stream.StreamSupport.stream(l.spliterator(), false).allMatch(w -> w.get("state").asText().equals("up")));

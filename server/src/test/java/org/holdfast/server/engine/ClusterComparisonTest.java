@@ -25,7 +25,7 @@ class ClusterComparisonTest {
      * What one replay measured, with the containers it loaded, the engine's (the master's) busy time,
      * per worker, and the entries the master sent in lookup and record requests (cluster only).
      */
-    record Run(EngineReplay.Result result, long containersLoaded, long busyNanos, List<WorkerLoad> workers, long[] sent) {
+    record Run(EngineReplay.Result result, long containersLoaded, long busyNanos, List<DedupLoad> workers, long[] sent) {
     }
 
     static Run replayStandalone(Path dir, BackupStreamGenerator gen, SungemSettings settings) {
@@ -53,7 +53,7 @@ class ClusterComparisonTest {
         System.out.printf("%s: %d fps, %d dups, %d stored (%.4fx standalone), %d containers loaded (%.3fx)%n", name,
                 r.fingerprints(), r.duplicatesFound(), r.stored(), (double) r.stored() / standalone.result().stored(),
                 run.containersLoaded(), (double) run.containersLoaded() / Math.max(1, standalone.containersLoaded()));
-        for (WorkerLoad w : run.workers()) {
+        for (DedupLoad w : run.workers()) {
             System.out.printf("  worker %d: %d stored, %d containers, %d lookups, %d loaded, %.1f ms busy%n", w.worker(),
                     w.storedEntries(), w.containers(), w.lookups(), w.containersLoaded(), w.busyNanos() / 1e6);
         }

@@ -39,7 +39,7 @@ class ClusterFingerprintIndexTest extends FingerprintIndexContractTest {
     }
 
     private long[] storedPerWorker() {
-        return cluster().workerLoads().stream().mapToLong(WorkerLoad::storedEntries).toArray();
+        return cluster().workerLoads().stream().mapToLong(DedupLoad::storedEntries).toArray();
     }
 
     @Test
@@ -125,7 +125,7 @@ class ClusterFingerprintIndexTest extends FingerprintIndexContractTest {
                 s.record(fps(300 + k, n), n, SungemFingerprintIndexTest.seq(1 + k * n, n), SungemFingerprintIndexTest.trues(n));
             }
         }
-        long lookups = cluster().workerLoads().stream().mapToLong(WorkerLoad::lookups).sum();
+        long lookups = cluster().workerLoads().stream().mapToLong(DedupLoad::lookups).sum();
         assertThat(lookups).as("one broadcast per lookup, none on record").isEqualTo(4L * segments * n);
         assertThat(cluster().entriesSent()[0]).isEqualTo(4L * segments * n);
     }

@@ -74,7 +74,7 @@ class ClusterScalingTable {
         long maxBusy = 0;
         long minBusy = Long.MAX_VALUE;
         long workerBusy = 0;
-        for (WorkerLoad w : r.workers()) {
+        for (DedupLoad w : r.workers()) {
             lookups += w.lookups();
             maxLoads = Math.max(maxLoads, w.containersLoaded());
             maxBusy = Math.max(maxBusy, w.busyNanos());
@@ -92,7 +92,7 @@ class ClusterScalingTable {
         double[] io = {IO_MS, 0};
         for (int k = 0; k < 2; k++) {
             double slowest = masterOwn + link;
-            for (WorkerLoad w : r.workers()) {
+            for (DedupLoad w : r.workers()) {
                 slowest = Math.max(slowest, (w.busyNanos() / 1e6 + w.containersLoaded() * io[k]) / gib);
             }
             speedup[k] = (standaloneBusy + standaloneLoads * io[k]) / slowest;

@@ -30,7 +30,7 @@ class HashClusterFingerprintIndexTest extends FingerprintIndexContractTest {
             s.lookup(f, n, new long[n]);
             s.record(f, n, pbns, isNew);
         }
-        long[] stored = ((ClusterFingerprintIndex) index()).workerLoads().stream().mapToLong(WorkerLoad::storedEntries).toArray();
+        long[] stored = ((ClusterFingerprintIndex) index()).workerLoads().stream().mapToLong(DedupLoad::storedEntries).toArray();
         assertThat(Arrays.stream(stored).sum()).isEqualTo(n);
         for (long s : stored) {
             assertThat(s).as("each worker's share of a uniform hash").isBetween(800L, 1200L);

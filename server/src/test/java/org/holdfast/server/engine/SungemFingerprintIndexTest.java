@@ -9,9 +9,9 @@ import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
 /** The shared contract for the Sungem engine, plus its own restart and forget behaviour. */
-class SungemFingerprintIndexTest extends FingerprintIndexContractTest {
+public class SungemFingerprintIndexTest extends FingerprintIndexContractTest {
 
-    static SungemSettings smallSettings() {
+    public static SungemSettings smallSettings() {
         return SungemSettings.defaults().withContainerCacheBytes(8L << 20).withSfiBytes(1L << 20)
                 .withShape(256, 2, 2, 16, 8, 1024).withBloom(Duration.ofDays(1), 3, 100_000, 0.01);
     }

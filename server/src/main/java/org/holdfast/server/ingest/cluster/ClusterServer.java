@@ -56,6 +56,7 @@ public final class ClusterServer implements AutoCloseable {
     private final TokenAuthenticator tokens;
     private final AuditLog audit;
     private final ChannelGroup connections = new DefaultChannelGroup("holdfast-cluster", GlobalEventExecutor.INSTANCE);
+    private final DedupLinks dedupLinks;
     private final ExecutorService lane = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-cluster-lane", true));
     private EventLoopGroup boss;
     private EventLoopGroup loops;
@@ -64,6 +65,12 @@ public final class ClusterServer implements AutoCloseable {
 
     /** {@code audit} records every registration and refusal ({@code cluster.register}). */
     public ClusterServer(Settings settings, WorkerRegistry registry, TokenAuthenticator tokens, AuditLog audit) {
+        this(settings, registry, tokens, audit, new DedupLinks());
+    }
+
+    /** As above, putting the registered workers' dedup links into {@code dedupLinks}. */
+    public ClusterServer(Settings settings, WorkerRegistry registry, TokenAuthenticator tokens, AuditLog audit, DedupLinks dedupLinks) {
+        this.dedupLinks = dedupLinks;
         this.settings = settings;
         this.registry = registry;
         this.tokens = tokens;
@@ -143,6 +150,11 @@ public final class ClusterServer implements AutoCloseable {
 
     AuditLog audit() {
         return audit;
+    }
+
+    /** The registered workers' dedup links (the master's remote dedup workers). */
+    public DedupLinks dedupLinks() {
+        return dedupLinks;
     }
 
     ExecutorService lane() {

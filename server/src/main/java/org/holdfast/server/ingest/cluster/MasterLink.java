@@ -32,7 +32,9 @@ import org.holdfast.server.security.Role;
  * registry's answer), then HEARTBEATs, each answered with HEARTBEAT_ACK. Anything else, a bad
  * token or a refused registration is answered with ERROR and the connection is closed; the worker
  * then stays (or becomes) lost. The token is checked again on every heartbeat, so a revoked
- * token ends the membership within one interval.
+ * token ends the membership within one interval. Once registered, the connection also carries the
+ * master's dedup calls: a {@link DedupLink} (in {@link ClusterServer#dedupLinks()}) whose handler
+ * takes the worker's answers before this one.
  *
  * <p>Threads: Netty's event loop decodes and writes; token checks and registry calls run on the
  * server's lane in arrival order. {@link #record} is written and read only on the lane.
@@ -51,6 +53,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     private long creditNanos; // event loop only
     private String token; // lane only
     private WorkerRecord record; // lane only; null until registered
+    private volatile DedupLink dedup; // null until registered
     private volatile boolean closing;
 
     MasterLink(ClusterServer server, FrameDecoder decoder) {
@@ -167,7 +170,14 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
                 w.nodeName(), address(), w.epoch(), Long.toString(w.range().first()), Long.toString(w.range().limit()));
         ctx.writeAndFlush(new Registered(w.workerId(), w.epoch(), w.range().first(), w.range().limit(),
                 Math.toIntExact(server.registry().settings().heartbeatInterval().toMillis()), server.settings().masterVersion()));
-        ctx.executor().execute(() -> decoder.resume(ctx.pipeline().context(decoder)));
+        DedupLink link = new DedupLink(w.nodeName(), ctx.channel(), server.registry().settings().lostAfter());
+        dedup = link;
+        ctx.executor().execute(() -> {
+            // the worker's dedup answers are taken before this handler sees them
+            ctx.pipeline().addBefore(ctx.name(), "dedup", link.answers());
+            server.dedupLinks().add(w.workerId(), link);
+            decoder.resume(ctx.pipeline().context(decoder));
+        });
     }
 
     private void heartbeat(Heartbeat h) {
@@ -255,6 +265,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             registerDeadline.cancel(false);
         }
         try {
+            DedupLink link = dedup;
+            if (link != null) {
+                server.dedupLinks().remove(link);
+            }
             server.lane().execute(() -> {
                 if (record != null) {
                     server.registry().disconnected(record.workerId(), record.epoch());

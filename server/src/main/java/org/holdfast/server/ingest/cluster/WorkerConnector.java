@@ -28,6 +28,10 @@ import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
+import org.holdfast.common.protocol.DedupControl;
+import org.holdfast.common.protocol.DedupForget;
+import org.holdfast.common.protocol.DedupLookup;
+import org.holdfast.common.protocol.DedupRecord;
 import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.FrameDecoder;
@@ -44,6 +48,7 @@ import org.holdfast.server.cluster.WorkerCapacity;
 import org.holdfast.server.cluster.WorkerLoad;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.cluster.WorkerStatus;
+import org.holdfast.server.engine.DedupWorker;
 
 /**
  * A worker's link to its master: connects (TLS, the master's certificate checked by
@@ -51,7 +56,9 @@ import org.holdfast.server.cluster.WorkerStatus;
  * attempt, so a replaced token needs no restart), then a HEARTBEAT every interval REGISTERED named.
  * Whenever the connection fails or ends it tries again after a backoff that doubles from
  * {@code minBackoff} to {@code maxBackoff} and starts over after a registration. Every failure is
- * logged once per attempt with what to do about it. One event loop thread does all of it.
+ * logged once per attempt with what to do about it. One event loop thread does all of it. With a
+ * {@link DedupWorker}, each registered connection also serves the master's dedup calls
+ * ({@link DedupService}, its own thread).
  */
 public final class WorkerConnector implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(WorkerConnector.class.getName());
@@ -73,6 +80,7 @@ public final class WorkerConnector implements AutoCloseable {
 
     private final Settings settings;
     private final LoadProbe probe;
+    private final DedupWorker dedup;
     private final EventLoopGroup loop = new NioEventLoopGroup(1, new DefaultThreadFactory("holdfast-worker-link", true));
     private final SslContext tls;
     private final TlsEngines.Engine engine;
@@ -82,8 +90,14 @@ public final class WorkerConnector implements AutoCloseable {
     private volatile Channel channel;
 
     public WorkerConnector(Settings settings, LoadProbe probe) {
+        this(settings, probe, null);
+    }
+
+    /** A worker that also serves the master's dedup calls with {@code dedup} (its own engine; null: none). */
+    public WorkerConnector(Settings settings, LoadProbe probe, DedupWorker dedup) {
         this.settings = settings;
         this.probe = probe;
+        this.dedup = dedup;
         this.backoffMillis = settings.minBackoff().toMillis();
         if (settings.trust() == null) {
             tls = null;
@@ -212,6 +226,8 @@ public final class WorkerConnector implements AutoCloseable {
                     registered(ctx, r);
                 } else if (msg instanceof HeartbeatAck) {
                     // the idle handler saw the read; nothing else to do
+                } else if (dedup != null && heartbeats != null && isDedupRequest(msg)) {
+                    ctx.fireChannelRead(msg); // to the DedupService behind this handler
                 } else if (msg instanceof ErrorMessage e) {
                     failure = refusal(e);
                     ctx.close();
@@ -224,9 +240,16 @@ public final class WorkerConnector implements AutoCloseable {
             }
         }
 
+        private boolean isDedupRequest(Object msg) {
+            return msg instanceof DedupLookup || msg instanceof DedupRecord || msg instanceof DedupForget || msg instanceof DedupControl;
+        }
+
         private void registered(ChannelHandlerContext ctx, Registered r) {
             WorkerRecord w = new WorkerRecord(r.workerId(), settings.nodeName(), r.epoch(), new PbnRange(r.pbnFirst(), r.pbnLimit()),
                     0, System.currentTimeMillis());
+            if (dedup != null) {
+                ctx.pipeline().addAfter(ctx.name(), "dedup", new DedupService(dedup));
+            }
             status = new WorkerStatus(true, w, null);
             backoffMillis = settings.minBackoff().toMillis();
             LOG.log(System.Logger.Level.INFO, "registered with the master at {0} as worker {1}, epoch {2}, PBNs [{3}, {4})", master(),

@@ -6,8 +6,8 @@ package org.holdfast.server.engine;
  * gets the same request (the broadcast); in hash mode each gets its share of the entries. The arrays
  * belong to the caller; a worker reads them before its answer completes and keeps no reference.
  */
-public record WorkerLookup(long stream, byte[] fps, int count) {
-    public WorkerLookup {
+public record SegmentLookup(long stream, byte[] fps, int count) {
+    public SegmentLookup {
         if (count < 0 || fps.length < count * 32L) {
             throw new IllegalArgumentException("lookup of " + count + " entries does not fit " + fps.length + " fingerprint bytes");
         }

@@ -6,6 +6,6 @@ package org.holdfast.server.engine;
  * were SFI samples, containers loaded from disk, time spent in lookup and record, and memory of its
  * engine.
  */
-public record WorkerLoad(int worker, long storedEntries, int containers, long lookups, long sfiHits,
+public record DedupLoad(int worker, long storedEntries, int containers, long lookups, long sfiHits,
         long containersLoaded, long busyNanos, long memoryBytes) {
 }

@@ -8,8 +8,8 @@ package org.holdfast.server.engine;
  * how many of the entries are misses routed here to be stored (for the worker's load). The arrays
  * belong to the caller until the request completes.
  */
-public record WorkerRecord(long stream, byte[] fps, int count, long[] pbns, boolean[] isNew, int placed) {
-    public WorkerRecord {
+public record SegmentRecord(long stream, byte[] fps, int count, long[] pbns, boolean[] isNew, int placed) {
+    public SegmentRecord {
         if (count < 0 || fps.length < count * 32L || pbns.length < count || isNew.length < count) {
             throw new IllegalArgumentException("record of " + count + " entries does not fit its arrays");
         }

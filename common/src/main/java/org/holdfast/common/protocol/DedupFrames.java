@@ -1,0 +1,227 @@
+package org.holdfast.common.protocol;
+
+import io.netty.buffer.ByteBuf;
+
+/**
+ * Body layout of the dedup frames on the worker link (remote dedup workers): the master's calls
+ * carry a request id the worker's answer repeats, so several can be in flight. Arrays travel packed
+ * as the engine holds them. All integers big-endian; counts are at most
+ * {@link ProtocolLimits#MAX_DEDUP_ENTRIES} and every body has exactly the bytes its counts name.
+ *
+ * <pre>
+ *  DEDUP_LOOKUP  | requestId:u64 | stream:u64 | count:u32 | fps:count*32 |
+ *  DEDUP_ANSWER  | requestId:u64 | count:u32 | pbns:count*u64 | runs:count*u32 | load:7*u64 |
+ *  DEDUP_RECORD  | requestId:u64 | stream:u64 | count:u32 | placed:u32 | fps:count*32 | pbns:count*u64 | isNew:ceil(count/8) |
+ *  DEDUP_FORGET  | requestId:u64 | count:u32 | pbns:count*u64 | fps:count*32 |
+ *  DEDUP_CONTROL | requestId:u64 | op:u8 | stream:u64 |
+ *  DEDUP_DONE    | requestId:u64 | load:7*u64 |
+ *  DEDUP_FAILED  | requestId:u64 | message:str |
+ * </pre>
+ */
+public final class DedupFrames {
+    /** Load values: stored entries, containers, lookups, SFI hits, containers loaded, busy ns, memory bytes. */
+    public static final int LOAD_FIELDS = 7;
+    private static final int LOAD_BYTES = LOAD_FIELDS * 8;
+    private static final int MAX = ProtocolLimits.MAX_DEDUP_ENTRIES;
+
+    private DedupFrames() {
+    }
+
+    static void checkCount(String frame, int count) {
+        if (count < 0 || count > MAX) {
+            throw new IllegalArgumentException(frame + " count " + count + " is not within 0.." + MAX);
+        }
+    }
+
+    static void checkLength(String field, long actual, long expected) {
+        if (actual != expected) {
+            throw new IllegalArgumentException(field + " has " + actual + " values, the count needs exactly " + expected);
+        }
+    }
+
+    static int maxBody(MessageType type) {
+        return switch (type) {
+            case DEDUP_LOOKUP -> 8 + 8 + 4 + MAX * 32;
+            case DEDUP_ANSWER -> 8 + 4 + MAX * 12 + LOAD_BYTES;
+            case DEDUP_RECORD -> 8 + 8 + 4 + 4 + MAX * 40 + MAX / 8;
+            case DEDUP_FORGET -> 8 + 4 + MAX * 40;
+            case DEDUP_CONTROL -> 8 + 1 + 8;
+            case DEDUP_DONE -> 8 + LOAD_BYTES;
+            case DEDUP_FAILED -> 8 + 2 + ProtocolLimits.MAX_ERROR_MESSAGE;
+            default -> throw new IllegalArgumentException(type + " is not a cluster frame");
+        };
+    }
+
+    static long bodyBytes(Message m) {
+        if (m instanceof DedupLookup l) {
+            return 8 + 8 + 4 + l.count() * 32L;
+        } else if (m instanceof DedupAnswer a) {
+            return 8 + 4 + a.count() * 12L + LOAD_BYTES;
+        } else if (m instanceof DedupRecord r) {
+            return 8 + 8 + 4 + 4 + r.count() * 40L + (r.count() + 7) / 8;
+        } else if (m instanceof DedupForget f) {
+            return 8 + 4 + f.count() * 40L;
+        } else if (m instanceof DedupControl) {
+            return 8 + 1 + 8;
+        } else if (m instanceof DedupDone) {
+            return 8 + LOAD_BYTES;
+        } else if (m instanceof DedupFailed f) {
+            return 8 + 2 + io.netty.buffer.ByteBufUtil.utf8Bytes(f.message());
+        }
+        throw new IllegalArgumentException(m.type() + " is not a cluster frame");
+    }
+
+    static void writeBody(Message m, ByteBuf out) {
+        if (m instanceof DedupLookup l) {
+            out.writeLong(l.requestId()).writeLong(l.stream()).writeInt(l.count());
+            out.writeBytes(l.fps(), 0, l.count() * 32);
+        } else if (m instanceof DedupAnswer a) {
+            out.writeLong(a.requestId()).writeInt(a.count());
+            for (int i = 0; i < a.count(); i++) {
+                out.writeLong(a.pbns()[i]);
+            }
+            for (int i = 0; i < a.count(); i++) {
+                out.writeInt(a.runs()[i]);
+            }
+            writeLoad(out, a.load());
+        } else if (m instanceof DedupRecord r) {
+            out.writeLong(r.requestId()).writeLong(r.stream()).writeInt(r.count()).writeInt(r.placed());
+            out.writeBytes(r.fps(), 0, r.count() * 32);
+            for (int i = 0; i < r.count(); i++) {
+                out.writeLong(r.pbns()[i]);
+            }
+            byte[] bits = new byte[(r.count() + 7) / 8];
+            for (int i = 0; i < r.count(); i++) {
+                if (r.isNew()[i]) {
+                    bits[i >>> 3] |= (byte) (1 << (i & 7));
+                }
+            }
+            out.writeBytes(bits);
+        } else if (m instanceof DedupForget f) {
+            out.writeLong(f.requestId()).writeInt(f.count());
+            for (int i = 0; i < f.count(); i++) {
+                out.writeLong(f.pbns()[i]);
+            }
+            out.writeBytes(f.fps(), 0, f.count() * 32);
+        } else if (m instanceof DedupControl c) {
+            out.writeLong(c.requestId()).writeByte(c.op()).writeLong(c.stream());
+        } else if (m instanceof DedupDone d) {
+            out.writeLong(d.requestId());
+            writeLoad(out, d.load());
+        } else if (m instanceof DedupFailed f) {
+            out.writeLong(f.requestId());
+            FrameEncoder.writeStr(out, f.message());
+        } else {
+            throw new IllegalArgumentException(m.type() + " is not a cluster frame");
+        }
+    }
+
+    private static void writeLoad(ByteBuf out, long[] load) {
+        for (long v : load) {
+            out.writeLong(v);
+        }
+    }
+
+    /** Parses a dedup frame's body; counts over the limit are LIMIT_EXCEEDED, short bodies and bad values BAD_FRAME. */
+    static Message parseBody(MessageType type, ByteBuf b) {
+        return switch (type) {
+            case DEDUP_LOOKUP -> {
+                long id = FrameDecoder.u64(b, "requestId");
+                long stream = FrameDecoder.u64(b, "stream");
+                int count = FrameDecoder.count(b, MAX, "DEDUP_LOOKUP count", 0);
+                yield new DedupLookup(id, stream, count, bytes(b, count * 32, "fingerprints"));
+            }
+            case DEDUP_ANSWER -> {
+                long id = FrameDecoder.u64(b, "requestId");
+                int count = FrameDecoder.count(b, MAX, "DEDUP_ANSWER count", 0);
+                FrameDecoder.need(b, count * 12 + LOAD_BYTES, "PBNs, runs and load");
+                long[] pbns = pbns(b, count);
+                int[] runs = new int[count];
+                for (int i = 0; i < count; i++) {
+                    long run = b.readUnsignedInt();
+                    if (run > count - i) {
+                        throw new ProtocolException(ErrorCode.BAD_FRAME, "DEDUP_ANSWER run " + run + " of entry " + i
+                                + " runs past the " + count + " entries");
+                    }
+                    runs[i] = (int) run;
+                }
+                yield new DedupAnswer(id, count, pbns, runs, load(b));
+            }
+            case DEDUP_RECORD -> {
+                long id = FrameDecoder.u64(b, "requestId");
+                long stream = FrameDecoder.u64(b, "stream");
+                int count = FrameDecoder.count(b, MAX, "DEDUP_RECORD count", 0);
+                long placed = FrameDecoder.u32(b, "placed");
+                if (placed > count) {
+                    throw new ProtocolException(ErrorCode.BAD_FRAME, "DEDUP_RECORD placed " + placed + " is over its count " + count);
+                }
+                FrameDecoder.need(b, count * 40 + (count + 7) / 8, "fingerprints, PBNs and new flags");
+                byte[] fps = bytes(b, count * 32, "fingerprints");
+                long[] pbns = pbns(b, count);
+                byte[] bits = bytes(b, (count + 7) / 8, "new flags");
+                if (count % 8 != 0 && (bits[bits.length - 1] & 0xff) >>> (count % 8) != 0) {
+                    throw new ProtocolException(ErrorCode.BAD_FRAME, "DEDUP_RECORD new flags set beyond count " + count);
+                }
+                boolean[] isNew = new boolean[count];
+                for (int i = 0; i < count; i++) {
+                    isNew[i] = (bits[i >>> 3] & (1 << (i & 7))) != 0;
+                }
+                yield new DedupRecord(id, stream, count, (int) placed, fps, pbns, isNew);
+            }
+            case DEDUP_FORGET -> {
+                long id = FrameDecoder.u64(b, "requestId");
+                int count = FrameDecoder.count(b, MAX, "DEDUP_FORGET count", 0);
+                FrameDecoder.need(b, count * 40, "PBNs and fingerprints");
+                long[] pbns = pbns(b, count);
+                yield new DedupForget(id, count, pbns, bytes(b, count * 32, "fingerprints"));
+            }
+            case DEDUP_CONTROL -> {
+                long id = FrameDecoder.u64(b, "requestId");
+                int op = FrameDecoder.u8(b, "op");
+                if (op < DedupControl.END_STREAM || op > DedupControl.LOAD) {
+                    throw new ProtocolException(ErrorCode.BAD_FRAME, "unknown DEDUP_CONTROL op " + op);
+                }
+                yield new DedupControl(id, op, FrameDecoder.u64(b, "stream"));
+            }
+            case DEDUP_DONE -> {
+                long id = FrameDecoder.u64(b, "requestId");
+                FrameDecoder.need(b, LOAD_BYTES, "load");
+                yield new DedupDone(id, load(b));
+            }
+            case DEDUP_FAILED -> new DedupFailed(FrameDecoder.u64(b, "requestId"),
+                    FrameDecoder.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE));
+            default -> throw new IllegalArgumentException(type + " is not a cluster frame");
+        };
+    }
+
+    private static byte[] bytes(ByteBuf b, int n, String field) {
+        FrameDecoder.need(b, n, field);
+        byte[] a = new byte[n];
+        b.readBytes(a);
+        return a;
+    }
+
+    /** {@code count} PBNs; each must fit a signed long (0 = none). */
+    private static long[] pbns(ByteBuf b, int count) {
+        long[] p = new long[count];
+        for (int i = 0; i < count; i++) {
+            p[i] = b.readLong();
+            if (p[i] < 0) {
+                throw new ProtocolException(ErrorCode.BAD_FRAME, "PBN " + Long.toUnsignedString(p[i]) + " of entry " + i
+                        + " is out of range");
+            }
+        }
+        return p;
+    }
+
+    private static long[] load(ByteBuf b) {
+        long[] l = new long[LOAD_FIELDS];
+        for (int i = 0; i < LOAD_FIELDS; i++) {
+            l[i] = b.readLong();
+            if (l[i] < 0) {
+                throw new ProtocolException(ErrorCode.BAD_FRAME, "load value " + i + " is negative");
+            }
+        }
+        return l;
+    }
+}

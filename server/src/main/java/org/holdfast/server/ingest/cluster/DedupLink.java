@@ -1,0 +1,140 @@
+package org.holdfast.server.ingest.cluster;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import org.holdfast.common.protocol.DedupAnswer;
+import org.holdfast.common.protocol.DedupDone;
+import org.holdfast.common.protocol.DedupFailed;
+import org.holdfast.common.protocol.ErrorCode;
+import org.holdfast.common.protocol.Message;
+import org.holdfast.common.protocol.ProtocolException;
+
+/**
+ * The master's end of one worker's link for dedup calls: sends each request with a fresh id and
+ * completes it when the worker's answer with that id arrives, so several calls can be in flight.
+ * When the link ends (or a call times out) every pending and later call fails with
+ * {@link DedupWorkerLostException}. {@link #answers()} is the pipeline handler that takes the
+ * worker's answers; an answer to an id that is not pending is a protocol error (the link closes).
+ */
+public final class DedupLink {
+    private final String name;
+    private final Channel channel;
+    private final Duration timeout;
+    private final AtomicLong nextId = new AtomicLong();
+    private final ConcurrentHashMap<Long, CompletableFuture<Message>> pending = new ConcurrentHashMap<>();
+    private volatile String lost;
+
+    /** Worker {@code name} (for messages) on {@code channel}; a call not answered within {@code timeout} ends the link's use. */
+    public DedupLink(String name, Channel channel, Duration timeout) {
+        this.name = name;
+        this.channel = channel;
+        this.timeout = timeout;
+    }
+
+    /** The worker's node name. */
+    public String name() {
+        return name;
+    }
+
+    /** False once the link ended or a call timed out. */
+    public boolean isUp() {
+        return lost == null && channel.isActive();
+    }
+
+    /** A fresh request id. */
+    long nextId() {
+        return nextId.incrementAndGet();
+    }
+
+    /** Sends {@code request} (carrying {@code id}); the future completes with the worker's answer. */
+    CompletableFuture<Message> call(long id, Message request) {
+        CompletableFuture<Message> f = new CompletableFuture<>();
+        String why = lost;
+        if (why != null) {
+            f.completeExceptionally(lostError(why));
+            return f;
+        }
+        pending.put(id, f);
+        channel.writeAndFlush(request).addListener(w -> {
+            if (!w.isSuccess()) {
+                fail(id, lostError("cannot send to it (" + w.cause() + ")"));
+            }
+        });
+        f.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS).whenComplete((m, e) -> {
+            pending.remove(id);
+            if (e instanceof TimeoutException) {
+                lost("no answer within " + timeout.toMillis() + " ms");
+            }
+        });
+        return f;
+    }
+
+    private void fail(long id, RuntimeException e) {
+        CompletableFuture<Message> f = pending.remove(id);
+        if (f != null) {
+            f.completeExceptionally(e);
+        }
+    }
+
+    /** The error a call through a lost link fails with. */
+    DedupWorkerLostException lostError(String why) {
+        return new DedupWorkerLostException("dedup worker " + name + " is lost: " + why + "; the backup stops without"
+                + " counting anything as a duplicate; run it again once the worker is back (see its log)");
+    }
+
+    /** The link ended or went silent: every pending and later call fails with {@code why}. */
+    public void lost(String why) {
+        if (lost == null) {
+            lost = why;
+        }
+        for (Long id : pending.keySet()) {
+            fail(id, lostError(why));
+        }
+    }
+
+    /** Requests in flight (tests). */
+    int pendingCount() {
+        return pending.size();
+    }
+
+    /** The handler that takes this worker's DEDUP_ANSWER, DEDUP_DONE and DEDUP_FAILED; other messages pass on. */
+    public ChannelInboundHandlerAdapter answers() {
+        return new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                if (msg instanceof DedupAnswer a) {
+                    take(a.requestId(), a).complete(a);
+                } else if (msg instanceof DedupDone d) {
+                    take(d.requestId(), d).complete(d);
+                } else if (msg instanceof DedupFailed f) {
+                    take(f.requestId(), f).completeExceptionally(new IllegalStateException("dedup worker " + name
+                            + " failed a request: " + f.message()));
+                } else {
+                    ctx.fireChannelRead(msg);
+                }
+            }
+
+            @Override
+            public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+                lost("its link closed");
+                super.channelInactive(ctx);
+            }
+        };
+    }
+
+    private CompletableFuture<Message> take(long id, Message m) {
+        CompletableFuture<Message> p = pending.remove(id);
+        if (p == null) {
+            throw new ProtocolException(ErrorCode.BAD_STATE, m.type() + " answers request " + Long.toUnsignedString(id)
+                    + ", which is not pending on this link");
+        }
+        return p;
+    }
+}

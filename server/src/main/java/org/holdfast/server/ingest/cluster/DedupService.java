@@ -1,0 +1,137 @@
+package org.holdfast.server.ingest.cluster;
+
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import org.holdfast.common.protocol.DedupAnswer;
+import org.holdfast.common.protocol.DedupControl;
+import org.holdfast.common.protocol.DedupDone;
+import org.holdfast.common.protocol.DedupFailed;
+import org.holdfast.common.protocol.DedupForget;
+import org.holdfast.common.protocol.DedupLookup;
+import org.holdfast.common.protocol.DedupRecord;
+import org.holdfast.common.protocol.ErrorMessage;
+import org.holdfast.common.protocol.Message;
+import org.holdfast.common.protocol.ProtocolException;
+import org.holdfast.server.engine.DedupLoad;
+import org.holdfast.server.engine.DedupWorker;
+import org.holdfast.server.engine.SegmentAnswer;
+import org.holdfast.server.engine.SegmentLookup;
+import org.holdfast.server.engine.SegmentRecord;
+
+/**
+ * The worker's end of the dedup calls on its link to the master: runs each request against the
+ * worker's engine ({@link DedupWorker}, a {@code LocalDedupWorker}) on one thread off the event
+ * loop, in arrival order (so a stream's calls stay in order), and answers with the request's id;
+ * an engine failure is answered DEDUP_FAILED and the link stays. A malformed frame is answered
+ * ERROR and the link closes before anything reaches the engine. When the link ends, the streams it
+ * opened are ended (a master that reconnects numbers its streams afresh). The engine belongs to the caller.
+ */
+public final class DedupService extends ChannelInboundHandlerAdapter {
+    private static final System.Logger LOG = System.getLogger(DedupService.class.getName());
+    private final DedupWorker worker;
+    private final ExecutorService lane = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-dedup-worker", true));
+    private final Set<Long> streams = ConcurrentHashMap.newKeySet();
+
+    public DedupService(DedupWorker worker) {
+        this.worker = worker;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!(msg instanceof DedupLookup || msg instanceof DedupRecord || msg instanceof DedupForget || msg instanceof DedupControl)) {
+            ctx.fireChannelRead(msg);
+            return;
+        }
+        Message m = (Message) msg;
+        try {
+            lane.execute(() -> ctx.writeAndFlush(serve(m)));
+        } catch (RejectedExecutionException e) {
+            ctx.close(); // the worker is stopping
+        }
+    }
+
+    private Message serve(Message m) {
+        long id = requestId(m);
+        try {
+            if (m instanceof DedupLookup l) {
+                streams.add(l.stream());
+                SegmentAnswer a = worker.lookup(new SegmentLookup(l.stream(), l.fps(), l.count())).join();
+                return new DedupAnswer(id, a.count(), exact(a.pbns(), a.count()), exact(a.runs(), a.count()), load(a.load()));
+            } else if (m instanceof DedupRecord r) {
+                streams.add(r.stream());
+                worker.record(new SegmentRecord(r.stream(), r.fps(), r.count(), r.pbns(), r.isNew(), r.placed())).join();
+            } else if (m instanceof DedupForget f) {
+                worker.forget(f.pbns(), f.fps(), f.count());
+            } else {
+                DedupControl c = (DedupControl) m;
+                if (c.op() == DedupControl.END_STREAM) {
+                    streams.remove(c.stream());
+                    worker.closeStream(c.stream());
+                } else if (c.op() == DedupControl.FLUSH) {
+                    worker.flush();
+                }
+            }
+            return new DedupDone(id, load(worker.load()));
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "dedup request " + m.type() + " failed", e);
+            return DedupFailed.of(id, m.type() + " failed on the worker: " + e);
+        }
+    }
+
+    private static long requestId(Message m) {
+        if (m instanceof DedupLookup l) {
+            return l.requestId();
+        } else if (m instanceof DedupRecord r) {
+            return r.requestId();
+        } else if (m instanceof DedupForget f) {
+            return f.requestId();
+        }
+        return ((DedupControl) m).requestId();
+    }
+
+    private static long[] exact(long[] a, int n) {
+        return a.length == n ? a : java.util.Arrays.copyOf(a, n);
+    }
+
+    private static int[] exact(int[] a, int n) {
+        return a.length == n ? a : java.util.Arrays.copyOf(a, n);
+    }
+
+    /** The load as it travels: stored entries, containers, lookups, SFI hits, containers loaded, busy ns, memory bytes. */
+    static long[] load(DedupLoad l) {
+        return new long[] {l.storedEntries(), l.containers(), l.lookups(), l.sfiHits(), l.containersLoaded(), l.busyNanos(),
+                l.memoryBytes()};
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) throws Exception {
+        if (cause instanceof ProtocolException p) {
+            LOG.log(System.Logger.Level.WARNING, "the master sent a bad dedup frame: " + p.getMessage() + "; closing the link");
+            ctx.writeAndFlush(ErrorMessage.of(p)).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
+            return;
+        }
+        super.exceptionCaught(ctx, cause);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        try {
+            lane.execute(() -> {
+                for (Long s : streams) {
+                    worker.closeStream(s);
+                }
+                streams.clear();
+            });
+        } catch (RejectedExecutionException e) {
+            // stopping: the engine goes with the worker
+        }
+        lane.shutdown();
+        super.channelInactive(ctx);
+    }
+}

@@ -1,0 +1,177 @@
+package org.holdfast.server.ingest.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import org.holdfast.common.protocol.DedupAnswer;
+import org.holdfast.common.protocol.DedupControl;
+import org.holdfast.common.protocol.DedupDone;
+import org.holdfast.common.protocol.DedupFrames;
+import org.holdfast.common.protocol.DedupLookup;
+import org.holdfast.common.protocol.ErrorCode;
+import org.holdfast.common.protocol.ErrorMessage;
+import org.holdfast.common.protocol.FrameDecoder;
+import org.holdfast.common.protocol.FrameEncoder;
+import org.holdfast.common.protocol.Message;
+import org.holdfast.common.protocol.MessageType;
+import org.holdfast.common.protocol.ProtocolException;
+import org.holdfast.common.protocol.ProtocolLimits;
+import org.holdfast.server.engine.LocalDedupWorker;
+import org.holdfast.server.engine.SungemFingerprintIndexTest;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The dedup frames on the worker link, byte by byte: a worker answers a malformed request with one
+ * ERROR and closes before its engine sees anything; the master refuses an answer to a request id
+ * it has not sent.
+ */
+class DedupFramesBadInputTest {
+    @TempDir
+    Path dir;
+    private LocalDedupWorker engine;
+
+    @BeforeEach
+    void open() {
+        engine = new LocalDedupWorker(0, dir.resolve("worker"), SungemFingerprintIndexTest.smallSettings(), Clock.systemUTC());
+    }
+
+    @AfterEach
+    void close() {
+        engine.close();
+    }
+
+    private EmbeddedChannel worker() {
+        return new EmbeddedChannel(new FrameDecoder(), new FrameEncoder(), new DedupService(engine));
+    }
+
+    private static ByteBuf header(MessageType type, long bodyBytes) {
+        return Unpooled.buffer().writeInt((int) (bodyBytes + ProtocolLimits.HEADER_BYTES)).writeByte(ProtocolLimits.VERSION)
+                .writeByte(type.code());
+    }
+
+    private static ByteBuf encoded(Message m) {
+        ByteBuf b = Unpooled.buffer();
+        FrameEncoder.write(m, b);
+        return b;
+    }
+
+    /** Feeds {@code bytes} to a worker; returns its one answer, an ERROR, after which it has closed. */
+    private ErrorMessage refused(ByteBuf bytes) {
+        EmbeddedChannel ch = worker();
+        ch.writeInbound(bytes);
+        ch.runPendingTasks();
+        Object out = ch.readOutbound();
+        ByteBuf frame = (ByteBuf) out;
+        EmbeddedChannel decode = new EmbeddedChannel(new FrameDecoder());
+        decode.writeInbound(frame);
+        Message m = decode.readInbound();
+        assertThat(ch.isOpen()).as("the worker closes the link after a bad frame").isFalse();
+        assertThat(engine.engine().stats().lookups()).as("the engine saw nothing").isZero();
+        assertThat(engine.load().storedEntries()).isZero();
+        return (ErrorMessage) m;
+    }
+
+    @Test
+    void lookup_countOverLimit_refusedLimitExceeded() {
+        ByteBuf b = header(MessageType.DEDUP_LOOKUP, 20).writeLong(1).writeLong(1).writeInt(ProtocolLimits.MAX_DEDUP_ENTRIES + 1);
+        ErrorMessage e = refused(b);
+        assertThat(e.code()).isEqualTo(ErrorCode.LIMIT_EXCEEDED);
+        assertThat(e.message()).contains("DEDUP_LOOKUP count 65537 is over its limit 65536");
+    }
+
+    @Test
+    void lookup_fewerFingerprintBytesThanCount_refusedBadFrame() {
+        ByteBuf b = header(MessageType.DEDUP_LOOKUP, 20 + 32).writeLong(1).writeLong(1).writeInt(2).writeZero(32);
+        ErrorMessage e = refused(b);
+        assertThat(e.code()).isEqualTo(ErrorCode.BAD_FRAME);
+        assertThat(e.message()).contains("truncated body").contains("fingerprints");
+    }
+
+    @Test
+    void lookup_trailingBytes_refusedBadFrame() {
+        ByteBuf b = header(MessageType.DEDUP_LOOKUP, 20 + 32 + 1).writeLong(1).writeLong(1).writeInt(1).writeZero(33);
+        assertThat(refused(b).message()).contains("DEDUP_LOOKUP has 1 trailing bytes");
+    }
+
+    @Test
+    void record_placedOverCount_refusedBadFrame() {
+        ByteBuf b = header(MessageType.DEDUP_RECORD, 24 + 40 + 1).writeLong(1).writeLong(1).writeInt(1).writeInt(2).writeZero(41);
+        ErrorMessage e = refused(b);
+        assertThat(e.code()).isEqualTo(ErrorCode.BAD_FRAME);
+        assertThat(e.message()).contains("placed 2 is over its count 1");
+    }
+
+    @Test
+    void record_newFlagBeyondCount_refusedBadFrame() {
+        ByteBuf b = header(MessageType.DEDUP_RECORD, 24 + 40 + 1).writeLong(1).writeLong(1).writeInt(1).writeInt(0).writeZero(40)
+                .writeByte(0b10);
+        assertThat(refused(b).message()).contains("new flags set beyond count 1");
+    }
+
+    @Test
+    void forget_negativePbn_refusedBadFrame() {
+        ByteBuf b = header(MessageType.DEDUP_FORGET, 12 + 40).writeLong(1).writeInt(1).writeLong(-1).writeZero(32);
+        assertThat(refused(b).message()).contains("PBN 18446744073709551615 of entry 0 is out of range");
+    }
+
+    @Test
+    void control_unknownOp_refusedBadFrame() {
+        ByteBuf b = header(MessageType.DEDUP_CONTROL, 17).writeLong(1).writeByte(9).writeLong(0);
+        assertThat(refused(b).message()).contains("unknown DEDUP_CONTROL op 9");
+    }
+
+    @Test
+    void lookup_wellFormed_answeredWithItsRequestId() {
+        EmbeddedChannel ch = worker();
+        ch.writeInbound(encoded(new DedupLookup(77, 5, 3, new byte[96])));
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            ch.runPendingTasks();
+            return !ch.outboundMessages().isEmpty();
+        });
+        EmbeddedChannel decode = new EmbeddedChannel(new FrameDecoder());
+        decode.writeInbound((ByteBuf) ch.readOutbound());
+        DedupAnswer a = decode.readInbound();
+        assertThat(a.requestId()).isEqualTo(77);
+        assertThat(a.pbns()).containsExactly(0, 0, 0);
+        assertThat(engine.engine().stats().lookups()).isEqualTo(3);
+    }
+
+    @Test
+    void answer_unknownRequestId_refusedAndPendingCallsKept() {
+        EmbeddedChannel ch = new EmbeddedChannel();
+        DedupLink link = new DedupLink("w1", ch, Duration.ofSeconds(30));
+        ch.pipeline().addLast(new FrameDecoder(), new FrameEncoder(), link.answers());
+        CompletableFuture<Message> call = link.call(link.nextId(), new DedupControl(1, DedupControl.LOAD, 0));
+        long[] load = new long[DedupFrames.LOAD_FIELDS];
+        assertThatThrownBy(() -> ch.writeInbound(encoded(new DedupDone(42, load)))).isInstanceOf(ProtocolException.class)
+                .hasMessageContaining("DEDUP_DONE answers request 42, which is not pending on this link");
+        assertThat(call).isNotDone();
+        assertThat(link.pendingCount()).isEqualTo(1);
+        ch.writeInbound(encoded(new DedupDone(1, load)));
+        assertThat(call).isCompletedWithValueMatching(m -> m instanceof DedupDone);
+    }
+
+    @Test
+    void call_linkCloses_pendingCallFailsAsLost() {
+        EmbeddedChannel ch = new EmbeddedChannel();
+        DedupLink link = new DedupLink("w1", ch, Duration.ofSeconds(30));
+        ch.pipeline().addLast(new FrameDecoder(), new FrameEncoder(), link.answers());
+        CompletableFuture<Message> call = link.call(link.nextId(), new DedupControl(1, DedupControl.FLUSH, 0));
+        ch.close();
+        assertThatThrownBy(call::join).isInstanceOf(CompletionException.class).hasCauseInstanceOf(DedupWorkerLostException.class)
+                .hasMessageContaining("dedup worker w1 is lost: its link closed");
+        assertThat(link.isUp()).isFalse();
+    }
+}
