@@ -23,17 +23,26 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Master/worker membership with real processes: a master on 127.0.0.2 and four worker JVMs
- * connecting from 127.0.0.3 to 127.0.0.6, TLS on (each worker pins the master's certificate), a
- * worker token made over the master's REST API. All four are listed up with disjoint ranges; a
- * worker killed with SIGKILL goes lost; started again on its data directory it is up with the
- * same id and range and the epoch one higher. A worker opens no agent port. The master's console
- * (headless Chromium) lists the workers on its Cluster page.
+ * Master/worker mode with real processes: a master on 127.0.0.2 with {@code
+ * holdfast.dedup.engine=cluster} and four worker JVMs connecting from 127.0.0.3 to 127.0.0.6, TLS
+ * on (each worker pins the master's certificate), a worker token made over the master's REST API.
+ * All four are listed up with disjoint ranges. An agent backs up through the master; the snapshot
+ * restores byte for byte, and a second full backup of the same data (a fresh agent state, so every
+ * block is offered again) stores almost nothing new: the duplicates were found through the
+ * workers, which hold the index. A worker killed with SIGKILL goes lost; started again on its data
+ * directory it is up with the same id and range, the epoch one higher and its index as it was. A
+ * worker opens no agent port. The master's console (headless Chromium) lists the workers. One
+ * test, so the five JVMs start once.
  */
 class ClusterProcessTest {
     private static final LogDir LOGS = new LogDir("ClusterProcessTest");
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int WORKERS = 4;
+    private static final int BLOCK = 4096;
+    private static final int MIB = 1 << 20;
+    /** Small engines: five server JVMs share the machine. */
+    private static final Map<String, String> SMALL_ENGINE = Map.of("holdfast.dedup.sungem.sfi-size", "8MB",
+            "holdfast.dedup.sungem.container-cache-size", "32MB");
 
     @TempDir
     Path work;
@@ -87,7 +96,7 @@ class ClusterProcessTest {
      * Starts {@code count} worker processes (in parallel) of the master's cluster port, node names
      * {@code prefix + 1..count}, connecting from 127.0.0.3 on, data under {@code work/prefix+n}.
      */
-    static List<ServerProcess> startWorkers(Path work, ServerProcess master, int clusterPort, Path tokenFile, String prefix, int count,
+    private static List<ServerProcess> startWorkers(Path work, ServerProcess master, int clusterPort, Path tokenFile, String prefix, int count,
             Map<String, String> extra, LogDir logs) {
         List<CompletableFuture<ServerProcess>> starting = new ArrayList<>();
         for (int i = 0; i < count; i++) {
@@ -105,16 +114,19 @@ class ClusterProcessTest {
     }
 
     @Test
-    void masterAndFourWorkers_registerOverTls_killedWorkerGoesLost_restartedComesBackWithEpochPlusOne() throws Exception {
+    void masterAndFourWorkers_registerOverTls_dedupThroughTheWorkers_killedWorkerGoesLost_restartedComesBackWithItsIndex()
+            throws Exception {
         int clusterPort = ServerProcess.freePort();
-        master = ServerProcess.start(work.resolve("master"), "sungem", Map.of("holdfast.cluster.role", "master",
+        Map<String, String> m = new HashMap<>(SMALL_ENGINE);
+        m.putAll(Map.of("holdfast.cluster.role", "master",
                 "holdfast.cluster.host", "127.0.0.2", "holdfast.cluster.port", Integer.toString(clusterPort),
                 "holdfast.cluster.heartbeat-interval", "500ms", "holdfast.cluster.late-after", "2s",
-                "holdfast.cluster.lost-after", "5s"), LOGS);
+                "holdfast.cluster.lost-after", "5s"));
+        master = ServerProcess.start(work.resolve("master"), "cluster", m, LOGS);
         JsonNode issued = json(master.call("POST", "/api/v1/tokens", "{\"name\":\"cluster-workers\",\"role\":\"worker\"}"), 201);
         Path tokenFile = Files.writeString(work.resolve("worker.token"), issued.get("token").asText() + "\n");
 
-        workers.addAll(startWorkers(work, master, clusterPort, tokenFile, "worker-", WORKERS, Map.of(), LOGS));
+        workers.addAll(startWorkers(work, master, clusterPort, tokenFile, "worker-", WORKERS, SMALL_ENGINE, LOGS));
 
         JsonNode all = awaitWorkers("all up", l -> l.size() == WORKERS
                 && java.util.stream.StreamSupport.stream(l.spliterator(), false).allMatch(w -> w.get("state").asText().equals("up")));
@@ -132,6 +144,24 @@ class ClusterProcessTest {
                 assertThat(ranges.get(i)[0] < ranges.get(j)[1] && ranges.get(j)[0] < ranges.get(i)[1]).as("ranges %d and %d overlap", i, j)
                         .isFalse();
             }
+        }
+
+        // an agent backs up through the master; the workers' indexes find the second copy
+        AgentProcess agent = new AgentProcess(LOGS);
+        VolumeImage img = VolumeImage.generate(18, 24 * MIB);
+        img.fill(0, 24 * MIB, VolumeImage.Content.RANDOM);
+        Path source = work.resolve("volume.img");
+        img.writeTo(source);
+        long blocks = 24L * MIB / BLOCK;
+        BackupSummary first = backup(agent, "vol", source, "state-1");
+        assertThat(first.newBlocks()).as("the first backup stores the random data: %s", first).isGreaterThan(blocks * 9 / 10);
+        new RestoreCheck(agent, work).assertRestores(master, "vol", first.snapshotId(), source, BLOCK);
+        BackupSummary second = backup(agent, "vol-again", source, "state-2");
+        assertThat(second.newBlocks()).as("the workers found the duplicates: %s", second).isLessThan(blocks / 50);
+        new RestoreCheck(agent, work).assertRestores(master, "vol-again", second.snapshotId(), source, BLOCK);
+        for (int i = 0; i < WORKERS; i++) {
+            assertThat(work.resolve("worker-" + (i + 1)).resolve("data").resolve("dedup-worker")).as("worker %d holds an index", i + 1)
+                    .isDirectory();
         }
 
         // the master's console lists them on its Cluster page
@@ -178,5 +208,17 @@ class ClusterProcessTest {
         JsonNode masterSelf = json(master.get("/api/v1/cluster"), 200);
         assertThat(masterSelf.get("role").asText()).isEqualTo("master");
         assertThat(masterSelf.get("workers").get("up").asInt()).isEqualTo(WORKERS);
+
+        // the restarted worker answers from the index it kept on disk: a third copy is found again
+        BackupSummary third = backup(agent, "vol-third", source, "state-3");
+        assertThat(third.newBlocks()).as("dedup after the worker's restart: %s", third).isLessThan(blocks / 50);
+        new RestoreCheck(agent, work).assertRestores(master, "vol-third", third.snapshotId(), source, BLOCK);
+    }
+
+    private BackupSummary backup(AgentProcess agent, String volume, Path source, String state) throws Exception {
+        BackupSummary s = agent.backup(master, volume, source, Files.createDirectories(work.resolve(state)),
+                "--block-size", String.valueOf(BLOCK));
+        System.out.println("[e2e] cluster dedup, " + volume + ": " + s);
+        return s;
     }
 }
