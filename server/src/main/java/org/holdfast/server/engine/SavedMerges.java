@@ -35,6 +35,8 @@ final class SavedMerges {
         keys[at] = key;
         counts[at] = count;
         owners[at] = new byte[count];
+        // a lookup that fails half way leaves misses (-1), not worker 0, for a record that finds it
+        java.util.Arrays.fill(owners[at], (byte) -1);
         entries += count;
         return owners[at];
     }

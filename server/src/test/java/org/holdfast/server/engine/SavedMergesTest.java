@@ -18,6 +18,7 @@ class SavedMergesTest {
         assertThat(s.take(2, 11)).as("another count is another lookup").isNull();
         assertThat(s.take(2, 10)).isSameAs(b);
         assertThat(s.size()).isZero();
+        assertThat(s.add(4, 3)).as("unfilled entries are misses").containsOnly((byte) -1);
     }
 
     @Test
