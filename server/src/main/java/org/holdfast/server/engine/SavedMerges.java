@@ -1,5 +1,7 @@
 package org.holdfast.server.engine;
 
+import java.util.Arrays;
+
 /**
  * The merges of one master stream's lookups that are not recorded yet (which worker resolved each
  * entry, one byte per entry), so that {@link ClusterDedupStream#record} does not have to broadcast
@@ -36,7 +38,7 @@ final class SavedMerges {
         counts[at] = count;
         owners[at] = new byte[count];
         // a lookup that fails half way leaves misses (-1), not worker 0, for a record that finds it
-        java.util.Arrays.fill(owners[at], (byte) -1);
+        Arrays.fill(owners[at], (byte) -1);
         entries += count;
         return owners[at];
     }
