@@ -23,35 +23,19 @@ import java.util.concurrent.CompletableFuture;
  * fingerprints so that new data stays together as in the standalone default container. Each worker
  * then gets one record request: the entries it holds with their PBNs, the others as 0.
  *
- * <p>Which worker resolved each entry is kept for the last {@value #RING} lookups, one byte per
- * entry (at most 1 MiB per stream at U_segment 4096), found by a hash of the fingerprints: the
- * ingest looks up many segments of a session before it records them, and a record without its
- * merge must broadcast the lookup again (with the 32 lookups the standalone engine keeps, 28 to 46 %
- * of the workers' lookups on the bench's workloads were such repeats). Allocation: the answers of
- * the workers (arrays per call, not per block) and work arrays that grow with the largest call.
+ * <p>Which worker resolved each entry is kept until the record ({@link SavedMerges}): a record
+ * without its merge must broadcast the lookup again (with the 32 lookups the standalone engine
+ * keeps, 28 to 46 % of the workers' lookups on the bench's workloads were such repeats).
+ * Allocation: the answers of the workers and the saved merge (arrays per call, not per block) and
+ * work arrays that grow with the largest call.
  */
 final class ClusterDedupStream implements DedupStream {
-    private static final int RING = 256;
-
-    /** The merge of one lookup: per entry the worker whose answer was kept (-1: miss; at most 64 workers). */
-    private static final class Merge {
-        long key;
-        int count = -1;
-        byte[] owner = new byte[0];
-
-        void ensure(int n) {
-            if (owner.length < n) {
-                owner = new byte[n];
-            }
-        }
-    }
-
     private final ClusterFingerprintIndex idx;
     private final List<DedupWorker> workers;
     private final long id;
-    private final Merge[] ring = new Merge[RING];
-    private int ringNext;
-    private final Merge relookup = new Merge();
+    /** Per lookup not yet recorded, per entry the worker whose answer was kept (-1: a miss). */
+    private final SavedMerges saved = new SavedMerges();
+    private byte[] relookup = new byte[0];
     private final long[][] workerPbns;
     private final boolean[][] workerNew;
     private final int[] placed;
@@ -67,9 +51,6 @@ final class ClusterDedupStream implements DedupStream {
         this.idx = idx;
         this.workers = idx.workers;
         this.id = id;
-        for (int i = 0; i < RING; i++) {
-            ring[i] = new Merge();
-        }
         int n = workers.size();
         workerPbns = new long[n][0];
         workerNew = new boolean[n][0];
@@ -82,16 +63,15 @@ final class ClusterDedupStream implements DedupStream {
     public void lookup(byte[] fps, int count, long[] pbns) {
         SungemDedupStream.check(closed, fps, count, pbns);
         long t0 = System.nanoTime();
-        Merge m = ring[ringNext];
-        ringNext = (ringNext + 1) % RING;
-        long found = lookupInto(m, fps, count, pbns);
+        byte[] owner = saved.add(SungemDedupStream.keyOf(fps, count), count);
+        long found = lookupInto(owner, fps, count, pbns);
         idx.lookups.add(count);
         idx.hits.add(found);
         idx.busyNanos.add(System.nanoTime() - t0);
     }
 
-    /** Broadcasts the entries, merges the answers into {@code m} and {@code pbns}; returns how many were resolved. */
-    private long lookupInto(Merge m, byte[] fps, int count, long[] pbns) {
+    /** Broadcasts the entries, merges the answers into {@code owner} and {@code pbns}; returns how many were resolved. */
+    private long lookupInto(byte[] owner, byte[] fps, int count, long[] pbns) {
         SegmentLookup request = new SegmentLookup(id, fps, count);
         int n = workers.size();
         @SuppressWarnings("unchecked")
@@ -105,7 +85,6 @@ final class ClusterDedupStream implements DedupStream {
             answers[w] = futures[w].join();
             idx.noteLoad(answers[w].load());
         }
-        m.ensure(count);
         long found = 0;
         int split = 0;
         int i = 0;
@@ -121,25 +100,23 @@ final class ClusterDedupStream implements DedupStream {
             }
             if (best < 0) {
                 pbns[i] = 0;
-                m.owner[i] = -1;
+                owner[i] = -1;
                 i++;
                 continue;
             }
             int[] runs = answers[best].runs();
-            if (i > 0 && runs[i - 1] == bestLen + 1 && m.owner[i - 1] != best) {
+            if (i > 0 && runs[i - 1] == bestLen + 1 && owner[i - 1] != best) {
                 split += bestLen;
             }
             long[] p = answers[best].pbns();
             for (int j = i; j < i + bestLen; j++) {
                 pbns[j] = p[j];
-                m.owner[j] = (byte) best;
+                owner[j] = (byte) best;
             }
             found += bestLen;
             i += bestLen;
         }
         idx.splitRuns.add(split);
-        m.count = count;
-        m.key = SungemDedupStream.keyOf(fps, count);
         return found;
     }
 
@@ -147,37 +124,30 @@ final class ClusterDedupStream implements DedupStream {
     public void record(byte[] fps, int count, long[] pbns, boolean[] isNew) {
         SungemDedupStream.check(closed, fps, count, pbns, isNew);
         long t0 = System.nanoTime();
-        long key = SungemDedupStream.keyOf(fps, count);
-        Merge m = null;
-        for (int j = 1; j <= RING && m == null; j++) {
-            Merge c = ring[(ringNext - j + RING) % RING]; // newest first
-            if (c.count == count && c.key == key) {
-                m = c;
-            }
-        }
-        if (m == null) {
+        byte[] owner = saved.take(SungemDedupStream.keyOf(fps, count), count);
+        if (owner == null) {
             // Not looked up recently: ask the workers again (not a lookup of the caller's).
             if (scratch.length < count) {
                 scratch = new long[count];
+                relookup = new byte[count];
             }
-            lookupInto(relookup, fps, count, scratch);
-            m = relookup;
+            owner = relookup;
+            lookupInto(owner, fps, count, scratch);
         }
-        route(m, count, pbns);
-        m.count = -1; // used up
+        route(owner, count, pbns);
         send(fps, count, pbns, isNew);
         idx.recorded.add(count);
         idx.busyNanos.add(System.nanoTime() - t0);
     }
 
     /** Decides per entry the worker that holds it: {@code target[i]}, -1 for entries without a PBN. */
-    private void route(Merge m, int count, long[] pbns) {
+    private void route(byte[] owner, int count, long[] pbns) {
         if (target.length < count) {
             target = new int[count];
         }
         Arrays.fill(placed, 0);
         for (int i = 0; i < count; i++) {
-            target[i] = m.owner[i] >= 0 && pbns[i] > 0 ? m.owner[i] : -1;
+            target[i] = owner[i] >= 0 && pbns[i] > 0 ? owner[i] : -1;
         }
         // target >= 0 now marks the entries a worker resolved (the anchors); place the rest
         for (int s = 0; s < count; ) {

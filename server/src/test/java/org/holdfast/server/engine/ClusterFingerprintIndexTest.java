@@ -115,8 +115,9 @@ class ClusterFingerprintIndexTest extends FingerprintIndexContractTest {
 
     @Test
     void record_afterManyLookups_reusesEveryMergeWithoutBroadcastingAgain() {
-        int segments = 100;
-        int n = 64;
+        // a batch of scattered changes: many short segments looked up before any is recorded
+        int segments = 1000;
+        int n = 16;
         try (DedupStream s = index().openStream("v")) {
             for (int k = 0; k < segments; k++) {
                 s.lookup(fps(300 + k, n), n, new long[n]);
