@@ -132,6 +132,10 @@ public class ClusterConfiguration {
             throw new IllegalArgumentException("holdfast.store.s3.node '" + node + "' cannot name a worker: use 1 to 64 letters, digits,"
                     + " '.', '_' or '-', starting with a letter or digit");
         }
+        if ("exact".equals(props.dedup().engine())) { // the worker would have no engine for the master's dedup calls
+            throw new IllegalArgumentException("holdfast.dedup.engine=exact cannot serve the master's dedup calls on a worker:"
+                    + " leave holdfast.dedup.engine at its default (sungem) on workers");
+        }
         int colon = c.master().lastIndexOf(':');
         int port;
         try {

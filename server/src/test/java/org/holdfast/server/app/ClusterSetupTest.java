@@ -72,6 +72,10 @@ class ClusterSetupTest {
         assertThat(refused(m).getDescription()).contains("holdfast.cluster.master-fingerprint").contains("master-ca-certificate");
 
         m = worker();
+        m.put("holdfast.dedup.engine", "exact");
+        assertThat(refused(m).getDescription()).contains("holdfast.dedup.engine=exact cannot serve the master's dedup calls");
+
+        m = worker();
         m.put("holdfast.cluster.master-fingerprint", "not-hex");
         assertThat(refused(m).getDescription()).isNotBlank();
     }
