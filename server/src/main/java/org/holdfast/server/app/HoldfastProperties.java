@@ -45,8 +45,8 @@ public record HoldfastProperties(
 
     /**
      * {@code engine}: {@code exact} (full on-disk index, the baseline), {@code sungem}, or {@code cluster}
-     * (preview: the master/worker engine of thesis 7.2 with {@code cluster.workers} in-process workers,
-     * used to measure the algorithm until workers run as processes).
+     * (preview: the master/worker engine of thesis 7.2; on a master its workers are the registered
+     * worker processes, standalone {@code cluster.workers} in-process workers that measure the algorithm).
      */
     public record Dedup(@DefaultValue("sungem") String engine, @DefaultValue DedupCluster cluster) {
         public Dedup {
