@@ -7,7 +7,10 @@ import org.holdfast.server.cluster.MemberState;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.cluster.WorkerStatus;
 import org.holdfast.server.cluster.WorkerView;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
 
 /** Master/worker mode (viewer and up): this node's role, and on a master the workers with state, epoch, range and load. */
@@ -75,5 +78,18 @@ public class ClusterController {
                 w.lastHeartbeatMillis() == 0 ? null : Instant.ofEpochMilli(w.lastHeartbeatMillis()).toString(),
                 w.load().loadMilli() < 0 ? null : w.load().loadMilli() / 1000.0, w.load().heapUsedBytes(), w.load().heapMaxBytes(),
                 w.load().diskFreeBytes(), w.capacity().cpus(), w.capacity().diskBytes(), w.softwareVersion())).toList();
+    }
+
+    /**
+     * Removes a worker that is not connected (admin): 204; 404 {@code unknown-worker}; 409
+     * {@code worker-connected} while it is connected, {@code not-a-master} off a master. Forgets
+     * stop waiting for it; its node name may register again as a new worker (new id and range, its
+     * old dedup index wiped).
+     */
+    @Audited("cluster.worker.remove")
+    @DeleteMapping("/api/v1/cluster/workers/{id}")
+    public ResponseEntity<Void> removeWorker(@PathVariable long id) {
+        node.removeWorker(id);
+        return ResponseEntity.noContent().build();
     }
 }

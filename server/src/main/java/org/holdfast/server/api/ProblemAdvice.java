@@ -199,6 +199,16 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
         return problem(HttpStatus.CONFLICT, ProblemTypes.NOT_A_MASTER, "Not a master", e.getMessage());
     }
 
+    @ExceptionHandler(org.holdfast.server.cluster.UnknownWorkerException.class)
+    ProblemDetail unknownWorker(org.holdfast.server.cluster.UnknownWorkerException e) {
+        return problem(HttpStatus.NOT_FOUND, ProblemTypes.UNKNOWN_WORKER, "Unknown worker", e.getMessage());
+    }
+
+    @ExceptionHandler(org.holdfast.server.cluster.WorkerConnectedException.class)
+    ProblemDetail workerConnected(org.holdfast.server.cluster.WorkerConnectedException e) {
+        return problem(HttpStatus.CONFLICT, ProblemTypes.WORKER_CONNECTED, "Worker connected", e.getMessage());
+    }
+
     @ExceptionHandler(JobsClosedException.class)
     ProblemDetail jobsClosed(JobsClosedException e) {
         return problem(HttpStatus.SERVICE_UNAVAILABLE, ProblemTypes.SERVER_STOPPING, "Server stopping", e.getMessage());

@@ -10,7 +10,6 @@ import org.holdfast.server.cluster.ClusterNode;
 import org.holdfast.server.cluster.ClusterSetupException;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.WorkerRegistry;
-import org.holdfast.server.engine.DedupWorker;
 import org.holdfast.server.engine.LazyDedupWorker;
 import org.holdfast.server.engine.LocalDedupWorker;
 import org.holdfast.server.ingest.IngestTls;
@@ -103,8 +102,8 @@ public class ClusterConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnExpression("'${" + ROLE + ":standalone}' == 'worker' && '${holdfast.dedup.engine:sungem}' != 'exact'")
     LazyDedupWorker workerDedupEngine(DataDirectory dir, DedupEngineConfiguration.SungemProperties sungem, Clock holdfastClock) {
-        return new LazyDedupWorker(0, () -> new LocalDedupWorker(0, dir.root().resolve("dedup-worker"), sungem.toSettings(),
-                holdfastClock));
+        Path index = dir.root().resolve("dedup-worker");
+        return new LazyDedupWorker(0, index, () -> new LocalDedupWorker(0, index, sungem.toSettings(), holdfastClock));
     }
 
     /** A worker's link from its settings; a setting that cannot work is a {@link ClusterSetupException} naming it. */
@@ -113,7 +112,7 @@ public class ClusterConfiguration {
     }
 
     /** As {@link #worker(HoldfastProperties, Path, String)}, serving dedup calls with {@code dedup} (null: none). */
-    static WorkerConnector worker(HoldfastProperties props, Path dataDir, String version, DedupWorker dedup) {
+    static WorkerConnector worker(HoldfastProperties props, Path dataDir, String version, LazyDedupWorker dedup) {
         try {
             return checkedWorker(props, dataDir, version, dedup);
         } catch (IllegalArgumentException e) {
@@ -121,7 +120,7 @@ public class ClusterConfiguration {
         }
     }
 
-    private static WorkerConnector checkedWorker(HoldfastProperties props, Path dataDir, String version, DedupWorker dedup) {
+    private static WorkerConnector checkedWorker(HoldfastProperties props, Path dataDir, String version, LazyDedupWorker dedup) {
         HoldfastProperties.Cluster c = props.cluster();
         String node = props.store().s3().node();
         if (node == null || node.isBlank()) {

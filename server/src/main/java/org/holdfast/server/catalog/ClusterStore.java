@@ -19,12 +19,14 @@ import org.rocksdb.ColumnFamilyHandle;
  * The master's worker assignments in the {@code cluster} column family (layout in
  * docs/architecture.md, "Cluster membership"): key {@code 'w'} + u32 worker id (big-endian); value
  * u8 version 1, u64 epoch, u64 first PBN, u64 PBN limit, u64 first registered ms, u64 last
- * registered ms, u16 length + node name (UTF-8). Every write is synced: a registration is answered
- * only after its record is on disk.
+ * registered ms, u16 length + node name (UTF-8); key {@code 'r'} alone: u64 highest worker id ever
+ * removed (absent: none). Every write is synced: a registration is answered only after its record
+ * is on disk.
  */
 public final class ClusterStore implements MembershipStore {
     private static final String STORE = "cluster";
     private static final byte WORKER = 'w';
+    private static final byte[] REMOVED = {'r'};
     private static final int VERSION = 1;
 
     private final MetadataDb db;
@@ -56,6 +58,28 @@ public final class ClusterStore implements MembershipStore {
             db.put(b, cf, key(r.workerId()), v.array());
             db.write(b, true);
         }
+    }
+
+    @Override
+    public void remove(long workerId) {
+        try (MetadataBatch b = new MetadataBatch()) {
+            db.delete(b, cf, key(workerId));
+            db.put(b, cf, REMOVED, ByteBuffer.allocate(8).putLong(Math.max(workerId, highestRemovedId())).array());
+            db.write(b, true);
+        }
+    }
+
+    @Override
+    public long highestRemovedId() {
+        byte[] v = db.get(cf, REMOVED);
+        if (v == null) {
+            return 0;
+        }
+        if (v.length != 8) {
+            throw new CorruptDataException(STORE, db.path(), "72", "removed-worker mark of " + v.length
+                    + " bytes (expected 8); restore the master's catalog from a backup");
+        }
+        return ByteBuffer.wrap(v).getLong();
     }
 
     static byte[] key(long workerId) {

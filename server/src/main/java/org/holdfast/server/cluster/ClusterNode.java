@@ -65,6 +65,18 @@ public final class ClusterNode {
         return registry.workers();
     }
 
+    /**
+     * Removes a worker that is not connected, on a master ({@link WorkerRegistry#remove}).
+     *
+     * @throws NotAMasterException on a standalone server or a worker
+     */
+    public WorkerRecord removeWorker(long workerId) {
+        if (registry == null) {
+            throw new NotAMasterException(role, clusterAddress);
+        }
+        return registry.remove(workerId);
+    }
+
     /** The worker's own membership, or null unless this node is a worker. */
     public WorkerStatus workerStatus() {
         return workerStatus == null ? null : workerStatus.get();

@@ -10,9 +10,19 @@ public interface MembershipStore {
     /** Stores {@code record} durably (synced) before its registration is answered. */
     void put(WorkerRecord record);
 
+    /**
+     * Deletes worker {@code workerId}'s record durably and remembers its id as retired, so that no
+     * later registration gets that id or its range again (its PBNs may still hold data).
+     */
+    void remove(long workerId);
+
+    /** The highest worker id ever removed, 0 if none: ids (and so ranges) are never handed out twice. */
+    long highestRemovedId();
+
     /** Keeps everything in memory: for tests and tools that need no persistence. */
     static MembershipStore inMemory() {
         java.util.Map<Long, WorkerRecord> map = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.concurrent.atomic.AtomicLong removed = new java.util.concurrent.atomic.AtomicLong();
         return new MembershipStore() {
             @Override
             public List<WorkerRecord> workers() {
@@ -22,6 +32,17 @@ public interface MembershipStore {
             @Override
             public void put(WorkerRecord record) {
                 map.put(record.workerId(), record);
+            }
+
+            @Override
+            public void remove(long workerId) {
+                map.remove(workerId);
+                removed.accumulateAndGet(workerId, Math::max);
+            }
+
+            @Override
+            public long highestRemovedId() {
+                return removed.get();
             }
         };
     }

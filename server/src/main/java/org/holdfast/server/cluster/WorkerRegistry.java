@@ -77,6 +77,7 @@ public final class WorkerRegistry {
             byNode.put(r.nodeName(), m);
             nextId = Math.max(nextId, r.workerId() + 1);
         }
+        nextId = Math.max(nextId, store.highestRemovedId() + 1);
     }
 
     public MembershipSettings settings() {
@@ -149,6 +150,29 @@ public final class WorkerRegistry {
             throw new RegistrationRefusedException(RegistrationRefusedException.Reason.NO_RANGE_LEFT, "no PBN range is left for worker "
                     + workerId + " with holdfast.cluster.pbn-range-size=" + settings.rangeSize() + "; reuse node names of retired workers");
         }
+    }
+
+    /**
+     * Removes worker {@code workerId}, which must not be connected: its record is deleted from the
+     * store (its id and range are never handed out again) and forgets no longer wait for it. Its
+     * node name may register later, as a new worker with a new id and range at epoch 1.
+     *
+     * @return the removed record
+     * @throws UnknownWorkerException if no such worker is registered
+     * @throws WorkerConnectedException if the worker is connected now; nothing changes then
+     */
+    public synchronized WorkerRecord remove(long workerId) {
+        Member m = byId.get(workerId);
+        if (m == null) {
+            throw new UnknownWorkerException(workerId);
+        }
+        if (m.connected) {
+            throw new WorkerConnectedException(m.record, m.address);
+        }
+        store.remove(workerId); // durable first; if this throws nothing changed
+        byId.remove(workerId);
+        byNode.remove(m.record.nodeName());
+        return m.record;
     }
 
     /**

@@ -1,5 +1,10 @@
 package org.holdfast.server.engine;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
@@ -10,12 +15,43 @@ import java.util.function.Supplier;
 public final class LazyDedupWorker implements DedupWorker {
     private final int id;
     private final Supplier<? extends DedupWorker> opener;
+    private final Path dir; // what startOver deletes; null: nothing
     private DedupWorker engine; // guarded by this
     private boolean closed; // guarded by this
 
     public LazyDedupWorker(int id, Supplier<? extends DedupWorker> opener) {
+        this(id, null, opener);
+    }
+
+    /** As above, with the engine keeping its files in {@code dir} (deleted by {@link #startOver}). */
+    public LazyDedupWorker(int id, Path dir, Supplier<? extends DedupWorker> opener) {
         this.id = id;
+        this.dir = dir;
         this.opener = opener;
+    }
+
+    /**
+     * Closes the engine if open and deletes its directory: the next call opens an empty index. For
+     * a worker the master registered as new (epoch 1): an index kept from an earlier membership
+     * could name PBNs the master freed after removing that membership, and answering one as a
+     * duplicate would lose data.
+     */
+    public synchronized void startOver() {
+        if (engine != null) {
+            engine.close();
+            engine = null;
+        }
+        if (dir == null || !Files.exists(dir)) {
+            return;
+        }
+        try (var files = Files.walk(dir)) {
+            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot delete the earlier dedup index in " + dir + " (" + e.getMessage()
+                    + "); delete that directory by hand before starting the worker", e);
+        }
     }
 
     private synchronized DedupWorker engine() {

@@ -191,6 +191,8 @@ class AuthorizationMatrixTest {
         // master/worker mode: this node's role for viewers and above; the worker list only on a master (409 here, standalone)
         add("GET", "/api/v1/cluster", "/api/v1/cluster", null, null, row(200, 200, 200, 403, 403));
         add("GET", "/api/v1/cluster/workers", "/api/v1/cluster/workers", null, null, row(409, 409, 409, 403, 403));
+        // removing a worker: admin only (409 not-a-master here, standalone)
+        add("DELETE", "/api/v1/cluster/workers/{id}", "/api/v1/cluster/workers/1", null, null, row(403, 403, 409, 403, 403));
     }
 
     /** Endpoints outside the MVC handler mapping (actuator, static console): rows checked the same way. */

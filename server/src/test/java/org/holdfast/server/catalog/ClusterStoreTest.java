@@ -39,4 +39,21 @@ class ClusterStoreTest {
                     .hasMessageContaining("record version 9").hasMessageContaining("backup");
         }
     }
+
+    @Test
+    void remove_thenReopen_recordIsGoneAndTheHighestRemovedIdStays() {
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            ClusterStore s = new ClusterStore(db);
+            assertThat(s.highestRemovedId()).isZero();
+            s.put(new WorkerRecord(1, "a", 1, new PbnRange(10, 20), 1, 1));
+            s.put(new WorkerRecord(5, "b", 2, new PbnRange(50, 60), 1, 1));
+            s.remove(5);
+            s.remove(1); // a lower id later does not lower the mark
+        }
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            ClusterStore s = new ClusterStore(db);
+            assertThat(s.workers()).isEmpty();
+            assertThat(s.highestRemovedId()).isEqualTo(5);
+        }
+    }
 }

@@ -206,4 +206,34 @@ class WorkerRegistryTest {
         assertThatThrownBy(() -> new MembershipSettings(Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(15), 1, 1))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("heartbeat-interval < late-after < lost-after");
     }
+
+    @Test
+    void remove_disconnectedWorker_deletesItsRecordAndItsNodeComesBackAsANewWorkerEvenAfterARestart() {
+        WorkerRegistry r = registry();
+        WorkerRecord a = r.register("w1", "127.0.0.2:1", CAP, "v");
+        WorkerRecord b = r.register("w2", "127.0.0.3:1", CAP, "v");
+        r.disconnected(b.workerId(), b.epoch());
+        assertThat(r.remove(b.workerId())).isEqualTo(b);
+        assertThat(r.workers()).extracting(WorkerView::workerId).containsExactly(a.workerId());
+        assertThat(store.workers()).extracting(WorkerRecord::workerId).containsExactly(a.workerId());
+        assertThat(r.state(b.workerId())).isNull();
+        r = registry(); // a master restart must not hand the removed (highest) id and its range out again
+        WorkerRecord again = r.register("w2", "127.0.0.3:1", CAP, "v");
+        assertThat(again.workerId()).isEqualTo(3L);
+        assertThat(again.epoch()).as("new, so the worker wipes its old index").isEqualTo(1L);
+        assertThat(again.range().overlaps(b.range())).isFalse();
+        assertThat(again.range().overlaps(a.range())).isFalse();
+    }
+
+    @Test
+    void remove_connectedOrUnknownWorker_isRefusedAndNothingChanges() {
+        WorkerRegistry r = registry();
+        WorkerRecord a = r.register("w1", "127.0.0.2:1", CAP, "v");
+        assertThatThrownBy(() -> r.remove(a.workerId())).isInstanceOf(WorkerConnectedException.class)
+                .hasMessageContaining("stop the worker first");
+        assertThatThrownBy(() -> r.remove(99)).isInstanceOf(UnknownWorkerException.class).hasMessageContaining("99");
+        assertThat(store.workers()).containsExactly(a);
+        assertThat(store.highestRemovedId()).isZero();
+        assertThat(r.state(a.workerId())).isEqualTo(MemberState.UP);
+    }
 }

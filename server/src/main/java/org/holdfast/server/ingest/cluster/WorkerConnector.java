@@ -49,6 +49,7 @@ import org.holdfast.server.cluster.WorkerLoad;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.cluster.WorkerStatus;
 import org.holdfast.server.engine.DedupWorker;
+import org.holdfast.server.engine.LazyDedupWorker;
 
 /**
  * A worker's link to its master: connects (TLS, the master's certificate checked by
@@ -80,7 +81,7 @@ public final class WorkerConnector implements AutoCloseable {
 
     private final Settings settings;
     private final LoadProbe probe;
-    private final DedupWorker dedup;
+    private final LazyDedupWorker dedup;
     private final EventLoopGroup loop = new NioEventLoopGroup(1, new DefaultThreadFactory("holdfast-worker-link", true));
     private final SslContext tls;
     private final TlsEngines.Engine engine;
@@ -93,8 +94,12 @@ public final class WorkerConnector implements AutoCloseable {
         this(settings, probe, null);
     }
 
-    /** A worker that also serves the master's dedup calls with {@code dedup} (its own engine; null: none). */
-    public WorkerConnector(Settings settings, LoadProbe probe, DedupWorker dedup) {
+    /**
+     * A worker that also serves the master's dedup calls with {@code dedup} (its own engine; null:
+     * none). Registered as new (epoch 1), it starts that engine over before serving: an index kept
+     * from a membership the master removed could name PBNs freed since.
+     */
+    public WorkerConnector(Settings settings, LoadProbe probe, LazyDedupWorker dedup) {
         this.settings = settings;
         this.probe = probe;
         this.dedup = dedup;
@@ -248,6 +253,9 @@ public final class WorkerConnector implements AutoCloseable {
             WorkerRecord w = new WorkerRecord(r.workerId(), settings.nodeName(), r.epoch(), new PbnRange(r.pbnFirst(), r.pbnLimit()),
                     0, System.currentTimeMillis());
             if (dedup != null) {
+                if (r.epoch() == 1) {
+                    dedup.startOver();
+                }
                 ctx.pipeline().addAfter(ctx.name(), "dedup", new DedupService(dedup));
             }
             status = new WorkerStatus(true, w, null);

@@ -21,6 +21,7 @@ import org.holdfast.server.engine.ClusterMode;
 import org.holdfast.server.engine.DedupStream;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.engine.FingerprintIndexContractTest;
+import org.holdfast.server.engine.LazyDedupWorker;
 import org.holdfast.server.engine.LocalDedupWorker;
 import org.holdfast.server.engine.SungemFingerprintIndexTest;
 import org.holdfast.server.engine.SungemSettings;
@@ -69,7 +70,7 @@ class RemoteClusterFingerprintIndexTest extends FingerprintIndexContractTest {
                 opened.add(engine::close);
                 WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", server.port(), null, "w" + i, tokenFile,
                         MasterTrust.pinned(cert.fingerprint()), "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50),
-                        Duration.ofMillis(200)), new LoadProbe(dir), engine);
+                        Duration.ofMillis(200)), new LoadProbe(dir), new LazyDedupWorker(0, () -> engine));
                 w.start();
                 opened.add(0, w::close);
             }
