@@ -25,6 +25,17 @@ class RateLimitedLogTest {
         assertThat(lines.get(1)).isEqualTo("refused again (999 similar lines left out since the last one)");
     }
 
+    @Test
+    void warning_sharesTheIntervalWithInfoAndLogsAtWarning() {
+        List<String> lines = new ArrayList<>();
+        RateLimitedLog log = new RateLimitedLog(new Recording(lines), Duration.ofSeconds(60));
+        log.warning("refused worker w1");
+        log.info("bad frame");
+        log.warning("refused worker w2");
+        assertThat(lines).containsExactly("WARNING refused worker w1");
+        assertThat(log.suppressed()).isEqualTo(2);
+    }
+
     private record Recording(List<String> lines) implements System.Logger {
         @Override
         public String getName() {
@@ -38,12 +49,12 @@ class RateLimitedLogTest {
 
         @Override
         public void log(Level level, ResourceBundle bundle, String msg, Throwable thrown) {
-            lines.add(msg);
+            lines.add(level == Level.WARNING ? "WARNING " + msg : msg);
         }
 
         @Override
         public void log(Level level, ResourceBundle bundle, String format, Object... params) {
-            lines.add(format);
+            lines.add(level == Level.WARNING ? "WARNING " + format : format);
         }
 
         @Override

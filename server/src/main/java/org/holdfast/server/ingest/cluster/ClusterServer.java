@@ -24,6 +24,7 @@ import org.holdfast.server.cluster.ClusterSetupException;
 import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.ingest.IngestTls;
 import org.holdfast.server.ingest.PortShutdown;
+import org.holdfast.server.ingest.RateLimitedLog;
 import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.security.TokenAuthenticator;
 
@@ -37,6 +38,8 @@ import org.holdfast.server.security.TokenAuthenticator;
  */
 public final class ClusterServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ClusterServer.class.getName());
+    /** Refused connections and registrations: at most one line per 10 s, like the agent port, so a flood cannot fill the log. */
+    final RateLimitedLog refusalLog = new RateLimitedLog(LOG, java.time.Duration.ofSeconds(10));
     private static final FrameEncoder ENCODER = new FrameEncoder();
     /** A worker that does not finish the TLS handshake is dropped after this. */
     static final long HANDSHAKE_TIMEOUT_SECONDS = 15;
@@ -91,9 +94,8 @@ public final class ClusterServer implements AutoCloseable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         if (connections.size() >= MAX_CONNECTIONS || fromSource(ch) >= MAX_PER_SOURCE) {
-                            LOG.log(System.Logger.Level.WARNING, "refused a cluster connection from {0}: {1} are open already"
-                                    + " (at most {2}, {3} from one address)", ch.remoteAddress(), connections.size(), MAX_CONNECTIONS,
-                                    MAX_PER_SOURCE);
+                            refusalLog.warning("refused a cluster connection from " + ch.remoteAddress() + ": " + connections.size()
+                                    + " are open already (at most " + MAX_CONNECTIONS + ", " + MAX_PER_SOURCE + " from one address)");
                             ch.close();
                             return;
                         }

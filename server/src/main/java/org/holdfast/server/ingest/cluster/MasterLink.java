@@ -156,7 +156,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             w = server.registry().register(r.nodeName(), address(), new WorkerCapacity(r.cpus(), r.heapMaxBytes(), r.diskBytes()),
                     r.softwareVersion());
         } catch (RegistrationRefusedException e) {
-            LOG.log(System.Logger.Level.WARNING, "refused worker " + r.nodeName() + " from " + address() + ": " + e.getMessage());
+            server.refusalLog.warning("refused worker " + r.nodeName() + " from " + address() + ": " + e.getMessage());
             audit(p.name(), "cluster.register", "node:" + r.nodeName(), "denied", e.getMessage());
             throw new ProtocolException(e.reason() == RegistrationRefusedException.Reason.NODE_CONFLICT ? ErrorCode.NODE_CONFLICT
                     : e.reason() == RegistrationRefusedException.Reason.INVALID_NODE_NAME ? ErrorCode.BAD_FRAME : ErrorCode.STORAGE_FULL,
@@ -203,14 +203,14 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             }
             p = server.tokens().authenticate(token);
         } catch (AuthenticationFailedException e) {
-            LOG.log(System.Logger.Level.WARNING, "refused worker " + node + " from " + address() + ": " + e.getMessage());
+            server.refusalLog.warning("refused worker " + node + " from " + address() + ": " + e.getMessage());
             audit("anonymous", action, "node:" + node, "denied", e.getMessage());
             throw new ProtocolException(ErrorCode.UNAUTHORIZED, "token refused: " + e.getMessage()
                     + "; a worker needs a token with role worker (an admin creates one; holdfast.cluster.token-file)");
         }
         if (p.role() != Role.WORKER) {
             String why = "it has role " + p.role().wireName() + ", the cluster port takes only role worker";
-            LOG.log(System.Logger.Level.WARNING, "refused worker " + node + " from " + address() + ": " + why);
+            server.refusalLog.warning("refused worker " + node + " from " + address() + ": " + why);
             audit(p.name(), action, "node:" + node, "denied", why);
             throw new ProtocolException(ErrorCode.UNAUTHORIZED, "token refused: " + why + "; ask an admin for a worker token");
         }
@@ -238,7 +238,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         if (cause instanceof ProtocolException p) {
-            LOG.log(System.Logger.Level.INFO, "cluster connection from " + address() + ": " + p.getMessage() + "; closing it");
+            server.refusalLog.info("cluster connection from " + address() + ": " + p.getMessage() + "; closing it");
             fail(p.code(), p.getMessage());
         } else {
             // TLS handshake failures and resets: nothing to answer
