@@ -116,9 +116,25 @@ class ClusterApiTest {
             // the worker's token is for the cluster port only
             assertThat(call("GET", "/api/v1/cluster", workerToken, null).statusCode()).isEqualTo(403);
             assertThat(call("GET", "/api/v1/volumes", workerToken, null).statusCode()).isEqualTo(403);
+
+            // a connected worker cannot be removed
+            HttpResponse<String> busy = call("DELETE", "/api/v1/cluster/workers/1", admin, null);
+            assertThat(busy.statusCode()).as(busy.body()).isEqualTo(409);
+            assertThat(JSON.readTree(busy.body()).get("type").asText()).isEqualTo("urn:holdfast:problem:worker-connected");
+            assertThat(JSON.readTree(busy.body()).get("detail").asText()).contains("stop the worker first");
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> JSON.readTree(call("GET", "/api/v1/cluster/workers",
                 TestTokens.issue(ctx, Role.VIEWER), null).body()).get(0).get("state").asText().equals("lost"));
+
+        // removing it: admin only; an unknown id is a 404 problem; afterwards the list is empty
+        assertThat(call("DELETE", "/api/v1/cluster/workers/1", TestTokens.issue(ctx, Role.OPERATOR), null).statusCode()).isEqualTo(403);
+        HttpResponse<String> unknown = call("DELETE", "/api/v1/cluster/workers/99", admin, null);
+        assertThat(unknown.statusCode()).as(unknown.body()).isEqualTo(404);
+        assertThat(JSON.readTree(unknown.body()).get("type").asText()).isEqualTo("urn:holdfast:problem:unknown-worker");
+        HttpResponse<String> removed = call("DELETE", "/api/v1/cluster/workers/1", admin, null);
+        assertThat(removed.statusCode()).as(removed.body()).isEqualTo(204);
+        assertThat(JSON.readTree(call("GET", "/api/v1/cluster/workers", admin, null).body())).isEmpty();
+        assertThat(call("GET", "/api/v1/audit", admin, null).body()).contains("cluster.worker.remove");
     }
 
     @Test
