@@ -18,6 +18,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.holdfast.common.protocol.DedupAnswer;
+import org.holdfast.common.protocol.DedupLookup;
 import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.FrameDecoder;
@@ -211,6 +213,14 @@ class ClusterPortBadInputTest {
     @Test
     void heartbeat_beforeRegister_isRefusedBadState() throws IOException {
         assertRefused(frame(new Heartbeat(0, 0, 0, 0, 0)), ErrorCode.BAD_STATE, "must be REGISTER");
+    }
+
+    @Test
+    void dedupFrames_beforeRegister_areRefusedBadState() throws IOException {
+        // an outsider answering a dedup call nobody made, or asking the master to look something up
+        assertRefused(frame(new DedupAnswer(1, 1, new long[] {42}, new int[] {1}, new long[7])), ErrorCode.BAD_STATE,
+                "must be REGISTER");
+        assertRefused(frame(new DedupLookup(1, 1, 1, new byte[32])), ErrorCode.BAD_STATE, "must be REGISTER");
     }
 
     @Test
