@@ -3,6 +3,8 @@ package org.holdfast.server.ingest.cluster;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 
 /**
@@ -25,25 +27,22 @@ public final class DedupLinks {
         links.values().remove(link);
     }
 
-    /** The ids of the workers whose link is up now. */
-    public java.util.Set<Long> upIds() {
-        java.util.Set<Long> ids = new java.util.TreeSet<>();
+    /**
+     * Proxies for the links that are up now, by worker id, numbered 0..n-1 in worker-id order: one
+     * snapshot, so that a caller checks and uses the same set.
+     */
+    public SortedMap<Long, RemoteDedupWorker> upByWorkerId() {
+        SortedMap<Long, RemoteDedupWorker> up = new TreeMap<>();
         links.forEach((id, link) -> {
             if (link.isUp()) {
-                ids.add(id);
+                up.put(id, new RemoteDedupWorker(up.size(), link));
             }
         });
-        return ids;
+        return up;
     }
 
     /** Proxies for the links that are up now, numbered 0..n-1 in worker-id order. */
     public List<RemoteDedupWorker> workers() {
-        List<RemoteDedupWorker> l = new ArrayList<>();
-        for (DedupLink link : links.values()) {
-            if (link.isUp()) {
-                l.add(new RemoteDedupWorker(l.size(), link));
-            }
-        }
-        return l;
+        return new ArrayList<>(upByWorkerId().values());
     }
 }

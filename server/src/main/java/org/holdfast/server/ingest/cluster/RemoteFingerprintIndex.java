@@ -2,7 +2,7 @@ package org.holdfast.server.ingest.cluster;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
+import java.util.SortedMap;
 import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.cluster.WorkerView;
 import org.holdfast.server.engine.ClusterFingerprintIndex;
@@ -72,15 +72,17 @@ public final class RemoteFingerprintIndex implements FingerprintIndex {
 
     @Override
     public void forgetAll(long[] pbns, byte[] fps, int count) {
-        Set<Long> up = links.upIds();
+        // one snapshot for the check and the sends: a worker that drops in between must fail its call
+        // (and so this GC pass), never be skipped, or it could come back still naming freed PBNs
+        SortedMap<Long, RemoteDedupWorker> up = links.upByWorkerId();
         for (WorkerView w : registry.workers()) {
-            if (!up.contains(w.workerId())) {
+            if (!up.containsKey(w.workerId())) {
                 throw new IllegalStateException("cannot free blocks while dedup worker " + w.nodeName() + " (id " + w.workerId()
                         + ") is not connected: its index could still name them; bring the worker back, GC frees them then");
             }
         }
         // every worker, in either mode: with another set of workers a hash could name another one
-        for (RemoteDedupWorker w : links.workers()) {
+        for (RemoteDedupWorker w : up.values()) {
             w.forget(pbns, fps, count);
         }
     }
