@@ -1,5 +1,6 @@
 package org.holdfast.server.api;
 
+import jakarta.servlet.http.HttpServletRequest;
 import java.time.Instant;
 import java.util.List;
 import org.holdfast.server.cluster.ClusterNode;
@@ -7,6 +8,8 @@ import org.holdfast.server.cluster.MemberState;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.cluster.WorkerStatus;
 import org.holdfast.server.cluster.WorkerView;
+import org.holdfast.server.security.ApiTokens;
+import org.holdfast.server.security.TokenRecord;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -17,9 +20,11 @@ import org.springframework.web.bind.annotation.RestController;
 @RestController
 public class ClusterController {
     private final ClusterNode node;
+    private final ApiTokens tokens;
 
-    public ClusterController(ClusterNode node) {
+    public ClusterController(ClusterNode node, ApiTokens tokens) {
         this.node = node;
+        this.tokens = tokens;
     }
 
     /**
@@ -42,11 +47,13 @@ public class ClusterController {
     /**
      * One worker. PBNs are decimal strings (they pass 2^53, beyond what a JSON number keeps exactly
      * in a browser); {@code lastHeartbeat} (ISO-8601 or null) is when the master last heard from it,
-     * registration or heartbeat; {@code loadAverage} null when unknown.
+     * registration or heartbeat; {@code loadAverage} null when unknown. {@code tokenId} and
+     * {@code tokenName}: the worker token the worker is bound to, for admins only (null for other
+     * roles, and while a worker from an older master is not bound yet).
      */
     public record WorkerItem(long id, String nodeName, String address, String state, long epoch, String pbnFirst, String pbnLimit,
                              String lastHeartbeat, Double loadAverage, long heapUsedBytes, long heapMaxBytes, long diskFreeBytes,
-                             int cpus, long diskBytes, String version) {
+                             int cpus, long diskBytes, String version, String tokenId, String tokenName) {
     }
 
     @GetMapping("/api/v1/cluster")
@@ -72,12 +79,17 @@ public class ClusterController {
 
     /** The workers by id; 409 {@code not-a-master} on a standalone server or a worker. */
     @GetMapping("/api/v1/cluster/workers")
-    public List<WorkerItem> workers() {
-        return node.workers().stream().map(w -> new WorkerItem(w.workerId(), w.nodeName(), w.address(), w.state().wireName(), w.epoch(),
-                Long.toString(w.range().first()), Long.toString(w.range().limit()),
-                w.lastHeartbeatMillis() == 0 ? null : Instant.ofEpochMilli(w.lastHeartbeatMillis()).toString(),
-                w.load().loadMilli() < 0 ? null : w.load().loadMilli() / 1000.0, w.load().heapUsedBytes(), w.load().heapMaxBytes(),
-                w.load().diskFreeBytes(), w.capacity().cpus(), w.capacity().diskBytes(), w.softwareVersion())).toList();
+    public List<WorkerItem> workers(HttpServletRequest request) {
+        boolean admin = request.isUserInRole("ADMIN"); // which token a worker holds helps whoever wants to steal one
+        return node.workers().stream().map(w -> {
+            String tokenId = admin && !w.tokenId().isEmpty() ? w.tokenId() : null;
+            String tokenName = tokenId == null ? null : tokens.find(tokenId).map(TokenRecord::name).orElse(null);
+            return new WorkerItem(w.workerId(), w.nodeName(), w.address(), w.state().wireName(), w.epoch(),
+                    Long.toString(w.range().first()), Long.toString(w.range().limit()),
+                    w.lastHeartbeatMillis() == 0 ? null : Instant.ofEpochMilli(w.lastHeartbeatMillis()).toString(),
+                    w.load().loadMilli() < 0 ? null : w.load().loadMilli() / 1000.0, w.load().heapUsedBytes(), w.load().heapMaxBytes(),
+                    w.load().diskFreeBytes(), w.capacity().cpus(), w.capacity().diskBytes(), w.softwareVersion(), tokenId, tokenName);
+        }).toList();
     }
 
     /**

@@ -172,7 +172,8 @@ public record HoldfastProperties(
      * and presents the token of role worker in {@code tokenFile}; its node name is
      * {@code holdfast.store.s3.node}. Heartbeats every {@code heartbeatInterval}; a worker silent for
      * {@code lateAfter} is late, for {@code lostAfter} lost. Worker {@code n} owns the PBNs
-     * {@code [2^48 + (n-1) * pbnRangeSize, 2^48 + n * pbnRangeSize)}.
+     * {@code [2^48 + (n-1) * pbnRangeSize, 2^48 + n * pbnRangeSize)}. One worker token registers at
+     * most {@code maxNodesPerToken} node names (each node is bound to the token that first registered it).
      */
     public record Cluster(
             @DefaultValue("standalone") String role,
@@ -185,7 +186,8 @@ public record HoldfastProperties(
             @DefaultValue("2s") java.time.Duration heartbeatInterval,
             @DefaultValue("6s") java.time.Duration lateAfter,
             @DefaultValue("15s") java.time.Duration lostAfter,
-            @DefaultValue("1099511627776") long pbnRangeSize) {
+            @DefaultValue("1099511627776") long pbnRangeSize,
+            @DefaultValue("16") int maxNodesPerToken) {
         public Cluster {
             org.holdfast.server.cluster.ClusterRole.parse(role); // refuses a misspelt role at start
         }
@@ -198,7 +200,7 @@ public record HoldfastProperties(
         /** The membership rules a master applies. */
         public org.holdfast.server.cluster.MembershipSettings membership() {
             return new org.holdfast.server.cluster.MembershipSettings(heartbeatInterval, lateAfter, lostAfter,
-                    org.holdfast.server.cluster.MembershipSettings.DEFAULT_FIRST_PBN, pbnRangeSize);
+                    org.holdfast.server.cluster.MembershipSettings.DEFAULT_FIRST_PBN, pbnRangeSize, maxNodesPerToken);
         }
     }
 }

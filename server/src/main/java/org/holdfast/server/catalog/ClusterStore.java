@@ -18,16 +18,19 @@ import org.rocksdb.ColumnFamilyHandle;
 /**
  * The master's worker assignments in the {@code cluster} column family (layout in
  * docs/architecture.md, "Cluster membership"): key {@code 'w'} + u32 worker id (big-endian); value
- * u8 version 1, u64 epoch, u64 first PBN, u64 PBN limit, u64 first registered ms, u64 last
- * registered ms, u16 length + node name (UTF-8); key {@code 'r'} alone: u64 highest worker id ever
- * removed (absent: none). Every write is synced: a registration is answered only after its record
- * is on disk.
+ * u8 version 2, u64 epoch, u64 first PBN, u64 PBN limit, u64 first registered ms, u64 last
+ * registered ms, u16 length + node name (UTF-8), u8 length + bound token id (ASCII, 0: not bound);
+ * key {@code 'r'} alone: u64 highest worker id ever removed (absent: none). Version 1 records (no
+ * token id) are read as not bound; every write is version 2. Every write is synced: a registration
+ * is answered only after its record is on disk.
  */
 public final class ClusterStore implements MembershipStore {
     private static final String STORE = "cluster";
     private static final byte WORKER = 'w';
     private static final byte[] REMOVED = {'r'};
-    private static final int VERSION = 1;
+    /** Version 1: no token id (before workers were bound to tokens); still read. */
+    private static final int VERSION_UNBOUND = 1;
+    private static final int VERSION = 2;
 
     private final MetadataDb db;
     private final ColumnFamilyHandle cf;
@@ -51,9 +54,11 @@ public final class ClusterStore implements MembershipStore {
     @Override
     public void put(WorkerRecord r) {
         byte[] name = r.nodeName().getBytes(StandardCharsets.UTF_8);
-        ByteBuffer v = ByteBuffer.allocate(1 + 5 * 8 + 2 + name.length);
+        byte[] token = r.tokenId().getBytes(StandardCharsets.US_ASCII);
+        ByteBuffer v = ByteBuffer.allocate(1 + 5 * 8 + 2 + name.length + 1 + token.length);
         v.put((byte) VERSION).putLong(r.epoch()).putLong(r.range().first()).putLong(r.range().limit())
-                .putLong(r.firstRegisteredMillis()).putLong(r.lastRegisteredMillis()).putShort((short) name.length).put(name);
+                .putLong(r.firstRegisteredMillis()).putLong(r.lastRegisteredMillis()).putShort((short) name.length).put(name)
+                .put((byte) token.length).put(token);
         try (MetadataBatch b = new MetadataBatch()) {
             db.put(b, cf, key(r.workerId()), v.array());
             db.write(b, true);
@@ -94,8 +99,9 @@ public final class ClusterStore implements MembershipStore {
             long id = ByteBuffer.wrap(key, 1, 4).getInt() & 0xffffffffL;
             ByteBuffer b = ByteBuffer.wrap(value);
             int version = b.get() & 0xff;
-            if (version != VERSION) {
-                throw new IllegalArgumentException("record version " + version + " (this build reads " + VERSION + ")");
+            if (version != VERSION && version != VERSION_UNBOUND) {
+                throw new IllegalArgumentException("record version " + version + " (this build reads " + VERSION_UNBOUND + " and "
+                        + VERSION + ")");
             }
             long epoch = b.getLong();
             PbnRange range = new PbnRange(b.getLong(), b.getLong());
@@ -103,10 +109,13 @@ public final class ClusterStore implements MembershipStore {
             long last = b.getLong();
             byte[] name = new byte[b.getShort() & 0xffff];
             b.get(name);
+            byte[] token = new byte[version == VERSION_UNBOUND ? 0 : b.get() & 0xff];
+            b.get(token);
             if (b.hasRemaining()) {
                 throw new IllegalArgumentException(b.remaining() + " trailing bytes");
             }
-            return new WorkerRecord(id, new String(name, StandardCharsets.UTF_8), epoch, range, first, last);
+            return new WorkerRecord(id, new String(name, StandardCharsets.UTF_8), epoch, range, first, last,
+                    new String(token, StandardCharsets.US_ASCII));
         } catch (BufferUnderflowException | IllegalArgumentException e) {
             throw new CorruptDataException(STORE, db.path(), java.util.HexFormat.of().formatHex(key),
                     "unreadable worker record: " + e.getMessage() + "; restore the master's catalog from a backup");

@@ -7,12 +7,17 @@ import java.time.Duration;
  * worker is late and then lost, and how PBN ranges are cut: worker {@code n} owns
  * {@code [firstPbn + (n-1) * rangeSize, firstPbn + n * rangeSize)}. {@code firstPbn} lies above
  * anything the master's own data store allocates, so worker ranges never meet the master's PBNs.
+ * One worker token may register at most {@code maxNodesPerToken} node names, so a stolen token
+ * cannot take range after range.
  */
-public record MembershipSettings(Duration heartbeatInterval, Duration lateAfter, Duration lostAfter, long firstPbn, long rangeSize) {
+public record MembershipSettings(Duration heartbeatInterval, Duration lateAfter, Duration lostAfter, long firstPbn, long rangeSize,
+                                 int maxNodesPerToken) {
     /** Where worker ranges start by default: 2^48, far above the PBNs a single node allocates. */
     public static final long DEFAULT_FIRST_PBN = 1L << 48;
     /** Default range per worker: 2^40 PBNs (4 PiB of 4 KiB blocks). */
     public static final long DEFAULT_RANGE_SIZE = 1L << 40;
+    /** Default for {@code holdfast.cluster.max-nodes-per-token}: one token per worker is the advice, a few spares for tests and moves. */
+    public static final int DEFAULT_MAX_NODES_PER_TOKEN = 16;
 
     public MembershipSettings {
         if (heartbeatInterval.isNegative() || heartbeatInterval.isZero()) {
@@ -25,6 +30,15 @@ public record MembershipSettings(Duration heartbeatInterval, Duration lateAfter,
         if (firstPbn < 1 || rangeSize < 1) {
             throw new IllegalArgumentException("PBN ranges need a positive first PBN and size, got " + firstPbn + " and " + rangeSize);
         }
+        if (maxNodesPerToken < 1) {
+            throw new IllegalArgumentException("holdfast.cluster.max-nodes-per-token must be at least 1, got " + maxNodesPerToken
+                    + "; leave it out for the default (" + DEFAULT_MAX_NODES_PER_TOKEN + ")");
+        }
+    }
+
+    /** These rules with the default {@link #DEFAULT_MAX_NODES_PER_TOKEN}. */
+    public MembershipSettings(Duration heartbeatInterval, Duration lateAfter, Duration lostAfter, long firstPbn, long rangeSize) {
+        this(heartbeatInterval, lateAfter, lostAfter, firstPbn, rangeSize, DEFAULT_MAX_NODES_PER_TOKEN);
     }
 
     /** The defaults: heartbeats every 2 s, late after 6 s, lost after 15 s. */

@@ -8,6 +8,10 @@ public final class RegistrationRefusedException extends RuntimeException {
         INVALID_NODE_NAME,
         /** Another live connection holds this node name. */
         NODE_CONFLICT,
+        /** The node is bound to another token than the one registering it (a stolen or mixed-up token). */
+        TOKEN_MISMATCH,
+        /** The token has registered as many node names as {@code holdfast.cluster.max-nodes-per-token} allows. */
+        TOO_MANY_NODES,
         /** Every PBN range is taken (the id space of the configured range size is used up). */
         NO_RANGE_LEFT
     }

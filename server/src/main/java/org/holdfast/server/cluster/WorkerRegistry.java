@@ -20,6 +20,13 @@ import java.util.regex.Pattern;
  * {@link #heartbeat} and {@link #disconnected} name the epoch they belong to and are ignored for
  * any other.
  *
+ * <p>A node is bound to the worker token that first registered it (its id is in the record, never
+ * the secret): a registration with another token is refused, so a token stolen from one host cannot
+ * take over another node's id, range and dedup role, and one token registers at most
+ * {@link MembershipSettings#maxNodesPerToken()} node names, so it cannot take range after range. A
+ * record stored before bindings existed binds to the next token that registers it. Rotating a
+ * worker's token means {@link #remove removing} the worker; the node then registers as a new one.
+ *
  * <p>A second connection for a node that is connected and not lost is refused: two processes
  * configured with one node name would otherwise write into one range. A node whose connection went
  * silent for {@code lostAfter} may register again (it is probably the same process after a network
@@ -85,22 +92,38 @@ public final class WorkerRegistry {
     }
 
     /**
-     * Registers {@code nodeName}, connected from {@code address}: a known node gets its id and range
-     * back with the epoch one higher, a new node the next id and range.
+     * Registers {@code nodeName} for the token {@code tokenId}, connected from {@code address}: a
+     * known node gets its id and range back with the epoch one higher, a new node the next id and
+     * range; either is bound to {@code tokenId} unless it is bound already.
      *
-     * @throws RegistrationRefusedException for a malformed node name, a node that is connected and
-     *         not lost, or when no range is left; nothing changes then
+     * @throws RegistrationRefusedException for a malformed node name, a node bound to another token,
+     *         a token at its node limit, a node that is connected and not lost, or when no range is
+     *         left; nothing changes then
      */
-    public synchronized WorkerRecord register(String nodeName, String address, WorkerCapacity capacity, String softwareVersion) {
+    public synchronized WorkerRecord register(String nodeName, String tokenId, String address, WorkerCapacity capacity,
+                                              String softwareVersion) {
         checkNodeName(nodeName);
+        if (tokenId == null || tokenId.isEmpty()) {
+            throw new IllegalArgumentException("a worker registers with the id of the API token it presented; got none");
+        }
         long now = clock.millis();
         Member m = byNode.get(nodeName);
+        // the binding first: a holder of another token learns nothing about the node's connection
+        if (m != null && m.record.bound() && !m.record.tokenId().equals(tokenId)) {
+            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.TOKEN_MISMATCH, "node " + nodeName
+                    + " is bound to another worker token; use the token it first registered with, or remove the worker (DELETE"
+                    + " /api/v1/cluster/workers/" + m.record.workerId() + ") to re-register it");
+        }
+        if (m == null || !m.record.bound()) {
+            refuseOverCap(tokenId, nodeName);
+        }
         if (m != null && m.connected && state(m, now) != MemberState.LOST) {
             throw new RegistrationRefusedException(RegistrationRefusedException.Reason.NODE_CONFLICT, "node '" + nodeName
                     + "' is registered already as worker " + m.record.workerId() + " from " + m.address
                     + " and still sending heartbeats; give every worker its own holdfast.store.s3.node, or stop the other process");
         }
-        WorkerRecord r = m == null ? new WorkerRecord(nextId, nodeName, 1, rangeOf(nextId), now, now) : m.record.reregistered(now);
+        WorkerRecord r = m == null ? new WorkerRecord(nextId, nodeName, 1, rangeOf(nextId), now, now, tokenId)
+                : m.record.reregistered(now, tokenId);
         if (m == null) {
             refuseOverlap(r);
         }
@@ -119,6 +142,17 @@ public final class WorkerRegistry {
         m.capacity = capacity;
         m.softwareVersion = softwareVersion == null ? "" : softwareVersion;
         return r;
+    }
+
+    /** Refuses binding one more node to {@code tokenId} once it holds the maximum; removed workers no longer count. */
+    private void refuseOverCap(String tokenId, String nodeName) {
+        long held = byNode.values().stream().filter(o -> o.record.tokenId().equals(tokenId)).count();
+        if (held >= settings.maxNodesPerToken()) {
+            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.TOO_MANY_NODES, "worker token " + tokenId
+                    + " has registered " + held + " node names already, the most holdfast.cluster.max-nodes-per-token allows; node "
+                    + nodeName + " needs a token of its own (one per worker), or remove a retired worker (DELETE"
+                    + " /api/v1/cluster/workers/{id})");
+        }
     }
 
     /** A lowered range size (or moved first PBN) would cut a new range out of a stored one; the next start would refuse both. */
@@ -223,7 +257,7 @@ public final class WorkerRegistry {
         for (Member m : byId.values()) {
             WorkerRecord r = m.record;
             out.add(new WorkerView(r.workerId(), r.nodeName(), m.address, state(m, now), r.epoch(), r.range(), m.lastHeardMillis,
-                    m.load, m.capacity, m.softwareVersion));
+                    m.load, m.capacity, m.softwareVersion, r.tokenId()));
         }
         out.sort(Comparator.comparingLong(WorkerView::workerId));
         return out;

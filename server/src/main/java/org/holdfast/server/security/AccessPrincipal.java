@@ -21,6 +21,12 @@ public record AccessPrincipal(String name, Role role, VolumeScope scope, String 
         domain = domain == null || domain.isEmpty() ? DEFAULT_DOMAIN : domain;
     }
 
+    /** The API token's id if this principal is a token ({@code token:<id>(<name>)}), else empty: what a worker is bound to. */
+    public String tokenId() {
+        int open = name.indexOf('(');
+        return name.startsWith("token:") && open > "token:".length() ? name.substring("token:".length(), open) : "";
+    }
+
     /** True if this principal may reach {@code volume} at all (role aside). */
     public boolean mayReach(String volume) {
         return scope.allows(volume);

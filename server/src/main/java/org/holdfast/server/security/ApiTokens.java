@@ -142,6 +142,11 @@ public final class ApiTokens implements TokenAuthenticator {
         return revoked;
     }
 
+    /** The token with {@code id}, revoked or not, if there is one. */
+    public Optional<TokenRecord> find(String id) {
+        return store.token(id);
+    }
+
     public TokenRecord require(String id) {
         return store.token(id).orElseThrow(() -> new UnknownCredentialException("no token with id '" + id + "'"));
     }

@@ -102,6 +102,13 @@ class ClusterApiTest {
                 assertThat(one.get("address").asText()).startsWith("127.0.0.1:");
                 assertThat(one.get("lastHeartbeat").asText()).endsWith("Z");
                 assertThat(one.get("heapMaxBytes").asLong()).isPositive();
+                // the token a worker is bound to is for admins' eyes: it names what a thief would need
+                assertThat(one.get("tokenId").isNull()).isEqualTo(r != Role.ADMIN);
+                assertThat(one.get("tokenName").isNull()).isEqualTo(r != Role.ADMIN);
+                if (r == Role.ADMIN) {
+                    assertThat(one.get("tokenId").asText()).isEqualTo(org.holdfast.server.security.ApiTokens.idOf(workerToken).orElseThrow());
+                    assertThat(one.get("tokenName").asText()).isEqualTo("worker-1");
+                }
             }
             JsonNode self = JSON.readTree(call("GET", "/api/v1/cluster", TestTokens.issue(ctx, Role.VIEWER), null).body());
             assertThat(self.get("role").asText()).isEqualTo("master");

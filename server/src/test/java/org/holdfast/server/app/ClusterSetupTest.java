@@ -87,6 +87,19 @@ class ClusterSetupTest {
     }
 
     @Test
+    void master_maxNodesPerTokenZeroOrNegative_isRefusedAtStartNamingTheSetting() {
+        for (String bad : new String[] {"0", "-3"}) {
+            HoldfastProperties p = bind(Map.of("holdfast.cluster.role", "master", "holdfast.cluster.max-nodes-per-token", bad));
+            try (org.holdfast.server.store.MetadataDb db = org.holdfast.server.store.MetadataDb.open(dir.resolve("catalog"))) {
+                Throwable t = catchThrowable(() -> new ClusterConfiguration().workerRegistry(db, p, java.time.Clock.systemUTC()));
+                assertThat(t).isInstanceOf(ClusterSetupException.class)
+                        .hasMessageContaining("holdfast.cluster.max-nodes-per-token must be at least 1, got " + bad);
+            }
+        }
+        assertThat(bind(Map.of()).cluster().membership().maxNodesPerToken()).isEqualTo(16);
+    }
+
+    @Test
     void properties_noClusterSettings_standaloneAndNothingChanges() {
         HoldfastProperties p = bind(Map.of());
         assertThat(p.cluster().clusterRole()).isEqualTo(org.holdfast.server.cluster.ClusterRole.STANDALONE);

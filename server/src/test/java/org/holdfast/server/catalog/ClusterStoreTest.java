@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
+import java.util.HexFormat;
 import org.holdfast.server.cluster.PbnRange;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.store.CorruptDataException;
@@ -12,6 +13,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class ClusterStoreTest {
+    /** Worker 1 as the version 1 store wrote it (before workers were bound to tokens): epoch 3, PBNs [2^48, 2^48 + 2^40), "worker-a". */
+    private static final String V1_WORKER_A = "01" + "0000000000000003" + "0001000000000000" + "0001010000000000"
+            + "00000000000003e8" + "00000000000007d0" + "0008" + "776f726b65722d61";
+    /** The same worker in version 2, bound to token 0123456789abcdef. */
+    private static final String V2_WORKER_A = "02" + V1_WORKER_A.substring(2) + "10" + "30313233343536373839616263646566";
+    private static final PbnRange RANGE_A = new PbnRange(1L << 48, (1L << 48) + (1L << 40));
+
     @TempDir
     Path dir;
 
@@ -54,6 +62,37 @@ class ClusterStoreTest {
             ClusterStore s = new ClusterStore(db);
             assertThat(s.workers()).isEmpty();
             assertThat(s.highestRemovedId()).isEqualTo(5);
+        }
+    }
+
+    @Test
+    void workers_version1RecordFixture_isReadAsNotBound() {
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            db.put(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.key(1), HexFormat.of().parseHex(V1_WORKER_A));
+            assertThat(new ClusterStore(db).workers()).containsExactly(new WorkerRecord(1, "worker-a", 3, RANGE_A, 1000, 2000, ""));
+        }
+    }
+
+    @Test
+    void put_boundRecord_writesVersion2BytesAndReadsBackItsToken() {
+        WorkerRecord a = new WorkerRecord(1, "worker-a", 3, RANGE_A, 1000, 2000, "0123456789abcdef");
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            new ClusterStore(db).put(a);
+            assertThat(HexFormat.of().formatHex(db.get(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.key(1))))
+                    .isEqualTo(V2_WORKER_A);
+        }
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            assertThat(new ClusterStore(db).workers()).containsExactly(a);
+        }
+    }
+
+    @Test
+    void workers_version2RecordWithATruncatedTokenId_isCorruptData() {
+        String cut = V2_WORKER_A.substring(0, V2_WORKER_A.length() - 2);
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            db.put(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.key(1), HexFormat.of().parseHex(cut));
+            assertThatThrownBy(() -> new ClusterStore(db).workers()).isInstanceOf(CorruptDataException.class)
+                    .hasMessageContaining("unreadable worker record");
         }
     }
 }

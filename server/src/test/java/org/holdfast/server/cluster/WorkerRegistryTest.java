@@ -12,6 +12,9 @@ import org.junit.jupiter.api.Test;
 
 class WorkerRegistryTest {
     private static final WorkerCapacity CAP = new WorkerCapacity(2, 1L << 30, 1L << 40);
+    /** The id of the worker token most tests register with. */
+    private static final String TOKEN = "0123456789abcdef";
+    private static final String OTHER_TOKEN = "fedcba9876543210";
     private final SteppingClock clock = new SteppingClock(Instant.ofEpochMilli(1_700_000_000_000L));
     private final MembershipStore store = MembershipStore.inMemory();
     private final MembershipSettings settings = new MembershipSettings(Duration.ofSeconds(2), Duration.ofSeconds(6),
@@ -24,9 +27,9 @@ class WorkerRegistryTest {
     @Test
     void register_newNodes_getConsecutiveIdsAndDisjointRangesAboveTheFirstPbn() {
         WorkerRegistry r = registry();
-        WorkerRecord a = r.register("w1", "127.0.0.2:40000", CAP, "v");
-        WorkerRecord b = r.register("w2", "127.0.0.3:40000", CAP, "v");
-        WorkerRecord c = r.register("w3", "127.0.0.4:40000", CAP, "v");
+        WorkerRecord a = r.register("w1", TOKEN, "127.0.0.2:40000", CAP, "v");
+        WorkerRecord b = r.register("w2", TOKEN, "127.0.0.3:40000", CAP, "v");
+        WorkerRecord c = r.register("w3", TOKEN, "127.0.0.4:40000", CAP, "v");
         assertThat(List.of(a.workerId(), b.workerId(), c.workerId())).containsExactly(1L, 2L, 3L);
         assertThat(List.of(a.epoch(), b.epoch(), c.epoch())).containsOnly(1L);
         assertThat(a.range()).isEqualTo(new PbnRange(1L << 48, (1L << 48) + (1L << 20)));
@@ -45,7 +48,7 @@ class WorkerRegistryTest {
             String node = "n" + rnd.nextInt(40);
             WorkerRecord got;
             try {
-                got = r.register(node, "127.0.0.1:1", CAP, "v");
+                got = r.register(node, "t-" + node, "127.0.0.1:1", CAP, "v");
             } catch (RegistrationRefusedException e) {
                 assertThat(e.reason()).isEqualTo(RegistrationRefusedException.Reason.NODE_CONFLICT);
                 got = null;
@@ -76,10 +79,10 @@ class WorkerRegistryTest {
     @Test
     void register_sameNodeAfterDisconnect_getsSameIdAndRangeWithEpochPlusOne() {
         WorkerRegistry r = registry();
-        WorkerRecord a = r.register("w1", "127.0.0.2:40000", CAP, "v");
+        WorkerRecord a = r.register("w1", TOKEN, "127.0.0.2:40000", CAP, "v");
         r.disconnected(a.workerId(), a.epoch());
         assertThat(r.state(a.workerId())).isEqualTo(MemberState.LOST);
-        WorkerRecord again = r.register("w1", "127.0.0.2:40001", CAP, "v");
+        WorkerRecord again = r.register("w1", TOKEN, "127.0.0.2:40001", CAP, "v");
         assertThat(again.workerId()).isEqualTo(a.workerId());
         assertThat(again.range()).isEqualTo(a.range());
         assertThat(again.epoch()).isEqualTo(a.epoch() + 1);
@@ -88,24 +91,24 @@ class WorkerRegistryTest {
 
     @Test
     void register_afterMasterRestart_assignmentsComeBackFromTheStore() {
-        WorkerRecord a = registry().register("w1", "x", CAP, "v");
-        WorkerRecord b = registry().register("w2", "y", CAP, "v"); // a second registry: w1 must not be given out again
+        WorkerRecord a = registry().register("w1", TOKEN, "x", CAP, "v");
+        WorkerRecord b = registry().register("w2", TOKEN, "y", CAP, "v"); // a second registry: w1 must not be given out again
         WorkerRegistry restarted = registry();
         assertThat(restarted.workers()).extracting(WorkerView::state).containsOnly(MemberState.LOST);
-        WorkerRecord a2 = restarted.register("w1", "x", CAP, "v");
+        WorkerRecord a2 = restarted.register("w1", TOKEN, "x", CAP, "v");
         assertThat(b.workerId()).isEqualTo(2);
         assertThat(a2.workerId()).isEqualTo(a.workerId());
         assertThat(a2.range()).isEqualTo(a.range());
         assertThat(a2.epoch()).isEqualTo(2);
-        assertThat(restarted.register("w3", "z", CAP, "v").workerId()).isEqualTo(3);
+        assertThat(restarted.register("w3", TOKEN, "z", CAP, "v").workerId()).isEqualTo(3);
     }
 
     @Test
     void register_nodeConnectedAndHeard_isRefusedAndNothingChanges() {
         WorkerRegistry r = registry();
-        WorkerRecord a = r.register("w1", "127.0.0.2:1", CAP, "v");
+        WorkerRecord a = r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v");
         clock.advance(Duration.ofSeconds(10)); // late, still not lost
-        assertThatThrownBy(() -> r.register("w1", "127.0.0.9:2", CAP, "v"))
+        assertThatThrownBy(() -> r.register("w1", TOKEN, "127.0.0.9:2", CAP, "v"))
                 .isInstanceOf(RegistrationRefusedException.class)
                 .hasMessageContaining("registered already")
                 .extracting(e -> ((RegistrationRefusedException) e).reason()).isEqualTo(RegistrationRefusedException.Reason.NODE_CONFLICT);
@@ -119,9 +122,9 @@ class WorkerRegistryTest {
     @Test
     void register_nodeSilentPastLostAfter_isTakenOverAndTheOldConnectionIsStale() {
         WorkerRegistry r = registry();
-        WorkerRecord a = r.register("w1", "127.0.0.2:1", CAP, "v");
+        WorkerRecord a = r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v");
         clock.advance(Duration.ofSeconds(16));
-        WorkerRecord b = r.register("w1", "127.0.0.2:2", CAP, "v");
+        WorkerRecord b = r.register("w1", TOKEN, "127.0.0.2:2", CAP, "v");
         assertThat(b.epoch()).isEqualTo(2);
         assertThat(r.heartbeat(a.workerId(), a.epoch(), WorkerLoad.NONE)).isFalse();
         r.disconnected(a.workerId(), a.epoch()); // the old connection closing must not mark the new one lost
@@ -131,7 +134,7 @@ class WorkerRegistryTest {
     @Test
     void state_withoutHeartbeats_goesUpLateLostAndBackUpOnHeartbeat() {
         WorkerRegistry r = registry();
-        WorkerRecord a = r.register("w1", "x", CAP, "v");
+        WorkerRecord a = r.register("w1", TOKEN, "x", CAP, "v");
         assertThat(r.state(1)).isEqualTo(MemberState.UP);
         clock.advance(Duration.ofSeconds(6));
         assertThat(r.state(1)).isEqualTo(MemberState.UP); // the threshold itself is still on time
@@ -149,7 +152,7 @@ class WorkerRegistryTest {
     @Test
     void heartbeat_wrongEpochOrUnknownWorker_isRefusedAndNotNoted() {
         WorkerRegistry r = registry();
-        WorkerRecord a = r.register("w1", "x", CAP, "v");
+        WorkerRecord a = r.register("w1", TOKEN, "x", CAP, "v");
         clock.advance(Duration.ofSeconds(7));
         assertThat(r.heartbeat(a.workerId(), a.epoch() + 1, WorkerLoad.NONE)).isFalse();
         assertThat(r.heartbeat(99, 1, WorkerLoad.NONE)).isFalse();
@@ -161,7 +164,7 @@ class WorkerRegistryTest {
     void register_malformedNodeName_isRefusedAndNothingStored() {
         WorkerRegistry r = registry();
         for (String bad : new String[] {"", "a/b", "-lead", "x".repeat(65), "sp ace", "é"}) {
-            assertThatThrownBy(() -> r.register(bad, "x", CAP, "v")).isInstanceOf(RegistrationRefusedException.class)
+            assertThatThrownBy(() -> r.register(bad, TOKEN, "x", CAP, "v")).isInstanceOf(RegistrationRefusedException.class)
                     .hasMessageContaining("holdfast.store.s3.node");
         }
         assertThat(store.workers()).isEmpty();
@@ -172,8 +175,8 @@ class WorkerRegistryTest {
     void register_rangeSpaceExhausted_isRefused() {
         WorkerRegistry r = new WorkerRegistry(store, new MembershipSettings(Duration.ofSeconds(1), Duration.ofSeconds(2),
                 Duration.ofSeconds(3), Long.MAX_VALUE - 10, 8), clock);
-        r.register("w1", "x", CAP, "v");
-        assertThatThrownBy(() -> r.register("w2", "x", CAP, "v")).isInstanceOf(RegistrationRefusedException.class)
+        r.register("w1", TOKEN, "x", CAP, "v");
+        assertThatThrownBy(() -> r.register("w2", TOKEN, "x", CAP, "v")).isInstanceOf(RegistrationRefusedException.class)
                 .extracting(e -> ((RegistrationRefusedException) e).reason()).isEqualTo(RegistrationRefusedException.Reason.NO_RANGE_LEFT);
         assertThat(store.workers()).hasSize(1);
     }
@@ -181,13 +184,13 @@ class WorkerRegistryTest {
     @Test
     void register_afterTheRangeSizeWasLowered_refusesARangeOverlappingAStoredOneAndTheMasterStillStarts() {
         WorkerRegistry before = registry(); // ranges of 2^20
-        before.register("w1", "x", CAP, "v");
-        WorkerRecord w2 = before.register("w2", "x", CAP, "v");
+        before.register("w1", TOKEN, "x", CAP, "v");
+        WorkerRecord w2 = before.register("w2", TOKEN, "x", CAP, "v");
         // an operator lowers holdfast.cluster.pbn-range-size; the docs say a new size applies only to new workers
         MembershipSettings halved = new MembershipSettings(settings.heartbeatInterval(), settings.lateAfter(), settings.lostAfter(),
                 settings.firstPbn(), settings.rangeSize() / 2);
         WorkerRegistry after = new WorkerRegistry(store, halved, clock);
-        assertThatThrownBy(() -> after.register("w3", "x", CAP, "v")).isInstanceOf(RegistrationRefusedException.class)
+        assertThatThrownBy(() -> after.register("w3", TOKEN, "x", CAP, "v")).isInstanceOf(RegistrationRefusedException.class)
                 .hasMessageContaining("overlaps").hasMessageContaining("holdfast.cluster.pbn-range-size");
         assertThat(store.workers()).as("nothing stored").hasSize(2);
         assertThat(after.workers()).extracting(WorkerView::range).contains(w2.range()).hasSize(2);
@@ -210,15 +213,15 @@ class WorkerRegistryTest {
     @Test
     void remove_disconnectedWorker_deletesItsRecordAndItsNodeComesBackAsANewWorkerEvenAfterARestart() {
         WorkerRegistry r = registry();
-        WorkerRecord a = r.register("w1", "127.0.0.2:1", CAP, "v");
-        WorkerRecord b = r.register("w2", "127.0.0.3:1", CAP, "v");
+        WorkerRecord a = r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v");
+        WorkerRecord b = r.register("w2", TOKEN, "127.0.0.3:1", CAP, "v");
         r.disconnected(b.workerId(), b.epoch());
         assertThat(r.remove(b.workerId())).isEqualTo(b);
         assertThat(r.workers()).extracting(WorkerView::workerId).containsExactly(a.workerId());
         assertThat(store.workers()).extracting(WorkerRecord::workerId).containsExactly(a.workerId());
         assertThat(r.state(b.workerId())).isNull();
         r = registry(); // a master restart must not hand the removed (highest) id and its range out again
-        WorkerRecord again = r.register("w2", "127.0.0.3:1", CAP, "v");
+        WorkerRecord again = r.register("w2", TOKEN, "127.0.0.3:1", CAP, "v");
         assertThat(again.workerId()).isEqualTo(3L);
         assertThat(again.epoch()).as("new, so the worker wipes its old index").isEqualTo(1L);
         assertThat(again.range().overlaps(b.range())).isFalse();
@@ -228,12 +231,134 @@ class WorkerRegistryTest {
     @Test
     void remove_connectedOrUnknownWorker_isRefusedAndNothingChanges() {
         WorkerRegistry r = registry();
-        WorkerRecord a = r.register("w1", "127.0.0.2:1", CAP, "v");
+        WorkerRecord a = r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v");
         assertThatThrownBy(() -> r.remove(a.workerId())).isInstanceOf(WorkerConnectedException.class)
                 .hasMessageContaining("stop the worker first");
         assertThatThrownBy(() -> r.remove(99)).isInstanceOf(UnknownWorkerException.class).hasMessageContaining("99");
         assertThat(store.workers()).containsExactly(a);
         assertThat(store.highestRemovedId()).isZero();
         assertThat(r.state(a.workerId())).isEqualTo(MemberState.UP);
+    }
+
+    private static RegistrationRefusedException.Reason reasonOf(Throwable e) {
+        return ((RegistrationRefusedException) e).reason();
+    }
+
+    @Test
+    void register_lostNodeWithAnotherToken_isRefusedTokenMismatchAndNothingChanges() {
+        WorkerRegistry r = registry();
+        WorkerRecord a = r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v");
+        r.disconnected(a.workerId(), a.epoch());
+        assertThatThrownBy(() -> r.register("w1", OTHER_TOKEN, "127.0.0.66:1", CAP, "v"))
+                .hasMessage("node w1 is bound to another worker token; use the token it first registered with, or remove the worker"
+                        + " (DELETE /api/v1/cluster/workers/1) to re-register it")
+                .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.TOKEN_MISMATCH);
+        assertThat(store.workers()).as("record, epoch and range unchanged").containsExactly(a);
+        assertThat(r.workers()).singleElement().satisfies(w -> {
+            assertThat(w.state()).isEqualTo(MemberState.LOST);
+            assertThat(w.epoch()).isEqualTo(1);
+            assertThat(w.range()).isEqualTo(a.range());
+            assertThat(w.address()).isEqualTo("127.0.0.2:1");
+            assertThat(w.tokenId()).isEqualTo(TOKEN);
+        });
+    }
+
+    @Test
+    void register_liveNodeWithAnotherToken_isRefusedTokenMismatchWithoutNamingItsAddress() {
+        WorkerRegistry r = registry();
+        r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v");
+        assertThatThrownBy(() -> r.register("w1", OTHER_TOKEN, "127.0.0.66:1", CAP, "v"))
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("127.0.0.2"))
+                .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.TOKEN_MISMATCH);
+        assertThat(r.workers()).singleElement().extracting(WorkerView::epoch).isEqualTo(1L);
+    }
+
+    @Test
+    void register_sameTokenAgain_isAcceptedWithEpochPlusOneAndStaysBound() {
+        WorkerRegistry r = registry();
+        WorkerRecord a = r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v");
+        r.disconnected(a.workerId(), a.epoch());
+        WorkerRecord again = registry().register("w1", TOKEN, "127.0.0.2:2", CAP, "v"); // after a master restart too
+        assertThat(again.epoch()).isEqualTo(2);
+        assertThat(again.range()).isEqualTo(a.range());
+        assertThat(again.tokenId()).isEqualTo(TOKEN);
+        assertThat(store.workers()).containsExactly(again);
+    }
+
+    @Test
+    void register_tokenAtItsNodeLimit_isRefusedTooManyNodesWhileItsOwnNodesAndOtherTokensStillRegister() {
+        WorkerRegistry r = new WorkerRegistry(store, new MembershipSettings(settings.heartbeatInterval(), settings.lateAfter(),
+                settings.lostAfter(), settings.firstPbn(), settings.rangeSize(), 2), clock);
+        WorkerRecord a = r.register("w1", TOKEN, "x", CAP, "v");
+        r.register("w2", TOKEN, "x", CAP, "v");
+        assertThatThrownBy(() -> r.register("w3", TOKEN, "x", CAP, "v"))
+                .hasMessageContaining("holdfast.cluster.max-nodes-per-token").hasMessageContaining("a token of its own")
+                .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.TOO_MANY_NODES);
+        assertThat(store.workers()).as("nothing stored").hasSize(2);
+        assertThat(r.register("w3", OTHER_TOKEN, "x", CAP, "v").workerId()).as("the id w3 did not get is still free").isEqualTo(3);
+        r.disconnected(a.workerId(), a.epoch());
+        assertThat(r.register("w1", TOKEN, "x", CAP, "v").epoch()).as("a node it holds already").isEqualTo(2);
+    }
+
+    @Test
+    void register_afterRemovingOneOfItsWorkers_theTokenMayRegisterANewNode() {
+        WorkerRegistry r = new WorkerRegistry(store, new MembershipSettings(settings.heartbeatInterval(), settings.lateAfter(),
+                settings.lostAfter(), settings.firstPbn(), settings.rangeSize(), 1), clock);
+        WorkerRecord a = r.register("w1", TOKEN, "x", CAP, "v");
+        assertThatThrownBy(() -> r.register("w2", TOKEN, "x", CAP, "v")).isInstanceOf(RegistrationRefusedException.class);
+        r.disconnected(a.workerId(), a.epoch());
+        r.remove(a.workerId());
+        assertThat(r.register("w2", TOKEN, "x", CAP, "v").workerId()).isEqualTo(2);
+    }
+
+    @Test
+    void register_removedThenANewToken_isANewWorkerBoundToTheNewToken() {
+        WorkerRegistry r = registry();
+        WorkerRecord a = r.register("w1", TOKEN, "x", CAP, "v");
+        r.disconnected(a.workerId(), a.epoch());
+        r.remove(a.workerId());
+        WorkerRecord b = registry().register("w1", OTHER_TOKEN, "x", CAP, "v");
+        assertThat(b.workerId()).isEqualTo(2);
+        assertThat(b.epoch()).isEqualTo(1);
+        assertThat(b.tokenId()).isEqualTo(OTHER_TOKEN);
+        assertThat(b.range().overlaps(a.range())).isFalse();
+    }
+
+    @Test
+    void register_unboundRecordFromAnOlderMaster_bindsToTheFirstTokenAndRefusesOthersAfter() {
+        WorkerRecord old = new WorkerRecord(1, "w1", 4, new PbnRange(settings.firstPbn(), settings.firstPbn() + settings.rangeSize()),
+                10, 20);
+        store.put(old);
+        WorkerRegistry r = registry();
+        assertThat(r.workers()).singleElement().extracting(WorkerView::tokenId).isEqualTo("");
+        WorkerRecord bound = r.register("w1", TOKEN, "x", CAP, "v");
+        assertThat(bound.epoch()).isEqualTo(5);
+        assertThat(bound.tokenId()).isEqualTo(TOKEN);
+        assertThat(store.workers()).containsExactly(bound);
+        r.disconnected(bound.workerId(), bound.epoch());
+        assertThatThrownBy(() -> registry().register("w1", OTHER_TOKEN, "x", CAP, "v"))
+                .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.TOKEN_MISMATCH);
+    }
+
+    @Test
+    void register_unboundRecordByATokenAtItsLimit_isRefusedAndStaysUnbound() {
+        store.put(new WorkerRecord(1, "old", 1, new PbnRange(settings.firstPbn(), settings.firstPbn() + settings.rangeSize()), 1, 1));
+        WorkerRegistry r = new WorkerRegistry(store, new MembershipSettings(settings.heartbeatInterval(), settings.lateAfter(),
+                settings.lostAfter(), settings.firstPbn(), settings.rangeSize(), 1), clock);
+        r.register("w1", TOKEN, "x", CAP, "v");
+        assertThatThrownBy(() -> r.register("old", TOKEN, "x", CAP, "v"))
+                .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.TOO_MANY_NODES);
+        assertThat(store.workers()).filteredOn(w -> w.nodeName().equals("old")).singleElement()
+                .satisfies(w -> assertThat(w.bound()).isFalse());
+    }
+
+    @Test
+    void settings_maxNodesPerTokenZeroOrNegative_isRefusedNamingTheSetting() {
+        for (int bad : new int[] {0, -1}) {
+            assertThatThrownBy(() -> new MembershipSettings(settings.heartbeatInterval(), settings.lateAfter(), settings.lostAfter(),
+                    settings.firstPbn(), settings.rangeSize(), bad))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("holdfast.cluster.max-nodes-per-token");
+        }
+        assertThat(MembershipSettings.defaults().maxNodesPerToken()).isEqualTo(16);
     }
 }

@@ -153,14 +153,12 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         AccessPrincipal p = authenticate(r.token(), r.nodeName(), "cluster.register");
         WorkerRecord w;
         try {
-            w = server.registry().register(r.nodeName(), address(), new WorkerCapacity(r.cpus(), r.heapMaxBytes(), r.diskBytes()),
-                    r.softwareVersion());
+            w = server.registry().register(r.nodeName(), p.tokenId(), address(), new WorkerCapacity(r.cpus(), r.heapMaxBytes(),
+                    r.diskBytes()), r.softwareVersion());
         } catch (RegistrationRefusedException e) {
             server.refusalLog.warning("refused worker " + r.nodeName() + " from " + address() + ": " + e.getMessage());
             audit(p.name(), "cluster.register", "node:" + r.nodeName(), "denied", e.getMessage());
-            throw new ProtocolException(e.reason() == RegistrationRefusedException.Reason.NODE_CONFLICT ? ErrorCode.NODE_CONFLICT
-                    : e.reason() == RegistrationRefusedException.Reason.INVALID_NODE_NAME ? ErrorCode.BAD_FRAME : ErrorCode.STORAGE_FULL,
-                    e.getMessage());
+            throw new ProtocolException(errorCode(e.reason()), e.getMessage());
         }
         token = r.token();
         record = w;
@@ -178,6 +176,16 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             server.dedupLinks().add(w.workerId(), link);
             decoder.resume(ctx.pipeline().context(decoder));
         });
+    }
+
+    /** A token mismatch travels as NODE_CONFLICT (the node is someone else's), so workers need no new code to show it. */
+    private static ErrorCode errorCode(RegistrationRefusedException.Reason reason) {
+        return switch (reason) {
+            case NODE_CONFLICT, TOKEN_MISMATCH -> ErrorCode.NODE_CONFLICT;
+            case INVALID_NODE_NAME -> ErrorCode.BAD_FRAME;
+            case TOO_MANY_NODES -> ErrorCode.LIMIT_EXCEEDED;
+            case NO_RANGE_LEFT -> ErrorCode.STORAGE_FULL;
+        };
     }
 
     private void heartbeat(Heartbeat h) {
@@ -208,8 +216,9 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             throw new ProtocolException(ErrorCode.UNAUTHORIZED, "token refused: " + e.getMessage()
                     + "; a worker needs a token with role worker (an admin creates one; holdfast.cluster.token-file)");
         }
-        if (p.role() != Role.WORKER) {
-            String why = "it has role " + p.role().wireName() + ", the cluster port takes only role worker";
+        if (p.role() != Role.WORKER || p.tokenId().isEmpty()) {
+            String why = p.role() != Role.WORKER ? "it has role " + p.role().wireName() + ", the cluster port takes only role worker"
+                    : "it is no API token, and a worker is bound to the API token it registers with";
             server.refusalLog.warning("refused worker " + node + " from " + address() + ": " + why);
             audit(p.name(), action, "node:" + node, "denied", why);
             throw new ProtocolException(ErrorCode.UNAUTHORIZED, "token refused: " + why + "; ask an admin for a worker token");

@@ -1,0 +1,185 @@
+package org.holdfast.server.ingest.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import org.holdfast.server.catalog.ClusterStore;
+import org.holdfast.server.catalog.RocksCredentialStore;
+import org.holdfast.server.cluster.LoadProbe;
+import org.holdfast.server.cluster.MemberState;
+import org.holdfast.server.cluster.MembershipSettings;
+import org.holdfast.server.cluster.WorkerRecord;
+import org.holdfast.server.cluster.WorkerRegistry;
+import org.holdfast.server.security.ApiTokens;
+import org.holdfast.server.security.AuditEvent;
+import org.holdfast.server.security.Role;
+import org.holdfast.server.store.MetadataDb;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A worker token stolen from one host against the binding of nodes to tokens: real workers
+ * ({@link WorkerConnector}) against a real cluster port, real tokens and the real catalog on disk.
+ * Every refusal leaves the stored record (epoch, range, binding) as it was, and is audited.
+ */
+class WorkerTokenBindingTest {
+    @TempDir
+    Path dir;
+    private MetadataDb db;
+    private ApiTokens tokens;
+    private ClusterStore store;
+    private WorkerRegistry registry;
+    private ClusterServer server;
+    private final List<AuditEvent> audit = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private int maxNodesPerToken = MembershipSettings.DEFAULT_MAX_NODES_PER_TOKEN;
+
+    @BeforeEach
+    void start() {
+        open();
+    }
+
+    /** Opens the catalog, the registry on it and the cluster port: a master start. */
+    private void open() {
+        db = MetadataDb.open(dir.resolve("catalog"));
+        tokens = new ApiTokens(new RocksCredentialStore(db), Clock.systemUTC(), org.holdfast.server.security.AuditLog.NONE);
+        store = new ClusterStore(db);
+        registry = new WorkerRegistry(store, new MembershipSettings(Duration.ofMillis(100), Duration.ofMillis(400), Duration.ofSeconds(2),
+                MembershipSettings.DEFAULT_FIRST_PBN, MembershipSettings.DEFAULT_RANGE_SIZE, maxNodesPerToken), Clock.systemUTC());
+        server = new ClusterServer(new ClusterServer.Settings("127.0.0.1", 0, null, "test"), registry, tokens, audit::add);
+        server.start();
+    }
+
+    @AfterEach
+    void stop() {
+        server.close();
+        db.close();
+    }
+
+    /** A new worker token, written to a file of its own; the file's name is the token's id. */
+    private Path issue(String name) throws Exception {
+        String token = tokens.issue(new ApiTokens.TokenRequest(name, Role.WORKER, null, null, null), "test", "test").token();
+        return Files.writeString(dir.resolve(ApiTokens.idOf(token).orElseThrow()), token);
+    }
+
+    private static String idOf(Path tokenFile) {
+        return tokenFile.getFileName().toString();
+    }
+
+    private WorkerConnector worker(String node, Path tokenFile) {
+        WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", server.port(), null, node, tokenFile, null, "auto",
+                "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)), new LoadProbe(dir));
+        w.start();
+        return w;
+    }
+
+    /** Runs worker {@code node} with {@code tokenFile} until registered, then stops it: the node is lost. */
+    private WorkerRecord registerAndStop(String node, Path tokenFile) {
+        WorkerRecord got;
+        try (WorkerConnector w = worker(node, tokenFile)) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
+            got = w.status().assignment();
+        }
+        await().atMost(Duration.ofSeconds(5)).until(() -> registry.state(got.workerId()) == MemberState.LOST);
+        return got;
+    }
+
+    /** Runs worker {@code node} with {@code tokenFile} until the master refuses it, and returns the refusal. */
+    private String refusal(String node, Path tokenFile) {
+        try (WorkerConnector w = worker(node, tokenFile)) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().lastError() != null);
+            assertThat(w.status().connected()).isFalse();
+            return w.status().lastError();
+        }
+    }
+
+    private List<AuditEvent> denied(Path tokenFile) {
+        return audit.stream().filter(e -> e.result().equals("denied") && e.principal().contains(idOf(tokenFile))).toList();
+    }
+
+    @Test
+    void register_lostNodeWithAnotherWorkerToken_isRefusedAuditedAndRecordEpochAndRangeStay() throws Exception {
+        Path owner = issue("host-a");
+        Path stolen = issue("host-b");
+        registerAndStop("w1", owner);
+        List<WorkerRecord> before = store.workers();
+        assertThat(before).singleElement().extracting(WorkerRecord::tokenId).isEqualTo(idOf(owner));
+
+        assertThat(refusal("w1", stolen)).contains("NODE_CONFLICT").contains("node w1 is bound to another worker token")
+                .contains("DELETE /api/v1/cluster/workers/1");
+        assertThat(store.workers()).as("record, epoch, range and binding unchanged").isEqualTo(before);
+        assertThat(registry.workers()).singleElement().satisfies(v -> {
+            assertThat(v.state()).isEqualTo(MemberState.LOST);
+            assertThat(v.epoch()).isEqualTo(1);
+        });
+        await().atMost(Duration.ofSeconds(5)).until(() -> !denied(stolen).isEmpty());
+        assertThat(denied(stolen).get(0)).satisfies(e -> {
+            assertThat(e.action()).isEqualTo("cluster.register");
+            assertThat(e.target()).isEqualTo("node:w1");
+            assertThat(e.detail()).contains("bound to another worker token");
+        });
+
+        WorkerRecord again = registerAndStop("w1", owner);
+        assertThat(again.epoch()).as("the owner's token is still welcome").isEqualTo(2);
+        assertThat(again.range()).isEqualTo(before.get(0).range());
+    }
+
+    @Test
+    void masterRestart_keepsTheBindingOnDisk() throws Exception {
+        Path owner = issue("host-a");
+        Path stolen = issue("host-b");
+        WorkerRecord first = registerAndStop("w1", owner);
+        server.close();
+        db.close();
+        open();
+        assertThat(refusal("w1", stolen)).contains("bound to another worker token");
+        assertThat(store.workers()).singleElement().satisfies(r -> {
+            assertThat(r.epoch()).isEqualTo(1);
+            assertThat(r.tokenId()).isEqualTo(idOf(owner));
+        });
+        WorkerRecord again = registerAndStop("w1", owner);
+        assertThat(again.workerId()).isEqualTo(first.workerId());
+        assertThat(again.epoch()).isEqualTo(2);
+    }
+
+    @Test
+    void revokedToken_dropsItsWorkerAndANewTokenTakesTheNodeOnlyAfterTheWorkerIsRemoved() throws Exception {
+        Path old = issue("host-a");
+        Path rotated = issue("host-a-2");
+        try (WorkerConnector w = worker("w1", old)) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
+            tokens.revoke(idOf(old), "test", "test");
+            await().atMost(Duration.ofSeconds(10)).until(() -> !w.status().connected() && w.status().lastError() != null);
+            assertThat(w.status().lastError()).contains("revoked");
+        }
+        await().atMost(Duration.ofSeconds(5)).until(() -> registry.state(1) == MemberState.LOST);
+        assertThat(refusal("w1", rotated)).as("a new token does not take a bound node over").contains("bound to another worker token");
+
+        registry.remove(1); // what DELETE /api/v1/cluster/workers/1 does
+        WorkerRecord taken = registerAndStop("w1", rotated);
+        assertThat(taken.workerId()).as("a new worker").isEqualTo(2);
+        assertThat(taken.epoch()).isEqualTo(1);
+        assertThat(store.workers()).singleElement().extracting(WorkerRecord::tokenId).isEqualTo(idOf(rotated));
+    }
+
+    @Test
+    void register_tokenOverItsNodeLimit_isRefusedLimitExceededAndAudited() throws Exception {
+        server.close();
+        db.close();
+        maxNodesPerToken = 2;
+        open();
+        Path token = issue("shared");
+        registerAndStop("w1", token);
+        registerAndStop("w2", token);
+        assertThat(refusal("w3", token)).contains("LIMIT_EXCEEDED").contains("holdfast.cluster.max-nodes-per-token");
+        assertThat(store.workers()).extracting(WorkerRecord::nodeName).containsExactlyInAnyOrder("w1", "w2");
+        await().atMost(Duration.ofSeconds(5)).until(() -> !denied(token).isEmpty());
+        assertThat(denied(token).get(0).target()).isEqualTo("node:w3");
+    }
+}
