@@ -23,7 +23,10 @@ public enum ErrorCode {
     QUOTA_EXCEEDED(13),
     /** A stored block failed its check (restore): the message names the data log, PBN, volume, snapshot and LBN; the block is marked bad. */
     CORRUPT_DATA(14),
-    /** REGISTER refused: another live connection holds this node name, or it is bound to another worker token; the worker retries after a backoff. */
+    /**
+     * REGISTER refused: another live connection holds this node name, or the node is bound to
+     * another worker token; the worker retries after a backoff.
+     */
     NODE_CONFLICT(15);
 
     private final int code;

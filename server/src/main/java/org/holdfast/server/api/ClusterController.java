@@ -9,11 +9,14 @@ import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.cluster.WorkerStatus;
 import org.holdfast.server.cluster.WorkerView;
 import org.holdfast.server.security.ApiTokens;
+import org.holdfast.server.security.Role;
 import org.holdfast.server.security.TokenRecord;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 
 /** Master/worker mode (viewer and up): this node's role, and on a master the workers with state, epoch, range and load. */
@@ -81,15 +84,49 @@ public class ClusterController {
     @GetMapping("/api/v1/cluster/workers")
     public List<WorkerItem> workers(HttpServletRequest request) {
         boolean admin = request.isUserInRole("ADMIN"); // which token a worker holds helps whoever wants to steal one
-        return node.workers().stream().map(w -> {
-            String tokenId = admin && !w.tokenId().isEmpty() ? w.tokenId() : null;
-            String tokenName = tokenId == null ? null : tokens.find(tokenId).map(TokenRecord::name).orElse(null);
-            return new WorkerItem(w.workerId(), w.nodeName(), w.address(), w.state().wireName(), w.epoch(),
-                    Long.toString(w.range().first()), Long.toString(w.range().limit()),
-                    w.lastHeartbeatMillis() == 0 ? null : Instant.ofEpochMilli(w.lastHeartbeatMillis()).toString(),
-                    w.load().loadMilli() < 0 ? null : w.load().loadMilli() / 1000.0, w.load().heapUsedBytes(), w.load().heapMaxBytes(),
-                    w.load().diskFreeBytes(), w.capacity().cpus(), w.capacity().diskBytes(), w.softwareVersion(), tokenId, tokenName);
-        }).toList();
+        return node.workers().stream().map(w -> item(w, admin)).toList();
+    }
+
+    private WorkerItem item(WorkerView w, boolean admin) {
+        String tokenId = admin && !w.tokenId().isEmpty() ? w.tokenId() : null;
+        String tokenName = tokenId == null ? null : tokens.find(tokenId).map(TokenRecord::name).orElse(null);
+        return new WorkerItem(w.workerId(), w.nodeName(), w.address(), w.state().wireName(), w.epoch(),
+                Long.toString(w.range().first()), Long.toString(w.range().limit()),
+                w.lastHeartbeatMillis() == 0 ? null : Instant.ofEpochMilli(w.lastHeartbeatMillis()).toString(),
+                w.load().loadMilli() < 0 ? null : w.load().loadMilli() / 1000.0, w.load().heapUsedBytes(), w.load().heapMaxBytes(),
+                w.load().diskFreeBytes(), w.capacity().cpus(), w.capacity().diskBytes(), w.softwareVersion(), tokenId, tokenName);
+    }
+
+    /** The worker token a worker is to be bound to: its id, as {@code GET /api/v1/tokens} lists it. */
+    public record RebindRequest(String tokenId) {
+    }
+
+    /**
+     * Binds a worker to another worker token (admin; rotating a worker's token without losing its id,
+     * range or dedup index): 200 with the worker. 400 {@code invalid-request} unless the token is a
+     * valid (not revoked, not expired) token of role worker; 404 {@code unknown-credential},
+     * {@code unknown-worker}; 409 {@code token-node-limit} if the token is bound to
+     * {@code holdfast.cluster.max-nodes-per-token} nodes already, {@code not-a-master}. Nothing
+     * changes on a refusal.
+     */
+    @Audited("cluster.worker.rebind")
+    @PutMapping("/api/v1/cluster/workers/{id}/token")
+    public WorkerItem rebindWorker(@PathVariable long id, @RequestBody(required = false) RebindRequest body) {
+        if (body == null || body.tokenId() == null || body.tokenId().isBlank()) {
+            throw new IllegalArgumentException("tokenId is required: the id of a token of role worker (GET /api/v1/tokens lists them)");
+        }
+        TokenRecord t = tokens.require(body.tokenId());
+        if (t.role() != Role.WORKER) {
+            throw new IllegalArgumentException("token " + t.id() + " has role " + t.role().wireName()
+                    + "; a worker is bound to a token of role worker (POST /api/v1/tokens with role worker makes one)");
+        }
+        if (t.revoked() || t.expiredAt(System.currentTimeMillis())) {
+            throw new IllegalArgumentException("token " + t.id() + " is " + (t.revoked() ? "revoked" : "expired")
+                    + "; bind the worker to a valid worker token (POST /api/v1/tokens with role worker makes one)");
+        }
+        long bound = node.rebindWorker(id, t.id()).workerId();
+        return node.workers().stream().filter(w -> w.workerId() == bound).findFirst().map(w -> item(w, true))
+                .orElseThrow(() -> new org.holdfast.server.cluster.UnknownWorkerException(bound));
     }
 
     /**

@@ -209,6 +209,12 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
         return problem(HttpStatus.CONFLICT, ProblemTypes.WORKER_CONNECTED, "Worker connected", e.getMessage());
     }
 
+    /** Over REST only a rebind reaches the registry's refusals: the token's node limit. */
+    @ExceptionHandler(org.holdfast.server.cluster.RegistrationRefusedException.class)
+    ProblemDetail registrationRefused(org.holdfast.server.cluster.RegistrationRefusedException e) {
+        return problem(HttpStatus.CONFLICT, ProblemTypes.TOKEN_NODE_LIMIT, "Token node limit", e.getMessage());
+    }
+
     @ExceptionHandler(JobsClosedException.class)
     ProblemDetail jobsClosed(JobsClosedException e) {
         return problem(HttpStatus.SERVICE_UNAVAILABLE, ProblemTypes.SERVER_STOPPING, "Server stopping", e.getMessage());

@@ -52,6 +52,8 @@ public final class ProblemTypes {
     public static final URI UNKNOWN_WORKER = URI.create("urn:holdfast:problem:unknown-worker");
     /** 409: the worker is connected; stop it before removing it. */
     public static final URI WORKER_CONNECTED = URI.create("urn:holdfast:problem:worker-connected");
+    /** 409: the worker token is bound to as many nodes as holdfast.cluster.max-nodes-per-token allows. */
+    public static final URI TOKEN_NODE_LIMIT = URI.create("urn:holdfast:problem:token-node-limit");
     /** 500: a failure the server did not expect; the server log has the details. */
     public static final URI INTERNAL_ERROR = URI.create("urn:holdfast:problem:internal-error");
 

@@ -77,6 +77,18 @@ public final class ClusterNode {
         return registry.remove(workerId);
     }
 
+    /**
+     * Binds a worker to another worker token, on a master ({@link WorkerRegistry#rebind}).
+     *
+     * @throws NotAMasterException on a standalone server or a worker
+     */
+    public WorkerRecord rebindWorker(long workerId, String tokenId) {
+        if (registry == null) {
+            throw new NotAMasterException(role, clusterAddress);
+        }
+        return registry.rebind(workerId, tokenId);
+    }
+
     /** The worker's own membership, or null unless this node is a worker. */
     public WorkerStatus workerStatus() {
         return workerStatus == null ? null : workerStatus.get();

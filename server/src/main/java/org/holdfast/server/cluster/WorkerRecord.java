@@ -37,7 +37,15 @@ public record WorkerRecord(long workerId, String nodeName, long epoch, PbnRange 
         return !tokenId.isEmpty();
     }
 
-    /** The same worker registered again at {@code nowMillis} by token {@code by}: epoch + 1, same id and range, bound to {@code by} if it was not bound. */
+    /** The same worker bound to token {@code to} instead (an admin rotating its token): id, range and epoch stay. */
+    WorkerRecord reboundTo(String to) {
+        return new WorkerRecord(workerId, nodeName, epoch, range, firstRegisteredMillis, lastRegisteredMillis, to);
+    }
+
+    /**
+     * The same worker registered again at {@code nowMillis} by token {@code by}: epoch + 1, same id
+     * and range, bound to {@code by} if it was not bound.
+     */
     WorkerRecord reregistered(long nowMillis, String by) {
         return new WorkerRecord(workerId, nodeName, epoch + 1, range, firstRegisteredMillis, nowMillis, bound() ? tokenId : by);
     }

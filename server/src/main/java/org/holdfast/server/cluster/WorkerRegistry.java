@@ -24,8 +24,8 @@ import java.util.regex.Pattern;
  * the secret): a registration with another token is refused, so a token stolen from one host cannot
  * take over another node's id, range and dedup role, and one token registers at most
  * {@link MembershipSettings#maxNodesPerToken()} node names, so it cannot take range after range. A
- * record stored before bindings existed binds to the next token that registers it. Rotating a
- * worker's token means {@link #remove removing} the worker; the node then registers as a new one.
+ * record stored before bindings existed binds to the next token that registers it. Only an admin
+ * moves a binding ({@link #rebind}, to rotate a worker's token) or ends it ({@link #remove}).
  *
  * <p>A second connection for a node that is connected and not lost is refused: two processes
  * configured with one node name would otherwise write into one range. A node whose connection went
@@ -141,6 +141,31 @@ public final class WorkerRegistry {
         m.load = WorkerLoad.NONE;
         m.capacity = capacity;
         m.softwareVersion = softwareVersion == null ? "" : softwareVersion;
+        return r;
+    }
+
+    /**
+     * Binds worker {@code workerId} to token {@code tokenId} (an admin rotating its token; the caller
+     * checked that the token is a valid worker token): id, range and epoch stay, and the node's next
+     * registration must present the new token. A live connection keeps running on the old token
+     * until it closes; revoking the old token ends it at its next heartbeat.
+     *
+     * @return the record as stored now
+     * @throws UnknownWorkerException if no such worker is registered
+     * @throws RegistrationRefusedException (too many nodes) if {@code tokenId} is at its node limit; nothing changes then
+     */
+    public synchronized WorkerRecord rebind(long workerId, String tokenId) {
+        Member m = byId.get(workerId);
+        if (m == null) {
+            throw new UnknownWorkerException(workerId);
+        }
+        if (m.record.tokenId().equals(tokenId)) {
+            return m.record;
+        }
+        refuseOverCap(tokenId, m.record.nodeName());
+        WorkerRecord r = m.record.reboundTo(tokenId);
+        store.put(r); // durable first; if this throws nothing changed
+        m.record = r;
         return r;
     }
 

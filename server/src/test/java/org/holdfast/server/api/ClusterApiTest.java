@@ -106,10 +106,13 @@ class ClusterApiTest {
                 assertThat(one.get("tokenId").isNull()).isEqualTo(r != Role.ADMIN);
                 assertThat(one.get("tokenName").isNull()).isEqualTo(r != Role.ADMIN);
                 if (r == Role.ADMIN) {
-                    assertThat(one.get("tokenId").asText()).isEqualTo(org.holdfast.server.security.ApiTokens.idOf(workerToken).orElseThrow());
+                    assertThat(one.get("tokenId").asText())
+                            .isEqualTo(org.holdfast.server.security.ApiTokens.idOf(workerToken).orElseThrow());
                     assertThat(one.get("tokenName").asText()).isEqualTo("worker-1");
                 }
             }
+            rebind_workerToAnotherWorkerToken_onlyAValidWorkerTokenOfAnAdmin(admin, workerToken);
+
             JsonNode self = JSON.readTree(call("GET", "/api/v1/cluster", TestTokens.issue(ctx, Role.VIEWER), null).body());
             assertThat(self.get("role").asText()).isEqualTo("master");
             assertThat(self.get("clusterAddress").asText()).isEqualTo("127.0.0.1:0");
@@ -151,5 +154,43 @@ class ClusterApiTest {
         assertThat(r.statusCode()).isEqualTo(400);
         assertThat(JSON.readTree(r.body()).get("type").asText()).isEqualTo("urn:holdfast:problem:invalid-request");
         assertThat(JSON.readTree(r.body()).get("detail").asText()).contains("only agent tokens are limited to volumes");
+    }
+
+    /** Part of the test above (it needs the registered worker 1): rotating its token over REST, and every refusal changing nothing. */
+    private static void rebind_workerToAnotherWorkerToken_onlyAValidWorkerTokenOfAnAdmin(String admin, String workerToken)
+            throws Exception {
+        String oldId = org.holdfast.server.security.ApiTokens.idOf(workerToken).orElseThrow();
+        JsonNode next = JSON.readTree(call("POST", "/api/v1/tokens", admin, "{\"name\":\"worker-1b\",\"role\":\"worker\"}").body());
+        String nextId = next.get("info").get("id").asText();
+        String agentId = JSON.readTree(call("POST", "/api/v1/tokens", admin, "{\"name\":\"a\",\"role\":\"agent\"}").body())
+                .get("info").get("id").asText();
+        String revokedId = JSON.readTree(call("POST", "/api/v1/tokens", admin, "{\"name\":\"r\",\"role\":\"worker\"}").body())
+                .get("info").get("id").asText();
+        assertThat(call("DELETE", "/api/v1/tokens/" + revokedId, admin, null).statusCode()).isEqualTo(200);
+
+        String path = "/api/v1/cluster/workers/1/token";
+        assertThat(call("PUT", path, TestTokens.issue(ctx, Role.OPERATOR), "{\"tokenId\":\"" + nextId + "\"}").statusCode()).isEqualTo(403);
+        for (String[] bad : new String[][] {{"{}", "400", "invalid-request", "tokenId is required"},
+                {"{\"tokenId\":\"" + agentId + "\"}", "400", "invalid-request", "has role agent"},
+                {"{\"tokenId\":\"" + revokedId + "\"}", "400", "invalid-request", "is revoked"},
+                {"{\"tokenId\":\"0000000000000000\"}", "404", "unknown-credential", "0000000000000000"}}) {
+            HttpResponse<String> r = call("PUT", path, admin, bad[0]);
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(Integer.parseInt(bad[1]));
+            assertThat(JSON.readTree(r.body()).get("type").asText()).isEqualTo("urn:holdfast:problem:" + bad[2]);
+            assertThat(JSON.readTree(r.body()).get("detail").asText()).contains(bad[3]);
+        }
+        HttpResponse<String> unknown = call("PUT", "/api/v1/cluster/workers/99/token", admin, "{\"tokenId\":\"" + nextId + "\"}");
+        assertThat(unknown.statusCode()).as(unknown.body()).isEqualTo(404);
+        assertThat(JSON.readTree(call("GET", "/api/v1/cluster/workers", admin, null).body()).get(0).get("tokenId").asText())
+                .as("nothing changed by the refusals").isEqualTo(oldId);
+
+        HttpResponse<String> ok = call("PUT", path, admin, "{\"tokenId\":\"" + nextId + "\"}");
+        assertThat(ok.statusCode()).as(ok.body()).isEqualTo(200);
+        assertThat(JSON.readTree(ok.body()).get("tokenId").asText()).isEqualTo(nextId);
+        assertThat(JSON.readTree(ok.body()).get("tokenName").asText()).isEqualTo("worker-1b");
+        assertThat(JSON.readTree(ok.body()).get("epoch").asLong()).as("the live connection runs on").isEqualTo(1);
+        assertThat(call("GET", "/api/v1/audit", admin, null).body()).contains("cluster.worker.rebind");
+        // back, so the rest of the test sees the worker as it registered
+        assertThat(call("PUT", path, admin, "{\"tokenId\":\"" + oldId + "\"}").statusCode()).isEqualTo(200);
     }
 }

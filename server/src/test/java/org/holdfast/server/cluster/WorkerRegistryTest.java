@@ -361,4 +361,31 @@ class WorkerRegistryTest {
         }
         assertThat(MembershipSettings.defaults().maxNodesPerToken()).isEqualTo(16);
     }
+
+    @Test
+    void rebind_toATokenAtItsLimitOrOfAnUnknownWorker_isRefusedAndNothingChanges() {
+        WorkerRegistry r = new WorkerRegistry(store, new MembershipSettings(settings.heartbeatInterval(), settings.lateAfter(),
+                settings.lostAfter(), settings.firstPbn(), settings.rangeSize(), 1), clock);
+        WorkerRecord a = r.register("w1", TOKEN, "x", CAP, "v");
+        WorkerRecord b = r.register("w2", OTHER_TOKEN, "x", CAP, "v");
+        assertThatThrownBy(() -> r.rebind(b.workerId(), TOKEN))
+                .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.TOO_MANY_NODES);
+        assertThatThrownBy(() -> r.rebind(99, TOKEN)).isInstanceOf(UnknownWorkerException.class);
+        assertThat(store.workers()).containsExactlyInAnyOrder(a, b);
+        assertThat(r.rebind(a.workerId(), TOKEN)).as("to the token it holds: nothing to do").isEqualTo(a);
+    }
+
+    @Test
+    void rebind_keepsIdRangeAndEpochAndTheNextRegistrationNeedsTheNewToken() {
+        WorkerRegistry r = registry();
+        WorkerRecord a = r.register("w1", TOKEN, "x", CAP, "v");
+        WorkerRecord moved = r.rebind(a.workerId(), OTHER_TOKEN);
+        assertThat(moved).isEqualTo(new WorkerRecord(a.workerId(), "w1", 1, a.range(), a.firstRegisteredMillis(),
+                a.lastRegisteredMillis(), OTHER_TOKEN));
+        assertThat(store.workers()).containsExactly(moved);
+        r.disconnected(a.workerId(), a.epoch());
+        assertThatThrownBy(() -> registry().register("w1", TOKEN, "x", CAP, "v"))
+                .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.TOKEN_MISMATCH);
+        assertThat(registry().register("w1", OTHER_TOKEN, "x", CAP, "v").epoch()).isEqualTo(2);
+    }
 }

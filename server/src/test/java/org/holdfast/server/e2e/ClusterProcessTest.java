@@ -172,6 +172,9 @@ class ClusterProcessTest {
             assertThat(b.all(ConsoleBrowser.test("worker-state"))).extracting(org.openqa.selenium.WebElement::getText)
                     .hasSize(WORKERS).containsOnly("up");
             assertThat(b.awaitVisible(ConsoleBrowser.test("cluster-role")).getText()).contains("master").contains("127.0.0.2:" + clusterPort);
+            // an admin sees the token each worker is bound to (all four share the one made above)
+            assertThat(b.all(ConsoleBrowser.test("worker-token"))).extracting(org.openqa.selenium.WebElement::getText)
+                    .hasSize(WORKERS).allSatisfy(t -> assertThat(t).startsWith("cluster-workers"));
             b.screenshot("cluster-workers-up");
         }
 

@@ -73,8 +73,8 @@ class WorkerTokenBindingTest {
     }
 
     private WorkerConnector worker(String node, Path tokenFile) {
-        WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", server.port(), null, node, tokenFile, null, "auto",
-                "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)), new LoadProbe(dir));
+        WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", server.port(), null, node, tokenFile, null,
+                "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)), new LoadProbe(dir));
         w.start();
         return w;
     }
@@ -181,5 +181,35 @@ class WorkerTokenBindingTest {
         assertThat(store.workers()).extracting(WorkerRecord::nodeName).containsExactlyInAnyOrder("w1", "w2");
         await().atMost(Duration.ofSeconds(5)).until(() -> !denied(token).isEmpty());
         assertThat(denied(token).get(0).target()).isEqualTo("node:w3");
+    }
+
+    @Test
+    void rotation_rebindWhileConnectedThenRevokeTheOldToken_workerComesBackOnTheNewTokenWithItsIdAndRange() throws Exception {
+        Path tokenFile = issue("host-a");
+        String oldId = idOf(tokenFile);
+        Path next = issue("host-a-2");
+        try (WorkerConnector w = worker("w1", tokenFile)) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
+            WorkerRecord first = w.status().assignment();
+            // the operator's steps: the new token into the worker's file, rebind (PUT .../workers/1/token), revoke the old one
+            Files.writeString(tokenFile, Files.readString(next));
+            registry.rebind(first.workerId(), idOf(next));
+            assertThat(registry.state(first.workerId())).as("the live connection runs on").isEqualTo(MemberState.UP);
+            tokens.revoke(oldId, "test", "test");
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected() && w.status().assignment().epoch() == 2);
+            assertThat(w.status().assignment().workerId()).isEqualTo(first.workerId());
+            assertThat(w.status().assignment().range()).isEqualTo(first.range());
+        }
+        assertThat(store.workers()).singleElement().extracting(WorkerRecord::tokenId).isEqualTo(idOf(next));
+    }
+
+    @Test
+    void rebind_thenTheOldTokenIsRefusedForTheNode() throws Exception {
+        Path old = issue("host-a");
+        Path next = issue("host-a-2");
+        WorkerRecord first = registerAndStop("w1", old);
+        registry.rebind(first.workerId(), idOf(next));
+        assertThat(refusal("w1", old)).contains("bound to another worker token");
+        assertThat(registerAndStop("w1", next).epoch()).isEqualTo(2);
     }
 }
