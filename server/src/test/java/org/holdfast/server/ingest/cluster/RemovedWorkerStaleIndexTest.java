@@ -49,7 +49,8 @@ class RemovedWorkerStaleIndexTest {
                 MasterTrust.pinned(cert.fingerprint()), "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50),
                 Duration.ofMillis(200)), new LoadProbe(dir), engine);
         w.start();
-        await().atMost(Duration.ofSeconds(20)).until(() -> server.dedupLinks().workers().size() == 1);
+        // the master adds the link right after sending REGISTERED; the worker may not have read it yet
+        await().atMost(Duration.ofSeconds(20)).until(() -> server.dedupLinks().workers().size() == 1 && w.status().connected());
         return w;
     }
 
