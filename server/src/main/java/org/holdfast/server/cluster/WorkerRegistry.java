@@ -112,7 +112,8 @@ public final class WorkerRegistry {
         if (m != null && m.record.bound() && !m.record.tokenId().equals(tokenId)) {
             throw new RegistrationRefusedException(RegistrationRefusedException.Reason.TOKEN_MISMATCH, "node " + nodeName
                     + " is bound to another worker token; use the token it first registered with, or remove the worker (DELETE"
-                    + " /api/v1/cluster/workers/" + m.record.workerId() + ") to re-register it");
+                    + " /api/v1/cluster/workers/" + m.record.workerId() + ") to re-register it, or have an admin bind it to this token"
+                    + " (PUT /api/v1/cluster/workers/" + m.record.workerId() + "/token)");
         }
         if (m == null || !m.record.bound()) {
             refuseOverCap(tokenId, nodeName);

@@ -251,7 +251,8 @@ class WorkerRegistryTest {
         r.disconnected(a.workerId(), a.epoch());
         assertThatThrownBy(() -> r.register("w1", OTHER_TOKEN, "127.0.0.66:1", CAP, "v"))
                 .hasMessage("node w1 is bound to another worker token; use the token it first registered with, or remove the worker"
-                        + " (DELETE /api/v1/cluster/workers/1) to re-register it")
+                        + " (DELETE /api/v1/cluster/workers/1) to re-register it, or have an admin bind it to this token"
+                        + " (PUT /api/v1/cluster/workers/1/token)")
                 .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.TOKEN_MISMATCH);
         assertThat(store.workers()).as("record, epoch and range unchanged").containsExactly(a);
         assertThat(r.workers()).singleElement().satisfies(w -> {

@@ -14,7 +14,6 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,15 +31,12 @@ import org.holdfast.common.protocol.ProtocolLimits;
 import org.holdfast.common.protocol.Register;
 import org.holdfast.common.protocol.Registered;
 import org.holdfast.server.catalog.ClusterStore;
-import org.holdfast.server.catalog.RocksCredentialStore;
 import org.holdfast.server.cluster.MemberState;
 import org.holdfast.server.cluster.MembershipSettings;
 import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.AuditEvent;
-import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.security.Role;
-import org.holdfast.server.store.MetadataDb;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -54,7 +50,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ClusterPortBadInputTest {
     @TempDir
     Path dir;
-    private MetadataDb db;
+    private TestMaster master;
     private ApiTokens tokens;
     private ClusterStore store;
     private WorkerRegistry registry;
@@ -64,20 +60,18 @@ class ClusterPortBadInputTest {
 
     @BeforeEach
     void start() {
-        db = MetadataDb.open(dir.resolve("catalog"));
-        tokens = new ApiTokens(new RocksCredentialStore(db), Clock.systemUTC(), AuditLog.NONE);
+        master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(200), Duration.ofMillis(600),
+                Duration.ofSeconds(3), MembershipSettings.DEFAULT_FIRST_PBN, MembershipSettings.DEFAULT_RANGE_SIZE), audit::add);
+        tokens = master.tokens;
+        store = master.store;
+        registry = master.registry;
+        server = master.server;
         workerToken = issue(Role.WORKER);
-        store = new ClusterStore(db);
-        registry = new WorkerRegistry(store, new MembershipSettings(Duration.ofMillis(200), Duration.ofMillis(600),
-                Duration.ofSeconds(3), MembershipSettings.DEFAULT_FIRST_PBN, MembershipSettings.DEFAULT_RANGE_SIZE), Clock.systemUTC());
-        server = new ClusterServer(new ClusterServer.Settings("127.0.0.1", 0, null, "test"), registry, tokens, audit::add);
-        server.start();
     }
 
     @AfterEach
     void stop() {
-        server.close();
-        db.close();
+        master.close();
     }
 
     private String issue(Role role) {

@@ -5,11 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import org.holdfast.server.catalog.ClusterStore;
-import org.holdfast.server.catalog.RocksCredentialStore;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MemberState;
 import org.holdfast.server.cluster.MembershipSettings;
@@ -18,7 +16,6 @@ import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.AuditEvent;
 import org.holdfast.server.security.Role;
-import org.holdfast.server.store.MetadataDb;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -32,7 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
 class WorkerTokenBindingTest {
     @TempDir
     Path dir;
-    private MetadataDb db;
+    private TestMaster master;
     private ApiTokens tokens;
     private ClusterStore store;
     private WorkerRegistry registry;
@@ -45,21 +42,20 @@ class WorkerTokenBindingTest {
         open();
     }
 
-    /** Opens the catalog, the registry on it and the cluster port: a master start. */
+    /** A master start on the catalog in {@code dir}. */
     private void open() {
-        db = MetadataDb.open(dir.resolve("catalog"));
-        tokens = new ApiTokens(new RocksCredentialStore(db), Clock.systemUTC(), org.holdfast.server.security.AuditLog.NONE);
-        store = new ClusterStore(db);
-        registry = new WorkerRegistry(store, new MembershipSettings(Duration.ofMillis(100), Duration.ofMillis(400), Duration.ofSeconds(2),
-                MembershipSettings.DEFAULT_FIRST_PBN, MembershipSettings.DEFAULT_RANGE_SIZE, maxNodesPerToken), Clock.systemUTC());
-        server = new ClusterServer(new ClusterServer.Settings("127.0.0.1", 0, null, "test"), registry, tokens, audit::add);
-        server.start();
+        master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(100), Duration.ofMillis(400),
+                Duration.ofSeconds(2), MembershipSettings.DEFAULT_FIRST_PBN, MembershipSettings.DEFAULT_RANGE_SIZE, maxNodesPerToken),
+                audit::add);
+        tokens = master.tokens;
+        store = master.store;
+        registry = master.registry;
+        server = master.server;
     }
 
     @AfterEach
     void stop() {
-        server.close();
-        db.close();
+        master.close();
     }
 
     /** A new worker token, written to a file of its own; the file's name is the token's id. */
@@ -135,8 +131,7 @@ class WorkerTokenBindingTest {
         Path owner = issue("host-a");
         Path stolen = issue("host-b");
         WorkerRecord first = registerAndStop("w1", owner);
-        server.close();
-        db.close();
+        master.close();
         open();
         assertThat(refusal("w1", stolen)).contains("bound to another worker token");
         assertThat(store.workers()).singleElement().satisfies(r -> {
@@ -170,8 +165,7 @@ class WorkerTokenBindingTest {
 
     @Test
     void register_tokenOverItsNodeLimit_isRefusedLimitExceededAndAudited() throws Exception {
-        server.close();
-        db.close();
+        master.close();
         maxNodesPerToken = 2;
         open();
         Path token = issue("shared");

@@ -1,0 +1,40 @@
+package org.holdfast.server.ingest.cluster;
+
+import java.nio.file.Path;
+import java.time.Clock;
+import org.holdfast.server.catalog.ClusterStore;
+import org.holdfast.server.catalog.RocksCredentialStore;
+import org.holdfast.server.cluster.MembershipSettings;
+import org.holdfast.server.cluster.WorkerRegistry;
+import org.holdfast.server.security.ApiTokens;
+import org.holdfast.server.security.AuditLog;
+import org.holdfast.server.store.MetadataDb;
+
+/**
+ * A master's cluster side for tests, started: the catalog on disk in {@code catalog}, real API
+ * tokens in it, the registry on its {@code cluster} column and the cluster port (plain TCP, any
+ * free port). Opening one again on the same directory is a master restart. We own the database and
+ * the port; {@link #close()} closes the port first.
+ */
+final class TestMaster implements AutoCloseable {
+    final MetadataDb db;
+    final ApiTokens tokens;
+    final ClusterStore store;
+    final WorkerRegistry registry;
+    final ClusterServer server;
+
+    TestMaster(Path catalog, MembershipSettings settings, AuditLog audit) {
+        db = MetadataDb.open(catalog);
+        tokens = new ApiTokens(new RocksCredentialStore(db), Clock.systemUTC(), AuditLog.NONE);
+        store = new ClusterStore(db);
+        registry = new WorkerRegistry(store, settings, Clock.systemUTC());
+        server = new ClusterServer(new ClusterServer.Settings("127.0.0.1", 0, null, "test"), registry, tokens, audit);
+        server.start();
+    }
+
+    @Override
+    public void close() {
+        server.close();
+        db.close();
+    }
+}
