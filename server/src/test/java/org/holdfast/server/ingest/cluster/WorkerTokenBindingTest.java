@@ -7,12 +7,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import org.holdfast.server.catalog.ClusterStore;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MemberState;
 import org.holdfast.server.cluster.MembershipSettings;
 import org.holdfast.server.cluster.WorkerRecord;
-import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.AuditEvent;
 import org.holdfast.server.security.Role;
@@ -30,10 +28,6 @@ class WorkerTokenBindingTest {
     @TempDir
     Path dir;
     private TestMaster master;
-    private ApiTokens tokens;
-    private ClusterStore store;
-    private WorkerRegistry registry;
-    private ClusterServer server;
     private final List<AuditEvent> audit = new java.util.concurrent.CopyOnWriteArrayList<>();
     private int maxNodesPerToken = MembershipSettings.DEFAULT_MAX_NODES_PER_TOKEN;
 
@@ -47,10 +41,6 @@ class WorkerTokenBindingTest {
         master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(100), Duration.ofMillis(400),
                 Duration.ofSeconds(2), MembershipSettings.DEFAULT_FIRST_PBN, MembershipSettings.DEFAULT_RANGE_SIZE, maxNodesPerToken),
                 audit::add);
-        tokens = master.tokens;
-        store = master.store;
-        registry = master.registry;
-        server = master.server;
     }
 
     @AfterEach
@@ -60,7 +50,7 @@ class WorkerTokenBindingTest {
 
     /** A new worker token, written to a file of its own; the file's name is the token's id. */
     private Path issue(String name) throws Exception {
-        String token = tokens.issue(new ApiTokens.TokenRequest(name, Role.WORKER, null, null, null), "test", "test").token();
+        String token = master.tokens.issue(new ApiTokens.TokenRequest(name, Role.WORKER, null, null, null), "test", "test").token();
         return Files.writeString(dir.resolve(ApiTokens.idOf(token).orElseThrow()), token);
     }
 
@@ -69,7 +59,7 @@ class WorkerTokenBindingTest {
     }
 
     private WorkerConnector worker(String node, Path tokenFile) {
-        WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", server.port(), null, node, tokenFile, null,
+        WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.server.port(), null, node, tokenFile, null,
                 "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)), new LoadProbe(dir));
         w.start();
         return w;
@@ -82,7 +72,7 @@ class WorkerTokenBindingTest {
             await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
             got = w.status().assignment();
         }
-        await().atMost(Duration.ofSeconds(5)).until(() -> registry.state(got.workerId()) == MemberState.LOST);
+        await().atMost(Duration.ofSeconds(5)).until(() -> master.registry.state(got.workerId()) == MemberState.LOST);
         return got;
     }
 
@@ -104,13 +94,13 @@ class WorkerTokenBindingTest {
         Path owner = issue("host-a");
         Path stolen = issue("host-b");
         registerAndStop("w1", owner);
-        List<WorkerRecord> before = store.workers();
+        List<WorkerRecord> before = master.store.workers();
         assertThat(before).singleElement().extracting(WorkerRecord::tokenId).isEqualTo(idOf(owner));
 
         assertThat(refusal("w1", stolen)).contains("NODE_CONFLICT").contains("node w1 is bound to another worker token")
                 .contains("DELETE /api/v1/cluster/workers/1");
-        assertThat(store.workers()).as("record, epoch, range and binding unchanged").isEqualTo(before);
-        assertThat(registry.workers()).singleElement().satisfies(v -> {
+        assertThat(master.store.workers()).as("record, epoch, range and binding unchanged").isEqualTo(before);
+        assertThat(master.registry.workers()).singleElement().satisfies(v -> {
             assertThat(v.state()).isEqualTo(MemberState.LOST);
             assertThat(v.epoch()).isEqualTo(1);
         });
@@ -134,7 +124,7 @@ class WorkerTokenBindingTest {
         master.close();
         open();
         assertThat(refusal("w1", stolen)).contains("bound to another worker token");
-        assertThat(store.workers()).singleElement().satisfies(r -> {
+        assertThat(master.store.workers()).singleElement().satisfies(r -> {
             assertThat(r.epoch()).isEqualTo(1);
             assertThat(r.tokenId()).isEqualTo(idOf(owner));
         });
@@ -149,18 +139,18 @@ class WorkerTokenBindingTest {
         Path rotated = issue("host-a-2");
         try (WorkerConnector w = worker("w1", old)) {
             await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
-            tokens.revoke(idOf(old), "test", "test");
+            master.tokens.revoke(idOf(old), "test", "test");
             await().atMost(Duration.ofSeconds(10)).until(() -> !w.status().connected() && w.status().lastError() != null);
             assertThat(w.status().lastError()).contains("revoked");
         }
-        await().atMost(Duration.ofSeconds(5)).until(() -> registry.state(1) == MemberState.LOST);
+        await().atMost(Duration.ofSeconds(5)).until(() -> master.registry.state(1) == MemberState.LOST);
         assertThat(refusal("w1", rotated)).as("a new token does not take a bound node over").contains("bound to another worker token");
 
-        registry.remove(1); // what DELETE /api/v1/cluster/workers/1 does
+        master.registry.remove(1); // what DELETE /api/v1/cluster/workers/1 does
         WorkerRecord taken = registerAndStop("w1", rotated);
         assertThat(taken.workerId()).as("a new worker").isEqualTo(2);
         assertThat(taken.epoch()).isEqualTo(1);
-        assertThat(store.workers()).singleElement().extracting(WorkerRecord::tokenId).isEqualTo(idOf(rotated));
+        assertThat(master.store.workers()).singleElement().extracting(WorkerRecord::tokenId).isEqualTo(idOf(rotated));
     }
 
     @Test
@@ -172,7 +162,7 @@ class WorkerTokenBindingTest {
         registerAndStop("w1", token);
         registerAndStop("w2", token);
         assertThat(refusal("w3", token)).contains("LIMIT_EXCEEDED").contains("holdfast.cluster.max-nodes-per-token");
-        assertThat(store.workers()).extracting(WorkerRecord::nodeName).containsExactlyInAnyOrder("w1", "w2");
+        assertThat(master.store.workers()).extracting(WorkerRecord::nodeName).containsExactlyInAnyOrder("w1", "w2");
         await().atMost(Duration.ofSeconds(5)).until(() -> !denied(token).isEmpty());
         assertThat(denied(token).get(0).target()).isEqualTo("node:w3");
     }
@@ -187,14 +177,14 @@ class WorkerTokenBindingTest {
             WorkerRecord first = w.status().assignment();
             // the operator's steps: the new token into the worker's file, rebind (PUT .../workers/1/token), revoke the old one
             Files.writeString(tokenFile, Files.readString(next));
-            registry.rebind(first.workerId(), idOf(next));
-            assertThat(registry.state(first.workerId())).as("the live connection runs on").isEqualTo(MemberState.UP);
-            tokens.revoke(oldId, "test", "test");
+            master.registry.rebind(first.workerId(), idOf(next));
+            assertThat(master.registry.state(first.workerId())).as("the live connection runs on").isEqualTo(MemberState.UP);
+            master.tokens.revoke(oldId, "test", "test");
             await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected() && w.status().assignment().epoch() == 2);
             assertThat(w.status().assignment().workerId()).isEqualTo(first.workerId());
             assertThat(w.status().assignment().range()).isEqualTo(first.range());
         }
-        assertThat(store.workers()).singleElement().extracting(WorkerRecord::tokenId).isEqualTo(idOf(next));
+        assertThat(master.store.workers()).singleElement().extracting(WorkerRecord::tokenId).isEqualTo(idOf(next));
     }
 
     @Test
@@ -202,7 +192,7 @@ class WorkerTokenBindingTest {
         Path old = issue("host-a");
         Path next = issue("host-a-2");
         WorkerRecord first = registerAndStop("w1", old);
-        registry.rebind(first.workerId(), idOf(next));
+        master.registry.rebind(first.workerId(), idOf(next));
         assertThat(refusal("w1", old)).contains("bound to another worker token");
         assertThat(registerAndStop("w1", next).epoch()).isEqualTo(2);
     }
