@@ -62,7 +62,10 @@ class RemoteClusterFingerprintIndexTest extends FingerprintIndexContractTest {
             server.start();
             opened.add(0, server::close);
             Path tokenFile = dir.resolve("worker.token");
-            Files.writeString(tokenFile, tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token());
+            if (!Files.exists(tokenFile)) { // a restart keeps the workers' token: their nodes are bound to it
+                Files.writeString(tokenFile, tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t")
+                        .token());
+            }
             SungemSettings settings = SungemFingerprintIndexTest.smallSettings();
             for (int i = 0; i < WORKERS; i++) {
                 LocalDedupWorker engine = new LocalDedupWorker(0, dir.resolve("worker-" + i), settings, Clock.systemUTC());
