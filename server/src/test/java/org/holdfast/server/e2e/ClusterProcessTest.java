@@ -255,7 +255,8 @@ class ClusterProcessTest {
      * SIGKILL of worker-2 while a backup of new data runs through it (the master has stored part of
      * the upload, so it has sent every worker lookups): the backup either fails naming the lost
      * worker or completes (its records may all have gone elsewhere). Everything committed restores,
-     * fsck is clean. With worker-2 still lost the next backup is served by the other three. Restarted,
+     * fsck is clean. With worker-2 still lost the next backup is served by the other three, and finds
+     * most of what the failed one stored (taught to them as it ended). Restarted,
      * worker-2 is up with its id and range and the next epoch, and a repeat of the first image stores
      * ~nothing (worker-2 answers from the index it kept on disk).
      */
@@ -295,6 +296,9 @@ class ClusterProcessTest {
 
         // worker-2 stays lost: the other three serve the backup (the master's message said to run it again)
         BackupSummary without = backup(agent, "vol-inflight", freshImage, "state-without-2");
+        // the blocks the failed backup had stored were taught to the workers still up as it ended
+        assertThat(without.newBlocks()).as("the rerun uploads again at most half of the %d B stored before the kill: %s", grown, without)
+                .isLessThan(size / BLOCK - grown / (2L * BLOCK));
         committed.add(new Committed("vol-inflight", without.snapshotId(), freshImage));
         assertCommittedRestore();
 
