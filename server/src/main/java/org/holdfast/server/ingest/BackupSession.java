@@ -24,6 +24,7 @@ import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.engine.DedupDomain;
 import org.holdfast.server.engine.DedupStream;
+import org.holdfast.server.engine.DedupUnavailableException;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.StoredBlock;
 
@@ -632,7 +633,7 @@ public final class BackupSession {
             if ((newBlocks > 0 || proven > 0) && !recorded) {
                 services.dataStore().sync();
                 recordPossession();
-                recordSegments(true);
+                recordStoredSegments();
                 services.index().flush();
             }
         } catch (RuntimeException e) {
@@ -643,11 +644,33 @@ public final class BackupSession {
     }
 
     private void recordSegments(boolean onlyComplete) {
-        recordSegments(segments, onlyComplete);
+        recordSegments(stream, segments, onlyComplete);
     }
 
-    /** Teaches the engine segments {@code [0, upTo)}; see {@link #recordSegments(boolean)}. */
     private void recordSegments(int upTo, boolean onlyComplete) {
+        recordSegments(stream, upTo, onlyComplete);
+    }
+
+    /**
+     * Teaches the engine the complete segments of an abandoned session. When a part of the index in
+     * another process was lost (the likely reason the session ends), once more on a new stream over
+     * the parts still there: else the rerun the agent is told to make uploads these blocks again.
+     */
+    private void recordStoredSegments() {
+        try {
+            recordSegments(true);
+        } catch (RuntimeException e) {
+            if (!(e instanceof DedupUnavailableException || e.getCause() instanceof DedupUnavailableException)) {
+                throw e;
+            }
+            try (DedupStream rest = services.index().openStream(volume.name())) {
+                recordSegments(rest, segments, true);
+            }
+        }
+    }
+
+    /** Teaches {@code into} segments {@code [0, upTo)}; see {@link #recordSegments(boolean)}. */
+    private void recordSegments(DedupStream into, int upTo, boolean onlyComplete) {
         for (int s = 0; s < upTo; s++) {
             int from = segStart[s];
             int len = segLen[s];
@@ -669,7 +692,7 @@ public final class BackupSession {
                 throw new IllegalStateException("segment " + s + " is unresolved at commit");
             }
             domain.keys(fps, from * Fingerprint.BYTES, segFps, 0, len);
-            stream.record(segFps, len, segPbns, segNew);
+            into.record(segFps, len, segPbns, segNew);
         }
     }
 

@@ -42,6 +42,7 @@ import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.UnknownSnapshotException;
 import org.holdfast.server.catalog.UnknownVolumeException;
 import org.holdfast.server.catalog.VolumeRecord;
+import org.holdfast.server.engine.DedupUnavailableException;
 import org.holdfast.server.restore.SnapshotLister;
 import org.holdfast.server.security.AccessPrincipal;
 import org.holdfast.server.security.AuditEvent;
@@ -687,7 +688,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private void fail(Throwable t) {
         ErrorCode code = codeOf(t);
-        if (code == ErrorCode.INTERNAL || t instanceof CorruptDataException) {
+        if (unwrap(t) instanceof DedupUnavailableException) {
+            LOG.log(Level.WARNING, "connection " + channel.remoteAddress() + ": backup stopped: " + messageOf(t));
+        } else if (code == ErrorCode.INTERNAL || t instanceof CorruptDataException) {
             LOG.log(Level.ERROR, "connection " + channel.remoteAddress() + ": " + t, t);
         } else {
             LOG.log(Level.INFO, "connection " + channel.remoteAddress() + ": " + code + ": " + messageOf(t));
@@ -765,7 +768,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    static ErrorCode codeOf(Throwable t) {
+    static ErrorCode codeOf(Throwable thrown) {
+        Throwable t = unwrap(thrown);
         if (t instanceof ProtocolException p) {
             return p.code();
         }
@@ -791,7 +795,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         return ErrorCode.INTERNAL;
     }
 
-    static String messageOf(Throwable t) {
+    static String messageOf(Throwable thrown) {
+        Throwable t = unwrap(thrown);
         if (t instanceof ProtocolException p) {
             String m = p.getMessage();
             String prefix = p.code() + ": ";
@@ -803,9 +808,17 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (t instanceof CorruptBlockException c) {
             return "damaged block on the server: " + c.getMessage();
         }
+        if (t instanceof DedupUnavailableException) {
+            return t.getMessage(); // names the lost worker (or that none is connected) and what to do
+        }
         if (t instanceof StoreException || !(t instanceof RuntimeException) || codeOf(t) == ErrorCode.INTERNAL) {
             return "internal server error (" + t.getClass().getSimpleName() + "); see the server log";
         }
         return String.valueOf(t.getMessage());
+    }
+
+    /** The cause of a {@link CompletionException} (a dedup call to a worker fails with one), else {@code t}. */
+    private static Throwable unwrap(Throwable t) {
+        return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
     }
 }

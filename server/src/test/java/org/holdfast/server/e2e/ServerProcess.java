@@ -109,6 +109,18 @@ public final class ServerProcess implements AutoCloseable {
         return s;
     }
 
+    /**
+     * As {@link #start(Path, String, Map, LogDir)} with {@code point} armed in this first start: the
+     * process halts at the point's {@code count}-th hit (see {@link #awaitKillPoint}).
+     */
+    public static ServerProcess startArmed(Path workDir, String engine, Map<String, String> extraProperties, LogDir logs,
+            org.holdfast.common.kill.KillPoint point, int count) {
+        ServerProcess s = new ServerProcess(workDir, engine, extraProperties, logs);
+        s.armKillPoint(point, count);
+        s.start();
+        return s;
+    }
+
     /** Starts a new process on the same data directory, on fresh ports, and waits until it is healthy. */
     public void start() {
         start(true);

@@ -8,6 +8,7 @@ import org.holdfast.server.cluster.WorkerView;
 import org.holdfast.server.engine.ClusterFingerprintIndex;
 import org.holdfast.server.engine.ClusterMode;
 import org.holdfast.server.engine.DedupStream;
+import org.holdfast.server.engine.DedupUnavailableException;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.engine.IndexStats;
 import org.holdfast.server.engine.SungemSettings;
@@ -47,7 +48,7 @@ public final class RemoteFingerprintIndex implements FingerprintIndex {
     private synchronized ClusterFingerprintIndex index() {
         List<RemoteDedupWorker> up = links.workers();
         if (up.isEmpty()) {
-            throw new IllegalStateException("no dedup worker is connected to this master (holdfast.dedup.engine=cluster); start"
+            throw new DedupUnavailableException("no dedup worker is connected to this master (holdfast.dedup.engine=cluster); start"
                     + " the workers (holdfast.cluster.role=worker) and wait until GET /api/v1/cluster shows them up, or use"
                     + " holdfast.dedup.engine=sungem");
         }

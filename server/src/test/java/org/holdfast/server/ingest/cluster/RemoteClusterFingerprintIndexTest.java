@@ -161,7 +161,8 @@ class RemoteClusterFingerprintIndexTest extends FingerprintIndexContractTest {
         index();
         RemoteFingerprintIndex remote = new RemoteFingerprintIndex(new DedupLinks(), registry, ClusterMode.NEAREST,
                 SungemFingerprintIndexTest.smallSettings());
-        assertThatThrownBy(() -> remote.openStream("v")).isInstanceOf(IllegalStateException.class)
+        // DedupUnavailableException: the agent is told this message as it is (not "internal server error")
+        assertThatThrownBy(() -> remote.openStream("v")).isInstanceOf(org.holdfast.server.engine.DedupUnavailableException.class)
                 .hasMessageContaining("no dedup worker is connected to this master").hasMessageContaining("holdfast.cluster.role=worker");
     }
 }
