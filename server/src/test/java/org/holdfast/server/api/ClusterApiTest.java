@@ -111,7 +111,6 @@ class ClusterApiTest {
                     assertThat(one.get("tokenName").asText()).isEqualTo("worker-1");
                 }
             }
-            rebind_workerToAnotherWorkerToken_onlyAValidWorkerTokenOfAnAdmin(admin, workerToken);
 
             JsonNode self = JSON.readTree(call("GET", "/api/v1/cluster", TestTokens.issue(ctx, Role.VIEWER), null).body());
             assertThat(self.get("role").asText()).isEqualTo("master");
@@ -132,6 +131,9 @@ class ClusterApiTest {
             assertThat(busy.statusCode()).as(busy.body()).isEqualTo(409);
             assertThat(JSON.readTree(busy.body()).get("type").asText()).isEqualTo("urn:holdfast:problem:worker-connected");
             assertThat(JSON.readTree(busy.body()).get("detail").asText()).contains("stop the worker first");
+
+            // last while connected: a rebind ends the worker's connection on the old token at its next heartbeat
+            rebind_workerToAnotherWorkerToken_onlyAValidWorkerTokenOfAnAdmin(admin, workerToken);
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> JSON.readTree(call("GET", "/api/v1/cluster/workers",
                 TestTokens.issue(ctx, Role.VIEWER), null).body()).get(0).get("state").asText().equals("lost"));
@@ -188,9 +190,9 @@ class ClusterApiTest {
         assertThat(ok.statusCode()).as(ok.body()).isEqualTo(200);
         assertThat(JSON.readTree(ok.body()).get("tokenId").asText()).isEqualTo(nextId);
         assertThat(JSON.readTree(ok.body()).get("tokenName").asText()).isEqualTo("worker-1b");
-        assertThat(JSON.readTree(ok.body()).get("epoch").asLong()).as("the live connection runs on").isEqualTo(1);
+        assertThat(JSON.readTree(ok.body()).get("epoch").asLong()).as("id, range and epoch stay").isEqualTo(1);
         assertThat(call("GET", "/api/v1/audit", admin, null).body()).contains("cluster.worker.rebind");
-        // back, so the rest of the test sees the worker as it registered
+        // back to the token in the worker's file
         assertThat(call("PUT", path, admin, "{\"tokenId\":\"" + oldId + "\"}").statusCode()).isEqualTo(200);
     }
 }

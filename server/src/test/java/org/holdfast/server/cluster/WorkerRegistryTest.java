@@ -384,6 +384,8 @@ class WorkerRegistryTest {
         assertThat(moved).isEqualTo(new WorkerRecord(a.workerId(), "w1", 1, a.range(), a.firstRegisteredMillis(),
                 a.lastRegisteredMillis(), OTHER_TOKEN));
         assertThat(store.workers()).containsExactly(moved);
+        assertThat(r.boundTo(a.workerId(), TOKEN)).as("the old token's connection ends at its next heartbeat").isFalse();
+        assertThat(r.boundTo(a.workerId(), OTHER_TOKEN)).isTrue();
         r.disconnected(a.workerId(), a.epoch());
         assertThatThrownBy(() -> registry().register("w1", TOKEN, "x", CAP, "v"))
                 .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.TOKEN_MISMATCH);
