@@ -13,6 +13,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import org.holdfast.server.app.HoldfastServer;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MembershipSettings;
@@ -146,7 +147,11 @@ class ClusterApiTest {
         HttpResponse<String> removed = call("DELETE", "/api/v1/cluster/workers/1", admin, null);
         assertThat(removed.statusCode()).as(removed.body()).isEqualTo(204);
         assertThat(JSON.readTree(call("GET", "/api/v1/cluster/workers", admin, null).body())).isEmpty();
-        assertThat(call("GET", "/api/v1/audit", admin, null).body()).contains("cluster.worker.remove");
+        assertThat(JSON.readTree(call("GET", "/api/v1/audit", admin, null).body()).get("entries")).anySatisfy(e -> {
+            assertThat(e.get("action").asText()).isEqualTo("cluster.worker.remove");
+            assertThat(e.get("result").asText()).isEqualTo("ok");
+            assertThat(e.get("target").asText()).isEqualTo("worker:1");
+        });
     }
 
     @Test
@@ -191,7 +196,14 @@ class ClusterApiTest {
         assertThat(JSON.readTree(ok.body()).get("tokenId").asText()).isEqualTo(nextId);
         assertThat(JSON.readTree(ok.body()).get("tokenName").asText()).isEqualTo("worker-1b");
         assertThat(JSON.readTree(ok.body()).get("epoch").asLong()).as("id, range and epoch stay").isEqualTo(1);
-        assertThat(call("GET", "/api/v1/audit", admin, null).body()).contains("cluster.worker.rebind");
+        // the audit says which worker was bound to which token (a stolen admin token rebinding a node to a thief's token shows)
+        List<String> rebinds = new java.util.ArrayList<>();
+        JSON.readTree(call("GET", "/api/v1/audit", admin, null).body()).get("entries").forEach(e -> {
+            if (e.get("action").asText().equals("cluster.worker.rebind")) {
+                rebinds.add(e.get("result").asText() + " " + e.get("target").asText());
+            }
+        });
+        assertThat(rebinds).contains("ok worker:1 token:" + nextId, "denied worker:1", "failed worker:1", "failed worker:99");
         // back to the token in the worker's file
         assertThat(call("PUT", path, admin, "{\"tokenId\":\"" + oldId + "\"}").statusCode()).isEqualTo(200);
     }
