@@ -135,6 +135,10 @@ class ClusterApiTest {
 
             // last while connected: a rebind ends the worker's connection on the old token at its next heartbeat
             rebind_workerToAnotherWorkerToken_onlyAValidWorkerTokenOfAnAdmin(admin, workerToken);
+            // a heartbeat between the two rebinds ended the connection: let the worker come back before it stops, or its
+            // REGISTER may reach the master after the stop and hold the worker connected while the test removes it
+            Thread.sleep(500);
+            await().atMost(Duration.ofSeconds(15)).until(() -> w.status().connected());
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> JSON.readTree(call("GET", "/api/v1/cluster/workers",
                 TestTokens.issue(ctx, Role.VIEWER), null).body()).get(0).get("state").asText().equals("lost"));
