@@ -19,9 +19,9 @@ import org.springframework.web.filter.OncePerRequestFilter;
 /**
  * Audits every state-changing REST call (POST, PUT, PATCH, DELETE) as one entry: principal, source
  * address, action (the handler's {@link Audited} name), target ({@code volume:NAME},
- * {@code volume:NAME@SEQ}, {@code worker:ID} ... from the path), result from the status (2xx/3xx ok, 401/403 denied, 409
- * conflict, else failed) and, for a refusal, the error's message as detail. Never the request body,
- * headers or query (they may hold secrets).
+ * {@code volume:NAME@SEQ}, {@code worker:ID} ... from the path), result from the status (2xx/3xx
+ * ok, 401/403 denied, 409 conflict, else failed) and, for a refusal, the error's message as
+ * detail. Never the request body, headers or query (they may hold secrets).
  *
  * <p>It sits inside Spring Security's chain, right after the bearer token filter and before
  * authorization (see SecurityConfiguration), so calls the chain refuses are recorded as
