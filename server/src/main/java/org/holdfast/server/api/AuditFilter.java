@@ -18,10 +18,10 @@ import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
  * Audits every state-changing REST call (POST, PUT, PATCH, DELETE) as one entry: principal, source
- * address, action (the handler's {@link Audited} name), target ({@code volume:NAME} or
- * {@code volume:NAME@SEQ} from the path), result from the status (2xx/3xx ok, 401/403 denied, 409
- * conflict, else failed) and, for a refusal, the error's message as detail. Never the request body,
- * headers or query (they may hold secrets).
+ * address, action (the handler's {@link Audited} name), target ({@code volume:NAME},
+ * {@code volume:NAME@SEQ}, {@code worker:ID} ... from the path), result from the status (2xx/3xx
+ * ok, 401/403 denied, 409 conflict, else failed) and, for a refusal, the error's message as
+ * detail. Never the request body, headers or query (they may hold secrets).
  *
  * <p>It sits inside Spring Security's chain, right after the bearer token filter and before
  * authorization (see SecurityConfiguration), so calls the chain refuses are recorded as
@@ -150,6 +150,10 @@ public class AuditFilter extends OncePerRequestFilter {
             }
             if (uri.startsWith("/api/v1/jobs/") && v.get("id") != null) {
                 return "job:" + cut(v.get("id"));
+            }
+            if (uri.startsWith("/api/v1/cluster/workers/") && v.get("id") != null) {
+                // a rebind done names the token too (set by the handler): which worker went to which token is the trail of a theft
+                return request.getAttribute(TARGET_ATTRIBUTE) instanceof String t ? cut(t) : "worker:" + cut(v.get("id"));
             }
         }
         if (request.getAttribute(TARGET_ATTRIBUTE) instanceof String t) {

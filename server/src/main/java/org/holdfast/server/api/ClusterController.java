@@ -111,7 +111,7 @@ public class ClusterController {
      */
     @Audited("cluster.worker.rebind")
     @PutMapping("/api/v1/cluster/workers/{id}/token")
-    public WorkerItem rebindWorker(@PathVariable long id, @RequestBody(required = false) RebindRequest body) {
+    public WorkerItem rebindWorker(@PathVariable long id, @RequestBody(required = false) RebindRequest body, HttpServletRequest request) {
         if (body == null || body.tokenId() == null || body.tokenId().isBlank()) {
             throw new IllegalArgumentException("tokenId is required: the id of a token of role worker (GET /api/v1/tokens lists them)");
         }
@@ -125,6 +125,7 @@ public class ClusterController {
                     + "; bind the worker to a valid worker token (POST /api/v1/tokens with role worker makes one)");
         }
         long bound = node.rebindWorker(id, t.id()).workerId();
+        request.setAttribute(AuditFilter.TARGET_ATTRIBUTE, "worker:" + bound + " token:" + t.id());
         return node.workers().stream().filter(w -> w.workerId() == bound).findFirst().map(w -> item(w, true))
                 .orElseThrow(() -> new org.holdfast.server.cluster.UnknownWorkerException(bound));
     }

@@ -148,8 +148,8 @@ public final class WorkerRegistry {
     /**
      * Binds worker {@code workerId} to token {@code tokenId} (an admin rotating its token; the caller
      * checked that the token is a valid worker token): id, range and epoch stay, and the node's next
-     * registration must present the new token. A live connection keeps running on the old token
-     * until it closes; revoking the old token ends it at its next heartbeat.
+     * registration must present the new token. A live connection on the old token ends at its next
+     * heartbeat ({@link #boundTo}); the worker then registers again with the token in its file.
      *
      * @return the record as stored now
      * @throws UnknownWorkerException if no such worker is registered
@@ -168,6 +168,16 @@ public final class WorkerRegistry {
         store.put(r); // durable first; if this throws nothing changed
         m.record = r;
         return r;
+    }
+
+    /**
+     * False if worker {@code workerId} is bound to another token than {@code tokenId} now: a
+     * connection registered on the token an admin rebound the worker away from ends at its next
+     * heartbeat, even while that token stays valid (it may serve other workers).
+     */
+    public synchronized boolean boundTo(long workerId, String tokenId) {
+        Member m = byId.get(workerId);
+        return m == null || !m.record.bound() || m.record.tokenId().equals(tokenId);
     }
 
     /** Refuses binding one more node to {@code tokenId} once it holds the maximum; removed workers no longer count. */

@@ -87,6 +87,18 @@ class ClusterStoreTest {
     }
 
     @Test
+    void workers_version2RecordWithAnOversizedOrUnprintableTokenId_isCorruptDataNotAStart() {
+        String head = "02" + V1_WORKER_A.substring(2);
+        for (String token : new String[] {"41" + "61".repeat(65), "10" + "0a".repeat(16)}) {
+            try (MetadataDb db = MetadataDb.open(dir)) {
+                db.put(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.key(1), HexFormat.of().parseHex(head + token));
+                assertThatThrownBy(() -> new ClusterStore(db).workers()).as(token).isInstanceOf(CorruptDataException.class)
+                        .hasMessageContaining("unreadable worker record").hasMessageContaining("token id");
+            }
+        }
+    }
+
+    @Test
     void workers_version2RecordWithATruncatedTokenId_isCorruptData() {
         String cut = V2_WORKER_A.substring(0, V2_WORKER_A.length() - 2);
         try (MetadataDb db = MetadataDb.open(dir)) {

@@ -384,9 +384,99 @@ class WorkerRegistryTest {
         assertThat(moved).isEqualTo(new WorkerRecord(a.workerId(), "w1", 1, a.range(), a.firstRegisteredMillis(),
                 a.lastRegisteredMillis(), OTHER_TOKEN));
         assertThat(store.workers()).containsExactly(moved);
+        assertThat(r.boundTo(a.workerId(), TOKEN)).as("the old token's connection ends at its next heartbeat").isFalse();
+        assertThat(r.boundTo(a.workerId(), OTHER_TOKEN)).isTrue();
         r.disconnected(a.workerId(), a.epoch());
         assertThatThrownBy(() -> registry().register("w1", TOKEN, "x", CAP, "v"))
                 .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.TOKEN_MISMATCH);
         assertThat(registry().register("w1", OTHER_TOKEN, "x", CAP, "v").epoch()).isEqualTo(2);
+    }
+
+    @Test
+    void register_sameNewNodeByTwoTokensAtOnce_exactlyOneBindsItAndTheOtherIsRefusedTokenMismatch() throws Exception {
+        for (int round = 0; round < 50; round++) {
+            WorkerRegistry r = new WorkerRegistry(MembershipStore.inMemory(), settings, clock);
+            java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+            List<Object> got = new java.util.concurrent.CopyOnWriteArrayList<>();
+            List<Thread> threads = new java.util.ArrayList<>();
+            for (String token : new String[] {TOKEN, OTHER_TOKEN}) {
+                threads.add(new Thread(() -> {
+                    try {
+                        start.await();
+                        got.add(r.register("w1", token, "x", CAP, "v"));
+                    } catch (RegistrationRefusedException e) {
+                        got.add(e.reason());
+                    } catch (Exception e) {
+                        got.add(e);
+                    }
+                }));
+            }
+            threads.forEach(Thread::start);
+            for (Thread t : threads) {
+                t.join();
+            }
+            assertThat(got).hasSize(2).containsOnlyOnce(RegistrationRefusedException.Reason.TOKEN_MISMATCH);
+            WorkerRecord won = (WorkerRecord) got.stream().filter(WorkerRecord.class::isInstance).findFirst().orElseThrow();
+            assertThat(r.workers()).singleElement().satisfies(w -> assertThat(w.tokenId()).isEqualTo(won.tokenId()));
+        }
+    }
+
+    @Test
+    void register_caseVariantOfABoundNodeName_isANewWorkerAndTheBoundNodeStaysUntouched() {
+        WorkerRegistry r = registry();
+        WorkerRecord a = r.register("w1", TOKEN, "x", CAP, "v");
+        r.disconnected(a.workerId(), a.epoch());
+        WorkerRecord b = r.register("W1", OTHER_TOKEN, "x", CAP, "v");
+        assertThat(b.workerId()).isNotEqualTo(a.workerId());
+        assertThat(b.range().overlaps(a.range())).isFalse();
+        assertThat(store.workers()).contains(a);
+        assertThatThrownBy(() -> r.register("w1\u0131", OTHER_TOKEN, "x", CAP, "v")) // no Unicode look-alikes: ASCII names only
+                .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.INVALID_NODE_NAME);
+    }
+
+    @Test
+    void registerAndRebind_catalogWriteFails_nothingChangesInMemoryEither() {
+        MembershipStore failing = new MembershipStore() {
+            boolean fail;
+
+            @Override
+            public List<WorkerRecord> workers() {
+                return store.workers();
+            }
+
+            @Override
+            public void put(WorkerRecord record) {
+                if (fail) {
+                    throw new IllegalStateException("disk full");
+                }
+                store.put(record);
+                fail = true; // the first write lands, every later one fails
+            }
+
+            @Override
+            public void remove(long workerId) {
+                store.remove(workerId);
+            }
+
+            @Override
+            public long highestRemovedId() {
+                return store.highestRemovedId();
+            }
+        };
+        WorkerRegistry r = new WorkerRegistry(failing, settings, clock);
+        WorkerRecord a = r.register("w1", TOKEN, "x", CAP, "v");
+        assertThatThrownBy(() -> r.rebind(a.workerId(), OTHER_TOKEN)).hasMessage("disk full");
+        assertThat(r.boundTo(a.workerId(), TOKEN)).as("still bound to its token").isTrue();
+        r.disconnected(a.workerId(), a.epoch());
+        assertThatThrownBy(() -> r.register("w1", TOKEN, "x", CAP, "v")).hasMessage("disk full");
+        assertThatThrownBy(() -> r.register("w2", TOKEN, "x", CAP, "v")).hasMessage("disk full");
+        assertThat(r.workers()).singleElement().satisfies(w -> {
+            assertThat(w.epoch()).isEqualTo(1);
+            assertThat(w.state()).isEqualTo(MemberState.LOST);
+            assertThat(w.tokenId()).isEqualTo(TOKEN);
+        });
+        assertThat(store.workers()).containsExactly(a);
+        assertThatThrownBy(() -> r.register("w1", OTHER_TOKEN, "x", CAP, "v")).as("the failed rebind did not move the binding")
+                .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.TOKEN_MISMATCH);
     }
 }

@@ -32,9 +32,9 @@ import org.holdfast.server.security.Role;
  * registry's answer), then HEARTBEATs, each answered with HEARTBEAT_ACK. Anything else, a bad
  * token or a refused registration is answered with ERROR and the connection is closed; the worker
  * then stays (or becomes) lost. The token is checked again on every heartbeat, so a revoked
- * token ends the membership within one interval. Once registered, the connection also carries the
- * master's dedup calls: a {@link DedupLink} (in {@link ClusterServer#dedupLinks()}) whose handler
- * takes the worker's answers before this one.
+ * token, or one an admin rebound the worker away from, ends the membership within one interval.
+ * Once registered, the connection also carries the master's dedup calls: a {@link DedupLink} (in
+ * {@link ClusterServer#dedupLinks()}) whose handler takes the worker's answers before this one.
  *
  * <p>Threads: Netty's event loop decodes and writes; token checks and registry calls run on the
  * server's lane in arrival order. {@link #record} is written and read only on the lane.
@@ -189,7 +189,15 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     }
 
     private void heartbeat(Heartbeat h) {
-        authenticate(token, record.nodeName(), "cluster.heartbeat");
+        AccessPrincipal p = authenticate(token, record.nodeName(), "cluster.heartbeat");
+        if (!server.registry().boundTo(record.workerId(), p.tokenId())) {
+            // an admin rebound the worker (a rotation, or a thief on this connection): the old token may still serve other workers
+            String why = "node " + record.nodeName() + " is bound to another worker token now (an admin rebound worker "
+                    + record.workerId() + "); this connection on the old token ends, register again with the new one";
+            server.refusalLog.warning("dropped worker " + record.nodeName() + " from " + address() + ": " + why);
+            audit(p.name(), "cluster.heartbeat", "node:" + record.nodeName(), "denied", why);
+            throw new ProtocolException(ErrorCode.NODE_CONFLICT, why);
+        }
         WorkerLoad load = new WorkerLoad(h.loadMilli() == Heartbeat.UNKNOWN_LOAD ? -1 : h.loadMilli(), h.heapUsedBytes(),
                 h.heapMaxBytes(), h.diskFreeBytes());
         if (!server.registry().heartbeat(record.workerId(), record.epoch(), load)) {

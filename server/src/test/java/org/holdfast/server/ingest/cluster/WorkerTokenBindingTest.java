@@ -10,6 +10,7 @@ import java.util.List;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MemberState;
 import org.holdfast.server.cluster.MembershipSettings;
+import org.holdfast.server.cluster.PbnRange;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.AuditEvent;
@@ -146,10 +147,12 @@ class WorkerTokenBindingTest {
         await().atMost(Duration.ofSeconds(5)).until(() -> master.registry.state(1) == MemberState.LOST);
         assertThat(refusal("w1", rotated)).as("a new token does not take a bound node over").contains("bound to another worker token");
 
+        PbnRange oldRange = master.store.workers().get(0).range();
         master.registry.remove(1); // what DELETE /api/v1/cluster/workers/1 does
         WorkerRecord taken = registerAndStop("w1", rotated);
         assertThat(taken.workerId()).as("a new worker").isEqualTo(2);
-        assertThat(taken.epoch()).isEqualTo(1);
+        // not its epoch: a REGISTER the refused worker sent as it closed may reach the master after the removal (epoch 1, then ours 2)
+        assertThat(taken.range()).as("a new range").isNotEqualTo(oldRange);
         assertThat(master.store.workers()).singleElement().extracting(WorkerRecord::tokenId).isEqualTo(idOf(rotated));
     }
 
@@ -177,14 +180,35 @@ class WorkerTokenBindingTest {
             WorkerRecord first = w.status().assignment();
             // the operator's steps: the new token into the worker's file, rebind (PUT .../workers/1/token), revoke the old one
             Files.writeString(tokenFile, Files.readString(next));
-            master.registry.rebind(first.workerId(), idOf(next));
-            assertThat(master.registry.state(first.workerId())).as("the live connection runs on").isEqualTo(MemberState.UP);
+            master.registry.rebind(first.workerId(), idOf(next)); // ends the connection on the old token at its next heartbeat
             master.tokens.revoke(oldId, "test", "test");
             await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected() && w.status().assignment().epoch() == 2);
             assertThat(w.status().assignment().workerId()).isEqualTo(first.workerId());
             assertThat(w.status().assignment().range()).isEqualTo(first.range());
         }
         assertThat(master.store.workers()).singleElement().extracting(WorkerRecord::tokenId).isEqualTo(idOf(next));
+    }
+
+    @Test
+    void rebindWhileConnected_endsTheOldTokensConnectionAtItsNextHeartbeatWithoutARevocation() throws Exception {
+        // a thief registered w1 with a stolen token that other workers share, so revoking it is no option: the rebind alone must end it
+        Path stolen = issue("shared");
+        Path owner = issue("host-a-2");
+        try (WorkerConnector thief = worker("w1", stolen)) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> thief.status().connected());
+            long id = thief.status().assignment().workerId();
+            master.registry.rebind(id, idOf(owner));
+            await().atMost(Duration.ofSeconds(10)).until(() -> thief.status().lastError() != null);
+            assertThat(thief.status().lastError()).contains("NODE_CONFLICT").contains("bound to another worker token");
+            assertThat(thief.status().connected()).isFalse();
+            await().atMost(Duration.ofSeconds(5)).until(() -> master.registry.state(id) == MemberState.LOST);
+            assertThat(master.store.workers()).singleElement().satisfies(r -> {
+                assertThat(r.tokenId()).isEqualTo(idOf(owner));
+                assertThat(r.epoch()).as("the thief got no registration back").isEqualTo(1);
+            });
+        }
+        await().atMost(Duration.ofSeconds(5)).until(() -> denied(stolen).stream().anyMatch(e -> e.action().equals("cluster.heartbeat")));
+        assertThat(registerAndStop("w1", owner).epoch()).isEqualTo(2);
     }
 
     @Test
