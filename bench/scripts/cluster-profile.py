@@ -290,7 +290,8 @@ def rows(results):
         g = r["GiB"]
         n = r["workers"]
         row = {"workload": r["workload"], "phase": r["phase"], "workers": n or "standalone",
-               "agent s": round(r["wall s"], 1), "new blocks": r["new blocks"],
+               "agent s": round(r["wall s"], 1), "GiB looked up": round(r["master fingerprints"] * 4096 / GIB, 2),
+               "new blocks": r["new blocks"],
                "agent CPU s/GiB": round(r["agent cpu s"] / g, 2),
                "master CPU s/GiB": round(r["cpu s"][0] / g, 2)}
         if n:
@@ -313,33 +314,45 @@ def rows(results):
 
 
 def model(results, t_ios=(0.010, 0.0), link_bytes_per_s=10e9 / 8):
-    """Speedup against standalone per GiB, docs/benchmarks.md "Throughput against worker count: the model", from
-    process figures: standalone takes its engine time plus its container loads at t_io; each worker its process CPU
-    plus its own loads at t_io; the master what it spends beyond a standalone server's ingest (its CPU less the
-    standalone server's non-engine CPU on the same phase); the link its busier direction at 10 Gbit/s. The slowest
-    of them sets the cluster's time."""
+    """Speedup per GiB as in docs/benchmarks.md "Throughput against worker count: the model", from process figures:
+    standalone takes its engine time plus its container loads at t_io; each worker its process CPU (or, as the
+    in-process model, its engine time) plus its own loads at t_io; the master what it spends beyond a standalone
+    server's ingest (its CPU less the standalone server's non-engine CPU on the same phase); the link its busier
+    direction at 10 Gbit/s. The slowest of them sets the cluster's time. Also the cluster against one worker
+    process: process CPU only."""
     base = {(r["workload"], r["phase"]): r for r in results if not r["workers"]}
+    one = {(r["workload"], r["phase"]): r for r in results if r["workers"] == 1}
+
+    def master_and_link(r, b):
+        master = max(0.0, r["cpu s"][0] / r["GiB"] - (b["cpu s"][0] - b["master engine s"]) / b["GiB"])
+        return master, max(r["link to workers bytes"], r["link from workers bytes"]) / r["GiB"] / link_bytes_per_s
+
+    def nodes(r, t, cost="cpu s"):
+        own = r[cost][1:] if cost == "cpu s" else r[cost]
+        return [(c + x * t) / r["GiB"] for c, x in zip(own, r["worker containers loaded"])]
+
+    def cluster_time(r, b, t, cost="cpu s"):
+        return max(nodes(r, t, cost) + list(master_and_link(r, b)))
+
     out = []
     for r in results:
-        b = base.get((r["workload"], r["phase"]))
+        key = (r["workload"], r["phase"])
+        b = base.get(key)
         if not r["workers"] or b is None:
             continue
-        g, gb = r["GiB"], b["GiB"]
-        master = max(0.0, r["cpu s"][0] / g - (b["cpu s"][0] - b["master engine s"]) / gb)
-        link = max(r["link to workers bytes"], r["link from workers bytes"]) / g / link_bytes_per_s
+        master, link = master_and_link(r, b)
         row = {"workload": r["workload"], "phase": r["phase"], "workers": r["workers"],
                "master dedup s/GiB": round(master, 2), "link s/GiB": round(link, 3)}
         for t in t_ios:
-            standalone = b["master engine s"] / gb + b["containers loaded"] / gb * t
-            loads = r["worker containers loaded"]
-            nodes = [cpu / g + x / g * t for cpu, x in zip(r["cpu s"][1:], loads)]
-            slowest = max(nodes + [master, link])
             ms = f"t_io {t * 1000:g} ms"
-            row[f"slowest worker s/GiB, {ms}"] = round(max(nodes), 2)
+            standalone = (b["master engine s"] + b["containers loaded"] * t) / b["GiB"]
+            slowest = cluster_time(r, b, t)
+            row[f"slowest worker s/GiB, {ms}"] = round(max(nodes(r, t)), 2)
             row[f"speedup, {ms}"] = round(standalone / slowest, 2) if slowest > 0 else "-"
-            # the in-process model's figure: a worker's engine time instead of its process CPU
-            engine = max([e / g + x / g * t for e, x in zip(r["worker engine s"], loads)] + [master, link])
+            engine = cluster_time(r, b, t, "worker engine s")
             row[f"speedup from engine time, {ms}"] = round(standalone / engine, 2) if engine > 0 else "-"
+            o = one.get(key)
+            row[f"speedup vs 1 worker, {ms}"] = round(cluster_time(o, b, t) / slowest, 2) if o and slowest > 0 else "-"
         out.append(row)
     return out
 
