@@ -26,32 +26,15 @@ import json
 import os
 import re
 import shutil
-import socket
 import ssl
 import subprocess
 import sys
 import time
 import urllib.request
 
+from proc_stat import free_port, process_cpu
+
 GIB = 1 << 30
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def process_cpu(pid):
-    """CPU-seconds of process pid (threads that ended included), or None once it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            s = f.read()
-    except OSError:
-        return None
-    fields = s[s.rindex(")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def create_token(jar, data, role, name):

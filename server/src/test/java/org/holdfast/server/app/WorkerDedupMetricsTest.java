@@ -22,15 +22,6 @@ class WorkerDedupMetricsTest {
     @TempDir
     Path dir;
 
-    private static double sample(PrometheusMeterRegistry r, String name) {
-        for (String line : r.scrape().split("\n")) {
-            if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
-                return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-            }
-        }
-        throw new AssertionError(name + " is not in the scrape");
-    }
-
     @Test
     void scrapeBeforeTheFirstCall_isZeroAndOpensNothing_afterCalls_countsTheWorkersLookupsAndStores() {
         Path index = dir.resolve("dedup-worker");
@@ -38,7 +29,7 @@ class WorkerDedupMetricsTest {
                 () -> new LocalDedupWorker(0, index, SungemFingerprintIndexTest.smallSettings(), Clock.systemUTC()))) {
             PrometheusMeterRegistry r = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
             new WorkerDedupMetrics(worker).bindTo(r);
-            assertThat(sample(r, "holdfast_dedup_worker_lookups_total")).isZero();
+            assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_lookups_total")).isZero();
             assertThat(worker.isOpen()).as("a scrape must not open the engine").isFalse();
 
             byte[] fps = new byte[N * 32];
@@ -53,10 +44,10 @@ class WorkerDedupMetricsTest {
             worker.record(new SegmentRecord(1, fps, N, pbns, isNew, N)).join();
             worker.lookup(new SegmentLookup(1, fps, N)).join();
 
-            assertThat(sample(r, "holdfast_dedup_worker_lookups_total")).isEqualTo(2 * N);
-            assertThat(sample(r, "holdfast_dedup_worker_stored")).isEqualTo(N);
-            assertThat(sample(r, "holdfast_dedup_worker_seconds_total")).isPositive();
-            assertThat(sample(r, "holdfast_dedup_worker_containers_loaded_total")).isNotNegative();
+            assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_lookups_total")).isEqualTo(2 * N);
+            assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_stored")).isEqualTo(N);
+            assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_seconds_total")).isPositive();
+            assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_containers_loaded_total")).isNotNegative();
         }
     }
 }
