@@ -18,6 +18,8 @@ import subprocess
 import sys
 import time
 
+from proc_stat import free_port, process_cpu
+
 # (stage, markers): the first frame of a stack, top down, that contains any marker decides the
 # stage; frames of neither kind (JDK plumbing, system calls) are passed over. JIT and GC are
 # decided first, by any frame of the stack (they run on their own threads).
@@ -51,17 +53,6 @@ SERVER_STAGES = [
               "org.bouncycastle"]),
     ("session", ["org.holdfast.server.ingest"]),
 ]
-
-
-def process_cpu(pid):
-    """Seconds of CPU of process pid, threads that already ended included."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            s = f.read()
-    except OSError:
-        return None
-    fields = s[s.rindex(")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def stage_of(frames, stages):
@@ -99,12 +90,6 @@ def shares(jfr_file, stages, since=None, until=None):
     c = collections.Counter(stage_of(fr, stages) for _, fr in samples(jfr_file, since, until))
     n = sum(c.values()) or 1
     return {k: v / n for k, v in c.items()}, sum(c.values())
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def main():

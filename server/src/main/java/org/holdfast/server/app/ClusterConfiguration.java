@@ -106,6 +106,13 @@ public class ClusterConfiguration {
         return new LazyDedupWorker(0, index, () -> new LocalDedupWorker(0, index, sungem.toSettings(), holdfastClock));
     }
 
+    /** Meters of the worker's dedup engine (the figures per worker of the cluster benchmark). */
+    @Bean
+    @ConditionalOnExpression("'${" + ROLE + ":standalone}' == 'worker' && '${holdfast.dedup.engine:sungem}' != 'exact'")
+    WorkerDedupMetrics workerDedupMetrics(LazyDedupWorker workerDedupEngine) {
+        return new WorkerDedupMetrics(workerDedupEngine);
+    }
+
     /** A worker's link from its settings; a setting that cannot work is a {@link ClusterSetupException} naming it. */
     static WorkerConnector worker(HoldfastProperties props, Path dataDir, String version) {
         return worker(props, dataDir, version, null);

@@ -99,6 +99,18 @@ public final class LazyDedupWorker implements DedupWorker {
         return engine().load();
     }
 
+    /**
+     * The engine's load if it is open, else null: metrics read it, and reading must not open the
+     * engine (and so spend its memory) on a worker whose master never called it.
+     */
+    public DedupLoad loadIfOpen() {
+        DedupWorker e;
+        synchronized (this) {
+            e = closed ? null : engine;
+        }
+        return e == null ? null : e.load();
+    }
+
     /** Whether the engine was opened (tests, diagnostics). */
     public synchronized boolean isOpen() {
         return engine != null && !closed;

@@ -44,7 +44,7 @@ class DedupEngineMetricsTest {
     }
 
     /** One sample of {@code name} from the scrape, as the bench reads it. */
-    private static double sample(PrometheusMeterRegistry r, String name) {
+    static double sample(PrometheusMeterRegistry r, String name) {
         for (String line : r.scrape().split("\n")) {
             if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
                 return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));

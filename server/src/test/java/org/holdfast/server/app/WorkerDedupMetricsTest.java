@@ -1,0 +1,53 @@
+package org.holdfast.server.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.Random;
+import org.holdfast.server.engine.LazyDedupWorker;
+import org.holdfast.server.engine.LocalDedupWorker;
+import org.holdfast.server.engine.SegmentLookup;
+import org.holdfast.server.engine.SegmentRecord;
+import org.holdfast.server.engine.SungemFingerprintIndexTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A worker's engine meters as Prometheus exports them: zero without opening the engine, then its real figures. */
+class WorkerDedupMetricsTest {
+    private static final int N = 64;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void scrapeBeforeTheFirstCall_isZeroAndOpensNothing_afterCalls_countsTheWorkersLookupsAndStores() {
+        Path index = dir.resolve("dedup-worker");
+        try (LazyDedupWorker worker = new LazyDedupWorker(0, index,
+                () -> new LocalDedupWorker(0, index, SungemFingerprintIndexTest.smallSettings(), Clock.systemUTC()))) {
+            PrometheusMeterRegistry r = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+            new WorkerDedupMetrics(worker).bindTo(r);
+            assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_lookups_total")).isZero();
+            assertThat(worker.isOpen()).as("a scrape must not open the engine").isFalse();
+
+            byte[] fps = new byte[N * 32];
+            new Random(3).nextBytes(fps);
+            long[] pbns = new long[N];
+            boolean[] isNew = new boolean[N];
+            for (int i = 0; i < N; i++) {
+                pbns[i] = 1000 + i;
+                isNew[i] = true;
+            }
+            worker.lookup(new SegmentLookup(1, fps, N)).join();
+            worker.record(new SegmentRecord(1, fps, N, pbns, isNew, N)).join();
+            worker.lookup(new SegmentLookup(1, fps, N)).join();
+
+            assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_lookups_total")).isEqualTo(2 * N);
+            assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_stored")).isEqualTo(N);
+            assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_seconds_total")).isPositive();
+            assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_containers_loaded_total")).isNotNegative();
+        }
+    }
+}
