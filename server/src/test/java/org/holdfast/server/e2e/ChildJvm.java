@@ -37,6 +37,8 @@ final class ChildJvm {
      */
     private static final List<String> DEFAULT_OPTIONS = Arrays.stream(
             System.getProperty("holdfast.e2e.child-jvm-options", "").trim().split("\\s+")).filter(o -> !o.isEmpty()).toList();
+    /** For a child that moves hundreds of MiB (C1 code hashes about 4x slower): the full JIT again, whatever the default. */
+    static final List<String> FULL_JIT = List.of("-XX:TieredStopAtLevel=4");
 
     static {
         // A test JVM that dies must not leave servers behind holding ports and data dirs.
