@@ -9,17 +9,31 @@ import java.util.ArrayList;
 import java.util.List;
 import org.holdfast.bench.runner.Jars;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
 /**
  * The quick mode end to end with real processes: the server jar, one agent process per backup and
  * restore, restic and borg when installed. Asserts correctness only (every snapshot of every
- * volume restores byte-identical, no target failed), never speed.
+ * volume restores byte-identical, no target failed), never speed. {@code mvn verify} runs the edge
+ * workload (three volumes over two days: all-zero, random and shifted content, through every
+ * target); the trace and ext4 workloads run the same targets and checks with {@code -Pslow}, and
+ * their generators have their own tests (TraceWorkloadTest, Ext4EditorTest).
  */
 class BenchSmokeIT {
     @Test
-    void quickRun_allWorkloads_everyRestoreIsByteIdentical() throws Exception {
+    void quickRun_edgeWorkload_everyRestoreIsByteIdentical() throws Exception {
+        quickRun("edge", 1);
+    }
+
+    @Test
+    @Tag("slow")
+    void quickRun_traceAndExt4Workloads_everyRestoreIsByteIdentical() throws Exception {
+        quickRun("trace,ext4", 2);
+    }
+
+    private static void quickRun(String workloads, int workloadCount) throws Exception {
         Path root = Path.of(System.getProperty("holdfast.repo.root", "..")).toAbsolutePath().normalize();
         Path server = Jars.server(root).orElse(null);
         Path agent = Jars.agent(root).orElse(null);
@@ -35,17 +49,18 @@ class BenchSmokeIT {
         }
         // Under target/, not a temporary folder: after a failure the logs (agent, server, thread
         // dumps) stay for diagnosis; the images and repositories are removed by the run itself.
-        Path out = Path.of(System.getProperty("holdfast.smoke.out", "target/bench-smoke")).toAbsolutePath();
+        Path out = Path.of(System.getProperty("holdfast.smoke.out", "target/bench-smoke")).toAbsolutePath()
+                .resolve(workloads.replace(',', '-'));
         org.holdfast.bench.workload.Processes.run(List.of("rm", "-rf", out.toString()), null);
         Path json = out.resolve("results.json");
 
-        int exit = new CommandLine(new HoldfastBench()).execute("run", "--quick", "--workload", "all",
+        int exit = new CommandLine(new HoldfastBench()).execute("run", "--quick", "--workload", workloads,
                 "--out", out.toString(), "--json", json.toString(), "--server-jar", server.toString(),
                 "--agent-jar", agent.toString(), "--peers", peers.isEmpty() ? "none" : String.join(",", peers),
                 "--engines", "sungem,exact", "--server-xmx", "512m", "--agent-xmx", "256m", "--restore", "all");
 
         JsonNode r = new ObjectMapper().readTree(json.toFile());
-        assertThat(r.path("workloads")).hasSize(3);
+        assertThat(r.path("workloads")).hasSize(workloadCount);
         for (JsonNode w : r.path("workloads")) {
             List<String> names = new ArrayList<>();
             for (JsonNode t : w.path("targets")) {

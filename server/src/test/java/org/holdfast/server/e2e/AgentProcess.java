@@ -25,9 +25,16 @@ public final class AgentProcess {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final LogDir logs;
+    private final List<String> extraJvmOptions;
 
     public AgentProcess(LogDir logs) {
+        this(logs, List.of());
+    }
+
+    /** Agents started with {@code extraJvmOptions} after the harness's own (e.g. {@link ChildJvm#FULL_JIT}). */
+    public AgentProcess(LogDir logs, List<String> extraJvmOptions) {
         this.logs = logs;
+        this.extraJvmOptions = List.copyOf(extraJvmOptions);
     }
 
     /** A started agent; {@link #await()} waits for it, {@link #kill()} ends it with SIGKILL. */
@@ -100,7 +107,8 @@ public final class AgentProcess {
             list.add(knownServers().toString());
         }
         Path[] out = logs.next("agent-" + args[0] + (list.contains("--volume") ? "-" + list.get(list.indexOf("--volume") + 1) : ""));
-        List<String> jvm = List.of("-Xmx256m", "-XX:+UseSerialGC");
+        List<String> jvm = new ArrayList<>(List.of("-Xmx256m", "-XX:+UseSerialGC"));
+        jvm.addAll(extraJvmOptions);
         // the token of the harness server the agent is aimed at goes in the environment, never in
         // the arguments (ps shows those); with --token-file merged, ServerProcess.agentTokenFile() works too
         String token = list.contains("--server") && list.indexOf("--server") + 1 < list.size()

@@ -29,6 +29,16 @@ final class ChildJvm {
     static final int SIGKILL_EXIT = 137;
 
     private static final Set<Process> LIVE = ConcurrentHashMap.newKeySet();
+    /**
+     * Options every child gets before the caller's own (a later option wins), from
+     * {@code holdfast.e2e.child-jvm-options}: the build passes {@code -XX:TieredStopAtLevel=1} because
+     * these children are short-lived and a JVM that only compiles with C1 starts the server about
+     * twice as fast on two cores; {@code -Pslow} passes nothing, so the figures come from the full JIT.
+     */
+    private static final List<String> DEFAULT_OPTIONS = Arrays.stream(
+            System.getProperty("holdfast.e2e.child-jvm-options", "").trim().split("\\s+")).filter(o -> !o.isEmpty()).toList();
+    /** For a child that moves hundreds of MiB (C1 code hashes about 4x slower): the full JIT again, whatever the default. */
+    static final List<String> FULL_JIT = List.of("-XX:TieredStopAtLevel=4");
 
     static {
         // A test JVM that dies must not leave servers behind holding ports and data dirs.
@@ -70,6 +80,7 @@ final class ChildJvm {
                 .collect(Collectors.joining(File.pathSeparator));
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(DEFAULT_OPTIONS);
         cmd.addAll(jvmOptions);
         cmd.add("-cp");
         cmd.add(cp);

@@ -4,12 +4,17 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Map;
+import org.holdfast.common.id.SnapshotId;
+import org.holdfast.common.id.VolumeId;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Restores a snapshot through the real agent and compares it byte for byte with the image that
- * was backed up, naming the first differing offset and block on failure.
+ * was backed up, naming the first differing offset and block on failure; or many snapshots at once
+ * over one connection of the {@link WireProbe} (no JVM per snapshot).
  */
 public final class RestoreCheck {
     private final AgentProcess agent;
@@ -32,6 +37,24 @@ public final class RestoreCheck {
             } catch (IOException ignored) {
                 // scratch space; the temp dir goes away with the test
             }
+        }
+    }
+
+    /**
+     * Restores each of {@code expected} (snapshot id to image) over one connection of the
+     * {@link WireProbe}, which checks every block against the fingerprint sent beside it, and
+     * compares the image byte for byte.
+     */
+    public static void assertRestoreOverTheWire(ServerProcess server, String volume, Map<String, Path> expected) {
+        try (WireProbe p = new WireProbe(server.ingestPort(), server.clientTls(), server.agentToken())) {
+            p.hello();
+            for (Map.Entry<String, Path> e : expected.entrySet()) {
+                byte[] restored = p.restore(volume, SnapshotId.parse(e.getKey(), new VolumeId(volume)).sequence());
+                assertThat(Arrays.mismatch(restored, Files.readAllBytes(e.getValue())))
+                        .as("%s@%s restores bit for bit (first difference at byte, -1 = none)", volume, e.getKey()).isEqualTo(-1);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 

@@ -75,6 +75,8 @@ public final class ServerProcess implements AutoCloseable {
     private boolean armedThisStart;
     /** The {@code -Xmx} of every start. */
     private String maxHeap = "512m";
+    /** JVM options after the harness's own, for every start. */
+    private List<String> extraJvmOptions = List.of();
 
     /** Agent token per ingest address of a running server, for {@link AgentProcess}. */
     private static final Map<String, String> AGENT_TOKENS = new ConcurrentHashMap<>();
@@ -103,8 +105,15 @@ public final class ServerProcess implements AutoCloseable {
 
     /** As {@link #start(Path, String, Map, LogDir)} with the server's heap limited to {@code maxHeap} (e.g. {@code 256m}). */
     public static ServerProcess startWithHeap(Path workDir, String engine, Map<String, String> extraProperties, LogDir logs, String maxHeap) {
+        return startWithHeap(workDir, engine, extraProperties, logs, maxHeap, List.of());
+    }
+
+    /** As above, every start with {@code extraJvmOptions} after the harness's own (e.g. {@link ChildJvm#FULL_JIT}). */
+    public static ServerProcess startWithHeap(Path workDir, String engine, Map<String, String> extraProperties, LogDir logs, String maxHeap,
+                                              List<String> extraJvmOptions) {
         ServerProcess s = new ServerProcess(workDir, engine, extraProperties, logs);
         s.maxHeap = maxHeap;
+        s.extraJvmOptions = List.copyOf(extraJvmOptions);
         s.start();
         return s;
     }
@@ -163,6 +172,7 @@ public final class ServerProcess implements AutoCloseable {
         // and a SIGKILLed JVM never deletes it.
         List<String> jvm = new ArrayList<>(List.of("-Xmx" + maxHeap, "-XX:+UseSerialGC",
                 "-Djava.io.tmpdir=" + tmpDir));
+        jvm.addAll(extraJvmOptions);
         armedThisStart = killPoint != null;
         if (killPoint != null) {
             jvm.add(killPoint);
@@ -238,7 +248,7 @@ public final class ServerProcess implements AutoCloseable {
                         + diagnostics());
             }
             if (tls && !Files.exists(certificateFile())) {
-                sleep(200); // the server writes its self-signed certificate early in its start
+                sleep(50); // the server writes its self-signed certificate early in its start
                 continue;
             }
             try {
@@ -255,7 +265,7 @@ public final class ServerProcess implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException(e);
             }
-            sleep(200);
+            sleep(50); // a start takes seconds; a fine poll takes the test on the moment it is up
         }
         ChildJvm.sigkill(process);
         throw new IllegalStateException("server not healthy after " + STARTUP_TIMEOUT + ": " + last + "\n" + diagnostics());

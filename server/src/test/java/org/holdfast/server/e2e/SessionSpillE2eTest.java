@@ -118,7 +118,8 @@ class SessionSpillE2eTest {
         dir = under == null ? tempDir : Files.createTempDirectory(Path.of(under), "spill");
         Path volume = dir.resolve("volume.img");
         writeVolume(volume, blocks);
-        AgentProcess agent = new AgentProcess(logs);
+        // 768 MiB through both: the full JIT (the C1-only default of the process tests would triple the time)
+        AgentProcess agent = new AgentProcess(logs, ChildJvm.FULL_JIT);
         // the engine's fixed-size caches made small enough for the heap: they do not grow with the volume
         Map<String, String> props = new java.util.LinkedHashMap<>(Map.of("holdfast.tls.enabled", "false",
                 "holdfast.dedup.sungem.sfi-size", "16MB", "holdfast.dedup.sungem.container-cache-size", "32MB",
@@ -128,7 +129,7 @@ class SessionSpillE2eTest {
             props.put("holdfast.ingest.session-memory-entries", memoryEntries); // e.g. 2147483647: the old, unbounded session
         }
         String heap = System.getProperty("holdfast.spill.server-heap", "256m");
-        try (ServerProcess server = ServerProcess.startWithHeap(dir.resolve("server"), "sungem", props, logs, heap)) {
+        try (ServerProcess server = ServerProcess.startWithHeap(dir.resolve("server"), "sungem", props, logs, heap, ChildJvm.FULL_JIT)) {
             Path spill = server.dataDir().resolve("session-spill");
             long t0 = System.nanoTime();
             Object[] backup = runSampled(agent, AgentProcess.backupArgs(server, "big", volume, dir.resolve("state"),
