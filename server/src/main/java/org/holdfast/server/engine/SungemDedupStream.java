@@ -168,6 +168,82 @@ final class SungemDedupStream implements DedupStream {
         }
     }
 
+    /**
+     * The first phase of a cluster worker's two-phase lookup ({@link ClusterBroadcast#TWO_PHASE}): how
+     * many candidate containers a lookup of {@code count} entries would search here, judged from
+     * {@code n} of them packed in {@code samples}: the SFI's containers for the samples at probe
+     * level, else the stream's default and recent containers that hold one of the samples exactly.
+     * With the exact fallback on, any lookup may find something, so the answer is then never 0. On 0
+     * the lookup is saved under {@code key} as one that resolved nothing, so that a {@link #record}
+     * of its entries (misses the master routes here) stores them without looking them up again.
+     */
+    int probe(byte[] samples, int n, long key, int count) {
+        if (closed) {
+            throw new IllegalStateException("stream closed");
+        }
+        if (n < 0 || samples.length < n * 32L) {
+            throw new IllegalArgumentException(n + " samples do not fit " + samples.length + " fingerprint bytes");
+        }
+        long t0 = System.nanoTime();
+        int found = 0;
+        idx.sfiLock.readLock().lock();
+        try {
+            SampledFingerprintIndex sfi = idx.sfi;
+            for (int i = 0; i < n; i++) {
+                long w0 = FingerprintWords.word(samples, i, 0);
+                if (Long.numberOfLeadingZeros(w0) >= SampledFingerprintIndex.MIN_PROBE_LEVEL) {
+                    int r = sfi.probe(w0, candidates, found);
+                    found = r >= SampledFingerprintIndex.HIT ? r - SampledFingerprintIndex.HIT : r;
+                }
+            }
+        } finally {
+            idx.sfiLock.readLock().unlock();
+        }
+        if (found == 0) {
+            found = recentHolding(samples, n);
+        }
+        if (found == 0 && idx.fallback != null) {
+            found = 1;
+        }
+        if (found == 0) {
+            SavedLookup slot = ring[ringNext];
+            ringNext = (ringNext + 1) % RING;
+            slot.runCount = 0;
+            slot.count = count;
+            slot.key = key;
+        }
+        idx.busyNanos.add(System.nanoTime() - t0);
+        return found;
+    }
+
+    /** How many of the stream's default and recent containers hold one of the {@code n} samples. */
+    private int recentHolding(byte[] samples, int n) {
+        int holding = 0;
+        for (int j = -1; j < recentCount; j++) {
+            int id = j < 0 ? defaultContainer : recent[j];
+            if (id <= 0 || (j >= 0 && id == defaultContainer)) {
+                continue;
+            }
+            Container c = idx.store.acquire(id);
+            if (c == null) {
+                continue;
+            }
+            c.lock().readLock().lock();
+            try {
+                for (int i = 0; i < n; i++) {
+                    if (c.find(samples, i) >= 0) {
+                        holding++;
+                        break;
+                    }
+                }
+            } finally {
+                c.lock().readLock().unlock();
+                idx.store.release(c);
+            }
+        }
+        return holding;
+    }
+
     /** Looks up input segment {@code [s, e)}; returns how many fingerprints it resolved. */
     private long lookupSegment(byte[] fps, int s, int e, long[] pbns) {
         int n = 0;
