@@ -172,8 +172,10 @@ final class SungemDedupStream implements DedupStream {
      * The first phase of a cluster worker's two-phase lookup ({@link ClusterBroadcast#TWO_PHASE}): how
      * many candidate containers a lookup of {@code count} entries would search here, judged from
      * {@code n} of them packed in {@code samples}: the SFI's containers for the samples at probe
-     * level, else the stream's default and recent containers that hold one of the samples exactly.
-     * With the exact fallback on, any lookup may find something, so the answer is then never 0. On 0
+     * level, else the stream's default and recent containers that hold one of the samples exactly,
+     * among those in memory: loading one here would add container I/O a full broadcast does not
+     * have (the master also sends the whole lookup to the workers that resolved part of the stream's
+     * latest lookups, whose recent containers matter most). With the exact fallback on, any lookup may find something, so the answer is then never 0. On 0
      * the lookup is saved under {@code key} as one that resolved nothing, so that a {@link #record}
      * of its entries (misses the master routes here) stores them without looking them up again.
      */
@@ -216,7 +218,7 @@ final class SungemDedupStream implements DedupStream {
         return found;
     }
 
-    /** How many of the stream's default and recent containers hold one of the {@code n} samples. */
+    /** How many of the stream's default and recent containers in memory hold one of the {@code n} samples. */
     private int recentHolding(byte[] samples, int n) {
         int holding = 0;
         for (int j = -1; j < recentCount; j++) {
@@ -224,7 +226,7 @@ final class SungemDedupStream implements DedupStream {
             if (id <= 0 || (j >= 0 && id == defaultContainer)) {
                 continue;
             }
-            Container c = idx.store.acquire(id);
+            Container c = idx.store.acquireIfCached(id); // a probe loads nothing: see probe()
             if (c == null) {
                 continue;
             }
