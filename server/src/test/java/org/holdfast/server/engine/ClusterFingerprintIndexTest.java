@@ -127,6 +127,14 @@ class ClusterFingerprintIndexTest extends FingerprintIndexContractTest {
         // a batch of scattered changes: many short segments looked up before any is recorded
         int segments = 1000;
         int n = 16;
+        lookUpAllThenRecordAll(segments, n);
+        long lookups = cluster().workerLoads().stream().mapToLong(DedupLoad::lookups).sum();
+        assertThat(lookups).as("one broadcast per lookup, none on record").isEqualTo(4L * segments * n);
+        assertThat(cluster().entriesSent()[0]).isEqualTo(4L * segments * n);
+    }
+
+    /** {@code segments} new segments of {@code n} entries (seeds 300 on, PBNs 1 on), all looked up, then all recorded, on one stream. */
+    void lookUpAllThenRecordAll(int segments, int n) {
         try (DedupStream s = index().openStream("v")) {
             for (int k = 0; k < segments; k++) {
                 s.lookup(fps(300 + k, n), n, new long[n]);
@@ -135,9 +143,6 @@ class ClusterFingerprintIndexTest extends FingerprintIndexContractTest {
                 s.record(fps(300 + k, n), n, SungemFingerprintIndexTest.seq(1 + k * n, n), SungemFingerprintIndexTest.trues(n));
             }
         }
-        long lookups = cluster().workerLoads().stream().mapToLong(DedupLoad::lookups).sum();
-        assertThat(lookups).as("one broadcast per lookup, none on record").isEqualTo(4L * segments * n);
-        assertThat(cluster().entriesSent()[0]).isEqualTo(4L * segments * n);
     }
 
     @Test

@@ -45,14 +45,7 @@ class TwoPhaseClusterFingerprintIndexTest extends ClusterFingerprintIndexTest {
         // misses routed to it from the empty lookup its probe noted, without a lookup of its own
         int segments = 1000;
         int n = 16;
-        try (DedupStream s = index().openStream("v")) {
-            for (int k = 0; k < segments; k++) {
-                s.lookup(fps(300 + k, n), n, new long[n]);
-            }
-            for (int k = 0; k < segments; k++) {
-                s.record(fps(300 + k, n), n, SungemFingerprintIndexTest.seq(1 + k * n, n), SungemFingerprintIndexTest.trues(n));
-            }
-        }
+        lookUpAllThenRecordAll(segments, n);
         long[] sent = cluster().entriesSent();
         assertThat(sent[0]).as("entries in lookups").isZero();
         assertThat(sent[3]).as("probes, one per worker per lookup").isEqualTo(4L * segments);

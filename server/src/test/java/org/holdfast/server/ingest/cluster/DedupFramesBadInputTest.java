@@ -134,47 +134,57 @@ class DedupFramesBadInputTest {
         assertThat(refused(b).message()).contains("unknown DEDUP_CONTROL op 9");
     }
 
-    @Test
-    void lookup_wellFormed_answeredWithItsRequestId() {
+    /** Sends {@code request} to a worker; returns its answer once it came. */
+    private Message served(Message request) {
         EmbeddedChannel ch = worker();
-        ch.writeInbound(encoded(new DedupLookup(77, 5, 3, new byte[96])));
+        ch.writeInbound(encoded(request));
         await().atMost(Duration.ofSeconds(10)).until(() -> {
             ch.runPendingTasks();
             return !ch.outboundMessages().isEmpty();
         });
         EmbeddedChannel decode = new EmbeddedChannel(new FrameDecoder());
         decode.writeInbound((ByteBuf) ch.readOutbound());
-        DedupAnswer a = decode.readInbound();
+        return decode.readInbound();
+    }
+
+    /** A master's link over an embedded channel, taking answers. */
+    private static DedupLink masterLink(EmbeddedChannel ch) {
+        DedupLink link = new DedupLink("w1", ch, Duration.ofSeconds(30));
+        ch.pipeline().addLast(new FrameDecoder(), new FrameEncoder(), link.answers());
+        return link;
+    }
+
+    @Test
+    void lookup_wellFormed_answeredWithItsRequestId() {
+        DedupAnswer a = (DedupAnswer) served(new DedupLookup(77, 5, 3, new byte[96]));
         assertThat(a.requestId()).isEqualTo(77);
         assertThat(a.pbns()).containsExactly(0, 0, 0);
         assertThat(engine.engine().stats().lookups()).isEqualTo(3);
     }
 
+    /** A DEDUP_PROBE of {@code count} entries naming {@code samples}, with {@code fpBytes} fingerprint bytes: refused so. */
+    private void probeRefused(long count, int samples, int fpBytes, ErrorCode code, String message) {
+        ByteBuf b = header(MessageType.DEDUP_PROBE, 32 + fpBytes).writeLong(1).writeLong(1).writeLong(0).writeInt((int) count)
+                .writeInt(samples).writeZero(fpBytes);
+        ErrorMessage e = refused(b);
+        assertThat(e.code()).isEqualTo(code);
+        assertThat(e.message()).contains(message);
+    }
+
     @Test
     void probe_countOverLimit_refusedLimitExceeded() {
-        ByteBuf b = header(MessageType.DEDUP_PROBE, 32).writeLong(1).writeLong(1).writeLong(0)
-                .writeInt(ProtocolLimits.MAX_DEDUP_ENTRIES + 1).writeInt(0);
-        ErrorMessage e = refused(b);
-        assertThat(e.code()).isEqualTo(ErrorCode.LIMIT_EXCEEDED);
-        assertThat(e.message()).contains("DEDUP_PROBE count 65537 is over its limit 65536");
+        probeRefused(ProtocolLimits.MAX_DEDUP_ENTRIES + 1, 0, 0, ErrorCode.LIMIT_EXCEEDED,
+                "DEDUP_PROBE count 65537 is over its limit 65536");
     }
 
     @Test
     void probe_samplesOverCount_refusedBadFrame() {
-        ByteBuf b = header(MessageType.DEDUP_PROBE, 32 + 32).writeLong(1).writeLong(1).writeLong(0).writeInt(0).writeInt(1)
-                .writeZero(32);
-        ErrorMessage e = refused(b);
-        assertThat(e.code()).isEqualTo(ErrorCode.BAD_FRAME);
-        assertThat(e.message()).contains("DEDUP_PROBE samples 1 is over its count 0");
+        probeRefused(0, 1, 32, ErrorCode.BAD_FRAME, "DEDUP_PROBE samples 1 is over its count 0");
     }
 
     @Test
     void probe_fewerFingerprintBytesThanSamples_refusedBadFrame() {
-        ByteBuf b = header(MessageType.DEDUP_PROBE, 32 + 32).writeLong(1).writeLong(1).writeLong(0).writeInt(4).writeInt(2)
-                .writeZero(32);
-        ErrorMessage e = refused(b);
-        assertThat(e.code()).isEqualTo(ErrorCode.BAD_FRAME);
-        assertThat(e.message()).contains("truncated body").contains("fingerprints");
+        probeRefused(4, 2, 32, ErrorCode.BAD_FRAME, "truncated body: fingerprints");
     }
 
     @Test
@@ -186,15 +196,7 @@ class DedupFramesBadInputTest {
 
     @Test
     void probe_wellFormed_answeredWithCandidatesAndItsRequestId() {
-        EmbeddedChannel ch = worker();
-        ch.writeInbound(encoded(new DedupProbe(78, 5, 123, 3, 1, new byte[32])));
-        await().atMost(Duration.ofSeconds(10)).until(() -> {
-            ch.runPendingTasks();
-            return !ch.outboundMessages().isEmpty();
-        });
-        EmbeddedChannel decode = new EmbeddedChannel(new FrameDecoder());
-        decode.writeInbound((ByteBuf) ch.readOutbound());
-        DedupCandidates c = decode.readInbound();
+        DedupCandidates c = (DedupCandidates) served(new DedupProbe(78, 5, 123, 3, 1, new byte[32]));
         assertThat(c.requestId()).isEqualTo(78);
         assertThat(c.candidates()).as("an empty engine has no candidate").isZero();
         assertThat(engine.engine().stats().lookups()).as("a probe is no lookup").isZero();
@@ -203,8 +205,7 @@ class DedupFramesBadInputTest {
     @Test
     void candidates_unknownRequestId_refusedAndPendingCallsKept() {
         EmbeddedChannel ch = new EmbeddedChannel();
-        DedupLink link = new DedupLink("w1", ch, Duration.ofSeconds(30));
-        ch.pipeline().addLast(new FrameDecoder(), new FrameEncoder(), link.answers());
+        DedupLink link = masterLink(ch);
         CompletableFuture<Message> call = link.call(link.nextId(), new DedupProbe(1, 1, 0, 1, 1, new byte[32]));
         long[] load = new long[DedupFrames.LOAD_FIELDS];
         assertThatThrownBy(() -> ch.writeInbound(encoded(new DedupCandidates(42, 1, load)))).isInstanceOf(ProtocolException.class)
@@ -225,8 +226,7 @@ class DedupFramesBadInputTest {
     @Test
     void answer_unknownRequestId_refusedAndPendingCallsKept() {
         EmbeddedChannel ch = new EmbeddedChannel();
-        DedupLink link = new DedupLink("w1", ch, Duration.ofSeconds(30));
-        ch.pipeline().addLast(new FrameDecoder(), new FrameEncoder(), link.answers());
+        DedupLink link = masterLink(ch);
         CompletableFuture<Message> call = link.call(link.nextId(), new DedupControl(1, DedupControl.LOAD, 0));
         long[] load = new long[DedupFrames.LOAD_FIELDS];
         assertThatThrownBy(() -> ch.writeInbound(encoded(new DedupDone(42, load)))).isInstanceOf(ProtocolException.class)
@@ -240,8 +240,7 @@ class DedupFramesBadInputTest {
     @Test
     void call_linkCloses_pendingCallFailsAsLost() {
         EmbeddedChannel ch = new EmbeddedChannel();
-        DedupLink link = new DedupLink("w1", ch, Duration.ofSeconds(30));
-        ch.pipeline().addLast(new FrameDecoder(), new FrameEncoder(), link.answers());
+        DedupLink link = masterLink(ch);
         CompletableFuture<Message> call = link.call(link.nextId(), new DedupControl(1, DedupControl.FLUSH, 0));
         ch.close();
         assertThatThrownBy(call::join).isInstanceOf(CompletionException.class).hasCauseInstanceOf(DedupWorkerLostException.class)

@@ -109,10 +109,8 @@ class RemoteClusterFingerprintIndexTest extends FingerprintIndexContractTest {
         engines.clear();
     }
 
-    @Test
-    void lookup_afterRecord_findsDuplicatesThroughTheRemoteWorkers() {
-        int n = 1000;
-        byte[] f = fps(7, n);
+    /** Looks up {@code n} new fingerprints on a stream of volume {@code v} and records them as stored at PBNs 1000 on. */
+    void storeNew(byte[] f, int n) {
         long[] pbns = new long[n];
         boolean[] isNew = new boolean[n];
         try (DedupStream s = index().openStream("v")) {
@@ -123,6 +121,13 @@ class RemoteClusterFingerprintIndexTest extends FingerprintIndexContractTest {
             }
             s.record(f, n, pbns, isNew);
         }
+    }
+
+    @Test
+    void lookup_afterRecord_findsDuplicatesThroughTheRemoteWorkers() {
+        int n = 1000;
+        byte[] f = fps(7, n);
+        storeNew(f, n);
         long[] again = new long[n];
         try (DedupStream s = index().openStream("v")) {
             s.lookup(f, n, again);

@@ -24,16 +24,7 @@ class RemoteTwoPhaseClusterFingerprintIndexTest extends RemoteClusterFingerprint
     void lookup_afterRecord_findsDuplicatesThroughTheRemoteWorkers() {
         int n = 1000;
         byte[] f = fps(7, n);
-        long[] pbns = new long[n];
-        boolean[] isNew = new boolean[n];
-        try (DedupStream s = index().openStream("v")) {
-            s.lookup(f, n, pbns);
-            for (int i = 0; i < n; i++) {
-                pbns[i] = 1000 + i;
-                isNew[i] = true;
-            }
-            s.record(f, n, pbns, isNew);
-        }
+        storeNew(f, n);
         assertThat(engines().stream().mapToLong(e -> e.engine().stats().lookups()).sum())
                 .as("new data: probes only, no worker had a candidate").isZero();
         long[] again = new long[n];
