@@ -16,7 +16,7 @@ import io.netty.buffer.ByteBuf;
  *  DEDUP_CONTROL | requestId:u64 | op:u8 | stream:u64 |
  *  DEDUP_DONE    | requestId:u64 | load:7*u64 |
  *  DEDUP_FAILED  | requestId:u64 | message:str |
- *  DEDUP_PROBE   | requestId:u64 | stream:u64 | key:u64 | count:u32 | samples:u32 | fps:samples*32 |
+ *  DEDUP_PROBE   | requestId:u64 | stream:u64 | key:u64 | count:u32 | samples:u32 | words:samples*u64 |
  *  DEDUP_CANDIDATES | requestId:u64 | candidates:u32 | load:7*u64 |
  * </pre>
  */
@@ -50,7 +50,7 @@ public final class DedupFrames {
             case DEDUP_CONTROL -> 8 + 1 + 8;
             case DEDUP_DONE -> 8 + LOAD_BYTES;
             case DEDUP_FAILED -> 8 + 2 + ProtocolLimits.MAX_ERROR_MESSAGE;
-            case DEDUP_PROBE -> 8 + 8 + 8 + 4 + 4 + MAX * 32;
+            case DEDUP_PROBE -> 8 + 8 + 8 + 4 + 4 + MAX * 8;
             case DEDUP_CANDIDATES -> 8 + 4 + LOAD_BYTES;
             default -> throw new IllegalArgumentException(type + " is not a cluster frame");
         };
@@ -72,7 +72,7 @@ public final class DedupFrames {
         } else if (m instanceof DedupFailed f) {
             return 8 + 2 + io.netty.buffer.ByteBufUtil.utf8Bytes(f.message());
         } else if (m instanceof DedupProbe p) {
-            return 8 + 8 + 8 + 4 + 4 + p.samples() * 32L;
+            return 8 + 8 + 8 + 4 + 4 + p.samples() * 8L;
         } else if (m instanceof DedupCandidates) {
             return 8 + 4 + LOAD_BYTES;
         }
@@ -121,7 +121,9 @@ public final class DedupFrames {
             FrameEncoder.writeStr(out, f.message());
         } else if (m instanceof DedupProbe p) {
             out.writeLong(p.requestId()).writeLong(p.stream()).writeLong(p.key()).writeInt(p.count()).writeInt(p.samples());
-            out.writeBytes(p.fps(), 0, p.samples() * 32);
+            for (int i = 0; i < p.samples(); i++) {
+                out.writeLong(p.words()[i]);
+            }
         } else if (m instanceof DedupCandidates c) {
             out.writeLong(c.requestId()).writeInt(c.candidates());
             writeLoad(out, c.load());
@@ -213,7 +215,12 @@ public final class DedupFrames {
                 if (samples > count) {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "DEDUP_PROBE samples " + samples + " is over its count " + count);
                 }
-                yield new DedupProbe(id, stream, key, count, samples, bytes(b, samples * 32, "fingerprints"));
+                FrameDecoder.need(b, samples * 8, "fingerprint words");
+                long[] words = new long[samples];
+                for (int i = 0; i < samples; i++) {
+                    words[i] = b.readLong();
+                }
+                yield new DedupProbe(id, stream, key, count, samples, words);
             }
             case DEDUP_CANDIDATES -> {
                 long id = FrameDecoder.u64(b, "requestId");

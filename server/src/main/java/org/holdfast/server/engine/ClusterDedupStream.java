@@ -49,7 +49,7 @@ final class ClusterDedupStream implements DedupStream {
     private final CompletableFuture<?>[] pending;
     /** Two-phase broadcast: which workers get the whole lookup, and the sampled entries the probe shows. */
     private final boolean[] ask;
-    private byte[] samples = new byte[0];
+    private long[] samples = new long[0];
     /** Per worker the number of this stream's lookup in which it last resolved an entry. */
     private final long[] lastResolved;
     private long lookupNo;
@@ -181,21 +181,26 @@ final class ClusterDedupStream implements DedupStream {
         }
     }
 
-    /** Packs the entries a probe shows into {@link #samples}: those at SFI probe level, topped up to {@link SegmentProbe#MIN_SAMPLES}. */
+    /**
+     * Puts the first words of the entries a probe shows into {@link #samples}: those at SFI probe
+     * level, topped up to {@link SegmentProbe#MIN_SAMPLES}.
+     */
     private int sample(byte[] fps, int count) {
-        if (samples.length < count * 32) {
-            samples = new byte[count * 32];
+        if (samples.length < count) {
+            samples = new long[count];
         }
         int m = 0;
         int topUp = Math.min(count, SegmentProbe.MIN_SAMPLES);
         for (int i = 0; i < count; i++) {
-            if (Long.numberOfLeadingZeros(FingerprintWords.word(fps, i, 0)) >= SampledFingerprintIndex.MIN_PROBE_LEVEL) {
-                System.arraycopy(fps, i * 32, samples, m++ * 32, 32);
+            long w0 = FingerprintWords.word(fps, i, 0);
+            if (Long.numberOfLeadingZeros(w0) >= SampledFingerprintIndex.MIN_PROBE_LEVEL) {
+                samples[m++] = w0;
             }
         }
         for (int i = 0; i < count && m < topUp; i++) {
-            if (Long.numberOfLeadingZeros(FingerprintWords.word(fps, i, 0)) < SampledFingerprintIndex.MIN_PROBE_LEVEL) {
-                System.arraycopy(fps, i * 32, samples, m++ * 32, 32);
+            long w0 = FingerprintWords.word(fps, i, 0);
+            if (Long.numberOfLeadingZeros(w0) < SampledFingerprintIndex.MIN_PROBE_LEVEL) {
+                samples[m++] = w0;
             }
         }
         return m;

@@ -55,7 +55,7 @@ public final class LocalDedupWorker implements DedupWorker {
 
     @Override
     public CompletableFuture<ProbeAnswer> probe(SegmentProbe request) {
-        int found = stream(request.stream()).probe(request.samples(), request.sampleCount(), request.key(), request.count());
+        int found = stream(request.stream()).probe(request.words(), request.sampleCount(), request.key(), request.count());
         return CompletableFuture.completedFuture(new ProbeAnswer(id, found, load()));
     }
 

@@ -170,21 +170,21 @@ final class SungemDedupStream implements DedupStream {
 
     /**
      * The first phase of a cluster worker's two-phase lookup ({@link ClusterBroadcast#TWO_PHASE}): how
-     * many candidate containers a lookup of {@code count} entries would search here, judged from
-     * {@code n} of them packed in {@code samples}: the SFI's containers for the samples at probe
-     * level, else the stream's default and recent containers that hold one of the samples exactly,
+     * many candidate containers a lookup of {@code count} entries would search here, judged from the
+     * first words of {@code n} of them: the SFI's containers for the words at probe level, else the
+     * stream's default and recent containers holding a fingerprint that begins with one of the words,
      * among those in memory: loading one here would add container I/O a full broadcast does not
      * have (the master also sends the whole lookup to the workers that resolved part of the stream's
      * latest lookups, whose recent containers matter most). With the exact fallback on, any lookup may find something, so the answer is then never 0. On 0
      * the lookup is saved under {@code key} as one that resolved nothing, so that a {@link #record}
      * of its entries (misses the master routes here) stores them without looking them up again.
      */
-    int probe(byte[] samples, int n, long key, int count) {
+    int probe(long[] words, int n, long key, int count) {
         if (closed) {
             throw new IllegalStateException("stream closed");
         }
-        if (n < 0 || samples.length < n * 32L) {
-            throw new IllegalArgumentException(n + " samples do not fit " + samples.length + " fingerprint bytes");
+        if (n < 0 || words.length < n) {
+            throw new IllegalArgumentException(n + " samples do not fit " + words.length + " words");
         }
         long t0 = System.nanoTime();
         int found = 0;
@@ -192,7 +192,7 @@ final class SungemDedupStream implements DedupStream {
         try {
             SampledFingerprintIndex sfi = idx.sfi;
             for (int i = 0; i < n; i++) {
-                long w0 = FingerprintWords.word(samples, i, 0);
+                long w0 = words[i];
                 if (Long.numberOfLeadingZeros(w0) >= SampledFingerprintIndex.MIN_PROBE_LEVEL) {
                     int r = sfi.probe(w0, candidates, found);
                     found = r >= SampledFingerprintIndex.HIT ? r - SampledFingerprintIndex.HIT : r;
@@ -202,7 +202,7 @@ final class SungemDedupStream implements DedupStream {
             idx.sfiLock.readLock().unlock();
         }
         if (found == 0) {
-            found = recentHolding(samples, n);
+            found = recentHolding(words, n);
         }
         if (found == 0 && idx.fallback != null) {
             found = 1;
@@ -218,8 +218,8 @@ final class SungemDedupStream implements DedupStream {
         return found;
     }
 
-    /** How many of the stream's default and recent containers in memory hold one of the {@code n} samples. */
-    private int recentHolding(byte[] samples, int n) {
+    /** How many of the stream's default and recent containers in memory hold a fingerprint beginning with one of the {@code n} words. */
+    private int recentHolding(long[] words, int n) {
         int holding = 0;
         for (int j = -1; j < recentCount; j++) {
             int id = j < 0 ? defaultContainer : recent[j];
@@ -233,7 +233,7 @@ final class SungemDedupStream implements DedupStream {
             c.lock().readLock().lock();
             try {
                 for (int i = 0; i < n; i++) {
-                    if (c.find(samples, i) >= 0) {
+                    if (c.holdsWord(words[i])) {
                         holding++;
                         break;
                     }

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
  * the slowest of its workers (each {@code C_w + L_w * tIo}) and its master (own time plus the bytes
  * of its requests and answers on one {@code cluster.linkGbit} link, default 10). A lookup entry is
  * 32 bytes, an answer entry 12 (PBN and run length), a record entry 41 (fingerprint, PBN, new
- * flag); a two-phase broadcast's probe 32 per sampled entry plus 16, its answer 4. Nearest mode
+ * flag); a two-phase broadcast's probe 8 per sampled entry plus 16, its answer 4. Nearest mode
  * runs with both broadcasts, {@link ClusterBroadcast#FULL} and {@link ClusterBroadcast#TWO_PHASE}. Speedup = standalone time / cluster time, given at {@code tIo} = {@code cluster.ioMillis}
  * (default 10 ms: a random 1 MiB read from a 7200-rpm disk) and at 0 (everything cached, CPU-bound).
  *
@@ -31,8 +31,8 @@ class ClusterScalingTable {
     private static final int LOOKUP_ENTRY_BYTES = 32;
     private static final int ANSWER_ENTRY_BYTES = 12;
     private static final int RECORD_ENTRY_BYTES = 41;
-    /** A probe: its sampled fingerprints (32 bytes each) plus key, count and sample count (16 bytes); its answer 4 bytes. */
-    private static final int PROBE_ENTRY_BYTES = 32;
+    /** A probe: the first word of each sampled fingerprint (8 bytes) plus key, count and sample count (16 bytes); its answer 4 bytes. */
+    private static final int PROBE_ENTRY_BYTES = 8;
     private static final int PROBE_FIXED_BYTES = 16;
     private static final int PROBE_ANSWER_BYTES = 4;
     private static final double IO_MS = Double.parseDouble(System.getProperty("cluster.ioMillis", "10"));

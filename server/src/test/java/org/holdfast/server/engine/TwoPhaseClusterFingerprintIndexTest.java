@@ -62,7 +62,7 @@ class TwoPhaseClusterFingerprintIndexTest extends ClusterFingerprintIndexTest {
 
     @Test
     void probe_samplesBeyondTheCount_refused() {
-        assertThatThrownBy(() -> new SegmentProbe(1, 0, 2, new byte[96], 3)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> new SegmentProbe(1, 0, 2, new long[3], 3)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("probe of 3 samples of 2 entries");
     }
 

@@ -70,7 +70,7 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
                 return new DedupAnswer(id, a.count(), exact(a.pbns(), a.count()), exact(a.runs(), a.count()), load(a.load()));
             } else if (m instanceof DedupProbe p) {
                 streams.add(p.stream());
-                ProbeAnswer a = worker.probe(new SegmentProbe(p.stream(), p.key(), p.count(), p.fps(), p.samples())).join();
+                ProbeAnswer a = worker.probe(new SegmentProbe(p.stream(), p.key(), p.count(), p.words(), p.samples())).join();
                 return new DedupCandidates(id, a.candidates(), load(a.load()));
             } else if (m instanceof DedupRecord r) {
                 streams.add(r.stream());

@@ -63,7 +63,8 @@ public final class RemoteDedupWorker implements DedupWorker {
     public CompletableFuture<ProbeAnswer> probe(SegmentProbe request) {
         int n = request.sampleCount();
         long id = link.nextId();
-        return link.call(id, new DedupProbe(id, request.stream(), request.key(), request.count(), n, exact(request.samples(), n * 32)))
+        long[] words = request.words().length == n ? request.words() : Arrays.copyOf(request.words(), n);
+        return link.call(id, new DedupProbe(id, request.stream(), request.key(), request.count(), n, words))
                 .thenApply(m -> {
                     if (!(m instanceof DedupCandidates c)) {
                         throw link.lostError("it answered " + m.type() + " to a probe");

@@ -228,7 +228,7 @@ class ClusterPortBadInputTest {
     @Test
     void dedupProbeFrames_beforeRegister_areRefusedBadState() throws IOException {
         assertRefused(frame(new DedupCandidates(1, 3, new long[7])), ErrorCode.BAD_STATE, "must be REGISTER");
-        assertRefused(frame(new DedupProbe(1, 1, 0, 1, 1, new byte[32])), ErrorCode.BAD_STATE, "must be REGISTER");
+        assertRefused(frame(new DedupProbe(1, 1, 0, 1, 1, new long[1])), ErrorCode.BAD_STATE, "must be REGISTER");
     }
 
     @Test

@@ -162,10 +162,10 @@ class DedupFramesBadInputTest {
         assertThat(engine.engine().stats().lookups()).isEqualTo(3);
     }
 
-    /** A DEDUP_PROBE of {@code count} entries naming {@code samples}, with {@code fpBytes} fingerprint bytes: refused so. */
-    private void probeRefused(long count, int samples, int fpBytes, ErrorCode code, String message) {
-        ByteBuf b = header(MessageType.DEDUP_PROBE, 32 + fpBytes).writeLong(1).writeLong(1).writeLong(0).writeInt((int) count)
-                .writeInt(samples).writeZero(fpBytes);
+    /** A DEDUP_PROBE of {@code count} entries naming {@code samples}, with {@code wordBytes} bytes of words: refused so. */
+    private void probeRefused(long count, int samples, int wordBytes, ErrorCode code, String message) {
+        ByteBuf b = header(MessageType.DEDUP_PROBE, 32 + wordBytes).writeLong(1).writeLong(1).writeLong(0).writeInt((int) count)
+                .writeInt(samples).writeZero(wordBytes);
         ErrorMessage e = refused(b);
         assertThat(e.code()).isEqualTo(code);
         assertThat(e.message()).contains(message);
@@ -179,24 +179,24 @@ class DedupFramesBadInputTest {
 
     @Test
     void probe_samplesOverCount_refusedBadFrame() {
-        probeRefused(0, 1, 32, ErrorCode.BAD_FRAME, "DEDUP_PROBE samples 1 is over its count 0");
+        probeRefused(0, 1, 8, ErrorCode.BAD_FRAME, "DEDUP_PROBE samples 1 is over its count 0");
     }
 
     @Test
-    void probe_fewerFingerprintBytesThanSamples_refusedBadFrame() {
-        probeRefused(4, 2, 32, ErrorCode.BAD_FRAME, "truncated body: fingerprints");
+    void probe_fewerWordBytesThanSamples_refusedBadFrame() {
+        probeRefused(4, 2, 12, ErrorCode.BAD_FRAME, "truncated body: fingerprint words needs 16 bytes, 12 left");
     }
 
     @Test
     void probe_trailingBytes_refusedBadFrame() {
-        ByteBuf b = header(MessageType.DEDUP_PROBE, 32 + 32 + 1).writeLong(1).writeLong(1).writeLong(0).writeInt(1).writeInt(1)
-                .writeZero(33);
+        ByteBuf b = header(MessageType.DEDUP_PROBE, 32 + 8 + 1).writeLong(1).writeLong(1).writeLong(0).writeInt(1).writeInt(1)
+                .writeZero(9);
         assertThat(refused(b).message()).contains("DEDUP_PROBE has 1 trailing bytes");
     }
 
     @Test
     void probe_wellFormed_answeredWithCandidatesAndItsRequestId() {
-        DedupCandidates c = (DedupCandidates) served(new DedupProbe(78, 5, 123, 3, 1, new byte[32]));
+        DedupCandidates c = (DedupCandidates) served(new DedupProbe(78, 5, 123, 3, 1, new long[] {7}));
         assertThat(c.requestId()).isEqualTo(78);
         assertThat(c.candidates()).as("an empty engine has no candidate").isZero();
         assertThat(engine.engine().stats().lookups()).as("a probe is no lookup").isZero();
@@ -206,7 +206,7 @@ class DedupFramesBadInputTest {
     void candidates_unknownRequestId_refusedAndPendingCallsKept() {
         EmbeddedChannel ch = new EmbeddedChannel();
         DedupLink link = masterLink(ch);
-        CompletableFuture<Message> call = link.call(link.nextId(), new DedupProbe(1, 1, 0, 1, 1, new byte[32]));
+        CompletableFuture<Message> call = link.call(link.nextId(), new DedupProbe(1, 1, 0, 1, 1, new long[1]));
         long[] load = new long[DedupFrames.LOAD_FIELDS];
         assertThatThrownBy(() -> ch.writeInbound(encoded(new DedupCandidates(42, 1, load)))).isInstanceOf(ProtocolException.class)
                 .hasMessageContaining("DEDUP_CANDIDATES answers request 42, which is not pending on this link");
