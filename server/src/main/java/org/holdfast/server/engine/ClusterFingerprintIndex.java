@@ -15,7 +15,9 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>Why this shape: the standalone engine is bound by container loads and stores, so the cluster
  * must add no container I/O, only spread it (7.2). In {@link ClusterMode#NEAREST} mode the master
- * forms input segments as the standalone engine does and broadcasts them; each worker resolves hits
+ * forms input segments as the standalone engine does and broadcasts them (with
+ * {@link ClusterBroadcast#TWO_PHASE}, only to the workers a probe of their sampled fingerprints names
+ * as candidates); each worker resolves hits
  * and their neighbours in its containers; the master keeps, entry by entry, the longest run any
  * worker found ({@link ClusterDedupStream}), and sends the remaining misses of a segment to the
  * worker holding the nearest resolved fingerprint, else to the stream's home worker, the least

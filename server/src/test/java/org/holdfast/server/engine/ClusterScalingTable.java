@@ -51,6 +51,8 @@ class ClusterScalingTable {
         // a first pass warms the JIT up so that the busy times below compare like with like
         ClusterComparisonTest.replayStandalone(base.resolve("warm-up"), gen, s);
         ClusterComparisonTest.replayCluster(base.resolve("warm-up-cluster"), gen, s, 2, ClusterMode.NEAREST);
+        // and the two-phase paths (the probe), which the first two-phase row with one worker never takes
+        ClusterComparisonTest.replayCluster(base.resolve("warm-up-two-phase"), gen, s, 2, ClusterMode.NEAREST, ClusterBroadcast.TWO_PHASE);
         ClusterComparisonTest.Run standalone = ClusterComparisonTest.replayStandalone(base.resolve("standalone"), gen, s);
         double gib = standalone.result().fingerprints() / GIB_BLOCKS;
         double sBusy = standalone.busyNanos() / 1e6;
