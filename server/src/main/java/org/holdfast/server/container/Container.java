@@ -191,7 +191,8 @@ public final class Container {
 
     /**
      * Whether a live entry's fingerprint begins with the 64-bit word {@code w0} (FI lookup by the
-     * first word only): a cheap hint for a cluster worker's probe, which sees only first words.
+     * first word only): a cheap hint for a cluster worker's probe, which sees only first words. The
+     * walk of {@link #find(long, long, long, long)}, kept apart so that the hot path stays as it is.
      */
     public boolean holdsWord(long w0) {
         int[] t = fi;

@@ -175,9 +175,10 @@ final class SungemDedupStream implements DedupStream {
      * stream's default and recent containers holding a fingerprint that begins with one of the words,
      * among those in memory: loading one here would add container I/O a full broadcast does not
      * have (the master also sends the whole lookup to the workers that resolved part of the stream's
-     * latest lookups, whose recent containers matter most). With the exact fallback on, any lookup may find something, so the answer is then never 0. On 0
-     * the lookup is saved under {@code key} as one that resolved nothing, so that a {@link #record}
-     * of its entries (misses the master routes here) stores them without looking them up again.
+     * latest lookups, whose recent containers matter most). With the exact fallback on, any lookup
+     * may find something, so the answer is then never 0. On 0 the lookup is saved under {@code key}
+     * as one that resolved nothing, so that a {@link #record} of its entries (misses the master
+     * routes here) stores them without looking them up again.
      */
     int probe(long[] words, int n, long key, int count) {
         if (closed) {
@@ -218,7 +219,7 @@ final class SungemDedupStream implements DedupStream {
         return found;
     }
 
-    /** How many of the stream's default and recent containers in memory hold a fingerprint beginning with one of the {@code n} words. */
+    /** How many of the stream's default and recent containers in memory hold a fingerprint beginning with one of {@code n} words. */
     private int recentHolding(long[] words, int n) {
         int holding = 0;
         for (int j = -1; j < recentCount; j++) {
