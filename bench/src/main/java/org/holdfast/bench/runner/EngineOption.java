@@ -7,10 +7,11 @@ import java.util.regex.Pattern;
 /**
  * A value of {@code --engines} and the server arguments that select it: {@code sungem}, {@code exact},
  * or {@code cluster<N>} / {@code cluster<N>-hash} for the master/worker engine with N in-process
- * workers in nearest or hash mode (the server's preview, {@code holdfast.dedup.cluster.*}).
+ * workers in nearest or hash mode (the server's preview, {@code holdfast.dedup.cluster.*}), and
+ * {@code cluster<N>-full}: nearest mode with a full broadcast instead of the default two-phase one.
  */
 public final class EngineOption {
-    private static final Pattern CLUSTER = Pattern.compile("cluster(\\d{1,2})(-hash)?");
+    private static final Pattern CLUSTER = Pattern.compile("cluster(\\d{1,2})(-hash|-full)?");
 
     private EngineOption() {
     }
@@ -22,10 +23,15 @@ public final class EngineOption {
         }
         Matcher m = CLUSTER.matcher(engine);
         if (m.matches() && Integer.parseInt(m.group(1)) >= 1) {
-            return List.of("--holdfast.dedup.engine=cluster", "--holdfast.dedup.cluster.workers=" + Integer.parseInt(m.group(1)),
-                    "--holdfast.dedup.cluster.mode=" + (m.group(2) == null ? "nearest" : "hash"));
+            List<String> args = List.of("--holdfast.dedup.engine=cluster", "--holdfast.dedup.cluster.workers=" + Integer.parseInt(m.group(1)),
+                    "--holdfast.dedup.cluster.mode=" + ("-hash".equals(m.group(2)) ? "hash" : "nearest"));
+            if ("-full".equals(m.group(2))) {
+                args = new java.util.ArrayList<>(args);
+                args.add("--holdfast.dedup.cluster.broadcast=full");
+            }
+            return List.copyOf(args);
         }
-        throw new IllegalArgumentException("unknown engine '" + engine + "': use sungem, exact, cluster<N> or cluster<N>-hash"
+        throw new IllegalArgumentException("unknown engine '" + engine + "': use sungem, exact, cluster<N>, cluster<N>-hash or cluster<N>-full"
                 + " (N in-process workers, e.g. cluster4)");
     }
 }

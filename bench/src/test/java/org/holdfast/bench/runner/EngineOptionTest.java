@@ -19,6 +19,8 @@ class EngineOptionTest {
                 "--holdfast.dedup.cluster.workers=4", "--holdfast.dedup.cluster.mode=nearest");
         assertThat(EngineOption.serverArgs("cluster8-hash")).containsExactly("--holdfast.dedup.engine=cluster",
                 "--holdfast.dedup.cluster.workers=8", "--holdfast.dedup.cluster.mode=hash");
+        assertThat(EngineOption.serverArgs("cluster2-full")).containsExactly("--holdfast.dedup.engine=cluster",
+                "--holdfast.dedup.cluster.workers=2", "--holdfast.dedup.cluster.mode=nearest", "--holdfast.dedup.cluster.broadcast=full");
     }
 
     @Test

@@ -16,6 +16,8 @@ import io.netty.buffer.ByteBuf;
  *  DEDUP_CONTROL | requestId:u64 | op:u8 | stream:u64 |
  *  DEDUP_DONE    | requestId:u64 | load:7*u64 |
  *  DEDUP_FAILED  | requestId:u64 | message:str |
+ *  DEDUP_PROBE   | requestId:u64 | stream:u64 | key:u64 | count:u32 | samples:u32 | words:samples*u64 |
+ *  DEDUP_CANDIDATES | requestId:u64 | candidates:u32 | load:7*u64 |
  * </pre>
  */
 public final class DedupFrames {
@@ -48,6 +50,8 @@ public final class DedupFrames {
             case DEDUP_CONTROL -> 8 + 1 + 8;
             case DEDUP_DONE -> 8 + LOAD_BYTES;
             case DEDUP_FAILED -> 8 + 2 + ProtocolLimits.MAX_ERROR_MESSAGE;
+            case DEDUP_PROBE -> 8 + 8 + 8 + 4 + 4 + MAX * 8;
+            case DEDUP_CANDIDATES -> 8 + 4 + LOAD_BYTES;
             default -> throw new IllegalArgumentException(type + " is not a cluster frame");
         };
     }
@@ -67,6 +71,10 @@ public final class DedupFrames {
             return 8 + LOAD_BYTES;
         } else if (m instanceof DedupFailed f) {
             return 8 + 2 + io.netty.buffer.ByteBufUtil.utf8Bytes(f.message());
+        } else if (m instanceof DedupProbe p) {
+            return 8 + 8 + 8 + 4 + 4 + p.samples() * 8L;
+        } else if (m instanceof DedupCandidates) {
+            return 8 + 4 + LOAD_BYTES;
         }
         throw new IllegalArgumentException(m.type() + " is not a cluster frame");
     }
@@ -111,6 +119,14 @@ public final class DedupFrames {
         } else if (m instanceof DedupFailed f) {
             out.writeLong(f.requestId());
             FrameEncoder.writeStr(out, f.message());
+        } else if (m instanceof DedupProbe p) {
+            out.writeLong(p.requestId()).writeLong(p.stream()).writeLong(p.key()).writeInt(p.count()).writeInt(p.samples());
+            for (int i = 0; i < p.samples(); i++) {
+                out.writeLong(p.words()[i]);
+            }
+        } else if (m instanceof DedupCandidates c) {
+            out.writeLong(c.requestId()).writeInt(c.candidates());
+            writeLoad(out, c.load());
         } else {
             throw new IllegalArgumentException(m.type() + " is not a cluster frame");
         }
@@ -190,6 +206,31 @@ public final class DedupFrames {
             }
             case DEDUP_FAILED -> new DedupFailed(FrameDecoder.u64(b, "requestId"),
                     FrameDecoder.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE));
+            case DEDUP_PROBE -> {
+                long id = FrameDecoder.u64(b, "requestId");
+                long stream = FrameDecoder.u64(b, "stream");
+                long key = FrameDecoder.u64(b, "key");
+                int count = FrameDecoder.count(b, MAX, "DEDUP_PROBE count", 0);
+                int samples = FrameDecoder.count(b, MAX, "DEDUP_PROBE samples", 0);
+                if (samples > count) {
+                    throw new ProtocolException(ErrorCode.BAD_FRAME, "DEDUP_PROBE samples " + samples + " is over its count " + count);
+                }
+                FrameDecoder.need(b, samples * 8, "fingerprint words");
+                long[] words = new long[samples];
+                for (int i = 0; i < samples; i++) {
+                    words[i] = b.readLong();
+                }
+                yield new DedupProbe(id, stream, key, count, samples, words);
+            }
+            case DEDUP_CANDIDATES -> {
+                long id = FrameDecoder.u64(b, "requestId");
+                long candidates = FrameDecoder.u32(b, "candidates");
+                if (candidates > Integer.MAX_VALUE) {
+                    throw new ProtocolException(ErrorCode.BAD_FRAME, "DEDUP_CANDIDATES candidates " + candidates + " is out of range");
+                }
+                FrameDecoder.need(b, LOAD_BYTES, "load");
+                yield new DedupCandidates(id, (int) candidates, load(b));
+            }
             default -> throw new IllegalArgumentException(type + " is not a cluster frame");
         };
     }

@@ -344,7 +344,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                     + ProtocolLimits.MAX_RUN_MESSAGE;
             case RUN_RECORDED -> 0;
             case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK,
-                    DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED -> ClusterFrames.maxBody(type);
+                    DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED,
+                    DEDUP_PROBE, DEDUP_CANDIDATES -> ClusterFrames.maxBody(type);
         };
     }
 
@@ -446,7 +447,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             case RUN_RECORDED:
                 return RunRecorded.INSTANCE;
             case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK,
-                    DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED:
+                    DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED,
+                    DEDUP_PROBE, DEDUP_CANDIDATES:
                 return ClusterFrames.parseBody(type, b);
             default:
                 throw new ProtocolException(ErrorCode.BAD_FRAME, "no decoding for " + type);

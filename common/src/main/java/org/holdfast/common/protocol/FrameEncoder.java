@@ -98,7 +98,8 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
             case RUN_RECORDED:
                 return 0;
             case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK,
-                    DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED:
+                    DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED,
+                    DEDUP_PROBE, DEDUP_CANDIDATES:
                 return ClusterFrames.bodyBytes(m);
             default:
                 throw new IllegalArgumentException("no encoding for " + m.type());
@@ -267,7 +268,8 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
                 // empty body
             }
             case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK,
-                    DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED -> ClusterFrames.writeBody(m, out);
+                    DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED,
+                    DEDUP_PROBE, DEDUP_CANDIDATES -> ClusterFrames.writeBody(m, out);
             default -> throw new IllegalArgumentException("no encoding for " + m.type());
         }
     }

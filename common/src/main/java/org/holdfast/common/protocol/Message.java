@@ -12,7 +12,8 @@ public sealed interface Message
         permits Hello, HelloOk, ErrorMessage, BackupBegin, BackupReady, Entries, Need, Blocks, Commit,
         Committed, Abort, ListSnapshots, SnapshotList, Restore, RestoreInfo, RestoreData, RestoreEnd,
         RunReport, RunRecorded, Register, Registered, Heartbeat, HeartbeatAck,
-        DedupLookup, DedupAnswer, DedupRecord, DedupForget, DedupControl, DedupDone, DedupFailed {
+        DedupLookup, DedupAnswer, DedupRecord, DedupForget, DedupControl, DedupDone, DedupFailed,
+        DedupProbe, DedupCandidates {
 
     /** The frame type this message travels as. */
     MessageType type();

@@ -33,7 +33,10 @@ public enum MessageType {
     DEDUP_FORGET(0x47),
     DEDUP_CONTROL(0x48),
     DEDUP_DONE(0x49),
-    DEDUP_FAILED(0x4A);
+    DEDUP_FAILED(0x4A),
+    /** The two-phase broadcast's probe and its answer. */
+    DEDUP_PROBE(0x4B),
+    DEDUP_CANDIDATES(0x4C);
 
     private static final MessageType[] BY_CODE = new MessageType[256];
 

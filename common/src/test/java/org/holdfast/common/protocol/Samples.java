@@ -84,7 +84,10 @@ final class Samples {
                 new DedupForget(5, 2, new long[] {9, 10}, fp64()),
                 new DedupControl(6, DedupControl.END_STREAM, 2),
                 new DedupDone(7, new long[DedupFrames.LOAD_FIELDS]),
-                DedupFailed.of(8, "engine closed"));
+                DedupFailed.of(8, "engine closed"),
+                new DedupProbe(9, 2, -5L, 7, 2, new long[] {-1L, 42}),
+                new DedupProbe(10, 3, 0, 0, 0, new long[0]),
+                new DedupCandidates(11, 3, new long[] {1, 2, 3, 4, 5, 6, 7}));
     }
 
     private static byte[] fp64() {

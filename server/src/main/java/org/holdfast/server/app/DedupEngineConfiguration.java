@@ -76,9 +76,9 @@ public class DedupEngineConfiguration {
         // a master uses its registered workers; a standalone server runs the workers in its own process
         FingerprintIndex engine = cluster && dedupLinks.getIfAvailable() != null
                 ? new RemoteFingerprintIndex(dedupLinks.getObject(), registry.getObject(), dedup.cluster().clusterMode(),
-                        props.toSettings())
+                        dedup.cluster().clusterBroadcast(), props.toSettings())
                 : cluster ? ClusterFingerprintIndex.inProcess(dir.root(), dedup.cluster().workers(), dedup.cluster().clusterMode(),
-                        props.toSettings(), clock)
+                        dedup.cluster().clusterBroadcast(), props.toSettings(), clock)
                 : new SungemFingerprintIndex(dir.root(), props.toSettings(), clock);
         if (env.getProperty("holdfast.dedup.shadow-exact", Boolean.class, false)) {
             return new ShadowedFingerprintIndex(engine, new ExactFingerprintIndex(db));

@@ -60,9 +60,13 @@ public record HoldfastProperties(
      * {@code holdfast.dedup.cluster.*}, read with engine {@code cluster}: how many in-process workers
      * (each a Sungem engine with the {@code holdfast.dedup.sungem.*} settings in
      * {@code <data-dir>/cluster/worker-<i>}), and {@code mode}: {@code nearest} (broadcast, misses to the
-     * worker of the nearest hit; thesis 7.2.1-7.2.3) or {@code hash} (split by fingerprint hash; 7.2.5).
+     * worker of the nearest hit; thesis 7.2.1-7.2.3) or {@code hash} (split by fingerprint hash; 7.2.5);
+     * and, in nearest mode, {@code broadcast}: {@code two-phase} (sampled fingerprints to every worker
+     * first, the whole segment only to workers with a candidate container) or {@code full}. Both apply
+     * to in-process and to remote workers.
      */
-    public record DedupCluster(@DefaultValue("4") int workers, @DefaultValue("nearest") String mode) {
+    public record DedupCluster(@DefaultValue("4") int workers, @DefaultValue("nearest") String mode,
+            @DefaultValue("two-phase") String broadcast) {
         /** More workers than this in one process measure nothing a smaller count does not. */
         static final int MAX_WORKERS = 64;
 
@@ -71,6 +75,12 @@ public record HoldfastProperties(
                 throw new IllegalArgumentException("holdfast.dedup.cluster.workers must be 1 to " + MAX_WORKERS + ", not " + workers);
             }
             org.holdfast.server.engine.ClusterMode.parse(mode, "holdfast.dedup.cluster.mode");
+            org.holdfast.server.engine.ClusterBroadcast.parse(broadcast, "holdfast.dedup.cluster.broadcast");
+        }
+
+        /** The broadcast as the engine names it. */
+        public org.holdfast.server.engine.ClusterBroadcast clusterBroadcast() {
+            return org.holdfast.server.engine.ClusterBroadcast.parse(broadcast, "holdfast.dedup.cluster.broadcast");
         }
 
         /** The mode as the engine names it. */

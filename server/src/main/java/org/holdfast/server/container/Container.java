@@ -189,6 +189,28 @@ public final class Container {
         }
     }
 
+    /**
+     * Whether a live entry's fingerprint begins with the 64-bit word {@code w0} (FI lookup by the
+     * first word only): a cheap hint for a cluster worker's probe, which sees only first words. The
+     * walk of {@link #find(long, long, long, long)}, kept apart so that the hot path stays as it is.
+     */
+    public boolean holdsWord(long w0) {
+        int[] t = fi;
+        int mask = t.length - 1;
+        int slot = (int) ((w0 * 0x9E3779B97F4A7C15L) >>> fiShift);
+        while (true) {
+            int v = t[slot];
+            if (v == 0) {
+                return false;
+            }
+            int off = v - 1;
+            if (words[off * 4] == w0 && pbns[off] != 0) {
+                return true;
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+
     /** FI lookup of the input fingerprint at index {@code i} of packed {@code fps}. */
     public int find(byte[] fps, int i) {
         int b = i * 32;

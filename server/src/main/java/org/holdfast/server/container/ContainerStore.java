@@ -173,6 +173,24 @@ public final class ContainerStore implements AutoCloseable {
         return loaded;
     }
 
+    /**
+     * As {@link #acquire}, but only a container already in memory (cache or secondary buffer); null
+     * otherwise, without loading: for a cluster worker's probe, which must add no container I/O.
+     */
+    public synchronized Container acquireIfCached(int id) {
+        Container c = primary.get(id);
+        if (c == null) {
+            c = buffer.remove(id);
+            if (c == null) {
+                return null;
+            }
+            primary.put(id, c);
+        }
+        pin(id);
+        c.setLastAccess(clock.incrementAndGet());
+        return c;
+    }
+
     private void pin(int id) {
         pins.computeIfAbsent(id, x -> new AtomicInteger()).incrementAndGet();
     }

@@ -7,7 +7,13 @@ import java.util.concurrent.CompletableFuture;
 /**
  * One backup session on the master in {@link ClusterMode#NEAREST} mode (thesis 7.2.1-7.2.3).
  *
- * <p><b>Lookup.</b> The call's entries go to every worker at once; each answers per entry a PBN (or
+ * <p><b>Lookup.</b> With {@link ClusterBroadcast#FULL} the call's entries go to every worker at once.
+ * With {@link ClusterBroadcast#TWO_PHASE} a probe of its sampled entries (about a quarter) goes to
+ * every worker first, and the entries only to the workers that name a candidate container or
+ * resolved part of the stream's latest lookups: a worker without candidates would search no
+ * container (its SFI names none; its recent containers hold none of the samples), so skipping it
+ * costs no duplicate the SFI would find, and never invents one: every PBN is still a worker's exact
+ * match in its own containers. Each worker asked answers per entry a PBN (or
  * a miss) and the length of the run that resolved it. Merging left to right, an unresolved entry
  * takes the worker with the longest run from it and the whole of that run, as the standalone
  * engine picks the longest run among containers; a worker's run cut short by another's is counted
@@ -41,6 +47,12 @@ final class ClusterDedupStream implements DedupStream {
     private final int[] placed;
     private final boolean[] involved;
     private final CompletableFuture<?>[] pending;
+    /** Two-phase broadcast: which workers get the whole lookup, and the sampled entries the probe shows. */
+    private final boolean[] ask;
+    private long[] samples = new long[0];
+    /** Per worker the number of this stream's lookup in which it last resolved an entry. */
+    private final long[] lastResolved;
+    private long lookupNo;
     private long[] scratch = new long[0];
     private int[] target = new int[0];
     private int home = -1;
@@ -57,33 +69,48 @@ final class ClusterDedupStream implements DedupStream {
         placed = new int[n];
         involved = new boolean[n];
         pending = new CompletableFuture<?>[n];
+        ask = new boolean[n];
+        lastResolved = new long[n];
+        Arrays.fill(lastResolved, Long.MIN_VALUE / 2);
     }
 
     @Override
     public void lookup(byte[] fps, int count, long[] pbns) {
         SungemDedupStream.check(closed, fps, count, pbns);
         long t0 = System.nanoTime();
-        byte[] owner = saved.add(SungemDedupStream.keyOf(fps, count), count);
-        long found = lookupInto(owner, fps, count, pbns);
+        long key = SungemDedupStream.keyOf(fps, count);
+        byte[] owner = saved.add(key, count);
+        long found = lookupInto(owner, key, fps, count, pbns);
         idx.lookups.add(count);
         idx.hits.add(found);
         idx.busyNanos.add(System.nanoTime() - t0);
     }
 
-    /** Broadcasts the entries, merges the answers into {@code owner} and {@code pbns}; returns how many were resolved. */
-    private long lookupInto(byte[] owner, byte[] fps, int count, long[] pbns) {
+    /**
+     * Sends the entries to the workers {@link #choose} picks, merges the answers into {@code owner}
+     * and {@code pbns}; returns how many were resolved. A worker not asked answers nothing: all miss.
+     */
+    private long lookupInto(byte[] owner, long key, byte[] fps, int count, long[] pbns) {
+        choose(key, fps, count);
         SegmentLookup request = new SegmentLookup(id, fps, count);
         int n = workers.size();
         @SuppressWarnings("unchecked")
         CompletableFuture<SegmentAnswer>[] futures = new CompletableFuture[n];
+        int asked = 0;
         for (int w = 0; w < n; w++) {
-            futures[w] = workers.get(w).lookup(request);
+            if (ask[w]) {
+                futures[w] = workers.get(w).lookup(request);
+                asked++;
+            }
         }
-        idx.lookupEntriesSent.add((long) count * n);
+        idx.lookupEntriesSent.add((long) count * asked);
+        idx.lookupsSpared.add(n - asked);
         SegmentAnswer[] answers = new SegmentAnswer[n];
         for (int w = 0; w < n; w++) {
-            answers[w] = futures[w].join();
-            idx.noteLoad(answers[w].load());
+            if (futures[w] != null) {
+                answers[w] = futures[w].join();
+                idx.noteLoad(answers[w].load());
+            }
         }
         long found = 0;
         int split = 0;
@@ -92,6 +119,9 @@ final class ClusterDedupStream implements DedupStream {
             int best = -1;
             int bestLen = 0;
             for (int w = 0; w < n; w++) {
+                if (answers[w] == null) {
+                    continue;
+                }
                 int len = answers[w].runs()[i];
                 if (len > bestLen && answers[w].pbns()[i] > 0) {
                     best = w;
@@ -115,16 +145,73 @@ final class ClusterDedupStream implements DedupStream {
             }
             found += bestLen;
             i += bestLen;
+            lastResolved[best] = lookupNo;
         }
         idx.splitRuns.add(split);
         return found;
+    }
+
+    /**
+     * Fills {@link #ask}: with a full broadcast (or one worker) every worker; with a two-phase one,
+     * after a probe of the lookup's sampled entries to every worker, those with a candidate container
+     * and those that resolved an entry in one of the stream's last {@link ClusterFingerprintIndex#AFFINITY}
+     * lookups (their recent containers may hold the neighbours of what they found, as the standalone
+     * engine's recent containers do).
+     */
+    private void choose(long key, byte[] fps, int count) {
+        lookupNo++;
+        int n = workers.size();
+        if (idx.broadcast == ClusterBroadcast.FULL || n == 1) {
+            Arrays.fill(ask, true);
+            return;
+        }
+        int m = sample(fps, count);
+        SegmentProbe probe = new SegmentProbe(id, key, count, samples, m);
+        @SuppressWarnings("unchecked")
+        CompletableFuture<ProbeAnswer>[] futures = new CompletableFuture[n];
+        for (int w = 0; w < n; w++) {
+            futures[w] = workers.get(w).probe(probe);
+        }
+        idx.probeEntriesSent.add((long) m * n);
+        idx.probesSent.add(n);
+        for (int w = 0; w < n; w++) {
+            ProbeAnswer a = futures[w].join();
+            idx.noteLoad(a.load());
+            ask[w] = a.candidates() > 0 || lookupNo - lastResolved[w] <= ClusterFingerprintIndex.AFFINITY;
+        }
+    }
+
+    /**
+     * Puts the first words of the entries a probe shows into {@link #samples}: those at SFI probe
+     * level, topped up to {@link SegmentProbe#MIN_SAMPLES}.
+     */
+    private int sample(byte[] fps, int count) {
+        if (samples.length < count) {
+            samples = new long[count];
+        }
+        int m = 0;
+        int topUp = Math.min(count, SegmentProbe.MIN_SAMPLES);
+        for (int i = 0; i < count; i++) {
+            long w0 = FingerprintWords.word(fps, i, 0);
+            if (Long.numberOfLeadingZeros(w0) >= SampledFingerprintIndex.MIN_PROBE_LEVEL) {
+                samples[m++] = w0;
+            }
+        }
+        for (int i = 0; i < count && m < topUp; i++) {
+            long w0 = FingerprintWords.word(fps, i, 0);
+            if (Long.numberOfLeadingZeros(w0) < SampledFingerprintIndex.MIN_PROBE_LEVEL) {
+                samples[m++] = w0;
+            }
+        }
+        return m;
     }
 
     @Override
     public void record(byte[] fps, int count, long[] pbns, boolean[] isNew) {
         SungemDedupStream.check(closed, fps, count, pbns, isNew);
         long t0 = System.nanoTime();
-        byte[] owner = saved.take(SungemDedupStream.keyOf(fps, count), count);
+        long key = SungemDedupStream.keyOf(fps, count);
+        byte[] owner = saved.take(key, count);
         if (owner == null) {
             // Not looked up recently: ask the workers again (not a lookup of the caller's).
             if (scratch.length < count) {
@@ -132,7 +219,7 @@ final class ClusterDedupStream implements DedupStream {
                 relookup = new byte[count];
             }
             owner = relookup;
-            lookupInto(owner, fps, count, scratch);
+            lookupInto(owner, key, fps, count, scratch);
         }
         route(owner, count, pbns);
         send(fps, count, pbns, isNew);

@@ -15,7 +15,9 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>Why this shape: the standalone engine is bound by container loads and stores, so the cluster
  * must add no container I/O, only spread it (7.2). In {@link ClusterMode#NEAREST} mode the master
- * forms input segments as the standalone engine does and broadcasts them; each worker resolves hits
+ * forms input segments as the standalone engine does and broadcasts them (with
+ * {@link ClusterBroadcast#TWO_PHASE}, only to the workers a probe of their sampled fingerprints names
+ * as candidates); each worker resolves hits
  * and their neighbours in its containers; the master keeps, entry by entry, the longest run any
  * worker found ({@link ClusterDedupStream}), and sends the remaining misses of a segment to the
  * worker holding the nearest resolved fingerprint, else to the stream's home worker, the least
@@ -35,8 +37,11 @@ import java.util.concurrent.atomic.LongAdder;
 public final class ClusterFingerprintIndex implements FingerprintIndex {
     /** The streams keep a worker number per entry in a byte. */
     public static final int MAX_WORKERS = Byte.MAX_VALUE;
+    /** In a two-phase broadcast a worker that resolved part of one of a stream's last this many lookups gets the next whole. */
+    static final int AFFINITY = 2;
     final List<DedupWorker> workers;
     final ClusterMode mode;
+    final ClusterBroadcast broadcast;
     final InputSegmenter segmenter;
     /** New fingerprints without an anchor a stream sends to one home worker before it picks the least loaded again. */
     final int homeBudget;
@@ -60,13 +65,26 @@ public final class ClusterFingerprintIndex implements FingerprintIndex {
     final LongAdder lookupEntriesSent = new LongAdder();
     /** Entries sent to workers in record requests, summed over workers. */
     final LongAdder recordEntriesSent = new LongAdder();
+    /** Sampled entries sent to workers in probes (two-phase broadcast), summed over workers. */
+    final LongAdder probeEntriesSent = new LongAdder();
+    /** Probe requests sent, one per worker per lookup (two-phase broadcast). */
+    final LongAdder probesSent = new LongAdder();
+    /** Worker lookups a two-phase broadcast did not send (the worker had no candidate). */
+    final LongAdder lookupsSpared = new LongAdder();
 
     /**
      * A master over {@code workers} (numbered 0..n-1 by {@link DedupWorker#id()}), cutting input
      * segments at {@code uSegment} (the workers' U_segment) and re-picking a stream's home worker
-     * after {@code homeBudget} unanchored new fingerprints.
+     * after {@code homeBudget} unanchored new fingerprints; lookups broadcast as
+     * {@link ClusterBroadcast#DEFAULT}.
      */
     public ClusterFingerprintIndex(List<? extends DedupWorker> workers, ClusterMode mode, int uSegment, int homeBudget) {
+        this(workers, mode, ClusterBroadcast.DEFAULT, uSegment, homeBudget);
+    }
+
+    /** As above, with lookups broadcast as {@code broadcast} (nearest mode only; hash mode never broadcasts). */
+    public ClusterFingerprintIndex(List<? extends DedupWorker> workers, ClusterMode mode, ClusterBroadcast broadcast, int uSegment,
+            int homeBudget) {
         if (workers.isEmpty() || workers.size() > MAX_WORKERS) {
             throw new IllegalArgumentException("a cluster index needs 1 to " + MAX_WORKERS + " workers, not " + workers.size());
         }
@@ -80,6 +98,7 @@ public final class ClusterFingerprintIndex implements FingerprintIndex {
         }
         this.workers = List.copyOf(workers);
         this.mode = mode;
+        this.broadcast = broadcast;
         this.segmenter = new InputSegmenter(uSegment);
         this.homeBudget = homeBudget;
         this.knownLoad = new AtomicLongArray(workers.size());
@@ -96,6 +115,12 @@ public final class ClusterFingerprintIndex implements FingerprintIndex {
      */
     public static ClusterFingerprintIndex inProcess(Path dataDir, int count, ClusterMode mode, SungemSettings settings,
             Clock clock) {
+        return inProcess(dataDir, count, mode, ClusterBroadcast.DEFAULT, settings, clock);
+    }
+
+    /** As above, with lookups broadcast as {@code broadcast}. */
+    public static ClusterFingerprintIndex inProcess(Path dataDir, int count, ClusterMode mode, ClusterBroadcast broadcast,
+            SungemSettings settings, Clock clock) {
         if (count < 1) {
             throw new IllegalArgumentException("a cluster needs at least one worker, not " + count);
         }
@@ -108,7 +133,7 @@ public final class ClusterFingerprintIndex implements FingerprintIndex {
             ws.forEach(LocalDedupWorker::close);
             throw e;
         }
-        return new ClusterFingerprintIndex(ws, mode, settings.uSegment(), Math.max(1, settings.uContainer() / 2));
+        return new ClusterFingerprintIndex(ws, mode, broadcast, settings.uSegment(), Math.max(1, settings.uContainer() / 2));
     }
 
     @Override
@@ -214,9 +239,22 @@ public final class ClusterFingerprintIndex implements FingerprintIndex {
         return new long[] {splitRuns.sum(), routedNearest.sum(), routedHome.sum()};
     }
 
-    /** Entries the master sent to workers: {in lookup requests, in record requests}, summed over workers (for a wire-traffic model). */
+    /**
+     * What the master sent to workers, summed over workers (for a wire-traffic model): {entries in
+     * lookup requests, entries in record requests, sampled entries in probes, probes}.
+     */
     public long[] entriesSent() {
-        return new long[] {lookupEntriesSent.sum(), recordEntriesSent.sum()};
+        return new long[] {lookupEntriesSent.sum(), recordEntriesSent.sum(), probeEntriesSent.sum(), probesSent.sum()};
+    }
+
+    /** Worker lookups a two-phase broadcast did not send, as the worker had no candidate container. */
+    public long lookupsSpared() {
+        return lookupsSpared.sum();
+    }
+
+    /** How lookups reach the workers in nearest mode. */
+    public ClusterBroadcast broadcast() {
+        return broadcast;
     }
 
     @Override

@@ -20,6 +20,14 @@ public interface DedupWorker extends AutoCloseable {
     /** Looks up the entries in this worker's SFI and containers, resolving hits and their neighbours (7.2.1). */
     CompletableFuture<SegmentAnswer> lookup(SegmentLookup request);
 
+    /**
+     * The first phase of a two-phase broadcast: whether this worker has candidate containers for the
+     * lookup the probe's samples come from (SFI hits, or samples found in the stream's recent
+     * containers). A worker answering 0 has noted the lookup as all-miss, so that a record of its
+     * entries (routed misses) needs no lookup of its own.
+     */
+    CompletableFuture<ProbeAnswer> probe(SegmentProbe request);
+
     /** Learns the outcome for the entries it holds and stores the misses routed to it (7.2.2, 7.2.3). */
     CompletableFuture<Void> record(SegmentRecord request);
 

@@ -75,6 +75,11 @@ public final class LazyDedupWorker implements DedupWorker {
     }
 
     @Override
+    public CompletableFuture<ProbeAnswer> probe(SegmentProbe request) {
+        return engine().probe(request);
+    }
+
+    @Override
     public CompletableFuture<Void> record(SegmentRecord request) {
         return engine().record(request);
     }

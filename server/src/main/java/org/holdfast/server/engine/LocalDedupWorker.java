@@ -16,7 +16,8 @@ import java.util.concurrent.atomic.LongAdder;
  * standalone record the entries this worker holds: runs it resolved (where the master kept its
  * answer) are verified and learnt; entries with a PBN outside them are the misses the master routed
  * here, stored beside the run before them (thesis 7.2.2's nearest fingerprint) or in the stream's
- * default container; entries of other workers carry PBN 0 and are skipped.
+ * default container; entries of other workers carry PBN 0 and are skipped. Probe (the first phase
+ * of a two-phase broadcast) is {@link SungemDedupStream#probe}.
  */
 public final class LocalDedupWorker implements DedupWorker {
     private final int id;
@@ -50,6 +51,12 @@ public final class LocalDedupWorker implements DedupWorker {
         s.lookup(request.fps(), n, pbns);
         s.lastRunLengths(n, runs);
         return CompletableFuture.completedFuture(new SegmentAnswer(id, n, pbns, runs, load()));
+    }
+
+    @Override
+    public CompletableFuture<ProbeAnswer> probe(SegmentProbe request) {
+        int found = stream(request.stream()).probe(request.words(), request.sampleCount(), request.key(), request.count());
+        return CompletableFuture.completedFuture(new ProbeAnswer(id, found, load()));
     }
 
     @Override

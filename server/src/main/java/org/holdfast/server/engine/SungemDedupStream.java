@@ -168,6 +168,85 @@ final class SungemDedupStream implements DedupStream {
         }
     }
 
+    /**
+     * The first phase of a cluster worker's two-phase lookup ({@link ClusterBroadcast#TWO_PHASE}): how
+     * many candidate containers a lookup of {@code count} entries would search here, judged from the
+     * first words of {@code n} of them: the SFI's containers for the words at probe level, else the
+     * stream's default and recent containers holding a fingerprint that begins with one of the words,
+     * among those in memory: loading one here would add container I/O a full broadcast does not
+     * have (the master also sends the whole lookup to the workers that resolved part of the stream's
+     * latest lookups, whose recent containers matter most). With the exact fallback on, any lookup
+     * may find something, so the answer is then never 0. On 0 the lookup is saved under {@code key}
+     * as one that resolved nothing, so that a {@link #record} of its entries (misses the master
+     * routes here) stores them without looking them up again.
+     */
+    int probe(long[] words, int n, long key, int count) {
+        if (closed) {
+            throw new IllegalStateException("stream closed");
+        }
+        if (n < 0 || words.length < n) {
+            throw new IllegalArgumentException(n + " samples do not fit " + words.length + " words");
+        }
+        long t0 = System.nanoTime();
+        int found = 0;
+        idx.sfiLock.readLock().lock();
+        try {
+            SampledFingerprintIndex sfi = idx.sfi;
+            for (int i = 0; i < n; i++) {
+                long w0 = words[i];
+                if (Long.numberOfLeadingZeros(w0) >= SampledFingerprintIndex.MIN_PROBE_LEVEL) {
+                    int r = sfi.probe(w0, candidates, found);
+                    found = r >= SampledFingerprintIndex.HIT ? r - SampledFingerprintIndex.HIT : r;
+                }
+            }
+        } finally {
+            idx.sfiLock.readLock().unlock();
+        }
+        if (found == 0) {
+            found = recentHolding(words, n);
+        }
+        if (found == 0 && idx.fallback != null) {
+            found = 1;
+        }
+        if (found == 0) {
+            SavedLookup slot = ring[ringNext];
+            ringNext = (ringNext + 1) % RING;
+            slot.runCount = 0;
+            slot.count = count;
+            slot.key = key;
+        }
+        idx.busyNanos.add(System.nanoTime() - t0);
+        return found;
+    }
+
+    /** How many of the stream's default and recent containers in memory hold a fingerprint beginning with one of {@code n} words. */
+    private int recentHolding(long[] words, int n) {
+        int holding = 0;
+        for (int j = -1; j < recentCount; j++) {
+            int id = j < 0 ? defaultContainer : recent[j];
+            if (id <= 0 || (j >= 0 && id == defaultContainer)) {
+                continue;
+            }
+            Container c = idx.store.acquireIfCached(id); // a probe loads nothing: see probe()
+            if (c == null) {
+                continue;
+            }
+            c.lock().readLock().lock();
+            try {
+                for (int i = 0; i < n; i++) {
+                    if (c.holdsWord(words[i])) {
+                        holding++;
+                        break;
+                    }
+                }
+            } finally {
+                c.lock().readLock().unlock();
+                idx.store.release(c);
+            }
+        }
+        return holding;
+    }
+
     /** Looks up input segment {@code [s, e)}; returns how many fingerprints it resolved. */
     private long lookupSegment(byte[] fps, int s, int e, long[] pbns) {
         int n = 0;

@@ -95,8 +95,9 @@ class DedupEngineMetricsTest {
                     }
                 }
                 assertThat(workers).isEqualTo(3);
-                // exactly: the ingest records every segment it looked up, and the master kept each merge
-                assertThat(perWorker).as("nearest mode: every worker looks up every fingerprint, once").isEqualTo(3 * fingerprints);
+                // two-phase broadcast (the default): a segment goes whole only to workers with a candidate,
+                // so fewer lookups than a full broadcast's 3 per fingerprint, and some (the moved blocks')
+                assertThat(perWorker).as("nearest mode, two-phase: workers' lookups").isPositive().isLessThan(3 * fingerprints);
                 assertThat(sample(r, "holdfast_dedup_duplicates_total")).as("moved blocks found on some worker").isPositive();
             }
         }

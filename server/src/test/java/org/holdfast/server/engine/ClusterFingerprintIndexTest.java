@@ -9,21 +9,30 @@ import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The shared contract for the master/worker engine in nearest mode (4 in-process workers), plus its routing. */
+/**
+ * The shared contract for the master/worker engine in nearest mode (4 in-process workers) with a full
+ * broadcast, plus its routing; {@link TwoPhaseClusterFingerprintIndexTest} runs the same with the
+ * two-phase broadcast.
+ */
 class ClusterFingerprintIndexTest extends FingerprintIndexContractTest {
 
     @Override
     protected FingerprintIndex openIndex(Path dir) {
-        return ClusterFingerprintIndex.inProcess(dir, 4, ClusterMode.NEAREST, SungemFingerprintIndexTest.smallSettings(),
+        return ClusterFingerprintIndex.inProcess(dir, 4, ClusterMode.NEAREST, broadcast(), SungemFingerprintIndexTest.smallSettings(),
                 Clock.systemUTC());
     }
 
-    private ClusterFingerprintIndex cluster() {
+    /** How the index under test broadcasts lookups. */
+    protected ClusterBroadcast broadcast() {
+        return ClusterBroadcast.FULL;
+    }
+
+    ClusterFingerprintIndex cluster() {
         return (ClusterFingerprintIndex) index();
     }
 
     /** Looks up {@code f} on a new stream and records it, new entries getting PBNs from {@code next}; returns the lookup. */
-    private long[] backup(String volume, byte[] f, int n, long next) {
+    long[] backup(String volume, byte[] f, int n, long next) {
         long[] found = new long[n];
         long[] pbns = new long[n];
         boolean[] isNew = new boolean[n];
@@ -38,7 +47,7 @@ class ClusterFingerprintIndexTest extends FingerprintIndexContractTest {
         return found;
     }
 
-    private long[] storedPerWorker() {
+    long[] storedPerWorker() {
         return cluster().workerLoads().stream().mapToLong(DedupLoad::storedEntries).toArray();
     }
 
@@ -118,6 +127,14 @@ class ClusterFingerprintIndexTest extends FingerprintIndexContractTest {
         // a batch of scattered changes: many short segments looked up before any is recorded
         int segments = 1000;
         int n = 16;
+        lookUpAllThenRecordAll(segments, n);
+        long lookups = cluster().workerLoads().stream().mapToLong(DedupLoad::lookups).sum();
+        assertThat(lookups).as("one broadcast per lookup, none on record").isEqualTo(4L * segments * n);
+        assertThat(cluster().entriesSent()[0]).isEqualTo(4L * segments * n);
+    }
+
+    /** {@code segments} new segments of {@code n} entries (seeds 300 on, PBNs 1 on), all looked up, then all recorded, on one stream. */
+    void lookUpAllThenRecordAll(int segments, int n) {
         try (DedupStream s = index().openStream("v")) {
             for (int k = 0; k < segments; k++) {
                 s.lookup(fps(300 + k, n), n, new long[n]);
@@ -126,9 +143,6 @@ class ClusterFingerprintIndexTest extends FingerprintIndexContractTest {
                 s.record(fps(300 + k, n), n, SungemFingerprintIndexTest.seq(1 + k * n, n), SungemFingerprintIndexTest.trues(n));
             }
         }
-        long lookups = cluster().workerLoads().stream().mapToLong(DedupLoad::lookups).sum();
-        assertThat(lookups).as("one broadcast per lookup, none on record").isEqualTo(4L * segments * n);
-        assertThat(cluster().entriesSent()[0]).isEqualTo(4L * segments * n);
     }
 
     @Test
@@ -147,7 +161,7 @@ class ClusterFingerprintIndexTest extends FingerprintIndexContractTest {
                 .hasMessageContaining("holdfast.dedup.cluster.mode must be 'nearest' or 'hash', not 'ring'");
     }
 
-    private static int owner(long[] stored) {
+    static int owner(long[] stored) {
         for (int w = 0; w < stored.length; w++) {
             if (stored[w] > 0) {
                 return w;

@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.holdfast.common.protocol.DedupAnswer;
+import org.holdfast.common.protocol.DedupCandidates;
 import org.holdfast.common.protocol.DedupDone;
 import org.holdfast.common.protocol.DedupFailed;
 import org.holdfast.common.protocol.ErrorCode;
@@ -104,13 +105,15 @@ public final class DedupLink {
         return pending.size();
     }
 
-    /** The handler that takes this worker's DEDUP_ANSWER, DEDUP_DONE and DEDUP_FAILED; other messages pass on. */
+    /** The handler that takes this worker's DEDUP_ANSWER, DEDUP_CANDIDATES, DEDUP_DONE and DEDUP_FAILED; other messages pass on. */
     public ChannelInboundHandlerAdapter answers() {
         return new ChannelInboundHandlerAdapter() {
             @Override
             public void channelRead(ChannelHandlerContext ctx, Object msg) {
                 if (msg instanceof DedupAnswer a) {
                     take(a.requestId(), a).complete(a);
+                } else if (msg instanceof DedupCandidates c) {
+                    take(c.requestId(), c).complete(c);
                 } else if (msg instanceof DedupDone d) {
                     take(d.requestId(), d).complete(d);
                 } else if (msg instanceof DedupFailed f) {

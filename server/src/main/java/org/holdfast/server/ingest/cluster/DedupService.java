@@ -9,19 +9,23 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import org.holdfast.common.protocol.DedupAnswer;
+import org.holdfast.common.protocol.DedupCandidates;
 import org.holdfast.common.protocol.DedupControl;
 import org.holdfast.common.protocol.DedupDone;
 import org.holdfast.common.protocol.DedupFailed;
 import org.holdfast.common.protocol.DedupForget;
 import org.holdfast.common.protocol.DedupLookup;
+import org.holdfast.common.protocol.DedupProbe;
 import org.holdfast.common.protocol.DedupRecord;
 import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.ProtocolException;
 import org.holdfast.server.engine.DedupLoad;
 import org.holdfast.server.engine.DedupWorker;
+import org.holdfast.server.engine.ProbeAnswer;
 import org.holdfast.server.engine.SegmentAnswer;
 import org.holdfast.server.engine.SegmentLookup;
+import org.holdfast.server.engine.SegmentProbe;
 import org.holdfast.server.engine.SegmentRecord;
 
 /**
@@ -44,7 +48,8 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (!(msg instanceof DedupLookup || msg instanceof DedupRecord || msg instanceof DedupForget || msg instanceof DedupControl)) {
+        if (!(msg instanceof DedupLookup || msg instanceof DedupProbe || msg instanceof DedupRecord || msg instanceof DedupForget
+                || msg instanceof DedupControl)) {
             ctx.fireChannelRead(msg);
             return;
         }
@@ -63,6 +68,10 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
                 streams.add(l.stream());
                 SegmentAnswer a = worker.lookup(new SegmentLookup(l.stream(), l.fps(), l.count())).join();
                 return new DedupAnswer(id, a.count(), exact(a.pbns(), a.count()), exact(a.runs(), a.count()), load(a.load()));
+            } else if (m instanceof DedupProbe p) {
+                streams.add(p.stream());
+                ProbeAnswer a = worker.probe(new SegmentProbe(p.stream(), p.key(), p.count(), p.words(), p.samples())).join();
+                return new DedupCandidates(id, a.candidates(), load(a.load()));
             } else if (m instanceof DedupRecord r) {
                 streams.add(r.stream());
                 worker.record(new SegmentRecord(r.stream(), r.fps(), r.count(), r.pbns(), r.isNew(), r.placed())).join();
@@ -87,6 +96,8 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
     private static long requestId(Message m) {
         if (m instanceof DedupLookup l) {
             return l.requestId();
+        } else if (m instanceof DedupProbe p) {
+            return p.requestId();
         } else if (m instanceof DedupRecord r) {
             return r.requestId();
         } else if (m instanceof DedupForget f) {

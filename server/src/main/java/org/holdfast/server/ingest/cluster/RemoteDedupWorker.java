@@ -4,16 +4,20 @@ import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.holdfast.common.protocol.DedupAnswer;
+import org.holdfast.common.protocol.DedupCandidates;
 import org.holdfast.common.protocol.DedupControl;
 import org.holdfast.common.protocol.DedupDone;
 import org.holdfast.common.protocol.DedupForget;
 import org.holdfast.common.protocol.DedupLookup;
+import org.holdfast.common.protocol.DedupProbe;
 import org.holdfast.common.protocol.DedupRecord;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.server.engine.DedupLoad;
 import org.holdfast.server.engine.DedupWorker;
+import org.holdfast.server.engine.ProbeAnswer;
 import org.holdfast.server.engine.SegmentAnswer;
 import org.holdfast.server.engine.SegmentLookup;
+import org.holdfast.server.engine.SegmentProbe;
 import org.holdfast.server.engine.SegmentRecord;
 
 /**
@@ -53,6 +57,20 @@ public final class RemoteDedupWorker implements DedupWorker {
             }
             return new SegmentAnswer(index, n, a.pbns(), a.runs(), load(a.load()));
         });
+    }
+
+    @Override
+    public CompletableFuture<ProbeAnswer> probe(SegmentProbe request) {
+        int n = request.sampleCount();
+        long id = link.nextId();
+        long[] words = request.words().length == n ? request.words() : Arrays.copyOf(request.words(), n);
+        return link.call(id, new DedupProbe(id, request.stream(), request.key(), request.count(), n, words))
+                .thenApply(m -> {
+                    if (!(m instanceof DedupCandidates c)) {
+                        throw link.lostError("it answered " + m.type() + " to a probe");
+                    }
+                    return new ProbeAnswer(index, c.candidates(), load(c.load()));
+                });
     }
 
     @Override

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.SortedMap;
 import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.cluster.WorkerView;
+import org.holdfast.server.engine.ClusterBroadcast;
 import org.holdfast.server.engine.ClusterFingerprintIndex;
 import org.holdfast.server.engine.ClusterMode;
 import org.holdfast.server.engine.DedupStream;
@@ -30,6 +31,7 @@ public final class RemoteFingerprintIndex implements FingerprintIndex {
     private final DedupLinks links;
     private final WorkerRegistry registry;
     private final ClusterMode mode;
+    private final ClusterBroadcast broadcast;
     private final int uSegment;
     private final int homeBudget;
     private ClusterFingerprintIndex current; // guarded by this
@@ -37,9 +39,16 @@ public final class RemoteFingerprintIndex implements FingerprintIndex {
 
     /** Over {@code links} of the workers in {@code registry}, with the workers' segment size and half a container as home budget. */
     public RemoteFingerprintIndex(DedupLinks links, WorkerRegistry registry, ClusterMode mode, SungemSettings settings) {
+        this(links, registry, mode, ClusterBroadcast.DEFAULT, settings);
+    }
+
+    /** As above, with lookups broadcast as {@code broadcast}. */
+    public RemoteFingerprintIndex(DedupLinks links, WorkerRegistry registry, ClusterMode mode, ClusterBroadcast broadcast,
+            SungemSettings settings) {
         this.links = links;
         this.registry = registry;
         this.mode = mode;
+        this.broadcast = broadcast;
         this.uSegment = settings.uSegment();
         this.homeBudget = Math.max(1, settings.uContainer() / 2);
     }
@@ -55,7 +64,7 @@ public final class RemoteFingerprintIndex implements FingerprintIndex {
         List<DedupLink> l = new ArrayList<>();
         up.forEach(w -> l.add(w.link()));
         if (current == null || !l.equals(currentLinks)) {
-            current = new ClusterFingerprintIndex(up, mode, uSegment, homeBudget);
+            current = new ClusterFingerprintIndex(up, mode, broadcast, uSegment, homeBudget);
             currentLinks = l;
         }
         return current;

@@ -31,6 +31,7 @@ import javax.net.ssl.SSLParameters;
 import org.holdfast.common.protocol.DedupControl;
 import org.holdfast.common.protocol.DedupForget;
 import org.holdfast.common.protocol.DedupLookup;
+import org.holdfast.common.protocol.DedupProbe;
 import org.holdfast.common.protocol.DedupRecord;
 import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.ErrorMessage;
@@ -246,7 +247,7 @@ public final class WorkerConnector implements AutoCloseable {
         }
 
         private boolean isDedupRequest(Object msg) {
-            return msg instanceof DedupLookup || msg instanceof DedupRecord || msg instanceof DedupForget || msg instanceof DedupControl;
+            return msg instanceof DedupLookup || msg instanceof DedupProbe || msg instanceof DedupRecord || msg instanceof DedupForget || msg instanceof DedupControl;
         }
 
         private void registered(ChannelHandlerContext ctx, Registered r) {

@@ -18,7 +18,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.holdfast.common.protocol.DedupAnswer;
+import org.holdfast.common.protocol.DedupCandidates;
 import org.holdfast.common.protocol.DedupLookup;
+import org.holdfast.common.protocol.DedupProbe;
 import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.FrameDecoder;
@@ -215,6 +217,12 @@ class ClusterPortBadInputTest {
         assertRefused(frame(new DedupAnswer(1, 1, new long[] {42}, new int[] {1}, new long[7])), ErrorCode.BAD_STATE,
                 "must be REGISTER");
         assertRefused(frame(new DedupLookup(1, 1, 1, new byte[32])), ErrorCode.BAD_STATE, "must be REGISTER");
+    }
+
+    @Test
+    void dedupProbeFrames_beforeRegister_areRefusedBadState() throws IOException {
+        assertRefused(frame(new DedupCandidates(1, 3, new long[7])), ErrorCode.BAD_STATE, "must be REGISTER");
+        assertRefused(frame(new DedupProbe(1, 1, 0, 1, 1, new long[1])), ErrorCode.BAD_STATE, "must be REGISTER");
     }
 
     @Test

@@ -13,10 +13,12 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.holdfast.common.protocol.DedupAnswer;
+import org.holdfast.common.protocol.DedupCandidates;
 import org.holdfast.common.protocol.DedupControl;
 import org.holdfast.common.protocol.DedupDone;
 import org.holdfast.common.protocol.DedupFrames;
 import org.holdfast.common.protocol.DedupLookup;
+import org.holdfast.common.protocol.DedupProbe;
 import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.FrameDecoder;
@@ -33,7 +35,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The dedup frames on the worker link, byte by byte: a worker answers a malformed request with one
+ * The dedup frames on the worker link (the two-phase probe and its answer too), byte by byte: a worker answers a malformed request with one
  * ERROR and closes before its engine sees anything; the master refuses an answer to a request id
  * it has not sent.
  */
@@ -132,27 +134,99 @@ class DedupFramesBadInputTest {
         assertThat(refused(b).message()).contains("unknown DEDUP_CONTROL op 9");
     }
 
-    @Test
-    void lookup_wellFormed_answeredWithItsRequestId() {
+    /** Sends {@code request} to a worker; returns its answer once it came. */
+    private Message served(Message request) {
         EmbeddedChannel ch = worker();
-        ch.writeInbound(encoded(new DedupLookup(77, 5, 3, new byte[96])));
+        ch.writeInbound(encoded(request));
         await().atMost(Duration.ofSeconds(10)).until(() -> {
             ch.runPendingTasks();
             return !ch.outboundMessages().isEmpty();
         });
         EmbeddedChannel decode = new EmbeddedChannel(new FrameDecoder());
         decode.writeInbound((ByteBuf) ch.readOutbound());
-        DedupAnswer a = decode.readInbound();
+        return decode.readInbound();
+    }
+
+    /** A master's link over an embedded channel, taking answers. */
+    private static DedupLink masterLink(EmbeddedChannel ch) {
+        DedupLink link = new DedupLink("w1", ch, Duration.ofSeconds(30));
+        ch.pipeline().addLast(new FrameDecoder(), new FrameEncoder(), link.answers());
+        return link;
+    }
+
+    @Test
+    void lookup_wellFormed_answeredWithItsRequestId() {
+        DedupAnswer a = (DedupAnswer) served(new DedupLookup(77, 5, 3, new byte[96]));
         assertThat(a.requestId()).isEqualTo(77);
         assertThat(a.pbns()).containsExactly(0, 0, 0);
         assertThat(engine.engine().stats().lookups()).isEqualTo(3);
     }
 
+    /** A DEDUP_PROBE of {@code count} entries naming {@code samples}, with {@code wordBytes} bytes of words: refused so. */
+    private void probeRefused(long count, int samples, int wordBytes, ErrorCode code, String message) {
+        ByteBuf b = header(MessageType.DEDUP_PROBE, 32 + wordBytes).writeLong(1).writeLong(1).writeLong(0).writeInt((int) count)
+                .writeInt(samples).writeZero(wordBytes);
+        ErrorMessage e = refused(b);
+        assertThat(e.code()).isEqualTo(code);
+        assertThat(e.message()).contains(message);
+    }
+
+    @Test
+    void probe_countOverLimit_refusedLimitExceeded() {
+        probeRefused(ProtocolLimits.MAX_DEDUP_ENTRIES + 1, 0, 0, ErrorCode.LIMIT_EXCEEDED,
+                "DEDUP_PROBE count 65537 is over its limit 65536");
+    }
+
+    @Test
+    void probe_samplesOverCount_refusedBadFrame() {
+        probeRefused(0, 1, 8, ErrorCode.BAD_FRAME, "DEDUP_PROBE samples 1 is over its count 0");
+    }
+
+    @Test
+    void probe_fewerWordBytesThanSamples_refusedBadFrame() {
+        probeRefused(4, 2, 12, ErrorCode.BAD_FRAME, "truncated body: fingerprint words needs 16 bytes, 12 left");
+    }
+
+    @Test
+    void probe_trailingBytes_refusedBadFrame() {
+        ByteBuf b = header(MessageType.DEDUP_PROBE, 32 + 8 + 1).writeLong(1).writeLong(1).writeLong(0).writeInt(1).writeInt(1)
+                .writeZero(9);
+        assertThat(refused(b).message()).contains("DEDUP_PROBE has 1 trailing bytes");
+    }
+
+    @Test
+    void probe_wellFormed_answeredWithCandidatesAndItsRequestId() {
+        DedupCandidates c = (DedupCandidates) served(new DedupProbe(78, 5, 123, 3, 1, new long[] {7}));
+        assertThat(c.requestId()).isEqualTo(78);
+        assertThat(c.candidates()).as("an empty engine has no candidate").isZero();
+        assertThat(engine.engine().stats().lookups()).as("a probe is no lookup").isZero();
+    }
+
+    @Test
+    void candidates_unknownRequestId_refusedAndPendingCallsKept() {
+        EmbeddedChannel ch = new EmbeddedChannel();
+        DedupLink link = masterLink(ch);
+        CompletableFuture<Message> call = link.call(link.nextId(), new DedupProbe(1, 1, 0, 1, 1, new long[1]));
+        long[] load = new long[DedupFrames.LOAD_FIELDS];
+        assertThatThrownBy(() -> ch.writeInbound(encoded(new DedupCandidates(42, 1, load)))).isInstanceOf(ProtocolException.class)
+                .hasMessageContaining("DEDUP_CANDIDATES answers request 42, which is not pending on this link");
+        assertThat(call).isNotDone();
+        ch.writeInbound(encoded(new DedupCandidates(1, 2, load)));
+        assertThat(call).isCompletedWithValueMatching(m -> m instanceof DedupCandidates c && c.candidates() == 2);
+    }
+
+    @Test
+    void candidates_countOverIntRange_refusedBadFrame() {
+        EmbeddedChannel decode = new EmbeddedChannel(new FrameDecoder());
+        ByteBuf b = header(MessageType.DEDUP_CANDIDATES, 12 + 56).writeLong(1).writeInt(-1).writeZero(56);
+        assertThatThrownBy(() -> decode.writeInbound(b)).isInstanceOf(ProtocolException.class)
+                .hasMessageContaining("DEDUP_CANDIDATES candidates 4294967295 is out of range");
+    }
+
     @Test
     void answer_unknownRequestId_refusedAndPendingCallsKept() {
         EmbeddedChannel ch = new EmbeddedChannel();
-        DedupLink link = new DedupLink("w1", ch, Duration.ofSeconds(30));
-        ch.pipeline().addLast(new FrameDecoder(), new FrameEncoder(), link.answers());
+        DedupLink link = masterLink(ch);
         CompletableFuture<Message> call = link.call(link.nextId(), new DedupControl(1, DedupControl.LOAD, 0));
         long[] load = new long[DedupFrames.LOAD_FIELDS];
         assertThatThrownBy(() -> ch.writeInbound(encoded(new DedupDone(42, load)))).isInstanceOf(ProtocolException.class)
@@ -166,8 +240,7 @@ class DedupFramesBadInputTest {
     @Test
     void call_linkCloses_pendingCallFailsAsLost() {
         EmbeddedChannel ch = new EmbeddedChannel();
-        DedupLink link = new DedupLink("w1", ch, Duration.ofSeconds(30));
-        ch.pipeline().addLast(new FrameDecoder(), new FrameEncoder(), link.answers());
+        DedupLink link = masterLink(ch);
         CompletableFuture<Message> call = link.call(link.nextId(), new DedupControl(1, DedupControl.FLUSH, 0));
         ch.close();
         assertThatThrownBy(call::join).isInstanceOf(CompletionException.class).hasCauseInstanceOf(DedupWorkerLostException.class)

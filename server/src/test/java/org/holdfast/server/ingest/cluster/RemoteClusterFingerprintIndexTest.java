@@ -16,6 +16,7 @@ import org.holdfast.server.catalog.RocksCredentialStore;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MembershipSettings;
 import org.holdfast.server.cluster.WorkerRegistry;
+import org.holdfast.server.engine.ClusterBroadcast;
 import org.holdfast.server.engine.ClusterFingerprintIndex;
 import org.holdfast.server.engine.ClusterMode;
 import org.holdfast.server.engine.DedupStream;
@@ -39,6 +40,8 @@ import org.junit.jupiter.api.Test;
  * The master/worker index's contract with its two workers in other "nodes": each worker hosts its
  * own engine behind a {@link WorkerConnector} registered over TLS with a real {@link ClusterServer},
  * and the master calls them through {@link RemoteDedupWorker}s on those links (one JVM, real sockets).
+ * With a full broadcast; {@link RemoteTwoPhaseClusterFingerprintIndexTest} runs the same with the
+ * two-phase one.
  */
 class RemoteClusterFingerprintIndexTest extends FingerprintIndexContractTest {
     private static final int WORKERS = 2;
@@ -78,11 +81,21 @@ class RemoteClusterFingerprintIndexTest extends FingerprintIndexContractTest {
                 opened.add(0, w::close);
             }
             await().atMost(Duration.ofSeconds(20)).until(() -> server.dedupLinks().workers().size() == WORKERS);
-            return new ClusterFingerprintIndex(server.dedupLinks().workers(), ClusterMode.NEAREST, settings.uSegment(),
+            return new ClusterFingerprintIndex(server.dedupLinks().workers(), ClusterMode.NEAREST, broadcast(), settings.uSegment(),
                     settings.uContainer() / 2);
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /** How the index under test broadcasts lookups. */
+    protected ClusterBroadcast broadcast() {
+        return ClusterBroadcast.FULL;
+    }
+
+    /** The workers' engines (in worker order of connecting, not of the master's list). */
+    protected List<LocalDedupWorker> engines() {
+        return engines;
     }
 
     @Override
@@ -99,10 +112,8 @@ class RemoteClusterFingerprintIndexTest extends FingerprintIndexContractTest {
         engines.clear();
     }
 
-    @Test
-    void lookup_afterRecord_findsDuplicatesThroughTheRemoteWorkers() {
-        int n = 1000;
-        byte[] f = fps(7, n);
+    /** Looks up {@code n} new fingerprints on a stream of volume {@code v} and records them as stored at PBNs 1000 on. */
+    void storeNew(byte[] f, int n) {
         long[] pbns = new long[n];
         boolean[] isNew = new boolean[n];
         try (DedupStream s = index().openStream("v")) {
@@ -113,6 +124,13 @@ class RemoteClusterFingerprintIndexTest extends FingerprintIndexContractTest {
             }
             s.record(f, n, pbns, isNew);
         }
+    }
+
+    @Test
+    void lookup_afterRecord_findsDuplicatesThroughTheRemoteWorkers() {
+        int n = 1000;
+        byte[] f = fps(7, n);
+        storeNew(f, n);
         long[] again = new long[n];
         try (DedupStream s = index().openStream("v")) {
             s.lookup(f, n, again);
