@@ -6,14 +6,17 @@ import java.util.List;
 import org.holdfast.common.id.SnapshotId;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.model.Consistency;
+import org.holdfast.server.app.OnStandaloneOrMaster;
 import org.holdfast.server.catalog.AgentStore;
 import org.holdfast.server.stats.AgentLedger;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 /** The agents that connected to the ingest port, one per token (operator and admin: they show addresses and token names). */
 @RestController
+@Conditional(OnStandaloneOrMaster.class)
 @RequestMapping("/api/v1/agents")
 public class AgentController {
     private final AgentLedger ledger;

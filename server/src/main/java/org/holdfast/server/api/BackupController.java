@@ -2,9 +2,11 @@ package org.holdfast.server.api;
 
 import java.time.Instant;
 import java.util.List;
+import org.holdfast.server.app.OnStandaloneOrMaster;
 import org.holdfast.server.ingest.RunningBackups;
 import org.holdfast.server.security.AccessPrincipal;
 import org.holdfast.server.security.Role;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
@@ -14,6 +16,7 @@ import org.springframework.web.bind.annotation.RestController;
  * admins only, as in {@code /api/v1/agents}: viewers see the figures, not who sends them.
  */
 @RestController
+@Conditional(OnStandaloneOrMaster.class)
 public class BackupController {
     private final RunningBackups running;
 

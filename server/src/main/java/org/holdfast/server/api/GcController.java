@@ -1,8 +1,10 @@
 package org.holdfast.server.api;
 
+import org.holdfast.server.app.OnStandaloneOrMaster;
 import org.holdfast.server.gc.GcJobs;
 import org.holdfast.server.gc.GcService;
 import jakarta.servlet.http.HttpServletRequest;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -14,6 +16,7 @@ import org.springframework.web.bind.annotation.RestController;
  * holds and locks: {@link SnapshotController}).
  */
 @RestController
+@Conditional(OnStandaloneOrMaster.class)
 @NeedsGcBookkeeping
 public class GcController {
     private final GcService gc;

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.time.Clock;
 import org.holdfast.common.id.VolumeId;
+import org.holdfast.server.app.OnStandaloneOrMaster;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.UnknownSnapshotException;
@@ -28,6 +29,7 @@ import org.holdfast.server.store.DataStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -54,6 +56,7 @@ import org.springframework.web.bind.annotation.RestController;
  * which needs no header and serves the same image while the link and its holder's rights last.
  */
 @RestController
+@Conditional(OnStandaloneOrMaster.class)
 public class ImageController {
     /** Request attribute: the response must end by closing the connection, unfinished (read by a Tomcat valve in app). */
     public static final String ABORT_CONNECTION = "org.holdfast.server.api.abortConnection";

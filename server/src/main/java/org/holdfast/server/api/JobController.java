@@ -3,10 +3,12 @@ package org.holdfast.server.api;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
 import java.util.List;
+import org.holdfast.server.app.OnStandaloneOrMaster;
 import org.holdfast.server.jobs.Job;
 import org.holdfast.server.jobs.JobState;
 import org.holdfast.server.jobs.Jobs;
 import org.holdfast.server.jobs.UnknownJobException;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -20,6 +22,7 @@ import org.springframework.web.bind.annotation.RestController;
  * belong to their resources (GcController) and answer 202 with the job and its Location.
  */
 @RestController
+@Conditional(OnStandaloneOrMaster.class)
 public class JobController {
     private final Jobs jobs;
 

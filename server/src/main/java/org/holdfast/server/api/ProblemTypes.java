@@ -48,6 +48,8 @@ public final class ProblemTypes {
     public static final URI RANGE_NOT_SATISFIABLE = URI.create("urn:holdfast:problem:range-not-satisfiable");
     /** 409: only a master lists workers; this node is standalone or a worker (the detail says where the master is). */
     public static final URI NOT_A_MASTER = URI.create("urn:holdfast:problem:not-a-master");
+    /** 409: a worker serves no volumes, snapshots, jobs, GC or statistics; the detail names its master. */
+    public static final URI NOT_ON_A_WORKER = URI.create("urn:holdfast:problem:not-on-a-worker");
     /** 404: no worker with that id is registered with this master. */
     public static final URI UNKNOWN_WORKER = URI.create("urn:holdfast:problem:unknown-worker");
     /** 409: the worker is connected; stop it before removing it. */

@@ -10,8 +10,10 @@ import java.util.Map;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.gc.retention.RetentionExplainer;
 import org.holdfast.gc.retention.RetentionPolicy;
+import org.holdfast.server.app.OnStandaloneOrMaster;
 import org.holdfast.server.gc.GcService;
 import org.holdfast.server.gc.NamedPolicies;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
@@ -29,6 +31,7 @@ import org.springframework.web.bind.annotation.RestController;
  * {@code keep-last=3,daily=7}), times as ISO-8601.
  */
 @RestController
+@Conditional(OnStandaloneOrMaster.class)
 @NeedsGcBookkeeping
 public class RetentionController {
     /** Most snapshot times one simulation takes. */

@@ -1,13 +1,16 @@
 package org.holdfast.server.api;
 
+import org.holdfast.server.app.OnStandaloneOrMaster;
 import org.holdfast.server.ingest.IngestServer;
 import org.holdfast.server.security.tls.ServerCertificate;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 /** What an agent needs to reach this server (viewer and up): the agent port, TLS, the certificate to pin, the version. */
 @RestController
+@Conditional(OnStandaloneOrMaster.class)
 public class ServerController {
     private static final String VERSION_PREFIX = "holdfast-server/";
 

@@ -1,5 +1,6 @@
 package org.holdfast.server.api;
 
+import org.holdfast.server.app.OnStandaloneOrMaster;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.verify.DamageReport;
 import jakarta.servlet.http.HttpServletRequest;
@@ -16,6 +17,7 @@ import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.UnknownVolumeException;
 import org.holdfast.server.gc.GcService;
 import org.holdfast.server.gc.RetentionLocks;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -32,6 +34,7 @@ import org.springframework.web.bind.annotation.RestController;
  * is looked at (except the admin check of the release routes, which names nothing).
  */
 @RestController
+@Conditional(OnStandaloneOrMaster.class)
 @RequestMapping("/api/v1/volumes/{name}/snapshots")
 public class SnapshotController {
     private final Catalog catalog;

@@ -5,6 +5,7 @@ import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeParseException;
 import java.util.List;
+import org.holdfast.server.app.OnStandaloneOrMaster;
 import org.holdfast.server.catalog.DailyStatsStore;
 import org.holdfast.server.stats.Capacity;
 import org.holdfast.server.stats.DailySeries;
@@ -13,6 +14,7 @@ import org.holdfast.server.stats.StatsHistory;
 import org.holdfast.server.stats.StatsReport;
 import org.holdfast.server.store.LogArchive;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
@@ -20,6 +22,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 /** Statistics: capacity, stored and protected bytes, ratios, reclaimable bytes, rates, object-store requests; and the daily series. */
 @RestController
+@Conditional(OnStandaloneOrMaster.class)
 @RequestMapping("/api/v1/stats")
 public class StatsController {
     /** Longest range {@code /stats/daily} answers, in days. */

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Set;
 import org.holdfast.common.id.SnapshotId;
 import org.holdfast.common.id.VolumeId;
+import org.holdfast.server.app.OnStandaloneOrMaster;
 import org.holdfast.server.catalog.UnknownVolumeException;
 import org.holdfast.server.store.BadBlocks;
 import org.holdfast.server.verify.DamageReport;
@@ -16,6 +17,7 @@ import org.holdfast.server.verify.Verifier;
 import org.holdfast.server.verify.VerifyJobs;
 import org.holdfast.server.verify.VerifyScope;
 import org.holdfast.server.verify.VerifySettings;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -28,6 +30,7 @@ import org.springframework.web.bind.annotation.RestController;
  * and the last pass. Per-snapshot results are in the snapshot details ({@code verification}).
  */
 @RestController
+@Conditional(OnStandaloneOrMaster.class)
 public class VerifyController {
     private static final Set<String> FIELDS = Set.of("volume", "snapshot");
 

@@ -1,5 +1,6 @@
 package org.holdfast.server.api;
 
+import org.holdfast.server.app.OnStandaloneOrMaster;
 import org.holdfast.server.verify.DamageReport;
 import com.fasterxml.jackson.databind.JsonNode;
 import jakarta.servlet.http.HttpServletRequest;
@@ -15,6 +16,7 @@ import org.holdfast.server.gc.GcService;
 import org.holdfast.server.gc.VolumeGate;
 import org.holdfast.server.security.AccessPrincipal;
 import org.holdfast.server.volumes.VolumeAdmin;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -32,6 +34,7 @@ import org.springframework.web.bind.annotation.RestController;
  * {@link SnapshotController}.
  */
 @RestController
+@Conditional(OnStandaloneOrMaster.class)
 @RequestMapping("/api/v1/volumes")
 public class VolumeController {
     private static final Set<String> CREATE_FIELDS = Set.of("name", "blockSize", "policy", "policyName", "domain", "quotaBytes");

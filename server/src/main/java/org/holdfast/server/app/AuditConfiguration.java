@@ -6,6 +6,7 @@ import org.holdfast.server.api.AuditFilter;
 import org.holdfast.server.catalog.AuditStore;
 import org.holdfast.server.gc.GcService;
 import org.holdfast.server.store.MetadataDb;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -29,9 +30,9 @@ public class AuditConfiguration {
     }
 
     @Bean
-    AuditStore auditStore(MetadataDb db, Clock holdfastClock, AuditProperties p, GcService gc) {
+    AuditStore auditStore(MetadataDb db, Clock holdfastClock, AuditProperties p, ObjectProvider<GcService> gc) {
         AuditStore store = new AuditStore(db, holdfastClock, p.retention());
-        gc.locks().auditTo(store);
+        gc.ifAvailable(g -> g.locks().auditTo(store)); // a worker runs no GC
         return store;
     }
 

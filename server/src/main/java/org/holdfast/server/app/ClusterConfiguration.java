@@ -1,10 +1,12 @@
 package org.holdfast.server.app;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import org.holdfast.common.tls.CertificateFingerprint;
+import org.holdfast.server.api.NotOnAWorkerFilter;
 import org.holdfast.server.catalog.ClusterStore;
 import org.holdfast.server.cluster.ClusterNode;
 import org.holdfast.server.cluster.ClusterSetupException;
@@ -25,17 +27,23 @@ import org.holdfast.server.store.MetadataDb;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.info.BuildProperties;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
  * Master/worker mode ({@code holdfast.cluster.*}, docs/operations.md "Master/worker mode
  * (preview)"). A master keeps the {@link WorkerRegistry} on its catalog and opens the cluster port;
- * a worker connects to its master and opens no agent port ({@link CoreConfiguration}); a standalone
- * server gets neither. Every role gets a {@link ClusterNode} for the REST API.
+ * a worker connects to its master and opens only its own dedup index: no agent port, data store,
+ * catalog, standalone engine or GC ({@link OnStandaloneOrMaster}), and its REST answers what it lacks
+ * with {@code not-on-a-worker}; a standalone server gets neither. Every role gets a
+ * {@link ClusterNode} for the REST API.
  */
 @Configuration(proxyBeanMethods = false)
+// the worker's engine settings: DedupEngineConfiguration, which also binds them, is not on a worker
+@EnableConfigurationProperties(DedupEngineConfiguration.SungemProperties.class)
 public class ClusterConfiguration {
     private static final String ROLE = "holdfast.cluster.role";
 
@@ -111,6 +119,15 @@ public class ClusterConfiguration {
     @ConditionalOnExpression("'${" + ROLE + ":standalone}' == 'worker' && '${holdfast.dedup.engine:sungem}' != 'exact'")
     WorkerDedupMetrics workerDedupMetrics(LazyDedupWorker workerDedupEngine) {
         return new WorkerDedupMetrics(workerDedupEngine);
+    }
+
+    /** A worker's REST: the endpoints over what it does not open answer 409 not-on-a-worker (after Spring Security). */
+    @Bean
+    @ConditionalOnProperty(name = ROLE, havingValue = "worker")
+    FilterRegistrationBean<NotOnAWorkerFilter> notOnAWorker(ObjectMapper json, HoldfastProperties props) {
+        FilterRegistrationBean<NotOnAWorkerFilter> r = new FilterRegistrationBean<>(new NotOnAWorkerFilter(json, props.cluster().master()));
+        r.addUrlPatterns("/api/*");
+        return r;
     }
 
     /** A worker's link from its settings; a setting that cannot work is a {@link ClusterSetupException} naming it. */

@@ -4,10 +4,12 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import org.holdfast.server.gc.GcService;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.stereotype.Component;
 
 /** Publishes online compaction's totals: bytes reclaimed and copied, logs rewritten and deleted, seconds spent. */
 @Component
+@Conditional(OnStandaloneOrMaster.class)
 public class CompactionMetrics implements MeterBinder {
     private final GcService gc;
 

@@ -30,6 +30,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.info.BuildProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
 /**
@@ -51,6 +52,10 @@ import org.springframework.context.annotation.Configuration;
  * both are no-ops. The ingest port takes the {@link TokenAuthenticator} and {@link AuditLog} beans
  * (the token store and audit store provide them); without a token store it refuses every agent. An
  * {@link IngestObserver} bean (statistics' agent ledger) hears of connections, backup results and bytes moved.
+ *
+ * <h2>Workers</h2>
+ * A worker ({@code holdfast.cluster.role=worker}) opens only the data directory, the metadata database
+ * (users, tokens, audit) and the clock here; the rest needs {@link OnStandaloneOrMaster}.
  */
 @Configuration(proxyBeanMethods = false)
 public class CoreConfiguration {
@@ -78,6 +83,7 @@ public class CoreConfiguration {
     }
 
     @Bean(destroyMethod = "close")
+    @Conditional(OnStandaloneOrMaster.class)
     DataStore dataStore(DataDirectory dir, MetadataDb db, HoldfastProperties props, ObjectProvider<LogArchive> archive) {
         HoldfastProperties.Store s = props.store();
         // opening finishes or discards a compaction a crash interrupted; GC runs compact online
@@ -94,6 +100,7 @@ public class CoreConfiguration {
     /** Backend s3: the object store sealed logs go to, probed for create-only PUTs before the store opens. */
     @Bean(destroyMethod = "close")
     @ConditionalOnProperty(name = "holdfast.store.backend", havingValue = "s3")
+    @Conditional(OnStandaloneOrMaster.class)
     LogArchive logArchive(HoldfastProperties props) {
         HoldfastProperties.S3 c = props.store().s3();
         S3Settings settings = S3Settings.of(c.endpoint(), c.region(), c.bucket(), c.prefix(), c.credentialsFile(), c.pathStyle())
@@ -103,6 +110,7 @@ public class CoreConfiguration {
     }
 
     @Bean
+    @Conditional(OnStandaloneOrMaster.class)
     Catalog catalog(MetadataDb db) {
         return new Catalog(db);
     }
@@ -113,6 +121,7 @@ public class CoreConfiguration {
     }
 
     @Bean
+    @Conditional(OnStandaloneOrMaster.class)
     SnapshotCommit snapshotCommit(Catalog catalog, ObjectProvider<CommitHook> hooks, Clock holdfastClock) {
         List<CommitHook> all = hooks.orderedStream().toList();
         CommitHook hook = all.isEmpty() ? CommitHook.NONE : all.size() == 1 ? all.get(0) : (commit, batch) -> {
@@ -126,6 +135,7 @@ public class CoreConfiguration {
     }
 
     @Bean
+    @Conditional(OnStandaloneOrMaster.class)
     IngestServices ingestServices(DataStore dataStore, Catalog catalog, SnapshotCommit snapshotCommit, FingerprintIndex index,
                                   ObjectProvider<ReferenceGuard> guards, Clock holdfastClock,
                                   ObjectProvider<TokenAuthenticator> authenticator, ObjectProvider<AuditLog> audit,
@@ -153,6 +163,7 @@ public class CoreConfiguration {
     }
 
     @Bean
+    @Conditional(OnStandaloneOrMaster.class)
     IngestServer ingestServer(IngestServices services, HoldfastProperties props, ObjectProvider<BuildProperties> build,
                               ObjectProvider<ServerCertificate> certificate, DataDirectory dir) {
         HoldfastProperties.Ingest i = props.ingest();
@@ -173,8 +184,8 @@ public class CoreConfiguration {
 
     /** A worker opens no agent port: agents talk to the master only. */
     @Bean
-    PortLifecycle ingestLifecycle(IngestServer server, HoldfastProperties props) {
-        boolean worker = props.cluster().clusterRole() == org.holdfast.server.cluster.ClusterRole.WORKER;
-        return new PortLifecycle(worker ? () -> { } : server::start, server);
+    @Conditional(OnStandaloneOrMaster.class)
+    PortLifecycle ingestLifecycle(IngestServer server) {
+        return new PortLifecycle(server::start, server);
     }
 }

@@ -19,6 +19,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.util.unit.DataSize;
 
@@ -32,6 +33,7 @@ import org.springframework.util.unit.DataSize;
  * ({@link DedupEngineMetrics}).
  */
 @Configuration(proxyBeanMethods = false)
+@Conditional(OnStandaloneOrMaster.class)
 @ConditionalOnExpression("'${holdfast.dedup.engine:sungem}' != 'exact'")
 @EnableConfigurationProperties(DedupEngineConfiguration.SungemProperties.class)
 public class DedupEngineConfiguration {

@@ -5,10 +5,12 @@ import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.store.MetadataDb;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
 /** The exact fingerprint index, when {@code holdfast.dedup.engine} is {@code exact} (the baseline; {@code sungem} is the default). */
 @Configuration(proxyBeanMethods = false)
+@Conditional(OnStandaloneOrMaster.class)
 @ConditionalOnProperty(name = "holdfast.dedup.engine", havingValue = "exact")
 public class ExactIndexConfiguration {
 

@@ -34,6 +34,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.util.unit.DataSize;
 import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
@@ -47,6 +48,7 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
  * cycle are left out and the GC endpoints are refused.
  */
 @Configuration(proxyBeanMethods = false)
+@Conditional(OnStandaloneOrMaster.class)
 @EnableConfigurationProperties(GcConfiguration.GcProperties.class)
 public class GcConfiguration {
     private static final Logger LOG = LoggerFactory.getLogger(GcConfiguration.class);

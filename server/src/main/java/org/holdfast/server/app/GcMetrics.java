@@ -5,10 +5,12 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import org.holdfast.server.gc.GcService;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.stereotype.Component;
 
 /** Publishes the garbage collector's state: GMA queue depth, updates, and what the last run found and freed. */
 @Component
+@Conditional(OnStandaloneOrMaster.class)
 public class GcMetrics implements MeterBinder {
     private final GcService gc;
 

@@ -1,17 +1,26 @@
 package org.holdfast.server.app;
 
+import java.io.File;
+import java.util.List;
 import org.holdfast.server.gc.GcService;
 import org.holdfast.server.store.CatalogHealth;
+import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.MetadataDb;
 import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.HealthIndicator;
+import org.springframework.boot.actuate.metrics.system.DiskSpaceMetricsBinder;
+import org.springframework.boot.actuate.system.DiskSpaceHealthIndicator;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.util.unit.DataSize;
 
 /**
  * The health components of the stores: {@code catalog} (DOWN while a RocksDB background error has
  * stopped it taking writes) and {@code gc} (DEGRADED while GC updates wait for a disk that cannot
- * take them, or bookkeeping is paused; backups still commit). Each says why and what to do.
+ * take them, or bookkeeping is paused; backups still commit; not on a worker), and the disk space
+ * check and metric, both measured at the data directory (Spring Boot's defaults measure the working
+ * directory, which is often another file system). Each says why and what to do.
  */
 @Configuration(proxyBeanMethods = false)
 public class HealthConfiguration {
@@ -28,7 +37,21 @@ public class HealthConfiguration {
         };
     }
 
+    /** The health check's disk space, at the data directory; DOWN below the free space the store keeps in reserve. */
     @Bean
+    DiskSpaceHealthIndicator diskSpaceHealthIndicator(DataDirectory dir, HoldfastProperties props) {
+        return new DiskSpaceHealthIndicator(dir.root().toFile(), DataSize.ofBytes(Math.max(1, props.store().minFreeSpace().toBytes())));
+    }
+
+    /** {@code disk.free} and {@code disk.total}, tagged with the data directory's path. */
+    @Bean
+    DiskSpaceMetricsBinder diskSpaceMetrics(DataDirectory dir) {
+        return new DiskSpaceMetricsBinder(List.of(new File(dir.root().toString())), List.of());
+    }
+
+    /** Not on a worker: it runs no GC. */
+    @Bean
+    @Conditional(OnStandaloneOrMaster.class)
     HealthIndicator gcHealthIndicator(GcService gc) {
         return () -> {
             RuntimeException paused = gc.failure();

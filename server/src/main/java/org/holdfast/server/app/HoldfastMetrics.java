@@ -7,10 +7,12 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.ingest.IngestServer;
 import org.holdfast.server.store.DataStore;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.stereotype.Component;
 
 /** Publishes the core's counters to Micrometer (Prometheus at /actuator/prometheus). */
 @Component
+@Conditional(OnStandaloneOrMaster.class)
 public class HoldfastMetrics implements MeterBinder {
     private final DataStore store;
     private final IngestServer ingest;

@@ -7,6 +7,7 @@ import org.holdfast.server.gc.GcService;
 import org.holdfast.server.jobs.Jobs;
 import org.holdfast.server.store.MetadataDb;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
 /**
@@ -15,6 +16,7 @@ import org.springframework.context.annotation.Configuration;
  * before the GC service and the metadata database close.
  */
 @Configuration(proxyBeanMethods = false)
+@Conditional(OnStandaloneOrMaster.class)
 public class JobsConfiguration {
 
     @Bean

@@ -20,12 +20,12 @@ import org.springframework.stereotype.Component;
 class ListeningReport implements ApplicationListener<ApplicationReadyEvent> {
     private static final Logger LOG = LoggerFactory.getLogger(ListeningReport.class);
 
-    private final IngestServer ingest;
+    private final ObjectProvider<IngestServer> ingest;
     private final ObjectProvider<ServerCertificate> certificate;
     private final HoldfastProperties props;
     private final Environment env;
 
-    ListeningReport(IngestServer ingest, ObjectProvider<ServerCertificate> certificate, HoldfastProperties props, Environment env) {
+    ListeningReport(ObjectProvider<IngestServer> ingest, ObjectProvider<ServerCertificate> certificate, HoldfastProperties props, Environment env) {
         this.ingest = ingest;
         this.certificate = certificate;
         this.props = props;
@@ -38,7 +38,7 @@ class ListeningReport implements ApplicationListener<ApplicationReadyEvent> {
         String http = event.getApplicationContext() instanceof WebServerApplicationContext w && w.getWebServer() != null
                 ? String.valueOf(w.getWebServer().getPort()) : env.getProperty("server.port", "8080");
         boolean worker = props.cluster().clusterRole() == org.holdfast.server.cluster.ClusterRole.WORKER;
-        String agents = worker ? "no port (role worker: agents talk to the master)" : props.ingest().host() + ":" + ingest.port();
+        String agents = worker ? "no port (role worker: agents talk to the master)" : props.ingest().host() + ":" + ingest.getObject().port();
         ServerCertificate cert = certificate.getIfAvailable();
         if (cert == null) {
             LOG.warn("TLS is OFF (holdfast.tls.enabled=false): HTTP and the agent port carry tokens and backup data in the clear;"

@@ -8,10 +8,12 @@ import java.util.function.ToLongFunction;
 import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.LogCache;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.stereotype.Component;
 
 /** Backend s3: object-store requests and bytes (stores bill per request), retries, logs uploaded and fetched back, and the local cache. */
 @Component
+@Conditional(OnStandaloneOrMaster.class)
 @ConditionalOnProperty(name = "holdfast.store.backend", havingValue = "s3")
 public class ObjectStoreMetrics implements MeterBinder {
     private final LogArchive archive;

@@ -1,9 +1,7 @@
 package org.holdfast.server.app;
 
-import java.io.File;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.holdfast.server.gc.GcJobs;
@@ -28,23 +26,22 @@ import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.boot.actuate.metrics.system.DiskSpaceMetricsBinder;
-import org.springframework.boot.actuate.system.DiskSpaceHealthIndicator;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.util.unit.DataSize;
 
 /**
  * Wires statistics ({@code holdfast.stats.*}): the report, the block survey refreshed every
  * {@code survey-interval} together with today's record of the daily series, the agent ledger the
- * ingest port reports to, and the disk-space health check and metric, both measured at the data
- * directory (Spring Boot's defaults measure the working directory, which is often another file system).
+ * ingest port reports to. Not on a worker ({@link OnStandaloneOrMaster}); the disk-space check and
+ * metric are in {@link HealthConfiguration}.
  */
 @Configuration(proxyBeanMethods = false)
+@Conditional(OnStandaloneOrMaster.class)
 @EnableConfigurationProperties(StatsConfiguration.StatsProperties.class)
 public class StatsConfiguration {
     private static final Logger LOG = LoggerFactory.getLogger(StatsConfiguration.class);
@@ -120,18 +117,6 @@ public class StatsConfiguration {
 
     /** Job kinds that change what is stored or reclaimable. */
     private static final java.util.Set<String> RESHAPING_JOBS = java.util.Set.of(GcJobs.CYCLE, GcJobs.COMPACTION, GcJobs.RECLAIM);
-
-    /** The health check's disk space, at the data directory; DOWN below the free space the store keeps in reserve. */
-    @Bean
-    DiskSpaceHealthIndicator diskSpaceHealthIndicator(DataDirectory dir, HoldfastProperties props) {
-        return new DiskSpaceHealthIndicator(dir.root().toFile(), DataSize.ofBytes(Math.max(1, props.store().minFreeSpace().toBytes())));
-    }
-
-    /** {@code disk.free} and {@code disk.total}, tagged with the data directory's path. */
-    @Bean
-    DiskSpaceMetricsBinder diskSpaceMetrics(DataDirectory dir) {
-        return new DiskSpaceMetricsBinder(List.of(new File(dir.root().toString())), List.of());
-    }
 
     /**
      * Refreshes the survey and writes today's daily record every interval, the first right after

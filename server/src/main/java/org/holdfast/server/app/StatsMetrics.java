@@ -8,6 +8,7 @@ import java.util.function.ToDoubleFunction;
 import org.holdfast.server.stats.Statistics;
 import org.holdfast.server.stats.StatsReport;
 import org.holdfast.server.stats.TransferRates;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.stereotype.Component;
 
 /**
@@ -17,6 +18,7 @@ import org.springframework.stereotype.Component;
  * NaN); and the bytes backed up and restored as counters.
  */
 @Component
+@Conditional(OnStandaloneOrMaster.class)
 public class StatsMetrics implements MeterBinder {
     private final Statistics statistics;
 

@@ -18,6 +18,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.util.unit.DataSize;
 
@@ -26,6 +27,7 @@ import org.springframework.util.unit.DataSize;
  * jobs and schedule, the damage report, and the {@code integrity} health check.
  */
 @Configuration(proxyBeanMethods = false)
+@Conditional(OnStandaloneOrMaster.class)
 @EnableConfigurationProperties(VerifyConfiguration.VerifyProperties.class)
 public class VerifyConfiguration {
     /** The health status while a block is bad: the server works and backups repair, but some data cannot be restored. */

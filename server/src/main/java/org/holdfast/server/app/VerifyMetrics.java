@@ -7,10 +7,12 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.verify.DamageReport;
 import org.holdfast.server.verify.VerifyJobs;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.stereotype.Component;
 
 /** Publishes verification: bad blocks now, flagged volumes, repairs, and what verify passes read. */
 @Component
+@Conditional(OnStandaloneOrMaster.class)
 public class VerifyMetrics implements MeterBinder {
     private final VerifyJobs jobs;
     private final DamageReport damage;

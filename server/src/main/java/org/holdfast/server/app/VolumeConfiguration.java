@@ -12,10 +12,12 @@ import org.holdfast.server.volumes.QuotaAdmission;
 import org.holdfast.server.volumes.VolumeAdmin;
 import org.holdfast.server.volumes.VolumeUsage;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
 /** Volume administration: settings (quota, last backup result), usage figures, and the ingest's quota check. */
 @Configuration(proxyBeanMethods = false)
+@Conditional(OnStandaloneOrMaster.class)
 public class VolumeConfiguration {
 
     @Bean
