@@ -126,7 +126,7 @@ class ClusterProcessTest {
         Map<String, String> m = new HashMap<>(SMALL_ENGINE);
         m.putAll(Map.of("holdfast.cluster.role", "master",
                 "holdfast.cluster.host", "127.0.0.2", "holdfast.cluster.port", Integer.toString(clusterPort),
-                "holdfast.cluster.heartbeat-interval", "500ms", "holdfast.cluster.late-after", "2s",
+                "holdfast.cluster.heartbeat-interval", "1s", "holdfast.cluster.late-after", "4s",
                 "holdfast.cluster.lost-after", "10s"));
         // its third snapshot commit halts it (the first two are the dedup backups below)
         master = ServerProcess.startArmed(work.resolve("master"), "cluster", m, LOGS, KillPoints.COMMIT_AFTER_CATALOG_BATCH, 3);
