@@ -696,7 +696,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             LOG.log(Level.INFO, "connection " + channel.remoteAddress() + ": " + code + ": " + messageOf(t));
         }
         server.stats().errors.incrementAndGet();
-        if (code == ErrorCode.STORAGE_FULL) {
+        if (code == ErrorCode.STORAGE_FULL || unwrap(t) instanceof DedupUnavailableException) { // the agent is mid-upload
             sendErrorAndLinger(code, messageOf(t));
         } else {
             sendErrorAndClose(code, messageOf(t));
@@ -759,7 +759,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** How long a connection refused for a full disk stays open for the agent to read the ERROR. */
+    /** How long a connection refused mid-upload (a full disk, a lost dedup worker) stays open for the agent to read the ERROR. */
     static final long ERROR_LINGER_MILLIS = 2_000;
 
     private void sendErrorAndClose(ErrorCode code, String message) {
