@@ -35,9 +35,10 @@ import org.holdfast.server.engine.SegmentRecord;
  * loop, in arrival order (so a stream's calls stay in order), and answers with the request's id;
  * an engine failure is answered DEDUP_FAILED and the link stays. A malformed frame is answered
  * ERROR and the link closes before anything reaches the engine. When the link ends, the streams it
- * opened are ended (a master that reconnects numbers its streams afresh). The engine belongs to the caller.
+ * opened are ended (a master that reconnects numbers its streams afresh) and the calls still
+ * queued are dropped. The engine belongs to the caller.
  *
- * <p>The engine serves every connection, and an old one may still run its queued calls after a
+ * <p>The engine serves every connection, and an old one may still be in a call after a
  * reconnect: so a master's stream number names an engine stream of this connection only
  * ({@link #engineStream}), never another connection's with the same number.
  */
@@ -63,7 +64,13 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
         }
         Message m = (Message) msg;
         try {
-            lane.execute(() -> ctx.writeAndFlush(serve(m)));
+            lane.execute(() -> {
+                // an ended link's queued calls: the master gave them up, and the worker may have
+                // started its index over since (a new membership), which they must not teach
+                if (ctx.channel().isActive()) {
+                    ctx.writeAndFlush(serve(m));
+                }
+            });
         } catch (RejectedExecutionException e) {
             ctx.close(); // the worker is stopping
         }

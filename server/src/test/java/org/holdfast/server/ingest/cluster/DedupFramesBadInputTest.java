@@ -63,7 +63,7 @@ class DedupFramesBadInputTest {
                 .writeByte(type.code());
     }
 
-    private static ByteBuf encoded(Message m) {
+    static ByteBuf encoded(Message m) {
         ByteBuf b = Unpooled.buffer();
         FrameEncoder.write(m, b);
         return b;
