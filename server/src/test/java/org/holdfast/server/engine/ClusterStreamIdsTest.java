@@ -33,8 +33,10 @@ class ClusterStreamIdsTest {
     void openStream_twoIndexesOverOneWorker_endingOneKeepsTheOthersWorkerState() {
         try (LocalDedupWorker w = new LocalDedupWorker(0, dir.resolve("w0"), SungemFingerprintIndexTest.smallSettings(),
                 Clock.systemUTC())) {
-            ClusterFingerprintIndex before = new ClusterFingerprintIndex(List.of(w), ClusterMode.NEAREST, ClusterBroadcast.TWO_PHASE, 256, 512);
-            ClusterFingerprintIndex after = new ClusterFingerprintIndex(List.of(w), ClusterMode.NEAREST, ClusterBroadcast.TWO_PHASE, 256, 512);
+            ClusterFingerprintIndex before = new ClusterFingerprintIndex(List.of(w), ClusterMode.NEAREST,
+                    ClusterBroadcast.TWO_PHASE, 256, 512);
+            ClusterFingerprintIndex after = new ClusterFingerprintIndex(List.of(w), ClusterMode.NEAREST,
+                    ClusterBroadcast.TWO_PHASE, 256, 512);
             try (DedupStream a = before.openStream("a")) {
                 recordNew(a, 1, 1);
                 after.openStream("b").close();

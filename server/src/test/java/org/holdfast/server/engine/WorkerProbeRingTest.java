@@ -24,7 +24,8 @@ class WorkerProbeRingTest {
         int segments = 20;
         int n = 16;
         byte[][] segs = new byte[segments][];
-        try (SungemFingerprintIndex idx = new SungemFingerprintIndex(dir, SungemFingerprintIndexTest.smallSettings(), Clock.systemUTC())) {
+        try (SungemFingerprintIndex idx = new SungemFingerprintIndex(dir, SungemFingerprintIndexTest.smallSettings(),
+                Clock.systemUTC())) {
             try (DedupStream first = idx.openStream("a")) {
                 for (int k = 0; k < segments; k++) {
                     segs[k] = new byte[n * 32];

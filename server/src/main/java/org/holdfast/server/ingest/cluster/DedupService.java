@@ -83,10 +83,12 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
                 SegmentAnswer a = worker.lookup(new SegmentLookup(engineStream(l.stream()), l.fps(), l.count())).join();
                 return new DedupAnswer(id, a.count(), exact(a.pbns(), a.count()), exact(a.runs(), a.count()), load(a.load()));
             } else if (m instanceof DedupProbe p) {
-                ProbeAnswer a = worker.probe(new SegmentProbe(engineStream(p.stream()), p.key(), p.count(), p.words(), p.samples())).join();
+                SegmentProbe probe = new SegmentProbe(engineStream(p.stream()), p.key(), p.count(), p.words(), p.samples());
+                ProbeAnswer a = worker.probe(probe).join();
                 return new DedupCandidates(id, a.candidates(), load(a.load()));
             } else if (m instanceof DedupRecord r) {
-                worker.record(new SegmentRecord(engineStream(r.stream()), r.fps(), r.count(), r.pbns(), r.isNew(), r.placed())).join();
+                worker.record(new SegmentRecord(engineStream(r.stream()), r.fps(), r.count(), r.pbns(), r.isNew(), r.placed()))
+                        .join();
             } else if (m instanceof DedupForget f) {
                 worker.forget(f.pbns(), f.fps(), f.count());
             } else {

@@ -52,9 +52,11 @@ class DedupServiceStreamsTest {
             EmbeddedChannel older = new EmbeddedChannel(new FrameDecoder(), new FrameEncoder(), new DedupService(engine));
             EmbeddedChannel newer = new EmbeddedChannel(new FrameDecoder(), new FrameEncoder(), new DedupService(engine));
             assertThat(DedupFramesBadInputTest.served(newer, newEntries(1, 5, 1, 1))).isInstanceOf(DedupDone.class);
-            DedupCandidates c = (DedupCandidates) DedupFramesBadInputTest.served(older, new DedupProbe(1, 5, 7, 16, 1, new long[] {3}));
+            DedupCandidates c = (DedupCandidates) DedupFramesBadInputTest.served(older,
+                    new DedupProbe(1, 5, 7, 16, 1, new long[] {3}));
             assertThat(c.candidates()).isZero();
-            assertThat(DedupFramesBadInputTest.served(older, new DedupControl(2, DedupControl.END_STREAM, 5))).isInstanceOf(DedupDone.class);
+            assertThat(DedupFramesBadInputTest.served(older, new DedupControl(2, DedupControl.END_STREAM, 5)))
+                    .isInstanceOf(DedupDone.class);
             assertThat(DedupFramesBadInputTest.served(newer, newEntries(2, 5, 2, 100))).isInstanceOf(DedupDone.class);
             assertThat(engine.load().containers()).as("the newer connection's stream 5 keeps its default container").isEqualTo(1);
             older.close();
