@@ -45,7 +45,12 @@ public final class ClusterFingerprintIndex implements FingerprintIndex {
     final InputSegmenter segmenter;
     /** New fingerprints without an anchor a stream sends to one home worker before it picks the least loaded again. */
     final int homeBudget;
-    private final AtomicLong nextStream = new AtomicLong();
+    /**
+     * Stream numbers, unique in the process, not per index: the remote master builds a new index
+     * when the set of workers up changes while backups on the old one go on over the same links, and
+     * a worker keys a stream's state by its number (one ending would drop the other's mid-backup).
+     */
+    private static final AtomicLong NEXT_STREAM = new AtomicLong();
     /** The workers' stored entries as last reported (answers carry them). */
     private final AtomicLongArray knownLoad;
     private volatile boolean closed;
@@ -141,7 +146,7 @@ public final class ClusterFingerprintIndex implements FingerprintIndex {
         if (closed) {
             throw new IllegalStateException("the cluster index is closed");
         }
-        long id = nextStream.incrementAndGet();
+        long id = NEXT_STREAM.incrementAndGet();
         return mode == ClusterMode.NEAREST ? new ClusterDedupStream(this, id) : new HashSplitDedupStream(this, id);
     }
 

@@ -55,6 +55,8 @@ final class SungemDedupStream implements DedupStream {
         int[] runContainer = new int[16];
         int[] runOffset = new int[16];
         int runCount;
+        /** Saved by a {@link #probe} with no candidate (a lookup of the same entries that follows takes it over). */
+        boolean probed;
     }
 
     private final SavedLookup[] ring = new SavedLookup[RING];
@@ -124,14 +126,23 @@ final class SungemDedupStream implements DedupStream {
     public void lookup(byte[] fps, int count, long[] pbns) {
         check(closed, fps, count, pbns);
         long t0 = System.nanoTime();
-        SavedLookup slot = ring[ringNext];
-        ringNext = (ringNext + 1) % RING;
+        long key = keyOf(fps, count);
+        SavedLookup newest = ring[(ringNext - 1 + RING) % RING];
+        SavedLookup slot;
+        if (newest.probed && newest.count == count && newest.key == key) {
+            // the master asked anyway after this worker's empty probe: one slot for both, or each
+            // such lookup would push an older one out of the ring and its record would look it up again
+            slot = newest;
+        } else {
+            slot = ring[ringNext];
+            ringNext = (ringNext + 1) % RING;
+        }
         idx.lookups.add(count);
-        idx.hits.add(lookupInto(slot, fps, count, pbns));
+        idx.hits.add(lookupInto(slot, key, fps, count, pbns));
         idx.busyNanos.add(System.nanoTime() - t0);
     }
 
-    private long lookupInto(SavedLookup slot, byte[] fps, int count, long[] pbns) {
+    private long lookupInto(SavedLookup slot, long key, byte[] fps, int count, long[] pbns) {
         idx.bfc.advance();
         use(slot);
         runCount = 0;
@@ -143,7 +154,8 @@ final class SungemDedupStream implements DedupStream {
         }
         slot.runCount = runCount;
         slot.count = count;
-        slot.key = keyOf(fps, count);
+        slot.key = key;
+        slot.probed = false;
         return found;
     }
 
@@ -214,6 +226,7 @@ final class SungemDedupStream implements DedupStream {
             slot.runCount = 0;
             slot.count = count;
             slot.key = key;
+            slot.probed = true;
         }
         idx.busyNanos.add(System.nanoTime() - t0);
         return found;
@@ -437,7 +450,7 @@ final class SungemDedupStream implements DedupStream {
             if (scratch.length < count) {
                 scratch = new long[count];
             }
-            lookupInto(relookup, fps, count, scratch);
+            lookupInto(relookup, key, fps, count, scratch);
             relookup.count = -1;
         }
         idx.bfc.advance();

@@ -3,11 +3,12 @@ package org.holdfast.server.ingest.cluster;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.concurrent.DefaultThreadFactory;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
 import org.holdfast.common.protocol.DedupAnswer;
 import org.holdfast.common.protocol.DedupCandidates;
 import org.holdfast.common.protocol.DedupControl;
@@ -34,13 +35,21 @@ import org.holdfast.server.engine.SegmentRecord;
  * loop, in arrival order (so a stream's calls stay in order), and answers with the request's id;
  * an engine failure is answered DEDUP_FAILED and the link stays. A malformed frame is answered
  * ERROR and the link closes before anything reaches the engine. When the link ends, the streams it
- * opened are ended (a master that reconnects numbers its streams afresh). The engine belongs to the caller.
+ * opened are ended (a master that reconnects numbers its streams afresh) and the calls still
+ * queued are dropped. The engine belongs to the caller.
+ *
+ * <p>The engine serves every connection, and an old one may still be in a call after a
+ * reconnect: so a master's stream number names an engine stream of this connection only
+ * ({@link #engineStream}), never another connection's with the same number.
  */
 public final class DedupService extends ChannelInboundHandlerAdapter {
     private static final System.Logger LOG = System.getLogger(DedupService.class.getName());
     private final DedupWorker worker;
     private final ExecutorService lane = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-dedup-worker", true));
-    private final Set<Long> streams = ConcurrentHashMap.newKeySet();
+    /** Engine stream numbers, unique across this worker's connections. */
+    private static final AtomicLong NEXT_ENGINE_STREAM = new AtomicLong();
+    /** This connection's streams: the master's number to the engine's. */
+    private final Map<Long, Long> streams = new ConcurrentHashMap<>();
 
     public DedupService(DedupWorker worker) {
         this.worker = worker;
@@ -55,7 +64,13 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
         }
         Message m = (Message) msg;
         try {
-            lane.execute(() -> ctx.writeAndFlush(serve(m)));
+            lane.execute(() -> {
+                // an ended link's queued calls: the master gave them up, and the worker may have
+                // started its index over since (a new membership), which they must not teach
+                if (ctx.channel().isActive()) {
+                    ctx.writeAndFlush(serve(m));
+                }
+            });
         } catch (RejectedExecutionException e) {
             ctx.close(); // the worker is stopping
         }
@@ -65,23 +80,24 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
         long id = requestId(m);
         try {
             if (m instanceof DedupLookup l) {
-                streams.add(l.stream());
-                SegmentAnswer a = worker.lookup(new SegmentLookup(l.stream(), l.fps(), l.count())).join();
+                SegmentAnswer a = worker.lookup(new SegmentLookup(engineStream(l.stream()), l.fps(), l.count())).join();
                 return new DedupAnswer(id, a.count(), exact(a.pbns(), a.count()), exact(a.runs(), a.count()), load(a.load()));
             } else if (m instanceof DedupProbe p) {
-                streams.add(p.stream());
-                ProbeAnswer a = worker.probe(new SegmentProbe(p.stream(), p.key(), p.count(), p.words(), p.samples())).join();
+                SegmentProbe probe = new SegmentProbe(engineStream(p.stream()), p.key(), p.count(), p.words(), p.samples());
+                ProbeAnswer a = worker.probe(probe).join();
                 return new DedupCandidates(id, a.candidates(), load(a.load()));
             } else if (m instanceof DedupRecord r) {
-                streams.add(r.stream());
-                worker.record(new SegmentRecord(r.stream(), r.fps(), r.count(), r.pbns(), r.isNew(), r.placed())).join();
+                worker.record(new SegmentRecord(engineStream(r.stream()), r.fps(), r.count(), r.pbns(), r.isNew(), r.placed()))
+                        .join();
             } else if (m instanceof DedupForget f) {
                 worker.forget(f.pbns(), f.fps(), f.count());
             } else {
                 DedupControl c = (DedupControl) m;
                 if (c.op() == DedupControl.END_STREAM) {
-                    streams.remove(c.stream());
-                    worker.closeStream(c.stream());
+                    Long s = streams.remove(c.stream());
+                    if (s != null) {
+                        worker.closeStream(s);
+                    }
                 } else if (c.op() == DedupControl.FLUSH) {
                     worker.flush();
                 }
@@ -91,6 +107,11 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
             LOG.log(System.Logger.Level.WARNING, "dedup request " + m.type() + " failed", e);
             return DedupFailed.of(id, m.type() + " failed on the worker: " + e);
         }
+    }
+
+    /** The engine's number for the master's stream {@code stream} on this connection (a new one the first time). */
+    private long engineStream(long stream) {
+        return streams.computeIfAbsent(stream, s -> NEXT_ENGINE_STREAM.incrementAndGet());
     }
 
     private static long requestId(Message m) {
@@ -134,7 +155,7 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         try {
             lane.execute(() -> {
-                for (Long s : streams) {
+                for (Long s : streams.values()) {
                     worker.closeStream(s);
                 }
                 streams.clear();

@@ -63,7 +63,7 @@ class DedupFramesBadInputTest {
                 .writeByte(type.code());
     }
 
-    private static ByteBuf encoded(Message m) {
+    static ByteBuf encoded(Message m) {
         ByteBuf b = Unpooled.buffer();
         FrameEncoder.write(m, b);
         return b;
@@ -136,7 +136,11 @@ class DedupFramesBadInputTest {
 
     /** Sends {@code request} to a worker; returns its answer once it came. */
     private Message served(Message request) {
-        EmbeddedChannel ch = worker();
+        return served(worker(), request);
+    }
+
+    /** Sends {@code request} over {@code ch}, a worker's end of a link; returns its answer once it came. */
+    static Message served(EmbeddedChannel ch, Message request) {
         ch.writeInbound(encoded(request));
         await().atMost(Duration.ofSeconds(10)).until(() -> {
             ch.runPendingTasks();
