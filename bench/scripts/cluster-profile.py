@@ -143,6 +143,8 @@ class Cluster:
             worker_token = create_token(a.server_jar, os.path.join(master_dir, "data"), "worker", "profile-workers")
             args += ["--holdfast.cluster.role=master", "--holdfast.cluster.host=127.0.0.2",
                      f"--holdfast.cluster.port={self.cluster_port}", "--holdfast.dedup.engine=cluster"]
+            if a.broadcast:
+                args += [f"--holdfast.dedup.cluster.broadcast={a.broadcast}"]
         else:
             args += ["--holdfast.dedup.engine=sungem"]
         self.master = Server(a.server_jar, master_dir, a.master_xmx, args, "master" if workers else "standalone")
@@ -287,7 +289,7 @@ def rows(results):
             row["link MiB/GiB out-in"] = f"{r['link to workers bytes'] / g / (1 << 20):.1f}-{r['link from workers bytes'] / g / (1 << 20):.1f}"
             loads = r["worker containers loaded"]
             row["containers loaded/GiB"] = round(sum(loads) / g, 1)
-            row["per worker max"] = round(max(loads) / g, 1)
+            row["containers loaded/GiB, busiest worker"] = round(max(loads) / g, 1)
         else:
             row["engine s/GiB"] = round(r["master engine s"] / g, 2)
             row["containers loaded/GiB"] = round(r["containers loaded"] / g, 1)
@@ -342,6 +344,8 @@ def model(results, t_ios=(0.010, 0.0), link_bytes_per_s=10e9 / 8):
 
 def markdown(table):
     keys = list(dict.fromkeys(k for r in table for k in r))
+    # the check of every row last, after the columns only standalone or only cluster rows have
+    keys = [k for k in keys if k != "restores identical"] + [k for k in keys if k == "restores identical"]
     lines = ["| " + " | ".join(keys) + " |", "|" + " --- |" * len(keys)]
     lines += ["| " + " | ".join(str(r.get(k, "-")) for k in keys) + " |" for r in table]
     return "\n".join(lines)
@@ -358,6 +362,8 @@ def main():
     ap.add_argument("--workers", default="0,1,2,4", help="worker counts; 0 is a standalone Sungem server (the baseline)")
     ap.add_argument("--sungem", action="append", default=None,
                     help="a holdfast.dedup.sungem.* setting of every server, KEY=VALUE (default container-cache-size=4MB)")
+    ap.add_argument("--broadcast", choices=["two-phase", "full"],
+                    help="the master's holdfast.dedup.cluster.broadcast (default: the server's, two-phase)")
     ap.add_argument("--master-xmx", default="1g")
     ap.add_argument("--worker-xmx", default="512m")
     ap.add_argument("--agent-xmx", default="512m")
