@@ -87,7 +87,8 @@ public final class DedupLink {
     /** The error a call through a lost link fails with. */
     DedupWorkerLostException lostError(String why) {
         return new DedupWorkerLostException("dedup worker " + name + " is lost: " + why + "; the backup stops without"
-                + " counting anything as a duplicate; run it again once the worker is back (see its log)");
+                + " counting anything as a duplicate; run it again: the workers still connected serve it"
+                + " (see the worker's log for why it was lost)");
     }
 
     /** The link ended or went silent: every pending and later call fails with {@code why}. */

@@ -152,7 +152,7 @@ class RemoteClusterFingerprintIndexTest extends FingerprintIndexContractTest {
         try (DedupStream s = idx.openStream("v")) {
             assertThatThrownBy(() -> s.lookup(f, 100, pbns)).isInstanceOf(CompletionException.class)
                     .hasRootCauseInstanceOf(DedupWorkerLostException.class)
-                    .rootCause().hasMessageContaining("is lost").hasMessageContaining("run it again once the worker is back");
+                    .rootCause().hasMessageContaining("is lost").hasMessageContaining("run it again: the workers still connected serve it");
         }
         assertThat(pbns).containsOnly(0L);
     }
