@@ -25,6 +25,7 @@ import org.holdfast.common.protocol.ProtocolException;
  * worker's answers; an answer to an id that is not pending is a protocol error (the link closes).
  */
 public final class DedupLink {
+    private static final System.Logger LOG = System.getLogger(DedupLink.class.getName());
     private final String name;
     private final Channel channel;
     private final Duration timeout;
@@ -84,6 +85,12 @@ public final class DedupLink {
         }
     }
 
+    /** The error a call fails with when the worker's engine failed it (DEDUP_FAILED). */
+    DedupWorkerFailedException failedError() {
+        return new DedupWorkerFailedException("dedup worker " + name + " failed a request (the master's and the worker's logs say"
+                + " why); the backup stops without counting anything as a duplicate; run it again, and check that worker if it fails again");
+    }
+
     /** The error a call through a lost link fails with. */
     DedupWorkerLostException lostError(String why) {
         return new DedupWorkerLostException("dedup worker " + name + " is lost: " + why + "; the backup stops without"
@@ -118,8 +125,9 @@ public final class DedupLink {
                 } else if (msg instanceof DedupDone d) {
                     take(d.requestId(), d).complete(d);
                 } else if (msg instanceof DedupFailed f) {
-                    take(f.requestId(), f).completeExceptionally(new IllegalStateException("dedup worker " + name
-                            + " failed a request: " + f.message()));
+                    // the worker's own words stay in this log: they may name its paths, which an agent need not see
+                    LOG.log(System.Logger.Level.WARNING, "dedup worker " + name + " failed a request: " + f.message());
+                    take(f.requestId(), f).completeExceptionally(failedError());
                 } else {
                     ctx.fireChannelRead(msg);
                 }

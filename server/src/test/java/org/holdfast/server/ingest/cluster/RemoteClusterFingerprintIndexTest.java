@@ -158,6 +158,22 @@ class RemoteClusterFingerprintIndexTest extends FingerprintIndexContractTest {
     }
 
     @Test
+    void lookup_workerEngineFails_failsNamingTheWorkerWithoutItsInternalsAndInventsNothing() throws Exception {
+        byte[] f = fps(11, 100);
+        long[] pbns = new long[100];
+        FingerprintIndex idx = index();
+        engines().get(0).close(); // the worker's engine fails every call from now on: DEDUP_FAILED, the link stays
+        try (DedupStream s = idx.openStream("v")) {
+            assertThatThrownBy(() -> s.lookup(f, 100, pbns)).isInstanceOf(CompletionException.class)
+                    .hasRootCauseInstanceOf(DedupWorkerFailedException.class)
+                    .rootCause().hasMessageContaining("failed a request").hasMessageContaining("run it again")
+                    .hasMessageNotContaining("closed").hasMessageNotContaining("Exception");
+        }
+        assertThat(pbns).containsOnly(0L);
+        assertThat(server.dedupLinks().workers()).as("a failed call does not end the link").hasSize(WORKERS);
+    }
+
+    @Test
     void remoteIndex_workerAway_backupsUseTheOthersAndForgetIsRefused() throws Exception {
         index();
         RemoteFingerprintIndex remote = new RemoteFingerprintIndex(server.dedupLinks(), registry, ClusterMode.NEAREST,
