@@ -64,6 +64,11 @@ public final class DedupLink {
             return f;
         }
         pending.put(id, f);
+        why = lost; // lost() may have failed every pending call between the check above and the put
+        if (why != null) {
+            fail(id, lostError(why));
+            return f;
+        }
         channel.writeAndFlush(request).addListener(w -> {
             if (!w.isSuccess()) {
                 fail(id, lostError("cannot send to it (" + w.cause() + ")"));
