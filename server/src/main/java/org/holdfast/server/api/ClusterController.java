@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.List;
 import org.holdfast.server.cluster.ClusterNode;
 import org.holdfast.server.cluster.MemberState;
+import org.holdfast.server.cluster.UnknownWorkerException;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.cluster.WorkerStatus;
 import org.holdfast.server.cluster.WorkerView;
@@ -120,14 +121,14 @@ public class ClusterController {
             throw new IllegalArgumentException("token " + t.id() + " has role " + t.role().wireName()
                     + "; a worker is bound to a token of role worker (POST /api/v1/tokens with role worker makes one)");
         }
-        if (t.revoked() || t.expiredAt(System.currentTimeMillis())) {
+        if (t.revoked() || tokens.expired(t)) {
             throw new IllegalArgumentException("token " + t.id() + " is " + (t.revoked() ? "revoked" : "expired")
                     + "; bind the worker to a valid worker token (POST /api/v1/tokens with role worker makes one)");
         }
         long bound = node.rebindWorker(id, t.id()).workerId();
         request.setAttribute(AuditFilter.TARGET_ATTRIBUTE, "worker:" + bound + " token:" + t.id());
         return node.workers().stream().filter(w -> w.workerId() == bound).findFirst().map(w -> item(w, true))
-                .orElseThrow(() -> new org.holdfast.server.cluster.UnknownWorkerException(bound));
+                .orElseThrow(() -> new UnknownWorkerException(bound));
     }
 
     /**

@@ -142,6 +142,11 @@ public final class ApiTokens implements TokenAuthenticator {
         return revoked;
     }
 
+    /** Whether {@code r} has expired by this store's clock (the one {@link #verify} checks with). */
+    public boolean expired(TokenRecord r) {
+        return r.expiredAt(clock.millis());
+    }
+
     /** The token with {@code id}, revoked or not, if there is one. */
     public Optional<TokenRecord> find(String id) {
         return store.token(id);
