@@ -46,6 +46,9 @@ import org.springframework.context.annotation.Configuration;
 @EnableConfigurationProperties(DedupEngineConfiguration.SungemProperties.class)
 public class ClusterConfiguration {
     private static final String ROLE = "holdfast.cluster.role";
+    /** A worker whose engine can serve the master's dedup calls (the exact engine cannot; the worker then refuses to start). */
+    private static final String WORKER_WITH_ENGINE = "'${" + ROLE + ":standalone}' == 'worker'"
+            + " && '${holdfast.dedup.engine:sungem}' != 'exact'";
 
     @Bean
     ClusterNode clusterNode(HoldfastProperties props, ObjectProvider<WorkerRegistry> registry, ObjectProvider<WorkerConnector> worker) {
@@ -108,7 +111,7 @@ public class ClusterConfiguration {
      * directory (the worker's own index; the blocks stay on the master), opened at the first call.
      */
     @Bean(destroyMethod = "close")
-    @ConditionalOnExpression("'${" + ROLE + ":standalone}' == 'worker' && '${holdfast.dedup.engine:sungem}' != 'exact'")
+    @ConditionalOnExpression(WORKER_WITH_ENGINE)
     LazyDedupWorker workerDedupEngine(DataDirectory dir, DedupEngineConfiguration.SungemProperties sungem, Clock holdfastClock) {
         Path index = dir.root().resolve("dedup-worker");
         return new LazyDedupWorker(0, index, () -> new LocalDedupWorker(0, index, sungem.toSettings(), holdfastClock));
@@ -116,7 +119,7 @@ public class ClusterConfiguration {
 
     /** Meters of the worker's dedup engine (the figures per worker of the cluster benchmark). */
     @Bean
-    @ConditionalOnExpression("'${" + ROLE + ":standalone}' == 'worker' && '${holdfast.dedup.engine:sungem}' != 'exact'")
+    @ConditionalOnExpression(WORKER_WITH_ENGINE)
     WorkerDedupMetrics workerDedupMetrics(LazyDedupWorker workerDedupEngine) {
         return new WorkerDedupMetrics(workerDedupEngine);
     }

@@ -11,8 +11,8 @@ import org.holdfast.server.engine.LazyDedupWorker;
 /**
  * Micrometer meters of the engine a worker process serves its master's dedup calls with, under
  * {@code holdfast.dedup.worker.*}: fingerprints looked up, SFI hits, containers loaded, busy time
- * and stored fingerprints. All 0 until the master's first call opens the engine. (The worker's
- * {@code holdfast.dedup.*} meters describe the idle engine of its own data directory.)
+ * and stored fingerprints. All 0 until the master's first call opens the engine. (A worker opens
+ * no other engine, so it has no other {@code holdfast.dedup.*} meters.)
  */
 public final class WorkerDedupMetrics implements MeterBinder {
     private final LazyDedupWorker worker;

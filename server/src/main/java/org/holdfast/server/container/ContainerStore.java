@@ -127,20 +127,10 @@ public final class ContainerStore implements AutoCloseable {
 
     /** The container {@code id}, pinned, loading it if needed; null if it does not exist (or its file was torn). */
     public Container acquire(int id) {
-        synchronized (this) {
-            Container c = primary.get(id);
-            if (c == null) {
-                c = buffer.remove(id);
-                if (c != null) {
-                    primary.put(id, c);
-                }
-            }
-            if (c != null) {
-                hits.incrementAndGet();
-                pin(id);
-                c.setLastAccess(clock.incrementAndGet());
-                return c;
-            }
+        Container cached = acquireIfCached(id);
+        if (cached != null) {
+            hits.incrementAndGet();
+            return cached;
         }
         if (id <= 0 || id >= nextId.get()) {
             return null;

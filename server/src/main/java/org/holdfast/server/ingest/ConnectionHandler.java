@@ -688,7 +688,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private void fail(Throwable t) {
         ErrorCode code = codeOf(t);
-        if (unwrap(t) instanceof DedupUnavailableException) {
+        boolean dedupUnavailable = unwrap(t) instanceof DedupUnavailableException;
+        if (dedupUnavailable) {
             LOG.log(Level.WARNING, "connection " + channel.remoteAddress() + ": backup stopped: " + messageOf(t));
         } else if (code == ErrorCode.INTERNAL || t instanceof CorruptDataException) {
             LOG.log(Level.ERROR, "connection " + channel.remoteAddress() + ": " + t, t);
@@ -696,7 +697,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             LOG.log(Level.INFO, "connection " + channel.remoteAddress() + ": " + code + ": " + messageOf(t));
         }
         server.stats().errors.incrementAndGet();
-        if (code == ErrorCode.STORAGE_FULL || unwrap(t) instanceof DedupUnavailableException) { // the agent is mid-upload
+        if (code == ErrorCode.STORAGE_FULL || dedupUnavailable) { // the agent is mid-upload
             sendErrorAndLinger(code, messageOf(t));
         } else {
             sendErrorAndClose(code, messageOf(t));
