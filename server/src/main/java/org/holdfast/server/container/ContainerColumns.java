@@ -9,7 +9,7 @@ package org.holdfast.server.container;
  * a K=2 container's 48 bytes per fingerprint; as runs they take a few bytes per segment. Runs
  * rather than a delta per entry also keep the load cheap: a run is filled by a plain loop, where a
  * delta per entry costs a varint parse per entry (decoding the columns of a full container of
- * 16,384 fingerprints took 130 to 190 microseconds that way, about 50 as runs, array allocation included).
+ * 16,384 fingerprints took 130 to 190 microseconds that way, about 50 as runs, arrays included).
  *
  * <ul>
  *   <li>PBN runs until n entries are covered: length L &gt;= 1, then 0 for L purged entries, or

@@ -42,7 +42,7 @@ import org.holdfast.server.store.StoreException;
  * Version 1 had 28 reserved bytes from offset 36 and, after the fingerprints, the columns raw:
  * 8*n PBNs (0 = purged); 24*s segments by id (start u32, end u32, exact matches u32, flags u32 with
  * bit 0 stable and bit 1 free slot, LRU stamp u64); 4*n*K SI entries (segment id, -1 empty). It
- * spent 48 bytes per fingerprint at K=2 where version 2 spends about 33.
+ * spent 48 bytes per fingerprint at K=2 where version 2 spends about 32.
  *
  * <p>A file that is short, has a bad magic, version or checksum, a length that does not add up, a
  * frame that does not decompress to exactly m bytes, or breaks a limit is <em>absent</em>: the

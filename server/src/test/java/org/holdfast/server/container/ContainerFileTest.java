@@ -106,7 +106,8 @@ class ContainerFileTest {
                     .isEqualTo(expected.find(expected.word(off, 0), expected.word(off, 1), expected.word(off, 2),
                             expected.word(off, 3)));
             for (int j = 0; j < expected.k(); j++) {
-                assertThat(actual.segmentAt(off, j)).as("SI of offset %d slot %d", off, j).isEqualTo(expected.segmentAt(off, j));
+                assertThat(actual.segmentAt(off, j)).as("SI of offset %d slot %d", off, j)
+                        .isEqualTo(expected.segmentAt(off, j));
             }
         }
         for (int s = 0; s < expected.segmentSlots(); s++) {
@@ -205,7 +206,8 @@ class ContainerFileTest {
         System.arraycopy(fps(1, 40), 0, fingerprints, 0, 40 * 32);
         System.arraycopy(fps(2, 30), 0, fingerprints, 40 * 32, 30 * 32);
         System.arraycopy(fps(3, 20), 0, fingerprints, 70 * 32, 20 * 32);
-        assertThat(Arrays.copyOfRange(v2, 64, 64 + 90 * 32)).as("fingerprints raw, in offset order").isEqualTo(fingerprints);
+        assertThat(Arrays.copyOfRange(v2, 64, 64 + 90 * 32)).as("fingerprints raw, in offset order")
+                .isEqualTo(fingerprints);
         assertThat(Zstd.getFrameContentSize(v2, 64 + 90 * 32, packed)).as("the frame declares m").isEqualTo(m);
         byte[] columns = Zstd.decompress(Arrays.copyOfRange(v2, 64 + 90 * 32, 64 + 90 * 32 + packed), m);
         // PBN runs: 5 from 1000 (1 + zigzag(1000 - 1) = 1999, varint CF 0F), 1 purged, 34 from 1006 (1 + zigzag(1))
@@ -214,7 +216,8 @@ class ContainerFileTest {
 
     @Test
     void encodeDecode_version2_roundTripsEveryField() {
-        assertSameContainer(ContainerFile.decode(ContainerFile.encode(v1FixtureContainer()), 0x2a, 1024), v1FixtureContainer());
+        Container fixture = v1FixtureContainer();
+        assertSameContainer(ContainerFile.decode(ContainerFile.encode(fixture), 0x2a, 1024), fixture);
         for (long seed = 1; seed <= 3; seed++) {
             Container c = fullContainer(seed);
             assertSameContainer(ContainerFile.decode(ContainerFile.encode(c), 7, U_CONTAINER), c);
@@ -334,7 +337,8 @@ class ContainerFileTest {
         byte[] runs = new byte[(int) ContainerColumns.maxBytes(n, c.segmentCapacity(), c.k())];
         int m = ContainerColumns.encode(c, runs);
         byte[] cols = Arrays.copyOf(runs, m);
-        System.out.printf("ContainerFileTest: full container, %d fingerprints, K=2, %d segment slots%n", n, c.segmentCapacity());
+        System.out.printf("ContainerFileTest: full container, %d fingerprints, K=2, %d segment slots%n", n,
+                c.segmentCapacity());
         System.out.printf("| columns beside the fingerprints | bytes | per fingerprint |%n| --- | ---: | ---: |%n");
         printRow("version 1, raw", raw.length, n);
         printRow("raw, zstd level 3", Zstd.compress(raw, 3).length, n);

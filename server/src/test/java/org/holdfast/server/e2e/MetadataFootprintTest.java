@@ -22,12 +22,13 @@ class MetadataFootprintTest {
     /** Image size: property {@code holdfast.footprint.mib}, 128 MiB by default. */
     private static final int IMAGE_MIB = Integer.getInteger("holdfast.footprint.mib", 128);
     /**
-     * Bound on everything beside the data logs. The issue's goal is 5 %; with container format 2 this
-     * mix (a third of the blocks compress about 3:1) measures 4.8 % after the stop and after the GC
-     * run at 192 MiB, and 5.1 % after the stop, 4.8 to 5.0 % after GC at the default 128 MiB, where
-     * the fixed parts (catalog/other, about 216 KB) weigh more; after GC the catalog tables move by
-     * about 0.3 % as RocksDB has compacted the deletions or not (docs/benchmarks.md, "Space beside the data
-     * logs"). The bound catches a regression such as a full-size file or a second GMA frame coming back.
+     * Bound on everything beside the data logs. The issue's goal is 5 %; with container format 2
+     * this mix (a third of the blocks compress about 3:1) measures 4.8 % after the stop and after
+     * the GC run at 192 MiB, and 5.1 % after the stop, 4.8 to 5.0 % after GC at the default
+     * 128 MiB, where the fixed parts (catalog/other, about 216 KB) weigh more. After GC the catalog
+     * tables move by about 0.3 % as RocksDB has compacted the deletions or not (docs/benchmarks.md,
+     * "Space beside the data logs"). The bound catches a regression such as a full-size file or a
+     * second GMA frame coming back.
      */
     private static final double MAX_SHARE = 0.055;
     /** Container files per stored block: 32 bytes of fingerprint, the rest compressed (48 in version 1). */
