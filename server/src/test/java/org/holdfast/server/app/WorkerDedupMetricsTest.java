@@ -50,4 +50,29 @@ class WorkerDedupMetricsTest {
             assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_containers_loaded_total")).isNotNegative();
         }
     }
+
+    @Test
+    void forget_pbnsTheMastersGcFreed_countedAsForgotten() {
+        Path index = dir.resolve("dedup-worker");
+        try (LazyDedupWorker worker = new LazyDedupWorker(0, index,
+                () -> new LocalDedupWorker(0, index, SungemFingerprintIndexTest.smallSettings(), Clock.systemUTC()))) {
+            PrometheusMeterRegistry r = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+            new WorkerDedupMetrics(worker).bindTo(r);
+            byte[] fps = new byte[N * 32];
+            new Random(4).nextBytes(fps);
+            long[] pbns = new long[N];
+            boolean[] isNew = new boolean[N];
+            for (int i = 0; i < N; i++) {
+                pbns[i] = 2000 + i;
+                isNew[i] = true;
+            }
+            worker.lookup(new SegmentLookup(1, fps, N)).join();
+            worker.record(new SegmentRecord(1, fps, N, pbns, isNew, N)).join();
+            assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_forgotten_total")).isZero();
+
+            worker.forget(pbns, fps, N / 2);
+
+            assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_forgotten_total")).isEqualTo(N / 2);
+        }
+    }
 }
