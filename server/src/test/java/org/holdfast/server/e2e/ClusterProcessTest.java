@@ -49,8 +49,9 @@ import org.junit.jupiter.api.io.TempDir;
  * mid-commit comes back on its directory and the bucket. Last, GC cycles with several agents: three
  * agent processes back up three volumes at once, four generations each, every generation copying a
  * region another volume committed before (found through the workers: stored again only in small
- * part); retention {@code keep-last=2} expires the oldest generations, and two GC runs over REST free
- * their blocks (each forgotten by all four workers) and compact logs in the object store. After each
+ * part); retention {@code keep-last=2} expires the oldest generations; a GC run while worker-4 is
+ * stopped frees nothing and names it; with it back, two GC runs over REST free
+ * their blocks (each forgotten by all four workers, as their metrics show) and compact logs in the object store. After each
  * run every retained snapshot restores byte for byte and fsck is clean, and a backup of a first
  * generation, whose blocks were freed, stores them again. One test, so the five JVMs start once.
  */
@@ -387,7 +388,8 @@ class ClusterProcessTest {
      * neighbour committed in an earlier generation (its own data at 7 MiB, later the new data of its
      * previous generation): the copy is found through the workers, so a generation stores about its
      * new MiB only. With keep-last=2, the GC run after generation 2 deletes generation 0 and frees what
-     * only it held (1 MiB of shared content and 1 MiB of each volume's own); a backup of gc-0's
+     * only it held (1 MiB of shared content and 1 MiB of each volume's own), once worker-4, stopped
+     * for the first attempt (which deletes the snapshots but frees nothing, naming it), is back; a backup of gc-0's
      * generation 0 under a new name then stores those 2 MiB again (the workers forgot them: no
      * reference to a freed PBN) and nothing else. Generation 3 and a second run free generation 1's
      * blocks. After each run the retained snapshots are exactly the newest two, restore byte for
@@ -409,12 +411,25 @@ class ClusterProcessTest {
             gcGeneration(agent, images, states, generations, g);
         }
 
+        // worker-4 away (stopped while the grace runs out): a GC run deletes the expired snapshots but
+        // frees nothing, and says which worker to bring back
+        ServerProcess fourth = workers.get(WORKERS - 1);
+        fourth.close();
+        awaitWorkers("worker-4 lost", l -> "lost".equals(byNode(l, "worker-4").get("state").asText()));
         // the blocks only generation 0 held were written more than the grace ago; then GC frees them
         long wait = graceFrom + GRACE.plusSeconds(1).toNanos() - System.nanoTime();
+        System.out.printf("[e2e] cluster GC: %.1f s to wait for the grace of generation 0%n", Math.max(0, wait) / 1e9);
         if (wait > 0) {
             Thread.sleep(wait / 1_000_000);
         }
-        JsonNode first = gcRun("first GC run", (GC_VOLUMES + 1L) * REGION_BLOCKS, generations, 1);
+        JsonNode refused = master.runJob("/api/v1/gc/runs", Duration.ofMinutes(3));
+        assertThat(refused.get("state").asText()).as("a GC run while worker-4 is away: %s", refused).isEqualTo("failed");
+        assertThat(refused.get("error").asText()).as("%s", refused).contains("dedup worker worker-4").contains("is not connected")
+                .contains("bring the worker back");
+        fourth.start();
+        awaitWorkers("worker-4 up again", l -> "up".equals(byNode(l, "worker-4").get("state").asText()));
+        // its snapshots went in the refused run already; their blocks go now
+        JsonNode first = gcRun("first GC run", 0, (GC_VOLUMES + 1L) * REGION_BLOCKS, generations, 1);
         BackupSummary again = backup(agent, "gc-0-again", generations.get(0).get(0).image(), "state-gc-0-again");
         assertThat(again.newBlocks()).as("the freed 2 MiB of gc-0's first generation are stored again, the rest is found: %s", again)
                 .isBetween(2L * REGION_BLOCKS, 2L * REGION_BLOCKS + REGION_BLOCKS / 4);
@@ -423,9 +438,14 @@ class ClusterProcessTest {
         assertFsckIsClean("after the first GC run");
 
         gcGeneration(agent, images, states, generations, 3);
-        JsonNode second = gcRun("second GC run", (GC_VOLUMES - 1L) * REGION_BLOCKS, generations, 2);
+        JsonNode second = gcRun("second GC run", GC_VOLUMES, (GC_VOLUMES - 1L) * REGION_BLOCKS, generations, 2);
         assertCommittedRestoreAndFsckIsClean("after the second GC run");
 
+        long freed = first.get("sweep").get("freed").asLong() + second.get("sweep").get("freed").asLong();
+        for (int i = 0; i < WORKERS; i++) {
+            assertThat(ObjectStoreE2eTest.metric(workers.get(i), "holdfast_dedup_worker_forgotten_total"))
+                    .as("worker-%d forgot every PBN the two runs freed", i + 1).isEqualTo(freed);
+        }
         long compacted = 0;
         for (JsonNode r : List.of(first, second)) {
             compacted += r.get("compaction").get("logsRewritten").asLong() + r.get("compaction").get("logsDeleted").asLong();
@@ -478,16 +498,16 @@ class ClusterProcessTest {
     }
 
     /**
-     * One GC run over REST: it must free at least {@code minFreed} blocks and delete generation
-     * {@code expired - 1} of every GC volume (keep-last=2), whose snapshots leave {@link #committed}.
-     * Answers the run's result.
+     * One GC run over REST: it must delete at least {@code minDeleted} snapshots and free at least
+     * {@code minFreed} blocks; generation {@code expired - 1} of every GC volume is gone after it
+     * (keep-last=2) and leaves {@link #committed}. Answers the run's result.
      */
-    private JsonNode gcRun(String what, long minFreed, List<List<Committed>> generations, int expired) {
+    private JsonNode gcRun(String what, int minDeleted, long minFreed, List<List<Committed>> generations, int expired) {
         JsonNode job = master.runJob("/api/v1/gc/runs", Duration.ofMinutes(3));
         assertThat(job.get("state").asText()).as("%s: %s\n%s", what, job, master.diagnostics()).isEqualTo("succeeded");
         JsonNode result = job.get("result");
         System.out.println("[e2e] cluster GC, " + what + ": " + result);
-        assertThat(result.get("snapshotsDeleted").asInt()).as("%s: %s", what, result).isGreaterThanOrEqualTo(GC_VOLUMES);
+        assertThat(result.get("snapshotsDeleted").asInt()).as("%s: %s", what, result).isGreaterThanOrEqualTo(minDeleted);
         assertThat(result.get("sweep").get("freed").asLong()).as("%s freed blocks (each forgotten by every worker): %s", what, result)
                 .isGreaterThanOrEqualTo(minFreed);
         for (int v = 0; v < GC_VOLUMES; v++) {
