@@ -11,8 +11,9 @@ import org.holdfast.server.engine.LazyDedupWorker;
 /**
  * Micrometer meters of the engine a worker process serves its master's dedup calls with, under
  * {@code holdfast.dedup.worker.*}: fingerprints looked up, SFI hits, containers loaded, busy time
- * and stored fingerprints, and the PBNs the master's GC had it forget. All 0 until the master's first call opens the engine. (A worker opens
- * no other engine, so it has no other {@code holdfast.dedup.*} meters.)
+ * and stored fingerprints, and the PBNs the master's GC had it forget. All 0 until the master's
+ * first call opens the engine. (A worker opens no other engine, so it has no other
+ * {@code holdfast.dedup.*} meters.)
  */
 public final class WorkerDedupMetrics implements MeterBinder {
     private final LazyDedupWorker worker;

@@ -50,9 +50,9 @@ import org.junit.jupiter.api.io.TempDir;
  * agent processes back up three volumes at once, four generations each, every generation copying a
  * region another volume committed before (found through the workers: stored again only in small
  * part); retention {@code keep-last=2} expires the oldest generations; a GC run while worker-4 is
- * stopped frees nothing and names it; with it back, two GC runs over REST free
- * their blocks (each forgotten by all four workers, as their metrics show) and compact logs in the object store. After each
- * run every retained snapshot restores byte for byte and fsck is clean, and a backup of a first
+ * stopped frees nothing and names it; with it back, two GC runs over REST free their blocks (each
+ * forgotten by all four workers, as their metrics show) and compact logs in the object store. After
+ * each run every retained snapshot restores byte for byte and fsck is clean, and a backup of a first
  * generation, whose blocks were freed, stores them again. One test, so the five JVMs start once.
  */
 class ClusterProcessTest {
@@ -65,10 +65,19 @@ class ClusterProcessTest {
     private static final Map<String, String> SMALL_ENGINE = Map.of("holdfast.dedup.sungem.sfi-size", "8MB",
             "holdfast.dedup.sungem.container-cache-size", "32MB");
 
-    /** The GC grace: blocks a backup wrote are safe from the sweep that long (see {@link #gcCyclesWithSeveralAgents}). */
+    /**
+     * The GC grace: blocks a backup wrote are safe from the sweep that long. Short, so that the GC runs
+     * here free blocks written in this test; not shorter, because the fsck right after worker-2's
+     * SIGKILL must come within it: the blocks the failed backup stored are unreferenced, and GC cannot
+     * free them while worker-2 is away, so past their grace fsck would count them as leaked.
+     */
     private static final Duration GRACE = Duration.ofSeconds(30);
     private static final String S3_PREFIX = "cluster/";
     private static final String MASTER_NODE = "master";
+    private static final int GC_VOLUMES = 3;
+    private static final int GC_VOLUME_SIZE = 8 * MIB;
+    /** Blocks in the 1 MiB a generation changes, and in the 1 MiB it copies from another volume. */
+    private static final int REGION_BLOCKS = MIB / BLOCK;
 
     @TempDir
     Path work;
@@ -89,8 +98,8 @@ class ClusterProcessTest {
 
     /**
      * The master's data tier in S3Proxy: small logs, so that sealed ones are uploaded and GC compacts
-     * objects; retention keep-last=2 and a short grace, so that a GC run in this test frees what the
-     * expired snapshots alone held (24 h of grace would protect every block written here).
+     * objects; retention keep-last=2 and a short {@link #GRACE}, so that a GC run in this test frees
+     * what the expired snapshots alone held (24 h of grace would protect every block written here).
      */
     private Map<String, String> objectStoreAndGc() {
         Map<String, String> m = new HashMap<>();
@@ -376,20 +385,16 @@ class ClusterProcessTest {
         assertCommittedRestore();
     }
 
-    private static final int GC_VOLUMES = 3;
-    private static final int GC_VOLUME_SIZE = 8 * MIB;
-    /** Blocks in the 1 MiB a generation changes, and in the 1 MiB it copies from another volume. */
-    private static final int REGION_BLOCKS = MIB / BLOCK;
-
     /**
      * Three agent processes back up {@code gc-0..2} at once, generation after generation. Each volume
      * is 4 MiB of content all three share, then 4 MiB of its own. Generation {@code g >= 1} of a volume
      * writes 1 MiB of new data at {@code 4 + g - 1} MiB and copies to {@code g - 1} MiB a region its
      * neighbour committed in an earlier generation (its own data at 7 MiB, later the new data of its
      * previous generation): the copy is found through the workers, so a generation stores about its
-     * new MiB only. With keep-last=2, the GC run after generation 2 deletes generation 0 and frees what
-     * only it held (1 MiB of shared content and 1 MiB of each volume's own), once worker-4, stopped
-     * for the first attempt (which deletes the snapshots but frees nothing, naming it), is back; a backup of gc-0's
+     * new MiB only. With keep-last=2, the GC run after generation 2 deletes generation 0; it frees
+     * nothing while worker-4 is stopped (the run fails naming it), and with worker-4 back the next run
+     * frees what only generation 0 held (1 MiB of shared content, stored once per volume as the three
+     * first backups ran at once, and 1 MiB of each volume's own); a backup of gc-0's
      * generation 0 under a new name then stores those 2 MiB again (the workers forgot them: no
      * reference to a freed PBN) and nothing else. Generation 3 and a second run free generation 1's
      * blocks. After each run the retained snapshots are exactly the newest two, restore byte for
@@ -428,7 +433,8 @@ class ClusterProcessTest {
                 .contains("bring the worker back");
         fourth.start();
         awaitWorkers("worker-4 up again", l -> "up".equals(byNode(l, "worker-4").get("state").asText()));
-        // its snapshots went in the refused run already; their blocks go now
+        // generation 0 went in the refused run already; its blocks go now: at least each volume's own MiB
+        // and the shared MiB (stored up to three times)
         JsonNode first = gcRun("first GC run", 0, (GC_VOLUMES + 1L) * REGION_BLOCKS, generations, 1);
         BackupSummary again = backup(agent, "gc-0-again", generations.get(0).get(0).image(), "state-gc-0-again");
         assertThat(again.newBlocks()).as("the freed 2 MiB of gc-0's first generation are stored again, the rest is found: %s", again)
