@@ -22,6 +22,18 @@ class WorkerDedupMetricsTest {
     @TempDir
     Path dir;
 
+    /** A worker's engine in {@code dir}, opened on its first call as in a worker process. */
+    private LazyDedupWorker worker() {
+        Path index = dir.resolve("dedup-worker");
+        return new LazyDedupWorker(0, index, () -> new LocalDedupWorker(0, index, SungemFingerprintIndexTest.smallSettings(), Clock.systemUTC()));
+    }
+
+    private static PrometheusMeterRegistry scraped(LazyDedupWorker worker) {
+        PrometheusMeterRegistry r = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        new WorkerDedupMetrics(worker).bindTo(r);
+        return r;
+    }
+
     private record Stored(byte[] fps, long[] pbns) {
     }
 
@@ -42,11 +54,8 @@ class WorkerDedupMetricsTest {
 
     @Test
     void scrapeBeforeTheFirstCall_isZeroAndOpensNothing_afterCalls_countsTheWorkersLookupsAndStores() {
-        Path index = dir.resolve("dedup-worker");
-        try (LazyDedupWorker worker = new LazyDedupWorker(0, index,
-                () -> new LocalDedupWorker(0, index, SungemFingerprintIndexTest.smallSettings(), Clock.systemUTC()))) {
-            PrometheusMeterRegistry r = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-            new WorkerDedupMetrics(worker).bindTo(r);
+        try (LazyDedupWorker worker = worker()) {
+            PrometheusMeterRegistry r = scraped(worker);
             assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_lookups_total")).isZero();
             assertThat(worker.isOpen()).as("a scrape must not open the engine").isFalse();
 
@@ -62,11 +71,8 @@ class WorkerDedupMetricsTest {
 
     @Test
     void forget_pbnsTheMastersGcFreed_countedAsForgotten() {
-        Path index = dir.resolve("dedup-worker");
-        try (LazyDedupWorker worker = new LazyDedupWorker(0, index,
-                () -> new LocalDedupWorker(0, index, SungemFingerprintIndexTest.smallSettings(), Clock.systemUTC()))) {
-            PrometheusMeterRegistry r = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-            new WorkerDedupMetrics(worker).bindTo(r);
+        try (LazyDedupWorker worker = worker()) {
+            PrometheusMeterRegistry r = scraped(worker);
             Stored s = store(worker, 4, 2000);
             assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_forgotten_total")).isZero();
 
