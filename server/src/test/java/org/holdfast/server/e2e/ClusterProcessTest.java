@@ -386,15 +386,17 @@ class ClusterProcessTest {
     }
 
     /**
-     * Three agent processes back up {@code gc-0..2} at once, generation after generation. Each volume
+     * Three agent processes back up {@code gc-0..2} at once, generation after generation, close
+     * together: keep-last's expiry estimate is K times the longest recent interval between a volume's
+     * snapshots (the test waits for it before each run that must delete). Each volume
      * is 4 MiB of content all three share, then 4 MiB of its own. Generation {@code g >= 1} of a volume
      * writes 1 MiB of new data at {@code 4 + g - 1} MiB and copies to {@code g - 1} MiB a region its
      * neighbour committed in an earlier generation (its own data at 7 MiB, later the new data of its
      * previous generation): the copy is found through the workers, so a generation stores about its
      * new MiB only. With keep-last=2, the GC run after generation 2 deletes generation 0; it frees
      * nothing while worker-4 is stopped (the run fails naming it), and with worker-4 back the next run
-     * frees what only generation 0 held (1 MiB of shared content, stored once per volume as the three
-     * first backups ran at once, and 1 MiB of each volume's own); a backup of gc-0's
+     * frees what only generation 0 held (1 MiB of shared content, stored once or, as the first backups
+     * run at once, up to three times; and 1 MiB of each volume's own); a backup of gc-0's
      * generation 0 under a new name then stores those 2 MiB again (the workers forgot them: no
      * reference to a freed PBN) and nothing else. Generation 3 and a second run free generation 1's
      * blocks. After each run the retained snapshots are exactly the newest two, restore byte for
@@ -427,6 +429,7 @@ class ClusterProcessTest {
         if (wait > 0) {
             Thread.sleep(wait / 1_000_000);
         }
+        awaitExpiry(generations, 0);
         JsonNode refused = master.runJob("/api/v1/gc/runs", Duration.ofMinutes(3));
         assertThat(refused.get("state").asText()).as("a GC run while worker-4 is away: %s", refused).isEqualTo("failed");
         assertThat(refused.get("error").asText()).as("%s", refused).contains("dedup worker worker-4").contains("is not connected")
@@ -444,6 +447,7 @@ class ClusterProcessTest {
         assertFsckIsClean("after the first GC run");
 
         gcGeneration(agent, images, states, generations, 3);
+        awaitExpiry(generations, 1);
         JsonNode second = gcRun("second GC run", GC_VOLUMES, (GC_VOLUMES - 1L) * REGION_BLOCKS, generations, 2);
         assertCommittedRestoreAndFsckIsClean("after the second GC run");
 
@@ -500,6 +504,24 @@ class ClusterProcessTest {
             Committed c = new Committed("gc-" + v, s.snapshotId(), files.get(v));
             generations.get(v).add(c);
             committed.add(c);
+        }
+    }
+
+    /**
+     * Waits until generation {@code g} of every GC volume has passed its expiry as the master recorded
+     * it: under keep-last a snapshot out of the newest K is deleted only then (created plus K times
+     * the longest recent interval, an estimate that a loaded machine can stretch).
+     */
+    private void awaitExpiry(List<List<Committed>> generations, int g) throws InterruptedException {
+        long latest = 0;
+        for (int v = 0; v < GC_VOLUMES; v++) {
+            JsonNode hold = json(master.get("/api/v1/volumes/gc-" + v + "/snapshots/" + generations.get(v).get(g).id() + "/hold"), 200);
+            latest = Math.max(latest, hold.get("expiryMillis").asLong());
+        }
+        long wait = latest + 1000 - System.currentTimeMillis();
+        System.out.printf("[e2e] cluster GC: %.1f s to wait for the expiry of generation %d%n", Math.max(0, wait) / 1e3, g);
+        if (wait > 0) {
+            Thread.sleep(wait);
         }
     }
 
