@@ -11,8 +11,9 @@ import org.holdfast.server.engine.LazyDedupWorker;
 /**
  * Micrometer meters of the engine a worker process serves its master's dedup calls with, under
  * {@code holdfast.dedup.worker.*}: fingerprints looked up, SFI hits, containers loaded, busy time
- * and stored fingerprints. All 0 until the master's first call opens the engine. (A worker opens
- * no other engine, so it has no other {@code holdfast.dedup.*} meters.)
+ * and stored fingerprints, and the PBNs the master's GC had it forget. All 0 until the master's
+ * first call opens the engine. (A worker opens no other engine, so it has no other
+ * {@code holdfast.dedup.*} meters.)
  */
 public final class WorkerDedupMetrics implements MeterBinder {
     private final LazyDedupWorker worker;
@@ -38,6 +39,8 @@ public final class WorkerDedupMetrics implements MeterBinder {
                 DedupLoad::containersLoaded);
         FunctionCounter.builder("holdfast.dedup.worker.seconds", this, m -> m.read(DedupLoad::busyNanos) / 1e9).baseUnit("seconds")
                 .description("time this worker's engine spent in lookup and record").register(r);
+        FunctionCounter.builder("holdfast.dedup.worker.forgotten", worker, LazyDedupWorker::forgotten)
+                .description("PBNs the master's GC freed and this worker's index forgot").register(r);
         Gauge.builder("holdfast.dedup.worker.stored", this, m -> m.read(DedupLoad::storedEntries))
                 .description("fingerprints stored in this worker's containers").register(r);
     }

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -18,6 +19,7 @@ public final class LazyDedupWorker implements DedupWorker {
     private final Path dir; // what startOver deletes; null: nothing
     private DedupWorker engine; // guarded by this
     private boolean closed; // guarded by this
+    private final AtomicLong forgotten = new AtomicLong();
 
     public LazyDedupWorker(int id, Supplier<? extends DedupWorker> opener) {
         this(id, null, opener);
@@ -87,6 +89,15 @@ public final class LazyDedupWorker implements DedupWorker {
     @Override
     public void forget(long[] pbns, byte[] fps, int count) {
         engine().forget(pbns, fps, count);
+        forgotten.addAndGet(count);
+    }
+
+    /**
+     * PBNs this worker was told to forget (its master's GC freed them) since the process started:
+     * every worker connected during a sweep gets all of them, so an operator can see that GC reached it.
+     */
+    public long forgotten() {
+        return forgotten.get();
     }
 
     @Override

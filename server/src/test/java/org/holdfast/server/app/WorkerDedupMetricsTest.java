@@ -22,32 +22,63 @@ class WorkerDedupMetricsTest {
     @TempDir
     Path dir;
 
+    /** A worker's engine in {@code dir}, opened on its first call as in a worker process. */
+    private LazyDedupWorker worker() {
+        Path index = dir.resolve("dedup-worker");
+        return new LazyDedupWorker(0, index, () -> new LocalDedupWorker(0, index, SungemFingerprintIndexTest.smallSettings(), Clock.systemUTC()));
+    }
+
+    private static PrometheusMeterRegistry scraped(LazyDedupWorker worker) {
+        PrometheusMeterRegistry r = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        new WorkerDedupMetrics(worker).bindTo(r);
+        return r;
+    }
+
+    private record Stored(byte[] fps, long[] pbns) {
+    }
+
+    /** Looks up and records {@code N} new random fingerprints (seeded) at PBNs from {@code firstPbn} on. */
+    private static Stored store(LazyDedupWorker worker, long seed, long firstPbn) {
+        byte[] fps = new byte[N * 32];
+        new Random(seed).nextBytes(fps);
+        long[] pbns = new long[N];
+        boolean[] isNew = new boolean[N];
+        for (int i = 0; i < N; i++) {
+            pbns[i] = firstPbn + i;
+            isNew[i] = true;
+        }
+        worker.lookup(new SegmentLookup(1, fps, N)).join();
+        worker.record(new SegmentRecord(1, fps, N, pbns, isNew, N)).join();
+        return new Stored(fps, pbns);
+    }
+
     @Test
     void scrapeBeforeTheFirstCall_isZeroAndOpensNothing_afterCalls_countsTheWorkersLookupsAndStores() {
-        Path index = dir.resolve("dedup-worker");
-        try (LazyDedupWorker worker = new LazyDedupWorker(0, index,
-                () -> new LocalDedupWorker(0, index, SungemFingerprintIndexTest.smallSettings(), Clock.systemUTC()))) {
-            PrometheusMeterRegistry r = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-            new WorkerDedupMetrics(worker).bindTo(r);
+        try (LazyDedupWorker worker = worker()) {
+            PrometheusMeterRegistry r = scraped(worker);
             assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_lookups_total")).isZero();
             assertThat(worker.isOpen()).as("a scrape must not open the engine").isFalse();
 
-            byte[] fps = new byte[N * 32];
-            new Random(3).nextBytes(fps);
-            long[] pbns = new long[N];
-            boolean[] isNew = new boolean[N];
-            for (int i = 0; i < N; i++) {
-                pbns[i] = 1000 + i;
-                isNew[i] = true;
-            }
-            worker.lookup(new SegmentLookup(1, fps, N)).join();
-            worker.record(new SegmentRecord(1, fps, N, pbns, isNew, N)).join();
+            byte[] fps = store(worker, 3, 1000).fps();
             worker.lookup(new SegmentLookup(1, fps, N)).join();
 
             assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_lookups_total")).isEqualTo(2 * N);
             assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_stored")).isEqualTo(N);
             assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_seconds_total")).isPositive();
             assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_containers_loaded_total")).isNotNegative();
+        }
+    }
+
+    @Test
+    void forget_pbnsTheMastersGcFreed_countedAsForgotten() {
+        try (LazyDedupWorker worker = worker()) {
+            PrometheusMeterRegistry r = scraped(worker);
+            Stored s = store(worker, 4, 2000);
+            assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_forgotten_total")).isZero();
+
+            worker.forget(s.pbns(), s.fps(), N / 2);
+
+            assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_forgotten_total")).isEqualTo(N / 2);
         }
     }
 }

@@ -19,6 +19,10 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Predicate;
 import org.holdfast.common.kill.KillPoints;
+import org.holdfast.server.e2e.VolumeImage.Content;
+import org.holdfast.server.store.object.ObjectStore;
+import org.holdfast.server.store.object.S3ObjectStore;
+import org.holdfast.server.store.object.S3ProxyFixture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,7 +42,18 @@ import org.junit.jupiter.api.io.TempDir;
  * the interrupted snapshot is there whole; then a worker is SIGKILLed mid-backup, the backup fails
  * naming it (or completes), backups go on without it, and started again on its data directory it is
  * up with the same id and range, the next epoch and its index as it was. After each fault every
- * committed snapshot restores byte for byte and fsck is clean. One test, so the five JVMs start once.
+ * committed snapshot restores byte for byte and fsck is clean.
+ *
+ * <p>The master's data tier is S3Proxy (in this JVM, on a loopback port the master reaches;
+ * {@code holdfast.store.backend=s3}, 2 MiB logs): sealed logs are uploaded, the master halted
+ * mid-commit comes back on its directory and the bucket. Last, GC cycles with several agents: three
+ * agent processes back up three volumes at once, four generations each, every generation copying a
+ * region another volume committed before (found through the workers: stored again only in small
+ * part); retention {@code keep-last=2} expires the oldest generations; a GC run while worker-4 is
+ * stopped frees nothing and names it; with it back, two GC runs over REST free their blocks (each
+ * forgotten by all four workers, as their metrics show) and compact logs in the object store. After
+ * each run every retained snapshot restores byte for byte and fsck is clean, and a backup of a first
+ * generation, whose blocks were freed, stores them again. One test, so the five JVMs start once.
  */
 class ClusterProcessTest {
     private static final LogDir LOGS = new LogDir("ClusterProcessTest");
@@ -50,17 +65,57 @@ class ClusterProcessTest {
     private static final Map<String, String> SMALL_ENGINE = Map.of("holdfast.dedup.sungem.sfi-size", "8MB",
             "holdfast.dedup.sungem.container-cache-size", "32MB");
 
+    /**
+     * The GC grace: blocks a backup wrote are safe from the sweep that long. Short, so that the GC runs
+     * here free blocks written in this test; not shorter, because the fsck right after worker-2's
+     * SIGKILL must come within it: the blocks the failed backup stored are unreferenced, and GC cannot
+     * free them while worker-2 is away, so past their grace fsck would count them as leaked.
+     */
+    private static final Duration GRACE = Duration.ofSeconds(30);
+    private static final String S3_PREFIX = "cluster/";
+    private static final String MASTER_NODE = "master";
+    private static final int GC_VOLUMES = 3;
+    private static final int GC_VOLUME_SIZE = 8 * MIB;
+    /** Blocks in the 1 MiB a generation changes, and in the 1 MiB it copies from another volume. */
+    private static final int REGION_BLOCKS = MIB / BLOCK;
+
     @TempDir
     Path work;
+    private S3ProxyFixture s3;
     private ServerProcess master;
     private final List<ServerProcess> workers = new ArrayList<>();
 
     @AfterEach
-    void stop() {
+    void stop() throws IOException {
         workers.forEach(ServerProcess::close);
         if (master != null) {
             master.close();
         }
+        if (s3 != null) {
+            s3.close();
+        }
+    }
+
+    /**
+     * The master's data tier in S3Proxy: small logs, so that sealed ones are uploaded and GC compacts
+     * objects; retention keep-last=2 and a short {@link #GRACE}, so that a GC run in this test frees
+     * what the expired snapshots alone held (24 h of grace would protect every block written here).
+     */
+    private Map<String, String> objectStoreAndGc() {
+        Map<String, String> m = new HashMap<>();
+        m.put("holdfast.store.backend", "s3");
+        m.put("holdfast.store.s3.endpoint", s3.endpoint().toString());
+        m.put("holdfast.store.s3.bucket", s3.bucket());
+        m.put("holdfast.store.s3.prefix", s3.prefix(S3_PREFIX));
+        m.put("holdfast.store.s3.credentials-file", s3.settings("").credentialsFile().toString());
+        m.put("holdfast.store.s3.node", MASTER_NODE);
+        m.put("holdfast.store.log-roll-size", "2MB");
+        m.put("holdfast.gc.default-retention", "keep-last=2");
+        m.put("holdfast.gc.grace", GRACE.toSeconds() + "s");
+        m.put("holdfast.gc.compaction-threshold", "0.8");
+        m.put("holdfast.verify.schedule", "0");
+        m.put("holdfast.verify.window", "0");
+        return m;
     }
 
     private static JsonNode json(HttpResponse<String> r, int status) {
@@ -123,7 +178,9 @@ class ClusterProcessTest {
     void masterAndFourWorkers_registerOverTls_dedupThroughTheWorkers_surviveMasterKilledMidCommitAndWorkerKilledMidBackup()
             throws Exception {
         int clusterPort = ServerProcess.freePort();
+        s3 = S3ProxyFixture.start(work.resolve("s3"));
         Map<String, String> m = new HashMap<>(SMALL_ENGINE);
+        m.putAll(objectStoreAndGc());
         m.putAll(Map.of("holdfast.cluster.role", "master",
                 "holdfast.cluster.host", "127.0.0.2", "holdfast.cluster.port", Integer.toString(clusterPort),
                 "holdfast.cluster.heartbeat-interval", "1s", "holdfast.cluster.late-after", "4s",
@@ -209,8 +266,12 @@ class ClusterProcessTest {
         // a worker SIGKILLed mid-backup; backups go on without it; restarted, it is back with its index
         long t1 = System.nanoTime();
         workerKilledMidBackup(agent, ranges.get(1), secondId, source, blocks);
-        System.out.printf("[e2e] cluster faults: master phase %.1f s, worker phase %.1f s%n", (t1 - t0) / 1e9,
-                (System.nanoTime() - t1) / 1e9);
+        long t2 = System.nanoTime();
+        System.out.printf("[e2e] cluster faults: master phase %.1f s, worker phase %.1f s%n", (t1 - t0) / 1e9, (t2 - t1) / 1e9);
+
+        // three agents at once, four generations, two GC runs through the four workers
+        gcCyclesWithSeveralAgents(agent);
+        System.out.printf("[e2e] cluster GC phase %.1f s%n", (System.nanoTime() - t2) / 1e9);
     }
 
     /** Every snapshot committed so far, with the image it must restore to. */
@@ -324,8 +385,176 @@ class ClusterProcessTest {
         assertCommittedRestore();
     }
 
+    /**
+     * Three agent processes back up {@code gc-0..2} at once, generation after generation, close
+     * together: keep-last's expiry estimate is K times the longest recent interval between a volume's
+     * snapshots (the test waits for it before each run that must delete). Each volume
+     * is 4 MiB of content all three share, then 4 MiB of its own. Generation {@code g >= 1} of a volume
+     * writes 1 MiB of new data at {@code 4 + g - 1} MiB and copies to {@code g - 1} MiB a region its
+     * neighbour committed in an earlier generation (its own data at 7 MiB, later the new data of its
+     * previous generation): the copy is found through the workers, so a generation stores about its
+     * new MiB only. With keep-last=2, the GC run after generation 2 deletes generation 0; it frees
+     * nothing while worker-4 is stopped (the run fails naming it), and with worker-4 back the next run
+     * frees what only generation 0 held (1 MiB of shared content, stored once or, as the first backups
+     * run at once, up to three times; and 1 MiB of each volume's own); a backup of gc-0's
+     * generation 0 under a new name then stores those 2 MiB again (the workers forgot them: no
+     * reference to a freed PBN) and nothing else. Generation 3 and a second run free generation 1's
+     * blocks. After each run the retained snapshots are exactly the newest two, restore byte for
+     * byte, fsck is clean; compaction rewrote or deleted logs in the object store.
+     */
+    private void gcCyclesWithSeveralAgents(AgentProcess agent) throws Exception {
+        VolumeImage shared = VolumeImage.generate(30, GC_VOLUME_SIZE).fill(0, GC_VOLUME_SIZE, Content.RANDOM);
+        List<VolumeImage> images = new ArrayList<>();
+        List<Path> states = new ArrayList<>();
+        List<List<Committed>> generations = new ArrayList<>();
+        for (int v = 0; v < GC_VOLUMES; v++) {
+            images.add(shared.copy(31 + v).fill(GC_VOLUME_SIZE / 2, GC_VOLUME_SIZE / 2, Content.RANDOM));
+            states.add(Files.createDirectories(work.resolve("state-gc-" + v)));
+            generations.add(new ArrayList<>());
+        }
+        gcGeneration(agent, images, states, generations, 0);
+        long graceFrom = System.nanoTime(); // every block of generation 0 is written by now
+        for (int g = 1; g <= 2; g++) {
+            gcGeneration(agent, images, states, generations, g);
+        }
+
+        // worker-4 away (stopped while the grace runs out): a GC run deletes the expired snapshots but
+        // frees nothing, and says which worker to bring back
+        ServerProcess fourth = workers.get(WORKERS - 1);
+        fourth.close();
+        awaitWorkers("worker-4 lost", l -> "lost".equals(byNode(l, "worker-4").get("state").asText()));
+        // the blocks only generation 0 held were written more than the grace ago; then GC frees them
+        long wait = graceFrom + GRACE.plusSeconds(1).toNanos() - System.nanoTime();
+        System.out.printf("[e2e] cluster GC: %.1f s to wait for the grace of generation 0%n", Math.max(0, wait) / 1e9);
+        if (wait > 0) {
+            Thread.sleep(wait / 1_000_000);
+        }
+        awaitExpiry(generations, 0);
+        JsonNode refused = master.runJob("/api/v1/gc/runs", Duration.ofMinutes(3));
+        assertThat(refused.get("state").asText()).as("a GC run while worker-4 is away: %s", refused).isEqualTo("failed");
+        assertThat(refused.get("error").asText()).as("%s", refused).contains("dedup worker worker-4").contains("is not connected")
+                .contains("bring the worker back");
+        fourth.start();
+        awaitWorkers("worker-4 up again", l -> "up".equals(byNode(l, "worker-4").get("state").asText()));
+        // generation 0 went in the refused run already; its blocks go now: at least each volume's own MiB
+        // and the shared MiB (stored up to three times)
+        JsonNode first = gcRun("first GC run", 0, (GC_VOLUMES + 1L) * REGION_BLOCKS, generations, 1);
+        BackupSummary again = backup(agent, "gc-0-again", generations.get(0).get(0).image(), "state-gc-0-again");
+        assertThat(again.newBlocks()).as("the freed 2 MiB of gc-0's first generation are stored again, the rest is found: %s", again)
+                .isBetween(2L * REGION_BLOCKS, 2L * REGION_BLOCKS + REGION_BLOCKS / 4);
+        committed.add(new Committed("gc-0-again", again.snapshotId(), generations.get(0).get(0).image()));
+        assertRestores(committed.stream().filter(c -> c.volume().startsWith("gc-")).toList());
+        assertFsckIsClean("after the first GC run");
+
+        gcGeneration(agent, images, states, generations, 3);
+        awaitExpiry(generations, 1);
+        JsonNode second = gcRun("second GC run", GC_VOLUMES, (GC_VOLUMES - 1L) * REGION_BLOCKS, generations, 2);
+        assertCommittedRestoreAndFsckIsClean("after the second GC run");
+
+        long freed = first.get("sweep").get("freed").asLong() + second.get("sweep").get("freed").asLong();
+        for (int i = 0; i < WORKERS; i++) {
+            assertThat(ObjectStoreE2eTest.metric(workers.get(i), "holdfast_dedup_worker_forgotten_total"))
+                    .as("worker-%d forgot every PBN the two runs freed", i + 1).isEqualTo(freed);
+        }
+        long compacted = 0;
+        for (JsonNode r : List.of(first, second)) {
+            compacted += r.get("compaction").get("logsRewritten").asLong() + r.get("compaction").get("logsDeleted").asLong();
+        }
+        assertThat(compacted).as("compaction rewrote or deleted logs in the object store: %s %s", first, second).isPositive();
+        try (ObjectStore objects = S3ObjectStore.open(s3.settings(S3_PREFIX))) {
+            assertThat(objects.list(MASTER_NODE + "/logs/")).as("the master's sealed logs are objects").isNotEmpty();
+        }
+    }
+
+    /**
+     * Generation {@code g} of every GC volume, backed up by one agent process per volume at once.
+     * From generation 1 on, each stores little more than its new MiB: the MiB it copied from its
+     * neighbour is found through the workers.
+     */
+    private void gcGeneration(AgentProcess agent, List<VolumeImage> images, List<Path> states, List<List<Committed>> generations,
+            int g) throws Exception {
+        if (g > 0) {
+            for (int v = 0; v < GC_VOLUMES; v++) {
+                // the neighbour's region was committed in an earlier generation and is never changed later
+                int from = g == 1 ? 7 * MIB : (4 + g - 2) * MIB;
+                images.get(v).copyFrom(images.get((v + 1) % GC_VOLUMES), from, (g - 1) * MIB, MIB);
+            }
+            for (int v = 0; v < GC_VOLUMES; v++) {
+                images.get(v).fill((4 + g - 1) * MIB, MIB, Content.RANDOM);
+            }
+        }
+        List<Path> files = new ArrayList<>();
+        List<AgentProcess.Running> runs = new ArrayList<>();
+        for (int v = 0; v < GC_VOLUMES; v++) {
+            Path file = images.get(v).writeTo(work.resolve("gc-" + v + "-" + g + ".img"));
+            files.add(file);
+            runs.add(agent.start(AgentProcess.backupArgs(master, "gc-" + v, file, states.get(v), "--block-size", String.valueOf(BLOCK))));
+        }
+        for (int v = 0; v < GC_VOLUMES; v++) {
+            AgentResult r = runs.get(v).await();
+            assertThat(r.succeeded()).as("gc-%d generation %d: %s\n%s", v, g, r, master.diagnostics()).isTrue();
+            BackupSummary s = BackupSummary.parse(r);
+            System.out.println("[e2e] cluster GC, gc-" + v + " generation " + g + ": new " + s.newBlocks() + " of " + s.changedBlocks()
+                    + " changed blocks");
+            if (g > 0) {
+                assertThat(s.changedBlocks()).as("gc-%d generation %d: %s", v, g, s).isGreaterThanOrEqualTo(2L * REGION_BLOCKS);
+                assertThat(s.newBlocks()).as("gc-%d generation %d stores its new MiB; the copied one was found through the workers: %s",
+                        v, g, s).isBetween((long) REGION_BLOCKS, REGION_BLOCKS + REGION_BLOCKS / 4L);
+            }
+            Committed c = new Committed("gc-" + v, s.snapshotId(), files.get(v));
+            generations.get(v).add(c);
+            committed.add(c);
+        }
+    }
+
+    /**
+     * Waits until generation {@code g} of every GC volume has passed its expiry as the master recorded
+     * it: under keep-last a snapshot out of the newest K is deleted only then (created plus K times
+     * the longest recent interval, an estimate that a loaded machine can stretch).
+     */
+    private void awaitExpiry(List<List<Committed>> generations, int g) throws InterruptedException {
+        long latest = 0;
+        for (int v = 0; v < GC_VOLUMES; v++) {
+            JsonNode hold = json(master.get("/api/v1/volumes/gc-" + v + "/snapshots/" + generations.get(v).get(g).id() + "/hold"), 200);
+            latest = Math.max(latest, hold.get("expiryMillis").asLong());
+        }
+        long wait = latest + 1000 - System.currentTimeMillis();
+        System.out.printf("[e2e] cluster GC: %.1f s to wait for the expiry of generation %d%n", Math.max(0, wait) / 1e3, g);
+        if (wait > 0) {
+            Thread.sleep(wait);
+        }
+    }
+
+    /**
+     * One GC run over REST: it must delete at least {@code minDeleted} snapshots and free at least
+     * {@code minFreed} blocks; generation {@code expired - 1} of every GC volume is gone after it
+     * (keep-last=2) and leaves {@link #committed}. Answers the run's result.
+     */
+    private JsonNode gcRun(String what, int minDeleted, long minFreed, List<List<Committed>> generations, int expired) {
+        JsonNode job = master.runJob("/api/v1/gc/runs", Duration.ofMinutes(3));
+        assertThat(job.get("state").asText()).as("%s: %s\n%s", what, job, master.diagnostics()).isEqualTo("succeeded");
+        JsonNode result = job.get("result");
+        System.out.println("[e2e] cluster GC, " + what + ": " + result);
+        assertThat(result.get("snapshotsDeleted").asInt()).as("%s: %s", what, result).isGreaterThanOrEqualTo(minDeleted);
+        assertThat(result.get("sweep").get("freed").asLong()).as("%s freed blocks (each forgotten by every worker): %s", what, result)
+                .isGreaterThanOrEqualTo(minFreed);
+        for (int v = 0; v < GC_VOLUMES; v++) {
+            List<Committed> gens = generations.get(v);
+            List<String> listed = new ArrayList<>();
+            json(master.get("/api/v1/volumes/gc-" + v + "/snapshots"), 200).forEach(n -> listed.add(n.get("id").asText()));
+            assertThat(listed).as("%s: gc-%d keeps its newest two", what, v)
+                    .containsExactlyInAnyOrder(gens.get(expired).id(), gens.get(expired + 1).id());
+            committed.remove(gens.get(expired - 1));
+        }
+        return result;
+    }
+
     private void assertCommittedRestoreAndFsckIsClean(String when) throws Exception {
         assertCommittedRestore();
+        assertFsckIsClean(when);
+    }
+
+    private void assertFsckIsClean(String when) {
         JsonNode fsck = master.runJob("/api/v1/gc/fsck", Duration.ofMinutes(2));
         assertThat(fsck.get("state").asText()).as("fsck %s: %s", when, fsck).isEqualTo("succeeded");
         assertThat(fsck.get("result").get("clean").asBoolean()).as("fsck %s: %s", when, fsck).isTrue();
@@ -333,9 +562,13 @@ class ClusterProcessTest {
 
     /** Every committed snapshot restores byte for byte, over the wire in this JVM (no agent JVM per snapshot). */
     private void assertCommittedRestore() throws Exception {
+        assertRestores(committed);
+    }
+
+    private void assertRestores(List<Committed> snapshots) throws Exception {
         try (WireProbe p = new WireProbe(master.ingestPort(), master.clientTls(), master.agentToken())) {
             p.hello();
-            for (Committed c : committed) {
+            for (Committed c : snapshots) {
                 long seq = org.holdfast.common.id.SnapshotId.parse(c.id(), new org.holdfast.common.id.VolumeId(c.volume())).sequence();
                 byte[] restored = p.restore(c.volume(), seq);
                 assertThat(java.util.Arrays.mismatch(restored, Files.readAllBytes(c.image())))

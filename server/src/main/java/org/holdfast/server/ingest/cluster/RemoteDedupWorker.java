@@ -12,6 +12,7 @@ import org.holdfast.common.protocol.DedupLookup;
 import org.holdfast.common.protocol.DedupProbe;
 import org.holdfast.common.protocol.DedupRecord;
 import org.holdfast.common.protocol.Message;
+import org.holdfast.common.protocol.ProtocolLimits;
 import org.holdfast.server.engine.DedupLoad;
 import org.holdfast.server.engine.DedupWorker;
 import org.holdfast.server.engine.ProbeAnswer;
@@ -22,7 +23,8 @@ import org.holdfast.server.engine.SegmentRecord;
 
 /**
  * A {@link DedupWorker} in another process, as worker {@code index} of the master's list: each call
- * goes over the worker's {@link DedupLink} as one request frame with the arrays as they are. A call
+ * goes over the worker's {@link DedupLink} as one request frame with the arrays as they are (a
+ * forget of more PBNs than a frame holds as several, in order). A call
  * through a lost link fails with {@link DedupWorkerLostException}, so a backup through it stops
  * with that error and never takes a PBN the worker did not answer.
  */
@@ -89,8 +91,13 @@ public final class RemoteDedupWorker implements DedupWorker {
 
     @Override
     public void forget(long[] pbns, byte[] fps, int count) {
-        long id = link.nextId();
-        done(await(link.call(id, new DedupForget(id, count, Arrays.copyOf(pbns, count), exact(fps, count * 32)))));
+        // a sweep batch frees up to 64 GMA chunks of PBNs, several times what one frame may carry
+        for (int from = 0; from < count; from += ProtocolLimits.MAX_DEDUP_ENTRIES) {
+            int n = Math.min(ProtocolLimits.MAX_DEDUP_ENTRIES, count - from);
+            long id = link.nextId();
+            done(await(link.call(id, new DedupForget(id, n, Arrays.copyOfRange(pbns, from, from + n),
+                    Arrays.copyOfRange(fps, from * 32, (from + n) * 32)))));
+        }
     }
 
     @Override

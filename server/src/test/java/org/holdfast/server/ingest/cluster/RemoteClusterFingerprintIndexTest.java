@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionException;
+import org.holdfast.common.protocol.ProtocolLimits;
 import org.holdfast.server.catalog.ClusterStore;
 import org.holdfast.server.catalog.RocksCredentialStore;
 import org.holdfast.server.cluster.LoadProbe;
@@ -188,6 +189,38 @@ class RemoteClusterFingerprintIndexTest extends FingerprintIndexContractTest {
         }
         assertThatThrownBy(() -> remote.forgetAll(new long[] {5}, f, 1)).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("cannot free blocks while dedup worker w1").hasMessageContaining("bring the worker back");
+    }
+
+    /**
+     * A sweep hands over up to 64 GMA chunks of freed PBNs at once (half a million): more than one
+     * DEDUP_FORGET may carry, so the master sends them in frames of at most the limit, and every
+     * worker forgets those of the last frame too.
+     */
+    @Test
+    void remoteIndex_forgetAllOfMorePbnsThanOneFrameHolds_everyWorkerForgetsAllOfThem() {
+        int n = 10;
+        byte[] f = fps(13, n);
+        storeNew(f, n); // PBNs 1000.. on the workers
+        RemoteFingerprintIndex remote = new RemoteFingerprintIndex(server.dedupLinks(), registry, ClusterMode.NEAREST,
+                SungemFingerprintIndexTest.smallSettings());
+        int total = ProtocolLimits.MAX_DEDUP_ENTRIES + 1000;
+        long[] pbns = new long[total];
+        byte[] all = fps(14, total);
+        for (int i = 0; i < total; i++) {
+            pbns[i] = 1_000_000 + i;
+        }
+        for (int i = 0; i < n; i++) { // the stored ones at the end, in the second frame
+            pbns[total - n + i] = 1000 + i;
+            System.arraycopy(f, i * 32, all, (total - n + i) * 32, 32);
+        }
+
+        remote.forgetAll(pbns, all, total);
+
+        long[] again = new long[n];
+        try (DedupStream s = remote.openStream("v")) {
+            s.lookup(f, n, again);
+        }
+        assertThat(again).as("forgotten by every worker: never answered again").containsOnly(0L);
     }
 
     @Test
