@@ -36,7 +36,7 @@ final class BloomBitsCoder {
         long bits = words.length * 64L;
         int r0 = riceParameter(bits, set);
         // exact size for the estimate and its neighbours: (1 + r) bits per set bit plus the quotients
-        int lo = Math.max(0, r0 - 1);
+        int lo = Math.max(0, Math.min(r0 - 1, MAX_RICE - 2));
         long q0 = 0;
         long q1 = 0;
         long q2 = 0;
