@@ -40,18 +40,11 @@ final class BloomBitsCoder {
         long q0 = 0;
         long q1 = 0;
         long q2 = 0;
-        long prev = -1;
-        for (int i = 0; i < words.length; i++) {
-            long w = words[i];
-            while (w != 0) {
-                long pos = ((long) i << 6) + Long.numberOfTrailingZeros(w);
-                long gap = pos - prev - 1;
-                q0 += gap >>> lo;
-                q1 += gap >>> (lo + 1);
-                q2 += gap >>> (lo + 2);
-                prev = pos;
-                w &= w - 1;
-            }
+        SetBits it = new SetBits(words);
+        for (long gap = it.nextGap(); gap >= 0; gap = it.nextGap()) {
+            q0 += gap >>> lo;
+            q1 += gap >>> (lo + 1);
+            q2 += gap >>> (lo + 2);
         }
         long best = q0 + set * (1 + lo);
         int r = lo;
@@ -101,18 +94,11 @@ final class BloomBitsCoder {
         ByteBuffer.wrap(out).order(ByteOrder.BIG_ENDIAN).putLong(2, set);
         BitWriter bw = new BitWriter(out, RICE_HEAD);
         long lowMask = (1L << r) - 1;
-        long prev = -1;
-        for (int i = 0; i < words.length; i++) {
-            long w = words[i];
-            while (w != 0) {
-                long pos = ((long) i << 6) + Long.numberOfTrailingZeros(w);
-                long gap = pos - prev - 1;
-                bw.zeros(gap >>> r);
-                bw.bits(1, 1);
-                bw.bits(gap & lowMask, r);
-                prev = pos;
-                w &= w - 1;
-            }
+        SetBits it = new SetBits(words);
+        for (long gap = it.nextGap(); gap >= 0; gap = it.nextGap()) {
+            bw.zeros(gap >>> r);
+            bw.bits(1, 1);
+            bw.bits(gap & lowMask, r);
         }
         bw.finish();
         return out;
@@ -182,6 +168,33 @@ final class BloomBitsCoder {
             prev = pos;
         }
         return br.onlyPaddingLeft();
+    }
+
+    /** The set bits in increasing order, as gaps: no per-bit loop over the zero words' bits. */
+    private static final class SetBits {
+        private final long[] words;
+        private int i = -1;
+        private long w;
+        private long prev = -1;
+
+        SetBits(long[] words) {
+            this.words = words;
+        }
+
+        /** Zero bits between the previous set bit (or the start) and the next one; -1 at the end. */
+        long nextGap() {
+            while (w == 0) {
+                if (++i >= words.length) {
+                    return -1;
+                }
+                w = words[i];
+            }
+            long pos = ((long) i << 6) + Long.numberOfTrailingZeros(w);
+            w &= w - 1;
+            long gap = pos - prev - 1;
+            prev = pos;
+            return gap;
+        }
     }
 
     /** Writes bits most significant first into a buffer sized exactly by the caller. */

@@ -35,9 +35,8 @@ import org.holdfast.server.store.StoreException;
  * <p>Persistence: {@code bfc/%016x.bloom} per period (magic "HFBF", version 3, period, bit count, k,
  * inserted count, the bits coded by {@link BloomBitsCoder}, CRC32C; version 1 files, with the bits
  * raw, and version 2, the bits as one zstd frame, are still read). A torn or foreign file is
- * skipped: the chain only guides the
- * fallback lookup, so losing it costs some efficiency, never correctness. Reads race benignly with
- * inserts; inserts are serialized.
+ * skipped: the chain only guides the fallback lookup, so losing it costs some efficiency, never
+ * correctness. Reads race benignly with inserts; inserts are serialized.
  */
 public final class BloomFilterChain implements AutoCloseable {
     /** "HFBF". */
