@@ -82,18 +82,48 @@ class BloomBitsCoderTest {
         assertThat(decoded(c, full.length)).isEqualTo(full);
     }
 
+    /** Blocked inserts (k = 12) until {@code fill} of the bits are set. */
+    private static long[] filledTo(int words, double fill, long seed) {
+        long[] f = new long[words];
+        Random rnd = new Random(seed);
+        long set = 0;
+        long want = (long) (fill * words * 64);
+        int blocks = words / 8;
+        while (set < want) {
+            int base = rnd.nextInt(blocks) * 8;
+            for (int j = 0; j < 12; j++) {
+                int bit = rnd.nextInt(512);
+                long m = 1L << bit;
+                if ((f[base + (bit >>> 6)] & m) == 0) {
+                    set++;
+                    f[base + (bit >>> 6)] |= m;
+                }
+            }
+        }
+        return f;
+    }
+
+    /** Both codings by fill on 2^22 bits (docs/benchmarks.md, "Bloom filter file format 3"). */
     @Test
-    void encode_everyFill_roundTripsAndIsNeverLargerThanZstd() {
-        int words = 1 << 12;
-        for (int inserts : new int[] {1, 3, 30, 300, 1000, 3000, 10_000, 30_000}) {
-            long[] f = blocked(words, inserts, 11, inserts);
-            f[words - 1] |= Long.MIN_VALUE; // the last bit: the longest reach of a gap
+    void encode_byFill_roundTripsNeverLargerThanZstd_printsBoth() {
+        int words = 1 << 16;
+        StringBuilder table = new StringBuilder("BloomBitsCoderTest: 2^22 bits, k = 12\n| fill | written | bytes | zstd -1 |\n");
+        for (double fill : new double[] {0.0001, 0.01, 0.04, 0.1, 0.15, 0.2, 0.4, 0.5, 0.75}) {
+            long[] f = filledTo(words, fill, 1);
             byte[] c = BloomBitsCoder.encode(f);
             ByteBuffer raw = ByteBuffer.allocate(words * 8);
             raw.asLongBuffer().put(f);
-            assertThat(c.length).as("%d inserts", inserts).isLessThanOrEqualTo(Zstd.compress(raw.array(), 1).length + 1);
-            assertThat(decoded(c, words)).as("%d inserts", inserts).isEqualTo(f);
+            int z = Zstd.compress(raw.array(), 1).length;
+            table.append(String.format("| %.2f %% | %s | %,d | %,d |%n", fill * 100, c[0] == BloomBitsCoder.CODING_RICE ? "Rice" : "zstd",
+                    c.length, z));
+            assertThat(c.length).as("fill %.4f", fill).isLessThanOrEqualTo(z + 1);
+            assertThat(decoded(c, words)).as("fill %.4f", fill).isEqualTo(f);
+            if (fill <= 0.15) {
+                assertThat(c[0]).as("fill %.4f", fill).isEqualTo((byte) BloomBitsCoder.CODING_RICE);
+                assertThat(c.length).as("fill %.4f", fill).isLessThan(z);
+            }
         }
+        System.out.print(table);
     }
 
     @Test
