@@ -73,7 +73,7 @@ final class BloomBitsCoder {
     }
 
     /** r ≈ log2(mean gap · ln 2), the Rice parameter near the best Golomb code for that fill. */
-    static int riceParameter(long bits, long set) {
+    private static int riceParameter(long bits, long set) {
         if (set == 0) {
             return 0;
         }
