@@ -1,7 +1,5 @@
 package org.holdfast.server.engine;
 
-import com.github.luben.zstd.Zstd;
-import com.github.luben.zstd.ZstdException;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -14,7 +12,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Clock;
-import java.util.Arrays;
 import java.util.zip.CRC32C;
 import org.holdfast.server.store.StoreException;
 
@@ -35,19 +32,21 @@ import org.holdfast.server.store.StoreException;
  * {@code -n ln p / (ln 2)^2} for n = expected new fingerprints per period and p = target rate, and
  * k = round(m/n ln 2), between 1 and 14.
  *
- * <p>Persistence: {@code bfc/%016x.bloom} per period (magic "HFBF", version 2, period, bit count, k,
- * inserted count, the bits as one zstd frame, CRC32C; version 1 files, with the bits raw, are still
- * read). A torn or foreign file is skipped: the chain only guides the
- * fallback lookup, so losing it costs some efficiency, never correctness. Reads race benignly with
- * inserts; inserts are serialized.
+ * <p>Persistence: {@code bfc/%016x.bloom} per period (magic "HFBF", version 3, period, bit count, k,
+ * inserted count, the bits coded by {@link BloomBitsCoder}, CRC32C; version 1 files, with the bits
+ * raw, and version 2, the bits as one zstd frame, are still read). A torn or foreign file is
+ * skipped: the chain only guides the fallback lookup, so losing it costs some efficiency, never
+ * correctness. Reads race benignly with inserts; inserts are serialized.
  */
 public final class BloomFilterChain implements AutoCloseable {
     /** "HFBF". */
     public static final int MAGIC = 0x48464246;
-    /** File format version written: the bits zstd-compressed. */
-    public static final int VERSION = 2;
+    /** File format version written: a coding byte, then Rice-coded gaps or a zstd frame. */
+    public static final int VERSION = 3;
     /** The first format, still read: the bits as they are. */
     static final int VERSION_1 = 1;
+    /** The second format, still read: the bits as one zstd frame. */
+    static final int VERSION_2 = 2;
     private static final int HEADER_BYTES = 48;
     /** Largest filter accepted from disk (bits). */
     public static final long MAX_BITS = 1L << 36;
@@ -311,11 +310,9 @@ public final class BloomFilterChain implements AutoCloseable {
         long[] f = filters[slot];
         Path target = fileOf(periodOf[slot]);
         Path tmp = dir.resolve(target.getFileName() + ".tmp");
-        ByteBuffer raw = ByteBuffer.allocate(f.length * 8).order(ByteOrder.BIG_ENDIAN);
-        raw.asLongBuffer().put(f);
-        // zstd: a filter of the configured size is mostly zeros until its period has seen its
+        // coded: a filter of the configured size is mostly zeros until its period has seen its
         // expected inserts, and the file should grow with what it holds, not with its sizing
-        byte[] packed = Zstd.compress(raw.array(), 1);
+        byte[] packed = BloomBitsCoder.encode(f);
         ByteBuffer file = ByteBuffer.allocate(HEADER_BYTES + packed.length + 4).order(ByteOrder.BIG_ENDIAN);
         file.putInt(MAGIC).putInt(VERSION).putLong(periodOf[slot]).putLong(bits).putInt(k).putLong(inserted[slot]);
         file.position(HEADER_BYTES);
@@ -377,21 +374,20 @@ public final class BloomFilterChain implements AutoCloseable {
         if (fileBits != bits || fileK != k) {
             return;
         }
-        ByteBuffer body;
-        if (version == VERSION_1 && size == HEADER_BYTES + bits / 8 + 4) {
-            body = ByteBuffer.wrap(data, HEADER_BYTES, (int) (bits / 8)).slice();
+        long[] f = new long[(int) (bits / 64)];
+        int bodyBytes = data.length - 4 - HEADER_BYTES;
+        boolean ok;
+        if (version == VERSION_1 && bodyBytes == bits / 8) {
+            ByteBuffer.wrap(data, HEADER_BYTES, bodyBytes).slice().asLongBuffer().get(f);
+            ok = true;
+        } else if (version == VERSION_2) {
+            ok = BloomBitsCoder.decodeZstd(data, HEADER_BYTES, bodyBytes, f);
         } else if (version == VERSION) {
-            byte[] raw;
-            try {
-                raw = Zstd.decompress(Arrays.copyOfRange(data, HEADER_BYTES, data.length - 4), (int) (bits / 8));
-            } catch (ZstdException e) {
-                return;
-            }
-            if (raw.length != bits / 8) {
-                return;
-            }
-            body = ByteBuffer.wrap(raw);
+            ok = BloomBitsCoder.decode(data, HEADER_BYTES, bodyBytes, f);
         } else {
+            ok = false;
+        }
+        if (!ok) {
             return;
         }
         int slot = -1;
@@ -406,8 +402,6 @@ public final class BloomFilterChain implements AutoCloseable {
                 return;
             }
         }
-        long[] f = new long[(int) (bits / 64)];
-        body.order(ByteOrder.BIG_ENDIAN).asLongBuffer().get(f);
         filters[slot] = f;
         periodOf[slot] = period;
         inserted[slot] = count;

@@ -23,16 +23,19 @@ class MetadataFootprintTest {
     private static final int IMAGE_MIB = Integer.getInteger("holdfast.footprint.mib", 128);
     /**
      * Bound on everything beside the data logs. The issue's goal is 5 %; with container format 2
-     * this mix (a third of the blocks compress about 3:1) measures 4.8 % after the stop and after
-     * the GC run at 192 MiB, and 5.1 % after the stop, 4.8 to 5.0 % after GC at the default
-     * 128 MiB, where the fixed parts (catalog/other, about 216 KB) weigh more. After GC the catalog
-     * tables move by about 0.3 % as RocksDB has compacted the deletions or not (docs/benchmarks.md,
-     * "Space beside the data logs"). The bound catches a regression such as a full-size file or a
-     * second GMA frame coming back.
+     * and Bloom file format 3 this mix (a third of the blocks compress about 3:1) measures 4.6 %
+     * after the stop and 4.3 to 4.4 % after the GC run at 192 MiB, and 4.9 % after the stop, 4.7 to
+     * 4.9 % after GC at the default 128 MiB, where the fixed parts (catalog/other, 216 KB) weigh more.
+     * After GC the catalog tables move by about 0.3 % as RocksDB has compacted the deletions or not
+     * (docs/benchmarks.md, "Space beside the data logs"). 5.2 %, not 5 %: 4.9 % leaves too little
+     * for that on a loaded CI machine. The bound catches a regression such as a full-size file or
+     * a second GMA frame coming back.
      */
-    private static final double MAX_SHARE = 0.055;
+    private static final double MAX_SHARE = 0.052;
     /** Container files per stored block: 32 bytes of fingerprint, the rest compressed (48 in version 1). */
     private static final int MAX_CONTAINER_BYTES_PER_BLOCK = 36;
+    /** Bloom filter files per stored block: Rice-coded gaps, 12.7 to 13.6 here (16.9 to 17.8 in version 2). */
+    private static final int MAX_BLOOM_BYTES_PER_BLOCK = 14;
 
     private final LogDir logs = new LogDir("MetadataFootprintTest");
     private final AgentProcess agent = new AgentProcess(logs);
@@ -83,6 +86,10 @@ class MetadataFootprintTest {
             assertThat(f.bytes("catalog/LOG* (info log)")).as("RocksDB's info log goes to the server log").isZero();
             assertThat(f.bytes("containers/")).as("container files, format 2")
                     .isLessThan((long) MAX_CONTAINER_BYTES_PER_BLOCK * stored);
+            long bloom = f.metadataBytes().entrySet().stream().filter(e -> e.getKey().endsWith(".bloom"))
+                    .mapToLong(Map.Entry::getValue).sum();
+            assertThat(bloom).as("Bloom filter files, format 3").isPositive()
+                    .isLessThan((long) MAX_BLOOM_BYTES_PER_BLOCK * stored);
             assertThat(f.share()).as("metadata beside the data logs, share").isLessThan(MAX_SHARE);
         }
     }

@@ -2,12 +2,15 @@ package org.holdfast.server.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.Random;
 import java.util.stream.Stream;
+import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -91,7 +94,7 @@ class BloomFilterChainTest {
     }
 
     @Test
-    void flush_sparseFilter_fileGrowsWithInsertsNotWithSizing_andVersion1FileStillLoads() throws Exception {
+    void flush_sparseFilter_fileRiceCodedGrowsWithInserts_andVersion1FileStillLoads() throws Exception {
         Path bdir = dir.resolve("bfc");
         byte[] f = fps(6, 1000);
         long bits;
@@ -99,20 +102,19 @@ class BloomFilterChainTest {
             bfc.addAll(f, 0, 1000);
             bits = bfc.bitsPerFilter();
         }
-        Path file;
-        try (Stream<Path> files = Files.list(bdir)) {
-            file = files.filter(p -> p.toString().endsWith(".bloom")).findFirst().orElseThrow();
-        }
-        byte[] v2 = Files.readAllBytes(file);
+        Path file = onlyBloomFile(bdir);
+        byte[] v3 = Files.readAllBytes(file);
         assertThat(bits / 8).isGreaterThan(1 << 20); // sized for a million fingerprints
-        assertThat(v2.length).as("version 2 file of 1,000 inserts").isLessThan(64 << 10);
-        assertThat(java.nio.ByteBuffer.wrap(v2).getInt(4)).isEqualTo(BloomFilterChain.VERSION);
+        assertThat(v3.length).as("version 3 file of 1,000 inserts (12 bits each)").isLessThan(24 << 10);
+        assertThat(ByteBuffer.wrap(v3).getInt(4)).isEqualTo(BloomFilterChain.VERSION);
+        assertThat(v3[48]).as("Rice-coded").isEqualTo((byte) BloomBitsCoder.CODING_RICE);
         // the same filter in version 1 (raw bits) loads as well
-        byte[] raw = com.github.luben.zstd.Zstd.decompress(java.util.Arrays.copyOfRange(v2, 48, v2.length - 4), (int) (bits / 8));
-        java.nio.ByteBuffer v1 = java.nio.ByteBuffer.allocate(48 + raw.length + 4);
-        v1.put(v2, 0, 48).putInt(4, BloomFilterChain.VERSION_1).position(48);
-        v1.put(raw);
-        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        long[] words = bitsOfFile(v3, bits);
+        ByteBuffer v1 = ByteBuffer.allocate(48 + words.length * 8 + 4);
+        v1.put(v3, 0, 48).putInt(4, BloomFilterChain.VERSION_1).position(48);
+        v1.asLongBuffer().put(words);
+        v1.position(48 + words.length * 8);
+        CRC32C crc = new CRC32C();
         crc.update(v1.array(), 0, v1.position());
         v1.putInt((int) crc.getValue());
         Files.write(file, v1.array());
@@ -120,5 +122,105 @@ class BloomFilterChainTest {
             assertThat(present(bfc, f, 1000)).isEqualTo(1000);
             assertThat(present(bfc, fps(7, 1000), 1000)).isLessThan(50);
         }
+    }
+
+    private static Path onlyBloomFile(Path bdir) throws Exception {
+        try (Stream<Path> files = Files.list(bdir)) {
+            return files.filter(p -> p.toString().endsWith(".bloom")).findFirst().orElseThrow();
+        }
+    }
+
+    private static long[] bitsOfFile(byte[] file, long bits) {
+        long[] words = new long[(int) (bits / 64)];
+        assertThat(ByteBuffer.wrap(file).getInt(4)).isEqualTo(BloomFilterChain.VERSION);
+        assertThat(BloomBitsCoder.decode(file, 48, file.length - 52, words)).as("version 3 body decodes").isTrue();
+        return words;
+    }
+
+    /** The checked-in version 2 file (fixtures/bloom-v2/README.txt) loads with exactly its bits. */
+    @Test
+    void v2Fixture_loadsWithTheSameBits() throws Exception {
+        Path bdir = Files.createDirectories(dir.resolve("bfc"));
+        byte[] v2;
+        try (var in = getClass().getResourceAsStream("/fixtures/bloom-v2/0000000000005021.bloom")) {
+            v2 = in.readAllBytes();
+        }
+        assertThat(ByteBuffer.wrap(v2).getInt(4)).isEqualTo(BloomFilterChain.VERSION_2);
+        long[] expected = new long[32768 / 64];
+        assertThat(BloomBitsCoder.decodeZstd(v2, 48, v2.length - 52, expected)).isTrue();
+        Files.write(bdir.resolve("0000000000005021.bloom"), v2);
+        byte[] f = new byte[1500 * 32];
+        new Random(14).nextBytes(f);
+        try (BloomFilterChain bfc = new BloomFilterChain(bdir, clock, DAY, 4, 2000, 0.01)) {
+            assertThat(bfc.bitsPerFilter()).isEqualTo(32768);
+            assertThat(bfc.currentPeriod()).isEqualTo(0x5021);
+            assertThat(present(bfc, f, 1500)).isEqualTo(1500);
+        }
+        // closing rewrote it as version 3 from the bits it loaded: the same bits and count
+        byte[] v3 = Files.readAllBytes(bdir.resolve("0000000000005021.bloom"));
+        assertThat(bitsOfFile(v3, 32768)).isEqualTo(expected);
+        assertThat(Arrays.copyOfRange(v3, 8, 48)).isEqualTo(Arrays.copyOfRange(v2, 8, 48));
+    }
+
+    /**
+     * A flipped bit or a cut file is skipped whole (the checksum); with the checksum forged to match,
+     * the decoder's own checks skip it or it loads as a valid filter, and load never throws.
+     */
+    @Test
+    void load_flippedTruncatedOrForgedFiles_skippedOrValidNeverThrow() throws Exception {
+        Path bdir = dir.resolve("bfc");
+        byte[] f = fps(8, 2000);
+        try (BloomFilterChain bfc = new BloomFilterChain(bdir, clock, DAY, 2, 100_000, 0.01)) {
+            bfc.addAll(f, 0, 2000);
+        }
+        Path file = onlyBloomFile(bdir);
+        byte[] original = Files.readAllBytes(file);
+        assertThat(original[48]).isEqualTo((byte) BloomBitsCoder.CODING_RICE);
+        Path emptyDir = dir.resolve("empty");
+        try (BloomFilterChain bfc = new BloomFilterChain(emptyDir, clock, DAY, 2, 100_000, 0.01)) {
+            assertThat(bfc.liveFilters()).isEqualTo(1);
+        }
+        byte[] empty = Files.readAllBytes(onlyBloomFile(emptyDir));
+        Random rnd = new Random(9);
+        int skipped = 0;
+        int forgedSkipped = 0;
+        for (int i = 0; i < 300; i++) {
+            byte[] d;
+            if (i % 2 == 0) {
+                d = original.clone();
+                int bit = rnd.nextInt(d.length * 8);
+                d[bit >>> 3] ^= (byte) (0x80 >>> (bit & 7));
+            } else {
+                d = Arrays.copyOf(original, rnd.nextInt(original.length));
+            }
+            boolean forged = i % 3 == 2 && d.length >= 52;
+            if (forged) {
+                CRC32C crc = new CRC32C();
+                crc.update(d, 0, d.length - 4);
+                ByteBuffer.wrap(d).putInt(d.length - 4, (int) crc.getValue());
+            }
+            try (Stream<Path> files = Files.list(bdir)) {
+                for (Path p : (Iterable<Path>) files::iterator) {
+                    Files.delete(p);
+                }
+            }
+            Files.write(file, d);
+            // opening loads it or skips it (an empty filter for the period then); closing writes what it holds
+            try (BloomFilterChain bfc = new BloomFilterChain(bdir, clock, DAY, 2, 100_000, 0.01)) {
+                assertThat(bfc.liveFilters()).isPositive();
+            }
+            byte[] after = Files.readAllBytes(file);
+            if (Arrays.equals(after, empty)) {
+                skipped++;
+                forgedSkipped += forged ? 1 : 0;
+            } else {
+                // a forged checksum over a flip the gap code cannot see (a low gap bit) loads other bits
+                assertThat(forged).as("mutation %d loaded without a forged checksum", i).isTrue();
+                assertThat(after).as("rewritten from valid bits").isNotEqualTo(original);
+                assertThat(Arrays.stream(bitsOfFile(after, 1 << 20)).map(Long::bitCount).sum()).isPositive();
+            }
+        }
+        assertThat(skipped - forgedSkipped).as("every mutation the checksum sees").isEqualTo(200);
+        assertThat(forgedSkipped).as("forged: every cut and the flips that break the code").isGreaterThan(50);
     }
 }
