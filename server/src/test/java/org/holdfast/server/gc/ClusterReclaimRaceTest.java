@@ -2,7 +2,11 @@ package org.holdfast.server.gc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -15,21 +19,29 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import org.awaitility.Awaitility;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.protocol.Committed;
 import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.Restore;
 import org.holdfast.common.protocol.RestoreEnd;
 import org.holdfast.gc.check.FsckReport;
+import org.holdfast.server.catalog.ClusterStore;
 import org.holdfast.server.catalog.MapCursor;
 import org.holdfast.server.catalog.ReferenceGuard;
+import org.holdfast.server.catalog.RocksCredentialStore;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.engine.ClusterBroadcast;
 import org.holdfast.server.engine.ClusterFingerprintIndex;
 import org.holdfast.server.engine.ClusterMode;
 import org.holdfast.server.engine.DedupLoad;
+import org.holdfast.server.cluster.LoadProbe;
+import org.holdfast.server.cluster.MembershipSettings;
+import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.engine.DedupWorker;
+import org.holdfast.server.engine.LazyDedupWorker;
 import org.holdfast.server.engine.LocalDedupWorker;
 import org.holdfast.server.engine.ProbeAnswer;
 import org.holdfast.server.engine.SegmentAnswer;
@@ -42,18 +54,31 @@ import org.holdfast.server.ingest.AgentDriver;
 import org.holdfast.server.ingest.IngestServer;
 import org.holdfast.server.ingest.IngestServices;
 import org.holdfast.server.ingest.IngestSettings;
+import org.holdfast.server.ingest.IngestTls;
 import org.holdfast.server.ingest.RecordingAuditLog;
 import org.holdfast.server.ingest.TestTokens;
+import org.holdfast.server.ingest.cluster.ClusterServer;
+import org.holdfast.server.ingest.cluster.MasterTrust;
+import org.holdfast.server.ingest.cluster.WorkerConnector;
+import org.holdfast.server.security.ApiTokens;
+import org.holdfast.server.security.AuditLog;
+import org.holdfast.server.security.Role;
+import org.holdfast.server.security.tls.ServerCertificate;
+import org.holdfast.server.security.tls.ServerCertificateLoader;
+import org.holdfast.server.security.tls.TlsSettings;
+import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.StoredBlock;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The race of issue 18 in master/worker mode: a worker answers a backup's lookup with a PBN that
  * the master's GC sweep is freeing at that moment (it has chosen it, and its {@code forget} has not
  * reached the worker yet). Real pieces: RocksDB catalog, data logs, the GC service's sweep, the
- * cluster engine over two in-process {@link LocalDedupWorker}s, the ingest on loopback.
+ * cluster engine over two {@link LocalDedupWorker}s (in process, or remote: behind their TLS links
+ * to a real cluster port), the ingest on loopback.
  *
  * <p>The interleaving is forced with latches in test-scope hooks, no sleeps:
  * <ol>
@@ -89,18 +114,29 @@ class ClusterReclaimRaceTest {
     private GcStoreFixture fx;
     private RacingGuard guard;
     private IngestServer ingest;
+    private RemoteWorkers remote;
+
+    /** Where the workers run: in the master's process, or behind their TLS links to it. */
+    enum Transport { IN_PROCESS, REMOTE }
 
     /** Opens the stack; the ingest asks {@code referenceGuard} (made from the GC service) through a {@link RacingGuard}. */
-    private void open(java.util.function.Function<GcService, ReferenceGuard> referenceGuard) {
+    private void open(Transport transport, Function<GcService, ReferenceGuard> referenceGuard) {
         SungemSettings settings = SungemFingerprintIndexTest.smallSettings();
+        List<? extends DedupWorker> plain;
+        if (transport == Transport.REMOTE) {
+            remote = new RemoteWorkers(dir.resolve("cluster"), settings, clock);
+            plain = remote.workers();
+        } else {
+            List<LocalDedupWorker> local = new ArrayList<>();
+            for (int i = 0; i < WORKERS; i++) {
+                local.add(new LocalDedupWorker(i, dir.resolve("cluster").resolve("worker-" + i), settings, clock));
+            }
+            plain = local;
+        }
+        plain.forEach(w -> workers.add(new RacedWorker(w)));
         fx = GcStoreFixture.open(dir, clock, 1L << 20, Duration.ofHours(2), 4, hook -> hook, CommitParts.DEFAULT_PART_ENTRIES, null,
-                db -> {
-                    for (int i = 0; i < WORKERS; i++) {
-                        workers.add(new RacedWorker(new LocalDedupWorker(i, dir.resolve("cluster").resolve("worker-" + i), settings, clock)));
-                    }
-                    return new ClusterFingerprintIndex(workers, ClusterMode.NEAREST, ClusterBroadcast.TWO_PHASE, settings.uSegment(),
-                            Math.max(1, settings.uContainer() / 2));
-                });
+                db -> new ClusterFingerprintIndex(workers, ClusterMode.NEAREST, ClusterBroadcast.TWO_PHASE, settings.uSegment(),
+                        Math.max(1, settings.uContainer() / 2)));
         guard = new RacingGuard(referenceGuard.apply(fx.gc));
         ingest = new IngestServer(IngestSettings.loopback(), new IngestServices(fx.store, fx.catalog, fx.commit, fx.index, guard, clock,
                 new TestTokens(), new RecordingAuditLog()));
@@ -115,11 +151,15 @@ class ClusterReclaimRaceTest {
         if (fx != null) {
             fx.close();
         }
+        if (remote != null) {
+            remote.close();
+        }
     }
 
-    @Test
-    void lookupAnsweredWhileTheSweepFreesTheBlock_withTheGuard_blockIsStoredAnewAndEverythingRestores() {
-        open(gc -> new GcReferenceGuard(gc.guard()));
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void lookupAnsweredWhileTheSweepFreesTheBlock_withTheGuard_blockIsStoredAnewAndEverythingRestores(Transport transport) {
+        open(transport, gc -> new GcReferenceGuard(gc.guard()));
         byte[] image = random(new Random(21));
         Set<Long> doomed = backupAndExpire("old", image);
 
@@ -137,9 +177,10 @@ class ClusterReclaimRaceTest {
         assertSurvives(image, mapped);
     }
 
-    @Test
-    void lookupAnsweredWhileTheSweepFreesTheBlock_withTheGuardDisabled_commitsFreedBlocksAndTheRaceIsLost() {
-        open(gc -> ReferenceGuard.NONE); // accepts every PBN: the guard disabled
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void lookupAnsweredWhileTheSweepFreesTheBlock_withTheGuardDisabled_commitsFreedBlocksAndTheRaceIsLost(Transport transport) {
+        open(transport, gc -> ReferenceGuard.NONE); // accepts every PBN: the guard disabled
         byte[] image = random(new Random(21));
         Set<Long> doomed = backupAndExpire("old", image);
 
@@ -149,9 +190,10 @@ class ClusterReclaimRaceTest {
         assertLost(r, doomed);
     }
 
-    @Test
-    void lookupAnsweredAndProtectedBeforeTheSweep_withTheGuard_sweepKeepsTheBlockAndTheBackupRefersToIt() {
-        open(gc -> new GcReferenceGuard(gc.guard()));
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void lookupAnsweredAndProtectedBeforeTheSweep_withTheGuard_sweepKeepsTheBlockAndTheBackupRefersToIt(Transport transport) {
+        open(transport, gc -> new GcReferenceGuard(gc.guard()));
         byte[] image = random(new Random(22));
         Set<Long> doomed = backupAndExpire("old", image);
 
@@ -166,9 +208,10 @@ class ClusterReclaimRaceTest {
         assertSurvives(image, mapped);
     }
 
-    @Test
-    void lookupAnsweredAndProtectedBeforeTheSweep_withTheGuardDisabled_commitsFreedBlocksAndTheRaceIsLost() {
-        open(gc -> ReferenceGuard.NONE);
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void lookupAnsweredAndProtectedBeforeTheSweep_withTheGuardDisabled_commitsFreedBlocksAndTheRaceIsLost(Transport transport) {
+        open(transport, gc -> ReferenceGuard.NONE);
         byte[] image = random(new Random(22));
         Set<Long> doomed = backupAndExpire("old", image);
 
@@ -301,10 +344,10 @@ class ClusterReclaimRaceTest {
 
     /** A worker whose first lookup on the holder may wait for the sweep's choice, and whose first forget may wait for the backup. */
     private static final class RacedWorker implements DedupWorker {
-        private final LocalDedupWorker delegate;
+        private final DedupWorker delegate;
         volatile Race race;
 
-        RacedWorker(LocalDedupWorker delegate) {
+        RacedWorker(DedupWorker delegate) {
             this.delegate = delegate;
         }
 
@@ -408,6 +451,65 @@ class ClusterReclaimRaceTest {
         @Override
         public void release(long sessionId, boolean committed) {
             delegate.release(sessionId, committed);
+        }
+    }
+
+    /**
+     * Two worker nodes in this JVM, each its own engine behind a {@link WorkerConnector} registered over
+     * TLS with a real {@link ClusterServer}; the master calls them through the {@code RemoteDedupWorker}s
+     * of those links. The membership lives in a catalog of its own (the GC's is the fixture's). Closed
+     * after the stack: links, port, engines, catalog.
+     */
+    private static final class RemoteWorkers implements AutoCloseable {
+        private final List<AutoCloseable> opened = new ArrayList<>();
+        private final ClusterServer server;
+
+        RemoteWorkers(Path dir, SungemSettings settings, Clock engineClock) {
+            try {
+                MetadataDb db = MetadataDb.open(dir.resolve("membership"));
+                opened.add(db::close);
+                ApiTokens tokens = new ApiTokens(new RocksCredentialStore(db), Clock.systemUTC(), AuditLog.NONE);
+                ServerCertificate cert = ServerCertificateLoader.load(TlsSettings.selfSigned(dir.resolve("tls")));
+                WorkerRegistry registry = new WorkerRegistry(new ClusterStore(db), new MembershipSettings(Duration.ofMillis(500),
+                        Duration.ofSeconds(10), Duration.ofSeconds(20), MembershipSettings.DEFAULT_FIRST_PBN,
+                        MembershipSettings.DEFAULT_RANGE_SIZE), Clock.systemUTC());
+                server = new ClusterServer(new ClusterServer.Settings("127.0.0.1", 0, IngestTls.of(cert.privateKey(), cert.chain(), "auto"),
+                        "test"), registry, tokens, AuditLog.NONE);
+                server.start();
+                opened.add(0, server::close);
+                Path tokenFile = dir.resolve("worker.token");
+                Files.writeString(tokenFile, tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token());
+                for (int i = 0; i < WORKERS; i++) {
+                    LocalDedupWorker engine = new LocalDedupWorker(0, dir.resolve("worker-" + i), settings, engineClock);
+                    opened.add(engine::close);
+                    WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", server.port(), null, "w" + i, tokenFile,
+                            MasterTrust.pinned(cert.fingerprint()), "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50),
+                            Duration.ofMillis(200)), new LoadProbe(dir.resolve("worker-" + i)), new LazyDedupWorker(0, () -> engine));
+                    w.start();
+                    opened.add(0, w::close);
+                }
+                Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> server.dedupLinks().workers().size() == WORKERS);
+            } catch (IOException e) {
+                close();
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        /** The master's side of the links, numbered 0..n-1. */
+        List<? extends DedupWorker> workers() {
+            return server.dedupLinks().workers();
+        }
+
+        @Override
+        public void close() {
+            for (AutoCloseable c : opened) {
+                try {
+                    c.close();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+            opened.clear();
         }
     }
 
