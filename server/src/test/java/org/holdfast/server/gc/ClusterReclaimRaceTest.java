@@ -69,9 +69,9 @@ import org.holdfast.server.security.tls.TlsSettings;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.StoredBlock;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The race of issue 18 in master/worker mode: a worker answers a backup's lookup with a PBN that

@@ -18,9 +18,9 @@ import org.holdfast.server.store.MetadataDb;
 
 /**
  * The real storage stack the GC tests run on, opened and closed in the server's order: RocksDB
- * catalog, data logs, exact index (or one the test opens), GC service (BOSC committing after 1 ms idle, default policy
- * 12h) and the snapshot commit wired to it through a {@link GcCommitHook}, optionally wrapped;
- * optionally with an object-store archive of the sealed logs.
+ * catalog, data logs, exact index (or one the test opens), GC service (BOSC committing after 1 ms
+ * idle, default policy 12h) and the snapshot commit wired to it through a {@link GcCommitHook},
+ * optionally wrapped; optionally with an object-store archive of the sealed logs.
  */
 final class GcStoreFixture implements AutoCloseable {
     final MetadataDb db;
