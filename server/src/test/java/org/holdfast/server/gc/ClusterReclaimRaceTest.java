@@ -2,11 +2,7 @@ package org.holdfast.server.gc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -20,28 +16,19 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
-import org.awaitility.Awaitility;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.protocol.Committed;
 import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.Restore;
 import org.holdfast.common.protocol.RestoreEnd;
 import org.holdfast.gc.check.FsckReport;
-import org.holdfast.server.catalog.ClusterStore;
-import org.holdfast.server.catalog.MapCursor;
 import org.holdfast.server.catalog.ReferenceGuard;
-import org.holdfast.server.catalog.RocksCredentialStore;
-import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.engine.ClusterBroadcast;
 import org.holdfast.server.engine.ClusterFingerprintIndex;
 import org.holdfast.server.engine.ClusterMode;
 import org.holdfast.server.engine.DedupLoad;
-import org.holdfast.server.cluster.LoadProbe;
-import org.holdfast.server.cluster.MembershipSettings;
-import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.engine.DedupWorker;
-import org.holdfast.server.engine.LazyDedupWorker;
 import org.holdfast.server.engine.LocalDedupWorker;
 import org.holdfast.server.engine.ProbeAnswer;
 import org.holdfast.server.engine.SegmentAnswer;
@@ -54,19 +41,9 @@ import org.holdfast.server.ingest.AgentDriver;
 import org.holdfast.server.ingest.IngestServer;
 import org.holdfast.server.ingest.IngestServices;
 import org.holdfast.server.ingest.IngestSettings;
-import org.holdfast.server.ingest.IngestTls;
 import org.holdfast.server.ingest.RecordingAuditLog;
 import org.holdfast.server.ingest.TestTokens;
-import org.holdfast.server.ingest.cluster.ClusterServer;
-import org.holdfast.server.ingest.cluster.MasterTrust;
-import org.holdfast.server.ingest.cluster.WorkerConnector;
-import org.holdfast.server.security.ApiTokens;
-import org.holdfast.server.security.AuditLog;
-import org.holdfast.server.security.Role;
-import org.holdfast.server.security.tls.ServerCertificate;
-import org.holdfast.server.security.tls.ServerCertificateLoader;
-import org.holdfast.server.security.tls.TlsSettings;
-import org.holdfast.server.store.MetadataDb;
+import org.holdfast.server.ingest.cluster.TlsWorkerNodes;
 import org.holdfast.server.store.StoredBlock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
@@ -114,7 +91,7 @@ class ClusterReclaimRaceTest {
     private GcStoreFixture fx;
     private RacingGuard guard;
     private IngestServer ingest;
-    private RemoteWorkers remote;
+    private TlsWorkerNodes remote;
 
     /** Where the workers run: in the master's process, or behind their TLS links to it. */
     enum Transport { IN_PROCESS, REMOTE }
@@ -124,7 +101,7 @@ class ClusterReclaimRaceTest {
         SungemSettings settings = SungemFingerprintIndexTest.smallSettings();
         List<? extends DedupWorker> plain;
         if (transport == Transport.REMOTE) {
-            remote = new RemoteWorkers(dir.resolve("cluster"), settings, clock);
+            remote = new TlsWorkerNodes(dir.resolve("cluster"), WORKERS, settings, clock); // the membership in a catalog of its own
             plain = remote.workers();
         } else {
             List<LocalDedupWorker> local = new ArrayList<>();
@@ -454,65 +431,6 @@ class ClusterReclaimRaceTest {
         }
     }
 
-    /**
-     * Two worker nodes in this JVM, each its own engine behind a {@link WorkerConnector} registered over
-     * TLS with a real {@link ClusterServer}; the master calls them through the {@code RemoteDedupWorker}s
-     * of those links. The membership lives in a catalog of its own (the GC's is the fixture's). Closed
-     * after the stack: links, port, engines, catalog.
-     */
-    private static final class RemoteWorkers implements AutoCloseable {
-        private final List<AutoCloseable> opened = new ArrayList<>();
-        private final ClusterServer server;
-
-        RemoteWorkers(Path dir, SungemSettings settings, Clock engineClock) {
-            try {
-                MetadataDb db = MetadataDb.open(dir.resolve("membership"));
-                opened.add(db::close);
-                ApiTokens tokens = new ApiTokens(new RocksCredentialStore(db), Clock.systemUTC(), AuditLog.NONE);
-                ServerCertificate cert = ServerCertificateLoader.load(TlsSettings.selfSigned(dir.resolve("tls")));
-                WorkerRegistry registry = new WorkerRegistry(new ClusterStore(db), new MembershipSettings(Duration.ofMillis(500),
-                        Duration.ofSeconds(10), Duration.ofSeconds(20), MembershipSettings.DEFAULT_FIRST_PBN,
-                        MembershipSettings.DEFAULT_RANGE_SIZE), Clock.systemUTC());
-                server = new ClusterServer(new ClusterServer.Settings("127.0.0.1", 0, IngestTls.of(cert.privateKey(), cert.chain(), "auto"),
-                        "test"), registry, tokens, AuditLog.NONE);
-                server.start();
-                opened.add(0, server::close);
-                Path tokenFile = dir.resolve("worker.token");
-                Files.writeString(tokenFile, tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token());
-                for (int i = 0; i < WORKERS; i++) {
-                    LocalDedupWorker engine = new LocalDedupWorker(0, dir.resolve("worker-" + i), settings, engineClock);
-                    opened.add(engine::close);
-                    WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", server.port(), null, "w" + i, tokenFile,
-                            MasterTrust.pinned(cert.fingerprint()), "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50),
-                            Duration.ofMillis(200)), new LoadProbe(dir.resolve("worker-" + i)), new LazyDedupWorker(0, () -> engine));
-                    w.start();
-                    opened.add(0, w::close);
-                }
-                Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> server.dedupLinks().workers().size() == WORKERS);
-            } catch (IOException e) {
-                close();
-                throw new UncheckedIOException(e);
-            }
-        }
-
-        /** The master's side of the links, numbered 0..n-1. */
-        List<? extends DedupWorker> workers() {
-            return server.dedupLinks().workers();
-        }
-
-        @Override
-        public void close() {
-            for (AutoCloseable c : opened) {
-                try {
-                    c.close();
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            }
-            opened.clear();
-        }
-    }
-
     // ------------------------------------------------------------------ helpers
 
     private void assertClean() {
@@ -563,31 +481,15 @@ class ClusterReclaimRaceTest {
         }
     }
 
-    /** The non-zero PBNs of every snapshot of {@code volume}. */
     private Set<Long> pbns(String volume) {
-        return pbns(fx.catalog.requireVolume(new VolumeId(volume)));
-    }
-
-    private Set<Long> pbns(VolumeRecord v) {
-        Set<Long> out = new HashSet<>();
-        for (SnapshotRecord s : fx.catalog.snapshots(v)) {
-            try (MapCursor c = fx.catalog.mapCursor(v.internalId())) {
-                c.startScan(s.sequence(), 0, s.blockCount());
-                while (c.nextMapped()) {
-                    if (c.pbn() != 0) {
-                        out.add(c.pbn());
-                    }
-                }
-            }
-        }
-        return out;
+        return fx.mappedPbns(fx.catalog.requireVolume(new VolumeId(volume)));
     }
 
     /** Every PBN a committed snapshot of any volume maps. */
     private Set<Long> allMappedPbns() {
         Set<Long> out = new HashSet<>();
         for (VolumeRecord v : fx.catalog.volumes()) {
-            out.addAll(pbns(v));
+            out.addAll(fx.mappedPbns(v));
         }
         return out;
     }

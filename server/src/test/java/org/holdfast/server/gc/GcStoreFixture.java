@@ -3,12 +3,17 @@ package org.holdfast.server.gc;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.CommitHook;
+import org.holdfast.server.catalog.MapCursor;
+import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.SnapshotCommit;
+import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.engine.ExactFingerprintIndex;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.store.DataStore;
@@ -107,6 +112,22 @@ final class GcStoreFixture implements AutoCloseable {
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new AssertionError(e);
         }
+    }
+
+    /** The non-zero PBNs every snapshot of {@code volume} maps. */
+    Set<Long> mappedPbns(VolumeRecord volume) {
+        Set<Long> out = new HashSet<>();
+        for (SnapshotRecord s : catalog.snapshots(volume)) {
+            try (MapCursor c = catalog.mapCursor(volume.internalId())) {
+                c.startScan(s.sequence(), 0, s.blockCount());
+                while (c.nextMapped()) {
+                    if (c.pbn() != 0) {
+                        out.add(c.pbn());
+                    }
+                }
+            }
+        }
+        return out;
     }
 
     /** Closes the GC service (flushing it), then the index, the data store and the catalog. */
