@@ -166,18 +166,27 @@ public final class ContainerStore implements AutoCloseable {
     /**
      * As {@link #acquire}, but only a container already in memory (cache or secondary buffer); null
      * otherwise, without loading: for a cluster worker's probe, which must add no container I/O.
+     * A container taken back from the buffer grows the cache, so it evicts as a load does.
      */
-    public synchronized Container acquireIfCached(int id) {
-        Container c = primary.get(id);
-        if (c == null) {
-            c = buffer.remove(id);
-            if (c == null) {
-                return null;
+    public Container acquireIfCached(int id) {
+        Container c;
+        boolean fromBuffer;
+        synchronized (this) {
+            c = primary.get(id);
+            fromBuffer = c == null;
+            if (fromBuffer) {
+                c = buffer.remove(id);
+                if (c == null) {
+                    return null;
+                }
+                primary.put(id, c);
             }
-            primary.put(id, c);
+            pin(id);
+            c.setLastAccess(clock.incrementAndGet());
         }
-        pin(id);
-        c.setLastAccess(clock.incrementAndGet());
+        if (fromBuffer) {
+            evictIfNeeded();
+        }
         return c;
     }
 

@@ -124,6 +124,43 @@ class ContainerStoreTest {
     }
 
     @Test
+    void acquireIfCached_containerBackFromTheBuffer_keepsTheCacheWithinItsBytesWithoutLoading() {
+        Container sized = new Container(1, 4096, 2);
+        long empty = sized.memoryBytes();
+        sized.appendSegment(fps(1, 2000), 0, 2000, pbns(1, 2000), 1);
+        long full = sized.memoryBytes();
+        // four full containers and an empty one; the secondary buffer (a quarter) holds one full container
+        long limit = 4 * full + empty;
+        SetStale stale = new SetStale();
+        try (ContainerStore store = new ContainerStore(dir, 4096, 2, limit, stale)) {
+            Container[] c = new Container[5];
+            for (int i = 0; i < 5; i++) {
+                c[i] = store.create();
+                c[i].appendSegment(fps(10 + i, 2000), 0, 2000, pbns(1 + i * 2000L, 2000), 1);
+                store.release(c[i]);
+            }
+            Container first = c[0];
+            first.lock().writeLock().lock(); // the flusher cannot write it out of the buffer meanwhile
+            try {
+                Container sixth = store.create(); // 5 full + 1 empty: the least recently used, first, goes to the buffer
+                assertThat(store.bufferBytes()).as("first is in the secondary buffer").isEqualTo(full);
+                assertThat(store.cachedBytes()).isLessThanOrEqualTo(limit);
+                long loads = store.loads();
+
+                Container back = store.acquireIfCached(first.id());
+
+                assertThat(back).isSameAs(first);
+                assertThat(store.cachedBytes()).as("cache bytes after the probe path took first back").isLessThanOrEqualTo(limit);
+                assertThat(store.loads()).as("nothing loaded").isEqualTo(loads);
+                store.release(back);
+                store.release(sixth);
+            } finally {
+                first.lock().writeLock().unlock();
+            }
+        }
+    }
+
+    @Test
     void tryWrite_containerHeldByAnotherWriter_fallsBackToReadOnly() throws Exception {
         SetStale stale = new SetStale();
         try (ContainerStore store = new ContainerStore(dir, 4096, 2, 1 << 20, stale)) {

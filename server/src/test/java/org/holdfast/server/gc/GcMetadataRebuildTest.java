@@ -33,7 +33,7 @@ import org.holdfast.server.catalog.SessionMap;
 import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.VolumeRecord;
-import org.holdfast.server.engine.ExactFingerprintIndex;
+import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
@@ -62,7 +62,7 @@ class GcMetadataRebuildTest {
     private final GcServiceTest.SimClock clock = new GcServiceTest.SimClock(Instant.parse("2026-06-01T00:00:00Z").toEpochMilli());
     private MetadataDb db;
     private DataStore store;
-    private ExactFingerprintIndex index;
+    private FingerprintIndex index;
     private Catalog catalog;
     private GcService gc;
     private SnapshotCommit commit;

@@ -20,7 +20,7 @@ import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.CommittedSnapshot;
 import org.holdfast.server.catalog.SessionMap;
 import org.holdfast.server.catalog.SnapshotCommit;
-import org.holdfast.server.engine.ExactFingerprintIndex;
+import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.MetadataDb;
@@ -42,7 +42,7 @@ class GcServiceTest {
     private final SimClock clock = new SimClock(Instant.parse("2026-06-01T00:00:00Z").toEpochMilli());
     private MetadataDb db;
     private DataStore store;
-    private ExactFingerprintIndex index;
+    private FingerprintIndex index;
     private Catalog catalog;
     private GcService gc;
     private SnapshotCommit commit;

@@ -3,12 +3,19 @@ package org.holdfast.server.gc;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.CommitHook;
+import org.holdfast.server.catalog.MapCursor;
+import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.SnapshotCommit;
+import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.engine.ExactFingerprintIndex;
+import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FsyncPolicy;
 import org.holdfast.server.store.LogArchive;
@@ -16,20 +23,20 @@ import org.holdfast.server.store.MetadataDb;
 
 /**
  * The real storage stack the GC tests run on, opened and closed in the server's order: RocksDB
- * catalog, data logs, exact index, GC service (BOSC committing after 1 ms idle, default policy
- * 12h) and the snapshot commit wired to it through a {@link GcCommitHook}, optionally wrapped;
- * optionally with an object-store archive of the sealed logs.
+ * catalog, data logs, exact index (or one the test opens), GC service (BOSC committing after 1 ms
+ * idle, default policy 12h) and the snapshot commit wired to it through a {@link GcCommitHook},
+ * optionally wrapped; optionally with an object-store archive of the sealed logs.
  */
 final class GcStoreFixture implements AutoCloseable {
     final MetadataDb db;
     final DataStore store;
-    final ExactFingerprintIndex index;
+    final FingerprintIndex index;
     final Catalog catalog;
     final GcService gc;
     final SnapshotCommit commit;
     private final LogArchive archive;
 
-    private GcStoreFixture(MetadataDb db, DataStore store, ExactFingerprintIndex index, Catalog catalog, GcService gc,
+    private GcStoreFixture(MetadataDb db, DataStore store, FingerprintIndex index, Catalog catalog, GcService gc,
                            SnapshotCommit commit, LogArchive archive) {
         this.archive = archive;
         this.db = db;
@@ -59,10 +66,17 @@ final class GcStoreFixture implements AutoCloseable {
     /** As above, with sealed logs archived in {@code archive} (backend s3; closed with the stack) unless it is null. */
     static GcStoreFixture open(Path dir, Clock clock, long logBytes, Duration grace, int sweepBatchChunks,
                                UnaryOperator<CommitHook> wrapHook, int partEntries, LogArchive archive) {
+        return open(dir, clock, logBytes, grace, sweepBatchChunks, wrapHook, partEntries, archive, ExactFingerprintIndex::new);
+    }
+
+    /** As above, with the fingerprint index {@code indexes} opens on the metadata database (the GC forgets freed blocks there). */
+    static GcStoreFixture open(Path dir, Clock clock, long logBytes, Duration grace, int sweepBatchChunks,
+                               UnaryOperator<CommitHook> wrapHook, int partEntries, LogArchive archive,
+                               Function<MetadataDb, FingerprintIndex> indexes) {
         MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
         DataStore.Settings settings = new DataStore.Settings(dir.resolve("data"), logBytes, FsyncPolicy.COMMIT, 64, 0);
         DataStore store = archive == null ? DataStore.open(settings, db) : DataStore.open(settings, db, archive);
-        ExactFingerprintIndex index = new ExactFingerprintIndex(db);
+        FingerprintIndex index = indexes.apply(db);
         Catalog catalog = new Catalog(db);
         Object[] monitor = new Object[1];
         GcService gc;
@@ -98,6 +112,22 @@ final class GcStoreFixture implements AutoCloseable {
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new AssertionError(e);
         }
+    }
+
+    /** The non-zero PBNs every snapshot of {@code volume} maps. */
+    Set<Long> mappedPbns(VolumeRecord volume) {
+        Set<Long> out = new HashSet<>();
+        for (SnapshotRecord s : catalog.snapshots(volume)) {
+            try (MapCursor c = catalog.mapCursor(volume.internalId())) {
+                c.startScan(s.sequence(), 0, s.blockCount());
+                while (c.nextMapped()) {
+                    if (c.pbn() != 0) {
+                        out.add(c.pbn());
+                    }
+                }
+            }
+        }
+        return out;
     }
 
     /** Closes the GC service (flushing it), then the index, the data store and the catalog. */

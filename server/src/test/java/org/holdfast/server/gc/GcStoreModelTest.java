@@ -26,7 +26,7 @@ import org.holdfast.server.catalog.MapCursor;
 import org.holdfast.server.catalog.SessionMap;
 import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.catalog.SnapshotRecord;
-import org.holdfast.server.engine.ExactFingerprintIndex;
+import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.store.BlockBatch;
 import org.holdfast.server.store.DataLog;
 import org.holdfast.server.store.DataStore;
@@ -69,7 +69,7 @@ class GcStoreModelTest {
     private final GcServiceTest.SimClock clock = new GcServiceTest.SimClock(Instant.parse("2026-06-01T00:00:00Z").toEpochMilli());
     private MetadataDb db;
     private DataStore store;
-    private ExactFingerprintIndex index;
+    private FingerprintIndex index;
     private Catalog catalog;
     private GcService gc;
     private SnapshotCommit commit;

@@ -15,9 +15,6 @@ import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.protocol.Commit;
 import org.holdfast.common.protocol.Committed;
 import org.holdfast.gc.check.FsckReport;
-import org.holdfast.server.catalog.MapCursor;
-import org.holdfast.server.catalog.SnapshotRecord;
-import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.ingest.AgentDriver;
 import org.holdfast.server.ingest.IngestServer;
 import org.holdfast.server.ingest.IngestServices;
@@ -272,19 +269,7 @@ class ReclaimNowTest {
 
     /** The non-zero PBNs of every snapshot of {@code volume}. */
     private Set<Long> pbns(String volume) {
-        VolumeRecord v = fx.catalog.requireVolume(new VolumeId(volume));
-        Set<Long> out = new HashSet<>();
-        for (SnapshotRecord s : fx.catalog.snapshots(v)) {
-            try (MapCursor c = fx.catalog.mapCursor(v.internalId())) {
-                c.startScan(s.sequence(), 0, s.blockCount());
-                while (c.nextMapped()) {
-                    if (c.pbn() != 0) {
-                        out.add(c.pbn());
-                    }
-                }
-            }
-        }
-        return out;
+        return fx.mappedPbns(fx.catalog.requireVolume(new VolumeId(volume)));
     }
 
     private long storedBytes(Set<Long> pbns) {
