@@ -144,7 +144,7 @@ class RemoteClusterFingerprintIndexTest extends FingerprintIndexContractTest {
         int n = 10;
         byte[] f = fps(13, n);
         storeNew(f, n); // PBNs 1000.. on the workers
-        RemoteFingerprintIndex remote = new RemoteFingerprintIndex(server.dedupLinks(), registry, ClusterMode.NEAREST,
+        RemoteFingerprintIndex remote = new RemoteFingerprintIndex(nodes.server().dedupLinks(), nodes.registry(), ClusterMode.NEAREST,
                 SungemFingerprintIndexTest.smallSettings());
         int total = ProtocolLimits.MAX_DEDUP_ENTRIES + 1000;
         long[] pbns = new long[total];
