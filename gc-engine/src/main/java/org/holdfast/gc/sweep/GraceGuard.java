@@ -287,14 +287,18 @@ public final class GraceGuard {
         tombstones.put(pbn, Long.MAX_VALUE);
     }
 
-    /** The reclaimer is done with {@code pbn}: start its linger time. */
-    void reclaimed(long pbn, long now) {
-        tombstones.replace(pbn, now);
+    /**
+     * The reclaimer is done with {@code pbn}: start its linger time. By this guard's clock, not the
+     * sweep's horizon, which a long backup holds back: dated by the horizon, a tombstone could be
+     * pruned by the next sweep moments after its reclaim.
+     */
+    void reclaimed(long pbn) {
+        tombstones.replace(pbn, clock.millis());
     }
 
-    /** Drops tombstones older than the linger time. */
-    void prune(long now) {
-        long limit = now - tombstoneLinger.toMillis();
+    /** Drops tombstones that have lingered their time, by this guard's clock. */
+    void prune() {
+        long limit = clock.millis() - tombstoneLinger.toMillis();
         tombstones.values().removeIf(t -> t < limit);
     }
 

@@ -224,7 +224,7 @@ public final class Sweeper {
                 reclaimer.reclaim(pbns, pbns.length);
                 markFreed(pbns);
                 for (long p : pbns) {
-                    guard.reclaimed(p, now);
+                    guard.reclaimed(p);
                 }
                 freed += pbns.length;
             }
@@ -242,7 +242,7 @@ public final class Sweeper {
             }
         }
         chunksVisited += visited;
-        guard.prune(now);
+        guard.prune();
         if (!dry) {
             try {
                 persist();
@@ -331,7 +331,7 @@ public final class Sweeper {
                 reclaimer.reclaim(pbns, pbns.length);
                 markFreed(pbns);
                 for (long p : pbns) {
-                    guard.reclaimed(p, now);
+                    guard.reclaimed(p);
                     int c = (int) GmaFormat.chunkOf(p);
                     known[c] = false; // its counts changed: the next sweep reads it again
                 }
@@ -339,7 +339,7 @@ public final class Sweeper {
             }
             listener.batchDone(batchExamined[0], pbns.length);
         }
-        guard.prune(now);
+        guard.prune();
         return new UnmarkedSweepReport(chunks, examined, freed, kept[0], kept[1], kept[2], kept[3], kept[4]);
     }
 

@@ -70,4 +70,27 @@ class GraceGuardTest {
             assertThat(h.reclaimed).containsExactlyInAnyOrder(9L, 5L, 20_000L, 70_000L, 77L);
         }
     }
+
+    @Test
+    void tombstone_sweepHorizonHeldBackByALongBackup_stillLingersItsTimeAfterTheReclaim() {
+        MutableClock clock = new MutableClock(T0);
+        try (GcHarness h = new GcHarness(dir, clock)) { // grace 6 h, tombstones linger 5 min
+            h.pipeline.appendSingle(UpdateKinds.RAISE_EXPIRY, 9, T0 - 1);
+            assertThat(h.guard.protect(7, new long[] {100}, 0, 1, true)).isZero(); // a backup opens at T0 ...
+            clock.advance(Duration.ofHours(30)); // ... and runs for 30 h: the horizon stays at T0 + 6 h
+            h.sweeper.sweep(h.guard.sweepHorizon(clock.millis()));
+            assertThat(h.reclaimed).containsExactly(9L);
+            h.guard.sessionEnded(7);
+            clock.advance(Duration.ofSeconds(10));
+            // the next sweep, 10 s later, at a horizon 24 h past the first one's
+            h.sweeper.sweep(h.guard.sweepHorizon(clock.millis()));
+            long[] late = {9};
+            assertThat(h.guard.protect(8, late, 0, 1, true)).as("a lookup of 9 still in flight 10 s after its reclaim").isEqualTo(1);
+            assertThat(late[0]).isZero();
+            clock.advance(Duration.ofMinutes(6));
+            h.sweeper.sweep(h.guard.sweepHorizon(clock.millis()));
+            long[] later = {9};
+            assertThat(h.guard.protect(8, later, 0, 1, true)).as("the tombstone is gone once it lingered its 5 min").isZero();
+        }
+    }
 }
