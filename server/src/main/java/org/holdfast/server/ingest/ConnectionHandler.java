@@ -697,7 +697,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             LOG.log(Level.INFO, "connection " + channel.remoteAddress() + ": " + code + ": " + messageOf(t));
         }
         server.stats().errors.incrementAndGet();
-        if (code == ErrorCode.STORAGE_FULL || dedupUnavailable) { // the agent is mid-upload
+        // mid-backup the agent may have BLOCKS in flight: closing on them would reset the
+        // connection and lose the ERROR, so linger (a full disk can also refuse a BEGIN)
+        if (session != null || code == ErrorCode.STORAGE_FULL || dedupUnavailable) {
             sendErrorAndLinger(code, messageOf(t));
         } else {
             sendErrorAndClose(code, messageOf(t));
@@ -760,7 +762,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** How long a connection refused mid-upload (a full disk, a lost dedup worker) stays open for the agent to read the ERROR. */
+    /** How long a connection refused mid-backup (a full disk, a lost dedup worker, a bad payload) stays open for the agent to read the ERROR. */
     static final long ERROR_LINGER_MILLIS = 2_000;
 
     private void sendErrorAndClose(ErrorCode code, String message) {

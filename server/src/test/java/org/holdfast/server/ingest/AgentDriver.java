@@ -196,7 +196,26 @@ public final class AgentDriver implements AutoCloseable {
     /** Waits for an ERROR and then for the server to close the connection. */
     public ErrorMessage expectErrorAndClose() {
         ErrorMessage e = expect(ErrorMessage.class);
+        // as the real agent does after an ERROR: stop sending, so a server lingering mid-backup closes at once
+        ((SocketChannel) channel).shutdownOutput().awaitUninterruptibly(); // fails harmlessly if already closed
         assertThat(next()).as("connection closed after ERROR").isEqualTo("closed");
+        return e;
+    }
+
+    /**
+     * Waits for an ERROR, checks that the server keeps reading for {@code open} afterwards (it
+     * lingers mid-backup so the ERROR is not lost to a reset), then stops sending as an agent does
+     * and waits for the server to close.
+     */
+    public ErrorMessage expectErrorLingering(java.time.Duration open) {
+        ErrorMessage e = expect(ErrorMessage.class);
+        try {
+            assertThat(inbox.poll(open.toMillis(), TimeUnit.MILLISECONDS)).as("connection open %s after the ERROR", open).isNull();
+        } catch (InterruptedException ie) {
+            throw new IllegalStateException(ie);
+        }
+        ((SocketChannel) channel).shutdownOutput().syncUninterruptibly();
+        assertThat(next()).as("connection closed once the agent stopped sending").isEqualTo("closed");
         return e;
     }
 

@@ -183,6 +183,23 @@ class BadInputLoopbackTest {
     }
 
     @Test
+    void blocks_payloadNotMatchingFingerprint_serverLingersReadingSoTheAgentSeesTheError() {
+        byte[] v2 = v1.clone();
+        new Random(7).nextBytes(java.nio.ByteBuffer.wrap(v2, 0, BS).array());
+        byte[] lie = new byte[BS];
+        new Random(8).nextBytes(lie);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.begin("vol", BS, v2.length, 1);
+            a.sendEntriesAndBlocks(v2, BS, 0, 64, false, lie);
+            // an agent mid-upload still has BLOCKS in flight: a close on unread data resets the connection
+            ErrorMessage e = a.expectErrorLingering(java.time.Duration.ofMillis(400));
+            assertThat(e.code()).isEqualTo(ErrorCode.FINGERPRINT_MISMATCH);
+        }
+        assertThat(harness.catalog().requireVolume(new VolumeId("vol")).latestSequence()).isEqualTo(1);
+    }
+
+    @Test
     void blocks_payloadNotMatchingFingerprint_mismatchNoSnapshotAndFingerprintStaysUnknown() {
         byte[] v2 = v1.clone();
         new Random(5).nextBytes(java.nio.ByteBuffer.wrap(v2, 0, BS).array()); // whole image scrambled
