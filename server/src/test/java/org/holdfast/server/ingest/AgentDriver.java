@@ -219,6 +219,16 @@ public final class AgentDriver implements AutoCloseable {
         return e;
     }
 
+    /** Stops reading from the server (as a stuck or hostile agent does): what the server writes piles up. */
+    public void stopReading() {
+        channel.config().setAutoRead(false);
+    }
+
+    /** Writes {@code bytes} as they are, outside any frame encoding. */
+    public void sendRaw(byte[] bytes) {
+        channel.writeAndFlush(io.netty.buffer.Unpooled.wrappedBuffer(bytes)).syncUninterruptibly();
+    }
+
     public HelloOk hello() {
         return hello(ProtocolLimits.PROTOCOL_VERSION);
     }

@@ -362,6 +362,45 @@ class BadInputLoopbackTest {
         }
     }
 
+    /**
+     * An agent that stops reading during a restore: the server's output piles up, so the ERROR it
+     * sends (idle, here) cannot be written. Closing must not wait for that write to complete, nor
+     * can bytes the agent trickles keep the connection (and its in-flight reservation) alive.
+     */
+    @Test
+    void connection_agentStopsReading_closedThoughItsErrorCannotBeWritten() {
+        byte[] big = BackupRestoreLoopbackTest.image(2, 16 << 20);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.backup("big", big, BS, false);
+        }
+        harness.close();
+        harness = new IngestHarness(dir, 0, ReferenceGuard.NONE,
+                new IngestSettings("127.0.0.1", 0, 2, 1024, 8, 64L << 20, java.time.Duration.ofMillis(500), "test"));
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.stopReading();
+            a.send(new Restore("big", 1, 0));
+            // the restore fills the socket buffers and the server's outbound buffer; then the header of a
+            // 1 MiB frame (its size reserved from the in-flight budget) and one byte every 100 ms
+            a.sendRaw(new byte[] {0, 0x10, 0, 0, (byte) ProtocolLimits.VERSION, 0x14});
+            long deadline = System.nanoTime() + java.time.Duration.ofSeconds(8).toNanos();
+            while (harness.server().openConnections() > 0 && System.nanoTime() < deadline) {
+                try {
+                    a.sendRaw(new byte[] {1});
+                    Thread.sleep(100);
+                } catch (RuntimeException e) {
+                    break; // closed
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(2))
+                    .untilAsserted(() -> assertThat(harness.server().openConnections()).as("connections open").isZero());
+            assertThat(harness.server().inflightBytes()).as("in-flight budget reserved").isZero();
+        }
+    }
+
     @Test
     void connection_idlePastTimeout_closedAndVolumeUnlocked() {
         harness.close();
