@@ -759,6 +759,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             channel.config().setAutoRead(true);
             channel.writeAndFlush(ErrorMessage.of(code, message)).addListener(f ->
                     channel.eventLoop().schedule(() -> channel.close(), ERROR_LINGER_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS));
+            closeAtTheLatestIn(Math.max(ERROR_LINGER_MILLIS, server.settings().idleTimeout().toMillis()));
         }
     }
 
@@ -768,6 +769,21 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private void sendErrorAndClose(ErrorCode code, String message) {
         if (closing.compareAndSet(false, true)) {
             channel.writeAndFlush(ErrorMessage.of(code, message)).addListener(ChannelFutureListener.CLOSE);
+            closeAtTheLatestIn(server.settings().idleTimeout().toMillis());
+        }
+    }
+
+    /**
+     * Closes the connection after {@code millis} whether or not its ERROR was written: the close
+     * above waits for that write, which never completes while the agent reads nothing, and once
+     * {@code closing} is set neither the idle timeout nor the frame-rate check closes it any more,
+     * so an agent that stops reading would hold the connection and its in-flight reservation for ever.
+     */
+    private void closeAtTheLatestIn(long millis) {
+        try {
+            channel.eventLoop().schedule(() -> channel.close(), millis, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            channel.close(); // the event loop is shutting down
         }
     }
 
