@@ -181,7 +181,7 @@ class AgentPortLimitsTest {
             a.hello();
             a.begin("huge", BS, 0, 0);
             a.send(new Commit(4L << 60));
-            ErrorMessage e = a.expectErrorAndClose();
+            ErrorMessage e = a.expectErrorAndStop();
             assertThat(e.code()).isEqualTo(ErrorCode.LIMIT_EXCEEDED);
             assertThat(e.message()).contains(Long.toString(4L << 60)).contains("max-volume-size");
         }
