@@ -185,7 +185,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         long elapsed = now - lastRateCheck;
         lastRateCheck = now;
         int partial = decoder.partialFrameBytes();
-        if (partial == 0 || closing.get()) {
+        if (partial == 0) {
             watchedFrame = -1;
             return;
         }
@@ -201,6 +201,12 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         IngestLimits limits = server.settings().limits();
         java.time.Duration allowed = limits.frameDeadline(partial);
         if (frameReadingNanos > allowed.toNanos()) {
+            if (closing.get()) {
+                // an ERROR went out already (its write may be stuck behind output the agent does not
+                // read): the frame would be discarded anyway, and its reservation is not held past its deadline
+                channel.close();
+                return;
+            }
             String why = "a frame of " + partial + " bytes was still incomplete after " + allowed.toSeconds() + " s: it arrives slower"
                     + " than the minimum of " + limits.minFrameRate() + " bytes/s (holdfast.ingest.min-frame-rate); check the network";
             server.limited("connection " + remoteAddress() + ": " + why + "; closing it");
