@@ -782,12 +782,13 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     /**
      * Closes the connection after {@code millis} whether or not its ERROR was written: the close
      * above waits for that write, which never completes while the agent reads nothing, and once
-     * {@code closing} is set neither the idle timeout nor the frame-rate check closes it any more,
-     * so an agent that stops reading would hold the connection and its in-flight reservation for ever.
+     * {@code closing} is set the idle timeout no longer closes it (its ERROR is the one stuck), so an
+     * agent that stops reading would hold the connection for ever. Cancelled when the connection closes.
      */
     private void closeAtTheLatestIn(long millis) {
         try {
-            channel.eventLoop().schedule(() -> channel.close(), millis, java.util.concurrent.TimeUnit.MILLISECONDS);
+            var late = channel.eventLoop().schedule(() -> channel.close(), millis, java.util.concurrent.TimeUnit.MILLISECONDS);
+            channel.closeFuture().addListener(f -> late.cancel(false));
         } catch (RejectedExecutionException e) {
             channel.close(); // the event loop is shutting down
         }
