@@ -326,7 +326,20 @@ class ContainerFileTest {
     @Test
     void decode_headerDeclaringAHugeShapeBehindATinyFrame_allocatesLittleMoreThanTheFile() {
         int n = U_CONTAINER;
-        int k = Container.MAX_K;
+        int storeK = 2;
+        // K = 16 is refused by a store of K = 2 before anything is allocated from the header
+        byte[] k16 = forgedShape(n, Container.MAX_K);
+        long allocated16 = allocatedBy(() -> assertThat(ContainerFile.decode(k16, 7, U_CONTAINER, storeK)).as("K above the store's").isNull());
+        assertThat(allocated16).as("bytes allocated refusing a %,d-byte file", k16.length).isLessThan(k16.length / 2L);
+        // the largest shape the store's K allows: n K + 1 slots behind a frame of zeros
+        byte[] k2 = forgedShape(n, storeK);
+        long allocated2 = allocatedBy(() -> assertThat(ContainerFile.decode(k2, 7, U_CONTAINER, storeK)).as("columns of zeros").isNull());
+        // a real full container allocates about 3.5 times its file size (arrays, FI, columns)
+        assertThat(allocated2).as("bytes allocated decoding a %,d-byte file", k2.length).isLessThan(8L * k2.length);
+    }
+
+    /** A version 2 file of {@code n} fingerprints declaring K = {@code k} and n K + 1 segment slots, its columns a zstd frame of zeros. */
+    private static byte[] forgedShape(int n, int k) {
         int s = n * k + 1;
         int m = (int) ContainerColumns.maxBytes(n, s, k);
         byte[] frame = Zstd.compress(new byte[m], 3);
@@ -335,15 +348,15 @@ class ContainerFileTest {
                 .putInt(s).put((byte) k).put((byte) 0).putShort((short) 0).putLong(1).putInt(n).putInt(m).putInt(frame.length);
         System.arraycopy(fps(9, n), 0, forged, 64, n * 32);
         System.arraycopy(frame, 0, forged, 64 + n * 32, frame.length);
-        withCrc(forged);
+        return withCrc(forged);
+    }
+
+    private static long allocatedBy(Runnable r) {
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory
                 .getThreadMXBean();
         long before = threads.getCurrentThreadAllocatedBytes();
-        Container c = ContainerFile.decode(forged, 7, U_CONTAINER);
-        long allocated = threads.getCurrentThreadAllocatedBytes() - before;
-        assertThat(c).as("columns of zeros").isNull();
-        // a real full container allocates about 3.5 times its file size (arrays, FI, columns)
-        assertThat(allocated).as("bytes allocated decoding a %,d-byte file", forged.length).isLessThan(8L * forged.length);
+        r.run();
+        return threads.getCurrentThreadAllocatedBytes() - before;
     }
 
     /** {@code good} with its frame replaced by {@code frame}, the header's m set to {@code m}, CRC fixed. */
