@@ -113,7 +113,18 @@ public final class ContainerFile {
      * Parses a container of version 1 or 2; returns null if the bytes are not a whole, valid
      * container (torn write, corruption, other version) or break a limit.
      */
-    public static Container decode(byte[] data, int expectedId, int maxFingerprints) {
+    static Container decode(byte[] data, int expectedId, int maxFingerprints) {
+        return decode(data, expectedId, maxFingerprints, Container.MAX_K);
+    }
+
+    /**
+     * As {@link #decode(byte[], int, int)}, refusing a K above {@code maxK} (the store's): a version 2
+     * file's columns are compressed, so its length no longer bounds the arrays its header declares,
+     * and a forged K of 16 with n K + 1 segment slots would make a small file allocate tens of times
+     * its size. A container written under a larger K than the store's now reads as absent (its
+     * fingerprints are forgotten, which costs deduplication only).
+     */
+    public static Container decode(byte[] data, int expectedId, int maxFingerprints, int maxK) {
         if (data.length < HEADER_BYTES + 4) {
             return null;
         }
@@ -133,7 +144,7 @@ public final class ContainerFile {
         int k = b.get(20);
         long purged = b.getLong(24);
         int writtenMax = b.getInt(32);
-        if (id != expectedId || n < 0 || n > Container.MAX_FINGERPRINTS || k < 1 || k > Container.MAX_K || s < 0
+        if (id != expectedId || n < 0 || n > Container.MAX_FINGERPRINTS || k < 1 || k > Math.min(maxK, Container.MAX_K) || s < 0
                 || s > n * k + 1 || writtenMax < 1 || writtenMax > Container.MAX_FINGERPRINTS) {
             return null;
         }
@@ -251,15 +262,15 @@ public final class ContainerFile {
         return Math.max(v1, fixed + Zstd.compressBound(ContainerColumns.maxBytes((int) n, (int) n * k + 1, k)));
     }
 
-    /** Reads container {@code id}'s file; null if absent, torn or invalid. */
-    public static Container read(Path dir, int id, int maxFingerprints) {
+    /** Reads container {@code id}'s file; null if absent, torn, invalid or of a K above {@code maxK}. */
+    public static Container read(Path dir, int id, int maxFingerprints, int maxK) {
         Path file = dir.resolve(fileName(id));
         try {
             long size = Files.size(file);
             if (size > maxFileBytes()) {
                 return null;
             }
-            return decode(Files.readAllBytes(file), id, maxFingerprints);
+            return decode(Files.readAllBytes(file), id, maxFingerprints, maxK);
         } catch (NoSuchFileException e) {
             return null;
         } catch (IOException e) {

@@ -135,7 +135,7 @@ public final class ContainerStore implements AutoCloseable {
         if (id <= 0 || id >= nextId.get()) {
             return null;
         }
-        Container loaded = ContainerFile.read(dir, id, maxFingerprints);
+        Container loaded = ContainerFile.read(dir, id, maxFingerprints, k);
         if (loaded == null) {
             absent.incrementAndGet();
             return null;
@@ -430,7 +430,7 @@ public final class ContainerStore implements AutoCloseable {
 
     /** Reads a container straight from disk, bypassing the cache (for rebuilding the SFI). */
     public Container readUncached(int id) {
-        Container c = ContainerFile.read(dir, id, maxFingerprints);
+        Container c = ContainerFile.read(dir, id, maxFingerprints, k);
         if (c == null) {
             absent.incrementAndGet();
         }

@@ -185,7 +185,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         long elapsed = now - lastRateCheck;
         lastRateCheck = now;
         int partial = decoder.partialFrameBytes();
-        if (partial == 0 || closing.get()) {
+        if (partial == 0) {
             watchedFrame = -1;
             return;
         }
@@ -201,6 +201,12 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         IngestLimits limits = server.settings().limits();
         java.time.Duration allowed = limits.frameDeadline(partial);
         if (frameReadingNanos > allowed.toNanos()) {
+            if (closing.get()) {
+                // an ERROR went out already (its write may be stuck behind output the agent does not
+                // read): the frame would be discarded anyway, and its reservation is not held past its deadline
+                channel.close();
+                return;
+            }
             String why = "a frame of " + partial + " bytes was still incomplete after " + allowed.toSeconds() + " s: it arrives slower"
                     + " than the minimum of " + limits.minFrameRate() + " bytes/s (holdfast.ingest.min-frame-rate); check the network";
             server.limited("connection " + remoteAddress() + ": " + why + "; closing it");
@@ -759,6 +765,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             channel.config().setAutoRead(true);
             channel.writeAndFlush(ErrorMessage.of(code, message)).addListener(f ->
                     channel.eventLoop().schedule(() -> channel.close(), ERROR_LINGER_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS));
+            closeAtTheLatestIn(Math.max(ERROR_LINGER_MILLIS, server.settings().idleTimeout().toMillis()));
         }
     }
 
@@ -768,6 +775,22 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private void sendErrorAndClose(ErrorCode code, String message) {
         if (closing.compareAndSet(false, true)) {
             channel.writeAndFlush(ErrorMessage.of(code, message)).addListener(ChannelFutureListener.CLOSE);
+            closeAtTheLatestIn(server.settings().idleTimeout().toMillis());
+        }
+    }
+
+    /**
+     * Closes the connection after {@code millis} whether or not its ERROR was written: the close
+     * above waits for that write, which never completes while the agent reads nothing, and once
+     * {@code closing} is set the idle timeout no longer closes it (its ERROR is the one stuck), so an
+     * agent that stops reading would hold the connection for ever. Cancelled when the connection closes.
+     */
+    private void closeAtTheLatestIn(long millis) {
+        try {
+            var late = channel.eventLoop().schedule(() -> channel.close(), millis, java.util.concurrent.TimeUnit.MILLISECONDS);
+            channel.closeFuture().addListener(f -> late.cancel(false));
+        } catch (RejectedExecutionException e) {
+            channel.close(); // the event loop is shutting down
         }
     }
 

@@ -317,6 +317,48 @@ class ContainerFileTest {
         assertThat(ContainerFile.decode(withFrame(good, columns, m), 0x2a, 1024)).as("columns not compressed").isNull();
     }
 
+    /**
+     * Version 2 no longer ties the declared shape to the file's size: a header may declare K = 16 and
+     * s = n K + 1 segment slots and a frame of a few hundred bytes may declare the m bytes that shape
+     * allows. Version 1 needed a file as large as that (24 bytes per slot); decoding a version 2
+     * file must not allocate many times its own size on the word of its header.
+     */
+    @Test
+    void decode_headerDeclaringAHugeShapeBehindATinyFrame_allocatesLittleMoreThanTheFile() {
+        int n = U_CONTAINER;
+        int storeK = 2;
+        // K = 16 is refused by a store of K = 2 before anything is allocated from the header
+        byte[] k16 = forgedShape(n, Container.MAX_K);
+        long allocated16 = allocatedBy(() -> assertThat(ContainerFile.decode(k16, 7, U_CONTAINER, storeK)).as("K above the store's").isNull());
+        assertThat(allocated16).as("bytes allocated refusing a %,d-byte file", k16.length).isLessThan(k16.length / 2L);
+        // the largest shape the store's K allows: n K + 1 slots behind a frame of zeros
+        byte[] k2 = forgedShape(n, storeK);
+        long allocated2 = allocatedBy(() -> assertThat(ContainerFile.decode(k2, 7, U_CONTAINER, storeK)).as("columns of zeros").isNull());
+        // a real full container allocates about 3.5 times its file size (arrays, FI, columns)
+        assertThat(allocated2).as("bytes allocated decoding a %,d-byte file", k2.length).isLessThan(8L * k2.length);
+    }
+
+    /** A version 2 file of {@code n} fingerprints declaring K = {@code k} and n K + 1 segment slots, its columns a zstd frame of zeros. */
+    private static byte[] forgedShape(int n, int k) {
+        int s = n * k + 1;
+        int m = (int) ContainerColumns.maxBytes(n, s, k);
+        byte[] frame = Zstd.compress(new byte[m], 3);
+        byte[] forged = new byte[64 + n * 32 + frame.length + 4];
+        ByteBuffer.wrap(forged).putInt(ContainerFile.MAGIC).putShort((short) 2).putShort((short) 64).putInt(7).putInt(n)
+                .putInt(s).put((byte) k).put((byte) 0).putShort((short) 0).putLong(1).putInt(n).putInt(m).putInt(frame.length);
+        System.arraycopy(fps(9, n), 0, forged, 64, n * 32);
+        System.arraycopy(frame, 0, forged, 64 + n * 32, frame.length);
+        return withCrc(forged);
+    }
+
+    private static long allocatedBy(Runnable r) {
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory
+                .getThreadMXBean();
+        long before = threads.getCurrentThreadAllocatedBytes();
+        r.run();
+        return threads.getCurrentThreadAllocatedBytes() - before;
+    }
+
     /** {@code good} with its frame replaced by {@code frame}, the header's m set to {@code m}, CRC fixed. */
     private static byte[] withFrame(byte[] good, byte[] frame, int m) {
         int at = frameAt(good);

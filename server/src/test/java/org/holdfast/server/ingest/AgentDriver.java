@@ -193,10 +193,21 @@ public final class AgentDriver implements AutoCloseable {
         return (T) o;
     }
 
-    /** Waits for an ERROR and then for the server to close the connection. */
+    /** Waits for an ERROR and then for the server to close the connection of its own accord. */
     public ErrorMessage expectErrorAndClose() {
         ErrorMessage e = expect(ErrorMessage.class);
-        // as the real agent does after an ERROR: stop sending, so a server lingering mid-backup closes at once
+        assertThat(next()).as("connection closed after ERROR").isEqualTo("closed");
+        return e;
+    }
+
+    /**
+     * Waits for an ERROR sent mid-backup, then stops sending as the real agent does, so the server,
+     * which lingers reading after such an ERROR, closes at once. Only for ERRORs that linger: an
+     * ERROR that should close the connection at once is checked by {@link #expectErrorAndClose()},
+     * where no half-close of ours can hide a server that never closes.
+     */
+    public ErrorMessage expectErrorAndStop() {
+        ErrorMessage e = expect(ErrorMessage.class);
         ((SocketChannel) channel).shutdownOutput().awaitUninterruptibly(); // fails harmlessly if already closed
         assertThat(next()).as("connection closed after ERROR").isEqualTo("closed");
         return e;
@@ -217,6 +228,16 @@ public final class AgentDriver implements AutoCloseable {
         ((SocketChannel) channel).shutdownOutput().syncUninterruptibly();
         assertThat(next()).as("connection closed once the agent stopped sending").isEqualTo("closed");
         return e;
+    }
+
+    /** Stops reading from the server (as a stuck or hostile agent does): what the server writes piles up. */
+    public void stopReading() {
+        channel.config().setAutoRead(false);
+    }
+
+    /** Writes {@code bytes} as they are, outside any frame encoding. */
+    public void sendRaw(byte[] bytes) {
+        channel.writeAndFlush(io.netty.buffer.Unpooled.wrappedBuffer(bytes)).syncUninterruptibly();
     }
 
     public HelloOk hello() {

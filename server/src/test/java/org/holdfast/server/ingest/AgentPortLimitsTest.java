@@ -127,6 +127,40 @@ class AgentPortLimitsTest {
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(8));
     }
 
+    /**
+     * A frame trickled slower than the minimum rate by an agent that also stopped reading: the
+     * LIMIT_EXCEEDED cannot be written behind the restore data piled up for it, and the frame's
+     * reservation must still not outlive the frame's deadline (here the idle timeout is 10 min).
+     */
+    @Test
+    void frame_trickledByAnAgentThatStoppedReading_closedAtTheFrameDeadlineAndReservationGivenBack() {
+        start(IngestLimits.DEFAULTS.withFrameRate(64 << 10, Duration.ofMillis(500))); // 64 KiB frame: 1.5 s allowed
+        byte[] big = BackupRestoreLoopbackTest.image(3, 16 << 20);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.backup("big", big, BS, false);
+        }
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.stopReading();
+            a.send(new org.holdfast.common.protocol.Restore("big", 1, 0));
+            a.sendRaw(new byte[] {0, 1, 0, 0, (byte) ProtocolLimits.VERSION, (byte) MessageType.BLOCKS.code()});
+            long deadline = System.nanoTime() + Duration.ofSeconds(8).toNanos();
+            while (harness.server().openConnections() > 0 && System.nanoTime() < deadline) {
+                try {
+                    a.sendRaw(new byte[100]);
+                    Thread.sleep(100);
+                } catch (RuntimeException e) {
+                    break; // closed
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+            Awaitility.await().atMost(Duration.ofSeconds(2))
+                    .untilAsserted(() -> assertThat(harness.server().openConnections()).as("connections open").isZero());
+        }
+    }
+
     @Test
     void frames_overInflightBudget_waitWithoutReservingWhileASmallBackupRunsAndRestores() throws Exception {
         long budget = 20L << 20; // room for one largest frame plus a little
@@ -181,7 +215,7 @@ class AgentPortLimitsTest {
             a.hello();
             a.begin("huge", BS, 0, 0);
             a.send(new Commit(4L << 60));
-            ErrorMessage e = a.expectErrorAndClose();
+            ErrorMessage e = a.expectErrorAndStop();
             assertThat(e.code()).isEqualTo(ErrorCode.LIMIT_EXCEEDED);
             assertThat(e.message()).contains(Long.toString(4L << 60)).contains("max-volume-size");
         }

@@ -209,7 +209,7 @@ class BadInputLoopbackTest {
             a.hello();
             a.begin("vol", BS, v2.length, 1);
             a.sendEntriesAndBlocks(v2, BS, 0, 64, false, lie);
-            ErrorMessage e = a.expectErrorAndClose();
+            ErrorMessage e = a.expectErrorAndStop();
             assertThat(e.code()).isEqualTo(ErrorCode.FINGERPRINT_MISMATCH);
             assertThat(e.message()).contains("LBN");
         }
@@ -248,7 +248,7 @@ class BadInputLoopbackTest {
                 b.add(i, PayloadCodec.ZSTD, z, 0, zl);
             }
             a.send(b.build());
-            ErrorMessage e = a.expectErrorAndClose();
+            ErrorMessage e = a.expectErrorAndStop();
             assertThat(e.code()).isEqualTo(ErrorCode.BAD_FRAME);
             assertThat(e.message()).contains("LBN 150");
         }
@@ -264,7 +264,7 @@ class BadInputLoopbackTest {
             a.send(new Entries(0, 4, BackupRestoreLoopbackTest.fps(img, 10, 4), new long[4]));
             assertThat(a.expect(Need.class).neededCount()).isPositive();
             a.send(new Commit(4 * BS));
-            assertThat(a.expectErrorAndClose().code()).isEqualTo(ErrorCode.BAD_STATE);
+            assertThat(a.expectErrorAndStop().code()).isEqualTo(ErrorCode.BAD_STATE);
         }
         assertThat(harness.catalog().volume(new VolumeId("fresh"))).isEmpty();
     }
@@ -277,7 +277,7 @@ class BadInputLoopbackTest {
             Blocks.Builder b = Blocks.builder(a.alloc(), BS);
             b.add(3, PayloadCodec.RAW, v1, 3 * BS, BS);
             a.send(b.build());
-            assertThat(a.expectErrorAndClose().code()).isEqualTo(ErrorCode.BAD_STATE);
+            assertThat(a.expectErrorAndStop().code()).isEqualTo(ErrorCode.BAD_STATE);
         }
     }
 
@@ -287,7 +287,7 @@ class BadInputLoopbackTest {
             a.hello();
             a.begin("vol", BS, 4 * BS, 1);
             a.send(new Entries(4, 1, new byte[32], new long[1]));
-            assertThat(a.expectErrorAndClose().code()).isEqualTo(ErrorCode.LIMIT_EXCEEDED);
+            assertThat(a.expectErrorAndStop().code()).isEqualTo(ErrorCode.LIMIT_EXCEEDED);
         }
     }
 
@@ -299,7 +299,7 @@ class BadInputLoopbackTest {
             a.send(new Entries(10, 1, BackupRestoreLoopbackTest.fps(v1, 10, 1), new long[1]));
             a.expect(Need.class);
             a.send(new Entries(10, 1, BackupRestoreLoopbackTest.fps(v1, 10, 1), new long[1]));
-            assertThat(a.expectErrorAndClose().code()).isEqualTo(ErrorCode.BAD_FRAME);
+            assertThat(a.expectErrorAndStop().code()).isEqualTo(ErrorCode.BAD_FRAME);
         }
     }
 
@@ -362,6 +362,45 @@ class BadInputLoopbackTest {
         }
     }
 
+    /**
+     * An agent that stops reading during a restore: the server's output piles up, so the ERROR it
+     * sends (idle, here) cannot be written. Closing must not wait for that write to complete, nor
+     * can bytes the agent trickles keep the connection (and its in-flight reservation) alive.
+     */
+    @Test
+    void connection_agentStopsReading_closedThoughItsErrorCannotBeWritten() {
+        byte[] big = BackupRestoreLoopbackTest.image(2, 16 << 20);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.backup("big", big, BS, false);
+        }
+        harness.close();
+        harness = new IngestHarness(dir, 0, ReferenceGuard.NONE,
+                new IngestSettings("127.0.0.1", 0, 2, 1024, 8, 64L << 20, java.time.Duration.ofMillis(500), "test"));
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.stopReading();
+            a.send(new Restore("big", 1, 0));
+            // the restore fills the socket buffers and the server's outbound buffer; then the header of a
+            // 1 MiB frame (its size reserved from the in-flight budget) and one byte every 100 ms
+            a.sendRaw(new byte[] {0, 0x10, 0, 0, (byte) ProtocolLimits.VERSION, 0x14});
+            long deadline = System.nanoTime() + java.time.Duration.ofSeconds(8).toNanos();
+            while (harness.server().openConnections() > 0 && System.nanoTime() < deadline) {
+                try {
+                    a.sendRaw(new byte[] {1});
+                    Thread.sleep(100);
+                } catch (RuntimeException e) {
+                    break; // closed
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(2))
+                    .untilAsserted(() -> assertThat(harness.server().openConnections()).as("connections open").isZero());
+            assertThat(harness.server().inflightBytes()).as("in-flight budget reserved").isZero();
+        }
+    }
+
     @Test
     void connection_idlePastTimeout_closedAndVolumeUnlocked() {
         harness.close();
@@ -415,6 +454,7 @@ class BadInputLoopbackTest {
         try (AgentDriver a = harness.agent()) {
             a.hello();
             a.send(new BackupBegin("vol", BS, v1.length, 1));
+            // no half-close of ours: the server ends its linger by itself
             ErrorMessage e = a.expectErrorAndClose();
             assertThat(e.code()).isEqualTo(ErrorCode.STORAGE_FULL);
             assertThat(e.message()).contains("full");

@@ -146,7 +146,7 @@ class FrameIngestLoopbackTest {
             a.begin("forged", BS, image.length, 0);
             Need need = entries(a, image);
             sendFrames(a, image, need, 5, -1); // member 5 of the first frame
-            ErrorMessage e = a.expectErrorAndClose();
+            ErrorMessage e = a.expectErrorAndStop();
             assertThat(e.code()).isEqualTo(ErrorCode.FINGERPRINT_MISMATCH);
             assertThat(e.message()).contains("LBN 5 ").contains("frame of LBN 0").contains("nothing of it is stored");
         }
@@ -164,7 +164,7 @@ class FrameIngestLoopbackTest {
             a.send(new Entries(0, 1, fingerprint(image, 0), new long[] {a.tagOf(image, 0, BS, false)}));
             Need need = a.expect(Need.class);
             sendFrames(a, image, need, -1, 7); // a frame of LBN 0 and LBN 7, which no ENTRIES announced
-            ErrorMessage e = a.expectErrorAndClose();
+            ErrorMessage e = a.expectErrorAndStop();
             assertThat(e.code()).isEqualTo(ErrorCode.BAD_STATE);
             assertThat(e.message()).contains("LBN 7").contains("whole frame is refused");
         }
@@ -313,7 +313,7 @@ class FrameIngestLoopbackTest {
             Blocks.Builder b = Blocks.builder(a.alloc(), z.length);
             b.addFrame(0, z, 0, z.length).addFrameMember(1);
             a.send(b.build());
-            ErrorMessage e = a.expectErrorAndClose();
+            ErrorMessage e = a.expectErrorAndStop();
             assertThat(e.code()).isEqualTo(ErrorCode.BAD_FRAME);
             assertThat(e.message()).contains("LBN 0").contains("smaller than its blocks");
         }

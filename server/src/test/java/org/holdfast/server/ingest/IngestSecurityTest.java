@@ -107,7 +107,7 @@ class IngestSecurityTest {
             Need need = a.expect(Need.class);
             assertThat(need.neededCount()).as("every victim block is asked for").isEqualTo(nonZero - 2); // one block appears three times
             a.send(new Commit(victimImg.length));
-            assertThat(a.expectErrorAndClose().code()).isEqualTo(ErrorCode.BAD_STATE);
+            assertThat(a.expectErrorAndStop().code()).isEqualTo(ErrorCode.BAD_STATE);
         }
         // Attack 2: no tags, then garbage for what was asked.
         try (AgentDriver a = harness.agent(ATTACKER)) {
@@ -125,7 +125,7 @@ class IngestSecurityTest {
                 }
             }
             a.send(b.build());
-            assertThat(a.expectErrorAndClose().code()).isEqualTo(ErrorCode.FINGERPRINT_MISMATCH);
+            assertThat(a.expectErrorAndStop().code()).isEqualTo(ErrorCode.FINGERPRINT_MISMATCH);
         }
 
         assertThat(harness.catalog().requireVolume(new VolumeId("attacker")).latestSequence()).isEqualTo(1);
