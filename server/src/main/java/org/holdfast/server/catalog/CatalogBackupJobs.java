@@ -1,6 +1,5 @@
 package org.holdfast.server.catalog;
 
-import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -9,9 +8,10 @@ import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.holdfast.server.jobs.Job;
 import org.holdfast.server.jobs.JobContext;
-import org.holdfast.server.jobs.JobState;
+import org.holdfast.server.jobs.JobSchedule;
 import org.holdfast.server.jobs.Jobs;
 import org.holdfast.server.store.CatalogBackups;
 
@@ -23,7 +23,6 @@ import org.holdfast.server.store.CatalogBackups;
  * itself runs outside the monitor: commits go on meanwhile (see {@link CatalogBackups}).
  */
 public final class CatalogBackupJobs implements AutoCloseable {
-    private static final System.Logger LOG = System.getLogger(CatalogBackupJobs.class.getName());
     /** The job kind. */
     public static final String KIND = "catalog-backup";
     /** One backup at a time, beside GC and verify. */
@@ -38,7 +37,7 @@ public final class CatalogBackupJobs implements AutoCloseable {
     private final Object commitMonitor;
     private final Jobs jobs;
     private final int keep;
-    private ScheduledExecutorService schedule;
+    private JobSchedule schedule;
 
     /** {@code commitMonitor} is the object snapshot commits synchronize on (the {@link SnapshotCommit}). */
     public CatalogBackupJobs(CatalogBackups backups, Catalog catalog, Object commitMonitor, Jobs jobs, int keep) {
@@ -64,9 +63,24 @@ public final class CatalogBackupJobs implements AutoCloseable {
         }
         long before = backups.bytesOnDisk();
         job.log("backing up the catalog (" + held[0] + " snapshots) into " + backups.dir());
-        CatalogBackups.Info made = backups.create(catalog.db(), metadata(held[0], held[1]), keep);
-        long copied = Math.max(0, backups.bytesOnDisk() - before);
-        job.advance(made.files(), copied);
+        // the engine reports no progress: the bytes copied so far are the backup directory's growth
+        AtomicLong reported = new AtomicLong();
+        ScheduledExecutorService watch = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "holdfast-catalog-backup-progress");
+            t.setDaemon(true);
+            return t;
+        });
+        watch.scheduleWithFixedDelay(() -> advanceTo(job, reported, backups.bytesOnDisk() - before), 250, 250, TimeUnit.MILLISECONDS);
+        CatalogBackups.Created created;
+        try {
+            created = backups.create(catalog.db(), metadata(held[0], held[1]), keep);
+        } finally {
+            watch.shutdownNow();
+            awaitQuietly(watch);
+        }
+        CatalogBackups.Info made = created.info();
+        long copied = created.bytesCopied();
+        job.advance(made.files(), Math.max(0, copied - reported.get()));
         job.log("backup " + made.id() + ": " + made.files() + " files, " + made.bytes() + " bytes (" + copied
                 + " new on the backup disk); keeping the newest " + keep);
         Map<String, Object> r = new LinkedHashMap<>();
@@ -77,6 +91,21 @@ public final class CatalogBackupJobs implements AutoCloseable {
         r.put("snapshots", held[0]);
         r.put("newestSnapshot", held[1] == 0 ? null : Instant.ofEpochMilli(held[1]).toString());
         return r;
+    }
+
+    private static void advanceTo(JobContext job, AtomicLong reported, long copied) {
+        long prev = reported.get();
+        if (copied > prev && reported.compareAndSet(prev, copied)) {
+            job.advance(0, copied - prev);
+        }
+    }
+
+    private static void awaitQuietly(ScheduledExecutorService watch) {
+        try {
+            watch.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** The backups, newest first. */
@@ -133,32 +162,14 @@ public final class CatalogBackupJobs implements AutoCloseable {
         if (every == null || every.isZero() || schedule != null) {
             return;
         }
-        schedule = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "holdfast-catalog-backup-schedule");
-            t.setDaemon(true);
-            return t;
-        });
-        long ms = every.toMillis();
-        schedule.scheduleAtFixedRate(this::scheduled, ms, ms, TimeUnit.MILLISECONDS);
-    }
-
-    private void scheduled() {
-        try {
-            boolean busy = jobs.list(new Jobs.Query(KIND, JobState.RUNNING, null, 1)).jobs().size()
-                    + jobs.list(new Jobs.Query(KIND, JobState.QUEUED, null, 1)).jobs().size() > 0;
-            if (!busy) {
-                submit("schedule");
-            }
-        } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "scheduled catalog backup could not start: " + e.getMessage());
-        }
+        schedule = JobSchedule.start(KIND, every, jobs, () -> submit("schedule"));
     }
 
     /** Stops the schedule; closes the backups after the job runner finished the running one. */
     @Override
     public synchronized void close() {
         if (schedule != null) {
-            schedule.shutdownNow();
+            schedule.close();
             schedule = null;
         }
     }

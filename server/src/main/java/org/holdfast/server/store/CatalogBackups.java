@@ -20,13 +20,14 @@ import org.rocksdb.RocksDBException;
  * <p>Why the backup engine and not a checkpoint: a checkpoint on another file system is a full copy
  * each time, while the engine shares table files between backups (they are immutable; a backup copies
  * only the tables written since the last one, checksummed), and restores with a check of every file.
- * Each backup flushes the memtables first and then copies the live table files, so it is the catalog
- * at one point in time while commits go on; the write-ahead log is not copied. The copy runs on the
- * caller's thread and holds no lock of ours: the engine keeps RocksDB from deleting the files it
- * copies.
+ * Each backup flushes the memtables first and then copies the live files as they were at that point
+ * (a write-ahead log only up to it), so it is the catalog at one point in time while commits go on.
+ * The copy runs on the caller's thread and holds no lock of ours: the engine keeps RocksDB from
+ * deleting the files it copies.
  *
  * <p>We own the engine and its options and close them in {@link #close()} (engine first). One
- * operation at a time: the engine is not safe for concurrent use, so every method is synchronized.
+ * operation at a time: the engine is not safe for concurrent use, so its calls are synchronized
+ * ({@link #bytesOnDisk()}, which only reads the directory, is not).
  */
 public final class CatalogBackups implements AutoCloseable {
     private static final String STORE = "catalog-backup";
@@ -101,17 +102,22 @@ public final class CatalogBackups implements AutoCloseable {
         return dir;
     }
 
+    /** A new backup, and the bytes it added to the backup directory (the tables no older backup held). */
+    public record Created(Info info, long bytesCopied) {
+    }
+
     /**
      * Backs up {@code db} (memtables flushed first) with {@code metadata} stored beside it, then keeps
-     * the newest {@code keep} backups (tables no kept backup holds are deleted). Returns the new backup.
+     * the newest {@code keep} backups (tables no kept backup holds are deleted).
      */
-    public synchronized Info create(MetadataDb db, String metadata, int keep) {
+    public synchronized Created create(MetadataDb db, String metadata, int keep) {
         if (keep < 1) {
             throw new IllegalArgumentException("keep at least one catalog backup, got " + keep);
         }
         try {
+            long before = bytesOnDisk();
             engine.createNewBackupWithMetadata(db.rocks(), metadata, true);
-            Info made = newest();
+            Created made = new Created(newest(), Math.max(0, bytesOnDisk() - before));
             engine.purgeOldBackups(keep);
             return made;
         } catch (RocksDBException e) {
@@ -152,18 +158,22 @@ public final class CatalogBackups implements AutoCloseable {
                 + all.stream().map(i -> String.valueOf(i.id())).toList());
     }
 
-    /** Bytes the backup directory takes on disk (shared tables once): what the backups cost. */
-    public synchronized long bytesOnDisk() {
+    /**
+     * Bytes the backup directory takes on disk (shared tables once): what the backups cost. Not
+     * synchronized, so that a progress report can read it while a backup copies; a file renamed or
+     * deleted under the walk counts as nothing.
+     */
+    public long bytesOnDisk() {
         try (Stream<Path> s = Files.walk(dir)) {
-            return s.filter(Files::isRegularFile).mapToLong(p -> {
+            return s.mapToLong(p -> {
                 try {
-                    return Files.size(p);
+                    return Files.isRegularFile(p) ? Files.size(p) : 0;
                 } catch (IOException e) {
-                    return 0; // deleted meanwhile (a purge)
+                    return 0; // renamed or deleted meanwhile (a temporary file, a purge)
                 }
             }).sum();
-        } catch (IOException e) {
-            throw StoreException.translate(STORE, dir.toString(), null, e);
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return 0; // a directory went away under the walk: the next call sees the new state
         }
     }
 

@@ -49,7 +49,7 @@ class CatalogBackupsTest {
             CatalogBackups.Info made;
             try {
                 Thread.sleep(20);
-                made = backups.create(db, "snapshots=3;newest=7", 7);
+                made = backups.create(db, "snapshots=3;newest=7", 7).info();
                 Thread.sleep(20);
             } finally {
                 stop.set(true);
@@ -82,16 +82,18 @@ class CatalogBackupsTest {
                 rnd.nextBytes(v); // incompressible: the tables hold about 2 MB
                 commit(db, i, v);
             }
-            backups.create(db, "a", 7);
-            long first = backups.bytesOnDisk();
+            long first = backups.create(db, "a", 7).bytesCopied();
+            assertThat(first).isEqualTo(backups.bytesOnDisk());
             commit(db, 20_001, new byte[10]);
-            CatalogBackups.Info second = backups.create(db, "b", 7);
+            CatalogBackups.Created created = backups.create(db, "b", 7);
+            CatalogBackups.Info second = created.info();
             long grew = backups.bytesOnDisk() - first;
+            assertThat(created.bytesCopied()).isEqualTo(grew);
             assertThat(second.bytes()).as("the second backup holds every table").isGreaterThan(first / 2);
             assertThat(grew).as("but copies only the new ones").isLessThan(first / 10);
             assertThat(backups.list()).extracting(CatalogBackups.Info::id).containsExactly(1, 2);
 
-            CatalogBackups.Info third = backups.create(db, "c", 1);
+            CatalogBackups.Info third = backups.create(db, "c", 1).info();
             assertThat(backups.list()).extracting(CatalogBackups.Info::id).containsExactly(third.id());
             assertThat(backups.bytesOnDisk()).as("purged backups' unshared files are gone").isLessThan(first + grew * 3);
         }
