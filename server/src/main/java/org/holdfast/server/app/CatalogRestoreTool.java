@@ -117,7 +117,11 @@ public final class CatalogRestoreTool {
         Path aside = null;
         try {
             if (Files.exists(catalogDir)) {
-                aside = dd.root().resolve("catalog.before-restore-" + STAMP.format(clock.instant()));
+                String name = "catalog.before-restore-" + STAMP.format(clock.instant());
+                aside = dd.root().resolve(name);
+                for (int n = 2; Files.exists(aside); n++) {
+                    aside = dd.root().resolve(name + "-" + n); // two restores within a second
+                }
                 Files.move(catalogDir, aside);
                 err.println("catalog-restore: moved the existing catalog aside to " + aside);
             }

@@ -270,6 +270,37 @@ class CatalogRestoreTest {
             assertThat(off.statusCode()).isEqualTo(409);
             assertThat(off.body()).contains("catalog-backup-off").contains("holdfast.catalog.backup.directory");
         }
+        if (s3 == null) {
+            // restoring again over a catalog that went on: it is moved aside, never deleted, and the ids still climb
+            List<Integer> logsBefore = logIds(newData.resolve("data"));
+            Tool twice = restoreTool(args.toArray(String[]::new));
+            assertThat(twice.code()).as(twice.out() + twice.err()).isZero();
+            assertThat(twice.out()).contains("the catalog that was here is kept as");
+            try (Stream<Path> s = Files.list(newData)) {
+                Path aside = s.filter(p -> p.getFileName().toString().startsWith("catalog.before-restore-")).findFirst().orElseThrow();
+                try (Stream<Path> files = Files.list(aside)) {
+                    assertThat(files.map(p -> p.getFileName().toString())).anyMatch(n -> n.endsWith(".sst"));
+                }
+            }
+            try (ConfigurableApplicationContext c = start(newData, props);
+                 AgentDriver agent = new AgentDriver(c.getBean(IngestServer.class).port(), TestTokens.issue(c, Role.AGENT))) {
+                assertThat(c.getBean(DataStore.class).stats().activeLogId()).isGreaterThan(logsBefore.get(logsBefore.size() - 1));
+                agent.hello();
+                assertThat(agent.list("cr-a").snapshots()).extracting(SnapshotInfo::sequence).containsExactly(1L, 2L);
+                assertThat(agent.restore("cr-b", 2).image()).isEqualTo(image(1, 2));
+            }
+        }
+    }
+
+    @Test
+    void run_badArguments_exit2_andNothingIsMade() {
+        Path data = dir.resolve("never");
+        assertThat(restoreTool("--data-dir", data.toString()).err()).contains("--data-dir and --from are required");
+        Tool badId = restoreTool("--data-dir", data.toString(), "--from", dir.toString(), "--backup-id", "latest");
+        assertThat(badId.code()).isEqualTo(2);
+        assertThat(badId.err()).contains("--backup-id must be a backup id");
+        assertThat(restoreTool("--data-dir", data.toString(), "--from", dir.toString(), "--bogus").code()).isEqualTo(2);
+        assertThat(data).doesNotExist();
     }
 
     @Test
