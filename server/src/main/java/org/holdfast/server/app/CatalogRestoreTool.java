@@ -150,10 +150,13 @@ public final class CatalogRestoreTool {
             out.println("  data store: continues in new data log " + r.newLogId() + " (the backup's was " + r.backupLogId()
                     + "); next PBN " + r.pbnReservedAfter() + " (the backup's was " + r.pbnReservedBefore() + "), " + r.logsScanned()
                     + " logs read for PBNs" + (s3 == null ? "" : ", " + r.logsAdopted() + " uploads confirmed from the bucket"));
+            if (r.blocksRelocated() > 0) {
+                out.println("  " + r.blocksRelocated() + " block locations moved to where compaction after the backup put their records");
+            }
             if (!r.missingLogs().isEmpty()) {
-                out.println("  WARNING: " + r.missingLogs().size() + " data logs the backup names are gone (compacted or deleted after the"
-                        + " backup): " + r.missingLogs().stream().limit(20).toList() + "; the snapshots whose blocks were in them cannot"
-                        + " be restored: run holdfast-server fsck " + dd.root() + " to list them");
+                out.println("  WARNING: " + r.blocksLost() + " blocks the backup names are gone (freed and compacted away after the"
+                        + " backup, or their log is missing), in data logs " + r.missingLogs().stream().limit(20).toList()
+                        + "; the snapshots that use them cannot be restored whole: run holdfast-server fsck " + dd.root() + " to list them");
             }
             if (GcBookkeepingMode.recorded(db) == GcBookkeepingMode.OFF) {
                 out.println("  GC bookkeeping is off in this store: no GC metadata to rebuild");

@@ -263,7 +263,7 @@ public final class LogArchive implements AutoCloseable {
         return META_UPLOADED + String.format("%08x", id);
     }
 
-    private static long epochOf(Path file) {
+    static long epochOf(Path file) {
         byte[] h = new byte[DATA_LOG_HEADER_BYTES];
         try (InputStream in = Files.newInputStream(file)) {
             if (in.readNBytes(h, 0, h.length) != h.length) {

@@ -1,16 +1,22 @@
 package org.holdfast.server.store;
 
 import static org.holdfast.server.store.FormatVersions.DATA_LOG_HEADER_BYTES;
+import static org.holdfast.server.store.FormatVersions.RECORD_HEADER_BYTES;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.zip.CRC32C;
+import org.holdfast.server.store.object.ObjectMissingException;
 import org.holdfast.server.store.object.ObjectStore;
 
 /**
@@ -27,8 +33,9 @@ import org.holdfast.server.store.object.ObjectStore;
  *     lost snapshot is never handed out again;</li>
  * <li>backend s3: a log uploaded after the backup is confirmed from the bucket listing (the restored
  *     catalog has no upload record for it, and its local file may be gone with the disk);</li>
- * <li>logs the restored locations name but that exist neither locally nor in the bucket (compaction
- *     moved their records after the backup) are reported: their blocks cannot be read.</li>
+ * <li>compaction after the backup moved records within their logs (PBNs never change): the restored
+ *     locations are pointed at where the log's current copy holds them now; blocks it no longer holds
+ *     (freed after the backup) and logs that exist nowhere are reported: those blocks cannot be read.</li>
  * </ul>
  *
  * Listing the local logs is {@link DataStore#logFiles}, the same code recovery uses at open.
@@ -38,11 +45,11 @@ public final class StoreAfterRestore {
 
     /**
      * What was done: the backup's durable point, the new active log, the PBN high-water mark before
-     * and after, logs scanned for PBNs, logs confirmed from the bucket, and logs named by locations
-     * that are gone.
+     * and after, logs scanned for PBNs, logs confirmed from the bucket, locations moved to where
+     * compaction put their records, and the blocks (and their logs) that are gone.
      */
     public record Report(int backupLogId, long backupLogLength, int newLogId, long pbnReservedBefore, long pbnReservedAfter,
-                         int logsScanned, int logsAdopted, List<Integer> missingLogs) {
+                         int logsScanned, int logsAdopted, long blocksRelocated, long blocksLost, List<Integer> missingLogs) {
     }
 
     private StoreAfterRestore() {
@@ -88,7 +95,7 @@ public final class StoreAfterRestore {
         for (int id : candidates) {
             Path file = local.get(id);
             if (file != null) {
-                highest = Math.max(highest, LogHighWater.maxPbn(file));
+                highest = Math.max(highest, LogRecords.maxPbn(file));
                 scanned++;
             }
             TreeSet<Long> epochs = archived.get(id);
@@ -115,9 +122,9 @@ public final class StoreAfterRestore {
         try (MetadataBatch b = new MetadataBatch()) {
             for (Map.Entry<Integer, TreeSet<Long>> e : archived.entrySet()) {
                 if (db.get(MetadataDb.Column.META, MetadataDb.bytes(LogArchive.uploadedKey(e.getKey()))) == null) {
-                    // the oldest copy: the one written before any compaction the restored locations do not know
+                    // the newest copy: a compaction's, whose older one is deleted or about to be
                     db.put(b, MetadataDb.Column.META, MetadataDb.bytes(LogArchive.uploadedKey(e.getKey())),
-                            LogArchive.uploadRecord(e.getValue().first(), nodeName));
+                            LogArchive.uploadRecord(e.getValue().last(), nodeName));
                     adopted++;
                 }
             }
@@ -128,8 +135,95 @@ public final class StoreAfterRestore {
             db.putMetaLong(b, FormatVersions.META_PBN_RESERVED, Math.max(reservedBefore, reservedAfter));
             db.write(b, true);
         }
+        TreeSet<Integer> moved = new TreeSet<>(moved(db, local, archived, nodeName, objects));
+        TreeMap<Integer, Long> named = new TreeMap<>(); // locations per log, of the logs that moved
+        new LocationIndex(db).forEachLocation((pbn, logId, offset, location, fps, fpOff) -> {
+            if (moved.contains(logId)) {
+                named.merge(logId, 1L, Long::sum);
+            }
+            return true;
+        });
+        long relocated = 0;
+        long lost = 0;
+        List<Integer> lostLogs = new ArrayList<>();
+        for (int id : moved) {
+            long[] r = relocate(db, id, local.get(id), archived.get(id), nodeName, objects, scratch);
+            relocated += r[0];
+            long gone = Math.max(0, named.getOrDefault(id, 0L) - r[1]);
+            if (gone > 0) {
+                lost += gone;
+                lostLogs.add(id);
+            }
+        }
         return new Report(backupLog, backupLength, newLog, reservedBefore, Math.max(reservedBefore, reservedAfter), scanned, adopted,
-                missingLogs(db, local, archived, nodeName));
+                relocated, lost, lostLogs);
+    }
+
+    /**
+     * Points the restored locations in log {@code id} at where its current copy (the local file, else
+     * the newest object) holds their blocks now: compaction moved records within the log after the
+     * backup, never changing a PBN. Blocks the copy no longer holds (freed after the backup) keep their
+     * old location and stay unreadable. With an object store the upload record is made to name the
+     * copy read, so that the server reads the same one. Returns {locations moved, locations the copy
+     * holds (moved or not)}.
+     */
+    private static long[] relocate(MetadataDb db, int id, Path file, TreeSet<Long> epochs, String nodeName, ObjectStore objects,
+                                 Path scratch) {
+        Path copy = file;
+        Long epoch = null;
+        if (copy == null) {
+            if (epochs == null) {
+                return new long[2]; // gone everywhere
+            }
+            epoch = epochs.last();
+            copy = scratch.resolve("restore-relocate-" + id + ".hfl");
+            try {
+                Files.createDirectories(scratch);
+            } catch (IOException e) {
+                throw StoreException.translate(STORE, scratch.toString(), null, e);
+            }
+            objects.download(LogArchive.key(nodeName, id, epoch), copy);
+        } else if (objects != null) {
+            long e = LogArchive.epochOf(file);
+            epoch = epochs != null && epochs.contains(e) ? e : null;
+        }
+        try (MetadataBatch b = new MetadataBatch()) {
+            long[] count = new long[2];
+            byte[] key = new byte[8];
+            LogRecords.walk(copy, (pbn, offset, lengthField) -> {
+                Bytes.putLong(key, 0, pbn);
+                byte[] v = db.get(MetadataDb.Column.LOCATIONS, key);
+                if (v == null || Bytes.getInt(v, 0) != id) {
+                    return; // freed, or its location is in another log (a repair)
+                }
+                count[1]++;
+                if (Bytes.getLong(v, 4) != offset || Bytes.getInt(v, 12) != lengthField) {
+                    byte[] nv = v.clone();
+                    Bytes.putLong(nv, 4, offset);
+                    Bytes.putInt(nv, 12, lengthField);
+                    db.put(b, MetadataDb.Column.LOCATIONS, key.clone(), nv);
+                    count[0]++;
+                }
+            });
+            if (objects != null) {
+                byte[] uk = MetadataDb.bytes(LogArchive.uploadedKey(id));
+                if (epoch != null) {
+                    db.put(b, MetadataDb.Column.META, uk, LogArchive.uploadRecord(epoch, nodeName));
+                } else {
+                    db.delete(b, MetadataDb.Column.META, uk); // a local copy not in the bucket: the server uploads it
+                }
+            }
+            db.write(b, true);
+            return count;
+        } finally {
+            if (file == null) {
+                try {
+                    Files.deleteIfExists(copy);
+                } catch (IOException ignored) {
+                    // a scratch file in the operator's temporary directory
+                }
+            }
+        }
     }
 
     private static String nodeName(MetadataDb db, String node) {
@@ -149,7 +243,7 @@ public final class StoreAfterRestore {
         try {
             Files.createDirectories(scratch);
             objects.download(key, tmp);
-            return LogHighWater.maxPbn(tmp);
+            return LogRecords.maxPbn(tmp);
         } catch (IOException e) {
             throw StoreException.translate(STORE, tmp.toString(), null, e);
         } finally {
@@ -161,27 +255,80 @@ public final class StoreAfterRestore {
         }
     }
 
-    /** Log ids the locations name that exist neither as a local file nor as the bucket object the catalog confirms. */
-    private static List<Integer> missingLogs(MetadataDb db, TreeMap<Integer, Path> local, TreeMap<Integer, TreeSet<Long>> archived,
-                                             String nodeName) {
-        TreeSet<Integer> named = new TreeSet<>();
-        new LocationIndex(db).forEach((pbn, logId, offset, len, fps, fpOff) -> {
-            named.add(logId);
+    /**
+     * Log ids the locations name whose records cannot be read where the restored catalog says: the log
+     * is neither a local file nor the bucket object the catalog confirms, or it was rewritten since the
+     * backup (compaction). Per log, the record at the highest offset a location names is checked
+     * (magic, header checksum, stored length, PBN): compaction keeps the order of records and drops
+     * at least one, so if any record before it had moved, that one would have moved too.
+     */
+    private static List<Integer> moved(MetadataDb db, TreeMap<Integer, Path> local, TreeMap<Integer, TreeSet<Long>> archived,
+                                             String nodeName, ObjectStore objects) {
+        TreeMap<Integer, long[]> last = new TreeMap<>(); // log id -> {offset, pbn, location length field}
+        new LocationIndex(db).forEachLocation((pbn, logId, offset, location, fps, fpOff) -> {
+            long[] l = last.get(logId);
+            if (l == null || offset > l[0]) {
+                last.put(logId, new long[] {offset, pbn, location});
+            }
             return true;
         });
         List<Integer> missing = new ArrayList<>();
-        for (int id : named) {
+        for (Map.Entry<Integer, long[]> e : last.entrySet()) {
+            int id = e.getKey();
+            long[] l = e.getValue();
+            byte[] header = null;
             if (local.containsKey(id)) {
-                continue;
+                header = headerAt(local.get(id), l[0]);
+            } else if (nodeName != null) {
+                byte[] v = db.get(MetadataDb.Column.META, MetadataDb.bytes(LogArchive.uploadedKey(id)));
+                TreeSet<Long> epochs = archived.get(id);
+                if (v != null && v.length > 8 && epochs != null && epochs.contains(Bytes.getLong(v, 0))) {
+                    try {
+                        header = objects.getRange(LogArchive.key(nodeName, id, Bytes.getLong(v, 0)), l[0], HEADER_PROBE);
+                    } catch (ObjectMissingException gone) {
+                        header = null; // deleted since the listing: as gone as if it had not been listed
+                    }
+                }
             }
-            byte[] v = db.get(MetadataDb.Column.META, MetadataDb.bytes(LogArchive.uploadedKey(id)));
-            TreeSet<Long> epochs = archived.get(id);
-            if (nodeName != null && v != null && v.length > 8 && epochs != null && epochs.contains(Bytes.getLong(v, 0))) {
-                continue;
+            if (header == null || !holds(header, l[1], (int) l[2])) {
+                missing.add(id);
             }
-            missing.add(id);
         }
         return missing;
+    }
+
+    /** A record header and the first two stored bytes (a frame's member map span). */
+    private static final int HEADER_PROBE = RECORD_HEADER_BYTES + 2;
+
+    private static byte[] headerAt(Path file, long offset) {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            ByteBuffer buf = ByteBuffer.allocate((int) Math.max(0, Math.min(HEADER_PROBE, ch.size() - offset)));
+            while (buf.hasRemaining() && ch.read(buf, offset + buf.position()) >= 0) {
+                // a positional read may return fewer bytes
+            }
+            return buf.array();
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, file.toString(), null, e);
+        }
+    }
+
+    /** Whether {@code h} is the header of the record a location of {@code pbn} with length field {@code location} names. */
+    static boolean holds(byte[] h, long pbn, int location) {
+        if (h.length < HEADER_PROBE) {
+            return false;
+        }
+        boolean member = FrameFormat.isMember(location);
+        if (Bytes.getInt(h, 0) != (member ? FormatVersions.FRAME_MAGIC : FormatVersions.RECORD_MAGIC)
+                || !RecordFormat.crcMatches(h, 0, 28, Bytes.getInt(h, 28), new CRC32C())
+                || Bytes.getInt(h, 20) != FrameFormat.recordStored(location)) {
+            return false;
+        }
+        long first = Bytes.getLong(h, 8);
+        if (!member) {
+            return first == pbn;
+        }
+        int span = (h[5] & FrameFormat.FLAG_MEMBER_MAP) != 0 ? Bytes.getShort(h, RECORD_HEADER_BYTES) & 0xFFFF : Bytes.getShort(h, 6) & 0xFFFF;
+        return pbn >= first && pbn < first + span;
     }
 
     private static long size(Path file) {

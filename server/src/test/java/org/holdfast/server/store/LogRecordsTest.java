@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The highest PBN of a data log read from its record headers alone: block and frame records, a member map's span, a torn tail. */
-class LogHighWaterTest {
+class LogRecordsTest {
     private static final int BLOCK = 4096;
 
     @TempDir
@@ -42,14 +42,14 @@ class LogHighWaterTest {
             assertThat(store.nextPbn()).isEqualTo(last + 1);
         }
         Path log = data.resolve(DataLog.fileName(1));
-        assertThat(LogHighWater.maxPbn(log)).isEqualTo(last);
+        assertThat(LogRecords.maxPbn(log)).isEqualTo(last);
 
         // a torn record past the end: a header whose checksum does not hold is where the walk stops
         byte[] torn = new byte[40];
         Bytes.putInt(torn, 0, FormatVersions.RECORD_MAGIC);
         Bytes.putLong(torn, 8, last + 1000);
         Files.write(log, torn, StandardOpenOption.APPEND);
-        assertThat(LogHighWater.maxPbn(log)).isEqualTo(last);
+        assertThat(LogRecords.maxPbn(log)).isEqualTo(last);
     }
 
     @Test
@@ -72,8 +72,8 @@ class LogHighWaterTest {
         log[h + 34] = 1;
         log[h + 35] = 1;
         Path file = Files.write(dir.resolve("log-00000001.hfl"), log);
-        assertThat(LogHighWater.maxPbn(file)).isEqualTo(108);
+        assertThat(LogRecords.maxPbn(file)).isEqualTo(108);
         Files.write(file, Arrays.copyOf(log, h)); // no record at all
-        assertThat(LogHighWater.maxPbn(file)).isZero();
+        assertThat(LogRecords.maxPbn(file)).isZero();
     }
 }
