@@ -283,8 +283,10 @@ public final class StoreAfterRestore {
                 byte[] v = db.get(MetadataDb.Column.META, MetadataDb.bytes(LogArchive.uploadedKey(id)));
                 TreeSet<Long> epochs = archived.get(id);
                 if (v != null && v.length > 8 && epochs != null && epochs.contains(Bytes.getLong(v, 0))) {
+                    String key = LogArchive.key(nodeName, id, Bytes.getLong(v, 0));
+                    OptionalLong size = objects.size(key); // a range past a shorter (compacted) object's end is refused
                     try {
-                        header = objects.getRange(LogArchive.key(nodeName, id, Bytes.getLong(v, 0)), l[0], HEADER_PROBE);
+                        header = size.isEmpty() || l[0] + HEADER_PROBE > size.getAsLong() ? null : objects.getRange(key, l[0], HEADER_PROBE);
                     } catch (ObjectMissingException gone) {
                         header = null; // deleted since the listing: as gone as if it had not been listed
                     }

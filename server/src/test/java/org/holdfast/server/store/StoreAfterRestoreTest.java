@@ -89,6 +89,70 @@ class StoreAfterRestoreTest {
     }
 
     @Test
+    void run_s3_newDiskAfterACompactionOfArchivedLogs_relocatesFromTheNewestObjects_andReadsThemBack() throws Exception {
+        byte[][] early = new byte[40][];
+        long[] earlyPbns;
+        int maxArchived;
+        long lastArchivedPbn;
+        try (ArchiveFixture f = new ArchiveFixture(dir.resolve("old"));
+             CatalogBackups backups = CatalogBackups.open(dir.resolve("backups"))) {
+            LogArchive archive = f.archive("node-a", LogCache.Settings.defaults());
+            try (DataStore store = DataStore.open(f.settings(), f.db, archive)) {
+                earlyPbns = ArchiveFixture.write(store, early, 1);
+                backups.create(f.db, "", 7);
+                ArchiveFixture.write(store, new byte[40][], 2);
+                archive.awaitUploads(60_000);
+                long[] freed = new long[early.length / 2];
+                for (int i = 0; i < freed.length; i++) {
+                    freed[i] = earlyPbns[2 * i];
+                }
+                store.forget(freed, freed.length);
+                Compactor.Result r = new Compactor(store).run(1.0, Long.MAX_VALUE);
+                assertThat(r.logsRewritten()).as(r.toString()).isPositive();
+                archive.awaitUploads(60_000); // the old objects' deletions
+                maxArchived = archive.uploadedIds().stream().mapToInt(Integer::intValue).max().orElseThrow();
+                long[] max = new long[1];
+                store.locations().forEach((pbn, logId, offset, len, fps, fpOff) -> {
+                    if (archive.isUploaded(logId)) {
+                        max[0] = Math.max(max[0], pbn);
+                    }
+                    return true;
+                });
+                lastArchivedPbn = max[0]; // the active log goes with the disk: its PBNs nobody can know
+                assertThat(lastArchivedPbn).isGreaterThan(earlyPbns[early.length - 1]);
+            } finally {
+                archive.close();
+            }
+            // a new disk: the backup's catalog, an empty data directory, the bucket
+            Path data = dir.resolve("new/data");
+            Path restored = dir.resolve("new/catalog");
+            backups.restore(1, restored);
+            try (MetadataDb db = MetadataDb.open(restored)) {
+                StoreAfterRestore.Report report;
+                try (org.holdfast.server.store.object.ObjectStore objects =
+                             org.holdfast.server.store.object.S3ObjectStore.open(f.s3.settings("t/"))) {
+                    report = StoreAfterRestore.run(data, db, objects, "node-a", dir.resolve("scratch"));
+                }
+                assertThat(report.newLogId()).isGreaterThan(maxArchived);
+                assertThat(report.pbnReservedAfter()).isGreaterThan(lastArchivedPbn);
+                assertThat(report.blocksRelocated()).isPositive();
+                assertThat(report.blocksLost()).isEqualTo(early.length / 2);
+                LogArchive again = f.archive("node-a", LogCache.Settings.defaults());
+                try (DataStore store = DataStore.open(new DataStore.Settings(data, 64 << 10, FsyncPolicy.COMMIT, 64, 0), db, again)) {
+                    StoredBlock b = new StoredBlock();
+                    for (int i = 1; i < early.length; i += 2) {
+                        store.read(earlyPbns[i], b);
+                        assertThat(java.util.Arrays.copyOfRange(b.data(), b.dataOffset(), b.dataOffset() + BLOCK))
+                                .as("block %d from the compacted object", earlyPbns[i]).isEqualTo(early[i]);
+                    }
+                } finally {
+                    again.close();
+                }
+            }
+        }
+    }
+
+    @Test
     void holds_recordHeaderAgainstLocation_acceptsTheRecord_rejectsAnotherPbnOrLength() {
         byte[] record = new byte[FormatVersions.RECORD_HEADER_BYTES + BLOCK];
         RecordFormat.writeHeader(record, 77, FormatVersions.CODEC_RAW, BLOCK, BLOCK, new java.util.zip.CRC32C());
