@@ -41,6 +41,11 @@ public class CatalogBackupConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnProperty(prefix = "holdfast.catalog.backup", name = "directory")
     CatalogBackups catalogBackups(DataDirectory dir, MetadataDb db, CatalogBackupProperties p) {
+        if (p.directory() == null || p.directory().toString().isBlank()) {
+            // an empty value would be the working directory: refuse it rather than back up there
+            throw new IllegalArgumentException("holdfast.catalog.backup.directory is set but empty: give a directory on another disk,"
+                    + " or remove the setting to turn catalog backups off");
+        }
         return CatalogBackups.openBeside(dir.root(), p.directory());
     }
 

@@ -308,5 +308,7 @@ class CatalogRestoreTest {
         Path data = dir.resolve("d");
         assertThatThrownBy(() -> start(data, Map.of("holdfast.catalog.backup.directory", data.resolve("catalog-backups").toString())))
                 .hasStackTraceContaining("inside the data directory").hasStackTraceContaining("another disk");
+        assertThatThrownBy(() -> start(data, Map.of("holdfast.catalog.backup.directory", "")))
+                .hasStackTraceContaining("holdfast.catalog.backup.directory is set but empty");
     }
 }
