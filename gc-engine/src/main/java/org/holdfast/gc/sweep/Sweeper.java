@@ -221,8 +221,13 @@ public final class Sweeper {
                 continue;
             }
             if (pbns.length > 0) {
-                reclaimer.reclaim(pbns, pbns.length);
-                markFreed(pbns);
+                try {
+                    reclaimer.reclaim(pbns, pbns.length);
+                    markFreed(pbns);
+                } catch (RuntimeException | Error e) {
+                    unsee(first, last);
+                    throw e;
+                }
                 for (long p : pbns) {
                     guard.reclaimed(p);
                 }
@@ -264,7 +269,7 @@ public final class Sweeper {
      * batch's victims before they are reclaimed, and each finished batch: a safe point where it may
      * stop the walk by throwing. The skip table forgets every chunk that lost a block.
      *
-     * @param now the time tombstones are dated with (the wall clock, not a retention horizon)
+     * @param now unused: tombstones are dated by the guard's own clock, not by this time
      */
     public synchronized UnmarkedSweepReport sweepUnmarked(LivePbns marked, GraceGuard.Watch inFlight, long now,
                                                           UnmarkedSweepListener listener) {
@@ -346,6 +351,20 @@ public final class Sweeper {
     private long[] batchEt;
     private long[] batchKept;
     private boolean[] batchVisited;
+
+    /**
+     * The batch {@code [first, last)} failed to free its victims (a master's reclaimer refuses while
+     * a dedup worker is away): its visit took the chunks' touched marks, so they become unseen and
+     * the next sweep reads them again; a chunk still known from an earlier visit with nothing
+     * pending would be skipped, its victims left unfreed (and tombstoned) until it is touched again.
+     */
+    private void unsee(long first, long last) {
+        for (long c = first; c < last; c++) {
+            if (batchVisited[(int) (c - first)]) {
+                known[(int) c] = false;
+            }
+        }
+    }
 
     private static long victimsIn(long[] pbns, long chunk) {
         long n = 0;
