@@ -170,6 +170,9 @@ public final class Sweeper {
             List<long[]> victims = new ArrayList<>();
             long[] pbns = new long[0];
             List<ReentrantLock> held = new ArrayList<>();
+            batchEt = new long[(int) (last - first)];
+            batchKept = new long[4 * (int) (last - first)];
+            batchVisited = new boolean[(int) (last - first)];
             try {
                 for (long c = first; c < last; c++) {
                     ReentrantLock l = guard.stripe(c);
@@ -177,9 +180,6 @@ public final class Sweeper {
                     held.add(l);
                 }
                 pipeline.awaitEnqueued();
-                batchEt = new long[(int) (last - first)];
-                batchKept = new long[4 * (int) (last - first)];
-                batchVisited = new boolean[(int) (last - first)];
                 for (long c = first; c < last; c++) {
                     final long chunkIndex = c;
                     final int b = (int) (c - first);
@@ -211,6 +211,9 @@ public final class Sweeper {
                         guard.tombstone(pbns[i]);
                     }
                 }
+            } catch (RuntimeException | Error e) {
+                unsee(first, last); // a chunk read before the failure had its touched mark taken
+                throw e;
             } finally {
                 for (ReentrantLock l : held) {
                     l.unlock();
@@ -353,10 +356,11 @@ public final class Sweeper {
     private boolean[] batchVisited;
 
     /**
-     * The batch {@code [first, last)} failed to free its victims (a master's reclaimer refuses while
-     * a dedup worker is away): its visit took the chunks' touched marks, so they become unseen and
-     * the next sweep reads them again; a chunk still known from an earlier visit with nothing
-     * pending would be skipped, its victims left unfreed (and tombstoned) until it is touched again.
+     * The batch {@code [first, last)} failed to read or to free its victims (a master's reclaimer
+     * refuses while a dedup worker is away): its visit took the chunks' touched marks, so they
+     * become unseen and the next sweep reads them again; a chunk still known from an earlier visit
+     * with nothing pending would be skipped, its victims left unfreed (and tombstoned) until it is
+     * touched again.
      */
     private void unsee(long first, long last) {
         for (long c = first; c < last; c++) {
