@@ -21,6 +21,7 @@ public class HoldfastServer {
         switch (command) {
             case GC_REBUILD -> GcRebuildTool.main(ServerCommand.rest(args));
             case FSCK -> FsckTool.main(ServerCommand.rest(args));
+            case CATALOG_RESTORE -> CatalogRestoreTool.main(ServerCommand.rest(args));
             // CredentialTool dispatches on the command word, so it keeps it
             case RESET_ADMIN, CREATE_TOKEN -> CredentialTool.main(args);
             case HELP, UNKNOWN -> System.exit(explain(command, args, System.out, System.err));

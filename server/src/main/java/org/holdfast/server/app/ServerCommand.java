@@ -8,7 +8,7 @@ import java.util.Arrays;
  * (server/bin/holdfast-server) prints the same {@link #USAGE}; a test holds the two equal.
  */
 enum ServerCommand {
-    START, GC_REBUILD, FSCK, RESET_ADMIN, CREATE_TOKEN, HELP, UNKNOWN;
+    START, GC_REBUILD, FSCK, CATALOG_RESTORE, RESET_ADMIN, CREATE_TOKEN, HELP, UNKNOWN;
 
     static final String USAGE = """
             usage: holdfast-server [start] [--holdfast.data-dir=DIR] [--server.port=8080] [--NAME=VALUE ...]
@@ -17,6 +17,8 @@ enum ServerCommand {
                      offline, server stopped: rebuilds DIR/gc from the catalog
                    holdfast-server fsck DIR [--scratch-dir DIR] [--holdfast.store.s3.NAME=VALUE ...]
                      offline, server stopped: checks DIR, writing nothing in it
+                   holdfast-server catalog-restore --data-dir DIR --from BACKUPDIR [--backup-id N] [--holdfast.store.s3.NAME=VALUE ...]
+                     offline, server stopped: restores a catalog backup into DIR
                    holdfast-server reset-admin --data-dir DIR
                      offline: new random admin password, written to DIR/initial-admin-password
                    holdfast-server create-token --data-dir DIR --name N --role agent|worker|viewer|operator|admin
@@ -34,6 +36,7 @@ enum ServerCommand {
             case "start" -> START;
             case "gc-rebuild" -> GC_REBUILD;
             case "fsck" -> FSCK;
+            case "catalog-restore" -> CATALOG_RESTORE;
             case "reset-admin" -> RESET_ADMIN;
             case "create-token" -> CREATE_TOKEN;
             case "help", "--help", "-h" -> HELP;

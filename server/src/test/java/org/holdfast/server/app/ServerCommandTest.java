@@ -34,6 +34,7 @@ class ServerCommandTest {
         assertThat(ServerCommand.rest(new String[] {"--server.port=9"})).containsExactly("--server.port=9");
         assertThat(ServerCommand.of(new String[] {"fsck", "/srv/h"})).isEqualTo(ServerCommand.FSCK);
         assertThat(ServerCommand.of(new String[] {"gc-rebuild"})).isEqualTo(ServerCommand.GC_REBUILD);
+        assertThat(ServerCommand.of(new String[] {"catalog-restore"})).isEqualTo(ServerCommand.CATALOG_RESTORE);
         assertThat(ServerCommand.of(new String[] {"create-token"})).isEqualTo(ServerCommand.CREATE_TOKEN);
         assertThat(ServerCommand.of(new String[] {"reset-admin"})).isEqualTo(ServerCommand.RESET_ADMIN);
         assertThat(ServerCommand.of(new String[] {"stat"})).isEqualTo(ServerCommand.UNKNOWN);
@@ -46,7 +47,7 @@ class ServerCommandTest {
         int code = HoldfastServer.explain(ServerCommand.HELP, new String[] {"--help"}, print(out), print(err));
         assertThat(code).isZero();
         assertThat(out.toString(StandardCharsets.UTF_8)).startsWith("usage: holdfast-server")
-                .contains("reset-admin", "create-token", "gc-rebuild", "fsck", "start");
+                .contains("reset-admin", "create-token", "gc-rebuild", "fsck", "catalog-restore", "start");
         assertThat(err.size()).isZero();
 
         out.reset();
