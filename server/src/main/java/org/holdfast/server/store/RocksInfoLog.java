@@ -10,9 +10,9 @@ import org.rocksdb.Logger;
 
 /**
  * RocksDB's info log, sent to the server's log instead of a {@code LOG} file in the catalog: only
- * warnings and worse, prefixed {@code rocksdb:} (one harmless warning demoted, see {@link #levelOf}). The options dump RocksDB writes at every open (its
- * header lines, about 140 KiB for our column families, whatever the level) is dropped, so the
- * catalog holds no log file at rest.
+ * warnings and worse, prefixed {@code rocksdb:} (one harmless warning demoted, see {@link #levelOf}).
+ * The options dump RocksDB writes at every open (its header lines, about 140 KiB for our column
+ * families, whatever the level) is dropped, so the catalog holds no log file at rest.
  */
 final class RocksInfoLog extends Logger {
     private static final System.Logger LOG = System.getLogger("org.holdfast.server.store.rocksdb");
