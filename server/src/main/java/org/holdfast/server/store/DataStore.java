@@ -992,6 +992,36 @@ public final class DataStore implements AutoCloseable {
     }
 
     /**
+     * Seals active log {@code logId} and makes it compactable: rolls to a new log, as a full log
+     * does, then syncs, so the durable point moves into the new log and every record of the sealed
+     * one is indexed. A crash between the roll and the sync is the crash of an ordinary roll (the
+     * empty new log is dropped and the old one truncated to the durable point: only unsynced
+     * appends go, which nobody relied on). Returns false, changing nothing, when {@code logId} is
+     * no longer the active log (a roll came first) or holds no record.
+     */
+    public boolean sealActive(int logId) {
+        refuseIfReadOnly("seal the active data log");
+        synchronized (appendLock) {
+            ensureOpen();
+            if (active.id() != logId || active.size() <= DATA_LOG_HEADER_BYTES) {
+                return false;
+            }
+            roll(); // not charged to the reserve, which is ingest's: GC may use it (one log header)
+            reserve.invalidate();
+        }
+        KillPoints.hit(KillPoints.COMPACTION_AFTER_ROLL);
+        sync();
+        return true;
+    }
+
+    /** The active log's id and durable length (its indexed part) as of the last sync. */
+    public long[] durablePoint() {
+        synchronized (syncLock) {
+            return new long[] {durableLogId, durableLength};
+        }
+    }
+
+    /**
      * Deletes the locations of {@code pbns[0..n)} in one synced batch (GC freed them): the store then
      * treats them as gone. Atomic with respect to a relocation (see the class comment).
      */
