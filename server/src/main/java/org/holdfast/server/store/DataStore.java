@@ -57,6 +57,8 @@ import org.holdfast.common.kill.KillPoints;
 public final class DataStore implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DataStore.class.getName());
     private static final String STORE = "data-store";
+    /** Room above GC's floor {@link #sealActive} wants: a new log's header, with a margin. */
+    private static final long SEAL_ROOM = 1L << 16;
     /** Free space above the reserve a new backup needs to start (one write buffer). */
     static final long BEGIN_HEADROOM = DataLog.WRITE_BUFFER_BYTES;
 
@@ -1005,6 +1007,9 @@ public final class DataStore implements AutoCloseable {
             ensureOpen();
             if (active.id() != logId || active.size() <= DATA_LOG_HEADER_BYTES) {
                 return false;
+            }
+            if (reserve.gcRoom() < SEAL_ROOM) {
+                return false; // a roll that cannot create the new log would leave the active log sealed under ingest
             }
             roll(); // not charged to the reserve, which is ingest's: GC may use it (one log header)
             reserve.invalidate();
