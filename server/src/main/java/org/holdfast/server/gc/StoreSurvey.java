@@ -94,6 +94,9 @@ public final class StoreSurvey {
         final SortedMap<LocalDate, Long> byDay = new TreeMap<>();
         /** Per log id: live record bytes, expired record bytes. */
         final java.util.Map<Integer, long[]> byLog = new java.util.HashMap<>();
+        /** The entry of the log the last block lay in: PBN order is mostly log order, so one lookup per run of a log. */
+        private int lastLogId = -1;
+        private long[] lastLog;
 
         Walk(GcMetadataArray gma, long now) {
             this.gma = gma;
@@ -106,7 +109,11 @@ public final class StoreSurvey {
             blocks++;
             payload += storedLength;
             records += bytes;
-            long[] log = byLog.computeIfAbsent(logId, k -> new long[2]);
+            if (logId != lastLogId) {
+                lastLogId = logId;
+                lastLog = byLog.computeIfAbsent(logId, k -> new long[2]);
+            }
+            long[] log = lastLog;
             log[0] += bytes;
             if (gma == null) {
                 return;

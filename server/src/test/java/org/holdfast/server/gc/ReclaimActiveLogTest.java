@@ -84,7 +84,7 @@ class ReclaimActiveLogTest {
         Random r = new Random(21);
         byte[] keep1 = random(r);
         byte[] keep2 = keep1.clone();
-        fill(r, keep2, 0, 32);
+        ReclaimNowTest.fill(r, keep2, 0, 32);
         backup("keep", keep1);
         backup("keep", keep2);
         backup("gone", random(r));
@@ -216,29 +216,15 @@ class ReclaimActiveLogTest {
     }
 
     private static byte[] random(Random r) {
-        byte[] b = new byte[BLOCKS * BS];
-        r.nextBytes(b);
-        return b;
-    }
-
-    private static void fill(Random r, byte[] image, int fromBlock, int blocks) {
-        byte[] part = new byte[blocks * BS];
-        r.nextBytes(part);
-        System.arraycopy(part, 0, image, fromBlock * BS, part.length);
+        return ReclaimNowTest.random(r);
     }
 
     private void backup(String volume, byte[] image) {
-        try (AgentDriver a = new AgentDriver(ingest.port())) {
-            a.hello();
-            a.backup(volume, image, BS, true);
-        }
+        ReclaimNowTest.backup(ingest, volume, image);
     }
 
     private byte[] restore(String volume, long seq) {
-        try (AgentDriver a = new AgentDriver(ingest.port())) {
-            a.hello();
-            return a.restore(volume, seq).image();
-        }
+        return ReclaimNowTest.restore(ingest, volume, seq);
     }
 
     /** Waits until the ingest stored the uploaded blocks (BLOCKS frames get no answer), then a little for their protection. */
