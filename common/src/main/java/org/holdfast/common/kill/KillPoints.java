@@ -50,6 +50,12 @@ public final class KillPoints {
     /** After a compaction copied a log's live records to its {@code .compact} file, before the switch. */
     public static final KillPoint COMPACTION_AFTER_COPY = declare("compaction.afterCopy",
             "compaction: L.compact holds the live records and is forced; the locations still name the old log L");
+    /** After compaction sealed a sparse active data log (rolled to a new one), before the sync that makes it compactable. */
+    public static final KillPoint COMPACTION_AFTER_ROLL = declare("compaction.afterRoll",
+            "compaction: the sparse active log L is sealed and an empty log L+1 exists; the durable point still lies in L");
+    /** After compaction sealed a sparse active data log and synced, before it is compacted. */
+    public static final KillPoint COMPACTION_AFTER_SEAL = declare("compaction.afterSeal",
+            "compaction: the sparse active log L is sealed and indexed, the durable point lies in L+1; L is not compacted yet");
     /** After a compaction's switch, before the intent is cleared. */
     public static final KillPoint COMPACTION_AFTER_SWITCH = declare("compaction.afterSwitch",
             "compaction: the new locations and the intent are durable and L.compact is renamed over L; the intent is not cleared");

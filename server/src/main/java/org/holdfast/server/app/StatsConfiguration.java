@@ -86,7 +86,8 @@ public class StatsConfiguration {
                           TransferRates rates, Clock holdfastClock, StatsProperties p) {
         // bookkeeping off: no GC metadata to read, nothing is ever reclaimed
         StoreSurvey survey = new StoreSurvey(dataStore, mode == GcBookkeepingMode.ON ? gc.pipeline() : null);
-        return new Statistics(catalog, dir.root(), dataStore.dir(), survey, rates, holdfastClock, p.surveyInterval());
+        return new Statistics(catalog, dir.root(), dataStore.dir(), survey, rates, holdfastClock, p.surveyInterval(),
+                gc.compactionThreshold());
     }
 
     @Bean

@@ -48,7 +48,7 @@ public class StatsMetrics implements MeterBinder {
         gauge(r, "holdfast.dedup.ratio", null, "logical bytes / raw bytes of the live blocks", StatsReport::dedupRatio);
         gauge(r, "holdfast.compression.ratio", null, "raw / stored bytes of the blocks the retained snapshots added",
                 StatsReport::compressionRatio);
-        gauge(r, "holdfast.reclaimable", "bytes", "bytes that come free without waiting: expired blocks and dead records",
+        gauge(r, "holdfast.reclaimable", "bytes", "bytes the next GC run gives back: expired blocks and dead records of the logs it compacts",
                 x -> x.reclaimable().nowBytes());
         gauge(r, "holdfast.snapshots", null, "retained snapshots", x -> x.logical().snapshots());
         FunctionCounter.builder("holdfast.transfer.ingested", statistics, s -> s.rates().total(TransferRates.Direction.INGEST))

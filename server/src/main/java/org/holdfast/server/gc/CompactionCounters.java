@@ -34,7 +34,7 @@ final class CompactionCounters {
         if (threshold <= 0) {
             return null;
         }
-        Compactor.Result r = compactor.run(threshold, maxBytes);
+        Compactor.Result r = compactor.run(threshold, maxBytes, true); // seals a sparse active log, so its garbage goes too
         runs.incrementAndGet();
         rewritten.addAndGet(r.logsRewritten());
         deleted.addAndGet(r.logsDeleted());

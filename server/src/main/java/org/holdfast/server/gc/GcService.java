@@ -132,6 +132,7 @@ public final class GcService implements AutoCloseable {
     private final NamedPolicies namedPolicies;
     private final Deletions deletions;
     private final CompactionCounters compaction;
+    private final double compactionThreshold;
     private final RetentionCycle cycle;
     private final CrashRecovery recovery;
     private final ReclaimNow reclaimNow;
@@ -142,6 +143,7 @@ public final class GcService implements AutoCloseable {
         this.dataStore = dataStore;
         this.records = new GcRecords(catalog.db());
         this.clock = clock;
+        this.compactionThreshold = settings.compactionThreshold();
         this.pipeline = BoscPipeline.open(settings.dir(), settings.bosc());
         this.bookkeeper = new GcBookkeeper(pipeline);
         this.guard = new GraceGuard(pipeline, clock, settings.grace(), Duration.ofMinutes(10));
@@ -375,6 +377,11 @@ public final class GcService implements AutoCloseable {
     /** The time the GC goes by (the server's clock). */
     public long now() {
         return clock.millis();
+    }
+
+    /** The compaction threshold ({@code holdfast.gc.compaction-threshold}); 0 when compaction is off. */
+    public double compactionThreshold() {
+        return compactionThreshold;
     }
 
     /**

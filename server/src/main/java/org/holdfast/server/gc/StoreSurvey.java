@@ -38,13 +38,19 @@ public final class StoreSurvey {
      * sweep. {@code expiringByDay}: record bytes of unreferenced blocks by the UTC day their expiry
      * falls on (days with nothing are absent), for the next {@link #DAYS_AHEAD} days;
      * {@code laterBytes}: beyond. {@code pinnedBytes}: unreferenced blocks kept by a hold or keep-last pin.
+     * {@code byLog}: per data log id, its live and its expired record bytes (what compaction weighs).
      */
     public record Result(long measuredAtMillis, long liveBlocks, long livePayloadBytes, long liveRecordBytes,
                          long expiredBlocks, long expiredBytes, SortedMap<LocalDate, Long> expiringByDay, long laterBytes,
-                         long pinnedBytes) {
+                         long pinnedBytes, SortedMap<Integer, LogBytes> byLog) {
         public Result {
             expiringByDay = Collections.unmodifiableSortedMap(new TreeMap<>(expiringByDay));
+            byLog = Collections.unmodifiableSortedMap(new TreeMap<>(byLog));
         }
+    }
+
+    /** One data log's live record bytes, and of those the bytes of blocks the next sweep frees (expired). */
+    public record LogBytes(long liveBytes, long expiredBytes) {
     }
 
     private final DataStore store;
@@ -60,10 +66,12 @@ public final class StoreSurvey {
     public Result run(long now) {
         Walk w = new Walk(pipeline == null ? null : pipeline.gma(), now);
         store.locations().forEach((pbn, logId, offset, storedLength, fps, fpOff) -> {
-            w.visit(pbn, storedLength);
+            w.visit(pbn, logId, storedLength);
             return true;
         });
-        return new Result(now, w.blocks, w.payload, w.records, w.expiredBlocks, w.expiredBytes, w.byDay, w.later, w.pinned);
+        SortedMap<Integer, LogBytes> byLog = new TreeMap<>();
+        w.byLog.forEach((id, b) -> byLog.put(id, new LogBytes(b[0], b[1])));
+        return new Result(now, w.blocks, w.payload, w.records, w.expiredBlocks, w.expiredBytes, w.byDay, w.later, w.pinned, byLog);
     }
 
     /** The walk's state: the GC metadata of the chunk the walk is in, copied out, and the sums. */
@@ -84,6 +92,11 @@ public final class StoreSurvey {
         long later;
         long pinned;
         final SortedMap<LocalDate, Long> byDay = new TreeMap<>();
+        /** Per log id: live record bytes, expired record bytes. */
+        final java.util.Map<Integer, long[]> byLog = new java.util.HashMap<>();
+        /** The entry of the log the last block lay in: PBN order is mostly log order, so one lookup per run of a log. */
+        private int lastLogId = -1;
+        private long[] lastLog;
 
         Walk(GcMetadataArray gma, long now) {
             this.gma = gma;
@@ -91,11 +104,17 @@ public final class StoreSurvey {
             this.today = LocalDate.ofInstant(Instant.ofEpochMilli(now), ZoneOffset.UTC);
         }
 
-        void visit(long pbn, int storedLength) {
+        void visit(long pbn, int logId, int storedLength) {
             long bytes = FormatVersions.RECORD_HEADER_BYTES + (long) storedLength;
             blocks++;
             payload += storedLength;
             records += bytes;
+            if (logId != lastLogId) {
+                lastLogId = logId;
+                lastLog = byLog.computeIfAbsent(logId, k -> new long[2]);
+            }
+            long[] log = lastLog;
+            log[0] += bytes;
             if (gma == null) {
                 return;
             }
@@ -112,6 +131,7 @@ public final class StoreSurvey {
             } else if (expiry[s] < now) {
                 expiredBlocks++;
                 expiredBytes += bytes;
+                log[1] += bytes;
             } else {
                 LocalDate day = LocalDate.ofInstant(Instant.ofEpochMilli(expiry[s]), ZoneOffset.UTC);
                 if (day.isAfter(today.plusDays(DAYS_AHEAD))) {

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -35,16 +36,18 @@ public final class Statistics {
     private final TransferRates rates;
     private final Clock clock;
     private final Duration surveyMaxAge;
+    private final double compactionThreshold;
     private final Object surveyLock = new Object();
     private volatile Surveyed surveyed;
     private volatile StatsReport last;
 
     /**
      * Statistics of the data directory {@code dataDir} (capacity is measured there) whose data logs
-     * are in {@code dataLogDir}.
+     * are in {@code dataLogDir}; {@code compactionThreshold} is GC's ({@code holdfast.gc.compaction-threshold}),
+     * which decides which dead bytes a GC run gives back.
      */
     public Statistics(Catalog catalog, Path dataDir, Path dataLogDir, StoreSurvey surveyor, TransferRates rates, Clock clock,
-                      Duration surveyMaxAge) {
+                      Duration surveyMaxAge, double compactionThreshold) {
         this.catalog = catalog;
         this.dataDir = dataDir;
         this.dataLogDir = dataLogDir;
@@ -52,6 +55,7 @@ public final class Statistics {
         this.rates = rates;
         this.clock = clock;
         this.surveyMaxAge = surveyMaxAge;
+        this.compactionThreshold = compactionThreshold;
     }
 
     /** The transfer rates this report reads (the ingest port records into them). */
@@ -59,8 +63,8 @@ public final class Statistics {
         return rates;
     }
 
-    /** A survey and the data logs' record bytes (size less headers) measured right before it. */
-    private record Surveyed(StoreSurvey.Result result, long logRecordBytes) {
+    /** A survey and the data logs' record bytes (size less headers, per log id) measured right before it. */
+    private record Surveyed(StoreSurvey.Result result, Map<Integer, Long> logRecordBytes) {
     }
 
     /** The latest survey without walking anything (null before the first); for gauges. */
@@ -107,8 +111,7 @@ public final class Statistics {
      * backed up since the survey would count as dead until the next one).
      */
     private Surveyed runSurvey() {
-        List<Path> logs = dataLogs();
-        long records = sizeOf(logs) - (long) FormatVersions.DATA_LOG_HEADER_BYTES * logs.size();
+        Map<Integer, Long> records = recordBytes(dataLogs());
         Surveyed s = new Surveyed(surveyor.run(clock.millis()), records);
         surveyed = s;
         return s;
@@ -153,12 +156,11 @@ public final class Statistics {
         double rawLive = s.livePayloadBytes() * compression;
         List<Path> logs = dataLogs();
         long dataLogs = sizeOf(logs);
-        long logRecords = dataLogs - (long) FormatVersions.DATA_LOG_HEADER_BYTES * logs.size();
-        // the logs as measured with the survey (blocks appended since are not dead); bounded by their records
-        // now, as a compaction since may have shrunk them; blocks appended during the survey may make it negative
-        long compactable = Math.max(0, Math.min(logRecords, taken.logRecordBytes()) - s.liveRecordBytes());
+        // the logs as measured with the survey (blocks appended since are not dead), bounded by their records
+        // now (a compaction since may have shrunk them); only logs the next GC run rewrites count
+        ReclaimableLogs reclaim = ReclaimableLogs.of(s, taken.logRecordBytes(), recordBytes(logs), compactionThreshold);
         List<StatsReport.DateBytes> byDate = new ArrayList<>();
-        long cumulative = s.expiredBytes() + compactable;
+        long cumulative = reclaim.nowBytes();
         for (var e : s.expiringByDay().entrySet()) {
             cumulative += e.getValue();
             byDate.add(new StatsReport.DateBytes(e.getKey(), e.getValue(), cumulative));
@@ -167,7 +169,7 @@ public final class Statistics {
                 new StatsReport.Stored(s.liveBlocks(), s.livePayloadBytes(), s.liveRecordBytes(), dataLogs),
                 new StatsReport.Logical(volumes.size(), snapshots, logical, newest),
                 ratio(logical, rawLive), compression, ratio(logical, s.livePayloadBytes()),
-                new StatsReport.Reclaimable(s.expiredBytes() + compactable, s.expiredBytes(), compactable, byDate,
+                new StatsReport.Reclaimable(reclaim.nowBytes(), s.expiredBytes(), reclaim.compactableBytes(), byDate,
                         s.laterBytes(), s.pinnedBytes()),
                 new StatsReport.Transfers(rates.total(Direction.INGEST), rates.total(Direction.RESTORE),
                         rates.rate(Direction.INGEST), rates.rate(Direction.RESTORE), TransferRates.WINDOW_SECONDS),
@@ -217,6 +219,19 @@ public final class Statistics {
             }
         }
         return sum;
+    }
+
+    /** Record bytes (size less header) of each log, by id; a log deleted meanwhile is left out. */
+    private static Map<Integer, Long> recordBytes(List<Path> logs) {
+        Map<Integer, Long> out = new HashMap<>();
+        for (Path p : logs) {
+            try {
+                out.put(DataLog.parseId(p.getFileName().toString()), Files.size(p) - FormatVersions.DATA_LOG_HEADER_BYTES);
+            } catch (IOException e) {
+                // a log compaction deleted between the listing and here: it holds nothing any more
+            }
+        }
+        return out;
     }
 
     private List<Path> dataLogs() {

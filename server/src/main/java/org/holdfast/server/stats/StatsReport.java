@@ -31,9 +31,12 @@ public record StatsReport(long atMillis, long surveyedAtMillis, Capacity capacit
     }
 
     /**
-     * Bytes that come free. {@code nowBytes} = {@code expiredBytes} (unreferenced blocks past their
-     * expiry, freed by the next sweep) + {@code compactableBytes} (dead records in the data logs,
-     * given back by compaction). {@code byDate}: unreferenced blocks by the UTC day their expiry
+     * Bytes that come free. {@code nowBytes}: what the next GC run gives back to the file system,
+     * the dead and expired record bytes of the data logs its compaction rewrites (those whose live
+     * share after the sweep is below the compaction threshold, the active log included);
+     * {@code compactableBytes}: of those, the records already dead. {@code expiredBytes}: unreferenced
+     * blocks past their expiry, freed by the next sweep wherever they lie (in a mostly live log their
+     * bytes stay until more of it dies). {@code byDate}: unreferenced blocks by the UTC day their expiry
      * falls on; {@code laterBytes}: past the listed days; {@code pinnedBytes}: unreferenced blocks a
      * hold or keep-last pin keeps (free only once released).
      */

@@ -64,6 +64,8 @@ public final class Compactor {
     private static final String SUFFIX = ".compact";
     private static final String SOURCE_SUFFIX = ".source" + SUFFIX;
     private static final int COPY_BUFFER_BYTES = 1 << 20;
+    /** How long a run waits for the upload of an active log it sealed (backend s3) before leaving it to a later run. */
+    private static final long UPLOAD_WAIT_MILLIS = 10 * 60_000L;
 
     /**
      * What a run did. {@code bytesBefore}/{@code bytesAfter}: sealed logs' size; {@code bytesCopied}:
@@ -118,13 +120,23 @@ public final class Compactor {
      * logs whatever the bound. Safe while the store appends and serves reads.
      */
     public Result run(double threshold, long maxBytesCopied) {
+        return run(threshold, maxBytesCopied, false);
+    }
+
+    /**
+     * As {@link #run(double, long)}; with {@code sealSparseActive}, an active log whose indexed part
+     * is live below {@code threshold} is sealed first ({@link DataStore#sealActive}), so that this
+     * run can rewrite it; new appends go to a fresh log. Without it, garbage in the active log waits
+     * until the log is full (the roll size), which on a small store may be never.
+     */
+    public Result run(double threshold, long maxBytesCopied, boolean sealSparseActive) {
         checkThreshold(threshold);
         synchronized (store.compactionLock) {
-            return runLocked(threshold, maxBytesCopied, System.nanoTime());
+            return runLocked(threshold, maxBytesCopied, sealSparseActive, System.nanoTime());
         }
     }
 
-    private Result runLocked(double threshold, long maxBytesCopied, long t0) {
+    private Result runLocked(double threshold, long maxBytesCopied, boolean sealSparseActive, long t0) {
         LogArchive archive = store.archive();
         if (archive == null && LogArchive.inUse(db)) {
             // an archived store opened without its object store (a tool): a rewrite here would not reach the objects
@@ -134,7 +146,10 @@ public final class Compactor {
             }
             return new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, System.nanoTime() - t0);
         }
-        int below = store.compactableBelow();
+        long[] durable = store.durablePoint();
+        int below = (int) durable[0];
+        // the active log (the durable point's) is a candidate for sealing only with an indexed record in it
+        boolean activeCandidate = sealSparseActive && threshold > 0 && durable[1] > DATA_LOG_HEADER_BYTES;
         TreeMap<Integer, Path> sealed = new TreeMap<>();
         try (Stream<Path> s = Files.list(store.dir())) {
             s.forEach(p -> {
@@ -154,18 +169,27 @@ public final class Compactor {
             }
             archive.retirePending(); // deletions a crash or an outage interrupted
         }
-        if (sealed.isEmpty()) {
+        if (sealed.isEmpty() && !activeCandidate) {
             return new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, System.nanoTime() - t0);
         }
-        // pass 1: live bytes per sealed log
+        // pass 1: live bytes per sealed log (and the active log's, if it may be sealed)
         Map<Integer, long[]> liveBytes = new HashMap<>();
+        int counted = activeCandidate ? below : below - 1;
         store.locations().forEachLocation((pbn, logId, offset, location, fps, fpOff) -> {
-            if (logId < below) {
+            if (logId <= counted) {
                 // a frame member counts its share of the frame record: a frame's live share is its live members' share
                 liveBytes.computeIfAbsent(logId, k -> new long[1])[0] += LiveRecords.recordShare(location);
             }
             return true;
         });
+        long[] activeLive = liveBytes.remove(below);
+        int sealedActive = activeCandidate ? sealIfSparse(archive, below, durable[1], activeLive == null ? 0 : activeLive[0], threshold) : -1;
+        if (sealedActive >= 0) {
+            sealed.put(sealedActive, store.logPath(sealedActive));
+        }
+        if (sealed.isEmpty()) {
+            return new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, System.nanoTime() - t0);
+        }
         long before = 0;
         List<Integer> dead = new ArrayList<>();
         List<double[]> candidates = new ArrayList<>(); // {id, share, live bytes}
@@ -175,6 +199,12 @@ public final class Compactor {
             sizes.put(e.getKey(), size);
             before += size;
             long live = liveBytes.getOrDefault(e.getKey(), new long[1])[0];
+            if (e.getKey() == sealedActive) {
+                // records appended after pass 1 counted nothing there: take them as live, and never call the
+                // log dead from pass 1 (pass 2, after the seal's sync indexed every record, decides)
+                live = activeLive == null ? 0 : activeLive[0];
+                live = Math.max(1, live + size - durable[1]);
+            }
             double share = (double) live / Math.max(1, size - DATA_LOG_HEADER_BYTES);
             if (live == 0) {
                 dead.add(e.getKey());
@@ -282,6 +312,38 @@ public final class Compactor {
         }
         return new Result(sealed.size(), rewritten, deleted, before, after, moved, skipped, copied, deferred, freedMeanwhile,
                 System.nanoTime() - t0);
+    }
+
+    /**
+     * Seals active log {@code id} when its indexed part ({@code durableLength}, of which {@code live}
+     * bytes have a location) is live below {@code threshold}; returns its id if it is sealed, indexed
+     * and (with an archive) uploaded, so this run may rewrite it, else -1. Crash-safe: the seal is a
+     * roll and a sync ({@link DataStore#sealActive}); a crash before this run compacts the log leaves
+     * an ordinary sealed log, which the next run takes by the ordinary rule.
+     */
+    private int sealIfSparse(LogArchive archive, int id, long durableLength, long live, double threshold) {
+        long records = durableLength - DATA_LOG_HEADER_BYTES;
+        if ((double) live / records >= threshold || !store.sealActive(id)) {
+            return -1;
+        }
+        KillPoints.hit(KillPoints.COMPACTION_AFTER_SEAL);
+        LOG.log(Level.INFO, () -> "sealed active data log " + id + " so that it can be compacted: " + live + " of " + records
+                + " record bytes live");
+        if (store.compactableBelow() <= id) {
+            return -1; // the seal's sync did not move the durable point on (it failed and threw, or will be retried)
+        }
+        if (archive != null) {
+            // compaction only rewrites uploaded logs; the seal's sync scheduled this one's upload
+            try {
+                archive.awaitUploads(UPLOAD_WAIT_MILLIS);
+            } catch (IllegalStateException e) {
+                LOG.log(Level.INFO, "data log " + id + " is not uploaded yet; a later compaction takes it: " + e.getMessage());
+            }
+            if (!archive.isUploaded(id)) {
+                return -1;
+            }
+        }
+        return id;
     }
 
     /** Deletes dead log {@code id}: with an archive its object and upload record too, crash-safe (see {@link LogArchive#retireLog}). */

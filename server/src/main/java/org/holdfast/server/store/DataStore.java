@@ -57,6 +57,8 @@ import org.holdfast.common.kill.KillPoints;
 public final class DataStore implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DataStore.class.getName());
     private static final String STORE = "data-store";
+    /** Room above GC's floor {@link #sealActive} wants: a new log's header, with a margin. */
+    private static final long SEAL_ROOM = 1L << 16;
     /** Free space above the reserve a new backup needs to start (one write buffer). */
     static final long BEGIN_HEADROOM = DataLog.WRITE_BUFFER_BYTES;
 
@@ -997,6 +999,39 @@ public final class DataStore implements AutoCloseable {
     public int compactableBelow() {
         synchronized (syncLock) {
             return durableLogId;
+        }
+    }
+
+    /**
+     * Seals active log {@code logId} and makes it compactable: rolls to a new log, as a full log
+     * does, then syncs, so the durable point moves into the new log and every record of the sealed
+     * one is indexed. A crash between the roll and the sync is the crash of an ordinary roll (the
+     * empty new log is dropped and the old one truncated to the durable point: only unsynced
+     * appends go, which nobody relied on). Returns false, changing nothing, when {@code logId} is
+     * no longer the active log (a roll came first) or holds no record.
+     */
+    public boolean sealActive(int logId) {
+        refuseIfReadOnly("seal the active data log");
+        synchronized (appendLock) {
+            ensureOpen();
+            if (active.id() != logId || active.size() <= DATA_LOG_HEADER_BYTES) {
+                return false;
+            }
+            if (reserve.gcRoom() < SEAL_ROOM) {
+                return false; // a roll that cannot create the new log would leave the active log sealed under ingest
+            }
+            roll(); // not charged to the reserve, which is ingest's: GC may use it (one log header)
+            reserve.invalidate();
+        }
+        KillPoints.hit(KillPoints.COMPACTION_AFTER_ROLL);
+        sync();
+        return true;
+    }
+
+    /** The active log's id and durable length (its indexed part) as of the last sync. */
+    public long[] durablePoint() {
+        synchronized (syncLock) {
+            return new long[] {durableLogId, durableLength};
         }
     }
 

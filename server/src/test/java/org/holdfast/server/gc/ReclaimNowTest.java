@@ -241,19 +241,24 @@ class ReclaimNowTest {
         }
     }
 
-    private static byte[] random(Random r) {
+    static byte[] random(Random r) {
         byte[] b = new byte[BLOCKS * BS];
         r.nextBytes(b);
         return b;
     }
 
-    private static void fill(Random r, byte[] image, int fromBlock, int blocks) {
+    static void fill(Random r, byte[] image, int fromBlock, int blocks) {
         byte[] part = new byte[blocks * BS];
         r.nextBytes(part);
         System.arraycopy(part, 0, image, fromBlock * BS, part.length);
     }
 
     private void backup(String volume, byte[] image) {
+        backup(ingest, volume, image);
+    }
+
+    /** Backs {@code image} up as volume {@code volume} over the wire, in 4 KiB blocks, compressed. */
+    static void backup(IngestServer ingest, String volume, byte[] image) {
         try (AgentDriver a = new AgentDriver(ingest.port())) {
             a.hello();
             a.backup(volume, image, BS, true);
@@ -261,6 +266,11 @@ class ReclaimNowTest {
     }
 
     private byte[] restore(String volume, long seq) {
+        return restore(ingest, volume, seq);
+    }
+
+    /** Restores snapshot {@code seq} of {@code volume} over the wire. */
+    static byte[] restore(IngestServer ingest, String volume, long seq) {
         try (AgentDriver a = new AgentDriver(ingest.port())) {
             a.hello();
             return a.restore(volume, seq).image();
