@@ -27,6 +27,8 @@ import org.holdfast.server.engine.DedupStream;
 import org.holdfast.server.engine.DedupUnavailableException;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.StoredBlock;
+import org.holdfast.server.store.VerifyLedger;
+import org.holdfast.server.verify.DamageReport;
 
 /**
  * One backup of one volume, from BACKUP_READY to COMMITTED (or its abandonment).
@@ -85,6 +87,7 @@ public final class BackupSession {
     private final long beginBlockCount;
     private final long parentSequence;
     private final BackupMode mode;
+    private final long damagedInParent;
     private final IngestServices services;
     private final int segmentMax;
     private final DedupStream stream;
@@ -171,7 +174,16 @@ public final class BackupSession {
         this.blockSize = blockSize;
         this.beginBlockCount = ProtocolLimits.blockCount(volumeBytes, blockSize);
         this.parentSequence = existing == null ? 0 : existing.latestSequence();
-        this.mode = baseSequence == parentSequence ? BackupMode.INCREMENTAL : BackupMode.FULL;
+        // an incremental backup resends no unchanged LBN, so a bad block the parent carries would stay bad: ask for a full one
+        this.damagedInParent = existing == null || baseSequence != parentSequence ? 0
+                : new DamageReport(services.catalog(), services.dataStore().badBlocks(), new VerifyLedger(services.catalog().db()))
+                        .referencedBy(existing, parentSequence);
+        this.mode = baseSequence == parentSequence && damagedInParent == 0 ? BackupMode.INCREMENTAL : BackupMode.FULL;
+        if (damagedInParent > 0) {
+            LOG.log(Level.WARNING, "backup of volume " + volume + ": its latest snapshot " + volume + "@" + parentSequence
+                    + " references " + damagedInParent + " damaged blocks; asking the agent for a full backup, which re-reads"
+                    + " the volume and repairs them");
+        }
         this.services = services;
         this.segmentMax = segmentMax;
         this.segFps = new byte[segmentMax * Fingerprint.BYTES];
@@ -210,6 +222,11 @@ public final class BackupSession {
 
     public BackupMode mode() {
         return mode;
+    }
+
+    /** LBNs of the parent snapshot known to map to a bad block (these made the session full), or 0. */
+    public long damagedInParent() {
+        return damagedInParent;
     }
 
     public int blockSize() {

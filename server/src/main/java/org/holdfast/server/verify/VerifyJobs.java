@@ -44,9 +44,14 @@ public final class VerifyJobs implements AutoCloseable {
      * exists) with the catalog's exception.
      */
     public Job submit(VerifyScope scope, String submittedBy) {
+        return submit(scope, false, submittedBy);
+    }
+
+    /** Like {@link #submit(VerifyScope, String)}; {@code full} reads every block, also those found sound within the window. */
+    public Job submit(VerifyScope scope, boolean full, String submittedBy) {
         verifier.snapshots(scope); // refuse unknown names at once
         return jobs.submit(KIND, LANE, submittedBy, job -> {
-            Verifier.Report r = verifier.run(scope, job);
+            Verifier.Report r = verifier.run(scope, full, job);
             last.set(r);
             lastEndedMillis.set(System.currentTimeMillis());
             runs.incrementAndGet();
