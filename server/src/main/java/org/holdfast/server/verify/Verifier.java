@@ -37,9 +37,9 @@ import org.holdfast.server.store.VerifyLedger;
  * the frame decodes and the member's bytes match its own fingerprint). A block that fails goes to the
  * store's {@link BadBlocks} registry at once. Reads run on {@code threads} threads, paced by a
  * shared rate limiter so that backups keep their speed. Incremental: a block found sound within the
- * window is not read again (its time is in the {@link VerifyLedger}), unless the pass is full. Each snapshot's result (when,
- * and the LBNs whose blocks are bad) is recorded as soon as its blocks are checked, so a
- * cancelled pass keeps what it finished.
+ * window is not read again (its time is in the {@link VerifyLedger}), unless the pass is full. Each
+ * snapshot's result (when, and the LBNs whose blocks are bad) is recorded as soon as its blocks are
+ * checked, so a cancelled pass keeps what it finished.
  */
 public final class Verifier {
     private static final System.Logger LOG = System.getLogger(Verifier.class.getName());
