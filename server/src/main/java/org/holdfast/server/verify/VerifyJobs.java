@@ -1,6 +1,7 @@
 package org.holdfast.server.verify;
 
 import java.lang.System.Logger.Level;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -58,6 +59,25 @@ public final class VerifyJobs implements AutoCloseable {
             blocksRead.addAndGet(r.blocksRead());
             bytesRead.addAndGet(r.bytesRead());
             return JobResults.of(r);
+        });
+    }
+
+    /**
+     * After each job of kind {@code fsckKind} whose result counts {@code corruptBlocks}, queues a pass
+     * over everything (unless one is queued already). fsck marks the blocks bad but cannot say which
+     * snapshots reference them; the pass records that without reading them again, so their volumes
+     * are flagged and their next backups are full and repair them.
+     */
+    public void passAfterCorruptFsck(String fsckKind) {
+        jobs.onEnded(job -> {
+            if (!fsckKind.equals(job.kind()) || job.state() != JobState.SUCCEEDED
+                    || !(job.result().get("corruptBlocks") instanceof Map<?, ?> found)
+                    || !(found.get("count") instanceof Long n) || n == 0) {
+                return;
+            }
+            if (jobs.list(new Jobs.Query(KIND, JobState.QUEUED, null, 1)).jobs().isEmpty()) {
+                submit(VerifyScope.all(), "fsck");
+            }
         });
     }
 
