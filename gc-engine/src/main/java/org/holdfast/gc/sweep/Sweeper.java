@@ -170,6 +170,9 @@ public final class Sweeper {
             List<long[]> victims = new ArrayList<>();
             long[] pbns = new long[0];
             List<ReentrantLock> held = new ArrayList<>();
+            batchEt = new long[(int) (last - first)];
+            batchKept = new long[4 * (int) (last - first)];
+            batchVisited = new boolean[(int) (last - first)];
             try {
                 for (long c = first; c < last; c++) {
                     ReentrantLock l = guard.stripe(c);
@@ -177,9 +180,6 @@ public final class Sweeper {
                     held.add(l);
                 }
                 pipeline.awaitEnqueued();
-                batchEt = new long[(int) (last - first)];
-                batchKept = new long[4 * (int) (last - first)];
-                batchVisited = new boolean[(int) (last - first)];
                 for (long c = first; c < last; c++) {
                     final long chunkIndex = c;
                     final int b = (int) (c - first);
@@ -211,6 +211,9 @@ public final class Sweeper {
                         guard.tombstone(pbns[i]);
                     }
                 }
+            } catch (RuntimeException | Error e) {
+                unsee(first, last); // a chunk read before the failure had its touched mark taken
+                throw e;
             } finally {
                 for (ReentrantLock l : held) {
                     l.unlock();
@@ -221,8 +224,13 @@ public final class Sweeper {
                 continue;
             }
             if (pbns.length > 0) {
-                reclaimer.reclaim(pbns, pbns.length);
-                markFreed(pbns);
+                try {
+                    reclaimer.reclaim(pbns, pbns.length);
+                    markFreed(pbns);
+                } catch (RuntimeException | Error e) {
+                    unsee(first, last);
+                    throw e;
+                }
                 for (long p : pbns) {
                     guard.reclaimed(p);
                 }
@@ -264,7 +272,7 @@ public final class Sweeper {
      * batch's victims before they are reclaimed, and each finished batch: a safe point where it may
      * stop the walk by throwing. The skip table forgets every chunk that lost a block.
      *
-     * @param now the time tombstones are dated with (the wall clock, not a retention horizon)
+     * @param now unused: tombstones are dated by the guard's own clock, not by this time
      */
     public synchronized UnmarkedSweepReport sweepUnmarked(LivePbns marked, GraceGuard.Watch inFlight, long now,
                                                           UnmarkedSweepListener listener) {
@@ -346,6 +354,21 @@ public final class Sweeper {
     private long[] batchEt;
     private long[] batchKept;
     private boolean[] batchVisited;
+
+    /**
+     * The batch {@code [first, last)} failed to read or to free its victims (a master's reclaimer
+     * refuses while a dedup worker is away): its visit took the chunks' touched marks, so they
+     * become unseen and the next sweep reads them again; a chunk still known from an earlier visit
+     * with nothing pending would be skipped, its victims left unfreed (and tombstoned) until it is
+     * touched again.
+     */
+    private void unsee(long first, long last) {
+        for (long c = first; c < last; c++) {
+            if (batchVisited[(int) (c - first)]) {
+                known[(int) c] = false;
+            }
+        }
+    }
 
     private static long victimsIn(long[] pbns, long chunk) {
         long n = 0;

@@ -1,9 +1,13 @@
 package org.holdfast.gc.sweep;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.holdfast.gc.GcHarness;
 import org.holdfast.gc.GmaProbe;
 import org.holdfast.gc.MutableClock;
@@ -49,6 +53,43 @@ class SweeperTest {
             h.bookkeeper.apply(2, new GcOperation.Unpin(new long[] {3}));
             h.sweep();
             assertThat(h.reclaimed).containsExactlyInAnyOrder(2L, 3L, 4L, 5L, 6L);
+        }
+    }
+
+    /**
+     * A reclaim that fails (a master's: a dedup worker away, or lost between two DEDUP_FORGET frames)
+     * frees nothing, and the next sweep must choose the same blocks again. The failed visit took the
+     * chunk's touched mark, and the chunk was known from an earlier visit with nothing pending: the
+     * skip table must not let the next sweep pass it by (the block would stay unfreed, and
+     * tombstoned, until something else touched its chunk).
+     */
+    @Test
+    void reclaimFails_nextSweepFreesWhatTheFailedOneChose_thoughTheChunkWasSkippableBefore() {
+        MutableClock clock = new MutableClock(T0);
+        try (GcHarness h = new GcHarness(dir, clock)) {
+            AtomicBoolean workerAway = new AtomicBoolean();
+            Set<Long> reclaimed = new HashSet<>();
+            Sweeper sweeper = new Sweeper(h.pipeline, h.guard, (pbns, n) -> {
+                if (workerAway.get()) {
+                    throw new IllegalStateException("cannot free blocks while dedup worker w1 (id 2) is not connected");
+                }
+                for (int i = 0; i < n; i++) {
+                    reclaimed.add(pbns[i]);
+                }
+            }, 8);
+            h.pipeline.appendSingle(UpdateKinds.RC_ADD, 9, 1); // referenced: visited, then skippable
+            assertThat(sweeper.sweep(clock.millis()).freed()).isZero();
+            h.pipeline.appendSingle(UpdateKinds.RC_ADD, 9, -1); // its snapshot expired: RC 0, no grace left
+            workerAway.set(true);
+            assertThatThrownBy(() -> sweeper.sweep(clock.millis())).hasMessageContaining("is not connected");
+            assertThat(reclaimed).isEmpty();
+            workerAway.set(false);
+
+            SweepReport r = sweeper.sweep(clock.millis());
+
+            assertThat(reclaimed).as("freed by the sweep after the failed one").containsExactly(9L);
+            assertThat(r.freed()).isEqualTo(1);
+            assertThat(GmaProbe.freed(h.pipeline, 9)).isTrue();
         }
     }
 

@@ -75,7 +75,8 @@ public final class OpenApiConventions implements OpenApiCustomizer {
             Map.entry("/api/v1/tokens", "Tokens"),
             Map.entry("/api/v1/auth", "Auth"),
             Map.entry("/api/v1/audit", "Audit"),
-            Map.entry("/api/v1/cluster", "Cluster"));
+            Map.entry("/api/v1/cluster", "Cluster"),
+            Map.entry("/api/v1/catalog", "Catalog"));
 
     /** The tags in the order the document lists them, with a line each. */
     static final Map<String, String> TAG_DESCRIPTIONS = new LinkedHashMap<>();
@@ -94,6 +95,7 @@ public final class OpenApiConventions implements OpenApiCustomizer {
         TAG_DESCRIPTIONS.put("Auth", "Console login, logout and the caller's identity");
         TAG_DESCRIPTIONS.put("Audit", "The audit log (admin only)");
         TAG_DESCRIPTIONS.put("Cluster", "Master/worker mode (preview): this node's role, and the workers a master knows");
+        TAG_DESCRIPTIONS.put("Catalog", "Online backups of the catalog, what a lost server is recovered from (admin only)");
     }
 
     /** "Schema.property" of every property of a reference type, as the model resolver met them. */

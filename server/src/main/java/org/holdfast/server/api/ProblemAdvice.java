@@ -257,6 +257,13 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
         return p;
     }
 
+    @ExceptionHandler(org.holdfast.server.catalog.CatalogBackupOffException.class)
+    ProblemDetail catalogBackupOff(org.holdfast.server.catalog.CatalogBackupOffException e) {
+        ProblemDetail p = problem(HttpStatus.CONFLICT, ProblemTypes.CATALOG_BACKUP_OFF, "Catalog backups off", e.getMessage());
+        p.setProperty("setting", "holdfast.catalog.backup.directory");
+        return p;
+    }
+
     private static ProblemDetail problem(HttpStatus status, URI type, String title, String detail) {
         ProblemDetail p = ProblemDetail.forStatusAndDetail(status, detail);
         p.setType(type);

@@ -81,4 +81,6 @@ public final class ProblemTypes {
     public static final URI STORAGE_FULL = URI.create("urn:holdfast:problem:storage-full");
     /** 503: the catalog database stopped taking writes after a background error (a full disk); free space, then retry or restart. */
     public static final URI CATALOG_STOPPED = URI.create("urn:holdfast:problem:catalog-stopped");
+    /** 409: catalog backups are off (no holdfast.catalog.backup.directory). */
+    public static final URI CATALOG_BACKUP_OFF = URI.create("urn:holdfast:problem:catalog-backup-off");
 }

@@ -121,13 +121,13 @@ public final class ContainerStore implements AutoCloseable {
             pin(id);
             c.setLastAccess(clock.incrementAndGet());
         }
-        evictIfNeeded();
+        evictIfNeeded(true);
         return c;
     }
 
     /** The container {@code id}, pinned, loading it if needed; null if it does not exist (or its file was torn). */
     public Container acquire(int id) {
-        Container cached = acquireIfCached(id);
+        Container cached = inMemory(id, true);
         if (cached != null) {
             hits.incrementAndGet();
             return cached;
@@ -159,16 +159,22 @@ public final class ContainerStore implements AutoCloseable {
             c.setLastAccess(clock.incrementAndGet());
             loaded = c;
         }
-        evictIfNeeded();
+        evictIfNeeded(true);
         return loaded;
     }
 
     /**
      * As {@link #acquire}, but only a container already in memory (cache or secondary buffer); null
      * otherwise, without loading: for a cluster worker's probe, which must add no container I/O.
-     * A container taken back from the buffer grows the cache, so it evicts as a load does.
+     * A container taken back from the buffer grows the cache, so it evicts as a load does, but
+     * leaves writing the buffer to the flusher (the buffer may exceed its quarter until then).
      */
     public Container acquireIfCached(int id) {
+        return inMemory(id, false);
+    }
+
+    /** The in-memory part of {@link #acquire}; {@code mayWrite}: an overfull buffer is written on this thread. */
+    private Container inMemory(int id, boolean mayWrite) {
         Container c;
         boolean fromBuffer;
         synchronized (this) {
@@ -185,7 +191,7 @@ public final class ContainerStore implements AutoCloseable {
             c.setLastAccess(clock.incrementAndGet());
         }
         if (fromBuffer) {
-            evictIfNeeded();
+            evictIfNeeded(mayWrite);
         }
         return c;
     }
@@ -215,7 +221,8 @@ public final class ContainerStore implements AutoCloseable {
         }
     }
 
-    private void evictIfNeeded() {
+    /** Evicts until the cache fits; {@code mayWrite}: if the buffer overflows, writes its oldest here. */
+    private void evictIfNeeded(boolean mayWrite) {
         while (true) {
             Container spill = null;
             synchronized (this) {
@@ -235,7 +242,7 @@ public final class ContainerStore implements AutoCloseable {
                 if (lru.isDirty()) {
                     buffer.put(lru.id(), lru);
                     notifyAll();
-                    if (bufferedBytes() > bufferBytes) {
+                    if (mayWrite && bufferedBytes() > bufferBytes) {
                         spill = buffer.values().iterator().next();
                     }
                 }

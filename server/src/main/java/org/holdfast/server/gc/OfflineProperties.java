@@ -11,7 +11,7 @@ import java.util.function.UnaryOperator;
  * arguments first, then system properties, then environment variables in Spring's form (upper case,
  * dots to underscores, dashes removed: {@code HOLDFAST_STORE_S3_CREDENTIALSFILE}).
  */
-final class OfflineProperties implements UnaryOperator<String> {
+public final class OfflineProperties implements UnaryOperator<String> {
     private final Map<String, String> arguments;
     private final Map<String, String> environment;
 
@@ -35,7 +35,7 @@ final class OfflineProperties implements UnaryOperator<String> {
     }
 
     /** As {@link #of(String[], List, Map)} with the process's environment. */
-    static OfflineProperties of(String[] args, List<String> rest) {
+    public static OfflineProperties of(String[] args, List<String> rest) {
         return of(args, rest, System.getenv());
     }
 

@@ -275,17 +275,7 @@ public final class DataStore implements AutoCloseable {
             throw StoreException.translate(STORE, dir.toString(), null, e);
         }
         Compactor.finishInterrupted(dir, db); // a crash may have left a compaction half done
-        TreeMap<Integer, Path> files = new TreeMap<>();
-        try (Stream<Path> s = Files.list(dir)) {
-            s.forEach(p -> {
-                int id = DataLog.parseId(p.getFileName().toString());
-                if (id >= 0) {
-                    files.put(id, p);
-                }
-            });
-        } catch (IOException e) {
-            throw StoreException.translate(STORE, dir.toString(), null, e);
-        }
+        TreeMap<Integer, Path> files = logFiles(dir);
         byte[] dp = db.get(db.handle(MetadataDb.Column.META), MetadataDb.bytes(FormatVersions.META_DURABLE_POINT));
         long dropped = 0;
         int deleted = 0;
@@ -333,6 +323,25 @@ public final class DataStore implements AutoCloseable {
         reservedPbn = nextPbn;
         pendingBase = nextPbn;
         return new Recovery(active.id(), active.size(), dropped, deleted);
+    }
+
+    /** The data log files in {@code dir} by id (what recovery and a catalog restore find on disk). */
+    static TreeMap<Integer, Path> logFiles(Path dir) {
+        TreeMap<Integer, Path> files = new TreeMap<>();
+        if (!Files.isDirectory(dir)) {
+            return files;
+        }
+        try (Stream<Path> s = Files.list(dir)) {
+            s.forEach(p -> {
+                int id = DataLog.parseId(p.getFileName().toString());
+                if (id >= 0) {
+                    files.put(id, p);
+                }
+            });
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, dir.toString(), null, e);
+        }
+        return files;
     }
 
     public Recovery recovery() {

@@ -88,6 +88,21 @@ public final class LogArchive implements AutoCloseable {
         return String.format("%s/logs/%08x-%016x.hfl", node, id, epoch);
     }
 
+    /** {id, epoch} of a log object key {@link #key} made for {@code node}, or null for any other key. */
+    static long[] parseKey(String node, String key) {
+        String head = node + "/logs/";
+        if (!key.startsWith(head) || !key.endsWith(".hfl") || key.length() != head.length() + 8 + 1 + 16 + 4
+                || key.charAt(head.length() + 8) != '-') {
+            return null;
+        }
+        try {
+            return new long[] {Integer.parseUnsignedInt(key.substring(head.length(), head.length() + 8), 16),
+                    Long.parseUnsignedLong(key.substring(head.length() + 9, head.length() + 25), 16)};
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
     /** Whether logs of the store with catalog {@code db} are archived (then nothing may rewrite a sealed log). */
     static boolean inUse(MetadataDb db) {
         return db.metaLong(META_IN_USE, 0) != 0;
@@ -244,11 +259,11 @@ public final class LogArchive implements AutoCloseable {
         return new Stats(uploaded.get(), uploadFailures.get(), fetched.get(), objects.stats());
     }
 
-    private static String uploadedKey(int id) {
+    static String uploadedKey(int id) {
         return META_UPLOADED + String.format("%08x", id);
     }
 
-    private static long epochOf(Path file) {
+    static long epochOf(Path file) {
         byte[] h = new byte[DATA_LOG_HEADER_BYTES];
         try (InputStream in = Files.newInputStream(file)) {
             if (in.readNBytes(h, 0, h.length) != h.length) {
@@ -492,6 +507,11 @@ public final class LogArchive implements AutoCloseable {
     }
 
     private byte[] uploadRecord(long epoch) {
+        return uploadRecord(epoch, node);
+    }
+
+    /** The value of a confirmed upload: u64 epoch, then the node name (UTF-8). */
+    static byte[] uploadRecord(long epoch, String node) {
         byte[] name = node.getBytes(StandardCharsets.UTF_8);
         byte[] v = new byte[8 + name.length];
         Bytes.putLong(v, 0, epoch);

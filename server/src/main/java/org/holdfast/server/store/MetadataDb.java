@@ -393,6 +393,11 @@ public final class MetadataDb implements AutoCloseable {
         delete(batch, handle(column), key);
     }
 
+    /** The database itself, for {@link CatalogBackups} only (a backup engine takes the open database). */
+    RocksDB rocks() {
+        return db;
+    }
+
     /** A RocksDB property (for metrics and tests), or null. */
     public String property(String name) {
         try {

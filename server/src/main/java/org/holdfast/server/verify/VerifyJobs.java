@@ -1,14 +1,11 @@
 package org.holdfast.server.verify;
 
-import java.lang.System.Logger.Level;
 import java.util.Map;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.holdfast.server.jobs.Job;
 import org.holdfast.server.jobs.JobResults;
+import org.holdfast.server.jobs.JobSchedule;
 import org.holdfast.server.jobs.JobState;
 import org.holdfast.server.jobs.Jobs;
 
@@ -20,7 +17,6 @@ import org.holdfast.server.jobs.Jobs;
  * never overlap (one lane). Keeps totals for metrics.
  */
 public final class VerifyJobs implements AutoCloseable {
-    private static final System.Logger LOG = System.getLogger(VerifyJobs.class.getName());
     /** The lane verify jobs run in: one pass at a time, beside the GC lane. */
     public static final String LANE = "verify";
     /** The job kind. */
@@ -33,7 +29,7 @@ public final class VerifyJobs implements AutoCloseable {
     private final AtomicLong blocksRead = new AtomicLong();
     private final AtomicLong bytesRead = new AtomicLong();
     private final AtomicLong runs = new AtomicLong();
-    private ScheduledExecutorService schedule;
+    private JobSchedule schedule;
 
     public VerifyJobs(Verifier verifier, Jobs jobs) {
         this.verifier = verifier;
@@ -87,26 +83,7 @@ public final class VerifyJobs implements AutoCloseable {
         if (every == null || schedule != null) {
             return;
         }
-        schedule = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "holdfast-verify-schedule");
-            t.setDaemon(true);
-            return t;
-        });
-        long ms = every.toMillis();
-        schedule.scheduleAtFixedRate(this::scheduled, ms, ms, TimeUnit.MILLISECONDS);
-    }
-
-    private void scheduled() {
-        try {
-            boolean busy = jobs.list(new Jobs.Query(KIND, JobState.RUNNING, null, 1)).jobs().size()
-                    + jobs.list(new Jobs.Query(KIND, JobState.QUEUED, null, 1)).jobs().size() > 0;
-            if (busy) {
-                return; // one pass at a time is enough; the next interval tries again
-            }
-            submit(VerifyScope.all(), "schedule");
-        } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "scheduled verify could not start: " + e.getMessage());
-        }
+        schedule = JobSchedule.start(KIND, every, jobs, () -> submit(VerifyScope.all(), "schedule"));
     }
 
     /** The report of the last finished pass, or null. */
@@ -138,7 +115,7 @@ public final class VerifyJobs implements AutoCloseable {
     @Override
     public synchronized void close() {
         if (schedule != null) {
-            schedule.shutdownNow();
+            schedule.close();
             schedule = null;
         }
     }

@@ -129,6 +129,9 @@ class AuthorizationMatrixTest {
                 "/api/v1/volumes/mx-b/snapshots/1", null, row(200, 200, 200, 200, 404));
         // the audit log: admin only
         add("GET", "/api/v1/audit", "/api/v1/audit", null, null, row(403, 403, 200, 403, 403));
+        // catalog backups: admin only (no backup directory set here: 409 catalog-backup-off, nothing starts)
+        add("GET", "/api/v1/catalog/backups", "/api/v1/catalog/backups", null, null, row(403, 403, 409, 403, 403));
+        add("POST", "/api/v1/catalog/backups", "/api/v1/catalog/backups", null, null, row(403, 403, 409, 403, 403));
         // GC
         add("GET", "/api/v1/gc/status", "/api/v1/gc/status", null, null, row(200, 200, 200, 403, 403));
         // GC jobs: started by an operator (202 and a job), never by a viewer or an agent

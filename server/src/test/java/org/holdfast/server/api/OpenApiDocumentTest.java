@@ -36,7 +36,7 @@ import org.springframework.test.context.DynamicPropertySource;
 class OpenApiDocumentTest {
     private static final Path DATA;
     private static final Set<String> TAGS = Set.of("Volumes", "Snapshots", "Retention", "Jobs", "Verify", "GC", "Stats", "Agents", "Users",
-            "Tokens", "Auth", "Audit", "Cluster");
+            "Tokens", "Auth", "Audit", "Cluster", "Catalog");
 
     static {
         try {

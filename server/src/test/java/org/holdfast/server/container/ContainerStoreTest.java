@@ -160,6 +160,53 @@ class ContainerStoreTest {
         }
     }
 
+    /**
+     * The probe's path must add no container I/O: a container it takes back from the buffer may
+     * push a full dirty one out of the cache and the buffer over its quarter, and writing that one
+     * out is the flusher's job, not the probe's (a container write is forced: milliseconds on the
+     * worker's one lane).
+     */
+    @Test
+    void acquireIfCached_containerBackFromTheBufferPushesAnotherOut_writesNothingOnTheCallersThread() {
+        Container sized = new Container(1, 4096, 2);
+        long empty = sized.memoryBytes();
+        sized.appendSegment(fps(1, 10), 0, 10, pbns(1, 10), 1);
+        long small = sized.memoryBytes();
+        sized = new Container(2, 4096, 2);
+        sized.appendSegment(fps(2, 2000), 0, 2000, pbns(1, 2000), 1);
+        long full = sized.memoryBytes();
+        // the small one, two full ones and an empty one do not fit; a full one alone overfills the buffer
+        long limit = 2 * full + empty + small - 1;
+        SetStale stale = new SetStale();
+        try (ContainerStore store = new ContainerStore(dir, 4096, 2, limit, stale)) {
+            Container s = store.create();
+            s.appendSegment(fps(10, 10), 0, 10, pbns(1, 10), 1);
+            store.release(s);
+            Container big = store.create();
+            big.appendSegment(fps(11, 2000), 0, 2000, pbns(100, 2000), 1);
+            store.release(big);
+            Container other = store.create();
+            other.appendSegment(fps(12, 2000), 0, 2000, pbns(5000, 2000), 1);
+            store.release(other);
+            s.lock().writeLock().lock(); // the flusher cannot write s out of the buffer meanwhile
+            try {
+                Container last = store.create(); // the least recently used, s, goes to the buffer
+                assertThat(store.bufferBytes()).as("s is in the secondary buffer").isEqualTo(small);
+                long writes = store.writes();
+
+                Container back = store.acquireIfCached(s.id()); // big, now least recently used, is pushed out
+
+                assertThat(back).isSameAs(s);
+                assertThat(store.cachedBytes()).isLessThanOrEqualTo(limit);
+                assertThat(store.writes()).as("containers written by the probe's path").isEqualTo(writes);
+                store.release(back);
+                store.release(last);
+            } finally {
+                s.lock().writeLock().unlock();
+            }
+        }
+    }
+
     @Test
     void tryWrite_containerHeldByAnotherWriter_fallsBackToReadOnly() throws Exception {
         SetStale stale = new SetStale();

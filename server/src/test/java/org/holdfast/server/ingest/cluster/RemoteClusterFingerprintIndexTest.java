@@ -137,7 +137,7 @@ class RemoteClusterFingerprintIndexTest extends FingerprintIndexContractTest {
     /**
      * A sweep hands over up to 64 GMA chunks of freed PBNs at once (half a million): more than one
      * DEDUP_FORGET may carry, so the master sends them in frames of at most the limit, and every
-     * worker forgets those of the last frame too.
+     * worker forgets those of the first frame and of the last.
      */
     @Test
     void remoteIndex_forgetAllOfMorePbnsThanOneFrameHolds_everyWorkerForgetsAllOfThem() {
@@ -152,10 +152,16 @@ class RemoteClusterFingerprintIndexTest extends FingerprintIndexContractTest {
         for (int i = 0; i < total; i++) {
             pbns[i] = 1_000_000 + i;
         }
-        for (int i = 0; i < n; i++) { // the stored ones at the end, in the second frame
-            pbns[total - n + i] = 1000 + i;
-            System.arraycopy(f, i * 32, all, (total - n + i) * 32, 32);
+        for (int i = 0; i < n; i++) { // the stored ones: half at the start (first frame), half at the end (second frame)
+            int at = i < n / 2 ? i : total - n + i;
+            pbns[at] = 1000 + i;
+            System.arraycopy(f, i * 32, all, at * 32, 32);
         }
+        long[] before = new long[n];
+        try (DedupStream s = remote.openStream("v")) {
+            s.lookup(f, n, before);
+        }
+        assertThat(before).as("stored: answered before the forget").doesNotContain(0L);
 
         remote.forgetAll(pbns, all, total);
 

@@ -1,0 +1,221 @@
+package org.holdfast.server.app;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.CatalogBackupJobs;
+import org.holdfast.server.gc.GcMetadataRebuild;
+import org.holdfast.server.gc.OfflineProperties;
+import org.holdfast.server.store.CatalogBackups;
+import org.holdfast.server.store.DataDirectory;
+import org.holdfast.server.store.MetadataDb;
+import org.holdfast.server.store.StoreAfterRestore;
+import org.holdfast.server.store.StoreException;
+import org.holdfast.server.store.UnknownCatalogBackupException;
+import org.holdfast.server.store.object.ObjectStore;
+import org.holdfast.server.store.object.S3ObjectStore;
+import org.holdfast.server.store.object.S3Settings;
+
+/**
+ * The offline restore of a catalog backup into a stopped server's data directory (a new machine,
+ * or a damaged catalog): {@code holdfast-server catalog-restore --data-dir D --from BACKUPDIR
+ * [--backup-id N] [--scratch-dir DIR] [--holdfast.store.NAME=VALUE ...]}.
+ *
+ * <p>In order: refuses while a server holds {@code D}; checks the backup exists (nothing changed
+ * otherwise); moves an existing {@code catalog/} aside (never deletes it); restores the backup
+ * (every file checksummed); makes the data store safe to continue ({@link StoreAfterRestore}: new
+ * log ids and PBNs above everything in the logs and the bucket); rebuilds {@code gc/} from the
+ * restored catalog ({@link GcMetadataRebuild}, what gc-rebuild runs). The dedup engine's state
+ * ({@code containers/}, {@code sungem/}) is kept: an engine answer naming a PBN of a lost snapshot is
+ * never taken, because the backup session proves every hit against the catalog's possession
+ * fingerprint and location, which the restored catalog lacks for such a PBN, and the PBN is never
+ * handed out again. Exit codes: 0 restored, 2 bad arguments or unknown backup (nothing changed),
+ * 3 could not run (see the message; where the old catalog went is printed).
+ */
+public final class CatalogRestoreTool {
+    static final String USAGE = """
+            usage: holdfast-server catalog-restore --data-dir DIR --from BACKUPDIR [--backup-id N] [--scratch-dir DIR]
+                                                   [--holdfast.store.backend=s3 --holdfast.store.s3.NAME=VALUE ...]
+              Restores a catalog backup (holdfast.catalog.backup.directory) into DIR. The server must be stopped.
+              --backup-id   the backup to restore (GET /api/v1/catalog/backups lists them); default: the newest
+              --scratch-dir where logs only in the bucket are downloaded for a moment (default: the temporary directory)
+              An existing DIR/catalog is moved aside, never deleted. Snapshots committed after the backup are lost.""";
+    private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(ZoneOffset.UTC);
+
+    private CatalogRestoreTool() {
+    }
+
+    public static void main(String[] args) {
+        System.exit(run(args, System.out, System.err, Clock.systemUTC()));
+    }
+
+    /** Parses {@code args}, restores and prints; returns the exit code. */
+    public static int run(String[] args, PrintStream out, PrintStream err, Clock clock) {
+        List<String> rest = new ArrayList<>();
+        OfflineProperties props = OfflineProperties.of(args, rest);
+        Path dataDir = null;
+        Path from = null;
+        Integer id = null;
+        Path scratch = Path.of(System.getProperty("java.io.tmpdir"));
+        S3Settings s3;
+        try {
+            for (int i = 0; i < rest.size(); i++) {
+                switch (rest.get(i)) {
+                    case "--data-dir" -> dataDir = Path.of(value(rest, ++i, "--data-dir"));
+                    case "--from" -> from = Path.of(value(rest, ++i, "--from"));
+                    case "--backup-id" -> id = backupId(value(rest, ++i, "--backup-id"));
+                    case "--scratch-dir" -> scratch = Path.of(value(rest, ++i, "--scratch-dir"));
+                    case "-h", "--help" -> {
+                        out.println(USAGE);
+                        return 0;
+                    }
+                    default -> throw new IllegalArgumentException("unknown argument '" + rest.get(i) + "'");
+                }
+            }
+            if (dataDir == null || from == null) {
+                throw new IllegalArgumentException("--data-dir and --from are required");
+            }
+            if (!Files.isDirectory(from.resolve("meta"))) {
+                throw new IllegalArgumentException(from + " holds no catalog backups (no meta/ in it); give the server's"
+                        + " holdfast.catalog.backup.directory");
+            }
+            s3 = S3Settings.fromProperties(props);
+        } catch (IllegalArgumentException e) {
+            err.println("catalog-restore: " + e.getMessage());
+            err.println(USAGE);
+            return 2;
+        }
+        try (CatalogBackups backups = CatalogBackups.open(from)) {
+            CatalogBackups.Info chosen;
+            try {
+                chosen = backups.require(id);
+            } catch (UnknownCatalogBackupException e) {
+                err.println("catalog-restore: " + e.getMessage() + "; nothing was changed");
+                return 2;
+            }
+            try (DataDirectory dd = DataDirectory.open(dataDir)) {
+                return restore(dd, backups, chosen, s3, props.apply("holdfast.store.s3.node"), scratch, out, err, clock);
+            }
+        } catch (StoreException e) {
+            err.println("catalog-restore: could not run: " + e.getMessage());
+            return 3;
+        }
+    }
+
+    private static int restore(DataDirectory dd, CatalogBackups backups, CatalogBackups.Info chosen, S3Settings s3, String node,
+                               Path scratch, PrintStream out, PrintStream err, Clock clock) {
+        Path catalogDir = dd.catalogDir();
+        Path aside = null;
+        try {
+            if (Files.exists(catalogDir)) {
+                String name = "catalog.before-restore-" + STAMP.format(clock.instant());
+                aside = dd.root().resolve(name);
+                for (int n = 2; Files.exists(aside); n++) {
+                    aside = dd.root().resolve(name + "-" + n); // two restores within a second
+                }
+                Files.move(catalogDir, aside);
+                err.println("catalog-restore: moved the existing catalog aside to " + aside);
+            }
+        } catch (IOException e) {
+            err.println("catalog-restore: could not run: cannot move " + catalogDir + " aside (" + e + "); nothing was changed");
+            return 3;
+        }
+        try {
+            backups.restore(chosen.id(), catalogDir);
+        } catch (RuntimeException e) {
+            err.println("catalog-restore: failed to restore backup " + chosen.id() + " (" + e.getMessage() + ")");
+            putBack(catalogDir, aside, err);
+            return 3;
+        }
+        err.println("catalog-restore: restored backup " + chosen.id() + " of " + Instant.ofEpochSecond(chosen.timeSeconds())
+                + " into " + catalogDir);
+        try (MetadataDb db = MetadataDb.open(catalogDir);
+             ObjectStore objects = s3 == null ? null : S3ObjectStore.connect(s3)) {
+            Catalog catalog = new Catalog(db);
+            long[] held = CatalogBackupJobs.count(catalog);
+            StoreAfterRestore.Report r = StoreAfterRestore.run(dd.dataDir(), db, objects, node, scratch);
+            out.println("catalog-restore: restored catalog backup " + chosen.id() + " taken " + Instant.ofEpochSecond(chosen.timeSeconds()));
+            out.println("  snapshots in it: " + held[0] + ", the newest taken " + (held[1] == 0 ? "(none)" : Instant.ofEpochMilli(held[1])));
+            out.println("  LOST: every snapshot committed after " + (held[1] == 0 ? "the backup" : Instant.ofEpochMilli(held[1]))
+                    + " is gone (back those volumes up again); so are users, tokens, policies and settings changed after the backup");
+            out.println("  data store: continues in new data log " + r.newLogId() + " (the backup's was " + r.backupLogId()
+                    + "); next PBN " + r.pbnReservedAfter() + " (the backup's was " + r.pbnReservedBefore() + "), " + r.logsScanned()
+                    + " logs read for PBNs" + (s3 == null ? "" : ", " + r.logsAdopted() + " uploads confirmed from the bucket"));
+            if (r.blocksRelocated() > 0) {
+                out.println("  " + r.blocksRelocated() + " block locations moved to where compaction after the backup put their records");
+            }
+            if (!r.missingLogs().isEmpty()) {
+                out.println("  WARNING: " + r.blocksLost() + " blocks the backup names are gone (freed and compacted away after the"
+                        + " backup, or their log is missing), in data logs " + r.missingLogs().stream().limit(20).toList()
+                        + "; the snapshots that use them cannot be restored whole: run holdfast-server fsck " + dd.root() + " to list them");
+            }
+            if (GcBookkeepingMode.recorded(db) == GcBookkeepingMode.OFF) {
+                out.println("  GC bookkeeping is off in this store: no GC metadata to rebuild");
+            } else {
+                GcMetadataRebuild.Report g = new GcMetadataRebuild(dd.root(), catalog, GcMetadataRebuild.Settings.defaults(), clock,
+                        line -> err.println("catalog-restore: gc-rebuild: " + line)).run();
+                out.println("  GC metadata rebuilt from the restored catalog: " + g.referencedPbns() + " referenced blocks"
+                        + (g.replacedDir() == null ? "" : "; the old one kept as " + dd.root().resolve(g.replacedDir())));
+            }
+            out.println("  dedup engine state (containers/, sungem/) kept: answers naming blocks of lost snapshots are refused by the"
+                    + " possession check and relearned");
+            if (aside != null) {
+                out.println("  the catalog that was here is kept as " + aside + " (delete it once the server runs)");
+            }
+            out.println("next: start the server, then check it: holdfast-server fsck " + dd.root());
+            out.println("result: restored");
+            return 0;
+        } catch (RuntimeException e) {
+            err.println("catalog-restore: failed after the catalog was restored (" + e.getMessage() + "); the restored catalog is in "
+                    + catalogDir + (aside == null ? "" : ", the previous one in " + aside) + "; fix the cause and run catalog-restore again");
+            return 3;
+        }
+    }
+
+    /** After a failed restore: removes what it wrote and moves the old catalog back. */
+    private static void putBack(Path catalogDir, Path aside, PrintStream err) {
+        try {
+            if (Files.exists(catalogDir)) {
+                try (Stream<Path> s = Files.walk(catalogDir)) {
+                    for (Path p : s.sorted((a, b) -> b.getNameCount() - a.getNameCount()).toList()) {
+                        Files.delete(p);
+                    }
+                }
+            }
+            if (aside != null) {
+                Files.move(aside, catalogDir);
+            }
+            err.println("catalog-restore: nothing was changed");
+        } catch (IOException e) {
+            err.println("catalog-restore: could not put the old catalog back (" + e + "); it is in " + aside);
+        }
+    }
+
+    private static Integer backupId(String s) {
+        try {
+            int v = Integer.parseInt(s.trim());
+            if (v < 1) {
+                throw new NumberFormatException();
+            }
+            return v;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--backup-id must be a backup id (a positive number), got '" + s + "'");
+        }
+    }
+
+    private static String value(List<String> args, int i, String name) {
+        if (i >= args.size()) {
+            throw new IllegalArgumentException(name + " needs a value");
+        }
+        return args.get(i);
+    }
+}

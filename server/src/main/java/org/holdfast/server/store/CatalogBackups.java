@@ -1,0 +1,215 @@
+package org.holdfast.server.store;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+import org.rocksdb.BackupEngine;
+import org.rocksdb.BackupEngineOptions;
+import org.rocksdb.BackupInfo;
+import org.rocksdb.Env;
+import org.rocksdb.RestoreOptions;
+import org.rocksdb.RocksDBException;
+
+/**
+ * Online backups of the catalog (RocksDB's {@code BackupEngine}) in a directory on another disk.
+ *
+ * <p>Why the backup engine and not a checkpoint: a checkpoint on another file system is a full copy
+ * each time, while the engine shares table files between backups (they are immutable; a backup copies
+ * only the tables written since the last one, checksummed), and restores with a check of every file.
+ * Each backup flushes the memtables first and then copies the live files as they were at that point
+ * (a write-ahead log only up to it), so it is the catalog at one point in time while commits go on.
+ * The copy runs on the caller's thread and holds no lock of ours: the engine keeps RocksDB from
+ * deleting the files it copies.
+ *
+ * <p>We own the engine and its options and close them in {@link #close()} (engine first). One
+ * operation at a time: the engine is not safe for concurrent use, so its calls are synchronized
+ * ({@link #bytesOnDisk()}, which only reads the directory, is not).
+ */
+public final class CatalogBackups implements AutoCloseable {
+    private static final String STORE = "catalog-backup";
+
+    /**
+     * One backup: its id (increasing from 1), when it was taken (epoch seconds), its total size and
+     * file count (shared tables counted in every backup that holds them) and the text the caller
+     * stored with it.
+     */
+    public record Info(int id, long timeSeconds, long bytes, int files, String metadata) {
+    }
+
+    private final Path dir;
+    private final BackupEngineOptions options;
+    private final BackupEngine engine;
+    private boolean closed;
+
+    private CatalogBackups(Path dir) {
+        this.dir = dir;
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, dir.toString(), null, e);
+        }
+        options = new BackupEngineOptions(dir.toString()).setShareTableFiles(true).setShareFilesWithChecksum(true).setSync(true);
+        try {
+            engine = BackupEngine.open(Env.getDefault(), options);
+        } catch (RocksDBException e) {
+            options.close();
+            throw MetadataDb.translate(STORE, dir.toString(), null, e);
+        }
+    }
+
+    /** Opens (creating if needed) the backups in {@code dir}. */
+    public static CatalogBackups open(Path dir) {
+        return new CatalogBackups(dir.toAbsolutePath().normalize());
+    }
+
+    /**
+     * As {@link #open(Path)} for the server whose data directory is {@code dataRoot}: refuses a
+     * {@code dir} inside it (symbolic links followed), since a backup on the disk it guards is lost with it.
+     */
+    public static CatalogBackups openBeside(Path dataRoot, Path dir) {
+        Path root = real(dataRoot);
+        Path target = real(dir);
+        if (target.startsWith(root)) {
+            throw new StoreException(STORE, target.toString(), null, "the catalog backup directory lies inside the data directory "
+                    + root + ": a backup there is lost with the disk it should survive; set holdfast.catalog.backup.directory"
+                    + " to a directory on another disk (a second disk, a network mount)", null);
+        }
+        return open(dir);
+    }
+
+    /** The real path of {@code p}, or of its nearest existing ancestor with the rest appended. */
+    private static Path real(Path p) {
+        Path abs = p.toAbsolutePath().normalize();
+        Path existing = abs;
+        while (existing != null && !Files.exists(existing)) {
+            existing = existing.getParent();
+        }
+        if (existing == null) {
+            return abs;
+        }
+        try {
+            return existing.toRealPath().resolve(existing.relativize(abs));
+        } catch (IOException e) {
+            return abs;
+        }
+    }
+
+    public Path dir() {
+        return dir;
+    }
+
+    /** A new backup, and the bytes it added to the backup directory (the tables no older backup held). */
+    public record Created(Info info, long bytesCopied) {
+    }
+
+    /**
+     * Backs up {@code db} (memtables flushed first) with {@code metadata} stored beside it, then keeps
+     * the newest {@code keep} backups (tables no kept backup holds are deleted).
+     */
+    public synchronized Created create(MetadataDb db, String metadata, int keep) {
+        if (keep < 1) {
+            throw new IllegalArgumentException("keep at least one catalog backup, got " + keep);
+        }
+        try {
+            long before = bytesOnDisk();
+            engine.createNewBackupWithMetadata(db.rocks(), metadata, true);
+            Created made = new Created(newest(), Math.max(0, bytesOnDisk() - before));
+            engine.purgeOldBackups(keep);
+            return made;
+        } catch (RocksDBException e) {
+            throw MetadataDb.translate(STORE, dir.toString(), null, e);
+        }
+    }
+
+    /** The backups, oldest first. */
+    public synchronized List<Info> list() {
+        List<Info> out = new ArrayList<>();
+        for (BackupInfo b : engine.getBackupInfo()) {
+            out.add(new Info(b.backupId(), b.timestamp(), b.size(), b.numberFiles(), b.appMetadata()));
+        }
+        out.sort(Comparator.comparingInt(Info::id));
+        return out;
+    }
+
+    private Info newest() {
+        List<Info> all = list();
+        return all.isEmpty() ? null : all.get(all.size() - 1);
+    }
+
+    /** The backup with {@code id}, or, for null, the newest; throws {@link UnknownCatalogBackupException} naming the ones there are. */
+    public synchronized Info require(Integer id) {
+        List<Info> all = list();
+        if (all.isEmpty()) {
+            throw new UnknownCatalogBackupException(dir + " holds no catalog backup");
+        }
+        if (id == null) {
+            return all.get(all.size() - 1);
+        }
+        for (Info i : all) {
+            if (i.id() == id) {
+                return i;
+            }
+        }
+        throw new UnknownCatalogBackupException("no catalog backup " + id + " in " + dir + "; it holds "
+                + all.stream().map(i -> String.valueOf(i.id())).toList());
+    }
+
+    /**
+     * Bytes the backup directory takes on disk (shared tables once): what the backups cost. Not
+     * synchronized, so that a progress report can read it while a backup copies; a file renamed or
+     * deleted under the walk counts as nothing.
+     */
+    public long bytesOnDisk() {
+        try (Stream<Path> s = Files.walk(dir)) {
+            return s.mapToLong(p -> {
+                try {
+                    return Files.isRegularFile(p) ? Files.size(p) : 0;
+                } catch (IOException e) {
+                    return 0; // renamed or deleted meanwhile (a temporary file, a purge)
+                }
+            }).sum();
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return 0; // a directory went away under the walk: the next call sees the new state
+        }
+    }
+
+    /**
+     * Restores backup {@code id} into {@code target}, which must not exist or be empty (a stopped
+     * server's catalog directory, moved aside first). Every file's checksum is checked on the way.
+     */
+    public synchronized void restore(int id, Path target) {
+        require(id);
+        try {
+            if (Files.exists(target)) {
+                try (Stream<Path> s = Files.list(target)) {
+                    if (s.findAny().isPresent()) {
+                        throw new IllegalStateException(target + " is not empty; move it aside before restoring a catalog into it");
+                    }
+                }
+            }
+            Files.createDirectories(target);
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, target.toString(), null, e);
+        }
+        try (RestoreOptions ro = new RestoreOptions(false)) {
+            engine.restoreDbFromBackup(id, target.toString(), target.toString(), ro);
+        } catch (RocksDBException e) {
+            throw MetadataDb.translate(STORE, dir.toString(), "backup " + id, e);
+        }
+    }
+
+    /** Idempotent: the engine, then its options. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        engine.close();
+        options.close();
+    }
+}

@@ -1,0 +1,165 @@
+package org.holdfast.server.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The store continued on a catalog restored from a backup: new log and PBN past everything in the
+ * logs; blocks that compaction moved since are found where they are now, and those it dropped are
+ * reported, never misread.
+ */
+class StoreAfterRestoreTest {
+    private static final int BLOCK = 4096;
+
+    @TempDir
+    Path dir;
+
+    private static DataStore.Settings settings(Path data) {
+        return new DataStore.Settings(data, 64L << 10, FsyncPolicy.COMMIT, 16, 0);
+    }
+
+    private static long append(DataStore store, long seed) throws Exception {
+        byte[] b = DataStoreFrameTest.block(seed);
+        return store.append(DataStoreFrameTest.sha(b), 0, b, 0, BLOCK, FormatVersions.CODEC_RAW, BLOCK);
+    }
+
+    @Test
+    void run_afterMoreWritesAndACompaction_continuesPastEverything_relocatesMovedBlocks_reportsFreedOnes() throws Exception {
+        Path data = dir.resolve("data");
+        Path catalog = dir.resolve("catalog");
+        long lastAfterBackup;
+        long[] early = new long[40];
+        try (MetadataDb db = MetadataDb.open(catalog);
+             CatalogBackups backups = CatalogBackups.open(dir.resolve("backups"))) {
+            try (DataStore store = DataStore.open(settings(data), db)) {
+                for (int i = 0; i < early.length; i++) {
+                    early[i] = append(store, i);
+                }
+                store.sync();
+                backups.create(db, "", 7);
+                for (int i = 0; i < 40; i++) {
+                    append(store, 1000 + i);
+                }
+                store.sync();
+                lastAfterBackup = store.nextPbn() - 1;
+                // GC frees every other early block; compaction then rewrites their sealed logs
+                long[] freed = new long[early.length / 2];
+                for (int i = 0; i < freed.length; i++) {
+                    freed[i] = early[2 * i];
+                }
+                store.forget(freed, freed.length);
+            }
+            Compactor.Result r = Compactor.compact(data, db, 1.0);
+            assertThat(r.logsRewritten()).as(r.toString()).isPositive();
+        }
+        // the disk's catalog is lost: the backup's comes back
+        Path restored = dir.resolve("restored");
+        try (CatalogBackups backups = CatalogBackups.open(dir.resolve("backups"))) {
+            backups.restore(1, restored);
+        }
+        int highestLog;
+        try (var s = Files.list(data)) {
+            highestLog = s.mapToInt(p -> DataLog.parseId(p.getFileName().toString())).max().orElseThrow();
+        }
+        StoreAfterRestore.Report report;
+        try (MetadataDb db = MetadataDb.open(restored)) {
+            report = StoreAfterRestore.run(data, db, null, null, dir.resolve("scratch"));
+            assertThat(report.newLogId()).isEqualTo(highestLog + 1);
+            assertThat(report.pbnReservedAfter()).isEqualTo(lastAfterBackup + 1);
+            assertThat(report.blocksRelocated()).as("the kept early blocks moved within their logs").isPositive();
+            assertThat(report.blocksLost()).as("the freed ones compaction dropped").isEqualTo(early.length / 2);
+            assertThat(report.missingLogs()).isNotEmpty().allMatch(id -> id <= report.backupLogId());
+            try (DataStore store = DataStore.open(settings(data), db)) {
+                assertThat(store.nextPbn()).isGreaterThan(lastAfterBackup);
+                assertThat(store.stats().activeLogId()).isEqualTo(highestLog + 1);
+                StoredBlock b = new StoredBlock();
+                for (int i = 1; i < early.length; i += 2) {
+                    store.read(early[i], b);
+                    DataStoreFrameTest.assertBlock(b, early[i], i);
+                }
+                long fresh = append(store, 5000);
+                store.sync();
+                assertThat(fresh).isEqualTo(lastAfterBackup + 1);
+            }
+        }
+    }
+
+    @Test
+    void run_s3_newDiskAfterACompactionOfArchivedLogs_relocatesFromTheNewestObjects_andReadsThemBack() throws Exception {
+        byte[][] early = new byte[40][];
+        long[] earlyPbns;
+        int maxArchived;
+        long lastArchivedPbn;
+        try (ArchiveFixture f = new ArchiveFixture(dir.resolve("old"));
+             CatalogBackups backups = CatalogBackups.open(dir.resolve("backups"))) {
+            LogArchive archive = f.archive("node-a", LogCache.Settings.defaults());
+            try (DataStore store = DataStore.open(f.settings(), f.db, archive)) {
+                earlyPbns = ArchiveFixture.write(store, early, 1);
+                backups.create(f.db, "", 7);
+                ArchiveFixture.write(store, new byte[40][], 2);
+                archive.awaitUploads(60_000);
+                long[] freed = new long[early.length / 2];
+                for (int i = 0; i < freed.length; i++) {
+                    freed[i] = earlyPbns[2 * i];
+                }
+                store.forget(freed, freed.length);
+                Compactor.Result r = new Compactor(store).run(1.0, Long.MAX_VALUE);
+                assertThat(r.logsRewritten()).as(r.toString()).isPositive();
+                archive.awaitUploads(60_000); // the old objects' deletions
+                maxArchived = archive.uploadedIds().stream().mapToInt(Integer::intValue).max().orElseThrow();
+                long[] max = new long[1];
+                store.locations().forEach((pbn, logId, offset, len, fps, fpOff) -> {
+                    if (archive.isUploaded(logId)) {
+                        max[0] = Math.max(max[0], pbn);
+                    }
+                    return true;
+                });
+                lastArchivedPbn = max[0]; // the active log goes with the disk: its PBNs nobody can know
+                assertThat(lastArchivedPbn).isGreaterThan(earlyPbns[early.length - 1]);
+            } finally {
+                archive.close();
+            }
+            // a new disk: the backup's catalog, an empty data directory, the bucket
+            Path data = dir.resolve("new/data");
+            Path restored = dir.resolve("new/catalog");
+            backups.restore(1, restored);
+            try (MetadataDb db = MetadataDb.open(restored)) {
+                StoreAfterRestore.Report report;
+                try (org.holdfast.server.store.object.ObjectStore objects =
+                             org.holdfast.server.store.object.S3ObjectStore.open(f.s3.settings("t/"))) {
+                    report = StoreAfterRestore.run(data, db, objects, "node-a", dir.resolve("scratch"));
+                }
+                assertThat(report.newLogId()).isGreaterThan(maxArchived);
+                assertThat(report.pbnReservedAfter()).isGreaterThan(lastArchivedPbn);
+                assertThat(report.blocksRelocated()).isPositive();
+                assertThat(report.blocksLost()).isEqualTo(early.length / 2);
+                LogArchive again = f.archive("node-a", LogCache.Settings.defaults());
+                try (DataStore store = DataStore.open(new DataStore.Settings(data, 64 << 10, FsyncPolicy.COMMIT, 64, 0), db, again)) {
+                    StoredBlock b = new StoredBlock();
+                    for (int i = 1; i < early.length; i += 2) {
+                        store.read(earlyPbns[i], b);
+                        assertThat(java.util.Arrays.copyOfRange(b.data(), b.dataOffset(), b.dataOffset() + BLOCK))
+                                .as("block %d from the compacted object", earlyPbns[i]).isEqualTo(early[i]);
+                    }
+                } finally {
+                    again.close();
+                }
+            }
+        }
+    }
+
+    @Test
+    void holds_recordHeaderAgainstLocation_acceptsTheRecord_rejectsAnotherPbnOrLength() {
+        byte[] record = new byte[FormatVersions.RECORD_HEADER_BYTES + BLOCK];
+        RecordFormat.writeHeader(record, 77, FormatVersions.CODEC_RAW, BLOCK, BLOCK, new java.util.zip.CRC32C());
+        byte[] h = java.util.Arrays.copyOf(record, FormatVersions.RECORD_HEADER_BYTES + 2);
+        assertThat(StoreAfterRestore.holds(h, 77, BLOCK)).isTrue();
+        assertThat(StoreAfterRestore.holds(h, 78, BLOCK)).isFalse();
+        assertThat(StoreAfterRestore.holds(h, 77, BLOCK - 1)).isFalse();
+        assertThat(StoreAfterRestore.holds(new byte[3], 77, BLOCK)).isFalse();
+    }
+}
