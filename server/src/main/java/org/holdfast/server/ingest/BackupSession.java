@@ -88,7 +88,6 @@ public final class BackupSession {
     private final long beginBlockCount;
     private final long parentSequence;
     private final BackupMode mode;
-    private final long damagedInParent;
     private final IngestServices services;
     private final int segmentMax;
     private final DedupStream stream;
@@ -176,7 +175,7 @@ public final class BackupSession {
         this.beginBlockCount = ProtocolLimits.blockCount(volumeBytes, blockSize);
         this.parentSequence = existing == null ? 0 : existing.latestSequence();
         // an incremental backup resends no unchanged LBN, so a bad block the parent carries would stay bad: ask for a full one
-        this.damagedInParent = existing == null || baseSequence != parentSequence ? 0 : damagedBlocks(services, existing);
+        long damagedInParent = existing == null || baseSequence != parentSequence ? 0 : damagedBlocks(services, existing);
         this.mode = baseSequence == parentSequence && damagedInParent == 0 ? BackupMode.INCREMENTAL : BackupMode.FULL;
         if (damagedInParent > 0) {
             LOG.log(Level.WARNING, "backup of volume " + volume + ": its latest snapshot " + volume + "@" + parentSequence
@@ -237,11 +236,6 @@ public final class BackupSession {
 
     public BackupMode mode() {
         return mode;
-    }
-
-    /** LBNs of the parent snapshot known to map to a bad block (these made the session full), or 0. */
-    public long damagedInParent() {
-        return damagedInParent;
     }
 
     public int blockSize() {
