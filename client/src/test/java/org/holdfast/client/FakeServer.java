@@ -60,6 +60,10 @@ public final class FakeServer implements AutoCloseable {
     public volatile boolean forceFull;
     /** Flip a bit in the first non-zero payload of every restore. */
     public volatile boolean corruptRestore;
+    /** The server's STORAGE_FULL message (ConnectionHandler.messageOf of a StorageFullException). */
+    public static final String STORAGE_FULL_MESSAGE = "storage full: no space left on the data disk; delete snapshots or volumes,"
+            + " then run reclaim-now (POST /api/v1/gc/reclaim), or grow the disk; nothing of this backup was committed,"
+            + " and snapshots committed before are intact";
     /** Answer the first BLOCKS with ERROR STORAGE_FULL. */
     public volatile boolean storageFull;
     /** When set, COMMIT is never answered (to kill an agent between reading and commit); counts those commits. */
@@ -237,7 +241,7 @@ public final class FakeServer implements AutoCloseable {
 
         private void blocks(ChannelHandlerContext ctx, Blocks b) {
             if (storageFull) {
-                error(ctx, ErrorCode.STORAGE_FULL, "no space left");
+                error(ctx, ErrorCode.STORAGE_FULL, STORAGE_FULL_MESSAGE);
                 return;
             }
             byte[] payload = new byte[ProtocolLimits.MAX_PAYLOAD];

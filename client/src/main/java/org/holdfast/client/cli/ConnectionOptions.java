@@ -139,8 +139,8 @@ public final class ConnectionOptions {
     }
 
     /**
-     * Connects (verifying the server, and remembering it after a confirmed first connection) and
-     * says HELLO; {@code notice} hears of a state directory moved to its new place.
+     * Connects (verifying the server), says HELLO and, once the server answered it, remembers a
+     * server confirmed by --fingerprint or --ca-cert; {@code notice} hears of a state directory moved to its new place.
      */
     ServerConnection open(Consumer<String> notice) {
         ServerAddress address = address();
@@ -150,12 +150,6 @@ public final class ConnectionOptions {
         ServerTrust trust = trust(address, () -> knownServersFile(notice)); // --no-tls never touches the state directory
         ServerConnection conn = ServerConnection.connect(address, CONNECT_TIMEOUT, trust);
         try {
-            if (trust.confirmsExplicitly()) {
-                KnownServers servers = new KnownServers(knownServersFile(notice));
-                if (!servers.lookup(address).filter(conn.serverFingerprint()::equals).isPresent()) {
-                    servers.remember(address, conn.serverFingerprint());
-                }
-            }
             try {
                 conn.hello(agentName(), tok, HELLO_TIMEOUT, protocolVersion);
             } catch (AgentException e) {
@@ -164,6 +158,13 @@ public final class ConnectionOptions {
                             "the server probably requires TLS (the default): run without --no-tls", e);
                 }
                 throw e;
+            }
+            // only a Holdfast server that answered HELLO is remembered: never the HTTP port, whose certificate is the same
+            if (trust.confirmsExplicitly()) {
+                KnownServers servers = new KnownServers(knownServersFile(notice));
+                if (!servers.lookup(address).filter(conn.serverFingerprint()::equals).isPresent()) {
+                    servers.remember(address, conn.serverFingerprint());
+                }
             }
             return conn;
         } catch (RuntimeException e) {

@@ -2,6 +2,7 @@ package org.holdfast.client.net;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
@@ -48,6 +49,8 @@ import org.holdfast.common.tls.CertificateFingerprint;
  */
 public final class ServerConnection implements AutoCloseable {
     private static final Object CLOSED = new Object();
+    /** How long an unknown server has to show it is an HTTP port (an HTTP server answers at once). */
+    static final long HTTP_PROBE_MILLIS = 1000;
     /** The ERROR the server sent, if any (set on the event loop). */
     private volatile ErrorMessage serverError;
 
@@ -96,6 +99,7 @@ public final class ServerConnection implements AutoCloseable {
         TlsEngines.Engine engine = check == null ? null : ServerTrust.engine();
         SslHandler ssl = check == null ? null : check.newHandler(engine, ByteBufAllocator.DEFAULT);
         WrongPortSniffer raw = new WrongPortSniffer(address, ssl != null);
+        WrongPortSniffer inner = new WrongPortSniffer(address, true);
         Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, timeout.toMillis()))
                 .option(ChannelOption.TCP_NODELAY, true)
@@ -106,7 +110,7 @@ public final class ServerConnection implements AutoCloseable {
                         if (ssl != null) {
                             ssl.setHandshakeTimeoutMillis(Math.max(1, timeout.toMillis()));
                             ch.pipeline().addLast("tls", ssl); // every frame runs inside TLS
-                            ch.pipeline().addLast("sniffer", new WrongPortSniffer(address, true)); // HTTPS answers inside it
+                            ch.pipeline().addLast("sniffer", inner); // HTTPS answers inside it
                         }
                         ch.pipeline().addLast("decoder", decoder).addLast("encoder", new FrameEncoder())
                                 .addLast("inbox", new Inbox(() -> self[0]));
@@ -142,9 +146,27 @@ public final class ServerConnection implements AutoCloseable {
                                 + " holdfast.tls.enabled=false, pass --no-tls", cause);
             }
         }
+        if (check != null && check.unknownServer()) {
+            WrongPortException http = askForHttp(f.channel(), inner, timeout);
+            f.channel().close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+            group.shutdownGracefully(0, 100, TimeUnit.MILLISECONDS);
+            throw http != null ? http : check.refusal();
+        }
         ServerConnection c = new ServerConnection(address, group, f.channel(), decoder, check == null ? null : check.presented(), engine);
         self[0] = c;
         return c;
+    }
+
+    /**
+     * Whether the unverified server at the other end of {@code channel} is an HTTP(S) port: one zero
+     * byte (no frame, nothing secret) makes an HTTP server answer 400 at once, which {@code inner}
+     * recognises; the agent port waits for the rest of a frame, so the answer is null after
+     * {@link #HTTP_PROBE_MILLIS}.
+     */
+    private static WrongPortException askForHttp(Channel channel, WrongPortSniffer inner, Duration timeout) {
+        channel.writeAndFlush(Unpooled.wrappedBuffer(new byte[] {0}));
+        channel.closeFuture().awaitUninterruptibly(Math.min(timeout.toMillis(), HTTP_PROBE_MILLIS));
+        return inner.verdict();
     }
 
     /**

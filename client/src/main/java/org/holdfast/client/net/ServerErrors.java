@@ -4,7 +4,11 @@ import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 import org.holdfast.common.protocol.ErrorMessage;
 
-/** Turns the server's ERROR frames into one-line failures with advice. */
+/**
+ * Turns the server's ERROR frames into one-line failures with advice. Where the server's message
+ * already says what to do (quota, storage full, damaged block), the hint adds only what it leaves
+ * out, so the line says its advice once.
+ */
 final class ServerErrors {
     private ServerErrors() {
     }
@@ -16,15 +20,15 @@ final class ServerErrors {
             case VOLUME_BUSY -> "another backup of this volume is running; retry when it has finished";
             case BLOCK_SIZE_MISMATCH -> "the volume exists with another block size; pass that --block-size, or leave the option out"
                     + " (and move the volume's state file away) to use the volume's";
-            case QUOTA_EXCEEDED -> "the volume is larger than the quota an operator set on it; ask an operator to raise the quota"
-                    + " (PATCH /api/v1/volumes/NAME {\"quotaBytes\": ...}) or back up a smaller volume";
+            // the server's message names the volume, its size, the quota and the PATCH that raises it
+            case QUOTA_EXCEEDED -> null;
             case UNAUTHORIZED -> "check --token (or HOLDFAST_TOKEN) and the token's volumes";
-            case STORAGE_FULL -> "free space on the server: delete snapshots or volumes, then run reclaim-now"
-                    + " (POST /api/v1/gc/reclaim), or grow its disk; then retry";
+            // the server's message says how to free space; only the retry is the agent's to add
+            case STORAGE_FULL -> "retry once space is free";
             case UNSUPPORTED_VERSION -> "use an agent that matches the server's version";
             case FINGERPRINT_MISMATCH -> "the source changed while it was read; back up from a snapshot of it, or retry";
-            case CORRUPT_DATA -> "the server's copy of this block is damaged and marked bad; a new backup of a healthy source"
-                    + " repairs it, then retry the restore (an operator can run a verify job: POST /api/v1/verify)";
+            // the server's message says the block is marked bad and that the next backup repairs it
+            case CORRUPT_DATA -> "retry the restore after that backup";
             case LIMIT_EXCEEDED -> "the server refused this for one of its agent-port limits (connections per address or in"
                     + " total, volume size, frame rate); the message says which; retry later or ask an operator (holdfast.ingest.*)";
             default -> "see the server log";

@@ -28,7 +28,8 @@ import org.holdfast.common.tls.PemTrust;
  * <li>{@link #pinned}: the certificate's SHA-256 fingerprint is the one given ({@code --fingerprint});
  *     no CA and no host name check, the pin is stronger;</li>
  * <li>{@link #remembered}: the fingerprint the known-servers file holds for this address; with no
- *     entry the connection is refused and the presented fingerprint printed, never trusted blindly;</li>
+ *     entry the connection is refused and the presented fingerprint printed, never trusted blindly
+ *     (the handshake is let finish only to recognise an HTTP port; no frame is sent);</li>
  * <li>{@link #plain}: no TLS ({@code --no-tls}, for a server with TLS off).</li>
  * </ul>
  * A refusal is an {@link AgentException} naming the presented fingerprint (and the expected one):
@@ -154,6 +155,15 @@ public final class ServerTrust {
             return refusal;
         }
 
+        /**
+         * True if the server is unknown (remembered mode, no entry): the handshake was let finish, but
+         * the connection is refused all the same, after a look at whether it is an HTTP port; nothing
+         * secret is sent to it.
+         */
+        boolean unknownServer() {
+            return mode == Mode.REMEMBERED && expected == null && refusal != null;
+        }
+
         @Override
         protected void checkServer(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
             if (chain == null || chain.length == 0) {
@@ -175,11 +185,13 @@ public final class ServerTrust {
                 }
                 case REMEMBERED -> {
                     if (expected == null) {
-                        throw refuse(new AgentException(ExitCode.USAGE, "server " + server + " is not known to this agent"
+                        // not thrown: the handshake ends so that the connection can tell an HTTP port (see unknownServer)
+                        refusal = new AgentException(ExitCode.USAGE, "server " + server + " is not known to this agent"
                                 + " (no entry in " + source + "); its certificate's SHA-256 fingerprint is " + got,
                                 "check that fingerprint against the one the server logs at start (or 'openssl x509 -noout"
                                         + " -fingerprint -sha256 -in <data-dir>/tls/server.crt' on the server), then run again"
-                                        + " with --fingerprint " + got + " (it is remembered after that), or use --ca-cert FILE"));
+                                        + " with --fingerprint " + got + " (it is remembered after that), or use --ca-cert FILE");
+                        return;
                     }
                     if (!got.equals(expected)) {
                         throw refuse(new AgentException(ExitCode.INTEGRITY, "server " + server

@@ -496,12 +496,20 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (b.volumeBytes() < 0 || b.baseSequence() < 0) {
             throw new ProtocolException(ErrorCode.BAD_FRAME, "negative volume size or base sequence");
         }
-        checkVolumeSize(volume, b.volumeBytes());
+        try {
+            checkVolumeSize(volume, b.volumeBytes());
+        } catch (ProtocolException e) {
+            refusedAtBegin(volume, e, true);
+            throw e;
+        }
         long sessionId = server.nextSessionId();
         BackupReady ready;
         int blockSize;
         if (!server.volumeLocks().tryLock(volume.name(), sessionId)) {
-            throw new ProtocolException(ErrorCode.VOLUME_BUSY, "volume '" + volume + "' has a backup in progress; one backup per volume at a time");
+            ProtocolException busy = new ProtocolException(ErrorCode.VOLUME_BUSY, "volume '" + volume
+                    + "' has a backup in progress; one backup per volume at a time");
+            refusedAtBegin(volume, busy, false); // the volume's result is the running backup's to record
+            throw busy;
         }
         try {
             VolumeRecord existing = server.services().catalog().volume(volume).orElse(null);
@@ -524,7 +532,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             ready = new BackupReady(sessionId, session.parentSequence(), blockSize, session.mode(), secret);
         } catch (RuntimeException e) {
             server.volumeLocks().unlock(volume.name(), sessionId);
-            recordFailure(volume, "refused at BACKUP_BEGIN: " + codeOf(e) + ": " + messageOf(e));
+            refusedAtBegin(volume, e, true);
             throw e;
         }
         server.stats().sessions.incrementAndGet();
@@ -539,6 +547,22 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             digestBlockSize = sessionBlockSize;
             channel.writeAndFlush(reply);
         });
+    }
+
+    /**
+     * Records a BACKUP_BEGIN refused after authorization (quota, limit, block size, busy, full disk)
+     * as a backup that ended without a commit: in the agent's record (GET /api/v1/agents), in the
+     * audit log ({@code backup.begin}, result {@code failed}) and, if {@code volumeResult}, as the
+     * volume's last backup.
+     */
+    private void refusedAtBegin(VolumeId volume, RuntimeException e, boolean volumeResult) {
+        String reason = codeOf(e) + ": " + messageOf(e);
+        String why = "refused at BACKUP_BEGIN: " + reason;
+        observe(o -> o.backupEnded(principal, volume.name(), false, why, 0));
+        audit("backup.begin", "volume:" + volume, "failed", reason);
+        if (volumeResult) {
+            recordFailure(volume, why);
+        }
     }
 
     /** Refuses (LIMIT_EXCEEDED) a volume size over holdfast.ingest.max-volume-size, before anything is stored. */

@@ -10,9 +10,9 @@ import org.rocksdb.Logger;
 
 /**
  * RocksDB's info log, sent to the server's log instead of a {@code LOG} file in the catalog: only
- * warnings and worse, prefixed {@code rocksdb:}. The options dump RocksDB writes at every open (its
- * header lines, about 140 KiB for our column families, whatever the level) is dropped, so the
- * catalog holds no log file at rest.
+ * warnings and worse, prefixed {@code rocksdb:} (one harmless warning demoted, see {@link #levelOf}).
+ * The options dump RocksDB writes at every open (its header lines, about 140 KiB for our column
+ * families, whatever the level) is dropped, so the catalog holds no log file at rest.
  */
 final class RocksInfoLog extends Logger {
     private static final System.Logger LOG = System.getLogger("org.holdfast.server.store.rocksdb");
@@ -23,13 +23,28 @@ final class RocksInfoLog extends Logger {
 
     @Override
     protected void log(InfoLogLevel level, String message) {
-        switch (level) {
-            case WARN_LEVEL -> LOG.log(Level.WARNING, "rocksdb: {0}", message);
-            case ERROR_LEVEL, FATAL_LEVEL -> LOG.log(Level.ERROR, "rocksdb: {0}", message);
-            default -> {
-                // header (the options dump), info and debug lines: not kept
-            }
+        Level to = levelOf(level, message);
+        if (to != Level.OFF) {
+            LOG.log(to, "rocksdb: {0}", message);
         }
+    }
+
+    /**
+     * The server log's level for a RocksDB line: warnings stay warnings and errors errors, except the
+     * tail-prefetch note RocksDB logs as a warning each time it opens a table file (a sizing guess,
+     * not a problem), which goes to DEBUG. {@link Level#OFF}: not kept (the options dump, info, debug).
+     */
+    static Level levelOf(InfoLogLevel level, String message) {
+        return switch (level) {
+            case WARN_LEVEL -> isTailPrefetchNote(message) ? Level.DEBUG : Level.WARNING;
+            case ERROR_LEVEL, FATAL_LEVEL -> Level.ERROR;
+            default -> Level.OFF;
+        };
+    }
+
+    /** "[file] Tail prefetch size N is calculated based on heuristics" (or "on TailPrefetchStats"). */
+    private static boolean isTailPrefetchNote(String message) {
+        return message.contains("Tail prefetch size ") && message.contains(" is calculated based on ");
     }
 
     /** Deletes the {@code LOG} files a release that let RocksDB write its own info log left in {@code dir}. */

@@ -11,6 +11,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.holdfast.common.protocol.Abort;
@@ -299,6 +300,43 @@ class VolumeAdminApiTest {
     }
 
     // ------------------------------------------------------------------ quota
+
+    @Test
+    void quota_refusalAfterASuccess_isTheAgentsLastResultAndAnAuditEntry() {
+        ok(call("POST", "/api/v1/volumes", "{\"name\":\"q-led\",\"quotaBytes\":65536}", operator), 201);
+        try (AgentDriver a = new AgentDriver(ingest.port(), agent)) {
+            a.hello();
+            a.backup("q-led", random(65536, 23), 4096, true);
+        }
+        assertThat(agentResult("q-led").get("result").asText()).isEqualTo("success");
+        try (AgentDriver a = new AgentDriver(ingest.port(), agent)) {
+            a.hello();
+            a.send(new BackupBegin("q-led", 4096, 32 * 4096, 0));
+            assertThat(a.expectErrorAndClose().code()).isEqualTo(ErrorCode.QUOTA_EXCEEDED);
+        }
+        JsonNode last = agentResult("q-led");
+        assertThat(last.get("result").asText()).isEqualTo("error");
+        assertThat(last.get("message").asText()).startsWith("refused at BACKUP_BEGIN: QUOTA_EXCEEDED: volume 'q-led' is")
+                .contains("raise the quota");
+        assertThat(last.get("bytes").asLong()).isZero();
+        JsonNode entries = ok(call("GET", "/api/v1/audit?action=backup.begin&target=volume:q-led", null, admin), 200).get("entries");
+        assertThat(entries).hasSize(1);
+        assertThat(entries.get(0).get("result").asText()).isEqualTo("failed");
+        assertThat(entries.get(0).get("detail").asText()).startsWith("QUOTA_EXCEEDED: volume 'q-led' is");
+    }
+
+    /** The volume's entry in GET /api/v1/agents (one agent token backs it up in these tests). */
+    private JsonNode agentResult(String volume) {
+        JsonNode agents = ok(call("GET", "/api/v1/agents", null, operator), 200);
+        List<JsonNode> found = new ArrayList<>();
+        agents.forEach(t -> t.get("volumes").forEach(v -> {
+            if (v.get("volume").asText().equals(volume)) {
+                found.add(v);
+            }
+        }));
+        assertThat(found).as("%s", agents).hasSize(1);
+        return found.get(0);
+    }
 
     @Test
     void quota_backupOverIt_refusedAtBeginAndNothingStored() {
