@@ -142,10 +142,12 @@ public final class BackupSession {
                     throw conn.protocolViolation("BACKUP_READY block size " + ready.blockSize() + " for requested " + blockSize);
                 }
                 String fullReason = distrust;
-                if (fullReason == null && ready.mode() != BackupMode.INCREMENTAL) {
-                    fullReason = "the server asked for a full backup";
-                } else if (fullReason == null && ready.parentSequence() != base) {
+                if (fullReason == null && ready.parentSequence() != base) {
                     fullReason = "the server's newest snapshot is " + ready.parentSequence() + ", the state file's is " + base;
+                } else if (fullReason == null && ready.mode() != BackupMode.INCREMENTAL) {
+                    // the base is the server's newest snapshot: the server answers full only when that one references damaged blocks
+                    fullReason = "the server asked for a full backup: its newest snapshot " + settings.volume() + "@" + base
+                            + " references damaged blocks, and a full backup re-reads the volume and repairs them";
                 }
                 boolean incremental = fullReason == null;
                 long blockCount = ProtocolLimits.blockCount(volumeBytes, blockSize);

@@ -235,6 +235,7 @@ class BackupRestoreTest {
         AgentRun r = backup();
         assertThat(r.exit()).isZero();
         assertThat(r.json().get("mode").asText()).isEqualTo("full");
+        assertThat(r.json().get("fullReason").asText()).isEqualTo("the server's newest snapshot is 2, the state file's is 1");
         assertThat(server.sessions.get(1).entryLbns).hasSize((int) BLOCKS);
         Path target = dir.resolve("r.img");
         assertThat(restore("latest", target).exit()).isZero();
@@ -248,6 +249,9 @@ class BackupRestoreTest {
         AgentRun r = backup();
         assertThat(r.exit()).isZero();
         assertThat(r.json().get("mode").asText()).isEqualTo("full");
+        // the base is the server's newest snapshot: a server asks for full then only to repair damaged blocks
+        assertThat(r.json().get("fullReason").asText()).isEqualTo("the server asked for a full backup: its newest snapshot"
+                + " vm1@1 references damaged blocks, and a full backup re-reads the volume and repairs them");
         assertThat(server.sessions.get(1).entryLbns).containsExactlyElementsOf(LongStream.range(0, BLOCKS).boxed().toList());
     }
 

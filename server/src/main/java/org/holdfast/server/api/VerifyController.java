@@ -32,7 +32,7 @@ import org.springframework.web.bind.annotation.RestController;
 @RestController
 @Conditional(OnStandaloneOrMaster.class)
 public class VerifyController {
-    private static final Set<String> FIELDS = Set.of("volume", "snapshot");
+    private static final Set<String> FIELDS = Set.of("volume", "snapshot", "full");
 
     private final VerifyJobs verifyJobs;
     private final DamageReport damage;
@@ -42,8 +42,11 @@ public class VerifyController {
         this.damage = damage;
     }
 
-    /** Body of a verify request: both optional; {@code snapshot} is an id ({@code db01@3}) or a sequence and needs {@code volume}. */
-    public record VerifyRequest(String volume, String snapshot) {
+    /**
+     * Body of a verify request, all optional: {@code snapshot} is an id ({@code db01@3}) or a sequence and needs
+     * {@code volume}; {@code full} reads every block, also those found sound within {@code holdfast.verify.window}.
+     */
+    public record VerifyRequest(String volume, String snapshot, Boolean full) {
     }
 
     /** One bad block: its PBN, data log, what was wrong and when it was found (ISO-8601). */
@@ -72,7 +75,7 @@ public class VerifyController {
             schema = @io.swagger.v3.oas.annotations.media.Schema(implementation = VerifyRequest.class)))
     public ResponseEntity<JobView> start(@RequestBody(required = false) JsonNode body, HttpServletRequest request) {
         VerifyScope scope = scope(body);
-        return JobController.accepted(verifyJobs.submit(scope, Principals.name(request)));
+        return JobController.accepted(verifyJobs.submit(scope, full(body), Principals.name(request)));
     }
 
     @GetMapping("/api/v1/verify")
@@ -84,13 +87,24 @@ public class VerifyController {
                 verifyJobs.lastReport());
     }
 
+    private static boolean full(JsonNode body) {
+        JsonNode f = body == null || !body.isObject() ? null : body.get("full");
+        if (f == null || f.isNull()) {
+            return false;
+        }
+        if (!f.isBoolean()) {
+            throw new IllegalArgumentException("field 'full' must be true or false, got " + f.getNodeType().name().toLowerCase());
+        }
+        return f.booleanValue();
+    }
+
     private static VerifyScope scope(JsonNode body) {
         if (body == null || body.isNull()) {
             return VerifyScope.all();
         }
         if (!body.isObject()) {
-            throw new IllegalArgumentException("the body must be a JSON object like {\"volume\": \"db01\", \"snapshot\": \"db01@3\"}"
-                    + " (both optional: none verifies everything)");
+            throw new IllegalArgumentException("the body must be a JSON object like {\"volume\": \"db01\", \"snapshot\": \"db01@3\", \"full\": true}"
+                    + " (all optional: none verifies everything, skipping blocks found sound within the window)");
         }
         for (Iterator<String> it = body.fieldNames(); it.hasNext(); ) {
             String f = it.next();

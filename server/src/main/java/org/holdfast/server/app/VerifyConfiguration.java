@@ -3,6 +3,7 @@ package org.holdfast.server.app;
 import java.time.Clock;
 import java.time.Duration;
 import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.gc.GcJobs;
 import org.holdfast.server.jobs.Jobs;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
@@ -61,6 +62,7 @@ public class VerifyConfiguration {
     VerifyJobs verifyJobs(Verifier verifier, Jobs jobs) {
         VerifyJobs v = new VerifyJobs(verifier, jobs);
         v.startSchedule();
+        v.passAfterCorruptFsck(GcJobs.FSCK);
         return v;
     }
 

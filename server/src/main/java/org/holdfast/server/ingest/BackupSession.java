@@ -25,8 +25,11 @@ import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.engine.DedupDomain;
 import org.holdfast.server.engine.DedupStream;
 import org.holdfast.server.engine.DedupUnavailableException;
+import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.StoredBlock;
+import org.holdfast.server.store.VerifyLedger;
+import org.holdfast.server.verify.DamageReport;
 
 /**
  * One backup of one volume, from BACKUP_READY to COMMITTED (or its abandonment).
@@ -171,7 +174,14 @@ public final class BackupSession {
         this.blockSize = blockSize;
         this.beginBlockCount = ProtocolLimits.blockCount(volumeBytes, blockSize);
         this.parentSequence = existing == null ? 0 : existing.latestSequence();
-        this.mode = baseSequence == parentSequence ? BackupMode.INCREMENTAL : BackupMode.FULL;
+        // an incremental backup resends no unchanged LBN, so a bad block the parent carries would stay bad: ask for a full one
+        long damagedInParent = existing == null || baseSequence != parentSequence ? 0 : damagedBlocks(services, existing);
+        this.mode = baseSequence == parentSequence && damagedInParent == 0 ? BackupMode.INCREMENTAL : BackupMode.FULL;
+        if (damagedInParent > 0) {
+            LOG.log(Level.WARNING, "backup of volume " + volume + ": its latest snapshot " + volume + "@" + parentSequence
+                    + " references " + damagedInParent + " damaged blocks; asking the agent for a full backup, which re-reads"
+                    + " the volume and repairs them");
+        }
         this.services = services;
         this.segmentMax = segmentMax;
         this.segFps = new byte[segmentMax * Fingerprint.BYTES];
@@ -194,6 +204,22 @@ public final class BackupSession {
         this.lookupScratch = new boolean[run];
         this.stream = services.index().openStream(volume.name());
         this.done = spill.newMap(id);
+    }
+
+    /** LBNs of the volume's newest snapshot known to map to a bad block; 0 (and a warning) if the verify records cannot be read. */
+    private static long damagedBlocks(IngestServices services, VolumeRecord v) {
+        if (services.dataStore().badBlocks().isEmpty()) {
+            return 0; // the usual case, free
+        }
+        try {
+            return new DamageReport(services.catalog(), services.dataStore().badBlocks(), new VerifyLedger(services.catalog().db()))
+                    .referencedBy(v, v.latestSequence());
+        } catch (CorruptDataException e) {
+            // a damaged verify record must not stop backups; the next verify pass rewrites it
+            LOG.log(Level.WARNING, "backup of volume " + v.name() + ": cannot tell whether its latest snapshot references damaged"
+                    + " blocks (" + e.getMessage() + "); deciding incremental or full without it");
+            return 0;
+        }
     }
 
     public long id() {

@@ -2,9 +2,12 @@ package org.holdfast.server.verify;
 
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.MapCursor;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.store.BadBlocks;
@@ -91,6 +94,36 @@ public final class DamageReport {
             }
         }
         return new VolumeDamage(v.name().name(), !affected.isEmpty(), List.copyOf(affected));
+    }
+
+    /**
+     * How many LBNs of snapshot {@code sequence} of {@code v} map to a block that is bad now, among the
+     * damaged blocks verify and restore recorded for any snapshot of the volume (the snapshot itself
+     * may be newer than the last verify: an incremental backup carries a bad block over unchanged).
+     * Costs nothing while no block is bad; else one read per snapshot and one map lookup per listed
+     * damaged block, however large the volume. A block marked bad only by compaction or fsck is
+     * counted once a verify of the volume attributed it.
+     */
+    public long referencedBy(VolumeRecord v, long sequence) {
+        if (bad.isEmpty() || sequence == 0) {
+            return 0;
+        }
+        Set<VerifyLedger.Damage> checked = new HashSet<>();
+        long count = 0;
+        try (MapCursor c = catalog.mapCursor(v.internalId())) {
+            for (SnapshotRecord s : catalog.snapshots(v)) {
+                Optional<VerifyLedger.SnapshotResult> r = ledger.snapshot(v.internalId(), s.sequence());
+                if (r.isEmpty()) {
+                    continue;
+                }
+                for (VerifyLedger.Damage d : r.get().damaged()) {
+                    if (bad.isBad(d.pbn()) && checked.add(d) && c.seekAtOrBefore(d.lbn(), sequence) && c.pbn() == d.pbn()) {
+                        count++;
+                    }
+                }
+            }
+        }
+        return count;
     }
 
     /** Every flagged volume, in name order (none, cheaply, while no block is bad). */

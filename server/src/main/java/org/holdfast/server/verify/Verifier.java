@@ -37,9 +37,9 @@ import org.holdfast.server.store.VerifyLedger;
  * the frame decodes and the member's bytes match its own fingerprint). A block that fails goes to the
  * store's {@link BadBlocks} registry at once. Reads run on {@code threads} threads, paced by a
  * shared rate limiter so that backups keep their speed. Incremental: a block found sound within the
- * window is not read again (its time is in the {@link VerifyLedger}). Each snapshot's result (when,
- * and the LBNs whose blocks are bad) is recorded as soon as its blocks are checked, so a
- * cancelled pass keeps what it finished.
+ * window is not read again (its time is in the {@link VerifyLedger}), unless the pass is full. Each
+ * snapshot's result (when, and the LBNs whose blocks are bad) is recorded as soon as its blocks are
+ * checked, so a cancelled pass keeps what it finished.
  */
 public final class Verifier {
     private static final System.Logger LOG = System.getLogger(Verifier.class.getName());
@@ -91,12 +91,17 @@ public final class Verifier {
 
     /** Runs one pass over {@code scope}, reporting progress (snapshots, bytes read) and stopping at safe points when cancelled. */
     public Report run(VerifyScope scope, JobContext job) throws InterruptedException {
+        return run(scope, false, job);
+    }
+
+    /** Like {@link #run(VerifyScope, JobContext)}; {@code full} reads every block, also those found sound within the window. */
+    public Report run(VerifyScope scope, boolean full, JobContext job) throws InterruptedException {
         long t0 = System.nanoTime();
         List<SnapshotRecord> snaps = snapshots(scope);
         job.total(snaps.size(), -1);
         job.log("verify " + scope.describe() + ": " + snaps.size() + " snapshots, " + settings.threads() + " threads, "
                 + (settings.bytesPerSecond() == 0 ? "no rate limit" : settings.bytesPerSecond() + " B/s")
-                + ", skipping blocks found sound within " + settings.window().toMinutes() + " min");
+                + (full ? ", reading every block (full)" : ", skipping blocks found sound within " + settings.window().toMinutes() + " min"));
         int badBefore = store.badBlocks().count();
         RateLimiter limiter = settings.bytesPerSecond() > 0 ? RateLimiter.create(settings.bytesPerSecond()) : null;
         PbnSet seen = new PbnSet();
@@ -107,7 +112,7 @@ public final class Verifier {
         AtomicLong bytesRead = new AtomicLong();
         List<String> damagedSnapshots = new ArrayList<>();
         int nowMinute = VerifyLedger.minutes(clock.millis());
-        long windowMinutes = settings.window().toMinutes();
+        long windowMinutes = full ? 0 : settings.window().toMinutes();
         ExecutorService pool = Executors.newFixedThreadPool(settings.threads(), r -> {
             Thread t = new Thread(r, "holdfast-verify");
             t.setDaemon(true);

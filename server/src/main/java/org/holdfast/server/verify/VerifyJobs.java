@@ -1,10 +1,12 @@
 package org.holdfast.server.verify;
 
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.holdfast.server.jobs.Job;
 import org.holdfast.server.jobs.JobResults;
 import org.holdfast.server.jobs.JobSchedule;
+import org.holdfast.server.jobs.JobState;
 import org.holdfast.server.jobs.Jobs;
 
 /**
@@ -39,15 +41,39 @@ public final class VerifyJobs implements AutoCloseable {
      * exists) with the catalog's exception.
      */
     public Job submit(VerifyScope scope, String submittedBy) {
+        return submit(scope, false, submittedBy);
+    }
+
+    /** Like {@link #submit(VerifyScope, String)}; {@code full} reads every block, also those found sound within the window. */
+    public Job submit(VerifyScope scope, boolean full, String submittedBy) {
         verifier.snapshots(scope); // refuse unknown names at once
         return jobs.submit(KIND, LANE, submittedBy, job -> {
-            Verifier.Report r = verifier.run(scope, job);
+            Verifier.Report r = verifier.run(scope, full, job);
             last.set(r);
             lastEndedMillis.set(System.currentTimeMillis());
             runs.incrementAndGet();
             blocksRead.addAndGet(r.blocksRead());
             bytesRead.addAndGet(r.bytesRead());
             return JobResults.of(r);
+        });
+    }
+
+    /**
+     * After each job of kind {@code fsckKind} whose result counts {@code corruptBlocks}, queues a pass
+     * over everything (unless one is queued already). fsck marks the blocks bad but cannot say which
+     * snapshots reference them; the pass records that without reading them again, so their volumes
+     * are flagged and their next backups are full and repair them.
+     */
+    public void passAfterCorruptFsck(String fsckKind) {
+        jobs.onEnded(job -> {
+            if (!fsckKind.equals(job.kind()) || job.state() != JobState.SUCCEEDED
+                    || !(job.result().get("corruptBlocks") instanceof Map<?, ?> found)
+                    || !(found.get("count") instanceof Long n) || n == 0) {
+                return;
+            }
+            if (jobs.list(new Jobs.Query(KIND, JobState.QUEUED, null, 1)).jobs().isEmpty()) {
+                submit(VerifyScope.all(), "fsck");
+            }
         });
     }
 

@@ -177,6 +177,7 @@ class VerifyApiTest {
         assertThat(metric(prom, "holdfast_verify_bad_blocks")).isEqualTo(3.0);
         assertThat(metric(prom, "holdfast_verify_damaged_volumes")).isEqualTo(1.0);
         assertThat(metric(prom, "holdfast_verify_runs_total")).isGreaterThanOrEqualTo(1.0);
+        double repairedBefore = metric(prom, "holdfast_verify_repaired_blocks_total"); // other tests of this context repair too
 
         // the healthy source, backed up again, repairs the blocks in place
         try (AgentDriver a = new AgentDriver(ingest.port(), agentToken)) {
@@ -192,10 +193,64 @@ class VerifyApiTest {
         assertThat(json.readTree(rest.getForEntity("/actuator/health", String.class).getBody()).get("status").asText()).isEqualTo("UP");
         prom = rest.getForEntity("/actuator/prometheus", String.class).getBody();
         assertThat(metric(prom, "holdfast_verify_bad_blocks")).isZero();
-        assertThat(metric(prom, "holdfast_verify_repaired_blocks_total")).isEqualTo(3.0);
-        JsonNode clean = runVerify("{\"volume\": \"va-rot\", \"snapshot\": \"va-rot@1\"}");
+        assertThat(metric(prom, "holdfast_verify_repaired_blocks_total")).isEqualTo(repairedBefore + 3.0);
+        JsonNode clean = runVerify("{\"volume\": \"va-rot\", \"snapshot\": \"va-rot@1\", \"full\": true}");
         assertThat(clean.get("badBlocks").asLong()).isZero();
+        assertThat(clean.get("blocksRead").asLong()).as("a full pass reads every block").isEqualTo(40);
         assertThat(clean.get("snapshots").asLong()).isEqualTo(1);
+    }
+
+    @Test
+    void fsck_findsRot_queuesAPassThatFlagsTheVolume_andTheNextIncrementalIsFullAndRepairs() throws Exception {
+        byte[] img = image(31, 30);
+        String agentToken = TestTokens.issue(context, Role.AGENT);
+        long first;
+        try (AgentDriver a = new AgentDriver(ingest.port(), agentToken)) {
+            a.hello();
+            first = store.nextPbn();
+            a.backup("va-fsck", img, BS, true);
+        }
+        List<long[]> rot = new ArrayList<>();
+        long from = first;
+        store.locations().forEach((pbn, logId, offset, len, fps, fpOff) -> {
+            if (pbn >= from && rot.isEmpty()) {
+                rot.add(new long[] {pbn, logId, offset});
+            }
+            return true;
+        });
+        try (FileChannel ch = FileChannel.open(store.dir().resolve(String.format("log-%08x.hfl", (int) rot.get(0)[1])), StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.wrap(new byte[] {0x13, 0x37}), rot.get(0)[2] + FormatVersions.RECORD_HEADER_BYTES + 5);
+        }
+        ResponseEntity<String> started = rest.postForEntity("/api/v1/gc/fsck", null, String.class);
+        assertThat(started.getStatusCode().value()).as(started.getBody()).isEqualTo(202);
+        JsonNode fsck = JobPolling.awaitResult(p -> rest.getForEntity(p, String.class).getBody(), started.getHeaders().getLocation().getPath());
+        assertThat(fsck.get("corruptBlocks").get("count").asLong()).as(fsck.toString()).isEqualTo(1);
+
+        // fsck queued a verify pass, which names the snapshot that references the block: the volume is flagged
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (!get("/api/v1/volumes/va-fsck").get("damaged").asBoolean() && System.currentTimeMillis() < deadline) {
+            Thread.sleep(50);
+        }
+        assertThat(get("/api/v1/volumes/va-fsck").get("damaged").asBoolean()).as("flagged after fsck, without an operator's verify").isTrue();
+        assertThat(get("/api/v1/jobs?kind=verify").toString()).contains("\"submittedBy\":\"fsck\"");
+        // let that pass end, so the other tests of this context see no job change state under them
+        while (get("/api/v1/jobs?kind=verify").toString().matches("(?s).*\"state\":\"(running|queued)\".*")
+                && System.currentTimeMillis() < deadline) {
+            Thread.sleep(50);
+        }
+
+        // the agent's next incremental backup is answered full and repairs the block
+        try (AgentDriver a = new AgentDriver(ingest.port(), agentToken)) {
+            a.hello();
+            var ready = a.begin("va-fsck", BS, img.length, 1);
+            assertThat(ready.mode()).isEqualTo(org.holdfast.common.protocol.BackupMode.FULL);
+            assertThat(a.sendEntriesAndBlocks(img, BS, 0, img.length / BS, true, null)).as("only the bad block is asked for").isEqualTo(1);
+            a.send(new org.holdfast.common.protocol.Commit(img.length));
+            a.expect(org.holdfast.common.protocol.Committed.class);
+            assertThat(a.restore("va-fsck", 1).image()).as("va-fsck@1 healed").isEqualTo(img);
+            assertThat(a.restore("va-fsck", 2).image()).isEqualTo(img);
+        }
+        assertThat(get("/api/v1/volumes/va-fsck").get("damaged").asBoolean()).isFalse();
     }
 
     @Test
@@ -207,6 +262,7 @@ class VerifyApiTest {
                 {"[1]", "400"},
                 {"{\"volume\": ", "400"},
                 {"{\"snapshot\": 3}", "400"},
+                {"{\"full\": \"yes\"}", "400"},
                 {"{\"volume\": \"nobody\"}", "404"},
                 {"{\"snapshot\": \"nobody@1\"}", "404"},
                 {"{\"volume\": \"va-x\", \"snapshot\": \"other@1\"}", "400"},

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Bit rot end to end: a real server process, the real agent, real data logs rotted on disk (one
  * record in seven, raw and zstd-compressed ones, in the stored bytes, the compressed frame's end or
  * the record header). The agent's restore fails with exit 6 naming the block; a verify job finds every damaged block and
- * flags the volume; a backup of the healthy source into a new volume repairs them; after a restart
+ * flags the volume; the volume's next ordinary backup is made full by the server and repairs them; after a restart
  * every snapshot restores byte-identical and verify is clean.
  */
 class BitRotE2eTest {
@@ -129,16 +129,24 @@ class BitRotE2eTest {
             assertThat(server.get("/actuator/health").body()).contains("DEGRADED");
             assertThat(server.get("/actuator/prometheus").body()).contains("holdfast_verify_bad_blocks " + flipped + ".0");
 
-            // the healthy source, backed up into a new volume (the case), uploads the damaged blocks and repairs them
-            BackupSummary repair = agent.backup(server, "vm-copy", source, Files.createDirectories(dir.resolve("state-copy")));
-            assertThat(repair.sentBlocks()).as("%s", repair).isGreaterThanOrEqualTo(flipped);
+            // the volume's next ordinary backup (current state file, unchanged source) is made full by the server and repairs them
+            BackupSummary next = agent.backup(server, "vm", source, dir.resolve("state-vm"));
+            assertThat(next.json().path("mode").asText()).as("%s", next).isEqualTo("full");
+            assertThat(next.json().path("fullReason").asText()).contains("newest snapshot " + first.snapshotId() + " references damaged blocks");
+            assertThat(next.run().stderr()).contains("reading the whole volume (full backup): the server asked for a full backup");
+            assertThat(next.sentBlocks()).as("%s", next).isGreaterThanOrEqualTo(flipped);
             assertThat(get(server, "/api/v1/verify").path("badBlockCount").asInt()).isZero();
             assertThat(get(server, "/api/v1/volumes/vm").path("damaged").asBoolean()).isFalse();
+            assertThat(server.log()).contains("damaged blocks; asking the agent for a full backup");
+            BackupSummary after = agent.backup(server, "vm", source, dir.resolve("state-vm"));
+            assertThat(after.json().path("mode").asText()).as("repaired: incremental again, %s", after).isEqualTo("incremental");
+            // the healthy source backed up into a new volume finds every block sound: nothing to upload
+            BackupSummary repair = agent.backup(server, "vm-copy", source, Files.createDirectories(dir.resolve("state-copy")));
 
             server.close();
             server.start();
-            for (String[] s : new String[][] {{"vm", first.snapshotId()}, {"vm-copy", repair.snapshotId()}}) {
-                Path out = dir.resolve(s[0] + ".restored");
+            for (String[] s : new String[][] {{"vm", first.snapshotId()}, {"vm", next.snapshotId()}, {"vm-copy", repair.snapshotId()}}) {
+                Path out = dir.resolve(s[1] + ".restored");
                 agent.restore(server, s[0], s[1], out);
                 assertThat(Files.readAllBytes(out)).as("%s restores byte-identical after the repair and a restart", s[1])
                         .isEqualTo(image);

@@ -18,6 +18,8 @@ import java.util.TreeSet;
 import java.util.stream.Collectors;
 import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.hash.BlockHasher;
+import org.holdfast.common.protocol.BackupMode;
+import org.holdfast.common.protocol.BackupReady;
 import org.holdfast.common.protocol.Committed;
 import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.ErrorMessage;
@@ -232,6 +234,87 @@ class BitRotRepairTest {
         assertThat(harness.store().badBlocks().isEmpty()).isTrue();
     }
 
+    /** An incremental backup as the agent makes it: begins from {@code base}, sends every LBN only if the server answers full. */
+    private static Committed incremental(AgentDriver a, String volume, byte[] image, long base, BackupMode expected) {
+        BackupReady ready = a.begin(volume, BS, image.length, base);
+        assertThat(ready.mode()).as("mode the server answers for base %s@%d", volume, base).isEqualTo(expected);
+        assertThat(ready.parentSequence()).isEqualTo(base);
+        if (ready.mode() == BackupMode.FULL) {
+            a.sendEntriesAndBlocks(image, BS, 0, image.length / BS, true, null);
+        } // else: the source did not change since the base, so there is no changed LBN to send
+        a.send(new org.holdfast.common.protocol.Commit(image.length));
+        Committed c = a.expect(Committed.class);
+        assertThat(c.sequence()).isEqualTo(base + 1);
+        return c;
+    }
+
+    @Test
+    void bitRot_nextIncrementalBackup_isTurnedFull_andRepairsTheParent() throws Exception {
+        byte[] v1 = image(71, 120);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.backup("a", v1, BS, true);
+            // no bad block: an incremental stays incremental
+            assertThat(incremental(a, "a", v1, 1, BackupMode.INCREMENTAL).sentBlocks()).isZero();
+        }
+        Set<Long> flipped = flipRecords(5, 13);
+        // only a@1 is verified: a@2, which carried the blocks over unchanged, has no result of its own
+        verifier(Duration.ZERO).run(new VerifyScope("a", 1L), JobContext.NONE);
+        assertThat(badPbns(harness.store().badBlocks())).isEqualTo(flipped);
+        var volume = harness.catalog().requireVolume(new org.holdfast.common.id.VolumeId("a"));
+        assertThat(damage().referencedBy(volume, 2)).as("bad blocks a@2 references").isEqualTo(5);
+
+        Committed repaired;
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            repaired = incremental(a, "a", v1, 2, BackupMode.FULL);
+        }
+        assertThat(repaired.sentBlocks()).as("only the damaged blocks are uploaded, %s", repaired).isEqualTo(5);
+        assertThat(harness.store().badBlocks().isEmpty()).as("left: %s", harness.store().badBlocks().all()).isTrue();
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            for (long seq = 1; seq <= 3; seq++) {
+                assertThat(restoreChecking(a, "a", seq, v1)).as("a@%d restores", seq).isNull();
+            }
+        }
+        // the new snapshot references the blocks repaired in place, not copies of them
+        try (var c = harness.catalog().mapCursor(volume.internalId())) {
+            for (long lbn = 0; lbn < 120; lbn++) {
+                c.seekAtOrBefore(lbn, 1);
+                long old = c.pbn();
+                c.seekAtOrBefore(lbn, 3);
+                assertThat(c.pbn()).as("PBN of LBN %d in a@3 and a@1", lbn).isEqualTo(old);
+            }
+        }
+        assertThat(verifier(Duration.ZERO).run(VerifyScope.all(), JobContext.NONE).badBlocks()).isZero();
+        assertThat(damage().damagedVolumes()).isEmpty();
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            assertThat(incremental(a, "a", v1, 3, BackupMode.INCREMENTAL).sentBlocks()).as("repaired: incremental again").isZero();
+        }
+    }
+
+    @Test
+    void restoreFindsDamage_nextIncrementalBackup_isTurnedFull() throws Exception {
+        byte[] v1 = image(73, 60);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.backup("a", v1, BS, true);
+        }
+        flipRecords(1, 17);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            assertThat(restoreChecking(a, "a", 1, v1)).as("the restore meets the damage").isNotNull();
+        }
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            assertThat(incremental(a, "a", v1, 1, BackupMode.FULL).sentBlocks()).isEqualTo(1);
+            assertThat(restoreChecking(a, "a", 1, v1)).as("a@1 healed").isNull();
+            assertThat(restoreChecking(a, "a", 2, v1)).isNull();
+        }
+        assertThat(harness.store().badBlocks().isEmpty()).isTrue();
+    }
+
     @Test
     void verify_incrementalWindow_skipsBlocksFoundSoundRecently() throws Exception {
         byte[] v1 = image(5, 80);
@@ -248,6 +331,25 @@ class BitRotRepairTest {
         assertThat(second.blocksSkippedRecent()).isEqualTo(80);
         Verifier.Report full = verifier(Duration.ZERO).run(new VerifyScope("a", 1L), JobContext.NONE);
         assertThat(full.blocksRead()).isEqualTo(80);
+    }
+
+    @Test
+    void verify_full_readsBlocksTheWindowSkips_andFindsFreshRot() throws Exception {
+        byte[] v1 = image(75, 50);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.backup("a", v1, BS, true);
+        }
+        assertThat(verifier(Duration.ofDays(30)).run(VerifyScope.all(), JobContext.NONE).blocksRead()).isEqualTo(50);
+        Set<Long> flipped = flipRecords(2, 19);
+        Verifier.Report windowed = verifier(Duration.ofDays(30)).run(VerifyScope.all(), JobContext.NONE);
+        assertThat(windowed.blocksSkippedRecent()).as("all found sound within the window").isEqualTo(50);
+        assertThat(windowed.badBlocks()).as("the windowed pass misses the fresh rot").isZero();
+        Verifier.Report full = verifier(Duration.ofDays(30)).run(VerifyScope.all(), true, JobContext.NONE);
+        assertThat(full.blocksRead()).isEqualTo(50);
+        assertThat(full.blocksSkippedRecent()).isZero();
+        assertThat(full.newlyBad()).isEqualTo(2);
+        assertThat(badPbns(harness.store().badBlocks())).isEqualTo(flipped);
     }
 
     @Test
