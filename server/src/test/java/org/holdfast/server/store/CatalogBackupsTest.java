@@ -138,4 +138,15 @@ class CatalogBackupsTest {
             assertThat(ok.list()).isEqualTo(List.of());
         }
     }
+
+    @Test
+    void open_newDirectory_isOwnerOnly_forItHoldsPasswordAndTokenHashes() throws Exception {
+        Path target = tmp.resolve("fresh-backups");
+        try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"));
+             CatalogBackups backups = CatalogBackups.open(target)) {
+            backups.create(db, "", 7);
+        }
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(target)))
+                .as("a new catalog backup directory must be 0700 like the data directory").isEqualTo("rwx------");
+    }
 }

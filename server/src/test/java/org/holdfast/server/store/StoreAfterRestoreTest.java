@@ -162,4 +162,45 @@ class StoreAfterRestoreTest {
         assertThat(StoreAfterRestore.holds(h, 77, BLOCK - 1)).isFalse();
         assertThat(StoreAfterRestore.holds(new byte[3], 77, BLOCK)).isFalse();
     }
+
+    @Test
+    void run_backupOfAnotherStore_sameLayout_refused_dataDirectoryUntouched() throws Exception {
+        // two appliances that stored the same number of raw blocks: same PBNs at the same offsets, other bytes
+        Path dataA = dir.resolve("a/data");
+        Path dataB = dir.resolve("b/data");
+        long[] pbns = new long[10];
+        try (MetadataDb db = MetadataDb.open(dir.resolve("a/catalog"));
+             CatalogBackups backups = CatalogBackups.open(dir.resolve("backups"))) {
+            try (DataStore store = DataStore.open(settings(dataA), db)) {
+                for (int i = 0; i < pbns.length; i++) {
+                    pbns[i] = append(store, i);
+                }
+                store.sync();
+            }
+            backups.create(db, "", 7);
+        }
+        try (MetadataDb db = MetadataDb.open(dir.resolve("b/catalog"));
+             DataStore store = DataStore.open(settings(dataB), db)) {
+            for (int i = 0; i < pbns.length; i++) {
+                assertThat(append(store, 700 + i)).isEqualTo(pbns[i]);
+            }
+            store.sync();
+        }
+        java.util.List<String> before;
+        try (var s = Files.list(dataB)) {
+            before = s.map(p -> p.getFileName().toString()).sorted().toList();
+        }
+        Path restored = dir.resolve("restored");
+        try (CatalogBackups backups = CatalogBackups.open(dir.resolve("backups"))) {
+            backups.restore(1, restored);
+        }
+        try (MetadataDb db = MetadataDb.open(restored)) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> StoreAfterRestore.run(dataB, db, null, null, dir.resolve("scratch")))
+                    .as("A's catalog over B's logs would point A's snapshots at B's blocks (and GC would free B's)")
+                    .isInstanceOf(StoreException.class).hasMessageContaining("another store");
+        }
+        try (var s = Files.list(dataB)) {
+            assertThat(s.map(p -> p.getFileName().toString()).sorted().toList()).isEqualTo(before);
+        }
+    }
 }
