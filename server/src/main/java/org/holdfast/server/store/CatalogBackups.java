@@ -48,7 +48,12 @@ public final class CatalogBackups implements AutoCloseable {
     private CatalogBackups(Path dir) {
         this.dir = dir;
         try {
+            boolean existed = Files.isDirectory(dir);
             Files.createDirectories(dir);
+            if (!existed) {
+                // it holds the users' password hashes and the token hashes: owner only, as a new data directory
+                DataDirectory.protect(dir, false);
+            }
         } catch (IOException e) {
             throw StoreException.translate(STORE, dir.toString(), null, e);
         }
@@ -198,6 +203,11 @@ public final class CatalogBackups implements AutoCloseable {
         try (RestoreOptions ro = new RestoreOptions(false)) {
             engine.restoreDbFromBackup(id, target.toString(), target.toString(), ro);
         } catch (RocksDBException e) {
+            if (MetadataDb.isCorruption(e)) {
+                // the backup's file failed its checksum: the running catalog is not what is damaged
+                throw new StoreException(STORE, dir.toString(), "backup " + id, "catalog backup " + id + " is damaged (" + e.getMessage()
+                        + "); restore another one (--backup-id, GET /api/v1/catalog/backups lists them)", e);
+            }
             throw MetadataDb.translate(STORE, dir.toString(), "backup " + id, e);
         }
     }
