@@ -69,6 +69,13 @@ public final class StoreAfterRestore {
         int backupLog = Bytes.getInt(dp, 0);
         long backupLength = Bytes.getLong(dp, 4);
         TreeMap<Integer, Path> local = DataStore.logFiles(logDir);
+        if (objects == null && LogArchive.inUse(db)) {
+            // without the bucket its logs' ids and PBNs are unknown: they would be handed out again
+            throw new CatalogRestoreRefusedException(db.path(), "the restored catalog's server archived its data logs to an object"
+                    + " store, but no object store settings were given: run catalog-restore again with --holdfast.store.backend=s3"
+                    + " and the server's --holdfast.store.s3.* settings");
+        }
+        RestoredCatalogOwnership.check(db, local); // before anything is written
         String nodeName = objects == null ? null : nodeName(db, node);
         TreeMap<Integer, TreeSet<Long>> archived = new TreeMap<>();
         if (objects != null) {

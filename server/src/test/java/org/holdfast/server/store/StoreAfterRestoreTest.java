@@ -197,10 +197,34 @@ class StoreAfterRestoreTest {
         try (MetadataDb db = MetadataDb.open(restored)) {
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> StoreAfterRestore.run(dataB, db, null, null, dir.resolve("scratch")))
                     .as("A's catalog over B's logs would point A's snapshots at B's blocks (and GC would free B's)")
-                    .isInstanceOf(StoreException.class).hasMessageContaining("another store");
+                    .isInstanceOf(CatalogRestoreRefusedException.class).hasMessageContaining("another store");
         }
         try (var s = Files.list(dataB)) {
             assertThat(s.map(p -> p.getFileName().toString()).sorted().toList()).isEqualTo(before);
+        }
+    }
+
+    @Test
+    void run_archivedStore_withoutObjectStoreSettings_refused_beforeAnythingIsWritten() throws Exception {
+        try (ArchiveFixture f = new ArchiveFixture(dir.resolve("old"));
+             CatalogBackups backups = CatalogBackups.open(dir.resolve("backups"))) {
+            LogArchive archive = f.archive("node-a", LogCache.Settings.defaults());
+            try (DataStore store = DataStore.open(f.settings(), f.db, archive)) {
+                ArchiveFixture.write(store, new byte[40][], 1);
+                archive.awaitUploads(60_000);
+                backups.create(f.db, "", 7);
+            } finally {
+                archive.close();
+            }
+            Path data = dir.resolve("new/data");
+            Path restored = dir.resolve("new/catalog");
+            backups.restore(1, restored);
+            try (MetadataDb db = MetadataDb.open(restored)) {
+                // the operator forgot --holdfast.store.backend=s3: the bucket's logs, ids and PBNs would go unseen
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> StoreAfterRestore.run(data, db, null, null, dir.resolve("scratch")))
+                        .isInstanceOf(CatalogRestoreRefusedException.class).hasMessageContaining("--holdfast.store.backend=s3");
+            }
+            assertThat(data).as("nothing written").doesNotExist();
         }
     }
 }
