@@ -227,4 +227,45 @@ class StoreAfterRestoreTest {
             assertThat(data).as("nothing written").doesNotExist();
         }
     }
+
+    @Test
+    void run_backupTakenInACompactionSwitch_staleIntentNeverSwapsInALaterCompactionsLeftover() throws Exception {
+        Path data = dir.resolve("data");
+        long[] early = new long[40];
+        int first;
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
+             CatalogBackups backups = CatalogBackups.open(dir.resolve("backups"))) {
+            try (DataStore store = DataStore.open(settings(data), db)) {
+                for (int i = 0; i < early.length; i++) {
+                    early[i] = append(store, i);
+                }
+                store.sync();
+            }
+            try (var s = Files.list(data)) {
+                first = s.mapToInt(p -> DataLog.parseId(p.getFileName().toString())).filter(id -> id >= 0).min().orElseThrow();
+            }
+            // the backup caught a compaction of the first log between its switch batch and the intent's clearing
+            try (MetadataBatch b = new MetadataBatch()) {
+                db.putMetaLong(b, Compactor.META_INTENT, first);
+                db.write(b, true);
+            }
+            backups.create(db, "", 7);
+        }
+        // later, the lost server died in another compaction of that log, before its switch: its copy is half written
+        Files.write(data.resolve(DataLog.fileName(first) + ".compact"), new byte[100]);
+        Path restored = dir.resolve("restored");
+        try (CatalogBackups backups = CatalogBackups.open(dir.resolve("backups"))) {
+            backups.restore(1, restored);
+        }
+        try (MetadataDb db = MetadataDb.open(restored)) {
+            StoreAfterRestore.run(data, db, null, null, dir.resolve("scratch"));
+            try (DataStore store = DataStore.open(settings(data), db)) {
+                StoredBlock b = new StoredBlock();
+                for (int i = 0; i < early.length; i++) {
+                    store.read(early[i], b);
+                    DataStoreFrameTest.assertBlock(b, early[i], i);
+                }
+            }
+        }
+    }
 }
