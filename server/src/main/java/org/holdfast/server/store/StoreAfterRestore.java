@@ -140,6 +140,9 @@ public final class StoreAfterRestore {
             Bytes.putLong(point, 4, DATA_LOG_HEADER_BYTES);
             db.put(b, MetadataDb.Column.META, MetadataDb.bytes(FormatVersions.META_DURABLE_POINT), point);
             db.putMetaLong(b, FormatVersions.META_PBN_RESERVED, Math.max(reservedBefore, reservedAfter));
+            // a compaction intent the backup caught is long carried out; kept, the next start would move a
+            // later compaction's leftover copy over the log the locations (relocated below) describe
+            db.delete(b, MetadataDb.Column.META, MetadataDb.bytes(Compactor.META_INTENT));
             db.write(b, true);
         }
         TreeSet<Integer> moved = new TreeSet<>(moved(db, local, archived, nodeName, objects));
