@@ -208,11 +208,10 @@ public final class CatalogRestoreTool {
 
     private static Integer backupId(String s) {
         try {
-            int v = Integer.parseInt(s.trim());
-            if (v < 1) {
+            if (!s.matches("[1-9][0-9]*")) { // no sign, blanks or leading zeros: the id exactly as the API lists it
                 throw new NumberFormatException();
             }
-            return v;
+            return Integer.parseInt(s);
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("--backup-id must be a backup id (a positive number), got '" + s + "'");
         }

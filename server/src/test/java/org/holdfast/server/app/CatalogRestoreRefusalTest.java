@@ -66,4 +66,25 @@ class CatalogRestoreRefusalTest {
                     .as("B's own catalog is back").isEqualTo(ownLocations);
         }
     }
+
+    @Test
+    void run_backupIdNotExactlyANumber_exit2_nothingRestored() throws Exception {
+        Path b = dir.resolve("b");
+        store(b, 2, 4);
+        try (MetadataDb db = MetadataDb.open(b.resolve("catalog"));
+             CatalogBackups backups = CatalogBackups.open(dir.resolve("backups"))) {
+            backups.create(db, "", 7);
+        }
+        for (String bad : new String[] {"+1", " 1", "01", "1 ", "0", "-1", "99999999999"}) {
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            int code = CatalogRestoreTool.run(new String[] {"--data-dir", b.toString(), "--from", dir.resolve("backups").toString(),
+                    "--backup-id", bad}, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                    new PrintStream(err, true, StandardCharsets.UTF_8), Clock.systemUTC());
+            assertThat(code).as("--backup-id '%s'", bad).isEqualTo(2);
+            assertThat(err.toString(StandardCharsets.UTF_8)).contains("--backup-id must be");
+        }
+        try (var s = Files.list(b)) {
+            assertThat(s.map(p -> p.getFileName().toString())).noneMatch(n -> n.startsWith("catalog.before-restore"));
+        }
+    }
 }
