@@ -119,6 +119,7 @@ public final class CatalogBackups implements AutoCloseable {
         if (keep < 1) {
             throw new IllegalArgumentException("keep at least one catalog backup, got " + keep);
         }
+        requireOpen();
         try {
             long before = bytesOnDisk();
             engine.createNewBackupWithMetadata(db.rocks(), metadata, true);
@@ -132,6 +133,7 @@ public final class CatalogBackups implements AutoCloseable {
 
     /** The backups, oldest first. */
     public synchronized List<Info> list() {
+        requireOpen();
         List<Info> out = new ArrayList<>();
         for (BackupInfo b : engine.getBackupInfo()) {
             out.add(new Info(b.backupId(), b.timestamp(), b.size(), b.numberFiles(), b.appMetadata()));
@@ -187,6 +189,7 @@ public final class CatalogBackups implements AutoCloseable {
      * server's catalog directory, moved aside first). Every file's checksum is checked on the way.
      */
     public synchronized void restore(int id, Path target) {
+        requireOpen();
         require(id);
         try {
             if (Files.exists(target)) {
@@ -209,6 +212,14 @@ public final class CatalogBackups implements AutoCloseable {
                         + "); restore another one (--backup-id, GET /api/v1/catalog/backups lists them)", e);
             }
             throw MetadataDb.translate(STORE, dir.toString(), "backup " + id, e);
+        }
+    }
+
+    /** A call after close (a backup queued behind one the stop waited for) must not reach the freed native engine. */
+    private void requireOpen() {
+        if (closed) {
+            throw new StoreException(STORE, dir.toString(), null, "the catalog backups are closed: the server is stopping;"
+                    + " start the backup again once it runs", null);
         }
     }
 

@@ -170,4 +170,14 @@ class CatalogBackupsTest {
                     .hasMessageContaining("backup 1").hasMessageNotContaining(MetadataDb.REPAIR_HINT);
         }
     }
+
+    @Test
+    void create_afterClose_refusedClearly_notOnTheFreedEngine() {
+        try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"))) {
+            CatalogBackups backups = CatalogBackups.open(tmp.resolve("backups"));
+            backups.close(); // the server stopping, a second backup still queued in the job lane
+            assertThatThrownBy(() -> backups.create(db, "", 7)).isInstanceOf(StoreException.class).hasMessageContaining("closed");
+            assertThatThrownBy(backups::list).isInstanceOf(StoreException.class);
+        }
+    }
 }
