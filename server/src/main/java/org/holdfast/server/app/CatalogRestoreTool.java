@@ -16,6 +16,7 @@ import org.holdfast.server.catalog.CatalogBackupJobs;
 import org.holdfast.server.gc.GcMetadataRebuild;
 import org.holdfast.server.gc.OfflineProperties;
 import org.holdfast.server.store.CatalogBackups;
+import org.holdfast.server.store.CatalogRestoreRefusedException;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.StoreAfterRestore;
@@ -174,6 +175,11 @@ public final class CatalogRestoreTool {
             out.println("next: start the server, then check it: holdfast-server fsck " + dd.root());
             out.println("result: restored");
             return 0;
+        } catch (CatalogRestoreRefusedException e) {
+            // nothing was written yet: the catalog that was here goes back (a server started on a misfit one would free blocks)
+            err.println("catalog-restore: " + e.getMessage());
+            putBack(catalogDir, aside, err);
+            return 3;
         } catch (RuntimeException e) {
             err.println("catalog-restore: failed after the catalog was restored (" + e.getMessage() + "); the restored catalog is in "
                     + catalogDir + (aside == null ? "" : ", the previous one in " + aside) + "; fix the cause and run catalog-restore again");
@@ -202,11 +208,10 @@ public final class CatalogRestoreTool {
 
     private static Integer backupId(String s) {
         try {
-            int v = Integer.parseInt(s.trim());
-            if (v < 1) {
+            if (!s.matches("[1-9][0-9]*")) { // no sign, blanks or leading zeros: the id exactly as the API lists it
                 throw new NumberFormatException();
             }
-            return v;
+            return Integer.parseInt(s);
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("--backup-id must be a backup id (a positive number), got '" + s + "'");
         }

@@ -48,7 +48,12 @@ public final class CatalogBackups implements AutoCloseable {
     private CatalogBackups(Path dir) {
         this.dir = dir;
         try {
+            boolean existed = Files.isDirectory(dir);
             Files.createDirectories(dir);
+            if (!existed) {
+                // it holds the users' password hashes and the token hashes: owner only, as a new data directory
+                DataDirectory.protect(dir, false);
+            }
         } catch (IOException e) {
             throw StoreException.translate(STORE, dir.toString(), null, e);
         }
@@ -114,6 +119,7 @@ public final class CatalogBackups implements AutoCloseable {
         if (keep < 1) {
             throw new IllegalArgumentException("keep at least one catalog backup, got " + keep);
         }
+        requireOpen();
         try {
             long before = bytesOnDisk();
             engine.createNewBackupWithMetadata(db.rocks(), metadata, true);
@@ -127,6 +133,7 @@ public final class CatalogBackups implements AutoCloseable {
 
     /** The backups, oldest first. */
     public synchronized List<Info> list() {
+        requireOpen();
         List<Info> out = new ArrayList<>();
         for (BackupInfo b : engine.getBackupInfo()) {
             out.add(new Info(b.backupId(), b.timestamp(), b.size(), b.numberFiles(), b.appMetadata()));
@@ -182,6 +189,7 @@ public final class CatalogBackups implements AutoCloseable {
      * server's catalog directory, moved aside first). Every file's checksum is checked on the way.
      */
     public synchronized void restore(int id, Path target) {
+        requireOpen();
         require(id);
         try {
             if (Files.exists(target)) {
@@ -198,7 +206,20 @@ public final class CatalogBackups implements AutoCloseable {
         try (RestoreOptions ro = new RestoreOptions(false)) {
             engine.restoreDbFromBackup(id, target.toString(), target.toString(), ro);
         } catch (RocksDBException e) {
+            if (MetadataDb.isCorruption(e)) {
+                // the backup's file failed its checksum: the running catalog is not what is damaged
+                throw new StoreException(STORE, dir.toString(), "backup " + id, "catalog backup " + id + " is damaged (" + e.getMessage()
+                        + "); restore another one (--backup-id, GET /api/v1/catalog/backups lists them)", e);
+            }
             throw MetadataDb.translate(STORE, dir.toString(), "backup " + id, e);
+        }
+    }
+
+    /** A call after close (a backup queued behind one the stop waited for) must not reach the freed native engine. */
+    private void requireOpen() {
+        if (closed) {
+            throw new StoreException(STORE, dir.toString(), null, "the catalog backups are closed: the server is stopping;"
+                    + " start the backup again once it runs", null);
         }
     }
 

@@ -239,7 +239,7 @@ public final class MetadataDb implements AutoCloseable {
         return StoreException.translate(store, path, key, e);
     }
 
-    private static boolean isCorruption(RocksDBException e) {
+    static boolean isCorruption(RocksDBException e) {
         return (e.getStatus() != null && e.getStatus().getCode() == org.rocksdb.Status.Code.Corruption)
                 || String.valueOf(e.getMessage()).startsWith("Corruption:");
     }

@@ -69,6 +69,13 @@ public final class StoreAfterRestore {
         int backupLog = Bytes.getInt(dp, 0);
         long backupLength = Bytes.getLong(dp, 4);
         TreeMap<Integer, Path> local = DataStore.logFiles(logDir);
+        if (objects == null && LogArchive.inUse(db)) {
+            // without the bucket its logs' ids and PBNs are unknown: they would be handed out again
+            throw new CatalogRestoreRefusedException(db.path(), "the restored catalog's server archived its data logs to an object"
+                    + " store, but no object store settings were given: run catalog-restore again with --holdfast.store.backend=s3"
+                    + " and the server's --holdfast.store.s3.* settings");
+        }
+        RestoredCatalogOwnership.check(db, local); // before anything is written
         String nodeName = objects == null ? null : nodeName(db, node);
         TreeMap<Integer, TreeSet<Long>> archived = new TreeMap<>();
         if (objects != null) {
@@ -133,6 +140,9 @@ public final class StoreAfterRestore {
             Bytes.putLong(point, 4, DATA_LOG_HEADER_BYTES);
             db.put(b, MetadataDb.Column.META, MetadataDb.bytes(FormatVersions.META_DURABLE_POINT), point);
             db.putMetaLong(b, FormatVersions.META_PBN_RESERVED, Math.max(reservedBefore, reservedAfter));
+            // a compaction intent the backup caught is long carried out; kept, the next start would move a
+            // later compaction's leftover copy over the log the locations (relocated below) describe
+            db.delete(b, MetadataDb.Column.META, MetadataDb.bytes(Compactor.META_INTENT));
             db.write(b, true);
         }
         TreeSet<Integer> moved = new TreeSet<>(moved(db, local, archived, nodeName, objects));

@@ -138,4 +138,46 @@ class CatalogBackupsTest {
             assertThat(ok.list()).isEqualTo(List.of());
         }
     }
+
+    @Test
+    void open_newDirectory_isOwnerOnly_forItHoldsPasswordAndTokenHashes() throws Exception {
+        Path target = tmp.resolve("fresh-backups");
+        try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"));
+             CatalogBackups backups = CatalogBackups.open(target)) {
+            backups.create(db, "", 7);
+        }
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(target)))
+                .as("a new catalog backup directory must be 0700 like the data directory").isEqualTo("rwx------");
+    }
+
+    @Test
+    void restore_damagedBackupFile_blamesTheBackup_notTheCatalog() throws Exception {
+        try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"));
+             CatalogBackups backups = CatalogBackups.open(tmp.resolve("backups"))) {
+            for (long i = 1; i <= 2000; i++) {
+                commit(db, i, new byte[100]);
+            }
+            backups.create(db, "", 7);
+            Path sst;
+            try (var s = Files.walk(tmp.resolve("backups/shared_checksum"))) {
+                sst = s.filter(p -> p.toString().endsWith(".sst")).findFirst().orElseThrow();
+            }
+            byte[] b = Files.readAllBytes(sst);
+            b[b.length / 3] ^= 0x55; // bit rot on the backup disk
+            Files.write(sst, b);
+            assertThatThrownBy(() -> backups.restore(1, tmp.resolve("restored")))
+                    .as("the live catalog is fine: the operator must be sent to another backup, not told to replace the catalog")
+                    .hasMessageContaining("backup 1").hasMessageNotContaining(MetadataDb.REPAIR_HINT);
+        }
+    }
+
+    @Test
+    void create_afterClose_refusedClearly_notOnTheFreedEngine() {
+        try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"))) {
+            CatalogBackups backups = CatalogBackups.open(tmp.resolve("backups"));
+            backups.close(); // the server stopping, a second backup still queued in the job lane
+            assertThatThrownBy(() -> backups.create(db, "", 7)).isInstanceOf(StoreException.class).hasMessageContaining("closed");
+            assertThatThrownBy(backups::list).isInstanceOf(StoreException.class);
+        }
+    }
 }

@@ -162,4 +162,110 @@ class StoreAfterRestoreTest {
         assertThat(StoreAfterRestore.holds(h, 77, BLOCK - 1)).isFalse();
         assertThat(StoreAfterRestore.holds(new byte[3], 77, BLOCK)).isFalse();
     }
+
+    @Test
+    void run_backupOfAnotherStore_sameLayout_refused_dataDirectoryUntouched() throws Exception {
+        // two appliances that stored the same number of raw blocks: same PBNs at the same offsets, other bytes
+        Path dataA = dir.resolve("a/data");
+        Path dataB = dir.resolve("b/data");
+        long[] pbns = new long[10];
+        try (MetadataDb db = MetadataDb.open(dir.resolve("a/catalog"));
+             CatalogBackups backups = CatalogBackups.open(dir.resolve("backups"))) {
+            try (DataStore store = DataStore.open(settings(dataA), db)) {
+                for (int i = 0; i < pbns.length; i++) {
+                    pbns[i] = append(store, i);
+                }
+                store.sync();
+            }
+            backups.create(db, "", 7);
+        }
+        try (MetadataDb db = MetadataDb.open(dir.resolve("b/catalog"));
+             DataStore store = DataStore.open(settings(dataB), db)) {
+            for (int i = 0; i < pbns.length; i++) {
+                assertThat(append(store, 700 + i)).isEqualTo(pbns[i]);
+            }
+            store.sync();
+        }
+        java.util.List<String> before;
+        try (var s = Files.list(dataB)) {
+            before = s.map(p -> p.getFileName().toString()).sorted().toList();
+        }
+        Path restored = dir.resolve("restored");
+        try (CatalogBackups backups = CatalogBackups.open(dir.resolve("backups"))) {
+            backups.restore(1, restored);
+        }
+        try (MetadataDb db = MetadataDb.open(restored)) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> StoreAfterRestore.run(dataB, db, null, null, dir.resolve("scratch")))
+                    .as("A's catalog over B's logs would point A's snapshots at B's blocks (and GC would free B's)")
+                    .isInstanceOf(CatalogRestoreRefusedException.class).hasMessageContaining("another store");
+        }
+        try (var s = Files.list(dataB)) {
+            assertThat(s.map(p -> p.getFileName().toString()).sorted().toList()).isEqualTo(before);
+        }
+    }
+
+    @Test
+    void run_archivedStore_withoutObjectStoreSettings_refused_beforeAnythingIsWritten() throws Exception {
+        try (ArchiveFixture f = new ArchiveFixture(dir.resolve("old"));
+             CatalogBackups backups = CatalogBackups.open(dir.resolve("backups"))) {
+            LogArchive archive = f.archive("node-a", LogCache.Settings.defaults());
+            try (DataStore store = DataStore.open(f.settings(), f.db, archive)) {
+                ArchiveFixture.write(store, new byte[40][], 1);
+                archive.awaitUploads(60_000);
+                backups.create(f.db, "", 7);
+            } finally {
+                archive.close();
+            }
+            Path data = dir.resolve("new/data");
+            Path restored = dir.resolve("new/catalog");
+            backups.restore(1, restored);
+            try (MetadataDb db = MetadataDb.open(restored)) {
+                // the operator forgot --holdfast.store.backend=s3: the bucket's logs, ids and PBNs would go unseen
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> StoreAfterRestore.run(data, db, null, null, dir.resolve("scratch")))
+                        .isInstanceOf(CatalogRestoreRefusedException.class).hasMessageContaining("--holdfast.store.backend=s3");
+            }
+            assertThat(data).as("nothing written").doesNotExist();
+        }
+    }
+
+    @Test
+    void run_backupTakenInACompactionSwitch_staleIntentNeverSwapsInALaterCompactionsLeftover() throws Exception {
+        Path data = dir.resolve("data");
+        long[] early = new long[40];
+        int first;
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
+             CatalogBackups backups = CatalogBackups.open(dir.resolve("backups"))) {
+            try (DataStore store = DataStore.open(settings(data), db)) {
+                for (int i = 0; i < early.length; i++) {
+                    early[i] = append(store, i);
+                }
+                store.sync();
+            }
+            try (var s = Files.list(data)) {
+                first = s.mapToInt(p -> DataLog.parseId(p.getFileName().toString())).filter(id -> id >= 0).min().orElseThrow();
+            }
+            // the backup caught a compaction of the first log between its switch batch and the intent's clearing
+            try (MetadataBatch b = new MetadataBatch()) {
+                db.putMetaLong(b, Compactor.META_INTENT, first);
+                db.write(b, true);
+            }
+            backups.create(db, "", 7);
+        }
+        // later, the lost server died in another compaction of that log, before its switch: its copy is half written
+        Files.write(data.resolve(DataLog.fileName(first) + ".compact"), new byte[100]);
+        Path restored = dir.resolve("restored");
+        try (CatalogBackups backups = CatalogBackups.open(dir.resolve("backups"))) {
+            backups.restore(1, restored);
+        }
+        try (MetadataDb db = MetadataDb.open(restored)) {
+            StoreAfterRestore.run(data, db, null, null, dir.resolve("scratch"));
+            try (DataStore store = DataStore.open(settings(data), db)) {
+                StoredBlock b = new StoredBlock();
+                for (int i = 0; i < early.length; i++) {
+                    store.read(early[i], b);
+                    DataStoreFrameTest.assertBlock(b, early[i], i);
+                }
+            }
+        }
+    }
 }
