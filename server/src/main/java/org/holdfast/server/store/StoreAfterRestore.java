@@ -289,6 +289,12 @@ public final class StoreAfterRestore {
             byte[] header = null;
             if (local.containsKey(id)) {
                 header = headerAt(local.get(id), l[0]);
+                if (objects != null && !uploadRecordNames(db, id, LogArchive.epochOf(local.get(id)))) {
+                    // rewritten since the backup though its named records stayed in place (compaction
+                    // dropped only later ones): the restored upload record names an object the
+                    // compaction deleted, which the server would fetch once its cache lets the file go
+                    header = null;
+                }
             } else if (nodeName != null) {
                 byte[] v = db.get(MetadataDb.Column.META, MetadataDb.bytes(LogArchive.uploadedKey(id)));
                 TreeSet<Long> epochs = archived.get(id);
@@ -307,6 +313,12 @@ public final class StoreAfterRestore {
             }
         }
         return missing;
+    }
+
+    /** Whether log {@code id} has no upload record (never archived) or one that names {@code epoch}. */
+    private static boolean uploadRecordNames(MetadataDb db, int id, long epoch) {
+        byte[] v = db.get(MetadataDb.Column.META, MetadataDb.bytes(LogArchive.uploadedKey(id)));
+        return v == null || v.length >= 8 && Bytes.getLong(v, 0) == epoch;
     }
 
     /** A record header and the first two stored bytes (a frame's member map span). */

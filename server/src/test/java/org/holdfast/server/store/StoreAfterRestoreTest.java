@@ -152,6 +152,68 @@ class StoreAfterRestoreTest {
         }
     }
 
+    /**
+     * The same disk (its logs still there), an archived log rewritten after the backup by a compaction
+     * that dropped only records freed before it, behind the last one it names: those stay where they were, but
+     * the restored upload record names the object the compaction deleted. It must name the local copy's
+     * epoch (or none, so that the server uploads it), never the deleted object.
+     */
+    @Test
+    void run_s3_sameDisk_logRewrittenBehindItsNamedRecords_uploadRecordNamesTheLocalCopy() throws Exception {
+        try (ArchiveFixture f = new ArchiveFixture(dir.resolve("same"));
+             CatalogBackups backups = CatalogBackups.open(dir.resolve("backups"))) {
+            LogArchive archive = f.archive("node-a", LogCache.Settings.defaults());
+            int log;
+            try (DataStore store = DataStore.open(f.settings(), f.db, archive)) {
+                ArchiveFixture.write(store, new byte[40][], 3); // seals logs of 15 blocks each
+                archive.awaitUploads(60_000);
+                java.util.TreeMap<Long, Long> byOffset = new java.util.TreeMap<>(); // of the first archived log
+                int[] first = {-1};
+                store.locations().forEach((pbn, logId, offset, len, fps, fpOff) -> {
+                    if (archive.isUploaded(logId) && (first[0] < 0 || logId < first[0])) {
+                        first[0] = logId;
+                        byOffset.clear();
+                    }
+                    if (logId == first[0]) {
+                        byOffset.put(offset, pbn);
+                    }
+                    return true;
+                });
+                log = first[0];
+                assertThat(byOffset).hasSizeGreaterThan(3);
+                // the log's last two records die before the backup, which so names none of them
+                long[] tail = {byOffset.lastEntry().getValue(), byOffset.lowerEntry(byOffset.lastKey()).getValue()};
+                store.forget(tail, tail.length);
+                backups.create(f.db, "", 7);
+                // after the backup a compaction drops them: every record the backup names stays in place
+                Compactor.Result r = new Compactor(store).run(1.0, Long.MAX_VALUE);
+                assertThat(r.logsRewritten()).as(r.toString()).isPositive();
+                archive.awaitUploads(60_000);
+            } finally {
+                archive.close();
+            }
+            Path data = f.settings().dir();
+            long localEpoch = LogArchive.epochOf(data.resolve(DataLog.fileName(log)));
+            Path restored = dir.resolve("same/restored-catalog");
+            backups.restore(1, restored);
+            try (MetadataDb db = MetadataDb.open(restored)) {
+                assertThat(uploadEpoch(db, log)).as("the backup's record names the old object").isNotEqualTo(localEpoch);
+                try (org.holdfast.server.store.object.ObjectStore objects =
+                             org.holdfast.server.store.object.S3ObjectStore.open(f.s3.settings("t/"))) {
+                    StoreAfterRestore.run(data, db, objects, "node-a", dir.resolve("scratch"));
+                }
+                Long after = uploadEpoch(db, log);
+                assertThat(after == null || after == localEpoch).as("upload record of log %d: %s, local copy's epoch %d", log, after, localEpoch)
+                        .isTrue();
+            }
+        }
+    }
+
+    private static Long uploadEpoch(MetadataDb db, int id) {
+        byte[] v = db.get(MetadataDb.Column.META, MetadataDb.bytes(LogArchive.uploadedKey(id)));
+        return v == null ? null : Bytes.getLong(v, 0);
+    }
+
     @Test
     void holds_recordHeaderAgainstLocation_acceptsTheRecord_rejectsAnotherPbnOrLength() {
         byte[] record = new byte[FormatVersions.RECORD_HEADER_BYTES + BLOCK];
