@@ -95,7 +95,9 @@ public final class CatalogRestoreTool {
             err.println(USAGE);
             return 2;
         }
-        try (CatalogBackups backups = CatalogBackups.open(from)) {
+        // the data directory's lock first: a running server is refused before the backups are opened
+        try (DataDirectory dd = DataDirectory.open(dataDir);
+             CatalogBackups backups = CatalogBackups.open(from)) {
             CatalogBackups.Info chosen;
             try {
                 chosen = backups.require(id);
@@ -103,9 +105,7 @@ public final class CatalogRestoreTool {
                 err.println("catalog-restore: " + e.getMessage() + "; nothing was changed");
                 return 2;
             }
-            try (DataDirectory dd = DataDirectory.open(dataDir)) {
-                return restore(dd, backups, chosen, s3, props.apply("holdfast.store.s3.node"), scratch, out, err, clock);
-            }
+            return restore(dd, backups, chosen, s3, props.apply("holdfast.store.s3.node"), scratch, out, err, clock);
         } catch (StoreException e) {
             err.println("catalog-restore: could not run: " + e.getMessage());
             return 3;
