@@ -61,13 +61,20 @@ class HttpsPortTest {
         tls.init(kmf.getKeyManagers(), null, null);
     }
 
+    /** What the fake server read from the agent, over all connections. */
+    private final java.io.ByteArrayOutputStream received = new java.io.ByteArrayOutputStream();
+
     /** A TLS server that reads what the agent says first; {@code http}: answers it as an HTTP server does. */
     private void start(boolean http) throws IOException {
         server = (SSLServerSocket) tls.getServerSocketFactory().createServerSocket(0, 8, InetAddress.getLoopbackAddress());
         acceptor = new Thread(() -> {
             while (!server.isClosed()) {
                 try (Socket s = server.accept()) {
-                    int n = s.getInputStream().read(new byte[4096]);
+                    byte[] got = new byte[4096];
+                    int n = s.getInputStream().read(got);
+                    if (n > 0) {
+                        received.write(got, 0, n);
+                    }
                     if (http && n > 0) {
                         s.getOutputStream().write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
                                 .getBytes(StandardCharsets.US_ASCII));
@@ -113,6 +120,17 @@ class HttpsPortTest {
         assertThat(r.exit()).as("%s", r).isEqualTo(3);
         assertThat(r.stderr()).contains("this is the server's HTTP port").doesNotContain("is not known");
         assertThat(known).doesNotExist();
+    }
+
+    @Test
+    void snapshots_unknownTlsServer_withAToken_receivesOnlyTheProbeByte_neverTheToken() throws Exception {
+        start(false);
+        AgentRun r = AgentRun.of("snapshots", "--server", address(), "--volume", "vm1", "--token", "hft_s3cret-never-sent",
+                "--known-servers", dir.resolve("known-servers").toString());
+        assertThat(r.exit()).as("%s", r).isEqualTo(2);
+        acceptor.join(200); // the fake has read what it will read once the agent closed
+        // the handshake finished only to recognise an HTTP port: no HELLO (it carries the token) went out
+        assertThat(received.toByteArray()).as("bytes an unverified server read").containsExactly(0);
     }
 
     @Test
