@@ -53,7 +53,9 @@ import org.junit.jupiter.api.io.TempDir;
  * stopped frees nothing and names it; with it back, two GC runs over REST free their blocks (each
  * forgotten by all four workers, as their metrics show) and compact logs in the object store. After
  * each run every retained snapshot restores byte for byte and fsck is clean, and a backup of a first
- * generation, whose blocks were freed, stores them again. One test, so the five JVMs start once.
+ * generation, whose blocks were freed, stores them again. Then a worker's host is lost with its disk:
+ * a new node with an empty disk takes over its id and range, the rebuild job teaches it what the lost
+ * worker held, and a repeat of that data stores almost nothing. One test, so the JVMs start once.
  */
 class ClusterProcessTest {
     private static final LogDir LOGS = new LogDir("ClusterProcessTest");
@@ -84,6 +86,8 @@ class ClusterProcessTest {
     private S3ProxyFixture s3;
     private ServerProcess master;
     private final List<ServerProcess> workers = new ArrayList<>();
+    private Path tokenFile;
+    private int clusterPort;
 
     @AfterEach
     void stop() throws IOException {
@@ -161,17 +165,24 @@ class ClusterProcessTest {
             Map<String, String> extra, LogDir logs) {
         List<CompletableFuture<ServerProcess>> starting = new ArrayList<>();
         for (int i = 0; i < count; i++) {
-            Map<String, String> p = new HashMap<>(extra);
-            p.put("holdfast.cluster.role", "worker");
-            p.put("holdfast.cluster.host", "127.0.0." + (3 + i));
-            p.put("holdfast.cluster.master", "127.0.0.2:" + clusterPort);
-            p.put("holdfast.cluster.master-fingerprint", master.fingerprint().toString());
-            p.put("holdfast.cluster.token-file", tokenFile.toString());
-            p.put("holdfast.store.s3.node", prefix + (i + 1));
-            Path dir = work.resolve(prefix + (i + 1));
-            starting.add(CompletableFuture.supplyAsync(() -> ServerProcess.startWithHeap(dir, "sungem", p, logs, "256m")));
+            String node = prefix + (i + 1);
+            String host = "127.0.0." + (3 + i);
+            starting.add(CompletableFuture.supplyAsync(() -> startWorker(work, master, clusterPort, tokenFile, node, host, extra, logs)));
         }
         return starting.stream().map(CompletableFuture::join).toList();
+    }
+
+    /** One worker process named {@code node}, connecting from {@code host}, data under {@code work/node}. */
+    private static ServerProcess startWorker(Path work, ServerProcess master, int clusterPort, Path tokenFile, String node, String host,
+            Map<String, String> extra, LogDir logs) {
+        Map<String, String> p = new HashMap<>(extra);
+        p.put("holdfast.cluster.role", "worker");
+        p.put("holdfast.cluster.host", host);
+        p.put("holdfast.cluster.master", "127.0.0.2:" + clusterPort);
+        p.put("holdfast.cluster.master-fingerprint", master.fingerprint().toString());
+        p.put("holdfast.cluster.token-file", tokenFile.toString());
+        p.put("holdfast.store.s3.node", node);
+        return ServerProcess.startWithHeap(work.resolve(node), "sungem", p, logs, "256m");
     }
 
     @Test
@@ -188,7 +199,8 @@ class ClusterProcessTest {
         // its third snapshot commit halts it (the first two are the dedup backups below)
         master = ServerProcess.startArmed(work.resolve("master"), "cluster", m, LOGS, KillPoints.COMMIT_AFTER_CATALOG_BATCH, 3);
         JsonNode issued = json(master.call("POST", "/api/v1/tokens", "{\"name\":\"cluster-workers\",\"role\":\"worker\"}"), 201);
-        Path tokenFile = Files.writeString(work.resolve("worker.token"), issued.get("token").asText() + "\n");
+        tokenFile = Files.writeString(work.resolve("worker.token"), issued.get("token").asText() + "\n");
+        this.clusterPort = clusterPort;
 
         workers.addAll(startWorkers(work, master, clusterPort, tokenFile, "worker-", WORKERS, SMALL_ENGINE, LOGS));
 
@@ -271,7 +283,89 @@ class ClusterProcessTest {
 
         // three agents at once, four generations, two GC runs through the four workers
         gcCyclesWithSeveralAgents(agent);
-        System.out.printf("[e2e] cluster GC phase %.1f s%n", (System.nanoTime() - t2) / 1e9);
+        long t3 = System.nanoTime();
+        System.out.printf("[e2e] cluster GC phase %.1f s%n", (t3 - t2) / 1e9);
+
+        // a worker's host lost for good: a new node takes over its id and range, rebuilt from the store
+        workerReplacedAndRebuilt(agent);
+        System.out.printf("[e2e] cluster replacement phase %.1f s%n", (System.nanoTime() - t3) / 1e9);
+    }
+
+    /**
+     * A worker's host is lost with its disk: the worker holding (nearly) all of a fresh image's index
+     * is SIGKILLed and its data directory deleted. An admin hands its worker id and PBN range to a new
+     * node, {@code worker-5} on 127.0.0.7 with an empty disk, which registers with the next epoch of that
+     * id; without its index the cluster would store the image again (the image went to one home
+     * worker). The rebuild job teaches the new node, from the master's store, the blocks no other
+     * worker answers; a repeat of the image (a fresh agent state: every block offered) then stores
+     * almost nothing, every committed snapshot restores, and fsck is clean.
+     */
+    private void workerReplacedAndRebuilt(AgentProcess agent) throws Exception {
+        int size = 16 * MIB;
+        long imageBlocks = size / BLOCK;
+        VolumeImage img = VolumeImage.generate(40, size).fill(0, size, Content.RANDOM);
+        Path file = img.writeTo(work.resolve("volume-replace.img"));
+        long[] before = storedPerWorker();
+        BackupSummary first = backup(agent, "vol-replace", file, "state-replace");
+        assertThat(first.newBlocks()).as("new data: %s", first).isGreaterThan(imageBlocks * 9 / 10);
+        committed.add(new Committed("vol-replace", first.snapshotId(), file));
+        long[] after = storedPerWorker();
+        int victim = 0;
+        for (int i = 1; i < WORKERS; i++) {
+            if (after[i] - before[i] > after[victim] - before[victim]) {
+                victim = i;
+            }
+        }
+        long share = after[victim] - before[victim];
+        assertThat(share).as("one worker holds most of the image (stored per worker %s -> %s)", java.util.Arrays.toString(before),
+                java.util.Arrays.toString(after)).isGreaterThan(imageBlocks / 2);
+
+        String lostNode = "worker-" + (victim + 1);
+        JsonNode lostItem = byNode(listed(), lostNode);
+        long id = lostItem.get("id").asLong();
+        ServerProcess lost = workers.get(victim);
+        assertThat(lost.kill()).as(lostNode + " ran until the kill").isTrue();
+        try (java.util.stream.Stream<Path> files = Files.walk(work.resolve(lostNode))) {
+            for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(f);
+            }
+        }
+        awaitWorkers(lostNode + " lost", l -> "lost".equals(byNode(l, lostNode).get("state").asText()));
+
+        JsonNode replaced = json(master.call("POST", "/api/v1/cluster/workers/" + id + "/replace", "{\"node\":\"worker-5\"}"), 200);
+        assertThat(replaced.get("nodeName").asText()).isEqualTo("worker-5");
+        assertThat(replaced.get("id").asLong()).isEqualTo(id);
+        ServerProcess replacement = startWorker(work, master, clusterPort, tokenFile, "worker-5", "127.0.0.7", SMALL_ENGINE, LOGS);
+        workers.set(victim, replacement);
+        JsonNode up = awaitWorkers("worker-5 up as worker " + id, l -> byNode(l, "worker-5") != null
+                && "up".equals(byNode(l, "worker-5").get("state").asText()));
+        JsonNode w5 = byNode(up, "worker-5");
+        assertThat(w5.get("id").asLong()).as("the replacement takes over the lost worker's id").isEqualTo(id);
+        assertThat(w5.get("pbnFirst").asText()).isEqualTo(lostItem.get("pbnFirst").asText());
+        assertThat(w5.get("pbnLimit").asText()).isEqualTo(lostItem.get("pbnLimit").asText());
+        assertThat(w5.get("epoch").asLong()).as("epochs of an id only grow").isGreaterThan(lostItem.get("epoch").asLong());
+        assertThat(byNode(up, lostNode)).as("the lost node is no longer listed").isNull();
+        assertThat(up.size()).isEqualTo(WORKERS);
+
+        JsonNode rebuild = master.runJob("/api/v1/cluster/workers/" + id + "/rebuild", Duration.ofMinutes(3));
+        assertThat(rebuild.get("state").asText()).as("rebuild: %s\n%s", rebuild, master.diagnostics()).isEqualTo("succeeded");
+        System.out.println("[e2e] cluster rebuild of worker " + id + ": " + rebuild.get("result"));
+        long stored = ObjectStoreE2eTest.metric(replacement, "holdfast_dedup_worker_stored");
+        assertThat(stored).as("the replacement learnt the lost worker's share of the image, and not everything").isGreaterThanOrEqualTo(share * 9 / 10);
+
+        BackupSummary again = backup(agent, "vol-replace-again", file, "state-replace-again");
+        assertThat(again.newBlocks()).as("the replacement answers what the lost worker held: %s", again).isLessThan(imageBlocks / 50);
+        committed.add(new Committed("vol-replace-again", again.snapshotId(), file));
+        assertCommittedRestoreAndFsckIsClean("after the replacement and its rebuild");
+    }
+
+    /** Each worker's stored fingerprints (its metric), in the order of {@link #workers}. */
+    private long[] storedPerWorker() {
+        long[] stored = new long[WORKERS];
+        for (int i = 0; i < WORKERS; i++) {
+            stored[i] = ObjectStoreE2eTest.metric(workers.get(i), "holdfast_dedup_worker_stored");
+        }
+        return stored;
     }
 
     /** Every snapshot committed so far, with the image it must restore to. */
