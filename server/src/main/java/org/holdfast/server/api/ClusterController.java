@@ -16,6 +16,7 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.PutMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
@@ -127,8 +128,13 @@ public class ClusterController {
         }
         long bound = node.rebindWorker(id, t.id()).workerId();
         request.setAttribute(AuditFilter.TARGET_ATTRIBUTE, "worker:" + bound + " token:" + t.id());
-        return node.workers().stream().filter(w -> w.workerId() == bound).findFirst().map(w -> item(w, true))
-                .orElseThrow(() -> new UnknownWorkerException(bound));
+        return adminItem(bound);
+    }
+
+    /** Worker {@code id} as an admin sees it in the list, after a change. */
+    private WorkerItem adminItem(long id) {
+        return node.workers().stream().filter(w -> w.workerId() == id).findFirst().map(w -> item(w, true))
+                .orElseThrow(() -> new UnknownWorkerException(id));
     }
 
     /**
@@ -142,5 +148,31 @@ public class ClusterController {
     public ResponseEntity<Void> removeWorker(@PathVariable long id) {
         node.removeWorker(id);
         return ResponseEntity.noContent().build();
+    }
+
+    /** The node that takes a lost worker over: its {@code holdfast.store.s3.node}. */
+    public record ReplaceRequest(String node) {
+    }
+
+    /**
+     * Hands a lost worker's id and PBN range to another node (admin; its host died for good): 200
+     * with the worker, now named {@code node}, bound to no token, still lost; the next worker token
+     * that registers {@code node} binds it and gets the epoch one higher. The old node's name is
+     * forgotten: if it comes back it registers as a new worker. 400 {@code invalid-request} without
+     * {@code node} or for a malformed one; 404 {@code unknown-worker}; 409 {@code worker-connected}
+     * while the master holds its connection, {@code node-name-taken} if a worker holds {@code node}
+     * (this one too), {@code not-a-master}. Nothing changes on a refusal.
+     */
+    @Audited("cluster.worker.replace")
+    @PostMapping("/api/v1/cluster/workers/{id}/replace")
+    public WorkerItem replaceWorker(@PathVariable long id, @RequestBody(required = false) ReplaceRequest body,
+                                    HttpServletRequest request) {
+        if (body == null || body.node() == null || body.node().isBlank()) {
+            throw new IllegalArgumentException("node is required: the node name (holdfast.store.s3.node) of the host that takes worker "
+                    + id + " over");
+        }
+        WorkerRecord r = node.replaceWorker(id, body.node());
+        request.setAttribute(AuditFilter.TARGET_ATTRIBUTE, "worker:" + r.workerId() + " node:" + r.nodeName());
+        return adminItem(r.workerId());
     }
 }

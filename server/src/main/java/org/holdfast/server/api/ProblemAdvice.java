@@ -209,10 +209,14 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
         return problem(HttpStatus.CONFLICT, ProblemTypes.WORKER_CONNECTED, "Worker connected", e.getMessage());
     }
 
-    /** Over REST only a rebind reaches the registry's refusals: the token's node limit. */
+    /** Over REST a rebind reaches the registry's refusals (the token's node limit), and a replacement (the new node name). */
     @ExceptionHandler(org.holdfast.server.cluster.RegistrationRefusedException.class)
     ProblemDetail registrationRefused(org.holdfast.server.cluster.RegistrationRefusedException e) {
-        return problem(HttpStatus.CONFLICT, ProblemTypes.TOKEN_NODE_LIMIT, "Token node limit", e.getMessage());
+        return switch (e.reason()) {
+            case INVALID_NODE_NAME -> problem(HttpStatus.BAD_REQUEST, ProblemTypes.INVALID_REQUEST, "Invalid request", e.getMessage());
+            case NODE_CONFLICT -> problem(HttpStatus.CONFLICT, ProblemTypes.NODE_NAME_TAKEN, "Node name taken", e.getMessage());
+            default -> problem(HttpStatus.CONFLICT, ProblemTypes.TOKEN_NODE_LIMIT, "Token node limit", e.getMessage());
+        };
     }
 
     @ExceptionHandler(JobsClosedException.class)

@@ -52,8 +52,10 @@ public final class ProblemTypes {
     public static final URI NOT_ON_A_WORKER = URI.create("urn:holdfast:problem:not-on-a-worker");
     /** 404: no worker with that id is registered with this master. */
     public static final URI UNKNOWN_WORKER = URI.create("urn:holdfast:problem:unknown-worker");
-    /** 409: the worker is connected; stop it before removing it. */
+    /** 409: the worker is connected; stop it before removing or replacing it. */
     public static final URI WORKER_CONNECTED = URI.create("urn:holdfast:problem:worker-connected");
+    /** 409: a replacement names a node that a worker holds already (another worker, or the one replaced). */
+    public static final URI NODE_NAME_TAKEN = URI.create("urn:holdfast:problem:node-name-taken");
     /** 409: the worker token is bound to as many nodes as holdfast.cluster.max-nodes-per-token allows. */
     public static final URI TOKEN_NODE_LIMIT = URI.create("urn:holdfast:problem:token-node-limit");
     /** 500: a failure the server did not expect; the server log has the details. */

@@ -78,6 +78,18 @@ public final class ClusterNode {
     }
 
     /**
+     * Hands a lost worker's id and range to another node name, on a master ({@link WorkerRegistry#replace}).
+     *
+     * @throws NotAMasterException on a standalone server or a worker
+     */
+    public WorkerRecord replaceWorker(long workerId, String newNodeName) {
+        if (registry == null) {
+            throw new NotAMasterException(role, clusterAddress);
+        }
+        return registry.replace(workerId, newNodeName);
+    }
+
+    /**
      * Binds a worker to another worker token, on a master ({@link WorkerRegistry#rebind}).
      *
      * @throws NotAMasterException on a standalone server or a worker

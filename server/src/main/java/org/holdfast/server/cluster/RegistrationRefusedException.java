@@ -6,7 +6,7 @@ public final class RegistrationRefusedException extends RuntimeException {
     public enum Reason {
         /** The node name is empty or has characters outside {@code [A-Za-z0-9._-]}. */
         INVALID_NODE_NAME,
-        /** Another live connection holds this node name. */
+        /** Another live connection holds this node name (for a replacement: another worker, or the worker itself). */
         NODE_CONFLICT,
         /** The node is bound to another token than the one registering it (a stolen or mixed-up token). */
         TOKEN_MISMATCH,

@@ -43,6 +43,15 @@ public record WorkerRecord(long workerId, String nodeName, long epoch, PbnRange 
     }
 
     /**
+     * The same worker taken over by node {@code newNode} (an admin replacing a lost host): id, range
+     * and epoch stay, the binding is cleared so that the replacement's token binds it at its first
+     * registration, which raises the epoch as every registration does.
+     */
+    WorkerRecord replacedBy(String newNode) {
+        return new WorkerRecord(workerId, newNode, epoch, range, firstRegisteredMillis, lastRegisteredMillis, "");
+    }
+
+    /**
      * The same worker registered again at {@code nowMillis} by token {@code by}: epoch + 1, same id
      * and range, bound to {@code by} if it was not bound.
      */

@@ -25,7 +25,8 @@ import java.util.regex.Pattern;
  * take over another node's id, range and dedup role, and one token registers at most
  * {@link MembershipSettings#maxNodesPerToken()} node names, so it cannot take range after range. A
  * record stored before bindings existed binds to the next token that registers it. Only an admin
- * moves a binding ({@link #rebind}, to rotate a worker's token) or ends it ({@link #remove}).
+ * moves a binding ({@link #rebind}, to rotate a worker's token) or ends it ({@link #remove}, or
+ * {@link #replace}, which hands a lost worker's id and range to another node name).
  *
  * <p>A second connection for a node that is connected and not lost is refused: two processes
  * configured with one node name would otherwise write into one range. A node whose connection went
@@ -243,6 +244,56 @@ public final class WorkerRegistry {
         byId.remove(workerId);
         byNode.remove(m.record.nodeName());
         return m.record;
+    }
+
+    /**
+     * Hands worker {@code workerId}, whose host is lost, to node {@code newNodeName}: the record keeps
+     * the id, range and epoch, names the new node and is bound to no token, so the next worker token
+     * that registers {@code newNodeName} binds it (within its node limit), as at a first registration,
+     * and gets the epoch one higher. The old node's name is unknown from then on: should it come back
+     * it registers as a new worker (new id and range, epoch 1) and starts its index over. The record
+     * is stored (synced) before this returns.
+     *
+     * @return the record as stored now
+     * @throws UnknownWorkerException if no such worker is registered
+     * @throws WorkerConnectedException while the master holds a connection of the worker, even a
+     *         silent one (it closes that after {@code lost-after}): that process could still answer
+     *         dedup calls under this id
+     * @throws RegistrationRefusedException {@code INVALID_NODE_NAME} for a malformed name,
+     *         {@code NODE_CONFLICT} for the worker's own node name or one another worker holds
+     */
+    public synchronized WorkerRecord replace(long workerId, String newNodeName) {
+        checkNodeName(newNodeName);
+        Member m = byId.get(workerId);
+        if (m == null) {
+            throw new UnknownWorkerException(workerId);
+        }
+        if (m.connected) {
+            throw new WorkerConnectedException(m.record, m.address, "only a lost worker is replaced: stop that process, or wait until"
+                    + " the master drops its silent connection (holdfast.cluster.lost-after), then replace it");
+        }
+        if (m.record.nodeName().equals(newNodeName)) {
+            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.NODE_CONFLICT, "worker " + workerId
+                    + " is node " + newNodeName + " already; a replacement names the new host's node (holdfast.store.s3.node there),"
+                    + " and the same node with another token needs a rebind (PUT /api/v1/cluster/workers/" + workerId + "/token)");
+        }
+        Member holder = byNode.get(newNodeName);
+        if (holder != null) {
+            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.NODE_CONFLICT, "node " + newNodeName
+                    + " is worker " + holder.record.workerId() + " already; give the new host a node name no worker has (GET"
+                    + " /api/v1/cluster/workers lists them), or remove worker " + holder.record.workerId() + " first");
+        }
+        WorkerRecord r = m.record.replacedBy(newNodeName);
+        store.put(r); // durable first; if this throws nothing changed
+        byNode.remove(m.record.nodeName());
+        byNode.put(newNodeName, m);
+        m.record = r;
+        // what the lost host reported is not the new host's
+        m.address = "";
+        m.load = WorkerLoad.NONE;
+        m.capacity = new WorkerCapacity(0, 0, 0);
+        m.softwareVersion = "";
+        return r;
     }
 
     /**

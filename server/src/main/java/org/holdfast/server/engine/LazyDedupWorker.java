@@ -34,9 +34,9 @@ public final class LazyDedupWorker implements DedupWorker {
 
     /**
      * Closes the engine if open and deletes its directory: the next call opens an empty index. For
-     * a worker the master registered as new (epoch 1): an index kept from an earlier membership
-     * could name PBNs the master freed after removing that membership, and answering one as a
-     * duplicate would lose data.
+     * a worker the master registered as new (epoch 1), or one whose index was built for another
+     * worker id ({@link #claimFor}): an index kept from an earlier membership could name PBNs the
+     * master freed after removing that membership, and answering one as a duplicate would lose data.
      */
     public synchronized void startOver() {
         if (engine != null) {
@@ -54,6 +54,26 @@ public final class LazyDedupWorker implements DedupWorker {
             throw new UncheckedIOException("cannot delete the earlier dedup index in " + dir + " (" + e.getMessage()
                     + "); delete that directory by hand before starting the worker", e);
         }
+    }
+
+    /**
+     * Readies the index to serve worker {@code workerId}, registered just now at {@code epoch}, before
+     * it serves any call of that registration: starts it over if it was not built for that worker
+     * ({@link IndexOwnerFile#mustStartOver}: epoch 1, or the owner file in the directory names another
+     * id), then records {@code workerId} as its owner. Without a directory only epoch 1 starts over.
+     *
+     * @return true if the index was started over
+     */
+    public synchronized boolean claimFor(long workerId, long epoch) {
+        IndexOwnerFile owner = dir == null ? null : new IndexOwnerFile(dir);
+        boolean over = owner == null ? epoch == 1 : owner.mustStartOver(workerId, epoch);
+        if (over) {
+            startOver();
+        }
+        if (owner != null) {
+            owner.write(workerId);
+        }
+        return over;
     }
 
     private synchronized DedupWorker engine() {

@@ -132,6 +132,10 @@ class ClusterApiTest {
             assertThat(busy.statusCode()).as(busy.body()).isEqualTo(409);
             assertThat(JSON.readTree(busy.body()).get("type").asText()).isEqualTo("urn:holdfast:problem:worker-connected");
             assertThat(JSON.readTree(busy.body()).get("detail").asText()).contains("stop the worker first");
+            // nor replaced
+            HttpResponse<String> live = call("POST", "/api/v1/cluster/workers/1/replace", admin, "{\"node\":\"w-api-2\"}");
+            assertThat(live.statusCode()).as(live.body()).isEqualTo(409);
+            assertThat(JSON.readTree(live.body()).get("type").asText()).isEqualTo("urn:holdfast:problem:worker-connected");
 
             // last while connected: a rebind ends the worker's connection on the old token at its next heartbeat
             rebind_workerToAnotherWorkerToken_onlyAValidWorkerTokenOfAnAdmin(admin, workerToken);
@@ -142,6 +146,8 @@ class ClusterApiTest {
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> JSON.readTree(call("GET", "/api/v1/cluster/workers",
                 TestTokens.issue(ctx, Role.VIEWER), null).body()).get(0).get("state").asText().equals("lost"));
+
+        replace_lostWorkerWithANewNode_onlyByAnAdminAndOnlyToAFreeValidName(admin);
 
         // removing it: admin only; an unknown id is a 404 problem; afterwards the list is empty
         assertThat(call("DELETE", "/api/v1/cluster/workers/1", TestTokens.issue(ctx, Role.OPERATOR), null).statusCode()).isEqualTo(403);
@@ -210,5 +216,36 @@ class ClusterApiTest {
         assertThat(rebinds).contains("ok worker:1 token:" + nextId, "denied worker:1", "failed worker:1", "failed worker:99");
         // back to the token in the worker's file
         assertThat(call("PUT", path, admin, "{\"tokenId\":\"" + oldId + "\"}").statusCode()).isEqualTo(200);
+    }
+
+    /** Part of the test above (it needs worker 1, lost): handing it to a new node over REST, and every refusal changing nothing. */
+    private static void replace_lostWorkerWithANewNode_onlyByAnAdminAndOnlyToAFreeValidName(String admin) throws Exception {
+        String path = "/api/v1/cluster/workers/1/replace";
+        assertThat(call("POST", path, TestTokens.issue(ctx, Role.OPERATOR), "{\"node\":\"w-api-2\"}").statusCode()).isEqualTo(403);
+        for (String[] bad : new String[][] {{path, "{}", "400", "invalid-request", "node is required"},
+                {path, "{\"node\":\"w api\"}", "400", "invalid-request", "holdfast.store.s3.node"},
+                {path, "{\"node\":\"w-api\"}", "409", "node-name-taken", "is node w-api already"},
+                {"/api/v1/cluster/workers/99/replace", "{\"node\":\"w-api-2\"}", "404", "unknown-worker", "99"}}) {
+            HttpResponse<String> r = call("POST", bad[0], admin, bad[1]);
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(Integer.parseInt(bad[2]));
+            assertThat(JSON.readTree(r.body()).get("type").asText()).isEqualTo("urn:holdfast:problem:" + bad[3]);
+            assertThat(JSON.readTree(r.body()).get("detail").asText()).contains(bad[4]);
+        }
+        assertThat(JSON.readTree(call("GET", "/api/v1/cluster/workers", admin, null).body()).get(0).get("nodeName").asText())
+                .as("nothing changed by the refusals").isEqualTo("w-api");
+
+        HttpResponse<String> ok = call("POST", path, admin, "{\"node\":\"w-api-2\"}");
+        assertThat(ok.statusCode()).as(ok.body()).isEqualTo(200);
+        JsonNode w = JSON.readTree(ok.body());
+        assertThat(w.get("id").asLong()).isEqualTo(1);
+        assertThat(w.get("nodeName").asText()).isEqualTo("w-api-2");
+        assertThat(w.get("state").asText()).isEqualTo("lost");
+        assertThat(w.get("pbnFirst").asText()).as("its range stays").isEqualTo(Long.toString(MembershipSettings.DEFAULT_FIRST_PBN));
+        assertThat(w.get("tokenId").isNull()).as("the next worker token to register w-api-2 binds it").isTrue();
+        assertThat(JSON.readTree(call("GET", "/api/v1/audit", admin, null).body()).get("entries")).anySatisfy(e -> {
+            assertThat(e.get("action").asText()).isEqualTo("cluster.worker.replace");
+            assertThat(e.get("result").asText()).isEqualTo("ok");
+            assertThat(e.get("target").asText()).isEqualTo("worker:1 node:w-api-2");
+        });
     }
 }

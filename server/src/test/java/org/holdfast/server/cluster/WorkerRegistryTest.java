@@ -3,12 +3,16 @@ package org.holdfast.server.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Random;
+import org.holdfast.server.catalog.ClusterStore;
 import org.holdfast.server.engine.SteppingClock;
+import org.holdfast.server.store.MetadataDb;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class WorkerRegistryTest {
     private static final WorkerCapacity CAP = new WorkerCapacity(2, 1L << 30, 1L << 40);
@@ -478,5 +482,143 @@ class WorkerRegistryTest {
         assertThat(store.workers()).containsExactly(a);
         assertThatThrownBy(() -> r.register("w1", OTHER_TOKEN, "x", CAP, "v")).as("the failed rebind did not move the binding")
                 .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.TOKEN_MISMATCH);
+    }
+
+    // replacing a lost worker: on the real catalog (RocksDB on disk), as the master keeps it
+
+    @TempDir
+    Path catalog;
+
+    /** Runs {@code steps} against a registry on the catalog in {@link #catalog}: one master start. */
+    private void onCatalog(java.util.function.BiConsumer<WorkerRegistry, ClusterStore> steps) {
+        try (MetadataDb db = MetadataDb.open(catalog)) {
+            ClusterStore s = new ClusterStore(db);
+            steps.accept(new WorkerRegistry(s, settings, clock), s);
+        }
+    }
+
+    /** Registers node {@code node} with {@code token} and drops its connection: a lost worker. */
+    private static WorkerRecord lost(WorkerRegistry r, String node, String token) {
+        WorkerRecord w = r.register(node, token, "127.0.0.2:1", CAP, "v");
+        r.disconnected(w.workerId(), w.epoch());
+        return w;
+    }
+
+    @Test
+    void replace_lostWorker_keepsIdRangeAndEpochNamesTheNewNodeUnboundAndIsStoredBeforeItReturns() {
+        onCatalog((r, s) -> {
+            WorkerRecord a = lost(r, "w1", TOKEN);
+            WorkerRecord other = r.register("w2", TOKEN, "127.0.0.3:1", CAP, "v");
+            WorkerRecord got = r.replace(a.workerId(), "w9");
+            assertThat(got).isEqualTo(new WorkerRecord(a.workerId(), "w9", a.epoch(), a.range(), a.firstRegisteredMillis(),
+                    a.lastRegisteredMillis(), ""));
+            assertThat(s.workers()).as("on disk").containsExactlyInAnyOrder(got, other);
+            assertThat(r.workers()).filteredOn(w -> w.workerId() == a.workerId()).singleElement().satisfies(w -> {
+                assertThat(w.nodeName()).isEqualTo("w9");
+                assertThat(w.state()).isEqualTo(MemberState.LOST);
+                assertThat(w.address()).as("the lost host's address is not the new one's").isEmpty();
+                assertThat(w.tokenId()).isEmpty();
+            });
+        });
+    }
+
+    @Test
+    void replace_connectedWorkerUpLateOrSilentPastLostAfter_isRefusedAndNothingChanges() {
+        onCatalog((r, s) -> {
+            WorkerRecord a = r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v");
+            for (Duration wait : List.of(Duration.ZERO, Duration.ofSeconds(10), Duration.ofSeconds(10))) {
+                clock.advance(wait); // up, late, then silent past lost-after with its connection still open
+                assertThatThrownBy(() -> r.replace(a.workerId(), "w9")).isInstanceOf(WorkerConnectedException.class)
+                        .hasMessageContaining("only a lost worker is replaced");
+            }
+            assertThat(s.workers()).containsExactly(a);
+            assertThat(r.heartbeat(a.workerId(), a.epoch(), WorkerLoad.NONE)).as("its connection goes on").isTrue();
+        });
+    }
+
+    @Test
+    void replace_unknownWorker_isRefused() {
+        onCatalog((r, s) -> {
+            WorkerRecord a = lost(r, "w1", TOKEN);
+            assertThatThrownBy(() -> r.replace(99, "w9")).isInstanceOf(UnknownWorkerException.class).hasMessageContaining("99");
+            assertThat(s.workers()).containsExactly(a);
+        });
+    }
+
+    @Test
+    void replace_nameOfAnotherWorkerItsOwnOrMalformed_isRefusedAndNothingChanges() {
+        onCatalog((r, s) -> {
+            WorkerRecord a = lost(r, "w1", TOKEN);
+            WorkerRecord b = lost(r, "w2", TOKEN);
+            assertThatThrownBy(() -> r.replace(a.workerId(), "w2")).hasMessageContaining("node w2 is worker " + b.workerId() + " already")
+                    .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.NODE_CONFLICT);
+            assertThatThrownBy(() -> r.replace(a.workerId(), "w1")).hasMessageContaining("PUT /api/v1/cluster/workers/1/token")
+                    .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.NODE_CONFLICT);
+            for (String bad : new String[] {"", "-w", "w 9", "w9\n", null}) {
+                assertThatThrownBy(() -> r.replace(a.workerId(), bad)).as("node name %s", bad)
+                        .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.INVALID_NODE_NAME);
+            }
+            assertThat(s.workers()).containsExactlyInAnyOrder(a, b);
+            assertThat(r.workers()).extracting(WorkerView::nodeName).containsExactly("w1", "w2");
+        });
+    }
+
+    @Test
+    void register_replacementNode_getsTheIdAndRangeAtEpochPlusOneAndBindsTheFirstTokenWithinItsLimit() {
+        onCatalog((r, s) -> {
+            WorkerRecord a = lost(r, "w1", TOKEN);
+            a = lost(r, "w1", TOKEN); // epoch 2
+            r.replace(a.workerId(), "w9");
+            // OTHER_TOKEN registers two spare nodes; with a limit of 2 it could not bind the replacement
+            WorkerRegistry capped = new WorkerRegistry(s, new MembershipSettings(settings.heartbeatInterval(), settings.lateAfter(),
+                    settings.lostAfter(), settings.firstPbn(), settings.rangeSize(), 2), clock);
+            lost(capped, "s1", OTHER_TOKEN);
+            lost(capped, "s2", OTHER_TOKEN);
+            assertThatThrownBy(() -> capped.register("w9", OTHER_TOKEN, "127.0.0.9:1", CAP, "v"))
+                    .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.TOO_MANY_NODES);
+            String third = "00112233445566ff";
+            WorkerRecord taken = capped.register("w9", third, "127.0.0.9:1", CAP, "v");
+            assertThat(taken.workerId()).isEqualTo(a.workerId());
+            assertThat(taken.range()).isEqualTo(a.range());
+            assertThat(taken.epoch()).as("monotonic for the id").isEqualTo(3);
+            assertThat(taken.tokenId()).isEqualTo(third);
+            assertThat(s.workers()).contains(taken);
+            capped.disconnected(taken.workerId(), taken.epoch());
+            assertThatThrownBy(() -> capped.register("w9", TOKEN, "127.0.0.2:1", CAP, "v")).as("the lost host's token has no say")
+                    .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.TOKEN_MISMATCH);
+        });
+    }
+
+    @Test
+    void register_replacedNodeComingBack_isANewWorkerAtEpochOneAndNeverTheReplacedId() {
+        onCatalog((r, s) -> {
+            WorkerRecord a = lost(r, "w1", TOKEN);
+            r.replace(a.workerId(), "w9");
+            WorkerRecord old = r.register("w1", TOKEN, "127.0.0.2:2", CAP, "v");
+            assertThat(old.workerId()).isNotEqualTo(a.workerId());
+            assertThat(old.epoch()).as("new, so it drops its index").isEqualTo(1);
+            assertThat(old.range().overlaps(a.range())).isFalse();
+            assertThat(r.heartbeat(a.workerId(), a.epoch(), WorkerLoad.NONE)).as("the old connection's epoch is dead").isFalse();
+            WorkerRecord taken = r.register("w9", OTHER_TOKEN, "127.0.0.9:1", CAP, "v");
+            assertThat(taken.workerId()).isEqualTo(a.workerId());
+            assertThat(taken.epoch()).isEqualTo(2);
+        });
+    }
+
+    @Test
+    void replace_thenMasterRestart_theReplacementIsKeptAndTheOldNameIsUnknown() {
+        long[] id = new long[1];
+        onCatalog((r, s) -> {
+            WorkerRecord a = lost(r, "w1", TOKEN);
+            lost(r, "w2", TOKEN);
+            id[0] = r.replace(a.workerId(), "w9").workerId();
+        });
+        onCatalog((r, s) -> {
+            assertThat(r.workers()).extracting(WorkerView::nodeName).containsExactly("w9", "w2");
+            WorkerRecord taken = r.register("w9", OTHER_TOKEN, "127.0.0.9:1", CAP, "v");
+            assertThat(taken.workerId()).isEqualTo(id[0]);
+            assertThat(taken.epoch()).isEqualTo(2);
+            assertThat(r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v").workerId()).as("a new worker").isEqualTo(3);
+        });
     }
 }

@@ -97,8 +97,9 @@ public final class WorkerConnector implements AutoCloseable {
 
     /**
      * A worker that also serves the master's dedup calls with {@code dedup} (its own engine; null:
-     * none). Registered as new (epoch 1), it starts that engine over before serving: an index kept
-     * from a membership the master removed could name PBNs freed since.
+     * none). Registered as new (epoch 1), or as a worker id its index was not built for (a
+     * replacement), it starts that engine over before serving ({@link LazyDedupWorker#claimFor}): an
+     * index kept from a membership the master removed could name PBNs freed since.
      */
     public WorkerConnector(Settings settings, LoadProbe probe, LazyDedupWorker dedup) {
         this.settings = settings;
@@ -254,8 +255,10 @@ public final class WorkerConnector implements AutoCloseable {
             WorkerRecord w = new WorkerRecord(r.workerId(), settings.nodeName(), r.epoch(), new PbnRange(r.pbnFirst(), r.pbnLimit()),
                     0, System.currentTimeMillis());
             if (dedup != null) {
-                if (r.epoch() == 1) {
-                    dedup.startOver();
+                // before the first call of this registration: an index of another membership or worker id must not answer
+                if (dedup.claimFor(r.workerId(), r.epoch())) {
+                    LOG.log(System.Logger.Level.INFO, "the dedup index on disk was not built for worker {0} at epoch {1} (a new"
+                            + " membership, or another worker id); started it over", r.workerId(), r.epoch());
                 }
                 ctx.pipeline().addAfter(ctx.name(), "dedup", new DedupService(dedup));
             }

@@ -1,0 +1,89 @@
+package org.holdfast.server.engine;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import org.holdfast.server.store.StoreException;
+
+/**
+ * Which worker id a worker's dedup index was built for: the file {@code worker-id} in the index
+ * directory, the id in decimal ASCII and a line feed, written (temporary file, fsync, atomic
+ * rename) after each registration. A host that takes over another worker's id (an admin replaced
+ * a lost worker with this node) must not answer that worker's dedup calls from an index built for
+ * another id; {@link #mustStartOver} holds the rule (docs/architecture.md, "Replacing a lost worker").
+ */
+final class IndexOwnerFile {
+    static final String NAME = "worker-id";
+    /** Longest content read: 20 digits and a line feed; more is not ours. */
+    private static final int MAX_BYTES = 21;
+
+    private final Path dir;
+    private final Path file;
+
+    IndexOwnerFile(Path indexDir) {
+        this.dir = indexDir;
+        this.file = indexDir.resolve(NAME);
+    }
+
+    /**
+     * True if the index must be deleted before it serves worker {@code workerId} registered at
+     * {@code epoch}: a new membership (epoch 1: the master removed the earlier one and GC may have
+     * freed PBNs the index names), or a file naming another worker id, or one that cannot be read as
+     * an id (torn, foreign). Without the file the index is kept: it was written by a release before
+     * the file existed, for the worker this node was then, which is this worker unless an admin
+     * replaced a worker with this node since (docs/operations.md: a host reused for a replacement
+     * starts with an empty {@code dedup-worker}).
+     */
+    boolean mustStartOver(long workerId, long epoch) {
+        if (epoch == 1) {
+            return true;
+        }
+        String owner = read();
+        return owner != null && !owner.equals(Long.toString(workerId));
+    }
+
+    /** The file's content without its line feed, "" if it is not an id, null if there is no file. */
+    private String read() {
+        byte[] b;
+        try {
+            if (Files.size(file) > MAX_BYTES) {
+                return "";
+            }
+            b = Files.readAllBytes(file);
+        } catch (NoSuchFileException e) {
+            return null;
+        } catch (IOException e) {
+            throw StoreException.translate("dedup-worker", file.toString(), null, e);
+        }
+        String s = new String(b, StandardCharsets.US_ASCII);
+        return s.matches("[1-9][0-9]{0,19}\n") ? s.substring(0, s.length() - 1) : "";
+    }
+
+    /** Records {@code workerId} as the index's owner, durably, creating the directory if needed. */
+    void write(long workerId) {
+        Path tmp = dir.resolve(NAME + ".tmp");
+        try {
+            Files.createDirectories(dir);
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+                    StandardOpenOption.WRITE)) {
+                ByteBuffer buf = ByteBuffer.wrap((workerId + "\n").getBytes(StandardCharsets.US_ASCII));
+                while (buf.hasRemaining()) {
+                    ch.write(buf);
+                }
+                ch.force(true);
+            }
+            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+                d.force(true); // the rename survives a crash
+            }
+        } catch (IOException e) {
+            throw StoreException.translate("dedup-worker", file.toString(), null, e);
+        }
+    }
+}

@@ -1,0 +1,106 @@
+package org.holdfast.server.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.holdfast.server.cluster.LoadProbe;
+import org.holdfast.server.ingest.cluster.MasterTrust;
+import org.holdfast.server.ingest.cluster.WorkerConnector;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+
+/**
+ * The console's Cluster page on a real master process: an admin replaces a lost worker with a new
+ * node name, and a host of that name with a token of its own then takes over the worker's id and
+ * range (workers in this JVM, over the master's TLS cluster port).
+ */
+class ConsoleClusterTest {
+    private static final LogDir LOGS = new LogDir("ConsoleClusterTest");
+    private static final ObjectMapper JSON = new ObjectMapper();
+    @TempDir
+    static Path work;
+    private static ServerProcess master;
+    private static int clusterPort;
+
+    @BeforeAll
+    static void startMaster() {
+        clusterPort = ServerProcess.freePort();
+        master = ServerProcess.start(work.resolve("master"), "sungem", Map.of("holdfast.cluster.role", "master",
+                "holdfast.cluster.host", "127.0.0.1", "holdfast.cluster.port", Integer.toString(clusterPort),
+                "holdfast.cluster.heartbeat-interval", "200ms", "holdfast.cluster.late-after", "1s",
+                "holdfast.cluster.lost-after", "3s"), LOGS);
+    }
+
+    @AfterAll
+    static void stopMaster() {
+        if (master != null) {
+            master.close();
+        }
+    }
+
+    /** A worker token of its own for {@code host}, in a file. */
+    private static Path token(String host) throws Exception {
+        HttpResponse<String> issued = master.call("POST", "/api/v1/tokens", "{\"name\":\"" + host + "\",\"role\":\"worker\"}");
+        assertThat(issued.statusCode()).as(issued.body()).isEqualTo(201);
+        return Files.writeString(work.resolve(host + ".token"), JSON.readTree(issued.body()).get("token").asText());
+    }
+
+    private static WorkerConnector worker(String node, Path tokenFile) {
+        WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", clusterPort, null, node, tokenFile,
+                MasterTrust.pinned(master.fingerprint()), "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50),
+                Duration.ofMillis(500)), new LoadProbe(work));
+        w.start();
+        await().atMost(Duration.ofSeconds(20)).until(() -> w.status().connected());
+        return w;
+    }
+
+    private static JsonNode firstWorker() throws Exception {
+        return JSON.readTree(master.get("/api/v1/cluster/workers").body()).get(0);
+    }
+
+    @Test
+    void replaceLostWorker_inTheConsole_thenTheNewNodeTakesItsIdAndRange() throws Exception {
+        try (WorkerConnector old = worker("old-host", token("old-host"))) {
+            assertThat(old.status().assignment().workerId()).isEqualTo(1);
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> firstWorker().get("state").asText().equals("lost"));
+        String range = firstWorker().get("pbnFirst").asText();
+
+        try (ConsoleBrowser b = ConsoleBrowser.open(master, "cluster")) {
+            b.login("admin", ConsoleBrowser.initialAdminPassword(master));
+            b.go("cluster");
+            b.awaitVisible(By.cssSelector("[data-worker='old-host'] [data-test='worker-replace']")).click();
+            b.awaitVisible(ConsoleBrowser.test("replace-node")).sendKeys("new-host");
+            b.screenshot("replace-dialog");
+            b.driver().findElement(By.cssSelector("dialog[open] [data-test='confirm-ok']")).click(); // the page has a dialog per action
+            b.awaitText(ConsoleBrowser.test("notice"), "holdfast.store.s3.node=new-host");
+            b.awaitVisible(By.cssSelector("[data-worker='new-host']"));
+            assertThat(b.all(By.cssSelector("[data-worker='old-host']"))).isEmpty();
+            assertThat(b.driver().findElement(By.cssSelector("[data-worker='new-host'] [data-test='worker-token']")).getText())
+                    .isEqualTo("not bound");
+
+            try (WorkerConnector replacement = worker("new-host", token("new-host"))) {
+                assertThat(replacement.status().assignment().workerId()).isEqualTo(1);
+                assertThat(replacement.status().assignment().epoch()).isEqualTo(2);
+                assertThat(Long.toString(replacement.status().assignment().range().first())).isEqualTo(range);
+                b.awaitText(By.cssSelector("[data-worker='new-host'] [data-test='worker-state']"), "up");
+                b.screenshot("replaced");
+            }
+        }
+        JsonNode audit = JSON.readTree(master.get("/api/v1/audit").body()).get("entries");
+        assertThat(audit).anySatisfy(e -> {
+            assertThat(e.get("action").asText()).isEqualTo("cluster.worker.replace");
+            assertThat(e.get("target").asText()).isEqualTo("worker:1 node:new-host");
+        });
+    }
+}

@@ -1,0 +1,96 @@
+package org.holdfast.server.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Whether a worker keeps its dedup index at a registration ({@link LazyDedupWorker#claimFor}): the
+ * rule of the owner file, on files on disk. A container file stands for the index's content.
+ */
+class IndexOwnerFileTest {
+    @TempDir
+    Path dir;
+    private Path index;
+    private Path container;
+    private LazyDedupWorker worker;
+
+    @BeforeEach
+    void index() throws Exception {
+        index = dir.resolve("dedup-worker");
+        container = Files.createDirectories(index.resolve("containers")).resolve("00000001.hfc");
+        Files.writeString(container, "blocks this index has seen");
+        worker = unopened(index);
+    }
+
+    private static LazyDedupWorker unopened(Path index) {
+        return new LazyDedupWorker(0, index, () -> {
+            throw new AssertionError("no call opens the engine here");
+        });
+    }
+
+    private void owner(String content) throws Exception {
+        Files.writeString(index.resolve(IndexOwnerFile.NAME), content);
+    }
+
+    private String owner() throws Exception {
+        return Files.readString(index.resolve(IndexOwnerFile.NAME));
+    }
+
+    @Test
+    void claimFor_indexBuiltForAnotherWorkerId_startsOverAndRecordsTheNewOwner() throws Exception {
+        owner("1\n"); // this host was worker 1; an admin replaced lost worker 2 with it: registered as 2 at epoch 5
+        assertThat(worker.claimFor(2, 5)).isTrue();
+        assertThat(container).doesNotExist();
+        assertThat(owner()).isEqualTo("2\n");
+        assertThat(index.resolve(IndexOwnerFile.NAME + ".tmp")).doesNotExist();
+    }
+
+    @Test
+    void claimFor_indexOfThisWorkerAtALaterEpoch_isKept() throws Exception {
+        owner("2\n");
+        assertThat(worker.claimFor(2, 6)).isFalse();
+        assertThat(container).exists();
+        assertThat(owner()).isEqualTo("2\n");
+    }
+
+    @Test
+    void claimFor_noOwnerFile_keepsTheIndexOfAnUpgradedWorkerAndWritesTheFile() throws Exception {
+        assertThat(worker.claimFor(3, 4)).isFalse();
+        assertThat(container).exists();
+        assertThat(owner()).isEqualTo("3\n");
+        assertThat(worker.claimFor(4, 9)).as("from now on another id is told apart").isTrue();
+        assertThat(container).doesNotExist();
+    }
+
+    @Test
+    void claimFor_epochOne_startsOverEvenForTheIdInTheFile() throws Exception {
+        owner("2\n");
+        assertThat(worker.claimFor(2, 1)).isTrue();
+        assertThat(container).doesNotExist();
+        assertThat(owner()).isEqualTo("2\n");
+    }
+
+    @Test
+    void claimFor_ownerFileTornOrForeign_startsOver() throws Exception {
+        for (String bad : new String[] {"", "2", "02\n", "0\n", "-2\n", "2\n\n", "two\n", "123456789012345678901\n"}) {
+            Files.createDirectories(container.getParent());
+            Files.writeString(container, "x");
+            owner(bad);
+            assertThat(worker.claimFor(2, 3)).as("owner file '%s'", bad).isTrue();
+            assertThat(container).doesNotExist();
+            assertThat(owner()).isEqualTo("2\n");
+        }
+    }
+
+    @Test
+    void claimFor_noDirectoryYet_createsItWithTheOwnerFile() throws Exception {
+        LazyDedupWorker fresh = unopened(dir.resolve("new"));
+        assertThat(fresh.claimFor(7, 2)).isFalse();
+        assertThat(Files.readString(dir.resolve("new").resolve(IndexOwnerFile.NAME))).isEqualTo("7\n");
+    }
+}
