@@ -209,6 +209,11 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
         return problem(HttpStatus.CONFLICT, ProblemTypes.WORKER_CONNECTED, "Worker connected", e.getMessage());
     }
 
+    @ExceptionHandler(org.holdfast.server.cluster.RebuildRefusedException.class)
+    ProblemDetail rebuildRefused(org.holdfast.server.cluster.RebuildRefusedException e) {
+        return problem(HttpStatus.CONFLICT, ProblemTypes.REBUILD_REFUSED, "Rebuild refused", e.getMessage());
+    }
+
     /** Over REST only a rebind reaches the registry's refusals: the token's node limit. */
     @ExceptionHandler(org.holdfast.server.cluster.RegistrationRefusedException.class)
     ProblemDetail registrationRefused(org.holdfast.server.cluster.RegistrationRefusedException e) {
