@@ -15,7 +15,9 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.CountDownLatch;
 import org.holdfast.server.app.HoldfastServer;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.engine.DedupDomain;
@@ -24,9 +26,12 @@ import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.engine.LazyDedupWorker;
 import org.holdfast.server.engine.LocalDedupWorker;
 import org.holdfast.server.engine.SungemFingerprintIndexTest;
+import org.holdfast.server.gc.GcJobs;
 import org.holdfast.server.ingest.cluster.ClusterServer;
 import org.holdfast.server.ingest.cluster.MasterTrust;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
+import org.holdfast.server.jobs.JobState;
+import org.holdfast.server.jobs.Jobs;
 import org.holdfast.server.security.Role;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
@@ -129,6 +134,7 @@ class WorkerIndexRebuildApiTest {
             try (WorkerConnector back = worker("w-two", tokenFile, two)) {
                 long[] pbns = storeBlocks();
                 assertThat(call("POST", path, TestTokens.issue(ctx, Role.OPERATOR)).statusCode()).isEqualTo(403);
+                refusedWhileAGcJobRuns(admin, path);
                 HttpResponse<String> started = call("POST", path, admin);
                 assertThat(started.statusCode()).as(started.body()).isEqualTo(202);
                 long job = JSON.readTree(started.body()).get("id").asLong();
@@ -165,6 +171,25 @@ class WorkerIndexRebuildApiTest {
                 });
             }
         }
+    }
+
+    /** A GC job in its lane (here one that waits for the test): the rebuild is refused, naming it; nothing queues. */
+    private static void refusedWhileAGcJobRuns(String admin, String path) throws Exception {
+        Jobs jobs = ctx.getBean(Jobs.class);
+        CountDownLatch release = new CountDownLatch(1);
+        long gc = jobs.submit(GcJobs.CYCLE, GcJobs.LANE, "test", job -> {
+            release.await();
+            return Map.of();
+        }).id();
+        try {
+            await().atMost(Duration.ofSeconds(10)).until(() -> jobs.get(gc).state() == JobState.RUNNING);
+            assertProblem(call("POST", path, admin), 409, "rebuild-refused", "job " + gc + " (gc-cycle) is running",
+                    "wait until it ends (GET /api/v1/jobs/" + gc + ")");
+            assertThat(jobs.list(new Jobs.Query("worker-index-rebuild", null, null, 10)).jobs()).as("nothing queued").isEmpty();
+        } finally {
+            release.countDown();
+        }
+        assertThat(jobs.await(gc, Duration.ofSeconds(10)).state()).isEqualTo(JobState.SUCCEEDED);
     }
 
     /** Fingerprint i of the blocks this test stores: SHA-256 of its payload. */

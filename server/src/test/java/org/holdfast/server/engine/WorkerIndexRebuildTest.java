@@ -48,7 +48,7 @@ class WorkerIndexRebuildTest {
     }
 
     /** Hits of a lookup-only repeat of the stream: {found, found with a PBN that does not hold the content}. */
-    private static long[] repeat(FingerprintIndex index, BackupStreamGenerator gen, EngineReplay truth) {
+    static long[] repeat(FingerprintIndex index, BackupStreamGenerator gen, EngineReplay truth) {
         long[] out = new long[2];
         gen.generate(new BackupStreamGenerator.Sink() {
             private DedupStream stream;
@@ -93,7 +93,7 @@ class WorkerIndexRebuildTest {
     }
 
     /** Feeds the stored blocks 1..stored (PBN order, runs of 10,000 as a store read would) to the rebuild. */
-    private static WorkerIndexRebuild.Counts rebuild(WorkerIndexRebuild r, EngineReplay truth, long from, long to) {
+    static WorkerIndexRebuild.Counts rebuild(WorkerIndexRebuild r, EngineReplay truth, long from, long to) {
         int run = 10_000;
         long[] pbns = new long[run];
         byte[] keys = new byte[run * 32];
