@@ -6,9 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -80,18 +78,8 @@ class WorkerIndexRebuildApiTest {
         }
     }
 
-    private static HttpResponse<String> call(String method, String path, String token) throws IOException, InterruptedException {
-        return call(method, path, token, null);
-    }
-
-    private static HttpResponse<String> call(String method, String path, String token, String body) throws IOException, InterruptedException {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).timeout(Duration.ofSeconds(30))
-                .header("Authorization", "Bearer " + token);
-        if (body != null) {
-            b.header("Content-Type", "application/json");
-        }
-        return http.send(b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
-                .build(), HttpResponse.BodyHandlers.ofString());
+    private static HttpResponse<String> call(String method, String path, String token) {
+        return RestCalls.call(http, port, method, path, null, token);
     }
 
     private static void assertProblem(HttpResponse<String> r, int status, String type, String... detail) throws IOException {
@@ -116,7 +104,8 @@ class WorkerIndexRebuildApiTest {
         String admin = TestTokens.issue(ctx, Role.ADMIN);
         String path = "/api/v1/cluster/workers/2/rebuild";
         assertProblem(call("POST", "/api/v1/cluster/workers/99/rebuild", admin), 404, "unknown-worker", "no worker with id 99");
-        JsonNode made = JSON.readTree(call("POST", "/api/v1/tokens", admin, "{\"name\":\"workers\",\"role\":\"worker\"}").body());
+        JsonNode made = JSON.readTree(RestCalls.call(http, port, "POST", "/api/v1/tokens", "{\"name\":\"workers\",\"role\":\"worker\"}",
+                admin).body());
         Path tokenFile = Files.writeString(data.resolve("worker.token"), made.get("token").asText());
         try (LocalDedupWorker one = new LocalDedupWorker(0, data.resolve("w-one"), SungemFingerprintIndexTest.smallSettings(),
                 Clock.systemUTC());

@@ -122,12 +122,14 @@ class WorkerIndexRebuildTest {
         workers.set(1, worker(1, "w1-new", s)); // the disk is lost: the old engine is not used again
         long[] wiped = repeat(index(workers, ClusterMode.NEAREST, s), gen, truth);
         WorkerIndexRebuild.Counts c;
+        long t0 = System.nanoTime();
         try (WorkerIndexRebuild r = new WorkerIndexRebuild(workers, 1, ClusterMode.NEAREST, ClusterBroadcast.TWO_PHASE, s.uSegment())) {
             c = rebuild(r, truth, 1, stored);
         }
+        double seconds = (System.nanoTime() - t0) / 1e9;
         long[] after = repeat(index(workers, ClusterMode.NEAREST, s), gen, truth);
-        System.out.printf("rebuild nearest: %d stored, worker 1 held %d; repeat found %d before, %d wiped, %d after; %s%n", stored,
-                oldHeld, before[0], wiped[0], after[0], c);
+        System.out.printf("rebuild nearest: %d stored in %.2f s (%.0f blocks/s), worker 1 held %d; repeat found %d before, %d wiped,"
+                + " %d after; %s%n", stored, seconds, stored / seconds, oldHeld, before[0], wiped[0], after[0], c);
 
         assertThat(oldHeld).as("the wiped worker held a share").isGreaterThan(stored / 10);
         assertThat((double) wiped[0]).as("the wiped cluster misses much of the stream").isLessThan(before[0] * 0.95);
