@@ -15,14 +15,23 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.holdfast.server.app.HoldfastServer;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.engine.DedupDomain;
+import org.holdfast.server.engine.DedupLoad;
 import org.holdfast.server.engine.DedupStream;
+import org.holdfast.server.engine.DedupWorker;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.engine.LazyDedupWorker;
 import org.holdfast.server.engine.LocalDedupWorker;
+import org.holdfast.server.engine.ProbeAnswer;
+import org.holdfast.server.engine.SegmentAnswer;
+import org.holdfast.server.engine.SegmentLookup;
+import org.holdfast.server.engine.SegmentProbe;
+import org.holdfast.server.engine.SegmentRecord;
 import org.holdfast.server.engine.SungemFingerprintIndexTest;
 import org.holdfast.server.gc.GcJobs;
 import org.holdfast.server.ingest.cluster.ClusterServer;
@@ -90,7 +99,7 @@ class WorkerIndexRebuildApiTest {
     }
 
     /** A worker node in this JVM: its engine in {@code data/<node>}, registered with the master as {@code node}. */
-    private static WorkerConnector worker(String node, Path tokenFile, LocalDedupWorker engine) {
+    private static WorkerConnector worker(String node, Path tokenFile, DedupWorker engine) {
         WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", ctx.getBean(ClusterServer.class).port(),
                 "127.0.0.1", node, tokenFile, (MasterTrust) null, "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50),
                 Duration.ofMillis(200)), new LoadProbe(data), new LazyDedupWorker(0, () -> engine));
@@ -112,7 +121,8 @@ class WorkerIndexRebuildApiTest {
              LocalDedupWorker two = new LocalDedupWorker(0, data.resolve("w-two"), SungemFingerprintIndexTest.smallSettings(),
                      Clock.systemUTC());
              WorkerConnector w1 = worker("w-one", tokenFile, one)) {
-            WorkerConnector w2 = worker("w-two", tokenFile, two);
+            GatedWorker gate = new GatedWorker(two);
+            WorkerConnector w2 = worker("w-two", tokenFile, gate);
             w2.close();
             await().atMost(Duration.ofSeconds(15)).until(() -> JSON.readTree(call("GET", "/api/v1/cluster/workers", admin).body())
                     .get(1).get("state").asText().equals("lost"));
@@ -120,7 +130,7 @@ class WorkerIndexRebuildApiTest {
             assertProblem(call("POST", "/api/v1/cluster/workers/1/rebuild", admin), 409, "rebuild-refused",
                     "worker 2 (w-two) is not connected: what only it holds would be taught to worker 1 as well");
 
-            try (WorkerConnector back = worker("w-two", tokenFile, two)) {
+            try (WorkerConnector back = worker("w-two", tokenFile, gate)) {
                 long[] pbns = storeBlocks();
                 assertThat(call("POST", path, TestTokens.issue(ctx, Role.OPERATOR)).statusCode()).isEqualTo(403);
                 refusedWhileAGcJobRuns(admin, path);
@@ -153,6 +163,7 @@ class WorkerIndexRebuildApiTest {
 
                 assertThat(JSON.readTree(call("GET", "/api/v1/jobs?kind=worker-index-rebuild", admin).body()).toString())
                         .contains("\"id\":" + job);
+                cancelThenRunAgain_teachesNothingTwice(admin, path, gate);
                 assertThat(JSON.readTree(call("GET", "/api/v1/audit", admin).body()).get("entries")).anySatisfy(e -> {
                     assertThat(e.get("action").asText()).isEqualTo("cluster.worker.rebuild");
                     assertThat(e.get("result").asText()).isEqualTo("ok");
@@ -179,6 +190,105 @@ class WorkerIndexRebuildApiTest {
             release.countDown();
         }
         assertThat(jobs.await(gc, Duration.ofSeconds(10)).state()).isEqualTo(JobState.SUCCEEDED);
+    }
+
+    /**
+     * A rebuild cancelled (while worker 2 answers its first probe) ends cancelled at its next safe
+     * point, keeping what it taught; one run again afterwards finds what worker 2 holds and teaches
+     * (almost) nothing twice.
+     */
+    private static void cancelThenRunAgain_teachesNothingTwice(String admin, String path, GatedWorker gate) throws Exception {
+        long held = gate.load().storedEntries();
+        gate.arm();
+        long cancelled = JSON.readTree(call("POST", path, admin).body()).get("id").asLong();
+        assertThat(gate.entered.await(20, TimeUnit.SECONDS)).as("the rebuild reached worker 2").isTrue();
+        assertThat(call("POST", "/api/v1/jobs/" + cancelled + "/cancel", TestTokens.issue(ctx, Role.OPERATOR)).statusCode())
+                .isEqualTo(202);
+        gate.release.countDown();
+        JsonNode c = await().atMost(Duration.ofSeconds(30)).until(() -> JSON.readTree(call("GET", "/api/v1/jobs/" + cancelled, admin)
+                .body()), j -> j.get("state").asText().matches("succeeded|failed|cancelled"));
+        assertThat(c.get("state").asText()).as(c.toString()).isEqualTo("cancelled");
+        assertThat(c.get("log").toString()).contains("entries taught so far are kept");
+
+        long again = JSON.readTree(call("POST", path, admin).body()).get("id").asLong();
+        JsonNode done = await().atMost(Duration.ofSeconds(30)).until(() -> JSON.readTree(call("GET", "/api/v1/jobs/" + again, admin)
+                .body()), j -> j.get("state").asText().matches("succeeded|failed|cancelled"));
+        assertThat(done.get("state").asText()).as(done.toString()).isEqualTo("succeeded");
+        JsonNode r = done.get("result");
+        assertThat(r.get("heldByOthers").asLong()).isEqualTo(HELD_BY_ONE);
+        assertThat(r.get("alreadyHeld").asLong() + r.get("taught").asLong()).isEqualTo(BLOCKS - HELD_BY_ONE);
+        assertThat(r.get("taught").asLong()).as("taught again").isLessThan((BLOCKS - HELD_BY_ONE) / 50);
+        assertThat(gate.load().storedEntries()).isEqualTo(held + r.get("taught").asLong());
+    }
+
+    /** Worker 2's engine, which once armed holds its next probe until the test lets it go. */
+    private static final class GatedWorker implements DedupWorker {
+        private final DedupWorker engine;
+        private volatile boolean armed;
+        final CountDownLatch entered = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+
+        GatedWorker(DedupWorker engine) {
+            this.engine = engine;
+        }
+
+        void arm() {
+            armed = true;
+        }
+
+        @Override
+        public int id() {
+            return engine.id();
+        }
+
+        @Override
+        public CompletableFuture<SegmentAnswer> lookup(SegmentLookup request) {
+            return engine.lookup(request);
+        }
+
+        @Override
+        public CompletableFuture<ProbeAnswer> probe(SegmentProbe request) {
+            if (armed) {
+                armed = false;
+                entered.countDown();
+                try {
+                    release.await(20, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return engine.probe(request);
+        }
+
+        @Override
+        public CompletableFuture<Void> record(SegmentRecord request) {
+            return engine.record(request);
+        }
+
+        @Override
+        public void forget(long[] pbns, byte[] fps, int count) {
+            engine.forget(pbns, fps, count);
+        }
+
+        @Override
+        public void closeStream(long stream) {
+            engine.closeStream(stream);
+        }
+
+        @Override
+        public void flush() {
+            engine.flush();
+        }
+
+        @Override
+        public DedupLoad load() {
+            return engine.load();
+        }
+
+        @Override
+        public void close() {
+            // the test closes the engine
+        }
     }
 
     /** Fingerprint i of the blocks this test stores: SHA-256 of its payload. */
