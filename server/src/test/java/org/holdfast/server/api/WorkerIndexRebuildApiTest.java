@@ -164,6 +164,7 @@ class WorkerIndexRebuildApiTest {
                 assertThat(JSON.readTree(call("GET", "/api/v1/jobs?kind=worker-index-rebuild", admin).body()).toString())
                         .contains("\"id\":" + job);
                 cancelThenRunAgain_teachesNothingTwice(admin, path, gate);
+                workerLostMidRun_failsSayingWhatToDo(admin, path, gate, w1);
                 assertThat(JSON.readTree(call("GET", "/api/v1/audit", admin).body()).get("entries")).anySatisfy(e -> {
                     assertThat(e.get("action").asText()).isEqualTo("cluster.worker.rebuild");
                     assertThat(e.get("result").asText()).isEqualTo("ok");
@@ -221,18 +222,42 @@ class WorkerIndexRebuildApiTest {
         assertThat(gate.load().storedEntries()).isEqualTo(held + r.get("taught").asLong());
     }
 
+    /** Worker 1 lost while the rebuild runs (its link closes): the job fails naming it and what to do; nothing else breaks. */
+    private static void workerLostMidRun_failsSayingWhatToDo(String admin, String path, GatedWorker gate, WorkerConnector w1)
+            throws Exception {
+        gate.rearm();
+        long job = JSON.readTree(call("POST", path, admin).body()).get("id").asLong();
+        assertThat(gate.entered.await(20, TimeUnit.SECONDS)).as("the rebuild reached worker 2").isTrue();
+        w1.close();
+        await().atMost(Duration.ofSeconds(10)).until(() -> ctx.getBean(org.holdfast.server.ingest.cluster.DedupLinks.class).workers()
+                .size() == 1);
+        gate.release.countDown();
+        JsonNode done = await().atMost(Duration.ofSeconds(30)).until(() -> JSON.readTree(call("GET", "/api/v1/jobs/" + job, admin)
+                .body()), j -> j.get("state").asText().matches("succeeded|failed|cancelled"));
+        assertThat(done.get("state").asText()).as(done.toString()).isEqualTo("failed");
+        assertThat(done.get("error").asText()).contains("the rebuild of worker 2 stopped after").contains("w-one")
+                .contains("once every worker is up again, start the rebuild again");
+    }
+
     /** Worker 2's engine, which once armed holds its next probe until the test lets it go. */
     private static final class GatedWorker implements DedupWorker {
         private final DedupWorker engine;
         private volatile boolean armed;
-        final CountDownLatch entered = new CountDownLatch(1);
-        final CountDownLatch release = new CountDownLatch(1);
+        volatile CountDownLatch entered = new CountDownLatch(1);
+        volatile CountDownLatch release = new CountDownLatch(1);
 
         GatedWorker(DedupWorker engine) {
             this.engine = engine;
         }
 
         void arm() {
+            armed = true;
+        }
+
+        /** Arms it again with new latches. */
+        void rearm() {
+            entered = new CountDownLatch(1);
+            release = new CountDownLatch(1);
             armed = true;
         }
 

@@ -138,6 +138,16 @@ public final class WorkerIndexRebuildJobs {
                 rebuild.flushTarget(); // what it learnt stays; a new rebuild skips it
                 job.log("cancelled: " + rebuild.counts().taught() + " entries taught so far are kept; a new rebuild skips them");
                 throw e;
+            } catch (RuntimeException e) {
+                // a worker lost or failing mid-run: keep what the target learnt, if it is still there to flush
+                try {
+                    rebuild.flushTarget();
+                } catch (RuntimeException flush) {
+                    e.addSuppressed(flush);
+                }
+                throw new IllegalStateException("the rebuild of worker " + workerId + " stopped after " + rebuild.counts().blocksRead()
+                        + " blocks: " + e.getMessage() + "; once every worker is up again, start the rebuild again (it skips what"
+                        + " the worker holds already)", e);
             }
             rebuild.flushTarget();
             c = rebuild.counts();
