@@ -9,6 +9,7 @@ import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.cluster.WorkerView;
 import org.holdfast.server.engine.ClusterBroadcast;
 import org.holdfast.server.engine.ClusterMode;
+import org.holdfast.server.engine.DedupUnavailableException;
 import org.holdfast.server.engine.WorkerIndexRebuild;
 import org.holdfast.server.gc.GcJobs;
 import org.holdfast.server.jobs.Job;
@@ -146,7 +147,7 @@ public final class WorkerIndexRebuildJobs {
                     e.addSuppressed(flush);
                 }
                 throw new IllegalStateException("the rebuild of worker " + workerId + " stopped after " + rebuild.counts().blocksRead()
-                        + " blocks: " + e.getMessage() + "; once every worker is up again, start the rebuild again (it skips what"
+                        + " blocks: " + what(e) + "; once every worker is up again, start the rebuild again (it skips what"
                         + " the worker holds already)", e);
             }
             rebuild.flushTarget();
@@ -157,6 +158,13 @@ public final class WorkerIndexRebuildJobs {
                 + " are held by other workers, " + c.alreadyHeld() + " it held already");
         return new Report(workerId, target.nodeName(), modeName(), c.blocksRead(), bytes, c.taught(),
                 c.heldByOthers(), c.alreadyHeld(), Math.round(seconds * 1000) / 1000.0);
+    }
+
+    /** What stopped the rebuild: a worker's loss or failure without the advice for backups its message goes on with. */
+    private static String what(RuntimeException e) {
+        String m = String.valueOf(e.getMessage());
+        int advice = m.indexOf("; the backup");
+        return e instanceof DedupUnavailableException && advice > 0 ? m.substring(0, advice) : m;
     }
 
     private String modeName() {
