@@ -5,13 +5,16 @@ import java.time.Instant;
 import java.util.List;
 import org.holdfast.server.cluster.ClusterNode;
 import org.holdfast.server.cluster.MemberState;
+import org.holdfast.server.cluster.NotAMasterException;
 import org.holdfast.server.cluster.UnknownWorkerException;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.cluster.WorkerStatus;
 import org.holdfast.server.cluster.WorkerView;
+import org.holdfast.server.ingest.cluster.WorkerIndexRebuildJobs;
 import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.Role;
 import org.holdfast.server.security.TokenRecord;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -26,10 +29,13 @@ import org.springframework.web.bind.annotation.RestController;
 public class ClusterController {
     private final ClusterNode node;
     private final ApiTokens tokens;
+    /** On a master only. */
+    private final ObjectProvider<WorkerIndexRebuildJobs> rebuilds;
 
-    public ClusterController(ClusterNode node, ApiTokens tokens) {
+    public ClusterController(ClusterNode node, ApiTokens tokens, ObjectProvider<WorkerIndexRebuildJobs> rebuilds) {
         this.node = node;
         this.tokens = tokens;
+        this.rebuilds = rebuilds;
     }
 
     /**
@@ -174,5 +180,22 @@ public class ClusterController {
         WorkerRecord r = node.replaceWorker(id, body.node());
         request.setAttribute(AuditFilter.TARGET_ATTRIBUTE, "worker:" + r.workerId() + " node:" + r.nodeName());
         return adminItem(r.workerId());
+    }
+
+    /**
+     * Rebuilds a worker's dedup index from the master's store (admin): a job (202, its URL in
+     * Location) that teaches the worker every stored block no other worker holds, so duplicates of
+     * what only a lost index held are found again. 404 {@code unknown-worker}; 409
+     * {@code rebuild-refused} while that or any other registered worker is not connected, or a
+     * rebuild or GC job is queued or running; 409 {@code not-a-master} off a master.
+     */
+    @Audited("cluster.worker.rebuild")
+    @PostMapping("/api/v1/cluster/workers/{id}/rebuild")
+    public ResponseEntity<JobView> rebuildWorker(@PathVariable long id, HttpServletRequest request) {
+        WorkerIndexRebuildJobs r = rebuilds.getIfAvailable();
+        if (r == null) {
+            throw new NotAMasterException(node.role(), node.clusterAddress());
+        }
+        return JobController.accepted(r.start(id, Principals.name(request)));
     }
 }

@@ -209,6 +209,11 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
         return problem(HttpStatus.CONFLICT, ProblemTypes.WORKER_CONNECTED, "Worker connected", e.getMessage());
     }
 
+    @ExceptionHandler(org.holdfast.server.cluster.RebuildRefusedException.class)
+    ProblemDetail rebuildRefused(org.holdfast.server.cluster.RebuildRefusedException e) {
+        return problem(HttpStatus.CONFLICT, ProblemTypes.REBUILD_REFUSED, "Rebuild refused", e.getMessage());
+    }
+
     /** Over REST a rebind reaches the registry's refusals (the token's node limit), and a replacement (the new node name). */
     @ExceptionHandler(org.holdfast.server.cluster.RegistrationRefusedException.class)
     ProblemDetail registrationRefused(org.holdfast.server.cluster.RegistrationRefusedException e) {

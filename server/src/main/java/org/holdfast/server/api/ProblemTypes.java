@@ -85,4 +85,6 @@ public final class ProblemTypes {
     public static final URI CATALOG_STOPPED = URI.create("urn:holdfast:problem:catalog-stopped");
     /** 409: catalog backups are off (no holdfast.catalog.backup.directory). */
     public static final URI CATALOG_BACKUP_OFF = URI.create("urn:holdfast:problem:catalog-backup-off");
+    /** 409: a worker's index rebuild cannot start now (a worker not connected, a rebuild or GC job in progress); the detail says why. */
+    public static final URI REBUILD_REFUSED = URI.create("urn:holdfast:problem:rebuild-refused");
 }

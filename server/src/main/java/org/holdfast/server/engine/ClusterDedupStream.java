@@ -165,7 +165,10 @@ final class ClusterDedupStream implements DedupStream {
             Arrays.fill(ask, true);
             return;
         }
-        int m = sample(fps, count);
+        if (samples.length < count) {
+            samples = new long[count];
+        }
+        int m = sample(fps, count, samples);
         SegmentProbe probe = new SegmentProbe(id, key, count, samples, m);
         @SuppressWarnings("unchecked")
         CompletableFuture<ProbeAnswer>[] futures = new CompletableFuture[n];
@@ -182,25 +185,22 @@ final class ClusterDedupStream implements DedupStream {
     }
 
     /**
-     * Puts the first words of the entries a probe shows into {@link #samples}: those at SFI probe
-     * level, topped up to {@link SegmentProbe#MIN_SAMPLES}.
+     * Puts the first words of the entries a probe shows into {@code into} (at least {@code count}
+     * long): those at SFI probe level, topped up to {@link SegmentProbe#MIN_SAMPLES}; answers how many.
      */
-    private int sample(byte[] fps, int count) {
-        if (samples.length < count) {
-            samples = new long[count];
-        }
+    static int sample(byte[] fps, int count, long[] into) {
         int m = 0;
         int topUp = Math.min(count, SegmentProbe.MIN_SAMPLES);
         for (int i = 0; i < count; i++) {
             long w0 = FingerprintWords.word(fps, i, 0);
             if (Long.numberOfLeadingZeros(w0) >= SampledFingerprintIndex.MIN_PROBE_LEVEL) {
-                samples[m++] = w0;
+                into[m++] = w0;
             }
         }
         for (int i = 0; i < count && m < topUp; i++) {
             long w0 = FingerprintWords.word(fps, i, 0);
             if (Long.numberOfLeadingZeros(w0) < SampledFingerprintIndex.MIN_PROBE_LEVEL) {
-                samples[m++] = w0;
+                into[m++] = w0;
             }
         }
         return m;

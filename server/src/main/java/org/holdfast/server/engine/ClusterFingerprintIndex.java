@@ -146,8 +146,13 @@ public final class ClusterFingerprintIndex implements FingerprintIndex {
         if (closed) {
             throw new IllegalStateException("the cluster index is closed");
         }
-        long id = NEXT_STREAM.incrementAndGet();
+        long id = nextStreamId();
         return mode == ClusterMode.NEAREST ? new ClusterDedupStream(this, id) : new HashSplitDedupStream(this, id);
+    }
+
+    /** A stream number not used before in this process (see {@link #NEXT_STREAM}). */
+    static long nextStreamId() {
+        return NEXT_STREAM.incrementAndGet();
     }
 
     /** Tells every worker that stream {@code id} ended, so that they drop its state. */

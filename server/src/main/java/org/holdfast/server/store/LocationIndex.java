@@ -197,15 +197,30 @@ public final class LocationIndex {
      * length is its share of the frame ({@link FrameFormat#share}).
      */
     public void forEach(LocationVisitor visitor) {
-        forEachLocation((pbn, logId, offset, location, fps, fpOff) -> visitor.visit(pbn, logId, offset, FrameFormat.share(location), fps, fpOff));
+        forEachFrom(0, visitor);
+    }
+
+    /**
+     * As {@link #forEach}, from the first PBN at or after {@code firstPbn}: a long reader (the
+     * rebuild of a worker's index) reads a page at a time, stopping the visit at the end of the page,
+     * so that no iterator stays open (pinning what RocksDB would otherwise drop) between the pages.
+     */
+    public void forEachFrom(long firstPbn, LocationVisitor visitor) {
+        forEachLocation(firstPbn,
+                (pbn, logId, offset, location, fps, fpOff) -> visitor.visit(pbn, logId, offset, FrameFormat.share(location), fps, fpOff));
     }
 
     /** As {@link #forEach}, with the raw length field (a frame member's {@link FrameFormat#memberLocation}); for compaction. */
     void forEachLocation(LocationVisitor visitor) {
+        forEachLocation(0, visitor);
+    }
+
+    private void forEachLocation(long firstPbn, LocationVisitor visitor) {
         try (CheckedIterator it = db.iterator(cf)) {
             byte[] v = new byte[VALUE_BYTES];
             byte[] k = new byte[8];
-            for (it.seekToFirst(); it.isValid(); it.next()) {
+            Bytes.putLong(k, 0, Math.max(0, firstPbn));
+            for (it.seek(k); it.isValid(); it.next()) {
                 it.key(k);
                 it.value(v);
                 if (!visitor.visit(Bytes.getLong(k, 0), Bytes.getInt(v, 0), Bytes.getLong(v, 4), Bytes.getInt(v, 12), v, 16)) {

@@ -200,6 +200,8 @@ class AuthorizationMatrixTest {
         add("PUT", "/api/v1/cluster/workers/{id}/token", "/api/v1/cluster/workers/1/token", null, "{}", row(403, 403, 400, 403, 403));
         // handing a lost worker to a new node: admin only (an empty body is refused before the role of this node matters)
         add("POST", "/api/v1/cluster/workers/{id}/replace", "/api/v1/cluster/workers/1/replace", null, "{}", row(403, 403, 400, 403, 403));
+        // rebuilding a worker's dedup index: admin only (409 not-a-master here, standalone)
+        add("POST", "/api/v1/cluster/workers/{id}/rebuild", "/api/v1/cluster/workers/1/rebuild", null, null, row(403, 403, 409, 403, 403));
     }
 
     /** Endpoints outside the MVC handler mapping (actuator, static console): rows checked the same way. */

@@ -48,11 +48,28 @@ final class EngineReplay implements BackupStreamGenerator.Sink {
 
     /** Replays the whole stream, running {@code afterDay} after each day's flush (to advance a clock). */
     static Result replay(FingerprintIndex index, BackupStreamGenerator gen, Runnable afterDay) {
+        return run(index, gen, afterDay).result();
+    }
+
+    /** As {@link #replay}, keeping the replay for its ground truth ({@link #contentOf}). */
+    static EngineReplay run(FingerprintIndex index, BackupStreamGenerator gen, Runnable afterDay) {
         EngineReplay r = new EngineReplay(index, gen.params().days());
         r.afterDay = afterDay;
         gen.generate(r);
-        return new Result(r.fingerprints, r.duplicates, r.falseDuplicates, r.nextPbn - 1, r.lookupNanos, r.recordNanos,
-                r.dupPerDay, r.fpPerDay);
+        return r;
+    }
+
+    /** What the replay measured. */
+    Result result() {
+        return new Result(fingerprints, duplicates, falseDuplicates, nextPbn - 1, lookupNanos, recordNanos, dupPerDay, fpPerDay);
+    }
+
+    /** The content id stored under {@code pbn} (1..stored). */
+    long contentOf(long pbn) {
+        if (pbn < 1 || pbn >= nextPbn) {
+            throw new IllegalArgumentException("PBN " + pbn + " was not handed out");
+        }
+        return truth[(int) pbn];
     }
 
     @Override
