@@ -32,7 +32,7 @@ class RemoteWorkerIndexRebuildTest {
     @Test
     void rebuild_replacedNodeOverTlsLinks_repeatFindsWhatItFoundBefore() throws Exception {
         SteppingClock clock = new SteppingClock(Instant.parse("2026-01-01T00:00:00Z"));
-        SungemSettings s = EngineComparisonTest.settingsFor(60_000L * EngineComparisonTest.EXACT_ENTRY_BYTES, 32, false,
+        SungemSettings s = EngineComparisonTest.settingsFor(300_000L * EngineComparisonTest.EXACT_ENTRY_BYTES, 32, false,
                 SungemSettings.defaults().stableLevels());
         BackupStreamGenerator gen = new BackupStreamGenerator(new BackupStreamGenerator.Params(4, 20_000, 0.7, 4, 0.015, 2048, 7));
         Path cluster = dir.resolve("cluster");
