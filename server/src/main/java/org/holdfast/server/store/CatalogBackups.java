@@ -6,6 +6,11 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.LongConsumer;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.rocksdb.BackupEngine;
 import org.rocksdb.BackupEngineOptions;
@@ -25,9 +30,15 @@ import org.rocksdb.RocksDBException;
  * The copy runs on the caller's thread and holds no lock of ours: the engine keeps RocksDB from
  * deleting the files it copies.
  *
+ * <p>Verification ({@link #verify}) is ours: RocksJava exposes no {@code VerifyBackup}, so
+ * {@link CatalogBackupCheck} reads the engine's meta file and checks each file's size and CRC32C;
+ * the outcome is kept beside the backups ({@link CatalogBackupVerdicts}).
+ *
  * <p>We own the engine and its options and close them in {@link #close()} (engine first). One
  * operation at a time: the engine is not safe for concurrent use, so its calls are synchronized
- * ({@link #bytesOnDisk()}, which only reads the directory, is not).
+ * ({@link #bytesOnDisk()}, which only reads the directory, is not). A verification reads files only
+ * and does not hold that monitor (listing goes on while it reads); a read lock keeps a backup's
+ * purge from deleting files under it.
  */
 public final class CatalogBackups implements AutoCloseable {
     private static final String STORE = "catalog-backup";
@@ -40,7 +51,26 @@ public final class CatalogBackups implements AutoCloseable {
     public record Info(int id, long timeSeconds, long bytes, int files, String metadata) {
     }
 
+    /**
+     * The last check of backup {@code id}: when (epoch ms), with {@code checksums} or of sizes only,
+     * the files and bytes checked, how many files are damaged, and the first few of those (names
+     * relative to the backup directory) with what is wrong.
+     */
+    public record Verification(int id, long atMillis, boolean checksums, long files, long bytes, long damaged,
+                               List<String> damagedFiles, List<String> problems) {
+        public Verification {
+            damagedFiles = List.copyOf(damagedFiles);
+            problems = List.copyOf(problems);
+        }
+
+        public boolean sound() {
+            return damaged == 0;
+        }
+    }
+
     private final Path dir;
+    // held shared by a verification, exclusively by a backup (whose purge deletes files)
+    private final ReentrantReadWriteLock files = new ReentrantReadWriteLock();
     private final BackupEngineOptions options;
     private final BackupEngine engine;
     private boolean closed;
@@ -120,15 +150,55 @@ public final class CatalogBackups implements AutoCloseable {
             throw new IllegalArgumentException("keep at least one catalog backup, got " + keep);
         }
         requireOpen();
+        files.writeLock().lock();
         try {
+            // a record left by a backup id that failed and will be handed out again must not describe the new one
+            CatalogBackupVerdicts.retain(dir, ids());
             long before = bytesOnDisk();
-            engine.createNewBackupWithMetadata(db.rocks(), metadata, true);
+            try {
+                engine.createNewBackupWithMetadata(db.rocks(), metadata, true);
+            } catch (RocksDBException e) {
+                throw failed(e);
+            }
             Created made = new Created(newest(), Math.max(0, bytesOnDisk() - before));
             engine.purgeOldBackups(keep);
+            CatalogBackupVerdicts.retain(dir, ids());
             return made;
         } catch (RocksDBException e) {
             throw MetadataDb.translate(STORE, dir.toString(), null, e);
+        } finally {
+            files.writeLock().unlock();
         }
+    }
+
+    /**
+     * A backup that failed part way: the engine deletes what it wrote of it (we ask again, in case it
+     * could not), so the older backups are as they were; a full disk is named with its free space.
+     */
+    private StoreException failed(RocksDBException e) {
+        try {
+            engine.garbageCollect();
+        } catch (RocksDBException gc) {
+            e.addSuppressed(gc);
+        }
+        if (StoreException.isNoSpace(e)) {
+            long free;
+            try {
+                free = DiskSpace.of(dir).usableBytesUnchecked();
+            } catch (RuntimeException unknown) {
+                free = -1;
+            }
+            return new StorageFullException(STORE, dir.toString(), null, "the catalog backup directory " + dir + " is full ("
+                    + free + " bytes free) and the backup was abandoned; its partial files are deleted and the older backups"
+                    + " are intact. Free space there, point holdfast.catalog.backup.directory at a bigger disk or lower"
+                    + " holdfast.catalog.backup.keep; the next backup (scheduled, or POST /api/v1/catalog/backups) tries again",
+                    e, free, -1);
+        }
+        return MetadataDb.translate(STORE, dir.toString(), null, e);
+    }
+
+    private Set<Integer> ids() {
+        return list().stream().map(Info::id).collect(Collectors.toSet());
     }
 
     /** The backups, oldest first. */
@@ -163,6 +233,60 @@ public final class CatalogBackups implements AutoCloseable {
         }
         throw new UnknownCatalogBackupException("no catalog backup " + id + " in " + dir + "; it holds "
                 + all.stream().map(i -> String.valueOf(i.id())).toList());
+    }
+
+    /**
+     * Checks backup {@code id}'s files (sizes; every byte's CRC32C too if {@code checksums}), reporting
+     * bytes read to {@code progress}, and records the outcome beside the backups (best effort: a backup
+     * disk that refuses the record does not hide the outcome, which is returned).
+     */
+    public Verification verify(int id, boolean checksums, LongConsumer progress, long nowMillis) {
+        require(id);
+        files.readLock().lock();
+        Verification v;
+        try {
+            CatalogBackupCheck.Outcome o = CatalogBackupCheck.run(dir, id, checksums, progress);
+            v = new Verification(id, nowMillis, checksums, o.files(), o.bytes(), o.damaged(), o.damagedFiles(), o.problems());
+        } finally {
+            files.readLock().unlock();
+        }
+        try {
+            CatalogBackupVerdicts.write(dir, v);
+        } catch (StoreException e) {
+            System.getLogger(CatalogBackups.class.getName()).log(System.Logger.Level.WARNING,
+                    "cannot record the verification of catalog backup " + id + ": " + e.getMessage());
+        }
+        return v;
+    }
+
+    /** The last verification of each backup there is, by id (a backup never verified has none). */
+    public Map<Integer, Verification> verifications() {
+        Set<Integer> ids = ids();
+        Map<Integer, Verification> all = CatalogBackupVerdicts.read(dir);
+        all.keySet().retainAll(ids);
+        return all;
+    }
+
+    /**
+     * The newest backup older than {@code id} that holds none of {@code damagedFiles} (a shared table
+     * that rotted is in every backup that shares it), or null if there is none.
+     */
+    public Integer olderWithout(int id, List<String> damagedFiles) {
+        List<Info> all = list();
+        for (int i = all.size() - 1; i >= 0; i--) {
+            int older = all.get(i).id();
+            if (older >= id) {
+                continue;
+            }
+            try {
+                if (CatalogBackupCheck.files(dir, older).stream().noneMatch(f -> damagedFiles.contains(f.name()))) {
+                    return older;
+                }
+            } catch (StoreException e) {
+                // its own meta file is unreadable: not one to suggest
+            }
+        }
+        return null;
     }
 
     /**
