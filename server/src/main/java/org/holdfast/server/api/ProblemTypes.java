@@ -83,4 +83,6 @@ public final class ProblemTypes {
     public static final URI CATALOG_STOPPED = URI.create("urn:holdfast:problem:catalog-stopped");
     /** 409: catalog backups are off (no holdfast.catalog.backup.directory). */
     public static final URI CATALOG_BACKUP_OFF = URI.create("urn:holdfast:problem:catalog-backup-off");
+    /** 404: no catalog backup with this id in the backup directory (GET /api/v1/catalog/backups lists them). */
+    public static final URI UNKNOWN_CATALOG_BACKUP = URI.create("urn:holdfast:problem:unknown-catalog-backup");
 }

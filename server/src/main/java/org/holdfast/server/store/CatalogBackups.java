@@ -188,10 +188,11 @@ public final class CatalogBackups implements AutoCloseable {
             } catch (RuntimeException unknown) {
                 free = -1;
             }
-            return new StorageFullException(STORE, dir.toString(), null, "the catalog backup directory " + dir + " is full ("
-                    + free + " bytes free) and the backup was abandoned; its partial files are deleted and the older backups"
-                    + " are intact. Free space there, point holdfast.catalog.backup.directory at a bigger disk or lower"
-                    + " holdfast.catalog.backup.keep; the next backup (scheduled, or POST /api/v1/catalog/backups) tries again",
+            return new StorageFullException(STORE, dir.toString(), null, "the catalog backup directory " + dir + " ran out of space"
+                    + " while the backup was copied, so it was abandoned; with its partial files deleted the disk has " + free
+                    + " bytes free, and the older backups are intact. Free space there, point holdfast.catalog.backup.directory at"
+                    + " a bigger disk or lower holdfast.catalog.backup.keep; the next backup (scheduled, or POST"
+                    + " /api/v1/catalog/backups) tries again",
                     e, free, -1);
         }
         return MetadataDb.translate(STORE, dir.toString(), null, e);

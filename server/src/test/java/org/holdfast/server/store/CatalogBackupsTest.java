@@ -181,18 +181,6 @@ class CatalogBackupsTest {
         }
     }
 
-    /** Flips one byte in the middle of the first shared table of the backup directory; returns its name relative to it. */
-    static String rot(Path backups) throws Exception {
-        Path sst;
-        try (var s = Files.walk(backups.resolve("shared_checksum"))) {
-            sst = s.filter(p -> p.toString().endsWith(".sst")).sorted().findFirst().orElseThrow();
-        }
-        byte[] b = Files.readAllBytes(sst);
-        b[b.length / 2] ^= 0x01;
-        Files.write(sst, b);
-        return backups.relativize(sst).toString();
-    }
-
     @Test
     void verify_soundBackup_recordsIt_withChecksumsOfEveryByte() {
         try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"));
@@ -223,7 +211,7 @@ class CatalogBackupsTest {
             backups.create(db, "", 7);
             commit(db, 2001, new byte[100]);
             backups.create(db, "", 7);
-            rotten = rot(tmp.resolve("backups"));
+            rotten = BackupFiles.rot(tmp.resolve("backups"));
             assertThat(backups.verify(2, false, n -> { }, 1L).sound()).as("a flipped bit keeps the size").isTrue();
             v = backups.verify(2, true, n -> { }, 2L);
             assertThat(v.sound()).isFalse();
