@@ -5,12 +5,15 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongConsumer;
+import java.util.function.Supplier;
 import org.holdfast.server.jobs.Job;
+import org.holdfast.server.jobs.JobCancelledException;
 import org.holdfast.server.jobs.JobContext;
 import org.holdfast.server.jobs.JobSchedule;
 import org.holdfast.server.jobs.Jobs;
@@ -97,7 +100,8 @@ public final class CatalogBackupJobs implements AutoCloseable {
         return jobs.submit(VERIFY_KIND, LANE, submittedBy, job -> failing(VERIFY_KIND, () -> {
             job.total(info.files(), info.bytes());
             job.log("verifying catalog backup " + id + " (" + info.files() + " files, " + info.bytes() + " bytes) with checksums");
-            CatalogBackups.Verification v = check(job, id, submittedBy);
+            CatalogBackups.Verification v = check(job, id, submittedBy, n -> job.advance(0, n), false);
+            job.advance(v.files(), 0);
             Map<String, Object> r = new LinkedHashMap<>();
             r.put("backupId", (long) id);
             r.put("verification", verificationResult(v));
@@ -106,11 +110,11 @@ public final class CatalogBackupJobs implements AutoCloseable {
     }
 
     /** Runs {@code work}; a failure is remembered (health, metrics) before it fails the job. */
-    private Map<String, Object> failing(String kind, java.util.function.Supplier<Map<String, Object>> work) {
+    private Map<String, Object> failing(String kind, Supplier<Map<String, Object>> work) {
         try {
             return work.get();
         } catch (RuntimeException e) {
-            if (!(e instanceof org.holdfast.server.jobs.JobCancelledException)) {
+            if (!(e instanceof JobCancelledException)) {
                 failures.incrementAndGet();
                 lastFailure.set(new Failure(Instant.now(), kind, e.getMessage()));
             }
@@ -118,11 +122,14 @@ public final class CatalogBackupJobs implements AutoCloseable {
         }
     }
 
-    /** Verifies backup {@code id} with checksums, reporting bytes read; audits the outcome; throws if damaged. */
-    private CatalogBackups.Verification check(JobContext job, int id, String by) {
-        CatalogBackups.Verification v = backups.verify(id, true, n -> job.advance(0, n), System.currentTimeMillis());
+    /**
+     * Verifies backup {@code id} with checksums, reporting bytes read to {@code progress}; audits the
+     * outcome; throws if damaged. {@code fresh}: the backup was just written (and nothing purged for it).
+     */
+    private CatalogBackups.Verification check(JobContext job, int id, String by, LongConsumer progress,
+                                              boolean fresh) {
+        CatalogBackups.Verification v = backups.verify(id, true, progress, System.currentTimeMillis());
         if (v.sound()) {
-            job.advance(v.files(), 0);
             job.log("backup " + id + " verified: " + v.files() + " files, " + v.bytes() + " bytes, every checksum matches");
             audit.record(new AuditEvent(v.atMillis(), by, "local", AUDIT_VERIFIED, "catalog-backup:" + id, "ok",
                     v.files() + " files, " + v.bytes() + " bytes, checksums"));
@@ -132,7 +139,8 @@ public final class CatalogBackupJobs implements AutoCloseable {
         String message = "catalog backup " + id + " in " + backups.dir() + " is damaged: " + v.damaged() + " of its " + v.files()
                 + " files fail verification (" + String.join("; ", v.problems()) + "). The backup disk may be failing: check it"
                 + " (kernel log, SMART); then take a new backup (POST /api/v1/catalog/backups), which copies a damaged table afresh"
-                + " only if the catalog still has it, so verify that one too; " + older;
+                + " only if the catalog still has it, so verify that one too; " + older
+                + (fresh ? ". No older backup was deleted for this one (keep applies after a sound backup only)" : "");
         job.log(message);
         audit.record(new AuditEvent(v.atMillis(), by, "local", AUDIT_VERIFIED, "catalog-backup:" + id, "failed",
                 v.damaged() + " damaged files: " + String.join("; ", v.damagedFiles())));
@@ -172,7 +180,7 @@ public final class CatalogBackupJobs implements AutoCloseable {
         watch.scheduleWithFixedDelay(() -> advanceTo(job, reported, backups.bytesOnDisk() - before), 250, 250, TimeUnit.MILLISECONDS);
         CatalogBackups.Created created;
         try {
-            created = backups.create(catalog.db(), metadata(held[0], held[1]), keep);
+            created = backups.create(catalog.db(), metadata(held[0], held[1]));
         } finally {
             watch.shutdownNow();
             awaitQuietly(watch);
@@ -181,7 +189,7 @@ public final class CatalogBackupJobs implements AutoCloseable {
         long copied = created.bytesCopied();
         job.advance(made.files(), Math.max(0, copied - reported.get()));
         job.log("backup " + made.id() + ": " + made.files() + " files, " + made.bytes() + " bytes (" + copied
-                + " new on the backup disk); keeping the newest " + keep);
+                + " new on the backup disk)");
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("backupId", (long) made.id());
         r.put("files", (long) made.files());
@@ -189,9 +197,12 @@ public final class CatalogBackupJobs implements AutoCloseable {
         r.put("bytesCopied", copied);
         r.put("snapshots", held[0]);
         r.put("newestSnapshot", held[1] == 0 ? null : Instant.ofEpochMilli(held[1]).toString());
-        // a backup is only as good as its files: read them all back now, while the catalog still exists
-        CatalogBackups.Verification v = check(job, made.id(), submittedBy);
+        // a backup is only as good as its files: read them all back now, while the catalog still exists,
+        // and only then let older backups go (a damaged one must not push a sound one out)
+        CatalogBackups.Verification v = check(job, made.id(), submittedBy, n -> { }, true);
         r.put("verification", verificationResult(v));
+        backups.purge(keep);
+        job.log("keeping the newest " + keep + " backups");
         lastFailure.set(null);
         lastSoundMillis.set(v.atMillis());
         return r;

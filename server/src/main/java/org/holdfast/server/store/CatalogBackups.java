@@ -149,6 +149,13 @@ public final class CatalogBackups implements AutoCloseable {
         if (keep < 1) {
             throw new IllegalArgumentException("keep at least one catalog backup, got " + keep);
         }
+        Created made = create(db, metadata);
+        purge(keep);
+        return made;
+    }
+
+    /** Backs up {@code db} (memtables flushed first) with {@code metadata} stored beside it; deletes nothing older. */
+    public synchronized Created create(MetadataDb db, String metadata) {
         requireOpen();
         files.writeLock().lock();
         try {
@@ -158,12 +165,24 @@ public final class CatalogBackups implements AutoCloseable {
             try {
                 engine.createNewBackupWithMetadata(db.rocks(), metadata, true);
             } catch (RocksDBException e) {
-                throw failed(e);
+                throw failed(e, db);
             }
-            Created made = new Created(newest(), Math.max(0, bytesOnDisk() - before));
+            return new Created(newest(), Math.max(0, bytesOnDisk() - before));
+        } finally {
+            files.writeLock().unlock();
+        }
+    }
+
+    /** Keeps the newest {@code keep} backups: older ones, their tables no kept backup holds, and their verification records go. */
+    public synchronized void purge(int keep) {
+        if (keep < 1) {
+            throw new IllegalArgumentException("keep at least one catalog backup, got " + keep);
+        }
+        requireOpen();
+        files.writeLock().lock();
+        try {
             engine.purgeOldBackups(keep);
             CatalogBackupVerdicts.retain(dir, ids());
-            return made;
         } catch (RocksDBException e) {
             throw MetadataDb.translate(STORE, dir.toString(), null, e);
         } finally {
@@ -175,13 +194,14 @@ public final class CatalogBackups implements AutoCloseable {
      * A backup that failed part way: the engine deletes what it wrote of it (we ask again, in case it
      * could not), so the older backups are as they were; a full disk is named with its free space.
      */
-    private StoreException failed(RocksDBException e) {
+    private StoreException failed(RocksDBException e, MetadataDb db) {
         try {
             engine.garbageCollect();
         } catch (RocksDBException gc) {
             e.addSuppressed(gc);
         }
-        if (StoreException.isNoSpace(e)) {
+        // the flush before the copy writes the catalog's own disk: a full data disk is not the backup disk's fault
+        if (StoreException.isNoSpace(e) && !String.valueOf(e.getMessage()).contains(db.path())) {
             long free;
             try {
                 free = DiskSpace.of(dir).usableBytesUnchecked();

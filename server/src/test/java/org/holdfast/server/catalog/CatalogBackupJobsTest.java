@@ -55,12 +55,12 @@ class CatalogBackupJobsTest {
     }
 
     @Test
-    void submit_verifiesTheNewBackup_andADamagedOneFailsItsReCheck_audited_andNamesNoSharingBackup() throws Exception {
+    void submit_verifiesTheNewBackup_aDamagedOneFailsItsReCheck_audited_andADamagedNewOnePurgesNothing() throws Exception {
         try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"));
              CatalogBackups backups = CatalogBackups.open(tmp.resolve("backups"));
              Jobs jobs = new Jobs(JobHistory.NONE, Clock.systemUTC())) {
             fill(db, 0, 2000, 1);
-            CatalogBackupJobs cb = new CatalogBackupJobs(backups, new Catalog(db), new Object(), jobs, 7, audit::add);
+            CatalogBackupJobs cb = new CatalogBackupJobs(backups, new Catalog(db), new Object(), jobs, 1, audit::add);
             Job first = run(jobs, cb.submit("admin"));
             assertThat(first.state()).as(first.toString()).isEqualTo(JobState.SUCCEEDED);
             @SuppressWarnings("unchecked")
@@ -90,7 +90,9 @@ class CatalogBackupJobsTest {
             fill(db, 2000, 10, 2);
             Job second = run(jobs, cb.submit("schedule"));
             assertThat(second.state()).isEqualTo(JobState.FAILED);
-            assertThat(second.error()).contains("catalog backup 2").contains("is damaged");
+            assertThat(second.error()).contains("catalog backup 2").contains("is damaged").contains("No older backup was deleted");
+            assertThat(backups.list()).as("keep 1, but a damaged backup pushes no older one out").extracting(CatalogBackups.Info::id)
+                    .containsExactly(1, 2);
         }
     }
 

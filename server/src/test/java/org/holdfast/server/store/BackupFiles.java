@@ -15,12 +15,16 @@ public final class BackupFiles {
 
     /** Flips one bit in the middle of the first shared table (by name) of {@code backups}; returns its name relative to it. */
     public static String rot(Path backups) throws Exception {
-        Path sst;
+        String sst = firstSharedTable(backups);
+        flip(backups.resolve(sst));
+        return sst;
+    }
+
+    /** The first shared table (by name) of {@code backups}, relative to it. */
+    public static String firstSharedTable(Path backups) throws Exception {
         try (Stream<Path> s = Files.walk(backups.resolve("shared_checksum"))) {
-            sst = s.filter(p -> p.toString().endsWith(".sst")).sorted().findFirst().orElseThrow();
+            return backups.relativize(s.filter(p -> p.toString().endsWith(".sst")).sorted().findFirst().orElseThrow()).toString();
         }
-        flip(sst);
-        return backups.relativize(sst).toString();
     }
 
     /** Flips one bit in the middle of {@code file}: its size stays. */

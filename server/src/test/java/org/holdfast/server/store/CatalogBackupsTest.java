@@ -30,6 +30,12 @@ class CatalogBackupsTest {
         }
     }
 
+    private static void commits(MetadataDb db, int n) {
+        for (long i = 1; i <= n; i++) {
+            commit(db, i, new byte[100]);
+        }
+    }
+
     @Test
     void create_whileBatchesCommit_restoresOnePointInTime() throws Exception {
         byte[] value = new byte[200];
@@ -185,9 +191,7 @@ class CatalogBackupsTest {
     void verify_soundBackup_recordsIt_withChecksumsOfEveryByte() {
         try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"));
              CatalogBackups backups = CatalogBackups.open(tmp.resolve("backups"))) {
-            for (long i = 1; i <= 2000; i++) {
-                commit(db, i, new byte[100]);
-            }
+            commits(db, 2000);
             CatalogBackups.Info made = backups.create(db, "", 7).info();
             AtomicLong read = new AtomicLong();
             CatalogBackups.Verification v = backups.verify(made.id(), true, read::addAndGet, 1234L);
@@ -205,9 +209,7 @@ class CatalogBackupsTest {
         String rotten;
         try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"));
              CatalogBackups backups = CatalogBackups.open(tmp.resolve("backups"))) {
-            for (long i = 1; i <= 2000; i++) {
-                commit(db, i, new byte[100]);
-            }
+            commits(db, 2000);
             backups.create(db, "", 7);
             commit(db, 2001, new byte[100]);
             backups.create(db, "", 7);
@@ -230,14 +232,9 @@ class CatalogBackupsTest {
     void verify_missingOrTruncatedFile_reportedWithoutChecksums() throws Exception {
         try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"));
              CatalogBackups backups = CatalogBackups.open(tmp.resolve("backups"))) {
-            for (long i = 1; i <= 2000; i++) {
-                commit(db, i, new byte[100]);
-            }
+            commits(db, 2000);
             backups.create(db, "", 7);
-            Path sst;
-            try (var s = Files.walk(tmp.resolve("backups/shared_checksum"))) {
-                sst = s.filter(p -> p.toString().endsWith(".sst")).findFirst().orElseThrow();
-            }
+            Path sst = tmp.resolve("backups").resolve(BackupFiles.firstSharedTable(tmp.resolve("backups")));
             byte[] b = Files.readAllBytes(sst);
             Files.write(sst, java.util.Arrays.copyOf(b, b.length - 1));
             CatalogBackups.Verification v = backups.verify(1, false, n -> { }, 1L);
