@@ -9,6 +9,7 @@ import org.holdfast.server.jobs.Jobs;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
+import org.holdfast.server.store.StoreException;
 import org.holdfast.server.store.VerifyLedger;
 import org.holdfast.server.verify.DamageReport;
 import org.holdfast.server.verify.Verifier;
@@ -66,10 +67,15 @@ public class VerifyConfiguration {
         VerifyJobs v = new VerifyJobs(verifier, jobs);
         v.startSchedule();
         v.passAfterCorruptFsck(GcJobs.FSCK);
-        Job requested = v.passRequestedOffline(dir.root(), store);
-        if (requested != null) {
-            LOG.info("running the verify pass the offline fsck requested (job {}): it flags the volumes that use the corrupt"
-                    + " blocks it found, whose next backups repair them", requested.id());
+        try {
+            Job requested = v.passRequestedOffline(dir.root(), store);
+            if (requested != null) {
+                LOG.info("running the verify pass the offline fsck requested (job {}): it flags the volumes that use the corrupt"
+                        + " blocks it found, whose next backups repair them", requested.id());
+            }
+        } catch (StoreException e) {
+            // an unreadable request must not keep the server from starting; the message says what to do instead
+            LOG.error("the offline fsck's verify request cannot be run: {}", e.getMessage());
         }
         return v;
     }
