@@ -50,6 +50,7 @@ public final class CatalogRestoreTool {
               Restores a catalog backup (holdfast.catalog.backup.directory) into DIR. The server must be stopped.
               --backup-id   the backup to restore (GET /api/v1/catalog/backups lists them); default: the newest
               --scratch-dir where logs only in the bucket are downloaded for a moment (default: the temporary directory)
+              The backup is verified first (every file's size and checksum): a damaged one is refused, nothing changed.
               An existing DIR/catalog is moved aside, never deleted. Snapshots committed after the backup are lost.""";
     private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(ZoneOffset.UTC);
 

@@ -138,9 +138,9 @@ public final class CatalogBackupJobs implements AutoCloseable {
         String older = olderHint(id, v);
         String message = "catalog backup " + id + " in " + backups.dir() + " is damaged: " + v.damaged() + " of its " + v.files()
                 + " files fail verification (" + String.join("; ", v.problems()) + "). The backup disk may be failing: check it"
-                + " (kernel log, SMART); then take a new backup (POST /api/v1/catalog/backups), which copies a damaged table afresh"
-                + " only if the catalog still has it, so verify that one too; " + older
-                + (fresh ? ". No older backup was deleted for this one (keep applies after a sound backup only)" : "");
+                + " (kernel log, SMART). The next backup (scheduled, or POST /api/v1/catalog/backups) sets damaged shared files aside"
+                + " and copies those tables afresh from the catalog, dropping the backups that held them (they cannot be restored); "
+                + older + (fresh ? ". No older backup was deleted for this one (keep applies after a sound backup only)" : "");
         job.log(message);
         audit.record(new AuditEvent(v.atMillis(), by, "local", AUDIT_VERIFIED, "catalog-backup:" + id, "failed",
                 v.damaged() + " damaged files: " + String.join("; ", v.damagedFiles())));
@@ -188,6 +188,10 @@ public final class CatalogBackupJobs implements AutoCloseable {
         CatalogBackups.Info made = created.info();
         long copied = created.bytesCopied();
         job.advance(made.files(), Math.max(0, copied - reported.get()));
+        if (!created.setAside().isEmpty()) {
+            job.log("set aside damaged files " + created.setAside() + " (in " + backups.dir().resolve("holdfast-verify/damaged")
+                    + "): their tables were copied afresh; the backups that held them are gone");
+        }
         job.log("backup " + made.id() + ": " + made.files() + " files, " + made.bytes() + " bytes (" + copied
                 + " new on the backup disk)");
         Map<String, Object> r = new LinkedHashMap<>();
@@ -195,6 +199,7 @@ public final class CatalogBackupJobs implements AutoCloseable {
         r.put("files", (long) made.files());
         r.put("bytes", made.bytes());
         r.put("bytesCopied", copied);
+        r.put("damagedFilesSetAside", created.setAside());
         r.put("snapshots", held[0]);
         r.put("newestSnapshot", held[1] == 0 ? null : Instant.ofEpochMilli(held[1]).toString());
         // a backup is only as good as its files: read them all back now, while the catalog still exists,

@@ -152,6 +152,22 @@ final class CatalogBackupCheck {
         return new Outcome(files.size(), bytes, damaged, damagedFiles, problems);
     }
 
+    /** Of {@code names}, those backup {@code id} lists that are missing or still fail their check with checksums. */
+    static List<String> stillDamaged(Path dir, int id, List<String> names) {
+        List<String> out = new ArrayList<>();
+        byte[] buf = new byte[1 << 20];
+        try {
+            for (Listed l : files(dir, id)) {
+                if (names.contains(l.name()) && check(dir.resolve(l.name()), l, true, buf, n -> { }, new long[1]) != null) {
+                    out.add(l.name());
+                }
+            }
+        } catch (StoreException | NumberFormatException e) {
+            return List.of(); // an unreadable meta file names nothing to set aside
+        }
+        return out;
+    }
+
     /** What is wrong with one file, or null. */
     private static String check(Path p, Listed l, boolean checksums, byte[] buf, LongConsumer progress, long[] sizeOut) {
         try {

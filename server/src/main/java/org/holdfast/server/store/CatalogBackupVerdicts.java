@@ -147,8 +147,8 @@ final class CatalogBackupVerdicts {
         try (Stream<Path> s = Files.list(dir)) {
             for (Path p : s.toList()) {
                 String name = p.getFileName().toString().replace(".tmp", "");
-                if (!name.matches("[1-9][0-9]{0,9}") || !ids.contains(Integer.parseInt(name))) {
-                    Files.deleteIfExists(p);
+                if (Files.isRegularFile(p) && (!name.matches("[1-9][0-9]{0,9}") || !ids.contains(Integer.parseInt(name)))) {
+                    Files.deleteIfExists(p); // records only: damaged/ holds the files set aside
                 }
             }
         } catch (IOException | java.io.UncheckedIOException e) {

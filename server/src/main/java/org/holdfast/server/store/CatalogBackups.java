@@ -32,7 +32,9 @@ import org.rocksdb.RocksDBException;
  *
  * <p>Verification ({@link #verify}) is ours: RocksJava exposes no {@code VerifyBackup}, so
  * {@link CatalogBackupCheck} reads the engine's meta file and checks each file's size and CRC32C;
- * the outcome is kept beside the backups ({@link CatalogBackupVerdicts}).
+ * the outcome is kept beside the backups ({@link CatalogBackupVerdicts}). A shared table found
+ * damaged would be shared by every later backup too (the engine copies a table only if its file is
+ * absent), so the next backup first sets such files aside and the table is copied afresh.
  *
  * <p>We own the engine and its options and close them in {@link #close()} (engine first). One
  * operation at a time: the engine is not safe for concurrent use, so its calls are synchronized
@@ -72,7 +74,7 @@ public final class CatalogBackups implements AutoCloseable {
     // held shared by a verification, exclusively by a backup (whose purge deletes files)
     private final ReentrantReadWriteLock files = new ReentrantReadWriteLock();
     private final BackupEngineOptions options;
-    private final BackupEngine engine;
+    private BackupEngine engine; // reopened after damaged shared files are set aside (its view of the files is cached)
     private boolean closed;
 
     private CatalogBackups(Path dir) {
@@ -137,8 +139,14 @@ public final class CatalogBackups implements AutoCloseable {
         return dir;
     }
 
-    /** A new backup, and the bytes it added to the backup directory (the tables no older backup held). */
-    public record Created(Info info, long bytesCopied) {
+    /**
+     * A new backup, the bytes it added to the backup directory (the tables no older backup held), and
+     * the damaged shared files set aside before it (relative names; their tables were copied afresh).
+     */
+    public record Created(Info info, long bytesCopied, List<String> setAside) {
+        public Created {
+            setAside = List.copyOf(setAside);
+        }
     }
 
     /**
@@ -159,6 +167,7 @@ public final class CatalogBackups implements AutoCloseable {
         requireOpen();
         files.writeLock().lock();
         try {
+            List<String> setAside = setAsideDamaged();
             // a record left by a backup id that failed and will be handed out again must not describe the new one
             CatalogBackupVerdicts.retain(dir, ids());
             long before = bytesOnDisk();
@@ -167,10 +176,65 @@ public final class CatalogBackups implements AutoCloseable {
             } catch (RocksDBException e) {
                 throw failed(e, db);
             }
-            return new Created(newest(), Math.max(0, bytesOnDisk() - before));
+            return new Created(newest(), Math.max(0, bytesOnDisk() - before), setAside);
         } finally {
             files.writeLock().unlock();
         }
+    }
+
+    /**
+     * Moves the shared files that the recorded verifications found damaged, and that still fail their
+     * check, into {@value CatalogBackupVerdicts#DIR}/damaged/ and reopens the engine: a shared table that
+     * rotted would otherwise stay in every later backup (the engine copies a table only if its file is
+     * not there), so the next backup copies it afresh from the catalog. The engine then finds the
+     * backups that held it incomplete; they could not be restored anyway, and they are deleted.
+     */
+    private List<String> setAsideDamaged() {
+        Map<Integer, Verification> recorded = CatalogBackupVerdicts.read(dir);
+        Set<String> damaged = new java.util.TreeSet<>();
+        for (Verification v : recorded.values()) {
+            if (!v.sound() && ids().contains(v.id())) {
+                for (String f : CatalogBackupCheck.stillDamaged(dir, v.id(), v.damagedFiles())) {
+                    if (f.startsWith("shared")) {
+                        damaged.add(f);
+                    }
+                }
+            }
+        }
+        if (damaged.isEmpty()) {
+            return List.of();
+        }
+        Path aside = dir.resolve(CatalogBackupVerdicts.DIR).resolve("damaged");
+        engine.close();
+        try {
+            Files.createDirectories(aside);
+            for (String f : damaged) {
+                Path from = dir.resolve(f);
+                if (Files.exists(from)) { // a missing one needs only the engine to look again
+                    Files.move(from, aside.resolve(from.getFileName() + "." + System.currentTimeMillis()));
+                }
+            }
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, aside.toString(), null, e);
+        } finally {
+            try {
+                engine = BackupEngine.open(Env.getDefault(), options);
+            } catch (RocksDBException e) {
+                options.close();
+                closed = true; // nothing to call any more: the server's next start opens it again
+                throw MetadataDb.translate(STORE, dir.toString(), null, e);
+            }
+        }
+        for (int corrupt : engine.getCorruptedBackups()) {
+            try {
+                engine.deleteBackup(corrupt);
+            } catch (RocksDBException e) {
+                // listed nowhere; the engine skips it, and a later open deletes what it can
+            }
+        }
+        System.getLogger(CatalogBackups.class.getName()).log(System.Logger.Level.WARNING, "set aside damaged catalog backup files "
+                + damaged + " in " + aside + "; the backups that held them are deleted, the next backup copies their tables afresh");
+        return List.copyOf(damaged);
     }
 
     /** Keeps the newest {@code keep} backups: older ones, their tables no kept backup holds, and their verification records go. */

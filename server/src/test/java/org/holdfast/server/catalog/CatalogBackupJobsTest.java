@@ -55,7 +55,7 @@ class CatalogBackupJobsTest {
     }
 
     @Test
-    void submit_verifiesTheNewBackup_aDamagedOneFailsItsReCheck_audited_andADamagedNewOnePurgesNothing() throws Exception {
+    void submit_verifiesTheNewBackup_aDamagedOneFailsItsReCheck_audited_aDamagedNewOnePurgesNothing_theNextOneHeals() throws Exception {
         try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"));
              CatalogBackups backups = CatalogBackups.open(tmp.resolve("backups"));
              Jobs jobs = new Jobs(JobHistory.NONE, Clock.systemUTC())) {
@@ -86,13 +86,71 @@ class CatalogBackupJobsTest {
                     org.assertj.core.groups.Tuple.tuple(CatalogBackupJobs.AUDIT_VERIFIED, "catalog-backup:1", "ok"),
                     org.assertj.core.groups.Tuple.tuple(CatalogBackupJobs.AUDIT_VERIFIED, "catalog-backup:1", "failed"));
 
-            // the next backup shares the rotten table, so it fails its own verification too: nobody is told it is safe
+            // the next backup sets the table the re-check found rotten aside, and copies it afresh from the catalog
             fill(db, 2000, 10, 2);
             Job second = run(jobs, cb.submit("schedule"));
-            assertThat(second.state()).isEqualTo(JobState.FAILED);
-            assertThat(second.error()).contains("catalog backup 2").contains("is damaged").contains("No older backup was deleted");
+            assertThat(second.state()).as(second.toString()).isEqualTo(JobState.SUCCEEDED);
+            assertThat(second.result().get("damagedFilesSetAside")).isEqualTo(List.of(rotten));
+            assertThat(backups.list()).as("the backup that held it is gone: it could not be restored").extracting(CatalogBackups.Info::id)
+                    .containsExactly(2);
+            assertThat(cb.lastFailure()).isNull();
+            assertThat(cb.damagedBackups()).isZero();
+            try (var s = Files.list(tmp.resolve("backups/holdfast-verify/damaged"))) {
+                assertThat(s.toList()).as("kept for a look, not deleted").hasSize(1);
+            }
+            backups.restore(2, tmp.resolve("restored"));
+            try (MetadataDb r = MetadataDb.open(tmp.resolve("restored"))) {
+                assertThat(r.get(MetadataDb.Column.META, "k/2009".getBytes(StandardCharsets.UTF_8))).hasSize(100);
+            }
+
+            // rot that only a new backup's own verification finds (it shares the table): that backup fails, and keep 1 purges nothing for it
+            settle(tmp.resolve("catalog"));
+            assertThat(run(jobs, cb.submit("schedule")).state()).isEqualTo(JobState.SUCCEEDED); // backup 3: the settled tables
+            String again = rotALiveTable(tmp.resolve("catalog"), tmp.resolve("backups"));
+            Job fourth = run(jobs, cb.submit("schedule"));
+            assertThat(fourth.state()).isEqualTo(JobState.FAILED);
+            assertThat(fourth.error()).contains("catalog backup 4").contains("is damaged").contains(again)
+                    .contains("No older backup was deleted");
             assertThat(backups.list()).as("keep 1, but a damaged backup pushes no older one out").extracting(CatalogBackups.Info::id)
-                    .containsExactly(1, 2);
+                    .containsExactly(3, 4);
+            Job fifth = run(jobs, cb.submit("schedule"));
+            assertThat(fifth.state()).as(fifth.toString()).isEqualTo(JobState.SUCCEEDED);
+            assertThat(backups.list()).extracting(CatalogBackups.Info::id).containsExactly(5);
+            try (var s = Files.list(tmp.resolve("backups/holdfast-verify"))) {
+                assertThat(s.filter(Files::isRegularFile).map(p -> p.getFileName().toString()))
+                        .as("the records of deleted backups are gone").containsExactly("5");
+            }
+        }
+    }
+
+    /** Waits until the catalog's background compactions settled: its table files unchanged for half a second. */
+    private static void settle(Path catalog) throws Exception {
+        java.util.Set<String> live = liveTables(catalog);
+        for (long settled = System.nanoTime(); System.nanoTime() - settled < 500_000_000L; ) {
+            Thread.sleep(50);
+            java.util.Set<String> now = liveTables(catalog);
+            if (!now.equals(live)) {
+                live = now;
+                settled = System.nanoTime();
+            }
+        }
+    }
+
+    /** Rots a shared table that the live catalog still has, so the next backup holds it too. */
+    private static String rotALiveTable(Path catalog, Path backups) throws Exception {
+        java.util.Set<String> live = liveTables(catalog);
+        try (var s = Files.list(backups.resolve("shared_checksum"))) {
+            Path sst = s.filter(p -> live.contains(p.getFileName().toString().split("_")[0])).sorted().findFirst().orElseThrow();
+            BackupFiles.flip(sst);
+            return backups.relativize(sst).toString();
+        }
+    }
+
+    /** The numbers of the catalog's live table files ({@code 000012} of {@code 000012.sst}). */
+    private static java.util.Set<String> liveTables(Path catalog) throws Exception {
+        try (var s = Files.list(catalog)) {
+            return s.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".sst")).map(n -> n.substring(0, n.length() - 4))
+                    .collect(java.util.stream.Collectors.toSet());
         }
     }
 
