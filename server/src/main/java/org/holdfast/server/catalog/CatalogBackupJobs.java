@@ -20,6 +20,7 @@ import org.holdfast.server.jobs.Jobs;
 import org.holdfast.server.security.AuditEvent;
 import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.store.CatalogBackups;
+import org.holdfast.server.store.UnknownCatalogBackupException;
 
 /**
  * Catalog backups as jobs ({@value #KIND}, lane {@value #LANE}), on demand and every
@@ -114,7 +115,8 @@ public final class CatalogBackupJobs implements AutoCloseable {
         try {
             return work.get();
         } catch (RuntimeException e) {
-            if (!(e instanceof JobCancelledException)) {
+            // a cancel, or a re-check of a backup purged while it queued, says nothing about the backups' health
+            if (!(e instanceof JobCancelledException) && !(e instanceof UnknownCatalogBackupException)) {
                 failures.incrementAndGet();
                 lastFailure.set(new Failure(Instant.now(), kind, e.getMessage()));
             }
