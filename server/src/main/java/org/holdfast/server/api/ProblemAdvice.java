@@ -273,6 +273,11 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
         return p;
     }
 
+    @ExceptionHandler(org.holdfast.server.store.UnknownCatalogBackupException.class)
+    ProblemDetail unknownCatalogBackup(org.holdfast.server.store.UnknownCatalogBackupException e) {
+        return problem(HttpStatus.NOT_FOUND, ProblemTypes.UNKNOWN_CATALOG_BACKUP, "Unknown catalog backup", e.getMessage());
+    }
+
     private static ProblemDetail problem(HttpStatus status, URI type, String title, String detail) {
         ProblemDetail p = ProblemDetail.forStatusAndDetail(status, detail);
         p.setType(type);

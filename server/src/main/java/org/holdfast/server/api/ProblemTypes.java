@@ -87,4 +87,6 @@ public final class ProblemTypes {
     public static final URI CATALOG_BACKUP_OFF = URI.create("urn:holdfast:problem:catalog-backup-off");
     /** 409: a worker's index rebuild cannot start now (a worker not connected, a rebuild or GC job in progress); the detail says why. */
     public static final URI REBUILD_REFUSED = URI.create("urn:holdfast:problem:rebuild-refused");
+    /** 404: no catalog backup with this id in the backup directory (GET /api/v1/catalog/backups lists them). */
+    public static final URI UNKNOWN_CATALOG_BACKUP = URI.create("urn:holdfast:problem:unknown-catalog-backup");
 }

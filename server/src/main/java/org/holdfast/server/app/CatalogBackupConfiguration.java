@@ -1,14 +1,20 @@
 package org.holdfast.server.app;
 
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.binder.MeterBinder;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.CatalogBackupJobs;
 import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.jobs.Jobs;
+import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.store.CatalogBackups;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.MetadataDb;
+import org.springframework.boot.actuate.health.Health;
+import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -19,7 +25,8 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * Wires online catalog backups ({@code holdfast.catalog.backup.*}): only when a directory is set,
- * which must lie outside the data directory; then the jobs and their schedule.
+ * which must lie outside the data directory; then the jobs and their schedule, the
+ * {@code catalogBackup} health component and the {@code holdfast.catalog.backup.*} metrics.
  */
 @Configuration(proxyBeanMethods = false)
 @Conditional(OnStandaloneOrMaster.class)
@@ -53,9 +60,46 @@ public class CatalogBackupConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnProperty(prefix = "holdfast.catalog.backup", name = "directory")
     CatalogBackupJobs catalogBackupJobs(CatalogBackups backups, Catalog catalog, SnapshotCommit commit, Jobs jobs,
-                                        CatalogBackupProperties p) {
-        CatalogBackupJobs j = new CatalogBackupJobs(backups, catalog, commit, jobs, p.keep());
+                                        CatalogBackupProperties p, AuditLog audit) {
+        CatalogBackupJobs j = new CatalogBackupJobs(backups, catalog, commit, jobs, p.keep(), audit);
         j.startSchedule(p.interval());
         return j;
+    }
+
+    /**
+     * UP while the last backup wrote and verified sound and no kept backup is known damaged; else
+     * DEGRADED (HTTP 200: the server itself works, but the copy that would recover it may not) with why and what to do.
+     */
+    @Bean
+    @ConditionalOnProperty(prefix = "holdfast.catalog.backup", name = "directory")
+    HealthIndicator catalogBackupHealthIndicator(CatalogBackupJobs jobs) {
+        return () -> {
+            CatalogBackupJobs.Failure failed = jobs.lastFailure();
+            long damaged = jobs.damagedBackups();
+            if (failed == null && damaged == 0) {
+                return Health.up().build();
+            }
+            Health.Builder h = Health.status(VerifyConfiguration.DEGRADED).withDetail("damagedBackups", damaged);
+            if (failed != null) {
+                h.withDetail("reason", "the last " + failed.kind() + " job failed at " + failed.at() + ": " + failed.message());
+            }
+            return h.withDetail("action", "see GET /api/v1/catalog/backups and the failed job; take a new backup once its cause"
+                    + " is fixed (docs/operations.md, \"Back up the catalog, and recover a lost server\")").build();
+        };
+    }
+
+    @Bean
+    @ConditionalOnProperty(prefix = "holdfast.catalog.backup", name = "directory")
+    MeterBinder catalogBackupMetrics(CatalogBackupJobs jobs) {
+        return r -> {
+            FunctionCounter.builder("holdfast.catalog.backup.failures", jobs, CatalogBackupJobs::failuresTotal)
+                    .description("catalog backup and verification jobs that failed since start (a full backup disk, a damaged backup)")
+                    .register(r);
+            Gauge.builder("holdfast.catalog.backup.damaged", jobs, CatalogBackupJobs::damagedBackups)
+                    .description("kept catalog backups whose last verification found damage").register(r);
+            Gauge.builder("holdfast.catalog.backup.last.verified.seconds", jobs, j -> j.lastSoundMillis() / 1000.0)
+                    .description("when the last catalog backup was written and verified sound, epoch seconds (0: none since start)")
+                    .register(r);
+        };
     }
 }

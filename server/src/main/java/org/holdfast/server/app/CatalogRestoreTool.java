@@ -31,7 +31,8 @@ import org.holdfast.server.store.object.S3Settings;
  * or a damaged catalog): {@code holdfast-server catalog-restore --data-dir D --from BACKUPDIR
  * [--backup-id N] [--scratch-dir DIR] [--holdfast.store.NAME=VALUE ...]}.
  *
- * <p>In order: refuses while a server holds {@code D}; checks the backup exists (nothing changed
+ * <p>In order: refuses while a server holds {@code D}; checks the backup exists and verifies it (every
+ * file's size and CRC32C; a damaged one is refused naming an older backup to try; nothing changed
  * otherwise); moves an existing {@code catalog/} aside (never deletes it); restores the backup
  * (every file checksummed); makes the data store safe to continue ({@link StoreAfterRestore}: new
  * log ids and PBNs above everything in the logs and the bucket); rebuilds {@code gc/} from the
@@ -49,6 +50,7 @@ public final class CatalogRestoreTool {
               Restores a catalog backup (holdfast.catalog.backup.directory) into DIR. The server must be stopped.
               --backup-id   the backup to restore (GET /api/v1/catalog/backups lists them); default: the newest
               --scratch-dir where logs only in the bucket are downloaded for a moment (default: the temporary directory)
+              The backup is verified first (every file's size and checksum): a damaged one is refused, nothing changed.
               An existing DIR/catalog is moved aside, never deleted. Snapshots committed after the backup are lost.""";
     private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(ZoneOffset.UTC);
 
@@ -105,11 +107,36 @@ public final class CatalogRestoreTool {
                 err.println("catalog-restore: " + e.getMessage() + "; nothing was changed");
                 return 2;
             }
+            if (!verified(backups, chosen, err, clock)) {
+                return 3;
+            }
             return restore(dd, backups, chosen, s3, props.apply("holdfast.store.s3.node"), scratch, out, err, clock);
         } catch (StoreException e) {
             err.println("catalog-restore: could not run: " + e.getMessage());
             return 3;
         }
+    }
+
+    /**
+     * Checks every file of the chosen backup (size and CRC32C) before anything in the data directory
+     * moves: a damaged backup is refused with the newest older one that holds none of its damaged files.
+     */
+    private static boolean verified(CatalogBackups backups, CatalogBackups.Info chosen, PrintStream err, Clock clock) {
+        err.println("catalog-restore: verifying backup " + chosen.id() + " (" + chosen.files() + " files, " + chosen.bytes()
+                + " bytes) before changing anything");
+        CatalogBackups.Verification v = backups.verify(chosen.id(), true, n -> { }, clock.millis());
+        if (v.sound()) {
+            return true;
+        }
+        Integer older = backups.olderWithout(chosen.id(), v.damagedFiles());
+        err.println("catalog-restore: refused: catalog backup " + chosen.id() + " is damaged: " + v.damaged() + " of its " + v.files()
+                + " files fail verification (" + String.join("; ", v.problems()) + ")");
+        err.println("catalog-restore: " + (older == null
+                ? "no older backup in " + backups.dir() + " is free of the damaged files; look for a copy of the backup directory"
+                        + " made before the damage (its files never change once written)"
+                : "try the older backup " + older + ", which holds none of the damaged files: --backup-id " + older)
+                + "; nothing was changed");
+        return false;
     }
 
     private static int restore(DataDirectory dd, CatalogBackups backups, CatalogBackups.Info chosen, S3Settings s3, String node,

@@ -166,7 +166,7 @@ public class SecurityConfiguration {
                         .requestMatchers("/api/v1/auth/**").authenticated()
                         .requestMatchers("/api/v1/users", "/api/v1/users/**", "/api/v1/tokens", "/api/v1/tokens/**",
                                 "/api/v1/audit", "/api/v1/audit/**").hasRole("ADMIN")
-                        .requestMatchers("/api/v1/catalog/backups").hasRole("ADMIN")
+                        .requestMatchers("/api/v1/catalog/backups", "/api/v1/catalog/backups/**").hasRole("ADMIN")
                         .requestMatchers(HttpMethod.DELETE, "/api/v1/cluster/workers/*").hasRole("ADMIN")
                         .requestMatchers(HttpMethod.PUT, "/api/v1/cluster/workers/*/token").hasRole("ADMIN")
                         .requestMatchers(HttpMethod.POST, "/api/v1/cluster/workers/*/replace").hasRole("ADMIN")

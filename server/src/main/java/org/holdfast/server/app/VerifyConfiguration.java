@@ -4,9 +4,12 @@ import java.time.Clock;
 import java.time.Duration;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.gc.GcJobs;
+import org.holdfast.server.jobs.Job;
 import org.holdfast.server.jobs.Jobs;
+import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
+import org.holdfast.server.store.StoreException;
 import org.holdfast.server.store.VerifyLedger;
 import org.holdfast.server.verify.DamageReport;
 import org.holdfast.server.verify.Verifier;
@@ -31,6 +34,7 @@ import org.springframework.util.unit.DataSize;
 @Conditional(OnStandaloneOrMaster.class)
 @EnableConfigurationProperties(VerifyConfiguration.VerifyProperties.class)
 public class VerifyConfiguration {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(VerifyConfiguration.class);
     /** The health status while a block is bad: the server works and backups repair, but some data cannot be restored. */
     public static final Status DEGRADED = new Status("DEGRADED", "some stored blocks are damaged; see components.integrity");
 
@@ -59,10 +63,20 @@ public class VerifyConfiguration {
 
     /** Closes (its schedule) before the job runner. */
     @Bean(destroyMethod = "close")
-    VerifyJobs verifyJobs(Verifier verifier, Jobs jobs) {
+    VerifyJobs verifyJobs(Verifier verifier, Jobs jobs, DataDirectory dir, DataStore store) {
         VerifyJobs v = new VerifyJobs(verifier, jobs);
         v.startSchedule();
         v.passAfterCorruptFsck(GcJobs.FSCK);
+        try {
+            Job requested = v.passRequestedOffline(dir.root(), store);
+            if (requested != null) {
+                LOG.info("running the verify pass the offline fsck requested (job {}): it flags the volumes that use the corrupt"
+                        + " blocks it found, whose next backups repair them", requested.id());
+            }
+        } catch (StoreException e) {
+            // an unreadable request must not keep the server from starting; the message says what to do instead
+            LOG.error("the offline fsck's verify request cannot be run: {}", e.getMessage());
+        }
         return v;
     }
 

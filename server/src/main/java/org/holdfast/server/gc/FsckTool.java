@@ -13,6 +13,7 @@ import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.MetadataDb;
+import org.holdfast.server.store.OfflineVerifyRequest;
 import org.holdfast.server.store.object.ObjectStoreStats;
 import org.holdfast.server.store.object.S3ObjectStore;
 import org.holdfast.server.store.object.S3Settings;
@@ -23,7 +24,9 @@ import org.holdfast.server.store.object.S3Settings;
  * for the server's next start), a shared lock keeps a server from starting meanwhile, and the
  * catalog and GC metadata are opened on a private scratch copy ({@link ScratchMetadata}, in the
  * system's temporary directory unless {@code --scratch-dir} says otherwise), where the GC log is
- * replayed and logged operations are re-driven as a server start would. Exit code 0: clean; 1:
+ * replayed and logged operations are re-driven as a server start would. The one thing it leaves in
+ * the data directory: when it finds corrupt blocks, an {@link OfflineVerifyRequest} (the verify
+ * pass the online fsck queues), which the server runs at its next start. Exit code 0: clean; 1:
  * leaks or bookkeeping disagreements; 2: data loss; 3: could not run.
  *
  * <p>Backend s3: given the server's {@code holdfast.store.*} settings (as {@code --name=value}
@@ -98,6 +101,14 @@ public final class FsckTool {
             try (GcService gc = opened) {
                 FsckReport f = gc.fsck();
                 System.out.print(f.toText());
+                if (f.corruptBlocks().count() > 0) {
+                    // marked bad in the scratch copy only: the server marks them for real and finds their snapshots
+                    long[] bad = store.badBlocks().all().stream().mapToLong(b -> b.pbn()).toArray();
+                    OfflineVerifyRequest r = OfflineVerifyRequest.write(dd.root(), "fsck", bad, System.currentTimeMillis());
+                    System.out.println("verify pass requested: the server runs it at its next start (" + OfflineVerifyRequest.file(dd.root())
+                            + (r.full() ? ", reading every block" : ", " + r.pbns().length + " blocks to mark bad")
+                            + "); it flags the volumes that use the corrupt blocks, whose next backups repair them");
+                }
                 if (archive != null) {
                     ObjectStoreStats r = archive.stats().requests();
                     System.out.println("read from the object store: " + r.gets() + " GETs, " + r.getBytes() + " bytes");

@@ -6,6 +6,11 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.LongConsumer;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.rocksdb.BackupEngine;
 import org.rocksdb.BackupEngineOptions;
@@ -25,9 +30,17 @@ import org.rocksdb.RocksDBException;
  * The copy runs on the caller's thread and holds no lock of ours: the engine keeps RocksDB from
  * deleting the files it copies.
  *
+ * <p>Verification ({@link #verify}) is ours: RocksJava exposes no {@code VerifyBackup}, so
+ * {@link CatalogBackupCheck} reads the engine's meta file and checks each file's size and CRC32C;
+ * the outcome is kept beside the backups ({@link CatalogBackupVerdicts}). A shared table found
+ * damaged would be shared by every later backup too (the engine copies a table only if its file is
+ * absent), so the next backup first sets such files aside and the table is copied afresh.
+ *
  * <p>We own the engine and its options and close them in {@link #close()} (engine first). One
  * operation at a time: the engine is not safe for concurrent use, so its calls are synchronized
- * ({@link #bytesOnDisk()}, which only reads the directory, is not).
+ * ({@link #bytesOnDisk()}, which only reads the directory, is not). A verification reads files only
+ * and does not hold that monitor (listing goes on while it reads); a read lock keeps a backup's
+ * purge from deleting files under it.
  */
 public final class CatalogBackups implements AutoCloseable {
     private static final String STORE = "catalog-backup";
@@ -40,9 +53,28 @@ public final class CatalogBackups implements AutoCloseable {
     public record Info(int id, long timeSeconds, long bytes, int files, String metadata) {
     }
 
+    /**
+     * The last check of backup {@code id}: when (epoch ms), with {@code checksums} or of sizes only,
+     * the files and bytes checked, how many files are damaged, and the first few of those (names
+     * relative to the backup directory) with what is wrong.
+     */
+    public record Verification(int id, long atMillis, boolean checksums, long files, long bytes, long damaged,
+                               List<String> damagedFiles, List<String> problems) {
+        public Verification {
+            damagedFiles = List.copyOf(damagedFiles);
+            problems = List.copyOf(problems);
+        }
+
+        public boolean sound() {
+            return damaged == 0;
+        }
+    }
+
     private final Path dir;
+    // held shared by a verification, exclusively by a backup (whose purge deletes files)
+    private final ReentrantReadWriteLock files = new ReentrantReadWriteLock();
     private final BackupEngineOptions options;
-    private final BackupEngine engine;
+    private BackupEngine engine; // reopened after damaged shared files are set aside (its view of the files is cached)
     private boolean closed;
 
     private CatalogBackups(Path dir) {
@@ -107,8 +139,14 @@ public final class CatalogBackups implements AutoCloseable {
         return dir;
     }
 
-    /** A new backup, and the bytes it added to the backup directory (the tables no older backup held). */
-    public record Created(Info info, long bytesCopied) {
+    /**
+     * A new backup, the bytes it added to the backup directory (the tables no older backup held), and
+     * the damaged shared files set aside before it (relative names; their tables were copied afresh).
+     */
+    public record Created(Info info, long bytesCopied, List<String> setAside) {
+        public Created {
+            setAside = List.copyOf(setAside);
+        }
     }
 
     /**
@@ -119,16 +157,133 @@ public final class CatalogBackups implements AutoCloseable {
         if (keep < 1) {
             throw new IllegalArgumentException("keep at least one catalog backup, got " + keep);
         }
+        Created made = create(db, metadata);
+        purge(keep);
+        return made;
+    }
+
+    /** Backs up {@code db} (memtables flushed first) with {@code metadata} stored beside it; deletes nothing older. */
+    public synchronized Created create(MetadataDb db, String metadata) {
         requireOpen();
+        files.writeLock().lock();
         try {
+            List<String> setAside = setAsideDamaged();
+            // a record left by a backup id that failed and will be handed out again must not describe the new one
+            CatalogBackupVerdicts.retain(dir, ids());
             long before = bytesOnDisk();
-            engine.createNewBackupWithMetadata(db.rocks(), metadata, true);
-            Created made = new Created(newest(), Math.max(0, bytesOnDisk() - before));
+            try {
+                engine.createNewBackupWithMetadata(db.rocks(), metadata, true);
+            } catch (RocksDBException e) {
+                throw failed(e, db);
+            }
+            return new Created(newest(), Math.max(0, bytesOnDisk() - before), setAside);
+        } finally {
+            files.writeLock().unlock();
+        }
+    }
+
+    /**
+     * Moves the shared files that the recorded verifications found damaged, and that still fail their
+     * check, into {@value CatalogBackupVerdicts#DIR}/damaged/ and reopens the engine: a shared table that
+     * rotted would otherwise stay in every later backup (the engine copies a table only if its file is
+     * not there), so the next backup copies it afresh from the catalog. The engine then finds the
+     * backups that held it incomplete; they could not be restored anyway, and they are deleted.
+     */
+    private List<String> setAsideDamaged() {
+        Map<Integer, Verification> recorded = CatalogBackupVerdicts.read(dir);
+        Set<String> damaged = new java.util.TreeSet<>();
+        for (Verification v : recorded.values()) {
+            if (!v.sound() && ids().contains(v.id())) {
+                for (String f : CatalogBackupCheck.stillDamaged(dir, v.id(), v.damagedFiles())) {
+                    if (f.startsWith("shared")) {
+                        damaged.add(f);
+                    }
+                }
+            }
+        }
+        if (damaged.isEmpty()) {
+            return List.of();
+        }
+        Path aside = dir.resolve(CatalogBackupVerdicts.DIR).resolve("damaged");
+        engine.close();
+        try {
+            Files.createDirectories(aside);
+            for (String f : damaged) {
+                Path from = dir.resolve(f);
+                if (Files.exists(from)) { // a missing one needs only the engine to look again
+                    Files.move(from, aside.resolve(from.getFileName() + "." + System.currentTimeMillis()));
+                }
+            }
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, aside.toString(), null, e);
+        } finally {
+            try {
+                engine = BackupEngine.open(Env.getDefault(), options);
+            } catch (RocksDBException e) {
+                options.close();
+                closed = true; // nothing to call any more: the server's next start opens it again
+                throw MetadataDb.translate(STORE, dir.toString(), null, e);
+            }
+        }
+        for (int corrupt : engine.getCorruptedBackups()) {
+            try {
+                engine.deleteBackup(corrupt);
+            } catch (RocksDBException e) {
+                // listed nowhere; the engine skips it, and a later open deletes what it can
+            }
+        }
+        System.getLogger(CatalogBackups.class.getName()).log(System.Logger.Level.WARNING, "set aside damaged catalog backup files "
+                + damaged + " in " + aside + "; the backups that held them are deleted, the next backup copies their tables afresh");
+        return List.copyOf(damaged);
+    }
+
+    /** Keeps the newest {@code keep} backups: older ones, their tables no kept backup holds, and their verification records go. */
+    public synchronized void purge(int keep) {
+        if (keep < 1) {
+            throw new IllegalArgumentException("keep at least one catalog backup, got " + keep);
+        }
+        requireOpen();
+        files.writeLock().lock();
+        try {
             engine.purgeOldBackups(keep);
-            return made;
+            CatalogBackupVerdicts.retain(dir, ids());
         } catch (RocksDBException e) {
             throw MetadataDb.translate(STORE, dir.toString(), null, e);
+        } finally {
+            files.writeLock().unlock();
         }
+    }
+
+    /**
+     * A backup that failed part way: the engine deletes what it wrote of it (we ask again, in case it
+     * could not), so the older backups are as they were; a full disk is named with its free space.
+     */
+    private StoreException failed(RocksDBException e, MetadataDb db) {
+        try {
+            engine.garbageCollect();
+        } catch (RocksDBException gc) {
+            e.addSuppressed(gc);
+        }
+        // the flush before the copy writes the catalog's own disk: a full data disk is not the backup disk's fault
+        if (StoreException.isNoSpace(e) && !String.valueOf(e.getMessage()).contains(db.path())) {
+            long free;
+            try {
+                free = DiskSpace.of(dir).usableBytesUnchecked();
+            } catch (RuntimeException unknown) {
+                free = -1;
+            }
+            return new StorageFullException(STORE, dir.toString(), null, "the catalog backup directory " + dir + " ran out of space"
+                    + " while the backup was copied, so it was abandoned; with its partial files deleted the disk has " + free
+                    + " bytes free, and the older backups are intact. Free space there, point holdfast.catalog.backup.directory at"
+                    + " a bigger disk or lower holdfast.catalog.backup.keep; the next backup (scheduled, or POST"
+                    + " /api/v1/catalog/backups) tries again",
+                    e, free, -1);
+        }
+        return MetadataDb.translate(STORE, dir.toString(), null, e);
+    }
+
+    private Set<Integer> ids() {
+        return list().stream().map(Info::id).collect(Collectors.toSet());
     }
 
     /** The backups, oldest first. */
@@ -163,6 +318,60 @@ public final class CatalogBackups implements AutoCloseable {
         }
         throw new UnknownCatalogBackupException("no catalog backup " + id + " in " + dir + "; it holds "
                 + all.stream().map(i -> String.valueOf(i.id())).toList());
+    }
+
+    /**
+     * Checks backup {@code id}'s files (sizes; every byte's CRC32C too if {@code checksums}), reporting
+     * bytes read to {@code progress}, and records the outcome beside the backups (best effort: a backup
+     * disk that refuses the record does not hide the outcome, which is returned).
+     */
+    public Verification verify(int id, boolean checksums, LongConsumer progress, long nowMillis) {
+        require(id);
+        files.readLock().lock();
+        Verification v;
+        try {
+            CatalogBackupCheck.Outcome o = CatalogBackupCheck.run(dir, id, checksums, progress);
+            v = new Verification(id, nowMillis, checksums, o.files(), o.bytes(), o.damaged(), o.damagedFiles(), o.problems());
+        } finally {
+            files.readLock().unlock();
+        }
+        try {
+            CatalogBackupVerdicts.write(dir, v);
+        } catch (StoreException e) {
+            System.getLogger(CatalogBackups.class.getName()).log(System.Logger.Level.WARNING,
+                    "cannot record the verification of catalog backup " + id + ": " + e.getMessage());
+        }
+        return v;
+    }
+
+    /** The last verification of each backup there is, by id (a backup never verified has none). */
+    public Map<Integer, Verification> verifications() {
+        Set<Integer> ids = ids();
+        Map<Integer, Verification> all = CatalogBackupVerdicts.read(dir);
+        all.keySet().retainAll(ids);
+        return all;
+    }
+
+    /**
+     * The newest backup older than {@code id} that holds none of {@code damagedFiles} (a shared table
+     * that rotted is in every backup that shares it), or null if there is none.
+     */
+    public Integer olderWithout(int id, List<String> damagedFiles) {
+        List<Info> all = list();
+        for (int i = all.size() - 1; i >= 0; i--) {
+            int older = all.get(i).id();
+            if (older >= id) {
+                continue;
+            }
+            try {
+                if (CatalogBackupCheck.files(dir, older).stream().noneMatch(f -> damagedFiles.contains(f.name()))) {
+                    return older;
+                }
+            } catch (StoreException e) {
+                // its own meta file is unreadable: not one to suggest
+            }
+        }
+        return null;
     }
 
     /**

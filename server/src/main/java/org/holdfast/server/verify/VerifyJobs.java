@@ -8,6 +8,8 @@ import org.holdfast.server.jobs.JobResults;
 import org.holdfast.server.jobs.JobSchedule;
 import org.holdfast.server.jobs.JobState;
 import org.holdfast.server.jobs.Jobs;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.OfflineVerifyRequest;
 
 /**
  * Verify passes as jobs, on demand and on a schedule. They run in a lane of their own,
@@ -75,6 +77,31 @@ public final class VerifyJobs implements AutoCloseable {
                 submit(VerifyScope.all(), "fsck");
             }
         });
+    }
+
+    /**
+     * Runs the pass an offline fsck asked for in the data directory {@code root}, if it did: marks the
+     * corrupt blocks it found bad in {@code store} (it could not: it works on a copy of the catalog),
+     * queues a pass over everything as {@link #passAfterCorruptFsck} would, and removes the request
+     * once that pass succeeded (a crash or a failed pass leaves it for the next start). Returns the
+     * job, or null if nothing was requested.
+     */
+    public Job passRequestedOffline(java.nio.file.Path root, DataStore store) {
+        OfflineVerifyRequest r = OfflineVerifyRequest.read(root);
+        if (r == null) {
+            return null;
+        }
+        String why = "corrupt, found by the offline fsck at " + java.time.Instant.ofEpochMilli(r.requestedAtMillis());
+        for (long pbn : r.pbns()) {
+            store.markDamaged(pbn, why);
+        }
+        Job queued = submit(VerifyScope.all(), r.full(), r.by());
+        jobs.onEnded(job -> {
+            if (job.id() == queued.id() && job.state() == JobState.SUCCEEDED) {
+                r.clear(root);
+            }
+        });
+        return queued;
     }
 
     /** Starts scheduled passes over everything every {@code settings.schedule()} (nothing if off); the first after one interval. */

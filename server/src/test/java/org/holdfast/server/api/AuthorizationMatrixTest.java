@@ -132,6 +132,7 @@ class AuthorizationMatrixTest {
         // catalog backups: admin only (no backup directory set here: 409 catalog-backup-off, nothing starts)
         add("GET", "/api/v1/catalog/backups", "/api/v1/catalog/backups", null, null, row(403, 403, 409, 403, 403));
         add("POST", "/api/v1/catalog/backups", "/api/v1/catalog/backups", null, null, row(403, 403, 409, 403, 403));
+        add("POST", "/api/v1/catalog/backups/{id}/verify", "/api/v1/catalog/backups/1/verify", null, null, row(403, 403, 409, 403, 403));
         // GC
         add("GET", "/api/v1/gc/status", "/api/v1/gc/status", null, null, row(200, 200, 200, 403, 403));
         // GC jobs: started by an operator (202 and a job), never by a viewer or an agent

@@ -26,8 +26,13 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
-/** Catalog backups over REST on the wired appliance: a job with progress, the list with what each holds, the audit entry. */
+/**
+ * Catalog backups over REST on the wired appliance: a job with progress that verifies what it wrote,
+ * the list with what each holds and its last verification, a re-check that finds bit rot (health,
+ * metric and audit say so), the audit entries.
+ */
 @SpringBootTest(classes = HoldfastServer.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@org.springframework.boot.test.autoconfigure.actuate.observability.AutoConfigureObservability
 class CatalogBackupApiTest {
     private static final Path DATA;
     private static final Path BACKUPS;
@@ -113,6 +118,44 @@ class CatalogBackupApiTest {
         JsonNode audit = json.readTree(rest.getForEntity("/api/v1/audit?action=catalog.backup", String.class).getBody());
         assertThat(audit.get("entries")).hasSize(3);
         assertThat(audit.get("entries").get(0).get("result").asText()).isEqualTo("ok");
+
+        // each backup was verified as it was written, with checksums
+        JsonNode verified = list.get(0).get("verified");
+        assertThat(verified.get("result").asText()).as(list.toString()).isEqualTo("sound");
+        assertThat(verified.get("checksums").asBoolean()).isTrue();
+        assertThat(Instant.parse(verified.get("at").asText()).toEpochMilli()).isGreaterThanOrEqualTo(before - 1000);
+        assertThat(json.readTree(rest.getForEntity("/actuator/health", String.class).getBody()).get("status").asText()).isEqualTo("UP");
+
+        // bit rot on the backup disk: the re-check finds it, the list, health, metric and audit say so
+        String rotten = org.holdfast.server.store.BackupFiles.rot(BACKUPS);
+        ResponseEntity<String> r = rest.exchange("/api/v1/catalog/backups/3/verify", HttpMethod.POST, HttpEntity.EMPTY, String.class);
+        assertThat(r.getStatusCode().value()).as(r.getBody()).isEqualTo(202);
+        JsonNode check = JobPolling.awaitEnd(p -> rest.getForEntity(p, String.class).getBody(), r.getHeaders().getLocation().getPath());
+        assertThat(check.get("kind").asText()).isEqualTo("catalog-backup-verify");
+        assertThat(check.get("state").asText()).as(check.toString()).isEqualTo("failed");
+        assertThat(check.get("error").asText()).contains("catalog backup 3").contains("is damaged").contains(rotten);
+        assertThat(check.get("progress").get("bytesDone").asLong()).isPositive();
+        JsonNode after = json.readTree(rest.getForEntity("/api/v1/catalog/backups", String.class).getBody());
+        assertThat(after.get(0).get("verified").get("result").asText()).isEqualTo("damaged");
+        assertThat(after.get(0).get("verified").get("problems").get(0).asText()).contains(rotten);
+        ResponseEntity<String> health = rest.getForEntity("/actuator/health", String.class);
+        assertThat(health.getStatusCode().value()).isEqualTo(200);
+        assertThat(json.readTree(health.getBody()).get("status").asText()).as("component catalogBackup").isEqualTo("DEGRADED");
+        String prom = rest.getForEntity("/actuator/prometheus", String.class).getBody();
+        assertThat(prom).containsPattern("(?m)^holdfast_catalog_backup_damaged(\\{[^}]*\\})? 1\\.0$")
+                .containsPattern("(?m)^holdfast_catalog_backup_failures_total(\\{[^}]*\\})? 1\\.0$");
+        JsonNode requested = json.readTree(rest.getForEntity("/api/v1/audit?action=catalog.backup.verify", String.class).getBody());
+        assertThat(requested.get("entries")).hasSize(1);
+        JsonNode outcome = json.readTree(rest.getForEntity("/api/v1/audit?action=catalog.backup.verified", String.class).getBody());
+        assertThat(outcome.get("entries").get(0).get("result").asText()).isEqualTo("failed");
+        assertThat(outcome.get("entries").get(0).get("target").asText()).isEqualTo("catalog-backup:3");
+
+        for (String bad : new String[] {"99", "abc", "0", "-1", "99999999999"}) {
+            ResponseEntity<String> unknown = rest.exchange("/api/v1/catalog/backups/" + bad + "/verify", HttpMethod.POST,
+                    HttpEntity.EMPTY, String.class);
+            assertThat(unknown.getStatusCode().value()).as(bad + ": " + unknown.getBody()).isEqualTo(404);
+            assertThat(json.readTree(unknown.getBody()).get("type").asText()).isEqualTo("urn:holdfast:problem:unknown-catalog-backup");
+        }
     }
 
     @Test

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Clock;
 import java.util.Random;
+import org.holdfast.server.store.BackupFiles;
 import org.holdfast.server.store.CatalogBackups;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
@@ -86,5 +87,46 @@ class CatalogRestoreRefusalTest {
         try (var s = Files.list(b)) {
             assertThat(s.map(p -> p.getFileName().toString())).noneMatch(n -> n.startsWith("catalog.before-restore"));
         }
+    }
+
+    @Test
+    void run_backupWithAFlippedByte_refusedBeforeAnythingMoves_namesAnOlderBackupToTry() throws Exception {
+        Path b = dir.resolve("b");
+        Path backupDir = dir.resolve("backups");
+        store(b, 2, 12);
+        try (MetadataDb db = MetadataDb.open(b.resolve("catalog"));
+             CatalogBackups backups = CatalogBackups.open(backupDir)) {
+            backups.create(db, "", 7);
+            try (org.holdfast.server.store.MetadataBatch batch = new org.holdfast.server.store.MetadataBatch()) {
+                db.putMetaLong(batch, "after-backup-1", 1);
+                db.write(batch, true);
+            }
+            backups.create(db, "", 7);
+        }
+        // the table only backup 2 holds: rot it on the backup disk
+        String first = Files.readString(backupDir.resolve("meta/1"));
+        String onlyInSecond = Files.readAllLines(backupDir.resolve("meta/2")).stream().map(l -> l.split(" ")[0])
+                .filter(n -> n.startsWith("shared_checksum/") && !first.contains(n)).findFirst().orElseThrow();
+        BackupFiles.flip(backupDir.resolve(onlyInSecond));
+        org.holdfast.server.store.DataDirectory.open(b).close(); // its lock file, as a stopped server leaves it
+        java.util.Map<String, String> before = BackupFiles.digests(b);
+
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = CatalogRestoreTool.run(new String[] {"--data-dir", b.toString(), "--from", backupDir.toString()},
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8), Clock.systemUTC());
+        String e = err.toString(StandardCharsets.UTF_8);
+        assertThat(code).as(out + e).isEqualTo(3);
+        assertThat(e).contains("catalog backup 2 is damaged").contains(onlyInSecond).contains("--backup-id 1")
+                .contains("nothing was changed");
+        assertThat(BackupFiles.digests(b)).as("the data directory, byte for byte").isEqualTo(before);
+        try (CatalogBackups backups = CatalogBackups.open(backupDir)) {
+            assertThat(backups.verifications().get(2).sound()).as("the refusal is recorded with the backup").isFalse();
+        }
+
+        // the backup it names restores
+        code = CatalogRestoreTool.run(new String[] {"--data-dir", b.toString(), "--from", backupDir.toString(), "--backup-id", "1"},
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8), Clock.systemUTC());
+        assertThat(code).as(out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8)).isZero();
     }
 }

@@ -22,7 +22,16 @@ import org.holdfast.server.catalog.SessionMap;
 import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataLog;
+import org.holdfast.server.jobs.Job;
+import org.holdfast.server.jobs.JobHistory;
+import org.holdfast.server.jobs.JobState;
+import org.holdfast.server.jobs.Jobs;
 import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.OfflineVerifyRequest;
+import org.holdfast.server.store.VerifyLedger;
+import org.holdfast.server.verify.Verifier;
+import org.holdfast.server.verify.VerifyJobs;
+import org.holdfast.server.verify.VerifySettings;
 import org.holdfast.server.store.StoreException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,7 +39,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The offline checker writes nothing in the data directory it checks: every file has the same
  * checksum before and after a run, with a torn tail past the durable point in the active data log
- * (which a server start would truncate), and a damaged block is still reported as data loss.
+ * (which a server start would truncate), and a damaged block is still reported as data loss. The
+ * one exception: corrupt blocks leave a verify request, which the next server start runs.
  */
 class FsckReadOnlyTest {
     private static final int BS = 4096;
@@ -43,21 +53,7 @@ class FsckReadOnlyTest {
 
     @Test
     void run_tornTailAndThenFlippedByte_checksumsOfEveryFileUnchangedAndDamageReported() throws Exception {
-        try (DataDirectory dd = DataDirectory.open(dir); // as a server leaves it: with its lock file
-             GcStoreFixture f = GcStoreFixture.open(dd.root(), Clock.systemUTC(), 1L << 20, Duration.ofHours(2), 8, h -> h)) {
-            SessionMap m = new SessionMap(64);
-            Random r = new Random(7);
-            for (int lbn = 0; lbn < 64; lbn++) {
-                byte[] payload = new byte[BS];
-                r.nextBytes(payload);
-                long pbn = f.store.append(MessageDigest.getInstance("SHA-256").digest(payload), 0, payload, 0, BS,
-                        FormatVersions.CODEC_RAW, BS);
-                assertThat(f.gc.guard().protect(pbn)).isTrue();
-                m.add(lbn, pbn);
-            }
-            f.store.sync();
-            f.commit.commit(new SnapshotCommit.Request(VOL, BS, 64L * BS, 0, m, 64L * BS, 64, 64, 64L * BS));
-        }
+        backUpOneVolume();
         Path log = dir.resolve("data").resolve(DataLog.fileName(1));
         long durable = Files.size(log);
         Files.write(log, new byte[1000], StandardOpenOption.APPEND); // a torn tail past the durable point
@@ -70,7 +66,80 @@ class FsckReadOnlyTest {
             assertThat(s.toList()).as("the scratch copy is deleted").isEmpty();
         }
 
-        // flip one byte inside the first record's payload: the checker reports data loss, and still writes nothing
+        // flip one byte inside the first record's payload: the checker reports data loss, and writes only its verify request
+        flipFirstRecord(log);
+        Map<String, String> damaged = checksums(dir);
+        assertThat(FsckTool.run(dir, scratch)).as("data loss").isEqualTo(2);
+        Map<String, String> after = checksums(dir);
+        assertThat(after.remove(OfflineVerifyRequest.FILE)).as("the verify request").isNotNull();
+        assertThat(after).isEqualTo(damaged);
+    }
+
+    @Test
+    void run_corruptBlock_leavesAVerifyRequest_whichTheNextServerStartRuns_flaggingTheSnapshot() throws Exception {
+        long firstPbn = backUpOneVolume();
+        flipFirstRecord(dir.resolve("data").resolve(DataLog.fileName(1)));
+        java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream stdout = System.out;
+        int code;
+        System.setOut(new java.io.PrintStream(printed, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            code = FsckTool.run(dir, scratch);
+        } finally {
+            System.setOut(stdout);
+        }
+        String text = printed.toString(java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(code).as(text).isEqualTo(2);
+        assertThat(text).contains("verify pass requested: the server runs it at its next start");
+        OfflineVerifyRequest asked = OfflineVerifyRequest.read(dir);
+        assertThat(asked.pbns()).containsExactly(firstPbn);
+
+        // the next start, as the server wires it: the block is marked bad, the pass finds the snapshot that uses it
+        try (DataDirectory dd = DataDirectory.open(dir);
+             GcStoreFixture f = GcStoreFixture.open(dd.root(), Clock.systemUTC(), 1L << 20, Duration.ofHours(2), 8, h -> h);
+             Jobs jobs = new Jobs(JobHistory.NONE, Clock.systemUTC())) {
+            assertThat(f.store.badBlocks().isBad(firstPbn)).as("only the scratch copy knew").isFalse();
+            VerifyLedger ledger = new VerifyLedger(f.db);
+            VerifyJobs verify = new VerifyJobs(new Verifier(f.catalog, f.store, ledger,
+                    new VerifySettings(1, 0, Duration.ofDays(30), null), Clock.systemUTC()), jobs);
+            Job queued = verify.passRequestedOffline(dd.root(), f.store);
+            assertThat(queued).isNotNull();
+            assertThat(jobs.await(queued.id(), Duration.ofSeconds(60)).state()).isEqualTo(JobState.SUCCEEDED);
+            assertThat(f.store.badBlocks().isBad(firstPbn)).isTrue();
+            assertThat(verify.lastReport().damagedSnapshots()).as("the volume is flagged, so its next backup repairs").hasSize(1);
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (Files.exists(OfflineVerifyRequest.file(dir)) && System.nanoTime() < deadline) {
+                Thread.sleep(20); // removed by the job's end listener
+            }
+            assertThat(OfflineVerifyRequest.file(dir)).as("done: a later start runs nothing").doesNotExist();
+            assertThat(verify.passRequestedOffline(dd.root(), f.store)).isNull();
+        }
+    }
+
+    /** A volume with one 64-block snapshot in the data directory, as a server leaves it; returns the first block's PBN. */
+    private long backUpOneVolume() throws Exception {
+        long first = -1;
+        try (DataDirectory dd = DataDirectory.open(dir); // as a server leaves it: with its lock file
+             GcStoreFixture f = GcStoreFixture.open(dd.root(), Clock.systemUTC(), 1L << 20, Duration.ofHours(2), 8, h -> h)) {
+            SessionMap m = new SessionMap(64);
+            Random r = new Random(7);
+            for (int lbn = 0; lbn < 64; lbn++) {
+                byte[] payload = new byte[BS];
+                r.nextBytes(payload);
+                long pbn = f.store.append(MessageDigest.getInstance("SHA-256").digest(payload), 0, payload, 0, BS,
+                        FormatVersions.CODEC_RAW, BS);
+                assertThat(f.gc.guard().protect(pbn)).isTrue();
+                m.add(lbn, pbn);
+                first = first < 0 ? pbn : first;
+            }
+            f.store.sync();
+            f.commit.commit(new SnapshotCommit.Request(VOL, BS, 64L * BS, 0, m, 64L * BS, 64, 64, 64L * BS));
+        }
+        return first;
+    }
+
+    /** Flips one byte inside the first record's payload. */
+    private static void flipFirstRecord(Path log) throws IOException {
         try (FileChannel ch = FileChannel.open(log, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             long at = FormatVersions.DATA_LOG_HEADER_BYTES + FormatVersions.RECORD_HEADER_BYTES + 100;
             ByteBuffer b = ByteBuffer.allocate(1);
@@ -78,9 +147,6 @@ class FsckReadOnlyTest {
             b.put(0, (byte) (b.get(0) ^ 0x5A)).rewind();
             ch.write(b, at);
         }
-        Map<String, String> damaged = checksums(dir);
-        assertThat(FsckTool.run(dir, scratch)).as("data loss").isEqualTo(2);
-        assertThat(checksums(dir)).isEqualTo(damaged);
     }
 
     @Test

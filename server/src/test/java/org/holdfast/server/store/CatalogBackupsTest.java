@@ -30,6 +30,12 @@ class CatalogBackupsTest {
         }
     }
 
+    private static void commits(MetadataDb db, int n) {
+        for (long i = 1; i <= n; i++) {
+            commit(db, i, new byte[100]);
+        }
+    }
+
     @Test
     void create_whileBatchesCommit_restoresOnePointInTime() throws Exception {
         byte[] value = new byte[200];
@@ -178,6 +184,63 @@ class CatalogBackupsTest {
             backups.close(); // the server stopping, a second backup still queued in the job lane
             assertThatThrownBy(() -> backups.create(db, "", 7)).isInstanceOf(StoreException.class).hasMessageContaining("closed");
             assertThatThrownBy(backups::list).isInstanceOf(StoreException.class);
+        }
+    }
+
+    @Test
+    void verify_soundBackup_recordsIt_withChecksumsOfEveryByte() {
+        try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"));
+             CatalogBackups backups = CatalogBackups.open(tmp.resolve("backups"))) {
+            commits(db, 2000);
+            CatalogBackups.Info made = backups.create(db, "", 7).info();
+            AtomicLong read = new AtomicLong();
+            CatalogBackups.Verification v = backups.verify(made.id(), true, read::addAndGet, 1234L);
+            assertThat(v.sound()).as(v.toString()).isTrue();
+            assertThat(v.files()).isEqualTo(made.files());
+            assertThat(v.bytes()).isEqualTo(made.bytes());
+            assertThat(read.get()).as("every byte read for its checksum").isEqualTo(made.bytes());
+            assertThat(backups.verifications()).containsEntry(made.id(), v);
+        }
+    }
+
+    @Test
+    void verify_flippedByteInSharedTable_reportsTheFile_sizesAloneDoNot_andTheRecordSurvivesReopening() throws Exception {
+        CatalogBackups.Verification v;
+        String rotten;
+        try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"));
+             CatalogBackups backups = CatalogBackups.open(tmp.resolve("backups"))) {
+            commits(db, 2000);
+            backups.create(db, "", 7);
+            commit(db, 2001, new byte[100]);
+            backups.create(db, "", 7);
+            rotten = BackupFiles.rot(tmp.resolve("backups"));
+            assertThat(backups.verify(2, false, n -> { }, 1L).sound()).as("a flipped bit keeps the size").isTrue();
+            v = backups.verify(2, true, n -> { }, 2L);
+            assertThat(v.sound()).isFalse();
+            assertThat(v.damaged()).isEqualTo(1);
+            assertThat(v.damagedFiles()).containsExactly(rotten);
+            assertThat(v.problems().get(0)).contains(rotten).contains("CRC32C");
+            assertThat(backups.olderWithout(2, v.damagedFiles())).as("backup 1 shares the rotten table").isNull();
+        }
+        try (CatalogBackups again = CatalogBackups.open(tmp.resolve("backups"))) {
+            assertThat(again.verifications().get(2)).isEqualTo(v);
+            assertThat(again.list()).as("the engine ignores the records beside it").hasSize(2);
+        }
+    }
+
+    @Test
+    void verify_missingOrTruncatedFile_reportedWithoutChecksums() throws Exception {
+        try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"));
+             CatalogBackups backups = CatalogBackups.open(tmp.resolve("backups"))) {
+            commits(db, 2000);
+            backups.create(db, "", 7);
+            Path sst = tmp.resolve("backups").resolve(BackupFiles.firstSharedTable(tmp.resolve("backups")));
+            byte[] b = Files.readAllBytes(sst);
+            Files.write(sst, java.util.Arrays.copyOf(b, b.length - 1));
+            CatalogBackups.Verification v = backups.verify(1, false, n -> { }, 1L);
+            assertThat(v.problems()).singleElement().asString().contains("bytes, the backup recorded " + b.length);
+            Files.delete(sst);
+            assertThat(backups.verify(1, false, n -> { }, 1L).problems()).singleElement().asString().endsWith("missing");
         }
     }
 }
