@@ -24,7 +24,9 @@ import org.holdfast.server.store.DataStore;
  * Rebuilds a registered worker's dedup index on a master, as a job: the master's location index (the
  * catalog's copy of what the data logs hold) read in PBN order a page at a time, each block's index
  * key taken from the possession column, and handed to a {@link WorkerIndexRebuild} over the workers'
- * links, which teaches the worker what no other worker holds.
+ * links, which teaches the worker what no other worker holds. A block without a possession entry is
+ * not taught: its dedup domain is unknown (a backup still running records the entry, then teaches the
+ * block itself), and under its bare fingerprint a block of another domain would be shared.
  *
  * <p>Refused while any registered worker is not connected (the target could not learn; another's
  * content would be taught to the target as well, a doubled index), and while a rebuild or a GC job is
@@ -43,9 +45,12 @@ public final class WorkerIndexRebuildJobs {
     public record Settings(boolean clusterEngine, ClusterMode mode, ClusterBroadcast broadcast, int uSegment) {
     }
 
-    /** What a rebuild did: its figures (as {@link WorkerIndexRebuild.Counts}) plus the bytes the blocks hold and its time. */
+    /**
+     * What a rebuild did: its figures (as {@link WorkerIndexRebuild.Counts}, blocks read including the
+     * unrecorded ones: no possession entry, so not taught) plus the bytes the blocks hold and its time.
+     */
     public record Report(long workerId, String nodeName, String mode, long blocksRead, long bytesRead, long taught,
-                         long heldByOthers, long alreadyHeld, double seconds) {
+                         long heldByOthers, long alreadyHeld, long unrecorded, double seconds) {
     }
 
     private final DedupLinks links;
@@ -130,11 +135,12 @@ public final class WorkerIndexRebuildJobs {
         job.log("rebuilding the index of worker " + workerId + " (" + target.nodeName() + ") from " + total[0] + " blocks below PBN "
                 + limit + ", asking " + (workers.size() - 1) + " other workers (" + modeName() + " mode)");
         long bytes = 0;
+        long[] unrecorded = {0};
         WorkerIndexRebuild.Counts c;
         try (WorkerIndexRebuild rebuild = new WorkerIndexRebuild(workers, position, settings.mode(), settings.broadcast(),
                 settings.uSegment())) {
             try {
-                bytes = teachAll(job, rebuild, limit);
+                bytes = teachAll(job, rebuild, limit, unrecorded);
             } catch (JobCancelledException e) {
                 rebuild.flushTarget(); // what it learnt stays; a new rebuild skips it
                 job.log("cancelled: " + rebuild.counts().taught() + " entries taught so far are kept; a new rebuild skips them");
@@ -154,10 +160,12 @@ public final class WorkerIndexRebuildJobs {
             c = rebuild.counts();
         }
         double seconds = (System.nanoTime() - started) / 1e9;
-        job.log("taught worker " + workerId + " " + c.taught() + " of " + c.blocksRead() + " blocks; " + c.heldByOthers()
-                + " are held by other workers, " + c.alreadyHeld() + " it held already");
-        return new Report(workerId, target.nodeName(), modeName(), c.blocksRead(), bytes, c.taught(),
-                c.heldByOthers(), c.alreadyHeld(), Math.round(seconds * 1000) / 1000.0);
+        long read = c.blocksRead() + unrecorded[0];
+        job.log("taught worker " + workerId + " " + c.taught() + " of " + read + " blocks; " + c.heldByOthers()
+                + " are held by other workers, " + c.alreadyHeld() + " it held already, " + unrecorded[0]
+                + " have no possession entry (not taught: their backups record them)");
+        return new Report(workerId, target.nodeName(), modeName(), read, bytes, c.taught(),
+                c.heldByOthers(), c.alreadyHeld(), unrecorded[0], Math.round(seconds * 1000) / 1000.0);
     }
 
     /** What stopped the rebuild: a worker's loss or failure without the advice for backups its message goes on with. */
@@ -171,10 +179,14 @@ public final class WorkerIndexRebuildJobs {
         return settings.mode().name().toLowerCase(java.util.Locale.ROOT);
     }
 
-    /** Reads the locations below {@code limit} a page at a time (no iterator open between pages) and teaches them; answers the bytes. */
-    private long teachAll(JobContext job, WorkerIndexRebuild rebuild, long limit) {
+    /**
+     * Reads the locations below {@code limit} a page at a time (no iterator open between pages) and teaches those
+     * with a possession entry, counting the others in {@code unrecorded[0]}; answers the bytes.
+     */
+    private long teachAll(JobContext job, WorkerIndexRebuild rebuild, long limit, long[] unrecorded) {
         long[] pbns = new long[PAGE];
         byte[] keys = new byte[PAGE * 32];
+        boolean[] recorded = new boolean[PAGE];
         long next = 1;
         long bytes = 0;
         while (true) {
@@ -193,12 +205,20 @@ public final class WorkerIndexRebuildJobs {
             if (n[0] == 0) {
                 return bytes;
             }
+            next = pbns[n[0] - 1] + 1;
             // a block of a non-default dedup domain is indexed under its domain key, not its fingerprint
-            store.possession().indexKeys(pbns, n[0], keys);
+            store.possession().indexKeys(pbns, n[0], keys, recorded);
+            for (int i = 0; i < n[0]; i++) {
+                if (!recorded[i]) {
+                    // its domain is unknown (its backup records it later, with its key): taught under its
+                    // fingerprint it would be shared with the default domain; PBN 0 is skipped
+                    pbns[i] = 0;
+                    unrecorded[0]++;
+                }
+            }
             rebuild.teach(pbns, keys, n[0]);
             job.advance(n[0], pageBytes[0]);
             bytes += pageBytes[0];
-            next = pbns[n[0] - 1] + 1;
         }
     }
 }
