@@ -19,6 +19,7 @@ import org.holdfast.server.jobs.JobResults;
 import org.holdfast.server.jobs.JobState;
 import org.holdfast.server.jobs.Jobs;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.LocationIndex;
 
 /**
  * Rebuilds a registered worker's dedup index on a master, as a job: the master's location index (the
@@ -122,15 +123,7 @@ public final class WorkerIndexRebuildJobs {
         List<RemoteDedupWorker> workers = new ArrayList<>(up.values());
         int position = new ArrayList<>(up.keySet()).indexOf(workerId);
         long limit = store.nextPbn(); // later blocks are recorded by the backups that store them
-        long[] total = new long[2];
-        store.locations().forEach((pbn, logId, offset, storedLength, fps, fpOff) -> {
-            if (pbn >= limit) {
-                return false;
-            }
-            total[0]++;
-            total[1] += storedLength;
-            return true;
-        });
+        long[] total = countBelow(store.locations(), limit, PAGE * 4, job);
         job.total(total[0], total[1]);
         job.log("rebuilding the index of worker " + workerId + " (" + target.nodeName() + ") from " + total[0] + " blocks below PBN "
                 + limit + ", asking " + (workers.size() - 1) + " other workers (" + modeName() + " mode)");
@@ -177,6 +170,32 @@ public final class WorkerIndexRebuildJobs {
 
     private String modeName() {
         return settings.mode().name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /**
+     * The blocks below {@code limit} and their stored bytes, for the job's progress: counted
+     * {@code page} locations per iterator (none open between pages, as {@link #teachAll} reads them),
+     * with a safe point before each page, so a rebuild cancelled while it counts a large store stops
+     * at once, having taught nothing.
+     */
+    static long[] countBelow(LocationIndex locations, long limit, int page, JobContext job) {
+        long[] total = new long[2];
+        long[] next = {1};
+        int[] n = new int[1];
+        do {
+            job.checkpoint();
+            n[0] = 0;
+            locations.forEachFrom(next[0], (pbn, logId, offset, storedLength, fps, fpOff) -> {
+                if (pbn >= limit) {
+                    return false;
+                }
+                total[0]++;
+                total[1] += storedLength;
+                next[0] = pbn + 1;
+                return ++n[0] < page;
+            });
+        } while (n[0] == page);
+        return total;
     }
 
     /**
