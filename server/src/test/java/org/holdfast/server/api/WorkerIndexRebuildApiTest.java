@@ -171,6 +171,14 @@ class WorkerIndexRebuildApiTest {
                 assertThat(JSON.readTree(call("GET", "/api/v1/jobs?kind=worker-index-rebuild", admin).body()).toString())
                         .contains("\"id\":" + job);
                 cancelThenRunAgain_teachesNothingTwice(admin, path, gate);
+                // GC freeing a taught block afterwards: the forget reaches the rebuilt worker, which stops answering it
+                long freed = pbns[DOMAIN_FROM + 1];
+                byte[] domainKeys = java.util.Arrays.copyOfRange(keys, DOMAIN_FROM * 32, (DOMAIN_FROM + DOMAIN_BLOCKS) * 32);
+                assertThat(lookup(domainKeys)).contains(freed);
+                ctx.getBean(FingerprintIndex.class).forgetAll(new long[] {freed}, java.util.Arrays.copyOfRange(domainKeys, 32, 64), 1);
+                long[] afterForget = lookup(domainKeys);
+                assertThat(afterForget).as("a freed PBN the rebuild taught").doesNotContain(freed);
+                assertThat(afterForget[2]).as("the others still found").isEqualTo(pbns[DOMAIN_FROM + 2]);
                 workerLostMidRun_failsSayingWhatToDo(admin, path, gate, w1);
                 assertThat(JSON.readTree(call("GET", "/api/v1/audit", admin).body()).get("entries")).anySatisfy(e -> {
                     assertThat(e.get("action").asText()).isEqualTo("cluster.worker.rebuild");
