@@ -179,6 +179,7 @@ class WorkerIndexRebuildApiTest {
                 long[] afterForget = lookup(domainKeys);
                 assertThat(afterForget).as("a freed PBN the rebuild taught").doesNotContain(freed);
                 assertThat(afterForget[2]).as("the others still found").isEqualTo(pbns[DOMAIN_FROM + 2]);
+                cancelledWhileTheWorkerCannotFlush_endsCancelled(admin, path, gate);
                 workerLostMidRun_failsSayingWhatToDo(admin, path, gate, w1);
                 assertThat(JSON.readTree(call("GET", "/api/v1/audit", admin).body()).get("entries")).anySatisfy(e -> {
                     assertThat(e.get("action").asText()).isEqualTo("cluster.worker.rebuild");
@@ -237,6 +238,26 @@ class WorkerIndexRebuildApiTest {
         assertThat(gate.load().storedEntries()).isEqualTo(held + r.get("taught").asLong());
     }
 
+    /**
+     * A rebuild cancelled while worker 2 cannot make what it learnt durable (its flush fails) still
+     * ends cancelled, as asked, saying what the worker could not keep, instead of failing with the
+     * error meant for backups.
+     */
+    private static void cancelledWhileTheWorkerCannotFlush_endsCancelled(String admin, String path, GatedWorker gate) throws Exception {
+        gate.rearm();
+        gate.failNextFlush = true;
+        long job = JSON.readTree(call("POST", path, admin).body()).get("id").asLong();
+        assertThat(gate.entered.await(20, TimeUnit.SECONDS)).as("the rebuild reached worker 2").isTrue();
+        assertThat(call("POST", "/api/v1/jobs/" + job + "/cancel", admin).statusCode()).isEqualTo(202);
+        gate.release.countDown();
+        JsonNode c = await().atMost(Duration.ofSeconds(30)).until(() -> JSON.readTree(call("GET", "/api/v1/jobs/" + job, admin)
+                .body()), j -> j.get("state").asText().matches("succeeded|failed|cancelled"));
+        assertThat(c.get("state").asText()).as(c.toString()).isEqualTo("cancelled");
+        assertThat(c.get("log").toString()).contains("could not make what it learnt durable: dedup worker w-two failed a request")
+                .contains("a new rebuild teaches again what it lost").doesNotContain("the backup stops");
+        assertThat(gate.failNextFlush).as("the flush was tried").isFalse();
+    }
+
     /** Worker 1 lost while the rebuild runs (its link closes): the job fails naming it and what to do; nothing else breaks. */
     private static void workerLostMidRun_failsSayingWhatToDo(String admin, String path, GatedWorker gate, WorkerConnector w1)
             throws Exception {
@@ -258,6 +279,8 @@ class WorkerIndexRebuildApiTest {
     private static final class GatedWorker implements DedupWorker {
         private final DedupWorker engine;
         private volatile boolean armed;
+        /** The next flush fails (a worker whose disk is full). */
+        volatile boolean failNextFlush;
         volatile CountDownLatch entered = new CountDownLatch(1);
         volatile CountDownLatch release = new CountDownLatch(1);
 
@@ -317,6 +340,10 @@ class WorkerIndexRebuildApiTest {
 
         @Override
         public void flush() {
+            if (failNextFlush) {
+                failNextFlush = false;
+                throw new IllegalStateException("disk full (test)");
+            }
             engine.flush();
         }
 

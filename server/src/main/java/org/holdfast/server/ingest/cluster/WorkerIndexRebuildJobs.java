@@ -135,8 +135,14 @@ public final class WorkerIndexRebuildJobs {
             try {
                 bytes = teachAll(job, rebuild, limit, unrecorded);
             } catch (JobCancelledException e) {
-                rebuild.flushTarget(); // what it learnt stays; a new rebuild skips it
-                job.log("cancelled: " + rebuild.counts().taught() + " entries taught so far are kept; a new rebuild skips them");
+                try {
+                    rebuild.flushTarget(); // what it learnt stays; a new rebuild skips it
+                    job.log("cancelled: " + rebuild.counts().taught() + " entries taught so far are kept; a new rebuild skips them");
+                } catch (RuntimeException flush) {
+                    // cancelled all the same, as asked: what the worker did not keep, a new rebuild teaches again
+                    job.log("cancelled, but worker " + workerId + " could not make what it learnt durable: " + what(flush)
+                            + "; a new rebuild teaches again what it lost");
+                }
                 throw e;
             } catch (RuntimeException e) {
                 // a worker lost or failing mid-run: keep what the target learnt, if it is still there to flush
