@@ -92,12 +92,24 @@ public final class PossessionIndex {
      * (there the key is the fingerprint).
      */
     public void indexKeys(long[] pbns, int n, byte[] fps) {
+        indexKeys(pbns, n, fps, null);
+    }
+
+    /**
+     * As {@link #indexKeys(long[], int, byte[])}; {@code recorded[i]} (if not null) says whether
+     * {@code pbns[i]} has an entry. Without one the block's domain is unknown: a backup that has not
+     * recorded it yet (it records it before the index learns it), or one stored before possession proofs.
+     */
+    public void indexKeys(long[] pbns, int n, byte[] fps, boolean[] recorded) {
         byte[] key = new byte[8];
         byte[] value = new byte[WITH_KEY_BYTES];
         try (CheckedIterator it = db.iterator(cf)) {
             long at = -1;
             for (int i = 0; i < n; i++) {
                 int len = moveTo(it, pbns[i], at, key, value);
+                if (recorded != null) {
+                    recorded[i] = len >= 0;
+                }
                 if (len < 0) {
                     at = -1;
                     continue;

@@ -61,6 +61,8 @@ class WorkerIndexRebuildApiTest {
     private static final int HELD_BY_ONE = 1000;
     private static final int DOMAIN_FROM = 2000;
     private static final int DOMAIN_BLOCKS = 100;
+    /** Blocks of domain tenant-a a backup still running has stored (synced by another's commit) but not yet recorded. */
+    private static final int UNRECORDED = 50;
     @TempDir
     static Path data;
     private static ConfigurableApplicationContext ctx;
@@ -144,26 +146,40 @@ class WorkerIndexRebuildApiTest {
                 assertThat(done.get("kind").asText()).isEqualTo("worker-index-rebuild");
                 JsonNode r = done.get("result");
                 assertThat(r.get("workerId").asLong()).isEqualTo(2);
-                assertThat(r.get("blocksRead").asLong()).isEqualTo(BLOCKS);
+                assertThat(r.get("blocksRead").asLong()).isEqualTo(BLOCKS + UNRECORDED);
+                assertThat(r.get("unrecorded").asLong()).isEqualTo(UNRECORDED);
                 assertThat(r.get("taught").asLong()).isEqualTo(BLOCKS - HELD_BY_ONE);
                 assertThat(r.get("heldByOthers").asLong()).isEqualTo(HELD_BY_ONE);
                 assertThat(r.get("alreadyHeld").asLong()).isZero();
-                assertThat(r.get("bytesRead").asLong()).isEqualTo(BLOCKS * 4096L);
-                assertThat(done.get("progress").get("itemsDone").asLong()).isEqualTo(BLOCKS);
+                assertThat(r.get("bytesRead").asLong()).isEqualTo((BLOCKS + UNRECORDED) * 4096L);
+                assertThat(done.get("progress").get("itemsDone").asLong()).isEqualTo(BLOCKS + UNRECORDED);
                 assertThat(two.load().storedEntries()).isEqualTo(BLOCKS - HELD_BY_ONE);
 
                 // the master's index finds every block again: the domain blocks under their keys, not their fingerprints
                 byte[] fps = fingerprints(pbns);
                 byte[] keys = fps.clone();
                 new DedupDomain("tenant-a").keys(fps, DOMAIN_FROM * 32, keys, DOMAIN_FROM * 32, DOMAIN_BLOCKS);
-                long[] found = lookup(keys);
-                assertThat(found).containsExactly(pbns);
+                long[] found = lookup(java.util.Arrays.copyOf(keys, BLOCKS * 32));
+                assertThat(found).containsExactly(java.util.Arrays.copyOf(pbns, BLOCKS));
                 long[] byFingerprint = lookup(java.util.Arrays.copyOfRange(fps, DOMAIN_FROM * 32, (DOMAIN_FROM + DOMAIN_BLOCKS) * 32));
                 assertThat(byFingerprint).as("a domain block is not indexed under its fingerprint").containsOnly(0L);
+                // a block whose domain key is not recorded yet is not taught at all: under its fingerprint a
+                // default-domain backup would share another domain's block; its own backup records it at its commit
+                assertThat(lookup(java.util.Arrays.copyOfRange(fps, BLOCKS * 32, (BLOCKS + UNRECORDED) * 32)))
+                        .as("an unrecorded block of another domain is not indexed under its fingerprint").containsOnly(0L);
 
                 assertThat(JSON.readTree(call("GET", "/api/v1/jobs?kind=worker-index-rebuild", admin).body()).toString())
                         .contains("\"id\":" + job);
                 cancelThenRunAgain_teachesNothingTwice(admin, path, gate);
+                // GC freeing a taught block afterwards: the forget reaches the rebuilt worker, which stops answering it
+                long freed = pbns[DOMAIN_FROM + 1];
+                byte[] domainKeys = java.util.Arrays.copyOfRange(keys, DOMAIN_FROM * 32, (DOMAIN_FROM + DOMAIN_BLOCKS) * 32);
+                assertThat(lookup(domainKeys)).contains(freed);
+                ctx.getBean(FingerprintIndex.class).forgetAll(new long[] {freed}, java.util.Arrays.copyOfRange(domainKeys, 32, 64), 1);
+                long[] afterForget = lookup(domainKeys);
+                assertThat(afterForget).as("a freed PBN the rebuild taught").doesNotContain(freed);
+                assertThat(afterForget[2]).as("the others still found").isEqualTo(pbns[DOMAIN_FROM + 2]);
+                cancelledWhileTheWorkerCannotFlush_endsCancelled(admin, path, gate);
                 workerLostMidRun_failsSayingWhatToDo(admin, path, gate, w1);
                 assertThat(JSON.readTree(call("GET", "/api/v1/audit", admin).body()).get("entries")).anySatisfy(e -> {
                     assertThat(e.get("action").asText()).isEqualTo("cluster.worker.rebuild");
@@ -222,6 +238,26 @@ class WorkerIndexRebuildApiTest {
         assertThat(gate.load().storedEntries()).isEqualTo(held + r.get("taught").asLong());
     }
 
+    /**
+     * A rebuild cancelled while worker 2 cannot make what it learnt durable (its flush fails) still
+     * ends cancelled, as asked, saying what the worker could not keep, instead of failing with the
+     * error meant for backups.
+     */
+    private static void cancelledWhileTheWorkerCannotFlush_endsCancelled(String admin, String path, GatedWorker gate) throws Exception {
+        gate.rearm();
+        gate.failNextFlush = true;
+        long job = JSON.readTree(call("POST", path, admin).body()).get("id").asLong();
+        assertThat(gate.entered.await(20, TimeUnit.SECONDS)).as("the rebuild reached worker 2").isTrue();
+        assertThat(call("POST", "/api/v1/jobs/" + job + "/cancel", admin).statusCode()).isEqualTo(202);
+        gate.release.countDown();
+        JsonNode c = await().atMost(Duration.ofSeconds(30)).until(() -> JSON.readTree(call("GET", "/api/v1/jobs/" + job, admin)
+                .body()), j -> j.get("state").asText().matches("succeeded|failed|cancelled"));
+        assertThat(c.get("state").asText()).as(c.toString()).isEqualTo("cancelled");
+        assertThat(c.get("log").toString()).contains("could not make what it learnt durable: dedup worker w-two failed a request")
+                .contains("a new rebuild teaches again what it lost").doesNotContain("the backup stops");
+        assertThat(gate.failNextFlush).as("the flush was tried").isFalse();
+    }
+
     /** Worker 1 lost while the rebuild runs (its link closes): the job fails naming it and what to do; nothing else breaks. */
     private static void workerLostMidRun_failsSayingWhatToDo(String admin, String path, GatedWorker gate, WorkerConnector w1)
             throws Exception {
@@ -243,6 +279,8 @@ class WorkerIndexRebuildApiTest {
     private static final class GatedWorker implements DedupWorker {
         private final DedupWorker engine;
         private volatile boolean armed;
+        /** The next flush fails (a worker whose disk is full). */
+        volatile boolean failNextFlush;
         volatile CountDownLatch entered = new CountDownLatch(1);
         volatile CountDownLatch release = new CountDownLatch(1);
 
@@ -302,6 +340,10 @@ class WorkerIndexRebuildApiTest {
 
         @Override
         public void flush() {
+            if (failNextFlush) {
+                failNextFlush = false;
+                throw new IllegalStateException("disk full (test)");
+            }
             engine.flush();
         }
 
@@ -332,15 +374,16 @@ class WorkerIndexRebuildApiTest {
     }
 
     /**
-     * Stores {@link #BLOCKS} blocks in the master's data store (their domain keys in the possession
-     * column for a stretch of them, as a backup in domain tenant-a records them) and lets the master's
+     * Stores {@link #BLOCKS} blocks in the master's data store with their possession entries (their
+     * domain keys for a stretch of them, as a backup in domain tenant-a records them), then
+     * {@link #UNRECORDED} of tenant-a without (a backup still running), and lets the master's
      * index record the first {@link #HELD_BY_ONE} as a backup would: on the least loaded worker, 1.
      */
     private static long[] storeBlocks() throws Exception {
         DataStore store = ctx.getBean(DataStore.class);
-        long[] pbns = new long[BLOCKS];
+        long[] pbns = new long[BLOCKS + UNRECORDED];
         byte[] fps = fingerprints(pbns);
-        for (int i = 0; i < BLOCKS; i++) {
+        for (int i = 0; i < pbns.length; i++) {
             byte[] p = payload(i);
             pbns[i] = store.append(fps, i * 32, p, 0, p.length, FormatVersions.CODEC_RAW, p.length);
         }
@@ -349,6 +392,9 @@ class WorkerIndexRebuildApiTest {
         byte[] domainKeys = new byte[DOMAIN_BLOCKS * 32];
         new DedupDomain("tenant-a").keys(fps, DOMAIN_FROM * 32, domainKeys, 0, DOMAIN_BLOCKS);
         store.possession().putAll(domainPbns, new byte[DOMAIN_BLOCKS * 16], domainKeys, DOMAIN_BLOCKS);
+        long[] plain = java.util.stream.LongStream.concat(java.util.Arrays.stream(pbns, 0, DOMAIN_FROM),
+                java.util.Arrays.stream(pbns, DOMAIN_FROM + DOMAIN_BLOCKS, BLOCKS)).toArray();
+        store.possession().putAll(plain, new byte[plain.length * 16], null, plain.length);
         try (DedupStream s = ctx.getBean(FingerprintIndex.class).openStream("v")) {
             long[] found = new long[HELD_BY_ONE];
             s.lookup(fps, HELD_BY_ONE, found);

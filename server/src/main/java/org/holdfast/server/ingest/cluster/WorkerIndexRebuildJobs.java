@@ -19,12 +19,15 @@ import org.holdfast.server.jobs.JobResults;
 import org.holdfast.server.jobs.JobState;
 import org.holdfast.server.jobs.Jobs;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.LocationIndex;
 
 /**
  * Rebuilds a registered worker's dedup index on a master, as a job: the master's location index (the
  * catalog's copy of what the data logs hold) read in PBN order a page at a time, each block's index
  * key taken from the possession column, and handed to a {@link WorkerIndexRebuild} over the workers'
- * links, which teaches the worker what no other worker holds.
+ * links, which teaches the worker what no other worker holds. A block without a possession entry is
+ * not taught: its dedup domain is unknown (a backup still running records the entry, then teaches the
+ * block itself), and under its bare fingerprint a block of another domain would be shared.
  *
  * <p>Refused while any registered worker is not connected (the target could not learn; another's
  * content would be taught to the target as well, a doubled index), and while a rebuild or a GC job is
@@ -43,9 +46,12 @@ public final class WorkerIndexRebuildJobs {
     public record Settings(boolean clusterEngine, ClusterMode mode, ClusterBroadcast broadcast, int uSegment) {
     }
 
-    /** What a rebuild did: its figures (as {@link WorkerIndexRebuild.Counts}) plus the bytes the blocks hold and its time. */
+    /**
+     * What a rebuild did: its figures (as {@link WorkerIndexRebuild.Counts}, blocks read including the
+     * unrecorded ones: no possession entry, so not taught) plus the bytes the blocks hold and its time.
+     */
     public record Report(long workerId, String nodeName, String mode, long blocksRead, long bytesRead, long taught,
-                         long heldByOthers, long alreadyHeld, double seconds) {
+                         long heldByOthers, long alreadyHeld, long unrecorded, double seconds) {
     }
 
     private final DedupLinks links;
@@ -117,27 +123,26 @@ public final class WorkerIndexRebuildJobs {
         List<RemoteDedupWorker> workers = new ArrayList<>(up.values());
         int position = new ArrayList<>(up.keySet()).indexOf(workerId);
         long limit = store.nextPbn(); // later blocks are recorded by the backups that store them
-        long[] total = new long[2];
-        store.locations().forEach((pbn, logId, offset, storedLength, fps, fpOff) -> {
-            if (pbn >= limit) {
-                return false;
-            }
-            total[0]++;
-            total[1] += storedLength;
-            return true;
-        });
+        long[] total = countBelow(store.locations(), limit, PAGE * 4, job);
         job.total(total[0], total[1]);
         job.log("rebuilding the index of worker " + workerId + " (" + target.nodeName() + ") from " + total[0] + " blocks below PBN "
                 + limit + ", asking " + (workers.size() - 1) + " other workers (" + modeName() + " mode)");
         long bytes = 0;
+        long[] unrecorded = {0};
         WorkerIndexRebuild.Counts c;
         try (WorkerIndexRebuild rebuild = new WorkerIndexRebuild(workers, position, settings.mode(), settings.broadcast(),
                 settings.uSegment())) {
             try {
-                bytes = teachAll(job, rebuild, limit);
+                bytes = teachAll(job, rebuild, limit, unrecorded);
             } catch (JobCancelledException e) {
-                rebuild.flushTarget(); // what it learnt stays; a new rebuild skips it
-                job.log("cancelled: " + rebuild.counts().taught() + " entries taught so far are kept; a new rebuild skips them");
+                try {
+                    rebuild.flushTarget(); // what it learnt stays; a new rebuild skips it
+                    job.log("cancelled: " + rebuild.counts().taught() + " entries taught so far are kept; a new rebuild skips them");
+                } catch (RuntimeException flush) {
+                    // cancelled all the same, as asked: what the worker did not keep, a new rebuild teaches again
+                    job.log("cancelled, but worker " + workerId + " could not make what it learnt durable: " + what(flush)
+                            + "; a new rebuild teaches again what it lost");
+                }
                 throw e;
             } catch (RuntimeException e) {
                 // a worker lost or failing mid-run: keep what the target learnt, if it is still there to flush
@@ -154,10 +159,12 @@ public final class WorkerIndexRebuildJobs {
             c = rebuild.counts();
         }
         double seconds = (System.nanoTime() - started) / 1e9;
-        job.log("taught worker " + workerId + " " + c.taught() + " of " + c.blocksRead() + " blocks; " + c.heldByOthers()
-                + " are held by other workers, " + c.alreadyHeld() + " it held already");
-        return new Report(workerId, target.nodeName(), modeName(), c.blocksRead(), bytes, c.taught(),
-                c.heldByOthers(), c.alreadyHeld(), Math.round(seconds * 1000) / 1000.0);
+        long read = c.blocksRead() + unrecorded[0];
+        job.log("taught worker " + workerId + " " + c.taught() + " of " + read + " blocks; " + c.heldByOthers()
+                + " are held by other workers, " + c.alreadyHeld() + " it held already, " + unrecorded[0]
+                + " have no possession entry (not taught: their backups record them)");
+        return new Report(workerId, target.nodeName(), modeName(), read, bytes, c.taught(),
+                c.heldByOthers(), c.alreadyHeld(), unrecorded[0], Math.round(seconds * 1000) / 1000.0);
     }
 
     /** What stopped the rebuild: a worker's loss or failure without the advice for backups its message goes on with. */
@@ -171,10 +178,40 @@ public final class WorkerIndexRebuildJobs {
         return settings.mode().name().toLowerCase(java.util.Locale.ROOT);
     }
 
-    /** Reads the locations below {@code limit} a page at a time (no iterator open between pages) and teaches them; answers the bytes. */
-    private long teachAll(JobContext job, WorkerIndexRebuild rebuild, long limit) {
+    /**
+     * The blocks below {@code limit} and their stored bytes, for the job's progress: counted
+     * {@code page} locations per iterator (none open between pages, as {@link #teachAll} reads them),
+     * with a safe point before each page, so a rebuild cancelled while it counts a large store stops
+     * at once, having taught nothing.
+     */
+    static long[] countBelow(LocationIndex locations, long limit, int page, JobContext job) {
+        long[] total = new long[2];
+        long[] next = {1};
+        int[] n = new int[1];
+        do {
+            job.checkpoint();
+            n[0] = 0;
+            locations.forEachFrom(next[0], (pbn, logId, offset, storedLength, fps, fpOff) -> {
+                if (pbn >= limit) {
+                    return false;
+                }
+                total[0]++;
+                total[1] += storedLength;
+                next[0] = pbn + 1;
+                return ++n[0] < page;
+            });
+        } while (n[0] == page);
+        return total;
+    }
+
+    /**
+     * Reads the locations below {@code limit} a page at a time (no iterator open between pages) and teaches those
+     * with a possession entry, counting the others in {@code unrecorded[0]}; answers the bytes.
+     */
+    private long teachAll(JobContext job, WorkerIndexRebuild rebuild, long limit, long[] unrecorded) {
         long[] pbns = new long[PAGE];
         byte[] keys = new byte[PAGE * 32];
+        boolean[] recorded = new boolean[PAGE];
         long next = 1;
         long bytes = 0;
         while (true) {
@@ -193,12 +230,20 @@ public final class WorkerIndexRebuildJobs {
             if (n[0] == 0) {
                 return bytes;
             }
+            next = pbns[n[0] - 1] + 1;
             // a block of a non-default dedup domain is indexed under its domain key, not its fingerprint
-            store.possession().indexKeys(pbns, n[0], keys);
+            store.possession().indexKeys(pbns, n[0], keys, recorded);
+            for (int i = 0; i < n[0]; i++) {
+                if (!recorded[i]) {
+                    // its domain is unknown (its backup records it later, with its key): taught under its
+                    // fingerprint it would be shared with the default domain; PBN 0 is skipped
+                    pbns[i] = 0;
+                    unrecorded[0]++;
+                }
+            }
             rebuild.teach(pbns, keys, n[0]);
             job.advance(n[0], pageBytes[0]);
             bytes += pageBytes[0];
-            next = pbns[n[0] - 1] + 1;
         }
     }
 }

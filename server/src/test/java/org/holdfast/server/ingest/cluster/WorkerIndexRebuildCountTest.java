@@ -1,0 +1,84 @@
+package org.holdfast.server.ingest.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.holdfast.server.jobs.JobCancelledException;
+import org.holdfast.server.jobs.JobContext;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.FsyncPolicy;
+import org.holdfast.server.store.MetadataDb;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The rebuild's first pass, which counts the blocks below its limit for the job's progress, on a real
+ * data store: it counts page by page with a safe point before each, so a rebuild cancelled while it
+ * counts a large store stops after the page it is in, not after the whole location index.
+ */
+class WorkerIndexRebuildCountTest {
+    @TempDir
+    Path dir;
+
+    /** A job context cancelled once {@code afterCheckpoints} safe points have passed; counts them. */
+    private static final class CancelAfter implements JobContext {
+        final AtomicInteger checkpoints = new AtomicInteger();
+        private final int afterCheckpoints;
+
+        CancelAfter(int afterCheckpoints) {
+            this.afterCheckpoints = afterCheckpoints;
+        }
+
+        @Override
+        public void total(long items, long bytes) {
+        }
+
+        @Override
+        public void advance(long items, long bytes) {
+        }
+
+        @Override
+        public void log(String line) {
+        }
+
+        @Override
+        public boolean cancelRequested() {
+            return checkpoints.incrementAndGet() > afterCheckpoints;
+        }
+    }
+
+    @Test
+    void countBelow_pagesWithSafePoints_countsBelowTheLimitAndStopsWhenCancelled() {
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"))) {
+            DataStore store = DataStore.open(new DataStore.Settings(dir.resolve("data"), 1L << 20, FsyncPolicy.COMMIT, 16, 0), db);
+            try {
+                byte[] fp = new byte[32];
+                long first = 0;
+                for (int i = 0; i < 35; i++) {
+                    fp[0] = (byte) i;
+                    byte[] payload = new byte[100 + i];
+                    long pbn = store.append(fp, 0, payload, 0, payload.length, FormatVersions.CODEC_RAW, 4096);
+                    first = i == 0 ? pbn : first;
+                }
+                store.sync();
+                long limit = first + 30; // the 30 blocks stored when the rebuild started
+
+                CancelAfter never = new CancelAfter(Integer.MAX_VALUE);
+                long[] total = WorkerIndexRebuildJobs.countBelow(store.locations(), limit, 10, never);
+                assertThat(total[0]).isEqualTo(30);
+                assertThat(total[1]).isEqualTo(30 * 100 + 29 * 30 / 2);
+                assertThat(never.checkpoints.get()).as("a safe point per page of 10, and one for the empty last page").isEqualTo(4);
+
+                CancelAfter cancelled = new CancelAfter(1);
+                assertThatThrownBy(() -> WorkerIndexRebuildJobs.countBelow(store.locations(), limit, 10, cancelled))
+                        .isInstanceOf(JobCancelledException.class);
+                assertThat(cancelled.checkpoints.get()).as("stopped before the second page").isEqualTo(2);
+            } finally {
+                store.close();
+            }
+        }
+    }
+}
