@@ -2,8 +2,11 @@ package org.holdfast.server.engine;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.Comparator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
@@ -14,6 +17,9 @@ import java.util.function.Supplier;
  * not use distributed dedup never spends the engine's memory (SFI, Bloom chain, container cache).
  */
 public final class LazyDedupWorker implements DedupWorker {
+    private static final System.Logger LOG = System.getLogger(LazyDedupWorker.class.getName());
+    /** Infix of a started-over index moved aside before its deletion: {@code dedup-worker.discarded-<nanos>}. */
+    private static final String DISCARDED = ".discarded-";
     private final int id;
     private final Supplier<? extends DedupWorker> opener;
     private final Path dir; // what startOver deletes; null: nothing
@@ -46,13 +52,39 @@ public final class LazyDedupWorker implements DedupWorker {
         if (dir == null || !Files.exists(dir)) {
             return;
         }
-        try (var files = Files.walk(dir)) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
+        // out of the way in one rename first: a deletion stopped half-way (a crash, a file that will
+        // not go) would leave part of the old index without its owner file, which the next
+        // registration keeps (IndexOwnerFile: no file, an upgraded worker's index)
+        Path discarded = dir.resolveSibling(dir.getFileName() + DISCARDED + System.nanoTime());
+        try {
+            Files.move(dir, discarded, StandardCopyOption.ATOMIC_MOVE);
+            try (FileChannel parent = FileChannel.open(dir.getParent(), StandardOpenOption.READ)) {
+                parent.force(true); // the rename survives a crash before the deletion
             }
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete the earlier dedup index in " + dir + " (" + e.getMessage()
+            throw new UncheckedIOException("cannot move the earlier dedup index " + dir + " out of the way (" + e.getMessage()
                     + "); delete that directory by hand before starting the worker", e);
+        }
+        deleteDiscarded();
+    }
+
+    /**
+     * Deletes what {@link #startOver} moved aside, this time or an earlier time it could not finish:
+     * never read again, so a failure only costs space (logged, tried again at the next start-over).
+     */
+    private void deleteDiscarded() {
+        String prefix = dir.getFileName() + DISCARDED;
+        try (var siblings = Files.list(dir.getParent())) {
+            for (Path old : siblings.filter(p -> p.getFileName().toString().startsWith(prefix)).toList()) {
+                try (var files = Files.walk(old)) {
+                    for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+                        Files.delete(p);
+                    }
+                }
+            }
+        } catch (IOException | UncheckedIOException e) {
+            LOG.log(System.Logger.Level.WARNING, "could not delete a discarded dedup index beside " + dir + " (" + e.getMessage()
+                    + "); it is never read again: delete the directories named " + prefix + "* by hand to free their space");
         }
     }
 

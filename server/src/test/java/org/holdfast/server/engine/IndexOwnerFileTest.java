@@ -1,6 +1,7 @@
 package org.holdfast.server.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -92,5 +93,51 @@ class IndexOwnerFileTest {
         LazyDedupWorker fresh = unopened(dir.resolve("new"));
         assertThat(fresh.claimFor(7, 2)).isFalse();
         assertThat(Files.readString(dir.resolve("new").resolve(IndexOwnerFile.NAME))).isEqualTo("7\n");
+    }
+
+    /**
+     * A start-over that stops half-way (a file it cannot delete here; a crash in real life) must not
+     * leave the old index in place without its owner file: the next registration would keep it as an
+     * upgraded worker's, and answer for the new id from another id's index.
+     */
+    @Test
+    void claimFor_startOverStoppedHalfWay_theNextRegistrationNeverKeepsTheOldIndex() throws Exception {
+        owner("1\n"); // this host was worker 1; it takes over worker 2
+        assumeTrue(undeletable(container, true), "needs chattr +i (root) or a read-only directory (not root)");
+        try {
+            try {
+                worker.claimFor(2, 5);
+            } catch (RuntimeException e) {
+                // the registration fails; the worker registers again
+            }
+            boolean keptOrRefused;
+            try {
+                keptOrRefused = !worker.claimFor(2, 6);
+            } catch (RuntimeException e) {
+                keptOrRefused = false; // refusing to serve is safe
+            }
+            assertThat(keptOrRefused && Files.exists(container)).as("worker 1's index kept for worker 2").isFalse();
+            assertThat(container).as("no block file of worker 1 is in the index directory").doesNotExist();
+            assertThat(owner()).isEqualTo("2\n");
+        } finally {
+            try (var all = Files.walk(dir)) {
+                for (Path p : all.toList()) {
+                    undeletable(p, false);
+                }
+            }
+        }
+    }
+
+    /** Makes {@code file} undeletable (or deletable again): immutable as root, else its directory read-only. */
+    private static boolean undeletable(Path file, boolean on) throws Exception {
+        if ("root".equals(System.getProperty("user.name"))) {
+            Process p = new ProcessBuilder("chattr", on ? "+i" : "-i", file.toString()).redirectErrorStream(true).start();
+            p.getInputStream().readAllBytes();
+            return p.waitFor() == 0;
+        }
+        if (!Files.isDirectory(file)) {
+            return file.getParent().toFile().setWritable(!on, false);
+        }
+        return true;
     }
 }
