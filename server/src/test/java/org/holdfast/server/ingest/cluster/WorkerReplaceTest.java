@@ -1,6 +1,7 @@
 package org.holdfast.server.ingest.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.nio.file.Files;
@@ -185,5 +186,46 @@ class WorkerReplaceTest {
             s.lookup(f, N, pbns);
         }
         return pbns;
+    }
+
+    /**
+     * GC after a replacement: until the new node is connected the replaced worker is a registered
+     * worker that is away, so a sweep's forgets reach nobody (not even the workers up) and the sweep
+     * frees nothing; once the new node serves the id, they reach it and every other worker.
+     */
+    @Test
+    void replace_gcFreesNothingUntilTheNewNodeIsConnected_thenItsForgetsReachIt() throws Exception {
+        byte[] f = new byte[N * 32];
+        new Random(7).nextBytes(f);
+        long[] pbns = new long[N];
+        for (int i = 0; i < N; i++) {
+            pbns[i] = 5000 + i;
+        }
+        RemoteFingerprintIndex remote = new RemoteFingerprintIndex(master.server.dedupLinks(), master.registry, ClusterMode.NEAREST,
+                SETTINGS);
+        LazyDedupWorker lostEngine = engine(dir.resolve("host-a").resolve("dedup-worker"));
+        WorkerConnector lost = registered("w1", issue("host-a"), lostEngine);
+        long lostId = lost.status().assignment().workerId();
+        LazyDedupWorker otherEngine = engine(dir.resolve("host-o").resolve("dedup-worker"));
+        LazyDedupWorker newEngine = engine(dir.resolve("host-b").resolve("dedup-worker"));
+        Path newToken = issue("host-b");
+        try (WorkerConnector other = registered("w2", issue("host-o"), otherEngine)) {
+            stopAndLose(lost, lostEngine);
+            master.registry.replace(lostId, "w9", ApiTokens.idOf(Files.readString(newToken)).orElseThrow());
+
+            assertThatThrownBy(() -> remote.forgetAll(pbns, f, N)).as("a sweep while the replacement is away")
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("w9 (id " + lostId + ") is not connected");
+            assertThat(otherEngine.forgotten()).as("the check comes before any send").isZero();
+
+            try (WorkerConnector replacement = registered("w9", newToken, newEngine)) {
+                assertThat(replacement.status().assignment().workerId()).isEqualTo(lostId);
+                remote.forgetAll(pbns, f, N);
+                assertThat(newEngine.forgotten()).as("the replacement heard the forgets").isEqualTo(N);
+                assertThat(otherEngine.forgotten()).isEqualTo(N);
+            }
+        } finally {
+            otherEngine.close();
+            newEngine.close();
+        }
     }
 }
