@@ -90,9 +90,10 @@ public final class LazyDedupWorker implements DedupWorker {
 
     /**
      * Readies the index to serve worker {@code workerId}, registered just now at {@code epoch}, before
-     * it serves any call of that registration: starts it over if it was not built for that worker
-     * ({@link IndexOwnerFile#mustStartOver}: epoch 1, or the owner file in the directory names another
-     * id), then records {@code workerId} as its owner. Without a directory only epoch 1 starts over.
+     * it serves any call of that registration: starts it over unless it served that worker at the
+     * epoch before ({@link IndexOwnerFile#mustStartOver}: epoch 1, an owner file naming another id, or
+     * an epoch gap, registrations it did not see), then records {@code workerId} and {@code epoch}.
+     * Without a directory only epoch 1 starts over.
      *
      * @return true if the index was started over
      */
@@ -103,7 +104,7 @@ public final class LazyDedupWorker implements DedupWorker {
             startOver();
         }
         if (owner != null) {
-            owner.write(workerId);
+            owner.write(workerId, epoch);
         }
         return over;
     }

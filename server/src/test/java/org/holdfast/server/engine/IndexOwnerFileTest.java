@@ -44,47 +44,48 @@ class IndexOwnerFileTest {
 
     @Test
     void claimFor_indexBuiltForAnotherWorkerId_startsOverAndRecordsTheNewOwner() throws Exception {
-        owner("1\n"); // this host was worker 1; an admin replaced lost worker 2 with it: registered as 2 at epoch 5
+        owner("1 4\n"); // this host was worker 1; an admin replaced lost worker 2 with it: registered as 2 at epoch 5
         assertThat(worker.claimFor(2, 5)).isTrue();
         assertThat(container).doesNotExist();
-        assertThat(owner()).isEqualTo("2\n");
+        assertThat(owner()).isEqualTo("2 5\n");
         assertThat(index.resolve(IndexOwnerFile.NAME + ".tmp")).doesNotExist();
     }
 
     @Test
     void claimFor_indexOfThisWorkerAtALaterEpoch_isKept() throws Exception {
-        owner("2\n");
+        owner("2 5\n");
         assertThat(worker.claimFor(2, 6)).isFalse();
         assertThat(container).exists();
-        assertThat(owner()).isEqualTo("2\n");
+        assertThat(owner()).isEqualTo("2 6\n");
     }
 
     @Test
     void claimFor_noOwnerFile_keepsTheIndexOfAnUpgradedWorkerAndWritesTheFile() throws Exception {
         assertThat(worker.claimFor(3, 4)).isFalse();
         assertThat(container).exists();
-        assertThat(owner()).isEqualTo("3\n");
+        assertThat(owner()).isEqualTo("3 4\n");
         assertThat(worker.claimFor(4, 9)).as("from now on another id is told apart").isTrue();
         assertThat(container).doesNotExist();
     }
 
     @Test
     void claimFor_epochOne_startsOverEvenForTheIdInTheFile() throws Exception {
-        owner("2\n");
+        owner("2 1\n");
         assertThat(worker.claimFor(2, 1)).isTrue();
         assertThat(container).doesNotExist();
-        assertThat(owner()).isEqualTo("2\n");
+        assertThat(owner()).isEqualTo("2 1\n");
     }
 
     @Test
     void claimFor_ownerFileTornOrForeign_startsOver() throws Exception {
-        for (String bad : new String[] {"", "2", "02\n", "0\n", "-2\n", "2\n\n", "two\n", "123456789012345678901\n"}) {
+        for (String bad : new String[] {"", "2", "2 2", "2\n", "02 2\n", "0 2\n", "2 02\n", "2 0\n",
+                "-2 2\n", "2 2\n\n", "2  2\n", "two 2\n", "123456789012345678901 2\n"}) {
             Files.createDirectories(container.getParent());
             Files.writeString(container, "x");
             owner(bad);
             assertThat(worker.claimFor(2, 3)).as("owner file '%s'", bad).isTrue();
             assertThat(container).doesNotExist();
-            assertThat(owner()).isEqualTo("2\n");
+            assertThat(owner()).isEqualTo("2 3\n");
         }
     }
 
@@ -92,7 +93,23 @@ class IndexOwnerFileTest {
     void claimFor_noDirectoryYet_createsItWithTheOwnerFile() throws Exception {
         LazyDedupWorker fresh = unopened(dir.resolve("new"));
         assertThat(fresh.claimFor(7, 2)).isFalse();
-        assertThat(Files.readString(dir.resolve("new").resolve(IndexOwnerFile.NAME))).isEqualTo("7\n");
+        assertThat(Files.readString(dir.resolve("new").resolve(IndexOwnerFile.NAME))).isEqualTo("7 2\n");
+    }
+
+    @Test
+    void claimFor_epochGap_registrationsThisIndexDidNotSee_startsOver() throws Exception {
+        owner("2 4\n"); // served worker 2 at epoch 4; another node held 2 at epoch 5 (a replacement) and heard the forgets
+        assertThat(worker.claimFor(2, 6)).isTrue();
+        assertThat(container).doesNotExist();
+        assertThat(owner()).isEqualTo("2 6\n");
+    }
+
+    @Test
+    void claimFor_epochLowerThanTheFile_aMasterWhoseCatalogWentBack_startsOver() throws Exception {
+        owner("2 9\n");
+        assertThat(worker.claimFor(2, 6)).isTrue();
+        assertThat(container).doesNotExist();
+        assertThat(owner()).isEqualTo("2 6\n");
     }
 
     /**
@@ -102,7 +119,7 @@ class IndexOwnerFileTest {
      */
     @Test
     void claimFor_startOverStoppedHalfWay_theNextRegistrationNeverKeepsTheOldIndex() throws Exception {
-        owner("1\n"); // this host was worker 1; it takes over worker 2
+        owner("1 4\n"); // this host was worker 1; it takes over worker 2
         assumeTrue(undeletable(container, true), "needs chattr +i (root) or a read-only directory (not root)");
         try {
             try {
@@ -118,7 +135,7 @@ class IndexOwnerFileTest {
             }
             assertThat(keptOrRefused && Files.exists(container)).as("worker 1's index kept for worker 2").isFalse();
             assertThat(container).as("no block file of worker 1 is in the index directory").doesNotExist();
-            assertThat(owner()).isEqualTo("2\n");
+            assertThat(owner()).isEqualTo("2 6\n");
         } finally {
             try (var all = Files.walk(dir)) {
                 for (Path p : all.toList()) {

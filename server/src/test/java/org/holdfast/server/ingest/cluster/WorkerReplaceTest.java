@@ -228,4 +228,54 @@ class WorkerReplaceTest {
             newEngine.close();
         }
     }
+
+    /**
+     * A host that served a worker id, was replaced, and is handed the same id back later (the old
+     * host repaired, the replacement lost in turn) missed every forget sent while the other node held
+     * the id: the owner file names the right id, but its index is stale and must start over.
+     */
+    @Test
+    void replace_idHandedBackToTheHostThatHeldItBefore_itsIndexMissedForgetsAndStartsOver() throws Exception {
+        byte[] f = new byte[N * 32];
+        new Random(31).nextBytes(f);
+        RemoteFingerprintIndex remote = new RemoteFingerprintIndex(master.server.dedupLinks(), master.registry, ClusterMode.NEAREST,
+                SETTINGS);
+        Path tokenA = issue("host-a");
+        Path tokenB = issue("host-b");
+        Path indexA = dir.resolve("host-a").resolve("dedup-worker");
+
+        // host A serves as w1 and learns N blocks
+        LazyDedupWorker a1 = engine(indexA);
+        WorkerConnector a = registered("w1", tokenA, a1);
+        long id = a.status().assignment().workerId();
+        long[] pbns = new long[N];
+        try (DedupStream s = remote.openStream("v")) {
+            s.lookup(f, N, pbns);
+            boolean[] isNew = new boolean[N];
+            for (int i = 0; i < N; i++) {
+                pbns[i] = 7000 + i;
+                isNew[i] = true;
+            }
+            s.record(f, N, pbns, isNew);
+        }
+        remote.flush();
+        stopAndLose(a, a1);
+
+        // host B takes the id over; GC frees those blocks: B hears the forgets, A (away, no longer the id's node) does not
+        master.registry.replace(id, "w9");
+        LazyDedupWorker b1 = engine(dir.resolve("host-b").resolve("dedup-worker"));
+        WorkerConnector b = registered("w9", tokenB, b1);
+        remote.forgetAll(pbns, f, N);
+        stopAndLose(b, b1);
+
+        // B's host dies in turn; A, repaired, is handed the id back under its old name
+        master.registry.replace(id, "w1");
+        LazyDedupWorker a2 = engine(indexA);
+        try (WorkerConnector back = registered("w1", tokenA, a2)) {
+            assertThat(back.status().assignment().workerId()).isEqualTo(id);
+            assertThat(lookup(remote, f)).as("freed PBNs from an index that missed their forgets").containsOnly(0L);
+        } finally {
+            a2.close();
+        }
+    }
 }
