@@ -304,7 +304,8 @@ public final class WorkerRegistry {
         byNode.remove(m.record.nodeName());
         byNode.put(newNodeName, m);
         m.record = r;
-        // what the lost host reported is not the new host's
+        // what the lost host reported is not the new host's, nor when it was last heard
+        m.lastHeardMillis = 0;
         m.address = "";
         m.load = WorkerLoad.NONE;
         m.capacity = new WorkerCapacity(0, 0, 0);

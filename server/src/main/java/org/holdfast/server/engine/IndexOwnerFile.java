@@ -9,6 +9,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.regex.Pattern;
 import org.holdfast.server.store.StoreException;
 
 /**
@@ -24,7 +25,7 @@ final class IndexOwnerFile {
     static final String NAME = "worker-id";
     /** Longest content read: two numbers of up to 20 digits, a space and a line feed; more is not ours. */
     private static final int MAX_BYTES = 42;
-    private static final java.util.regex.Pattern CONTENT = java.util.regex.Pattern.compile("([1-9][0-9]{0,19}) ([1-9][0-9]{0,19})\n");
+    private static final Pattern CONTENT = Pattern.compile("([1-9][0-9]{0,19}) ([1-9][0-9]{0,19})\n");
 
     private final Path dir;
     private final Path file;

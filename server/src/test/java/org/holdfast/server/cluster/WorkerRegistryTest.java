@@ -517,6 +517,7 @@ class WorkerRegistryTest {
                 assertThat(w.nodeName()).isEqualTo("w9");
                 assertThat(w.state()).isEqualTo(MemberState.LOST);
                 assertThat(w.address()).as("the lost host's address is not the new one's").isEmpty();
+                assertThat(w.lastHeartbeatMillis()).as("the new node was never heard").isZero();
                 assertThat(w.tokenId()).isEmpty();
             });
         });
@@ -663,6 +664,22 @@ class WorkerRegistryTest {
                     .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.TOO_MANY_NODES);
             assertThat(s.workers()).containsExactlyInAnyOrder(a, b);
             assertThat(capped.replace(a.workerId(), "w9", TOKEN).tokenId()).as("its own token holds no extra node").isEqualTo(TOKEN);
+        });
+    }
+
+    @Test
+    void replace_removedWorker_isUnknown_andTheNameOfARemovedWorkerGoesOnlyToTheBoundToken() {
+        onCatalog((r, s) -> {
+            WorkerRecord a = lost(r, "w1", TOKEN);
+            WorkerRecord gone = lost(r, "w2", OTHER_TOKEN);
+            r.remove(gone.workerId());
+            assertThatThrownBy(() -> r.replace(gone.workerId(), "w8")).isInstanceOf(UnknownWorkerException.class);
+            // the removed host still retries with its token under w2: naming w2 unbound would hand it worker 1
+            String fresh = "00112233445566ff";
+            r.replace(a.workerId(), "w2", fresh);
+            assertThatThrownBy(() -> r.register("w2", OTHER_TOKEN, "127.0.0.3:1", CAP, "v"))
+                    .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.TOKEN_MISMATCH);
+            assertThat(r.register("w2", fresh, "127.0.0.9:1", CAP, "v").workerId()).isEqualTo(a.workerId());
         });
     }
 }

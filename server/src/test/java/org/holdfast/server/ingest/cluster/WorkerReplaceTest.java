@@ -148,17 +148,7 @@ class WorkerReplaceTest {
         Path index = dir.resolve("host-h").resolve("dedup-worker");
         LazyDedupWorker e1 = engine(index);
         WorkerConnector h = registered("w1", token, e1);
-        long[] pbns = new long[N];
-        try (DedupStream s = remote.openStream("v")) {
-            s.lookup(f, N, pbns);
-            boolean[] isNew = new boolean[N];
-            for (int i = 0; i < N; i++) {
-                pbns[i] = 9000 + i;
-                isNew[i] = true;
-            }
-            s.record(f, N, pbns, isNew);
-        }
-        remote.flush();
+        long[] pbns = learn(remote, f, 9000);
         stopAndLose(h, e1);
 
         // control: back as w1 (epoch 2) it answers from its kept index, so the check below could fail
@@ -178,6 +168,22 @@ class WorkerReplaceTest {
         } finally {
             e3.close();
         }
+    }
+
+    /** Stores the N blocks {@code f} as new at PBNs from {@code firstPbn} on, through the master's index, and flushes the workers. */
+    private static long[] learn(RemoteFingerprintIndex remote, byte[] f, long firstPbn) {
+        long[] pbns = new long[N];
+        try (DedupStream s = remote.openStream("v")) {
+            s.lookup(f, N, pbns);
+            boolean[] isNew = new boolean[N];
+            for (int i = 0; i < N; i++) {
+                pbns[i] = firstPbn + i;
+                isNew[i] = true;
+            }
+            s.record(f, N, pbns, isNew);
+        }
+        remote.flush();
+        return pbns;
     }
 
     private static long[] lookup(RemoteFingerprintIndex remote, byte[] f) {
@@ -248,17 +254,7 @@ class WorkerReplaceTest {
         LazyDedupWorker a1 = engine(indexA);
         WorkerConnector a = registered("w1", tokenA, a1);
         long id = a.status().assignment().workerId();
-        long[] pbns = new long[N];
-        try (DedupStream s = remote.openStream("v")) {
-            s.lookup(f, N, pbns);
-            boolean[] isNew = new boolean[N];
-            for (int i = 0; i < N; i++) {
-                pbns[i] = 7000 + i;
-                isNew[i] = true;
-            }
-            s.record(f, N, pbns, isNew);
-        }
-        remote.flush();
+        long[] pbns = learn(remote, f, 7000);
         stopAndLose(a, a1);
 
         // host B takes the id over; GC frees those blocks: B hears the forgets, A (away, no longer the id's node) does not
