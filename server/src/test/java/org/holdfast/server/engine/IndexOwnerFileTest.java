@@ -1,10 +1,12 @@
 package org.holdfast.server.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import org.holdfast.server.store.StoreException;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -145,16 +147,36 @@ class IndexOwnerFileTest {
         }
     }
 
-    /** Makes {@code file} undeletable (or deletable again): immutable as root, else its directory read-only. */
+    /**
+     * The owner file cannot be written (a full disk; here a directory that takes no new file): the
+     * registration fails rather than serve, and the file still names the epoch before, so the next
+     * registration (two epochs on) starts the index over instead of trusting it.
+     */
+    @Test
+    void claimFor_ownerFileNotWritten_failsTheRegistration_andTheNextOneStartsOver() throws Exception {
+        owner("2 5\n");
+        assumeTrue(undeletable(index, true), "needs chattr +i (root) or a read-only directory (not root)");
+        try {
+            assertThatThrownBy(() -> worker.claimFor(2, 6)).isInstanceOf(StoreException.class).hasMessageContaining(IndexOwnerFile.NAME);
+            assertThat(owner()).isEqualTo("2 5\n");
+        } finally {
+            undeletable(index, false);
+        }
+        assertThat(worker.claimFor(2, 7)).isTrue();
+        assertThat(container).doesNotExist();
+        assertThat(owner()).isEqualTo("2 7\n");
+    }
+
+    /**
+     * Makes {@code file} undeletable (or deletable again), and a directory closed to new files:
+     * immutable as root, else the directory (a file's own) read-only.
+     */
     private static boolean undeletable(Path file, boolean on) throws Exception {
         if ("root".equals(System.getProperty("user.name"))) {
             Process p = new ProcessBuilder("chattr", on ? "+i" : "-i", file.toString()).redirectErrorStream(true).start();
             p.getInputStream().readAllBytes();
             return p.waitFor() == 0;
         }
-        if (!Files.isDirectory(file)) {
-            return file.getParent().toFile().setWritable(!on, false);
-        }
-        return true;
+        return (Files.isDirectory(file) ? file : file.getParent()).toFile().setWritable(!on, false);
     }
 }
