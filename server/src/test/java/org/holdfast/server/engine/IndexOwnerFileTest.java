@@ -44,28 +44,29 @@ class IndexOwnerFileTest {
         return Files.readString(index.resolve(IndexOwnerFile.NAME));
     }
 
+    /** Claims the index for worker {@code id} at {@code epoch} and checks that it was started over (or kept) and now names both. */
+    private void claims(long id, long epoch, boolean startedOver) throws Exception {
+        assertThat(worker.claimFor(id, epoch)).as("started over").isEqualTo(startedOver);
+        assertThat(Files.exists(container)).as("the index's content is there").isEqualTo(!startedOver);
+        assertThat(owner()).isEqualTo(id + " " + epoch + "\n");
+    }
+
     @Test
     void claimFor_indexBuiltForAnotherWorkerId_startsOverAndRecordsTheNewOwner() throws Exception {
         owner("1 4\n"); // this host was worker 1; an admin replaced lost worker 2 with it: registered as 2 at epoch 5
-        assertThat(worker.claimFor(2, 5)).isTrue();
-        assertThat(container).doesNotExist();
-        assertThat(owner()).isEqualTo("2 5\n");
+        claims(2, 5, true);
         assertThat(index.resolve(IndexOwnerFile.NAME + ".tmp")).doesNotExist();
     }
 
     @Test
     void claimFor_indexOfThisWorkerAtALaterEpoch_isKept() throws Exception {
         owner("2 5\n");
-        assertThat(worker.claimFor(2, 6)).isFalse();
-        assertThat(container).exists();
-        assertThat(owner()).isEqualTo("2 6\n");
+        claims(2, 6, false);
     }
 
     @Test
     void claimFor_noOwnerFile_keepsTheIndexOfAnUpgradedWorkerAndWritesTheFile() throws Exception {
-        assertThat(worker.claimFor(3, 4)).isFalse();
-        assertThat(container).exists();
-        assertThat(owner()).isEqualTo("3 4\n");
+        claims(3, 4, false);
         assertThat(worker.claimFor(4, 9)).as("from now on another id is told apart").isTrue();
         assertThat(container).doesNotExist();
     }
@@ -73,9 +74,7 @@ class IndexOwnerFileTest {
     @Test
     void claimFor_epochOne_startsOverEvenForTheIdInTheFile() throws Exception {
         owner("2 1\n");
-        assertThat(worker.claimFor(2, 1)).isTrue();
-        assertThat(container).doesNotExist();
-        assertThat(owner()).isEqualTo("2 1\n");
+        claims(2, 1, true);
     }
 
     @Test
@@ -101,17 +100,13 @@ class IndexOwnerFileTest {
     @Test
     void claimFor_epochGap_registrationsThisIndexDidNotSee_startsOver() throws Exception {
         owner("2 4\n"); // served worker 2 at epoch 4; another node held 2 at epoch 5 (a replacement) and heard the forgets
-        assertThat(worker.claimFor(2, 6)).isTrue();
-        assertThat(container).doesNotExist();
-        assertThat(owner()).isEqualTo("2 6\n");
+        claims(2, 6, true);
     }
 
     @Test
     void claimFor_epochLowerThanTheFile_aMasterWhoseCatalogWentBack_startsOver() throws Exception {
         owner("2 9\n");
-        assertThat(worker.claimFor(2, 6)).isTrue();
-        assertThat(container).doesNotExist();
-        assertThat(owner()).isEqualTo("2 6\n");
+        claims(2, 6, true);
     }
 
     /**
@@ -162,9 +157,7 @@ class IndexOwnerFileTest {
         } finally {
             undeletable(index, false);
         }
-        assertThat(worker.claimFor(2, 7)).isTrue();
-        assertThat(container).doesNotExist();
-        assertThat(owner()).isEqualTo("2 7\n");
+        claims(2, 7, true);
     }
 
     /**
