@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
@@ -49,7 +50,7 @@ public final class LazyDedupWorker implements DedupWorker {
             engine.close();
             engine = null;
         }
-        if (dir == null || !Files.exists(dir)) {
+        if (dir == null || isEmpty(dir)) {
             return;
         }
         // out of the way in one rename first: a deletion stopped half-way (a crash, a file that will
@@ -66,6 +67,17 @@ public final class LazyDedupWorker implements DedupWorker {
                     + "); delete that directory by hand before starting the worker", e);
         }
         deleteDiscarded();
+    }
+
+    /** True if {@code d} does not exist or holds nothing: no index to discard (and a mount point there needs no move). */
+    private static boolean isEmpty(Path d) {
+        try (var entries = Files.list(d)) {
+            return entries.findAny().isEmpty();
+        } catch (NoSuchFileException e) {
+            return true;
+        } catch (IOException e) {
+            return false; // the move below reports it
+        }
     }
 
     /**

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import org.holdfast.server.store.StoreException;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -88,6 +89,17 @@ class IndexOwnerFileTest {
             assertThat(container).doesNotExist();
             assertThat(owner()).isEqualTo("2 3\n");
         }
+    }
+
+    @Test
+    void claimFor_emptyDirectoryAtEpochOne_staysInPlace() throws Exception {
+        Files.delete(container);
+        Files.delete(container.getParent());
+        Object key = Files.readAttributes(index, BasicFileAttributes.class).fileKey();
+        assertThat(worker.claimFor(2, 1)).isTrue();
+        assertThat(Files.readAttributes(index, BasicFileAttributes.class).fileKey())
+                .as("not moved: a mount point there could not be").isEqualTo(key);
+        assertThat(owner()).isEqualTo("2 1\n");
     }
 
     @Test
