@@ -123,7 +123,18 @@ public class ClusterController {
         if (body == null || body.tokenId() == null || body.tokenId().isBlank()) {
             throw new IllegalArgumentException("tokenId is required: the id of a token of role worker (GET /api/v1/tokens lists them)");
         }
-        TokenRecord t = tokens.require(body.tokenId());
+        TokenRecord t = workerToken(body.tokenId());
+        long bound = node.rebindWorker(id, t.id()).workerId();
+        request.setAttribute(AuditFilter.TARGET_ATTRIBUTE, "worker:" + bound + " token:" + t.id());
+        return adminItem(bound);
+    }
+
+    /**
+     * Token {@code tokenId}, which a worker is to be bound to: 404 {@code unknown-credential} if there
+     * is none, 400 {@code invalid-request} unless it is a valid (not revoked, not expired) worker token.
+     */
+    private TokenRecord workerToken(String tokenId) {
+        TokenRecord t = tokens.require(tokenId);
         if (t.role() != Role.WORKER) {
             throw new IllegalArgumentException("token " + t.id() + " has role " + t.role().wireName()
                     + "; a worker is bound to a token of role worker (POST /api/v1/tokens with role worker makes one)");
@@ -132,9 +143,7 @@ public class ClusterController {
             throw new IllegalArgumentException("token " + t.id() + " is " + (t.revoked() ? "revoked" : "expired")
                     + "; bind the worker to a valid worker token (POST /api/v1/tokens with role worker makes one)");
         }
-        long bound = node.rebindWorker(id, t.id()).workerId();
-        request.setAttribute(AuditFilter.TARGET_ATTRIBUTE, "worker:" + bound + " token:" + t.id());
-        return adminItem(bound);
+        return t;
     }
 
     /** Worker {@code id} as an admin sees it in the list, after a change. */
@@ -156,18 +165,24 @@ public class ClusterController {
         return ResponseEntity.noContent().build();
     }
 
-    /** The node that takes a lost worker over: its {@code holdfast.store.s3.node}. */
-    public record ReplaceRequest(String node) {
+    /**
+     * The node that takes a lost worker over: its {@code holdfast.store.s3.node}, and the id of the
+     * worker token it will register with (optional, advised: bound at once, so no other worker token
+     * can register {@code node} first).
+     */
+    public record ReplaceRequest(String node, String tokenId) {
     }
 
     /**
      * Hands a lost worker's id and PBN range to another node (admin; its host died for good): 200
-     * with the worker, now named {@code node}, bound to no token, still lost; the next worker token
-     * that registers {@code node} binds it and gets the epoch one higher. The old node's name is
-     * forgotten: if it comes back it registers as a new worker. 400 {@code invalid-request} without
-     * {@code node} or for a malformed one; 404 {@code unknown-worker}; 409 {@code worker-connected}
+     * with the worker, now named {@code node}, still lost, bound to {@code tokenId} if given (only
+     * that token registers {@code node} then), else to no token (the next worker token that
+     * registers {@code node} binds it); that registration gets the epoch one higher. The old node's
+     * name is forgotten: if it comes back it registers as a new worker. 400 {@code invalid-request}
+     * without {@code node}, for a malformed one, or for a {@code tokenId} that is not a valid worker
+     * token; 404 {@code unknown-worker}, {@code unknown-credential}; 409 {@code worker-connected}
      * while the master holds its connection, {@code node-name-taken} if a worker holds {@code node}
-     * (this one too), {@code not-a-master}. Nothing changes on a refusal.
+     * (this one too), {@code token-node-limit}, {@code not-a-master}. Nothing changes on a refusal.
      */
     @Audited("cluster.worker.replace")
     @PostMapping("/api/v1/cluster/workers/{id}/replace")
@@ -177,8 +192,10 @@ public class ClusterController {
             throw new IllegalArgumentException("node is required: the node name (holdfast.store.s3.node) of the host that takes worker "
                     + id + " over");
         }
-        WorkerRecord r = node.replaceWorker(id, body.node());
-        request.setAttribute(AuditFilter.TARGET_ATTRIBUTE, "worker:" + r.workerId() + " node:" + r.nodeName());
+        String tokenId = body.tokenId() == null || body.tokenId().isBlank() ? null : workerToken(body.tokenId()).id();
+        WorkerRecord r = node.replaceWorker(id, body.node(), tokenId);
+        request.setAttribute(AuditFilter.TARGET_ATTRIBUTE, "worker:" + r.workerId() + " node:" + r.nodeName()
+                + (tokenId == null ? "" : " token:" + tokenId));
         return adminItem(r.workerId());
     }
 

@@ -78,15 +78,16 @@ public final class ClusterNode {
     }
 
     /**
-     * Hands a lost worker's id and range to another node name, on a master ({@link WorkerRegistry#replace}).
+     * Hands a lost worker's id and range to another node name, bound to worker token {@code tokenId}
+     * (null: to the first that registers it), on a master ({@link WorkerRegistry#replace(long, String, String)}).
      *
      * @throws NotAMasterException on a standalone server or a worker
      */
-    public WorkerRecord replaceWorker(long workerId, String newNodeName) {
+    public WorkerRecord replaceWorker(long workerId, String newNodeName, String tokenId) {
         if (registry == null) {
             throw new NotAMasterException(role, clusterAddress);
         }
-        return registry.replace(workerId, newNodeName);
+        return registry.replace(workerId, newNodeName, tokenId);
     }
 
     /**

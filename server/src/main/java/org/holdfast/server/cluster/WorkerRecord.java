@@ -44,11 +44,11 @@ public record WorkerRecord(long workerId, String nodeName, long epoch, PbnRange 
 
     /**
      * The same worker taken over by node {@code newNode} (an admin replacing a lost host): id, range
-     * and epoch stay, the binding is cleared so that the replacement's token binds it at its first
-     * registration, which raises the epoch as every registration does.
+     * and epoch stay, bound to token {@code to} (empty: to none, so the replacement's token binds it
+     * at its first registration), which raises the epoch as every registration does.
      */
-    WorkerRecord replacedBy(String newNode) {
-        return new WorkerRecord(workerId, newNode, epoch, range, firstRegisteredMillis, lastRegisteredMillis, "");
+    WorkerRecord replacedBy(String newNode, String to) {
+        return new WorkerRecord(workerId, newNode, epoch, range, firstRegisteredMillis, lastRegisteredMillis, to);
     }
 
     /**

@@ -247,12 +247,23 @@ public final class WorkerRegistry {
     }
 
     /**
+     * Hands worker {@code workerId}, whose host is lost, to node {@code newNodeName}, bound to no
+     * token: the next worker token that registers {@code newNodeName} binds it. Prefer
+     * {@link #replace(long, String, String)} with the new host's token: until that registration any
+     * worker token with room under its node limit (a stolen one too) could take the id.
+     */
+    public WorkerRecord replace(long workerId, String newNodeName) {
+        return replace(workerId, newNodeName, null);
+    }
+
+    /**
      * Hands worker {@code workerId}, whose host is lost, to node {@code newNodeName}: the record keeps
-     * the id, range and epoch, names the new node and is bound to no token, so the next worker token
-     * that registers {@code newNodeName} binds it (within its node limit), as at a first registration,
-     * and gets the epoch one higher. The old node's name is unknown from then on: should it come back
-     * it registers as a new worker (new id and range, epoch 1) and starts its index over. The record
-     * is stored (synced) before this returns.
+     * the id, range and epoch, names the new node and is bound to token {@code tokenId} (the caller
+     * checked it is a valid worker token), so only that token registers {@code newNodeName}, and gets
+     * the epoch one higher. With {@code tokenId} null or empty it is bound to no token and the next
+     * worker token that registers {@code newNodeName} binds it (within its node limit). The old node's
+     * name is unknown from then on: should it come back it registers as a new worker (new id and range,
+     * epoch 1) and starts its index over. The record is stored (synced) before this returns.
      *
      * @return the record as stored now
      * @throws UnknownWorkerException if no such worker is registered
@@ -260,9 +271,10 @@ public final class WorkerRegistry {
      *         silent one (it closes that after {@code lost-after}): that process could still answer
      *         dedup calls under this id
      * @throws RegistrationRefusedException {@code INVALID_NODE_NAME} for a malformed name,
-     *         {@code NODE_CONFLICT} for the worker's own node name or one another worker holds
+     *         {@code NODE_CONFLICT} for the worker's own node name or one another worker holds,
+     *         {@code TOO_MANY_NODES} if {@code tokenId} is at its node limit
      */
-    public synchronized WorkerRecord replace(long workerId, String newNodeName) {
+    public synchronized WorkerRecord replace(long workerId, String newNodeName, String tokenId) {
         checkNodeName(newNodeName);
         Member m = byId.get(workerId);
         if (m == null) {
@@ -283,12 +295,17 @@ public final class WorkerRegistry {
                     + " is worker " + holder.record.workerId() + " already; give the new host a node name no worker has (GET"
                     + " /api/v1/cluster/workers lists them), or remove worker " + holder.record.workerId() + " first");
         }
-        WorkerRecord r = m.record.replacedBy(newNodeName);
+        String to = tokenId == null ? "" : tokenId;
+        if (!to.isEmpty() && !to.equals(m.record.tokenId())) {
+            refuseOverCap(to, newNodeName);
+        }
+        WorkerRecord r = m.record.replacedBy(newNodeName, to);
         store.put(r); // durable first; if this throws nothing changed
         byNode.remove(m.record.nodeName());
         byNode.put(newNodeName, m);
         m.record = r;
-        // what the lost host reported is not the new host's
+        // what the lost host reported is not the new host's, nor when it was last heard
+        m.lastHeardMillis = 0;
         m.address = "";
         m.load = WorkerLoad.NONE;
         m.capacity = new WorkerCapacity(0, 0, 0);

@@ -2,8 +2,12 @@ package org.holdfast.server.engine;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.Comparator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
@@ -14,6 +18,9 @@ import java.util.function.Supplier;
  * not use distributed dedup never spends the engine's memory (SFI, Bloom chain, container cache).
  */
 public final class LazyDedupWorker implements DedupWorker {
+    private static final System.Logger LOG = System.getLogger(LazyDedupWorker.class.getName());
+    /** Infix of a started-over index moved aside before its deletion: {@code dedup-worker.discarded-<nanos>}. */
+    private static final String DISCARDED = ".discarded-";
     private final int id;
     private final Supplier<? extends DedupWorker> opener;
     private final Path dir; // what startOver deletes; null: nothing
@@ -43,24 +50,62 @@ public final class LazyDedupWorker implements DedupWorker {
             engine.close();
             engine = null;
         }
-        if (dir == null || !Files.exists(dir)) {
+        if (dir == null || isEmpty(dir)) {
             return;
         }
-        try (var files = Files.walk(dir)) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
+        // out of the way in one rename first: a deletion stopped half-way (a crash, a file that will
+        // not go) would leave part of the old index without its owner file, which the next
+        // registration keeps (IndexOwnerFile: no file, an upgraded worker's index)
+        Path discarded = dir.resolveSibling(dir.getFileName() + DISCARDED + System.nanoTime());
+        try {
+            Files.move(dir, discarded, StandardCopyOption.ATOMIC_MOVE);
+            try (FileChannel parent = FileChannel.open(dir.getParent(), StandardOpenOption.READ)) {
+                parent.force(true); // the rename survives a crash before the deletion
             }
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete the earlier dedup index in " + dir + " (" + e.getMessage()
+            throw new UncheckedIOException("cannot move the earlier dedup index " + dir + " out of the way (" + e.getMessage()
                     + "); delete that directory by hand before starting the worker", e);
+        }
+        deleteDiscarded();
+    }
+
+    /** True if {@code d} does not exist or holds nothing: no index to discard (and a mount point there needs no move). */
+    private static boolean isEmpty(Path d) {
+        try (var entries = Files.list(d)) {
+            return entries.findAny().isEmpty();
+        } catch (NoSuchFileException e) {
+            return true;
+        } catch (IOException e) {
+            return false; // the move below reports it
+        }
+    }
+
+    /**
+     * Deletes what {@link #startOver} moved aside, this time or an earlier time it could not finish:
+     * never read again, so a failure only costs space (logged, tried again at the next start-over).
+     */
+    private void deleteDiscarded() {
+        String prefix = dir.getFileName() + DISCARDED;
+        try (var siblings = Files.list(dir.getParent())) {
+            for (Path old : siblings.filter(p -> p.getFileName().toString().startsWith(prefix)).toList()) {
+                try (var files = Files.walk(old)) {
+                    for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+                        Files.delete(p);
+                    }
+                }
+            }
+        } catch (IOException | UncheckedIOException e) {
+            LOG.log(System.Logger.Level.WARNING, "could not delete a discarded dedup index beside " + dir + " (" + e.getMessage()
+                    + "); it is never read again: delete the directories named " + prefix + "* by hand to free their space");
         }
     }
 
     /**
      * Readies the index to serve worker {@code workerId}, registered just now at {@code epoch}, before
-     * it serves any call of that registration: starts it over if it was not built for that worker
-     * ({@link IndexOwnerFile#mustStartOver}: epoch 1, or the owner file in the directory names another
-     * id), then records {@code workerId} as its owner. Without a directory only epoch 1 starts over.
+     * it serves any call of that registration: starts it over unless it served that worker at the
+     * epoch before ({@link IndexOwnerFile#mustStartOver}: epoch 1, an owner file naming another id, or
+     * an epoch gap, registrations it did not see), then records {@code workerId} and {@code epoch}.
+     * Without a directory only epoch 1 starts over.
      *
      * @return true if the index was started over
      */
@@ -71,7 +116,7 @@ public final class LazyDedupWorker implements DedupWorker {
             startOver();
         }
         if (owner != null) {
-            owner.write(workerId);
+            owner.write(workerId, epoch);
         }
         return over;
     }

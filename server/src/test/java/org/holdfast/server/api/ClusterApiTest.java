@@ -221,8 +221,12 @@ class ClusterApiTest {
     /** Part of the test above (it needs worker 1, lost): handing it to a new node over REST, and every refusal changing nothing. */
     private static void replace_lostWorkerWithANewNode_onlyByAnAdminAndOnlyToAFreeValidName(String admin) throws Exception {
         String path = "/api/v1/cluster/workers/1/replace";
+        String agentId = JSON.readTree(call("POST", "/api/v1/tokens", admin, "{\"name\":\"a2\",\"role\":\"agent\"}").body())
+                .get("info").get("id").asText();
         assertThat(call("POST", path, TestTokens.issue(ctx, Role.OPERATOR), "{\"node\":\"w-api-2\"}").statusCode()).isEqualTo(403);
         for (String[] bad : new String[][] {{path, "{}", "400", "invalid-request", "node is required"},
+                {path, "{\"node\":\"w-api-2\",\"tokenId\":\"" + agentId + "\"}", "400", "invalid-request", "has role agent"},
+                {path, "{\"node\":\"w-api-2\",\"tokenId\":\"0000000000000000\"}", "404", "unknown-credential", "0000000000000000"},
                 {path, "{\"node\":\"w api\"}", "400", "invalid-request", "holdfast.store.s3.node"},
                 {path, "{\"node\":\"w-api\"}", "409", "node-name-taken", "is node w-api already"},
                 {"/api/v1/cluster/workers/99/replace", "{\"node\":\"w-api-2\"}", "404", "unknown-worker", "99"}}) {
@@ -246,6 +250,19 @@ class ClusterApiTest {
             assertThat(e.get("action").asText()).isEqualTo("cluster.worker.replace");
             assertThat(e.get("result").asText()).isEqualTo("ok");
             assertThat(e.get("target").asText()).isEqualTo("worker:1 node:w-api-2");
+        });
+
+        // bound at once to the new host's token: no other worker token can register the new name first
+        String hostId = JSON.readTree(call("POST", "/api/v1/tokens", admin, "{\"name\":\"worker-1c\",\"role\":\"worker\"}").body())
+                .get("info").get("id").asText();
+        HttpResponse<String> bound = call("POST", path, admin, "{\"node\":\"w-api-3\",\"tokenId\":\"" + hostId + "\"}");
+        assertThat(bound.statusCode()).as(bound.body()).isEqualTo(200);
+        assertThat(JSON.readTree(bound.body()).get("nodeName").asText()).isEqualTo("w-api-3");
+        assertThat(JSON.readTree(bound.body()).get("tokenId").asText()).isEqualTo(hostId);
+        assertThat(JSON.readTree(bound.body()).get("tokenName").asText()).isEqualTo("worker-1c");
+        assertThat(JSON.readTree(call("GET", "/api/v1/audit", admin, null).body()).get("entries")).anySatisfy(e -> {
+            assertThat(e.get("action").asText()).isEqualTo("cluster.worker.replace");
+            assertThat(e.get("target").asText()).isEqualTo("worker:1 node:w-api-3 token:" + hostId);
         });
     }
 }

@@ -517,6 +517,7 @@ class WorkerRegistryTest {
                 assertThat(w.nodeName()).isEqualTo("w9");
                 assertThat(w.state()).isEqualTo(MemberState.LOST);
                 assertThat(w.address()).as("the lost host's address is not the new one's").isEmpty();
+                assertThat(w.lastHeartbeatMillis()).as("the new node was never heard").isZero();
                 assertThat(w.tokenId()).isEmpty();
             });
         });
@@ -619,6 +620,66 @@ class WorkerRegistryTest {
             assertThat(taken.workerId()).isEqualTo(id[0]);
             assertThat(taken.epoch()).isEqualTo(2);
             assertThat(r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v").workerId()).as("a new worker").isEqualTo(3);
+        });
+    }
+
+    @Test
+    void replace_unbound_anyWorkerTokenWithRoomRegistersTheNewNameFirstAndTakesTheId() {
+        onCatalog((r, s) -> {
+            WorkerRecord a = lost(r, "w1", TOKEN);
+            r.register("w2", OTHER_TOKEN, "127.0.0.3:1", CAP, "v"); // another host's token, stolen: bound to w2, room for more
+            r.replace(a.workerId(), "w9");
+            WorkerRecord thief = r.register("w9", OTHER_TOKEN, "203.0.113.7:1", CAP, "v");
+            assertThat(thief.workerId()).as("the window an unbound replacement leaves (documented)").isEqualTo(a.workerId());
+        });
+    }
+
+    @Test
+    void replace_boundToTheNewHostsToken_noOtherWorkerTokenCanRegisterTheNewNameFirst() {
+        onCatalog((r, s) -> {
+            WorkerRecord a = lost(r, "w1", TOKEN);
+            r.register("w2", OTHER_TOKEN, "127.0.0.3:1", CAP, "v"); // another host's token, stolen: bound to w2, room for more
+            String fresh = "00112233445566ff";
+            WorkerRecord got = r.replace(a.workerId(), "w9", fresh);
+            assertThat(got.tokenId()).isEqualTo(fresh);
+            assertThat(s.workers()).as("bound on disk before it returns").contains(got);
+            for (String other : new String[] {OTHER_TOKEN, TOKEN}) {
+                assertThatThrownBy(() -> r.register("w9", other, "203.0.113.7:1", CAP, "v")).as("token %s", other)
+                        .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.TOKEN_MISMATCH);
+            }
+            WorkerRecord taken = r.register("w9", fresh, "127.0.0.9:1", CAP, "v");
+            assertThat(taken.workerId()).isEqualTo(a.workerId());
+            assertThat(taken.epoch()).isEqualTo(a.epoch() + 1);
+        });
+    }
+
+    @Test
+    void replace_boundToATokenAtItsNodeLimit_isRefusedAndNothingChanges() {
+        onCatalog((r, s) -> {
+            WorkerRecord a = lost(r, "w1", TOKEN);
+            WorkerRegistry capped = new WorkerRegistry(s, new MembershipSettings(settings.heartbeatInterval(), settings.lateAfter(),
+                    settings.lostAfter(), settings.firstPbn(), settings.rangeSize(), 1), clock);
+            WorkerRecord b = lost(capped, "w2", OTHER_TOKEN);
+            assertThatThrownBy(() -> capped.replace(a.workerId(), "w9", OTHER_TOKEN))
+                    .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.TOO_MANY_NODES);
+            assertThat(s.workers()).containsExactlyInAnyOrder(a, b);
+            assertThat(capped.replace(a.workerId(), "w9", TOKEN).tokenId()).as("its own token holds no extra node").isEqualTo(TOKEN);
+        });
+    }
+
+    @Test
+    void replace_removedWorker_isUnknown_andTheNameOfARemovedWorkerGoesOnlyToTheBoundToken() {
+        onCatalog((r, s) -> {
+            WorkerRecord a = lost(r, "w1", TOKEN);
+            WorkerRecord gone = lost(r, "w2", OTHER_TOKEN);
+            r.remove(gone.workerId());
+            assertThatThrownBy(() -> r.replace(gone.workerId(), "w8")).isInstanceOf(UnknownWorkerException.class);
+            // the removed host still retries with its token under w2: naming w2 unbound would hand it worker 1
+            String fresh = "00112233445566ff";
+            r.replace(a.workerId(), "w2", fresh);
+            assertThatThrownBy(() -> r.register("w2", OTHER_TOKEN, "127.0.0.3:1", CAP, "v"))
+                    .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.TOKEN_MISMATCH);
+            assertThat(r.register("w2", fresh, "127.0.0.9:1", CAP, "v").workerId()).isEqualTo(a.workerId());
         });
     }
 }

@@ -17,7 +17,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.holdfast.server.security.ApiTokens;
 import org.openqa.selenium.By;
+import org.openqa.selenium.support.ui.Select;
 
 /**
  * The console's Cluster page on a real master process: an admin replaces a lost worker with a new
@@ -79,17 +81,29 @@ class ConsoleClusterTest {
         try (ConsoleBrowser b = ConsoleBrowser.open(master, "cluster")) {
             b.login("admin", ConsoleBrowser.initialAdminPassword(master));
             b.go("cluster");
+            // a refusal is shown, and changes nothing: no node name
+            b.awaitVisible(By.cssSelector("[data-worker='old-host'] [data-test='worker-replace']")).click();
+            b.driver().findElement(By.cssSelector("dialog[open] [data-test='confirm-ok']")).click(); // the page has a dialog per action
+            b.awaitText(ConsoleBrowser.test("problem"), "node is required");
+            assertThat(firstWorker().get("nodeName").asText()).isEqualTo("old-host");
+
+            // bound at once to the new host's own worker token (made before the dialog lists them)
+            Path newToken = token("new-host");
+            String newTokenId = ApiTokens.idOf(Files.readString(newToken)).orElseThrow();
             b.awaitVisible(By.cssSelector("[data-worker='old-host'] [data-test='worker-replace']")).click();
             b.awaitVisible(ConsoleBrowser.test("replace-node")).sendKeys("new-host");
+            Select tokens = new Select(b.driver().findElement(ConsoleBrowser.test("replace-token")));
+            await().atMost(Duration.ofSeconds(10)).until(() -> tokens.getOptions().size() == 2); // none, new-host
+            assertThat(tokens.getOptions()).as("not the lost host's own token").noneMatch(o -> o.getText().startsWith("old-host"));
+            tokens.selectByValue(newTokenId);
             b.screenshot("replace-dialog");
-            b.driver().findElement(By.cssSelector("dialog[open] [data-test='confirm-ok']")).click(); // the page has a dialog per action
-            b.awaitText(ConsoleBrowser.test("notice"), "holdfast.store.s3.node=new-host");
+            b.driver().findElement(By.cssSelector("dialog[open] [data-test='confirm-ok']")).click();
+            b.awaitText(ConsoleBrowser.test("notice"), "holdfast.store.s3.node=new-host and token " + newTokenId);
             b.awaitVisible(By.cssSelector("[data-worker='new-host']"));
             assertThat(b.all(By.cssSelector("[data-worker='old-host']"))).isEmpty();
-            assertThat(b.driver().findElement(By.cssSelector("[data-worker='new-host'] [data-test='worker-token']")).getText())
-                    .isEqualTo("not bound");
+            b.awaitText(By.cssSelector("[data-worker='new-host'] [data-test='worker-token']"), newTokenId);
 
-            try (WorkerConnector replacement = worker("new-host", token("new-host"))) {
+            try (WorkerConnector replacement = worker("new-host", newToken)) {
                 assertThat(replacement.status().assignment().workerId()).isEqualTo(1);
                 assertThat(replacement.status().assignment().epoch()).isEqualTo(2);
                 assertThat(Long.toString(replacement.status().assignment().range().first())).isEqualTo(range);
@@ -97,10 +111,11 @@ class ConsoleClusterTest {
                 b.screenshot("replaced");
             }
         }
+        String boundTo = firstWorker().get("tokenId").asText();
         JsonNode audit = JSON.readTree(master.get("/api/v1/audit").body()).get("entries");
         assertThat(audit).anySatisfy(e -> {
             assertThat(e.get("action").asText()).isEqualTo("cluster.worker.replace");
-            assertThat(e.get("target").asText()).isEqualTo("worker:1 node:new-host");
+            assertThat(e.get("target").asText()).isEqualTo("worker:1 node:new-host token:" + boundTo);
         });
     }
 }

@@ -1,9 +1,13 @@
 package org.holdfast.server.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import org.holdfast.server.store.StoreException;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -41,56 +45,143 @@ class IndexOwnerFileTest {
         return Files.readString(index.resolve(IndexOwnerFile.NAME));
     }
 
+    /** Claims the index for worker {@code id} at {@code epoch} and checks that it was started over (or kept) and now names both. */
+    private void claims(long id, long epoch, boolean startedOver) throws Exception {
+        assertThat(worker.claimFor(id, epoch)).as("started over").isEqualTo(startedOver);
+        assertThat(Files.exists(container)).as("the index's content is there").isEqualTo(!startedOver);
+        assertThat(owner()).isEqualTo(id + " " + epoch + "\n");
+    }
+
     @Test
     void claimFor_indexBuiltForAnotherWorkerId_startsOverAndRecordsTheNewOwner() throws Exception {
-        owner("1\n"); // this host was worker 1; an admin replaced lost worker 2 with it: registered as 2 at epoch 5
-        assertThat(worker.claimFor(2, 5)).isTrue();
-        assertThat(container).doesNotExist();
-        assertThat(owner()).isEqualTo("2\n");
+        owner("1 4\n"); // this host was worker 1; an admin replaced lost worker 2 with it: registered as 2 at epoch 5
+        claims(2, 5, true);
         assertThat(index.resolve(IndexOwnerFile.NAME + ".tmp")).doesNotExist();
     }
 
     @Test
     void claimFor_indexOfThisWorkerAtALaterEpoch_isKept() throws Exception {
-        owner("2\n");
-        assertThat(worker.claimFor(2, 6)).isFalse();
-        assertThat(container).exists();
-        assertThat(owner()).isEqualTo("2\n");
+        owner("2 5\n");
+        claims(2, 6, false);
     }
 
     @Test
     void claimFor_noOwnerFile_keepsTheIndexOfAnUpgradedWorkerAndWritesTheFile() throws Exception {
-        assertThat(worker.claimFor(3, 4)).isFalse();
-        assertThat(container).exists();
-        assertThat(owner()).isEqualTo("3\n");
+        claims(3, 4, false);
         assertThat(worker.claimFor(4, 9)).as("from now on another id is told apart").isTrue();
         assertThat(container).doesNotExist();
     }
 
     @Test
     void claimFor_epochOne_startsOverEvenForTheIdInTheFile() throws Exception {
-        owner("2\n");
-        assertThat(worker.claimFor(2, 1)).isTrue();
-        assertThat(container).doesNotExist();
-        assertThat(owner()).isEqualTo("2\n");
+        owner("2 1\n");
+        claims(2, 1, true);
     }
 
     @Test
     void claimFor_ownerFileTornOrForeign_startsOver() throws Exception {
-        for (String bad : new String[] {"", "2", "02\n", "0\n", "-2\n", "2\n\n", "two\n", "123456789012345678901\n"}) {
+        for (String bad : new String[] {"", "2", "2 2", "2\n", "02 2\n", "0 2\n", "2 02\n", "2 0\n",
+                "-2 2\n", "2 2\n\n", "2  2\n", "two 2\n", "123456789012345678901 2\n"}) {
             Files.createDirectories(container.getParent());
             Files.writeString(container, "x");
             owner(bad);
             assertThat(worker.claimFor(2, 3)).as("owner file '%s'", bad).isTrue();
             assertThat(container).doesNotExist();
-            assertThat(owner()).isEqualTo("2\n");
+            assertThat(owner()).isEqualTo("2 3\n");
         }
+    }
+
+    @Test
+    void claimFor_emptyDirectoryAtEpochOne_staysInPlace() throws Exception {
+        Files.delete(container);
+        Files.delete(container.getParent());
+        Object key = Files.readAttributes(index, BasicFileAttributes.class).fileKey();
+        assertThat(worker.claimFor(2, 1)).isTrue();
+        assertThat(Files.readAttributes(index, BasicFileAttributes.class).fileKey())
+                .as("not moved: a mount point there could not be").isEqualTo(key);
+        assertThat(owner()).isEqualTo("2 1\n");
     }
 
     @Test
     void claimFor_noDirectoryYet_createsItWithTheOwnerFile() throws Exception {
         LazyDedupWorker fresh = unopened(dir.resolve("new"));
         assertThat(fresh.claimFor(7, 2)).isFalse();
-        assertThat(Files.readString(dir.resolve("new").resolve(IndexOwnerFile.NAME))).isEqualTo("7\n");
+        assertThat(Files.readString(dir.resolve("new").resolve(IndexOwnerFile.NAME))).isEqualTo("7 2\n");
+    }
+
+    @Test
+    void claimFor_epochGap_registrationsThisIndexDidNotSee_startsOver() throws Exception {
+        owner("2 4\n"); // served worker 2 at epoch 4; another node held 2 at epoch 5 (a replacement) and heard the forgets
+        claims(2, 6, true);
+    }
+
+    @Test
+    void claimFor_epochLowerThanTheFile_aMasterWhoseCatalogWentBack_startsOver() throws Exception {
+        owner("2 9\n");
+        claims(2, 6, true);
+    }
+
+    /**
+     * A start-over that stops half-way (a file it cannot delete here; a crash in real life) must not
+     * leave the old index in place without its owner file: the next registration would keep it as an
+     * upgraded worker's, and answer for the new id from another id's index.
+     */
+    @Test
+    void claimFor_startOverStoppedHalfWay_theNextRegistrationNeverKeepsTheOldIndex() throws Exception {
+        owner("1 4\n"); // this host was worker 1; it takes over worker 2
+        assumeTrue(undeletable(container, true), "needs chattr +i (root) or a read-only directory (not root)");
+        try {
+            try {
+                worker.claimFor(2, 5);
+            } catch (RuntimeException e) {
+                // the registration fails; the worker registers again
+            }
+            boolean keptOrRefused;
+            try {
+                keptOrRefused = !worker.claimFor(2, 6);
+            } catch (RuntimeException e) {
+                keptOrRefused = false; // refusing to serve is safe
+            }
+            assertThat(keptOrRefused && Files.exists(container)).as("worker 1's index kept for worker 2").isFalse();
+            assertThat(container).as("no block file of worker 1 is in the index directory").doesNotExist();
+            assertThat(owner()).isEqualTo("2 6\n");
+        } finally {
+            try (var all = Files.walk(dir)) {
+                for (Path p : all.toList()) {
+                    undeletable(p, false);
+                }
+            }
+        }
+    }
+
+    /**
+     * The owner file cannot be written (a full disk; here a directory that takes no new file): the
+     * registration fails rather than serve, and the file still names the epoch before, so the next
+     * registration (two epochs on) starts the index over instead of trusting it.
+     */
+    @Test
+    void claimFor_ownerFileNotWritten_failsTheRegistration_andTheNextOneStartsOver() throws Exception {
+        owner("2 5\n");
+        assumeTrue(undeletable(index, true), "needs chattr +i (root) or a read-only directory (not root)");
+        try {
+            assertThatThrownBy(() -> worker.claimFor(2, 6)).isInstanceOf(StoreException.class).hasMessageContaining(IndexOwnerFile.NAME);
+            assertThat(owner()).isEqualTo("2 5\n");
+        } finally {
+            undeletable(index, false);
+        }
+        claims(2, 7, true);
+    }
+
+    /**
+     * Makes {@code file} undeletable (or deletable again), and a directory closed to new files:
+     * immutable as root, else the directory (a file's own) read-only.
+     */
+    private static boolean undeletable(Path file, boolean on) throws Exception {
+        if ("root".equals(System.getProperty("user.name"))) {
+            Process p = new ProcessBuilder("chattr", on ? "+i" : "-i", file.toString()).redirectErrorStream(true).start();
+            p.getInputStream().readAllBytes();
+            return p.waitFor() == 0;
+        }
+        return (Files.isDirectory(file) ? file : file.getParent()).toFile().setWritable(!on, false);
     }
 }

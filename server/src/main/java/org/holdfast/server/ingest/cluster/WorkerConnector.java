@@ -97,9 +97,9 @@ public final class WorkerConnector implements AutoCloseable {
 
     /**
      * A worker that also serves the master's dedup calls with {@code dedup} (its own engine; null:
-     * none). Registered as new (epoch 1), or as a worker id its index was not built for (a
-     * replacement), it starts that engine over before serving ({@link LazyDedupWorker#claimFor}): an
-     * index kept from a membership the master removed could name PBNs freed since.
+     * none). Registered as new (epoch 1), as a worker id its index was not built for (a replacement),
+     * or after registrations its index did not see, it starts that engine over before serving
+     * ({@link LazyDedupWorker#claimFor}): such an index could name PBNs freed since.
      */
     public WorkerConnector(Settings settings, LoadProbe probe, LazyDedupWorker dedup) {
         this.settings = settings;
@@ -258,7 +258,7 @@ public final class WorkerConnector implements AutoCloseable {
                 // before the first call of this registration: an index of another membership or worker id must not answer
                 if (dedup.claimFor(r.workerId(), r.epoch())) {
                     LOG.log(System.Logger.Level.INFO, "the dedup index on disk was not built for worker {0} at epoch {1} (a new"
-                            + " membership, or another worker id); started it over", r.workerId(), r.epoch());
+                            + " membership, another worker id, or registrations it did not see); started it over", r.workerId(), r.epoch());
                 }
                 ctx.pipeline().addAfter(ctx.name(), "dedup", new DedupService(dedup));
             }

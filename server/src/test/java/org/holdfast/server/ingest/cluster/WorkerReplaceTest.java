@@ -1,6 +1,7 @@
 package org.holdfast.server.ingest.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.nio.file.Files;
@@ -147,17 +148,7 @@ class WorkerReplaceTest {
         Path index = dir.resolve("host-h").resolve("dedup-worker");
         LazyDedupWorker e1 = engine(index);
         WorkerConnector h = registered("w1", token, e1);
-        long[] pbns = new long[N];
-        try (DedupStream s = remote.openStream("v")) {
-            s.lookup(f, N, pbns);
-            boolean[] isNew = new boolean[N];
-            for (int i = 0; i < N; i++) {
-                pbns[i] = 9000 + i;
-                isNew[i] = true;
-            }
-            s.record(f, N, pbns, isNew);
-        }
-        remote.flush();
+        long[] pbns = learn(remote, f, 9000);
         stopAndLose(h, e1);
 
         // control: back as w1 (epoch 2) it answers from its kept index, so the check below could fail
@@ -179,11 +170,108 @@ class WorkerReplaceTest {
         }
     }
 
+    /** Stores the N blocks {@code f} as new at PBNs from {@code firstPbn} on, through the master's index, and flushes the workers. */
+    private static long[] learn(RemoteFingerprintIndex remote, byte[] f, long firstPbn) {
+        long[] pbns = new long[N];
+        try (DedupStream s = remote.openStream("v")) {
+            s.lookup(f, N, pbns);
+            boolean[] isNew = new boolean[N];
+            for (int i = 0; i < N; i++) {
+                pbns[i] = firstPbn + i;
+                isNew[i] = true;
+            }
+            s.record(f, N, pbns, isNew);
+        }
+        remote.flush();
+        return pbns;
+    }
+
     private static long[] lookup(RemoteFingerprintIndex remote, byte[] f) {
         long[] pbns = new long[N];
         try (DedupStream s = remote.openStream("v")) {
             s.lookup(f, N, pbns);
         }
         return pbns;
+    }
+
+    /**
+     * GC after a replacement: until the new node is connected the replaced worker is a registered
+     * worker that is away, so a sweep's forgets reach nobody (not even the workers up) and the sweep
+     * frees nothing; once the new node serves the id, they reach it and every other worker.
+     */
+    @Test
+    void replace_gcFreesNothingUntilTheNewNodeIsConnected_thenItsForgetsReachIt() throws Exception {
+        byte[] f = new byte[N * 32];
+        new Random(7).nextBytes(f);
+        long[] pbns = new long[N];
+        for (int i = 0; i < N; i++) {
+            pbns[i] = 5000 + i;
+        }
+        RemoteFingerprintIndex remote = new RemoteFingerprintIndex(master.server.dedupLinks(), master.registry, ClusterMode.NEAREST,
+                SETTINGS);
+        LazyDedupWorker lostEngine = engine(dir.resolve("host-a").resolve("dedup-worker"));
+        WorkerConnector lost = registered("w1", issue("host-a"), lostEngine);
+        long lostId = lost.status().assignment().workerId();
+        LazyDedupWorker otherEngine = engine(dir.resolve("host-o").resolve("dedup-worker"));
+        LazyDedupWorker newEngine = engine(dir.resolve("host-b").resolve("dedup-worker"));
+        Path newToken = issue("host-b");
+        try (WorkerConnector other = registered("w2", issue("host-o"), otherEngine)) {
+            stopAndLose(lost, lostEngine);
+            master.registry.replace(lostId, "w9", ApiTokens.idOf(Files.readString(newToken)).orElseThrow());
+
+            assertThatThrownBy(() -> remote.forgetAll(pbns, f, N)).as("a sweep while the replacement is away")
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("w9 (id " + lostId + ") is not connected");
+            assertThat(otherEngine.forgotten()).as("the check comes before any send").isZero();
+
+            try (WorkerConnector replacement = registered("w9", newToken, newEngine)) {
+                assertThat(replacement.status().assignment().workerId()).isEqualTo(lostId);
+                remote.forgetAll(pbns, f, N);
+                assertThat(newEngine.forgotten()).as("the replacement heard the forgets").isEqualTo(N);
+                assertThat(otherEngine.forgotten()).isEqualTo(N);
+            }
+        } finally {
+            otherEngine.close();
+            newEngine.close();
+        }
+    }
+
+    /**
+     * A host that served a worker id, was replaced, and is handed the same id back later (the old
+     * host repaired, the replacement lost in turn) missed every forget sent while the other node held
+     * the id: the owner file names the right id, but its index is stale and must start over.
+     */
+    @Test
+    void replace_idHandedBackToTheHostThatHeldItBefore_itsIndexMissedForgetsAndStartsOver() throws Exception {
+        byte[] f = new byte[N * 32];
+        new Random(31).nextBytes(f);
+        RemoteFingerprintIndex remote = new RemoteFingerprintIndex(master.server.dedupLinks(), master.registry, ClusterMode.NEAREST,
+                SETTINGS);
+        Path tokenA = issue("host-a");
+        Path tokenB = issue("host-b");
+        Path indexA = dir.resolve("host-a").resolve("dedup-worker");
+
+        // host A serves as w1 and learns N blocks
+        LazyDedupWorker a1 = engine(indexA);
+        WorkerConnector a = registered("w1", tokenA, a1);
+        long id = a.status().assignment().workerId();
+        long[] pbns = learn(remote, f, 7000);
+        stopAndLose(a, a1);
+
+        // host B takes the id over; GC frees those blocks: B hears the forgets, A (away, no longer the id's node) does not
+        master.registry.replace(id, "w9");
+        LazyDedupWorker b1 = engine(dir.resolve("host-b").resolve("dedup-worker"));
+        WorkerConnector b = registered("w9", tokenB, b1);
+        remote.forgetAll(pbns, f, N);
+        stopAndLose(b, b1);
+
+        // B's host dies in turn; A, repaired, is handed the id back under its old name
+        master.registry.replace(id, "w1");
+        LazyDedupWorker a2 = engine(indexA);
+        try (WorkerConnector back = registered("w1", tokenA, a2)) {
+            assertThat(back.status().assignment().workerId()).isEqualTo(id);
+            assertThat(lookup(remote, f)).as("freed PBNs from an index that missed their forgets").containsOnly(0L);
+        } finally {
+            a2.close();
+        }
     }
 }
