@@ -86,7 +86,6 @@ class ClusterProcessTest {
     private S3ProxyFixture s3;
     private ServerProcess master;
     private final List<ServerProcess> workers = new ArrayList<>();
-    private Path tokenFile;
     private int clusterPort;
 
     @AfterEach
@@ -199,7 +198,7 @@ class ClusterProcessTest {
         // its third snapshot commit halts it (the first two are the dedup backups below)
         master = ServerProcess.startArmed(work.resolve("master"), "cluster", m, LOGS, KillPoints.COMMIT_AFTER_CATALOG_BATCH, 3);
         JsonNode issued = json(master.call("POST", "/api/v1/tokens", "{\"name\":\"cluster-workers\",\"role\":\"worker\"}"), 201);
-        tokenFile = Files.writeString(work.resolve("worker.token"), issued.get("token").asText() + "\n");
+        Path tokenFile = Files.writeString(work.resolve("worker.token"), issued.get("token").asText() + "\n");
         this.clusterPort = clusterPort;
 
         workers.addAll(startWorkers(work, master, clusterPort, tokenFile, "worker-", WORKERS, SMALL_ENGINE, LOGS));
@@ -332,10 +331,16 @@ class ClusterProcessTest {
         }
         awaitWorkers(lostNode + " lost", l -> "lost".equals(byNode(l, lostNode).get("state").asText()));
 
-        JsonNode replaced = json(master.call("POST", "/api/v1/cluster/workers/" + id + "/replace", "{\"node\":\"worker-5\"}"), 200);
+        // the new host gets a token of its own, bound in the same call (docs/operations.md's procedure)
+        JsonNode token = json(master.call("POST", "/api/v1/tokens", "{\"name\":\"worker-5\",\"role\":\"worker\"}"), 201);
+        Path token5 = Files.writeString(work.resolve("worker-5.token"), token.get("token").asText() + "\n");
+        String tokenId = token.get("info").get("id").asText();
+        JsonNode replaced = json(master.call("POST", "/api/v1/cluster/workers/" + id + "/replace",
+                "{\"node\":\"worker-5\",\"tokenId\":\"" + tokenId + "\"}"), 200);
         assertThat(replaced.get("nodeName").asText()).isEqualTo("worker-5");
         assertThat(replaced.get("id").asLong()).isEqualTo(id);
-        ServerProcess replacement = startWorker(work, master, clusterPort, tokenFile, "worker-5", "127.0.0.7", SMALL_ENGINE, LOGS);
+        assertThat(replaced.get("tokenId").asText()).isEqualTo(tokenId);
+        ServerProcess replacement = startWorker(work, master, clusterPort, token5, "worker-5", "127.0.0.7", SMALL_ENGINE, LOGS);
         workers.set(victim, replacement);
         JsonNode up = awaitWorkers("worker-5 up as worker " + id, l -> byNode(l, "worker-5") != null
                 && "up".equals(byNode(l, "worker-5").get("state").asText()));
