@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.e2e.VolumeImage.Content;
@@ -46,11 +47,10 @@ class ConsoleClusterRebuildTest {
     @BeforeAll
     static void startMaster() {
         clusterPort = ServerProcess.freePort();
-        master = ServerProcess.start(work.resolve("master"), "cluster", Map.of("holdfast.cluster.role", "master",
-                "holdfast.cluster.host", "127.0.0.1", "holdfast.cluster.port", Integer.toString(clusterPort),
-                "holdfast.cluster.heartbeat-interval", "200ms", "holdfast.cluster.late-after", "1s",
-                "holdfast.cluster.lost-after", "3s", "holdfast.dedup.cluster.mode", "hash",
-                "holdfast.dedup.sungem.sfi-size", "8MB", "holdfast.dedup.sungem.container-cache-size", "32MB"), LOGS);
+        Map<String, String> p = new HashMap<>(ConsoleClusterTest.masterOnLoopback(clusterPort));
+        p.putAll(Map.of("holdfast.dedup.cluster.mode", "hash", "holdfast.dedup.sungem.sfi-size", "8MB",
+                "holdfast.dedup.sungem.container-cache-size", "32MB"));
+        master = ServerProcess.start(work.resolve("master"), "cluster", p, LOGS);
     }
 
     @AfterAll
