@@ -37,10 +37,14 @@ class ConsoleClusterTest {
     @BeforeAll
     static void startMaster() {
         clusterPort = ServerProcess.freePort();
-        master = ServerProcess.start(work.resolve("master"), "sungem", Map.of("holdfast.cluster.role", "master",
-                "holdfast.cluster.host", "127.0.0.1", "holdfast.cluster.port", Integer.toString(clusterPort),
-                "holdfast.cluster.heartbeat-interval", "200ms", "holdfast.cluster.late-after", "1s",
-                "holdfast.cluster.lost-after", "3s"), LOGS);
+        master = ServerProcess.start(work.resolve("master"), "sungem", masterOnLoopback(clusterPort), LOGS);
+    }
+
+    /** A master's settings on 127.0.0.1 with fast heartbeats: a worker that goes away is lost after 3 s. */
+    static Map<String, String> masterOnLoopback(int clusterPort) {
+        return Map.of("holdfast.cluster.role", "master", "holdfast.cluster.host", "127.0.0.1",
+                "holdfast.cluster.port", Integer.toString(clusterPort), "holdfast.cluster.heartbeat-interval", "200ms",
+                "holdfast.cluster.late-after", "1s", "holdfast.cluster.lost-after", "3s");
     }
 
     @AfterAll
