@@ -73,7 +73,7 @@ class BadBlockDomainRepairTest {
 
     @Test
     void repair_badBlockOfAnotherDomainsSessionInFlight_defaultBackupStoresItsOwnCopyAndTheTenantRepairsIt() {
-        startIngest(new GcReferenceGuard(fx.gc.guard()));
+        startIngest(new GcReferenceGuard(fx.gc));
         Random r = new Random(1);
         byte[] tenantImg = image(r);
         byte[] victimImg = image(r);
@@ -112,7 +112,7 @@ class BadBlockDomainRepairTest {
 
     @Test
     void repair_badPrePossessionBlockReferencedBySnapshot_isRepairedInPlaceByAnotherVolume() {
-        startIngest(new GcReferenceGuard(fx.gc.guard()));
+        startIngest(new GcReferenceGuard(fx.gc));
         byte[] img = image(new Random(2));
         long p = badPrePossessionBlock(img);
 

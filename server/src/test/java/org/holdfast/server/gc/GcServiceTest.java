@@ -214,7 +214,7 @@ class GcServiceTest {
         clock.millis += 3 * HOUR; // its grace (2 h) has run out and no snapshot uses it
         gc.runCycle(clock.millis);
         assertThat(stored(p1)).isFalse();
-        GcReferenceGuard guard = new GcReferenceGuard(gc.guard());
+        GcReferenceGuard guard = new GcReferenceGuard(gc);
         assertThatThrownBy(() -> guard.protect(1, new long[] {p1}, 0, 1)).isInstanceOf(ReclaimedBlockException.class);
         assertClean(clock.millis);
     }
