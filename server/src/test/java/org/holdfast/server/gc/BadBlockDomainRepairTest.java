@@ -3,11 +3,12 @@ package org.holdfast.server.gc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
+import java.util.function.Function;
 import org.holdfast.common.hash.BlockHasher;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.protocol.Commit;
@@ -25,7 +26,6 @@ import org.holdfast.server.security.VolumeScope;
 import org.holdfast.server.store.PossessionTestAccess;
 import org.holdfast.server.store.StoredBlock;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -44,36 +44,33 @@ class BadBlockDomainRepairTest {
 
     @TempDir
     Path dir;
-
-    private final GcServiceTest.SimClock clock = new GcServiceTest.SimClock(Instant.parse("2026-06-01T00:00:00Z").toEpochMilli());
     private GcStoreFixture fx;
     private IngestServer ingest;
 
-    @BeforeEach
-    void open() {
+    /**
+     * Opens the real stack and its ingest, whose reference guard {@code guards} makes (the GC's, or
+     * none as with bookkeeping off: no reference count known), with a tenant-a token for volumes t-*.
+     */
+    private void start(Function<GcService, ReferenceGuard> guards) {
+        Clock clock = Clock.systemUTC();
         fx = GcStoreFixture.open(dir, clock, 1L << 20, Duration.ofHours(2), 4, hook -> hook);
-    }
-
-    /** Starts the ingest with {@code guard} (the GC's, or none, as with bookkeeping off) and a tenant-a token for volumes t-*. */
-    private void startIngest(ReferenceGuard guard) {
         TestTokens tokens = new TestTokens();
         tokens.add(TENANT, new AccessPrincipal("token:tenant-a", Role.AGENT, new VolumeScope(List.of("t-*")), "tenant-a"));
-        ingest = new IngestServer(IngestSettings.loopback(), new IngestServices(fx.store, fx.catalog, fx.commit, fx.index, guard, clock,
-                tokens, new RecordingAuditLog()));
+        ingest = new IngestServer(IngestSettings.loopback(), new IngestServices(fx.store, fx.catalog, fx.commit, fx.index,
+                guards.apply(fx.gc), clock, tokens, new RecordingAuditLog()));
         ingest.start();
     }
 
     @AfterEach
     void close() {
-        if (ingest != null) {
-            ingest.close();
+        try (GcStoreFixture stack = fx; IngestServer server = ingest) {
+            // closed in reverse order: the ingest, then the stack (either may be null)
         }
-        fx.close();
     }
 
     @Test
     void repair_badBlockOfAnotherDomainsSessionInFlight_defaultBackupStoresItsOwnCopyAndTheTenantRepairsIt() {
-        startIngest(new GcReferenceGuard(fx.gc));
+        start(GcReferenceGuard::new);
         Random r = new Random(1);
         byte[] tenantImg = image(r);
         byte[] victimImg = image(r);
@@ -112,7 +109,7 @@ class BadBlockDomainRepairTest {
 
     @Test
     void repair_badPrePossessionBlockReferencedBySnapshot_isRepairedInPlaceByAnotherVolume() {
-        startIngest(new GcReferenceGuard(fx.gc));
+        start(GcReferenceGuard::new);
         byte[] img = image(new Random(2));
         long p = badPrePossessionBlock(img);
 
@@ -125,7 +122,7 @@ class BadBlockDomainRepairTest {
 
     @Test
     void repair_badPrePossessionBlockWithoutReferenceCounts_isNotRepairedButStoredAnew() {
-        startIngest(ReferenceGuard.NONE); // as with GC bookkeeping off: no reference count is known
+        start(gc -> ReferenceGuard.NONE); // as with GC bookkeeping off
         byte[] img = image(new Random(3));
         long p = badPrePossessionBlock(img);
 
