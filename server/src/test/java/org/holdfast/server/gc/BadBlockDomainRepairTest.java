@@ -31,11 +31,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A bad block is repaired (and then referenced) by a backup of another volume only if it provably
- * belongs to that backup's dedup domain. A block without a {@code possession} entry is one of an
- * older, pre-possession default-domain block (committed, so GC counts a reference to it) or one a
- * session of any domain stored and has not recorded yet (in flight, or left by a crash): only the
- * first may be repaired by a default-domain backup. Real stack: RocksDB catalog, data logs, exact
- * index, GC service, and the ingest on loopback.
+ * belongs to that backup's dedup domain. A block without a {@code possession} entry is either an
+ * older, pre-possession default-domain block (committed, so GC counts a reference to it) or one that
+ * a session of any domain stored and has not recorded yet (in flight, or left by a master crash,
+ * which leaves the same state): only the first may be repaired by a default-domain backup. Real
+ * stack: RocksDB catalog, data logs, exact index, GC service, and the ingest on loopback.
  */
 class BadBlockDomainRepairTest {
     private static final int BS = 4096;
