@@ -150,6 +150,11 @@ public class CoreConfiguration {
             }
 
             @Override
+            public boolean counted(long pbn) {
+                return all.stream().anyMatch(g -> g.counted(pbn));
+            }
+
+            @Override
             public void release(long sessionId, boolean committed) {
                 for (ReferenceGuard g : all) {
                     g.release(sessionId, committed);

@@ -110,7 +110,7 @@ public class GcConfiguration {
     /** Off: no protection of the blocks of backups in progress (nothing is ever swept). */
     @Bean
     ReferenceGuard gcReferenceGuard(GcService gc, GcBookkeepingMode mode) {
-        return mode == GcBookkeepingMode.ON ? new GcReferenceGuard(gc.guard()) : ReferenceGuard.NONE;
+        return mode == GcBookkeepingMode.ON ? new GcReferenceGuard(gc) : ReferenceGuard.NONE;
     }
 
     /** Off: every GC endpoint answers 409 before the GC service is touched. */

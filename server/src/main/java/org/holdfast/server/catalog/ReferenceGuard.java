@@ -25,6 +25,15 @@ public interface ReferenceGuard {
         return 0;
     }
 
+    /**
+     * True only if GC counts a reference to {@code pbn} (reference count above 0), so a committed
+     * snapshot references it; false if it counts none or keeps no counts (bookkeeping off). The
+     * ingest asks this of a bad block whose dedup domain is not recorded. The default knows no counts.
+     */
+    default boolean counted(long pbn) {
+        return false;
+    }
+
     /** Session {@code sessionId} ended; {@code committed} tells whether its snapshot now holds the references. */
     void release(long sessionId, boolean committed);
 

@@ -1,5 +1,8 @@
 package org.holdfast.server.gc;
 
+import java.lang.System.Logger.Level;
+import org.holdfast.gc.bosc.BoscPipeline;
+import org.holdfast.gc.gma.GmaFormat;
 import org.holdfast.gc.sweep.GraceGuard;
 import org.holdfast.server.catalog.ReferenceGuard;
 
@@ -9,13 +12,19 @@ import org.holdfast.server.catalog.ReferenceGuard;
  * has already chosen cannot be protected: {@link #protectOrRefuse} (used by the ingest for
  * duplicates) reports it so the block is stored anew; {@link #protect} fails with
  * {@link ReclaimedBlockException} rather than commit a reference to a freed block. {@link #release} does nothing: committed PBNs are
- * counted, and the grace of abandoned ones simply runs out.
+ * counted, and the grace of abandoned ones simply runs out. {@link #counted} reads the reference
+ * count from the GMA, brought up to date with every update logged before the call.
  */
 public final class GcReferenceGuard implements ReferenceGuard {
-    private final GraceGuard guard;
+    private static final System.Logger LOG = System.getLogger(GcReferenceGuard.class.getName());
 
-    public GcReferenceGuard(GraceGuard guard) {
-        this.guard = guard;
+    private final GraceGuard guard;
+    private final BoscPipeline pipeline;
+
+    /** The guard of {@code gc}'s grace protection and reference counts. */
+    public GcReferenceGuard(GcService gc) {
+        this.guard = gc.guard();
+        this.pipeline = gc.pipeline();
     }
 
     @Override
@@ -35,6 +44,26 @@ public final class GcReferenceGuard implements ReferenceGuard {
     @Override
     public int protectOrRefuse(long sessionId, long[] pbns, int off, int count) {
         return guard.protect(sessionId, pbns, off, count, true);
+    }
+
+    /**
+     * True if the GMA counts a reference to {@code pbn}. A count that cannot be read (the GC
+     * pipeline failed) answers false: the caller then treats the block as of unknown domain.
+     */
+    @Override
+    public boolean counted(long pbn) {
+        if (pbn <= 0) {
+            return false;
+        }
+        int[] rc = new int[1];
+        try {
+            pipeline.awaitEnqueued(); // a commit's increments are logged before it returns, queued a little later
+            pipeline.withCurrentChunk(GmaFormat.chunkOf(pbn), chunk -> rc[0] = chunk.rc(GmaFormat.slotOf(pbn)));
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "reference count of PBN " + pbn + " unreadable, taken as not counted: " + e.getMessage());
+            return false;
+        }
+        return rc[0] > 0;
     }
 
     /** The session's protection stops being tied to it (see {@link GraceGuard#sweepHorizon}). */

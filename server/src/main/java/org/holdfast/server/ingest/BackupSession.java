@@ -577,7 +577,14 @@ public final class BackupSession {
     /**
      * The bad PBN that entry {@code idx}'s verified payload should repair, or 0: the one the engine
      * offered, else one the bad-block registry knows by this fingerprint (the sampled engine may miss
-     * it) if it belongs to this session's dedup domain and GC lets us protect it.
+     * it) if it provably belongs to this session's dedup domain and GC lets us protect it.
+     *
+     * <p>The domain of a block is recorded in {@code possession} by the session that stored it, at
+     * its checkpoint, commit or abandonment; its location is durable from any session's sync. So a
+     * block without an entry is either one stored before possession proofs (default domain, and
+     * committed) or one a session of any domain has not recorded yet (in flight, or its master
+     * crashed). Every snapshot committed since proofs exist recorded its blocks first, so only a
+     * block GC counts as referenced is the former; with no count known, it stays unrepaired.
      */
     private long repairTarget(int idx, int fpOff) {
         if (repair[idx] != 0) {
@@ -589,11 +596,15 @@ public final class BackupSession {
             return 0;
         }
         byte[] theirs = Arrays.copyOfRange(fps, fpOff, fpOff + Fingerprint.BYTES);
-        services.dataStore().possession().indexKeys(new long[] {p}, 1, theirs);
+        boolean[] recorded = new boolean[1];
+        services.dataStore().possession().indexKeys(new long[] {p}, 1, theirs, recorded);
         byte[] ours = new byte[Fingerprint.BYTES];
         domain.keys(fps, fpOff, ours, 0, 1);
         if (!Arrays.equals(theirs, ours)) {
             return 0; // another domain's block: no sharing across domains, even to repair
+        }
+        if (!recorded[0] && !services.referenceGuard().counted(p)) {
+            return 0; // domain unknown (possibly another's): store the block anew, the bad one stays for its owner
         }
         long[] one = {p};
         if (services.referenceGuard().protectOrRefuse(id, one, 0, 1) > 0) {

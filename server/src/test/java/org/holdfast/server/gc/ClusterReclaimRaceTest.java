@@ -136,7 +136,7 @@ class ClusterReclaimRaceTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void lookupAnsweredWhileTheSweepFreesTheBlock_withTheGuard_blockIsStoredAnewAndEverythingRestores(Transport transport) {
-        open(transport, gc -> new GcReferenceGuard(gc.guard()));
+        open(transport, gc -> new GcReferenceGuard(gc));
         byte[] image = random(new Random(21));
         Set<Long> doomed = backupAndExpire("old", image);
 
@@ -170,7 +170,7 @@ class ClusterReclaimRaceTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void lookupAnsweredAndProtectedBeforeTheSweep_withTheGuard_sweepKeepsTheBlockAndTheBackupRefersToIt(Transport transport) {
-        open(transport, gc -> new GcReferenceGuard(gc.guard()));
+        open(transport, gc -> new GcReferenceGuard(gc));
         byte[] image = random(new Random(22));
         Set<Long> doomed = backupAndExpire("old", image);
 

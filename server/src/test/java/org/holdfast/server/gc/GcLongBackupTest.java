@@ -56,7 +56,7 @@ class GcLongBackupTest {
                     catalog, store, index, clock, () -> monitor[0])) {
                 SnapshotCommit commit = new SnapshotCommit(catalog, new GcCommitHook(gc), clock);
                 monitor[0] = commit;
-                GcReferenceGuard guard = new GcReferenceGuard(gc.guard());
+                GcReferenceGuard guard = new GcReferenceGuard(gc);
                 long kept = write(store, 1);   // written early by session 1, which runs for 30 hours
                 long dropped = write(store, 2); // written early by session 2, abandoned after 30 hours
                 guard.protect(1, new long[] {kept}, 0, 1);

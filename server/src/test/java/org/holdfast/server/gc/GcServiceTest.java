@@ -18,6 +18,7 @@ import org.holdfast.common.id.VolumeId;
 import org.holdfast.gc.check.FsckReport;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.CommittedSnapshot;
+import org.holdfast.server.catalog.ReferenceGuard;
 import org.holdfast.server.catalog.SessionMap;
 import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.engine.FingerprintIndex;
@@ -214,9 +215,24 @@ class GcServiceTest {
         clock.millis += 3 * HOUR; // its grace (2 h) has run out and no snapshot uses it
         gc.runCycle(clock.millis);
         assertThat(stored(p1)).isFalse();
-        GcReferenceGuard guard = new GcReferenceGuard(gc.guard());
+        GcReferenceGuard guard = new GcReferenceGuard(gc);
         assertThatThrownBy(() -> guard.protect(1, new long[] {p1}, 0, 1)).isInstanceOf(ReclaimedBlockException.class);
         assertClean(clock.millis);
+    }
+
+    @Test
+    void counted_followsTheReferenceCountOfCommits_notTheGraceOfBackups() {
+        GcReferenceGuard guard = new GcReferenceGuard(gc);
+        long p1 = block(1); // protected as a backup's block: grace expiry, no reference
+        long p2 = block(2);
+        assertThat(guard.counted(p1)).as("a block only a backup in progress holds").isFalse();
+        commit(0, 1, 0, p1);
+        assertThat(guard.counted(p1)).as("referenced by the newest snapshot, read right after its commit").isTrue();
+        commit(1, 1, 0, p2);
+        assertThat(guard.counted(p1)).as("dereferenced by the next snapshot").isFalse();
+        assertThat(guard.counted(p2)).isTrue();
+        assertThat(guard.counted(0)).isFalse();
+        assertThat(ReferenceGuard.NONE.counted(p2)).as("no GC metadata: no count is known").isFalse();
     }
 
     @Test

@@ -61,7 +61,7 @@ class ReclaimActiveLogTest {
         fx = GcStoreFixture.open(dir, clock, 256L << 20, Duration.ofHours(2), 4, hook -> hook, CommitParts.DEFAULT_PART_ENTRIES,
                 archive);
         ingest = new IngestServer(IngestSettings.loopback(), new IngestServices(fx.store, fx.catalog, fx.commit, fx.index,
-                new GcReferenceGuard(fx.gc.guard()), clock, new TestTokens(), new RecordingAuditLog()));
+                new GcReferenceGuard(fx.gc), clock, new TestTokens(), new RecordingAuditLog()));
         ingest.start();
     }
 

@@ -52,7 +52,7 @@ class ReclaimNowTest {
         // data logs of 256 KiB: compaction after the free has sealed logs to rewrite
         fx = GcStoreFixture.open(dir, clock, 1L << 18, Duration.ofHours(2), 4, hook -> hook);
         ingest = new IngestServer(IngestSettings.loopback(), new IngestServices(fx.store, fx.catalog, fx.commit, fx.index,
-                new GcReferenceGuard(fx.gc.guard()), clock, new TestTokens(), new RecordingAuditLog()));
+                new GcReferenceGuard(fx.gc), clock, new TestTokens(), new RecordingAuditLog()));
         ingest.start();
     }
 
