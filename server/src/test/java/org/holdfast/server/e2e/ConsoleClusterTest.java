@@ -76,7 +76,8 @@ class ConsoleClusterTest {
 
     @Test
     void replaceLostWorker_inTheConsole_thenTheNewNodeTakesItsIdAndRange() throws Exception {
-        try (WorkerConnector old = worker("old-host", token("old-host"))) {
+        Path oldToken = token("old-host");
+        try (WorkerConnector old = worker("old-host", oldToken)) {
             assertThat(old.status().assignment().workerId()).isEqualTo(1);
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> firstWorker().get("state").asText().equals("lost"));
@@ -102,7 +103,10 @@ class ConsoleClusterTest {
             tokens.selectByValue(newTokenId);
             b.screenshot("replace-dialog");
             b.driver().findElement(By.cssSelector("dialog[open] [data-test='confirm-ok']")).click();
-            b.awaitText(ConsoleBrowser.test("notice"), "holdfast.store.s3.node=new-host and token " + newTokenId);
+            // the file takes the token itself, not its id; the lost host's token is named for revoking
+            b.awaitText(ConsoleBrowser.test("notice"), "holdfast.store.s3.node=new-host and the token new-host (id " + newTokenId
+                    + "; the hft_... secret shown when it was made) in its token file, revoke the lost host's token old-host (id "
+                    + ApiTokens.idOf(Files.readString(oldToken)).orElseThrow() + ") on the Tokens page");
             b.awaitVisible(By.cssSelector("[data-worker='new-host']"));
             assertThat(b.all(By.cssSelector("[data-worker='old-host']"))).isEmpty();
             b.awaitText(By.cssSelector("[data-worker='new-host'] [data-test='worker-token']"), newTokenId);
