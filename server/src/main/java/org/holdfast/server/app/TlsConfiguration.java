@@ -50,8 +50,9 @@ public class TlsConfiguration {
     static List<String> certificateNames(String ingestHost, String clusterHost, String serverAddress) {
         List<String> names = new ArrayList<>();
         for (String n : new String[] {ingestHost, clusterHost, serverAddress}) {
-            if (n != null && !n.isBlank() && !names.contains(n.strip())) {
-                names.add(n.strip());
+            String name = n == null ? "" : n.strip().replaceAll("^\\[(.*)]$", "$1"); // [::1] as a URL writes it
+            if (!name.isEmpty() && !names.contains(name)) {
+                names.add(name);
             }
         }
         return names;
