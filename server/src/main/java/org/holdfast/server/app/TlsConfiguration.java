@@ -8,6 +8,7 @@ import org.holdfast.server.security.tls.ServerCertificate;
 import org.holdfast.server.security.tls.ServerCertificateLoader;
 import org.holdfast.server.security.tls.TlsSettings;
 import org.holdfast.server.store.DataDirectory;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.ssl.DefaultSslBundleRegistry;
 import org.springframework.boot.ssl.SslBundle;
@@ -34,12 +35,27 @@ public class TlsConfiguration {
 
     /** Loaded (or made) once; depends on the data directory so that its lock is held before tls/ is written. */
     @Bean
-    ServerCertificate serverCertificate(HoldfastProperties props, DataDirectory dataDirectory) {
+    ServerCertificate serverCertificate(HoldfastProperties props, DataDirectory dataDirectory,
+                                        @Value("${server.address:}") String serverAddress) {
         HoldfastProperties.Tls t = props.tls();
-        List<String> names = new ArrayList<>();
-        names.add(props.ingest().host());
         return ServerCertificateLoader.load(new TlsSettings(t.certificate(), t.privateKey(), t.keystore(), t.keystorePassword(),
-                dataDirectory.root().resolve("tls"), names));
+                dataDirectory.root().resolve("tls"), certificateNames(props.ingest().host(), props.cluster().host(), serverAddress)));
+    }
+
+    /**
+     * The configured addresses a self-signed certificate names: the agent port's, the cluster port's
+     * (a worker's own address) and HTTPS's ({@code server.address}), so that curl and browsers reach
+     * a node bound to one address (a worker on 10.0.0.12, a lab on 127.0.0.3) without a name mismatch.
+     */
+    static List<String> certificateNames(String ingestHost, String clusterHost, String serverAddress) {
+        List<String> names = new ArrayList<>();
+        for (String n : new String[] {ingestHost, clusterHost, serverAddress}) {
+            String name = n == null ? "" : n.strip().replaceAll("^\\[(.*)]$", "$1"); // [::1] as a URL writes it
+            if (!name.isEmpty() && !names.contains(name)) {
+                names.add(name);
+            }
+        }
+        return names;
     }
 
     /** HTTPS with the same certificate; runs after Boot's own customizer, which would set its (empty) SSL settings. */

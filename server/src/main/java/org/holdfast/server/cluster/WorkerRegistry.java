@@ -293,7 +293,10 @@ public final class WorkerRegistry {
         if (holder != null) {
             throw new RegistrationRefusedException(RegistrationRefusedException.Reason.NODE_CONFLICT, "node " + newNodeName
                     + " is worker " + holder.record.workerId() + " already; give the new host a node name no worker has (GET"
-                    + " /api/v1/cluster/workers lists them), or remove worker " + holder.record.workerId() + " first");
+                    + " /api/v1/cluster/workers lists them). If worker " + holder.record.workerId() + " is the new host itself,"
+                    + " started before a replacement named it, it joined as a new worker: stop it, remove worker "
+                    + holder.record.workerId() + " (DELETE /api/v1/cluster/workers/" + holder.record.workerId()
+                    + "), replace again and start it");
         }
         String to = tokenId == null ? "" : tokenId;
         if (!to.isEmpty() && !to.equals(m.record.tokenId())) {

@@ -33,7 +33,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * {@code GET /api/v1/server} (what the console's agent command line is made of) and the console's
- * security and caching headers, over HTTPS on a server with its self-signed certificate.
+ * security and caching headers, over HTTPS on a server with its self-signed certificate, reached on
+ * its {@code server.address} (127.0.0.2, not the agent port's address) with the host name checked.
  */
 class ServerApiTest {
     @TempDir
@@ -46,7 +47,8 @@ class ServerApiTest {
     @BeforeAll
     static void start() throws Exception {
         ctx = new SpringApplicationBuilder(HoldfastServer.class).run("--holdfast.data-dir=" + data, "--server.port=0",
-                "--server.address=127.0.0.1", "--holdfast.ingest.host=127.0.0.1", "--holdfast.ingest.port=0",
+                "--server.address=127.0.0.2", "--holdfast.ingest.host=127.0.0.1", "--holdfast.ingest.port=0",
+                "--holdfast.cluster.host=127.0.0.3",
                 "--holdfast.store.min-free-space=0", "--spring.main.banner-mode=off");
         port = Integer.parseInt(ctx.getEnvironment().getProperty("local.server.port"));
         // trust exactly the certificate the server wrote, as an operator's client would
@@ -74,7 +76,7 @@ class ServerApiTest {
     }
 
     private static HttpResponse<String> get(String path, String token) throws IOException, InterruptedException {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + port + path)).timeout(Duration.ofSeconds(30));
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("https://127.0.0.2:" + port + path)).timeout(Duration.ofSeconds(30));
         if (token != null) {
             b.header("Authorization", "Bearer " + token);
         }
@@ -94,6 +96,13 @@ class ServerApiTest {
         assertThat(s.get("fingerprint").asText()).matches("([0-9A-F]{2}:){31}[0-9A-F]{2}");
         assertThat(s.get("version").asText()).isNotBlank().doesNotContain("holdfast-server/");
         assertThat(s.get("certificateNotAfter").asText()).endsWith("Z");
+    }
+
+    @Test
+    void certificate_selfSigned_namesEveryConfiguredAddress() throws Exception {
+        // an operator's curl --cacert to a worker bound to its own address must not fail the name check
+        assertThat(certificate().getSubjectAlternativeNames().stream().map(l -> String.valueOf(l.get(1))).toList())
+                .contains("localhost", "127.0.0.1", "127.0.0.2", "127.0.0.3");
     }
 
     @Test

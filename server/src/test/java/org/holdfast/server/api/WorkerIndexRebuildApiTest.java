@@ -130,7 +130,8 @@ class WorkerIndexRebuildApiTest {
                     .get(1).get("state").asText().equals("lost"));
             assertProblem(call("POST", path, admin), 409, "rebuild-refused", "worker 2 (w-two) is not connected; start it");
             assertProblem(call("POST", "/api/v1/cluster/workers/1/rebuild", admin), 409, "rebuild-refused",
-                    "worker 2 (w-two) is not connected: what only it holds would be taught to worker 1 as well");
+                    "worker 2 (w-two) is not connected: what only it holds would be taught to worker 1 as well",
+                    "replace it (POST /api/v1/cluster/workers/2/replace, then start the new host)");
 
             try (WorkerConnector back = worker("w-two", tokenFile, gate)) {
                 long[] pbns = storeBlocks();

@@ -552,6 +552,7 @@ class WorkerRegistryTest {
             WorkerRecord a = lost(r, "w1", TOKEN);
             WorkerRecord b = lost(r, "w2", TOKEN);
             assertThatThrownBy(() -> r.replace(a.workerId(), "w2")).hasMessageContaining("node w2 is worker " + b.workerId() + " already")
+                    .hasMessageContaining("stop it, remove worker " + b.workerId() + " (DELETE /api/v1/cluster/workers/" + b.workerId() + ")")
                     .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.NODE_CONFLICT);
             assertThatThrownBy(() -> r.replace(a.workerId(), "w1")).hasMessageContaining("PUT /api/v1/cluster/workers/1/token")
                     .extracting(WorkerRegistryTest::reasonOf).isEqualTo(RegistrationRefusedException.Reason.NODE_CONFLICT);

@@ -76,13 +76,15 @@ class ConsoleClusterTest {
 
     @Test
     void replaceLostWorker_inTheConsole_thenTheNewNodeTakesItsIdAndRange() throws Exception {
-        try (WorkerConnector old = worker("old-host", token("old-host"))) {
+        Path oldToken = token("old-host");
+        try (WorkerConnector old = worker("old-host", oldToken)) {
             assertThat(old.status().assignment().workerId()).isEqualTo(1);
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> firstWorker().get("state").asText().equals("lost"));
         String range = firstWorker().get("pbnFirst").asText();
 
-        try (ConsoleBrowser b = ConsoleBrowser.open(master, "cluster")) {
+        // a second worker, up, bound to a token of its own: the dialog offers that token too, saying whose it is
+        try (WorkerConnector other = worker("other-host", token("other-host")); ConsoleBrowser b = ConsoleBrowser.open(master, "cluster")) {
             b.login("admin", ConsoleBrowser.initialAdminPassword(master));
             b.go("cluster");
             // a refusal is shown, and changes nothing: no node name
@@ -97,12 +99,18 @@ class ConsoleClusterTest {
             b.awaitVisible(By.cssSelector("[data-worker='old-host'] [data-test='worker-replace']")).click();
             b.awaitVisible(ConsoleBrowser.test("replace-node")).sendKeys("new-host");
             Select tokens = new Select(b.driver().findElement(ConsoleBrowser.test("replace-token")));
-            await().atMost(Duration.ofSeconds(10)).until(() -> tokens.getOptions().size() == 2); // none, new-host
+            await().atMost(Duration.ofSeconds(10)).until(() -> tokens.getOptions().size() == 3); // none, other-host, new-host
             assertThat(tokens.getOptions()).as("not the lost host's own token").noneMatch(o -> o.getText().startsWith("old-host"));
+            assertThat(tokens.getOptions()).anySatisfy(o -> assertThat(o.getText()).startsWith("other-host (")
+                    .endsWith(", already bound to worker " + other.status().assignment().workerId()));
+            assertThat(tokens.getOptions()).anySatisfy(o -> assertThat(o.getText()).isEqualTo("new-host (" + newTokenId + ")"));
             tokens.selectByValue(newTokenId);
             b.screenshot("replace-dialog");
             b.driver().findElement(By.cssSelector("dialog[open] [data-test='confirm-ok']")).click();
-            b.awaitText(ConsoleBrowser.test("notice"), "holdfast.store.s3.node=new-host and token " + newTokenId);
+            // the file takes the token itself, not its id; the lost host's token is named for revoking
+            b.awaitText(ConsoleBrowser.test("notice"), "holdfast.store.s3.node=new-host and the token new-host (id " + newTokenId
+                    + "; the hft_... secret shown when it was made) in its token file, revoke the lost host's token old-host (id "
+                    + ApiTokens.idOf(Files.readString(oldToken)).orElseThrow() + ") on the Tokens page");
             b.awaitVisible(By.cssSelector("[data-worker='new-host']"));
             assertThat(b.all(By.cssSelector("[data-worker='old-host']"))).isEmpty();
             b.awaitText(By.cssSelector("[data-worker='new-host'] [data-test='worker-token']"), newTokenId);

@@ -276,8 +276,12 @@ public final class WorkerConnector implements AutoCloseable {
         }
 
         private String refusal(ErrorMessage e) {
-            String what = "the master at " + master() + " refused this worker (" + e.code() + "): " + e.message();
-            return e.code() == ErrorCode.UNAUTHORIZED ? what + "; put a valid token of role worker into " + settings.tokenFile() : what;
+            // the master's text may start with the code already (a ProtocolException's message): say it once
+            String prefix = e.code() + ": ";
+            String message = e.message().startsWith(prefix) ? e.message().substring(prefix.length()) : e.message();
+            String what = "the master at " + master() + " refused this worker (" + e.code() + "): " + message;
+            return e.code() == ErrorCode.UNAUTHORIZED ? what + "; put a valid token of role worker into " + settings.tokenFile()
+                    + " (if another host replaced this worker, stop this one instead)" : what;
         }
 
         @Override

@@ -109,7 +109,9 @@ public final class WorkerIndexRebuildJobs {
             if (!up.containsKey(w.workerId())) {
                 throw new RebuildRefusedException("worker " + w.workerId() + " (" + w.nodeName() + ") is not connected: what"
                         + " only it holds would be taught to worker " + target.workerId() + " as well (a doubled index); bring it"
-                        + " back, or remove it (DELETE /api/v1/cluster/workers/" + w.workerId() + ") if it is gone for good, then retry");
+                        + " back; if its host is lost for good, replace it (POST /api/v1/cluster/workers/" + w.workerId()
+                        + "/replace, then start the new host) or remove it (DELETE /api/v1/cluster/workers/" + w.workerId()
+                        + "); then retry");
             }
         }
     }

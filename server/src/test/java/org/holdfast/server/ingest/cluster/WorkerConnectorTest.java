@@ -130,7 +130,8 @@ class WorkerConnectorTest {
         Files.writeString(tokenFile, tokens.issue(new ApiTokens.TokenRequest("a", Role.AGENT, null, null, null), "t", "t").token());
         try (WorkerConnector w = worker("w1", MasterTrust.pinned(cert.fingerprint()))) {
             await().atMost(Duration.ofSeconds(10)).until(() -> w.status().lastError() != null);
-            assertThat(w.status().lastError()).contains("UNAUTHORIZED").contains("role agent").contains(tokenFile.toString());
+            assertThat(w.status().lastError()).contains("refused this worker (UNAUTHORIZED): token refused:").contains("role agent")
+                    .contains(tokenFile.toString()).contains("if another host replaced this worker, stop this one");
             assertThat(registry.workers()).isEmpty();
         }
     }
