@@ -2,6 +2,7 @@ package org.holdfast.server.store;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -10,6 +11,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.LongConsumer;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.rocksdb.BackupEngine;
@@ -44,6 +46,7 @@ import org.rocksdb.RocksDBException;
  */
 public final class CatalogBackups implements AutoCloseable {
     private static final String STORE = "catalog-backup";
+    private static final Pattern SHARED_FILE = Pattern.compile("shared(_checksum)?/[^/]+");
 
     /**
      * One backup: its id (increasing from 1), when it was taken (epoch seconds), its total size and
@@ -195,7 +198,8 @@ public final class CatalogBackups implements AutoCloseable {
         for (Verification v : recorded.values()) {
             if (!v.sound() && ids().contains(v.id())) {
                 for (String f : CatalogBackupCheck.stillDamaged(dir, v.id(), v.damagedFiles())) {
-                    if (f.startsWith("shared")) {
+                    // a shared table, a file directly in shared/ or shared_checksum/: never a directory, never a private file
+                    if (SHARED_FILE.matcher(f).matches()) {
                         damaged.add(f);
                     }
                 }
@@ -210,7 +214,7 @@ public final class CatalogBackups implements AutoCloseable {
             Files.createDirectories(aside);
             for (String f : damaged) {
                 Path from = dir.resolve(f);
-                if (Files.exists(from)) { // a missing one needs only the engine to look again
+                if (Files.isRegularFile(from, LinkOption.NOFOLLOW_LINKS)) { // a missing one needs only the engine to look again
                     Files.move(from, aside.resolve(from.getFileName() + "." + System.currentTimeMillis()));
                 }
             }
