@@ -63,12 +63,12 @@ public class VerifyConfiguration {
 
     /** Closes (its schedule) before the job runner. */
     @Bean(destroyMethod = "close")
-    VerifyJobs verifyJobs(Verifier verifier, Jobs jobs, DataDirectory dir, DataStore store) {
+    VerifyJobs verifyJobs(Verifier verifier, Jobs jobs, DataDirectory dir) {
         VerifyJobs v = new VerifyJobs(verifier, jobs);
         v.startSchedule();
         v.passAfterCorruptFsck(GcJobs.FSCK);
         try {
-            Job requested = v.passRequestedOffline(dir.root(), store);
+            Job requested = v.passRequestedOffline(dir.root());
             if (requested != null) {
                 LOG.info("running the verify pass the offline fsck requested (job {}): it flags the volumes that use the corrupt"
                         + " blocks it found, whose next backups repair them", requested.id());
