@@ -9,7 +9,6 @@ import org.holdfast.server.jobs.Jobs;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
-import org.holdfast.server.store.StoreException;
 import org.holdfast.server.store.VerifyLedger;
 import org.holdfast.server.verify.DamageReport;
 import org.holdfast.server.verify.Verifier;
@@ -73,7 +72,7 @@ public class VerifyConfiguration {
                 LOG.info("running the verify pass the offline fsck requested (job {}): it flags the volumes that use the corrupt"
                         + " blocks it found, whose next backups repair them", requested.id());
             }
-        } catch (StoreException e) {
+        } catch (RuntimeException e) {
             // an unreadable request must not keep the server from starting; the message says what to do instead
             LOG.error("the offline fsck's verify request cannot be run: {}", e.getMessage());
         }

@@ -117,6 +117,25 @@ class FsckReadOnlyTest {
     }
 
     @Test
+    void run_corruptBlock_requestCannotBeWritten_stillDataLoss_sayingToRunAFullPass() throws Exception {
+        backUpOneVolume();
+        flipFirstRecord(dir.resolve("data").resolve(DataLog.fileName(1)));
+        Files.createDirectories(OfflineVerifyRequest.file(dir).resolve("in-the-way")); // as a read-only or odd data directory refuses it
+        java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream stdout = System.out;
+        int code;
+        System.setOut(new java.io.PrintStream(printed, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            code = FsckTool.run(dir, scratch);
+        } finally {
+            System.setOut(stdout);
+        }
+        String text = printed.toString(java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(code).as(text).isEqualTo(2);
+        assertThat(text).contains("verify pass NOT requested").contains("full verify pass");
+    }
+
+    @Test
     void passRequestedOffline_staleRequestNamingASoundBlock_marksNothing_aCorruptOneFoundSoundRecentlyIsReadAndMarked() throws Exception {
         long firstPbn = backUpOneVolume();
         try (DataDirectory dd = DataDirectory.open(dir);
