@@ -77,7 +77,12 @@ final class CatalogBackupCheck {
         if (i >= lines.size()) {
             throw bad(meta, "no file count");
         }
-        long n = Long.parseLong(lines.get(i++));
+        long n;
+        try {
+            n = Long.parseLong(lines.get(i++));
+        } catch (NumberFormatException e) {
+            throw bad(meta, "file count '" + lines.get(i - 1) + "'");
+        }
         if (n != lines.size() - i) {
             throw bad(meta, "says " + n + " files but lists " + (lines.size() - i));
         }

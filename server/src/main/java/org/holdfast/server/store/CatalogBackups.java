@@ -259,6 +259,39 @@ public final class CatalogBackups implements AutoCloseable {
     }
 
     /**
+     * After a new backup that verified damaged: deletes the backups whose last verification found
+     * damage and that are not among the newest {@code keep}; sound and never verified ones stay, so
+     * the newest sound backup is never deleted here. Without it every damaged backup would be kept
+     * (keep applies after a sound one only) and a backup disk that keeps damaging them would fill.
+     * Returns the ids deleted.
+     */
+    public synchronized List<Integer> purgeDamaged(int keep) {
+        if (keep < 1) {
+            throw new IllegalArgumentException("keep at least one catalog backup, got " + keep);
+        }
+        requireOpen();
+        files.writeLock().lock();
+        try {
+            List<Info> all = list();
+            Map<Integer, Verification> recorded = verifications();
+            List<Integer> deleted = new ArrayList<>();
+            for (int i = 0; i < all.size() - keep; i++) {
+                Verification v = recorded.get(all.get(i).id());
+                if (v != null && !v.sound()) {
+                    engine.deleteBackup(all.get(i).id());
+                    deleted.add(all.get(i).id());
+                }
+            }
+            CatalogBackupVerdicts.retain(dir, ids());
+            return deleted;
+        } catch (RocksDBException e) {
+            throw MetadataDb.translate(STORE, dir.toString(), null, e);
+        } finally {
+            files.writeLock().unlock();
+        }
+    }
+
+    /**
      * A backup that failed part way: the engine deletes what it wrote of it (we ask again, in case it
      * could not), so the older backups are as they were; a full disk is named with its free space.
      */
@@ -358,13 +391,15 @@ public final class CatalogBackups implements AutoCloseable {
 
     /**
      * The newest backup older than {@code id} that holds none of {@code damagedFiles} (a shared table
-     * that rotted is in every backup that shares it), or null if there is none.
+     * that rotted is in every backup that shares it) and whose last verification, if any, found it
+     * sound; null if there is none.
      */
     public Integer olderWithout(int id, List<String> damagedFiles) {
         List<Info> all = list();
+        Map<Integer, Verification> recorded = verifications();
         for (int i = all.size() - 1; i >= 0; i--) {
             int older = all.get(i).id();
-            if (older >= id) {
+            if (older >= id || (recorded.containsKey(older) && !recorded.get(older).sound())) {
                 continue;
             }
             try {

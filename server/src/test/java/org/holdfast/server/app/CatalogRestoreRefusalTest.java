@@ -129,4 +129,39 @@ class CatalogRestoreRefusalTest {
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8), Clock.systemUTC());
         assertThat(code).as(out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8)).isZero();
     }
+
+    @Test
+    void run_damagedBackup_namesOnlyAnOlderBackupThatVerifiesSound_notOneWithDamageOfItsOwn() throws Exception {
+        Path b = dir.resolve("b");
+        Path backupDir = dir.resolve("backups");
+        store(b, 2, 12);
+        try (MetadataDb db = MetadataDb.open(b.resolve("catalog"));
+             CatalogBackups backups = CatalogBackups.open(backupDir)) {
+            for (int n = 1; n <= 3; n++) {
+                try (org.holdfast.server.store.MetadataBatch batch = new org.holdfast.server.store.MetadataBatch()) {
+                    db.putMetaLong(batch, "before-backup-" + n, n);
+                    db.write(batch, true);
+                }
+                backups.create(db, "", 7);
+            }
+        }
+        // backup 3's own table rots, and so does a file private to backup 2
+        String second = Files.readString(backupDir.resolve("meta/2"));
+        String onlyInThird = Files.readAllLines(backupDir.resolve("meta/3")).stream().map(l -> l.split(" ")[0])
+                .filter(n -> n.startsWith("shared_checksum/") && !second.contains(n)).findFirst().orElseThrow();
+        BackupFiles.flip(backupDir.resolve(onlyInThird));
+        String privateOfSecond = Files.readAllLines(backupDir.resolve("meta/2")).stream().map(l -> l.split(" ")[0])
+                .filter(n -> n.startsWith("private/2/MANIFEST")).findFirst().orElseThrow();
+        BackupFiles.flip(backupDir.resolve(privateOfSecond));
+        org.holdfast.server.store.DataDirectory.open(b).close();
+
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = CatalogRestoreTool.run(new String[] {"--data-dir", b.toString(), "--from", backupDir.toString()},
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8), Clock.systemUTC());
+        String e = err.toString(StandardCharsets.UTF_8);
+        assertThat(code).as(out + e).isEqualTo(3);
+        assertThat(e).contains("catalog backup 3 is damaged").doesNotContain("--backup-id 2").contains("--backup-id 1")
+                .contains("nothing was changed");
+    }
 }
