@@ -212,9 +212,13 @@ public final class CatalogBackupJobs implements AutoCloseable {
             v = check(job, made.id(), submittedBy, n -> { }, true);
         } catch (CatalogBackupDamagedException e) {
             // keep bounds the damaged ones too: only backups found damaged beyond the newest keep go
-            List<Integer> gone = backups.purgeDamaged(keep);
-            if (!gone.isEmpty()) {
-                job.log("deleted the damaged backups " + gone + " beyond the newest " + keep + "; sound ones stay");
+            try {
+                List<Integer> gone = backups.purgeDamaged(keep);
+                if (!gone.isEmpty()) {
+                    job.log("deleted the damaged backups " + gone + " beyond the newest " + keep + "; sound ones stay");
+                }
+            } catch (RuntimeException purge) {
+                e.addSuppressed(purge); // the damage is what the job reports; the next run purges again
             }
             throw e;
         }

@@ -120,7 +120,7 @@ public final class FsckTool {
                 FsckReport f = gc.fsck();
                 System.out.print(f.toText());
                 if (f.corruptBlocks().count() > 0) {
-                    // marked bad in the scratch copy only: the server marks them for real and finds their snapshots
+                    // marked bad in the scratch copy only: the server reads them again, marks them for real and finds their snapshots
                     requestVerify(dd.root(), store.badBlocks().all().stream().mapToLong(b -> b.pbn()).toArray());
                 }
                 if (archive != null) {

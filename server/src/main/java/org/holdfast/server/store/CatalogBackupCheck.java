@@ -189,12 +189,16 @@ final class CatalogBackupCheck {
         byte[] buf = new byte[1 << 20];
         try {
             for (Listed l : files(dir, id)) {
-                Path p = dir.resolve(l.name());
                 if (!names.contains(l.name())) {
                     continue;
                 }
-                boolean regular = Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS);
-                String problem = regular ? check(p, l, true, buf, n -> { }, new long[1]) : Files.exists(p, LinkOption.NOFOLLOW_LINKS) ? null : "missing";
+                Path p = dir.resolve(l.name());
+                String problem;
+                if (Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
+                    problem = check(p, l, true, buf, n -> { }, new long[1]);
+                } else {
+                    problem = Files.exists(p, LinkOption.NOFOLLOW_LINKS) ? null : "missing"; // a directory, a link: not ours to move
+                }
                 if (problem != null && !problem.startsWith(UNREADABLE)) {
                     out.add(l.name());
                 }

@@ -16,17 +16,18 @@ import java.util.Arrays;
  * A verify pass that the offline fsck asks the server to run at its next start, in the file
  * {@value #FILE} of the data directory: fsck works on a scratch copy of the catalog and must not
  * write the real one, so the corrupt blocks it found (and marked bad only in its copy) travel here.
- * The server marks them bad, queues a pass over everything (which flags the volumes that use them,
- * so their next backups repair them: what the online fsck's pass does) and deletes the file once
- * that pass succeeded, so a crash before then runs it again.
+ * The server queues a pass over everything that reads them again whatever its window and marks
+ * those its own read finds corrupt (which flags the volumes that use them, so their next backups
+ * repair them: what the online fsck's pass does) and deletes the file once that pass succeeded, so
+ * a crash before then runs it again. The blocks are suspects, never marks taken from the file.
  *
  * <p>Text, UTF-8, one {@code name=value} per line:
  * <pre>
  * version=1
  * requestedAt=EPOCH_MILLIS
  * by=fsck
- * full=false|true     (true: more corrupt blocks than listed; the pass reads every block)
- * pbn=N               (0 to MAX_PBNS lines: blocks to mark bad first)
+ * full=false|true     (true: more corrupt blocks than listed, or an unreadable request merged; the pass reads every block)
+ * pbn=N               (0 to MAX_PBNS lines: blocks the pass reads again)
  * </pre>
  * Written to a temporary file, synced and renamed; a second fsck before the server starts adds its
  * blocks to those already requested.

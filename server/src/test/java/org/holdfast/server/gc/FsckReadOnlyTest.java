@@ -79,17 +79,7 @@ class FsckReadOnlyTest {
     void run_corruptBlock_leavesAVerifyRequest_whichTheNextServerStartRuns_flaggingTheSnapshot() throws Exception {
         long firstPbn = backUpOneVolume();
         flipFirstRecord(dir.resolve("data").resolve(DataLog.fileName(1)));
-        java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
-        java.io.PrintStream stdout = System.out;
-        int code;
-        System.setOut(new java.io.PrintStream(printed, true, java.nio.charset.StandardCharsets.UTF_8));
-        try {
-            code = FsckTool.run(dir, scratch);
-        } finally {
-            System.setOut(stdout);
-        }
-        String text = printed.toString(java.nio.charset.StandardCharsets.UTF_8);
-        assertThat(code).as(text).isEqualTo(2);
+        String text = fsckExpecting(2);
         assertThat(text).contains("verify pass requested: the server runs it at its next start");
         OfflineVerifyRequest asked = OfflineVerifyRequest.read(dir);
         assertThat(asked.pbns()).containsExactly(firstPbn);
@@ -121,17 +111,7 @@ class FsckReadOnlyTest {
         backUpOneVolume();
         flipFirstRecord(dir.resolve("data").resolve(DataLog.fileName(1)));
         Files.createDirectories(OfflineVerifyRequest.file(dir).resolve("in-the-way")); // as a read-only or odd data directory refuses it
-        java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
-        java.io.PrintStream stdout = System.out;
-        int code;
-        System.setOut(new java.io.PrintStream(printed, true, java.nio.charset.StandardCharsets.UTF_8));
-        try {
-            code = FsckTool.run(dir, scratch);
-        } finally {
-            System.setOut(stdout);
-        }
-        String text = printed.toString(java.nio.charset.StandardCharsets.UTF_8);
-        assertThat(code).as(text).isEqualTo(2);
+        String text = fsckExpecting(2);
         assertThat(text).contains("verify pass NOT requested").contains("full verify pass");
     }
 
@@ -164,6 +144,22 @@ class FsckReadOnlyTest {
             assertThat(f.store.badBlocks().isBad(firstPbn)).isTrue();
             assertThat(verify.lastReport().damagedSnapshots()).hasSize(1);
         }
+    }
+
+    /** Runs fsck on the data directory, asserting its exit code; returns what it printed. */
+    private String fsckExpecting(int expected) {
+        java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream stdout = System.out;
+        int code;
+        System.setOut(new java.io.PrintStream(printed, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            code = FsckTool.run(dir, scratch);
+        } finally {
+            System.setOut(stdout);
+        }
+        String text = printed.toString(java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(code).as(text).isEqualTo(expected);
+        return text;
     }
 
     /** A volume with one 64-block snapshot in the data directory, as a server leaves it; returns the first block's PBN. */
