@@ -79,6 +79,8 @@ public final class CatalogBackups implements AutoCloseable {
     private final BackupEngineOptions options;
     private BackupEngine engine; // reopened after damaged shared files are set aside (its view of the files is cached)
     private boolean closed;
+    // the ids the last list() saw: what verifications() filters by without waiting for a backup's copy to end
+    private volatile Set<Integer> listed = Set.of();
 
     private CatalogBackups(Path dir) {
         this.dir = dir;
@@ -99,6 +101,7 @@ public final class CatalogBackups implements AutoCloseable {
             options.close();
             throw MetadataDb.translate(STORE, dir.toString(), null, e);
         }
+        list();
     }
 
     /** Opens (creating if needed) the backups in {@code dir}. */
@@ -331,6 +334,7 @@ public final class CatalogBackups implements AutoCloseable {
             out.add(new Info(b.backupId(), b.timestamp(), b.size(), b.numberFiles(), b.appMetadata()));
         }
         out.sort(Comparator.comparingInt(Info::id));
+        listed = out.stream().map(Info::id).collect(Collectors.toUnmodifiableSet());
         return out;
     }
 
@@ -381,9 +385,13 @@ public final class CatalogBackups implements AutoCloseable {
         return v;
     }
 
-    /** The last verification of each backup there is, by id (a backup never verified has none). */
+    /**
+     * The last verification of each backup there is, by id (a backup never verified has none). Does
+     * not wait for a backup in progress (the health check and metrics call it): the backups are those
+     * listed last, which every change lists again.
+     */
     public Map<Integer, Verification> verifications() {
-        Set<Integer> ids = ids();
+        Set<Integer> ids = listed;
         Map<Integer, Verification> all = CatalogBackupVerdicts.read(dir);
         all.keySet().retainAll(ids);
         return all;
