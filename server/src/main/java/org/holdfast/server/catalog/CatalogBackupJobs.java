@@ -97,7 +97,7 @@ public final class CatalogBackupJobs implements AutoCloseable {
      * here, before any job exists. The job fails if the backup is damaged.
      */
     public Job verify(int id, String submittedBy) {
-        CatalogBackups.Info info = backups.require(id);
+        CatalogBackups.Info info = backups.requireListed(id); // a request does not wait for a backup's copy
         return jobs.submit(VERIFY_KIND, LANE, submittedBy, job -> failing(VERIFY_KIND, () -> {
             job.total(info.files(), info.bytes());
             job.log("verifying catalog backup " + id + " (" + info.files() + " files, " + info.bytes() + " bytes) with checksums");

@@ -79,8 +79,8 @@ public final class CatalogBackups implements AutoCloseable {
     private final BackupEngineOptions options;
     private BackupEngine engine; // reopened after damaged shared files are set aside (its view of the files is cached)
     private boolean closed;
-    // the ids the last list() saw: what verifications() filters by without waiting for a backup's copy to end
-    private volatile Set<Integer> listed = Set.of();
+    // what the last list() saw: read without waiting for a backup's copy to end (health, metrics, a request's check)
+    private volatile List<Info> listed = List.of();
 
     private CatalogBackups(Path dir) {
         this.dir = dir;
@@ -334,7 +334,7 @@ public final class CatalogBackups implements AutoCloseable {
             out.add(new Info(b.backupId(), b.timestamp(), b.size(), b.numberFiles(), b.appMetadata()));
         }
         out.sort(Comparator.comparingInt(Info::id));
-        listed = out.stream().map(Info::id).collect(Collectors.toUnmodifiableSet());
+        listed = List.copyOf(out);
         return out;
     }
 
@@ -345,7 +345,18 @@ public final class CatalogBackups implements AutoCloseable {
 
     /** The backup with {@code id}, or, for null, the newest; throws {@link UnknownCatalogBackupException} naming the ones there are. */
     public synchronized Info require(Integer id) {
-        List<Info> all = list();
+        return find(list(), id);
+    }
+
+    /**
+     * As {@link #require(Integer)} among the backups listed last, without waiting for a backup in
+     * progress: for a request that only queues work (the work itself calls {@link #require}).
+     */
+    public Info requireListed(int id) {
+        return find(listed, id);
+    }
+
+    private Info find(List<Info> all, Integer id) {
         if (all.isEmpty()) {
             throw new UnknownCatalogBackupException(dir + " holds no catalog backup");
         }
@@ -391,7 +402,7 @@ public final class CatalogBackups implements AutoCloseable {
      * listed last, which every change lists again.
      */
     public Map<Integer, Verification> verifications() {
-        Set<Integer> ids = listed;
+        Set<Integer> ids = listed.stream().map(Info::id).collect(Collectors.toSet());
         Map<Integer, Verification> all = CatalogBackupVerdicts.read(dir);
         all.keySet().retainAll(ids);
         return all;
