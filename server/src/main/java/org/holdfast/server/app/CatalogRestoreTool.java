@@ -128,15 +128,33 @@ public final class CatalogRestoreTool {
         if (v.sound()) {
             return true;
         }
-        Integer older = backups.olderWithout(chosen.id(), v.damagedFiles());
+        Integer older = soundOlder(backups, chosen.id(), v.damagedFiles(), err, clock);
         err.println("catalog-restore: refused: catalog backup " + chosen.id() + " is damaged: " + v.damaged() + " of its " + v.files()
                 + " files fail verification (" + String.join("; ", v.problems()) + ")");
         err.println("catalog-restore: " + (older == null
                 ? "no older backup in " + backups.dir() + " is free of the damaged files; look for a copy of the backup directory"
                         + " made before the damage (its files never change once written)"
-                : "try the older backup " + older + ", which holds none of the damaged files: --backup-id " + older)
+                : "try the older backup " + older + ", which holds none of the damaged files and verified sound: --backup-id " + older)
                 + "; nothing was changed");
         return false;
+    }
+
+    /**
+     * The newest backup older than {@code id} that holds none of the damaged files and verifies sound
+     * now (a backup without the rotten table may have damage of its own), or null.
+     */
+    private static Integer soundOlder(CatalogBackups backups, int id, List<String> damaged, PrintStream err, Clock clock) {
+        List<String> avoid = new ArrayList<>(damaged);
+        for (Integer older = backups.olderWithout(id, avoid); older != null; older = backups.olderWithout(older, avoid)) {
+            err.println("catalog-restore: verifying the older backup " + older + " before naming it");
+            CatalogBackups.Verification v = backups.verify(older, true, n -> { }, clock.millis());
+            if (v.sound()) {
+                return older;
+            }
+            err.println("catalog-restore: backup " + older + " is damaged too (" + String.join("; ", v.problems()) + ")");
+            avoid.addAll(v.damagedFiles());
+        }
+        return null;
     }
 
     private static int restore(DataDirectory dd, CatalogBackups backups, CatalogBackups.Info chosen, S3Settings s3, String node,

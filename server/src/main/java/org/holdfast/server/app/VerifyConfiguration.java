@@ -9,7 +9,6 @@ import org.holdfast.server.jobs.Jobs;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
-import org.holdfast.server.store.StoreException;
 import org.holdfast.server.store.VerifyLedger;
 import org.holdfast.server.verify.DamageReport;
 import org.holdfast.server.verify.Verifier;
@@ -63,17 +62,17 @@ public class VerifyConfiguration {
 
     /** Closes (its schedule) before the job runner. */
     @Bean(destroyMethod = "close")
-    VerifyJobs verifyJobs(Verifier verifier, Jobs jobs, DataDirectory dir, DataStore store) {
+    VerifyJobs verifyJobs(Verifier verifier, Jobs jobs, DataDirectory dir) {
         VerifyJobs v = new VerifyJobs(verifier, jobs);
         v.startSchedule();
         v.passAfterCorruptFsck(GcJobs.FSCK);
         try {
-            Job requested = v.passRequestedOffline(dir.root(), store);
+            Job requested = v.passRequestedOffline(dir.root());
             if (requested != null) {
                 LOG.info("running the verify pass the offline fsck requested (job {}): it flags the volumes that use the corrupt"
                         + " blocks it found, whose next backups repair them", requested.id());
             }
-        } catch (StoreException e) {
+        } catch (RuntimeException e) {
             // an unreadable request must not keep the server from starting; the message says what to do instead
             LOG.error("the offline fsck's verify request cannot be run: {}", e.getMessage());
         }

@@ -97,7 +97,7 @@ public final class CatalogBackupJobs implements AutoCloseable {
      * here, before any job exists. The job fails if the backup is damaged.
      */
     public Job verify(int id, String submittedBy) {
-        CatalogBackups.Info info = backups.require(id);
+        CatalogBackups.Info info = backups.requireListed(id); // a request does not wait for a backup's copy
         return jobs.submit(VERIFY_KIND, LANE, submittedBy, job -> failing(VERIFY_KIND, () -> {
             job.total(info.files(), info.bytes());
             job.log("verifying catalog backup " + id + " (" + info.files() + " files, " + info.bytes() + " bytes) with checksums");
@@ -142,7 +142,8 @@ public final class CatalogBackupJobs implements AutoCloseable {
                 + " files fail verification (" + String.join("; ", v.problems()) + "). The backup disk may be failing: check it"
                 + " (kernel log, SMART). The next backup (scheduled, or POST /api/v1/catalog/backups) sets damaged shared files aside"
                 + " and copies those tables afresh from the catalog, dropping the backups that held them (they cannot be restored); "
-                + older + (fresh ? ". No older backup was deleted for this one (keep applies after a sound backup only)" : "");
+                + older + (fresh ? ". No sound older backup was deleted for this one (keep applies to them after a sound backup only;"
+                + " damaged ones beyond the newest keep go)" : "");
         job.log(message);
         audit.record(new AuditEvent(v.atMillis(), by, "local", AUDIT_VERIFIED, "catalog-backup:" + id, "failed",
                 v.damaged() + " damaged files: " + String.join("; ", v.damagedFiles())));
@@ -206,7 +207,21 @@ public final class CatalogBackupJobs implements AutoCloseable {
         r.put("newestSnapshot", held[1] == 0 ? null : Instant.ofEpochMilli(held[1]).toString());
         // a backup is only as good as its files: read them all back now, while the catalog still exists,
         // and only then let older backups go (a damaged one must not push a sound one out)
-        CatalogBackups.Verification v = check(job, made.id(), submittedBy, n -> { }, true);
+        CatalogBackups.Verification v;
+        try {
+            v = check(job, made.id(), submittedBy, n -> { }, true);
+        } catch (CatalogBackupDamagedException e) {
+            // keep bounds the damaged ones too: only backups found damaged beyond the newest keep go
+            try {
+                List<Integer> gone = backups.purgeDamaged(keep);
+                if (!gone.isEmpty()) {
+                    job.log("deleted the damaged backups " + gone + " beyond the newest " + keep + "; sound ones stay");
+                }
+            } catch (RuntimeException purge) {
+                e.addSuppressed(purge); // the damage is what the job reports; the next run purges again
+            }
+            throw e;
+        }
         r.put("verification", verificationResult(v));
         backups.purge(keep);
         job.log("keeping the newest " + keep + " backups");

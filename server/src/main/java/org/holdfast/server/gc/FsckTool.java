@@ -14,6 +14,7 @@ import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.OfflineVerifyRequest;
+import org.holdfast.server.store.StoreException;
 import org.holdfast.server.store.object.ObjectStoreStats;
 import org.holdfast.server.store.object.S3ObjectStore;
 import org.holdfast.server.store.object.S3Settings;
@@ -64,6 +65,23 @@ public final class FsckTool {
         System.exit(code);
     }
 
+    /**
+     * Leaves the verify request for the server's next start and says so; a data directory that
+     * refuses it (read-only, full) is reported with what to do instead, and the report's exit code stands.
+     */
+    private static void requestVerify(Path root, long[] corrupt) {
+        try {
+            OfflineVerifyRequest r = OfflineVerifyRequest.write(root, "fsck", corrupt, System.currentTimeMillis());
+            System.out.println("verify pass requested: the server runs it at its next start (" + OfflineVerifyRequest.file(root)
+                    + (r.full() ? ", reading every block" : ", " + r.pbns().length + " blocks to read again")
+                    + "); it flags the volumes that use the corrupt blocks, whose next backups repair them");
+        } catch (StoreException e) {
+            System.out.println("verify pass NOT requested: " + e.getMessage() + "; once the server runs, start a full verify pass"
+                    + " (POST /api/v1/verify with {\"full\": true}): it flags the volumes that use the corrupt blocks, whose next"
+                    + " backups repair them");
+        }
+    }
+
     /** Runs the check with its scratch copy in the system's temporary directory; see {@link #run(Path, Path)}. */
     static int run(Path dataDir) {
         return run(dataDir, Path.of(System.getProperty("java.io.tmpdir")));
@@ -102,12 +120,8 @@ public final class FsckTool {
                 FsckReport f = gc.fsck();
                 System.out.print(f.toText());
                 if (f.corruptBlocks().count() > 0) {
-                    // marked bad in the scratch copy only: the server marks them for real and finds their snapshots
-                    long[] bad = store.badBlocks().all().stream().mapToLong(b -> b.pbn()).toArray();
-                    OfflineVerifyRequest r = OfflineVerifyRequest.write(dd.root(), "fsck", bad, System.currentTimeMillis());
-                    System.out.println("verify pass requested: the server runs it at its next start (" + OfflineVerifyRequest.file(dd.root())
-                            + (r.full() ? ", reading every block" : ", " + r.pbns().length + " blocks to mark bad")
-                            + "); it flags the volumes that use the corrupt blocks, whose next backups repair them");
+                    // marked bad in the scratch copy only: the server reads them again, marks them for real and finds their snapshots
+                    requestVerify(dd.root(), store.badBlocks().all().stream().mapToLong(b -> b.pbn()).toArray());
                 }
                 if (archive != null) {
                     ObjectStoreStats r = archive.stats().requests();

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -36,6 +37,7 @@ final class CatalogBackupCheck {
     static final int MAX_META_BYTES = 16 << 20;
     /** Problems listed in a result; more are counted. */
     static final int MAX_PROBLEMS = 20;
+    private static final String UNREADABLE = "unreadable";
     private static final Pattern SHARED_SIZE = Pattern.compile("^shared(_checksum)?/[^/]*_(\\d+)\\.sst$");
 
     /** One file as the meta file lists it; {@code size} -1 where it does not say (private files in schema 1). */
@@ -75,7 +77,12 @@ final class CatalogBackupCheck {
         if (i >= lines.size()) {
             throw bad(meta, "no file count");
         }
-        long n = Long.parseLong(lines.get(i++));
+        long n;
+        try {
+            n = Long.parseLong(lines.get(i++));
+        } catch (NumberFormatException e) {
+            throw bad(meta, "file count '" + lines.get(i - 1) + "'");
+        }
         if (n != lines.size() - i) {
             throw bad(meta, "says " + n + " files but lists " + (lines.size() - i));
         }
@@ -89,7 +96,7 @@ final class CatalogBackupCheck {
     private static Listed parse(Path meta, String line) {
         String[] f = line.split(" ");
         String name = f[0];
-        if (name.isEmpty() || name.startsWith("/") || name.contains("..") || f.length % 2 != 1) {
+        if (!relativeFileName(name) || f.length % 2 != 1) {
             throw bad(meta, "file line '" + line + "'");
         }
         long crc = -1;
@@ -107,12 +114,32 @@ final class CatalogBackupCheck {
         }
         Matcher m = SHARED_SIZE.matcher(name);
         if (size < 0 && m.matches()) {
-            size = Long.parseLong(m.group(2));
+            try {
+                size = Long.parseLong(m.group(2));
+            } catch (NumberFormatException e) {
+                throw bad(meta, "file line '" + line + "'");
+            }
         }
         if (crc < 0 || crc > 0xffffffffL) {
             throw bad(meta, "no crc32 in file line '" + line + "'");
         }
         return new Listed(name, crc, size);
+    }
+
+    /**
+     * A name the engine writes: relative, components that are neither empty nor "." nor "..": it
+     * resolves to a file inside the backup directory, never to the directory or a subdirectory itself.
+     */
+    private static boolean relativeFileName(String name) {
+        if (name.isEmpty() || name.startsWith("/") || name.endsWith("/") || name.contains("..")) {
+            return false;
+        }
+        for (String part : name.split("/")) {
+            if (part.isEmpty() || part.equals(".")) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static CorruptDataException bad(Path meta, String what) {
@@ -152,13 +179,27 @@ final class CatalogBackupCheck {
         return new Outcome(files.size(), bytes, damaged, damagedFiles, problems);
     }
 
-    /** Of {@code names}, those backup {@code id} lists that are missing or still fail their check with checksums. */
+    /**
+     * Of {@code names}, those backup {@code id} lists that are missing or are regular files whose
+     * size or CRC32C differ: proven damaged. A file that could not be read (permissions, a flaky
+     * mount, no file handles left) or is not a regular file is not proof, and is left where it is.
+     */
     static List<String> stillDamaged(Path dir, int id, List<String> names) {
         List<String> out = new ArrayList<>();
         byte[] buf = new byte[1 << 20];
         try {
             for (Listed l : files(dir, id)) {
-                if (names.contains(l.name()) && check(dir.resolve(l.name()), l, true, buf, n -> { }, new long[1]) != null) {
+                if (!names.contains(l.name())) {
+                    continue;
+                }
+                Path p = dir.resolve(l.name());
+                String problem;
+                if (Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
+                    problem = check(p, l, true, buf, n -> { }, new long[1]);
+                } else {
+                    problem = Files.exists(p, LinkOption.NOFOLLOW_LINKS) ? null : "missing"; // a directory, a link: not ours to move
+                }
+                if (problem != null && !problem.startsWith(UNREADABLE)) {
                     out.add(l.name());
                 }
             }
@@ -191,7 +232,7 @@ final class CatalogBackupCheck {
         } catch (NoSuchFileException e) {
             return "missing";
         } catch (IOException e) {
-            return "unreadable (" + e.getMessage() + ")";
+            return UNREADABLE + " (" + e.getMessage() + ")";
         }
     }
 }

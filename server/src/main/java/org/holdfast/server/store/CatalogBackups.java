@@ -2,6 +2,7 @@ package org.holdfast.server.store;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -10,6 +11,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.LongConsumer;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.rocksdb.BackupEngine;
@@ -44,6 +46,7 @@ import org.rocksdb.RocksDBException;
  */
 public final class CatalogBackups implements AutoCloseable {
     private static final String STORE = "catalog-backup";
+    private static final Pattern SHARED_FILE = Pattern.compile("shared(_checksum)?/[^/]+");
 
     /**
      * One backup: its id (increasing from 1), when it was taken (epoch seconds), its total size and
@@ -76,6 +79,8 @@ public final class CatalogBackups implements AutoCloseable {
     private final BackupEngineOptions options;
     private BackupEngine engine; // reopened after damaged shared files are set aside (its view of the files is cached)
     private boolean closed;
+    // what the last list() saw: read without waiting for a backup's copy to end (health, metrics, a request's check)
+    private volatile List<Info> listed = List.of();
 
     private CatalogBackups(Path dir) {
         this.dir = dir;
@@ -96,6 +101,7 @@ public final class CatalogBackups implements AutoCloseable {
             options.close();
             throw MetadataDb.translate(STORE, dir.toString(), null, e);
         }
+        list();
     }
 
     /** Opens (creating if needed) the backups in {@code dir}. */
@@ -195,7 +201,8 @@ public final class CatalogBackups implements AutoCloseable {
         for (Verification v : recorded.values()) {
             if (!v.sound() && ids().contains(v.id())) {
                 for (String f : CatalogBackupCheck.stillDamaged(dir, v.id(), v.damagedFiles())) {
-                    if (f.startsWith("shared")) {
+                    // a shared table, a file directly in shared/ or shared_checksum/: never a directory, never a private file
+                    if (SHARED_FILE.matcher(f).matches()) {
                         damaged.add(f);
                     }
                 }
@@ -210,7 +217,7 @@ public final class CatalogBackups implements AutoCloseable {
             Files.createDirectories(aside);
             for (String f : damaged) {
                 Path from = dir.resolve(f);
-                if (Files.exists(from)) { // a missing one needs only the engine to look again
+                if (Files.isRegularFile(from, LinkOption.NOFOLLOW_LINKS)) { // a missing one needs only the engine to look again
                     Files.move(from, aside.resolve(from.getFileName() + "." + System.currentTimeMillis()));
                 }
             }
@@ -247,6 +254,39 @@ public final class CatalogBackups implements AutoCloseable {
         try {
             engine.purgeOldBackups(keep);
             CatalogBackupVerdicts.retain(dir, ids());
+        } catch (RocksDBException e) {
+            throw MetadataDb.translate(STORE, dir.toString(), null, e);
+        } finally {
+            files.writeLock().unlock();
+        }
+    }
+
+    /**
+     * After a new backup that verified damaged: deletes the backups whose last verification found
+     * damage and that are not among the newest {@code keep}; sound and never verified ones stay, so
+     * the newest sound backup is never deleted here. Without it every damaged backup would be kept
+     * (keep applies after a sound one only) and a backup disk that keeps damaging them would fill.
+     * Returns the ids deleted.
+     */
+    public synchronized List<Integer> purgeDamaged(int keep) {
+        if (keep < 1) {
+            throw new IllegalArgumentException("keep at least one catalog backup, got " + keep);
+        }
+        requireOpen();
+        files.writeLock().lock();
+        try {
+            List<Info> all = list();
+            Map<Integer, Verification> recorded = verifications();
+            List<Integer> deleted = new ArrayList<>();
+            for (int i = 0; i < all.size() - keep; i++) {
+                Verification v = recorded.get(all.get(i).id());
+                if (v != null && !v.sound()) {
+                    engine.deleteBackup(all.get(i).id());
+                    deleted.add(all.get(i).id());
+                }
+            }
+            CatalogBackupVerdicts.retain(dir, ids());
+            return deleted;
         } catch (RocksDBException e) {
             throw MetadataDb.translate(STORE, dir.toString(), null, e);
         } finally {
@@ -294,6 +334,7 @@ public final class CatalogBackups implements AutoCloseable {
             out.add(new Info(b.backupId(), b.timestamp(), b.size(), b.numberFiles(), b.appMetadata()));
         }
         out.sort(Comparator.comparingInt(Info::id));
+        listed = List.copyOf(out);
         return out;
     }
 
@@ -304,7 +345,18 @@ public final class CatalogBackups implements AutoCloseable {
 
     /** The backup with {@code id}, or, for null, the newest; throws {@link UnknownCatalogBackupException} naming the ones there are. */
     public synchronized Info require(Integer id) {
-        List<Info> all = list();
+        return find(list(), id);
+    }
+
+    /**
+     * As {@link #require(Integer)} among the backups listed last, without waiting for a backup in
+     * progress: for a request that only queues work (the work itself calls {@link #require}).
+     */
+    public Info requireListed(int id) {
+        return find(listed, id);
+    }
+
+    private Info find(List<Info> all, Integer id) {
         if (all.isEmpty()) {
             throw new UnknownCatalogBackupException(dir + " holds no catalog backup");
         }
@@ -344,9 +396,13 @@ public final class CatalogBackups implements AutoCloseable {
         return v;
     }
 
-    /** The last verification of each backup there is, by id (a backup never verified has none). */
+    /**
+     * The last verification of each backup there is, by id (a backup never verified has none). Does
+     * not wait for a backup in progress (the health check and metrics call it): the backups are those
+     * listed last, which every change lists again.
+     */
     public Map<Integer, Verification> verifications() {
-        Set<Integer> ids = ids();
+        Set<Integer> ids = listed.stream().map(Info::id).collect(Collectors.toSet());
         Map<Integer, Verification> all = CatalogBackupVerdicts.read(dir);
         all.keySet().retainAll(ids);
         return all;
@@ -354,13 +410,15 @@ public final class CatalogBackups implements AutoCloseable {
 
     /**
      * The newest backup older than {@code id} that holds none of {@code damagedFiles} (a shared table
-     * that rotted is in every backup that shares it), or null if there is none.
+     * that rotted is in every backup that shares it) and whose last verification, if any, found it
+     * sound; null if there is none.
      */
     public Integer olderWithout(int id, List<String> damagedFiles) {
         List<Info> all = list();
+        Map<Integer, Verification> recorded = verifications();
         for (int i = all.size() - 1; i >= 0; i--) {
             int older = all.get(i).id();
-            if (older >= id) {
+            if (older >= id || (recorded.containsKey(older) && !recorded.get(older).sound())) {
                 continue;
             }
             try {

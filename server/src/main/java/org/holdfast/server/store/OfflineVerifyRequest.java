@@ -16,17 +16,18 @@ import java.util.Arrays;
  * A verify pass that the offline fsck asks the server to run at its next start, in the file
  * {@value #FILE} of the data directory: fsck works on a scratch copy of the catalog and must not
  * write the real one, so the corrupt blocks it found (and marked bad only in its copy) travel here.
- * The server marks them bad, queues a pass over everything (which flags the volumes that use them,
- * so their next backups repair them: what the online fsck's pass does) and deletes the file once
- * that pass succeeded, so a crash before then runs it again.
+ * The server queues a pass over everything that reads them again whatever its window and marks
+ * those its own read finds corrupt (which flags the volumes that use them, so their next backups
+ * repair them: what the online fsck's pass does) and deletes the file once that pass succeeded, so
+ * a crash before then runs it again. The blocks are suspects, never marks taken from the file.
  *
  * <p>Text, UTF-8, one {@code name=value} per line:
  * <pre>
  * version=1
  * requestedAt=EPOCH_MILLIS
  * by=fsck
- * full=false|true     (true: more corrupt blocks than listed; the pass reads every block)
- * pbn=N               (0 to MAX_PBNS lines: blocks to mark bad first)
+ * full=false|true     (true: more corrupt blocks than listed, or an unreadable request merged; the pass reads every block)
+ * pbn=N               (0 to MAX_PBNS lines: blocks the pass reads again)
  * </pre>
  * Written to a temporary file, synced and renamed; a second fsck before the server starts adds its
  * blocks to those already requested.
@@ -39,6 +40,8 @@ public final class OfflineVerifyRequest {
     public static final int MAX_PBNS = 1_000_000;
     /** The longest line a request holds ("requestedAt=" and a long). */
     private static final int MAX_LINE = 64;
+    /** The largest file a request takes: its header and {@value #MAX_PBNS} lines "pbn=" and a long. */
+    private static final long MAX_BYTES = 4 * MAX_LINE + (long) MAX_PBNS * 24;
 
     private final long requestedAtMillis;
     private final String by;
@@ -80,13 +83,20 @@ public final class OfflineVerifyRequest {
      * there already); returns the request as written.
      */
     public static OfflineVerifyRequest write(Path root, String by, long[] corrupt, long nowMillis) {
-        OfflineVerifyRequest old = read(root);
-        long[] all = corrupt.clone();
+        OfflineVerifyRequest old;
         boolean full = false;
+        try {
+            old = read(root);
+        } catch (CorruptDataException e) {
+            // what it asked for is unknown: a pass that reads every block covers it
+            old = null;
+            full = true;
+        }
+        long[] all = corrupt.clone();
         if (old != null) {
             all = Arrays.copyOf(all, all.length + old.pbns.length);
             System.arraycopy(old.pbns, 0, all, corrupt.length, old.pbns.length);
-            full = old.full;
+            full = full || old.full;
         }
         all = Arrays.stream(all).sorted().distinct().toArray();
         if (all.length > MAX_PBNS) {
@@ -124,6 +134,16 @@ public final class OfflineVerifyRequest {
     /** The request in {@code root}, or null if there is none. */
     public static OfflineVerifyRequest read(Path root) {
         Path f = file(root);
+        try {
+            // checked before reading: a line is read whole before its length can be judged
+            if (Files.size(f) > MAX_BYTES) {
+                throw bad(f, Files.size(f) + " bytes, more than a request of " + MAX_PBNS + " blocks takes");
+            }
+        } catch (NoSuchFileException e) {
+            return null;
+        } catch (IOException e) {
+            throw StoreException.translate("verify-request", f.toString(), null, e);
+        }
         long at = -1;
         String by = "";
         boolean full = false;

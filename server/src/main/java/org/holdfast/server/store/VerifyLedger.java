@@ -92,6 +92,19 @@ public final class VerifyLedger {
         }
     }
 
+    /** Forgets when {@code pbns} were found sound (one unsynced batch): the next pass reads them whatever its window. */
+    public void forget(long[] pbns) {
+        if (pbns.length == 0) {
+            return;
+        }
+        try (MetadataBatch batch = new MetadataBatch()) {
+            for (long p : pbns) {
+                forget(batch, p);
+            }
+            db.write(batch, false);
+        }
+    }
+
     /** Adds the removal of {@code pbn}'s time to a batch (GC freed it). */
     void forget(MetadataBatch batch, long pbn) {
         db.delete(batch, cf, pbnKey(pbn));

@@ -89,6 +89,11 @@ public final class Verifier {
         return catalog.snapshots(id);
     }
 
+    /** Makes the next pass read {@code pbns} even if they were found sound within the window (they are suspect). */
+    public void forgetVerified(long[] pbns) {
+        ledger.forget(pbns);
+    }
+
     /** Runs one pass over {@code scope}, reporting progress (snapshots, bytes read) and stopping at safe points when cancelled. */
     public Report run(VerifyScope scope, JobContext job) throws InterruptedException {
         return run(scope, false, job);

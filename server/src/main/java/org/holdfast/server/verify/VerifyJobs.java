@@ -8,7 +8,6 @@ import org.holdfast.server.jobs.JobResults;
 import org.holdfast.server.jobs.JobSchedule;
 import org.holdfast.server.jobs.JobState;
 import org.holdfast.server.jobs.Jobs;
-import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.OfflineVerifyRequest;
 
 /**
@@ -48,8 +47,14 @@ public final class VerifyJobs implements AutoCloseable {
 
     /** Like {@link #submit(VerifyScope, String)}; {@code full} reads every block, also those found sound within the window. */
     public Job submit(VerifyScope scope, boolean full, String submittedBy) {
+        return submit(scope, full, submittedBy, new long[0]);
+    }
+
+    /** As {@link #submit(VerifyScope, boolean, String)}; the pass reads {@code suspect} whatever its window. */
+    private Job submit(VerifyScope scope, boolean full, String submittedBy, long[] suspect) {
         verifier.snapshots(scope); // refuse unknown names at once
         return jobs.submit(KIND, LANE, submittedBy, job -> {
+            verifier.forgetVerified(suspect);
             Verifier.Report r = verifier.run(scope, full, job);
             last.set(r);
             lastEndedMillis.set(System.currentTimeMillis());
@@ -80,22 +85,23 @@ public final class VerifyJobs implements AutoCloseable {
     }
 
     /**
-     * Runs the pass an offline fsck asked for in the data directory {@code root}, if it did: marks the
-     * corrupt blocks it found bad in {@code store} (it could not: it works on a copy of the catalog),
-     * queues a pass over everything as {@link #passAfterCorruptFsck} would, and removes the request
-     * once that pass succeeded (a crash or a failed pass leaves it for the next start). Returns the
-     * job, or null if nothing was requested.
+     * Runs the pass an offline fsck asked for in the data directory {@code root}, if it did: a pass
+     * over everything as {@link #passAfterCorruptFsck} queues, which reads the corrupt blocks fsck
+     * listed whenever they were last found sound; removes the request once that pass succeeded (a
+     * crash or a failed pass leaves it for the next start). Returns the job, or null if nothing was
+     * requested.
+     *
+     * <p>The listed blocks are not marked bad from the file: the pass marks what this store's own
+     * read finds corrupt. A request outlives the start that read it (until its pass succeeds), may
+     * come from a copy of another data directory, and a block it names may have been repaired in
+     * place meanwhile; a mark from the file alone would make such a sound block unrestorable.
      */
-    public Job passRequestedOffline(java.nio.file.Path root, DataStore store) {
+    public Job passRequestedOffline(java.nio.file.Path root) {
         OfflineVerifyRequest r = OfflineVerifyRequest.read(root);
         if (r == null) {
             return null;
         }
-        String why = "corrupt, found by the offline fsck at " + java.time.Instant.ofEpochMilli(r.requestedAtMillis());
-        for (long pbn : r.pbns()) {
-            store.markDamaged(pbn, why);
-        }
-        Job queued = submit(VerifyScope.all(), r.full(), r.by());
+        Job queued = submit(VerifyScope.all(), r.full(), r.by(), r.pbns());
         jobs.onEnded(job -> {
             if (job.id() == queued.id() && job.state() == JobState.SUCCEEDED) {
                 r.clear(root);

@@ -94,29 +94,16 @@ class CatalogRestoreRefusalTest {
         Path b = dir.resolve("b");
         Path backupDir = dir.resolve("backups");
         store(b, 2, 12);
-        try (MetadataDb db = MetadataDb.open(b.resolve("catalog"));
-             CatalogBackups backups = CatalogBackups.open(backupDir)) {
-            backups.create(db, "", 7);
-            try (org.holdfast.server.store.MetadataBatch batch = new org.holdfast.server.store.MetadataBatch()) {
-                db.putMetaLong(batch, "after-backup-1", 1);
-                db.write(batch, true);
-            }
-            backups.create(db, "", 7);
-        }
+        backUp(b, backupDir, 2);
         // the table only backup 2 holds: rot it on the backup disk
-        String first = Files.readString(backupDir.resolve("meta/1"));
-        String onlyInSecond = Files.readAllLines(backupDir.resolve("meta/2")).stream().map(l -> l.split(" ")[0])
-                .filter(n -> n.startsWith("shared_checksum/") && !first.contains(n)).findFirst().orElseThrow();
+        String onlyInSecond = fileOnlyIn(backupDir, 2, "shared_checksum/", 1);
         BackupFiles.flip(backupDir.resolve(onlyInSecond));
         org.holdfast.server.store.DataDirectory.open(b).close(); // its lock file, as a stopped server leaves it
         java.util.Map<String, String> before = BackupFiles.digests(b);
 
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = CatalogRestoreTool.run(new String[] {"--data-dir", b.toString(), "--from", backupDir.toString()},
-                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8), Clock.systemUTC());
-        String e = err.toString(StandardCharsets.UTF_8);
-        assertThat(code).as(out + e).isEqualTo(3);
+        String e = refused(b, backupDir);
         assertThat(e).contains("catalog backup 2 is damaged").contains(onlyInSecond).contains("--backup-id 1")
                 .contains("nothing was changed");
         assertThat(BackupFiles.digests(b)).as("the data directory, byte for byte").isEqualTo(before);
@@ -125,8 +112,56 @@ class CatalogRestoreRefusalTest {
         }
 
         // the backup it names restores
-        code = CatalogRestoreTool.run(new String[] {"--data-dir", b.toString(), "--from", backupDir.toString(), "--backup-id", "1"},
+        int code = CatalogRestoreTool.run(new String[] {"--data-dir", b.toString(), "--from", backupDir.toString(), "--backup-id", "1"},
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8), Clock.systemUTC());
         assertThat(code).as(out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8)).isZero();
+    }
+
+    @Test
+    void run_damagedBackup_namesOnlyAnOlderBackupThatVerifiesSound_notOneWithDamageOfItsOwn() throws Exception {
+        Path b = dir.resolve("b");
+        Path backupDir = dir.resolve("backups");
+        store(b, 2, 12);
+        backUp(b, backupDir, 3);
+        // backup 3's own table rots, and so does a file private to backup 2
+        BackupFiles.flip(backupDir.resolve(fileOnlyIn(backupDir, 3, "shared_checksum/", 2)));
+        BackupFiles.flip(backupDir.resolve(fileOnlyIn(backupDir, 2, "private/2/MANIFEST", 1)));
+        org.holdfast.server.store.DataDirectory.open(b).close();
+
+        String e = refused(b, backupDir);
+        assertThat(e).contains("catalog backup 3 is damaged").doesNotContain("--backup-id 2").contains("--backup-id 1")
+                .contains("nothing was changed");
+    }
+
+    /** Takes {@code n} backups of the catalog in {@code dataDir}, each after a change to it (so each holds a table of its own). */
+    private static void backUp(Path dataDir, Path backupDir, int n) {
+        try (MetadataDb db = MetadataDb.open(dataDir.resolve("catalog"));
+             CatalogBackups backups = CatalogBackups.open(backupDir)) {
+            for (int i = 1; i <= n; i++) {
+                try (org.holdfast.server.store.MetadataBatch batch = new org.holdfast.server.store.MetadataBatch()) {
+                    db.putMetaLong(batch, "before-backup-" + i, i);
+                    db.write(batch, true);
+                }
+                backups.create(db, "", 7);
+            }
+        }
+    }
+
+    /** A file named {@code prefix}... that backup {@code id} lists and backup {@code other} does not. */
+    private static String fileOnlyIn(Path backupDir, int id, String prefix, int other) throws Exception {
+        String others = Files.readString(backupDir.resolve("meta/" + other));
+        return Files.readAllLines(backupDir.resolve("meta/" + id)).stream().map(l -> l.split(" ")[0])
+                .filter(n -> n.startsWith(prefix) && !others.contains(n)).findFirst().orElseThrow();
+    }
+
+    /** Runs catalog-restore of the newest backup into {@code dataDir}, asserting it is refused (exit 3); returns what it said. */
+    private static String refused(Path dataDir, Path backupDir) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = CatalogRestoreTool.run(new String[] {"--data-dir", dataDir.toString(), "--from", backupDir.toString()},
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8), Clock.systemUTC());
+        String e = err.toString(StandardCharsets.UTF_8);
+        assertThat(code).as(out + e).isEqualTo(3);
+        return e;
     }
 }

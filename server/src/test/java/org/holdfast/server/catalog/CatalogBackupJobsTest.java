@@ -110,7 +110,7 @@ class CatalogBackupJobsTest {
             Job fourth = run(jobs, cb.submit("schedule"));
             assertThat(fourth.state()).isEqualTo(JobState.FAILED);
             assertThat(fourth.error()).contains("catalog backup 4").contains("is damaged").contains(again)
-                    .contains("No older backup was deleted");
+                    .contains("No sound older backup was deleted");
             assertThat(backups.list()).as("keep 1, but a damaged backup pushes no older one out").extracting(CatalogBackups.Info::id)
                     .containsExactly(3, 4);
             Job fifth = run(jobs, cb.submit("schedule"));

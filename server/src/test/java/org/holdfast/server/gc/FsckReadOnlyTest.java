@@ -79,17 +79,7 @@ class FsckReadOnlyTest {
     void run_corruptBlock_leavesAVerifyRequest_whichTheNextServerStartRuns_flaggingTheSnapshot() throws Exception {
         long firstPbn = backUpOneVolume();
         flipFirstRecord(dir.resolve("data").resolve(DataLog.fileName(1)));
-        java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
-        java.io.PrintStream stdout = System.out;
-        int code;
-        System.setOut(new java.io.PrintStream(printed, true, java.nio.charset.StandardCharsets.UTF_8));
-        try {
-            code = FsckTool.run(dir, scratch);
-        } finally {
-            System.setOut(stdout);
-        }
-        String text = printed.toString(java.nio.charset.StandardCharsets.UTF_8);
-        assertThat(code).as(text).isEqualTo(2);
+        String text = fsckExpecting(2);
         assertThat(text).contains("verify pass requested: the server runs it at its next start");
         OfflineVerifyRequest asked = OfflineVerifyRequest.read(dir);
         assertThat(asked.pbns()).containsExactly(firstPbn);
@@ -102,7 +92,7 @@ class FsckReadOnlyTest {
             VerifyLedger ledger = new VerifyLedger(f.db);
             VerifyJobs verify = new VerifyJobs(new Verifier(f.catalog, f.store, ledger,
                     new VerifySettings(1, 0, Duration.ofDays(30), null), Clock.systemUTC()), jobs);
-            Job queued = verify.passRequestedOffline(dd.root(), f.store);
+            Job queued = verify.passRequestedOffline(dd.root());
             assertThat(queued).isNotNull();
             assertThat(jobs.await(queued.id(), Duration.ofSeconds(60)).state()).isEqualTo(JobState.SUCCEEDED);
             assertThat(f.store.badBlocks().isBad(firstPbn)).isTrue();
@@ -112,8 +102,64 @@ class FsckReadOnlyTest {
                 Thread.sleep(20); // removed by the job's end listener
             }
             assertThat(OfflineVerifyRequest.file(dir)).as("done: a later start runs nothing").doesNotExist();
-            assertThat(verify.passRequestedOffline(dd.root(), f.store)).isNull();
+            assertThat(verify.passRequestedOffline(dd.root())).isNull();
         }
+    }
+
+    @Test
+    void run_corruptBlock_requestCannotBeWritten_stillDataLoss_sayingToRunAFullPass() throws Exception {
+        backUpOneVolume();
+        flipFirstRecord(dir.resolve("data").resolve(DataLog.fileName(1)));
+        Files.createDirectories(OfflineVerifyRequest.file(dir).resolve("in-the-way")); // as a read-only or odd data directory refuses it
+        String text = fsckExpecting(2);
+        assertThat(text).contains("verify pass NOT requested").contains("full verify pass");
+    }
+
+    @Test
+    void passRequestedOffline_staleRequestNamingASoundBlock_marksNothing_aCorruptOneFoundSoundRecentlyIsReadAndMarked() throws Exception {
+        long firstPbn = backUpOneVolume();
+        try (DataDirectory dd = DataDirectory.open(dir);
+             GcStoreFixture f = GcStoreFixture.open(dd.root(), Clock.systemUTC(), 1L << 20, Duration.ofHours(2), 8, h -> h);
+             Jobs jobs = new Jobs(JobHistory.NONE, Clock.systemUTC())) {
+            VerifyJobs verify = new VerifyJobs(new Verifier(f.catalog, f.store, new VerifyLedger(f.db),
+                    new VerifySettings(1, 0, Duration.ofDays(30), null), Clock.systemUTC()), jobs);
+            // a request left from before a repair in place, or copied along from another data directory
+            OfflineVerifyRequest.write(dd.root(), "fsck", new long[] {firstPbn, firstPbn + 1}, 1000L);
+            Job stale = verify.passRequestedOffline(dd.root());
+            assertThat(jobs.await(stale.id(), Duration.ofSeconds(60)).state()).isEqualTo(JobState.SUCCEEDED);
+            assertThat(f.store.badBlocks().isBad(firstPbn)).as("this store reads the block sound").isFalse();
+            assertThat(f.store.badBlocks().count()).isZero();
+            assertThat(verify.lastReport().damagedSnapshots()).isEmpty();
+        }
+        // now the block rots after that pass found it sound (within the 30-day window): fsck's request makes the pass read it
+        flipFirstRecord(dir.resolve("data").resolve(DataLog.fileName(1)));
+        OfflineVerifyRequest.write(dir, "fsck", new long[] {firstPbn}, 2000L);
+        try (DataDirectory dd = DataDirectory.open(dir);
+             GcStoreFixture f = GcStoreFixture.open(dd.root(), Clock.systemUTC(), 1L << 20, Duration.ofHours(2), 8, h -> h);
+             Jobs jobs = new Jobs(JobHistory.NONE, Clock.systemUTC())) {
+            VerifyJobs verify = new VerifyJobs(new Verifier(f.catalog, f.store, new VerifyLedger(f.db),
+                    new VerifySettings(1, 0, Duration.ofDays(30), null), Clock.systemUTC()), jobs);
+            Job queued = verify.passRequestedOffline(dd.root());
+            assertThat(jobs.await(queued.id(), Duration.ofSeconds(60)).state()).isEqualTo(JobState.SUCCEEDED);
+            assertThat(f.store.badBlocks().isBad(firstPbn)).isTrue();
+            assertThat(verify.lastReport().damagedSnapshots()).hasSize(1);
+        }
+    }
+
+    /** Runs fsck on the data directory, asserting its exit code; returns what it printed. */
+    private String fsckExpecting(int expected) {
+        java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream stdout = System.out;
+        int code;
+        System.setOut(new java.io.PrintStream(printed, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            code = FsckTool.run(dir, scratch);
+        } finally {
+            System.setOut(stdout);
+        }
+        String text = printed.toString(java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(code).as(text).isEqualTo(expected);
+        return text;
     }
 
     /** A volume with one 64-block snapshot in the data directory, as a server leaves it; returns the first block's PBN. */

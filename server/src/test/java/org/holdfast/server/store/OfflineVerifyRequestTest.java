@@ -50,4 +50,24 @@ class OfflineVerifyRequestTest {
         Files.writeString(OfflineVerifyRequest.file(root), "version=1\nrequestedAt=5\npbn=x\n");
         assertThatThrownBy(() -> OfflineVerifyRequest.read(root)).isInstanceOf(CorruptDataException.class);
     }
+
+    @Test
+    void write_overAMangledRequest_asksForAFullPass_insteadOfFailing() throws Exception {
+        Files.writeString(OfflineVerifyRequest.file(root), "garbage\n");
+        OfflineVerifyRequest r = OfflineVerifyRequest.write(root, "fsck", new long[] {4}, 1000);
+        assertThat(r.full()).as("what the mangled one listed is unknown").isTrue();
+        assertThat(OfflineVerifyRequest.read(root).full()).isTrue();
+        assertThat(OfflineVerifyRequest.read(root).pbns()).containsExactly(4);
+    }
+
+    @Test
+    void read_hugeFileWithoutLineBreaks_refusedBeforeReadingIt() throws Exception {
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(OfflineVerifyRequest.file(root).toFile(), "rw")) {
+            f.setLength(3L << 30); // sparse: one 3 GiB "line"
+        }
+        long t0 = System.nanoTime();
+        assertThatThrownBy(() -> OfflineVerifyRequest.read(root)).isInstanceOf(CorruptDataException.class)
+                .hasMessageContaining("bytes");
+        assertThat(System.nanoTime() - t0).as("not read").isLessThan(2_000_000_000L);
+    }
 }
