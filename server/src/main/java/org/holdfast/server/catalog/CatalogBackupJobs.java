@@ -171,6 +171,7 @@ public final class CatalogBackupJobs implements AutoCloseable {
         synchronized (commitMonitor) {
             held = count(catalog);
         }
+        verifyUnrecordedNewest(job);
         long before = backups.bytesOnDisk();
         job.log("backing up the catalog (" + held[0] + " snapshots) into " + backups.dir());
         // the engine reports no progress: the bytes copied so far are the backup directory's growth
@@ -228,6 +229,24 @@ public final class CatalogBackupJobs implements AutoCloseable {
         lastFailure.set(null);
         lastSoundMillis.set(v.atMillis());
         return r;
+    }
+
+    /**
+     * Every backup this job writes is verified at once, so a newest one without a record is one whose
+     * record the backup disk refused (full) or that the server stopped before checking: it is checked
+     * now, before the backup that would share its tables, so that damage it holds is set aside first.
+     */
+    private void verifyUnrecordedNewest(JobContext job) {
+        List<CatalogBackups.Info> all = backups.list();
+        if (all.isEmpty()) {
+            return;
+        }
+        int newest = all.get(all.size() - 1).id();
+        if (!backups.verifications().containsKey(newest)) {
+            CatalogBackups.Verification v = backups.verify(newest, true, n -> { }, System.currentTimeMillis());
+            job.log("backup " + newest + " had no verification record; checked first: " + (v.sound() ? "sound"
+                    : "damaged (" + String.join("; ", v.problems()) + "); its damaged shared files are set aside now"));
+        }
     }
 
     private static void advanceTo(JobContext job, AtomicLong reported, long copied) {

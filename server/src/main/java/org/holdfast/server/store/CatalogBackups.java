@@ -81,6 +81,8 @@ public final class CatalogBackups implements AutoCloseable {
     private boolean closed;
     // what the last list() saw: read without waiting for a backup's copy to end (health, metrics, a request's check)
     private volatile List<Info> listed = List.of();
+    // outcomes whose record the backup disk refused (full): the next backup still sets their damage aside
+    private final Map<Integer, Verification> unrecorded = new java.util.concurrent.ConcurrentHashMap<>();
 
     private CatalogBackups(Path dir) {
         this.dir = dir;
@@ -175,7 +177,10 @@ public final class CatalogBackups implements AutoCloseable {
         try {
             List<String> setAside = setAsideDamaged();
             // a record left by a backup id that failed and will be handed out again must not describe the new one
-            CatalogBackupVerdicts.retain(dir, ids());
+            Set<Integer> ids = ids();
+            CatalogBackupVerdicts.retain(dir, ids);
+            unrecorded.keySet().retainAll(ids);
+            pruneSetAside();
             long before = bytesOnDisk();
             try {
                 engine.createNewBackupWithMetadata(db.rocks(), metadata, true);
@@ -193,10 +198,11 @@ public final class CatalogBackups implements AutoCloseable {
      * check, into {@value CatalogBackupVerdicts#DIR}/damaged/ and reopens the engine: a shared table that
      * rotted would otherwise stay in every later backup (the engine copies a table only if its file is
      * not there), so the next backup copies it afresh from the catalog. The engine then finds the
-     * backups that held it incomplete; they could not be restored anyway, and they are deleted.
+     * backups that held it incomplete; they could not be restored anyway, and they are deleted. The files
+     * set aside are bounded by {@link DamagedFilesAside}.
      */
     private List<String> setAsideDamaged() {
-        Map<Integer, Verification> recorded = CatalogBackupVerdicts.read(dir);
+        Map<Integer, Verification> recorded = recorded();
         Set<String> damaged = new java.util.TreeSet<>();
         for (Verification v : recorded.values()) {
             if (!v.sound() && ids().contains(v.id())) {
@@ -211,14 +217,14 @@ public final class CatalogBackups implements AutoCloseable {
         if (damaged.isEmpty()) {
             return List.of();
         }
-        Path aside = dir.resolve(CatalogBackupVerdicts.DIR).resolve("damaged");
+        Path aside = DamagedFilesAside.dir(dir);
         engine.close();
         try {
             Files.createDirectories(aside);
             for (String f : damaged) {
                 Path from = dir.resolve(f);
                 if (Files.isRegularFile(from, LinkOption.NOFOLLOW_LINKS)) { // a missing one needs only the engine to look again
-                    Files.move(from, aside.resolve(from.getFileName() + "." + System.currentTimeMillis()));
+                    Files.move(from, DamagedFilesAside.target(dir, from, System.currentTimeMillis()));
                 }
             }
         } catch (IOException e) {
@@ -244,6 +250,30 @@ public final class CatalogBackups implements AutoCloseable {
         return List.copyOf(damaged);
     }
 
+    /** The records on disk, and the outcomes the disk refused to record (those are newer). */
+    private Map<Integer, Verification> recorded() {
+        Map<Integer, Verification> all = CatalogBackupVerdicts.read(dir);
+        all.putAll(unrecorded);
+        return all;
+    }
+
+    /** Bounds the files set aside ({@link DamagedFilesAside}): those a kept backup's record names as damaged stay. */
+    private void pruneSetAside() {
+        Set<Integer> ids = ids();
+        Set<String> named = new java.util.HashSet<>();
+        recorded().forEach((id, v) -> {
+            if (ids.contains(id)) {
+                v.damagedFiles().forEach(f -> named.add(f.substring(f.lastIndexOf('/') + 1)));
+            }
+        });
+        List<String> deleted = DamagedFilesAside.prune(dir, named, System.currentTimeMillis());
+        if (!deleted.isEmpty()) {
+            System.getLogger(CatalogBackups.class.getName()).log(System.Logger.Level.INFO, "deleted damaged catalog backup files set aside"
+                    + " more than " + DamagedFilesAside.KEEP_DAYS + " days ago or beyond the newest " + DamagedFilesAside.KEEP_PER_NAME
+                    + " of their name: " + deleted + " in " + DamagedFilesAside.dir(dir));
+        }
+    }
+
     /** Keeps the newest {@code keep} backups: older ones, their tables no kept backup holds, and their verification records go. */
     public synchronized void purge(int keep) {
         if (keep < 1) {
@@ -253,7 +283,9 @@ public final class CatalogBackups implements AutoCloseable {
         files.writeLock().lock();
         try {
             engine.purgeOldBackups(keep);
-            CatalogBackupVerdicts.retain(dir, ids());
+            Set<Integer> ids = ids();
+            CatalogBackupVerdicts.retain(dir, ids);
+            unrecorded.keySet().retainAll(ids);
         } catch (RocksDBException e) {
             throw MetadataDb.translate(STORE, dir.toString(), null, e);
         } finally {
@@ -285,7 +317,9 @@ public final class CatalogBackups implements AutoCloseable {
                     deleted.add(all.get(i).id());
                 }
             }
-            CatalogBackupVerdicts.retain(dir, ids());
+            Set<Integer> ids = ids();
+            CatalogBackupVerdicts.retain(dir, ids);
+            unrecorded.keySet().retainAll(ids);
             return deleted;
         } catch (RocksDBException e) {
             throw MetadataDb.translate(STORE, dir.toString(), null, e);
@@ -389,7 +423,9 @@ public final class CatalogBackups implements AutoCloseable {
         }
         try {
             CatalogBackupVerdicts.write(dir, v);
+            unrecorded.remove(id);
         } catch (StoreException e) {
+            unrecorded.put(id, v); // until the server stops; after a restart the backup job verifies the newest one again
             System.getLogger(CatalogBackups.class.getName()).log(System.Logger.Level.WARNING,
                     "cannot record the verification of catalog backup " + id + ": " + e.getMessage());
         }
@@ -403,7 +439,7 @@ public final class CatalogBackups implements AutoCloseable {
      */
     public Map<Integer, Verification> verifications() {
         Set<Integer> ids = listed.stream().map(Info::id).collect(Collectors.toSet());
-        Map<Integer, Verification> all = CatalogBackupVerdicts.read(dir);
+        Map<Integer, Verification> all = recorded();
         all.keySet().retainAll(ids);
         return all;
     }
