@@ -38,7 +38,7 @@ class CatalogBackupJobsTest {
     private final List<AuditEvent> audit = new CopyOnWriteArrayList<>();
 
     /** About {@code n} × 100 incompressible bytes of catalog tables. */
-    private static void fill(MetadataDb db, long from, long n, long seed) {
+    static void fill(MetadataDb db, long from, long n, long seed) {
         Random rnd = new Random(seed);
         try (MetadataBatch b = new MetadataBatch()) {
             for (long i = from; i < from + n; i++) {

@@ -2,7 +2,6 @@ package org.holdfast.server.catalog;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -14,7 +13,6 @@ import org.holdfast.server.jobs.JobState;
 import org.holdfast.server.jobs.Jobs;
 import org.holdfast.server.store.BackupFiles;
 import org.holdfast.server.store.CatalogBackups;
-import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,15 +26,6 @@ class CatalogBackupUnrecordedTest {
     @TempDir
     Path tmp;
 
-    private static void commits(MetadataDb db, long from, long to) {
-        for (long i = from; i <= to; i++) {
-            try (MetadataBatch b = new MetadataBatch()) {
-                db.put(b, MetadataDb.Column.META, ("k/" + i).getBytes(StandardCharsets.UTF_8), new byte[100]);
-                db.write(b, true);
-            }
-        }
-    }
-
     private static List<String> sharedFiles(Path dir, int id) throws Exception {
         return Files.readAllLines(dir.resolve("meta/" + id)).stream().map(l -> l.split(" ")[0]).filter(n -> n.startsWith("shared")).toList();
     }
@@ -47,10 +36,10 @@ class CatalogBackupUnrecordedTest {
         String own;
         try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"))) {
             try (CatalogBackups backups = CatalogBackups.open(dir)) {
-                commits(db, 1, 2000);
+                CatalogBackupJobsTest.fill(db, 0, 2000, 1);
                 backups.create(db, "", 7);
                 assertThat(backups.verify(1, true, n -> { }, 1L).sound()).isTrue();
-                commits(db, 2001, 2100);
+                CatalogBackupJobsTest.fill(db, 2000, 100, 2);
                 backups.create(db, "", 7);
                 List<String> older = sharedFiles(dir, 1);
                 own = sharedFiles(dir, 2).stream().filter(n -> !older.contains(n)).findFirst().orElseThrow();
@@ -63,14 +52,17 @@ class CatalogBackupUnrecordedTest {
             try (CatalogBackups backups = CatalogBackups.open(dir);
                  Jobs jobs = new Jobs(JobHistory.NONE, Clock.systemUTC())) {
                 assertThat(backups.verifications()).as("after the restart nothing says backup 2 is damaged").doesNotContainKey(2);
-                commits(db, 2101, 2200);
+                CatalogBackupJobsTest.fill(db, 2100, 100, 3);
                 CatalogBackupJobs cb = new CatalogBackupJobs(backups, new Catalog(db), new Object(), jobs, 7, e -> { });
                 Job job = jobs.await(cb.submit("schedule").id(), Duration.ofSeconds(60));
                 assertThat(job.state()).as(job.toString()).isEqualTo(JobState.SUCCEEDED);
                 assertThat(job.log()).anyMatch(l -> l.contains("backup 2 had no verification record; checked first: damaged"));
                 assertThat(job.result().get("damagedFilesSetAside")).isEqualTo(List.of(own));
                 assertThat(backups.list()).extracting(CatalogBackups.Info::id).containsExactly(1, 3);
-                assertThat(sharedFiles(dir, 3)).as("the table was copied afresh").contains(own);
+                String table = own.substring(own.indexOf('/') + 1);
+                try (var aside = Files.list(dir.resolve("holdfast-verify/damaged"))) {
+                    assertThat(aside.map(p -> p.getFileName().toString())).singleElement().asString().startsWith(table + ".");
+                }
                 assertThat(backups.verify(3, true, n -> { }, 3L).sound()).isTrue();
             }
         }

@@ -18,7 +18,7 @@ class CatalogBackupSetAsideTest {
     @TempDir
     Path tmp;
 
-    private static void commits(MetadataDb db, long from, long to) {
+    static void commits(MetadataDb db, long from, long to) {
         for (long i = from; i <= to; i++) {
             try (MetadataBatch b = new MetadataBatch()) {
                 db.put(b, MetadataDb.Column.META, ("k/" + i).getBytes(StandardCharsets.UTF_8), new byte[100]);

@@ -2,7 +2,6 @@ package org.holdfast.server.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -73,22 +72,13 @@ class DamagedFilesAsideTest {
         assertThat(old).exists();
     }
 
-    private static void commits(MetadataDb db, long from, long to) {
-        for (long i = from; i <= to; i++) {
-            try (MetadataBatch b = new MetadataBatch()) {
-                db.put(b, MetadataDb.Column.META, ("k/" + i).getBytes(StandardCharsets.UTF_8), new byte[100]);
-                db.write(b, false);
-            }
-        }
-    }
-
     @Test
     void create_afterADamagedBackup_setsItsTableAside_andDeletesOnlyExpiredSetAsideFiles() throws Exception {
         Path dir = tmp.resolve("backups");
         long now = System.currentTimeMillis();
         try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"));
              CatalogBackups backups = CatalogBackups.open(dir)) {
-            commits(db, 1, 2000);
+            CatalogBackupSetAsideTest.commits(db, 1, 2000);
             backups.create(db, "", 7);
             String rotten = BackupFiles.rot(dir);
             assertThat(backups.verify(1, true, n -> { }, 1L).sound()).isFalse();
@@ -98,7 +88,7 @@ class DamagedFilesAsideTest {
             Path outside = touch(tmp.resolve("elsewhere/8_y_9.sst." + (now - 30 * DAY)));
             Files.createSymbolicLink(aside.resolve("8_y_9.sst." + (now - 30 * DAY)), outside);
 
-            commits(db, 2001, 2100);
+            CatalogBackupSetAsideTest.commits(db, 2001, 2100);
             CatalogBackups.Created c = backups.create(db, "", 7);
 
             assertThat(c.setAside()).containsExactly(rotten);
@@ -117,10 +107,10 @@ class DamagedFilesAsideTest {
         Path dir = tmp.resolve("backups");
         try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"));
              CatalogBackups backups = CatalogBackups.open(dir)) {
-            commits(db, 1, 2000);
+            CatalogBackupSetAsideTest.commits(db, 1, 2000);
             backups.create(db, "", 7);
             assertThat(backups.verify(1, true, n -> { }, 1L).sound()).isTrue();
-            commits(db, 2001, 2100);
+            CatalogBackupSetAsideTest.commits(db, 2001, 2100);
             backups.create(db, "", 7);
             String own = ownSharedTable(dir, 2, 1);
             BackupFiles.flip(dir.resolve(own));
@@ -131,7 +121,7 @@ class DamagedFilesAsideTest {
             assertThat(dir.resolve("holdfast-verify/2")).as("not recorded").doesNotExist();
             assertThat(backups.verifications()).as("still known").containsKey(2);
 
-            commits(db, 2101, 2200);
+            CatalogBackupSetAsideTest.commits(db, 2101, 2200);
             CatalogBackups.Created c = backups.create(db, "", 7);
             assertThat(c.setAside()).containsExactly(own);
             assertThat(backups.list()).extracting(CatalogBackups.Info::id).containsExactly(1, 3);
