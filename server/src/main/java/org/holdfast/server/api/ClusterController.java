@@ -10,6 +10,8 @@ import org.holdfast.server.cluster.UnknownWorkerException;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.cluster.WorkerStatus;
 import org.holdfast.server.cluster.WorkerView;
+import org.holdfast.server.ingest.cluster.DedupLinks;
+import org.holdfast.server.ingest.cluster.IndexReport;
 import org.holdfast.server.ingest.cluster.WorkerIndexRebuildJobs;
 import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.Role;
@@ -31,11 +33,15 @@ public class ClusterController {
     private final ApiTokens tokens;
     /** On a master only. */
     private final ObjectProvider<WorkerIndexRebuildJobs> rebuilds;
+    /** On a master only. */
+    private final ObjectProvider<DedupLinks> dedupLinks;
 
-    public ClusterController(ClusterNode node, ApiTokens tokens, ObjectProvider<WorkerIndexRebuildJobs> rebuilds) {
+    public ClusterController(ClusterNode node, ApiTokens tokens, ObjectProvider<WorkerIndexRebuildJobs> rebuilds,
+                             ObjectProvider<DedupLinks> dedupLinks) {
         this.node = node;
         this.tokens = tokens;
         this.rebuilds = rebuilds;
+        this.dedupLinks = dedupLinks;
     }
 
     /**
@@ -60,11 +66,14 @@ public class ClusterController {
      * in a browser); {@code lastHeartbeat} (ISO-8601 or null) is when the master last heard from it,
      * registration or heartbeat; {@code loadAverage} null when unknown. {@code tokenId} and
      * {@code tokenName}: the worker token the worker is bound to, for admins only (null for other
-     * roles, and while a worker from an older master is not bound yet).
+     * roles, and while a worker from an older master is not bound yet). {@code indexEntries}: the
+     * fingerprints the worker's dedup index held at its last answer to a dedup call of this master
+     * ({@code indexReportedAt}, ISO-8601); both null until the first answer after its registration.
      */
     public record WorkerItem(long id, String nodeName, String address, String state, long epoch, String pbnFirst, String pbnLimit,
                              String lastHeartbeat, Double loadAverage, long heapUsedBytes, long heapMaxBytes, long diskFreeBytes,
-                             int cpus, long diskBytes, String version, String tokenId, String tokenName) {
+                             int cpus, long diskBytes, String version, String tokenId, String tokenName, Long indexEntries,
+                             String indexReportedAt) {
     }
 
     @GetMapping("/api/v1/cluster")
@@ -98,11 +107,14 @@ public class ClusterController {
     private WorkerItem item(WorkerView w, boolean admin) {
         String tokenId = admin && !w.tokenId().isEmpty() ? w.tokenId() : null;
         String tokenName = tokenId == null ? null : tokens.find(tokenId).map(TokenRecord::name).orElse(null);
+        DedupLinks links = dedupLinks.getIfAvailable();
+        IndexReport index = links == null ? null : links.indexReport(w.workerId());
         return new WorkerItem(w.workerId(), w.nodeName(), w.address(), w.state().wireName(), w.epoch(),
                 Long.toString(w.range().first()), Long.toString(w.range().limit()),
                 w.lastHeartbeatMillis() == 0 ? null : Instant.ofEpochMilli(w.lastHeartbeatMillis()).toString(),
                 w.load().loadMilli() < 0 ? null : w.load().loadMilli() / 1000.0, w.load().heapUsedBytes(), w.load().heapMaxBytes(),
-                w.load().diskFreeBytes(), w.capacity().cpus(), w.capacity().diskBytes(), w.softwareVersion(), tokenId, tokenName);
+                w.load().diskFreeBytes(), w.capacity().cpus(), w.capacity().diskBytes(), w.softwareVersion(), tokenId, tokenName,
+                index == null ? null : index.entries(), index == null ? null : Instant.ofEpochMilli(index.atMillis()).toString());
     }
 
     /** The worker token a worker is to be bound to: its id, as {@code GET /api/v1/tokens} lists it. */

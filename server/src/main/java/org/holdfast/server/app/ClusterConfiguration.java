@@ -89,8 +89,16 @@ public class ClusterConfiguration {
      */
     @Bean
     @ConditionalOnProperty(name = ROLE, havingValue = "master")
-    DedupLinks dedupLinks() {
-        return new DedupLinks();
+    DedupLinks dedupLinks(HoldfastProperties props) {
+        // with the workers' engine in use, ask each for its index size at registration: it opens their engines anyway
+        return new DedupLinks("cluster".equals(props.dedup().engine()));
+    }
+
+    /** Each worker's index size as last reported to this master. */
+    @Bean
+    @ConditionalOnProperty(name = ROLE, havingValue = "master")
+    WorkerIndexMetrics workerIndexMetrics(DedupLinks dedupLinks) {
+        return new WorkerIndexMetrics(dedupLinks);
     }
 
     @Bean

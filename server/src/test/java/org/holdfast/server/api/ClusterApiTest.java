@@ -103,6 +103,9 @@ class ClusterApiTest {
                 assertThat(one.get("address").asText()).startsWith("127.0.0.1:");
                 assertThat(one.get("lastHeartbeat").asText()).endsWith("Z");
                 assertThat(one.get("heapMaxBytes").asLong()).isPositive();
+                // this master's engine is not the workers' (sungem): it never asked the worker, so the index size is unknown
+                assertThat(one.get("indexEntries").isNull()).isTrue();
+                assertThat(one.get("indexReportedAt").isNull()).isTrue();
                 // the token a worker is bound to is for admins' eyes: it names what a thief would need
                 assertThat(one.get("tokenId").isNull()).isEqualTo(r != Role.ADMIN);
                 assertThat(one.get("tokenName").isNull()).isEqualTo(r != Role.ADMIN);
@@ -121,7 +124,8 @@ class ClusterApiTest {
 
             HttpResponse<String> metrics = call("GET", "/actuator/prometheus", TestTokens.issue(ctx, Role.VIEWER), null);
             assertThat(metrics.body()).contains("holdfast_cluster_workers{state=\"up\"} 1.0")
-                    .contains("holdfast_cluster_workers{state=\"lost\"} 0.0").contains("holdfast_cluster_registered 0.0");
+                    .contains("holdfast_cluster_workers{state=\"lost\"} 0.0").contains("holdfast_cluster_registered 0.0")
+                    .contains("holdfast_cluster_worker_index_entries{worker=\"1\"} NaN"); // registered, never asked
 
             // the worker's token is for the cluster port only
             assertThat(call("GET", "/api/v1/cluster", workerToken, null).statusCode()).isEqualTo(403);

@@ -123,6 +123,11 @@ class WorkerIndexRebuildApiTest {
              LocalDedupWorker two = new LocalDedupWorker(0, data.resolve("w-two"), SungemFingerprintIndexTest.smallSettings(),
                      Clock.systemUTC());
              WorkerConnector w1 = worker("w-one", tokenFile, one)) {
+            // asked at registration (engine cluster): known before any backup, 0 for an empty index
+            JsonNode first = await().atMost(Duration.ofSeconds(10)).until(() -> JSON.readTree(call("GET", "/api/v1/cluster/workers",
+                    admin).body()).get(0), w -> !w.get("indexEntries").isNull());
+            assertThat(first.get("indexEntries").asLong()).isZero();
+            assertThat(first.get("indexReportedAt").asText()).endsWith("Z");
             GatedWorker gate = new GatedWorker(two);
             WorkerConnector w2 = worker("w-two", tokenFile, gate);
             w2.close();
@@ -155,6 +160,12 @@ class WorkerIndexRebuildApiTest {
                 assertThat(r.get("bytesRead").asLong()).isEqualTo((BLOCKS + UNRECORDED) * 4096L);
                 assertThat(done.get("progress").get("itemsDone").asLong()).isEqualTo(BLOCKS + UNRECORDED);
                 assertThat(two.load().storedEntries()).isEqualTo(BLOCKS - HELD_BY_ONE);
+                // the list shows what each holds, as their last answers (the rebuild's probes and flush) said
+                JsonNode listed = JSON.readTree(call("GET", "/api/v1/cluster/workers", TestTokens.issue(ctx, Role.VIEWER)).body());
+                assertThat(listed.get(1).get("indexEntries").asLong()).isEqualTo(BLOCKS - HELD_BY_ONE);
+                assertThat(listed.get(0).get("indexEntries").asLong()).isEqualTo(one.load().storedEntries()).isPositive();
+                assertThat(call("GET", "/actuator/prometheus", TestTokens.issue(ctx, Role.VIEWER)).body())
+                        .contains("holdfast_cluster_worker_index_entries{worker=\"2\"} " + (double) (BLOCKS - HELD_BY_ONE));
 
                 // the master's index finds every block again: the domain blocks under their keys, not their fingerprints
                 byte[] fps = fingerprints(pbns);

@@ -120,6 +120,8 @@ class ConsoleClusterTest {
                 assertThat(replacement.status().assignment().epoch()).isEqualTo(2);
                 assertThat(Long.toString(replacement.status().assignment().range().first())).isEqualTo(range);
                 b.awaitText(By.cssSelector("[data-worker='new-host'] [data-test='worker-state']"), "up");
+                // this master's engine is not the workers': it never asked them, so the index column says it does not know
+                b.awaitText(By.cssSelector("[data-worker='new-host'] [data-test='worker-index']"), "unknown");
                 b.screenshot("replaced");
             }
         }

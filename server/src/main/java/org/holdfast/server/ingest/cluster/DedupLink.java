@@ -11,6 +11,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.holdfast.common.protocol.DedupAnswer;
 import org.holdfast.common.protocol.DedupCandidates;
+import org.holdfast.common.protocol.DedupControl;
 import org.holdfast.common.protocol.DedupDone;
 import org.holdfast.common.protocol.DedupFailed;
 import org.holdfast.common.protocol.ErrorCode;
@@ -32,6 +33,7 @@ public final class DedupLink {
     private final AtomicLong nextId = new AtomicLong();
     private final ConcurrentHashMap<Long, CompletableFuture<Message>> pending = new ConcurrentHashMap<>();
     private volatile String lost;
+    private volatile IndexReport indexReport; // null until the worker's first answer on this link
 
     /** Worker {@code name} (for messages) on {@code channel}; a call not answered within {@code timeout} ends the link's use. */
     public DedupLink(String name, Channel channel, Duration timeout) {
@@ -113,6 +115,28 @@ public final class DedupLink {
         }
     }
 
+    /**
+     * The index size the worker's last answer on this link carried, or null before its first answer:
+     * the master learns it only from answers to its own dedup calls.
+     */
+    public IndexReport indexReport() {
+        return indexReport;
+    }
+
+    /**
+     * Asks the worker for its load without waiting: its answer sets {@link #indexReport()}. Nobody
+     * needs the answer, so a failure is only the link's (a silent worker is lost as on any call).
+     */
+    void askLoad() {
+        long id = nextId();
+        call(id, new DedupControl(id, DedupControl.LOAD, 0));
+    }
+
+    /** Every answer carries the worker's load; its first figure is the fingerprints its index holds. */
+    private void noteLoad(long[] load) {
+        indexReport = new IndexReport(load[0], System.currentTimeMillis());
+    }
+
     /** Requests in flight (tests). */
     int pendingCount() {
         return pending.size();
@@ -124,11 +148,17 @@ public final class DedupLink {
             @Override
             public void channelRead(ChannelHandlerContext ctx, Object msg) {
                 if (msg instanceof DedupAnswer a) {
-                    take(a.requestId(), a).complete(a);
+                    CompletableFuture<Message> p = take(a.requestId(), a);
+                    noteLoad(a.load());
+                    p.complete(a);
                 } else if (msg instanceof DedupCandidates c) {
-                    take(c.requestId(), c).complete(c);
+                    CompletableFuture<Message> p = take(c.requestId(), c);
+                    noteLoad(c.load());
+                    p.complete(c);
                 } else if (msg instanceof DedupDone d) {
-                    take(d.requestId(), d).complete(d);
+                    CompletableFuture<Message> p = take(d.requestId(), d);
+                    noteLoad(d.load());
+                    p.complete(d);
                 } else if (msg instanceof DedupFailed f) {
                     // the worker's own words stay in this log: they may name its paths, which an agent need not see
                     LOG.log(System.Logger.Level.WARNING, "dedup worker " + name + " failed a request: " + f.message());

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.function.LongConsumer;
 
 /**
  * The master's registered workers' dedup links, by worker id: a link is added when its worker
@@ -14,9 +15,41 @@ import java.util.concurrent.ConcurrentSkipListMap;
  * worker as long as the set of workers is the same.
  */
 public final class DedupLinks {
+    private final boolean askOnRegister;
     private final Map<Long, DedupLink> links = new ConcurrentSkipListMap<>();
+    /** Each worker's newest link, kept after it ends: a lost worker's last index report stays readable. */
+    private final Map<Long, DedupLink> newest = new ConcurrentSkipListMap<>();
+    private volatile LongConsumer onRegistered = id -> { };
+
+    /** Links of a master that makes no dedup calls of its own accord at registration. */
+    public DedupLinks() {
+        this(false);
+    }
+
+    /**
+     * {@code askOnRegister}: ask each worker for its load as soon as it registers, so its index size
+     * (0 if it started its index over) is known before the first backup. Only for a master whose
+     * engine is the workers' (holdfast.dedup.engine=cluster): the question opens a worker's engine.
+     */
+    public DedupLinks(boolean askOnRegister) {
+        this.askOnRegister = askOnRegister;
+    }
+
+    /**
+     * Calls {@code listener} with the id of every worker that registered so far and of each that
+     * registers from now on (an id may come more than once): the master's per-worker metrics.
+     */
+    public void onRegistered(LongConsumer listener) {
+        onRegistered = listener;
+        newest.keySet().forEach(listener::accept);
+    }
 
     void add(long workerId, DedupLink link) {
+        newest.put(workerId, link);
+        onRegistered.accept(workerId);
+        if (askOnRegister) {
+            link.askLoad();
+        }
         DedupLink old = links.put(workerId, link);
         if (old != null && old != link) {
             old.lost("superseded by a new registration");
@@ -39,6 +72,16 @@ public final class DedupLinks {
             }
         });
         return up;
+    }
+
+    /**
+     * What worker {@code workerId} last reported about its dedup index on its newest link (up or
+     * ended), or null: before any registration, and after one until the master's first dedup call
+     * is answered (a registration may have started the index over, so an older figure is not kept).
+     */
+    public IndexReport indexReport(long workerId) {
+        DedupLink l = newest.get(workerId);
+        return l == null ? null : l.indexReport();
     }
 
     /** Proxies for the links that are up now, numbered 0..n-1 in worker-id order. */

@@ -86,6 +86,29 @@ class RemoteClusterFingerprintIndexTest extends FingerprintIndexContractTest {
         assertThat(lookups).as("the workers' engines did the lookups").isGreaterThanOrEqualTo(2L * n);
     }
 
+    /**
+     * After a backup through both workers the master knows, per worker id, what each one's index
+     * holds as its last answer said: the holder's figure is not zero, and the figures are the
+     * workers' own.
+     */
+    @Test
+    void indexReport_afterABackupThroughTwoWorkers_isEachWorkersOwnFigure() {
+        long before = System.currentTimeMillis();
+        int n = 1000;
+        storeNew(fps(17, n), n);
+        List<Long> reported = new java.util.ArrayList<>();
+        for (org.holdfast.server.cluster.WorkerView w : nodes.registry().workers()) {
+            IndexReport r = nodes.server().dedupLinks().indexReport(w.workerId());
+            assertThat(r).as("worker %d answered dedup calls", w.workerId()).isNotNull();
+            assertThat(r.atMillis()).isBetween(before, System.currentTimeMillis());
+            reported.add(r.entries());
+        }
+        List<Long> own = engines().stream().map(e -> e.load().storedEntries()).toList();
+        assertThat(reported).containsExactlyInAnyOrderElementsOf(own);
+        assertThat(reported.stream().mapToLong(Long::longValue).sum()).as("every new fingerprint is held by one worker").isEqualTo(n);
+        assertThat(nodes.server().dedupLinks().indexReport(99)).as("no such worker").isNull();
+    }
+
     @Test
     void lookup_workerLinkLost_failsWithClearErrorAndInventsNothing() throws Exception {
         byte[] f = fps(9, 100);

@@ -104,11 +104,14 @@ class RemovedWorkerStaleIndexTest {
                 }
                 remote.flush();
                 long firstId = registry.workers().get(0).workerId();
+                assertThat(server.dedupLinks().indexReport(firstId).entries()).as("its index as the flush's answer said").isEqualTo(N);
                 stop(w1, e1, registry, firstId);
+                assertThat(server.dedupLinks().indexReport(firstId).entries()).as("a lost worker's last report stays").isEqualTo(N);
 
                 // control: the same membership back (epoch 2) keeps its index, so the check below could fail
                 LazyDedupWorker e2 = engine(index);
                 WorkerConnector w2 = worker(server, cert, tokenFile, e2);
+                assertThat(server.dedupLinks().indexReport(firstId)).as("unknown after a registration until it answers").isNull();
                 assertThat(lookup(remote, f)).as("a returning worker answers from its kept index").containsExactly(pbns);
                 remote.flush();
                 stop(w2, e2, registry, firstId);
@@ -124,6 +127,7 @@ class RemovedWorkerStaleIndexTest {
                     assertThat(again.epoch()).isEqualTo(1L);
                     assertThat(again.range().overlaps(removed.range())).isFalse();
                     assertThat(lookup(remote, f)).as("freed PBNs must not come back as duplicates").containsOnly(0L);
+                    assertThat(server.dedupLinks().indexReport(again.workerId()).entries()).as("its index started over").isZero();
                 } finally {
                     e3.close();
                 }
