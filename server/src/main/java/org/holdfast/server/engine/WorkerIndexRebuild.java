@@ -1,10 +1,10 @@
 package org.holdfast.server.engine;
 
+import org.holdfast.common.concurrent.Futures;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 /**
  * Rebuilds the dedup index of one worker (the target) that lost it (an empty disk, or a new node
@@ -137,7 +137,7 @@ public final class WorkerIndexRebuild implements AutoCloseable {
             if (futures.get(w) == null) {
                 continue;
             }
-            SegmentAnswer a = join(futures.get(w));
+            SegmentAnswer a = Futures.join(futures.get(w));
             for (int i = 0; i < n; i++) {
                 long p = a.pbns()[i];
                 if (p > 0) {
@@ -172,7 +172,7 @@ public final class WorkerIndexRebuild implements AutoCloseable {
             futures.add(w.probe(probe));
         }
         for (int w = 0; w < count; w++) {
-            ask[w] = join(futures.get(w)).candidates() > 0 || lookupNo - lastResolved[w] <= ClusterFingerprintIndex.AFFINITY;
+            ask[w] = Futures.join(futures.get(w)).candidates() > 0 || lookupNo - lastResolved[w] <= ClusterFingerprintIndex.AFFINITY;
         }
     }
 
@@ -193,7 +193,7 @@ public final class WorkerIndexRebuild implements AutoCloseable {
         if (m == 0) {
             return;
         }
-        SegmentAnswer a = join(workers.get(target).lookup(new SegmentLookup(stream, shareFps, m)));
+        SegmentAnswer a = Futures.join(workers.get(target).lookup(new SegmentLookup(stream, shareFps, m)));
         holders(m);
         for (int i = 0; i < m; i++) {
             holder[i] = a.pbns()[i] == sharePbns[i] ? TARGET : NOBODY;
@@ -222,7 +222,7 @@ public final class WorkerIndexRebuild implements AutoCloseable {
             }
         }
         if (placed > 0) {
-            join(workers.get(target).record(new SegmentRecord(stream, segFps, n, teach, isNew, placed)));
+            Futures.join(workers.get(target).record(new SegmentRecord(stream, segFps, n, teach, isNew, placed)));
             taught += placed;
         }
     }
@@ -233,18 +233,6 @@ public final class WorkerIndexRebuild implements AutoCloseable {
             holder = new byte[n];
         }
         Arrays.fill(holder, 0, n, NOBODY);
-    }
-
-    /** Waits for a worker's answer; its failure is thrown as it is (the worker's words), not wrapped. */
-    private static <T> T join(CompletableFuture<T> f) {
-        try {
-            return f.join();
-        } catch (CompletionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw e;
-        }
     }
 
     /** Makes what the target learnt durable ({@link DedupWorker#flush}). */

@@ -15,6 +15,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.holdfast.common.concurrent.Futures;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.protocol.Abort;
 import org.holdfast.common.protocol.BackupBegin;
@@ -242,7 +243,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             try {
                 if (!closing.get()) {
                     if (digests != null) {
-                        requireSession(m).onBlocks((Blocks) m, awaitDigests(digests));
+                        requireSession(m).onBlocks((Blocks) m, Futures.join(digests));
                         received((Blocks) m, payloadBytes((Blocks) m, ((Blocks) m).data().readableBytes()));
                     } else {
                         handle(m);
@@ -291,14 +292,6 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (unflushedNeeds > 0 && (queuedFrames.get() <= 1 || unflushedNeeds >= FLUSH_NEEDS)) {
             unflushedNeeds = 0;
             channel.flush();
-        }
-    }
-
-    private static PayloadDigester.FrameDigests awaitDigests(CompletableFuture<PayloadDigester.FrameDigests> f) {
-        try {
-            return f.join();
-        } catch (CompletionException e) {
-            throw e.getCause() instanceof RuntimeException r ? r : e;
         }
     }
 

@@ -1,5 +1,6 @@
 package org.holdfast.server.store;
 
+import org.holdfast.common.concurrent.Futures;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -9,7 +10,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -285,7 +285,7 @@ public final class LogCache implements AutoCloseable {
         } else {
             countWait(f);
         }
-        byte[] b = await(f);
+        byte[] b = Futures.join(f);
         if (b.length < from + n) {
             throw beyondEnd(logId, (long) index * settings.rangeBytes() + b.length, pbn);
         }
@@ -418,17 +418,6 @@ public final class LogCache implements AutoCloseable {
             if (f != null) {
                 f.completeExceptionally(e);
             }
-        }
-    }
-
-    private static byte[] await(CompletableFuture<byte[]> f) {
-        try {
-            return f.join();
-        } catch (CompletionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw e;
         }
     }
 

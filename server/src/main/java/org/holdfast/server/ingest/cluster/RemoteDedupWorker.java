@@ -2,7 +2,7 @@ package org.holdfast.server.ingest.cluster;
 
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
+import org.holdfast.common.concurrent.Futures;
 import org.holdfast.common.protocol.DedupAnswer;
 import org.holdfast.common.protocol.DedupCandidates;
 import org.holdfast.common.protocol.DedupControl;
@@ -95,7 +95,7 @@ public final class RemoteDedupWorker implements DedupWorker {
         for (int from = 0; from < count; from += ProtocolLimits.MAX_DEDUP_ENTRIES) {
             int n = Math.min(ProtocolLimits.MAX_DEDUP_ENTRIES, count - from);
             long id = link.nextId();
-            done(await(link.call(id, new DedupForget(id, n, Arrays.copyOfRange(pbns, from, from + n),
+            done(Futures.join(link.call(id, new DedupForget(id, n, Arrays.copyOfRange(pbns, from, from + n),
                     Arrays.copyOfRange(fps, from * 32, (from + n) * 32)))));
         }
     }
@@ -109,7 +109,7 @@ public final class RemoteDedupWorker implements DedupWorker {
     @Override
     public void flush() {
         long id = link.nextId();
-        done(await(link.call(id, new DedupControl(id, DedupControl.FLUSH, 0))));
+        done(Futures.join(link.call(id, new DedupControl(id, DedupControl.FLUSH, 0))));
     }
 
     /** The worker's load, asked over the link; the last known one if the link is down. */
@@ -120,7 +120,7 @@ public final class RemoteDedupWorker implements DedupWorker {
         }
         long id = link.nextId();
         try {
-            done(await(link.call(id, new DedupControl(id, DedupControl.LOAD, 0))));
+            done(Futures.join(link.call(id, new DedupControl(id, DedupControl.LOAD, 0))));
         } catch (DedupWorkerLostException e) {
             // the last known figures are all there is
         }
@@ -132,14 +132,6 @@ public final class RemoteDedupWorker implements DedupWorker {
             throw link.lostError("it answered " + m.type() + " where DEDUP_DONE was due");
         }
         load(d.load());
-    }
-
-    private static Message await(CompletableFuture<Message> f) {
-        try {
-            return f.join();
-        } catch (CompletionException e) {
-            throw e.getCause() instanceof RuntimeException r ? r : e;
-        }
     }
 
     private DedupLoad load(long[] l) {

@@ -1,0 +1,2 @@
+/** Small concurrency helpers shared by every module. */
+package org.holdfast.common.concurrent;
