@@ -514,25 +514,8 @@ class GcStoreModelTest {
      */
     private void reclaimNow(Random r) {
         int cancelAfter = r.nextInt(3) == 0 ? r.nextInt(4) : -1;
-        int[] checks = {0};
-        org.holdfast.server.jobs.JobContext job = new org.holdfast.server.jobs.JobContext() {
-            @Override
-            public void total(long items, long bytes) {
-            }
-
-            @Override
-            public void advance(long items, long bytes) {
-            }
-
-            @Override
-            public void log(String line) {
-            }
-
-            @Override
-            public boolean cancelRequested() {
-                return cancelAfter >= 0 && checks[0]++ >= cancelAfter;
-            }
-        };
+        org.holdfast.server.jobs.JobContext job = cancelAfter >= 0 ? new org.holdfast.server.jobs.CancelAfterChecks(cancelAfter)
+                : org.holdfast.server.jobs.CancelAfterChecks.never();
         String context = "reclaim-now at " + Instant.ofEpochMilli(clock.millis);
         GcService.ReclaimReport rep;
         try {

@@ -4,9 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
-import java.util.concurrent.atomic.AtomicInteger;
+import org.holdfast.server.jobs.CancelAfterChecks;
 import org.holdfast.server.jobs.JobCancelledException;
-import org.holdfast.server.jobs.JobContext;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.FsyncPolicy;
@@ -22,33 +21,6 @@ import org.junit.jupiter.api.io.TempDir;
 class WorkerIndexRebuildCountTest {
     @TempDir
     Path dir;
-
-    /** A job context cancelled once {@code afterCheckpoints} safe points have passed; counts them. */
-    private static final class CancelAfter implements JobContext {
-        final AtomicInteger checkpoints = new AtomicInteger();
-        private final int afterCheckpoints;
-
-        CancelAfter(int afterCheckpoints) {
-            this.afterCheckpoints = afterCheckpoints;
-        }
-
-        @Override
-        public void total(long items, long bytes) {
-        }
-
-        @Override
-        public void advance(long items, long bytes) {
-        }
-
-        @Override
-        public void log(String line) {
-        }
-
-        @Override
-        public boolean cancelRequested() {
-            return checkpoints.incrementAndGet() > afterCheckpoints;
-        }
-    }
 
     @Test
     void countBelow_pagesWithSafePoints_countsBelowTheLimitAndStopsWhenCancelled() {
@@ -66,16 +38,16 @@ class WorkerIndexRebuildCountTest {
                 store.sync();
                 long limit = first + 30; // the 30 blocks stored when the rebuild started
 
-                CancelAfter never = new CancelAfter(Integer.MAX_VALUE);
+                CancelAfterChecks never = CancelAfterChecks.never();
                 long[] total = WorkerIndexRebuildJobs.countBelow(store.locations(), limit, 10, never);
                 assertThat(total[0]).isEqualTo(30);
                 assertThat(total[1]).isEqualTo(30 * 100 + 29 * 30 / 2);
-                assertThat(never.checkpoints.get()).as("a safe point per page of 10, and one for the empty last page").isEqualTo(4);
+                assertThat(never.checks()).as("a safe point per page of 10, and one for the empty last page").isEqualTo(4);
 
-                CancelAfter cancelled = new CancelAfter(1);
+                CancelAfterChecks cancelled = new CancelAfterChecks(1);
                 assertThatThrownBy(() -> WorkerIndexRebuildJobs.countBelow(store.locations(), limit, 10, cancelled))
                         .isInstanceOf(JobCancelledException.class);
-                assertThat(cancelled.checkpoints.get()).as("stopped before the second page").isEqualTo(2);
+                assertThat(cancelled.checks()).as("stopped before the second page").isEqualTo(2);
             } finally {
                 store.close();
             }

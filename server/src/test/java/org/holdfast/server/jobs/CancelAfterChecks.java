@@ -1,0 +1,41 @@
+package org.holdfast.server.jobs;
+
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** A job context whose cancel is requested from the check after the first {@code allowed} ones on; counts the checks, ignores progress. */
+public final class CancelAfterChecks implements JobContext {
+    private final AtomicInteger checks = new AtomicInteger();
+    private final int allowed;
+
+    /** Cancelled at the check after {@code allowed} safe points (0: at the first). */
+    public CancelAfterChecks(int allowed) {
+        this.allowed = allowed;
+    }
+
+    /** Never cancelled; still counts its checks. */
+    public static CancelAfterChecks never() {
+        return new CancelAfterChecks(Integer.MAX_VALUE);
+    }
+
+    /** How often the job asked whether it is cancelled. */
+    public int checks() {
+        return checks.get();
+    }
+
+    @Override
+    public void total(long items, long bytes) {
+    }
+
+    @Override
+    public void advance(long items, long bytes) {
+    }
+
+    @Override
+    public void log(String line) {
+    }
+
+    @Override
+    public boolean cancelRequested() {
+        return checks.incrementAndGet() > allowed;
+    }
+}
