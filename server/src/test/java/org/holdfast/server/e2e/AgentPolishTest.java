@@ -25,8 +25,14 @@ import org.junit.jupiter.api.io.TempDir;
 class AgentPolishTest {
     private static final LogDir logs = new LogDir("AgentPolishTest");
     private static final String VOLUME = "polish";
-    /** Large enough that a restore is still writing when Ctrl-C arrives, small enough to back up in seconds. */
     private static final int IMAGE_BYTES = 64 << 20;
+    /**
+     * The Ctrl-C tests run the agent through a link this slow (the image takes over 15 s), so the
+     * command is still transferring when the signal lands, however loaded the machine: on the
+     * direct loopback a restore of the image can finish between the test seeing its temporary
+     * file and the signal arriving.
+     */
+    private static final long SLOW_LINK_BYTES_PER_SECOND = 2 << 20;
 
     @TempDir
     static Path work;
@@ -76,16 +82,20 @@ class AgentPolishTest {
     void restore_ctrlCWhileWriting_noTemporaryFileAndNoTarget() throws Exception {
         Path dir = Files.createDirectories(work.resolve("interrupted"));
         Path target = dir.resolve("vm.img");
-        interruptOnceWriting(agent.start(AgentProcess.restoreArgs(server, VOLUME, snapshot, target)), dir,
-                AgentPolishTest::leftovers);
+        try (SlowLink link = SlowLink.to(server.ingestAddress(), SLOW_LINK_BYTES_PER_SECOND)) {
+            interruptOnceWriting(agent.start(through(link, AgentProcess.restoreArgs(server, VOLUME, snapshot, target))), dir,
+                    AgentPolishTest::leftovers);
+        }
         assertThat(target).as("the target never appears half-written").doesNotExist();
     }
 
     @Test
     void backup_ctrlCWhileReading_noTemporaryStateFileLeft() throws Exception {
         Path state = Files.createDirectories(work.resolve("state-interrupted"));
-        interruptOnceWriting(agent.start(AgentProcess.backupArgs(server, "polish-ctrl-c", image, state)), state,
-                d -> files(d, ".tmp"));
+        try (SlowLink link = SlowLink.to(server.ingestAddress(), SLOW_LINK_BYTES_PER_SECOND)) {
+            interruptOnceWriting(agent.start(through(link, AgentProcess.backupArgs(server, "polish-ctrl-c", image, state))), state,
+                    d -> files(d, ".tmp"));
+        }
         assertThat(files(state, ".state")).as("no state without a committed snapshot").isEmpty();
     }
 
@@ -170,6 +180,14 @@ class AgentPolishTest {
         AgentResult r = running.await();
         assertThat(r.exitCode()).as("Ctrl-C ends the command: %s", r).isNotZero();
         assertThat(temps.in(dir)).as("its temporary file is removed on Ctrl-C: %s", r).isEmpty();
+    }
+
+    /** {@code args} aimed at {@code link} instead of the server, with the agent token in a file. */
+    private static String[] through(SlowLink link, String[] args) {
+        List<String> a = new ArrayList<>(List.of(args));
+        a.set(a.indexOf("--server") + 1, link.address());
+        a.addAll(List.of("--token-file", server.agentTokenFile().toString()));
+        return a.toArray(String[]::new);
     }
 
     private static String mode(Path p) throws Exception {
