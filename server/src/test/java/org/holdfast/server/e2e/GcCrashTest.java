@@ -98,8 +98,15 @@ class GcCrashTest {
                     committed.put(appeared.get(0), inFlight);
                     inFlightCommitted++;
                 }
-                // let the grace of the killed session's blocks run out and a cycle sweep them
-                Thread.sleep(1000 + random.nextInt(3000));
+                // let a cycle of the restarted server sweep the killed session's blocks (their 3 s grace ran out
+                // during the restart, or runs out during the next backup), then 0-1.5 s more, so that the sweeps of
+                // some iterations overlap the next backup: waiting for the cycle, not a fixed second, proves it ran
+                long cycleWait = System.nanoTime();
+                while (!server.log().contains("gc cycle:") && System.nanoTime() - cycleWait < 60_000_000_000L) {
+                    Thread.sleep(50);
+                }
+                assertThat(server.log()).as("a GC cycle ran after the restart:\n%s", server.diagnostics()).contains("gc cycle:");
+                Thread.sleep(random.nextInt(1500));
                 img.fill(img.randomOffset(MIB, BLOCK), MIB, Content.COMPRESSIBLE);
                 backup(server, volume, img, source, state, committed);
             }
