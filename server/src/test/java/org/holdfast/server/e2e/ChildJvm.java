@@ -33,7 +33,10 @@ final class ChildJvm {
      * Options every child gets before the caller's own (a later option wins), from
      * {@code holdfast.e2e.child-jvm-options}: the build passes {@code -XX:TieredStopAtLevel=1} because
      * these children are short-lived and a JVM that only compiles with C1 starts the server about
-     * twice as fast on two cores; {@code -Pslow} passes nothing, so the figures come from the full JIT.
+     * twice as fast on two cores, and {@code -XX:-BytecodeVerificationRemote} because verifying the
+     * classes of the class path (javac's and released jars') costs a server start about a tenth of its
+     * CPU and finds nothing, and {@code -XX:MetaspaceSize=128m} because a server start otherwise makes
+     * two full GCs as its metaspace grows; {@code -Pslow} passes nothing, so the figures come from the full JIT.
      */
     private static final List<String> DEFAULT_OPTIONS = Arrays.stream(
             System.getProperty("holdfast.e2e.child-jvm-options", "").trim().split("\\s+")).filter(o -> !o.isEmpty()).toList();

@@ -71,9 +71,11 @@ class ClusterProcessTest {
      * The GC grace: blocks a backup wrote are safe from the sweep that long. Short, so that the GC runs
      * here free blocks written in this test; not shorter, because the fsck right after worker-2's
      * SIGKILL must come within it: the blocks the failed backup stored are unreferenced, and GC cannot
-     * free them while worker-2 is away, so past their grace fsck would count them as leaked.
+     * free them while worker-2 is away, so past their grace fsck would count them as leaked. That fsck
+     * starts well under a second after the kill (the link closes, so worker-2 is lost at once); 20 s
+     * leaves a loaded machine ample room; the GC phase waits this grace out once.
      */
-    private static final Duration GRACE = Duration.ofSeconds(30);
+    private static final Duration GRACE = Duration.ofSeconds(20);
     private static final String S3_PREFIX = "cluster/";
     private static final String MASTER_NODE = "master";
     private static final int GC_VOLUMES = 3;
@@ -650,7 +652,7 @@ class ClusterProcessTest {
     }
 
     private void assertCommittedRestoreAndFsckIsClean(String when) throws Exception {
-        // fsck first: after a failed backup its blocks must be checked within the 30 s grace, which
+        // fsck first: after a failed backup its blocks must be checked within the grace ({@link #GRACE}), which
         // the restores of every committed snapshot could use up on a loaded machine
         assertFsckIsClean(when);
         assertCommittedRestore();

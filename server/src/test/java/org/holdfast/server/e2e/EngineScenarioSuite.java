@@ -7,7 +7,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.holdfast.server.e2e.VolumeImage.Content;
 import org.junit.jupiter.api.AfterAll;
@@ -176,12 +178,22 @@ abstract class EngineScenarioSuite {
         // one snapshot id format: REST's ids are the agent's, which restore takes
         assertThat(restList.findValuesAsText("id")).containsExactlyElementsOf(listed.stream().map(SnapshotInfo::id).toList());
 
-        // Newest first, all into the same file: sizes go up and down (shrink at 8, growth at 3 and
-        // 9), so a restore that leaves old bytes past the end of a smaller image is caught.
+        // Every snapshot bit for bit over the wire (one connection, each block checked against its fingerprint).
+        Map<String, Path> expected = new LinkedHashMap<>();
+        committed.forEach(c -> expected.put(c.id(), c.expected()));
+        RestoreCheck.assertRestoreOverTheWire(server, volume, expected);
+        // Through the agent, newest first, all into the same file, at every change of size (shrink at 8,
+        // growth at 3 and 9): a restore that leaves old bytes past the end of a smaller image is caught.
+        // A restore between two of the same size proved nothing the probe above does not, at a JVM each.
         Path target = dir.resolve("restored.img");
+        long restoredBytes = -1;
         for (int i = committed.size() - 1; i >= 0; i--) {
             Committed c = committed.get(i);
-            restores.assertRestoresInto(server, volume, c.id(), c.expected(), BLOCK, target);
+            long bytes = Files.size(c.expected());
+            if (bytes != restoredBytes) {
+                restores.assertRestoresInto(server, volume, c.id(), c.expected(), BLOCK, target);
+                restoredBytes = bytes;
+            }
         }
     }
 

@@ -88,7 +88,8 @@ class GcCrashTest {
                 loop.record(null, false);
                 run.await();
                 server.start();
-                List<String> listed = agent.snapshots(server, volume).stream().map(SnapshotInfo::id).toList();
+                // the agent protocol's listing over one connection: an agent JVM per restart proved nothing more
+                List<String> listed = WireProbe.snapshotIds(server, volume);
                 assertThat(listed).containsAll(before);
                 List<String> appeared = new ArrayList<>(listed);
                 appeared.removeAll(before);
@@ -97,8 +98,15 @@ class GcCrashTest {
                     committed.put(appeared.get(0), inFlight);
                     inFlightCommitted++;
                 }
-                // let the grace of the killed session's blocks run out and a cycle sweep them
-                Thread.sleep(1000 + random.nextInt(3000));
+                // let a cycle of the restarted server sweep the killed session's blocks (their 3 s grace ran out
+                // during the restart, or runs out during the next backup), then 0-1.5 s more, so that the sweeps of
+                // some iterations overlap the next backup: waiting for the cycle, not a fixed second, proves it ran
+                long cycleWait = System.nanoTime();
+                while (!server.log().contains("gc cycle:") && System.nanoTime() - cycleWait < 60_000_000_000L) {
+                    Thread.sleep(50);
+                }
+                assertThat(server.log()).as("a GC cycle ran after the restart:\n%s", server.diagnostics()).contains("gc cycle:");
+                Thread.sleep(random.nextInt(1500));
                 img.fill(img.randomOffset(MIB, BLOCK), MIB, Content.COMPRESSIBLE);
                 backup(server, volume, img, source, state, committed);
             }
@@ -225,7 +233,7 @@ class GcCrashTest {
                 recoveredByRename += restartLog.contains("finishing the interrupted compaction") ? 1 : 0;
                 recoveredIntentOnly += restartLog.contains("its switch was complete") ? 1 : 0;
                 recoveredByDiscard += restartLog.contains("its compaction was interrupted before the switch") ? 1 : 0;
-                List<String> listed = agent.snapshots(server, volume).stream().map(SnapshotInfo::id).toList();
+                List<String> listed = WireProbe.snapshotIds(server, volume);
                 assertThat(listed).contains(newest);
                 List<String> appeared = new ArrayList<>(listed);
                 appeared.removeAll(known.keySet());
@@ -241,10 +249,11 @@ class GcCrashTest {
             retained = agent.snapshots(server, volume).stream().map(SnapshotInfo::id).toList();
             assertThat(retained).contains(newest).hasSizeGreaterThanOrEqualTo(2);
             assertThat(known.keySet()).containsAll(retained);
-            RestoreCheck restores = new RestoreCheck(agent, work);
-            for (String id : retained) {
-                restores.assertRestores(server, volume, id, known.get(id), BLOCK);
-            }
+            // every retained snapshot over the wire (one connection); the agent itself restores the newest
+            Map<String, Path> expected = new LinkedHashMap<>();
+            retained.forEach(id -> expected.put(id, known.get(id)));
+            RestoreCheck.assertRestoreOverTheWire(server, volume, expected);
+            new RestoreCheck(agent, work).assertRestores(server, volume, newest, known.get(newest), BLOCK);
             logsCompacted += server.log().split("compacted data log", -1).length - 1;
             // what an operator sees: the status and the counters name the compaction
             String status = server.get("/api/v1/gc/status").body();

@@ -121,7 +121,8 @@ class ServerCrashTest {
                 }
                 server.start();
 
-                List<String> listed = agent.snapshots(server, volume).stream().map(SnapshotInfo::id).toList();
+                // the agent protocol's listing over one connection: an agent JVM per restart proved nothing more
+                List<String> listed = WireProbe.snapshotIds(server, volume);
                 assertThat(listed).as("crash %d: every snapshot committed before survives", it).containsAll(before);
                 List<String> appeared = new ArrayList<>(listed);
                 appeared.removeAll(before);
@@ -138,7 +139,10 @@ class ServerCrashTest {
                 if (!appeared.isEmpty()) {
                     committed.put(appeared.get(0), inFlight);
                     inFlightCommitted++;
-                    restores.assertRestores(server, volume, appeared.get(0), inFlight, BLOCK);
+                    if (inFlightCommitted == 1) {
+                        // the agent restores the first such snapshot; checkRestores below takes every one over the wire
+                        restores.assertRestores(server, volume, appeared.get(0), inFlight, BLOCK);
+                    }
                 }
 
                 checkRestores(server, volume, committed, random);
@@ -153,7 +157,7 @@ class ServerCrashTest {
             loop.report(p -> p == KillPoints.COMMIT_AFTER_CATALOG_BATCH);
             assertThat(agent.snapshots(server, volume)).extracting(SnapshotInfo::id)
                     .containsExactlyElementsOf(committed.keySet());
-            // every snapshot once more over the wire; the agent itself restores the newest (and restored each
+            // every snapshot once more over the wire; the agent itself restores the newest (and restored the first
             // in-flight one as it appeared above): an agent JVM per snapshot proved nothing the probe does not
             RestoreCheck.assertRestoreOverTheWire(server, volume, committed);
             String newest = List.copyOf(committed.keySet()).get(committed.size() - 1);

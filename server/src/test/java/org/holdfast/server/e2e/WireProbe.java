@@ -220,6 +220,19 @@ final class WireProbe implements AutoCloseable {
     }
 
     /**
+     * The ids ({@code volume@sequence}) of the volume's committed snapshots as the agent protocol
+     * lists them (LIST_SNAPSHOTS, what {@code holdfast-agent snapshots} sends), over one connection:
+     * for the crash loops' listing after each restart, without starting an agent JVM.
+     */
+    static java.util.List<String> snapshotIds(ServerProcess server, String volume) {
+        org.holdfast.common.id.VolumeId v = new org.holdfast.common.id.VolumeId(volume);
+        try (WireProbe p = new WireProbe(server.ingestPort(), server.clientTls(), server.agentToken())) {
+            p.hello();
+            return p.listSnapshots(volume).stream().map(s -> new org.holdfast.common.id.SnapshotId(v, s).toString()).toList();
+        }
+    }
+
+    /**
      * RESTORE of a whole snapshot, decoded here independently of the agent: every payload is
      * checked against the SHA-256 beside it, and the image is cut to the volume's size.
      */
