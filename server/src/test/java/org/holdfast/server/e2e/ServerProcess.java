@@ -526,12 +526,39 @@ public final class ServerProcess implements AutoCloseable {
         }
     }
 
-    /** A free TCP port on the loopback address. */
+    /**
+     * A free TCP port on the loopback address, below the kernel's ephemeral range: a port the
+     * kernel hands out (bind to 0) can be taken as the source port of any outgoing connection in
+     * the seconds before the child binds it, which made a restart fail with "Port ... already in
+     * use" on a busy machine; the kernel never picks source ports below that range.
+     */
     static int freePort() {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        int below = EPHEMERAL_LOW;
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int port = FIXED_PORT_FLOOR + PORTS.nextInt(below - FIXED_PORT_FLOOR);
+            try (ServerSocket s = new ServerSocket()) {
+                s.setReuseAddress(false);
+                s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1);
+                return port;
+            } catch (IOException taken) {
+                // in use: draw again
+            }
+        }
+        throw new IllegalStateException("no free port between " + FIXED_PORT_FLOOR + " and " + below + " on loopback");
+    }
+
+    /** The lowest port {@link #freePort()} draws from. */
+    private static final int FIXED_PORT_FLOOR = 20_000;
+    private static final java.util.Random PORTS = new java.util.Random();
+    /** The start of the kernel's ephemeral port range (the source ports of outgoing connections). */
+    private static final int EPHEMERAL_LOW = ephemeralLow();
+
+    private static int ephemeralLow() {
+        try {
+            int low = Integer.parseInt(Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+")[0]);
+            return low > FIXED_PORT_FLOOR + 1000 ? low : 32_768;
+        } catch (IOException | RuntimeException e) {
+            return 32_768;
         }
     }
 
