@@ -96,6 +96,7 @@ public final class CatalogBackups implements AutoCloseable {
         } catch (IOException e) {
             throw StoreException.translate(STORE, dir.toString(), null, e);
         }
+        BackupDirLinks.requireNoLinkedDirs(dir); // opening deletes the files of a backup left incomplete
         options = new BackupEngineOptions(dir.toString()).setShareTableFiles(true).setShareFilesWithChecksum(true).setSync(true);
         try {
             engine = BackupEngine.open(Env.getDefault(), options);
@@ -175,6 +176,7 @@ public final class CatalogBackups implements AutoCloseable {
         requireOpen();
         files.writeLock().lock();
         try {
+            BackupDirLinks.requireNoLinkedDirs(dir);
             List<String> setAside = setAsideDamaged();
             // a record left by a backup id that failed and will be handed out again must not describe the new one
             Set<Integer> ids = ids();
@@ -221,9 +223,14 @@ public final class CatalogBackups implements AutoCloseable {
         engine.close();
         try {
             Files.createDirectories(aside);
+            if (!BackupDirLinks.realDirectory(dir, CatalogBackupVerdicts.DIR + "/" + DamagedFilesAside.DIR)) {
+                throw new java.nio.file.NotDirectoryException(aside + " (a link or a file, planted since the check: nothing is moved)");
+            }
             for (String f : damaged) {
-                Path from = dir.resolve(f);
-                if (Files.isRegularFile(from, LinkOption.NOFOLLOW_LINKS)) { // a missing one needs only the engine to look again
+                // reached through no link (a linked shared_checksum/ would hand us a file elsewhere); a missing
+                // file needs only the engine to look again
+                Path from = BackupDirLinks.inside(dir, f);
+                if (from != null && Files.isRegularFile(from, LinkOption.NOFOLLOW_LINKS)) {
                     Files.move(from, DamagedFilesAside.target(dir, from, System.currentTimeMillis()));
                 }
             }
@@ -282,6 +289,7 @@ public final class CatalogBackups implements AutoCloseable {
         requireOpen();
         files.writeLock().lock();
         try {
+            BackupDirLinks.requireNoLinkedDirs(dir);
             engine.purgeOldBackups(keep);
             Set<Integer> ids = ids();
             CatalogBackupVerdicts.retain(dir, ids);
@@ -307,6 +315,7 @@ public final class CatalogBackups implements AutoCloseable {
         requireOpen();
         files.writeLock().lock();
         try {
+            BackupDirLinks.requireNoLinkedDirs(dir);
             List<Info> all = list();
             Map<Integer, Verification> recorded = verifications();
             List<Integer> deleted = new ArrayList<>();
@@ -477,7 +486,7 @@ public final class CatalogBackups implements AutoCloseable {
         try (Stream<Path> s = Files.walk(dir)) {
             return s.mapToLong(p -> {
                 try {
-                    return Files.isRegularFile(p) ? Files.size(p) : 0;
+                    return Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) ? Files.size(p) : 0; // a link's target is not ours
                 } catch (IOException e) {
                     return 0; // renamed or deleted meanwhile (a temporary file, a purge)
                 }
