@@ -34,6 +34,7 @@ public final class DedupLink {
     private final ConcurrentHashMap<Long, CompletableFuture<Message>> pending = new ConcurrentHashMap<>();
     private volatile String lost;
     private volatile IndexReport indexReport; // null until the worker's first answer on this link
+    private volatile java.util.function.Consumer<IndexStartOver> onStartOver = s -> { };
 
     /** Worker {@code name} (for messages) on {@code channel}; a call not answered within {@code timeout} ends the link's use. */
     public DedupLink(String name, Channel channel, Duration timeout) {
@@ -132,6 +133,11 @@ public final class DedupLink {
         call(id, new DedupControl(id, DedupControl.LOAD, 0));
     }
 
+    /** Called (on the link's event loop) with each start-over the worker reports (cluster version 2, DEDUP_DONE). */
+    void onStartOver(java.util.function.Consumer<IndexStartOver> listener) {
+        onStartOver = listener;
+    }
+
     /** Every answer carries the worker's load; its first figure is the fingerprints its index holds. */
     private void noteLoad(long[] load) {
         indexReport = new IndexReport(load[0], System.currentTimeMillis());
@@ -158,6 +164,10 @@ public final class DedupLink {
                 } else if (msg instanceof DedupDone d) {
                     CompletableFuture<Message> p = take(d.requestId(), d);
                     noteLoad(d.load());
+                    IndexStartOver s = IndexStartOver.of(d);
+                    if (s != null) {
+                        onStartOver.accept(s);
+                    }
                     p.complete(d);
                 } else if (msg instanceof DedupFailed f) {
                     // the worker's own words stay in this log: they may name its paths, which an agent need not see
