@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import org.holdfast.server.app.HoldfastServer;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.engine.LazyDedupWorker;
 import org.holdfast.server.engine.LocalDedupWorker;
@@ -24,7 +23,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -44,13 +42,8 @@ class WorkerIndexStartOverApiTest {
 
     @BeforeAll
     static void start() {
-        ctx = new SpringApplicationBuilder(HoldfastServer.class).run("--holdfast.data-dir=" + data.resolve("master"), "--server.port=0",
-                "--server.address=127.0.0.1", "--holdfast.ingest.host=127.0.0.1", "--holdfast.ingest.port=0",
-                "--holdfast.tls.enabled=false", "--holdfast.store.min-free-space=0", "--spring.main.banner-mode=off",
-                "--holdfast.cluster.role=master", "--holdfast.cluster.host=127.0.0.1", "--holdfast.cluster.port=0",
-                "--holdfast.cluster.heartbeat-interval=200ms", "--holdfast.cluster.late-after=1s", "--holdfast.cluster.lost-after=3s",
-                "--holdfast.dedup.engine=cluster", "--holdfast.dedup.sungem.u-segment=256");
-        port = Integer.parseInt(ctx.getEnvironment().getProperty("local.server.port"));
+        ctx = ClusterDedupMaster.start(data.resolve("master"));
+        port = ClusterDedupMaster.port(ctx);
         http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     }
 
@@ -69,16 +62,27 @@ class WorkerIndexStartOverApiTest {
         return JSON.readTree(call("GET", "/api/v1/cluster/workers", token).body()).get(0);
     }
 
-    /** Registers node w-one with its index in {@code index}, waits for the master's first index report, and disconnects. */
-    private static JsonNode registerOnce(Path index, Path tokenFile, String admin) throws Exception {
-        LazyDedupWorker lazy = new LazyDedupWorker(0, index, () -> new LocalDedupWorker(0, index,
-                SungemFingerprintIndexTest.smallSettings(), Clock.systemUTC()));
+    /** Node w-one's engine, its index in {@code index}, opened on the master's first call. */
+    private static LazyDedupWorker engine(Path index) {
+        return new LazyDedupWorker(0, index, () -> new LocalDedupWorker(0, index, SungemFingerprintIndexTest.smallSettings(),
+                Clock.systemUTC()));
+    }
+
+    /** Node w-one connected to the master with {@code engine}. */
+    private static WorkerConnector connect(Path tokenFile, LazyDedupWorker engine) {
         WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", ctx.getBean(ClusterServer.class).port(),
                 "127.0.0.1", "w-one", tokenFile, (MasterTrust) null, "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50),
-                Duration.ofMillis(200)), new LoadProbe(data), lazy);
+                Duration.ofMillis(200)), new LoadProbe(data), engine);
+        w.start();
+        await().atMost(Duration.ofSeconds(15)).until(() -> w.status().connected());
+        return w;
+    }
+
+    /** Registers node w-one with its index in {@code index}, waits for the master's first index report, and disconnects. */
+    private static JsonNode registerOnce(Path index, Path tokenFile, String admin) throws Exception {
+        LazyDedupWorker lazy = engine(index);
+        WorkerConnector w = connect(tokenFile, lazy);
         try {
-            w.start();
-            await().atMost(Duration.ofSeconds(15)).until(() -> w.status().connected());
             long epoch = w.status().assignment().epoch();
             return await().atMost(Duration.ofSeconds(10)).until(() -> worker1(admin),
                     n -> n.get("epoch").asLong() == epoch && !n.get("indexEntries").isNull());
@@ -122,13 +126,8 @@ class WorkerIndexStartOverApiTest {
         });
 
         // still shown while the worker is away and after it is back; a rebuild answers it
-        LazyDedupWorker lazy = new LazyDedupWorker(0, index, () -> new LocalDedupWorker(0, index,
-                SungemFingerprintIndexTest.smallSettings(), Clock.systemUTC()));
-        try (WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", ctx.getBean(ClusterServer.class).port(),
-                "127.0.0.1", "w-one", tokenFile, (MasterTrust) null, "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50),
-                Duration.ofMillis(200)), new LoadProbe(data), lazy)) {
-            w.start();
-            await().atMost(Duration.ofSeconds(15)).until(() -> w.status().connected());
+        LazyDedupWorker lazy = engine(index);
+        try (WorkerConnector w = connect(tokenFile, lazy)) {
             assertThat(worker1(admin).get("indexStartedOver").get("reason").asText()).isEqualTo("epoch-gap");
             HttpResponse<String> started = call("POST", "/api/v1/cluster/workers/1/rebuild", admin);
             assertThat(started.statusCode()).as(started.body()).isEqualTo(202);
