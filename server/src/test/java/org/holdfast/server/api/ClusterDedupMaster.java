@@ -1,7 +1,11 @@
 package org.holdfast.server.api;
 
+import java.net.http.HttpClient;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.time.Duration;
 import org.holdfast.server.app.HoldfastServer;
+import org.holdfast.server.ingest.cluster.ClusterServer;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
@@ -10,8 +14,35 @@ import org.springframework.context.ConfigurableApplicationContext;
  * REST and cluster port in plain TCP on loopback with short heartbeat timings: the API tests of
  * the workers' indexes start one and connect workers of their own.
  */
-final class ClusterDedupMaster {
-    private ClusterDedupMaster() {
+final class ClusterDedupMaster implements AutoCloseable {
+    final ConfigurableApplicationContext ctx;
+    private final int port;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+
+    /** One running with its data directory in {@code dataDir}, with a client of its REST API. */
+    ClusterDedupMaster(Path dataDir) {
+        ctx = start(dataDir);
+        port = port(ctx);
+    }
+
+    /** A REST call without a body. */
+    HttpResponse<String> call(String method, String path, String token) {
+        return RestCalls.call(http, port, method, path, null, token);
+    }
+
+    /** A REST call with a JSON body. */
+    HttpResponse<String> call(String method, String path, String body, String token) {
+        return RestCalls.call(http, port, method, path, body, token);
+    }
+
+    /** Where workers connect. */
+    int clusterPort() {
+        return ctx.getBean(ClusterServer.class).port();
+    }
+
+    @Override
+    public void close() {
+        ctx.close();
     }
 
     /** Starts it with its data directory in {@code dataDir}. */

@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.net.http.HttpClient;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,7 +14,6 @@ import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.engine.LazyDedupWorker;
 import org.holdfast.server.engine.LocalDedupWorker;
 import org.holdfast.server.engine.SungemFingerprintIndexTest;
-import org.holdfast.server.ingest.cluster.ClusterServer;
 import org.holdfast.server.ingest.cluster.MasterTrust;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
 import org.holdfast.server.security.Role;
@@ -23,7 +21,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * A worker that starts its dedup index over says so: a worker node in this JVM (its index on disk,
@@ -35,27 +32,23 @@ import org.springframework.context.ConfigurableApplicationContext;
 class WorkerIndexStartOverApiTest {
     @TempDir
     static Path data;
-    private static ConfigurableApplicationContext ctx;
-    private static HttpClient http;
-    private static int port;
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static ClusterDedupMaster master;
 
     @BeforeAll
     static void start() {
-        ctx = ClusterDedupMaster.start(data.resolve("master"));
-        port = ClusterDedupMaster.port(ctx);
-        http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        master = new ClusterDedupMaster(data.resolve("master"));
     }
 
     @AfterAll
     static void stop() {
-        if (ctx != null) {
-            ctx.close();
+        if (master != null) {
+            master.close();
         }
     }
 
     private static HttpResponse<String> call(String method, String path, String token) {
-        return RestCalls.call(http, port, method, path, null, token);
+        return master.call(method, path, token);
     }
 
     private static JsonNode worker1(String token) throws Exception {
@@ -70,7 +63,7 @@ class WorkerIndexStartOverApiTest {
 
     /** Node w-one connected to the master with {@code engine}. */
     private static WorkerConnector connect(Path tokenFile, LazyDedupWorker engine) {
-        WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", ctx.getBean(ClusterServer.class).port(),
+        WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.clusterPort(),
                 "127.0.0.1", "w-one", tokenFile, (MasterTrust) null, "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50),
                 Duration.ofMillis(200)), new LoadProbe(data), engine);
         w.start();
@@ -95,9 +88,8 @@ class WorkerIndexStartOverApiTest {
 
     @Test
     void register_ownerFileOfAnOlderEpoch_startsOverAndTheMasterShowsItUntilARebuild() throws Exception {
-        String admin = TestTokens.issue(ctx, Role.ADMIN);
-        JsonNode made = JSON.readTree(RestCalls.call(http, port, "POST", "/api/v1/tokens", "{\"name\":\"workers\",\"role\":\"worker\"}",
-                admin).body());
+        String admin = TestTokens.issue(master.ctx, Role.ADMIN);
+        JsonNode made = JSON.readTree(master.call("POST", "/api/v1/tokens", "{\"name\":\"workers\",\"role\":\"worker\"}", admin).body());
         Path tokenFile = Files.writeString(data.resolve("worker.token"), made.get("token").asText());
         Path index = data.resolve("w-one").resolve("dedup-worker");
 
@@ -118,7 +110,7 @@ class WorkerIndexStartOverApiTest {
         JsonNode over = await().atMost(Duration.ofSeconds(10)).until(() -> worker1(admin).get("indexStartedOver"), n -> !n.isNull());
         assertThat(over.get("reason").asText()).isEqualTo("epoch-gap");
         assertThat(java.time.Instant.parse(over.get("at").asText()).toEpochMilli()).isBetween(before - 1000, System.currentTimeMillis());
-        assertThat(worker1(TestTokens.issue(ctx, Role.VIEWER)).get("indexStartedOver").get("reason").asText()).isEqualTo("epoch-gap");
+        assertThat(worker1(TestTokens.issue(master.ctx, Role.VIEWER)).get("indexStartedOver").get("reason").asText()).isEqualTo("epoch-gap");
         assertThat(JSON.readTree(call("GET", "/api/v1/audit", admin).body()).get("entries")).anySatisfy(e -> {
             assertThat(e.get("action").asText()).isEqualTo("cluster.worker.index-started-over");
             assertThat(e.get("target").asText()).isEqualTo("worker:1(w-one)");

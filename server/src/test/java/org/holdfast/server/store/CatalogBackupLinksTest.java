@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -21,6 +23,25 @@ class CatalogBackupLinksTest {
     Path tmp;
     @TempDir
     Path outside;
+    private Path dir;
+    private MetadataDb db;
+    private CatalogBackups backups;
+
+    /** A catalog with one backup in {@code tmp/backups}. */
+    @BeforeEach
+    void oneBackup() {
+        dir = tmp.resolve("backups");
+        db = MetadataDb.open(tmp.resolve("catalog"));
+        backups = CatalogBackups.open(dir);
+        CatalogBackupSetAsideTest.commits(db, 1, 2000);
+        backups.create(db, "", 7);
+    }
+
+    @AfterEach
+    void close() {
+        backups.close();
+        db.close();
+    }
 
     private Path outsideFile(String name) throws Exception {
         Path p = outside.resolve(name);
@@ -31,110 +52,85 @@ class CatalogBackupLinksTest {
 
     @Test
     void createAndPurge_damagedSharedTableIsALinkToAFileOutside_leaveThatFileAlone() throws Exception {
-        Path dir = tmp.resolve("backups");
-        try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"));
-             CatalogBackups backups = CatalogBackups.open(dir)) {
-            CatalogBackupSetAsideTest.commits(db, 1, 2000);
-            backups.create(db, "", 7);
-            String table = BackupFiles.firstSharedTable(dir);
-            Path victim = outsideFile("precious.sst");
-            Files.delete(dir.resolve(table));
-            Files.createSymbolicLink(dir.resolve(table), victim);
-            Map<String, String> before = BackupFiles.digests(outside);
+        String table = BackupFiles.firstSharedTable(dir);
+        Path victim = outsideFile("precious.sst");
+        Files.delete(dir.resolve(table));
+        Files.createSymbolicLink(dir.resolve(table), victim);
+        Map<String, String> before = BackupFiles.digests(outside);
 
-            assertThat(backups.verify(1, true, n -> { }, 1L).sound()).as("the link's target is not the table").isFalse();
-            CatalogBackupSetAsideTest.commits(db, 2001, 2100);
-            CatalogBackups.Created c = backups.create(db, "", 7);
-            backups.purge(1);
+        assertThat(backups.verify(1, true, n -> { }, 1L).sound()).as("the link's target is not the table").isFalse();
+        CatalogBackupSetAsideTest.commits(db, 2001, 2100);
+        CatalogBackups.Created c = backups.create(db, "", 7);
+        backups.purge(1);
 
-            assertThat(c.setAside()).as("a link is not a damaged file of ours to move").doesNotContain(table);
-            assertThat(BackupFiles.digests(outside)).isEqualTo(before);
-            assertThat(Files.exists(DamagedFilesAside.dir(dir).resolve("precious.sst"))).isFalse();
-        }
+        assertThat(c.setAside()).as("a link is not a damaged file of ours to move").doesNotContain(table);
+        assertThat(BackupFiles.digests(outside)).isEqualTo(before);
+        assertThat(Files.exists(DamagedFilesAside.dir(dir).resolve("precious.sst"))).isFalse();
     }
 
     @Test
     void verifyAndCreate_holdfastVerifyIsALink_writeNothingThereAndRefuseNamingTheLink() throws Exception {
-        Path dir = tmp.resolve("backups");
-        try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"));
-             CatalogBackups backups = CatalogBackups.open(dir)) {
-            CatalogBackupSetAsideTest.commits(db, 1, 2000);
-            backups.create(db, "", 7);
-            Path elsewhere = outside.resolve("verify");
-            outsideFile("verify/1");
-            outsideFile("verify/99");
-            outsideFile("verify/notes.txt");
-            outsideFile("verify/damaged/1_a_9.sst." + (System.currentTimeMillis() - 30 * DAY));
-            Files.createSymbolicLink(dir.resolve(CatalogBackupVerdicts.DIR), elsewhere);
-            Map<String, String> before = BackupFiles.digests(outside);
+        Path elsewhere = outside.resolve("verify");
+        outsideFile("verify/1");
+        outsideFile("verify/99");
+        outsideFile("verify/notes.txt");
+        outsideFile("verify/damaged/1_a_9.sst." + (System.currentTimeMillis() - 30 * DAY));
+        Files.createSymbolicLink(dir.resolve(CatalogBackupVerdicts.DIR), elsewhere);
+        Map<String, String> before = BackupFiles.digests(outside);
 
-            assertThat(backups.verify(1, true, n -> { }, 1L).sound()).isTrue();
-            CatalogBackupSetAsideTest.commits(db, 2001, 2100);
-            assertThatThrownBy(() -> backups.create(db, "", 1)).isInstanceOf(StoreException.class)
-                    .hasMessageContaining("holdfast-verify is a symbolic link").hasMessageContaining("Remove the link");
-            assertThatThrownBy(() -> backups.purge(1)).isInstanceOf(StoreException.class);
+        assertThat(backups.verify(1, true, n -> { }, 1L).sound()).isTrue();
+        CatalogBackupSetAsideTest.commits(db, 2001, 2100);
+        assertThatThrownBy(() -> backups.create(db, "", 1)).isInstanceOf(StoreException.class)
+                .hasMessageContaining("holdfast-verify is a symbolic link").hasMessageContaining("Remove the link");
+        assertThatThrownBy(() -> backups.purge(1)).isInstanceOf(StoreException.class);
 
-            assertThat(BackupFiles.digests(outside)).isEqualTo(before);
-            assertThat(backups.list()).as("nothing deleted").hasSize(1);
-        }
+        assertThat(BackupFiles.digests(outside)).isEqualTo(before);
+        assertThat(backups.list()).as("nothing deleted").hasSize(1);
     }
 
     @Test
     void create_damagedDirOrItsEntriesAreLinks_pruneDeletesNothingOutside() throws Exception {
-        Path dir = tmp.resolve("backups");
         long old = System.currentTimeMillis() - 30 * DAY;
-        try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"));
-             CatalogBackups backups = CatalogBackups.open(dir)) {
-            CatalogBackupSetAsideTest.commits(db, 1, 2000);
-            backups.create(db, "", 7);
-            Path entryTarget = outsideFile("entry.sst");
-            Files.createDirectories(DamagedFilesAside.dir(dir));
-            Files.createSymbolicLink(DamagedFilesAside.dir(dir).resolve("2_b_9.sst." + old), entryTarget);
-            Path tmpTarget = outsideFile("record.tmp");
-            Files.createSymbolicLink(dir.resolve(CatalogBackupVerdicts.DIR).resolve("1.tmp"), tmpTarget);
-            Map<String, String> before = BackupFiles.digests(outside);
+        Path entryTarget = outsideFile("entry.sst");
+        Files.createDirectories(DamagedFilesAside.dir(dir));
+        Files.createSymbolicLink(DamagedFilesAside.dir(dir).resolve("2_b_9.sst." + old), entryTarget);
+        Path tmpTarget = outsideFile("record.tmp");
+        Files.createSymbolicLink(dir.resolve(CatalogBackupVerdicts.DIR).resolve("1.tmp"), tmpTarget);
+        Map<String, String> before = BackupFiles.digests(outside);
 
-            backups.verify(1, true, n -> { }, 1L); // its record's temporary name is a link: not written through it
-            CatalogBackupSetAsideTest.commits(db, 2001, 2100);
-            backups.create(db, "", 1);
-            assertThat(BackupFiles.digests(outside)).as("entries that are links").isEqualTo(before);
+        backups.verify(1, true, n -> { }, 1L); // its record's temporary name is a link: not written through it
+        CatalogBackupSetAsideTest.commits(db, 2001, 2100);
+        backups.create(db, "", 1);
+        assertThat(BackupFiles.digests(outside)).as("entries that are links").isEqualTo(before);
 
-            Path asideDir = outside.resolve("aside");
-            outsideFile("aside/3_c_9.sst." + old);
-            Files.delete(DamagedFilesAside.dir(dir).resolve("2_b_9.sst." + old));
-            Files.delete(DamagedFilesAside.dir(dir));
-            Files.createSymbolicLink(DamagedFilesAside.dir(dir), asideDir);
-            Map<String, String> withAside = BackupFiles.digests(outside);
-            CatalogBackupSetAsideTest.commits(db, 2101, 2200);
-            assertThatThrownBy(() -> backups.create(db, "", 1)).isInstanceOf(StoreException.class)
-                    .hasMessageContaining("damaged is a symbolic link");
-            assertThat(BackupFiles.digests(outside)).as("damaged/ itself a link").isEqualTo(withAside);
-        }
+        Path asideDir = outside.resolve("aside");
+        outsideFile("aside/3_c_9.sst." + old);
+        Files.delete(DamagedFilesAside.dir(dir).resolve("2_b_9.sst." + old));
+        Files.delete(DamagedFilesAside.dir(dir));
+        Files.createSymbolicLink(DamagedFilesAside.dir(dir), asideDir);
+        Map<String, String> withAside = BackupFiles.digests(outside);
+        CatalogBackupSetAsideTest.commits(db, 2101, 2200);
+        assertThatThrownBy(() -> backups.create(db, "", 1)).isInstanceOf(StoreException.class)
+                .hasMessageContaining("damaged is a symbolic link");
+        assertThat(BackupFiles.digests(outside)).as("damaged/ itself a link").isEqualTo(withAside);
     }
 
     @Test
     void openAndPurge_engineDirectoryIsALink_refuseAndDeleteNothingOutside() throws Exception {
-        Path dir = tmp.resolve("backups");
-        try (MetadataDb db = MetadataDb.open(tmp.resolve("catalog"))) {
-            try (CatalogBackups backups = CatalogBackups.open(dir)) {
-                CatalogBackupSetAsideTest.commits(db, 1, 2000);
-                backups.create(db, "", 7);
-                CatalogBackupSetAsideTest.commits(db, 2001, 2100);
-                backups.create(db, "", 7);
-                // the shared tables now live outside, behind a link; backup 1's own ones would go with a purge
-                Path moved = outside.resolve("shared_checksum");
-                Files.move(dir.resolve("shared_checksum"), moved);
-                Files.createSymbolicLink(dir.resolve("shared_checksum"), moved);
-                Map<String, String> before = BackupFiles.digests(outside);
+        CatalogBackupSetAsideTest.commits(db, 2001, 2100);
+        backups.create(db, "", 7);
+        // the shared tables now live outside, behind a link; backup 1's own ones would go with a purge
+        Path moved = outside.resolve("shared_checksum");
+        Files.move(dir.resolve("shared_checksum"), moved);
+        Files.createSymbolicLink(dir.resolve("shared_checksum"), moved);
+        Map<String, String> before = BackupFiles.digests(outside);
 
-                assertThatThrownBy(() -> backups.purge(1)).isInstanceOf(StoreException.class)
-                        .hasMessageContaining("shared_checksum is a symbolic link");
-                assertThat(BackupFiles.digests(outside)).isEqualTo(before);
-            }
-            Map<String, String> before = BackupFiles.digests(outside);
-            assertThatThrownBy(() -> CatalogBackups.open(dir)).isInstanceOf(StoreException.class)
-                    .hasMessageContaining("shared_checksum is a symbolic link");
-            assertThat(BackupFiles.digests(outside)).isEqualTo(before);
-        }
+        assertThatThrownBy(() -> backups.purge(1)).isInstanceOf(StoreException.class)
+                .hasMessageContaining("shared_checksum is a symbolic link");
+        assertThat(BackupFiles.digests(outside)).isEqualTo(before);
+        backups.close();
+        assertThatThrownBy(() -> CatalogBackups.open(dir)).isInstanceOf(StoreException.class)
+                .hasMessageContaining("shared_checksum is a symbolic link");
+        assertThat(BackupFiles.digests(outside)).isEqualTo(before);
     }
 }
