@@ -51,30 +51,48 @@ final class BackupDirLinks {
      * checked before each open, purge and delete, since a link may be planted at any time.
      */
     static void requireNoLinkedDirs(Path root) {
+        String problem = problem(root);
+        if (problem != null) {
+            throw new StoreException("catalog-backup", root.toString(), null, problem, null);
+        }
+    }
+
+    /**
+     * What {@link #requireNoLinkedDirs} would refuse, in words naming the link and what to do; null
+     * if nothing (read by the health check, so it only looks).
+     */
+    static String problem(Path root) {
         for (String d : ENGINE_DIRS) {
-            refuseLink(root, root.resolve(d));
+            String p = linked(root, root.resolve(d));
+            if (p != null) {
+                return p;
+            }
         }
         Path priv = root.resolve("private");
         if (Files.isDirectory(priv, LinkOption.NOFOLLOW_LINKS)) {
             try (Stream<Path> s = Files.list(priv)) {
                 for (Path p : s.toList()) {
-                    refuseLink(root, p);
+                    String linked = linked(root, p);
+                    if (linked != null) {
+                        return linked;
+                    }
                 }
             } catch (IOException | java.io.UncheckedIOException e) {
                 throw StoreException.translate("catalog-backup", priv.toString(), null,
                         e instanceof IOException io ? io : ((java.io.UncheckedIOException) e).getCause());
             }
         }
-        refuseLink(root, root.resolve(CatalogBackupVerdicts.DIR));
-        refuseLink(root, DamagedFilesAside.dir(root));
+        String verify = linked(root, root.resolve(CatalogBackupVerdicts.DIR));
+        return verify != null ? verify : linked(root, DamagedFilesAside.dir(root));
     }
 
-    private static void refuseLink(Path root, Path p) {
-        if (Files.isSymbolicLink(p)) {
-            throw new StoreException("catalog-backup", p.toString(), null, p + " is a symbolic link; the catalog backups"
-                    + " follow no link below " + root + " (through it a purge could delete files elsewhere), so nothing was"
-                    + " deleted or moved. Remove the link (and put the directory it replaced back if it was moved) and run the"
-                    + " backup again", null);
+    private static String linked(Path root, Path p) {
+        if (!Files.isSymbolicLink(p)) {
+            return null;
         }
+        return p + " is a symbolic link; the catalog backups follow no link below " + root + " (through it a purge could"
+                + " delete files elsewhere), so nothing was deleted or moved and no catalog backup, verification or purge"
+                + " runs until it is gone. Remove the link (and put the directory it replaced back if it was moved) and run"
+                + " the backup again (POST /api/v1/catalog/backups); the server need not restart";
     }
 }

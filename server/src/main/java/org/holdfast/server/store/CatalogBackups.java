@@ -96,8 +96,14 @@ public final class CatalogBackups implements AutoCloseable {
         } catch (IOException e) {
             throw StoreException.translate(STORE, dir.toString(), null, e);
         }
-        BackupDirLinks.requireNoLinkedDirs(dir); // opening deletes the files of a backup left incomplete
         options = new BackupEngineOptions(dir.toString()).setShareTableFiles(true).setShareFilesWithChecksum(true).setSync(true);
+        // opening deletes the files of a backup left incomplete: with a link planted below dir it waits (the
+        // server starts; each backup, verification and purge fails naming the link, and the health check shows it)
+        String linked = BackupDirLinks.problem(dir);
+        if (linked != null) {
+            System.getLogger(CatalogBackups.class.getName()).log(System.Logger.Level.WARNING, linked);
+            return;
+        }
         try {
             engine = BackupEngine.open(Env.getDefault(), options);
         } catch (RocksDBException e) {
@@ -105,6 +111,14 @@ public final class CatalogBackups implements AutoCloseable {
             throw MetadataDb.translate(STORE, dir.toString(), null, e);
         }
         list();
+    }
+
+    /**
+     * Why the catalog backups cannot run now, naming the symbolic link planted in their directory and
+     * what to do; null if none is there. Only looks (for the health check and metrics).
+     */
+    public String linkProblem() {
+        return BackupDirLinks.problem(dir);
     }
 
     /** Opens (creating if needed) the backups in {@code dir}. */
@@ -527,11 +541,22 @@ public final class CatalogBackups implements AutoCloseable {
         }
     }
 
-    /** A call after close (a backup queued behind one the stop waited for) must not reach the freed native engine. */
+    /**
+     * A call after close (a backup queued behind one the stop waited for) must not reach the freed native
+     * engine; an engine not opened for a link in the directory is opened once the link is gone.
+     */
     private void requireOpen() {
         if (closed) {
             throw new StoreException(STORE, dir.toString(), null, "the catalog backups are closed: the server is stopping;"
                     + " start the backup again once it runs", null);
+        }
+        if (engine == null) {
+            BackupDirLinks.requireNoLinkedDirs(dir);
+            try {
+                engine = BackupEngine.open(Env.getDefault(), options);
+            } catch (RocksDBException e) {
+                throw MetadataDb.translate(STORE, dir.toString(), null, e);
+            }
         }
     }
 
@@ -542,7 +567,9 @@ public final class CatalogBackups implements AutoCloseable {
             return;
         }
         closed = true;
-        engine.close();
+        if (engine != null) {
+            engine.close();
+        }
         options.close();
     }
 }
