@@ -100,11 +100,12 @@ public final class DedupLinks {
     }
 
     /**
-     * A rebuild of worker {@code workerId}'s index that started at {@code startedAtMillis} finished:
-     * a start-over reported before it is answered; a later one (during the rebuild) stays.
+     * A rebuild of worker {@code workerId}'s index that started at {@code startedAtMillis} (this
+     * master's clock) finished: a start-over heard before it is answered; one heard later (during the
+     * rebuild) stays. Compared by when the master heard it, not by the worker's clock.
      */
     void rebuilt(long workerId, long startedAtMillis) {
-        startOvers.computeIfPresent(workerId, (id, s) -> s.atMillis() <= startedAtMillis ? null : s);
+        startOvers.computeIfPresent(workerId, (id, s) -> s.receivedAtMillis() <= startedAtMillis ? null : s);
     }
 
     /** Proxies for the links that are up now, numbered 0..n-1 in worker-id order. */
