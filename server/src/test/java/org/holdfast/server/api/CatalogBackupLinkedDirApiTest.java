@@ -49,11 +49,7 @@ class CatalogBackupLinkedDirApiTest {
 
     @DynamicPropertySource
     static void properties(DynamicPropertyRegistry r) {
-        r.add("holdfast.data-dir", DATA::toString);
-        r.add("holdfast.tls.enabled", () -> "false");
-        r.add("holdfast.ingest.host", () -> "127.0.0.1");
-        r.add("holdfast.ingest.port", () -> "0");
-        r.add("holdfast.store.min-free-space", () -> "0");
+        PlainServerProperties.add(r, DATA);
         r.add("holdfast.catalog.backup.directory", BACKUPS::toString);
     }
 
