@@ -92,7 +92,7 @@ final class BackupDirLinks {
         }
         return p + " is a symbolic link; the catalog backups follow no link below " + root + " (through it a purge could"
                 + " delete files elsewhere), so nothing was deleted or moved and no catalog backup, verification or purge"
-                + " runs until it is gone. Remove the link (and put the directory it replaced back if it was moved) and run"
-                + " the backup again (POST /api/v1/catalog/backups); the server need not restart";
+                + " runs until it is gone. Remove the link (and put the directory it replaced back if it was moved), then run"
+                + " the backup (POST /api/v1/catalog/backups), verification or restore again; the server need not restart";
     }
 }

@@ -436,6 +436,8 @@ public final class CatalogBackups implements AutoCloseable {
      */
     public Verification verify(int id, boolean checksums, LongConsumer progress, long nowMillis) {
         require(id);
+        // what it would read through a link is not the backup, and its record would steer the next set-aside
+        BackupDirLinks.requireNoLinkedDirs(dir);
         files.readLock().lock();
         Verification v;
         try {
