@@ -67,7 +67,8 @@ public class CatalogBackupConfiguration {
     }
 
     /**
-     * UP while the last backup wrote and verified sound and no kept backup is known damaged; else
+     * UP while the last backup wrote and verified sound, no kept backup is known damaged and no symbolic
+     * link in the backup directory stops them (which the reason then names); else
      * DEGRADED (HTTP 200: the server itself works, but the copy that would recover it may not) with why and what to do.
      */
     @Bean
