@@ -14,7 +14,7 @@ import io.netty.buffer.ByteBuf;
  *  DEDUP_RECORD  | requestId:u64 | stream:u64 | count:u32 | placed:u32 | fps:count*32 | pbns:count*u64 | isNew:ceil(count/8) |
  *  DEDUP_FORGET  | requestId:u64 | count:u32 | pbns:count*u64 | fps:count*32 |
  *  DEDUP_CONTROL | requestId:u64 | op:u8 | stream:u64 |
- *  DEDUP_DONE    | requestId:u64 | load:7*u64 |
+ *  DEDUP_DONE    | requestId:u64 | load:7*u64 | [startedOverAt:u64 | reason:u8]   (the part in [] only at cluster version 2)
  *  DEDUP_FAILED  | requestId:u64 | message:str |
  *  DEDUP_PROBE   | requestId:u64 | stream:u64 | key:u64 | count:u32 | samples:u32 | words:samples*u64 |
  *  DEDUP_CANDIDATES | requestId:u64 | candidates:u32 | load:7*u64 |
@@ -24,6 +24,8 @@ public final class DedupFrames {
     /** Load values: stored entries, containers, lookups, SFI hits, containers loaded, busy ns, memory bytes. */
     public static final int LOAD_FIELDS = 7;
     private static final int LOAD_BYTES = LOAD_FIELDS * 8;
+    /** DEDUP_DONE's optional start-over report (cluster version 2): u64 time, u8 reason. */
+    private static final int START_OVER_BYTES = 8 + 1;
     private static final int MAX = ProtocolLimits.MAX_DEDUP_ENTRIES;
 
     private DedupFrames() {
@@ -48,7 +50,7 @@ public final class DedupFrames {
             case DEDUP_RECORD -> 8 + 8 + 4 + 4 + MAX * 40 + MAX / 8;
             case DEDUP_FORGET -> 8 + 4 + MAX * 40;
             case DEDUP_CONTROL -> 8 + 1 + 8;
-            case DEDUP_DONE -> 8 + LOAD_BYTES;
+            case DEDUP_DONE -> 8 + LOAD_BYTES + START_OVER_BYTES;
             case DEDUP_FAILED -> 8 + 2 + ProtocolLimits.MAX_ERROR_MESSAGE;
             case DEDUP_PROBE -> 8 + 8 + 8 + 4 + 4 + MAX * 8;
             case DEDUP_CANDIDATES -> 8 + 4 + LOAD_BYTES;
@@ -67,8 +69,8 @@ public final class DedupFrames {
             return 8 + 4 + f.count() * 40L;
         } else if (m instanceof DedupControl) {
             return 8 + 1 + 8;
-        } else if (m instanceof DedupDone) {
-            return 8 + LOAD_BYTES;
+        } else if (m instanceof DedupDone d) {
+            return 8 + LOAD_BYTES + (d.startedOver() ? START_OVER_BYTES : 0);
         } else if (m instanceof DedupFailed f) {
             return 8 + 2 + io.netty.buffer.ByteBufUtil.utf8Bytes(f.message());
         } else if (m instanceof DedupProbe p) {
@@ -116,6 +118,9 @@ public final class DedupFrames {
         } else if (m instanceof DedupDone d) {
             out.writeLong(d.requestId());
             writeLoad(out, d.load());
+            if (d.startedOver()) {
+                out.writeLong(d.startedOverAtMillis()).writeByte(d.startOverReason());
+            }
         } else if (m instanceof DedupFailed f) {
             out.writeLong(f.requestId());
             FrameEncoder.writeStr(out, f.message());
@@ -202,7 +207,17 @@ public final class DedupFrames {
             case DEDUP_DONE -> {
                 long id = FrameDecoder.u64(b, "requestId");
                 FrameDecoder.need(b, LOAD_BYTES, "load");
-                yield new DedupDone(id, load(b));
+                long[] load = load(b);
+                if (!b.isReadable()) {
+                    yield new DedupDone(id, load);
+                }
+                long at = FrameDecoder.u64(b, "startedOverAt");
+                int reason = FrameDecoder.u8(b, "startOverReason");
+                if (at <= 0 || reason < DedupDone.STARTED_OVER_NEW_MEMBERSHIP || reason > DedupDone.STARTED_OVER_UNREADABLE_OWNER) {
+                    throw new ProtocolException(ErrorCode.BAD_FRAME, "DEDUP_DONE start-over needs a time above 0 and a reason 1.."
+                            + DedupDone.STARTED_OVER_UNREADABLE_OWNER + ", got " + at + " and " + reason);
+                }
+                yield new DedupDone(id, load, at, reason);
             }
             case DEDUP_FAILED -> new DedupFailed(FrameDecoder.u64(b, "requestId"),
                     FrameDecoder.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE));

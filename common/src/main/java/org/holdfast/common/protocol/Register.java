@@ -8,8 +8,14 @@ package org.holdfast.common.protocol;
  */
 public record Register(int clusterVersion, String nodeName, String token, String softwareVersion, int cpus,
                        long heapMaxBytes, long diskBytes) implements Message {
-    /** The cluster protocol version this build speaks. */
-    public static final int CLUSTER_VERSION = 1;
+    /**
+     * The newest cluster protocol version this build speaks; a worker offers it, and offers
+     * {@link #MIN_CLUSTER_VERSION} again to a master that refused it as UNSUPPORTED_VERSION (a
+     * master before version 2 accepts only 1). Version 2: DEDUP_DONE may report an index start-over.
+     */
+    public static final int CLUSTER_VERSION = 2;
+    /** The oldest version a master of this build accepts. */
+    public static final int MIN_CLUSTER_VERSION = 1;
 
     public Register {
         Hello.checkU16("clusterVersion", clusterVersion);

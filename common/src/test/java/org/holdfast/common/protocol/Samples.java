@@ -84,6 +84,7 @@ final class Samples {
                 new DedupForget(5, 2, new long[] {9, 10}, fp64()),
                 new DedupControl(6, DedupControl.END_STREAM, 2),
                 new DedupDone(7, new long[DedupFrames.LOAD_FIELDS]),
+                new DedupDone(12, new long[] {1, 2, 3, 4, 5, 6, 7}, 1_800_000_000_000L, DedupDone.STARTED_OVER_EPOCH_GAP),
                 DedupFailed.of(8, "engine closed"),
                 new DedupProbe(9, 2, -5L, 7, 2, new long[] {-1L, 42}),
                 new DedupProbe(10, 3, 0, 0, 0, new long[0]),

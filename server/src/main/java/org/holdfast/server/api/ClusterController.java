@@ -12,6 +12,7 @@ import org.holdfast.server.cluster.WorkerStatus;
 import org.holdfast.server.cluster.WorkerView;
 import org.holdfast.server.ingest.cluster.DedupLinks;
 import org.holdfast.server.ingest.cluster.IndexReport;
+import org.holdfast.server.ingest.cluster.IndexStartOver;
 import org.holdfast.server.ingest.cluster.WorkerIndexRebuildJobs;
 import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.Role;
@@ -69,11 +70,22 @@ public class ClusterController {
      * roles, and while a worker from an older master is not bound yet). {@code indexEntries}: the
      * fingerprints the worker's dedup index held at its last answer to a dedup call of this master
      * ({@code indexReportedAt}, ISO-8601); both null until the first answer after its registration.
+     * {@code indexStartedOver}: the worker reported that it started its dedup index over at a
+     * registration, and no rebuild of its index has finished since (null otherwise, and after a
+     * master restart).
      */
     public record WorkerItem(long id, String nodeName, String address, String state, long epoch, String pbnFirst, String pbnLimit,
                              String lastHeartbeat, Double loadAverage, long heapUsedBytes, long heapMaxBytes, long diskFreeBytes,
                              int cpus, long diskBytes, String version, String tokenId, String tokenName, Long indexEntries,
-                             String indexReportedAt) {
+                             String indexReportedAt, StartedOver indexStartedOver) {
+    }
+
+    /**
+     * When (ISO-8601, the worker's clock) and why ({@code new-membership}, {@code other-worker-id},
+     * {@code epoch-gap}, {@code unreadable-owner-file}) a worker started its dedup index over; the
+     * remedy is {@code POST /api/v1/cluster/workers/{id}/rebuild}.
+     */
+    public record StartedOver(String at, String reason) {
     }
 
     @GetMapping("/api/v1/cluster")
@@ -109,12 +121,14 @@ public class ClusterController {
         String tokenName = tokenId == null ? null : tokens.find(tokenId).map(TokenRecord::name).orElse(null);
         DedupLinks links = dedupLinks.getIfAvailable();
         IndexReport index = links == null ? null : links.indexReport(w.workerId());
+        IndexStartOver over = links == null ? null : links.startedOver(w.workerId());
         return new WorkerItem(w.workerId(), w.nodeName(), w.address(), w.state().wireName(), w.epoch(),
                 Long.toString(w.range().first()), Long.toString(w.range().limit()),
                 w.lastHeartbeatMillis() == 0 ? null : Instant.ofEpochMilli(w.lastHeartbeatMillis()).toString(),
                 w.load().loadMilli() < 0 ? null : w.load().loadMilli() / 1000.0, w.load().heapUsedBytes(), w.load().heapMaxBytes(),
                 w.load().diskFreeBytes(), w.capacity().cpus(), w.capacity().diskBytes(), w.softwareVersion(), tokenId, tokenName,
-                index == null ? null : index.entries(), index == null ? null : Instant.ofEpochMilli(index.atMillis()).toString());
+                index == null ? null : index.entries(), index == null ? null : Instant.ofEpochMilli(index.atMillis()).toString(),
+                over == null ? null : new StartedOver(Instant.ofEpochMilli(over.atMillis()).toString(), over.reason()));
     }
 
     /** The worker token a worker is to be bound to: its id, as {@code GET /api/v1/tokens} lists it. */

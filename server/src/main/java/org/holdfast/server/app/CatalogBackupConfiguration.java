@@ -67,19 +67,26 @@ public class CatalogBackupConfiguration {
     }
 
     /**
-     * UP while the last backup wrote and verified sound and no kept backup is known damaged; else
+     * UP while the last backup wrote and verified sound, no kept backup is known damaged and no symbolic
+     * link in the backup directory stops them (which the reason then names); else
      * DEGRADED (HTTP 200: the server itself works, but the copy that would recover it may not) with why and what to do.
      */
     @Bean
     @ConditionalOnProperty(prefix = "holdfast.catalog.backup", name = "directory")
-    HealthIndicator catalogBackupHealthIndicator(CatalogBackupJobs jobs) {
+    HealthIndicator catalogBackupHealthIndicator(CatalogBackupJobs jobs, CatalogBackups backups) {
         return () -> {
             CatalogBackupJobs.Failure failed = jobs.lastFailure();
             long damaged = jobs.damagedBackups();
-            if (failed == null && damaged == 0) {
+            String linked = linkProblem(backups);
+            if (failed == null && damaged == 0 && linked == null) {
                 return Health.up().build();
             }
             Health.Builder h = Health.status(VerifyConfiguration.DEGRADED).withDetail("damagedBackups", damaged);
+            if (linked != null) {
+                // stops every backup until removed: said before any job has failed on it
+                return h.withDetail("reason", linked).withDetail("action", "remove the link, then take a backup"
+                        + " (POST /api/v1/catalog/backups)").build();
+            }
             if (failed != null) {
                 h.withDetail("reason", "the last " + failed.kind() + " job failed at " + failed.at() + ": " + failed.message());
             }
@@ -90,8 +97,11 @@ public class CatalogBackupConfiguration {
 
     @Bean
     @ConditionalOnProperty(prefix = "holdfast.catalog.backup", name = "directory")
-    MeterBinder catalogBackupMetrics(CatalogBackupJobs jobs) {
+    MeterBinder catalogBackupMetrics(CatalogBackupJobs jobs, CatalogBackups backups) {
         return r -> {
+            Gauge.builder("holdfast.catalog.backup.blocked", backups, b -> linkProblem(b) == null ? 0 : 1)
+                    .description("1 while a symbolic link in the catalog backup directory stops every backup (the health"
+                            + " check names it), else 0").register(r);
             FunctionCounter.builder("holdfast.catalog.backup.failures", jobs, CatalogBackupJobs::failuresTotal)
                     .description("catalog backup and verification jobs that failed since start (a full backup disk, a damaged backup)")
                     .register(r);
@@ -101,5 +111,14 @@ public class CatalogBackupConfiguration {
                     .description("when the last catalog backup was written and verified sound, epoch seconds (0: none since start)")
                     .register(r);
         };
+    }
+
+    /** The link that stops the catalog backups, in words; null if none (a directory that cannot be read is said too). */
+    private static String linkProblem(CatalogBackups backups) {
+        try {
+            return backups.linkProblem();
+        } catch (RuntimeException e) {
+            return e.getMessage();
+        }
     }
 }

@@ -48,11 +48,22 @@ final class IndexOwnerFile {
      * (docs/operations.md: a host reused for a replacement starts with an empty {@code dedup-worker}).
      */
     boolean mustStartOver(long workerId, long epoch) {
+        return startOverReason(workerId, epoch) != null;
+    }
+
+    /** As {@link #mustStartOver}, saying why; null if the index is kept. */
+    StartOverReason startOverReason(long workerId, long epoch) {
         if (epoch == 1) {
-            return true;
+            return StartOverReason.NEW_MEMBERSHIP;
         }
         String owner = read();
-        return owner != null && !owner.equals(workerId + " " + (epoch - 1));
+        if (owner == null || owner.equals(workerId + " " + (epoch - 1))) {
+            return null;
+        }
+        if (owner.isEmpty()) {
+            return StartOverReason.UNREADABLE_OWNER;
+        }
+        return owner.startsWith(workerId + " ") ? StartOverReason.EPOCH_GAP : StartOverReason.OTHER_ID;
     }
 
     /** The file's content without its line feed, "" if it is not an id and epoch, null if there is no file. */

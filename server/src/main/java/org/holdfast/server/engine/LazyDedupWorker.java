@@ -110,15 +110,30 @@ public final class LazyDedupWorker implements DedupWorker {
      * @return true if the index was started over
      */
     public synchronized boolean claimFor(long workerId, long epoch) {
+        return claimed(workerId, epoch) != null;
+    }
+
+    /**
+     * As {@link #claimFor}, saying why an index was discarded: null if it was kept, and also when a
+     * new worker (epoch 1) had no index to discard (nothing is lost, nothing to tell the master).
+     */
+    public synchronized StartOverReason claim(long workerId, long epoch) {
+        boolean hadIndex = dir != null && !isEmpty(dir);
+        StartOverReason why = claimed(workerId, epoch);
+        return why == StartOverReason.NEW_MEMBERSHIP && !hadIndex ? null : why;
+    }
+
+    private StartOverReason claimed(long workerId, long epoch) {
         IndexOwnerFile owner = dir == null ? null : new IndexOwnerFile(dir);
-        boolean over = owner == null ? epoch == 1 : owner.mustStartOver(workerId, epoch);
-        if (over) {
+        StartOverReason why = owner != null ? owner.startOverReason(workerId, epoch)
+                : epoch == 1 ? StartOverReason.NEW_MEMBERSHIP : null;
+        if (why != null) {
             startOver();
         }
         if (owner != null) {
             owner.write(workerId, epoch);
         }
-        return over;
+        return why;
     }
 
     private synchronized DedupWorker engine() {

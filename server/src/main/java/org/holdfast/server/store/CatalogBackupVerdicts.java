@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
@@ -54,8 +55,12 @@ final class CatalogBackupVerdicts {
         Path tmp = dir.resolve(v.id() + ".tmp");
         try {
             Files.createDirectories(dir);
+            if (!BackupDirLinks.realDirectory(backups, DIR)) {
+                throw new java.nio.file.NotDirectoryException(dir + " is a link or not a directory; the record is not written through it");
+            }
+            // NOFOLLOW: a link planted under the temporary name must not make us truncate the file it names
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                    StandardOpenOption.WRITE)) {
+                    StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
                 ch.write(java.nio.ByteBuffer.wrap(sb.toString().getBytes(StandardCharsets.UTF_8)));
                 ch.force(true);
             }
@@ -78,13 +83,13 @@ final class CatalogBackupVerdicts {
     static Map<Integer, CatalogBackups.Verification> read(Path backups) {
         Map<Integer, CatalogBackups.Verification> out = new TreeMap<>();
         Path dir = backups.resolve(DIR);
-        if (!Files.isDirectory(dir)) {
+        if (!BackupDirLinks.realDirectory(backups, DIR)) {
             return out;
         }
         try (Stream<Path> s = Files.list(dir)) {
             for (Path p : s.toList()) {
                 String name = p.getFileName().toString();
-                if (name.matches("[1-9][0-9]{0,9}")) {
+                if (name.matches("[1-9][0-9]{0,9}") && Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
                     CatalogBackups.Verification v = parse(Integer.parseInt(name), p);
                     if (v != null) {
                         out.put(v.id(), v);
@@ -141,13 +146,13 @@ final class CatalogBackupVerdicts {
     /** Deletes the records of backups that are gone (purged). */
     static void retain(Path backups, Set<Integer> ids) {
         Path dir = backups.resolve(DIR);
-        if (!Files.isDirectory(dir)) {
-            return;
+        if (!BackupDirLinks.realDirectory(backups, DIR)) {
+            return; // a link in its place leads outside the backups: nothing there is ours to delete
         }
         try (Stream<Path> s = Files.list(dir)) {
             for (Path p : s.toList()) {
                 String name = p.getFileName().toString().replace(".tmp", "");
-                if (Files.isRegularFile(p) && (!name.matches("[1-9][0-9]{0,9}") || !ids.contains(Integer.parseInt(name)))) {
+                if (Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) && (!name.matches("[1-9][0-9]{0,9}") || !ids.contains(Integer.parseInt(name)))) {
                     Files.deleteIfExists(p); // records only: damaged/ holds the files set aside
                 }
             }

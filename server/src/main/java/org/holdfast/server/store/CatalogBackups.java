@@ -97,6 +97,13 @@ public final class CatalogBackups implements AutoCloseable {
             throw StoreException.translate(STORE, dir.toString(), null, e);
         }
         options = new BackupEngineOptions(dir.toString()).setShareTableFiles(true).setShareFilesWithChecksum(true).setSync(true);
+        // opening deletes the files of a backup left incomplete: with a link planted below dir it waits (the
+        // server starts; each backup, verification and purge fails naming the link, and the health check shows it)
+        String linked = BackupDirLinks.problem(dir);
+        if (linked != null) {
+            System.getLogger(CatalogBackups.class.getName()).log(System.Logger.Level.WARNING, linked);
+            return;
+        }
         try {
             engine = BackupEngine.open(Env.getDefault(), options);
         } catch (RocksDBException e) {
@@ -104,6 +111,14 @@ public final class CatalogBackups implements AutoCloseable {
             throw MetadataDb.translate(STORE, dir.toString(), null, e);
         }
         list();
+    }
+
+    /**
+     * Why the catalog backups cannot run now, naming the symbolic link planted in their directory and
+     * what to do; null if none is there. Only looks (for the health check and metrics).
+     */
+    public String linkProblem() {
+        return BackupDirLinks.problem(dir);
     }
 
     /** Opens (creating if needed) the backups in {@code dir}. */
@@ -175,6 +190,7 @@ public final class CatalogBackups implements AutoCloseable {
         requireOpen();
         files.writeLock().lock();
         try {
+            BackupDirLinks.requireNoLinkedDirs(dir);
             List<String> setAside = setAsideDamaged();
             // a record left by a backup id that failed and will be handed out again must not describe the new one
             Set<Integer> ids = ids();
@@ -221,9 +237,14 @@ public final class CatalogBackups implements AutoCloseable {
         engine.close();
         try {
             Files.createDirectories(aside);
+            if (!BackupDirLinks.realDirectory(dir, CatalogBackupVerdicts.DIR + "/" + DamagedFilesAside.DIR)) {
+                throw new java.nio.file.NotDirectoryException(aside + " (a link or a file, planted since the check: nothing is moved)");
+            }
             for (String f : damaged) {
-                Path from = dir.resolve(f);
-                if (Files.isRegularFile(from, LinkOption.NOFOLLOW_LINKS)) { // a missing one needs only the engine to look again
+                // reached through no link (a linked shared_checksum/ would hand us a file elsewhere); a missing
+                // file needs only the engine to look again
+                Path from = BackupDirLinks.inside(dir, f);
+                if (from != null && Files.isRegularFile(from, LinkOption.NOFOLLOW_LINKS)) {
                     Files.move(from, DamagedFilesAside.target(dir, from, System.currentTimeMillis()));
                 }
             }
@@ -282,6 +303,7 @@ public final class CatalogBackups implements AutoCloseable {
         requireOpen();
         files.writeLock().lock();
         try {
+            BackupDirLinks.requireNoLinkedDirs(dir);
             engine.purgeOldBackups(keep);
             Set<Integer> ids = ids();
             CatalogBackupVerdicts.retain(dir, ids);
@@ -307,6 +329,7 @@ public final class CatalogBackups implements AutoCloseable {
         requireOpen();
         files.writeLock().lock();
         try {
+            BackupDirLinks.requireNoLinkedDirs(dir);
             List<Info> all = list();
             Map<Integer, Verification> recorded = verifications();
             List<Integer> deleted = new ArrayList<>();
@@ -413,6 +436,8 @@ public final class CatalogBackups implements AutoCloseable {
      */
     public Verification verify(int id, boolean checksums, LongConsumer progress, long nowMillis) {
         require(id);
+        // what it would read through a link is not the backup, and its record would steer the next set-aside
+        BackupDirLinks.requireNoLinkedDirs(dir);
         files.readLock().lock();
         Verification v;
         try {
@@ -477,7 +502,7 @@ public final class CatalogBackups implements AutoCloseable {
         try (Stream<Path> s = Files.walk(dir)) {
             return s.mapToLong(p -> {
                 try {
-                    return Files.isRegularFile(p) ? Files.size(p) : 0;
+                    return Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) ? Files.size(p) : 0; // a link's target is not ours
                 } catch (IOException e) {
                     return 0; // renamed or deleted meanwhile (a temporary file, a purge)
                 }
@@ -518,11 +543,22 @@ public final class CatalogBackups implements AutoCloseable {
         }
     }
 
-    /** A call after close (a backup queued behind one the stop waited for) must not reach the freed native engine. */
+    /**
+     * A call after close (a backup queued behind one the stop waited for) must not reach the freed native
+     * engine; an engine not opened for a link in the directory is opened once the link is gone.
+     */
     private void requireOpen() {
         if (closed) {
             throw new StoreException(STORE, dir.toString(), null, "the catalog backups are closed: the server is stopping;"
                     + " start the backup again once it runs", null);
+        }
+        if (engine == null) {
+            BackupDirLinks.requireNoLinkedDirs(dir);
+            try {
+                engine = BackupEngine.open(Env.getDefault(), options);
+            } catch (RocksDBException e) {
+                throw MetadataDb.translate(STORE, dir.toString(), null, e);
+            }
         }
     }
 
@@ -533,7 +569,9 @@ public final class CatalogBackups implements AutoCloseable {
             return;
         }
         closed = true;
-        engine.close();
+        if (engine != null) {
+            engine.close();
+        }
         options.close();
     }
 }

@@ -18,7 +18,6 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.holdfast.server.app.HoldfastServer;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.engine.DedupDomain;
 import org.holdfast.server.engine.DedupLoad;
@@ -46,7 +45,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -72,13 +70,8 @@ class WorkerIndexRebuildApiTest {
 
     @BeforeAll
     static void start() {
-        ctx = new SpringApplicationBuilder(HoldfastServer.class).run("--holdfast.data-dir=" + data.resolve("master"), "--server.port=0",
-                "--server.address=127.0.0.1", "--holdfast.ingest.host=127.0.0.1", "--holdfast.ingest.port=0",
-                "--holdfast.tls.enabled=false", "--holdfast.store.min-free-space=0", "--spring.main.banner-mode=off",
-                "--holdfast.cluster.role=master", "--holdfast.cluster.host=127.0.0.1", "--holdfast.cluster.port=0",
-                "--holdfast.cluster.heartbeat-interval=200ms", "--holdfast.cluster.late-after=1s", "--holdfast.cluster.lost-after=3s",
-                "--holdfast.dedup.engine=cluster", "--holdfast.dedup.sungem.u-segment=256");
-        port = Integer.parseInt(ctx.getEnvironment().getProperty("local.server.port"));
+        ctx = ClusterDedupMaster.start(data.resolve("master"));
+        port = ClusterDedupMaster.port(ctx);
         http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     }
 

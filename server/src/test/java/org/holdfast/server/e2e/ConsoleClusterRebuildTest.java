@@ -31,8 +31,9 @@ import org.openqa.selenium.WebElement;
  * {@code hash} mode) with two workers in this JVM that serve dedup over the master's TLS cluster
  * port, after an agent backed up through them: refused while a worker is lost (the problem detail on
  * the page, no job started); after that worker is replaced over REST and its new node is up, the page
- * points to the rebuild, and the job it starts succeeds with its counts on the page. An operator sees
- * no rebuild action.
+ * points to the rebuild, and the job it starts succeeds with its counts on the page. When that node
+ * later starts its index over, the page marks it and offers the rebuild until one succeeds. An
+ * operator sees no rebuild action.
  */
 class ConsoleClusterRebuildTest {
     private static final LogDir LOGS = new LogDir("ConsoleClusterRebuildTest");
@@ -63,9 +64,12 @@ class ConsoleClusterRebuildTest {
     /** A worker node in this JVM with a dedup engine of its own in {@code work/<node>}, connected with a worker token of its own. */
     private record Worker(WorkerConnector link, LazyDedupWorker engine) implements AutoCloseable {
         static Worker start(String node) throws Exception {
-            HttpResponse<String> issued = master.call("POST", "/api/v1/tokens", "{\"name\":\"" + node + "\",\"role\":\"worker\"}");
-            assertThat(issued.statusCode()).as(issued.body()).isEqualTo(201);
-            Path token = Files.writeString(work.resolve(node + ".token"), JSON.readTree(issued.body()).get("token").asText());
+            Path token = work.resolve(node + ".token");
+            if (!Files.exists(token)) { // a node that comes back keeps the token it is bound to
+                HttpResponse<String> issued = master.call("POST", "/api/v1/tokens", "{\"name\":\"" + node + "\",\"role\":\"worker\"}");
+                assertThat(issued.statusCode()).as(issued.body()).isEqualTo(201);
+                Files.writeString(token, JSON.readTree(issued.body()).get("token").asText());
+            }
             Path dir = work.resolve(node);
             LazyDedupWorker engine = new LazyDedupWorker(0, dir,
                     () -> new LocalDedupWorker(0, dir, SungemFingerprintIndexTest.smallSettings(), Clock.systemUTC()));
@@ -146,8 +150,35 @@ class ConsoleClusterRebuildTest {
                     assertThat(b.driver().findElement(ConsoleBrowser.test("rebuild")).getText()).contains("of worker 1 (w-c)");
                     assertThat(b.all(ConsoleBrowser.test("rebuild-hint"))).as("the hint ends with the rebuild").isEmpty();
                 }
+                startedOverHintLeadsToARebuild(b);
                 operatorSeesNoRebuild(b);
             }
+        }
+    }
+
+    /**
+     * Worker 1's node comes back with an owner file of an older epoch (as if a REGISTERED had been cut
+     * off before it recorded it): it starts its index over and tells the master, the page marks the
+     * worker and offers the rebuild, and a succeeded rebuild ends the mark.
+     */
+    private static void startedOverHintLeadsToARebuild(ConsoleBrowser b) throws Exception {
+        Files.writeString(work.resolve("w-c").resolve("worker-id"), "1 1\n");
+        try (Worker back = Worker.start("w-c")) {
+            assertThat(back.link().status().assignment().epoch()).isEqualTo(3);
+            b.awaitText(ConsoleBrowser.test("started-over-hint"), "Worker 1 (w-c) started its dedup index over");
+            assertThat(b.driver().findElement(ConsoleBrowser.test("started-over-hint")).getText()).contains("missed a registration");
+            b.awaitVisible(row("w-c", "worker-index-started-over"));
+            b.screenshot("started-over");
+            String earlier = b.driver().findElement(ConsoleBrowser.test("rebuild-job")).getText();
+            b.driver().findElement(ConsoleBrowser.test("started-over-start")).click();
+            b.awaitVisible(By.cssSelector("dialog[open] [data-test='confirm-ok']")).click();
+            await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> // a new job, not the earlier one's card
+                    !b.driver().findElement(ConsoleBrowser.test("rebuild-job")).getText().equals(earlier)
+                    && b.driver().findElement(ConsoleBrowser.test("rebuild-state")).getText().equals("succeeded"));
+            await().atMost(Duration.ofSeconds(10)).until(() -> b.all(ConsoleBrowser.test("started-over-hint")).isEmpty()
+                    && b.all(row("w-c", "worker-index-started-over")).isEmpty());
+            JsonNode w1 = JSON.readTree(master.get("/api/v1/cluster/workers").body()).get(0);
+            assertThat(w1.get("indexStartedOver").isNull()).as(w1.toString()).isTrue();
         }
     }
 

@@ -92,6 +92,20 @@ class IndexOwnerFileTest {
     }
 
     @Test
+    void claim_eachCase_saysWhyOrNothingWhenKeptOrNothingWasLost() throws Exception {
+        owner("2 3\n");
+        assertThat(worker.claim(2, 4)).as("the epoch before: kept").isNull();
+        assertThat(worker.claim(2, 6)).as("epoch 5 not seen").isEqualTo(StartOverReason.EPOCH_GAP);
+        assertThat(worker.claim(3, 7)).as("file names worker 2").isEqualTo(StartOverReason.OTHER_ID);
+        owner("3 x\n");
+        assertThat(worker.claim(3, 8)).isEqualTo(StartOverReason.UNREADABLE_OWNER);
+        assertThat(worker.claim(3, 1)).as("a removed worker's index discarded").isEqualTo(StartOverReason.NEW_MEMBERSHIP);
+        LazyDedupWorker fresh = unopened(dir.resolve("new"));
+        assertThat(fresh.claim(9, 1)).as("a new worker with nothing on disk lost nothing").isNull();
+        assertThat(Files.readString(dir.resolve("new").resolve(IndexOwnerFile.NAME))).isEqualTo("9 1\n");
+    }
+
+    @Test
     void claimFor_emptyDirectoryAtEpochOne_staysInPlace() throws Exception {
         Files.delete(container);
         Files.delete(container.getParent());

@@ -34,6 +34,8 @@ public final class DedupLink {
     private final ConcurrentHashMap<Long, CompletableFuture<Message>> pending = new ConcurrentHashMap<>();
     private volatile String lost;
     private volatile IndexReport indexReport; // null until the worker's first answer on this link
+    private volatile java.util.function.Consumer<IndexStartOver> onStartOver = s -> { };
+    private boolean startOverHeard; // event loop only: one registration starts over at most once
 
     /** Worker {@code name} (for messages) on {@code channel}; a call not answered within {@code timeout} ends the link's use. */
     public DedupLink(String name, Channel channel, Duration timeout) {
@@ -132,6 +134,15 @@ public final class DedupLink {
         call(id, new DedupControl(id, DedupControl.LOAD, 0));
     }
 
+    /**
+     * Called (on the link's event loop) with the first start-over the worker reports on this link
+     * (cluster version 2, DEDUP_DONE); later ones are ignored, so a worker repeating it on every answer
+     * cannot flood the log and audit. Not set on a version 1 link, whose reports are ignored.
+     */
+    void onStartOver(java.util.function.Consumer<IndexStartOver> listener) {
+        onStartOver = listener;
+    }
+
     /** Every answer carries the worker's load; its first figure is the fingerprints its index holds. */
     private void noteLoad(long[] load) {
         indexReport = new IndexReport(load[0], System.currentTimeMillis());
@@ -158,6 +169,11 @@ public final class DedupLink {
                 } else if (msg instanceof DedupDone d) {
                     CompletableFuture<Message> p = take(d.requestId(), d);
                     noteLoad(d.load());
+                    IndexStartOver s = IndexStartOver.of(d, System.currentTimeMillis());
+                    if (s != null && !startOverHeard) {
+                        startOverHeard = true;
+                        onStartOver.accept(s);
+                    }
                     p.complete(d);
                 } else if (msg instanceof DedupFailed f) {
                     // the worker's own words stay in this log: they may name its paths, which an agent need not see

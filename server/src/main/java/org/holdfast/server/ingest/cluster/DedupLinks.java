@@ -20,6 +20,8 @@ public final class DedupLinks {
     /** Each worker's newest link, kept after it ends: a lost worker's last index report stays readable. */
     private final Map<Long, DedupLink> newest = new ConcurrentSkipListMap<>();
     private volatile LongConsumer onRegistered = id -> { };
+    /** Start-overs workers reported and no rebuild has followed yet, by worker id (this master process's memory). */
+    private final Map<Long, IndexStartOver> startOvers = new ConcurrentSkipListMap<>();
 
     /** Links of a master that makes no dedup calls of its own accord at registration. */
     public DedupLinks() {
@@ -82,6 +84,28 @@ public final class DedupLinks {
     public IndexReport indexReport(long workerId) {
         DedupLink l = newest.get(workerId);
         return l == null ? null : l.indexReport();
+    }
+
+    /** Notes that worker {@code workerId} started its index over (the newest report wins). */
+    void startedOver(long workerId, IndexStartOver s) {
+        startOvers.put(workerId, s);
+    }
+
+    /**
+     * The start-over worker {@code workerId} reported last, unless a rebuild of its index finished
+     * since; null if none is known to this master process.
+     */
+    public IndexStartOver startedOver(long workerId) {
+        return startOvers.get(workerId);
+    }
+
+    /**
+     * A rebuild of worker {@code workerId}'s index that started at {@code startedAtMillis} (this
+     * master's clock) finished: a start-over heard before it is answered; one heard later (during the
+     * rebuild) stays. Compared by when the master heard it, not by the worker's clock.
+     */
+    void rebuilt(long workerId, long startedAtMillis) {
+        startOvers.computeIfPresent(workerId, (id, s) -> s.receivedAtMillis() <= startedAtMillis ? null : s);
     }
 
     /** Proxies for the links that are up now, numbered 0..n-1 in worker-id order. */

@@ -9,6 +9,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.holdfast.common.protocol.DedupAnswer;
 import org.holdfast.common.protocol.DedupCandidates;
 import org.holdfast.common.protocol.DedupControl;
@@ -28,6 +29,7 @@ import org.holdfast.server.engine.SegmentAnswer;
 import org.holdfast.server.engine.SegmentLookup;
 import org.holdfast.server.engine.SegmentProbe;
 import org.holdfast.server.engine.SegmentRecord;
+import org.holdfast.server.engine.StartOverReason;
 
 /**
  * The worker's end of the dedup calls on its link to the master: runs each request against the
@@ -50,9 +52,33 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
     private static final AtomicLong NEXT_ENGINE_STREAM = new AtomicLong();
     /** This connection's streams: the master's number to the engine's. */
     private final Map<Long, Long> streams = new ConcurrentHashMap<>();
+    /** A start-over the master has not been told yet (null: a cluster version 1 link, which cannot carry it). */
+    private final AtomicReference<StartOver> unreported;
+
+    /** A start-over of the index at a registration: when (epoch ms) and the DEDUP_DONE reason code. */
+    record StartOver(long atMillis, int reason) {
+        static StartOver of(StartOverReason why, long atMillis) {
+            return new StartOver(atMillis, switch (why) {
+                case NEW_MEMBERSHIP -> DedupDone.STARTED_OVER_NEW_MEMBERSHIP;
+                case OTHER_ID -> DedupDone.STARTED_OVER_OTHER_ID;
+                case EPOCH_GAP -> DedupDone.STARTED_OVER_EPOCH_GAP;
+                case UNREADABLE_OWNER -> DedupDone.STARTED_OVER_UNREADABLE_OWNER;
+            });
+        }
+    }
 
     public DedupService(DedupWorker worker) {
+        this(worker, null);
+    }
+
+    /**
+     * As above, on a link of cluster version 2: the answer to each load-only request carries the
+     * start-over in {@code unreported}, which is cleared once such an answer was sent (a link that
+     * breaks first leaves it for the next one).
+     */
+    DedupService(DedupWorker worker, AtomicReference<StartOver> unreported) {
         this.worker = worker;
+        this.unreported = unreported;
     }
 
     @Override
@@ -68,7 +94,12 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
                 // an ended link's queued calls: the master gave them up, and the worker may have
                 // started its index over since (a new membership), which they must not teach
                 if (ctx.channel().isActive()) {
-                    ctx.writeAndFlush(serve(m));
+                    StartOver s = unreported != null && m instanceof DedupControl c && c.op() == DedupControl.LOAD ? unreported.get() : null;
+                    ctx.writeAndFlush(serve(m, s)).addListener(w -> {
+                        if (s != null && w.isSuccess()) {
+                            unreported.compareAndSet(s, null);
+                        }
+                    });
                 }
             });
         } catch (RejectedExecutionException e) {
@@ -76,7 +107,8 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private Message serve(Message m) {
+    /** Runs {@code m}; a DEDUP_DONE answer carries {@code startOver} if it is not null. */
+    private Message serve(Message m, StartOver startOver) {
         long id = requestId(m);
         try {
             if (m instanceof DedupLookup l) {
@@ -102,7 +134,8 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
                     worker.flush();
                 }
             }
-            return new DedupDone(id, load(worker.load()));
+            return startOver == null ? new DedupDone(id, load(worker.load()))
+                    : new DedupDone(id, load(worker.load()), startOver.atMillis(), startOver.reason());
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "dedup request " + m.type() + " failed", e);
             return DedupFailed.of(id, m.type() + " failed on the worker: " + e);

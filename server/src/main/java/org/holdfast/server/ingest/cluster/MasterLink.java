@@ -140,9 +140,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     }
 
     private void register(Register r) {
-        if (r.clusterVersion() != Register.CLUSTER_VERSION) {
-            throw new ProtocolException(ErrorCode.UNSUPPORTED_VERSION, "this master speaks cluster protocol version "
-                    + Register.CLUSTER_VERSION + ", the worker " + r.nodeName() + " version " + r.clusterVersion()
+        if (r.clusterVersion() < Register.MIN_CLUSTER_VERSION || r.clusterVersion() > Register.CLUSTER_VERSION) {
+            throw new ProtocolException(ErrorCode.UNSUPPORTED_VERSION, "this master speaks cluster protocol versions "
+                    + Register.MIN_CLUSTER_VERSION + " to " + Register.CLUSTER_VERSION + ", the worker " + r.nodeName() + " version "
+                    + r.clusterVersion()
                     + "; run the same Holdfast version on master and workers");
         }
         try {
@@ -169,6 +170,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         ctx.writeAndFlush(new Registered(w.workerId(), w.epoch(), w.range().first(), w.range().limit(),
                 Math.toIntExact(server.registry().settings().heartbeatInterval().toMillis()), server.settings().masterVersion()));
         DedupLink link = new DedupLink(w.nodeName(), ctx.channel(), server.registry().settings().lostAfter());
+        String principal = p.name();
+        if (r.clusterVersion() >= 2) { // a version 1 link carries no report: one sent anyway is ignored
+            link.onStartOver(s -> startedOver(principal, w, s)); // on the event loop: kept even if the link closes right after
+        }
         dedup = link;
         ctx.executor().execute(() -> {
             // the worker's dedup answers are taken before this handler sees them
@@ -176,6 +181,15 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             server.dedupLinks().add(w.workerId(), link);
             decoder.resume(ctx.pipeline().context(decoder));
         });
+    }
+
+    /** The worker says it started its dedup index over at this registration: kept for the worker list, logged, audited. */
+    private void startedOver(String principal, WorkerRecord w, IndexStartOver s) {
+        server.dedupLinks().startedOver(w.workerId(), s);
+        String what = "started its dedup index over (" + s.reason() + ") at epoch " + w.epoch() + "; duplicates of blocks only it"
+                + " held are missed until POST /api/v1/cluster/workers/" + w.workerId() + "/rebuild";
+        LOG.log(System.Logger.Level.WARNING, "worker {0} ({1}) {2}", w.workerId(), w.nodeName(), what);
+        audit(principal, "cluster.worker.index-started-over", "worker:" + w.workerId() + "(" + w.nodeName() + ")", "ok", what);
     }
 
     /** A token mismatch travels as NODE_CONFLICT (the node is someone else's), so workers need no new code to show it. */

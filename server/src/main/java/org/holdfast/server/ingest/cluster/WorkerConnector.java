@@ -25,6 +25,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
@@ -51,6 +52,7 @@ import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.cluster.WorkerStatus;
 import org.holdfast.server.engine.DedupWorker;
 import org.holdfast.server.engine.LazyDedupWorker;
+import org.holdfast.server.engine.StartOverReason;
 
 /**
  * A worker's link to its master: connects (TLS, the master's certificate checked by
@@ -86,6 +88,10 @@ public final class WorkerConnector implements AutoCloseable {
     private final EventLoopGroup loop = new NioEventLoopGroup(1, new DefaultThreadFactory("holdfast-worker-link", true));
     private final SslContext tls;
     private final TlsEngines.Engine engine;
+    /** The cluster version REGISTER offers: the newest, until a master refuses it as too new. Event loop only. */
+    private int offer = Register.CLUSTER_VERSION;
+    /** A start-over of the index not yet reported to a master (kept across connections of this process). */
+    private final AtomicReference<DedupService.StartOver> unreported = new AtomicReference<>();
     private volatile WorkerStatus status = WorkerStatus.STARTING;
     private volatile boolean closed;
     private long backoffMillis;
@@ -209,6 +215,7 @@ public final class WorkerConnector implements AutoCloseable {
     /** One connection's protocol: REGISTER, REGISTERED, heartbeats. */
     private final class Link extends ChannelInboundHandlerAdapter {
         private final String token;
+        private final int offered = offer;
         private ScheduledFuture<?> heartbeats;
         private long sequence;
         private String failure;
@@ -221,7 +228,7 @@ public final class WorkerConnector implements AutoCloseable {
         public void channelActive(ChannelHandlerContext ctx) throws Exception {
             WorkerCapacity c = probe.capacity();
             // under TLS this is written once the handshake is done
-            ctx.writeAndFlush(new Register(Register.CLUSTER_VERSION, settings.nodeName(), token, settings.softwareVersion(),
+            ctx.writeAndFlush(new Register(offered, settings.nodeName(), token, settings.softwareVersion(),
                     Math.min(c.cpus(), 0xffff), c.heapMaxBytes(), c.diskBytes()));
             super.channelActive(ctx);
         }
@@ -235,6 +242,12 @@ public final class WorkerConnector implements AutoCloseable {
                     // the idle handler saw the read; nothing else to do
                 } else if (dedup != null && heartbeats != null && isDedupRequest(msg)) {
                     ctx.fireChannelRead(msg); // to the DedupService behind this handler
+                } else if (msg instanceof ErrorMessage e && heartbeats == null && e.code() == ErrorCode.UNSUPPORTED_VERSION
+                        && offered > Register.MIN_CLUSTER_VERSION) {
+                    offer = Register.MIN_CLUSTER_VERSION; // a master of an older release: speak its version
+                    failure = "the master at " + master() + " speaks an older cluster protocol (" + e.message() + "); registering"
+                            + " again with version " + offer + " (it is not told when this worker starts its index over: this log says so)";
+                    ctx.close();
                 } else if (msg instanceof ErrorMessage e) {
                     failure = refusal(e);
                     ctx.close();
@@ -256,11 +269,15 @@ public final class WorkerConnector implements AutoCloseable {
                     0, System.currentTimeMillis());
             if (dedup != null) {
                 // before the first call of this registration: an index of another membership or worker id must not answer
-                if (dedup.claimFor(r.workerId(), r.epoch())) {
-                    LOG.log(System.Logger.Level.INFO, "the dedup index on disk was not built for worker {0} at epoch {1} (a new"
-                            + " membership, another worker id, or registrations it did not see); started it over", r.workerId(), r.epoch());
+                StartOverReason why = dedup.claim(r.workerId(), r.epoch());
+                if (why != null) {
+                    LOG.log(System.Logger.Level.WARNING, "started the dedup index over for worker {0} at epoch {1}: {2}. Duplicates of"
+                            + " blocks only this worker''s index held are missed (never invented) until its index is rebuilt: an admin"
+                            + " runs POST /api/v1/cluster/workers/{0}/rebuild on the master once every worker is up",
+                            Long.toString(r.workerId()), Long.toString(r.epoch()), why.words());
+                    unreported.set(DedupService.StartOver.of(why, System.currentTimeMillis()));
                 }
-                ctx.pipeline().addAfter(ctx.name(), "dedup", new DedupService(dedup));
+                ctx.pipeline().addAfter(ctx.name(), "dedup", new DedupService(dedup, offered > Register.MIN_CLUSTER_VERSION ? unreported : null));
             }
             status = new WorkerStatus(true, w, null);
             backoffMillis = settings.minBackoff().toMillis();

@@ -119,6 +119,7 @@ public final class WorkerIndexRebuildJobs {
     /** The job: the same checks again (it may have waited in the lane), then the store's blocks in PBN order. */
     private Report run(JobContext job, long workerId) {
         long started = System.nanoTime();
+        long startedAtMillis = System.currentTimeMillis();
         WorkerView target = registered(workerId);
         SortedMap<Long, RemoteDedupWorker> up = links.upByWorkerId();
         requireAllConnected(target, up);
@@ -160,6 +161,7 @@ public final class WorkerIndexRebuildJobs {
             rebuild.flushTarget();
             c = rebuild.counts();
         }
+        links.rebuilt(workerId, startedAtMillis); // a start-over it reported before is answered now
         double seconds = (System.nanoTime() - started) / 1e9;
         long read = c.blocksRead() + unrecorded[0];
         job.log("taught worker " + workerId + " " + c.taught() + " of " + read + " blocks; " + c.heldByOthers()

@@ -266,8 +266,8 @@ class ClusterPortBadInputTest {
 
     @Test
     void register_otherClusterVersion_isRefusedUnsupportedVersion() throws IOException {
-        Register r = new Register(2, "w1", workerToken, "test", 2, 1, 1);
-        assertRefused(frame(r), ErrorCode.UNSUPPORTED_VERSION, "cluster protocol version 1");
+        Register r = new Register(Register.CLUSTER_VERSION + 1, "w1", workerToken, "test", 2, 1, 1);
+        assertRefused(frame(r), ErrorCode.UNSUPPORTED_VERSION, "cluster protocol versions 1 to " + Register.CLUSTER_VERSION);
     }
 
     @Test

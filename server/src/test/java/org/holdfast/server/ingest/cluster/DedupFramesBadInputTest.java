@@ -152,7 +152,7 @@ class DedupFramesBadInputTest {
     }
 
     /** A master's link over an embedded channel, taking answers. */
-    private static DedupLink masterLink(EmbeddedChannel ch) {
+    static DedupLink masterLink(EmbeddedChannel ch) {
         DedupLink link = new DedupLink("w1", ch, Duration.ofSeconds(30));
         ch.pipeline().addLast(new FrameDecoder(), new FrameEncoder(), link.answers());
         return link;
@@ -250,5 +250,50 @@ class DedupFramesBadInputTest {
         assertThatThrownBy(call::join).isInstanceOf(CompletionException.class).hasCauseInstanceOf(DedupWorkerLostException.class)
                 .hasMessageContaining("dedup worker w1 is lost: its link closed");
         assertThat(link.isUp()).isFalse();
+    }
+
+    @Test
+    void done_startOverWithoutATimeOrWithAnUnknownReason_refusedBadFrame() {
+        EmbeddedChannel decode = new EmbeddedChannel(new FrameDecoder());
+        ByteBuf noTime = header(MessageType.DEDUP_DONE, 8 + 56 + 9).writeLong(1).writeZero(56).writeLong(0).writeByte(3);
+        assertThatThrownBy(() -> decode.writeInbound(noTime)).isInstanceOf(ProtocolException.class)
+                .hasMessageContaining("DEDUP_DONE start-over needs a time above 0 and a reason 1..4, got 0 and 3");
+        EmbeddedChannel again = new EmbeddedChannel(new FrameDecoder());
+        ByteBuf reason = header(MessageType.DEDUP_DONE, 8 + 56 + 9).writeLong(1).writeZero(56).writeLong(5).writeByte(9);
+        assertThatThrownBy(() -> again.writeInbound(reason)).isInstanceOf(ProtocolException.class).hasMessageContaining("got 5 and 9");
+        EmbeddedChannel cut = new EmbeddedChannel(new FrameDecoder());
+        ByteBuf half = header(MessageType.DEDUP_DONE, 8 + 56 + 4).writeLong(1).writeZero(56).writeInt(5);
+        assertThatThrownBy(() -> cut.writeInbound(half)).isInstanceOf(ProtocolException.class).hasMessageContaining("truncated body");
+    }
+
+    @Test
+    void loadOnly_afterAStartOverOnAVersionTwoLink_answersItOnceAndTheMasterNotesIt() {
+        java.util.concurrent.atomic.AtomicReference<DedupService.StartOver> unreported = new java.util.concurrent.atomic.AtomicReference<>(
+                DedupService.StartOver.of(org.holdfast.server.engine.StartOverReason.EPOCH_GAP, 1_700_000_000_000L));
+        EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(), new FrameEncoder(), new DedupService(engine, unreported));
+        DedupDone first = (DedupDone) served(ch, new DedupControl(1, DedupControl.LOAD, 0));
+        assertThat(first.startedOverAtMillis()).isEqualTo(1_700_000_000_000L);
+        assertThat(first.startOverReason()).isEqualTo(DedupDone.STARTED_OVER_EPOCH_GAP);
+        await().atMost(Duration.ofSeconds(5)).until(() -> unreported.get() == null);
+        assertThat(((DedupDone) served(ch, new DedupControl(2, DedupControl.LOAD, 0))).startedOver()).as("told once").isFalse();
+
+        EmbeddedChannel m = new EmbeddedChannel();
+        DedupLink link = masterLink(m);
+        java.util.List<IndexStartOver> heard = new java.util.ArrayList<>();
+        link.onStartOver(heard::add);
+        CompletableFuture<Message> call = link.call(link.nextId(), new DedupControl(1, DedupControl.LOAD, 0));
+        m.writeInbound(encoded(new DedupDone(1, first.load(), first.startedOverAtMillis(), first.startOverReason())));
+        assertThat(call).isCompleted();
+        assertThat(heard).singleElement().satisfies(s -> {
+            assertThat(s.atMillis()).isEqualTo(1_700_000_000_000L);
+            assertThat(s.reason()).isEqualTo("epoch-gap");
+        });
+    }
+
+    @Test
+    void loadOnly_onAVersionOneLink_carriesNoStartOver() {
+        DedupDone d = (DedupDone) served(new DedupControl(1, DedupControl.LOAD, 0));
+        assertThat(d.startedOver()).isFalse();
+        assertThat(encoded(d).readableBytes()).as("the version 1 frame: 6 header bytes, 64 body bytes").isEqualTo(6 + 64);
     }
 }

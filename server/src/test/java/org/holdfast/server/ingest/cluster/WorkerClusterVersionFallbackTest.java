@@ -1,0 +1,122 @@
+package org.holdfast.server.ingest.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.io.DataInputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.holdfast.common.protocol.DedupControl;
+import org.holdfast.common.protocol.ErrorCode;
+import org.holdfast.common.protocol.ErrorMessage;
+import org.holdfast.common.protocol.FrameEncoder;
+import org.holdfast.common.protocol.Message;
+import org.holdfast.common.protocol.MessageType;
+import org.holdfast.common.protocol.Registered;
+import org.holdfast.server.cluster.LoadProbe;
+import org.holdfast.server.engine.LazyDedupWorker;
+import org.holdfast.server.engine.LocalDedupWorker;
+import org.holdfast.server.engine.SungemFingerprintIndexTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A worker of this release and a master of an older one (cluster version 1 only, played here by a
+ * socket that speaks the version 1 frames): the master refuses version 2 as UNSUPPORTED_VERSION, the
+ * worker registers again with version 1 and serves, and its answer to the load-only request is the
+ * version 1 DEDUP_DONE (64 bytes) even though it started its index over.
+ */
+class WorkerClusterVersionFallbackTest {
+    @TempDir
+    Path dir;
+
+    private static void send(OutputStream out, Message m) throws Exception {
+        ByteBuf b = Unpooled.buffer();
+        FrameEncoder.write(m, b);
+        byte[] bytes = new byte[b.readableBytes()];
+        b.readBytes(bytes);
+        out.write(bytes);
+        out.flush();
+    }
+
+    /** One frame: its type code and body. */
+    private record Frame(int type, byte[] body) {
+    }
+
+    private static Frame read(DataInputStream in) throws Exception {
+        int length = in.readInt();
+        in.readUnsignedByte(); // frame version
+        int type = in.readUnsignedByte();
+        byte[] body = new byte[length - 2];
+        in.readFully(body);
+        return new Frame(type, body);
+    }
+
+    @Test
+    void register_olderMasterRefusesVersionTwo_workerFallsBackToOneAndSendsNoStartOver() throws Exception {
+        Path index = dir.resolve("dedup-worker");
+        Files.createDirectories(index);
+        Files.writeString(index.resolve("worker-id"), "1 1\n"); // the master will say epoch 3: a gap, so it starts over
+        Path content = Files.writeString(index.resolve("stand-in-for-a-container"), "what the index held");
+        Path token = Files.writeString(dir.resolve("token"), "hft_test");
+        List<Integer> offered = new CopyOnWriteArrayList<>();
+        List<Integer> doneBodies = new CopyOnWriteArrayList<>();
+        try (ServerSocket master = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
+            Thread t = new Thread(() -> {
+                try {
+                    for (int c = 0; c < 2; c++) {
+                        try (Socket s = master.accept()) {
+                            DataInputStream in = new DataInputStream(s.getInputStream());
+                            Frame register = read(in);
+                            assertThat(register.type()).isEqualTo(MessageType.REGISTER.code());
+                            int version = ((register.body()[0] & 0xff) << 8) | (register.body()[1] & 0xff);
+                            offered.add(version);
+                            if (version != 1) { // what a master before version 2 answers
+                                send(s.getOutputStream(), ErrorMessage.of(ErrorCode.UNSUPPORTED_VERSION, "this master speaks cluster"
+                                        + " protocol version 1, the worker w1 version " + version));
+                                continue;
+                            }
+                            send(s.getOutputStream(), new Registered(1, 3, 1L << 48, (1L << 48) + (1L << 30), 200, "old"));
+                            send(s.getOutputStream(), new DedupControl(1, DedupControl.LOAD, 0));
+                            for (Frame f = read(in); ; f = read(in)) {
+                                if (f.type() == MessageType.DEDUP_DONE.code()) {
+                                    doneBodies.add(f.body().length);
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                } catch (Exception e) {
+                    // the test's assertions say what is missing
+                }
+            }, "old-master");
+            t.setDaemon(true);
+            t.start();
+            LazyDedupWorker lazy = new LazyDedupWorker(0, index, () -> new LocalDedupWorker(0, index,
+                    SungemFingerprintIndexTest.smallSettings(), Clock.systemUTC()));
+            try (WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.getLocalPort(), null, "w1",
+                    token, null, "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)),
+                    new LoadProbe(dir), lazy)) {
+                w.start();
+                await().atMost(Duration.ofSeconds(15)).until(() -> doneBodies.size() == 1);
+                assertThat(offered).containsExactly(2, 1);
+                assertThat(w.status().assignment().epoch()).isEqualTo(3);
+                assertThat(doneBodies).as("the version 1 DEDUP_DONE: request id and load only").containsExactly(8 + 56);
+                assertThat(content).as("it did start over").doesNotExist();
+                assertThat(Files.readString(index.resolve("worker-id"))).isEqualTo("1 3\n");
+            } finally {
+                lazy.close();
+            }
+        }
+    }
+}
