@@ -169,15 +169,19 @@ class CatalogBackupJobsTest {
 
                 fill(db, 10_000, 20_000, 2); // about 2 MB more, and only 512 KiB free
                 Path filler = disk.fillLeaving(512 << 10);
-                cb.startSchedule(Duration.ofSeconds(2)); // apart enough that no retry runs while the test looks
+                cb.startSchedule(Duration.ofSeconds(2));
                 Job failed = awaitEnded(jobs, 1);
                 System.out.println("[catalog-backup-full] " + failed.error());
                 assertThat(failed.state()).isEqualTo(JobState.FAILED);
                 assertThat(failed.error()).contains(dir.toString()).contains("ran out of space").contains("bytes free")
                         .contains("older backups are intact").contains("holdfast.catalog.backup.directory");
                 assertThat(cb.lastFailure().message()).contains("ran out of space");
-                assertThat(BackupFiles.digests(dir)).as("the partial backup is gone, backup 1 untouched").isEqualTo(before);
-                assertThat(backups.list()).extracting(CatalogBackups.Info::id).containsExactly(1);
+                // the schedule retries every 2 s meanwhile; create() holds this monitor while it copies (and
+                // deletes what a failed copy left), so no retry's partial files are in the directory while we look
+                synchronized (backups) {
+                    assertThat(BackupFiles.digests(dir)).as("the partial backup is gone, backup 1 untouched").isEqualTo(before);
+                    assertThat(backups.list()).extracting(CatalogBackups.Info::id).containsExactly(1);
+                }
                 assertThat(backups.verify(1, true, n -> { }, 1L).sound()).isTrue();
                 backups.restore(1, tmp.resolve("restored"));
                 try (MetadataDb r = MetadataDb.open(tmp.resolve("restored"))) {

@@ -178,6 +178,7 @@ class AgentPolishTest {
         assertThat(temps.in(dir)).as("the agent writes a temporary file first").isNotEmpty();
         running.interrupt();
         AgentResult r = running.await();
+        // exit 0: the agent ignored SIGINT and finished (started with it ignored: ChildJvm, DEFAULT_SIGNALS)
         assertThat(r.exitCode()).as("Ctrl-C ends the command: %s", r).isNotZero();
         assertThat(temps.in(dir)).as("its temporary file is removed on Ctrl-C: %s", r).isEmpty();
     }

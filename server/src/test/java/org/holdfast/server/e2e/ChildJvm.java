@@ -42,6 +42,16 @@ final class ChildJvm {
             System.getProperty("holdfast.e2e.child-jvm-options", "").trim().split("\\s+")).filter(o -> !o.isEmpty()).toList();
     /** For a child that moves hundreds of MiB (C1 code hashes about 4x slower): the full JIT again, whatever the default. */
     static final List<String> FULL_JIT = List.of("-XX:TieredStopAtLevel=4");
+    /**
+     * What each child is started through so that it gets the shutdown signals at their defaults, as
+     * from a terminal. A build started in the background (a CI runner, {@code mvn ... &}, nohup)
+     * ignores SIGINT (and SIGQUIT, SIGHUP), every process below it inherits that through exec, and a
+     * JVM started with a signal ignored keeps ignoring it: Ctrl-C ({@code kill -INT}) would then never
+     * reach an agent's shutdown hooks, and the agent would finish its restore instead. GNU env resets
+     * them, then execs java (same pid). Empty where that env is missing: the children then inherit
+     * the build's signal handling.
+     */
+    private static final List<String> DEFAULT_SIGNALS = defaultSignals();
 
     static {
         // A test JVM that dies must not leave servers behind holding ports and data dirs.
@@ -49,6 +59,26 @@ final class ChildJvm {
     }
 
     private ChildJvm() {
+    }
+
+    private static List<String> defaultSignals() {
+        List<String> env = List.of("/usr/bin/env", "--default-signal=INT,QUIT,TERM,HUP");
+        List<String> probe = new ArrayList<>(env);
+        probe.add("true");
+        try {
+            Process p = new ProcessBuilder(probe).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            if (p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0) {
+                return env;
+            }
+            p.destroyForcibly();
+        } catch (IOException e) {
+            // no such env: reported below
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        System.out.println("[e2e] /usr/bin/env --default-signal is missing (GNU coreutils 8.31 or later has it): child JVMs"
+                + " inherit this build's signal handling, and Ctrl-C does not reach them if the build runs in the background");
+        return List.of();
     }
 
     /** Class path entries for a server child: everything but the agent's no-op SLF4J provider. */
@@ -81,7 +111,7 @@ final class ChildJvm {
                 .filter(e -> !e.isBlank())
                 .filter(classpath)
                 .collect(Collectors.joining(File.pathSeparator));
-        List<String> cmd = new ArrayList<>();
+        List<String> cmd = new ArrayList<>(DEFAULT_SIGNALS);
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(DEFAULT_OPTIONS);
         cmd.addAll(jvmOptions);
