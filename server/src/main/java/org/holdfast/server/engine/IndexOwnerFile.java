@@ -23,6 +23,8 @@ import org.holdfast.server.store.StoreException;
  */
 final class IndexOwnerFile {
     static final String NAME = "worker-id";
+    /** Where {@link #write} puts the content before its rename. */
+    static final String TMP = NAME + ".tmp";
     /** Longest content read: two numbers of up to 20 digits, a space and a line feed; more is not ours. */
     private static final int MAX_BYTES = 42;
     private static final Pattern CONTENT = Pattern.compile("([1-9][0-9]{0,19}) ([1-9][0-9]{0,19})\n");
@@ -85,7 +87,7 @@ final class IndexOwnerFile {
 
     /** Records that the index serves worker {@code workerId} at {@code epoch}, durably, creating the directory if needed. */
     void write(long workerId, long epoch) {
-        Path tmp = dir.resolve(NAME + ".tmp");
+        Path tmp = dir.resolve(TMP);
         try {
             Files.createDirectories(dir);
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,

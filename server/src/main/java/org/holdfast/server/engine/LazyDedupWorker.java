@@ -80,6 +80,18 @@ public final class LazyDedupWorker implements DedupWorker {
         }
     }
 
+    /** True if {@code d} holds anything beside the owner file (and its temporary file): an index a start-over loses. */
+    private static boolean holdsMoreThanOwner(Path d) {
+        try (var entries = Files.list(d)) {
+            return entries.map(p -> p.getFileName().toString())
+                    .anyMatch(n -> !n.equals(IndexOwnerFile.NAME) && !n.equals(IndexOwnerFile.TMP));
+        } catch (NoSuchFileException e) {
+            return false;
+        } catch (IOException e) {
+            return true; // unreadable: say it started over rather than hide a loss
+        }
+    }
+
     /**
      * Deletes what {@link #startOver} moved aside, this time or an earlier time it could not finish:
      * never read again, so a failure only costs space (logged, tried again at the next start-over).
@@ -115,10 +127,11 @@ public final class LazyDedupWorker implements DedupWorker {
 
     /**
      * As {@link #claimFor}, saying why an index was discarded: null if it was kept, and also when a
-     * new worker (epoch 1) had no index to discard (nothing is lost, nothing to tell the master).
+     * new worker (epoch 1) had no index to discard (nothing is lost, nothing to tell the master): none
+     * on disk, or only the owner file of a registration that stored no entry.
      */
     public synchronized StartOverReason claim(long workerId, long epoch) {
-        boolean hadIndex = dir != null && !isEmpty(dir);
+        boolean hadIndex = dir != null && holdsMoreThanOwner(dir);
         StartOverReason why = claimed(workerId, epoch);
         return why == StartOverReason.NEW_MEMBERSHIP && !hadIndex ? null : why;
     }

@@ -99,10 +99,23 @@ class IndexOwnerFileTest {
         assertThat(worker.claim(3, 7)).as("file names worker 2").isEqualTo(StartOverReason.OTHER_ID);
         owner("3 x\n");
         assertThat(worker.claim(3, 8)).isEqualTo(StartOverReason.UNREADABLE_OWNER);
+        Files.createDirectories(container.getParent());
+        Files.writeString(container, "stored since");
         assertThat(worker.claim(3, 1)).as("a removed worker's index discarded").isEqualTo(StartOverReason.NEW_MEMBERSHIP);
         LazyDedupWorker fresh = unopened(dir.resolve("new"));
         assertThat(fresh.claim(9, 1)).as("a new worker with nothing on disk lost nothing").isNull();
         assertThat(Files.readString(dir.resolve("new").resolve(IndexOwnerFile.NAME))).isEqualTo("9 1\n");
+    }
+
+    @Test
+    void claim_newWorkerWhoseIndexHoldsOnlyItsOwnerFile_reportsNothing() throws Exception {
+        Path fresh = dir.resolve("owner-only");
+        LazyDedupWorker worker = unopened(fresh);
+        assertThat(worker.claim(9, 1)).as("first registration, nothing on disk").isNull();
+        assertThat(worker.claim(9, 1)).as("registered as new again before it stored any entry: nothing was lost").isNull();
+        assertThat(Files.readString(fresh.resolve(IndexOwnerFile.NAME))).isEqualTo("9 1\n");
+        Files.writeString(fresh.resolve("00000001.hfc"), "an entry");
+        assertThat(worker.claim(9, 1)).as("beside an entry the owner file is an index").isEqualTo(StartOverReason.NEW_MEMBERSHIP);
     }
 
     @Test
