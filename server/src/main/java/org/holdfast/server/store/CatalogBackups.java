@@ -79,8 +79,9 @@ public final class CatalogBackups implements AutoCloseable {
     private final BackupEngineOptions options;
     private BackupEngine engine; // reopened after damaged shared files are set aside (its view of the files is cached)
     private boolean closed;
-    // what the last list() saw: read without waiting for a backup's copy to end (health, metrics, a request's check)
-    private volatile List<Info> listed = List.of();
+    // what the last list() saw: read without waiting for a backup's copy to end (health, metrics, a request's check);
+    // null until the engine was opened (a link stood in the directory at open)
+    private volatile List<Info> listed;
     // outcomes whose record the backup disk refused (full): the next backup still sets their damage aside
     private final Map<Integer, Verification> unrecorded = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -410,7 +411,9 @@ public final class CatalogBackups implements AutoCloseable {
      * progress: for a request that only queues work (the work itself calls {@link #require}).
      */
     public Info requireListed(int id) {
-        return find(listed, id);
+        List<Info> last = listed;
+        // never listed: the engine waits for a link (the error names it) or opens now, as no backup copies yet
+        return last == null ? require(id) : find(last, id);
     }
 
     private Info find(List<Info> all, Integer id) {
@@ -463,7 +466,8 @@ public final class CatalogBackups implements AutoCloseable {
      * listed last, which every change lists again.
      */
     public Map<Integer, Verification> verifications() {
-        Set<Integer> ids = listed.stream().map(Info::id).collect(Collectors.toSet());
+        List<Info> last = listed;
+        Set<Integer> ids = last == null ? Set.of() : last.stream().map(Info::id).collect(Collectors.toSet());
         Map<Integer, Verification> all = recorded();
         all.keySet().retainAll(ids);
         return all;

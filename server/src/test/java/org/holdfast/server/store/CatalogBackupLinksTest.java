@@ -147,4 +147,18 @@ class CatalogBackupLinksTest {
             assertThat(reopened.list()).as("opened once the link is gone, without a restart").hasSize(2);
         }
     }
+
+    @Test
+    void requireListed_engineWaitingForALink_namesTheLink_andFindsTheBackupOnceItIsGone() throws Exception {
+        backups.close();
+        Files.createSymbolicLink(dir.resolve(CatalogBackupVerdicts.DIR), Files.createDirectories(outside.resolve("verify")));
+        try (CatalogBackups reopened = CatalogBackups.open(dir)) {
+            // what a verification request checks before it queues: not "holds no catalog backup"
+            assertThatThrownBy(() -> reopened.requireListed(1)).isInstanceOf(StoreException.class)
+                    .hasMessageContaining("holdfast-verify is a symbolic link");
+            assertThat(reopened.verifications()).as("the health check's view, without opening").isEmpty();
+            Files.delete(dir.resolve(CatalogBackupVerdicts.DIR));
+            assertThat(reopened.requireListed(1).id()).as("the first request after the link is gone finds the backup").isEqualTo(1);
+        }
+    }
 }
