@@ -549,9 +549,12 @@ public final class CatalogBackups implements AutoCloseable {
 
     /**
      * A call after close (a backup queued behind one the stop waited for) must not reach the freed native
-     * engine; an engine not opened for a link in the directory is opened once the link is gone.
+     * engine; an engine not opened for a link in the directory is opened once the link is gone. Every
+     * caller holds this monitor (so one open, never beside {@link #close()}); the health check and the
+     * metrics never get here (they read {@link #linkProblem} and the last listing).
      */
     private void requireOpen() {
+        assert Thread.holdsLock(this) : "the engine is opened and closed under this monitor only";
         if (closed) {
             throw new StoreException(STORE, dir.toString(), null, "the catalog backups are closed: the server is stopping;"
                     + " start the backup again once it runs", null);

@@ -44,8 +44,8 @@ final class ChildJvm {
     static final List<String> FULL_JIT = List.of("-XX:TieredStopAtLevel=4");
     /**
      * What each child is started through so that it gets the shutdown signals at their defaults, as
-     * from a terminal. A build started in the background (a CI runner, {@code mvn ... &}, nohup)
-     * ignores SIGINT (and SIGQUIT, SIGHUP), every process below it inherits that through exec, and a
+     * from a terminal. A build started in the background (a CI runner, {@code mvn ... &} in a script)
+     * ignores SIGINT and SIGQUIT (under nohup also SIGHUP), every process below it inherits that through exec, and a
      * JVM started with a signal ignored keeps ignoring it: Ctrl-C ({@code kill -INT}) would then never
      * reach an agent's shutdown hooks, and the agent would finish its restore instead. GNU env resets
      * them, then execs java (same pid). Empty where that env is missing: the children then inherit
