@@ -527,15 +527,14 @@ public final class ServerProcess implements AutoCloseable {
     }
 
     /**
-     * A free TCP port on the loopback address, below the kernel's ephemeral range: a port the
+     * A free TCP port on the loopback address, outside the kernel's ephemeral range: a port the
      * kernel hands out (bind to 0) can be taken as the source port of any outgoing connection in
      * the seconds before the child binds it, which made a restart fail with "Port ... already in
-     * use" on a busy machine; the kernel never picks source ports below that range.
+     * use" on a busy machine; the kernel never picks source ports outside that range.
      */
     static int freePort() {
-        int below = EPHEMERAL_LOW;
         for (int attempt = 0; attempt < 200; attempt++) {
-            int port = FIXED_PORT_FLOOR + PORTS.nextInt(below - FIXED_PORT_FLOOR);
+            int port = FIXED_PORTS[0] + PORTS.nextInt(FIXED_PORTS[1] - FIXED_PORTS[0]);
             try (ServerSocket s = new ServerSocket()) {
                 s.setReuseAddress(false);
                 s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1);
@@ -544,22 +543,31 @@ public final class ServerProcess implements AutoCloseable {
                 // in use: draw again
             }
         }
-        throw new IllegalStateException("no free port between " + FIXED_PORT_FLOOR + " and " + below + " on loopback");
+        throw new IllegalStateException("no free port in [" + FIXED_PORTS[0] + ", " + FIXED_PORTS[1] + ") on loopback");
     }
 
-    /** The lowest port {@link #freePort()} draws from. */
-    private static final int FIXED_PORT_FLOOR = 20_000;
     private static final java.util.Random PORTS = new java.util.Random();
-    /** The start of the kernel's ephemeral port range (the source ports of outgoing connections). */
-    private static final int EPHEMERAL_LOW = ephemeralLow();
+    /** Where {@link #freePort()} draws from, [from, to): outside the kernel's ephemeral range. */
+    private static final int[] FIXED_PORTS = fixedPorts();
 
-    private static int ephemeralLow() {
+    /** 20000 up to the ephemeral range's start, or above its end when it starts lower than that leaves room for. */
+    private static int[] fixedPorts() {
+        int low = 32_768;
+        int high = 60_999;
         try {
-            int low = Integer.parseInt(Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+")[0]);
-            return low > FIXED_PORT_FLOOR + 1000 ? low : 32_768;
+            String[] range = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+");
+            low = Integer.parseInt(range[0]);
+            high = Integer.parseInt(range[1]);
         } catch (IOException | RuntimeException e) {
-            return 32_768;
+            // not Linux, or unreadable: the usual range
         }
+        if (low >= 21_000) {
+            return new int[] {20_000, low};
+        }
+        if (high <= 64_535) {
+            return new int[] {high + 1, 65_536};
+        }
+        throw new IllegalStateException("the ephemeral port range " + low + "-" + high + " leaves no room for the test servers' ports");
     }
 
     static void sleep(long millis) {

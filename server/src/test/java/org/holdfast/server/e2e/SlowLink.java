@@ -47,15 +47,20 @@ final class SlowLink implements AutoCloseable {
 
     private void acceptLoop() {
         while (!listener.isClosed()) {
+            Socket client;
             try {
-                Socket client = listener.accept();
+                client = listener.accept();
+            } catch (IOException e) {
+                return; // closed
+            }
+            sockets.add(client);
+            try {
                 Socket server = new Socket(upstream.getAddress(), upstream.getPort());
-                sockets.add(client);
                 sockets.add(server);
                 pump(client, server, "slow-link-up");
                 pump(server, client, "slow-link-down");
             } catch (IOException e) {
-                return; // closed
+                closeQuietly(client); // the server is gone: so is this connection, as over a real link
             }
         }
     }
