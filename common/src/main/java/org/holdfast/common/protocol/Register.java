@@ -16,6 +16,8 @@ public record Register(int clusterVersion, String nodeName, String token, String
     public static final int CLUSTER_VERSION = 2;
     /** The oldest version a master of this build accepts. */
     public static final int MIN_CLUSTER_VERSION = 1;
+    /** The first version whose DEDUP_DONE may carry an index start-over report. */
+    public static final int START_OVER_REPORT_VERSION = 2;
 
     public Register {
         Hello.checkU16("clusterVersion", clusterVersion);

@@ -171,7 +171,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
                 Math.toIntExact(server.registry().settings().heartbeatInterval().toMillis()), server.settings().masterVersion()));
         DedupLink link = new DedupLink(w.nodeName(), ctx.channel(), server.registry().settings().lostAfter());
         String principal = p.name();
-        if (r.clusterVersion() >= 2) { // a version 1 link carries no report: one sent anyway is ignored
+        if (r.clusterVersion() >= Register.START_OVER_REPORT_VERSION) { // a version 1 link carries no report: one sent anyway is ignored
             link.onStartOver(s -> startedOver(principal, w, s)); // on the event loop: kept even if the link closes right after
         }
         dedup = link;

@@ -277,7 +277,7 @@ public final class WorkerConnector implements AutoCloseable {
                             Long.toString(r.workerId()), Long.toString(r.epoch()), why.words());
                     unreported.set(DedupService.StartOver.of(why, System.currentTimeMillis()));
                 }
-                ctx.pipeline().addAfter(ctx.name(), "dedup", new DedupService(dedup, offered > Register.MIN_CLUSTER_VERSION ? unreported : null));
+                ctx.pipeline().addAfter(ctx.name(), "dedup", new DedupService(dedup, offered >= Register.START_OVER_REPORT_VERSION ? unreported : null));
             }
             status = new WorkerStatus(true, w, null);
             backoffMillis = settings.minBackoff().toMillis();
