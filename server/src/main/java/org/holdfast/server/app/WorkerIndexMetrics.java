@@ -3,6 +3,8 @@ package org.holdfast.server.app;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.holdfast.server.ingest.cluster.DedupLinks;
 import org.holdfast.server.ingest.cluster.IndexReport;
 
@@ -13,6 +15,8 @@ import org.holdfast.server.ingest.cluster.IndexReport;
  */
 public final class WorkerIndexMetrics implements MeterBinder {
     private final DedupLinks links;
+    /** Workers with a gauge: Micrometer logs a WARN when a gauge is registered twice (a worker's every reconnect). */
+    private final Set<Long> gauged = ConcurrentHashMap.newKeySet();
 
     public WorkerIndexMetrics(DedupLinks links) {
         this.links = links;
@@ -20,10 +24,14 @@ public final class WorkerIndexMetrics implements MeterBinder {
 
     @Override
     public void bindTo(MeterRegistry r) {
-        links.onRegistered(id -> Gauge.builder("holdfast.cluster.worker.index.entries", links, l -> entries(l, id))
-                .tag("worker", Long.toString(id))
-                .description("fingerprints the worker's dedup index held at its last answer to this master (NaN until reported)")
-                .register(r)); // registering the same worker again returns its gauge
+        links.onRegistered(id -> {
+            if (gauged.add(id)) {
+                Gauge.builder("holdfast.cluster.worker.index.entries", links, l -> entries(l, id))
+                        .tag("worker", Long.toString(id))
+                        .description("fingerprints the worker's dedup index held at its last answer to this master (NaN until reported)")
+                        .register(r);
+            }
+        });
     }
 
     private static double entries(DedupLinks links, long workerId) {
