@@ -34,8 +34,14 @@ import org.springframework.util.unit.DataSize;
 @EnableConfigurationProperties(VerifyConfiguration.VerifyProperties.class)
 public class VerifyConfiguration {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(VerifyConfiguration.class);
-    /** The health status while a block is bad: the server works and backups repair, but some data cannot be restored. */
-    public static final Status DEGRADED = new Status("DEGRADED", "some stored blocks are damaged; see components.integrity");
+    /**
+     * The health status of a component that needs attention while the server works (a bad block, failing
+     * catalog backups, a paused GC); the overall status carries this description, so it names them all.
+     */
+    public static final Status DEGRADED = new Status("DEGRADED", "the server works, but a component needs attention:"
+            + " integrity (damaged blocks), catalogBackup (catalog backups fail or are blocked) or gc (paused);"
+            + " the server log says which and what to do, and /actuator/health lists the components with their"
+            + " reason when management.endpoint.health.show-details is always");
 
     /**
      * Verify settings: reader {@code threads}, read {@code rate} (bytes per second, 0 for no limit),
