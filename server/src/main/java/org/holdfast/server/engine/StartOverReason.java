@@ -17,7 +17,8 @@ public enum StartOverReason {
     EPOCH_GAP("epoch gap: the index did not see every registration of this worker id (another node held it meanwhile,"
             + " or a registration's connection broke before the index recorded it)"),
     /** The owner file is not an id and an epoch. */
-    UNREADABLE_OWNER("the index's owner file is torn or foreign");
+    UNREADABLE_OWNER("the index's owner file <data-dir>/dedup-worker/worker-id does not hold a worker id and an epoch > 0"
+            + " (torn, edited or foreign)");
 
     private final String words;
 
