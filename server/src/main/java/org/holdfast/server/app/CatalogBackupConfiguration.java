@@ -84,8 +84,9 @@ public class CatalogBackupConfiguration {
             Health.Builder h = Health.status(VerifyConfiguration.DEGRADED).withDetail("damagedBackups", damaged);
             if (linked != null) {
                 // stops every backup until removed: said before any job has failed on it
-                return h.withDetail("reason", linked).withDetail("action", "remove the link, then take a backup"
-                        + " (POST /api/v1/catalog/backups)").build();
+                return h.withDetail("reason", linked).withDetail("action", "remove the link (if it replaced a directory,"
+                        + " move that directory back in its place), then take a backup (POST /api/v1/catalog/backups);"
+                        + " no restart needed").build();
             }
             if (failed != null) {
                 h.withDetail("reason", "the last " + failed.kind() + " job failed at " + failed.at() + ": " + failed.message());

@@ -75,6 +75,8 @@ class CatalogBackupLinkedDirApiTest {
         Health component = context.getBean("catalogBackupHealthIndicator", HealthIndicator.class).health();
         assertThat(component.getDetails().get("reason").toString()).contains("shared_checksum is a symbolic link")
                 .contains("Remove the link");
+        assertThat(component.getDetails().get("action").toString()).as("the component's action alone gets the operator out")
+                .contains("remove the link", "move that directory back", "POST /api/v1/catalog/backups", "no restart");
         assertThat(rest.getForEntity("/actuator/prometheus", String.class).getBody())
                 .containsPattern("(?m)^holdfast_catalog_backup_blocked(\\{[^}]*\\})? 1\\.0$");
 
