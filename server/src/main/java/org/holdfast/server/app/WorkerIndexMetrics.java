@@ -15,8 +15,6 @@ import org.holdfast.server.ingest.cluster.IndexReport;
  */
 public final class WorkerIndexMetrics implements MeterBinder {
     private final DedupLinks links;
-    /** Workers with a gauge: Micrometer logs a WARN when a gauge is registered twice (a worker's every reconnect). */
-    private final Set<Long> gauged = ConcurrentHashMap.newKeySet();
 
     public WorkerIndexMetrics(DedupLinks links) {
         this.links = links;
@@ -24,6 +22,8 @@ public final class WorkerIndexMetrics implements MeterBinder {
 
     @Override
     public void bindTo(MeterRegistry r) {
+        // workers with a gauge in r: Micrometer logs a WARN when a gauge is registered twice (a worker's every reconnect)
+        Set<Long> gauged = ConcurrentHashMap.newKeySet();
         links.onRegistered(id -> {
             if (gauged.add(id)) {
                 Gauge.builder("holdfast.cluster.worker.index.entries", links, l -> entries(l, id))
