@@ -11,13 +11,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.LongConsumer;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.rocksdb.BackupEngine;
-import org.rocksdb.BackupEngineOptions;
 import org.rocksdb.BackupInfo;
-import org.rocksdb.Env;
 import org.rocksdb.RestoreOptions;
 import org.rocksdb.RocksDBException;
 
@@ -34,11 +30,13 @@ import org.rocksdb.RocksDBException;
  *
  * <p>Verification ({@link #verify}) is ours: RocksJava exposes no {@code VerifyBackup}, so
  * {@link CatalogBackupCheck} reads the engine's meta file and checks each file's size and CRC32C;
- * the outcome is kept beside the backups ({@link CatalogBackupVerdicts}). A shared table found
+ * the outcome is kept beside the backups ({@link CatalogBackupOutcomes}). A shared table found
  * damaged would be shared by every later backup too (the engine copies a table only if its file is
- * absent), so the next backup first sets such files aside and the table is copied afresh.
+ * absent), so the next backup first sets such files aside ({@link DamagedFilesAside}) and the table
+ * is copied afresh.
  *
- * <p>We own the engine and its options and close them in {@link #close()} (engine first). One
+ * <p>This class ties those parts together; the engine's life (opening it lazily, reopening it, closing
+ * it in order) is {@link CatalogBackupEngine}'s, which we own and close in {@link #close()}. One
  * operation at a time: the engine is not safe for concurrent use, so its calls are synchronized
  * ({@link #bytesOnDisk()}, which only reads the directory, is not). A verification reads files only
  * and does not hold that monitor (listing goes on while it reads); a read lock keeps a backup's
@@ -46,7 +44,6 @@ import org.rocksdb.RocksDBException;
  */
 public final class CatalogBackups implements AutoCloseable {
     private static final String STORE = "catalog-backup";
-    private static final Pattern SHARED_FILE = Pattern.compile("shared(_checksum)?/[^/]+");
 
     /**
      * One backup: its id (increasing from 1), when it was taken (epoch seconds), its total size and
@@ -76,14 +73,11 @@ public final class CatalogBackups implements AutoCloseable {
     private final Path dir;
     // held shared by a verification, exclusively by a backup (whose purge deletes files)
     private final ReentrantReadWriteLock files = new ReentrantReadWriteLock();
-    private final BackupEngineOptions options;
-    private BackupEngine engine; // reopened after damaged shared files are set aside (its view of the files is cached)
-    private boolean closed;
+    private final CatalogBackupEngine engine; // every call but close() under this monitor
     // what the last list() saw: read without waiting for a backup's copy to end (health, metrics, a request's check);
     // null until the engine was opened (a link stood in the directory at open)
     private volatile List<Info> listed;
-    // outcomes whose record the backup disk refused (full): the next backup still sets their damage aside
-    private final Map<Integer, Verification> unrecorded = new java.util.concurrent.ConcurrentHashMap<>();
+    private final CatalogBackupOutcomes outcomes;
 
     private CatalogBackups(Path dir) {
         this.dir = dir;
@@ -97,21 +91,11 @@ public final class CatalogBackups implements AutoCloseable {
         } catch (IOException e) {
             throw StoreException.translate(STORE, dir.toString(), null, e);
         }
-        options = new BackupEngineOptions(dir.toString()).setShareTableFiles(true).setShareFilesWithChecksum(true).setSync(true);
-        // opening deletes the files of a backup left incomplete: with a link planted below dir it waits (the
-        // server starts; each backup, verification and purge fails naming the link, and the health check shows it)
-        String linked = BackupDirLinks.problem(dir);
-        if (linked != null) {
-            System.getLogger(CatalogBackups.class.getName()).log(System.Logger.Level.WARNING, linked);
-            return;
+        outcomes = new CatalogBackupOutcomes(dir);
+        engine = new CatalogBackupEngine(dir, this);
+        if (engine.opened()) { // else a link stands in the directory: listed once the engine opens
+            list();
         }
-        try {
-            engine = BackupEngine.open(Env.getDefault(), options);
-        } catch (RocksDBException e) {
-            options.close();
-            throw MetadataDb.translate(STORE, dir.toString(), null, e);
-        }
-        list();
     }
 
     /**
@@ -192,107 +176,20 @@ public final class CatalogBackups implements AutoCloseable {
         files.writeLock().lock();
         try {
             BackupDirLinks.requireNoLinkedDirs(dir);
-            List<String> setAside = setAsideDamaged();
+            List<String> setAside = DamagedFilesAside.setAside(dir, engine, outcomes.all(), ids());
             // a record left by a backup id that failed and will be handed out again must not describe the new one
             Set<Integer> ids = ids();
-            CatalogBackupVerdicts.retain(dir, ids);
-            unrecorded.keySet().retainAll(ids);
-            pruneSetAside();
+            outcomes.retain(ids);
+            DamagedFilesAside.pruneFor(dir, outcomes.all(), ids);
             long before = bytesOnDisk();
             try {
-                engine.createNewBackupWithMetadata(db.rocks(), metadata, true);
+                engine.require().createNewBackupWithMetadata(db.rocks(), metadata, true);
             } catch (RocksDBException e) {
                 throw failed(e, db);
             }
             return new Created(newest(), Math.max(0, bytesOnDisk() - before), setAside);
         } finally {
             files.writeLock().unlock();
-        }
-    }
-
-    /**
-     * Moves the shared files that the recorded verifications found damaged, and that still fail their
-     * check, into {@value CatalogBackupVerdicts#DIR}/damaged/ and reopens the engine: a shared table that
-     * rotted would otherwise stay in every later backup (the engine copies a table only if its file is
-     * not there), so the next backup copies it afresh from the catalog. The engine then finds the
-     * backups that held it incomplete; they could not be restored anyway, and they are deleted. The files
-     * set aside are bounded by {@link DamagedFilesAside}.
-     */
-    private List<String> setAsideDamaged() {
-        Map<Integer, Verification> recorded = recorded();
-        Set<String> damaged = new java.util.TreeSet<>();
-        for (Verification v : recorded.values()) {
-            if (!v.sound() && ids().contains(v.id())) {
-                for (String f : CatalogBackupCheck.stillDamaged(dir, v.id(), v.damagedFiles())) {
-                    // a shared table, a file directly in shared/ or shared_checksum/: never a directory, never a private file
-                    if (SHARED_FILE.matcher(f).matches()) {
-                        damaged.add(f);
-                    }
-                }
-            }
-        }
-        if (damaged.isEmpty()) {
-            return List.of();
-        }
-        Path aside = DamagedFilesAside.dir(dir);
-        engine.close();
-        try {
-            Files.createDirectories(aside);
-            if (!BackupDirLinks.realDirectory(dir, CatalogBackupVerdicts.DIR + "/" + DamagedFilesAside.DIR)) {
-                throw new java.nio.file.NotDirectoryException(aside + " (a link or a file, planted since the check: nothing is moved)");
-            }
-            for (String f : damaged) {
-                // reached through no link (a linked shared_checksum/ would hand us a file elsewhere); a missing
-                // file needs only the engine to look again
-                Path from = BackupDirLinks.inside(dir, f);
-                if (from != null && Files.isRegularFile(from, LinkOption.NOFOLLOW_LINKS)) {
-                    Files.move(from, DamagedFilesAside.target(dir, from, System.currentTimeMillis()));
-                }
-            }
-        } catch (IOException e) {
-            throw StoreException.translate(STORE, aside.toString(), null, e);
-        } finally {
-            try {
-                engine = BackupEngine.open(Env.getDefault(), options);
-            } catch (RocksDBException e) {
-                options.close();
-                closed = true; // nothing to call any more: the server's next start opens it again
-                throw MetadataDb.translate(STORE, dir.toString(), null, e);
-            }
-        }
-        for (int corrupt : engine.getCorruptedBackups()) {
-            try {
-                engine.deleteBackup(corrupt);
-            } catch (RocksDBException e) {
-                // listed nowhere; the engine skips it, and a later open deletes what it can
-            }
-        }
-        System.getLogger(CatalogBackups.class.getName()).log(System.Logger.Level.WARNING, "set aside damaged catalog backup files "
-                + damaged + " in " + aside + "; the backups that held them are deleted, the next backup copies their tables afresh");
-        return List.copyOf(damaged);
-    }
-
-    /** The records on disk, and the outcomes the disk refused to record (those are newer). */
-    private Map<Integer, Verification> recorded() {
-        Map<Integer, Verification> all = CatalogBackupVerdicts.read(dir);
-        all.putAll(unrecorded);
-        return all;
-    }
-
-    /** Bounds the files set aside ({@link DamagedFilesAside}): those a kept backup's record names as damaged stay. */
-    private void pruneSetAside() {
-        Set<Integer> ids = ids();
-        Set<String> named = new java.util.HashSet<>();
-        recorded().forEach((id, v) -> {
-            if (ids.contains(id)) {
-                v.damagedFiles().forEach(f -> named.add(f.substring(f.lastIndexOf('/') + 1)));
-            }
-        });
-        List<String> deleted = DamagedFilesAside.prune(dir, named, System.currentTimeMillis());
-        if (!deleted.isEmpty()) {
-            System.getLogger(CatalogBackups.class.getName()).log(System.Logger.Level.INFO, "deleted damaged catalog backup files set aside"
-                    + " more than " + DamagedFilesAside.KEEP_DAYS + " days ago or beyond the newest " + DamagedFilesAside.KEEP_PER_NAME
-                    + " of their name: " + deleted + " in " + DamagedFilesAside.dir(dir));
         }
     }
 
@@ -305,10 +202,8 @@ public final class CatalogBackups implements AutoCloseable {
         files.writeLock().lock();
         try {
             BackupDirLinks.requireNoLinkedDirs(dir);
-            engine.purgeOldBackups(keep);
-            Set<Integer> ids = ids();
-            CatalogBackupVerdicts.retain(dir, ids);
-            unrecorded.keySet().retainAll(ids);
+            engine.require().purgeOldBackups(keep);
+            outcomes.retain(ids());
         } catch (RocksDBException e) {
             throw MetadataDb.translate(STORE, dir.toString(), null, e);
         } finally {
@@ -337,13 +232,11 @@ public final class CatalogBackups implements AutoCloseable {
             for (int i = 0; i < all.size() - keep; i++) {
                 Verification v = recorded.get(all.get(i).id());
                 if (v != null && !v.sound()) {
-                    engine.deleteBackup(all.get(i).id());
+                    engine.require().deleteBackup(all.get(i).id());
                     deleted.add(all.get(i).id());
                 }
             }
-            Set<Integer> ids = ids();
-            CatalogBackupVerdicts.retain(dir, ids);
-            unrecorded.keySet().retainAll(ids);
+            outcomes.retain(ids());
             return deleted;
         } catch (RocksDBException e) {
             throw MetadataDb.translate(STORE, dir.toString(), null, e);
@@ -358,7 +251,7 @@ public final class CatalogBackups implements AutoCloseable {
      */
     private StoreException failed(RocksDBException e, MetadataDb db) {
         try {
-            engine.garbageCollect();
+            engine.require().garbageCollect();
         } catch (RocksDBException gc) {
             e.addSuppressed(gc);
         }
@@ -388,7 +281,7 @@ public final class CatalogBackups implements AutoCloseable {
     public synchronized List<Info> list() {
         requireOpen();
         List<Info> out = new ArrayList<>();
-        for (BackupInfo b : engine.getBackupInfo()) {
+        for (BackupInfo b : engine.require().getBackupInfo()) {
             out.add(new Info(b.backupId(), b.timestamp(), b.size(), b.numberFiles(), b.appMetadata()));
         }
         out.sort(Comparator.comparingInt(Info::id));
@@ -449,14 +342,7 @@ public final class CatalogBackups implements AutoCloseable {
         } finally {
             files.readLock().unlock();
         }
-        try {
-            CatalogBackupVerdicts.write(dir, v);
-            unrecorded.remove(id);
-        } catch (StoreException e) {
-            unrecorded.put(id, v); // until the server stops; after a restart the backup job verifies the newest one again
-            System.getLogger(CatalogBackups.class.getName()).log(System.Logger.Level.WARNING,
-                    "cannot record the verification of catalog backup " + id + ": " + e.getMessage());
-        }
+        outcomes.record(v);
         return v;
     }
 
@@ -468,7 +354,7 @@ public final class CatalogBackups implements AutoCloseable {
     public Map<Integer, Verification> verifications() {
         List<Info> last = listed;
         Set<Integer> ids = last == null ? Set.of() : last.stream().map(Info::id).collect(Collectors.toSet());
-        Map<Integer, Verification> all = recorded();
+        Map<Integer, Verification> all = outcomes.all();
         all.keySet().retainAll(ids);
         return all;
     }
@@ -536,7 +422,7 @@ public final class CatalogBackups implements AutoCloseable {
             throw StoreException.translate(STORE, target.toString(), null, e);
         }
         try (RestoreOptions ro = new RestoreOptions(false)) {
-            engine.restoreDbFromBackup(id, target.toString(), target.toString(), ro);
+            engine.require().restoreDbFromBackup(id, target.toString(), target.toString(), ro);
         } catch (RocksDBException e) {
             if (MetadataDb.isCorruption(e)) {
                 // the backup's file failed its checksum: the running catalog is not what is damaged
@@ -548,37 +434,18 @@ public final class CatalogBackups implements AutoCloseable {
     }
 
     /**
-     * A call after close (a backup queued behind one the stop waited for) must not reach the freed native
-     * engine; an engine not opened for a link in the directory is opened once the link is gone. Every
-     * caller holds this monitor (so one open, never beside {@link #close()}); the health check and the
-     * metrics never get here (they read {@link #linkProblem} and the last listing).
+     * The engine's checks ({@link CatalogBackupEngine#require()}): closed, or opened now that no link
+     * stands in the directory. Every caller holds this monitor (so one open, never beside
+     * {@link #close()}); the health check and the metrics never get here (they read
+     * {@link #linkProblem} and the last listing).
      */
     private void requireOpen() {
-        assert Thread.holdsLock(this) : "the engine is opened and closed under this monitor only";
-        if (closed) {
-            throw new StoreException(STORE, dir.toString(), null, "the catalog backups are closed: the server is stopping;"
-                    + " start the backup again once it runs", null);
-        }
-        if (engine == null) {
-            BackupDirLinks.requireNoLinkedDirs(dir);
-            try {
-                engine = BackupEngine.open(Env.getDefault(), options);
-            } catch (RocksDBException e) {
-                throw MetadataDb.translate(STORE, dir.toString(), null, e);
-            }
-        }
+        engine.require();
     }
 
-    /** Idempotent: the engine, then its options. */
+    /** Idempotent: the engine, then its options ({@link CatalogBackupEngine#close()}). */
     @Override
     public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        if (engine != null) {
-            engine.close();
-        }
-        options.close();
+        engine.close();
     }
 }
