@@ -42,7 +42,7 @@ public final class LazyDedupWorker implements DedupWorker {
     /**
      * Closes the engine if open and deletes its directory: the next call opens an empty index. For
      * a worker the master registered as new (epoch 1), or one whose index was built for another
-     * worker id ({@link #claimFor}): an index kept from an earlier membership could name PBNs the
+     * worker id ({@link #claim}): an index kept from an earlier membership could name PBNs the
      * master freed after removing that membership, and answering one as a duplicate would lose data.
      */
     public synchronized void startOver() {
@@ -119,16 +119,9 @@ public final class LazyDedupWorker implements DedupWorker {
      * an epoch gap, registrations it did not see), then records {@code workerId} and {@code epoch}.
      * Without a directory only epoch 1 starts over.
      *
-     * @return true if the index was started over
-     */
-    public synchronized boolean claimFor(long workerId, long epoch) {
-        return claimed(workerId, epoch) != null;
-    }
-
-    /**
-     * As {@link #claimFor}, saying why an index was discarded: null if it was kept, and also when a
-     * new worker (epoch 1) had no index to discard (nothing is lost, nothing to tell the master): none
-     * on disk, or only the owner file of a registration that stored no entry.
+     * @return why an index was discarded: null if it was kept, and also when a new worker (epoch 1)
+     *     had no index to discard (nothing is lost, nothing to tell the master): none on disk, or only
+     *     the owner file of a registration that stored no entry
      */
     public synchronized StartOverReason claim(long workerId, long epoch) {
         boolean hadIndex = dir != null && holdsMoreThanOwner(dir);

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Whether a worker keeps its dedup index at a registration ({@link LazyDedupWorker#claimFor}): the
+ * Whether a worker keeps its dedup index at a registration ({@link LazyDedupWorker#claim}): the
  * rule of the owner file, on files on disk. A container file stands for the index's content.
  */
 class IndexOwnerFileTest {
@@ -45,47 +45,50 @@ class IndexOwnerFileTest {
         return Files.readString(index.resolve(IndexOwnerFile.NAME));
     }
 
-    /** Claims the index for worker {@code id} at {@code epoch} and checks that it was started over (or kept) and now names both. */
-    private void claims(long id, long epoch, boolean startedOver) throws Exception {
-        assertThat(worker.claimFor(id, epoch)).as("started over").isEqualTo(startedOver);
-        assertThat(Files.exists(container)).as("the index's content is there").isEqualTo(!startedOver);
+    /**
+     * Claims the index (which holds the container) for worker {@code id} at {@code epoch} and checks that
+     * it was started over for {@code why} (or kept, for null) and now names both.
+     */
+    private void claims(long id, long epoch, StartOverReason why) throws Exception {
+        assertThat(worker.claim(id, epoch)).as("why started over").isEqualTo(why);
+        assertThat(Files.exists(container)).as("the index's content is there").isEqualTo(why == null);
         assertThat(owner()).isEqualTo(id + " " + epoch + "\n");
     }
 
     @Test
-    void claimFor_indexBuiltForAnotherWorkerId_startsOverAndRecordsTheNewOwner() throws Exception {
+    void claim_indexBuiltForAnotherWorkerId_startsOverAndRecordsTheNewOwner() throws Exception {
         owner("1 4\n"); // this host was worker 1; an admin replaced lost worker 2 with it: registered as 2 at epoch 5
-        claims(2, 5, true);
+        claims(2, 5, StartOverReason.OTHER_ID);
         assertThat(index.resolve(IndexOwnerFile.NAME + ".tmp")).doesNotExist();
     }
 
     @Test
-    void claimFor_indexOfThisWorkerAtALaterEpoch_isKept() throws Exception {
+    void claim_indexOfThisWorkerAtALaterEpoch_isKept() throws Exception {
         owner("2 5\n");
-        claims(2, 6, false);
+        claims(2, 6, null);
     }
 
     @Test
-    void claimFor_noOwnerFile_keepsTheIndexOfAnUpgradedWorkerAndWritesTheFile() throws Exception {
-        claims(3, 4, false);
-        assertThat(worker.claimFor(4, 9)).as("from now on another id is told apart").isTrue();
+    void claim_noOwnerFile_keepsTheIndexOfAnUpgradedWorkerAndWritesTheFile() throws Exception {
+        claims(3, 4, null);
+        assertThat(worker.claim(4, 9)).as("from now on another id is told apart").isEqualTo(StartOverReason.OTHER_ID);
         assertThat(container).doesNotExist();
     }
 
     @Test
-    void claimFor_epochOne_startsOverEvenForTheIdInTheFile() throws Exception {
+    void claim_epochOne_startsOverEvenForTheIdInTheFile() throws Exception {
         owner("2 1\n");
-        claims(2, 1, true);
+        claims(2, 1, StartOverReason.NEW_MEMBERSHIP);
     }
 
     @Test
-    void claimFor_ownerFileTornOrForeign_startsOver() throws Exception {
+    void claim_ownerFileTornOrForeign_startsOver() throws Exception {
         for (String bad : new String[] {"", "2", "2 2", "2\n", "02 2\n", "0 2\n", "2 02\n", "2 0\n",
                 "-2 2\n", "2 2\n\n", "2  2\n", "two 2\n", "123456789012345678901 2\n"}) {
             Files.createDirectories(container.getParent());
             Files.writeString(container, "x");
             owner(bad);
-            assertThat(worker.claimFor(2, 3)).as("owner file '%s'", bad).isTrue();
+            assertThat(worker.claim(2, 3)).as("owner file '%s'", bad).isEqualTo(StartOverReason.UNREADABLE_OWNER);
             assertThat(container).doesNotExist();
             assertThat(owner()).isEqualTo("2 3\n");
         }
@@ -119,33 +122,33 @@ class IndexOwnerFileTest {
     }
 
     @Test
-    void claimFor_emptyDirectoryAtEpochOne_staysInPlace() throws Exception {
+    void claim_emptyDirectoryAtEpochOne_staysInPlace() throws Exception {
         Files.delete(container);
         Files.delete(container.getParent());
         Object key = Files.readAttributes(index, BasicFileAttributes.class).fileKey();
-        assertThat(worker.claimFor(2, 1)).isTrue();
+        assertThat(worker.claim(2, 1)).as("started over, but an empty index lost nothing").isNull();
         assertThat(Files.readAttributes(index, BasicFileAttributes.class).fileKey())
                 .as("not moved: a mount point there could not be").isEqualTo(key);
         assertThat(owner()).isEqualTo("2 1\n");
     }
 
     @Test
-    void claimFor_noDirectoryYet_createsItWithTheOwnerFile() throws Exception {
+    void claim_noDirectoryYet_createsItWithTheOwnerFile() throws Exception {
         LazyDedupWorker fresh = unopened(dir.resolve("new"));
-        assertThat(fresh.claimFor(7, 2)).isFalse();
+        assertThat(fresh.claim(7, 2)).isNull();
         assertThat(Files.readString(dir.resolve("new").resolve(IndexOwnerFile.NAME))).isEqualTo("7 2\n");
     }
 
     @Test
-    void claimFor_epochGap_registrationsThisIndexDidNotSee_startsOver() throws Exception {
+    void claim_epochGap_registrationsThisIndexDidNotSee_startsOver() throws Exception {
         owner("2 4\n"); // served worker 2 at epoch 4; another node held 2 at epoch 5 (a replacement) and heard the forgets
-        claims(2, 6, true);
+        claims(2, 6, StartOverReason.EPOCH_GAP);
     }
 
     @Test
-    void claimFor_epochLowerThanTheFile_aMasterWhoseCatalogWentBack_startsOver() throws Exception {
+    void claim_epochLowerThanTheFile_aMasterWhoseCatalogWentBack_startsOver() throws Exception {
         owner("2 9\n");
-        claims(2, 6, true);
+        claims(2, 6, StartOverReason.EPOCH_GAP);
     }
 
     /**
@@ -154,18 +157,18 @@ class IndexOwnerFileTest {
      * upgraded worker's, and answer for the new id from another id's index.
      */
     @Test
-    void claimFor_startOverStoppedHalfWay_theNextRegistrationNeverKeepsTheOldIndex() throws Exception {
+    void claim_startOverStoppedHalfWay_theNextRegistrationNeverKeepsTheOldIndex() throws Exception {
         owner("1 4\n"); // this host was worker 1; it takes over worker 2
         assumeTrue(undeletable(container, true), "needs chattr +i (root) or a read-only directory (not root)");
         try {
             try {
-                worker.claimFor(2, 5);
+                worker.claim(2, 5);
             } catch (RuntimeException e) {
                 // the registration fails; the worker registers again
             }
             boolean keptOrRefused;
             try {
-                keptOrRefused = !worker.claimFor(2, 6);
+                keptOrRefused = worker.claim(2, 6) == null;
             } catch (RuntimeException e) {
                 keptOrRefused = false; // refusing to serve is safe
             }
@@ -187,16 +190,16 @@ class IndexOwnerFileTest {
      * registration (two epochs on) starts the index over instead of trusting it.
      */
     @Test
-    void claimFor_ownerFileNotWritten_failsTheRegistration_andTheNextOneStartsOver() throws Exception {
+    void claim_ownerFileNotWritten_failsTheRegistration_andTheNextOneStartsOver() throws Exception {
         owner("2 5\n");
         assumeTrue(undeletable(index, true), "needs chattr +i (root) or a read-only directory (not root)");
         try {
-            assertThatThrownBy(() -> worker.claimFor(2, 6)).isInstanceOf(StoreException.class).hasMessageContaining(IndexOwnerFile.NAME);
+            assertThatThrownBy(() -> worker.claim(2, 6)).isInstanceOf(StoreException.class).hasMessageContaining(IndexOwnerFile.NAME);
             assertThat(owner()).isEqualTo("2 5\n");
         } finally {
             undeletable(index, false);
         }
-        claims(2, 7, true);
+        claims(2, 7, StartOverReason.EPOCH_GAP);
     }
 
     /**

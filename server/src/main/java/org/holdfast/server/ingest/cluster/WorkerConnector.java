@@ -105,7 +105,7 @@ public final class WorkerConnector implements AutoCloseable {
      * A worker that also serves the master's dedup calls with {@code dedup} (its own engine; null:
      * none). Registered as new (epoch 1), as a worker id its index was not built for (a replacement),
      * or after registrations its index did not see, it starts that engine over before serving
-     * ({@link LazyDedupWorker#claimFor}): such an index could name PBNs freed since.
+     * ({@link LazyDedupWorker#claim}): such an index could name PBNs freed since.
      */
     public WorkerConnector(Settings settings, LoadProbe probe, LazyDedupWorker dedup) {
         this.settings = settings;
