@@ -6,7 +6,8 @@ import java.util.Arrays;
  * DEDUP_DONE (0x49), worker to master: request {@code requestId} (record, forget, control) is done; the
  * worker's load rides along. On a link registered at cluster version 2 the answer to a load-only
  * control may also say that the worker started its index over ({@code startedOverAtMillis}, epoch ms,
- * and a {@code startOverReason}, one of the {@code STARTED_OVER_*} codes); both 0 say nothing.
+ * and a {@code startOverReason}, one of the {@code STARTED_OVER_*} codes, each a {@link StartOverReason});
+ * both 0 say nothing.
  */
 public record DedupDone(long requestId, long[] load, long startedOverAtMillis, int startOverReason) implements Message {
     /** A registration as a new worker (epoch 1) found an index of an earlier membership. */
@@ -20,8 +21,8 @@ public record DedupDone(long requestId, long[] load, long startedOverAtMillis, i
 
     public DedupDone {
         DedupFrames.checkLength("load", load.length, DedupFrames.LOAD_FIELDS);
-        if ((startedOverAtMillis == 0) != (startOverReason == 0) || startedOverAtMillis < 0 || startOverReason < 0
-                || startOverReason > STARTED_OVER_UNREADABLE_OWNER) {
+        if ((startedOverAtMillis == 0) != (startOverReason == 0) || startedOverAtMillis < 0
+                || (startOverReason != 0 && !StartOverReason.isCode(startOverReason))) {
             throw new IllegalArgumentException("a start-over needs a time above 0 and a reason 1.." + STARTED_OVER_UNREADABLE_OWNER
                     + " (or both 0), got " + startedOverAtMillis + " and " + startOverReason);
         }

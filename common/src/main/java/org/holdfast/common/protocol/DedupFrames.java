@@ -213,7 +213,7 @@ public final class DedupFrames {
                 }
                 long at = FrameDecoder.u64(b, "startedOverAt");
                 int reason = FrameDecoder.u8(b, "startOverReason");
-                if (at <= 0 || reason < DedupDone.STARTED_OVER_NEW_MEMBERSHIP || reason > DedupDone.STARTED_OVER_UNREADABLE_OWNER) {
+                if (at <= 0 || !StartOverReason.isCode(reason)) {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "DEDUP_DONE start-over needs a time above 0 and a reason 1.."
                             + DedupDone.STARTED_OVER_UNREADABLE_OWNER + ", got " + at + " and " + reason);
                 }

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.regex.Pattern;
+import org.holdfast.common.protocol.StartOverReason;
 import org.holdfast.server.store.StoreException;
 
 /**

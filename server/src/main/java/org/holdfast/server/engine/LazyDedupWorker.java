@@ -12,6 +12,7 @@ import java.util.Comparator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
+import org.holdfast.common.protocol.StartOverReason;
 
 /**
  * A {@link DedupWorker} that opens its engine on the first call: a worker process whose master does

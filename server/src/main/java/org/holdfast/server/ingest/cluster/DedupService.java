@@ -29,7 +29,7 @@ import org.holdfast.server.engine.SegmentAnswer;
 import org.holdfast.server.engine.SegmentLookup;
 import org.holdfast.server.engine.SegmentProbe;
 import org.holdfast.server.engine.SegmentRecord;
-import org.holdfast.server.engine.StartOverReason;
+import org.holdfast.common.protocol.StartOverReason;
 
 /**
  * The worker's end of the dedup calls on its link to the master: runs each request against the
@@ -58,12 +58,7 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
     /** A start-over of the index at a registration: when (epoch ms) and the DEDUP_DONE reason code. */
     record StartOver(long atMillis, int reason) {
         static StartOver of(StartOverReason why, long atMillis) {
-            return new StartOver(atMillis, switch (why) {
-                case NEW_MEMBERSHIP -> DedupDone.STARTED_OVER_NEW_MEMBERSHIP;
-                case OTHER_ID -> DedupDone.STARTED_OVER_OTHER_ID;
-                case EPOCH_GAP -> DedupDone.STARTED_OVER_EPOCH_GAP;
-                case UNREADABLE_OWNER -> DedupDone.STARTED_OVER_UNREADABLE_OWNER;
-            });
+            return new StartOver(atMillis, why.code());
         }
     }
 

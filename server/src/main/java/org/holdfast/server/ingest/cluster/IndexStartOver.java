@@ -1,11 +1,13 @@
 package org.holdfast.server.ingest.cluster;
 
 import org.holdfast.common.protocol.DedupDone;
+import org.holdfast.common.protocol.StartOverReason;
 
 /**
  * A worker's report that it started its dedup index over at a registration ({@code atMillis}, the
  * worker's clock, epoch ms, but never after the master heard it) and why ({@code reason}:
- * {@code new-membership}, {@code other-worker-id}, {@code epoch-gap}, {@code unreadable-owner-file}),
+ * {@link StartOverReason#apiName()}: {@code new-membership}, {@code other-worker-id}, {@code epoch-gap},
+ * {@code unreadable-owner-file}),
  * heard by the master at {@code receivedAtMillis} (its own clock: what a rebuild is compared with):
  * duplicates of the blocks only it held are missed until its index is rebuilt
  * ({@code POST /api/v1/cluster/workers/{id}/rebuild}).
@@ -16,17 +18,7 @@ public record IndexStartOver(long atMillis, String reason, long receivedAtMillis
         if (!d.startedOver()) {
             return null;
         }
-        return new IndexStartOver(Math.min(d.startedOverAtMillis(), nowMillis), reasonName(d.startOverReason()), nowMillis);
-    }
-
-    /** The API's name of a DEDUP_DONE reason code. */
-    static String reasonName(int code) {
-        return switch (code) {
-            case DedupDone.STARTED_OVER_NEW_MEMBERSHIP -> "new-membership";
-            case DedupDone.STARTED_OVER_OTHER_ID -> "other-worker-id";
-            case DedupDone.STARTED_OVER_EPOCH_GAP -> "epoch-gap";
-            case DedupDone.STARTED_OVER_UNREADABLE_OWNER -> "unreadable-owner-file";
-            default -> throw new IllegalArgumentException("no start-over reason " + code);
-        };
+        return new IndexStartOver(Math.min(d.startedOverAtMillis(), nowMillis), StartOverReason.ofCode(d.startOverReason()).apiName(),
+                nowMillis);
     }
 }

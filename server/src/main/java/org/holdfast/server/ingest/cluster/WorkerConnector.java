@@ -52,7 +52,7 @@ import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.cluster.WorkerStatus;
 import org.holdfast.server.engine.DedupWorker;
 import org.holdfast.server.engine.LazyDedupWorker;
-import org.holdfast.server.engine.StartOverReason;
+import org.holdfast.common.protocol.StartOverReason;
 
 /**
  * A worker's link to its master: connects (TLS, the master's certificate checked by
