@@ -71,8 +71,8 @@ public class ClusterController {
      * fingerprints the worker's dedup index held at its last answer to a dedup call of this master
      * ({@code indexReportedAt}, ISO-8601); both null until the first answer after its registration.
      * {@code indexStartedOver}: the worker reported that it started its dedup index over at a
-     * registration, and no rebuild of its index has finished since (null otherwise, and after a
-     * master restart).
+     * registration, and no rebuild of its index has finished since (null otherwise; a master restart
+     * keeps it: it is stored in the catalog).
      */
     public record WorkerItem(long id, String nodeName, String address, String state, long epoch, String pbnFirst, String pbnLimit,
                              String lastHeartbeat, Double loadAverage, long heapUsedBytes, long heapMaxBytes, long diskFreeBytes,

@@ -89,9 +89,10 @@ public class ClusterConfiguration {
      */
     @Bean
     @ConditionalOnProperty(name = ROLE, havingValue = "master")
-    DedupLinks dedupLinks(HoldfastProperties props) {
-        // with the workers' engine in use, ask each for its index size at registration: it opens their engines anyway
-        return new DedupLinks("cluster".equals(props.dedup().engine()));
+    DedupLinks dedupLinks(HoldfastProperties props, MetadataDb db) {
+        // with the workers' engine in use, ask each for its index size at registration: it opens their engines anyway;
+        // the workers' index start-over marks are kept in the catalog's cluster column beside their records
+        return new DedupLinks("cluster".equals(props.dedup().engine()), new ClusterStore(db));
     }
 
     /** Each worker's index size as last reported to this master. */

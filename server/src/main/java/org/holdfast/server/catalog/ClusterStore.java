@@ -5,8 +5,12 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.holdfast.common.protocol.StartOverReason;
 import org.holdfast.server.cluster.MembershipStore;
 import org.holdfast.server.cluster.PbnRange;
+import org.holdfast.server.cluster.StartOverMark;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.store.CheckedIterator;
 import org.holdfast.server.store.CorruptDataException;
@@ -20,7 +24,10 @@ import org.rocksdb.ColumnFamilyHandle;
  * docs/architecture.md, "Cluster membership"): key {@code 'w'} + u32 worker id (big-endian); value
  * u8 version 2, u64 epoch, u64 first PBN, u64 PBN limit, u64 first registered ms, u64 last
  * registered ms, u16 length + node name (UTF-8), u8 length + bound token id (ASCII, 0: not bound);
- * key {@code 'r'} alone: u64 highest worker id ever removed (absent: none). Version 1 records (no
+ * key {@code 'r'} alone: u64 highest worker id ever removed (absent: none); key {@code 's'} + u32
+ * worker id: that worker's index start-over mark, u8 version 1, u64 at ms (worker's clock), u64
+ * received ms (master's clock), u8 reason (the DEDUP_DONE code, {@link StartOverReason}); absent: no
+ * mark (so a catalog written before marks were kept reads as none). Version 1 worker records (no
  * token id) are read as not bound; every write is version 2. Every write is synced: a registration
  * is answered only after its record is on disk.
  */
@@ -28,6 +35,9 @@ public final class ClusterStore implements MembershipStore {
     private static final String STORE = "cluster";
     private static final byte WORKER = 'w';
     private static final byte[] REMOVED = {'r'};
+    private static final byte START_OVER = 's';
+    private static final int MARK_VERSION = 1;
+    private static final int MARK_BYTES = 1 + 8 + 8 + 1;
     /** Version 1: no token id (before workers were bound to tokens); still read. */
     private static final int VERSION_UNBOUND = 1;
     private static final int VERSION = 2;
@@ -69,6 +79,7 @@ public final class ClusterStore implements MembershipStore {
     public void remove(long workerId) {
         try (MetadataBatch b = new MetadataBatch()) {
             db.delete(b, cf, key(workerId));
+            db.delete(b, cf, markKey(workerId)); // ids are never handed out again: its mark answers nothing any more
             db.put(b, cf, REMOVED, ByteBuffer.allocate(8).putLong(Math.max(workerId, highestRemovedId())).array());
             db.write(b, true);
         }
@@ -89,6 +100,62 @@ public final class ClusterStore implements MembershipStore {
 
     static byte[] key(long workerId) {
         return ByteBuffer.allocate(5).put(WORKER).putInt((int) workerId).array();
+    }
+
+    static byte[] markKey(long workerId) {
+        return ByteBuffer.allocate(5).put(START_OVER).putInt((int) workerId).array();
+    }
+
+    @Override
+    public Map<Long, StartOverMark> startOverMarks() {
+        Map<Long, StartOverMark> out = new TreeMap<>();
+        try (CheckedIterator it = db.iterator(cf)) {
+            for (it.seek(new byte[] {START_OVER}); it.isValid() && it.key()[0] == START_OVER; it.next()) {
+                byte[] k = it.key();
+                out.put(k.length == 5 ? ByteBuffer.wrap(k, 1, 4).getInt() & 0xffffffffL : -1, decodeMark(k, it.value()));
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public void putStartOverMark(long workerId, StartOverMark m) {
+        ByteBuffer v = ByteBuffer.allocate(MARK_BYTES).put((byte) MARK_VERSION).putLong(m.atMillis()).putLong(m.receivedAtMillis())
+                .put((byte) m.reason().code());
+        try (MetadataBatch b = new MetadataBatch()) {
+            db.put(b, cf, markKey(workerId), v.array());
+            db.write(b, true);
+        }
+    }
+
+    @Override
+    public void clearStartOverMark(long workerId) {
+        try (MetadataBatch b = new MetadataBatch()) {
+            db.delete(b, cf, markKey(workerId));
+            db.write(b, true);
+        }
+    }
+
+    private StartOverMark decodeMark(byte[] key, byte[] value) {
+        try {
+            if (key.length != 5) {
+                throw new IllegalArgumentException("key of " + key.length + " bytes");
+            }
+            ByteBuffer b = ByteBuffer.wrap(value);
+            int version = b.get() & 0xff;
+            if (version != MARK_VERSION) {
+                throw new IllegalArgumentException("mark version " + version + " (this build reads " + MARK_VERSION + ")");
+            }
+            if (value.length != MARK_BYTES) {
+                throw new IllegalArgumentException(value.length + " bytes (expected " + MARK_BYTES + ")");
+            }
+            long at = b.getLong();
+            long received = b.getLong();
+            return new StartOverMark(at, StartOverReason.ofCode(b.get() & 0xff), received);
+        } catch (BufferUnderflowException | IllegalArgumentException e) {
+            throw new CorruptDataException(STORE, db.path(), java.util.HexFormat.of().formatHex(key),
+                    "unreadable index start-over mark: " + e.getMessage() + "; restore the master's catalog from a backup");
+        }
     }
 
     private WorkerRecord decode(byte[] key, byte[] value) {

@@ -1,6 +1,7 @@
 package org.holdfast.server.cluster;
 
 import java.util.List;
+import java.util.Map;
 
 /** Where the master keeps worker assignments so that a restart gives every node its id and range back. */
 public interface MembershipStore {
@@ -19,10 +20,29 @@ public interface MembershipStore {
     /** The highest worker id ever removed, 0 if none: ids (and so ranges) are never handed out twice. */
     long highestRemovedId();
 
+    /**
+     * The index start-over marks kept, by worker id (a store written before marks were kept has none).
+     * A store that keeps no marks returns none.
+     */
+    default Map<Long, StartOverMark> startOverMarks() {
+        return Map.of();
+    }
+
+    /** Stores worker {@code workerId}'s start-over mark durably (synced), replacing the one it had. */
+    default void putStartOverMark(long workerId, StartOverMark mark) {
+        throw new UnsupportedOperationException("this membership store keeps no start-over marks");
+    }
+
+    /** Deletes worker {@code workerId}'s start-over mark durably (synced); none: nothing changes. {@link #remove} deletes it too. */
+    default void clearStartOverMark(long workerId) {
+        throw new UnsupportedOperationException("this membership store keeps no start-over marks");
+    }
+
     /** Keeps everything in memory: for tests and tools that need no persistence. */
     static MembershipStore inMemory() {
         java.util.Map<Long, WorkerRecord> map = new java.util.concurrent.ConcurrentHashMap<>();
         java.util.concurrent.atomic.AtomicLong removed = new java.util.concurrent.atomic.AtomicLong();
+        Map<Long, StartOverMark> marks = new java.util.concurrent.ConcurrentHashMap<>();
         return new MembershipStore() {
             @Override
             public List<WorkerRecord> workers() {
@@ -37,7 +57,23 @@ public interface MembershipStore {
             @Override
             public void remove(long workerId) {
                 map.remove(workerId);
+                marks.remove(workerId);
                 removed.accumulateAndGet(workerId, Math::max);
+            }
+
+            @Override
+            public Map<Long, StartOverMark> startOverMarks() {
+                return Map.copyOf(marks);
+            }
+
+            @Override
+            public void putStartOverMark(long workerId, StartOverMark mark) {
+                marks.put(workerId, mark);
+            }
+
+            @Override
+            public void clearStartOverMark(long workerId) {
+                marks.remove(workerId);
             }
 
             @Override

@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import java.util.HexFormat;
+import java.util.Map;
+import org.holdfast.common.protocol.StartOverReason;
 import org.holdfast.server.cluster.PbnRange;
+import org.holdfast.server.cluster.StartOverMark;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.MetadataDb;
@@ -19,6 +22,8 @@ class ClusterStoreTest {
     /** The same worker in version 2, bound to token 0123456789abcdef. */
     private static final String V2_WORKER_A = "02" + V1_WORKER_A.substring(2) + "10" + "30313233343536373839616263646566";
     private static final PbnRange RANGE_A = new PbnRange(1L << 48, (1L << 48) + (1L << 40));
+    /** Worker 1's start-over mark, version 1: at 1000 ms, heard at 2000 ms, reason 3 (epoch-gap). */
+    private static final String MARK_1 = "01" + "00000000000003e8" + "00000000000007d0" + "03";
 
     @TempDir
     Path dir;
@@ -105,6 +110,69 @@ class ClusterStoreTest {
             db.put(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.key(1), HexFormat.of().parseHex(cut));
             assertThatThrownBy(() -> new ClusterStore(db).workers()).isInstanceOf(CorruptDataException.class)
                     .hasMessageContaining("unreadable worker record");
+        }
+    }
+
+    @Test
+    void putStartOverMark_thenReopen_readsItBackFromItsVersion1Bytes() {
+        StartOverMark m = new StartOverMark(1000, StartOverReason.EPOCH_GAP, 2000);
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            ClusterStore s = new ClusterStore(db);
+            s.put(new WorkerRecord(1, "worker-a", 3, RANGE_A, 1000, 2000, "0123456789abcdef"));
+            s.putStartOverMark(1, new StartOverMark(500, StartOverReason.OTHER_ID, 600));
+            s.putStartOverMark(1, m); // the newest report replaces the mark
+            assertThat(HexFormat.of().formatHex(db.get(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.markKey(1)))).isEqualTo(MARK_1);
+        }
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            ClusterStore s = new ClusterStore(db);
+            assertThat(s.startOverMarks()).isEqualTo(Map.of(1L, m));
+            assertThat(s.workers()).as("the worker record is read as before").hasSize(1);
+            s.clearStartOverMark(1);
+        }
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            assertThat(new ClusterStore(db).startOverMarks()).as("cleared for good").isEmpty();
+        }
+    }
+
+    @Test
+    void startOverMarks_catalogOfAnOlderMasterFixture_readsAsNoMark() {
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            db.put(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.key(1), HexFormat.of().parseHex(V2_WORKER_A));
+            db.put(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.key(2), HexFormat.of().parseHex(
+                    "01" + "0000000000000001" + "0000000000000005" + "0000000000000006" + "0000000000000007" + "0000000000000008"
+                    + "0001" + "62"));
+            db.put(db.handle(MetadataDb.Column.CLUSTER), new byte[] {'r'}, HexFormat.of().parseHex("0000000000000009"));
+            ClusterStore s = new ClusterStore(db);
+            assertThat(s.startOverMarks()).isEmpty();
+            assertThat(s.workers()).hasSize(2);
+            assertThat(s.highestRemovedId()).isEqualTo(9);
+        }
+    }
+
+    @Test
+    void remove_workerWithAMark_deletesTheMarkInTheSameBatch() {
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            ClusterStore s = new ClusterStore(db);
+            s.put(new WorkerRecord(1, "a", 1, new PbnRange(10, 20), 1, 1));
+            s.put(new WorkerRecord(2, "b", 1, new PbnRange(30, 40), 1, 1));
+            s.putStartOverMark(1, new StartOverMark(5, StartOverReason.NEW_MEMBERSHIP, 6));
+            s.putStartOverMark(2, new StartOverMark(7, StartOverReason.UNREADABLE_OWNER, 8));
+            s.remove(1);
+        }
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            assertThat(new ClusterStore(db).startOverMarks()).isEqualTo(Map.of(2L, new StartOverMark(7, StartOverReason.UNREADABLE_OWNER, 8)));
+        }
+    }
+
+    @Test
+    void startOverMarks_unknownVersionLengthOrReason_isCorruptDataNamingTheStore() {
+        for (String bad : new String[] {"02" + MARK_1.substring(2), MARK_1 + "00", MARK_1.substring(0, MARK_1.length() - 2),
+                MARK_1.substring(0, MARK_1.length() - 2) + "05", MARK_1.substring(0, MARK_1.length() - 2) + "00"}) {
+            try (MetadataDb db = MetadataDb.open(dir)) {
+                db.put(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.markKey(1), HexFormat.of().parseHex(bad));
+                assertThatThrownBy(() -> new ClusterStore(db).startOverMarks()).as(bad).isInstanceOf(CorruptDataException.class)
+                        .hasMessageContaining("unreadable index start-over mark").hasMessageContaining("backup");
+            }
         }
     }
 }

@@ -7,6 +7,7 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.function.LongConsumer;
+import org.holdfast.server.cluster.MembershipStore;
 
 /**
  * The master's registered workers' dedup links, by worker id: a link is added when its worker
@@ -20,21 +21,38 @@ public final class DedupLinks {
     /** Each worker's newest link, kept after it ends: a lost worker's last index report stays readable. */
     private final Map<Long, DedupLink> newest = new ConcurrentSkipListMap<>();
     private volatile LongConsumer onRegistered = id -> { };
-    /** Start-overs workers reported and no rebuild has followed yet, by worker id (this master process's memory). */
+    /**
+     * Start-overs workers reported and no rebuild has followed yet, by worker id: read here, kept in
+     * {@link #marks} too (null: in this process's memory only) so that a master restart still shows them.
+     */
     private final Map<Long, IndexStartOver> startOvers = new ConcurrentSkipListMap<>();
+    private final MembershipStore marks;
+    /** Held while a worker's mark is written: each write takes the mark as it is then, so the last one is the newest. */
+    private final Object persisting = new Object();
 
     /** Links of a master that makes no dedup calls of its own accord at registration. */
     public DedupLinks() {
         this(false);
     }
 
+    /** As {@link #DedupLinks(boolean, MembershipStore)}, keeping start-overs in memory only. */
+    public DedupLinks(boolean askOnRegister) {
+        this(askOnRegister, null);
+    }
+
     /**
      * {@code askOnRegister}: ask each worker for its load as soon as it registers, so its index size
      * (0 if it started its index over) is known before the first backup. Only for a master whose
      * engine is the workers' (holdfast.dedup.engine=cluster): the question opens a worker's engine.
+     * {@code marks}: where the workers' index start-over marks are kept across restarts (read now);
+     * null: in this process's memory only.
      */
-    public DedupLinks(boolean askOnRegister) {
+    public DedupLinks(boolean askOnRegister, MembershipStore marks) {
         this.askOnRegister = askOnRegister;
+        this.marks = marks;
+        if (marks != null) {
+            marks.startOverMarks().forEach((id, m) -> startOvers.put(id, IndexStartOver.of(m)));
+        }
     }
 
     /**
@@ -86,9 +104,40 @@ public final class DedupLinks {
         return l == null ? null : l.indexReport();
     }
 
-    /** Notes that worker {@code workerId} started its index over (the newest report wins). */
+    /**
+     * Notes that worker {@code workerId} started its index over (the newest report wins), in memory:
+     * {@link #persist} then keeps it (not here: this runs on an event loop, and the write is synced).
+     */
     void startedOver(long workerId, IndexStartOver s) {
         startOvers.put(workerId, s);
+    }
+
+    /**
+     * Writes worker {@code workerId}'s start-over mark as it stands now to the membership store: the
+     * mark, or its deletion once a rebuild answered it. A failure is logged, not thrown: the mark
+     * stays in memory and only a master restart would forget it.
+     */
+    void persist(long workerId) {
+        if (marks == null) {
+            return;
+        }
+        synchronized (persisting) {
+            IndexStartOver s = startOvers.get(workerId);
+            try {
+                if (s == null) {
+                    marks.clearStartOverMark(workerId);
+                } else {
+                    marks.putStartOverMark(workerId, s.mark());
+                }
+            } catch (RuntimeException e) {
+                System.getLogger(DedupLinks.class.getName()).log(System.Logger.Level.WARNING, "could not " + (s == null
+                        ? "delete worker " + workerId + "'s index start-over mark from the catalog: a master restart shows it again"
+                        + " until the next rebuild of that worker succeeds"
+                        : "keep worker " + workerId + "'s index start-over mark in the catalog: a master restart forgets it (the"
+                        + " audit keeps cluster.worker.index-started-over); rebuild that worker's index all the same")
+                        + " (" + e.getMessage() + ")");
+            }
+        }
     }
 
     /**
@@ -105,7 +154,9 @@ public final class DedupLinks {
      * rebuild) stays. Compared by when the master heard it, not by the worker's clock.
      */
     void rebuilt(long workerId, long startedAtMillis) {
-        startOvers.computeIfPresent(workerId, (id, s) -> s.receivedAtMillis() <= startedAtMillis ? null : s);
+        if (startOvers.computeIfPresent(workerId, (id, s) -> s.receivedAtMillis() <= startedAtMillis ? null : s) == null) {
+            persist(workerId); // answered (or there was none: deleting nothing is cheap and leaves no stale mark)
+        }
     }
 
     /** Proxies for the links that are up now, numbered 0..n-1 in worker-id order. */

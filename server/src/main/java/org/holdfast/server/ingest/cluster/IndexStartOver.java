@@ -2,6 +2,7 @@ package org.holdfast.server.ingest.cluster;
 
 import org.holdfast.common.protocol.DedupDone;
 import org.holdfast.common.protocol.StartOverReason;
+import org.holdfast.server.cluster.StartOverMark;
 
 /**
  * A worker's report that it started its dedup index over at a registration ({@code atMillis}, the
@@ -20,5 +21,15 @@ public record IndexStartOver(long atMillis, String reason, long receivedAtMillis
         }
         return new IndexStartOver(Math.min(d.startedOverAtMillis(), nowMillis), StartOverReason.ofCode(d.startOverReason()).apiName(),
                 nowMillis);
+    }
+
+    /** The report a master kept across a restart. */
+    static IndexStartOver of(StartOverMark m) {
+        return new IndexStartOver(m.atMillis(), m.reason().apiName(), m.receivedAtMillis());
+    }
+
+    /** This report as the membership store keeps it. */
+    StartOverMark mark() {
+        return new StartOverMark(atMillis, StartOverReason.ofApiName(reason), receivedAtMillis);
     }
 }

@@ -186,6 +186,11 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     /** The worker says it started its dedup index over at this registration: kept for the worker list, logged, audited. */
     private void startedOver(String principal, WorkerRecord w, IndexStartOver s) {
         server.dedupLinks().startedOver(w.workerId(), s);
+        try {
+            server.lane().execute(() -> server.dedupLinks().persist(w.workerId())); // a synced write: off the event loop
+        } catch (RejectedExecutionException e) {
+            server.dedupLinks().persist(w.workerId()); // the server is closing: still kept for its next start
+        }
         String what = "started its dedup index over (" + s.reason() + ") at epoch " + w.epoch() + "; duplicates of blocks only it"
                 + " held are missed until POST /api/v1/cluster/workers/" + w.workerId() + "/rebuild";
         LOG.log(System.Logger.Level.WARNING, "worker {0} ({1}) {2}", w.workerId(), w.nodeName(), what);

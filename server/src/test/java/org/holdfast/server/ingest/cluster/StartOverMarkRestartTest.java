@@ -1,0 +1,66 @@
+package org.holdfast.server.ingest.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import org.holdfast.server.catalog.ClusterStore;
+import org.holdfast.server.cluster.PbnRange;
+import org.holdfast.server.cluster.WorkerRecord;
+import org.holdfast.server.store.MetadataDb;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The master's index start-over marks on a real catalog (RocksDB on disk), reopened as a restarted
+ * master reopens it: a mark stays until a rebuild started after it was heard answers it, and that
+ * answer is durable too.
+ */
+class StartOverMarkRestartTest {
+    @TempDir
+    Path dir;
+
+    private static DedupLinks links(MetadataDb db) {
+        return new DedupLinks(true, new ClusterStore(db));
+    }
+
+    @Test
+    void persist_masterReopened_keepsEachMarkUntilARebuildAfterItClearsItForGood() {
+        IndexStartOver gap = new IndexStartOver(1_000, "epoch-gap", 2_000);
+        IndexStartOver other = new IndexStartOver(3_000, "other-worker-id", 4_000);
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            new ClusterStore(db).put(new WorkerRecord(1, "w-one", 3, new PbnRange(10, 20), 1, 1));
+            new ClusterStore(db).put(new WorkerRecord(2, "w-two", 3, new PbnRange(30, 40), 1, 1));
+            DedupLinks links = links(db);
+            links.startedOver(1, gap);
+            links.persist(1);
+            links.startedOver(2, other);
+            links.persist(2);
+        }
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            DedupLinks links = links(db);
+            assertThat(links.startedOver(1)).as("kept across the restart").isEqualTo(gap);
+            assertThat(links.startedOver(2)).isEqualTo(other);
+            links.rebuilt(1, 1_999); // started before the master heard the report: it stays
+            links.rebuilt(2, 4_000); // started once it was heard: answered
+            assertThat(links.startedOver(2)).isNull();
+        }
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            DedupLinks links = links(db);
+            assertThat(links.startedOver(1)).as("a rebuild started before the report answers nothing").isEqualTo(gap);
+            assertThat(links.startedOver(2)).as("the rebuild's answer survives the restart").isNull();
+        }
+    }
+
+    @Test
+    void persist_markClearedInMemoryBeforeItsWrite_writesTheNewestStateOnly() {
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            DedupLinks links = links(db);
+            links.startedOver(1, new IndexStartOver(1_000, "new-membership", 2_000));
+            links.rebuilt(1, 3_000); // the rebuild's answer lands before the lane wrote the report
+            links.persist(1); // the lane's write, late: it writes what holds now
+        }
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            assertThat(links(db).startedOver(1)).isNull();
+        }
+    }
+}
