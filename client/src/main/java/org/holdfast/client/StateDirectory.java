@@ -89,17 +89,13 @@ public final class StateDirectory {
         return moved;
     }
 
-    /** Creates {@code d} and its missing parents, the last one readable only by this user. */
-    private static void createPrivate(Path d) throws IOException {
-        if (Files.isDirectory(d)) {
-            return;
-        }
-        Files.createDirectories(d.getParent());
-        try {
-            Files.createDirectory(d, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        } catch (java.nio.file.FileAlreadyExistsException raced) {
-            // another agent made it first
-        }
+    /**
+     * Creates {@code d} and its missing parents, each one it creates readable only by this user (the
+     * agent's state names servers, volumes and block fingerprints); directories that exist keep their mode.
+     */
+    public static void createPrivate(Path d) throws IOException {
+        // the attribute applies to every directory createDirectories creates, parents included
+        Files.createDirectories(d, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
     }
 
     /** A rename where possible; across file systems a copy of the tree, then the old one removed. */

@@ -12,6 +12,7 @@ import java.util.Optional;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 import org.holdfast.client.IoReasons;
+import org.holdfast.client.StateDirectory;
 import org.holdfast.common.tls.CertificateFingerprint;
 
 /**
@@ -87,7 +88,7 @@ public final class KnownServers {
         }
         try {
             Path dir = file.toAbsolutePath().getParent();
-            Files.createDirectories(dir);
+            StateDirectory.createPrivate(dir);
             Path tmp = Files.createTempFile(dir, file.getFileName() + ".", ".tmp");
             try {
                 Files.writeString(tmp, text, StandardCharsets.UTF_8);

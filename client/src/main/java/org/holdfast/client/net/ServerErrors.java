@@ -22,7 +22,9 @@ final class ServerErrors {
                     + " (and move the volume's state file away) to use the volume's";
             // the server's message names the volume, its size, the quota and the PATCH that raises it
             case QUOTA_EXCEEDED -> null;
-            case UNAUTHORIZED -> "check --token (or HOLDFAST_TOKEN) and the token's volumes";
+            // the server's message says why (malformed, unknown, revoked, expired, out of scope); name every place a token comes from
+            case UNAUTHORIZED -> "check the token the agent used (--token-file, --token or HOLDFAST_TOKEN; the daemon's token-file):"
+                    + " that it is whole, an agent token, not revoked or expired, and that its volumes include this one";
             // the server's message says how to free space; only the retry is the agent's to add
             case STORAGE_FULL -> "retry once space is free";
             case UNSUPPORTED_VERSION -> "use an agent that matches the server's version";

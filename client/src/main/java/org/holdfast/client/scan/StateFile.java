@@ -14,6 +14,7 @@ import java.util.zip.CRC32C;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 import org.holdfast.client.IoReasons;
+import org.holdfast.client.StateDirectory;
 import org.holdfast.client.TempFileGuard;
 import org.holdfast.common.id.Fingerprint;
 import org.holdfast.common.protocol.ProtocolLimits;
@@ -408,7 +409,7 @@ public final class StateFile {
         /** Like {@link #create(Path, int, long)}; format 2 with these change-hash fields unless {@code changeHashes} is null. */
         public static Writer create(Path finalPath, int blockSize, long volumeBytes, ChangeHashes changeHashes) {
             try {
-                Files.createDirectories(finalPath.getParent());
+                StateDirectory.createPrivate(finalPath.getParent());
                 TempFileGuard guard = TempFileGuard.create(finalPath.getParent(), finalPath.getFileName() + ".", ".tmp",
                         PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
                 try {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 import org.holdfast.common.tls.CertificateFingerprint;
@@ -53,5 +54,15 @@ class KnownServersTest {
         Files.writeString(f, "# comment\nbackup.example:7070 not-a-fingerprint\n");
         assertThatThrownBy(() -> new KnownServers(f).lookup(ONE)).isInstanceOf(AgentException.class)
                 .hasMessageContaining("line 2").satisfies(e -> assertThat(((AgentException) e).exitCode()).isEqualTo(ExitCode.LOCAL_IO));
+    }
+
+    @Test
+    void remember_missingDirectories_createdReadableOnlyByTheUser() throws Exception {
+        // a fresh HOME: ~/.local/state/holdfast does not exist yet (umask 022 would make it 0755)
+        KnownServers k = new KnownServers(dir.resolve("home/.local/state/holdfast/known-servers"));
+        k.remember(ONE, A);
+        for (String d : new String[] {"home", "home/.local", "home/.local/state", "home/.local/state/holdfast"}) {
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve(d)))).as(d).isEqualTo("rwx------");
+        }
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -139,5 +140,14 @@ class StateFileTest {
             f.seek(at);
             f.write(b ^ 1);
         }
+    }
+
+    @Test
+    void writerCreate_missingStateDirectories_createdReadableOnlyByTheUser() throws Exception {
+        Path p = written(1, fps());
+        for (Path d = p.getParent(); !d.equals(dir); d = d.getParent()) {
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(d))).as(d.toString()).isEqualTo("rwx------");
+        }
+        assertThat(p.getParent()).isNotEqualTo(dir);
     }
 }

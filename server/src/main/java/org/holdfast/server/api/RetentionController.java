@@ -1,5 +1,6 @@
 package org.holdfast.server.api;
 
+import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Instant;
@@ -97,7 +98,10 @@ public class RetentionController {
     /** Creates a named policy: 201 with its URL; 409 if the name is taken. */
     @PostMapping("/api/v1/retention/policies")
     @Audited("policy.create")
-    public ResponseEntity<PolicyView> create(@RequestBody PolicyRequest body) {
+    public ResponseEntity<PolicyView> create(@RequestBody PolicyRequest body, HttpServletRequest request) {
+        if (body != null && body.name() != null) {
+            request.setAttribute(AuditFilter.TARGET_ATTRIBUTE, "policy:" + body.name()); // the path does not name it
+        }
         if (body == null || body.name() == null || body.policy() == null) {
             throw new IllegalArgumentException("body must be {\"name\": \"gold\", \"policy\": \"keep-last=3,daily=7\","
                     + " \"description\": \"optional\"}");

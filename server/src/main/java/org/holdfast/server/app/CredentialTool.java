@@ -17,6 +17,7 @@ import org.holdfast.server.security.Role;
 import org.holdfast.server.security.UserDirectory;
 import org.holdfast.server.security.VolumeScope;
 import org.holdfast.server.store.DataDirectory;
+import org.holdfast.server.store.DataDirectoryInUseException;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.StoreException;
 
@@ -102,6 +103,13 @@ public final class CredentialTool {
                 out.println(t.token());
             }
             return 0;
+        } catch (DataDirectoryInUseException e) {
+            // the server's own advice ("choose another holdfast.data-dir") is wrong here: the tool must change this directory
+            err.println(command + ": " + e.path() + " is in use by a running Holdfast server (lock file " + e.lockFile()
+                    + "): stop the server, then run " + command + " again"
+                    + (command.equals("create-token") ? "; or, with the server running, create the token over the API"
+                            + " (POST /api/v1/tokens) or on the console's Tokens page" : ""));
+            return 3;
         } catch (StoreException | java.io.UncheckedIOException e) {
             err.println(command + ": " + e.getMessage());
             return 3;

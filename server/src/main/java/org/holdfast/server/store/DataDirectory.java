@@ -65,8 +65,7 @@ public final class DataDirectory implements AutoCloseable {
         }
         if (lock == null) {
             closeQuietly(ch);
-            throw new StoreException("data-dir", root.toString(), null,
-                    "the data directory is in use by another Holdfast server (lock file " + lockPath + "); stop it or choose another holdfast.data-dir", null);
+            throw new DataDirectoryInUseException(root.toString(), lockPath.toString());
         }
         try {
             ch.truncate(0);

@@ -30,13 +30,16 @@ final class RocksInfoLog extends Logger {
     }
 
     /**
-     * The server log's level for a RocksDB line: warnings stay warnings and errors errors, except the
-     * tail-prefetch note RocksDB logs as a warning each time it opens a table file (a sizing guess,
-     * not a problem), which goes to DEBUG. {@link Level#OFF}: not kept (the options dump, info, debug).
+     * The server log's level for a RocksDB line: warnings stay warnings and errors errors, except two
+     * notes RocksDB logs as warnings that are not problems, which go to DEBUG: the tail-prefetch note
+     * it logs each time it opens a table file (a sizing guess), and the unverified-unique-ID note of
+     * the start's checksum pass ({@code MetadataDb.verifyChecksums} reads each table file outside the
+     * manifest, so there is no expected ID to compare; opening the database itself does compare them).
+     * {@link Level#OFF}: not kept (the options dump, info, debug).
      */
     static Level levelOf(InfoLogLevel level, String message) {
         return switch (level) {
-            case WARN_LEVEL -> isTailPrefetchNote(message) ? Level.DEBUG : Level.WARNING;
+            case WARN_LEVEL -> isTailPrefetchNote(message) || isUnverifiedIdNote(message) ? Level.DEBUG : Level.WARNING;
             case ERROR_LEVEL, FATAL_LEVEL -> Level.ERROR;
             default -> Level.OFF;
         };
@@ -45,6 +48,12 @@ final class RocksInfoLog extends Logger {
     /** "[file] Tail prefetch size N is calculated based on heuristics" (or "on TailPrefetchStats"). */
     private static boolean isTailPrefetchNote(String message) {
         return message.contains("Tail prefetch size ") && message.contains(" is calculated based on ");
+    }
+
+    /** "At least one SST file opened without unique ID to verify: N.sst" (or "Another ~1000 SST files ..."). */
+    private static boolean isUnverifiedIdNote(String message) {
+        return message.contains("SST file opened without unique ID to verify")
+                || message.contains("SST files opened without unique ID to verify");
     }
 
     /** Deletes the {@code LOG} files a release that let RocksDB write its own info log left in {@code dir}. */

@@ -124,6 +124,8 @@ class RetentionPolicyApiTest {
         assertThat(c.get("description").asText()).isEqualTo("databases");
         assertThat(c.get("builtIn").asBoolean()).isFalse();
         assertThat(Instant.parse(c.get("createdAt").asText())).isEqualTo(clock.instant());
+        assertThat(call("GET", "/api/v1/audit", null).getBody()).as("the created policy is the audit entry's target")
+                .contains("policy.create").contains("policy:crud-gold");
 
         JsonNode read = body(call("GET", "/api/v1/retention/policies/crud-gold", null), 200);
         assertThat(read.get("policy").asText()).isEqualTo("keep-last=3,daily=7,weekly=4");

@@ -20,6 +20,18 @@ class RocksInfoLogTest {
     }
 
     @Test
+    void levelOf_unverifiedUniqueIdNoteOfTheChecksumPass_isDebug() {
+        // logged once per process at every start with data: the checksum pass opens table files outside the manifest
+        assertThat(RocksInfoLog.levelOf(InfoLogLevel.WARN_LEVEL,
+                "[ble/block_based/block_based_table_reader.cc:970] At least one SST file opened without unique ID to verify: 0.sst"))
+                .isEqualTo(Level.DEBUG);
+        assertThat(RocksInfoLog.levelOf(InfoLogLevel.WARN_LEVEL, "Another ~1000 SST files opened without unique ID to verify"))
+                .isEqualTo(Level.DEBUG);
+        assertThat(RocksInfoLog.levelOf(InfoLogLevel.ERROR_LEVEL,
+                "Corruption: SST file 000012.sst unique ID mismatch: expected {1,2}, actual {3,4}")).isEqualTo(Level.ERROR);
+    }
+
+    @Test
     void levelOf_realWarningsAndErrors_keepTheirLevel() {
         assertThat(RocksInfoLog.levelOf(InfoLogLevel.ERROR_LEVEL,
                 "Corruption: block checksum mismatch: stored = 1, computed = 2 in 000012.sst"))
