@@ -1,6 +1,11 @@
 package org.holdfast.common.protocol;
 
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelPromise;
+import io.netty.util.ReferenceCountUtil;
+import java.nio.channels.ClosedChannelException;
 import io.netty.util.AttributeKey;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -20,7 +25,8 @@ import java.util.concurrent.TimeUnit;
  * was written, or at the latest after the caller's hard bound (an ERROR whose write never
  * completes because the peer reads nothing), whichever comes first. A peer that keeps writing
  * for ever is therefore cut off after {@link #ERROR_LINGER_MILLIS}; it costs a socket for that
- * long, which the ports' connection limits count until the close.
+ * long, which the ports' connection limits count until the close. The ERROR is the last frame:
+ * anything written after it is dropped.
  */
 public final class ErrorLinger {
     /** How long a refused connection stays open, discarding input, once its ERROR was written. */
@@ -41,8 +47,13 @@ public final class ErrorLinger {
         if (channel.attr(LINGERING).setIfAbsent(Boolean.TRUE) != null) {
             return;
         }
+        long bound = Math.max(ERROR_LINGER_MILLIS, atTheLatestMillis);
+        if (channel.eventLoop().inEventLoop()) {
+            linger(channel, error, bound);
+            return;
+        }
         try {
-            channel.eventLoop().execute(() -> linger(channel, error, Math.max(ERROR_LINGER_MILLIS, atTheLatestMillis)));
+            channel.eventLoop().execute(() -> linger(channel, error, bound));
         } catch (RejectedExecutionException e) {
             channel.close(); // the event loop is shutting down
         }
@@ -70,6 +81,21 @@ public final class ErrorLinger {
                 channel.close(); // the peer is gone: nobody to tell
             }
         });
+        // the ERROR is the last frame: an answer a lane thread writes after the refusal (a heartbeat's
+        // ACK, a dedup answer) must not follow it on a connection that stays open for the linger
+        ChannelHandlerContext encoder = channel.pipeline().context(FrameEncoder.class);
+        if (encoder != null) {
+            channel.pipeline().addBefore(encoder.name(), "error-sent", new Sealed());
+        }
+    }
+
+    /** Drops every write after the ERROR (the write fails as on a closed channel). Placed on the head's side of the encoder. */
+    private static final class Sealed extends ChannelOutboundHandlerAdapter {
+        @Override
+        public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+            ReferenceCountUtil.release(msg);
+            promise.tryFailure(new ClosedChannelException());
+        }
     }
 
     /** Closes {@code channel} after {@code millis}; the timer goes when the channel closes earlier. */
