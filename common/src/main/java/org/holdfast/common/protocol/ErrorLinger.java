@@ -40,8 +40,9 @@ public final class ErrorLinger {
     /**
      * Sends {@code error} on {@code channel} and closes it as the class comment says, at the latest
      * {@code atTheLatestMillis} from now (at least {@link #ERROR_LINGER_MILLIS}). Only the first
-     * call on a channel does anything. Any thread: the work runs on the channel's event loop, after
-     * writes already queued there, so the ERROR comes after every answer sent before it.
+     * call on a channel does anything. Any thread: on the event loop it runs at once; from another
+     * thread it runs after the writes that thread queued before, so the ERROR follows the answers the
+     * caller sent before refusing. Anything written after it is dropped.
      */
     public static void sendAndClose(Channel channel, ErrorMessage error, long atTheLatestMillis) {
         if (channel.attr(LINGERING).setIfAbsent(Boolean.TRUE) != null) {
