@@ -127,7 +127,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
      * with autoRead off; a handler in front of this one drops those requests while this is true.
      */
     public boolean wantsNoInput() {
-        return held || waitingForBudget;
+        return !failed && (held || waitingForBudget); // discarding wants all input: it is drained, not buffered
     }
 
     /** True while a frame's header has arrived but the budget had no room for it: read nothing more. */
@@ -196,6 +196,16 @@ public final class FrameDecoder extends ByteToMessageDecoder {
      */
     public void protocolVersion(int version) {
         this.protocolVersion = version;
+    }
+
+    /**
+     * From now on discards all input until the channel closes, as after a violation: for a refusal
+     * that did not come from this decoder ({@link ErrorLinger}). What is buffered is dropped, the
+     * reservation of a partial frame is given back, a held HELLO is let go. Event loop only.
+     */
+    public void discardInput() {
+        held = false;
+        fail(internalBuffer());
     }
 
     /** True after a violation: all input is being discarded. */

@@ -119,6 +119,41 @@ class FrameDecoderBudgetTest {
         assertThat(budget.reserved).isZero();
     }
 
+    @Test
+    void discardInput_partialFrameReserved_reservationGivenBackAndLaterBytesNeitherBufferedNorReserved() {
+        ch.writeInbound(frame(Hello.of("a", "t")));
+        consume();
+        decoder.resume(ch.pipeline().context(decoder));
+        ByteBuf header = alloc.buffer().writeInt(1 << 20).writeByte(ProtocolLimits.VERSION).writeByte(MessageType.BLOCKS.code())
+                .writeZero(1000);
+        ch.writeInbound(header);
+        assertThat(budget.reserved).isEqualTo(4 + (1 << 20));
+        decoder.discardInput(); // a refusal from the handler (ErrorLinger): the rest of the connection is drained
+        assertThat(budget.reserved).isZero();
+        assertThat(decoder.partialFrameBytes()).isZero();
+        for (int i = 0; i < 64; i++) { // 4 MiB more, and a whole frame: all dropped as it comes
+            assertThat(ch.writeInbound(alloc.buffer().writeZero(64 * 1024))).isFalse();
+        }
+        assertThat(ch.writeInbound(frame(new Commit(7)))).as("no frame decoded after the refusal").isFalse();
+        assertThat(budget.reserved).isZero();
+        assertThat(alloc.outstanding()).as("nothing buffered: each read's bytes are released once skipped").isZero();
+        assertThat(decoder.wantsNoInput()).as("a draining decoder wants all input").isFalse();
+    }
+
+    @Test
+    void discardInput_whileAHelloIsHeld_letsReadingGoOnAndDropsWhatWasHeld() {
+        ch.writeInbound(frame(Hello.of("a", "t")));
+        consume();
+        ch.writeInbound(frame(new Commit(7))); // held unparsed behind the HELLO
+        assertThat(decoder.wantsNoInput()).isTrue();
+        decoder.discardInput(); // the token was refused
+        assertThat(decoder.wantsNoInput()).isFalse();
+        assertThat(decoder.isFailed()).isTrue();
+        assertThat(ch.writeInbound(alloc.buffer().writeZero(1000))).isFalse();
+        assertThat((Object) ch.readInbound()).as("the held frame is dropped, never decoded").isNull();
+        assertThat(alloc.outstanding()).as("the held bytes are let go at the next read").isZero();
+    }
+
     private static final class CountingBudget implements FrameBudget {
         long room = Long.MAX_VALUE;
         long reserved;

@@ -48,6 +48,11 @@ final class TrackingAllocator extends AbstractByteBufAllocator {
         return largest;
     }
 
+    /** Capacity of the buffers handed out and not released yet: what is held now. */
+    synchronized long outstanding() {
+        return all.stream().filter(b -> b.refCnt() > 0).mapToLong(ByteBuf::capacity).sum();
+    }
+
     synchronized void assertAllReleased() {
         for (ByteBuf b : all) {
             assertThat(b.refCnt()).as("refCnt of a %d-byte buffer", b.capacity()).isZero();

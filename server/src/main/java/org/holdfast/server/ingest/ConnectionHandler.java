@@ -26,6 +26,7 @@ import org.holdfast.common.protocol.Commit;
 import org.holdfast.common.protocol.Committed;
 import org.holdfast.common.protocol.Entries;
 import org.holdfast.common.protocol.ErrorCode;
+import org.holdfast.common.protocol.ErrorLinger;
 import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.FrameBudget;
 import org.holdfast.common.protocol.FrameDecoder;
@@ -68,7 +69,9 @@ import org.holdfast.server.store.StoreException;
  * nothing more on a connection that stays open.
  *
  * <p>Any error ends the connection: the agent gets an {@code ERROR} with the code and a message,
- * the connection closes, and a running backup is abandoned (no snapshot). Fields marked "lane"
+ * the connection closes (after discarding what the agent still sends for up to
+ * {@link #ERROR_LINGER_MILLIS}, so the ERROR is not lost to a reset), and a running backup is
+ * abandoned (no snapshot). Fields marked "lane"
  * are touched only on the serial lane.
  */
 final class ConnectionHandler extends ChannelInboundHandlerAdapter {
@@ -316,7 +319,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             if (codeOf(cause) == ErrorCode.LIMIT_EXCEEDED && !greetedOnLoop) {
                 server.limited("connection " + remoteAddress() + " before its HELLO was accepted: " + messageOf(cause) + "; closing it");
             }
-            sendErrorAndClose(codeOf(cause), messageOf(cause));
+            // a refused frame: the agent may still be writing it, so linger (see ErrorLinger)
+            sendErrorAndLinger(codeOf(cause), messageOf(cause));
         }
         lane.execute(this::cleanup);
     }
@@ -720,13 +724,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             LOG.log(Level.INFO, "connection " + channel.remoteAddress() + ": " + code + ": " + messageOf(t));
         }
         server.stats().errors.incrementAndGet();
-        // mid-backup the agent may have BLOCKS in flight: closing on them would reset the
-        // connection and lose the ERROR, so linger (a full disk can also refuse a BEGIN)
-        if (session != null || code == ErrorCode.STORAGE_FULL || dedupUnavailable) {
-            sendErrorAndLinger(code, messageOf(t));
-        } else {
-            sendErrorAndClose(code, messageOf(t));
-        }
+        // the agent may have frames in flight (BLOCKS mid-backup, anything pipelined behind the
+        // refused request): closing on them would reset the connection and lose the ERROR, so linger
+        sendErrorAndLinger(code, messageOf(t));
         cleanup(code + ": " + messageOf(t));
     }
 
@@ -773,22 +773,24 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     // ---- any thread ---------------------------------------------------------------------------
 
     /**
-     * Sends ERROR, reads on (discarding, see channelRead) and closes after {@link #ERROR_LINGER_MILLIS}
-     * or when the agent closes: closing with unread BLOCKS in the socket sends a TCP reset, which
-     * can destroy the ERROR before the agent reads it (it would see "broken pipe", not the reason).
+     * Sends ERROR for a refusal, discards what the agent still sends and closes after
+     * {@link #ERROR_LINGER_MILLIS} or when the agent closes ({@link ErrorLinger}): closing on unread
+     * bytes sends a TCP reset, which can destroy the ERROR before the agent reads it. Refusals
+     * before HELLO_OK linger too, with the same bound: an agent whose first frame is too large or
+     * whose token is refused is just as likely still writing, and lingering costs no memory (input is
+     * dropped as it is read) and at most {@link #ERROR_LINGER_MILLIS} of a connection slot, which
+     * the connection limits still count. Any thread.
      */
     private void sendErrorAndLinger(ErrorCode code, String message) {
         if (closing.compareAndSet(false, true)) {
-            channel.config().setAutoRead(true);
-            channel.writeAndFlush(ErrorMessage.of(code, message)).addListener(f ->
-                    channel.eventLoop().schedule(() -> channel.close(), ERROR_LINGER_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS));
-            closeAtTheLatestIn(Math.max(ERROR_LINGER_MILLIS, server.settings().idleTimeout().toMillis()));
+            ErrorLinger.sendAndClose(channel, ErrorMessage.of(code, message), server.settings().idleTimeout().toMillis());
         }
     }
 
-    /** How long a connection refused mid-backup (a full disk, a lost dedup worker, a bad payload) stays open for the agent to read the ERROR. */
-    static final long ERROR_LINGER_MILLIS = 2_000;
+    /** How long a refused connection stays open, discarding input, for the agent to read the ERROR. */
+    static final long ERROR_LINGER_MILLIS = ErrorLinger.ERROR_LINGER_MILLIS;
 
+    /** Sends ERROR and closes at once: for the timers (no HELLO, idle, a frame slower than the minimum rate), which refuse no frame. */
     private void sendErrorAndClose(ErrorCode code, String message) {
         if (closing.compareAndSet(false, true)) {
             channel.writeAndFlush(ErrorMessage.of(code, message)).addListener(ChannelFutureListener.CLOSE);

@@ -193,8 +193,9 @@ class BadInputTest {
     void entries_countOverLimit_limitErrorAndClose() {
         try (WireProbe p = probe()) {
             beginBackup(p, VICTIM, 64 << 20);
-            // 164 KB: the server may refuse on the count and close before it has read the rest (CI saw the send fail)
-            p.sendRefusable(WireProbe.ENTRIES, body().u64(0).u32(4097).raw(new byte[4097 * 40]).bytes());
+            // 164 KB, refused on its header while still being written: the server drains the rest
+            // (docs/protocol.md, after a refused frame), so the write completes and the ERROR is read
+            p.send(WireProbe.ENTRIES, body().u64(0).u32(4097).raw(new byte[4097 * 40]).bytes());
             assertViolation(p, WireProbe.E_LIMIT_EXCEEDED, WireProbe.E_BAD_FRAME);
         }
     }

@@ -110,19 +110,6 @@ final class WireProbe implements AutoCloseable {
         raw(b.array());
     }
 
-    /**
-     * Sends a well-formed frame the server may refuse before it has read all of it: a server that
-     * answers ERROR and closes while this side is still writing a large body makes the write fail
-     * (connection reset); the answer is then read as usual.
-     */
-    void sendRefusable(int type, byte[] body) {
-        try {
-            send(type, body);
-        } catch (UncheckedIOException refusedMidFrame) {
-            // the ERROR the server sent before closing is read by the caller
-        }
-    }
-
     /** Sends bytes as they are. */
     void raw(byte[] bytes) {
         try {

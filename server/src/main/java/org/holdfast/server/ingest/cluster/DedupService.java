@@ -19,6 +19,7 @@ import org.holdfast.common.protocol.DedupForget;
 import org.holdfast.common.protocol.DedupLookup;
 import org.holdfast.common.protocol.DedupProbe;
 import org.holdfast.common.protocol.DedupRecord;
+import org.holdfast.common.protocol.ErrorLinger;
 import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.ProtocolException;
@@ -36,7 +37,8 @@ import org.holdfast.common.protocol.StartOverReason;
  * worker's engine ({@link DedupWorker}, a {@code LocalDedupWorker}) on one thread off the event
  * loop, in arrival order (so a stream's calls stay in order), and answers with the request's id;
  * an engine failure is answered DEDUP_FAILED and the link stays. A malformed frame is answered
- * ERROR and the link closes before anything reaches the engine. When the link ends, the streams it
+ * ERROR and the link closes (after discarding the rest, {@link ErrorLinger}) before anything
+ * reaches the engine. When the link ends, the streams it
  * opened are ended (a master that reconnects numbers its streams afresh) and the calls still
  * queued are dropped. The engine belongs to the caller.
  *
@@ -173,7 +175,8 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) throws Exception {
         if (cause instanceof ProtocolException p) {
             LOG.log(System.Logger.Level.WARNING, "the master sent a bad dedup frame: " + p.getMessage() + "; closing the link");
-            ctx.writeAndFlush(ErrorMessage.of(p)).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
+            // lingering: the master may still be writing the refused frame (see ErrorLinger)
+            ErrorLinger.sendAndClose(ctx.channel(), ErrorMessage.of(p), ErrorLinger.ERROR_LINGER_MILLIS);
             return;
         }
         super.exceptionCaught(ctx, cause);

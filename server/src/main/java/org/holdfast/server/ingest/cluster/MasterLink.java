@@ -1,6 +1,5 @@
 package org.holdfast.server.ingest.cluster;
 
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.timeout.IdleStateEvent;
@@ -9,6 +8,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.holdfast.common.protocol.ErrorCode;
+import org.holdfast.common.protocol.ErrorLinger;
 import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.FrameDecoder;
 import org.holdfast.common.protocol.Heartbeat;
@@ -97,6 +97,11 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             } else if (m instanceof Heartbeat h) {
                 takeHeartbeatCredit();
                 onLane(() -> heartbeat(h));
+            } else if (m instanceof ErrorMessage e) {
+                // the worker refused a frame of ours and is ending the link (lingering on its side)
+                LOG.log(System.Logger.Level.WARNING, "worker at " + address() + " refused a frame of the master (" + e.code() + ": "
+                        + e.message().replaceAll("\\p{Cntrl}", "?") + "); its link ends, and it registers again");
+                fail(ErrorCode.BAD_STATE, "the worker sent ERROR; closing the link");
             } else {
                 throw new ProtocolException(ErrorCode.BAD_STATE, m.type() + " is not sent to a master's cluster port"
                         + (m instanceof Register ? " twice" : ""));
@@ -262,13 +267,24 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
                 : String.valueOf(ctx.channel().remoteAddress());
     }
 
-    /** Sends ERROR and closes; any thread. */
+    /**
+     * Sends ERROR and closes, lingering ({@link ErrorLinger}): the worker, or whatever connected,
+     * may still be writing the refused frame, and closing on unread bytes would reset the ERROR
+     * away. Refusals before REGISTER is accepted linger too, with the same bound (the ERROR written,
+     * {@link ErrorLinger#ERROR_LINGER_MILLIS}; lost-after if it cannot be written): the input is
+     * dropped as it is read, and the connection keeps its slot of {@link ClusterServer#MAX_CONNECTIONS}
+     * until it closes. A registered worker's dedup link is taken out of service at once. Any thread.
+     */
     private void fail(ErrorCode code, String message) {
         if (closing) {
             return;
         }
         closing = true;
-        ctx.writeAndFlush(ErrorMessage.of(code, message)).addListener(ChannelFutureListener.CLOSE);
+        DedupLink link = dedup;
+        if (link != null) {
+            server.dedupLinks().remove(link); // no new dedup call on a connection that is ending
+        }
+        ErrorLinger.sendAndClose(ctx.channel(), ErrorMessage.of(code, message), server.registry().settings().lostAfter().toMillis());
     }
 
     @Override

@@ -35,6 +35,7 @@ import org.holdfast.common.protocol.DedupLookup;
 import org.holdfast.common.protocol.DedupProbe;
 import org.holdfast.common.protocol.DedupRecord;
 import org.holdfast.common.protocol.ErrorCode;
+import org.holdfast.common.protocol.ErrorLinger;
 import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.FrameDecoder;
 import org.holdfast.common.protocol.FrameEncoder;
@@ -319,6 +320,15 @@ public final class WorkerConnector implements AutoCloseable {
                 failure = refusal != null ? refusal
                         : cause instanceof ProtocolException p ? "the master at " + master() + " sent a bad frame: " + p.getMessage()
                         : "the connection to the master at " + master() + " failed: " + cause;
+            }
+            if (cause instanceof ProtocolException p && refusal == null) {
+                // tell the master why (a bad dedup request, a REGISTERED it cannot mean), lingering so
+                // that a master still writing the refused frame reads the ERROR rather than a reset
+                if (heartbeats != null) {
+                    heartbeats.cancel(false);
+                }
+                ErrorLinger.sendAndClose(ctx.channel(), ErrorMessage.of(p), settings.connectTimeout().toMillis());
+                return;
             }
             ctx.close();
         }

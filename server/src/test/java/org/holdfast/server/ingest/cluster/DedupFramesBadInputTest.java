@@ -36,7 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The dedup frames on the worker link (the two-phase probe and its answer too), byte by byte: a worker answers a malformed request with one
- * ERROR and closes before its engine sees anything; the master refuses an answer to a request id
+ * ERROR and closes (after its linger) before its engine sees anything; the master refuses an answer to a request id
  * it has not sent.
  */
 class DedupFramesBadInputTest {
@@ -69,7 +69,7 @@ class DedupFramesBadInputTest {
         return b;
     }
 
-    /** Feeds {@code bytes} to a worker; returns its one answer, an ERROR, after which it has closed. */
+    /** Feeds {@code bytes} to a worker; returns its one answer, an ERROR, after which it closes once its linger is over. */
     private ErrorMessage refused(ByteBuf bytes) {
         EmbeddedChannel ch = worker();
         ch.writeInbound(bytes);
@@ -79,7 +79,10 @@ class DedupFramesBadInputTest {
         EmbeddedChannel decode = new EmbeddedChannel(new FrameDecoder());
         decode.writeInbound(frame);
         Message m = decode.readInbound();
-        assertThat(ch.isOpen()).as("the worker closes the link after a bad frame").isFalse();
+        assertThat(ch.isOpen()).as("the worker lingers after the ERROR, draining what the master still sends").isTrue();
+        ch.advanceTimeBy(org.holdfast.common.protocol.ErrorLinger.ERROR_LINGER_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
+        ch.runScheduledPendingTasks();
+        assertThat(ch.isOpen()).as("the worker closes the link once the linger is over").isFalse();
         assertThat(engine.engine().stats().lookups()).as("the engine saw nothing").isZero();
         assertThat(engine.load().storedEntries()).isZero();
         return (ErrorMessage) m;
