@@ -21,7 +21,10 @@ import java.util.concurrent.TimeUnit;
  * So the connection lingers: ERROR is written, every further byte is read and dropped (the
  * channel's {@link FrameDecoder} is put into its discard state: no frame is decoded, nothing is
  * buffered or reserved from a budget; each read's buffer is released as soon as it was skipped),
- * and the connection closes when the peer closes it, {@link #ERROR_LINGER_MILLIS} after the ERROR
+ * and the connection closes when the peer closes it, when nothing arrived for {@link #QUIET_MILLIS}
+ * after the ERROR was written (the peer has stopped writing, so the close sends no reset: a refused
+ * connection that is not written to frees its slot at once, and a test or a client that waits for
+ * the close waits that long, not the whole linger), {@link #ERROR_LINGER_MILLIS} after the ERROR
  * was written, or at the latest after the caller's hard bound (an ERROR whose write never
  * completes because the peer reads nothing), whichever comes first. A peer that keeps writing
  * for ever is therefore cut off after {@link #ERROR_LINGER_MILLIS}; it costs a socket for that
@@ -31,6 +34,12 @@ import java.util.concurrent.TimeUnit;
 public final class ErrorLinger {
     /** How long a refused connection stays open, discarding input, once its ERROR was written. */
     public static final long ERROR_LINGER_MILLIS = 2_000;
+
+    /**
+     * A lingering connection on which nothing arrived for this long since the ERROR was written (or
+     * since the last bytes) is closed: its peer is reading or gone, not writing.
+     */
+    public static final long QUIET_MILLIS = 300;
 
     private static final AttributeKey<Boolean> LINGERING = AttributeKey.valueOf(ErrorLinger.class, "lingering");
 
@@ -78,6 +87,9 @@ public final class ErrorLinger {
         channel.writeAndFlush(error).addListener(written -> {
             if (written.isSuccess()) {
                 closeAfter(channel, ERROR_LINGER_MILLIS);
+                if (decoder != null) {
+                    closeWhenQuiet(channel, decoder, decoder.discardedBytes());
+                }
             } else {
                 channel.close(); // the peer is gone: nobody to tell
             }
@@ -96,6 +108,25 @@ public final class ErrorLinger {
         public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
             ReferenceCountUtil.release(msg);
             promise.tryFailure(new ClosedChannelException());
+        }
+    }
+
+    /** Closes {@code channel} once {@link #QUIET_MILLIS} pass in which {@code decoder} dropped no byte beyond {@code seen}. */
+    private static void closeWhenQuiet(Channel channel, FrameDecoder decoder, long seen) {
+        if (!channel.isOpen()) {
+            return;
+        }
+        try {
+            channel.eventLoop().schedule(() -> {
+                long now = decoder.discardedBytes();
+                if (now == seen) {
+                    channel.close();
+                } else {
+                    closeWhenQuiet(channel, decoder, now);
+                }
+            }, QUIET_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            channel.close();
         }
     }
 

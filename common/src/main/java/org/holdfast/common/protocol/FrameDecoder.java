@@ -66,6 +66,7 @@ import org.holdfast.common.model.Consistency;
  */
 public final class FrameDecoder extends ByteToMessageDecoder {
     private boolean failed;
+    private long discarded;
     private int blockSize;
     private boolean holdAfterHello;
     private boolean held;
@@ -208,6 +209,11 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         fail(internalBuffer());
     }
 
+    /** Bytes read and dropped since input began to be discarded: {@link ErrorLinger} watches it to see the peer stop writing. */
+    public long discardedBytes() {
+        return discarded;
+    }
+
     /** True after a violation: all input is being discarded. */
     public boolean isFailed() {
         return failed;
@@ -216,6 +222,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
     @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
         if (failed) {
+            discarded += in.readableBytes();
             in.skipBytes(in.readableBytes());
             return;
         }

@@ -23,17 +23,39 @@ class ErrorLingerTest {
     }
 
     @Test
-    void sendAndClose_errorWritten_openUntilTheLingerThenClosed() {
+    void sendAndClose_peerKeepsWriting_openUntilTheLingerThenClosed() {
         ch.freezeTime(); // only advanceTimeBy moves the clock
         ErrorLinger.sendAndClose(ch, ErrorMessage.of(ErrorCode.BAD_FRAME, "bad"), 60_000);
         assertThat(written().message()).isEqualTo("bad");
         assertThat(ErrorLinger.isLingering(ch)).isTrue();
-        ch.advanceTimeBy(ErrorLinger.ERROR_LINGER_MILLIS - 1, TimeUnit.MILLISECONDS);
+        long step = ErrorLinger.QUIET_MILLIS / 2;
+        for (long t = 0; t + step < ErrorLinger.ERROR_LINGER_MILLIS; t += step) {
+            ch.writeInbound(Unpooled.wrappedBuffer(new byte[4096])); // still writing its refused frame
+            ch.advanceTimeBy(step, TimeUnit.MILLISECONDS);
+            ch.runScheduledPendingTasks();
+            assertThat(ch.isOpen()).as("still draining at %d ms", t + step).isTrue();
+        }
+        ch.writeInbound(Unpooled.wrappedBuffer(new byte[4096]));
+        ch.advanceTimeBy(ErrorLinger.ERROR_LINGER_MILLIS, TimeUnit.MILLISECONDS);
         ch.runScheduledPendingTasks();
-        assertThat(ch.isOpen()).as("still draining just before the linger is over").isTrue();
+        assertThat(ch.isOpen()).as("cut off at the linger although it writes on").isFalse();
+        assertThat(decoder.discardedBytes()).isGreaterThan(4096L * 6);
+    }
+
+    @Test
+    void sendAndClose_peerStopsWriting_closedAfterTheQuietTime() {
+        ch.freezeTime();
+        ErrorLinger.sendAndClose(ch, ErrorMessage.of(ErrorCode.BAD_FRAME, "bad"), 60_000);
+        ch.writeInbound(Unpooled.wrappedBuffer(new byte[4096]));
+        ch.advanceTimeBy(ErrorLinger.QUIET_MILLIS, TimeUnit.MILLISECONDS);
+        ch.runScheduledPendingTasks();
+        assertThat(ch.isOpen()).as("bytes came in the first quiet period").isTrue();
+        ch.advanceTimeBy(ErrorLinger.QUIET_MILLIS - 1, TimeUnit.MILLISECONDS);
+        ch.runScheduledPendingTasks();
+        assertThat(ch.isOpen()).as("not yet a whole quiet period").isTrue();
         ch.advanceTimeBy(1, TimeUnit.MILLISECONDS);
         ch.runScheduledPendingTasks();
-        assertThat(ch.isOpen()).isFalse();
+        assertThat(ch.isOpen()).as("a quiet period with nothing drained").isFalse();
     }
 
     @Test
