@@ -193,7 +193,8 @@ class BadInputLoopbackTest {
             a.begin("vol", BS, v2.length, 1);
             a.sendEntriesAndBlocks(v2, BS, 0, 64, false, lie);
             // an agent mid-upload still has BLOCKS in flight: a close on unread data resets the connection
-            ErrorMessage e = a.expectErrorLingering(java.time.Duration.ofMillis(400));
+            // (it stays open while bytes come in; once none came for ErrorLinger.QUIET_MILLIS it may close)
+            ErrorMessage e = a.expectErrorLingering(java.time.Duration.ofMillis(org.holdfast.common.protocol.ErrorLinger.QUIET_MILLIS / 2));
             assertThat(e.code()).isEqualTo(ErrorCode.FINGERPRINT_MISMATCH);
         }
         assertThat(harness.catalog().requireVolume(new VolumeId("vol")).latestSequence()).isEqualTo(1);
