@@ -63,4 +63,26 @@ class StartOverMarkRestartTest {
             assertThat(links(db).startedOver(1)).isNull();
         }
     }
+
+    @Test
+    void dedupLinks_unreadableMarkAndMarkOfUnknownWorker_masterStartsAndTheRebuildDeletesTheUnreadableOne() {
+        byte[] key1 = {'s', 0, 0, 0, 1};
+        IndexStartOver gap = new IndexStartOver(5_000, "epoch-gap", 6_000);
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            new ClusterStore(db).put(new WorkerRecord(1, "w-one", 3, new PbnRange(10, 20), 1, 1));
+            // a newer build's mark version (a downgrade), and a mark of a worker the catalog does not hold
+            db.put(db.handle(MetadataDb.Column.CLUSTER), key1, new byte[] {2, 0, 0});
+            new ClusterStore(db).putStartOverMark(99, gap.mark());
+        }
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            DedupLinks links = links(db); // a master that threw here would not start
+            assertThat(links.startedOver(1)).as("the unreadable mark is left out").isNull();
+            assertThat(links.startedOver(99)).isEqualTo(gap);
+            links.rebuilt(1, 7_000);
+        }
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            assertThat(db.get(db.handle(MetadataDb.Column.CLUSTER), key1)).as("the rebuild deleted it").isNull();
+            assertThat(new ClusterStore(db).workers()).hasSize(1);
+        }
+    }
 }
