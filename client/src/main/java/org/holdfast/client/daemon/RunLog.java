@@ -34,7 +34,7 @@ import java.util.stream.Stream;
  */
 final class RunLog {
     static final int KEEP = 1000;
-    // the runs name volumes, snapshots and errors; the state directory may be systemd's StateDirectory= (0755 by default)
+    // the runs name volumes, snapshots and errors; a state-dir the operator made (or a unit without StateDirectoryMode=0700) may be 0755
     private static final FileAttribute<Set<PosixFilePermission>> PRIVATE_DIR =
             PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
     private static final FileAttribute<Set<PosixFilePermission>> PRIVATE_FILE =

@@ -23,7 +23,7 @@ class RunLogTest {
 
     @Test
     void runLog_stateDirectoryWorldReadable_runsAndMarkersCreatedPrivate() throws Exception {
-        // systemd's StateDirectory= makes the directory 0755 unless StateDirectoryMode= says otherwise
+        // a state-dir the operator made, or systemd's StateDirectory= without StateDirectoryMode=0700 (0755 then)
         Path state = Files.createDirectory(dir.resolve("state"), PosixFilePermissions.asFileAttribute(
                 PosixFilePermissions.fromString("rwxr-xr-x")));
         RunLog log = new RunLog(state);
