@@ -10,10 +10,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Stream;
 
 /**
@@ -30,6 +34,11 @@ import java.util.stream.Stream;
  */
 final class RunLog {
     static final int KEEP = 1000;
+    // the runs name volumes, snapshots and errors; a state-dir the operator made (or a unit without StateDirectoryMode=0700) may be 0755
+    private static final FileAttribute<Set<PosixFilePermission>> PRIVATE_DIR =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
+    private static final FileAttribute<Set<PosixFilePermission>> PRIVATE_FILE =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
     private static final ObjectMapper JSON = new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
 
     private final Path file;
@@ -41,7 +50,7 @@ final class RunLog {
         this.file = stateDir.resolve("runs.jsonl");
         this.running = stateDir.resolve("running");
         try {
-            Files.createDirectories(running);
+            Files.createDirectories(running, PRIVATE_DIR);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create " + running, e);
         }
@@ -84,6 +93,7 @@ final class RunLog {
     /** Appends {@code r} and removes its volume's running marker. */
     synchronized void append(RunRecord r) {
         try {
+            createPrivate(file);
             Files.writeString(file, json(r) + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND,
                     StandardOpenOption.SYNC);
             Files.deleteIfExists(running.resolve(r.volume() + ".json"));
@@ -128,11 +138,22 @@ final class RunLog {
     private static void write(Path target, String text) {
         Path tmp = target.resolveSibling(target.getFileName() + ".tmp");
         try {
+            Files.deleteIfExists(tmp); // a crash's leftover would keep its mode
+            createPrivate(tmp);
             Files.writeString(tmp, text, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
                     StandardOpenOption.SYNC);
             Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + target, e);
+        }
+    }
+
+    /** Creates {@code f} readable only by this user unless it exists (an append adds to it as it is). */
+    private static void createPrivate(Path f) throws IOException {
+        try {
+            Files.createFile(f, PRIVATE_FILE);
+        } catch (java.nio.file.FileAlreadyExistsException kept) {
+            // written before: its mode stays
         }
     }
 

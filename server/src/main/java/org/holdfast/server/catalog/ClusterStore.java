@@ -32,6 +32,7 @@ import org.rocksdb.ColumnFamilyHandle;
  * is answered only after its record is on disk.
  */
 public final class ClusterStore implements MembershipStore {
+    private static final System.Logger LOG = System.getLogger(ClusterStore.class.getName());
     private static final String STORE = "cluster";
     private static final byte WORKER = 'w';
     private static final byte[] REMOVED = {'r'};
@@ -106,13 +107,27 @@ public final class ClusterStore implements MembershipStore {
         return ByteBuffer.allocate(5).put(START_OVER).putInt((int) workerId).array();
     }
 
+    /**
+     * {@inheritDoc} An unreadable mark is left out and logged (WARN), not thrown: a mark only tells
+     * the operator to rebuild a worker's index, and the master must not refuse to start over one
+     * (a corrupt value, a newer build's version after a downgrade); that worker's next rebuild
+     * deletes it ({@link #clearStartOverMark}).
+     */
     @Override
     public Map<Long, StartOverMark> startOverMarks() {
         Map<Long, StartOverMark> out = new TreeMap<>();
         try (CheckedIterator it = db.iterator(cf)) {
             for (it.seek(new byte[] {START_OVER}); it.isValid() && it.key()[0] == START_OVER; it.next()) {
                 byte[] k = it.key();
-                out.put(k.length == 5 ? ByteBuffer.wrap(k, 1, 4).getInt() & 0xffffffffL : -1, decodeMark(k, it.value()));
+                try {
+                    StartOverMark m = decodeMark(k, it.value()); // checks the key's length first
+                    out.put(ByteBuffer.wrap(k, 1, 4).getInt() & 0xffffffffL, m);
+                } catch (CorruptDataException e) {
+                    long id = k.length == 5 ? ByteBuffer.wrap(k, 1, 4).getInt() & 0xffffffffL : -1;
+                    LOG.log(System.Logger.Level.WARNING, e.getMessage() + (id < 0 ? "; it is ignored (its key names no worker id)"
+                            : "; it is ignored: if worker " + id + " may have started its index over, rebuild it (POST"
+                            + " /api/v1/cluster/workers/" + id + "/rebuild), which also deletes the mark"));
+                }
             }
         }
         return out;
@@ -154,7 +169,7 @@ public final class ClusterStore implements MembershipStore {
             return new StartOverMark(at, StartOverReason.ofCode(b.get() & 0xff), received);
         } catch (BufferUnderflowException | IllegalArgumentException e) {
             throw new CorruptDataException(STORE, db.path(), java.util.HexFormat.of().formatHex(key),
-                    "unreadable index start-over mark: " + e.getMessage() + "; restore the master's catalog from a backup");
+                    "unreadable index start-over mark: " + e.getMessage());
         }
     }
 

@@ -63,4 +63,64 @@ class StartOverMarkRestartTest {
             assertThat(links(db).startedOver(1)).isNull();
         }
     }
+
+    @Test
+    void dedupLinks_unreadableMarkAndMarkOfUnknownWorker_masterStartsAndTheRebuildDeletesTheUnreadableOne() {
+        byte[] key1 = {'s', 0, 0, 0, 1};
+        IndexStartOver gap = new IndexStartOver(5_000, "epoch-gap", 6_000);
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            new ClusterStore(db).put(new WorkerRecord(1, "w-one", 3, new PbnRange(10, 20), 1, 1));
+            // a newer build's mark version (a downgrade), and a mark of a worker the catalog does not hold
+            db.put(db.handle(MetadataDb.Column.CLUSTER), key1, new byte[] {2, 0, 0});
+            new ClusterStore(db).putStartOverMark(99, gap.mark());
+        }
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            DedupLinks links = links(db); // a master that threw here would not start
+            assertThat(links.startedOver(1)).as("the unreadable mark is left out").isNull();
+            assertThat(links.startedOver(99)).isEqualTo(gap);
+            links.rebuilt(1, 7_000);
+        }
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            assertThat(db.get(db.handle(MetadataDb.Column.CLUSTER), key1)).as("the rebuild deleted it").isNull();
+            assertThat(new ClusterStore(db).workers()).hasSize(1);
+        }
+    }
+
+    @Test
+    void persist_reportedAgainAndAgain_oneKeyPerWorkerHoldingTheNewest() {
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            DedupLinks links = links(db);
+            for (int i = 1; i <= 200; i++) { // a worker that reconnects in a loop, starting over each time
+                links.startedOver(1, new IndexStartOver(i, "epoch-gap", 1_000 + i));
+                links.persist(1);
+            }
+            int keys = 0;
+            try (org.holdfast.server.store.CheckedIterator it = db.iterator(db.handle(MetadataDb.Column.CLUSTER))) {
+                for (it.seekToFirst(); it.isValid(); it.next()) {
+                    keys++;
+                }
+            }
+            assertThat(keys).as("the store grows by the workers, not by the reports").isEqualTo(1);
+            assertThat(new ClusterStore(db).startOverMarks().get(1L).receivedAtMillis()).isEqualTo(1_200);
+        }
+    }
+
+    @Test
+    void catalogRestore_backupTakenWithMarks_restoredMasterListsThem() {
+        IndexStartOver gap = new IndexStartOver(1_000, "epoch-gap", 2_000);
+        Path restored = dir.resolve("restored");
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
+             org.holdfast.server.store.CatalogBackups backups = org.holdfast.server.store.CatalogBackups.open(dir.resolve("backups"))) {
+            new ClusterStore(db).put(new WorkerRecord(1, "w-one", 3, new PbnRange(10, 20), 1, 1));
+            DedupLinks links = links(db);
+            links.startedOver(1, gap);
+            links.persist(1);
+            int id = backups.create(db, "with a mark", 3).info().id();
+            backups.restore(id, restored);
+        }
+        try (MetadataDb db = MetadataDb.open(restored)) {
+            assertThat(links(db).startedOver(1)).isEqualTo(gap);
+            assertThat(new ClusterStore(db).workers()).hasSize(1);
+        }
+    }
 }
