@@ -105,8 +105,8 @@ public final class CredentialTool {
             return 0;
         } catch (DataDirectoryInUseException e) {
             // the server's own advice ("choose another holdfast.data-dir") is wrong here: the tool must change this directory
-            err.println(command + ": " + e.path() + " is in use by a running Holdfast server (lock file " + e.lockFile()
-                    + "): stop the server, then run " + command + " again"
+            err.println(command + ": " + e.path() + " is in use by a running Holdfast server or another offline tool (lock file "
+                    + e.lockFile() + "): stop the server (or wait for the tool), then run " + command + " again"
                     + (command.equals("create-token") ? "; or, with the server running, create the token over the API"
                             + " (POST /api/v1/tokens) or on the console's Tokens page" : ""));
             return 3;
