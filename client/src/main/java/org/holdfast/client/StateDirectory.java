@@ -61,11 +61,40 @@ public final class StateDirectory {
         return legacy;
     }
 
-    /** {@code name} inside the state directory, after moving an old copy of it over (see the class comment). */
+    /**
+     * {@code name} inside the state directory, after moving an old copy of it over (see the class
+     * comment) and making the directory private if an earlier release left it open to others.
+     */
     public Path resolve(String name, Consumer<String> notice) {
         migrate(notice);
+        tighten(notice);
         return dir.resolve(name);
     }
+
+    /**
+     * Releases before this one created the directory with the umask's mode (0755 under 022), which
+     * let other users list the servers and volumes in it: narrow it to 0700 once, saying so. Only
+     * this directory (below it, nothing is reachable without passing it) and only if this user owns it.
+     */
+    private void tighten(Consumer<String> notice) {
+        try {
+            if (!Files.isDirectory(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                return;
+            }
+            var mode = Files.getPosixFilePermissions(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            var owner = Files.getOwner(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            if (mode.equals(PRIVATE) || !owner.getName().equals(System.getProperty("user.name"))) {
+                return;
+            }
+            Files.setPosixFilePermissions(dir, PRIVATE);
+            notice.accept("made " + dir + " readable only by you (it was " + PosixFilePermissions.toString(mode)
+                    + "; it names your servers and volumes)");
+        } catch (IOException | UnsupportedOperationException e) {
+            // not POSIX, or not ours to change: the files in it are 0600 all the same
+        }
+    }
+
+    private static final java.util.Set<java.nio.file.attribute.PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
 
     /** Moves the old entries that the new directory lacks; returns the names moved. */
     public List<String> migrate(Consumer<String> notice) {

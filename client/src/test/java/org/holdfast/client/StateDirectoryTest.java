@@ -70,4 +70,21 @@ class StateDirectoryTest {
         assertThat(Files.readString(fresh.resolve("known-servers"))).isEqualTo("new\n");
         assertThat(Files.readString(home.resolve(".holdfast/known-servers"))).isEqualTo("old\n");
     }
+
+    @Test
+    void resolve_directoryLeftOpenByAnEarlierRelease_madePrivateOnceWithNotice() throws Exception {
+        Path home = dir.resolve("home");
+        Path open = Files.createDirectories(home.resolve(".local/state/holdfast/agent-state/h_7070"));
+        Files.setPosixFilePermissions(home.resolve(".local/state/holdfast"), java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        StateDirectory s = StateDirectory.of(Map.of("HOME", home.toString()), "/unused");
+        List<String> notices = new ArrayList<>();
+
+        s.resolve(StateDirectory.AGENT_STATE, notices::add);
+
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(s.path()))).isEqualTo("rwx------");
+        assertThat(notices).singleElement().asString().contains("readable only by you").contains("rwxr-xr-x");
+        s.resolve(StateDirectory.KNOWN_SERVERS, notices::add);
+        assertThat(notices).as("said once").hasSize(1);
+        assertThat(open).isDirectory();
+    }
 }
