@@ -18,6 +18,7 @@ import org.holdfast.common.protocol.BackupBegin;
 import org.holdfast.common.protocol.BackupReady;
 import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.ErrorLinger;
+import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.Hello;
 import org.holdfast.common.protocol.HelloOk;
 import org.holdfast.common.protocol.MessageType;
@@ -150,6 +151,28 @@ class AgentPortLingerAttackTest {
             greet(w);
             w.send(RefusedWriter.frame(new BackupBegin("pipelined", 4096, 1 << 20, 0)));
             assertThat(w.read()).as("the volume is not left locked").isInstanceOf(BackupReady.class);
+        }
+    }
+
+    @Test
+    void refusedBlocksMidBackup_commitSentRightBehind_noSnapshotAndVolumeUnlocked() throws Exception {
+        int bs = 4096;
+        byte[] image = new byte[64 * bs];
+        new java.util.Random(15).nextBytes(image);
+        byte[] lie = new byte[bs];
+        new java.util.Random(16).nextBytes(lie);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.begin("mid", bs, image.length, 0);
+            a.sendEntriesAndBlocks(image, bs, 0, 64, false, lie); // the first payload does not match its fingerprint
+            a.send(new org.holdfast.common.protocol.Commit(image.length)); // at once, before the ERROR could be read
+            ErrorMessage e = a.expectErrorAndStop(); // and nothing after it: no COMMITTED
+            assertThat(e.code()).isEqualTo(ErrorCode.FINGERPRINT_MISMATCH);
+        }
+        assertThat(harness.catalog().volume(new VolumeId("mid")).map(v -> v.latestSequence()).orElse(0L)).as("no snapshot committed").isZero();
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            assertThat(a.backup("mid", image, bs, false).sequence()).as("the volume is not left locked").isEqualTo(1);
         }
     }
 
