@@ -113,4 +113,37 @@ class ClusterPortLingerAttackTest {
         }
         await().atMost(Duration.ofSeconds(5)).until(() -> master.server.dedupLinks().upByWorkerId().isEmpty());
     }
+
+    @Test
+    void refusedConnectionsOverThePerSourceLimit_allClosedAndNoSlotLeaks() throws Exception {
+        java.util.List<Socket> churn = new java.util.ArrayList<>();
+        try {
+            byte[] heartbeat = RefusedWriter.frame(new Heartbeat(1, 0, 0, 0, 0)); // refused: REGISTER comes first
+            for (int i = 0; i < ClusterServer.MAX_PER_SOURCE + 8; i++) {
+                Socket s = connect();
+                churn.add(s);
+                s.getOutputStream().write(heartbeat);
+            }
+            for (Socket s : churn) {
+                s.setSoTimeout((int) BOUND.toMillis());
+                java.io.InputStream in = s.getInputStream();
+                try {
+                    while (in.read(new byte[4096]) >= 0) {
+                        // the ERROR (or nothing, over the limit) until the master closes
+                    }
+                } catch (java.net.SocketException reset) {
+                    // over the limit: closed at once, possibly with our HEARTBEAT unread
+                }
+            }
+        } finally {
+            for (Socket s : churn) {
+                s.close();
+            }
+        }
+        try (Socket s = connect()) {
+            RefusedWriter w = new RefusedWriter(s);
+            w.send(register());
+            assertThat(w.read()).as("a slot is free again").isInstanceOf(org.holdfast.common.protocol.Registered.class);
+        }
+    }
 }
