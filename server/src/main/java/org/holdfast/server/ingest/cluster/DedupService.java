@@ -89,8 +89,10 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
         try {
             lane.execute(() -> {
                 // an ended link's queued calls: the master gave them up, and the worker may have
-                // started its index over since (a new membership), which they must not teach
-                if (ctx.channel().isActive()) {
+                // started its index over since (a new membership), which they must not teach; a link
+                // that sent its ERROR has ended too, though it stays open while it lingers (and an
+                // answer could not follow the ERROR anyway)
+                if (ctx.channel().isActive() && !ErrorLinger.isLingering(ctx.channel())) {
                     StartOver s = unreported != null && m instanceof DedupControl c && c.op() == DedupControl.LOAD ? unreported.get() : null;
                     ctx.writeAndFlush(serve(m, s)).addListener(w -> {
                         if (s != null && w.isSuccess()) {

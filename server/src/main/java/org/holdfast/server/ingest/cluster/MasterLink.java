@@ -181,6 +181,11 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         }
         dedup = link;
         ctx.executor().execute(() -> {
+            if (closing) {
+                // refused while the lane registered (fail saw no link yet): the ERROR is out and the
+                // connection lingers, so its link must not go into service; it is never resumed either
+                return;
+            }
             // the worker's dedup answers are taken before this handler sees them
             ctx.pipeline().addBefore(ctx.name(), "dedup", link.answers());
             server.dedupLinks().add(w.workerId(), link);
