@@ -13,6 +13,7 @@ import org.holdfast.client.net.ServerConnection;
 import org.holdfast.client.progress.Sizes;
 import org.holdfast.client.qcow2.Qcow2Backup;
 import org.holdfast.client.scan.ChangeHashPolicy;
+import org.holdfast.client.scan.FilesystemBlockSize;
 import org.holdfast.client.scan.StateFile;
 import org.holdfast.client.upload.BackupResult;
 import org.holdfast.client.upload.BackupSession;
@@ -140,6 +141,9 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
         if (recorded != kind) {
             o.notice("the server speaks protocol version 2: it records the snapshot's consistency as unknown");
         }
+        if (qcow2 == null && r.mode().equals("full")) {
+            warnSmallFilesystemBlocks(o, r.blockSize());
+        }
         if (conn.json) {
             Map<String, Object> m = toJson(r);
             m.put("consistency", recorded.wireName());
@@ -161,6 +165,17 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
             }
         }
         return 0;
+    }
+
+    /** Says once, at a full backup, when the source's ext file system has blocks smaller than the volume's (see agent.md, --block-size). */
+    private void warnSmallFilesystemBlocks(Output o, int volumeBlockSize) {
+        int fs = FilesystemBlockSize.ext(source);
+        if (fs > 0 && fs < volumeBlockSize) {
+            o.notice("the ext file system on " + source + " has " + fs + "-byte blocks, smaller than the volume's " + volumeBlockSize
+                    + ": copies of a file may lie out of phase with the original and be stored again; make such file systems with"
+                    + " 'mke2fs -b " + volumeBlockSize + "', or back this one up to a new volume with --block-size " + fs
+                    + " (see agent.md, --block-size)");
+        }
     }
 
     private ChangeHashPolicy changeHashPolicy() {

@@ -86,6 +86,37 @@ class BackupRestoreTest {
     }
 
     @Test
+    void backup_extFileSystemWithSmallerBlocks_noticeAtTheFullBackupOnly() throws Exception {
+        // an ext superblock saying 1 KiB blocks at byte 1024 of the source, as mke2fs writes below 512 MiB
+        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
+            f.seek(1024 + 24);
+            f.write(new byte[] {0, 0, 0, 0});
+            f.seek(1024 + 56);
+            f.write(new byte[] {0x53, (byte) 0xEF});
+        }
+        AgentRun full = backup();
+        assertThat(full.exit()).as("%s", full).isZero();
+        assertThat(full.stderr()).contains("1024-byte blocks, smaller than the volume's 4096").contains("mke2fs -b 4096");
+        Images.overwrite(image, 9, BS, 99);
+        AgentRun incremental = backup();
+        assertThat(incremental.exit()).as("%s", incremental).isZero();
+        assertThat(incremental.stderr()).as("said at the full backup only").doesNotContain("smaller than the volume's");
+        assertThat(backupOf4kImageStderr()).doesNotContain("smaller than the volume's");
+    }
+
+    private String backupOf4kImageStderr() throws Exception {
+        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
+            f.seek(1024 + 24);
+            f.write(new byte[] {2, 0, 0, 0}); // 4 KiB blocks
+        }
+        java.nio.file.Files.delete(stateFile()); // a full backup again
+        AgentRun r = backup();
+        assertThat(r.exit()).as("%s", r).isZero();
+        assertThat(r.json().get("mode").asText()).isEqualTo("full");
+        return r.stderr();
+    }
+
+    @Test
     void backup_afterChanges_sendsExactlyTheChangedLbns() throws Exception {
         assertThat(backup().exit()).isZero();
         long[] changed = {0, 5, 6, 7, 400, BLOCKS - 1};
