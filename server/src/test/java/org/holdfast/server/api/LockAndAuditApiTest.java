@@ -148,6 +148,9 @@ class LockAndAuditApiTest {
             img[3] ^= 1;
             a.backup("av", img, 4096, true);
         }
+        // the commits' entries are stamped in whole milliseconds before COMMITTED goes out: a few ms
+        // later, "now - 1 ms" is past them even on a fast loopback (the window was ~1 ms: a rare flake)
+        Thread.sleep(5);
         String from = Instant.now().minusMillis(1).toString();
         String until = Instant.now().plus(30, ChronoUnit.DAYS).truncatedTo(ChronoUnit.SECONDS).toString();
         String v = "/api/v1/volumes/av";
