@@ -4,11 +4,13 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 
@@ -27,6 +29,8 @@ public final class StateDirectory {
     /** The directory of per-server, per-volume state files inside the directory. */
     public static final String AGENT_STATE = "agent-state";
     private static final List<String> ENTRIES = List.of(KNOWN_SERVERS, AGENT_STATE);
+    /** The mode of every directory the agent makes for its state: readable only by its user. */
+    private static final Set<PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
 
     private final Path dir;
     private final Path legacy;
@@ -94,8 +98,6 @@ public final class StateDirectory {
         }
     }
 
-    private static final java.util.Set<java.nio.file.attribute.PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
-
     /** Moves the old entries that the new directory lacks; returns the names moved. */
     public List<String> migrate(Consumer<String> notice) {
         List<String> moved = new ArrayList<>();
@@ -124,7 +126,7 @@ public final class StateDirectory {
      */
     public static void createPrivate(Path d) throws IOException {
         // the attribute applies to every directory createDirectories creates, parents included
-        Files.createDirectories(d, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        Files.createDirectories(d, PosixFilePermissions.asFileAttribute(PRIVATE));
     }
 
     /** A rename where possible; across file systems a copy of the tree, then the old one removed. */

@@ -9,7 +9,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.time.ZonedDateTime;
 import java.time.temporal.ChronoUnit;
@@ -25,6 +24,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.StateDirectory;
 
 /**
  * The resident agent: runs each configured volume's backups at the times its schedule names, one
@@ -85,7 +85,7 @@ public final class AgentDaemon implements AutoCloseable {
     public synchronized void start() {
         Path dir = config.stateDir();
         try {
-            Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            StateDirectory.createPrivate(dir);
         } catch (IOException e) {
             throw new AgentException(ExitCode.LOCAL_IO, "cannot create the state directory " + dir + ": " + reason(e),
                     "create it, owned by the daemon's user, or set state-dir in the config", e);

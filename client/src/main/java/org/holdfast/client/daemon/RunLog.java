@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
+import org.holdfast.client.StateDirectory;
 
 /**
  * The daemon's record of its runs, in its state directory (docs/agent.md, "The run log"):
@@ -35,8 +36,6 @@ import java.util.stream.Stream;
 final class RunLog {
     static final int KEEP = 1000;
     // the runs name volumes, snapshots and errors; a state-dir the operator made (or a unit without StateDirectoryMode=0700) may be 0755
-    private static final FileAttribute<Set<PosixFilePermission>> PRIVATE_DIR =
-            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
     private static final FileAttribute<Set<PosixFilePermission>> PRIVATE_FILE =
             PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
     private static final ObjectMapper JSON = new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
@@ -50,7 +49,7 @@ final class RunLog {
         this.file = stateDir.resolve("runs.jsonl");
         this.running = stateDir.resolve("running");
         try {
-            Files.createDirectories(running, PRIVATE_DIR);
+            StateDirectory.createPrivate(running);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create " + running, e);
         }
