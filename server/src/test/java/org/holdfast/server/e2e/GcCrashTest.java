@@ -32,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * every committed snapshot restores bit for bit, and fsck over the data directory finds no block
  * lost and no disagreement between the GC metadata and the catalog.
  *
- * <p>Iterations from {@code holdfast.crash.iterations} (5 by default, 100 with -Pslow), through {@link CrashLoop}.
+ * <p>Iterations from {@code holdfast.crash.iterations} (3 per loop by default, 100 with -Pslow), through {@link CrashLoop}.
  */
 class GcCrashTest {
     private static final int BLOCK = 4096;
@@ -46,7 +46,7 @@ class GcCrashTest {
 
     @Test
     void server_killedDuringCommitsAndSweeps_fsckCleanAndEverySnapshotRestores() throws Exception {
-        CrashLoop loop = new CrashLoop("gc crash loop", 5);
+        CrashLoop loop = new CrashLoop("gc crash loop", 3);
         int iterations = loop.iterations();
         long seed = loop.seed();
         Random random = loop.random();
@@ -148,7 +148,7 @@ class GcCrashTest {
      */
     @Test
     void server_killedDuringCompactions_fsckCleanAndEveryRetainedSnapshotRestores() throws Exception {
-        CrashLoop loop = new CrashLoop("compaction crash loop", 5);
+        CrashLoop loop = new CrashLoop("compaction crash loop", 3);
         int iterations = loop.iterations();
         long seed = loop.seed();
         Random random = loop.random();

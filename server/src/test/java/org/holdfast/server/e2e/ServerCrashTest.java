@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * server instead halts itself at the named kill point {@code commit.afterCatalogBatch} (armed at the
  * restart before, see {@link CrashLoop}): the in-flight snapshot must then be there after the restart.
  *
- * <p>Iterations come from {@code holdfast.crash.iterations} (5 by default, 100 with -Pslow); the
+ * <p>Iterations come from {@code holdfast.crash.iterations} (3 by default, 100 with -Pslow); the
  * seed of the kill delays from {@code holdfast.crash.seed} (printed, so a failure can be replayed).
  */
 class ServerCrashTest {
@@ -38,7 +38,7 @@ class ServerCrashTest {
 
     @Test
     void server_killedDuringBackupsRepeatedly_committedSnapshotsSurviveAndNoPartialOneAppears() throws Exception {
-        CrashLoop loop = new CrashLoop("server crash loop", 5);
+        CrashLoop loop = new CrashLoop("server crash loop", 3);
         int iterations = loop.iterations();
         long seed = loop.seed();
         Random random = loop.random();

@@ -232,7 +232,7 @@ class GcStoreModelTest {
     }
 
     @ParameterizedTest(name = "seed {0}")
-    @ValueSource(longs = {1, 2, 3})
+    @ValueSource(longs = {1})
     void randomSteps_fsckCleanAfterEachStep_snapshotsRestoreAndNothingLeaksAfterEachCycle(long seed) throws Exception {
         run(seed, 5, 450);
     }
