@@ -3,8 +3,10 @@ package org.holdfast.server.ingest.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
+import org.holdfast.common.protocol.StartOverReason;
 import org.holdfast.server.catalog.ClusterStore;
 import org.holdfast.server.cluster.PbnRange;
+import org.holdfast.server.cluster.StartOverMark;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.store.MetadataDb;
 import org.junit.jupiter.api.Test;
@@ -25,8 +27,8 @@ class StartOverMarkRestartTest {
 
     @Test
     void persist_masterReopened_keepsEachMarkUntilARebuildAfterItClearsItForGood() {
-        IndexStartOver gap = new IndexStartOver(1_000, "epoch-gap", 2_000);
-        IndexStartOver other = new IndexStartOver(3_000, "other-worker-id", 4_000);
+        StartOverMark gap = new StartOverMark(1_000, StartOverReason.EPOCH_GAP, 2_000);
+        StartOverMark other = new StartOverMark(3_000, StartOverReason.OTHER_ID, 4_000);
         try (MetadataDb db = MetadataDb.open(dir)) {
             new ClusterStore(db).put(new WorkerRecord(1, "w-one", 3, new PbnRange(10, 20), 1, 1));
             new ClusterStore(db).put(new WorkerRecord(2, "w-two", 3, new PbnRange(30, 40), 1, 1));
@@ -55,7 +57,7 @@ class StartOverMarkRestartTest {
     void persist_markClearedInMemoryBeforeItsWrite_writesTheNewestStateOnly() {
         try (MetadataDb db = MetadataDb.open(dir)) {
             DedupLinks links = links(db);
-            links.startedOver(1, new IndexStartOver(1_000, "new-membership", 2_000));
+            links.startedOver(1, new StartOverMark(1_000, StartOverReason.NEW_MEMBERSHIP, 2_000));
             links.rebuilt(1, 3_000); // the rebuild's answer lands before the lane wrote the report
             links.persist(1); // the lane's write, late: it writes what holds now
         }
@@ -67,12 +69,12 @@ class StartOverMarkRestartTest {
     @Test
     void dedupLinks_unreadableMarkAndMarkOfUnknownWorker_masterStartsAndTheRebuildDeletesTheUnreadableOne() {
         byte[] key1 = {'s', 0, 0, 0, 1};
-        IndexStartOver gap = new IndexStartOver(5_000, "epoch-gap", 6_000);
+        StartOverMark gap = new StartOverMark(5_000, StartOverReason.EPOCH_GAP, 6_000);
         try (MetadataDb db = MetadataDb.open(dir)) {
             new ClusterStore(db).put(new WorkerRecord(1, "w-one", 3, new PbnRange(10, 20), 1, 1));
             // a newer build's mark version (a downgrade), and a mark of a worker the catalog does not hold
             db.put(db.handle(MetadataDb.Column.CLUSTER), key1, new byte[] {2, 0, 0});
-            new ClusterStore(db).putStartOverMark(99, gap.mark());
+            new ClusterStore(db).putStartOverMark(99, gap);
         }
         try (MetadataDb db = MetadataDb.open(dir)) {
             DedupLinks links = links(db); // a master that threw here would not start
@@ -91,7 +93,7 @@ class StartOverMarkRestartTest {
         try (MetadataDb db = MetadataDb.open(dir)) {
             DedupLinks links = links(db);
             for (int i = 1; i <= 200; i++) { // a worker that reconnects in a loop, starting over each time
-                links.startedOver(1, new IndexStartOver(i, "epoch-gap", 1_000 + i));
+                links.startedOver(1, new StartOverMark(i, StartOverReason.EPOCH_GAP, 1_000 + i));
                 links.persist(1);
             }
             int keys = 0;
@@ -107,7 +109,7 @@ class StartOverMarkRestartTest {
 
     @Test
     void catalogRestore_backupTakenWithMarks_restoredMasterListsThem() {
-        IndexStartOver gap = new IndexStartOver(1_000, "epoch-gap", 2_000);
+        StartOverMark gap = new StartOverMark(1_000, StartOverReason.EPOCH_GAP, 2_000);
         Path restored = dir.resolve("restored");
         try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
              org.holdfast.server.store.CatalogBackups backups = org.holdfast.server.store.CatalogBackups.open(dir.resolve("backups"))) {
