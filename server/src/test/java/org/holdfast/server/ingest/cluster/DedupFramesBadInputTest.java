@@ -272,7 +272,7 @@ class DedupFramesBadInputTest {
     @Test
     void loadOnly_afterAStartOverOnAVersionTwoLink_answersItOnceAndTheMasterNotesIt() {
         java.util.concurrent.atomic.AtomicReference<DedupService.StartOver> unreported = new java.util.concurrent.atomic.AtomicReference<>(
-                DedupService.StartOver.of(org.holdfast.common.protocol.StartOverReason.EPOCH_GAP, 1_700_000_000_000L));
+                new DedupService.StartOver(1_700_000_000_000L, org.holdfast.common.protocol.StartOverReason.EPOCH_GAP));
         EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(), new FrameEncoder(), new DedupService(engine, unreported));
         DedupDone first = (DedupDone) served(ch, new DedupControl(1, DedupControl.LOAD, 0));
         assertThat(first.startedOverAtMillis()).isEqualTo(1_700_000_000_000L);
