@@ -181,13 +181,17 @@ public class ClusterController {
     /**
      * Removes a worker that is not connected (admin): 204; 404 {@code unknown-worker}; 409
      * {@code worker-connected} while it is connected, {@code not-a-master} off a master. Forgets
-     * stop waiting for it; its node name may register again as a new worker (new id and range, its
-     * old dedup index wiped).
+     * stop waiting for it, and its index start-over mark goes (from memory and the catalog); its node
+     * name may register again as a new worker (new id and range, its old dedup index wiped).
      */
     @Audited("cluster.worker.remove")
     @DeleteMapping("/api/v1/cluster/workers/{id}")
     public ResponseEntity<Void> removeWorker(@PathVariable long id) {
         node.removeWorker(id);
+        DedupLinks links = dedupLinks.getIfAvailable();
+        if (links != null) {
+            links.removed(id);
+        }
         return ResponseEntity.noContent().build();
     }
 

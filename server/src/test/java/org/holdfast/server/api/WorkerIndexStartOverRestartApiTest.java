@@ -10,13 +10,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import org.holdfast.server.catalog.ClusterStore;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.engine.LazyDedupWorker;
 import org.holdfast.server.engine.LocalDedupWorker;
 import org.holdfast.server.engine.SungemFingerprintIndexTest;
+import org.holdfast.server.ingest.cluster.DedupLinks;
 import org.holdfast.server.ingest.cluster.MasterTrust;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
 import org.holdfast.server.security.Role;
+import org.holdfast.server.store.MetadataDb;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -116,5 +119,39 @@ class WorkerIndexStartOverRestartApiTest {
         restart();
         assertThat(worker1(TestTokens.issue(master.ctx, Role.ADMIN)).get("indexStartedOver").isNull())
                 .as("the rebuild's answer is durable").isTrue();
+    }
+
+    @Test
+    void removeWorker_afterAStartOver_dropsItsMarkAndTheNodeReAddedByNameShowsOnlyItsOwn() throws Exception {
+        master = new ClusterDedupMaster(data.resolve("master"));
+        String admin = TestTokens.issue(master.ctx, Role.ADMIN);
+        JsonNode made = JSON.readTree(master.call("POST", "/api/v1/tokens", "{\"name\":\"workers\",\"role\":\"worker\"}", admin).body());
+        Path tokenFile = Files.writeString(data.resolve("worker.token"), made.get("token").asText());
+        Path index = data.resolve("w-one").resolve("dedup-worker");
+        registerOnce(index, tokenFile, admin);
+        registerOnce(index, tokenFile, admin);
+        Files.writeString(index.resolve("worker-id"), "1 1\n"); // epoch 3 starts over (epoch-gap), as in the test above
+        Files.writeString(index.resolve("stand-in-for-a-container"), "what the index held");
+        registerOnce(index, tokenFile, admin);
+        await().atMost(Duration.ofSeconds(10)).until(() -> worker1(admin).get("indexStartedOver"), n -> !n.isNull());
+
+        HttpResponse<String> removed = master.call("DELETE", "/api/v1/cluster/workers/1", admin);
+        assertThat(removed.statusCode()).as(removed.body()).isEqualTo(204);
+        assertThat(master.ctx.getBean(DedupLinks.class).startedOver(1)).as("gone from the master's memory").isNull();
+        assertThat(new ClusterStore(master.ctx.getBean(MetadataDb.class)).startOverMarks()).as("and from its catalog").isEmpty();
+
+        Files.writeString(index.resolve("stand-in-for-a-container"), "what the index held"); // so epoch 1 has an index to drop
+        JsonNode again = registerOnce(index, tokenFile, admin); // the same node name: a new worker, epoch 1
+        assertThat(again.get("id").asLong()).as("ids are not reused").isNotEqualTo(1);
+        assertThat(again.get("epoch").asLong()).isEqualTo(1);
+        // its own report only: the old membership's index on its disk is wiped at epoch 1, never the removed worker's epoch-gap
+        assertThat(again.get("indexStartedOver").get("reason").asText()).isEqualTo("new-membership");
+
+        restart();
+        JsonNode list = JSON.readTree(master.call("GET", "/api/v1/cluster/workers", TestTokens.issue(master.ctx, Role.ADMIN)).body());
+        assertThat(list).as("only the re-added worker").hasSize(1);
+        assertThat(list.get(0).get("indexStartedOver").get("reason").asText()).isEqualTo("new-membership");
+        assertThat(master.ctx.getBean(DedupLinks.class).startedOver(1)).as("a restart does not bring the old mark back").isNull();
+        assertThat(new ClusterStore(master.ctx.getBean(MetadataDb.class)).startOverMarks()).containsOnlyKeys(again.get("id").asLong());
     }
 }

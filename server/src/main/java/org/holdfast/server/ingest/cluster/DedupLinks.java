@@ -160,6 +160,17 @@ public final class DedupLinks {
         }
     }
 
+    /**
+     * Worker {@code workerId} was removed (its id is never handed out again): its start-over mark is
+     * dropped from memory, and deleted from the membership store once more. The store deleted it with
+     * the worker's record already; this delete undoes a write of the mark that the cluster lane made
+     * in between (a report heard just before the worker's link ended), so a restart cannot bring it back.
+     */
+    public void removed(long workerId) {
+        startOvers.remove(workerId);
+        persist(workerId); // null now: a (synced) delete, under the lock that orders it after any pending write
+    }
+
     /** Proxies for the links that are up now, numbered 0..n-1 in worker-id order. */
     public List<RemoteDedupWorker> workers() {
         return new ArrayList<>(upByWorkerId().values());

@@ -3,11 +3,15 @@ package org.holdfast.server.ingest.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
+import java.time.Clock;
 import org.holdfast.common.protocol.StartOverReason;
 import org.holdfast.server.catalog.ClusterStore;
+import org.holdfast.server.cluster.MembershipSettings;
 import org.holdfast.server.cluster.PbnRange;
 import org.holdfast.server.cluster.StartOverMark;
+import org.holdfast.server.cluster.WorkerCapacity;
 import org.holdfast.server.cluster.WorkerRecord;
+import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.store.MetadataDb;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -18,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * answer is durable too.
  */
 class StartOverMarkRestartTest {
+    private static final String TOKEN = "0123456789abcdef";
     @TempDir
     Path dir;
 
@@ -51,6 +56,50 @@ class StartOverMarkRestartTest {
             assertThat(links.startedOver(1)).as("a rebuild started before the report answers nothing").isEqualTo(gap);
             assertThat(links.startedOver(2)).as("the rebuild's answer survives the restart").isNull();
         }
+    }
+
+    @Test
+    void removed_workerWithAMarkReAddedByName_newWorkerShowsNoOldMarkAndTheCatalogHoldsNoneAfterARestart() {
+        StartOverMark gap = new StartOverMark(1_000, StartOverReason.EPOCH_GAP, 2_000);
+        StartOverMark other = new StartOverMark(3_000, StartOverReason.OTHER_ID, 4_000);
+        WorkerCapacity cap = new WorkerCapacity(2, 1L << 30, 1L << 40);
+        long removedId;
+        long readdedId;
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            WorkerRegistry registry = new WorkerRegistry(new ClusterStore(db), MembershipSettings.defaults(), Clock.systemUTC());
+            DedupLinks links = links(db);
+            WorkerRecord one = registry.register("w-one", TOKEN, "127.0.0.2:1", cap, "v");
+            WorkerRecord two = registry.register("w-two", TOKEN, "127.0.0.3:1", cap, "v");
+            links.startedOver(one.workerId(), gap);
+            links.persist(one.workerId());
+            links.startedOver(two.workerId(), other);
+            links.persist(two.workerId());
+            registry.disconnected(one.workerId(), one.epoch());
+
+            registry.remove(one.workerId()); // what DELETE /api/v1/cluster/workers/{id} does, then:
+            links.persist(one.workerId()); // the cluster lane's write of the report, late: it wrote the mark back
+            links.removed(one.workerId());
+            removedId = one.workerId();
+            assertThat(links.startedOver(removedId)).as("dropped from memory").isNull();
+            assertThat(db.get(db.handle(MetadataDb.Column.CLUSTER), markKey(removedId))).as("no 's' + id key left").isNull();
+
+            readdedId = registry.register("w-one", TOKEN, "127.0.0.2:2", cap, "v").workerId();
+            assertThat(readdedId).as("ids are never handed out again").isNotEqualTo(removedId);
+            assertThat(links.startedOver(readdedId)).as("the node re-added shows no old mark").isNull();
+            assertThat(links.startedOver(two.workerId())).as("another worker's mark stays").isEqualTo(other);
+        }
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            assertThat(db.get(db.handle(MetadataDb.Column.CLUSTER), markKey(removedId))).isNull();
+            assertThat(new ClusterStore(db).startOverMarks()).as("after a restart too").containsOnlyKeys(2L);
+            DedupLinks links = links(db);
+            assertThat(links.startedOver(removedId)).isNull();
+            assertThat(links.startedOver(readdedId)).isNull();
+        }
+    }
+
+    /** Worker {@code workerId}'s start-over mark key as docs/architecture.md lays it out: 's' + u32 id, big-endian. */
+    private static byte[] markKey(long workerId) {
+        return java.nio.ByteBuffer.allocate(5).put((byte) 's').putInt((int) workerId).array();
     }
 
     @Test
