@@ -21,6 +21,7 @@ import org.holdfast.server.ingest.cluster.WorkerConnector;
 import org.holdfast.server.security.Role;
 import org.holdfast.server.store.MetadataDb;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -34,6 +35,19 @@ class WorkerIndexStartOverRestartApiTest {
     @TempDir
     Path data;
     private ClusterDedupMaster master;
+    /** Set up before each test: an admin token of the first master, worker w-one's token file and index. */
+    private String admin;
+    private Path tokenFile;
+    private Path index;
+
+    @BeforeEach
+    void start() throws Exception {
+        master = new ClusterDedupMaster(data.resolve("master"));
+        admin = TestTokens.issue(master.ctx, Role.ADMIN);
+        JsonNode made = JSON.readTree(master.call("POST", "/api/v1/tokens", "{\"name\":\"workers\",\"role\":\"worker\"}", admin).body());
+        tokenFile = Files.writeString(data.resolve("worker.token"), made.get("token").asText());
+        index = data.resolve("w-one").resolve("dedup-worker");
+    }
 
     @AfterEach
     void stop() {
@@ -81,13 +95,11 @@ class WorkerIndexStartOverRestartApiTest {
         master = new ClusterDedupMaster(data.resolve("master"));
     }
 
-    @Test
-    void masterRestart_afterAStartOver_stillShowsItUntilARebuildWhoseAnswerSurvivesTheNextRestart() throws Exception {
-        master = new ClusterDedupMaster(data.resolve("master"));
-        String admin = TestTokens.issue(master.ctx, Role.ADMIN);
-        JsonNode made = JSON.readTree(master.call("POST", "/api/v1/tokens", "{\"name\":\"workers\",\"role\":\"worker\"}", admin).body());
-        Path tokenFile = Files.writeString(data.resolve("worker.token"), made.get("token").asText());
-        Path index = data.resolve("w-one").resolve("dedup-worker");
+    /**
+     * Registers node w-one three times, its third registration starting the index over (epoch-gap),
+     * and returns worker 1's {@code indexStartedOver} as the master lists it.
+     */
+    private JsonNode startOverByAnEpochGap() throws Exception {
         registerOnce(index, tokenFile, admin); // epoch 1: a new worker with nothing to lose
         registerOnce(index, tokenFile, admin); // epoch 2: kept
         // as if epoch 2's REGISTERED had been cut off before the worker recorded it: epoch 3 starts over
@@ -96,6 +108,12 @@ class WorkerIndexStartOverRestartApiTest {
         registerOnce(index, tokenFile, admin);
         JsonNode over = await().atMost(Duration.ofSeconds(10)).until(() -> worker1(admin).get("indexStartedOver"), n -> !n.isNull());
         assertThat(over.get("reason").asText()).isEqualTo("epoch-gap");
+        return over;
+    }
+
+    @Test
+    void masterRestart_afterAStartOver_stillShowsItUntilARebuildWhoseAnswerSurvivesTheNextRestart() throws Exception {
+        JsonNode over = startOverByAnEpochGap();
 
         restart();
         String admin2 = TestTokens.issue(master.ctx, Role.ADMIN);
@@ -123,17 +141,7 @@ class WorkerIndexStartOverRestartApiTest {
 
     @Test
     void removeWorker_afterAStartOver_dropsItsMarkAndTheNodeReAddedByNameShowsOnlyItsOwn() throws Exception {
-        master = new ClusterDedupMaster(data.resolve("master"));
-        String admin = TestTokens.issue(master.ctx, Role.ADMIN);
-        JsonNode made = JSON.readTree(master.call("POST", "/api/v1/tokens", "{\"name\":\"workers\",\"role\":\"worker\"}", admin).body());
-        Path tokenFile = Files.writeString(data.resolve("worker.token"), made.get("token").asText());
-        Path index = data.resolve("w-one").resolve("dedup-worker");
-        registerOnce(index, tokenFile, admin);
-        registerOnce(index, tokenFile, admin);
-        Files.writeString(index.resolve("worker-id"), "1 1\n"); // epoch 3 starts over (epoch-gap), as in the test above
-        Files.writeString(index.resolve("stand-in-for-a-container"), "what the index held");
-        registerOnce(index, tokenFile, admin);
-        await().atMost(Duration.ofSeconds(10)).until(() -> worker1(admin).get("indexStartedOver"), n -> !n.isNull());
+        startOverByAnEpochGap();
 
         HttpResponse<String> removed = master.call("DELETE", "/api/v1/cluster/workers/1", admin);
         assertThat(removed.statusCode()).as(removed.body()).isEqualTo(204);
