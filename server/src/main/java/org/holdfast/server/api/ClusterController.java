@@ -6,13 +6,13 @@ import java.util.List;
 import org.holdfast.server.cluster.ClusterNode;
 import org.holdfast.server.cluster.MemberState;
 import org.holdfast.server.cluster.NotAMasterException;
+import org.holdfast.server.cluster.StartOverMark;
 import org.holdfast.server.cluster.UnknownWorkerException;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.cluster.WorkerStatus;
 import org.holdfast.server.cluster.WorkerView;
 import org.holdfast.server.ingest.cluster.DedupLinks;
 import org.holdfast.server.ingest.cluster.IndexReport;
-import org.holdfast.server.ingest.cluster.IndexStartOver;
 import org.holdfast.server.ingest.cluster.WorkerIndexRebuildJobs;
 import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.Role;
@@ -121,14 +121,14 @@ public class ClusterController {
         String tokenName = tokenId == null ? null : tokens.find(tokenId).map(TokenRecord::name).orElse(null);
         DedupLinks links = dedupLinks.getIfAvailable();
         IndexReport index = links == null ? null : links.indexReport(w.workerId());
-        IndexStartOver over = links == null ? null : links.startedOver(w.workerId());
+        StartOverMark over = links == null ? null : links.startedOver(w.workerId());
         return new WorkerItem(w.workerId(), w.nodeName(), w.address(), w.state().wireName(), w.epoch(),
                 Long.toString(w.range().first()), Long.toString(w.range().limit()),
                 w.lastHeartbeatMillis() == 0 ? null : Instant.ofEpochMilli(w.lastHeartbeatMillis()).toString(),
                 w.load().loadMilli() < 0 ? null : w.load().loadMilli() / 1000.0, w.load().heapUsedBytes(), w.load().heapMaxBytes(),
                 w.load().diskFreeBytes(), w.capacity().cpus(), w.capacity().diskBytes(), w.softwareVersion(), tokenId, tokenName,
                 index == null ? null : index.entries(), index == null ? null : Instant.ofEpochMilli(index.atMillis()).toString(),
-                over == null ? null : new StartedOver(Instant.ofEpochMilli(over.atMillis()).toString(), over.reason()));
+                over == null ? null : new StartedOver(Instant.ofEpochMilli(over.atMillis()).toString(), over.reason().apiName()));
     }
 
     /** The worker token a worker is to be bound to: its id, as {@code GET /api/v1/tokens} lists it. */
@@ -181,13 +181,17 @@ public class ClusterController {
     /**
      * Removes a worker that is not connected (admin): 204; 404 {@code unknown-worker}; 409
      * {@code worker-connected} while it is connected, {@code not-a-master} off a master. Forgets
-     * stop waiting for it; its node name may register again as a new worker (new id and range, its
-     * old dedup index wiped).
+     * stop waiting for it, and its index start-over mark goes (from memory and the catalog); its node
+     * name may register again as a new worker (new id and range, its old dedup index wiped).
      */
     @Audited("cluster.worker.remove")
     @DeleteMapping("/api/v1/cluster/workers/{id}")
     public ResponseEntity<Void> removeWorker(@PathVariable long id) {
         node.removeWorker(id);
+        DedupLinks links = dedupLinks.getIfAvailable();
+        if (links != null) {
+            links.removed(id);
+        }
         return ResponseEntity.noContent().build();
     }
 

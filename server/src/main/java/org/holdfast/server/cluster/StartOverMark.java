@@ -4,10 +4,13 @@ import java.util.Objects;
 import org.holdfast.common.protocol.StartOverReason;
 
 /**
- * A worker's report that it started its dedup index over, as the master keeps it across restarts
- * until a rebuild of that worker's index answers it: when the worker says it happened
- * ({@code atMillis}, epoch ms), why, and when the master heard it ({@code receivedAtMillis}, the
- * master's clock, what a rebuild's start is compared with).
+ * A worker's report that it started its dedup index over at a registration, as the master lists it
+ * ({@code indexStartedOver}) and keeps it across restarts until a rebuild of that worker's index
+ * answers it: when the worker says it happened ({@code atMillis}, epoch ms on the worker's clock, but
+ * never after the master heard it), why ({@code reason}), and when the master heard it
+ * ({@code receivedAtMillis}, the master's clock, what a rebuild's start is compared with). Until the
+ * rebuild ({@code POST /api/v1/cluster/workers/{id}/rebuild}), duplicates of the blocks only that
+ * worker's index held are missed.
  */
 public record StartOverMark(long atMillis, StartOverReason reason, long receivedAtMillis) {
     public StartOverMark {

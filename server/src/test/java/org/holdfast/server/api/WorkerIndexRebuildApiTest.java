@@ -20,17 +20,14 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.engine.DedupDomain;
-import org.holdfast.server.engine.DedupLoad;
 import org.holdfast.server.engine.DedupStream;
 import org.holdfast.server.engine.DedupWorker;
+import org.holdfast.server.engine.ForwardingDedupWorker;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.engine.LazyDedupWorker;
 import org.holdfast.server.engine.LocalDedupWorker;
 import org.holdfast.server.engine.ProbeAnswer;
-import org.holdfast.server.engine.SegmentAnswer;
-import org.holdfast.server.engine.SegmentLookup;
 import org.holdfast.server.engine.SegmentProbe;
-import org.holdfast.server.engine.SegmentRecord;
 import org.holdfast.server.engine.SungemFingerprintIndexTest;
 import org.holdfast.server.gc.GcJobs;
 import org.holdfast.server.ingest.cluster.ClusterServer;
@@ -281,8 +278,7 @@ class WorkerIndexRebuildApiTest {
     }
 
     /** Worker 2's engine, which once armed holds its next probe until the test lets it go. */
-    private static final class GatedWorker implements DedupWorker {
-        private final DedupWorker engine;
+    private static final class GatedWorker extends ForwardingDedupWorker {
         private volatile boolean armed;
         /** The next flush fails (a worker whose disk is full). */
         volatile boolean failNextFlush;
@@ -290,7 +286,7 @@ class WorkerIndexRebuildApiTest {
         volatile CountDownLatch release = new CountDownLatch(1);
 
         GatedWorker(DedupWorker engine) {
-            this.engine = engine;
+            super(engine);
         }
 
         void arm() {
@@ -305,16 +301,6 @@ class WorkerIndexRebuildApiTest {
         }
 
         @Override
-        public int id() {
-            return engine.id();
-        }
-
-        @Override
-        public CompletableFuture<SegmentAnswer> lookup(SegmentLookup request) {
-            return engine.lookup(request);
-        }
-
-        @Override
         public CompletableFuture<ProbeAnswer> probe(SegmentProbe request) {
             if (armed) {
                 armed = false;
@@ -325,22 +311,7 @@ class WorkerIndexRebuildApiTest {
                     Thread.currentThread().interrupt();
                 }
             }
-            return engine.probe(request);
-        }
-
-        @Override
-        public CompletableFuture<Void> record(SegmentRecord request) {
-            return engine.record(request);
-        }
-
-        @Override
-        public void forget(long[] pbns, byte[] fps, int count) {
-            engine.forget(pbns, fps, count);
-        }
-
-        @Override
-        public void closeStream(long stream) {
-            engine.closeStream(stream);
+            return delegate.probe(request);
         }
 
         @Override
@@ -349,12 +320,7 @@ class WorkerIndexRebuildApiTest {
                 failNextFlush = false;
                 throw new IllegalStateException("disk full (test)");
             }
-            engine.flush();
-        }
-
-        @Override
-        public DedupLoad load() {
-            return engine.load();
+            delegate.flush();
         }
 
         @Override

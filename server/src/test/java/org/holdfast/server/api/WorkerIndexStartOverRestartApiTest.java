@@ -10,14 +10,18 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import org.holdfast.server.catalog.ClusterStore;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.engine.LazyDedupWorker;
 import org.holdfast.server.engine.LocalDedupWorker;
 import org.holdfast.server.engine.SungemFingerprintIndexTest;
+import org.holdfast.server.ingest.cluster.DedupLinks;
 import org.holdfast.server.ingest.cluster.MasterTrust;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
 import org.holdfast.server.security.Role;
+import org.holdfast.server.store.MetadataDb;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,6 +35,19 @@ class WorkerIndexStartOverRestartApiTest {
     @TempDir
     Path data;
     private ClusterDedupMaster master;
+    /** Set up before each test: an admin token of the first master, worker w-one's token file and index. */
+    private String admin;
+    private Path tokenFile;
+    private Path index;
+
+    @BeforeEach
+    void start() throws Exception {
+        master = new ClusterDedupMaster(data.resolve("master"));
+        admin = TestTokens.issue(master.ctx, Role.ADMIN);
+        JsonNode made = JSON.readTree(master.call("POST", "/api/v1/tokens", "{\"name\":\"workers\",\"role\":\"worker\"}", admin).body());
+        tokenFile = Files.writeString(data.resolve("worker.token"), made.get("token").asText());
+        index = data.resolve("w-one").resolve("dedup-worker");
+    }
 
     @AfterEach
     void stop() {
@@ -78,13 +95,11 @@ class WorkerIndexStartOverRestartApiTest {
         master = new ClusterDedupMaster(data.resolve("master"));
     }
 
-    @Test
-    void masterRestart_afterAStartOver_stillShowsItUntilARebuildWhoseAnswerSurvivesTheNextRestart() throws Exception {
-        master = new ClusterDedupMaster(data.resolve("master"));
-        String admin = TestTokens.issue(master.ctx, Role.ADMIN);
-        JsonNode made = JSON.readTree(master.call("POST", "/api/v1/tokens", "{\"name\":\"workers\",\"role\":\"worker\"}", admin).body());
-        Path tokenFile = Files.writeString(data.resolve("worker.token"), made.get("token").asText());
-        Path index = data.resolve("w-one").resolve("dedup-worker");
+    /**
+     * Registers node w-one three times, its third registration starting the index over (epoch-gap),
+     * and returns worker 1's {@code indexStartedOver} as the master lists it.
+     */
+    private JsonNode startOverByAnEpochGap() throws Exception {
         registerOnce(index, tokenFile, admin); // epoch 1: a new worker with nothing to lose
         registerOnce(index, tokenFile, admin); // epoch 2: kept
         // as if epoch 2's REGISTERED had been cut off before the worker recorded it: epoch 3 starts over
@@ -93,6 +108,12 @@ class WorkerIndexStartOverRestartApiTest {
         registerOnce(index, tokenFile, admin);
         JsonNode over = await().atMost(Duration.ofSeconds(10)).until(() -> worker1(admin).get("indexStartedOver"), n -> !n.isNull());
         assertThat(over.get("reason").asText()).isEqualTo("epoch-gap");
+        return over;
+    }
+
+    @Test
+    void masterRestart_afterAStartOver_stillShowsItUntilARebuildWhoseAnswerSurvivesTheNextRestart() throws Exception {
+        JsonNode over = startOverByAnEpochGap();
 
         restart();
         String admin2 = TestTokens.issue(master.ctx, Role.ADMIN);
@@ -116,5 +137,29 @@ class WorkerIndexStartOverRestartApiTest {
         restart();
         assertThat(worker1(TestTokens.issue(master.ctx, Role.ADMIN)).get("indexStartedOver").isNull())
                 .as("the rebuild's answer is durable").isTrue();
+    }
+
+    @Test
+    void removeWorker_afterAStartOver_dropsItsMarkAndTheNodeReAddedByNameShowsOnlyItsOwn() throws Exception {
+        startOverByAnEpochGap();
+
+        HttpResponse<String> removed = master.call("DELETE", "/api/v1/cluster/workers/1", admin);
+        assertThat(removed.statusCode()).as(removed.body()).isEqualTo(204);
+        assertThat(master.ctx.getBean(DedupLinks.class).startedOver(1)).as("gone from the master's memory").isNull();
+        assertThat(new ClusterStore(master.ctx.getBean(MetadataDb.class)).startOverMarks()).as("and from its catalog").isEmpty();
+
+        Files.writeString(index.resolve("stand-in-for-a-container"), "what the index held"); // so epoch 1 has an index to drop
+        JsonNode again = registerOnce(index, tokenFile, admin); // the same node name: a new worker, epoch 1
+        assertThat(again.get("id").asLong()).as("ids are not reused").isNotEqualTo(1);
+        assertThat(again.get("epoch").asLong()).isEqualTo(1);
+        // its own report only: the old membership's index on its disk is wiped at epoch 1, never the removed worker's epoch-gap
+        assertThat(again.get("indexStartedOver").get("reason").asText()).isEqualTo("new-membership");
+
+        restart();
+        JsonNode list = JSON.readTree(master.call("GET", "/api/v1/cluster/workers", TestTokens.issue(master.ctx, Role.ADMIN)).body());
+        assertThat(list).as("only the re-added worker").hasSize(1);
+        assertThat(list.get(0).get("indexStartedOver").get("reason").asText()).isEqualTo("new-membership");
+        assertThat(master.ctx.getBean(DedupLinks.class).startedOver(1)).as("a restart does not bring the old mark back").isNull();
+        assertThat(new ClusterStore(master.ctx.getBean(MetadataDb.class)).startOverMarks()).containsOnlyKeys(again.get("id").asLong());
     }
 }

@@ -27,14 +27,11 @@ import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.engine.ClusterBroadcast;
 import org.holdfast.server.engine.ClusterFingerprintIndex;
 import org.holdfast.server.engine.ClusterMode;
-import org.holdfast.server.engine.DedupLoad;
 import org.holdfast.server.engine.DedupWorker;
+import org.holdfast.server.engine.ForwardingDedupWorker;
 import org.holdfast.server.engine.LocalDedupWorker;
-import org.holdfast.server.engine.ProbeAnswer;
 import org.holdfast.server.engine.SegmentAnswer;
 import org.holdfast.server.engine.SegmentLookup;
-import org.holdfast.server.engine.SegmentProbe;
-import org.holdfast.server.engine.SegmentRecord;
 import org.holdfast.server.engine.SungemFingerprintIndexTest;
 import org.holdfast.server.engine.SungemSettings;
 import org.holdfast.server.ingest.AgentDriver;
@@ -320,17 +317,11 @@ class ClusterReclaimRaceTest {
     }
 
     /** A worker whose first lookup on the holder may wait for the sweep's choice, and whose first forget may wait for the backup. */
-    private static final class RacedWorker implements DedupWorker {
-        private final DedupWorker delegate;
+    private static final class RacedWorker extends ForwardingDedupWorker {
         volatile Race race;
 
         RacedWorker(DedupWorker delegate) {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public int id() {
-            return delegate.id();
+            super(delegate);
         }
 
         @Override
@@ -360,36 +351,6 @@ class ClusterReclaimRaceTest {
                 await(r.ingestAtGuard, "backup asking its guard");
             }
             delegate.forget(pbns, fps, count);
-        }
-
-        @Override
-        public CompletableFuture<ProbeAnswer> probe(SegmentProbe request) {
-            return delegate.probe(request);
-        }
-
-        @Override
-        public CompletableFuture<Void> record(SegmentRecord request) {
-            return delegate.record(request);
-        }
-
-        @Override
-        public void closeStream(long stream) {
-            delegate.closeStream(stream);
-        }
-
-        @Override
-        public void flush() {
-            delegate.flush();
-        }
-
-        @Override
-        public DedupLoad load() {
-            return delegate.load();
-        }
-
-        @Override
-        public void close() {
-            delegate.close();
         }
     }
 

@@ -17,6 +17,8 @@ import org.holdfast.common.protocol.DedupFailed;
 import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.ProtocolException;
+import org.holdfast.common.protocol.StartOverReason;
+import org.holdfast.server.cluster.StartOverMark;
 
 /**
  * The master's end of one worker's link for dedup calls: sends each request with a fresh id and
@@ -34,7 +36,7 @@ public final class DedupLink {
     private final ConcurrentHashMap<Long, CompletableFuture<Message>> pending = new ConcurrentHashMap<>();
     private volatile String lost;
     private volatile IndexReport indexReport; // null until the worker's first answer on this link
-    private volatile java.util.function.Consumer<IndexStartOver> onStartOver = s -> { };
+    private volatile java.util.function.Consumer<StartOverMark> onStartOver = s -> { };
     private boolean startOverHeard; // event loop only: one registration starts over at most once
 
     /** Worker {@code name} (for messages) on {@code channel}; a call not answered within {@code timeout} ends the link's use. */
@@ -139,8 +141,20 @@ public final class DedupLink {
      * (cluster version 2, DEDUP_DONE); later ones are ignored, so a worker repeating it on every answer
      * cannot flood the log and audit. Not set on a version 1 link, whose reports are ignored.
      */
-    void onStartOver(java.util.function.Consumer<IndexStartOver> listener) {
+    void onStartOver(java.util.function.Consumer<StartOverMark> listener) {
         onStartOver = listener;
+    }
+
+    /**
+     * The start-over a DEDUP_DONE heard at {@code nowMillis} (this master's clock) reports, or null: the
+     * wire's reason code becomes the enum here (the decoder refused any code that is no reason), and
+     * a time in the worker's future is taken as now.
+     */
+    static StartOverMark startOver(DedupDone d, long nowMillis) {
+        if (!d.startedOver()) {
+            return null;
+        }
+        return new StartOverMark(Math.min(d.startedOverAtMillis(), nowMillis), StartOverReason.ofCode(d.startOverReason()), nowMillis);
     }
 
     /** Every answer carries the worker's load; its first figure is the fingerprints its index holds. */
@@ -169,7 +183,7 @@ public final class DedupLink {
                 } else if (msg instanceof DedupDone d) {
                     CompletableFuture<Message> p = take(d.requestId(), d);
                     noteLoad(d.load());
-                    IndexStartOver s = IndexStartOver.of(d, System.currentTimeMillis());
+                    StartOverMark s = startOver(d, System.currentTimeMillis());
                     if (s != null && !startOverHeard) {
                         startOverHeard = true;
                         onStartOver.accept(s);

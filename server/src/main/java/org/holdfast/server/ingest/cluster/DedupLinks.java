@@ -8,6 +8,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.function.LongConsumer;
 import org.holdfast.server.cluster.MembershipStore;
+import org.holdfast.server.cluster.StartOverMark;
 
 /**
  * The master's registered workers' dedup links, by worker id: a link is added when its worker
@@ -25,7 +26,7 @@ public final class DedupLinks {
      * Start-overs workers reported and no rebuild has followed yet, by worker id: read here, kept in
      * {@link #marks} too (null: in this process's memory only) so that a master restart still shows them.
      */
-    private final Map<Long, IndexStartOver> startOvers = new ConcurrentSkipListMap<>();
+    private final Map<Long, StartOverMark> startOvers = new ConcurrentSkipListMap<>();
     private final MembershipStore marks;
     /** Held while a worker's mark is written: each write takes the mark as it is then, so the last one is the newest. */
     private final Object persisting = new Object();
@@ -51,7 +52,7 @@ public final class DedupLinks {
         this.askOnRegister = askOnRegister;
         this.marks = marks;
         if (marks != null) {
-            marks.startOverMarks().forEach((id, m) -> startOvers.put(id, IndexStartOver.of(m)));
+            startOvers.putAll(marks.startOverMarks());
         }
     }
 
@@ -108,7 +109,7 @@ public final class DedupLinks {
      * Notes that worker {@code workerId} started its index over (the newest report wins), in memory:
      * {@link #persist} then keeps it (not here: this runs on an event loop, and the write is synced).
      */
-    void startedOver(long workerId, IndexStartOver s) {
+    void startedOver(long workerId, StartOverMark s) {
         startOvers.put(workerId, s);
     }
 
@@ -122,12 +123,12 @@ public final class DedupLinks {
             return;
         }
         synchronized (persisting) {
-            IndexStartOver s = startOvers.get(workerId);
+            StartOverMark s = startOvers.get(workerId);
             try {
                 if (s == null) {
                     marks.clearStartOverMark(workerId);
                 } else {
-                    marks.putStartOverMark(workerId, s.mark());
+                    marks.putStartOverMark(workerId, s);
                 }
             } catch (RuntimeException e) {
                 System.getLogger(DedupLinks.class.getName()).log(System.Logger.Level.WARNING, "could not " + (s == null
@@ -144,7 +145,7 @@ public final class DedupLinks {
      * The start-over worker {@code workerId} reported last, unless a rebuild of its index finished
      * since; null if none is known to this master process.
      */
-    public IndexStartOver startedOver(long workerId) {
+    public StartOverMark startedOver(long workerId) {
         return startOvers.get(workerId);
     }
 
@@ -157,6 +158,17 @@ public final class DedupLinks {
         if (startOvers.computeIfPresent(workerId, (id, s) -> s.receivedAtMillis() <= startedAtMillis ? null : s) == null) {
             persist(workerId); // answered (or there was none: deleting nothing is cheap and leaves no stale mark)
         }
+    }
+
+    /**
+     * Worker {@code workerId} was removed (its id is never handed out again): its start-over mark is
+     * dropped from memory, and deleted from the membership store once more. The store deleted it with
+     * the worker's record already; this delete undoes a write of the mark that the cluster lane made
+     * in between (a report heard just before the worker's link ended), so a restart cannot bring it back.
+     */
+    public void removed(long workerId) {
+        startOvers.remove(workerId);
+        persist(workerId); // null now: a (synced) delete, under the lock that orders it after any pending write
     }
 
     /** Proxies for the links that are up now, numbered 0..n-1 in worker-id order. */

@@ -57,10 +57,10 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
     /** A start-over the master has not been told yet (null: a cluster version 1 link, which cannot carry it). */
     private final AtomicReference<StartOver> unreported;
 
-    /** A start-over of the index at a registration: when (epoch ms) and the DEDUP_DONE reason code. */
-    record StartOver(long atMillis, int reason) {
-        static StartOver of(StartOverReason why, long atMillis) {
-            return new StartOver(atMillis, why.code());
+    /** A start-over of the index at a registration: when (epoch ms) and why (sent as its DEDUP_DONE code). */
+    record StartOver(long atMillis, StartOverReason reason) {
+        StartOver {
+            java.util.Objects.requireNonNull(reason, "reason");
         }
     }
 
@@ -134,7 +134,7 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
                 }
             }
             return startOver == null ? new DedupDone(id, load(worker.load()))
-                    : new DedupDone(id, load(worker.load()), startOver.atMillis(), startOver.reason());
+                    : new DedupDone(id, load(worker.load()), startOver.atMillis(), startOver.reason().code());
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "dedup request " + m.type() + " failed", e);
             return DedupFailed.of(id, m.type() + " failed on the worker: " + e);

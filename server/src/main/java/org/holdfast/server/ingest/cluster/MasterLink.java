@@ -18,6 +18,7 @@ import org.holdfast.common.protocol.ProtocolException;
 import org.holdfast.common.protocol.Register;
 import org.holdfast.common.protocol.Registered;
 import org.holdfast.server.cluster.RegistrationRefusedException;
+import org.holdfast.server.cluster.StartOverMark;
 import org.holdfast.server.cluster.WorkerCapacity;
 import org.holdfast.server.cluster.WorkerLoad;
 import org.holdfast.server.cluster.WorkerRecord;
@@ -194,14 +195,14 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     }
 
     /** The worker says it started its dedup index over at this registration: kept for the worker list, logged, audited. */
-    private void startedOver(String principal, WorkerRecord w, IndexStartOver s) {
+    private void startedOver(String principal, WorkerRecord w, StartOverMark s) {
         server.dedupLinks().startedOver(w.workerId(), s);
         try {
             server.lane().execute(() -> server.dedupLinks().persist(w.workerId())); // a synced write: off the event loop
         } catch (RejectedExecutionException e) {
             server.dedupLinks().persist(w.workerId()); // the server is closing: still kept for its next start
         }
-        String what = "started its dedup index over (" + s.reason() + ") at epoch " + w.epoch() + "; duplicates of blocks only it"
+        String what = "started its dedup index over (" + s.reason().apiName() + ") at epoch " + w.epoch() + "; duplicates of blocks only it"
                 + " held are missed until POST /api/v1/cluster/workers/" + w.workerId() + "/rebuild";
         LOG.log(System.Logger.Level.WARNING, "worker {0} ({1}) {2}", w.workerId(), w.nodeName(), what);
         audit(principal, "cluster.worker.index-started-over", "worker:" + w.workerId() + "(" + w.nodeName() + ")", "ok", what);

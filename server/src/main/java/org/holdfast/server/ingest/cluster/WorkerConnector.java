@@ -276,7 +276,7 @@ public final class WorkerConnector implements AutoCloseable {
                             + " blocks only this worker''s index held are missed (never invented) until its index is rebuilt: an admin"
                             + " runs POST /api/v1/cluster/workers/{0}/rebuild on the master once every worker is up",
                             Long.toString(r.workerId()), Long.toString(r.epoch()), why.words());
-                    unreported.set(DedupService.StartOver.of(why, System.currentTimeMillis()));
+                    unreported.set(new DedupService.StartOver(System.currentTimeMillis(), why));
                 }
                 ctx.pipeline().addAfter(ctx.name(), "dedup", new DedupService(dedup, offered >= Register.START_OVER_REPORT_VERSION ? unreported : null));
             }

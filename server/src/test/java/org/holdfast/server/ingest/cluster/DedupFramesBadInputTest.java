@@ -272,7 +272,7 @@ class DedupFramesBadInputTest {
     @Test
     void loadOnly_afterAStartOverOnAVersionTwoLink_answersItOnceAndTheMasterNotesIt() {
         java.util.concurrent.atomic.AtomicReference<DedupService.StartOver> unreported = new java.util.concurrent.atomic.AtomicReference<>(
-                DedupService.StartOver.of(org.holdfast.common.protocol.StartOverReason.EPOCH_GAP, 1_700_000_000_000L));
+                new DedupService.StartOver(1_700_000_000_000L, org.holdfast.common.protocol.StartOverReason.EPOCH_GAP));
         EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(), new FrameEncoder(), new DedupService(engine, unreported));
         DedupDone first = (DedupDone) served(ch, new DedupControl(1, DedupControl.LOAD, 0));
         assertThat(first.startedOverAtMillis()).isEqualTo(1_700_000_000_000L);
@@ -282,14 +282,14 @@ class DedupFramesBadInputTest {
 
         EmbeddedChannel m = new EmbeddedChannel();
         DedupLink link = masterLink(m);
-        java.util.List<IndexStartOver> heard = new java.util.ArrayList<>();
+        java.util.List<org.holdfast.server.cluster.StartOverMark> heard = new java.util.ArrayList<>();
         link.onStartOver(heard::add);
         CompletableFuture<Message> call = link.call(link.nextId(), new DedupControl(1, DedupControl.LOAD, 0));
         m.writeInbound(encoded(new DedupDone(1, first.load(), first.startedOverAtMillis(), first.startOverReason())));
         assertThat(call).isCompleted();
         assertThat(heard).singleElement().satisfies(s -> {
             assertThat(s.atMillis()).isEqualTo(1_700_000_000_000L);
-            assertThat(s.reason()).isEqualTo("epoch-gap");
+            assertThat(s.reason()).isEqualTo(org.holdfast.common.protocol.StartOverReason.EPOCH_GAP);
         });
     }
 

@@ -10,6 +10,8 @@ import org.holdfast.common.protocol.DedupControl;
 import org.holdfast.common.protocol.DedupDone;
 import org.holdfast.common.protocol.DedupFrames;
 import org.holdfast.common.protocol.Message;
+import org.holdfast.common.protocol.StartOverReason;
+import org.holdfast.server.cluster.StartOverMark;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -34,18 +36,18 @@ class IndexStartOverReportTest {
     void startOver_onEveryAnswer_heardOncePerLink() {
         EmbeddedChannel ch = new EmbeddedChannel();
         DedupLink link = DedupFramesBadInputTest.masterLink(ch);
-        List<IndexStartOver> heard = new ArrayList<>();
+        List<StartOverMark> heard = new ArrayList<>();
         link.onStartOver(heard::add);
         answerEachWithAStartOver(ch, link, 50, System.currentTimeMillis() - 1000);
         assertThat(heard).as("one registration, one start-over: the rest would only flood the log and audit").hasSize(1);
-        assertThat(heard.get(0).reason()).isEqualTo("other-worker-id");
+        assertThat(heard.get(0).reason()).isEqualTo(StartOverReason.OTHER_ID);
     }
 
     @Test
     void startOver_atATimeInTheFuture_takenAsReceived_andARebuildStartedAfterItAnswersIt() {
         EmbeddedChannel ch = new EmbeddedChannel();
         DedupLink link = DedupFramesBadInputTest.masterLink(ch);
-        List<IndexStartOver> heard = new ArrayList<>();
+        List<StartOverMark> heard = new ArrayList<>();
         link.onStartOver(heard::add);
         long before = System.currentTimeMillis();
         answerEachWithAStartOver(ch, link, 1, Long.MAX_VALUE / 2);
@@ -57,11 +59,11 @@ class IndexStartOverReportTest {
         assertThat(links.startedOver(4)).as("a rebuild started after the report answers it, whatever the worker's clock").isNull();
 
         // a worker clock ahead of the master's: the report is still answered by a rebuild the master started after hearing it
-        IndexStartOver ahead = new IndexStartOver(before + 3_600_000, "epoch-gap", before);
+        StartOverMark ahead = new StartOverMark(before + 3_600_000, StartOverReason.EPOCH_GAP, before);
         links.startedOver(4, ahead);
         links.rebuilt(4, before + 1);
         assertThat(links.startedOver(4)).isNull();
-        IndexStartOver during = new IndexStartOver(before - 3_600_000, "epoch-gap", before + 2);
+        StartOverMark during = new StartOverMark(before - 3_600_000, StartOverReason.EPOCH_GAP, before + 2);
         links.startedOver(4, during);
         links.rebuilt(4, before + 1);
         assertThat(links.startedOver(4)).as("heard during the rebuild (a worker clock behind): stays").isEqualTo(during);

@@ -23,15 +23,12 @@ import org.holdfast.common.protocol.Register;
 import org.holdfast.common.protocol.Registered;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MembershipSettings;
-import org.holdfast.server.engine.DedupLoad;
 import org.holdfast.server.engine.DedupWorker;
+import org.holdfast.server.engine.ForwardingDedupWorker;
 import org.holdfast.server.engine.LazyDedupWorker;
 import org.holdfast.server.engine.LocalDedupWorker;
-import org.holdfast.server.engine.ProbeAnswer;
 import org.holdfast.server.engine.SegmentAnswer;
 import org.holdfast.server.engine.SegmentLookup;
-import org.holdfast.server.engine.SegmentProbe;
-import org.holdfast.server.engine.SegmentRecord;
 import org.holdfast.server.engine.SungemFingerprintIndexTest;
 import org.holdfast.server.ingest.RefusedWriter;
 import org.junit.jupiter.api.AfterEach;
@@ -70,16 +67,9 @@ class WorkerLinkLingerAttackTest {
     }
 
     /** The real engine, with every lookup taking {@link #LOOKUP_MILLIS} more and counted. */
-    private final class SlowLookups implements DedupWorker {
-        private final DedupWorker engine;
-
+    private final class SlowLookups extends ForwardingDedupWorker {
         SlowLookups(DedupWorker engine) {
-            this.engine = engine;
-        }
-
-        @Override
-        public int id() {
-            return engine.id();
+            super(engine);
         }
 
         @Override
@@ -90,37 +80,7 @@ class WorkerLinkLingerAttackTest {
                 Thread.currentThread().interrupt();
             }
             lookupsRun.incrementAndGet();
-            return engine.lookup(request);
-        }
-
-        @Override
-        public CompletableFuture<ProbeAnswer> probe(SegmentProbe request) {
-            return engine.probe(request);
-        }
-
-        @Override
-        public CompletableFuture<Void> record(SegmentRecord request) {
-            return engine.record(request);
-        }
-
-        @Override
-        public void forget(long[] pbns, byte[] fps, int count) {
-            engine.forget(pbns, fps, count);
-        }
-
-        @Override
-        public void closeStream(long stream) {
-            engine.closeStream(stream);
-        }
-
-        @Override
-        public void flush() {
-            engine.flush();
-        }
-
-        @Override
-        public DedupLoad load() {
-            return engine.load();
+            return delegate.lookup(request);
         }
 
         @Override
