@@ -74,14 +74,4 @@ public enum StartOverReason {
         }
         throw new IllegalArgumentException("no start-over reason " + code);
     }
-
-    /** The reason the REST API names {@code apiName}; refuses any other name. */
-    public static StartOverReason ofApiName(String apiName) {
-        for (StartOverReason r : values()) {
-            if (r.apiName.equals(apiName)) {
-                return r;
-            }
-        }
-        throw new IllegalArgumentException("no start-over reason named '" + apiName + "'");
-    }
 }

@@ -29,13 +29,4 @@ class StartOverReasonTest {
                     .hasMessage("no start-over reason " + bad);
         }
     }
-
-    @Test
-    void ofApiName_eachNameAndAnUnknownOne_givesItsReasonOrIsRefused() {
-        for (StartOverReason r : StartOverReason.values()) {
-            assertThat(StartOverReason.ofApiName(r.apiName())).isSameAs(r);
-        }
-        assertThatThrownBy(() -> StartOverReason.ofApiName("EPOCH_GAP")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("'EPOCH_GAP'");
-    }
 }
