@@ -101,11 +101,11 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
 
     @Override
     public Integer call() {
-        Integer handed = handoff.delegate(conn, out, err);
-        if (handed != null) {
-            return handed; // the agent daemon ran it
-        }
-        Output o = new Output(out, err, conn.json);
+        return handoff.runInDaemonOrHere(conn, out, err, this::runHere);
+    }
+
+    /** The backup in this process. */
+    private Integer runHere(Output o) {
         if (threads < 0) {
             throw new AgentException(ExitCode.USAGE,
                     "--threads " + threads + " is negative", "give a number of threads, or 0 for one per core");

@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import org.holdfast.client.StateDirectory;
 import org.holdfast.client.daemon.AgentConfig;
 import org.holdfast.client.daemon.ConfigReader;
@@ -39,6 +40,18 @@ final class HandoffOptions {
 
     @Option(names = "--verbose", description = "Say whether the work was handed to the agent daemon, or why not.")
     boolean verbose;
+
+    /**
+     * The command's exit code: {@link #delegate} hands it to the daemon, else {@code here} runs it in
+     * this process, printing to {@code out} and {@code err} (JSON if {@code conn} asks for it).
+     */
+    Integer runInDaemonOrHere(ConnectionOptions conn, PrintStream out, PrintStream err, Function<Output, Integer> here) {
+        Integer handed = delegate(conn, out, err);
+        if (handed != null) {
+            return handed; // the agent daemon ran it
+        }
+        return here.apply(new Output(out, err, conn.json));
+    }
 
     /**
      * Hands the command to the daemon and returns its exit code once it has run there (its output

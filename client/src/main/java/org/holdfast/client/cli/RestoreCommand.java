@@ -43,11 +43,11 @@ final class RestoreCommand extends HoldfastAgent.Subcommand implements Callable<
 
     @Override
     public Integer call() {
-        Integer handed = handoff.delegate(conn, out, err);
-        if (handed != null) {
-            return handed; // the agent daemon ran it
-        }
-        Output o = new Output(out, err, conn.json);
+        return handoff.runInDaemonOrHere(conn, out, err, this::runHere);
+    }
+
+    /** The restore in this process. */
+    private Integer runHere(Output o) {
         RestoreResult r;
         String volume = conn.volume();
         RestoreWriter.checkOverwrite(target, force); // before the network: nothing to wait for

@@ -3,7 +3,6 @@ package org.holdfast.common.protocol;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
-import io.netty.util.ReferenceCounted;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 
@@ -26,7 +25,7 @@ import java.util.Arrays;
  * encoder releases it after writing. The arrays are owned by the message and not copied.
  */
 public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[] lengths, ByteBuf data)
-        implements Message, ReferenceCounted {
+        implements Message, PooledPayloads<Blocks> {
 
     /** Wire bytes per block besides its payload: u64 lbn, u8 codec, u32 length. */
     public static final int BLOCK_HEADER_BYTES = 8 + 1 + 4;
@@ -101,68 +100,14 @@ public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[]
         return new Builder(alloc, expectedPayloadBytes);
     }
 
-    /** Sum of payload lengths. */
-    public long payloadBytes() {
-        long n = 0;
-        for (int i = 0; i < count; i++) {
-            n += lengths[i];
-        }
-        return n;
-    }
-
     /** Body bytes of this message on the wire (without length, version, type). */
     public long bodyBytes() {
         return 4 + (long) BLOCK_HEADER_BYTES * count + payloadBytes();
     }
 
-    /** Copies block {@code i}'s payload into {@code dst} at {@code dstOff}; returns its length. */
-    public int copyPayload(int i, byte[] dst, int dstOff) {
-        data.getBytes(offsets[i], dst, dstOff, lengths[i]);
-        return lengths[i];
-    }
-
     @Override
     public MessageType type() {
         return MessageType.BLOCKS;
-    }
-
-    @Override
-    public int refCnt() {
-        return data.refCnt();
-    }
-
-    @Override
-    public Blocks retain() {
-        data.retain();
-        return this;
-    }
-
-    @Override
-    public Blocks retain(int increment) {
-        data.retain(increment);
-        return this;
-    }
-
-    @Override
-    public Blocks touch() {
-        data.touch();
-        return this;
-    }
-
-    @Override
-    public Blocks touch(Object hint) {
-        data.touch(hint);
-        return this;
-    }
-
-    @Override
-    public boolean release() {
-        return data.release();
-    }
-
-    @Override
-    public boolean release(int decrement) {
-        return data.release(decrement);
     }
 
     @Override
@@ -194,7 +139,7 @@ public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[]
      * message then owns the buffer) or {@link #close()} (releases it); close after build is a no-op.
      */
     public static final class Builder implements AutoCloseable {
-        private ByteBuf data;
+        private final PayloadBuffer payloads;
         private final long[] lbns = new long[ProtocolLimits.MAX_BLOCKS_PER_FRAME];
         private final byte[] codecs = new byte[ProtocolLimits.MAX_BLOCKS_PER_FRAME];
         private final int[] offsets = new int[ProtocolLimits.MAX_BLOCKS_PER_FRAME];
@@ -202,7 +147,7 @@ public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[]
         private int count;
 
         private Builder(ByteBufAllocator alloc, int expectedPayloadBytes) {
-            this.data = alloc.buffer(Math.max(0, expectedPayloadBytes));
+            this.payloads = new PayloadBuffer(alloc, expectedPayloadBytes);
         }
 
         /** Blocks added so far. */
@@ -212,13 +157,12 @@ public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[]
 
         /** Payload bytes added so far. */
         public int payloadBytes() {
-            return data.writerIndex();
+            return payloads.payloadBytes();
         }
 
         /** True if one more payload of {@code length} bytes keeps the frame within the limits. */
         public boolean fits(int length) {
-            return count < ProtocolLimits.MAX_BLOCKS_PER_FRAME
-                    && (long) data.writerIndex() + length <= ProtocolLimits.TARGET_FRAME_PAYLOAD;
+            return payloads.fits(count + 1, length);
         }
 
         /**
@@ -227,8 +171,7 @@ public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[]
          * {@link #addFrameMember}).
          */
         public boolean fitsFrame(int length, int members) {
-            return count + members <= ProtocolLimits.MAX_BLOCKS_PER_FRAME
-                    && (long) data.writerIndex() + length <= ProtocolLimits.TARGET_FRAME_PAYLOAD;
+            return payloads.fits(count + members, length);
         }
 
         /**
@@ -237,9 +180,8 @@ public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[]
          * {@link #addFrameMember}, in that order.
          */
         public Builder addFrame(long lbn, byte[] src, int off, int len) {
-            int at = begin(lbn, PayloadCodec.ZSTD_FRAME, len);
-            data.writeBytes(src, off, len);
-            return end(at);
+            begin(lbn, PayloadCodec.ZSTD_FRAME, len).writeBytes(src, off, len);
+            return added();
         }
 
         /** Adds {@code lbn} as the next member of the frame {@link #addFrame} started. */
@@ -247,64 +189,46 @@ public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[]
             if (count == 0 || !PayloadCodec.isFrame(codecs[count - 1])) {
                 throw new IllegalStateException("addFrameMember needs a frame started by addFrame");
             }
-            return end(begin(lbn, PayloadCodec.FRAME_MEMBER, 0));
+            begin(lbn, PayloadCodec.FRAME_MEMBER, 0);
+            return added();
         }
 
         /** Adds {@code len} bytes of {@code src} at {@code off} as the payload of {@code lbn}. */
         public Builder add(long lbn, int codec, byte[] src, int off, int len) {
-            int at = begin(lbn, codec, len);
-            data.writeBytes(src, off, len);
-            return end(at);
+            begin(lbn, codec, len).writeBytes(src, off, len);
+            return added();
         }
 
         /** Adds {@code src}'s remaining bytes (position and limit unchanged) as the payload of {@code lbn}. */
         public Builder add(long lbn, int codec, ByteBuffer src) {
-            int at = begin(lbn, codec, src.remaining());
-            data.writeBytes(src.duplicate());
-            return end(at);
+            begin(lbn, codec, src.remaining()).writeBytes(src.duplicate());
+            return added();
         }
 
-        private int begin(long lbn, int codec, int len) {
-            if (data == null) {
-                throw new IllegalStateException("builder already built or closed");
-            }
-            if (!fits(len)) {
-                throw new IllegalStateException("BLOCKS frame full: " + count + " blocks, " + data.writerIndex() + " bytes");
-            }
+        /** Records block {@code count}'s header; returns the buffer its payload goes to. */
+        private ByteBuf begin(long lbn, int codec, int len) {
+            ByteBuf data = payloads.room("BLOCKS", count, len);
             lbns[count] = lbn;
             codecs[count] = (byte) codec;
             offsets[count] = data.writerIndex();
             lengths[count] = len;
-            return count;
+            return data;
         }
 
-        private Builder end(int at) {
-            count = at + 1;
+        private Builder added() {
+            count++;
             return this;
         }
 
         /** The message; ownership of the buffer moves to it. */
         public Blocks build() {
-            if (data == null) {
-                throw new IllegalStateException("builder already built or closed");
-            }
-            ByteBuf d = data;
-            data = null;
-            try {
-                return new Blocks(count, Arrays.copyOf(lbns, count), Arrays.copyOf(codecs, count),
-                        Arrays.copyOf(offsets, count), Arrays.copyOf(lengths, count), d);
-            } catch (RuntimeException e) {
-                d.release();
-                throw e;
-            }
+            return payloads.build(d -> new Blocks(count, Arrays.copyOf(lbns, count), Arrays.copyOf(codecs, count),
+                    Arrays.copyOf(offsets, count), Arrays.copyOf(lengths, count), d));
         }
 
         @Override
         public void close() {
-            if (data != null) {
-                data.release();
-                data = null;
-            }
+            payloads.close();
         }
     }
 }

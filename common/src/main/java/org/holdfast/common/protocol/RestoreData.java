@@ -3,7 +3,6 @@ package org.holdfast.common.protocol;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
-import io.netty.util.ReferenceCounted;
 import java.util.Arrays;
 import org.holdfast.common.id.Fingerprint;
 
@@ -29,7 +28,7 @@ import org.holdfast.common.id.Fingerprint;
  */
 public record RestoreData(long startLbn, int count, byte[] codecs, byte[] fingerprints, int[] offsets, int[] lengths,
                           ByteBuf data, int[] memberIndexes, int[] frameOrdinals, int[] frameBlocks, int[] frameMembers)
-        implements Message, ReferenceCounted {
+        implements Message, PooledPayloads<RestoreData> {
 
     /** Wire bytes of a {@link PayloadCodec#ZSTD_FRAME} block besides its payload: codec, fp, u16 member, u16 members, u32 length. */
     public static final int FRAME_HEADER_BYTES = 1 + Fingerprint.BYTES + 2 + 2 + 4;
@@ -132,15 +131,6 @@ public record RestoreData(long startLbn, int count, byte[] codecs, byte[] finger
         return frameMembers[frameOrdinals[i]];
     }
 
-    /** Sum of payload lengths. */
-    public long payloadBytes() {
-        long n = 0;
-        for (int i = 0; i < count; i++) {
-            n += lengths[i];
-        }
-        return n;
-    }
-
     /** Body bytes of this message on the wire (without length, version, type). */
     public long bodyBytes() {
         long n = 8 + 4;
@@ -155,54 +145,9 @@ public record RestoreData(long startLbn, int count, byte[] codecs, byte[] finger
         return n;
     }
 
-    /** Copies block {@code i}'s payload into {@code dst} at {@code dstOff}; returns its length (0 for a zero block). */
-    public int copyPayload(int i, byte[] dst, int dstOff) {
-        data.getBytes(offsets[i], dst, dstOff, lengths[i]);
-        return lengths[i];
-    }
-
     @Override
     public MessageType type() {
         return MessageType.RESTORE_DATA;
-    }
-
-    @Override
-    public int refCnt() {
-        return data.refCnt();
-    }
-
-    @Override
-    public RestoreData retain() {
-        data.retain();
-        return this;
-    }
-
-    @Override
-    public RestoreData retain(int increment) {
-        data.retain(increment);
-        return this;
-    }
-
-    @Override
-    public RestoreData touch() {
-        data.touch();
-        return this;
-    }
-
-    @Override
-    public RestoreData touch(Object hint) {
-        data.touch(hint);
-        return this;
-    }
-
-    @Override
-    public boolean release() {
-        return data.release();
-    }
-
-    @Override
-    public boolean release(int decrement) {
-        return data.release(decrement);
     }
 
     @Override
@@ -236,7 +181,7 @@ public record RestoreData(long startLbn, int count, byte[] codecs, byte[] finger
      * (the message then owns the buffer) or {@link #close()} (releases it).
      */
     public static final class Builder implements AutoCloseable {
-        private ByteBuf data;
+        private final PayloadBuffer payloads;
         private final long startLbn;
         private final byte[] codecs = new byte[ProtocolLimits.MAX_BLOCKS_PER_FRAME];
         private final byte[] fingerprints = new byte[ProtocolLimits.MAX_BLOCKS_PER_FRAME * Fingerprint.BYTES];
@@ -250,7 +195,7 @@ public record RestoreData(long startLbn, int count, byte[] codecs, byte[] finger
         private int frames;
 
         private Builder(ByteBufAllocator alloc, long startLbn, int expectedPayloadBytes) {
-            this.data = alloc.buffer(Math.max(0, expectedPayloadBytes));
+            this.payloads = new PayloadBuffer(alloc, expectedPayloadBytes);
             this.startLbn = startLbn;
         }
 
@@ -266,13 +211,12 @@ public record RestoreData(long startLbn, int count, byte[] codecs, byte[] finger
 
         /** Payload bytes added so far. */
         public int payloadBytes() {
-            return data.writerIndex();
+            return payloads.payloadBytes();
         }
 
         /** True if one more payload of {@code length} bytes keeps the frame within the limits. */
         public boolean fits(int length) {
-            return count < ProtocolLimits.MAX_BLOCKS_PER_FRAME
-                    && (long) data.writerIndex() + length <= ProtocolLimits.TARGET_FRAME_PAYLOAD;
+            return payloads.fits(count + 1, length);
         }
 
         /** Adds a zero block. */
@@ -300,8 +244,8 @@ public record RestoreData(long startLbn, int count, byte[] codecs, byte[] finger
             if (frames >= ProtocolLimits.MAX_FRAMES_PER_MESSAGE) {
                 throw new IllegalStateException("RESTORE_DATA frame holds " + frames + " compressed frames already");
             }
-            checkOpen(len);
-            place(PayloadCodec.ZSTD_FRAME, fp, fpOff, len);
+            ByteBuf data = checkOpen(len);
+            place(data, PayloadCodec.ZSTD_FRAME, fp, fpOff, len);
             data.writeBytes(src, off, len);
             int ordinal = frames++;
             frameBlocks[ordinal] = count;
@@ -333,38 +277,33 @@ public record RestoreData(long startLbn, int count, byte[] codecs, byte[] finger
 
         /** Adds a block: its fingerprint (32 bytes of {@code fp} at {@code fpOff}) and payload bytes. */
         public Builder add(int codec, byte[] fp, int fpOff, byte[] src, int off, int len) {
-            begin(codec, fp, fpOff, len);
-            data.writeBytes(src, off, len);
+            begin(codec, fp, fpOff, len).writeBytes(src, off, len);
             count++;
             return this;
         }
 
         /** Adds a block whose payload is {@code len} bytes of {@code src} at absolute index {@code index}. */
         public Builder add(int codec, byte[] fp, int fpOff, ByteBuf src, int index, int len) {
-            begin(codec, fp, fpOff, len);
-            data.writeBytes(src, index, len);
+            begin(codec, fp, fpOff, len).writeBytes(src, index, len);
             count++;
             return this;
         }
 
-        private void checkOpen(int len) {
-            if (data == null) {
-                throw new IllegalStateException("builder already built or closed");
-            }
-            if (!fits(len)) {
-                throw new IllegalStateException("RESTORE_DATA frame full: " + count + " blocks, " + data.writerIndex() + " bytes");
-            }
+        private ByteBuf checkOpen(int len) {
+            return payloads.room("RESTORE_DATA", count, len);
         }
 
-        private void begin(int codec, byte[] fp, int fpOff, int len) {
-            checkOpen(len);
+        /** Records block {@code count}'s header; returns the buffer its payload goes to. */
+        private ByteBuf begin(int codec, byte[] fp, int fpOff, int len) {
+            ByteBuf data = checkOpen(len);
             if (codec != PayloadCodec.RAW && codec != PayloadCodec.ZSTD) {
                 throw new IllegalArgumentException("codec " + PayloadCodec.name(codec) + " needs addZero, addFrame or a payload codec");
             }
-            place(codec, fp, fpOff, len);
+            place(data, codec, fp, fpOff, len);
+            return data;
         }
 
-        private void place(int codec, byte[] fp, int fpOff, int len) {
+        private void place(ByteBuf data, int codec, byte[] fp, int fpOff, int len) {
             System.arraycopy(fp, fpOff, fingerprints, count * Fingerprint.BYTES, Fingerprint.BYTES);
             codecs[count] = (byte) codec;
             offsets[count] = data.writerIndex();
@@ -375,28 +314,15 @@ public record RestoreData(long startLbn, int count, byte[] codecs, byte[] finger
 
         /** The message; ownership of the buffer moves to it. */
         public RestoreData build() {
-            if (data == null) {
-                throw new IllegalStateException("builder already built or closed");
-            }
-            ByteBuf d = data;
-            data = null;
-            try {
-                return new RestoreData(startLbn, count, Arrays.copyOf(codecs, count),
-                        Arrays.copyOf(fingerprints, count * Fingerprint.BYTES), Arrays.copyOf(offsets, count),
-                        Arrays.copyOf(lengths, count), d, Arrays.copyOf(memberIndexes, count), Arrays.copyOf(frameOrdinals, count),
-                        Arrays.copyOf(frameBlocks, frames), Arrays.copyOf(frameMembers, frames));
-            } catch (RuntimeException e) {
-                d.release();
-                throw e;
-            }
+            return payloads.build(d -> new RestoreData(startLbn, count, Arrays.copyOf(codecs, count),
+                    Arrays.copyOf(fingerprints, count * Fingerprint.BYTES), Arrays.copyOf(offsets, count),
+                    Arrays.copyOf(lengths, count), d, Arrays.copyOf(memberIndexes, count), Arrays.copyOf(frameOrdinals, count),
+                    Arrays.copyOf(frameBlocks, frames), Arrays.copyOf(frameMembers, frames)));
         }
 
         @Override
         public void close() {
-            if (data != null) {
-                data.release();
-                data = null;
-            }
+            payloads.close();
         }
     }
 }

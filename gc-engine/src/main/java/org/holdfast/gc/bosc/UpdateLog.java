@@ -512,23 +512,21 @@ public final class UpdateLog implements AutoCloseable {
             running = false;
             appendLock.notifyAll();
         }
-        try {
-            flusher.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        synchronized (forceLock) {
-            if (segment.isOpen()) {
-                force();
-                closeSegment();
-            }
-        }
+        awaitFlusherAndCloseSegment(true);
     }
 
     /** Simulated crash: stops without flushing the buffer or forcing the file. */
     void abandon() {
         running = false;
         flusher.interrupt();
+        awaitFlusherAndCloseSegment(false);
+    }
+
+    /**
+     * The end of {@link #close} and {@link #abandon}, once the flusher was told to stop: waits for it
+     * (an interrupt is kept), then closes the open segment, forcing it first if {@code force}.
+     */
+    private void awaitFlusherAndCloseSegment(boolean force) {
         try {
             flusher.join();
         } catch (InterruptedException e) {
@@ -536,6 +534,9 @@ public final class UpdateLog implements AutoCloseable {
         }
         synchronized (forceLock) {
             if (segment.isOpen()) {
+                if (force) {
+                    force();
+                }
                 closeSegment();
             }
         }

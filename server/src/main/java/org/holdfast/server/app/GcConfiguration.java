@@ -2,7 +2,6 @@ package org.holdfast.server.app;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.holdfast.gc.bosc.BoscSettings;
@@ -32,7 +31,6 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
-import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
@@ -153,18 +151,17 @@ public class GcConfiguration {
      * after startup, and waits for it to end before the next interval starts counting, so scheduled
      * runs never pile up in the GC lane; stops (cancelling its job at a safe point) before the stores close.
      */
-    static final class GcSchedule implements SmartLifecycle {
+    static final class GcSchedule extends ScheduledLifecycle {
         private final GcJobs gcJobs;
         private final Jobs jobs;
         private final GcService gc;
         private final Duration interval;
         private final boolean enabled;
         private final AuditLog audit;
-        private ScheduledExecutorService executor;
-        private boolean running;
         private volatile Job current;
 
         GcSchedule(GcJobs gcJobs, Jobs jobs, GcService gc, Duration interval, boolean enabled, AuditLog audit) {
+            super("gc-schedule");
             this.gcJobs = gcJobs;
             this.jobs = jobs;
             this.gc = gc;
@@ -174,21 +171,17 @@ public class GcConfiguration {
         }
 
         @Override
-        public synchronized void start() {
-            running = true;
+        ScheduledExecutorService schedule() {
             if (!enabled) {
-                return; // bookkeeping off: never run a cycle (it would sweep uncounted blocks)
+                return null; // bookkeeping off: never run a cycle (it would sweep uncounted blocks)
             }
             // volumes that follow a named policy get its text (a crash may have interrupted an update,
             // or the configured default changed); not in GcService.open: the commit path is not wired yet
             gc.namedPolicies().reconcile();
-            executor = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "gc-schedule");
-                t.setDaemon(true);
-                return t;
-            });
+            ScheduledExecutorService executor = newScheduler();
             long ms = Math.max(1000, interval.toMillis());
             executor.scheduleWithFixedDelay(this::runOnce, ms, ms, TimeUnit.MILLISECONDS);
+            return executor;
         }
 
         private void runOnce() {
@@ -228,37 +221,17 @@ public class GcConfiguration {
             }
         }
 
+        /** Cancels the cycle running now (at a safe point), so that stopping need not wait for all of it. */
         @Override
-        public synchronized void stop() {
-            running = false;
-            if (executor != null) {
-                executor.shutdown();
-                Job j = current;
-                if (j != null) {
-                    try {
-                        jobs.cancel(j.id(), "the server stopping");
-                    } catch (RuntimeException e) {
-                        // it ended meanwhile
-                    }
-                }
+        void stopping() {
+            Job j = current;
+            if (j != null) {
                 try {
-                    executor.awaitTermination(1, TimeUnit.MINUTES);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
+                    jobs.cancel(j.id(), "the server stopping");
+                } catch (RuntimeException e) {
+                    // it ended meanwhile
                 }
-                executor = null;
             }
-        }
-
-        @Override
-        public synchronized boolean isRunning() {
-            return running;
-        }
-
-        /** Stops with the ingest, before any store bean is destroyed. */
-        @Override
-        public int getPhase() {
-            return Integer.MAX_VALUE - 4096;
         }
     }
 }

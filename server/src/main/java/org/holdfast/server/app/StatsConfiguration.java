@@ -29,7 +29,6 @@ import org.slf4j.LoggerFactory;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
-import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
@@ -124,7 +123,7 @@ public class StatsConfiguration {
      * startup (so the day has its record even if the server stops soon), and adds a sample to the
      * in-memory history every sample interval; stops before the stores close.
      */
-    static final class StatsRefresh implements SmartLifecycle {
+    static final class StatsRefresh extends ScheduledLifecycle {
         private final Statistics statistics;
         private final DailySeries daily;
         private final StatsHistory history;
@@ -132,12 +131,11 @@ public class StatsConfiguration {
         private final Duration sampleInterval;
         /** The least time between a refresh and one a committed backup asks for. */
         static final Duration BACKUP_SPACING = Duration.ofSeconds(10);
-        private ScheduledExecutorService executor;
-        private boolean running;
         private final AtomicBoolean pending = new AtomicBoolean();
         private volatile long lastRefreshMillis;
 
         StatsRefresh(Statistics statistics, DailySeries daily, StatsHistory history, Duration interval, Duration sampleInterval) {
+            super("stats-refresh");
             this.statistics = statistics;
             this.daily = daily;
             this.history = history;
@@ -151,6 +149,7 @@ public class StatsConfiguration {
          * per {@link #BACKUP_SPACING}, not one each. Requests while one is pending join it; does nothing while stopped.
          */
         synchronized void refreshSoon(Duration spacing) {
+            ScheduledExecutorService executor = executor();
             if (executor == null || !pending.compareAndSet(false, true)) {
                 return;
             }
@@ -173,16 +172,10 @@ public class StatsConfiguration {
         }
 
         @Override
-        public synchronized void start() {
-            running = true;
-            ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(1, r -> {
-                Thread t = new Thread(r, "stats-refresh");
-                t.setDaemon(true);
-                return t;
-            });
+        ScheduledExecutorService schedule() {
+            ScheduledThreadPoolExecutor executor = newScheduler();
             // a refresh a backup asked for that is still waiting is dropped at stop, not waited for
-            pool.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-            executor = pool;
+            executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
             long ms = Math.max(1000, interval.toMillis());
             executor.scheduleWithFixedDelay(() -> {
                 try {
@@ -198,31 +191,7 @@ public class StatsConfiguration {
                     LOG.warn("statistics sample failed; will retry in {}", sampleInterval, e);
                 }
             }, 0, sampleInterval.toMillis(), TimeUnit.MILLISECONDS);
-        }
-
-        @Override
-        public synchronized void stop() {
-            running = false;
-            if (executor != null) {
-                executor.shutdown();
-                try {
-                    executor.awaitTermination(1, TimeUnit.MINUTES);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                executor = null;
-            }
-        }
-
-        @Override
-        public synchronized boolean isRunning() {
-            return running;
-        }
-
-        /** Stops with the ingest and the GC schedule, before any store bean is destroyed. */
-        @Override
-        public int getPhase() {
-            return Integer.MAX_VALUE - 4096;
+            return executor;
         }
     }
 }

@@ -6,6 +6,7 @@ import java.nio.BufferUnderflowException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import org.holdfast.server.security.Role;
 import org.holdfast.server.security.TokenRecord;
 import org.holdfast.server.security.UserRecord;
@@ -48,39 +49,25 @@ final class CredentialCodec {
     }
 
     static byte[] encodeUser(UserRecord u) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(96);
-        out.write(FormatVersions.USER_RECORD_MAGIC);
-        out.write(FormatVersions.CREDENTIAL_RECORD_VERSION);
-        out.write(roleCode(u.role()));
-        out.write(u.disabled() ? FLAG_DISABLED : 0);
-        putLong(out, u.createdMillis());
+        ByteArrayOutputStream out = begin(96, FormatVersions.USER_RECORD_MAGIC, u.role(), u.disabled() ? FLAG_DISABLED : 0, u.createdMillis());
         putString(out, u.passwordHash());
         return out.toByteArray();
     }
 
     /** @throws IllegalArgumentException if the bytes are not a user record this version can read */
     static UserRecord decodeUser(String name, byte[] value) {
-        try {
-            ByteBuffer b = ByteBuffer.wrap(value);
-            header(b, FormatVersions.USER_RECORD_MAGIC, "user");
+        return decode(value, FormatVersions.USER_RECORD_MAGIC, "user", b -> {
             Role role = role(b.get() & 0xff);
             int flags = b.get() & 0xff;
             long created = b.getLong();
             String hash = getString(b);
             trailer(b);
             return new UserRecord(name, role, hash, created, (flags & FLAG_DISABLED) != 0);
-        } catch (BufferUnderflowException e) {
-            throw new IllegalArgumentException("user record is truncated (" + value.length + " bytes)");
-        }
+        });
     }
 
     static byte[] encodeToken(TokenRecord t) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(160);
-        out.write(FormatVersions.TOKEN_RECORD_MAGIC);
-        out.write(FormatVersions.CREDENTIAL_RECORD_VERSION);
-        out.write(roleCode(t.role()));
-        out.write(t.revoked() ? FLAG_REVOKED : 0);
-        putLong(out, t.createdMillis());
+        ByteArrayOutputStream out = begin(160, FormatVersions.TOKEN_RECORD_MAGIC, t.role(), t.revoked() ? FLAG_REVOKED : 0, t.createdMillis());
         putLong(out, t.expiresMillis());
         putLong(out, t.revokedMillis());
         putLong(out, t.lastUsedMillis());
@@ -98,9 +85,7 @@ final class CredentialCodec {
 
     /** @throws IllegalArgumentException if the bytes are not a token record this version can read */
     static TokenRecord decodeToken(String id, byte[] value) {
-        try {
-            ByteBuffer b = ByteBuffer.wrap(value);
-            header(b, FormatVersions.TOKEN_RECORD_MAGIC, "token");
+        return decode(value, FormatVersions.TOKEN_RECORD_MAGIC, "token", b -> {
             Role role = role(b.get() & 0xff);
             b.get(); // flags: revocation is carried by revokedMillis, the flag is for readers of the raw bytes
             long created = b.getLong();
@@ -119,8 +104,37 @@ final class CredentialCodec {
             }
             trailer(b);
             return new TokenRecord(id, name, role, new VolumeScope(patterns), domain, created, expires, revoked, lastUsed, creator, hash);
+        });
+    }
+
+    /**
+     * A buffer of {@code capacity} holding the fields both records start with: magic, version, role
+     * code, flags, created millis.
+     */
+    private static ByteArrayOutputStream begin(int capacity, int magic, Role role, int flags, long createdMillis) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(capacity);
+        out.write(magic);
+        out.write(FormatVersions.CREDENTIAL_RECORD_VERSION);
+        out.write(roleCode(role));
+        out.write(flags);
+        putLong(out, createdMillis);
+        return out;
+    }
+
+    /**
+     * The record {@code body} makes of {@code value} after its header (magic {@code magic}, this
+     * version); {@code body} checks the {@link #trailer} before it makes the record, so that a
+     * longer value is refused as such. {@code what} names the record in the errors.
+     *
+     * @throws IllegalArgumentException if the header is foreign or the record truncated (or what {@code body} throws)
+     */
+    private static <T> T decode(byte[] value, int magic, String what, Function<ByteBuffer, T> body) {
+        try {
+            ByteBuffer b = ByteBuffer.wrap(value);
+            header(b, magic, what);
+            return body.apply(b);
         } catch (BufferUnderflowException e) {
-            throw new IllegalArgumentException("token record is truncated (" + value.length + " bytes)");
+            throw new IllegalArgumentException(what + " record is truncated (" + value.length + " bytes)");
         }
     }
 

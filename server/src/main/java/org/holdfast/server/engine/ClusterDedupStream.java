@@ -1,7 +1,6 @@
 package org.holdfast.server.engine;
 
 import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -35,10 +34,7 @@ import java.util.concurrent.CompletableFuture;
  * Allocation: the answers of the workers and the saved merge (arrays per call, not per block) and
  * work arrays that grow with the largest call.
  */
-final class ClusterDedupStream implements DedupStream {
-    private final ClusterFingerprintIndex idx;
-    private final List<DedupWorker> workers;
-    private final long id;
+final class ClusterDedupStream extends MasterDedupStream {
     /** Per lookup not yet recorded, per entry the worker whose answer was kept (-1: a miss). */
     private final SavedMerges saved = new SavedMerges();
     private byte[] relookup = new byte[0];
@@ -57,12 +53,9 @@ final class ClusterDedupStream implements DedupStream {
     private int[] target = new int[0];
     private int home = -1;
     private int homeLeft;
-    private boolean closed;
 
     ClusterDedupStream(ClusterFingerprintIndex idx, long id) {
-        this.idx = idx;
-        this.workers = idx.workers;
-        this.id = id;
+        super(idx, id);
         int n = workers.size();
         workerPbns = new long[n][0];
         workerNew = new boolean[n][0];
@@ -76,7 +69,7 @@ final class ClusterDedupStream implements DedupStream {
 
     @Override
     public void lookup(byte[] fps, int count, long[] pbns) {
-        SungemDedupStream.check(closed, fps, count, pbns);
+        SungemDedupStream.check(closed(), fps, count, pbns);
         long t0 = System.nanoTime();
         long key = SungemDedupStream.keyOf(fps, count);
         byte[] owner = saved.add(key, count);
@@ -208,7 +201,7 @@ final class ClusterDedupStream implements DedupStream {
 
     @Override
     public void record(byte[] fps, int count, long[] pbns, boolean[] isNew) {
-        SungemDedupStream.check(closed, fps, count, pbns, isNew);
+        SungemDedupStream.check(closed(), fps, count, pbns, isNew);
         long t0 = System.nanoTime();
         long key = SungemDedupStream.keyOf(fps, count);
         byte[] owner = saved.take(key, count);
@@ -330,14 +323,5 @@ final class ClusterDedupStream implements DedupStream {
                 f.join();
             }
         }
-    }
-
-    @Override
-    public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        idx.closeStream(id);
     }
 }

@@ -1,7 +1,6 @@
 package org.holdfast.server.engine;
 
 import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -16,21 +15,15 @@ import java.util.concurrent.CompletableFuture;
  * <p>The split is recomputed on record (it is a function of the fingerprints), so nothing is kept
  * between the calls; the worker's own stream finds its saved matches by its share's fingerprints.
  */
-final class HashSplitDedupStream implements DedupStream {
-    private final ClusterFingerprintIndex idx;
-    private final List<DedupWorker> workers;
-    private final long id;
+final class HashSplitDedupStream extends MasterDedupStream {
     private final byte[][] shareFps;
     private final int[][] shareIndex;
     private final long[][] sharePbns;
     private final boolean[][] shareNew;
     private final int[] shareCount;
-    private boolean closed;
 
     HashSplitDedupStream(ClusterFingerprintIndex idx, long id) {
-        this.idx = idx;
-        this.workers = idx.workers;
-        this.id = id;
+        super(idx, id);
         int n = workers.size();
         shareFps = new byte[n][0];
         shareIndex = new int[n][0];
@@ -69,7 +62,7 @@ final class HashSplitDedupStream implements DedupStream {
 
     @Override
     public void lookup(byte[] fps, int count, long[] pbns) {
-        SungemDedupStream.check(closed, fps, count, pbns);
+        SungemDedupStream.check(closed(), fps, count, pbns);
         long t0 = System.nanoTime();
         split(fps, count);
         int n = workers.size();
@@ -103,7 +96,7 @@ final class HashSplitDedupStream implements DedupStream {
 
     @Override
     public void record(byte[] fps, int count, long[] pbns, boolean[] isNew) {
-        SungemDedupStream.check(closed, fps, count, pbns, isNew);
+        SungemDedupStream.check(closed(), fps, count, pbns, isNew);
         long t0 = System.nanoTime();
         split(fps, count);
         int n = workers.size();
@@ -132,14 +125,5 @@ final class HashSplitDedupStream implements DedupStream {
         idx.recordEntriesSent.add(count);
         idx.recorded.add(count);
         idx.busyNanos.add(System.nanoTime() - t0);
-    }
-
-    @Override
-    public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        idx.closeStream(id);
     }
 }

@@ -11,7 +11,6 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
@@ -99,9 +98,7 @@ public final class IngestServer implements AutoCloseable {
                         if (settings.tls() != null) {
                             // first, so that nothing but a completed handshake's plaintext reaches the
                             // decoder: a plain-TCP client fails the handshake and is closed there
-                            SslHandler ssl = settings.tls().newHandler(ch.alloc());
-                            ssl.setHandshakeTimeout(HANDSHAKE_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-                            ch.pipeline().addLast("tls", ssl);
+                            settings.tls().addHandler(ch, HANDSHAKE_TIMEOUT_SECONDS);
                         }
                         ch.pipeline().addLast("idle", new IdleStateHandler(0, 0, settings.idleTimeout().toMillis(), TimeUnit.MILLISECONDS))
                                 .addLast("read-gate", new ReadGate(decoder))
@@ -129,9 +126,7 @@ public final class IngestServer implements AutoCloseable {
         stats.limited.incrementAndGet();
         limitLog.info("refused agent connection from " + ch.remoteAddress() + ": " + why);
         if (settings.tls() != null) {
-            SslHandler ssl = settings.tls().newHandler(ch.alloc());
-            ssl.setHandshakeTimeout(REFUSAL_GRACE_SECONDS, TimeUnit.SECONDS);
-            ch.pipeline().addLast("tls", ssl);
+            settings.tls().addHandler(ch, REFUSAL_GRACE_SECONDS);
         }
         ch.pipeline().addLast("encoder", ENCODER).addLast("refusal", new io.netty.channel.ChannelInboundHandlerAdapter() {
             @Override
@@ -220,15 +215,10 @@ public final class IngestServer implements AutoCloseable {
         }
         closed = true;
         PortShutdown.closeChannels(serverChannel, connections);
-        sessionPool.shutdown();
-        try {
-            if (!sessionPool.awaitTermination(30, TimeUnit.SECONDS)) {
-                LOG.log(System.Logger.Level.WARNING, "session threads still busy after 30 s; closing anyway");
-                sessionPool.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        PortShutdown.stopWorkers(sessionPool, 30, () -> {
+            LOG.log(System.Logger.Level.WARNING, "session threads still busy after 30 s; closing anyway");
+            sessionPool.shutdownNow();
+        });
         shutdownLoops();
         digester.close();
     }

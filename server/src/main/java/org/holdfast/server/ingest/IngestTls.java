@@ -1,6 +1,7 @@
 package org.holdfast.server.ingest;
 
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.Channel;
 import io.netty.handler.ssl.ApplicationProtocolConfig;
 import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.SslContext;
@@ -9,6 +10,7 @@ import io.netty.handler.ssl.SslHandler;
 import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLException;
 import org.holdfast.common.protocol.TlsEngines;
 
@@ -55,6 +57,16 @@ public final class IngestTls {
     /** For the start-up log: the engine and, for OpenSSL, the library version. */
     public String describe() {
         return TlsEngines.describe(engine);
+    }
+
+    /**
+     * Puts a TLS handler (named {@code tls}) at the end of {@code ch}'s pipeline; a client that does
+     * not finish the handshake within {@code handshakeTimeoutSeconds} is dropped.
+     */
+    public void addHandler(Channel ch, long handshakeTimeoutSeconds) {
+        SslHandler ssl = newHandler(ch.alloc());
+        ssl.setHandshakeTimeout(handshakeTimeoutSeconds, TimeUnit.SECONDS);
+        ch.pipeline().addLast("tls", ssl);
     }
 
     /** A handler for one accepted connection; buffers come from {@code alloc}. */

@@ -3,6 +3,7 @@ package org.holdfast.server.ingest;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -20,6 +21,21 @@ public final class PortShutdown {
             listening.close().syncUninterruptibly();
         }
         connections.close().awaitUninterruptibly(10, TimeUnit.SECONDS);
+    }
+
+    /**
+     * Lets {@code workers} take no more work and waits up to {@code seconds} for what they run;
+     * runs {@code late} if that was not enough (not if this thread was interrupted: the interrupt is kept).
+     */
+    public static void stopWorkers(ExecutorService workers, long seconds, Runnable late) {
+        workers.shutdown();
+        try {
+            if (!workers.awaitTermination(seconds, TimeUnit.SECONDS)) {
+                late.run();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Stops each group (null ones skipped) without a quiet period, waiting up to 5 s each. */

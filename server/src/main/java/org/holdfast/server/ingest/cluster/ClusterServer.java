@@ -10,7 +10,6 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
@@ -104,9 +103,7 @@ public final class ClusterServer implements AutoCloseable {
                         decoder.limitBeforeHello(BEFORE_REGISTER_BYTES);
                         decoder.holdAfterHello(); // nothing behind REGISTER is parsed before its token is checked
                         if (settings.tls() != null) {
-                            SslHandler ssl = settings.tls().newHandler(ch.alloc());
-                            ssl.setHandshakeTimeout(HANDSHAKE_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-                            ch.pipeline().addLast("tls", ssl);
+                            settings.tls().addHandler(ch, HANDSHAKE_TIMEOUT_SECONDS);
                         }
                         // silent for lost-after: the worker is lost, and so is this connection
                         ch.pipeline().addLast("idle", new IdleStateHandler(lostMillis, 0, 0, TimeUnit.MILLISECONDS))
@@ -171,12 +168,9 @@ public final class ClusterServer implements AutoCloseable {
         }
         closed = true;
         PortShutdown.closeChannels(serverChannel, connections);
-        lane.shutdown();
-        try {
-            lane.awaitTermination(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        PortShutdown.stopWorkers(lane, 10, () -> {
+            // a registration still on the lane finishes on its daemon thread; its connection is closed already
+        });
         shutdownLoops();
     }
 
