@@ -220,6 +220,7 @@ class DedupFramesBadInputTest {
         assertThat(call).isNotDone();
         ch.writeInbound(encoded(new DedupCandidates(1, 2, load)));
         assertThat(call).isCompletedWithValueMatching(m -> m instanceof DedupCandidates c && c.candidates() == 2);
+        ch.finishAndReleaseAll(); // the call's frame, never read here
     }
 
     @Test
@@ -242,6 +243,7 @@ class DedupFramesBadInputTest {
         assertThat(link.pendingCount()).isEqualTo(1);
         ch.writeInbound(encoded(new DedupDone(1, load)));
         assertThat(call).isCompletedWithValueMatching(m -> m instanceof DedupDone);
+        ch.finishAndReleaseAll();
     }
 
     @Test
@@ -249,7 +251,7 @@ class DedupFramesBadInputTest {
         EmbeddedChannel ch = new EmbeddedChannel();
         DedupLink link = masterLink(ch);
         CompletableFuture<Message> call = link.call(link.nextId(), new DedupControl(1, DedupControl.FLUSH, 0));
-        ch.close();
+        ch.finishAndReleaseAll(); // closes the link (and releases the call's frame)
         assertThatThrownBy(call::join).isInstanceOf(CompletionException.class).hasCauseInstanceOf(DedupWorkerLostException.class)
                 .hasMessageContaining("dedup worker w1 is lost: its link closed");
         assertThat(link.isUp()).isFalse();
@@ -291,6 +293,8 @@ class DedupFramesBadInputTest {
             assertThat(s.atMillis()).isEqualTo(1_700_000_000_000L);
             assertThat(s.reason()).isEqualTo(org.holdfast.common.protocol.StartOverReason.EPOCH_GAP);
         });
+        ch.finishAndReleaseAll();
+        m.finishAndReleaseAll();
     }
 
     @Test

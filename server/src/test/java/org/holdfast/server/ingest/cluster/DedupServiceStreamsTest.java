@@ -59,8 +59,8 @@ class DedupServiceStreamsTest {
                     .isInstanceOf(DedupDone.class);
             assertThat(DedupFramesBadInputTest.served(newer, newEntries(2, 5, 2, 100))).isInstanceOf(DedupDone.class);
             assertThat(engine.load().containers()).as("the newer connection's stream 5 keeps its default container").isEqualTo(1);
-            older.close();
-            newer.close();
+            older.finishAndReleaseAll();
+            newer.finishAndReleaseAll();
         }
     }
 
@@ -83,7 +83,7 @@ class DedupServiceStreamsTest {
             ch.writeInbound(DedupFramesBadInputTest.encoded(newEntries(1, 5, 1, 1)));
             assertThat(busy.await(10, TimeUnit.SECONDS)).isTrue();
             ch.writeInbound(DedupFramesBadInputTest.encoded(newEntries(2, 5, 2, 100))); // queued behind the first
-            ch.close();
+            ch.finishAndReleaseAll();
             go.countDown();
             await().atMost(5, TimeUnit.SECONDS).until(() -> engine.engine().stats().recorded() >= 16);
             await().during(1, TimeUnit.SECONDS).atMost(3, TimeUnit.SECONDS)
