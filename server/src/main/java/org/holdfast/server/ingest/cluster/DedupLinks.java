@@ -161,12 +161,14 @@ public final class DedupLinks {
     }
 
     /**
-     * Worker {@code workerId} was removed (its id is never handed out again): its start-over mark is
-     * dropped from memory, and deleted from the membership store once more. The store deleted it with
-     * the worker's record already; this delete undoes a write of the mark that the cluster lane made
-     * in between (a report heard just before the worker's link ended), so a restart cannot bring it back.
+     * Worker {@code workerId} was removed (its id is never handed out again): its last link (and so its
+     * last index report) and its start-over mark are dropped from memory, and the mark is deleted from
+     * the membership store once more. The store deleted it with the worker's record already; this
+     * delete undoes a write of the mark that the cluster lane made in between (a report heard just
+     * before the worker's link ended), so a restart cannot bring it back.
      */
     public void removed(long workerId) {
+        newest.remove(workerId);
         startOvers.remove(workerId);
         persist(workerId); // null now: a (synced) delete, under the lock that orders it after any pending write
     }

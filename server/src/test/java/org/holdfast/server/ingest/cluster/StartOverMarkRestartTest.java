@@ -74,6 +74,15 @@ class StartOverMarkRestartTest {
             links.persist(one.workerId());
             links.startedOver(two.workerId(), other);
             links.persist(two.workerId());
+            io.netty.channel.embedded.EmbeddedChannel ch = new io.netty.channel.embedded.EmbeddedChannel();
+            DedupLink link = DedupFramesBadInputTest.masterLink(ch);
+            links.add(one.workerId(), link);
+            long call = link.nextId();
+            link.call(call, new org.holdfast.common.protocol.DedupControl(call, org.holdfast.common.protocol.DedupControl.LOAD, 0));
+            ch.writeInbound(DedupFramesBadInputTest.encoded(new org.holdfast.common.protocol.DedupDone(call,
+                    new long[org.holdfast.common.protocol.DedupFrames.LOAD_FIELDS])));
+            assertThat(links.indexReport(one.workerId())).as("its last index report, kept after its link ends").isNotNull();
+            ch.finishAndReleaseAll();
             registry.disconnected(one.workerId(), one.epoch());
 
             registry.remove(one.workerId()); // what DELETE /api/v1/cluster/workers/{id} does, then:
@@ -81,6 +90,7 @@ class StartOverMarkRestartTest {
             links.removed(one.workerId());
             removedId = one.workerId();
             assertThat(links.startedOver(removedId)).as("dropped from memory").isNull();
+            assertThat(links.indexReport(removedId)).as("its last link and index report too").isNull();
             assertThat(db.get(db.handle(MetadataDb.Column.CLUSTER), markKey(removedId))).as("no 's' + id key left").isNull();
 
             readdedId = registry.register("w-one", TOKEN, "127.0.0.2:2", cap, "v").workerId();
