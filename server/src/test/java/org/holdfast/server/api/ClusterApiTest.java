@@ -88,7 +88,10 @@ class ClusterApiTest {
                 new LoadProbe(data))) {
             w.start();
             await().atMost(Duration.ofSeconds(15)).until(() -> w.status().connected());
-            Thread.sleep(500); // a heartbeat or two
+            // the load the listing shows comes with the first heartbeat (sent at once after REGISTERED): wait for it
+            // rather than for a fixed time, which a loaded machine can outlast
+            await().atMost(Duration.ofSeconds(15)).until(() -> JSON.readTree(call("GET", "/api/v1/cluster/workers", admin, null).body())
+                    .get(0).get("heapMaxBytes").asLong() > 0);
             for (Role r : new Role[] {Role.VIEWER, Role.OPERATOR, Role.ADMIN}) {
                 HttpResponse<String> list = call("GET", "/api/v1/cluster/workers", TestTokens.issue(ctx, r), null);
                 assertThat(list.statusCode()).as(list.body()).isEqualTo(200);
@@ -142,11 +145,10 @@ class ClusterApiTest {
             assertThat(JSON.readTree(live.body()).get("type").asText()).isEqualTo("urn:holdfast:problem:worker-connected");
 
             // last while connected: a rebind ends the worker's connection on the old token at its next heartbeat
-            rebind_workerToAnotherWorkerToken_onlyAValidWorkerTokenOfAnAdmin(admin, workerToken);
-            // a heartbeat between the two rebinds ended the connection: let the worker come back before it stops, or its
+            rebind_workerToAnotherWorkerToken_onlyAValidWorkerTokenOfAnAdmin(admin, workerToken, w);
+            // bound to its file's token again, it comes back at epoch 2; it must be back before it stops, or its
             // REGISTER may reach the master after the stop and hold the worker connected while the test removes it
-            Thread.sleep(500);
-            await().atMost(Duration.ofSeconds(15)).until(() -> w.status().connected());
+            await().atMost(Duration.ofSeconds(15)).until(() -> w.status().connected() && w.status().assignment().epoch() == 2);
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> JSON.readTree(call("GET", "/api/v1/cluster/workers",
                 TestTokens.issue(ctx, Role.VIEWER), null).body()).get(0).get("state").asText().equals("lost"));
@@ -178,8 +180,8 @@ class ClusterApiTest {
     }
 
     /** Part of the test above (it needs the registered worker 1): rotating its token over REST, and every refusal changing nothing. */
-    private static void rebind_workerToAnotherWorkerToken_onlyAValidWorkerTokenOfAnAdmin(String admin, String workerToken)
-            throws Exception {
+    private static void rebind_workerToAnotherWorkerToken_onlyAValidWorkerTokenOfAnAdmin(String admin, String workerToken,
+                                                                                         WorkerConnector w) throws Exception {
         String oldId = org.holdfast.server.security.ApiTokens.idOf(workerToken).orElseThrow();
         JsonNode next = JSON.readTree(call("POST", "/api/v1/tokens", admin, "{\"name\":\"worker-1b\",\"role\":\"worker\"}").body());
         String nextId = next.get("info").get("id").asText();
@@ -218,6 +220,10 @@ class ClusterApiTest {
             }
         });
         assertThat(rebinds).contains("ok worker:1 token:" + nextId, "denied worker:1", "failed worker:1", "failed worker:99");
+        // its next heartbeat, still on the old token, ends the connection; its REGISTERs are refused until the rebind back
+        // (waited for, so that the epoch it comes back at is known: 2)
+        await().atMost(Duration.ofSeconds(15)).until(() -> !w.status().connected());
+        assertThat(w.status().lastError()).as("the worker says why").contains("bound to another worker token");
         // back to the token in the worker's file
         assertThat(call("PUT", path, admin, "{\"tokenId\":\"" + oldId + "\"}").statusCode()).isEqualTo(200);
     }

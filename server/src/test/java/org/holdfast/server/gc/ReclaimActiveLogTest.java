@@ -50,6 +50,7 @@ class ReclaimActiveLogTest {
     private final GcServiceTest.SimClock clock = new GcServiceTest.SimClock(Instant.parse("2026-06-01T00:00:00Z").toEpochMilli());
     private GcStoreFixture fx;
     private IngestServer ingest;
+    private RecordingReferenceGuard guard;
     private S3ProxyFixture s3;
 
     private void open(boolean archived) throws Exception {
@@ -61,7 +62,7 @@ class ReclaimActiveLogTest {
         fx = GcStoreFixture.open(dir, clock, 256L << 20, Duration.ofHours(2), 4, hook -> hook, CommitParts.DEFAULT_PART_ENTRIES,
                 archive);
         ingest = new IngestServer(IngestSettings.loopback(), new IngestServices(fx.store, fx.catalog, fx.commit, fx.index,
-                new GcReferenceGuard(fx.gc), clock, new TestTokens(), new RecordingAuditLog()));
+                guard = new RecordingReferenceGuard(new GcReferenceGuard(fx.gc)), clock, new TestTokens(), new RecordingAuditLog()));
         ingest.start();
     }
 
@@ -180,7 +181,7 @@ class ReclaimActiveLogTest {
             a.begin("busy", BS, image.length, 0);
             long before = fx.store.nextPbn();
             int asked = a.sendEntriesAndBlocks(image, BS, 0, BLOCKS / 2, true, null);
-            awaitStored(before + asked);
+            awaitStoredAndProtected(before, before + asked);
 
             CompletableFuture<GcService.ReclaimReport> reclaim = CompletableFuture.supplyAsync(() -> fx.gc.reclaimNow(JobContext.NONE));
             int step = 8;
@@ -227,13 +228,15 @@ class ReclaimActiveLogTest {
         return ReclaimNowTest.restore(ingest, volume, seq);
     }
 
-    /** Waits until the ingest stored the uploaded blocks (BLOCKS frames get no answer), then a little for their protection. */
-    private void awaitStored(long nextPbn) throws InterruptedException {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (fx.store.nextPbn() < nextPbn) {
-            assertThat(System.nanoTime()).as("blocks stored in 10 s").isLessThan(deadline);
-            Thread.onSpinWait();
+    /**
+     * Waits until the ingest stored the uploaded blocks, PBNs [{@code from}, {@code to}) (BLOCKS frames get no
+     * answer), and protected them: it protects a frame's blocks once all are stored, a moment a loaded machine can stretch.
+     */
+    private void awaitStoredAndProtected(long from, long to) {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (fx.store.nextPbn() < to || !guard.protectedAll(from, to)) {
+            assertThat(System.nanoTime()).as("blocks stored and protected in 30 s").isLessThan(deadline);
+            java.util.concurrent.locks.LockSupport.parkNanos(100_000); // not a spin: leaves the cores to the ingest
         }
-        Thread.sleep(200);
     }
 }

@@ -46,13 +46,14 @@ class ReclaimNowTest {
     private final GcServiceTest.SimClock clock = new GcServiceTest.SimClock(Instant.parse("2026-06-01T00:00:00Z").toEpochMilli());
     private GcStoreFixture fx;
     private IngestServer ingest;
+    private RecordingReferenceGuard guard;
 
     @BeforeEach
     void open() {
         // data logs of 256 KiB: compaction after the free has sealed logs to rewrite
         fx = GcStoreFixture.open(dir, clock, 1L << 18, Duration.ofHours(2), 4, hook -> hook);
         ingest = new IngestServer(IngestSettings.loopback(), new IngestServices(fx.store, fx.catalog, fx.commit, fx.index,
-                new GcReferenceGuard(fx.gc), clock, new TestTokens(), new RecordingAuditLog()));
+                guard = new RecordingReferenceGuard(new GcReferenceGuard(fx.gc)), clock, new TestTokens(), new RecordingAuditLog()));
         ingest.start();
     }
 
@@ -129,7 +130,7 @@ class ReclaimNowTest {
             long before = fx.store.nextPbn();
             int asked = a.sendEntriesAndBlocks(fresh, BS, 0, BLOCKS, true, null);
             assertThat(asked).as("the matched half is not uploaded").isEqualTo(128);
-            awaitStored(before + asked);
+            awaitStoredAndProtected(before, before + asked);
 
             GcService.ReclaimReport rep = fx.gc.reclaimNow(JobContext.NONE);
             assertThat(rep.blocksKeptForBackups()).as("matched and written blocks of the open backup").isEqualTo(256);
@@ -167,7 +168,7 @@ class ReclaimNowTest {
             a.begin("v", BS, first.length, 0);
             long before = fx.store.nextPbn();
             int asked = a.sendEntriesAndBlocks(first, BS, 0, BLOCKS, true, null);
-            awaitStored(before + asked);
+            awaitStoredAndProtected(before, before + asked);
             JobContext racing = new RecordingJob() {
                 @Override
                 public void log(String line) {
@@ -301,17 +302,15 @@ class ReclaimNowTest {
         return n[0];
     }
 
-    /** Waits until the ingest stored the uploaded blocks (BLOCKS frames get no answer), then a little for their protection. */
-    private void awaitStored(long nextPbn) {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (fx.store.nextPbn() < nextPbn) {
-            assertThat(System.nanoTime()).as("blocks stored in 10 s").isLessThan(deadline);
-            Thread.onSpinWait();
-        }
-        try {
-            Thread.sleep(200);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+    /**
+     * Waits until the ingest stored the uploaded blocks, PBNs [{@code from}, {@code to}) (BLOCKS frames get no
+     * answer), and protected them: it protects a frame's blocks once all are stored, a moment a loaded machine can stretch.
+     */
+    private void awaitStoredAndProtected(long from, long to) {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (fx.store.nextPbn() < to || !guard.protectedAll(from, to)) {
+            assertThat(System.nanoTime()).as("blocks stored and protected in 30 s").isLessThan(deadline);
+            java.util.concurrent.locks.LockSupport.parkNanos(100_000); // not a spin: leaves the cores to the ingest
         }
     }
 }

@@ -79,8 +79,13 @@ class WorkerConnectorTest {
             await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
             assertThat(w.status().assignment().workerId()).isEqualTo(1);
             assertThat(w.status().assignment().range().first()).isEqualTo(MembershipSettings.DEFAULT_FIRST_PBN);
+            long registeredAt = registry.workers().get(0).lastHeartbeatMillis();
             Thread.sleep(800); // twice late-after: only heartbeats keep it up
-            WorkerView v = registry.workers().get(0);
+            // heard again twice late-after past the registration, and up: on a loaded machine the one instant
+            // after the sleep may fall in a gap of more than late-after (400 ms) between two heartbeats (LATE
+            // until the next one); without heartbeats it is LATE, then LOST, and never up again
+            WorkerView v = await().atMost(Duration.ofSeconds(10)).until(() -> registry.workers().get(0),
+                    x -> x.state() == MemberState.UP && x.lastHeartbeatMillis() - registeredAt >= 800);
             assertThat(v.state()).isEqualTo(MemberState.UP);
             assertThat(v.load().heapMaxBytes()).isPositive();
             assertThat(v.load().diskFreeBytes()).isPositive();

@@ -45,8 +45,13 @@ class WorkerLinkLingerAttackTest {
     private static final Duration BOUND = Duration.ofMillis(ErrorLinger.ERROR_LINGER_MILLIS + 3_000);
     private static final int CALLS = 100;
     private static final int FPS_PER_CALL = 16;
-    /** Each lookup's time on the worker: a slow disk, so that calls are still queued when the refusal comes. */
-    private static final long LOOKUP_MILLIS = 20;
+    /**
+     * Each lookup's time on the worker: a slow disk, so that calls are still queued when the refusal comes.
+     * Longer than the worker's event loop may take to decode the burst up to the refused frame on a loaded
+     * machine: a call that ended meanwhile has its answer queued behind that read, after the ERROR (not
+     * counted as answered), and the lane would already be in the next call when the refusal came.
+     */
+    private static final long LOOKUP_MILLIS = 200;
 
     @TempDir
     Path dir;
