@@ -192,7 +192,8 @@ public final class CatalogRestoreTool {
             out.println("catalog-restore: restored catalog backup " + chosen.id() + " taken " + Instant.ofEpochSecond(chosen.timeSeconds()));
             out.println("  snapshots in it: " + held[0] + ", the newest taken " + (held[1] == 0 ? "(none)" : Instant.ofEpochMilli(held[1])));
             out.println("  LOST: every snapshot committed after " + (held[1] == 0 ? "the backup" : Instant.ofEpochMilli(held[1]))
-                    + " is gone (back those volumes up again); so are users, tokens, policies and settings changed after the backup");
+                    + " is gone (back those volumes up again); so are users, tokens, policies and settings changed after the backup:"
+                    + " a token revoked after the backup is valid again (revoke it again)");
             out.println("  data store: continues in new data log " + r.newLogId() + " (the backup's was " + r.backupLogId()
                     + "); next PBN " + r.pbnReservedAfter() + " (the backup's was " + r.pbnReservedBefore() + "), " + r.logsScanned()
                     + " logs read for PBNs" + (s3 == null ? "" : ", " + r.logsAdopted() + " uploads confirmed from the bucket"));
@@ -217,7 +218,9 @@ public final class CatalogRestoreTool {
             if (aside != null) {
                 out.println("  the catalog that was here is kept as " + aside + " (delete it once the server runs)");
             }
-            out.println("next: start the server, then check it: holdfast-server fsck " + dd.root());
+            // the offline fsck refuses a running server: name both ways rather than "start, then run the offline one"
+            out.println("next: check it before the start with holdfast-server fsck " + dd.root() + ", or start the server and run"
+                    + " POST /api/v1/gc/fsck; then take a new catalog backup");
             out.println("result: restored");
             return 0;
         } catch (CatalogRestoreRefusedException e) {
