@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.CatalogBackupJobs;
+import org.holdfast.server.catalog.JobStore;
 import org.holdfast.server.gc.GcMetadataRebuild;
 import org.holdfast.server.gc.OfflineProperties;
 import org.holdfast.server.store.CatalogBackups;
@@ -188,6 +189,7 @@ public final class CatalogRestoreTool {
              ObjectStore objects = s3 == null ? null : S3ObjectStore.connect(s3)) {
             Catalog catalog = new Catalog(db);
             long[] held = CatalogBackupJobs.count(catalog);
+            int jobsEnded = JobStore.endCutOffByRestore(db, clock.instant());
             StoreAfterRestore.Report r = StoreAfterRestore.run(dd.dataDir(), db, objects, node, scratch);
             out.println("catalog-restore: restored catalog backup " + chosen.id() + " taken " + Instant.ofEpochSecond(chosen.timeSeconds()));
             out.println("  snapshots in it: " + held[0] + ", the newest taken " + (held[1] == 0 ? "(none)" : Instant.ofEpochMilli(held[1])));
@@ -215,6 +217,10 @@ public final class CatalogRestoreTool {
             }
             out.println("  dedup engine state (containers/, sungem/) kept: answers naming blocks of lost snapshots are refused by the"
                     + " possession check and relearned");
+            if (jobsEnded > 0) {
+                out.println("  " + jobsEnded + " job(s) the backup held as queued or running (the catalog backup that wrote it among"
+                        + " them) are recorded as ended by this restore");
+            }
             if (aside != null) {
                 out.println("  the catalog that was here is kept as " + aside + " (delete it once the server runs)");
             }
