@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.CatalogBackupJobs;
+import org.holdfast.server.catalog.JobStore;
 import org.holdfast.server.gc.GcMetadataRebuild;
 import org.holdfast.server.gc.OfflineProperties;
 import org.holdfast.server.store.CatalogBackups;
@@ -188,11 +189,13 @@ public final class CatalogRestoreTool {
              ObjectStore objects = s3 == null ? null : S3ObjectStore.connect(s3)) {
             Catalog catalog = new Catalog(db);
             long[] held = CatalogBackupJobs.count(catalog);
+            int jobsEnded = JobStore.endCutOffByRestore(db, clock.instant());
             StoreAfterRestore.Report r = StoreAfterRestore.run(dd.dataDir(), db, objects, node, scratch);
             out.println("catalog-restore: restored catalog backup " + chosen.id() + " taken " + Instant.ofEpochSecond(chosen.timeSeconds()));
             out.println("  snapshots in it: " + held[0] + ", the newest taken " + (held[1] == 0 ? "(none)" : Instant.ofEpochMilli(held[1])));
             out.println("  LOST: every snapshot committed after " + (held[1] == 0 ? "the backup" : Instant.ofEpochMilli(held[1]))
-                    + " is gone (back those volumes up again); so are users, tokens, policies and settings changed after the backup");
+                    + " is gone (back those volumes up again); so are users, tokens, policies and settings changed after the backup:"
+                    + " a token revoked after the backup is valid again (revoke it again)");
             out.println("  data store: continues in new data log " + r.newLogId() + " (the backup's was " + r.backupLogId()
                     + "); next PBN " + r.pbnReservedAfter() + " (the backup's was " + r.pbnReservedBefore() + "), " + r.logsScanned()
                     + " logs read for PBNs" + (s3 == null ? "" : ", " + r.logsAdopted() + " uploads confirmed from the bucket"));
@@ -214,10 +217,16 @@ public final class CatalogRestoreTool {
             }
             out.println("  dedup engine state (containers/, sungem/) kept: answers naming blocks of lost snapshots are refused by the"
                     + " possession check and relearned");
+            if (jobsEnded > 0) {
+                out.println("  " + jobsEnded + " job(s) the backup held as queued or running (the catalog backup that wrote it among"
+                        + " them) are recorded as ended by this restore");
+            }
             if (aside != null) {
                 out.println("  the catalog that was here is kept as " + aside + " (delete it once the server runs)");
             }
-            out.println("next: start the server, then check it: holdfast-server fsck " + dd.root());
+            // the offline fsck refuses a running server: name both ways rather than "start, then run the offline one"
+            out.println("next: check it before the start with holdfast-server fsck " + dd.root() + ", or start the server and run"
+                    + " POST /api/v1/gc/fsck; then take a new catalog backup");
             out.println("result: restored");
             return 0;
         } catch (CatalogRestoreRefusedException e) {

@@ -62,7 +62,7 @@ public final class JobStore implements JobHistory {
         try (CheckedIterator it = db.iterator(cf)) {
             for (it.seekToFirst(); it.isValid(); it.next()) {
                 count++;
-                Job j = decodeOrSkip(it.key(), it.value());
+                Job j = decodeOrSkip(db, it.key(), it.value());
                 if (j != null && !j.state().finished()) {
                     cutOff.add(j);
                 }
@@ -96,7 +96,7 @@ public final class JobStore implements JobHistory {
         List<Job> out = new ArrayList<>();
         try (CheckedIterator it = db.iterator(cf)) {
             for (it.seekToLast(); it.isValid() && out.size() < limit; it.prev()) {
-                Job j = decodeOrSkip(it.key(), it.value());
+                Job j = decodeOrSkip(db, it.key(), it.value());
                 if (j != null) {
                     out.add(j);
                 }
@@ -109,7 +109,7 @@ public final class JobStore implements JobHistory {
      * The job, or null (logged) if its record is damaged: the history only informs, so a bad record
      * must not keep the server from starting; it leaves with the pruning like any other.
      */
-    private Job decodeOrSkip(byte[] key, byte[] value) {
+    private static Job decodeOrSkip(MetadataDb db, byte[] key, byte[] value) {
         try {
             if (key.length != 8) {
                 throw new CorruptDataException("jobs", db.path(), java.util.HexFormat.of().formatHex(key), "key is not a u64 job id");
@@ -119,6 +119,37 @@ public final class JobStore implements JobHistory {
             LOG.log(System.Logger.Level.WARNING, "job history: skipping a damaged record: " + e.getMessage());
             return null;
         }
+    }
+
+    /**
+     * For catalog-restore: ends every job that a restored catalog backup holds as queued or running,
+     * saying so. The backup copied the catalog while they ran (the catalog-backup job that wrote it
+     * among them), so the next start would otherwise report them "interrupted by a restart", and
+     * the job that wrote the very backup restored would read as a failed backup. Returns how many.
+     */
+    public static int endCutOffByRestore(MetadataDb db, Instant at) {
+        ColumnFamilyHandle cf = db.handle(MetadataDb.Column.JOBS);
+        List<Job> open = new ArrayList<>();
+        try (CheckedIterator it = db.iterator(cf)) {
+            for (it.seekToFirst(); it.isValid(); it.next()) {
+                Job j = decodeOrSkip(db, it.key(), it.value());
+                if (j != null && !j.state().finished()) {
+                    open.add(j);
+                }
+            }
+        }
+        for (Job j : open) {
+            db.put(cf, key(j.id()), encode(j.ended(JobState.FAILED, at, restoredError(j, at))));
+        }
+        return open.size();
+    }
+
+    private static String restoredError(Job j, Instant at) {
+        return CatalogBackupJobs.KIND.equals(j.kind())
+                ? "this job was writing the catalog backup that catalog-restore restored at " + at + " (the backup holds the"
+                        + " job as running, not its end); that backup was verified sound before the restore"
+                : "the catalog was backed up while this job was " + j.state().wireName() + ", and catalog-restore restored that"
+                        + " backup at " + at + ": the job's end is not recorded; start it again if it is still needed";
     }
 
     /** Jobs stored now. */

@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import org.rocksdb.BackupEngine;
 import org.rocksdb.BackupEngineOptions;
 import org.rocksdb.Env;
+import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 
 /**
@@ -19,6 +20,12 @@ import org.rocksdb.RocksDBException;
  */
 final class CatalogBackupEngine implements AutoCloseable {
     private static final String STORE = "catalog-backup";
+
+    static {
+        // the offline catalog-restore opens the backups before any catalog: without this its first native
+        // call (BackupEngineOptions) fails with UnsatisfiedLinkError in a fresh JVM
+        RocksDB.loadLibrary();
+    }
 
     private final Path dir;
     private final Object monitor;

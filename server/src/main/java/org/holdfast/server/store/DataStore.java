@@ -284,8 +284,9 @@ public final class DataStore implements AutoCloseable {
         if (dp == null) {
             if (!files.isEmpty()) {
                 throw new CorruptDataException(STORE, dir.toString(), FormatVersions.META_DURABLE_POINT,
-                        "data logs exist but the metadata database has no durable point; refusing to drop them"
-                                + " (is holdfast.data-dir pointing at the right catalog?)");
+                        "data logs exist but the catalog has no durable point: the catalog (<data-dir>/catalog) was deleted, lost"
+                                + " or replaced by an empty one; refusing to drop the data logs. If holdfast.data-dir is the right"
+                                + " directory, " + MetadataDb.REPAIR_HINT);
             }
             active = DataLog.create(dir, 1, System.currentTimeMillis());
             logs.put(1, active);

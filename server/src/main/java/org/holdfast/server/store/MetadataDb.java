@@ -191,8 +191,10 @@ public final class MetadataDb implements AutoCloseable {
     }
 
     /** What an operator runs when the catalog is corrupt (docs/operations.md, troubleshooting). */
-    public static final String REPAIR_HINT = "stop the server and restore <data-dir>/catalog from a copy taken with the data logs"
-            + " (the catalog cannot be rebuilt from the data logs: they hold blocks, not volumes and their maps); then run"
+    public static final String REPAIR_HINT = "stop the server and restore the catalog from its newest backup: holdfast-server"
+            + " catalog-restore --data-dir <data-dir> --from <holdfast.catalog.backup.directory> (it moves this catalog aside and"
+            + " rebuilds gc/; the catalog cannot be rebuilt from the data logs: they hold blocks, not volumes and their maps);"
+            + " without a catalog backup, restore <data-dir>/catalog from a copy taken with the data logs, then run"
             + " holdfast-server gc-rebuild --data-dir <data-dir> and holdfast-server fsck <data-dir>";
 
     /**

@@ -216,7 +216,9 @@ class CatalogRestoreTest {
         Tool restored = restoreTool(args.toArray(String[]::new));
         assertThat(restored.code()).as(restored.out() + restored.err()).isZero();
         assertThat(restored.out()).contains("snapshots in it: 4").contains("LOST: every snapshot committed after")
-                .contains("GC metadata rebuilt").contains("result: restored").doesNotContain("WARNING");
+                .contains("GC metadata rebuilt").contains("result: restored").doesNotContain("WARNING")
+                .contains("a token revoked after the backup is valid again")
+                .contains("POST /api/v1/gc/fsck").doesNotContain("start the server, then check it: holdfast-server fsck");
         assertThat(newData.resolve("gc")).isDirectory();
         if (s3 != null) {
             assertThat(oldMaxArchivedLog).as("64 KiB logs rolled and were uploaded").isGreaterThan(4);

@@ -55,6 +55,34 @@ class JobStoreTest {
     }
 
     @Test
+    void endCutOffByRestore_runningCatalogBackupQueuedGc_endedNamingTheRestoreNoRestartRepair() {
+        Instant at = T0.plusSeconds(600);
+        Job gc = job(7, JobState.QUEUED, null);
+        Job running = job(8, JobState.RUNNING, null);
+        Job backup = new Job(8, CatalogBackupJobs.KIND, running.state(), running.submittedBy(), running.submittedAt(),
+                running.startedAt(), null, running.progress(), false, null, null, running.log());
+        Job done = job(9, JobState.SUCCEEDED, JobResults.of(Map.of("clean", true)));
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            JobStore store = new JobStore(db, 10, CLOCK);
+            store.save(gc);
+            store.save(backup);
+            store.save(done);
+            assertThat(JobStore.endCutOffByRestore(db, at)).isEqualTo(2);
+        }
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            Map<Long, Job> back = new LinkedHashMap<>();
+            new JobStore(db, 10, CLOCK).newest(10).forEach(j -> back.put(j.id(), j));
+            assertThat(back.get(8L).state()).isEqualTo(JobState.FAILED);
+            assertThat(back.get(8L).endedAt()).isEqualTo(at);
+            assertThat(back.get(8L).error()).contains("writing the catalog backup that catalog-restore restored")
+                    .doesNotContain(JobStore.INTERRUPTED);
+            assertThat(back.get(7L).state()).isEqualTo(JobState.FAILED);
+            assertThat(back.get(7L).error()).contains("was queued").contains("catalog-restore restored that backup");
+            assertThat(back.get(9L)).usingRecursiveComparison().isEqualTo(done);
+        }
+    }
+
+    @Test
     void save_sameIdTwice_replacesAndCountsOnce() {
         try (MetadataDb db = MetadataDb.open(dir)) {
             JobStore store = new JobStore(db, 10, CLOCK);

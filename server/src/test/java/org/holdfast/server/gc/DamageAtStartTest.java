@@ -110,7 +110,8 @@ class DamageAtStartTest {
         assertThat(scan).isInstanceOf(CorruptDataException.class).hasMessageContaining(sst.getFileName().toString());
         var analysis = new StoreFailureAnalyzer().analyze(new RuntimeException("bean creation", t));
         assertThat(analysis.getDescription()).contains("catalog damaged at start").contains(sst.getFileName().toString());
-        assertThat(analysis.getAction()).contains("restore <data-dir>/catalog").contains("holdfast-server gc-rebuild --data-dir");
+        assertThat(analysis.getAction()).contains("holdfast-server catalog-restore --data-dir <data-dir> --from")
+                .contains("restore <data-dir>/catalog").contains("holdfast-server gc-rebuild --data-dir");
     }
 
     /** One snapshot of 64 random blocks, committed and closed as a stopped server leaves it; returns the PBNs. */
