@@ -63,8 +63,7 @@ class ConsoleRetentionTest {
             b.awaitVisible(ConsoleBrowser.test("policy-form"));
             b.driver().findElement(ConsoleBrowser.test("policy-name")).sendKeys("gold");
             var text = b.driver().findElement(ConsoleBrowser.test("policy-text"));
-            text.clear();
-            text.sendKeys("keep-last=1");
+            ConsoleForms.replace(b, text, "keep-last=1");
             // the preview of ret-vol under keep-last=1, now: the older one is still kept by the expiry its
             // earlier policy (the default 30d) recorded, which a new policy never shortens
             b.awaitText(ConsoleBrowser.test("preview-summary"), "2 kept, 0 deleted");
@@ -77,8 +76,7 @@ class ConsoleRetentionTest {
             // a policy the server cannot parse: its problem detail, no preview
             text.sendKeys(",fortnightly=3");
             b.awaitVisible(By.cssSelector("[data-test='preview'] [data-test='problem']"));
-            text.clear();
-            text.sendKeys("keep-last=1");
+            ConsoleForms.replace(b, text, "keep-last=1");
             b.awaitText(ConsoleBrowser.test("preview-summary"), "1 kept, 1 deleted");
 
             b.driver().findElement(ConsoleBrowser.test("policy-save")).click();
