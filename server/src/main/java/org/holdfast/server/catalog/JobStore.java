@@ -13,6 +13,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import org.holdfast.server.jobs.Job;
 import org.holdfast.server.jobs.JobHistory;
 import org.holdfast.server.jobs.JobState;
@@ -58,22 +59,10 @@ public final class JobStore implements JobHistory {
         this.db = db;
         this.cf = db.handle(MetadataDb.Column.JOBS);
         this.capacity = capacity;
-        List<Job> cutOff = new ArrayList<>();
-        try (CheckedIterator it = db.iterator(cf)) {
-            for (it.seekToFirst(); it.isValid(); it.next()) {
-                count++;
-                Job j = decodeOrSkip(db, it.key(), it.value());
-                if (j != null && !j.state().finished()) {
-                    cutOff.add(j);
-                }
-            }
-        }
-        Instant now = Instant.ofEpochMilli(clock.millis());
-        for (Job j : cutOff) {
-            db.put(cf, key(j.id()), encode(j.ended(JobState.FAILED, now, INTERRUPTED)));
-        }
-        if (!cutOff.isEmpty()) {
-            LOG.log(System.Logger.Level.WARNING, cutOff.size() + " job(s) were cut off by a restart and are recorded as failed");
+        Unfinished cutOff = endUnfinished(db, Instant.ofEpochMilli(clock.millis()), j -> INTERRUPTED);
+        count = cutOff.jobs();
+        if (cutOff.ended() > 0) {
+            LOG.log(System.Logger.Level.WARNING, cutOff.ended() + " job(s) were cut off by a restart and are recorded as failed");
         }
         synchronized (this) {
             prune();
@@ -128,10 +117,24 @@ public final class JobStore implements JobHistory {
      * the job that wrote the very backup restored would read as a failed backup. Returns how many.
      */
     public static int endCutOffByRestore(MetadataDb db, Instant at) {
+        return endUnfinished(db, at, j -> restoredError(j, at)).ended();
+    }
+
+    /** How many jobs the catalog holds ({@code jobs}, damaged records included) and how many of them were ended. */
+    private record Unfinished(long jobs, int ended) {
+    }
+
+    /**
+     * Ends every job the catalog holds as queued or running: FAILED at {@code at}, with the error
+     * {@code why} gives for it (a restart that cut it off, or a restored catalog backup that held it).
+     */
+    private static Unfinished endUnfinished(MetadataDb db, Instant at, Function<Job, String> why) {
         ColumnFamilyHandle cf = db.handle(MetadataDb.Column.JOBS);
+        long jobs = 0;
         List<Job> open = new ArrayList<>();
         try (CheckedIterator it = db.iterator(cf)) {
             for (it.seekToFirst(); it.isValid(); it.next()) {
+                jobs++;
                 Job j = decodeOrSkip(db, it.key(), it.value());
                 if (j != null && !j.state().finished()) {
                     open.add(j);
@@ -139,9 +142,9 @@ public final class JobStore implements JobHistory {
             }
         }
         for (Job j : open) {
-            db.put(cf, key(j.id()), encode(j.ended(JobState.FAILED, at, restoredError(j, at))));
+            db.put(cf, key(j.id()), encode(j.ended(JobState.FAILED, at, why.apply(j))));
         }
-        return open.size();
+        return new Unfinished(jobs, open.size());
     }
 
     private static String restoredError(Job j, Instant at) {
