@@ -120,19 +120,9 @@ public final class DataStore implements AutoCloseable {
     private volatile DataLog active;
     private long nextPbn;
     private long reservedPbn;
-    private long pendingBase;
-    private int pendingCount;
-    private int[] pendingLog = new int[1024];
-    private long[] pendingOffset = new long[1024];
-    private int[] pendingLength = new int[1024];
-    private byte[] pendingFps = new byte[1024 * Fingerprint.BYTES];
+    private final UnindexedLocations pending = new UnindexedLocations(1024, true);
     // repairs appended since the last sync: new copies of bad PBNs (see repair)
-    private int repairCount;
-    private long[] repairPbn = new long[16];
-    private int[] repairLog = new int[16];
-    private long[] repairOffset = new long[16];
-    private int[] repairLength = new int[16];
-    private byte[] repairFps = new byte[16 * Fingerprint.BYTES];
+    private final UnindexedLocations repairs = new UnindexedLocations(16, false);
     private final byte[] recordBuf = new byte[RECORD_HEADER_BYTES + FormatVersions.MAX_STORED_BYTES];
     private final ByteBuffer recordView = ByteBuffer.wrap(recordBuf);
     private final CRC32C crc = new CRC32C();
@@ -233,29 +223,16 @@ public final class DataStore implements AutoCloseable {
             throw new StoreException(STORE, dir.toString(), Compactor.META_INTENT, "a compaction was interrupted and is completed"
                     + " only when a server opens the store; start the server once, stop it, then check again", null);
         }
-        byte[] dp = db.get(db.handle(MetadataDb.Column.META), MetadataDb.bytes(FormatVersions.META_DURABLE_POINT));
-        if (dp == null || dp.length != 12) {
-            throw new CorruptDataException(STORE, db.path(), FormatVersions.META_DURABLE_POINT,
-                    dp == null ? "the catalog has no durable point" : "durable point has " + dp.length + " bytes");
+        DurablePoint dp = DurablePoint.read(db, STORE);
+        if (dp == null) {
+            throw new CorruptDataException(STORE, db.path(), FormatVersions.META_DURABLE_POINT, "the catalog has no durable point");
         }
-        int id = Bytes.getInt(dp, 0);
-        long len = Bytes.getLong(dp, 4);
-        Path activePath = dir.resolve(DataLog.fileName(id));
-        if (!Files.exists(activePath)) {
-            throw new CorruptDataException(STORE, dir.toString(), DataLog.fileName(id), "the durable point names a data log that is missing");
-        }
-        active = DataLog.openReadOnly(activePath, id);
-        if (active.size() < len) {
-            throw new CorruptDataException(STORE, activePath.toString(), null,
-                    "log is " + active.size() + " bytes but " + len + " were durable: data was lost underneath the store");
-        }
-        logs.put(id, active);
-        durableLogId = id;
-        durableLength = len;
-        nextPbn = Math.max(Math.max(db.metaLong(FormatVersions.META_PBN_RESERVED, 1), locations.maxPbn() + 1), 1);
-        reservedPbn = nextPbn;
-        pendingBase = nextPbn;
-        return new Recovery(id, len, 0, 0);
+        active = dp.openLog(dir, dir.resolve(DataLog.fileName(dp.logId())), true, STORE);
+        logs.put(dp.logId(), active);
+        durableLogId = dp.logId();
+        durableLength = dp.length();
+        continuePbns();
+        return new Recovery(dp.logId(), dp.length(), 0, 0);
     }
 
     private void refuseIfReadOnly(String what) {
@@ -278,7 +255,7 @@ public final class DataStore implements AutoCloseable {
         }
         Compactor.finishInterrupted(dir, db); // a crash may have left a compaction half done
         TreeMap<Integer, Path> files = logFiles(dir);
-        byte[] dp = db.get(db.handle(MetadataDb.Column.META), MetadataDb.bytes(FormatVersions.META_DURABLE_POINT));
+        DurablePoint dp = DurablePoint.read(db, STORE);
         long dropped = 0;
         int deleted = 0;
         if (dp == null) {
@@ -292,11 +269,8 @@ public final class DataStore implements AutoCloseable {
             logs.put(1, active);
             writeDurablePoint(1, DATA_LOG_HEADER_BYTES, null);
         } else {
-            if (dp.length != 12) {
-                throw new CorruptDataException(STORE, db.path(), FormatVersions.META_DURABLE_POINT, "durable point has " + dp.length + " bytes");
-            }
-            int id = Bytes.getInt(dp, 0);
-            long len = Bytes.getLong(dp, 4);
+            int id = dp.logId();
+            long len = dp.length();
             for (Map.Entry<Integer, Path> e : files.tailMap(id, false).entrySet()) {
                 // Younger than the durable point: nothing in it was ever indexed or referenced.
                 LOG.log(Level.WARNING, "dropping data log {0}: it lies beyond the durable point", e.getValue());
@@ -304,14 +278,7 @@ public final class DataStore implements AutoCloseable {
                 deleted++;
             }
             Path activePath = files.get(id);
-            if (activePath == null) {
-                throw new CorruptDataException(STORE, dir.toString(), DataLog.fileName(id), "the durable point names a data log that is missing");
-            }
-            active = DataLog.open(activePath, id);
-            if (active.size() < len) {
-                throw new CorruptDataException(STORE, activePath.toString(), null,
-                        "log is " + active.size() + " bytes but " + len + " were durable: data was lost underneath the store");
-            }
+            active = dp.openLog(dir, activePath, false, STORE);
             if (active.size() > len) {
                 dropped = active.size() - len;
                 LOG.log(Level.WARNING, "truncating {0} from {1} to the durable point {2}", activePath, active.size(), len);
@@ -321,11 +288,14 @@ public final class DataStore implements AutoCloseable {
             durableLogId = id;
             durableLength = len;
         }
-        long reserved = db.metaLong(FormatVersions.META_PBN_RESERVED, 1);
-        nextPbn = Math.max(Math.max(reserved, locations.maxPbn() + 1), 1);
-        reservedPbn = nextPbn;
-        pendingBase = nextPbn;
+        continuePbns();
         return new Recovery(active.id(), active.size(), dropped, deleted);
+    }
+
+    /** At open: the next PBN is above every one reserved or indexed, so none is handed out twice. */
+    private void continuePbns() {
+        nextPbn = Math.max(Math.max(db.metaLong(FormatVersions.META_PBN_RESERVED, 1), locations.maxPbn() + 1), 1);
+        reservedPbn = nextPbn;
     }
 
     /** The data log files in {@code dir} by id (what recovery and a catalog restore find on disk). */
@@ -384,7 +354,7 @@ public final class DataStore implements AutoCloseable {
             System.arraycopy(payload, off, recordBuf, RECORD_HEADER_BYTES, storedLength);
             RecordFormat.writeHeader(recordBuf, pbn, codec, rawLength, storedLength, crc);
             long at = appendRecord(recordLength, pbn);
-            addPending(active.id(), at, storedLength, fps, fpOff);
+            pending.add(pbn, active.id(), at, storedLength, fps, fpOff);
             nextPbn = pbn + 1;
             appendedBlocks.incrementAndGet();
             appendedBytes.addAndGet(storedLength);
@@ -427,7 +397,7 @@ public final class DataStore implements AutoCloseable {
             long at = appendRecord(recordLength, first);
             int location = FrameFormat.memberLocation(storedLength, members);
             for (int k = 0; k < members; k++) {
-                addPending(active.id(), at, location, fps, fpOff + k * Fingerprint.BYTES);
+                pending.add(first + k, active.id(), at, location, fps, fpOff + k * Fingerprint.BYTES);
             }
             nextPbn = first + members;
             appendedBlocks.addAndGet(members);
@@ -501,20 +471,7 @@ public final class DataStore implements AutoCloseable {
             recordView.clear().limit(recordLength);
             long at = active.append(recordView, pbn);
             KillPoints.hit(KillPoints.REPAIR_AFTER_APPEND);
-            if (repairCount == repairPbn.length) {
-                int n = repairCount * 2;
-                repairPbn = Arrays.copyOf(repairPbn, n);
-                repairLog = Arrays.copyOf(repairLog, n);
-                repairOffset = Arrays.copyOf(repairOffset, n);
-                repairLength = Arrays.copyOf(repairLength, n);
-                repairFps = Arrays.copyOf(repairFps, n * Fingerprint.BYTES);
-            }
-            int i = repairCount++;
-            repairPbn[i] = pbn;
-            repairLog[i] = active.id();
-            repairOffset[i] = at;
-            repairLength[i] = storedLength;
-            System.arraycopy(fps, fpOff, repairFps, i * Fingerprint.BYTES, Fingerprint.BYTES);
+            repairs.add(pbn, active.id(), at, storedLength, fps, fpOff);
             appendedBlocks.incrementAndGet();
             appendedBytes.addAndGet(storedLength);
         }
@@ -704,15 +661,14 @@ public final class DataStore implements AutoCloseable {
         synchronized (appendLock) {
             for (int i = 0; i < m; i++) {
                 long pbn = pbns[from + i];
-                boolean pending = pbn >= pendingBase && pbn < nextPbn;
-                into.fromPending[i] = pending;
-                if (pending) {
-                    int p = (int) (pbn - pendingBase);
+                int p = pending.indexOf(pbn);
+                into.fromPending[i] = p >= 0;
+                if (p >= 0) {
                     into.pbn[i] = pbn;
-                    into.logId[i] = pendingLog[p];
-                    into.offset[i] = pendingOffset[p];
-                    into.location[i] = pendingLength[p];
-                    System.arraycopy(pendingFps, p * Fingerprint.BYTES, into.fingerprints, i * Fingerprint.BYTES, Fingerprint.BYTES);
+                    into.logId[i] = pending.logId(p);
+                    into.offset[i] = pending.offset(p);
+                    into.location[i] = pending.location(p);
+                    pending.copyFingerprint(p, into.fingerprints, i * Fingerprint.BYTES);
                 } else {
                     anyIndexed = true;
                 }
@@ -827,9 +783,9 @@ public final class DataStore implements AutoCloseable {
                 if (pbn <= 0) {
                     continue;
                 }
-                if (pbn >= pendingBase && pbn < nextPbn) {
-                    int p = (int) (pbn - pendingBase);
-                    System.arraycopy(pendingFps, p * Fingerprint.BYTES, out, i * Fingerprint.BYTES, Fingerprint.BYTES);
+                int p = pending.indexOf(pbn);
+                if (p >= 0) {
+                    pending.copyFingerprint(p, out, i * Fingerprint.BYTES);
                     found[i] = true;
                 } else {
                     scratch[i] = true;
@@ -849,14 +805,14 @@ public final class DataStore implements AutoCloseable {
 
     private boolean locate(long pbn, StoredBlock into) {
         synchronized (appendLock) {
-            if (pbn >= pendingBase && pbn < nextPbn) {
-                int i = (int) (pbn - pendingBase);
+            int i = pending.indexOf(pbn);
+            if (i >= 0) {
                 into.pbn = pbn;
-                into.logId = pendingLog[i];
-                into.offset = pendingOffset[i];
-                into.location = pendingLength[i];
-                into.storedLength = FrameFormat.share(pendingLength[i]);
-                System.arraycopy(pendingFps, i * Fingerprint.BYTES, into.fingerprint, 0, Fingerprint.BYTES);
+                into.logId = pending.logId(i);
+                into.offset = pending.offset(i);
+                into.location = pending.location(i);
+                into.storedLength = FrameFormat.share(pending.location(i));
+                pending.copyFingerprint(i, into.fingerprint, 0);
                 return true;
             }
         }
@@ -889,23 +845,24 @@ public final class DataStore implements AutoCloseable {
                     ensureOpen();
                     log = active;
                     length = active.size();
-                    count = pendingCount;
+                    count = pending.size();
                     if (count == 0 && log.id() == durableLogId && length == durableLength) {
                         return;
                     }
                     for (int i = 0; i < count; i++) {
-                        locations.put(batch, pendingBase + i, pendingLog[i], pendingOffset[i], pendingLength[i], pendingFps, i * Fingerprint.BYTES);
+                        pending.putTo(locations, batch, i);
                     }
                     // Repairs: the PBN's location moves to the new copy in the same synced batch as the
                     // durable point that covers it, and the bad mark goes with it (see repair).
-                    repaired = Arrays.copyOf(repairPbn, repairCount);
-                    for (int i = 0; i < repairCount; i++) {
-                        if (badBlocks.isBad(repairPbn[i])) {
-                            locations.put(batch, repairPbn[i], repairLog[i], repairOffset[i], repairLength[i], repairFps, i * Fingerprint.BYTES);
-                            badBlocks.clear(batch, repairPbn[i]);
+                    repaired = new long[repairs.size()];
+                    for (int i = 0; i < repaired.length; i++) {
+                        repaired[i] = repairs.pbn(i);
+                        if (badBlocks.isBad(repaired[i])) {
+                            repairs.putTo(locations, batch, i);
+                            badBlocks.clear(batch, repaired[i]);
                         }
                     }
-                    repairCount = 0;
+                    repairs.clear();
                 }
                 if (settings.fsync().forces()) {
                     log.force();
@@ -921,7 +878,7 @@ public final class DataStore implements AutoCloseable {
                 KillPoints.hit(KillPoints.REPAIR_AFTER_SWITCH);
             }
             synchronized (appendLock) {
-                dropPending(count);
+                pending.dropFirst(count);
             }
             for (long p : repaired) {
                 if (badBlocks.isBad(p)) {
@@ -1345,42 +1302,12 @@ public final class DataStore implements AutoCloseable {
     }
 
     private void writeDurablePoint(int logId, long length, MetadataBatch batch) {
-        byte[] v = new byte[12];
-        Bytes.putInt(v, 0, logId);
-        Bytes.putLong(v, 4, length);
         if (batch == null) {
             try (MetadataBatch b = new MetadataBatch()) {
-                db.put(b, db.handle(MetadataDb.Column.META), MetadataDb.bytes(FormatVersions.META_DURABLE_POINT), v);
-                db.write(b, true);
+                new DurablePoint(logId, length).write(db, b);
             }
         } else {
-            db.put(batch, db.handle(MetadataDb.Column.META), MetadataDb.bytes(FormatVersions.META_DURABLE_POINT), v);
-            db.write(batch, true);
+            new DurablePoint(logId, length).write(db, batch);
         }
-    }
-
-    private void addPending(int logId, long offset, int length, byte[] fps, int fpOff) {
-        if (pendingCount == pendingLog.length) {
-            int n = pendingCount * 2;
-            pendingLog = Arrays.copyOf(pendingLog, n);
-            pendingOffset = Arrays.copyOf(pendingOffset, n);
-            pendingLength = Arrays.copyOf(pendingLength, n);
-            pendingFps = Arrays.copyOf(pendingFps, n * Fingerprint.BYTES);
-        }
-        int i = pendingCount++;
-        pendingLog[i] = logId;
-        pendingOffset[i] = offset;
-        pendingLength[i] = length;
-        System.arraycopy(fps, fpOff, pendingFps, i * Fingerprint.BYTES, Fingerprint.BYTES);
-    }
-
-    private void dropPending(int n) {
-        int rest = pendingCount - n;
-        System.arraycopy(pendingLog, n, pendingLog, 0, rest);
-        System.arraycopy(pendingOffset, n, pendingOffset, 0, rest);
-        System.arraycopy(pendingLength, n, pendingLength, 0, rest);
-        System.arraycopy(pendingFps, n * Fingerprint.BYTES, pendingFps, 0, rest * Fingerprint.BYTES);
-        pendingCount = rest;
-        pendingBase += n;
     }
 }
