@@ -14,6 +14,14 @@ public record Committed(long sequence, long createdAtMillis, long logicalBytes, 
         this(sequence, createdAtMillis, logicalBytes, changedBlocks, sentBlocks, newBlocks, storedBytes, 0);
     }
 
+    /** This message as a connection that agreed on {@code protocolVersion} carries it: without the id before version 5. */
+    public Committed forVersion(int protocolVersion) {
+        if (protocolVersion >= BackupBegin.SNAPSHOT_ID_SINCE_VERSION || snapshotId == 0) {
+            return this;
+        }
+        return new Committed(sequence, createdAtMillis, logicalBytes, changedBlocks, sentBlocks, newBlocks, storedBytes);
+    }
+
     /** Body bytes: 56, or 64 with a snapshot id. */
     int bodyBytes() {
         return snapshotId == 0 ? 7 * 8 : 8 * 8;

@@ -436,7 +436,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             server.stats().commits.incrementAndGet();
             audit("snapshot.commit", "volume:" + s.volume() + "@" + done.sequence(), "ok",
                     done.newBlocks() + " new blocks, " + s.unprovenMatches() + " unproven matches asked for");
-            channel.writeAndFlush(done);
+            // an agent before protocol 5 reads no snapshot id (its decoder would refuse the trailing bytes)
+            channel.writeAndFlush(done.forVersion(protocolVersion));
         } else if (m instanceof Abort) {
             if (session != null) {
                 BackupSession s = session;
@@ -525,7 +526,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             byte[] secret = new byte[BackupReady.SECRET_BYTES];
             SECRETS.nextBytes(secret);
             session = new BackupSession(sessionId, volume, blockSize, b.volumeBytes(), existing, server.services(),
-                    server.settings().segmentMaxEntries(), b.baseSequence(), secret, principal.domain(), server.settings().spill());
+                    server.settings().segmentMaxEntries(), b.baseSequence(), b.baseSnapshotId(), secret, principal.domain(),
+                    server.settings().spill());
             ready = new BackupReady(sessionId, session.parentSequence(), blockSize, session.mode(), secret);
         } catch (RuntimeException e) {
             server.volumeLocks().unlock(volume.name(), sessionId);
