@@ -726,10 +726,16 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             LOG.log(Level.INFO, "connection " + channel.remoteAddress() + ": " + code + ": " + messageOf(t));
         }
         server.stats().errors.incrementAndGet();
-        // the agent may have frames in flight (BLOCKS mid-backup, anything pipelined behind the
-        // refused request): closing on them would reset the connection and lose the ERROR, so linger
-        sendErrorAndLinger(code, messageOf(t));
-        cleanup(code + ": " + messageOf(t));
+        try {
+            // the session ends (and the volume's lock goes) before the ERROR is written: an agent that
+            // retries as soon as it reads the ERROR must not meet its own dead session (VOLUME_BUSY).
+            // Nothing else runs on the lane meanwhile, so no frame of this connection is handled in between.
+            cleanup(code + ": " + messageOf(t));
+        } finally {
+            // the agent may have frames in flight (BLOCKS mid-backup, anything pipelined behind the
+            // refused request): closing on them would reset the connection and lose the ERROR, so linger
+            sendErrorAndLinger(code, messageOf(t));
+        }
     }
 
     private void cleanup() {
