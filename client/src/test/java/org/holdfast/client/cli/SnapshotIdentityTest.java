@@ -96,14 +96,14 @@ class SnapshotIdentityTest {
         Images.overwrite(imageA, 9, BS, 99);
         AgentRun r = backup(imageA, "state-a");
         assertThat(server.sessions.get(3).base).isEqualTo(2);
-        assertThat(server.sessions.get(3).mode).isEqualTo(BackupMode.FULL);
-        assertThat(r.json().get("mode").asText()).isEqualTo("full");
-        assertThat(r.json().get("fullReason").asText()).contains("not the one the state file describes");
 
         Path target = dir.resolve("restored.img");
         AgentRun rr = AgentRun.of("restore", "--server", server.address(), "--no-tls", "--volume", "vm1", "--snapshot", "latest",
                 "--target", target.toString(), "--json");
         assertThat(rr.exit()).as("%s", rr).isZero();
         assertThat(Images.sameContent(imageA, target)).as("vm1@3 is agent A's volume").isTrue();
+        assertThat(server.sessions.get(3).mode).isEqualTo(BackupMode.FULL);
+        assertThat(r.json().get("mode").asText()).isEqualTo("full");
+        assertThat(r.json().get("fullReason").asText()).contains("not the one the state file describes");
     }
 }
