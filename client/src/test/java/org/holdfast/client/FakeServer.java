@@ -43,6 +43,8 @@ public final class FakeServer implements AutoCloseable {
         public final List<Long> blockLbns = new ArrayList<>();
         public BackupMode mode;
         public long base;
+        /** BACKUP_BEGIN's base snapshot id (protocol 5; 0 = unknown). */
+        public long baseSnapshotId;
         /** Entries of blocks the server had whose possession tag was wrong (asked for instead). */
         public long badTags;
         /** Entries of blocks the server had whose possession tag was right (not asked for). */
@@ -101,6 +103,14 @@ public final class FakeServer implements AutoCloseable {
         return volumes.getOrDefault(volume, List.of());
     }
 
+    /** Each snapshot's random identity ("volume@sequence"), handed out at commit as the real server does (protocol 5). */
+    public final Map<String, Long> snapshotIds = new ConcurrentHashMap<>();
+
+    /** Forgets the snapshots of {@code volume} after {@code sequence}, as a catalog restore does: their sequences are handed out again. */
+    public void rollBack(String volume, long sequence) {
+        volumes.get(volume).removeIf(s -> s.sequence() > sequence);
+    }
+
     /** Adds a snapshot behind the agent's back (as another agent would). */
     public void commitForeignSnapshot(String volume) {
         List<Snap> list = volumes.get(volume);
@@ -125,6 +135,7 @@ public final class FakeServer implements AutoCloseable {
         private final Set<Fingerprint> asked = new HashSet<>();
         private final Set<Fingerprint> received = new HashSet<>();
         private SessionLog log;
+        private int agreed;
         private long changed;
         private long sent;
         private long newBlocks;
@@ -136,7 +147,9 @@ public final class FakeServer implements AutoCloseable {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, Message m) {
             if (m instanceof Hello h) {
-                ctx.writeAndFlush(new HelloOk(Math.min(h.protocolVersion(), protocolVersion), "fake", ProtocolLimits.MAX_FRAME));
+                agreed = Math.min(h.protocolVersion(), protocolVersion);
+                ((FrameDecoder) ctx.pipeline().first()).protocolVersion(agreed);
+                ctx.writeAndFlush(new HelloOk(agreed, "fake", ProtocolLimits.MAX_FRAME));
             } else if (m instanceof BackupBegin b) {
                 begin(ctx, b);
             } else if (m instanceof Entries e) {
@@ -192,10 +205,14 @@ public final class FakeServer implements AutoCloseable {
                 System.arraycopy(parent.fps(), 0, fps, 0, Math.min(fps.length, parent.fps().length));
             }
             long parentSeq = parent == null ? 0 : parent.sequence();
-            BackupMode mode = !forceFull && b.baseSequence() == parentSeq ? BackupMode.INCREMENTAL : BackupMode.FULL;
+            // as the real server: a known base identity that differs from the parent's means another snapshot of that number
+            long parentId = snapshotIds.getOrDefault(b.volume() + "@" + parentSeq, 0L);
+            boolean otherSnapshot = b.baseSnapshotId() != 0 && parentId != 0 && b.baseSnapshotId() != parentId;
+            BackupMode mode = !forceFull && b.baseSequence() == parentSeq && !otherSnapshot ? BackupMode.INCREMENTAL : BackupMode.FULL;
             log = new SessionLog();
             log.mode = mode;
             log.base = b.baseSequence();
+            log.baseSnapshotId = b.baseSnapshotId();
             sessions.add(log);
             ((FrameDecoder) ctx.pipeline().first()).blockSize(blockSize);
             byte[] secret = new byte[BackupReady.SECRET_BYTES];
@@ -247,11 +264,25 @@ public final class FakeServer implements AutoCloseable {
             byte[] payload = new byte[ProtocolLimits.MAX_PAYLOAD];
             byte[] block = new byte[blockSize];
             byte[] digest = new byte[32];
+            byte[] frame = null; // the decompressed zstd frame (protocol 4) whose members follow
+            int frameStart = 0;
             for (int i = 0; i < b.count(); i++) {
                 long lbn = b.lbns()[i];
                 log.blockLbns.add(lbn);
-                int len = b.copyPayload(i, payload, 0);
-                codec.decode(b.codecs()[i], payload, 0, len, block, 0, blockSize);
+                int len = 0;
+                int c = b.codecs()[i];
+                if (c == PayloadCodec.ZSTD_FRAME) {
+                    len = b.copyPayload(i, payload, 0);
+                    frame = new byte[b.frameMembers(i) * blockSize];
+                    com.github.luben.zstd.Zstd.decompressByteArray(frame, 0, frame.length, payload, 0, len);
+                    frameStart = i;
+                    System.arraycopy(frame, 0, block, 0, blockSize);
+                } else if (c == PayloadCodec.FRAME_MEMBER) {
+                    System.arraycopy(frame, (i - frameStart) * blockSize, block, 0, blockSize);
+                } else {
+                    len = b.copyPayload(i, payload, 0);
+                    codec.decode(c, payload, 0, len, block, 0, blockSize);
+                }
                 hasher.sha256(block, 0, blockSize, digest, 0);
                 byte[] expected = sessionFp.get(lbn);
                 if (expected == null || !Arrays.equals(digest, expected)) {
@@ -282,8 +313,10 @@ public final class FakeServer implements AutoCloseable {
             long seq = list.isEmpty() ? 1 : list.get(list.size() - 1).sequence() + 1;
             long now = System.currentTimeMillis();
             list.add(new Snap(seq, now, volumeBytes, blockSize, fps, changed, storedBytes));
+            long id = new java.security.SecureRandom().nextLong() | 1;
+            snapshotIds.put(volume + "@" + seq, id);
             volume = null;
-            ctx.writeAndFlush(new Committed(seq, now, volumeBytes, changed, sent, newBlocks, storedBytes));
+            ctx.writeAndFlush(new Committed(seq, now, volumeBytes, changed, sent, newBlocks, storedBytes, id).forVersion(agreed));
         }
 
         private void restore(ChannelHandlerContext ctx, Restore r) {

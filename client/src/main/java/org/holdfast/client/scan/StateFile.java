@@ -39,7 +39,7 @@ import org.holdfast.common.protocol.ProtocolLimits;
  * 32      8    snapshot sequence (as COMMITTED reported it)
  * 40      8    committed at, epoch milliseconds
  * 48      4    CRC32C of the fingerprint region
- * 52      8    reserved, 0
+ * 52      8    snapshot id (as COMMITTED reported it; 0 = unknown: a server before protocol 5, an older agent)
  * 60      4    CRC32C of bytes 0..59
  * 64      32 x block count: fingerprints in LBN order (32 zero bytes = zero block)
  * </pre>
@@ -60,13 +60,18 @@ import org.holdfast.common.protocol.ProtocolLimits;
  * 52      4    reserved, 0
  * 56      8    last full re-hash at, epoch milliseconds
  * 64      8    change hash seed
- * 72     52    reserved, 0
+ * 72      8    snapshot id (0 = unknown, as in format 1)
+ * 80     44    reserved, 0
  * 124     4    CRC32C of bytes 0..123
  * 128    48 x block count: per LBN, SHA-256 (32) then XXH3-128 (two longs; 0, 0 = unknown)
  * </pre>
  *
  * Written by {@link Writer} to a temporary file beside the final one, fsynced, renamed over it
  * and the directory fsynced, only after the server answered COMMITTED.
+ *
+ * <p>The snapshot id took reserved bytes that every earlier agent wrote as 0, so no format changed:
+ * an older file reads as id unknown and is still trusted (the server then decides by the sequence
+ * alone, as before), and an older agent reading a newer file ignores the id.
  */
 public final class StateFile {
     /** "HFAS". */
@@ -93,9 +98,14 @@ public final class StateFile {
         return stateDir.resolve(serverKey).resolve(volume + ".state");
     }
 
-    /** Header fields of a state file. */
-    public record Header(int blockSize, long volumeBytes, long blockCount, long sequence, long committedAtMillis, int fingerprintCrc) {
+    /** Header fields of a state file; {@code snapshotId} 0 = unknown. */
+    public record Header(int blockSize, long volumeBytes, long blockCount, long sequence, long committedAtMillis, int fingerprintCrc,
+                         long snapshotId) {
     }
+
+    // where the snapshot id sits in each format's header (bytes that were reserved)
+    private static final int SNAPSHOT_ID_OFFSET_V1 = 52;
+    private static final int SNAPSHOT_ID_OFFSET_V2 = 72;
 
     /**
      * What format 2 keeps about its cheap hashes: their seed, how many backups ago every block was
@@ -168,7 +178,8 @@ public final class StateFile {
         if ((int) crc.getValue() != h.getInt(headerBytes - 4)) {
             return "state file header is corrupt";
         }
-        Header header = new Header(h.getInt(8), h.getLong(16), h.getLong(24), h.getLong(32), h.getLong(40), h.getInt(48));
+        Header header = new Header(h.getInt(8), h.getLong(16), h.getLong(24), h.getLong(32), h.getLong(40), h.getInt(48),
+                h.getLong(version == FORMAT_VERSION ? SNAPSHOT_ID_OFFSET_V1 : SNAPSHOT_ID_OFFSET_V2));
         ChangeHashes hashes = null;
         if (version == FORMAT_VERSION_2) {
             if (h.getShort(6) != KIND_XXH3_128) {
@@ -248,6 +259,11 @@ public final class StateFile {
 
         public long sequence() {
             return header.sequence();
+        }
+
+        /** The snapshot's identity as COMMITTED reported it; 0 = unknown. */
+        public long snapshotId() {
+            return header.snapshotId();
         }
 
         public int blockSize() {
@@ -496,11 +512,17 @@ public final class StateFile {
             buf.clear();
         }
 
-        /**
-         * Completes the file for committed snapshot {@code sequence}: header, fsync, atomic rename
-         * over the final path, directory fsync. Every LBN must have been written.
-         */
+        /** {@link #commit(long, long, long)} with the snapshot's identity unknown. */
         public void commit(long sequence, long committedAtMillis) {
+            commit(sequence, committedAtMillis, 0);
+        }
+
+        /**
+         * Completes the file for committed snapshot {@code sequence} of identity {@code snapshotId}
+         * (0: unknown): header, fsync, atomic rename over the final path, directory fsync. Every LBN
+         * must have been written.
+         */
+        public void commit(long sequence, long committedAtMillis, long snapshotId) {
             if (written != blockCount) {
                 throw new IllegalStateException("state has " + written + " of " + blockCount + " fingerprints");
             }
@@ -509,11 +531,11 @@ public final class StateFile {
             h.putInt(0, MAGIC).putInt(8, blockSize).putLong(16, volumeBytes)
                     .putLong(24, blockCount).putLong(32, sequence).putLong(40, committedAtMillis).putInt(48, (int) crc.getValue());
             if (changeHashes == null) {
-                h.putShort(4, (short) FORMAT_VERSION);
+                h.putShort(4, (short) FORMAT_VERSION).putLong(SNAPSHOT_ID_OFFSET_V1, snapshotId);
             } else {
                 h.putShort(4, (short) FORMAT_VERSION_2).putShort(6, (short) KIND_XXH3_128)
                         .putInt(12, changeHashes.backupsSinceRehash()).putLong(56, changeHashes.rehashedAtMillis())
-                        .putLong(64, changeHashes.seed());
+                        .putLong(64, changeHashes.seed()).putLong(SNAPSHOT_ID_OFFSET_V2, snapshotId);
             }
             CRC32C hc = new CRC32C();
             hc.update(h.array(), 0, headerBytes - 4);

@@ -37,7 +37,7 @@ import org.holdfast.common.protocol.ProtocolLimits;
 
 /**
  * One backup, as docs/protocol.md describes it: decide whether the state file can be trusted,
- * BACKUP_BEGIN with its sequence as base, then scan and upload in one pass, COMMIT, and only after
+ * BACKUP_BEGIN with its sequence (and, protocol 5, its snapshot identity) as base, then scan and upload in one pass, COMMIT, and only after
  * COMMITTED replace the state file.
  *
  * <p>Incremental means: the state file is intact and matches the volume's size and block size,
@@ -133,8 +133,10 @@ public final class BackupSession {
                     distrust = "volume size changed from " + prev.volumeBytes() + " to " + volumeBytes + " bytes";
                 }
                 long base = distrust == null ? prev.sequence() : 0;
+                // the base's identity lets the server tell it from another snapshot of the same sequence (protocol 5)
+                long baseId = distrust == null && conn.protocolVersion() >= BackupBegin.SNAPSHOT_ID_SINCE_VERSION ? prev.snapshotId() : 0;
 
-                conn.send(new BackupBegin(settings.volume(), serverChooses ? 0 : blockSize, volumeBytes, base));
+                conn.send(new BackupBegin(settings.volume(), serverChooses ? 0 : blockSize, volumeBytes, base, baseId));
                 BackupReady ready = conn.expect(BackupReady.class, ANSWER_TIMEOUT);
                 if (serverChooses && ProtocolLimits.isValidBlockSize(ready.blockSize())) {
                     blockSize = ready.blockSize();
@@ -144,6 +146,11 @@ public final class BackupSession {
                 String fullReason = distrust;
                 if (fullReason == null && ready.parentSequence() != base) {
                     fullReason = "the server's newest snapshot is " + ready.parentSequence() + ", the state file's is " + base;
+                } else if (fullReason == null && ready.mode() != BackupMode.INCREMENTAL && baseId != 0) {
+                    // same sequence, yet full: a different snapshot of that number (its server log says which), or damaged blocks
+                    fullReason = "the server asked for a full backup: its newest snapshot " + settings.volume() + "@" + base
+                            + " is not the one the state file describes (same sequence, another identity: its catalog was"
+                            + " restored) or references damaged blocks; a full backup is correct in both cases";
                 } else if (fullReason == null && ready.mode() != BackupMode.INCREMENTAL) {
                     // the base is the server's newest snapshot: the server answers full only when that one references damaged blocks
                     fullReason = "the server asked for a full backup: its newest snapshot " + settings.volume() + "@" + base
@@ -301,7 +308,7 @@ public final class BackupSession {
 
     private boolean saveState(StateFile.Writer state, Committed c) {
         try {
-            state.commit(c.sequence(), c.createdAtMillis());
+            state.commit(c.sequence(), c.createdAtMillis(), c.snapshotId());
             return true;
         } catch (RuntimeException e) {
             // The snapshot is committed; a missing state only makes the next backup read everything.

@@ -142,6 +142,66 @@ class StateFileTest {
         }
     }
 
+    private Path writtenWithId(long sequence, long snapshotId, StateFile.ChangeHashes hashes) {
+        Path p = StateFile.path(dir, "srv_7070", "vol");
+        byte[] fps = fps();
+        try (StateFile.Writer w = StateFile.Writer.create(p, BS, VOLUME, hashes)) {
+            w.append(fps, 0, BLOCKS);
+            w.commit(sequence, 1234, snapshotId);
+        }
+        return p;
+    }
+
+    private static long longAt(Path p, long at) throws Exception {
+        try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "r")) {
+            f.seek(at);
+            return f.readLong();
+        }
+    }
+
+    @Test
+    void commit_format1WithSnapshotId_storedAtOffset52AndReadBack() throws Exception {
+        Path p = writtenWithId(7, 0xfeedfacecafebeefL, null);
+        assertThat(longAt(p, 52)).isEqualTo(0xfeedfacecafebeefL);
+        try (StateFile.PreviousState s = StateFile.load(p).state()) {
+            assertThat(s.formatVersion()).isEqualTo(1);
+            assertThat(s.snapshotId()).isEqualTo(0xfeedfacecafebeefL);
+        }
+    }
+
+    @Test
+    void commit_format2WithSnapshotId_storedAtOffset72AndReadBack() throws Exception {
+        Path p = writtenWithId(7, -5L, new StateFile.ChangeHashes(42, 1, 99));
+        assertThat(longAt(p, 72)).isEqualTo(-5L);
+        try (StateFile.PreviousState s = StateFile.load(p).state()) {
+            assertThat(s.formatVersion()).isEqualTo(2);
+            assertThat(s.snapshotId()).isEqualTo(-5L);
+            assertThat(s.changeHashes()).isEqualTo(new StateFile.ChangeHashes(42, 1, 99));
+        }
+    }
+
+    @Test
+    void load_snapshotIdBytesChanged_headerCorrupt() throws Exception {
+        Path p1 = writtenWithId(7, 12345, null);
+        flip(p1, 59);
+        assertThat(StateFile.load(p1).reason()).isEqualTo("state file header is corrupt");
+        Path p2 = writtenWithId(7, 12345, new StateFile.ChangeHashes(42, 1, 99));
+        flip(p2, 79);
+        assertThat(StateFile.load(p2).reason()).isEqualTo("state file header is corrupt");
+    }
+
+    @Test
+    void load_olderAgentsFileWithZeroInTheReservedBytes_trustedWithIdUnknown() throws Exception {
+        Path p = written(7, fps()); // commit(sequence, at): what agents before protocol 5 wrote
+        assertThat(longAt(p, 52)).isZero();
+        StateFile.Loaded l = StateFile.load(p);
+        assertThat(l.trusted()).as(l.reason()).isTrue();
+        try (StateFile.PreviousState s = l.state()) {
+            assertThat(s.snapshotId()).isZero();
+            assertThat(s.sequence()).isEqualTo(7);
+        }
+    }
+
     @Test
     void writerCreate_missingStateDirectories_createdReadableOnlyByTheUser() throws Exception {
         Path p = written(1, fps());

@@ -37,10 +37,12 @@ import org.holdfast.common.model.Consistency;
  *                                               fp, length and bytes are absent when codec = 0 (zero block)
  *     protocol 4, codec 3 (zstd frame):   | codec | fp | member:u16 | members:u16 | length:u32 | bytes |
  *     protocol 4, codec 4 (frame member): | codec | fp | member:u16 | ordinal:u16 |
+ *  protocol 5: BACKUP_BEGIN may end with baseSnapshotId:u64, COMMITTED with snapshotId:u64 (never 0; absent = unknown)
  * </pre>
  *
  * <p>The frame codecs (3, 4) are refused unless {@link #protocolVersion(int)} was told a version of
- * at least 4: a connection that agreed on an older version never carries them.
+ * at least 4: a connection that agreed on an older version never carries them. Likewise the snapshot
+ * ids of protocol 5 are refused unless the agreed version is at least 5.
  *
  * <p>Checks, in order, each before anything is allocated for it: {@code length} against
  * {@link ProtocolLimits#MAX_FRAME} and against the largest body its type can have (so a tiny
@@ -344,13 +346,13 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             case HELLO -> 4 + 2 + 2 + ProtocolLimits.MAX_AGENT_NAME + 2 + ProtocolLimits.MAX_TOKEN;
             case HELLO_OK -> 2 + 2 + ProtocolLimits.MAX_SERVER_VERSION + 4;
             case ERROR -> 2 + 2 + ProtocolLimits.MAX_ERROR_MESSAGE;
-            case BACKUP_BEGIN -> 2 + ProtocolLimits.MAX_VOLUME_NAME + 4 + 8 + 8;
+            case BACKUP_BEGIN -> 2 + ProtocolLimits.MAX_VOLUME_NAME + 4 + 8 + 8 + 8;
             case BACKUP_READY -> 8 + 8 + 4 + 1 + BackupReady.SECRET_BYTES;
             case ENTRIES -> 8 + 4 + ProtocolLimits.MAX_RUN_ENTRIES * Entries.ENTRY_BYTES;
             case NEED -> 8 + 4 + Need.bitmapBytes(ProtocolLimits.MAX_RUN_ENTRIES);
             case COMMIT -> 8 + 1;
             case RESTORE_END -> 8;
-            case COMMITTED -> 7 * 8;
+            case COMMITTED -> 8 * 8;
             case ABORT -> 0;
             case LIST_SNAPSHOTS -> 2 + ProtocolLimits.MAX_VOLUME_NAME;
             case SNAPSHOT_LIST -> 4 + ProtocolLimits.MAX_SNAPSHOT_LIST * SnapshotInfo.WIRE_BYTES;
@@ -389,9 +391,13 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                 return ec != null ? new ErrorMessage(ec, msg)
                         : ErrorMessage.of(ErrorCode.INTERNAL, "error code " + code + ": " + msg);
             }
-            case BACKUP_BEGIN:
-                return new BackupBegin(str(b, "volume", ProtocolLimits.MAX_VOLUME_NAME), (int) u32(b, "blockSize"),
-                        u64(b, "volumeBytes"), u64(b, "baseSequence"));
+            case BACKUP_BEGIN: {
+                String volume = str(b, "volume", ProtocolLimits.MAX_VOLUME_NAME);
+                int blockSize = (int) u32(b, "blockSize");
+                long volumeBytes = u64(b, "volumeBytes");
+                long baseSequence = u64(b, "baseSequence");
+                return new BackupBegin(volume, blockSize, volumeBytes, baseSequence, snapshotId(b, "BACKUP_BEGIN baseSnapshotId"));
+            }
             case BACKUP_READY: {
                 long session = u64(b, "sessionId");
                 long parent = u64(b, "parentSequence");
@@ -435,7 +441,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                 return parseCommit(b);
             case COMMITTED:
                 return new Committed(u64(b, "sequence"), u64(b, "createdAtMillis"), u64(b, "logicalBytes"),
-                        u64(b, "changedBlocks"), u64(b, "sentBlocks"), u64(b, "newBlocks"), u64(b, "storedBytes"));
+                        u64(b, "changedBlocks"), u64(b, "sentBlocks"), u64(b, "newBlocks"), u64(b, "storedBytes"),
+                        snapshotId(b, "COMMITTED snapshotId"));
             case ABORT:
                 return Abort.INSTANCE;
             case LIST_SNAPSHOTS:
@@ -470,6 +477,27 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             default:
                 throw new ProtocolException(ErrorCode.BAD_FRAME, "no decoding for " + type);
         }
+    }
+
+    /**
+     * The optional snapshot identity that ends BACKUP_BEGIN and COMMITTED: absent = 0 (unknown).
+     * Present only on a connection that agreed on version 5 or more, and never 0 (a sender leaves
+     * an unknown id out): an older peer would refuse the trailing bytes, so accepting them here
+     * would hide a sender that did not check the agreed version.
+     */
+    private long snapshotId(ByteBuf b, String field) {
+        if (!b.isReadable()) {
+            return 0;
+        }
+        if (protocolVersion < BackupBegin.SNAPSHOT_ID_SINCE_VERSION) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, field + " needs protocol version "
+                    + BackupBegin.SNAPSHOT_ID_SINCE_VERSION + "; this connection agreed on version " + protocolVersion);
+        }
+        long id = u64(b, field);
+        if (id == 0) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, field + " is 0; leave the field out when the identity is unknown");
+        }
+        return id;
     }
 
     /** COMMIT: 8 bytes (version 2, consistency unknown) or 9 (version 3: a u8 consistency, 1 or 2). */

@@ -64,7 +64,7 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
             case ERROR:
                 return 2 + str(((ErrorMessage) m).message());
             case BACKUP_BEGIN:
-                return str(((BackupBegin) m).volume()) + 4 + 8 + 8;
+                return str(((BackupBegin) m).volume()) + ((BackupBegin) m).fixedBytes();
             case BACKUP_READY:
                 return 8 + 8 + 4 + 1 + BackupReady.SECRET_BYTES;
             case ENTRIES:
@@ -76,7 +76,7 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
             case COMMIT:
                 return ((Commit) m).bodyBytes();
             case COMMITTED:
-                return 7 * 8;
+                return ((Committed) m).bodyBytes();
             case ABORT:
                 return 0;
             case LIST_SNAPSHOTS:
@@ -142,6 +142,9 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
                 out.writeInt(b.blockSize());
                 out.writeLong(b.volumeBytes());
                 out.writeLong(b.baseSequence());
+                if (b.baseSnapshotId() != 0) {
+                    out.writeLong(b.baseSnapshotId());
+                }
             }
             case BACKUP_READY -> {
                 BackupReady r = (BackupReady) m;
@@ -193,6 +196,9 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
                 out.writeLong(c.sentBlocks());
                 out.writeLong(c.newBlocks());
                 out.writeLong(c.storedBytes());
+                if (c.snapshotId() != 0) {
+                    out.writeLong(c.snapshotId());
+                }
             }
             case ABORT -> {
                 // empty body

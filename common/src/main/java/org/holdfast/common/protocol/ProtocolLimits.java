@@ -16,9 +16,12 @@ public final class ProtocolLimits {
      * frame header keeps {@link #VERSION}). Version 3 added COMMIT's consistency byte and
      * RUN_REPORT / RUN_RECORDED; the frames of version 2 are unchanged. Version 4 added compressed
      * frames: the codecs {@link PayloadCodec#ZSTD_FRAME} and {@link PayloadCodec#FRAME_MEMBER} in
-     * BLOCKS and RESTORE_DATA, which a connection that agreed on less never carries.
+     * BLOCKS and RESTORE_DATA, which a connection that agreed on less never carries. Version 5 added
+     * the snapshot identity: a u64 {@code snapshotId} at the end of COMMITTED and
+     * {@code baseSnapshotId} at the end of BACKUP_BEGIN (both left out when 0, so a connection that
+     * agreed on less sees the version 2 frames).
      */
-    public static final int PROTOCOL_VERSION = 4;
+    public static final int PROTOCOL_VERSION = 5;
     /** The oldest protocol version still accepted in HELLO. */
     public static final int MIN_PROTOCOL_VERSION = 2;
     /** HELLO's magic, "HFST". */

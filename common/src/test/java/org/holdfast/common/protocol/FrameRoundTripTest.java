@@ -23,7 +23,9 @@ class FrameRoundTripTest {
     }
 
     private EmbeddedChannel decoderChannel() {
-        EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder());
+        FrameDecoder decoder = new FrameDecoder();
+        decoder.protocolVersion(ProtocolLimits.PROTOCOL_VERSION); // the samples include the newest version's fields
+        EmbeddedChannel ch = new EmbeddedChannel(decoder);
         ch.config().setAllocator(alloc);
         return ch;
     }

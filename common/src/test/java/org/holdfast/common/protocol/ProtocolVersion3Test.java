@@ -75,7 +75,7 @@ class ProtocolVersion3Test {
     @Test
     void helloOf_offersTheNewestVersion_andTheFrameHeaderStaysVersion2() {
         Hello h = Hello.of("holdfast-agent/0.1.0@h", "t");
-        assertThat(h.protocolVersion()).isEqualTo(ProtocolLimits.PROTOCOL_VERSION).isEqualTo(4);
+        assertThat(h.protocolVersion()).isEqualTo(ProtocolLimits.PROTOCOL_VERSION).isEqualTo(5);
         ByteBuf out = alloc.buffer();
         FrameEncoder.write(h, out);
         assertThat((int) out.getUnsignedByte(4)).isEqualTo(2);

@@ -18,7 +18,8 @@ import org.holdfast.server.store.FormatVersions;
  * snapshots key: u64 internalId, u64 seq value: u8 version, u64 createdAt, u64 volumeBytes, u32 blockSize,
  *                                             u64 logicalBytes, u64 changedBlocks, u64 sentBlocks,
  *                                             u64 newBlocks, u64 storedBytes                  (61 bytes, version 1)
- *                                             then u8 consistency              (62 bytes, version 2, written today)
+ *                                             then u8 consistency              (62 bytes, version 2)
+ *                                             then u64 snapshotId              (70 bytes, version 3, written today)
  * map       key: u64 internalId, u64 lbn, u64 ~seq (inverted, so newer sorts first)   value: u64 PBN
  * </pre>
  */
@@ -26,10 +27,12 @@ final class CatalogKeys {
     static final int VOLUME_VALUE_BYTES = 37;
     /** A snapshot value of record version 1: no consistency byte (read as UNKNOWN). */
     static final int SNAPSHOT_VALUE_V1_BYTES = 61;
-    /** A snapshot value of record version 2: version 1 plus the u8 consistency. */
-    static final int SNAPSHOT_VALUE_BYTES = 62;
+    /** A snapshot value of record version 2: version 1 plus the u8 consistency (read as snapshot id 0, unknown). */
+    static final int SNAPSHOT_VALUE_V2_BYTES = 62;
+    /** A snapshot value of record version 3: version 2 plus the u64 snapshot id. */
+    static final int SNAPSHOT_VALUE_BYTES = 70;
     /** The snapshot record version written today (the first byte; version 1 is CATALOG_VERSION's 1). */
-    static final int SNAPSHOT_RECORD_VERSION = 2;
+    static final int SNAPSHOT_RECORD_VERSION = 3;
     static final int MAP_KEY_BYTES = 24;
 
     private CatalogKeys() {
@@ -93,22 +96,26 @@ final class CatalogKeys {
         Bytes.putLong(b, 45, s.newBlocks());
         Bytes.putLong(b, 53, s.storedBytes());
         b[61] = (byte) s.consistency().code();
+        Bytes.putLong(b, 62, s.snapshotId());
         return b;
     }
 
     static SnapshotRecord snapshot(VolumeId volume, long seq, byte[] b, String path) {
         boolean v1 = b.length == SNAPSHOT_VALUE_V1_BYTES && b[0] == 1;
-        boolean v2 = b.length == SNAPSHOT_VALUE_BYTES && b[0] == SNAPSHOT_RECORD_VERSION;
-        if (!v1 && !v2) {
+        boolean v2 = b.length == SNAPSHOT_VALUE_V2_BYTES && b[0] == 2;
+        boolean v3 = b.length == SNAPSHOT_VALUE_BYTES && b[0] == SNAPSHOT_RECORD_VERSION;
+        if (!v1 && !v2 && !v3) {
             throw new CorruptDataException("catalog.snapshots", path, volume + "@" + seq, "snapshot value of " + b.length
-                    + " bytes, version " + (b.length > 0 ? b[0] : -1) + " (this server reads version 1 of 61 bytes and 2 of 62)");
+                    + " bytes, version " + (b.length > 0 ? b[0] : -1)
+                    + " (this server reads version 1 of 61 bytes, 2 of 62 and 3 of 70)");
         }
         Consistency consistency = v1 ? Consistency.UNKNOWN : Consistency.fromCode(b[61] & 0xff);
         if (consistency == null) {
             throw new CorruptDataException("catalog.snapshots", path, volume + "@" + seq, "snapshot value has unknown consistency " + (b[61] & 0xff));
         }
         return new SnapshotRecord(volume, seq, Bytes.getLong(b, 1), Bytes.getLong(b, 9), Bytes.getInt(b, 17), Bytes.getLong(b, 21),
-                Bytes.getLong(b, 29), Bytes.getLong(b, 37), Bytes.getLong(b, 45), Bytes.getLong(b, 53), consistency);
+                Bytes.getLong(b, 29), Bytes.getLong(b, 37), Bytes.getLong(b, 45), Bytes.getLong(b, 53), consistency,
+                v3 ? Bytes.getLong(b, 62) : 0);
     }
 
     static void mapKey(byte[] k, long volumeId, long lbn, long seq) {

@@ -1,5 +1,6 @@
 package org.holdfast.server.catalog;
 
+import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.function.BiConsumer;
 import org.holdfast.common.id.VolumeId;
@@ -39,6 +40,8 @@ public final class SnapshotCommit {
     private final Clock clock;
     private final int mapChunkEntries;
     private final CommitIntents intents;
+    // snapshot identities: unguessable and independent of the catalog's state, so a restored catalog hands out new ones
+    private final SecureRandom ids = new SecureRandom();
     /** A commit failed after writing map chunks: its leftovers go before the next commit reads the map. */
     private boolean leftovers;
 
@@ -210,7 +213,7 @@ public final class SnapshotCommit {
                     }
                 }
                 SnapshotRecord snapshot = new SnapshotRecord(r.volume(), sequence, now, r.volumeBytes(), r.blockSize(),
-                        r.logicalBytes(), delta.size(), r.sentBlocks(), r.newBlocks(), r.storedBytes(), r.consistency());
+                        r.logicalBytes(), delta.size(), r.sentBlocks(), r.newBlocks(), r.storedBytes(), r.consistency(), newSnapshotId());
                 // The domain is fixed when the volume is created; later requests cannot move it.
                 String domain = existing == null ? r.domain() : existing.domain();
                 VolumeRecord volume = new VolumeRecord(r.volume(), internalId, r.blockSize(), createdAt, sequence, r.volumeBytes(), domain);
@@ -226,6 +229,15 @@ public final class SnapshotCommit {
                 return committed;
             }
         }
+    }
+
+    /** A random non-zero snapshot identity (0 means unknown). */
+    private long newSnapshotId() {
+        long id;
+        do {
+            id = ids.nextLong();
+        } while (id == 0);
+        return id;
     }
 
     /**

@@ -21,6 +21,7 @@ import org.holdfast.server.catalog.CommittedSnapshot;
 import org.holdfast.server.catalog.MapCursor;
 import org.holdfast.server.catalog.SessionMap;
 import org.holdfast.server.catalog.SnapshotCommit;
+import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.engine.DedupDomain;
 import org.holdfast.server.engine.DedupStream;
@@ -167,6 +168,16 @@ public final class BackupSession {
 
     BackupSession(long id, VolumeId volume, int blockSize, long volumeBytes, VolumeRecord existing, IngestServices services,
                   int segmentMax, long baseSequence, byte[] possessionSecret, String domain, SessionSpill spill) {
+        this(id, volume, blockSize, volumeBytes, existing, services, segmentMax, baseSequence, 0, possessionSecret, domain, spill);
+    }
+
+    /**
+     * A session whose agent's state describes snapshot {@code baseSequence} with identity
+     * {@code baseSnapshotId} (0: unknown, as from an agent before protocol 5).
+     */
+    BackupSession(long id, VolumeId volume, int blockSize, long volumeBytes, VolumeRecord existing, IngestServices services,
+                  int segmentMax, long baseSequence, long baseSnapshotId, byte[] possessionSecret, String domain,
+                  SessionSpill spill) {
         this.id = id;
         this.memoryEntries = spill.memoryEntries();
         this.nextCheckpoint = memoryEntries;
@@ -175,8 +186,9 @@ public final class BackupSession {
         this.beginBlockCount = ProtocolLimits.blockCount(volumeBytes, blockSize);
         this.parentSequence = existing == null ? 0 : existing.latestSequence();
         // an incremental backup resends no unchanged LBN, so a bad block the parent carries would stay bad: ask for a full one
-        long damagedInParent = existing == null || baseSequence != parentSequence ? 0 : damagedBlocks(services, existing);
-        this.mode = baseSequence == parentSequence && damagedInParent == 0 ? BackupMode.INCREMENTAL : BackupMode.FULL;
+        boolean sameSnapshot = baseSequence == parentSequence && sameIdentity(services, existing, volume, baseSnapshotId);
+        long damagedInParent = existing == null || !sameSnapshot ? 0 : damagedBlocks(services, existing);
+        this.mode = sameSnapshot && damagedInParent == 0 ? BackupMode.INCREMENTAL : BackupMode.FULL;
         if (damagedInParent > 0) {
             LOG.log(Level.WARNING, "backup of volume " + volume + ": its latest snapshot " + volume + "@" + parentSequence
                     + " references " + damagedInParent + " damaged blocks; asking the agent for a full backup, which re-reads"
@@ -204,6 +216,28 @@ public final class BackupSession {
         this.lookupScratch = new boolean[run];
         this.stream = services.index().openStream(volume.name());
         this.done = spill.newMap(id);
+    }
+
+    /**
+     * False if the agent's base (which has the parent's sequence) is provably another snapshot: both
+     * identities known and different. That happens after a catalog restore, when the sequence was
+     * handed out again, and an incremental backup against it would be silently wrong. An unknown
+     * identity on either side (0: an older agent, a snapshot stored before identities) trusts the
+     * sequence, as before, so an upgrade does not force a full backup of every volume.
+     */
+    private static boolean sameIdentity(IngestServices services, VolumeRecord existing, VolumeId volume, long baseSnapshotId) {
+        if (existing == null || baseSnapshotId == 0 || existing.latestSequence() == 0) {
+            return true;
+        }
+        long parentId = services.catalog().snapshot(existing, existing.latestSequence()).map(SnapshotRecord::snapshotId).orElse(0L);
+        if (parentId == 0 || parentId == baseSnapshotId) {
+            return true;
+        }
+        LOG.log(Level.INFO, "backup of volume " + volume + ": full, because the agent's base snapshot " + volume + "@"
+                + existing.latestSequence() + " has identity " + Long.toHexString(baseSnapshotId) + " but the server's "
+                + volume + "@" + existing.latestSequence() + " is " + Long.toHexString(parentId)
+                + " (identity mismatch: the sequence was handed out again, as after a catalog restore)");
+        return false;
     }
 
     /** LBNs of the volume's newest snapshot known to map to a bad block; 0 (and a warning) if the verify records cannot be read. */
@@ -654,7 +688,8 @@ public final class BackupSession {
             LOG.log(Level.WARNING, "session " + id + " of " + volume + ": index flush failed after commit: " + e.getMessage());
         }
         var s = c.snapshot();
-        return new Committed(s.sequence(), s.createdAtMillis(), s.logicalBytes(), s.changedBlocks(), s.sentBlocks(), s.newBlocks(), s.storedBytes());
+        return new Committed(s.sequence(), s.createdAtMillis(), s.logicalBytes(), s.changedBlocks(), s.sentBlocks(), s.newBlocks(),
+                s.storedBytes(), s.snapshotId());
     }
 
     /**

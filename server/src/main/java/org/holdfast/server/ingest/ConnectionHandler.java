@@ -436,7 +436,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             server.stats().commits.incrementAndGet();
             audit("snapshot.commit", "volume:" + s.volume() + "@" + done.sequence(), "ok",
                     done.newBlocks() + " new blocks, " + s.unprovenMatches() + " unproven matches asked for");
-            channel.writeAndFlush(done);
+            // an agent before protocol 5 reads no snapshot id (its decoder would refuse the trailing bytes)
+            channel.writeAndFlush(done.forVersion(protocolVersion));
         } else if (m instanceof Abort) {
             if (session != null) {
                 BackupSession s = session;
@@ -525,7 +526,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             byte[] secret = new byte[BackupReady.SECRET_BYTES];
             SECRETS.nextBytes(secret);
             session = new BackupSession(sessionId, volume, blockSize, b.volumeBytes(), existing, server.services(),
-                    server.settings().segmentMaxEntries(), b.baseSequence(), secret, principal.domain(), server.settings().spill());
+                    server.settings().segmentMaxEntries(), b.baseSequence(), b.baseSnapshotId(), secret, principal.domain(),
+                    server.settings().spill());
             ready = new BackupReady(sessionId, session.parentSequence(), blockSize, session.mode(), secret);
         } catch (RuntimeException e) {
             server.volumeLocks().unlock(volume.name(), sessionId);
@@ -724,10 +726,16 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             LOG.log(Level.INFO, "connection " + channel.remoteAddress() + ": " + code + ": " + messageOf(t));
         }
         server.stats().errors.incrementAndGet();
-        // the agent may have frames in flight (BLOCKS mid-backup, anything pipelined behind the
-        // refused request): closing on them would reset the connection and lose the ERROR, so linger
-        sendErrorAndLinger(code, messageOf(t));
-        cleanup(code + ": " + messageOf(t));
+        try {
+            // the session ends (and the volume's lock goes) before the ERROR is written: an agent that
+            // retries as soon as it reads the ERROR must not meet its own dead session (VOLUME_BUSY).
+            // Nothing else runs on the lane meanwhile, so no frame of this connection is handled in between.
+            cleanup(code + ": " + messageOf(t));
+        } finally {
+            // the agent may have frames in flight (BLOCKS mid-backup, anything pipelined behind the
+            // refused request): closing on them would reset the connection and lose the ERROR, so linger
+            sendErrorAndLinger(code, messageOf(t));
+        }
     }
 
     private void cleanup() {

@@ -258,6 +258,38 @@ public final class AgentDriver implements AutoCloseable {
         return expect(BackupReady.class);
     }
 
+    /** BACKUP_BEGIN with the base snapshot's identity (protocol 5; 0 = unknown). */
+    public BackupReady begin(String volume, int blockSize, long volumeBytes, long base, long baseSnapshotId) {
+        send(new BackupBegin(volume, blockSize, volumeBytes, base, baseSnapshotId));
+        return expect(BackupReady.class);
+    }
+
+    /** What an agent's backup did: the server's answer to BACKUP_BEGIN and its COMMITTED. */
+    public record Backup(BackupReady ready, Committed committed) {
+    }
+
+    /**
+     * A backup as the real agent makes it from a state of snapshot {@code base} with identity
+     * {@code baseSnapshotId}: if the server answers INCREMENTAL with that parent, only the
+     * {@code changed} LBNs are described (the agent believes the rest is as in its base), else
+     * every LBN. Payloads zstd-compressed.
+     */
+    public Backup backupFromState(String volume, byte[] image, int blockSize, long base, long baseSnapshotId, long... changed) {
+        BackupReady ready = begin(volume, blockSize, image.length, base, baseSnapshotId);
+        long blocks = ProtocolLimits.blockCount(image.length, blockSize);
+        if (ready.mode() == org.holdfast.common.protocol.BackupMode.INCREMENTAL && ready.parentSequence() == base) {
+            for (long lbn : changed) {
+                sendEntriesAndBlocks(image, blockSize, lbn, lbn + 1, true, null);
+            }
+        } else {
+            sendEntriesAndBlocks(image, blockSize, 0, blocks, true, null);
+        }
+        send(new Commit(image.length));
+        Committed c = expect(Committed.class);
+        assertThat(c.sequence()).isEqualTo(ready.parentSequence() + 1);
+        return new Backup(ready, c);
+    }
+
     /** Backs up every LBN of {@code image}; payloads zstd-compressed when {@code compress}. */
     public Committed backup(String volume, byte[] image, int blockSize, boolean compress) {
         BackupReady ready = begin(volume, blockSize, image.length, 0);
