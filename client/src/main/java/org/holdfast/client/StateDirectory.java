@@ -20,7 +20,9 @@ import java.util.stream.Stream;
  * XDG base-directory specification places state that is not configuration and not cache.
  *
  * <p>Agents before this layout kept both in {@code ~/.holdfast/}; the first use of the new
- * directory moves what is there, entry by entry, and says so once. An entry that exists in the new
+ * directory moves what is there, entry by entry, and says so once. Those agents took {@code ~} from
+ * Java's {@code user.home} (the passwd entry), not {@code $HOME}: where the two differ, an entry
+ * missing from {@code $HOME/.holdfast} is taken from {@code user.home}'s. An entry that exists in the new
  * place already is never overwritten (the old one stays, for the user to look at).
  */
 public final class StateDirectory {
@@ -33,11 +35,11 @@ public final class StateDirectory {
     private static final Set<PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
 
     private final Path dir;
-    private final Path legacy;
+    private final List<Path> legacy;
 
-    StateDirectory(Path dir, Path legacy) {
+    StateDirectory(Path dir, List<Path> legacy) {
         this.dir = dir;
-        this.legacy = legacy;
+        this.legacy = List.copyOf(legacy);
     }
 
     /** The directory for this process's environment. */
@@ -52,7 +54,12 @@ public final class StateDirectory {
         String xdg = env.getOrDefault("XDG_STATE_HOME", "");
         // the specification says a relative value is invalid and must be ignored
         Path base = !xdg.isBlank() && Path.of(xdg).isAbsolute() ? Path.of(xdg) : homeDir.resolve(".local/state");
-        return new StateDirectory(base.resolve("holdfast"), homeDir.resolve(".holdfast"));
+        List<Path> legacy = new ArrayList<>(List.of(homeDir.resolve(".holdfast")));
+        Path javaHome = Path.of(userHome).resolve(".holdfast");
+        if (!legacy.contains(javaHome)) {
+            legacy.add(javaHome); // where an older agent run with another HOME wrote it
+        }
+        return new StateDirectory(base.resolve("holdfast"), legacy);
     }
 
     /** The state directory itself. */
@@ -60,9 +67,9 @@ public final class StateDirectory {
         return dir;
     }
 
-    /** Where agents before this layout kept their state ({@code ~/.holdfast}). */
+    /** Where agents before this layout kept their state ({@code $HOME/.holdfast}; see the class comment for the other place). */
     public Path legacyPath() {
-        return legacy;
+        return legacy.get(0);
     }
 
     /**
@@ -102,9 +109,9 @@ public final class StateDirectory {
     public List<String> migrate(Consumer<String> notice) {
         List<String> moved = new ArrayList<>();
         for (String name : ENTRIES) {
-            Path from = legacy.resolve(name);
+            Path from = legacy.stream().map(l -> l.resolve(name)).filter(Files::exists).findFirst().orElse(null);
             Path to = dir.resolve(name);
-            if (!Files.exists(from) || Files.exists(to)) {
+            if (from == null || Files.exists(to)) {
                 continue;
             }
             try {

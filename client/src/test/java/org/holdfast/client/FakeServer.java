@@ -56,6 +56,10 @@ public final class FakeServer implements AutoCloseable {
     public final List<SessionLog> sessions = new CopyOnWriteArrayList<>();
     /** The protocol version HELLO_OK grants (at most what HELLO offered); 2 by default, like a server before version 3. */
     public volatile int protocolVersion = ProtocolLimits.VERSION;
+    /** As a real server of protocol 2 (the 2026-11-23 release): an offer other than 2 gets UNSUPPORTED_VERSION, not the lower version. */
+    public volatile boolean refusesOtherVersions;
+    /** The protocol version of every HELLO received, in order. */
+    public final List<Integer> offers = new CopyOnWriteArrayList<>();
     /** The consistency of every COMMIT received, in order. */
     public final List<org.holdfast.common.model.Consistency> commits = new CopyOnWriteArrayList<>();
     /** Answer every BACKUP_BEGIN with mode FULL. */
@@ -147,6 +151,12 @@ public final class FakeServer implements AutoCloseable {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, Message m) {
             if (m instanceof Hello h) {
+                offers.add(h.protocolVersion());
+                if (refusesOtherVersions && h.protocolVersion() != protocolVersion) {
+                    error(ctx, ErrorCode.UNSUPPORTED_VERSION, "this server speaks protocol version " + protocolVersion
+                            + ", the agent asked for " + h.protocolVersion());
+                    return;
+                }
                 agreed = Math.min(h.protocolVersion(), protocolVersion);
                 ((FrameDecoder) ctx.pipeline().first()).protocolVersion(agreed);
                 ctx.writeAndFlush(new HelloOk(agreed, "fake", ProtocolLimits.MAX_FRAME));

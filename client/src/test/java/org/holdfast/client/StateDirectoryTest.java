@@ -59,6 +59,40 @@ class StateDirectoryTest {
     }
 
     @Test
+    void migrate_oldStateUnderJavaUserHomeNotHome_movedFromThere() throws Exception {
+        // an older agent took ~ from user.home (the passwd entry); this run has another HOME
+        Path passwdHome = dir.resolve("root");
+        Path old = Files.createDirectories(passwdHome.resolve(".holdfast/agent-state/h_7070"));
+        Files.writeString(old.resolve("vm.state"), "state");
+        Files.writeString(passwdHome.resolve(".holdfast/known-servers"), "h:7070 AB\n");
+        Path home = Files.createDirectories(dir.resolve("home"));
+        List<String> notices = new ArrayList<>();
+
+        List<String> moved = StateDirectory.of(Map.of("HOME", home.toString()), passwdHome.toString()).migrate(notices::add);
+
+        Path fresh = home.resolve(".local/state/holdfast");
+        assertThat(moved).containsExactly(StateDirectory.KNOWN_SERVERS, StateDirectory.AGENT_STATE);
+        assertThat(Files.readString(fresh.resolve("agent-state/h_7070/vm.state"))).isEqualTo("state");
+        assertThat(Files.readString(fresh.resolve("known-servers"))).isEqualTo("h:7070 AB\n");
+        assertThat(passwdHome.resolve(".holdfast/known-servers")).doesNotExist();
+        assertThat(notices).hasSize(2).allMatch(n -> n.contains(passwdHome.resolve(".holdfast").toString()));
+    }
+
+    @Test
+    void migrate_oldStateUnderBothHomes_homeWins() throws Exception {
+        Path passwdHome = dir.resolve("root");
+        Files.createDirectories(passwdHome.resolve(".holdfast"));
+        Files.writeString(passwdHome.resolve(".holdfast/known-servers"), "passwd\n");
+        Path home = Files.createDirectories(dir.resolve("home/.holdfast")).getParent();
+        Files.writeString(home.resolve(".holdfast/known-servers"), "home\n");
+
+        StateDirectory.of(Map.of("HOME", home.toString()), passwdHome.toString()).migrate(n -> { });
+
+        assertThat(Files.readString(home.resolve(".local/state/holdfast/known-servers"))).isEqualTo("home\n");
+        assertThat(Files.readString(passwdHome.resolve(".holdfast/known-servers"))).as("left where it was").isEqualTo("passwd\n");
+    }
+
+    @Test
     void migrate_entryAlreadyInNewPlace_neitherOverwrittenNorMoved() throws Exception {
         Path home = dir.resolve("home");
         Files.createDirectories(home.resolve(".holdfast"));

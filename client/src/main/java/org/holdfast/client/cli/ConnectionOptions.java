@@ -15,6 +15,7 @@ import org.holdfast.client.net.KnownServers;
 import org.holdfast.client.net.ServerAddress;
 import org.holdfast.client.net.ServerConnection;
 import org.holdfast.client.net.ServerTrust;
+import org.holdfast.client.net.VersionRefusedException;
 import org.holdfast.client.net.WrongPortException;
 import org.holdfast.common.tls.CertificateFingerprint;
 import org.holdfast.common.id.VolumeId;
@@ -151,7 +152,21 @@ public final class ConnectionOptions {
         ServerConnection conn = ServerConnection.connect(address, CONNECT_TIMEOUT, trust);
         try {
             try {
-                conn.hello(agentName(), tok, HELLO_TIMEOUT, protocolVersion);
+                try {
+                    conn.hello(agentName(), tok, HELLO_TIMEOUT, protocolVersion);
+                } catch (VersionRefusedException e) {
+                    if (protocolVersion <= ProtocolLimits.MIN_PROTOCOL_VERSION) {
+                        throw e;
+                    }
+                    // a protocol 2 server takes an offer of exactly 2 and closes the connection on any
+                    // other (later servers answer the lower of the two): offer 2 on a new connection
+                    conn.close();
+                    conn = ServerConnection.connect(address, CONNECT_TIMEOUT, trust);
+                    conn.hello(agentName(), tok, HELLO_TIMEOUT, ProtocolLimits.MIN_PROTOCOL_VERSION);
+                    notice.accept("the server refused protocol version " + protocolVersion + " (a release of protocol "
+                            + ProtocolLimits.MIN_PROTOCOL_VERSION + "): talking version " + ProtocolLimits.MIN_PROTOCOL_VERSION
+                            + " instead; upgrade the server to use the newer one");
+                }
             } catch (AgentException e) {
                 if (noTls && e.exitCode() == ExitCode.NETWORK && !(e instanceof WrongPortException)) {
                     throw new AgentException(ExitCode.NETWORK, e.getMessage() + " before answering HELLO over plain TCP",

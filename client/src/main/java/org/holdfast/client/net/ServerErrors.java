@@ -27,7 +27,7 @@ final class ServerErrors {
                     + " that it is whole, an agent token, not revoked or expired, and that its volumes include this one";
             // the server's message says how to free space; only the retry is the agent's to add
             case STORAGE_FULL -> "retry once space is free";
-            case UNSUPPORTED_VERSION -> "use an agent that matches the server's version";
+            case UNSUPPORTED_VERSION -> "use an agent of the server's release, or upgrade the server (docs/operations.md, \"Upgrading\": server first)";
             case FINGERPRINT_MISMATCH -> "the source changed while it was read; back up from a snapshot of it, or retry";
             // the server's message says the block is marked bad and that the next backup repairs it
             case CORRUPT_DATA -> "retry the restore after that backup";
@@ -41,6 +41,9 @@ final class ServerErrors {
             case STORAGE_FULL -> ExitCode.STORAGE_FULL;
             default -> ExitCode.REJECTED;
         };
+        if (err.code() == org.holdfast.common.protocol.ErrorCode.UNSUPPORTED_VERSION) {
+            return new VersionRefusedException("server refused: " + err.code() + ": " + err.message(), hint);
+        }
         return new AgentException(exit, "server refused: " + err.code() + ": " + err.message(), hint);
     }
 }

@@ -10,6 +10,7 @@ import org.holdfast.client.AgentRun;
 import org.holdfast.client.FakeServer;
 import org.holdfast.client.Images;
 import org.holdfast.common.model.Consistency;
+import org.holdfast.common.protocol.ProtocolLimits;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -61,6 +62,27 @@ class BackupConsistencyTest {
         assertThat(JSON.readTree(app.stdout()).path("consistency").asText()).isEqualTo("unknown");
         assertThat(app.stderr()).contains("protocol version 2").contains("unknown");
         assertThat(server.commits).containsExactly(Consistency.UNKNOWN);
+    }
+
+    @Test
+    void backup_version2ServerRefusingNewerOffers_fallsBackToVersion2AndSaysSo() throws Exception {
+        server.refusesOtherVersions = true; // what the real protocol 2 server does (the upgrade drill)
+        AgentRun run = backup();
+        assertThat(run.exit()).as(run.toString()).isZero();
+        assertThat(server.offers).containsExactly(ProtocolLimits.PROTOCOL_VERSION, 2);
+        assertThat(run.stderr()).contains("refused protocol version " + ProtocolLimits.PROTOCOL_VERSION).contains("talking version 2");
+        assertThat(server.commits).containsExactly(Consistency.UNKNOWN);
+    }
+
+    @Test
+    void backup_version2ServerRefusingOffer2_noRetryExitIntegrity() {
+        server.refusesOtherVersions = true;
+        server.protocolVersion = 1; // refuses even 2: nothing lower to offer
+        AgentRun run = backup();
+        assertThat(run.exit()).isEqualTo(6);
+        assertThat(run.stderr()).contains("UNSUPPORTED_VERSION").contains("upgrade the server");
+        assertThat(server.offers).containsExactly(ProtocolLimits.PROTOCOL_VERSION, 2);
+        assertThat(server.commits).isEmpty();
     }
 
     @Test

@@ -22,6 +22,7 @@ import org.holdfast.gc.GcStoreException;
  * file channel, the journal and the table and closes them in {@link #close()}.
  */
 public final class GcMetadataArray implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(GcMetadataArray.class.getName());
     private static final String STORE = "gma";
     private static final int LOCK_STRIPES = 1024;
 
@@ -67,9 +68,16 @@ public final class GcMetadataArray implements AutoCloseable {
             GmaV1Migration.dropLeftover(file);
             ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
             if (GmaV1Migration.isV1(ch)) {
-                GmaV1Migration.convert(file, ch, gens);
+                long v1Bytes = ch.size();
+                long chunks = GmaV1Migration.convert(file, ch, gens);
                 ch.close();
                 ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+                // the one conversion an upgrade makes at start that an older release cannot read back:
+                // the operator must learn it from the log, not from a failed downgrade
+                LOG.log(System.Logger.Level.INFO, "upgraded GC metadata " + file + " from format 1 to format 2 ("
+                        + chunks + " chunks, " + v1Bytes + " -> " + ch.size() + " bytes); a release before GMA format 2"
+                        + " cannot open this data directory any more: to roll back, restore the copy of the data"
+                        + " directory taken before the upgrade (docs/operations.md, \"Upgrading\")");
             }
             journal = DoubleWriteJournal.open(dir);
             return new GcMetadataArray(file, ch, gens, journal, cacheChunks);

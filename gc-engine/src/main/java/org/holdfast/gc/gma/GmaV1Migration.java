@@ -39,8 +39,8 @@ final class GmaV1Migration {
         return false;
     }
 
-    /** Rewrites {@code file} (format 1, open as {@code v1}) as format 2; {@code v1} is left to the caller to close. */
-    static void convert(Path file, FileChannel v1, GenerationTable generations) throws IOException {
+    /** Rewrites {@code file} (format 1, open as {@code v1}) as format 2, returning its chunk count; {@code v1} is left to the caller to close. */
+    static long convert(Path file, FileChannel v1, GenerationTable generations) throws IOException {
         Path tmp = file.resolveSibling(file.getFileName() + ".v2.tmp");
         long frameBytes = (long) GmaFormat.CHUNK_BYTES * GmaFormat.V1_FRAMES_PER_CHUNK;
         long chunks = (v1.size() + frameBytes - 1) / frameBytes;
@@ -71,6 +71,7 @@ final class GmaV1Migration {
         } catch (IOException ignored) {
             // some file systems cannot fsync a directory; the rename is still atomic
         }
+        return chunks;
     }
 
     /** Removes a conversion a crash cut short. */

@@ -7,7 +7,12 @@ import java.io.InputStream;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import java.util.zip.GZIPInputStream;
 import org.holdfast.gc.GcCorruptException;
 import org.holdfast.gc.gma.GmaChunk.UpdateKinds;
@@ -296,6 +301,41 @@ class GcMetadataArrayTest {
             assertThat(Files.size(dir.resolve(GmaFormat.FILE))).as("one chunk each").isEqualTo(3L * GmaFormat.CHUNK_BYTES);
             assertThat(Files.exists(dir.resolve(GmaFormat.FILE + ".v2.tmp"))).isFalse();
         }
+    }
+
+    @Test
+    void formatV1_opened_conversionLoggedOnceWithRollbackAdvice() throws Exception {
+        unpackV1Fixture();
+        Logger jul = Logger.getLogger(GcMetadataArray.class.getName()); // System.Logger's backend in this module
+        List<String> lines = new ArrayList<>();
+        Handler capture = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                lines.add(r.getMessage());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        jul.addHandler(capture);
+        try {
+            for (int open = 0; open < 2; open++) {
+                try (GcMetadataArray gma = GcMetadataArray.open(dir, 4)) {
+                    assertThat(gma.verify()).isEqualTo(3);
+                }
+            }
+        } finally {
+            jul.removeHandler(capture);
+        }
+        // the upgrade says what it converted and that an older release cannot open the result; the second open is quiet
+        assertThat(lines).hasSize(1);
+        assertThat(lines.get(0)).contains("upgraded GC metadata", "from format 1 to format 2", "3 chunks",
+                5L * GmaFormat.CHUNK_BYTES + " -> " + 3L * GmaFormat.CHUNK_BYTES + " bytes", "cannot open", "Upgrading");
     }
 
     @Test

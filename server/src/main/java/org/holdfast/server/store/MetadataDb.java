@@ -169,6 +169,16 @@ public final class MetadataDb implements AutoCloseable {
         for (String name : extraColumns) {
             descriptors.add(new ColumnFamilyDescriptor(bytes(name), cfOptions));
         }
+        List<String> known = new ArrayList<>(extraColumns);
+        for (Column c : Column.values()) {
+            known.add(c.cfName());
+        }
+        try {
+            CatalogColumnCheck.refuseUnknown(dir, known);
+        } catch (StoreException e) {
+            closeOptions();
+            throw e;
+        }
         List<ColumnFamilyHandle> handles = new ArrayList<>();
         try {
             db = RocksDB.open(dbOptions, path, descriptors, handles);
