@@ -8,9 +8,9 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
@@ -23,6 +23,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * creation), and the API refuses those calls anyway when the viewer's own session token makes them
  * directly. An admin's pages show such controls, so the check can find them.
  */
+@ExtendWith(SharedConsoleServer.class)
 class ConsoleAccessTest {
     private static final LogDir LOGS = new LogDir("ConsoleAccessTest");
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -39,20 +40,13 @@ class ConsoleAccessTest {
     private static ServerProcess server;
 
     @BeforeAll
-    static void startServer() {
-        server = ServerProcess.start(work, "sungem", LOGS);
+    static void setUp(ServerProcess shared) {
+        server = shared;
         Path image = VolumeImage.generate(7, 1 << 20).writeTo(work.resolve("acc1.img"));
         new AgentProcess(LOGS).backup(server, "acc1", image, work.resolve("state"));
         HttpResponse<String> user = server.call("POST", "/api/v1/users",
                 "{\"name\":\"" + VIEWER + "\",\"role\":\"viewer\",\"password\":\"" + VIEWER_PASSWORD + "\"}");
         assertThat(user.statusCode()).as(user.body()).isEqualTo(201);
-    }
-
-    @AfterAll
-    static void stopServer() {
-        if (server != null) {
-            server.close();
-        }
     }
 
     /** Enabled, visible buttons and links in the page's main part whose label says they change something. */

@@ -7,13 +7,18 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.List;
+import java.util.Map;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Dimension;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebDriverException;
 import org.openqa.selenium.WebElement;
+import org.openqa.selenium.WindowType;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
@@ -24,6 +29,12 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * Real headless Chromium (Debian's {@code chromium} and {@code chromium-driver}, which
  * {@code .ci/run} installs) driving the console of a real {@link ServerProcess} over HTTPS.
  * Screenshots go to {@code target/console-screenshots/}, one per call of {@link #screenshot}.
+ *
+ * <p>A Chromium start costs seconds on a loaded machine and the console tests open about twenty
+ * windows, so {@link #close()} keeps the browser for the next {@link #open}: the old tab is closed,
+ * the console origin's storage and the browser's cookies and HTTP cache are cleared, downloads go
+ * back to Chromium's default, and the next user gets a new tab (a fresh sessionStorage, where the
+ * console keeps its session) at 1280 x 900. The kept browsers quit when the test JVM exits.
  */
 public final class ConsoleBrowser implements AutoCloseable {
     static final Path CHROMIUM = Path.of(System.getProperty("holdfast.test.chromium", "/usr/bin/chromium"));
@@ -39,6 +50,13 @@ public final class ConsoleBrowser implements AutoCloseable {
         CDP_LOG.setLevel(java.util.logging.Level.SEVERE);
     }
 
+    /** Browsers a closed ConsoleBrowser left for the next {@link #open}, each on a fresh blank tab. */
+    private static final Deque<ChromeDriver> IDLE = new ArrayDeque<>();
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(ConsoleBrowser::quitIdle, "console-browsers-quit"));
+    }
+
     private final ServerProcess server;
     private final String label;
     private final ChromeDriver driver;
@@ -51,6 +69,11 @@ public final class ConsoleBrowser implements AutoCloseable {
 
     /** A browser window of 1280 x 900 on the server's console, not logged in. */
     public static ConsoleBrowser open(ServerProcess server, String label) {
+        ChromeDriver kept = takeIdle();
+        if (kept != null) {
+            kept.manage().window().setSize(new Dimension(1280, 900));
+            return new ConsoleBrowser(server, label, kept);
+        }
         if (!Files.isExecutable(CHROMIUM) || !Files.isExecutable(CHROMEDRIVER)) {
             throw new IllegalStateException("the console tests need Debian's chromium and chromium-driver: "
                     + "apt-get install -y chromium chromium-driver (.ci/run installs them)");
@@ -156,8 +179,46 @@ public final class ConsoleBrowser implements AutoCloseable {
         }
     }
 
+    /**
+     * Leaves the browser for the next {@link #open}, on a new blank tab with nothing of this use left
+     * (see the class comment); quits it instead if that cleaning fails.
+     */
     @Override
     public void close() {
-        driver.quit();
+        try {
+            String used = driver.getWindowHandle();
+            driver.switchTo().newWindow(WindowType.TAB);
+            String fresh = driver.getWindowHandle();
+            driver.switchTo().window(used).close();
+            driver.switchTo().window(fresh);
+            String origin = baseUrl().substring(0, baseUrl().length() - 1);
+            driver.executeCdpCommand("Storage.clearDataForOrigin", Map.of("origin", origin, "storageTypes", "all"));
+            driver.executeCdpCommand("Network.clearBrowserCookies", Map.of());
+            // and the HTTP cache: the next use loads the console cold, as a browser of its own did
+            driver.executeCdpCommand("Network.clearBrowserCache", Map.of());
+            driver.executeCdpCommand("Browser.setDownloadBehavior", Map.of("behavior", "default"));
+        } catch (WebDriverException e) {
+            driver.quit();
+            return;
+        }
+        synchronized (IDLE) {
+            IDLE.push(driver);
+        }
+    }
+
+    private static ChromeDriver takeIdle() {
+        synchronized (IDLE) {
+            return IDLE.poll();
+        }
+    }
+
+    private static void quitIdle() {
+        for (ChromeDriver d = takeIdle(); d != null; d = takeIdle()) {
+            try {
+                d.quit();
+            } catch (WebDriverException e) {
+                // the JVM is ending; a browser that will not quit cleanly goes with its driver process
+            }
+        }
     }
 }

@@ -5,10 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
-import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebElement;
@@ -20,6 +19,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * run started from the console and watched to its end, a verify of one snapshot and its result, a
  * verify of everything cancelled while it runs, and a viewer who sees no controls.
  */
+@ExtendWith(SharedConsoleServer.class)
 class ConsoleJobsTest {
     private static final LogDir LOGS = new LogDir("ConsoleJobsTest");
     @TempDir
@@ -27,9 +27,10 @@ class ConsoleJobsTest {
     private static ServerProcess server;
 
     @BeforeAll
-    static void startServer() throws IOException {
-        // verify reads at 4 MB/s: a pass over the big volume takes seconds, long enough to cancel from the page
-        server = ServerProcess.start(work, "sungem", Map.of("holdfast.verify.rate", "4MB"), LOGS);
+    static void backUp(ServerProcess shared) throws IOException {
+        // verify reads at 4 MB/s (SharedConsoleServer.SETTINGS): a pass over the big volume takes seconds,
+        // long enough to cancel from the page
+        server = shared;
         AgentProcess agents = new AgentProcess(LOGS);
         Path small = work.resolve("small.img");
         ConsoleDashboardTest.writeRandom(small, 1L << 20, 21);
@@ -37,13 +38,6 @@ class ConsoleJobsTest {
         Path big = work.resolve("big.img");
         ConsoleDashboardTest.writeRandom(big, 32L << 20, 22);
         agents.backup(server, "jobs-big", big, work.resolve("state-big"));
-    }
-
-    @AfterAll
-    static void stopServer() {
-        if (server != null) {
-            server.close();
-        }
     }
 
     @Test
@@ -104,11 +98,11 @@ class ConsoleJobsTest {
     @Test
     void jobs_viewer_seesJobsButNoControls() {
         HttpResponse<String> created = server.call("POST", "/api/v1/users",
-                "{\"name\":\"vera\",\"role\":\"viewer\",\"password\":\"viewer-password-1\"}");
+                "{\"name\":\"jo\",\"role\":\"viewer\",\"password\":\"viewer-password-1\"}");
         assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
         server.runJob("/api/v1/gc/runs", java.time.Duration.ofSeconds(60));
         try (ConsoleBrowser b = ConsoleBrowser.open(server, "jobs-viewer")) {
-            b.login("vera", "viewer-password-1");
+            b.login("jo", "viewer-password-1");
             b.go("jobs");
             b.awaitVisible(ConsoleBrowser.test("viewer-note"));
             new WebDriverWait(b.driver(), ConsoleBrowser.WAIT).until(d -> !b.all(By.cssSelector("[data-test='job-history'] tr[data-job]")).isEmpty());

@@ -2,34 +2,23 @@ package org.holdfast.server.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
 /** The console in real Chromium against a real server: logging in, a wrong password, logging out, a phone-width screen. */
+@ExtendWith(SharedConsoleServer.class)
 class ConsoleLoginTest {
-    private static final LogDir LOGS = new LogDir("ConsoleLoginTest");
-    @TempDir
-    static Path work;
     private static ServerProcess server;
 
     @BeforeAll
-    static void startServer() {
-        server = ServerProcess.start(work, "sungem", LOGS);
-    }
-
-    @AfterAll
-    static void stopServer() {
-        if (server != null) {
-            server.close();
-        }
+    static void setUp(ServerProcess shared) {
+        server = shared;
     }
 
     @Test

@@ -5,11 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
@@ -23,6 +23,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * order: the preview counts the volume's two snapshots before one is deleted.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@ExtendWith(SharedConsoleServer.class)
 class ConsoleRetentionTest {
     private static final LogDir LOGS = new LogDir("ConsoleRetentionTest");
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -31,19 +32,12 @@ class ConsoleRetentionTest {
     private static ServerProcess server;
 
     @BeforeAll
-    static void backUp() {
-        server = ServerProcess.start(work, "sungem", LOGS);
+    static void backUp(ServerProcess shared) {
+        server = shared;
         AgentProcess agent = new AgentProcess(LOGS);
         VolumeImage img = VolumeImage.generate(21, 1 << 20);
         for (int i = 1; i <= 2; i++) { // two snapshots: one to keep and hold, one to delete (an agent run costs ~10 s)
             agent.backup(server, "ret-vol", img.scribble(4).writeTo(work.resolve("ret-" + i + ".img")), work.resolve("state"));
-        }
-    }
-
-    @AfterAll
-    static void stopServer() {
-        if (server != null) {
-            server.close();
         }
     }
 
@@ -63,6 +57,9 @@ class ConsoleRetentionTest {
             b.awaitVisible(ConsoleBrowser.test("policy-form"));
             b.driver().findElement(ConsoleBrowser.test("policy-name")).sendKeys("gold");
             var text = b.driver().findElement(ConsoleBrowser.test("policy-text"));
+            // the shared server holds other classes' volumes too: the preview is of ret-vol
+            b.awaitVisible(By.cssSelector("[data-test='preview-volume'] option[value='ret-vol']"));
+            new Select(b.driver().findElement(ConsoleBrowser.test("preview-volume"))).selectByValue("ret-vol");
             ConsoleForms.replace(b, text, "keep-last=1");
             // the preview of ret-vol under keep-last=1, now: the older one is still kept by the expiry its
             // earlier policy (the default 30d) recorded, which a new policy never shortens

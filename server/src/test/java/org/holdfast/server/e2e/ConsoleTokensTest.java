@@ -10,9 +10,9 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
 
@@ -21,6 +21,7 @@ import org.openqa.selenium.By;
  * real agent against the real server, backs up a volume with that token. Once the token is revoked
  * in the console, the same command is refused.
  */
+@ExtendWith(SharedConsoleServer.class)
 class ConsoleTokensTest {
     private static final LogDir LOGS = new LogDir("ConsoleTokensTest");
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -29,15 +30,8 @@ class ConsoleTokensTest {
     private static ServerProcess server;
 
     @BeforeAll
-    static void startServer() {
-        server = ServerProcess.start(work, "sungem", LOGS);
-    }
-
-    @AfterAll
-    static void stopServer() {
-        if (server != null) {
-            server.close();
-        }
+    static void setUp(ServerProcess shared) {
+        server = shared;
     }
 
     @Test
