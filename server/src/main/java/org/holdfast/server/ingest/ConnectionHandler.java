@@ -399,7 +399,6 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             protocolVersion = Math.min(h.protocolVersion(), ProtocolLimits.PROTOCOL_VERSION);
             greeted = true;
             observe(o -> o.connected(principal, remoteAddress(), h.agentName()));
-            channel.writeAndFlush(new HelloOk(protocolVersion, server.settings().serverVersion(), ProtocolLimits.MAX_FRAME));
             int agreed = protocolVersion;
             channel.eventLoop().execute(() -> {
                 decoder.protocolVersion(agreed); // before the held bytes are decoded: frames only from a version 4 agent
@@ -407,6 +406,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 greetedOnLoop = true;
                 decoder.resume(channel.pipeline().context(decoder));
                 updateAutoRead();
+                // HELLO_OK only once the decoder takes frames after HELLO: written before, the agent's next
+                // frames could be read while the decoder still held (counted against the pre-HELLO budget)
+                channel.writeAndFlush(new HelloOk(agreed, server.settings().serverVersion(), ProtocolLimits.MAX_FRAME));
             });
             return;
         }

@@ -173,8 +173,8 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
                 "epoch " + w.epoch() + ", PBNs [" + w.range().first() + ", " + w.range().limit() + ")");
         LOG.log(System.Logger.Level.INFO, "worker {0} ({1}) registered from {2}: epoch {3}, PBNs [{4}, {5})", w.workerId(),
                 w.nodeName(), address(), w.epoch(), Long.toString(w.range().first()), Long.toString(w.range().limit()));
-        ctx.writeAndFlush(new Registered(w.workerId(), w.epoch(), w.range().first(), w.range().limit(),
-                Math.toIntExact(server.registry().settings().heartbeatInterval().toMillis()), server.settings().masterVersion()));
+        Registered registered = new Registered(w.workerId(), w.epoch(), w.range().first(), w.range().limit(),
+                Math.toIntExact(server.registry().settings().heartbeatInterval().toMillis()), server.settings().masterVersion());
         DedupLink link = new DedupLink(w.nodeName(), ctx.channel(), server.registry().settings().lostAfter());
         String principal = p.name();
         if (r.clusterVersion() >= Register.START_OVER_REPORT_VERSION) { // a version 1 link carries no report: one sent anyway is ignored
@@ -191,6 +191,9 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             ctx.pipeline().addBefore(ctx.name(), "dedup", link.answers());
             server.dedupLinks().add(w.workerId(), link);
             decoder.resume(ctx.pipeline().context(decoder));
+            // REGISTERED only once the decoder takes frames after REGISTER: written before, the worker's
+            // answer could be read while the decoder still held (and counted it against the pre-REGISTER budget)
+            ctx.writeAndFlush(registered);
         });
     }
 
