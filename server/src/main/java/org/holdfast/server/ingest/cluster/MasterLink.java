@@ -189,11 +189,12 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             }
             // the worker's dedup answers are taken before this handler sees them
             ctx.pipeline().addBefore(ctx.name(), "dedup", link.answers());
-            server.dedupLinks().add(w.workerId(), link);
             decoder.resume(ctx.pipeline().context(decoder));
-            // REGISTERED only once the decoder takes frames after REGISTER: written before, the worker's
-            // answer could be read while the decoder still held (and counted it against the pre-REGISTER budget)
+            // REGISTERED only once the decoder takes frames after REGISTER (written before, the worker's
+            // answer could be read while the decoder still held it, against the pre-REGISTER budget), and
+            // before the link goes into service: the master's first dedup request must follow it
             ctx.writeAndFlush(registered);
+            server.dedupLinks().add(w.workerId(), link);
         });
     }
 
