@@ -30,6 +30,7 @@ import org.holdfast.common.model.Consistency;
 import org.holdfast.common.protocol.Abort;
 import org.holdfast.common.protocol.BackupBegin;
 import org.holdfast.common.protocol.BackupMode;
+import org.holdfast.common.protocol.FullReason;
 import org.holdfast.common.protocol.BackupReady;
 import org.holdfast.common.protocol.Commit;
 import org.holdfast.common.protocol.Committed;
@@ -146,6 +147,13 @@ public final class BackupSession {
                 String fullReason = distrust;
                 if (fullReason == null && ready.parentSequence() != base) {
                     fullReason = "the server's newest snapshot is " + ready.parentSequence() + ", the state file's is " + base;
+                } else if (fullReason == null && ready.fullReason() == FullReason.IDENTITY_MISMATCH) {
+                    // said by a protocol 5 server
+                    fullReason = "the server asked for a full backup: its newest snapshot " + settings.volume() + "@" + base
+                            + " is not the one the state file describes (same sequence, another identity: the server's catalog"
+                            + " was restored from a backup, or another agent backed this volume up)";
+                } else if (fullReason == null && ready.fullReason() == FullReason.DAMAGED_BLOCKS) {
+                    fullReason = damagedBlocksReason(base);
                 } else if (fullReason == null && ready.mode() != BackupMode.INCREMENTAL && baseId != 0) {
                     // same sequence, yet full: a different snapshot of that number (its server log says which), or damaged blocks
                     fullReason = "the server asked for a full backup: its newest snapshot " + settings.volume() + "@" + base
@@ -153,8 +161,7 @@ public final class BackupSession {
                             + " restored) or references damaged blocks; a full backup is correct in both cases";
                 } else if (fullReason == null && ready.mode() != BackupMode.INCREMENTAL) {
                     // the base is the server's newest snapshot: the server answers full only when that one references damaged blocks
-                    fullReason = "the server asked for a full backup: its newest snapshot " + settings.volume() + "@" + base
-                            + " references damaged blocks, and a full backup re-reads the volume and repairs them";
+                    fullReason = damagedBlocksReason(base);
                 }
                 boolean incremental = fullReason == null;
                 long blockCount = ProtocolLimits.blockCount(volumeBytes, blockSize);
@@ -304,6 +311,11 @@ public final class BackupSession {
             Thread.currentThread().interrupt();
             throw new AgentException(ExitCode.INTERNAL, "interrupted", null, e);
         }
+    }
+
+    private String damagedBlocksReason(long base) {
+        return "the server asked for a full backup: its newest snapshot " + settings.volume() + "@" + base
+                + " references damaged blocks, and a full backup re-reads the volume and repairs them";
     }
 
     private boolean saveState(StateFile.Writer state, Committed c) {

@@ -37,7 +37,8 @@ import org.holdfast.common.model.Consistency;
  *                                               fp, length and bytes are absent when codec = 0 (zero block)
  *     protocol 4, codec 3 (zstd frame):   | codec | fp | member:u16 | members:u16 | length:u32 | bytes |
  *     protocol 4, codec 4 (frame member): | codec | fp | member:u16 | ordinal:u16 |
- *  protocol 5: BACKUP_BEGIN may end with baseSnapshotId:u64, COMMITTED with snapshotId:u64 (never 0; absent = unknown)
+ *  protocol 5: BACKUP_BEGIN may end with baseSnapshotId:u64, COMMITTED with snapshotId:u64 (never 0; absent = unknown),
+ *              BACKUP_READY (mode full) with fullReason:u8 (1 to 3; absent = not said)
  * </pre>
  *
  * <p>The frame codecs (3, 4) are refused unless {@link #protocolVersion(int)} was told a version of
@@ -347,7 +348,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             case HELLO_OK -> 2 + 2 + ProtocolLimits.MAX_SERVER_VERSION + 4;
             case ERROR -> 2 + 2 + ProtocolLimits.MAX_ERROR_MESSAGE;
             case BACKUP_BEGIN -> 2 + ProtocolLimits.MAX_VOLUME_NAME + 4 + 8 + 8 + 8;
-            case BACKUP_READY -> 8 + 8 + 4 + 1 + BackupReady.SECRET_BYTES;
+            case BACKUP_READY -> 8 + 8 + 4 + 1 + BackupReady.SECRET_BYTES + 1;
             case ENTRIES -> 8 + 4 + ProtocolLimits.MAX_RUN_ENTRIES * Entries.ENTRY_BYTES;
             case NEED -> 8 + 4 + Need.bitmapBytes(ProtocolLimits.MAX_RUN_ENTRIES);
             case COMMIT -> 8 + 1;
@@ -410,7 +411,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                 need(b, BackupReady.SECRET_BYTES, "possessionSecret");
                 byte[] secret = new byte[BackupReady.SECRET_BYTES];
                 b.readBytes(secret);
-                return new BackupReady(session, parent, bs, mode, secret);
+                return new BackupReady(session, parent, bs, mode, secret, fullReason(b, mode));
             }
             case ENTRIES: {
                 long startLbn = lbn(b, "startLbn");
@@ -498,6 +499,28 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             throw new ProtocolException(ErrorCode.BAD_FRAME, field + " is 0; leave the field out when the identity is unknown");
         }
         return id;
+    }
+
+    /**
+     * BACKUP_READY's optional u8 full reason (protocol 5): absent = not said. Present only on a
+     * connection that agreed on 5 or more, only with mode full, and only 1 to 3 (a sender leaves an
+     * unstated reason out).
+     */
+    private FullReason fullReason(ByteBuf b, BackupMode mode) {
+        if (!b.isReadable()) {
+            return FullReason.UNSTATED;
+        }
+        if (protocolVersion < BackupBegin.SNAPSHOT_ID_SINCE_VERSION) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, "BACKUP_READY fullReason needs protocol version "
+                    + BackupBegin.SNAPSHOT_ID_SINCE_VERSION + "; this connection agreed on version " + protocolVersion);
+        }
+        int code = u8(b, "fullReason");
+        FullReason reason = FullReason.fromWire(code);
+        if (reason == null || mode != BackupMode.FULL) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, "BACKUP_READY fullReason " + code
+                    + (reason == null ? " is not 1 to 3" : " with mode " + mode));
+        }
+        return reason;
     }
 
     /** COMMIT: 8 bytes (version 2, consistency unknown) or 9 (version 3: a u8 consistency, 1 or 2). */

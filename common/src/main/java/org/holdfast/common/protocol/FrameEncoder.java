@@ -66,7 +66,7 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
             case BACKUP_BEGIN:
                 return str(((BackupBegin) m).volume()) + ((BackupBegin) m).fixedBytes();
             case BACKUP_READY:
-                return 8 + 8 + 4 + 1 + BackupReady.SECRET_BYTES;
+                return ((BackupReady) m).bodyBytes();
             case ENTRIES:
                 return 8 + 4 + (long) ((Entries) m).count() * Entries.ENTRY_BYTES;
             case NEED:
@@ -153,6 +153,9 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
                 out.writeInt(r.blockSize());
                 out.writeByte(r.mode().code());
                 out.writeBytes(r.possessionSecret());
+                if (r.fullReason() != FullReason.UNSTATED) {
+                    out.writeByte(r.fullReason().code());
+                }
             }
             case ENTRIES -> {
                 Entries e = (Entries) m;

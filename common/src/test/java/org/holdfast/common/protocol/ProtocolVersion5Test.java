@@ -98,6 +98,38 @@ class ProtocolVersion5Test {
     }
 
     @Test
+    void backupReady_fullReason_endsTheFrameAtVersion5_absentWhenUnstatedOrOlder() {
+        byte[] secret = new byte[BackupReady.SECRET_BYTES];
+        BackupReady full = new BackupReady(9, 3, 4096, BackupMode.FULL, secret, FullReason.IDENTITY_MISMATCH);
+        ByteBuf f = encode(full);
+        assertThat(bodyOf(f)).isEqualTo(8 + 8 + 4 + 1 + 32 + 1);
+        assertThat(f.getByte(f.writerIndex() - 1)).isEqualTo((byte) 3);
+        decoder.protocolVersion(5);
+        assertThat(decode(f)).isEqualTo(full);
+        ByteBuf older = encode(full.forVersion(4));
+        assertThat(bodyOf(older)).as("a version 4 agent gets the version 2 frame").isEqualTo(53);
+        older.release();
+        ByteBuf unstated = encode(new BackupReady(9, 3, 4096, BackupMode.FULL, secret));
+        assertThat(bodyOf(unstated)).isEqualTo(53);
+        unstated.release();
+    }
+
+    @Test
+    void decode_backupReadyReasonOnVersion4Connection_orUnknown_badFrame() {
+        byte[] secret = new byte[BackupReady.SECRET_BYTES];
+        decoder.protocolVersion(4);
+        assertThatThrownBy(() -> decode(encode(new BackupReady(9, 3, 4096, BackupMode.FULL, secret, FullReason.DAMAGED_BLOCKS))))
+                .isInstanceOfSatisfying(ProtocolException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.BAD_FRAME))
+                .hasMessageContaining("needs protocol version 5");
+    }
+
+    @Test
+    void backupReady_reasonWithIncremental_refusedAtConstruction() {
+        assertThatThrownBy(() -> new BackupReady(9, 3, 4096, BackupMode.INCREMENTAL, new byte[32], FullReason.BASE_NOT_NEWEST))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void decode_explicitZeroId_badFrame() {
         decoder.protocolVersion(5);
         ByteBuf body = alloc.buffer().writeLong(7).writeLong(1).writeLong(8192).writeLong(2).writeLong(2).writeLong(1)

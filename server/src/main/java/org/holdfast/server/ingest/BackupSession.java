@@ -9,6 +9,7 @@ import org.holdfast.common.id.Fingerprint;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.model.Consistency;
 import org.holdfast.common.protocol.BackupMode;
+import org.holdfast.common.protocol.FullReason;
 import org.holdfast.common.protocol.Blocks;
 import org.holdfast.common.protocol.Committed;
 import org.holdfast.common.protocol.Entries;
@@ -89,6 +90,7 @@ public final class BackupSession {
     private final long beginBlockCount;
     private final long parentSequence;
     private final BackupMode mode;
+    private final FullReason fullReason;
     private final IngestServices services;
     private final int segmentMax;
     private final DedupStream stream;
@@ -189,6 +191,10 @@ public final class BackupSession {
         boolean sameSnapshot = baseSequence == parentSequence && sameIdentity(services, existing, volume, baseSnapshotId);
         long damagedInParent = existing == null || !sameSnapshot ? 0 : damagedBlocks(services, existing);
         this.mode = sameSnapshot && damagedInParent == 0 ? BackupMode.INCREMENTAL : BackupMode.FULL;
+        this.fullReason = mode == BackupMode.INCREMENTAL ? FullReason.UNSTATED
+                : baseSequence != parentSequence ? FullReason.BASE_NOT_NEWEST
+                : !sameSnapshot ? FullReason.IDENTITY_MISMATCH
+                : FullReason.DAMAGED_BLOCKS;
         if (damagedInParent > 0) {
             LOG.log(Level.WARNING, "backup of volume " + volume + ": its latest snapshot " + volume + "@" + parentSequence
                     + " references " + damagedInParent + " damaged blocks; asking the agent for a full backup, which re-reads"
@@ -270,6 +276,11 @@ public final class BackupSession {
 
     public BackupMode mode() {
         return mode;
+    }
+
+    /** Why the mode is full, for BACKUP_READY (protocol 5); {@link FullReason#UNSTATED} for an incremental. */
+    public FullReason fullReason() {
+        return fullReason;
     }
 
     public int blockSize() {

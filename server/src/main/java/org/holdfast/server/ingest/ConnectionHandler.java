@@ -530,7 +530,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             session = new BackupSession(sessionId, volume, blockSize, b.volumeBytes(), existing, server.services(),
                     server.settings().segmentMaxEntries(), b.baseSequence(), b.baseSnapshotId(), secret, principal.domain(),
                     server.settings().spill());
-            ready = new BackupReady(sessionId, session.parentSequence(), blockSize, session.mode(), secret);
+            // an agent before protocol 5 reads no reason (its decoder would refuse the trailing byte)
+            ready = new BackupReady(sessionId, session.parentSequence(), blockSize, session.mode(), secret, session.fullReason())
+                    .forVersion(protocolVersion);
         } catch (RuntimeException e) {
             server.volumeLocks().unlock(volume.name(), sessionId);
             refusedAtBegin(volume, e, true);

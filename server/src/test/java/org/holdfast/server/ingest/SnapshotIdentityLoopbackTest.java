@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Path;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.protocol.BackupMode;
+import org.holdfast.common.protocol.FullReason;
 import org.holdfast.common.protocol.Committed;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.junit.jupiter.api.AfterEach;
@@ -65,6 +66,9 @@ class SnapshotIdentityLoopbackTest {
             AgentDriver.Backup next = a.backupFromState("vol", img, BS, 1, 0);
             assertThat(next.ready().mode()).isEqualTo(BackupMode.INCREMENTAL);
             assertThat(next.committed().snapshotId()).isZero();
+            AgentDriver.Backup behind = a.backupFromState("vol", img, BS, 0, 0);
+            assertThat(behind.ready().mode()).isEqualTo(BackupMode.FULL);
+            assertThat(behind.ready().fullReason()).as("no reason byte for a version 4 agent").isEqualTo(FullReason.UNSTATED);
         }
     }
 
@@ -77,6 +81,9 @@ class SnapshotIdentityLoopbackTest {
             AgentDriver.Backup wrong = a.backupFromState("vol", img, BS, 1, first.snapshotId() ^ 1);
             assertThat(wrong.ready().parentSequence()).isEqualTo(1);
             assertThat(wrong.ready().mode()).as("same sequence, another identity").isEqualTo(BackupMode.FULL);
+            assertThat(wrong.ready().fullReason()).as("the server says why").isEqualTo(FullReason.IDENTITY_MISMATCH);
+            AgentDriver.Backup behind = a.backupFromState("vol", img, BS, 0, 0);
+            assertThat(behind.ready().fullReason()).isEqualTo(FullReason.BASE_NOT_NEWEST);
         }
     }
 
