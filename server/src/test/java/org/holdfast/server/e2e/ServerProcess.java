@@ -550,21 +550,8 @@ public final class ServerProcess implements AutoCloseable {
     /** Where {@link #freePort()} draws from, [from, to): outside the kernel's ephemeral range. */
     private static final int[] FIXED_PORTS = fixedPorts();
 
-    /**
-     * This test JVM's share of {@link #allFixedPorts()}: a quarter chosen by surefire's fork number, so
-     * that forks running side by side never draw the same port (a port drawn free is bound only seconds
-     * later, by the server process it is given to).
-     */
-    private static int[] fixedPorts() {
-        int[] all = allFixedPorts();
-        int slices = 4;
-        int slice = (Math.max(1, Integer.getInteger("holdfast.test.fork", 1)) - 1) % slices;
-        int size = (all[1] - all[0]) / slices;
-        return new int[] {all[0] + slice * size, all[0] + (slice + 1) * size};
-    }
-
     /** 20000 up to the ephemeral range's start, or above its end when it starts lower than that leaves room for. */
-    private static int[] allFixedPorts() {
+    private static int[] fixedPorts() {
         int low = 32_768;
         int high = 60_999;
         try {
