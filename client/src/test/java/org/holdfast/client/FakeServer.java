@@ -228,7 +228,12 @@ public final class FakeServer implements AutoCloseable {
             byte[] secret = new byte[BackupReady.SECRET_BYTES];
             new java.security.SecureRandom().nextBytes(secret);
             proof = new org.holdfast.common.hash.PossessionProof(secret);
-            ctx.writeAndFlush(new BackupReady(sessions.size(), parentSeq, blockSize, mode, secret));
+            // as the real server: a full answer says why on a protocol 5 connection
+            FullReason reason = mode == BackupMode.INCREMENTAL ? FullReason.UNSTATED
+                    : b.baseSequence() != parentSeq ? FullReason.BASE_NOT_NEWEST
+                    : otherSnapshot ? FullReason.IDENTITY_MISMATCH
+                    : FullReason.DAMAGED_BLOCKS;
+            ctx.writeAndFlush(new BackupReady(sessions.size(), parentSeq, blockSize, mode, secret, reason).forVersion(agreed));
         }
 
         private void entries(ChannelHandlerContext ctx, Entries e) {

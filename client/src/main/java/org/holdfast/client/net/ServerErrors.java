@@ -42,7 +42,7 @@ final class ServerErrors {
             default -> ExitCode.REJECTED;
         };
         if (err.code() == org.holdfast.common.protocol.ErrorCode.UNSUPPORTED_VERSION) {
-            return new VersionRefusedException("server refused: " + err.code() + ": " + err.message(), hint);
+            return new VersionRefusedException(exit, "server refused: " + err.code() + ": " + err.message(), hint);
         }
         return new AgentException(exit, "server refused: " + err.code() + ": " + err.message(), hint);
     }

@@ -5,7 +5,7 @@ import org.holdfast.client.ExitCode;
 
 /** The server refused the protocol version HELLO offered: a server of protocol 2, which takes no other offer. */
 public final class VersionRefusedException extends AgentException {
-    VersionRefusedException(String message, String hint) {
-        super(ExitCode.INTEGRITY, message, hint);
+    VersionRefusedException(ExitCode exit, String message, String hint) {
+        super(exit, message, hint);
     }
 }

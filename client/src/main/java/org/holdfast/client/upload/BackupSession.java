@@ -152,16 +152,11 @@ public final class BackupSession {
                     fullReason = "the server asked for a full backup: its newest snapshot " + settings.volume() + "@" + base
                             + " is not the one the state file describes (same sequence, another identity: the server's catalog"
                             + " was restored from a backup, or another agent backed this volume up)";
-                } else if (fullReason == null && ready.fullReason() == FullReason.DAMAGED_BLOCKS) {
-                    fullReason = damagedBlocksReason(base);
-                } else if (fullReason == null && ready.mode() != BackupMode.INCREMENTAL && baseId != 0) {
-                    // same sequence, yet full: a different snapshot of that number (its server log says which), or damaged blocks
-                    fullReason = "the server asked for a full backup: its newest snapshot " + settings.volume() + "@" + base
-                            + " is not the one the state file describes (same sequence, another identity: its catalog was"
-                            + " restored) or references damaged blocks; a full backup is correct in both cases";
                 } else if (fullReason == null && ready.mode() != BackupMode.INCREMENTAL) {
-                    // the base is the server's newest snapshot: the server answers full only when that one references damaged blocks
-                    fullReason = damagedBlocksReason(base);
+                    // the base is the server's newest snapshot with the same identity (a protocol 5 server said
+                    // IDENTITY_MISMATCH otherwise): it answers full only when that one references damaged blocks
+                    fullReason = "the server asked for a full backup: its newest snapshot " + settings.volume() + "@" + base
+                            + " references damaged blocks, and a full backup re-reads the volume and repairs them";
                 }
                 boolean incremental = fullReason == null;
                 long blockCount = ProtocolLimits.blockCount(volumeBytes, blockSize);
@@ -311,11 +306,6 @@ public final class BackupSession {
             Thread.currentThread().interrupt();
             throw new AgentException(ExitCode.INTERNAL, "interrupted", null, e);
         }
-    }
-
-    private String damagedBlocksReason(long base) {
-        return "the server asked for a full backup: its newest snapshot " + settings.volume() + "@" + base
-                + " references damaged blocks, and a full backup re-reads the volume and repairs them";
     }
 
     private boolean saveState(StateFile.Writer state, Committed c) {

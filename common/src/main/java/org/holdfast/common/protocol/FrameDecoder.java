@@ -490,10 +490,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         if (!b.isReadable()) {
             return 0;
         }
-        if (protocolVersion < BackupBegin.SNAPSHOT_ID_SINCE_VERSION) {
-            throw new ProtocolException(ErrorCode.BAD_FRAME, field + " needs protocol version "
-                    + BackupBegin.SNAPSHOT_ID_SINCE_VERSION + "; this connection agreed on version " + protocolVersion);
-        }
+        requireVersion5(field);
         long id = u64(b, field);
         if (id == 0) {
             throw new ProtocolException(ErrorCode.BAD_FRAME, field + " is 0; leave the field out when the identity is unknown");
@@ -510,10 +507,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         if (!b.isReadable()) {
             return FullReason.UNSTATED;
         }
-        if (protocolVersion < BackupBegin.SNAPSHOT_ID_SINCE_VERSION) {
-            throw new ProtocolException(ErrorCode.BAD_FRAME, "BACKUP_READY fullReason needs protocol version "
-                    + BackupBegin.SNAPSHOT_ID_SINCE_VERSION + "; this connection agreed on version " + protocolVersion);
-        }
+        requireVersion5("BACKUP_READY fullReason");
         int code = u8(b, "fullReason");
         FullReason reason = FullReason.fromWire(code);
         if (reason == null || mode != BackupMode.FULL) {
@@ -521,6 +515,14 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                     + (reason == null ? " is not 1 to 3" : " with mode " + mode));
         }
         return reason;
+    }
+
+    /** Refuses a trailing field of protocol 5 on a connection that agreed on less. */
+    private void requireVersion5(String field) {
+        if (protocolVersion < BackupBegin.SNAPSHOT_ID_SINCE_VERSION) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, field + " needs protocol version "
+                    + BackupBegin.SNAPSHOT_ID_SINCE_VERSION + "; this connection agreed on version " + protocolVersion);
+        }
     }
 
     /** COMMIT: 8 bytes (version 2, consistency unknown) or 9 (version 3: a u8 consistency, 1 or 2). */
