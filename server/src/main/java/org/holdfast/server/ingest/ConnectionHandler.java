@@ -102,6 +102,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private boolean helloSeen;
     private boolean awaitingHello;
     private boolean greetedOnLoop;
+    /** Event loop: a refusal waits on the lane for the session's cleanup before its ERROR goes out. */
+    private boolean refused;
     // lane
     private int unflushedNeeds;
     private boolean greeted;
@@ -205,17 +207,16 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         IngestLimits limits = server.settings().limits();
         java.time.Duration allowed = limits.frameDeadline(partial);
         if (frameReadingNanos > allowed.toNanos()) {
-            if (closing.get()) {
-                // an ERROR went out already (its write may be stuck behind output the agent does not
-                // read): the frame would be discarded anyway, and its reservation is not held past its deadline
+            if (closing.get() || refused) {
+                // an ERROR went out or waits for the lane (its write may be stuck behind output the agent
+                // does not read): the frame would be discarded anyway, and its reservation is not held past its deadline
                 channel.close();
                 return;
             }
             String why = "a frame of " + partial + " bytes was still incomplete after " + allowed.toSeconds() + " s: it arrives slower"
                     + " than the minimum of " + limits.minFrameRate() + " bytes/s (holdfast.ingest.min-frame-rate); check the network";
             server.limited("connection " + remoteAddress() + ": " + why + "; closing it");
-            sendErrorAndClose(ErrorCode.LIMIT_EXCEEDED, why);
-            lane.execute(this::cleanup);
+            refuseAfterCleanup(ErrorCode.LIMIT_EXCEEDED, why, false);
         }
     }
 
@@ -320,9 +321,38 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 server.limited("connection " + remoteAddress() + " before its HELLO was accepted: " + messageOf(cause) + "; closing it");
             }
             // a refused frame: the agent may still be writing it, so linger (see ErrorLinger)
-            sendErrorAndLinger(codeOf(cause), messageOf(cause));
+            refuseAfterCleanup(codeOf(cause), messageOf(cause), true);
+            return;
         }
         lane.execute(this::cleanup);
+    }
+
+    /**
+     * Ends the connection with an ERROR sent only once its session is cleaned up on the lane (the
+     * volume's lock released), as {@link #fail} does: an agent that retries as soon as it reads the
+     * ERROR must not meet its own dead session (VOLUME_BUSY). The frames already queued on the lane
+     * run first, so their answers precede the ERROR. {@code linger}: a refused frame, input is
+     * discarded from now on (see ErrorLinger); otherwise a timer's refusal, closed once written.
+     * Either way the connection closes at the latest after the idle timeout: a lane stuck behind a
+     * restore to a peer that reads nothing must not hold it for ever. Event loop.
+     */
+    private void refuseAfterCleanup(ErrorCode code, String message, boolean linger) {
+        refused = true;
+        if (linger) {
+            decoder.discardInput(); // nothing more is decoded or queued; a partial frame's reservation goes now
+        }
+        closeAtTheLatestIn(server.settings().idleTimeout().toMillis());
+        lane.execute(() -> {
+            try {
+                cleanup(code + ": " + message);
+            } finally {
+                if (linger) {
+                    sendErrorAndLinger(code, message);
+                } else {
+                    sendErrorAndClose(code, message);
+                }
+            }
+        });
     }
 
     private static boolean isTlsFailure(Throwable cause) {
@@ -347,8 +377,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
         if (evt instanceof IdleStateEvent) {
             LOG.log(Level.INFO, "connection " + channel.remoteAddress() + " idle for " + server.settings().idleTimeout() + "; closing it");
-            sendErrorAndClose(ErrorCode.BAD_STATE, "connection idle for " + server.settings().idleTimeout() + "; closed by the server");
-            lane.execute(this::cleanup);
+            refuseAfterCleanup(ErrorCode.BAD_STATE, "connection idle for " + server.settings().idleTimeout() + "; closed by the server", false);
             return;
         }
         super.userEventTriggered(ctx, evt);

@@ -89,6 +89,17 @@ class RetryAfterErrorLoopbackTest {
 
     @Test
     void backupBegin_rightAfterTheErrorThatEndedTheVolumesBackup_readyNotVolumeBusy() {
+        // LBN 0 again: BAD_FRAME, refused on the lane
+        retryRightAfterRefusal(a -> a.send(new Entries(0, 1, new byte[32], new long[] {0})));
+    }
+
+    @Test
+    void backupBegin_rightAfterTheDecoderRefusedAFrame_readyNotVolumeBusy() {
+        // a frame of an unknown type: refused by the decoder on the event loop, not on the lane
+        retryRightAfterRefusal(a -> a.sendRaw(new byte[] {0, 0, 0, 2, (byte) ProtocolLimits.VERSION, 0x7F}));
+    }
+
+    private void retryRightAfterRefusal(java.util.function.Consumer<AgentDriver> refused) {
         byte[] img = BackupRestoreLoopbackTest.image(5, 256 * BS);
         long blocks = ProtocolLimits.blockCount(img.length, BS);
         for (int round = 0; round < ROUNDS; round++) {
@@ -99,7 +110,7 @@ class RetryAfterErrorLoopbackTest {
                 // stored blocks give the abandon work to do (sync, index), which is what kept the lock after the ERROR
                 failing.sendEntriesAndBlocks(img, BS, 0, blocks, true, null);
                 slowFlushMillis = 300;
-                failing.send(new Entries(0, 1, new byte[32], new long[] {0})); // LBN 0 again: BAD_FRAME, refused on the lane
+                refused.accept(failing);
                 ErrorMessage error = failing.expectErrorAndStop();
                 assertThat(error.code()).isEqualTo(ErrorCode.BAD_FRAME);
 
