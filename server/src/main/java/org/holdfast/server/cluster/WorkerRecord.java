@@ -1,5 +1,6 @@
 package org.holdfast.server.cluster;
 
+import org.holdfast.common.id.PbnRange;
 import java.util.Objects;
 
 /**

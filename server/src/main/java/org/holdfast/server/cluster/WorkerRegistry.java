@@ -1,5 +1,6 @@
 package org.holdfast.server.cluster;
 
+import org.holdfast.common.id.PbnRange;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Comparator;
