@@ -332,6 +332,14 @@ public final class DataStore implements AutoCloseable {
         reservedPbn = nextPbn;
     }
 
+    /**
+     * The PBN range the store whose catalog is {@code db} was created for ({@link PbnRange#STANDALONE}
+     * when it records none): what offline tools open the store and its GC metadata over.
+     */
+    public static PbnRange storedRange(MetadataDb db) {
+        return StoreRange.stored(db);
+    }
+
     /** The PBN range this store hands out from. */
     public PbnRange range() {
         return range;
