@@ -278,12 +278,12 @@ public final class DataStore implements AutoCloseable {
         } catch (IOException e) {
             throw StoreException.translate(STORE, dir.toString(), null, e);
         }
-        DurablePoint dp = DurablePoint.read(db, STORE);
-        if (dp != null || db.metaLong(FormatVersions.META_PBN_RESERVED, -1) >= 0) {
-            StoreRange.requireSame(db, range, dir.toString()); // before anything on disk changes
+        if (DurablePoint.read(db, STORE) != null || db.metaLong(FormatVersions.META_PBN_RESERVED, -1) >= 0) {
+            StoreRange.requireSame(db, range, dir.toString()); // an existing store: before anything on disk changes
         }
         Compactor.finishInterrupted(dir, db); // a crash may have left a compaction half done
         TreeMap<Integer, Path> files = logFiles(dir);
+        DurablePoint dp = DurablePoint.read(db, STORE);
         long dropped = 0;
         int deleted = 0;
         if (dp == null) {
