@@ -11,11 +11,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.gc.GcStoreException;
 import org.holdfast.gc.gma.GcMetadataArray;
 import org.holdfast.gc.gma.GmaChunk;
 import org.holdfast.gc.gma.GmaLayout;
-import org.holdfast.common.id.PbnRange;
 
 /**
  * The GMA behind BOSC: owns the {@link GcMetadataArray}, the {@link UpdateLog}, the

@@ -119,6 +119,31 @@ class RangeStoreTest {
     }
 
     @Test
+    void appendFrame_rangeStore_membersFromRangeFirstAndAFrameCrossingTheLimitRefused() throws Exception {
+        PbnRange small = new PbnRange(FIRST, FIRST + 5);
+        open(small);
+        DataStoreFrameTest frames = new DataStoreFrameTest();
+        DataStoreFrameTest.Frame f = frames.frame(1, 2, 3);
+        long first = store.appendFrame(f.fps(), 0, 3, f.zstd(), 0, f.zstd().length, BS);
+        assertThat(first).isEqualTo(FIRST);
+        store.sync();
+        StoredBlock b = new StoredBlock();
+        for (int k = 0; k < 3; k++) {
+            store.read(first + k, b);
+            DataStoreFrameTest.assertBlock(b, first + k, k + 1);
+        }
+        String before = snapshotOfDisk();
+        DataStoreFrameTest.Frame crossing = frames.frame(4, 5, 6); // PBNs FIRST+3..FIRST+5: one past the limit
+        assertThatThrownBy(() -> store.appendFrame(crossing.fps(), 0, 3, crossing.zstd(), 0, crossing.zstd().length, BS))
+                .isInstanceOf(PbnRangeFullException.class).hasMessageContaining("3 wanted");
+        store.sync();
+        assertThat(snapshotOfDisk()).isEqualTo(before);
+        DataStoreFrameTest.Frame fits = frames.frame(4, 5);
+        assertThat(store.appendFrame(fits.fps(), 0, 2, fits.zstd(), 0, fits.zstd().length, BS)).isEqualTo(FIRST + 3);
+        frames.close();
+    }
+
+    @Test
     void readBatch_rangeStore_readsEveryBlockInOrder() {
         open(RANGE);
         long[] pbns = new long[20];
