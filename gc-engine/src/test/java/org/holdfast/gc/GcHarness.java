@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Set;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.gc.bookkeeping.GcBookkeeper;
 import org.holdfast.gc.bosc.BoscPipeline;
 import org.holdfast.gc.bosc.BoscSettings;
@@ -18,12 +19,19 @@ public final class GcHarness implements AutoCloseable {
     public final Set<Long> reclaimed = new HashSet<>();
     private final BoscSettings settings;
     private final Duration grace;
+    private final PbnRange range;
     public BoscPipeline pipeline;
     public GcBookkeeper bookkeeper;
     public GraceGuard guard;
     public Sweeper sweeper;
 
     public GcHarness(Path dir, MutableClock clock, BoscSettings settings, Duration grace) {
+        this(dir, clock, settings, grace, PbnRange.STANDALONE);
+    }
+
+    /** A GC directory over the PBNs of {@code range} (a worker's). */
+    public GcHarness(Path dir, MutableClock clock, BoscSettings settings, Duration grace, PbnRange range) {
+        this.range = range;
         this.dir = dir;
         this.clock = clock;
         this.settings = settings;
@@ -36,7 +44,7 @@ public final class GcHarness implements AutoCloseable {
     }
 
     private void open() {
-        pipeline = BoscPipeline.open(dir, settings);
+        pipeline = BoscPipeline.open(dir, settings, range);
         bookkeeper = new GcBookkeeper(pipeline);
         guard = new GraceGuard(pipeline, clock, grace, Duration.ofMinutes(5));
         sweeper = new Sweeper(pipeline, guard, (pbns, n) -> {

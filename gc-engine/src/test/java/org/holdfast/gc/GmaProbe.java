@@ -13,12 +13,12 @@ public final class GmaProbe {
 
     /** rc, pins, flags, expiry of one PBN. */
     public static long[] slot(BoscPipeline p, long pbn) {
-        long c = GmaFormat.chunkOf(pbn);
+        long c = p.layout().chunkOf(pbn);
         ReentrantLock l = p.gma().lock(c);
         l.lock();
         try {
             GmaChunk chunk = p.gma().load(c);
-            int s = GmaFormat.slotOf(pbn);
+            int s = p.layout().slotOf(pbn);
             return new long[] {chunk.rc(s), chunk.pins(s), chunk.flags(s), chunk.expiry(s)};
         } finally {
             l.unlock();

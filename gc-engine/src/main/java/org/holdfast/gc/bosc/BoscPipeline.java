@@ -11,9 +11,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.gc.GcStoreException;
 import org.holdfast.gc.gma.GcMetadataArray;
 import org.holdfast.gc.gma.GmaChunk;
+import org.holdfast.gc.gma.GmaLayout;
 
 /**
  * The GMA behind BOSC: owns the {@link GcMetadataArray}, the {@link UpdateLog}, the
@@ -57,6 +59,7 @@ public final class BoscPipeline implements AutoCloseable {
     private final AtomicLong updatesSkipped = new AtomicLong();
     private final long replayedRecords;
     private final long openedFromLsn;
+    private final GmaLayout layout;
     private final long openedNextLsn;
     private long[] replayedChunks = new long[0];
     private final boolean openedEmpty;
@@ -66,7 +69,7 @@ public final class BoscPipeline implements AutoCloseable {
     /** Tests observe the chunk order of each commit pass through this. */
     volatile java.util.function.Consumer<long[]> commitObserver;
 
-    private BoscPipeline(Path dir, BoscSettings settings) {
+    private BoscPipeline(Path dir, BoscSettings settings, PbnRange range) {
         this.dir = dir;
         this.settings = settings;
         try {
@@ -80,11 +83,21 @@ public final class BoscPipeline implements AutoCloseable {
             throw new GcStoreException("gc", dir, null, "GC directory is in use by another process");
         }
         this.openedEmpty = !java.nio.file.Files.exists(dir.resolve("checkpoint"));
-        this.gma = GcMetadataArray.open(dir, settings.cacheChunks());
+        try {
+            this.gma = GcMetadataArray.open(dir, settings.cacheChunks(), range);
+        } catch (RuntimeException e) {
+            try {
+                lockChannel.close(); // releases the directory lock: a refused open leaves nothing held
+            } catch (IOException closing) {
+                e.addSuppressed(closing);
+            }
+            throw e;
+        }
+        this.layout = gma.layout();
         Checkpoint cp = Checkpoint.read(dir);
         Path logDir = dir.resolve("log");
         UpdateLog.Recovery rec = UpdateLog.recover(logDir, cp.lsn(), cp.opId());
-        this.queues = new ChunkQueues(settings.maxQueuedUpdates(), rec.nextLsn() - 1);
+        this.queues = new ChunkQueues(settings.maxQueuedUpdates(), rec.nextLsn() - 1, layout);
         this.openedFromLsn = cp.lsn();
         this.openedNextLsn = rec.nextLsn();
         this.replayedRecords = replay(rec);
@@ -105,7 +118,20 @@ public final class BoscPipeline implements AutoCloseable {
 
     /** Opens the GC directory, replaying the log after a crash. */
     public static BoscPipeline open(Path dir, BoscSettings settings) {
-        return new BoscPipeline(dir, settings);
+        return new BoscPipeline(dir, settings, PbnRange.STANDALONE);
+    }
+
+    /**
+     * As {@link #open(Path, BoscSettings)} for the PBNs of {@code range} (a worker's): the GMA counts
+     * its chunks from the range and every update of a PBN outside it is refused before it is logged.
+     */
+    public static BoscPipeline open(Path dir, BoscSettings settings, PbnRange range) {
+        return new BoscPipeline(dir, settings, range);
+    }
+
+    /** Which chunk and slot hold a PBN in this pipeline's GMA. */
+    public GmaLayout layout() {
+        return layout;
     }
 
     private long replay(UpdateLog.Recovery rec) {
@@ -118,7 +144,7 @@ public final class BoscPipeline implements AutoCloseable {
         // chunk by chunk in disk order.
         java.util.TreeMap<Long, List<Integer>> byChunk = new java.util.TreeMap<>();
         for (int i = 0; i < b.size(); i++) {
-            byChunk.computeIfAbsent(org.holdfast.gc.gma.GmaFormat.chunkOf(b.pbn(i)), k -> new ArrayList<>()).add(i);
+            byChunk.computeIfAbsent(layout.chunkOf(b.pbn(i)), k -> new ArrayList<>()).add(i);
         }
         replayedChunks = byChunk.keySet().stream().mapToLong(Long::longValue).toArray();
         int unsynced = 0;
@@ -168,6 +194,12 @@ public final class BoscPipeline implements AutoCloseable {
     /** Logs one operation's updates as an atomic group. Blocks while the queues are full. */
     public long appendGroup(long opId, UpdateBatch updates) {
         checkHealthy();
+        for (int i = 0; i < updates.size(); i++) {
+            int kind = updates.kind(i);
+            if (kind != UpdateBatch.GROUP_BEGIN && kind != UpdateBatch.GROUP_END) {
+                layout.requireHolds(updates.pbn(i), "a GC metadata update (operation " + opId + ")");
+            }
+        }
         try {
             long lsn = log.appendGroup(opId, updates);
             updatesLogged.addAndGet(updates.updateCount());
@@ -181,6 +213,7 @@ public final class BoscPipeline implements AutoCloseable {
     /** Logs one stand-alone update (a grace protection). */
     public long appendSingle(int kind, long pbn, long value) {
         checkHealthy();
+        layout.requireHolds(pbn, "a GC metadata update");
         try {
             long lsn = log.appendSingle(kind, pbn, value);
             updatesLogged.incrementAndGet();
@@ -198,6 +231,11 @@ public final class BoscPipeline implements AutoCloseable {
      */
     public long appendSingles(int kind, long[] pbns, int off, int count, long value) {
         checkHealthy();
+        for (int i = off; i < off + count; i++) {
+            if (pbns[i] != 0) {
+                layout.requireHolds(pbns[i], "a GC metadata update");
+            }
+        }
         try {
             long[] n = new long[1];
             long lsn = log.appendSingles(kind, pbns, off, count, value, n);

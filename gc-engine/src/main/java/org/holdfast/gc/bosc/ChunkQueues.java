@@ -4,7 +4,7 @@ import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.TreeMap;
-import org.holdfast.gc.gma.GmaFormat;
+import org.holdfast.gc.gma.GmaLayout;
 
 /**
  * Updates waiting to be applied, one queue per GMA chunk, ordered by chunk index (disk order).
@@ -27,7 +27,15 @@ public final class ChunkQueues {
     /** Bit per chunk: an update was queued for it since the sweep last took the bit. */
     private long[] touched = new long[16];
 
+    private final GmaLayout layout;
+
     public ChunkQueues(int capacity, long enqueuedLsn) {
+        this(capacity, enqueuedLsn, GmaLayout.STANDALONE);
+    }
+
+    /** Queues for a GMA of {@code layout} (which chunk each update goes to). */
+    public ChunkQueues(int capacity, long enqueuedLsn, GmaLayout layout) {
+        this.layout = layout;
         this.capacity = capacity;
         this.enqueuedLsn = enqueuedLsn;
     }
@@ -58,7 +66,7 @@ public final class ChunkQueues {
             if (kind == UpdateBatch.GROUP_BEGIN) {
                 continue;
             }
-            long chunk = GmaFormat.chunkOf(batch.pbn(i));
+            long chunk = layout.chunkOf(batch.pbn(i));
             if (q == null || chunk != qChunk) {
                 q = queues.computeIfAbsent(chunk, c -> new Queue());
                 qChunk = chunk;

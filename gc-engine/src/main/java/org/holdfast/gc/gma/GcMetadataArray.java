@@ -9,6 +9,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.kill.KillPoints;
 import org.holdfast.gc.GcCorruptException;
 import org.holdfast.gc.GcStoreException;
@@ -27,6 +28,7 @@ public final class GcMetadataArray implements AutoCloseable {
     private static final int LOCK_STRIPES = 1024;
 
     private final Path file;
+    private final GmaLayout layout;
     private final FileChannel channel;
     private final GenerationTable generations;
     private final DoubleWriteJournal journal;
@@ -35,9 +37,10 @@ public final class GcMetadataArray implements AutoCloseable {
     private final ByteBuffer readBuf = ByteBuffer.allocate(GmaFormat.CHUNK_BYTES);
     private volatile long chunkCount;
 
-    private GcMetadataArray(Path file, FileChannel channel, GenerationTable generations, DoubleWriteJournal journal,
+    private GcMetadataArray(Path file, GmaLayout layout, FileChannel channel, GenerationTable generations, DoubleWriteJournal journal,
             int cacheChunks) throws IOException {
         this.file = file;
+        this.layout = layout;
         this.channel = channel;
         this.generations = generations;
         this.journal = journal;
@@ -58,7 +61,21 @@ public final class GcMetadataArray implements AutoCloseable {
 
     /** Opens (creating if needed) {@code dir/gma.dat}, converting format 1 and mending torn writes. */
     public static GcMetadataArray open(Path dir, int cacheChunks) {
+        return open(dir, cacheChunks, PbnRange.STANDALONE);
+    }
+
+    /**
+     * As {@link #open(Path, int)} for the PBNs of {@code range} ({@link GmaLayout}): a new GMA records
+     * the range ({@code gma.range}); one made for another range is refused, nothing changed.
+     */
+    public static GcMetadataArray open(Path dir, int cacheChunks, PbnRange range) {
         Path file = dir.resolve(GmaFormat.FILE);
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new GcStoreException(STORE, file, null, "cannot open: " + e.getMessage(), e);
+        }
+        GmaRangeFile.bind(dir, range); // before anything is created or converted
         GenerationTable gens = null;
         DoubleWriteJournal journal = null;
         FileChannel ch = null;
@@ -80,7 +97,7 @@ public final class GcMetadataArray implements AutoCloseable {
                         + " directory taken before the upgrade (docs/operations.md, \"Upgrading\")");
             }
             journal = DoubleWriteJournal.open(dir);
-            return new GcMetadataArray(file, ch, gens, journal, cacheChunks);
+            return new GcMetadataArray(file, new GmaLayout(range), ch, gens, journal, cacheChunks);
         } catch (IOException | RuntimeException e) {
             closeQuietly(ch, journal, gens, e);
             if (e instanceof IOException io) {
@@ -134,6 +151,11 @@ public final class GcMetadataArray implements AutoCloseable {
         return file;
     }
 
+    /** Which chunk and slot hold a PBN (the GMA's range). */
+    public GmaLayout layout() {
+        return layout;
+    }
+
     /** Chunks that have ever been written (PBNs beyond them read as unused). */
     public long chunkCount() {
         return chunkCount;
@@ -163,7 +185,7 @@ public final class GcMetadataArray implements AutoCloseable {
     }
 
     private GmaChunk readChunk(long index) {
-        GmaChunk c = new GmaChunk(index);
+        GmaChunk c = new GmaChunk(index, layout);
         if (index >= chunkCount) {
             return c;
         }
@@ -332,7 +354,7 @@ public final class GcMetadataArray implements AutoCloseable {
                 for (int s = 1; s <= GmaFormat.PBNS_PER_CHUNK; s++) {
                     int flags = c.flags(s);
                     if ((flags & GmaFormat.FLAG_USED) != 0) {
-                        visitor.visit(GmaFormat.pbnAt(ci, s), c.rc(s), c.pins(s), flags, c.expiry(s));
+                        visitor.visit(layout.pbnAt(ci, s), c.rc(s), c.pins(s), flags, c.expiry(s));
                     }
                 }
             } finally {

@@ -13,14 +13,16 @@ import java.util.zip.CRC32C;
  */
 public final class GmaChunk {
     private final long index;
+    private final GmaLayout layout;
     private final ByteBuffer buf;
     private long appliedLsn;
     /** Write generation of the newest copy (low byte of the header's first int). */
     int generation;
     private boolean dirty;
 
-    GmaChunk(long index) {
+    GmaChunk(long index, GmaLayout layout) {
         this.index = index;
+        this.layout = layout;
         this.buf = ByteBuffer.allocate(GmaFormat.CHUNK_BYTES);
     }
 
@@ -111,7 +113,10 @@ public final class GmaChunk {
         if (lsn <= appliedLsn) {
             return false;
         }
-        int slot = GmaFormat.slotOf(pbn);
+        if (layout.chunkOf(pbn) != index) {
+            throw new IllegalArgumentException("PBN " + pbn + " is not held by GMA chunk " + index + " (range " + layout.range() + ")");
+        }
+        int slot = layout.slotOf(pbn);
         switch (kind) {
             case UpdateKinds.RC_ADD -> addRc(slot, value);
             case UpdateKinds.RAISE_EXPIRY -> raiseExpiry(slot, value);

@@ -25,6 +25,16 @@ package org.holdfast.gc.gma;
  *           chunk's newest version known to be durable (written after the GMA file is forced)
  * </pre>
  *
+ * <pre>
+ * gma.range = 24 bytes: [0..3] magic+version 0x48475201  [4..7] CRC32C of bytes 8..23
+ *             [8..15] first PBN of the range  [16..23] limit (first PBN past the range)
+ * </pre>
+ *
+ * {@code gma.range} exists only for a GMA over a PBN range other than the standalone one
+ * ({@link GmaLayout}): chunk indexes then count from the range, slot 1 of chunk 0 holding PBN
+ * first - 1. No file: the standalone range [1, 2^63-1), slot 1 of chunk 0 holding PBN 0, as
+ * before ranges existed. The static helpers below are the standalone layout.
+ *
  * A journal copy replaces a damaged chunk only if it is not older than the generation
  * {@code gma.gen} records (see {@link GenerationTable}); otherwise the newest durable version is
  * lost and the chunk is reported damaged.
@@ -53,6 +63,13 @@ public final class GmaFormat {
     static final int JOURNAL_MAGIC = 0x48474457;
     /** Bytes of a journal record header: magic (4), reserved (4), chunk index (8). */
     static final int JOURNAL_HEADER_BYTES = 16;
+
+    /** File name of the range record (a range GMA only). */
+    public static final String RANGE_FILE = "gma.range";
+    /** Magic and format version 1 of the range record ("HGR" 1). */
+    static final int RANGE_MAGIC_V1 = 0x48475201;
+    /** Bytes of the range record. */
+    static final int RANGE_FILE_BYTES = 24;
 
     /** File name of the generation table. */
     public static final String GENERATIONS_FILE = "gma.gen";

@@ -6,7 +6,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import org.holdfast.gc.bosc.BoscPipeline;
 import org.holdfast.gc.gma.GmaChunk.UpdateKinds;
-import org.holdfast.gc.gma.GmaFormat;
 
 /**
  * Protects blocks that a backup in progress has written or matched as duplicates, before its
@@ -157,7 +156,7 @@ public final class GraceGuard {
         if (pbn == 0) {
             return true;
         }
-        ReentrantLock l = stripe(GmaFormat.chunkOf(pbn));
+        ReentrantLock l = stripe(pipeline.layout().chunkOf(pbn));
         l.lock();
         try {
             if (tombstones.containsKey(pbn)) {
@@ -191,7 +190,7 @@ public final class GraceGuard {
         boolean any = false;
         for (int i = off; i < off + count; i++) {
             if (pbns[i] != 0) {
-                int s = Math.floorMod(GmaFormat.chunkOf(pbns[i]), STRIPES);
+                int s = Math.floorMod(pipeline.layout().chunkOf(pbns[i]), STRIPES);
                 wanted[s >>> 6] |= 1L << (s & 63);
                 any = true;
             }

@@ -300,8 +300,8 @@ public final class Sweeper {
                     final long chunkIndex = c;
                     pipeline.withCurrentChunk(c, chunk -> {
                         for (int s = 1; s <= GmaFormat.PBNS_PER_CHUNK; s++) {
-                            long pbn = GmaFormat.pbnAt(chunkIndex, s);
-                            if (!chunk.used(s) || pbn == 0) {
+                            long pbn = pipeline.layout().pbnAt(chunkIndex, s);
+                            if (!chunk.used(s) || !pipeline.layout().holds(pbn)) {
                                 continue;
                             }
                             batchExamined[0]++;
@@ -340,7 +340,7 @@ public final class Sweeper {
                 markFreed(pbns);
                 for (long p : pbns) {
                     guard.reclaimed(p);
-                    int c = (int) GmaFormat.chunkOf(p);
+                    int c = (int) pipeline.layout().chunkOf(p);
                     known[c] = false; // its counts changed: the next sweep reads it again
                 }
                 freed += pbns.length;
@@ -370,17 +370,17 @@ public final class Sweeper {
         }
     }
 
-    private static long victimsIn(long[] pbns, long chunk) {
+    private long victimsIn(long[] pbns, long chunk) {
         long n = 0;
         for (long p : pbns) {
-            if (GmaFormat.chunkOf(p) == chunk) {
+            if (pipeline.layout().chunkOf(p) == chunk) {
                 n++;
             }
         }
         return n;
     }
 
-    private static void collect(GmaChunk chunk, long chunkIndex, long now, long[] kept, List<long[]> victims, long[] minEt) {
+    private void collect(GmaChunk chunk, long chunkIndex, long now, long[] kept, List<long[]> victims, long[] minEt) {
         for (int s = 1; s <= GmaFormat.PBNS_PER_CHUNK; s++) {
             if (!chunk.used(s)) {
                 continue;
@@ -397,8 +397,8 @@ public final class Sweeper {
             } else if (chunk.pins(s) > 0) {
                 kept[2]++;
             } else {
-                long pbn = GmaFormat.pbnAt(chunkIndex, s);
-                if (pbn != 0) {
+                long pbn = pipeline.layout().pbnAt(chunkIndex, s);
+                if (pipeline.layout().holds(pbn)) {
                     victims.add(new long[] {pbn});
                 }
             }
@@ -408,16 +408,16 @@ public final class Sweeper {
     private void markFreed(long[] pbns) {
         int i = 0;
         while (i < pbns.length) {
-            long c = GmaFormat.chunkOf(pbns[i]);
+            long c = pipeline.layout().chunkOf(pbns[i]);
             int j = i;
-            while (j < pbns.length && GmaFormat.chunkOf(pbns[j]) == c) {
+            while (j < pbns.length && pipeline.layout().chunkOf(pbns[j]) == c) {
                 j++;
             }
             final int from = i;
             final int to = j;
             pipeline.withCurrentChunk(c, chunk -> {
                 for (int k = from; k < to; k++) {
-                    chunk.markFreed(GmaFormat.slotOf(pbns[k]));
+                    chunk.markFreed(pipeline.layout().slotOf(pbns[k]));
                 }
             });
             i = j;

@@ -9,7 +9,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import org.holdfast.common.protocol.StartOverReason;
 import org.holdfast.server.cluster.MembershipStore;
-import org.holdfast.server.cluster.PbnRange;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.cluster.StartOverMark;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.store.CheckedIterator;

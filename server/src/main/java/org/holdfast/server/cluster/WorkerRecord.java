@@ -1,6 +1,7 @@
 package org.holdfast.server.cluster;
 
 import java.util.Objects;
+import org.holdfast.common.id.PbnRange;
 
 /**
  * A worker's assignment as the master keeps it across restarts (catalog {@code cluster} column):

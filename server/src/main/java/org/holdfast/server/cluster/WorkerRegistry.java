@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
+import org.holdfast.common.id.PbnRange;
 
 /**
  * The master's list of workers: registration, heartbeats, states, and the assignment of worker ids

@@ -1,5 +1,7 @@
 package org.holdfast.server.cluster;
 
+import org.holdfast.common.id.PbnRange;
+
 /**
  * One worker as listed (REST {@code /api/v1/cluster/workers}): its assignment, where it connected
  * from, its state now, when the master last heard from it (epoch ms, 0 never), what it reported,

@@ -28,10 +28,12 @@ import org.holdfast.gc.bosc.UpdateBatch;
 import org.holdfast.gc.gma.GcMetadataArray;
 import org.holdfast.gc.gma.GmaChunk;
 import org.holdfast.gc.gma.GmaFormat;
+import org.holdfast.gc.gma.GmaLayout;
 import org.holdfast.gc.retention.RangeMaxExpiry;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.VolumeRecord;
+import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.LocationIndex;
 
 /**
@@ -115,6 +117,8 @@ public final class GcMetadataRebuild {
     private final Settings settings;
     private final Clock clock;
     private final Progress progress;
+    /** The GMA layout of the store the catalog belongs to (its PBN range). */
+    private final GmaLayout layout;
     private final List<VolumePlan> plans = new ArrayList<>();
 
     /** One volume's retained snapshots as the rebuild needs them; {@code pinned} sorted, a sequence once per pin. */
@@ -135,6 +139,7 @@ public final class GcMetadataRebuild {
         this.settings = settings;
         this.clock = clock;
         this.progress = progress;
+        this.layout = new GmaLayout(DataStore.storedRange(catalog.db()));
     }
 
     /** Rebuilds, verifies and swaps in the GC directory. */
@@ -149,10 +154,11 @@ public final class GcMetadataRebuild {
         Counts n = new Counts();
         MessageDigest digest = sha256();
         long passPbns = (long) settings.passChunks() * GmaFormat.PBNS_PER_CHUNK;
-        long limit = 1; // one past the highest PBN seen, known after the first pass
+        long limit = layout.base() + 1; // one past the highest PBN seen, known after the first pass
         int passes = 0;
-        try (GcMetadataArray gma = GcMetadataArray.open(build, 16)) {
-            for (long lo = 0; lo < limit; lo += passPbns) {
+        try (GcMetadataArray gma = GcMetadataArray.open(build, 16, layout.range())) {
+            // passes start at the layout's base, so each pass covers whole chunks
+            for (long lo = layout.base(); lo < limit; lo += passPbns) {
                 passes++;
                 long hi = lo + passPbns;
                 progress.step("pass " + passes + ": PBNs " + lo + ".." + (hi - 1));
@@ -264,9 +270,12 @@ public final class GcMetadataRebuild {
                 }
                 long newer = state[1];
                 state[1] = birth;
+                if (!layout.holds(pbn)) {
+                    return true; // the zero block, or another node's PBN: this GMA keeps none of it
+                }
                 max[0] = Math.max(max[0], pbn + 1);
                 int s = p.slot(pbn);
-                if (pbn == 0 || s < 0) {
+                if (s < 0) {
                     return true;
                 }
                 long lastSeer = newer == Long.MAX_VALUE ? Long.MAX_VALUE : newer - 1;
@@ -298,9 +307,12 @@ public final class GcMetadataRebuild {
     private long scanLocations(Pass p) {
         long[] max = {0};
         new LocationIndex(catalog.db()).forEach((pbn, logId, offset, storedLength, fps, fpOff) -> {
+            if (!layout.holds(pbn)) {
+                return true;
+            }
             max[0] = Math.max(max[0], pbn + 1);
             int s = p.slot(pbn);
-            if (s >= 0 && pbn != 0) {
+            if (s >= 0) {
                 p.flags[s] |= STORED;
             }
             return true;
@@ -311,7 +323,7 @@ public final class GcMetadataRebuild {
     private void writeChunks(GcMetadataArray gma, Pass p, long graceUntil, Counts n, MessageDigest digest) {
         ByteBuffer rec = ByteBuffer.allocate(8 + 4 + 4 + 8);
         int chunks = (p.rc.length + GmaFormat.PBNS_PER_CHUNK - 1) / GmaFormat.PBNS_PER_CHUNK;
-        long firstChunk = GmaFormat.chunkOf(p.lo);
+        long firstChunk = gma.layout().chunkOf(p.lo);
         for (int ci = 0; ci < chunks; ci++) {
             long chunk = firstChunk + ci;
             int base = ci * GmaFormat.PBNS_PER_CHUNK;
@@ -351,7 +363,7 @@ public final class GcMetadataRebuild {
                     if (p.pins[s] > 0) {
                         n.pinned++;
                     }
-                    int slot = GmaFormat.slotOf(pbn);
+                    int slot = gma.layout().slotOf(pbn);
                     c.addRc(slot, p.rc[s]);
                     c.addPins(slot, p.pins[s]);
                     c.raiseExpiry(slot, et);
@@ -371,8 +383,8 @@ public final class GcMetadataRebuild {
     }
 
     /** Starts the new log and checkpoint through the real pipeline, marking the catalog's last operation as logged. */
-    private static void writeLog(Path build, long lastOpId) {
-        try (BoscPipeline pipeline = BoscPipeline.open(build, BoscSettings.defaults().withCommitters(1))) {
+    private void writeLog(Path build, long lastOpId) {
+        try (BoscPipeline pipeline = BoscPipeline.open(build, BoscSettings.defaults().withCommitters(1), layout.range())) {
             if (lastOpId > 0) {
                 pipeline.appendGroup(lastOpId, new UpdateBatch(0));
             }
@@ -381,11 +393,11 @@ public final class GcMetadataRebuild {
     }
 
     /** Reopens the built directory as a server would and compares every slot with what was written. */
-    private static void verify(Path build, long lastOpId, byte[] expected, long slots) {
+    private void verify(Path build, long lastOpId, byte[] expected, long slots) {
         MessageDigest digest = sha256();
         long[] seen = {0};
         ByteBuffer rec = ByteBuffer.allocate(24);
-        try (BoscPipeline pipeline = BoscPipeline.open(build, BoscSettings.defaults().withCommitters(1))) {
+        try (BoscPipeline pipeline = BoscPipeline.open(build, BoscSettings.defaults().withCommitters(1), layout.range())) {
             if (pipeline.openedEmpty() || pipeline.lastOpId() != lastOpId) {
                 throw new IllegalStateException("verification of " + build + " failed: it opens as "
                         + (pipeline.openedEmpty() ? "empty" : "logged up to operation " + pipeline.lastOpId())

@@ -2,7 +2,6 @@ package org.holdfast.server.gc;
 
 import java.lang.System.Logger.Level;
 import org.holdfast.gc.bosc.BoscPipeline;
-import org.holdfast.gc.gma.GmaFormat;
 import org.holdfast.gc.sweep.GraceGuard;
 import org.holdfast.server.catalog.ReferenceGuard;
 
@@ -52,13 +51,13 @@ public final class GcReferenceGuard implements ReferenceGuard {
      */
     @Override
     public boolean counted(long pbn) {
-        if (pbn <= 0) {
-            return false;
+        if (!pipeline.layout().holds(pbn)) {
+            return false; // no block, or another node's: this GMA counts none of it
         }
         int[] rc = new int[1];
         try {
             pipeline.awaitEnqueued(); // a commit's increments are logged before it returns, queued a little later
-            pipeline.withCurrentChunk(GmaFormat.chunkOf(pbn), chunk -> rc[0] = chunk.rc(GmaFormat.slotOf(pbn)));
+            pipeline.withCurrentChunk(pipeline.layout().chunkOf(pbn), chunk -> rc[0] = chunk.rc(pipeline.layout().slotOf(pbn)));
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "reference count of PBN " + pbn + " unreadable, taken as not counted: " + e.getMessage());
             return false;

@@ -144,7 +144,8 @@ public final class GcService implements AutoCloseable {
         this.records = new GcRecords(catalog.db());
         this.clock = clock;
         this.compactionThreshold = settings.compactionThreshold();
-        this.pipeline = BoscPipeline.open(settings.dir(), settings.bosc());
+        // the GC metadata covers the store's PBN range (a standalone store's: every PBN from 1)
+        this.pipeline = BoscPipeline.open(settings.dir(), settings.bosc(), dataStore.range());
         this.bookkeeper = new GcBookkeeper(pipeline);
         this.guard = new GraceGuard(pipeline, clock, settings.grace(), Duration.ofMinutes(10));
         this.sweeper = new Sweeper(pipeline, guard, new StoreReclaimer(dataStore, index, catalog.db()), settings.sweepBatchChunks());

@@ -78,7 +78,7 @@ final class ReclaimNow {
         long[] bytes = {0};
         synchronized (cycleLock) {
             try (GraceGuard.Watch inFlight = guard.watch()) {
-                long allocated = Math.max(0, dataStore.nextPbn() - 1);
+                long allocated = Math.max(0, dataStore.nextPbn() - dataStore.range().first()); // PBNs handed out so far
                 job.log("reclaim-now: marking the blocks of every retained snapshot");
                 mark = ExactMark.run(new CatalogFsck(catalog, dataStore, records), job, allocated);
                 job.log("reclaim-now: " + mark.snapshots() + " snapshots mark " + mark.live().count() + " blocks live; "

@@ -118,11 +118,14 @@ public final class StoreSurvey {
             if (gma == null) {
                 return;
             }
-            long c = GmaFormat.chunkOf(pbn);
+            if (!gma.layout().holds(pbn)) {
+                return; // outside the GMA's range: no GC metadata is kept for it
+            }
+            long c = gma.layout().chunkOf(pbn);
             if (c != chunk) {
                 copy(c);
             }
-            int s = GmaFormat.slotOf(pbn);
+            int s = gma.layout().slotOf(pbn);
             if ((flags[s] & GmaFormat.FLAG_USED) == 0 || (flags[s] & GmaFormat.FLAG_FREED) != 0 || rc[s] > 0) {
                 return; // untracked, already freed (the location goes with the sweep's batch) or referenced
             }

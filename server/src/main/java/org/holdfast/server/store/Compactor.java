@@ -109,7 +109,7 @@ public final class Compactor {
             finishInterrupted(dataDir, db);
             return Result.NONE;
         }
-        try (DataStore s = DataStore.open(new DataStore.Settings(dataDir, 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0), db)) {
+        try (DataStore s = DataStore.open(new DataStore.Settings(dataDir, 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0, StoreRange.stored(db)), db)) {
             return new Compactor(s).run(threshold, Long.MAX_VALUE);
         }
     }

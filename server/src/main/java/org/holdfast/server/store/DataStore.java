@@ -22,6 +22,7 @@ import org.holdfast.common.compress.CorruptPayloadException;
 import org.holdfast.common.hash.BlockHasher;
 import org.holdfast.common.hash.ZeroBlocks;
 import org.holdfast.common.id.Fingerprint;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.kill.KillPoints;
 
 /**
@@ -43,6 +44,13 @@ import org.holdfast.common.kill.KillPoints;
  * family is synced above p, and a reopened store continues at the high-water mark. PBNs of dropped
  * records are therefore skipped, never handed out twice.
  *
+ * <h2>PBN range</h2>
+ * A store hands out PBNs of one {@link PbnRange} only ({@link Settings#range()}): a worker's in
+ * master/worker mode, {@link PbnRange#STANDALONE} otherwise. The first PBN is the range's first; an
+ * append past its limit is refused ({@link PbnRangeFullException}). A range other than standalone
+ * is recorded in the catalog when the store is created ({@link StoreRange}) and a reopen over
+ * another range is refused, as is any read, repair or forget of a PBN outside the range.
+ *
  * <h2>Relocation (online compaction)</h2>
  * A sealed log's records may move while the store serves ({@link Compactor}). Readers hold the
  * shared side of {@code relocation} from the location lookup to the end of the file read; a
@@ -63,8 +71,11 @@ public final class DataStore implements AutoCloseable {
     static final long BEGIN_HEADROOM = DataLog.WRITE_BUFFER_BYTES;
 
     /** Settings of the data store. */
-    public record Settings(Path dir, long rollBytes, FsyncPolicy fsync, int pbnReserveBatch, long minFreeBytes) {
+    public record Settings(Path dir, long rollBytes, FsyncPolicy fsync, int pbnReserveBatch, long minFreeBytes, PbnRange range) {
         public Settings {
+            if (range == null) {
+                throw new IllegalArgumentException("a data store needs a PBN range (PbnRange.STANDALONE for a standalone server)");
+            }
             if (rollBytes < 1L << 16) {
                 throw new IllegalArgumentException("data log roll size must be at least 64 KiB, got " + rollBytes);
             }
@@ -76,9 +87,19 @@ public final class DataStore implements AutoCloseable {
             }
         }
 
-        /** 256 MiB logs, fsync on commit, 64 Ki PBNs per reservation, 256 MiB kept free. */
+        /** A standalone store's settings (range {@link PbnRange#STANDALONE}). */
+        public Settings(Path dir, long rollBytes, FsyncPolicy fsync, int pbnReserveBatch, long minFreeBytes) {
+            this(dir, rollBytes, fsync, pbnReserveBatch, minFreeBytes, PbnRange.STANDALONE);
+        }
+
+        /** 256 MiB logs, fsync on commit, 64 Ki PBNs per reservation, 256 MiB kept free, standalone. */
         public static Settings defaults(Path dir) {
             return new Settings(dir, 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 256L << 20);
+        }
+
+        /** These settings over {@code r}. */
+        public Settings withRange(PbnRange r) {
+            return new Settings(dir, rollBytes, fsync, pbnReserveBatch, minFreeBytes, r);
         }
     }
 
@@ -91,6 +112,7 @@ public final class DataStore implements AutoCloseable {
     }
 
     private final Settings settings;
+    private final PbnRange range;
     private final SpaceReserve reserve;
     private final MetadataDb db;
     private final LocationIndex locations;
@@ -141,7 +163,9 @@ public final class DataStore implements AutoCloseable {
     }
 
     private DataStore(Settings settings, MetadataDb db, DiskSpace disk, boolean readOnly, LogArchive archive) {
-        this.settings = settings;
+        // a checker opens whatever range the store was created for; a server must name its own
+        this.settings = readOnly ? settings.withRange(StoreRange.stored(db)) : settings;
+        this.range = this.settings.range();
         this.archive = archive;
         if (archive != null) {
             archive.bind(settings.dir(), db, readOnly);
@@ -205,6 +229,7 @@ public final class DataStore implements AutoCloseable {
      * awaits its completion, which only a server start does.
      */
     public static DataStore openReadOnly(Path dir, MetadataDb db) {
+        // the range is the one the catalog records (see the constructor)
         return new DataStore(Settings.defaults(dir), db, DiskSpace.of(dir), true);
     }
 
@@ -253,6 +278,9 @@ public final class DataStore implements AutoCloseable {
         } catch (IOException e) {
             throw StoreException.translate(STORE, dir.toString(), null, e);
         }
+        if (DurablePoint.read(db, STORE) != null || db.metaLong(FormatVersions.META_PBN_RESERVED, -1) >= 0) {
+            StoreRange.requireSame(db, range, dir.toString()); // an existing store: before anything on disk changes
+        }
         Compactor.finishInterrupted(dir, db); // a crash may have left a compaction half done
         TreeMap<Integer, Path> files = logFiles(dir);
         DurablePoint dp = DurablePoint.read(db, STORE);
@@ -267,7 +295,10 @@ public final class DataStore implements AutoCloseable {
             }
             active = DataLog.create(dir, 1, System.currentTimeMillis());
             logs.put(1, active);
-            writeDurablePoint(1, DATA_LOG_HEADER_BYTES, null);
+            try (MetadataBatch b = new MetadataBatch()) {
+                StoreRange.record(db, b, range); // in the batch that creates the store: no store without its range
+                writeDurablePoint(1, DATA_LOG_HEADER_BYTES, b);
+            }
         } else {
             int id = dp.logId();
             long len = dp.length();
@@ -292,10 +323,42 @@ public final class DataStore implements AutoCloseable {
         return new Recovery(active.id(), active.size(), dropped, deleted);
     }
 
-    /** At open: the next PBN is above every one reserved or indexed, so none is handed out twice. */
+    /**
+     * At open: the next PBN is above every one reserved or indexed, so none is handed out twice, and
+     * not below the range's first.
+     */
     private void continuePbns() {
-        nextPbn = Math.max(Math.max(db.metaLong(FormatVersions.META_PBN_RESERVED, 1), locations.maxPbn() + 1), 1);
+        nextPbn = Math.max(Math.max(db.metaLong(FormatVersions.META_PBN_RESERVED, range.first()), locations.maxPbn() + 1), range.first());
         reservedPbn = nextPbn;
+    }
+
+    /**
+     * The PBN range the store whose catalog is {@code db} was created for ({@link PbnRange#STANDALONE}
+     * when it records none): what offline tools open the store and its GC metadata over.
+     */
+    public static PbnRange storedRange(MetadataDb db) {
+        return StoreRange.stored(db);
+    }
+
+    /** The PBN range this store hands out from. */
+    public PbnRange range() {
+        return range;
+    }
+
+    /** Refuses a PBN outside the range before anything is read or changed. */
+    private void requireInRange(long pbn, String what) {
+        if (!range.contains(pbn)) {
+            throw new IllegalArgumentException("cannot " + what + " PBN " + pbn + ": it lies outside the PBN range " + range
+                    + " of the data store in " + settings.dir() + (pbn <= 0 ? " (PBN 0 is no block)" : " (another node's block?)")
+                    + "; nothing was changed");
+        }
+    }
+
+    /** Refuses an append of {@code count} PBNs from {@code first} that would pass the range's limit. Under the append lock. */
+    private void requireRoom(long first, int count) {
+        if (first > range.limit() - count) {
+            throw new PbnRangeFullException(settings.dir().toString(), range, first, count);
+        }
     }
 
     /** The data log files in {@code dir} by id (what recovery and a catalog restore find on disk). */
@@ -346,10 +409,11 @@ public final class DataStore implements AutoCloseable {
         refuseIfReadOnly("append");
         synchronized (appendLock) {
             ensureOpen();
+            requireRoom(nextPbn, 1);
             makeRoom(recordLength, false);
             long pbn = nextPbn;
             if (pbn >= reservedPbn) {
-                reserve(pbn + settings.pbnReserveBatch());
+                reserve(reservationEnd(pbn + 1));
             }
             System.arraycopy(payload, off, recordBuf, RECORD_HEADER_BYTES, storedLength);
             RecordFormat.writeHeader(recordBuf, pbn, codec, rawLength, storedLength, crc);
@@ -387,10 +451,11 @@ public final class DataStore implements AutoCloseable {
         synchronized (appendLock) {
             ensureOpen();
             // a release that knows only block records then refuses the log instead of misreading it
+            requireRoom(nextPbn, members);
             makeRoom(recordLength, active.version() < FormatVersions.DATA_LOG_VERSION);
             long first = nextPbn;
             if (first + members > reservedPbn) {
-                reserve(first + members + settings.pbnReserveBatch());
+                reserve(reservationEnd(first + members));
             }
             System.arraycopy(frame, off, recordBuf, RECORD_HEADER_BYTES, storedLength);
             FrameFormat.writeHeader(recordBuf, 0, first, members, members * blockSize, storedLength, 0, crc);
@@ -446,6 +511,9 @@ public final class DataStore implements AutoCloseable {
      * @throws StorageFullException if the disk is (nearly) full; nothing was appended
      */
     public boolean repair(long pbn, byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec, int rawLength) {
+        if (pbn > 0) {
+            requireInRange(pbn, "repair");
+        }
         if (pbn <= 0 || !badBlocks.isBad(pbn)) {
             return false;
         }
@@ -494,6 +562,9 @@ public final class DataStore implements AutoCloseable {
      * decode to the fingerprint the index holds); false if it has no location or was marked already.
      */
     public boolean markDamaged(long pbn, String problem) {
+        if (pbn > 0) {
+            requireInRange(pbn, "mark damaged");
+        }
         StoredBlock at = new StoredBlock(1);
         if (pbn <= 0 || !locate(pbn, at)) {
             return false;
@@ -517,6 +588,7 @@ public final class DataStore implements AutoCloseable {
         if (pbn <= 0) {
             throw new IllegalArgumentException("PBN " + pbn + " is not a stored block");
         }
+        requireInRange(pbn, "read");
         relocation.readLock().lock();
         try {
             readLocked(pbn, into);
@@ -646,6 +718,7 @@ public final class DataStore implements AutoCloseable {
             if (pbns[from + i] <= 0) {
                 throw new IllegalArgumentException("PBN " + pbns[from + i] + " is not a stored block");
             }
+            requireInRange(pbns[from + i], "read");
         }
         relocation.readLock().lock();
         try {
@@ -999,6 +1072,9 @@ public final class DataStore implements AutoCloseable {
      */
     public void forget(long[] pbns, int n) {
         refuseIfReadOnly("forget blocks");
+        for (int i = 0; i < n; i++) {
+            requireInRange(pbns[i], "forget");
+        }
         relocation.readLock().lock();
         try (MetadataBatch batch = new MetadataBatch()) {
             for (int i = 0; i < n; i++) {
@@ -1291,6 +1367,11 @@ public final class DataStore implements AutoCloseable {
                 reserve(nextPbn);
             }
         }
+    }
+
+    /** A reservation covering PBNs below {@code needed} plus a batch, never past the range's limit. */
+    private long reservationEnd(long needed) {
+        return needed > range.limit() - settings.pbnReserveBatch() ? range.limit() : needed + settings.pbnReserveBatch();
     }
 
     private void reserve(long upTo) {

@@ -64,6 +64,11 @@ public final class FormatVersions {
     public static final String META_PBN_RESERVED = "store.pbn-reserved";
     /** Meta key: u32 log id + u64 length, the durable point of the data logs. */
     public static final String META_DURABLE_POINT = "store.durable-point";
+    /**
+     * Meta key: u64 first + u64 limit, the PBN range of a range store ({@link StoreRange}); absent
+     * for a standalone store, whose range is {@link org.holdfast.common.id.PbnRange#STANDALONE}.
+     */
+    public static final String META_PBN_RANGE = "store.pbn-range";
     /** Meta key: u64, next internal volume id. */
     public static final String META_NEXT_VOLUME_ID = "catalog.next-volume-id";
 

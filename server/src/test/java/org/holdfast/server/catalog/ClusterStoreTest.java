@@ -7,7 +7,7 @@ import java.nio.file.Path;
 import java.util.HexFormat;
 import java.util.Map;
 import org.holdfast.common.protocol.StartOverReason;
-import org.holdfast.server.cluster.PbnRange;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.cluster.StartOverMark;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.store.CorruptDataException;

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Random;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.catalog.ClusterStore;
 import org.holdfast.server.engine.SteppingClock;
 import org.holdfast.server.store.MetadataDb;

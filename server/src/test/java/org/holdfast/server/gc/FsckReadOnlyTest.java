@@ -17,8 +17,10 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.stream.Stream;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.server.catalog.SessionMap;
+import org.holdfast.server.engine.ExactFingerprintIndex;
 import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataLog;
@@ -50,6 +52,17 @@ class FsckReadOnlyTest {
     Path dir;
     @TempDir
     Path scratch;
+
+    @Test
+    void run_rangeStoreAt2To40_checkerAdoptsTheRecordedRange_cleanThenDamageReported() throws Exception {
+        PbnRange range = new PbnRange(1L << 40, (1L << 40) + (1L << 30));
+        assertThat(backUpOneVolume(range)).isEqualTo(range.first());
+        Map<String, String> before = checksums(dir);
+        assertThat(FsckTool.run(dir, scratch)).as("clean").isZero();
+        assertThat(checksums(dir)).isEqualTo(before);
+        flipFirstRecord(dir.resolve("data").resolve(DataLog.fileName(1)));
+        assertThat(FsckTool.run(dir, scratch)).as("data loss").isEqualTo(2);
+    }
 
     @Test
     void run_tornTailAndThenFlippedByte_checksumsOfEveryFileUnchangedAndDamageReported() throws Exception {
@@ -164,9 +177,15 @@ class FsckReadOnlyTest {
 
     /** A volume with one 64-block snapshot in the data directory, as a server leaves it; returns the first block's PBN. */
     private long backUpOneVolume() throws Exception {
+        return backUpOneVolume(PbnRange.STANDALONE);
+    }
+
+    /** Backs up one volume of 64 blocks into a store over {@code range}; answers the first PBN. */
+    private long backUpOneVolume(PbnRange range) throws Exception {
         long first = -1;
         try (DataDirectory dd = DataDirectory.open(dir); // as a server leaves it: with its lock file
-             GcStoreFixture f = GcStoreFixture.open(dd.root(), Clock.systemUTC(), 1L << 20, Duration.ofHours(2), 8, h -> h)) {
+             GcStoreFixture f = GcStoreFixture.open(dd.root(), Clock.systemUTC(), 1L << 20, Duration.ofHours(2), 8, h -> h,
+                     CommitParts.DEFAULT_PART_ENTRIES, null, ExactFingerprintIndex::new, range)) {
             SessionMap m = new SessionMap(64);
             Random r = new Random(7);
             for (int lbn = 0; lbn < 64; lbn++) {

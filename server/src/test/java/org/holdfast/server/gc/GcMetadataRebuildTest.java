@@ -21,8 +21,9 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.stream.Stream;
-import org.holdfast.common.kill.KillPoints;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.id.VolumeId;
+import org.holdfast.common.kill.KillPoints;
 import org.holdfast.gc.bosc.BoscPipeline;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.gc.check.FsckReport;
@@ -33,6 +34,7 @@ import org.holdfast.server.catalog.SessionMap;
 import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.VolumeRecord;
+import org.holdfast.server.engine.ExactFingerprintIndex;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
@@ -73,8 +75,12 @@ class GcMetadataRebuildTest {
     /** Expected content of every committed snapshot: volume -> sequence -> PBN per LBN. */
     private final Map<String, TreeMap<Long, long[]>> model = new HashMap<>();
 
+    /** The PBN range of the store (and GC metadata) under test. */
+    private PbnRange range = PbnRange.STANDALONE;
+
     private void open() {
-        fixture = GcStoreFixture.open(dir, clock, 1L << 20, GRACE, 4, hook -> hook);
+        fixture = GcStoreFixture.open(dir, clock, 1L << 20, GRACE, 4, hook -> hook, CommitParts.DEFAULT_PART_ENTRIES, null,
+                ExactFingerprintIndex::new, range);
         db = fixture.db;
         store = fixture.store;
         index = fixture.index;
@@ -301,11 +307,23 @@ class GcMetadataRebuildTest {
 
     @Test
     void rebuild_afterRandomHistory_matchesIncrementalCounts_fsckClean_sweepSafe_snapshotsReadBack() {
-        for (long seed : new long[] {11, 12}) {
+        rebuildAfterRandomHistory(11, 12);
+    }
+
+    /** The same history on a worker's store: PBNs from 2^40, GC metadata over the range, rebuilt in passes from the range's base. */
+    @Test
+    void rebuild_rangeStoreAt2To40_matchesIncrementalCounts_fsckClean_sweepSafe_snapshotsReadBack() {
+        range = new PbnRange(1L << 40, (1L << 40) + (1L << 30));
+        rebuildAfterRandomHistory(13);
+    }
+
+    private void rebuildAfterRandomHistory(long... seeds) {
+        for (long seed : seeds) {
             randomHistory(seed, 120);
             open();
             assertClean(clock.millis);
             Map<Long, long[]> before = gmaState();
+            assertThat(before.keySet()).as("GC metadata only for the store's PBNs").allMatch(range::contains);
             close();
             deleteGcDir(dir.resolve("gc"));
             for (int attempt = 0; attempt < 2; attempt++) { // a refused start must not make the next one count from zero

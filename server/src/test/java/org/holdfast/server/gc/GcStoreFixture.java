@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.Set;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.CommitHook;
@@ -73,8 +74,15 @@ final class GcStoreFixture implements AutoCloseable {
     static GcStoreFixture open(Path dir, Clock clock, long logBytes, Duration grace, int sweepBatchChunks,
                                UnaryOperator<CommitHook> wrapHook, int partEntries, LogArchive archive,
                                Function<MetadataDb, FingerprintIndex> indexes) {
+        return open(dir, clock, logBytes, grace, sweepBatchChunks, wrapHook, partEntries, archive, indexes, PbnRange.STANDALONE);
+    }
+
+    /** As above, the data store (and so the GC metadata) over the PBNs of {@code range}. */
+    static GcStoreFixture open(Path dir, Clock clock, long logBytes, Duration grace, int sweepBatchChunks,
+                               UnaryOperator<CommitHook> wrapHook, int partEntries, LogArchive archive,
+                               Function<MetadataDb, FingerprintIndex> indexes, PbnRange range) {
         MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
-        DataStore.Settings settings = new DataStore.Settings(dir.resolve("data"), logBytes, FsyncPolicy.COMMIT, 64, 0);
+        DataStore.Settings settings = new DataStore.Settings(dir.resolve("data"), logBytes, FsyncPolicy.COMMIT, 64, 0, range);
         DataStore store = archive == null ? DataStore.open(settings, db) : DataStore.open(settings, db, archive);
         FingerprintIndex index = indexes.apply(db);
         Catalog catalog = new Catalog(db);

@@ -11,10 +11,12 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.protocol.Commit;
 import org.holdfast.common.protocol.Committed;
 import org.holdfast.gc.check.FsckReport;
+import org.holdfast.server.engine.ExactFingerprintIndex;
 import org.holdfast.server.ingest.AgentDriver;
 import org.holdfast.server.ingest.IngestServer;
 import org.holdfast.server.ingest.IngestServices;
@@ -51,10 +53,16 @@ class ReclaimNowTest {
     @BeforeEach
     void open() {
         // data logs of 256 KiB: compaction after the free has sealed logs to rewrite
-        fx = GcStoreFixture.open(dir, clock, 1L << 18, Duration.ofHours(2), 4, hook -> hook);
+        fx = GcStoreFixture.open(dir, clock, 1L << 18, Duration.ofHours(2), 4, hook -> hook, CommitParts.DEFAULT_PART_ENTRIES, null,
+                ExactFingerprintIndex::new, range());
         ingest = new IngestServer(IngestSettings.loopback(), new IngestServices(fx.store, fx.catalog, fx.commit, fx.index,
                 guard = new RecordingReferenceGuard(new GcReferenceGuard(fx.gc)), clock, new TestTokens(), new RecordingAuditLog()));
         ingest.start();
+    }
+
+    /** The PBN range of the store under test (a subclass runs every test on a worker's range). */
+    PbnRange range() {
+        return PbnRange.STANDALONE;
     }
 
     @AfterEach
@@ -254,7 +262,7 @@ class ReclaimNowTest {
         System.arraycopy(part, 0, image, fromBlock * BS, part.length);
     }
 
-    private void backup(String volume, byte[] image) {
+    void backup(String volume, byte[] image) {
         backup(ingest, volume, image);
     }
 
@@ -266,7 +274,7 @@ class ReclaimNowTest {
         }
     }
 
-    private byte[] restore(String volume, long seq) {
+    byte[] restore(String volume, long seq) {
         return restore(ingest, volume, seq);
     }
 
@@ -279,7 +287,7 @@ class ReclaimNowTest {
     }
 
     /** The non-zero PBNs of every snapshot of {@code volume}. */
-    private Set<Long> pbns(String volume) {
+    Set<Long> pbns(String volume) {
         return fx.mappedPbns(fx.catalog.requireVolume(new VolumeId(volume)));
     }
 

@@ -46,7 +46,7 @@ import org.holdfast.common.protocol.Register;
 import org.holdfast.common.protocol.Registered;
 import org.holdfast.common.protocol.TlsEngines;
 import org.holdfast.server.cluster.LoadProbe;
-import org.holdfast.server.cluster.PbnRange;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.cluster.WorkerCapacity;
 import org.holdfast.server.cluster.WorkerLoad;
 import org.holdfast.server.cluster.WorkerRecord;

@@ -7,7 +7,7 @@ import java.time.Clock;
 import org.holdfast.common.protocol.StartOverReason;
 import org.holdfast.server.catalog.ClusterStore;
 import org.holdfast.server.cluster.MembershipSettings;
-import org.holdfast.server.cluster.PbnRange;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.cluster.StartOverMark;
 import org.holdfast.server.cluster.WorkerCapacity;
 import org.holdfast.server.cluster.WorkerRecord;

@@ -10,7 +10,7 @@ import java.util.List;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MemberState;
 import org.holdfast.server.cluster.MembershipSettings;
-import org.holdfast.server.cluster.PbnRange;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.AuditEvent;
