@@ -12,7 +12,10 @@ import org.holdfast.server.jobs.Jobs;
 import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.store.CatalogBackups;
 import org.holdfast.server.store.DataDirectory;
+import org.holdfast.server.store.DataLogsInBucket;
+import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -32,6 +35,8 @@ import org.springframework.context.annotation.Configuration;
 @Conditional(OnStandaloneOrMaster.class)
 @EnableConfigurationProperties(CatalogBackupConfiguration.CatalogBackupProperties.class)
 public class CatalogBackupConfiguration {
+    /** How long a backup waits for the data logs it names to reach the object store (backend s3). */
+    static final Duration LOGS_IN_BUCKET_TIMEOUT = Duration.ofMinutes(10);
 
     /**
      * Where backups go ({@code directory}, none: off), how many are kept ({@code keep}) and how often
@@ -60,8 +65,9 @@ public class CatalogBackupConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnProperty(prefix = "holdfast.catalog.backup", name = "directory")
     CatalogBackupJobs catalogBackupJobs(CatalogBackups backups, Catalog catalog, SnapshotCommit commit, Jobs jobs,
-                                        CatalogBackupProperties p, AuditLog audit) {
-        CatalogBackupJobs j = new CatalogBackupJobs(backups, catalog, commit, jobs, p.keep(), audit);
+                                        CatalogBackupProperties p, AuditLog audit, ObjectProvider<DataStore> store) {
+        CatalogBackupJobs j = new CatalogBackupJobs(backups, catalog, commit, jobs, p.keep(), audit,
+                new DataLogsInBucket(store.getIfAvailable(), LOGS_IN_BUCKET_TIMEOUT));
         j.startSchedule(p.interval());
         return j;
     }

@@ -20,6 +20,7 @@ import org.holdfast.server.jobs.Jobs;
 import org.holdfast.server.security.AuditEvent;
 import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.store.CatalogBackups;
+import org.holdfast.server.store.DataLogsInBucket;
 import org.holdfast.server.store.UnknownCatalogBackupException;
 
 /**
@@ -69,6 +70,7 @@ public final class CatalogBackupJobs implements AutoCloseable {
     private final Jobs jobs;
     private final int keep;
     private final AuditLog audit;
+    private final DataLogsInBucket logs;
     private final AtomicReference<Failure> lastFailure = new AtomicReference<>();
     private final AtomicLong failures = new AtomicLong();
     private final AtomicLong lastSoundMillis = new AtomicLong();
@@ -76,6 +78,12 @@ public final class CatalogBackupJobs implements AutoCloseable {
 
     /** {@code commitMonitor} is the object snapshot commits synchronize on (the {@link SnapshotCommit}). */
     public CatalogBackupJobs(CatalogBackups backups, Catalog catalog, Object commitMonitor, Jobs jobs, int keep, AuditLog audit) {
+        this(backups, catalog, commitMonitor, jobs, keep, audit, DataLogsInBucket.NONE);
+    }
+
+    /** As above; {@code logs}: with backend s3, every backup waits until the bucket holds the blocks it names. */
+    public CatalogBackupJobs(CatalogBackups backups, Catalog catalog, Object commitMonitor, Jobs jobs, int keep, AuditLog audit,
+                             DataLogsInBucket logs) {
         if (keep < 1) {
             throw new IllegalArgumentException("holdfast.catalog.backup.keep must be at least 1, got " + keep);
         }
@@ -85,6 +93,7 @@ public final class CatalogBackupJobs implements AutoCloseable {
         this.jobs = jobs;
         this.keep = keep;
         this.audit = audit;
+        this.logs = logs;
     }
 
     /** Queues a backup; its result names the backup's id, size and the bytes this one copied, and its verification. */
@@ -224,11 +233,36 @@ public final class CatalogBackupJobs implements AutoCloseable {
             throw e;
         }
         r.put("verification", verificationResult(v));
+        sealDataLogs(job, made.id(), r);
         backups.purge(keep);
         job.log("keeping the newest " + keep + " backups");
         lastFailure.set(null);
         lastSoundMillis.set(v.atMillis());
         return r;
+    }
+
+    /**
+     * Backend s3: the backup names blocks of the data log being written while it copied, which only
+     * the local disk held; seals that log and waits for the uploads, or fails the job naming the logs
+     * that are not in the bucket (the backup itself stays: it restores with the local data logs).
+     */
+    private void sealDataLogs(JobContext job, int id, Map<String, Object> r) {
+        if (!logs.archived()) {
+            return;
+        }
+        List<Integer> missing = logs.seal();
+        r.put("dataLogsNotInBucket", missing);
+        if (missing.isEmpty()) {
+            job.log("every data log the backup names is in the object store");
+            return;
+        }
+        String message = "catalog backup " + id + " is written and verified, but the data logs " + missing + " that hold blocks it"
+                + " names are not in the object store after " + logs.timeout().toSeconds() + " s (uploads failing or slow: see"
+                + " holdfast_objects_logs_upload_failures_total and the server log): restored on a new disk from the bucket, it would"
+                + " miss those blocks. The server retries the uploads at its next sync; fix the object store, then take another"
+                + " backup (POST /api/v1/catalog/backups)";
+        job.log(message);
+        throw new IllegalStateException(message);
     }
 
     /**

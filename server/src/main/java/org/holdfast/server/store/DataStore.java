@@ -1345,6 +1345,27 @@ public final class DataStore implements AutoCloseable {
         return out;
     }
 
+    /**
+     * Seals the active log if it holds any record, and makes that durable: every block appended
+     * before the call then lies in a sealed log, which backend s3 uploads. A catalog backup calls it
+     * after its copy, so that the bucket holds every block the backup names (a new disk restores from
+     * the bucket alone). Returns the active log's id afterwards: every log below it is sealed.
+     */
+    public int sealActiveLog() {
+        refuseIfReadOnly("seal the active log");
+        synchronized (appendLock) {
+            ensureOpen();
+            // no reserve charge for the new log's header: a catalog backup must not fail on a full data disk
+            if (active.size() > DATA_LOG_HEADER_BYTES) {
+                roll();
+            }
+        }
+        sync(); // the durable point moves into the new log, so the sealed ones are final and go to the archive
+        synchronized (appendLock) {
+            return active.id();
+        }
+    }
+
     private void roll() {
         active.seal();
         if (settings.fsync().forces()) {

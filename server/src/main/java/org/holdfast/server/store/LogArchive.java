@@ -8,10 +8,14 @@ import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.OptionalLong;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.holdfast.common.kill.KillPoints;
@@ -240,6 +244,46 @@ public final class LogArchive implements AutoCloseable {
     LogReader remote(int id) {
         String key = uploadedKeyOf(id);
         return key == null ? null : new ArchivedLog(id, key, cache);
+    }
+
+    /**
+     * Waits up to {@code timeoutMillis} until every sealed log below {@code below} that has a local
+     * file is confirmed in the object store (retrying failed uploads), and returns those that are
+     * still not: empty when the bucket holds them all. A log with no local file needs none (compaction
+     * deleted it whole, or the cache evicted it after its upload).
+     */
+    public List<Integer> awaitUploadedBelow(int below, long timeoutMillis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        List<Integer> missing = notUploadedBelow(below);
+        while (!missing.isEmpty()) {
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (left <= 0) {
+                break;
+            }
+            sealedBelow(below); // schedules the uploads again after a failed one
+            try {
+                uploader.submit(() -> { }).get(Math.min(left, 1000), TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                // still uploading: look again
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            } catch (ExecutionException e) {
+                break; // the uploader is closed
+            }
+            missing = notUploadedBelow(below);
+        }
+        return missing;
+    }
+
+    private List<Integer> notUploadedBelow(int below) {
+        List<Integer> out = new ArrayList<>();
+        for (int id = 0; id < below; id++) {
+            if (!isUploaded(id) && Files.exists(dir.resolve(DataLog.fileName(id)))) {
+                out.add(id);
+            }
+        }
+        return out;
     }
 
     /** Waits until the uploads scheduled so far have run (tests, orderly stop). */

@@ -283,7 +283,11 @@ public final class Verifier {
         try {
             store.read(pbn, r.block);
         } catch (CorruptDataException e) {
-            // a failed record check marked the block bad already (a missing location cannot be repaired: fsck reports it)
+            // a failed record check marked the block bad already, and a missing location cannot be repaired
+            // (fsck reports it; markDamaged refuses it); a block whose data log is missing (lost with a disk,
+            // a catalog restored over logs that lack it) is marked here, so the volume is flagged and the next
+            // backup holding its content is turned full and repairs it
+            store.markDamaged(pbn, e.getMessage());
             LOG.log(Level.WARNING, "verify: " + e.getMessage());
             blocksRead.incrementAndGet();
             return false;

@@ -131,6 +131,51 @@ class CatalogRestoreTest {
         }
     }
 
+    /**
+     * The disk is lost right after the catalog backup, before the data log being written then rolled
+     * (with the default 256 MB logs that can be days): the backup job sealed that log and waited for
+     * its upload, so every snapshot of the backup restores from the bucket alone. Before, the restore
+     * tool warned that the backup's newest blocks were gone and those snapshots could not be restored.
+     */
+    @Test
+    void restore_s3Backend_diskLostRightAfterTheBackup_everySnapshotOfTheBackupRestores() throws Exception {
+        try (S3ProxyFixture s3 = S3ProxyFixture.start(dir.resolve("s3"))) {
+            Path oldData = dir.resolve("old");
+            Path backups = dir.resolve("catalog-backups");
+            Map<String, String> props = Map.of("holdfast.store.backend", "s3", "holdfast.store.s3.endpoint", s3.endpoint().toString(),
+                    "holdfast.store.s3.bucket", s3.bucket(), "holdfast.store.s3.prefix", s3.prefix("right-after/"),
+                    "holdfast.store.s3.credentials-file", s3.settings("").credentialsFile().toString());
+            Map<String, String> withBackups = new HashMap<>(props);
+            withBackups.put("holdfast.catalog.backup.directory", backups.toString());
+            try (ConfigurableApplicationContext a = start(oldData, withBackups)) {
+                backUp(a, 1);
+                backUp(a, 2);
+                JsonNode made = job(a, "/api/v1/catalog/backups", Role.ADMIN);
+                assertThat(made.get("snapshots").asLong()).isEqualTo(4);
+                assertThat(made.get("dataLogsNotInBucket")).as(made.toString()).isNotNull().isEmpty();
+            }
+
+            Path newData = dir.resolve("new"); // nothing from the old disk: the bucket and the catalog backup only
+            List<String> args = new ArrayList<>(List.of("--data-dir", newData.toString(), "--from", backups.toString()));
+            props.forEach((k, v) -> args.add("--" + k + "=" + v));
+            Tool restored = restoreTool(args.toArray(String[]::new));
+            assertThat(restored.code()).as(restored.out() + restored.err()).isZero();
+            assertThat(restored.out()).contains("snapshots in it: 4").doesNotContain("WARNING").contains("result: restored");
+
+            try (ConfigurableApplicationContext b = start(newData, props);
+                 AgentDriver agent = new AgentDriver(b.getBean(IngestServer.class).port(), TestTokens.issue(b, Role.AGENT))) {
+                agent.hello();
+                for (int v = 0; v < VOLUMES.size(); v++) {
+                    for (int g = 1; g <= 2; g++) {
+                        assertThat(agent.restore(VOLUMES.get(v), g).image()).as(VOLUMES.get(v) + "@" + g).isEqualTo(image(v, g));
+                    }
+                }
+                JsonNode fsck = job(b, "/api/v1/gc/fsck", Role.OPERATOR);
+                assertThat(fsck.get("clean").asBoolean()).as(fsck.toString()).isTrue();
+            }
+        }
+    }
+
     private void scenario(S3ProxyFixture s3) throws Exception {
         Path oldData = dir.resolve("old");
         Path backups = dir.resolve("catalog-backups");

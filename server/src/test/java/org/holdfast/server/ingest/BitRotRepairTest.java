@@ -248,6 +248,50 @@ class BitRotRepairTest {
         return c;
     }
 
+    /**
+     * A data log lost with its disk (the drill: a catalog restored on a new disk without the log being
+     * written at the backup): verify used to read its blocks as neither sound nor bad, so the volume was
+     * never flagged and every incremental on top inherited the hole. Now they are marked bad, and the
+     * next backup is turned full and repairs them.
+     */
+    @Test
+    void missingDataLog_verifyMarksItsBlocks_nextIncrementalIsTurnedFull_andRepairs() throws Exception {
+        byte[] v1 = image(73, 900);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.backup("a", v1, BS, true);
+        }
+        Set<Long> inLogOne = new TreeSet<>();
+        harness.store().locations().forEach((pbn, logId, offset, len, fps, fpOff) -> {
+            if (logId == 1) {
+                inLogOne.add(pbn);
+            }
+            return true;
+        });
+        assertThat(harness.store().stats().activeLogId()).as("1 MiB logs rolled").isGreaterThan(1);
+        assertThat(inLogOne).isNotEmpty();
+        harness.restartWithoutLogs(List.of(1));
+
+        verifier(Duration.ZERO).run(VerifyScope.all(), JobContext.NONE);
+        assertThat(badPbns(harness.store().badBlocks())).as("blocks of the missing log").isEqualTo(inLogOne);
+        var volume = harness.catalog().requireVolume(new org.holdfast.common.id.VolumeId("a"));
+        assertThat(damage().referencedBy(volume, 1)).isEqualTo(inLogOne.size());
+
+        Committed repaired;
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            repaired = incremental(a, "a", v1, 1, BackupMode.FULL);
+        }
+        assertThat(repaired.sentBlocks()).as("only the lost blocks are uploaded, %s", repaired).isEqualTo(inLogOne.size());
+        assertThat(harness.store().badBlocks().isEmpty()).as("left: %s", harness.store().badBlocks().all()).isTrue();
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            for (long seq = 1; seq <= 2; seq++) {
+                assertThat(restoreChecking(a, "a", seq, v1)).as("a@%d restores", seq).isNull();
+            }
+        }
+    }
+
     @Test
     void bitRot_nextIncrementalBackup_isTurnedFull_andRepairsTheParent() throws Exception {
         byte[] v1 = image(71, 120);
