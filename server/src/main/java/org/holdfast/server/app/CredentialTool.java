@@ -97,8 +97,10 @@ public final class CredentialTool {
                         + "],\"domain\":\"" + t.record().domain() + "\",\"expiresAt\":" + (expires == null ? "null" : "\"" + expires + "\"")
                         + ",\"token\":\"" + t.token() + "\"}");
             } else {
-                err.println("create-token: token " + t.record().id() + " '" + o.name + "' (" + o.role.wireName() + ", volumes "
-                        + String.join(",", o.scope.patterns()) + ", domain " + t.record().domain() + ", expires "
+                // a worker token reaches no volume: its scope is not shown, as the docs say it takes none
+                String volumes = o.role == Role.WORKER ? "" : ", volumes " + String.join(",", o.scope.patterns());
+                err.println("create-token: token " + t.record().id() + " '" + o.name + "' (" + o.role.wireName() + volumes
+                        + ", domain " + t.record().domain() + ", expires "
                         + (expires == null ? "never" : expires) + "). It is shown once, below; only its hash is kept:");
                 out.println(t.token());
             }

@@ -131,7 +131,7 @@ public final class DataDirectory implements AutoCloseable {
             if (open) {
                 System.getLogger(DataDirectory.class.getName()).log(System.Logger.Level.WARNING,
                         "the data directory " + root + " is open to other users (mode "
-                                + java.nio.file.attribute.PosixFilePermissions.toString(perms) + "): it holds every backed-up block"
+                                + java.nio.file.attribute.PosixFilePermissions.toString(perms) + "): it holds backed-up blocks (on a worker, their fingerprints)"
                                 + " and the users' password hashes; run: chmod 700 " + root);
             }
             return !open;

@@ -65,6 +65,14 @@ class CredentialToolTest {
     }
 
     @Test
+    void createToken_workerText_namesNoVolumes() {
+        assertThat(run("create-token", "--data-dir", data.toString(), "--name", "worker-1", "--role", "worker")).isZero();
+        assertThat(err.toString()).contains("(worker, domain ").doesNotContain("volumes");
+        assertThat(run("create-token", "--data-dir", data.toString(), "--name", "backup-1", "--role", "agent", "--volumes", "db1")).isZero();
+        assertThat(err.toString()).contains("(agent, volumes db1, domain ");
+    }
+
+    @Test
     void createToken_badArguments_exit2AndNothingStored() {
         assertThat(run("create-token", "--data-dir", data.toString(), "--name", "x", "--role", "boss")).isEqualTo(2);
         assertThat(err.toString()).contains("unknown role");
