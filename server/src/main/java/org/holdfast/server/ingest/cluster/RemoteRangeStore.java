@@ -126,10 +126,11 @@ public final class RemoteRangeStore {
             return CompletableFuture.completedFuture(blocks);
         }
         int n = Math.min(pbns.length - from, ProtocolLimits.MAX_DATA_READ);
-        return readSome(pbns, from, n).thenCompose(a -> {
+        // decoding and hashing up to 16 MiB is no work for the link's event loop, which completes readSome
+        return readSome(pbns, from, n).thenApplyAsync(a -> {
             decode(a, blocks);
-            return readFrom(pbns, from + a.count(), blocks);
-        });
+            return a.count();
+        }).thenCompose(k -> readFrom(pbns, from + k, blocks));
     }
 
     /** Appends the blocks of {@code a}, decoded and verified, to {@code blocks}. */

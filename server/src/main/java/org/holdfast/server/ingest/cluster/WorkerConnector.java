@@ -63,7 +63,8 @@ import org.holdfast.common.protocol.StartOverReason;
  * {@code minBackoff} to {@code maxBackoff} and starts over after a registration. Every failure is
  * logged once per attempt with what to do about it. One event loop thread does all of it. With a
  * {@link DedupWorker}, each registered connection also serves the master's dedup calls
- * ({@link DedupService}, its own thread).
+ * ({@link DedupService}, its own thread); with {@link WorkerRangeData}, the master's data calls over
+ * the range of its REGISTERED ({@link RangeDataService}, its own thread).
  */
 public final class WorkerConnector implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(WorkerConnector.class.getName());
