@@ -16,7 +16,7 @@ import io.netty.buffer.ByteBufUtil;
  *  HEARTBEAT_ACK | sequence:u64 |
  * </pre>
  *
- * <p>The dedup frames (0x44-0x4A) are in {@link DedupFrames}.
+ * <p>The dedup frames (0x44-0x4C) are in {@link DedupFrames}, the data frames (0x4D-0x53) in {@link DataFrames}.
  */
 final class ClusterFrames {
     private ClusterFrames() {
@@ -30,7 +30,7 @@ final class ClusterFrames {
             case REGISTERED -> 4 + 8 + 8 + 8 + 4 + 2 + ProtocolLimits.MAX_SERVER_VERSION;
             case HEARTBEAT -> 8 + 4 + 8 + 8 + 8;
             case HEARTBEAT_ACK -> 8;
-            default -> DedupFrames.maxBody(type);
+            default -> DataFrames.isData(type) ? DataFrames.maxBody(type) : DedupFrames.maxBody(type);
         };
     }
 
@@ -44,7 +44,7 @@ final class ClusterFrames {
             case REGISTERED -> 4 + 8 + 8 + 8 + 4 + str(((Registered) m).masterVersion());
             case HEARTBEAT -> 8 + 4 + 8 + 8 + 8;
             case HEARTBEAT_ACK -> 8;
-            default -> DedupFrames.bodyBytes(m);
+            default -> DataFrames.isData(m.type()) ? DataFrames.bodyBytes(m) : DedupFrames.bodyBytes(m);
         };
     }
 
@@ -83,7 +83,13 @@ final class ClusterFrames {
                 out.writeLong(h.diskFreeBytes());
             }
             case HEARTBEAT_ACK -> out.writeLong(((HeartbeatAck) m).sequence());
-            default -> DedupFrames.writeBody(m, out);
+            default -> {
+                if (DataFrames.isData(m.type())) {
+                    DataFrames.writeBody(m, out);
+                } else {
+                    DedupFrames.writeBody(m, out);
+                }
+            }
         }
     }
 
@@ -101,7 +107,7 @@ final class ClusterFrames {
             case HEARTBEAT -> new Heartbeat(FrameDecoder.u64(b, "sequence"), FrameDecoder.u32(b, "loadMilli"),
                     FrameDecoder.u64(b, "heapUsedBytes"), FrameDecoder.u64(b, "heapMaxBytes"), FrameDecoder.u64(b, "diskFreeBytes"));
             case HEARTBEAT_ACK -> new HeartbeatAck(FrameDecoder.u64(b, "sequence"));
-            default -> DedupFrames.parseBody(type, b);
+            default -> DataFrames.isData(type) ? DataFrames.parseBody(type, b) : DedupFrames.parseBody(type, b);
         };
     }
 }

@@ -365,7 +365,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             case RUN_RECORDED -> 0;
             case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK,
                     DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED,
-                    DEDUP_PROBE, DEDUP_CANDIDATES -> ClusterFrames.maxBody(type);
+                    DEDUP_PROBE, DEDUP_CANDIDATES,
+                    DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED -> ClusterFrames.maxBody(type);
         };
     }
 
@@ -473,7 +474,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                 return RunRecorded.INSTANCE;
             case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK,
                     DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED,
-                    DEDUP_PROBE, DEDUP_CANDIDATES:
+                    DEDUP_PROBE, DEDUP_CANDIDATES,
+                    DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED:
                 return ClusterFrames.parseBody(type, b);
             default:
                 throw new ProtocolException(ErrorCode.BAD_FRAME, "no decoding for " + type);

@@ -13,7 +13,8 @@ public sealed interface Message
         Committed, Abort, ListSnapshots, SnapshotList, Restore, RestoreInfo, RestoreData, RestoreEnd,
         RunReport, RunRecorded, Register, Registered, Heartbeat, HeartbeatAck,
         DedupLookup, DedupAnswer, DedupRecord, DedupForget, DedupControl, DedupDone, DedupFailed,
-        DedupProbe, DedupCandidates {
+        DedupProbe, DedupCandidates,
+        DataStoreRequest, DataStored, DataSync, DataSynced, DataRead, DataReadAnswer, DataFailed {
 
     /** The frame type this message travels as. */
     MessageType type();

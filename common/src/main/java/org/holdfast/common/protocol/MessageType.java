@@ -36,7 +36,15 @@ public enum MessageType {
     DEDUP_FAILED(0x4A),
     /** The two-phase broadcast's probe and its answer. */
     DEDUP_PROBE(0x4B),
-    DEDUP_CANDIDATES(0x4C);
+    DEDUP_CANDIDATES(0x4C),
+    /** The data calls on the worker link (data on workers: a worker stores and serves its PBN range). */
+    DATA_STORE(0x4D),
+    DATA_STORED(0x4E),
+    DATA_SYNC(0x4F),
+    DATA_SYNCED(0x50),
+    DATA_READ(0x51),
+    DATA_READ_ANSWER(0x52),
+    DATA_FAILED(0x53);
 
     private static final MessageType[] BY_CODE = new MessageType[256];
 

@@ -53,6 +53,9 @@ public final class ProtocolLimits {
     /** Most entries in one dedup frame on the worker link (a Sungem input segment is at most 65536). */
     public static final int MAX_DEDUP_ENTRIES = 65_536;
 
+    /** Most PBNs one DATA_READ asks for (and blocks one DATA_READ_ANSWER carries) on the worker link. */
+    public static final int MAX_DATA_READ = 1024;
+
     /** Longest RUN_REPORT trigger, in UTF-8 bytes. */
     public static final int MAX_RUN_TRIGGER = 32;
     /** Longest RUN_REPORT message, in UTF-8 bytes. */

@@ -90,7 +90,17 @@ final class Samples {
                 DedupFailed.of(8, "engine closed"),
                 new DedupProbe(9, 2, -5L, 7, 2, new long[] {-1L, 42}),
                 new DedupProbe(10, 3, 0, 0, 0, new long[0]),
-                new DedupCandidates(11, 3, new long[] {1, 2, 3, 4, 5, 6, 7}));
+                new DedupCandidates(11, 3, new long[] {1, 2, 3, 4, 5, 6, 7}),
+                new DataStoreRequest(13, PayloadCodec.RAW, 4096, 1, java.util.Arrays.copyOf(fp64(), 32), payload),
+                new DataStoreRequest(14, PayloadCodec.ZSTD_FRAME, 512, 2, fp64(), new byte[] {1, 2, 3}),
+                new DataStored(15, 1L << 40, 2),
+                new DataStored(16, Long.MAX_VALUE - ProtocolLimits.MAX_FRAME_MEMBERS, ProtocolLimits.MAX_FRAME_MEMBERS),
+                new DataSync(17),
+                new DataSynced(18, (1L << 40) + 2),
+                new DataRead(19, 2, new long[] {1L << 40, Long.MAX_VALUE}),
+                new DataReadAnswer(20, 2, new long[] {1L << 40, (1L << 40) + 1}, fp64(), new byte[] {PayloadCodec.RAW, PayloadCodec.ZSTD},
+                        new int[] {512, 4096}, new int[] {512, 3}, new byte[515]),
+                DataFailed.of(21, "PBN 5 is outside this worker's range"));
     }
 
     private static byte[] fp64() {

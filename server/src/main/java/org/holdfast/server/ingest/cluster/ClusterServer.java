@@ -59,6 +59,7 @@ public final class ClusterServer implements AutoCloseable {
     private final AuditLog audit;
     private final ChannelGroup connections = new DefaultChannelGroup("holdfast-cluster", GlobalEventExecutor.INSTANCE);
     private final DedupLinks dedupLinks;
+    private final RangeStores rangeStores = new RangeStores();
     private final ExecutorService lane = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-cluster-lane", true));
     private EventLoopGroup boss;
     private EventLoopGroup loops;
@@ -149,6 +150,11 @@ public final class ClusterServer implements AutoCloseable {
 
     AuditLog audit() {
         return audit;
+    }
+
+    /** The registered workers' range stores (data on workers; not yet used by ingest, restore or GC). */
+    public RangeStores rangeStores() {
+        return rangeStores;
     }
 
     /** The registered workers' dedup links (the master's remote dedup workers). */

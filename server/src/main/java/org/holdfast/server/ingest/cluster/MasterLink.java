@@ -55,6 +55,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     private String token; // lane only
     private WorkerRecord record; // lane only; null until registered
     private volatile DedupLink dedup; // null until registered
+    private volatile RemoteRangeStore data; // null until registered
     private volatile boolean closing;
 
     MasterLink(ClusterServer server, FrameDecoder decoder) {
@@ -181,6 +182,8 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             link.onStartOver(s -> startedOver(principal, w, s)); // on the event loop: kept even if the link closes right after
         }
         dedup = link;
+        RemoteRangeStore rangeStore = new RemoteRangeStore(w.nodeName(), w.range(), ctx.channel(), server.registry().settings().lostAfter());
+        data = rangeStore;
         ctx.executor().execute(() -> {
             if (closing) {
                 // refused while the lane registered (fail saw no link yet): the ERROR is out and the
@@ -189,12 +192,14 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             }
             // the worker's dedup answers are taken before this handler sees them
             ctx.pipeline().addBefore(ctx.name(), "dedup", link.answers());
+            ctx.pipeline().addBefore(ctx.name(), "data", rangeStore.answers());
             decoder.resume(ctx.pipeline().context(decoder));
             // REGISTERED only once the decoder takes frames after REGISTER (written before, the worker's
             // answer could be read while the decoder still held it, against the pre-REGISTER budget), and
             // before the link goes into service: the master's first dedup request must follow it
             ctx.writeAndFlush(registered);
             server.dedupLinks().add(w.workerId(), link);
+            server.rangeStores().add(w.workerId(), rangeStore);
         });
     }
 
@@ -294,6 +299,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         if (link != null) {
             server.dedupLinks().remove(link); // no new dedup call on a connection that is ending
         }
+        RemoteRangeStore rangeStore = data;
+        if (rangeStore != null) {
+            server.rangeStores().remove(rangeStore); // nor a data call
+        }
         ErrorLinger.sendAndClose(ctx.channel(), ErrorMessage.of(code, message), server.registry().settings().lostAfter().toMillis());
     }
 
@@ -330,6 +339,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             DedupLink link = dedup;
             if (link != null) {
                 server.dedupLinks().remove(link);
+            }
+            RemoteRangeStore rangeStore = data;
+            if (rangeStore != null) {
+                server.rangeStores().remove(rangeStore);
             }
             server.lane().execute(() -> {
                 if (record != null) {

@@ -63,7 +63,8 @@ import org.holdfast.common.protocol.StartOverReason;
  * {@code minBackoff} to {@code maxBackoff} and starts over after a registration. Every failure is
  * logged once per attempt with what to do about it. One event loop thread does all of it. With a
  * {@link DedupWorker}, each registered connection also serves the master's dedup calls
- * ({@link DedupService}, its own thread).
+ * ({@link DedupService}, its own thread); with {@link WorkerRangeData}, the master's data calls over
+ * the range of its REGISTERED ({@link RangeDataService}, its own thread).
  */
 public final class WorkerConnector implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(WorkerConnector.class.getName());
@@ -86,6 +87,7 @@ public final class WorkerConnector implements AutoCloseable {
     private final Settings settings;
     private final LoadProbe probe;
     private final LazyDedupWorker dedup;
+    private final WorkerRangeData rangeData;
     private final EventLoopGroup loop = new NioEventLoopGroup(1, new DefaultThreadFactory("holdfast-worker-link", true));
     private final SslContext tls;
     private final TlsEngines.Engine engine;
@@ -109,9 +111,20 @@ public final class WorkerConnector implements AutoCloseable {
      * ({@link LazyDedupWorker#claim}): such an index could name PBNs freed since.
      */
     public WorkerConnector(Settings settings, LoadProbe probe, LazyDedupWorker dedup) {
+        this(settings, probe, dedup, null);
+    }
+
+    /**
+     * As above, and with {@code rangeData} (null: none) each registered connection also serves the
+     * master's data calls over the range of its REGISTERED ({@link RangeDataService}, its own
+     * thread). Not yet used by ingest, restore or GC. {@code rangeData} belongs to the caller, who
+     * closes it after this connector.
+     */
+    public WorkerConnector(Settings settings, LoadProbe probe, LazyDedupWorker dedup, WorkerRangeData rangeData) {
         this.settings = settings;
         this.probe = probe;
         this.dedup = dedup;
+        this.rangeData = rangeData;
         this.backoffMillis = settings.minBackoff().toMillis();
         if (settings.trust() == null) {
             tls = null;
@@ -243,6 +256,8 @@ public final class WorkerConnector implements AutoCloseable {
                     // the idle handler saw the read; nothing else to do
                 } else if (dedup != null && heartbeats != null && isDedupRequest(msg)) {
                     ctx.fireChannelRead(msg); // to the DedupService behind this handler
+                } else if (rangeData != null && heartbeats != null && RangeDataService.isRequest(msg)) {
+                    ctx.fireChannelRead(msg); // to the RangeDataService behind this handler
                 } else if (msg instanceof ErrorMessage e && heartbeats == null && e.code() == ErrorCode.UNSUPPORTED_VERSION
                         && offered > Register.MIN_CLUSTER_VERSION) {
                     offer = Register.MIN_CLUSTER_VERSION; // a master of an older release: speak its version
@@ -279,6 +294,9 @@ public final class WorkerConnector implements AutoCloseable {
                     unreported.set(new DedupService.StartOver(System.currentTimeMillis(), why));
                 }
                 ctx.pipeline().addAfter(ctx.name(), "dedup", new DedupService(dedup, offered >= Register.START_OVER_REPORT_VERSION ? unreported : null));
+            }
+            if (rangeData != null) {
+                ctx.pipeline().addAfter(ctx.name(), "data", new RangeDataService(rangeData, w.range()));
             }
             status = new WorkerStatus(true, w, null);
             backoffMillis = settings.minBackoff().toMillis();

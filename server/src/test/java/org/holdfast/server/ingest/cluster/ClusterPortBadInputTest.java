@@ -226,6 +226,28 @@ class ClusterPortBadInputTest {
     }
 
     @Test
+    void dataFrames_beforeRegister_areRefusedBadState() throws IOException {
+        // an outsider answering a data call nobody made, or asking the master to store or read blocks
+        assertRefused(frame(new org.holdfast.common.protocol.DataStored(1, 5, 1)), ErrorCode.BAD_STATE, "must be REGISTER");
+        assertRefused(frame(new org.holdfast.common.protocol.DataRead(1, 1, new long[] {5})), ErrorCode.BAD_STATE, "must be REGISTER");
+        assertRefused(frame(new org.holdfast.common.protocol.DataSync(1)), ErrorCode.BAD_STATE, "must be REGISTER");
+    }
+
+    @Test
+    void dataAnswer_afterRegisterToARequestNeverSent_isRefusedBadState() throws IOException {
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(frame(register("w1", workerToken)));
+            assertThat(read(s.getInputStream(), 1)).singleElement().isInstanceOf(Registered.class);
+            s.getOutputStream().write(frame(new org.holdfast.common.protocol.DataSynced(42, 5)));
+            assertThat(readUntilClosed(s.getInputStream())).singleElement().isInstanceOfSatisfying(ErrorMessage.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.BAD_STATE);
+                assertThat(e.message()).contains("DATA_SYNCED answers request 42, which is not pending on this link");
+            });
+        }
+    }
+
+    @Test
     void register_malformedToken_isRefusedUnauthorized() throws IOException {
         assertRefused(frame(register("w1", "not-a-token")), ErrorCode.UNAUTHORIZED, "malformed");
     }

@@ -1,0 +1,217 @@
+package org.holdfast.server.ingest.cluster;
+
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.util.Arrays;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import org.holdfast.common.compress.BlockCodec;
+import org.holdfast.common.compress.CorruptPayloadException;
+import org.holdfast.common.hash.BlockHasher;
+import org.holdfast.common.hash.ZeroBlocks;
+import org.holdfast.common.id.PbnRange;
+import org.holdfast.common.protocol.DataFailed;
+import org.holdfast.common.protocol.DataRead;
+import org.holdfast.common.protocol.DataReadAnswer;
+import org.holdfast.common.protocol.DataStoreRequest;
+import org.holdfast.common.protocol.DataStored;
+import org.holdfast.common.protocol.DataSync;
+import org.holdfast.common.protocol.DataSynced;
+import org.holdfast.common.protocol.ErrorLinger;
+import org.holdfast.common.protocol.ErrorMessage;
+import org.holdfast.common.protocol.Message;
+import org.holdfast.common.protocol.PayloadCodec;
+import org.holdfast.common.protocol.ProtocolException;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.StoredBlock;
+
+/**
+ * The worker's end of the data calls on its link to the master (data on workers): stores the blocks
+ * the master sends in the worker's own range store ({@link WorkerRangeData}, opened over the range
+ * of this registration), makes them durable and reads them back, one request at a time on one
+ * thread off the event loop, answering with the request's id. A worker never stores what it did not
+ * check: every block is decoded and its SHA-256 compared with its fingerprint before anything is
+ * appended. A refusal (a fingerprint that does not match, a PBN outside the range, a full range, a
+ * store that would not open) is answered DATA_FAILED, nothing stored, and the link stays; a
+ * malformed frame is answered ERROR and the link closes (after discarding the rest,
+ * {@link ErrorLinger}) before the store sees anything. Requests still queued when the link ends are
+ * dropped: the master gave them up.
+ */
+public final class RangeDataService extends ChannelInboundHandlerAdapter {
+    private static final System.Logger LOG = System.getLogger(RangeDataService.class.getName());
+    private static final byte[] ZERO_FP = new byte[32];
+    private final WorkerRangeData data;
+    private final PbnRange range;
+    private final ExecutorService lane = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-range-data", true));
+    // lane thread only
+    private final BlockCodec codec = new BlockCodec();
+    private final byte[] raw = new byte[FormatVersions.FRAME_MAX_RAW];
+    private final byte[] digest = new byte[32];
+    private final StoredBlock block = new StoredBlock();
+
+    /** Serves {@code data} over {@code range}, the range of this link's REGISTERED; the store opens on the lane at once. */
+    public RangeDataService(WorkerRangeData data, PbnRange range) {
+        this.data = data;
+        this.range = range;
+        try {
+            lane.execute(this::open);
+        } catch (RejectedExecutionException e) {
+            // cannot happen on a new lane
+        }
+    }
+
+    /** Opens the store before the first request, so a refusal is logged once, at registration. */
+    private void open() {
+        try {
+            data.claim(range);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "cannot open the range store in " + data.dir() + " over PBNs " + range + ": " + e.getMessage()
+                    + "; every data request of the master is refused until that is fixed");
+        }
+    }
+
+    static boolean isRequest(Object msg) {
+        return msg instanceof DataStoreRequest || msg instanceof DataSync || msg instanceof DataRead;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!isRequest(msg)) {
+            ctx.fireChannelRead(msg);
+            return;
+        }
+        Message m = (Message) msg;
+        try {
+            lane.execute(() -> {
+                // an ended link's queued calls (or a link that sent its ERROR): the master gave them up
+                if (ctx.channel().isActive() && !ErrorLinger.isLingering(ctx.channel())) {
+                    ctx.writeAndFlush(serve(m));
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            ctx.close(); // the worker is stopping
+        }
+    }
+
+    private Message serve(Message m) {
+        long id = requestId(m);
+        try {
+            DataStore store = data.claim(range);
+            if (m instanceof DataStoreRequest s) {
+                return store(store, s);
+            } else if (m instanceof DataSync) {
+                store.sync();
+                return new DataSynced(id, store.nextPbn());
+            }
+            return read(store, (DataRead) m);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "data request " + m.type() + " failed: " + e.getMessage());
+            return DataFailed.of(id, m.type() + " failed on the worker: " + e.getMessage());
+        }
+    }
+
+    /** Checks every block of {@code s} against its fingerprint, then appends them as they came. */
+    private Message store(DataStore store, DataStoreRequest s) {
+        String bad = verify(s);
+        if (bad != null) {
+            return DataFailed.of(s.requestId(), "DATA_STORE refused: " + bad + "; nothing of it was stored");
+        }
+        byte[] p = s.stored();
+        long first = s.codec() == PayloadCodec.ZSTD_FRAME
+                ? store.appendFrame(s.fps(), 0, s.count(), p, 0, p.length, s.blockSize())
+                : store.append(s.fps(), 0, p, 0, p.length, s.codec() == PayloadCodec.ZSTD ? FormatVersions.CODEC_ZSTD
+                        : FormatVersions.CODEC_RAW, s.blockSize());
+        return new DataStored(s.requestId(), first, s.count());
+    }
+
+    /** Why {@code s}'s blocks are not what its fingerprints say, or null: each decoded and hashed (SHA-256). */
+    private String verify(DataStoreRequest s) {
+        int bs = s.blockSize();
+        try {
+            if (s.codec() == PayloadCodec.RAW) {
+                System.arraycopy(s.stored(), 0, raw, 0, bs);
+            } else {
+                codec.decompress(s.stored(), 0, s.stored().length, raw, 0, s.count() * bs);
+            }
+        } catch (CorruptPayloadException e) {
+            return "the " + PayloadCodec.name(s.codec()) + " payload does not decode to " + s.count() + " blocks of " + bs + " bytes ("
+                    + e.getMessage() + ")";
+        }
+        BlockHasher h = BlockHasher.forCurrentThread();
+        for (int k = 0; k < s.count(); k++) {
+            h.sha256(raw, k * bs, bs, digest, 0);
+            // an all-zero member may carry the zero fingerprint, as the store's own read accepts
+            if (!Arrays.equals(digest, 0, 32, s.fps(), k * 32, k * 32 + 32)
+                    && !(Arrays.equals(ZERO_FP, 0, 32, s.fps(), k * 32, k * 32 + 32) && ZeroBlocks.isZero(raw, k * bs, bs))) {
+                return "block " + k + " of " + s.count() + " does not hash to its fingerprint (SHA-256)";
+            }
+        }
+        return null;
+    }
+
+    /** The first blocks {@code r} asks for that fit one frame (at least one), as the store reads them. */
+    private Message read(DataStore store, DataRead r) {
+        for (long p : r.pbns()) {
+            if (!range.contains(p)) {
+                return DataFailed.of(r.requestId(), "DATA_READ refused: PBN " + p + " is outside this worker's range " + range
+                        + "; ask the worker that owns it; nothing was read");
+            }
+        }
+        long[] pbns = new long[r.count()];
+        byte[] fps = new byte[r.count() * 32];
+        byte[] codecs = new byte[r.count()];
+        int[] rawLengths = new int[r.count()];
+        int[] storedLengths = new int[r.count()];
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        int n = 0;
+        while (n < r.count()) {
+            store.read(r.pbns()[n], block);
+            if (n > 0 && !DataReadAnswer.fits(n + 1, (long) out.size() + block.storedLength())) {
+                break;
+            }
+            pbns[n] = r.pbns()[n];
+            System.arraycopy(block.fingerprint(), 0, fps, n * 32, 32);
+            codecs[n] = (byte) (block.codec() == FormatVersions.CODEC_ZSTD ? PayloadCodec.ZSTD : PayloadCodec.RAW);
+            rawLengths[n] = block.rawLength();
+            storedLengths[n] = block.storedLength();
+            out.write(block.data(), block.dataOffset(), block.storedLength());
+            n++;
+        }
+        return new DataReadAnswer(r.requestId(), n, Arrays.copyOf(pbns, n), Arrays.copyOf(fps, n * 32), Arrays.copyOf(codecs, n),
+                Arrays.copyOf(rawLengths, n), Arrays.copyOf(storedLengths, n), out.toByteArray());
+    }
+
+    private static long requestId(Message m) {
+        if (m instanceof DataStoreRequest s) {
+            return s.requestId();
+        } else if (m instanceof DataSync s) {
+            return s.requestId();
+        }
+        return ((DataRead) m).requestId();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) throws Exception {
+        if (cause instanceof ProtocolException p) {
+            LOG.log(System.Logger.Level.WARNING, "the master sent a bad data frame: " + p.getMessage() + "; closing the link");
+            // lingering: the master may still be writing the refused frame (see ErrorLinger)
+            ErrorLinger.sendAndClose(ctx.channel(), ErrorMessage.of(p), ErrorLinger.ERROR_LINGER_MILLIS);
+            return;
+        }
+        super.exceptionCaught(ctx, cause);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        try {
+            lane.execute(codec::close);
+        } catch (RejectedExecutionException e) {
+            // already stopping
+        }
+        lane.shutdown();
+        super.channelInactive(ctx);
+    }
+}

@@ -1,0 +1,252 @@
+package org.holdfast.server.ingest.cluster;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import org.holdfast.common.compress.BlockCodec;
+import org.holdfast.common.compress.CorruptPayloadException;
+import org.holdfast.common.hash.BlockHasher;
+import org.holdfast.common.hash.ZeroBlocks;
+import org.holdfast.common.id.PbnRange;
+import org.holdfast.common.protocol.DataFailed;
+import org.holdfast.common.protocol.DataRead;
+import org.holdfast.common.protocol.DataReadAnswer;
+import org.holdfast.common.protocol.DataStoreRequest;
+import org.holdfast.common.protocol.DataStored;
+import org.holdfast.common.protocol.DataSync;
+import org.holdfast.common.protocol.DataSynced;
+import org.holdfast.common.protocol.ErrorCode;
+import org.holdfast.common.protocol.Message;
+import org.holdfast.common.protocol.PayloadCodec;
+import org.holdfast.common.protocol.ProtocolException;
+import org.holdfast.common.protocol.ProtocolLimits;
+
+/**
+ * The master's end of one worker's range store (data on workers): sends DATA_STORE, DATA_SYNC and
+ * DATA_READ with fresh request ids and completes each call when the worker's answer with that id
+ * arrives. A DATA_FAILED answer fails its call with {@link RangeWorkerFailedException} (with the
+ * worker's words: nothing of the request was stored); when the link ends, or a call is not
+ * answered within the timeout, every pending and later call fails with
+ * {@link RangeWorkerLostException}. {@link #answers()} is the pipeline handler that takes the
+ * worker's answers; an answer to an id that is not pending is a protocol error (the link closes).
+ * Not yet used by ingest, restore or GC.
+ */
+public final class RemoteRangeStore {
+    private final String name;
+    private final PbnRange range;
+    private final Channel channel;
+    private final Duration timeout;
+    private final AtomicLong nextId = new AtomicLong();
+    private final ConcurrentHashMap<Long, CompletableFuture<Message>> pending = new ConcurrentHashMap<>();
+    private volatile String lost;
+
+    /** Worker {@code name} owning {@code range}, on {@code channel}; a call not answered within {@code timeout} ends the link's use. */
+    public RemoteRangeStore(String name, PbnRange range, Channel channel, Duration timeout) {
+        this.name = name;
+        this.range = range;
+        this.channel = channel;
+        this.timeout = timeout;
+    }
+
+    /** The worker's node name. */
+    public String name() {
+        return name;
+    }
+
+    /** The PBN range the worker's store hands out and serves. */
+    public PbnRange range() {
+        return range;
+    }
+
+    /** False once the link ended or a call timed out. */
+    public boolean isUp() {
+        return lost == null && channel.isActive();
+    }
+
+    /**
+     * Stores {@code count} blocks of {@code blockSize} bytes given as one payload of {@code codec}
+     * (raw or zstd: one block; zstd-frame: a frame of {@code count}) with their fingerprints; completes
+     * with the first PBN (the blocks are first .. first + count - 1, in order). The worker checks
+     * every block against its fingerprint before it stores anything. Not durable before {@link #sync()}.
+     */
+    public CompletableFuture<Long> store(int codec, int blockSize, int count, byte[] fps, byte[] stored) {
+        long id = nextId.incrementAndGet();
+        DataStoreRequest request = new DataStoreRequest(id, codec, blockSize, count, fps, stored);
+        return call(id, request).thenApply(m -> {
+            DataStored s = (DataStored) m;
+            if (s.count() != count || !range.contains(s.first()) || !range.contains(s.first() + count - 1)) {
+                throw new RangeWorkerFailedException("worker " + name + " stored " + count + " blocks as PBNs " + s.first() + " .. "
+                        + (s.first() + s.count() - 1) + ", which is not its range " + range + " or not the count sent; stop"
+                        + " using this worker and check its range-data directory");
+            }
+            return s.first();
+        });
+    }
+
+    /** Makes every block stored so far durable on the worker; completes with its durable point (every stored PBN below it survives a crash). */
+    public CompletableFuture<Long> sync() {
+        long id = nextId.incrementAndGet();
+        return call(id, new DataSync(id)).thenApply(m -> ((DataSynced) m).durableBelow());
+    }
+
+    /** The first blocks of {@code pbns[0..count)} that fit one answer (at least one), as the worker's store reads them. */
+    public CompletableFuture<DataReadAnswer> readSome(long[] pbns, int from, int count) {
+        long id = nextId.incrementAndGet();
+        long[] asked = Arrays.copyOfRange(pbns, from, from + count);
+        return call(id, new DataRead(id, count, asked)).thenApply(m -> {
+            DataReadAnswer a = (DataReadAnswer) m;
+            if (a.count() > count || !Arrays.equals(a.pbns(), 0, a.count(), asked, 0, a.count())) {
+                throw new RangeWorkerFailedException("worker " + name + " answered other blocks than DATA_READ asked for");
+            }
+            return a;
+        });
+    }
+
+    /**
+     * Reads blocks {@code pbns} (each in this worker's range), as many DATA_READs as they need, and
+     * completes with each block's bytes, decoded and checked against the fingerprint the worker's
+     * store holds for it (SHA-256; an all-zero block may carry the zero fingerprint).
+     */
+    public CompletableFuture<List<byte[]>> read(long[] pbns) {
+        List<byte[]> blocks = new ArrayList<>(pbns.length);
+        return readFrom(pbns, 0, blocks);
+    }
+
+    private CompletableFuture<List<byte[]>> readFrom(long[] pbns, int from, List<byte[]> blocks) {
+        if (from == pbns.length) {
+            return CompletableFuture.completedFuture(blocks);
+        }
+        int n = Math.min(pbns.length - from, ProtocolLimits.MAX_DATA_READ);
+        // decoding and hashing up to 16 MiB is no work for the link's event loop, which completes readSome
+        return readSome(pbns, from, n).thenApplyAsync(a -> {
+            decode(a, blocks);
+            return a.count();
+        }).thenCompose(k -> readFrom(pbns, from + k, blocks));
+    }
+
+    /** Appends the blocks of {@code a}, decoded and verified, to {@code blocks}. */
+    private void decode(DataReadAnswer a, List<byte[]> blocks) {
+        byte[] digest = new byte[32];
+        byte[] zero = new byte[32];
+        try (BlockCodec codec = new BlockCodec()) {
+            int off = 0;
+            for (int i = 0; i < a.count(); i++) {
+                byte[] b = new byte[a.rawLengths()[i]];
+                try {
+                    codec.decode(a.codecs()[i], a.data(), off, a.storedLengths()[i], b, 0, b.length);
+                } catch (CorruptPayloadException e) {
+                    throw new RangeWorkerFailedException("worker " + name + " sent PBN " + a.pbns()[i] + " as a " + PayloadCodec.name(a.codecs()[i])
+                            + " payload that does not decode (" + e.getMessage() + ")");
+                }
+                BlockHasher.forCurrentThread().sha256(b, 0, b.length, digest, 0);
+                int f = i * 32;
+                if (!Arrays.equals(digest, 0, 32, a.fps(), f, f + 32)
+                        && !(Arrays.equals(zero, 0, 32, a.fps(), f, f + 32) && ZeroBlocks.isZero(b, 0, b.length))) {
+                    throw new RangeWorkerFailedException("worker " + name + " sent PBN " + a.pbns()[i] + " with bytes that do not hash"
+                            + " to its fingerprint (SHA-256); the block is not used");
+                }
+                blocks.add(b);
+                off += a.storedLengths()[i];
+            }
+        }
+    }
+
+    private CompletableFuture<Message> call(long id, Message request) {
+        CompletableFuture<Message> f = new CompletableFuture<>();
+        String why = lost;
+        if (why != null) {
+            f.completeExceptionally(lostError(why));
+            return f;
+        }
+        pending.put(id, f);
+        why = lost; // lost() may have failed every pending call between the check above and the put
+        if (why != null) {
+            fail(id, lostError(why));
+            return f;
+        }
+        channel.writeAndFlush(request).addListener(w -> {
+            if (!w.isSuccess()) {
+                fail(id, lostError("cannot send to it (" + w.cause() + ")"));
+            }
+        });
+        f.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS).whenComplete((m, e) -> {
+            pending.remove(id);
+            if (e instanceof TimeoutException) {
+                lost("no answer within " + timeout.toMillis() + " ms");
+            }
+        });
+        return f;
+    }
+
+    private void fail(long id, RuntimeException e) {
+        CompletableFuture<Message> f = pending.remove(id);
+        if (f != null) {
+            f.completeExceptionally(e);
+        }
+    }
+
+    private RangeWorkerLostException lostError(String why) {
+        return new RangeWorkerLostException("data worker " + name + " (PBNs " + range + ") is lost: " + why + "; what it had not"
+                + " answered is not stored or not read; its blocks are unavailable until it registers again (see its log for why)");
+    }
+
+    /** The link ended or went silent: every pending and later call fails with {@code why}. */
+    public void lost(String why) {
+        if (lost == null) {
+            lost = why;
+        }
+        for (Long id : pending.keySet()) {
+            fail(id, lostError(why));
+        }
+    }
+
+    /** Requests in flight (tests). */
+    int pendingCount() {
+        return pending.size();
+    }
+
+    /** The handler that takes this worker's DATA_STORED, DATA_SYNCED, DATA_READ_ANSWER and DATA_FAILED; other messages pass on. */
+    public ChannelInboundHandlerAdapter answers() {
+        return new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                if (msg instanceof DataStored s) {
+                    take(s.requestId(), s).complete(s);
+                } else if (msg instanceof DataSynced s) {
+                    take(s.requestId(), s).complete(s);
+                } else if (msg instanceof DataReadAnswer a) {
+                    take(a.requestId(), a).complete(a);
+                } else if (msg instanceof DataFailed f) {
+                    take(f.requestId(), f).completeExceptionally(new RangeWorkerFailedException("data worker " + name + " (PBNs " + range
+                            + ") refused a request: " + f.message()));
+                } else {
+                    ctx.fireChannelRead(msg);
+                }
+            }
+
+            @Override
+            public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+                lost("its link closed");
+                super.channelInactive(ctx);
+            }
+        };
+    }
+
+    private CompletableFuture<Message> take(long id, Message m) {
+        CompletableFuture<Message> p = pending.remove(id);
+        if (p == null) {
+            throw new ProtocolException(ErrorCode.BAD_STATE, m.type() + " answers request " + Long.toUnsignedString(id)
+                    + ", which is not pending on this link");
+        }
+        return p;
+    }
+}

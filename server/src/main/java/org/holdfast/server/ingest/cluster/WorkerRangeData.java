@@ -1,0 +1,97 @@
+package org.holdfast.server.ingest.cluster;
+
+import java.nio.file.Path;
+import org.holdfast.common.id.PbnRange;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.MetadataDb;
+
+/**
+ * A worker's store of the blocks of its PBN range (data on workers): a {@link DataStore} over the
+ * range its master assigned, with its own metadata database, in {@code <data-dir>/range-data}
+ * ({@code data/} and {@code catalog/} below it). Opened at the first registration that needs it and
+ * kept across reconnections over the same range; a directory created for another range is refused
+ * by the data store (it is another node's), and that refusal is what every request then hears. The
+ * worker process owns it and closes it after its links.
+ */
+public final class WorkerRangeData implements AutoCloseable {
+    private final Path dir;
+    private final DataStore.Settings settings;
+    private MetadataDb db;
+    private DataStore store;
+    private PbnRange range;
+    private RuntimeException refusal;
+    private boolean closed;
+
+    /**
+     * A store in {@code dir} ({@code <data-dir>/range-data}) with {@code settings} (their directory and
+     * range are replaced: the logs go to {@code dir/data}, the range comes from the registration).
+     */
+    public WorkerRangeData(Path dir, DataStore.Settings settings) {
+        this.dir = dir;
+        this.settings = settings;
+    }
+
+    /** Its directory. */
+    public Path dir() {
+        return dir;
+    }
+
+    /**
+     * The store over {@code r}: opened now unless it is open over {@code r} already (a store open over
+     * another range is closed first).
+     *
+     * @throws RuntimeException the store's refusal (a directory recorded for another range, say), also for later calls over {@code r}
+     */
+    public synchronized DataStore claim(PbnRange r) {
+        if (closed) {
+            throw new IllegalStateException("the worker's range data in " + dir + " is closed: the worker is stopping");
+        }
+        if (r.equals(range)) {
+            if (refusal != null) {
+                throw refusal;
+            }
+            return store;
+        }
+        closeStore();
+        range = r;
+        MetadataDb opened = null;
+        try {
+            opened = MetadataDb.open(dir.resolve("catalog"));
+            DataStore s = DataStore.open(new DataStore.Settings(dir.resolve("data"), settings.rollBytes(), settings.fsync(),
+                    settings.pbnReserveBatch(), settings.minFreeBytes(), r), opened);
+            db = opened;
+            store = s;
+            return s;
+        } catch (RuntimeException e) {
+            if (opened != null) {
+                opened.close();
+            }
+            refusal = e;
+            throw e;
+        }
+    }
+
+    /** The store open now, or null. */
+    public synchronized DataStore store() {
+        return store;
+    }
+
+    private void closeStore() {
+        if (store != null) {
+            store.close();
+            store = null;
+        }
+        if (db != null) {
+            db.close();
+            db = null;
+        }
+        range = null;
+        refusal = null;
+    }
+
+    @Override
+    public synchronized void close() {
+        closed = true;
+        closeStore();
+    }
+}
