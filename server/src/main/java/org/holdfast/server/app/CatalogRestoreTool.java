@@ -16,6 +16,7 @@ import org.holdfast.server.catalog.CatalogBackupJobs;
 import org.holdfast.server.catalog.JobStore;
 import org.holdfast.server.gc.GcMetadataRebuild;
 import org.holdfast.server.gc.OfflineProperties;
+import org.holdfast.server.store.BadBlocks;
 import org.holdfast.server.store.CatalogBackups;
 import org.holdfast.server.store.CatalogRestoreRefusedException;
 import org.holdfast.server.store.DataDirectory;
@@ -23,9 +24,11 @@ import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.StoreAfterRestore;
 import org.holdfast.server.store.StoreException;
 import org.holdfast.server.store.UnknownCatalogBackupException;
+import org.holdfast.server.store.VerifyLedger;
 import org.holdfast.server.store.object.ObjectStore;
 import org.holdfast.server.store.object.S3ObjectStore;
 import org.holdfast.server.store.object.S3Settings;
+import org.holdfast.server.verify.DamageAttribution;
 
 /**
  * The offline restore of a catalog backup into a stopped server's data directory (a new machine,
@@ -205,7 +208,16 @@ public final class CatalogRestoreTool {
             if (!r.missingLogs().isEmpty()) {
                 out.println("  WARNING: " + r.blocksLost() + " blocks the backup names are gone (freed and compacted away after the"
                         + " backup, or their log is missing), in data logs " + r.missingLogs().stream().limit(20).toList()
-                        + "; the snapshots that use them cannot be restored whole: run holdfast-server fsck " + dd.root() + " to list them");
+                        + "; the snapshots that use them cannot be restored whole");
+                // marked now, so the first backup after the start repairs them instead of building on the hole
+                DamageAttribution.Result d = DamageAttribution.record(catalog, BadBlocks.of(db), new VerifyLedger(db));
+                out.println("  marked " + r.blocksMarkedBad() + " of them bad" + (r.blocksMarkedBad() < r.blocksLost()
+                        ? " (the others were bad already)" : "") + "; " + d.damagedSnapshots().size() + " snapshots reference them and"
+                        + " are flagged damaged: " + d.damagedSnapshots().stream().limit(20).toList()
+                        + (d.damagedSnapshots().size() > 20 ? " and more" : ""));
+                out.println("  next: back up those volumes from their sources: the server turns each one's next backup full, which"
+                        + " repairs the blocks in place, and the flagged snapshots restore again (GET /api/v1/verify lists the"
+                        + " damaged volumes; see docs/operations.md, \"Catalog restore\")");
             }
             if (GcBookkeepingMode.recorded(db) == GcBookkeepingMode.OFF) {
                 out.println("  GC bookkeeping is off in this store: no GC metadata to rebuild");

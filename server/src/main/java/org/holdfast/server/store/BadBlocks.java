@@ -3,10 +3,13 @@ package org.holdfast.server.store;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongConsumer;
 import org.holdfast.common.id.Fingerprint;
@@ -29,7 +32,7 @@ import org.rocksdb.ColumnFamilyHandle;
  *  43     F   data log file (UTF-8)
  * 43+F    *   what the check found (UTF-8)
  * </pre>
- * Marks are written synced at once; all of them are kept in memory too (a healthy store has none,
+ * Marks are written synced at once (a batch of them in one write); all of them are kept in memory too (a healthy store has none,
  * a sick one a few), so the dedup check is a map lookup.
  */
 public final class BadBlocks {
@@ -91,7 +94,7 @@ public final class BadBlocks {
     private static byte[] encode(BadBlock b) {
         byte[] file = b.file().getBytes(StandardCharsets.UTF_8);
         if (file.length > 0xffff) {
-            file = java.util.Arrays.copyOf(file, 0xffff);
+            file = Arrays.copyOf(file, 0xffff);
         }
         byte[] problem = b.problem().getBytes(StandardCharsets.UTF_8);
         byte[] v = new byte[43 + file.length + problem.length];
@@ -147,6 +150,49 @@ public final class BadBlocks {
                 + "; it is no longer a dedup target and the next backup holding its content repairs it");
         onMarked.accept(pbn);
         return true;
+    }
+
+    /** A block to mark bad with {@link #markAll}: its PBN, the fingerprint the location index holds for it, where and what. */
+    public record Mark(long pbn, byte[] fingerprint, String file, String problem) {
+    }
+
+    /**
+     * Marks every block of {@code marks} bad that is not already, in one synced write: a catalog
+     * restore may mark thousands at once, and one fsync each would take minutes. Returns how many
+     * were newly marked.
+     */
+    public int markAll(List<Mark> marks) {
+        List<BadBlock> added = new ArrayList<>(marks.size());
+        synchronized (this) {
+            Set<Long> inBatch = new HashSet<>();
+            long now = System.currentTimeMillis();
+            try (MetadataBatch batch = new MetadataBatch()) {
+                for (Mark m : marks) {
+                    if (bad.containsKey(m.pbn()) || !inBatch.add(m.pbn())) {
+                        continue;
+                    }
+                    BadBlock b = new BadBlock(m.pbn(), now, m.file() == null ? "" : m.file(), m.problem() == null ? "" : m.problem(),
+                            Arrays.copyOf(m.fingerprint(), Fingerprint.BYTES));
+                    db.put(batch, cf, key(b.pbn()), encode(b));
+                    added.add(b);
+                }
+                if (added.isEmpty()) {
+                    return 0;
+                }
+                db.write(batch, true);
+            }
+            added.forEach(this::remember);
+        }
+        BadBlock first = added.get(0);
+        LOG.log(Level.ERROR, added.size() + " bad blocks, first PBN " + first.pbn() + " in " + first.file() + ": " + first.problem()
+                + "; they are no longer dedup targets and the next backup holding their content repairs them");
+        added.forEach(b -> onMarked.accept(b.pbn()));
+        return added.size();
+    }
+
+    /** The registry as stored in {@code db}, for a tool that works on the catalog without a data store (catalog-restore). */
+    public static BadBlocks of(MetadataDb db) {
+        return new BadBlocks(db);
     }
 
     /** True if {@code pbn} is marked bad. */

@@ -606,7 +606,7 @@ public final class DataStore implements AutoCloseable {
             throw new CorruptDataException("location-index", db.path(), "pbn " + pbn,
                     "stored length " + len + " outside 1.." + into.capacity());
         }
-        LogReader log = log(into.logId, pbn);
+        LogReader log = log(into.logId, pbn, into.offset, into.fingerprint, 0);
         if (FrameFormat.isMember(into.location)) {
             readMember(pbn, into, len, log);
             return;
@@ -803,7 +803,7 @@ public final class DataStore implements AutoCloseable {
                 j++;
             }
             int first = into.recFirst[i];
-            LogReader log = log(into.recLog[i], into.pbn[first]);
+            LogReader log = log(into.recLog[i], into.pbn[first], into.offset[first], into.fingerprints, first * Fingerprint.BYTES);
             readRecords(log, into.recOffset[i], into.view, into.recAt[i], (int) (end - into.recOffset[i]), into.pbn[first], into.fingerprints,
                     first * Fingerprint.BYTES);
             regionsRead.incrementAndGet();
@@ -1267,8 +1267,13 @@ public final class DataStore implements AutoCloseable {
         }
     }
 
-    /** The reader of log {@code id}: its local file, else (backend s3) the cached ranges of its object. */
-    private LogReader log(int id, long pbn) {
+    /**
+     * The reader of log {@code id}: its local file, else (backend s3) the cached ranges of its object.
+     * A log that exists nowhere (lost with a disk, or absent after a catalog restore) marks {@code pbn}
+     * bad like a failed record check, so the damage is recorded the first time anyone meets it and the
+     * next backup holding the block's content repairs it; {@code fps[fpOff..+32)} is its fingerprint.
+     */
+    private LogReader log(int id, long pbn, long offset, byte[] fps, int fpOff) {
         DataLog l = logs.get(id);
         if (l != null) {
             if (archive != null) {
@@ -1287,11 +1292,12 @@ public final class DataStore implements AutoCloseable {
             ensureOpen();
             opened = logs.computeIfAbsent(id, k -> {
                 Path p = settings.dir().resolve(DataLog.fileName(k));
-                if (!Files.exists(p)) {
-                    throw new CorruptDataException(STORE, p.toString(), "pbn " + pbn, "data log is missing");
-                }
-                return readOnly ? DataLog.openReadOnly(p, k) : DataLog.open(p, k);
+                return Files.exists(p) ? readOnly ? DataLog.openReadOnly(p, k) : DataLog.open(p, k) : null;
             });
+        }
+        if (opened == null) {
+            // marked outside the append lock: the mark is a synced write
+            throw corruptBlock(logPath(id).toString(), pbn, offset, "data log is missing", fps, fpOff);
         }
         if (archive != null) {
             archive.cache().touchLog(id);

@@ -10,12 +10,17 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.zip.CRC32C;
+import org.holdfast.common.id.Fingerprint;
 import org.holdfast.server.store.object.ObjectMissingException;
 import org.holdfast.server.store.object.ObjectStore;
 
@@ -35,21 +40,27 @@ import org.holdfast.server.store.object.ObjectStore;
  *     catalog has no upload record for it, and its local file may be gone with the disk);</li>
  * <li>compaction after the backup moved records within their logs (PBNs never change): the restored
  *     locations are pointed at where the log's current copy holds them now; blocks it no longer holds
- *     (freed after the backup) and logs that exist nowhere are reported: those blocks cannot be read.</li>
+ *     (freed after the backup) and logs that exist nowhere are reported: those blocks cannot be read,
+ *     so they are marked bad ({@link BadBlocks}, in batches of one synced write each): the next backup
+ *     holding their content repairs them, like blocks a verify found damaged.</li>
  * </ul>
  *
  * Listing the local logs is {@link DataStore#logFiles}, the same code recovery uses at open.
  */
 public final class StoreAfterRestore {
     private static final String STORE = "catalog-restore";
+    /** Lost blocks marked bad per synced write: bounds the memory a restore of a large store holds. */
+    static final int MARK_BATCH = 10_000;
 
     /**
      * What was done: the backup's durable point, the new active log, the PBN high-water mark before
      * and after, logs scanned for PBNs, logs confirmed from the bucket, locations moved to where
-     * compaction put their records, and the blocks (and their logs) that are gone.
+     * compaction put their records, the blocks (and their logs) that are gone, and how many of those
+     * were newly marked bad (the rest were bad already).
      */
     public record Report(int backupLogId, long backupLogLength, int newLogId, long pbnReservedBefore, long pbnReservedAfter,
-                         int logsScanned, int logsAdopted, long blocksRelocated, long blocksLost, List<Integer> missingLogs) {
+                         int logsScanned, int logsAdopted, long blocksRelocated, long blocksLost, List<Integer> missingLogs,
+                         long blocksMarkedBad) {
     }
 
     private StoreAfterRestore() {
@@ -156,8 +167,15 @@ public final class StoreAfterRestore {
         long relocated = 0;
         long lost = 0;
         List<Integer> lostLogs = new ArrayList<>();
+        Map<Integer, Set<Long>> held = new HashMap<>(); // per moved log, the PBNs its current copy holds
+        Set<Integer> nowhere = new HashSet<>(); // logs neither local nor in the bucket
         for (int id : moved) {
-            long[] r = relocate(db, id, local.get(id), archived.get(id), nodeName, objects, scratch);
+            if (local.get(id) == null && archived.get(id) == null) {
+                nowhere.add(id);
+            }
+            Set<Long> found = new HashSet<>();
+            held.put(id, found);
+            long[] r = relocate(db, id, local.get(id), archived.get(id), nodeName, objects, scratch, found);
             relocated += r[0];
             long gone = Math.max(0, named.getOrDefault(id, 0L) - r[1]);
             if (gone > 0) {
@@ -165,8 +183,40 @@ public final class StoreAfterRestore {
                 lostLogs.add(id);
             }
         }
+        long marked = lost == 0 ? 0 : markLost(db, logDir, held, nowhere, lostLogs);
         return new Report(backupLog, backupLength, newLog, reservedBefore, Math.max(reservedBefore, reservedAfter), scanned, adopted,
-                relocated, lost, lostLogs);
+                relocated, lost, lostLogs, marked);
+    }
+
+    /**
+     * Marks bad every block a location names in a moved log whose current copy does not hold it:
+     * unmarked, the volumes would not be flagged and each incremental backup on top of a snapshot
+     * that uses them would inherit the hole. Returns how many were newly marked.
+     */
+    private static long markLost(MetadataDb db, Path logDir, Map<Integer, Set<Long>> held, Set<Integer> nowhere,
+                                 List<Integer> lostLogs) {
+        BadBlocks bad = BadBlocks.of(db);
+        Set<Integer> lossy = new HashSet<>(lostLogs);
+        List<BadBlocks.Mark> batch = new ArrayList<>();
+        long[] marked = new long[1];
+        new LocationIndex(db).forEachLocation((pbn, logId, offset, location, fps, fpOff) -> {
+            if (lossy.contains(logId) && !held.get(logId).contains(pbn)) {
+                batch.add(new BadBlocks.Mark(pbn, Arrays.copyOfRange(fps, fpOff, fpOff + Fingerprint.BYTES),
+                        logDir.resolve(DataLog.fileName(logId)).toString(),
+                        (nowhere.contains(logId) ? "data log is missing"
+                                : "the record is gone from its data log (freed and compacted away after the catalog backup)")
+                                + ", found by catalog-restore (record at offset " + offset + ")"));
+                if (batch.size() == MARK_BATCH) {
+                    marked[0] += bad.markAll(batch);
+                    batch.clear();
+                }
+            }
+            return true;
+        });
+        if (!batch.isEmpty()) {
+            marked[0] += bad.markAll(batch);
+        }
+        return marked[0];
     }
 
     /**
@@ -175,10 +225,10 @@ public final class StoreAfterRestore {
      * backup, never changing a PBN. Blocks the copy no longer holds (freed after the backup) keep their
      * old location and stay unreadable. With an object store the upload record is made to name the
      * copy read, so that the server reads the same one. Returns {locations moved, locations the copy
-     * holds (moved or not)}.
+     * holds (moved or not)}; the PBNs of the latter are added to {@code found}.
      */
     private static long[] relocate(MetadataDb db, int id, Path file, TreeSet<Long> epochs, String nodeName, ObjectStore objects,
-                                 Path scratch) {
+                                 Path scratch, Set<Long> found) {
         Path copy = file;
         Long epoch = null;
         if (copy == null) {
@@ -207,6 +257,7 @@ public final class StoreAfterRestore {
                     return; // freed, or its location is in another log (a repair)
                 }
                 count[1]++;
+                found.add(pbn);
                 if (Bytes.getLong(v, 4) != offset || Bytes.getInt(v, 12) != lengthField) {
                     byte[] nv = v.clone();
                     Bytes.putLong(nv, 4, offset);

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
+import org.holdfast.common.protocol.BackupMode;
 import org.holdfast.common.protocol.SnapshotInfo;
 import org.holdfast.server.app.CatalogRestoreTool;
 import org.holdfast.server.app.HoldfastServer;
@@ -29,6 +30,7 @@ import org.holdfast.server.security.Role;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.object.S3ProxyFixture;
+import org.holdfast.server.verify.DamageReport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -173,6 +175,72 @@ class CatalogRestoreTest {
                 JsonNode fsck = job(b, "/api/v1/gc/fsck", Role.OPERATOR);
                 assertThat(fsck.get("clean").asBoolean()).as(fsck.toString()).isTrue();
             }
+        }
+    }
+
+    /**
+     * The copy of the data logs lacks one the backup names (the drill's BUG B): the tool used to count
+     * its blocks lost and mark none, so the volumes were not flagged, the server answered incremental
+     * on top of the damaged snapshot and each new snapshot inherited the hole. Now the tool marks them
+     * bad and flags the snapshots, the next backup of each volume is turned full and repairs them, and
+     * every snapshot restores byte-identical.
+     */
+    @Test
+    void restore_localBackend_aDataLogMissing_blocksMarkedBad_nextBackupFull_everySnapshotRestores() throws Exception {
+        Path oldData = dir.resolve("old");
+        Path backups = dir.resolve("catalog-backups");
+        int lostLog;
+        long lostBlocks;
+        try (ConfigurableApplicationContext a = start(oldData, Map.of("holdfast.catalog.backup.directory", backups.toString()))) {
+            backUp(a, 1);
+            JsonNode made = job(a, "/api/v1/catalog/backups", Role.ADMIN);
+            assertThat(made.get("snapshots").asLong()).isEqualTo(2);
+            Map<Integer, Long> perLog = new HashMap<>();
+            a.getBean(DataStore.class).locations().forEach((pbn, logId, offset, len, fps, fpOff) -> {
+                perLog.merge(logId, 1L, Long::sum);
+                return true;
+            });
+            lostLog = perLog.keySet().stream().min(Integer::compare).orElseThrow();
+            lostBlocks = perLog.get(lostLog);
+            assertThat(perLog).as("64 KiB logs rolled").hasSizeGreaterThan(1);
+        }
+        Path newData = dir.resolve("new");
+        Files.createDirectories(newData.resolve("data"));
+        for (int id : logIds(oldData.resolve("data"))) {
+            if (id != lostLog) {
+                String name = String.format("log-%08x.hfl", id);
+                Files.copy(oldData.resolve("data").resolve(name), newData.resolve("data").resolve(name));
+            }
+        }
+        Tool restored = restoreTool("--data-dir", newData.toString(), "--from", backups.toString());
+        assertThat(restored.code()).as(restored.out() + restored.err()).isZero();
+        assertThat(restored.out()).contains("WARNING: " + lostBlocks + " blocks the backup names are gone")
+                .contains("marked " + lostBlocks + " of them bad").contains("are flagged damaged")
+                .contains("turns each one's next backup full").contains("result: restored");
+
+        try (ConfigurableApplicationContext b = start(newData, Map.of())) {
+            DataStore store = b.getBean(DataStore.class);
+            assertThat((long) store.badBlocks().count()).as("marked by the restore").isEqualTo(lostBlocks);
+            List<String> damaged = b.getBean(DamageReport.class).damagedVolumes().stream().map(DamageReport.VolumeDamage::volume).toList();
+            assertThat(damaged).as("flagged right after the restore, before any verify").isNotEmpty();
+            try (AgentDriver agent = new AgentDriver(b.getBean(IngestServer.class).port(), TestTokens.issue(b, Role.AGENT))) {
+                agent.hello();
+                long sent = 0;
+                for (int v = 0; v < VOLUMES.size(); v++) {
+                    AgentDriver.Backup next = agent.backupFromState(VOLUMES.get(v), image(v, 1), BS, 1, 0);
+                    assertThat(next.ready().mode()).as(VOLUMES.get(v) + ": the server turns the backup of a damaged volume full")
+                            .isEqualTo(damaged.contains(VOLUMES.get(v)) ? BackupMode.FULL : BackupMode.INCREMENTAL);
+                    sent += next.committed().sentBlocks();
+                }
+                assertThat(sent).as("only the lost blocks are uploaded again").isEqualTo(lostBlocks);
+                assertThat(store.badBlocks().isEmpty()).as("left: %s", store.badBlocks().all()).isTrue();
+                for (int v = 0; v < VOLUMES.size(); v++) {
+                    for (int g = 1; g <= 2; g++) {
+                        assertThat(agent.restore(VOLUMES.get(v), g).image()).as(VOLUMES.get(v) + "@" + g).isEqualTo(image(v, 1));
+                    }
+                }
+            }
+            assertThat(b.getBean(DamageReport.class).damagedVolumes()).isEmpty();
         }
     }
 

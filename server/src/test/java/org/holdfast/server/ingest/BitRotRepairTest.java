@@ -292,6 +292,79 @@ class BitRotRepairTest {
         }
     }
 
+    /**
+     * A restore that meets a block whose data log is missing: the agent used to get INTERNAL
+     * (CorruptDataException) and the block stayed unmarked, so incrementals on top inherited the hole.
+     * Now the agent gets CORRUPT_DATA naming the block, snapshot and what to do, the block is listed
+     * bad at once, and the next backup is turned full and repairs it. Each restore meets one block: a
+     * few rounds repair every block of "a" the lost log held, then both snapshots restore byte-identical.
+     */
+    @Test
+    void missingDataLog_restoreFailsWithCorruptData_marksTheBlock_nextBackupIsTurnedFull_andRepairs() throws Exception {
+        byte[] filler = new byte[250 * BS];
+        new Random(5).nextBytes(filler); // incompressible: fills most of the 1 MiB log 1, so it holds only a few blocks of "a"
+        byte[] v1 = image(74, 200);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.backup("filler", filler, BS, true);
+            a.backup("a", v1, BS, true);
+        }
+        Set<Long> inLogOne = new TreeSet<>();
+        harness.store().locations().forEach((pbn, logId, offset, len, fps, fpOff) -> {
+            if (logId == 1) {
+                inLogOne.add(pbn);
+            }
+            return true;
+        });
+        Set<Long> lostOfA = new TreeSet<>();
+        var volume = harness.catalog().requireVolume(new org.holdfast.common.id.VolumeId("a"));
+        try (var c = harness.catalog().mapCursor(volume.internalId())) {
+            c.startScan(1, 0, v1.length / BS);
+            while (c.nextMapped()) {
+                if (inLogOne.contains(c.pbn())) {
+                    lostOfA.add(c.pbn());
+                }
+            }
+        }
+        assertThat(lostOfA).as("log 1 holds a few blocks of a").isNotEmpty().hasSizeLessThan(30);
+        harness.restartWithoutLogs(List.of(1));
+
+        long base = 1;
+        for (int round = 1; ; round++) {
+            assertThat(round).as("rounds: one per lost block of a, then a clean restore").isLessThanOrEqualTo(lostOfA.size() + 1);
+            ErrorMessage e;
+            try (AgentDriver a = harness.agent()) {
+                a.hello();
+                e = restoreChecking(a, "a", base, v1);
+            }
+            if (e == null) {
+                break;
+            }
+            assertThat(e.code()).as(e.message()).isEqualTo(ErrorCode.CORRUPT_DATA);
+            assertThat(e.message()).contains("data log is missing", "log-00000001.hfl", "pbn ", "snapshot a@" + base, "LBN ",
+                    "marked bad", "next backup");
+            Set<Long> bad = badPbns(harness.store().badBlocks());
+            assertThat(bad).as("the block the restore met is listed bad").hasSize(1);
+            assertThat(lostOfA).containsAll(bad);
+            assertThat(damage().referencedBy(volume, base)).isEqualTo(1);
+            Committed repaired;
+            try (AgentDriver a = harness.agent()) {
+                a.hello();
+                repaired = incremental(a, "a", v1, base, BackupMode.FULL);
+            }
+            assertThat(repaired.sentBlocks()).as("the damaged block is uploaded again, %s", repaired).isEqualTo(1);
+            assertThat(harness.store().badBlocks().isEmpty()).as("left: %s", harness.store().badBlocks().all()).isTrue();
+            base++;
+        }
+        assertThat(base).as("one repairing backup per lost block of a").isEqualTo(1 + lostOfA.size());
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            for (long seq = 1; seq <= base; seq++) {
+                assertThat(restoreChecking(a, "a", seq, v1)).as("a@%d restores", seq).isNull();
+            }
+        }
+    }
+
     @Test
     void bitRot_nextIncrementalBackup_isTurnedFull_andRepairsTheParent() throws Exception {
         byte[] v1 = image(71, 120);

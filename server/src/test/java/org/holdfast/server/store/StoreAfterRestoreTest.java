@@ -73,9 +73,14 @@ class StoreAfterRestoreTest {
             assertThat(report.blocksRelocated()).as("the kept early blocks moved within their logs").isPositive();
             assertThat(report.blocksLost()).as("the freed ones compaction dropped").isEqualTo(early.length / 2);
             assertThat(report.missingLogs()).isNotEmpty().allMatch(id -> id <= report.backupLogId());
+            assertThat(report.blocksMarkedBad()).as("every lost block is marked bad").isEqualTo(early.length / 2);
             try (DataStore store = DataStore.open(settings(data), db)) {
                 assertThat(store.nextPbn()).isGreaterThan(lastAfterBackup);
                 assertThat(store.stats().activeLogId()).isEqualTo(highestLog + 1);
+                for (int i = 0; i < early.length; i++) {
+                    assertThat(store.badBlocks().isBad(early[i])).as("PBN %d (early %d) bad", early[i], i).isEqualTo(i % 2 == 0);
+                }
+                assertThat(store.badBlocks().get(early[0]).orElseThrow().problem()).contains("compacted away", "catalog-restore");
                 StoredBlock b = new StoredBlock();
                 for (int i = 1; i < early.length; i += 2) {
                     store.read(early[i], b);
