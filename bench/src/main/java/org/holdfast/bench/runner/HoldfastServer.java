@@ -3,7 +3,6 @@ package org.holdfast.bench.runner;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -14,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.holdfast.common.ports.TestPorts;
 
 /**
  * The real Holdfast server as a child process ({@code java -jar}) on 127.0.0.1 with a fresh
@@ -60,11 +60,9 @@ public final class HoldfastServer implements AutoCloseable {
         // tokens made offline before the first start, as an operator's script would
         String adminToken = createToken(jar, dataDir, tmp, "bench-admin", "admin");
         String agentToken = createToken(jar, dataDir, tmp, "bench-agent", "agent");
-        int httpPort = freePort();
-        int ingestPort = freePort();
-        while (ingestPort == httpPort) {
-            ingestPort = freePort();
-        }
+        // claimed, not probed: outside the ephemeral range and held against other test JVMs until this one exits
+        int httpPort = TestPorts.claim();
+        int ingestPort = TestPorts.claim();
         List<String> cmd = new ArrayList<>(List.of("java", "-Xmx" + xmx, "-Djava.io.tmpdir=" + tmp));
         cmd.addAll(jvmOptions);
         cmd.addAll(List.of("-jar", jar.toString(),
@@ -247,12 +245,6 @@ public final class HoldfastServer implements AutoCloseable {
     @Override
     public void close() {
         process.stop(Duration.ofSeconds(30));
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
     }
 
     private static void sleep(long ms) throws IOException {

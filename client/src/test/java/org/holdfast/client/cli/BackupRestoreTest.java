@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.TreeSet;
 import java.util.stream.LongStream;
+import org.holdfast.common.ports.TestPorts;
 import org.holdfast.client.AgentRun;
 import org.holdfast.client.FakeServer;
 import org.holdfast.client.Images;
@@ -506,10 +507,7 @@ class BackupRestoreTest {
 
     @Test
     void anyCommand_serverUnreachable_networkExit3OneLine() throws Exception {
-        int port;
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            port = s.getLocalPort();
-        }
+        int port = TestPorts.claim(); // claimed: no test JVM listens there
         AgentRun r = AgentRun.of("snapshots", "--server", "127.0.0.1:" + port, "--volume", "vm1");
         assertThat(r.exit()).isEqualTo(3);
         assertThat(r.stderr().strip().lines()).hasSize(1);

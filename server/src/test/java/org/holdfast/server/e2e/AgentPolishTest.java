@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
+import org.holdfast.common.ports.TestPorts;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -141,7 +142,7 @@ class AgentPolishTest {
         assertThat(noFile.stderr()).contains("cannot read --token-file " + missing + ": no such file or directory")
                 .contains("check the path").doesNotContain("Exception");
 
-        AgentResult refused = agent.run("snapshots", "--server", "127.0.0.1:" + freePort(), "--volume", VOLUME);
+        AgentResult refused = agent.run("snapshots", "--server", "127.0.0.1:" + TestPorts.claim(), "--volume", VOLUME); // claimed: no test JVM listens there
         assertThat(refused.exitCode()).as("%s", refused).isEqualTo(3);
         assertThat(refused.stderr()).contains("connection refused").contains("agent port (7070 by default)")
                 .doesNotContain("Exception");
@@ -206,12 +207,6 @@ class AgentPolishTest {
     private static List<Path> files(Path dir, String suffix) throws Exception {
         try (Stream<Path> s = Files.walk(dir)) {
             return s.filter(p -> p.getFileName().toString().endsWith(suffix)).toList();
-        }
-    }
-
-    private static int freePort() throws Exception {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
         }
     }
 }

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Predicate;
+import org.holdfast.common.ports.TestPorts;
 import org.holdfast.common.kill.KillPoints;
 import org.holdfast.server.e2e.VolumeImage.Content;
 import org.holdfast.server.store.object.ObjectStore;
@@ -189,7 +190,7 @@ class ClusterProcessTest {
     @Test
     void masterAndFourWorkers_registerOverTls_dedupThroughTheWorkers_surviveMasterKilledMidCommitAndWorkerKilledMidBackup()
             throws Exception {
-        int clusterPort = ServerProcess.freePort();
+        int clusterPort = TestPorts.claim("127.0.0.2"); // the master binds it on 127.0.0.2
         s3 = S3ProxyFixture.start(work.resolve("s3"));
         Map<String, String> m = new HashMap<>(SMALL_ENGINE);
         m.putAll(objectStoreAndGc());

@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
+import org.holdfast.common.ports.TestPorts;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -42,8 +43,8 @@ class ComposeIT {
         org.junit.jupiter.api.Assumptions.assumeTrue(DockerHost.run(Duration.ofSeconds(20), "docker-compose", "version").exit() == 0,
                 "docker-compose is not installed (.ci/run installs it)");
         String name = "holdfastit" + Long.toHexString(System.nanoTime());
-        int https = ServerProcess.freePort();
-        int agentPort = ServerProcess.freePort();
+        int https = TestPorts.claim();
+        int agentPort = TestPorts.claim();
         Files.copy(DockerHost.repo().resolve("docker/compose.yml"), project.resolve("compose.yml"));
         Files.createDirectories(project.resolve("images"));
         Files.createDirectories(project.resolve("secrets"));

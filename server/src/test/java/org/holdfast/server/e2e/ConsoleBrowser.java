@@ -11,6 +11,7 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
+import org.holdfast.common.ports.TestPorts;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Dimension;
 import org.openqa.selenium.OutputType;
@@ -89,7 +90,9 @@ public final class ConsoleBrowser implements AutoCloseable {
         options.setAcceptInsecureCerts(true);
         ChromeDriverService service = new ChromeDriverService.Builder()
                 .usingDriverExecutable(CHROMEDRIVER.toFile())
-                .usingAnyFreePort()
+                // claimed: Selenium probes a port below the ephemeral range and binds it later, where a
+                // test JVM beside this one may have claimed it for a server
+                .usingPort(TestPorts.claim())
                 .build();
         ChromeDriver driver = new ChromeDriver(service, options);
         driver.manage().timeouts().pageLoadTimeout(WAIT);

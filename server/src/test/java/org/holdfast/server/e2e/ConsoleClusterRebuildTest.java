@@ -12,6 +12,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import org.holdfast.common.ports.TestPorts;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.e2e.VolumeImage.Content;
 import org.holdfast.server.engine.LazyDedupWorker;
@@ -47,7 +48,7 @@ class ConsoleClusterRebuildTest {
 
     @BeforeAll
     static void startMaster() {
-        clusterPort = ServerProcess.freePort();
+        clusterPort = TestPorts.claim();
         Map<String, String> p = new HashMap<>(ConsoleClusterTest.masterOnLoopback(clusterPort));
         p.putAll(Map.of("holdfast.dedup.cluster.mode", "hash", "holdfast.dedup.sungem.sfi-size", "8MB",
                 "holdfast.dedup.sungem.container-cache-size", "32MB"));

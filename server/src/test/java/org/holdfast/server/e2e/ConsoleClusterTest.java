@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import org.holdfast.common.ports.TestPorts;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.ingest.cluster.MasterTrust;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
@@ -36,7 +37,7 @@ class ConsoleClusterTest {
 
     @BeforeAll
     static void startMaster() {
-        clusterPort = ServerProcess.freePort();
+        clusterPort = TestPorts.claim();
         master = ServerProcess.start(work.resolve("master"), "sungem", masterOnLoopback(clusterPort), LOGS);
     }
 

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
+import org.holdfast.common.ports.TestPorts;
 import org.holdfast.common.kill.KillPoints;
 import org.holdfast.server.store.object.S3ObjectStore;
 import org.holdfast.server.store.object.S3ProxyFixture;
@@ -142,10 +143,7 @@ class ObjectStoreUploadKillTest {
                     Files.delete(p); // confirmed uploads: the offline fsck and the restores fetch them back
                 }
 
-                int closedPort;
-                try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
-                    closedPort = free.getLocalPort();
-                }
+                int closedPort = TestPorts.claim(); // claimed: no test JVM listens there
                 FsckRun down = offlineFsck(server, URI.create("http://127.0.0.1:" + closedPort), s3, "offline-fsck-store-down");
                 assertThat(down.exit()).as("an unreachable store: fsck could not run, no data loss claimed\n%s", down.output())
                         .isEqualTo(3);

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -33,6 +32,7 @@ import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
+import org.holdfast.common.ports.TestPorts;
 import org.holdfast.common.tls.CertificateFingerprint;
 
 /**
@@ -149,11 +149,9 @@ public final class ServerProcess implements AutoCloseable {
             issueTokens();
         }
         if (freshPorts || httpPort == 0) {
-            httpPort = freePort();
-            ingestPort = freePort();
-            while (ingestPort == httpPort) {
-                ingestPort = freePort();
-            }
+            // claimed, not probed: test JVMs side by side never hand out the same port (TestPorts)
+            httpPort = TestPorts.claim();
+            ingestPort = TestPorts.claim();
         }
         starts++;
         Path[] out = logs.next("server-" + engine + "-start" + starts);
@@ -524,50 +522,6 @@ public final class ServerProcess implements AutoCloseable {
             Thread.currentThread().interrupt();
             ChildJvm.sigkill(process);
         }
-    }
-
-    /**
-     * A free TCP port on the loopback address, outside the kernel's ephemeral range: a port the
-     * kernel hands out (bind to 0) can be taken as the source port of any outgoing connection in
-     * the seconds before the child binds it, which made a restart fail with "Port ... already in
-     * use" on a busy machine; the kernel never picks source ports outside that range.
-     */
-    static int freePort() {
-        for (int attempt = 0; attempt < 200; attempt++) {
-            int port = FIXED_PORTS[0] + PORTS.nextInt(FIXED_PORTS[1] - FIXED_PORTS[0]);
-            try (ServerSocket s = new ServerSocket()) {
-                s.setReuseAddress(false);
-                s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1);
-                return port;
-            } catch (IOException taken) {
-                // in use: draw again
-            }
-        }
-        throw new IllegalStateException("no free port in [" + FIXED_PORTS[0] + ", " + FIXED_PORTS[1] + ") on loopback");
-    }
-
-    private static final java.util.Random PORTS = new java.util.Random();
-    /** Where {@link #freePort()} draws from, [from, to): outside the kernel's ephemeral range. */
-    private static final int[] FIXED_PORTS = fixedPorts();
-
-    /** 20000 up to the ephemeral range's start, or above its end when it starts lower than that leaves room for. */
-    private static int[] fixedPorts() {
-        int low = 32_768;
-        int high = 60_999;
-        try {
-            String[] range = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+");
-            low = Integer.parseInt(range[0]);
-            high = Integer.parseInt(range[1]);
-        } catch (IOException | RuntimeException e) {
-            // not Linux, or unreadable: the usual range
-        }
-        if (low >= 21_000) {
-            return new int[] {20_000, low};
-        }
-        if (high <= 64_535) {
-            return new int[] {high + 1, 65_536};
-        }
-        throw new IllegalStateException("the ephemeral port range " + low + "-" + high + " leaves no room for the test servers' ports");
     }
 
     static void sleep(long millis) {

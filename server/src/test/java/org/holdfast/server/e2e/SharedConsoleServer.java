@@ -26,7 +26,8 @@ final class SharedConsoleServer implements ParameterResolver {
      * class verifies.
      */
     static final Map<String, String> SETTINGS = Map.of("holdfast.verify.rate", "4MB");
-    private static final LogDir LOGS = new LogDir("ConsoleShared");
+    /** Per test JVM: each fork runs a shared server of its own, and their log files must not meet. */
+    private static final LogDir LOGS = new LogDir("ConsoleShared-" + ProcessHandle.current().pid());
     private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(SharedConsoleServer.class);
 
     @Override

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.holdfast.common.ports.TestPorts;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,7 +40,7 @@ class WorkerFootprintTest {
     void worker_afterStart_holdsNoStandaloneEngine() throws Exception {
         Path tokenFile = Files.writeString(work.resolve("worker.token"), "hf_not_checked_until_the_master_answers\n");
         Map<String, String> p = Map.of("holdfast.cluster.role", "worker", "holdfast.cluster.host", "127.0.0.1",
-                "holdfast.cluster.master", "127.0.0.1:" + ServerProcess.freePort(), // nobody listens: the worker retries
+                "holdfast.cluster.master", "127.0.0.1:" + TestPorts.claim(), // nobody listens: the worker retries
                 "holdfast.cluster.token-file", tokenFile.toString(), "holdfast.store.s3.node", "footprint-1",
                 "holdfast.tls.enabled", "false");
         try (ServerProcess worker = ServerProcess.startWithHeap(work.resolve("worker"), "sungem", p, logs, "512m")) {

@@ -3,7 +3,6 @@ package org.holdfast.server.store.object;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,6 +10,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import org.holdfast.common.ports.TestPorts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -160,10 +160,7 @@ class S3ObjectStoreTest {
                 Duration.ofMillis(5), Duration.ofSeconds(10), 0, 0);
         assertThatThrownBy(() -> S3ObjectStore.open(noBucket)).isInstanceOfSatisfying(ObjectStoreUnavailableException.class,
                 e -> assertThat(e.reason()).isEqualTo(Reason.NO_SUCH_BUCKET)).hasMessageContaining("the bucket no-such-bucket does not exist");
-        int closed;
-        try (ServerSocket s = new ServerSocket(0)) {
-            closed = s.getLocalPort();
-        }
+        int closed = TestPorts.claim(); // claimed: no test JVM listens there
         S3Settings nobody = s3.settings(URI.create("http://127.0.0.1:" + closed), "v/").withRetries(2, Duration.ofMillis(5));
         assertThatThrownBy(() -> S3ObjectStore.open(nobody)).isInstanceOfSatisfying(ObjectStoreUnavailableException.class,
                 e -> assertThat(e.reason()).isEqualTo(Reason.UNREACHABLE)).hasMessageContaining("failed after 2 attempt(s)")
