@@ -5,18 +5,12 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
 import org.holdfast.common.protocol.DedupAnswer;
 import org.holdfast.common.protocol.DedupCandidates;
 import org.holdfast.common.protocol.DedupControl;
 import org.holdfast.common.protocol.DedupDone;
 import org.holdfast.common.protocol.DedupFailed;
-import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.Message;
-import org.holdfast.common.protocol.ProtocolException;
 import org.holdfast.common.protocol.StartOverReason;
 import org.holdfast.server.cluster.StartOverMark;
 
@@ -30,11 +24,7 @@ import org.holdfast.server.cluster.StartOverMark;
 public final class DedupLink {
     private static final System.Logger LOG = System.getLogger(DedupLink.class.getName());
     private final String name;
-    private final Channel channel;
-    private final Duration timeout;
-    private final AtomicLong nextId = new AtomicLong();
-    private final ConcurrentHashMap<Long, CompletableFuture<Message>> pending = new ConcurrentHashMap<>();
-    private volatile String lost;
+    private final PendingCalls calls;
     private volatile IndexReport indexReport; // null until the worker's first answer on this link
     private volatile java.util.function.Consumer<StartOverMark> onStartOver = s -> { };
     private boolean startOverHeard; // event loop only: one registration starts over at most once
@@ -42,8 +32,7 @@ public final class DedupLink {
     /** Worker {@code name} (for messages) on {@code channel}; a call not answered within {@code timeout} ends the link's use. */
     public DedupLink(String name, Channel channel, Duration timeout) {
         this.name = name;
-        this.channel = channel;
-        this.timeout = timeout;
+        this.calls = new PendingCalls(channel, timeout, this::lostError);
     }
 
     /** The worker's node name. */
@@ -53,47 +42,17 @@ public final class DedupLink {
 
     /** False once the link ended or a call timed out. */
     public boolean isUp() {
-        return lost == null && channel.isActive();
+        return calls.isUp();
     }
 
     /** A fresh request id. */
     long nextId() {
-        return nextId.incrementAndGet();
+        return calls.nextId();
     }
 
     /** Sends {@code request} (carrying {@code id}); the future completes with the worker's answer. */
     CompletableFuture<Message> call(long id, Message request) {
-        CompletableFuture<Message> f = new CompletableFuture<>();
-        String why = lost;
-        if (why != null) {
-            f.completeExceptionally(lostError(why));
-            return f;
-        }
-        pending.put(id, f);
-        why = lost; // lost() may have failed every pending call between the check above and the put
-        if (why != null) {
-            fail(id, lostError(why));
-            return f;
-        }
-        channel.writeAndFlush(request).addListener(w -> {
-            if (!w.isSuccess()) {
-                fail(id, lostError("cannot send to it (" + w.cause() + ")"));
-            }
-        });
-        f.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS).whenComplete((m, e) -> {
-            pending.remove(id);
-            if (e instanceof TimeoutException) {
-                lost("no answer within " + timeout.toMillis() + " ms");
-            }
-        });
-        return f;
-    }
-
-    private void fail(long id, RuntimeException e) {
-        CompletableFuture<Message> f = pending.remove(id);
-        if (f != null) {
-            f.completeExceptionally(e);
-        }
+        return calls.call(id, request);
     }
 
     /** The error a call fails with when the worker's engine failed it (DEDUP_FAILED). */
@@ -111,12 +70,7 @@ public final class DedupLink {
 
     /** The link ended or went silent: every pending and later call fails with {@code why}. */
     public void lost(String why) {
-        if (lost == null) {
-            lost = why;
-        }
-        for (Long id : pending.keySet()) {
-            fail(id, lostError(why));
-        }
+        calls.lost(why);
     }
 
     /**
@@ -164,7 +118,7 @@ public final class DedupLink {
 
     /** Requests in flight (tests). */
     int pendingCount() {
-        return pending.size();
+        return calls.size();
     }
 
     /** The handler that takes this worker's DEDUP_ANSWER, DEDUP_CANDIDATES, DEDUP_DONE and DEDUP_FAILED; other messages pass on. */
@@ -207,11 +161,6 @@ public final class DedupLink {
     }
 
     private CompletableFuture<Message> take(long id, Message m) {
-        CompletableFuture<Message> p = pending.remove(id);
-        if (p == null) {
-            throw new ProtocolException(ErrorCode.BAD_STATE, m.type() + " answers request " + Long.toUnsignedString(id)
-                    + ", which is not pending on this link");
-        }
-        return p;
+        return calls.take(id, m);
     }
 }

@@ -8,10 +8,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
 import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.compress.CorruptPayloadException;
 import org.holdfast.common.hash.BlockHasher;
@@ -24,10 +20,8 @@ import org.holdfast.common.protocol.DataStoreRequest;
 import org.holdfast.common.protocol.DataStored;
 import org.holdfast.common.protocol.DataSync;
 import org.holdfast.common.protocol.DataSynced;
-import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.PayloadCodec;
-import org.holdfast.common.protocol.ProtocolException;
 import org.holdfast.common.protocol.ProtocolLimits;
 
 /**
@@ -43,18 +37,13 @@ import org.holdfast.common.protocol.ProtocolLimits;
 public final class RemoteRangeStore {
     private final String name;
     private final PbnRange range;
-    private final Channel channel;
-    private final Duration timeout;
-    private final AtomicLong nextId = new AtomicLong();
-    private final ConcurrentHashMap<Long, CompletableFuture<Message>> pending = new ConcurrentHashMap<>();
-    private volatile String lost;
+    private final PendingCalls calls;
 
     /** Worker {@code name} owning {@code range}, on {@code channel}; a call not answered within {@code timeout} ends the link's use. */
     public RemoteRangeStore(String name, PbnRange range, Channel channel, Duration timeout) {
         this.name = name;
         this.range = range;
-        this.channel = channel;
-        this.timeout = timeout;
+        this.calls = new PendingCalls(channel, timeout, this::lostError);
     }
 
     /** The worker's node name. */
@@ -69,7 +58,7 @@ public final class RemoteRangeStore {
 
     /** False once the link ended or a call timed out. */
     public boolean isUp() {
-        return lost == null && channel.isActive();
+        return calls.isUp();
     }
 
     /**
@@ -79,7 +68,7 @@ public final class RemoteRangeStore {
      * every block against its fingerprint before it stores anything. Not durable before {@link #sync()}.
      */
     public CompletableFuture<Long> store(int codec, int blockSize, int count, byte[] fps, byte[] stored) {
-        long id = nextId.incrementAndGet();
+        long id = calls.nextId();
         DataStoreRequest request = new DataStoreRequest(id, codec, blockSize, count, fps, stored);
         return call(id, request).thenApply(m -> {
             DataStored s = (DataStored) m;
@@ -94,13 +83,13 @@ public final class RemoteRangeStore {
 
     /** Makes every block stored so far durable on the worker; completes with its durable point (every stored PBN below it survives a crash). */
     public CompletableFuture<Long> sync() {
-        long id = nextId.incrementAndGet();
+        long id = calls.nextId();
         return call(id, new DataSync(id)).thenApply(m -> ((DataSynced) m).durableBelow());
     }
 
     /** The first blocks of {@code pbns[0..count)} that fit one answer (at least one), as the worker's store reads them. */
     public CompletableFuture<DataReadAnswer> readSome(long[] pbns, int from, int count) {
-        long id = nextId.incrementAndGet();
+        long id = calls.nextId();
         long[] asked = Arrays.copyOfRange(pbns, from, from + count);
         return call(id, new DataRead(id, count, asked)).thenApply(m -> {
             DataReadAnswer a = (DataReadAnswer) m;
@@ -161,37 +150,7 @@ public final class RemoteRangeStore {
     }
 
     private CompletableFuture<Message> call(long id, Message request) {
-        CompletableFuture<Message> f = new CompletableFuture<>();
-        String why = lost;
-        if (why != null) {
-            f.completeExceptionally(lostError(why));
-            return f;
-        }
-        pending.put(id, f);
-        why = lost; // lost() may have failed every pending call between the check above and the put
-        if (why != null) {
-            fail(id, lostError(why));
-            return f;
-        }
-        channel.writeAndFlush(request).addListener(w -> {
-            if (!w.isSuccess()) {
-                fail(id, lostError("cannot send to it (" + w.cause() + ")"));
-            }
-        });
-        f.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS).whenComplete((m, e) -> {
-            pending.remove(id);
-            if (e instanceof TimeoutException) {
-                lost("no answer within " + timeout.toMillis() + " ms");
-            }
-        });
-        return f;
-    }
-
-    private void fail(long id, RuntimeException e) {
-        CompletableFuture<Message> f = pending.remove(id);
-        if (f != null) {
-            f.completeExceptionally(e);
-        }
+        return calls.call(id, request);
     }
 
     private RangeWorkerLostException lostError(String why) {
@@ -201,17 +160,12 @@ public final class RemoteRangeStore {
 
     /** The link ended or went silent: every pending and later call fails with {@code why}. */
     public void lost(String why) {
-        if (lost == null) {
-            lost = why;
-        }
-        for (Long id : pending.keySet()) {
-            fail(id, lostError(why));
-        }
+        calls.lost(why);
     }
 
     /** Requests in flight (tests). */
     int pendingCount() {
-        return pending.size();
+        return calls.size();
     }
 
     /** The handler that takes this worker's DATA_STORED, DATA_SYNCED, DATA_READ_ANSWER and DATA_FAILED; other messages pass on. */
@@ -242,11 +196,6 @@ public final class RemoteRangeStore {
     }
 
     private CompletableFuture<Message> take(long id, Message m) {
-        CompletableFuture<Message> p = pending.remove(id);
-        if (p == null) {
-            throw new ProtocolException(ErrorCode.BAD_STATE, m.type() + " answers request " + Long.toUnsignedString(id)
-                    + ", which is not pending on this link");
-        }
-        return p;
+        return calls.take(id, m);
     }
 }
