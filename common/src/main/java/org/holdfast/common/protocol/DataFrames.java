@@ -166,7 +166,7 @@ public final class DataFrames {
                 if (count < 1) {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "DATA_STORE count 0: a store carries at least one block");
                 }
-                byte[] fps = bytes(b, count * 32, "fingerprints");
+                byte[] fps = FrameDecoder.bytes(b, count * 32, "fingerprints");
                 long stored = FrameDecoder.u32(b, "storedLength");
                 if (stored > MAX_STORED) {
                     throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, "DATA_STORE stored length " + stored + " is over its limit "
@@ -176,7 +176,7 @@ public final class DataFrames {
                 if (bad != null) {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "DATA_STORE: " + bad);
                 }
-                yield new DataStoreRequest(id, codec, (int) blockSize, count, fps, bytes(b, (int) stored, "stored bytes"));
+                yield new DataStoreRequest(id, codec, (int) blockSize, count, fps, FrameDecoder.bytes(b, (int) stored, "stored bytes"));
             }
             case DATA_STORED -> {
                 long id = FrameDecoder.u64(b, "requestId");
@@ -255,13 +255,6 @@ public final class DataFrames {
                     FrameDecoder.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE));
             default -> throw new IllegalArgumentException(type + " is not a data frame");
         };
-    }
-
-    private static byte[] bytes(ByteBuf b, int n, String field) {
-        FrameDecoder.need(b, n, field);
-        byte[] a = new byte[n];
-        b.readBytes(a);
-        return a;
     }
 
     /** {@code count} PBNs, each at least 1 (a request or an answer names stored blocks only). */

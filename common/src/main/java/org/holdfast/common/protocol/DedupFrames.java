@@ -150,7 +150,7 @@ public final class DedupFrames {
                 long id = FrameDecoder.u64(b, "requestId");
                 long stream = FrameDecoder.u64(b, "stream");
                 int count = FrameDecoder.count(b, MAX, "DEDUP_LOOKUP count", 0);
-                yield new DedupLookup(id, stream, count, bytes(b, count * 32, "fingerprints"));
+                yield new DedupLookup(id, stream, count, FrameDecoder.bytes(b, count * 32, "fingerprints"));
             }
             case DEDUP_ANSWER -> {
                 long id = FrameDecoder.u64(b, "requestId");
@@ -177,9 +177,9 @@ public final class DedupFrames {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "DEDUP_RECORD placed " + placed + " is over its count " + count);
                 }
                 FrameDecoder.need(b, count * 40 + (count + 7) / 8, "fingerprints, PBNs and new flags");
-                byte[] fps = bytes(b, count * 32, "fingerprints");
+                byte[] fps = FrameDecoder.bytes(b, count * 32, "fingerprints");
                 long[] pbns = pbns(b, count);
-                byte[] bits = bytes(b, (count + 7) / 8, "new flags");
+                byte[] bits = FrameDecoder.bytes(b, (count + 7) / 8, "new flags");
                 if (count % 8 != 0 && (bits[bits.length - 1] & 0xff) >>> (count % 8) != 0) {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "DEDUP_RECORD new flags set beyond count " + count);
                 }
@@ -194,7 +194,7 @@ public final class DedupFrames {
                 int count = FrameDecoder.count(b, MAX, "DEDUP_FORGET count", 0);
                 FrameDecoder.need(b, count * 40, "PBNs and fingerprints");
                 long[] pbns = pbns(b, count);
-                yield new DedupForget(id, count, pbns, bytes(b, count * 32, "fingerprints"));
+                yield new DedupForget(id, count, pbns, FrameDecoder.bytes(b, count * 32, "fingerprints"));
             }
             case DEDUP_CONTROL -> {
                 long id = FrameDecoder.u64(b, "requestId");
@@ -248,13 +248,6 @@ public final class DedupFrames {
             }
             default -> throw new IllegalArgumentException(type + " is not a cluster frame");
         };
-    }
-
-    private static byte[] bytes(ByteBuf b, int n, String field) {
-        FrameDecoder.need(b, n, field);
-        byte[] a = new byte[n];
-        b.readBytes(a);
-        return a;
     }
 
     /** {@code count} PBNs; each must fit a signed long (0 = none). */

@@ -770,6 +770,14 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         }
     }
 
+    /** The next {@code n} bytes as a new array (a field of fixed size: fingerprints, a payload). */
+    static byte[] bytes(ByteBuf b, int n, String field) {
+        need(b, n, field);
+        byte[] a = new byte[n];
+        b.readBytes(a);
+        return a;
+    }
+
     static int u8(ByteBuf b, String field) {
         need(b, 1, field);
         return b.readUnsignedByte();
