@@ -18,26 +18,41 @@ import java.util.concurrent.CompletableFuture;
  * engine picks the longest run among containers; a worker's run cut short by another's is counted
  * ({@link ClusterFingerprintIndex#splitRuns}).
  *
- * <p><b>Record.</b> An entry a worker resolved goes back to that worker, which verifies and learns
- * its run (where the session stored a new copy instead, the worker's verification fails and it
- * stores the copy beside the run, as the standalone engine does). Every other entry with a PBN (a
- * miss now stored) is placed: each stretch between resolved entries of
- * an input segment goes to the worker of the resolved entry just before it (the standalone engine
- * appends misses beside their predecessor), else just after it; a segment with nothing resolved goes
- * to the stream's home worker, the least loaded when picked and kept for half a container of such
- * fingerprints so that new data stays together as in the standalone default container. Each worker
- * then gets one record request: the entries it holds with their PBNs, the others as 0.
+ * <p><b>Placement, at lookup</b> (so that the master knows the storing worker of every miss before
+ * its block arrives: {@link #storingWorkers}). Right after the merge, every entry gets the worker
+ * that stores it if the session stores it. A resolved entry: the worker that resolved it (it holds
+ * the container; where the session stores a new copy after all, because the reference guard refused
+ * the match, the block is bad or an unproven candidate's payload differed, that worker's
+ * verification fails and it stores the copy beside the run, as the standalone engine does). A miss:
+ * each stretch of misses between resolved entries of an input segment goes to the worker of the
+ * resolved entry just before it (the standalone engine appends misses beside their predecessor),
+ * else just after it; a segment with nothing resolved goes to the stream's home worker, the least
+ * loaded when picked and kept for half a container of such misses (the home budget, charged here)
+ * so that new data stays together as in the standalone default container.
  *
- * <p>Which worker resolved each entry is kept until the record ({@link SavedMerges}): a record
- * without its merge must broadcast the lookup again (with the 32 lookups the standalone engine
- * keeps, 28 to 46 % of the workers' lookups on the bench's workloads were such repeats).
- * Allocation: the answers of the workers and the saved merge (arrays per call, not per block) and
- * work arrays that grow with the largest call.
+ * <p><b>Record.</b> Each entry with a PBN goes to the worker placed for it at lookup: one record
+ * request per worker, the entries it holds with their PBNs, the others as 0; a miss counts as placed
+ * on its worker (its load). For the ingest, which records only segments whose entries all have a
+ * PBN, this sends every worker the entries the placement at record sent it before routing moved to
+ * the lookup, with the same home budget charges in the same order.
+ *
+ * <p>The merge and the placement are kept until the record ({@link SavedMerges}). A record without
+ * them (dropped past the bound, or a stream that never looked the segment up) broadcasts the lookup
+ * again and places it again, charging the home budget again; its storing workers can differ from
+ * those the lookup announced if a worker's containers changed or the home moved on in between, so a
+ * session that sends blocks to their storing workers must record its lookups within the bound (with
+ * the 32 lookups the standalone engine keeps, 28 to 46 % of the workers' lookups on the bench's
+ * workloads were such repeats). Allocation: the answers of the workers and the saved merge (arrays
+ * per call, not per block) and work arrays that grow with the largest call.
  */
 final class ClusterDedupStream extends MasterDedupStream {
-    /** Per lookup not yet recorded, per entry the worker whose answer was kept (-1: a miss). */
+    /** Per lookup not yet recorded, per entry the worker whose answer was kept and the storing worker. */
     private final SavedMerges saved = new SavedMerges();
-    private byte[] relookup = new byte[0];
+    /** The last completed lookup's merge, for {@link #storingWorkers}; null before any. */
+    private SavedMerges.Merge last;
+    /** A record's second lookup (its merge was not kept): grown with the largest such call. */
+    private byte[] relookupResolver = new byte[0];
+    private byte[] relookupStorer = new byte[0];
     private final long[][] workerPbns;
     private final boolean[][] workerNew;
     private final int[] placed;
@@ -72,8 +87,13 @@ final class ClusterDedupStream extends MasterDedupStream {
         SungemDedupStream.check(closed(), fps, count, pbns);
         long t0 = System.nanoTime();
         long key = SungemDedupStream.keyOf(fps, count);
-        byte[] owner = saved.add(key, count);
-        long found = lookupInto(owner, key, fps, count, pbns);
+        SavedMerges.Merge m = new SavedMerges.Merge(count);
+        last = null;
+        long found = lookupInto(m.resolver, key, fps, count, pbns);
+        place(m.resolver, m.storer, count);
+        // kept only once complete: a lookup that fails half way leaves nothing for a record to trust
+        saved.keep(key, m);
+        last = m;
         idx.lookups.add(count);
         idx.hits.add(found);
         idx.busyNanos.add(System.nanoTime() - t0);
@@ -204,90 +224,121 @@ final class ClusterDedupStream extends MasterDedupStream {
         SungemDedupStream.check(closed(), fps, count, pbns, isNew);
         long t0 = System.nanoTime();
         long key = SungemDedupStream.keyOf(fps, count);
-        byte[] owner = saved.take(key, count);
-        if (owner == null) {
-            // Not looked up recently: ask the workers again (not a lookup of the caller's).
+        SavedMerges.Merge m = saved.take(key, count);
+        byte[] resolver;
+        byte[] storer;
+        if (m != null) {
+            resolver = m.resolver;
+            storer = m.storer;
+        } else {
+            // Not looked up recently: ask the workers again and place again (not a lookup of the caller's).
             if (scratch.length < count) {
                 scratch = new long[count];
-                relookup = new byte[count];
+                relookupResolver = new byte[count];
+                relookupStorer = new byte[count];
             }
-            owner = relookup;
-            lookupInto(owner, key, fps, count, scratch);
+            resolver = relookupResolver;
+            storer = relookupStorer;
+            lookupInto(resolver, key, fps, count, scratch);
+            place(resolver, storer, count);
         }
-        route(owner, count, pbns);
+        route(resolver, storer, count, pbns);
         send(fps, count, pbns, isNew);
         idx.recorded.add(count);
         idx.busyNanos.add(System.nanoTime() - t0);
     }
 
-    /** Decides per entry the worker that holds it: {@code target[i]}, -1 for entries without a PBN. */
-    private void route(byte[] owner, int count, long[] pbns) {
+    /**
+     * The placement: fills {@code storer} from the merge in {@code resolver} (see the class comment),
+     * input segment by input segment, charging the home budget and the routing counters.
+     */
+    private void place(byte[] resolver, byte[] storer, int count) {
+        System.arraycopy(resolver, 0, storer, 0, count);
+        // storer >= 0 now marks the entries a worker resolved (the anchors); place the misses
+        for (int s = 0; s < count; ) {
+            int e = idx.segmenter.end(s, count);
+            placeSegment(storer, s, e);
+            s = e;
+        }
+    }
+
+    private void placeSegment(byte[] storer, int s, int e) {
+        boolean anchored = false;
+        for (int i = s; i < e && !anchored; i++) {
+            anchored = storer[i] >= 0;
+        }
+        if (!anchored) {
+            if (home < 0 || homeLeft <= 0) {
+                home = idx.leastLoaded();
+                homeLeft = idx.homeBudget;
+            }
+            homeLeft -= e - s;
+            Arrays.fill(storer, s, e, (byte) home);
+            idx.routedHome.add(e - s);
+            return;
+        }
+        int i = s;
+        while (i < e) {
+            if (storer[i] >= 0) {
+                i++;
+                continue;
+            }
+            int a = i;
+            while (i < e && storer[i] < 0) {
+                i++;
+            }
+            // [a, i) holds no anchor; a > s or i < e since the segment has one
+            byte to = a > s ? storer[a - 1] : storer[i];
+            Arrays.fill(storer, a, i, to);
+            idx.routedNearest.add(i - a);
+        }
+    }
+
+    /**
+     * Per entry the worker the record sends it to: {@code target[i]}, the placement's storing worker,
+     * or -1 for an entry without a PBN; {@code placed[w]}: the misses among them stored on worker w.
+     */
+    private void route(byte[] resolver, byte[] storer, int count, long[] pbns) {
         if (target.length < count) {
             target = new int[count];
         }
         Arrays.fill(placed, 0);
         for (int i = 0; i < count; i++) {
-            target[i] = owner[i] >= 0 && pbns[i] > 0 ? owner[i] : -1;
-        }
-        // target >= 0 now marks the entries a worker resolved (the anchors); place the rest
-        for (int s = 0; s < count; ) {
-            int e = idx.segmenter.end(s, count);
-            routeSegment(s, e, pbns);
-            s = e;
+            if (pbns[i] > 0) {
+                target[i] = storer[i];
+                if (resolver[i] < 0) {
+                    placed[storer[i]]++;
+                }
+            } else {
+                target[i] = -1;
+            }
         }
     }
 
-    private void routeSegment(int s, int e, long[] pbns) {
-        boolean anchored = false;
-        for (int i = s; i < e && !anchored; i++) {
-            anchored = target[i] >= 0;
+    /** The storing workers decided at the last lookup (see {@link DedupStream#storingWorkers}). */
+    @Override
+    public void storingWorkers(int count, int[] into) {
+        checkLastLookup(last == null ? -1 : last.count(), count, into);
+        byte[] storer = last.storer;
+        for (int i = 0; i < count; i++) {
+            into[i] = storer[i];
         }
-        if (!anchored) {
-            int toPlace = 0;
-            for (int i = s; i < e; i++) {
-                if (pbns[i] > 0) {
-                    toPlace++;
-                }
-            }
-            if (toPlace == 0) {
-                return;
-            }
-            if (home < 0 || homeLeft <= 0) {
-                home = idx.leastLoaded();
-                homeLeft = idx.homeBudget;
-            }
-            homeLeft -= toPlace;
-            placed[home] += toPlace;
-            for (int i = s; i < e; i++) {
-                if (pbns[i] > 0) {
-                    target[i] = home;
-                }
-            }
-            idx.routedHome.add(toPlace);
-            return;
+    }
+
+    /**
+     * Refuses a storing-workers call with no completed lookup ({@code lastCount} -1), for another
+     * count than the last lookup's, or into an array too short (also for {@link HashSplitDedupStream}).
+     */
+    static void checkLastLookup(int lastCount, int count, int[] into) {
+        if (lastCount < 0) {
+            throw new IllegalStateException("no completed lookup on this stream to answer for (none ran, or the last one failed): storing workers are"
+                    + " decided by a lookup");
         }
-        int i = s;
-        while (i < e) {
-            if (target[i] >= 0) {
-                i++;
-                continue;
-            }
-            int a = i;
-            while (i < e && target[i] < 0) {
-                i++;
-            }
-            // [a, i) holds no anchor; a > s or i < e since the segment has one
-            int to = a > s ? target[a - 1] : target[i];
-            int n = 0;
-            for (int j = a; j < i; j++) {
-                if (pbns[j] > 0) {
-                    target[j] = to;
-                    n++;
-                }
-            }
-            placed[to] += n;
-            idx.routedNearest.add(n);
+        if (count != lastCount) {
+            throw new IllegalArgumentException("the last lookup had " + lastCount + " entries, not " + count
+                    + ": ask for the storing workers right after the lookup they belong to");
         }
+        SungemDedupStream.checkWorkers(count, into);
     }
 
     /** One record request per worker holding any entry: its entries' PBNs, 0 for the others. */

@@ -21,6 +21,25 @@ public interface DedupStream extends AutoCloseable {
      */
     void record(byte[] fps, int count, long[] pbns, boolean[] isNew);
 
+    /** The storing worker of every entry on a stream whose index keeps all blocks on this node (no workers). */
+    int NO_WORKER = -1;
+
+    /**
+     * Writes into {@code workers[i]}, for each of the {@code count} entries of this stream's last
+     * lookup, the worker that stores entry i's block if the session stores it, decided at that lookup
+     * and kept until its {@link #record}, which sends the entry to that same worker: for a miss the
+     * worker the placement chose; for a resolved entry the worker that resolved it (it holds the
+     * container, and stores the copy when the session stores the entry anew after all: the reference
+     * guard refused the match, the block is bad, or an unproven candidate's payload differs). A
+     * worker is an index in the cluster's worker list. {@link #NO_WORKER} for every entry on a stream
+     * of a standalone index. Allocates nothing.
+     *
+     * @throws IllegalStateException on a cluster stream with no completed lookup
+     * @throws IllegalArgumentException if {@code count} is not the last lookup's count (cluster streams)
+     *     or {@code workers} is shorter
+     */
+    void storingWorkers(int count, int[] workers);
+
     @Override
     void close();
 }

@@ -86,6 +86,11 @@ public final class ExactFingerprintIndex implements FingerprintIndex {
         }
 
         @Override
+        public void storingWorkers(int count, int[] workers) {
+            SungemDedupStream.noWorkers(count, workers);
+        }
+
+        @Override
         public void record(byte[] fps, int count, long[] pbns, boolean[] isNew) {
             long t0 = System.nanoTime();
             int n = 0;

@@ -14,6 +14,9 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>The split is recomputed on record (it is a function of the fingerprints), so nothing is kept
  * between the calls; the worker's own stream finds its saved matches by its share's fingerprints.
+ * For the same reason the storing worker of an entry ({@link #storingWorkers}) is its hash owner,
+ * miss or resolved alike: no placement rule, no home worker; the last lookup's owners are kept only
+ * to answer that call.
  */
 final class HashSplitDedupStream extends MasterDedupStream {
     private final byte[][] shareFps;
@@ -21,6 +24,9 @@ final class HashSplitDedupStream extends MasterDedupStream {
     private final long[][] sharePbns;
     private final boolean[][] shareNew;
     private final int[] shareCount;
+    /** The hash owner of each entry of the last lookup; {@link #lastCount} of them, -1 before any. */
+    private int[] lastOwners = new int[0];
+    private int lastCount = -1;
 
     HashSplitDedupStream(ClusterFingerprintIndex idx, long id) {
         super(idx, id);
@@ -65,6 +71,7 @@ final class HashSplitDedupStream extends MasterDedupStream {
         SungemDedupStream.check(closed(), fps, count, pbns);
         long t0 = System.nanoTime();
         split(fps, count);
+        lastCount = -1;
         int n = workers.size();
         @SuppressWarnings("unchecked")
         CompletableFuture<SegmentAnswer>[] futures = new CompletableFuture[n];
@@ -88,10 +95,26 @@ final class HashSplitDedupStream extends MasterDedupStream {
                 }
             }
         }
+        if (lastOwners.length < count) {
+            lastOwners = new int[count];
+        }
+        for (int w = 0; w < n; w++) {
+            for (int j = 0; j < shareCount[w]; j++) {
+                lastOwners[shareIndex[w][j]] = w;
+            }
+        }
+        lastCount = count;
         idx.lookupEntriesSent.add(count);
         idx.lookups.add(count);
         idx.hits.add(found);
         idx.busyNanos.add(System.nanoTime() - t0);
+    }
+
+    /** Naive mode: every entry's hash owner, the worker that looked it up and stores it. */
+    @Override
+    public void storingWorkers(int count, int[] into) {
+        ClusterDedupStream.checkLastLookup(lastCount, count, into);
+        System.arraycopy(lastOwners, 0, into, 0, count);
     }
 
     @Override

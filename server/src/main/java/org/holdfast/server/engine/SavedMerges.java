@@ -1,32 +1,49 @@
 package org.holdfast.server.engine;
 
-import java.util.Arrays;
-
 /**
- * The merges of one master stream's lookups that are not recorded yet (which worker resolved each
- * entry, one byte per entry), so that {@link ClusterDedupStream#record} does not have to broadcast
- * the lookup again. The ingest looks up every segment of a batch before it records any, and a batch
- * of scattered changes holds many short segments, so the bound is on entries (1 Mi, so 1 MiB) and
- * on lookups (4096), oldest dropped first; a dropped merge only costs a second broadcast.
+ * The merges of one master stream's lookups that are not recorded yet, each with the placement run
+ * right after it (per entry the worker that resolved it and the worker that stores it, a byte each),
+ * so that {@link ClusterDedupStream#record} neither broadcasts the lookup again nor places again: the
+ * storing worker announced at lookup is the one the record sends the entry to. The ingest looks up
+ * every segment of a batch before it records any, and a batch of scattered changes holds many short
+ * segments, so the bound is on entries (1 Mi, so 2 MiB) and on lookups (4096), oldest dropped first;
+ * a dropped merge costs a second broadcast and a second placement (see {@link ClusterDedupStream}).
  *
  * <p>Found by a hash of the fingerprints and the count (a collision routes entries to a worker that
  * did not resolve them, which then stores them anew: space, never correctness). Searched newest
  * first for the engine's usual lookup-then-record, then oldest first for the ingest's batches.
- * Allocation: one array per lookup, of its entry count.
+ * Allocation: two arrays per lookup, of its entry count.
  */
 final class SavedMerges {
     static final int MAX_LOOKUPS = 4096;
     static final int MAX_ENTRIES = 1 << 20;
 
+    /** One lookup's merge and placement. */
+    static final class Merge {
+        /** Per entry the worker whose answer the merge kept, -1 for a miss. */
+        final byte[] resolver;
+        /** Per entry the worker that stores it if the session stores it (see {@link DedupStream#storingWorkers}). */
+        final byte[] storer;
+
+        Merge(int count) {
+            resolver = new byte[count];
+            storer = new byte[count];
+        }
+
+        int count() {
+            return resolver.length;
+        }
+    }
+
     private final long[] keys = new long[MAX_LOOKUPS];
-    private final int[] counts = new int[MAX_LOOKUPS];
-    private final byte[][] owners = new byte[MAX_LOOKUPS][];
+    private final Merge[] merges = new Merge[MAX_LOOKUPS];
     private int first;
     private int size;
     private long entries;
 
-    /** Keeps a merge of {@code count} entries for the lookup with {@code key}; returns the array to fill. */
-    byte[] add(long key, int count) {
+    /** Keeps {@code merge}, complete, for the lookup with {@code key}, dropping the oldest kept ones past the bounds. */
+    void keep(long key, Merge merge) {
+        int count = merge.count();
         while (size > 0 && (size == MAX_LOOKUPS || entries + count > MAX_ENTRIES)) {
             drop(first);
             first = (first + 1) % MAX_LOOKUPS;
@@ -35,16 +52,12 @@ final class SavedMerges {
         int at = (first + size) % MAX_LOOKUPS;
         size++;
         keys[at] = key;
-        counts[at] = count;
-        owners[at] = new byte[count];
-        // a lookup that fails half way leaves misses (-1), not worker 0, for a record that finds it
-        Arrays.fill(owners[at], (byte) -1);
+        merges[at] = merge;
         entries += count;
-        return owners[at];
     }
 
     /** The merge kept for {@code key} and {@code count}, now given up; null if none is kept. */
-    byte[] take(long key, int count) {
+    Merge take(long key, int count) {
         if (size == 0) {
             return null;
         }
@@ -59,13 +72,13 @@ final class SavedMerges {
         if (at < 0) {
             return null;
         }
-        byte[] owner = owners[at];
+        Merge m = merges[at];
         drop(at);
-        while (size > 0 && owners[first] == null) {
+        while (size > 0 && merges[first] == null) {
             first = (first + 1) % MAX_LOOKUPS;
             size--;
         }
-        return owner;
+        return m;
     }
 
     /** Lookups kept (tests). */
@@ -74,13 +87,13 @@ final class SavedMerges {
     }
 
     private boolean matches(int i, long key, int count) {
-        return owners[i] != null && counts[i] == count && keys[i] == key;
+        return merges[i] != null && merges[i].count() == count && keys[i] == key;
     }
 
     private void drop(int i) {
-        if (owners[i] != null) {
-            entries -= counts[i];
-            owners[i] = null;
+        if (merges[i] != null) {
+            entries -= merges[i].count();
+            merges[i] = null;
         }
     }
 }

@@ -69,6 +69,12 @@ public final class ShadowedFingerprintIndex implements FingerprintIndex {
                 shadowDuplicates.add(sd);
             }
 
+            /** The primary's: only its answers reach the caller, so only its placement stores blocks. */
+            @Override
+            public void storingWorkers(int count, int[] workers) {
+                p.storingWorkers(count, workers);
+            }
+
             @Override
             public void record(byte[] fps, int count, long[] pbns, boolean[] isNew) {
                 p.record(fps, count, pbns, isNew);

@@ -122,6 +122,28 @@ final class SungemDedupStream implements DedupStream {
         }
     }
 
+    /**
+     * A standalone node stores every block itself: {@link DedupStream#NO_WORKER} for each entry (also
+     * for {@link ExactFingerprintIndex}'s streams).
+     */
+    @Override
+    public void storingWorkers(int count, int[] workers) {
+        noWorkers(count, workers);
+    }
+
+    /** Fills {@code workers} with {@link DedupStream#NO_WORKER} for {@code count} entries, refusing arrays too short. */
+    static void noWorkers(int count, int[] workers) {
+        checkWorkers(count, workers);
+        Arrays.fill(workers, 0, count, NO_WORKER);
+    }
+
+    /** Refuses a negative {@code count} or a {@code workers} array shorter than it (also for the cluster streams). */
+    static void checkWorkers(int count, int[] workers) {
+        if (count < 0 || workers.length < count) {
+            throw new IllegalArgumentException("storing workers of " + count + " entries do not fit an array of " + workers.length);
+        }
+    }
+
     @Override
     public void lookup(byte[] fps, int count, long[] pbns) {
         check(closed, fps, count, pbns);
