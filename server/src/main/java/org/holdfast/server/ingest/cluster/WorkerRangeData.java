@@ -1,6 +1,7 @@
 package org.holdfast.server.ingest.cluster;
 
 import java.nio.file.Path;
+import java.util.List;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
@@ -14,12 +15,15 @@ import org.holdfast.server.store.MetadataDb;
  * worker process owns it and closes it after its links.
  */
 public final class WorkerRangeData implements AutoCloseable {
+    /** Its directory's name in the worker's data directory. */
+    public static final String DIRECTORY = "range-data";
     private final Path dir;
     private final DataStore.Settings settings;
     private MetadataDb db;
     private DataStore store;
     private PbnRange range;
     private RuntimeException refusal;
+    private boolean refusalReported;
     private boolean closed;
 
     /**
@@ -56,7 +60,8 @@ public final class WorkerRangeData implements AutoCloseable {
         range = r;
         MetadataDb opened = null;
         try {
-            opened = MetadataDb.open(dir.resolve("catalog"));
+            // the fsync policy rules the catalog's commits as on a standalone node's (CoreConfiguration)
+            opened = MetadataDb.open(dir.resolve("catalog"), List.of(), settings.fsync().forces());
             DataStore s = DataStore.open(new DataStore.Settings(dir.resolve("data"), settings.rollBytes(), settings.fsync(),
                     settings.pbnReserveBatch(), settings.minFreeBytes(), r), opened);
             db = opened;
@@ -69,6 +74,18 @@ public final class WorkerRangeData implements AutoCloseable {
             refusal = e;
             throw e;
         }
+    }
+
+    /**
+     * True once per refusal of the store (the first caller that asks logs it; a worker that reconnects
+     * over the same range does not log it again).
+     */
+    public synchronized boolean reportRefusal() {
+        if (refusal == null || refusalReported) {
+            return false;
+        }
+        refusalReported = true;
+        return true;
     }
 
     /** The store open now, or null. */
@@ -87,6 +104,7 @@ public final class WorkerRangeData implements AutoCloseable {
         }
         range = null;
         refusal = null;
+        refusalReported = false;
     }
 
     @Override
