@@ -20,6 +20,7 @@ import org.holdfast.common.hash.BlockHasher;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.ports.TestPorts;
 import org.holdfast.common.protocol.PayloadCodec;
+import org.holdfast.server.api.ClusterController;
 import org.holdfast.server.cluster.MemberState;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.cluster.WorkerRegistry;
@@ -44,12 +45,14 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.mock.web.MockHttpServletRequest;
 
 /**
  * A real worker process serves its range (data on workers, brick 3): a master and workers as Spring
  * contexts in this JVM, TLS on the cluster port (the worker pins the master's certificate). The
  * master stores blocks on a worker through {@link ClusterServer#rangeStores()} and reads them back
- * byte for byte, again after the worker restarts over the same data directory; a second worker's
+ * byte for byte, again after the worker restarts over the same data directory, and lists it
+ * serving with its PBNs used and log bytes (from the worker's heartbeat); a second worker's
  * PBNs lie in its own range; a worker whose {@code range-data} was made for another range logs the
  * refusal once, refuses every data call, writes nothing there and stays registered.
  */
@@ -105,6 +108,12 @@ class WorkerRangeDataContextTest {
     private static RemoteRangeStore rangeStore(ConfigurableApplicationContext w) {
         WorkerRecord a = assignment(w);
         return a == null ? null : master.getBean(ClusterServer.class).rangeStores().up(a.workerId());
+    }
+
+    /** Worker {@code node} as GET /api/v1/cluster/workers lists it (the controller, as a viewer calls it). */
+    private static ClusterController.WorkerItem listed(String node) {
+        return master.getBean(ClusterController.class).workers(new MockHttpServletRequest()).stream().filter(i -> i.nodeName().equals(node))
+                .findFirst().orElseThrow();
     }
 
     private static void stop(ConfigurableApplicationContext w) {
@@ -184,6 +193,13 @@ class WorkerRangeDataContextTest {
             expected.add(java.util.Arrays.copyOfRange(frame, k * BS, (k + 1) * BS));
         }
         assertThat(store.read(pbns).join()).containsExactlyElementsOf(expected);
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            ClusterController.RangeData listed = listed("rd-1").rangeData();
+            assertThat(listed).as("the worker list shows the range data its heartbeat reports").isNotNull();
+            assertThat(listed.state()).isEqualTo("serving");
+            assertThat(listed.pbnsUsed()).isEqualTo(6);
+            assertThat(listed.logBytes()).as("the data logs hold the blocks").isGreaterThanOrEqualTo(BS);
+        });
         Path dir = data.resolve("rd-1").resolve(WorkerRangeData.DIRECTORY);
         assertThat(dir.resolve("data")).as("the data logs").isDirectory();
         assertThat(dir.resolve("catalog")).as("the range store's own metadata").isDirectory();
@@ -243,6 +259,12 @@ class WorkerRangeDataContextTest {
         assertThat(refused).isInstanceOf(RangeWorkerFailedException.class).hasMessageContaining("another node's data directory");
         assertThat(failure(rangeStore(w4).sync())).isInstanceOf(RangeWorkerFailedException.class);
         assertThat(w4.getBean(WorkerConnector.class).status().connected()).as("the link stays: dedup goes on").isTrue();
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            ClusterController.RangeData listed = listed("rd-4").rangeData();
+            assertThat(listed).as("the worker list says the range data is refused").isNotNull();
+            assertThat(listed.state()).isEqualTo("refused");
+            assertThat(listed.pbnsUsed()).isZero();
+        });
         assertThat(master.getBean(WorkerRegistry.class).workers().stream().filter(v -> v.nodeName().equals("rd-4")).findFirst().orElseThrow()
                 .state()).isEqualTo(MemberState.UP);
         String log = output.getAll();

@@ -1,8 +1,13 @@
 package org.holdfast.server.ingest.cluster;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.stream.Stream;
 import org.holdfast.common.id.PbnRange;
+import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
 
@@ -20,9 +25,10 @@ public final class WorkerRangeData implements AutoCloseable {
     private final Path dir;
     private final DataStore.Settings settings;
     private MetadataDb db;
-    private DataStore store;
+    // volatile: the heartbeat reads them without the lock, which a store being opened holds
+    private volatile DataStore store;
     private PbnRange range;
-    private RuntimeException refusal;
+    private volatile RuntimeException refusal;
     private boolean refusalReported;
     private boolean closed;
 
@@ -86,6 +92,36 @@ public final class WorkerRangeData implements AutoCloseable {
         }
         refusalReported = true;
         return true;
+    }
+
+    /**
+     * What the worker's heartbeat reports (cluster version 3): serving with the next PBN and the
+     * bytes of the data logs on disk, refused, or not open yet. Takes no lock: it runs on the link's
+     * event loop while a store may be opening.
+     */
+    public Heartbeat.RangeData report() {
+        DataStore s = store;
+        if (s != null) {
+            return new Heartbeat.RangeData(Heartbeat.RangeData.SERVING, s.nextPbn(), logBytes());
+        }
+        return new Heartbeat.RangeData(refusal != null ? Heartbeat.RangeData.REFUSED : Heartbeat.RangeData.NOT_OPEN, 0, 0);
+    }
+
+    /** The bytes of the files in the data-log directory (a few files: one listing); 0 if it cannot be read just now. */
+    private long logBytes() {
+        long sum = 0;
+        try (Stream<Path> files = Files.list(dir.resolve("data"))) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                try {
+                    sum += Files.isRegularFile(f) ? Files.size(f) : 0;
+                } catch (IOException e) {
+                    // deleted while listed (a log compacted away): it takes no bytes now
+                }
+            }
+        } catch (IOException | UncheckedIOException e) {
+            return 0;
+        }
+        return sum;
     }
 
     /** The store open now, or null. */
