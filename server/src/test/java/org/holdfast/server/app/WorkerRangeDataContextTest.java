@@ -25,6 +25,7 @@ import org.holdfast.server.cluster.MemberState;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.ingest.cluster.ClusterServer;
+import org.holdfast.server.ingest.cluster.DedupLinks;
 import org.holdfast.server.ingest.cluster.RangeWorkerFailedException;
 import org.holdfast.server.ingest.cluster.RemoteRangeStore;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
@@ -65,7 +66,8 @@ class WorkerRangeDataContextTest {
     private static String masterCluster;
     private static String fingerprint;
     private static Path tokenFile;
-    private static final List<ConfigurableApplicationContext> WORKERS = new ArrayList<>();
+    /** The worker contexts running now, by node name. */
+    private static final Map<String, ConfigurableApplicationContext> RUNNING = new java.util.concurrent.ConcurrentHashMap<>();
 
     @BeforeAll
     static void start() throws Exception {
@@ -78,6 +80,7 @@ class WorkerRangeDataContextTest {
         String token = master.getBean(ApiTokens.class).issue(new ApiTokens.TokenRequest("workers", Role.WORKER, VolumeScope.ALL, null, null),
                 "test", "local").token();
         tokenFile = Files.writeString(data.resolve("worker.token"), token + "\n");
+        worker("rd-1"); // shared by the tests: each context start takes seconds
     }
 
     private static String[] common(Path dir, String... more) {
@@ -94,7 +97,7 @@ class WorkerRangeDataContextTest {
                 "--holdfast.cluster.role=worker", "--holdfast.cluster.host=127.0.0.1", "--holdfast.cluster.master=" + masterCluster,
                 "--holdfast.cluster.master-fingerprint=" + fingerprint, "--holdfast.cluster.token-file=" + tokenFile,
                 "--holdfast.store.s3.node=" + node));
-        WORKERS.add(w);
+        RUNNING.put(node, w);
         await().atMost(Duration.ofSeconds(30)).until(() -> w.getBean(WorkerConnector.class).status().connected()
                 && rangeStore(w) != null);
         return w;
@@ -118,12 +121,12 @@ class WorkerRangeDataContextTest {
 
     private static void stop(ConfigurableApplicationContext w) {
         w.close();
-        WORKERS.remove(w);
+        RUNNING.values().remove(w);
     }
 
     @AfterAll
     static void stopAll() {
-        new ArrayList<>(WORKERS).forEach(WorkerRangeDataContextTest::stop);
+        new ArrayList<>(RUNNING.values()).forEach(WorkerRangeDataContextTest::stop);
         if (master != null) {
             master.close();
         }
@@ -174,19 +177,20 @@ class WorkerRangeDataContextTest {
 
     @Test
     void rangeStores_workerProcess_storesSyncsAndReadsBackByteIdentical_alsoAfterARestart() {
-        ConfigurableApplicationContext w1 = worker("rd-1");
+        ConfigurableApplicationContext w1 = RUNNING.get("rd-1");
         RemoteRangeStore store = rangeStore(w1);
         PbnRange range = assignment(w1).range();
         assertThat(store.range()).isEqualTo(range);
+        long next = store.sync().join(); // another test may have stored on rd-1 first
         byte[] raw = blocks(1, 1, false);
         byte[] zstd = blocks(2, 1, true);
         byte[] frame = blocks(3, 4, true);
         long a = store.store(PayloadCodec.RAW, BS, 1, fps(raw), raw).join();
         long b = store.store(PayloadCodec.ZSTD, BS, 1, fps(zstd), Zstd.compress(zstd)).join();
         long c = store.store(PayloadCodec.ZSTD_FRAME, BS, 4, fps(frame), Zstd.compress(frame)).join();
-        assertThat(new long[] {a, b, c}).as("PBNs from the range's first").containsExactly(range.first(), range.first() + 1,
-                range.first() + 2);
-        assertThat(store.sync().join()).as("durable below the next PBN").isEqualTo(range.first() + 6);
+        assertThat(new long[] {a, b, c}).as("PBNs in the range, in order").containsExactly(next, next + 1, next + 2);
+        assertThat(range.contains(next)).isTrue();
+        assertThat(store.sync().join()).as("durable below the next PBN").isEqualTo(next + 6);
         long[] pbns = {a, b, c, c + 1, c + 2, c + 3};
         List<byte[]> expected = new ArrayList<>(List.of(raw, zstd));
         for (int k = 0; k < 4; k++) {
@@ -197,7 +201,7 @@ class WorkerRangeDataContextTest {
             ClusterController.RangeData listed = listed("rd-1").rangeData();
             assertThat(listed).as("the worker list shows the range data its heartbeat reports").isNotNull();
             assertThat(listed.state()).isEqualTo("serving");
-            assertThat(listed.pbnsUsed()).isEqualTo(6);
+            assertThat(listed.pbnsUsed()).isEqualTo(next + 6 - range.first());
             assertThat(listed.logBytes()).as("the data logs hold the blocks").isGreaterThanOrEqualTo(BS);
         });
         Path dir = data.resolve("rd-1").resolve(WorkerRangeData.DIRECTORY);
@@ -214,33 +218,33 @@ class WorkerRangeDataContextTest {
         assertThat(reopened.read(pbns).join()).as("read back after the worker restarted").containsExactlyElementsOf(expected);
         byte[] more = blocks(4, 1, false);
         assertThat(reopened.store(PayloadCodec.RAW, BS, 1, fps(more), more).join()).as("appends go on after the synced ones")
-                .isEqualTo(range.first() + 6);
+                .isEqualTo(next + 6);
     }
 
     @Test
     void rangeStores_twoWorkerProcesses_eachStoresInItsOwnRange() {
-        ConfigurableApplicationContext w2 = worker("rd-2");
-        ConfigurableApplicationContext w3 = worker("rd-3");
-        PbnRange r2 = assignment(w2).range();
-        PbnRange r3 = assignment(w3).range();
+        ConfigurableApplicationContext first = RUNNING.get("rd-1");
+        ConfigurableApplicationContext second = worker("rd-2");
+        PbnRange r2 = assignment(first).range();
+        PbnRange r3 = assignment(second).range();
         assertThat(r2.first() >= r3.limit() || r3.first() >= r2.limit()).as("%s and %s are disjoint", r2, r3).isTrue();
         byte[] x = blocks(5, 1, false);
         byte[] y = blocks(6, 1, false);
-        long p2 = rangeStore(w2).store(PayloadCodec.RAW, BS, 1, fps(x), x).join();
-        long p3 = rangeStore(w3).store(PayloadCodec.RAW, BS, 1, fps(y), y).join();
+        long p2 = rangeStore(first).store(PayloadCodec.RAW, BS, 1, fps(x), x).join();
+        long p3 = rangeStore(second).store(PayloadCodec.RAW, BS, 1, fps(y), y).join();
         assertThat(r2.contains(p2)).as("PBN %d in %s", p2, r2).isTrue();
         assertThat(r3.contains(p3)).as("PBN %d in %s", p3, r3).isTrue();
-        assertThat(rangeStore(w2).read(new long[] {p2}).join().get(0)).isEqualTo(x);
-        assertThat(rangeStore(w3).read(new long[] {p3}).join().get(0)).isEqualTo(y);
-        assertThat(failure(rangeStore(w2).read(new long[] {p3}))).as("the other worker's PBN").isInstanceOf(
+        assertThat(rangeStore(first).read(new long[] {p2}).join().get(0)).isEqualTo(x);
+        assertThat(rangeStore(second).read(new long[] {p3}).join().get(0)).isEqualTo(y);
+        assertThat(failure(rangeStore(first).read(new long[] {p3}))).as("the other worker's PBN").isInstanceOf(
                 RangeWorkerFailedException.class).hasMessageContaining("outside this worker's range");
-        assertThat(data.resolve("rd-3").resolve(WorkerRangeData.DIRECTORY).resolve("data")).isDirectory();
+        assertThat(data.resolve("rd-2").resolve(WorkerRangeData.DIRECTORY).resolve("data")).isDirectory();
     }
 
     @Test
     void workerProcess_rangeDataOfAnotherRange_refusedOnceInTheLog_nothingWritten_staysRegistered(CapturedOutput output) {
         // range-data made for another range (as if copied from another node) before the worker first starts
-        Path dir = data.resolve("rd-4").resolve(WorkerRangeData.DIRECTORY);
+        Path dir = data.resolve("rd-3").resolve(WorkerRangeData.DIRECTORY);
         PbnRange foreign = new PbnRange(1L << 60, (1L << 60) + (1L << 20));
         byte[] old = blocks(7, 1, false);
         try (WorkerRangeData other = new WorkerRangeData(dir, new DataStore.Settings(dir.resolve("data"), 1L << 20, FsyncPolicy.COMMIT, 64,
@@ -252,20 +256,22 @@ class WorkerRangeDataContextTest {
         Map<String, Integer> logsBefore = contents(dir.resolve("data"));
         assertThat(logsBefore).isNotEmpty();
 
-        ConfigurableApplicationContext w4 = worker("rd-4");
+        ConfigurableApplicationContext w4 = worker("rd-3");
         assertThat(assignment(w4).range()).isNotEqualTo(foreign);
         byte[] x = blocks(8, 1, false);
         Throwable refused = failure(rangeStore(w4).store(PayloadCodec.RAW, BS, 1, fps(x), x));
         assertThat(refused).isInstanceOf(RangeWorkerFailedException.class).hasMessageContaining("another node's data directory");
         assertThat(failure(rangeStore(w4).sync())).isInstanceOf(RangeWorkerFailedException.class);
-        assertThat(w4.getBean(WorkerConnector.class).status().connected()).as("the link stays: dedup goes on").isTrue();
+        assertThat(w4.getBean(WorkerConnector.class).status().connected()).as("the link stays").isTrue();
+        assertThat(master.getBean(DedupLinks.class).upByWorkerId().get(assignment(w4).workerId()).load())
+                .as("a dedup call (load only) is still answered: the worker keeps deduplicating").isNotNull();
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-            ClusterController.RangeData listed = listed("rd-4").rangeData();
+            ClusterController.RangeData listed = listed("rd-3").rangeData();
             assertThat(listed).as("the worker list says the range data is refused").isNotNull();
             assertThat(listed.state()).isEqualTo("refused");
             assertThat(listed.pbnsUsed()).isZero();
         });
-        assertThat(master.getBean(WorkerRegistry.class).workers().stream().filter(v -> v.nodeName().equals("rd-4")).findFirst().orElseThrow()
+        assertThat(master.getBean(WorkerRegistry.class).workers().stream().filter(v -> v.nodeName().equals("rd-3")).findFirst().orElseThrow()
                 .state()).isEqualTo(MemberState.UP);
         String log = output.getAll();
         assertThat(log).contains("cannot open the range store in " + dir).contains("another node's data directory")
