@@ -13,12 +13,18 @@ import io.netty.buffer.ByteBufUtil;
  *                | heapMaxBytes:u64 | diskBytes:u64 |
  *  REGISTERED    | workerId:u32 | epoch:u64 | pbnFirst:u64 | pbnLimit:u64 | heartbeatMillis:u32 | masterVersion:str |
  *  HEARTBEAT     | sequence:u64 | loadMilli:u32 | heapUsedBytes:u64 | heapMaxBytes:u64 | diskFreeBytes:u64 |
+ *                [ rangeState:u8 | nextPbn:u64 | logBytes:u64 ]   (cluster version 3; 36 or 53 bytes in all)
  *  HEARTBEAT_ACK | sequence:u64 |
  * </pre>
  *
  * <p>The dedup frames (0x44-0x4C) are in {@link DedupFrames}, the data frames (0x4D-0x53) in {@link DataFrames}.
  */
 final class ClusterFrames {
+    /** HEARTBEAT without a range-data report. */
+    private static final int HEARTBEAT_BODY = 8 + 4 + 8 + 8 + 8;
+    /** The range-data report a HEARTBEAT of cluster version 3 may end with. */
+    private static final int RANGE_DATA_BODY = 1 + 8 + 8;
+
     private ClusterFrames() {
     }
 
@@ -28,7 +34,7 @@ final class ClusterFrames {
             case REGISTER -> 2 + 2 + ProtocolLimits.MAX_NODE_NAME + 2 + ProtocolLimits.MAX_TOKEN + 2
                     + ProtocolLimits.MAX_SERVER_VERSION + 2 + 8 + 8;
             case REGISTERED -> 4 + 8 + 8 + 8 + 4 + 2 + ProtocolLimits.MAX_SERVER_VERSION;
-            case HEARTBEAT -> 8 + 4 + 8 + 8 + 8;
+            case HEARTBEAT -> HEARTBEAT_BODY + RANGE_DATA_BODY;
             case HEARTBEAT_ACK -> 8;
             default -> DataFrames.isData(type) ? DataFrames.maxBody(type) : DedupFrames.maxBody(type);
         };
@@ -42,7 +48,7 @@ final class ClusterFrames {
                 yield 2 + str(r.nodeName()) + str(r.token()) + str(r.softwareVersion()) + 2 + 8 + 8;
             }
             case REGISTERED -> 4 + 8 + 8 + 8 + 4 + str(((Registered) m).masterVersion());
-            case HEARTBEAT -> 8 + 4 + 8 + 8 + 8;
+            case HEARTBEAT -> HEARTBEAT_BODY + (((Heartbeat) m).rangeData() == null ? 0 : RANGE_DATA_BODY);
             case HEARTBEAT_ACK -> 8;
             default -> DataFrames.isData(m.type()) ? DataFrames.bodyBytes(m) : DedupFrames.bodyBytes(m);
         };
@@ -81,6 +87,11 @@ final class ClusterFrames {
                 out.writeLong(h.heapUsedBytes());
                 out.writeLong(h.heapMaxBytes());
                 out.writeLong(h.diskFreeBytes());
+                if (h.rangeData() != null) {
+                    out.writeByte(h.rangeData().state());
+                    out.writeLong(h.rangeData().nextPbn());
+                    out.writeLong(h.rangeData().logBytes());
+                }
             }
             case HEARTBEAT_ACK -> out.writeLong(((HeartbeatAck) m).sequence());
             default -> {
@@ -105,7 +116,10 @@ final class ClusterFrames {
                     FrameDecoder.u64(b, "pbnFirst"), FrameDecoder.u64(b, "pbnLimit"), (int) FrameDecoder.u32(b, "heartbeatMillis"),
                     FrameDecoder.str(b, "masterVersion", ProtocolLimits.MAX_SERVER_VERSION));
             case HEARTBEAT -> new Heartbeat(FrameDecoder.u64(b, "sequence"), FrameDecoder.u32(b, "loadMilli"),
-                    FrameDecoder.u64(b, "heapUsedBytes"), FrameDecoder.u64(b, "heapMaxBytes"), FrameDecoder.u64(b, "diskFreeBytes"));
+                    FrameDecoder.u64(b, "heapUsedBytes"), FrameDecoder.u64(b, "heapMaxBytes"), FrameDecoder.u64(b, "diskFreeBytes"),
+                    // the report is all or nothing: a partial one is a short body (BAD_FRAME)
+                    b.isReadable() ? new Heartbeat.RangeData(FrameDecoder.u8(b, "rangeState"), FrameDecoder.u64(b, "nextPbn"),
+                            FrameDecoder.u64(b, "logBytes")) : null);
             case HEARTBEAT_ACK -> new HeartbeatAck(FrameDecoder.u64(b, "sequence"));
             default -> DataFrames.isData(type) ? DataFrames.parseBody(type, b) : DedupFrames.parseBody(type, b);
         };

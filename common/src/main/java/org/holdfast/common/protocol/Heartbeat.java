@@ -3,12 +3,43 @@ package org.holdfast.common.protocol;
 /**
  * HEARTBEAT (0x42), worker to master every heartbeat interval: a sequence number and the load
  * figures the worker can read cheaply. {@code loadMilli} is the one-minute system load average
- * times 1000, or {@link #UNKNOWN_LOAD} where the platform has none. The master answers HEARTBEAT_ACK.
+ * times 1000, or {@link #UNKNOWN_LOAD} where the platform has none. From cluster version 3
+ * ({@link Register#RANGE_DATA_REPORT_VERSION}) a worker with range data appends {@code rangeData}
+ * (null: not sent, as by an older worker or one without range data). The master answers HEARTBEAT_ACK.
  */
-public record Heartbeat(long sequence, long loadMilli, long heapUsedBytes, long heapMaxBytes, long diskFreeBytes)
+public record Heartbeat(long sequence, long loadMilli, long heapUsedBytes, long heapMaxBytes, long diskFreeBytes, RangeData rangeData)
         implements Message {
     /** {@code loadMilli} when the system load average is not available. */
     public static final long UNKNOWN_LOAD = 0xffffffffL;
+
+    /**
+     * The worker's range data as it stands (data on workers): {@code state} one of {@link #NOT_OPEN}
+     * (not opened yet), {@link #SERVING}, {@link #REFUSED} (the store would not open: every data call
+     * is refused); {@code nextPbn} the PBN its next stored block gets (0 unless serving) and
+     * {@code logBytes} the bytes its data logs take on the worker's disk (0 unless serving).
+     */
+    public record RangeData(int state, long nextPbn, long logBytes) {
+        public static final int NOT_OPEN = 0;
+        public static final int SERVING = 1;
+        public static final int REFUSED = 2;
+
+        public RangeData {
+            if (state < NOT_OPEN || state > REFUSED) {
+                throw new IllegalArgumentException("range data state must be 0 (not open), 1 (serving) or 2 (refused), not " + state);
+            }
+            checkNotNegative("nextPbn", nextPbn);
+            checkNotNegative("logBytes", logBytes);
+            if (state != SERVING && (nextPbn != 0 || logBytes != 0)) {
+                throw new IllegalArgumentException("range data that is not serving reports no nextPbn or logBytes, got " + nextPbn
+                        + " and " + logBytes);
+            }
+        }
+    }
+
+    /** A heartbeat without a range-data report (cluster versions 1 and 2). */
+    public Heartbeat(long sequence, long loadMilli, long heapUsedBytes, long heapMaxBytes, long diskFreeBytes) {
+        this(sequence, loadMilli, heapUsedBytes, heapMaxBytes, diskFreeBytes, null);
+    }
 
     public Heartbeat {
         checkNotNegative("sequence", sequence);

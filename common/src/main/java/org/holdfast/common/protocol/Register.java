@@ -9,15 +9,18 @@ package org.holdfast.common.protocol;
 public record Register(int clusterVersion, String nodeName, String token, String softwareVersion, int cpus,
                        long heapMaxBytes, long diskBytes) implements Message {
     /**
-     * The newest cluster protocol version this build speaks; a worker offers it, and offers
-     * {@link #MIN_CLUSTER_VERSION} again to a master that refused it as UNSUPPORTED_VERSION (a
-     * master before version 2 accepts only 1). Version 2: DEDUP_DONE may report an index start-over.
+     * The newest cluster protocol version this build speaks; a worker offers it, and the next older
+     * one again to a master that refused it as UNSUPPORTED_VERSION (a master before version 2
+     * accepts only 1, one before version 3 only 1 and 2). Version 2: DEDUP_DONE may report an index
+     * start-over. Version 3: HEARTBEAT may carry a range-data report.
      */
-    public static final int CLUSTER_VERSION = 2;
+    public static final int CLUSTER_VERSION = 3;
     /** The oldest version a master of this build accepts. */
     public static final int MIN_CLUSTER_VERSION = 1;
     /** The first version whose DEDUP_DONE may carry an index start-over report. */
     public static final int START_OVER_REPORT_VERSION = 2;
+    /** The first version whose HEARTBEAT may carry a range-data report ({@link Heartbeat.RangeData}). */
+    public static final int RANGE_DATA_REPORT_VERSION = 3;
 
     public Register {
         Hello.checkU16("clusterVersion", clusterVersion);

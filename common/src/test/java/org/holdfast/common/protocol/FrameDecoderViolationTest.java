@@ -239,4 +239,40 @@ class FrameDecoderViolationTest {
         assertThatThrownBy(() -> ch.writeInbound(both)).isInstanceOf(ProtocolException.class);
         assertThat((Object) ch.readInbound()).isEqualTo(new Commit(7));
     }
+
+    private ByteBuf heartbeatBody() {
+        return body().writeLong(1).writeInt(0).writeLong(0).writeLong(0).writeLong(0);
+    }
+
+    @Test
+    void decode_heartbeatWithPartialRangeReport_badFrame() {
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.HEARTBEAT.code(), heartbeatBody().writeByte(1).writeInt(7)),
+                ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_heartbeatWithUnknownRangeState_badFrame() {
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.HEARTBEAT.code(), heartbeatBody().writeByte(3).writeLong(0).writeLong(0)),
+                ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_heartbeatRefusedRangeWithFigures_badFrame() {
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.HEARTBEAT.code(), heartbeatBody().writeByte(2).writeLong(5).writeLong(0)),
+                ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_heartbeatPastItsReport_limitExceeded() {
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.HEARTBEAT.code(), heartbeatBody().writeByte(1).writeLong(9).writeLong(0)
+                .writeByte(0)), ErrorCode.LIMIT_EXCEEDED);
+    }
+
+    @Test
+    void decode_heartbeatWithAndWithoutReport_bothAccepted() {
+        ch.writeInbound(frame(ProtocolLimits.VERSION, MessageType.HEARTBEAT.code(), heartbeatBody()));
+        ch.writeInbound(frame(ProtocolLimits.VERSION, MessageType.HEARTBEAT.code(), heartbeatBody().writeByte(1).writeLong(9).writeLong(4096)));
+        assertThat(((Heartbeat) ch.readInbound()).rangeData()).as("an older worker says nothing").isNull();
+        assertThat(((Heartbeat) ch.readInbound()).rangeData()).isEqualTo(new Heartbeat.RangeData(Heartbeat.RangeData.SERVING, 9, 4096));
+    }
 }

@@ -79,6 +79,8 @@ final class Samples {
                 new Registered(0xffffffffL, Long.MAX_VALUE, 0, Long.MAX_VALUE, Integer.MAX_VALUE, ""),
                 new Heartbeat(0, 1500, 1L << 20, 1L << 30, 1L << 40),
                 new Heartbeat(Long.MAX_VALUE, Heartbeat.UNKNOWN_LOAD, 0, 0, 0),
+                new Heartbeat(1, 1500, 1, 2, 3, new Heartbeat.RangeData(Heartbeat.RangeData.SERVING, (1L << 48) + 6, 1L << 30)),
+                new Heartbeat(2, 0, 0, 0, 0, new Heartbeat.RangeData(Heartbeat.RangeData.REFUSED, 0, 0)),
                 new HeartbeatAck(Long.MAX_VALUE),
                 new DedupLookup(1, 2, 2, fp64()),
                 new DedupAnswer(3, 2, new long[] {0, 77}, new int[] {0, 1}, new long[] {1, 2, 3, 4, 5, 6, 7}),

@@ -71,10 +71,11 @@ public final class GraceGuard {
      */
     private static final class Session {
         final long start;
-        final LivePbns pbns = new LivePbns();
+        final LivePbns pbns;
 
-        Session(long start) {
+        Session(long start, long first) {
             this.start = start;
+            this.pbns = new LivePbns(first);
         }
 
         /** Caller holds {@code inFlight}. */
@@ -184,7 +185,7 @@ public final class GraceGuard {
         if (count <= 0) {
             return 0;
         }
-        Session session = sessions.computeIfAbsent(sessionId, id -> new Session(clock.millis()));
+        Session session = sessions.computeIfAbsent(sessionId, id -> new Session(clock.millis(), pipeline.layout().range().first()));
         // the stripes of the batch, locked in ascending order (the sweep's order): no deadlock
         long[] wanted = new long[STRIPES / 64];
         boolean any = false;
@@ -255,7 +256,7 @@ public final class GraceGuard {
             if (watch != null) {
                 throw new IllegalStateException("a reclaim-now watch is already open");
             }
-            LivePbns w = new LivePbns();
+            LivePbns w = new LivePbns(pipeline.layout().range().first());
             for (Session s : sessions.values()) {
                 w.addAll(s.pbns);
             }

@@ -11,8 +11,11 @@ import org.holdfast.server.cluster.UnknownWorkerException;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.cluster.WorkerStatus;
 import org.holdfast.server.cluster.WorkerView;
+import org.holdfast.server.ingest.cluster.ClusterServer;
 import org.holdfast.server.ingest.cluster.DedupLinks;
 import org.holdfast.server.ingest.cluster.IndexReport;
+import org.holdfast.server.ingest.cluster.RangeDataReport;
+import org.holdfast.server.ingest.cluster.RemoteRangeStore;
 import org.holdfast.server.ingest.cluster.WorkerIndexRebuildJobs;
 import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.Role;
@@ -36,13 +39,16 @@ public class ClusterController {
     private final ObjectProvider<WorkerIndexRebuildJobs> rebuilds;
     /** On a master only. */
     private final ObjectProvider<DedupLinks> dedupLinks;
+    /** On a master only: the workers' range data as their heartbeats report it. */
+    private final ObjectProvider<ClusterServer> clusterServer;
 
     public ClusterController(ClusterNode node, ApiTokens tokens, ObjectProvider<WorkerIndexRebuildJobs> rebuilds,
-                             ObjectProvider<DedupLinks> dedupLinks) {
+                             ObjectProvider<DedupLinks> dedupLinks, ObjectProvider<ClusterServer> clusterServer) {
         this.node = node;
         this.tokens = tokens;
         this.rebuilds = rebuilds;
         this.dedupLinks = dedupLinks;
+        this.clusterServer = clusterServer;
     }
 
     /**
@@ -72,12 +78,24 @@ public class ClusterController {
      * ({@code indexReportedAt}, ISO-8601); both null until the first answer after its registration.
      * {@code indexStartedOver}: the worker reported that it started its dedup index over at a
      * registration, and no rebuild of its index has finished since (null otherwise; a master restart
-     * keeps it: it is stored in the catalog).
+     * keeps it: it is stored in the catalog). {@code rangeData}: the worker's range data as its
+     * latest heartbeat on its current link reported it (null while its link is down, before that
+     * heartbeat, and for a worker of an older release, which says nothing).
      */
     public record WorkerItem(long id, String nodeName, String address, String state, long epoch, String pbnFirst, String pbnLimit,
                              String lastHeartbeat, Double loadAverage, long heapUsedBytes, long heapMaxBytes, long diskFreeBytes,
                              int cpus, long diskBytes, String version, String tokenId, String tokenName, Long indexEntries,
-                             String indexReportedAt, StartedOver indexStartedOver) {
+                             String indexReportedAt, StartedOver indexStartedOver, RangeData rangeData) {
+    }
+
+    /**
+     * A worker's range data (data on workers; not yet used by ingest, restore or GC): {@code state}
+     * {@code serving}, {@code refused} (its range-data directory was made for another range: every data
+     * call is refused, its log says why) or {@code not-open}; {@code pbnsUsed} the PBNs its store
+     * handed out (blocks stored, plus reserved PBNs a crash skipped) and {@code logBytes} the bytes its
+     * data logs take, both 0 unless serving; {@code reportedAt} (ISO-8601) when the master heard it.
+     */
+    public record RangeData(String state, long pbnsUsed, long logBytes, String reportedAt) {
     }
 
     /**
@@ -128,7 +146,15 @@ public class ClusterController {
                 w.load().loadMilli() < 0 ? null : w.load().loadMilli() / 1000.0, w.load().heapUsedBytes(), w.load().heapMaxBytes(),
                 w.load().diskFreeBytes(), w.capacity().cpus(), w.capacity().diskBytes(), w.softwareVersion(), tokenId, tokenName,
                 index == null ? null : index.entries(), index == null ? null : Instant.ofEpochMilli(index.atMillis()).toString(),
-                over == null ? null : new StartedOver(Instant.ofEpochMilli(over.atMillis()).toString(), over.reason().apiName()));
+                over == null ? null : new StartedOver(Instant.ofEpochMilli(over.atMillis()).toString(), over.reason().apiName()),
+                rangeData(w.workerId()));
+    }
+
+    private RangeData rangeData(long workerId) {
+        ClusterServer server = clusterServer.getIfAvailable();
+        RemoteRangeStore store = server == null ? null : server.rangeStores().up(workerId);
+        RangeDataReport r = store == null ? null : store.report();
+        return r == null ? null : new RangeData(r.state(), r.pbnsUsed(), r.logBytes(), Instant.ofEpochMilli(r.atMillis()).toString());
     }
 
     /** The worker token a worker is to be bound to: its id, as {@code GET /api/v1/tokens} lists it. */

@@ -19,10 +19,12 @@ import org.holdfast.server.ingest.cluster.ClusterServer;
 import org.holdfast.server.ingest.cluster.DedupLinks;
 import org.holdfast.server.ingest.cluster.MasterTrust;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
+import org.holdfast.server.ingest.cluster.WorkerRangeData;
 import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.security.TokenAuthenticator;
 import org.holdfast.server.security.tls.ServerCertificate;
 import org.holdfast.server.store.DataDirectory;
+import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
@@ -36,7 +38,8 @@ import org.springframework.context.annotation.Configuration;
 /**
  * Master/worker mode ({@code holdfast.cluster.*}, docs/operations.md "Master/worker mode
  * (preview)"). A master keeps the {@link WorkerRegistry} on its catalog and opens the cluster port;
- * a worker connects to its master and opens only its own dedup index: no agent port, data store,
+ * a worker connects to its master and opens only its own dedup index and the store of its PBN range
+ * ({@link WorkerRangeData}): no agent port, node-wide data store,
  * catalog, standalone engine or GC ({@link OnStandaloneOrMaster}), and its REST answers what it lacks
  * with {@code not-on-a-worker}; a standalone server gets neither. Every role gets a
  * {@link ClusterNode} for the REST API.
@@ -108,11 +111,37 @@ public class ClusterConfiguration {
         return new PortLifecycle(server::start, server);
     }
 
+    /**
+     * The connector depends on the worker's range data, so Spring destroys the connector (its links and
+     * their data threads) before it closes the range data.
+     */
     @Bean(destroyMethod = "close")
     @ConditionalOnProperty(name = ROLE, havingValue = "worker")
     WorkerConnector workerConnector(HoldfastProperties props, DataDirectory dir, ObjectProvider<BuildProperties> build,
-                                    ObjectProvider<LazyDedupWorker> dedup) {
-        return worker(props, dir.root(), version(build), dedup.getIfAvailable());
+                                    ObjectProvider<LazyDedupWorker> dedup, WorkerRangeData rangeData) {
+        return worker(props, dir.root(), version(build), dedup.getIfAvailable(), rangeData);
+    }
+
+    /**
+     * The blocks of the worker's PBN range (data on workers), in {@code range-data} of its data
+     * directory, stored and read by the master's data calls; opened at the first registration, over
+     * the range the master assigns. The data logs' settings are the node's {@code holdfast.store.*}
+     * (roll size, fsync policy, PBN reservation, free-space reserve): one setting per concept.
+     * Not yet used by ingest, restore or GC.
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnProperty(name = ROLE, havingValue = "worker")
+    WorkerRangeData workerRangeData(HoldfastProperties props, DataDirectory dir) {
+        return rangeData(props, dir.root());
+    }
+
+    /** A worker's range data in {@code dataDir/range-data} with the node's data-log settings. */
+    static WorkerRangeData rangeData(HoldfastProperties props, Path dataDir) {
+        HoldfastProperties.Store s = props.store();
+        Path d = dataDir.resolve(WorkerRangeData.DIRECTORY);
+        // the directory and range given here are replaced by WorkerRangeData (range-data/data, the REGISTERED range)
+        return new WorkerRangeData(d, new DataStore.Settings(d.resolve("data"), s.logRollSize().toBytes(), s.fsync(), s.pbnReserveBatch(),
+                s.minFreeSpace().toBytes()));
     }
 
     /**
@@ -144,19 +173,24 @@ public class ClusterConfiguration {
 
     /** A worker's link from its settings; a setting that cannot work is a {@link ClusterSetupException} naming it. */
     static WorkerConnector worker(HoldfastProperties props, Path dataDir, String version) {
-        return worker(props, dataDir, version, null);
+        return worker(props, dataDir, version, null, null);
     }
 
-    /** As {@link #worker(HoldfastProperties, Path, String)}, serving dedup calls with {@code dedup} (null: none). */
-    static WorkerConnector worker(HoldfastProperties props, Path dataDir, String version, LazyDedupWorker dedup) {
+    /**
+     * As {@link #worker(HoldfastProperties, Path, String)}, serving dedup calls with {@code dedup} and
+     * data calls with {@code rangeData} (null: none; the caller closes it after the connector).
+     */
+    static WorkerConnector worker(HoldfastProperties props, Path dataDir, String version, LazyDedupWorker dedup,
+                                  WorkerRangeData rangeData) {
         try {
-            return checkedWorker(props, dataDir, version, dedup);
+            return checkedWorker(props, dataDir, version, dedup, rangeData);
         } catch (IllegalArgumentException e) {
             throw new ClusterSetupException(e.getMessage(), e);
         }
     }
 
-    private static WorkerConnector checkedWorker(HoldfastProperties props, Path dataDir, String version, LazyDedupWorker dedup) {
+    private static WorkerConnector checkedWorker(HoldfastProperties props, Path dataDir, String version, LazyDedupWorker dedup,
+                                                 WorkerRangeData rangeData) {
         HoldfastProperties.Cluster c = props.cluster();
         String node = props.store().s3().node();
         if (node == null || node.isBlank()) {
@@ -199,7 +233,7 @@ public class ClusterConfiguration {
         }
         return new WorkerConnector(new WorkerConnector.Settings(c.master().substring(0, colon), port, c.host(), node, c.tokenFile(), trust,
                 props.tls().engine(), version, Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(30)),
-                new LoadProbe(dataDir), dedup);
+                new LoadProbe(dataDir), dedup, rangeData);
     }
 
     @Bean

@@ -25,12 +25,13 @@ final class ExactMark {
      * Marks every retained snapshot's PBNs. Sets the job's total to the snapshots plus
      * {@code laterItems} (the work that follows the mark), reports one item per snapshot, and stops
      * (throwing) between snapshots if asked to: marking changes nothing, so any point is safe.
+     * {@code first} is the first PBN of the store's range (the bitmap counts from it).
      */
-    static Result run(FsckCatalog catalog, JobContext job, long laterItems) {
+    static Result run(FsckCatalog catalog, long first, JobContext job, long laterItems) {
         List<FsckCatalog.RetainedSnapshot> snapshots = new ArrayList<>();
         catalog.forEachRetainedSnapshot(snapshots::add);
         job.total(snapshots.size() + laterItems, -1);
-        LivePbns live = new LivePbns();
+        LivePbns live = new LivePbns(first); // pages from the store's range, not from PBN 0
         for (FsckCatalog.RetainedSnapshot s : snapshots) {
             job.checkpoint();
             catalog.forEachPbn(s, live::add);

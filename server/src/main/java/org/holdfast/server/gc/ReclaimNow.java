@@ -80,7 +80,7 @@ final class ReclaimNow {
             try (GraceGuard.Watch inFlight = guard.watch()) {
                 long allocated = Math.max(0, dataStore.nextPbn() - dataStore.range().first()); // PBNs handed out so far
                 job.log("reclaim-now: marking the blocks of every retained snapshot");
-                mark = ExactMark.run(new CatalogFsck(catalog, dataStore, records), job, allocated);
+                mark = ExactMark.run(new CatalogFsck(catalog, dataStore, records), dataStore.range().first(), job, allocated);
                 job.log("reclaim-now: " + mark.snapshots() + " snapshots mark " + mark.live().count() + " blocks live; "
                         + inFlight.size() + " blocks protected by backups in progress");
                 job.checkpoint();

@@ -54,6 +54,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     private long creditNanos; // event loop only
     private String token; // lane only
     private WorkerRecord record; // lane only; null until registered
+    private int clusterVersion; // lane only: the version of this link's REGISTER
     private volatile DedupLink dedup; // null until registered
     private volatile RemoteRangeStore data; // null until registered
     private volatile boolean closing;
@@ -170,6 +171,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         }
         token = r.token();
         record = w;
+        clusterVersion = r.clusterVersion();
         audit(p.name(), "cluster.register", "worker:" + w.workerId() + "(" + w.nodeName() + ")", "ok",
                 "epoch " + w.epoch() + ", PBNs [" + w.range().first() + ", " + w.range().limit() + ")");
         LOG.log(System.Logger.Level.INFO, "worker {0} ({1}) registered from {2}: epoch {3}, PBNs [{4}, {5})", w.workerId(),
@@ -242,6 +244,11 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         if (!server.registry().heartbeat(record.workerId(), record.epoch(), load)) {
             throw new ProtocolException(ErrorCode.BAD_STATE, "this connection of worker " + record.nodeName() + " (epoch "
                     + record.epoch() + ") was superseded or declared lost; register again");
+        }
+        RemoteRangeStore rangeStore = data;
+        // a report on a link of an older version is ignored, as a start-over report of version 1 is
+        if (h.rangeData() != null && clusterVersion >= Register.RANGE_DATA_REPORT_VERSION && rangeStore != null) {
+            rangeStore.reported(h.rangeData(), System.currentTimeMillis());
         }
         ctx.writeAndFlush(new HeartbeatAck(h.sequence()));
     }

@@ -63,13 +63,17 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** Opens the store before the first request, so a refusal is logged once, at registration. */
+    /** Opens the store before the first request, so a refusal is logged at registration, once per worker process. */
     private void open() {
         try {
             data.claim(range);
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "cannot open the range store in " + data.dir() + " over PBNs " + range + ": " + e.getMessage()
-                    + "; every data request of the master is refused until that is fixed");
+            if (data.reportRefusal()) {
+                LOG.log(System.Logger.Level.ERROR, "cannot open the range store in " + data.dir() + " over PBNs " + range + ": "
+                        + e.getMessage() + ". This worker keeps serving the master's dedup calls, but refuses every data call"
+                        + " (DATA_FAILED) until that is fixed: a range-data directory belongs to the node that created it; if it was"
+                        + " copied here from another node, stop this worker, move " + data.dir() + " away and start it again");
+            }
         }
     }
 
@@ -98,8 +102,13 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
 
     private Message serve(Message m) {
         long id = requestId(m);
+        DataStore store;
         try {
-            DataStore store = data.claim(range);
+            store = data.claim(range);
+        } catch (RuntimeException e) { // logged once when this link registered (open)
+            return DataFailed.of(id, m.type() + " failed on the worker: " + e.getMessage());
+        }
+        try {
             if (m instanceof DataStoreRequest s) {
                 return store(store, s);
             } else if (m instanceof DataSync) {

@@ -13,6 +13,7 @@ import org.holdfast.common.compress.CorruptPayloadException;
 import org.holdfast.common.hash.BlockHasher;
 import org.holdfast.common.hash.ZeroBlocks;
 import org.holdfast.common.id.PbnRange;
+import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.common.protocol.DataFailed;
 import org.holdfast.common.protocol.DataRead;
 import org.holdfast.common.protocol.DataReadAnswer;
@@ -38,6 +39,7 @@ public final class RemoteRangeStore {
     private final String name;
     private final PbnRange range;
     private final PendingCalls calls;
+    private volatile RangeDataReport report; // null until a heartbeat of version 3 reports it
 
     /** Worker {@code name} owning {@code range}, on {@code channel}; a call not answered within {@code timeout} ends the link's use. */
     public RemoteRangeStore(String name, PbnRange range, Channel channel, Duration timeout) {
@@ -54,6 +56,16 @@ public final class RemoteRangeStore {
     /** The PBN range the worker's store hands out and serves. */
     public PbnRange range() {
         return range;
+    }
+
+    /** What the worker's latest heartbeat said of its range data; null if it said nothing (an older worker) or not yet. */
+    public RangeDataReport report() {
+        return report;
+    }
+
+    /** Keeps the range-data figures of the worker's heartbeat arrived at {@code atMillis}. */
+    void reported(Heartbeat.RangeData d, long atMillis) {
+        report = RangeDataReport.of(d, range, atMillis);
     }
 
     /** False once the link ended or a call timed out. */

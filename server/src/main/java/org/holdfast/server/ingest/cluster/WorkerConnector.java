@@ -260,9 +260,11 @@ public final class WorkerConnector implements AutoCloseable {
                     ctx.fireChannelRead(msg); // to the RangeDataService behind this handler
                 } else if (msg instanceof ErrorMessage e && heartbeats == null && e.code() == ErrorCode.UNSUPPORTED_VERSION
                         && offered > Register.MIN_CLUSTER_VERSION) {
-                    offer = Register.MIN_CLUSTER_VERSION; // a master of an older release: speak its version
+                    offer = offered - 1; // a master of an older release: offer the next older version until it accepts one
                     failure = "the master at " + master() + " speaks an older cluster protocol (" + e.message() + "); registering"
-                            + " again with version " + offer + " (it is not told when this worker starts its index over: this log says so)";
+                            + " again with version " + offer + (offer < Register.START_OVER_REPORT_VERSION
+                            ? " (it is not told when this worker starts its index over: this log says so)"
+                            : " (it is not told whether this worker's range data serves)");
                     ctx.close();
                 } else if (msg instanceof ErrorMessage e) {
                     failure = refusal(e);
@@ -306,8 +308,10 @@ public final class WorkerConnector implements AutoCloseable {
                     TimeUnit.MILLISECONDS));
             heartbeats = ctx.executor().scheduleAtFixedRate(() -> {
                 WorkerLoad l = probe.load();
+                // a master before version 3 would refuse the longer heartbeat: it hears nothing of the range data
+                Heartbeat.RangeData report = rangeData != null && offered >= Register.RANGE_DATA_REPORT_VERSION ? rangeData.report() : null;
                 ctx.writeAndFlush(new Heartbeat(sequence++, l.loadMilli() < 0 ? Heartbeat.UNKNOWN_LOAD : Math.min(l.loadMilli(), 0xfffffffeL),
-                        l.heapUsedBytes(), l.heapMaxBytes(), l.diskFreeBytes()));
+                        l.heapUsedBytes(), l.heapMaxBytes(), l.diskFreeBytes(), report));
             }, 0, r.heartbeatMillis(), TimeUnit.MILLISECONDS);
         }
 

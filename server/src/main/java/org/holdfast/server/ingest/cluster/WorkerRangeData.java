@@ -1,7 +1,13 @@
 package org.holdfast.server.ingest.cluster;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
 import org.holdfast.common.id.PbnRange;
+import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
 
@@ -14,12 +20,16 @@ import org.holdfast.server.store.MetadataDb;
  * worker process owns it and closes it after its links.
  */
 public final class WorkerRangeData implements AutoCloseable {
+    /** Its directory's name in the worker's data directory. */
+    public static final String DIRECTORY = "range-data";
     private final Path dir;
     private final DataStore.Settings settings;
     private MetadataDb db;
-    private DataStore store;
+    // volatile: the heartbeat reads them without the lock, which a store being opened holds
+    private volatile DataStore store;
     private PbnRange range;
-    private RuntimeException refusal;
+    private volatile RuntimeException refusal;
+    private boolean refusalReported;
     private boolean closed;
 
     /**
@@ -56,7 +66,8 @@ public final class WorkerRangeData implements AutoCloseable {
         range = r;
         MetadataDb opened = null;
         try {
-            opened = MetadataDb.open(dir.resolve("catalog"));
+            // the fsync policy rules the catalog's commits as on a standalone node's (CoreConfiguration)
+            opened = MetadataDb.open(dir.resolve("catalog"), List.of(), settings.fsync().forces());
             DataStore s = DataStore.open(new DataStore.Settings(dir.resolve("data"), settings.rollBytes(), settings.fsync(),
                     settings.pbnReserveBatch(), settings.minFreeBytes(), r), opened);
             db = opened;
@@ -69,6 +80,48 @@ public final class WorkerRangeData implements AutoCloseable {
             refusal = e;
             throw e;
         }
+    }
+
+    /**
+     * True once per refusal of the store (the first caller that asks logs it; a worker that reconnects
+     * over the same range does not log it again).
+     */
+    public synchronized boolean reportRefusal() {
+        if (refusal == null || refusalReported) {
+            return false;
+        }
+        refusalReported = true;
+        return true;
+    }
+
+    /**
+     * What the worker's heartbeat reports (cluster version 3): serving with the next PBN and the
+     * bytes of the data logs on disk, refused, or not open yet. Takes no lock: it runs on the link's
+     * event loop while a store may be opening.
+     */
+    public Heartbeat.RangeData report() {
+        DataStore s = store;
+        if (s != null) {
+            return new Heartbeat.RangeData(Heartbeat.RangeData.SERVING, s.nextPbn(), logBytes());
+        }
+        return new Heartbeat.RangeData(refusal != null ? Heartbeat.RangeData.REFUSED : Heartbeat.RangeData.NOT_OPEN, 0, 0);
+    }
+
+    /** The bytes of the files in the data-log directory (a few files: one listing); 0 if it cannot be read just now. */
+    private long logBytes() {
+        long sum = 0;
+        try (Stream<Path> files = Files.list(dir.resolve("data"))) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                try {
+                    sum += Files.isRegularFile(f) ? Files.size(f) : 0;
+                } catch (IOException e) {
+                    // deleted while listed (a log compacted away): it takes no bytes now
+                }
+            }
+        } catch (IOException | UncheckedIOException e) {
+            return 0;
+        }
+        return sum;
     }
 
     /** The store open now, or null. */
@@ -87,6 +140,7 @@ public final class WorkerRangeData implements AutoCloseable {
         }
         range = null;
         refusal = null;
+        refusalReported = false;
     }
 
     @Override

@@ -22,6 +22,7 @@ import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.FrameEncoder;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.MessageType;
+import org.holdfast.common.protocol.Register;
 import org.holdfast.common.protocol.Registered;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.engine.LazyDedupWorker;
@@ -32,9 +33,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A worker of this release and a master of an older one (cluster version 1 only, played here by a
- * socket that speaks the version 1 frames): the master refuses version 2 as UNSUPPORTED_VERSION, the
+ * socket that speaks the version 1 frames): the master refuses versions 3 and 2 as UNSUPPORTED_VERSION, the
  * worker registers again with version 1 and serves, and its answer to the load-only request is the
- * version 1 DEDUP_DONE (64 bytes) even though it started its index over.
+ * version 1 DEDUP_DONE (64 bytes) even though it started its index over. A master of version 2 gets
+ * version 2 and heartbeats without the range-data report (36 bytes), which it could not read.
  */
 class WorkerClusterVersionFallbackTest {
     @TempDir
@@ -63,7 +65,7 @@ class WorkerClusterVersionFallbackTest {
     }
 
     @Test
-    void register_olderMasterRefusesVersionTwo_workerFallsBackToOneAndSendsNoStartOver() throws Exception {
+    void register_olderMasterRefusesVersionsTwoAndThree_workerFallsBackToOneAndSendsNoStartOver() throws Exception {
         Path index = dir.resolve("dedup-worker");
         Files.createDirectories(index);
         Files.writeString(index.resolve("worker-id"), "1 1\n"); // the master will say epoch 3: a gap, so it starts over
@@ -74,7 +76,7 @@ class WorkerClusterVersionFallbackTest {
         try (ServerSocket master = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
             Thread t = new Thread(() -> {
                 try {
-                    for (int c = 0; c < 2; c++) {
+                    for (int c = 0; c < 3; c++) {
                         try (Socket s = master.accept()) {
                             DataInputStream in = new DataInputStream(s.getInputStream());
                             Frame register = read(in);
@@ -109,13 +111,61 @@ class WorkerClusterVersionFallbackTest {
                     new LoadProbe(dir), lazy)) {
                 w.start();
                 await().atMost(Duration.ofSeconds(15)).until(() -> doneBodies.size() == 1);
-                assertThat(offered).containsExactly(2, 1);
+                assertThat(offered).as("one older version at a time").containsExactly(Register.CLUSTER_VERSION, 2, 1);
                 assertThat(w.status().assignment().epoch()).isEqualTo(3);
                 assertThat(doneBodies).as("the version 1 DEDUP_DONE: request id and load only").containsExactly(8 + 56);
                 assertThat(content).as("it did start over").doesNotExist();
                 assertThat(Files.readString(index.resolve("worker-id"))).isEqualTo("1 3\n");
             } finally {
                 lazy.close();
+            }
+        }
+    }
+
+    @Test
+    void heartbeat_versionTwoMaster_workerWithRangeDataSendsNoRangeReport() throws Exception {
+        Path token = Files.writeString(dir.resolve("token"), "hft_test");
+        List<Integer> offered = new CopyOnWriteArrayList<>();
+        List<Integer> heartbeatBodies = new CopyOnWriteArrayList<>();
+        try (ServerSocket master = new ServerSocket(0, 8, InetAddress.getLoopbackAddress());
+             WorkerRangeData data = new WorkerRangeData(dir.resolve("range-data"),
+                     new org.holdfast.server.store.DataStore.Settings(dir.resolve("unused"), 1L << 20,
+                             org.holdfast.server.store.FsyncPolicy.COMMIT, 64, 0))) {
+            Thread t = new Thread(() -> {
+                try {
+                    for (int c = 0; c < 2; c++) {
+                        try (Socket s = master.accept()) {
+                            DataInputStream in = new DataInputStream(s.getInputStream());
+                            Frame register = read(in);
+                            int version = ((register.body()[0] & 0xff) << 8) | (register.body()[1] & 0xff);
+                            offered.add(version);
+                            if (version > 2) { // what a master of version 2 answers
+                                send(s.getOutputStream(), ErrorMessage.of(ErrorCode.UNSUPPORTED_VERSION, "this master speaks cluster"
+                                        + " protocol versions 1 to 2, the worker w1 version " + version));
+                                continue;
+                            }
+                            send(s.getOutputStream(), new Registered(1, 1, 1L << 48, (1L << 48) + (1L << 30), 100, "old"));
+                            while (heartbeatBodies.size() < 3) {
+                                Frame f = read(in);
+                                if (f.type() == MessageType.HEARTBEAT.code()) {
+                                    heartbeatBodies.add(f.body().length);
+                                }
+                            }
+                        }
+                    }
+                } catch (Exception e) {
+                    // the test's assertions say what is missing
+                }
+            }, "v2-master");
+            t.setDaemon(true);
+            t.start();
+            try (WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.getLocalPort(), null, "w1",
+                    token, null, "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)),
+                    new LoadProbe(dir), null, data)) {
+                w.start();
+                await().atMost(Duration.ofSeconds(15)).until(() -> heartbeatBodies.size() >= 3);
+                assertThat(offered).containsExactly(Register.CLUSTER_VERSION, 2);
+                assertThat(heartbeatBodies).as("version 2 heartbeats: no range-data report").containsOnly(36);
             }
         }
     }
