@@ -229,13 +229,13 @@ public final class LogArchive implements AutoCloseable {
     byte[] getRange(int id, long offset, int length) {
         String key = uploadedKeyOf(id);
         if (key == null) {
-            throw new CorruptDataException("log-archive", dir.resolve(DataLog.fileName(id)).toString(), null,
+            throw new DataLogMissingException("log-archive", dir.resolve(DataLog.fileName(id)).toString(), id,
                     "data log " + id + " is missing locally and was never confirmed uploaded");
         }
         try {
             return objects.getRange(key, offset, length);
         } catch (ObjectMissingException e) {
-            throw new CorruptDataException("log-archive", key, null,
+            throw new DataLogMissingException("log-archive", key, id,
                     "data log " + id + " is missing locally and its object " + key + " is gone from the object store");
         }
     }
