@@ -9,6 +9,7 @@ import org.holdfast.server.cluster.NotAMasterException;
 import org.holdfast.server.cluster.StartOverMark;
 import org.holdfast.server.cluster.UnknownWorkerException;
 import org.holdfast.server.cluster.WorkerRecord;
+import org.holdfast.server.cluster.WorkerLoad;
 import org.holdfast.server.cluster.WorkerStatus;
 import org.holdfast.server.cluster.WorkerView;
 import org.holdfast.server.ingest.cluster.ClusterServer;
@@ -78,13 +79,15 @@ public class ClusterController {
      * ({@code indexReportedAt}, ISO-8601); both null until the first answer after its registration.
      * {@code indexStartedOver}: the worker reported that it started its dedup index over at a
      * registration, and no rebuild of its index has finished since (null otherwise; a master restart
-     * keeps it: it is stored in the catalog). {@code rangeData}: the worker's range data as its
-     * latest heartbeat on its current link reported it (null while its link is down, before that
-     * heartbeat, and for a worker of an older release, which says nothing).
+     * keeps it: it is stored in the catalog). A figure not known is null, never 0 or "": {@code address},
+     * {@code cpus}, {@code diskBytes} and {@code version} until the node registers (after a replace, a
+     * master restart), the heap and disk-free figures until its first heartbeat. {@code rangeData}: the
+     * worker's range data as its latest heartbeat on its current link reported it (null while its link
+     * is down, before that heartbeat, and for a worker of an older release, which says nothing).
      */
     public record WorkerItem(long id, String nodeName, String address, String state, long epoch, String pbnFirst, String pbnLimit,
-                             String lastHeartbeat, Double loadAverage, long heapUsedBytes, long heapMaxBytes, long diskFreeBytes,
-                             int cpus, long diskBytes, String version, String tokenId, String tokenName, Long indexEntries,
+                             String lastHeartbeat, Double loadAverage, Long heapUsedBytes, Long heapMaxBytes, Long diskFreeBytes,
+                             Integer cpus, Long diskBytes, String version, String tokenId, String tokenName, Long indexEntries,
                              String indexReportedAt, StartedOver indexStartedOver, RangeData rangeData) {
     }
 
@@ -140,11 +143,16 @@ public class ClusterController {
         DedupLinks links = dedupLinks.getIfAvailable();
         IndexReport index = links == null ? null : links.indexReport(w.workerId());
         StartOverMark over = links == null ? null : links.startedOver(w.workerId());
-        return new WorkerItem(w.workerId(), w.nodeName(), w.address(), w.state().wireName(), w.epoch(),
+        // the registry holds "" and zeros for what the node has not told yet (before its REGISTER, its first heartbeat)
+        boolean loadKnown = !w.load().equals(WorkerLoad.NONE);
+        boolean capacityKnown = w.capacity().cpus() > 0;
+        return new WorkerItem(w.workerId(), w.nodeName(), w.address().isEmpty() ? null : w.address(), w.state().wireName(), w.epoch(),
                 Long.toString(w.range().first()), Long.toString(w.range().limit()),
                 w.lastHeartbeatMillis() == 0 ? null : Instant.ofEpochMilli(w.lastHeartbeatMillis()).toString(),
-                w.load().loadMilli() < 0 ? null : w.load().loadMilli() / 1000.0, w.load().heapUsedBytes(), w.load().heapMaxBytes(),
-                w.load().diskFreeBytes(), w.capacity().cpus(), w.capacity().diskBytes(), w.softwareVersion(), tokenId, tokenName,
+                w.load().loadMilli() < 0 ? null : w.load().loadMilli() / 1000.0, loadKnown ? w.load().heapUsedBytes() : null,
+                loadKnown ? w.load().heapMaxBytes() : null, loadKnown ? w.load().diskFreeBytes() : null,
+                capacityKnown ? w.capacity().cpus() : null, capacityKnown ? w.capacity().diskBytes() : null,
+                w.softwareVersion().isEmpty() ? null : w.softwareVersion(), tokenId, tokenName,
                 index == null ? null : index.entries(), index == null ? null : Instant.ofEpochMilli(index.atMillis()).toString(),
                 over == null ? null : new StartedOver(Instant.ofEpochMilli(over.atMillis()).toString(), over.reason().apiName()),
                 rangeData(w.workerId()));

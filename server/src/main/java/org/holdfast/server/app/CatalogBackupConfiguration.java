@@ -35,8 +35,6 @@ import org.springframework.context.annotation.Configuration;
 @Conditional(OnStandaloneOrMaster.class)
 @EnableConfigurationProperties(CatalogBackupConfiguration.CatalogBackupProperties.class)
 public class CatalogBackupConfiguration {
-    /** How long a backup waits for the data logs it names to reach the object store (backend s3). */
-    static final Duration LOGS_IN_BUCKET_TIMEOUT = Duration.ofMinutes(10);
 
     /**
      * Where backups go ({@code directory}, none: off), how many are kept ({@code keep}) and how often
@@ -65,9 +63,11 @@ public class CatalogBackupConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnProperty(prefix = "holdfast.catalog.backup", name = "directory")
     CatalogBackupJobs catalogBackupJobs(CatalogBackups backups, Catalog catalog, SnapshotCommit commit, Jobs jobs,
-                                        CatalogBackupProperties p, AuditLog audit, ObjectProvider<DataStore> store) {
+                                        CatalogBackupProperties p, AuditLog audit, ObjectProvider<DataStore> store,
+                                        HoldfastProperties props) {
+        // backend s3: the backup waits for the data log uploads while they get through
         CatalogBackupJobs j = new CatalogBackupJobs(backups, catalog, commit, jobs, p.keep(), audit,
-                new DataLogsInBucket(store.getIfAvailable(), LOGS_IN_BUCKET_TIMEOUT));
+                new DataLogsInBucket(store.getIfAvailable(), props.store().s3().uploadStallTimeout()));
         j.startSchedule(p.interval());
         return j;
     }

@@ -118,7 +118,8 @@ public record HoldfastProperties(
      * {@code maxWriteRequestsPerSecond} (PUT, DELETE) cap the request rate; 0 is unlimited.
      * {@code cacheSize} bounds the local disk the uploaded logs and cached
      * ranges take (least recently used evicted); {@code readAhead} fetches a restore's ranges on
-     * {@code readAheadThreads} threads up to {@code readAheadDepth} bytes ahead of the writer.
+     * {@code readAheadThreads} threads up to {@code readAheadDepth} bytes ahead of the writer. A catalog
+     * backup waits for the data log uploads until none got through for {@code uploadStallTimeout}.
      */
     public record S3(
             java.net.URI endpoint,
@@ -134,13 +135,18 @@ public record HoldfastProperties(
             @DefaultValue("10GB") DataSize cacheSize,
             @DefaultValue("true") boolean readAhead,
             @DefaultValue("4") int readAheadThreads,
-            @DefaultValue("64MB") DataSize readAheadDepth) {
+            @DefaultValue("64MB") DataSize readAheadDepth,
+            @DefaultValue("10m") java.time.Duration uploadStallTimeout) {
         /** Below this the cache holds too few 1 MiB ranges for a restore's read-ahead (it takes at most half). */
         static final long MIN_CACHE_BYTES = 64L << 20;
 
         public S3 {
             if (cacheSize.toBytes() < MIN_CACHE_BYTES) {
                 throw new IllegalArgumentException("holdfast.store.s3.cache-size must be at least 64MB, got " + cacheSize);
+            }
+            if (uploadStallTimeout.isNegative() || uploadStallTimeout.isZero()) {
+                throw new IllegalArgumentException("holdfast.store.s3.upload-stall-timeout must be positive (for example 10m), got "
+                        + uploadStallTimeout);
             }
         }
 

@@ -10,6 +10,7 @@ import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.VerifyLedger;
+import org.holdfast.server.verify.DamageAttribution;
 import org.holdfast.server.verify.DamageReport;
 import org.holdfast.server.verify.Verifier;
 import org.holdfast.server.verify.VerifyJobs;
@@ -85,8 +86,10 @@ public class VerifyConfiguration {
         return v;
     }
 
+    /** Also flags, at once, the snapshots that use a data log a read finds missing. */
     @Bean
     DamageReport damageReport(Catalog catalog, DataStore store, VerifyLedger ledger) {
+        DamageAttribution.onMissingLogs(catalog, store, ledger);
         return new DamageReport(catalog, store.badBlocks(), ledger);
     }
 

@@ -250,14 +250,15 @@ public final class CatalogBackupJobs implements AutoCloseable {
         if (!logs.archived()) {
             return;
         }
-        List<Integer> missing = logs.seal();
+        List<Integer> missing = logs.seal(job::log);
         r.put("dataLogsNotInBucket", missing);
         if (missing.isEmpty()) {
             job.log("every data log the backup names is in the object store");
             return;
         }
         String message = "catalog backup " + id + " is written and verified, but the data logs " + missing + " that hold blocks it"
-                + " names are not in the object store after " + logs.timeout().toSeconds() + " s (uploads failing or slow: see"
+                + " names are not in the object store: none got through for " + logs.stall().toSeconds() + " s"
+                + " (holdfast.store.s3.upload-stall-timeout; uploads failing or stuck: see"
                 + " holdfast_objects_logs_upload_failures_total and the server log): restored on a new disk from the bucket, it would"
                 + " miss those blocks. The server retries the uploads at its next sync; fix the object store, then take another"
                 + " backup (POST /api/v1/catalog/backups)";

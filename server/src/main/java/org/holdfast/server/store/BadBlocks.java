@@ -133,23 +133,7 @@ public final class BadBlocks {
         if (bad.containsKey(pbn)) {
             return false;
         }
-        byte[] fp = new byte[Fingerprint.BYTES];
-        System.arraycopy(fps, fpOff, fp, 0, Fingerprint.BYTES);
-        BadBlock b = new BadBlock(pbn, System.currentTimeMillis(), file == null ? "" : file, problem == null ? "" : problem, fp);
-        synchronized (this) {
-            if (bad.containsKey(pbn)) {
-                return false;
-            }
-            try (MetadataBatch batch = new MetadataBatch()) {
-                db.put(batch, cf, key(pbn), encode(b));
-                db.write(batch, true);
-            }
-            remember(b);
-        }
-        LOG.log(Level.ERROR, "bad block: PBN " + pbn + " in " + b.file() + ": " + b.problem()
-                + "; it is no longer a dedup target and the next backup holding its content repairs it");
-        onMarked.accept(pbn);
-        return true;
+        return markAll(List.of(new Mark(pbn, Arrays.copyOfRange(fps, fpOff, fpOff + Fingerprint.BYTES), file, problem))) == 1;
     }
 
     /** A block to mark bad with {@link #markAll}: its PBN, the fingerprint the location index holds for it, where and what. */
@@ -158,8 +142,9 @@ public final class BadBlocks {
 
     /**
      * Marks every block of {@code marks} bad that is not already, in one synced write: a catalog
-     * restore may mark thousands at once, and one fsync each would take minutes. Returns how many
-     * were newly marked.
+     * restore or a missing data log may mark thousands at once, and one fsync each would take
+     * minutes. Returns how many were newly marked. The one path every mark takes, so each is logged
+     * and announced the same way.
      */
     public int markAll(List<Mark> marks) {
         List<BadBlock> added = new ArrayList<>(marks.size());
@@ -184,8 +169,8 @@ public final class BadBlocks {
             added.forEach(this::remember);
         }
         BadBlock first = added.get(0);
-        LOG.log(Level.ERROR, added.size() + " bad blocks, first PBN " + first.pbn() + " in " + first.file() + ": " + first.problem()
-                + "; they are no longer dedup targets and the next backup holding their content repairs them");
+        LOG.log(Level.ERROR, "bad blocks marked: " + added.size() + " (first PBN " + first.pbn() + " in " + first.file() + ": " + first.problem()
+                + "); they are no longer dedup targets and the next backup holding their content repairs them");
         added.forEach(b -> onMarked.accept(b.pbn()));
         return added.size();
     }

@@ -2,6 +2,7 @@ package org.holdfast.server.store;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * The last step of a catalog backup on backend s3: seals the active data log and waits until every
@@ -15,12 +16,15 @@ public final class DataLogsInBucket {
     public static final DataLogsInBucket NONE = new DataLogsInBucket(null, Duration.ZERO);
 
     private final DataStore store;
-    private final Duration timeout;
+    private final Duration stall;
 
-    /** {@code store} null or local: nothing to do; {@code timeout}: how long to wait for the uploads. */
-    public DataLogsInBucket(DataStore store, Duration timeout) {
+    /**
+     * {@code store} null or local: nothing to do; {@code stall}: how long to wait for the uploads while
+     * none gets through ({@code holdfast.store.s3.upload-stall-timeout}).
+     */
+    public DataLogsInBucket(DataStore store, Duration stall) {
         this.store = store;
-        this.timeout = timeout;
+        this.stall = stall;
     }
 
     /** Whether the store keeps its logs in an object store (else {@link #seal()} does nothing). */
@@ -28,20 +32,22 @@ public final class DataLogsInBucket {
         return store != null && store.archive() != null;
     }
 
-    /** How long {@link #seal()} waits for the uploads. */
-    public Duration timeout() {
-        return timeout;
+    /** How long {@link #seal} waits while no upload gets through. */
+    public Duration stall() {
+        return stall;
     }
 
     /**
-     * Seals the active log and waits up to the timeout for the uploads; returns the ids of the logs
-     * still not in the bucket (empty: all there, or a local store).
+     * Seals the active log and waits for the uploads until none got through for the stall time
+     * ({@link LogArchive#awaitUploadedBelow}, retrying failed ones with a growing backoff), telling
+     * {@code progress} what it waits for; returns the ids of the logs still not in the bucket (empty:
+     * all there, or a local store).
      */
-    public List<Integer> seal() {
+    public List<Integer> seal(Consumer<String> progress) {
         if (!archived()) {
             return List.of();
         }
         int below = store.sealActiveLog();
-        return store.archive().awaitUploadedBelow(below, timeout.toMillis());
+        return store.archive().awaitUploadedBelow(below, stall.toMillis(), progress);
     }
 }

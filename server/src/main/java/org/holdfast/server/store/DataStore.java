@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.IntConsumer;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 import org.holdfast.common.compress.BlockCodec;
@@ -118,6 +119,7 @@ public final class DataStore implements AutoCloseable {
     private final LocationIndex locations;
     private final PossessionIndex possession;
     private final BadBlocks badBlocks;
+    private final MissingLogSweep missingLogs;
     private final Recovery recovery;
     private final Map<Integer, DataLog> logs = new ConcurrentHashMap<>();
     private final Object appendLock = new Object();
@@ -176,6 +178,7 @@ public final class DataStore implements AutoCloseable {
         this.locations = new LocationIndex(db);
         this.possession = new PossessionIndex(db);
         this.badBlocks = new BadBlocks(db);
+        this.missingLogs = new MissingLogSweep(locations, badBlocks, settings.dir());
         this.recovery = readOnly ? openLogsReadOnly() : recover();
         reserve.unwritten(() -> active.buffered()); // read without the append lock: a byte more or less is no harm
         if (archive != null && !readOnly) {
@@ -687,6 +690,9 @@ public final class DataStore implements AutoCloseable {
             if (log instanceof DataLog) {
                 throw e;
             }
+            if (e instanceof DataLogMissingException gone) {
+                missingLogs.sweep(gone.logId()); // the whole object is gone, not a range of it
+            }
             throw corruptBlock(log.name(), pbn, offset, e.getMessage(), fps, fpOff);
         }
     }
@@ -1013,6 +1019,20 @@ public final class DataStore implements AutoCloseable {
         return badBlocks;
     }
 
+    /**
+     * Calls {@code listener} with the id of a data log a read found missing, once its blocks were
+     * newly marked bad (on the reading thread, before the read fails), so the snapshots using them
+     * can be flagged.
+     */
+    public void onLogMissing(IntConsumer listener) {
+        missingLogs.onSwept(listener);
+    }
+
+    /** How many missing data logs had their blocks marked bad since the store opened (tests, diagnostics). */
+    public int missingLogsSwept() {
+        return missingLogs.sweeps();
+    }
+
     /** The possession fingerprints (and domain keys) of stored blocks. */
     public PossessionIndex possession() {
         return possession;
@@ -1269,9 +1289,10 @@ public final class DataStore implements AutoCloseable {
 
     /**
      * The reader of log {@code id}: its local file, else (backend s3) the cached ranges of its object.
-     * A log that exists nowhere (lost with a disk, or absent after a catalog restore) marks {@code pbn}
-     * bad like a failed record check, so the damage is recorded the first time anyone meets it and the
-     * next backup holding the block's content repairs it; {@code fps[fpOff..+32)} is its fingerprint.
+     * A log that exists nowhere (lost with a disk, or absent after a catalog restore) marks every block
+     * it held bad ({@link MissingLogSweep}, once per log), so the damage is recorded the first time anyone
+     * meets it and the next backup holding each block's content repairs it; {@code fps[fpOff..+32)} is
+     * {@code pbn}'s fingerprint.
      */
     private LogReader log(int id, long pbn, long offset, byte[] fps, int fpOff) {
         DataLog l = logs.get(id);
@@ -1296,7 +1317,8 @@ public final class DataStore implements AutoCloseable {
             });
         }
         if (opened == null) {
-            // marked outside the append lock: the mark is a synced write
+            // marked outside the append lock: the marks are synced writes
+            missingLogs.sweep(id);
             throw corruptBlock(logPath(id).toString(), pbn, offset, "data log is missing", fps, fpOff);
         }
         if (archive != null) {

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.holdfast.common.kill.KillPoints;
 import org.holdfast.server.store.object.ObjectMissingException;
 import org.holdfast.server.store.object.ObjectStore;
@@ -229,13 +230,13 @@ public final class LogArchive implements AutoCloseable {
     byte[] getRange(int id, long offset, int length) {
         String key = uploadedKeyOf(id);
         if (key == null) {
-            throw new CorruptDataException("log-archive", dir.resolve(DataLog.fileName(id)).toString(), null,
+            throw new DataLogMissingException("log-archive", dir.resolve(DataLog.fileName(id)).toString(), id,
                     "data log " + id + " is missing locally and was never confirmed uploaded");
         }
         try {
             return objects.getRange(key, offset, length);
         } catch (ObjectMissingException e) {
-            throw new CorruptDataException("log-archive", key, null,
+            throw new DataLogMissingException("log-archive", key, id,
                     "data log " + id + " is missing locally and its object " + key + " is gone from the object store");
         }
     }
@@ -246,23 +247,39 @@ public final class LogArchive implements AutoCloseable {
         return key == null ? null : new ArchivedLog(id, key, cache);
     }
 
+    /** First wait before a failed upload is tried again by {@link #awaitUploadedBelow}; doubled per failure, up to {@link #RETRY_MAX_MILLIS}. */
+    static final long RETRY_FIRST_MILLIS = 1_000;
+    /** Longest wait between two tries of a failing upload in {@link #awaitUploadedBelow}. */
+    static final long RETRY_MAX_MILLIS = 30_000;
+    private static final long POLL_MILLIS = 1_000;
+
     /**
-     * Waits up to {@code timeoutMillis} until every sealed log below {@code below} that has a local
-     * file is confirmed in the object store (retrying failed uploads), and returns those that are
-     * still not: empty when the bucket holds them all. A log with no local file needs none (compaction
-     * deleted it whole, or the cache evicted it after its upload).
+     * Waits until every sealed log below {@code below} that has a local file is confirmed in the object
+     * store, and returns those that are still not: empty when the bucket holds them all. A log with no
+     * local file needs none (compaction deleted it whole, or the cache evicted it after its upload).
+     * A failed upload is tried again after 1 s, doubling per failure up to 30 s (a refusing store is
+     * not hammered), back to 1 s once a log gets through. It gives up once no log was confirmed for
+     * {@code stallMillis}: a slow upload of many logs is waited for as long as it moves.
+     * {@code progress} gets a line when a log got through and before each retry, saying what is awaited.
      */
-    public List<Integer> awaitUploadedBelow(int below, long timeoutMillis) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+    public List<Integer> awaitUploadedBelow(int below, long stallMillis, Consumer<String> progress) {
         List<Integer> missing = notUploadedBelow(below);
+        if (missing.isEmpty()) {
+            return missing;
+        }
+        progress.accept("waiting for data logs " + missing + " to reach the object store (giving up after "
+                + seconds(stallMillis) + " s without one getting through)");
+        long lastProgress = System.nanoTime();
+        long retryMillis = RETRY_FIRST_MILLIS;
+        long failuresSeen = uploadFailures.get();
         while (!missing.isEmpty()) {
-            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            long left = stallMillis - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastProgress);
             if (left <= 0) {
                 break;
             }
-            sealedBelow(below); // schedules the uploads again after a failed one
+            sealedBelow(below); // schedules the uploads again after a failed one; nothing while they run
             try {
-                uploader.submit(() -> { }).get(Math.min(left, 1000), TimeUnit.MILLISECONDS);
+                uploader.submit(() -> { }).get(Math.min(left, POLL_MILLIS), TimeUnit.MILLISECONDS);
             } catch (TimeoutException e) {
                 // still uploading: look again
             } catch (InterruptedException e) {
@@ -271,9 +288,41 @@ public final class LogArchive implements AutoCloseable {
             } catch (ExecutionException e) {
                 break; // the uploader is closed
             }
-            missing = notUploadedBelow(below);
+            List<Integer> now = notUploadedBelow(below);
+            if (now.size() < missing.size()) {
+                lastProgress = System.nanoTime();
+                retryMillis = RETRY_FIRST_MILLIS;
+                if (!now.isEmpty()) {
+                    progress.accept("waiting for data logs " + now + " to reach the object store (" + (missing.size() - now.size())
+                            + " more got through)");
+                }
+            }
+            missing = now;
+            long failures = uploadFailures.get();
+            if (missing.isEmpty() || failures == failuresSeen) {
+                continue;
+            }
+            failuresSeen = failures;
+            left = stallMillis - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastProgress);
+            if (left <= 0) {
+                break;
+            }
+            long wait = Math.min(retryMillis, left);
+            progress.accept("uploading data logs " + missing + " failed (" + failures + " failed uploads so far: see the server log);"
+                    + " retry in " + seconds(wait) + " s, giving up after " + seconds(left) + " s more without one getting through");
+            try {
+                Thread.sleep(wait);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            retryMillis = Math.min(retryMillis * 2, RETRY_MAX_MILLIS);
         }
         return missing;
+    }
+
+    private static long seconds(long millis) {
+        return (millis + 999) / 1000;
     }
 
     private List<Integer> notUploadedBelow(int below) {

@@ -293,14 +293,15 @@ class BitRotRepairTest {
     }
 
     /**
-     * A restore that meets a block whose data log is missing: the agent used to get INTERNAL
-     * (CorruptDataException) and the block stayed unmarked, so incrementals on top inherited the hole.
-     * Now the agent gets CORRUPT_DATA naming the block, snapshot and what to do, the block is listed
-     * bad at once, and the next backup is turned full and repairs it. Each restore meets one block: a
-     * few rounds repair every block of "a" the lost log held, then both snapshots restore byte-identical.
+     * A restore that meets a block whose data log is missing: the agent gets CORRUPT_DATA naming the
+     * block, snapshot and what to do, and every block of the log is marked bad at once (the read used
+     * to mark only the block it met, so each restore found the next hole), in one sweep: a second
+     * restore meeting the log does not scan again. Every snapshot using the log is flagged (the other
+     * volume's too), no block of another log is marked, and one backup of "a" is turned full and
+     * repairs all of its lost blocks, after which both snapshots restore byte-identical.
      */
     @Test
-    void missingDataLog_restoreFailsWithCorruptData_marksTheBlock_nextBackupIsTurnedFull_andRepairs() throws Exception {
+    void missingDataLog_restoreFailsWithCorruptData_marksEveryBlockOfTheLog_flagsItsSnapshots_oneBackupRepairs() throws Exception {
         byte[] filler = new byte[250 * BS];
         new Random(5).nextBytes(filler); // incompressible: fills most of the 1 MiB log 1, so it holds only a few blocks of "a"
         byte[] v1 = image(74, 200);
@@ -316,53 +317,59 @@ class BitRotRepairTest {
             }
             return true;
         });
-        Set<Long> lostOfA = new TreeSet<>();
         var volume = harness.catalog().requireVolume(new org.holdfast.common.id.VolumeId("a"));
-        try (var c = harness.catalog().mapCursor(volume.internalId())) {
-            c.startScan(1, 0, v1.length / BS);
-            while (c.nextMapped()) {
-                if (inLogOne.contains(c.pbn())) {
-                    lostOfA.add(c.pbn());
-                }
-            }
-        }
+        var fillerVolume = harness.catalog().requireVolume(new org.holdfast.common.id.VolumeId("filler"));
+        Set<Long> lostOfA = mappedIn(volume, 1, v1.length / BS, inLogOne);
+        Set<Long> lostOfFiller = mappedIn(fillerVolume, 1, filler.length / BS, inLogOne);
         assertThat(lostOfA).as("log 1 holds a few blocks of a").isNotEmpty().hasSizeLessThan(30);
+        assertThat(lostOfFiller).as("and blocks of filler").isNotEmpty();
         harness.restartWithoutLogs(List.of(1));
 
-        long base = 1;
-        for (int round = 1; ; round++) {
-            assertThat(round).as("rounds: one per lost block of a, then a clean restore").isLessThanOrEqualTo(lostOfA.size() + 1);
+        for (int attempt = 1; attempt <= 2; attempt++) {
             ErrorMessage e;
             try (AgentDriver a = harness.agent()) {
                 a.hello();
-                e = restoreChecking(a, "a", base, v1);
+                e = restoreChecking(a, "a", 1, v1);
             }
-            if (e == null) {
-                break;
-            }
+            assertThat(e).as("restore %d fails", attempt).isNotNull();
             assertThat(e.code()).as(e.message()).isEqualTo(ErrorCode.CORRUPT_DATA);
-            assertThat(e.message()).contains("data log is missing", "log-00000001.hfl", "pbn ", "snapshot a@" + base, "LBN ",
+            assertThat(e.message()).contains("data log is missing", "log-00000001.hfl", "pbn ", "snapshot a@1", "LBN ",
                     "marked bad", "next backup");
-            Set<Long> bad = badPbns(harness.store().badBlocks());
-            assertThat(bad).as("the block the restore met is listed bad").hasSize(1);
-            assertThat(lostOfA).containsAll(bad);
-            assertThat(damage().referencedBy(volume, base)).isEqualTo(1);
-            Committed repaired;
-            try (AgentDriver a = harness.agent()) {
-                a.hello();
-                repaired = incremental(a, "a", v1, base, BackupMode.FULL);
-            }
-            assertThat(repaired.sentBlocks()).as("the damaged block is uploaded again, %s", repaired).isEqualTo(1);
-            assertThat(harness.store().badBlocks().isEmpty()).as("left: %s", harness.store().badBlocks().all()).isTrue();
-            base++;
+            assertThat(badPbns(harness.store().badBlocks())).as("every block of log 1, none of another log").isEqualTo(inLogOne);
+            assertThat(harness.store().missingLogsSwept()).as("log 1 swept once").isEqualTo(1);
+            assertThat(damage().referencedBy(volume, 1)).as("a@1 flagged with all its lost blocks").isEqualTo(lostOfA.size());
+            assertThat(damage().referencedBy(fillerVolume, 1)).as("filler@1 flagged, not restored").isEqualTo(lostOfFiller.size());
         }
-        assertThat(base).as("one repairing backup per lost block of a").isEqualTo(1 + lostOfA.size());
+
+        Committed repaired;
         try (AgentDriver a = harness.agent()) {
             a.hello();
-            for (long seq = 1; seq <= base; seq++) {
+            repaired = incremental(a, "a", v1, 1, BackupMode.FULL);
+        }
+        assertThat(repaired.sentBlocks()).as("all lost blocks of a uploaded again in one backup, %s", repaired).isEqualTo(lostOfA.size());
+        Set<Long> stillBad = new TreeSet<>(inLogOne);
+        stillBad.removeAll(lostOfA);
+        assertThat(badPbns(harness.store().badBlocks())).as("only filler's blocks are left").isEqualTo(stillBad);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            for (long seq = 1; seq <= 2; seq++) {
                 assertThat(restoreChecking(a, "a", seq, v1)).as("a@%d restores", seq).isNull();
             }
         }
+    }
+
+    /** The PBNs of {@code inLog} that snapshot {@code seq} of volume {@code v} maps in its first {@code blocks} LBNs. */
+    private Set<Long> mappedIn(org.holdfast.server.catalog.VolumeRecord v, long seq, long blocks, Set<Long> inLog) {
+        Set<Long> out = new TreeSet<>();
+        try (var c = harness.catalog().mapCursor(v.internalId())) {
+            c.startScan(seq, 0, blocks);
+            while (c.nextMapped()) {
+                if (inLog.contains(c.pbn())) {
+                    out.add(c.pbn());
+                }
+            }
+        }
+        return out;
     }
 
     @Test

@@ -18,6 +18,8 @@ import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FsyncPolicy;
 import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.MetadataDb;
+import org.holdfast.server.store.VerifyLedger;
+import org.holdfast.server.verify.DamageAttribution;
 
 /**
  * A real server core (RocksDB, data logs, exact index unless told) with its ingest on a loopback ephemeral port, restartable.
@@ -128,6 +130,7 @@ public final class IngestHarness implements AutoCloseable {
         store = archive == null ? DataStore.open(s, db) : DataStore.open(s, db, archive);
         index = indexes.apply(db, dir);
         catalog = new Catalog(db);
+        DamageAttribution.onMissingLogs(catalog, store, new VerifyLedger(db)); // as VerifyConfiguration wires it
         SnapshotCommit commit = new SnapshotCommit(catalog, CommitHook.NONE, Clock.systemUTC());
         server = new IngestServer(settings, new IngestServices(store, catalog, commit, index, guard, Clock.systemUTC(), tokens, audit,
                 forwarding));

@@ -202,4 +202,21 @@ class BadBlockRepairTest {
         assertThat(readBack(keep)).isEqualTo(block(101));
         assertThat(store.badBlocks().isEmpty()).isTrue();
     }
+
+    /** mark is markAll of one: the same registry entry, listener call and no-op on a repeat, either way round. */
+    @Test
+    void mark_andMarkAllOfTheSameBlock_marksOnce_notifiesOnce_keepsItAcrossARestart() {
+        open();
+        java.util.List<Long> notified = new java.util.concurrent.CopyOnWriteArrayList<>();
+        store.badBlocks().onMarked(notified::add);
+        assertThat(store.badBlocks().mark(7, fp(7), 0, "log-x", "checked")).isTrue();
+        assertThat(store.badBlocks().mark(7, fp(7), 0, "log-x", "checked")).isFalse();
+        assertThat(store.badBlocks().markAll(java.util.List.of(new BadBlocks.Mark(7, fp(7), "log-x", "again"),
+                new BadBlocks.Mark(8, fp(8), "log-y", "gone"), new BadBlocks.Mark(8, fp(8), "log-y", "gone")))).isEqualTo(1);
+        assertThat(notified).containsExactly(7L, 8L);
+        reopen();
+        assertThat(store.badBlocks().all()).extracting(BadBlocks.BadBlock::pbn, BadBlocks.BadBlock::file, BadBlocks.BadBlock::problem)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(7L, "log-x", "checked"), org.assertj.core.groups.Tuple.tuple(8L, "log-y", "gone"));
+        assertThat(store.badBlocks().holding(fp(7), 0)).isEqualTo(7);
+    }
 }

@@ -121,4 +121,42 @@ class LogArchiveTest {
                     .isInstanceOf(CorruptDataException.class).hasMessageContaining("is gone from the object store");
         }
     }
+
+    /**
+     * A confirmed log whose local file and object are both gone: a read of one of its blocks marks
+     * every block of the log bad (not just the one read), once, and no block of another log.
+     */
+    @Test
+    void confirmedObjectGone_readOfOneBlock_marksEveryBlockOfTheLogOnce_noneOfAnother() throws Exception {
+        try (LogArchive archive = archive(); DataStore store = DataStore.open(settings(), db, archive)) {
+            write(store, 40, 4);
+            archive.awaitUploads(30_000);
+            assertThat(archive.isUploaded(1)).isTrue();
+        }
+        Files.delete(dir.resolve("data").resolve(DataLog.fileName(1)));
+        try (ObjectStore raw = S3ObjectStore.open(s3.settings("t/"))) {
+            for (String k : raw.list("n1/logs/00000001-")) {
+                raw.delete(k);
+            }
+        }
+        try (LogArchive archive = archive(); DataStore store = DataStore.open(settings(), db, archive)) {
+            java.util.TreeSet<Long> inLogOne = new java.util.TreeSet<>();
+            store.locations().forEach((pbn, logId, offset, len, fps, fpOff) -> {
+                if (logId == 1) {
+                    inLogOne.add(pbn);
+                }
+                return true;
+            });
+            assertThat(inLogOne).hasSizeGreaterThan(2);
+            assertThatThrownBy(() -> store.read(inLogOne.first(), new StoredBlock()))
+                    .isInstanceOf(CorruptBlockException.class).hasMessageContaining("is gone from the object store");
+            assertThat(store.badBlocks().all().stream().map(BadBlocks.BadBlock::pbn).toList())
+                    .as("every block of log 1, none of logs 2 and 3").containsExactlyElementsOf(inLogOne);
+            assertThat(store.missingLogsSwept()).isEqualTo(1);
+
+            assertThatThrownBy(() -> store.read(inLogOne.last(), new StoredBlock())).isInstanceOf(CorruptBlockException.class);
+            assertThat(store.missingLogsSwept()).as("a second read of the log does not sweep again").isEqualTo(1);
+            assertThat(store.badBlocks().count()).isEqualTo(inLogOne.size());
+        }
+    }
 }

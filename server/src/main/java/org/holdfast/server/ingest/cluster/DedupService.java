@@ -20,9 +20,7 @@ import org.holdfast.common.protocol.DedupLookup;
 import org.holdfast.common.protocol.DedupProbe;
 import org.holdfast.common.protocol.DedupRecord;
 import org.holdfast.common.protocol.ErrorLinger;
-import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.Message;
-import org.holdfast.common.protocol.ProtocolException;
 import org.holdfast.server.engine.DedupLoad;
 import org.holdfast.server.engine.DedupWorker;
 import org.holdfast.server.engine.ProbeAnswer;
@@ -175,13 +173,9 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) throws Exception {
-        if (cause instanceof ProtocolException p) {
-            LOG.log(System.Logger.Level.WARNING, "the master sent a bad dedup frame: " + p.getMessage() + "; closing the link");
-            // lingering: the master may still be writing the refused frame (see ErrorLinger)
-            ErrorLinger.sendAndClose(ctx.channel(), ErrorMessage.of(p), ErrorLinger.ERROR_LINGER_MILLIS);
-            return;
+        if (!BadMasterFrame.refuse(ctx, cause, "dedup")) {
+            super.exceptionCaught(ctx, cause);
         }
-        super.exceptionCaught(ctx, cause);
     }
 
     @Override

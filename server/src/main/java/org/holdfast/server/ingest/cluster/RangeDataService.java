@@ -20,10 +20,8 @@ import org.holdfast.common.protocol.DataStored;
 import org.holdfast.common.protocol.DataSync;
 import org.holdfast.common.protocol.DataSynced;
 import org.holdfast.common.protocol.ErrorLinger;
-import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.PayloadCodec;
-import org.holdfast.common.protocol.ProtocolException;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.StoredBlock;
@@ -204,13 +202,9 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) throws Exception {
-        if (cause instanceof ProtocolException p) {
-            LOG.log(System.Logger.Level.WARNING, "the master sent a bad data frame: " + p.getMessage() + "; closing the link");
-            // lingering: the master may still be writing the refused frame (see ErrorLinger)
-            ErrorLinger.sendAndClose(ctx.channel(), ErrorMessage.of(p), ErrorLinger.ERROR_LINGER_MILLIS);
-            return;
+        if (!BadMasterFrame.refuse(ctx, cause, "data")) {
+            super.exceptionCaught(ctx, cause);
         }
-        super.exceptionCaught(ctx, cause);
     }
 
     @Override
