@@ -2,6 +2,9 @@ package org.holdfast.server.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
+import static org.holdfast.server.ingest.cluster.RangeBlocks.blocks;
+import static org.holdfast.server.ingest.cluster.RangeBlocks.fps;
 
 import com.github.luben.zstd.Zstd;
 import java.io.IOException;
@@ -16,7 +19,6 @@ import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.CompletionException;
 import java.util.stream.Stream;
-import org.holdfast.common.hash.BlockHasher;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.ports.TestPorts;
 import org.holdfast.common.protocol.PayloadCodec;
@@ -59,7 +61,6 @@ import org.springframework.mock.web.MockHttpServletRequest;
  */
 @ExtendWith(OutputCaptureExtension.class)
 class WorkerRangeDataContextTest {
-    private static final int BS = 4096;
     @TempDir
     static Path data;
     private static ConfigurableApplicationContext master;
@@ -130,27 +131,6 @@ class WorkerRangeDataContextTest {
         if (master != null) {
             master.close();
         }
-    }
-
-    private static byte[] blocks(long seed, int n, boolean compressible) {
-        byte[] b = new byte[n * BS];
-        Random r = new Random(seed);
-        if (compressible) {
-            for (int i = 0; i < b.length; i += 64) {
-                b[i] = (byte) r.nextInt();
-            }
-        } else {
-            r.nextBytes(b);
-        }
-        return b;
-    }
-
-    private static byte[] fps(byte[] raw) {
-        byte[] f = new byte[raw.length / BS * 32];
-        for (int k = 0; k < raw.length / BS; k++) {
-            BlockHasher.forCurrentThread().sha256(raw, k * BS, BS, f, k * 32);
-        }
-        return f;
     }
 
     private static Throwable failure(java.util.concurrent.CompletableFuture<?> call) {

@@ -42,32 +42,16 @@ class ClusterPlacementTest {
     }
 
     /** Passes every call to a real worker; keeps, per record request, which entries it held (by fingerprint). */
-    static final class Recording implements DedupWorker {
-        final LocalDedupWorker real;
+    static final class Recording extends ForwardingDedupWorker {
         /** Fingerprints (as buffers) of the entries with a PBN in the record requests since the last {@link #clear}. */
         final Map<ByteBuffer, Long> held = new HashMap<>();
 
         Recording(LocalDedupWorker real) {
-            this.real = real;
+            super(real);
         }
 
         void clear() {
             held.clear();
-        }
-
-        @Override
-        public int id() {
-            return real.id();
-        }
-
-        @Override
-        public CompletableFuture<SegmentAnswer> lookup(SegmentLookup request) {
-            return real.lookup(request);
-        }
-
-        @Override
-        public CompletableFuture<ProbeAnswer> probe(SegmentProbe request) {
-            return real.probe(request);
         }
 
         @Override
@@ -77,32 +61,7 @@ class ClusterPlacementTest {
                     held.put(ByteBuffer.wrap(Arrays.copyOfRange(r.fps(), i * 32, i * 32 + 32)), r.pbns()[i]);
                 }
             }
-            return real.record(r);
-        }
-
-        @Override
-        public void forget(long[] pbns, byte[] fps, int count) {
-            real.forget(pbns, fps, count);
-        }
-
-        @Override
-        public void closeStream(long stream) {
-            real.closeStream(stream);
-        }
-
-        @Override
-        public void flush() {
-            real.flush();
-        }
-
-        @Override
-        public DedupLoad load() {
-            return real.load();
-        }
-
-        @Override
-        public void close() {
-            real.close();
+            return delegate.record(r);
         }
     }
 

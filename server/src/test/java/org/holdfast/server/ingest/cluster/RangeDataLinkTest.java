@@ -3,6 +3,9 @@ package org.holdfast.server.ingest.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
+import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
+import static org.holdfast.server.ingest.cluster.RangeBlocks.blocks;
+import static org.holdfast.server.ingest.cluster.RangeBlocks.fps;
 
 import com.github.luben.zstd.Zstd;
 import java.nio.file.Files;
@@ -34,7 +37,6 @@ import org.junit.jupiter.api.io.TempDir;
  * range, a frame the data log cannot hold, a lost link) are clear and store nothing.
  */
 class RangeDataLinkTest {
-    private static final int BS = 4096;
     private static final long FIRST = MembershipSettings.DEFAULT_FIRST_PBN;
 
     @TempDir
@@ -46,7 +48,7 @@ class RangeDataLinkTest {
 
     @BeforeEach
     void start() throws Exception {
-        master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(200), Duration.ofSeconds(1),
+        master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(500), Duration.ofSeconds(2),
                 Duration.ofSeconds(3), FIRST, MembershipSettings.DEFAULT_RANGE_SIZE), AuditLog.NONE);
         tokenFile = dir.resolve("worker.token");
         Files.writeString(tokenFile, master.tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token());
@@ -78,28 +80,6 @@ class RangeDataLinkTest {
             data.close();
             data = null;
         }
-    }
-
-    private static byte[] blocks(long seed, int n, boolean compressible) {
-        byte[] b = new byte[n * BS];
-        Random r = new Random(seed);
-        if (compressible) {
-            for (int i = 0; i < b.length; i += 64) {
-                b[i] = (byte) r.nextInt();
-            }
-        } else {
-            r.nextBytes(b);
-        }
-        return b;
-    }
-
-    private static byte[] fps(byte[] raw) {
-        int n = raw.length / BS;
-        byte[] f = new byte[n * 32];
-        for (int k = 0; k < n; k++) {
-            BlockHasher.forCurrentThread().sha256(raw, k * BS, BS, f, k * 32);
-        }
-        return f;
     }
 
     private static byte[] block(byte[] raw, int k) {
