@@ -9,11 +9,19 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Random;
+import org.holdfast.common.hash.BlockHasher;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.ports.TestPorts;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.ingest.cluster.MasterTrust;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
+import org.holdfast.server.ingest.cluster.WorkerRangeData;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.FsyncPolicy;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -25,7 +33,10 @@ import org.openqa.selenium.support.ui.Select;
 /**
  * The console's Cluster page on a real master process: an admin replaces a lost worker with a new
  * node name, and a host of that name with a token of its own then takes over the worker's id and
- * range (workers in this JVM, over the master's TLS cluster port).
+ * range (workers in this JVM, over the master's TLS cluster port). The page's Range data column shows
+ * a worker serving its range data with the blocks and log bytes its heartbeat reports, and "—" for a
+ * worker that reports none (a lost one, or one without range data); a worker whose range data
+ * was made for another range is marked refused, with a notice that names the remedy.
  */
 class ConsoleClusterTest {
     private static final LogDir LOGS = new LogDir("ConsoleClusterTest");
@@ -63,12 +74,75 @@ class ConsoleClusterTest {
     }
 
     private static WorkerConnector worker(String node, Path tokenFile) {
+        return worker(node, tokenFile, null);
+    }
+
+    /** Worker {@code node}, serving {@code rangeData} over its range unless that is null (it then reports no range data). */
+    private static WorkerConnector worker(String node, Path tokenFile, WorkerRangeData rangeData) {
         WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", clusterPort, null, node, tokenFile,
                 MasterTrust.pinned(master.fingerprint()), "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50),
-                Duration.ofMillis(500)), new LoadProbe(work));
+                Duration.ofMillis(500)), new LoadProbe(work), null, rangeData);
         w.start();
         await().atMost(Duration.ofSeconds(20)).until(() -> w.status().connected());
         return w;
+    }
+
+    /** Range data in {@code work/<node>/range-data}, as a worker process keeps it (small logs). */
+    private static WorkerRangeData rangeData(String node) {
+        Path dir = work.resolve(node).resolve(WorkerRangeData.DIRECTORY);
+        return new WorkerRangeData(dir, new DataStore.Settings(dir.resolve("data"), 1L << 20, FsyncPolicy.COMMIT, 64, 0));
+    }
+
+    /** Stores one random block in {@code rangeData}'s open store and syncs it: what a master's data call would leave. */
+    private static void storeOneBlock(WorkerRangeData rangeData) {
+        await().atMost(Duration.ofSeconds(20)).until(() -> rangeData.store() != null); // it opens at the registration
+        byte[] block = new byte[4096];
+        new Random(19).nextBytes(block);
+        byte[] fp = new byte[32];
+        BlockHasher.forCurrentThread().sha256(block, 0, block.length, fp, 0);
+        DataStore store = rangeData.store();
+        store.append(fp, 0, block, 0, block.length, FormatVersions.CODEC_RAW, block.length);
+        store.sync();
+    }
+
+    /** {@code n} bytes as the console writes them (format.js {@code bytes}), for sizes of a KiB up to a MiB. */
+    private static String kib(long n) {
+        assertThat(n).isBetween(1024L, (1L << 20) - 1);
+        double v = n / 1024.0;
+        return String.format(Locale.ROOT, v < 10 ? "%.2f KiB" : "%.1f KiB", v);
+    }
+
+    private static By rangeDataCell(String node) {
+        return By.cssSelector("[data-worker='" + node + "'] [data-test='worker-range-data']");
+    }
+
+    private static JsonNode listed(String node) throws Exception {
+        for (JsonNode w : JSON.readTree(master.get("/api/v1/cluster/workers").body())) {
+            if (w.get("nodeName").asText().equals(node)) {
+                return w;
+            }
+        }
+        throw new AssertionError("worker " + node + " is not listed");
+    }
+
+    /**
+     * A worker whose {@code range-data} was created for another range (as if copied from another node):
+     * the page marks it refused and a notice names the remedy and the operations guide's section.
+     */
+    private static void refusedRangeData_isAWarningWithItsRemedy(ConsoleBrowser b) throws Exception {
+        try (WorkerRangeData foreign = rangeData("copied-host")) {
+            foreign.claim(new PbnRange(1L << 60, (1L << 60) + (1L << 20))).sync();
+        }
+        try (WorkerRangeData copied = rangeData("copied-host"); WorkerConnector w = worker("copied-host", token("copied-host"), copied)) {
+            b.awaitText(rangeDataCell("copied-host"), "refused");
+            assertThat(b.driver().findElement(By.cssSelector("[data-worker='copied-host'] [data-test='worker-range-data'] .badge.warn"))
+                    .getText()).isEqualTo("refused");
+            long id = w.status().assignment().workerId();
+            b.awaitText(ConsoleBrowser.test("range-data-refused-hint"), "Worker " + id + " (copied-host) refuses its range data");
+            assertThat(b.driver().findElement(ConsoleBrowser.test("range-data-refused-hint")).getText())
+                    .contains("move the directory away").contains("“A worker's range data”");
+            b.screenshot("range-data-refused");
+        }
     }
 
     private static JsonNode firstWorker() throws Exception {
@@ -85,9 +159,24 @@ class ConsoleClusterTest {
         String range = firstWorker().get("pbnFirst").asText();
 
         // a second worker, up, bound to a token of its own: the dialog offers that token too, saying whose it is
-        try (WorkerConnector other = worker("other-host", token("other-host")); ConsoleBrowser b = ConsoleBrowser.open(master, "cluster")) {
+        // it serves range data, with one block stored in its range
+        try (WorkerRangeData otherData = rangeData("other-host"); WorkerConnector other = worker("other-host", token("other-host"), otherData);
+             ConsoleBrowser b = ConsoleBrowser.open(master, "cluster")) {
+            storeOneBlock(otherData);
             b.login("admin", ConsoleBrowser.initialAdminPassword(master));
             b.go("cluster");
+            // the Range data column: serving with its blocks used and log size; "—" for the lost worker, whose link is down
+            await().atMost(Duration.ofSeconds(10)).until(() -> listed("other-host").get("rangeData").path("pbnsUsed").asLong() == 1);
+            long logBytes = listed("other-host").get("rangeData").get("logBytes").asLong();
+            assertThat(logBytes).as("the data log holds the block").isGreaterThanOrEqualTo(4096);
+            By figures = By.cssSelector("[data-worker='other-host'] [data-test='worker-range-data-figures']");
+            b.awaitText(figures, "1 block, " + kib(logBytes));
+            assertThat(b.driver().findElement(figures).getText()).isEqualTo("1 block, " + kib(logBytes));
+            assertThat(b.driver().findElement(rangeDataCell("other-host")).getText()).isEqualTo("serving 1 block, " + kib(logBytes));
+            assertThat(b.driver().findElement(rangeDataCell("other-host")).getAttribute("data-state")).isEqualTo("serving");
+            assertThat(b.driver().findElement(rangeDataCell("old-host")).getText()).isEqualTo("—");
+            assertThat(b.all(ConsoleBrowser.test("range-data-refused-hint"))).as("no worker refuses its range data").isEmpty();
+            b.screenshot("range-data");
             // a refusal is shown, and changes nothing: no node name
             b.awaitVisible(By.cssSelector("[data-worker='old-host'] [data-test='worker-replace']")).click();
             b.driver().findElement(By.cssSelector("dialog[open] [data-test='confirm-ok']")).click(); // the page has a dialog per action
@@ -123,8 +212,12 @@ class ConsoleClusterTest {
                 b.awaitText(By.cssSelector("[data-worker='new-host'] [data-test='worker-state']"), "up");
                 // this master's engine is not the workers': it never asked them, so the index column says it does not know
                 b.awaitText(By.cssSelector("[data-worker='new-host'] [data-test='worker-index']"), "unknown");
+                // up, but it serves no range data (as a worker of an older release): nothing reported
+                assertThat(b.driver().findElement(rangeDataCell("new-host")).getText()).isEqualTo("—");
+                assertThat(listed("new-host").get("rangeData").isNull()).isTrue();
                 b.screenshot("replaced");
             }
+            refusedRangeData_isAWarningWithItsRemedy(b);
         }
         String boundTo = firstWorker().get("tokenId").asText();
         JsonNode audit = JSON.readTree(master.get("/api/v1/audit").body()).get("entries");
