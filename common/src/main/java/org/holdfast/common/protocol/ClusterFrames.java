@@ -16,7 +16,8 @@ import io.netty.buffer.ByteBufUtil;
  *  HEARTBEAT_ACK | sequence:u64 |
  * </pre>
  *
- * <p>The dedup frames (0x44-0x4C) are in {@link DedupFrames}, the data frames (0x4D-0x53) in {@link DataFrames}.
+ * <p>The dedup frames (0x44-0x4C) are in {@link DedupFrames}, the data frames (0x4D-0x53) in {@link DataFrames},
+ * the GC delta frames (0x54-0x56) in {@link GcDeltaFrames}.
  */
 final class ClusterFrames {
     private ClusterFrames() {
@@ -30,7 +31,8 @@ final class ClusterFrames {
             case REGISTERED -> 4 + 8 + 8 + 8 + 4 + 2 + ProtocolLimits.MAX_SERVER_VERSION;
             case HEARTBEAT -> 8 + 4 + 8 + 8 + 8;
             case HEARTBEAT_ACK -> 8;
-            default -> DataFrames.isData(type) ? DataFrames.maxBody(type) : DedupFrames.maxBody(type);
+            default -> GcDeltaFrames.isGcDelta(type) ? GcDeltaFrames.maxBody(type)
+                    : DataFrames.isData(type) ? DataFrames.maxBody(type) : DedupFrames.maxBody(type);
         };
     }
 
@@ -44,7 +46,8 @@ final class ClusterFrames {
             case REGISTERED -> 4 + 8 + 8 + 8 + 4 + str(((Registered) m).masterVersion());
             case HEARTBEAT -> 8 + 4 + 8 + 8 + 8;
             case HEARTBEAT_ACK -> 8;
-            default -> DataFrames.isData(m.type()) ? DataFrames.bodyBytes(m) : DedupFrames.bodyBytes(m);
+            default -> GcDeltaFrames.isGcDelta(m.type()) ? GcDeltaFrames.bodyBytes(m)
+                    : DataFrames.isData(m.type()) ? DataFrames.bodyBytes(m) : DedupFrames.bodyBytes(m);
         };
     }
 
@@ -84,7 +87,9 @@ final class ClusterFrames {
             }
             case HEARTBEAT_ACK -> out.writeLong(((HeartbeatAck) m).sequence());
             default -> {
-                if (DataFrames.isData(m.type())) {
+                if (GcDeltaFrames.isGcDelta(m.type())) {
+                    GcDeltaFrames.writeBody(m, out);
+                } else if (DataFrames.isData(m.type())) {
                     DataFrames.writeBody(m, out);
                 } else {
                     DedupFrames.writeBody(m, out);
@@ -107,7 +112,8 @@ final class ClusterFrames {
             case HEARTBEAT -> new Heartbeat(FrameDecoder.u64(b, "sequence"), FrameDecoder.u32(b, "loadMilli"),
                     FrameDecoder.u64(b, "heapUsedBytes"), FrameDecoder.u64(b, "heapMaxBytes"), FrameDecoder.u64(b, "diskFreeBytes"));
             case HEARTBEAT_ACK -> new HeartbeatAck(FrameDecoder.u64(b, "sequence"));
-            default -> DataFrames.isData(type) ? DataFrames.parseBody(type, b) : DedupFrames.parseBody(type, b);
+            default -> GcDeltaFrames.isGcDelta(type) ? GcDeltaFrames.parseBody(type, b)
+                    : DataFrames.isData(type) ? DataFrames.parseBody(type, b) : DedupFrames.parseBody(type, b);
         };
     }
 }
