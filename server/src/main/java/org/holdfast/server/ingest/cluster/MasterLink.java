@@ -56,6 +56,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     private WorkerRecord record; // lane only; null until registered
     private volatile DedupLink dedup; // null until registered
     private volatile RemoteRangeStore data; // null until registered
+    private volatile RemoteGcDeltas gc; // null until registered
     private volatile boolean closing;
 
     MasterLink(ClusterServer server, FrameDecoder decoder) {
@@ -184,6 +185,8 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         dedup = link;
         RemoteRangeStore rangeStore = new RemoteRangeStore(w.nodeName(), w.range(), ctx.channel(), server.registry().settings().lostAfter());
         data = rangeStore;
+        RemoteGcDeltas gcDeltas = new RemoteGcDeltas(w.nodeName(), w.range(), ctx.channel(), server.registry().settings().lostAfter());
+        gc = gcDeltas;
         ctx.executor().execute(() -> {
             if (closing) {
                 // refused while the lane registered (fail saw no link yet): the ERROR is out and the
@@ -193,6 +196,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             // the worker's dedup answers are taken before this handler sees them
             ctx.pipeline().addBefore(ctx.name(), "dedup", link.answers());
             ctx.pipeline().addBefore(ctx.name(), "data", rangeStore.answers());
+            ctx.pipeline().addBefore(ctx.name(), "gc", gcDeltas.answers());
             decoder.resume(ctx.pipeline().context(decoder));
             // REGISTERED only once the decoder takes frames after REGISTER (written before, the worker's
             // answer could be read while the decoder still held it, against the pre-REGISTER budget), and
@@ -200,6 +204,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             ctx.writeAndFlush(registered);
             server.dedupLinks().add(w.workerId(), link);
             server.rangeStores().add(w.workerId(), rangeStore);
+            server.gcDeltas().add(w.workerId(), gcDeltas);
         });
     }
 
@@ -303,6 +308,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         if (rangeStore != null) {
             server.rangeStores().remove(rangeStore); // nor a data call
         }
+        RemoteGcDeltas gcDeltas = gc;
+        if (gcDeltas != null) {
+            server.gcDeltas().remove(gcDeltas); // nor a GC delta
+        }
         ErrorLinger.sendAndClose(ctx.channel(), ErrorMessage.of(code, message), server.registry().settings().lostAfter().toMillis());
     }
 
@@ -343,6 +352,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             RemoteRangeStore rangeStore = data;
             if (rangeStore != null) {
                 server.rangeStores().remove(rangeStore);
+            }
+            RemoteGcDeltas gcDeltas = gc;
+            if (gcDeltas != null) {
+                server.gcDeltas().remove(gcDeltas);
             }
             server.lane().execute(() -> {
                 if (record != null) {
