@@ -41,6 +41,7 @@ public final class RemoteGcDeltas {
     private final Duration timeout;
     private final ConcurrentNavigableMap<Long, CompletableFuture<Void>> pending = new ConcurrentSkipListMap<>();
     private volatile long applied; // delta id of the highest acknowledgement
+    private long lastSent; // delta id of the last part sent; guarded by this
     private volatile String lost;
 
     /** Worker {@code name} owning {@code range}, on {@code channel}; a part not acknowledged within {@code timeout} ends the link's use. */
@@ -107,8 +108,13 @@ public final class RemoteGcDeltas {
         return CompletableFuture.allOf(sent);
     }
 
-    /** Sends one part; completes when a GC_DELTA_APPLIED covers it. */
-    public CompletableFuture<Void> send(GcDelta d) {
+    /**
+     * Sends one part; completes when a GC_DELTA_APPLIED covers it.
+     *
+     * @throws IllegalArgumentException an update outside the worker's range, or a part at or below one sent
+     *         before on this link (the worker would take it for a replay and log nothing): nothing sent
+     */
+    public synchronized CompletableFuture<Void> send(GcDelta d) {
         for (int i = 0; i < d.count(); i++) {
             if (!range.contains(d.pbns()[i])) {
                 throw new IllegalArgumentException("update " + i + " of GC operation " + d.opId() + " is for PBN " + d.pbns()[i]
@@ -122,10 +128,14 @@ public final class RemoteGcDeltas {
             f.completeExceptionally(lostError(why));
             return f;
         }
-        CompletableFuture<Void> before = pending.putIfAbsent(id, f);
-        if (before != null) {
-            return before; // the same part twice on one link: one frame, one answer
+        if (id <= lastSent) {
+            throw new IllegalArgumentException("part " + d.part() + " of GC operation " + d.opId() + " comes after part "
+                    + GcDelta.partOf(lastSent) + " of operation " + GcDelta.opIdOf(lastSent) + " on worker " + name + "'s link: the"
+                    + " worker would take it for a replay and log nothing; send in operation order (nothing was sent)");
         }
+        // under this lock: the frames leave in delta id order, which is the order the worker's log needs
+        lastSent = id;
+        pending.put(id, f);
         why = lost; // lost() may have failed every pending part between the check above and the put
         if (why != null) {
             fail(id, lostError(why));

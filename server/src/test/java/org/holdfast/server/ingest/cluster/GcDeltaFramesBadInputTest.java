@@ -282,6 +282,21 @@ class GcDeltaFramesBadInputTest {
     }
 
     @Test
+    void send_partAtOrBelowOneSentBefore_refusedNothingSent() {
+        EmbeddedChannel ch = new EmbeddedChannel();
+        RemoteGcDeltas d = masterEnd(ch);
+        d.send(rc(5, 1, P));
+        ch.readOutbound();
+        assertThatThrownBy(() -> d.send(rc(5, 0, P))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("part 0 of GC operation 5 comes after part 1 of operation 5")
+                .hasMessageContaining("the worker would take it for a replay");
+        assertThatThrownBy(() -> d.send(rc(5, 1, P))).as("the same part twice").isInstanceOf(IllegalArgumentException.class);
+        assertThat((Object) ch.readOutbound()).isNull();
+        assertThat(d.pendingCount()).isEqualTo(1);
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
     void send_shareOverOneFrame_splitIntoPartsOfOneOperation() {
         EmbeddedChannel ch = new EmbeddedChannel();
         RemoteGcDeltas d = masterEnd(ch);
