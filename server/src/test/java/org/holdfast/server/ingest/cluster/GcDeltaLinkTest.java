@@ -286,6 +286,21 @@ class GcDeltaLinkTest {
     }
 
     @Test
+    void route_operationOverOneFrame_sentAsPartsAndLoggedWithTheStandaloneCounts() {
+        routeAll(1, 5);
+        long[] held = new long[150_000]; // a hold on a large snapshot: 150,000 PBNs, 70,000 of them in w1's range
+        for (int i = 0; i < held.length; i++) {
+            held[i] = i < 70_000 ? FIRST + i : 1 + i;
+        }
+        route(6, new GcOperation.Pin(held));
+        route(7, new GcOperation.RaiseExpiry(held, 1_900_000_000_000L));
+        awaitApplied(nodes[0]);
+        awaitApplied(nodes[1]);
+        assertThat(nodes[0].deltas().appliedDeltaId()).as("w1's share of the hold: two parts").isEqualTo(GcDelta.deltaId(7, 1));
+        assertSameCounts();
+    }
+
+    @Test
     void resend_afterAReconnect_answeredTheSameAndChangesNothing() {
         routeAll(1, 30);
         awaitApplied(nodes[0]);
