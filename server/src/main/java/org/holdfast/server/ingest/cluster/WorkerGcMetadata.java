@@ -90,8 +90,17 @@ public final class WorkerGcMetadata implements AutoCloseable {
             }
             b.add(d.kinds()[i], d.pbns()[i], d.values()[i]);
         }
-        p.appendGroup(id, b);
-        p.awaitDurable();
+        try {
+            p.appendGroup(id, b);
+            p.awaitDurable();
+        } catch (RuntimeException e) {
+            // the log may now name a delta that is not durable: answering a resend of it as a replay
+            // would acknowledge what a crash can lose, so nothing more is answered until a reopen recovers
+            refusal = new IllegalStateException("the GC metadata in " + dir + " failed while logging GC operation " + d.opId() + " (part "
+                    + d.part() + "): " + e.getMessage() + "; no GC delta is logged or acknowledged until the worker restarts (its log"
+                    + " is recovered then)", e);
+            throw refusal;
+        }
         return p.lastOpId();
     }
 

@@ -187,6 +187,22 @@ class GcDeltaFramesBadInputTest {
     }
 
     @Test
+    void delta_logFailsWhileLogging_failedAndNothingAcknowledgedUntilReopened() {
+        EmbeddedChannel ch = worker();
+        assertThat(served(ch, rc(1, 0, P))).isEqualTo(new GcDeltaApplied(1, 0));
+        pipeline.close(); // the pipeline fails under the worker (as a failed fsync or committer would)
+        GcDeltaFailed f = (GcDeltaFailed) served(ch, rc(2, 0, P));
+        assertThat(f.message()).contains("failed while logging GC operation 2 (part 0)")
+                .contains("no GC delta is logged or acknowledged until the worker restarts");
+        assertThat(served(ch, rc(1, 0, P))).as("not even a replay: its mark may not be durable").isInstanceOf(GcDeltaFailed.class);
+        ch.finishAndReleaseAll();
+        gc.close();
+        gc = new WorkerGcMetadata(dir.resolve("range-data").resolve("gc"), BoscSettings.defaults().withCommitters(1));
+        pipeline = gc.claim(RANGE);
+        assertThat(pipeline.lastOpId()).as("reopened: what was acknowledged is there").isEqualTo(GcDelta.deltaId(1, 0));
+    }
+
+    @Test
     void delta_gcDirectoryOfAnotherRange_failedClearly() {
         PbnRange other = new PbnRange(RANGE.limit(), RANGE.limit() + (1L << 20));
         EmbeddedChannel ch = worker();
