@@ -138,7 +138,8 @@ class GcDeltaLinkTest {
 
     @BeforeEach
     void start() throws Exception {
-        master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(200), Duration.ofSeconds(1),
+        // heartbeats every second: a worker takes 5 s of silence for a dead master, so a loaded machine does not cut the links
+        master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofSeconds(1), Duration.ofSeconds(3),
                 Duration.ofSeconds(10), FIRST, SIZE), AuditLog.NONE);
         tokenFile = dir.resolve("worker.token");
         Files.writeString(tokenFile, master.tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token());
