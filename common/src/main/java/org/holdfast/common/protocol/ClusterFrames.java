@@ -17,7 +17,8 @@ import io.netty.buffer.ByteBufUtil;
  *  HEARTBEAT_ACK | sequence:u64 |
  * </pre>
  *
- * <p>The dedup frames (0x44-0x4C) are in {@link DedupFrames}, the data frames (0x4D-0x53) in {@link DataFrames}.
+ * <p>The dedup frames (0x44-0x4C) are in {@link DedupFrames}, the data frames (0x4D-0x53) in {@link DataFrames},
+ * the GC delta frames (0x54-0x56) in {@link GcDeltaFrames}.
  */
 final class ClusterFrames {
     /** HEARTBEAT without a range-data report. */
@@ -36,7 +37,8 @@ final class ClusterFrames {
             case REGISTERED -> 4 + 8 + 8 + 8 + 4 + 2 + ProtocolLimits.MAX_SERVER_VERSION;
             case HEARTBEAT -> HEARTBEAT_BODY + RANGE_DATA_BODY;
             case HEARTBEAT_ACK -> 8;
-            default -> DataFrames.isData(type) ? DataFrames.maxBody(type) : DedupFrames.maxBody(type);
+            default -> GcDeltaFrames.isGcDelta(type) ? GcDeltaFrames.maxBody(type)
+                    : DataFrames.isData(type) ? DataFrames.maxBody(type) : DedupFrames.maxBody(type);
         };
     }
 
@@ -50,7 +52,8 @@ final class ClusterFrames {
             case REGISTERED -> 4 + 8 + 8 + 8 + 4 + str(((Registered) m).masterVersion());
             case HEARTBEAT -> HEARTBEAT_BODY + (((Heartbeat) m).rangeData() == null ? 0 : RANGE_DATA_BODY);
             case HEARTBEAT_ACK -> 8;
-            default -> DataFrames.isData(m.type()) ? DataFrames.bodyBytes(m) : DedupFrames.bodyBytes(m);
+            default -> GcDeltaFrames.isGcDelta(m.type()) ? GcDeltaFrames.bodyBytes(m)
+                    : DataFrames.isData(m.type()) ? DataFrames.bodyBytes(m) : DedupFrames.bodyBytes(m);
         };
     }
 
@@ -95,7 +98,9 @@ final class ClusterFrames {
             }
             case HEARTBEAT_ACK -> out.writeLong(((HeartbeatAck) m).sequence());
             default -> {
-                if (DataFrames.isData(m.type())) {
+                if (GcDeltaFrames.isGcDelta(m.type())) {
+                    GcDeltaFrames.writeBody(m, out);
+                } else if (DataFrames.isData(m.type())) {
                     DataFrames.writeBody(m, out);
                 } else {
                     DedupFrames.writeBody(m, out);
@@ -121,7 +126,8 @@ final class ClusterFrames {
                     b.isReadable() ? new Heartbeat.RangeData(FrameDecoder.u8(b, "rangeState"), FrameDecoder.u64(b, "nextPbn"),
                             FrameDecoder.u64(b, "logBytes")) : null);
             case HEARTBEAT_ACK -> new HeartbeatAck(FrameDecoder.u64(b, "sequence"));
-            default -> DataFrames.isData(type) ? DataFrames.parseBody(type, b) : DedupFrames.parseBody(type, b);
+            default -> GcDeltaFrames.isGcDelta(type) ? GcDeltaFrames.parseBody(type, b)
+                    : DataFrames.isData(type) ? DataFrames.parseBody(type, b) : DedupFrames.parseBody(type, b);
         };
     }
 }

@@ -366,7 +366,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK,
                     DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED,
                     DEDUP_PROBE, DEDUP_CANDIDATES,
-                    DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED -> ClusterFrames.maxBody(type);
+                    DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
+                    GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED -> ClusterFrames.maxBody(type);
         };
     }
 
@@ -475,7 +476,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK,
                     DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED,
                     DEDUP_PROBE, DEDUP_CANDIDATES,
-                    DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED:
+                    DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
+                    GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED:
                 return ClusterFrames.parseBody(type, b);
             default:
                 throw new ProtocolException(ErrorCode.BAD_FRAME, "no decoding for " + type);

@@ -100,7 +100,8 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
             case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK,
                     DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED,
                     DEDUP_PROBE, DEDUP_CANDIDATES,
-                    DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED:
+                    DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
+                    GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED:
                 return ClusterFrames.bodyBytes(m);
             default:
                 throw new IllegalArgumentException("no encoding for " + m.type());
@@ -280,7 +281,8 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
             case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK,
                     DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED,
                     DEDUP_PROBE, DEDUP_CANDIDATES,
-                    DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED -> ClusterFrames.writeBody(m, out);
+                    DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
+                    GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED -> ClusterFrames.writeBody(m, out);
             default -> throw new IllegalArgumentException("no encoding for " + m.type());
         }
     }

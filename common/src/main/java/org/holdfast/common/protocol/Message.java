@@ -14,7 +14,8 @@ public sealed interface Message
         RunReport, RunRecorded, Register, Registered, Heartbeat, HeartbeatAck,
         DedupLookup, DedupAnswer, DedupRecord, DedupForget, DedupControl, DedupDone, DedupFailed,
         DedupProbe, DedupCandidates,
-        DataStoreRequest, DataStored, DataSync, DataSynced, DataRead, DataReadAnswer, DataFailed {
+        DataStoreRequest, DataStored, DataSync, DataSynced, DataRead, DataReadAnswer, DataFailed,
+        GcDelta, GcDeltaApplied, GcDeltaFailed {
 
     /** The frame type this message travels as. */
     MessageType type();

@@ -44,7 +44,11 @@ public enum MessageType {
     DATA_SYNCED(0x50),
     DATA_READ(0x51),
     DATA_READ_ANSWER(0x52),
-    DATA_FAILED(0x53);
+    DATA_FAILED(0x53),
+    /** The GC deltas on the worker link (distributed GC: a worker logs the GC updates of its PBN range). */
+    GC_DELTA(0x54),
+    GC_DELTA_APPLIED(0x55),
+    GC_DELTA_FAILED(0x56);
 
     private static final MessageType[] BY_CODE = new MessageType[256];
 

@@ -56,6 +56,12 @@ public final class ProtocolLimits {
     /** Most PBNs one DATA_READ asks for (and blocks one DATA_READ_ANSWER carries) on the worker link. */
     public static final int MAX_DATA_READ = 1024;
 
+    /**
+     * Most GC metadata updates one GC_DELTA carries (17 bytes each: a body of at most 1,114,128
+     * bytes); a larger share of one operation travels as several parts under the same operation id.
+     */
+    public static final int MAX_GC_DELTA_UPDATES = 65_536;
+
     /** Longest RUN_REPORT trigger, in UTF-8 bytes. */
     public static final int MAX_RUN_TRIGGER = 32;
     /** Longest RUN_REPORT message, in UTF-8 bytes. */

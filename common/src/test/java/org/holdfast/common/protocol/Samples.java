@@ -102,7 +102,13 @@ final class Samples {
                 new DataRead(19, 2, new long[] {1L << 40, Long.MAX_VALUE}),
                 new DataReadAnswer(20, 2, new long[] {1L << 40, (1L << 40) + 1}, fp64(), new byte[] {PayloadCodec.RAW, PayloadCodec.ZSTD},
                         new int[] {512, 4096}, new int[] {512, 3}, new byte[515]),
-                DataFailed.of(21, "PBN 5 is outside this worker's range"));
+                DataFailed.of(21, "PBN 5 is outside this worker's range"),
+                new GcDelta(22, 0, 3, new byte[] {GcDelta.RC_ADD, GcDelta.RAISE_EXPIRY, GcDelta.PIN_ADD},
+                        new long[] {1L << 48, (1L << 48) + 1, Long.MAX_VALUE}, new long[] {-1, 1_800_000_000_000L, 1}),
+                new GcDelta(GcDelta.MAX_OP_ID, GcDelta.MAX_PART, 1, new byte[] {GcDelta.RC_ADD}, new long[] {1}, new long[] {Long.MIN_VALUE}),
+                new GcDeltaApplied(23, 2),
+                new GcDeltaApplied(GcDelta.MAX_OP_ID, GcDelta.MAX_PART),
+                GcDeltaFailed.of(24, 1, "PBN 5 is outside this worker's range"));
     }
 
     private static byte[] fp64() {

@@ -56,8 +56,11 @@ public final class GcBookkeeper {
         return true;
     }
 
-    /** The GMA updates of one operation, increments before decrements. Validates before anything is logged. */
-    static UpdateBatch updatesOf(GcOperation op) {
+    /**
+     * The GMA updates of one operation, increments before decrements. Validates before anything is
+     * logged. Public for distributed GC, which routes them by PBN range ({@link UpdateRouter}).
+     */
+    public static UpdateBatch updatesOf(GcOperation op) {
         if (op instanceof GcOperation.Commit c) {
             return commitUpdates(c.volume(), c.sequence(), c.delta(), c.expiries(), true, true);
         } else if (op instanceof GcOperation.CommitPart c) {

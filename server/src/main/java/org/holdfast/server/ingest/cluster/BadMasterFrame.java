@@ -7,9 +7,9 @@ import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.ProtocolException;
 
 /**
- * How a worker's service ({@link DedupService}, {@link RangeDataService}) refuses a frame from the
+ * How a worker's service ({@link DedupService}, {@link RangeDataService}, {@link GcDeltaService}) refuses a frame from the
  * master that it cannot read: it logs it, answers the ERROR and closes the link after lingering, the
- * same way for both links.
+ * same way for every link.
  */
 final class BadMasterFrame {
     private static final System.Logger LOG = System.getLogger(BadMasterFrame.class.getName());
@@ -19,7 +19,7 @@ final class BadMasterFrame {
 
     /**
      * Refuses {@code cause} if it is a bad frame ({@link ProtocolException}) of the link's {@code frames}
-     * ("dedup", "data") and returns true; false for any other failure, which the caller passes on.
+     * ("dedup", "data", "GC delta") and returns true; false for any other failure, which the caller passes on.
      */
     static boolean refuse(ChannelHandlerContext ctx, Throwable cause, String frames) {
         if (!(cause instanceof ProtocolException p)) {

@@ -60,6 +60,7 @@ public final class ClusterServer implements AutoCloseable {
     private final ChannelGroup connections = new DefaultChannelGroup("holdfast-cluster", GlobalEventExecutor.INSTANCE);
     private final DedupLinks dedupLinks;
     private final RangeStores rangeStores = new RangeStores();
+    private final GcDeltaLinks gcDeltas = new GcDeltaLinks();
     private final ExecutorService lane = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-cluster-lane", true));
     private EventLoopGroup boss;
     private EventLoopGroup loops;
@@ -155,6 +156,11 @@ public final class ClusterServer implements AutoCloseable {
     /** The registered workers' range stores (data on workers; not yet used by ingest, restore or GC). */
     public RangeStores rangeStores() {
         return rangeStores;
+    }
+
+    /** The registered workers' GC delta links (distributed GC; not yet used by the master's GC). */
+    public GcDeltaLinks gcDeltas() {
+        return gcDeltas;
     }
 
     /** The registered workers' dedup links (the master's remote dedup workers). */

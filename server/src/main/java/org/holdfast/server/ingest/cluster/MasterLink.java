@@ -57,6 +57,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     private int clusterVersion; // lane only: the version of this link's REGISTER
     private volatile DedupLink dedup; // null until registered
     private volatile RemoteRangeStore data; // null until registered
+    private volatile RemoteGcDeltas gc; // null until registered
     private volatile boolean closing;
 
     MasterLink(ClusterServer server, FrameDecoder decoder) {
@@ -186,6 +187,8 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         dedup = link;
         RemoteRangeStore rangeStore = new RemoteRangeStore(w.nodeName(), w.range(), ctx.channel(), server.registry().settings().lostAfter());
         data = rangeStore;
+        RemoteGcDeltas gcDeltas = new RemoteGcDeltas(w.nodeName(), w.range(), ctx.channel(), server.registry().settings().lostAfter());
+        gc = gcDeltas;
         ctx.executor().execute(() -> {
             if (closing) {
                 // refused while the lane registered (fail saw no link yet): the ERROR is out and the
@@ -195,6 +198,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             // the worker's dedup answers are taken before this handler sees them
             ctx.pipeline().addBefore(ctx.name(), "dedup", link.answers());
             ctx.pipeline().addBefore(ctx.name(), "data", rangeStore.answers());
+            ctx.pipeline().addBefore(ctx.name(), "gc", gcDeltas.answers());
             decoder.resume(ctx.pipeline().context(decoder));
             // REGISTERED only once the decoder takes frames after REGISTER (written before, the worker's
             // answer could be read while the decoder still held it, against the pre-REGISTER budget), and
@@ -202,6 +206,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             ctx.writeAndFlush(registered);
             server.dedupLinks().add(w.workerId(), link);
             server.rangeStores().add(w.workerId(), rangeStore);
+            server.gcDeltas().add(w.workerId(), gcDeltas);
         });
     }
 
@@ -310,6 +315,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         if (rangeStore != null) {
             server.rangeStores().remove(rangeStore); // nor a data call
         }
+        RemoteGcDeltas gcDeltas = gc;
+        if (gcDeltas != null) {
+            server.gcDeltas().remove(gcDeltas); // nor a GC delta
+        }
         ErrorLinger.sendAndClose(ctx.channel(), ErrorMessage.of(code, message), server.registry().settings().lostAfter().toMillis());
     }
 
@@ -350,6 +359,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             RemoteRangeStore rangeStore = data;
             if (rangeStore != null) {
                 server.rangeStores().remove(rangeStore);
+            }
+            RemoteGcDeltas gcDeltas = gc;
+            if (gcDeltas != null) {
+                server.gcDeltas().remove(gcDeltas);
             }
             server.lane().execute(() -> {
                 if (record != null) {

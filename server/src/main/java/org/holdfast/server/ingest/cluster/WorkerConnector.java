@@ -39,6 +39,7 @@ import org.holdfast.common.protocol.ErrorLinger;
 import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.FrameDecoder;
 import org.holdfast.common.protocol.FrameEncoder;
+import org.holdfast.common.protocol.GcDelta;
 import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.common.protocol.HeartbeatAck;
 import org.holdfast.common.protocol.ProtocolException;
@@ -88,6 +89,7 @@ public final class WorkerConnector implements AutoCloseable {
     private final LoadProbe probe;
     private final LazyDedupWorker dedup;
     private final WorkerRangeData rangeData;
+    private final WorkerGcMetadata gcMetadata;
     private final EventLoopGroup loop = new NioEventLoopGroup(1, new DefaultThreadFactory("holdfast-worker-link", true));
     private final SslContext tls;
     private final TlsEngines.Engine engine;
@@ -121,10 +123,22 @@ public final class WorkerConnector implements AutoCloseable {
      * closes it after this connector.
      */
     public WorkerConnector(Settings settings, LoadProbe probe, LazyDedupWorker dedup, WorkerRangeData rangeData) {
+        this(settings, probe, dedup, rangeData, null);
+    }
+
+    /**
+     * As above, and with {@code gcMetadata} (null: none) each registered connection also logs the
+     * master's GC deltas over the range of its REGISTERED ({@link GcDeltaService}, its own thread).
+     * Not yet sent by the master's GC. {@code gcMetadata} belongs to the caller, who closes it after
+     * this connector.
+     */
+    public WorkerConnector(Settings settings, LoadProbe probe, LazyDedupWorker dedup, WorkerRangeData rangeData,
+                           WorkerGcMetadata gcMetadata) {
         this.settings = settings;
         this.probe = probe;
         this.dedup = dedup;
         this.rangeData = rangeData;
+        this.gcMetadata = gcMetadata;
         this.backoffMillis = settings.minBackoff().toMillis();
         if (settings.trust() == null) {
             tls = null;
@@ -258,6 +272,8 @@ public final class WorkerConnector implements AutoCloseable {
                     ctx.fireChannelRead(msg); // to the DedupService behind this handler
                 } else if (rangeData != null && heartbeats != null && RangeDataService.isRequest(msg)) {
                     ctx.fireChannelRead(msg); // to the RangeDataService behind this handler
+                } else if (gcMetadata != null && heartbeats != null && msg instanceof GcDelta) {
+                    ctx.fireChannelRead(msg); // to the GcDeltaService behind this handler
                 } else if (msg instanceof ErrorMessage e && heartbeats == null && e.code() == ErrorCode.UNSUPPORTED_VERSION
                         && offered > Register.MIN_CLUSTER_VERSION) {
                     offer = offered - 1; // a master of an older release: offer the next older version until it accepts one
@@ -299,6 +315,9 @@ public final class WorkerConnector implements AutoCloseable {
             }
             if (rangeData != null) {
                 ctx.pipeline().addAfter(ctx.name(), "data", new RangeDataService(rangeData, w.range()));
+            }
+            if (gcMetadata != null) {
+                ctx.pipeline().addAfter(ctx.name(), "gc", new GcDeltaService(gcMetadata, w.range()));
             }
             status = new WorkerStatus(true, w, null);
             backoffMillis = settings.minBackoff().toMillis();

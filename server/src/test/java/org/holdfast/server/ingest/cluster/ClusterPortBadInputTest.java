@@ -248,6 +248,28 @@ class ClusterPortBadInputTest {
     }
 
     @Test
+    void gcDeltaFrames_beforeRegister_areRefusedBadState() throws IOException {
+        // an outsider acknowledging GC deltas nobody sent, or asking the master to log some
+        assertRefused(frame(new org.holdfast.common.protocol.GcDeltaApplied(1, 0)), ErrorCode.BAD_STATE, "must be REGISTER");
+        assertRefused(frame(new org.holdfast.common.protocol.GcDelta(1, 0, 1, new byte[] {1}, new long[] {5}, new long[] {1})),
+                ErrorCode.BAD_STATE, "must be REGISTER");
+    }
+
+    @Test
+    void gcDeltaFailed_afterRegisterForAPartNeverSent_isRefusedBadState() throws IOException {
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(frame(register("w1", workerToken)));
+            assertThat(read(s.getInputStream(), 1)).singleElement().isInstanceOf(Registered.class);
+            s.getOutputStream().write(frame(org.holdfast.common.protocol.GcDeltaFailed.of(42, 0, "no")));
+            assertThat(readUntilClosed(s.getInputStream())).singleElement().isInstanceOfSatisfying(ErrorMessage.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.BAD_STATE);
+                assertThat(e.message()).contains("GC_DELTA_FAILED answers part 0 of operation 42, which is not pending on this link");
+            });
+        }
+    }
+
+    @Test
     void register_malformedToken_isRefusedUnauthorized() throws IOException {
         assertRefused(frame(register("w1", "not-a-token")), ErrorCode.UNAUTHORIZED, "malformed");
     }

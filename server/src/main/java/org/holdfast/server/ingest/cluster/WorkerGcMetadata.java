@@ -1,0 +1,136 @@
+package org.holdfast.server.ingest.cluster;
+
+import java.nio.file.Path;
+import org.holdfast.common.id.PbnRange;
+import org.holdfast.common.protocol.GcDelta;
+import org.holdfast.gc.bosc.BoscPipeline;
+import org.holdfast.gc.bosc.BoscSettings;
+import org.holdfast.gc.bosc.UpdateBatch;
+
+/**
+ * A worker's GC metadata of its PBN range (distributed GC, thesis 7.2.4): the GMA and BOSC log
+ * ({@link BoscPipeline} over the range the master assigned) in {@code <data-dir>/range-data/gc},
+ * beside the range store ({@link WorkerRangeData}), into which it logs the GC deltas the master
+ * routes to it. Opened at the first registration that needs it and kept across reconnections over
+ * the same range; a directory created for another range is refused by the GMA (its
+ * {@code gma.range}), and that refusal is what every delta then hears. The worker process owns it
+ * and closes it after its links.
+ *
+ * <p>Once only: part {@code p} of master operation {@code o} is logged as one BOSC group numbered
+ * {@link GcDelta#deltaId} (o * 2^20 + p, increasing in both), so the log's last group id is the
+ * worker's mark: a delta at or below it is a replay (the master sends again what it has no
+ * acknowledgement for after a reconnect) and changes nothing. Every delta is synced before
+ * {@link #log} returns, and deltas are logged one at a time under this object's lock, so the mark
+ * it returns is always durable: after a crash, recovery finds at least every acknowledged delta.
+ */
+public final class WorkerGcMetadata implements AutoCloseable {
+    private final Path dir;
+    private final BoscSettings settings;
+    private BoscPipeline pipeline;
+    private PbnRange range;
+    private RuntimeException refusal;
+    private boolean closed;
+
+    /** GC metadata in {@code dir} ({@code <data-dir>/range-data/gc}), with {@code settings}. */
+    public WorkerGcMetadata(Path dir, BoscSettings settings) {
+        this.dir = dir;
+        this.settings = settings;
+    }
+
+    /** Its directory. */
+    public Path dir() {
+        return dir;
+    }
+
+    /**
+     * The GC metadata over {@code r}: opened now (recovering its log after a crash) unless it is open
+     * over {@code r} already (open over another range: closed first).
+     *
+     * @throws RuntimeException the GMA's refusal (a directory recorded for another range, say), also for later calls over {@code r}
+     */
+    public synchronized BoscPipeline claim(PbnRange r) {
+        if (closed) {
+            throw new IllegalStateException("the worker's GC metadata in " + dir + " is closed: the worker is stopping");
+        }
+        if (r.equals(range)) {
+            if (refusal != null) {
+                throw refusal;
+            }
+            return pipeline;
+        }
+        closePipeline();
+        range = r;
+        try {
+            pipeline = BoscPipeline.open(dir, settings, r);
+            return pipeline;
+        } catch (RuntimeException e) {
+            refusal = e;
+            throw e;
+        }
+    }
+
+    /**
+     * Logs {@code d} over range {@code r} once and syncs the log; returns the worker's mark, the delta
+     * id of the highest delta durably logged (at least {@code d}'s). A replay logs nothing.
+     *
+     * @throws IllegalArgumentException an update of a PBN outside {@code r}: nothing logged
+     */
+    public synchronized long log(GcDelta d, PbnRange r) {
+        BoscPipeline p = claim(r);
+        long id = d.deltaId();
+        if (id <= p.lastOpId()) {
+            return p.lastOpId(); // logged and synced before it was acknowledged the first time
+        }
+        UpdateBatch b = new UpdateBatch(d.count());
+        for (int i = 0; i < d.count(); i++) {
+            if (!r.contains(d.pbns()[i])) {
+                throw new IllegalArgumentException("update " + i + " of GC operation " + d.opId() + " (part " + d.part() + ") is for PBN "
+                        + d.pbns()[i] + ", outside this worker's range " + r + "; nothing of it was logged (the master routed it to the"
+                        + " wrong worker: check the cluster membership)");
+            }
+            b.add(d.kinds()[i], d.pbns()[i], d.values()[i]);
+        }
+        try {
+            p.appendGroup(id, b);
+            p.awaitDurable();
+        } catch (RuntimeException e) {
+            // the log may now name a delta that is not durable: answering a resend of it as a replay
+            // would acknowledge what a crash can lose, so nothing more is answered until a reopen recovers
+            refusal = new IllegalStateException("the GC metadata in " + dir + " failed while logging GC operation " + d.opId() + " (part "
+                    + d.part() + "): " + e.getMessage() + "; no GC delta is logged or acknowledged until the worker restarts (its log"
+                    + " is recovered then)", e);
+            throw refusal;
+        }
+        return p.lastOpId();
+    }
+
+    /** The GC metadata open now, or null. */
+    public synchronized BoscPipeline pipeline() {
+        return pipeline;
+    }
+
+    /** Simulates a killed worker (tests): the log is not synced nor checkpointed, the GMA not written; reopen recovers. */
+    synchronized void abandon() {
+        if (pipeline != null) {
+            pipeline.abandon();
+            pipeline = null;
+        }
+        range = null;
+        refusal = null;
+    }
+
+    private void closePipeline() {
+        if (pipeline != null) {
+            pipeline.close();
+            pipeline = null;
+        }
+        range = null;
+        refusal = null;
+    }
+
+    @Override
+    public synchronized void close() {
+        closed = true;
+        closePipeline();
+    }
+}
