@@ -620,7 +620,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                     + r.sequence() + " (" + s.blockCount() + " blocks)");
         }
         String restored = volume.name();
-        RestoreStream stream = new RestoreStream(catalog, server.services().dataStore(), v, s, r.fromLbn(), channel, lane,
+        RestoreStream stream = new RestoreStream(catalog, server.services().blocks(), v, s, r.fromLbn(), channel, lane,
                 this::fail, () -> restore = null).onSent(n -> observe(o -> o.restored(restored, n)))
                 .framesOnWire(protocolVersion >= PayloadCodec.FRAMES_SINCE_VERSION);
         restore = stream;
