@@ -119,6 +119,23 @@ class DataOnWorkersTest {
     }
 
     @Test
+    void backupFrames_dataOnWorkers_eachFrameStoredOnAWorkerAndRestoredByteIdentical() {
+        byte[] img = new byte[600 * BS];
+        Random r = new Random(5);
+        for (int i = 0; i < img.length; i += 64) {
+            img[i] = (byte) r.nextInt(); // compresses, and every block differs
+        }
+        try (AgentDriver agent = new AgentDriver(master.port())) {
+            agent.hello();
+            Committed c = agent.backupFrames("f", img, BS, 8);
+            assertThat(c.newBlocks()).isEqualTo(600);
+        }
+        assertThat(master.store().stats().appendedBlocks()).as("the master's data logs hold none").isZero();
+        assertThat(workerBlocks(0) + workerBlocks(1)).as("every member in a worker's range store").isEqualTo(600);
+        assertRestores("f", 1, img);
+    }
+
+    @Test
     void backup_storingWorkerClosedMidBackup_failsWithNothingCommittedAndTheNextBackupSucceeds() {
         byte[] seed = image(3, 200);
         try (AgentDriver agent = new AgentDriver(master.port())) {
