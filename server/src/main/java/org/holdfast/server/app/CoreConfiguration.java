@@ -19,6 +19,7 @@ import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.security.AuthenticationFailedException;
 import org.holdfast.server.security.TokenAuthenticator;
 import org.holdfast.server.security.tls.ServerCertificate;
+import org.holdfast.server.store.BlockHome;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.DiskSpace;
@@ -139,7 +140,8 @@ public class CoreConfiguration {
     IngestServices ingestServices(DataStore dataStore, Catalog catalog, SnapshotCommit snapshotCommit, FingerprintIndex index,
                                   ObjectProvider<ReferenceGuard> guards, Clock holdfastClock,
                                   ObjectProvider<TokenAuthenticator> authenticator, ObjectProvider<AuditLog> audit,
-                                  ObjectProvider<IngestObserver> observer, ObjectProvider<BackupAdmission> admission) {
+                                  ObjectProvider<IngestObserver> observer, ObjectProvider<BackupAdmission> admission,
+                                  ObjectProvider<BlockHome> blocks) {
         List<ReferenceGuard> all = guards.orderedStream().toList();
         ReferenceGuard guard = all.isEmpty() ? ReferenceGuard.NONE : all.size() == 1 ? all.get(0) : new ReferenceGuard() {
             @Override
@@ -164,7 +166,8 @@ public class CoreConfiguration {
         // The ingest port always checks tokens: without a token store every connection is refused.
         return new IngestServices(dataStore, catalog, snapshotCommit, index, guard, holdfastClock,
                 authenticator.getIfAvailable(() -> NO_TOKEN_STORE), audit.getIfAvailable(() -> AuditLog.NONE),
-                observer.getIfAvailable(() -> IngestObserver.NONE), admission.getIfAvailable(() -> BackupAdmission.NONE));
+                observer.getIfAvailable(() -> IngestObserver.NONE), admission.getIfAvailable(() -> BackupAdmission.NONE),
+                blocks.getIfAvailable()); // null: the data store (holdfast.cluster.data=master), else the workers' (ClusterDataConfiguration)
     }
 
     @Bean

@@ -203,9 +203,11 @@ public record HoldfastProperties(
             @DefaultValue("6s") java.time.Duration lateAfter,
             @DefaultValue("15s") java.time.Duration lostAfter,
             @DefaultValue("1099511627776") long pbnRangeSize,
-            @DefaultValue("16") int maxNodesPerToken) {
+            @DefaultValue("16") int maxNodesPerToken,
+            @DefaultValue("master") String data) {
         public Cluster {
             org.holdfast.server.cluster.ClusterRole.parse(role); // refuses a misspelt role at start
+            ClusterDataMode.parse(data); // and a misspelt data mode
         }
 
         /** The role as a type. */

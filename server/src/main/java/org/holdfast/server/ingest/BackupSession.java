@@ -27,6 +27,7 @@ import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.engine.DedupDomain;
 import org.holdfast.server.engine.DedupStream;
 import org.holdfast.server.engine.DedupUnavailableException;
+import org.holdfast.server.store.BlockHome;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.StoredBlock;
@@ -92,6 +93,8 @@ public final class BackupSession {
     private final BackupMode mode;
     private final FullReason fullReason;
     private final IngestServices services;
+    // where this session's blocks go and its parent's fingerprints come from (services.blocks())
+    private final BlockHome blocks;
     private final int segmentMax;
     private final DedupStream stream;
     private final DedupDomain domain;
@@ -124,6 +127,7 @@ public final class BackupSession {
     private long[] tags = new long[1024];
     private long[] candidate = new long[1024]; // a matched PBN whose possession was not proven (0: none)
     private long[] repair = new long[1024]; // a matched PBN marked bad: the upload repairs it (0: none)
+    private int[] storingWorker = new int[1024]; // where the block goes if stored: the lookup's storing worker
     // input segments: [segStart[s], segStart[s] + segLen[s]) of the entry arrays
     private int segments;
     private int[] segStart = new int[64];
@@ -147,6 +151,7 @@ public final class BackupSession {
     private final byte[] segFps;
     private final long[] segPbns;
     private final boolean[] segNew;
+    private final int[] segWorkers;
     private final long[] protect;
     private final int[] protectIdx;
     private final byte[] payload = new byte[ProtocolLimits.MAX_PAYLOAD];
@@ -201,10 +206,12 @@ public final class BackupSession {
                     + " the volume and repairs them");
         }
         this.services = services;
+        this.blocks = services.blocks().forSession();
         this.segmentMax = segmentMax;
         this.segFps = new byte[segmentMax * Fingerprint.BYTES];
         this.segPbns = new long[segmentMax];
         this.segNew = new boolean[segmentMax];
+        this.segWorkers = new int[segmentMax];
         this.segPfs = new byte[segmentMax * PossessionProof.PF_BYTES];
         this.segPfFound = new boolean[segmentMax];
         this.proof = new PossessionProof(possessionSecret);
@@ -329,7 +336,7 @@ public final class BackupSession {
                 parentPbns[i] = parentPbn(start + i);
                 lookupPbns[i] = zeroes[i] ? 0 : parentPbns[i];
             }
-            services.dataStore().fingerprints(lookupPbns, n, parentFps, parentFound, lookupScratch);
+            blocks.fingerprints(lookupPbns, n, parentFps, parentFound, lookupScratch);
         }
         for (int i = 0; i < n; i++) {
             long lbn = start + i;
@@ -366,6 +373,8 @@ public final class BackupSession {
         int len = segLen[s];
         domain.keys(fps, from * Fingerprint.BYTES, segFps, 0, len);
         stream.lookup(segFps, len, segPbns);
+        stream.storingWorkers(len, segWorkers);
+        System.arraycopy(segWorkers, 0, storingWorker, from, len);
         services.dataStore().possession().pfs(segPbns, len, segPfs, segPfFound, pfKey, pfValue);
         int protectedCount = 0;
         for (int j = 0; j < len; j++) {
@@ -538,7 +547,7 @@ public final class BackupSession {
             return onFrameMembers(b, d, i, m, protectedCount);
         }
         int len = b.copyPayload(i, payload, 0);
-        long pbn = services.dataStore().appendFrame(frameFps, 0, m, payload, 0, len, blockSize);
+        long pbn = blocks.appendFrame(storingWorker[frameIdx[0]], frameFps, 0, m, payload, 0, len, blockSize);
         storedBytes += len;
         for (int k = 0; k < m; k++) {
             int idx = frameIdx[k];
@@ -575,7 +584,7 @@ public final class BackupSession {
     private boolean provenCandidate(int idx, byte[] pfs, int pfOff) {
         int fpOff = idx * Fingerprint.BYTES;
         long held = candidate[idx];
-        if (held != 0 && services.dataStore().fingerprint(held, candidateScratch)
+        if (held != 0 && blocks.fingerprint(held, candidateScratch)
                 && Arrays.equals(candidateScratch.fingerprint(), 0, Fingerprint.BYTES, fps, fpOff, fpOff + Fingerprint.BYTES)) {
             // The payload proves the content of a block already stored (and protected since the lookup).
             pbns[idx] = held;
@@ -601,7 +610,7 @@ public final class BackupSession {
             addProven(target, pfs, pfOff, fpOff);
             return protectedCount;
         }
-        long pbn = services.dataStore().append(fps, fpOff, src, off, len, storedCodec, blockSize);
+        long pbn = blocks.append(storingWorker[idx], fps, fpOff, src, off, len, storedCodec, blockSize);
         resolveStored(idx, pbn, true);
         storedBytes += len;
         protect[protectedCount++] = pbn;
@@ -676,7 +685,7 @@ public final class BackupSession {
         if (volumeBytes < 0) {
             throw new ProtocolException(ErrorCode.BAD_FRAME, "COMMIT with a negative volume size");
         }
-        services.dataStore().sync();
+        blocks.sync();
         recordPossession();
         for (int i = 0; i < count; i++) {
             if (state[i] == FOLLOWS) {
@@ -714,7 +723,7 @@ public final class BackupSession {
         }
         try {
             if ((newBlocks > 0 || proven > 0) && !recorded) {
-                services.dataStore().sync();
+                blocks.sync();
                 recordPossession();
                 recordStoredSegments();
                 services.index().flush();
@@ -817,7 +826,7 @@ public final class BackupSession {
         if (k == 0) {
             return;
         }
-        services.dataStore().sync();
+        blocks.sync();
         recordPossession();
         for (int i = 0; i < count; i++) {
             if (state[i] == FOLLOWS && owner[i] < k && state[owner[i]] == RESOLVED) {
@@ -854,6 +863,7 @@ public final class BackupSession {
         System.arraycopy(tags, k, tags, 0, left);
         System.arraycopy(candidate, k, candidate, 0, left);
         System.arraycopy(repair, k, repair, 0, left);
+        System.arraycopy(storingWorker, k, storingWorker, 0, left);
         for (int i = 0; i < left; i++) {
             if (state[i] == FOLLOWS) {
                 owner[i] -= k; // followers of a dropped owner were resolved above, so this owner stays
@@ -888,6 +898,7 @@ public final class BackupSession {
             tags = Arrays.copyOf(tags, c);
             candidate = Arrays.copyOf(candidate, c);
             repair = Arrays.copyOf(repair, c);
+            storingWorker = Arrays.copyOf(storingWorker, c);
         }
         int i = count++;
         lbns[i] = lbn;
@@ -899,6 +910,7 @@ public final class BackupSession {
         tags[i] = 0;
         candidate[i] = 0;
         repair[i] = 0;
+        storingWorker[i] = DedupStream.NO_WORKER;
         return i;
     }
 

@@ -45,6 +45,7 @@ import org.holdfast.server.catalog.UnknownSnapshotException;
 import org.holdfast.server.catalog.UnknownVolumeException;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.engine.DedupUnavailableException;
+import org.holdfast.server.store.BlocksUnavailableException;
 import org.holdfast.server.restore.SnapshotLister;
 import org.holdfast.server.security.AccessPrincipal;
 import org.holdfast.server.security.AuditEvent;
@@ -620,7 +621,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                     + r.sequence() + " (" + s.blockCount() + " blocks)");
         }
         String restored = volume.name();
-        RestoreStream stream = new RestoreStream(catalog, server.services().dataStore(), v, s, r.fromLbn(), channel, lane,
+        RestoreStream stream = new RestoreStream(catalog, server.services().blocks(), v, s, r.fromLbn(), channel, lane,
                 this::fail, () -> restore = null).onSent(n -> observe(o -> o.restored(restored, n)))
                 .framesOnWire(protocolVersion >= PayloadCodec.FRAMES_SINCE_VERSION);
         restore = stream;
@@ -750,7 +751,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private void fail(Throwable t) {
         ErrorCode code = codeOf(t);
-        boolean dedupUnavailable = unwrap(t) instanceof DedupUnavailableException;
+        // a lost dedup or data worker: the backup stops cleanly and can run again, not a server fault
+        boolean dedupUnavailable = unwrap(t) instanceof DedupUnavailableException || unwrap(t) instanceof BlocksUnavailableException;
         if (dedupUnavailable) {
             LOG.log(Level.WARNING, "connection " + channel.remoteAddress() + ": backup stopped: " + messageOf(t));
         } else if (code == ErrorCode.INTERNAL || t instanceof CorruptDataException) {
@@ -894,7 +896,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (t instanceof CorruptBlockException c) {
             return "damaged block on the server: " + c.getMessage();
         }
-        if (t instanceof DedupUnavailableException) {
+        if (t instanceof DedupUnavailableException || t instanceof BlocksUnavailableException) {
             return t.getMessage(); // names the lost worker (or that none is connected) and what to do
         }
         if (t instanceof StoreException || !(t instanceof RuntimeException) || codeOf(t) == ErrorCode.INTERNAL) {

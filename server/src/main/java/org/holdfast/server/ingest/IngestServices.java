@@ -8,7 +8,9 @@ import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.security.TokenAuthenticator;
+import org.holdfast.server.store.BlockHome;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.LocalBlockHome;
 
 /**
  * The core services a connection works with; all thread-safe and owned by the caller of {@link IngestServer}.
@@ -16,15 +18,26 @@ import org.holdfast.server.store.DataStore;
  * revocation holds from the next one); {@code audit} receives commits, restores and refusals;
  * {@code observer} hears of agent connections, backup results and bytes moved (for statistics).
  * {@code admission} may refuse a backup at BACKUP_BEGIN (quota) and hears how each one ended.
+ * {@code blocks} is where sessions store and restores read blocks (null: {@code dataStore}, as a
+ * standalone server; the workers' range stores with {@code holdfast.cluster.data=workers}), while
+ * bad blocks, repairs and possession stay with {@code dataStore}.
  */
 public record IngestServices(DataStore dataStore, Catalog catalog, SnapshotCommit snapshotCommit, FingerprintIndex index,
                              ReferenceGuard referenceGuard, Clock clock, TokenAuthenticator authenticator, AuditLog audit,
-                             IngestObserver observer, BackupAdmission admission) {
+                             IngestObserver observer, BackupAdmission admission, BlockHome blocks) {
     public IngestServices {
         Objects.requireNonNull(authenticator, "authenticator: the ingest port never runs without token checks");
         Objects.requireNonNull(audit, "audit");
         observer = observer == null ? IngestObserver.NONE : observer;
         admission = admission == null ? BackupAdmission.NONE : admission;
+        blocks = blocks == null ? new LocalBlockHome(dataStore) : blocks;
+    }
+
+    /** Services whose blocks live in {@code dataStore}. */
+    public IngestServices(DataStore dataStore, Catalog catalog, SnapshotCommit snapshotCommit, FingerprintIndex index,
+                          ReferenceGuard referenceGuard, Clock clock, TokenAuthenticator authenticator, AuditLog audit,
+                          IngestObserver observer, BackupAdmission admission) {
+        this(dataStore, catalog, snapshotCommit, index, referenceGuard, clock, authenticator, audit, observer, admission, null);
     }
 
     /** Services that record connections and transfers, without quotas or recorded outcomes. */

@@ -17,7 +17,7 @@ import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.store.BlockBatch;
 import org.holdfast.server.store.CorruptBlockException;
-import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.BlockHome;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.VerifyLedger;
 
@@ -33,7 +33,7 @@ import org.holdfast.server.store.VerifyLedger;
  * the block raw. The map iterator pins a consistent view for the whole restore.
  *
  * <p>Reads go in batches: the next {@value #LOOKAHEAD} mapped LBNs are taken from the map, and
- * their blocks are read with {@link DataStore#readBatch} (one index iterator, one positional read
+ * their blocks are read with {@link BlockHome#readBatch} (one index iterator, one positional read
  * per stretch of adjacent records), so a restore of a sequentially written volume costs a few
  * system calls per frame instead of one read and one index lookup per block. On backend s3 a
  * {@link RestorePrefetcher} announces the blocks further ahead, so that their ranges are fetched
@@ -55,7 +55,7 @@ public final class RestoreStream implements AutoCloseable {
      */
     static final int FRAME_PAYLOAD_BYTES = 1 << 20;
 
-    private final DataStore store;
+    private final BlockHome store;
     private final SnapshotRecord snapshot;
     private final String volumeName;
     private final long volumeInternalId;
@@ -90,12 +90,18 @@ public final class RestoreStream implements AutoCloseable {
     private boolean done;
     private boolean closed;
 
+    /** A restore of blocks held in {@code store} (standalone). */
+    public RestoreStream(Catalog catalog, org.holdfast.server.store.DataStore store, VolumeRecord volume, SnapshotRecord snapshot,
+                         long fromLbn, Channel channel, Executor lane, Consumer<Throwable> onError, Runnable onEnd) {
+        this(catalog, new org.holdfast.server.store.LocalBlockHome(store), volume, snapshot, fromLbn, channel, lane, onError, onEnd);
+    }
+
     /**
      * @param fromLbn first LBN to send; at most the snapshot's block count
      * @param onError called on the lane when a pump fails (the caller sends ERROR and closes)
      * @param onEnd   called on the lane after RESTORE_END was written
      */
-    public RestoreStream(Catalog catalog, DataStore store, VolumeRecord volume, SnapshotRecord snapshot, long fromLbn,
+    public RestoreStream(Catalog catalog, BlockHome store, VolumeRecord volume, SnapshotRecord snapshot, long fromLbn,
                          Channel channel, Executor lane, Consumer<Throwable> onError, Runnable onEnd) {
         this.store = store;
         this.snapshot = snapshot;

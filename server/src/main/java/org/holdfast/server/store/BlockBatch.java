@@ -157,6 +157,43 @@ public final class BlockBatch {
         System.arraycopy(frame, member[i] * bs, dst, dstOff, bs);
     }
 
+    /** Empties the batch before blocks read elsewhere are put in one by one ({@link #put}): a home other than a local DataStore fills it so. */
+    public void clear() {
+        count = 0;
+        records = 0;
+        refilled();
+    }
+
+    /**
+     * Adds one block read elsewhere (a worker's DATA_READ answer), in its stored form ({@link FormatVersions#CODEC_RAW} or
+     * {@link FormatVersions#CODEC_ZSTD}; never a frame member, which a worker sends decoded), with its fingerprint; false,
+     * nothing added, if the batch is full or its buffer cannot hold it (an empty batch holds any block of its size).
+     */
+    public boolean put(long blockPbn, byte[] fps, int fpOff, int codec, int rawLength, byte[] src, int off, int storedLength) {
+        if (codec != FormatVersions.CODEC_RAW && codec != FormatVersions.CODEC_ZSTD) {
+            throw new IllegalArgumentException("a block put in a batch is raw or zstd, not codec " + codec);
+        }
+        int pos = count == 0 ? 0 : at[count - 1] + RECORD_HEADER_BYTES + location[count - 1];
+        if (count == pbn.length || pos + RECORD_HEADER_BYTES + storedLength > buf.length) {
+            return false;
+        }
+        // the header fields the accessors read (codec, raw length); the rest of the header is not used for such a block
+        java.util.Arrays.fill(buf, pos, pos + RECORD_HEADER_BYTES, (byte) 0);
+        buf[pos + 4] = (byte) codec;
+        Bytes.putInt(buf, pos + 16, rawLength);
+        System.arraycopy(src, off, buf, pos + RECORD_HEADER_BYTES, storedLength);
+        int i = count++;
+        pbn[i] = blockPbn;
+        logId[i] = -1;
+        offset[i] = -1;
+        location[i] = storedLength;
+        at[i] = pos;
+        member[i] = -1;
+        fromPending[i] = false;
+        System.arraycopy(fps, fpOff, fingerprints, i * Fingerprint.BYTES, Fingerprint.BYTES);
+        return true;
+    }
+
     /** Raises the buffer to hold any record (one allocation, the first time a frame record does not fit it alone). */
     void growForAnyRecord() {
         buf = new byte[RECORD_HEADER_BYTES + FormatVersions.MAX_STORED_BYTES];

@@ -36,6 +36,8 @@ public final class IngestHarness implements AutoCloseable {
     /** Backend s3: a new archive per start (closed at stop, after the store); null for a local store. */
     private final Supplier<LogArchive> archives;
     private LogArchive archive;
+    /** Where sessions store and restores read blocks, made at every start; null: the harness's data store. */
+    private Supplier<org.holdfast.server.store.BlockHome> blocks;
     private MetadataDb db;
     private DataStore store;
     private FingerprintIndex index;
@@ -95,6 +97,16 @@ public final class IngestHarness implements AutoCloseable {
         return new IngestHarness(dir, 0, ReferenceGuard.NONE, IngestSettings.loopback(), 1L << 20, 64, indexes);
     }
 
+    /**
+     * A harness whose index {@code indexes} opens and whose blocks live where {@code blocks} says (data on workers), each
+     * asked anew at every start.
+     */
+    public static IngestHarness withBlocks(Path dir, BiFunction<MetadataDb, Path, FingerprintIndex> indexes,
+                                           Supplier<org.holdfast.server.store.BlockHome> blocks) {
+        IngestHarness h = new IngestHarness(dir, 0, ReferenceGuard.NONE, IngestSettings.loopback(), 1L << 20, 64, indexes, null, blocks);
+        return h;
+    }
+
     /** A harness on backend s3: sealed logs of {@code rollBytes} go to the archive {@code archives} opens at every start. */
     public static IngestHarness withArchive(Path dir, long rollBytes, Supplier<LogArchive> archives) {
         return new IngestHarness(dir, 0, ReferenceGuard.NONE, IngestSettings.loopback(), rollBytes, 64, (db, d) -> new ExactFingerprintIndex(db),
@@ -112,6 +124,13 @@ public final class IngestHarness implements AutoCloseable {
 
     private IngestHarness(Path dir, long minFreeBytes, ReferenceGuard guard, IngestSettings settings, long rollBytes, int reserveBatch,
                           BiFunction<MetadataDb, Path, FingerprintIndex> indexes, Supplier<LogArchive> archives) {
+        this(dir, minFreeBytes, guard, settings, rollBytes, reserveBatch, indexes, archives, null);
+    }
+
+    private IngestHarness(Path dir, long minFreeBytes, ReferenceGuard guard, IngestSettings settings, long rollBytes, int reserveBatch,
+                          BiFunction<MetadataDb, Path, FingerprintIndex> indexes, Supplier<LogArchive> archives,
+                          Supplier<org.holdfast.server.store.BlockHome> blocks) {
+        this.blocks = blocks;
         this.indexes = indexes;
         this.archives = archives;
         this.rollBytes = rollBytes;
@@ -133,7 +152,7 @@ public final class IngestHarness implements AutoCloseable {
         DamageAttribution.onMissingLogs(catalog, store, new VerifyLedger(db)); // as VerifyConfiguration wires it
         SnapshotCommit commit = new SnapshotCommit(catalog, CommitHook.NONE, Clock.systemUTC());
         server = new IngestServer(settings, new IngestServices(store, catalog, commit, index, guard, Clock.systemUTC(), tokens, audit,
-                forwarding));
+                forwarding, BackupAdmission.NONE, blocks == null ? null : blocks.get()));
         server.start();
     }
 

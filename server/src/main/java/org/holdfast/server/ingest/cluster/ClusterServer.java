@@ -153,7 +153,7 @@ public final class ClusterServer implements AutoCloseable {
         return audit;
     }
 
-    /** The registered workers' range stores (data on workers; not yet used by ingest, restore or GC). */
+    /** The registered workers' range stores (data on workers: ingest and restore with holdfast.cluster.data=workers; not GC yet). */
     public RangeStores rangeStores() {
         return rangeStores;
     }

@@ -5,7 +5,8 @@ import java.util.concurrent.ConcurrentSkipListMap;
 
 /**
  * The master's registered workers' range stores (data on workers), by worker id: one is added when
- * its worker registers and removed when its connection ends. Not yet used by ingest, restore or GC.
+ * its worker registers and removed when its connection ends. Used by ingest and restore through
+ * {@link WorkerBlockHome} ({@code holdfast.cluster.data=workers}); not yet by GC.
  */
 public final class RangeStores {
     private final Map<Long, RemoteRangeStore> stores = new ConcurrentSkipListMap<>();
@@ -19,6 +20,31 @@ public final class RangeStores {
 
     void remove(RemoteRangeStore store) {
         stores.values().remove(store);
+    }
+
+    /**
+     * The {@code index}-th range store up in worker-id order, or null: the numbering of
+     * {@link DedupLinks#workers()}, so a storing worker a lookup named is the same node (both are
+     * added and removed with the same link).
+     */
+    public RemoteRangeStore upAt(int index) {
+        int i = 0;
+        for (RemoteRangeStore s : stores.values()) {
+            if (s.isUp() && i++ == index) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    /** The registered range store whose range holds {@code pbn} (up or not), or null. */
+    public RemoteRangeStore owner(long pbn) {
+        for (RemoteRangeStore s : stores.values()) {
+            if (s.range().contains(pbn)) {
+                return s;
+            }
+        }
+        return null;
     }
 
     /** Worker {@code workerId}'s range store if its link is up, else null. */

@@ -33,7 +33,7 @@ import org.holdfast.common.protocol.ProtocolLimits;
  * answered within the timeout, every pending and later call fails with
  * {@link RangeWorkerLostException}. {@link #answers()} is the pipeline handler that takes the
  * worker's answers; an answer to an id that is not pending is a protocol error (the link closes).
- * Not yet used by ingest, restore or GC.
+ * Used by ingest and restore through {@link WorkerBlockHome} (holdfast.cluster.data=workers); not yet by GC.
  */
 public final class RemoteRangeStore {
     private final String name;

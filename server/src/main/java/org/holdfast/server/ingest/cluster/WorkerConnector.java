@@ -119,8 +119,8 @@ public final class WorkerConnector implements AutoCloseable {
     /**
      * As above, and with {@code rangeData} (null: none) each registered connection also serves the
      * master's data calls over the range of its REGISTERED ({@link RangeDataService}, its own
-     * thread). Not yet used by ingest, restore or GC. {@code rangeData} belongs to the caller, who
-     * closes it after this connector.
+     * thread), which ingest and restore use on a master with {@code holdfast.cluster.data=workers}.
+     * {@code rangeData} belongs to the caller, who closes it after this connector.
      */
     public WorkerConnector(Settings settings, LoadProbe probe, LazyDedupWorker dedup, WorkerRangeData rangeData) {
         this(settings, probe, dedup, rangeData, null);

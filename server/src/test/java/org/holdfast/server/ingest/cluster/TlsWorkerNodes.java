@@ -25,6 +25,8 @@ import org.holdfast.server.security.Role;
 import org.holdfast.server.security.tls.ServerCertificate;
 import org.holdfast.server.security.tls.ServerCertificateLoader;
 import org.holdfast.server.security.tls.TlsSettings;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.FsyncPolicy;
 import org.holdfast.server.store.MetadataDb;
 
 /**
@@ -38,11 +40,20 @@ public final class TlsWorkerNodes implements AutoCloseable {
     private final List<AutoCloseable> opened = new ArrayList<>();
     private final List<WorkerConnector> connectors = new ArrayList<>();
     private final List<LocalDedupWorker> engines = new ArrayList<>();
+    private final List<WorkerRangeData> rangeData = new ArrayList<>();
     private final ClusterServer server;
     private final WorkerRegistry registry;
 
     /** {@code count} workers, engine i in {@code dir/worker-i} with {@code settings} on {@code engineClock}. */
     public TlsWorkerNodes(Path dir, int count, SungemSettings settings, Clock engineClock) {
+        this(dir, count, settings, engineClock, false);
+    }
+
+    /**
+     * As above; with {@code rangeData} each node also serves its PBN range's data from
+     * {@code dir/range-data-i} (data on workers), and every node's range store is up on the master.
+     */
+    public TlsWorkerNodes(Path dir, int count, SungemSettings settings, Clock engineClock, boolean rangeData) {
         try {
             MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
             opened.add(db::close);
@@ -66,16 +77,37 @@ public final class TlsWorkerNodes implements AutoCloseable {
                 opened.add(engine::close);
                 WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", server.port(), null, "w" + i, tokenFile,
                         MasterTrust.pinned(cert.fingerprint()), "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50),
-                        Duration.ofMillis(200)), new LoadProbe(dir), new LazyDedupWorker(0, () -> engine));
+                        Duration.ofMillis(200)), new LoadProbe(dir), new LazyDedupWorker(0, () -> engine), rangeData(dir, i, rangeData));
                 w.start();
                 connectors.add(w);
                 opened.add(0, w::close);
             }
             await().atMost(Duration.ofSeconds(20)).until(() -> server.dedupLinks().workers().size() == count);
+            for (int i = 0; rangeData && i < count; i++) {
+                int k = i;
+                await().atMost(Duration.ofSeconds(20)).until(() -> server.rangeStores().upAt(k) != null);
+            }
         } catch (IOException | RuntimeException e) {
             close();
             throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
         }
+    }
+
+    /** Node i's range data (opened at its registration), or null without range data. */
+    private WorkerRangeData rangeData(Path dir, int i, boolean on) {
+        if (!on) {
+            return null;
+        }
+        WorkerRangeData d = new WorkerRangeData(dir.resolve("range-data-" + i),
+                new DataStore.Settings(dir.resolve("unused"), 1L << 20, FsyncPolicy.COMMIT, 64, 0));
+        rangeData.add(d);
+        opened.add(d::close);
+        return d;
+    }
+
+    /** The nodes' range data, in the order the nodes were made (empty without range data). */
+    public List<WorkerRangeData> rangeData() {
+        return rangeData;
     }
 
     /** The master's side of the links up, numbered 0..n-1 in worker-id order. */

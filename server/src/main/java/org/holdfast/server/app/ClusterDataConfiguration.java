@@ -1,0 +1,45 @@
+package org.holdfast.server.app;
+
+import org.holdfast.server.ingest.cluster.ClusterServer;
+import org.holdfast.server.ingest.cluster.WorkerBlockHome;
+import org.holdfast.server.store.BlockHome;
+import org.holdfast.server.store.MetadataDb;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Wires {@code holdfast.cluster.data} (see {@link ClusterDataMode}): settled against the store before
+ * the ingest opens; with {@code workers}, the master's sessions and restores keep their blocks in
+ * the workers' range stores ({@link WorkerBlockHome} over the cluster port's registered links).
+ */
+@Configuration(proxyBeanMethods = false)
+@Conditional(OnStandaloneOrMaster.class)
+public class ClusterDataConfiguration {
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterDataConfiguration.class);
+
+    /** The data mode, checked and (for a new store) recorded before the ingest opens (a worker node has none: its data is its range's). */
+    @Bean
+    ClusterDataMode clusterDataMode(HoldfastProperties props, GcBookkeepingMode gc, MetadataDb db,
+                                    @Value("${holdfast.dedup.engine:sungem}") String dedupEngine) {
+        ClusterDataMode mode = ClusterDataMode.settle(ClusterDataMode.parse(props.cluster().data()), props.cluster().clusterRole(), gc,
+                dedupEngine, db);
+        if (mode == ClusterDataMode.WORKERS) {
+            LOG.warn("holdfast.cluster.data=workers (experimental): backups keep their blocks on the workers; GC, verify, catalog"
+                    + " backups and the image API do not reach them yet, and a lost worker's blocks are unavailable until it comes back");
+        }
+        return mode;
+    }
+
+    /** Where blocks live with {@code holdfast.cluster.data=workers}: the registered workers' range stores. */
+    @Bean
+    @ConditionalOnProperty(name = "holdfast.cluster.data", havingValue = "workers")
+    BlockHome workerBlockHome(ClusterDataMode mode, ObjectProvider<ClusterServer> server) {
+        return new WorkerBlockHome(server.getObject().rangeStores());
+    }
+}

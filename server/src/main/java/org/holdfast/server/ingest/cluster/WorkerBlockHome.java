@@ -1,0 +1,177 @@
+package org.holdfast.server.ingest.cluster;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import org.holdfast.common.id.Fingerprint;
+import org.holdfast.common.protocol.DataReadAnswer;
+import org.holdfast.common.protocol.PayloadCodec;
+import org.holdfast.common.protocol.ProtocolLimits;
+import org.holdfast.server.engine.DedupStream;
+import org.holdfast.server.store.BlockBatch;
+import org.holdfast.server.store.BlockHome;
+import org.holdfast.server.store.BlocksUnavailableException;
+import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.ReadAhead;
+import org.holdfast.server.store.StoredBlock;
+
+/**
+ * The blocks live on the workers (data on workers, {@code holdfast.cluster.data=workers}): each
+ * verified block or frame goes in one DATA_STORE to the storing worker its lookup named (the
+ * worker numbering of {@link DedupLinks#workers()}, see {@link RangeStores#upAt}) and gets its PBNs
+ * from that worker's range; a session's sync is a DATA_SYNC to every worker it stored on; a read or
+ * a fingerprint goes to the worker whose range holds the PBN, in DATA_READs of at most
+ * {@value ProtocolLimits#MAX_DATA_READ} PBNs. A store waits for its answer (one call in flight per
+ * session). A lost or refusing worker fails the call with {@link BlocksUnavailableException}, so the
+ * backup stops before its catalog batch and nothing is committed.
+ *
+ * <p>Fingerprints of a worker's PBNs (the parent comparison of an incremental, a candidate's proof)
+ * come from the owner in a DATA_READ, whose answer carries each block's fingerprint beside its
+ * bytes: the master holds no fingerprint of a worker's block (its location index and possession
+ * records are keyed by PBN and hold none), and a fingerprints-only call would spare the bytes.
+ */
+public final class WorkerBlockHome implements BlockHome {
+    private final RangeStores stores;
+    // the workers this session stored on, each link once (identity: a worker that registered again is another link)
+    private final List<RemoteRangeStore> storedOn = new ArrayList<>();
+
+    /** The workers' range stores of {@code stores}; a home for restores and the template of each session's. */
+    public WorkerBlockHome(RangeStores stores) {
+        this.stores = stores;
+    }
+
+    @Override
+    public BlockHome forSession() {
+        return new WorkerBlockHome(stores);
+    }
+
+    @Override
+    public long append(int worker, byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec, int rawLength) {
+        int wire = codec == FormatVersions.CODEC_ZSTD ? PayloadCodec.ZSTD : PayloadCodec.RAW;
+        return store(worker, wire, rawLength, 1, Arrays.copyOfRange(fps, fpOff, fpOff + Fingerprint.BYTES),
+                Arrays.copyOfRange(payload, off, off + storedLength));
+    }
+
+    @Override
+    public long appendFrame(int worker, byte[] fps, int fpOff, int members, byte[] frame, int off, int storedLength, int blockSize) {
+        return store(worker, PayloadCodec.ZSTD_FRAME, blockSize, members, Arrays.copyOfRange(fps, fpOff, fpOff + members * Fingerprint.BYTES),
+                Arrays.copyOfRange(frame, off, off + storedLength));
+    }
+
+    private long store(int worker, int wireCodec, int blockSize, int count, byte[] fps, byte[] stored) {
+        RemoteRangeStore s = worker == DedupStream.NO_WORKER ? null : stores.upAt(worker);
+        if (s == null) {
+            throw new BlocksUnavailableException("no data worker is up as storing worker " + worker + " of this backup"
+                    + " (holdfast.cluster.data=workers; the worker was lost or the dedup engine names none); nothing of this"
+                    + " backup is committed: bring the workers back (GET /api/v1/cluster) and run the backup again", null);
+        }
+        long first = join(s.store(wireCodec, blockSize, count, fps, stored));
+        if (!storedOnContains(s)) {
+            storedOn.add(s);
+        }
+        return first;
+    }
+
+    private boolean storedOnContains(RemoteRangeStore s) {
+        for (RemoteRangeStore t : storedOn) {
+            if (t == s) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** DATA_SYNC to every worker this session stored on, all at once; fails if any of them is lost or refuses. */
+    @Override
+    public void sync() {
+        List<CompletableFuture<Long>> calls = new ArrayList<>(storedOn.size());
+        for (RemoteRangeStore s : storedOn) {
+            calls.add(s.sync());
+        }
+        for (CompletableFuture<Long> c : calls) {
+            join(c);
+        }
+    }
+
+    @Override
+    public void fingerprints(long[] pbns, int n, byte[] out, boolean[] found, boolean[] scratch) {
+        int i = 0;
+        while (i < n) {
+            if (pbns[i] <= 0) {
+                found[i++] = false;
+                continue;
+            }
+            RemoteRangeStore s = owner(pbns[i]);
+            int end = i + 1;
+            while (end < n && end - i < ProtocolLimits.MAX_DATA_READ && pbns[end] > 0 && s.range().contains(pbns[end])) {
+                end++;
+            }
+            DataReadAnswer a = join(s.readSome(pbns, i, end - i));
+            for (int k = 0; k < a.count(); k++) {
+                System.arraycopy(a.fps(), k * Fingerprint.BYTES, out, (i + k) * Fingerprint.BYTES, Fingerprint.BYTES);
+                found[i + k] = true;
+            }
+            i += a.count();
+        }
+    }
+
+    @Override
+    public boolean fingerprint(long pbn, StoredBlock scratch) {
+        if (pbn <= 0) {
+            return false;
+        }
+        RemoteRangeStore s = owner(pbn);
+        DataReadAnswer a = join(s.readSome(new long[] {pbn}, 0, 1));
+        System.arraycopy(a.fps(), 0, scratch.fingerprint(), 0, Fingerprint.BYTES);
+        return true;
+    }
+
+    /** Reads the run of {@code pbns[from..)} its first PBN's owner holds, as far as one answer and {@code into} take. */
+    @Override
+    public int readBatch(long[] pbns, int from, int n, BlockBatch into) {
+        into.clear();
+        RemoteRangeStore s = owner(pbns[from]);
+        int end = from + 1;
+        while (end < from + n && end - from < Math.min(ProtocolLimits.MAX_DATA_READ, into.capacity()) && s.range().contains(pbns[end])) {
+            end++;
+        }
+        DataReadAnswer a = join(s.readSome(pbns, from, end - from));
+        int off = 0;
+        for (int k = 0; k < a.count(); k++) {
+            int codec = a.codecs()[k] == PayloadCodec.ZSTD ? FormatVersions.CODEC_ZSTD : FormatVersions.CODEC_RAW;
+            if (!into.put(a.pbns()[k], a.fps(), k * Fingerprint.BYTES, codec, a.rawLengths()[k], a.data(), off, a.storedLengths()[k])) {
+                break; // the rest is asked for again by the next batch
+            }
+            off += a.storedLengths()[k];
+        }
+        return into.count();
+    }
+
+    /** No read-ahead: each batch is one DATA_READ to its owner. */
+    @Override
+    public ReadAhead readAhead() {
+        return null;
+    }
+
+    private RemoteRangeStore owner(long pbn) {
+        RemoteRangeStore s = stores.owner(pbn);
+        if (s == null || !s.isUp()) {
+            throw new BlocksUnavailableException("PBN " + pbn + " lives on a data worker that is not connected"
+                    + (s == null ? "" : " (" + s.name() + ", PBNs " + s.range() + ")") + "; its blocks are unavailable until the"
+                    + " worker registers again (GET /api/v1/cluster)", null);
+        }
+        return s;
+    }
+
+    private static <T> T join(CompletableFuture<T> call) {
+        try {
+            return call.join();
+        } catch (CompletionException e) {
+            Throwable c = e.getCause() == null ? e : e.getCause();
+            throw new BlocksUnavailableException(c.getMessage() + " (holdfast.cluster.data=workers); nothing of a backup in"
+                    + " progress is committed, run it again once the worker is back", c);
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package org.holdfast.server.store;
+
+/**
+ * Where the blocks of backups live, as a backup session and a restore stream see it: the master's
+ * own {@link DataStore} ({@link LocalBlockHome}), or the workers' range stores (data on workers,
+ * docs/architecture.md). A session appends each verified block or frame to the storing worker its
+ * lookup named and gets its PBN(s), makes its appends durable before the catalog batch, and reads
+ * fingerprints of PBNs; a restore reads batches of PBNs. Bad blocks, repairs and the possession
+ * index stay the master's (its {@link DataStore}): they are records about PBNs, not the blocks.
+ */
+public interface BlockHome {
+    /**
+     * The home one backup session uses: its {@link #sync()} covers what that session appended
+     * (on workers: every worker it stored on). A local home is its own.
+     */
+    default BlockHome forSession() {
+        return this;
+    }
+
+    /**
+     * Appends one verified block in its stored form ({@link FormatVersions#CODEC_RAW} or
+     * {@link FormatVersions#CODEC_ZSTD}) with fingerprint {@code fps[fpOff..+32)} and returns its PBN.
+     * {@code worker} is the storing worker the lookup named ({@code DedupStream.storingWorkers}; a
+     * local home ignores it). Not durable before {@link #sync()}.
+     */
+    long append(int worker, byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec, int rawLength);
+
+    /** Appends one verified zstd frame of {@code members} blocks as one frame record and returns the first PBN; see {@link #append}. */
+    long appendFrame(int worker, byte[] fps, int fpOff, int members, byte[] frame, int off, int storedLength, int blockSize);
+
+    /** Makes every block appended so far durable; called before the catalog batch that references them. */
+    void sync();
+
+    /** Loads the fingerprints of {@code pbns[0..n)} as {@link DataStore#fingerprints} does. */
+    void fingerprints(long[] pbns, int n, byte[] out, boolean[] found, boolean[] scratch);
+
+    /** Loads the fingerprint of {@code pbn} into {@code scratch.fingerprint()}; false if the PBN is unknown. */
+    boolean fingerprint(long pbn, StoredBlock scratch);
+
+    /** Reads up to {@code n} blocks, {@code pbns[from..from+n)}, as stored into {@code into}, at least one; see {@link DataStore#readBatch}. */
+    int readBatch(long[] pbns, int from, int n, BlockBatch into);
+
+    /** A read-ahead for a restore about to read many blocks, or null (see {@link DataStore#readAhead}). */
+    ReadAhead readAhead();
+}
