@@ -57,6 +57,7 @@ import org.springframework.web.bind.annotation.RestController;
  */
 @RestController
 @Conditional(OnStandaloneOrMaster.class)
+@NeedsLocalBlocks
 public class ImageController {
     /** Request attribute: the response must end by closing the connection, unfinished (read by a Tomcat valve in app). */
     public static final String ABORT_CONNECTION = "org.holdfast.server.api.abortConnection";

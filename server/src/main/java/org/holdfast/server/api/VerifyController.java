@@ -31,6 +31,7 @@ import org.springframework.web.bind.annotation.RestController;
  */
 @RestController
 @Conditional(OnStandaloneOrMaster.class)
+@NeedsLocalBlocks
 public class VerifyController {
     private static final Set<String> FIELDS = Set.of("volume", "snapshot", "full");
 

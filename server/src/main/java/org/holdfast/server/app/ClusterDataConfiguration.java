@@ -12,6 +12,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
 /**
  * Wires {@code holdfast.cluster.data} (see {@link ClusterDataMode}): settled against the store before
@@ -41,5 +43,18 @@ public class ClusterDataConfiguration {
     @ConditionalOnProperty(name = "holdfast.cluster.data", havingValue = "workers")
     BlockHome workerBlockHome(ClusterDataMode mode, ObjectProvider<ClusterServer> server) {
         return new WorkerBlockHome(server.getObject().rangeStores());
+    }
+
+    /** With {@code workers}: verify and the image API answer 409 before they touch the master's (empty) data store. */
+    @Bean
+    WebMvcConfigurer dataOnWorkersEndpoints(ClusterDataMode mode) {
+        return new WebMvcConfigurer() {
+            @Override
+            public void addInterceptors(InterceptorRegistry registry) {
+                if (mode == ClusterDataMode.WORKERS) {
+                    registry.addInterceptor(RefusedEndpoints.dataOnWorkers());
+                }
+            }
+        };
     }
 }

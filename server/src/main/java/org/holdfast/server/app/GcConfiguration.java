@@ -118,7 +118,7 @@ public class GcConfiguration {
             @Override
             public void addInterceptors(InterceptorRegistry registry) {
                 if (mode == GcBookkeepingMode.OFF) {
-                    registry.addInterceptor(new GcOffInterceptor());
+                    registry.addInterceptor(RefusedEndpoints.gcOff());
                 }
             }
         };

@@ -3,10 +3,16 @@ package org.holdfast.server.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import org.holdfast.common.ports.TestPorts;
+import org.holdfast.server.api.TestTokens;
 import org.holdfast.server.ingest.IngestServices;
 import org.holdfast.server.ingest.cluster.WorkerBlockHome;
+import org.holdfast.server.security.Role;
 import org.holdfast.server.store.LocalBlockHome;
 import org.holdfast.server.store.MetadataDb;
 import org.junit.jupiter.api.Test;
@@ -16,8 +22,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * The wiring of holdfast.cluster.data on a master in this JVM: workers (with GC bookkeeping off)
- * gives the ingest the workers' home and records the mode; the default keeps the master's data
- * store; workers with GC bookkeeping on is refused at start, saying why, with nothing recorded.
+ * gives the ingest the workers' home, records the mode and refuses verify and the image API (409);
+ * the default keeps the master's data store and serves verify; workers with GC bookkeeping on is refused at start, saying why, with nothing recorded.
  */
 class ClusterDataWiringTest {
     @TempDir
@@ -34,11 +40,34 @@ class ClusterDataWiringTest {
     }
 
     @Test
-    void start_dataWorkersWithBookkeepingOff_ingestKeepsBlocksOnTheWorkersAndTheModeIsRecorded() {
+    void start_dataWorkersWithBookkeepingOff_ingestKeepsBlocksOnTheWorkersTheModeIsRecordedAndVerifyRefused() throws Exception {
         try (ConfigurableApplicationContext ctx = master("--holdfast.cluster.data=workers", "--holdfast.gc.bookkeeping=off")) {
             assertThat(ctx.getBean(IngestServices.class).blocks()).isInstanceOf(WorkerBlockHome.class);
             assertThat(ClusterDataMode.recorded(ctx.getBean(MetadataDb.class))).isEqualTo(ClusterDataMode.WORKERS);
+            // verify would read the master's empty store and call every snapshot clean: refused, as the image API is
+            for (String[] req : new String[][] {{"POST", "/api/v1/verify"}, {"GET", "/api/v1/verify"},
+                    {"GET", "/api/v1/volumes/v/snapshots/1/image"}, {"POST", "/api/v1/volumes/v/snapshots/1/image/link"}}) {
+                HttpResponse<String> r = call(ctx, req[0], req[1]);
+                assertThat(r.statusCode()).as(req[0] + " " + req[1] + ": " + r.body()).isEqualTo(409);
+                assertThat(r.body()).contains("urn:holdfast:problem:data-on-workers").contains("restore a snapshot with the agent");
+            }
         }
+    }
+
+    @Test
+    void start_default_verifyIsServed() throws Exception {
+        try (ConfigurableApplicationContext ctx = master()) {
+            HttpResponse<String> r = call(ctx, "GET", "/api/v1/verify");
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        }
+    }
+
+    private static HttpResponse<String> call(ConfigurableApplicationContext ctx, String method, String path) throws Exception {
+        String port = ctx.getEnvironment().getProperty("local.server.port");
+        String token = TestTokens.issue(ctx, Role.ADMIN);
+        HttpRequest r = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).header("Authorization", "Bearer " + token)
+                .header("Accept", "*/*").method(method, HttpRequest.BodyPublishers.noBody()).build();
+        return HttpClient.newHttpClient().send(r, HttpResponse.BodyHandlers.ofString());
     }
 
     @Test

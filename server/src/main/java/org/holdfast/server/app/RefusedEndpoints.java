@@ -1,0 +1,69 @@
+package org.holdfast.server.app;
+
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.lang.annotation.Annotation;
+import java.net.URI;
+import org.holdfast.server.api.NeedsGcBookkeeping;
+import org.holdfast.server.api.NeedsLocalBlocks;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ProblemDetail;
+import org.springframework.web.ErrorResponseException;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.HandlerInterceptor;
+
+/**
+ * Refuses every request to an endpoint marked with one annotation (on the method or its controller)
+ * with a 409 problem, before the endpoint runs: what a store was created without makes it mean
+ * nothing, or worse.
+ */
+final class RefusedEndpoints implements HandlerInterceptor {
+    private final Class<? extends Annotation> marker;
+    private final URI type;
+    private final String title;
+    private final String detail;
+
+    private RefusedEndpoints(Class<? extends Annotation> marker, String type, String title, String detail) {
+        this.marker = marker;
+        this.type = URI.create(type);
+        this.title = title;
+        this.detail = detail;
+    }
+
+    /**
+     * With GC bookkeeping off: every {@link NeedsGcBookkeeping} endpoint (GC runs, status, fsck,
+     * holds, retention, deletions). On a store whose commits were never counted none of them would
+     * mean anything, and a sweep would free referenced blocks.
+     */
+    static RefusedEndpoints gcOff() {
+        return new RefusedEndpoints(NeedsGcBookkeeping.class, "urn:holdfast:problem:gc-bookkeeping-off", "GC bookkeeping is off",
+                "garbage collection is off on this store (holdfast.gc.bookkeeping=off, fixed when the data directory "
+                        + "was created, for benchmarking only): snapshots are not counted, so GC runs, fsck, retention, "
+                        + "holds and deletions are refused");
+    }
+
+    /**
+     * With {@code holdfast.cluster.data=workers}: every {@link NeedsLocalBlocks} endpoint (verify, the
+     * image API). The master's own store holds none of the blocks: a verify would read nothing and
+     * report the snapshots clean.
+     */
+    static RefusedEndpoints dataOnWorkers() {
+        return new RefusedEndpoints(NeedsLocalBlocks.class, "urn:holdfast:problem:data-on-workers", "Blocks are on the workers",
+                "this master keeps its blocks on the workers (holdfast.cluster.data=workers, experimental, fixed when the"
+                        + " data directory was created), where verify and the image API do not reach yet; restore a snapshot"
+                        + " with the agent instead (it reads every block from its worker and checks its fingerprint)");
+    }
+
+    @Override
+    public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler) {
+        if (handler instanceof HandlerMethod m && (m.hasMethodAnnotation(marker)
+                || AnnotatedElementUtils.hasAnnotation(m.getBeanType(), marker))) {
+            ProblemDetail p = ProblemDetail.forStatusAndDetail(HttpStatus.CONFLICT, detail);
+            p.setType(type);
+            p.setTitle(title);
+            throw new ErrorResponseException(HttpStatus.CONFLICT, p, null);
+        }
+        return true;
+    }
+}
