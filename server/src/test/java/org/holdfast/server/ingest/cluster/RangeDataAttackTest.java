@@ -181,4 +181,43 @@ class RangeDataAttackTest {
         assertThat(store.isUp()).isTrue();
         assertThat(store.pendingCount()).isZero();
     }
+
+    /**
+     * The worker's range store holds its append lock for longer than the master's lost-after (as an
+     * append's fsync on a stalled disk does): the heartbeat, on the link's event loop, does not wait
+     * for it, so the worker stays up on the same connection and epoch, and its report catches up.
+     */
+    @Test
+    void heartbeat_rangeStoreStuckInAnAppend_workerStaysUpOnItsConnection_reportCatchesUp() throws Exception {
+        RemoteRangeStore store = startWorker(0);
+        byte[] one = blocks(11, 1, false);
+        long pbn = store.store(PayloadCodec.RAW, BS, 1, fps(one), one).join();
+        java.lang.reflect.Field f = DataStore.class.getDeclaredField("appendLock");
+        f.setAccessible(true);
+        Object appendLock = f.get(data.store());
+        long epoch = master.registry.workers().get(0).epoch();
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        Thread stuck = new Thread(() -> {
+            synchronized (appendLock) {
+                held.countDown();
+                try {
+                    Thread.sleep(5_000); // past lost-after (3 s)
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        stuck.start();
+        held.await();
+        long until = System.nanoTime() + 4_500_000_000L;
+        while (System.nanoTime() < until) {
+            assertThat(master.registry.workers().get(0).state()).as("the worker is not declared lost while its store is stuck")
+                    .isEqualTo(org.holdfast.server.cluster.MemberState.UP);
+            Thread.sleep(200);
+        }
+        stuck.join();
+        assertThat(master.server.rangeStores().up(1)).as("the same connection").isSameAs(store);
+        assertThat(master.registry.workers().get(0).epoch()).isEqualTo(epoch);
+        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(store.report().pbnsUsed()).isEqualTo(pbn + 1 - FIRST));
+    }
 }
