@@ -47,7 +47,7 @@ class RangeDataAttackTest {
 
     @BeforeEach
     void start() throws Exception {
-        master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(200), Duration.ofSeconds(1),
+        master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(500), Duration.ofSeconds(2),
                 Duration.ofSeconds(3), FIRST, MembershipSettings.DEFAULT_RANGE_SIZE), AuditLog.NONE);
         tokenFile = dir.resolve("worker.token");
         Files.writeString(tokenFile, master.tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token());
@@ -201,7 +201,7 @@ class RangeDataAttackTest {
             synchronized (appendLock) {
                 held.countDown();
                 try {
-                    Thread.sleep(5_000); // past lost-after (3 s)
+                    Thread.sleep(5_000); // past late-after (2 s) and lost-after (3 s)
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
