@@ -117,7 +117,8 @@ class RangeDataAttackTest {
         RemoteRangeStore store = startWorker(Long.MAX_VALUE / 4); // no disk has that much free: every append is refused
         byte[] one = blocks(1, 1, false);
         assertThat(cause(() -> store.store(PayloadCodec.RAW, BS, 1, fps(one), one).join())).isInstanceOf(RangeWorkerFailedException.class)
-                .hasMessageContaining("DATA_STORE failed on the worker").hasMessageContaining("full");
+                .hasMessageContaining("DATA_STORE failed on the worker: its range-data disk").hasMessageContaining("is full")
+                .hasMessageContaining("nothing was stored").as("no advice that frees nothing on a worker").hasMessageNotContaining("reclaim");
         byte[] frame = blocks(2, 8, true);
         assertThat(cause(() -> store.store(PayloadCodec.ZSTD_FRAME, BS, 8, fps(frame), Zstd.compress(frame)).join()))
                 .isInstanceOf(RangeWorkerFailedException.class).hasMessageContaining("full");
