@@ -7,7 +7,9 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.TreeMap;
@@ -1313,7 +1315,7 @@ public final class DataStore implements AutoCloseable {
             ensureOpen();
             opened = logs.computeIfAbsent(id, k -> {
                 Path p = settings.dir().resolve(DataLog.fileName(k));
-                return Files.exists(p) ? readOnly ? DataLog.openReadOnly(p, k) : DataLog.open(p, k) : null;
+                return isMissing(p) ? null : readOnly ? DataLog.openReadOnly(p, k) : DataLog.open(p, k);
             });
         }
         if (opened == null) {
@@ -1325,6 +1327,23 @@ public final class DataStore implements AutoCloseable {
             archive.cache().touchLog(id);
         }
         return opened;
+    }
+
+    /**
+     * Whether log file {@code p} is definitely gone (no such file). Any other failure to look (an I/O
+     * error, a permission, a stale handle) is no such statement: it fails the read and marks nothing,
+     * as a missing log would have every block of it marked bad ({@link MissingLogSweep}).
+     */
+    private static boolean isMissing(Path p) {
+        try {
+            Files.readAttributes(p, BasicFileAttributes.class);
+            return false;
+        } catch (NoSuchFileException e) {
+            return true;
+        } catch (IOException e) {
+            throw new StoreException(STORE, p.toString(), null, "cannot tell whether data log file " + p + " exists (" + e
+                    + "): the read fails and nothing is marked bad; check the data directory's disk and permissions, then read again", e);
+        }
     }
 
     /**

@@ -24,6 +24,7 @@ import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.StorageFullException;
 import org.holdfast.server.store.StoredBlock;
 
 /**
@@ -114,6 +115,14 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
                 return new DataSynced(id, store.nextPbn());
             }
             return read(store, (DataRead) m);
+        } catch (StorageFullException e) {
+            // the store's own advice (delete snapshots, reclaim-now) frees nothing here: no GC sweeps range data yet
+            String why = m.type() + " failed on the worker: its range-data disk (" + data.dir() + ") is full ("
+                    + (e.freeBytes() < 0 ? "no space left" : mib(e.freeBytes()) + " free, the reserve"
+                    + " holdfast.store.min-free-space is " + mib(e.reserveBytes())) + "); nothing was stored."
+                    + " Grow that disk or move the worker's data directory to a larger one";
+            LOG.log(System.Logger.Level.WARNING, why);
+            return DataFailed.of(id, why);
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "data request " + m.type() + " failed: " + e.getMessage());
             return DataFailed.of(id, m.type() + " failed on the worker: " + e.getMessage());
@@ -189,6 +198,10 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
         }
         return new DataReadAnswer(r.requestId(), n, Arrays.copyOf(pbns, n), Arrays.copyOf(fps, n * 32), Arrays.copyOf(codecs, n),
                 Arrays.copyOf(rawLengths, n), Arrays.copyOf(storedLengths, n), out.toByteArray());
+    }
+
+    private static String mib(long bytes) {
+        return String.format(java.util.Locale.ROOT, "%.1f MiB", bytes / (double) (1L << 20));
     }
 
     private static long requestId(Message m) {

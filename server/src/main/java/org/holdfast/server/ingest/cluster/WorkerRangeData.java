@@ -5,6 +5,10 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.Heartbeat;
@@ -31,6 +35,15 @@ public final class WorkerRangeData implements AutoCloseable {
     private volatile RuntimeException refusal;
     private boolean refusalReported;
     private boolean closed;
+    // the heartbeat's figures, measured off the event loop: the store's next PBN waits for its append
+    // lock (held across an append's fsync), and the size of the data logs is a listing of the disk
+    private volatile Heartbeat.RangeData measured = notServing();
+    private final AtomicBoolean measuring = new AtomicBoolean();
+    private final ExecutorService measurer = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "holdfast-range-data-report");
+        t.setDaemon(true);
+        return t;
+    });
 
     /**
      * A store in {@code dir} ({@code <data-dir>/range-data}) with {@code settings} (their directory and
@@ -72,12 +85,14 @@ public final class WorkerRangeData implements AutoCloseable {
                     settings.pbnReserveBatch(), settings.minFreeBytes(), r), opened);
             db = opened;
             store = s;
+            measured = measure(); // on the claiming thread (the link's data lane), not the event loop
             return s;
         } catch (RuntimeException e) {
             if (opened != null) {
                 opened.close();
             }
             refusal = e;
+            measured = notServing();
             throw e;
         }
     }
@@ -96,14 +111,41 @@ public final class WorkerRangeData implements AutoCloseable {
 
     /**
      * What the worker's heartbeat reports (cluster version 3): serving with the next PBN and the
-     * bytes of the data logs on disk, refused, or not open yet. Takes no lock: it runs on the link's
-     * event loop while a store may be opening.
+     * bytes of the data logs on disk, refused, or not open yet. Never waits: it runs on the link's
+     * event loop, which a store stuck in an append's fsync (or a slow disk listing) must not stall
+     * (its dedup answers and heartbeats would stop, and the master would declare the worker lost).
+     * It returns the figures measured last (at open, or after the previous heartbeat: they lag one
+     * heartbeat interval) and has them measured again on a thread of their own.
      */
     public Heartbeat.RangeData report() {
+        if (measuring.compareAndSet(false, true)) {
+            try {
+                measurer.execute(() -> {
+                    try {
+                        measured = measure();
+                    } catch (RuntimeException e) {
+                        // a store closed under the measurement: the next heartbeat measures again
+                    } finally {
+                        measuring.set(false);
+                    }
+                });
+            } catch (RejectedExecutionException e) {
+                measuring.set(false); // closed: the worker is stopping
+            }
+        }
+        return measured;
+    }
+
+    /** The figures as they stand; may wait for the store's append lock and the disk. */
+    private Heartbeat.RangeData measure() {
         DataStore s = store;
         if (s != null) {
             return new Heartbeat.RangeData(Heartbeat.RangeData.SERVING, s.nextPbn(), logBytes());
         }
+        return notServing();
+    }
+
+    private Heartbeat.RangeData notServing() {
         return new Heartbeat.RangeData(refusal != null ? Heartbeat.RangeData.REFUSED : Heartbeat.RangeData.NOT_OPEN, 0, 0);
     }
 
@@ -146,6 +188,7 @@ public final class WorkerRangeData implements AutoCloseable {
     @Override
     public synchronized void close() {
         closed = true;
+        measurer.shutdownNow();
         closeStore();
     }
 }

@@ -260,8 +260,16 @@ public final class S3ObjectStore implements ObjectStore {
                             + " at " + endpointName() + " (" + what + " " + key(name) + " answered 404 NoSuchBucket); create it, or correct"
                             + " holdfast.store.s3.bucket", e);
                 }
-                if (e.statusCode() == 404) {
+                if (e.statusCode() == 404 && "NoSuchKey".equals(code)) {
                     throw new ObjectMissingException(key(name));
+                }
+                if (e.statusCode() == 404) {
+                    // only the store's own NoSuchKey says an object is gone: a 404 from a proxy, a load balancer or a
+                    // wrong endpoint taken for one would mark every block of a data log bad (MissingLogSweep)
+                    throw new ObjectStoreUnavailableException(Reason.REJECTED, what + " " + key(name) + " in bucket " + settings.bucket()
+                            + " at " + endpointName() + " answered 404 " + (code == null ? "without an S3 error code" : code)
+                            + ", not NoSuchKey: not taken as a missing object; check that holdfast.store.s3.endpoint is the object"
+                            + " store itself (not a proxy or web server in front of another path)", e);
                 }
                 if (!retryable(e.statusCode()) || attempt >= settings.maxAttempts()) {
                     throw failed(e.statusCode() == 403 ? Reason.ACCESS_DENIED : retryable(e.statusCode()) ? Reason.FAILING

@@ -16,7 +16,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * An HTTP proxy in front of an object store that injects the store's failures. Every request gets
  * its own connection ({@code Connection: close} is put in its headers), so a fault hits one request.
- * The next {@link #failNext} requests are answered 503 Slow Down, the answers to the next
+ * The next {@link #failNext} requests are answered 503 Slow Down, the next {@link #notFoundNext}
+ * 404 by something other than the store, the answers to the next
  * {@link #cutNext} are cut off; with {@link #faults} set, a seeded
  * share of the others is answered 503 Slow Down, reset without an answer, cut off part-way through
  * the store's answer (a PUT is then stored although the client never heard so), or delayed. The
@@ -34,6 +35,8 @@ public final class SlowDownProxy implements AutoCloseable {
     private final int upstreamPort;
     private final AtomicInteger failNext = new AtomicInteger();
     private final AtomicInteger cutNext = new AtomicInteger();
+    private final AtomicInteger notFoundNext = new AtomicInteger();
+    private volatile byte[] notFoundAnswer;
     private final AtomicInteger refused = new AtomicInteger();
     private final AtomicInteger resets = new AtomicInteger();
     private final AtomicInteger cuts = new AtomicInteger();
@@ -62,6 +65,21 @@ public final class SlowDownProxy implements AutoCloseable {
     /** The store's answers to the next {@code n} requests are cut off after 40 bytes (within the status line or headers). */
     public void cutNext(int n) {
         cutNext.set(n);
+    }
+
+    /**
+     * The next {@code n} requests get 404 with {@code contentType} and {@code body}, not from the
+     * store: as a load balancer or web server in front of a wrong endpoint answers.
+     */
+    public void notFoundNext(int n, String contentType, String body) {
+        byte[] b = body.getBytes(StandardCharsets.UTF_8);
+        byte[] head = ("HTTP/1.1 404 Not Found\r\nContent-Type: " + contentType + "\r\nContent-Length: " + b.length
+                + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
+        byte[] all = new byte[head.length + b.length];
+        System.arraycopy(head, 0, all, 0, head.length);
+        System.arraycopy(b, 0, all, head.length, b.length);
+        notFoundAnswer = all;
+        notFoundNext.set(n);
     }
 
     /** Injects {@code f} into every request from now on (null: none). */
@@ -108,9 +126,12 @@ public final class SlowDownProxy implements AutoCloseable {
         }
     }
 
-    private enum Fault { NONE, SLOW_DOWN, RESET, CUT, CUT_SHORT, DELAY }
+    private enum Fault { NONE, SLOW_DOWN, RESET, CUT, CUT_SHORT, DELAY, NOT_FOUND }
 
     private synchronized Fault next() {
+        if (notFoundNext.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            return Fault.NOT_FOUND;
+        }
         if (failNext.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
             return Fault.SLOW_DOWN;
         }
@@ -141,6 +162,12 @@ public final class SlowDownProxy implements AutoCloseable {
                     out.write(("HTTP/1.1 503 Slow Down\r\nContent-Type: application/xml\r\nContent-Length: " + SLOW_DOWN_BODY.length
                             + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
                     out.write(SLOW_DOWN_BODY);
+                    out.flush();
+                    return;
+                }
+                case NOT_FOUND -> {
+                    OutputStream out = client.getOutputStream();
+                    out.write(notFoundAnswer);
                     out.flush();
                     return;
                 }
