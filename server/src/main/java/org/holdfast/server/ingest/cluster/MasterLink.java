@@ -153,7 +153,8 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             throw new ProtocolException(ErrorCode.UNSUPPORTED_VERSION, "this master speaks cluster protocol versions "
                     + Register.MIN_CLUSTER_VERSION + " to " + Register.CLUSTER_VERSION + ", the worker " + r.nodeName() + " version "
                     + r.clusterVersion()
-                    + "; run the same Holdfast version on master and workers");
+                    + "; a worker of a newer release registers again with an older version by itself and works: upgrade this"
+                    + " master when you can (docs/operations.md, \"Upgrading a cluster\")");
         }
         try {
             WorkerRegistry.checkNodeName(r.nodeName()); // before anything logs or audits the name: it may hold line breaks

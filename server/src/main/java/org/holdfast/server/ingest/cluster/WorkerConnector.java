@@ -93,7 +93,10 @@ public final class WorkerConnector implements AutoCloseable {
     private final EventLoopGroup loop = new NioEventLoopGroup(1, new DefaultThreadFactory("holdfast-worker-link", true));
     private final SslContext tls;
     private final TlsEngines.Engine engine;
-    /** The cluster version REGISTER offers: the newest, until a master refuses it as too new. Event loop only. */
+    /**
+     * The cluster version REGISTER offers: the newest, until a master refuses it as too new; the newest
+     * again once a registered link ends (the master may come back upgraded). Event loop only.
+     */
     private int offer = Register.CLUSTER_VERSION;
     /** A start-over of the index not yet reported to a master (kept across connections of this process). */
     private final AtomicReference<DedupService.StartOver> unreported = new AtomicReference<>();
@@ -378,6 +381,9 @@ public final class WorkerConnector implements AutoCloseable {
         public void channelInactive(ChannelHandlerContext ctx) throws Exception {
             if (heartbeats != null) {
                 heartbeats.cancel(false);
+                // a master that goes away may come back upgraded (workers upgraded first): kept lower,
+                // this worker would report no range data to it until its own restart
+                offer = Register.CLUSTER_VERSION;
             }
             retry(failure != null ? failure : "the master at " + master() + " closed the connection");
             super.channelInactive(ctx);

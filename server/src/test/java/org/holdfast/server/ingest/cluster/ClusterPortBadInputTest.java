@@ -315,6 +315,13 @@ class ClusterPortBadInputTest {
     }
 
     @Test
+    void register_newerClusterVersion_refusalSaysTheWorkerStepsDownByItself() throws IOException {
+        Register r = new Register(Register.CLUSTER_VERSION + 1, "w1", workerToken, "test", 2, 1, 1);
+        // mixed versions are supported during an upgrade: the words must not ask for equal versions
+        assertRefused(frame(r), ErrorCode.UNSUPPORTED_VERSION, "registers again with an older version by itself and works");
+    }
+
+    @Test
     void register_nodeNameWithASlash_isRefusedBadFrame() throws IOException {
         assertRefused(frame(register("a/b", workerToken)), ErrorCode.BAD_FRAME, "node name 'a/b'");
     }

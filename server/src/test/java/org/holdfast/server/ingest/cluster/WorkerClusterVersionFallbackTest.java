@@ -36,7 +36,8 @@ import org.junit.jupiter.api.io.TempDir;
  * socket that speaks the version 1 frames): the master refuses versions 3 and 2 as UNSUPPORTED_VERSION, the
  * worker registers again with version 1 and serves, and its answer to the load-only request is the
  * version 1 DEDUP_DONE (64 bytes) even though it started its index over. A master of version 2 gets
- * version 2 and heartbeats without the range-data report (36 bytes), which it could not read.
+ * version 2 and heartbeats without the range-data report (36 bytes), which it could not read; once
+ * that master comes back upgraded (workers upgraded first), the worker offers version 3 again.
  */
 class WorkerClusterVersionFallbackTest {
     @TempDir
@@ -166,6 +167,60 @@ class WorkerClusterVersionFallbackTest {
                 await().atMost(Duration.ofSeconds(15)).until(() -> heartbeatBodies.size() >= 3);
                 assertThat(offered).containsExactly(Register.CLUSTER_VERSION, 2);
                 assertThat(heartbeatBodies).as("version 2 heartbeats: no range-data report").containsOnly(36);
+            }
+        }
+    }
+
+    @Test
+    void register_masterUpgradedWhileAway_workerOffersNewestAgainAndSendsRangeReport() throws Exception {
+        Path token = Files.writeString(dir.resolve("token"), "hft_test");
+        List<Integer> offered = new CopyOnWriteArrayList<>();
+        List<Integer> upgradedHeartbeats = new CopyOnWriteArrayList<>();
+        try (ServerSocket master = new ServerSocket(0, 8, InetAddress.getLoopbackAddress());
+             WorkerRangeData data = new WorkerRangeData(dir.resolve("range-data"),
+                     new org.holdfast.server.store.DataStore.Settings(dir.resolve("unused"), 1L << 20,
+                             org.holdfast.server.store.FsyncPolicy.COMMIT, 64, 0))) {
+            Thread t = new Thread(() -> {
+                try {
+                    for (int c = 0; c < 3; c++) {
+                        try (Socket s = master.accept()) {
+                            DataInputStream in = new DataInputStream(s.getInputStream());
+                            Frame register = read(in);
+                            int version = ((register.body()[0] & 0xff) << 8) | (register.body()[1] & 0xff);
+                            offered.add(version);
+                            boolean upgraded = c == 2; // connections 0 and 1: a master of version 2; then it comes back upgraded
+                            if (version > 2 && !upgraded) {
+                                send(s.getOutputStream(), ErrorMessage.of(ErrorCode.UNSUPPORTED_VERSION, "this master speaks cluster"
+                                        + " protocol versions 1 to 2, the worker w1 version " + version));
+                                continue;
+                            }
+                            send(s.getOutputStream(), new Registered(1, c, 1L << 48, (1L << 48) + (1L << 30), 100, upgraded ? "new" : "old"));
+                            for (int heard = 0; heard < 3; ) {
+                                Frame f = read(in);
+                                if (f.type() == MessageType.HEARTBEAT.code()) {
+                                    heard++;
+                                    if (upgraded) {
+                                        upgradedHeartbeats.add(f.body().length);
+                                    }
+                                }
+                            }
+                            // then the old master stops (closing the link) for its upgrade
+                        }
+                    }
+                } catch (Exception e) {
+                    // the test's assertions say what is missing
+                }
+            }, "upgraded-master");
+            t.setDaemon(true);
+            t.start();
+            try (WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.getLocalPort(), null, "w1",
+                    token, null, "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)),
+                    new LoadProbe(dir), null, data)) {
+                w.start();
+                await().atMost(Duration.ofSeconds(15)).until(() -> upgradedHeartbeats.size() >= 3);
+                assertThat(offered).as("refused, stepped down, then the newest again to the master that came back")
+                        .containsExactly(Register.CLUSTER_VERSION, 2, Register.CLUSTER_VERSION);
+                assertThat(upgradedHeartbeats).as("version 3 heartbeats: with the range-data report").containsOnly(53);
             }
         }
     }
