@@ -236,8 +236,42 @@ public final class LogArchive implements AutoCloseable {
         try {
             return objects.getRange(key, offset, length);
         } catch (ObjectMissingException e) {
+            checkBucketHoldsOtherLogs(id, key, e);
             throw new DataLogMissingException("log-archive", key, id,
                     "data log " + id + " is missing locally and its object " + key + " is gone from the object store");
+        }
+    }
+
+    /** How many other confirmed logs {@link #checkBucketHoldsOtherLogs} looks for (one HEAD each). */
+    static final int WITNESS_LOGS = 3;
+
+    /**
+     * Before log {@code id}'s object counts as gone (which marks every block of the log bad): do the
+     * newest other confirmed logs' objects answer? If none of up to {@link #WITNESS_LOGS} does, the
+     * bucket, prefix or endpoint is not this node's any more (a setting changed, another bucket of the
+     * same name): an outage of the configuration, not a lost log, and nothing is marked. With no other
+     * confirmed log there is nothing to compare with, and the log counts as gone.
+     */
+    private void checkBucketHoldsOtherLogs(int id, String key, ObjectMissingException cause) {
+        int asked = 0;
+        List<Integer> ids = new ArrayList<>(uploadedIds());
+        for (int i = ids.size() - 1; i >= 0; i--) {
+            int other = ids.get(i);
+            if (other == id) {
+                continue;
+            }
+            if (objects.size(objectKeyOf(other)).isPresent()) {
+                return;
+            }
+            if (++asked == WITNESS_LOGS) {
+                break;
+            }
+        }
+        if (asked > 0) {
+            throw new ObjectStoreUnavailableException(ObjectStoreUnavailableException.Reason.REJECTED, "the object store answers that"
+                    + " data log " + id + "'s object " + key + " does not exist, and neither do the objects of the " + asked + " newest"
+                    + " other confirmed logs: holdfast.store.s3.bucket, prefix or endpoint most likely no longer names this node's"
+                    + " bucket; nothing was marked bad; check those settings against where the logs were uploaded and restart", cause);
         }
     }
 

@@ -157,4 +157,23 @@ class MissingLogSweepFaultsTest {
             assertThat(store.missingLogsSwept()).isEqualTo(1);
         }
     }
+
+    @Test
+    void read_prefixNoLongerThisNodes_noConfirmedLogAnswers_isAnOutage_marksNothing() throws Exception {
+        // the bucket answers NoSuchKey for every log: not lost logs, the wrong place (a changed prefix or bucket)
+        try (LogArchive wrong = new LogArchive(S3ObjectStore.open(f.s3.settings("elsewhere/")), "n1", LogCache.Settings.defaults());
+                DataStore store = DataStore.open(f.settings(), f.db, wrong)) {
+            assertThat(wrong.uploadedIds()).as("other confirmed logs to ask").hasSizeGreaterThan(1);
+            assertThatThrownBy(() -> store.read(inLogOne.first(), new StoredBlock()))
+                    .isInstanceOf(ObjectStoreUnavailableException.class).hasMessageContaining("holdfast.store.s3.bucket, prefix or endpoint")
+                    .hasMessageContaining("nothing was marked bad");
+            assertNothingMarked(store);
+        }
+        try (LogArchive archive = archive(); DataStore store = DataStore.open(f.settings(), f.db, archive)) {
+            StoredBlock b = new StoredBlock();
+            store.read(inLogOne.first(), b);
+            assertThat(b.storedLength).isPositive();
+            assertNothingMarked(store);
+        }
+    }
 }
