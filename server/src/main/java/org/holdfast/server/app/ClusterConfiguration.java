@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import org.holdfast.common.tls.CertificateFingerprint;
+import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.server.api.NotOnAWorkerFilter;
 import org.holdfast.server.catalog.ClusterStore;
 import org.holdfast.server.cluster.ClusterNode;
@@ -19,6 +20,7 @@ import org.holdfast.server.ingest.cluster.ClusterServer;
 import org.holdfast.server.ingest.cluster.DedupLinks;
 import org.holdfast.server.ingest.cluster.MasterTrust;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
+import org.holdfast.server.ingest.cluster.WorkerGcMetadata;
 import org.holdfast.server.ingest.cluster.WorkerRangeData;
 import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.security.TokenAuthenticator;
@@ -38,15 +40,15 @@ import org.springframework.context.annotation.Configuration;
 /**
  * Master/worker mode ({@code holdfast.cluster.*}, docs/operations.md "Master/worker mode
  * (preview)"). A master keeps the {@link WorkerRegistry} on its catalog and opens the cluster port;
- * a worker connects to its master and opens only its own dedup index and the store of its PBN range
- * ({@link WorkerRangeData}): no agent port, node-wide data store,
+ * a worker connects to its master and opens only its own dedup index, the store of its PBN range
+ * ({@link WorkerRangeData}) and that range's GC metadata ({@link WorkerGcMetadata}): no agent port, node-wide data store,
  * catalog, standalone engine or GC ({@link OnStandaloneOrMaster}), and its REST answers what it lacks
  * with {@code not-on-a-worker}; a standalone server gets neither. Every role gets a
  * {@link ClusterNode} for the REST API.
  */
 @Configuration(proxyBeanMethods = false)
-// the worker's engine settings: DedupEngineConfiguration, which also binds them, is not on a worker
-@EnableConfigurationProperties(DedupEngineConfiguration.SungemProperties.class)
+// the worker's engine and GC-metadata settings: DedupEngineConfiguration and GcConfiguration, which also bind them, are not on a worker
+@EnableConfigurationProperties({DedupEngineConfiguration.SungemProperties.class, GcConfiguration.GcProperties.class})
 public class ClusterConfiguration {
     private static final String ROLE = "holdfast.cluster.role";
     /** A worker whose engine can serve the master's dedup calls (the exact engine cannot; the worker then refuses to start). */
@@ -112,14 +114,14 @@ public class ClusterConfiguration {
     }
 
     /**
-     * The connector depends on the worker's range data, so Spring destroys the connector (its links and
-     * their data threads) before it closes the range data.
+     * The connector depends on the worker's range data and GC metadata, so Spring destroys the connector
+     * (its links and their data threads) before it closes them.
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnProperty(name = ROLE, havingValue = "worker")
     WorkerConnector workerConnector(HoldfastProperties props, DataDirectory dir, ObjectProvider<BuildProperties> build,
-                                    ObjectProvider<LazyDedupWorker> dedup, WorkerRangeData rangeData) {
-        return worker(props, dir.root(), version(build), dedup.getIfAvailable(), rangeData);
+                                    ObjectProvider<LazyDedupWorker> dedup, WorkerRangeData rangeData, WorkerGcMetadata gcMetadata) {
+        return worker(props, dir.root(), version(build), dedup.getIfAvailable(), rangeData, gcMetadata);
     }
 
     /**
@@ -127,7 +129,8 @@ public class ClusterConfiguration {
      * directory, stored and read by the master's data calls; opened at the first registration, over
      * the range the master assigns. The data logs' settings are the node's {@code holdfast.store.*}
      * (roll size, fsync policy, PBN reservation, free-space reserve): one setting per concept.
-     * Not yet used by ingest, restore or GC.
+     * Ingest and restore use it with {@code holdfast.cluster.data=workers}; GC deltas go to
+     * {@link #workerGcMetadata} beside it.
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnProperty(name = ROLE, havingValue = "worker")
@@ -142,6 +145,23 @@ public class ClusterConfiguration {
         // the directory and range given here are replaced by WorkerRangeData (range-data/data, the REGISTERED range)
         return new WorkerRangeData(d, new DataStore.Settings(d.resolve("data"), s.logRollSize().toBytes(), s.fsync(), s.pbnReserveBatch(),
                 s.minFreeSpace().toBytes()));
+    }
+
+    /**
+     * The GC metadata of the worker's PBN range (GC deltas on the worker link), in {@code range-data/gc}
+     * of its data directory, into which it logs the GC deltas the master routes to it; opened at the
+     * first registration, over the range the master assigns. Its BOSC settings are the node's
+     * {@code holdfast.gc.committers} and {@code holdfast.gc.fsync}, as the standalone GC's (GcConfiguration).
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnProperty(name = ROLE, havingValue = "worker")
+    WorkerGcMetadata workerGcMetadata(GcConfiguration.GcProperties gc, DataDirectory dir) {
+        return gcMetadata(gc, dir.root());
+    }
+
+    /** A worker's GC metadata in {@code dataDir/range-data/gc} with the node's BOSC settings. */
+    static WorkerGcMetadata gcMetadata(GcConfiguration.GcProperties gc, Path dataDir) {
+        return new WorkerGcMetadata(dataDir.resolve(WorkerRangeData.DIRECTORY).resolve("gc"), GcConfiguration.bosc(gc));
     }
 
     /**
@@ -173,24 +193,25 @@ public class ClusterConfiguration {
 
     /** A worker's link from its settings; a setting that cannot work is a {@link ClusterSetupException} naming it. */
     static WorkerConnector worker(HoldfastProperties props, Path dataDir, String version) {
-        return worker(props, dataDir, version, null, null);
+        return worker(props, dataDir, version, null, null, null);
     }
 
     /**
-     * As {@link #worker(HoldfastProperties, Path, String)}, serving dedup calls with {@code dedup} and
-     * data calls with {@code rangeData} (null: none; the caller closes it after the connector).
+     * As {@link #worker(HoldfastProperties, Path, String)}, serving dedup calls with {@code dedup}, data
+     * calls with {@code rangeData} and GC deltas with {@code gcMetadata} (null: none; the caller closes
+     * them after the connector).
      */
     static WorkerConnector worker(HoldfastProperties props, Path dataDir, String version, LazyDedupWorker dedup,
-                                  WorkerRangeData rangeData) {
+                                  WorkerRangeData rangeData, WorkerGcMetadata gcMetadata) {
         try {
-            return checkedWorker(props, dataDir, version, dedup, rangeData);
+            return checkedWorker(props, dataDir, version, dedup, rangeData, gcMetadata);
         } catch (IllegalArgumentException e) {
             throw new ClusterSetupException(e.getMessage(), e);
         }
     }
 
     private static WorkerConnector checkedWorker(HoldfastProperties props, Path dataDir, String version, LazyDedupWorker dedup,
-                                                 WorkerRangeData rangeData) {
+                                                 WorkerRangeData rangeData, WorkerGcMetadata gcMetadata) {
         HoldfastProperties.Cluster c = props.cluster();
         String node = props.store().s3().node();
         if (node == null || node.isBlank()) {
@@ -233,7 +254,7 @@ public class ClusterConfiguration {
         }
         return new WorkerConnector(new WorkerConnector.Settings(c.master().substring(0, colon), port, c.host(), node, c.tokenFile(), trust,
                 props.tls().engine(), version, Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(30)),
-                new LoadProbe(dataDir), dedup, rangeData);
+                new LoadProbe(dataDir), dedup, rangeData, gcMetadata);
     }
 
     @Bean

@@ -94,9 +94,13 @@ public class GcConfiguration {
                         FingerprintIndex index, Clock holdfastClock, ObjectProvider<SnapshotCommit> commits,
                         GcBookkeepingMode mode) {
         // mode is only a dependency: it must be settled (or refused) before the GC directory opens
-        BoscSettings bosc = BoscSettings.defaults().withCommitters(p.committers()).withFsync(p.fsync(), Duration.ofMillis(100));
-        return GcService.open(new GcService.Settings(dir.subdirectory("gc"), bosc, p.grace(), p.defaultRetention(),
+        return GcService.open(new GcService.Settings(dir.subdirectory("gc"), bosc(p), p.grace(), p.defaultRetention(),
                 p.sweepBatchChunks(), p.compactionThreshold(), p.compactionMaxBytes().toBytes()), catalog, dataStore, index, holdfastClock, commits::getObject);
+    }
+
+    /** The BOSC pipeline's settings from {@code holdfast.gc.*}: the standalone GC's and a worker's GC metadata's. */
+    static BoscSettings bosc(GcProperties p) {
+        return BoscSettings.defaults().withCommitters(p.committers()).withFsync(p.fsync(), Duration.ofMillis(100));
     }
 
     /** Off: no hook, so commits are not counted. */

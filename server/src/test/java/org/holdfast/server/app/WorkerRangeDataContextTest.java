@@ -18,10 +18,14 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.ports.TestPorts;
+import org.holdfast.common.protocol.GcDelta;
 import org.holdfast.common.protocol.PayloadCodec;
+import org.holdfast.gc.bosc.BoscPipeline;
+import org.holdfast.gc.bosc.UpdateBatch;
 import org.holdfast.server.api.ClusterController;
 import org.holdfast.server.cluster.MemberState;
 import org.holdfast.server.cluster.WorkerRecord;
@@ -29,8 +33,10 @@ import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.ingest.cluster.ClusterServer;
 import org.holdfast.server.ingest.cluster.DedupLinks;
 import org.holdfast.server.ingest.cluster.RangeWorkerFailedException;
+import org.holdfast.server.ingest.cluster.RemoteGcDeltas;
 import org.holdfast.server.ingest.cluster.RemoteRangeStore;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
+import org.holdfast.server.ingest.cluster.WorkerGcMetadata;
 import org.holdfast.server.ingest.cluster.WorkerRangeData;
 import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.Role;
@@ -57,7 +63,8 @@ import org.springframework.mock.web.MockHttpServletRequest;
  * byte for byte, again after the worker restarts over the same data directory, and lists it
  * serving with its PBNs used and log bytes (from the worker's heartbeat); a second worker's
  * PBNs lie in its own range; a worker whose {@code range-data} was made for another range logs the
- * refusal once, refuses every data call, writes nothing there and stays registered.
+ * refusal once, refuses every data call, writes nothing there and stays registered. The master's GC
+ * deltas ({@link ClusterServer#gcDeltas()}) are logged in the worker's {@code range-data/gc}, once.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class WorkerRangeDataContextTest {
@@ -199,6 +206,58 @@ class WorkerRangeDataContextTest {
         byte[] more = blocks(4, 1, false);
         assertThat(reopened.store(PayloadCodec.RAW, BS, 1, fps(more), more).join()).as("appends go on after the synced ones")
                 .isEqualTo(next + 6);
+    }
+
+    /** The master's end of {@code w}'s GC deltas, null while its link is down. */
+    private static RemoteGcDeltas gcDeltas(ConfigurableApplicationContext w) {
+        WorkerRecord a = assignment(w);
+        return a == null ? null : master.getBean(ClusterServer.class).gcDeltas().up(a.workerId());
+    }
+
+    /** Every USED GMA slot of worker {@code w} as "rc/pins/flags/expiry", by PBN. */
+    private static TreeMap<Long, String> gma(ConfigurableApplicationContext w) {
+        BoscPipeline p = w.getBean(WorkerGcMetadata.class).pipeline();
+        p.commitAll();
+        TreeMap<Long, String> out = new TreeMap<>();
+        p.gma().scan(p.chunkLimit(), (pbn, rc, pins, flags, expiry) -> out.put(pbn, rc + "/" + pins + "/" + flags + "/" + expiry));
+        return out;
+    }
+
+    @Test
+    void gcDeltas_workerProcess_loggedInRangeDataGc_replayAfterARestartAcknowledgedAndChangesNothing() {
+        ConfigurableApplicationContext w = worker("rd-gc"); // its own node: the other tests' restarts do not cut its link
+        PbnRange range = assignment(w).range();
+        UpdateBatch share = new UpdateBatch();
+        share.add(GcDelta.RC_ADD, range.first(), 2);
+        share.add(GcDelta.RC_ADD, range.first() + 5, 1);
+        share.add(GcDelta.RC_ADD, range.first(), 1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> gcDeltas(w) != null);
+        gcDeltas(w).send(7, share).orTimeout(20, TimeUnit.SECONDS).join();
+        assertThat(gcDeltas(w).appliedDeltaId()).as("acknowledged").isEqualTo(GcDelta.deltaId(7, 0));
+        Path dir = data.resolve("rd-gc").resolve(WorkerRangeData.DIRECTORY).resolve("gc");
+        assertThat(w.getBean(WorkerGcMetadata.class).dir()).isEqualTo(dir);
+        TreeMap<Long, String> counts = gma(w);
+        assertThat(counts.keySet()).as("the two PBNs counted").containsExactly(range.first(), range.first() + 5);
+        assertThat(counts.get(range.first())).startsWith("3/");
+        assertThat(counts.get(range.first() + 5)).startsWith("1/");
+        assertThat(dir.resolve("gma.dat")).as("the GMA").isRegularFile();
+        assertThat(dir.resolve("gma.range")).as("the range it was made for").isRegularFile();
+        try (Stream<Path> logs = Files.list(dir.resolve("log"))) {
+            assertThat(logs.map(f -> f.getFileName().toString())).as("the BOSC log").anyMatch(f -> f.endsWith(".log"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+
+        long id = assignment(w).workerId();
+        stop(w); // closes the connector, then the GC metadata (Spring's destroy order)
+        await().atMost(Duration.ofSeconds(20)).until(() -> master.getBean(ClusterServer.class).gcDeltas().up(id) == null);
+        ConfigurableApplicationContext again = worker("rd-gc");
+        await().atMost(Duration.ofSeconds(10)).until(() -> gcDeltas(again) != null);
+        RemoteGcDeltas link = gcDeltas(again);
+        link.send(7, share).orTimeout(20, TimeUnit.SECONDS).join(); // the master resends what it holds no acknowledgement for
+        assertThat(link.appliedDeltaId()).as("the replay is answered with the same mark").isEqualTo(GcDelta.deltaId(7, 0));
+        assertThat(again.getBean(WorkerGcMetadata.class).pipeline().updatesLogged()).as("nothing logged again").isZero();
+        assertThat(gma(again)).as("the counts as before the replay").isEqualTo(counts);
     }
 
     @Test
