@@ -92,7 +92,7 @@ public class ClusterController {
     }
 
     /**
-     * A worker's range data (data on workers; not yet used by ingest, restore or GC): {@code state}
+     * A worker's range data (data on workers: used by ingest and restore with holdfast.cluster.data=workers, not yet by GC): {@code state}
      * {@code serving}, {@code refused} (its range-data directory was made for another range: every data
      * call is refused, its log says why) or {@code not-open}; {@code pbnsUsed} the PBNs its store
      * handed out (blocks stored, plus reserved PBNs a crash skipped) and {@code logBytes} the bytes its
