@@ -3,12 +3,13 @@ package org.holdfast.server.app;
 import org.holdfast.server.ingest.cluster.ClusterServer;
 import org.holdfast.server.ingest.cluster.WorkerBlockHome;
 import org.holdfast.server.store.BlockHome;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.LocalBlockHome;
 import org.holdfast.server.store.MetadataDb;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Value;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
@@ -38,11 +39,14 @@ public class ClusterDataConfiguration {
         return mode;
     }
 
-    /** Where blocks live with {@code holdfast.cluster.data=workers}: the registered workers' range stores. */
+    /**
+     * Where blocks live, by the settled mode (not the raw property, which {@link ClusterDataMode#parse}
+     * reads more leniently: " workers" would record workers and still store on the master): with
+     * {@code workers} the registered workers' range stores, else the master's data store.
+     */
     @Bean
-    @ConditionalOnProperty(name = "holdfast.cluster.data", havingValue = "workers")
-    BlockHome workerBlockHome(ClusterDataMode mode, ObjectProvider<ClusterServer> server) {
-        return new WorkerBlockHome(server.getObject().rangeStores());
+    BlockHome blockHome(ClusterDataMode mode, DataStore store, ObjectProvider<ClusterServer> server) {
+        return mode == ClusterDataMode.WORKERS ? new WorkerBlockHome(server.getObject().rangeStores()) : new LocalBlockHome(store);
     }
 
     /** With {@code workers}: verify and the image API answer 409 before they touch the master's (empty) data store. */

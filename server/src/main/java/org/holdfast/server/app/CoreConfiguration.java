@@ -167,7 +167,7 @@ public class CoreConfiguration {
         return new IngestServices(dataStore, catalog, snapshotCommit, index, guard, holdfastClock,
                 authenticator.getIfAvailable(() -> NO_TOKEN_STORE), audit.getIfAvailable(() -> AuditLog.NONE),
                 observer.getIfAvailable(() -> IngestObserver.NONE), admission.getIfAvailable(() -> BackupAdmission.NONE),
-                blocks.getIfAvailable()); // null: the data store (holdfast.cluster.data=master), else the workers' (ClusterDataConfiguration)
+                blocks.getIfAvailable()); // by holdfast.cluster.data (ClusterDataConfiguration); null: the data store
     }
 
     @Bean

@@ -55,6 +55,15 @@ class ClusterDataWiringTest {
     }
 
     @Test
+    void start_dataWorkersWithTrailingSpace_ingestKeepsBlocksOnTheWorkersAsRecorded() {
+        // the mode parses leniently; the home must follow the recorded mode, not the raw property text
+        try (ConfigurableApplicationContext ctx = master("--holdfast.cluster.data=workers ", "--holdfast.gc.bookkeeping=off")) {
+            assertThat(ClusterDataMode.recorded(ctx.getBean(MetadataDb.class))).isEqualTo(ClusterDataMode.WORKERS);
+            assertThat(ctx.getBean(IngestServices.class).blocks()).isInstanceOf(WorkerBlockHome.class);
+        }
+    }
+
+    @Test
     void start_default_verifyIsServed() throws Exception {
         try (ConfigurableApplicationContext ctx = master()) {
             HttpResponse<String> r = call(ctx, "GET", "/api/v1/verify");
