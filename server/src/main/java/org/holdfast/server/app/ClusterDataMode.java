@@ -88,14 +88,11 @@ public enum ClusterDataMode {
             }
         }
         ClusterDataMode stored = recorded(db);
-        if (stored == null) {
+        boolean unrecorded = stored == null;
+        if (unrecorded) {
             // a store from before the setting has its blocks in its own data store
             boolean hasHistory = db.metaLong(FormatVersions.META_NEXT_VOLUME_ID, -1) != -1;
             stored = hasHistory ? MASTER : configured;
-            try (MetadataBatch b = new MetadataBatch()) {
-                db.putMetaLong(b, META_KEY, stored.code);
-                db.write(b, true);
-            }
         }
         if (stored != configured) {
             throw new ClusterDataModeException("the data directory (catalog " + db.path() + ") was created with holdfast.cluster.data="
@@ -104,6 +101,12 @@ public enum ClusterDataMode {
                     + ", which the other mode would never read",
                     "Start this data directory with holdfast.cluster.data=" + stored.label() + " again; the mode is fixed for the life"
                             + " of a data directory, so use a new, empty one to try the other.");
+        }
+        if (unrecorded) { // only once accepted: a refusal records nothing
+            try (MetadataBatch b = new MetadataBatch()) {
+                db.putMetaLong(b, META_KEY, stored.code);
+                db.write(b, true);
+            }
         }
         return stored;
     }

@@ -64,15 +64,16 @@ class ClusterDataModeTest {
     }
 
     @Test
-    void settle_storeFromBeforeTheSettingWithVolumes_isMasterAndRefusesWorkers() {
+    void settle_storeFromBeforeTheSettingWithVolumes_isMasterAndRefusesWorkersRecordingNothing() {
         try (MetadataDb db = MetadataDb.open(dir); MetadataBatch b = new MetadataBatch()) {
             db.putMetaLong(b, FormatVersions.META_NEXT_VOLUME_ID, 2);
             db.write(b, true);
             assertThat(refusal(() -> ClusterDataMode.settle(ClusterDataMode.WORKERS, MASTER, OFF, "cluster", db)))
                     .hasMessageContaining("created with holdfast.cluster.data=master");
-            assertThat(ClusterDataMode.recorded(db)).isEqualTo(ClusterDataMode.MASTER);
+            assertThat(ClusterDataMode.recorded(db)).as("the refusal records nothing").isNull();
             assertThat(ClusterDataMode.settle(ClusterDataMode.MASTER, MASTER, GcBookkeepingMode.ON, "sungem", db))
                     .isEqualTo(ClusterDataMode.MASTER);
+            assertThat(ClusterDataMode.recorded(db)).isEqualTo(ClusterDataMode.MASTER);
         }
     }
 
