@@ -4,6 +4,7 @@ import io.netty.channel.Channel;
 import io.netty.util.AttributeKey;
 import java.util.HashSet;
 import java.util.Set;
+import org.holdfast.common.protocol.ErrorLinger;
 
 /**
  * Who holds the worker link's reads paused (backpressure): a service whose lane is full, or the
@@ -39,6 +40,9 @@ final class LinkBackpressure {
 
     /** {@code holder} wants no more requests read for now. */
     void hold(Object holder) {
+        if (ErrorLinger.isLingering(channel)) {
+            return; // a link that sent its ERROR reads on to discard the rest, until the linger ends it
+        }
         if (holders.add(holder) && !paused) {
             paused = true;
             channel.config().setAutoRead(false);
