@@ -2,12 +2,7 @@ package org.holdfast.server.ingest.cluster;
 
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.util.concurrent.DefaultThreadFactory;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import org.holdfast.common.id.PbnRange;
-import org.holdfast.common.protocol.ErrorLinger;
 import org.holdfast.common.protocol.GcDelta;
 import org.holdfast.common.protocol.GcDeltaApplied;
 import org.holdfast.common.protocol.GcDeltaFailed;
@@ -18,7 +13,7 @@ import org.holdfast.common.protocol.Message;
  * each GC_DELTA once in the worker's GC metadata ({@link WorkerGcMetadata}, opened over the range
  * of this registration), and answers GC_DELTA_APPLIED with the worker's mark once the log is synced;
  * a replay is answered the same way and logs nothing. One delta at a time, on one thread off the
- * event loop, in arrival order. A refusal (a PBN outside the range, GC metadata that would not
+ * event loop, in arrival order ({@link BoundedLane}: a flood pauses the link's reads). A refusal (a PBN outside the range, GC metadata that would not
  * open) is answered GC_DELTA_FAILED, nothing logged, and the link stays; a malformed frame is
  * answered ERROR and the link closes before the GC metadata sees anything. Deltas still queued
  * when the link ends are dropped: the master sends what it has no acknowledgement for again.
@@ -27,13 +22,13 @@ public final class GcDeltaService extends ChannelInboundHandlerAdapter {
     private static final System.Logger LOG = System.getLogger(GcDeltaService.class.getName());
     private final WorkerGcMetadata gc;
     private final PbnRange range;
-    private final ExecutorService lane = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-gc-delta", true));
+    private final BoundedLane lane = new BoundedLane("holdfast-gc-delta");
 
     /** Logs into {@code gc} over {@code range}, the range of this link's REGISTERED; the GC metadata opens on the lane at once. */
     public GcDeltaService(WorkerGcMetadata gc, PbnRange range) {
         this.gc = gc;
         this.range = range;
-        lane.execute(this::open);
+        lane.run(this::open);
     }
 
     /** Opens the GC metadata (replaying its log after a crash) before the first delta, so a refusal is logged once, at registration. */
@@ -52,16 +47,8 @@ public final class GcDeltaService extends ChannelInboundHandlerAdapter {
             ctx.fireChannelRead(msg);
             return;
         }
-        try {
-            lane.execute(() -> {
-                // an ended link's queued deltas (or a link that sent its ERROR): the master sends them again
-                if (ctx.channel().isActive() && !ErrorLinger.isLingering(ctx.channel())) {
-                    ctx.writeAndFlush(serve(d));
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            ctx.close(); // the worker is stopping
-        }
+        // an ended link's queued deltas (or a link that sent its ERROR) are dropped: the master sends them again
+        lane.submit(ctx, d.count() * 17L + 64, () -> serve(d));
     }
 
     private Message serve(GcDelta d) {

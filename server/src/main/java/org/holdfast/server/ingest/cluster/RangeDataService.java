@@ -2,11 +2,7 @@ package org.holdfast.server.ingest.cluster;
 
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.util.concurrent.DefaultThreadFactory;
 import java.util.Arrays;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.compress.CorruptPayloadException;
 import org.holdfast.common.hash.BlockHasher;
@@ -31,7 +27,8 @@ import org.holdfast.server.store.StoredBlock;
  * The worker's end of the data calls on its link to the master (data on workers): stores the blocks
  * the master sends in the worker's own range store ({@link WorkerRangeData}, opened over the range
  * of this registration), makes them durable and reads them back, one request at a time on one
- * thread off the event loop, answering with the request's id. A worker never stores what it did not
+ * thread off the event loop ({@link BoundedLane}: a flood pauses the link's reads, and answers the
+ * master does not read hold the next request), answering with the request's id. A worker never stores what it did not
  * check: every block is decoded and its SHA-256 compared with its fingerprint before anything is
  * appended. A refusal (a fingerprint that does not match, a PBN outside the range, a full range, a
  * store that would not open) is answered DATA_FAILED, nothing stored, and the link stays; a
@@ -44,7 +41,7 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
     private static final byte[] ZERO_FP = new byte[32];
     private final WorkerRangeData data;
     private final PbnRange range;
-    private final ExecutorService lane = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-range-data", true));
+    private final BoundedLane lane = new BoundedLane("holdfast-range-data");
     // lane thread only
     private final BlockCodec codec = new BlockCodec();
     private final byte[] raw = new byte[FormatVersions.FRAME_MAX_RAW];
@@ -55,11 +52,7 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
     public RangeDataService(WorkerRangeData data, PbnRange range) {
         this.data = data;
         this.range = range;
-        try {
-            lane.execute(this::open);
-        } catch (RejectedExecutionException e) {
-            // cannot happen on a new lane
-        }
+        lane.run(this::open);
     }
 
     /** Opens the store before the first request, so a refusal is logged at registration, once per worker process. */
@@ -87,16 +80,22 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
             return;
         }
         Message m = (Message) msg;
-        try {
-            lane.execute(() -> {
-                // an ended link's queued calls (or a link that sent its ERROR): the master gave them up
-                if (ctx.channel().isActive() && !ErrorLinger.isLingering(ctx.channel())) {
-                    ctx.writeAndFlush(serve(m));
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            ctx.close(); // the worker is stopping
+        lane.submit(ctx, requestBytes(m), () -> serve(m));
+    }
+
+    /** What a queued request holds in memory, about. */
+    private static long requestBytes(Message m) {
+        if (m instanceof DataStoreRequest s) {
+            return s.stored().length + s.fps().length + 64L;
+        } else if (m instanceof DataRead r) {
+            return r.count() * 8L + 64;
         }
+        return 64;
+    }
+
+    /** Most bytes the lane held at once: queued requests and answers not yet written (for tests). */
+    long peakQueuedBytes() {
+        return lane.peakQueuedBytes();
     }
 
     private Message serve(Message m) {
@@ -222,11 +221,7 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-        try {
-            lane.execute(codec::close);
-        } catch (RejectedExecutionException e) {
-            // already stopping
-        }
+        lane.run(codec::close); // false: already stopping
         lane.shutdown();
         super.channelInactive(ctx);
     }

@@ -8,6 +8,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
@@ -72,6 +73,10 @@ public final class WorkerConnector implements AutoCloseable {
     private static final FrameEncoder ENCODER = new FrameEncoder();
     /** Silence from the master before REGISTERED, and after it this many heartbeat intervals, ends the connection. */
     static final int SILENT_INTERVALS = 5;
+    /** Unwritten bytes over which the link stops reading requests (backpressure, {@link LinkBackpressure}): two full answers. */
+    static final int WRITE_HIGH_WATER = 32 << 20;
+    /** Unwritten bytes under which it reads again: one full answer. */
+    static final int WRITE_LOW_WATER = 16 << 20;
 
     /**
      * Where the master is, the local address to connect from ({@code localHost}; null or a wildcard:
@@ -189,6 +194,9 @@ public final class WorkerConnector implements AutoCloseable {
         Bootstrap b = new Bootstrap().group(loop).channel(NioSocketChannel.class)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, Math.toIntExact(settings.connectTimeout().toMillis()))
                 .option(ChannelOption.TCP_NODELAY, true)
+                // a 16 MiB DATA_READ_ANSWER in the buffer leaves the link writable (one goes out while the
+                // next is read from disk); past two, the master is not keeping up and reads pause
+                .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(WRITE_LOW_WATER, WRITE_HIGH_WATER))
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
@@ -243,11 +251,18 @@ public final class WorkerConnector implements AutoCloseable {
         loop.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     }
 
+    /** The current link's data service, or null (for tests: its queued bytes). */
+    RangeDataService rangeDataService() {
+        Channel c = channel;
+        return c == null ? null : c.pipeline().get(RangeDataService.class);
+    }
+
     /** One connection's protocol: REGISTER, REGISTERED, heartbeats. */
     private final class Link extends ChannelInboundHandlerAdapter {
         private final String token;
         private final int offered = offer;
         private ScheduledFuture<?> heartbeats;
+        private long silentNanos; // how long the master may be silent once registered
         private long sequence;
         private String failure;
 
@@ -326,8 +341,8 @@ public final class WorkerConnector implements AutoCloseable {
             backoffMillis = settings.minBackoff().toMillis();
             LOG.log(System.Logger.Level.INFO, "registered with the master at {0} as worker {1}, epoch {2}, PBNs [{3}, {4})", master(),
                     r.workerId(), r.epoch(), Long.toString(r.pbnFirst()), Long.toString(r.pbnLimit()));
-            ctx.pipeline().replace("idle", "idle", new IdleStateHandler((long) r.heartbeatMillis() * SILENT_INTERVALS, 0, 0,
-                    TimeUnit.MILLISECONDS));
+            silentNanos = TimeUnit.MILLISECONDS.toNanos((long) r.heartbeatMillis() * SILENT_INTERVALS);
+            ctx.pipeline().replace("idle", "idle", new IdleStateHandler(silentNanos, 0, 0, TimeUnit.NANOSECONDS));
             heartbeats = ctx.executor().scheduleAtFixedRate(() -> {
                 WorkerLoad l = probe.load();
                 // a master before version 3 would refuse the longer heartbeat: it hears nothing of the range data
@@ -346,8 +361,25 @@ public final class WorkerConnector implements AutoCloseable {
                     + " (if another host replaced this worker, stop this one instead)" : what;
         }
 
+        /** Stops reading requests while the master does not take the answers (backpressure): they would pile up here. */
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+            if (ctx.channel().isWritable()) {
+                LinkBackpressure.of(ctx.channel()).release(LinkBackpressure.UNWRITABLE);
+            } else {
+                LinkBackpressure.of(ctx.channel()).hold(LinkBackpressure.UNWRITABLE);
+            }
+            super.channelWritabilityChanged(ctx);
+        }
+
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+            // reads paused by backpressure: the master's heartbeat answers may wait unread in the socket, so
+            // this is the worker not listening, not the master silent; checked again one period later. (A
+            // master host that is gone still ends the link: TCP gives up on the unsent answers)
+            if (evt instanceof IdleStateEvent && heartbeats != null && LinkBackpressure.of(ctx.channel()).explainsSilence(silentNanos)) {
+                return;
+            }
             if (evt instanceof IdleStateEvent) {
                 failure = "the master at " + master() + " went silent (no answer " + (heartbeats == null ? "to REGISTER" : "to heartbeats")
                         + "); reconnecting";
