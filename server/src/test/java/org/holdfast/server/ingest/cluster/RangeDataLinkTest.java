@@ -49,7 +49,7 @@ class RangeDataLinkTest {
     @BeforeEach
     void start() throws Exception {
         master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(500), Duration.ofSeconds(2),
-                Duration.ofSeconds(3), FIRST, MembershipSettings.DEFAULT_RANGE_SIZE), AuditLog.NONE);
+                Duration.ofSeconds(10), FIRST, MembershipSettings.DEFAULT_RANGE_SIZE), AuditLog.NONE);
         tokenFile = dir.resolve("worker.token");
         Files.writeString(tokenFile, master.tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token());
     }
