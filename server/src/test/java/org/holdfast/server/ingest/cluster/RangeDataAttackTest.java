@@ -2,6 +2,9 @@ package org.holdfast.server.ingest.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
+import static org.holdfast.server.ingest.cluster.RangeBlocks.blocks;
+import static org.holdfast.server.ingest.cluster.RangeBlocks.fps;
 
 import com.github.luben.zstd.Zstd;
 import java.nio.file.Files;
@@ -9,11 +12,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import org.holdfast.common.hash.BlockHasher;
 import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MembershipSettings;
@@ -35,7 +36,6 @@ import org.junit.jupiter.api.io.TempDir;
  * the others; a burst of reads is answered in full, the link staying up.
  */
 class RangeDataAttackTest {
-    private static final int BS = 4096;
     private static final long FIRST = MembershipSettings.DEFAULT_FIRST_PBN;
 
     @TempDir
@@ -79,28 +79,6 @@ class RangeDataAttackTest {
             data.close();
             data = null;
         }
-    }
-
-    private static byte[] blocks(long seed, int n, boolean compressible) {
-        byte[] b = new byte[n * BS];
-        Random r = new Random(seed);
-        if (compressible) {
-            for (int i = 0; i < b.length; i += 64) {
-                b[i] = (byte) r.nextInt();
-            }
-        } else {
-            r.nextBytes(b);
-        }
-        return b;
-    }
-
-    private static byte[] fps(byte[] raw) {
-        int n = raw.length / BS;
-        byte[] f = new byte[n * 32];
-        for (int k = 0; k < n; k++) {
-            BlockHasher.forCurrentThread().sha256(raw, k * BS, BS, f, k * 32);
-        }
-        return f;
     }
 
     private static Throwable cause(Runnable call) {
