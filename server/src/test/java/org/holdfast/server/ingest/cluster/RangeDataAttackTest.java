@@ -16,13 +16,7 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.holdfast.common.protocol.PayloadCodec;
-import org.holdfast.server.cluster.LoadProbe;
-import org.holdfast.server.cluster.MembershipSettings;
-import org.holdfast.server.security.ApiTokens;
-import org.holdfast.server.security.AuditLog;
-import org.holdfast.server.security.Role;
 import org.holdfast.server.store.DataStore;
-import org.holdfast.server.store.FsyncPolicy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -36,49 +30,31 @@ import org.junit.jupiter.api.io.TempDir;
  * the others; a burst of reads is answered in full, the link staying up.
  */
 class RangeDataAttackTest {
-    private static final long FIRST = MembershipSettings.DEFAULT_FIRST_PBN;
+    private static final long FIRST = OneRangeWorker.FIRST;
 
     @TempDir
     Path dir;
+    private OneRangeWorker link;
     private TestMaster master;
-    private Path tokenFile;
-    private WorkerRangeData data;
-    private WorkerConnector worker;
 
     @BeforeEach
     void start() throws Exception {
-        master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(500), Duration.ofSeconds(2),
-                Duration.ofSeconds(3), FIRST, MembershipSettings.DEFAULT_RANGE_SIZE), AuditLog.NONE);
-        tokenFile = dir.resolve("worker.token");
-        Files.writeString(tokenFile, master.tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token());
+        link = new OneRangeWorker(dir, Duration.ofSeconds(3));
+        master = link.master;
     }
 
     @AfterEach
     void stop() {
-        stopWorker();
-        master.close();
+        link.close();
     }
 
     /** Worker "w1" over range data with 64 KiB logs and {@code minFreeBytes} kept free; the master's end of its store once up. */
     private RemoteRangeStore startWorker(long minFreeBytes) {
-        data = new WorkerRangeData(dir.resolve("w1").resolve("range-data"),
-                new DataStore.Settings(dir.resolve("unused"), 64 << 10, FsyncPolicy.COMMIT, 64, minFreeBytes));
-        worker = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.server.port(), null, "w1", tokenFile, null, "auto",
-                "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)), new LoadProbe(dir), null, data);
-        worker.start();
-        await().atMost(Duration.ofSeconds(20)).until(() -> worker.status().connected() && master.server.rangeStores().up(1) != null);
-        return master.server.rangeStores().up(1);
+        return link.start(64 << 10, minFreeBytes);
     }
 
     private void stopWorker() {
-        if (worker != null) {
-            worker.close();
-            worker = null;
-        }
-        if (data != null) {
-            data.close();
-            data = null;
-        }
+        link.stopWorker();
     }
 
     private static Throwable cause(Runnable call) {
@@ -101,8 +77,8 @@ class RangeDataAttackTest {
         assertThat(cause(() -> store.store(PayloadCodec.ZSTD_FRAME, BS, 8, fps(frame), Zstd.compress(frame)).join()))
                 .isInstanceOf(RangeWorkerFailedException.class).hasMessageContaining("full");
         assertThat(store.sync().join()).as("nothing became durable: the durable point is the range's first PBN").isEqualTo(FIRST);
-        assertThat(data.store().stats().appendedBlocks()).as("nothing appended").isZero();
-        assertThat(data.store().stats().nextPbn()).isEqualTo(FIRST);
+        assertThat(link.data().store().stats().appendedBlocks()).as("nothing appended").isZero();
+        assertThat(link.data().store().stats().nextPbn()).isEqualTo(FIRST);
         assertThat(cause(() -> store.read(new long[] {FIRST}).join())).hasMessageContaining("no location for this PBN");
         assertThat(store.isUp()).as("a full disk is the worker's refusal, not a lost link").isTrue();
     }
@@ -119,7 +95,7 @@ class RangeDataAttackTest {
         }
         store.sync().join();
         TreeSet<Long> inLogOne = new TreeSet<>();
-        data.store().locations().forEach((pbn, logId, offset, len, fp, fpOff) -> {
+        link.data().store().locations().forEach((pbn, logId, offset, len, fp, fpOff) -> {
             if (logId == 1) {
                 inLogOne.add(pbn);
             }
@@ -132,7 +108,7 @@ class RangeDataAttackTest {
         RemoteRangeStore again = startWorker(0);
         assertThat(cause(() -> again.read(new long[] {inLogOne.first()}).join())).isInstanceOf(RangeWorkerFailedException.class)
                 .hasMessageContaining("data log is missing");
-        assertThat(data.store().badBlocks().count()).as("every block of the missing log, on the worker").isEqualTo(inLogOne.size());
+        assertThat(link.data().store().badBlocks().count()).as("every block of the missing log, on the worker").isEqualTo(inLogOne.size());
         assertThat(again.isUp()).isTrue();
         int other = (int) (pbns[39] - FIRST);
         assertThat(again.read(new long[] {pbns[39]}).join().get(0)).as("a block of another log still reads").isEqualTo(raw.get(other));
@@ -173,7 +149,7 @@ class RangeDataAttackTest {
         long pbn = store.store(PayloadCodec.RAW, BS, 1, fps(one), one).join();
         java.lang.reflect.Field f = DataStore.class.getDeclaredField("appendLock");
         f.setAccessible(true);
-        Object appendLock = f.get(data.store());
+        Object appendLock = f.get(link.data().store());
         long epoch = master.registry.workers().get(0).epoch();
         java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
         Thread stuck = new Thread(() -> {

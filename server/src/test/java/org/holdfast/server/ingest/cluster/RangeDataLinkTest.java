@@ -18,13 +18,7 @@ import org.holdfast.common.hash.BlockHasher;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.common.protocol.ProtocolLimits;
-import org.holdfast.server.cluster.LoadProbe;
-import org.holdfast.server.cluster.MembershipSettings;
-import org.holdfast.server.security.ApiTokens;
-import org.holdfast.server.security.AuditLog;
-import org.holdfast.server.security.Role;
 import org.holdfast.server.store.DataStore;
-import org.holdfast.server.store.FsyncPolicy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -37,49 +31,31 @@ import org.junit.jupiter.api.io.TempDir;
  * range, a frame the data log cannot hold, a lost link) are clear and store nothing.
  */
 class RangeDataLinkTest {
-    private static final long FIRST = MembershipSettings.DEFAULT_FIRST_PBN;
+    private static final long FIRST = OneRangeWorker.FIRST;
 
     @TempDir
     Path dir;
+    private OneRangeWorker link;
     private TestMaster master;
-    private Path tokenFile;
-    private WorkerRangeData data;
-    private WorkerConnector worker;
 
     @BeforeEach
     void start() throws Exception {
-        master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(500), Duration.ofSeconds(2),
-                Duration.ofSeconds(10), FIRST, MembershipSettings.DEFAULT_RANGE_SIZE), AuditLog.NONE);
-        tokenFile = dir.resolve("worker.token");
-        Files.writeString(tokenFile, master.tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token());
+        link = new OneRangeWorker(dir, Duration.ofSeconds(10));
+        master = link.master;
     }
 
     @AfterEach
     void stop() {
-        stopWorker();
-        master.close();
+        link.close();
     }
 
     /** Starts the worker node "w1" over its range data in {@code <dir>/w1/range-data}; returns the master's end of its store once up. */
     private RemoteRangeStore startWorker() {
-        data = new WorkerRangeData(dir.resolve("w1").resolve("range-data"),
-                new DataStore.Settings(dir.resolve("unused"), 1L << 20, FsyncPolicy.COMMIT, 64, 0));
-        worker = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.server.port(), null, "w1", tokenFile, null, "auto",
-                "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)), new LoadProbe(dir), null, data);
-        worker.start();
-        await().atMost(Duration.ofSeconds(20)).until(() -> worker.status().connected() && master.server.rangeStores().up(1) != null);
-        return master.server.rangeStores().up(1);
+        return link.start(1L << 20, 0);
     }
 
     private void stopWorker() {
-        if (worker != null) {
-            worker.close();
-            worker = null;
-        }
-        if (data != null) {
-            data.close();
-            data = null;
-        }
+        link.stopWorker();
     }
 
     private static byte[] block(byte[] raw, int k) {
@@ -167,7 +143,7 @@ class RangeDataLinkTest {
         byte[] wrong = fps(blocks(6, 1, false));
         assertThat(cause(() -> store.store(PayloadCodec.RAW, BS, 1, wrong, one).join()))
                 .hasMessageContaining("block 0 of 1 does not hash to its fingerprint");
-        DataStore.Stats stats = data.store().stats();
+        DataStore.Stats stats = link.data().store().stats();
         assertThat(stats.appendedBlocks()).as("nothing appended").isZero();
         assertThat(stats.nextPbn()).isEqualTo(FIRST);
         assertThat(store.store(PayloadCodec.ZSTD_FRAME, BS, 4, fps(frame), Zstd.compress(frame)).join())
@@ -199,8 +175,8 @@ class RangeDataLinkTest {
         assertThatThrownBy(() -> store.store(PayloadCodec.ZSTD_FRAME, BS, 257, new byte[257 * 32], z))
                 .as("a master cannot even send more than 1 MiB of blocks in one frame").isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("do not make a frame");
-        assertThat(data.store().stats().appendedBlocks()).isZero();
-        assertThat(data.store().stats().nextPbn()).isEqualTo(FIRST);
+        assertThat(link.data().store().stats().appendedBlocks()).isZero();
+        assertThat(link.data().store().stats().nextPbn()).isEqualTo(FIRST);
     }
 
     @Test
