@@ -8,7 +8,6 @@ import static org.holdfast.server.ingest.cluster.RangeBlocks.blocks;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.fps;
 
 import com.github.luben.zstd.Zstd;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
