@@ -155,13 +155,13 @@ public class ClusterConfiguration {
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnProperty(name = ROLE, havingValue = "worker")
-    WorkerGcMetadata workerGcMetadata(GcConfiguration.GcProperties gc, DataDirectory dir) {
-        return gcMetadata(gc, dir.root());
+    WorkerGcMetadata workerGcMetadata(GcConfiguration.GcProperties gc, DataDirectory dir, Clock holdfastClock) {
+        return gcMetadata(gc, dir.root(), holdfastClock);
     }
 
-    /** A worker's GC metadata in {@code dataDir/range-data/gc} with the node's BOSC settings. */
-    static WorkerGcMetadata gcMetadata(GcConfiguration.GcProperties gc, Path dataDir) {
-        return new WorkerGcMetadata(dataDir.resolve(WorkerRangeData.DIRECTORY).resolve("gc"), GcConfiguration.bosc(gc));
+    /** A worker's GC metadata in {@code dataDir/range-data/gc} with the node's BOSC settings and grace ({@code holdfast.gc.grace}). */
+    static WorkerGcMetadata gcMetadata(GcConfiguration.GcProperties gc, Path dataDir, Clock clock) {
+        return new WorkerGcMetadata(dataDir.resolve(WorkerRangeData.DIRECTORY).resolve("gc"), GcConfiguration.bosc(gc), gc.grace(), clock);
     }
 
     /**

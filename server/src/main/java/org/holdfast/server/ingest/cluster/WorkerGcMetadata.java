@@ -1,11 +1,14 @@
 package org.holdfast.server.ingest.cluster;
 
 import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.GcDelta;
 import org.holdfast.gc.bosc.BoscPipeline;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.gc.bosc.UpdateBatch;
+import org.holdfast.gc.sweep.GraceGuard;
 
 /**
  * A worker's GC metadata of its PBN range (distributed GC, thesis 7.2.4): the GMA and BOSC log
@@ -22,19 +25,36 @@ import org.holdfast.gc.bosc.UpdateBatch;
  * acknowledgement for after a reconnect) and changes nothing. Every delta is synced before
  * {@link #log} returns, and deltas are logged one at a time under this object's lock, so the mark
  * it returns is always durable: after a crash, recovery finds at least every acknowledged delta.
+ *
+ * <p>The worker decides what of its range may be freed, so the grace protection of the blocks that
+ * backups in progress write or match lives here too: a {@link GraceGuard} over the same pipeline,
+ * made with it at {@link #claim} (its stripes are the ones the range's sweep takes).
  */
 public final class WorkerGcMetadata implements AutoCloseable {
+    /** As the standalone GC's: covers a lookup already in flight when the sweep freed the block. */
+    private static final Duration TOMBSTONE_LINGER = Duration.ofMinutes(10);
+
     private final Path dir;
     private final BoscSettings settings;
+    private final Duration grace;
+    private final Clock clock;
     private BoscPipeline pipeline;
+    private GraceGuard guard;
     private PbnRange range;
     private RuntimeException refusal;
     private boolean closed;
 
-    /** GC metadata in {@code dir} ({@code <data-dir>/range-data/gc}), with {@code settings}. */
+    /** GC metadata in {@code dir} ({@code <data-dir>/range-data/gc}), with {@code settings} and the default grace of 24 h. */
     public WorkerGcMetadata(Path dir, BoscSettings settings) {
+        this(dir, settings, Duration.ofHours(24), Clock.systemUTC());
+    }
+
+    /** GC metadata in {@code dir}, whose guard protects a backup's blocks for {@code grace} ({@code holdfast.gc.grace}). */
+    public WorkerGcMetadata(Path dir, BoscSettings settings, Duration grace, Clock clock) {
         this.dir = dir;
         this.settings = settings;
+        this.grace = grace;
+        this.clock = clock;
     }
 
     /** Its directory. */
@@ -62,6 +82,7 @@ public final class WorkerGcMetadata implements AutoCloseable {
         range = r;
         try {
             pipeline = BoscPipeline.open(dir, settings, r);
+            guard = new GraceGuard(pipeline, clock, grace, TOMBSTONE_LINGER);
             return pipeline;
         } catch (RuntimeException e) {
             refusal = e;
@@ -104,6 +125,11 @@ public final class WorkerGcMetadata implements AutoCloseable {
         return p.lastOpId();
     }
 
+    /** The grace guard of the GC metadata open now (see the class comment), or null. */
+    public synchronized GraceGuard guard() {
+        return guard;
+    }
+
     /** The GC metadata open now, or null. */
     public synchronized BoscPipeline pipeline() {
         return pipeline;
@@ -115,6 +141,7 @@ public final class WorkerGcMetadata implements AutoCloseable {
             pipeline.abandon();
             pipeline = null;
         }
+        guard = null;
         range = null;
         refusal = null;
     }
@@ -124,6 +151,7 @@ public final class WorkerGcMetadata implements AutoCloseable {
             pipeline.close();
             pipeline = null;
         }
+        guard = null;
         range = null;
         refusal = null;
     }
