@@ -212,9 +212,17 @@ public final class S3ObjectStore implements ObjectStore {
         });
     }
 
+    /**
+     * The object's size, or empty if the store says it does not exist. A HEAD answer has no body, so
+     * its 404 cannot say whether the store (NoSuchKey) or something in front of it (a proxy, a wrong
+     * endpoint) answered; such a 404 is confirmed with a one-byte GET, whose error names itself:
+     * NoSuchKey is absence, any other 404 fails as {@link ObjectStoreUnavailableException}, as
+     * {@link #getRange} does. So no caller (compaction, catalog restore, the archive's witness
+     * check) takes a gateway's 404 for a lost data log.
+     */
     @Override
     public OptionalLong size(String name) {
-        return call("HEAD", name, heads, () -> {
+        OptionalLong head = call("HEAD", name, heads, () -> {
             try {
                 return OptionalLong.of(client.headObject(r -> r.bucket(settings.bucket()).key(key(name))).contentLength());
             } catch (S3Exception e) {
@@ -224,6 +232,26 @@ public final class S3ObjectStore implements ObjectStore {
                 throw e;
             }
         });
+        if (head.isPresent()) {
+            return head;
+        }
+        try {
+            return OptionalLong.of(call("GET", name, gets, () -> totalLength(name, client.getObjectAsBytes(r -> r.bucket(settings.bucket())
+                    .key(key(name)).range("bytes=0-0")).response().contentRange())));
+        } catch (ObjectMissingException gone) {
+            return OptionalLong.empty();
+        }
+    }
+
+    /** The total of a Content-Range answer ({@code bytes 0-0/12345}): the object appeared between the HEAD and the GET. */
+    private long totalLength(String name, String contentRange) {
+        int slash = contentRange == null ? -1 : contentRange.lastIndexOf('/');
+        if (slash < 0 || contentRange.endsWith("*")) {
+            throw new ObjectStoreUnavailableException(Reason.REJECTED, "GET " + key(name) + " in bucket " + settings.bucket() + " at "
+                    + endpointName() + " answered without a usable Content-Range (" + contentRange + "); check that"
+                    + " holdfast.store.s3.endpoint is the object store itself", null);
+        }
+        return Long.parseLong(contentRange.substring(slash + 1).trim());
     }
 
     @Override

@@ -79,6 +79,25 @@ class S3ObjectStoreTest {
     }
 
     @Test
+    void size_404FromAGatewayOnHead_isNotTakenForAbsence_storesOwnNoSuchKeyIs() throws Exception {
+        Path a = file("a", 5_000, 5);
+        try (SlowDownProxy proxy = new SlowDownProxy(s3.port())) {
+            URI via = URI.create("http://127.0.0.1:" + proxy.port());
+            try (S3ObjectStore store = S3ObjectStore.open(s3.settings(via, "h/"))) {
+                store.putIfAbsent("logs/x", a);
+                proxy.notFoundNext(100, "text/html", "<html><body><h1>404 Not Found</h1>nginx</body></html>");
+                assertThatThrownBy(() -> store.size("logs/x")).as("the HEAD's 404 has no body; the GET's names no NoSuchKey")
+                        .isInstanceOf(ObjectStoreUnavailableException.class).hasMessageContaining("not NoSuchKey");
+                proxy.notFoundNext(1, "text/html", "<html>404</html>");
+                assertThat(store.size("logs/x")).as("a gateway 404 on the HEAD only: the GET finds the object").hasValue(5_000);
+                proxy.notFoundNext(0, "text/html", "");
+                assertThat(store.size("logs/none")).as("the store's own NoSuchKey is absence").isEmpty();
+                assertThat(store.size("logs/x")).hasValue(5_000);
+            }
+        }
+    }
+
+    @Test
     void slowDown_retriedWithBackoff_thenUnavailableNotCorrupt() throws Exception {
         Path a = file("a", 5_000, 4);
         try (SlowDownProxy proxy = new SlowDownProxy(s3.port())) {
