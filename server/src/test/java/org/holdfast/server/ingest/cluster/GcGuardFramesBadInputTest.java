@@ -192,6 +192,34 @@ class GcGuardFramesBadInputTest {
         guard.sessionEnded(77);
     }
 
+    @Test
+    void protect_whileADeltaHoldsTheGcMetadataAcrossItsFsync_isServedAllTheSame() throws Exception {
+        EmbeddedChannel ch = worker();
+        assertThat(served(ch, new GcProtect(1, 5, true, 1, new long[] {P}))).isEqualTo(new GcProtected(1, new int[0]));
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        Thread delta = new Thread(() -> {
+            synchronized (gc) { // what WorkerGcMetadata.log holds while it syncs a delta
+                held.countDown();
+                try {
+                    done.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        delta.start();
+        held.await();
+        try {
+            assertThat(served(ch, new GcProtect(2, 5, true, 1, new long[] {P + 1}))).as("its own lane, its own guard reference")
+                    .isEqualTo(new GcProtected(2, new int[0]));
+        } finally {
+            done.countDown();
+            delta.join();
+        }
+        ch.finishAndReleaseAll();
+    }
+
     /** A master's decoder fed {@code bytes}: refused with {@code message}. */
     private static void answerRefused(ByteBuf bytes, ErrorCode code, String message) {
         EmbeddedChannel decode = new EmbeddedChannel(new FrameDecoder());
