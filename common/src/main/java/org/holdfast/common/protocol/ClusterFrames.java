@@ -19,6 +19,7 @@ import io.netty.buffer.ByteBufUtil;
  *
  * <p>The dedup frames (0x44-0x4C) are in {@link DedupFrames}, the data frames (0x4D-0x53) in {@link DataFrames},
  * the GC delta frames (0x54-0x56) in {@link GcDeltaFrames}.
+ * The grace protection frames (0x57-0x5A) are in {@link GcGuardFrames}, which the decoder and encoder call directly.
  */
 final class ClusterFrames {
     /** HEARTBEAT without a range-data report. */

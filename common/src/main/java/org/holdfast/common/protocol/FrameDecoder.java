@@ -363,6 +363,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             case RUN_REPORT -> RunReport.FIXED_BYTES + ProtocolLimits.MAX_VOLUME_NAME + ProtocolLimits.MAX_RUN_TRIGGER
                     + ProtocolLimits.MAX_RUN_MESSAGE;
             case RUN_RECORDED -> 0;
+            case GC_PROTECT, GC_PROTECTED, GC_GUARD_FAILED, GC_SESSION_END -> GcGuardFrames.maxBody(type);
             case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK,
                     DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED,
                     DEDUP_PROBE, DEDUP_CANDIDATES,
@@ -473,6 +474,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                 return parseRunReport(b);
             case RUN_RECORDED:
                 return RunRecorded.INSTANCE;
+            case GC_PROTECT, GC_PROTECTED, GC_GUARD_FAILED, GC_SESSION_END:
+                return GcGuardFrames.parseBody(type, b);
             case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK,
                     DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED,
                     DEDUP_PROBE, DEDUP_CANDIDATES,

@@ -97,6 +97,8 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
             }
             case RUN_RECORDED:
                 return 0;
+            case GC_PROTECT, GC_PROTECTED, GC_GUARD_FAILED, GC_SESSION_END:
+                return GcGuardFrames.bodyBytes(m);
             case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK,
                     DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED,
                     DEDUP_PROBE, DEDUP_CANDIDATES,
@@ -278,6 +280,7 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
             case RUN_RECORDED -> {
                 // empty body
             }
+            case GC_PROTECT, GC_PROTECTED, GC_GUARD_FAILED, GC_SESSION_END -> GcGuardFrames.writeBody(m, out);
             case REGISTER, REGISTERED, HEARTBEAT, HEARTBEAT_ACK,
                     DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED,
                     DEDUP_PROBE, DEDUP_CANDIDATES,

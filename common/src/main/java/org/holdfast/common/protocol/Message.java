@@ -14,6 +14,7 @@ public sealed interface Message
         RunReport, RunRecorded, Register, Registered, Heartbeat, HeartbeatAck,
         DedupLookup, DedupAnswer, DedupRecord, DedupForget, DedupControl, DedupDone, DedupFailed,
         DedupProbe, DedupCandidates,
+        GcProtect, GcProtected, GcGuardFailed, GcSessionEnd,
         DataStoreRequest, DataStored, DataSync, DataSynced, DataRead, DataReadAnswer, DataFailed,
         GcDelta, GcDeltaApplied, GcDeltaFailed {
 

@@ -48,7 +48,12 @@ public enum MessageType {
     /** The GC deltas on the worker link (distributed GC: a worker logs the GC updates of its PBN range). */
     GC_DELTA(0x54),
     GC_DELTA_APPLIED(0x55),
-    GC_DELTA_FAILED(0x56);
+    GC_DELTA_FAILED(0x56),
+    /** The grace protection of a backup's blocks on the worker that owns them (distributed GC). */
+    GC_PROTECT(0x57),
+    GC_PROTECTED(0x58),
+    GC_GUARD_FAILED(0x59),
+    GC_SESSION_END(0x5A);
 
     private static final MessageType[] BY_CODE = new MessageType[256];
 

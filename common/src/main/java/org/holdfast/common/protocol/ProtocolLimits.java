@@ -62,6 +62,12 @@ public final class ProtocolLimits {
      */
     public static final int MAX_GC_DELTA_UPDATES = 65_536;
 
+    /**
+     * Most PBNs one GC_PROTECT carries (and entries one GC_PROTECTED names refused): an input
+     * segment's duplicates (at most 65,536 entries) fit one call; a body of at most 524,309 bytes.
+     */
+    public static final int MAX_GC_PROTECT_PBNS = 65_536;
+
     /** Longest RUN_REPORT trigger, in UTF-8 bytes. */
     public static final int MAX_RUN_TRIGGER = 32;
     /** Longest RUN_REPORT message, in UTF-8 bytes. */

@@ -57,7 +57,7 @@ final class BoundedLane {
 
     /**
      * Queues a request of {@code requestBytes}, served by {@code serve} on the lane and its answer
-     * written to {@code ctx}, unless the link ended or is lingering after its ERROR by then (the
+     * (if not null) written to {@code ctx}, unless the link ended or is lingering after its ERROR by then (the
      * master gave it up). Event loop only.
      */
     void submit(ChannelHandlerContext ctx, long requestBytes, Supplier<Message> serve) {
@@ -78,7 +78,10 @@ final class BoundedLane {
                 try {
                     awaitAnswerRoom(ch);
                     if (ch.isActive() && !ErrorLinger.isLingering(ch)) {
-                        answer(ctx, serve.get());
+                        Message a = serve.get();
+                        if (a != null) { // a request without an answer (GC_SESSION_END)
+                            answer(ctx, a);
+                        }
                     }
                 } finally {
                     dequeue(ctx, requestBytes);

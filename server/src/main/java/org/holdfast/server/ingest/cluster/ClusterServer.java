@@ -59,6 +59,7 @@ public final class ClusterServer implements AutoCloseable {
     private final AuditLog audit;
     private final ChannelGroup connections = new DefaultChannelGroup("holdfast-cluster", GlobalEventExecutor.INSTANCE);
     private final DedupLinks dedupLinks;
+    private final GcGuardLinks gcGuards = new GcGuardLinks();
     private final RangeStores rangeStores = new RangeStores();
     private final GcDeltaLinks gcDeltas = new GcDeltaLinks();
     private final ExecutorService lane = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-cluster-lane", true));
@@ -166,6 +167,11 @@ public final class ClusterServer implements AutoCloseable {
     /** The registered workers' dedup links (the master's remote dedup workers). */
     public DedupLinks dedupLinks() {
         return dedupLinks;
+    }
+
+    /** The registered workers' grace guards (distributed GC: a backup's blocks protected on their owner; {@link RangeReferenceGuard}). */
+    public GcGuardLinks gcGuards() {
+        return gcGuards;
     }
 
     ExecutorService lane() {

@@ -57,6 +57,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     private int clusterVersion; // lane only: the version of this link's REGISTER
     private volatile DedupLink dedup; // null until registered
     private volatile RemoteRangeStore data; // null until registered
+    private volatile RemoteGcGuard guard; // null until registered
     private volatile RemoteGcDeltas gc; // null until registered
     private volatile boolean closing;
 
@@ -188,6 +189,8 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         dedup = link;
         RemoteRangeStore rangeStore = new RemoteRangeStore(w.nodeName(), w.range(), ctx.channel(), server.registry().settings().lostAfter());
         data = rangeStore;
+        RemoteGcGuard gcGuard = new RemoteGcGuard(w.nodeName(), w.range(), ctx.channel(), server.registry().settings().lostAfter());
+        guard = gcGuard;
         RemoteGcDeltas gcDeltas = new RemoteGcDeltas(w.nodeName(), w.range(), ctx.channel(), server.registry().settings().lostAfter());
         gc = gcDeltas;
         ctx.executor().execute(() -> {
@@ -199,6 +202,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             // the worker's dedup answers are taken before this handler sees them
             ctx.pipeline().addBefore(ctx.name(), "dedup", link.answers());
             ctx.pipeline().addBefore(ctx.name(), "data", rangeStore.answers());
+            ctx.pipeline().addBefore(ctx.name(), "gc-guard", gcGuard.answers());
             ctx.pipeline().addBefore(ctx.name(), "gc", gcDeltas.answers());
             decoder.resume(ctx.pipeline().context(decoder));
             // REGISTERED only once the decoder takes frames after REGISTER (written before, the worker's
@@ -207,6 +211,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             ctx.writeAndFlush(registered);
             server.dedupLinks().add(w.workerId(), link);
             server.rangeStores().add(w.workerId(), rangeStore);
+            server.gcGuards().add(w.workerId(), gcGuard);
             server.gcDeltas().add(w.workerId(), gcDeltas);
         });
     }
@@ -316,6 +321,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         if (rangeStore != null) {
             server.rangeStores().remove(rangeStore); // nor a data call
         }
+        RemoteGcGuard gcGuard = guard;
+        if (gcGuard != null) {
+            server.gcGuards().remove(gcGuard); // nor a protection
+        }
         RemoteGcDeltas gcDeltas = gc;
         if (gcDeltas != null) {
             server.gcDeltas().remove(gcDeltas); // nor a GC delta
@@ -360,6 +369,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             RemoteRangeStore rangeStore = data;
             if (rangeStore != null) {
                 server.rangeStores().remove(rangeStore);
+            }
+            RemoteGcGuard gcGuard = guard;
+            if (gcGuard != null) {
+                server.gcGuards().remove(gcGuard);
             }
             RemoteGcDeltas gcDeltas = gc;
             if (gcDeltas != null) {

@@ -136,7 +136,8 @@ public final class WorkerConnector implements AutoCloseable {
 
     /**
      * As above, and with {@code gcMetadata} (null: none) each registered connection also logs the
-     * master's GC deltas over the range of its REGISTERED ({@link GcDeltaService}, its own thread).
+     * master's GC deltas over the range of its REGISTERED ({@link GcDeltaService}, its own thread)
+     * and protects the blocks of the master's backups in progress there ({@link GcGuardService}, another).
      * Not yet sent by the master's GC. {@code gcMetadata} belongs to the caller, who closes it after
      * this connector.
      */
@@ -290,6 +291,8 @@ public final class WorkerConnector implements AutoCloseable {
                     ctx.fireChannelRead(msg); // to the DedupService behind this handler
                 } else if (rangeData != null && heartbeats != null && RangeDataService.isRequest(msg)) {
                     ctx.fireChannelRead(msg); // to the RangeDataService behind this handler
+                } else if (gcMetadata != null && heartbeats != null && GcGuardService.isRequest(msg)) {
+                    ctx.fireChannelRead(msg); // to the GcGuardService behind this handler
                 } else if (gcMetadata != null && heartbeats != null && msg instanceof GcDelta) {
                     ctx.fireChannelRead(msg); // to the GcDeltaService behind this handler
                 } else if (msg instanceof ErrorMessage e && heartbeats == null && e.code() == ErrorCode.UNSUPPORTED_VERSION
@@ -333,6 +336,9 @@ public final class WorkerConnector implements AutoCloseable {
             }
             if (rangeData != null) {
                 ctx.pipeline().addAfter(ctx.name(), "data", new RangeDataService(rangeData, w.range()));
+            }
+            if (gcMetadata != null) { // the grace protection of the master's backups, on its own thread beside the deltas'
+                ctx.pipeline().addAfter(ctx.name(), "gc-guard", new GcGuardService(gcMetadata, w.range()));
             }
             if (gcMetadata != null) {
                 ctx.pipeline().addAfter(ctx.name(), "gc", new GcDeltaService(gcMetadata, w.range()));

@@ -270,6 +270,46 @@ class ClusterPortBadInputTest {
     }
 
     @Test
+    void gcGuardFrames_beforeRegister_areRefusedBadState() throws IOException {
+        // an outsider asking the master to protect blocks, or answering protections nobody asked for
+        assertRefused(frame(new org.holdfast.common.protocol.GcProtect(1, 2, true, 1, new long[] {5})), ErrorCode.BAD_STATE,
+                "must be REGISTER");
+        assertRefused(frame(new org.holdfast.common.protocol.GcProtected(1, new int[] {0})), ErrorCode.BAD_STATE, "must be REGISTER");
+        assertRefused(frame(new org.holdfast.common.protocol.GcSessionEnd(2)), ErrorCode.BAD_STATE, "must be REGISTER");
+    }
+
+    @Test
+    void gcGuardAnswers_afterRegisterToARequestNeverSent_areRefusedBadState() throws IOException {
+        for (Message answer : List.<Message>of(new org.holdfast.common.protocol.GcProtected(42, new int[0]),
+                org.holdfast.common.protocol.GcGuardFailed.of(42, "no"))) {
+            try (Socket s = new Socket("127.0.0.1", server.port())) {
+                s.setSoTimeout(10_000);
+                s.getOutputStream().write(frame(register("w1", workerToken)));
+                assertThat(read(s.getInputStream(), 1)).singleElement().isInstanceOf(Registered.class);
+                s.getOutputStream().write(frame(answer));
+                assertThat(readUntilClosed(s.getInputStream())).singleElement().isInstanceOfSatisfying(ErrorMessage.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.BAD_STATE);
+                    assertThat(e.message()).contains(answer.type() + " answers request 42, which is not pending on this link");
+                });
+            }
+        }
+    }
+
+    @Test
+    void gcProtect_fromAWorker_isRefusedBadState() throws IOException {
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(frame(register("w1", workerToken)));
+            assertThat(read(s.getInputStream(), 1)).singleElement().isInstanceOf(Registered.class);
+            s.getOutputStream().write(frame(new org.holdfast.common.protocol.GcProtect(1, 2, false, 1, new long[] {5})));
+            assertThat(readUntilClosed(s.getInputStream())).singleElement().isInstanceOfSatisfying(ErrorMessage.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.BAD_STATE);
+                assertThat(e.message()).contains("GC_PROTECT is not sent to a master's cluster port");
+            });
+        }
+    }
+
+    @Test
     void register_malformedToken_isRefusedUnauthorized() throws IOException {
         assertRefused(frame(register("w1", "not-a-token")), ErrorCode.UNAUTHORIZED, "malformed");
     }

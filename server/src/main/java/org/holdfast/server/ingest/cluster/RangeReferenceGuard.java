@@ -1,0 +1,216 @@
+package org.holdfast.server.ingest.cluster;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import org.holdfast.common.id.PbnRange;
+import org.holdfast.common.protocol.ProtocolLimits;
+import org.holdfast.server.catalog.ReferenceGuard;
+import org.holdfast.server.gc.ReclaimedBlockException;
+import org.holdfast.server.store.BlocksUnavailableException;
+
+/**
+ * The master's {@link ReferenceGuard} when blocks live on workers ({@code holdfast.cluster.data=workers},
+ * distributed GC): each worker decides what of its PBN range is freed, so a PBN a backup in progress
+ * relies on is protected by the guard of its owner. Each call's PBNs are split by range: the
+ * master's own range goes to {@code local} (the master's {@code GcReferenceGuard} when its GC keeps
+ * counts, else {@link ReferenceGuard#NONE}), each worker's to its {@link RemoteGcGuard} (at most
+ * {@link ProtocolLimits#MAX_GC_PROTECT_PBNS} per GC_PROTECT), all sent before any answer is awaited.
+ * A PBN in no known range, or whose worker is not connected, fails the call before anything is sent.
+ *
+ * <ul>
+ *   <li>{@link #protect} (the blocks a session stored): any refusal fails with
+ *       {@link ReclaimedBlockException} naming a refused PBN. Each owner's share is all or nothing,
+ *       the call as a whole is not: other owners may have raised their blocks' expiry, which only
+ *       keeps them for the grace; the session fails and ends.</li>
+ *   <li>{@link #protectOrRefuse} (duplicates): exactly the refused entries are set to 0 and
+ *       counted; the ingest stores those blocks anew.</li>
+ *   <li>A worker that is lost or refuses (GC_GUARD_FAILED) fails the call with
+ *       {@link BlocksUnavailableException}, which the ingest handles as a lost dedup worker: the
+ *       backup stops, nothing committed. So does a later call of a session that protected blocks
+ *       on a link that has ended since: that worker ended the session with its link, so the
+ *       protection of those blocks is no longer tied to it (their expiry still holds for the grace).</li>
+ *   <li>{@link #release} ends the session on the local guard and sends GC_SESSION_END to every
+ *       worker link the session protected blocks on.</li>
+ *   <li>{@link #counted} of a worker's PBN is false: the master holds no counts of a worker's range
+ *       (its GC metadata is on the worker). The ingest asks it of a bad block whose dedup domain is
+ *       not recorded, to decide whether to repair it in place; false makes it store the block anew
+ *       and leave the bad one alone, which costs space and is never wrong. A PBN of the master's
+ *       own range is the local guard's answer.</li>
+ * </ul>
+ *
+ * <p>Threads: the ingest calls this on its session threads (a {@code SerialExecutor} per agent
+ * connection on a shared pool, never an event loop: the event loop only decodes and encodes), which
+ * may block, as they do for the data calls of {@link WorkerBlockHome}. The wait is bounded: every
+ * call on a worker link completes, or fails as lost, within {@code holdfast.cluster.lost-after}
+ * ({@link PendingCalls}), and the answers arrive on the cluster port's own event loop, not the
+ * caller's thread. Thread-safe: sessions of different volumes call at once.
+ */
+public final class RangeReferenceGuard implements ReferenceGuard {
+    private final PbnRange own;
+    private final ReferenceGuard local;
+    private final GcGuardLinks workers;
+    /** Per open session, the worker links it protected blocks on (to end it there, and to notice a link that ended). */
+    private final Map<Long, Set<RemoteGcGuard>> sessions = new ConcurrentHashMap<>();
+
+    /**
+     * PBNs in {@code own} (the master's range: below the workers' first PBN) go to {@code local};
+     * every other one to its owner among {@code workers} ({@link ClusterServer#gcGuards()}).
+     */
+    public RangeReferenceGuard(PbnRange own, ReferenceGuard local, GcGuardLinks workers) {
+        this.own = own;
+        this.local = local;
+        this.workers = workers;
+    }
+
+    @Override
+    public void protect(long sessionId, long[] pbns, int off, int count) {
+        protect(sessionId, pbns, off, count, false);
+    }
+
+    @Override
+    public int protectOrRefuse(long sessionId, long[] pbns, int off, int count) {
+        return protect(sessionId, pbns, off, count, true);
+    }
+
+    /** One owner's share of a call: the positions (in the caller's array) of its PBNs. */
+    private static final class Share {
+        int[] at = new int[16];
+        int n;
+
+        void add(int i) {
+            if (n == at.length) {
+                at = Arrays.copyOf(at, n * 2);
+            }
+            at[n++] = i;
+        }
+
+        long[] pbns(long[] from) {
+            long[] p = new long[n];
+            for (int k = 0; k < n; k++) {
+                p[k] = from[at[k]];
+            }
+            return p;
+        }
+    }
+
+    private int protect(long sessionId, long[] pbns, int off, int count, boolean zeroRefused) {
+        Share mine = new Share();
+        Map<RemoteGcGuard, Share> theirs = new IdentityHashMap<>();
+        for (int i = off; i < off + count; i++) {
+            long p = pbns[i];
+            if (p == 0) {
+                continue; // the zero block: nobody's to protect
+            }
+            if (own.contains(p)) {
+                mine.add(i);
+                continue;
+            }
+            RemoteGcGuard owner = workers.owner(p);
+            if (owner == null || !owner.isUp()) {
+                throw new BlocksUnavailableException("PBN " + p + " lives on a worker that is not connected" + (owner == null ? ""
+                        : " (" + owner.name() + ", PBNs " + owner.range() + ")") + ", so it cannot be protected for this backup; nothing"
+                        + " of it is committed: run it again once the worker registers (GET /api/v1/cluster)", null);
+            }
+            theirs.computeIfAbsent(owner, o -> new Share()).add(i);
+        }
+        Set<RemoteGcGuard> before = sessions.get(sessionId);
+        if (before != null) {
+            for (RemoteGcGuard g : before) {
+                if (!g.isUp()) {
+                    throw new BlocksUnavailableException("the link to worker " + g.name() + " (PBNs " + g.range() + ") ended after this"
+                            + " backup protected blocks on it; the worker ended the backup's protection with it, so nothing of the"
+                            + " backup is committed: run it again once the worker registers (GET /api/v1/cluster)", null);
+                }
+            }
+        }
+        if (!theirs.isEmpty()) {
+            // before sending: a session whose call fails half way still ends on every worker it may have reached
+            sessions.computeIfAbsent(sessionId, s -> ConcurrentHashMap.newKeySet()).addAll(theirs.keySet());
+        }
+        List<Sent> sent = new ArrayList<>();
+        for (Map.Entry<RemoteGcGuard, Share> e : theirs.entrySet()) {
+            Share s = e.getValue();
+            long[] p = s.pbns(pbns);
+            for (int from = 0; from < s.n; from += ProtocolLimits.MAX_GC_PROTECT_PBNS) {
+                int n = Math.min(ProtocolLimits.MAX_GC_PROTECT_PBNS, s.n - from);
+                sent.add(new Sent(e.getKey(), s, from, e.getKey().protect(sessionId, p, from, n, zeroRefused)));
+            }
+        }
+        int refused = 0;
+        long firstRefused = 0;
+        if (mine.n > 0) {
+            long[] p = mine.pbns(pbns);
+            if (zeroRefused) {
+                refused += local.protectOrRefuse(sessionId, p, 0, mine.n);
+                for (int k = 0; k < mine.n; k++) {
+                    pbns[mine.at[k]] = p[k]; // the refused ones are 0 now
+                }
+            } else {
+                local.protect(sessionId, p, 0, mine.n); // a refusal throws ReclaimedBlockException naming the PBN
+            }
+        }
+        for (Sent s : sent) {
+            int[] entries = s.await();
+            for (int e : entries) {
+                int at = s.share.at[s.from + e];
+                if (firstRefused == 0) {
+                    firstRefused = pbns[at];
+                }
+                if (zeroRefused) {
+                    pbns[at] = 0;
+                }
+            }
+            refused += entries.length;
+        }
+        if (!zeroRefused && firstRefused != 0) {
+            throw new ReclaimedBlockException(firstRefused);
+        }
+        return refused;
+    }
+
+    /** One GC_PROTECT in flight: entries {@code from ..} of {@code share} on {@code guard}. */
+    private record Sent(RemoteGcGuard guard, Share share, int from, CompletableFuture<int[]> answer) {
+        /** The refused entries, relative to {@code from}; a lost or refusing worker as BlocksUnavailableException. */
+        int[] await() {
+            try {
+                return answer.join(); // bounded: the call fails as lost after holdfast.cluster.lost-after
+            } catch (CompletionException e) {
+                Throwable c = e.getCause() == null ? e : e.getCause();
+                throw new BlocksUnavailableException(c.getMessage() + " (holdfast.cluster.data=workers); nothing of a backup in"
+                        + " progress is committed, run it again once the worker is back", c);
+            }
+        }
+    }
+
+    /** The master's own range: its local guard's count; a worker's PBN: false (see the class comment). */
+    @Override
+    public boolean counted(long pbn) {
+        return own.contains(pbn) && local.counted(pbn);
+    }
+
+    @Override
+    public void release(long sessionId, boolean committed) {
+        try {
+            local.release(sessionId, committed);
+        } finally {
+            Set<RemoteGcGuard> on = sessions.remove(sessionId);
+            if (on != null) {
+                for (RemoteGcGuard g : on) {
+                    g.sessionEnd(sessionId); // a link that ended has ended the session on its worker already
+                }
+            }
+        }
+    }
+
+    /** Sessions with blocks protected on a worker, not yet released (tests). */
+    int openSessions() {
+        return sessions.size();
+    }
+}
