@@ -15,7 +15,7 @@ public sealed interface Message
         DedupLookup, DedupAnswer, DedupRecord, DedupForget, DedupControl, DedupDone, DedupFailed,
         DedupProbe, DedupCandidates,
         DataStoreRequest, DataStored, DataSync, DataSynced, DataRead, DataReadAnswer, DataFailed,
-        GcDelta, GcDeltaApplied, GcDeltaFailed {
+        GcDelta, GcDeltaApplied, GcDeltaFailed, GcSweep, GcSwept, GcSweepFailed {
 
     /** The frame type this message travels as. */
     MessageType type();

@@ -48,7 +48,11 @@ public enum MessageType {
     /** The GC deltas on the worker link (distributed GC: a worker logs the GC updates of its PBN range). */
     GC_DELTA(0x54),
     GC_DELTA_APPLIED(0x55),
-    GC_DELTA_FAILED(0x56);
+    GC_DELTA_FAILED(0x56),
+    /** A worker's sweep of its PBN range on the master's request (distributed GC). */
+    GC_SWEEP(0x5B),
+    GC_SWEPT(0x5C),
+    GC_SWEEP_FAILED(0x5D);
 
     private static final MessageType[] BY_CODE = new MessageType[256];
 

@@ -58,6 +58,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     private volatile DedupLink dedup; // null until registered
     private volatile RemoteRangeStore data; // null until registered
     private volatile RemoteGcDeltas gc; // null until registered
+    private volatile RemoteRangeSweep sweep; // null until registered
     private volatile boolean closing;
 
     MasterLink(ClusterServer server, FrameDecoder decoder) {
@@ -190,6 +191,8 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         data = rangeStore;
         RemoteGcDeltas gcDeltas = new RemoteGcDeltas(w.nodeName(), w.range(), ctx.channel(), server.registry().settings().lostAfter());
         gc = gcDeltas;
+        RemoteRangeSweep rangeSweep = new RemoteRangeSweep(w.nodeName(), w.range(), ctx.channel(), RemoteRangeSweep.ANSWER_TIMEOUT);
+        sweep = rangeSweep;
         ctx.executor().execute(() -> {
             if (closing) {
                 // refused while the lane registered (fail saw no link yet): the ERROR is out and the
@@ -200,6 +203,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             ctx.pipeline().addBefore(ctx.name(), "dedup", link.answers());
             ctx.pipeline().addBefore(ctx.name(), "data", rangeStore.answers());
             ctx.pipeline().addBefore(ctx.name(), "gc", gcDeltas.answers());
+            ctx.pipeline().addBefore(ctx.name(), "sweep", rangeSweep.answers());
             decoder.resume(ctx.pipeline().context(decoder));
             // REGISTERED only once the decoder takes frames after REGISTER (written before, the worker's
             // answer could be read while the decoder still held it, against the pre-REGISTER budget), and
@@ -208,6 +212,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             server.dedupLinks().add(w.workerId(), link);
             server.rangeStores().add(w.workerId(), rangeStore);
             server.gcDeltas().add(w.workerId(), gcDeltas);
+            server.rangeSweeps().add(w.workerId(), rangeSweep);
         });
     }
 
@@ -320,6 +325,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         if (gcDeltas != null) {
             server.gcDeltas().remove(gcDeltas); // nor a GC delta
         }
+        RemoteRangeSweep rangeSweep = sweep;
+        if (rangeSweep != null) {
+            server.rangeSweeps().remove(rangeSweep); // nor a sweep
+        }
         ErrorLinger.sendAndClose(ctx.channel(), ErrorMessage.of(code, message), server.registry().settings().lostAfter().toMillis());
     }
 
@@ -364,6 +373,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             RemoteGcDeltas gcDeltas = gc;
             if (gcDeltas != null) {
                 server.gcDeltas().remove(gcDeltas);
+            }
+            RemoteRangeSweep rangeSweep = sweep;
+            if (rangeSweep != null) {
+                server.rangeSweeps().remove(rangeSweep);
             }
             server.lane().execute(() -> {
                 if (record != null) {

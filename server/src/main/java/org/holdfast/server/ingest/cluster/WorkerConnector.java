@@ -41,6 +41,7 @@ import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.FrameDecoder;
 import org.holdfast.common.protocol.FrameEncoder;
 import org.holdfast.common.protocol.GcDelta;
+import org.holdfast.common.protocol.GcSweep;
 import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.common.protocol.HeartbeatAck;
 import org.holdfast.common.protocol.ProtocolException;
@@ -95,6 +96,7 @@ public final class WorkerConnector implements AutoCloseable {
     private final LazyDedupWorker dedup;
     private final WorkerRangeData rangeData;
     private final WorkerGcMetadata gcMetadata;
+    private final WorkerRangeSweep rangeSweep; // null without range data and GC metadata
     private final EventLoopGroup loop = new NioEventLoopGroup(1, new DefaultThreadFactory("holdfast-worker-link", true));
     private final SslContext tls;
     private final TlsEngines.Engine engine;
@@ -138,7 +140,9 @@ public final class WorkerConnector implements AutoCloseable {
      * As above, and with {@code gcMetadata} (null: none) each registered connection also logs the
      * master's GC deltas over the range of its REGISTERED ({@link GcDeltaService}, its own thread).
      * Not yet sent by the master's GC. {@code gcMetadata} belongs to the caller, who closes it after
-     * this connector.
+     * this connector. With both {@code rangeData} and {@code gcMetadata}, each registered connection
+     * also sweeps the range when the master asks ({@link GcSweepService}, its own thread; one
+     * {@link WorkerRangeSweep} per connector, which tells {@code dedup} what it frees).
      */
     public WorkerConnector(Settings settings, LoadProbe probe, LazyDedupWorker dedup, WorkerRangeData rangeData,
                            WorkerGcMetadata gcMetadata) {
@@ -147,6 +151,8 @@ public final class WorkerConnector implements AutoCloseable {
         this.dedup = dedup;
         this.rangeData = rangeData;
         this.gcMetadata = gcMetadata;
+        this.rangeSweep = rangeData != null && gcMetadata != null
+                ? new WorkerRangeSweep(rangeData, gcMetadata, dedup, WorkerRangeSweep.Settings.DEFAULTS) : null;
         this.backoffMillis = settings.minBackoff().toMillis();
         if (settings.trust() == null) {
             tls = null;
@@ -251,6 +257,11 @@ public final class WorkerConnector implements AutoCloseable {
         loop.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     }
 
+    /** This worker's range sweep (its progress and last result), or null without range data and GC metadata. */
+    public WorkerRangeSweep rangeSweep() {
+        return rangeSweep;
+    }
+
     /** The current link's data service, or null (for tests: its queued bytes). */
     RangeDataService rangeDataService() {
         Channel c = channel;
@@ -292,6 +303,8 @@ public final class WorkerConnector implements AutoCloseable {
                     ctx.fireChannelRead(msg); // to the RangeDataService behind this handler
                 } else if (gcMetadata != null && heartbeats != null && msg instanceof GcDelta) {
                     ctx.fireChannelRead(msg); // to the GcDeltaService behind this handler
+                } else if (rangeSweep != null && heartbeats != null && msg instanceof GcSweep) {
+                    ctx.fireChannelRead(msg); // to the GcSweepService behind this handler
                 } else if (msg instanceof ErrorMessage e && heartbeats == null && e.code() == ErrorCode.UNSUPPORTED_VERSION
                         && offered > Register.MIN_CLUSTER_VERSION) {
                     offer = offered - 1; // a master of an older release: offer the next older version until it accepts one
@@ -336,6 +349,9 @@ public final class WorkerConnector implements AutoCloseable {
             }
             if (gcMetadata != null) {
                 ctx.pipeline().addAfter(ctx.name(), "gc", new GcDeltaService(gcMetadata, w.range()));
+            }
+            if (rangeSweep != null) {
+                ctx.pipeline().addAfter(ctx.name(), "sweep", new GcSweepService(rangeSweep, w.range()));
             }
             status = new WorkerStatus(true, w, null);
             backoffMillis = settings.minBackoff().toMillis();
