@@ -18,17 +18,27 @@ import org.holdfast.server.store.StoredBlock;
 final class RangeBlockReclaimer implements BlockReclaimer {
     private final DataStore store;
     private final DedupWorker dedup;
+    private final java.util.function.BooleanSupplier stopping;
     private final StoredBlock scratch = new StoredBlock();
     private long reclaimed;
 
-    /** Frees from {@code store}, telling {@code dedup} first (null: no engine on this worker). */
-    RangeBlockReclaimer(DataStore store, DedupWorker dedup) {
+    /**
+     * Frees from {@code store}, telling {@code dedup} first (null: no engine on this worker); refuses
+     * each batch once {@code stopping} (the worker process is stopping: the sweep ends between two
+     * batches, before the stores close under it).
+     */
+    RangeBlockReclaimer(DataStore store, DedupWorker dedup, java.util.function.BooleanSupplier stopping) {
         this.store = store;
         this.dedup = dedup;
+        this.stopping = stopping;
     }
 
     @Override
     public synchronized void reclaim(long[] pbns, int count) {
+        if (stopping.getAsBoolean()) {
+            // the sweep ends here: these victims stay tombstoned, unfreed and unmarked, so the next sweep hands them over again
+            throw new IllegalStateException("the worker is stopping: the sweep ended before freeing its next " + count + " blocks");
+        }
         long[] known = new long[count];
         byte[] fps = new byte[count * Fingerprint.BYTES];
         int n = 0;

@@ -246,7 +246,11 @@ public final class WorkerConnector implements AutoCloseable {
         loop.schedule(this::connect, wait, TimeUnit.MILLISECONDS);
     }
 
-    /** Closes the connection (the master marks this worker lost) and stops reconnecting. Idempotent. */
+    /**
+     * Closes the connection (the master marks this worker lost) and stops reconnecting; a range sweep
+     * still running ends before its next batch is freed (waited for up to 30 s), so the caller may then
+     * close the range data and GC metadata. Idempotent.
+     */
     @Override
     public void close() {
         closed = true;
@@ -255,6 +259,10 @@ public final class WorkerConnector implements AutoCloseable {
             c.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
         loop.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        if (rangeSweep != null && !rangeSweep.stop(java.time.Duration.ofSeconds(30))) {
+            LOG.log(System.Logger.Level.WARNING, "a range sweep still runs 30 s after the worker began stopping (in its compaction, say);"
+                    + " its range data and GC metadata close under it: what it freed is freed, the next sweep goes on");
+        }
     }
 
     /** This worker's range sweep (its progress and last result), or null without range data and GC metadata. */

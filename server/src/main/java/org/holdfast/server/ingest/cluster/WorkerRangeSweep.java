@@ -55,6 +55,7 @@ public final class WorkerRangeSweep {
     private final DedupWorker dedup;
     private final Settings settings;
     private final AtomicBoolean running = new AtomicBoolean();
+    private volatile boolean stopping;
     private volatile long startedAt;
     private volatile RangeBlockReclaimer reclaimer; // the current sweeper's, for progress
     private volatile long baseline; // its count when the running sweep started
@@ -75,11 +76,30 @@ public final class WorkerRangeSweep {
 
     /** Takes the gate; false if a sweep runs (or is about to). The caller that gets true must call {@link #run} or {@link #cancelBegin}. */
     boolean tryBegin() {
-        if (!running.compareAndSet(false, true)) {
+        if (stopping || !running.compareAndSet(false, true)) {
             return false;
         }
         startedAt = gc.clock().millis();
         return true;
+    }
+
+    /**
+     * The worker process is stopping: no sweep starts any more, a running one ends before its next
+     * batch is freed; waits up to {@code wait} for it (false if it still runs, in its compaction say).
+     * Call before the range data and GC metadata close.
+     */
+    public boolean stop(java.time.Duration wait) {
+        stopping = true;
+        long deadline = System.nanoTime() + wait.toNanos();
+        while (running.get() && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return !running.get();
+            }
+        }
+        return !running.get();
     }
 
     /** Gives the gate back without sweeping (the request could not be queued). */
@@ -135,7 +155,7 @@ public final class WorkerRangeSweep {
             throw new Refused("the GC metadata in " + gc.dir() + " closed under the sweep; nothing was freed", null);
         }
         if (sweeper == null || sweeperPipeline != pipeline || sweeperStore != store) {
-            reclaimer = new RangeBlockReclaimer(store, dedup);
+            reclaimer = new RangeBlockReclaimer(store, dedup, () -> stopping);
             sweeper = new Sweeper(pipeline, guard, reclaimer, settings.batchChunks());
             sweeperPipeline = pipeline;
             sweeperStore = store;

@@ -143,6 +143,38 @@ class GcSweepFramesBadInputTest {
         ch.finishAndReleaseAll();
     }
 
+    @Test
+    void sweep_beforeRegistered_theWorkerClosesTheLinkAndSweepsNothing() throws Exception {
+        try (java.net.ServerSocket fake = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            java.nio.file.Path token = dir.resolve("worker.token");
+            java.nio.file.Files.writeString(token, "hf_fake");
+            WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", fake.getLocalPort(), null, "w1", token, null,
+                    "auto", "test", Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofSeconds(30)),
+                    new org.holdfast.server.cluster.LoadProbe(dir), null, data, gc);
+            try {
+                w.start();
+                try (java.net.Socket s = fake.accept()) {
+                    s.setSoTimeout(10_000);
+                    ByteBuf b = encoded(new GcSweep(1, GcSweep.NO_TIME, 0));
+                    byte[] bytes = new byte[b.readableBytes()];
+                    b.readBytes(bytes);
+                    s.getOutputStream().write(bytes); // before any REGISTERED
+                    java.io.InputStream in = s.getInputStream();
+                    byte[] buf = new byte[4096];
+                    while (in.read(buf) >= 0) {
+                        // the worker's REGISTER, then the end of the stream: it closed the link
+                    }
+                }
+                org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> w.status().lastError() != null);
+                assertThat(w.status().lastError()).contains("the master sent GcSweep").contains("unexpectedly; closing");
+                assertThat(w.rangeSweep().progress().last()).as("no sweep ran").isNull();
+                assertThat(w.rangeSweep().progress().lastFailure()).isNull();
+            } finally {
+                w.close();
+            }
+        }
+    }
+
     /** A master's decoder fed {@code bytes}: refused with {@code message}. */
     private static void answerRefused(ByteBuf bytes, ErrorCode code, String message) {
         EmbeddedChannel decode = new EmbeddedChannel(new FrameDecoder());

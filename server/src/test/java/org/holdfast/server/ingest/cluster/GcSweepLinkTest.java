@@ -293,8 +293,7 @@ class GcSweepLinkTest {
         WorkerSweeps round = new WorkerSweeps(master.server.rangeSweeps(), () -> List.of(1L, 2L), id -> 0, Duration.ofSeconds(20));
         CompletableFuture<List<WorkerSweeps.Outcome>> outcomes = CompletableFuture.supplyAsync(() -> round.sweep(clock.millis(), false));
         await().atMost(Duration.ofSeconds(10)).until(() -> worker.rangeSweep().progress().running());
-        worker.close(); // the link drops mid-sweep
-        worker = null;
+        master.server.close(); // the link drops mid-sweep (the worker process lives on, trying to reconnect)
         List<WorkerSweeps.Outcome> o = outcomes.get(20, TimeUnit.SECONDS);
         assertThat(o).extracting(WorkerSweeps.Outcome::state).containsExactly(WorkerSweeps.State.LOST, WorkerSweeps.State.LOST);
         assertThat(o.get(0).detail()).contains("sweeping worker w1").contains("is lost: its link closed");
@@ -305,6 +304,47 @@ class GcSweepLinkTest {
         await().atMost(Duration.ofSeconds(20)).until(() -> onTheWorker.progress().last() != null);
         assertThat(onTheWorker.progress().last().sweep().freed()).as("the worker finished its sweep and kept the result")
                 .isEqualTo(DEREFERENCED - 2);
+    }
+
+    @Test
+    void close_whileASweepRuns_theSweepEndsBeforeFreeingAndTheNextProcessFreesAll() throws Exception {
+        Stored s = storeBlocks();
+        referenceThenDereference(s);
+        RemoteRangeSweep sweep = master.server.rangeSweeps().up(1);
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Thread holder = new Thread(() -> {
+            synchronized (data) {
+                held.countDown();
+                try {
+                    release.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        holder.start();
+        held.await();
+        sweep.sweep(GcSweep.NO_TIME, false);
+        WorkerRangeSweep onTheWorker = worker.rangeSweep();
+        await().atMost(Duration.ofSeconds(10)).until(() -> onTheWorker.progress().running());
+        long start = System.nanoTime();
+        CompletableFuture<Void> closed = CompletableFuture.runAsync(worker::close);
+        Thread.sleep(300);
+        release.countDown(); // the sweep goes on into a stopping worker
+        holder.join();
+        closed.get(30, TimeUnit.SECONDS);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("close waited for the sweep's end, not its 30 s bound")
+                .isLessThan(Duration.ofSeconds(20));
+        assertThat(onTheWorker.progress().running()).isFalse();
+        assertThat(onTheWorker.progress().lastFailure()).contains("the worker is stopping");
+        assertThat(onTheWorker.tryBegin()).as("no sweep starts on a stopping worker").isFalse();
+        for (long p : s.pbns()) {
+            assertThat(data.store().fingerprint(p, new StoredBlock())).as("PBN " + p + " not freed").isTrue();
+        }
+        startLink(); // the next process over the same directories
+        GcSwept r = master.server.rangeSweeps().up(1).sweep(GcSweep.NO_TIME, false).join();
+        assertThat(r.blocksFreed()).as("the next sweep frees what the stopped one left").isEqualTo(DEREFERENCED - 2);
     }
 
     @Test
