@@ -42,7 +42,7 @@ public final class GcSweepService extends ChannelInboundHandlerAdapter {
         if (!sweeps.tryBegin()) {
             WorkerRangeSweep.Progress p = sweeps.progress();
             ctx.writeAndFlush(GcSweepFailed.of(s.requestId(), GcSweepFailed.BUSY, "a sweep of PBNs " + range + " runs already on this"
-                    + " worker (since " + p.startedAt() + ", " + p.freedSoFar() + " blocks freed so far); nothing was started: ask again"
+                    + " worker (since " + java.time.Instant.ofEpochMilli(p.startedAt()) + ", " + p.freedSoFar() + " blocks freed so far); nothing was started: ask again"
                     + " once it answered"));
             return;
         }

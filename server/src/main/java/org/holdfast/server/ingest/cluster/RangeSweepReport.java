@@ -21,11 +21,20 @@ public record RangeSweepReport(PbnRange range, long askedNow, long horizon, bool
                 bytesFreed, millis);
     }
 
+    /** An epoch millisecond as an ISO instant, or as it is if out of the calendar's range. */
+    private static String instant(long millis) {
+        try {
+            return java.time.Instant.ofEpochMilli(millis).toString();
+        } catch (java.time.DateTimeException e) {
+            return millis + " ms";
+        }
+    }
+
     /** The log line of this sweep. */
     String describe() {
-        return String.format("%s of PBNs %s as of %d (master asked %s): %d GMA chunks read, %d skipped, %d blocks %s; kept %d referenced,"
-                + " %d unexpired, %d pinned, %d freed before; %s; %d ms", dryRun ? "dry-run range sweep" : "range sweep", range, horizon,
-                askedNow == 0 ? "no time" : Long.toString(askedNow), sweep.chunksScanned(), chunksSkipped,
+        return String.format("%s of PBNs %s as of %s (master asked %s): %d GMA chunks read, %d skipped, %d blocks %s; kept %d referenced,"
+                + " %d unexpired, %d pinned, %d freed before; %s; %d ms", dryRun ? "dry-run range sweep" : "range sweep", range, instant(horizon),
+                askedNow == 0 ? "no time" : instant(askedNow), sweep.chunksScanned(), chunksSkipped,
                 dryRun ? sweep.reclaimable() : sweep.freed(), dryRun ? "reclaimable" : "freed", sweep.keptReferenced(),
                 sweep.keptUnexpired(), sweep.keptPinned(), sweep.alreadyFreed(),
                 bytesFreed == GcSwept.UNKNOWN_BYTES ? "no compaction" : "compaction gave back " + bytesFreed + " bytes", millis);
