@@ -18,7 +18,7 @@ import io.netty.buffer.ByteBufUtil;
  * </pre>
  *
  * <p>The dedup frames (0x44-0x4C) are in {@link DedupFrames}, the data frames (0x4D-0x53) in {@link DataFrames},
- * the GC delta frames (0x54-0x56) in {@link GcDeltaFrames}.
+ * the GC delta frames (0x54-0x56) in {@link GcDeltaFrames}, the GC sweep frames (0x5B-0x5D) in {@link GcSweepFrames}.
  * The grace protection frames (0x57-0x5A) are in {@link GcGuardFrames}, which the decoder and encoder call directly.
  */
 final class ClusterFrames {
@@ -38,7 +38,8 @@ final class ClusterFrames {
             case REGISTERED -> 4 + 8 + 8 + 8 + 4 + 2 + ProtocolLimits.MAX_SERVER_VERSION;
             case HEARTBEAT -> HEARTBEAT_BODY + RANGE_DATA_BODY;
             case HEARTBEAT_ACK -> 8;
-            default -> GcDeltaFrames.isGcDelta(type) ? GcDeltaFrames.maxBody(type)
+            default -> GcSweepFrames.isGcSweep(type) ? GcSweepFrames.maxBody(type)
+                    : GcDeltaFrames.isGcDelta(type) ? GcDeltaFrames.maxBody(type)
                     : DataFrames.isData(type) ? DataFrames.maxBody(type) : DedupFrames.maxBody(type);
         };
     }
@@ -53,7 +54,8 @@ final class ClusterFrames {
             case REGISTERED -> 4 + 8 + 8 + 8 + 4 + str(((Registered) m).masterVersion());
             case HEARTBEAT -> HEARTBEAT_BODY + (((Heartbeat) m).rangeData() == null ? 0 : RANGE_DATA_BODY);
             case HEARTBEAT_ACK -> 8;
-            default -> GcDeltaFrames.isGcDelta(m.type()) ? GcDeltaFrames.bodyBytes(m)
+            default -> GcSweepFrames.isGcSweep(m.type()) ? GcSweepFrames.bodyBytes(m)
+                    : GcDeltaFrames.isGcDelta(m.type()) ? GcDeltaFrames.bodyBytes(m)
                     : DataFrames.isData(m.type()) ? DataFrames.bodyBytes(m) : DedupFrames.bodyBytes(m);
         };
     }
@@ -99,7 +101,9 @@ final class ClusterFrames {
             }
             case HEARTBEAT_ACK -> out.writeLong(((HeartbeatAck) m).sequence());
             default -> {
-                if (GcDeltaFrames.isGcDelta(m.type())) {
+                if (GcSweepFrames.isGcSweep(m.type())) {
+                    GcSweepFrames.writeBody(m, out);
+                } else if (GcDeltaFrames.isGcDelta(m.type())) {
                     GcDeltaFrames.writeBody(m, out);
                 } else if (DataFrames.isData(m.type())) {
                     DataFrames.writeBody(m, out);
@@ -127,7 +131,8 @@ final class ClusterFrames {
                     b.isReadable() ? new Heartbeat.RangeData(FrameDecoder.u8(b, "rangeState"), FrameDecoder.u64(b, "nextPbn"),
                             FrameDecoder.u64(b, "logBytes")) : null);
             case HEARTBEAT_ACK -> new HeartbeatAck(FrameDecoder.u64(b, "sequence"));
-            default -> GcDeltaFrames.isGcDelta(type) ? GcDeltaFrames.parseBody(type, b)
+            default -> GcSweepFrames.isGcSweep(type) ? GcSweepFrames.parseBody(type, b)
+                    : GcDeltaFrames.isGcDelta(type) ? GcDeltaFrames.parseBody(type, b)
                     : DataFrames.isData(type) ? DataFrames.parseBody(type, b) : DedupFrames.parseBody(type, b);
         };
     }

@@ -368,7 +368,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                     DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED,
                     DEDUP_PROBE, DEDUP_CANDIDATES,
                     DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
-                    GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED -> ClusterFrames.maxBody(type);
+                    GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED,
+                    GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED -> ClusterFrames.maxBody(type);
         };
     }
 
@@ -480,7 +481,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                     DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED,
                     DEDUP_PROBE, DEDUP_CANDIDATES,
                     DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
-                    GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED:
+                    GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED,
+                    GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED:
                 return ClusterFrames.parseBody(type, b);
             default:
                 throw new ProtocolException(ErrorCode.BAD_FRAME, "no decoding for " + type);

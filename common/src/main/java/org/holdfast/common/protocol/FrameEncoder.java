@@ -103,7 +103,8 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
                     DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED,
                     DEDUP_PROBE, DEDUP_CANDIDATES,
                     DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
-                    GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED:
+                    GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED,
+                    GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED:
                 return ClusterFrames.bodyBytes(m);
             default:
                 throw new IllegalArgumentException("no encoding for " + m.type());
@@ -285,7 +286,8 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
                     DEDUP_LOOKUP, DEDUP_ANSWER, DEDUP_RECORD, DEDUP_FORGET, DEDUP_CONTROL, DEDUP_DONE, DEDUP_FAILED,
                     DEDUP_PROBE, DEDUP_CANDIDATES,
                     DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
-                    GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED -> ClusterFrames.writeBody(m, out);
+                    GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED,
+                    GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED -> ClusterFrames.writeBody(m, out);
             default -> throw new IllegalArgumentException("no encoding for " + m.type());
         }
     }

@@ -16,7 +16,7 @@ public sealed interface Message
         DedupProbe, DedupCandidates,
         GcProtect, GcProtected, GcGuardFailed, GcSessionEnd,
         DataStoreRequest, DataStored, DataSync, DataSynced, DataRead, DataReadAnswer, DataFailed,
-        GcDelta, GcDeltaApplied, GcDeltaFailed {
+        GcDelta, GcDeltaApplied, GcDeltaFailed, GcSweep, GcSwept, GcSweepFailed {
 
     /** The frame type this message travels as. */
     MessageType type();

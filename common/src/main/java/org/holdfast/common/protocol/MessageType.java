@@ -53,7 +53,11 @@ public enum MessageType {
     GC_PROTECT(0x57),
     GC_PROTECTED(0x58),
     GC_GUARD_FAILED(0x59),
-    GC_SESSION_END(0x5A);
+    GC_SESSION_END(0x5A),
+    /** A worker's sweep of its PBN range on the master's request (distributed GC). */
+    GC_SWEEP(0x5B),
+    GC_SWEPT(0x5C),
+    GC_SWEEP_FAILED(0x5D);
 
     private static final MessageType[] BY_CODE = new MessageType[256];
 

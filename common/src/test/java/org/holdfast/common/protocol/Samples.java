@@ -114,7 +114,14 @@ final class Samples {
                 new GcDelta(GcDelta.MAX_OP_ID, GcDelta.MAX_PART, 1, new byte[] {GcDelta.RC_ADD}, new long[] {1}, new long[] {Long.MIN_VALUE}),
                 new GcDeltaApplied(23, 2),
                 new GcDeltaApplied(GcDelta.MAX_OP_ID, GcDelta.MAX_PART),
-                GcDeltaFailed.of(24, 1, "PBN 5 is outside this worker's range"));
+                GcDeltaFailed.of(24, 1, "PBN 5 is outside this worker's range"),
+                new GcSweep(25, GcSweep.NO_TIME, 0),
+                new GcSweep(-1L, Long.MAX_VALUE, GcSweep.DRY_RUN),
+                new GcSwept(26, 0, 1_800_000_000_000L, 3, 1, 10, 10, 4, 5, 6, 1 << 20, 42),
+                new GcSwept(-1L, GcSweep.DRY_RUN, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, 0, Long.MAX_VALUE, Long.MAX_VALUE,
+                        Long.MAX_VALUE, Long.MAX_VALUE, GcSwept.UNKNOWN_BYTES, Long.MAX_VALUE),
+                GcSweepFailed.of(27, GcSweepFailed.BUSY, "a sweep of PBNs [2^48, 2^49) runs already"),
+                GcSweepFailed.of(28, GcSweepFailed.FAILED, ""));
     }
 
     private static byte[] fp64() {

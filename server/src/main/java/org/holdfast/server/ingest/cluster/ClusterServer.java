@@ -62,6 +62,7 @@ public final class ClusterServer implements AutoCloseable {
     private final GcGuardLinks gcGuards = new GcGuardLinks();
     private final RangeStores rangeStores = new RangeStores();
     private final GcDeltaLinks gcDeltas = new GcDeltaLinks();
+    private final RangeSweepLinks rangeSweeps = new RangeSweepLinks();
     private final ExecutorService lane = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-cluster-lane", true));
     private EventLoopGroup boss;
     private EventLoopGroup loops;
@@ -162,6 +163,11 @@ public final class ClusterServer implements AutoCloseable {
     /** The registered workers' GC delta links (distributed GC; not yet used by the master's GC). */
     public GcDeltaLinks gcDeltas() {
         return gcDeltas;
+    }
+
+    /** The registered workers' range sweep ends (distributed GC: {@link WorkerSweeps}; not yet called by the master's GC). */
+    public RangeSweepLinks rangeSweeps() {
+        return rangeSweeps;
     }
 
     /** The registered workers' dedup links (the master's remote dedup workers). */

@@ -59,6 +59,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     private volatile RemoteRangeStore data; // null until registered
     private volatile RemoteGcGuard guard; // null until registered
     private volatile RemoteGcDeltas gc; // null until registered
+    private volatile RemoteRangeSweep sweep; // null until registered
     private volatile boolean closing;
 
     MasterLink(ClusterServer server, FrameDecoder decoder) {
@@ -193,6 +194,8 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         guard = gcGuard;
         RemoteGcDeltas gcDeltas = new RemoteGcDeltas(w.nodeName(), w.range(), ctx.channel(), server.registry().settings().lostAfter());
         gc = gcDeltas;
+        RemoteRangeSweep rangeSweep = new RemoteRangeSweep(w.nodeName(), w.range(), ctx.channel(), RemoteRangeSweep.ANSWER_TIMEOUT);
+        sweep = rangeSweep;
         ctx.executor().execute(() -> {
             if (closing) {
                 // refused while the lane registered (fail saw no link yet): the ERROR is out and the
@@ -204,6 +207,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             ctx.pipeline().addBefore(ctx.name(), "data", rangeStore.answers());
             ctx.pipeline().addBefore(ctx.name(), "gc-guard", gcGuard.answers());
             ctx.pipeline().addBefore(ctx.name(), "gc", gcDeltas.answers());
+            ctx.pipeline().addBefore(ctx.name(), "sweep", rangeSweep.answers());
             decoder.resume(ctx.pipeline().context(decoder));
             // REGISTERED only once the decoder takes frames after REGISTER (written before, the worker's
             // answer could be read while the decoder still held it, against the pre-REGISTER budget), and
@@ -213,6 +217,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             server.rangeStores().add(w.workerId(), rangeStore);
             server.gcGuards().add(w.workerId(), gcGuard);
             server.gcDeltas().add(w.workerId(), gcDeltas);
+            server.rangeSweeps().add(w.workerId(), rangeSweep);
         });
     }
 
@@ -329,6 +334,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         if (gcDeltas != null) {
             server.gcDeltas().remove(gcDeltas); // nor a GC delta
         }
+        RemoteRangeSweep rangeSweep = sweep;
+        if (rangeSweep != null) {
+            server.rangeSweeps().remove(rangeSweep); // nor a sweep
+        }
         ErrorLinger.sendAndClose(ctx.channel(), ErrorMessage.of(code, message), server.registry().settings().lostAfter().toMillis());
     }
 
@@ -377,6 +386,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             RemoteGcDeltas gcDeltas = gc;
             if (gcDeltas != null) {
                 server.gcDeltas().remove(gcDeltas);
+            }
+            RemoteRangeSweep rangeSweep = sweep;
+            if (rangeSweep != null) {
+                server.rangeSweeps().remove(rangeSweep);
             }
             server.lane().execute(() -> {
                 if (record != null) {

@@ -41,6 +41,7 @@ import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.FrameDecoder;
 import org.holdfast.common.protocol.FrameEncoder;
 import org.holdfast.common.protocol.GcDelta;
+import org.holdfast.common.protocol.GcSweep;
 import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.common.protocol.HeartbeatAck;
 import org.holdfast.common.protocol.ProtocolException;
@@ -95,6 +96,7 @@ public final class WorkerConnector implements AutoCloseable {
     private final LazyDedupWorker dedup;
     private final WorkerRangeData rangeData;
     private final WorkerGcMetadata gcMetadata;
+    private final WorkerRangeSweep rangeSweep; // null without range data and GC metadata
     private final EventLoopGroup loop = new NioEventLoopGroup(1, new DefaultThreadFactory("holdfast-worker-link", true));
     private final SslContext tls;
     private final TlsEngines.Engine engine;
@@ -139,7 +141,9 @@ public final class WorkerConnector implements AutoCloseable {
      * master's GC deltas over the range of its REGISTERED ({@link GcDeltaService}, its own thread)
      * and protects the blocks of the master's backups in progress there ({@link GcGuardService}, another).
      * Not yet sent by the master's GC. {@code gcMetadata} belongs to the caller, who closes it after
-     * this connector.
+     * this connector. With both {@code rangeData} and {@code gcMetadata}, each registered connection
+     * also sweeps the range when the master asks ({@link GcSweepService}, its own thread; one
+     * {@link WorkerRangeSweep} per connector, which tells {@code dedup} what it frees).
      */
     public WorkerConnector(Settings settings, LoadProbe probe, LazyDedupWorker dedup, WorkerRangeData rangeData,
                            WorkerGcMetadata gcMetadata) {
@@ -148,6 +152,8 @@ public final class WorkerConnector implements AutoCloseable {
         this.dedup = dedup;
         this.rangeData = rangeData;
         this.gcMetadata = gcMetadata;
+        this.rangeSweep = rangeData != null && gcMetadata != null
+                ? new WorkerRangeSweep(rangeData, gcMetadata, dedup, WorkerRangeSweep.Settings.DEFAULTS) : null;
         this.backoffMillis = settings.minBackoff().toMillis();
         if (settings.trust() == null) {
             tls = null;
@@ -241,7 +247,11 @@ public final class WorkerConnector implements AutoCloseable {
         loop.schedule(this::connect, wait, TimeUnit.MILLISECONDS);
     }
 
-    /** Closes the connection (the master marks this worker lost) and stops reconnecting. Idempotent. */
+    /**
+     * Closes the connection (the master marks this worker lost) and stops reconnecting; a range sweep
+     * still running ends before its next batch is freed (waited for up to 30 s), so the caller may then
+     * close the range data and GC metadata. Idempotent.
+     */
     @Override
     public void close() {
         closed = true;
@@ -250,6 +260,15 @@ public final class WorkerConnector implements AutoCloseable {
             c.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
         loop.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        if (rangeSweep != null && !rangeSweep.stop(java.time.Duration.ofSeconds(30))) {
+            LOG.log(System.Logger.Level.WARNING, "a range sweep still runs 30 s after the worker began stopping (in its compaction, say);"
+                    + " its range data and GC metadata close under it: what it freed is freed, the next sweep goes on");
+        }
+    }
+
+    /** This worker's range sweep (its progress and last result), or null without range data and GC metadata. */
+    public WorkerRangeSweep rangeSweep() {
+        return rangeSweep;
     }
 
     /** The current link's data service, or null (for tests: its queued bytes). */
@@ -295,6 +314,8 @@ public final class WorkerConnector implements AutoCloseable {
                     ctx.fireChannelRead(msg); // to the GcGuardService behind this handler
                 } else if (gcMetadata != null && heartbeats != null && msg instanceof GcDelta) {
                     ctx.fireChannelRead(msg); // to the GcDeltaService behind this handler
+                } else if (rangeSweep != null && heartbeats != null && msg instanceof GcSweep) {
+                    ctx.fireChannelRead(msg); // to the GcSweepService behind this handler
                 } else if (msg instanceof ErrorMessage e && heartbeats == null && e.code() == ErrorCode.UNSUPPORTED_VERSION
                         && offered > Register.MIN_CLUSTER_VERSION) {
                     offer = offered - 1; // a master of an older release: offer the next older version until it accepts one
@@ -342,6 +363,9 @@ public final class WorkerConnector implements AutoCloseable {
             }
             if (gcMetadata != null) {
                 ctx.pipeline().addAfter(ctx.name(), "gc", new GcDeltaService(gcMetadata, w.range()));
+            }
+            if (rangeSweep != null) {
+                ctx.pipeline().addAfter(ctx.name(), "sweep", new GcSweepService(rangeSweep, w.range()));
             }
             status = new WorkerStatus(true, w, null);
             backoffMillis = settings.minBackoff().toMillis();

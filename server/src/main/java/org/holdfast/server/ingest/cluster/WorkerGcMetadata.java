@@ -62,6 +62,11 @@ public final class WorkerGcMetadata implements AutoCloseable {
         return dir;
     }
 
+    /** The worker's clock, which its guard and its range sweep trust (not the master's). */
+    public Clock clock() {
+        return clock;
+    }
+
     /**
      * The GC metadata over {@code r}: opened now (recovering its log after a crash) unless it is open
      * over {@code r} already (open over another range: closed first).

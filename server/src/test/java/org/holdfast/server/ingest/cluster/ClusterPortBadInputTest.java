@@ -256,6 +256,27 @@ class ClusterPortBadInputTest {
     }
 
     @Test
+    void gcSweepFrames_beforeRegister_areRefusedBadState() throws IOException {
+        // an outsider asking the master to sweep, or answering a sweep nobody asked for
+        assertRefused(frame(new org.holdfast.common.protocol.GcSweep(1, 0, 0)), ErrorCode.BAD_STATE, "must be REGISTER");
+        assertRefused(frame(org.holdfast.common.protocol.GcSweepFailed.of(1, 1, "busy")), ErrorCode.BAD_STATE, "must be REGISTER");
+    }
+
+    @Test
+    void gcSwept_afterRegisterForASweepNeverAsked_isRefusedBadState() throws IOException {
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(frame(register("w1", workerToken)));
+            assertThat(read(s.getInputStream(), 1)).singleElement().isInstanceOf(Registered.class);
+            s.getOutputStream().write(frame(new org.holdfast.common.protocol.GcSwept(42, 0, 1, 0, 0, 0, 0, 0, 0, 0, -1, 0)));
+            assertThat(readUntilClosed(s.getInputStream())).singleElement().isInstanceOfSatisfying(ErrorMessage.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.BAD_STATE);
+                assertThat(e.message()).contains("GC_SWEPT answers request 42, which is not pending on this link");
+            });
+        }
+    }
+
+    @Test
     void gcDeltaFailed_afterRegisterForAPartNeverSent_isRefusedBadState() throws IOException {
         try (Socket s = new Socket("127.0.0.1", server.port())) {
             s.setSoTimeout(10_000);

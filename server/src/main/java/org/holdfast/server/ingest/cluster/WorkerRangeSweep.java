@@ -1,0 +1,184 @@
+package org.holdfast.server.ingest.cluster;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.holdfast.common.id.PbnRange;
+import org.holdfast.common.protocol.GcSwept;
+import org.holdfast.gc.bosc.BoscPipeline;
+import org.holdfast.gc.sweep.GraceGuard;
+import org.holdfast.gc.sweep.SweepReport;
+import org.holdfast.gc.sweep.Sweeper;
+import org.holdfast.server.engine.DedupWorker;
+import org.holdfast.server.store.Compactor;
+import org.holdfast.server.store.DataStore;
+
+/**
+ * A worker's sweep of its PBN range (distributed GC, thesis 7.2.4), one per worker process, kept
+ * across its links: a gc-engine {@link Sweeper} over the range's GC metadata ({@link WorkerGcMetadata}:
+ * the pipeline and its grace guard) that frees blocks of the range store ({@link WorkerRangeData})
+ * through a {@link RangeBlockReclaimer} (the worker's dedup engine forgets them first), then a
+ * compaction of the range's sealed data logs, as the standalone cycle runs them.
+ *
+ * <p>The worker trusts its own clock: a sweep compares expiries against the earlier of the master's
+ * time and the worker's, capped by its guard's {@link GraceGuard#sweepHorizon} (a backup in progress
+ * holds it back). So a master whose clock runs ahead cannot free a block early; one behind only
+ * frees later. A block with RC &gt; 0, or an expiry at or after the horizon, or a pin, is never freed.
+ *
+ * <p>One sweep at a time: {@link #tryBegin} is the gate, taken on the link's event loop so that a
+ * second request is refused at once rather than queued behind an hour-long sweep; {@link #run}
+ * releases it. The sweeper (and its skip table, in the GC directory) is kept while the range's
+ * pipeline stays the same.
+ */
+public final class WorkerRangeSweep {
+    private static final System.Logger LOG = System.getLogger(WorkerRangeSweep.class.getName());
+
+    /** The node's {@code holdfast.gc.sweep-batch-chunks}, {@code compaction-threshold} (0: off) and {@code compaction-max-bytes}. */
+    public record Settings(int batchChunks, double compactionThreshold, long compactionMaxBytes) {
+        /** As the standalone GC's defaults: 64 chunks per batch, compaction below a live share of 0.5, at most 64 GB copied. */
+        public static final Settings DEFAULTS = new Settings(64, Compactor.DEFAULT_THRESHOLD, 64L << 30);
+    }
+
+    /** A sweep that could not start: the range data or GC metadata is not open (nothing freed). */
+    static final class Refused extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Refused(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /** What a caller can see of the sweeps: one running (since when, blocks freed so far), and the last finished one. */
+    public record Progress(boolean running, long startedAt, long freedSoFar, RangeSweepReport last, String lastFailure) {
+    }
+
+    private final WorkerRangeData data;
+    private final WorkerGcMetadata gc;
+    private final DedupWorker dedup;
+    private final Settings settings;
+    private final AtomicBoolean running = new AtomicBoolean();
+    private volatile boolean stopping;
+    private volatile long startedAt;
+    private volatile RangeBlockReclaimer reclaimer; // the current sweeper's, for progress
+    private volatile long baseline; // its count when the running sweep started
+    private volatile RangeSweepReport last;
+    private volatile String lastFailure;
+    // the run's thread only (one run at a time)
+    private Sweeper sweeper;
+    private BoscPipeline sweeperPipeline;
+    private DataStore sweeperStore;
+
+    /** Sweeps {@code data}'s blocks with {@code gc}'s metadata, telling {@code dedup} (null: no engine) what it frees. */
+    public WorkerRangeSweep(WorkerRangeData data, WorkerGcMetadata gc, DedupWorker dedup, Settings settings) {
+        this.data = data;
+        this.gc = gc;
+        this.dedup = dedup;
+        this.settings = settings;
+    }
+
+    /** Takes the gate; false if a sweep runs (or is about to). The caller that gets true must call {@link #run} or {@link #cancelBegin}. */
+    boolean tryBegin() {
+        if (stopping || !running.compareAndSet(false, true)) {
+            return false;
+        }
+        startedAt = gc.clock().millis();
+        return true;
+    }
+
+    /**
+     * The worker process is stopping: no sweep starts any more, a running one ends before its next
+     * batch is freed; waits up to {@code wait} for it (false if it still runs, in its compaction say).
+     * Call before the range data and GC metadata close.
+     */
+    public boolean stop(java.time.Duration wait) {
+        stopping = true;
+        long deadline = System.nanoTime() + wait.toNanos();
+        while (running.get() && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return !running.get();
+            }
+        }
+        return !running.get();
+    }
+
+    /** Gives the gate back without sweeping (the request could not be queued). */
+    void cancelBegin() {
+        running.set(false);
+    }
+
+    /** The sweep running and the last one finished. */
+    public Progress progress() {
+        RangeBlockReclaimer r = reclaimer;
+        boolean on = running.get();
+        return new Progress(on, on ? startedAt : 0, on && r != null ? Math.max(0, r.reclaimed() - baseline) : 0, last, lastFailure);
+    }
+
+    /**
+     * Sweeps range {@code range} as of {@code masterNow} (0: the worker's clock alone) and, unless
+     * {@code dryRun}, compacts its sealed logs; releases the gate {@link #tryBegin} took.
+     *
+     * @throws Refused the range data or GC metadata is not open over {@code range} (nothing freed)
+     * @throws RuntimeException the sweep failed part way (what it freed is freed and marked FREED)
+     */
+    RangeSweepReport run(PbnRange range, long masterNow, boolean dryRun) {
+        try {
+            RangeSweepReport r = sweep(range, masterNow, dryRun);
+            last = r;
+            lastFailure = null;
+            LOG.log(System.Logger.Level.INFO, r.describe());
+            return r;
+        } catch (RuntimeException e) {
+            lastFailure = e.getMessage();
+            LOG.log(System.Logger.Level.WARNING, (dryRun ? "dry-run range sweep" : "range sweep") + " of PBNs " + range + " failed: "
+                    + e.getMessage() + (e instanceof Refused ? "" : "; what it freed before stays freed, the next sweep goes on"));
+            throw e;
+        } finally {
+            running.set(false);
+        }
+    }
+
+    private RangeSweepReport sweep(PbnRange range, long masterNow, boolean dryRun) {
+        long start = System.nanoTime();
+        DataStore store;
+        BoscPipeline pipeline;
+        GraceGuard guard;
+        try {
+            store = data.claim(range);
+            pipeline = gc.claim(range);
+            guard = gc.guard();
+        } catch (RuntimeException e) {
+            throw new Refused("the range data in " + data.dir() + " or the GC metadata in " + gc.dir() + " is not open over PBNs " + range
+                    + " (" + e.getMessage() + "); nothing was freed: fix that (see the worker's log) and sweep again", e);
+        }
+        if (guard == null) {
+            throw new Refused("the GC metadata in " + gc.dir() + " closed under the sweep; nothing was freed", null);
+        }
+        if (sweeper == null || sweeperPipeline != pipeline || sweeperStore != store) {
+            reclaimer = new RangeBlockReclaimer(store, dedup, () -> stopping);
+            sweeper = new Sweeper(pipeline, guard, reclaimer, settings.batchChunks());
+            sweeperPipeline = pipeline;
+            sweeperStore = store;
+        }
+        baseline = reclaimer.reclaimed();
+        long own = gc.clock().millis();
+        long asOf = masterNow > 0 ? Math.min(masterNow, own) : own; // the worker trusts its own clock
+        long horizon = guard.sweepHorizon(asOf);
+        long skippedBefore = sweeper.chunksSkipped();
+        SweepReport s = dryRun ? sweeper.dryRun(horizon) : sweeper.sweep(horizon);
+        long skipped = sweeper.chunksSkipped() - skippedBefore;
+        long bytes = GcSwept.UNKNOWN_BYTES;
+        if (!dryRun && settings.compactionThreshold() > 0) {
+            try {
+                // seals a sparse active log, so its garbage goes too (as the standalone cycle's compaction)
+                bytes = Math.max(0, new Compactor(store).run(settings.compactionThreshold(), settings.compactionMaxBytes(), true)
+                        .bytesReclaimed());
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "compaction of the range data in " + data.dir() + " after the sweep failed: "
+                        + e.getMessage() + "; the freed blocks stay freed, their bytes wait for the next sweep's compaction");
+            }
+        }
+        return new RangeSweepReport(range, masterNow, horizon, dryRun, skipped, s, bytes, (System.nanoTime() - start) / 1_000_000,
+                gc.clock().millis());
+    }
+}
