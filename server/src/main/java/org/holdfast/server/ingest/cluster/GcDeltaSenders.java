@@ -53,6 +53,7 @@ public final class GcDeltaSenders implements GcRouting, AutoCloseable {
     private final GcOutbox outbox;
     private final Map<Long, Sender> senders = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    private volatile boolean started;
 
     /**
      * Senders for the workers {@code workers} lists (the registry's), over {@code links}, from
@@ -69,12 +70,18 @@ public final class GcDeltaSenders implements GcRouting, AutoCloseable {
 
     /** Starts a sender for every worker registered and every worker with entries waiting (one removed since, too). */
     public void start() {
+        started = true;
         for (WorkerView w : workers.get()) {
             sender(w.workerId());
         }
         for (long w : outbox.workers()) {
             sender(w);
         }
+    }
+
+    /** True once {@link #start} ran: the master's GC routes through these senders (holdfast.cluster.data=workers). */
+    public boolean started() {
+        return started;
     }
 
     @Override
