@@ -35,10 +35,10 @@ import org.holdfast.server.store.MetadataBatch;
  * rule). At open, every operation above the master's {@link #lastAppliedOp()} is routed again
  * ({@link CrashRecovery}). (a) A crash before step 1's batch is durable: nothing of the operation
  * is anywhere; the re-drive routes it whole. (b) Between step 1 and a durable step 2: the outbox
- * holds the shares, the master's log not its group; the re-drive writes the same keys again with
- * the same bytes (the share is a function of the operation, and the operation is rebuilt from the
- * catalog exactly as at commit), so the outbox ends as if written once, and the master's group is
- * logged. (c) After step 2 is durable: the operation is at or below the mark and never routed
+ * holds the shares, the master's log not its group; the re-drive writes the same keys again (the
+ * shares of the operation as the catalog gives it, the one a standalone re-drive would log), so the
+ * outbox holds one entry per key, and the master's group is logged; a worker that got the first
+ * writing already takes the second for a replay. (c) After step 2 is durable: the operation is at or below the mark and never routed
  * again; its shares were durable in the outbox before it (step 1 is synced first). So every
  * operation the catalog holds reaches every owner's outbox entry and the master's log exactly once
  * as a key. A worker logs each delta id once (a delta at or below its log's last id is a replay
