@@ -18,6 +18,7 @@ import org.holdfast.server.engine.LocalDedupWorker;
 import org.holdfast.server.ingest.IngestTls;
 import org.holdfast.server.ingest.cluster.ClusterServer;
 import org.holdfast.server.ingest.cluster.DedupLinks;
+import org.holdfast.server.ingest.cluster.GcDeltaLinks;
 import org.holdfast.server.ingest.cluster.MasterTrust;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
 import org.holdfast.server.ingest.cluster.WorkerGcMetadata;
@@ -80,12 +81,19 @@ public class ClusterConfiguration {
     @ConditionalOnProperty(name = ROLE, havingValue = "master")
     ClusterServer clusterServer(WorkerRegistry registry, HoldfastProperties props, ObjectProvider<ServerCertificate> certificate,
                                 ObjectProvider<TokenAuthenticator> tokens, ObjectProvider<AuditLog> audit,
-                                ObjectProvider<BuildProperties> build, DedupLinks dedupLinks) {
+                                ObjectProvider<BuildProperties> build, DedupLinks dedupLinks, GcDeltaLinks gcDeltaLinks) {
         ServerCertificate cert = certificate.getIfAvailable(); // absent with holdfast.tls.enabled=false
         IngestTls tls = cert == null ? null : IngestTls.of(cert.privateKey(), cert.chain(), props.tls().engine());
         return new ClusterServer(new ClusterServer.Settings(props.cluster().host(), props.cluster().port(), tls, version(build)),
                 registry, tokens.getIfAvailable(() -> CoreConfiguration.NO_TOKEN_STORE), audit.getIfAvailable(() -> AuditLog.NONE),
-                dedupLinks);
+                dedupLinks, gcDeltaLinks);
+    }
+
+    /** The registered workers' GC delta links: a bean of its own, as the dedup links, so that the GC does not need the cluster port. */
+    @Bean
+    @ConditionalOnProperty(name = ROLE, havingValue = "master")
+    GcDeltaLinks gcDeltaLinks() {
+        return new GcDeltaLinks();
     }
 
     /**

@@ -1,6 +1,11 @@
 package org.holdfast.server.app;
 
+import org.holdfast.common.id.PbnRange;
+import org.holdfast.server.catalog.GcOutbox;
+import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.ingest.cluster.ClusterServer;
+import org.holdfast.server.ingest.cluster.GcDeltaLinks;
+import org.holdfast.server.ingest.cluster.GcDeltaSenders;
 import org.holdfast.server.ingest.cluster.WorkerBlockHome;
 import org.holdfast.server.store.BlockHome;
 import org.holdfast.server.store.DataStore;
@@ -10,6 +15,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
@@ -60,5 +66,16 @@ public class ClusterDataConfiguration {
                 }
             }
         };
+    }
+
+    /**
+     * A master's carriers of distributed GC (one sender per worker, from the outbox in the catalog's
+     * {@code gc-outbox}); the GC routes through them only with {@code workers} ({@code GcConfiguration}),
+     * and starts them once its re-drive is done. Closed before the catalog (it depends on it).
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnProperty(name = "holdfast.cluster.role", havingValue = "master")
+    GcDeltaSenders gcDeltaSenders(WorkerRegistry registry, GcDeltaLinks links, MetadataDb db) {
+        return new GcDeltaSenders(new PbnRange(1, registry.settings().firstPbn()), registry::workers, links, new GcOutbox(db));
     }
 }

@@ -15,6 +15,7 @@ import org.holdfast.server.gc.GcCommitHook;
 import org.holdfast.server.gc.GcReferenceGuard;
 import org.holdfast.server.gc.VolumeGate;
 import org.holdfast.server.ingest.IngestServer;
+import org.holdfast.server.ingest.cluster.GcDeltaSenders;
 import org.holdfast.server.gc.GcJobs;
 import org.holdfast.server.gc.GcService;
 import org.holdfast.server.jobs.Job;
@@ -92,10 +93,17 @@ public class GcConfiguration {
     @Bean(destroyMethod = "close")
     GcService gcService(GcProperties p, DataDirectory dir, MetadataDb db, Catalog catalog, DataStore dataStore,
                         FingerprintIndex index, Clock holdfastClock, ObjectProvider<SnapshotCommit> commits,
-                        GcBookkeepingMode mode) {
+                        GcBookkeepingMode mode, ClusterDataMode dataMode, ObjectProvider<GcDeltaSenders> senders) {
         // mode is only a dependency: it must be settled (or refused) before the GC directory opens
-        return GcService.open(new GcService.Settings(dir.subdirectory("gc"), bosc(p), p.grace(), p.defaultRetention(),
-                p.sweepBatchChunks(), p.compactionThreshold(), p.compactionMaxBytes().toBytes()), catalog, dataStore, index, holdfastClock, commits::getObject);
+        // blocks on workers: each operation's updates are routed to the owners of their PBNs (distributed GC)
+        GcDeltaSenders routing = dataMode == ClusterDataMode.WORKERS ? senders.getObject() : null;
+        GcService gc = GcService.open(new GcService.Settings(dir.subdirectory("gc"), bosc(p), p.grace(), p.defaultRetention(),
+                p.sweepBatchChunks(), p.compactionThreshold(), p.compactionMaxBytes().toBytes()), catalog, dataStore, index, holdfastClock,
+                commits::getObject, routing);
+        if (routing != null) {
+            routing.start(); // after the re-drive: it may have written entries
+        }
+        return gc;
     }
 
     /** The BOSC pipeline's settings from {@code holdfast.gc.*}: the standalone GC's and a worker's GC metadata's. */

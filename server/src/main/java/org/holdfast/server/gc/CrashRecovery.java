@@ -8,7 +8,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.holdfast.gc.GcStoreException;
-import org.holdfast.gc.bookkeeping.GcBookkeeper;
 import org.holdfast.gc.bookkeeping.GcOperation;
 import org.holdfast.gc.bosc.BoscPipeline;
 import org.holdfast.gc.sweep.GraceGuard;
@@ -22,7 +21,7 @@ import org.holdfast.server.store.MetadataBatch;
 /**
  * What {@link GcService#open} does after the pipeline has replayed its log, so that the GC log
  * again accounts for everything the catalog holds: refuse an empty GC directory beside a catalog
- * with GC history; re-drive every operation record above {@link GcBookkeeper#lastAppliedOp()}
+ * with GC history; re-drive every operation record above {@link GcBookkeeping#lastAppliedOp()}
  * (commits rebuild their delta from the map, streamed, and log the parts the GC log lacks, also
  * those of a commit in parts whose record is at or below that mark; pins, unpins and raises rescan their snapshot, volume
  * deletions rescan the newest state); finish the volume deletions a crash interrupted; protect
@@ -40,12 +39,12 @@ final class CrashRecovery {
     private final VolumeStates states;
     private final OperationLog ops;
     private final BoscPipeline pipeline;
-    private final GcBookkeeper bookkeeper;
+    private final GcBookkeeping bookkeeping;
     private final GraceGuard guard;
     private final Deletions deletions;
 
     CrashRecovery(Path gcDir, Catalog catalog, DataStore dataStore, GcRecords records, VolumeStates states, OperationLog ops,
-                  BoscPipeline pipeline, GcBookkeeper bookkeeper, GraceGuard guard, Deletions deletions) {
+                  BoscPipeline pipeline, GcBookkeeping bookkeeping, GraceGuard guard, Deletions deletions) {
         this.gcDir = gcDir;
         this.catalog = catalog;
         this.dataStore = dataStore;
@@ -53,7 +52,7 @@ final class CrashRecovery {
         this.states = states;
         this.ops = ops;
         this.pipeline = pipeline;
-        this.bookkeeper = bookkeeper;
+        this.bookkeeping = bookkeeping;
         this.guard = guard;
         this.deletions = deletions;
     }
@@ -92,7 +91,7 @@ final class CrashRecovery {
             for (VolumeRecord v : catalog.volumes()) {
                 byId.put(v.internalId(), v);
             }
-            long last = bookkeeper.lastAppliedOp();
+            long last = bookkeeping.lastAppliedOp();
             List<GcRecords.Op> todo = new ArrayList<>();
             // a commit logged in parts may have stopped after some of them: its record is at or below the mark
             records.opAtOrBefore(last).filter(op -> op.lastId() > last).ifPresent(todo::add);
@@ -104,9 +103,9 @@ final class CrashRecovery {
                 }
                 if (op.kind() == GcRecords.KIND_COMMIT) {
                     CommitParts.log(v.name(), op.sequence(), states.of(v).expiries, op.id(), op.parts(), op.partEntries(), last,
-                            visitor -> SnapshotScan.forEachDeltaEntry(catalog, v.internalId(), op.sequence(), visitor), bookkeeper::apply);
+                            visitor -> SnapshotScan.forEachDeltaEntry(catalog, v.internalId(), op.sequence(), visitor), bookkeeping::apply);
                 } else {
-                    bookkeeper.apply(op.id(), operationOf(op, v));
+                    bookkeeping.apply(op.id(), operationOf(op, v));
                 }
                 ops.redriven(op.lastId());
             }

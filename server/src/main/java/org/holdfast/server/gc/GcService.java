@@ -19,6 +19,7 @@ import org.holdfast.gc.sweep.GraceGuard;
 import org.holdfast.gc.sweep.SweepReport;
 import org.holdfast.gc.sweep.Sweeper;
 import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.GcOutbox;
 import org.holdfast.server.catalog.PolicyStore;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.jobs.JobContext;
@@ -51,6 +52,10 @@ import org.holdfast.server.store.DataStore;
  * is re-driven. Before snapshots are deleted the log is made durable, so a re-driven operation
  * always finds its snapshot. Operation records at or below the durable mark are trimmed after each
  * cycle.
+ *
+ * <p>On a master whose blocks live on workers ({@code holdfast.cluster.data=workers}), opened with a
+ * {@link GcRouting}, each operation is handed to {@link RoutedBookkeeping} instead: the workers'
+ * shares go to the outbox first, then the master's own share into this log as the operation's group.
  *
  * <h2>Locks</h2>
  * Always taken in this order, each optional: the cycle lock (one object, held by
@@ -123,6 +128,7 @@ public final class GcService implements AutoCloseable {
     private final Clock clock;
     private final BoscPipeline pipeline;
     private final GcBookkeeper bookkeeper;
+    private final GcBookkeeping bookkeeping;
     private final GraceGuard guard;
     private final Sweeper sweeper;
     private final OperationLog ops;
@@ -138,7 +144,7 @@ public final class GcService implements AutoCloseable {
     private final ReclaimNow reclaimNow;
 
     private GcService(Settings settings, Catalog catalog, DataStore dataStore, FingerprintIndex index, Clock clock,
-                      Supplier<Object> commitMonitor) {
+                      Supplier<Object> commitMonitor, GcRouting routing) {
         this.catalog = catalog;
         this.dataStore = dataStore;
         this.records = new GcRecords(catalog.db());
@@ -147,9 +153,11 @@ public final class GcService implements AutoCloseable {
         // the GC metadata covers the store's PBN range (a standalone store's: every PBN from 1)
         this.pipeline = BoscPipeline.open(settings.dir(), settings.bosc(), dataStore.range());
         this.bookkeeper = new GcBookkeeper(pipeline);
+        this.bookkeeping = routing == null ? GcBookkeeping.local(bookkeeper)
+                : new RoutedBookkeeping(pipeline, new GcOutbox(catalog.db()), routing);
         this.guard = new GraceGuard(pipeline, clock, settings.grace(), Duration.ofMinutes(10));
         this.sweeper = new Sweeper(pipeline, guard, new StoreReclaimer(dataStore, index, catalog.db()), settings.sweepBatchChunks());
-        this.ops = new OperationLog(catalog, records, bookkeeper);
+        this.ops = new OperationLog(catalog, records, bookkeeping);
         this.states = new VolumeStates(catalog, records, settings.defaultPolicy());
         Pins pins = new Pins(catalog, records, ops, commitMonitor);
         this.locks = new RetentionLocks(pins, catalog, records, clock, commitMonitor);
@@ -164,7 +172,7 @@ public final class GcService implements AutoCloseable {
         this.cycle = new RetentionCycle(catalog, records, states, pins, locks, ops, pipeline, bookkeeper, guard, sweeper,
                 compaction, cycleLock, commitMonitor);
         this.reclaimNow = new ReclaimNow(catalog, dataStore, records, ops, guard, sweeper, compaction, cycleLock, clock);
-        this.recovery = new CrashRecovery(settings.dir(), catalog, dataStore, records, states, ops, pipeline, bookkeeper, guard,
+        this.recovery = new CrashRecovery(settings.dir(), catalog, dataStore, records, states, ops, pipeline, bookkeeping, guard,
                 deletions);
         ops.resumeWith(recovery::redrive, commitMonitor);
     }
@@ -176,7 +184,17 @@ public final class GcService implements AutoCloseable {
      */
     public static GcService open(Settings settings, Catalog catalog, DataStore dataStore, FingerprintIndex index,
                                  Clock clock, Supplier<Object> commitMonitor) {
-        GcService s = new GcService(settings, catalog, dataStore, index, clock, commitMonitor);
+        return open(settings, catalog, dataStore, index, clock, commitMonitor, null);
+    }
+
+    /**
+     * As above; with {@code routing} not null (a master with {@code holdfast.cluster.data=workers})
+     * every operation's updates are routed by PBN range to their owners through the outbox
+     * ({@link RoutedBookkeeping}), the re-drive at open included; null: the standalone bookkeeping.
+     */
+    public static GcService open(Settings settings, Catalog catalog, DataStore dataStore, FingerprintIndex index,
+                                 Clock clock, Supplier<Object> commitMonitor, GcRouting routing) {
+        GcService s = new GcService(settings, catalog, dataStore, index, clock, commitMonitor, routing);
         try {
             verifyGma(s.pipeline, settings.dir());
             s.recovery.recover();
@@ -213,6 +231,11 @@ public final class GcService implements AutoCloseable {
 
     OperationLog operations() {
         return ops;
+    }
+
+    /** Where operations go: the local GC log, or the master's routing (tests). */
+    GcBookkeeping bookkeeping() {
+        return bookkeeping;
     }
 
     /** The failure that stopped GC bookkeeping, or null. */

@@ -1,7 +1,6 @@
 package org.holdfast.server.gc;
 
 import java.util.List;
-import org.holdfast.gc.bookkeeping.GcBookkeeper;
 import org.holdfast.gc.bookkeeping.GcOperation;
 import org.holdfast.gc.GcStoreException;
 import org.holdfast.server.catalog.Catalog;
@@ -10,7 +9,8 @@ import org.holdfast.server.store.StorageFullException;
 import org.holdfast.server.store.StoreException;
 
 /**
- * Numbers the GC operations and hands them to the bookkeeper in order. An operation's record
+ * Numbers the GC operations and hands them to the bookkeeping ({@link GcBookkeeping}: the local GC
+ * log, or a master's routing to the owners) in order. An operation's record
  * {@code gc/o<id>} and the advanced {@code gc.next-op-id} go into the same synced catalog batch as
  * the change it accounts for ({@link #record}); only once that batch is durable is the id consumed
  * ({@link #written}) and the operation logged ({@link #apply}). Records at or below the GC log's
@@ -25,7 +25,7 @@ final class OperationLog {
 
     private final Catalog catalog;
     private final GcRecords records;
-    private final GcBookkeeper bookkeeper;
+    private final GcBookkeeping bookkeeping;
     private long nextOpId;
     /**
      * Set when an operation could not be logged (a full disk): no later one may be logged before it.
@@ -38,10 +38,10 @@ final class OperationLog {
     };
     private java.util.function.Supplier<Object> commitMonitor = Object::new;
 
-    OperationLog(Catalog catalog, GcRecords records, GcBookkeeper bookkeeper) {
+    OperationLog(Catalog catalog, GcRecords records, GcBookkeeping bookkeeping) {
         this.catalog = catalog;
         this.records = records;
-        this.bookkeeper = bookkeeper;
+        this.bookkeeping = bookkeeping;
         this.nextOpId = catalog.db().metaLong(GcRecords.NEXT_OP_ID, 1);
     }
 
@@ -83,7 +83,7 @@ final class OperationLog {
             return;
         }
         try {
-            bookkeeper.apply(opId, op);
+            bookkeeping.apply(opId, op);
         } catch (RuntimeException e) {
             failure = e;
             LOG.log(System.Logger.Level.ERROR, "GC operation " + opId + " could not be logged; GC is paused until it can be"

@@ -62,7 +62,9 @@ public final class MetadataDb implements AutoCloseable {
         /** Bad blocks ('B' + PBN, store.BadBlocks) and verification records ('V', 'S', store.VerifyLedger). */
         VERIFY("verify"),
         /** Master/worker mode: the master's worker assignments (key: 'w' + worker id), catalog.ClusterStore. */
-        CLUSTER("cluster");
+        CLUSTER("cluster"),
+        /** Distributed GC: the workers' shares of GC operations not yet acknowledged (key: u32 worker id + u64 delta id), catalog.GcOutbox. */
+        GC_OUTBOX("gc-outbox");
 
         private final String cfName;
 

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import org.holdfast.common.ports.TestPorts;
 import org.holdfast.server.api.TestTokens;
 import org.holdfast.server.ingest.IngestServices;
+import org.holdfast.server.ingest.cluster.GcDeltaSenders;
 import org.holdfast.server.ingest.cluster.WorkerBlockHome;
 import org.holdfast.server.security.Role;
 import org.holdfast.server.store.LocalBlockHome;
@@ -23,6 +24,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 /**
  * The wiring of holdfast.cluster.data on a master in this JVM: workers (with GC bookkeeping off)
  * gives the ingest the workers' home, records the mode and refuses verify and the image API (409);
+ * the GC routes through the outbox senders with workers, not by default;
  * the default keeps the master's data store and serves verify; workers with GC bookkeeping on is refused at start, saying why, with nothing recorded.
  */
 class ClusterDataWiringTest {
@@ -44,6 +46,7 @@ class ClusterDataWiringTest {
         try (ConfigurableApplicationContext ctx = master("--holdfast.cluster.data=workers", "--holdfast.gc.bookkeeping=off")) {
             assertThat(ctx.getBean(IngestServices.class).blocks()).isInstanceOf(WorkerBlockHome.class);
             assertThat(ClusterDataMode.recorded(ctx.getBean(MetadataDb.class))).isEqualTo(ClusterDataMode.WORKERS);
+            assertThat(ctx.getBean(GcDeltaSenders.class).started()).as("the GC routes through the outbox senders").isTrue();
             // verify would read the master's empty store and call every snapshot clean: refused, as the image API is
             for (String[] req : new String[][] {{"POST", "/api/v1/verify"}, {"GET", "/api/v1/verify"},
                     {"GET", "/api/v1/volumes/v/snapshots/1/image"}, {"POST", "/api/v1/volumes/v/snapshots/1/image/link"}}) {
@@ -84,6 +87,7 @@ class ClusterDataWiringTest {
         try (ConfigurableApplicationContext ctx = master()) {
             assertThat(ctx.getBean(IngestServices.class).blocks()).isInstanceOf(LocalBlockHome.class);
             assertThat(ClusterDataMode.recorded(ctx.getBean(MetadataDb.class))).isEqualTo(ClusterDataMode.MASTER);
+            assertThat(ctx.getBean(GcDeltaSenders.class).started()).as("the GC keeps its local bookkeeping").isFalse();
         }
     }
 

@@ -61,7 +61,7 @@ public final class ClusterServer implements AutoCloseable {
     private final DedupLinks dedupLinks;
     private final GcGuardLinks gcGuards = new GcGuardLinks();
     private final RangeStores rangeStores = new RangeStores();
-    private final GcDeltaLinks gcDeltas = new GcDeltaLinks();
+    private final GcDeltaLinks gcDeltas;
     private final RangeSweepLinks rangeSweeps = new RangeSweepLinks();
     private final ExecutorService lane = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-cluster-lane", true));
     private EventLoopGroup boss;
@@ -76,7 +76,14 @@ public final class ClusterServer implements AutoCloseable {
 
     /** As above, putting the registered workers' dedup links into {@code dedupLinks}. */
     public ClusterServer(Settings settings, WorkerRegistry registry, TokenAuthenticator tokens, AuditLog audit, DedupLinks dedupLinks) {
+        this(settings, registry, tokens, audit, dedupLinks, new GcDeltaLinks());
+    }
+
+    /** As above, putting the registered workers' GC delta links into {@code gcDeltas} (the master's GC sends through them). */
+    public ClusterServer(Settings settings, WorkerRegistry registry, TokenAuthenticator tokens, AuditLog audit, DedupLinks dedupLinks,
+                         GcDeltaLinks gcDeltas) {
         this.dedupLinks = dedupLinks;
+        this.gcDeltas = gcDeltas;
         this.settings = settings;
         this.registry = registry;
         this.tokens = tokens;
@@ -160,7 +167,7 @@ public final class ClusterServer implements AutoCloseable {
         return rangeStores;
     }
 
-    /** The registered workers' GC delta links (distributed GC; not yet used by the master's GC). */
+    /** The registered workers' GC delta links (distributed GC: the master's GC sends through them with holdfast.cluster.data=workers). */
     public GcDeltaLinks gcDeltas() {
         return gcDeltas;
     }

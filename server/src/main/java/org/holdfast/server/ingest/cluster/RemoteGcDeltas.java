@@ -32,7 +32,7 @@ import org.holdfast.gc.bosc.UpdateBatch;
  * the timeout, every pending and later part fails with {@link RangeWorkerLostException}: the caller
  * keeps what is not acknowledged and sends it again on the worker's next link. Deltas on one link
  * must go in increasing (operation id, part) order, as the worker's log numbers them.
- * Not yet used by the master's GC (its commit hook does not send deltas).
+ * The master's GC sends through it from its outbox ({@link GcDeltaSenders}).
  */
 public final class RemoteGcDeltas {
     private final String name;
