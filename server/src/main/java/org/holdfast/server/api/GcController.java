@@ -47,6 +47,7 @@ public class GcController {
     }
 
     /** Starts reclaim-now (an exact mark, then frees what nothing retained references) as a job. */
+    @NeedsLocalBlocks // its mark counts every PBN from the master's own range: the workers' ranges are not its to free
     @PostMapping("/api/v1/gc/reclaim")
     @Audited("gc.reclaim")
     public ResponseEntity<JobView> reclaim(HttpServletRequest request) {
@@ -59,6 +60,7 @@ public class GcController {
     }
 
     /** Starts the independent check as a job; it reads every retained snapshot, so it takes a while on a big store. */
+    @NeedsLocalBlocks // it compares the catalog with the master's GMA, which holds no count of a worker's PBN
     @PostMapping("/api/v1/gc/fsck")
     @Audited("gc.fsck")
     public ResponseEntity<JobView> fsck(HttpServletRequest request) {

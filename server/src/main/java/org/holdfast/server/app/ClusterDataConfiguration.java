@@ -7,6 +7,10 @@ import org.holdfast.server.ingest.cluster.ClusterServer;
 import org.holdfast.server.ingest.cluster.GcDeltaLinks;
 import org.holdfast.server.ingest.cluster.GcDeltaSenders;
 import org.holdfast.server.ingest.cluster.WorkerBlockHome;
+import org.holdfast.server.ingest.cluster.WorkerSweeps;
+import org.holdfast.server.cluster.WorkerView;
+import org.holdfast.server.gc.GcService;
+import java.time.Duration;
 import org.holdfast.server.store.BlockHome;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.LocalBlockHome;
@@ -36,11 +40,13 @@ public class ClusterDataConfiguration {
     @Bean
     ClusterDataMode clusterDataMode(HoldfastProperties props, GcBookkeepingMode gc, MetadataDb db,
                                     @Value("${holdfast.dedup.engine:sungem}") String dedupEngine) {
-        ClusterDataMode mode = ClusterDataMode.settle(ClusterDataMode.parse(props.cluster().data()), props.cluster().clusterRole(), gc,
+        // gc is only a dependency: bookkeeping is settled (or refused) first
+        ClusterDataMode mode = ClusterDataMode.settle(ClusterDataMode.parse(props.cluster().data()), props.cluster().clusterRole(),
                 dedupEngine, db);
         if (mode == ClusterDataMode.WORKERS) {
-            LOG.warn("holdfast.cluster.data=workers (experimental): backups keep their blocks on the workers; GC, verify, catalog"
-                    + " backups and the image API do not reach them yet, and a lost worker's blocks are unavailable until it comes back");
+            LOG.warn("holdfast.cluster.data=workers (experimental): backups keep their blocks on the workers, and each worker sweeps"
+                    + " its own range on the master's GC cycle; verify, fsck, reclaim-now, catalog backups and the image API do not reach"
+                    + " them yet, and a lost worker's blocks are unavailable until it comes back");
         }
         return mode;
     }
@@ -77,5 +83,25 @@ public class ClusterDataConfiguration {
     @ConditionalOnProperty(name = "holdfast.cluster.role", havingValue = "master")
     GcDeltaSenders gcDeltaSenders(WorkerRegistry registry, GcDeltaLinks links, MetadataDb db) {
         return new GcDeltaSenders(new PbnRange(1, registry.settings().firstPbn()), registry::workers, links, new GcOutbox(db));
+    }
+
+    /** How long a GC cycle waits for its workers' sweeps (each runs on, and logs its result, if it takes longer). */
+    static final Duration WORKER_SWEEP_WAIT = Duration.ofMinutes(30);
+
+    /**
+     * A master's round of worker sweeps; with {@code workers} and GC bookkeeping on, every GC cycle
+     * asks it after its own sweep (each worker whose outbox is drained sweeps its range).
+     */
+    @Bean
+    @ConditionalOnProperty(name = "holdfast.cluster.role", havingValue = "master")
+    WorkerSweeps workerSweeps(ClusterDataMode mode, GcBookkeepingMode bookkeeping, GcService gc, ClusterServer server,
+                              WorkerRegistry registry, GcDeltaSenders senders) {
+        WorkerSweeps sweeps = new WorkerSweeps(server.rangeSweeps(),
+                () -> registry.workers().stream().map(WorkerView::workerId).toList(), senders::pending, WORKER_SWEEP_WAIT,
+                Duration.ofMinutes(1));
+        if (mode == ClusterDataMode.WORKERS && bookkeeping == GcBookkeepingMode.ON) {
+            gc.sweepOwnersWith(sweeps);
+        }
+        return sweeps;
     }
 }

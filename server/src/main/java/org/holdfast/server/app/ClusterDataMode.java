@@ -15,15 +15,15 @@ import org.holdfast.server.store.MetadataDb;
  * ({@value #META_KEY}), like {@link GcBookkeepingMode}: the catalog's PBNs name blocks in one place
  * or the other, so a store that changed would reference blocks nobody reads. {@link #settle}
  * refuses to start with the other mode. A store created before the setting existed is a
- * {@code master} store. Until the master's GC routes its updates to the workers, {@code workers}
- * needs {@code holdfast.gc.bookkeeping=off}, the master role and the cluster dedup engine (which
- * names the storing worker of each block).
+ * {@code master} store. {@code workers} needs the master role and the cluster dedup engine (which
+ * names the storing worker of each block); GC bookkeeping may be on (the master routes each
+ * operation's updates to the owners, which sweep their own ranges) or off.
  */
 public enum ClusterDataMode {
-    MASTER(1), WORKERS(2);
+    MASTER(1), WORKERS(FormatVersions.CLUSTER_DATA_ON_WORKERS);
 
     /** Meta key holding the mode the store was created with (1 = master, 2 = workers). */
-    public static final String META_KEY = "cluster.data-mode";
+    public static final String META_KEY = FormatVersions.META_CLUSTER_DATA_MODE;
 
     private final long code;
 
@@ -61,25 +61,18 @@ public enum ClusterDataMode {
     }
 
     /**
-     * Checks {@code configured} against what it needs ({@code role}, {@code gc}, {@code dedupEngine})
+     * Checks {@code configured} against what it needs ({@code role}, {@code dedupEngine})
      * and against the store, recording it if the store is new; nothing is recorded when it is refused.
      *
      * @throws ClusterDataModeException if the store was created with the other mode, or {@code workers} lacks what it needs
      */
-    public static ClusterDataMode settle(ClusterDataMode configured, ClusterRole role, GcBookkeepingMode gc, String dedupEngine,
+    public static ClusterDataMode settle(ClusterDataMode configured, ClusterRole role, String dedupEngine,
                                          MetadataDb db) {
         if (configured == WORKERS) {
             if (role != ClusterRole.MASTER) {
                 throw new ClusterDataModeException("holdfast.cluster.data=workers is set on a node whose holdfast.cluster.role is "
                         + role.name().toLowerCase(Locale.ROOT) + ": only a master keeps its blocks on its workers",
                         "Set holdfast.cluster.role=master, or remove holdfast.cluster.data (the default is master).");
-            }
-            if (gc != GcBookkeepingMode.OFF) {
-                throw new ClusterDataModeException("holdfast.cluster.data=workers needs holdfast.gc.bookkeeping=off: the master's"
-                        + " GC does not route its reference-count updates to the workers yet, so a sweep would free or keep blocks"
-                        + " by counts no worker holds",
-                        "Start a new data directory with holdfast.gc.bookkeeping=off and holdfast.cluster.data=workers (experimental),"
-                                + " or keep holdfast.cluster.data=master.");
             }
             if (!"cluster".equals(dedupEngine)) {
                 throw new ClusterDataModeException("holdfast.cluster.data=workers needs holdfast.dedup.engine=cluster (the engine"

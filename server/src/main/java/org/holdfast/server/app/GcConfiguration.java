@@ -15,7 +15,9 @@ import org.holdfast.server.gc.GcCommitHook;
 import org.holdfast.server.gc.GcReferenceGuard;
 import org.holdfast.server.gc.VolumeGate;
 import org.holdfast.server.ingest.IngestServer;
+import org.holdfast.server.ingest.cluster.ClusterServer;
 import org.holdfast.server.ingest.cluster.GcDeltaSenders;
+import org.holdfast.server.ingest.cluster.RangeReferenceGuard;
 import org.holdfast.server.gc.GcJobs;
 import org.holdfast.server.gc.GcService;
 import org.holdfast.server.jobs.Job;
@@ -117,10 +119,21 @@ public class GcConfiguration {
         return mode == GcBookkeepingMode.ON ? new GcCommitHook(gc) : CommitHook.NONE;
     }
 
-    /** Off: no protection of the blocks of backups in progress (nothing is ever swept). */
+    /**
+     * Off: no protection of the blocks of backups in progress (nothing is ever swept). With blocks on
+     * workers, each PBN is protected by its owner's guard (the worker sweeps its own range), the
+     * master's own range by the master's.
+     */
     @Bean
-    ReferenceGuard gcReferenceGuard(GcService gc, GcBookkeepingMode mode) {
-        return mode == GcBookkeepingMode.ON ? new GcReferenceGuard(gc) : ReferenceGuard.NONE;
+    ReferenceGuard gcReferenceGuard(GcService gc, GcBookkeepingMode mode, ClusterDataMode dataMode,
+                                    ObjectProvider<ClusterServer> server, ObjectProvider<GcDeltaSenders> senders) {
+        if (mode != GcBookkeepingMode.ON) {
+            return ReferenceGuard.NONE;
+        }
+        if (dataMode == ClusterDataMode.WORKERS) {
+            return new RangeReferenceGuard(senders.getObject().ownRange(), new GcReferenceGuard(gc), server.getObject().gcGuards());
+        }
+        return new GcReferenceGuard(gc);
     }
 
     /** Off: every GC endpoint answers 409 before the GC service is touched. */

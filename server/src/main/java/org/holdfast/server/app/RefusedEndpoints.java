@@ -45,14 +45,15 @@ final class RefusedEndpoints implements HandlerInterceptor {
 
     /**
      * With {@code holdfast.cluster.data=workers}: every {@link NeedsLocalBlocks} endpoint (verify, the
-     * image API). The master's own store holds none of the blocks: a verify would read nothing and
-     * report the snapshots clean.
+     * image API, fsck, reclaim-now). The master's own store holds none of the blocks: a verify would
+     * read nothing and report the snapshots clean, fsck would find every worker PBN uncounted.
      */
     static RefusedEndpoints dataOnWorkers() {
         return new RefusedEndpoints(NeedsLocalBlocks.class, "urn:holdfast:problem:data-on-workers", "Blocks are on the workers",
                 "this master keeps its blocks on the workers (holdfast.cluster.data=workers, experimental, fixed when the"
-                        + " data directory was created), where verify and the image API do not reach yet; restore a snapshot"
-                        + " with the agent instead (it reads every block from its worker and checks its fingerprint)");
+                        + " data directory was created), where verify, fsck, reclaim-now and the image API do not reach yet;"
+                        + " restore a snapshot with the agent instead (it reads every block from its worker and checks its"
+                        + " fingerprint); GC runs (POST /api/v1/gc/runs) free blocks on the workers");
     }
 
     @Override

@@ -11,6 +11,7 @@ import org.holdfast.gc.check.FsckReport;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.OfflineVerifyRequest;
@@ -103,6 +104,7 @@ public final class FsckTool {
              LogArchive archive = s3 == null ? null : new LogArchive(S3ObjectStore.connect(s3), null);
              DataStore store = archive == null ? DataStore.openReadOnly(dd.dataDir(), db)
                      : DataStore.openReadOnly(copy.linkDataLogs(dd.dataDir()), db, archive)) {
+            FormatVersions.refuseDataOnWorkers(db, "fsck");
             Catalog catalog = new Catalog(db);
             GcService opened;
             try {

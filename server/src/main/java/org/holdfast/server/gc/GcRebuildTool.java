@@ -9,6 +9,7 @@ import java.time.Instant;
 import java.util.Locale;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.store.DataDirectory;
+import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.MetadataDb;
 
 /**
@@ -73,6 +74,7 @@ public final class GcRebuildTool {
         GcMetadataRebuild.Report r;
         try (DataDirectory dd = DataDirectory.open(dataDir);
              MetadataDb db = MetadataDb.open(dd.catalogDir())) {
+            FormatVersions.refuseDataOnWorkers(db, "gc-rebuild");
             GcMetadataRebuild rebuild = new GcMetadataRebuild(dd.root(), new Catalog(db), settings, clock,
                     line -> err.println("gc-rebuild: " + line));
             r = rebuild.run();

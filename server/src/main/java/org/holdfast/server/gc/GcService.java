@@ -345,6 +345,14 @@ public final class GcService implements AutoCloseable {
 
     // ------------------------------------------------------------------ cycle
 
+    /**
+     * After its own sweep, each cycle asks {@code owners} to sweep the PBN ranges they own (a master
+     * whose blocks live on its workers); set once at wiring, before the first cycle.
+     */
+    public void sweepOwnersWith(RangeOwnerSweeps owners) {
+        cycle.sweepOwnersWith(owners);
+    }
+
     /** Runs retention, a sweep and compaction at the current time. */
     public CycleReport runCycle() {
         return runCycle(clock.millis());

@@ -51,6 +51,7 @@ final class RetentionCycle {
     private final Supplier<Object> commitMonitor;
     private final RetentionPlanner planner = new RetentionPlanner();
     private volatile GcService.CycleReport last;
+    private volatile RangeOwnerSweeps owners = RangeOwnerSweeps.NONE;
 
     RetentionCycle(Catalog catalog, GcRecords records, VolumeStates states, Pins pins, RetentionLocks locks, OperationLog ops,
                    BoscPipeline pipeline, GcBookkeeper bookkeeper, GraceGuard guard, Sweeper sweeper,
@@ -74,6 +75,11 @@ final class RetentionCycle {
     GcService.CycleReport run(long now, JobContext job) {
         GcService.CycleReport swept = retainAndSweep(now, job);
         job.checkpoint();
+        // outside the cycle lock: a worker's sweep may take minutes, and deletions need not wait for it
+        for (String line : owners.sweep(now)) {
+            job.log(line);
+        }
+        job.checkpoint();
         job.log("compaction: rewriting sealed data logs whose live share is below the threshold");
         GcService.CompactionReport c = compaction.compact();
         job.advance(1, 0);
@@ -83,6 +89,11 @@ final class RetentionCycle {
                 swept.pinsPlaced(), swept.pinsReleased(), swept.sweep(), c);
         last = r;
         return r;
+    }
+
+    /** The owners of other PBN ranges that sweep after this cycle's own sweep (data on workers). */
+    void sweepOwnersWith(RangeOwnerSweeps owners) {
+        this.owners = owners;
     }
 
     /** The last cycle's report, or null before the first. */

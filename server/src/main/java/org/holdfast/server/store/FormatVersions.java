@@ -71,6 +71,22 @@ public final class FormatVersions {
     public static final String META_PBN_RANGE = "store.pbn-range";
     /** Meta key: u64, next internal volume id. */
     public static final String META_NEXT_VOLUME_ID = "catalog.next-volume-id";
+    /** Meta key of where a master keeps its blocks (1 its own store, 2 its workers: {@code holdfast.cluster.data}). */
+    public static final String META_CLUSTER_DATA_MODE = "cluster.data-mode";
+    /** {@link #META_CLUSTER_DATA_MODE}'s value for a master whose blocks live on its workers. */
+    public static final long CLUSTER_DATA_ON_WORKERS = 2;
+
+    /**
+     * Refuses an offline GC tool on a master whose blocks live on its workers: its GMA counts only its
+     * own range, and the workers' GC metadata is on the workers.
+     */
+    public static void refuseDataOnWorkers(MetadataDb db, String tool) {
+        if (db.metaLong(META_CLUSTER_DATA_MODE, 0) == CLUSTER_DATA_ON_WORKERS) {
+            throw new IllegalStateException(tool + " is not supported on a master whose blocks live on its workers"
+                    + " (holdfast.cluster.data=workers, experimental): its GC metadata counts only its own PBN range and each worker"
+                    + " keeps its own; nothing was changed. Restore snapshots with the agent to check them");
+        }
+    }
 
     /** First byte of a user record in the {@code users} column family: 'U'. */
     public static final int USER_RECORD_MAGIC = 0x55;

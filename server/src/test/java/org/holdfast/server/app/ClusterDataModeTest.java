@@ -14,7 +14,6 @@ import org.junit.jupiter.api.io.TempDir;
 /** holdfast.cluster.data is fixed when the store is created; the other mode, and workers without what they need, are refused at start. */
 class ClusterDataModeTest {
     private static final ClusterRole MASTER = ClusterRole.MASTER;
-    private static final GcBookkeepingMode OFF = GcBookkeepingMode.OFF;
 
     @TempDir
     Path dir;
@@ -31,10 +30,10 @@ class ClusterDataModeTest {
     @Test
     void settle_newStoreWorkers_recordsWorkersAndRefusesMasterLater() {
         try (MetadataDb db = MetadataDb.open(dir)) {
-            assertThat(ClusterDataMode.settle(ClusterDataMode.WORKERS, MASTER, OFF, "cluster", db)).isEqualTo(ClusterDataMode.WORKERS);
+            assertThat(ClusterDataMode.settle(ClusterDataMode.WORKERS, MASTER, "cluster", db)).isEqualTo(ClusterDataMode.WORKERS);
         }
         try (MetadataDb db = MetadataDb.open(dir)) {
-            ClusterDataMode.ClusterDataModeException e = refusal(() -> ClusterDataMode.settle(ClusterDataMode.MASTER, MASTER, OFF,
+            ClusterDataMode.ClusterDataModeException e = refusal(() -> ClusterDataMode.settle(ClusterDataMode.MASTER, MASTER,
                     "cluster", db));
             assertThat(e).hasMessageContaining("created with holdfast.cluster.data=workers").hasMessageContaining("on the workers");
             assertThat(e.action()).contains("holdfast.cluster.data=workers");
@@ -43,21 +42,19 @@ class ClusterDataModeTest {
     }
 
     @Test
-    void settle_workersWithGcBookkeepingOn_refusedSayingWhyAndNothingRecorded() {
+    void settle_workersWithGcBookkeepingOn_accepted_masterRoutesItsGcToTheOwners() {
         try (MetadataDb db = MetadataDb.open(dir)) {
-            ClusterDataMode.ClusterDataModeException e = refusal(() -> ClusterDataMode.settle(ClusterDataMode.WORKERS, MASTER,
-                    GcBookkeepingMode.ON, "cluster", db));
-            assertThat(e).hasMessageContaining("needs holdfast.gc.bookkeeping=off").hasMessageContaining("does not route");
-            assertThat(ClusterDataMode.recorded(db)).isNull();
+            assertThat(ClusterDataMode.settle(ClusterDataMode.WORKERS, MASTER, "cluster", db)).isEqualTo(ClusterDataMode.WORKERS);
+            assertThat(ClusterDataMode.recorded(db)).isEqualTo(ClusterDataMode.WORKERS);
         }
     }
 
     @Test
     void settle_workersOnAStandaloneOrWithAnotherEngine_refusedAndNothingRecorded() {
         try (MetadataDb db = MetadataDb.open(dir)) {
-            assertThat(refusal(() -> ClusterDataMode.settle(ClusterDataMode.WORKERS, ClusterRole.STANDALONE, OFF, "cluster", db)))
+            assertThat(refusal(() -> ClusterDataMode.settle(ClusterDataMode.WORKERS, ClusterRole.STANDALONE, "cluster", db)))
                     .hasMessageContaining("only a master");
-            assertThat(refusal(() -> ClusterDataMode.settle(ClusterDataMode.WORKERS, MASTER, OFF, "sungem", db)))
+            assertThat(refusal(() -> ClusterDataMode.settle(ClusterDataMode.WORKERS, MASTER, "sungem", db)))
                     .hasMessageContaining("holdfast.dedup.engine=cluster");
             assertThat(ClusterDataMode.recorded(db)).isNull();
         }
@@ -68,10 +65,10 @@ class ClusterDataModeTest {
         try (MetadataDb db = MetadataDb.open(dir); MetadataBatch b = new MetadataBatch()) {
             db.putMetaLong(b, FormatVersions.META_NEXT_VOLUME_ID, 2);
             db.write(b, true);
-            assertThat(refusal(() -> ClusterDataMode.settle(ClusterDataMode.WORKERS, MASTER, OFF, "cluster", db)))
+            assertThat(refusal(() -> ClusterDataMode.settle(ClusterDataMode.WORKERS, MASTER, "cluster", db)))
                     .hasMessageContaining("created with holdfast.cluster.data=master");
             assertThat(ClusterDataMode.recorded(db)).as("the refusal records nothing").isNull();
-            assertThat(ClusterDataMode.settle(ClusterDataMode.MASTER, MASTER, GcBookkeepingMode.ON, "sungem", db))
+            assertThat(ClusterDataMode.settle(ClusterDataMode.MASTER, MASTER, "sungem", db))
                     .isEqualTo(ClusterDataMode.MASTER);
             assertThat(ClusterDataMode.recorded(db)).isEqualTo(ClusterDataMode.MASTER);
         }

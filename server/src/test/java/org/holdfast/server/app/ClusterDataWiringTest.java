@@ -1,7 +1,6 @@
 package org.holdfast.server.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -12,6 +11,7 @@ import org.holdfast.common.ports.TestPorts;
 import org.holdfast.server.api.TestTokens;
 import org.holdfast.server.ingest.IngestServices;
 import org.holdfast.server.ingest.cluster.GcDeltaSenders;
+import org.holdfast.server.ingest.cluster.RangeReferenceGuard;
 import org.holdfast.server.ingest.cluster.WorkerBlockHome;
 import org.holdfast.server.security.Role;
 import org.holdfast.server.store.LocalBlockHome;
@@ -25,7 +25,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  * The wiring of holdfast.cluster.data on a master in this JVM: workers (with GC bookkeeping off)
  * gives the ingest the workers' home, records the mode and refuses verify and the image API (409);
  * the GC routes through the outbox senders with workers, not by default;
- * the default keeps the master's data store and serves verify; workers with GC bookkeeping on is refused at start, saying why, with nothing recorded.
+ * the default keeps the master's data store and serves verify; workers with GC bookkeeping on protects each PBN on its owner
+ * and refuses fsck and reclaim-now (the master's GMA counts only its own range).
  */
 class ClusterDataWiringTest {
     @TempDir
@@ -92,9 +93,16 @@ class ClusterDataWiringTest {
     }
 
     @Test
-    void start_dataWorkersWithBookkeepingOn_refusedSayingWhy() {
-        assertThatThrownBy(() -> master("--holdfast.cluster.data=workers").close())
-                .hasRootCauseInstanceOf(ClusterDataMode.ClusterDataModeException.class)
-                .rootCause().hasMessageContaining("needs holdfast.gc.bookkeeping=off");
+    void start_dataWorkersWithBookkeepingOn_guardsOnTheOwnersAndFsckAndReclaimNowRefused() throws Exception {
+        try (ConfigurableApplicationContext ctx = master("--holdfast.cluster.data=workers")) {
+            assertThat(ctx.getBean(IngestServices.class).referenceGuard()).isInstanceOf(RangeReferenceGuard.class);
+            assertThat(ctx.getBean(GcDeltaSenders.class).started()).isTrue();
+            for (String[] req : new String[][] {{"POST", "/api/v1/gc/fsck"}, {"POST", "/api/v1/gc/reclaim"}}) {
+                HttpResponse<String> r = call(ctx, req[0], req[1]);
+                assertThat(r.statusCode()).as(req[0] + " " + req[1] + ": " + r.body()).isEqualTo(409);
+                assertThat(r.body()).contains("urn:holdfast:problem:data-on-workers");
+            }
+            assertThat(call(ctx, "GET", "/api/v1/gc/status").statusCode()).as("GC itself runs").isEqualTo(200);
+        }
     }
 }

@@ -11,6 +11,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import org.holdfast.common.protocol.GcSweepFailed;
 import org.holdfast.common.protocol.GcSwept;
+import org.holdfast.server.gc.RangeOwnerSweeps;
 
 /**
  * The master's round of worker sweeps (distributed GC, thesis 7.2.4), for its GC cycle to call after
@@ -21,7 +22,7 @@ import org.holdfast.common.protocol.GcSwept;
  * is not meant to outlast a long outage. A lost, busy, refusing or silent worker is reported, never
  * fatal: the round goes on and the next cycle asks again.
  */
-public final class WorkerSweeps {
+public final class WorkerSweeps implements RangeOwnerSweeps {
     private static final System.Logger LOG = System.getLogger(WorkerSweeps.class.getName());
 
     /** The GC deltas the master has not yet had acknowledged by a worker (its GC delta outbox). */
@@ -42,6 +43,7 @@ public final class WorkerSweeps {
     private final Supplier<? extends Collection<Long>> workers;
     private final DeltaOutbox outbox;
     private final Duration wait;
+    private final Duration drainWait;
 
     /**
      * Sweeps through {@code links} the workers {@code workers} lists (the membership's worker ids, lost
@@ -49,10 +51,27 @@ public final class WorkerSweeps {
      * {@code wait} for all answers together.
      */
     public WorkerSweeps(RangeSweepLinks links, Supplier<? extends Collection<Long>> workers, DeltaOutbox outbox, Duration wait) {
+        this(links, workers, outbox, wait, Duration.ZERO);
+    }
+
+    /**
+     * As above, first waiting up to {@code drainWait} for a connected worker's outbox to drain (the
+     * GC cycle's own deletions are routed just before it asks).
+     */
+    public WorkerSweeps(RangeSweepLinks links, Supplier<? extends Collection<Long>> workers, DeltaOutbox outbox, Duration wait,
+                        Duration drainWait) {
         this.links = links;
         this.workers = workers;
         this.outbox = outbox;
         this.wait = wait;
+        this.drainWait = drainWait;
+    }
+
+    /** The GC cycle's round: a real sweep of every eligible worker, one line per worker for the job log. */
+    @Override
+    public List<String> sweep(long now) {
+        return sweep(now, false).stream().map(o -> "worker sweep of worker " + o.workerId() + ": " + o.state() + ", " + o.detail())
+                .toList();
     }
 
     /** Asks every eligible worker to sweep as of {@code now} (epoch ms; each trusts its own clock first), counting only if {@code dryRun}. */
@@ -71,6 +90,9 @@ public final class WorkerSweeps {
                         + " swept");
             }
             RemoteRangeSweep link = links.up(id);
+            if (skip == null && pending > 0 && link != null) {
+                pending = awaitDrained(id, pending); // the cycle's own deletions were just routed: give them time to arrive
+            }
             if (skip == null && pending != 0) {
                 skip = new Outcome(id, State.DELTAS_PENDING, null, pending + " GC deltas are not yet acknowledged by it; not swept"
                         + " (its GC metadata may lack references the catalog has): it is swept once they are");
@@ -88,6 +110,20 @@ public final class WorkerSweeps {
             log(outcomes.get(i));
         }
         return outcomes;
+    }
+
+    /** Polls worker {@code id}'s outbox until it is drained or {@code drainWait} passed; returns what is still pending. */
+    private long awaitDrained(long id, long pending) {
+        long deadline = System.nanoTime() + drainWait.toNanos();
+        try {
+            while (pending > 0 && System.nanoTime() < deadline && links.up(id) != null) {
+                Thread.sleep(20);
+                pending = outbox.pending(id);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return pending;
     }
 
     private Outcome await(long id, CompletableFuture<GcSwept> f, long deadline) {
