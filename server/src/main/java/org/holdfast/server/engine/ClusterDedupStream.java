@@ -315,13 +315,18 @@ final class ClusterDedupStream extends MasterDedupStream {
         }
     }
 
-    /** The storing workers decided at the last lookup (see {@link DedupStream#storingWorkers}). */
+    /**
+     * The storing workers decided at the last lookup (see {@link DedupStream#storingWorkers}), by
+     * member id: the placement's numbers are this stream's index's, fixed for its life, so they map
+     * to the workers that answered that lookup whatever registered or dropped since.
+     */
     @Override
-    public void storingWorkers(int count, int[] into) {
+    public void storingWorkers(int count, long[] into) {
         checkLastLookup(last == null ? -1 : last.count(), count, into);
         byte[] storer = last.storer;
+        long[] ids = idx.memberIds;
         for (int i = 0; i < count; i++) {
-            into[i] = storer[i];
+            into[i] = ids[storer[i]];
         }
     }
 
@@ -329,7 +334,7 @@ final class ClusterDedupStream extends MasterDedupStream {
      * Refuses a storing-workers call with no completed lookup ({@code lastCount} -1), for another
      * count than the last lookup's, or into an array too short (also for {@link HashSplitDedupStream}).
      */
-    static void checkLastLookup(int lastCount, int count, int[] into) {
+    static void checkLastLookup(int lastCount, int count, long[] into) {
         if (lastCount < 0) {
             throw new IllegalStateException("no completed lookup on this stream to answer for (none ran, or the last one failed): storing workers are"
                     + " decided by a lookup");

@@ -22,7 +22,7 @@ public interface DedupStream extends AutoCloseable {
     void record(byte[] fps, int count, long[] pbns, boolean[] isNew);
 
     /** The storing worker of every entry on a stream whose index keeps all blocks on this node (no workers). */
-    int NO_WORKER = -1;
+    long NO_WORKER = -1;
 
     /**
      * Writes into {@code workers[i]}, for each of the {@code count} entries of this stream's last
@@ -31,14 +31,16 @@ public interface DedupStream extends AutoCloseable {
      * worker the placement chose; for a resolved entry the worker that resolved it (it holds the
      * container, and stores the copy when the session stores the entry anew after all: the reference
      * guard refused the match, the block is bad, or an unproven candidate's payload differs). A
-     * worker is an index in the cluster's worker list. {@link #NO_WORKER} for every entry on a stream
-     * of a standalone index. Allocates nothing.
+     * worker is named by its stable id ({@link DedupWorker#memberId()}: the cluster membership's worker
+     * id, as the master's range stores are keyed), never by its position in a list of the workers up,
+     * which shifts when a lower-id worker drops or registers again between the lookup and the store.
+     * {@link #NO_WORKER} for every entry on a stream of a standalone index. Allocates nothing.
      *
      * @throws IllegalStateException on a cluster stream with no completed lookup
      * @throws IllegalArgumentException if {@code count} is not the last lookup's count (cluster streams)
      *     or {@code workers} is shorter
      */
-    void storingWorkers(int count, int[] workers);
+    void storingWorkers(int count, long[] workers);
 
     @Override
     void close();

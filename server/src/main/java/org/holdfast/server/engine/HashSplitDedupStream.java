@@ -110,11 +110,14 @@ final class HashSplitDedupStream extends MasterDedupStream {
         idx.busyNanos.add(System.nanoTime() - t0);
     }
 
-    /** Naive mode: every entry's hash owner, the worker that looked it up and stores it. */
+    /** Naive mode: every entry's hash owner, the worker that looked it up and stores it, by member id. */
     @Override
-    public void storingWorkers(int count, int[] into) {
+    public void storingWorkers(int count, long[] into) {
         ClusterDedupStream.checkLastLookup(lastCount, count, into);
-        System.arraycopy(lastOwners, 0, into, 0, count);
+        long[] ids = idx.memberIds;
+        for (int i = 0; i < count; i++) {
+            into[i] = ids[lastOwners[i]];
+        }
     }
 
     @Override

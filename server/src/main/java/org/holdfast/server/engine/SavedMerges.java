@@ -22,7 +22,10 @@ final class SavedMerges {
     static final class Merge {
         /** Per entry the worker whose answer the merge kept, -1 for a miss. */
         final byte[] resolver;
-        /** Per entry the worker that stores it if the session stores it (see {@link DedupStream#storingWorkers}). */
+        /**
+         * Per entry the worker that stores it if the session stores it, by its number in the stream's
+         * index (fixed for the stream's life; {@link DedupStream#storingWorkers} names it by member id).
+         */
         final byte[] storer;
 
         Merge(int count) {

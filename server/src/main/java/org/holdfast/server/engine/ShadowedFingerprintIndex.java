@@ -71,7 +71,7 @@ public final class ShadowedFingerprintIndex implements FingerprintIndex {
 
             /** The primary's: only its answers reach the caller, so only its placement stores blocks. */
             @Override
-            public void storingWorkers(int count, int[] workers) {
+            public void storingWorkers(int count, long[] workers) {
                 p.storingWorkers(count, workers);
             }
 

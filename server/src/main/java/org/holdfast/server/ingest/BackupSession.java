@@ -127,7 +127,7 @@ public final class BackupSession {
     private long[] tags = new long[1024];
     private long[] candidate = new long[1024]; // a matched PBN whose possession was not proven (0: none)
     private long[] repair = new long[1024]; // a matched PBN marked bad: the upload repairs it (0: none)
-    private int[] storingWorker = new int[1024]; // where the block goes if stored: the lookup's storing worker
+    private long[] storingWorker = new long[1024]; // where the block goes if stored: the lookup's storing worker (member id)
     // input segments: [segStart[s], segStart[s] + segLen[s]) of the entry arrays
     private int segments;
     private int[] segStart = new int[64];
@@ -151,7 +151,7 @@ public final class BackupSession {
     private final byte[] segFps;
     private final long[] segPbns;
     private final boolean[] segNew;
-    private final int[] segWorkers;
+    private final long[] segWorkers;
     private final long[] protect;
     private final int[] protectIdx;
     private final byte[] payload = new byte[ProtocolLimits.MAX_PAYLOAD];
@@ -211,7 +211,7 @@ public final class BackupSession {
         this.segFps = new byte[segmentMax * Fingerprint.BYTES];
         this.segPbns = new long[segmentMax];
         this.segNew = new boolean[segmentMax];
-        this.segWorkers = new int[segmentMax];
+        this.segWorkers = new long[segmentMax];
         this.segPfs = new byte[segmentMax * PossessionProof.PF_BYTES];
         this.segPfFound = new boolean[segmentMax];
         this.proof = new PossessionProof(possessionSecret);

@@ -23,10 +23,13 @@ import org.junit.jupiter.params.provider.EnumSource;
  * Routing at lookup (issue 18, "Data on workers"): the storing worker of every entry is decided right
  * after the lookup's merge ({@link DedupStream#storingWorkers}), and the record sends each entry to
  * exactly that worker. Real in-process workers (a Sungem engine each, on disk), each behind a
- * {@link Recording} that notes which entries the record requests hand it; U_segment 256.
+ * {@link Recording} that notes which entries the record requests hand it and has member id
+ * {@link #MEMBER_BASE} + its number, so a storing worker named by position would show; U_segment 256.
  */
 class ClusterPlacementTest {
     private static final int SEG = 256;
+    /** The recording workers' member ids are this plus their number: ids, not positions, name storing workers. */
+    static final long MEMBER_BASE = 100;
 
     @TempDir
     Path dir;
@@ -48,6 +51,11 @@ class ClusterPlacementTest {
 
         Recording(LocalDedupWorker real) {
             super(real);
+        }
+
+        @Override
+        public long memberId() {
+            return MEMBER_BASE + id();
         }
 
         void clear() {
@@ -80,16 +88,26 @@ class ClusterPlacementTest {
         return open(workers, ClusterMode.NEAREST, broadcast, 1 << 20);
     }
 
-    /** What a lookup found and the storing workers it announced. */
+    /** What a lookup found and the storing workers it announced (their numbers, from the member ids it named). */
     record Looked(byte[] fps, int n, long[] found, int[] storing) {
     }
 
     static Looked lookup(DedupStream s, byte[] f, int n) {
         long[] found = new long[n];
         s.lookup(f, n, found);
+        long[] ids = new long[n];
+        s.storingWorkers(n, ids);
+        return new Looked(f, n, found, numbers(ids, n));
+    }
+
+    /** The worker numbers of member ids {@code ids[0..n)}, each checked to be a recording worker's id. */
+    static int[] numbers(long[] ids, int n) {
         int[] storing = new int[n];
-        s.storingWorkers(n, storing);
-        return new Looked(f, n, found, storing);
+        for (int i = 0; i < n; i++) {
+            assertThat(ids[i]).as("entry %d named by member id", i).isBetween(MEMBER_BASE, MEMBER_BASE + ClusterFingerprintIndex.MAX_WORKERS);
+            storing[i] = (int) (ids[i] - MEMBER_BASE);
+        }
+        return storing;
     }
 
     /**
@@ -274,9 +292,9 @@ class ClusterPlacementTest {
             for (int k = 0; k < SavedMerges.MAX_LOOKUPS; k++) {
                 s.lookup(FingerprintIndexContractTest.fps(100_000 + k, 1), 1, new long[1]);
             }
-            int[] last = new int[1];
+            long[] last = new long[1];
             s.storingWorkers(1, last);
-            assertThat(last).containsExactly(2);
+            assertThat(numbers(last, 1)).containsExactly(2);
             long sent = index.entriesSent()[0];
             recordAndCheck(s, l, 5000);
             assertThat(index.entriesSent()[0] - sent).as("x broadcast again to 4 workers").isEqualTo(4L * SEG);
@@ -336,7 +354,7 @@ class ClusterPlacementTest {
     @Test
     void storingWorkers_standaloneAndShadowedStreams_answerNoWorkerOrThePrimarys() {
         byte[] f = FingerprintIndexContractTest.fps(19, 64);
-        int[] into = new int[70];
+        long[] into = new long[70];
         Arrays.fill(into, 7);
         try (SungemFingerprintIndex sungem = new SungemFingerprintIndex(dir.resolve("sungem"), SungemFingerprintIndexTest.smallSettings(),
                 Clock.systemUTC()); DedupStream s = sungem.openStream("v")) {
@@ -344,7 +362,7 @@ class ClusterPlacementTest {
             s.storingWorkers(64, into);
         }
         assertThat(Arrays.copyOfRange(into, 0, 64)).containsOnly(DedupStream.NO_WORKER);
-        assertThat(into[64]).as("past count untouched").isEqualTo(7);
+        assertThat(into[64]).as("past count untouched").isEqualTo(7L);
         try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
                 ExactFingerprintIndex exact = new ExactFingerprintIndex(db);
                 DedupStream s = exact.openStream("v")) {
@@ -363,15 +381,43 @@ class ClusterPlacementTest {
     }
 
     @Test
+    void newIndex_twoWorkersWithOneMemberIdOrTheNoWorkerId_refused() {
+        List<DedupWorker> ws = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            ws.add(new ForwardingDedupWorker(new LocalDedupWorker(i, dir.resolve("same-" + i), SungemFingerprintIndexTest.smallSettings(),
+                    Clock.systemUTC())) {
+                @Override
+                public long memberId() {
+                    return 7;
+                }
+            });
+        }
+        try {
+            assertThatThrownBy(() -> new ClusterFingerprintIndex(ws, ClusterMode.NEAREST, SEG, 1))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("the same member id 7");
+            DedupWorker none = new ForwardingDedupWorker(ws.get(0)) {
+                @Override
+                public long memberId() {
+                    return DedupStream.NO_WORKER;
+                }
+            };
+            assertThatThrownBy(() -> new ClusterFingerprintIndex(List.of(none), ClusterMode.NEAREST, SEG, 1))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("means no worker");
+        } finally {
+            ws.forEach(DedupWorker::close);
+        }
+    }
+
+    @Test
     void storingWorkers_noLookupOrAnotherCountOrShortArray_refused() {
         open(2, ClusterBroadcast.FULL);
         try (DedupStream s = index.openStream("v")) {
-            assertThatThrownBy(() -> s.storingWorkers(4, new int[4])).isInstanceOf(IllegalStateException.class)
+            assertThatThrownBy(() -> s.storingWorkers(4, new long[4])).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("no completed lookup");
             s.lookup(FingerprintIndexContractTest.fps(21, 4), 4, new long[4]);
-            assertThatThrownBy(() -> s.storingWorkers(5, new int[5])).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> s.storingWorkers(5, new long[5])).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("the last lookup had 4 entries, not 5");
-            assertThatThrownBy(() -> s.storingWorkers(4, new int[3])).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> s.storingWorkers(4, new long[3])).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("do not fit an array of 3");
         }
     }

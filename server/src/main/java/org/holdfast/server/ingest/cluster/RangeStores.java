@@ -23,9 +23,8 @@ public final class RangeStores {
     }
 
     /**
-     * The {@code index}-th range store up in worker-id order, or null: the numbering of
-     * {@link DedupLinks#workers()}, so a storing worker a lookup named is the same node (both are
-     * added and removed with the same link).
+     * The {@code index}-th range store up in worker-id order, or null (tests and diagnostics: a
+     * position shifts when a lower-id worker drops or registers, so blocks are placed by {@link #up}).
      */
     public RemoteRangeStore upAt(int index) {
         int i = 0;
