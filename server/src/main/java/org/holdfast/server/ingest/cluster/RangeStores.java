@@ -46,6 +46,11 @@ public final class RangeStores {
         return null;
     }
 
+    /** Worker {@code workerId}'s newest registered range store, up or not, or null (its name for messages). */
+    public RemoteRangeStore registered(long workerId) {
+        return stores.get(workerId);
+    }
+
     /** Worker {@code workerId}'s range store if its link is up, else null. */
     public RemoteRangeStore up(long workerId) {
         RemoteRangeStore s = stores.get(workerId);

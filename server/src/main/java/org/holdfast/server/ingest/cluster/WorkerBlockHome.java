@@ -69,9 +69,11 @@ public final class WorkerBlockHome implements BlockHome {
         }
         RemoteRangeStore s = stores.up(worker);
         if (s == null) {
-            throw new BlocksUnavailableException("data worker " + worker + ", the storing worker of a block of this backup, is"
-                    + " not up now (holdfast.cluster.data=workers: its link or a data call was lost); nothing of this backup is"
-                    + " committed: bring the worker back (GET /api/v1/cluster) and run the backup again", null);
+            RemoteRangeStore gone = stores.registered(worker);
+            throw new BlocksUnavailableException("data worker " + (gone == null ? "" : gone.name() + ", ") + "id " + worker
+                    + ", the storing worker of a block of this backup, is not up now (holdfast.cluster.data=workers: its link or a"
+                    + " data call was lost); the block goes to no other worker, and nothing of this backup is committed: bring the"
+                    + " worker back (GET /api/v1/cluster) and run the backup again", null);
         }
         long first = join(s.store(wireCodec, blockSize, count, fps, stored));
         if (!storedOnContains(s)) {

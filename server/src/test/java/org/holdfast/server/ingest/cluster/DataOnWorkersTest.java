@@ -188,7 +188,7 @@ class DataOnWorkersTest {
                     () -> nodes.server().rangeStores().up(lowId).lost("a data call timed out (test)"));
             agent.send(new Commit(c.length));
             ErrorMessage e = agent.expectErrorAndStop();
-            assertThat(e.message()).as("names the storing worker and says to run again").contains("data worker " + lowId)
+            assertThat(e.message()).as("names the storing worker and says to run again").contains("data worker w" + low + ", id " + lowId)
                     .contains("again");
         }
         assertThat(workerBlocks(high)).as("nothing stored on the other worker, whose index never recorded it").isZero();
