@@ -21,6 +21,18 @@ public interface DedupStream extends AutoCloseable {
      */
     void record(byte[] fps, int count, long[] pbns, boolean[] isNew);
 
+    /**
+     * As {@link #record(byte[], int, long[], boolean[])}, with {@code storers[i]} the storing worker
+     * {@link #storingWorkers} named for entry i at its lookup (where the session stored its block): a
+     * cluster stream sends each entry with a PBN to that worker, also when it must look the segment
+     * up again (its merge was dropped, or the lookup ran on another stream), and records nowhere an
+     * entry whose storing worker is not one of its workers, so no worker's index learns a PBN of
+     * another worker's range. A standalone stream ignores {@code storers}.
+     */
+    default void record(byte[] fps, int count, long[] pbns, boolean[] isNew, long[] storers) {
+        record(fps, count, pbns, isNew);
+    }
+
     /** The storing worker of every entry on a stream whose index keeps all blocks on this node (no workers). */
     long NO_WORKER = -1;
 

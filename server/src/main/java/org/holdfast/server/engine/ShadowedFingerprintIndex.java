@@ -81,6 +81,13 @@ public final class ShadowedFingerprintIndex implements FingerprintIndex {
                 s.record(fps, count, pbns, isNew);
             }
 
+            /** The storing workers are the primary's (see {@link #storingWorkers}). */
+            @Override
+            public void record(byte[] fps, int count, long[] pbns, boolean[] isNew, long[] storers) {
+                p.record(fps, count, pbns, isNew, storers);
+                s.record(fps, count, pbns, isNew);
+            }
+
             @Override
             public void close() {
                 try {

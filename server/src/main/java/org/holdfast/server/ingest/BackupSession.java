@@ -547,10 +547,12 @@ public final class BackupSession {
             return onFrameMembers(b, d, i, m, protectedCount);
         }
         int len = b.copyPayload(i, payload, 0);
-        long pbn = blocks.appendFrame(storingWorker[frameIdx[0]], frameFps, 0, m, payload, 0, len, blockSize);
+        long worker = storingWorker[frameIdx[0]];
+        long pbn = blocks.appendFrame(worker, frameFps, 0, m, payload, 0, len, blockSize);
         storedBytes += len;
         for (int k = 0; k < m; k++) {
             int idx = frameIdx[k];
+            storingWorker[idx] = worker; // the whole frame is in the first member's worker's range: its index learns them all
             resolveStored(idx, pbn + k, true);
             protect[protectedCount++] = pbn + k;
             addProven(pbn + k, d.pfs, (i + k) * PossessionProof.PF_BYTES, idx * Fingerprint.BYTES);
@@ -689,8 +691,7 @@ public final class BackupSession {
         recordPossession();
         for (int i = 0; i < count; i++) {
             if (state[i] == FOLLOWS) {
-                pbns[i] = pbns[owner[i]];
-                state[i] = RESOLVED;
+                resolveFollower(i);
             }
         }
         recordSegments(false);
@@ -784,7 +785,12 @@ public final class BackupSession {
                 throw new IllegalStateException("segment " + s + " is unresolved at commit");
             }
             domain.keys(fps, from * Fingerprint.BYTES, segFps, 0, len);
-            into.record(segFps, len, segPbns, segNew);
+            // where the blocks are (a follower: its owner's worker): a record that places again, or on another stream, must not name others
+            for (int j = 0; j < len; j++) {
+                int idx = from + j;
+                segWorkers[j] = storingWorker[state[idx] == FOLLOWS ? owner[idx] : idx];
+            }
+            into.record(segFps, len, segPbns, segNew, segWorkers);
         }
     }
 
@@ -803,6 +809,13 @@ public final class BackupSession {
             codec.close();
             done.close();
         }
+    }
+
+    /** Follower {@code i} takes its owner's PBN, and so its owner's storing worker (the PBN lies in that worker's range). */
+    private void resolveFollower(int i) {
+        pbns[i] = pbns[owner[i]];
+        storingWorker[i] = storingWorker[owner[i]];
+        state[i] = RESOLVED;
     }
 
     /**
@@ -830,8 +843,7 @@ public final class BackupSession {
         recordPossession();
         for (int i = 0; i < count; i++) {
             if (state[i] == FOLLOWS && owner[i] < k && state[owner[i]] == RESOLVED) {
-                pbns[i] = pbns[owner[i]];
-                state[i] = RESOLVED;
+                resolveFollower(i);
             }
         }
         recordSegments(s, false);

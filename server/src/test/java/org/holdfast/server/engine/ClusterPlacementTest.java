@@ -48,14 +48,20 @@ class ClusterPlacementTest {
     static final class Recording extends ForwardingDedupWorker {
         /** Fingerprints (as buffers) of the entries with a PBN in the record requests since the last {@link #clear}. */
         final Map<ByteBuffer, Long> held = new HashMap<>();
+        private final long member;
 
         Recording(LocalDedupWorker real) {
+            this(real, MEMBER_BASE + real.id());
+        }
+
+        Recording(LocalDedupWorker real, long member) {
             super(real);
+            this.member = member;
         }
 
         @Override
         public long memberId() {
-            return MEMBER_BASE + id();
+            return member;
         }
 
         void clear() {
@@ -377,6 +383,82 @@ class ClusterPlacementTest {
                 DedupStream s = new ShadowedFingerprintIndex(index, new ExactFingerprintIndex(db)).openStream("v")) {
             Looked l = lookup(s, FingerprintIndexContractTest.fps(20, SEG), SEG);
             assertThat(l.storing()).as("the cluster's home").containsOnly(2);
+        }
+    }
+
+    /** PBNs {@code next..} for {@code n} new entries. */
+    static long[] newPbns(int n, long next) {
+        long[] p = new long[n];
+        for (int i = 0; i < n; i++) {
+            p[i] = next + i;
+        }
+        return p;
+    }
+
+    static boolean[] allNew(int n) {
+        boolean[] b = new boolean[n];
+        Arrays.fill(b, true);
+        return b;
+    }
+
+    @Test
+    void record_storersGivenWithoutASavedMerge_eachEntryGoesToTheWorkerNamedNotToANewPlacement() {
+        open(4, ClusterBroadcast.FULL);
+        byte[] f = FingerprintIndexContractTest.fps(22, SEG);
+        long[] storers = new long[SEG];
+        Arrays.fill(storers, 0, 200, MEMBER_BASE + 3); // a new placement would send them home: the least loaded, worker 0
+        Arrays.fill(storers, 200, SEG, 999); // a worker this index does not have (the lookup ran over others)
+        try (DedupStream s = index.openStream("never-looked-up")) {
+            recorders.forEach(Recording::clear);
+            s.record(f, SEG, newPbns(SEG, 7000), allNew(SEG), storers);
+        }
+        assertThat(recorders.get(3).held).as("worker 3 holds what the caller stored there").hasSize(200)
+                .containsValues(7000L, 7199L).doesNotContainValue(7200L);
+        for (int w = 0; w < 3; w++) {
+            assertThat(recorders.get(w).held).as("worker %d learns nothing", w).isEmpty();
+        }
+    }
+
+    @Test
+    void storingWorkersAndRecord_indexWithoutTheLowestMember_nameAndFindWorkersByMemberIdNotByNumber() {
+        // members 101 and 102 numbered 0 and 1 (as when member 100 dropped): a number is not an id
+        List<Recording> two = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            two.add(new Recording(new LocalDedupWorker(i, dir.resolve("rest-" + i), SungemFingerprintIndexTest.smallSettings(),
+                    Clock.systemUTC()), MEMBER_BASE + 1 + i));
+        }
+        try (ClusterFingerprintIndex rest = new ClusterFingerprintIndex(two, ClusterMode.NEAREST, ClusterBroadcast.FULL, SEG, 1 << 20)) {
+            byte[] f = FingerprintIndexContractTest.fps(23, SEG);
+            try (DedupStream s = rest.openStream("v")) {
+                Looked l = lookup(s, f, SEG);
+                assertThat(l.storing()).as("named by member id: 101 (the least loaded, number 0), never 100").containsOnly(1);
+                long[] storers = new long[SEG];
+                Arrays.fill(storers, 0, 100, MEMBER_BASE + 2);
+                Arrays.fill(storers, 100, SEG, MEMBER_BASE); // member 100: not in this index
+                s.record(f, SEG, newPbns(SEG, 8000), allNew(SEG), storers);
+            }
+            assertThat(two.get(1).held).as("member 102 holds the entries named for it").hasSize(100).containsValues(8000L, 8099L);
+            assertThat(two.get(0).held).as("number 0 is member 101, not 100: it learns nothing").isEmpty();
+        }
+    }
+
+    @Test
+    void record_hashModeStorerIsNotTheHashOwner_recordedNowhere() {
+        open(4, ClusterMode.HASH, ClusterBroadcast.FULL, 1 << 20);
+        byte[] f = FingerprintIndexContractTest.fps(24, 64);
+        long[] storers = new long[64];
+        for (int i = 0; i < 64; i++) {
+            int owner = HashSplitDedupStream.workerOf(f, i, 4);
+            storers[i] = MEMBER_BASE + (i < 10 ? (owner + 1) % 4 : owner);
+        }
+        try (DedupStream s = index.openStream("v")) {
+            recorders.forEach(Recording::clear);
+            s.record(f, 64, newPbns(64, 9000), allNew(64), storers);
+        }
+        long held = recorders.stream().mapToLong(r -> r.held.size()).sum();
+        assertThat(held).as("the 54 entries stored on their hash owner").isEqualTo(54);
+        for (Recording r : recorders) {
+            assertThat(r.held.values()).as("none of the 10 stored elsewhere").allMatch(p -> p >= 9010);
         }
     }
 

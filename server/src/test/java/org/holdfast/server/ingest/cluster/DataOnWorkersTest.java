@@ -118,7 +118,7 @@ class DataOnWorkersTest {
                 for (int i = 0; i < c; i++) {
                     long p = a.pbns()[i];
                     if (p > 0) {
-                        assertThat(range.contains(p)).as("node %d's index names PBN %d, which lies in its range %s", node, p, range)
+                        assertThat(range.contains(p)).as("node %d's index names PBN %d: it must lie in its range %s", node, p, range)
                                 .isTrue();
                         found[node]++;
                     }
@@ -240,6 +240,39 @@ class DataOnWorkersTest {
         assertThat(master.store().stats().appendedBlocks()).as("the master's data logs hold none").isZero();
         assertThat(workerBlocks(0) + workerBlocks(1)).as("every member in a worker's range store").isEqualTo(600);
         assertRestores("f", 1, img);
+        long[] found = assertIndexesNameOwnRanges(img);
+        assertThat(found[0] + found[1]).as("the indexes name the frames' members").isPositive();
+    }
+
+    @Test
+    void backup_blockRepeatedInASegmentPlacedOnTheOtherWorker_recordedByTheWorkerThatStoredIt() {
+        int low = lowerIdNode();
+        int high = 1 - low;
+        byte[] seed = image(8, 256);
+        byte[] small = image(9, 8);
+        try (AgentDriver agent = new AgentDriver(master.port())) {
+            agent.hello();
+            agent.backup("seed", seed, BS, false); // home of a fresh cluster: the lower id
+            agent.backup("small", small, BS, false); // its lookup hears the loads: home is the other worker now
+        }
+        assertThat(workerBlocks(low)).as("the seed on the lower id").isEqualTo(256);
+        assertThat(workerBlocks(high)).as("the next new data on the other").isEqualTo(8);
+        // segment 0: new blocks, home (the higher id) stores them; segment 1: the seed again (on the lower id) but
+        // for LBN 300, a repeat of LBN 5, placed beside the seed: its PBN is LBN 5's, in the higher id's range
+        byte[] t = new byte[512 * BS];
+        System.arraycopy(image(10, 256), 0, t, 0, 256 * BS);
+        System.arraycopy(seed, 0, t, 256 * BS, 256 * BS);
+        System.arraycopy(t, 5 * BS, t, 300 * BS, BS);
+        try (AgentDriver agent = new AgentDriver(master.port())) {
+            agent.hello();
+            Committed c = agent.backup("t", t, BS, false);
+            assertThat(c.newBlocks()).as("segment 0 only; LBN 300 refers to LBN 5's block").isEqualTo(256);
+        }
+        assertThat(workerBlocks(high)).as("segment 0 on the higher id").isEqualTo(8 + 256);
+        long[] found = assertIndexesNameOwnRanges(t);
+        assertThat(found[high]).as("the higher id's index names segment 0").isPositive();
+        assertThat(found[low]).as("the lower id's index names the seed").isPositive();
+        assertRestores("t", 1, t);
     }
 
     @Test
