@@ -44,8 +44,8 @@ import java.util.concurrent.CompletableFuture;
  * workloads were such repeats). So a session that sent blocks to their storing workers hands them
  * to the record (member ids, {@link DedupStream#record(byte[], int, long[], boolean[], long[])}):
  * each entry then goes to the worker that stores it, never placed again, and one whose worker is
- * none of this stream's is recorded nowhere. Allocation: the answers of the workers and the saved merge (arrays
- * per call, not per block) and work arrays that grow with the largest call.
+ * none of this stream's is recorded nowhere. Allocation: the answers of the workers and the saved
+ * merge (arrays per call, not per block) and work arrays that grow with the largest call.
  */
 final class ClusterDedupStream extends MasterDedupStream {
     /** Per lookup not yet recorded, per entry the worker whose answer was kept and the storing worker. */

@@ -785,7 +785,8 @@ public final class BackupSession {
                 throw new IllegalStateException("segment " + s + " is unresolved at commit");
             }
             domain.keys(fps, from * Fingerprint.BYTES, segFps, 0, len);
-            // where the blocks are (a follower: its owner's worker): a record that places again, or on another stream, must not name others
+            // where the blocks are (a follower: its owner's worker): a record that has to place again,
+            // or runs on another stream, must send no entry to a worker whose range does not hold its PBN
             for (int j = 0; j < len; j++) {
                 int idx = from + j;
                 segWorkers[j] = storingWorker[state[idx] == FOLLOWS ? owner[idx] : idx];

@@ -22,9 +22,9 @@ import org.holdfast.server.store.StoredBlock;
  * verified block or frame goes in one DATA_STORE to the storing worker its lookup named (by worker
  * id, {@link RangeStores#up}) and gets its PBNs from that worker's range, so the PBN lies in the range
  * of the worker whose dedup index records it; that worker not up now (its link or a data call was
- * lost, whatever else registered meanwhile) fails the store, never sends it to another; a session's sync is a DATA_SYNC to every worker it stored on; a read or
- * a fingerprint goes to the worker whose range holds the PBN, in DATA_READs of at most
- * {@value ProtocolLimits#MAX_DATA_READ} PBNs. A store waits for its answer (one call in flight per
+ * lost, whatever else registered meanwhile) fails the store, never sends it to another; a session's
+ * sync is a DATA_SYNC to every worker it stored on; a read or a fingerprint goes to the worker
+ * whose range holds the PBN, in DATA_READs of at most {@value ProtocolLimits#MAX_DATA_READ} PBNs. A store waits for its answer (one call in flight per
  * session). A lost or refusing worker fails the call with {@link BlocksUnavailableException}, so the
  * backup stops before its catalog batch and nothing is committed.
  *
