@@ -39,11 +39,13 @@ import java.util.concurrent.CompletableFuture;
  * <p>The merge and the placement are kept until the record ({@link SavedMerges}). A record without
  * them (dropped past the bound, or a stream that never looked the segment up) broadcasts the lookup
  * again and places it again, charging the home budget again; its storing workers can differ from
- * those the lookup announced if a worker's containers changed or the home moved on in between, so a
- * session that sends blocks to their storing workers must record its lookups within the bound (with
+ * those the lookup announced if a worker's containers changed or the home moved on in between (with
  * the 32 lookups the standalone engine keeps, 28 to 46 % of the workers' lookups on the bench's
- * workloads were such repeats). Allocation: the answers of the workers and the saved merge (arrays
- * per call, not per block) and work arrays that grow with the largest call.
+ * workloads were such repeats). So a session that sent blocks to their storing workers hands them
+ * to the record (member ids, {@link DedupStream#record(byte[], int, long[], boolean[], long[])}):
+ * each entry then goes to the worker that stores it, never placed again, and one whose worker is
+ * none of this stream's is recorded nowhere. Allocation: the answers of the workers and the saved
+ * merge (arrays per call, not per block) and work arrays that grow with the largest call.
  */
 final class ClusterDedupStream extends MasterDedupStream {
     /** Per lookup not yet recorded, per entry the worker whose answer was kept and the storing worker. */
@@ -53,6 +55,8 @@ final class ClusterDedupStream extends MasterDedupStream {
     /** A record's second lookup (its merge was not kept): grown with the largest such call. */
     private byte[] relookupResolver = new byte[0];
     private byte[] relookupStorer = new byte[0];
+    /** A record's storing workers as the caller gave them, by worker number: grown with the largest such call. */
+    private byte[] given = new byte[0];
     private final long[][] workerPbns;
     private final boolean[][] workerNew;
     private final int[] placed;
@@ -221,7 +225,21 @@ final class ClusterDedupStream extends MasterDedupStream {
 
     @Override
     public void record(byte[] fps, int count, long[] pbns, boolean[] isNew) {
+        record(fps, count, pbns, isNew, null);
+    }
+
+    /**
+     * With {@code storers} (member ids, see {@link DedupStream#record(byte[], int, long[], boolean[], long[])})
+     * each entry goes to the worker the caller stored it on, not to the one a second placement would
+     * pick; an id that is none of this stream's workers records the entry nowhere. Null: the saved
+     * placement, or a new one.
+     */
+    @Override
+    public void record(byte[] fps, int count, long[] pbns, boolean[] isNew, long[] storers) {
         SungemDedupStream.check(closed(), fps, count, pbns, isNew);
+        if (storers != null) {
+            SungemDedupStream.checkWorkers(count, storers);
+        }
         long t0 = System.nanoTime();
         long key = SungemDedupStream.keyOf(fps, count);
         SavedMerges.Merge m = saved.take(key, count);
@@ -229,7 +247,7 @@ final class ClusterDedupStream extends MasterDedupStream {
         byte[] storer;
         if (m != null) {
             resolver = m.resolver;
-            storer = m.storer;
+            storer = storers == null ? m.storer : numbers(storers, count);
         } else {
             // Not looked up recently: ask the workers again and place again (not a lookup of the caller's).
             if (scratch.length < count) {
@@ -238,14 +256,46 @@ final class ClusterDedupStream extends MasterDedupStream {
                 relookupStorer = new byte[count];
             }
             resolver = relookupResolver;
-            storer = relookupStorer;
             lookupInto(resolver, key, fps, count, scratch);
-            place(resolver, storer, count);
+            if (storers == null) {
+                storer = relookupStorer;
+                place(resolver, storer, count);
+            } else {
+                storer = numbers(storers, count);
+            }
         }
         route(resolver, storer, count, pbns);
         send(fps, count, pbns, isNew);
         idx.recorded.add(count);
         idx.busyNanos.add(System.nanoTime() - t0);
+    }
+
+    /**
+     * This stream's worker numbers of member ids {@code storers[0..count)}, -1 for an id that is none
+     * of its workers (or {@link DedupStream#NO_WORKER}), in a work array grown with the largest call.
+     */
+    private byte[] numbers(long[] storers, int count) {
+        if (given.length < count) {
+            given = new byte[count];
+        }
+        long[] ids = idx.memberIds;
+        long lastId = NO_WORKER;
+        byte lastNo = -1;
+        for (int i = 0; i < count; i++) {
+            long id = storers[i];
+            if (id != lastId) {
+                lastId = id;
+                lastNo = -1;
+                for (int w = 0; w < ids.length; w++) {
+                    if (ids[w] == id) {
+                        lastNo = (byte) w;
+                        break;
+                    }
+                }
+            }
+            given[i] = lastNo;
+        }
+        return given;
     }
 
     /**
@@ -295,8 +345,8 @@ final class ClusterDedupStream extends MasterDedupStream {
     }
 
     /**
-     * Per entry the worker the record sends it to: {@code target[i]}, the placement's storing worker,
-     * or -1 for an entry without a PBN; {@code placed[w]}: the misses among them stored on worker w.
+     * Per entry the worker the record sends it to: {@code target[i]}, the storing worker, or -1 for
+     * an entry without a PBN or whose storing worker is none of this stream's; {@code placed[w]}: the misses among them stored on worker w.
      */
     private void route(byte[] resolver, byte[] storer, int count, long[] pbns) {
         if (target.length < count) {
@@ -305,8 +355,8 @@ final class ClusterDedupStream extends MasterDedupStream {
         Arrays.fill(placed, 0);
         for (int i = 0; i < count; i++) {
             if (pbns[i] > 0) {
-                target[i] = storer[i];
-                if (resolver[i] < 0) {
+                target[i] = storer[i]; // -1: a storing worker the caller named that is none of this stream's
+                if (resolver[i] < 0 && storer[i] >= 0) {
                     placed[storer[i]]++;
                 }
             } else {
@@ -315,13 +365,18 @@ final class ClusterDedupStream extends MasterDedupStream {
         }
     }
 
-    /** The storing workers decided at the last lookup (see {@link DedupStream#storingWorkers}). */
+    /**
+     * The storing workers decided at the last lookup (see {@link DedupStream#storingWorkers}), by
+     * member id: the placement's numbers are this stream's index's, fixed for its life, so they map
+     * to the workers that answered that lookup whatever registered or dropped since.
+     */
     @Override
-    public void storingWorkers(int count, int[] into) {
+    public void storingWorkers(int count, long[] into) {
         checkLastLookup(last == null ? -1 : last.count(), count, into);
         byte[] storer = last.storer;
+        long[] ids = idx.memberIds;
         for (int i = 0; i < count; i++) {
-            into[i] = storer[i];
+            into[i] = ids[storer[i]];
         }
     }
 
@@ -329,7 +384,7 @@ final class ClusterDedupStream extends MasterDedupStream {
      * Refuses a storing-workers call with no completed lookup ({@code lastCount} -1), for another
      * count than the last lookup's, or into an array too short (also for {@link HashSplitDedupStream}).
      */
-    static void checkLastLookup(int lastCount, int count, int[] into) {
+    static void checkLastLookup(int lastCount, int count, long[] into) {
         if (lastCount < 0) {
             throw new IllegalStateException("no completed lookup on this stream to answer for (none ran, or the last one failed): storing workers are"
                     + " decided by a lookup");

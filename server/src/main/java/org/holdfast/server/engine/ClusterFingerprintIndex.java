@@ -40,6 +40,12 @@ public final class ClusterFingerprintIndex implements FingerprintIndex {
     /** In a two-phase broadcast a worker that resolved part of one of a stream's last this many lookups gets the next whole. */
     static final int AFFINITY = 2;
     final List<DedupWorker> workers;
+    /**
+     * Per worker number its {@link DedupWorker#memberId()}, read once here: a stream names storing
+     * workers by these stable ids (its numbering is this index's, fixed for its life; the ids are what
+     * the data path finds a worker's range store by, whatever else registers or drops meanwhile).
+     */
+    final long[] memberIds;
     final ClusterMode mode;
     final ClusterBroadcast broadcast;
     final InputSegmenter segmenter;
@@ -93,15 +99,27 @@ public final class ClusterFingerprintIndex implements FingerprintIndex {
         if (workers.isEmpty() || workers.size() > MAX_WORKERS) {
             throw new IllegalArgumentException("a cluster index needs 1 to " + MAX_WORKERS + " workers, not " + workers.size());
         }
+        long[] ids = new long[workers.size()];
         for (int i = 0; i < workers.size(); i++) {
             if (workers.get(i).id() != i) {
                 throw new IllegalArgumentException("worker " + i + " calls itself " + workers.get(i).id());
+            }
+            ids[i] = workers.get(i).memberId();
+            if (ids[i] == DedupStream.NO_WORKER) {
+                throw new IllegalArgumentException("worker " + i + " has member id " + ids[i] + ", which means no worker");
+            }
+            for (int j = 0; j < i; j++) {
+                if (ids[j] == ids[i]) {
+                    throw new IllegalArgumentException("workers " + j + " and " + i + " have the same member id " + ids[i]
+                            + ": a storing worker would name either");
+                }
             }
         }
         if (homeBudget < 1) {
             throw new IllegalArgumentException("home budget must be positive: " + homeBudget);
         }
         this.workers = List.copyOf(workers);
+        this.memberIds = ids;
         this.mode = mode;
         this.broadcast = broadcast;
         this.segmenter = new InputSegmenter(uSegment);

@@ -21,8 +21,20 @@ public interface DedupStream extends AutoCloseable {
      */
     void record(byte[] fps, int count, long[] pbns, boolean[] isNew);
 
+    /**
+     * As {@link #record(byte[], int, long[], boolean[])}, with {@code storers[i]} the storing worker
+     * {@link #storingWorkers} named for entry i at its lookup (where the session stored its block): a
+     * cluster stream sends each entry with a PBN to that worker, also when it must look the segment
+     * up again (its merge was dropped, or the lookup ran on another stream), and records nowhere an
+     * entry whose storing worker is not one of its workers, so no worker's index learns a PBN of
+     * another worker's range. A standalone stream ignores {@code storers}.
+     */
+    default void record(byte[] fps, int count, long[] pbns, boolean[] isNew, long[] storers) {
+        record(fps, count, pbns, isNew);
+    }
+
     /** The storing worker of every entry on a stream whose index keeps all blocks on this node (no workers). */
-    int NO_WORKER = -1;
+    long NO_WORKER = -1;
 
     /**
      * Writes into {@code workers[i]}, for each of the {@code count} entries of this stream's last
@@ -31,14 +43,16 @@ public interface DedupStream extends AutoCloseable {
      * worker the placement chose; for a resolved entry the worker that resolved it (it holds the
      * container, and stores the copy when the session stores the entry anew after all: the reference
      * guard refused the match, the block is bad, or an unproven candidate's payload differs). A
-     * worker is an index in the cluster's worker list. {@link #NO_WORKER} for every entry on a stream
-     * of a standalone index. Allocates nothing.
+     * worker is named by its stable id ({@link DedupWorker#memberId()}: the cluster membership's worker
+     * id, as the master's range stores are keyed), never by its position in a list of the workers up,
+     * which shifts when a lower-id worker drops or registers again between the lookup and the store.
+     * {@link #NO_WORKER} for every entry on a stream of a standalone index. Allocates nothing.
      *
      * @throws IllegalStateException on a cluster stream with no completed lookup
      * @throws IllegalArgumentException if {@code count} is not the last lookup's count (cluster streams)
      *     or {@code workers} is shorter
      */
-    void storingWorkers(int count, int[] workers);
+    void storingWorkers(int count, long[] workers);
 
     @Override
     void close();

@@ -17,6 +17,16 @@ public interface DedupWorker extends AutoCloseable {
     /** This worker's number, 0..n-1 in the master's list. */
     int id();
 
+    /**
+     * This worker's stable identity, never -1 ({@link DedupStream#NO_WORKER}): the cluster membership's
+     * worker id for a worker in another process, which stays the same when other workers drop or
+     * register; for a worker in this process (no membership), its number. Storing workers are named
+     * by it ({@link DedupStream#storingWorkers}).
+     */
+    default long memberId() {
+        return id();
+    }
+
     /** Looks up the entries in this worker's SFI and containers, resolving hits and their neighbours (7.2.1). */
     CompletableFuture<SegmentAnswer> lookup(SegmentLookup request);
 

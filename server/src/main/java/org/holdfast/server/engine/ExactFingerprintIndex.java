@@ -86,7 +86,7 @@ public final class ExactFingerprintIndex implements FingerprintIndex {
         }
 
         @Override
-        public void storingWorkers(int count, int[] workers) {
+        public void storingWorkers(int count, long[] workers) {
             SungemDedupStream.noWorkers(count, workers);
         }
 

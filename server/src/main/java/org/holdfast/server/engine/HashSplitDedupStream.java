@@ -110,16 +110,31 @@ final class HashSplitDedupStream extends MasterDedupStream {
         idx.busyNanos.add(System.nanoTime() - t0);
     }
 
-    /** Naive mode: every entry's hash owner, the worker that looked it up and stores it. */
+    /** Naive mode: every entry's hash owner, the worker that looked it up and stores it, by member id. */
     @Override
-    public void storingWorkers(int count, int[] into) {
+    public void storingWorkers(int count, long[] into) {
         ClusterDedupStream.checkLastLookup(lastCount, count, into);
-        System.arraycopy(lastOwners, 0, into, 0, count);
+        long[] ids = idx.memberIds;
+        for (int i = 0; i < count; i++) {
+            into[i] = ids[lastOwners[i]];
+        }
     }
 
     @Override
     public void record(byte[] fps, int count, long[] pbns, boolean[] isNew) {
+        record(fps, count, pbns, isNew, null);
+    }
+
+    /**
+     * With {@code storers}: an entry whose storing worker is not its hash owner here (looked up on a
+     * stream over other workers) is recorded nowhere, so no index learns a PBN of another's range.
+     */
+    @Override
+    public void record(byte[] fps, int count, long[] pbns, boolean[] isNew, long[] storers) {
         SungemDedupStream.check(closed(), fps, count, pbns, isNew);
+        if (storers != null) {
+            SungemDedupStream.checkWorkers(count, storers);
+        }
         long t0 = System.nanoTime();
         split(fps, count);
         int n = workers.size();
@@ -130,11 +145,13 @@ final class HashSplitDedupStream extends MasterDedupStream {
                 continue;
             }
             int placed = 0;
+            long member = idx.memberIds[w];
             for (int j = 0; j < c; j++) {
                 int i = shareIndex[w][j];
-                sharePbns[w][j] = pbns[i];
-                shareNew[w][j] = isNew[i];
-                if (isNew[i]) {
+                boolean stored = storers == null || storers[i] == member;
+                sharePbns[w][j] = stored ? pbns[i] : 0;
+                shareNew[w][j] = stored && isNew[i];
+                if (shareNew[w][j]) {
                     placed++;
                 }
             }

@@ -7,7 +7,8 @@ package org.holdfast.server.engine;
  * storing worker announced at lookup is the one the record sends the entry to. The ingest looks up
  * every segment of a batch before it records any, and a batch of scattered changes holds many short
  * segments, so the bound is on entries (1 Mi, so 2 MiB) and on lookups (4096), oldest dropped first;
- * a dropped merge costs a second broadcast and a second placement (see {@link ClusterDedupStream}).
+ * a dropped merge costs a second broadcast and, unless the caller hands the storing workers to the
+ * record, a second placement (see {@link ClusterDedupStream}).
  *
  * <p>Found by a hash of the fingerprints and the count (a collision routes entries to a worker that
  * did not resolve them, which then stores them anew: space, never correctness). Searched newest
@@ -22,7 +23,10 @@ final class SavedMerges {
     static final class Merge {
         /** Per entry the worker whose answer the merge kept, -1 for a miss. */
         final byte[] resolver;
-        /** Per entry the worker that stores it if the session stores it (see {@link DedupStream#storingWorkers}). */
+        /**
+         * Per entry the worker that stores it if the session stores it, by its number in the stream's
+         * index (fixed for the stream's life; {@link DedupStream#storingWorkers} names it by member id).
+         */
         final byte[] storer;
 
         Merge(int count) {

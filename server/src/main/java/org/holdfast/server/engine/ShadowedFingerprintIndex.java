@@ -71,13 +71,20 @@ public final class ShadowedFingerprintIndex implements FingerprintIndex {
 
             /** The primary's: only its answers reach the caller, so only its placement stores blocks. */
             @Override
-            public void storingWorkers(int count, int[] workers) {
+            public void storingWorkers(int count, long[] workers) {
                 p.storingWorkers(count, workers);
             }
 
             @Override
             public void record(byte[] fps, int count, long[] pbns, boolean[] isNew) {
                 p.record(fps, count, pbns, isNew);
+                s.record(fps, count, pbns, isNew);
+            }
+
+            /** The storing workers are the primary's (see {@link #storingWorkers}). */
+            @Override
+            public void record(byte[] fps, int count, long[] pbns, boolean[] isNew, long[] storers) {
+                p.record(fps, count, pbns, isNew, storers);
                 s.record(fps, count, pbns, isNew);
             }
 

@@ -127,18 +127,18 @@ final class SungemDedupStream implements DedupStream {
      * for {@link ExactFingerprintIndex}'s streams).
      */
     @Override
-    public void storingWorkers(int count, int[] workers) {
+    public void storingWorkers(int count, long[] workers) {
         noWorkers(count, workers);
     }
 
     /** Fills {@code workers} with {@link DedupStream#NO_WORKER} for {@code count} entries, refusing arrays too short. */
-    static void noWorkers(int count, int[] workers) {
+    static void noWorkers(int count, long[] workers) {
         checkWorkers(count, workers);
         Arrays.fill(workers, 0, count, NO_WORKER);
     }
 
     /** Refuses a negative {@code count} or a {@code workers} array shorter than it (also for the cluster streams). */
-    static void checkWorkers(int count, int[] workers) {
+    static void checkWorkers(int count, long[] workers) {
         if (count < 0 || workers.length < count) {
             throw new IllegalArgumentException("storing workers of " + count + " entries do not fit an array of " + workers.length);
         }

@@ -127,7 +127,7 @@ public final class BackupSession {
     private long[] tags = new long[1024];
     private long[] candidate = new long[1024]; // a matched PBN whose possession was not proven (0: none)
     private long[] repair = new long[1024]; // a matched PBN marked bad: the upload repairs it (0: none)
-    private int[] storingWorker = new int[1024]; // where the block goes if stored: the lookup's storing worker
+    private long[] storingWorker = new long[1024]; // where the block goes if stored: the lookup's storing worker (member id)
     // input segments: [segStart[s], segStart[s] + segLen[s]) of the entry arrays
     private int segments;
     private int[] segStart = new int[64];
@@ -151,7 +151,7 @@ public final class BackupSession {
     private final byte[] segFps;
     private final long[] segPbns;
     private final boolean[] segNew;
-    private final int[] segWorkers;
+    private final long[] segWorkers;
     private final long[] protect;
     private final int[] protectIdx;
     private final byte[] payload = new byte[ProtocolLimits.MAX_PAYLOAD];
@@ -211,7 +211,7 @@ public final class BackupSession {
         this.segFps = new byte[segmentMax * Fingerprint.BYTES];
         this.segPbns = new long[segmentMax];
         this.segNew = new boolean[segmentMax];
-        this.segWorkers = new int[segmentMax];
+        this.segWorkers = new long[segmentMax];
         this.segPfs = new byte[segmentMax * PossessionProof.PF_BYTES];
         this.segPfFound = new boolean[segmentMax];
         this.proof = new PossessionProof(possessionSecret);
@@ -547,10 +547,12 @@ public final class BackupSession {
             return onFrameMembers(b, d, i, m, protectedCount);
         }
         int len = b.copyPayload(i, payload, 0);
-        long pbn = blocks.appendFrame(storingWorker[frameIdx[0]], frameFps, 0, m, payload, 0, len, blockSize);
+        long worker = storingWorker[frameIdx[0]];
+        long pbn = blocks.appendFrame(worker, frameFps, 0, m, payload, 0, len, blockSize);
         storedBytes += len;
         for (int k = 0; k < m; k++) {
             int idx = frameIdx[k];
+            storingWorker[idx] = worker; // the whole frame is in the first member's worker's range: its index learns them all
             resolveStored(idx, pbn + k, true);
             protect[protectedCount++] = pbn + k;
             addProven(pbn + k, d.pfs, (i + k) * PossessionProof.PF_BYTES, idx * Fingerprint.BYTES);
@@ -689,8 +691,7 @@ public final class BackupSession {
         recordPossession();
         for (int i = 0; i < count; i++) {
             if (state[i] == FOLLOWS) {
-                pbns[i] = pbns[owner[i]];
-                state[i] = RESOLVED;
+                resolveFollower(i);
             }
         }
         recordSegments(false);
@@ -784,7 +785,13 @@ public final class BackupSession {
                 throw new IllegalStateException("segment " + s + " is unresolved at commit");
             }
             domain.keys(fps, from * Fingerprint.BYTES, segFps, 0, len);
-            into.record(segFps, len, segPbns, segNew);
+            // where the blocks are (a follower: its owner's worker): a record that has to place again,
+            // or runs on another stream, must send no entry to a worker whose range does not hold its PBN
+            for (int j = 0; j < len; j++) {
+                int idx = from + j;
+                segWorkers[j] = storingWorker[state[idx] == FOLLOWS ? owner[idx] : idx];
+            }
+            into.record(segFps, len, segPbns, segNew, segWorkers);
         }
     }
 
@@ -803,6 +810,13 @@ public final class BackupSession {
             codec.close();
             done.close();
         }
+    }
+
+    /** Follower {@code i} takes its owner's PBN, and so its owner's storing worker (the PBN lies in that worker's range). */
+    private void resolveFollower(int i) {
+        pbns[i] = pbns[owner[i]];
+        storingWorker[i] = storingWorker[owner[i]];
+        state[i] = RESOLVED;
     }
 
     /**
@@ -830,8 +844,7 @@ public final class BackupSession {
         recordPossession();
         for (int i = 0; i < count; i++) {
             if (state[i] == FOLLOWS && owner[i] < k && state[owner[i]] == RESOLVED) {
-                pbns[i] = pbns[owner[i]];
-                state[i] = RESOLVED;
+                resolveFollower(i);
             }
         }
         recordSegments(s, false);

@@ -20,13 +20,14 @@ public interface BlockHome {
     /**
      * Appends one verified block in its stored form ({@link FormatVersions#CODEC_RAW} or
      * {@link FormatVersions#CODEC_ZSTD}) with fingerprint {@code fps[fpOff..+32)} and returns its PBN.
-     * {@code worker} is the storing worker the lookup named ({@code DedupStream.storingWorkers}; a
-     * local home ignores it). Not durable before {@link #sync()}.
+     * {@code worker} is the storing worker the lookup named, by its stable member id
+     * ({@code DedupStream.storingWorkers}; a local home ignores it): a home on workers stores on that
+     * worker or fails, never on another. Not durable before {@link #sync()}.
      */
-    long append(int worker, byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec, int rawLength);
+    long append(long worker, byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec, int rawLength);
 
     /** Appends one verified zstd frame of {@code members} blocks as one frame record and returns the first PBN; see {@link #append}. */
-    long appendFrame(int worker, byte[] fps, int fpOff, int members, byte[] frame, int off, int storedLength, int blockSize);
+    long appendFrame(long worker, byte[] fps, int fpOff, int members, byte[] frame, int off, int storedLength, int blockSize);
 
     /** Makes every block appended so far durable; called before the catalog batch that references them. */
     void sync();

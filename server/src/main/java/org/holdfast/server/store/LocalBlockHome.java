@@ -9,12 +9,12 @@ public final class LocalBlockHome implements BlockHome {
     }
 
     @Override
-    public long append(int worker, byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec, int rawLength) {
+    public long append(long worker, byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec, int rawLength) {
         return store.append(fps, fpOff, payload, off, storedLength, codec, rawLength);
     }
 
     @Override
-    public long appendFrame(int worker, byte[] fps, int fpOff, int members, byte[] frame, int off, int storedLength, int blockSize) {
+    public long appendFrame(long worker, byte[] fps, int fpOff, int members, byte[] frame, int off, int storedLength, int blockSize) {
         return store.appendFrame(fps, fpOff, members, frame, off, storedLength, blockSize);
     }
 

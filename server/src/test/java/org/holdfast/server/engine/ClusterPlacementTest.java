@@ -23,10 +23,13 @@ import org.junit.jupiter.params.provider.EnumSource;
  * Routing at lookup (issue 18, "Data on workers"): the storing worker of every entry is decided right
  * after the lookup's merge ({@link DedupStream#storingWorkers}), and the record sends each entry to
  * exactly that worker. Real in-process workers (a Sungem engine each, on disk), each behind a
- * {@link Recording} that notes which entries the record requests hand it; U_segment 256.
+ * {@link Recording} that notes which entries the record requests hand it and has member id
+ * {@link #MEMBER_BASE} + its number, so a storing worker named by position would show; U_segment 256.
  */
 class ClusterPlacementTest {
     private static final int SEG = 256;
+    /** The recording workers' member ids are this plus their number: ids, not positions, name storing workers. */
+    static final long MEMBER_BASE = 100;
 
     @TempDir
     Path dir;
@@ -45,9 +48,20 @@ class ClusterPlacementTest {
     static final class Recording extends ForwardingDedupWorker {
         /** Fingerprints (as buffers) of the entries with a PBN in the record requests since the last {@link #clear}. */
         final Map<ByteBuffer, Long> held = new HashMap<>();
+        private final long member;
 
         Recording(LocalDedupWorker real) {
+            this(real, MEMBER_BASE + real.id());
+        }
+
+        Recording(LocalDedupWorker real, long member) {
             super(real);
+            this.member = member;
+        }
+
+        @Override
+        public long memberId() {
+            return member;
         }
 
         void clear() {
@@ -80,16 +94,26 @@ class ClusterPlacementTest {
         return open(workers, ClusterMode.NEAREST, broadcast, 1 << 20);
     }
 
-    /** What a lookup found and the storing workers it announced. */
+    /** What a lookup found and the storing workers it announced (their numbers, from the member ids it named). */
     record Looked(byte[] fps, int n, long[] found, int[] storing) {
     }
 
     static Looked lookup(DedupStream s, byte[] f, int n) {
         long[] found = new long[n];
         s.lookup(f, n, found);
+        long[] ids = new long[n];
+        s.storingWorkers(n, ids);
+        return new Looked(f, n, found, numbers(ids, n));
+    }
+
+    /** The worker numbers of member ids {@code ids[0..n)}, each checked to be a recording worker's id. */
+    static int[] numbers(long[] ids, int n) {
         int[] storing = new int[n];
-        s.storingWorkers(n, storing);
-        return new Looked(f, n, found, storing);
+        for (int i = 0; i < n; i++) {
+            assertThat(ids[i]).as("entry %d named by member id", i).isBetween(MEMBER_BASE, MEMBER_BASE + ClusterFingerprintIndex.MAX_WORKERS);
+            storing[i] = (int) (ids[i] - MEMBER_BASE);
+        }
+        return storing;
     }
 
     /**
@@ -274,9 +298,9 @@ class ClusterPlacementTest {
             for (int k = 0; k < SavedMerges.MAX_LOOKUPS; k++) {
                 s.lookup(FingerprintIndexContractTest.fps(100_000 + k, 1), 1, new long[1]);
             }
-            int[] last = new int[1];
+            long[] last = new long[1];
             s.storingWorkers(1, last);
-            assertThat(last).containsExactly(2);
+            assertThat(numbers(last, 1)).containsExactly(2);
             long sent = index.entriesSent()[0];
             recordAndCheck(s, l, 5000);
             assertThat(index.entriesSent()[0] - sent).as("x broadcast again to 4 workers").isEqualTo(4L * SEG);
@@ -336,7 +360,7 @@ class ClusterPlacementTest {
     @Test
     void storingWorkers_standaloneAndShadowedStreams_answerNoWorkerOrThePrimarys() {
         byte[] f = FingerprintIndexContractTest.fps(19, 64);
-        int[] into = new int[70];
+        long[] into = new long[70];
         Arrays.fill(into, 7);
         try (SungemFingerprintIndex sungem = new SungemFingerprintIndex(dir.resolve("sungem"), SungemFingerprintIndexTest.smallSettings(),
                 Clock.systemUTC()); DedupStream s = sungem.openStream("v")) {
@@ -344,7 +368,7 @@ class ClusterPlacementTest {
             s.storingWorkers(64, into);
         }
         assertThat(Arrays.copyOfRange(into, 0, 64)).containsOnly(DedupStream.NO_WORKER);
-        assertThat(into[64]).as("past count untouched").isEqualTo(7);
+        assertThat(into[64]).as("past count untouched").isEqualTo(7L);
         try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
                 ExactFingerprintIndex exact = new ExactFingerprintIndex(db);
                 DedupStream s = exact.openStream("v")) {
@@ -362,16 +386,120 @@ class ClusterPlacementTest {
         }
     }
 
+    /** PBNs {@code next..} for {@code n} new entries. */
+    static long[] newPbns(int n, long next) {
+        long[] p = new long[n];
+        for (int i = 0; i < n; i++) {
+            p[i] = next + i;
+        }
+        return p;
+    }
+
+    static boolean[] allNew(int n) {
+        boolean[] b = new boolean[n];
+        Arrays.fill(b, true);
+        return b;
+    }
+
+    @Test
+    void record_storersGivenWithoutASavedMerge_eachEntryGoesToTheWorkerNamedNotToANewPlacement() {
+        open(4, ClusterBroadcast.FULL);
+        byte[] f = FingerprintIndexContractTest.fps(22, SEG);
+        long[] storers = new long[SEG];
+        Arrays.fill(storers, 0, 200, MEMBER_BASE + 3); // a new placement would send them home: the least loaded, worker 0
+        Arrays.fill(storers, 200, SEG, 999); // a worker this index does not have (the lookup ran over others)
+        try (DedupStream s = index.openStream("never-looked-up")) {
+            recorders.forEach(Recording::clear);
+            s.record(f, SEG, newPbns(SEG, 7000), allNew(SEG), storers);
+        }
+        assertThat(recorders.get(3).held).as("worker 3 holds what the caller stored there").hasSize(200)
+                .containsValues(7000L, 7199L).doesNotContainValue(7200L);
+        for (int w = 0; w < 3; w++) {
+            assertThat(recorders.get(w).held).as("worker %d learns nothing", w).isEmpty();
+        }
+    }
+
+    @Test
+    void storingWorkersAndRecord_indexWithoutTheLowestMember_nameAndFindWorkersByMemberIdNotByNumber() {
+        // members 101 and 102 numbered 0 and 1 (as when member 100 dropped): a number is not an id
+        List<Recording> two = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            two.add(new Recording(new LocalDedupWorker(i, dir.resolve("rest-" + i), SungemFingerprintIndexTest.smallSettings(),
+                    Clock.systemUTC()), MEMBER_BASE + 1 + i));
+        }
+        try (ClusterFingerprintIndex rest = new ClusterFingerprintIndex(two, ClusterMode.NEAREST, ClusterBroadcast.FULL, SEG, 1 << 20)) {
+            byte[] f = FingerprintIndexContractTest.fps(23, SEG);
+            try (DedupStream s = rest.openStream("v")) {
+                Looked l = lookup(s, f, SEG);
+                assertThat(l.storing()).as("named by member id: 101 (the least loaded, number 0), never 100").containsOnly(1);
+                long[] storers = new long[SEG];
+                Arrays.fill(storers, 0, 100, MEMBER_BASE + 2);
+                Arrays.fill(storers, 100, SEG, MEMBER_BASE); // member 100: not in this index
+                s.record(f, SEG, newPbns(SEG, 8000), allNew(SEG), storers);
+            }
+            assertThat(two.get(1).held).as("member 102 holds the entries named for it").hasSize(100).containsValues(8000L, 8099L);
+            assertThat(two.get(0).held).as("number 0 is member 101, not 100: it learns nothing").isEmpty();
+        }
+    }
+
+    @Test
+    void record_hashModeStorerIsNotTheHashOwner_recordedNowhere() {
+        open(4, ClusterMode.HASH, ClusterBroadcast.FULL, 1 << 20);
+        byte[] f = FingerprintIndexContractTest.fps(24, 64);
+        long[] storers = new long[64];
+        for (int i = 0; i < 64; i++) {
+            int owner = HashSplitDedupStream.workerOf(f, i, 4);
+            storers[i] = MEMBER_BASE + (i < 10 ? (owner + 1) % 4 : owner);
+        }
+        try (DedupStream s = index.openStream("v")) {
+            recorders.forEach(Recording::clear);
+            s.record(f, 64, newPbns(64, 9000), allNew(64), storers);
+        }
+        long held = recorders.stream().mapToLong(r -> r.held.size()).sum();
+        assertThat(held).as("the 54 entries stored on their hash owner").isEqualTo(54);
+        for (Recording r : recorders) {
+            assertThat(r.held.values()).as("none of the 10 stored elsewhere").allMatch(p -> p >= 9010);
+        }
+    }
+
+    @Test
+    void newIndex_twoWorkersWithOneMemberIdOrTheNoWorkerId_refused() {
+        List<DedupWorker> ws = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            ws.add(new ForwardingDedupWorker(new LocalDedupWorker(i, dir.resolve("same-" + i), SungemFingerprintIndexTest.smallSettings(),
+                    Clock.systemUTC())) {
+                @Override
+                public long memberId() {
+                    return 7;
+                }
+            });
+        }
+        try {
+            assertThatThrownBy(() -> new ClusterFingerprintIndex(ws, ClusterMode.NEAREST, SEG, 1))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("the same member id 7");
+            DedupWorker none = new ForwardingDedupWorker(ws.get(0)) {
+                @Override
+                public long memberId() {
+                    return DedupStream.NO_WORKER;
+                }
+            };
+            assertThatThrownBy(() -> new ClusterFingerprintIndex(List.of(none), ClusterMode.NEAREST, SEG, 1))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("means no worker");
+        } finally {
+            ws.forEach(DedupWorker::close);
+        }
+    }
+
     @Test
     void storingWorkers_noLookupOrAnotherCountOrShortArray_refused() {
         open(2, ClusterBroadcast.FULL);
         try (DedupStream s = index.openStream("v")) {
-            assertThatThrownBy(() -> s.storingWorkers(4, new int[4])).isInstanceOf(IllegalStateException.class)
+            assertThatThrownBy(() -> s.storingWorkers(4, new long[4])).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("no completed lookup");
             s.lookup(FingerprintIndexContractTest.fps(21, 4), 4, new long[4]);
-            assertThatThrownBy(() -> s.storingWorkers(5, new int[5])).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> s.storingWorkers(5, new long[5])).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("the last lookup had 4 entries, not 5");
-            assertThatThrownBy(() -> s.storingWorkers(4, new int[3])).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> s.storingWorkers(4, new long[3])).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("do not fit an array of 3");
         }
     }

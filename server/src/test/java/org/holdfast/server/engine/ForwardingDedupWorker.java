@@ -20,6 +20,11 @@ public class ForwardingDedupWorker implements DedupWorker {
     }
 
     @Override
+    public long memberId() {
+        return delegate.memberId();
+    }
+
+    @Override
     public CompletableFuture<SegmentAnswer> lookup(SegmentLookup request) {
         return delegate.lookup(request);
     }

@@ -363,6 +363,11 @@ public final class AgentDriver implements AutoCloseable {
      * Returns the number of payloads asked for.
      */
     public int sendEntriesAndBlocks(byte[] image, int blockSize, long from, long to, boolean compress, byte[] lie) {
+        return sendEntriesAndBlocks(image, blockSize, from, to, compress, lie, () -> { });
+    }
+
+    /** As above, running {@code beforeBlocks} once every NEED is read (the lookups are done) and before any block is sent. */
+    public int sendEntriesAndBlocks(byte[] image, int blockSize, long from, long to, boolean compress, byte[] lie, Runnable beforeBlocks) {
         byte[] block = new byte[blockSize];
         List<Need> needs = new ArrayList<>();
         for (long start = from; start < to; start += ProtocolLimits.MAX_RUN_ENTRIES) {
@@ -381,6 +386,7 @@ public final class AgentDriver implements AutoCloseable {
             assertThat(need.startLbn()).isEqualTo(start);
             needs.add(need);
         }
+        beforeBlocks.run();
         int asked = 0;
         boolean lied = false;
         try (BlockCodec codec = new BlockCodec()) {

@@ -89,7 +89,7 @@ public final class DedupLinks {
         SortedMap<Long, RemoteDedupWorker> up = new TreeMap<>();
         links.forEach((id, link) -> {
             if (link.isUp()) {
-                up.put(id, new RemoteDedupWorker(up.size(), link));
+                up.put(id, new RemoteDedupWorker(up.size(), id, link));
             }
         });
         return up;

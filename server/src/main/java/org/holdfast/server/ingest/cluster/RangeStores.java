@@ -23,9 +23,8 @@ public final class RangeStores {
     }
 
     /**
-     * The {@code index}-th range store up in worker-id order, or null: the numbering of
-     * {@link DedupLinks#workers()}, so a storing worker a lookup named is the same node (both are
-     * added and removed with the same link).
+     * The {@code index}-th range store up in worker-id order, or null (tests and diagnostics: a
+     * position shifts when a lower-id worker drops or registers, so blocks are placed by {@link #up}).
      */
     public RemoteRangeStore upAt(int index) {
         int i = 0;
@@ -45,6 +44,11 @@ public final class RangeStores {
             }
         }
         return null;
+    }
+
+    /** Worker {@code workerId}'s newest registered range store, up or not, or null (its name for messages). */
+    public RemoteRangeStore registered(long workerId) {
+        return stores.get(workerId);
     }
 
     /** Worker {@code workerId}'s range store if its link is up, else null. */

@@ -30,11 +30,14 @@ import org.holdfast.server.engine.SegmentRecord;
  */
 public final class RemoteDedupWorker implements DedupWorker {
     private final int index;
+    private final long workerId;
     private final DedupLink link;
     private volatile DedupLoad lastLoad;
 
-    public RemoteDedupWorker(int index, DedupLink link) {
+    /** Worker {@code workerId} of the cluster membership, number {@code index} in the master's list, over {@code link}. */
+    public RemoteDedupWorker(int index, long workerId, DedupLink link) {
         this.index = index;
+        this.workerId = workerId;
         this.link = link;
         this.lastLoad = new DedupLoad(index, 0, 0, 0, 0, 0, 0, 0);
     }
@@ -42,6 +45,12 @@ public final class RemoteDedupWorker implements DedupWorker {
     @Override
     public int id() {
         return index;
+    }
+
+    /** The membership's worker id: what the master's range stores are keyed by (data on workers). */
+    @Override
+    public long memberId() {
+        return workerId;
     }
 
     /** The link this proxy calls over. */

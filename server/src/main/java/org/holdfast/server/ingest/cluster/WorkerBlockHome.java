@@ -19,11 +19,12 @@ import org.holdfast.server.store.StoredBlock;
 
 /**
  * The blocks live on the workers (data on workers, {@code holdfast.cluster.data=workers}): each
- * verified block or frame goes in one DATA_STORE to the storing worker its lookup named (the
- * worker numbering of {@link DedupLinks#workers()}, see {@link RangeStores#upAt}) and gets its PBNs
- * from that worker's range; a session's sync is a DATA_SYNC to every worker it stored on; a read or
- * a fingerprint goes to the worker whose range holds the PBN, in DATA_READs of at most
- * {@value ProtocolLimits#MAX_DATA_READ} PBNs. A store waits for its answer (one call in flight per
+ * verified block or frame goes in one DATA_STORE to the storing worker its lookup named (by worker
+ * id, {@link RangeStores#up}) and gets its PBNs from that worker's range, so the PBN lies in the range
+ * of the worker whose dedup index records it; that worker not up now (its link or a data call was
+ * lost, whatever else registered meanwhile) fails the store, never sends it to another; a session's
+ * sync is a DATA_SYNC to every worker it stored on; a read or a fingerprint goes to the worker
+ * whose range holds the PBN, in DATA_READs of at most {@value ProtocolLimits#MAX_DATA_READ} PBNs. A store waits for its answer (one call in flight per
  * session). A lost or refusing worker fails the call with {@link BlocksUnavailableException}, so the
  * backup stops before its catalog batch and nothing is committed.
  *
@@ -48,24 +49,31 @@ public final class WorkerBlockHome implements BlockHome {
     }
 
     @Override
-    public long append(int worker, byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec, int rawLength) {
+    public long append(long worker, byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec, int rawLength) {
         int wire = codec == FormatVersions.CODEC_ZSTD ? PayloadCodec.ZSTD : PayloadCodec.RAW;
         return store(worker, wire, rawLength, 1, Arrays.copyOfRange(fps, fpOff, fpOff + Fingerprint.BYTES),
                 Arrays.copyOfRange(payload, off, off + storedLength));
     }
 
     @Override
-    public long appendFrame(int worker, byte[] fps, int fpOff, int members, byte[] frame, int off, int storedLength, int blockSize) {
+    public long appendFrame(long worker, byte[] fps, int fpOff, int members, byte[] frame, int off, int storedLength, int blockSize) {
         return store(worker, PayloadCodec.ZSTD_FRAME, blockSize, members, Arrays.copyOfRange(fps, fpOff, fpOff + members * Fingerprint.BYTES),
                 Arrays.copyOfRange(frame, off, off + storedLength));
     }
 
-    private long store(int worker, int wireCodec, int blockSize, int count, byte[] fps, byte[] stored) {
-        RemoteRangeStore s = worker == DedupStream.NO_WORKER ? null : stores.upAt(worker);
+    private long store(long worker, int wireCodec, int blockSize, int count, byte[] fps, byte[] stored) {
+        if (worker == DedupStream.NO_WORKER) {
+            throw new BlocksUnavailableException("the dedup engine names no storing worker for a block of this backup, and"
+                    + " holdfast.cluster.data=workers keeps every block on a worker: use holdfast.dedup.engine=cluster; nothing of"
+                    + " this backup is committed", null);
+        }
+        RemoteRangeStore s = stores.up(worker);
         if (s == null) {
-            throw new BlocksUnavailableException("no data worker is up as storing worker " + worker + " of this backup"
-                    + " (holdfast.cluster.data=workers; the worker was lost or the dedup engine names none); nothing of this"
-                    + " backup is committed: bring the workers back (GET /api/v1/cluster) and run the backup again", null);
+            RemoteRangeStore gone = stores.registered(worker);
+            throw new BlocksUnavailableException("data worker " + (gone == null ? "" : gone.name() + ", ") + "id " + worker
+                    + ", the storing worker of a block of this backup, is not up now (holdfast.cluster.data=workers: its link or a"
+                    + " data call was lost); the block goes to no other worker, and nothing of this backup is committed: bring the"
+                    + " worker back (GET /api/v1/cluster) and run the backup again", null);
         }
         long first = join(s.store(wireCodec, blockSize, count, fps, stored));
         if (!storedOnContains(s)) {

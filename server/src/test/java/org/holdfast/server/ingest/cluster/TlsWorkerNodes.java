@@ -43,6 +43,8 @@ public final class TlsWorkerNodes implements AutoCloseable {
     private final List<WorkerRangeData> rangeData = new ArrayList<>();
     private final ClusterServer server;
     private final WorkerRegistry registry;
+    private final Path dir;
+    private ServerCertificate cert;
 
     /** {@code count} workers, engine i in {@code dir/worker-i} with {@code settings} on {@code engineClock}. */
     public TlsWorkerNodes(Path dir, int count, SungemSettings settings, Clock engineClock) {
@@ -54,11 +56,12 @@ public final class TlsWorkerNodes implements AutoCloseable {
      * {@code dir/range-data-i} (data on workers), and every node's range store is up on the master.
      */
     public TlsWorkerNodes(Path dir, int count, SungemSettings settings, Clock engineClock, boolean rangeData) {
+        this.dir = dir;
         try {
             MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
             opened.add(db::close);
             ApiTokens tokens = new ApiTokens(new RocksCredentialStore(db), Clock.systemUTC(), AuditLog.NONE);
-            ServerCertificate cert = ServerCertificateLoader.load(TlsSettings.selfSigned(dir.resolve("tls")));
+            cert = ServerCertificateLoader.load(TlsSettings.selfSigned(dir.resolve("tls")));
             registry = new WorkerRegistry(new ClusterStore(db), new MembershipSettings(Duration.ofMillis(500),
                     Duration.ofSeconds(10), Duration.ofSeconds(20), MembershipSettings.DEFAULT_FIRST_PBN,
                     MembershipSettings.DEFAULT_RANGE_SIZE), Clock.systemUTC());
@@ -75,9 +78,7 @@ public final class TlsWorkerNodes implements AutoCloseable {
                 LocalDedupWorker engine = new LocalDedupWorker(0, dir.resolve("worker-" + i), settings, engineClock);
                 engines.add(engine);
                 opened.add(engine::close);
-                WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", server.port(), null, "w" + i, tokenFile,
-                        MasterTrust.pinned(cert.fingerprint()), "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50),
-                        Duration.ofMillis(200)), new LoadProbe(dir), new LazyDedupWorker(0, () -> engine), rangeData(dir, i, rangeData));
+                WorkerConnector w = connector(i, engine, rangeData(dir, i, rangeData));
                 w.start();
                 connectors.add(w);
                 opened.add(0, w::close);
@@ -91,6 +92,25 @@ public final class TlsWorkerNodes implements AutoCloseable {
             close();
             throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
         }
+    }
+
+    /** A link for node {@code i} (named "w" + i) over {@code engine} and {@code data}, not started. */
+    private WorkerConnector connector(int i, LocalDedupWorker engine, WorkerRangeData data) {
+        return new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", server.port(), null, "w" + i, dir.resolve("worker.token"),
+                MasterTrust.pinned(cert.fingerprint()), "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50),
+                Duration.ofMillis(200)), new LoadProbe(dir), new LazyDedupWorker(0, () -> engine), data);
+    }
+
+    /**
+     * Closes node {@code i}'s link and starts a new one for the same node (its engine and range data):
+     * the worker registers again under its id, as after a restart or a reconnect. Returns at once.
+     */
+    public void reconnect(int i) {
+        connectors.get(i).close();
+        WorkerConnector w = connector(i, engines.get(i), rangeData.isEmpty() ? null : rangeData.get(i));
+        w.start();
+        connectors.set(i, w);
+        opened.add(0, w::close);
     }
 
     /** Node i's range data (opened at its registration), or null without range data. */
