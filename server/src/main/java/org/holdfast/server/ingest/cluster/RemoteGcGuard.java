@@ -1,8 +1,6 @@
 package org.holdfast.server.ingest.cluster;
 
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
@@ -23,33 +21,13 @@ import org.holdfast.common.protocol.ProtocolLimits;
  * ends, or a call is not answered within the timeout, every pending and later call fails with
  * {@link RangeWorkerLostException}. Used by {@link RangeReferenceGuard}.
  */
-public final class RemoteGcGuard {
-    private final String name;
-    private final PbnRange range;
+public final class RemoteGcGuard extends RangeWorkerCalls {
     private final Channel channel;
-    private final PendingCalls calls;
 
     /** Worker {@code name} owning {@code range}, on {@code channel}; a call not answered within {@code timeout} ends the link's use. */
     public RemoteGcGuard(String name, PbnRange range, Channel channel, Duration timeout) {
-        this.name = name;
-        this.range = range;
+        super(name, range, channel, timeout);
         this.channel = channel;
-        this.calls = new PendingCalls(channel, timeout, this::lostError);
-    }
-
-    /** The worker's node name. */
-    public String name() {
-        return name;
-    }
-
-    /** The PBN range whose blocks the worker protects. */
-    public PbnRange range() {
-        return range;
-    }
-
-    /** False once the link ended or a call timed out. */
-    public boolean isUp() {
-        return calls.isUp();
     }
 
     /**
@@ -89,42 +67,24 @@ public final class RemoteGcGuard {
         }
     }
 
-    private RangeWorkerLostException lostError(String why) {
+    @Override
+    protected RangeWorkerLostException lostError(String why) {
         return new RangeWorkerLostException("GC worker " + name + " (PBNs " + range + ") is lost: " + why + "; the grace protection"
                 + " it did not answer may not hold, and the sessions it protected blocks for end with its link: run the backup again"
                 + " once it registers (see its log for why)");
     }
 
-    /** The link ended or went silent: every pending and later call fails with {@code why}. */
-    public void lost(String why) {
-        calls.lost(why);
-    }
-
-    /** Requests in flight (tests). */
-    int pendingCount() {
-        return calls.size();
-    }
-
-    /** The handler that takes this worker's GC_PROTECTED and GC_GUARD_FAILED; other messages pass on. */
-    public ChannelInboundHandlerAdapter answers() {
-        return new ChannelInboundHandlerAdapter() {
-            @Override
-            public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                if (msg instanceof GcProtected p) {
-                    calls.take(p.requestId(), p).complete(p);
-                } else if (msg instanceof GcGuardFailed f) {
-                    calls.take(f.requestId(), f).completeExceptionally(new RangeWorkerFailedException("GC worker " + name + " (PBNs "
-                            + range + ") refused to protect blocks: " + f.message()));
-                } else {
-                    ctx.fireChannelRead(msg);
-                }
-            }
-
-            @Override
-            public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-                lost("its link closed");
-                super.channelInactive(ctx);
-            }
-        };
+    /** Takes this worker's GC_PROTECTED and GC_GUARD_FAILED. */
+    @Override
+    protected boolean answer(Object msg) {
+        if (msg instanceof GcProtected p) {
+            calls.take(p.requestId(), p).complete(p);
+        } else if (msg instanceof GcGuardFailed f) {
+            calls.take(f.requestId(), f).completeExceptionally(new RangeWorkerFailedException("GC worker " + name + " (PBNs "
+                    + range + ") refused to protect blocks: " + f.message()));
+        } else {
+            return false;
+        }
+        return true;
     }
 }

@@ -1,8 +1,6 @@
 package org.holdfast.server.ingest.cluster;
 
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -35,27 +33,12 @@ import org.holdfast.common.protocol.ProtocolLimits;
  * worker's answers; an answer to an id that is not pending is a protocol error (the link closes).
  * Used by ingest and restore through {@link WorkerBlockHome} (holdfast.cluster.data=workers); not yet by GC.
  */
-public final class RemoteRangeStore {
-    private final String name;
-    private final PbnRange range;
-    private final PendingCalls calls;
+public final class RemoteRangeStore extends RangeWorkerCalls {
     private volatile RangeDataReport report; // null until a heartbeat of version 3 reports it
 
     /** Worker {@code name} owning {@code range}, on {@code channel}; a call not answered within {@code timeout} ends the link's use. */
     public RemoteRangeStore(String name, PbnRange range, Channel channel, Duration timeout) {
-        this.name = name;
-        this.range = range;
-        this.calls = new PendingCalls(channel, timeout, this::lostError);
-    }
-
-    /** The worker's node name. */
-    public String name() {
-        return name;
-    }
-
-    /** The PBN range the worker's store hands out and serves. */
-    public PbnRange range() {
-        return range;
+        super(name, range, channel, timeout);
     }
 
     /** What the worker's latest heartbeat said of its range data; null if it said nothing (an older worker) or not yet. */
@@ -66,11 +49,6 @@ public final class RemoteRangeStore {
     /** Keeps the range-data figures of the worker's heartbeat arrived at {@code atMillis}. */
     void reported(Heartbeat.RangeData d, long atMillis) {
         report = RangeDataReport.of(d, range, atMillis);
-    }
-
-    /** False once the link ended or a call timed out. */
-    public boolean isUp() {
-        return calls.isUp();
     }
 
     /**
@@ -165,49 +143,27 @@ public final class RemoteRangeStore {
         return calls.call(id, request);
     }
 
-    private RangeWorkerLostException lostError(String why) {
+    @Override
+    protected RangeWorkerLostException lostError(String why) {
         return new RangeWorkerLostException("data worker " + name + " (PBNs " + range + ") is lost: " + why + "; what it had not"
                 + " answered is not stored or not read; its blocks are unavailable until it registers again (see its log for why)");
     }
 
-    /** The link ended or went silent: every pending and later call fails with {@code why}. */
-    public void lost(String why) {
-        calls.lost(why);
-    }
-
-    /** Requests in flight (tests). */
-    int pendingCount() {
-        return calls.size();
-    }
-
-    /** The handler that takes this worker's DATA_STORED, DATA_SYNCED, DATA_READ_ANSWER and DATA_FAILED; other messages pass on. */
-    public ChannelInboundHandlerAdapter answers() {
-        return new ChannelInboundHandlerAdapter() {
-            @Override
-            public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                if (msg instanceof DataStored s) {
-                    take(s.requestId(), s).complete(s);
-                } else if (msg instanceof DataSynced s) {
-                    take(s.requestId(), s).complete(s);
-                } else if (msg instanceof DataReadAnswer a) {
-                    take(a.requestId(), a).complete(a);
-                } else if (msg instanceof DataFailed f) {
-                    take(f.requestId(), f).completeExceptionally(new RangeWorkerFailedException("data worker " + name + " (PBNs " + range
-                            + ") refused a request: " + f.message()));
-                } else {
-                    ctx.fireChannelRead(msg);
-                }
-            }
-
-            @Override
-            public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-                lost("its link closed");
-                super.channelInactive(ctx);
-            }
-        };
-    }
-
-    private CompletableFuture<Message> take(long id, Message m) {
-        return calls.take(id, m);
+    /** Takes this worker's DATA_STORED, DATA_SYNCED, DATA_READ_ANSWER and DATA_FAILED. */
+    @Override
+    protected boolean answer(Object msg) {
+        if (msg instanceof DataStored s) {
+            calls.take(s.requestId(), s).complete(s);
+        } else if (msg instanceof DataSynced s) {
+            calls.take(s.requestId(), s).complete(s);
+        } else if (msg instanceof DataReadAnswer a) {
+            calls.take(a.requestId(), a).complete(a);
+        } else if (msg instanceof DataFailed f) {
+            calls.take(f.requestId(), f).completeExceptionally(new RangeWorkerFailedException("data worker " + name + " (PBNs " + range
+                    + ") refused a request: " + f.message()));
+        } else {
+            return false;
+        }
+        return true;
     }
 }

@@ -1,8 +1,6 @@
 package org.holdfast.server.ingest.cluster;
 
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import org.holdfast.common.id.PbnRange;
@@ -18,34 +16,14 @@ import org.holdfast.common.protocol.GcSwept;
  * {@link RangeWorkerLostException}. A caller that waits less ({@link WorkerSweeps}) just stops
  * waiting; the answer, when it comes, still completes the call.
  */
-public final class RemoteRangeSweep {
+public final class RemoteRangeSweep extends RangeWorkerCalls {
     /** How long a sweep may run before this end gives up on its answer (and on this link's sweeps). */
     public static final Duration ANSWER_TIMEOUT = Duration.ofHours(12);
 
-    private final String name;
-    private final PbnRange range;
-    private final PendingCalls calls;
 
     /** Worker {@code name} owning {@code range}, on {@code channel}; a sweep not answered within {@code timeout} ends this end's use. */
     public RemoteRangeSweep(String name, PbnRange range, Channel channel, Duration timeout) {
-        this.name = name;
-        this.range = range;
-        this.calls = new PendingCalls(channel, timeout, this::lostError);
-    }
-
-    /** The worker's node name. */
-    public String name() {
-        return name;
-    }
-
-    /** The PBN range the worker sweeps. */
-    public PbnRange range() {
-        return range;
-    }
-
-    /** False once the link ended or a sweep timed out. */
-    public boolean isUp() {
-        return calls.isUp();
+        super(name, range, channel, timeout);
     }
 
     /**
@@ -58,43 +36,25 @@ public final class RemoteRangeSweep {
         return calls.call(id, new GcSweep(id, now, dryRun ? GcSweep.DRY_RUN : 0)).thenApply(m -> (GcSwept) m);
     }
 
-    /** The link ended or went silent: every pending and later sweep fails with {@code why}. */
-    public void lost(String why) {
-        calls.lost(why);
-    }
-
-    /** Sweeps in flight (tests). */
-    int pendingCount() {
-        return calls.size();
-    }
-
-    private RangeWorkerLostException lostError(String why) {
+    @Override
+    protected RangeWorkerLostException lostError(String why) {
         return new RangeWorkerLostException("sweeping worker " + name + " (PBNs " + range + ") is lost: " + why + "; whether its sweep"
                 + " finished is not known (it goes on by itself if the process lives, and keeps its result in its log); ask again once it"
                 + " registers again");
     }
 
-    /** The handler that takes this worker's GC_SWEPT and GC_SWEEP_FAILED; other messages pass on. */
-    public ChannelInboundHandlerAdapter answers() {
-        return new ChannelInboundHandlerAdapter() {
-            @Override
-            public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                if (msg instanceof GcSwept s) {
-                    calls.take(s.requestId(), s).complete(s);
-                } else if (msg instanceof GcSweepFailed f) {
-                    calls.take(f.requestId(), f).completeExceptionally(new RangeSweepRefusedException(f.reason(), "worker " + name
-                            + " (PBNs " + range + ") " + (f.reason() == GcSweepFailed.BUSY ? "is busy" : f.reason() == GcSweepFailed.REFUSED
-                            ? "refused the sweep" : "failed the sweep") + ": " + f.message()));
-                } else {
-                    ctx.fireChannelRead(msg);
-                }
-            }
-
-            @Override
-            public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-                lost("its link closed");
-                super.channelInactive(ctx);
-            }
-        };
+    /** Takes this worker's GC_SWEPT and GC_SWEEP_FAILED. */
+    @Override
+    protected boolean answer(Object msg) {
+        if (msg instanceof GcSwept s) {
+            calls.take(s.requestId(), s).complete(s);
+        } else if (msg instanceof GcSweepFailed f) {
+            calls.take(f.requestId(), f).completeExceptionally(new RangeSweepRefusedException(f.reason(), "worker " + name
+                    + " (PBNs " + range + ") " + (f.reason() == GcSweepFailed.BUSY ? "is busy" : f.reason() == GcSweepFailed.REFUSED
+                    ? "refused the sweep" : "failed the sweep") + ": " + f.message()));
+        } else {
+            return false;
+        }
+        return true;
     }
 }

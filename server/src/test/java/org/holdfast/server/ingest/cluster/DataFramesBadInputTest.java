@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,7 +17,6 @@ import org.holdfast.common.protocol.DataStoreRequest;
 import org.holdfast.common.protocol.DataStored;
 import org.holdfast.common.protocol.DataSynced;
 import org.holdfast.common.protocol.ErrorCode;
-import org.holdfast.common.protocol.ErrorLinger;
 import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.FrameDecoder;
 import org.holdfast.common.protocol.FrameEncoder;
@@ -64,22 +62,13 @@ class DataFramesBadInputTest {
     }
 
     private static ByteBuf header(MessageType type, long bodyBytes) {
-        return Unpooled.buffer().writeInt((int) (bodyBytes + ProtocolLimits.HEADER_BYTES)).writeByte(ProtocolLimits.VERSION)
-                .writeByte(type.code());
+        return WorkerEndFrames.header(type, bodyBytes);
     }
 
     /** Feeds {@code bytes} to a worker; returns its one answer, an ERROR, after which it closes once its linger is over. */
     private ErrorMessage refused(ByteBuf bytes) {
         EmbeddedChannel ch = worker();
-        ch.writeInbound(bytes);
-        ch.runPendingTasks();
-        EmbeddedChannel decode = new EmbeddedChannel(new FrameDecoder());
-        decode.writeInbound((ByteBuf) ch.readOutbound());
-        Message m = decode.readInbound();
-        assertThat(ch.isOpen()).as("the worker lingers after the ERROR").isTrue();
-        ch.advanceTimeBy(ErrorLinger.ERROR_LINGER_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
-        ch.runScheduledPendingTasks();
-        assertThat(ch.isOpen()).as("the worker closes the link once the linger is over").isFalse();
+        Message m = WorkerEndFrames.errorAndClose(ch, bytes);
         assertThat(data.store().stats().appendedBlocks()).as("the store saw nothing").isZero();
         assertThat(data.store().nextPbn()).isEqualTo(RANGE.first());
         return (ErrorMessage) m;
@@ -182,9 +171,7 @@ class DataFramesBadInputTest {
 
     /** A master's decoder fed {@code bytes}: refused with {@code message}. */
     private static void answerRefused(ByteBuf bytes, ErrorCode code, String message) {
-        EmbeddedChannel decode = new EmbeddedChannel(new FrameDecoder());
-        assertThatThrownBy(() -> decode.writeInbound(bytes)).isInstanceOf(ProtocolException.class)
-                .satisfies(e -> assertThat(((ProtocolException) e).code()).isEqualTo(code)).hasMessageContaining(message);
+        WorkerEndFrames.answerRefused(bytes, code, message);
     }
 
     @Test

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -13,7 +12,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.ErrorCode;
-import org.holdfast.common.protocol.ErrorLinger;
 import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.FrameDecoder;
 import org.holdfast.common.protocol.FrameEncoder;
@@ -23,7 +21,6 @@ import org.holdfast.common.protocol.GcSwept;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.MessageType;
 import org.holdfast.common.protocol.ProtocolException;
-import org.holdfast.common.protocol.ProtocolLimits;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FsyncPolicy;
@@ -68,22 +65,13 @@ class GcSweepFramesBadInputTest {
     }
 
     private static ByteBuf header(MessageType type, long bodyBytes) {
-        return Unpooled.buffer().writeInt((int) (bodyBytes + ProtocolLimits.HEADER_BYTES)).writeByte(ProtocolLimits.VERSION)
-                .writeByte(type.code());
+        return WorkerEndFrames.header(type, bodyBytes);
     }
 
     /** Feeds {@code bytes} to a worker: one ERROR with {@code code} and {@code message}, the link closed after its linger, no sweep ran. */
     private void refused(ByteBuf bytes, ErrorCode code, String message) {
         EmbeddedChannel ch = worker(RANGE);
-        ch.writeInbound(bytes);
-        ch.runPendingTasks();
-        EmbeddedChannel decode = new EmbeddedChannel(new FrameDecoder());
-        decode.writeInbound((ByteBuf) ch.readOutbound());
-        ErrorMessage e = decode.readInbound();
-        assertThat(ch.isOpen()).as("the worker lingers after the ERROR").isTrue();
-        ch.advanceTimeBy(ErrorLinger.ERROR_LINGER_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
-        ch.runScheduledPendingTasks();
-        assertThat(ch.isOpen()).as("the worker closes the link once the linger is over").isFalse();
+        ErrorMessage e = WorkerEndFrames.errorAndClose(ch, bytes);
         assertThat(e.code()).isEqualTo(code);
         assertThat(e.message()).contains(message);
         assertThat(sweeps.progress().running()).isFalse();
@@ -177,9 +165,7 @@ class GcSweepFramesBadInputTest {
 
     /** A master's decoder fed {@code bytes}: refused with {@code message}. */
     private static void answerRefused(ByteBuf bytes, ErrorCode code, String message) {
-        EmbeddedChannel decode = new EmbeddedChannel(new FrameDecoder());
-        assertThatThrownBy(() -> decode.writeInbound(bytes)).isInstanceOf(ProtocolException.class)
-                .satisfies(e -> assertThat(((ProtocolException) e).code()).isEqualTo(code)).hasMessageContaining(message);
+        WorkerEndFrames.answerRefused(bytes, code, message);
     }
 
     private static ByteBuf swept(long freed, long reclaimable, long bytes) {
