@@ -166,6 +166,11 @@ public final class ClusterServer implements AutoCloseable {
         return settings;
     }
 
+    /** The oldest cluster version a worker may register with (4 with blocks on the workers). */
+    public int minClusterVersion() {
+        return settings.minClusterVersion();
+    }
+
     WorkerRegistry registry() {
         return registry;
     }
