@@ -11,16 +11,23 @@ public record Register(int clusterVersion, String nodeName, String token, String
     /**
      * The newest cluster protocol version this build speaks; a worker offers it, and the next older
      * one again to a master that refused it as UNSUPPORTED_VERSION (a master before version 2
-     * accepts only 1, one before version 3 only 1 and 2). Version 2: DEDUP_DONE may report an index
-     * start-over. Version 3: HEARTBEAT may carry a range-data report.
+     * accepts only 1, one before version 3 only 1 and 2, one before version 4 only 1 to 3). Version 2:
+     * DEDUP_DONE may report an index start-over. Version 3: HEARTBEAT may carry a range-data report.
+     * Version 4: the worker takes the GC frames (GC_DELTA, GC_PROTECT, GC_SWEEP and their kin).
      */
-    public static final int CLUSTER_VERSION = 3;
+    public static final int CLUSTER_VERSION = 4;
     /** The oldest version a master of this build accepts. */
     public static final int MIN_CLUSTER_VERSION = 1;
     /** The first version whose DEDUP_DONE may carry an index start-over report. */
     public static final int START_OVER_REPORT_VERSION = 2;
     /** The first version whose HEARTBEAT may carry a range-data report ({@link Heartbeat.RangeData}). */
     public static final int RANGE_DATA_REPORT_VERSION = 3;
+    /**
+     * The first version whose worker takes the GC frames (0x54-0x5D): a worker before it closes its
+     * link on them, so a master sends them only on a link of this version or newer, and a master
+     * keeping its blocks on the workers registers no worker below it.
+     */
+    public static final int GC_FRAMES_VERSION = 4;
 
     public Register {
         Hello.checkU16("clusterVersion", clusterVersion);

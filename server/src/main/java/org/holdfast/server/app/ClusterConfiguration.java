@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import org.holdfast.common.protocol.Register;
 import org.holdfast.common.tls.CertificateFingerprint;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.server.api.NotOnAWorkerFilter;
@@ -23,6 +24,7 @@ import org.holdfast.server.ingest.cluster.MasterTrust;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
 import org.holdfast.server.ingest.cluster.WorkerGcMetadata;
 import org.holdfast.server.ingest.cluster.WorkerRangeData;
+import org.holdfast.server.ingest.cluster.WorkerRangeSweep;
 import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.security.TokenAuthenticator;
 import org.holdfast.server.security.tls.ServerCertificate;
@@ -81,10 +83,14 @@ public class ClusterConfiguration {
     @ConditionalOnProperty(name = ROLE, havingValue = "master")
     ClusterServer clusterServer(WorkerRegistry registry, HoldfastProperties props, ObjectProvider<ServerCertificate> certificate,
                                 ObjectProvider<TokenAuthenticator> tokens, ObjectProvider<AuditLog> audit,
-                                ObjectProvider<BuildProperties> build, DedupLinks dedupLinks, GcDeltaLinks gcDeltaLinks) {
+                                ObjectProvider<BuildProperties> build, DedupLinks dedupLinks, GcDeltaLinks gcDeltaLinks,
+                                ClusterDataMode dataMode) {
         ServerCertificate cert = certificate.getIfAvailable(); // absent with holdfast.tls.enabled=false
         IngestTls tls = cert == null ? null : IngestTls.of(cert.privateKey(), cert.chain(), props.tls().engine());
-        return new ClusterServer(new ClusterServer.Settings(props.cluster().host(), props.cluster().port(), tls, version(build)),
+        // blocks on the workers: their GC runs over the link, so a worker too old for the GC frames is refused at REGISTER
+        int minVersion = dataMode == ClusterDataMode.WORKERS ? Register.GC_FRAMES_VERSION : Register.MIN_CLUSTER_VERSION;
+        return new ClusterServer(new ClusterServer.Settings(props.cluster().host(), props.cluster().port(), tls, version(build),
+                minVersion),
                 registry, tokens.getIfAvailable(() -> CoreConfiguration.NO_TOKEN_STORE), audit.getIfAvailable(() -> AuditLog.NONE),
                 dedupLinks, gcDeltaLinks);
     }
@@ -128,8 +134,21 @@ public class ClusterConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnProperty(name = ROLE, havingValue = "worker")
     WorkerConnector workerConnector(HoldfastProperties props, DataDirectory dir, ObjectProvider<BuildProperties> build,
-                                    ObjectProvider<LazyDedupWorker> dedup, WorkerRangeData rangeData, WorkerGcMetadata gcMetadata) {
-        return worker(props, dir.root(), version(build), dedup.getIfAvailable(), rangeData, gcMetadata);
+                                    ObjectProvider<LazyDedupWorker> dedup, WorkerRangeData rangeData, WorkerGcMetadata gcMetadata,
+                                    GcConfiguration.GcProperties gc) {
+        return worker(props, dir.root(), version(build), dedup.getIfAvailable(), rangeData, gcMetadata, sweepSettings(gc));
+    }
+
+    /**
+     * The worker's range sweep settings: the node's {@code holdfast.gc.sweep-batch-chunks},
+     * {@code compaction-threshold} and {@code compaction-max-bytes}, as the standalone GC's.
+     */
+    static WorkerRangeSweep.Settings sweepSettings(GcConfiguration.GcProperties gc) {
+        try {
+            return new WorkerRangeSweep.Settings(gc.sweepBatchChunks(), gc.compactionThreshold(), gc.compactionMaxBytes().toBytes());
+        } catch (IllegalArgumentException e) {
+            throw new ClusterSetupException(e.getMessage(), e);
+        }
     }
 
     /**
@@ -211,15 +230,21 @@ public class ClusterConfiguration {
      */
     static WorkerConnector worker(HoldfastProperties props, Path dataDir, String version, LazyDedupWorker dedup,
                                   WorkerRangeData rangeData, WorkerGcMetadata gcMetadata) {
+        return worker(props, dataDir, version, dedup, rangeData, gcMetadata, WorkerRangeSweep.Settings.DEFAULTS);
+    }
+
+    /** As above, the range sweeps with {@code sweep} (the node's GC settings: {@link #sweepSettings}). */
+    static WorkerConnector worker(HoldfastProperties props, Path dataDir, String version, LazyDedupWorker dedup,
+                                  WorkerRangeData rangeData, WorkerGcMetadata gcMetadata, WorkerRangeSweep.Settings sweep) {
         try {
-            return checkedWorker(props, dataDir, version, dedup, rangeData, gcMetadata);
+            return checkedWorker(props, dataDir, version, dedup, rangeData, gcMetadata, sweep);
         } catch (IllegalArgumentException e) {
             throw new ClusterSetupException(e.getMessage(), e);
         }
     }
 
     private static WorkerConnector checkedWorker(HoldfastProperties props, Path dataDir, String version, LazyDedupWorker dedup,
-                                                 WorkerRangeData rangeData, WorkerGcMetadata gcMetadata) {
+                                                 WorkerRangeData rangeData, WorkerGcMetadata gcMetadata, WorkerRangeSweep.Settings sweep) {
         HoldfastProperties.Cluster c = props.cluster();
         String node = props.store().s3().node();
         if (node == null || node.isBlank()) {
@@ -262,7 +287,7 @@ public class ClusterConfiguration {
         }
         return new WorkerConnector(new WorkerConnector.Settings(c.master().substring(0, colon), port, c.host(), node, c.tokenFile(), trust,
                 props.tls().engine(), version, Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(30)),
-                new LoadProbe(dataDir), dedup, rangeData, gcMetadata);
+                new LoadProbe(dataDir), dedup, rangeData, gcMetadata, sweep);
     }
 
     @Bean

@@ -8,8 +8,10 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import org.holdfast.common.ports.TestPorts;
+import org.holdfast.common.protocol.Register;
 import org.holdfast.server.api.TestTokens;
 import org.holdfast.server.ingest.IngestServices;
+import org.holdfast.server.ingest.cluster.ClusterServer;
 import org.holdfast.server.ingest.cluster.GcDeltaSenders;
 import org.holdfast.server.ingest.cluster.RangeReferenceGuard;
 import org.holdfast.server.ingest.cluster.WorkerBlockHome;
@@ -64,6 +66,8 @@ class ClusterDataWiringTest {
         try (ConfigurableApplicationContext ctx = master("--holdfast.cluster.data=workers ", "--holdfast.gc.bookkeeping=off")) {
             assertThat(ClusterDataMode.recorded(ctx.getBean(MetadataDb.class))).isEqualTo(ClusterDataMode.WORKERS);
             assertThat(ctx.getBean(IngestServices.class).blocks()).isInstanceOf(WorkerBlockHome.class);
+            assertThat(ctx.getBean(ClusterServer.class).minClusterVersion()).as("workers too old for the GC frames refused")
+                    .isEqualTo(Register.GC_FRAMES_VERSION);
         }
     }
 
@@ -89,6 +93,8 @@ class ClusterDataWiringTest {
             assertThat(ctx.getBean(IngestServices.class).blocks()).isInstanceOf(LocalBlockHome.class);
             assertThat(ClusterDataMode.recorded(ctx.getBean(MetadataDb.class))).isEqualTo(ClusterDataMode.MASTER);
             assertThat(ctx.getBean(GcDeltaSenders.class).started()).as("the GC keeps its local bookkeeping").isFalse();
+            assertThat(ctx.getBean(ClusterServer.class).minClusterVersion()).as("every cluster version accepted")
+                    .isEqualTo(Register.MIN_CLUSTER_VERSION);
         }
     }
 

@@ -106,4 +106,23 @@ class ClusterSetupTest {
         assertThat(p.cluster().port()).isEqualTo(7071);
         assertThat(p.cluster().membership().lostAfter()).hasSeconds(15);
     }
+
+    private static GcConfiguration.GcProperties gc(String key, String value) {
+        return new Binder(new MapConfigurationPropertySource(Map.of("holdfast.gc." + key, value))).bindOrCreate("holdfast.gc",
+                GcConfiguration.GcProperties.class);
+    }
+
+    @Test
+    void sweepSettings_nodeGcSettings_takenAsTheyAre() {
+        assertThat(ClusterConfiguration.sweepSettings(gc("compaction-max-bytes", "2GB")))
+                .isEqualTo(new org.holdfast.server.ingest.cluster.WorkerRangeSweep.Settings(64, 0.5, 2L << 30));
+    }
+
+    @Test
+    void sweepSettings_compactionThresholdOverOneOrNoBatch_refusedNamingTheSetting() {
+        assertThat(catchThrowable(() -> ClusterConfiguration.sweepSettings(gc("compaction-threshold", "1.5"))))
+                .isInstanceOf(ClusterSetupException.class).hasMessageContaining("holdfast.gc.compaction-threshold must be in 0..1");
+        assertThat(catchThrowable(() -> ClusterConfiguration.sweepSettings(gc("sweep-batch-chunks", "0"))))
+                .isInstanceOf(ClusterSetupException.class).hasMessageContaining("holdfast.gc.sweep-batch-chunks must be at least 1");
+    }
 }

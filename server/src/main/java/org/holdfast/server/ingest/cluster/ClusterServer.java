@@ -19,6 +19,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.holdfast.common.protocol.FrameDecoder;
 import org.holdfast.common.protocol.FrameEncoder;
+import org.holdfast.common.protocol.Register;
 import org.holdfast.server.cluster.ClusterSetupException;
 import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.ingest.IngestTls;
@@ -49,8 +50,23 @@ public final class ClusterServer implements AutoCloseable {
     /** Most connections open at once from one address: connecting needs no token, so one address must not take every slot. */
     static final int MAX_PER_SOURCE = 32;
 
-    /** Where to listen, TLS (null: plain TCP, labs only), and the version REGISTERED names. */
-    public record Settings(String host, int port, IngestTls tls, String masterVersion) {
+    /**
+     * Where to listen, TLS (null: plain TCP, labs only), the version REGISTERED names, and the oldest
+     * cluster version a worker may register with: {@link Register#GC_FRAMES_VERSION} on a master that
+     * keeps its blocks on the workers (their GC runs over the link), else {@link Register#MIN_CLUSTER_VERSION}.
+     */
+    public record Settings(String host, int port, IngestTls tls, String masterVersion, int minClusterVersion) {
+        public Settings {
+            if (minClusterVersion < Register.MIN_CLUSTER_VERSION || minClusterVersion > Register.CLUSTER_VERSION) {
+                throw new IllegalArgumentException("the oldest cluster version a worker may register with must be in "
+                        + Register.MIN_CLUSTER_VERSION + ".." + Register.CLUSTER_VERSION + ", got " + minClusterVersion);
+            }
+        }
+
+        /** Accepting every cluster version this build speaks (blocks on the master). */
+        public Settings(String host, int port, IngestTls tls, String masterVersion) {
+            this(host, port, tls, masterVersion, Register.MIN_CLUSTER_VERSION);
+        }
     }
 
     private final Settings settings;
@@ -148,6 +164,11 @@ public final class ClusterServer implements AutoCloseable {
 
     Settings settings() {
         return settings;
+    }
+
+    /** The oldest cluster version a worker may register with (4 with blocks on the workers). */
+    public int minClusterVersion() {
+        return settings.minClusterVersion();
     }
 
     WorkerRegistry registry() {

@@ -164,6 +164,18 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             throw new ProtocolException(ErrorCode.BAD_FRAME, e.getMessage());
         }
         AccessPrincipal p = authenticate(r.token(), r.nodeName(), "cluster.register");
+        int needed = server.settings().minClusterVersion();
+        if (r.clusterVersion() < needed) {
+            // after the token check, so only a worker's own token learns what the master needs, and the refusal is audited
+            String why = "this master keeps its blocks on the workers (holdfast.cluster.data=workers) and runs their GC over the"
+                    + " worker link, which needs cluster protocol version " + needed + "; the worker " + r.nodeName() + " speaks version "
+                    + r.clusterVersion() + " (an older release: it would close its link on the first GC frame, and the blocks it"
+                    + " stores could be neither protected nor swept): upgrade the worker to the master's release (docs/operations.md,"
+                    + " \"Upgrading a cluster\")";
+            server.refusalLog.warning("refused worker " + r.nodeName() + " from " + address() + ": " + why);
+            audit(p.name(), "cluster.register", "node:" + r.nodeName(), "denied", why);
+            throw new ProtocolException(ErrorCode.UNSUPPORTED_VERSION, why);
+        }
         WorkerRecord w;
         try {
             w = server.registry().register(r.nodeName(), p.tokenId(), address(), new WorkerCapacity(r.cpus(), r.heapMaxBytes(),
@@ -190,11 +202,16 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         dedup = link;
         RemoteRangeStore rangeStore = new RemoteRangeStore(w.nodeName(), w.range(), ctx.channel(), server.registry().settings().lostAfter());
         data = rangeStore;
-        RemoteGcGuard gcGuard = new RemoteGcGuard(w.nodeName(), w.range(), ctx.channel(), server.registry().settings().lostAfter());
+        // a worker before version 4 closes its link on a GC frame: its link gets none (with blocks on the master, none is sent anyway)
+        boolean gcFrames = r.clusterVersion() >= Register.GC_FRAMES_VERSION;
+        RemoteGcGuard gcGuard = gcFrames ? new RemoteGcGuard(w.nodeName(), w.range(), ctx.channel(),
+                server.registry().settings().lostAfter()) : null;
         guard = gcGuard;
-        RemoteGcDeltas gcDeltas = new RemoteGcDeltas(w.nodeName(), w.range(), ctx.channel(), server.registry().settings().lostAfter());
+        RemoteGcDeltas gcDeltas = gcFrames ? new RemoteGcDeltas(w.nodeName(), w.range(), ctx.channel(),
+                server.registry().settings().lostAfter()) : null;
         gc = gcDeltas;
-        RemoteRangeSweep rangeSweep = new RemoteRangeSweep(w.nodeName(), w.range(), ctx.channel(), RemoteRangeSweep.ANSWER_TIMEOUT);
+        RemoteRangeSweep rangeSweep = gcFrames ? new RemoteRangeSweep(w.nodeName(), w.range(), ctx.channel(),
+                RemoteRangeSweep.ANSWER_TIMEOUT) : null;
         sweep = rangeSweep;
         ctx.executor().execute(() -> {
             if (closing) {
@@ -205,9 +222,11 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             // the worker's dedup answers are taken before this handler sees them
             ctx.pipeline().addBefore(ctx.name(), "dedup", link.answers());
             ctx.pipeline().addBefore(ctx.name(), "data", rangeStore.answers());
-            ctx.pipeline().addBefore(ctx.name(), "gc-guard", gcGuard.answers());
-            ctx.pipeline().addBefore(ctx.name(), "gc", gcDeltas.answers());
-            ctx.pipeline().addBefore(ctx.name(), "sweep", rangeSweep.answers());
+            if (gcFrames) {
+                ctx.pipeline().addBefore(ctx.name(), "gc-guard", gcGuard.answers());
+                ctx.pipeline().addBefore(ctx.name(), "gc", gcDeltas.answers());
+                ctx.pipeline().addBefore(ctx.name(), "sweep", rangeSweep.answers());
+            }
             decoder.resume(ctx.pipeline().context(decoder));
             // REGISTERED only once the decoder takes frames after REGISTER (written before, the worker's
             // answer could be read while the decoder still held it, against the pre-REGISTER budget), and
@@ -215,9 +234,11 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             ctx.writeAndFlush(registered);
             server.dedupLinks().add(w.workerId(), link);
             server.rangeStores().add(w.workerId(), rangeStore);
-            server.gcGuards().add(w.workerId(), gcGuard);
-            server.gcDeltas().add(w.workerId(), gcDeltas);
-            server.rangeSweeps().add(w.workerId(), rangeSweep);
+            if (gcFrames) {
+                server.gcGuards().add(w.workerId(), gcGuard);
+                server.gcDeltas().add(w.workerId(), gcDeltas);
+                server.rangeSweeps().add(w.workerId(), rangeSweep);
+            }
         });
     }
 

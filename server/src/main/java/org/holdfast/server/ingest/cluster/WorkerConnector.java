@@ -147,13 +147,23 @@ public final class WorkerConnector implements AutoCloseable {
      */
     public WorkerConnector(Settings settings, LoadProbe probe, LazyDedupWorker dedup, WorkerRangeData rangeData,
                            WorkerGcMetadata gcMetadata) {
+        this(settings, probe, dedup, rangeData, gcMetadata, WorkerRangeSweep.Settings.DEFAULTS);
+    }
+
+    /**
+     * As above, sweeping with {@code sweep}: the node's {@code holdfast.gc.sweep-batch-chunks},
+     * {@code compaction-threshold} and {@code compaction-max-bytes} (the constructors above use the
+     * standalone defaults).
+     */
+    public WorkerConnector(Settings settings, LoadProbe probe, LazyDedupWorker dedup, WorkerRangeData rangeData,
+                           WorkerGcMetadata gcMetadata, WorkerRangeSweep.Settings sweep) {
         this.settings = settings;
         this.probe = probe;
         this.dedup = dedup;
         this.rangeData = rangeData;
         this.gcMetadata = gcMetadata;
         this.rangeSweep = rangeData != null && gcMetadata != null
-                ? new WorkerRangeSweep(rangeData, gcMetadata, dedup, WorkerRangeSweep.Settings.DEFAULTS) : null;
+                ? new WorkerRangeSweep(rangeData, gcMetadata, dedup, sweep) : null;
         this.backoffMillis = settings.minBackoff().toMillis();
         if (settings.trust() == null) {
             tls = null;
@@ -322,7 +332,8 @@ public final class WorkerConnector implements AutoCloseable {
                     failure = "the master at " + master() + " speaks an older cluster protocol (" + e.message() + "); registering"
                             + " again with version " + offer + (offer < Register.START_OVER_REPORT_VERSION
                             ? " (it is not told when this worker starts its index over: this log says so)"
-                            : " (it is not told whether this worker's range data serves)");
+                            : offer < Register.RANGE_DATA_REPORT_VERSION ? " (it is not told whether this worker's range data serves)"
+                            : " (it sends no GC frames: this worker's range is neither protected nor swept by it)");
                     ctx.close();
                 } else if (msg instanceof ErrorMessage e) {
                     failure = refusal(e);

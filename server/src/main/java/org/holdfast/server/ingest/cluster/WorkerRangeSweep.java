@@ -35,6 +35,20 @@ public final class WorkerRangeSweep {
     public record Settings(int batchChunks, double compactionThreshold, long compactionMaxBytes) {
         /** As the standalone GC's defaults: 64 chunks per batch, compaction below a live share of 0.5, at most 64 GB copied. */
         public static final Settings DEFAULTS = new Settings(64, Compactor.DEFAULT_THRESHOLD, 64L << 30);
+
+        public Settings {
+            // refused when the worker starts, naming the setting, rather than at the master's first sweep
+            if (batchChunks < 1) {
+                throw new IllegalArgumentException("holdfast.gc.sweep-batch-chunks must be at least 1, got " + batchChunks);
+            }
+            if (!(compactionThreshold >= 0 && compactionThreshold <= 1)) {
+                throw new IllegalArgumentException("holdfast.gc.compaction-threshold must be in 0..1 (0 turns compaction off), got "
+                        + compactionThreshold);
+            }
+            if (compactionMaxBytes <= 0) {
+                throw new IllegalArgumentException("holdfast.gc.compaction-max-bytes must be positive, got " + compactionMaxBytes);
+            }
+        }
     }
 
     /** A sweep that could not start: the range data or GC metadata is not open (nothing freed). */
@@ -72,6 +86,11 @@ public final class WorkerRangeSweep {
         this.gc = gc;
         this.dedup = dedup;
         this.settings = settings;
+    }
+
+    /** The batch size and compaction settings this worker sweeps with. */
+    public Settings settings() {
+        return settings;
     }
 
     /** Takes the gate; false if a sweep runs (or is about to). The caller that gets true must call {@link #run} or {@link #cancelBegin}. */
