@@ -130,7 +130,7 @@ public final class WorkerSweeps implements RangeOwnerSweeps {
         try {
             GcSwept s = f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             return new Outcome(id, State.SWEPT, s, (s.dryRun() ? s.reclaimable() + " blocks reclaimable" : s.blocksFreed()
-                    + " blocks freed") + " as of " + s.horizon() + " (" + s.chunksVisited() + " GMA chunks read, " + s.chunksSkipped()
+                    + " blocks freed") + " as of " + java.time.Instant.ofEpochMilli(s.horizon()) + " (" + s.chunksVisited() + " GMA chunks read, " + s.chunksSkipped()
                     + " skipped, " + s.millis() + " ms)");
         } catch (TimeoutException e) {
             // the sweep goes on on the worker; its answer still completes the call, which nobody waits for
