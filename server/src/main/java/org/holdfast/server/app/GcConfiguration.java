@@ -131,7 +131,8 @@ public class GcConfiguration {
             return ReferenceGuard.NONE;
         }
         if (dataMode == ClusterDataMode.WORKERS) {
-            return new RangeReferenceGuard(senders.getObject().ownRange(), new GcReferenceGuard(gc), server.getObject().gcGuards());
+            GcDeltaSenders routes = senders.getObject(); // a committed session ends on a worker once its counts are there
+            return new RangeReferenceGuard(routes.ownRange(), new GcReferenceGuard(gc), server.getObject().gcGuards(), routes);
         }
         return new GcReferenceGuard(gc);
     }

@@ -97,6 +97,14 @@ public final class GcOutbox {
         return n;
     }
 
+    /** Worker {@code workerId}'s highest delta id in the outbox, or 0 if it has no entry (one seek). */
+    public long lastDeltaId(long workerId) {
+        try (CheckedIterator it = db.iterator(cf)) {
+            it.seekForPrev(key(workerId, -1L)); // u64 all ones: the worker's highest possible key
+            return it.isValid() && workerOf(it.key()) == workerId ? deltaIdOf(it.key()) : 0;
+        }
+    }
+
     /** The workers with at least one entry, ascending. */
     public TreeSet<Long> workers() {
         TreeSet<Long> out = new TreeSet<>();

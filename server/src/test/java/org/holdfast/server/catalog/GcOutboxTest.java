@@ -75,6 +75,20 @@ class GcOutboxTest {
     }
 
     @Test
+    void lastDeltaId_entriesOfNeighbourWorkers_namesOnlyThisWorkersHighest() {
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"))) {
+            GcOutbox outbox = new GcOutbox(db);
+            put(outbox, 2, delta(9, 0, 40), delta(4, 1, 41));
+            put(outbox, 3, delta(100, 0, 70));
+            assertThat(outbox.lastDeltaId(2)).isEqualTo(GcDelta.deltaId(9, 0));
+            assertThat(outbox.lastDeltaId(1)).as("no entry; worker 2's are above it").isZero();
+            assertThat(outbox.lastDeltaId(4)).as("no entry; worker 3's are below it").isZero();
+            outbox.deleteUpTo(2, GcDelta.deltaId(9, 0));
+            assertThat(outbox.lastDeltaId(2)).isZero();
+        }
+    }
+
+    @Test
     void after_entriesOfTwoWorkers_eachInDeltaIdOrderAndApart() {
         try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"))) {
             GcOutbox outbox = new GcOutbox(db);

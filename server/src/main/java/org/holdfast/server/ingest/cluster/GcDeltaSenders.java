@@ -1,5 +1,6 @@
 package org.holdfast.server.ingest.cluster;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;
@@ -39,8 +40,14 @@ import org.holdfast.server.gc.GcRouting;
  * <p>{@link #pending} is exact (a scan of the worker's keys): 0 means every share routed to the
  * worker so far is durably logged there, which is what a master must know before it asks the worker
  * to sweep (otherwise a committed increment may still be on its way).
+ *
+ * <p>{@link #after} is when the master ends a committed backup's session on a worker's guard: once
+ * the worker acknowledged every entry its outbox held at the commit's release, so its GMA counts
+ * the snapshot's blocks before their protection stops being tied to the session. While the worker
+ * is down or refuses, the wait lasts (in memory, a few bytes per backup); the session ended on the
+ * worker with its link anyway, and its range is not swept while deltas wait.
  */
-public final class GcDeltaSenders implements GcRouting, AutoCloseable {
+public final class GcDeltaSenders implements GcRouting, RangeReferenceGuard.CountsDelivered, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(GcDeltaSenders.class.getName());
     /** Parts in flight per worker: bounds what a reconnect resends and what waits on one slow fsync. */
     static final int WINDOW = 32;
@@ -107,6 +114,21 @@ public final class GcDeltaSenders implements GcRouting, AutoCloseable {
         }
     }
 
+    @Override
+    public void after(PbnRange range, Runnable then) {
+        long id = -1;
+        for (WorkerView w : workers.get()) {
+            if (w.range().equals(range)) {
+                id = w.workerId();
+            }
+        }
+        long last = id < 0 ? 0 : outbox.lastDeltaId(id);
+        Sender s = last == 0 ? null : sender(id);
+        if (s == null || !s.after(last, then)) {
+            then.run(); // nothing routed to it waits (or the master stops, or the worker was removed)
+        }
+    }
+
     /** Worker {@code workerId}'s outbox entries not yet acknowledged (deleted); 0 means drained. */
     public long pending(long workerId) {
         return outbox.count(workerId);
@@ -147,6 +169,10 @@ public final class GcDeltaSenders implements GcRouting, AutoCloseable {
         });
     }
 
+    /** Something to run once the worker acknowledged delta {@code deltaId}. */
+    private record Waiter(long deltaId, Runnable then) {
+    }
+
     /** What was sent on one link: its parts in flight, and whether the worker refused one. */
     private static final class Flight {
         final RemoteGcDeltas link;
@@ -174,11 +200,39 @@ public final class GcDeltaSenders implements GcRouting, AutoCloseable {
         /** Operations routed to the worker while it had no link, and the count at which the backlog is logged next. */
         private long writtenWhileDown;
         private long logAt = 1;
+        /** What waits for an acknowledgement: run once {@link #answered} reaches its delta id (under {@code signal}). */
+        private final List<Waiter> waiters = new ArrayList<>();
 
         Sender(long workerId) {
             this.workerId = workerId;
             this.thread = new Thread(this, "holdfast-gc-deltas-w" + workerId);
             thread.setDaemon(true);
+        }
+
+        /** Queues {@code then} until the worker acknowledged delta {@code deltaId}; false if it has already (run it now). */
+        boolean after(long deltaId, Runnable then) {
+            synchronized (signal) {
+                if (answered >= deltaId) {
+                    return false;
+                }
+                waiters.add(new Waiter(deltaId, then));
+                return true;
+            }
+        }
+
+        /** Runs, outside the lock, what waited for the mark {@code m} or below. */
+        private void acknowledged(long m) {
+            List<Runnable> due = new ArrayList<>();
+            synchronized (signal) {
+                waiters.removeIf(w -> w.deltaId <= m && due.add(w.then));
+            }
+            for (Runnable r : due) {
+                try {
+                    r.run();
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "ending a committed session on worker " + workerId + " failed: " + e);
+                }
+            }
         }
 
         void wake() {
@@ -274,6 +328,7 @@ public final class GcDeltaSenders implements GcRouting, AutoCloseable {
                         answered = m;
                     }
                 }
+                acknowledged(answered);
             } else {
                 Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
                 if (c instanceof RangeWorkerFailedException && f.refused == null) {

@@ -37,7 +37,12 @@ import org.holdfast.server.store.BlocksUnavailableException;
  *       on a link that has ended since: that worker ended the session with its link, so the
  *       protection of those blocks is no longer tied to it (their expiry still holds for the grace).</li>
  *   <li>{@link #release} ends the session on the local guard and sends GC_SESSION_END to every
- *       worker link the session protected blocks on.</li>
+ *       worker link the session protected blocks on: at once for an abandoned session, but for a
+ *       committed one only once that worker acknowledged the GC deltas routed to it by then
+ *       ({@link CountsDelivered}). The commit's RC+1 reaches the worker later than the commit,
+ *       through the outbox; ended before it arrives, the session would leave its blocks held by
+ *       their expiry alone (protection time + grace), which a backup longer than the grace has
+ *       outlived, and a sweep in between frees blocks of a committed snapshot.</li>
  *   <li>{@link #counted} of a worker's PBN is false: the master holds no counts of a worker's range
  *       (its GC metadata is on the worker). The ingest asks it of a bad block whose dedup domain is
  *       not recorded, to decide whether to repair it in place; false makes it store the block anew
@@ -56,17 +61,37 @@ public final class RangeReferenceGuard implements ReferenceGuard {
     private final PbnRange own;
     private final ReferenceGuard local;
     private final GcGuardLinks workers;
+    private final CountsDelivered delivered;
     /** Per open session, the worker links it protected blocks on (to end it there, and to notice a link that ended). */
     private final Map<Long, Set<RemoteGcGuard>> sessions = new ConcurrentHashMap<>();
+
+    /** When a committed session may end on a worker: once that worker holds the commit's counts. */
+    @FunctionalInterface
+    public interface CountsDelivered {
+        /** At once: for a guard whose commits route no counts to the workers (tests of the guard alone). */
+        CountsDelivered AT_ONCE = (range, then) -> then.run();
+
+        /**
+         * Runs {@code then} once the owner of {@code range} acknowledged every GC delta routed to it so
+         * far (at once if none waits); on any thread.
+         */
+        void after(PbnRange range, Runnable then);
+    }
 
     /**
      * PBNs in {@code own} (the master's range: below the workers' first PBN) go to {@code local};
      * every other one to its owner among {@code workers} ({@link ClusterServer#gcGuards()}).
      */
     public RangeReferenceGuard(PbnRange own, ReferenceGuard local, GcGuardLinks workers) {
+        this(own, local, workers, CountsDelivered.AT_ONCE);
+    }
+
+    /** As above, ending a committed session on a worker only once {@code delivered} says its counts are there. */
+    public RangeReferenceGuard(PbnRange own, ReferenceGuard local, GcGuardLinks workers, CountsDelivered delivered) {
         this.own = own;
         this.local = local;
         this.workers = workers;
+        this.delivered = delivered;
     }
 
     @Override
@@ -203,7 +228,12 @@ public final class RangeReferenceGuard implements ReferenceGuard {
             Set<RemoteGcGuard> on = sessions.remove(sessionId);
             if (on != null) {
                 for (RemoteGcGuard g : on) {
-                    g.sessionEnd(sessionId); // a link that ended has ended the session on its worker already
+                    // a link that ended has ended the session on its worker already
+                    if (committed) {
+                        delivered.after(g.range(), () -> g.sessionEnd(sessionId)); // the session holds the blocks until their counts arrive
+                    } else {
+                        g.sessionEnd(sessionId);
+                    }
                 }
             }
         }
