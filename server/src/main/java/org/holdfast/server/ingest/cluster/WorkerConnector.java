@@ -164,6 +164,10 @@ public final class WorkerConnector implements AutoCloseable {
         this.gcMetadata = gcMetadata;
         this.rangeSweep = rangeData != null && gcMetadata != null
                 ? new WorkerRangeSweep(rangeData, gcMetadata, dedup, sweep) : null;
+        if (rangeData != null && gcMetadata != null) {
+            // GC metadata created afresh over a range store that holds blocks has lost its counts: its sweeps are refused
+            gcMetadata.checkHistoryAgainst(r -> rangeData.claim(r).nextPbn() - r.first());
+        }
         this.backoffMillis = settings.minBackoff().toMillis();
         if (settings.trust() == null) {
             tls = null;

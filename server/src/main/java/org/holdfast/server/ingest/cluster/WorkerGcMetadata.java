@@ -1,6 +1,11 @@
 package org.holdfast.server.ingest.cluster;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.function.ToLongFunction;
 import java.time.Clock;
 import java.time.Duration;
 import org.holdfast.common.id.PbnRange;
@@ -8,6 +13,7 @@ import org.holdfast.common.protocol.GcDelta;
 import org.holdfast.gc.bosc.BoscPipeline;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.gc.bosc.UpdateBatch;
+import org.holdfast.gc.gma.GmaFormat;
 import org.holdfast.gc.sweep.GraceGuard;
 
 /**
@@ -29,10 +35,20 @@ import org.holdfast.gc.sweep.GraceGuard;
  * <p>The worker decides what of its range may be freed, so the grace protection of the blocks that
  * backups in progress write or match lives here too: a {@link GraceGuard} over the same pipeline,
  * made with it at {@link #claim} (its stripes are the ones the range's sweep takes).
+ *
+ * <p>Counts lost: GC metadata created afresh over a range store that already holds blocks (its
+ * directory lost or removed while the range data stayed) lacks every count from before, and the
+ * master resends only what it has no acknowledgement for, so a sweep would free blocks older
+ * snapshots reference. {@link #claim} then writes {@value #COUNTS_LOST} beside the GMA, and
+ * {@link #countsLost} keeps every sweep of this worker refused while that file exists.
  */
 public final class WorkerGcMetadata implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(WorkerGcMetadata.class.getName());
     /** As the standalone GC's: covers a lookup already in flight when the sweep freed the block. */
     private static final Duration TOMBSTONE_LINGER = Duration.ofMinutes(10);
+
+    /** The file that marks GC metadata created over a range store that already held blocks (see the class comment). */
+    public static final String COUNTS_LOST = "counts-lost";
 
     private final Path dir;
     private final BoscSettings settings;
@@ -43,6 +59,7 @@ public final class WorkerGcMetadata implements AutoCloseable {
     private PbnRange range;
     private RuntimeException refusal;
     private boolean closed;
+    private ToLongFunction<PbnRange> storedBlocks; // PBNs the range store over a range has handed out; null: unknown
 
     /** GC metadata in {@code dir} ({@code <data-dir>/range-data/gc}), with {@code settings} and the default grace of 24 h. */
     public WorkerGcMetadata(Path dir, BoscSettings settings) {
@@ -86,7 +103,11 @@ public final class WorkerGcMetadata implements AutoCloseable {
         closePipeline();
         range = r;
         try {
+            boolean fresh = !Files.exists(dir.resolve(GmaFormat.RANGE_FILE));
             pipeline = BoscPipeline.open(dir, settings, r);
+            if (fresh) {
+                checkHistory(r);
+            }
             guard = new GraceGuard(pipeline, clock, grace, TOMBSTONE_LINGER);
             return pipeline;
         } catch (RuntimeException e) {
@@ -128,6 +149,46 @@ public final class WorkerGcMetadata implements AutoCloseable {
             throw refusal;
         }
         return p.lastOpId();
+    }
+
+    /** With {@code storedBlocks} (the PBNs the range store over a range has handed out), GC metadata created afresh is checked against it. */
+    public synchronized void checkHistoryAgainst(ToLongFunction<PbnRange> storedBlocks) {
+        this.storedBlocks = storedBlocks;
+    }
+
+    /** GC metadata just created over {@code r}: if the range store already holds blocks, their counts are lost; mark it. */
+    private void checkHistory(PbnRange r) {
+        if (storedBlocks == null) {
+            return;
+        }
+        String why;
+        try {
+            long n = storedBlocks.applyAsLong(r);
+            if (n <= 0) {
+                return;
+            }
+            why = "the range store beside it had handed out " + n + " PBNs";
+        } catch (RuntimeException e) {
+            why = "the range store beside it could not be read (" + e.getMessage() + "), so it may hold blocks";
+        }
+        String text = "GC metadata created " + java.time.Instant.now() + " over PBNs " + r + " while " + why + ": every reference count"
+                + " from before is lost, so this worker's range is never swept until this file is removed (only once range-data/gc"
+                + " was restored from a copy taken with its range data)\n";
+        try {
+            Files.writeString(dir.resolve(COUNTS_LOST), text, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + dir.resolve(COUNTS_LOST) + ": " + e.getMessage(), e);
+        }
+        LOG.log(System.Logger.Level.ERROR, "the GC metadata in " + dir + " was created anew over PBNs " + r + " while " + why
+                + ": the reference counts from before are lost (was range-data/gc removed, or its disk replaced?). This worker"
+                + " keeps storing, serving and protecting blocks, but refuses every sweep of its range (nothing is freed here) until"
+                + " " + dir.resolve(COUNTS_LOST) + " is removed; remove it only after restoring range-data/gc from a copy taken"
+                + " together with range-data/data");
+    }
+
+    /** True while {@value #COUNTS_LOST} marks this GC metadata as missing counts from before it was created: no sweep may free anything. */
+    public boolean countsLost() {
+        return Files.exists(dir.resolve(COUNTS_LOST));
     }
 
     /** The grace guard of the GC metadata open now (see the class comment), or null. */

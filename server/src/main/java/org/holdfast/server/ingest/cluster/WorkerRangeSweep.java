@@ -173,6 +173,12 @@ public final class WorkerRangeSweep {
         if (guard == null) {
             throw new Refused("the GC metadata in " + gc.dir() + " closed under the sweep; nothing was freed", null);
         }
+        if (gc.countsLost()) {
+            throw new Refused("the GC metadata in " + gc.dir() + " was created over a range store that already held blocks, so the"
+                    + " reference counts from before are lost (" + gc.dir().resolve(WorkerGcMetadata.COUNTS_LOST) + "); no sweep frees"
+                    + " anything on this worker until range-data/gc is restored from a copy taken with range-data/data and that file"
+                    + " is removed", null);
+        }
         if (sweeper == null || sweeperPipeline != pipeline || sweeperStore != store) {
             reclaimer = new RangeBlockReclaimer(store, dedup, () -> stopping);
             sweeper = new Sweeper(pipeline, guard, reclaimer, settings.batchChunks());

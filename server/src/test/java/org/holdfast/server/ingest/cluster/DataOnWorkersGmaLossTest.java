@@ -19,7 +19,6 @@ import org.holdfast.server.security.Role;
 import org.holdfast.server.security.VolumeScope;
 import org.holdfast.server.gc.GcService;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -103,15 +102,13 @@ class DataOnWorkersGmaLossTest {
     }
 
     /**
-     * LOSES DATA today. "old" is backed up and counted on the workers; their GMAs are then lost. A
-     * second volume backs up the same content (dedup: the fresh GMA counts those blocks once, for
-     * it alone) and then something else, so the GC cycle deletes its first snapshot: RC 1 - 1 = 0,
-     * expired, and the worker frees blocks "old" still references. Nothing detects the lost GMA: the
-     * worker opens an empty one, and the master resends only unacknowledged deltas. What would fix
-     * it: refuse to sweep a GMA created over a range store that already holds blocks, until it is
-     * rebuilt from the master's catalog (a range-restricted gc-rebuild; not built).
+     * "old" is backed up and counted on the workers; their GMAs are then lost. A second volume backs
+     * up the same content (dedup: a fresh GMA would count those blocks once, for it alone) and then
+     * something else, so the GC cycle deletes its first snapshot: RC 1 - 1 = 0, expired. Without the
+     * check the worker freed blocks "old" still references (32 of them, seen before the fix). Now
+     * each worker finds its GC metadata created over a range store that already held blocks, marks
+     * it ({@link WorkerGcMetadata#COUNTS_LOST}) and refuses every sweep, so nothing is freed.
      */
-    @Disabled("data loss: a worker's lost GMA is recreated empty and its sweep frees blocks older snapshots reference; see the javadoc")
     @Test
     void sweep_afterTheWorkersGmaWasLost_freesNoBlockAnOlderSnapshotReferences() throws Exception {
         byte[] old = random(31, 32);
@@ -125,6 +122,12 @@ class DataOnWorkersGmaLossTest {
             await().atMost(Duration.ofSeconds(20)).until(() -> senders.pending(id) == 0);
         }
         List<String> nodes = List.of("lw-1", "lw-2");
+        boolean[] held = new boolean[workers.size()]; // which workers hold old's blocks when their GC metadata is lost
+        for (int i = 0; i < workers.size(); i++) {
+            org.holdfast.server.store.DataStore store = workers.get(i).getBean(WorkerRangeData.class).store();
+            held[i] = store != null && store.nextPbn() > workers.get(i).getBean(WorkerConnector.class).status().assignment().range().first();
+        }
+        assertThat(held).as("old's blocks are on some worker").contains(true);
         for (int i = 0; i < workers.size(); i++) {
             workers.get(i).close();
             org.springframework.util.FileSystemUtils.deleteRecursively(data.resolve(nodes.get(i)).resolve("range-data").resolve("gc"));
@@ -142,6 +145,18 @@ class DataOnWorkersGmaLossTest {
         GcService.CycleReport cycle = master.getBean(GcService.class).runCycle();
 
         assertThat(cycle.snapshotsDeleted()).as("keep-last=1 deletes other@1").isEqualTo(1);
+        for (int i = 0; i < workers.size(); i++) {
+            WorkerRangeSweep.Progress p = workers.get(i).getBean(WorkerConnector.class).rangeSweep().progress();
+            Path mark = data.resolve(nodes.get(i)).resolve("range-data").resolve("gc").resolve(WorkerGcMetadata.COUNTS_LOST);
+            if (held[i]) {
+                assertThat(p.last()).as("no sweep ran on " + nodes.get(i)).isNull();
+                assertThat(p.lastFailure()).contains("reference counts from before are lost");
+                assertThat(mark).exists();
+            } else {
+                assertThat(mark).as(nodes.get(i) + " held no block when its GC metadata was lost: nothing of its counts is missing")
+                        .doesNotExist();
+            }
+        }
         try (AgentDriver agent = agent()) {
             assertThat(agent.restore("old", oldSeq).image()).isEqualTo(old);
         }
