@@ -50,9 +50,25 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
 
     /** Serves {@code data} over {@code range}, the range of this link's REGISTERED; the store opens on the lane at once. */
     public RangeDataService(WorkerRangeData data, PbnRange range) {
+        this(data, range, () -> { });
+    }
+
+    /**
+     * As above, running {@code first} on the lane before the store opens, so before any block is
+     * stored over this link (the worker opens its GC metadata there: created afresh after a block
+     * was stored, it would take that block for one stored before its counts were lost).
+     */
+    public RangeDataService(WorkerRangeData data, PbnRange range, Runnable first) {
         this.data = data;
         this.range = range;
-        lane.run(this::open);
+        lane.run(() -> {
+            try {
+                first.run();
+            } catch (RuntimeException e) {
+                // whoever owns it reports its own failure (the GC services log a refusal at registration)
+            }
+            open();
+        });
     }
 
     /** Opens the store before the first request, so a refusal is logged at registration, once per worker process. */

@@ -371,7 +371,9 @@ public final class WorkerConnector implements AutoCloseable {
                 ctx.pipeline().addAfter(ctx.name(), "dedup", new DedupService(dedup, offered >= Register.START_OVER_REPORT_VERSION ? unreported : null));
             }
             if (rangeData != null) {
-                ctx.pipeline().addAfter(ctx.name(), "data", new RangeDataService(rangeData, w.range()));
+                // the GC metadata opens before any block is stored here, so its counts-lost check sees only earlier blocks
+                Runnable first = gcMetadata == null ? () -> { } : () -> gcMetadata.claim(w.range());
+                ctx.pipeline().addAfter(ctx.name(), "data", new RangeDataService(rangeData, w.range(), first));
             }
             if (gcMetadata != null) { // the grace protection of the master's backups, on its own thread beside the deltas'
                 ctx.pipeline().addAfter(ctx.name(), "gc-guard", new GcGuardService(gcMetadata, w.range()));
