@@ -214,11 +214,13 @@ public class ClusterController {
 
     /**
      * Removes a worker that is not connected (admin): 204; 404 {@code unknown-worker}; 409
-     * {@code worker-connected} while it is connected, {@code not-a-master} off a master. Forgets
+     * {@code worker-connected} while it is connected, {@code not-a-master} off a master,
+     * {@code data-on-workers} on a master that keeps its blocks on the workers. Forgets
      * stop waiting for it, and its index start-over mark goes (from memory and the catalog); its node
      * name may register again as a new worker (new id and range, its old dedup index wiped).
      */
     @Audited("cluster.worker.remove")
+    @NeedsLocalBlocks // with the blocks on the workers a removed worker takes the only copy of its range with it: replace it instead
     @DeleteMapping("/api/v1/cluster/workers/{id}")
     public ResponseEntity<Void> removeWorker(@PathVariable long id) {
         node.removeWorker(id);

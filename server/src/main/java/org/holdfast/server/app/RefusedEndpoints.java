@@ -45,7 +45,7 @@ final class RefusedEndpoints implements HandlerInterceptor {
 
     /**
      * With {@code holdfast.cluster.data=workers}: every {@link NeedsLocalBlocks} endpoint (verify, the
-     * image API, fsck, reclaim-now). The master's own store holds none of the blocks: a verify would
+     * image API, fsck, reclaim-now, removing a worker). The master's own store holds none of the blocks: a verify would
      * read nothing and report the snapshots clean, fsck would find every worker PBN uncounted.
      */
     static RefusedEndpoints dataOnWorkers() {
@@ -53,7 +53,9 @@ final class RefusedEndpoints implements HandlerInterceptor {
                 "this master keeps its blocks on the workers (holdfast.cluster.data=workers, experimental, fixed when the"
                         + " data directory was created), where verify, fsck, reclaim-now and the image API do not reach yet;"
                         + " restore a snapshot with the agent instead (it reads every block from its worker and checks its"
-                        + " fingerprint); GC runs (POST /api/v1/gc/runs) free blocks on the workers");
+                        + " fingerprint); GC runs (POST /api/v1/gc/runs) free blocks on the workers. A worker cannot be"
+                        + " removed either (its range's blocks live only there): replace a dead one"
+                        + " (POST /api/v1/cluster/workers/{id}/replace)");
     }
 
     @Override

@@ -103,7 +103,9 @@ class ClusterDataWiringTest {
         try (ConfigurableApplicationContext ctx = master("--holdfast.cluster.data=workers")) {
             assertThat(ctx.getBean(IngestServices.class).referenceGuard()).isInstanceOf(RangeReferenceGuard.class);
             assertThat(ctx.getBean(GcDeltaSenders.class).started()).isTrue();
-            for (String[] req : new String[][] {{"POST", "/api/v1/gc/fsck"}, {"POST", "/api/v1/gc/reclaim"}}) {
+            // removing a worker would take the only copy of its range's blocks with it
+            for (String[] req : new String[][] {{"POST", "/api/v1/gc/fsck"}, {"POST", "/api/v1/gc/reclaim"},
+                    {"DELETE", "/api/v1/cluster/workers/1"}}) {
                 HttpResponse<String> r = call(ctx, req[0], req[1]);
                 assertThat(r.statusCode()).as(req[0] + " " + req[1] + ": " + r.body()).isEqualTo(409);
                 assertThat(r.body()).contains("urn:holdfast:problem:data-on-workers");
