@@ -76,8 +76,16 @@ final class RetentionCycle {
         GcService.CycleReport swept = retainAndSweep(now, job);
         job.checkpoint();
         // outside the cycle lock: a worker's sweep may take minutes, and deletions need not wait for it
-        for (String line : owners.sweep(now)) {
-            job.log(line);
+        RuntimeException paused = ops.failure();
+        if (paused != null && owners != RangeOwnerSweeps.NONE) {
+            // an operation of this cycle (or a commit meanwhile) was not routed: its record waits in the catalog, not in
+            // the outbox, so a worker's drained outbox no longer means its GC metadata holds every reference the catalog has
+            job.log("worker sweeps: none asked, GC bookkeeping paused during this cycle (" + paused.getMessage() + "); the next"
+                    + " cycle asks once it resumes");
+        } else {
+            for (String line : owners.sweep(now)) {
+                job.log(line);
+            }
         }
         job.checkpoint();
         job.log("compaction: rewriting sealed data logs whose live share is below the threshold");

@@ -275,6 +275,39 @@ class RoutedGcTest {
     }
 
     @Test
+    void runCycle_bookkeepingFailsDuringRetention_noWorkerAskedToSweep() {
+        VolumeId vol = new VolumeId("aging");
+        commit(master, vol, 0, new long[] {0, FIRST + 1, 1, FIRST + SIZE + 1});
+        commit(master, vol, 1, new long[] {0, FIRST + 2, 1, FIRST + SIZE + 2});
+        master.gc.setPolicy(vol, "keep-last=2"); // the cycle pins the older one once it expired: an operation routed to the workers
+        awaitDrained();
+        List<Long> asked = new ArrayList<>();
+        master.gc.sweepOwnersWith(now -> {
+            asked.add(now);
+            return List.of();
+        });
+        // every operation the cycle's retention routes fails between the outbox and the master's log: GC pauses
+        ((RoutedBookkeeping) master.gc.bookkeeping()).afterOutbox(() -> {
+            throw new IllegalStateException("the master's GC log failed");
+        });
+        master.gc.runCycle(CLOCK.millis() + Duration.ofDays(60).toMillis());
+        assertThat(master.gc.failure()).as("the retention's operations were not logged").isNotNull();
+        assertThat(asked).as("no worker is asked to sweep while operations wait in the catalog, not the outbox").isEmpty();
+    }
+
+    @Test
+    void runCycle_healthy_workersAskedToSweep() {
+        commit(master, new VolumeId("fresh"), 0, new long[] {0, FIRST + 1});
+        List<Long> asked = new ArrayList<>();
+        master.gc.sweepOwnersWith(now -> {
+            asked.add(now);
+            return List.of();
+        });
+        master.gc.runCycle(CLOCK.millis());
+        assertThat(asked).containsExactly(CLOCK.millis());
+    }
+
+    @Test
     void pbnInNoRange_refused_nothingWrittenToTheOutboxOrAnyLog() {
         runOnBoth(scenario(17).subList(0, 5));
         awaitDrained();

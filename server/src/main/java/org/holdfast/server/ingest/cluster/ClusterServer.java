@@ -193,7 +193,7 @@ public final class ClusterServer implements AutoCloseable {
         return gcDeltas;
     }
 
-    /** The registered workers' range sweep ends (distributed GC: {@link WorkerSweeps}; not yet called by the master's GC). */
+    /** The registered workers' range sweep ends (distributed GC: {@link WorkerSweeps}, which every GC cycle of a master with holdfast.cluster.data=workers calls). */
     public RangeSweepLinks rangeSweeps() {
         return rangeSweeps;
     }

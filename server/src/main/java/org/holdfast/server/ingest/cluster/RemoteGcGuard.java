@@ -60,10 +60,15 @@ public final class RemoteGcGuard extends RangeWorkerCalls {
                 });
     }
 
-    /** Session {@code sessionId} ended: the worker's protection of its blocks stops being tied to it. No answer; nothing if the link is down. */
+    /**
+     * Session {@code sessionId} ended: the worker's protection of its blocks stops being tied to it. No
+     * answer; nothing if the channel is closed. Sent while the channel is open even after a call timed
+     * out (this end is then lost, but the worker keeps the link and its sessions, whose start caps its
+     * sweep horizon, until the link ends).
+     */
     public void sessionEnd(long sessionId) {
-        if (calls.isUp()) {
-            channel.writeAndFlush(new GcSessionEnd(sessionId)); // a lost link ends the worker's sessions by itself
+        if (channel.isActive()) {
+            channel.writeAndFlush(new GcSessionEnd(sessionId)); // a closed link ends the worker's sessions by itself
         }
     }
 

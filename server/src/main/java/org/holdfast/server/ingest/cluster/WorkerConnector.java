@@ -140,7 +140,7 @@ public final class WorkerConnector implements AutoCloseable {
      * As above, and with {@code gcMetadata} (null: none) each registered connection also logs the
      * master's GC deltas over the range of its REGISTERED ({@link GcDeltaService}, its own thread)
      * and protects the blocks of the master's backups in progress there ({@link GcGuardService}, another).
-     * Not yet sent by the master's GC. {@code gcMetadata} belongs to the caller, who closes it after
+     * The master's GC sends them with {@code holdfast.cluster.data=workers}. {@code gcMetadata} belongs to the caller, who closes it after
      * this connector. With both {@code rangeData} and {@code gcMetadata}, each registered connection
      * also sweeps the range when the master asks ({@link GcSweepService}, its own thread; one
      * {@link WorkerRangeSweep} per connector, which tells {@code dedup} what it frees).

@@ -2,9 +2,11 @@ package org.holdfast.server.ingest.cluster;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.function.ToLongFunction;
 import java.time.Clock;
 import java.time.Duration;
@@ -103,11 +105,12 @@ public final class WorkerGcMetadata implements AutoCloseable {
         closePipeline();
         range = r;
         try {
-            boolean fresh = !Files.exists(dir.resolve(GmaFormat.RANGE_FILE));
-            pipeline = BoscPipeline.open(dir, settings, r);
-            if (fresh) {
+            if (!Files.exists(dir.resolve(GmaFormat.RANGE_FILE))) {
+                // before the open creates the GMA: once gma.range exists this is never checked again, so a crash
+                // or a failed marker write between the two would leave lost counts unmarked and the range swept
                 checkHistory(r);
             }
+            pipeline = BoscPipeline.open(dir, settings, r);
             guard = new GraceGuard(pipeline, clock, grace, TOMBSTONE_LINGER);
             return pipeline;
         } catch (RuntimeException e) {
@@ -175,7 +178,14 @@ public final class WorkerGcMetadata implements AutoCloseable {
                 + " from before is lost, so this worker's range is never swept until this file is removed (only once range-data/gc"
                 + " was restored from a copy taken with its range data)\n";
         try {
+            Files.createDirectories(dir);
             Files.writeString(dir.resolve(COUNTS_LOST), text, StandardCharsets.UTF_8);
+            try (FileChannel f = FileChannel.open(dir.resolve(COUNTS_LOST), StandardOpenOption.WRITE)) {
+                f.force(true); // durable before the GMA is created: a power loss must not keep the GMA and lose the mark
+            }
+            try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+                d.force(true); // and its directory entry
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + dir.resolve(COUNTS_LOST) + ": " + e.getMessage(), e);
         }

@@ -122,6 +122,10 @@ public final class WorkerSweeps implements RangeOwnerSweeps {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            // as the first read's failure: this worker is not swept, and the round (and the cycle's compaction) goes on
+            LOG.log(System.Logger.Level.WARNING, "the GC delta outbox of worker " + id + " cannot be read (" + e.getMessage()
+                    + "); it is not swept this cycle");
         }
         return pending;
     }
