@@ -785,6 +785,12 @@ public final class BackupSession {
                 throw new IllegalStateException("segment " + s + " is unresolved at commit");
             }
             domain.keys(fps, from * Fingerprint.BYTES, segFps, 0, len);
+            if (!blocks.keepsBlocksOnWorkers()) {
+                // blocks on this node: any worker may learn any PBN, so a record that places again (a
+                // worker lost since the lookup) still teaches the workers up what the session stored
+                into.record(segFps, len, segPbns, segNew);
+                continue;
+            }
             // where the blocks are (a follower: its owner's worker): a record that has to place again,
             // or runs on another stream, must send no entry to a worker whose range does not hold its PBN
             for (int j = 0; j < len; j++) {

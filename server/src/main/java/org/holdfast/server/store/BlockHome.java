@@ -18,6 +18,15 @@ public interface BlockHome {
     }
 
     /**
+     * True if a block lives on the worker that stored it (data on workers): only that worker's index
+     * may then learn its PBN. False for a home that keeps every block itself, where any worker's
+     * index may record any PBN (a record that has to place again teaches whichever worker it picks).
+     */
+    default boolean keepsBlocksOnWorkers() {
+        return false;
+    }
+
+    /**
      * Appends one verified block in its stored form ({@link FormatVersions#CODEC_RAW} or
      * {@link FormatVersions#CODEC_ZSTD}) with fingerprint {@code fps[fpOff..+32)} and returns its PBN.
      * {@code worker} is the storing worker the lookup named, by its stable member id

@@ -49,6 +49,11 @@ public final class WorkerBlockHome implements BlockHome {
     }
 
     @Override
+    public boolean keepsBlocksOnWorkers() {
+        return true;
+    }
+
+    @Override
     public long append(long worker, byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec, int rawLength) {
         int wire = codec == FormatVersions.CODEC_ZSTD ? PayloadCodec.ZSTD : PayloadCodec.RAW;
         return store(worker, wire, rawLength, 1, Arrays.copyOfRange(fps, fpOff, fpOff + Fingerprint.BYTES),
