@@ -879,6 +879,23 @@ public final class DataStore implements AutoCloseable {
         }
     }
 
+    /**
+     * The PBNs of {@code pbns[0..count)} this store still holds, in order, into {@code known}, with
+     * their fingerprints into {@code fps} (32 bytes each); returns how many. What a reclaimer frees:
+     * a PBN freed before (a sweep cut short by a crash) is skipped.
+     */
+    public int stillStored(long[] pbns, int count, long[] known, byte[] fps, StoredBlock scratch) {
+        int n = 0;
+        for (int i = 0; i < count; i++) {
+            if (fingerprint(pbns[i], scratch)) {
+                known[n] = pbns[i];
+                System.arraycopy(scratch.fingerprint(), 0, fps, n * Fingerprint.BYTES, Fingerprint.BYTES);
+                n++;
+            }
+        }
+        return n;
+    }
+
     /** Loads the fingerprint of {@code pbn} into {@code scratch.fingerprint()}; false if the PBN is unknown. */
     public boolean fingerprint(long pbn, StoredBlock scratch) {
         return pbn > 0 && locate(pbn, scratch);

@@ -41,14 +41,7 @@ final class RangeBlockReclaimer implements BlockReclaimer {
         }
         long[] known = new long[count];
         byte[] fps = new byte[count * Fingerprint.BYTES];
-        int n = 0;
-        for (int i = 0; i < count; i++) {
-            if (store.fingerprint(pbns[i], scratch)) {
-                known[n] = pbns[i];
-                System.arraycopy(scratch.fingerprint(), 0, fps, n * Fingerprint.BYTES, Fingerprint.BYTES);
-                n++;
-            }
-        }
+        int n = store.stillStored(pbns, count, known, fps, scratch);
         if (n == 0) {
             return;
         }
