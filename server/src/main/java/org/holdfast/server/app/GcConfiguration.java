@@ -131,8 +131,11 @@ public class GcConfiguration {
             return ReferenceGuard.NONE;
         }
         if (dataMode == ClusterDataMode.WORKERS) {
-            GcDeltaSenders routes = senders.getObject(); // a committed session ends on a worker once its counts are there
-            return new RangeReferenceGuard(routes.ownRange(), new GcReferenceGuard(gc), server.getObject().gcGuards(), routes);
+            GcDeltaSenders routes = senders.getObject();
+            // a committed session ends on a worker once its counts are there: in its outbox (bookkeeping not
+            // paused, else once it resumed: the commit's counts may be routed only by the re-drive), then acknowledged
+            RangeReferenceGuard.CountsDelivered delivered = (range, then) -> gc.whenBookkeepingHealthy(() -> routes.after(range, then));
+            return new RangeReferenceGuard(routes.ownRange(), new GcReferenceGuard(gc), server.getObject().gcGuards(), delivered);
         }
         return new GcReferenceGuard(gc);
     }

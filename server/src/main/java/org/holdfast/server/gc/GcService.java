@@ -244,6 +244,14 @@ public final class GcService implements AutoCloseable {
     }
 
     /**
+     * Runs {@code then} at once while bookkeeping is healthy, else once it resumed with every waiting
+     * operation logged (or routed to the workers' outboxes); never if the server stops first.
+     */
+    public void whenBookkeepingHealthy(Runnable then) {
+        ops.whenHealthy(then);
+    }
+
+    /**
      * Why GC updates wait right now (the GC log or a GMA committer cannot write; both retry), or
      * the failure that stopped the GC pipeline for good (a restart replays its log); null if neither.
      */

@@ -37,6 +37,8 @@ final class OperationLog {
         throw new IllegalStateException("no re-drive configured");
     };
     private java.util.function.Supplier<Object> commitMonitor = Object::new;
+    /** What waits for bookkeeping to be healthy again ({@link #whenHealthy}); guarded by {@code this}, as the clearing of {@link #failure}. */
+    private List<Runnable> waiting = new java.util.ArrayList<>();
 
     OperationLog(Catalog catalog, GcRecords records, GcBookkeeping bookkeeping) {
         this.catalog = catalog;
@@ -115,18 +117,43 @@ final class OperationLog {
 
     /** Re-drives the operations the GC log lacks, in order, under the commit monitor; clears the failure if that works. */
     private void tryResume() {
+        List<Runnable> resumed;
         synchronized (commitMonitor.get()) {
             if (failure == null) {
                 return;
             }
             try {
                 redrive.run();
-                failure = null;
-                LOG.log(System.Logger.Level.INFO, "GC bookkeeping resumed: the waiting operations are in the GC log");
             } catch (RuntimeException e) {
                 failure = e;
+                return;
+            }
+            synchronized (this) {
+                failure = null;
+                resumed = waiting;
+                waiting = new java.util.ArrayList<>();
+            }
+            LOG.log(System.Logger.Level.INFO, "GC bookkeeping resumed: the waiting operations are in the GC log");
+        }
+        // after the lock: what waited only registers or sends without waiting (a commit calling apply still holds the monitor)
+        resumed.forEach(Runnable::run);
+    }
+
+    /**
+     * Runs {@code then} now if no operation waits to be logged, else once bookkeeping resumed (every
+     * waiting operation logged, or routed), on the resuming thread; never if the server stops first.
+     * A master ends a committed backup's protection on a worker through this: while bookkeeping is
+     * paused, the commit's counts may be in no outbox yet, and the protection must outlast their
+     * absence (a restart re-drives them before any sweep is asked).
+     */
+    void whenHealthy(Runnable then) {
+        synchronized (this) {
+            if (failure != null) {
+                waiting.add(then);
+                return;
             }
         }
+        then.run();
     }
 
     /**
