@@ -6,9 +6,12 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.Properties;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
@@ -19,6 +22,7 @@ import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
+import software.amazon.awssdk.core.ResponseInputStream;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.core.exception.SdkClientException;
@@ -27,6 +31,8 @@ import software.amazon.awssdk.core.sync.ResponseTransformer;
 import software.amazon.awssdk.http.apache.ApacheHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.GetObjectResponse;
+import software.amazon.awssdk.services.s3.model.ListObjectsV2Response;
 import software.amazon.awssdk.services.s3.model.S3Exception;
 import software.amazon.awssdk.services.s3.model.S3Object;
 
@@ -175,17 +181,72 @@ public final class S3ObjectStore implements ObjectStore {
         });
     }
 
+    /**
+     * A ranged GET, read from the answer's stream: only a 206 whose Content-Range starts at {@code offset}
+     * and ends at the range's end (or, before it, at the object's end) is taken. A 200 (a server or proxy that ignores Range sends the whole
+     * object) is refused without reading its body: its first bytes are not the bytes at {@code offset},
+     * and the whole object is not to be held in memory.
+     */
     @Override
     public byte[] getRange(String name, long offset, int length) {
         if (offset < 0 || length <= 0) {
             throw new IllegalArgumentException("bad range " + offset + "+" + length);
         }
+        long end = offset + length - 1;
         return call("GET", name, gets, () -> {
-            byte[] b = client.getObjectAsBytes(r -> r.bucket(settings.bucket()).key(key(name))
-                    .range("bytes=" + offset + "-" + (offset + length - 1))).asByteArray();
-            getBytes.addAndGet(b.length);
-            return b;
+            ResponseInputStream<GetObjectResponse> in = client.getObject(r -> r.bucket(settings.bucket()).key(key(name))
+                    .range("bytes=" + offset + "-" + end));
+            boolean read = false;
+            try {
+                GetObjectResponse answer = in.response();
+                int status = answer.sdkHttpResponse().statusCode();
+                if (status != 206) {
+                    throw oddAnswer(name, "answered " + status + " to a GET of bytes " + offset + "-" + end
+                            + (status == 200 ? " (the whole object: Range ignored)" : "") + "; holdfast reads archived logs by ranges");
+                }
+                ContentRange range = ContentRange.parse(answer.contentRange());
+                // fewer bytes than asked only at the object's end: callers take a short answer for the object's end
+                if (range == null || range.unsatisfied() || range.first() != offset || range.last() > end
+                        || range.last() < end && (range.total() == ContentRange.UNKNOWN || range.last() != range.total() - 1)) {
+                    throw oddAnswer(name, "answered a GET of bytes " + offset + "-" + end + " with Content-Range "
+                            + quoted(answer.contentRange()) + ", not that range (or its part up to the object's end)");
+                }
+                int n = (int) (range.last() - range.first() + 1);
+                byte[] b = readBody(name, in, n);
+                read = true;
+                getBytes.addAndGet(b.length);
+                return b;
+            } finally {
+                closeOrAbort(in, read);
+            }
         });
+    }
+
+    /** Exactly {@code n} bytes of an answer's body; a cut-off body fails as the store not answering (retried). */
+    private byte[] readBody(String name, InputStream in, int n) {
+        try {
+            byte[] b = in.readNBytes(n);
+            if (b.length < n) {
+                throw SdkClientException.create("GET " + key(name) + ": the answer ended after " + b.length + " of " + n + " bytes");
+            }
+            return b;
+        } catch (IOException e) {
+            // what the SDK makes of a cut-off answer it reads itself: retried as no answer
+            throw SdkClientException.create("GET " + key(name) + ": reading the answer failed: " + e, e);
+        }
+    }
+
+    /** Closes an answer read to its end (its connection is kept); aborts one that is not (its connection is dropped, the rest never read). */
+    private static void closeOrAbort(ResponseInputStream<?> in, boolean readToEnd) {
+        if (readToEnd) {
+            try {
+                in.close();
+            } catch (IOException e) {
+                in.abort();
+            }
+        } else {
+            in.abort();
+        }
     }
 
     @Override
@@ -206,58 +267,151 @@ public final class S3ObjectStore implements ObjectStore {
 
     @Override
     public void delete(String name) {
-        call("DELETE", name, deletes, () -> {
-            client.deleteObject(r -> r.bucket(settings.bucket()).key(key(name)));
-            return null;
-        });
+        try {
+            call("DELETE", name, deletes, () -> {
+                client.deleteObject(r -> r.bucket(settings.bucket()).key(key(name)));
+                return null;
+            });
+        } catch (ObjectMissingException gone) {
+            // S3 answers 204 for a missing key, some stores 404 NoSuchKey: either way it is not there (any other 404 still fails)
+        }
     }
 
     /**
      * The object's size, or empty if the store says it does not exist. A HEAD answer has no body, so
      * its 404 cannot say whether the store (NoSuchKey) or something in front of it (a proxy, a wrong
-     * endpoint) answered; such a 404 is confirmed with a one-byte GET, whose error names itself:
-     * NoSuchKey is absence, any other 404 fails as {@link ObjectStoreUnavailableException}, as
-     * {@link #getRange} does. So no caller (compaction, catalog restore, the archive's witness
-     * check) takes a gateway's 404 for a lost data log.
+     * endpoint) answered; such a 404, and a HEAD 200 without a length, is confirmed with a one-byte
+     * GET, whose error names itself: NoSuchKey is absence, any other 404 fails as
+     * {@link ObjectStoreUnavailableException}, as {@link #getRange} does. So no caller (compaction,
+     * catalog restore, the archive's witness check) takes a gateway's 404 for a lost data log. The
+     * GET's body is never read: see {@link #sizeFromGet}.
      */
     @Override
     public OptionalLong size(String name) {
-        OptionalLong head = call("HEAD", name, heads, () -> {
+        Long head = call("HEAD", name, heads, () -> {
             try {
-                return OptionalLong.of(client.headObject(r -> r.bucket(settings.bucket()).key(key(name))).contentLength());
+                return client.headObject(r -> r.bucket(settings.bucket()).key(key(name))).contentLength(); // null: no length given
             } catch (S3Exception e) {
                 if (e.statusCode() == 404) {
-                    return OptionalLong.empty();
+                    return null;
                 }
                 throw e;
             }
         });
-        if (head.isPresent()) {
-            return head;
+        if (head != null && head >= 0) {
+            return OptionalLong.of(head);
         }
         try {
-            return OptionalLong.of(call("GET", name, gets, () -> totalLength(name, client.getObjectAsBytes(r -> r.bucket(settings.bucket())
-                    .key(key(name)).range("bytes=0-0")).response().contentRange())));
+            return OptionalLong.of(call("GET", name, gets, () -> {
+                ResponseInputStream<GetObjectResponse> in;
+                try {
+                    in = client.getObject(r -> r.bucket(settings.bucket()).key(key(name)).range("bytes=0-0"));
+                } catch (S3Exception e) {
+                    if (e.statusCode() == 416) {
+                        return sizeFromUnsatisfiable(name, e);
+                    }
+                    throw e;
+                }
+                try {
+                    return sizeFromGet(name, in.response());
+                } finally {
+                    in.abort(); // the body is not needed: never read, however long it is
+                }
+            }));
         } catch (ObjectMissingException gone) {
             return OptionalLong.empty();
         }
     }
 
-    /** The total of a Content-Range answer ({@code bytes 0-0/12345}): the object appeared between the HEAD and the GET. */
-    private long totalLength(String name, String contentRange) {
-        int slash = contentRange == null ? -1 : contentRange.lastIndexOf('/');
-        if (slash < 0 || contentRange.endsWith("*")) {
-            throw new ObjectStoreUnavailableException(Reason.REJECTED, "GET " + key(name) + " in bucket " + settings.bucket() + " at "
-                    + endpointName() + " answered without a usable Content-Range (" + contentRange + "); check that"
-                    + " holdfast.store.s3.endpoint is the object store itself", null);
+    /**
+     * The size a GET of {@code bytes=0-0} answered: the total of a 206's Content-Range
+     * ({@code bytes 0-0/12345}), or the Content-Length of a 200 (a server that ignores Range sends
+     * the whole object: its length is the size). A missing or malformed header is refused naming it,
+     * never read as absence or as some size.
+     */
+    private long sizeFromGet(String name, GetObjectResponse answer) {
+        int status = answer.sdkHttpResponse().statusCode();
+        if (status == 200) {
+            Long length = answer.contentLength();
+            if (length == null || length < 0) {
+                throw oddAnswer(name, "answered a GET of bytes 0-0 with 200 (the whole object: Range ignored) and no Content-Length;"
+                        + " its size is unknown");
+            }
+            return length;
         }
-        return Long.parseLong(contentRange.substring(slash + 1).trim());
+        ContentRange range = status == 206 ? ContentRange.parse(answer.contentRange()) : null;
+        if (range == null || range.unsatisfied() || range.first() != 0 || range.total() == ContentRange.UNKNOWN) {
+            throw oddAnswer(name, "answered a GET of bytes 0-0 with " + status + " and Content-Range " + quoted(answer.contentRange())
+                    + "; a 206 must name the object's size as in 'bytes 0-0/12345'");
+        }
+        return range.total();
     }
 
+    /**
+     * A 416 to {@code bytes=0-0}: the store's InvalidRange (or {@code Content-Range: bytes *&#47;0}) says
+     * the object exists and is empty, size 0. A 416 that says neither is not taken as a size.
+     */
+    private long sizeFromUnsatisfiable(String name, S3Exception e) {
+        String code = e.awsErrorDetails() == null ? null : e.awsErrorDetails().errorCode();
+        String header = e.awsErrorDetails() == null || e.awsErrorDetails().sdkHttpResponse() == null ? null
+                : e.awsErrorDetails().sdkHttpResponse().firstMatchingHeader("Content-Range").orElse(null);
+        ContentRange range = ContentRange.parse(header);
+        boolean emptyByHeader = range != null && range.unsatisfied() && range.total() == 0;
+        if (header == null ? "InvalidRange".equals(code) : emptyByHeader) {
+            return 0;
+        }
+        throw oddAnswer(name, "answered a GET of bytes 0-0 with 416 " + (code == null ? "without an S3 error code" : code)
+                + " and Content-Range " + quoted(header) + "; only an empty object (InvalidRange, or bytes */0) is refused that range");
+    }
+
+    /** A store answer holdfast cannot read as a statement about the object: REJECTED, naming the key, bucket, endpoint and what was odd. */
+    private ObjectStoreUnavailableException oddAnswer(String name, String what) {
+        return new ObjectStoreUnavailableException(Reason.REJECTED, "the object store at " + endpointName() + " " + what + " (key "
+                + key(name) + ", bucket " + settings.bucket() + "); not taken as a statement about the object; check that"
+                + " holdfast.store.s3.endpoint is the object store itself, not a proxy or cache in front of it", null);
+    }
+
+    private static String quoted(String header) {
+        return header == null ? "missing" : "'" + header + "'";
+    }
+
+    /**
+     * Page by page, each page one request (retried on its own). A listing is only as good as its
+     * pages: a page that is not a ListBucketResult of this bucket (a web server's 200 page reads as
+     * an empty one), a key outside the prefix (the prefix ignored), or a truncated page without a new
+     * continuation token (the SDK's paginator would just stop) is refused, never taken as the end of
+     * the keys: catalog restore takes a log missing from the listing for one that is not in the bucket.
+     */
     @Override
     public List<String> list(String prefix) {
-        return call("LIST", prefix, lists, () -> client.listObjectsV2Paginator(r -> r.bucket(settings.bucket()).prefix(key(prefix)))
-                .contents().stream().map(S3Object::key).map(k -> k.substring(settings.prefix().length())).toList());
+        String wanted = key(prefix);
+        List<String> keys = new ArrayList<>();
+        Set<String> tokens = new HashSet<>();
+        String token = null;
+        while (true) {
+            String from = token;
+            ListObjectsV2Response page = call("LIST", prefix, lists, () -> client.listObjectsV2(r -> r.bucket(settings.bucket())
+                    .prefix(wanted).continuationToken(from)));
+            if (page.isTruncated() == null || !settings.bucket().equals(page.name())) {
+                throw oddAnswer(prefix, "answered a LIST of the prefix with something that is not a listing of the bucket (bucket "
+                        + quoted(page.name()) + ", IsTruncated " + (page.isTruncated() == null ? "missing" : page.isTruncated()) + ")");
+            }
+            for (S3Object o : page.contents()) {
+                if (o.key() == null || !o.key().startsWith(wanted)) {
+                    throw oddAnswer(prefix, "listed the key " + quoted(o.key()) + " for the prefix " + wanted + " (the prefix ignored)");
+                }
+                keys.add(o.key().substring(settings.prefix().length()));
+            }
+            if (!page.isTruncated()) {
+                return keys;
+            }
+            token = page.nextContinuationToken();
+            if (token == null || token.isEmpty() || !tokens.add(token)) {
+                throw oddAnswer(prefix, "answered a LIST of the prefix with a truncated page (" + keys.size() + " keys so far) and "
+                        + (token == null || token.isEmpty() ? "no" : "a repeated") + " NextContinuationToken; the rest of the keys"
+                        + " cannot be listed");
+            }
+        }
     }
 
     @Override

@@ -98,6 +98,24 @@ class S3ObjectStoreTest {
     }
 
     @Test
+    void size_emptyObjectBehindAGatewaysHead404_zeroNotAbsent() throws Exception {
+        Path empty = Files.write(dir.resolve("empty"), new byte[0]);
+        try (SlowDownProxy proxy = new SlowDownProxy(s3.port())) {
+            URI via = URI.create("http://127.0.0.1:" + proxy.port());
+            try (S3ObjectStore store = S3ObjectStore.open(s3.settings(via, "z/"))) {
+                assertThat(store.putIfAbsent("logs/empty", empty)).isTrue();
+                assertThat(store.size("logs/empty")).hasValue(0);
+                proxy.notFoundNext(1, "text/html", "<html>404</html>");
+                assertThat(store.size("logs/empty")).as("the one-byte GET of an empty object is refused its range: it exists")
+                        .hasValue(0);
+                assertThat(store.stats().gets()).as("the HEAD's 404 was confirmed by a GET").isEqualTo(1);
+                store.delete("logs/none");
+                assertThat(store.list("logs/")).as("deleting a missing key changed nothing").containsExactly("logs/empty");
+            }
+        }
+    }
+
+    @Test
     void slowDown_retriedWithBackoff_thenUnavailableNotCorrupt() throws Exception {
         Path a = file("a", 5_000, 4);
         try (SlowDownProxy proxy = new SlowDownProxy(s3.port())) {
