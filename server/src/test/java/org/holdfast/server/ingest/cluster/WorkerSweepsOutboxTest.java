@@ -25,7 +25,7 @@ class WorkerSweepsOutboxTest {
                     return 3; // deltas still on their way: the round waits for them
                 }
                 throw new IllegalStateException("catalog read failed");
-            }, Duration.ofSeconds(1), Duration.ofSeconds(5));
+            }, WorkerSweeps.SessionHolds.NONE, Duration.ofSeconds(1), Duration.ofSeconds(5));
 
             List<WorkerSweeps.Outcome> out = sweeps.sweep(1_000L, false);
 
