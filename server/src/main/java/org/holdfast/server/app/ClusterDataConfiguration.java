@@ -1,11 +1,13 @@
 package org.holdfast.server.app;
 
 import org.holdfast.common.id.PbnRange;
+import org.holdfast.server.catalog.ReferenceGuard;
 import org.holdfast.server.catalog.GcOutbox;
 import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.ingest.cluster.ClusterServer;
 import org.holdfast.server.ingest.cluster.GcDeltaLinks;
 import org.holdfast.server.ingest.cluster.GcDeltaSenders;
+import org.holdfast.server.ingest.cluster.RangeReferenceGuard;
 import org.holdfast.server.ingest.cluster.WorkerBlockHome;
 import org.holdfast.server.ingest.cluster.WorkerSweeps;
 import org.holdfast.server.cluster.WorkerView;
@@ -90,14 +92,18 @@ public class ClusterDataConfiguration {
 
     /**
      * A master's round of worker sweeps; with {@code workers} and GC bookkeeping on, every GC cycle
-     * asks it after its own sweep (each worker whose outbox is drained sweeps its range).
+     * asks it after its own sweep (each worker whose outbox is drained sweeps its range), holding back
+     * the workers the ingest's {@link RangeReferenceGuard} names (with {@code workers} and bookkeeping
+     * on it is the guard; otherwise no cycle asks this round).
      */
     @Bean
     @ConditionalOnProperty(name = "holdfast.cluster.role", havingValue = "master")
     WorkerSweeps workerSweeps(ClusterDataMode mode, GcBookkeepingMode bookkeeping, GcService gc, ClusterServer server,
-                              WorkerRegistry registry, GcDeltaSenders senders) {
+                              WorkerRegistry registry, GcDeltaSenders senders, ReferenceGuard guard) {
+        // a worker is not swept while a backup protected blocks on it over a link that has ended since
+        WorkerSweeps.SessionHolds holds = guard instanceof RangeReferenceGuard r ? r::heldByEndedLinks : WorkerSweeps.SessionHolds.NONE;
         WorkerSweeps sweeps = new WorkerSweeps(server.rangeSweeps(),
-                () -> registry.workers().stream().map(WorkerView::workerId).toList(), senders::pending, WORKER_SWEEP_WAIT,
+                () -> registry.workers().stream().map(WorkerView::workerId).toList(), senders::pending, holds, WORKER_SWEEP_WAIT,
                 Duration.ofMinutes(1));
         if (mode == ClusterDataMode.WORKERS && bookkeeping == GcBookkeepingMode.ON) {
             gc.sweepOwnersWith(sweeps);

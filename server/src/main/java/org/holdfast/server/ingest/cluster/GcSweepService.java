@@ -19,8 +19,12 @@ import org.holdfast.common.protocol.Message;
  * the dedup calls (each has its own lane), and answers GC_SWEPT with the figures or GC_SWEEP_FAILED.
  * A GC_SWEEP while a sweep runs (on this link or an earlier one of the process) is refused at once,
  * BUSY, on the event loop: nothing queues behind a sweep. A malformed frame is answered ERROR and the
- * link closes before anything runs. A sweep whose link ends finishes (it is the worker's own work,
- * safe to stop nowhere in between) and keeps its result; its answer is dropped.
+ * link closes before anything runs. A sweep whose link ends before it computed its horizon (queued
+ * on the lane, or waiting for the range data) frees nothing: it checks the link right after the
+ * horizon, since the link's backups ended with it ({@link WorkerRangeSweep#run}); one whose link
+ * ends after that finishes (its horizon was capped by those backups; it is the worker's own work,
+ * safe to stop nowhere in between, so its thread is never interrupted) and keeps its result; its
+ * answer is dropped.
  */
 public final class GcSweepService extends ChannelInboundHandlerAdapter {
     private final WorkerRangeSweep sweeps;
@@ -49,7 +53,7 @@ public final class GcSweepService extends ChannelInboundHandlerAdapter {
         Channel ch = ctx.channel();
         try {
             lane.execute(() -> {
-                Message answer = serve(s);
+                Message answer = serve(s, ch);
                 if (ch.isActive()) {
                     ctx.writeAndFlush(answer);
                 }
@@ -60,9 +64,9 @@ public final class GcSweepService extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private Message serve(GcSweep s) {
+    private Message serve(GcSweep s, Channel ch) {
         try {
-            return sweeps.run(range, s.now(), s.dryRun()).toWire(s.requestId());
+            return sweeps.run(range, s.now(), s.dryRun(), ch::isActive).toWire(s.requestId());
         } catch (WorkerRangeSweep.Refused e) {
             return GcSweepFailed.of(s.requestId(), GcSweepFailed.REFUSED, "GC_SWEEP refused on the worker: " + e.getMessage());
         } catch (RuntimeException e) {
@@ -81,7 +85,9 @@ public final class GcSweepService extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-        lane.shutdown(); // a running sweep finishes; nothing else is queued
+        // not shutdownNow: a running sweep must not be interrupted (an interrupt closes the FileChannel it
+        // writes); one still queued, or before its horizon, sees the channel inactive and frees nothing
+        lane.shutdown();
         super.channelInactive(ctx);
     }
 }

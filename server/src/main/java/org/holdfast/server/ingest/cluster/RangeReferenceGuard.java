@@ -35,7 +35,9 @@ import org.holdfast.server.store.BlocksUnavailableException;
  *       {@link BlocksUnavailableException}, which the ingest handles as a lost dedup worker: the
  *       backup stops, nothing committed. So does a later call of a session that protected blocks
  *       on a link that has ended since: that worker ended the session with its link, so the
- *       protection of those blocks is no longer tied to it (their expiry still holds for the grace).</li>
+ *       protection of those blocks is no longer tied to it (their expiry still holds for the grace).
+ *       A session that makes no such call is caught by the sweep instead: while it is open, that
+ *       worker is not swept ({@link #heldByEndedLinks}, asked by {@link WorkerSweeps}).</li>
  *   <li>{@link #release} ends the session on the local guard and sends GC_SESSION_END to every
  *       worker link the session protected blocks on: at once for an abandoned session, but for a
  *       committed one only once that worker acknowledged the GC deltas routed to it by then
@@ -237,6 +239,28 @@ public final class RangeReferenceGuard implements ReferenceGuard {
                 }
             }
         }
+    }
+
+    /**
+     * Open sessions (not yet released) that protected blocks of {@code range} (a worker's) over a link
+     * that has ended since: that worker ended them with the link, so nothing there holds its sweep
+     * horizon back for them any more, while the master may still commit them. {@link WorkerSweeps}
+     * does not sweep the range until this is 0 (see there for why the order of its checks matters). A
+     * link counts as ended once it is down, or no longer the registered one for its range (removed
+     * or superseded by a new registration, which may happen before the old channel closes). Reads a
+     * few entries per open session; thread-safe.
+     */
+    public int heldByEndedLinks(PbnRange range) {
+        int held = 0;
+        for (Set<RemoteGcGuard> on : sessions.values()) {
+            for (RemoteGcGuard g : on) {
+                if (g.range().overlaps(range) && (!g.isUp() || workers.owner(g.range().first()) != g)) {
+                    held++;
+                    break;
+                }
+            }
+        }
+        return held;
     }
 
     /** Sessions with blocks protected on a worker, not yet released (tests). */

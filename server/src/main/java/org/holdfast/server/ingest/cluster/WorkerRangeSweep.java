@@ -1,6 +1,7 @@
 package org.holdfast.server.ingest.cluster;
 
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.GcSwept;
 import org.holdfast.gc.bosc.BoscPipeline;
@@ -22,6 +23,8 @@ import org.holdfast.server.store.DataStore;
  * time and the worker's, capped by its guard's {@link GraceGuard#sweepHorizon} (a backup in progress
  * holds it back). So a master whose clock runs ahead cannot free a block early; one behind only
  * frees later. A block with RC &gt; 0, or an expiry at or after the horizon, or a pin, is never freed.
+ * A sweep asked over a link frees nothing if that link ended before its horizon was computed
+ * ({@link #run(PbnRange, long, boolean, BooleanSupplier)}).
  *
  * <p>One sweep at a time: {@link #tryBegin} is the gate, taken on the link's event loop so that a
  * second request is refused at once rather than queued behind an hour-long sweep; {@link #run}
@@ -141,8 +144,24 @@ public final class WorkerRangeSweep {
      * @throws RuntimeException the sweep failed part way (what it freed is freed and marked FREED)
      */
     RangeSweepReport run(PbnRange range, long masterNow, boolean dryRun) {
+        return run(range, masterNow, dryRun, () -> true);
+    }
+
+    /**
+     * As above, for a sweep asked over a link to the master: refused, nothing freed, if
+     * {@code linkUp} is false once the horizon is computed. The worker ends the backups' sessions of a
+     * link when it closes (its guard's protection of their blocks), after the channel stops being
+     * active; so a link still active after the horizon was computed means its sessions were open
+     * then and capped it. Without this check, a sweep asked just before a link flap (queued on the
+     * lane, or waiting for the range data) could compute its horizon after those sessions ended,
+     * uncapped, and free a block a backup still in progress on the master is about to commit (the
+     * master holds such a worker's sweeps only over later links: {@link WorkerSweeps}).
+     *
+     * @throws Refused the range data or GC metadata is not open over {@code range}, or the link ended (nothing freed)
+     */
+    RangeSweepReport run(PbnRange range, long masterNow, boolean dryRun, BooleanSupplier linkUp) {
         try {
-            RangeSweepReport r = sweep(range, masterNow, dryRun);
+            RangeSweepReport r = sweep(range, masterNow, dryRun, linkUp);
             last = r;
             lastFailure = null;
             LOG.log(System.Logger.Level.INFO, r.describe());
@@ -157,7 +176,7 @@ public final class WorkerRangeSweep {
         }
     }
 
-    private RangeSweepReport sweep(PbnRange range, long masterNow, boolean dryRun) {
+    private RangeSweepReport sweep(PbnRange range, long masterNow, boolean dryRun, BooleanSupplier linkUp) {
         long start = System.nanoTime();
         DataStore store;
         BoscPipeline pipeline;
@@ -189,6 +208,12 @@ public final class WorkerRangeSweep {
         long own = gc.clock().millis();
         long asOf = masterNow > 0 ? Math.min(masterNow, own) : own; // the worker trusts its own clock
         long horizon = guard.sweepHorizon(asOf);
+        if (!linkUp.getAsBoolean()) { // after the horizon: see run
+            throw new Refused((stopping ? "the worker is stopping and " : "") + "the link to the master that asked for this sweep"
+                    + " ended before it freed anything, and the backups that protected blocks over it ended with it (their"
+                    + " protection may not have held back its horizon); nothing was freed: the master asks again over its next link",
+                    null);
+        }
         long skippedBefore = sweeper.chunksSkipped();
         SweepReport s = dryRun ? sweeper.dryRun(horizon) : sweeper.sweep(horizon);
         long skipped = sweeper.chunksSkipped() - skippedBefore;

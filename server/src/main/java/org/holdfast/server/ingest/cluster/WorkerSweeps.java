@@ -9,6 +9,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.GcSweepFailed;
 import org.holdfast.common.protocol.GcSwept;
 import org.holdfast.server.gc.RangeOwnerSweeps;
@@ -19,11 +20,36 @@ import org.holdfast.server.gc.RangeOwnerSweeps;
  * its range (all at once: each sweeps its own disks), and the answers are collected within a bounded
  * wait. A worker that still owes deltas is skipped: its GMA would not yet hold every reference the
  * master's catalog has (a commit's RC+1 still in the outbox), and its protection by the grace period
- * is not meant to outlast a long outage. A lost, busy, refusing or silent worker is reported, never
- * fatal: the round goes on and the next cycle asks again.
+ * is not meant to outlast a long outage. A connected worker's outbox is given up to the drain wait
+ * to drain first (the cycle's own deletions were just routed), all workers' at once. A lost, busy,
+ * refusing or silent worker is reported, never fatal: the round goes on and the next cycle asks again.
+ *
+ * <p>A worker is also skipped ({@link State#HELD}) while a backup in progress protected blocks on it
+ * over a link that has ended since ({@link SessionHolds}): the worker ended that session with the
+ * link, so its blocks are held there by their expiry alone (protection time + grace), which a backup
+ * longer than the grace outlives; swept then, a block the backup is about to commit is freed.
+ *
+ * <p>Why each worker's checks run in this order (link, then holds, then outbox, then the ask):
+ * <ul>
+ *   <li>The link first: a link is registered only after the one it supersedes was marked lost (the
+ *       guard's before the sweep's), so a hold check after taking the new link sees the old link
+ *       ended. Checked the other way round, a flap between the two would send the sweep over the new
+ *       link with the hold unseen.</li>
+ *   <li>A flap after the checks: the sweep goes over the link taken, the old one. Closed, the ask is
+ *       lost (reported {@link State#LOST}); if it reached the worker before the worker closed that
+ *       link, the sessions of the link were still open there, or the worker's sweep refuses to free
+ *       anything: it checks its link is still up after computing its horizon
+ *       ({@link WorkerRangeSweep}), so a horizon it uses was computed while those sessions capped it.</li>
+ *   <li>The outbox after the holds: a commit writes its counts to the outbox before its session is
+ *       released (which is what lifts the hold), so a hold seen lifted means the commit's RC+1 is in
+ *       the outbox or acknowledged by the worker, and the outbox read that follows sees it pending
+ *       ({@link State#DELTAS_PENDING}) or the worker counts it.</li>
+ * </ul>
  */
 public final class WorkerSweeps implements RangeOwnerSweeps {
     private static final System.Logger LOG = System.getLogger(WorkerSweeps.class.getName());
+    /** The longest pause between two reads of the outboxes while they drain (the first is 20 ms, doubling). */
+    static final long MAX_DRAIN_POLL_MILLIS = 500;
 
     /** The GC deltas the master has not yet had acknowledged by a worker (its GC delta outbox). */
     @FunctionalInterface
@@ -32,8 +58,18 @@ public final class WorkerSweeps implements RangeOwnerSweeps {
         long pending(long workerId);
     }
 
+    /** The backups in progress that hold a worker's sweep back ({@link RangeReferenceGuard#heldByEndedLinks}). */
+    @FunctionalInterface
+    public interface SessionHolds {
+        /** None: a master whose guard protects nothing on the workers (tests of the round alone). */
+        SessionHolds NONE = range -> 0;
+
+        /** Open sessions that protected blocks of {@code range} over a link that has ended since; 0 when none. */
+        int heldByEndedLinks(PbnRange range);
+    }
+
     /** What became of one worker's sweep. */
-    public enum State { SWEPT, DELTAS_PENDING, LOST, BUSY, REFUSED, FAILED, NO_ANSWER }
+    public enum State { SWEPT, DELTAS_PENDING, HELD, LOST, BUSY, REFUSED, FAILED, NO_ANSWER }
 
     /** One worker's outcome: its figures if {@link State#SWEPT} (else null), and why in words otherwise. */
     public record Outcome(long workerId, State state, GcSwept report, String detail) {
@@ -42,27 +78,30 @@ public final class WorkerSweeps implements RangeOwnerSweeps {
     private final RangeSweepLinks links;
     private final Supplier<? extends Collection<Long>> workers;
     private final DeltaOutbox outbox;
+    private final SessionHolds holds;
     private final Duration wait;
     private final Duration drainWait;
 
     /**
      * Sweeps through {@code links} the workers {@code workers} lists (the membership's worker ids, lost
      * ones included, so they are reported), skipping those {@code outbox} owes deltas, and waits at most
-     * {@code wait} for all answers together.
+     * {@code wait} for all answers together; no session holds (tests of the round alone).
      */
     public WorkerSweeps(RangeSweepLinks links, Supplier<? extends Collection<Long>> workers, DeltaOutbox outbox, Duration wait) {
-        this(links, workers, outbox, wait, Duration.ZERO);
+        this(links, workers, outbox, SessionHolds.NONE, wait, Duration.ZERO);
     }
 
     /**
-     * As above, first waiting up to {@code drainWait} for a connected worker's outbox to drain (the
-     * GC cycle's own deletions are routed just before it asks).
+     * As above, also skipping the workers {@code holds} holds, and first waiting up to
+     * {@code drainWait} for the connected workers' outboxes to drain (the GC cycle's own deletions are
+     * routed just before it asks).
      */
-    public WorkerSweeps(RangeSweepLinks links, Supplier<? extends Collection<Long>> workers, DeltaOutbox outbox, Duration wait,
-                        Duration drainWait) {
+    public WorkerSweeps(RangeSweepLinks links, Supplier<? extends Collection<Long>> workers, DeltaOutbox outbox, SessionHolds holds,
+                        Duration wait, Duration drainWait) {
         this.links = links;
         this.workers = workers;
         this.outbox = outbox;
+        this.holds = holds;
         this.wait = wait;
         this.drainWait = drainWait;
     }
@@ -77,57 +116,84 @@ public final class WorkerSweeps implements RangeOwnerSweeps {
     /** Asks every eligible worker to sweep as of {@code now} (epoch ms; each trusts its own clock first), counting only if {@code dryRun}. */
     public List<Outcome> sweep(long now, boolean dryRun) {
         List<Long> ids = new ArrayList<>(workers.get());
-        List<Outcome> outcomes = new ArrayList<>(ids.size());
-        List<CompletableFuture<GcSwept>> asked = new ArrayList<>(ids.size());
-        for (long id : ids) {
-            Outcome skip = null;
-            long pending;
-            try {
-                pending = outbox.pending(id);
-            } catch (RuntimeException e) {
-                pending = -1;
-                skip = new Outcome(id, State.DELTAS_PENDING, null, "its GC delta outbox cannot be read (" + e.getMessage() + "); not"
-                        + " swept");
+        int n = ids.size();
+        Outcome[] outcomes = new Outcome[n]; // a skipped worker's, once known
+        long[] pending = new long[n];
+        for (int i = 0; i < n; i++) {
+            pending[i] = readOutbox(ids.get(i), outcomes, i);
+        }
+        awaitDrained(ids, pending, outcomes); // the cycle's own deletions were just routed: give them time to arrive
+        List<CompletableFuture<GcSwept>> asked = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            long id = ids.get(i);
+            RemoteRangeSweep link = outcomes[i] == null ? links.up(id) : null; // before the holds: see the class comment
+            int held = link == null ? 0 : holds.heldByEndedLinks(link.range());
+            if (outcomes[i] == null && link != null && held == 0) {
+                pending[i] = readOutbox(id, outcomes, i); // after the holds: see the class comment
             }
-            RemoteRangeSweep link = links.up(id);
-            if (skip == null && pending > 0 && link != null) {
-                pending = awaitDrained(id, pending); // the cycle's own deletions were just routed: give them time to arrive
+            if (outcomes[i] == null && pending[i] != 0) {
+                outcomes[i] = new Outcome(id, State.DELTAS_PENDING, null, pending[i] + " GC deltas are not yet acknowledged by it; not"
+                        + " swept (its GC metadata may lack references the catalog has): it is swept once they are");
+            } else if (outcomes[i] == null && link == null) {
+                outcomes[i] = new Outcome(id, State.LOST, null, "not connected; not swept (its blocks stay until it is back)");
+            } else if (outcomes[i] == null && held > 0) {
+                outcomes[i] = new Outcome(id, State.HELD, null, held + " backups in progress protected blocks on it over an earlier"
+                        + " connection, which ended their protection there; not swept until they end (commit or fail)");
             }
-            if (skip == null && pending != 0) {
-                skip = new Outcome(id, State.DELTAS_PENDING, null, pending + " GC deltas are not yet acknowledged by it; not swept"
-                        + " (its GC metadata may lack references the catalog has): it is swept once they are");
-            } else if (skip == null && link == null) {
-                skip = new Outcome(id, State.LOST, null, "not connected; not swept (its blocks stay until it is back)");
-            }
-            outcomes.add(skip);
-            asked.add(skip == null ? link.sweep(now, dryRun) : null);
+            asked.add(outcomes[i] == null ? link.sweep(now, dryRun) : null);
         }
         long deadline = System.nanoTime() + wait.toNanos();
-        for (int i = 0; i < ids.size(); i++) {
+        for (int i = 0; i < n; i++) {
             if (asked.get(i) != null) {
-                outcomes.set(i, await(ids.get(i), asked.get(i), deadline));
+                outcomes[i] = await(ids.get(i), asked.get(i), deadline);
             }
-            log(outcomes.get(i));
+            log(outcomes[i]);
         }
-        return outcomes;
+        return List.of(outcomes);
     }
 
-    /** Polls worker {@code id}'s outbox until it is drained or {@code drainWait} passed; returns what is still pending. */
-    private long awaitDrained(long id, long pending) {
-        long deadline = System.nanoTime() + drainWait.toNanos();
+    /** Worker {@code ids[i]}'s pending deltas; a read that fails records its skip in {@code outcomes[i]} and returns -1. */
+    private long readOutbox(long id, Outcome[] outcomes, int i) {
         try {
-            while (pending > 0 && System.nanoTime() < deadline && links.up(id) != null) {
-                Thread.sleep(20);
-                pending = outbox.pending(id);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            return outbox.pending(id);
         } catch (RuntimeException e) {
-            // as the first read's failure: this worker is not swept, and the round (and the cycle's compaction) goes on
-            LOG.log(System.Logger.Level.WARNING, "the GC delta outbox of worker " + id + " cannot be read (" + e.getMessage()
-                    + "); it is not swept this cycle");
+            // this worker is not swept, and the round (and the cycle's compaction) goes on
+            outcomes[i] = new Outcome(id, State.DELTAS_PENDING, null, "its GC delta outbox cannot be read (" + e.getMessage() + "); not"
+                    + " swept");
+            return -1;
         }
-        return pending;
+    }
+
+    /**
+     * Reads again the outboxes of the connected workers that owe deltas until each is drained or
+     * {@code drainWait} passed, for all of them together (one wait in all, not one per worker),
+     * pausing 20 ms first and twice as long each time after, up to {@link #MAX_DRAIN_POLL_MILLIS}.
+     */
+    private void awaitDrained(List<Long> ids, long[] pending, Outcome[] outcomes) {
+        long deadline = System.nanoTime() + drainWait.toNanos();
+        long pause = 20;
+        while (true) {
+            long left = (deadline - System.nanoTime()) / 1_000_000;
+            boolean waiting = false;
+            for (int i = 0; i < ids.size(); i++) {
+                waiting |= outcomes[i] == null && pending[i] > 0 && links.up(ids.get(i)) != null;
+            }
+            if (!waiting || left <= 0) {
+                return;
+            }
+            try {
+                Thread.sleep(Math.min(pause, left));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            pause = Math.min(pause * 2, MAX_DRAIN_POLL_MILLIS);
+            for (int i = 0; i < ids.size(); i++) {
+                if (outcomes[i] == null && pending[i] > 0 && links.up(ids.get(i)) != null) {
+                    pending[i] = readOutbox(ids.get(i), outcomes, i);
+                }
+            }
+        }
     }
 
     private Outcome await(long id, CompletableFuture<GcSwept> f, long deadline) {
