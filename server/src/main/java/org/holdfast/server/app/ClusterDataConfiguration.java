@@ -102,6 +102,10 @@ public class ClusterDataConfiguration {
                               WorkerRegistry registry, GcDeltaSenders senders, ReferenceGuard guard) {
         // a worker is not swept while a backup protected blocks on it over a link that has ended since
         WorkerSweeps.SessionHolds holds = guard instanceof RangeReferenceGuard r ? r::heldByEndedLinks : WorkerSweeps.SessionHolds.NONE;
+        if (mode == ClusterDataMode.WORKERS && bookkeeping == GcBookkeepingMode.ON && !(guard instanceof RangeReferenceGuard)) {
+            // without the hold a worker could be swept under a backup whose protection ended with a link
+            throw new IllegalStateException("data=workers with GC bookkeeping on needs the range reference guard, got " + guard);
+        }
         WorkerSweeps sweeps = new WorkerSweeps(server.rangeSweeps(),
                 () -> registry.workers().stream().map(WorkerView::workerId).toList(), senders::pending, holds, WORKER_SWEEP_WAIT,
                 Duration.ofMinutes(1));
