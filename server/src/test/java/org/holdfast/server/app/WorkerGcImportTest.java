@@ -212,6 +212,11 @@ class WorkerGcImportTest {
             }
         }
         assertThat(before.get(0).size() + before.get(1).size()).as("old, other@2 and gone: 96 referenced blocks").isEqualTo(3 * N);
+        Run live = exportTool("--data-dir", data.resolve("master").toString(), "--worker", Long.toString(ids[0]), "--out",
+                data.resolve("live.counts").toString());
+        assertThat(live.code()).as("the master still runs").isEqualTo(3);
+        assertThat(live.err()).contains("in use");
+        assertThat(data.resolve("live.counts")).doesNotExist();
         master.close();
         master = null;
         for (int i = 0; i < NODES.size(); i++) {
