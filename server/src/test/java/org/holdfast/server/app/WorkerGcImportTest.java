@@ -38,7 +38,6 @@ import org.holdfast.server.ingest.cluster.WorkerRangeSweep;
 import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.Role;
 import org.holdfast.server.security.VolumeScope;
-import org.holdfast.server.store.DataDirectory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -258,13 +257,6 @@ class WorkerGcImportTest {
         Run cut = importTool("--data-dir", data.resolve(NODES.get(held)).toString(), "--file", truncated.toString());
         assertThat(cut.code()).isEqualTo(3);
         assertThat(cut.err()).contains("truncated", "nothing was changed");
-        Run running;
-        // a running worker holds its data directory's lock exactly so (CoreConfiguration.dataDirectory)
-        try (DataDirectory lock = DataDirectory.open(data.resolve(NODES.get(held)))) {
-            running = importTool("--data-dir", data.resolve(NODES.get(held)).toString(), "--file", files[held].toString());
-        }
-        assertThat(running.code()).isEqualTo(3);
-        assertThat(running.err()).contains("in use");
         assertThat(listing(gcDir(held).getParent())).as("nothing changed by the refusals").isEqualTo(untouched);
         assertThat(gcDir(held).resolve(WorkerGcMetadata.COUNTS_LOST)).exists();
 
@@ -284,6 +276,11 @@ class WorkerGcImportTest {
         // the workers start: the deltas above the marks (gone's releases) are applied; the cycle sweeps and frees gone's blocks
         startWorkers();
         await().atMost(Duration.ofSeconds(20)).until(() -> Arrays.stream(ids).allMatch(id -> senders().pending(id) == 0));
+        List<String> running = listing(gcDir(held).getParent());
+        Run whileRunning = importTool("--data-dir", data.resolve(NODES.get(held)).toString(), "--file", files[held].toString());
+        assertThat(whileRunning.code()).as("the worker runs").isEqualTo(3);
+        assertThat(whileRunning.err()).contains("in use", "no imported metadata was swapped in");
+        assertThat(listing(gcDir(held).getParent())).isEqualTo(running);
         Thread.sleep(50); // the import's grace (1 ms) passes
         master.getBean(GcService.class).runCycle();
         long freed = 0;

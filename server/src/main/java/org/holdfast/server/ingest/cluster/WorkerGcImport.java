@@ -177,6 +177,7 @@ public final class WorkerGcImport {
 
     /** Applies the records and the grace of unreferenced handed-out PBNs chunk by chunk, in PBN order. */
     private static final class Builder {
+        static final int SYNC_EVERY_CHUNKS = 512;
         final PbnRange range;
         final GmaLayout layout;
         final long handedOut;
@@ -251,6 +252,9 @@ public final class WorkerGcImport {
                 lock.unlock();
                 chunk = null;
                 lock = null;
+            }
+            if (chunks % SYNC_EVERY_CHUNKS == 0) {
+                gma.sync(); // as gc-rebuild per pass: the GMA's double-write journal holds a bounded number of chunks
             }
             KillPoints.hit(KillPoints.GC_REBUILD_AFTER_CHUNK);
         }
