@@ -89,7 +89,13 @@ public final class GcRebuildTool {
         GcMetadataRebuild.Report r;
         try (DataDirectory dd = DataDirectory.open(dataDir);
              MetadataDb db = MetadataDb.open(dd.catalogDir())) {
-            FormatVersions.refuseDataOnWorkers(db, "gc-rebuild");
+            if (db.metaLong(FormatVersions.META_CLUSTER_DATA_MODE, 0) == FormatVersions.CLUSTER_DATA_ON_WORKERS) {
+                err.println("gc-rebuild: this master keeps its blocks on its workers (holdfast.cluster.data=workers), and a rebuild"
+                        + " of its own gc/ is not supported; nothing was changed. To rebuild a worker's lost GC metadata run"
+                        + " gc-rebuild --data-dir " + dataDir + " --worker N --out FILE here (master stopped), then"
+                        + " worker-gc-import --data-dir <worker data dir> --file FILE on the stopped worker (docs/operations.md)");
+                return 3;
+            }
             GcMetadataRebuild rebuild = new GcMetadataRebuild(dd.root(), new Catalog(db), settings, clock,
                     line -> err.println("gc-rebuild: " + line));
             r = rebuild.run();

@@ -235,6 +235,9 @@ class WorkerGcImportTest {
             assertThat(r.err()).contains("ETA");
             marks[i] = WorkerCountsFile.verify(files[i]).mark();
         }
+        Run own = exportTool("--data-dir", data.resolve("master").toString());
+        assertThat(own.code()).as("a rebuild of the master's own gc/").isEqualTo(3);
+        assertThat(own.err()).contains("--worker N --out FILE", "nothing was changed");
         Run unknown = exportTool("--data-dir", data.resolve("master").toString(), "--worker", "99", "--out",
                 data.resolve("w99.counts").toString());
         assertThat(unknown.code()).isEqualTo(3);
