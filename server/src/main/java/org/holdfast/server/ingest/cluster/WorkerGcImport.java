@@ -102,6 +102,8 @@ public final class WorkerGcImport {
             throw new IllegalStateException(rangeData + " holds no range store (no catalog/ in it): this is not the data directory"
                     + " of a worker with holdfast.cluster.data=workers; nothing was changed");
         }
+        progress.step("checking " + file);
+        WorkerCountsFile.Header header = WorkerCountsFile.verify(file); // before anything of the worker's is opened
         PbnRange range;
         long handedOut;
         try (MetadataDb db = MetadataDb.open(rangeData.resolve("catalog"), List.of(), true)) {
@@ -111,8 +113,6 @@ public final class WorkerGcImport {
         if (range.equals(PbnRange.STANDALONE)) {
             throw new IllegalStateException("the range store in " + rangeData + " records no PBN range; nothing was changed");
         }
-        progress.step("checking " + file);
-        WorkerCountsFile.Header header = WorkerCountsFile.verify(file);
         if (!header.range().equals(range)) {
             throw new IllegalStateException("the counts file " + file + " is for worker " + header.workerId() + " with PBNs "
                     + header.range() + ", but the range store in " + rangeData + " holds PBNs " + range + ": it is another"
