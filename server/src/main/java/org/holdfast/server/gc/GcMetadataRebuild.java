@@ -13,11 +13,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.stream.Stream;
 import org.holdfast.common.kill.KillPoints;
@@ -29,10 +25,7 @@ import org.holdfast.gc.gma.GcMetadataArray;
 import org.holdfast.gc.gma.GmaChunk;
 import org.holdfast.gc.gma.GmaFormat;
 import org.holdfast.gc.gma.GmaLayout;
-import org.holdfast.gc.retention.RangeMaxExpiry;
 import org.holdfast.server.catalog.Catalog;
-import org.holdfast.server.catalog.SnapshotRecord;
-import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.LocationIndex;
 
@@ -48,7 +41,7 @@ import org.holdfast.server.store.LocationIndex;
  *     (a commit adds 1 for each new entry and takes 1 from the one it replaces; a volume whose
  *     snapshots are gone is being deleted and was released already);</li>
  * <li>ET = max over the replaced entries of the latest expiry among the retained snapshots in
- *     b..b'−1 ({@link RangeMaxExpiry}, correction 2; as a commit computes it);</li>
+ *     b..b'−1 ({@link org.holdfast.gc.retention.RangeMaxExpiry}, correction 2; as a commit computes it);</li>
  * <li>pins = over the entries of the PBN, the number of snapshots reading it that are held, plus the
  *     number that are keep-last pinned (each of the two is its own pin operation, adding 1 per mapped
  *     LBN of its snapshot);</li>
@@ -56,6 +49,7 @@ import org.holdfast.server.store.LocationIndex;
  *     flight when the metadata was lost had written or matched, so no block is freed sooner than
  *     the grace after a rebuild. Stored blocks nothing references are swept after that.</li>
  * </ul>
+ * The counting is {@link CatalogCounts} (shared with {@link WorkerGcExport}, which counts a worker's range).
  * The operation counter of the catalog is carried into the new log (one empty group), so a start
  * re-drives nothing: the catalog's state already includes every operation.
  *
@@ -77,7 +71,7 @@ public final class GcMetadataRebuild {
     public static final String BUILD_DIR = "gc.rebuild";
     /** Prefix of the directory the replaced {@code gc/} is moved to. */
     public static final String REPLACED_PREFIX = "gc.replaced-";
-    private static final byte REFERENCED = 1;
+    private static final byte REFERENCED = CatalogCounts.REFERENCED;
     private static final byte STORED = 2;
 
     /**
@@ -119,15 +113,6 @@ public final class GcMetadataRebuild {
     private final Progress progress;
     /** The GMA layout of the store the catalog belongs to (its PBN range). */
     private final GmaLayout layout;
-    private final List<VolumePlan> plans = new ArrayList<>();
-
-    /** One volume's retained snapshots as the rebuild needs them; {@code pinned} sorted, a sequence once per pin. */
-    private record VolumePlan(VolumeRecord volume, RangeMaxExpiry expiries, long[] pinned, int snapshots) {
-        long pinsIn(long from, long to) {
-            int end = to == Long.MAX_VALUE ? pinned.length : lowerBound(pinned, to + 1);
-            return end - lowerBound(pinned, from);
-        }
-    }
 
     /**
      * @param root    the data directory (the caller holds its lock, so no server runs on it)
@@ -149,7 +134,7 @@ public final class GcMetadataRebuild {
         long graceUntil = now + settings.grace().toMillis();
         Path build = root.resolve(BUILD_DIR);
         deleteTree(build);
-        int snapshots = planVolumes();
+        CatalogCounts counts = new CatalogCounts(catalog, layout, progress);
         long lastOpId = catalog.db().metaLong(GcRecords.NEXT_OP_ID, 1) - 1;
         Counts n = new Counts();
         MessageDigest digest = sha256();
@@ -162,9 +147,9 @@ public final class GcMetadataRebuild {
                 passes++;
                 long hi = lo + passPbns;
                 progress.step("pass " + passes + ": PBNs " + lo + ".." + (hi - 1));
-                Pass p = new Pass(lo, (int) passPbns);
-                n.mapEntries = 0;
-                limit = Math.max(limit, scanMaps(p, n));
+                CatalogCounts.Pass p = new CatalogCounts.Pass(lo, (int) passPbns);
+                limit = Math.max(limit, counts.scan(p));
+                n.totalMapEntries = counts.mapEntries();
                 limit = Math.max(limit, scanLocations(p));
                 writeChunks(gma, p, graceUntil, n, digest);
                 gma.sync(); // per pass: the GMA's double-write journal holds one pass, not the whole file
@@ -179,12 +164,11 @@ public final class GcMetadataRebuild {
         progress.step("swapping " + build + " in as " + root.resolve("gc"));
         String replaced = swap(build);
         long millis = (System.nanoTime() - started) / 1_000_000;
-        return new Report(plans.size(), snapshots, n.totalMapEntries, n.referenced, n.stored, n.unreferencedStored,
+        return new Report(counts.volumes(), counts.snapshots(), n.totalMapEntries, n.referenced, n.stored, n.unreferencedStored,
                 n.referencedMissing, n.pinned, n.chunks, passes, lastOpId, graceUntil, replaced, millis);
     }
 
     private static final class Counts {
-        long mapEntries;
         long totalMapEntries;
         long referenced;
         long stored;
@@ -195,116 +179,7 @@ public final class GcMetadataRebuild {
         long slots;
     }
 
-    /** The PBNs [lo, lo + size) of one pass, in primitive arrays. */
-    private static final class Pass {
-        final long lo;
-        final int[] rc;
-        final int[] pins;
-        final long[] et;
-        final byte[] flags;
-
-        Pass(long lo, int size) {
-            this.lo = lo;
-            rc = new int[size];
-            pins = new int[size];
-            et = new long[size];
-            flags = new byte[size];
-        }
-
-        int slot(long pbn) {
-            long i = pbn - lo;
-            return i >= 0 && i < rc.length ? (int) i : -1;
-        }
-    }
-
-    private int planVolumes() {
-        int total = 0;
-        GcRecords records = new GcRecords(catalog.db());
-        for (VolumeRecord v : catalog.volumes()) {
-            List<SnapshotRecord> snaps = catalog.snapshots(v);
-            if (snaps.isEmpty()) {
-                continue; // a volume deletion in progress: its newest state was released already
-            }
-            Map<Long, GcRecords.SnapshotGc> gc = new HashMap<>();
-            for (GcRecords.SnapshotGc s : records.snapshots(v.internalId())) {
-                gc.put(s.sequence(), s);
-            }
-            RangeMaxExpiry expiries = new RangeMaxExpiry();
-            long[] pinned = new long[2 * snaps.size()];
-            int np = 0;
-            for (SnapshotRecord s : snaps) {
-                GcRecords.SnapshotGc sg = gc.get(s.sequence());
-                // a snapshot from before GC records existed never expires by itself (as GcService reads it)
-                expiries.append(s.sequence(), sg == null ? Long.MAX_VALUE : sg.expiry());
-                // a hold and a keep-last pin are separate pin operations: each adds its own pin
-                if (sg != null && sg.held()) {
-                    pinned[np++] = s.sequence();
-                }
-                if (sg != null && sg.keepLastPinned()) {
-                    pinned[np++] = s.sequence();
-                }
-            }
-            plans.add(new VolumePlan(v, expiries, Arrays.copyOf(pinned, np), snaps.size()));
-            total += snaps.size();
-        }
-        return total;
-    }
-
-    /** Accounts every map entry whose PBN lies in the pass; returns one past the highest PBN seen. */
-    private long scanMaps(Pass p, Counts n) {
-        long[] max = {0};
-        int i = 0;
-        for (VolumePlan plan : plans) {
-            i++;
-            long[] state = {-1, Long.MAX_VALUE}; // current lbn, birth of its next newer entry
-            long[] entries = {0};
-            long latest = plan.volume().latestSequence();
-            catalog.forEachMapEntry(plan.volume().internalId(), (lbn, birth, pbn) -> {
-                if (birth > latest) {
-                    return true; // left by a commit a crash stopped before its switch: in no snapshot (removed at the next start)
-                }
-                entries[0]++;
-                if (lbn != state[0]) {
-                    state[0] = lbn;
-                    state[1] = Long.MAX_VALUE;
-                }
-                long newer = state[1];
-                state[1] = birth;
-                if (!layout.holds(pbn)) {
-                    return true; // the zero block, or another node's PBN: this GMA keeps none of it
-                }
-                max[0] = Math.max(max[0], pbn + 1);
-                int s = p.slot(pbn);
-                if (s < 0) {
-                    return true;
-                }
-                long lastSeer = newer == Long.MAX_VALUE ? Long.MAX_VALUE : newer - 1;
-                if (newer == Long.MAX_VALUE) {
-                    p.rc[s]++;
-                    p.flags[s] |= REFERENCED;
-                } else {
-                    long e = plan.expiries().max(birth, lastSeer);
-                    if (e != RangeMaxExpiry.NONE) {
-                        p.et[s] = Math.max(p.et[s], e);
-                        p.flags[s] |= REFERENCED;
-                    }
-                }
-                long pins = plan.pinsIn(birth, lastSeer);
-                if (pins > 0) {
-                    p.pins[s] = (int) Math.min(GmaFormat.MAX_PINS, p.pins[s] + pins);
-                    p.flags[s] |= REFERENCED;
-                }
-                return true;
-            });
-            n.mapEntries += entries[0];
-            progress.step("  volume " + i + "/" + plans.size() + " '" + plan.volume().name().name() + "': "
-                    + plan.snapshots() + " snapshots, " + entries[0] + " map entries");
-        }
-        n.totalMapEntries = n.mapEntries;
-        return max[0];
-    }
-
-    private long scanLocations(Pass p) {
+    private long scanLocations(CatalogCounts.Pass p) {
         long[] max = {0};
         new LocationIndex(catalog.db()).forEach((pbn, logId, offset, storedLength, fps, fpOff) -> {
             if (!layout.holds(pbn)) {
@@ -320,7 +195,7 @@ public final class GcMetadataRebuild {
         return max[0];
     }
 
-    private void writeChunks(GcMetadataArray gma, Pass p, long graceUntil, Counts n, MessageDigest digest) {
+    private void writeChunks(GcMetadataArray gma, CatalogCounts.Pass p, long graceUntil, Counts n, MessageDigest digest) {
         ByteBuffer rec = ByteBuffer.allocate(8 + 4 + 4 + 8);
         int chunks = (p.rc.length + GmaFormat.PBNS_PER_CHUNK - 1) / GmaFormat.PBNS_PER_CHUNK;
         long firstChunk = gma.layout().chunkOf(p.lo);
@@ -486,19 +361,5 @@ public final class GcMetadataRebuild {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is missing from this JVM", e);
         }
-    }
-
-    private static int lowerBound(long[] sorted, long v) {
-        int lo = 0;
-        int hi = sorted.length;
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (sorted[mid] < v) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
     }
 }

@@ -14,7 +14,9 @@ import org.holdfast.server.store.MetadataDb;
 
 /**
  * Offline rebuild of a stopped server's GC metadata from its catalog ({@link GcMetadataRebuild}):
- * {@code holdfast-server gc-rebuild --data-dir D [--grace 24h] [--json]}. Progress goes to stderr,
+ * {@code holdfast-server gc-rebuild --data-dir D [--grace 24h] [--json]}; on a stopped master with
+ * its blocks on workers, {@code --worker N --out FILE} exports worker N's counts instead
+ * ({@link WorkerGcExport}; the worker imports them with {@code worker-gc-import}). Progress goes to stderr,
  * the result to stdout (text, or one JSON object with {@code --json}). Exit code 0: rebuilt and
  * swapped in; 2: bad arguments; 3: could not run (no rebuilt metadata swapped in; safe to re-run).
  */
@@ -24,7 +26,10 @@ public final class GcRebuildTool {
               Rebuilds DIR/gc (GC metadata) from the catalog. The server must be stopped.
               --grace        the server's holdfast.gc.grace: no block is freed sooner than this after the rebuild
               --pass-chunks  GMA chunks (8191 blocks, about 140 KiB of memory each) rebuilt per pass
-              --json         print the result as one JSON object""";
+              --json         print the result as one JSON object
+            usage: holdfast-server gc-rebuild --data-dir DIR --worker N --out FILE [--pass-chunks 512] [--json]
+              On a stopped master with holdfast.cluster.data=workers: writes worker N's GC counts to FILE, for
+              holdfast-server worker-gc-import on that worker (stopped) after its range-data/gc was lost.""";
 
     private GcRebuildTool() {
     }
@@ -39,6 +44,8 @@ public final class GcRebuildTool {
         Duration grace = GcMetadataRebuild.Settings.defaults().grace();
         int passChunks = GcMetadataRebuild.Settings.defaults().passChunks();
         boolean json = false;
+        Long worker = null;
+        Path outFile = null;
         try {
             for (int i = 0; i < args.length; i++) {
                 switch (args[i]) {
@@ -46,6 +53,8 @@ public final class GcRebuildTool {
                     case "--grace" -> grace = parseDuration(value(args, ++i, "--grace"));
                     case "--pass-chunks" -> passChunks = Integer.parseInt(value(args, ++i, "--pass-chunks"));
                     case "--json" -> json = true;
+                    case "--worker" -> worker = parseWorker(value(args, ++i, "--worker"));
+                    case "--out" -> outFile = Path.of(value(args, ++i, "--out"));
                     case "-h", "--help" -> {
                         out.println(USAGE);
                         return 0;
@@ -56,10 +65,16 @@ public final class GcRebuildTool {
             if (dataDir == null) {
                 throw new IllegalArgumentException("--data-dir is required");
             }
+            if ((worker == null) != (outFile == null)) {
+                throw new IllegalArgumentException("--worker and --out go together (export a worker's counts to a file)");
+            }
             GcMetadataRebuild.Settings settings = new GcMetadataRebuild.Settings(grace, passChunks);
             if (!Files.isDirectory(dataDir.resolve("catalog"))) {
                 err.println("gc-rebuild: " + dataDir + " is not a Holdfast data directory (no catalog/ in it)");
                 return 3;
+            }
+            if (worker != null) {
+                return exportWorker(dataDir, worker, outFile, passChunks, json, out, err, clock);
             }
             return rebuild(dataDir, settings, json, out, err, clock);
         } catch (IllegalArgumentException e) {
@@ -74,7 +89,13 @@ public final class GcRebuildTool {
         GcMetadataRebuild.Report r;
         try (DataDirectory dd = DataDirectory.open(dataDir);
              MetadataDb db = MetadataDb.open(dd.catalogDir())) {
-            FormatVersions.refuseDataOnWorkers(db, "gc-rebuild");
+            if (db.metaLong(FormatVersions.META_CLUSTER_DATA_MODE, 0) == FormatVersions.CLUSTER_DATA_ON_WORKERS) {
+                err.println("gc-rebuild: this master keeps its blocks on its workers (holdfast.cluster.data=workers), and a rebuild"
+                        + " of its own gc/ is not supported; nothing was changed. To rebuild a worker's lost GC metadata run"
+                        + " gc-rebuild --data-dir " + dataDir + " --worker N --out FILE here (master stopped), then"
+                        + " worker-gc-import --data-dir <worker data dir> --file FILE on the stopped worker (docs/operations.md)");
+                return 3;
+            }
             GcMetadataRebuild rebuild = new GcMetadataRebuild(dd.root(), new Catalog(db), settings, clock,
                     line -> err.println("gc-rebuild: " + line));
             r = rebuild.run();
@@ -85,6 +106,52 @@ public final class GcRebuildTool {
         }
         out.println(json ? toJson(r) : toText(r, dataDir));
         return 0;
+    }
+
+    private static int exportWorker(Path dataDir, long worker, Path outFile, int passChunks, boolean json, PrintStream out,
+                                    PrintStream err, Clock clock) {
+        WorkerGcExport.Report r;
+        try (DataDirectory dd = DataDirectory.open(dataDir);
+             MetadataDb db = MetadataDb.open(dd.catalogDir())) {
+            r = new WorkerGcExport(new Catalog(db), passChunks, clock, line -> err.println("gc-rebuild: " + line)).run(worker, outFile);
+        } catch (RuntimeException e) {
+            err.println("gc-rebuild: failed (" + e.getMessage() + "); no counts file was written; fix the cause and run it again");
+            return 3;
+        }
+        out.println(json ? toJson(r, outFile) : toText(r, outFile));
+        return 0;
+    }
+
+    static String toText(WorkerGcExport.Report r, Path outFile) {
+        return "gc-rebuild: exported the GC counts of worker " + r.workerId() + " ('" + r.nodeName() + "', PBNs " + r.range() + ") to "
+                + outFile + " in " + r.millis() + " ms\n"
+                + "  volumes: " + r.volumes() + ", retained snapshots: " + r.snapshots() + ", map entries: " + r.mapEntries()
+                + ", passes: " + r.passes() + "\n"
+                + "  referenced blocks: " + r.records() + " (pinned: " + r.pinnedPbns() + "), file: " + r.bytes() + " bytes\n"
+                + "  delta mark: " + r.mark() + " (deltas up to it are in the counts; later ones are applied after the import)\n"
+                + "  next: copy the file to the worker and, with the worker stopped, run holdfast-server worker-gc-import"
+                + " --data-dir <worker data dir> --file <file>\n"
+                + "result: exported";
+    }
+
+    static String toJson(WorkerGcExport.Report r, Path outFile) {
+        return "{\"result\":\"exported\",\"workerId\":" + r.workerId() + ",\"node\":\"" + jsonEscape(r.nodeName())
+                + "\",\"rangeFirst\":" + r.range().first() + ",\"rangeLimit\":" + r.range().limit() + ",\"mark\":" + r.mark()
+                + ",\"records\":" + r.records() + ",\"pinnedBlocks\":" + r.pinnedPbns() + ",\"volumes\":" + r.volumes()
+                + ",\"snapshots\":" + r.snapshots() + ",\"mapEntries\":" + r.mapEntries() + ",\"passes\":" + r.passes()
+                + ",\"file\":\"" + jsonEscape(outFile.toString()) + "\",\"bytes\":" + r.bytes() + ",\"millis\":" + r.millis() + "}";
+    }
+
+    private static long parseWorker(String s) {
+        try {
+            long id = Long.parseLong(s.trim());
+            if (id >= 1) {
+                return id;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("--worker takes a worker id (1, 2, ...: GET /api/v1/cluster/workers), got '" + s + "'");
     }
 
     static String toText(GcMetadataRebuild.Report r, Path dataDir) {
@@ -119,7 +186,7 @@ public final class GcRebuildTool {
                 + (r.replacedDir() == null ? "null" : "\"" + jsonEscape(r.replacedDir()) + "\"") + ",\"millis\":" + r.millis() + "}";
     }
 
-    private static String jsonEscape(String s) {
+    public static String jsonEscape(String s) {
         StringBuilder b = new StringBuilder();
         for (char c : s.toCharArray()) {
             if (c == '"' || c == '\\') {
@@ -141,7 +208,7 @@ public final class GcRebuildTool {
     }
 
     /** "24h", "90m", "30s", "2d", "500ms" or ISO-8601 ("PT24H"). */
-    static Duration parseDuration(String s) {
+    public static Duration parseDuration(String s) {
         String t = s.trim().toLowerCase(Locale.ROOT);
         try {
             if (t.startsWith("p")) {

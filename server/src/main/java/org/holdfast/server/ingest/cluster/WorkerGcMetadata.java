@@ -42,7 +42,8 @@ import org.holdfast.gc.sweep.GraceGuard;
  * directory lost or removed while the range data stayed) lacks every count from before, and the
  * master resends only what it has no acknowledgement for, so a sweep would free blocks older
  * snapshots reference. {@link #claim} then writes {@value #COUNTS_LOST} beside the GMA, and
- * {@link #countsLost} keeps every sweep of this worker refused while that file exists.
+ * {@link #countsLost} keeps every sweep of this worker refused while that file exists; the offline
+ * {@link WorkerGcImport} of counts the stopped master exported replaces the directory, file and all.
  */
 public final class WorkerGcMetadata implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(WorkerGcMetadata.class.getName());
@@ -175,8 +176,9 @@ public final class WorkerGcMetadata implements AutoCloseable {
             why = "the range store beside it could not be read (" + e.getMessage() + "), so it may hold blocks";
         }
         String text = "GC metadata created " + java.time.Instant.now() + " over PBNs " + r + " while " + why + ": every reference count"
-                + " from before is lost, so this worker's range is never swept until this file is removed (only once range-data/gc"
-                + " was restored from a copy taken with its range data)\n";
+                + " from before is lost, so this worker's range is never swept until this file is gone: rebuild range-data/gc from the"
+                + " master's catalog (worker stopped: gc-rebuild --worker N on the stopped master, then worker-gc-import here;"
+                + " docs/operations.md), or restore it from a copy taken with its range data and remove this file\n";
         try {
             Files.createDirectories(dir);
             Files.writeString(dir.resolve(COUNTS_LOST), text, StandardCharsets.UTF_8);
@@ -192,8 +194,9 @@ public final class WorkerGcMetadata implements AutoCloseable {
         LOG.log(System.Logger.Level.ERROR, "the GC metadata in " + dir + " was created anew over PBNs " + r + " while " + why
                 + ": the reference counts from before are lost (was range-data/gc removed, or its disk replaced?). This worker"
                 + " keeps storing, serving and protecting blocks, but refuses every sweep of its range (nothing is freed here) until"
-                + " " + dir.resolve(COUNTS_LOST) + " is removed; remove it only after restoring range-data/gc from a copy taken"
-                + " together with range-data/data");
+                + " " + dir.resolve(COUNTS_LOST) + " is gone: stop this worker and the master, run holdfast-server gc-rebuild --worker N"
+                + " --out FILE on the master and holdfast-server worker-gc-import --file FILE on this worker (docs/operations.md),"
+                + " or restore range-data/gc from a copy taken together with range-data/data and remove the file");
     }
 
     /** True while {@value #COUNTS_LOST} marks this GC metadata as missing counts from before it was created: no sweep may free anything. */
