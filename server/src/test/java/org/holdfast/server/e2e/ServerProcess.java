@@ -475,6 +475,16 @@ public final class ServerProcess implements AutoCloseable {
         return bytesUnder(Files.isDirectory(logs) ? logs : dataDir);
     }
 
+    /**
+     * Bytes of a worker's range data logs ({@code range-data/data/} of its data directory; 0 before it
+     * exists): with {@code holdfast.cluster.data=workers} they grow as the master stores blocks there, so
+     * a test can time a kill of the storing worker by them.
+     */
+    public long rangeDataLogBytes() {
+        Path logs = dataDir.resolve("range-data").resolve("data");
+        return Files.isDirectory(logs) ? bytesUnder(logs) : 0;
+    }
+
     private static long bytesUnder(Path dir) {
         try (Stream<Path> files = Files.walk(dir)) {
             return files.mapToLong(p -> {
