@@ -135,8 +135,17 @@ final class OperationLog {
             }
             LOG.log(System.Logger.Level.INFO, "GC bookkeeping resumed: the waiting operations are in the GC log");
         }
-        // after the lock: what waited only registers or sends without waiting (a commit calling apply still holds the monitor)
-        resumed.forEach(Runnable::run);
+        // after the lock: what waited only registers or sends without waiting (a commit calling apply still holds the monitor);
+        // one that throws must neither make apply throw (its commit is durable) nor keep the later ones from running
+        for (Runnable r : resumed) {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "what waited for GC bookkeeping to resume failed (" + e.getMessage() + "); nothing is"
+                        + " freed early, but a backup it would have ended on a worker may hold back that worker's sweeps until the master"
+                        + " restarts", e);
+            }
+        }
     }
 
     /**

@@ -93,4 +93,23 @@ class OperationLogResumeTest {
         ops.whenHealthy(later::incrementAndGet);
         assertThat(later).as("healthy again: at once").hasValue(1);
     }
+
+    @Test
+    void whenHealthy_aWaiterThrows_theCommitResumingDoesNotAndTheOthersStillRun() {
+        full = true;
+        ops.apply(2, new GcOperation.Release(new long[] {7}));
+        List<String> ran = new ArrayList<>();
+        ops.whenHealthy(() -> {
+            throw new IllegalStateException("the outbox cannot be read (test)");
+        });
+        ops.whenHealthy(() -> ran.add("second"));
+
+        full = false;
+        ops.apply(3, new GcOperation.Release(new long[] {9})); // a commit resumes: apply never throws, its catalog change stands
+
+        assertThat(ops.failure()).isNull();
+        assertThat(logged).as("the re-drive logged operation 2 (operation 3's is left to the real re-drive, as in CrashRecovery)")
+                .containsExactly(2L);
+        assertThat(ran).as("a waiter after the one that threw still ends its session").containsExactly("second");
+    }
 }

@@ -66,6 +66,12 @@ public final class RangeReferenceGuard implements ReferenceGuard {
     private final CountsDelivered delivered;
     /** Per open session, the worker links it protected blocks on (to end it there, and to notice a link that ended). */
     private final Map<Long, Set<RemoteGcGuard>> sessions = new ConcurrentHashMap<>();
+    /**
+     * Per committed session released, the worker links whose end of it waits for {@link CountsDelivered}:
+     * still held ({@link #heldByEndedLinks}) until its counts are there, since while GC bookkeeping is
+     * paused the commit's RC+1 is in no outbox, and a drained outbox then says nothing about it.
+     */
+    private final Map<Long, Set<RemoteGcGuard>> delivering = new ConcurrentHashMap<>();
 
     /** When a committed session may end on a worker: once that worker holds the commit's counts. */
     @FunctionalInterface
@@ -227,12 +233,22 @@ public final class RangeReferenceGuard implements ReferenceGuard {
         try {
             local.release(sessionId, committed);
         } finally {
+            Set<RemoteGcGuard> open = sessions.get(sessionId);
+            if (open != null && committed) {
+                // held until its counts are delivered, and moved there before it leaves the open ones: no check sees a gap
+                Set<RemoteGcGuard> waiting = ConcurrentHashMap.newKeySet();
+                waiting.addAll(open);
+                delivering.put(sessionId, waiting);
+            }
             Set<RemoteGcGuard> on = sessions.remove(sessionId);
             if (on != null) {
                 for (RemoteGcGuard g : on) {
                     // a link that ended has ended the session on its worker already
                     if (committed) {
-                        delivered.after(g.range(), () -> g.sessionEnd(sessionId)); // the session holds the blocks until their counts arrive
+                        delivered.after(g.range(), () -> { // the session holds the blocks until their counts arrive
+                            delivered(sessionId, g);
+                            g.sessionEnd(sessionId);
+                        });
                     } else {
                         g.sessionEnd(sessionId);
                     }
@@ -244,15 +260,24 @@ public final class RangeReferenceGuard implements ReferenceGuard {
     /**
      * Open sessions (not yet released) that protected blocks of {@code range} (a worker's) over a link
      * that has ended since: that worker ended them with the link, so nothing there holds its sweep
-     * horizon back for them any more, while the master may still commit them. {@link WorkerSweeps}
+     * horizon back for them any more, while the master may still commit them. A committed session
+     * counts until {@link CountsDelivered} says its counts are on the worker: while GC bookkeeping is
+     * paused its RC+1 is in no outbox, so the outbox read after this check cannot stand in for it. {@link WorkerSweeps}
      * does not sweep the range until this is 0 (see there for why the order of its checks matters). A
      * link counts as ended once it is down, or no longer the registered one for its range (removed
      * or superseded by a new registration, which may happen before the old channel closes). Reads a
      * few entries per open session; thread-safe.
      */
     public int heldByEndedLinks(PbnRange range) {
+        // the open ones first: release adds a committed session to the delivering ones before it removes it
+        // from the open ones, so a check reading in this order sees it at least once
+        int open = heldByEndedLinks(sessions, range);
+        return open + heldByEndedLinks(delivering, range);
+    }
+
+    private int heldByEndedLinks(Map<Long, Set<RemoteGcGuard>> of, PbnRange range) {
         int held = 0;
-        for (Set<RemoteGcGuard> on : sessions.values()) {
+        for (Set<RemoteGcGuard> on : of.values()) {
             for (RemoteGcGuard g : on) {
                 if (g.range().overlaps(range) && (!g.isUp() || workers.owner(g.range().first()) != g)) {
                     held++;
@@ -261,6 +286,14 @@ public final class RangeReferenceGuard implements ReferenceGuard {
             }
         }
         return held;
+    }
+
+    /** Committed session {@code sessionId}'s counts are on {@code g}'s worker: it no longer holds that worker's sweep. */
+    private void delivered(long sessionId, RemoteGcGuard g) {
+        delivering.computeIfPresent(sessionId, (id, waiting) -> {
+            waiting.remove(g);
+            return waiting.isEmpty() ? null : waiting;
+        });
     }
 
     /** Sessions with blocks protected on a worker, not yet released (tests). */

@@ -195,8 +195,9 @@ public final class WorkerRangeSweep {
         if (gc.countsLost()) {
             throw new Refused("the GC metadata in " + gc.dir() + " was created over a range store that already held blocks, so the"
                     + " reference counts from before are lost (" + gc.dir().resolve(WorkerGcMetadata.COUNTS_LOST) + "); no sweep frees"
-                    + " anything on this worker until range-data/gc is restored from a copy taken with range-data/data and that file"
-                    + " is removed", null);
+                    + " anything on this worker until that file is gone: rebuild range-data/gc from the master's catalog (both stopped:"
+                    + " gc-rebuild --worker N --out FILE on the master, worker-gc-import --file FILE here; docs/operations.md), or"
+                    + " restore it from a copy taken with range-data/data and remove the file", null);
         }
         if (sweeper == null || sweeperPipeline != pipeline || sweeperStore != store) {
             reclaimer = new RangeBlockReclaimer(store, dedup, () -> stopping);

@@ -40,10 +40,11 @@ import org.holdfast.server.gc.RangeOwnerSweeps;
  *       link, the sessions of the link were still open there, or the worker's sweep refuses to free
  *       anything: it checks its link is still up after computing its horizon
  *       ({@link WorkerRangeSweep}), so a horizon it uses was computed while those sessions capped it.</li>
- *   <li>The outbox after the holds: a commit writes its counts to the outbox before its session is
- *       released (which is what lifts the hold), so a hold seen lifted means the commit's RC+1 is in
- *       the outbox or acknowledged by the worker, and the outbox read that follows sees it pending
- *       ({@link State#DELTAS_PENDING}) or the worker counts it.</li>
+ *   <li>The outbox after the holds: a committed session's hold lifts only once its counts were
+ *       delivered (routed to the outbox, then acknowledged; {@link RangeReferenceGuard}'s
+ *       {@code CountsDelivered}), not at its release: while GC bookkeeping is paused a commit's
+ *       RC+1 is in no outbox. So a hold seen lifted means the worker counts the commit, or the
+ *       outbox read that follows sees it pending ({@link State#DELTAS_PENDING}).</li>
  * </ul>
  */
 public final class WorkerSweeps implements RangeOwnerSweeps {

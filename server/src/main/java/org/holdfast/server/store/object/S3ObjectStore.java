@@ -377,8 +377,9 @@ public final class S3ObjectStore implements ObjectStore {
 
     /**
      * Page by page, each page one request (retried on its own). A listing is only as good as its
-     * pages: a page that is not a ListBucketResult of this bucket (a web server's 200 page reads as
-     * an empty one), a key outside the prefix (the prefix ignored), or a truncated page without a new
+     * pages: a page that is not a ListBucketResult of this bucket (no Name of the bucket: a web
+     * server's 200 page reads as an empty one), a key outside the prefix (the prefix ignored), or a
+     * truncated page (IsTruncated true, or left out beside a NextContinuationToken) without a new
      * continuation token (the SDK's paginator would just stop) is refused, never taken as the end of
      * the keys: catalog restore takes a log missing from the listing for one that is not in the bucket.
      */
@@ -392,17 +393,20 @@ public final class S3ObjectStore implements ObjectStore {
             String from = token;
             ListObjectsV2Response page = call("LIST", prefix, lists, () -> client.listObjectsV2(r -> r.bucket(settings.bucket())
                     .prefix(wanted).continuationToken(from)));
-            if (page.isTruncated() == null || !settings.bucket().equals(page.name())) {
+            if (!settings.bucket().equals(page.name())) {
                 throw oddAnswer(prefix, "answered a LIST of the prefix with something that is not a listing of the bucket (bucket "
-                        + quoted(page.name()) + ", IsTruncated " + (page.isTruncated() == null ? "missing" : page.isTruncated()) + ")");
+                        + quoted(page.name()) + ")");
             }
+            // some stores leave IsTruncated out when it is false: then a next token alone says there is more
+            boolean truncated = page.isTruncated() != null ? page.isTruncated()
+                    : page.nextContinuationToken() != null && !page.nextContinuationToken().isEmpty();
             for (S3Object o : page.contents()) {
                 if (o.key() == null || !o.key().startsWith(wanted)) {
                     throw oddAnswer(prefix, "listed the key " + quoted(o.key()) + " for the prefix " + wanted + " (the prefix ignored)");
                 }
                 keys.add(o.key().substring(settings.prefix().length()));
             }
-            if (!page.isTruncated()) {
+            if (!truncated) {
                 return keys;
             }
             token = page.nextContinuationToken();

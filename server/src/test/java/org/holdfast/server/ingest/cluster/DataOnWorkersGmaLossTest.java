@@ -150,7 +150,8 @@ class DataOnWorkersGmaLossTest {
             Path mark = data.resolve(nodes.get(i)).resolve("range-data").resolve("gc").resolve(WorkerGcMetadata.COUNTS_LOST);
             if (held[i]) {
                 assertThat(p.last()).as("no sweep ran on " + nodes.get(i)).isNull();
-                assertThat(p.lastFailure()).contains("reference counts from before are lost");
+                assertThat(p.lastFailure()).contains("reference counts from before are lost")
+                        .as("names the repair without a copy").contains("worker-gc-import");
                 assertThat(mark).exists();
             } else {
                 assertThat(mark).as(nodes.get(i) + " held no block when its GC metadata was lost: nothing of its counts is missing")

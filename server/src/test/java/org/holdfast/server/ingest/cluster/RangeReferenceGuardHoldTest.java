@@ -7,6 +7,8 @@ import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.GcProtect;
 import org.holdfast.common.protocol.GcProtected;
@@ -89,6 +91,29 @@ class RangeReferenceGuardHoldTest {
         } finally {
             ch.finishAndReleaseAll();
             next.finishAndReleaseAll();
+        }
+    }
+
+    @Test
+    void heldByEndedLinks_committedWhileItsCountsAreNotDelivered_staysHeldUntilTheyAre() {
+        EmbeddedChannel ch = link();
+        try {
+            GcGuardLinks links = new GcGuardLinks();
+            RemoteGcGuard g = guardOn(ch);
+            links.add(1, g);
+            List<Runnable> waiting = new ArrayList<>(); // as GC bookkeeping paused: the commit's counts are in no outbox yet
+            RangeReferenceGuard guard = new RangeReferenceGuard(MASTER, ReferenceGuard.NONE, links, (range, then) -> waiting.add(then));
+            guard.protect(5, new long[] {RANGE.first() + 3}, 0, 1);
+            links.remove(g); // the link ended: the worker ended session 5 with it
+
+            guard.release(5, true);
+
+            assertThat(guard.heldByEndedLinks(RANGE)).as("committed, its RC+1 not on the worker nor in its outbox").isEqualTo(1);
+            assertThat(waiting).hasSize(1);
+            waiting.get(0).run(); // bookkeeping resumed and the worker acknowledged the counts
+            assertThat(guard.heldByEndedLinks(RANGE)).isZero();
+        } finally {
+            ch.finishAndReleaseAll();
         }
     }
 }

@@ -237,6 +237,19 @@ class S3ObjectStoreOddAnswersTest {
     }
 
     @Test
+    void list_isTruncatedLeftOut_lastPageWithoutTokenElseFollowed() {
+        hostile.answer((r, s, out) -> {
+            if (!r.query().contains("continuation-token")) {
+                listing(s, out, "<NextContinuationToken>t1</NextContinuationToken>", "p/logs/a");
+            } else {
+                listing(s, out, "", "p/logs/b"); // IsTruncated false left out, as some stores do
+            }
+        });
+        assertThat(store.list("logs/")).containsExactly("logs/a", "logs/b");
+        assertThat(store.stats().lists()).isEqualTo(2);
+    }
+
+    @Test
     void list_truncatedWithoutNewToken_rejectedNotShortened() {
         hostile.answer((r, s, out) -> listing(s, out, "<IsTruncated>true</IsTruncated>", "p/logs/a"));
         assertThatThrownBy(() -> store.list("logs/")).as("the SDK's paginator stops here: the keys after it would be missing")
