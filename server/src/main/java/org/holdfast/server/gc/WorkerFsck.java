@@ -88,9 +88,7 @@ public final class WorkerFsck {
                     pipeline.commitAll(); // what the log's replay queued is in the GMA before it is read
                 }
                 long workerMark = pipeline == null ? -1 : pipeline.lastOpId();
-                WorkerFsckReport.Marks marks = !hasGc ? WorkerFsckReport.Marks.NO_METADATA
-                        : workerMark == header.mark() ? WorkerFsckReport.Marks.EQUAL
-                        : workerMark < header.mark() ? WorkerFsckReport.Marks.WORKER_BEHIND : WorkerFsckReport.Marks.FILE_OLDER;
+                WorkerFsckReport.Marks marks = WorkerFsckReport.Marks.of(hasGc ? workerMark : null, header.mark());
                 progress.step("GC delta marks: file " + header.mark() + ", worker " + (hasGc ? workerMark : "none")
                         + (marks == WorkerFsckReport.Marks.EQUAL ? " (equal: comparing counts)" : " (differ: counts not compared)"));
                 CountsComparison counts = marks == WorkerFsckReport.Marks.EQUAL ? new CountsComparison(pipeline) : null;

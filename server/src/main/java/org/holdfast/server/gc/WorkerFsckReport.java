@@ -31,12 +31,26 @@ public record WorkerFsckReport(long workerId, PbnRange range, long fileMark, lon
     public enum Marks {
         /** The same deltas are in both: the counts are compared. */
         EQUAL,
-        /** The worker has not logged every delta the file counts. */
+        /**
+         * The worker's mark is below the file's: it may lack deltas the file counts, or the master's
+         * last operations routed nothing (or not their last part) to it. The file's mark is the
+         * highest id the master's operations could have used, the worker's the highest it logged,
+         * and version 1 of the file does not say which ids were routed to the worker, so only
+         * {@link #EQUAL} marks prove the same deltas are in both.
+         */
         WORKER_BEHIND,
         /** The worker logged deltas the file lacks: the file is older. */
         FILE_OLDER,
         /** The worker has no GC metadata at all. */
-        NO_METADATA
+        NO_METADATA;
+
+        /** How {@code workerMark} (null: no GC metadata) relates to the file's {@code fileMark}. */
+        static Marks of(Long workerMark, long fileMark) {
+            if (workerMark == null) {
+                return NO_METADATA;
+            }
+            return workerMark == fileMark ? EQUAL : workerMark < fileMark ? WORKER_BEHIND : FILE_OLDER;
+        }
     }
 
     /** Count and up to {@link #SAMPLES} sample PBNs of one finding. */
@@ -87,8 +101,10 @@ public record WorkerFsckReport(long workerId, PbnRange range, long fileMark, lon
     public String advice() {
         return switch (marks) {
             case EQUAL -> null;
-            case WORKER_BEHIND -> "the worker has not yet logged every delta the file counts (its mark " + workerMark + " < the file's "
-                    + fileMark + "): start it so the master sends them, stop it, check again";
+            case WORKER_BEHIND -> "the worker's mark " + workerMark + " is below the file's " + fileMark + ": either the worker has not"
+                    + " yet logged every delta the file counts (start it so the master sends them, stop it, check again), or the"
+                    + " master's last operations sent it nothing; the file cannot tell which, so the counts were not compared (they"
+                    + " are when the marks are equal, as right after worker-gc-import of this file)";
             case FILE_OLDER -> "the file is older than the worker's metadata (its mark " + fileMark + " < the worker's " + workerMark
                     + "): stop the master, export again (gc-rebuild --worker " + workerId + " --out FILE), check again";
             case NO_METADATA -> "the worker has no GC metadata (range-data/gc): import the file (worker-gc-import), then check again";

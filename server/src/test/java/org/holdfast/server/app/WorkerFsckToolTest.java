@@ -234,6 +234,18 @@ class WorkerFsckToolTest {
     }
 
     @Test
+    void run_workerWithoutGcMetadata_importAdviceDataStillChecked() throws Exception {
+        org.springframework.util.FileSystemUtils.deleteRecursively(rangeData.resolve("gc"));
+
+        Run r = fsck("--counts", file.toString());
+
+        assertThat(r.code()).as(r.out() + r.err()).isEqualTo(4);
+        assertThat(r.out()).contains("GC delta marks: file " + MARK + ", worker none (differ: counts NOT compared)",
+                "import the file (worker-gc-import)", "read " + REFERENCED + " blocks", "result: counts not compared");
+        assertThat(rangeData.resolve("gc")).as("not created by the check").doesNotExist();
+    }
+
+    @Test
     void run_runningWorker_refusedExit3() throws Exception {
         try (DataDirectory running = DataDirectory.open(dataDir)) {
             List<String> before = listing();
