@@ -84,8 +84,7 @@ public final class WorkerFsck {
             BoscPipeline pipeline = null;
             try {
                 if (hasGc) {
-                    pipeline = BoscPipeline.open(copy.gcDir(), BoscSettings.defaults().withCommitters(1), range);
-                    pipeline.commitAll(); // what the log's replay queued is in the GMA before it is read
+                    pipeline = openGc(copy, gc, range);
                 }
                 long workerMark = pipeline == null ? -1 : pipeline.lastOpId();
                 WorkerFsckReport.Marks marks = WorkerFsckReport.Marks.of(hasGc ? workerMark : null, header.mark());
@@ -116,6 +115,26 @@ public final class WorkerFsck {
                     pipeline.close();
                 }
             }
+        }
+    }
+
+    /** Opens the scratch copy of {@code gc} (replaying its log there) and commits what the replay queued, so the GMA is current. */
+    private static BoscPipeline openGc(ScratchMetadata copy, Path gc, PbnRange range) {
+        BoscPipeline p;
+        try {
+            p = BoscPipeline.open(copy.gcDir(), BoscSettings.defaults().withCommitters(1), range);
+        } catch (RuntimeException e) {
+            // the message names the scratch copy; the operator needs the real directory
+            throw new IllegalStateException("the GC metadata in " + gc + " cannot be opened: "
+                    + String.valueOf(e.getMessage()).replace(copy.gcDir().toString(), gc.toString()) + " (rebuild it: export"
+                    + " the worker's counts on the stopped master and run worker-gc-import here)", e);
+        }
+        try {
+            p.commitAll();
+            return p;
+        } catch (RuntimeException e) {
+            p.close();
+            throw e;
         }
     }
 }

@@ -246,6 +246,22 @@ class WorkerFsckToolTest {
     }
 
     @Test
+    void run_gcMetadataOfAnotherRange_couldNotRunNamingTheRealDirectory() throws Exception {
+        org.springframework.util.FileSystemUtils.deleteRecursively(rangeData.resolve("gc"));
+        try (BoscPipeline p = BoscPipeline.open(rangeData.resolve("gc"), BoscSettings.defaults(),
+                new PbnRange(RANGE.limit(), RANGE.limit() + (1L << 40)))) {
+            p.awaitDurable();
+        }
+
+        Run r = fsck("--counts", file.toString());
+
+        assertThat(r.code()).isEqualTo(3);
+        assertThat(r.err()).contains("the GC metadata in " + rangeData.toAbsolutePath().resolve("gc") + " cannot be opened",
+                "worker-gc-import").doesNotContain("holdfast-check-");
+        assertThat(scratchLeft()).isEmpty();
+    }
+
+    @Test
     void run_runningWorker_refusedExit3() throws Exception {
         try (DataDirectory running = DataDirectory.open(dataDir)) {
             List<String> before = listing();
