@@ -21,6 +21,7 @@ public class HoldfastServer {
         switch (command) {
             case GC_REBUILD -> GcRebuildTool.main(ServerCommand.rest(args));
             case WORKER_GC_IMPORT -> WorkerGcImportTool.main(ServerCommand.rest(args));
+            case WORKER_FSCK -> WorkerFsckTool.main(ServerCommand.rest(args));
             case FSCK -> FsckTool.main(ServerCommand.rest(args));
             case CATALOG_RESTORE -> CatalogRestoreTool.main(ServerCommand.rest(args));
             // CredentialTool dispatches on the command word, so it keeps it

@@ -8,7 +8,7 @@ import java.util.Arrays;
  * (server/bin/holdfast-server) prints the same {@link #USAGE}; a test holds the two equal.
  */
 enum ServerCommand {
-    START, GC_REBUILD, WORKER_GC_IMPORT, FSCK, CATALOG_RESTORE, RESET_ADMIN, CREATE_TOKEN, HELP, UNKNOWN;
+    START, GC_REBUILD, WORKER_GC_IMPORT, WORKER_FSCK, FSCK, CATALOG_RESTORE, RESET_ADMIN, CREATE_TOKEN, HELP, UNKNOWN;
 
     static final String USAGE = """
             usage: holdfast-server [start] [--holdfast.data-dir=DIR] [--server.port=8080] [--NAME=VALUE ...]
@@ -19,6 +19,8 @@ enum ServerCommand {
                      offline, master stopped (data on workers): writes worker N's GC counts to FILE
                    holdfast-server worker-gc-import --data-dir DIR --file FILE [--grace 24h] [--json]
                      offline, worker stopped: rebuilds DIR/range-data/gc from FILE
+                   holdfast-server worker-fsck --data-dir DIR --counts FILE [--scratch-dir DIR] [--json]
+                     offline, worker stopped: checks DIR/range-data against FILE, writing nothing in DIR
                    holdfast-server fsck DIR [--scratch-dir DIR] [--holdfast.store.s3.NAME=VALUE ...]
                      offline, server stopped: checks DIR, writing nothing in it
                    holdfast-server catalog-restore --data-dir DIR --from BACKUPDIR [--backup-id N] [--holdfast.store.s3.NAME=VALUE ...]
@@ -40,6 +42,7 @@ enum ServerCommand {
             case "start" -> START;
             case "gc-rebuild" -> GC_REBUILD;
             case "worker-gc-import" -> WORKER_GC_IMPORT;
+            case "worker-fsck" -> WORKER_FSCK;
             case "fsck" -> FSCK;
             case "catalog-restore" -> CATALOG_RESTORE;
             case "reset-admin" -> RESET_ADMIN;

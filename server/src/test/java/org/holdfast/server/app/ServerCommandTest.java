@@ -34,6 +34,7 @@ class ServerCommandTest {
         assertThat(ServerCommand.rest(new String[] {"--server.port=9"})).containsExactly("--server.port=9");
         assertThat(ServerCommand.of(new String[] {"fsck", "/srv/h"})).isEqualTo(ServerCommand.FSCK);
         assertThat(ServerCommand.of(new String[] {"gc-rebuild"})).isEqualTo(ServerCommand.GC_REBUILD);
+        assertThat(ServerCommand.of(new String[] {"worker-fsck", "--data-dir", "/srv/w"})).isEqualTo(ServerCommand.WORKER_FSCK);
         assertThat(ServerCommand.of(new String[] {"catalog-restore"})).isEqualTo(ServerCommand.CATALOG_RESTORE);
         assertThat(ServerCommand.of(new String[] {"create-token"})).isEqualTo(ServerCommand.CREATE_TOKEN);
         assertThat(ServerCommand.of(new String[] {"reset-admin"})).isEqualTo(ServerCommand.RESET_ADMIN);

@@ -1,0 +1,302 @@
+package org.holdfast.server.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.holdfast.common.id.PbnRange;
+import org.holdfast.common.protocol.GcDelta;
+import org.holdfast.gc.bosc.BoscPipeline;
+import org.holdfast.gc.bosc.BoscSettings;
+import org.holdfast.server.gc.WorkerCountsFile;
+import org.holdfast.server.ingest.cluster.WorkerGcImport;
+import org.holdfast.server.ingest.cluster.WorkerGcMetadata;
+import org.holdfast.server.store.DataDirectory;
+import org.holdfast.server.store.DataLog;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.FsyncPolicy;
+import org.holdfast.server.store.MetadataDb;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code worker-fsck} over a real stopped worker's data directory (range store and GC metadata on
+ * disk, the GC metadata imported from the same counts file so they start equal): clean, a block
+ * forgotten or flipped in the range store's log (data loss naming the PBN), GMA counts changed
+ * behind the log (bookkeeping errors, the dangerous side named), marks differing either way (the
+ * advice, no RC comparison, the data still checked), a running worker and bad files refused, and
+ * nothing in the data directory changed by any run.
+ */
+class WorkerFsckToolTest {
+    private static final PbnRange RANGE = new PbnRange(1L << 48, (1L << 48) + (1L << 40));
+    private static final long FIRST = RANGE.first();
+    private static final int STORED = 20;
+    private static final int REFERENCED = 10;
+    private static final long MARK = GcDelta.deltaId(5, GcDelta.MAX_PART);
+    private static final Clock CLOCK = Clock.fixed(Instant.parse("2026-06-01T00:00:00Z"), ZoneOffset.UTC);
+
+    @TempDir
+    Path dir;
+    private Path dataDir;
+    private Path rangeData;
+    private Path file;
+
+    @BeforeEach
+    void workerWithImportedCounts() throws Exception {
+        dataDir = dir.resolve("worker");
+        rangeData = dataDir.resolve("range-data");
+        Files.createDirectories(dataDir.resolve("catalog")); // the worker's own catalog; the check reads only range-data
+        try (MetadataDb db = MetadataDb.open(rangeData.resolve("catalog"));
+             DataStore store = DataStore.open(new DataStore.Settings(rangeData.resolve("data"), 64L << 10, FsyncPolicy.COMMIT, 16, 0,
+                     RANGE), db)) {
+            Random r = new Random(11);
+            for (int i = 0; i < STORED; i++) {
+                byte[] b = new byte[4096];
+                r.nextBytes(b);
+                store.append(MessageDigest.getInstance("SHA-256").digest(b), 0, b, 0, b.length, FormatVersions.CODEC_RAW, b.length);
+            }
+            store.sync();
+        }
+        file = countsFile("w1.counts", MARK, 0);
+        new WorkerGcImport(rangeData, Duration.ofHours(2), CLOCK, line -> { }).run(file);
+    }
+
+    /** Records of the first REFERENCED stored PBNs (RC 1 or 2, pins on one), FIRST+12 dereferenced; {@code rcExtra} added to FIRST's RC. */
+    private Path countsFile(String name, long mark, int rcExtra) {
+        Path f = dir.resolve(name);
+        try (WorkerCountsFile.Writer w = new WorkerCountsFile.Writer(f, new WorkerCountsFile.Header(1, RANGE, mark, CLOCK.millis()))) {
+            for (int i = 0; i < REFERENCED; i++) {
+                w.add(FIRST + i, 1 + i % 2 + (i == 0 ? rcExtra : 0), i == 3 ? 2 : 0, 0);
+            }
+            w.add(FIRST + 12, 0, 0, CLOCK.millis() + 1000);
+            w.finish();
+        }
+        return f;
+    }
+
+    private record Run(int code, String out, String err) {
+    }
+
+    private Run fsck(String... more) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        String[] args = Stream.concat(Stream.of("--data-dir", dataDir.toString(), "--scratch-dir", dir.toString()), Stream.of(more))
+                .toArray(String[]::new);
+        int code = WorkerFsckTool.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), Duration.ZERO);
+        return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    /** Every path under the data directory with its size and modification time. */
+    private List<String> listing() throws Exception {
+        try (Stream<Path> s = Files.walk(dataDir)) {
+            return s.sorted().map(p -> {
+                try {
+                    return dataDir.relativize(p) + " " + (Files.isDirectory(p) ? "d" : Files.size(p)) + " "
+                            + Files.getLastModifiedTime(p).toMillis();
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }).toList();
+        }
+    }
+
+    private List<String> scratchLeft() throws Exception {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("holdfast-check-")).toList();
+        }
+    }
+
+    @Test
+    void run_importedCountsIntactStore_cleanLeaksCountedNothingChanged() throws Exception {
+        List<String> before = listing();
+        Thread.sleep(20); // a write during the run would show as a later mtime
+
+        Run r = fsck("--counts", file.toString());
+
+        assertThat(r.code()).as(r.out() + r.err()).isZero();
+        assertThat(r.out()).contains("worker-fsck: worker 1", REFERENCED + " referenced blocks", STORED + " stored blocks",
+                "GC delta marks: file " + MARK + ", worker " + MARK + " (equal: counts compared)",
+                "missing blocks (DATA LOSS): 0", "corrupt blocks (DATA LOSS): 0", "RC below the catalog's (DANGEROUS",
+                "unreferenced stored blocks (leak, not an error): " + (STORED - REFERENCED), "result: clean");
+        assertThat(r.err()).contains("ETA", "read " + REFERENCED + "/" + REFERENCED + " referenced blocks");
+        assertThat(listing()).as("nothing in the data directory changed").isEqualTo(before);
+        assertThat(scratchLeft()).as("the scratch copy is deleted").isEmpty();
+
+        Run json = fsck("--counts", file.toString(), "--json");
+        assertThat(json.code()).isZero();
+        assertThat(json.out()).startsWith("{\"result\":\"clean\",\"exitCode\":0,\"workerId\":1").contains("\"marks\":\"equal\"",
+                "\"blocksRead\":" + REFERENCED, "\"leaks\":{\"count\":" + (STORED - REFERENCED));
+    }
+
+    @Test
+    void run_blockForgottenAndBlockFlippedInRangeLog_dataLossNamingEachPbnNothingChanged() throws Exception {
+        long[] at = new long[2];
+        try (MetadataDb db = MetadataDb.open(rangeData.resolve("catalog"));
+             DataStore store = DataStore.open(new DataStore.Settings(rangeData.resolve("data"), 64L << 10, FsyncPolicy.COMMIT, 16, 0,
+                     RANGE), db)) {
+            store.locations().forEach((pbn, logId, offset, len, fps, fpOff) -> {
+                if (pbn == FIRST + 4) {
+                    at[0] = logId;
+                    at[1] = offset;
+                }
+                return true;
+            });
+            store.forget(new long[] {FIRST + 7}, 1);
+        }
+        try (FileChannel ch = FileChannel.open(rangeData.resolve("data").resolve(DataLog.fileName((int) at[0])), StandardOpenOption.READ,
+                StandardOpenOption.WRITE)) {
+            long pos = at[1] + FormatVersions.RECORD_HEADER_BYTES + 100;
+            ByteBuffer b = ByteBuffer.allocate(1);
+            ch.read(b, pos);
+            b.put(0, (byte) (b.get(0) ^ 0x5a)).rewind();
+            ch.write(b, pos);
+        }
+        List<String> before = listing();
+        Thread.sleep(20);
+
+        Run r = fsck("--counts", file.toString());
+
+        assertThat(r.code()).as(r.out() + r.err()).isEqualTo(2);
+        assertThat(r.out()).contains("missing blocks (DATA LOSS): 1 e.g. PBN [" + (FIRST + 7) + "]",
+                "corrupt blocks (DATA LOSS): 1 e.g. PBN [" + (FIRST + 4) + "]", "result: DATA LOSS");
+        assertThat(listing()).as("the corrupt block is marked bad in the scratch copy only").isEqualTo(before);
+        Run json = fsck("--counts", file.toString(), "--json");
+        assertThat(json.out()).contains("\"result\":\"data-loss\"", "\"missingBlocks\":{\"count\":1,\"samples\":[" + (FIRST + 7) + "]}");
+    }
+
+    @Test
+    void run_gmaCountsChangedBehindTheLog_bookkeepingErrorsDangerousSideNamed() throws Exception {
+        try (BoscPipeline p = BoscPipeline.open(rangeData.resolve("gc"), BoscSettings.defaults().withCommitters(1), RANGE)) {
+            long ci = p.layout().chunkOf(FIRST);
+            p.withCurrentChunk(ci, c -> {
+                c.addRc(p.layout().slotOf(FIRST), -1); // 1 -> 0: a sweep could free it
+                c.addRc(p.layout().slotOf(FIRST + 1), -1); // 2 -> 1
+                c.addRc(p.layout().slotOf(FIRST + 15), 1); // unreferenced by the catalog
+                c.addPins(p.layout().slotOf(FIRST + 3), -1);
+            });
+            p.syncGma();
+        }
+
+        Run r = fsck("--counts", file.toString());
+
+        assertThat(r.code()).as(r.out() + r.err()).isEqualTo(1);
+        assertThat(r.out()).contains("RC below the catalog's (DANGEROUS: a sweep may free a referenced block): 2 e.g. PBN ["
+                + FIRST + ", " + (FIRST + 1) + "]", "RC above the catalog's (leak side: kept past its last reference): 1 e.g. PBN ["
+                + (FIRST + 15) + "]", "pin disagreements: 1 e.g. PBN [" + (FIRST + 3) + "]", "missing blocks (DATA LOSS): 0",
+                "result: errors");
+    }
+
+    @Test
+    void run_fileMarkAboveWorkers_startWorkerAdviceNoRcComparison() throws Exception {
+        Path ahead = countsFile("ahead.counts", MARK + 1, 1); // the master counts a delta the worker has not logged yet
+
+        Run r = fsck("--counts", ahead.toString(), "--json");
+
+        assertThat(r.code()).as(r.out() + r.err()).isEqualTo(4);
+        assertThat(r.out()).contains("\"result\":\"not-compared\"", "\"marks\":\"worker-behind\"", "\"rcBelow\":{\"count\":0",
+                "\"rcAbove\":{\"count\":0", "start it so the master sends them, stop it, check again", "\"blocksRead\":" + REFERENCED);
+    }
+
+    @Test
+    void run_workerLoggedDeltaAfterExport_exportAgainAdviceDataStillChecked() throws Exception {
+        try (WorkerGcMetadata m = new WorkerGcMetadata(rangeData.resolve("gc"), BoscSettings.defaults())) {
+            m.log(new GcDelta(6, 0, 1, new byte[] {1}, new long[] {FIRST}, new long[] {1}), RANGE);
+        }
+        try (MetadataDb db = MetadataDb.open(rangeData.resolve("catalog"));
+             DataStore store = DataStore.open(new DataStore.Settings(rangeData.resolve("data"), 64L << 10, FsyncPolicy.COMMIT, 16, 0,
+                     RANGE), db)) {
+            store.forget(new long[] {FIRST + 2}, 1);
+        }
+
+        Run r = fsck("--counts", file.toString());
+
+        assertThat(r.code()).as("data loss is found whatever the marks").isEqualTo(2);
+        assertThat(r.out()).contains("(differ: counts NOT compared)", "the file is older than the worker's metadata",
+                "export again (gc-rebuild --worker 1 --out FILE)", "missing blocks (DATA LOSS): 1 e.g. PBN [" + (FIRST + 2) + "]")
+                .doesNotContain("RC below", "RC above");
+    }
+
+    @Test
+    void run_workerWithoutGcMetadata_importAdviceDataStillChecked() throws Exception {
+        org.springframework.util.FileSystemUtils.deleteRecursively(rangeData.resolve("gc"));
+
+        Run r = fsck("--counts", file.toString());
+
+        assertThat(r.code()).as(r.out() + r.err()).isEqualTo(4);
+        assertThat(r.out()).contains("GC delta marks: file " + MARK + ", worker none (differ: counts NOT compared)",
+                "import the file (worker-gc-import)", "read " + REFERENCED + " blocks", "result: counts not compared");
+        assertThat(rangeData.resolve("gc")).as("not created by the check").doesNotExist();
+    }
+
+    @Test
+    void run_gcMetadataOfAnotherRange_couldNotRunNamingTheRealDirectory() throws Exception {
+        org.springframework.util.FileSystemUtils.deleteRecursively(rangeData.resolve("gc"));
+        try (BoscPipeline p = BoscPipeline.open(rangeData.resolve("gc"), BoscSettings.defaults(),
+                new PbnRange(RANGE.limit(), RANGE.limit() + (1L << 40)))) {
+            p.awaitDurable();
+        }
+
+        Run r = fsck("--counts", file.toString());
+
+        assertThat(r.code()).isEqualTo(3);
+        assertThat(r.err()).contains("the GC metadata in " + rangeData.toAbsolutePath().resolve("gc") + " cannot be opened",
+                "worker-gc-import").doesNotContain("holdfast-check-");
+        assertThat(scratchLeft()).isEmpty();
+    }
+
+    @Test
+    void run_runningWorker_refusedExit3() throws Exception {
+        try (DataDirectory running = DataDirectory.open(dataDir)) {
+            List<String> before = listing();
+
+            Run r = fsck("--counts", file.toString());
+
+            assertThat(r.code()).isEqualTo(3);
+            assertThat(r.err()).contains("in use by a running Holdfast server", "stop it first");
+            assertThat(r.out()).isEmpty();
+            assertThat(listing()).isEqualTo(before);
+        }
+    }
+
+    @Test
+    void run_truncatedOrOtherWorkersFile_refusedExit3() throws Exception {
+        Path truncated = dir.resolve("truncated.counts");
+        byte[] whole = Files.readAllBytes(file);
+        Files.write(truncated, java.util.Arrays.copyOf(whole, whole.length - 7));
+        Path other = dir.resolve("other.counts");
+        PbnRange otherRange = new PbnRange(RANGE.limit(), RANGE.limit() + (1L << 40));
+        try (WorkerCountsFile.Writer w = new WorkerCountsFile.Writer(other, new WorkerCountsFile.Header(2, otherRange, MARK, 0))) {
+            w.add(otherRange.first(), 1, 0, 0);
+            w.finish();
+        }
+
+        Run t = fsck("--counts", truncated.toString());
+        Run o = fsck("--counts", other.toString());
+        Run usage = fsck();
+
+        assertThat(t.code()).isEqualTo(3);
+        assertThat(t.err()).contains("refused", "truncated");
+        assertThat(o.code()).isEqualTo(3);
+        assertThat(o.err()).contains("is for worker 2", "another worker's");
+        assertThat(usage.code()).isEqualTo(3);
+        assertThat(usage.err()).contains("--data-dir and --counts are required");
+        assertThat(scratchLeft()).isEmpty();
+    }
+}
