@@ -1,23 +1,13 @@
 package org.holdfast.server.gc;
 
-import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
-import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.stream.Stream;
 import org.holdfast.common.kill.KillPoints;
-import org.holdfast.gc.GcStoreException;
 import org.holdfast.gc.bosc.BoscPipeline;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.gc.bosc.UpdateBatch;
@@ -68,9 +58,9 @@ import org.holdfast.server.store.LocationIndex;
  */
 public final class GcMetadataRebuild {
     /** Name of the directory the rebuild is built in, next to {@code gc/}. */
-    public static final String BUILD_DIR = "gc.rebuild";
+    public static final String BUILD_DIR = GcDirectorySwap.BUILD_DIR;
     /** Prefix of the directory the replaced {@code gc/} is moved to. */
-    public static final String REPLACED_PREFIX = "gc.replaced-";
+    public static final String REPLACED_PREFIX = GcDirectorySwap.REPLACED_PREFIX;
     private static final byte REFERENCED = CatalogCounts.REFERENCED;
     private static final byte STORED = 2;
 
@@ -132,8 +122,8 @@ public final class GcMetadataRebuild {
         long started = System.nanoTime();
         long now = clock.millis();
         long graceUntil = now + settings.grace().toMillis();
-        Path build = root.resolve(BUILD_DIR);
-        deleteTree(build);
+        GcDirectorySwap dirs = new GcDirectorySwap(root, "gc-rebuild");
+        Path build = dirs.freshBuild();
         CatalogCounts counts = new CatalogCounts(catalog, layout, progress);
         long lastOpId = catalog.db().metaLong(GcRecords.NEXT_OP_ID, 1) - 1;
         Counts n = new Counts();
@@ -160,9 +150,9 @@ public final class GcMetadataRebuild {
         byte[] expected = digest.digest();
         progress.step("verifying " + build);
         verify(build, lastOpId, expected, n.slots);
-        forceTree(build);
+        dirs.forceTree(build);
         progress.step("swapping " + build + " in as " + root.resolve("gc"));
-        String replaced = swap(build);
+        String replaced = dirs.swap(build, root.resolve("gc"), clock);
         long millis = (System.nanoTime() - started) / 1_000_000;
         return new Report(counts.volumes(), counts.snapshots(), n.totalMapEntries, n.referenced, n.stored, n.unreferencedStored,
                 n.referencedMissing, n.pinned, n.chunks, passes, lastOpId, graceUntil, replaced, millis);
@@ -291,69 +281,10 @@ public final class GcMetadataRebuild {
         }
     }
 
-    private String swap(Path build) {
-        Path gc = root.resolve("gc");
-        String replaced = null;
-        if (Files.exists(gc)) {
-            String stamp = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(ZoneOffset.UTC).format(clock.instant());
-            Path aside = root.resolve(REPLACED_PREFIX + stamp);
-            for (int k = 1; Files.exists(aside); k++) {
-                aside = root.resolve(REPLACED_PREFIX + stamp + "-" + k);
-            }
-            move(gc, aside);
-            replaced = aside.getFileName().toString();
-            KillPoints.hit(KillPoints.GC_REBUILD_BETWEEN_RENAMES);
-        }
-        move(build, gc);
-        return replaced;
-    }
 
-    private void move(Path from, Path to) {
-        try {
-            Files.move(from, to, StandardCopyOption.ATOMIC_MOVE);
-        } catch (IOException e) {
-            throw new GcStoreException("gc-rebuild", from, null, "cannot rename to " + to + ": " + e.getMessage(), e);
-        }
-        forceDir(root);
-    }
 
-    private static void forceTree(Path dir) {
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : (Iterable<Path>) s::iterator) {
-                if (Files.isDirectory(p)) {
-                    forceDir(p);
-                } else {
-                    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE)) {
-                        ch.force(true);
-                    }
-                }
-            }
-        } catch (IOException e) {
-            throw new GcStoreException("gc-rebuild", dir, null, "cannot force to disk: " + e.getMessage(), e);
-        }
-    }
 
-    private static void forceDir(Path dir) {
-        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-            d.force(true);
-        } catch (IOException ignored) {
-            // some file systems cannot fsync a directory; the rename is still atomic
-        }
-    }
 
-    static void deleteTree(Path dir) {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> s = Files.walk(dir)) {
-            List<Path> all = s.sorted((a, b) -> b.getNameCount() - a.getNameCount()).toList();
-            for (Path p : all) {
-                Files.delete(p);
-            }
-        } catch (IOException e) {
-            throw new GcStoreException("gc-rebuild", dir, null, "cannot delete the leftover of an earlier run: " + e.getMessage(), e);
-        }
-    }
 
     private static MessageDigest sha256() {
         try {

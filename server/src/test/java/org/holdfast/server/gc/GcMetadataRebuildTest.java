@@ -301,7 +301,7 @@ class GcMetadataRebuildTest {
     }
 
     private static void deleteGcDir(Path gcDir) {
-        GcMetadataRebuild.deleteTree(gcDir);
+        new GcDirectorySwap(gcDir.getParent(), "test").deleteTree(gcDir);
         assertThat(gcDir).doesNotExist();
     }
 
@@ -377,7 +377,7 @@ class GcMetadataRebuildTest {
                 model.remove(n);
             }
             try (Stream<Path> s = Files.list(dir)) {
-                s.forEach(GcMetadataRebuild::deleteTree);
+                s.forEach(new GcDirectorySwap(dir, "test")::deleteTree);
             } catch (java.io.IOException e) {
                 throw new AssertionError(e);
             }

@@ -179,7 +179,7 @@ class RetentionLocksTest {
         assertThat(gc.locks().lock(VOL, 1).orElseThrow().untilMillis()).isEqualTo(lockDate);
         assertRefused(() -> gc.deleteVolume(VOL, alwaysFree()), "compliance");
         fixture.close();
-        GcMetadataRebuild.deleteTree(dir.resolve("gc"));
+        new GcDirectorySwap(dir.resolve("gc").getParent(), "test").deleteTree(dir.resolve("gc"));
         try (DataDirectory dd = DataDirectory.open(dir); MetadataDb rdb = MetadataDb.open(dd.catalogDir())) {
             new GcMetadataRebuild(dd.root(), new Catalog(rdb), new GcMetadataRebuild.Settings(Duration.ofHours(2), 4), clock,
                     line -> { }).run();

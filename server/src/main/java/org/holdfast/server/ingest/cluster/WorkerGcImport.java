@@ -1,24 +1,16 @@
 package org.holdfast.server.ingest.cluster;
 
-import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.stream.Stream;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.kill.KillPoints;
-import org.holdfast.gc.GcStoreException;
 import org.holdfast.gc.bosc.BoscPipeline;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.gc.bosc.UpdateBatch;
@@ -26,6 +18,7 @@ import org.holdfast.gc.gma.GcMetadataArray;
 import org.holdfast.gc.gma.GmaChunk;
 import org.holdfast.gc.gma.GmaFormat;
 import org.holdfast.gc.gma.GmaLayout;
+import org.holdfast.server.gc.GcDirectorySwap;
 import org.holdfast.server.gc.WorkerCountsFile;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
@@ -59,9 +52,9 @@ import org.holdfast.server.store.MetadataDb;
  */
 public final class WorkerGcImport {
     /** Name of the directory the import is built in, next to {@code gc/}. */
-    public static final String BUILD_DIR = "gc.rebuild";
+    public static final String BUILD_DIR = GcDirectorySwap.BUILD_DIR;
     /** Prefix of the directory the replaced {@code gc/} is moved to. */
-    public static final String REPLACED_PREFIX = "gc.replaced-";
+    public static final String REPLACED_PREFIX = GcDirectorySwap.REPLACED_PREFIX;
 
     private final Path rangeData;
     private final Duration grace;
@@ -127,8 +120,8 @@ public final class WorkerGcImport {
         }
         long now = clock.millis();
         long graceUntil = now + grace.toMillis();
-        Path build = rangeData.resolve(BUILD_DIR);
-        deleteTree(build);
+        GcDirectorySwap dirs = new GcDirectorySwap(rangeData, "worker-gc-import");
+        Path build = dirs.freshBuild();
         Builder b = new Builder(range, handedOut, graceUntil);
         try (GcMetadataArray gma = GcMetadataArray.open(build, 16, range)) {
             b.gma = gma;
@@ -142,10 +135,10 @@ public final class WorkerGcImport {
         writeLog(build, range, header.mark());
         progress.step("verifying " + build);
         verify(build, range, header.mark(), b.digest.digest(), b.slots);
-        forceTree(build);
+        dirs.forceTree(build);
         boolean countsLost = Files.exists(gc.resolve(WorkerGcMetadata.COUNTS_LOST));
         progress.step("swapping " + build + " in as " + gc);
-        String replaced = swap(build, gc);
+        String replaced = dirs.swap(build, gc, clock);
         long millis = (System.nanoTime() - started) / 1_000_000;
         return new Report(header.workerId(), range, header.mark(), b.records, handedOut, b.graced, b.chunks, graceUntil, replaced,
                 countsLost, millis);
@@ -293,67 +286,10 @@ public final class WorkerGcImport {
         }
     }
 
-    private String swap(Path build, Path gc) {
-        String replaced = null;
-        if (Files.exists(gc)) {
-            String stamp = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(ZoneOffset.UTC).format(clock.instant());
-            Path aside = rangeData.resolve(REPLACED_PREFIX + stamp);
-            for (int k = 1; Files.exists(aside); k++) {
-                aside = rangeData.resolve(REPLACED_PREFIX + stamp + "-" + k);
-            }
-            move(gc, aside);
-            replaced = aside.getFileName().toString();
-            KillPoints.hit(KillPoints.GC_REBUILD_BETWEEN_RENAMES);
-        }
-        move(build, gc);
-        return replaced;
-    }
 
-    private void move(Path from, Path to) {
-        try {
-            Files.move(from, to, StandardCopyOption.ATOMIC_MOVE);
-        } catch (IOException e) {
-            throw new GcStoreException("worker-gc-import", from, null, "cannot rename to " + to + ": " + e.getMessage(), e);
-        }
-        forceDir(rangeData);
-    }
 
-    private static void forceTree(Path dir) {
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : (Iterable<Path>) s::iterator) {
-                if (Files.isDirectory(p)) {
-                    forceDir(p);
-                } else {
-                    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE)) {
-                        ch.force(true);
-                    }
-                }
-            }
-        } catch (IOException e) {
-            throw new GcStoreException("worker-gc-import", dir, null, "cannot force to disk: " + e.getMessage(), e);
-        }
-    }
 
-    private static void forceDir(Path dir) {
-        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-            d.force(true);
-        } catch (IOException ignored) {
-            // some file systems cannot fsync a directory; the rename is still atomic
-        }
-    }
 
-    private static void deleteTree(Path dir) {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted((a, b) -> b.getNameCount() - a.getNameCount()).toList()) {
-                Files.delete(p);
-            }
-        } catch (IOException e) {
-            throw new GcStoreException("worker-gc-import", dir, null, "cannot delete the leftover of an earlier run: " + e.getMessage(), e);
-        }
-    }
 
     private static MessageDigest sha256() {
         try {
