@@ -39,10 +39,10 @@ import org.junit.jupiter.api.io.TempDir;
  * a halt is the next iteration's process, already armed at the next point (one start per kill, not
  * two); after each restart the newest snapshot is listed, unless that process halts at its point
  * first (its GC redoing the interrupted compaction): then the listing after the following restart
- * checks it (a lost snapshot cannot come back). At the end, with the server stopped, the bucket holds exactly the
- * objects the catalog's upload records name (none leaked, none missing) and no delete intent is left;
- * then with every uploaded log wiped from the data directory every retained snapshot restores
- * byte-identical from the object store, and fsck is clean.
+ * checks it (a lost snapshot cannot come back). At the end, with the server stopped, the bucket
+ * holds exactly the objects the catalog's upload records name (none leaked, none missing) and no
+ * delete intent is left; then with every uploaded log wiped from the data directory every retained
+ * snapshot restores byte-identical from the object store, and fsck is clean.
  */
 class ObjectGcCrashTest {
     private static final int BLOCK = 4096;
