@@ -141,12 +141,12 @@ class GcCrashTest {
      * a compaction's {@code .compact} file appears (plus 0-40 ms, so the kill lands in the copy, the
      * switch, or between logs), or, every third iteration, at a random point of a backup. After each
      * restart the newest snapshot is still there; at the end every retained snapshot restores bit for
-     * bit and fsck finds no block lost. Prints how many kills landed during a compaction. In iterations 2,
-     * 5, ... the server halts itself at a named compaction point instead, {@code compaction.afterCopy} and
-     * {@code compaction.afterSwitch} in turn (see {@link CrashLoop}): the restart after the iteration
-     * before is armed there (one start per kill), and may halt before its listing, redoing the
-     * interrupted compaction; the listing after the next restart checks the newest snapshot then (a lost
-     * snapshot cannot come back). The loop reports the kill-point coverage.
+     * bit and fsck finds no block lost. Prints how many kills landed during a compaction. In iterations
+     * 2, 5, ... the server halts itself at a named compaction point instead, {@code compaction.afterCopy}
+     * and {@code compaction.afterSwitch} in turn from one the seed picks (see {@link CrashLoop}): the
+     * restart after the iteration before is armed there (one start per kill), and may halt before its
+     * listing, redoing the interrupted compaction; the listing after the next restart checks the newest
+     * snapshot then (a lost snapshot cannot come back). The loop reports the kill-point coverage.
      */
     @Test
     void server_killedDuringCompactions_fsckCleanAndEveryRetainedSnapshotRestores() throws Exception {
@@ -182,7 +182,7 @@ class GcCrashTest {
             for (int it = 1; it <= iterations; it++) {
                 // iterations 2, 5, ...: the restart after the iteration before was armed at a compaction point (the copy
                 // or the switch in turn), so the server halts itself there; it may have halted already, during that restart
-                KillPoint armed = armedIn(it, compactionPoints);
+                KillPoint armed = armedIn(it, compactionPoints, seed);
                 if (armed != null && !server.isAlive()) {
                     assertThat(server.awaitKillPoint(Duration.ZERO)).as("the armed server halted at %s:\n%s", armed,
                             server.diagnostics()).isTrue();
@@ -193,7 +193,7 @@ class GcCrashTest {
                     killsWithCompactFile += compactFile ? 1 : 0;
                     killsInCompaction += killedLog.lastIndexOf("compacting data log") > killedLog.lastIndexOf("compacted data log")
                             || compactFile ? 1 : 0;
-                    newest = restartAndList(server, volume, it < iterations ? armedIn(it + 1, compactionPoints) : null, known,
+                    newest = restartAndList(server, volume, it < iterations ? armedIn(it + 1, compactionPoints, seed) : null, known,
                             inFlight, newest, recovered);
                     System.out.println("[e2e] compaction crash loop iteration " + it + ": halted at " + armed.name()
                             + " in the restart, before a backup");
@@ -239,7 +239,7 @@ class GcCrashTest {
                 killsWithCompactFile += compactFile ? 1 : 0;
                 killsInCompaction += midCompaction || compactFile ? 1 : 0;
                 run.await();
-                newest = restartAndList(server, volume, it < iterations ? armedIn(it + 1, compactionPoints) : null, known,
+                newest = restartAndList(server, volume, it < iterations ? armedIn(it + 1, compactionPoints, seed) : null, known,
                         inFlight, newest, recovered);
             }
             img.fill(img.randomOffset(MIB, BLOCK), MIB, Content.COMPRESSIBLE);
@@ -304,9 +304,12 @@ class GcCrashTest {
         }
     }
 
-    /** Iterations 2, 5, 8, ... halt at a compaction point, each point in turn; null in the others. */
-    private static KillPoint armedIn(int iteration, List<KillPoint> points) {
-        return iteration % 3 == 2 ? points.get((iteration / 3) % points.size()) : null;
+    /**
+     * Iterations 2, 5, 8, ... halt at a compaction point, each point in turn from one the seed picks
+     * (a CI run's single armed iteration takes either, a long run takes both alike); null in the others.
+     */
+    private static KillPoint armedIn(int iteration, List<KillPoint> points, long seed) {
+        return iteration % 3 == 2 ? points.get((int) Math.floorMod(iteration / 3 + seed, (long) points.size())) : null;
     }
 
     /** What the restarts of the compaction crash loop finished or discarded, from their logs. */
