@@ -185,6 +185,23 @@ final class CrashLoop {
         return line;
     }
 
+    /**
+     * The volume's snapshots as a restarted server lists them (the agent protocol's listing over one
+     * connection), or null if the server, started armed at {@code armed}, halted there first: during
+     * its start or the listing (its GC redoing the work the last kill interrupted). Any other failure
+     * is thrown.
+     */
+    static List<String> snapshotIdsUnlessHalted(ServerProcess server, String volume, KillPoint armed) throws InterruptedException {
+        try {
+            return WireProbe.snapshotIds(server, volume);
+        } catch (RuntimeException | AssertionError e) {
+            if (armed == null || !server.awaitKillPoint(java.time.Duration.ofSeconds(10))) {
+                throw e;
+            }
+            return null;
+        }
+    }
+
     private static String read(Path p) {
         try {
             return Files.exists(p) ? Files.readString(p, StandardCharsets.UTF_8) : "";

@@ -141,10 +141,12 @@ class GcCrashTest {
      * a compaction's {@code .compact} file appears (plus 0-40 ms, so the kill lands in the copy, the
      * switch, or between logs), or, every third iteration, at a random point of a backup. After each
      * restart the newest snapshot is still there; at the end every retained snapshot restores bit for
-     * bit and fsck finds no block lost. Prints how many kills landed during a compaction. Iterations 2,
- * 5, ... instead restart the server with a named compaction point armed ({@code compaction.afterCopy}
- * or {@code compaction.afterSwitch}, see {@link CrashLoop}) and let it halt there; the loop reports
- * the kill-point coverage.
+     * bit and fsck finds no block lost. Prints how many kills landed during a compaction. In iterations
+     * 2, 5, ... the server halts itself at a named compaction point instead, {@code compaction.afterCopy}
+     * and {@code compaction.afterSwitch} in turn from one the seed picks (see {@link CrashLoop}): the
+     * restart after the iteration before is armed there (one start per kill), and may halt before its
+     * listing, redoing the interrupted compaction; the listing after the next restart checks the newest
+     * snapshot then (a lost snapshot cannot come back). The loop reports the kill-point coverage.
      */
     @Test
     void server_killedDuringCompactions_fsckCleanAndEveryRetainedSnapshotRestores() throws Exception {
@@ -163,12 +165,11 @@ class GcCrashTest {
         Path dataDir;
         int killsInCompaction = 0;
         int killsWithCompactFile = 0;
-        int recoveredByRename = 0;
-        int recoveredByDiscard = 0;
+        Recoveries recovered = new Recoveries();
         int logsCompacted = 0;
-        int recoveredIntentOnly = 0;
         String newest;
         List<String> retained;
+        Path inFlight = null;
         try (ServerProcess server = ServerProcess.start(work.resolve("server"), "exact", props, logs)) {
             dataDir = server.dataDir();
             Path logsDir = dataDir.resolve("data");
@@ -179,19 +180,29 @@ class GcCrashTest {
                 newest = backupKnown(server, volume, img, source, state, known);
             }
             for (int it = 1; it <= iterations; it++) {
-                // iterations 2, 5, ...: restart with a random compaction point armed (the copy or the switch), so the
-                // server halts itself there; the kill of the running server for that restart is one more random crash
-                KillPoint armed = it % 3 == 2 ? compactionPoints.get(random.nextInt(compactionPoints.size())) : null;
-                if (armed != null) {
-                    assertThat(server.kill()).as("server died before the kill:\n%s", server.diagnostics()).isTrue();
-                    loop.record(null, false);
-                    server.armKillPoint(armed, 1);
-                    server.start();
+                // iterations 2, 5, ...: the restart after the iteration before was armed at a compaction point (the copy
+                // or the switch in turn), so the server halts itself there; it may have halted already, during that restart
+                KillPoint armed = armedIn(it, compactionPoints, seed);
+                if (armed != null && !server.isAlive()) {
+                    assertThat(server.awaitKillPoint(Duration.ZERO)).as("the armed server halted at %s:\n%s", armed,
+                            server.diagnostics()).isTrue();
+                    loop.record(armed, true);
+                    String killedLog = server.log();
+                    boolean compactFile = compactFilePresent(logsDir);
+                    logsCompacted += killedLog.split("compacted data log", -1).length - 1;
+                    killsWithCompactFile += compactFile ? 1 : 0;
+                    killsInCompaction += killedLog.lastIndexOf("compacting data log") > killedLog.lastIndexOf("compacted data log")
+                            || compactFile ? 1 : 0;
+                    newest = restartAndList(server, volume, it < iterations ? armedIn(it + 1, compactionPoints, seed) : null, known,
+                            inFlight, newest, recovered);
+                    System.out.println("[e2e] compaction crash loop iteration " + it + ": halted at " + armed.name()
+                            + " in the restart, before a backup");
+                    continue;
                 }
                 img.fill(img.randomOffset(MIB, BLOCK), MIB, Content.RANDOM);
                 img.scribble(20);
                 img.writeTo(source);
-                Path inFlight = work.resolve("inflight-" + it + ".img");
+                inFlight = work.resolve("inflight-" + it + ".img");
                 Files.copy(source, inFlight);
                 AgentProcess.Running run = agent.start(AgentProcess.backupArgs(server, volume, source, state,
                         "--block-size", String.valueOf(BLOCK)));
@@ -228,25 +239,14 @@ class GcCrashTest {
                 killsWithCompactFile += compactFile ? 1 : 0;
                 killsInCompaction += midCompaction || compactFile ? 1 : 0;
                 run.await();
-                server.start();
-                String restartLog = server.log();
-                recoveredByRename += restartLog.contains("finishing the interrupted compaction") ? 1 : 0;
-                recoveredIntentOnly += restartLog.contains("its switch was complete") ? 1 : 0;
-                recoveredByDiscard += restartLog.contains("its compaction was interrupted before the switch") ? 1 : 0;
-                List<String> listed = WireProbe.snapshotIds(server, volume);
-                assertThat(listed).contains(newest);
-                List<String> appeared = new ArrayList<>(listed);
-                appeared.removeAll(known.keySet());
-                assertThat(appeared).hasSizeLessThanOrEqualTo(1);
-                if (!appeared.isEmpty()) {
-                    known.put(appeared.get(0), inFlight);
-                    newest = appeared.get(0);
-                }
+                newest = restartAndList(server, volume, it < iterations ? armedIn(it + 1, compactionPoints, seed) : null, known,
+                        inFlight, newest, recovered);
             }
             img.fill(img.randomOffset(MIB, BLOCK), MIB, Content.COMPRESSIBLE);
             newest = backupKnown(server, volume, img, source, state, known);
             Thread.sleep(2500); // a few more GC runs over the restarted server
-            retained = agent.snapshots(server, volume).stream().map(SnapshotInfo::id).toList();
+            // the agent protocol's listing over one connection (the agent restores the newest below)
+            retained = WireProbe.snapshotIds(server, volume);
             assertThat(retained).contains(newest).hasSizeGreaterThanOrEqualTo(2);
             assertThat(known.keySet()).containsAll(retained);
             // every retained snapshot over the wire (one connection); the agent itself restores the newest
@@ -273,8 +273,8 @@ class GcCrashTest {
         System.out.printf("[e2e] compaction crash loop done: %d iterations, %d logs compacted, %d kills during a compaction (%d with"
                 + " a .compact file on disk); restarts finished %d interrupted compactions (rename), cleared %d intents (switch complete) and"
                 + " discarded %d copies (no switch); %d snapshots retained%n",
-                iterations, logsCompacted, killsInCompaction, killsWithCompactFile, recoveredByRename, recoveredIntentOnly,
-                recoveredByDiscard, retained.size());
+                iterations, logsCompacted, killsInCompaction, killsWithCompactFile, recovered.byRename, recovered.intentOnly,
+                recovered.byDiscard, retained.size());
         assertThat(killsInCompaction).as("kills that landed during a compaction").isPositive();
         loop.report(compactionPoints::contains);
         try (DataDirectory dd = DataDirectory.open(dataDir);
@@ -302,6 +302,53 @@ class GcCrashTest {
             }
             System.out.println("[e2e] " + pbns.size() + " stored blocks read back, every checksum right");
         }
+    }
+
+    /**
+     * Iterations 2, 5, 8, ... halt at a compaction point, each point in turn from one the seed picks
+     * (a CI run's single armed iteration takes either, a long run takes both alike); null in the others.
+     */
+    private static KillPoint armedIn(int iteration, List<KillPoint> points, long seed) {
+        return iteration % 3 == 2 ? points.get((int) Math.floorMod(iteration / 3 + seed, (long) points.size())) : null;
+    }
+
+    /** What the restarts of the compaction crash loop finished or discarded, from their logs. */
+    private static final class Recoveries {
+        int byRename;
+        int intentOnly;
+        int byDiscard;
+    }
+
+    /**
+     * Restarts the killed server, armed at {@code next} if not null, and lists the volume: the newest
+     * snapshot is there, and at most one more, from the backup in flight at the kill ({@code inFlight}'s
+     * image). A server that halts at {@code next} before the listing is listed after the restart that
+     * follows. Answers the newest snapshot.
+     */
+    private static String restartAndList(ServerProcess server, String volume, KillPoint next, Map<String, Path> known, Path inFlight,
+                                         String newest, Recoveries recovered) throws InterruptedException {
+        if (next != null) {
+            server.armKillPoint(next, 1);
+        }
+        server.start();
+        String restartLog = server.log();
+        recovered.byRename += restartLog.contains("finishing the interrupted compaction") ? 1 : 0;
+        recovered.intentOnly += restartLog.contains("its switch was complete") ? 1 : 0;
+        recovered.byDiscard += restartLog.contains("its compaction was interrupted before the switch") ? 1 : 0;
+        List<String> listed = CrashLoop.snapshotIdsUnlessHalted(server, volume, next);
+        if (listed == null) {
+            return newest;
+        }
+        assertThat(listed).contains(newest);
+        List<String> appeared = new ArrayList<>(listed);
+        appeared.removeAll(known.keySet());
+        assertThat(appeared).hasSizeLessThanOrEqualTo(1);
+        if (!appeared.isEmpty()) {
+            assertThat(inFlight).as("snapshot %s appeared from no backup in flight", appeared.get(0)).isNotNull();
+            known.put(appeared.get(0), inFlight);
+            return appeared.get(0);
+        }
+        return newest;
     }
 
     private static boolean compactFilePresent(Path logsDir) throws java.io.IOException {

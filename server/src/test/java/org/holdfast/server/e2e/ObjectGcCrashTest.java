@@ -35,11 +35,14 @@ import org.junit.jupiter.api.io.TempDir;
  * logs, keep-last=2, threshold 0.8), killed during compaction and deletion on objects: once at each
  * object point ({@code compaction.afterCopy}, {@code object.compaction.afterUpload},
  * {@code compaction.afterSwitch}, {@code object.retire.beforeDelete}, {@code object.retire.afterDelete})
- * by a halt there, and once by SIGKILL the moment a {@code .compact} file appears. After each restart
- * the newest snapshot is listed. At the end, with the server stopped, the bucket holds exactly the
- * objects the catalog's upload records name (none leaked, none missing) and no delete intent is left;
- * then with every uploaded log wiped from the data directory every retained snapshot restores
- * byte-identical from the object store, and fsck is clean.
+ * by a halt there, and once by SIGKILL the moment a {@code .compact} file appears. The restart after
+ * a halt is the next iteration's process, already armed at the next point (one start per kill, not
+ * two); after each restart the newest snapshot is listed, unless that process halts at its point
+ * first (its GC redoing the interrupted compaction): then the listing after the following restart
+ * checks it (a lost snapshot cannot come back). At the end, with the server stopped, the bucket
+ * holds exactly the objects the catalog's upload records name (none leaked, none missing) and no
+ * delete intent is left; then with every uploaded log wiped from the data directory every retained
+ * snapshot restores byte-identical from the object store, and fsck is clean.
  */
 class ObjectGcCrashTest {
     private static final int BLOCK = 4096;
@@ -83,23 +86,23 @@ class ObjectGcCrashTest {
             String newest = null;
             int halted = 0;
             Path lastInFlight = work.resolve("none");
-            try (ServerProcess server = ServerProcess.start(work.resolve("server"), "exact", props, logs)) {
+            // armed from its first start: two snapshots expire nothing (keep-last=2), so no GC run compacts before
+            // the first backup of iteration 0 expires the oldest; each later start is the restart after a kill
+            try (ServerProcess server = ServerProcess.startArmed(work.resolve("server"), "exact", props, logs, points.get(0), 1)) {
                 dataDir = server.dataDir();
                 VolumeImage img = VolumeImage.generate(loop.seed(), 4 * MIB);
-                for (int i = 0; i < 3; i++) {
+                for (int i = 0; i < 2; i++) {
                     img.fill(img.randomOffset(MIB, BLOCK), MIB, Content.RANDOM);
                     newest = backupKnown(server, volume, img, source, state, known);
                 }
+                int listings = 0;
                 for (int it = 0; it <= points.size(); it++) {
                     KillPoint armed = it < points.size() ? points.get(it) : null;
-                    assertThat(server.kill()).as("server died before the kill:\n%s", server.diagnostics()).isTrue();
-                    if (armed != null) {
-                        server.armKillPoint(armed, 1);
-                    }
-                    server.start();
-                    // backups free older snapshots' blocks (keep-last=2), so the next GC runs compact and delete logs
+                    // backups free older snapshots' blocks (keep-last=2), so the next GC runs compact and delete logs;
+                    // the restarted process may have halted at its point already, redoing the interrupted compaction
+                    boolean died = armed != null && server.awaitKillPoint(Duration.ZERO);
+                    boolean beforeBackups = died;
                     long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-                    boolean died = false;
                     while (!died && System.nanoTime() < deadline) {
                         img.fill(img.randomOffset(MIB, BLOCK), MIB, Content.RANDOM);
                         img.scribble(20);
@@ -131,16 +134,28 @@ class ObjectGcCrashTest {
                             armed == null ? "SIGKILL at a .compact file" : armed.name(), server.diagnostics()).isTrue();
                     loop.record(armed, armed != null);
                     halted += armed != null ? 1 : 0;
+                    KillPoint next = it + 1 < points.size() ? points.get(it + 1) : null;
+                    if (next != null) {
+                        server.armKillPoint(next, 1);
+                    }
                     server.start();
-                    newest = latest(server, volume, known, lastInFlight, newest);
+                    List<String> listed = CrashLoop.snapshotIdsUnlessHalted(server, volume, next);
+                    if (listed != null) {
+                        newest = latest(listed, known, lastInFlight, newest);
+                        listings++;
+                    }
                     System.out.println("[e2e] iteration " + it + ": " + (armed == null ? "SIGKILL with a .compact file" : "halted at "
-                            + armed.name()) + "; restarted, " + known.size() + " snapshots known");
+                            + armed.name()) + (beforeBackups ? " (in the restart, before any backup)" : "") + "; restarted"
+                            + (next == null ? "" : " armed at " + next.name()) + ", " + known.size() + " snapshots known"
+                            + (listed != null ? ", newest listed" : ", halted at it before the listing"));
                 }
+                System.out.println("[e2e] " + listings + " of " + (points.size() + 1) + " restarts listed before a halt");
                 Thread.sleep(3000); // a few more GC runs over the restarted server
                 server.close(); // an orderly stop: what the catalog says is final
                 checkAndWipe(s3, dataDir);
                 server.start();
-                List<String> listed = agent.snapshots(server, volume).stream().map(SnapshotInfo::id)
+                // the agent protocol's listing over one connection (the agent restores the newest below)
+                List<String> listed = WireProbe.snapshotIds(server, volume).stream()
                         .sorted(java.util.Comparator.comparingLong(id -> Long.parseLong(id.substring(id.lastIndexOf('@') + 1)))).toList();
                 assertThat(known.keySet()).containsAll(listed);
                 // keep-last=2 keeps the newest two; an older one listed may still expire at the next GC run
@@ -205,9 +220,7 @@ class ObjectGcCrashTest {
      * The newest listed snapshot, which must include the newest acknowledged one; one that appeared
      * from the backup in flight when the server died (committed, answer lost) is known by its image.
      */
-    private String latest(ServerProcess server, String volume, Map<String, Path> known, Path inFlight, String newest) {
-        // the agent protocol's listing over one connection: an agent JVM per restart proved nothing more
-        List<String> listed = WireProbe.snapshotIds(server, volume);
+    private static String latest(List<String> listed, Map<String, Path> known, Path inFlight, String newest) {
         assertThat(listed).as("the newest acknowledged snapshot survives").contains(newest);
         for (String id : listed) {
             if (!known.containsKey(id)) {
