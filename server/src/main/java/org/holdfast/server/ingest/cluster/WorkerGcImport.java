@@ -112,6 +112,14 @@ public final class WorkerGcImport {
                     + " worker's; nothing was changed (export the counts of the worker whose range this is)");
         }
         Path gc = rangeData.resolve("gc");
+        long acknowledged = AcknowledgedDeltaMark.read(rangeData);
+        if (acknowledged > header.mark()) {
+            throw new IllegalStateException("the worker ran and acknowledged deltas after the export: it acknowledged GC deltas up"
+                    + " to " + acknowledged + " (" + rangeData.resolve(AcknowledgedDeltaMark.FILE) + "), above the counts file's mark "
+                    + header.mark() + ", and the file lacks their counts, which the master no longer holds in its outbox (even if "
+                    + rangeData.resolve("gc") + " was lost since); nothing was changed: stop the master, export again, and import"
+                    + " before starting the worker");
+        }
         long inPlace = markInPlace(gc, range);
         if (inPlace > header.mark()) {
             throw new IllegalStateException("the GC metadata in " + gc + " has logged GC deltas up to " + inPlace + ", above the"

@@ -63,6 +63,7 @@ public final class WorkerGcMetadata implements AutoCloseable {
     private RuntimeException refusal;
     private boolean closed;
     private ToLongFunction<PbnRange> storedBlocks; // PBNs the range store over a range has handed out; null: unknown
+    private final AcknowledgedDeltaMark acknowledged;
 
     /** GC metadata in {@code dir} ({@code <data-dir>/range-data/gc}), with {@code settings} and the default grace of 24 h. */
     public WorkerGcMetadata(Path dir, BoscSettings settings) {
@@ -75,6 +76,7 @@ public final class WorkerGcMetadata implements AutoCloseable {
         this.settings = settings;
         this.grace = grace;
         this.clock = clock;
+        this.acknowledged = new AcknowledgedDeltaMark(dir);
     }
 
     /** Its directory. */
@@ -144,6 +146,7 @@ public final class WorkerGcMetadata implements AutoCloseable {
         try {
             p.appendGroup(id, b);
             p.awaitDurable();
+            acknowledged.record(p.lastOpId()); // outside gc/: a stale counts file is refused even once gc/ is lost again
         } catch (RuntimeException e) {
             // the log may now name a delta that is not durable: answering a resend of it as a replay
             // would acknowledge what a crash can lose, so nothing more is answered until a reopen recovers

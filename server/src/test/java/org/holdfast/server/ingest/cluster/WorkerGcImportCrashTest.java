@@ -172,4 +172,25 @@ class WorkerGcImportCrashTest {
         assertThat(listing()).isEqualTo(before);
         assertThat(state()).isEqualTo(stateBefore);
     }
+
+    @Test
+    void run_staleFileAfterTheWorkerRanAndLostItsMetadataAgain_refusedByTheAcknowledgedMark() throws Exception {
+        runImport();
+        GcDelta later = new GcDelta(6, 0, 1, new byte[] {1}, new long[] {FIRST + 12}, new long[] {1}); // a commit after the export
+        try (WorkerGcMetadata m = new WorkerGcMetadata(rangeData.resolve("gc"), BoscSettings.defaults())) {
+            m.log(later, RANGE);
+        }
+        assertThat(AcknowledgedDeltaMark.read(rangeData)).as("kept outside gc/").isEqualTo(later.deltaId());
+        // the master dropped the acknowledged delta from its outbox; then range-data/gc is lost again
+        new org.holdfast.server.gc.GcDirectorySwap(rangeData, "test").deleteTree(rangeData.resolve("gc"));
+        List<String> before = listing();
+
+        // without the mark this stale file would be imported: FIRST + 12's RC 1 from the later commit lost, freed after the grace
+        assertThatThrownBy(this::runImport).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("acknowledged deltas after the export").hasMessageContaining(AcknowledgedDeltaMark.FILE)
+                .hasMessageContaining("nothing was changed");
+
+        assertThat(listing()).isEqualTo(before);
+        assertThat(rangeData.resolve("gc")).doesNotExist();
+    }
 }
