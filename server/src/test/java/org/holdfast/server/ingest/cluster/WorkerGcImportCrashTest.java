@@ -193,4 +193,16 @@ class WorkerGcImportCrashTest {
         assertThat(listing()).isEqualTo(before);
         assertThat(rangeData.resolve("gc")).doesNotExist();
     }
+
+    @Test
+    void run_acknowledgedMarkFileDamaged_refusedNothingChanged() throws Exception {
+        Files.writeString(rangeData.resolve(AcknowledgedDeltaMark.FILE), "not a number\n");
+        List<String> before = listing();
+
+        assertThatThrownBy(this::runImport).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("holds no acknowledged GC delta mark").hasMessageContaining("nothing was changed");
+
+        assertThat(listing()).isEqualTo(before);
+        assertThat(rangeData.resolve("gc").resolve(WorkerGcMetadata.COUNTS_LOST)).as("the old gc/ untouched").exists();
+    }
 }
