@@ -3,6 +3,7 @@ package org.holdfast.server.catalog;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.TreeSet;
 import org.holdfast.common.protocol.GcDelta;
 import org.holdfast.common.protocol.ProtocolLimits;
@@ -22,15 +23,27 @@ import org.rocksdb.ColumnFamilyHandle;
  * Value: u8 version 1, u32 count (1 .. 65,536), then per update u8 kind (1 RC add, 2 raise expiry,
  * 3 pin add), u64 PBN, u64 value (big-endian): {@code 5 + 17 × count} bytes.
  *
- * <p>Writers: the routed bookkeeping puts a share's parts (into the caller's batch, written synced
- * before the master logs its own share); the worker's sender deletes what the worker acknowledged.
- * Putting a key again writes the same bytes (a re-drive after a crash), which is why both are safe
- * in any order. Reads check every length against the frame limit before allocating.
+ * <p>Beside a worker's entries, under the 4-byte key u32 worker id (which sorts before the worker's
+ * first entry), its routed mark: u8 version 1, u64 the highest delta id ever routed to the worker
+ * (9 bytes). It is put in the same synced batch as the entries it covers, so it is never behind an
+ * entry the worker could have acknowledged, and it is never deleted: after the entries are gone it
+ * still says which deltas the worker must have logged ({@code worker-fsck} compares counts when the
+ * worker's mark is at or above it). A catalog from before it has no such key: unknown, never 0.
+ *
+ * <p>Writers: the routed bookkeeping puts a share's parts and the routed mark (into the caller's
+ * batch, written synced before the master logs its own share); the worker's sender deletes what the
+ * worker acknowledged. Putting a key again writes the same bytes (a re-drive after a crash), which is
+ * why both are safe in any order. Reads check every length against the frame limit before allocating.
  */
 public final class GcOutbox {
     private static final String STORE = "gc-outbox";
     /** Format version of a value; the next version must still read this one (golden bytes in GcOutboxTest). */
     public static final int VERSION = 1;
+    /** Format version of a routed mark's value; the next version must still read this one (golden bytes in GcOutboxTest). */
+    public static final int ROUTED_VERSION = 1;
+    private static final int ENTRY_KEY = 12;
+    private static final int ROUTED_KEY = 4;
+    private static final int ROUTED_VALUE = 1 + 8;
     private static final int HEADER = 1 + 4;
     private static final int UPDATE = 1 + 8 + 8;
 
@@ -45,6 +58,24 @@ public final class GcOutbox {
     /** Adds the entry of part {@code d} for worker {@code workerId} to {@code batch}. */
     public void put(MetadataBatch batch, long workerId, GcDelta d) {
         db.put(batch, cf, key(workerId, d.deltaId()), encode(d));
+    }
+
+    /**
+     * Adds worker {@code workerId}'s routed mark {@code deltaId} (the highest delta id routed to it,
+     * its last entry in the same batch) to {@code batch}. The caller keeps it from going down.
+     */
+    public void putRoutedMark(MetadataBatch batch, long workerId, long deltaId) {
+        db.put(batch, cf, routedKey(workerId), encodeRoutedMark(deltaId));
+    }
+
+    /**
+     * The highest delta id ever routed to worker {@code workerId}, or empty if the catalog has no
+     * routed mark for it (nothing routed to it since this catalog kept marks, e.g. written by a
+     * release without them): unknown, not 0.
+     */
+    public OptionalLong routedMark(long workerId) {
+        byte[] v = db.get(cf, routedKey(workerId));
+        return v == null ? OptionalLong.empty() : OptionalLong.of(decodeRoutedMark(workerId, v));
     }
 
     /** Writes {@code batch} synced: the entries are on disk when this returns. */
@@ -101,7 +132,8 @@ public final class GcOutbox {
     public long lastDeltaId(long workerId) {
         try (CheckedIterator it = db.iterator(cf)) {
             it.seekForPrev(key(workerId, -1L)); // u64 all ones: the worker's highest possible key
-            return it.isValid() && workerOf(it.key()) == workerId ? deltaIdOf(it.key()) : 0;
+            // the worker's routed-mark key sorts before its entries: landing on it means no entry
+            return it.isValid() && it.key().length == ENTRY_KEY && workerOf(it.key()) == workerId ? deltaIdOf(it.key()) : 0;
         }
     }
 
@@ -112,6 +144,10 @@ public final class GcOutbox {
             it.seekToFirst();
             while (it.isValid()) {
                 long w = workerOf(it.key());
+                if (it.key().length != ENTRY_KEY) {
+                    it.next(); // a routed mark: the worker may have no entry
+                    continue;
+                }
                 out.add(w);
                 if (w == 0xFFFF_FFFFL) {
                     break;
@@ -125,6 +161,31 @@ public final class GcOutbox {
     /** The key of worker {@code workerId}'s part {@code deltaId}: u32 worker id, u64 delta id. */
     public static byte[] key(long workerId, long deltaId) {
         return ByteBuffer.allocate(12).putInt((int) workerId).putLong(deltaId).array();
+    }
+
+    /** The key of worker {@code workerId}'s routed mark: u32 worker id. */
+    public static byte[] routedKey(long workerId) {
+        return ByteBuffer.allocate(ROUTED_KEY).putInt((int) workerId).array();
+    }
+
+    /** The value of a routed mark: u8 version 1, u64 delta id. */
+    public static byte[] encodeRoutedMark(long deltaId) {
+        return ByteBuffer.allocate(ROUTED_VALUE).put((byte) ROUTED_VERSION).putLong(deltaId).array();
+    }
+
+    private long decodeRoutedMark(long workerId, byte[] v) {
+        if (v.length != ROUTED_VALUE || v[0] != ROUTED_VERSION) {
+            throw new CorruptDataException(STORE, db.path(), "worker " + workerId + ", routed mark", "unreadable routed mark: "
+                    + v.length + " bytes with version " + (v.length > 0 ? v[0] : -1) + " (this release reads " + ROUTED_VALUE
+                    + " bytes of version " + ROUTED_VERSION + "); worker-fsck cannot rely on it: restore the master's catalog from a"
+                    + " backup, or delete the key (the mark is then unknown until the next delta is routed to the worker)");
+        }
+        long deltaId = ByteBuffer.wrap(v, 1, 8).getLong();
+        if (deltaId < 0) {
+            throw new CorruptDataException(STORE, db.path(), "worker " + workerId + ", routed mark", "routed mark " + deltaId
+                    + " is negative; restore the master's catalog from a backup");
+        }
+        return deltaId;
     }
 
     /** The value of part {@code d}: version, count, then each update. */

@@ -9,7 +9,8 @@ import org.holdfast.gc.gma.GmaFormat;
 import org.holdfast.gc.gma.GmaLayout;
 
 /**
- * The bookkeeping side of {@link WorkerFsck}, for equal marks: compares a worker's GMA with the
+ * The bookkeeping side of {@link WorkerFsck}, when the marks show the worker logged exactly the
+ * deltas the file counts for it ({@link WorkerFsckReport.Marks#compared()}): compares a worker's GMA with the
  * counts file's records as they stream by in PBN order, a chunk at a time. A record's PBN and every
  * GMA slot no record names (RC and pins 0 by the catalog) are compared; an RC below the catalog's is
  * the dangerous side (a sweep could free a block a snapshot still needs), above it the leak side (a

@@ -129,6 +129,9 @@ public final class GcRebuildTool {
                 + ", passes: " + r.passes() + "\n"
                 + "  referenced blocks: " + r.records() + " (pinned: " + r.pinnedPbns() + "), file: " + r.bytes() + " bytes\n"
                 + "  delta mark: " + r.mark() + " (deltas up to it are in the counts; later ones are applied after the import)\n"
+                + "  routed mark: " + (r.routed().unknownWhy() == null ? r.routed().mark() + " (" + r.routed().outboxEntries()
+                + " not yet acknowledged; worker-fsck compares counts once the worker logged up to it)" : "unknown: "
+                + r.routed().unknownWhy() + " (worker-fsck then compares counts only right after an import)") + "\n"
                 + "  next: copy the file to the worker and, with the worker stopped, run holdfast-server worker-gc-import"
                 + " --data-dir <worker data dir> --file <file>\n"
                 + "result: exported";
@@ -137,6 +140,7 @@ public final class GcRebuildTool {
     static String toJson(WorkerGcExport.Report r, Path outFile) {
         return "{\"result\":\"exported\",\"workerId\":" + r.workerId() + ",\"node\":\"" + jsonEscape(r.nodeName())
                 + "\",\"rangeFirst\":" + r.range().first() + ",\"rangeLimit\":" + r.range().limit() + ",\"mark\":" + r.mark()
+                + ",\"routedMark\":" + (r.routed().unknownWhy() == null ? r.routed().mark() : "null") + ",\"outboxEntries\":" + r.routed().outboxEntries()
                 + ",\"records\":" + r.records() + ",\"pinnedBlocks\":" + r.pinnedPbns() + ",\"volumes\":" + r.volumes()
                 + ",\"snapshots\":" + r.snapshots() + ",\"mapEntries\":" + r.mapEntries() + ",\"passes\":" + r.passes()
                 + ",\"file\":\"" + jsonEscape(outFile.toString()) + "\",\"bytes\":" + r.bytes() + ",\"millis\":" + r.millis() + "}";

@@ -23,12 +23,17 @@ import org.holdfast.server.store.MetadataDb;
  * gc/l + u64 volume + u64 seq  → a retention lock, versioned: see {@link #encodeLock} (docs/architecture.md)
  * gc.next-op-id (meta long)    → next operation id
  * gc.protect-scan-from (long)  → first PBN the next start re-protects
+ * gc.routed-through (long)     → a master with data on workers: its GC's last operation when it last
+ *                                 closed (every one up to it routed); equal to gc.next-op-id − 1 only
+ *                                 if no operation was recorded since (WorkerGcExport relies on it)
  * </pre>
  */
 final class GcRecords {
     static final String NEXT_OP_ID = "gc.next-op-id";
     /** PBNs from here on were stored after the last start's re-protection scan. */
     static final String PROTECT_SCAN_FROM = "gc.protect-scan-from";
+    /** A master with data on workers: every operation up to this one was routed when its GC last closed. */
+    static final String ROUTED_THROUGH = "gc.routed-through";
     static final int KIND_COMMIT = 1;
     static final int KIND_PIN = 2;
     static final int KIND_UNPIN = 3;

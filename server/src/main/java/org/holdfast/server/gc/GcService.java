@@ -25,6 +25,7 @@ import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.jobs.JobContext;
 import org.holdfast.server.store.Compactor;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.MetadataBatch;
 
 /**
  * The server's garbage collector: hybrid bookkeeping driven by commits, retention, holds, sweeps
@@ -64,6 +65,7 @@ import org.holdfast.server.store.DataStore;
  * deletions), the monitor of {@link VolumeStates}' map (innermost). Compaction holds none of them.
  */
 public final class GcService implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(GcService.class.getName());
 
     /**
      * Settings. {@code dir}: the GC directory (GMA, log, checkpoint). {@code compactionThreshold}:
@@ -463,6 +465,27 @@ public final class GcService implements AutoCloseable {
         if (ops.failure() == null) {
             sweeper.saveSkipTable(); // so the first sweep after the next start need not read every GMA chunk
         }
+        long routedThrough = bookkeeping.lastAppliedOp();
         pipeline.close();
+        if (bookkeeping instanceof RoutedBookkeeping) {
+            recordRoutedThrough(routedThrough);
+        }
+    }
+
+    /**
+     * A master with data on workers: records that every operation up to {@code opId} is routed (its
+     * shares in the outbox, its group in the closed log), for {@code WorkerGcExport}, which trusts
+     * the workers' routed marks only if this equals the last recorded operation. Read before the log
+     * closed, so never above what is routed; a failure here only makes the next export's routed mark
+     * unknown.
+     */
+    private void recordRoutedThrough(long opId) {
+        try (MetadataBatch b = new MetadataBatch()) {
+            catalog.db().putMetaLong(b, GcRecords.ROUTED_THROUGH, opId);
+            catalog.db().write(b, true);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "could not record how far the GC routed its operations (" + e.getMessage() + "); a"
+                    + " worker's counts exported before the next clean stop will not say which deltas were routed to it");
+        }
     }
 }

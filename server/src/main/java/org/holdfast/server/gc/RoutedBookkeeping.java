@@ -23,7 +23,8 @@ import org.holdfast.server.store.MetadataBatch;
  * workers' shares go to the outbox, the master's own share to its BOSC log, in this order:
  * <ol>
  * <li>every worker's non-empty share, as {@code GC_DELTA} parts of at most 65,536 updates, into
- * the outbox ({@link GcOutbox}), in one synced catalog batch;</li>
+ * the outbox ({@link GcOutbox}), with the worker's routed mark raised to its last part, in one
+ * synced catalog batch (so the mark is durable before any of those parts can be acknowledged);</li>
  * <li>then the master's own share as BOSC group {@code opId}, always, empty if the share is: the
  * group is what advances {@link #lastAppliedOp()};</li>
  * <li>then the carrier ({@link GcRouting#outboxWritten}) is told; it sends from the outbox on its
@@ -67,6 +68,8 @@ final class RoutedBookkeeping implements GcBookkeeping {
     private long[] workerIds;
     private UpdateRouter router;
     private UpdateBatch[] shares;
+    /** Each worker's routed mark as last put (read from the outbox once; -1: none there), so a put needs no read. */
+    private final Map<Long, Long> routedMarks = new java.util.HashMap<>();
 
     RoutedBookkeeping(BoscPipeline pipeline, GcOutbox outbox, GcRouting routing) {
         this.pipeline = pipeline;
@@ -90,8 +93,10 @@ final class RoutedBookkeeping implements GcBookkeeping {
         try (MetadataBatch batch = new MetadataBatch()) {
             for (int d = 1; d < shares.length; d++) {
                 if (shares[d].size() > 0) {
-                    putParts(batch, workerIds[d - 1], opId, shares[d]);
-                    written.add(workerIds[d - 1]);
+                    long w = workerIds[d - 1];
+                    int parts = putParts(batch, w, opId, shares[d]);
+                    putRoutedMark(batch, w, GcDelta.deltaId(opId, parts - 1));
+                    written.add(w);
                 }
             }
             if (!written.isEmpty()) {
@@ -128,8 +133,22 @@ final class RoutedBookkeeping implements GcBookkeeping {
         router.route(opId, all, shares); // refuses before any share is filled
     }
 
-    /** One outbox entry per {@code GC_DELTA} part: parts 0, 1, ... of at most {@link ProtocolLimits#MAX_GC_DELTA_UPDATES} updates. */
-    private void putParts(MetadataBatch batch, long workerId, long opId, UpdateBatch share) {
+    /**
+     * Raises worker {@code w}'s routed mark to {@code deltaId} in the same batch as the entries it
+     * covers (never lowers it: a re-drive writes an operation's keys again, never an older one's).
+     */
+    private void putRoutedMark(MetadataBatch batch, long w, long deltaId) {
+        long mark = Math.max(deltaId, routedMarks.computeIfAbsent(w, id -> outbox.routedMark(id).orElse(-1)));
+        // put every time, also an equal mark: if this batch fails, the re-drive's batch must carry it again
+        outbox.putRoutedMark(batch, w, mark);
+        routedMarks.put(w, mark);
+    }
+
+    /**
+     * One outbox entry per {@code GC_DELTA} part: parts 0, 1, ... of at most
+     * {@link ProtocolLimits#MAX_GC_DELTA_UPDATES} updates; returns how many parts.
+     */
+    private int putParts(MetadataBatch batch, long workerId, long opId, UpdateBatch share) {
         int max = ProtocolLimits.MAX_GC_DELTA_UPDATES;
         for (int p = 0, from = 0; from < share.size(); p++, from += max) {
             int n = Math.min(max, share.size() - from);
@@ -143,6 +162,7 @@ final class RoutedBookkeeping implements GcBookkeeping {
             }
             outbox.put(batch, workerId, new GcDelta(opId, p, n, kinds, pbns, values));
         }
+        return (share.size() + max - 1) / max;
     }
 
     /** Tests: what runs between the durable outbox batch and the master's own group. */

@@ -22,15 +22,19 @@ import org.holdfast.gc.gma.GmaFormat;
 
 /**
  * The file a stopped master exports one worker's GC counts to and the stopped worker imports them
- * from (byte table in docs/architecture.md, "A worker's GC counts file"). All integers big-endian:
+ * from (byte table in docs/architecture.md, "Rebuilding a worker's GC metadata"). All integers
+ * big-endian:
  * <pre>
  * header   8  magic "HFWGCNT1"
- *          4  u32 version (1)
+ *          4  u32 version (2; 1 is still read)
  *          8  u64 worker id
  *          8  u64 first PBN of the worker's range
  *          8  u64 limit of the range (one past its last PBN)
  *          8  u64 mark: the highest GC delta id the counts include
  *          8  u64 creation time, epoch milliseconds
+ *  v2 only 8  u64 routed mark: the highest delta id the master routed to the worker (all ones: unknown)
+ *          8  u64 the master's outbox entries for the worker at the export (all ones: unknown)
+ *          8  reserved, 0
  * records  24 each, PBNs strictly ascending inside the range:
  *             u64 PBN, u32 reference count, u32 pins, u64 expiry (epoch ms, 0: none)
  * trailer  8  u64 number of records
@@ -38,15 +42,22 @@ import org.holdfast.gc.gma.GmaFormat;
  * </pre>
  * A reader checks the size against the record count before it believes any record, and the
  * checksum before anything is changed ({@link #verify}); the records are read again while they are
- * applied ({@link #read}), checked the same way.
+ * applied ({@link #read}), checked the same way. A version 1 file reads with the routed mark and the
+ * outbox entries unknown, so {@code worker-fsck} compares its counts only on equal marks, as before.
  */
 public final class WorkerCountsFile {
     /** The first 8 bytes of every counts file. */
     public static final byte[] MAGIC = "HFWGCNT1".getBytes(StandardCharsets.US_ASCII);
-    /** The version this release writes and reads. */
-    public static final int VERSION = 1;
-    /** Bytes of the header. */
-    public static final int HEADER_BYTES = 8 + 4 + 5 * 8;
+    /** The version this release writes; it also reads {@link #VERSION_1}. */
+    public static final int VERSION = 2;
+    /** The first version: no routed mark (golden bytes in WorkerCountsFileTest). */
+    public static final int VERSION_1 = 1;
+    /** Bytes of a version 1 header. */
+    public static final int HEADER_BYTES_V1 = 8 + 4 + 5 * 8;
+    /** Bytes of the header this release writes (version 2: routed mark, outbox entries, 8 reserved bytes). */
+    public static final int HEADER_BYTES = HEADER_BYTES_V1 + 3 * 8;
+    /** The routed mark or outbox entries of a header that does not know them (version 1, or a catalog without routed marks). */
+    public static final long UNKNOWN = -1;
     /** Bytes of one record. */
     public static final int RECORD_BYTES = 24;
     /** Bytes of the trailer (record count and checksum). */
@@ -55,8 +66,22 @@ public final class WorkerCountsFile {
     private WorkerCountsFile() {
     }
 
-    /** What the header says. */
-    public record Header(long workerId, PbnRange range, long mark, long createdMillis) {
+    /**
+     * What the header says.
+     *
+     * @param routedMark    the highest GC delta id the master had routed to the worker at the export, or {@link #UNKNOWN}
+     * @param outboxEntries the master's outbox entries for the worker (routed, not acknowledged) at the export, or {@link #UNKNOWN}
+     */
+    public record Header(long workerId, PbnRange range, long mark, long createdMillis, long routedMark, long outboxEntries) {
+        /** A header whose routed mark and outbox entries are unknown (as a version 1 file reads). */
+        public Header(long workerId, PbnRange range, long mark, long createdMillis) {
+            this(workerId, range, mark, createdMillis, UNKNOWN, UNKNOWN);
+        }
+
+        /** True if the file says which deltas the master routed to the worker. */
+        public boolean routedMarkKnown() {
+            return routedMark != UNKNOWN;
+        }
     }
 
     /** Receives the records in PBN order. */
@@ -94,7 +119,8 @@ public final class WorkerCountsFile {
                 out = new DigestOutputStream(new BufferedOutputStream(os, 1 << 16), sha256());
                 ByteBuffer h = ByteBuffer.allocate(HEADER_BYTES);
                 h.put(MAGIC).putInt(VERSION).putLong(header.workerId()).putLong(header.range().first())
-                        .putLong(header.range().limit()).putLong(header.mark()).putLong(header.createdMillis());
+                        .putLong(header.range().limit()).putLong(header.mark()).putLong(header.createdMillis())
+                        .putLong(header.routedMark()).putLong(header.outboxEntries()).putLong(0);
                 out.write(h.array());
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot write " + partial + ": " + e.getMessage(), e);
@@ -186,15 +212,14 @@ public final class WorkerCountsFile {
         } catch (IOException e) {
             throw new BadCountsFileException(file, "cannot be read (" + e.getMessage() + ")");
         }
-        if (size < HEADER_BYTES + TRAILER_BYTES || (size - HEADER_BYTES - TRAILER_BYTES) % RECORD_BYTES != 0) {
+        if (size < HEADER_BYTES_V1 + TRAILER_BYTES) {
             throw new BadCountsFileException(file, "has " + size + " bytes, which is no header, whole records and a trailer"
                     + " (truncated or not a counts file)");
         }
-        long expected = (size - HEADER_BYTES - TRAILER_BYTES) / RECORD_BYTES;
         MessageDigest digest = sha256();
         try (InputStream raw = new BufferedInputStream(Files.newInputStream(file), 1 << 16);
              DigestInputStream in = new DigestInputStream(raw, digest)) {
-            ByteBuffer h = ByteBuffer.wrap(in.readNBytes(HEADER_BYTES));
+            ByteBuffer h = ByteBuffer.wrap(in.readNBytes(HEADER_BYTES_V1));
             byte[] magic = new byte[MAGIC.length];
             h.get(magic);
             if (!java.util.Arrays.equals(magic, MAGIC)) {
@@ -202,14 +227,33 @@ public final class WorkerCountsFile {
                         StandardCharsets.US_ASCII) + " (not a counts file)");
             }
             int version = h.getInt();
-            if (version != VERSION) {
-                throw new BadCountsFileException(file, "has format version " + version + "; this release reads version " + VERSION);
+            if (version != VERSION && version != VERSION_1) {
+                throw new BadCountsFileException(file, "has format version " + version + "; this release reads versions " + VERSION_1
+                        + " and " + VERSION);
             }
+            int headerBytes = version == VERSION_1 ? HEADER_BYTES_V1 : HEADER_BYTES;
+            if (size < headerBytes + TRAILER_BYTES || (size - headerBytes - TRAILER_BYTES) % RECORD_BYTES != 0) {
+                throw new BadCountsFileException(file, "has " + size + " bytes, which is no header, whole records and a trailer"
+                        + " (truncated or not a counts file)");
+            }
+            long expected = (size - headerBytes - TRAILER_BYTES) / RECORD_BYTES;
             long workerId = h.getLong();
             long first = h.getLong();
             long limit = h.getLong();
             long mark = h.getLong();
             long created = h.getLong();
+            long routed = UNKNOWN;
+            long outbox = UNKNOWN;
+            if (version == VERSION) {
+                ByteBuffer v2 = ByteBuffer.wrap(in.readNBytes(HEADER_BYTES - HEADER_BYTES_V1));
+                routed = v2.getLong();
+                outbox = v2.getLong();
+                long reserved = v2.getLong();
+                if (reserved != 0 || (routed < 0 && routed != UNKNOWN) || (outbox < 0 && outbox != UNKNOWN) || routed > mark) {
+                    throw new BadCountsFileException(file, "has a bad version 2 header (routed mark " + routed + " with mark " + mark
+                            + ", outbox entries " + outbox + ", reserved " + reserved + ")");
+                }
+            }
             if (first < 1 || limit <= first || mark < 0) {
                 throw new BadCountsFileException(file, "has a bad header (range " + first + ".." + limit + ", mark " + mark + ")");
             }
@@ -240,7 +284,7 @@ public final class WorkerCountsFile {
             if (!MessageDigest.isEqual(sum, digest.digest())) {
                 throw new BadCountsFileException(file, "fails its SHA-256 checksum (corrupt or changed)");
             }
-            return new Header(workerId, range, mark, created);
+            return new Header(workerId, range, mark, created, routed, outbox);
         } catch (IOException e) {
             throw new BadCountsFileException(file, "cannot be read (" + e.getMessage() + ")");
         }

@@ -26,8 +26,9 @@ import org.holdfast.server.store.MetadataDb;
  *
  * <p>One streaming pass over the file, PBN order: every record with RC above 0 is looked up in the
  * range store and read through its verifying read (header and CRC32C, a frame member's SHA-256)
- * and hashed again against its fingerprint; with equal marks its GMA slot is compared
- * ({@link CountsComparison}); the stored PBNs between two referenced ones are the leaks. Memory does
+ * and hashed again against its fingerprint; when the marks allow ({@link WorkerFsckReport.Marks}:
+ * equal, or the worker logged every delta the master routed to it and none after the export) its
+ * GMA slot is compared ({@link CountsComparison}); the stored PBNs between two referenced ones are the leaks. Memory does
  * not grow with the range: one GMA chunk and one block at a time.
  */
 public final class WorkerFsck {
@@ -87,10 +88,11 @@ public final class WorkerFsck {
                     pipeline = openGc(copy, gc, range);
                 }
                 long workerMark = pipeline == null ? -1 : pipeline.lastOpId();
-                WorkerFsckReport.Marks marks = WorkerFsckReport.Marks.of(hasGc ? workerMark : null, header.mark());
-                progress.step("GC delta marks: file " + header.mark() + ", worker " + (hasGc ? workerMark : "none")
-                        + (marks == WorkerFsckReport.Marks.EQUAL ? " (equal: comparing counts)" : " (differ: counts not compared)"));
-                CountsComparison counts = marks == WorkerFsckReport.Marks.EQUAL ? new CountsComparison(pipeline) : null;
+                WorkerFsckReport.Marks marks = WorkerFsckReport.Marks.of(hasGc ? workerMark : null, header.mark(), header.routedMark());
+                progress.step("GC delta marks: file " + header.mark() + ", worker " + (hasGc ? workerMark : "none") + ", routed "
+                        + (header.routedMarkKnown() ? header.routedMark() : "unknown")
+                        + (marks.compared() ? " (comparing counts: " + marks + ")" : " (counts not compared: " + marks + ")"));
+                CountsComparison counts = marks.compared() ? new CountsComparison(pipeline) : null;
                 ReferencedBlockCheck blocks = new ReferencedBlockCheck(store, referenced[0], progressEvery, progress);
                 WorkerCountsFile.read(file, (pbn, rc, pins, expiry) -> {
                     if (rc > 0) {
@@ -105,7 +107,8 @@ public final class WorkerFsck {
                     counts.finish();
                 }
                 WorkerFsckReport.Finding none = new WorkerFsckReport.Finding(0, List.of());
-                return new WorkerFsckReport(header.workerId(), range, header.mark(), workerMark, marks, countsLost,
+                return new WorkerFsckReport(header.workerId(), range, header.mark(), workerMark, header.routedMark(),
+                        header.outboxEntries(), marks, countsLost,
                         records[0], referenced[0], blocks.blocksRead(), blocks.bytesRead(), blocks.storedBlocks(),
                         blocks.missing(), blocks.corrupt(), counts == null ? none : counts.rcBelow(),
                         counts == null ? none : counts.rcAbove(), counts == null ? none : counts.pinsDiffer(),

@@ -8,11 +8,14 @@ import org.holdfast.common.id.PbnRange;
 /**
  * What {@link WorkerFsck} found on a stopped worker, checked against the master's exported counts.
  * Data loss (a PBN the catalog references that the range store does not hold or whose bytes do not
- * hash to its fingerprint) is checked whatever the marks say; the GMA's counts only when the
- * worker's GC log mark equals the file's ({@link Marks#EQUAL}). Leaks (stored blocks nobody
- * references) are counted, not errors: a sweep frees them once their expiry passes.
+ * hash to its fingerprint) is checked whatever the marks say; the GMA's counts only when the marks
+ * prove the worker logged exactly the deltas the file counts for it ({@link Marks#compared()}).
+ * Leaks (stored blocks nobody references) are counted, not errors: a sweep frees them once their
+ * expiry passes. {@code routedMark} and {@code outboxEntries} are the file's
+ * ({@link WorkerCountsFile#UNKNOWN} if it does not know them).
  */
-public record WorkerFsckReport(long workerId, PbnRange range, long fileMark, long workerMark, Marks marks, boolean countsLost,
+public record WorkerFsckReport(long workerId, PbnRange range, long fileMark, long workerMark, long routedMark, long outboxEntries,
+                               Marks marks, boolean countsLost,
                                long records, long referenced, long blocksRead, long bytesRead, long storedBlocks,
                                Finding missing, Finding corrupt, Finding rcBelow, Finding rcAbove, Finding pinsDiffer,
                                Finding leaks, long millis) {
@@ -27,16 +30,20 @@ public record WorkerFsckReport(long workerId, PbnRange range, long fileMark, lon
     /** Exit code: no data loss, but the marks differ so the counts were not compared (the advice says what to do). */
     public static final int EXIT_NOT_COMPARABLE = 4;
 
-    /** How the worker's GC log mark relates to the file's. */
+    /** How the worker's GC log mark relates to the file's and to the master's routed mark. */
     public enum Marks {
-        /** The same deltas are in both: the counts are compared. */
+        /** The same deltas are in both (as right after worker-gc-import of the file): the counts are compared. */
         EQUAL,
         /**
-         * The worker's mark is below the file's: it may lack deltas the file counts, or the master's
-         * last operations routed nothing (or not their last part) to it. The file's mark is the
-         * highest id the master's operations could have used, the worker's the highest it logged,
-         * and version 1 of the file does not say which ids were routed to the worker, so only
-         * {@link #EQUAL} marks prove the same deltas are in both.
+         * The worker logged every delta the master routed to it (routed mark ≤ its mark) and none the
+         * file lacks (its mark ≤ the file's): the master's later operations routed nothing to it, so
+         * the file counts exactly its deltas: the counts are compared. The usual case in operation.
+         */
+        ALL_ROUTED_APPLIED,
+        /**
+         * The worker's mark is below the file's and below the routed mark, or the routed mark is
+         * unknown (a version 1 file, a catalog from before routed marks, a master not stopped
+         * cleanly): it may lack deltas the file counts, so the counts are not compared.
          */
         WORKER_BEHIND,
         /** The worker logged deltas the file lacks: the file is older. */
@@ -44,12 +51,26 @@ public record WorkerFsckReport(long workerId, PbnRange range, long fileMark, lon
         /** The worker has no GC metadata at all. */
         NO_METADATA;
 
-        /** How {@code workerMark} (null: no GC metadata) relates to the file's {@code fileMark}. */
-        static Marks of(Long workerMark, long fileMark) {
+        /**
+         * How {@code workerMark} (null: no GC metadata) relates to the file's {@code fileMark} and
+         * {@code routedMark} ({@link WorkerCountsFile#UNKNOWN}: unknown, then only equal marks compare).
+         */
+        static Marks of(Long workerMark, long fileMark, long routedMark) {
             if (workerMark == null) {
                 return NO_METADATA;
             }
-            return workerMark == fileMark ? EQUAL : workerMark < fileMark ? WORKER_BEHIND : FILE_OLDER;
+            if (workerMark == fileMark) {
+                return EQUAL;
+            }
+            if (workerMark > fileMark) {
+                return FILE_OLDER;
+            }
+            return routedMark != WorkerCountsFile.UNKNOWN && routedMark <= workerMark ? ALL_ROUTED_APPLIED : WORKER_BEHIND;
+        }
+
+        /** True if these marks let the counts be compared. */
+        public boolean compared() {
+            return this == EQUAL || this == ALL_ROUTED_APPLIED;
         }
     }
 
@@ -94,20 +115,45 @@ public record WorkerFsckReport(long workerId, PbnRange range, long fileMark, lon
         if (bookkeepingErrors()) {
             return EXIT_BOOKKEEPING;
         }
-        return marks == Marks.EQUAL ? EXIT_CLEAN : EXIT_NOT_COMPARABLE;
+        return marks.compared() ? EXIT_CLEAN : EXIT_NOT_COMPARABLE;
     }
 
-    /** What to do about the marks, or null when they are equal. */
+    /** What to do about the marks, or null when the counts were compared. */
     public String advice() {
         return switch (marks) {
-            case EQUAL -> null;
-            case WORKER_BEHIND -> "the worker's mark " + workerMark + " is below the file's " + fileMark + ": either the worker has not"
-                    + " yet logged every delta the file counts (start it so the master sends them, stop it, check again), or the"
-                    + " master's last operations sent it nothing; the file cannot tell which, so the counts were not compared (they"
-                    + " are when the marks are equal, as right after worker-gc-import of this file)";
+            case EQUAL, ALL_ROUTED_APPLIED -> null;
+            case WORKER_BEHIND -> routedMark == WorkerCountsFile.UNKNOWN ? "the worker's mark " + workerMark + " is below the file's "
+                    + fileMark + " and the file does not say which deltas the master routed to this worker (a version 1 file, or"
+                    + " the export said why: a master not stopped cleanly with GC healthy, or no delta routed to this worker since"
+                    + " its catalog keeps routed marks): the worker may lack deltas the file counts, so the counts were not compared."
+                    + " Start the master and this worker so the master sends what waits, stop the worker, then the master, export"
+                    + " again (gc-rebuild --worker " + workerId + " --out FILE) and check again (right after worker-gc-import of a"
+                    + " file the marks are equal and the counts always compared)"
+                    : outboxEntries != 0 ? "the worker's mark " + workerMark + " is below " + routedMark + ", the last delta the master"
+                    + " routed to it (" + outboxEntries + " deltas waited in the master's outbox for it at the export): the worker has"
+                    + " not logged every delta the file counts, so the counts were not compared. Start the master and this worker,"
+                    + " let the outbox drain (the master sends the waiting deltas once the worker is connected; give it a minute),"
+                    + " stop the worker, then the master, export again (gc-rebuild --worker " + workerId + " --out FILE) and check"
+                    + " again"
+                    : "the worker's mark " + workerMark + " is below " + routedMark + ", the last delta the master routed to it,"
+                    + " although the master's outbox held nothing for it at the export: the worker acknowledged deltas its GC"
+                    + " metadata no longer holds (an older copy of range-data/gc?), so the counts were not compared and cannot be"
+                    + " trusted: import this file (worker-gc-import), then check again";
             case FILE_OLDER -> "the file is older than the worker's metadata (its mark " + fileMark + " < the worker's " + workerMark
                     + "): stop the master, export again (gc-rebuild --worker " + workerId + " --out FILE), check again";
             case NO_METADATA -> "the worker has no GC metadata (range-data/gc): import the file (worker-gc-import), then check again";
+        };
+    }
+
+    /** The marks line's words in parentheses: which case held. */
+    private String marksCase() {
+        return switch (marks) {
+            case EQUAL -> "equal: counts compared";
+            case ALL_ROUTED_APPLIED -> "the worker logged every delta routed to it and none after the export: counts compared";
+            case WORKER_BEHIND -> routedMark == WorkerCountsFile.UNKNOWN ? "routed deltas unknown: counts NOT compared"
+                    : "worker behind the routed mark: counts NOT compared";
+            case FILE_OLDER -> "worker ahead of the file: counts NOT compared";
+            case NO_METADATA -> "no GC metadata: counts NOT compared";
         };
     }
 
@@ -117,14 +163,16 @@ public record WorkerFsckReport(long workerId, PbnRange range, long fileMark, lon
         sb.append("worker-fsck: worker ").append(workerId).append(", PBNs ").append(range).append(", ").append(records)
                 .append(" records, ").append(referenced).append(" referenced blocks, ").append(storedBlocks).append(" stored blocks\n");
         sb.append("  GC delta marks: file ").append(fileMark).append(", worker ")
-                .append(marks == Marks.NO_METADATA ? "none" : Long.toString(workerMark))
-                .append(marks == Marks.EQUAL ? " (equal: counts compared)\n" : " (differ: counts NOT compared)\n");
+                .append(marks == Marks.NO_METADATA ? "none" : Long.toString(workerMark)).append(", routed ")
+                .append(routedMark == WorkerCountsFile.UNKNOWN ? "unknown" : Long.toString(routedMark))
+                .append(outboxEntries == WorkerCountsFile.UNKNOWN ? "" : " (" + outboxEntries + " in the outbox at the export)")
+                .append(" (").append(marksCase()).append(")\n");
         if (countsLost) {
             sb.append("  the worker's GC metadata is marked counts-lost: import the file (worker-gc-import)\n");
         }
         line(sb, "missing blocks (DATA LOSS)", missing);
         line(sb, "corrupt blocks (DATA LOSS)", corrupt);
-        if (marks == Marks.EQUAL) {
+        if (marks.compared()) {
             line(sb, "RC below the catalog's (DANGEROUS: a sweep may free a referenced block)", rcBelow);
             line(sb, "RC above the catalog's (leak side: kept past its last reference)", rcAbove);
             line(sb, "pin disagreements", pinsDiffer);
@@ -154,6 +202,8 @@ public record WorkerFsckReport(long workerId, PbnRange range, long fileMark, lon
             default -> "clean";
         } + "\",\"exitCode\":" + exitCode() + ",\"workerId\":" + workerId + ",\"rangeFirst\":" + range.first() + ",\"rangeLimit\":"
                 + range.limit() + ",\"fileMark\":" + fileMark + ",\"workerMark\":" + (marks == Marks.NO_METADATA ? "null" : workerMark)
+                + ",\"routedMark\":" + (routedMark == WorkerCountsFile.UNKNOWN ? "null" : routedMark) + ",\"outboxEntries\":"
+                + (outboxEntries == WorkerCountsFile.UNKNOWN ? "null" : outboxEntries)
                 + ",\"marks\":\"" + marks.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-') + "\",\"countsLost\":" + countsLost
                 + ",\"records\":" + records + ",\"referencedBlocks\":" + referenced + ",\"storedBlocks\":" + storedBlocks
                 + ",\"blocksRead\":" + blocksRead + ",\"bytesRead\":" + bytesRead + ",\"missingBlocks\":" + json(missing)

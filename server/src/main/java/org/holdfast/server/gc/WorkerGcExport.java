@@ -31,6 +31,17 @@ import org.holdfast.server.store.FormatVersions;
  * the worker. The worker answers every delta at or below it as a replay (it is in the counts) and
  * logs every later one.
  *
+ * <h2>The routed mark</h2>
+ * The counts file also says which of those deltas the master routed to this worker: its routed
+ * mark ({@link GcOutbox#routedMark}, the highest delta id routed to it, durable in the same batch as
+ * the outbox entry), and how many outbox entries were still unacknowledged. {@code worker-fsck}
+ * compares counts whenever the worker's log mark lies between the routed mark and the file's mark.
+ * That needs every operation the catalog holds to be routed already: an operation a crash (or a
+ * paused GC) left to the next start's re-drive is in the counts, but its deltas are in no outbox yet.
+ * So the routed mark is written only if the master's GC last closed with every operation routed
+ * ({@code gc.routed-through}, written at a clean close, equals the counter − 1) and the catalog has a
+ * routed mark for the worker; otherwise it is unknown (then only equal marks are compared).
+ *
  * <p>Why offline: on a running master a commit and its outbox entries are separate batches, so
  * counts read from a live catalog and a mark read beside them could miss or double an operation,
  * and a doubled release frees a block a snapshot still references.
@@ -43,7 +54,36 @@ public final class WorkerGcExport {
 
     /** What an export wrote. */
     public record Report(long workerId, String nodeName, PbnRange range, long mark, long records, long pinnedPbns,
-                         int volumes, int snapshots, long mapEntries, int passes, long bytes, long millis) {
+                         int volumes, int snapshots, long mapEntries, int passes, long bytes, long millis, Routed routed) {
+    }
+
+    /**
+     * What the file says about the deltas routed to the worker.
+     *
+     * @param mark          the highest delta id routed to the worker, or {@link WorkerCountsFile#UNKNOWN}
+     * @param outboxEntries the worker's unacknowledged outbox entries at the export
+     * @param unknownWhy    why the mark is unknown (null when it is known)
+     */
+    public record Routed(long mark, long outboxEntries, String unknownWhy) {
+    }
+
+    /** The routed mark and outbox entries the file gets for worker {@code workerId} (see the class comment). */
+    public static Routed routedOf(Catalog catalog, long workerId) {
+        GcOutbox outbox = new GcOutbox(catalog.db());
+        long entries = outbox.count(workerId);
+        long lastOp = catalog.db().metaLong(GcRecords.NEXT_OP_ID, 1) - 1;
+        long routedThrough = catalog.db().metaLong(GcRecords.ROUTED_THROUGH, -1);
+        if (lastOp > 0 && routedThrough != lastOp) {
+            return new Routed(WorkerCountsFile.UNKNOWN, entries, "the master's GC did not last stop with every operation routed"
+                    + " (a crash, or GC paused; routed through operation " + (routedThrough < 0 ? "unknown" : routedThrough)
+                    + " of " + lastOp + "): start the master, let its GC resume, stop it, export again");
+        }
+        java.util.OptionalLong mark = outbox.routedMark(workerId);
+        if (mark.isEmpty()) {
+            return new Routed(WorkerCountsFile.UNKNOWN, entries, "the master's catalog records no delta routed to this worker"
+                    + " (none since this release keeps routed marks)");
+        }
+        return new Routed(mark.getAsLong(), entries, null);
     }
 
     /**
@@ -84,6 +124,7 @@ public final class WorkerGcExport {
         PbnRange range = w.range();
         GmaLayout layout = new GmaLayout(range);
         long mark = markOf(catalog, workerId);
+        Routed routed = routedOf(catalog, workerId);
         CatalogCounts counts = new CatalogCounts(catalog, layout, progress);
         long passPbns = (long) passChunks * GmaFormat.PBNS_PER_CHUNK;
         long limit = layout.base() + 1; // one past the highest PBN seen, known after the first pass
@@ -93,7 +134,7 @@ public final class WorkerGcExport {
         long mapEntries = 0;
         long bytes;
         try (WorkerCountsFile.Writer file = new WorkerCountsFile.Writer(out,
-                new WorkerCountsFile.Header(workerId, range, mark, clock.millis()))) {
+                new WorkerCountsFile.Header(workerId, range, mark, clock.millis(), routed.mark(), routed.outboxEntries()))) {
             for (long lo = layout.base(); lo < limit; lo += passPbns) {
                 passes++;
                 long passStarted = System.nanoTime();
@@ -117,7 +158,7 @@ public final class WorkerGcExport {
         }
         long millis = (System.nanoTime() - started) / 1_000_000;
         return new Report(workerId, w.nodeName(), range, mark, referenced, pinned, counts.volumes(), counts.snapshots(),
-                mapEntries, passes, bytes, millis);
+                mapEntries, passes, bytes, millis, routed);
     }
 
     /** "pass k/K: PBNs a..b, R records so far, N PBNs/s, ETA S s": the total is known once the first pass saw the highest PBN. */

@@ -40,8 +40,11 @@ import org.junit.jupiter.api.io.TempDir;
  * disk, the GC metadata imported from the same counts file so they start equal): clean, a block
  * forgotten or flipped in the range store's log (data loss naming the PBN), GMA counts changed
  * behind the log (bookkeeping errors, the dangerous side named), marks differing either way (the
- * advice, no RC comparison, the data still checked), a running worker and bad files refused, and
- * nothing in the data directory changed by any run.
+ * advice, no RC comparison, the data still checked), a worker that logged every delta routed to it
+ * while the master's later operations routed it nothing (compared by a version 2 file's routed
+ * mark, skipped by version 1's equal-marks rule), a worker behind the routed mark (not compared,
+ * the advice), a running worker and bad files refused, and nothing in the data directory changed
+ * by any run.
  */
 class WorkerFsckToolTest {
     private static final PbnRange RANGE = new PbnRange(1L << 48, (1L << 48) + (1L << 40));
@@ -90,6 +93,45 @@ class WorkerFsckToolTest {
         return f;
     }
 
+    /** As {@link #countsFile} in version 2 with the master's routed mark and outbox entries for the worker. */
+    private Path countsFile(String name, long mark, int rcExtra, long routed, long outboxEntries) {
+        Path f = dir.resolve(name);
+        try (WorkerCountsFile.Writer w = new WorkerCountsFile.Writer(f, new WorkerCountsFile.Header(1, RANGE, mark, CLOCK.millis(), routed,
+                outboxEntries))) {
+            for (int i = 0; i < REFERENCED; i++) {
+                w.add(FIRST + i, 1 + i % 2 + (i == 0 ? rcExtra : 0), i == 3 ? 2 : 0, 0);
+            }
+            w.add(FIRST + 12, 0, 0, CLOCK.millis() + 1000);
+            w.finish();
+        }
+        return f;
+    }
+
+    /** The records of {@link #countsFile} as a version 1 file (no routed mark), as the release before wrote it. */
+    private Path v1CountsFile(String name, long mark, int rcExtra) throws Exception {
+        ByteBuffer b = ByteBuffer.allocate(WorkerCountsFile.HEADER_BYTES_V1 + 11 * WorkerCountsFile.RECORD_BYTES + 8);
+        b.put(WorkerCountsFile.MAGIC).putInt(1).putLong(1).putLong(RANGE.first()).putLong(RANGE.limit()).putLong(mark)
+                .putLong(CLOCK.millis());
+        for (int i = 0; i < REFERENCED; i++) {
+            b.putLong(FIRST + i).putInt(1 + i % 2 + (i == 0 ? rcExtra : 0)).putInt(i == 3 ? 2 : 0).putLong(0);
+        }
+        b.putLong(FIRST + 12).putInt(0).putInt(0).putLong(CLOCK.millis() + 1000).putLong(11);
+        byte[] body = b.array();
+        byte[] sum = MessageDigest.getInstance("SHA-256").digest(body);
+        Path f = dir.resolve(name);
+        Files.write(f, body);
+        Files.write(f, sum, StandardOpenOption.APPEND);
+        assertThat(WorkerCountsFile.verify(f).routedMarkKnown()).isFalse();
+        return f;
+    }
+
+    /** The worker logs delta (6, 0), +1 on FIRST: the last delta the master routes to it (its operations 7 to 9 route it nothing). */
+    private void workerLogsOperation6() {
+        try (WorkerGcMetadata m = new WorkerGcMetadata(rangeData.resolve("gc"), BoscSettings.defaults())) {
+            m.log(new GcDelta(6, 0, 1, new byte[] {1}, new long[] {FIRST}, new long[] {1}), RANGE);
+        }
+    }
+
     private record Run(int code, String out, String err) {
     }
 
@@ -132,7 +174,7 @@ class WorkerFsckToolTest {
 
         assertThat(r.code()).as(r.out() + r.err()).isZero();
         assertThat(r.out()).contains("worker-fsck: worker 1", REFERENCED + " referenced blocks", STORED + " stored blocks",
-                "GC delta marks: file " + MARK + ", worker " + MARK + " (equal: counts compared)",
+                "GC delta marks: file " + MARK + ", worker " + MARK + ", routed unknown (equal: counts compared)",
                 "missing blocks (DATA LOSS): 0", "corrupt blocks (DATA LOSS): 0", "RC below the catalog's (DANGEROUS",
                 "unreferenced stored blocks (leak, not an error): " + (STORED - REFERENCED), "result: clean");
         assertThat(r.err()).contains("ETA", "read " + REFERENCED + "/" + REFERENCED + " referenced blocks");
@@ -211,7 +253,8 @@ class WorkerFsckToolTest {
 
         assertThat(r.code()).as(r.out() + r.err()).isEqualTo(4);
         assertThat(r.out()).contains("\"result\":\"not-compared\"", "\"marks\":\"worker-behind\"", "\"rcBelow\":{\"count\":0",
-                "\"rcAbove\":{\"count\":0", "start it so the master sends them, stop it, check again", "\"blocksRead\":" + REFERENCED);
+                "\"rcAbove\":{\"count\":0", "\"routedMark\":null", "does not say which deltas the master routed",
+                "so the master sends what waits", "\"blocksRead\":" + REFERENCED);
     }
 
     @Test
@@ -228,7 +271,7 @@ class WorkerFsckToolTest {
         Run r = fsck("--counts", file.toString());
 
         assertThat(r.code()).as("data loss is found whatever the marks").isEqualTo(2);
-        assertThat(r.out()).contains("(differ: counts NOT compared)", "the file is older than the worker's metadata",
+        assertThat(r.out()).contains("(worker ahead of the file: counts NOT compared)", "the file is older than the worker's metadata",
                 "export again (gc-rebuild --worker 1 --out FILE)", "missing blocks (DATA LOSS): 1 e.g. PBN [" + (FIRST + 2) + "]")
                 .doesNotContain("RC below", "RC above");
     }
@@ -240,7 +283,7 @@ class WorkerFsckToolTest {
         Run r = fsck("--counts", file.toString());
 
         assertThat(r.code()).as(r.out() + r.err()).isEqualTo(4);
-        assertThat(r.out()).contains("GC delta marks: file " + MARK + ", worker none (differ: counts NOT compared)",
+        assertThat(r.out()).contains("GC delta marks: file " + MARK + ", worker none, routed unknown (no GC metadata: counts NOT compared)",
                 "import the file (worker-gc-import)", "read " + REFERENCED + " blocks", "result: counts not compared");
         assertThat(rangeData.resolve("gc")).as("not created by the check").doesNotExist();
     }
@@ -298,5 +341,68 @@ class WorkerFsckToolTest {
         assertThat(usage.code()).isEqualTo(3);
         assertThat(usage.err()).contains("--data-dir and --counts are required");
         assertThat(scratchLeft()).isEmpty();
+    }
+
+    @Test
+    void run_workerLoggedEveryRoutedDeltaLaterOperationsRoutedItNothing_countsComparedClean() throws Exception {
+        workerLogsOperation6();
+        long routed = GcDelta.deltaId(6, 0);
+        long fileMark = GcDelta.deltaId(9, GcDelta.MAX_PART);
+        Path f = countsFile("routed.counts", fileMark, 1, routed, 0);
+
+        Run r = fsck("--counts", f.toString());
+
+        assertThat(r.code()).as(r.out() + r.err()).isZero();
+        assertThat(r.out()).contains("GC delta marks: file " + fileMark + ", worker " + routed + ", routed " + routed
+                + " (0 in the outbox at the export) (the worker logged every delta routed to it and none after the export: counts"
+                + " compared)", "RC below the catalog's (DANGEROUS: a sweep may free a referenced block): 0",
+                "RC above the catalog's (leak side: kept past its last reference): 0", "pin disagreements: 0", "result: clean");
+        Run json = fsck("--counts", f.toString(), "--json");
+        assertThat(json.code()).isZero();
+        assertThat(json.out()).contains("\"result\":\"clean\"", "\"marks\":\"all-routed-applied\"", "\"routedMark\":" + routed,
+                "\"outboxEntries\":0", "\"workerMark\":" + routed, "\"advice\":null");
+    }
+
+    @Test
+    void run_gmaCountChangedBehindTheLogAfterRoutedDeltas_foundByRoutedMarkSkippedByVersion1Rule() throws Exception {
+        workerLogsOperation6();
+        try (BoscPipeline p = BoscPipeline.open(rangeData.resolve("gc"), BoscSettings.defaults().withCommitters(1), RANGE)) {
+            p.withCurrentChunk(p.layout().chunkOf(FIRST), c -> c.addRc(p.layout().slotOf(FIRST + 1), -1)); // 2 -> 1, no log record
+            p.syncGma();
+        }
+        long fileMark = GcDelta.deltaId(9, GcDelta.MAX_PART);
+        Path v2 = countsFile("v2.counts", fileMark, 1, GcDelta.deltaId(6, 0), 0);
+        Path v1 = v1CountsFile("v1.counts", fileMark, 1);
+
+        Run found = fsck("--counts", v2.toString());
+        Run skipped = fsck("--counts", v1.toString());
+
+        assertThat(found.code()).as(found.out() + found.err()).isEqualTo(1);
+        assertThat(found.out()).contains("RC below the catalog's (DANGEROUS: a sweep may free a referenced block): 1 e.g. PBN ["
+                + (FIRST + 1) + "]", "result: errors");
+        assertThat(skipped.code()).as("the equal-marks rule of a version 1 file: " + skipped.out()).isEqualTo(4);
+        assertThat(skipped.out()).contains("routed unknown (routed deltas unknown: counts NOT compared)", "result: counts not compared")
+                .doesNotContain("RC below");
+    }
+
+    @Test
+    void run_workerBehindTheRoutedMark_notComparedExit4SayingWhyAndWhatToDo() throws Exception {
+        long routed = GcDelta.deltaId(7, 0); // the worker logged up to MARK (operation 5) only
+        long fileMark = GcDelta.deltaId(9, GcDelta.MAX_PART);
+        Path waiting = countsFile("waiting.counts", fileMark, 1, routed, 2);
+        Path acknowledged = countsFile("acknowledged.counts", fileMark, 1, routed, 0);
+
+        Run r = fsck("--counts", waiting.toString());
+        Run lost = fsck("--counts", acknowledged.toString(), "--json");
+
+        assertThat(r.code()).as(r.out() + r.err()).isEqualTo(4);
+        assertThat(r.out()).contains("worker " + MARK + ", routed " + routed + " (2 in the outbox at the export) (worker behind the"
+                + " routed mark: counts NOT compared)", "is below " + routed + ", the last delta the master routed to it",
+                "2 deltas waited in the master's outbox", "Start the master and this worker, let the outbox drain",
+                "stop the worker, then the master, export again (gc-rebuild --worker 1 --out FILE) and check again",
+                "result: counts not compared").doesNotContain("RC below");
+        assertThat(lost.code()).isEqualTo(4);
+        assertThat(lost.out()).contains("\"marks\":\"worker-behind\"", "\"outboxEntries\":0", "the worker acknowledged deltas its GC"
+                + " metadata no longer holds", "import this file (worker-gc-import)", "\"rcBelow\":{\"count\":0");
     }
 }

@@ -25,8 +25,23 @@ class GcOutboxTest {
             + "01" + "0001000000000001" + "ffffffffffffffff"
             + "03" + "0000000000000007" + "0000000000000001";
 
+    /** Worker 3's routed mark: key u32 worker id alone. */
+    private static final String ROUTED_KEY_W3 = "00000003";
+    /** Routed mark version 1: u8 version, u64 delta id 5 × 2^20 + 1. Written by the first release with routed marks; never change it. */
+    private static final String ROUTED_V1_OP5_PART1 = "01" + "0000000000500001";
+
     @TempDir
     Path dir;
+
+    private static void putRouted(GcOutbox outbox, long workerId, long deltaId, GcDelta... deltas) {
+        try (MetadataBatch b = new MetadataBatch()) {
+            for (GcDelta d : deltas) {
+                outbox.put(b, workerId, d);
+            }
+            outbox.putRoutedMark(b, workerId, deltaId);
+            outbox.writeSynced(b);
+        }
+    }
 
     private static GcDelta delta(long opId, int part, long... pbns) {
         byte[] kinds = new byte[pbns.length];
@@ -131,6 +146,67 @@ class GcOutboxTest {
                 db.put(db.handle(MetadataDb.Column.GC_OUTBOX), key, HexFormat.of().parseHex(bad));
                 assertThatThrownBy(() -> outbox.after(3, 0, 10)).as(bad).isInstanceOf(CorruptDataException.class)
                         .hasMessageContaining("worker 3, delta " + GcDelta.deltaId(5, 1)).hasMessageContaining("restore the master's catalog");
+            }
+        }
+    }
+
+    @Test
+    void putRoutedMark_version1_writesTheGoldenBytesAndReadsThemBack() {
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"))) {
+            GcOutbox outbox = new GcOutbox(db);
+            assertThat(outbox.routedMark(3)).as("no mark: unknown, not 0").isEmpty();
+            putRouted(outbox, 3, GcDelta.deltaId(5, 1), delta(5, 0, 40), delta(5, 1, 41));
+
+            assertThat(HexFormat.of().formatHex(GcOutbox.routedKey(3))).isEqualTo(ROUTED_KEY_W3);
+            assertThat(HexFormat.of().formatHex(db.get(db.handle(MetadataDb.Column.GC_OUTBOX), HexFormat.of().parseHex(ROUTED_KEY_W3))))
+                    .isEqualTo(ROUTED_V1_OP5_PART1);
+            assertThat(outbox.routedMark(3)).hasValue(GcDelta.deltaId(5, 1));
+        }
+    }
+
+    @Test
+    void routedMark_goldenVersion1Bytes_readAsTheDeltaId() {
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"))) {
+            db.put(db.handle(MetadataDb.Column.GC_OUTBOX), HexFormat.of().parseHex(ROUTED_KEY_W3),
+                    HexFormat.of().parseHex(ROUTED_V1_OP5_PART1));
+
+            assertThat(new GcOutbox(db).routedMark(3)).hasValue(GcDelta.deltaId(5, 1));
+            assertThat(new GcOutbox(db).routedMark(2)).isEmpty();
+        }
+    }
+
+    @Test
+    void entries_routedMarksBesideThem_countedListedAndDeletedAsIfAbsentMarksKept() {
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"))) {
+            GcOutbox outbox = new GcOutbox(db);
+            putRouted(outbox, 2, GcDelta.deltaId(9, 0), delta(4, 0, 40), delta(9, 0, 41));
+            putRouted(outbox, 3, GcDelta.deltaId(6, 0));
+            putRouted(outbox, 4, GcDelta.deltaId(8, 0), delta(8, 0, 70));
+
+            assertThat(outbox.workers()).as("worker 3 has a mark, no entry").containsExactly(2L, 4L);
+            assertThat(outbox.lastDeltaId(3)).as("its mark is no entry").isZero();
+            assertThat(outbox.count(3)).isZero();
+            assertThat(outbox.count(2)).isEqualTo(2);
+            assertThat(outbox.after(2, 0, 10)).extracting(GcDelta::deltaId).containsExactly(GcDelta.deltaId(4, 0), GcDelta.deltaId(9, 0));
+            assertThat(outbox.after(3, 0, 10)).isEmpty();
+            assertThat(outbox.deleteUpTo(2, Long.MAX_VALUE)).isEqualTo(2);
+            assertThat(outbox.workers()).containsExactly(4L);
+            assertThat(outbox.lastDeltaId(2)).isZero();
+            assertThat(outbox.routedMark(2)).as("kept after the entries are acknowledged").hasValue(GcDelta.deltaId(9, 0));
+            assertThat(outbox.routedMark(4)).hasValue(GcDelta.deltaId(8, 0));
+        }
+    }
+
+    @Test
+    void routedMark_unreadableValue_refusedAsCorruptNamingTheWorker() {
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"))) {
+            byte[] key = HexFormat.of().parseHex(ROUTED_KEY_W3);
+            GcOutbox outbox = new GcOutbox(db);
+            String negative = "01ffffffffffffffff";
+            for (String bad : new String[] {"", "02" + ROUTED_V1_OP5_PART1.substring(2), ROUTED_V1_OP5_PART1 + "00", negative}) {
+                db.put(db.handle(MetadataDb.Column.GC_OUTBOX), key, HexFormat.of().parseHex(bad));
+                assertThatThrownBy(() -> outbox.routedMark(3)).as(bad).isInstanceOf(CorruptDataException.class)
+                        .hasMessageContaining("worker 3, routed mark").hasMessageContaining("restore the master's catalog");
             }
         }
     }

@@ -26,7 +26,9 @@ import org.holdfast.server.engine.ExactFingerprintIndex;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.ingest.cluster.GcRoutingCluster;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.FsyncPolicy;
+import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -40,6 +42,8 @@ import org.junit.jupiter.api.io.TempDir;
  * standalone GC service as the reference: each worker's GMA must end with exactly the reference's
  * slots of its PBNs, and the master's GMA with those of its own range, whatever happens between
  * (a worker down, a master crash between the outbox and its own log), and the outbox drains to 0.
+ * Each worker's routed mark moves only with its own shares, and an export after a clean close
+ * carries it (worker-fsck then compares a worker the master's last operations routed nothing to).
  */
 class RoutedGcTest {
     /** Worker ranges low enough that the standalone reference GMA stays small. */
@@ -322,5 +326,55 @@ class RoutedGcTest {
         await().pollDelay(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> true);
         assertThat(cluster.workerGc(0).lastOpId()).isEqualTo(w1);
         assertThat(cluster.workerGc(1).lastOpId()).isEqualTo(w2);
+    }
+
+    @Test
+    void routedMark_operationsRoutedToOneWorker_onlyItsMarkMovesExportKnowsItAfterACleanClose() {
+        for (Step step : scenario(19).subList(0, 12)) {
+            step.run(master);
+        }
+        awaitDrained();
+        GcOutbox outbox = new GcOutbox(master.db);
+        long w1 = cluster.workerId(0);
+        long w2 = cluster.workerId(1);
+        for (int w = 0; w < 2; w++) {
+            assertThat(outbox.routedMark(cluster.workerId(w))).as("worker " + (w + 1) + " logged every delta routed to it")
+                    .hasValue(cluster.workerGc(w).lastOpId());
+        }
+        long w2Mark = outbox.routedMark(w2).getAsLong();
+        commit(master, new VolumeId("only-w1"), 0, new long[] {0, FIRST + 1, 1, 5});
+        long op = master.gc.lastAppliedOp();
+        assertThat(outbox.routedMark(w1)).as("in the same batch as the entry").hasValue(GcDelta.deltaId(op, 0));
+        assertThat(outbox.routedMark(w2)).as("nothing routed to w2").hasValue(w2Mark);
+        awaitDrained();
+        try (MetadataBatch b = new MetadataBatch()) {
+            master.db.putMetaLong(b, FormatVersions.META_CLUSTER_DATA_MODE, FormatVersions.CLUSTER_DATA_ON_WORKERS);
+            master.db.write(b, true);
+        }
+        assertThat(WorkerGcExport.routedOf(master.catalog, w2).unknownWhy()).as("the GC has not closed since these operations")
+                .contains("did not last stop with every operation routed");
+
+        master.gc.close(); // a clean stop records that every operation is routed
+        master.gc = null;
+        WorkerCountsFile.Header h = exportTo(w2, dir.resolve("w2.counts"));
+
+        assertThat(h.routedMark()).isEqualTo(w2Mark);
+        assertThat(h.outboxEntries()).isZero();
+        assertThat(h.mark()).isEqualTo(GcDelta.deltaId(op, GcDelta.MAX_PART));
+        assertThat(WorkerFsckReport.Marks.of(cluster.workerGc(1).lastOpId(), h.mark(), h.routedMark()))
+                .as("w2 logged every delta routed to it; operation " + op + " routed it nothing")
+                .isEqualTo(WorkerFsckReport.Marks.ALL_ROUTED_APPLIED);
+        assertThat(WorkerFsckReport.Marks.of(cluster.workerGc(1).lastOpId(), h.mark(), WorkerCountsFile.UNKNOWN))
+                .as("the equal-marks rule alone").isEqualTo(WorkerFsckReport.Marks.WORKER_BEHIND);
+        master.openGc(cluster.senders());
+        commit(master, new VolumeId("after"), 0, new long[] {0, FIRST + SIZE + 1});
+        assertThat(WorkerGcExport.routedOf(master.catalog, w2).mark()).as("an operation since the clean close: unknown")
+                .isEqualTo(WorkerCountsFile.UNKNOWN);
+    }
+
+    private WorkerCountsFile.Header exportTo(long workerId, Path file) {
+        WorkerGcExport.Report r = new WorkerGcExport(master.catalog, 1, CLOCK, line -> { }).run(workerId, file);
+        assertThat(r.routed().unknownWhy()).isNull();
+        return WorkerCountsFile.verify(file);
     }
 }
