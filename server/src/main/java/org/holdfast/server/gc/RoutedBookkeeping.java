@@ -14,6 +14,7 @@ import org.holdfast.gc.bookkeeping.UpdateRouter;
 import org.holdfast.gc.bosc.BoscPipeline;
 import org.holdfast.gc.bosc.UpdateBatch;
 import org.holdfast.server.catalog.GcOutbox;
+import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.MetadataBatch;
 
 /**
@@ -58,6 +59,7 @@ import org.holdfast.server.store.MetadataBatch;
  * router is rebuilt when the membership's ranges change (a worker registered).
  */
 final class RoutedBookkeeping implements GcBookkeeping {
+    private static final System.Logger LOG = System.getLogger(RoutedBookkeeping.class.getName());
     private final BoscPipeline pipeline;
     private final GcOutbox outbox;
     private final GcRouting routing;
@@ -138,10 +140,24 @@ final class RoutedBookkeeping implements GcBookkeeping {
      * covers (never lowers it: a re-drive writes an operation's keys again, never an older one's).
      */
     private void putRoutedMark(MetadataBatch batch, long w, long deltaId) {
-        long mark = Math.max(deltaId, routedMarks.computeIfAbsent(w, id -> outbox.routedMark(id).orElse(-1)));
+        long mark = Math.max(deltaId, routedMarks.computeIfAbsent(w, this::storedRoutedMark));
         // put every time, also an equal mark: if this batch fails, the re-drive's batch must carry it again
         outbox.putRoutedMark(batch, w, mark);
         routedMarks.put(w, mark);
+    }
+
+    /**
+     * Worker {@code w}'s routed mark in the outbox, -1 if none. An unreadable one is overwritten, not
+     * fatal: every delta routed before it has a lower id than the one being put now, so the new mark
+     * is right; pausing GC for a value only worker-fsck reads would do more harm.
+     */
+    private long storedRoutedMark(long w) {
+        try {
+            return outbox.routedMark(w).orElse(-1);
+        } catch (CorruptDataException e) {
+            LOG.log(System.Logger.Level.WARNING, e.getMessage() + " (overwritten with the mark of the delta routed now)");
+            return -1;
+        }
     }
 
     /**

@@ -12,6 +12,7 @@ import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.ClusterStore;
 import org.holdfast.server.catalog.GcOutbox;
 import org.holdfast.server.cluster.WorkerRecord;
+import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.FormatVersions;
 
 /**
@@ -78,7 +79,12 @@ public final class WorkerGcExport {
                     + " (a crash, or GC paused; routed through operation " + (routedThrough < 0 ? "unknown" : routedThrough)
                     + " of " + lastOp + "): start the master, let its GC resume, stop it, export again");
         }
-        java.util.OptionalLong mark = outbox.routedMark(workerId);
+        java.util.OptionalLong mark;
+        try {
+            mark = outbox.routedMark(workerId);
+        } catch (CorruptDataException e) {
+            return new Routed(WorkerCountsFile.UNKNOWN, entries, e.getMessage());
+        }
         if (mark.isEmpty()) {
             return new Routed(WorkerCountsFile.UNKNOWN, entries, "the master's catalog records no delta routed to this worker"
                     + " (none since this release keeps routed marks)");

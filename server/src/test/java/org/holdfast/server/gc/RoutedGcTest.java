@@ -372,6 +372,19 @@ class RoutedGcTest {
                 .isEqualTo(WorkerCountsFile.UNKNOWN);
     }
 
+    @Test
+    void routedMark_unreadableValueInTheCatalog_overwrittenAndGcKeepsRunning() {
+        long w1 = cluster.workerId(0);
+        master.db.put(master.db.handle(MetadataDb.Column.GC_OUTBOX), GcOutbox.routedKey(w1), new byte[] {9, 9});
+
+        commit(master, new VolumeId("heal"), 0, new long[] {0, FIRST + 1});
+
+        assertThat(master.gc.failure()).isNull();
+        assertThat(new GcOutbox(master.db).routedMark(w1)).hasValue(GcDelta.deltaId(master.gc.lastAppliedOp(), 0));
+        awaitDrained();
+        assertThat(cluster.workerGc(0).lastOpId()).isEqualTo(GcDelta.deltaId(master.gc.lastAppliedOp(), 0));
+    }
+
     private WorkerCountsFile.Header exportTo(long workerId, Path file) {
         WorkerGcExport.Report r = new WorkerGcExport(master.catalog, 1, CLOCK, line -> { }).run(workerId, file);
         assertThat(r.routed().unknownWhy()).isNull();
