@@ -51,7 +51,9 @@ import org.springframework.context.ConfigurableApplicationContext;
  * lost and recreated (counts-lost); {@code gc-rebuild --worker N --out FILE} on the stopped master
  * and {@code worker-gc-import} on each stopped worker bring back the counts it had; a volume deleted
  * after the export reaches the workers as deltas above the mark and is applied; the next cycle
- * sweeps the workers, frees the deleted volume's blocks and every retained snapshot restores.
+ * sweeps the workers, frees the deleted volume's blocks and every retained snapshot restores; then,
+ * with no import since, a new export carries each worker's routed mark and {@code worker-fsck}
+ * compares the counts (clean) although the workers' marks are below the file's.
  */
 class WorkerGcImportTest {
     private static final int BS = 4096;
@@ -297,6 +299,7 @@ class WorkerGcImportTest {
             assertThat(agent.restore("old", oldSeq).image()).isEqualTo(old);
             assertThat(agent.restore("other", otherSeq).image()).isEqualTo(other2);
         }
+        await().atMost(Duration.ofSeconds(20)).until(() -> Arrays.stream(ids).allMatch(id -> senders().pending(id) == 0));
         stopWorkers();
         int referenced = 0;
         for (int i = 0; i < NODES.size(); i++) {
@@ -305,6 +308,40 @@ class WorkerGcImportTest {
             assertThat(before.get(i)).as("every block still referenced was referenced before").containsAllEntriesOf(now);
         }
         assertThat(referenced).as("gone's releases were applied, not taken for replays").isEqualTo(2 * N);
+
+        // normal operation, no import since: a new export carries each worker's routed mark, and worker-fsck compares the counts
+        // although every worker's mark is below the file's (the master's last operations routed it nothing)
+        master.close();
+        master = null;
+        for (int i = 0; i < NODES.size(); i++) {
+            Path again = data.resolve("again-" + ids[i] + ".counts");
+            Run e = exportTool("--data-dir", data.resolve("master").toString(), "--worker", Long.toString(ids[i]), "--out",
+                    again.toString(), "--json");
+            assertThat(e.code()).as(e.err()).isZero();
+            WorkerCountsFile.Header h = WorkerCountsFile.verify(again);
+            assertThat(h.outboxEntries()).as("drained before the workers stopped").isZero();
+            Run check = fsckTool("--data-dir", data.resolve(NODES.get(i)).toString(), "--counts", again.toString(), "--scratch-dir",
+                    data.toString(), "--json");
+            if (i == held) {
+                assertThat(h.routedMarkKnown()).as("deltas were routed to " + NODES.get(i) + " since the master's upgrade").isTrue();
+            }
+            if (h.routedMarkKnown()) {
+                assertThat(h.mark()).as("the file's mark is the master's last operation's highest id").isGreaterThan(h.routedMark());
+                assertThat(check.code()).as(check.out() + check.err()).isZero();
+                assertThat(check.out()).contains("\"result\":\"clean\"", "\"marks\":\"all-routed-applied\"", "\"rcBelow\":{\"count\":0",
+                        "\"routedMark\":" + h.routedMark());
+            } else {
+                assertThat(check.code()).as("nothing ever routed to this worker: unknown, not 0: " + check.out()).isEqualTo(4);
+            }
+        }
+    }
+
+    private static Run fsckTool(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = WorkerFsckTool.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), Duration.ZERO);
+        return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
     private GcDeltaSenders senders() {
