@@ -480,6 +480,11 @@ public final class GcService implements AutoCloseable {
      * unknown.
      */
     private void recordRoutedThrough(long opId) {
+        if (catalog.db().isClosed()) { // closed out of order: a native write on a closed database must not be tried
+            LOG.log(System.Logger.Level.WARNING, "the catalog closed before the GC: a worker's counts exported now will not say which"
+                    + " deltas were routed to it");
+            return;
+        }
         try (MetadataBatch b = new MetadataBatch()) {
             catalog.db().putMetaLong(b, GcRecords.ROUTED_THROUGH, opId);
             catalog.db().write(b, true);

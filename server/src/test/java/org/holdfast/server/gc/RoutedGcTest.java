@@ -366,8 +366,18 @@ class RoutedGcTest {
                 .isEqualTo(WorkerFsckReport.Marks.ALL_ROUTED_APPLIED);
         assertThat(WorkerFsckReport.Marks.of(cluster.workerGc(1).lastOpId(), h.mark(), WorkerCountsFile.UNKNOWN))
                 .as("the equal-marks rule alone").isEqualTo(WorkerFsckReport.Marks.WORKER_BEHIND);
+        // a catalog from before routed marks (upgrade): no key means unknown, never 0, until a delta is routed to the worker
+        try (MetadataBatch b = new MetadataBatch()) {
+            master.db.delete(b, MetadataDb.Column.GC_OUTBOX, GcOutbox.routedKey(w2));
+            master.db.write(b, true);
+        }
+        WorkerGcExport.Routed upgraded = WorkerGcExport.routedOf(master.catalog, w2);
+        assertThat(upgraded.mark()).isEqualTo(WorkerCountsFile.UNKNOWN);
+        assertThat(upgraded.unknownWhy()).contains("records no delta routed to this worker");
         master.openGc(cluster.senders());
         commit(master, new VolumeId("after"), 0, new long[] {0, FIRST + SIZE + 1});
+        assertThat(outbox.routedMark(w2)).as("the first routing after the upgrade writes it")
+                .hasValue(GcDelta.deltaId(master.gc.lastAppliedOp(), 0));
         assertThat(WorkerGcExport.routedOf(master.catalog, w2).mark()).as("an operation since the clean close: unknown")
                 .isEqualTo(WorkerCountsFile.UNKNOWN);
     }
