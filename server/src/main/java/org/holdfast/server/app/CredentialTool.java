@@ -34,9 +34,8 @@ public final class CredentialTool {
     }
 
     public static void main(String[] args) {
-        PrintStream err = System.err;
         if (!isCredentialCommand(args)) {
-            System.exit(refuse(args, err));
+            System.exit(refuse(args, System.err));
         }
         ServerCli.main(args);
     }
