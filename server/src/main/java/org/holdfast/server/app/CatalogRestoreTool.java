@@ -10,6 +10,7 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.CatalogBackupJobs;
@@ -29,6 +30,14 @@ import org.holdfast.server.store.object.ObjectStore;
 import org.holdfast.server.store.object.S3ObjectStore;
 import org.holdfast.server.store.object.S3Settings;
 import org.holdfast.server.verify.DamageAttribution;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.TypeConversionException;
+import picocli.CommandLine.Unmatched;
 
 /**
  * The offline restore of a catalog backup into a stopped server's data directory (a new machine,
@@ -47,60 +56,78 @@ import org.holdfast.server.verify.DamageAttribution;
  * handed out again. Exit codes: 0 restored, 2 bad arguments or unknown backup (nothing changed),
  * 3 could not run (see the message; where the old catalog went is printed).
  */
-public final class CatalogRestoreTool {
-    static final String USAGE = """
-            usage: holdfast-server catalog-restore --data-dir DIR --from BACKUPDIR [--backup-id N] [--scratch-dir DIR]
-                                                   [--holdfast.store.backend=s3 --holdfast.store.s3.NAME=VALUE ...]
-              Restores a catalog backup (holdfast.catalog.backup.directory) into DIR. The server must be stopped.
-              --backup-id   the backup to restore (GET /api/v1/catalog/backups lists them); default: the newest
-              --scratch-dir where logs only in the bucket are downloaded for a moment (default: the temporary directory)
-              The backup is verified first (every file's size and checksum): a damaged one is refused, nothing changed.
-              An existing DIR/catalog is moved aside, never deleted. Snapshots committed after the backup are lost.""";
+@Command(name = "catalog-restore", sortOptions = false,
+        customSynopsis = {"usage: holdfast-server catalog-restore --data-dir DIR --from BACKUPDIR [--backup-id N] [--scratch-dir DIR]",
+            "                                       [--holdfast.store.backend=s3 --holdfast.store.s3.NAME=VALUE ...]"},
+        description = {"Restores a catalog backup (holdfast.catalog.backup.directory) into DIR. The server must be stopped.",
+            "The backup is verified first (every file's size and checksum): a damaged one is refused, nothing changed.",
+            "An existing DIR/catalog is moved aside, never deleted. Snapshots committed after the backup are lost.",
+            "With backend s3, give the server's --holdfast.store.* settings (or system properties, or HOLDFAST_STORE_*",
+            "environment variables).", ""},
+        footer = {"", "exit: 0 restored, 2 bad arguments or unknown backup (nothing changed), 3 could not run (see the message)"})
+public final class CatalogRestoreTool implements Callable<Integer> {
     private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(ZoneOffset.UTC);
 
-    private CatalogRestoreTool() {
+    @Mixin
+    HelpOption help;
+
+    @Mixin
+    DataDirOption dataDir;
+
+    @Option(names = "--from", paramLabel = "BACKUPDIR", required = true, order = 1,
+            description = "the catalog backup directory (the server's holdfast.catalog.backup.directory)")
+    Path from;
+
+    @Option(names = "--backup-id", paramLabel = "N", converter = BackupIdConverter.class, order = 2,
+            description = "the backup to restore (GET /api/v1/catalog/backups lists them); default: the newest")
+    Integer backupId;
+
+    @Mixin
+    ScratchDirOption scratch;
+
+    /** The server's --holdfast.NAME=VALUE settings (ServerSettings checks that nothing else is among them). */
+    @Unmatched
+    List<String> settings = new ArrayList<>();
+
+    @Spec
+    CommandSpec spec;
+
+    private final ToolConsole console;
+
+    CatalogRestoreTool(ToolConsole console) {
+        this.console = console;
     }
 
     public static void main(String[] args) {
-        System.exit(run(args, System.out, System.err, Clock.systemUTC()));
+        ServerCli.main(ServerCli.named("catalog-restore", args));
     }
 
-    /** Parses {@code args}, restores and prints; returns the exit code. */
+    /** Runs {@code catalog-restore} with {@code args}, restores and prints; returns the exit code. */
     public static int run(String[] args, PrintStream out, PrintStream err, Clock clock) {
-        List<String> rest = new ArrayList<>();
-        OfflineProperties props = OfflineProperties.of(args, rest);
-        Path dataDir = null;
-        Path from = null;
-        Integer id = null;
-        Path scratch = Path.of(System.getProperty("java.io.tmpdir"));
+        return ServerCli.run(ServerCli.named("catalog-restore", args), out, err, clock);
+    }
+
+    @Override
+    public Integer call() {
+        OfflineProperties props = ServerSettings.of(settings, spec);
+        PrintStream err = console.err();
+        if (!Files.isDirectory(from.resolve("meta"))) {
+            err.println("catalog-restore: " + from + " holds no catalog backups (no meta/ in it); give the server's"
+                    + " holdfast.catalog.backup.directory");
+            return 2;
+        }
         S3Settings s3;
         try {
-            for (int i = 0; i < rest.size(); i++) {
-                switch (rest.get(i)) {
-                    case "--data-dir" -> dataDir = Path.of(value(rest, ++i, "--data-dir"));
-                    case "--from" -> from = Path.of(value(rest, ++i, "--from"));
-                    case "--backup-id" -> id = backupId(value(rest, ++i, "--backup-id"));
-                    case "--scratch-dir" -> scratch = Path.of(value(rest, ++i, "--scratch-dir"));
-                    case "-h", "--help" -> {
-                        out.println(USAGE);
-                        return 0;
-                    }
-                    default -> throw new IllegalArgumentException("unknown argument '" + rest.get(i) + "'");
-                }
-            }
-            if (dataDir == null || from == null) {
-                throw new IllegalArgumentException("--data-dir and --from are required");
-            }
-            if (!Files.isDirectory(from.resolve("meta"))) {
-                throw new IllegalArgumentException(from + " holds no catalog backups (no meta/ in it); give the server's"
-                        + " holdfast.catalog.backup.directory");
-            }
             s3 = S3Settings.fromProperties(props);
         } catch (IllegalArgumentException e) {
             err.println("catalog-restore: " + e.getMessage());
-            err.println(USAGE);
             return 2;
         }
+        return restoreInto(dataDir.dataDir, from, backupId, scratch.scratchDir(), s3, props, console.out(), err, console.clock());
+    }
+
+    private static int restoreInto(Path dataDir, Path from, Integer id, Path scratch, S3Settings s3, OfflineProperties props,
+                                   PrintStream out, PrintStream err, Clock clock) {
         // the data directory's lock first: a running server is refused before the backups are opened
         try (DataDirectory dd = DataDirectory.open(dataDir);
              CatalogBackups backups = CatalogBackups.open(from)) {
@@ -272,21 +299,18 @@ public final class CatalogRestoreTool {
         }
     }
 
-    private static Integer backupId(String s) {
-        try {
-            if (!s.matches("[1-9][0-9]*")) { // no sign, blanks or leading zeros: the id exactly as the API lists it
-                throw new NumberFormatException();
+    /** A backup id exactly as the API lists it: no sign, blanks or leading zeros. */
+    static final class BackupIdConverter implements ITypeConverter<Integer> {
+        @Override
+        public Integer convert(String value) {
+            try {
+                if (!value.matches("[1-9][0-9]*")) {
+                    throw new NumberFormatException();
+                }
+                return Integer.parseInt(value);
+            } catch (NumberFormatException e) {
+                throw new TypeConversionException("a backup id is a positive number, got '" + value + "'");
             }
-            return Integer.parseInt(s);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--backup-id must be a backup id (a positive number), got '" + s + "'");
         }
-    }
-
-    private static String value(List<String> args, int i, String name) {
-        if (i >= args.size()) {
-            throw new IllegalArgumentException(name + " needs a value");
-        }
-        return args.get(i);
     }
 }

@@ -3,12 +3,17 @@ package org.holdfast.server.app;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
+import java.util.concurrent.Callable;
 import org.holdfast.server.gc.WorkerCountsFile;
 import org.holdfast.server.gc.WorkerFsck;
 import org.holdfast.server.gc.WorkerFsckReport;
 import org.holdfast.server.ingest.cluster.WorkerRangeData;
 import org.holdfast.server.store.DataDirectory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * The offline check of a stopped worker against the counts its stopped master exported
@@ -18,52 +23,51 @@ import org.holdfast.server.store.DataDirectory;
  * errors, 2 data loss, 3 could not run or refused (bad arguments, bad file, another worker's file,
  * a running worker), 4 no data loss but the marks differ, so the counts were not compared.
  */
-public final class WorkerFsckTool {
-    static final String USAGE = """
-            usage: holdfast-server worker-fsck --data-dir DIR --counts FILE [--scratch-dir DIR] [--json]
-              Checks a worker's DIR/range-data (blocks and GC metadata) against FILE (written on the stopped
-              master by holdfast-server gc-rebuild --worker N --out FILE), writing nothing in DIR. The worker
-              must be stopped.
-              --scratch-dir  where the private copy of the range store's catalog and GC metadata goes (default: the temp dir)
-              --json         print the report as one JSON object
-              exit: 0 clean, 1 counts disagree, 2 data loss, 3 could not run, 4 marks differ (counts not compared)""";
-    private static final Duration PROGRESS_EVERY = Duration.ofSeconds(5);
+@Command(name = "worker-fsck", sortOptions = false, exitCodeOnInvalidInput = WorkerFsckReport.EXIT_COULD_NOT_RUN,
+        customSynopsis = "usage: holdfast-server worker-fsck --data-dir DIR --counts FILE [--scratch-dir DIR] [--json]",
+        description = {"Checks a worker's DIR/range-data (blocks and GC metadata) against FILE (written on the stopped master by",
+            "holdfast-server gc-rebuild --worker N --out FILE), writing nothing in DIR. The worker must be stopped.", ""},
+        footer = {"", "exit: 0 clean, 1 counts disagree, 2 data loss, 3 could not run (or bad arguments),"
+                + " 4 marks differ (counts not compared)"})
+public final class WorkerFsckTool implements Callable<Integer> {
+    @Mixin
+    HelpOption help;
 
-    private WorkerFsckTool() {
+    @Mixin
+    DataDirOption dataDir;
+
+    @Option(names = "--counts", paramLabel = "FILE", required = true, order = 1,
+            description = "the counts file the stopped master wrote (gc-rebuild --worker N --out FILE)")
+    Path counts;
+
+    @Mixin
+    ScratchDirOption scratch;
+
+    @Mixin
+    JsonOption json;
+
+    private final ToolConsole console;
+
+    WorkerFsckTool(ToolConsole console) {
+        this.console = console;
     }
 
     public static void main(String[] args) {
-        System.exit(run(args, System.out, System.err, PROGRESS_EVERY));
+        ServerCli.main(ServerCli.named("worker-fsck", args));
     }
 
-    /** Parses {@code args}, runs the check and prints; returns the exit code. */
+    /** Runs {@code worker-fsck} with {@code args} and prints; returns the exit code. */
     static int run(String[] args, PrintStream out, PrintStream err, Duration progressEvery) {
-        Path dataDir = null;
-        Path file = null;
-        Path scratch = Path.of(System.getProperty("java.io.tmpdir"));
-        boolean json = false;
-        try {
-            for (int i = 0; i < args.length; i++) {
-                switch (args[i]) {
-                    case "--data-dir" -> dataDir = Path.of(value(args, ++i, "--data-dir"));
-                    case "--counts" -> file = Path.of(value(args, ++i, "--counts"));
-                    case "--scratch-dir" -> scratch = Path.of(value(args, ++i, "--scratch-dir"));
-                    case "--json" -> json = true;
-                    case "-h", "--help" -> {
-                        out.println(USAGE);
-                        return 0;
-                    }
-                    default -> throw new IllegalArgumentException("unknown argument '" + args[i] + "'");
-                }
-            }
-            if (dataDir == null || file == null) {
-                throw new IllegalArgumentException("--data-dir and --counts are required");
-            }
-        } catch (IllegalArgumentException e) {
-            err.println("worker-fsck: " + e.getMessage());
-            err.println(USAGE);
-            return WorkerFsckReport.EXIT_COULD_NOT_RUN;
-        }
+        return ServerCli.run(ServerCli.named("worker-fsck", args), new ToolConsole(out, err, Clock.systemUTC(), progressEvery));
+    }
+
+    @Override
+    public Integer call() {
+        return check(dataDir.dataDir, counts, scratch.scratchDir(), json.json, console.out(), console.err(), console.progressEvery());
+    }
+
+    private static int check(Path dataDir, Path file, Path scratch, boolean json, PrintStream out, PrintStream err,
+                             Duration progressEvery) {
         if (!Files.isDirectory(dataDir.resolve(WorkerRangeData.DIRECTORY))) {
             err.println("worker-fsck: " + dataDir + " has no " + WorkerRangeData.DIRECTORY + "/: it is not the data directory of a"
                     + " worker that keeps blocks (holdfast.cluster.data=workers)");
@@ -83,12 +87,5 @@ public final class WorkerFsckTool {
         }
         out.print(json ? r.toJson() + "\n" : r.toText());
         return r.exitCode();
-    }
-
-    private static String value(String[] args, int i, String name) {
-        if (i >= args.length) {
-            throw new IllegalArgumentException(name + " needs a value");
-        }
-        return args[i];
     }
 }

@@ -6,11 +6,18 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.Callable;
 import org.holdfast.server.gc.GcRebuildTool;
 import org.holdfast.server.gc.WorkerCountsFile;
 import org.holdfast.server.ingest.cluster.WorkerGcImport;
 import org.holdfast.server.ingest.cluster.WorkerRangeData;
 import org.holdfast.server.store.DataDirectory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /**
  * The offline import of a worker's GC counts ({@link WorkerGcImport}) exported by its stopped master
@@ -19,52 +26,56 @@ import org.holdfast.server.store.DataDirectory;
  * to stdout. Exit code 0: imported; 2: bad arguments; 3: refused or could not run (nothing swapped
  * in; the message says why; safe to re-run once fixed).
  */
-public final class WorkerGcImportTool {
-    static final String USAGE = """
-            usage: holdfast-server worker-gc-import --data-dir DIR --file FILE [--grace 24h] [--json]
-              Rebuilds a worker's DIR/range-data/gc from FILE (written on the stopped master by
-              holdfast-server gc-rebuild --worker N --out FILE). The worker must be stopped.
-              --grace  the worker's holdfast.gc.grace: no unreferenced block is freed sooner than this after the import
-              --json   print the result as one JSON object""";
+@Command(name = "worker-gc-import", sortOptions = false,
+        customSynopsis = "usage: holdfast-server worker-gc-import --data-dir DIR --file FILE [--grace 24h] [--json]",
+        description = {"Rebuilds a worker's DIR/range-data/gc from FILE (written on the stopped master by",
+            "holdfast-server gc-rebuild --worker N --out FILE). The worker must be stopped.", ""},
+        footer = {"", "exit: 0 imported, 2 bad arguments, 3 refused or could not run (nothing swapped in; safe to re-run once fixed)"})
+public final class WorkerGcImportTool implements Callable<Integer> {
+    @Mixin
+    HelpOption help;
 
-    private WorkerGcImportTool() {
+    @Mixin
+    DataDirOption dataDir;
+
+    @Option(names = "--file", paramLabel = "FILE", required = true, order = 1,
+            description = "the counts file the stopped master wrote (gc-rebuild --worker N --out FILE)")
+    Path file;
+
+    @Mixin
+    GraceOption grace;
+
+    @Mixin
+    JsonOption json;
+
+    @Spec
+    CommandSpec spec;
+
+    private final ToolConsole console;
+
+    WorkerGcImportTool(ToolConsole console) {
+        this.console = console;
     }
 
     public static void main(String[] args) {
-        System.exit(run(args, System.out, System.err, Clock.systemUTC()));
+        ServerCli.main(ServerCli.named("worker-gc-import", args));
     }
 
-    /** Parses {@code args}, runs the import and prints; returns the exit code. */
+    /** Runs {@code worker-gc-import} with {@code args} and prints; returns the exit code. */
     static int run(String[] args, PrintStream out, PrintStream err, Clock clock) {
-        Path dataDir = null;
-        Path file = null;
-        Duration grace = Duration.ofHours(24);
-        boolean json = false;
-        try {
-            for (int i = 0; i < args.length; i++) {
-                switch (args[i]) {
-                    case "--data-dir" -> dataDir = Path.of(value(args, ++i, "--data-dir"));
-                    case "--file" -> file = Path.of(value(args, ++i, "--file"));
-                    case "--grace" -> grace = GcRebuildTool.parseDuration(value(args, ++i, "--grace"));
-                    case "--json" -> json = true;
-                    case "-h", "--help" -> {
-                        out.println(USAGE);
-                        return 0;
-                    }
-                    default -> throw new IllegalArgumentException("unknown argument '" + args[i] + "'");
-                }
-            }
-            if (dataDir == null || file == null) {
-                throw new IllegalArgumentException("--data-dir and --file are required");
-            }
-            if (grace.isNegative() || grace.isZero()) {
-                throw new IllegalArgumentException("--grace must be positive: " + grace);
-            }
-        } catch (IllegalArgumentException e) {
-            err.println("worker-gc-import: " + e.getMessage());
-            err.println(USAGE);
-            return 2;
+        return ServerCli.run(ServerCli.named("worker-gc-import", args), out, err, clock);
+    }
+
+    @Override
+    public Integer call() {
+        if (grace.grace.isNegative() || grace.grace.isZero()) {
+            throw new ParameterException(spec.commandLine(), "--grace must be positive: " + grace.grace);
         }
+        return importCounts(dataDir.dataDir, file, grace.grace, json.json, console.out(), console.err(), console.clock());
+    }
+
+    private static int importCounts(Path dataDir, Path file, Duration grace, boolean json, PrintStream out, PrintStream err,
+                                    Clock clock) {
         if (!Files.isDirectory(dataDir.resolve(WorkerRangeData.DIRECTORY))) {
             err.println("worker-gc-import: " + dataDir + " has no " + WorkerRangeData.DIRECTORY + "/: it is not the data directory"
                     + " of a worker that keeps blocks (holdfast.cluster.data=workers); nothing was changed");
@@ -115,12 +126,5 @@ public final class WorkerGcImportTool {
                 + ",\"graceUntilMillis\":" + r.graceUntil() + ",\"countsLostRemoved\":" + r.countsLostRemoved() + ",\"replacedDir\":"
                 + (r.replacedDir() == null ? "null" : "\"" + GcRebuildTool.jsonEscape(r.replacedDir()) + "\"") + ",\"millis\":"
                 + r.millis() + "}";
-    }
-
-    private static String value(String[] args, int i, String name) {
-        if (i >= args.length) {
-            throw new IllegalArgumentException(name + " needs a value");
-        }
-        return args[i];
     }
 }

@@ -3,8 +3,6 @@ package org.holdfast.server.gc;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import org.holdfast.gc.GcStoreException;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.gc.check.FsckReport;
@@ -21,7 +19,8 @@ import org.holdfast.server.store.object.S3ObjectStore;
 import org.holdfast.server.store.object.S3Settings;
 
 /**
- * Offline fsck of a stopped server's data directory: {@code FsckTool <data-dir> [--scratch-dir DIR]}.
+ * Offline fsck of a stopped server's data directory: {@code holdfast-server fsck DIR [--scratch-dir DIR]}
+ * (the command line: server/app's FsckCommand).
  * It writes nothing in the data directory: the data logs are opened read-only (a torn tail is left
  * for the server's next start), a shared lock keeps a server from starting meanwhile, and the
  * catalog and GC metadata are opened on a private scratch copy ({@link ScratchMetadata}, in the
@@ -38,32 +37,6 @@ import org.holdfast.server.store.object.S3Settings;
  */
 public final class FsckTool {
     private FsckTool() {
-    }
-
-    public static void main(String[] args) {
-        List<String> rest = new ArrayList<>();
-        S3Settings s3;
-        try {
-            s3 = S3Settings.fromProperties(OfflineProperties.of(args, rest));
-        } catch (IllegalArgumentException e) {
-            System.err.println("fsck could not run: " + e.getMessage());
-            System.exit(3);
-            return;
-        }
-        boolean scratch = rest.size() == 3 && rest.get(1).equals("--scratch-dir");
-        if (rest.size() != 1 && !scratch) {
-            System.err.println("usage: FsckTool <holdfast data directory> [--scratch-dir DIR] [--holdfast.store.s3.NAME=VALUE ...]"
-                    + " (the server must be stopped)");
-            System.exit(3);
-        }
-        int code;
-        try {
-            code = run(Path.of(rest.get(0)), scratch ? Path.of(rest.get(2)) : Path.of(System.getProperty("java.io.tmpdir")), s3);
-        } catch (RuntimeException e) {
-            System.err.println("fsck could not run: " + e.getMessage());
-            code = 3;
-        }
-        System.exit(code);
     }
 
     /**
@@ -94,7 +67,7 @@ public final class FsckTool {
     }
 
     /** As {@link #run(Path, Path)}, fetching logs missing locally from the object store {@code s3} (null: backend local). */
-    static int run(Path dataDir, Path scratchParent, S3Settings s3) {
+    public static int run(Path dataDir, Path scratchParent, S3Settings s3) {
         if (!java.nio.file.Files.isDirectory(dataDir.resolve("catalog"))) {
             throw new IllegalArgumentException(dataDir + " is not a Holdfast data directory (no catalog/ in it)");
         }

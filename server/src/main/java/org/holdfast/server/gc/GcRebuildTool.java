@@ -18,74 +18,22 @@ import org.holdfast.server.store.MetadataDb;
  * its blocks on workers, {@code --worker N --out FILE} exports worker N's counts instead
  * ({@link WorkerGcExport}; the worker imports them with {@code worker-gc-import}). Progress goes to stderr,
  * the result to stdout (text, or one JSON object with {@code --json}). Exit code 0: rebuilt and
- * swapped in; 2: bad arguments; 3: could not run (no rebuilt metadata swapped in; safe to re-run).
+ * swapped in; 2: bad arguments (the command line, server/app's GcRebuildCommand); 3: could not run
+ * (no rebuilt metadata swapped in; safe to re-run).
  */
 public final class GcRebuildTool {
-    static final String USAGE = """
-            usage: holdfast-server gc-rebuild --data-dir DIR [--grace 24h] [--pass-chunks 512] [--json]
-              Rebuilds DIR/gc (GC metadata) from the catalog. The server must be stopped.
-              --grace        the server's holdfast.gc.grace: no block is freed sooner than this after the rebuild
-              --pass-chunks  GMA chunks (8191 blocks, about 140 KiB of memory each) rebuilt per pass
-              --json         print the result as one JSON object
-            usage: holdfast-server gc-rebuild --data-dir DIR --worker N --out FILE [--pass-chunks 512] [--json]
-              On a stopped master with holdfast.cluster.data=workers: writes worker N's GC counts to FILE, for
-              holdfast-server worker-gc-import on that worker (stopped) after its range-data/gc was lost.""";
-
     private GcRebuildTool() {
     }
 
-    public static void main(String[] args) {
-        System.exit(run(args, System.out, System.err, Clock.systemUTC()));
-    }
-
-    /** Parses {@code args}, runs the rebuild and prints; returns the exit code. */
-    static int run(String[] args, PrintStream out, PrintStream err, Clock clock) {
-        Path dataDir = null;
-        Duration grace = GcMetadataRebuild.Settings.defaults().grace();
-        int passChunks = GcMetadataRebuild.Settings.defaults().passChunks();
-        boolean json = false;
-        Long worker = null;
-        Path outFile = null;
-        try {
-            for (int i = 0; i < args.length; i++) {
-                switch (args[i]) {
-                    case "--data-dir" -> dataDir = Path.of(value(args, ++i, "--data-dir"));
-                    case "--grace" -> grace = parseDuration(value(args, ++i, "--grace"));
-                    case "--pass-chunks" -> passChunks = Integer.parseInt(value(args, ++i, "--pass-chunks"));
-                    case "--json" -> json = true;
-                    case "--worker" -> worker = parseWorker(value(args, ++i, "--worker"));
-                    case "--out" -> outFile = Path.of(value(args, ++i, "--out"));
-                    case "-h", "--help" -> {
-                        out.println(USAGE);
-                        return 0;
-                    }
-                    default -> throw new IllegalArgumentException("unknown argument '" + args[i] + "'");
-                }
-            }
-            if (dataDir == null) {
-                throw new IllegalArgumentException("--data-dir is required");
-            }
-            if ((worker == null) != (outFile == null)) {
-                throw new IllegalArgumentException("--worker and --out go together (export a worker's counts to a file)");
-            }
-            GcMetadataRebuild.Settings settings = new GcMetadataRebuild.Settings(grace, passChunks);
-            if (!Files.isDirectory(dataDir.resolve("catalog"))) {
-                err.println("gc-rebuild: " + dataDir + " is not a Holdfast data directory (no catalog/ in it)");
-                return 3;
-            }
-            if (worker != null) {
-                return exportWorker(dataDir, worker, outFile, passChunks, json, out, err, clock);
-            }
-            return rebuild(dataDir, settings, json, out, err, clock);
-        } catch (IllegalArgumentException e) {
-            err.println("gc-rebuild: " + e.getMessage());
-            err.println(USAGE);
-            return 2;
+    /**
+     * Rebuilds {@code dataDir}/gc from the catalog and prints the result; returns the exit code
+     * (0 rebuilt, 3 could not run: not a data directory, a master whose blocks are on workers, a failure).
+     */
+    public static int rebuild(Path dataDir, GcMetadataRebuild.Settings settings, boolean json, PrintStream out, PrintStream err,
+                              Clock clock) {
+        if (!isDataDirectory(dataDir, err)) {
+            return 3;
         }
-    }
-
-    private static int rebuild(Path dataDir, GcMetadataRebuild.Settings settings, boolean json, PrintStream out,
-                               PrintStream err, Clock clock) {
         GcMetadataRebuild.Report r;
         try (DataDirectory dd = DataDirectory.open(dataDir);
              MetadataDb db = MetadataDb.open(dd.catalogDir())) {
@@ -108,8 +56,15 @@ public final class GcRebuildTool {
         return 0;
     }
 
-    private static int exportWorker(Path dataDir, long worker, Path outFile, int passChunks, boolean json, PrintStream out,
-                                    PrintStream err, Clock clock) {
+    /**
+     * On a stopped master whose blocks are on workers: writes worker {@code worker}'s GC counts to
+     * {@code outFile} and prints the result; returns the exit code (0 exported, 3 could not run).
+     */
+    public static int exportWorker(Path dataDir, long worker, Path outFile, int passChunks, boolean json, PrintStream out,
+                                   PrintStream err, Clock clock) {
+        if (!isDataDirectory(dataDir, err)) {
+            return 3;
+        }
         WorkerGcExport.Report r;
         try (DataDirectory dd = DataDirectory.open(dataDir);
              MetadataDb db = MetadataDb.open(dd.catalogDir())) {
@@ -146,16 +101,12 @@ public final class GcRebuildTool {
                 + ",\"file\":\"" + jsonEscape(outFile.toString()) + "\",\"bytes\":" + r.bytes() + ",\"millis\":" + r.millis() + "}";
     }
 
-    private static long parseWorker(String s) {
-        try {
-            long id = Long.parseLong(s.trim());
-            if (id >= 1) {
-                return id;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
+    private static boolean isDataDirectory(Path dataDir, PrintStream err) {
+        if (Files.isDirectory(dataDir.resolve("catalog"))) {
+            return true;
         }
-        throw new IllegalArgumentException("--worker takes a worker id (1, 2, ...: GET /api/v1/cluster/workers), got '" + s + "'");
+        err.println("gc-rebuild: " + dataDir + " is not a Holdfast data directory (no catalog/ in it)");
+        return false;
     }
 
     static String toText(GcMetadataRebuild.Report r, Path dataDir) {
@@ -202,13 +153,6 @@ public final class GcRebuildTool {
             }
         }
         return b.toString();
-    }
-
-    private static String value(String[] args, int i, String name) {
-        if (i >= args.length) {
-            throw new IllegalArgumentException(name + " needs a value");
-        }
-        return args[i];
     }
 
     /** "24h", "90m", "30s", "2d", "500ms" or ISO-8601 ("PT24H"). */

@@ -410,10 +410,10 @@ class CatalogRestoreTest {
     @Test
     void run_badArguments_exit2_andNothingIsMade() {
         Path data = dir.resolve("never");
-        assertThat(restoreTool("--data-dir", data.toString()).err()).contains("--data-dir and --from are required");
+        assertThat(restoreTool("--data-dir", data.toString()).err()).contains("missing required option", "--from");
         Tool badId = restoreTool("--data-dir", data.toString(), "--from", dir.toString(), "--backup-id", "latest");
         assertThat(badId.code()).isEqualTo(2);
-        assertThat(badId.err()).contains("--backup-id must be a backup id");
+        assertThat(badId.err()).contains("--backup-id", "a backup id is a positive number");
         assertThat(restoreTool("--data-dir", data.toString(), "--from", dir.toString(), "--bogus").code()).isEqualTo(2);
         assertThat(data).doesNotExist();
     }

@@ -339,7 +339,7 @@ class WorkerFsckToolTest {
         assertThat(o.code()).isEqualTo(3);
         assertThat(o.err()).contains("is for worker 2", "another worker's");
         assertThat(usage.code()).isEqualTo(3);
-        assertThat(usage.err()).contains("--data-dir and --counts are required");
+        assertThat(usage.err()).contains("missing required option", "--counts", "run 'holdfast-server worker-fsck --help'");
         assertThat(scratchLeft()).isEmpty();
     }
 

@@ -50,4 +50,10 @@ class LibraryBoundariesTest {
     static final ArchRule bouncyCastleOnlyInTls = noClasses()
             .that().resideOutsideOfPackage("org.holdfast.server.security.tls..")
             .should().dependOnClassesThat().resideInAnyPackage("org.bouncycastle..");
+
+    /** picocli parses the server's command line in app (ServerCli and its commands); the tools below it take typed arguments. */
+    @ArchTest
+    static final ArchRule picocliOnlyInApp = noClasses()
+            .that().resideOutsideOfPackage("org.holdfast.server.app..")
+            .should().dependOnClassesThat().resideInAnyPackage("picocli..");
 }

@@ -46,14 +46,14 @@ class ObjectStoreUploadKillTest {
     /** Runs the offline fsck in its own JVM on the stopped server's data directory, with the store at {@code endpoint}. */
     private FsckRun offlineFsck(ServerProcess server, URI endpoint, S3ProxyFixture s3, String name) throws Exception {
         Path[] out = logs.next(name);
-        List<String> args = new ArrayList<>(List.of(server.dataDir().toString(), "--scratch-dir",
+        List<String> args = new ArrayList<>(List.of("fsck", server.dataDir().toString(), "--scratch-dir",
                 Files.createDirectories(dir.resolve("scratch")).toString()));
         props(endpoint, s3, S3ProxyFixture.BUCKET).forEach((k, v) -> {
             if (k.startsWith("holdfast.store.") && !k.endsWith("log-roll-size")) {
                 args.add("--" + k + "=" + v);
             }
         });
-        Process p = ChildJvm.start("org.holdfast.server.gc.FsckTool", List.of("-Xmx256m"), ChildJvm.serverClasspath(), args, out[0],
+        Process p = ChildJvm.start("org.holdfast.server.app.HoldfastServer", List.of("-Xmx256m"), ChildJvm.serverClasspath(), args, out[0],
                 out[1]);
         assertThat(p.waitFor(3, TimeUnit.MINUTES)).as("offline fsck finished").isTrue();
         return new FsckRun(p.exitValue(), Files.readString(out[0], StandardCharsets.UTF_8)

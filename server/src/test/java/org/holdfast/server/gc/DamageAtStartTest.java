@@ -56,7 +56,7 @@ class DamageAtStartTest {
 
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = GcRebuildTool.run(new String[] {"--data-dir", dir.toString(), "--grace", "2h"},
+        int code = GcRebuildToolAccess.run(new String[] {"--data-dir", dir.toString(), "--grace", "2h"},
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8), Clock.systemUTC());
         assertThat(code).as(err.toString(StandardCharsets.UTF_8)).isZero();
         try (GcStoreFixture f = openFixture()) {

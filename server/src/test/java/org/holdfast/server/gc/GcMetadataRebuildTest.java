@@ -454,7 +454,8 @@ class GcMetadataRebuildTest {
         for (int i = 0; i < 4; i++) {
             String current = Files.exists(gcDir) ? sha(gcDir.resolve("gma.dat")) : null;
             List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
-                    System.getProperty("java.class.path"), GcRebuildTool.class.getName(), "--data-dir", dir.toString(), "--grace", "2h");
+                    System.getProperty("java.class.path"), "org.holdfast.server.app.HoldfastServer", "gc-rebuild",
+                    "--data-dir", dir.toString(), "--grace", "2h");
             Process child = new ProcessBuilder(cmd).redirectErrorStream(true)
                     .redirectOutput(dir.resolve("child-" + i + ".log").toFile()).start();
             try {
@@ -498,19 +499,19 @@ class GcMetadataRebuildTest {
         PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
         PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
 
-        assertThat(GcRebuildTool.run(new String[] {"--data-dir", dir.toString(), "--grace", "7 parsecs"}, o, e, fixed)).isEqualTo(2);
-        assertThat(GcRebuildTool.run(new String[] {"--json"}, o, e, fixed)).isEqualTo(2);
-        assertThat(GcRebuildTool.run(new String[] {"--data-dir", dir.resolve("nope").toString()}, o, e, fixed)).isEqualTo(3);
+        assertThat(GcRebuildToolAccess.run(new String[] {"--data-dir", dir.toString(), "--grace", "7 parsecs"}, o, e, fixed)).isEqualTo(2);
+        assertThat(GcRebuildToolAccess.run(new String[] {"--json"}, o, e, fixed)).isEqualTo(2);
+        assertThat(GcRebuildToolAccess.run(new String[] {"--data-dir", dir.resolve("nope").toString()}, o, e, fixed)).isEqualTo(3);
         byte[] gma = Files.readAllBytes(dir.resolve("gc").resolve("gma.dat"));
         try (DataDirectory running = DataDirectory.open(dir)) {
-            assertThat(GcRebuildTool.run(new String[] {"--data-dir", dir.toString()}, o, e, fixed)).as(err.toString()).isEqualTo(3);
+            assertThat(GcRebuildToolAccess.run(new String[] {"--data-dir", dir.toString()}, o, e, fixed)).as(err.toString()).isEqualTo(3);
         }
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("in use by another Holdfast server").contains("no rebuilt metadata was swapped in");
         assertThat(Files.readAllBytes(dir.resolve("gc").resolve("gma.dat"))).isEqualTo(gma);
         assertThat(out.size()).isZero();
 
         err.reset();
-        assertThat(GcRebuildTool.run(new String[] {"--data-dir", dir.toString(), "--grace", "2h", "--json"}, o, e, fixed)).isZero();
+        assertThat(GcRebuildToolAccess.run(new String[] {"--data-dir", dir.toString(), "--grace", "2h", "--json"}, o, e, fixed)).isZero();
         String json = out.toString(StandardCharsets.UTF_8).trim();
         assertThat(json).startsWith("{\"result\":\"rebuilt\"").contains("\"replacedDir\":\"gc.replaced-").endsWith("}");
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("pass 1").contains("verifying").contains("swapping");

@@ -2,14 +2,18 @@ package org.holdfast.server.gc;
 
 import java.io.PrintStream;
 import java.time.Clock;
+import org.holdfast.server.app.ServerCli;
 
-/** Test access to the offline {@link GcRebuildTool} from other packages (the e2e tests run it as an operator would). */
+/** Test access to the offline {@code gc-rebuild} command (its command line is server/app's) from the gc and e2e tests. */
 public final class GcRebuildToolAccess {
     private GcRebuildToolAccess() {
     }
 
-    /** See {@link GcRebuildTool#run}. */
+    /** Runs {@code holdfast-server gc-rebuild args...} with these streams and clock; returns the exit code. */
     public static int run(String[] args, PrintStream out, PrintStream err, Clock clock) {
-        return GcRebuildTool.run(args, out, err, clock);
+        String[] all = new String[args.length + 1];
+        all[0] = "gc-rebuild";
+        System.arraycopy(args, 0, all, 1, args.length);
+        return ServerCli.run(all, out, err, clock);
     }
 }

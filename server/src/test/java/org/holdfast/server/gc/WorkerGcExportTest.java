@@ -18,7 +18,7 @@ class WorkerGcExportTest {
     Path dir;
 
     private int run(ByteArrayOutputStream err, String... args) {
-        return GcRebuildTool.run(args, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+        return GcRebuildToolAccess.run(args, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8), Clock.systemUTC());
     }
 
@@ -43,6 +43,6 @@ class WorkerGcExportTest {
 
         assertThat(run(err, "--data-dir", dir.toString(), "--worker", "1")).isEqualTo(2);
         assertThat(run(err, "--data-dir", dir.toString(), "--worker", "zero", "--out", dir.resolve("x").toString())).isEqualTo(2);
-        assertThat(err.toString(StandardCharsets.UTF_8)).contains("--worker and --out go together", "--worker takes a worker id");
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("--worker and --out go together", "'--worker'", "not a worker id");
     }
 }

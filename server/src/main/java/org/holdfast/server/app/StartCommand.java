@@ -1,0 +1,44 @@
+package org.holdfast.server.app;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.holdfast.common.kill.KillPoints;
+import org.springframework.boot.SpringApplication;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Unmatched;
+
+/**
+ * {@code start}: runs the appliance. Its arguments are Spring's ({@code --holdfast.data-dir=DIR},
+ * {@code --server.port=8080}, any {@code --NAME=VALUE}) and go to Spring unchanged: the one command
+ * whose unknown arguments are not refused.
+ */
+@Command(name = "start", sortOptions = false,
+        customSynopsis = "usage: holdfast-server [start] [--holdfast.data-dir=DIR] [--server.port=8080] [--NAME=VALUE ...]",
+        description = {"Runs the appliance (default data directory ./holdfast-data). Every --NAME=VALUE is a server setting",
+            "(docs/operations.md), read by Spring as given."})
+final class StartCommand implements Callable<Integer> {
+    @Mixin
+    HelpOption help;
+
+    @Unmatched
+    List<String> settings = new ArrayList<>();
+
+    private boolean started;
+
+    @Override
+    public Integer call() {
+        // loads the kill-point registry now: a mistyped -Dholdfast.kill-point fails the start, not a later hit
+        KillPoints.armedPoint().ifPresent(p -> System.err.println("holdfast: TEST MODE: kill point " + p.name()
+                + " is armed; this process halts when it reaches it"));
+        SpringApplication.run(HoldfastServer.class, settings.toArray(String[]::new));
+        started = true;
+        return 0;
+    }
+
+    /** Whether the appliance runs (its threads keep the process alive: nobody may exit it). */
+    boolean started() {
+        return started;
+    }
+}

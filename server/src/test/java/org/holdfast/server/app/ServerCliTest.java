@@ -1,0 +1,196 @@
+package org.holdfast.server.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/**
+ * The server's command line (picocli, {@link ServerCli}): the default command, help and unknown
+ * commands, in the server's main dispatch and in the launcher (server/bin/holdfast-server): help
+ * prints the usage and starts nothing; an unknown command is refused with exit code 2.
+ */
+class ServerCliTest {
+    private static final Path LAUNCHER = Path.of("").toAbsolutePath().getParent().resolve("server/bin/holdfast-server");
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    private int run(String... args) {
+        out.reset();
+        err.reset();
+        return ServerCli.run(args, ToolConsole.of(print(out), print(err), Clock.systemUTC()));
+    }
+
+    @Test
+    void withDefaultCommand_noCommandWord_isStart_aCommandWordStays() {
+        assertThat(ServerCli.withDefaultCommand(new String[0])).containsExactly("start");
+        assertThat(ServerCli.withDefaultCommand(new String[] {"--holdfast.data-dir=/srv/h"})).containsExactly("start", "--holdfast.data-dir=/srv/h");
+        assertThat(ServerCli.withDefaultCommand(new String[] {"start", "--server.port=9"})).containsExactly("start", "--server.port=9");
+        assertThat(ServerCli.withDefaultCommand(new String[] {"fsck", "/srv/h"})).containsExactly("fsck", "/srv/h");
+        assertThat(ServerCli.withDefaultCommand(new String[] {"--help"})).containsExactly("--help");
+    }
+
+    @Test
+    void start_springSettings_reachSpringUnchangedAndInOrder() {
+        CommandLine cl = ServerCli.commandLine(ToolConsole.of(print(out), print(err), Clock.systemUTC()));
+        List<String> settings = List.of("--holdfast.data-dir=/srv/h", "--server.port=9", "plain", "--spring.profiles.active=a,b",
+                "-Dodd", "@file", "--holdfast.x=--y");
+
+        List<String> args = new ArrayList<>(List.of("start"));
+        args.addAll(settings);
+        cl.parseArgs(args.toArray(String[]::new));
+
+        assertThat(cl.getSubcommands().get("start").<StartCommand>getCommand().settings).isEqualTo(settings);
+    }
+
+    @Test
+    void run_helpWords_printTheUsageOnStdoutAndExitZero() {
+        for (String help : List.of("help", "--help", "-h")) {
+            assertThat(run(help)).as(help).isZero();
+            assertThat(out.toString(StandardCharsets.UTF_8)).as(help).isEqualTo(ServerCli.USAGE + "\n");
+            assertThat(err.size()).as(help).isZero();
+        }
+    }
+
+    @Test
+    void run_unknownCommand_printsTheUsageOnStderrAndExitsTwo() {
+        for (String unknown : List.of("stat", "-x")) {
+            assertThat(run(unknown, "--data-dir", "/srv/h")).as(unknown).isEqualTo(2);
+            assertThat(out.size()).isZero();
+            assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("holdfast-server: unknown command '" + unknown + "'\n"
+                    + ServerCli.USAGE + "\n");
+        }
+    }
+
+    @Test
+    void run_commandHelp_printsThatCommandsUsageAndExitsZero() {
+        for (String command : List.of("start", "gc-rebuild", "worker-gc-import", "worker-fsck", "fsck", "catalog-restore",
+                "reset-admin", "create-token")) {
+            assertThat(ServerCli.USAGE).as(command).contains(command.equals("start") ? "holdfast-server [start]" : "holdfast-server " + command);
+            for (String help : List.of("--help", "-h")) {
+                assertThat(run(command, help)).as(command + " " + help).isZero();
+                assertThat(out.toString(StandardCharsets.UTF_8)).as(command).startsWith("usage: holdfast-server ")
+                        .contains(command.equals("start") ? "[start]" : command).contains("-h, --help");
+                assertThat(err.size()).as(command).isZero();
+            }
+        }
+        run("gc-rebuild", "--help");
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("--data-dir", "--grace", "--pass-chunks", "--worker", "--out", "--json",
+                "exit: 0 rebuilt");
+    }
+
+    @Test
+    void run_gcRebuildUnknownOption_oneLineNamingIt_exit2() {
+        assertThat(run("gc-rebuild", "--data-dir", "/nonexistent", "--fast")).isEqualTo(2);
+
+        assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("gc-rebuild: unknown option: '--fast';"
+                + " run 'holdfast-server gc-rebuild --help'\n");
+        assertThat(out.size()).isZero();
+    }
+
+    @Test
+    void run_gcRebuildMissingDataDir_oneLineNamingIt_exit2() {
+        assertThat(run("gc-rebuild", "--json")).isEqualTo(2);
+
+        assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("gc-rebuild: missing required option: '--data-dir")
+                .endsWith("; run 'holdfast-server gc-rebuild --help'\n").hasLineCount(1);
+    }
+
+    @Test
+    void run_workerFsckUnknownOptionOrMissingCounts_oneLine_exit3AsItsOtherRefusals() {
+        assertThat(run("worker-fsck", "--data-dir", "/nonexistent", "--counts", "/x", "--quick")).isEqualTo(3);
+        assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("worker-fsck: unknown option: '--quick';"
+                + " run 'holdfast-server worker-fsck --help'\n");
+
+        assertThat(run("worker-fsck", "--data-dir", "/nonexistent")).isEqualTo(3);
+        assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("worker-fsck: missing required option: '--counts")
+                .endsWith("; run 'holdfast-server worker-fsck --help'\n").hasLineCount(1);
+    }
+
+    @Test
+    void run_optionWithoutItsValue_namesTheOption() {
+        assertThat(run("worker-gc-import", "--file", "/x", "--data-dir")).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("--data-dir").hasLineCount(1);
+    }
+
+    @Test
+    void run_fsckStrayArgument_refusedAsUnknown_exit3_serverSettingsAccepted() {
+        assertThat(run("fsck", "/nonexistent", "--verbose")).isEqualTo(3);
+        assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("fsck: unknown option: '--verbose' (server settings take the form"
+                + " --holdfast.NAME=VALUE); run 'holdfast-server fsck --help'\n");
+
+        assertThat(run("fsck", "/nonexistent", "--holdfast.store.backend=local")).isEqualTo(3);
+        assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("fsck could not run: ").contains("/nonexistent")
+                .doesNotContain("--help");
+
+        assertThat(run("fsck")).isEqualTo(3);
+        assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("fsck: missing required parameter: 'DIR'");
+    }
+
+    @Test
+    void run_createTokenBadRoleOrOptionOfAnotherCommand_exit2() {
+        assertThat(run("create-token", "--data-dir", "/nonexistent", "--name", "x", "--role", "boss")).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("--role", "unknown role").hasLineCount(1);
+
+        assertThat(run("reset-admin", "--data-dir", "/nonexistent", "--name", "x")).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("reset-admin: unknown options: '--name', 'x';");
+    }
+
+    @Test
+    void launcher_help_printsTheServersUsageAndStartsNothing() throws Exception {
+        for (String help : List.of("--help", "-h", "help")) {
+            Run r = launch(help);
+            assertThat(r.exit).as(help + ": " + r.err).isZero();
+            assertThat(r.out).as(help).isEqualTo(ServerCli.USAGE + "\n");
+            assertThat(r.err).as(help).isEmpty();
+        }
+    }
+
+    @Test
+    void launcher_unknownCommand_printsTheUsageOnStderrAndExitsTwo() throws Exception {
+        Run r = launch("stat");
+        assertThat(r.exit).as(r.err).isEqualTo(2);
+        assertThat(r.out).isEmpty();
+        assertThat(r.err).isEqualTo("holdfast-server: unknown command 'stat'\n" + ServerCli.USAGE + "\n");
+    }
+
+    /** Runs the launcher with a jar that does not exist: anything that gets as far as java fails, never builds. */
+    private static Run launch(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("bash", LAUNCHER.toString()));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().put("HOLDFAST_SERVER_JAR", "/nonexistent/holdfast-server.jar");
+        Process p = pb.start();
+        CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> {
+            try {
+                return p.getErrorStream().readAllBytes();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(30, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError("the launcher did not end: " + cmd);
+        }
+        return new Run(p.exitValue(), out, new String(err.get(30, TimeUnit.SECONDS), StandardCharsets.UTF_8));
+    }
+
+    private static PrintStream print(ByteArrayOutputStream b) {
+        return new PrintStream(b, true, StandardCharsets.UTF_8);
+    }
+
+    private record Run(int exit, String out, String err) {
+    }
+}
