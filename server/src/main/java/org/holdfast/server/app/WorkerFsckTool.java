@@ -21,14 +21,15 @@ import picocli.CommandLine.Option;
  * [--scratch-dir DIR] [--json]}. Progress goes to stderr, the report to stdout. Writes nothing in
  * the data directory. Exit codes ({@link WorkerFsckReport}): 0 clean (leaks allowed), 1 bookkeeping
  * errors, 2 data loss, 3 could not run or refused (bad arguments, bad file, another worker's file,
- * a running worker), 4 no data loss but the marks differ, so the counts were not compared.
+ * a running worker), 4 no data loss, but the worker's GC log mark does not allow comparing its counts
+ * with the file's (behind the master's routed mark, or above the file's: the advice says which and what to do).
  */
 @Command(name = "worker-fsck", sortOptions = false, exitCodeOnInvalidInput = WorkerFsckReport.EXIT_COULD_NOT_RUN,
         customSynopsis = "usage: holdfast-server worker-fsck --data-dir DIR --counts FILE [--scratch-dir DIR] [--json]",
         description = {"Checks a worker's DIR/range-data (blocks and GC metadata) against FILE (written on the stopped master by",
             "holdfast-server gc-rebuild --worker N --out FILE), writing nothing in DIR. The worker must be stopped.", ""},
         footer = {"", "exit: 0 clean, 1 counts disagree, 2 data loss, 3 could not run (or bad arguments),"
-                + " 4 marks differ (counts not compared)"})
+                + " 4 counts not compared (the worker's mark does not allow it; the report says why)"})
 public final class WorkerFsckTool implements Callable<Integer> {
     @Mixin
     HelpOption help;
