@@ -31,6 +31,8 @@ import org.holdfast.server.security.tls.ServerCertificate;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
+import org.holdfast.server.store.object.S3ObjectStore;
+import org.holdfast.server.store.object.S3Settings;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -171,7 +173,22 @@ public class ClusterConfiguration {
         Path d = dataDir.resolve(WorkerRangeData.DIRECTORY);
         // the directory and range given here are replaced by WorkerRangeData (range-data/data, the REGISTERED range)
         return new WorkerRangeData(d, new DataStore.Settings(d.resolve("data"), s.logRollSize().toBytes(), s.fsync(), s.pbnReserveBatch(),
-                s.minFreeSpace().toBytes()));
+                s.minFreeSpace().toBytes()), archive(props));
+    }
+
+    /**
+     * Backend s3 on a worker: its range store archives to the node's {@code holdfast.store.s3.*} bucket
+     * under its worker id and takeover epoch; null for backend local.
+     */
+    static WorkerRangeData.Archive archive(HoldfastProperties props) {
+        if (!"s3".equals(props.store().backend())) {
+            return null;
+        }
+        HoldfastProperties.S3 c = props.store().s3();
+        S3Settings settings = S3Settings.of(c.endpoint(), c.region(), c.bucket(), c.prefix(), c.credentialsFile(), c.pathStyle())
+                .withChecksumsWhenRequired(c.checksumsWhenRequired())
+                .withRateLimits(c.maxReadRequestsPerSecond(), c.maxWriteRequestsPerSecond());
+        return new WorkerRangeData.Archive(() -> S3ObjectStore.open(settings), c.cache(), c.uploadStallTimeout());
     }
 
     /**
