@@ -117,7 +117,9 @@ public final class WorkerRangeData implements AutoCloseable {
             s.sync();
             return;
         }
-        List<Integer> missing = new DataLogsInBucket(s, archive.stall()).seal(line -> LOG.log(System.Logger.Level.INFO, line));
+        List<Integer> missing = new DataLogsInBucket(s, archive.stall()).seal(line ->
+                // every commit waits for its log (debug); a failed upload and its retry are worth a warning
+                LOG.log(line.startsWith("waiting for") ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING, line));
         if (!missing.isEmpty()) {
             throw new StoreException("range-data", dir.toString(), null, "the object store is not reachable: sealed data logs " + missing
                     + " of this worker's range did not reach the bucket (no upload got through for " + archive.stall().toSeconds()
