@@ -188,7 +188,19 @@ public class ClusterConfiguration {
         S3Settings settings = S3Settings.of(c.endpoint(), c.region(), c.bucket(), c.prefix(), c.credentialsFile(), c.pathStyle())
                 .withChecksumsWhenRequired(c.checksumsWhenRequired())
                 .withRateLimits(c.maxReadRequestsPerSecond(), c.maxWriteRequestsPerSecond());
-        return new WorkerRangeData.Archive(() -> S3ObjectStore.open(settings), c.cache(), c.uploadStallTimeout());
+        return new WorkerRangeData.Archive(() -> S3ObjectStore.open(settings), c.cache(), syncWait(c.uploadStallTimeout(),
+                props.cluster().lostAfter()));
+    }
+
+    /**
+     * How long a worker's commit waits while no upload gets through: the upload-stall timeout, but at
+     * most two thirds of {@code holdfast.cluster.lost-after} (set alike on master and workers), so that
+     * the worker answers with the bucket's failure before the master's data call times out (which
+     * would end the link's data calls and fail the backup as a lost worker instead).
+     */
+    static Duration syncWait(Duration stall, Duration lostAfter) {
+        Duration cap = lostAfter.multipliedBy(2).dividedBy(3);
+        return stall.compareTo(cap) < 0 ? stall : cap;
     }
 
     /**

@@ -13,7 +13,11 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
+import org.holdfast.common.id.VolumeId;
+import org.holdfast.common.protocol.Commit;
+import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.server.api.TestTokens;
+import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.ingest.AgentDriver;
 import org.holdfast.server.ingest.IngestServer;
 import org.holdfast.server.ingest.cluster.ClusterServer;
@@ -41,7 +45,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  * deleted; a new worker with the same node name (so the same worker id) on an empty directory takes
  * the range over from the bucket; both snapshots restore byte for byte through it, a third backup
  * commits and restores, the bucket holds the takeover's marker, and a second takeover at that epoch
- * is refused.
+ * is refused. Last, the bucket stops answering: the next backup fails saying so, nothing committed.
  */
 class WorkerReplacementTest {
     private static final int BS = 4096;
@@ -61,7 +65,7 @@ class WorkerReplacementTest {
     private static String[] s3(S3ProxyFixture s3) {
         return new String[] {"--holdfast.store.backend=s3", "--holdfast.store.s3.endpoint=" + s3.endpoint(),
             "--holdfast.store.s3.bucket=" + s3.bucket(), "--holdfast.store.s3.prefix=" + s3.prefix(PREFIX),
-            "--holdfast.store.s3.credentials-file=" + s3.settings("").credentialsFile(), "--holdfast.store.s3.upload-stall-timeout=20s"};
+            "--holdfast.store.s3.credentials-file=" + s3.settings("").credentialsFile(), "--holdfast.store.s3.upload-stall-timeout=3s"};
     }
 
     private static byte[] random(long seed, int blocks) {
@@ -89,8 +93,8 @@ class WorkerReplacementTest {
     @Test
     void newWorkerOnAnEmptyDisk_takesTheRangeOverFromTheBucket_everySnapshotRestores_theNextBackupCommits() throws Exception {
         int clusterPort = org.holdfast.common.ports.TestPorts.claim();
-        try (S3ProxyFixture s3 = S3ProxyFixture.start(data.resolve("s3"));
-             ObjectStore bucket = S3ObjectStore.open(s3.settings(PREFIX));
+        S3ProxyFixture s3 = S3ProxyFixture.start(data.resolve("s3")); // stopped by the test itself, last
+        try (ObjectStore bucket = S3ObjectStore.open(s3.settings(PREFIX));
              ConfigurableApplicationContext master = new SpringApplicationBuilder(HoldfastServer.class).run(args(data.resolve("master"),
                      "--holdfast.cluster.role=master", "--holdfast.cluster.host=127.0.0.1", "--holdfast.cluster.port=" + clusterPort,
                      "--holdfast.cluster.heartbeat-interval=200ms", "--holdfast.dedup.engine=cluster",
@@ -142,9 +146,26 @@ class WorkerReplacementTest {
                 assertThat(bucket.list(WorkerKeys.space(id, 2) + "/logs/")).as("the third backup's log under the new epoch").hasSize(1);
                 assertThatThrownBy(() -> RangeTakeover.claim(new RangeTakeover.Plan(id, 2, List.of()), bucket, data.resolve("scratch")))
                         .isInstanceOf(RangeTakenOverException.class);
+
+                if (s3.external()) {
+                    return; // an external store cannot be stopped from here
+                }
+                s3.close(); // the bucket stops answering: the next commit cannot reach it and fails, saying so
+                byte[] d = random(4, 16);
+                try (AgentDriver agent = new AgentDriver(port, TestTokens.issue(master, Role.AGENT))) {
+                    agent.hello();
+                    agent.begin("v2", BS, d.length, 0);
+                    agent.sendEntriesAndBlocks(d, BS, 0, 16, false, null);
+                    agent.send(new Commit(d.length));
+                    ErrorMessage e = agent.expectErrorAndStop();
+                    assertThat(e.message()).contains("object store is not reachable").contains("run the backup again");
+                }
+                assertThat(master.getBean(Catalog.class).volume(new VolumeId("v2"))).as("nothing committed").isEmpty();
             } finally {
                 second.close();
             }
+        } finally {
+            s3.close(); // again after the test stopped it: a no-op
         }
     }
 
