@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
 
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,6 +27,7 @@ import org.holdfast.server.store.WorkerKeys;
 import org.holdfast.server.store.object.ObjectStore;
 import org.holdfast.server.store.object.S3ObjectStore;
 import org.holdfast.server.store.object.S3ProxyFixture;
+import org.holdfast.server.store.object.SlowDownProxy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -169,15 +171,26 @@ class WorkerRangeTakeoverTest {
     }
 
     @Test
-    void sync_bucketUnreachable_failsSayingSoAfterTheStallTime() throws Exception {
-        WorkerRangeData a = node("a", Duration.ofSeconds(1));
-        DataStore s = a.claim(RANGE);
-        append(s, RangeBlocks.blocks(2, 4, false));
-        s3.close(); // the object store stops answering
+    void sync_bucketRefusingEveryRequest_failsSayingSoAfterTheStallTime_andSucceedsOnceItAnswers() throws Exception {
+        try (SlowDownProxy proxy = new SlowDownProxy(s3.port())) {
+            WorkerRangeData a = new WorkerRangeData(tmp.resolve("a").resolve(WorkerRangeData.DIRECTORY), settings(),
+                    new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings(URI.create("http://127.0.0.1:" + proxy.port()), "t/")),
+                            LogCache.Settings.defaults(), Duration.ofSeconds(1)));
+            open.add(a);
+            a.identify(WORKER);
+            DataStore s = a.claim(RANGE);
+            append(s, RangeBlocks.blocks(2, 4, false));
+            proxy.faults(new SlowDownProxy.Faults(1.0, 0, 0, 0, Duration.ZERO, 1)); // every request: 503 Slow Down
 
-        assertThatThrownBy(() -> a.sync(s)).isInstanceOf(StoreException.class)
-                .hasMessageContaining("object store is not reachable").hasMessageContaining("upload-stall-timeout")
-                .hasMessageContaining("run the backup again");
+            assertThatThrownBy(() -> a.sync(s)).isInstanceOf(StoreException.class)
+                    .hasMessageContaining("object store is not reachable").hasMessageContaining("upload-stall-timeout")
+                    .hasMessageContaining("run the backup again");
+            assertThat(keys(WorkerKeys.prefix(WORKER))).isEmpty();
+
+            proxy.faults(null);
+            a.sync(s);
+            assertThat(keys(WorkerKeys.space(WORKER, 1) + "/logs/")).as("the next sync uploads the log").hasSize(1);
+        }
     }
 
     @Test
