@@ -15,6 +15,8 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.id.PbnRange;
+import org.holdfast.gc.bosc.BoscSettings;
+import org.holdfast.server.gc.WorkerCountsFile;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.FsyncPolicy;
@@ -239,6 +241,41 @@ class WorkerRangeTakeoverTest {
         open.add(old);
         old.identify(WORKER);
         assertThatThrownBy(() -> old.claim(RANGE)).hasMessageContaining("taken over at epoch 2");
+    }
+
+    @Test
+    void gcImport_afterATakeover_rebuildsTheCountsOverTheAdoptedStore_countsLostGone() throws Exception {
+        WorkerRangeData a = node("a");
+        DataStore sa = a.claim(RANGE);
+        long[] pbns = append(sa, RangeBlocks.blocks(9, 6, false));
+        a.sync(sa);
+        a.close();
+        delete(tmp.resolve("a"));
+        Path rangeData = tmp.resolve("b").resolve(WorkerRangeData.DIRECTORY);
+        WorkerRangeData b = node("b");
+        long next;
+        // as the worker's start opens them: the GC metadata first, its history check opening (taking over) the range store
+        try (WorkerGcMetadata gc = new WorkerGcMetadata(rangeData.resolve("gc"), BoscSettings.defaults())) {
+            gc.checkHistoryAgainst(r -> b.claim(r).nextPbn() - r.first());
+            gc.claim(RANGE);
+            next = b.store().nextPbn();
+        }
+        b.close();
+        assertThat(rangeData.resolve("gc").resolve(WorkerGcMetadata.COUNTS_LOST)).as("the adopted blocks' counts are lost").exists();
+        Path file = tmp.resolve("w3.counts");
+        try (WorkerCountsFile.Writer w = new WorkerCountsFile.Writer(file, new WorkerCountsFile.Header(WORKER, RANGE, 0, 0))) {
+            for (long p : pbns) {
+                w.add(p, 1, 0, 0);
+            }
+            w.finish();
+        }
+
+        WorkerGcImport.Report r = new WorkerGcImport(rangeData, Duration.ofHours(1), java.time.Clock.systemUTC(), line -> { }).run(file);
+
+        assertThat(r.records()).isEqualTo(pbns.length);
+        assertThat(r.handedOutLimit()).as("the adopted store's PBN reservation").isEqualTo(next);
+        assertThat(r.countsLostRemoved()).isTrue();
+        assertThat(rangeData.resolve("gc").resolve(WorkerGcMetadata.COUNTS_LOST)).doesNotExist();
     }
 
     @Test
