@@ -80,10 +80,14 @@ public final class LogArchive implements AutoCloseable {
 
     /** As {@link #LogArchive(ObjectStore, String)}, with the local cache of logs and ranges set by {@code cache}. */
     public LogArchive(ObjectStore objects, String node, LogCache.Settings cache) {
-        this(objects, checkedNode(node), cache, true);
+        this(objects, node, cache, false);
     }
 
-    private LogArchive(ObjectStore objects, String node, LogCache.Settings cache, boolean named) {
+    /** {@code keySpace}: {@code node} is a worker's key space, which holds '/' (else a node name, which must not). */
+    private LogArchive(ObjectStore objects, String node, LogCache.Settings cache, boolean keySpace) {
+        if (!keySpace && node != null && node.contains("/")) {
+            throw new IllegalArgumentException("the node name for object keys must not contain '/', got '" + node + "'");
+        }
         this.cacheSettings = cache;
         this.objects = objects;
         this.node = node == null || node.isBlank() ? null : node;
@@ -99,13 +103,6 @@ public final class LogArchive implements AutoCloseable {
                     + " got '" + keySpace + "'");
         }
         return new LogArchive(objects, keySpace, cache, true);
-    }
-
-    private static String checkedNode(String node) {
-        if (node != null && node.contains("/")) {
-            throw new IllegalArgumentException("the node name for object keys must not contain '/', got '" + node + "'");
-        }
-        return node;
     }
 
     /** The object key of log {@code id} of epoch {@code epoch} uploaded by node {@code node}. */
