@@ -91,7 +91,7 @@ class WorkerReplacementTest {
     }
 
     @Test
-    void newWorkerOnAnEmptyDisk_takesTheRangeOverFromTheBucket_everySnapshotRestores_theNextBackupCommits() throws Exception {
+    void takeover_newWorkerOnAnEmptyDiskWithTheSameId_everySnapshotRestoresFromTheBucketAndTheNextBackupCommits() throws Exception {
         int clusterPort = org.holdfast.common.ports.TestPorts.claim();
         S3ProxyFixture s3 = S3ProxyFixture.start(data.resolve("s3")); // stopped by the test itself, last
         try (ObjectStore bucket = S3ObjectStore.open(s3.settings(PREFIX));
