@@ -31,6 +31,8 @@ import org.holdfast.server.security.tls.ServerCertificate;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
+import org.holdfast.server.store.object.S3ObjectStore;
+import org.holdfast.server.store.object.S3Settings;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -171,7 +173,34 @@ public class ClusterConfiguration {
         Path d = dataDir.resolve(WorkerRangeData.DIRECTORY);
         // the directory and range given here are replaced by WorkerRangeData (range-data/data, the REGISTERED range)
         return new WorkerRangeData(d, new DataStore.Settings(d.resolve("data"), s.logRollSize().toBytes(), s.fsync(), s.pbnReserveBatch(),
-                s.minFreeSpace().toBytes()));
+                s.minFreeSpace().toBytes()), archive(props));
+    }
+
+    /**
+     * Backend s3 on a worker: its range store archives to the node's {@code holdfast.store.s3.*} bucket
+     * under its worker id and takeover epoch; null for backend local.
+     */
+    static WorkerRangeData.Archive archive(HoldfastProperties props) {
+        if (!"s3".equals(props.store().backend())) {
+            return null;
+        }
+        HoldfastProperties.S3 c = props.store().s3();
+        S3Settings settings = S3Settings.of(c.endpoint(), c.region(), c.bucket(), c.prefix(), c.credentialsFile(), c.pathStyle())
+                .withChecksumsWhenRequired(c.checksumsWhenRequired())
+                .withRateLimits(c.maxReadRequestsPerSecond(), c.maxWriteRequestsPerSecond());
+        return new WorkerRangeData.Archive(() -> S3ObjectStore.open(settings), c.cache(), syncWait(c.uploadStallTimeout(),
+                props.cluster().lostAfter()));
+    }
+
+    /**
+     * How long a worker's commit waits while no upload gets through: the upload-stall timeout, but at
+     * most two thirds of {@code holdfast.cluster.lost-after} (set alike on master and workers), so that
+     * the worker answers with the bucket's failure before the master's data call times out (which
+     * would end the link's data calls and fail the backup as a lost worker instead).
+     */
+    static Duration syncWait(Duration stall, Duration lostAfter) {
+        Duration cap = lostAfter.multipliedBy(2).dividedBy(3);
+        return stall.compareTo(cap) < 0 ? stall : cap;
     }
 
     /**

@@ -80,12 +80,29 @@ public final class LogArchive implements AutoCloseable {
 
     /** As {@link #LogArchive(ObjectStore, String)}, with the local cache of logs and ranges set by {@code cache}. */
     public LogArchive(ObjectStore objects, String node, LogCache.Settings cache) {
-        this.cacheSettings = cache;
-        if (node != null && node.contains("/")) {
+        this(objects, node, cache, false);
+    }
+
+    /** {@code keySpace}: {@code node} is a worker's key space, which holds '/' (else a node name, which must not). */
+    private LogArchive(ObjectStore objects, String node, LogCache.Settings cache, boolean keySpace) {
+        if (!keySpace && node != null && node.contains("/")) {
             throw new IllegalArgumentException("the node name for object keys must not contain '/', got '" + node + "'");
         }
+        this.cacheSettings = cache;
         this.objects = objects;
         this.node = node == null || node.isBlank() ? null : node;
+    }
+
+    /**
+     * Archives a worker's range logs under {@code keySpace} ({@link WorkerKeys#space}: the worker's id
+     * and takeover epoch, so it holds '/', which a node name may not), with the cache set by {@code cache}.
+     */
+    public static LogArchive forKeySpace(ObjectStore objects, String keySpace, LogCache.Settings cache) {
+        if (keySpace == null || keySpace.isBlank() || keySpace.startsWith("/") || keySpace.endsWith("/")) {
+            throw new IllegalArgumentException("a key space for object keys must be a non-empty path without a leading or trailing '/',"
+                    + " got '" + keySpace + "'");
+        }
+        return new LogArchive(objects, keySpace, cache, true);
     }
 
     /** The object key of log {@code id} of epoch {@code epoch} uploaded by node {@code node}. */

@@ -126,7 +126,7 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
             if (m instanceof DataStoreRequest s) {
                 return store(store, s);
             } else if (m instanceof DataSync) {
-                store.sync();
+                data.sync(store); // with an object store: also every sealed log in the bucket
                 return new DataSynced(id, store.nextPbn());
             }
             return read(store, (DataRead) m);

@@ -371,6 +371,7 @@ public final class WorkerConnector implements AutoCloseable {
                 ctx.pipeline().addAfter(ctx.name(), "dedup", new DedupService(dedup, offered >= Register.START_OVER_REPORT_VERSION ? unreported : null));
             }
             if (rangeData != null) {
+                rangeData.identify(r.workerId()); // an archiving range store keys its objects by it
                 // the GC metadata opens before any block is stored here, so its counts-lost check sees only earlier blocks
                 Runnable first = gcMetadata == null ? () -> { } : () -> gcMetadata.claim(w.range());
                 ctx.pipeline().addAfter(ctx.name(), "data", new RangeDataService(rangeData, w.range(), first));

@@ -4,16 +4,26 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.Heartbeat;
+import org.holdfast.server.store.DataLogsInBucket;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.LogArchive;
+import org.holdfast.server.store.LogCache;
+import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
+import org.holdfast.server.store.RangeTakeover;
+import org.holdfast.server.store.StoreException;
+import org.holdfast.server.store.WorkerKeys;
+import org.holdfast.server.store.object.ObjectStore;
 
 /**
  * A worker's store of the blocks of its PBN range (data on workers): a {@link DataStore} over the
@@ -22,12 +32,34 @@ import org.holdfast.server.store.MetadataDb;
  * kept across reconnections over the same range; a directory created for another range is refused
  * by the data store (it is another node's), and that refusal is what every request then hears. The
  * worker process owns it and closes it after its links.
+ *
+ * <p>With an object store ({@link Archive}, backend s3) the store archives its sealed logs under the
+ * worker's id and takeover epoch ({@link WorkerKeys}), a sync waits until every sealed log is in the
+ * bucket, and a node that registers as the worker on an empty directory takes the range over from
+ * the bucket ({@link RangeTakeover}).
  */
 public final class WorkerRangeData implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(WorkerRangeData.class.getName());
     /** Its directory's name in the worker's data directory. */
     public static final String DIRECTORY = "range-data";
+    /** A file in the directory while a takeover builds the store: present at open, the takeover was interrupted. */
+    static final String TAKEOVER_INCOMPLETE = "takeover-incomplete";
+
+    /**
+     * Backend s3 for a worker's range store: how to open the object store (once per store opened; the
+     * store's archive closes it), the local cache of logs and ranges, and how long a sync waits while
+     * no upload gets through ({@code holdfast.store.s3.upload-stall-timeout}).
+     */
+    public record Archive(Supplier<ObjectStore> open, LogCache.Settings cache, Duration stall) {
+    }
+
     private final Path dir;
     private final DataStore.Settings settings;
+    private final Archive archive;
+    // from the registration: the key space of the range's objects
+    private volatile long workerId;
+    private LogArchive logArchive;
+    private long epoch;
     private MetadataDb db;
     // volatile: the heartbeat reads them without the lock, which a store being opened holds
     private volatile DataStore store;
@@ -50,8 +82,51 @@ public final class WorkerRangeData implements AutoCloseable {
      * range are replaced: the logs go to {@code dir/data}, the range comes from the registration).
      */
     public WorkerRangeData(Path dir, DataStore.Settings settings) {
+        this(dir, settings, null);
+    }
+
+    /** As {@link #WorkerRangeData(Path, DataStore.Settings)}, archiving to {@code archive} (null: local only). */
+    public WorkerRangeData(Path dir, DataStore.Settings settings, Archive archive) {
         this.dir = dir;
         this.settings = settings;
+        this.archive = archive;
+    }
+
+    /** The worker id the master registered this node as: an archiving store keys its objects by it. */
+    public void identify(long id) {
+        workerId = id;
+    }
+
+    /** Whether the store archives its logs to an object store. */
+    public boolean archived() {
+        return archive != null;
+    }
+
+    /** The takeover epoch the open store archives under (0: none open, or a local store). */
+    public synchronized long epoch() {
+        return epoch;
+    }
+
+    /**
+     * A commit's durable point on this worker: syncs {@code s}; an archiving store also seals its active
+     * log and waits until every sealed log is confirmed in the bucket ({@link DataLogsInBucket}), so
+     * every block a committed snapshot names here is in the bucket. Past the stall time the sync fails.
+     */
+    public void sync(DataStore s) {
+        if (archive == null || s.archive() == null) {
+            s.sync();
+            return;
+        }
+        List<Integer> missing = new DataLogsInBucket(s, archive.stall()).seal(line ->
+                // every commit waits for its log (debug); a failed upload and its retry are worth a warning
+                LOG.log(line.startsWith("waiting for") ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING, line));
+        if (!missing.isEmpty()) {
+            throw new StoreException("range-data", dir.toString(), null, "the object store is not reachable: sealed data logs " + missing
+                    + " of this worker's range did not reach the bucket (no upload got through for " + archive.stall().toSeconds()
+                    + " s, holdfast.store.s3.upload-stall-timeout), so the backup cannot commit. Check the worker's holdfast.store.s3.*"
+                    + " settings and the object store's health (the worker log says why the uploads fail), then run the backup"
+                    + " again", null);
+        }
     }
 
     /** Its directory. */
@@ -77,23 +152,120 @@ public final class WorkerRangeData implements AutoCloseable {
         }
         closeStore();
         range = r;
-        MetadataDb opened = null;
+        MetadataDb[] opened = new MetadataDb[1];
+        ObjectStore objects = null;
+        LogArchive a = null;
         try {
-            // the fsync policy rules the catalog's commits as on a standalone node's (CoreConfiguration)
-            opened = MetadataDb.open(dir.resolve("catalog"), List.of(), settings.fsync().forces());
-            DataStore s = DataStore.open(new DataStore.Settings(dir.resolve("data"), settings.rollBytes(), settings.fsync(),
-                    settings.pbnReserveBatch(), settings.minFreeBytes(), r), opened);
-            db = opened;
+            DataStore.Settings ds = new DataStore.Settings(dir.resolve("data"), settings.rollBytes(), settings.fsync(),
+                    settings.pbnReserveBatch(), settings.minFreeBytes(), r);
+            DataStore s;
+            long e = 0;
+            if (archive == null) {
+                s = DataStore.open(ds, openDb(opened));
+            } else {
+                long id = workerId;
+                if (id <= 0) {
+                    throw new IllegalStateException("the range store archives under its worker id, which the master has not given yet");
+                }
+                objects = archive.open().get();
+                e = archivedEpoch(id, r, objects, opened);
+                a = LogArchive.forKeySpace(objects, WorkerKeys.space(id, e), archive.cache());
+                objects = null; // the archive closes it
+                s = DataStore.open(ds, opened[0], a);
+                if (RangeTakeover.storedEpoch(opened[0], id) == 0) {
+                    try (MetadataBatch b = new MetadataBatch()) {
+                        RangeTakeover.recordEpoch(opened[0], b, id, e);
+                        opened[0].write(b, true);
+                    }
+                }
+            }
+            db = opened[0];
             store = s;
+            logArchive = a;
+            epoch = e;
             measured = measure(); // on the claiming thread (the link's data lane), not the event loop
             return s;
         } catch (RuntimeException e) {
-            if (opened != null) {
-                opened.close();
+            if (a != null) {
+                a.close();
+            } else if (objects != null) {
+                objects.close();
+            }
+            if (opened[0] != null) {
+                opened[0].close();
             }
             refusal = e;
             measured = notServing();
             throw e;
+        }
+    }
+
+    private MetadataDb openDb(MetadataDb[] into) {
+        // the fsync policy rules the catalog's commits as on a standalone node's (CoreConfiguration)
+        into[0] = MetadataDb.open(dir.resolve("catalog"), List.of(), settings.fsync().forces());
+        return into[0];
+    }
+
+    /**
+     * The epoch the store of worker {@code id} archives under, its catalog opened into {@code opened}: on
+     * an empty directory the plan from the bucket (epoch 1 if it holds nothing of the worker, else a
+     * takeover: the marker claimed, the store built from the adopted logs); on an existing store its
+     * recorded epoch (1 for a store made before it archived), refused if the bucket holds a later one.
+     */
+    private long archivedEpoch(long id, PbnRange r, ObjectStore objects, MetadataDb[] opened) {
+        Path incomplete = dir.resolve(TAKEOVER_INCOMPLETE);
+        if (Files.exists(incomplete)) {
+            throw new StoreException("range-data", incomplete.toString(), null, "a takeover of worker " + id + "'s range from the"
+                    + " object store was interrupted in " + dir + ": stop this worker, move that directory away and start it again"
+                    + " (it then takes the range over at the next epoch)", null);
+        }
+        if (!Files.exists(dir.resolve("catalog")) && !hasLogs()) {
+            RangeTakeover.Plan plan = RangeTakeover.plan(id, objects);
+            if (plan.epoch() == 1) {
+                openDb(opened);
+                return 1;
+            }
+            // claimed first: a refused claim leaves nothing here; a crash between the two, a marker whose next takeover adopts its list
+            RangeTakeover.claim(plan, objects, dir.resolve("takeover-scratch"));
+            try {
+                Files.createDirectories(dir);
+                Files.writeString(incomplete, "a takeover at epoch " + plan.epoch() + " began " + java.time.Instant.now() + "\n");
+            } catch (IOException ex) {
+                throw new UncheckedIOException(ex);
+            }
+            RangeTakeover.Report done = RangeTakeover.adopt(plan, dir.resolve("data"), openDb(opened), r, objects,
+                    dir.resolve("takeover-scratch"));
+            try {
+                Files.delete(incomplete);
+            } catch (IOException ex) {
+                throw new UncheckedIOException(ex);
+            }
+            LOG.log(System.Logger.Level.WARNING, "took worker {0}''s range {1} over from the object store at epoch {2}: adopted {3}"
+                    + " sealed logs holding {4} blocks; new logs go to {5}/. Its GC counts are lost until they are rebuilt from the"
+                    + " master''s catalog (docs/operations.md \"Replace a dead worker\")", Long.toString(id), r,
+                    Long.toString(plan.epoch()), done.logs(), done.blocks(), WorkerKeys.space(id, plan.epoch()));
+            return plan.epoch();
+        }
+        long e = RangeTakeover.storedEpoch(openDb(opened), id);
+        long newest = RangeTakeover.highestEpoch(id, objects);
+        if (newest > Math.max(e, 1)) {
+            throw new StoreException("range-data", dir.toString(), null, "worker " + id + "'s range was taken over at epoch " + newest
+                    + " by another node while this range-data directory archives at epoch " + Math.max(e, 1) + ": what it would"
+                    + " write is read by nobody, so it serves nothing. Stop this worker; if it should own the range again, move "
+                    + dir + " away and start it (it takes the range over at the next epoch)", null);
+        }
+        return Math.max(e, 1);
+    }
+
+    private boolean hasLogs() {
+        Path data = dir.resolve("data");
+        if (!Files.isDirectory(data)) {
+            return false;
+        }
+        try (Stream<Path> files = Files.list(data)) {
+            return files.findAny().isPresent();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 
@@ -176,6 +348,11 @@ public final class WorkerRangeData implements AutoCloseable {
             store.close();
             store = null;
         }
+        if (logArchive != null) {
+            logArchive.close();
+            logArchive = null;
+        }
+        epoch = 0;
         if (db != null) {
             db.close();
             db = null;

@@ -1,0 +1,104 @@
+package org.holdfast.server.store;
+
+import static org.holdfast.server.store.FormatVersions.RECORD_HEADER_BYTES;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.zip.CRC32C;
+import org.holdfast.common.compress.BlockCodec;
+import org.holdfast.common.compress.CorruptPayloadException;
+import org.holdfast.common.hash.BlockHasher;
+import org.holdfast.common.hash.ZeroBlocks;
+import org.holdfast.common.id.Fingerprint;
+
+/**
+ * The blocks of a whole data log file with their fingerprints: the record walk of {@link LogRecords}
+ * (PBN, offset, location length field), and each block decoded and hashed (SHA-256), because a
+ * record carries its PBN but not its fingerprint, which a location must hold. A frame is decoded
+ * once for all its members; an all-zero member gets the zero fingerprint, as the ingest gives it.
+ * Every record is checked (checksums, decoding) as a read would: a damaged one is corrupt data.
+ */
+final class LogBlocks {
+    /** Receives one block; {@code fp} is reused between calls. */
+    @FunctionalInterface
+    interface Visitor {
+        void visit(long pbn, long offset, int lengthField, byte[] fp);
+    }
+
+    private LogBlocks() {
+    }
+
+    static void walk(Path file, Visitor visitor) {
+        byte[] record = new byte[RECORD_HEADER_BYTES + FormatVersions.MAX_STORED_BYTES];
+        byte[] frame = new byte[FormatVersions.FRAME_MAX_RAW];
+        byte[] raw = new byte[FormatVersions.FRAME_MAX_RAW];
+        byte[] fp = new byte[Fingerprint.BYTES];
+        CRC32C crc = new CRC32C();
+        long[] frameAt = {-1};
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ); BlockCodec codec = new BlockCodec()) {
+            LogRecords.walk(file, (pbn, offset, lengthField) -> {
+                int stored = FrameFormat.recordStored(lengthField);
+                try {
+                    if (!FrameFormat.isMember(lengthField)) {
+                        read(ch, offset, record, RECORD_HEADER_BYTES + stored, file);
+                        String problem = RecordFormat.check(record, pbn, stored, crc);
+                        if (problem != null) {
+                            throw new CorruptDataException("range-takeover", file.toString(), "pbn " + pbn, problem + " at offset " + offset);
+                        }
+                        int rawLength = RecordFormat.rawLength(record);
+                        if (rawLength <= 0 || rawLength > raw.length) {
+                            throw new CorruptDataException("range-takeover", file.toString(), "pbn " + pbn, "raw length " + rawLength
+                                    + " at offset " + offset + " is outside 1.." + raw.length);
+                        }
+                        codec.decode(RecordFormat.codec(record), record, RECORD_HEADER_BYTES, stored, raw, 0, rawLength);
+                        BlockHasher.forCurrentThread().sha256(raw, 0, rawLength, fp, 0);
+                    } else {
+                        if (frameAt[0] != offset) {
+                            read(ch, offset, record, RECORD_HEADER_BYTES + stored, file);
+                            String problem = FrameFormat.check(record, 0, stored, crc);
+                            if (problem != null) {
+                                throw new CorruptDataException("range-takeover", file.toString(), "pbn " + pbn, problem + " at offset " + offset);
+                            }
+                            int payload = FrameFormat.payloadOffset(record, 0);
+                            codec.decompress(record, payload, RECORD_HEADER_BYTES + stored - payload, frame, 0, FrameFormat.rawLength(record, 0));
+                            frameAt[0] = offset;
+                        }
+                        int k = FrameFormat.memberIndex(record, 0, pbn);
+                        int bs = FrameFormat.blockSize(record, 0);
+                        if (k < 0) {
+                            throw new CorruptDataException("range-takeover", file.toString(), "pbn " + pbn, "the frame at offset " + offset
+                                    + " does not hold this PBN");
+                        }
+                        if (ZeroBlocks.isZero(frame, k * bs, bs)) {
+                            java.util.Arrays.fill(fp, (byte) 0);
+                        } else {
+                            BlockHasher.forCurrentThread().sha256(frame, k * bs, bs, fp, 0);
+                        }
+                    }
+                } catch (CorruptPayloadException e) {
+                    throw new CorruptDataException("range-takeover", file.toString(), "pbn " + pbn, "the record at offset " + offset
+                            + " does not decode: " + e.getMessage());
+                }
+                visitor.visit(pbn, offset, lengthField, fp);
+            });
+        } catch (IOException e) {
+            throw StoreException.translate("range-takeover", file.toString(), null, e);
+        }
+    }
+
+    private static void read(FileChannel ch, long at, byte[] dst, int len, Path file) {
+        ByteBuffer buf = ByteBuffer.wrap(dst, 0, len);
+        try {
+            while (buf.hasRemaining()) {
+                if (ch.read(buf, at + buf.position()) < 0) {
+                    throw new CorruptDataException("range-takeover", file.toString(), null, "the log ends inside the record at " + at);
+                }
+            }
+        } catch (IOException e) {
+            throw StoreException.translate("range-takeover", file.toString(), null, e);
+        }
+    }
+}

@@ -1,0 +1,254 @@
+package org.holdfast.server.store;
+
+import static org.holdfast.server.store.FormatVersions.DATA_LOG_HEADER_BYTES;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Function;
+import org.holdfast.common.id.PbnRange;
+import org.holdfast.server.store.object.ObjectStore;
+
+/**
+ * Fencing and takeover of a worker's range in the object store (data on workers, backend s3;
+ * docs/architecture.md "Objects and fencing"). A range store writes its sealed logs under its worker
+ * id and takeover epoch ({@link WorkerKeys}). A node that starts with the worker's id on an empty
+ * {@code range-data} directory {@link #plan plans} from one listing of the worker's keys: no object,
+ * epoch 1 and nothing to adopt; else the highest epoch found plus one, adopting the logs of that
+ * epoch and those its marker adopted (never the logs an older node uploaded under an older epoch
+ * after it was taken over). It {@link #claim claims} the epoch by writing its marker create-only
+ * (an existing marker means another node took the range over at that epoch: refused), then
+ * {@link #adopt adopts}: the location index, upload records and PBN reservation of a new store are
+ * built from the adopted logs (each downloaded once, its blocks hashed, as records carry PBNs but no
+ * fingerprints); the store then reads them by range from the bucket and writes new logs under its
+ * own epoch.
+ */
+public final class RangeTakeover {
+    private static final String STORE = "range-takeover";
+    /** Meta key of the worker id the range store archives under (written once, with the epoch). */
+    static final String META_WORKER = "store.object.worker";
+    /** Meta key of the takeover epoch the range store archives under. */
+    static final String META_EPOCH = "store.object.epoch";
+    /** Locations per unsynced write while adopting (bounds memory; the synced batch at the end makes the store). */
+    private static final int BATCH = 10_000;
+
+    /** A takeover's plan: the epoch to write under and the object keys of the logs it adopts (empty at epoch 1). */
+    public record Plan(long worker, long epoch, List<String> adopted) {
+        public Plan {
+            adopted = List.copyOf(adopted);
+        }
+    }
+
+    /** What an adoption built: logs adopted, blocks indexed, the store's new active log and its next PBN. */
+    public record Report(int logs, long blocks, int newLogId, long nextPbn) {
+    }
+
+    private RangeTakeover() {
+    }
+
+    /** Plans the takeover of worker {@code worker}'s range from the bucket (one listing, and one read of the newest marker). */
+    public static Plan plan(long worker, ObjectStore objects) {
+        return plan(worker, objects.list(WorkerKeys.prefix(worker)), key -> readMarker(objects, key));
+    }
+
+    /**
+     * Plans from {@code listing} (keys under {@link WorkerKeys#prefix}; others, and keys of no epoch, are
+     * ignored), reading a marker through {@code read}. A damaged or missing marker of the newest epoch
+     * (above 1) is refused: whoever took over last cannot be known.
+     */
+    static Plan plan(long worker, List<String> listing, Function<String, byte[]> read) {
+        long newest = highestEpoch(worker, listing);
+        if (newest < 1) {
+            return new Plan(worker, 1, List.of());
+        }
+        Set<String> listed = new HashSet<>(listing);
+        List<String> candidates = new ArrayList<>();
+        if (newest > 1) {
+            String markerKey = WorkerKeys.marker(worker, newest);
+            if (!listed.contains(markerKey)) {
+                throw new CorruptDataException(STORE, markerKey, null, "worker " + worker + " has objects at epoch " + newest
+                        + " but no adopted marker there, which a takeover writes before anything else: the bucket holds objects this"
+                        + " code did not write under " + WorkerKeys.space(worker, newest) + "/; nothing was taken over or written."
+                        + " Move them away (or restore the marker) and start again");
+            }
+            for (String k : AdoptedMarker.parse(worker, newest, markerKey, read.apply(markerKey)).logs()) {
+                if (listed.contains(k)) { // a log the newest owner deleted (freed whole, or replaced by a compacted copy) is gone
+                    candidates.add(k);
+                }
+            }
+        }
+        for (String k : listing) {
+            if (WorkerKeys.epochOf(worker, k) == newest && WorkerKeys.log(worker, newest, k) != null) {
+                candidates.add(k);
+            }
+        }
+        // per log id the newest copy: a compaction uploads its copy under a later log epoch, then deletes the old one
+        TreeMap<Integer, long[]> best = new TreeMap<>();
+        TreeMap<Integer, String> keys = new TreeMap<>();
+        for (String k : candidates) {
+            long e = WorkerKeys.epochOf(worker, k);
+            long[] ide = WorkerKeys.log(worker, e, k);
+            long[] had = best.get((int) ide[0]);
+            if (had == null || ide[1] > had[1]) {
+                best.put((int) ide[0], ide);
+                keys.put((int) ide[0], k);
+            }
+        }
+        return new Plan(worker, newest + 1, new ArrayList<>(keys.values()));
+    }
+
+    /** The highest epoch any key of worker {@code worker} in {@code listing} lies under, or 0 for none. */
+    static long highestEpoch(long worker, List<String> listing) {
+        long newest = 0;
+        for (String k : listing) {
+            newest = Math.max(newest, WorkerKeys.epochOf(worker, k));
+        }
+        return newest;
+    }
+
+    /** The highest epoch of worker {@code worker} in the bucket (one listing), or 0 for none. */
+    public static long highestEpoch(long worker, ObjectStore objects) {
+        return highestEpoch(worker, objects.list(WorkerKeys.prefix(worker)));
+    }
+
+    private static byte[] readMarker(ObjectStore objects, String key) {
+        OptionalLong size = objects.size(key);
+        if (size.isEmpty()) {
+            return new byte[0]; // deleted since the listing: refused as damaged
+        }
+        if (size.getAsLong() > AdoptedMarker.MAX_BYTES) {
+            return new byte[0];
+        }
+        return size.getAsLong() == 0 ? new byte[0] : objects.getRange(key, 0, (int) size.getAsLong());
+    }
+
+    /**
+     * Claims {@code plan}'s epoch (above 1) by writing its marker create-only, before anything else of
+     * the epoch. Refused with {@link RangeTakenOverException} if the marker exists: another node took
+     * the range over at that epoch.
+     */
+    public static void claim(Plan plan, ObjectStore objects, Path scratch) {
+        if (plan.epoch() < 2) {
+            throw new IllegalArgumentException("epoch 1 has no marker: nothing was taken over");
+        }
+        String key = WorkerKeys.marker(plan.worker(), plan.epoch());
+        Path file = scratch.resolve("adopted-marker");
+        try {
+            Files.createDirectories(scratch);
+            Files.write(file, new AdoptedMarker(plan.worker(), plan.epoch(), plan.adopted()).format());
+            if (!objects.putIfAbsent(key, file)) {
+                throw new RangeTakenOverException(plan.worker(), plan.epoch(), key);
+            }
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, file.toString(), null, e);
+        } finally {
+            try {
+                Files.deleteIfExists(file);
+            } catch (IOException ignored) {
+                // a scratch file of the range-data directory
+            }
+        }
+    }
+
+    /**
+     * Builds a new range store over {@code range} in {@code logDir} with catalog {@code db} (both empty)
+     * from {@code plan}'s adopted logs: every block's location (its PBN must lie in {@code range}),
+     * each log's upload record naming its object, the PBN reservation past every PBN found, a new
+     * active log past every adopted id, and the worker id and epoch; the last write is synced and
+     * makes the store, so a crash before it leaves no store (only locations nothing opens).
+     */
+    public static Report adopt(Plan plan, Path logDir, MetadataDb db, PbnRange range, ObjectStore objects, Path scratch) {
+        if (DurablePoint.read(db, STORE) != null) {
+            throw new IllegalStateException("the range store in " + logDir + " exists: a takeover builds an empty one");
+        }
+        LocationIndex locations = new LocationIndex(db);
+        long[] highest = {range.first() - 1};
+        long[] blocks = {0};
+        int maxLog = 0;
+        Map<Integer, long[]> records = new TreeMap<>();
+        try {
+            Files.createDirectories(logDir);
+            Files.createDirectories(scratch);
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, logDir.toString(), null, e);
+        }
+        for (String key : plan.adopted()) {
+            long e = WorkerKeys.epochOf(plan.worker(), key);
+            long[] ide = WorkerKeys.log(plan.worker(), e, key);
+            int logId = (int) ide[0];
+            records.put(logId, new long[] {e, ide[1]});
+            maxLog = Math.max(maxLog, logId);
+            Path copy = scratch.resolve("adopt-" + String.format("%08x", logId) + ".hfl");
+            objects.download(key, copy);
+            MetadataBatch[] batch = {new MetadataBatch()};
+            int[] inBatch = {0};
+            try {
+                LogBlocks.walk(copy, (pbn, offset, lengthField, fp) -> {
+                    if (!range.contains(pbn)) {
+                        throw new CorruptDataException(STORE, key, "pbn " + pbn, "the adopted log holds a PBN outside the worker's range "
+                                + range + ": it is not this range's log; nothing was taken over");
+                    }
+                    locations.put(batch[0], pbn, logId, offset, lengthField, fp, 0);
+                    highest[0] = Math.max(highest[0], pbn);
+                    blocks[0]++;
+                    if (++inBatch[0] == BATCH) {
+                        db.write(batch[0], false);
+                        batch[0].close();
+                        batch[0] = new MetadataBatch();
+                        inBatch[0] = 0;
+                    }
+                });
+                db.write(batch[0], false);
+            } finally {
+                batch[0].close();
+                try {
+                    Files.deleteIfExists(copy);
+                } catch (IOException ignored) {
+                    // a scratch file of the range-data directory
+                }
+            }
+        }
+        int newLog = maxLog + 1;
+        DataLog.create(logDir, newLog, System.currentTimeMillis()).close(); // before the durable point that names it
+        try (MetadataBatch b = new MetadataBatch()) {
+            for (Map.Entry<Integer, long[]> r : records.entrySet()) {
+                db.put(b, MetadataDb.Column.META, MetadataDb.bytes(LogArchive.uploadedKey(r.getKey())),
+                        LogArchive.uploadRecord(r.getValue()[1], WorkerKeys.space(plan.worker(), r.getValue()[0])));
+            }
+            StoreRange.record(db, b, range);
+            byte[] point = new byte[12];
+            Bytes.putInt(point, 0, newLog);
+            Bytes.putLong(point, 4, DATA_LOG_HEADER_BYTES);
+            db.put(b, MetadataDb.Column.META, MetadataDb.bytes(FormatVersions.META_DURABLE_POINT), point);
+            db.putMetaLong(b, FormatVersions.META_PBN_RESERVED, highest[0] + 1);
+            recordEpoch(db, b, plan.worker(), plan.epoch());
+            db.write(b, true);
+        }
+        return new Report(records.size(), blocks[0], newLog, highest[0] + 1);
+    }
+
+    /** Puts worker {@code worker} and {@code epoch} into {@code b}: what the range store archives under from now on. */
+    public static void recordEpoch(MetadataDb db, MetadataBatch b, long worker, long epoch) {
+        db.putMetaLong(b, META_WORKER, worker);
+        db.putMetaLong(b, META_EPOCH, epoch);
+    }
+
+    /** The epoch the range store of catalog {@code db} archives under, or 0 if it records none (a store made before backend s3). */
+    public static long storedEpoch(MetadataDb db, long worker) {
+        long w = db.metaLong(META_WORKER, 0);
+        long e = db.metaLong(META_EPOCH, 0);
+        if (e != 0 && w != worker) {
+            throw new StoreException(STORE, db.path(), META_WORKER, "this range-data directory archives as worker " + w + ", but the"
+                    + " master registered this node as worker " + worker + ": it belongs to another worker; move it away and start"
+                    + " again (a node on an empty range-data takes its worker's range over from the bucket)", null);
+        }
+        return e;
+    }
+}
