@@ -69,7 +69,7 @@ public final class FsckTool {
     /** As {@link #run(Path, Path)}, fetching logs missing locally from the object store {@code s3} (null: backend local). */
     public static int run(Path dataDir, Path scratchParent, S3Settings s3) {
         if (!java.nio.file.Files.isDirectory(dataDir.resolve("catalog"))) {
-            throw new IllegalArgumentException(dataDir + " is not a Holdfast data directory (no catalog/ in it)");
+            throw new IllegalArgumentException(dataDir + " is not a Holdfast data directory (no catalog/ in it); give the server's holdfast.data-dir");
         }
         try (DataDirectory dd = DataDirectory.openReadOnly(dataDir);
              ScratchMetadata copy = ScratchMetadata.copy(dd.root(), scratchParent);

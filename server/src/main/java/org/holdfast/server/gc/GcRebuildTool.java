@@ -105,7 +105,7 @@ public final class GcRebuildTool {
         if (Files.isDirectory(dataDir.resolve("catalog"))) {
             return true;
         }
-        err.println("gc-rebuild: " + dataDir + " is not a Holdfast data directory (no catalog/ in it)");
+        err.println("gc-rebuild: " + dataDir + " is not a Holdfast data directory (no catalog/ in it); give the server's holdfast.data-dir");
         return false;
     }
 

@@ -125,6 +125,13 @@ class ServerCliTest {
     }
 
     @Test
+    void run_gcRebuildNotADataDirectory_namesTheSettingToGive_exit3() {
+        assertThat(run("gc-rebuild", "--data-dir", "/nonexistent")).isEqualTo(3);
+        assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("gc-rebuild: /nonexistent is not a Holdfast data directory"
+                + " (no catalog/ in it); give the server's holdfast.data-dir\n");
+    }
+
+    @Test
     void run_fsckStrayArgument_refusedAsUnknown_exit3_serverSettingsAccepted() {
         assertThat(run("fsck", "/nonexistent", "--verbose")).isEqualTo(3);
         assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("fsck: unknown option: '--verbose' (server settings take the form"
@@ -132,7 +139,7 @@ class ServerCliTest {
 
         assertThat(run("fsck", "/nonexistent", "--holdfast.store.backend=local")).isEqualTo(3);
         assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("fsck could not run: ").contains("/nonexistent")
-                .doesNotContain("--help");
+                .doesNotContain("--help").endsWith("; give the server's holdfast.data-dir\n");
 
         assertThat(run("fsck")).isEqualTo(3);
         assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("fsck: missing required parameter: 'DIR'");

@@ -256,7 +256,8 @@ class GcServiceTest {
         close();
         closed = true;
         assertThat(FsckTool.run(dir)).isZero();
-        assertThatThrownBy(() -> FsckTool.run(dir.resolve("nothing-here"))).hasMessageContaining("not a Holdfast data directory");
+        assertThatThrownBy(() -> FsckTool.run(dir.resolve("nothing-here"))).hasMessageContaining("not a Holdfast data directory")
+                .hasMessageEndingWith("give the server's holdfast.data-dir");
     }
 
     @Test
