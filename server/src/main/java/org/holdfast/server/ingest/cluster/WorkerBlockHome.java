@@ -13,6 +13,7 @@ import org.holdfast.server.engine.DedupStream;
 import org.holdfast.server.store.BlockBatch;
 import org.holdfast.server.store.BlockHome;
 import org.holdfast.server.store.BlocksUnavailableException;
+import org.holdfast.server.store.DamagedBlockException;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.ReadAhead;
 import org.holdfast.server.store.StoredBlock;
@@ -150,7 +151,7 @@ public final class WorkerBlockHome implements BlockHome {
         while (end < from + n && end - from < Math.min(ProtocolLimits.MAX_DATA_READ, into.capacity()) && s.range().contains(pbns[end])) {
             end++;
         }
-        DataReadAnswer a = join(s.readSome(pbns, from, end - from));
+        DataReadAnswer a = joinRead(s, s.readSome(pbns, from, end - from));
         int off = 0;
         for (int k = 0; k < a.count(); k++) {
             int codec = a.codecs()[k] == PayloadCodec.ZSTD ? FormatVersions.CODEC_ZSTD : FormatVersions.CODEC_RAW;
@@ -160,6 +161,11 @@ public final class WorkerBlockHome implements BlockHome {
             off += a.storedLengths()[k];
         }
         return into.count();
+    }
+
+    @Override
+    public String where() {
+        return "the data workers' range stores (holdfast.cluster.data=workers)";
     }
 
     /** No read-ahead: each batch is one DATA_READ to its owner. */
@@ -176,6 +182,19 @@ public final class WorkerBlockHome implements BlockHome {
                     + " worker registers again (GET /api/v1/cluster)", null);
         }
         return s;
+    }
+
+    /** As {@link #join}; a worker that found the first PBN asked for damaged fails the read with {@link DamagedBlockException}. */
+    private static DataReadAnswer joinRead(RemoteRangeStore s, CompletableFuture<DataReadAnswer> call) {
+        try {
+            return call.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RangeBlockDamagedException d) {
+                throw new DamagedBlockException("data worker " + s.name() + " (PBNs " + s.range() + ")", d.answer().pbn(),
+                        d.answer().fingerprint(), d.answer().problem());
+            }
+            return join(call);
+        }
     }
 
     private static <T> T join(CompletableFuture<T> call) {
