@@ -10,12 +10,19 @@ public final class DamagedBlockException extends CorruptDataException {
     private final long pbn;
     private final transient byte[] fingerprint;
     private final String holder;
+    private final String problem;
 
     public DamagedBlockException(String holder, long pbn, byte[] fingerprint, String problem) {
         super("range-data", holder, "pbn " + pbn, problem);
         this.pbn = pbn;
         this.fingerprint = fingerprint.clone();
         this.holder = holder;
+        this.problem = problem;
+    }
+
+    /** What the check found where the block lives, as that node said it. */
+    public String problem() {
+        return problem;
     }
 
     public long pbn() {

@@ -267,7 +267,9 @@ public final class Verifier {
                     String first = damaged.stream().limit(5).map(d -> "LBN " + d.lbn() + " (PBN " + d.pbn() + ")").toList().toString();
                     job.log("snapshot " + s.id() + ": " + damagedCount + " damaged blocks, first " + first);
                     LOG.log(Level.ERROR, "verify: snapshot " + s.id() + " references " + damagedCount + " bad blocks, first " + first
-                            + "; a backup of the healthy source repairs them");
+                            + (home.keepsBlocksOnWorkers() ? "; the blocks are on the workers, where they are not repaired in place: a"
+                            + " backup of the healthy source stores new copies for the next snapshot, and this one stays damaged"
+                            : "; a backup of the healthy source repairs them"));
                 }
                 job.advance(1, bytesRead.get() - bytesBefore);
             }
@@ -328,7 +330,7 @@ public final class Verifier {
                 got = home.readBatch(chunk, from, chunk.length - from, r.batch);
             } catch (DamagedBlockException e) {
                 // its record failed its check where it lives (a worker, which answered the blocks before it already)
-                markBad(e.pbn(), e.fingerprint(), 0, e.getMessage());
+                markBad(e.pbn(), e.fingerprint(), 0, "damaged on its worker: " + e.problem());
                 LOG.log(Level.WARNING, "verify: " + e.getMessage());
                 blocksRead.incrementAndGet();
                 from++;

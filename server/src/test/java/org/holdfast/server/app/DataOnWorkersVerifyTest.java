@@ -44,8 +44,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  * JVM: a master and two workers as Spring contexts over their real ports, an agent backing up over
  * the ingest port. A clean cluster verifies clean and its images equal the restores; a byte flipped in
  * a block of a worker's range log (the real file) is found, named with its snapshot and marked bad on
- * the master; with one worker stopped its blocks are reported unreadable now, naming the worker, and
- * nothing more is marked bad.
+ * the master, and the volume's next backup stores a new copy; with one worker stopped its blocks are
+ * reported unreadable now, naming the worker, and nothing more is marked bad.
  */
 class DataOnWorkersVerifyTest {
     private static final int BS = 4096;
@@ -142,6 +142,14 @@ class DataOnWorkersVerifyTest {
             assertThat(status.toString()).contains("va");
             HttpResponse<byte[]> broken = get(master, "/api/v1/volumes/va/snapshots/1/image", "bytes=" + 7 * BS + "-" + (8 * BS - 1));
             assertThat(broken.statusCode()).as("the damaged block is never sent").isEqualTo(500);
+            // the flagged volume's next backup stores a new copy (no repair in place on a worker) and restores
+            try (AgentDriver agent = new AgentDriver(port, TestTokens.issue(master, Role.AGENT))) {
+                agent.hello();
+                assertThat(agent.backup("va", a, BS, false).sequence()).isEqualTo(2);
+                assertThat(agent.restore("va", 2).image()).isEqualTo(a);
+            }
+            long[] pbnsA2 = pbns(master, "va", 2);
+            assertThat(pbnsA2[7]).as("a new copy of the damaged block").isNotEqualTo(rotten);
 
             // the other worker stopped: its blocks are unreadable now, named, and nothing more is marked bad
             int stopped = holderCtx == workers.get(0) ? 1 : 0;
@@ -150,12 +158,16 @@ class DataOnWorkersVerifyTest {
             String downName = stopped == 0 ? "vw-1" : "vw-2";
             down.close();
             await().atMost(Duration.ofSeconds(30)).until(() -> cluster.rangeStores().up(downId) == null);
-            long onDown = all.stream().flatMapToLong(Arrays::stream).filter(p -> !holder.range().contains(p)).count();
+            long onDown = Stream.concat(all.stream(), Stream.of(pbnsA2)).flatMapToLong(Arrays::stream)
+                    .filter(p -> !holder.range().contains(p)).distinct().count();
             List<String> touched = new ArrayList<>();
             for (int i = 0; i < volumes.size(); i++) {
                 if (Arrays.stream(all.get(i)).anyMatch(p -> !holder.range().contains(p))) {
                     touched.add(volumes.get(i) + "@1");
                 }
+            }
+            if (Arrays.stream(pbnsA2).anyMatch(p -> !holder.range().contains(p))) {
+                touched.add("va@2");
             }
             JsonNode partial = verify(master, "{\"full\": true}");
             assertThat(partial.get("unreadableNow").asLong()).as(partial.toString()).isEqualTo(onDown);
@@ -180,11 +192,16 @@ class DataOnWorkersVerifyTest {
 
     /** The PBNs of {@code volume}'s snapshot 1, in LBN order. */
     private static long[] pbns(ConfigurableApplicationContext master, String volume) {
+        return pbns(master, volume, 1);
+    }
+
+    /** The PBNs of {@code volume}'s snapshot {@code sequence}, in LBN order. */
+    private static long[] pbns(ConfigurableApplicationContext master, String volume, long sequence) {
         Catalog catalog = master.getBean(Catalog.class);
         VolumeRecord v = catalog.requireVolume(new org.holdfast.common.id.VolumeId(volume));
         long[] out = new long[BLOCKS];
         try (MapCursor c = catalog.mapCursor(v.internalId())) {
-            c.startScan(1, 0, BLOCKS);
+            c.startScan(sequence, 0, BLOCKS);
             while (c.nextMapped()) {
                 out[(int) c.lbn()] = c.pbn();
             }

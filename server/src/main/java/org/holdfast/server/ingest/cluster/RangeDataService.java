@@ -208,7 +208,9 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
                 }
                 // its record failed its check here (the store marked it bad): the master's verify must tell this from a lost link
                 LOG.log(System.Logger.Level.WARNING, "DATA_READ: " + e.getMessage());
-                return DataFailed.of(r.requestId(), DamagedBlockAnswer.message(r.pbns()[n], block.fingerprint(), e.getMessage()));
+                // what the check found and where, not the store's advice (a repair on a worker is not the master's to promise)
+                return DataFailed.of(r.requestId(), DamagedBlockAnswer.message(r.pbns()[n], block.fingerprint(),
+                        e.problem() + " (" + e.file() + ", record at offset " + e.offset() + ")"));
             }
             if (n > 0 && !DataReadAnswer.fits(n + 1, (long) out.size() + block.storedLength())) {
                 break;

@@ -33,6 +33,11 @@ import org.holdfast.server.store.StoredBlock;
  * come from the owner in a DATA_READ, whose answer carries each block's fingerprint beside its
  * bytes: the master holds no fingerprint of a worker's block (its location index and possession
  * records are keyed by PBN and hold none), and a fingerprints-only call would spare the bytes.
+ *
+ * <p>A block whose record fails its check on its worker ({@link DamagedBlockAnswer}) fails a read
+ * with {@link DamagedBlockException} (damaged, which verify marks bad), never with
+ * {@link BlocksUnavailableException} (unreachable, which it must not); its fingerprint still comes
+ * from the answer, so a backup that meets it sees the block bad and stores a new copy.
  */
 public final class WorkerBlockHome implements BlockHome {
     private final RangeStores stores;
@@ -122,7 +127,16 @@ public final class WorkerBlockHome implements BlockHome {
             while (end < n && end - i < ProtocolLimits.MAX_DATA_READ && pbns[end] > 0 && s.range().contains(pbns[end])) {
                 end++;
             }
-            DataReadAnswer a = join(s.readSome(pbns, i, end - i));
+            CompletableFuture<DataReadAnswer> call = s.readSome(pbns, i, end - i);
+            DamagedBlockAnswer damaged = damagedFirst(call);
+            if (damaged != null) {
+                // a damaged record still has the fingerprint its location holds: the session sees the block bad and stores a copy
+                found[i] = !isZero(damaged.fingerprint());
+                System.arraycopy(damaged.fingerprint(), 0, out, i * Fingerprint.BYTES, Fingerprint.BYTES);
+                i++;
+                continue;
+            }
+            DataReadAnswer a = join(call);
             for (int k = 0; k < a.count(); k++) {
                 System.arraycopy(a.fps(), k * Fingerprint.BYTES, out, (i + k) * Fingerprint.BYTES, Fingerprint.BYTES);
                 found[i + k] = true;
@@ -137,7 +151,13 @@ public final class WorkerBlockHome implements BlockHome {
             return false;
         }
         RemoteRangeStore s = owner(pbn);
-        DataReadAnswer a = join(s.readSome(new long[] {pbn}, 0, 1));
+        CompletableFuture<DataReadAnswer> call = s.readSome(new long[] {pbn}, 0, 1);
+        DamagedBlockAnswer damaged = damagedFirst(call);
+        if (damaged != null) {
+            System.arraycopy(damaged.fingerprint(), 0, scratch.fingerprint(), 0, Fingerprint.BYTES);
+            return !isZero(damaged.fingerprint());
+        }
+        DataReadAnswer a = join(call);
         System.arraycopy(a.fps(), 0, scratch.fingerprint(), 0, Fingerprint.BYTES);
         return true;
     }
@@ -182,6 +202,25 @@ public final class WorkerBlockHome implements BlockHome {
                     + " worker registers again (GET /api/v1/cluster)", null);
         }
         return s;
+    }
+
+    /** The worker's answer that the first PBN {@code call} asked for is damaged, or null (answered, or failed otherwise). */
+    private static DamagedBlockAnswer damagedFirst(CompletableFuture<DataReadAnswer> call) {
+        try {
+            call.join();
+            return null;
+        } catch (CompletionException e) {
+            return e.getCause() instanceof RangeBlockDamagedException d ? d.answer() : null;
+        }
+    }
+
+    private static boolean isZero(byte[] fingerprint) {
+        for (byte b : fingerprint) {
+            if (b != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** As {@link #join}; a worker that found the first PBN asked for damaged fails the read with {@link DamagedBlockException}. */
