@@ -120,7 +120,14 @@ public class VerifyConfiguration {
 
     /** UP while no block is bad; else DEGRADED (HTTP 200) with the count, the flagged volumes and what to do. */
     @Bean
-    HealthIndicator integrityHealthIndicator(DamageReport damage) {
+    HealthIndicator integrityHealthIndicator(DamageReport damage, ClusterDataMode dataMode) {
+        // with the blocks on the workers a bad block is not repaired in place: only new snapshots get a sound copy
+        String action = dataMode == ClusterDataMode.WORKERS
+                ? "the blocks are on the workers, where a bad block is not repaired in place: back up the affected volumes from a"
+                        + " healthy source (the new snapshots are sound) and restore from those; see docs/operations.md, \"Data on"
+                        + " workers (experimental)\""
+                : "back up the affected volumes from a healthy source to repair the blocks in place, then verify"
+                        + " (POST /api/v1/verify); see docs/operations.md, \"Verify\"";
         return () -> {
             int bad = damage.badBlocks().count();
             if (bad == 0) {
@@ -128,8 +135,7 @@ public class VerifyConfiguration {
             }
             return Health.status(DEGRADED).withDetail("badBlocks", bad)
                     .withDetail("damagedVolumes", damage.damagedVolumes().stream().map(v -> v.volume()).toList())
-                    .withDetail("action", "back up the affected volumes from a healthy source to repair the blocks in place,"
-                            + " then verify (POST /api/v1/verify); see docs/operations.md, \"Verify\"")
+                    .withDetail("action", action)
                     .build();
         };
     }
