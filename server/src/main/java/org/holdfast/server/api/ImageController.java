@@ -25,7 +25,7 @@ import org.holdfast.server.security.PrincipalRoles;
 import org.holdfast.server.security.Role;
 import org.holdfast.server.stats.TransferRates;
 import org.holdfast.server.store.CorruptDataException;
-import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.BlockHome;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -42,7 +42,8 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * {@code GET /api/v1/volumes/{name}/snapshots/{snapshot}/image}: a snapshot's raw image, with
  * single-range {@code Range} support (206, 416), every block verified before it is sent
- * ({@link SnapshotImage}). Operator, admin, or an agent token scoped to the volume; not viewer
+ * ({@link SnapshotImage}), read where it lives ({@link BlockHome}: with the blocks on the workers, from
+ * each range's owner; a block whose worker is down fails the download, 503 before the body started). Operator, admin, or an agent token scoped to the volume; not viewer
  * (a viewer sees metadata, not data).
  *
  * <p>A block that fails its check once the response is under way cannot become an error status
@@ -57,7 +58,6 @@ import org.springframework.web.bind.annotation.RestController;
  */
 @RestController
 @Conditional(OnStandaloneOrMaster.class)
-@NeedsLocalBlocks
 public class ImageController {
     /** Request attribute: the response must end by closing the connection, unfinished (read by a Tomcat valve in app). */
     public static final String ABORT_CONNECTION = "org.holdfast.server.api.abortConnection";
@@ -68,7 +68,7 @@ public class ImageController {
     private static final String SNAPSHOT_PATTERN = "^([^@/]+@)?[1-9][0-9]{0,17}$";
 
     private final Catalog catalog;
-    private final DataStore store;
+    private final BlockHome home;
     private final Counter verifyFailures;
     private final AuditLog audit;
     private final Clock clock;
@@ -77,13 +77,13 @@ public class ImageController {
     private final DownloadLinks links;
     private final PrincipalRoles roles;
 
-    public ImageController(Catalog catalog, DataStore store, MeterRegistry meters, ObjectProvider<AuditLog> audit, Clock holdfastClock,
+    public ImageController(Catalog catalog, BlockHome home, MeterRegistry meters, ObjectProvider<AuditLog> audit, Clock holdfastClock,
                            ObjectProvider<TransferRates> rates, DownloadLinks links, PrincipalRoles roles) {
         this.catalog = catalog;
         this.links = links;
         this.roles = roles;
         this.rates = rates.getIfAvailable(() -> null);
-        this.store = store;
+        this.home = home;
         this.verifyFailures = Counter.builder("holdfast.image.verify.failures")
                 .description("image downloads ended early because a block failed its check (run the checker)").register(meters);
         this.audit = audit.getIfAvailable(() -> AuditLog.NONE);
@@ -171,7 +171,7 @@ public class ImageController {
                        HttpServletResponse response, String principal) throws IOException {
         String name = volume.name().name();
         long sequence = s.sequence();
-        SnapshotImage image = new SnapshotImage(catalog, store, volume, s);
+        SnapshotImage image = new SnapshotImage(catalog, home, volume, s);
         long length = image.length();
         String etag = "\"" + volume.internalId() + "-" + sequence + "\"";
 

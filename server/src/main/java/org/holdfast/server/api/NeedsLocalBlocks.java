@@ -6,10 +6,11 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Marks an endpoint (or a controller's every endpoint) that reads the blocks through the master's
- * own data store: verify and the image API. With {@code holdfast.cluster.data=workers} the blocks
- * live on the workers, where these do not reach yet, so the app refuses them before they run: a
- * verify there would read nothing and call the store clean.
+ * Marks an endpoint (or a controller's every endpoint) that is about the master's own range and data
+ * store: GC's fsck (it compares the catalog with the master's GMA) and reclaim-now (it frees PBNs of
+ * the master's range), and removing a worker. With {@code holdfast.cluster.data=workers} the blocks
+ * live on the workers, so the app refuses these before they run. Verify and the image API are not
+ * marked: they read blocks through the {@code BlockHome}, which reaches the workers.
  */
 @Retention(RetentionPolicy.RUNTIME)
 @Target({ElementType.TYPE, ElementType.METHOD})

@@ -172,6 +172,13 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
         return problem(HttpStatus.SERVICE_UNAVAILABLE, ProblemTypes.STORE_UNAVAILABLE, "Store unavailable", e.getMessage());
     }
 
+    /** A block's worker is not connected (data on workers): 503, the message names the worker and what to do. */
+    @ExceptionHandler(org.holdfast.server.store.BlocksUnavailableException.class)
+    ProblemDetail blocksUnavailable(org.holdfast.server.store.BlocksUnavailableException e) {
+        LOG.warn("blocks unavailable: " + e.getMessage());
+        return problem(HttpStatus.SERVICE_UNAVAILABLE, ProblemTypes.STORE_UNAVAILABLE, "Blocks unavailable", e.getMessage());
+    }
+
     @ExceptionHandler(UnknownPolicyException.class)
     ProblemDetail unknownPolicy(UnknownPolicyException e) {
         return problem(HttpStatus.NOT_FOUND, ProblemTypes.UNKNOWN_POLICY, "Unknown retention policy", e.getMessage());

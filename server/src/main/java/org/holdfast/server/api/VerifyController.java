@@ -31,7 +31,6 @@ import org.springframework.web.bind.annotation.RestController;
  */
 @RestController
 @Conditional(OnStandaloneOrMaster.class)
-@NeedsLocalBlocks
 public class VerifyController {
     private static final Set<String> FIELDS = Set.of("volume", "snapshot", "full");
 

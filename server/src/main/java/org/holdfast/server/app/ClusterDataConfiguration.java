@@ -47,8 +47,8 @@ public class ClusterDataConfiguration {
                 dedupEngine, db);
         if (mode == ClusterDataMode.WORKERS) {
             LOG.warn("holdfast.cluster.data=workers (experimental): backups keep their blocks on the workers, and each worker sweeps"
-                    + " its own range on the master's GC cycle; verify, fsck, reclaim-now, catalog backups and the image API do not reach"
-                    + " them yet, and a lost worker's blocks are unavailable until it comes back");
+                    + " its own range on the master's GC cycle; verify and the image API read them from their workers; fsck, reclaim-now"
+                    + " and catalog backups do not reach them yet, and a lost worker's blocks are unavailable until it comes back");
         }
         return mode;
     }
@@ -63,7 +63,7 @@ public class ClusterDataConfiguration {
         return mode == ClusterDataMode.WORKERS ? new WorkerBlockHome(server.getObject().rangeStores()) : new LocalBlockHome(store);
     }
 
-    /** With {@code workers}: verify and the image API answer 409 before they touch the master's (empty) data store. */
+    /** With {@code workers}: fsck, reclaim-now and removing a worker answer 409 before they touch the master's own range. */
     @Bean
     WebMvcConfigurer dataOnWorkersEndpoints(ClusterDataMode mode) {
         return new WebMvcConfigurer() {

@@ -44,16 +44,17 @@ final class RefusedEndpoints implements HandlerInterceptor {
     }
 
     /**
-     * With {@code holdfast.cluster.data=workers}: every {@link NeedsLocalBlocks} endpoint (verify, the
-     * image API, fsck, reclaim-now, removing a worker). The master's own store holds none of the blocks: a verify would
-     * read nothing and report the snapshots clean, fsck would find every worker PBN uncounted.
+     * With {@code holdfast.cluster.data=workers}: every {@link NeedsLocalBlocks} endpoint (fsck,
+     * reclaim-now, removing a worker). The master's own store holds none of the blocks: fsck would find
+     * every worker PBN uncounted, and reclaim-now frees only the master's range. Verify and the image API
+     * read the blocks from the workers and are served.
      */
     static RefusedEndpoints dataOnWorkers() {
         return new RefusedEndpoints(NeedsLocalBlocks.class, "urn:holdfast:problem:data-on-workers", "Blocks are on the workers",
                 "this master keeps its blocks on the workers (holdfast.cluster.data=workers, experimental, fixed when the"
-                        + " data directory was created), where verify, fsck, reclaim-now and the image API do not reach yet;"
-                        + " restore a snapshot with the agent instead (it reads every block from its worker and checks its"
-                        + " fingerprint); GC runs (POST /api/v1/gc/runs) free blocks on the workers. A worker cannot be"
+                        + " data directory was created), where fsck and reclaim-now do not reach yet; check the blocks with"
+                        + " verify (POST /api/v1/verify), which reads every block from its worker and checks its fingerprint;"
+                        + " GC runs (POST /api/v1/gc/runs) free blocks on the workers. A worker cannot be"
                         + " removed either (its range's blocks live only there): replace a dead one"
                         + " (POST /api/v1/cluster/workers/{id}/replace)");
     }

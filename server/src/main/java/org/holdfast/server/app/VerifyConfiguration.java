@@ -2,10 +2,15 @@ package org.holdfast.server.app;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.function.LongFunction;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.cluster.WorkerRegistry;
+import org.holdfast.server.cluster.WorkerView;
 import org.holdfast.server.gc.GcJobs;
 import org.holdfast.server.jobs.Job;
 import org.holdfast.server.jobs.Jobs;
+import org.holdfast.server.store.BlockHome;
 import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
@@ -15,6 +20,7 @@ import org.holdfast.server.verify.DamageReport;
 import org.holdfast.server.verify.Verifier;
 import org.holdfast.server.verify.VerifyJobs;
 import org.holdfast.server.verify.VerifySettings;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.actuate.health.Status;
@@ -28,7 +34,8 @@ import org.springframework.util.unit.DataSize;
 
 /**
  * Wires verification: the ledger, the verifier with its settings ({@code holdfast.verify.*}), its
- * jobs and schedule, the damage report, and the {@code integrity} health check.
+ * jobs and schedule, the damage report, and the {@code integrity} health check. With the blocks on the
+ * workers verify reads them from their owners as a restore does; the schedule runs as on a standalone server.
  */
 @Configuration(proxyBeanMethods = false)
 @Conditional(OnStandaloneOrMaster.class)
@@ -62,23 +69,33 @@ public class VerifyConfiguration {
         return new VerifyLedger(db);
     }
 
+    /**
+     * Reads the blocks where they live ({@link BlockHome}: with {@code holdfast.cluster.data=workers} from each range's
+     * owner) and names a worker's blocks by its node and id in reports; bad-block marks stay the master's.
+     */
     @Bean
-    Verifier verifier(Catalog catalog, DataStore store, VerifyLedger ledger, VerifyProperties p, Clock holdfastClock) {
-        return new Verifier(catalog, store, ledger, p.settings(), holdfastClock);
+    Verifier verifier(Catalog catalog, DataStore store, BlockHome home, ObjectProvider<WorkerRegistry> registry,
+                      VerifyLedger ledger, VerifyProperties p, Clock holdfastClock) {
+        WorkerRegistry workers = home.keepsBlocksOnWorkers() ? registry.getIfAvailable() : null;
+        LongFunction<Verifier.BlockHolder> holders = workers == null ? pbn -> Verifier.BlockHolder.LOCAL : pbn -> holder(workers, pbn);
+        return new Verifier(catalog, store, home, holders, ledger, p.settings(), holdfastClock);
     }
 
-    /**
-     * Closes (its schedule) before the job runner. With {@code holdfast.cluster.data=workers} no pass is
-     * scheduled or started: the blocks are on the workers, which verify does not reach yet, and a pass
-     * over the master's empty store would call every snapshot clean.
-     */
-    @Bean(destroyMethod = "close")
-    VerifyJobs verifyJobs(Verifier verifier, Jobs jobs, DataDirectory dir, ClusterDataMode dataMode) {
-        VerifyJobs v = new VerifyJobs(verifier, jobs);
-        if (dataMode == ClusterDataMode.WORKERS) {
-            LOG.warn("holdfast.cluster.data=workers: no verify pass is scheduled (verify does not reach the workers' blocks yet)");
-            return v;
+    /** The registered worker whose range holds {@code pbn} (connected or not: a down worker is who to bring back). */
+    private static Verifier.BlockHolder holder(WorkerRegistry workers, long pbn) {
+        for (WorkerView w : workers.workers()) {
+            if (w.range().contains(pbn)) {
+                return new Verifier.BlockHolder("data worker " + w.nodeName() + " (id " + w.workerId() + ", PBNs " + w.range() + ")",
+                        w.range());
+            }
         }
+        return new Verifier.BlockHolder("no registered worker (PBN " + pbn + ")", new PbnRange(pbn, pbn + 1));
+    }
+
+    /** Closes (its schedule) before the job runner. */
+    @Bean(destroyMethod = "close")
+    VerifyJobs verifyJobs(Verifier verifier, Jobs jobs, DataDirectory dir) {
+        VerifyJobs v = new VerifyJobs(verifier, jobs);
         v.startSchedule();
         v.passAfterCorruptFsck(GcJobs.FSCK);
         try {
@@ -103,7 +120,14 @@ public class VerifyConfiguration {
 
     /** UP while no block is bad; else DEGRADED (HTTP 200) with the count, the flagged volumes and what to do. */
     @Bean
-    HealthIndicator integrityHealthIndicator(DamageReport damage) {
+    HealthIndicator integrityHealthIndicator(DamageReport damage, ClusterDataMode dataMode) {
+        // with the blocks on the workers a bad block is not repaired in place: only new snapshots get a sound copy
+        String action = dataMode == ClusterDataMode.WORKERS
+                ? "the blocks are on the workers, where a bad block is not repaired in place: back up the affected volumes from a"
+                        + " healthy source (the new snapshots are sound) and restore from those; see docs/operations.md, \"Data on"
+                        + " workers (experimental)\""
+                : "back up the affected volumes from a healthy source to repair the blocks in place, then verify"
+                        + " (POST /api/v1/verify); see docs/operations.md, \"Verify\"";
         return () -> {
             int bad = damage.badBlocks().count();
             if (bad == 0) {
@@ -111,8 +135,7 @@ public class VerifyConfiguration {
             }
             return Health.status(DEGRADED).withDetail("badBlocks", bad)
                     .withDetail("damagedVolumes", damage.damagedVolumes().stream().map(v -> v.volume()).toList())
-                    .withDetail("action", "back up the affected volumes from a healthy source to repair the blocks in place,"
-                            + " then verify (POST /api/v1/verify); see docs/operations.md, \"Verify\"")
+                    .withDetail("action", action)
                     .build();
         };
     }

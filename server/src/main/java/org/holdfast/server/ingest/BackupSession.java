@@ -603,7 +603,8 @@ public final class BackupSession {
     /** Stores entry {@code idx}'s verified payload: as the repair of a bad block, else as a new block. */
     private int store(int idx, byte[] src, int off, int len, int storedCodec, byte[] pfs, int pfOff, int protectedCount) {
         int fpOff = idx * Fingerprint.BYTES;
-        long target = repairTarget(idx, fpOff);
+        // a bad block on a worker is not repaired in place (the master's store holds no copy of it): a new copy is stored
+        long target = blocks.keepsBlocksOnWorkers() ? 0 : repairTarget(idx, fpOff);
         if (target != 0 && services.dataStore().repair(target, fps, fpOff, src, off, len, storedCodec, blockSize)) {
             // The verified payload becomes the bad PBN's new copy (at the next sync): every snapshot referencing it heals.
             resolveStored(idx, target, false);

@@ -14,8 +14,10 @@ import org.holdfast.server.catalog.MapCursor;
 import org.holdfast.server.catalog.SnapshotRecord;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.store.BlockBatch;
+import org.holdfast.server.store.BlockHome;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.LocalBlockHome;
 
 /**
  * A snapshot's raw image as a byte sequence of {@link #length()} bytes, for the HTTP image
@@ -23,7 +25,8 @@ import org.holdfast.server.store.DataStore;
  * one byte of it is written.
  *
  * <p>Reads like {@link org.holdfast.server.ingest.RestoreStream}: one ordered scan of the versioned
- * map, blocks read in batches with {@link DataStore#readBatch} (record header and CRC32C checked). Unlike the agent
+ * map, blocks read in batches with {@link BlockHome#readBatch} (the master's store checks each record's header and
+ * CRC32C; with the blocks on the workers each range's owner does, and answers them as stored). Unlike the agent
  * restore, which passes stored bytes through and lets the agent verify, this decodes each block
  * (zstd, raw or a member of a frame, to exactly the block size) and checks its SHA-256 against the block's fingerprint,
  * because the HTTP client has no fingerprints to check against. A block that fails any check
@@ -39,11 +42,17 @@ public final class SnapshotImage {
     private static final byte[] ZEROS = new byte[ZEROS_BYTES];
 
     private final Catalog catalog;
-    private final DataStore store;
+    private final BlockHome store;
     private final VolumeRecord volume;
     private final SnapshotRecord snapshot;
 
+    /** The image of {@code snapshot} with its blocks in {@code store} itself. */
     public SnapshotImage(Catalog catalog, DataStore store, VolumeRecord volume, SnapshotRecord snapshot) {
+        this(catalog, new LocalBlockHome(store), volume, snapshot);
+    }
+
+    /** The image of {@code snapshot} with its blocks read through {@code store} (the master's, or its workers'). */
+    public SnapshotImage(Catalog catalog, BlockHome store, VolumeRecord volume, SnapshotRecord snapshot) {
         this.catalog = catalog;
         this.store = store;
         this.volume = volume;
@@ -128,7 +137,7 @@ public final class SnapshotImage {
     }
 
     private CorruptDataException corrupt(BlockBatch batch, int k, long lbn, String why) {
-        return new CorruptDataException("data-log", store.dir().toString(),
+        return new CorruptDataException(store.keepsBlocksOnWorkers() ? "range-data" : "data-log", store.where(),
                 "pbn " + batch.pbn(k) + " (" + snapshot.id() + " LBN " + lbn + ")", why);
     }
 

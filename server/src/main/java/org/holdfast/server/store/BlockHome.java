@@ -5,7 +5,7 @@ package org.holdfast.server.store;
  * own {@link DataStore} ({@link LocalBlockHome}), or the workers' range stores (data on workers,
  * docs/architecture.md). A session appends each verified block or frame to the storing worker its
  * lookup named and gets its PBN(s), makes its appends durable before the catalog batch, and reads
- * fingerprints of PBNs; a restore reads batches of PBNs. Bad blocks, repairs and the possession
+ * fingerprints of PBNs; a restore, verify and the image API read batches of PBNs. Bad blocks, repairs and the possession
  * index stay the master's (its {@link DataStore}): they are records about PBNs, not the blocks.
  */
 public interface BlockHome {
@@ -47,8 +47,18 @@ public interface BlockHome {
     /** Loads the fingerprint of {@code pbn} into {@code scratch.fingerprint()}; false if the PBN is unknown. */
     boolean fingerprint(long pbn, StoredBlock scratch);
 
-    /** Reads up to {@code n} blocks, {@code pbns[from..from+n)}, as stored into {@code into}, at least one; see {@link DataStore#readBatch}. */
+    /**
+     * Reads up to {@code n} blocks, {@code pbns[from..from+n)}, as stored into {@code into}, at least one; see {@link DataStore#readBatch}.
+     *
+     * @throws CorruptDataException       if a record failed its check where it lives (on a worker: {@link DamagedBlockException}
+     *                                    for {@code pbns[from]}, the blocks before it having been answered by an earlier call)
+     * @throws BlocksUnavailableException if the worker holding {@code pbns[from]} is not connected or the call failed: the
+     *                                    block is unreadable now, not damaged
+     */
     int readBatch(long[] pbns, int from, int n, BlockBatch into);
+
+    /** Where the blocks are, for messages: the store's directory, or the workers'. */
+    String where();
 
     /** A read-ahead for a restore about to read many blocks, or null (see {@link DataStore#readAhead}). */
     ReadAhead readAhead();

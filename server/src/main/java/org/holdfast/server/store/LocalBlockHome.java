@@ -39,6 +39,11 @@ public final class LocalBlockHome implements BlockHome {
     }
 
     @Override
+    public String where() {
+        return store.dir().toString();
+    }
+
+    @Override
     public ReadAhead readAhead() {
         return store.readAhead();
     }

@@ -23,6 +23,16 @@ final class PbnSet {
         return true;
     }
 
+    /** True if {@code pbn} is in the set. */
+    boolean contains(long pbn) {
+        BitSet page = pages.get(pbn >>> SHIFT);
+        return page != null && page.get((int) (pbn & MASK));
+    }
+
+    boolean isEmpty() {
+        return size == 0;
+    }
+
     long size() {
         return size;
     }

@@ -6,15 +6,20 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongFunction;
 import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.hash.BlockHasher;
 import org.holdfast.common.id.Fingerprint;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.MapCursor;
@@ -24,9 +29,13 @@ import org.holdfast.server.jobs.JobCancelledException;
 import org.holdfast.server.jobs.JobContext;
 import org.holdfast.server.store.BadBlocks;
 import org.holdfast.server.store.BlockBatch;
+import org.holdfast.server.store.BlockHome;
+import org.holdfast.server.store.BlocksUnavailableException;
 import org.holdfast.server.store.CorruptDataException;
+import org.holdfast.server.store.DamagedBlockException;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.LocalBlockHome;
 import org.holdfast.server.store.StoredBlock;
 import org.holdfast.server.store.VerifyLedger;
 
@@ -35,7 +44,14 @@ import org.holdfast.server.store.VerifyLedger;
  * many snapshots share it, and checks its record (magic, header and data CRC32C) and that its
  * stored bytes decode to the fingerprint the location index holds (a member of a frame record:
  * the frame decodes and the member's bytes match its own fingerprint). A block that fails goes to the
- * store's {@link BadBlocks} registry at once. Reads run on {@code threads} threads, paced by a
+ * store's {@link BadBlocks} registry at once.
+ *
+ * <p>Blocks are read through the {@link BlockHome}: the store itself, or with the blocks on the
+ * workers ({@code holdfast.cluster.data=workers}) each range's owner, whose record check a damaged
+ * block fails there ({@link DamagedBlockException}) and whose answer the pass decodes and hashes here.
+ * A block whose worker is not connected, or whose read call fails, is unreadable now, not damaged: it
+ * is counted per worker ({@link BlockHolder}), never marked bad, and a snapshot with such a block keeps
+ * its earlier result (it was not checked whole). Reads run on {@code threads} threads, paced by a
  * shared rate limiter so that backups keep their speed. Incremental: a block found sound within the
  * window is not read again (its time is in the {@link VerifyLedger}), unless the pass is full. Each
  * snapshot's result (when, and the LBNs whose blocks are bad) is recorded as soon as its blocks are
@@ -46,24 +62,48 @@ public final class Verifier {
     /** PBNs one reader task takes at a time. */
     static final int CHUNK = 64;
     private static final int BATCH_BUFFER_BYTES = 4 << 20;
+    private static final long[] NONE = new long[0];
 
-    /** What a pass did. */
+    /**
+     * What a pass did; {@code unreadableNow} counts blocks that could not be read (their worker down, a call failed), which
+     * {@code unreadable} explains per holder, and {@code uncheckedSnapshots} lists the snapshots that hold such blocks.
+     */
     public record Report(String scope, long snapshots, long blocksReferenced, long blocksRead, long bytesRead,
                          long blocksSkippedRecent, long badBlocks, long newlyBad, List<String> damagedSnapshots,
-                         long durationMillis) {
+                         long durationMillis, long unreadableNow, List<String> unreadable, List<String> uncheckedSnapshots) {
+    }
+
+    /** Where a block lives, for reports: a name an operator knows (a worker's node and id) and the PBN range it holds. */
+    public record BlockHolder(String name, PbnRange range) {
+        /** The store itself, holding every PBN. */
+        public static final BlockHolder LOCAL = new BlockHolder("this server", PbnRange.STANDALONE);
     }
 
     private final Catalog catalog;
     private final DataStore store;
+    private final BlockHome home;
+    private final LongFunction<BlockHolder> holders;
     private final VerifyLedger ledger;
     private final VerifySettings settings;
     private final Clock clock;
     // buffers of the reader threads, taken by each chunk and given back (one per thread at most)
     private final java.util.concurrent.ConcurrentLinkedQueue<Reader> readers = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
+    /** A verifier of the blocks in {@code store} itself. */
     public Verifier(Catalog catalog, DataStore store, VerifyLedger ledger, VerifySettings settings, Clock clock) {
+        this(catalog, store, new LocalBlockHome(store), pbn -> BlockHolder.LOCAL, ledger, settings, clock);
+    }
+
+    /**
+     * A verifier that reads blocks through {@code home} and names their holders with {@code holders}; bad-block marks and
+     * the ledger stay in {@code store}'s metadata (records about PBNs, wherever the blocks live).
+     */
+    public Verifier(Catalog catalog, DataStore store, BlockHome home, LongFunction<BlockHolder> holders, VerifyLedger ledger,
+                    VerifySettings settings, Clock clock) {
         this.catalog = catalog;
         this.store = store;
+        this.home = home;
+        this.holders = holders;
         this.ledger = ledger;
         this.settings = settings;
         this.clock = clock;
@@ -111,6 +151,9 @@ public final class Verifier {
         RateLimiter limiter = settings.bytesPerSecond() > 0 ? RateLimiter.create(settings.bytesPerSecond()) : null;
         PbnSet seen = new PbnSet();
         PbnSet damagedSeen = new PbnSet();
+        PbnSet unreadableSeen = new PbnSet();
+        Unreadable unreadable = new Unreadable();
+        List<String> uncheckedSnapshots = new ArrayList<>();
         long referenced = 0;
         long skipped = 0;
         AtomicLong blocksRead = new AtomicLong();
@@ -172,15 +215,19 @@ public final class Verifier {
                 }
                 Arrays.sort(toRead, 0, m);
                 long bytesBefore = bytesRead.get();
-                List<Future<long[]>> parts = new ArrayList<>();
+                List<Future<Checked>> parts = new ArrayList<>();
                 for (int from = 0; from < m; from += CHUNK) {
                     long[] chunk = Arrays.copyOfRange(toRead, from, Math.min(m, from + CHUNK));
-                    parts.add(pool.submit(() -> check(chunk, limiter, job, blocksRead, bytesRead)));
+                    parts.add(pool.submit(() -> check(chunk, limiter, job, blocksRead, bytesRead, unreadable)));
                 }
-                for (Future<long[]> f : parts) {
+                for (Future<Checked> f : parts) {
                     long[] sound;
                     try {
-                        sound = f.get();
+                        Checked c = f.get();
+                        sound = c.sound();
+                        for (long p : c.unreadable()) {
+                            unreadableSeen.add(p);
+                        }
                     } catch (ExecutionException e) {
                         parts.forEach(p -> p.cancel(true));
                         if (e.getCause() instanceof JobCancelledException c) {
@@ -202,13 +249,27 @@ public final class Verifier {
                         }
                     }
                 }
-                ledger.putSnapshot(v.internalId(), s.sequence(), new VerifyLedger.SnapshotResult(clock.millis(), n, damagedCount, damaged));
+                long notRead = 0;
+                for (int i = 0; i < n && !unreadableSeen.isEmpty(); i++) {
+                    if (unreadableSeen.contains(pbns[i])) {
+                        notRead++;
+                    }
+                }
+                if (notRead == 0) {
+                    ledger.putSnapshot(v.internalId(), s.sequence(), new VerifyLedger.SnapshotResult(clock.millis(), n, damagedCount, damaged));
+                } else {
+                    // not checked whole: its earlier result stands, and the next pass reads what could not be read now
+                    uncheckedSnapshots.add(s.id().toString());
+                    job.log("snapshot " + s.id() + ": " + notRead + " blocks unreadable now (not marked bad); its result is not recorded");
+                }
                 if (damagedCount > 0) {
                     damagedSnapshots.add(s.id().toString());
                     String first = damaged.stream().limit(5).map(d -> "LBN " + d.lbn() + " (PBN " + d.pbn() + ")").toList().toString();
                     job.log("snapshot " + s.id() + ": " + damagedCount + " damaged blocks, first " + first);
                     LOG.log(Level.ERROR, "verify: snapshot " + s.id() + " references " + damagedCount + " bad blocks, first " + first
-                            + "; a backup of the healthy source repairs them");
+                            + (home.keepsBlocksOnWorkers() ? "; the blocks are on the workers, where they are not repaired in place: a"
+                            + " backup of the healthy source stores new copies for the next snapshot, and this one stays damaged"
+                            : "; a backup of the healthy source repairs them"));
                 }
                 job.advance(1, bytesRead.get() - bytesBefore);
             }
@@ -220,16 +281,28 @@ public final class Verifier {
             }
         }
         long newlyBad = Math.max(0, store.badBlocks().count() - badBefore);
+        List<String> unreadableLines = unreadable.lines();
+        for (String line : unreadableLines) {
+            job.log(line);
+            LOG.log(Level.WARNING, "verify: " + line);
+        }
         Report r = new Report(scope.describe(), snaps.size(), referenced, blocksRead.get(), bytesRead.get(), skipped,
-                damagedSeen.size(), newlyBad, List.copyOf(damagedSnapshots), (System.nanoTime() - t0) / 1_000_000);
+                damagedSeen.size(), newlyBad, List.copyOf(damagedSnapshots), (System.nanoTime() - t0) / 1_000_000,
+                unreadableSeen.size(), unreadableLines, List.copyOf(uncheckedSnapshots));
         job.log("verify " + scope.describe() + ": " + (r.badBlocks() == 0 ? "clean" : r.badBlocks() + " bad blocks in "
-                + damagedSnapshots.size() + " snapshots") + ", " + r.blocksRead() + " blocks (" + r.bytesRead() + " B) read, "
-                + skipped + " skipped as recently verified");
+                + damagedSnapshots.size() + " snapshots") + (r.unreadableNow() == 0 ? "" : ", " + r.unreadableNow()
+                + " blocks unreadable now in " + uncheckedSnapshots.size() + " snapshots (not checked, not marked bad)")
+                + ", " + r.blocksRead() + " blocks (" + r.bytesRead() + " B) read, " + skipped + " skipped as recently verified");
         return r;
     }
 
-    /** Reads and checks the PBNs of one chunk (ascending); answers the sound ones. Runs on a reader thread. */
-    private long[] check(long[] chunk, RateLimiter limiter, JobContext job, AtomicLong blocksRead, AtomicLong bytesRead) {
+    /** What one chunk's check found: the sound PBNs, and those that could not be read now. */
+    private record Checked(long[] sound, long[] unreadable) {
+    }
+
+    /** Reads and checks the PBNs of one chunk (ascending). Runs on a reader thread. */
+    private Checked check(long[] chunk, RateLimiter limiter, JobContext job, AtomicLong blocksRead, AtomicLong bytesRead,
+                          Unreadable unreadable) {
         if (job.cancelRequested()) {
             throw new JobCancelledException();
         }
@@ -238,20 +311,45 @@ public final class Verifier {
             r = new Reader();
         }
         try {
-            return checkWith(chunk, r, limiter, blocksRead, bytesRead);
+            return checkWith(chunk, r, limiter, blocksRead, bytesRead, unreadable);
         } finally {
             readers.add(r);
         }
     }
 
-    private long[] checkWith(long[] chunk, Reader r, RateLimiter limiter, AtomicLong blocksRead, AtomicLong bytesRead) {
+    private Checked checkWith(long[] chunk, Reader r, RateLimiter limiter, AtomicLong blocksRead, AtomicLong bytesRead,
+                              Unreadable unreadable) {
         long[] sound = new long[chunk.length];
         int ok = 0;
+        long[] notRead = NONE;
+        int notReadCount = 0;
         int from = 0;
         while (from < chunk.length) {
             int got;
             try {
-                got = store.readBatch(chunk, from, chunk.length - from, r.batch);
+                got = home.readBatch(chunk, from, chunk.length - from, r.batch);
+            } catch (DamagedBlockException e) {
+                // its record failed its check where it lives (a worker, which answered the blocks before it already)
+                markBad(e.pbn(), e.fingerprint(), 0, "damaged on its worker: " + e.problem());
+                LOG.log(Level.WARNING, "verify: " + e.getMessage());
+                blocksRead.incrementAndGet();
+                from++;
+                continue;
+            } catch (BlocksUnavailableException e) {
+                // the worker holding the run is not reachable now: the run is unreadable, not damaged, and nothing is marked
+                BlockHolder h = holders.apply(chunk[from]);
+                int end = from + 1;
+                while (end < chunk.length && h.range().contains(chunk[end])) {
+                    end++;
+                }
+                unreadable.add(h, end - from, e.getMessage());
+                if (notRead.length < notReadCount + end - from) {
+                    notRead = Arrays.copyOf(notRead, chunk.length);
+                }
+                System.arraycopy(chunk, from, notRead, notReadCount, end - from);
+                notReadCount += end - from;
+                from = end;
+                continue;
             } catch (CorruptDataException e) {
                 // some record of the rest failed: check them one by one, so each bad one is named and marked
                 for (int i = from; i < chunk.length; i++) {
@@ -268,7 +366,8 @@ public final class Verifier {
                 if (batchMatches(r, i)) {
                     sound[ok++] = r.batch.pbn(i);
                 } else {
-                    store.markDamaged(r.batch.pbn(i), "stored bytes do not decode to the block's fingerprint");
+                    markBad(r.batch.pbn(i), r.batch.fingerprints(), r.batch.fingerprintOffset(i),
+                            "stored bytes do not decode to the block's fingerprint");
                 }
             }
             pace(limiter, bytes);
@@ -276,7 +375,41 @@ public final class Verifier {
             bytesRead.addAndGet(bytes);
             from += got;
         }
-        return Arrays.copyOf(sound, ok);
+        return new Checked(Arrays.copyOf(sound, ok), Arrays.copyOf(notRead, notReadCount));
+    }
+
+    /**
+     * Records {@code pbn} bad: in the store's own registry through its location, or, for a block on a worker (which the
+     * master's store holds no location of), with the fingerprint the worker holds and the worker as its file.
+     */
+    private void markBad(long pbn, byte[] fps, int fpOff, String problem) {
+        if (home.keepsBlocksOnWorkers()) {
+            store.badBlocks().mark(pbn, fps, fpOff, holders.apply(pbn).name(), problem);
+        } else {
+            store.markDamaged(pbn, problem);
+        }
+    }
+
+    /** Blocks a pass could not read now, per holder, with the first reason each gave; shared by the reader threads. */
+    private static final class Unreadable {
+        private final Map<String, long[]> counts = new ConcurrentHashMap<>();
+        private final Map<String, String> reasons = new ConcurrentHashMap<>();
+
+        void add(BlockHolder h, int blocks, String why) {
+            long[] c = counts.computeIfAbsent(h.name(), k -> new long[1]);
+            synchronized (c) {
+                c[0] += blocks;
+            }
+            reasons.putIfAbsent(h.name(), why);
+        }
+
+        /** One line per holder: how many blocks, why, and what to do. */
+        List<String> lines() {
+            List<String> out = new ArrayList<>();
+            new TreeMap<>(counts).forEach((name, c) -> out.add(c[0] + " blocks on " + name + " are unreadable now (" + reasons.get(name)
+                    + "); they are not marked bad: bring the worker back (GET /api/v1/cluster shows its state) and verify again"));
+            return out;
+        }
     }
 
     private boolean checkOne(long pbn, Reader r, RateLimiter limiter, AtomicLong blocksRead, AtomicLong bytesRead) {

@@ -25,7 +25,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * The wiring of holdfast.cluster.data on a master in this JVM: workers (with GC bookkeeping off)
- * gives the ingest the workers' home, records the mode and refuses verify and the image API (409);
+ * gives the ingest the workers' home, records the mode and serves verify and the image API (they read through the home);
  * the GC routes through the outbox senders with workers, not by default;
  * the default keeps the master's data store and serves verify; workers with GC bookkeeping on protects each PBN on its owner
  * and refuses fsck and reclaim-now (the master's GMA counts only its own range).
@@ -45,17 +45,19 @@ class ClusterDataWiringTest {
     }
 
     @Test
-    void start_dataWorkersWithBookkeepingOff_ingestKeepsBlocksOnTheWorkersTheModeIsRecordedAndVerifyRefused() throws Exception {
+    void start_dataWorkersWithBookkeepingOff_ingestKeepsBlocksOnTheWorkersTheModeIsRecordedAndVerifyServed() throws Exception {
         try (ConfigurableApplicationContext ctx = master("--holdfast.cluster.data=workers", "--holdfast.gc.bookkeeping=off")) {
             assertThat(ctx.getBean(IngestServices.class).blocks()).isInstanceOf(WorkerBlockHome.class);
             assertThat(ClusterDataMode.recorded(ctx.getBean(MetadataDb.class))).isEqualTo(ClusterDataMode.WORKERS);
             assertThat(ctx.getBean(GcDeltaSenders.class).started()).as("the GC routes through the outbox senders").isTrue();
-            // verify would read the master's empty store and call every snapshot clean: refused, as the image API is
-            for (String[] req : new String[][] {{"POST", "/api/v1/verify"}, {"GET", "/api/v1/verify"},
-                    {"GET", "/api/v1/volumes/v/snapshots/1/image"}, {"POST", "/api/v1/volumes/v/snapshots/1/image/link"}}) {
+            // verify and the image API read the blocks from the workers (the home): served, not refused
+            HttpResponse<String> status = call(ctx, "GET", "/api/v1/verify");
+            assertThat(status.statusCode()).as(status.body()).isEqualTo(200);
+            for (String[] req : new String[][] {{"GET", "/api/v1/volumes/v/snapshots/1/image"},
+                    {"POST", "/api/v1/volumes/v/snapshots/1/image/link"}}) {
                 HttpResponse<String> r = call(ctx, req[0], req[1]);
-                assertThat(r.statusCode()).as(req[0] + " " + req[1] + ": " + r.body()).isEqualTo(409);
-                assertThat(r.body()).contains("urn:holdfast:problem:data-on-workers").contains("restore a snapshot with the agent");
+                assertThat(r.statusCode()).as(req[0] + " " + req[1] + ": " + r.body()).isEqualTo(404);
+                assertThat(r.body()).contains("unknown-volume").doesNotContain("data-on-workers");
             }
         }
     }

@@ -18,6 +18,7 @@ import org.holdfast.common.protocol.DataSynced;
 import org.holdfast.common.protocol.ErrorLinger;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.PayloadCodec;
+import org.holdfast.server.store.CorruptBlockException;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.StorageFullException;
@@ -199,7 +200,18 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
         int n = 0;
         while (n < r.count()) {
-            store.read(r.pbns()[n], block);
+            try {
+                store.read(r.pbns()[n], block);
+            } catch (CorruptBlockException e) {
+                if (n > 0) {
+                    break; // the blocks before it are answered; the master asks for this one again and learns it is damaged
+                }
+                // its record failed its check here (the store marked it bad): the master's verify must tell this from a lost link
+                LOG.log(System.Logger.Level.WARNING, "DATA_READ: " + e.getMessage());
+                // what the check found and where, not the store's advice (a repair on a worker is not the master's to promise)
+                return DataFailed.of(r.requestId(), DamagedBlockAnswer.message(r.pbns()[n], block.fingerprint(),
+                        e.problem() + " (" + e.file() + ", record at offset " + e.offset() + ")"));
+            }
             if (n > 0 && !DataReadAnswer.fits(n + 1, (long) out.size() + block.storedLength())) {
                 break;
             }

@@ -159,8 +159,11 @@ public final class RemoteRangeStore extends RangeWorkerCalls {
         } else if (msg instanceof DataReadAnswer a) {
             calls.take(a.requestId(), a).complete(a);
         } else if (msg instanceof DataFailed f) {
-            calls.take(f.requestId(), f).completeExceptionally(new RangeWorkerFailedException("data worker " + name + " (PBNs " + range
-                    + ") refused a request: " + f.message()));
+            DamagedBlockAnswer damaged = DamagedBlockAnswer.parse(f.message());
+            // a damaged block is told apart from a refusal: verify marks the one bad, never the other
+            calls.take(f.requestId(), f).completeExceptionally(damaged != null
+                    ? new RangeBlockDamagedException(name + " (PBNs " + range + ")", damaged)
+                    : new RangeWorkerFailedException("data worker " + name + " (PBNs " + range + ") refused a request: " + f.message()));
         } else {
             return false;
         }

@@ -13,6 +13,7 @@ import org.holdfast.server.engine.DedupStream;
 import org.holdfast.server.store.BlockBatch;
 import org.holdfast.server.store.BlockHome;
 import org.holdfast.server.store.BlocksUnavailableException;
+import org.holdfast.server.store.DamagedBlockException;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.ReadAhead;
 import org.holdfast.server.store.StoredBlock;
@@ -32,6 +33,11 @@ import org.holdfast.server.store.StoredBlock;
  * come from the owner in a DATA_READ, whose answer carries each block's fingerprint beside its
  * bytes: the master holds no fingerprint of a worker's block (its location index and possession
  * records are keyed by PBN and hold none), and a fingerprints-only call would spare the bytes.
+ *
+ * <p>A block whose record fails its check on its worker ({@link DamagedBlockAnswer}) fails a read
+ * with {@link DamagedBlockException} (damaged, which verify marks bad), never with
+ * {@link BlocksUnavailableException} (unreachable, which it must not); its fingerprint still comes
+ * from the answer, so a backup that meets it sees the block bad and stores a new copy.
  */
 public final class WorkerBlockHome implements BlockHome {
     private final RangeStores stores;
@@ -121,7 +127,16 @@ public final class WorkerBlockHome implements BlockHome {
             while (end < n && end - i < ProtocolLimits.MAX_DATA_READ && pbns[end] > 0 && s.range().contains(pbns[end])) {
                 end++;
             }
-            DataReadAnswer a = join(s.readSome(pbns, i, end - i));
+            CompletableFuture<DataReadAnswer> call = s.readSome(pbns, i, end - i);
+            DamagedBlockAnswer damaged = damagedFirst(call);
+            if (damaged != null) {
+                // a damaged record still has the fingerprint its location holds: the session sees the block bad and stores a copy
+                found[i] = !isZero(damaged.fingerprint());
+                System.arraycopy(damaged.fingerprint(), 0, out, i * Fingerprint.BYTES, Fingerprint.BYTES);
+                i++;
+                continue;
+            }
+            DataReadAnswer a = join(call);
             for (int k = 0; k < a.count(); k++) {
                 System.arraycopy(a.fps(), k * Fingerprint.BYTES, out, (i + k) * Fingerprint.BYTES, Fingerprint.BYTES);
                 found[i + k] = true;
@@ -136,7 +151,13 @@ public final class WorkerBlockHome implements BlockHome {
             return false;
         }
         RemoteRangeStore s = owner(pbn);
-        DataReadAnswer a = join(s.readSome(new long[] {pbn}, 0, 1));
+        CompletableFuture<DataReadAnswer> call = s.readSome(new long[] {pbn}, 0, 1);
+        DamagedBlockAnswer damaged = damagedFirst(call);
+        if (damaged != null) {
+            System.arraycopy(damaged.fingerprint(), 0, scratch.fingerprint(), 0, Fingerprint.BYTES);
+            return !isZero(damaged.fingerprint());
+        }
+        DataReadAnswer a = join(call);
         System.arraycopy(a.fps(), 0, scratch.fingerprint(), 0, Fingerprint.BYTES);
         return true;
     }
@@ -150,7 +171,7 @@ public final class WorkerBlockHome implements BlockHome {
         while (end < from + n && end - from < Math.min(ProtocolLimits.MAX_DATA_READ, into.capacity()) && s.range().contains(pbns[end])) {
             end++;
         }
-        DataReadAnswer a = join(s.readSome(pbns, from, end - from));
+        DataReadAnswer a = joinRead(s, s.readSome(pbns, from, end - from));
         int off = 0;
         for (int k = 0; k < a.count(); k++) {
             int codec = a.codecs()[k] == PayloadCodec.ZSTD ? FormatVersions.CODEC_ZSTD : FormatVersions.CODEC_RAW;
@@ -160,6 +181,11 @@ public final class WorkerBlockHome implements BlockHome {
             off += a.storedLengths()[k];
         }
         return into.count();
+    }
+
+    @Override
+    public String where() {
+        return "the data workers' range stores (holdfast.cluster.data=workers)";
     }
 
     /** No read-ahead: each batch is one DATA_READ to its owner. */
@@ -176,6 +202,38 @@ public final class WorkerBlockHome implements BlockHome {
                     + " worker registers again (GET /api/v1/cluster)", null);
         }
         return s;
+    }
+
+    /** The worker's answer that the first PBN {@code call} asked for is damaged, or null (answered, or failed otherwise). */
+    private static DamagedBlockAnswer damagedFirst(CompletableFuture<DataReadAnswer> call) {
+        try {
+            call.join();
+            return null;
+        } catch (CompletionException e) {
+            return e.getCause() instanceof RangeBlockDamagedException d ? d.answer() : null;
+        }
+    }
+
+    private static boolean isZero(byte[] fingerprint) {
+        for (byte b : fingerprint) {
+            if (b != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** As {@link #join}; a worker that found the first PBN asked for damaged fails the read with {@link DamagedBlockException}. */
+    private static DataReadAnswer joinRead(RemoteRangeStore s, CompletableFuture<DataReadAnswer> call) {
+        try {
+            return call.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RangeBlockDamagedException d) {
+                throw new DamagedBlockException("data worker " + s.name() + " (PBNs " + s.range() + ")", d.answer().pbn(),
+                        d.answer().fingerprint(), d.answer().problem());
+            }
+            return join(call);
+        }
     }
 
     private static <T> T join(CompletableFuture<T> call) {

@@ -106,7 +106,8 @@ class RangeDataAttackTest {
         Files.delete(dir.resolve("w1").resolve("range-data").resolve("data").resolve(org.holdfast.server.store.DataLog.fileName(1)));
 
         RemoteRangeStore again = startWorker(0);
-        assertThat(cause(() -> again.read(new long[] {inLogOne.first()}).join())).isInstanceOf(RangeWorkerFailedException.class)
+        // DATA_FAILED in the damaged-block form: the master's verify marks it bad (a lost log is damage, not an outage)
+        assertThat(cause(() -> again.read(new long[] {inLogOne.first()}).join())).isInstanceOf(RangeBlockDamagedException.class)
                 .hasMessageContaining("data log is missing");
         assertThat(link.data().store().badBlocks().count()).as("every block of the missing log, on the worker").isEqualTo(inLogOne.size());
         assertThat(again.isUp()).isTrue();
