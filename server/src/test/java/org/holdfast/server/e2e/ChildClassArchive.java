@@ -19,6 +19,7 @@ import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -38,7 +39,8 @@ import java.util.zip.ZipOutputStream;
  * {@link ChildClasspath} training main with {@code -XX:ArchiveClassesAtExit}, under a file lock, so
  * the build's test JVMs train it once; while one trains, the other starts its children without an
  * archive. The archive's name covers the JDK, the default JVM options and every class path entry
- * with its size and time (the JVM refuses an archive whose jars changed), so a rebuild trains anew.
+ * with its size and time (the JVM refuses an archive whose jars changed), so a build that changed
+ * classes trains anew; one that only wrote a new build time does not ({@link #VOLATILE}).
  *
  * <p>Children get {@code -Xlog:cds*=off}: a JVM that cannot map the archive starts without it and
  * prints nothing about it on stdout, which the agent tests parse. A failed training is reported
@@ -48,14 +50,29 @@ import java.util.zip.ZipOutputStream;
 final class ChildClassArchive {
     static final String PROPERTY = "holdfast.e2e.child-cds-dir";
     private static final Path DIR = dirFromProperty();
-    /** Jar per class directory, once per test JVM (the directories do not change while tests run). */
-    private static final Map<String, String> JARS = new ConcurrentHashMap<>();
+    /**
+     * Files a build rewrites each time with new content (the build time): they go into a jar of their
+     * own at the end of the class path, which holds no class, so the JVM does not check it against
+     * the archive and a new build time keeps the archive.
+     */
+    private static final Set<String> VOLATILE = Set.of("META-INF/build-info.properties");
+    /** Jars per class directory (its classes, and its volatile files or none), once per test JVM. */
+    private static final Map<String, List<Path>> JARS = new ConcurrentHashMap<>();
 
     private ChildClassArchive() {
     }
 
     /** The class path and JVM options of a child: with the directories as jars and, once trained, the archive. */
     record Prepared(List<String> classpath, List<String> jvmOptions) {
+    }
+
+    /** A child class path as jars: {@code archived} (what the archive covers), then {@code tail} (volatile files only). */
+    private record Jarred(List<String> archived, List<String> tail) {
+        List<String> classpath() {
+            List<String> all = new ArrayList<>(archived);
+            all.addAll(tail);
+            return all;
+        }
     }
 
     private static Path dirFromProperty() {
@@ -74,7 +91,7 @@ final class ChildClassArchive {
             return null;
         }
         try {
-            Path archive = archivePath(kind, jarred(entries), defaultOptions);
+            Path archive = archivePath(kind, jarred(entries).archived(), defaultOptions);
             return Files.exists(archive) ? archive : null;
         } catch (IOException e) {
             return null;
@@ -90,46 +107,77 @@ final class ChildClassArchive {
         if (DIR == null) {
             return new Prepared(entries, List.of());
         }
-        List<String> classpath;
+        Jarred jarred;
         try {
-            classpath = jarred(entries);
+            jarred = jarred(entries);
         } catch (IOException | UncheckedIOException e) {
             System.out.println("[e2e] cannot pack the child class path's directories into jars (" + e
                     + "): children start from the directories, without a class-data-sharing archive");
             return new Prepared(entries, List.of());
         }
         try {
-            Path archive = archivePath(kind, classpath, defaultOptions);
+            Path archive = archivePath(kind, jarred.archived(), defaultOptions);
             if (!Files.exists(archive) && !Files.exists(failedMarker(archive))) {
-                train(kind, classpath, defaultOptions, archive);
+                train(kind, jarred.classpath(), defaultOptions, archive);
             }
             if (Files.exists(archive)) {
-                return new Prepared(classpath, List.of("-XX:SharedArchiveFile=" + archive, "-Xlog:cds*=off"));
+                return new Prepared(jarred.classpath(), List.of("-XX:SharedArchiveFile=" + archive, "-Xlog:cds*=off"));
             }
         } catch (IOException | UncheckedIOException e) {
             System.out.println("[e2e] class-data-sharing archive for " + kind.name() + " children not trained (" + e
                     + "): they start without one");
         }
-        return new Prepared(classpath, List.of());
+        return new Prepared(jarred.classpath(), List.of());
     }
 
-    /** {@code entries} with each non-empty directory replaced by its jar. */
-    private static List<String> jarred(List<String> entries) throws IOException {
+    /** {@code entries} with each non-empty directory replaced by its jar, and the jars of volatile files last. */
+    private static Jarred jarred(List<String> entries) throws IOException {
         List<String> out = new ArrayList<>();
+        List<String> tail = new ArrayList<>();
         for (String e : entries) {
             Path p = Path.of(e);
             if (Files.isDirectory(p) && !isEmpty(p)) {
-                String jar = JARS.get(e);
-                if (jar == null) {
-                    jar = jarOf(p).toString();
-                    JARS.put(e, jar);
+                List<Path> jars = JARS.get(e);
+                if (jars == null) {
+                    jars = jarsOf(p);
+                    JARS.put(e, jars);
                 }
-                out.add(jar);
+                out.add(jars.get(0).toString());
+                jars.stream().skip(1).forEach(j -> tail.add(j.toString()));
             } else {
                 out.add(e);
             }
         }
-        return out;
+        return new Jarred(out, tail);
+    }
+
+    /** The jar of {@code dir}'s files but the volatile ones, then the jar of those if it has any. */
+    private static List<Path> jarsOf(Path dir) throws IOException {
+        List<Path> all;
+        try (Stream<Path> s = Files.walk(dir)) {
+            all = s.filter(f -> !f.equals(dir)).sorted(Comparator.comparing(f -> entryName(dir, f))).toList();
+        }
+        List<Path> volatileFiles = all.stream().filter(f -> VOLATILE.contains(entryName(dir, f))).toList();
+        List<Path> jars = new ArrayList<>();
+        jars.add(jarOf(dir, all.stream().filter(f -> !volatileFiles.contains(f)).toList(), ""));
+        if (!volatileFiles.isEmpty()) {
+            List<Path> withParents = new ArrayList<>();
+            for (Path f : volatileFiles) {
+                for (Path up = f.getParent(); !up.equals(dir); up = up.getParent()) {
+                    if (!withParents.contains(up)) {
+                        withParents.add(up);
+                    }
+                }
+                withParents.add(f);
+            }
+            withParents.sort(Comparator.comparing(f -> entryName(dir, f)));
+            jars.add(jarOf(dir, withParents, "-volatile"));
+        }
+        return jars;
+    }
+
+    private static String entryName(Path dir, Path f) {
+        return dir.relativize(f).toString().replace(File.separatorChar, '/');
     }
 
     private static boolean isEmpty(Path dir) throws IOException {
@@ -139,28 +187,24 @@ final class ChildClassArchive {
     }
 
     /**
-     * The jar of {@code dir}'s files, named by their paths and contents; written once (under a
-     * file lock shared with the build's other test JVMs) and never rewritten, since the archives
-     * trained on it check its size and time.
+     * The jar of {@code files} (of {@code dir}, directories included), named by their paths and
+     * contents; written once (under a file lock shared with the build's other test JVMs) and never
+     * rewritten, since the archives trained on it check its size and time.
      */
-    private static Path jarOf(Path dir) throws IOException {
-        List<Path> files;
-        try (Stream<Path> s = Files.walk(dir)) {
-            files = s.sorted(Comparator.comparing(f -> dir.relativize(f).toString())).toList();
-        }
+    private static Path jarOf(Path dir, List<Path> files, String suffix) throws IOException {
         MessageDigest d = sha256();
         d.update(dir.toAbsolutePath().toString().getBytes(StandardCharsets.UTF_8));
         for (Path f : files) {
             if (Files.isRegularFile(f)) {
                 // content, not times: each Maven run copies the resources again, and an unchanged jar keeps its archive
-                d.update((dir.relativize(f) + "\0" + Files.size(f) + "\n").getBytes(StandardCharsets.UTF_8));
+                d.update((entryName(dir, f) + "\0" + Files.size(f) + "\n").getBytes(StandardCharsets.UTF_8));
                 d.update(Files.readAllBytes(f));
             }
         }
         String parent = dir.getParent() == null || dir.getParent().getParent() == null ? "root"
                 : dir.getParent().getParent().getFileName().toString();
         Path jars = Files.createDirectories(DIR.resolve("jars"));
-        Path jar = jars.resolve(parent + "-" + dir.getFileName() + "-" + hex(d.digest()) + ".jar");
+        Path jar = jars.resolve(parent + "-" + dir.getFileName() + suffix + "-" + hex(d.digest()) + ".jar");
         if (Files.exists(jar)) {
             return jar;
         }
@@ -171,10 +215,7 @@ final class ChildClassArchive {
                 try (OutputStream out = Files.newOutputStream(tmp); ZipOutputStream zip = new ZipOutputStream(out)) {
                     zip.setLevel(Deflater.BEST_SPEED);
                     for (Path f : files) {
-                        String name = dir.relativize(f).toString().replace(File.separatorChar, '/');
-                        if (name.isEmpty()) {
-                            continue;
-                        }
+                        String name = entryName(dir, f);
                         // directory entries too: Spring's component scan finds a package in a jar by its entry
                         boolean isDir = Files.isDirectory(f);
                         ZipEntry entry = new ZipEntry(isDir ? name + "/" : name);

@@ -21,44 +21,64 @@ class ChildClassArchiveTest {
     @TempDir
     Path tmp;
 
-    /** Loads the class named by its argument, says so, exits. */
+    /** Loads the class named by its argument and says so, or prints the class path resource {@code resource:NAME}; exits. */
     static final class Probe {
         public static void main(String[] args) throws Exception {
+            if (args[0].startsWith(RESOURCE)) {
+                try (java.io.InputStream in = Probe.class.getClassLoader().getResourceAsStream(args[0].substring(RESOURCE.length()))) {
+                    System.out.write(in == null ? "none".getBytes(java.nio.charset.StandardCharsets.UTF_8) : in.readAllBytes());
+                    System.out.flush();
+                }
+                return;
+            }
             Class.forName(args[0]);
             System.out.println("loaded " + args[0]);
         }
     }
+
+    private static final String RESOURCE = "resource:";
+    private static final String SPRING = "org.springframework.boot.SpringApplication";
 
     @Test
     void start_serverChild_loadsSpringFromTheTrainedArchive() throws Exception {
         assumeTrue(ChildClassArchive.enabled(), "no " + ChildClassArchive.PROPERTY + " (the build sets it)");
         Path classLog = tmp.resolve("class-load.log");
 
-        Path[] out = run(ChildJvm.serverClasspath(), List.of("-Xlog:class+load=info:file=" + classLog));
+        Path[] out = run(ChildJvm.serverClasspath(), List.of("-Xlog:class+load=info:file=" + classLog), SPRING);
 
-        assertThat(Files.readString(out[0]).strip()).isEqualTo("loaded org.springframework.boot.SpringApplication");
+        assertThat(Files.readString(out[0]).strip()).isEqualTo("loaded " + SPRING);
         assertThat(Files.readAllLines(classLog)).as("the class load log")
-                .anyMatch(l -> l.contains(" org.springframework.boot.SpringApplication source: shared objects file (top)"));
+                .anyMatch(l -> l.contains(" " + SPRING + " source: shared objects file (top)"));
     }
 
     @Test
     void start_archiveOfAnotherClassPath_childRunsAndPrintsNothingAboutIt() throws Exception {
         assumeTrue(ChildClassArchive.enabled(), "no " + ChildClassArchive.PROPERTY + " (the build sets it)");
-        run(ChildJvm.serverClasspath(), List.of()); // trains the server archive if no test did yet
+        run(ChildJvm.serverClasspath(), List.of(), SPRING); // trains the server archive if no test did yet
         Path serverArchive = ChildJvm.archive(ChildJvm.serverClasspath());
         assertThat(serverArchive).as("the server children's archive").isNotNull();
 
         // the agent's class path lacks Logback, so the server's archive does not match it; a later option wins
-        Path[] out = run(ChildJvm.agentClasspath(), List.of("-XX:SharedArchiveFile=" + serverArchive));
+        Path[] out = run(ChildJvm.agentClasspath(), List.of("-XX:SharedArchiveFile=" + serverArchive), SPRING);
 
-        assertThat(Files.readString(out[0]).strip()).isEqualTo("loaded org.springframework.boot.SpringApplication");
+        assertThat(Files.readString(out[0]).strip()).isEqualTo("loaded " + SPRING);
         assertThat(Files.readString(out[1])).as("stderr").isEmpty();
     }
 
-    private Path[] run(ChildClasspath classpath, List<String> jvmOptions) throws Exception {
+    @Test
+    void start_serverChild_readsThisBuildsBuildInfo() throws Exception {
+        // the one file the build rewrites each time: packed apart from the archived classes, never stale
+        Path buildInfo = Path.of("target", "classes", "META-INF", "build-info.properties");
+        assumeTrue(ChildClassArchive.enabled() && Files.exists(buildInfo), "no archive, or no " + buildInfo);
+
+        Path[] out = run(ChildJvm.serverClasspath(), List.of(), RESOURCE + "META-INF/build-info.properties");
+
+        assertThat(Files.readString(out[0])).isEqualTo(Files.readString(buildInfo));
+    }
+
+    private Path[] run(ChildClasspath classpath, List<String> jvmOptions, String probe) throws Exception {
         Path[] out = LOGS.next("probe-" + classpath.name());
-        Process p = ChildJvm.start(Probe.class.getName(), jvmOptions, classpath, List.of("org.springframework.boot.SpringApplication"),
-                out[0], out[1]);
+        Process p = ChildJvm.start(Probe.class.getName(), jvmOptions, classpath, List.of(probe), out[0], out[1]);
         assertThat(p.waitFor(2, TimeUnit.MINUTES)).as("the probe ends").isTrue();
         assertThat(p.exitValue()).as("exit value; stderr: %s", ChildJvm.tail(out[1], 2000)).isZero();
         return out;
