@@ -43,6 +43,7 @@ class ChildClassArchiveTest {
     void start_serverChild_loadsSpringFromTheTrainedArchive() throws Exception {
         assumeTrue(ChildClassArchive.enabled(), "no " + ChildClassArchive.PROPERTY + " (the build sets it)");
         Path classLog = tmp.resolve("class-load.log");
+        awaitServerArchive();
 
         Path[] out = run(ChildJvm.serverClasspath(), List.of("-Xlog:class+load=info:file=" + classLog), SPRING);
 
@@ -54,9 +55,7 @@ class ChildClassArchiveTest {
     @Test
     void start_archiveOfAnotherClassPath_childRunsAndPrintsNothingAboutIt() throws Exception {
         assumeTrue(ChildClassArchive.enabled(), "no " + ChildClassArchive.PROPERTY + " (the build sets it)");
-        run(ChildJvm.serverClasspath(), List.of(), SPRING); // trains the server archive if no test did yet
-        Path serverArchive = ChildJvm.archive(ChildJvm.serverClasspath());
-        assertThat(serverArchive).as("the server children's archive").isNotNull();
+        Path serverArchive = awaitServerArchive();
 
         // the agent's class path lacks Logback, so the server's archive does not match it; a later option wins
         Path[] out = run(ChildJvm.agentClasspath(), List.of("-XX:SharedArchiveFile=" + serverArchive), SPRING);
@@ -74,6 +73,22 @@ class ChildClassArchiveTest {
         Path[] out = run(ChildJvm.serverClasspath(), List.of(), RESOURCE + "META-INF/build-info.properties");
 
         assertThat(Files.readString(out[0])).isEqualTo(Files.readString(buildInfo));
+    }
+
+    /**
+     * The server children's archive: trained by this JVM's first server child, or by the build's other
+     * test JVM (whose training holds the lock, its children starting without the archive meanwhile).
+     */
+    private Path awaitServerArchive() throws Exception {
+        run(ChildJvm.serverClasspath(), List.of(), SPRING); // trains it here unless another JVM did or does
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(4);
+        Path archive = ChildJvm.archive(ChildJvm.serverClasspath());
+        while (archive == null && System.nanoTime() < deadline) {
+            Thread.sleep(500);
+            archive = ChildJvm.archive(ChildJvm.serverClasspath());
+        }
+        assertThat(archive).as("the server children's archive (see target/child-cds/*.training.log)").isNotNull();
+        return archive;
     }
 
     private Path[] run(ChildClasspath classpath, List<String> jvmOptions, String probe) throws Exception {
