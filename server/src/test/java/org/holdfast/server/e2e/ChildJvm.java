@@ -13,7 +13,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
-import java.util.stream.Collectors;
 
 /**
  * Launches a child JVM on the test's own class path, its output going to files, and kills it
@@ -23,6 +22,9 @@ import java.util.stream.Collectors;
  * gets the class path minus the logging back end that is not its own, so that SLF4J picks
  * exactly one provider and prints no "multiple providers" warning on stderr (the agent's stderr
  * is asserted on).
+ *
+ * <p>Server and agent children start with a class-data-sharing archive of their class path
+ * ({@link ChildClassArchive}), trained by the first such child of the build.
  */
 final class ChildJvm {
     /** Exit value the JDK reports on Linux for a child ended by signal 9: 0x80 + 9. */
@@ -53,6 +55,30 @@ final class ChildJvm {
      */
     private static final List<String> DEFAULT_SIGNALS = defaultSignals();
 
+    private static final ChildClasspath SERVER_CLASSPATH = new ChildClasspath("server",
+            // The browser tests' Selenium and its OpenTelemetry, the Docker tests' Testcontainers: the test's, never the server's.
+            entry -> !jarName(entry).startsWith("slf4j-nop") && !jarName(entry).startsWith("selenium-")
+                    && !jarName(entry).startsWith("opentelemetry-") && !jarName(entry).startsWith("testcontainers-")
+                    && !jarName(entry).startsWith("docker-java-") && !jarName(entry).startsWith("duct-tape-"),
+            ServerProcess.MAIN_CLASS, List.of("-Xmx512m", "-XX:+UseSerialGC", "-Dspring.context.exit=onRefresh"),
+            scratch -> List.of("--holdfast.data-dir=" + scratch.resolve("data"), "--server.address=127.0.0.1", "--server.port=0",
+                    "--holdfast.ingest.host=127.0.0.1", "--holdfast.ingest.port=0", "--holdfast.dedup.engine=sungem",
+                    "--spring.main.banner-mode=off"));
+
+    private static final ChildClasspath AGENT_CLASSPATH = new ChildClasspath("agent",
+            entry -> !jarName(entry).startsWith("logback-"),
+            AgentProcess.MAIN_CLASS, List.of("-Xmx256m", "-XX:+UseSerialGC"),
+            scratch -> {
+                try {
+                    Path source = Files.write(scratch.resolve("training.img"), new byte[1 << 16]);
+                    return List.of("backup", "--server", "127.0.0.1:1", "--volume", "training", "--source", source.toString(),
+                            "--state-dir", Files.createDirectories(scratch.resolve("state")).toString(), "--json",
+                            "--known-servers", scratch.resolve("known-servers").toString());
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+
     static {
         // A test JVM that dies must not leave servers behind holding ports and data dirs.
         Runtime.getRuntime().addShutdownHook(new Thread(() -> LIVE.forEach(Process::destroyForcibly)));
@@ -81,21 +107,37 @@ final class ChildJvm {
         return List.of();
     }
 
-    /** Class path entries for a server child: everything but the agent's no-op SLF4J provider. */
-    static Predicate<String> serverClasspath() {
-        // The browser tests' Selenium and its OpenTelemetry, the Docker tests' Testcontainers: the test's, never the server's.
-        return entry -> !jarName(entry).startsWith("slf4j-nop") && !jarName(entry).startsWith("selenium-")
-                && !jarName(entry).startsWith("opentelemetry-") && !jarName(entry).startsWith("testcontainers-")
-                && !jarName(entry).startsWith("docker-java-") && !jarName(entry).startsWith("duct-tape-");
+    /**
+     * Class path entries for a server child: everything but the agent's no-op SLF4J provider. Its
+     * class-data-sharing archive ({@link ChildClassArchive}) is trained by a server start on a scratch
+     * directory that exits once its Spring context is refreshed ({@code spring.context.exit}).
+     */
+    static ChildClasspath serverClasspath() {
+        return SERVER_CLASSPATH;
     }
 
-    /** Class path entries for an agent child: everything but Logback. */
-    static Predicate<String> agentClasspath() {
-        return entry -> !jarName(entry).startsWith("logback-");
+    /**
+     * Class path entries for an agent child: everything but Logback. Its archive is trained by a
+     * backup of a small file to a port nothing listens on (the agent loads its command line, TLS and
+     * Netty before it connects, then fails).
+     */
+    static ChildClasspath agentClasspath() {
+        return AGENT_CLASSPATH;
     }
 
     private static String jarName(String entry) {
         return Path.of(entry).getFileName() == null ? entry : Path.of(entry).getFileName().toString();
+    }
+
+    /** The test class path's entries {@code classpath} keeps, in order. */
+    private static List<String> entries(Predicate<String> classpath) {
+        return Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator)).filter(e -> !e.isBlank()).filter(classpath)
+                .toList();
+    }
+
+    /** The class-data-sharing archive children of {@code kind} map now, or null (off, or not trained yet). */
+    static Path archive(ChildClasspath kind) {
+        return ChildClassArchive.archiveFor(kind, entries(kind), DEFAULT_OPTIONS);
     }
 
     /** Starts {@code mainClass} with the filtered test class path; stdout and stderr go to the given files. */
@@ -107,13 +149,18 @@ final class ChildJvm {
     /** As above, with extra environment variables for the child (for secrets that must not show in {@code ps}). */
     static Process start(String mainClass, List<String> jvmOptions, Predicate<String> classpath, List<String> args,
                          java.util.Map<String, String> env, Path stdout, Path stderr) {
-        String cp = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
-                .filter(e -> !e.isBlank())
-                .filter(classpath)
-                .collect(Collectors.joining(File.pathSeparator));
+        List<String> entries = entries(classpath);
+        List<String> archiveOptions = List.of();
+        if (classpath instanceof ChildClasspath kind) {
+            ChildClassArchive.Prepared prepared = ChildClassArchive.prepare(kind, entries, DEFAULT_OPTIONS);
+            entries = prepared.classpath();
+            archiveOptions = prepared.jvmOptions();
+        }
+        String cp = String.join(File.pathSeparator, entries);
         List<String> cmd = new ArrayList<>(DEFAULT_SIGNALS);
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(DEFAULT_OPTIONS);
+        cmd.addAll(archiveOptions);
         cmd.addAll(jvmOptions);
         cmd.add("-cp");
         cmd.add(cp);
