@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.id.PbnRange;
+import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.server.gc.WorkerCountsFile;
 import org.holdfast.server.store.DataStore;
@@ -241,6 +242,24 @@ class WorkerRangeTakeoverTest {
         open.add(old);
         old.identify(WORKER);
         assertThatThrownBy(() -> old.claim(RANGE)).hasMessageContaining("taken over at epoch 2");
+    }
+
+    @Test
+    void claim_openStoreRegisteredAgainAfterATakeover_refusesToServe() throws Exception {
+        WorkerRangeData a = node("a");
+        DataStore sa = a.claim(RANGE);
+        append(sa, RangeBlocks.blocks(10, 4, false));
+        a.sync(sa);
+        // while a was away (silent, never restarted) another node took the range over at epoch 2
+        RangeTakeover.Plan plan = RangeTakeover.plan(WORKER, look);
+        RangeTakeover.claim(plan, look, tmp.resolve("scratch"));
+
+        a.identify(WORKER); // a's link registers again: its store is still open over the same range
+
+        assertThatThrownBy(() -> a.claim(RANGE)).isInstanceOf(StoreException.class).hasMessageContaining("taken over at epoch 2");
+        assertThatThrownBy(() -> a.claim(RANGE)).as("and every later call").hasMessageContaining("taken over at epoch 2");
+        assertThat(a.store()).isNull();
+        assertThat(a.report().state()).isEqualTo(Heartbeat.RangeData.REFUSED);
     }
 
     @Test
