@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
 
+import io.netty.channel.embedded.EmbeddedChannel;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -15,6 +16,10 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.id.PbnRange;
+import org.holdfast.common.protocol.FrameDecoder;
+import org.holdfast.common.protocol.FrameEncoder;
+import org.holdfast.common.protocol.GcDelta;
+import org.holdfast.common.protocol.GcDeltaFailed;
 import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.server.gc.WorkerCountsFile;
@@ -260,6 +265,31 @@ class WorkerRangeTakeoverTest {
         assertThatThrownBy(() -> a.claim(RANGE)).as("and every later call").hasMessageContaining("taken over at epoch 2");
         assertThat(a.store()).isNull();
         assertThat(a.report().state()).isEqualTo(Heartbeat.RangeData.REFUSED);
+    }
+
+    @Test
+    void gcDelta_nodeWhoseRangeWasTakenOver_failsAndLogsNothing() throws Exception {
+        WorkerRangeData a = node("a");
+        DataStore sa = a.claim(RANGE);
+        append(sa, RangeBlocks.blocks(11, 4, false));
+        a.sync(sa);
+        RangeTakeover.claim(RangeTakeover.plan(WORKER, look), look, tmp.resolve("scratch")); // another node took it over
+        a.identify(WORKER);
+        try (WorkerGcMetadata gc = new WorkerGcMetadata(tmp.resolve("a").resolve(WorkerRangeData.DIRECTORY).resolve("gc"),
+                BoscSettings.defaults().withCommitters(1))) {
+            EmbeddedChannel ch = new EmbeddedChannel(
+                    new FrameDecoder(), new FrameEncoder(),
+                    new GcDeltaService(gc, RANGE, a));
+            GcDelta d = new GcDelta(1, 0, 1,
+                    new byte[] {(byte) GcDelta.RC_ADD}, new long[] {RANGE.first()}, new long[] {1});
+
+            Object answer = DedupFramesBadInputTest.served(ch, d);
+
+            assertThat(answer).isInstanceOf(GcDeltaFailed.class);
+            assertThat(((GcDeltaFailed) answer).message()).contains("taken over at epoch 2");
+            assertThat(gc.pipeline().lastOpId()).as("the delta is not acknowledged here: the range's owner must log it").isZero();
+            ch.finishAndReleaseAll();
+        }
     }
 
     @Test
