@@ -2,6 +2,7 @@ package org.holdfast.server.ingest.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.fail;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
 
 import io.netty.channel.embedded.EmbeddedChannel;
@@ -23,6 +24,8 @@ import org.holdfast.common.protocol.GcDeltaFailed;
 import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.server.gc.WorkerCountsFile;
+import org.holdfast.server.gc.WorkerFsck;
+import org.holdfast.server.gc.WorkerFsckReport;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.FsyncPolicy;
@@ -325,6 +328,39 @@ class WorkerRangeTakeoverTest {
         assertThat(r.handedOutLimit()).as("the adopted store's PBN reservation").isEqualTo(next);
         assertThat(r.countsLostRemoved()).isTrue();
         assertThat(rangeData.resolve("gc").resolve(WorkerGcMetadata.COUNTS_LOST)).doesNotExist();
+    }
+
+    @Test
+    void workerFsck_afterATakeover_refusesInsteadOfReportingTheAdoptedBlocksLost() throws Exception {
+        WorkerRangeData a = node("a");
+        DataStore sa = a.claim(RANGE);
+        long[] pbns = append(sa, RangeBlocks.blocks(12, 6, false));
+        a.sync(sa);
+        a.close();
+        delete(tmp.resolve("a"));
+        WorkerRangeData b = node("b");
+        b.claim(RANGE);
+        b.close();
+        Path file = tmp.resolve("w3.counts");
+        try (WorkerCountsFile.Writer w = new WorkerCountsFile.Writer(file, new WorkerCountsFile.Header(WORKER, RANGE, 0, 0))) {
+            for (long p : pbns) {
+                w.add(p, 1, 0, 0);
+            }
+            w.finish();
+        }
+        WorkerFsck check = new WorkerFsck(tmp.resolve("b").resolve(WorkerRangeData.DIRECTORY), Files.createDirectories(tmp.resolve("fsck-scratch")),
+                Duration.ofHours(1), line -> { });
+
+        // the adopted logs live in the bucket only: a check of local logs alone would call every referenced block lost
+        WorkerFsckReport r;
+        try {
+            r = check.run(file);
+        } catch (IllegalStateException e) {
+            assertThat(e).hasMessageContaining("archives its data logs to an object store").hasMessageContaining("nothing was checked");
+            return;
+        }
+        fail("not refused: exit " + r.exitCode() + ", missing " + r.missing().count() + ", corrupt "
+                + r.corrupt().count() + " of " + pbns.length + " referenced blocks");
     }
 
     @Test
