@@ -2,8 +2,10 @@ package org.holdfast.server.ingest.cluster;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -266,6 +268,13 @@ public final class WorkerRangeData implements AutoCloseable {
             try {
                 Files.createDirectories(dir);
                 Files.writeString(incomplete, "a takeover at epoch " + plan.epoch() + " began " + java.time.Instant.now() + "\n");
+                // durable before the catalog exists: after a power loss a partial catalog without it would be taken for a
+                // finished store of an older epoch ("taken over by another node"), not for this interrupted takeover
+                try (FileChannel f = FileChannel.open(incomplete, StandardOpenOption.WRITE);
+                     FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+                    f.force(true);
+                    d.force(true);
+                }
             } catch (IOException ex) {
                 throw new UncheckedIOException(ex);
             }
