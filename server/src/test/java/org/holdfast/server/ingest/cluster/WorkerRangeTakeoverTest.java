@@ -348,8 +348,8 @@ class WorkerRangeTakeoverTest {
             }
             w.finish();
         }
-        WorkerFsck check = new WorkerFsck(tmp.resolve("b").resolve(WorkerRangeData.DIRECTORY), Files.createDirectories(tmp.resolve("fsck-scratch")),
-                Duration.ofHours(1), line -> { });
+        Path scratch = Files.createDirectories(tmp.resolve("fsck-scratch"));
+        WorkerFsck check = new WorkerFsck(tmp.resolve("b").resolve(WorkerRangeData.DIRECTORY), scratch, Duration.ofHours(1), line -> { });
 
         // the adopted logs live in the bucket only: a check of local logs alone would call every referenced block lost
         WorkerFsckReport r;
