@@ -10,6 +10,7 @@ import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.gc.gma.GmaFormat;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
+import org.holdfast.server.store.RangeTakeover;
 
 /**
  * Checks a stopped worker's range store and GC metadata ({@code <data-dir>/range-data}) against the
@@ -76,6 +77,7 @@ public final class WorkerFsck {
         try (ScratchMetadata copy = ScratchMetadata.copy(rangeData, scratchParent);
              MetadataDb db = MetadataDb.open(copy.catalogDir(), List.of(), false);
              DataStore store = DataStore.openReadOnly(rangeData.resolve("data"), db)) {
+            refuseArchived(db, header.workerId());
             PbnRange range = DataStore.storedRange(db);
             if (!header.range().equals(range)) {
                 throw new IllegalStateException("the counts file " + file + " is for worker " + header.workerId() + " with PBNs "
@@ -138,6 +140,21 @@ public final class WorkerFsck {
         } catch (RuntimeException e) {
             p.close();
             throw e;
+        }
+    }
+
+    /**
+     * A range store that archives to an object store (backend s3) keeps sealed logs only in the bucket
+     * (evicted from its cache, or adopted by a takeover), and this check reads local logs only: it
+     * would report their blocks lost. Refused before anything is read.
+     */
+    private void refuseArchived(MetadataDb db, long workerId) {
+        long epoch = RangeTakeover.storedEpoch(db, workerId);
+        if (epoch != 0) {
+            throw new IllegalStateException("the range store in " + rangeData + " archives its data logs to an object store (worker "
+                    + workerId + ", epoch " + epoch + "): its sealed logs may be in the bucket only, which worker-fsck does not read,"
+                    + " so it would report their blocks lost; nothing was checked. Checking an archiving worker is not built:"
+                    + " restore a snapshot to prove its blocks read back");
         }
     }
 }

@@ -22,12 +22,25 @@ public final class GcDeltaService extends ChannelInboundHandlerAdapter {
     private static final System.Logger LOG = System.getLogger(GcDeltaService.class.getName());
     private final WorkerGcMetadata gc;
     private final PbnRange range;
+    // an archiving range store (backend s3), or null: a node whose range another node took over logs nothing
+    private final WorkerRangeData fence;
     private final BoundedLane lane = new BoundedLane("holdfast-gc-delta");
 
     /** Logs into {@code gc} over {@code range}, the range of this link's REGISTERED; the GC metadata opens on the lane at once. */
     public GcDeltaService(WorkerGcMetadata gc, PbnRange range) {
+        this(gc, range, null);
+    }
+
+    /**
+     * As above; with {@code fence} (the worker's archiving range store, else null) every delta first
+     * claims the range store, so a node whose range another node took over from the bucket (a later
+     * epoch: its store refuses) answers GC_DELTA_FAILED instead of acknowledging deltas the range's
+     * owner never logs.
+     */
+    public GcDeltaService(WorkerGcMetadata gc, PbnRange range, WorkerRangeData fence) {
         this.gc = gc;
         this.range = range;
+        this.fence = fence;
         lane.run(this::open);
     }
 
@@ -53,6 +66,9 @@ public final class GcDeltaService extends ChannelInboundHandlerAdapter {
 
     private Message serve(GcDelta d) {
         try {
+            if (fence != null) {
+                fence.claim(range); // throws the store's refusal: taken over by another node, say
+            }
             long mark = gc.log(d, range);
             return new GcDeltaApplied(GcDelta.opIdOf(mark), GcDelta.partOf(mark));
         } catch (RuntimeException e) {

@@ -380,7 +380,9 @@ public final class WorkerConnector implements AutoCloseable {
                 ctx.pipeline().addAfter(ctx.name(), "gc-guard", new GcGuardService(gcMetadata, w.range()));
             }
             if (gcMetadata != null) {
-                ctx.pipeline().addAfter(ctx.name(), "gc", new GcDeltaService(gcMetadata, w.range()));
+                // an archiving range store fences the deltas: a node whose range was taken over must acknowledge none
+                ctx.pipeline().addAfter(ctx.name(), "gc", new GcDeltaService(gcMetadata, w.range(),
+                        rangeData != null && rangeData.archived() ? rangeData : null));
             }
             if (rangeSweep != null) {
                 ctx.pipeline().addAfter(ctx.name(), "sweep", new GcSweepService(rangeSweep, w.range()));

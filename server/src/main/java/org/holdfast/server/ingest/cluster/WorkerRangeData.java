@@ -2,8 +2,10 @@ package org.holdfast.server.ingest.cluster;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -58,6 +60,8 @@ public final class WorkerRangeData implements AutoCloseable {
     private final Archive archive;
     // from the registration: the key space of the range's objects
     private volatile long workerId;
+    // set by each registration: an open archiving store checks once that no node took its range over since
+    private volatile boolean fenceCheckDue;
     private LogArchive logArchive;
     private long epoch;
     private MetadataDb db;
@@ -95,6 +99,7 @@ public final class WorkerRangeData implements AutoCloseable {
     /** The worker id the master registered this node as: an archiving store keys its objects by it. */
     public void identify(long id) {
         workerId = id;
+        fenceCheckDue = true; // a link back after a silence: another node may have taken the range over meanwhile
     }
 
     /** Whether the store archives its logs to an object store. */
@@ -148,6 +153,9 @@ public final class WorkerRangeData implements AutoCloseable {
             if (refusal != null) {
                 throw refusal;
             }
+            if (fenceCheckDue && logArchive != null) {
+                checkNotTakenOver();
+            }
             return store;
         }
         closeStore();
@@ -183,6 +191,7 @@ public final class WorkerRangeData implements AutoCloseable {
             store = s;
             logArchive = a;
             epoch = e;
+            fenceCheckDue = false; // archivedEpoch checked the bucket just now
             measured = measure(); // on the claiming thread (the link's data lane), not the event loop
             return s;
         } catch (RuntimeException e) {
@@ -198,6 +207,35 @@ public final class WorkerRangeData implements AutoCloseable {
             measured = notServing();
             throw e;
         }
+    }
+
+    /**
+     * The open store kept across a new registration: refused (closed, as at open) if the bucket holds
+     * a later epoch of the worker, i.e. another node took the range over while this one was away; a
+     * bucket that cannot be listed fails this call and the next one checks again.
+     */
+    private void checkNotTakenOver() {
+        long newest;
+        try (ObjectStore objects = archive.open().get()) {
+            newest = RangeTakeover.highestEpoch(workerId, objects);
+        }
+        fenceCheckDue = false;
+        if (newest > Math.max(epoch, 1)) {
+            long was = Math.max(epoch, 1);
+            PbnRange kept = range;
+            closeStore();
+            range = kept; // later calls over it hear the refusal, as after a refused open
+            refusal = takenOver(workerId, newest, was);
+            measured = notServing();
+            throw refusal;
+        }
+    }
+
+    private StoreException takenOver(long id, long newest, long e) {
+        return new StoreException("range-data", dir.toString(), null, "worker " + id + "'s range was taken over at epoch " + newest
+                + " by another node while this range-data directory archives at epoch " + e + ": what it would"
+                + " write is read by nobody, so it serves nothing. Stop this worker; if it should own the range again, move "
+                + dir + " away and start it (it takes the range over at the next epoch)", null);
     }
 
     private MetadataDb openDb(MetadataDb[] into) {
@@ -230,6 +268,13 @@ public final class WorkerRangeData implements AutoCloseable {
             try {
                 Files.createDirectories(dir);
                 Files.writeString(incomplete, "a takeover at epoch " + plan.epoch() + " began " + java.time.Instant.now() + "\n");
+                // durable before the catalog exists: after a power loss a partial catalog without it would be taken for a
+                // finished store of an older epoch ("taken over by another node"), not for this interrupted takeover
+                try (FileChannel f = FileChannel.open(incomplete, StandardOpenOption.WRITE);
+                     FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+                    f.force(true);
+                    d.force(true);
+                }
             } catch (IOException ex) {
                 throw new UncheckedIOException(ex);
             }
@@ -249,10 +294,7 @@ public final class WorkerRangeData implements AutoCloseable {
         long e = RangeTakeover.storedEpoch(openDb(opened), id);
         long newest = RangeTakeover.highestEpoch(id, objects);
         if (newest > Math.max(e, 1)) {
-            throw new StoreException("range-data", dir.toString(), null, "worker " + id + "'s range was taken over at epoch " + newest
-                    + " by another node while this range-data directory archives at epoch " + Math.max(e, 1) + ": what it would"
-                    + " write is read by nobody, so it serves nothing. Stop this worker; if it should own the range again, move "
-                    + dir + " away and start it (it takes the range over at the next epoch)", null);
+            throw takenOver(id, newest, Math.max(e, 1));
         }
         return Math.max(e, 1);
     }

@@ -2,8 +2,10 @@ package org.holdfast.server.ingest.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.fail;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
 
+import io.netty.channel.embedded.EmbeddedChannel;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -15,8 +17,15 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.id.PbnRange;
+import org.holdfast.common.protocol.FrameDecoder;
+import org.holdfast.common.protocol.FrameEncoder;
+import org.holdfast.common.protocol.GcDelta;
+import org.holdfast.common.protocol.GcDeltaFailed;
+import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.server.gc.WorkerCountsFile;
+import org.holdfast.server.gc.WorkerFsck;
+import org.holdfast.server.gc.WorkerFsckReport;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.FsyncPolicy;
@@ -244,6 +253,49 @@ class WorkerRangeTakeoverTest {
     }
 
     @Test
+    void claim_openStoreRegisteredAgainAfterATakeover_refusesToServe() throws Exception {
+        WorkerRangeData a = node("a");
+        DataStore sa = a.claim(RANGE);
+        append(sa, RangeBlocks.blocks(10, 4, false));
+        a.sync(sa);
+        // while a was away (silent, never restarted) another node took the range over at epoch 2
+        RangeTakeover.Plan plan = RangeTakeover.plan(WORKER, look);
+        RangeTakeover.claim(plan, look, tmp.resolve("scratch"));
+
+        a.identify(WORKER); // a's link registers again: its store is still open over the same range
+
+        assertThatThrownBy(() -> a.claim(RANGE)).isInstanceOf(StoreException.class).hasMessageContaining("taken over at epoch 2");
+        assertThatThrownBy(() -> a.claim(RANGE)).as("and every later call").hasMessageContaining("taken over at epoch 2");
+        assertThat(a.store()).isNull();
+        assertThat(a.report().state()).isEqualTo(Heartbeat.RangeData.REFUSED);
+    }
+
+    @Test
+    void gcDelta_nodeWhoseRangeWasTakenOver_failsAndLogsNothing() throws Exception {
+        WorkerRangeData a = node("a");
+        DataStore sa = a.claim(RANGE);
+        append(sa, RangeBlocks.blocks(11, 4, false));
+        a.sync(sa);
+        RangeTakeover.claim(RangeTakeover.plan(WORKER, look), look, tmp.resolve("scratch")); // another node took it over
+        a.identify(WORKER);
+        try (WorkerGcMetadata gc = new WorkerGcMetadata(tmp.resolve("a").resolve(WorkerRangeData.DIRECTORY).resolve("gc"),
+                BoscSettings.defaults().withCommitters(1))) {
+            EmbeddedChannel ch = new EmbeddedChannel(
+                    new FrameDecoder(), new FrameEncoder(),
+                    new GcDeltaService(gc, RANGE, a));
+            GcDelta d = new GcDelta(1, 0, 1,
+                    new byte[] {(byte) GcDelta.RC_ADD}, new long[] {RANGE.first()}, new long[] {1});
+
+            Object answer = DedupFramesBadInputTest.served(ch, d);
+
+            assertThat(answer).isInstanceOf(GcDeltaFailed.class);
+            assertThat(((GcDeltaFailed) answer).message()).contains("taken over at epoch 2");
+            assertThat(gc.pipeline().lastOpId()).as("the delta is not acknowledged here: the range's owner must log it").isZero();
+            ch.finishAndReleaseAll();
+        }
+    }
+
+    @Test
     void gcImport_afterATakeover_rebuildsTheCountsOverTheAdoptedStore_countsLostGone() throws Exception {
         WorkerRangeData a = node("a");
         DataStore sa = a.claim(RANGE);
@@ -276,6 +328,39 @@ class WorkerRangeTakeoverTest {
         assertThat(r.handedOutLimit()).as("the adopted store's PBN reservation").isEqualTo(next);
         assertThat(r.countsLostRemoved()).isTrue();
         assertThat(rangeData.resolve("gc").resolve(WorkerGcMetadata.COUNTS_LOST)).doesNotExist();
+    }
+
+    @Test
+    void workerFsck_afterATakeover_refusesInsteadOfReportingTheAdoptedBlocksLost() throws Exception {
+        WorkerRangeData a = node("a");
+        DataStore sa = a.claim(RANGE);
+        long[] pbns = append(sa, RangeBlocks.blocks(12, 6, false));
+        a.sync(sa);
+        a.close();
+        delete(tmp.resolve("a"));
+        WorkerRangeData b = node("b");
+        b.claim(RANGE);
+        b.close();
+        Path file = tmp.resolve("w3.counts");
+        try (WorkerCountsFile.Writer w = new WorkerCountsFile.Writer(file, new WorkerCountsFile.Header(WORKER, RANGE, 0, 0))) {
+            for (long p : pbns) {
+                w.add(p, 1, 0, 0);
+            }
+            w.finish();
+        }
+        Path scratch = Files.createDirectories(tmp.resolve("fsck-scratch"));
+        WorkerFsck check = new WorkerFsck(tmp.resolve("b").resolve(WorkerRangeData.DIRECTORY), scratch, Duration.ofHours(1), line -> { });
+
+        // the adopted logs live in the bucket only: a check of local logs alone would call every referenced block lost
+        WorkerFsckReport r;
+        try {
+            r = check.run(file);
+        } catch (IllegalStateException e) {
+            assertThat(e).hasMessageContaining("archives its data logs to an object store").hasMessageContaining("nothing was checked");
+            return;
+        }
+        fail("not refused: exit " + r.exitCode() + ", missing " + r.missing().count() + ", corrupt "
+                + r.corrupt().count() + " of " + pbns.length + " referenced blocks");
     }
 
     @Test
