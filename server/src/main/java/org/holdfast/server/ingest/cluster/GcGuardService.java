@@ -32,7 +32,8 @@ import org.holdfast.gc.sweep.GraceGuard;
  * link protected blocks for end when it ends (the master is gone or declared the worker lost, and
  * its sessions fail; their raised expiry keeps their blocks for the grace), so a master that
  * vanishes cannot hold back the range's sweep. A refusal (a PBN outside the range, GC metadata that
- * would not open or failed, too many sessions) is GC_GUARD_FAILED, nothing protected, and the link
+ * would not open or failed, too many sessions, on an archiving worker a range store that refuses,
+ * e.g. because another node took the range over) is GC_GUARD_FAILED, nothing protected, and the link
  * stays; a malformed frame is one ERROR and the link closes before the guard sees anything.
  */
 public final class GcGuardService extends ChannelInboundHandlerAdapter {
@@ -45,6 +46,8 @@ public final class GcGuardService extends ChannelInboundHandlerAdapter {
 
     private final WorkerGcMetadata gc;
     private final PbnRange range;
+    // an archiving range store (backend s3), or null: a node whose range another node took over protects nothing
+    private final WorkerRangeData fence;
     private final BoundedLane lane = new BoundedLane("holdfast-gc-guard");
     private GraceGuard guard; // lane only, from open()
     private BoscPipeline pipeline; // lane only
@@ -53,8 +56,19 @@ public final class GcGuardService extends ChannelInboundHandlerAdapter {
 
     /** Protects through {@code gc}'s guard over {@code range}, the range of this link's REGISTERED; opened on the lane at once. */
     public GcGuardService(WorkerGcMetadata gc, PbnRange range) {
+        this(gc, range, null);
+    }
+
+    /**
+     * As above; with {@code fence} (the worker's archiving range store, else null) every GC_PROTECT
+     * first claims the range store, so a node whose range another node took over from the bucket (a
+     * later epoch: its store refuses) answers GC_GUARD_FAILED and records nothing: the protection must
+     * be in the range owner's GC metadata, whose sweep is the one that frees the range's blocks.
+     */
+    public GcGuardService(WorkerGcMetadata gc, PbnRange range, WorkerRangeData fence) {
         this.gc = gc;
         this.range = range;
+        this.fence = fence;
         lane.run(this::open);
     }
 
@@ -101,6 +115,14 @@ public final class GcGuardService extends ChannelInboundHandlerAdapter {
         if (!sessions.contains(p.sessionId()) && sessions.size() >= MAX_OPEN_SESSIONS) {
             return GcGuardFailed.of(p.requestId(), "GC_PROTECT for session " + p.sessionId() + " refused: " + MAX_OPEN_SESSIONS
                     + " sessions of this link are open already (the master ends each with GC_SESSION_END)" + nothing);
+        }
+        if (fence != null) {
+            try {
+                fence.claim(range); // throws the store's refusal: taken over by another node, say
+            } catch (RuntimeException e) {
+                return GcGuardFailed.of(p.requestId(), "GC_PROTECT refused on the worker: its range store over PBNs " + range
+                        + " refuses: " + e.getMessage() + nothing);
+            }
         }
         long[] work = pbns.clone(); // zeroed in place where refused
         try {

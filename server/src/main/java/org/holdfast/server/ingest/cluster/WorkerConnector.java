@@ -377,7 +377,9 @@ public final class WorkerConnector implements AutoCloseable {
                 ctx.pipeline().addAfter(ctx.name(), "data", new RangeDataService(rangeData, w.range(), first));
             }
             if (gcMetadata != null) { // the grace protection of the master's backups, on its own thread beside the deltas'
-                ctx.pipeline().addAfter(ctx.name(), "gc-guard", new GcGuardService(gcMetadata, w.range()));
+                // fenced as the deltas are: a node whose range was taken over must protect nothing the owner's sweep would not see
+                ctx.pipeline().addAfter(ctx.name(), "gc-guard", new GcGuardService(gcMetadata, w.range(),
+                        rangeData != null && rangeData.archived() ? rangeData : null));
             }
             if (gcMetadata != null) {
                 // an archiving range store fences the deltas: a node whose range was taken over must acknowledge none

@@ -21,6 +21,8 @@ import org.holdfast.common.protocol.FrameDecoder;
 import org.holdfast.common.protocol.FrameEncoder;
 import org.holdfast.common.protocol.GcDelta;
 import org.holdfast.common.protocol.GcDeltaFailed;
+import org.holdfast.common.protocol.GcGuardFailed;
+import org.holdfast.common.protocol.GcProtect;
 import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.server.gc.WorkerCountsFile;
@@ -291,6 +293,30 @@ class WorkerRangeTakeoverTest {
             assertThat(answer).isInstanceOf(GcDeltaFailed.class);
             assertThat(((GcDeltaFailed) answer).message()).contains("taken over at epoch 2");
             assertThat(gc.pipeline().lastOpId()).as("the delta is not acknowledged here: the range's owner must log it").isZero();
+            ch.finishAndReleaseAll();
+        }
+    }
+
+    @Test
+    void gcProtect_nodeWhoseRangeWasTakenOver_failsAndRecordsNothing() throws Exception {
+        WorkerRangeData a = node("a");
+        DataStore sa = a.claim(RANGE);
+        append(sa, RangeBlocks.blocks(11, 4, false));
+        a.sync(sa);
+        RangeTakeover.claim(RangeTakeover.plan(WORKER, look), look, tmp.resolve("scratch")); // another node took it over
+        a.identify(WORKER);
+        try (WorkerGcMetadata gc = new WorkerGcMetadata(tmp.resolve("a").resolve(WorkerRangeData.DIRECTORY).resolve("gc"),
+                BoscSettings.defaults().withCommitters(1))) {
+            EmbeddedChannel ch = new EmbeddedChannel(
+                    new FrameDecoder(), new FrameEncoder(),
+                    new GcGuardService(gc, RANGE, a));
+
+            Object answer = DedupFramesBadInputTest.served(ch, new GcProtect(7, 9, true, 1, new long[] {RANGE.first()}));
+
+            assertThat(answer).isInstanceOf(GcGuardFailed.class);
+            assertThat(((GcGuardFailed) answer).message()).contains("taken over at epoch 2").contains("nothing of it was protected");
+            assertThat(gc.pipeline().updatesLogged()).as("the protection belongs in the range owner's GC metadata, not here").isZero();
+            assertThat(gc.guard().openSessions()).as("no session tied to this node's guard").isZero();
             ch.finishAndReleaseAll();
         }
     }
