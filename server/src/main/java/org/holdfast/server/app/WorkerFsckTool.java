@@ -28,7 +28,7 @@ import picocli.CommandLine.Option;
         customSynopsis = "usage: holdfast-server worker-fsck --data-dir DIR --counts FILE [--scratch-dir DIR] [--json]",
         description = {"Checks a worker's DIR/range-data (blocks and GC metadata) against FILE (written on the stopped master by",
             "holdfast-server gc-rebuild --worker N --out FILE), writing nothing in DIR. The worker must be stopped.", ""},
-        footer = {"", "exit: 0 clean, 1 counts disagree, 2 data loss, 3 could not run (or bad arguments),"
+        footer = {"", "exit: 0 clean, 1 counts disagree or are marked counts-lost, 2 data loss, 3 could not run (or bad arguments),"
                 + " 4 counts not compared (the worker's mark does not allow it; the report says why)"})
 public final class WorkerFsckTool implements Callable<Integer> {
     @Mixin

@@ -21,7 +21,7 @@ public record WorkerFsckReport(long workerId, PbnRange range, long fileMark, lon
                                Finding leaks, long millis) {
     /** Exit code: the worker holds every referenced block and its counts agree (leaks allowed). */
     public static final int EXIT_CLEAN = 0;
-    /** Exit code: the counts disagree with the file (bookkeeping errors), no data loss. */
+    /** Exit code: the counts disagree with the file, or are marked lost (bookkeeping errors), no data loss. */
     public static final int EXIT_BOOKKEEPING = 1;
     /** Exit code: a referenced block is missing or corrupt (as fsck's). */
     public static final int EXIT_DATA_LOSS = 2;
@@ -102,9 +102,13 @@ public record WorkerFsckReport(long workerId, PbnRange range, long fileMark, lon
         return missing.count() > 0 || corrupt.count() > 0;
     }
 
-    /** True if the counts were compared and disagree. */
+    /**
+     * True if the counts were compared and disagree, or the worker's GC metadata is marked
+     * counts-lost: its counts are known lost whatever the marks say (every sweep of its range is
+     * refused until they are rebuilt), so the worker is never "clean" or merely "not compared".
+     */
     public boolean bookkeepingErrors() {
-        return rcBelow.count() > 0 || rcAbove.count() > 0 || pinsDiffer.count() > 0;
+        return countsLost || rcBelow.count() > 0 || rcAbove.count() > 0 || pinsDiffer.count() > 0;
     }
 
     /** The exit code: data loss before bookkeeping errors before counts not compared. */
@@ -168,7 +172,10 @@ public record WorkerFsckReport(long workerId, PbnRange range, long fileMark, lon
                 .append(outboxEntries == WorkerCountsFile.UNKNOWN ? "" : " (" + outboxEntries + " in the outbox at the export)")
                 .append(" (").append(marksCase()).append(")\n");
         if (countsLost) {
-            sb.append("  the worker's GC metadata is marked counts-lost: import the file (worker-gc-import)\n");
+            sb.append("  GC metadata marked counts-lost (BOOKKEEPING: its reference counts are known lost, every sweep of this worker is"
+                    + " refused): rebuild them from the master's catalog: with the master stopped, gc-rebuild --worker ").append(workerId)
+                    .append(" --out FILE; with this worker stopped, worker-gc-import --data-dir <its data dir> --file FILE (docs/"
+                    + "operations.md, \"Rebuilding a worker's lost GC metadata\"); then check again with that file\n");
         }
         line(sb, "missing blocks (DATA LOSS)", missing);
         line(sb, "corrupt blocks (DATA LOSS)", corrupt);

@@ -40,7 +40,8 @@ import org.junit.jupiter.api.io.TempDir;
  * disk, the GC metadata imported from the same counts file so they start equal): clean, a block
  * forgotten or flipped in the range store's log (data loss naming the PBN), GMA counts changed
  * behind the log (bookkeeping errors, the dangerous side named), marks differing either way (the
- * advice, no RC comparison, the data still checked), a worker that logged every delta routed to it
+ * advice, no RC comparison, the data still checked), GC metadata marked counts-lost (bookkeeping
+ * errors, the rebuild named), a worker that logged every delta routed to it
  * while the master's later operations routed it nothing (compared by a version 2 file's routed
  * mark, skipped by version 1's equal-marks rule), a worker behind the routed mark (not compared,
  * the advice), a running worker and bad files refused, and nothing in the data directory changed
@@ -286,6 +287,25 @@ class WorkerFsckToolTest {
         assertThat(r.out()).contains("GC delta marks: file " + MARK + ", worker none, routed unknown (no GC metadata: counts NOT compared)",
                 "import the file (worker-gc-import)", "read " + REFERENCED + " blocks", "result: counts not compared");
         assertThat(rangeData.resolve("gc")).as("not created by the check").doesNotExist();
+    }
+
+    @Test
+    void run_gcMetadataMarkedCountsLost_bookkeepingExit1SayingHowToRebuild() throws Exception {
+        // as WorkerGcMetadata marks it (GC metadata created anew over a store with blocks); the counts imported above are equal
+        Files.writeString(rangeData.resolve("gc").resolve(WorkerGcMetadata.COUNTS_LOST), "counts lost\n", StandardCharsets.UTF_8);
+        List<String> before = listing();
+        Thread.sleep(20);
+
+        Run r = fsck("--counts", file.toString());
+
+        assertThat(r.code()).as("counts known lost are never clean: " + r.out() + r.err()).isEqualTo(1);
+        assertThat(r.out()).contains("GC metadata marked counts-lost (BOOKKEEPING", "every sweep of this worker is refused",
+                "gc-rebuild --worker 1 --out FILE", "worker-gc-import --data-dir", "Rebuilding a worker's lost GC metadata",
+                "missing blocks (DATA LOSS): 0", "result: errors");
+        assertThat(listing()).as("nothing in the data directory changed").isEqualTo(before);
+        Run json = fsck("--counts", file.toString(), "--json");
+        assertThat(json.code()).isEqualTo(1);
+        assertThat(json.out()).startsWith("{\"result\":\"errors\",\"exitCode\":1,").contains("\"countsLost\":true");
     }
 
     @Test
