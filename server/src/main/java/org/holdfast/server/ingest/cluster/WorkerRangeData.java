@@ -2,10 +2,8 @@ package org.holdfast.server.ingest.cluster;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -44,8 +42,6 @@ public final class WorkerRangeData implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(WorkerRangeData.class.getName());
     /** Its directory's name in the worker's data directory. */
     public static final String DIRECTORY = "range-data";
-    /** A file in the directory while a takeover builds the store: present at open, the takeover was interrupted. */
-    static final String TAKEOVER_INCOMPLETE = "takeover-incomplete";
 
     /**
      * Backend s3 for a worker's range store: how to open the object store (once per store opened; the
@@ -58,6 +54,7 @@ public final class WorkerRangeData implements AutoCloseable {
     private final Path dir;
     private final DataStore.Settings settings;
     private final Archive archive;
+    private final RangeEpochs epochs;
     // from the registration: the key space of the range's objects
     private volatile long workerId;
     // set by each registration: an open archiving store checks once that no node took its range over since
@@ -94,6 +91,7 @@ public final class WorkerRangeData implements AutoCloseable {
         this.dir = dir;
         this.settings = settings;
         this.archive = archive;
+        this.epochs = new RangeEpochs(dir);
     }
 
     /** The worker id the master registered this node as: an archiving store keys its objects by it. */
@@ -176,7 +174,7 @@ public final class WorkerRangeData implements AutoCloseable {
                     throw new IllegalStateException("the range store archives under its worker id, which the master has not given yet");
                 }
                 objects = archive.open().get();
-                e = archivedEpoch(id, r, objects, opened);
+                e = epochs.atOpen(id, r, objects, () -> openDb(opened));
                 a = LogArchive.forKeySpace(objects, WorkerKeys.space(id, e), archive.cache());
                 objects = null; // the archive closes it
                 s = DataStore.open(ds, opened[0], a);
@@ -215,100 +213,25 @@ public final class WorkerRangeData implements AutoCloseable {
      * bucket that cannot be listed fails this call and the next one checks again.
      */
     private void checkNotTakenOver() {
-        long newest;
+        StoreException takenOver;
         try (ObjectStore objects = archive.open().get()) {
-            newest = RangeTakeover.highestEpoch(workerId, objects);
+            takenOver = epochs.takenOverSince(workerId, epoch, objects);
         }
         fenceCheckDue = false;
-        if (newest > Math.max(epoch, 1)) {
-            long was = Math.max(epoch, 1);
+        if (takenOver != null) {
             PbnRange kept = range;
             closeStore();
             range = kept; // later calls over it hear the refusal, as after a refused open
-            refusal = takenOver(workerId, newest, was);
+            refusal = takenOver;
             measured = notServing();
             throw refusal;
         }
-    }
-
-    private StoreException takenOver(long id, long newest, long e) {
-        return new StoreException("range-data", dir.toString(), null, "worker " + id + "'s range was taken over at epoch " + newest
-                + " by another node while this range-data directory archives at epoch " + e + ": what it would"
-                + " write is read by nobody, so it serves nothing. Stop this worker; if it should own the range again, move "
-                + dir + " away and start it (it takes the range over at the next epoch)", null);
     }
 
     private MetadataDb openDb(MetadataDb[] into) {
         // the fsync policy rules the catalog's commits as on a standalone node's (CoreConfiguration)
         into[0] = MetadataDb.open(dir.resolve("catalog"), List.of(), settings.fsync().forces());
         return into[0];
-    }
-
-    /**
-     * The epoch the store of worker {@code id} archives under, its catalog opened into {@code opened}: on
-     * an empty directory the plan from the bucket (epoch 1 if it holds nothing of the worker, else a
-     * takeover: the marker claimed, the store built from the adopted logs); on an existing store its
-     * recorded epoch (1 for a store made before it archived), refused if the bucket holds a later one.
-     */
-    private long archivedEpoch(long id, PbnRange r, ObjectStore objects, MetadataDb[] opened) {
-        Path incomplete = dir.resolve(TAKEOVER_INCOMPLETE);
-        if (Files.exists(incomplete)) {
-            throw new StoreException("range-data", incomplete.toString(), null, "a takeover of worker " + id + "'s range from the"
-                    + " object store was interrupted in " + dir + ": stop this worker, move that directory away and start it again"
-                    + " (it then takes the range over at the next epoch)", null);
-        }
-        if (!Files.exists(dir.resolve("catalog")) && !hasLogs()) {
-            RangeTakeover.Plan plan = RangeTakeover.plan(id, objects);
-            if (plan.epoch() == 1) {
-                openDb(opened);
-                return 1;
-            }
-            // claimed first: a refused claim leaves nothing here; a crash between the two, a marker whose next takeover adopts its list
-            RangeTakeover.claim(plan, objects, dir.resolve("takeover-scratch"));
-            try {
-                Files.createDirectories(dir);
-                Files.writeString(incomplete, "a takeover at epoch " + plan.epoch() + " began " + java.time.Instant.now() + "\n");
-                // durable before the catalog exists: after a power loss a partial catalog without it would be taken for a
-                // finished store of an older epoch ("taken over by another node"), not for this interrupted takeover
-                try (FileChannel f = FileChannel.open(incomplete, StandardOpenOption.WRITE);
-                     FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-                    f.force(true);
-                    d.force(true);
-                }
-            } catch (IOException ex) {
-                throw new UncheckedIOException(ex);
-            }
-            RangeTakeover.Report done = RangeTakeover.adopt(plan, dir.resolve("data"), openDb(opened), r, objects,
-                    dir.resolve("takeover-scratch"));
-            try {
-                Files.delete(incomplete);
-            } catch (IOException ex) {
-                throw new UncheckedIOException(ex);
-            }
-            LOG.log(System.Logger.Level.WARNING, "took worker {0}''s range {1} over from the object store at epoch {2}: adopted {3}"
-                    + " sealed logs holding {4} blocks; new logs go to {5}/. Its GC counts are lost until they are rebuilt from the"
-                    + " master''s catalog (docs/operations.md \"Replace a dead worker\")", Long.toString(id), r,
-                    Long.toString(plan.epoch()), done.logs(), done.blocks(), WorkerKeys.space(id, plan.epoch()));
-            return plan.epoch();
-        }
-        long e = RangeTakeover.storedEpoch(openDb(opened), id);
-        long newest = RangeTakeover.highestEpoch(id, objects);
-        if (newest > Math.max(e, 1)) {
-            throw takenOver(id, newest, Math.max(e, 1));
-        }
-        return Math.max(e, 1);
-    }
-
-    private boolean hasLogs() {
-        Path data = dir.resolve("data");
-        if (!Files.isDirectory(data)) {
-            return false;
-        }
-        try (Stream<Path> files = Files.list(data)) {
-            return files.findAny().isPresent();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     /**

@@ -1,0 +1,121 @@
+package org.holdfast.server.ingest.cluster;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
+import org.holdfast.common.id.PbnRange;
+import org.holdfast.server.store.MetadataDb;
+import org.holdfast.server.store.RangeTakeover;
+import org.holdfast.server.store.StoreException;
+import org.holdfast.server.store.WorkerKeys;
+import org.holdfast.server.store.object.ObjectStore;
+
+/**
+ * The takeover epoch of a worker's archiving range store in {@code range-data}: on an empty directory
+ * planned from the bucket (epoch 1, or a takeover that adopts the range's logs), else the epoch its
+ * catalog records; and the fence: a store whose worker the bucket shows taken over at a later epoch
+ * serves nothing, since what it would write is read by nobody.
+ */
+final class RangeEpochs {
+    private static final System.Logger LOG = System.getLogger(RangeEpochs.class.getName());
+    /** A file in the directory while a takeover builds the store: present at open, the takeover was interrupted. */
+    static final String TAKEOVER_INCOMPLETE = "takeover-incomplete";
+
+    private final Path dir;
+
+    RangeEpochs(Path dir) {
+        this.dir = dir;
+    }
+
+    /**
+     * The epoch the store of worker {@code id} archives under, its catalog opened by {@code openDb}: on
+     * an empty directory the plan from the bucket (epoch 1 if it holds nothing of the worker, else a
+     * takeover: the marker claimed, the store built from the adopted logs); on an existing store its
+     * recorded epoch (1 for a store made before it archived), refused if the bucket holds a later one.
+     */
+    long atOpen(long id, PbnRange r, ObjectStore objects, Supplier<MetadataDb> openDb) {
+        Path incomplete = dir.resolve(TAKEOVER_INCOMPLETE);
+        if (Files.exists(incomplete)) {
+            throw new StoreException("range-data", incomplete.toString(), null, "a takeover of worker " + id + "'s range from the"
+                    + " object store was interrupted in " + dir + ": stop this worker, move that directory away and start it again"
+                    + " (it then takes the range over at the next epoch)", null);
+        }
+        if (!Files.exists(dir.resolve("catalog")) && !hasLogs()) {
+            RangeTakeover.Plan plan = RangeTakeover.plan(id, objects);
+            if (plan.epoch() == 1) {
+                openDb.get();
+                return 1;
+            }
+            // claimed first: a refused claim leaves nothing here; a crash between the two, a marker whose next takeover adopts its list
+            RangeTakeover.claim(plan, objects, dir.resolve("takeover-scratch"));
+            markIncomplete(incomplete, plan.epoch());
+            RangeTakeover.Report done = RangeTakeover.adopt(plan, dir.resolve("data"), openDb.get(), r, objects,
+                    dir.resolve("takeover-scratch"));
+            try {
+                Files.delete(incomplete);
+            } catch (IOException ex) {
+                throw new UncheckedIOException(ex);
+            }
+            LOG.log(System.Logger.Level.WARNING, "took worker {0}''s range {1} over from the object store at epoch {2}: adopted {3}"
+                    + " sealed logs holding {4} blocks; new logs go to {5}/. Its GC counts are lost until they are rebuilt from the"
+                    + " master''s catalog (docs/operations.md \"Replace a dead worker\")", Long.toString(id), r,
+                    Long.toString(plan.epoch()), done.logs(), done.blocks(), WorkerKeys.space(id, plan.epoch()));
+            return plan.epoch();
+        }
+        long e = RangeTakeover.storedEpoch(openDb.get(), id);
+        StoreException takenOver = takenOverSince(id, e, objects);
+        if (takenOver != null) {
+            throw takenOver;
+        }
+        return Math.max(e, 1);
+    }
+
+    /**
+     * The refusal to serve if the bucket holds a later epoch of worker {@code id} than {@code epoch} (0
+     * counts as 1: a store made before it archived), i.e. another node took the range over; else null.
+     */
+    StoreException takenOverSince(long id, long epoch, ObjectStore objects) {
+        long was = Math.max(epoch, 1);
+        long newest = RangeTakeover.highestEpoch(id, objects);
+        if (newest <= was) {
+            return null;
+        }
+        return new StoreException("range-data", dir.toString(), null, "worker " + id + "'s range was taken over at epoch " + newest
+                + " by another node while this range-data directory archives at epoch " + was + ": what it would"
+                + " write is read by nobody, so it serves nothing. Stop this worker; if it should own the range again, move "
+                + dir + " away and start it (it takes the range over at the next epoch)", null);
+    }
+
+    private void markIncomplete(Path incomplete, long epoch) {
+        try {
+            Files.createDirectories(dir);
+            Files.writeString(incomplete, "a takeover at epoch " + epoch + " began " + java.time.Instant.now() + "\n");
+            // durable before the catalog exists: after a power loss a partial catalog without it would be taken for a
+            // finished store of an older epoch ("taken over by another node"), not for this interrupted takeover
+            try (FileChannel f = FileChannel.open(incomplete, StandardOpenOption.WRITE);
+                 FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+                f.force(true);
+                d.force(true);
+            }
+        } catch (IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    private boolean hasLogs() {
+        Path data = dir.resolve("data");
+        if (!Files.isDirectory(data)) {
+            return false;
+        }
+        try (Stream<Path> files = Files.list(data)) {
+            return files.findAny().isPresent();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
