@@ -95,6 +95,26 @@ class WorkerRangeTakeoverTest {
     }
 
     /** Appends {@code raw}'s blocks one by one (zstd where it pays), returning their PBNs. */
+    /**
+     * Node "a" with blocks of {@code seed} stored and synced to the bucket; while it was away (silent,
+     * never restarted) another node took the range over at epoch 2; then a's link registers again.
+     */
+    private WorkerRangeData nodeTakenOverWhileAway(int seed) {
+        WorkerRangeData a = node("a");
+        DataStore sa = a.claim(RANGE);
+        append(sa, RangeBlocks.blocks(seed, 4, false));
+        a.sync(sa);
+        RangeTakeover.claim(RangeTakeover.plan(WORKER, look), look, tmp.resolve("scratch"));
+        a.identify(WORKER);
+        return a;
+    }
+
+    /** The GC metadata beside node {@code name}'s range store. */
+    private WorkerGcMetadata gcMetadata(String name) {
+        return new WorkerGcMetadata(tmp.resolve(name).resolve(WorkerRangeData.DIRECTORY).resolve("gc"),
+                BoscSettings.defaults().withCommitters(1));
+    }
+
     private static long[] append(DataStore s, byte[] raw) {
         byte[] fps = RangeBlocks.fps(raw);
         long[] pbns = new long[raw.length / BS];
@@ -256,15 +276,7 @@ class WorkerRangeTakeoverTest {
 
     @Test
     void claim_openStoreRegisteredAgainAfterATakeover_refusesToServe() throws Exception {
-        WorkerRangeData a = node("a");
-        DataStore sa = a.claim(RANGE);
-        append(sa, RangeBlocks.blocks(10, 4, false));
-        a.sync(sa);
-        // while a was away (silent, never restarted) another node took the range over at epoch 2
-        RangeTakeover.Plan plan = RangeTakeover.plan(WORKER, look);
-        RangeTakeover.claim(plan, look, tmp.resolve("scratch"));
-
-        a.identify(WORKER); // a's link registers again: its store is still open over the same range
+        WorkerRangeData a = nodeTakenOverWhileAway(10); // a's link registers again: its store is still open over the same range
 
         assertThatThrownBy(() -> a.claim(RANGE)).isInstanceOf(StoreException.class).hasMessageContaining("taken over at epoch 2");
         assertThatThrownBy(() -> a.claim(RANGE)).as("and every later call").hasMessageContaining("taken over at epoch 2");
@@ -274,14 +286,8 @@ class WorkerRangeTakeoverTest {
 
     @Test
     void gcDelta_nodeWhoseRangeWasTakenOver_failsAndLogsNothing() throws Exception {
-        WorkerRangeData a = node("a");
-        DataStore sa = a.claim(RANGE);
-        append(sa, RangeBlocks.blocks(11, 4, false));
-        a.sync(sa);
-        RangeTakeover.claim(RangeTakeover.plan(WORKER, look), look, tmp.resolve("scratch")); // another node took it over
-        a.identify(WORKER);
-        try (WorkerGcMetadata gc = new WorkerGcMetadata(tmp.resolve("a").resolve(WorkerRangeData.DIRECTORY).resolve("gc"),
-                BoscSettings.defaults().withCommitters(1))) {
+        WorkerRangeData a = nodeTakenOverWhileAway(11);
+        try (WorkerGcMetadata gc = gcMetadata("a")) {
             EmbeddedChannel ch = new EmbeddedChannel(
                     new FrameDecoder(), new FrameEncoder(),
                     new GcDeltaService(gc, RANGE, a));
@@ -299,14 +305,8 @@ class WorkerRangeTakeoverTest {
 
     @Test
     void gcProtect_nodeWhoseRangeWasTakenOver_failsAndRecordsNothing() throws Exception {
-        WorkerRangeData a = node("a");
-        DataStore sa = a.claim(RANGE);
-        append(sa, RangeBlocks.blocks(11, 4, false));
-        a.sync(sa);
-        RangeTakeover.claim(RangeTakeover.plan(WORKER, look), look, tmp.resolve("scratch")); // another node took it over
-        a.identify(WORKER);
-        try (WorkerGcMetadata gc = new WorkerGcMetadata(tmp.resolve("a").resolve(WorkerRangeData.DIRECTORY).resolve("gc"),
-                BoscSettings.defaults().withCommitters(1))) {
+        WorkerRangeData a = nodeTakenOverWhileAway(11);
+        try (WorkerGcMetadata gc = gcMetadata("a")) {
             EmbeddedChannel ch = new EmbeddedChannel(
                     new FrameDecoder(), new FrameEncoder(),
                     new GcGuardService(gc, RANGE, a));
