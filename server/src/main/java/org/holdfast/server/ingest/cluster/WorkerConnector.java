@@ -376,15 +376,13 @@ public final class WorkerConnector implements AutoCloseable {
                 Runnable first = gcMetadata == null ? () -> { } : () -> gcMetadata.claim(w.range());
                 ctx.pipeline().addAfter(ctx.name(), "data", new RangeDataService(rangeData, w.range(), first));
             }
-            if (gcMetadata != null) { // the grace protection of the master's backups, on its own thread beside the deltas'
-                // fenced as the deltas are: a node whose range was taken over must protect nothing the owner's sweep would not see
-                ctx.pipeline().addAfter(ctx.name(), "gc-guard", new GcGuardService(gcMetadata, w.range(),
-                        rangeData != null && rangeData.archived() ? rangeData : null));
-            }
             if (gcMetadata != null) {
-                // an archiving range store fences the deltas: a node whose range was taken over must acknowledge none
-                ctx.pipeline().addAfter(ctx.name(), "gc", new GcDeltaService(gcMetadata, w.range(),
-                        rangeData != null && rangeData.archived() ? rangeData : null));
+                // an archiving range store fences the GC services: a node whose range was taken over must protect
+                // nothing the owner's sweep would not see, and acknowledge no delta the owner never logs
+                WorkerRangeData fence = rangeData != null && rangeData.archived() ? rangeData : null;
+                // the grace protection of the master's backups, on its own thread beside the deltas'
+                ctx.pipeline().addAfter(ctx.name(), "gc-guard", new GcGuardService(gcMetadata, w.range(), fence));
+                ctx.pipeline().addAfter(ctx.name(), "gc", new GcDeltaService(gcMetadata, w.range(), fence));
             }
             if (rangeSweep != null) {
                 ctx.pipeline().addAfter(ctx.name(), "sweep", new GcSweepService(rangeSweep, w.range()));
