@@ -50,7 +50,8 @@ public class ClusterDataConfiguration {
         if (mode == ClusterDataMode.WORKERS) {
             LOG.warn("holdfast.cluster.data=workers (experimental): backups keep their blocks on the workers, and each worker sweeps"
                     + " its own range on the master's GC cycle; verify and the image API read them from their workers; fsck, reclaim-now"
-                    + " and catalog backups do not reach them yet, and a lost worker's blocks are unavailable until it comes back");
+                    + " and catalog backups do not reach them yet, and a lost worker's blocks are unavailable until it comes back (unless this master's holdfast.store.s3.*"
+                    + " names the workers' bucket: then they are read from it)");
         }
         return mode;
     }

@@ -171,30 +171,6 @@ public final class RangeCopy implements AutoCloseable {
         }
     }
 
-    /**
-     * The fingerprints of {@code pbns[from..from+n)}, all in this range, into {@code out} at their
-     * index (32 bytes each); a damaged block is not found, as a worker's damaged answer of all zeros.
-     *
-     * @throws BlocksUnavailableException if the copy does not hold one of them
-     */
-    public void fingerprints(long[] pbns, int from, int n, byte[] out, boolean[] found) {
-        long[] run = Arrays.copyOfRange(pbns, from, from + n);
-        byte[] fps = new byte[n * Fingerprint.BYTES];
-        boolean[] got = new boolean[n];
-        held(run, n, fps, got);
-        for (int k = 0; k < n; k++) {
-            if (damaged.containsKey(run[k])) {
-                found[from + k] = false;
-                continue;
-            }
-            if (!got[k]) {
-                throw notHeld(run[k]);
-            }
-            System.arraycopy(fps, k * Fingerprint.BYTES, out, (from + k) * Fingerprint.BYTES, Fingerprint.BYTES);
-            found[from + k] = true;
-        }
-    }
-
     private void held(long[] run, int n, byte[] fps, boolean[] found) {
         store.fingerprints(run, n, fps, found, new boolean[n]);
     }

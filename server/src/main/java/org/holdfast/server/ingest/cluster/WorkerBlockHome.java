@@ -40,9 +40,10 @@ import org.holdfast.server.store.StoredBlock;
  * {@link BlocksUnavailableException} (unreachable, which it must not); its fingerprint still comes
  * from the answer, so a backup that meets it sees the block bad and stores a new copy.
  *
- * <p>A PBN whose worker is not connected is read from the master's read-only copy of that worker's
- * range from the bucket ({@link RangeCopies}, with the master's own {@code holdfast.store.s3.*}), if
- * it has one; a copy never stores, and a PBN it does not hold is unavailable.
+ * <p>A PBN whose worker is not connected is read ({@link #readBatch}: restore, verify, the image API)
+ * from the master's read-only copy of that worker's range from the bucket ({@link RangeCopies}, with
+ * the master's own {@code holdfast.store.s3.*}), if it has one; a PBN it does not hold is unavailable.
+ * A backup's fingerprints never come from a copy: a backup must not rely on a block no node serves.
  */
 public final class WorkerBlockHome implements BlockHome {
     private final RangeStores stores;
@@ -135,17 +136,7 @@ public final class WorkerBlockHome implements BlockHome {
                 found[i++] = false;
                 continue;
             }
-            RemoteRangeStore s = live(pbns[i]);
-            if (s == null) {
-                RangeCopy c = lost(pbns[i]);
-                int end = i + 1;
-                while (end < n && pbns[end] > 0 && c.range().contains(pbns[end])) {
-                    end++;
-                }
-                c.fingerprints(pbns, i, end - i, out, found);
-                i = end;
-                continue;
-            }
+            RemoteRangeStore s = owner(pbns[i]);
             int end = i + 1;
             while (end < n && end - i < ProtocolLimits.MAX_DATA_READ && pbns[end] > 0 && s.range().contains(pbns[end])) {
                 end++;
@@ -173,12 +164,7 @@ public final class WorkerBlockHome implements BlockHome {
         if (pbn <= 0) {
             return false;
         }
-        RemoteRangeStore s = live(pbn);
-        if (s == null) {
-            boolean[] found = new boolean[1];
-            lost(pbn).fingerprints(new long[] {pbn}, 0, 1, scratch.fingerprint(), found);
-            return found[0];
-        }
+        RemoteRangeStore s = owner(pbn);
         CompletableFuture<DataReadAnswer> call = s.readSome(new long[] {pbn}, 0, 1);
         DamagedBlockAnswer damaged = damagedFirst(call);
         if (damaged != null) {
@@ -237,13 +223,26 @@ public final class WorkerBlockHome implements BlockHome {
         return s;
     }
 
-    /** The bucket copy of the range of {@code pbn}, whose worker is not connected. */
+    /** The bucket copy of the range of {@code pbn}, whose worker is not connected (reads only: a backup never relies on it). */
     private RangeCopy lost(long pbn) {
         if (copies != null) {
             return copies.copyFor(pbn);
         }
+        throw notConnected(pbn);
+    }
+
+    /** The connected worker whose range holds {@code pbn}, for a backup session: a lost worker's bucket copy is for reads only. */
+    private RemoteRangeStore owner(long pbn) {
+        RemoteRangeStore s = live(pbn);
+        if (s == null) {
+            throw notConnected(pbn);
+        }
+        return s;
+    }
+
+    private BlocksUnavailableException notConnected(long pbn) {
         RemoteRangeStore s = stores.owner(pbn);
-        throw new BlocksUnavailableException("PBN " + pbn + " lives on a data worker that is not connected"
+        return new BlocksUnavailableException("PBN " + pbn + " lives on a data worker that is not connected"
                 + (s == null ? "" : " (" + s.name() + ", PBNs " + s.range() + ")") + "; its blocks are unavailable until the"
                 + " worker registers again (GET /api/v1/cluster)", null);
     }
