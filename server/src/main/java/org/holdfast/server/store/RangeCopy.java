@@ -8,6 +8,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.stream.Stream;
 import org.holdfast.common.id.Fingerprint;
 import org.holdfast.common.id.PbnRange;
@@ -40,6 +41,8 @@ public final class RangeCopy implements AutoCloseable {
     private final DataStore store;
     private final Map<Long, String> damaged;
     private final String holder;
+    // reads hold it shared; close takes it alone, so a copy dropped while its worker came back waits for the reads in flight
+    private final ReentrantReadWriteLock use = new ReentrantReadWriteLock();
     private boolean closed;
 
     private RangeCopy(long worker, long epoch, PbnRange range, Path dir, MetadataDb db, LogArchive archive, DataStore store,
@@ -138,6 +141,18 @@ public final class RangeCopy implements AutoCloseable {
      * @throws BlocksUnavailableException if the copy does not hold {@code pbns[from]}, or the bucket cannot be read now
      */
     public int readBatch(long[] pbns, int from, int n, BlockBatch into) {
+        use.readLock().lock();
+        try {
+            if (closed) {
+                throw new BlocksUnavailableException(holder + " was dropped just now (its worker registered again): read again", null);
+            }
+            return readOpen(pbns, from, n, into);
+        } finally {
+            use.readLock().unlock();
+        }
+    }
+
+    private int readOpen(long[] pbns, int from, int n, BlockBatch into) {
         into.clear();
         int limit = from + Math.min(n, into.capacity());
         int end = from;
@@ -191,15 +206,20 @@ public final class RangeCopy implements AutoCloseable {
 
     /** Closes the copy and deletes its directory. Idempotent. */
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
+    public void close() {
+        use.writeLock().lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            store.close();
+            archive.close(); // closes the object store
+            db.close();
+            delete(dir);
+        } finally {
+            use.writeLock().unlock();
         }
-        closed = true;
-        store.close();
-        archive.close(); // closes the object store
-        db.close();
-        delete(dir);
     }
 
     /** Deletes {@code dir} and everything below it, if it exists. */
