@@ -107,16 +107,32 @@ class RangeCopyTest {
         assertThat(tmp.resolve("copy")).as("closing deletes the copy").doesNotExist();
     }
 
-    @Test
-    void readBatch_frameFlippedInTheBucket_everyMemberDamagedNeverReturned_theRestReads() throws Exception {
+    /** Flips a bit inside the zstd frame, the last record of the range's one log object. */
+    private void flipFrameInTheBucket() throws Exception {
         String key = look.list(WorkerKeys.space(WORKER, 1) + "/logs/").get(0);
         Path f = tmp.resolve("log.hfl");
         look.download(key, f);
         byte[] log = Files.readAllBytes(f);
-        log[log.length - 10] ^= 0x01; // inside the frame, the last record of the log
+        log[log.length - 10] ^= 0x01;
         Files.write(f, log);
         look.delete(key);
         assertThat(look.putIfAbsent(key, f)).isTrue();
+    }
+
+    @Test
+    void readBatch_frameFlippedInTheBucketAfterTheCopy_memberDamagedAtRead() throws Exception {
+        try (RangeCopy c = copy()) {
+            flipFrameInTheBucket();
+            BlockBatch batch = new BlockBatch(16, 1 << 20, FormatVersions.MAX_STORED_BYTES);
+            assertThatThrownBy(() -> c.readBatch(members(firstMember), 0, 4, batch)).isInstanceOf(DamagedBlockException.class)
+                    .hasMessageContaining("bucket copy of worker " + WORKER);
+            assertReads(c, rawPbns, raw);
+        }
+    }
+
+    @Test
+    void readBatch_frameFlippedInTheBucket_everyMemberDamagedNeverReturned_theRestReads() throws Exception {
+        flipFrameInTheBucket();
 
         try (RangeCopy c = copy()) {
             assertThat(c.damagedBlocks()).isEqualTo(4);
