@@ -1,9 +1,9 @@
 package org.holdfast.server.ingest.cluster;
 
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.holdfast.server.cluster.WorkerView;
 import org.holdfast.server.store.BlocksUnavailableException;
@@ -26,10 +26,10 @@ public final class RangeCopies implements AutoCloseable {
     private final Supplier<List<WorkerView>> workers;
     private final WorkerRangeData.Archive bucket;
     private final Path dir;
-    // by worker id; guarded by this (a copy is made under the lock: readers of a lost range wait for it)
-    private final Map<Long, Held> copies = new HashMap<>();
-    private volatile boolean any;
-    private boolean closed;
+    // by worker id; a copy is made under its worker's lock in building: readers of that range wait, no others
+    private final Map<Long, Held> copies = new ConcurrentHashMap<>();
+    private final Map<Long, Object> building = new ConcurrentHashMap<>();
+    private volatile boolean closed;
 
     private record Held(RangeCopy copy, long memberEpoch) {
     }
@@ -53,10 +53,7 @@ public final class RangeCopies implements AutoCloseable {
      *
      * @throws BlocksUnavailableException saying why the block cannot be read and what to do
      */
-    synchronized RangeCopy copyFor(long pbn) {
-        if (closed) {
-            throw new BlocksUnavailableException("the master is stopping: no copy of a lost worker's range is read now", null);
-        }
+    RangeCopy copyFor(long pbn) {
         WorkerView w = null;
         for (WorkerView v : workers.get()) {
             if (v.range().contains(pbn)) {
@@ -77,7 +74,20 @@ public final class RangeCopies implements AutoCloseable {
         if (h != null && h.memberEpoch() == w.epoch()) {
             return h.copy();
         }
-        drop(w.workerId()); // the worker registered since: what it wrote then is not in the copy
+        synchronized (building.computeIfAbsent(w.workerId(), id -> new Object())) {
+            h = copies.get(w.workerId());
+            if (h != null && h.memberEpoch() == w.epoch()) {
+                return h.copy(); // made by the reader this one waited for
+            }
+            drop(w.workerId()); // the worker registered since: what it wrote then is not in the copy
+            return make(pbn, w, who);
+        }
+    }
+
+    private RangeCopy make(long pbn, WorkerView w, String who) {
+        if (closed) {
+            throw new BlocksUnavailableException("the master is stopping: no copy of a lost worker's range is made now", null);
+        }
         if (bucket == null) {
             throw new BlocksUnavailableException("PBN " + pbn + " lives on " + who + ", which is not connected, and this master has"
                     + " no bucket to read the worker's archived range from: set holdfast.store.backend=s3 and the same"
@@ -95,35 +105,39 @@ public final class RangeCopies implements AutoCloseable {
                     + " and read again, or bring the worker back", e);
         }
         copies.put(w.workerId(), new Held(c, w.epoch()));
-        any = true;
+        if (closed) {
+            drop(w.workerId()); // close ran while this copy was made
+        }
         return c;
     }
 
     /** Drops the copy of the range holding {@code pbn}, if any: its worker is up again and serves it. */
     void workerUp(long pbn) {
-        if (!any) {
-            return; // the common case, without the lock
+        if (copies.isEmpty()) {
+            return; // the common case
         }
-        synchronized (this) {
-            copies.values().stream().filter(h -> h.copy().range().contains(pbn)).findFirst().ifPresent(h -> drop(h.copy().worker()));
+        for (Held h : copies.values()) {
+            if (h.copy().range().contains(pbn)) {
+                drop(h.copy().worker());
+            }
         }
     }
 
     /** The workers whose ranges are copied now (tests and diagnostics). */
-    public synchronized List<Long> copied() {
+    public List<Long> copied() {
         return List.copyOf(copies.keySet());
     }
 
+    /** Closes worker {@code workerId}'s copy (after the reads in flight on it) and deletes its directory, if there is one. */
     private void drop(long workerId) {
         Held h = copies.remove(workerId);
-        any = !copies.isEmpty();
         if (h != null) {
             h.copy().close();
         }
     }
 
     @Override
-    public synchronized void close() {
+    public void close() {
         closed = true;
         for (Long id : List.copyOf(copies.keySet())) {
             drop(id);
