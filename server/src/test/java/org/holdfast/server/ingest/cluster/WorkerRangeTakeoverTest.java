@@ -2,7 +2,6 @@ package org.holdfast.server.ingest.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.fail;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
 
 import io.netty.channel.embedded.EmbeddedChannel;
@@ -357,7 +356,7 @@ class WorkerRangeTakeoverTest {
     }
 
     @Test
-    void workerFsck_afterATakeover_refusesInsteadOfReportingTheAdoptedBlocksLost() throws Exception {
+    void workerFsck_afterATakeover_readsTheAdoptedBlocksFromTheBucketRefusedWithoutIt() throws Exception {
         WorkerRangeData a = node("a");
         DataStore sa = a.claim(RANGE);
         long[] pbns = append(sa, RangeBlocks.blocks(12, 6, false));
@@ -375,18 +374,21 @@ class WorkerRangeTakeoverTest {
             w.finish();
         }
         Path scratch = Files.createDirectories(tmp.resolve("fsck-scratch"));
-        WorkerFsck check = new WorkerFsck(tmp.resolve("b").resolve(WorkerRangeData.DIRECTORY), scratch, Duration.ofHours(1), line -> { });
+        Path rangeData = tmp.resolve("b").resolve(WorkerRangeData.DIRECTORY);
+        List<String> objects = keys("");
 
-        // the adopted logs live in the bucket only: a check of local logs alone would call every referenced block lost
-        WorkerFsckReport r;
-        try {
-            r = check.run(file);
-        } catch (IllegalStateException e) {
-            assertThat(e).hasMessageContaining("archives its data logs to an object store").hasMessageContaining("nothing was checked");
-            return;
-        }
-        fail("not refused: exit " + r.exitCode() + ", missing " + r.missing().count() + ", corrupt "
-                + r.corrupt().count() + " of " + pbns.length + " referenced blocks");
+        // the adopted logs (epoch 1's keys) live in the bucket only: a check of local logs alone would call every block lost
+        WorkerFsckReport r = new WorkerFsck(rangeData, scratch, Duration.ofHours(1), line -> { }, s3.settings("t/")).run(file);
+
+        assertThat(r.missing().count()).isZero();
+        assertThat(r.corrupt().count()).isZero();
+        assertThat(r.blocksRead()).as("every adopted block read from the bucket").isEqualTo(pbns.length);
+        assertThat(r.exitCode()).as("no GC metadata here: counts not compared").isEqualTo(WorkerFsckReport.EXIT_NOT_COMPARABLE);
+        assertThat(keys("")).as("nothing written to the bucket").isEqualTo(objects);
+        WorkerFsck withoutBucket = new WorkerFsck(rangeData, scratch, Duration.ofHours(1), line -> { });
+        assertThatThrownBy(() -> withoutBucket.run(file)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("archives its data logs to an object store (worker " + WORKER + ", epoch 2")
+                .hasMessageContaining("nothing was checked");
     }
 
     @Test
