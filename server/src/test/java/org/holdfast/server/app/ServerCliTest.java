@@ -110,8 +110,9 @@ class ServerCliTest {
     @Test
     void run_workerFsckUnknownOptionOrMissingCounts_oneLine_exit3AsItsOtherRefusals() {
         assertThat(run("worker-fsck", "--data-dir", "/nonexistent", "--counts", "/x", "--quick")).isEqualTo(3);
-        assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("worker-fsck: unknown option: '--quick';"
-                + " run 'holdfast-server worker-fsck --help'\n");
+        // as fsck's: it takes the worker's --holdfast.* settings (backend s3), so the hint names their form
+        assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("worker-fsck: unknown option: '--quick' (server settings take"
+                + " the form --holdfast.NAME=VALUE); run 'holdfast-server worker-fsck --help'\n");
 
         assertThat(run("worker-fsck", "--data-dir", "/nonexistent")).isEqualTo(3);
         assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("worker-fsck: missing required option: '--counts")
