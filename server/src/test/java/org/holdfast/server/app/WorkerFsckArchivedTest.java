@@ -3,9 +3,6 @@ package org.holdfast.server.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -121,10 +118,7 @@ class WorkerFsckArchivedTest {
         s3.close();
     }
 
-    private record Run(int code, String out, String err) {
-    }
-
-    private Run fsckAt(String endpoint, String... more) {
+    private WorkerFsckRuns.Run fsckAt(String endpoint, String... more) {
         List<String> args = new ArrayList<>(List.of("--data-dir", dataDir.toString(), "--scratch-dir", dir.toString(), "--counts",
                 file.toString()));
         if (endpoint != null) {
@@ -133,29 +127,19 @@ class WorkerFsckArchivedTest {
                     "--holdfast.store.s3.credentials-file=" + dir.resolve("s3").resolve("s3-credentials.properties")));
         }
         args.addAll(List.of(more));
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = WorkerFsckTool.run(args.toArray(String[]::new), new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8), Duration.ZERO);
-        return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        return WorkerFsckRuns.run(args.toArray(String[]::new));
     }
 
-    private Run fsck(String... more) {
+    private WorkerFsckRuns.Run fsck(String... more) {
         return fsckAt(s3.endpoint().toString(), more);
     }
 
-    /** Every path under the data directory with its size and modification time. */
     private List<String> listing() throws Exception {
-        try (Stream<Path> s = Files.walk(dataDir)) {
-            return s.sorted().map(p -> {
-                try {
-                    return dataDir.relativize(p) + " " + (Files.isDirectory(p) ? "d" : Files.size(p)) + " "
-                            + Files.getLastModifiedTime(p).toMillis();
-                } catch (java.io.IOException e) {
-                    throw new java.io.UncheckedIOException(e);
-                }
-            }).toList();
-        }
+        return WorkerFsckRuns.listing(dataDir);
+    }
+
+    private List<String> scratchLeft() throws Exception {
+        return WorkerFsckRuns.scratchLeft(dir);
     }
 
     /** Every key in the bucket under the test's prefix with its size and the SHA-256 of its bytes. */
@@ -171,19 +155,13 @@ class WorkerFsckArchivedTest {
         return out;
     }
 
-    private List<String> scratchLeft() throws Exception {
-        try (Stream<Path> s = Files.list(dir)) {
-            return s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("holdfast-check-")).toList();
-        }
-    }
-
     @Test
     void run_sealedLogsInTheBucketOnly_everyReferencedBlockReadFromTheBucketCleanNothingWritten() throws Exception {
         List<String> before = listing();
         List<String> objects = bucket();
         Thread.sleep(20); // a write during the run would show as a later mtime
 
-        Run r = fsck();
+        WorkerFsckRuns.Run r = fsck();
 
         assertThat(r.code()).as(r.out() + r.err()).isZero();
         assertThat(r.out()).contains("worker-fsck: worker " + WORKER, REFERENCED + " referenced blocks", STORED + " stored blocks",
@@ -194,7 +172,7 @@ class WorkerFsckArchivedTest {
         assertThat(bucket()).as("nothing in the bucket changed").isEqualTo(objects);
         assertThat(scratchLeft()).as("the scratch copy (and the ranges fetched into it) is deleted").isEmpty();
 
-        Run json = fsck("--json");
+        WorkerFsckRuns.Run json = fsck("--json");
         assertThat(json.code()).isZero();
         assertThat(json.out()).startsWith("{\"result\":\"clean\"").contains("\"blocksRead\":" + REFERENCED, "\"marks\":\"equal\"");
     }
@@ -212,7 +190,7 @@ class WorkerFsckArchivedTest {
         List<String> before = listing();
         List<String> objects = bucket();
 
-        Run r = fsck();
+        WorkerFsckRuns.Run r = fsck();
 
         assertThat(r.code()).as(r.out() + r.err()).isEqualTo(2);
         assertThat(r.out()).contains("corrupt blocks (DATA LOSS): 1 e.g. PBN [" + flipped[0] + "]", "missing blocks (DATA LOSS): 0",
@@ -225,7 +203,7 @@ class WorkerFsckArchivedTest {
     void run_withoutTheWorkersBucketSettings_couldNotRunSayingWhichNothingWritten() throws Exception {
         List<String> before = listing();
 
-        Run r = fsckAt(null);
+        WorkerFsckRuns.Run r = fsckAt(null);
 
         assertThat(r.code()).as(r.out() + r.err()).isEqualTo(3);
         assertThat(r.err()).contains("archives its data logs to an object store (worker " + WORKER + ", epoch 1",

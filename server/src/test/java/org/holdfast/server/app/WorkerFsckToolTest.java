@@ -2,8 +2,6 @@ package org.holdfast.server.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -133,37 +131,17 @@ class WorkerFsckToolTest {
         }
     }
 
-    private record Run(int code, String out, String err) {
+    private WorkerFsckRuns.Run fsck(String... more) {
+        return WorkerFsckRuns.run(Stream.concat(Stream.of("--data-dir", dataDir.toString(), "--scratch-dir", dir.toString()),
+                Stream.of(more)).toArray(String[]::new));
     }
 
-    private Run fsck(String... more) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        String[] args = Stream.concat(Stream.of("--data-dir", dataDir.toString(), "--scratch-dir", dir.toString()), Stream.of(more))
-                .toArray(String[]::new);
-        int code = WorkerFsckTool.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8), Duration.ZERO);
-        return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-    }
-
-    /** Every path under the data directory with its size and modification time. */
     private List<String> listing() throws Exception {
-        try (Stream<Path> s = Files.walk(dataDir)) {
-            return s.sorted().map(p -> {
-                try {
-                    return dataDir.relativize(p) + " " + (Files.isDirectory(p) ? "d" : Files.size(p)) + " "
-                            + Files.getLastModifiedTime(p).toMillis();
-                } catch (java.io.IOException e) {
-                    throw new java.io.UncheckedIOException(e);
-                }
-            }).toList();
-        }
+        return WorkerFsckRuns.listing(dataDir);
     }
 
     private List<String> scratchLeft() throws Exception {
-        try (Stream<Path> s = Files.list(dir)) {
-            return s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("holdfast-check-")).toList();
-        }
+        return WorkerFsckRuns.scratchLeft(dir);
     }
 
     @Test
@@ -171,7 +149,7 @@ class WorkerFsckToolTest {
         List<String> before = listing();
         Thread.sleep(20); // a write during the run would show as a later mtime
 
-        Run r = fsck("--counts", file.toString());
+        WorkerFsckRuns.Run r = fsck("--counts", file.toString());
 
         assertThat(r.code()).as(r.out() + r.err()).isZero();
         assertThat(r.out()).contains("worker-fsck: worker 1", REFERENCED + " referenced blocks", STORED + " stored blocks",
@@ -182,7 +160,7 @@ class WorkerFsckToolTest {
         assertThat(listing()).as("nothing in the data directory changed").isEqualTo(before);
         assertThat(scratchLeft()).as("the scratch copy is deleted").isEmpty();
 
-        Run json = fsck("--counts", file.toString(), "--json");
+        WorkerFsckRuns.Run json = fsck("--counts", file.toString(), "--json");
         assertThat(json.code()).isZero();
         assertThat(json.out()).startsWith("{\"result\":\"clean\",\"exitCode\":0,\"workerId\":1").contains("\"marks\":\"equal\"",
                 "\"blocksRead\":" + REFERENCED, "\"leaks\":{\"count\":" + (STORED - REFERENCED));
@@ -214,13 +192,13 @@ class WorkerFsckToolTest {
         List<String> before = listing();
         Thread.sleep(20);
 
-        Run r = fsck("--counts", file.toString());
+        WorkerFsckRuns.Run r = fsck("--counts", file.toString());
 
         assertThat(r.code()).as(r.out() + r.err()).isEqualTo(2);
         assertThat(r.out()).contains("missing blocks (DATA LOSS): 1 e.g. PBN [" + (FIRST + 7) + "]",
                 "corrupt blocks (DATA LOSS): 1 e.g. PBN [" + (FIRST + 4) + "]", "result: DATA LOSS");
         assertThat(listing()).as("the corrupt block is marked bad in the scratch copy only").isEqualTo(before);
-        Run json = fsck("--counts", file.toString(), "--json");
+        WorkerFsckRuns.Run json = fsck("--counts", file.toString(), "--json");
         assertThat(json.out()).contains("\"result\":\"data-loss\"", "\"missingBlocks\":{\"count\":1,\"samples\":[" + (FIRST + 7) + "]}");
     }
 
@@ -237,7 +215,7 @@ class WorkerFsckToolTest {
             p.syncGma();
         }
 
-        Run r = fsck("--counts", file.toString());
+        WorkerFsckRuns.Run r = fsck("--counts", file.toString());
 
         assertThat(r.code()).as(r.out() + r.err()).isEqualTo(1);
         assertThat(r.out()).contains("RC below the catalog's (DANGEROUS: a sweep may free a referenced block): 2 e.g. PBN ["
@@ -250,7 +228,7 @@ class WorkerFsckToolTest {
     void run_fileMarkAboveWorkers_startWorkerAdviceNoRcComparison() throws Exception {
         Path ahead = countsFile("ahead.counts", MARK + 1, 1); // the master counts a delta the worker has not logged yet
 
-        Run r = fsck("--counts", ahead.toString(), "--json");
+        WorkerFsckRuns.Run r = fsck("--counts", ahead.toString(), "--json");
 
         assertThat(r.code()).as(r.out() + r.err()).isEqualTo(4);
         assertThat(r.out()).contains("\"result\":\"not-compared\"", "\"marks\":\"worker-behind\"", "\"rcBelow\":{\"count\":0",
@@ -269,7 +247,7 @@ class WorkerFsckToolTest {
             store.forget(new long[] {FIRST + 2}, 1);
         }
 
-        Run r = fsck("--counts", file.toString());
+        WorkerFsckRuns.Run r = fsck("--counts", file.toString());
 
         assertThat(r.code()).as("data loss is found whatever the marks").isEqualTo(2);
         assertThat(r.out()).contains("(worker ahead of the file: counts NOT compared)", "the file is older than the worker's metadata",
@@ -281,7 +259,7 @@ class WorkerFsckToolTest {
     void run_workerWithoutGcMetadata_importAdviceDataStillChecked() throws Exception {
         org.springframework.util.FileSystemUtils.deleteRecursively(rangeData.resolve("gc"));
 
-        Run r = fsck("--counts", file.toString());
+        WorkerFsckRuns.Run r = fsck("--counts", file.toString());
 
         assertThat(r.code()).as(r.out() + r.err()).isEqualTo(4);
         assertThat(r.out()).contains("GC delta marks: file " + MARK + ", worker none, routed unknown (no GC metadata: counts NOT compared)",
@@ -296,14 +274,14 @@ class WorkerFsckToolTest {
         List<String> before = listing();
         Thread.sleep(20);
 
-        Run r = fsck("--counts", file.toString());
+        WorkerFsckRuns.Run r = fsck("--counts", file.toString());
 
         assertThat(r.code()).as("counts known lost are never clean: " + r.out() + r.err()).isEqualTo(1);
         assertThat(r.out()).contains("GC metadata marked counts-lost (BOOKKEEPING", "every sweep of this worker is refused",
                 "gc-rebuild --worker 1 --out FILE", "worker-gc-import --data-dir", "Rebuilding a worker's lost GC metadata",
                 "missing blocks (DATA LOSS): 0", "result: errors");
         assertThat(listing()).as("nothing in the data directory changed").isEqualTo(before);
-        Run json = fsck("--counts", file.toString(), "--json");
+        WorkerFsckRuns.Run json = fsck("--counts", file.toString(), "--json");
         assertThat(json.code()).isEqualTo(1);
         assertThat(json.out()).startsWith("{\"result\":\"errors\",\"exitCode\":1,").contains("\"countsLost\":true");
     }
@@ -316,7 +294,7 @@ class WorkerFsckToolTest {
             p.awaitDurable();
         }
 
-        Run r = fsck("--counts", file.toString());
+        WorkerFsckRuns.Run r = fsck("--counts", file.toString());
 
         assertThat(r.code()).isEqualTo(3);
         assertThat(r.err()).contains("the GC metadata in " + rangeData.toAbsolutePath().resolve("gc") + " cannot be opened",
@@ -329,7 +307,7 @@ class WorkerFsckToolTest {
         try (DataDirectory running = DataDirectory.open(dataDir)) {
             List<String> before = listing();
 
-            Run r = fsck("--counts", file.toString());
+            WorkerFsckRuns.Run r = fsck("--counts", file.toString());
 
             assertThat(r.code()).isEqualTo(3);
             assertThat(r.err()).contains("in use by a running Holdfast server", "stop it first");
@@ -350,9 +328,9 @@ class WorkerFsckToolTest {
             w.finish();
         }
 
-        Run t = fsck("--counts", truncated.toString());
-        Run o = fsck("--counts", other.toString());
-        Run usage = fsck();
+        WorkerFsckRuns.Run t = fsck("--counts", truncated.toString());
+        WorkerFsckRuns.Run o = fsck("--counts", other.toString());
+        WorkerFsckRuns.Run usage = fsck();
 
         assertThat(t.code()).isEqualTo(3);
         assertThat(t.err()).contains("refused", "truncated");
@@ -370,14 +348,14 @@ class WorkerFsckToolTest {
         long fileMark = GcDelta.deltaId(9, GcDelta.MAX_PART);
         Path f = countsFile("routed.counts", fileMark, 1, routed, 0);
 
-        Run r = fsck("--counts", f.toString());
+        WorkerFsckRuns.Run r = fsck("--counts", f.toString());
 
         assertThat(r.code()).as(r.out() + r.err()).isZero();
         assertThat(r.out()).contains("GC delta marks: file " + fileMark + ", worker " + routed + ", routed " + routed
                 + " (0 in the outbox at the export) (the worker logged every delta routed to it and none after the export: counts"
                 + " compared)", "RC below the catalog's (DANGEROUS: a sweep may free a referenced block): 0",
                 "RC above the catalog's (leak side: kept past its last reference): 0", "pin disagreements: 0", "result: clean");
-        Run json = fsck("--counts", f.toString(), "--json");
+        WorkerFsckRuns.Run json = fsck("--counts", f.toString(), "--json");
         assertThat(json.code()).isZero();
         assertThat(json.out()).contains("\"result\":\"clean\"", "\"marks\":\"all-routed-applied\"", "\"routedMark\":" + routed,
                 "\"outboxEntries\":0", "\"workerMark\":" + routed, "\"advice\":null");
@@ -394,8 +372,8 @@ class WorkerFsckToolTest {
         Path v2 = countsFile("v2.counts", fileMark, 1, GcDelta.deltaId(6, 0), 0);
         Path v1 = v1CountsFile("v1.counts", fileMark, 1);
 
-        Run found = fsck("--counts", v2.toString());
-        Run skipped = fsck("--counts", v1.toString());
+        WorkerFsckRuns.Run found = fsck("--counts", v2.toString());
+        WorkerFsckRuns.Run skipped = fsck("--counts", v1.toString());
 
         assertThat(found.code()).as(found.out() + found.err()).isEqualTo(1);
         assertThat(found.out()).contains("RC below the catalog's (DANGEROUS: a sweep may free a referenced block): 1 e.g. PBN ["
@@ -412,8 +390,8 @@ class WorkerFsckToolTest {
         Path waiting = countsFile("waiting.counts", fileMark, 1, routed, 2);
         Path acknowledged = countsFile("acknowledged.counts", fileMark, 1, routed, 0);
 
-        Run r = fsck("--counts", waiting.toString());
-        Run lost = fsck("--counts", acknowledged.toString(), "--json");
+        WorkerFsckRuns.Run r = fsck("--counts", waiting.toString());
+        WorkerFsckRuns.Run lost = fsck("--counts", acknowledged.toString(), "--json");
 
         assertThat(r.code()).as(r.out() + r.err()).isEqualTo(4);
         assertThat(r.out()).contains("worker " + MARK + ", routed " + routed + " (2 in the outbox at the export) (worker behind the"
