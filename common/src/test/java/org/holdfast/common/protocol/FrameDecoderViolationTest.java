@@ -263,9 +263,36 @@ class FrameDecoderViolationTest {
     }
 
     @Test
-    void decode_heartbeatPastItsReport_limitExceeded() {
+    void decode_heartbeatPastItsReportsArchiveEpoch_limitExceeded() {
         assertViolation(frame(ProtocolLimits.VERSION, MessageType.HEARTBEAT.code(), heartbeatBody().writeByte(1).writeLong(9).writeLong(0)
-                .writeByte(0)), ErrorCode.LIMIT_EXCEEDED);
+                .writeLong(2).writeByte(0)), ErrorCode.LIMIT_EXCEEDED);
+    }
+
+    @Test
+    void decode_heartbeatWithPartialArchiveEpoch_badFrame() {
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.HEARTBEAT.code(), heartbeatBody().writeByte(1).writeLong(9).writeLong(0)
+                .writeByte(0)), ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_registerOfVersion5WithoutArchiveEpoch_badFrame() {
+        ByteBuf b = body().writeShort(Register.ARCHIVE_EPOCH_VERSION);
+        FrameEncoder.writeStr(b, "w1");
+        FrameEncoder.writeStr(b, "t");
+        FrameEncoder.writeStr(b, "v");
+        b.writeShort(2).writeLong(1).writeLong(1);
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.REGISTER.code(), b), ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_registerOfVersion4WithArchiveEpoch_badFrameAsAnOlderMasterSaysIt() {
+        ByteBuf b = body().writeShort(Register.GC_FRAMES_VERSION);
+        FrameEncoder.writeStr(b, "w1");
+        FrameEncoder.writeStr(b, "t");
+        FrameEncoder.writeStr(b, "v");
+        b.writeShort(2).writeLong(1).writeLong(1).writeLong(3);
+        assertThatThrownBy(() -> ch.writeInbound(frame(ProtocolLimits.VERSION, MessageType.REGISTER.code(), b)))
+                .isInstanceOf(ProtocolException.class).hasMessageContaining("REGISTER has 8 trailing bytes");
     }
 
     @Test

@@ -48,6 +48,9 @@ final class RangeEpochs {
         if (!Files.exists(dir.resolve("catalog")) && !hasLogs()) {
             RangeTakeover.Plan plan = RangeTakeover.plan(id, objects);
             if (plan.epoch() == 1) {
+                // claimed create-only as a takeover's epoch is: a second fresh node of this worker on the empty
+                // bucket refuses here; a crash before the catalog exists leaves a marker, and the restart takes epoch 2
+                RangeTakeover.claim(plan, objects, dir.resolve("takeover-scratch"));
                 openDb.get();
                 return 1;
             }

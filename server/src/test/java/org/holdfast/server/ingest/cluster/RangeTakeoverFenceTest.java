@@ -1,0 +1,232 @@
+package org.holdfast.server.ingest.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.holdfast.common.id.PbnRange;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.FsyncPolicy;
+import org.holdfast.server.store.LogCache;
+import org.holdfast.server.store.RangeTakeover;
+import org.holdfast.server.store.RangeTakenOverException;
+import org.holdfast.server.store.StoredBlock;
+import org.holdfast.server.store.WorkerKeys;
+import org.holdfast.server.store.object.ObjectStore;
+import org.holdfast.server.store.object.S3ObjectStore;
+import org.holdfast.server.store.object.S3ProxyFixture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The worker's side of the takeover fence (S3Proxy): a node that takes a range over skips past every
+ * PBN its master heard an earlier node hand out (blocks that never reached the bucket among them), so
+ * no PBN names two blocks, also after it restarts; two fresh nodes of one worker on an empty bucket
+ * meet at epoch 1's create-only marker and never both archive there; and the epoch a node's range
+ * data archives at is known before its store opens, for REGISTER.
+ */
+class RangeTakeoverFenceTest {
+    private static final PbnRange RANGE = new PbnRange(1_000_000, 2_000_000);
+    private static final long WORKER = 3;
+
+    @TempDir
+    Path tmp;
+    private S3ProxyFixture s3;
+    private ObjectStore look;
+    private final List<AutoCloseable> open = new ArrayList<>();
+
+    @BeforeEach
+    void start() throws Exception {
+        s3 = S3ProxyFixture.start(tmp.resolve("s3"));
+        look = S3ObjectStore.open(s3.settings("t/"));
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            open.get(i).close();
+        }
+        look.close();
+        s3.close();
+    }
+
+    /** Node {@code name}'s range data (its own directory), registered as {@link #WORKER} with PBN floor {@code floor} (0: none). */
+    private WorkerRangeData node(String name, long floor) {
+        WorkerRangeData d = new WorkerRangeData(tmp.resolve(name).resolve(WorkerRangeData.DIRECTORY),
+                new DataStore.Settings(tmp.resolve("unused"), 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0),
+                new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("t/")), LogCache.Settings.defaults(), Duration.ofSeconds(10)));
+        open.add(d);
+        d.identify(WORKER, floor);
+        return d;
+    }
+
+    private static long[] append(DataStore s, byte[] raw) {
+        byte[] fps = RangeBlocks.fps(raw);
+        long[] pbns = new long[raw.length / BS];
+        for (int k = 0; k < pbns.length; k++) {
+            pbns[k] = s.append(fps, k * 32, raw, k * BS, BS, FormatVersions.CODEC_RAW, BS);
+        }
+        return pbns;
+    }
+
+    @Test
+    void claim_takeoverAfterStoresThatNeverReachedTheBucket_startsPastEveryPbnTheMasterHeard_noPbnNamesTwoBlocks() throws Exception {
+        WorkerRangeData a = node("a", 0);
+        DataStore sa = a.claim(RANGE);
+        long[] synced = append(sa, RangeBlocks.blocks(1, 4, false));
+        a.sync(sa);
+        // handed out to a session that never committed: the master's session (and any mark keyed by PBN) names them
+        long[] unsynced = append(sa, RangeBlocks.blocks(2, 4, false));
+        long heard = sa.nextPbn(); // what the master heard (DATA_STORED answers, heartbeats)
+        a.close();
+        delete(tmp.resolve("a"));
+        assertThat(synced[synced.length - 1] + 1).as("the adopted logs alone would restart here, below the old node's PBNs")
+                .isLessThan(heard);
+
+        WorkerRangeData b = node("b", heard);
+        DataStore sb = b.claim(RANGE);
+        byte[] fresh = RangeBlocks.blocks(3, 4, false);
+        long[] mine = append(sb, fresh);
+        b.sync(sb);
+
+        assertThat(b.epoch()).isEqualTo(2);
+        assertThat(mine[0]).as("past every PBN the master heard handed out").isGreaterThanOrEqualTo(heard);
+        Set<Long> old = new HashSet<>();
+        for (long p : synced) {
+            old.add(p);
+        }
+        for (long p : unsynced) {
+            old.add(p);
+        }
+        for (long p : mine) {
+            assertThat(old).as("PBN " + p + " names one block").doesNotContain(p);
+        }
+        assertReads(sb, mine, fresh);
+        // the skip is durable: the node restarted (its next REGISTERED may carry no floor, from an older master) stays above it
+        b.close();
+        WorkerRangeData again = node("b", 0);
+        DataStore s2 = again.claim(RANGE);
+        assertThat(s2.nextPbn()).isGreaterThan(mine[mine.length - 1]);
+        assertReads(s2, mine, fresh);
+    }
+
+    @Test
+    void claim_twoFreshNodesListingTheEmptyBucketAtOnce_meetAtEpochOnesMarker_theSecondWritesNothing() throws Exception {
+        RangeTakeover.Plan late = RangeTakeover.plan(WORKER, look); // b listed the empty bucket before a claimed
+        assertThat(late.epoch()).isEqualTo(1);
+        WorkerRangeData a = node("a", 0);
+        DataStore sa = a.claim(RANGE);
+        append(sa, RangeBlocks.blocks(4, 2, false));
+        a.sync(sa);
+
+        assertThatThrownBy(() -> RangeTakeover.claim(late, look, tmp.resolve("b-scratch"))).isInstanceOf(RangeTakenOverException.class)
+                .hasMessageContaining("another node started archiving worker 3's range at epoch 1");
+        assertThat(look.list(WorkerKeys.prefix(WORKER))).as("a's marker and log only").hasSize(2);
+    }
+
+    @Test
+    void claim_twoFreshNodesRacing_neverBothArchiveAtOneEpoch() throws Exception {
+        for (int round = 0; round < 1; round++) { // one round: each opens two stores (about 4 s); the mechanism is shown above
+            long worker = 10 + round;
+            List<WorkerRangeData> nodes = new ArrayList<>();
+            for (String n : List.of("x" + round, "y" + round)) {
+                WorkerRangeData d = new WorkerRangeData(tmp.resolve(n).resolve(WorkerRangeData.DIRECTORY),
+                        new DataStore.Settings(tmp.resolve("unused"), 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0),
+                        new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("t/")), LogCache.Settings.defaults(),
+                                Duration.ofSeconds(10)));
+                open.add(d);
+                d.identify(worker);
+                nodes.add(d);
+            }
+            CyclicBarrier together = new CyclicBarrier(2);
+            ExecutorService pool = Executors.newFixedThreadPool(2);
+            try {
+                List<Future<Long>> epochs = new ArrayList<>();
+                for (WorkerRangeData d : nodes) {
+                    epochs.add(pool.submit(() -> {
+                        together.await();
+                        try {
+                            d.claim(RANGE);
+                            return d.epoch();
+                        } catch (RangeTakenOverException e) {
+                            return 0L; // refused: serves nothing
+                        }
+                    }));
+                }
+                long e1 = epochs.get(0).get();
+                long e2 = epochs.get(1).get();
+                assertThat(e1 == 0 && e2 == 0).as("one of them serves").isFalse();
+                // both serving means one listed after the other's marker: a takeover at the next epoch, never two at one
+                assertThat(e1 != e2 || e1 == 0).as("round " + round + ": epochs " + e1 + " and " + e2).isTrue();
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+
+    @Test
+    void archiveEpoch_readFromTheCatalogBeforeTheStoreOpens_andTheTakeoversEpochAfter() throws Exception {
+        WorkerRangeData a = node("a", 0);
+        assertThat(a.archiveEpoch()).as("an empty directory").isZero();
+        DataStore sa = a.claim(RANGE);
+        append(sa, RangeBlocks.blocks(5, 2, false));
+        a.sync(sa);
+        a.close();
+        copy(tmp.resolve("a"), tmp.resolve("a-copy"));
+        delete(tmp.resolve("a"));
+        WorkerRangeData b = node("b", 0);
+        b.claim(RANGE);
+        assertThat(b.archiveEpoch()).isEqualTo(2);
+        assertThat(b.knownArchiveEpoch()).isEqualTo(2);
+
+        WorkerRangeData back = node("a-copy", 0); // the old node restarted: what its REGISTER says, before any claim
+        assertThat(back.knownArchiveEpoch()).as("not read yet: the heartbeat never reads the disk").isZero();
+        assertThat(back.archiveEpoch()).isEqualTo(1);
+        assertThatThrownBy(() -> back.claim(RANGE)).hasMessageContaining("taken over at epoch 2");
+        assertThat(back.archiveEpoch()).isEqualTo(1);
+    }
+
+    private static void assertReads(DataStore s, long[] pbns, byte[] raw) {
+        StoredBlock b = new StoredBlock();
+        for (int k = 0; k < pbns.length; k++) {
+            s.read(pbns[k], b);
+            byte[] got = java.util.Arrays.copyOfRange(b.data(), b.dataOffset(), b.dataOffset() + b.storedLength());
+            assertThat(got).as("PBN " + pbns[k]).isEqualTo(java.util.Arrays.copyOfRange(raw, k * BS, (k + 1) * BS));
+        }
+    }
+
+    private static void copy(Path from, Path to) throws Exception {
+        try (var files = Files.walk(from)) {
+            for (Path p : (Iterable<Path>) files::iterator) {
+                Path t = to.resolve(from.relativize(p).toString());
+                if (Files.isDirectory(p)) {
+                    Files.createDirectories(t);
+                } else {
+                    Files.copy(p, t);
+                }
+            }
+        }
+    }
+
+    private static void delete(Path dir) throws Exception {
+        try (var files = Files.walk(dir)) {
+            for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+}
