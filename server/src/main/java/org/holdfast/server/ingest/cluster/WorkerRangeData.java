@@ -61,6 +61,7 @@ public final class WorkerRangeData implements AutoCloseable {
     private volatile boolean fenceCheckDue;
     // from the registration (cluster version 5): no PBN below it is handed out, 0 if the master named none
     private volatile long pbnFloor;
+    private volatile boolean floorDue; // set by each registration: an open store skips to its floor once
     // the epoch the range data archives at as last known without the lock: -1 until read (REGISTER and the heartbeat need it)
     private volatile long knownEpoch = -1;
     private LogArchive logArchive;
@@ -111,6 +112,7 @@ public final class WorkerRangeData implements AutoCloseable {
     public void identify(long id, long pbnFloor) {
         workerId = id;
         this.pbnFloor = Math.max(0, pbnFloor);
+        floorDue = true;
         fenceCheckDue = true; // a link back after a silence: another node may have taken the range over meanwhile
     }
 
@@ -197,7 +199,9 @@ public final class WorkerRangeData implements AutoCloseable {
             if (fenceCheckDue && logArchive != null) {
                 checkNotTakenOver();
             }
-            skipToFloor(store);
+            if (floorDue) {
+                skipToFloor(store);
+            }
             return store;
         }
         closeStore();
@@ -255,6 +259,7 @@ public final class WorkerRangeData implements AutoCloseable {
 
     /** Skips {@code s}'s next PBN up to the registration's floor (nothing if it is there already). */
     private void skipToFloor(DataStore s) {
+        floorDue = false;
         long floor = pbnFloor;
         if (floor > 0 && s.nextPbn() < floor) {
             long was = s.nextPbn();

@@ -29,6 +29,7 @@ import org.holdfast.server.store.object.S3ObjectStore;
 import org.holdfast.server.store.object.S3ProxyFixture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -138,9 +139,14 @@ class RangeTakeoverFenceTest {
         assertThat(look.list(WorkerKeys.prefix(WORKER))).as("a's marker and log only").hasSize(2);
     }
 
+    /**
+     * Slow (one round took 16 s on a loaded 2-core machine, where the others take 2 to 3 s; the cause, probably the
+     * losing conditional PUT being retried with backoff, was not looked into): the deterministic test above shows the mechanism.
+     */
     @Test
+    @Tag("slow")
     void claim_twoFreshNodesRacing_neverBothArchiveAtOneEpoch() throws Exception {
-        for (int round = 0; round < 1; round++) { // one round: each opens two stores (about 4 s); the mechanism is shown above
+        for (int round = 0; round < 3; round++) {
             long worker = 10 + round;
             List<WorkerRangeData> nodes = new ArrayList<>();
             for (String n : List.of("x" + round, "y" + round)) {
