@@ -274,23 +274,24 @@ class FrameDecoderViolationTest {
                 .writeByte(0)), ErrorCode.BAD_FRAME);
     }
 
-    @Test
-    void decode_registerOfVersion5WithoutArchiveEpoch_badFrame() {
-        ByteBuf b = body().writeShort(Register.ARCHIVE_EPOCH_VERSION);
+    /** A REGISTER body of {@code version} up to diskBytes: what every version has. */
+    private ByteBuf registerBody(int version) {
+        ByteBuf b = body().writeShort(version);
         FrameEncoder.writeStr(b, "w1");
         FrameEncoder.writeStr(b, "t");
         FrameEncoder.writeStr(b, "v");
-        b.writeShort(2).writeLong(1).writeLong(1);
-        assertViolation(frame(ProtocolLimits.VERSION, MessageType.REGISTER.code(), b), ErrorCode.BAD_FRAME);
+        return b.writeShort(2).writeLong(1).writeLong(1);
+    }
+
+    @Test
+    void decode_registerOfVersion5WithoutArchiveEpoch_badFrame() {
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.REGISTER.code(), registerBody(Register.ARCHIVE_EPOCH_VERSION)),
+                ErrorCode.BAD_FRAME);
     }
 
     @Test
     void decode_registerOfVersion4WithArchiveEpoch_badFrameAsAnOlderMasterSaysIt() {
-        ByteBuf b = body().writeShort(Register.GC_FRAMES_VERSION);
-        FrameEncoder.writeStr(b, "w1");
-        FrameEncoder.writeStr(b, "t");
-        FrameEncoder.writeStr(b, "v");
-        b.writeShort(2).writeLong(1).writeLong(1).writeLong(3);
+        ByteBuf b = registerBody(Register.GC_FRAMES_VERSION).writeLong(3);
         assertThatThrownBy(() -> ch.writeInbound(frame(ProtocolLimits.VERSION, MessageType.REGISTER.code(), b)))
                 .isInstanceOf(ProtocolException.class).hasMessageContaining("REGISTER has 8 trailing bytes");
     }
