@@ -142,9 +142,9 @@ class RangeTakeoverFenceTest {
     }
 
     /**
-     * Slow (15 to 16 s here, on a 2-core machine at load 24, where the others take 0.5 to 3 s; not looked into: the losing
-     * conditional PUT retried with backoff, or the S3 client's warm-up, as this test ran first): the deterministic test
-     * above shows the mechanism.
+     * Tagged slow: three rounds of two stores each, timing-dependent (which node lists first), while the deterministic
+     * test above shows the mechanism. It took 15 s run first in its JVM, most of that the S3 warm-up every first
+     * S3Proxy test pays; not measured warm.
      */
     @Test
     @Tag("slow")
