@@ -36,12 +36,13 @@ final class RangeEpochs {
      * The epoch the store of worker {@code id} archives under, its catalog opened by {@code openDb}: on
      * an empty directory the plan from the bucket (epoch 1 if it holds nothing of the worker, else a
      * takeover: the marker claimed, the store built from the adopted logs); on an existing store its
-     * recorded epoch (1 for a store made before it archived), refused if the bucket holds a later one.
+     * recorded epoch (1 for a store made before it archived), refused if the bucket holds a later one; a
+     * takeover a crash interrupted is finished at its epoch ({@link TakeoverResume}).
      */
     long atOpen(long id, PbnRange r, ObjectStore objects, Supplier<MetadataDb> openDb) {
         Path incomplete = dir.resolve(TAKEOVER_INCOMPLETE);
         if (Files.exists(incomplete)) {
-            return resume(id, r, objects, openDb, incomplete);
+            return new TakeoverResume(dir).resume(id, r, objects, openDb, incomplete);
         }
         if (!Files.exists(dir.resolve("catalog")) && !hasLogs()) {
             RangeTakeover.Plan plan = RangeTakeover.plan(id, objects);
@@ -73,71 +74,11 @@ final class RangeEpochs {
         return Math.max(e, 1);
     }
 
-    /**
-     * Finishes a takeover a crash interrupted: the epoch named in {@code incomplete} was claimed by this
-     * directory (its marker is written create-only before the file), and the store was never opened
-     * (the file goes last), so what the directory holds is only the partial build: it is wiped and the
-     * adoption runs again from the marker's list. Refused if another node took the range over since
-     * (the bucket holds a later epoch): this directory's claim is then stale.
-     */
-    private long resume(long id, PbnRange r, ObjectStore objects, Supplier<MetadataDb> openDb, Path incomplete) {
-        long e = incompleteEpoch(incomplete);
-        String moveAway = ": stop this worker, move " + dir + " away and start it again (on an empty directory it takes the range over"
-                + " at the next epoch)";
-        if (e < 1) {
-            throw new StoreException("range-data", incomplete.toString(), null, "a takeover of worker " + id + "'s range was interrupted"
-                    + " in " + dir + ", and " + incomplete.getFileName() + " does not name its epoch" + moveAway, null);
-        }
-        RangeTakeover.Plan next = RangeTakeover.plan(id, objects); // our marker's list, as the next takeover would read it
-        if (next.epoch() != e + 1) {
-            throw new StoreException("range-data", incomplete.toString(), null, "a takeover of worker " + id + "'s range at epoch " + e
-                    + " was interrupted in " + dir + ", and the bucket now holds epoch " + (next.epoch() - 1) + ": another node took the"
-                    + " range over since, so this directory's claim is stale" + moveAway, null);
-        }
-        for (String sub : new String[] {"catalog", "data", "takeover-scratch"}) {
-            deleteTree(dir.resolve(sub)); // never opened as a store: only the interrupted build's files
-        }
-        RangeTakeover.Plan ours = new RangeTakeover.Plan(id, e, next.adopted());
-        RangeTakeover.Report done = RangeTakeover.adopt(ours, dir.resolve("data"), openDb.get(), r, objects, dir.resolve("takeover-scratch"));
-        try {
-            Files.delete(incomplete);
-        } catch (IOException ex) {
-            throw new UncheckedIOException(ex);
-        }
-        logTakeover("resumed an interrupted takeover and took", id, r, e, done);
-        return e;
-    }
-
-    private static void logTakeover(String how, long id, PbnRange r, long epoch, RangeTakeover.Report done) {
+    static void logTakeover(String how, long id, PbnRange r, long epoch, RangeTakeover.Report done) {
         LOG.log(System.Logger.Level.WARNING, "{0} worker {1}''s range {2} over from the object store at epoch {3}: adopted {4}"
                 + " sealed logs holding {5} blocks; new logs go to {6}/. Its GC counts are lost until they are rebuilt from the"
                 + " master''s catalog (docs/operations.md \"Replace a dead worker\")", how, Long.toString(id), r,
                 Long.toString(epoch), done.logs(), done.blocks(), WorkerKeys.space(id, epoch));
-    }
-
-    /** The epoch {@code incomplete} names ("a takeover at epoch E began ..."), or 0 if it names none. */
-    static long incompleteEpoch(Path incomplete) {
-        String text;
-        try {
-            text = Files.readString(incomplete);
-        } catch (IOException | UncheckedIOException ex) {
-            return 0;
-        }
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("^a takeover at epoch ([1-9][0-9]{0,17}) began").matcher(text);
-        return m.find() ? Long.parseLong(m.group(1)) : 0;
-    }
-
-    private static void deleteTree(Path p) {
-        if (!Files.exists(p)) {
-            return;
-        }
-        try (Stream<Path> files = Files.walk(p)) {
-            for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(f);
-            }
-        } catch (IOException ex) {
-            throw new UncheckedIOException(ex);
-        }
     }
 
     /**
