@@ -118,7 +118,7 @@ public final class RangeTakeover {
         return highestEpoch(worker, objects.list(WorkerKeys.prefix(worker)));
     }
 
-    private static byte[] readMarker(ObjectStore objects, String key) {
+    static byte[] readMarker(ObjectStore objects, String key) {
         OptionalLong size = objects.size(key);
         if (size.isEmpty()) {
             return new byte[0]; // deleted since the listing: refused as damaged

@@ -16,6 +16,7 @@ import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.server.store.DataLogsInBucket;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.LateUploads;
 import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.LogCache;
 import org.holdfast.server.store.MetadataBatch;
@@ -223,6 +224,7 @@ public final class WorkerRangeData implements AutoCloseable {
                 }
                 objects = archive.open().get();
                 e = epochs.atOpen(id, r, objects, () -> openDb(opened));
+                deleteLateUploads(id, e, objects);
                 a = LogArchive.forKeySpace(objects, WorkerKeys.space(id, e), archive.cache());
                 objects = null; // the archive closes it
                 s = DataStore.open(ds, opened[0], a);
@@ -280,6 +282,9 @@ public final class WorkerRangeData implements AutoCloseable {
         StoreException takenOver;
         try (ObjectStore objects = archive.open().get()) {
             takenOver = epochs.takenOverSince(workerId, epoch, objects);
+            if (takenOver == null) {
+                deleteLateUploads(workerId, epoch, objects);
+            }
         }
         fenceCheckDue = false;
         if (takenOver != null) {
@@ -289,6 +294,25 @@ public final class WorkerRangeData implements AutoCloseable {
             refusal = takenOver;
             measured = notServing();
             throw refusal;
+        }
+    }
+
+    /**
+     * As the range's owner at {@code epoch}: deletes what an old node uploaded under an older epoch
+     * after the range was taken over ({@link LateUploads}); a bucket that refuses just now is tried
+     * again at the next registration, and serving goes on.
+     */
+    private void deleteLateUploads(long id, long epoch, ObjectStore objects) {
+        try {
+            List<String> late = LateUploads.delete(id, objects);
+            if (!late.isEmpty()) {
+                LOG.log(System.Logger.Level.WARNING, "deleted {0} sealed logs that an old node of worker {1} uploaded under an epoch below"
+                        + " {2} after its range was taken over (nobody reads them): {3}", late.size(), Long.toString(id),
+                        Long.toString(epoch), late);
+            }
+        } catch (RuntimeException ex) {
+            LOG.log(System.Logger.Level.WARNING, "could not delete the late uploads of an old node of worker {0} now ({1}); tried"
+                    + " again at its next registration", Long.toString(id), ex.toString());
         }
     }
 

@@ -39,8 +39,9 @@ import org.junit.jupiter.api.io.TempDir;
  * The worker's side of the takeover fence (S3Proxy): a node that takes a range over skips past every
  * PBN its master heard an earlier node hand out (blocks that never reached the bucket among them), so
  * no PBN names two blocks, also after it restarts; two fresh nodes of one worker on an empty bucket
- * meet at epoch 1's create-only marker and never both archive there; and the epoch a node's range
- * data archives at is known before its store opens, for REGISTER.
+ * meet at epoch 1's create-only marker and never both archive there; the epoch a node's range data
+ * archives at is known before its store opens, for REGISTER; a takeover a crash interrupted resumes
+ * at its own epoch; and an old node's uploads after the takeover are deleted, never an adopted log.
  */
 class RangeTakeoverFenceTest {
     private static final PbnRange RANGE = new PbnRange(1_000_000, 2_000_000);
@@ -96,7 +97,7 @@ class RangeTakeoverFenceTest {
         long[] unsynced = append(sa, RangeBlocks.blocks(2, 4, false));
         long heard = sa.nextPbn(); // what the master heard (DATA_STORED answers, heartbeats)
         a.close();
-        delete(tmp.resolve("a"));
+        WorkerRangeTakeoverTest.delete(tmp.resolve("a"));
         assertThat(synced[synced.length - 1] + 1).as("the adopted logs alone would restart here, below the old node's PBNs")
                 .isLessThan(heard);
 
@@ -195,8 +196,8 @@ class RangeTakeoverFenceTest {
         append(sa, RangeBlocks.blocks(5, 2, false));
         a.sync(sa);
         a.close();
-        copy(tmp.resolve("a"), tmp.resolve("a-copy"));
-        delete(tmp.resolve("a"));
+        WorkerRangeTakeoverTest.copy(tmp.resolve("a"), tmp.resolve("a-copy"));
+        WorkerRangeTakeoverTest.delete(tmp.resolve("a"));
         WorkerRangeData b = node("b", 0);
         b.claim(RANGE);
         assertThat(b.archiveEpoch()).isEqualTo(2);
@@ -219,7 +220,7 @@ class RangeTakeoverFenceTest {
         long[] p = append(sa, raw);
         a.sync(sa);
         a.close();
-        delete(tmp.resolve("a"));
+        WorkerRangeTakeoverTest.delete(tmp.resolve("a"));
         Path b = tmp.resolve("b").resolve(WorkerRangeData.DIRECTORY);
         RangeTakeover.claim(RangeTakeover.plan(WORKER, look), look, b.resolve("takeover-scratch"));
         Files.writeString(b.resolve(RangeEpochs.TAKEOVER_INCOMPLETE), "a takeover at epoch 2 began 2026-11-28T00:00:00Z\n");
@@ -262,33 +263,38 @@ class RangeTakeoverFenceTest {
         assertThat(tmp.resolve("b").resolve(WorkerRangeData.DIRECTORY).resolve("catalog")).exists();
     }
 
+    @Test
+    void claim_oldNodesUploadAfterTheTakeover_deletedByTheOwnerAtItsNextRegistration_adoptedLogsKept() throws Exception {
+        WorkerRangeData a = node("a", 0);
+        DataStore sa = a.claim(RANGE);
+        byte[] raw = RangeBlocks.blocks(9, 4, false);
+        long[] p = append(sa, raw);
+        a.sync(sa);
+        WorkerRangeData b = node("b", 0);
+        DataStore sb = b.claim(RANGE);
+        assertThat(b.epoch()).isEqualTo(2);
+        append(sa, RangeBlocks.blocks(10, 4, false));
+        a.sync(sa); // a late upload under epoch 1: nobody reads it
+        assertThat(look.list(WorkerKeys.space(WORKER, 1) + "/logs/")).hasSize(2);
+
+        b.identify(WORKER, 0); // b's link registers again
+        b.claim(RANGE);
+
+        List<String> left = look.list(WorkerKeys.space(WORKER, 1) + "/logs/");
+        assertThat(left).as("the adopted log only").hasSize(1);
+        assertThat(new String(look.getRange(WorkerKeys.marker(WORKER, 2), 0, (int) look.size(WorkerKeys.marker(WORKER, 2)).getAsLong()),
+                java.nio.charset.StandardCharsets.UTF_8)).contains("log " + left.get(0));
+        assertReads(sb, p, raw);
+        a.identify(WORKER, 0);
+        assertThatThrownBy(() -> a.claim(RANGE)).hasMessageContaining("taken over at epoch 2");
+    }
+
     private static void assertReads(DataStore s, long[] pbns, byte[] raw) {
         StoredBlock b = new StoredBlock();
         for (int k = 0; k < pbns.length; k++) {
             s.read(pbns[k], b);
             byte[] got = java.util.Arrays.copyOfRange(b.data(), b.dataOffset(), b.dataOffset() + b.storedLength());
             assertThat(got).as("PBN " + pbns[k]).isEqualTo(java.util.Arrays.copyOfRange(raw, k * BS, (k + 1) * BS));
-        }
-    }
-
-    private static void copy(Path from, Path to) throws Exception {
-        try (var files = Files.walk(from)) {
-            for (Path p : (Iterable<Path>) files::iterator) {
-                Path t = to.resolve(from.relativize(p).toString());
-                if (Files.isDirectory(p)) {
-                    Files.createDirectories(t);
-                } else {
-                    Files.copy(p, t);
-                }
-            }
-        }
-    }
-
-    private static void delete(Path dir) throws Exception {
-        try (var files = Files.walk(dir)) {
-            for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
-            }
         }
     }
 }

@@ -407,7 +407,7 @@ class WorkerRangeTakeoverTest {
         assertThat(tmp.resolve("b").resolve(WorkerRangeData.DIRECTORY).resolve("catalog")).doesNotExist();
     }
 
-    private static void copy(Path from, Path to) throws Exception {
+    static void copy(Path from, Path to) throws Exception {
         try (Stream<Path> all = Files.walk(from)) {
             for (Path p : (Iterable<Path>) all::iterator) {
                 Path t = to.resolve(from.relativize(p).toString());
@@ -420,7 +420,7 @@ class WorkerRangeTakeoverTest {
         }
     }
 
-    private static void delete(Path dir) throws Exception {
+    static void delete(Path dir) throws Exception {
         try (Stream<Path> all = Files.walk(dir)) {
             for (Path p : (Iterable<Path>) all.sorted(java.util.Comparator.reverseOrder())::iterator) {
                 Files.delete(p);
