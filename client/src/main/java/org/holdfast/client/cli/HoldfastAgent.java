@@ -33,7 +33,9 @@ public final class HoldfastAgent implements Runnable {
         "     the protocol, or its certificate failed verification (fingerprint",
         "     mismatch, not trusted by --ca-cert)",
         "  7  storage full: the server's disk reached its free-space reserve;",
-        "     nothing was committed (free space on the server, then retry)"};
+        "     nothing was committed (free space on the server, then retry)",
+        "  8  transient: the server lost a worker the backup needed (or has none);",
+        "     nothing was committed: run it again (the daemon retries it)"};
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
