@@ -43,4 +43,9 @@ public enum ExitCode {
     public int code() {
         return code;
     }
+
+    /** The name a failed {@code --json} command gives it in its {@code error} field: {@code transient}, {@code storage-full}. */
+    public String jsonName() {
+        return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+    }
 }

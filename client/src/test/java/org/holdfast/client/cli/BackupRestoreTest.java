@@ -389,6 +389,10 @@ class BackupRestoreTest {
         assertThat(r.exit()).as("%s", r).isEqualTo(8);
         assertThat(r.stderr()).isEqualTo("holdfast-agent: error: server refused: WORKER_UNAVAILABLE: " + server.workerLost
                 + " (transient: nothing was committed; run the backup again (the agent daemon retries it))\n");
+        assertThat(r.json().get("ok").asBoolean(true)).isFalse();
+        assertThat(r.json().get("exitCode").asInt()).isEqualTo(8);
+        assertThat(r.json().get("error").asText()).as("what a script retries on").isEqualTo("transient");
+        assertThat(r.json().get("message").asText()).isEqualTo("server refused: WORKER_UNAVAILABLE: " + server.workerLost);
         assertThat(Files.readAllBytes(stateFile())).isEqualTo(stateBefore);
         assertThat(server.snapshots("vm1")).hasSize(1);
         server.workerLost = null;
