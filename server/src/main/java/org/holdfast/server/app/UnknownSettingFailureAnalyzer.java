@@ -10,7 +10,7 @@ public class UnknownSettingFailureAnalyzer extends AbstractFailureAnalyzer<Unkno
     protected FailureAnalysis analyze(Throwable rootFailure, UnknownSettingException cause) {
         return new FailureAnalysis("Holdfast refused to start: these holdfast.* names are no setting (Spring would ignore them"
                 + " and run with the defaults):\n  " + String.join("\n  ", cause.problems()),
-                "Correct or remove each name (docs/operations.md, \"Settings\", lists every setting), then start again."
+                "Correct or remove each name (docs/operations.md, \"Configure\", lists the settings), then start again."
                         + " Nothing was opened or changed.", cause);
     }
 }
