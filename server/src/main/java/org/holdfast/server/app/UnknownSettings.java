@@ -71,7 +71,7 @@ final class UnknownSettings implements ApplicationListener<ApplicationEnvironmen
     }
 
     private static String problem(PropertySource<?> source, String name, boolean environment) {
-        String advice = SettingNames.nearest(name)
+        String advice = NearestSetting.to(name)
                 .map(s -> "did you mean " + (environment ? SettingNames.variable(s) + " (" + s + ")" : s) + "?")
                 .orElse("no setting has a name like it (docs/operations.md lists them)");
         return name + " (" + where(source, name, environment) + "): " + advice;
