@@ -7,6 +7,7 @@ import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.ingest.cluster.ClusterServer;
 import org.holdfast.server.ingest.cluster.GcDeltaLinks;
 import org.holdfast.server.ingest.cluster.GcDeltaSenders;
+import org.holdfast.server.ingest.cluster.RangeCopies;
 import org.holdfast.server.ingest.cluster.RangeReferenceGuard;
 import org.holdfast.server.ingest.cluster.WorkerBlockHome;
 import org.holdfast.server.ingest.cluster.WorkerSweeps;
@@ -14,6 +15,7 @@ import org.holdfast.server.cluster.WorkerView;
 import org.holdfast.server.gc.GcService;
 import java.time.Duration;
 import org.holdfast.server.store.BlockHome;
+import org.holdfast.server.store.DataDirectory;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.LocalBlockHome;
 import org.holdfast.server.store.MetadataDb;
@@ -48,7 +50,8 @@ public class ClusterDataConfiguration {
         if (mode == ClusterDataMode.WORKERS) {
             LOG.warn("holdfast.cluster.data=workers (experimental): backups keep their blocks on the workers, and each worker sweeps"
                     + " its own range on the master's GC cycle; verify and the image API read them from their workers; fsck, reclaim-now"
-                    + " and catalog backups do not reach them yet, and a lost worker's blocks are unavailable until it comes back");
+                    + " and catalog backups do not reach them yet, and a lost worker's blocks are unavailable until it comes back (unless this master's holdfast.store.s3.*"
+                    + " names the workers' bucket: then they are read from it)");
         }
         return mode;
     }
@@ -59,8 +62,23 @@ public class ClusterDataConfiguration {
      * {@code workers} the registered workers' range stores, else the master's data store.
      */
     @Bean
-    BlockHome blockHome(ClusterDataMode mode, DataStore store, ObjectProvider<ClusterServer> server) {
-        return mode == ClusterDataMode.WORKERS ? new WorkerBlockHome(server.getObject().rangeStores()) : new LocalBlockHome(store);
+    BlockHome blockHome(ClusterDataMode mode, DataStore store, ObjectProvider<ClusterServer> server, ObjectProvider<RangeCopies> copies) {
+        return mode == ClusterDataMode.WORKERS ? new WorkerBlockHome(server.getObject().rangeStores(), copies.getIfAvailable())
+                : new LocalBlockHome(store);
+    }
+
+    /**
+     * A master's read-only copies of lost workers' ranges, made from the bucket its own
+     * {@code holdfast.store.s3.*} settings name (one setting per concept: the workers' bucket and
+     * prefix); with backend local none is made, and a lost worker's blocks stay unavailable. Read
+     * only with {@code workers}; any copies a previous run left in {@code <data-dir>/worker-ranges}
+     * are deleted at start.
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnProperty(name = "holdfast.cluster.role", havingValue = "master")
+    RangeCopies rangeCopies(ClusterServer server, WorkerRegistry registry, HoldfastProperties props, DataDirectory dir) {
+        return new RangeCopies(server.rangeStores(), registry::workers, ClusterConfiguration.archive(props),
+                dir.subdirectory(RangeCopies.DIRECTORY));
     }
 
     /** With {@code workers}: fsck, reclaim-now and removing a worker answer 409 before they touch the master's own range. */

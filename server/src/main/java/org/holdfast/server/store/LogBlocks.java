@@ -28,10 +28,26 @@ final class LogBlocks {
         void visit(long pbn, long offset, int lengthField, byte[] fp);
     }
 
+    /** Receives a block whose record failed its check, instead of the walk failing (a read-only copy serves the rest). */
+    @FunctionalInterface
+    interface Damaged {
+        void damaged(long pbn, String problem);
+    }
+
     private LogBlocks() {
     }
 
+    /** Visits every block of {@code file}; a record that fails its check fails the walk. */
     static void walk(Path file, Visitor visitor) {
+        walk(file, visitor, null);
+    }
+
+    /**
+     * As {@link #walk(Path, Visitor)}; with {@code damaged} non-null a block whose record fails its
+     * check (checksum, decoding, member map) goes to it and the walk goes on. A damaged record
+     * header ends the walk as a torn tail would ({@link LogRecords}): its blocks are not visited.
+     */
+    static void walk(Path file, Visitor visitor, Damaged damaged) {
         byte[] record = new byte[RECORD_HEADER_BYTES + FormatVersions.MAX_STORED_BYTES];
         byte[] frame = new byte[FormatVersions.FRAME_MAX_RAW];
         byte[] raw = new byte[FormatVersions.FRAME_MAX_RAW];
@@ -40,52 +56,66 @@ final class LogBlocks {
         long[] frameAt = {-1};
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ); BlockCodec codec = new BlockCodec()) {
             LogRecords.walk(file, (pbn, offset, lengthField) -> {
-                int stored = FrameFormat.recordStored(lengthField);
                 try {
-                    if (!FrameFormat.isMember(lengthField)) {
-                        read(ch, offset, record, RECORD_HEADER_BYTES + stored, file);
-                        String problem = RecordFormat.check(record, pbn, stored, crc);
-                        if (problem != null) {
-                            throw new CorruptDataException("range-takeover", file.toString(), "pbn " + pbn, problem + " at offset " + offset);
-                        }
-                        int rawLength = RecordFormat.rawLength(record);
-                        if (rawLength <= 0 || rawLength > raw.length) {
-                            throw new CorruptDataException("range-takeover", file.toString(), "pbn " + pbn, "raw length " + rawLength
-                                    + " at offset " + offset + " is outside 1.." + raw.length);
-                        }
-                        codec.decode(RecordFormat.codec(record), record, RECORD_HEADER_BYTES, stored, raw, 0, rawLength);
-                        BlockHasher.forCurrentThread().sha256(raw, 0, rawLength, fp, 0);
-                    } else {
-                        if (frameAt[0] != offset) {
-                            read(ch, offset, record, RECORD_HEADER_BYTES + stored, file);
-                            String problem = FrameFormat.check(record, 0, stored, crc);
-                            if (problem != null) {
-                                throw new CorruptDataException("range-takeover", file.toString(), "pbn " + pbn, problem + " at offset " + offset);
-                            }
-                            int payload = FrameFormat.payloadOffset(record, 0);
-                            codec.decompress(record, payload, RECORD_HEADER_BYTES + stored - payload, frame, 0, FrameFormat.rawLength(record, 0));
-                            frameAt[0] = offset;
-                        }
-                        int k = FrameFormat.memberIndex(record, 0, pbn);
-                        int bs = FrameFormat.blockSize(record, 0);
-                        if (k < 0) {
-                            throw new CorruptDataException("range-takeover", file.toString(), "pbn " + pbn, "the frame at offset " + offset
-                                    + " does not hold this PBN");
-                        }
-                        if (ZeroBlocks.isZero(frame, k * bs, bs)) {
-                            java.util.Arrays.fill(fp, (byte) 0);
-                        } else {
-                            BlockHasher.forCurrentThread().sha256(frame, k * bs, bs, fp, 0);
-                        }
+                    hash(ch, codec, crc, record, frame, raw, fp, frameAt, file, pbn, offset, lengthField);
+                } catch (CorruptDataException e) {
+                    if (damaged == null) {
+                        throw e;
                     }
-                } catch (CorruptPayloadException e) {
-                    throw new CorruptDataException("range-takeover", file.toString(), "pbn " + pbn, "the record at offset " + offset
-                            + " does not decode: " + e.getMessage());
+                    damaged.damaged(pbn, e.getMessage());
+                    return;
                 }
                 visitor.visit(pbn, offset, lengthField, fp);
             });
         } catch (IOException e) {
             throw StoreException.translate("range-takeover", file.toString(), null, e);
+        }
+    }
+
+    /** Reads, checks and hashes the block {@code pbn} of the record at {@code offset} into {@code fp}. */
+    private static void hash(FileChannel ch, BlockCodec codec, CRC32C crc, byte[] record, byte[] frame, byte[] raw, byte[] fp,
+                             long[] frameAt, Path file, long pbn, long offset, int lengthField) {
+        int stored = FrameFormat.recordStored(lengthField);
+        try {
+            if (!FrameFormat.isMember(lengthField)) {
+                read(ch, offset, record, RECORD_HEADER_BYTES + stored, file);
+                String problem = RecordFormat.check(record, pbn, stored, crc);
+                if (problem != null) {
+                    throw new CorruptDataException("range-takeover", file.toString(), "pbn " + pbn, problem + " at offset " + offset);
+                }
+                int rawLength = RecordFormat.rawLength(record);
+                if (rawLength <= 0 || rawLength > raw.length) {
+                    throw new CorruptDataException("range-takeover", file.toString(), "pbn " + pbn, "raw length " + rawLength
+                            + " at offset " + offset + " is outside 1.." + raw.length);
+                }
+                codec.decode(RecordFormat.codec(record), record, RECORD_HEADER_BYTES, stored, raw, 0, rawLength);
+                BlockHasher.forCurrentThread().sha256(raw, 0, rawLength, fp, 0);
+            } else {
+                if (frameAt[0] != offset) {
+                    read(ch, offset, record, RECORD_HEADER_BYTES + stored, file);
+                    String problem = FrameFormat.check(record, 0, stored, crc);
+                    if (problem != null) {
+                        throw new CorruptDataException("range-takeover", file.toString(), "pbn " + pbn, problem + " at offset " + offset);
+                    }
+                    int payload = FrameFormat.payloadOffset(record, 0);
+                    codec.decompress(record, payload, RECORD_HEADER_BYTES + stored - payload, frame, 0, FrameFormat.rawLength(record, 0));
+                    frameAt[0] = offset;
+                }
+                int k = FrameFormat.memberIndex(record, 0, pbn);
+                int bs = FrameFormat.blockSize(record, 0);
+                if (k < 0) {
+                    throw new CorruptDataException("range-takeover", file.toString(), "pbn " + pbn, "the frame at offset " + offset
+                            + " does not hold this PBN");
+                }
+                if (ZeroBlocks.isZero(frame, k * bs, bs)) {
+                    java.util.Arrays.fill(fp, (byte) 0);
+                } else {
+                    BlockHasher.forCurrentThread().sha256(frame, k * bs, bs, fp, 0);
+                }
+            }
+        } catch (CorruptPayloadException e) {
+            throw new CorruptDataException("range-takeover", file.toString(), "pbn " + pbn, "the record at offset " + offset
+                    + " does not decode: " + e.getMessage());
         }
     }
 

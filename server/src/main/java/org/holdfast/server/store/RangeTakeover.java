@@ -166,6 +166,22 @@ public final class RangeTakeover {
      * makes the store, so a crash before it leaves no store (only locations nothing opens).
      */
     public static Report adopt(Plan plan, Path logDir, MetadataDb db, PbnRange range, ObjectStore objects, Path scratch) {
+        return build(plan, logDir, db, range, objects, scratch, null, null);
+    }
+
+    /** After each log indexed: logs done of {@code total}, bytes downloaded so far and the nanoseconds since the first. */
+    @FunctionalInterface
+    interface Progress {
+        void logIndexed(int done, int total, long bytes, long nanos);
+    }
+
+    /**
+     * What {@link #adopt} does, shared with a master's read-only {@link RangeCopy}: with {@code damaged}
+     * non-null a block whose record fails its check goes there and is not indexed, instead of failing
+     * the whole build; {@code progress} (or null) hears of each log.
+     */
+    static Report build(Plan plan, Path logDir, MetadataDb db, PbnRange range, ObjectStore objects, Path scratch,
+                        LogBlocks.Damaged damaged, Progress progress) {
         if (DurablePoint.read(db, STORE) != null) {
             throw new IllegalStateException("the range store in " + logDir + " exists: a takeover builds an empty one");
         }
@@ -180,6 +196,9 @@ public final class RangeTakeover {
         } catch (IOException e) {
             throw StoreException.translate(STORE, logDir.toString(), null, e);
         }
+        long t0 = System.nanoTime();
+        long bytes = 0;
+        int done = 0;
         for (String key : plan.adopted()) {
             long e = WorkerKeys.epochOf(plan.worker(), key);
             long[] ide = WorkerKeys.log(plan.worker(), e, key);
@@ -205,8 +224,9 @@ public final class RangeTakeover {
                         batch[0] = new MetadataBatch();
                         inBatch[0] = 0;
                     }
-                });
+                }, damaged);
                 db.write(batch[0], false);
+                bytes += copy.toFile().length();
             } finally {
                 batch[0].close();
                 try {
@@ -214,6 +234,9 @@ public final class RangeTakeover {
                 } catch (IOException ignored) {
                     // a scratch file of the range-data directory
                 }
+            }
+            if (progress != null) {
+                progress.logIndexed(++done, plan.adopted().size(), bytes, System.nanoTime() - t0);
             }
         }
         int newLog = maxLog + 1;

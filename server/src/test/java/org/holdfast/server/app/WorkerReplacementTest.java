@@ -20,7 +20,9 @@ import org.holdfast.server.api.TestTokens;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.ingest.AgentDriver;
 import org.holdfast.server.ingest.IngestServer;
+import org.holdfast.server.jobs.JobContext;
 import org.holdfast.server.ingest.cluster.ClusterServer;
+import org.holdfast.server.ingest.cluster.RangeCopies;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
 import org.holdfast.server.ingest.cluster.WorkerRangeData;
 import org.holdfast.server.security.ApiTokens;
@@ -33,6 +35,8 @@ import org.holdfast.server.store.WorkerKeys;
 import org.holdfast.server.store.object.ObjectStore;
 import org.holdfast.server.store.object.S3ObjectStore;
 import org.holdfast.server.store.object.S3ProxyFixture;
+import org.holdfast.server.verify.Verifier;
+import org.holdfast.server.verify.VerifyScope;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -42,10 +46,12 @@ import org.springframework.context.ConfigurableApplicationContext;
  * Replaceable workers (issue 18), end to end in this JVM: a master with
  * {@code holdfast.cluster.data=workers} and a worker with backend s3 (S3Proxy), as Spring contexts
  * over real ports. Two snapshots are backed up; the worker is stopped and its whole data directory
- * deleted; a new worker with the same node name (so the same worker id) on an empty directory takes
+ * deleted; while no node serves its range the master (with the same bucket settings) restores both
+ * snapshots bit for bit and verifies them clean from its read-only copy of the range from the bucket,
+ * writing nothing under {@code workers/}; a new worker with the same node name (so the same worker id) on an empty directory takes
  * the range over from the bucket; both snapshots restore byte for byte through it, a third backup
  * commits and restores, the bucket holds the takeover's marker, and a second takeover at that epoch
- * is refused. Last, the bucket stops answering: the next backup fails saying so, nothing committed.
+ * is refused, and the master's copy is gone. Last, the bucket stops answering: the next backup fails saying so, nothing committed.
  */
 class WorkerReplacementTest {
     private static final int BS = 4096;
@@ -94,11 +100,13 @@ class WorkerReplacementTest {
     void takeover_newWorkerOnAnEmptyDiskWithTheSameId_everySnapshotRestoresFromTheBucketAndTheNextBackupCommits() throws Exception {
         int clusterPort = org.holdfast.common.ports.TestPorts.claim();
         S3ProxyFixture s3 = S3ProxyFixture.start(data.resolve("s3")); // stopped by the test itself, last
+        List<String> masterArgs = new ArrayList<>(List.of("--holdfast.cluster.role=master", "--holdfast.cluster.host=127.0.0.1",
+                "--holdfast.cluster.port=" + clusterPort, "--holdfast.cluster.heartbeat-interval=200ms", "--holdfast.dedup.engine=cluster",
+                "--holdfast.cluster.data=workers"));
+        masterArgs.addAll(List.of(s3(s3))); // the workers' bucket: the master reads a lost worker's range from it
         try (ObjectStore bucket = S3ObjectStore.open(s3.settings(PREFIX));
              ConfigurableApplicationContext master = new SpringApplicationBuilder(HoldfastServer.class).run(args(data.resolve("master"),
-                     "--holdfast.cluster.role=master", "--holdfast.cluster.host=127.0.0.1", "--holdfast.cluster.port=" + clusterPort,
-                     "--holdfast.cluster.heartbeat-interval=200ms", "--holdfast.dedup.engine=cluster",
-                     "--holdfast.cluster.data=workers"))) {
+                     masterArgs.toArray(String[]::new)))) {
             String token = master.getBean(ApiTokens.class).issue(new ApiTokens.TokenRequest("workers", Role.WORKER, VolumeScope.ALL,
                     null, null), "test", "local").token();
             Path tokenFile = Files.writeString(data.resolve("worker.token"), token + "\n");
@@ -124,6 +132,21 @@ class WorkerReplacementTest {
             List<String> epochOne = bucket.list(WorkerKeys.space(id, 1) + "/logs/");
             assertThat(epochOne).as("one sealed log per commit on the worker").hasSize(2);
             deleteTree(data.resolve("worker-old")); // the disk is lost
+            List<String> objects = bucket.list(WorkerKeys.prefix(id));
+
+            // no node serves the range: the master reads it from the bucket (docs/operations.md "Restore while a worker is dead")
+            await().atMost(Duration.ofSeconds(30)).until(() -> cluster.rangeStores().up(id) == null);
+            try (AgentDriver agent = new AgentDriver(port, TestTokens.issue(master, Role.AGENT))) {
+                agent.hello();
+                assertThat(agent.restore("v1", 1).image()).as("snapshot 1 from the master's bucket copy").isEqualTo(a);
+                assertThat(agent.restore("v1", 2).image()).as("snapshot 2 from the master's bucket copy").isEqualTo(b);
+            }
+            RangeCopies copies = master.getBean(RangeCopies.class);
+            assertThat(copies.copied()).containsExactly(id);
+            Verifier.Report verified = master.getBean(Verifier.class).run(VerifyScope.all(), true, JobContext.NONE);
+            assertThat(verified.blocksRead()).as(verified.toString()).isEqualTo(64);
+            assertThat(verified.badBlocks() + verified.unreadableNow()).as(verified.toString()).isZero();
+            assertThat(bucket.list(WorkerKeys.prefix(id))).as("the master wrote nothing under workers/").isEqualTo(objects);
 
             ConfigurableApplicationContext second = worker(data.resolve("worker-new"), clusterPort, tokenFile, s3);
             try {
@@ -146,6 +169,8 @@ class WorkerReplacementTest {
                 assertThat(bucket.list(WorkerKeys.space(id, 2) + "/logs/")).as("the third backup's log under the new epoch").hasSize(1);
                 assertThatThrownBy(() -> RangeTakeover.claim(new RangeTakeover.Plan(id, 2, List.of()), bucket, data.resolve("scratch")))
                         .isInstanceOf(RangeTakenOverException.class);
+                assertThat(copies.copied()).as("the worker's id serves again: the copy is dropped").isEmpty();
+                assertThat(data.resolve("master").resolve(RangeCopies.DIRECTORY).resolve("w" + id)).doesNotExist();
 
                 if (s3.external()) {
                     return; // an external store cannot be stopped from here

@@ -15,6 +15,7 @@ import org.holdfast.server.store.BlockHome;
 import org.holdfast.server.store.BlocksUnavailableException;
 import org.holdfast.server.store.DamagedBlockException;
 import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.RangeCopy;
 import org.holdfast.server.store.ReadAhead;
 import org.holdfast.server.store.StoredBlock;
 
@@ -38,20 +39,33 @@ import org.holdfast.server.store.StoredBlock;
  * with {@link DamagedBlockException} (damaged, which verify marks bad), never with
  * {@link BlocksUnavailableException} (unreachable, which it must not); its fingerprint still comes
  * from the answer, so a backup that meets it sees the block bad and stores a new copy.
+ *
+ * <p>A PBN whose worker is not connected is read ({@link #readBatch}: restore, verify, the image API)
+ * from the master's read-only copy of that worker's range from the bucket ({@link RangeCopies}, with
+ * the master's own {@code holdfast.store.s3.*}), if it has one; a PBN it does not hold is unavailable.
+ * A backup's fingerprints never come from a copy: a backup must not rely on a block no node serves.
  */
 public final class WorkerBlockHome implements BlockHome {
     private final RangeStores stores;
+    // null: a lost worker's blocks are unavailable
+    private final RangeCopies copies;
     // the workers this session stored on, each link once (identity: a worker that registered again is another link)
     private final List<RemoteRangeStore> storedOn = new ArrayList<>();
 
     /** The workers' range stores of {@code stores}; a home for restores and the template of each session's. */
     public WorkerBlockHome(RangeStores stores) {
+        this(stores, null);
+    }
+
+    /** As {@link #WorkerBlockHome(RangeStores)}, reading a lost worker's blocks from {@code copies} (null: none). */
+    public WorkerBlockHome(RangeStores stores, RangeCopies copies) {
         this.stores = stores;
+        this.copies = copies;
     }
 
     @Override
     public BlockHome forSession() {
-        return new WorkerBlockHome(stores);
+        return new WorkerBlockHome(stores, copies);
     }
 
     @Override
@@ -166,7 +180,10 @@ public final class WorkerBlockHome implements BlockHome {
     @Override
     public int readBatch(long[] pbns, int from, int n, BlockBatch into) {
         into.clear();
-        RemoteRangeStore s = owner(pbns[from]);
+        RemoteRangeStore s = live(pbns[from]);
+        if (s == null) {
+            return lost(pbns[from]).readBatch(pbns, from, n, into);
+        }
         int end = from + 1;
         while (end < from + n && end - from < Math.min(ProtocolLimits.MAX_DATA_READ, into.capacity()) && s.range().contains(pbns[end])) {
             end++;
@@ -194,14 +211,40 @@ public final class WorkerBlockHome implements BlockHome {
         return null;
     }
 
-    private RemoteRangeStore owner(long pbn) {
+    /** The connected worker whose range holds {@code pbn} (its bucket copy, if any, dropped), or null if none is. */
+    private RemoteRangeStore live(long pbn) {
         RemoteRangeStore s = stores.owner(pbn);
         if (s == null || !s.isUp()) {
-            throw new BlocksUnavailableException("PBN " + pbn + " lives on a data worker that is not connected"
-                    + (s == null ? "" : " (" + s.name() + ", PBNs " + s.range() + ")") + "; its blocks are unavailable until the"
-                    + " worker registers again (GET /api/v1/cluster)", null);
+            return null;
+        }
+        if (copies != null) {
+            copies.workerUp(pbn);
         }
         return s;
+    }
+
+    /** The bucket copy of the range of {@code pbn}, whose worker is not connected (reads only: a backup never relies on it). */
+    private RangeCopy lost(long pbn) {
+        if (copies != null) {
+            return copies.copyFor(pbn);
+        }
+        throw notConnected(pbn);
+    }
+
+    /** The connected worker whose range holds {@code pbn}, for a backup session: a lost worker's bucket copy is for reads only. */
+    private RemoteRangeStore owner(long pbn) {
+        RemoteRangeStore s = live(pbn);
+        if (s == null) {
+            throw notConnected(pbn);
+        }
+        return s;
+    }
+
+    private BlocksUnavailableException notConnected(long pbn) {
+        RemoteRangeStore s = stores.owner(pbn);
+        return new BlocksUnavailableException("PBN " + pbn + " lives on a data worker that is not connected"
+                + (s == null ? "" : " (" + s.name() + ", PBNs " + s.range() + ")") + "; its blocks are unavailable until the"
+                + " worker registers again (GET /api/v1/cluster)", null);
     }
 
     /** The worker's answer that the first PBN {@code call} asked for is damaged, or null (answered, or failed otherwise). */

@@ -1,0 +1,187 @@
+package org.holdfast.server.ingest.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import org.holdfast.common.compress.BlockCodec;
+import org.holdfast.common.id.PbnRange;
+import org.holdfast.server.cluster.MemberState;
+import org.holdfast.server.cluster.WorkerCapacity;
+import org.holdfast.server.cluster.WorkerLoad;
+import org.holdfast.server.cluster.WorkerView;
+import org.holdfast.server.store.BlockBatch;
+import org.holdfast.server.store.BlocksUnavailableException;
+import org.holdfast.server.store.DamagedBlockException;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.FsyncPolicy;
+import org.holdfast.server.store.LogCache;
+import org.holdfast.server.store.RangeCopy;
+import org.holdfast.server.store.WorkerKeys;
+import org.holdfast.server.store.object.ObjectStore;
+import org.holdfast.server.store.object.S3ObjectStore;
+import org.holdfast.server.store.object.S3ProxyFixture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A master's read-only copy of a worker's range from the bucket ({@link RangeCopy}), against a real
+ * archiving range store on S3Proxy: raw blocks and a zstd frame read back byte for byte with their
+ * fingerprints, nothing written to the bucket, a PBN past the copy unavailable; a byte flipped in the
+ * frame's record in the bucket makes every member damaged and the other blocks still read; a bucket
+ * without the worker's keys says so, and so does a master without a bucket ({@link RangeCopies}).
+ */
+class RangeCopyTest {
+    private static final PbnRange RANGE = new PbnRange(5_000_000, 6_000_000);
+    private static final long WORKER = 4;
+
+    @TempDir
+    Path tmp;
+    private S3ProxyFixture s3;
+    private ObjectStore look;
+    private long[] rawPbns;
+    private long firstMember;
+    private byte[] raw;
+    private byte[] framed;
+
+    @BeforeEach
+    void archiveARange() throws Exception {
+        s3 = S3ProxyFixture.start(tmp.resolve("s3"));
+        look = S3ObjectStore.open(s3.settings("c/"));
+        raw = RangeBlocks.blocks(1, 6, false);
+        framed = RangeBlocks.blocks(2, 4, true);
+        try (WorkerRangeData node = new WorkerRangeData(tmp.resolve("worker").resolve(WorkerRangeData.DIRECTORY),
+                new DataStore.Settings(tmp.resolve("unused"), 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0),
+                new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(), Duration.ofSeconds(10)))) {
+            node.identify(WORKER);
+            DataStore s = node.claim(RANGE);
+            byte[] fps = RangeBlocks.fps(raw);
+            rawPbns = new long[6];
+            for (int k = 0; k < 6; k++) {
+                rawPbns[k] = s.append(fps, k * 32, raw, k * BS, BS, FormatVersions.CODEC_RAW, BS);
+            }
+            byte[] z = new byte[framed.length + 1024];
+            try (BlockCodec codec = new BlockCodec()) {
+                int n = codec.compress(framed, 0, framed.length, z, 0);
+                firstMember = s.appendFrame(RangeBlocks.fps(framed), 0, 4, z, 0, n, BS);
+            }
+            node.sync(s); // sealed and in the bucket, as at a commit
+        }
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        look.close();
+        s3.close();
+    }
+
+    private RangeCopy copy() {
+        return RangeCopy.materialise(WORKER, RANGE, S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(), tmp.resolve("copy"));
+    }
+
+    private static long[] members(long first) {
+        return new long[] {first, first + 1, first + 2, first + 3};
+    }
+
+    @Test
+    void readBatch_copyOfAnArchivedRange_everyBlockByteForByte_nothingWrittenToTheBucket() {
+        List<String> before = look.list(WorkerKeys.prefix(WORKER));
+        try (RangeCopy c = copy()) {
+            assertThat(c.epoch()).isEqualTo(1);
+            assertReads(c, rawPbns, raw);
+            assertReads(c, members(firstMember), framed);
+            long beyond = firstMember + 1000;
+            assertThatThrownBy(() -> c.readBatch(new long[] {beyond}, 0, 1, new BlockBatch(4, 1 << 20, FormatVersions.MAX_STORED_BYTES)))
+                    .isInstanceOf(BlocksUnavailableException.class).hasMessageContaining("unavailable, not absent");
+            assertThat(c.damagedBlocks()).isZero();
+        }
+        assertThat(look.list(WorkerKeys.prefix(WORKER))).as("no marker, no epoch, no object").isEqualTo(before);
+        assertThat(tmp.resolve("copy")).as("closing deletes the copy").doesNotExist();
+    }
+
+    /** Flips a bit inside the zstd frame, the last record of the range's one log object. */
+    private void flipFrameInTheBucket() throws Exception {
+        String key = look.list(WorkerKeys.space(WORKER, 1) + "/logs/").get(0);
+        Path f = tmp.resolve("log.hfl");
+        look.download(key, f);
+        byte[] log = Files.readAllBytes(f);
+        log[log.length - 10] ^= 0x01;
+        Files.write(f, log);
+        look.delete(key);
+        assertThat(look.putIfAbsent(key, f)).isTrue();
+    }
+
+    @Test
+    void readBatch_frameFlippedInTheBucketAfterTheCopy_memberDamagedAtRead() throws Exception {
+        try (RangeCopy c = copy()) {
+            flipFrameInTheBucket();
+            BlockBatch batch = new BlockBatch(16, 1 << 20, FormatVersions.MAX_STORED_BYTES);
+            assertThatThrownBy(() -> c.readBatch(members(firstMember), 0, 4, batch)).isInstanceOf(DamagedBlockException.class)
+                    .hasMessageContaining("bucket copy of worker " + WORKER);
+            assertReads(c, rawPbns, raw);
+        }
+    }
+
+    @Test
+    void readBatch_frameFlippedInTheBucket_everyMemberDamagedNeverReturned_theRestReads() throws Exception {
+        flipFrameInTheBucket();
+
+        try (RangeCopy c = copy()) {
+            assertThat(c.damagedBlocks()).isEqualTo(4);
+            BlockBatch batch = new BlockBatch(16, 1 << 20, FormatVersions.MAX_STORED_BYTES);
+            for (long pbn : members(firstMember)) {
+                assertThatThrownBy(() -> c.readBatch(new long[] {pbn}, 0, 1, batch)).isInstanceOf(DamagedBlockException.class)
+                        .hasMessageContaining("bucket copy of worker " + WORKER);
+            }
+            long[] mixed = {rawPbns[4], rawPbns[5], firstMember};
+            assertThat(c.readBatch(mixed, 0, 3, batch)).as("the run stops before the damaged block").isEqualTo(2);
+            assertReads(c, rawPbns, raw);
+        }
+    }
+
+    @Test
+    void materialise_bucketWithoutTheWorker_saysSoAndLeavesNothing() {
+        assertThatThrownBy(() -> RangeCopy.materialise(WORKER + 1, new PbnRange(7_000_000, 8_000_000), S3ObjectStore.open(s3.settings("c/")),
+                LogCache.Settings.defaults(), tmp.resolve("none"))).isInstanceOf(BlocksUnavailableException.class)
+                .hasMessageContaining("holds no object of worker " + (WORKER + 1)).hasMessageContaining("holdfast.store.s3.bucket");
+        assertThat(tmp.resolve("none")).doesNotExist();
+    }
+
+    @Test
+    void readBatch_lostWorkerOnAMasterWithoutBucket_errorNamesTheWorkerAndTheSettingsToSet() {
+        WorkerView lost = new WorkerView(WORKER, "gone-1", "127.0.0.9", MemberState.LOST, 2, RANGE, 0, WorkerLoad.NONE,
+                new WorkerCapacity(1, 0, 0), "", "");
+        RangeStores stores = new RangeStores();
+        try (RangeCopies copies = new RangeCopies(stores, () -> List.of(lost), null, tmp.resolve(RangeCopies.DIRECTORY))) {
+            BlockBatch batch = new BlockBatch(4, 1 << 16, FormatVersions.MAX_STORED_BYTES);
+            assertThatThrownBy(() -> new WorkerBlockHome(stores, copies).readBatch(rawPbns, 0, 1, batch))
+                    .isInstanceOf(BlocksUnavailableException.class).hasMessageContaining("gone-1")
+                    .hasMessageContaining("holdfast.store.backend=s3").hasMessageContaining("Restore while a worker is dead");
+            assertThat(copies.copied()).isEmpty();
+        }
+    }
+
+    /** Reads {@code pbns} through the copy in one batch and checks each block's bytes and fingerprint against {@code expected}. */
+    private static void assertReads(RangeCopy c, long[] pbns, byte[] expected) {
+        BlockBatch b = new BlockBatch(16, 1 << 20, FormatVersions.MAX_STORED_BYTES);
+        byte[] fps = RangeBlocks.fps(expected);
+        byte[] out = new byte[BS];
+        assertThat(c.readBatch(pbns, 0, pbns.length, b)).isEqualTo(pbns.length);
+        try (BlockCodec codec = new BlockCodec()) {
+            for (int k = 0; k < pbns.length; k++) {
+                b.decode(k, codec, out, 0);
+                assertThat(out).as("PBN " + pbns[k]).isEqualTo(Arrays.copyOfRange(expected, k * BS, (k + 1) * BS));
+                assertThat(Arrays.copyOfRange(b.fingerprints(), b.fingerprintOffset(k), b.fingerprintOffset(k) + 32))
+                        .isEqualTo(Arrays.copyOfRange(fps, k * 32, k * 32 + 32));
+            }
+        }
+    }
+}
