@@ -142,7 +142,8 @@ class GcCrashTest {
      * switch, or between logs; until one kill has landed in a compaction, a server frozen outside one
      * waits for the next, see {@link #freezeInACompaction}), or, every third iteration, at a random
      * point of a backup. After each restart the newest snapshot is still there; at the end every
-     * retained snapshot restores bit for bit and fsck finds no block lost. Prints how many kills landed during a compaction. In iterations
+     * retained snapshot restores bit for bit and fsck finds no block lost. Prints how many kills
+     * landed during a compaction. In iterations
      * 2, 5, ... the server halts itself at a named compaction point instead, {@code compaction.afterCopy}
      * and {@code compaction.afterSwitch} in turn from one the seed picks (see {@link CrashLoop}): the
      * restart after the iteration before is armed there (one start per kill), and may halt before its
