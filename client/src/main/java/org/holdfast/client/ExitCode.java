@@ -26,7 +26,12 @@ public enum ExitCode {
      * The server's disk is full (its free-space reserve is reached): nothing of this backup was committed;
      * free space on the server (delete snapshots or volumes, reclaim-now) or grow its disk, then retry.
      */
-    STORAGE_FULL(7);
+    STORAGE_FULL(7),
+    /**
+     * Transient: the server lost a dedup or data worker this backup (or restore) needed, or has none
+     * connected (WORKER_UNAVAILABLE); nothing was committed. Run it again (the agent daemon retries it).
+     */
+    TRANSIENT(8);
 
     private final int code;
 
@@ -37,5 +42,10 @@ public enum ExitCode {
     /** The numeric process exit status. */
     public int code() {
         return code;
+    }
+
+    /** The name a failed {@code --json} command gives it in its {@code error} field: {@code transient}, {@code storage-full}. */
+    public String jsonName() {
+        return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
     }
 }

@@ -72,6 +72,8 @@ public final class FakeServer implements AutoCloseable {
             + " and snapshots committed before are intact";
     /** Answer the first BLOCKS with ERROR STORAGE_FULL. */
     public volatile boolean storageFull;
+    /** Answer the first BLOCKS with ERROR WORKER_UNAVAILABLE and this message, as a master that lost a worker does (null: store). */
+    public volatile String workerLost;
     /** When set, COMMIT is never answered (to kill an agent between reading and commit); counts those commits. */
     public volatile boolean stallCommit;
     public final java.util.concurrent.atomic.AtomicInteger stalledCommits = new java.util.concurrent.atomic.AtomicInteger();
@@ -274,6 +276,11 @@ public final class FakeServer implements AutoCloseable {
         private void blocks(ChannelHandlerContext ctx, Blocks b) {
             if (storageFull) {
                 error(ctx, ErrorCode.STORAGE_FULL, STORAGE_FULL_MESSAGE);
+                return;
+            }
+            String lost = workerLost;
+            if (lost != null) {
+                error(ctx, ErrorCode.WORKER_UNAVAILABLE, lost);
                 return;
             }
             byte[] payload = new byte[ProtocolLimits.MAX_PAYLOAD];

@@ -33,7 +33,9 @@ public final class HoldfastAgent implements Runnable {
         "     the protocol, or its certificate failed verification (fingerprint",
         "     mismatch, not trusted by --ca-cert)",
         "  7  storage full: the server's disk reached its free-space reserve;",
-        "     nothing was committed (free space on the server, then retry)"};
+        "     nothing was committed (free space on the server, then retry)",
+        "  8  transient: the server lost a worker the backup needed (or has none);",
+        "     nothing was committed: run it again (the daemon retries it)"};
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -66,7 +68,11 @@ public final class HoldfastAgent implements Runnable {
         cl.setExecutionExceptionHandler((thrown, commandLine, parseResult) -> {
             Exception e = explain(thrown);
             report(e, debug, err);
-            return e instanceof AgentException a ? a.exitCode().code() : ExitCode.INTERNAL.code();
+            ExitCode exit = e instanceof AgentException a ? a.exitCode() : ExitCode.INTERNAL;
+            if (jsonAsked(parseResult)) {
+                FailureJson.print(exit, e, out);
+            }
+            return exit.code();
         });
         int code = cl.execute(args);
         out.flush();
@@ -78,6 +84,15 @@ public final class HoldfastAgent implements Runnable {
     static Exception explain(Exception e) {
         Throwable t = e instanceof UncheckedIOException u ? u.getCause() : e;
         return t instanceof IOException io ? IoReasons.unexplained(io) : e;
+    }
+
+    /** Whether the command that ran was given {@code --json}. */
+    private static boolean jsonAsked(CommandLine.ParseResult parsed) {
+        CommandLine.ParseResult p = parsed;
+        while (p.subcommand() != null) {
+            p = p.subcommand();
+        }
+        return p.hasMatchedOption("--json");
     }
 
     static void report(Throwable e, boolean debug, PrintStream err) {

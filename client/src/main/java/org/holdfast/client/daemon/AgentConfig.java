@@ -12,7 +12,7 @@ import java.util.List;
  * @param trust     how the server is verified
  * @param tokenFile the file whose first line is the agent token, or null if the server needs none
  * @param stateDir  where the daemon keeps its socket, run log and the per-volume state files
- * @param retry     how network failures are retried
+ * @param retry     how network failures (and workers the server lost) are retried
  * @param volumes   the volumes to back up, names unique
  */
 public record AgentConfig(String server, Trust trust, Path tokenFile, Path stateDir, Retry retry, List<VolumeConfig> volumes) {
@@ -22,7 +22,8 @@ public record AgentConfig(String server, Trust trust, Path tokenFile, Path state
     }
 
     /**
-     * Retries of a backup that failed on the network (server unreachable, connection lost): at most
+     * Retries of a backup that failed on the network (server unreachable, connection lost) or on a worker
+     * the server lost (exit 8, transient): at most
      * {@code attempts} tries in all, waiting {@code initialBackoff}, then twice as long each time, never
      * longer than {@code maxBackoff}.
      */

@@ -18,8 +18,8 @@ public record BackupOutcome(ExitCode exit, String snapshot, String mode, long by
         return exit == ExitCode.OK;
     }
 
-    /** True for the failures worth retrying: the server was unreachable or the connection broke. */
+    /** True for the failures worth retrying: the server was unreachable, the connection broke, or the server lost a worker. */
     public boolean retryable() {
-        return exit == ExitCode.NETWORK;
+        return exit == ExitCode.NETWORK || exit == ExitCode.TRANSIENT;
     }
 }

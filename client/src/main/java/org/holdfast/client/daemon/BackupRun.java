@@ -14,8 +14,8 @@ import org.holdfast.client.ExitCode;
  *
  * <p>A failing pre hook skips the backup. The post hook runs once for every run that began, whatever
  * happened: after a success, a failed backup, a failed pre hook (it may have half done its work), and,
- * through {@link #abandon()}, when the daemon stops during the run. Only network failures are retried
- * ({@link BackupOutcome#retryable()}): anything else would fail the same way again.
+ * through {@link #abandon()}, when the daemon stops during the run. Only network failures and a worker
+ * the server lost are retried ({@link BackupOutcome#retryable()}): anything else would fail the same way again.
  */
 final class BackupRun {
     private final AgentConfig config;
@@ -85,7 +85,7 @@ final class BackupRun {
             }
             lastError = out.error();
             Duration wait = config.retry().backoff(attempt);
-            log.info("volume " + volume.name() + ": try " + attempt + " of " + config.retry().attempts() + " failed on the network ("
+            log.info("volume " + volume.name() + ": try " + attempt + " of " + config.retry().attempts() + " failed " + (out.exit() == ExitCode.TRANSIENT ? "on a worker the server lost (" : "on the network (")
                     + out.error() + "); next try in " + wait.toMillis() + " ms");
             try {
                 Thread.sleep(wait.toMillis());

@@ -31,6 +31,8 @@ final class ServerErrors {
             case FINGERPRINT_MISMATCH -> "the source changed while it was read; back up from a snapshot of it, or retry";
             // the server's message says the block is marked bad and that the next backup repairs it
             case CORRUPT_DATA -> "retry the restore after that backup";
+            // the server's message names the worker; the agent daemon retries within its retry settings
+            case WORKER_UNAVAILABLE -> "transient: nothing was committed; run the backup again (the agent daemon retries it)";
             case LIMIT_EXCEEDED -> "the server refused this for one of its agent-port limits (connections per address or in"
                     + " total, volume size, frame rate); the message says which; retry later or ask an operator (holdfast.ingest.*)";
             default -> "see the server log";
@@ -39,6 +41,7 @@ final class ServerErrors {
             case BAD_FRAME, BAD_STATE, UNSUPPORTED_VERSION, CORRUPT_DATA -> ExitCode.INTEGRITY;
             case INTERNAL -> ExitCode.REJECTED;
             case STORAGE_FULL -> ExitCode.STORAGE_FULL;
+            case WORKER_UNAVAILABLE -> ExitCode.TRANSIENT;
             default -> ExitCode.REJECTED;
         };
         if (err.code() == org.holdfast.common.protocol.ErrorCode.UNSUPPORTED_VERSION) {

@@ -380,6 +380,29 @@ class BackupRestoreTest {
     }
 
     @Test
+    void backup_serverLostAWorkerMidway_exit8TransientStateUnchanged_runAgainCommits() throws Exception {
+        assertThat(backup().exit()).isZero();
+        byte[] stateBefore = Files.readAllBytes(stateFile());
+        Images.overwrite(image, 11, BS, 1234);
+        server.workerLost = "data worker w1, id 2 is lost: its link closed; nothing of this backup was committed: run it again";
+        AgentRun r = backup();
+        assertThat(r.exit()).as("%s", r).isEqualTo(8);
+        assertThat(r.stderr()).isEqualTo("holdfast-agent: error: server refused: WORKER_UNAVAILABLE: " + server.workerLost
+                + " (transient: nothing was committed; run the backup again (the agent daemon retries it))\n");
+        assertThat(r.json().get("ok").asBoolean(true)).isFalse();
+        assertThat(r.json().get("exitCode").asInt()).isEqualTo(8);
+        assertThat(r.json().get("error").asText()).as("what a script retries on").isEqualTo("transient");
+        assertThat(r.json().get("message").asText()).isEqualTo("server refused: WORKER_UNAVAILABLE: " + server.workerLost);
+        assertThat(Files.readAllBytes(stateFile())).isEqualTo(stateBefore);
+        assertThat(server.snapshots("vm1")).hasSize(1);
+        server.workerLost = null;
+        AgentRun again = backup();
+        assertThat(again.exit()).as("%s", again).isZero();
+        assertThat(again.json().get("mode").asText()).isEqualTo("incremental");
+        assertThat(server.snapshots("vm1")).hasSize(2);
+    }
+
+    @Test
     void backup_serverStorageFullMidway_exit7StateUnchangedNextBackupCorrect() throws Exception {
         assertThat(backup().exit()).isZero();
         byte[] stateBefore = Files.readAllBytes(stateFile());

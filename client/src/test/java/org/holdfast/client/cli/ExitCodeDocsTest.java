@@ -40,6 +40,17 @@ class ExitCodeDocsTest {
         assertThat(documented(Files.readString(DOC))).isEqualTo(defined());
     }
 
+    /** The --json failure document's names: docs/agent.md lists each as {@code `name` (N)}. */
+    @Test
+    void exitCodes_jsonNames_documented() throws Exception {
+        String doc = Files.readString(DOC);
+        for (ExitCode c : ExitCode.values()) {
+            if (c != ExitCode.OK) {
+                assertThat(doc).contains("`" + c.jsonName() + "` (" + c.code() + ")");
+            }
+        }
+    }
+
     @Test
     void exitCodes_helpFooter_matchesExitCodeEnum() {
         Set<Integer> help = new TreeSet<>();

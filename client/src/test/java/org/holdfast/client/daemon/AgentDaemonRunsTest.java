@@ -137,6 +137,17 @@ class AgentDaemonRunsTest {
     }
 
     @Test
+    void runNow_workerTheServerLost_retriedLikeANetworkFailure() throws Exception {
+        ScriptedBackup b = new ScriptedBackup();
+        b.script.add(ExitCode.TRANSIENT);
+        start(config(NEVER, null, null), b);
+        RunRecord r = daemon.runNow("vol").get(30, TimeUnit.SECONDS);
+        assertThat(r.result()).isEqualTo(RunRecord.SUCCEEDED);
+        assertThat(r.attempts()).isEqualTo(2);
+        assertThat(log()).contains("try 1 of 4 failed on a worker the server lost (scripted TRANSIENT); next try in 50 ms");
+    }
+
+    @Test
     void runNow_networkFailuresBeyondAttempts_failedAfterLastTry() throws Exception {
         ScriptedBackup b = new ScriptedBackup();
         for (int i = 0; i < 10; i++) {

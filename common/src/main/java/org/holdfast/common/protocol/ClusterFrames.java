@@ -10,10 +10,12 @@ import io.netty.buffer.ByteBufUtil;
  *
  * <pre>
  *  REGISTER      | clusterVersion:u16 | nodeName:str | token:str | softwareVersion:str | cpus:u16 |
- *                | heapMaxBytes:u64 | diskBytes:u64 |
+ *                | heapMaxBytes:u64 | diskBytes:u64 | [ archiveEpoch:u64 ]   (clusterVersion 5 and up: present)
  *  REGISTERED    | workerId:u32 | epoch:u64 | pbnFirst:u64 | pbnLimit:u64 | heartbeatMillis:u32 | masterVersion:str |
+ *                [ pbnFloor:u64 ]   (cluster version 5)
  *  HEARTBEAT     | sequence:u64 | loadMilli:u32 | heapUsedBytes:u64 | heapMaxBytes:u64 | diskFreeBytes:u64 |
- *                [ rangeState:u8 | nextPbn:u64 | logBytes:u64 ]   (cluster version 3; 36 or 53 bytes in all)
+ *                [ rangeState:u8 | nextPbn:u64 | logBytes:u64 [ archiveEpoch:u64 ] ]
+ *                (range-data report: cluster version 3; its archive epoch: version 5; 36, 53 or 61 bytes in all)
  *  HEARTBEAT_ACK | sequence:u64 |
  * </pre>
  *
@@ -27,6 +29,8 @@ final class ClusterFrames {
     private static final int HEARTBEAT_BODY = 8 + 4 + 8 + 8 + 8;
     /** The range-data report a HEARTBEAT of cluster version 3 may end with. */
     private static final int RANGE_DATA_BODY = 1 + 8 + 8;
+    /** The archive epoch a range-data report of cluster version 5 ends with. */
+    private static final int ARCHIVE_EPOCH_BODY = 8;
 
     private ClusterFrames() {
     }
@@ -35,9 +39,9 @@ final class ClusterFrames {
     static int maxBody(MessageType type) {
         return switch (type) {
             case REGISTER -> 2 + 2 + ProtocolLimits.MAX_NODE_NAME + 2 + ProtocolLimits.MAX_TOKEN + 2
-                    + ProtocolLimits.MAX_SERVER_VERSION + 2 + 8 + 8;
-            case REGISTERED -> 4 + 8 + 8 + 8 + 4 + 2 + ProtocolLimits.MAX_SERVER_VERSION;
-            case HEARTBEAT -> HEARTBEAT_BODY + RANGE_DATA_BODY;
+                    + ProtocolLimits.MAX_SERVER_VERSION + 2 + 8 + 8 + 8;
+            case REGISTERED -> 4 + 8 + 8 + 8 + 4 + 2 + ProtocolLimits.MAX_SERVER_VERSION + 8;
+            case HEARTBEAT -> HEARTBEAT_BODY + RANGE_DATA_BODY + ARCHIVE_EPOCH_BODY;
             case HEARTBEAT_ACK -> 8;
             default -> GcSweepFrames.isGcSweep(type) ? GcSweepFrames.maxBody(type)
                     : GcDeltaFrames.isGcDelta(type) ? GcDeltaFrames.maxBody(type)
@@ -50,10 +54,15 @@ final class ClusterFrames {
         return switch (m.type()) {
             case REGISTER -> {
                 Register r = (Register) m;
-                yield 2 + str(r.nodeName()) + str(r.token()) + str(r.softwareVersion()) + 2 + 8 + 8;
+                yield 2 + str(r.nodeName()) + str(r.token()) + str(r.softwareVersion()) + 2 + 8 + 8
+                        + (r.archiveEpoch() == Register.NO_ARCHIVE_EPOCH ? 0 : 8);
             }
-            case REGISTERED -> 4 + 8 + 8 + 8 + 4 + str(((Registered) m).masterVersion());
-            case HEARTBEAT -> HEARTBEAT_BODY + (((Heartbeat) m).rangeData() == null ? 0 : RANGE_DATA_BODY);
+            case REGISTERED -> 4 + 8 + 8 + 8 + 4 + str(((Registered) m).masterVersion())
+                    + (((Registered) m).pbnFloor() == Registered.NO_PBN_FLOOR ? 0 : 8);
+            case HEARTBEAT -> {
+                Heartbeat.RangeData d = ((Heartbeat) m).rangeData();
+                yield HEARTBEAT_BODY + (d == null ? 0 : RANGE_DATA_BODY + (d.archiveEpoch() == Register.NO_ARCHIVE_EPOCH ? 0 : ARCHIVE_EPOCH_BODY));
+            }
             case HEARTBEAT_ACK -> 8;
             default -> GcSweepFrames.isGcSweep(m.type()) ? GcSweepFrames.bodyBytes(m)
                     : GcDeltaFrames.isGcDelta(m.type()) ? GcDeltaFrames.bodyBytes(m)
@@ -77,6 +86,9 @@ final class ClusterFrames {
                 out.writeShort(r.cpus());
                 out.writeLong(r.heapMaxBytes());
                 out.writeLong(r.diskBytes());
+                if (r.archiveEpoch() != Register.NO_ARCHIVE_EPOCH) {
+                    out.writeLong(r.archiveEpoch());
+                }
             }
             case REGISTERED -> {
                 Registered r = (Registered) m;
@@ -86,6 +98,9 @@ final class ClusterFrames {
                 out.writeLong(r.pbnLimit());
                 out.writeInt(r.heartbeatMillis());
                 FrameEncoder.writeStr(out, r.masterVersion());
+                if (r.pbnFloor() != Registered.NO_PBN_FLOOR) {
+                    out.writeLong(r.pbnFloor());
+                }
             }
             case HEARTBEAT -> {
                 Heartbeat h = (Heartbeat) m;
@@ -98,6 +113,9 @@ final class ClusterFrames {
                     out.writeByte(h.rangeData().state());
                     out.writeLong(h.rangeData().nextPbn());
                     out.writeLong(h.rangeData().logBytes());
+                    if (h.rangeData().archiveEpoch() != Register.NO_ARCHIVE_EPOCH) {
+                        out.writeLong(h.rangeData().archiveEpoch());
+                    }
                 }
             }
             case HEARTBEAT_ACK -> out.writeLong(((HeartbeatAck) m).sequence());
@@ -118,19 +136,28 @@ final class ClusterFrames {
     /** Parses a cluster frame's body; a value out of range is BAD_FRAME (the records' checks), a long string LIMIT_EXCEEDED. */
     static Message parseBody(MessageType type, ByteBuf b) {
         return switch (type) {
-            case REGISTER -> new Register(FrameDecoder.u16(b, "clusterVersion"),
-                    FrameDecoder.str(b, "nodeName", ProtocolLimits.MAX_NODE_NAME),
-                    FrameDecoder.str(b, "token", ProtocolLimits.MAX_TOKEN),
-                    FrameDecoder.str(b, "softwareVersion", ProtocolLimits.MAX_SERVER_VERSION),
-                    FrameDecoder.u16(b, "cpus"), FrameDecoder.u64(b, "heapMaxBytes"), FrameDecoder.u64(b, "diskBytes"));
+            case REGISTER -> {
+                int version = FrameDecoder.u16(b, "clusterVersion");
+                String node = FrameDecoder.str(b, "nodeName", ProtocolLimits.MAX_NODE_NAME);
+                String token = FrameDecoder.str(b, "token", ProtocolLimits.MAX_TOKEN);
+                String software = FrameDecoder.str(b, "softwareVersion", ProtocolLimits.MAX_SERVER_VERSION);
+                int cpus = FrameDecoder.u16(b, "cpus");
+                long heap = FrameDecoder.u64(b, "heapMaxBytes");
+                long disk = FrameDecoder.u64(b, "diskBytes");
+                // present exactly from version 5 on: missing is a short body, and an older version's is trailing bytes
+                long archive = version >= Register.ARCHIVE_EPOCH_VERSION ? FrameDecoder.u64(b, "archiveEpoch") : Register.NO_ARCHIVE_EPOCH;
+                yield new Register(version, node, token, software, cpus, heap, disk, archive);
+            }
             case REGISTERED -> new Registered(FrameDecoder.u32(b, "workerId"), FrameDecoder.u64(b, "epoch"),
                     FrameDecoder.u64(b, "pbnFirst"), FrameDecoder.u64(b, "pbnLimit"), (int) FrameDecoder.u32(b, "heartbeatMillis"),
-                    FrameDecoder.str(b, "masterVersion", ProtocolLimits.MAX_SERVER_VERSION));
+                    FrameDecoder.str(b, "masterVersion", ProtocolLimits.MAX_SERVER_VERSION),
+                    b.isReadable() ? FrameDecoder.u64(b, "pbnFloor") : Registered.NO_PBN_FLOOR);
             case HEARTBEAT -> new Heartbeat(FrameDecoder.u64(b, "sequence"), FrameDecoder.u32(b, "loadMilli"),
                     FrameDecoder.u64(b, "heapUsedBytes"), FrameDecoder.u64(b, "heapMaxBytes"), FrameDecoder.u64(b, "diskFreeBytes"),
                     // the report is all or nothing: a partial one is a short body (BAD_FRAME)
                     b.isReadable() ? new Heartbeat.RangeData(FrameDecoder.u8(b, "rangeState"), FrameDecoder.u64(b, "nextPbn"),
-                            FrameDecoder.u64(b, "logBytes")) : null);
+                            FrameDecoder.u64(b, "logBytes"), b.isReadable() ? FrameDecoder.u64(b, "archiveEpoch")
+                            : Register.NO_ARCHIVE_EPOCH) : null);
             case HEARTBEAT_ACK -> new HeartbeatAck(FrameDecoder.u64(b, "sequence"));
             default -> GcSweepFrames.isGcSweep(type) ? GcSweepFrames.parseBody(type, b)
                     : GcDeltaFrames.isGcDelta(type) ? GcDeltaFrames.parseBody(type, b)

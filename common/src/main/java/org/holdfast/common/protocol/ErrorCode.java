@@ -27,7 +27,13 @@ public enum ErrorCode {
      * REGISTER refused: another live connection holds this node name, or the node is bound to
      * another worker token; the worker retries after a backoff.
      */
-    NODE_CONFLICT(15);
+    NODE_CONFLICT(15),
+    /**
+     * The backup or restore stopped because a dedup or data worker it needed is lost (or none is
+     * connected): transient, nothing was committed; the message names the worker; run it again. A peer
+     * that predates it reads it as INTERNAL.
+     */
+    WORKER_UNAVAILABLE(16);
 
     private final int code;
 

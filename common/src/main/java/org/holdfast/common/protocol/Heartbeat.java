@@ -16,12 +16,24 @@ public record Heartbeat(long sequence, long loadMilli, long heapUsedBytes, long 
      * The worker's range data as it stands (data on workers): {@code state} one of {@link #NOT_OPEN}
      * (not opened yet), {@link #SERVING}, {@link #REFUSED} (the store would not open: every data call
      * is refused); {@code nextPbn} the PBN its next stored block gets (0 unless serving) and
-     * {@code logBytes} the bytes its data logs take on the worker's disk (0 unless serving).
+     * {@code logBytes} the bytes its data logs take on the worker's disk (0 unless serving);
+     * {@code archiveEpoch} (cluster version 5) the takeover epoch its store archives at (0: none, a
+     * local store or not open; {@link Register#NO_ARCHIVE_EPOCH}: not sent).
      */
-    public record RangeData(int state, long nextPbn, long logBytes) {
+    public record RangeData(int state, long nextPbn, long logBytes, long archiveEpoch) {
         public static final int NOT_OPEN = 0;
         public static final int SERVING = 1;
         public static final int REFUSED = 2;
+
+        /** A report without the archive epoch (cluster versions 3 and 4). */
+        public RangeData(int state, long nextPbn, long logBytes) {
+            this(state, nextPbn, logBytes, Register.NO_ARCHIVE_EPOCH);
+        }
+
+        /** This report with the archive epoch {@code e} (0: none), as a worker of cluster version 5 sends it. */
+        public RangeData withArchiveEpoch(long e) {
+            return new RangeData(state, nextPbn, logBytes, e);
+        }
 
         public RangeData {
             if (state < NOT_OPEN || state > REFUSED) {
@@ -29,6 +41,9 @@ public record Heartbeat(long sequence, long loadMilli, long heapUsedBytes, long 
             }
             checkNotNegative("nextPbn", nextPbn);
             checkNotNegative("logBytes", logBytes);
+            if (archiveEpoch < Register.NO_ARCHIVE_EPOCH) {
+                throw new IllegalArgumentException("archiveEpoch must not be negative: " + archiveEpoch);
+            }
             if (state != SERVING && (nextPbn != 0 || logBytes != 0)) {
                 throw new IllegalArgumentException("range data that is not serving reports no nextPbn or logBytes, got " + nextPbn
                         + " and " + logBytes);

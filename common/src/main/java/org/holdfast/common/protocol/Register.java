@@ -3,19 +3,22 @@ package org.holdfast.common.protocol;
 /**
  * REGISTER (0x40), worker to master on the cluster port: the first frame of a worker's connection.
  * Names the worker's node, carries its {@code worker} token, its software version and what it can
- * offer (CPUs, heap, disk); the master answers REGISTERED or ERROR (docs/protocol.md, "Cluster
+ * offer (CPUs, heap, disk) and, from cluster version 5, the takeover epoch its range data archives
+ * at ({@code archiveEpoch}: 0 none recorded, {@link #NO_ARCHIVE_EPOCH} not sent); the master answers REGISTERED or ERROR (docs/protocol.md, "Cluster
  * messages").
  */
 public record Register(int clusterVersion, String nodeName, String token, String softwareVersion, int cpus,
-                       long heapMaxBytes, long diskBytes) implements Message {
+                       long heapMaxBytes, long diskBytes, long archiveEpoch) implements Message {
     /**
      * The newest cluster protocol version this build speaks; a worker offers it, and the next older
      * one again to a master that refused it as UNSUPPORTED_VERSION (a master before version 2
      * accepts only 1, one before version 3 only 1 and 2, one before version 4 only 1 to 3). Version 2:
      * DEDUP_DONE may report an index start-over. Version 3: HEARTBEAT may carry a range-data report.
      * Version 4: the worker takes the GC frames (GC_DELTA, GC_PROTECT, GC_SWEEP and their kin).
+     * Version 5: REGISTER ends with the archive epoch, a range-data report may carry it, and REGISTERED
+     * ends with the PBN floor (the takeover fence, {@link #ARCHIVE_EPOCH_VERSION}).
      */
-    public static final int CLUSTER_VERSION = 4;
+    public static final int CLUSTER_VERSION = 5;
     /** The oldest version a master of this build accepts. */
     public static final int MIN_CLUSTER_VERSION = 1;
     /** The first version whose DEDUP_DONE may carry an index start-over report. */
@@ -28,6 +31,23 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * keeping its blocks on the workers registers no worker below it.
      */
     public static final int GC_FRAMES_VERSION = 4;
+    /**
+     * The first version whose REGISTER ends with {@code archiveEpoch} (u64), whose range-data report
+     * may end with it, and whose REGISTERED ends with {@code pbnFloor} (u64): the master refuses a node
+     * whose range data archives at an epoch below one it heard for the worker, and tells a node the
+     * lowest PBN it may hand out. A master of an older release refuses the longer REGISTER as
+     * BAD_FRAME ("REGISTER has 8 trailing bytes"), and the worker then offers version 4.
+     */
+    public static final int ARCHIVE_EPOCH_VERSION = 5;
+    /** {@code archiveEpoch} of a REGISTER that does not carry it (an older worker's). */
+    public static final long NO_ARCHIVE_EPOCH = -1;
+
+    /** A REGISTER of a node with no archive epoch recorded (0 from version 5 on; not sent before). */
+    public Register(int clusterVersion, String nodeName, String token, String softwareVersion, int cpus, long heapMaxBytes,
+                    long diskBytes) {
+        this(clusterVersion, nodeName, token, softwareVersion, cpus, heapMaxBytes, diskBytes,
+                clusterVersion >= ARCHIVE_EPOCH_VERSION ? 0 : NO_ARCHIVE_EPOCH);
+    }
 
     public Register {
         Hello.checkU16("clusterVersion", clusterVersion);
@@ -37,6 +57,11 @@ public record Register(int clusterVersion, String nodeName, String token, String
         Hello.checkU16("cpus", cpus);
         Heartbeat.checkNotNegative("heapMaxBytes", heapMaxBytes);
         Heartbeat.checkNotNegative("diskBytes", diskBytes);
+        // the field is on the wire exactly from version 5 on
+        if (clusterVersion >= ARCHIVE_EPOCH_VERSION ? archiveEpoch < 0 : archiveEpoch != NO_ARCHIVE_EPOCH) {
+            throw new IllegalArgumentException("archiveEpoch " + archiveEpoch + " with cluster version " + clusterVersion
+                    + ": versions from " + ARCHIVE_EPOCH_VERSION + " carry one of 0 or more, older ones none");
+        }
     }
 
     @Override
@@ -48,6 +73,6 @@ public record Register(int clusterVersion, String nodeName, String token, String
     public String toString() {
         return "Register[clusterVersion=" + clusterVersion + ", nodeName=" + nodeName + ", token="
                 + (token.isEmpty() ? "none" : "***") + ", softwareVersion=" + softwareVersion + ", cpus=" + cpus
-                + ", heapMaxBytes=" + heapMaxBytes + ", diskBytes=" + diskBytes + "]";
+                + ", heapMaxBytes=" + heapMaxBytes + ", diskBytes=" + diskBytes + ", archiveEpoch=" + archiveEpoch + "]";
     }
 }

@@ -263,9 +263,37 @@ class FrameDecoderViolationTest {
     }
 
     @Test
-    void decode_heartbeatPastItsReport_limitExceeded() {
+    void decode_heartbeatPastItsReportsArchiveEpoch_limitExceeded() {
         assertViolation(frame(ProtocolLimits.VERSION, MessageType.HEARTBEAT.code(), heartbeatBody().writeByte(1).writeLong(9).writeLong(0)
-                .writeByte(0)), ErrorCode.LIMIT_EXCEEDED);
+                .writeLong(2).writeByte(0)), ErrorCode.LIMIT_EXCEEDED);
+    }
+
+    @Test
+    void decode_heartbeatWithPartialArchiveEpoch_badFrame() {
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.HEARTBEAT.code(), heartbeatBody().writeByte(1).writeLong(9).writeLong(0)
+                .writeByte(0)), ErrorCode.BAD_FRAME);
+    }
+
+    /** A REGISTER body of {@code version} up to diskBytes: what every version has. */
+    private ByteBuf registerBody(int version) {
+        ByteBuf b = body().writeShort(version);
+        FrameEncoder.writeStr(b, "w1");
+        FrameEncoder.writeStr(b, "t");
+        FrameEncoder.writeStr(b, "v");
+        return b.writeShort(2).writeLong(1).writeLong(1);
+    }
+
+    @Test
+    void decode_registerOfVersion5WithoutArchiveEpoch_badFrame() {
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.REGISTER.code(), registerBody(Register.ARCHIVE_EPOCH_VERSION)),
+                ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_registerOfVersion4WithArchiveEpoch_badFrameAsAnOlderMasterSaysIt() {
+        ByteBuf b = registerBody(Register.GC_FRAMES_VERSION).writeLong(3);
+        assertThatThrownBy(() -> ch.writeInbound(frame(ProtocolLimits.VERSION, MessageType.REGISTER.code(), b)))
+                .isInstanceOf(ProtocolException.class).hasMessageContaining("REGISTER has 8 trailing bytes");
     }
 
     @Test

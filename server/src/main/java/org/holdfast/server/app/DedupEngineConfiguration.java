@@ -71,7 +71,7 @@ public class DedupEngineConfiguration {
 
     @Bean(destroyMethod = "close")
     FingerprintIndex sungemFingerprintIndex(DataDirectory dir, SungemProperties props, HoldfastProperties holdfast,
-            Clock clock, MetadataDb db, org.springframework.core.env.Environment env, ObjectProvider<DedupLinks> dedupLinks,
+            Clock clock, MetadataDb db, ObjectProvider<DedupLinks> dedupLinks,
             ObjectProvider<WorkerRegistry> registry) {
         HoldfastProperties.Dedup dedup = holdfast.dedup();
         boolean cluster = "cluster".equals(dedup.engine());
@@ -82,7 +82,7 @@ public class DedupEngineConfiguration {
                 : cluster ? ClusterFingerprintIndex.inProcess(dir.root(), dedup.cluster().workers(), dedup.cluster().clusterMode(),
                         dedup.cluster().clusterBroadcast(), props.toSettings(), clock)
                 : new SungemFingerprintIndex(dir.root(), props.toSettings(), clock);
-        if (env.getProperty("holdfast.dedup.shadow-exact", Boolean.class, false)) {
+        if (dedup.shadowExact()) {
             return new ShadowedFingerprintIndex(engine, new ExactFingerprintIndex(db));
         }
         return engine;

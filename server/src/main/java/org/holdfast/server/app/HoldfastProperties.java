@@ -47,8 +47,10 @@ public record HoldfastProperties(
      * {@code engine}: {@code exact} (full on-disk index, the baseline), {@code sungem}, or {@code cluster}
      * (preview: the master/worker engine of thesis 7.2; on a master its workers are the registered
      * worker processes, standalone {@code cluster.workers} in-process workers that measure the algorithm).
+     * {@code shadowExact} runs the exact index beside Sungem on the same stream (holdfast.dedup.efficiency).
      */
-    public record Dedup(@DefaultValue("sungem") String engine, @DefaultValue DedupCluster cluster) {
+    public record Dedup(@DefaultValue("sungem") String engine, @DefaultValue DedupCluster cluster,
+            @DefaultValue("false") boolean shadowExact) {
         public Dedup {
             if (!"sungem".equals(engine) && !"exact".equals(engine) && !"cluster".equals(engine)) {
                 throw new IllegalArgumentException("holdfast.dedup.engine must be 'sungem', 'exact' or 'cluster', not '" + engine + "'");

@@ -12,12 +12,14 @@ import picocli.CommandLine.Unmatched;
 /**
  * {@code start}: runs the appliance. Its arguments are Spring's ({@code --holdfast.data-dir=DIR},
  * {@code --server.port=8080}, any {@code --NAME=VALUE}) and go to Spring unchanged: the one command
- * whose unknown arguments are not refused.
+ * whose unknown arguments are not refused; but a {@code holdfast.*} name that is no setting, from any
+ * source, is ({@link UnknownSettings}: exit 2, nothing opened).
  */
 @Command(name = "start", sortOptions = false,
         customSynopsis = "usage: holdfast-server [start] [--holdfast.data-dir=DIR] [--server.port=8080] [--NAME=VALUE ...]",
         description = {"Runs the appliance (default data directory ./holdfast-data). Every --NAME=VALUE is a server setting",
-            "(docs/operations.md), read by Spring as given."})
+            "(docs/operations.md), read by Spring as given. A holdfast.* name that is no setting (on the command line, in a",
+            "config file, the environment or a system property) is refused, naming the nearest setting: exit 2."})
 final class StartCommand implements Callable<Integer> {
     @Mixin
     HelpOption help;
@@ -32,7 +34,13 @@ final class StartCommand implements Callable<Integer> {
         // loads the kill-point registry now: a mistyped -Dholdfast.kill-point fails the start, not a later hit
         KillPoints.armedPoint().ifPresent(p -> System.err.println("holdfast: TEST MODE: kill point " + p.name()
                 + " is armed; this process halts when it reaches it"));
-        SpringApplication.run(HoldfastServer.class, settings.toArray(String[]::new));
+        SpringApplication app = new SpringApplication(HoldfastServer.class);
+        app.addListeners(new UnknownSettings()); // a misspelt holdfast.* name fails the start before anything opens
+        try {
+            app.run(settings.toArray(String[]::new));
+        } catch (UnknownSettingException e) {
+            return ServerCli.EXIT_USAGE; // Spring has reported it (UnknownSettingFailureAnalyzer)
+        }
         started = true;
         return 0;
     }

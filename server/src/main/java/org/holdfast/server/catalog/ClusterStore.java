@@ -11,6 +11,7 @@ import org.holdfast.common.protocol.StartOverReason;
 import org.holdfast.server.cluster.MembershipStore;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.cluster.StartOverMark;
+import org.holdfast.server.cluster.TakeoverFence;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.store.CheckedIterator;
 import org.holdfast.server.store.CorruptDataException;
@@ -27,7 +28,9 @@ import org.rocksdb.ColumnFamilyHandle;
  * key {@code 'r'} alone: u64 highest worker id ever removed (absent: none); key {@code 's'} + u32
  * worker id: that worker's index start-over mark, u8 version 1, u64 at ms (worker's clock), u64
  * received ms (master's clock), u8 reason (the DEDUP_DONE code, {@link StartOverReason}); absent: no
- * mark (so a catalog written before marks were kept reads as none). Version 1 worker records (no
+ * mark (so a catalog written before marks were kept reads as none); key {@code 'a'} + u32 worker id:
+ * that worker's takeover fence, u8 version 1, u64 highest archive epoch heard, u64 PBN floor; absent:
+ * nothing heard. Version 1 worker records (no
  * token id) are read as not bound; every write is version 2. Every write is synced: a registration
  * is answered only after its record is on disk.
  */
@@ -39,6 +42,9 @@ public final class ClusterStore implements MembershipStore {
     private static final byte START_OVER = 's';
     private static final int MARK_VERSION = 1;
     private static final int MARK_BYTES = 1 + 8 + 8 + 1;
+    private static final byte FENCE = 'a';
+    private static final int FENCE_VERSION = 1;
+    private static final int FENCE_BYTES = 1 + 8 + 8;
     /** Version 1: no token id (before workers were bound to tokens); still read. */
     private static final int VERSION_UNBOUND = 1;
     private static final int VERSION = 2;
@@ -81,6 +87,7 @@ public final class ClusterStore implements MembershipStore {
         try (MetadataBatch b = new MetadataBatch()) {
             db.delete(b, cf, key(workerId));
             db.delete(b, cf, markKey(workerId)); // ids are never handed out again: its mark answers nothing any more
+            db.delete(b, cf, fenceKey(workerId)); // nor does its fence
             db.put(b, cf, REMOVED, ByteBuffer.allocate(8).putLong(Math.max(workerId, highestRemovedId())).array());
             db.write(b, true);
         }
@@ -101,6 +108,49 @@ public final class ClusterStore implements MembershipStore {
 
     static byte[] key(long workerId) {
         return ByteBuffer.allocate(5).put(WORKER).putInt((int) workerId).array();
+    }
+
+    static byte[] fenceKey(long workerId) {
+        return ByteBuffer.allocate(5).put(FENCE).putInt((int) workerId).array();
+    }
+
+    /**
+     * {@inheritDoc} An unreadable fence is corrupt data (the master refuses to start; restore its
+     * catalog): left out, a stale node could register again and a takeover reuse PBNs.
+     */
+    @Override
+    public Map<Long, TakeoverFence> takeoverFences() {
+        Map<Long, TakeoverFence> out = new TreeMap<>();
+        try (CheckedIterator it = db.iterator(cf)) {
+            for (it.seek(new byte[] {FENCE}); it.isValid() && it.key()[0] == FENCE; it.next()) {
+                byte[] k = it.key();
+                byte[] v = it.value();
+                String why = k.length != 5 ? "key of " + k.length + " bytes (expected 5)"
+                        : v.length != FENCE_BYTES ? v.length + " bytes (expected " + FENCE_BYTES + ")"
+                        : (v[0] & 0xff) != FENCE_VERSION ? "version " + (v[0] & 0xff) + " (this build reads " + FENCE_VERSION + ")" : null;
+                ByteBuffer b = ByteBuffer.wrap(v);
+                long epoch = why == null ? b.getLong(1) : 0;
+                long floor = why == null ? b.getLong(9) : 0;
+                if (why == null && (epoch < 0 || floor < 0)) {
+                    why = "a negative epoch or PBN floor";
+                }
+                if (why != null) {
+                    throw new CorruptDataException(STORE, db.path(), java.util.HexFormat.of().formatHex(k), "unreadable takeover fence: "
+                            + why + "; restore the master's catalog from a backup");
+                }
+                out.put(ByteBuffer.wrap(k, 1, 4).getInt() & 0xffffffffL, new TakeoverFence(epoch, floor));
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public void putTakeoverFence(long workerId, TakeoverFence f, boolean sync) {
+        ByteBuffer v = ByteBuffer.allocate(FENCE_BYTES).put((byte) FENCE_VERSION).putLong(f.archiveEpoch()).putLong(f.pbnFloor());
+        try (MetadataBatch b = new MetadataBatch()) {
+            db.put(b, cf, fenceKey(workerId), v.array());
+            db.write(b, sync);
+        }
     }
 
     static byte[] markKey(long workerId) {

@@ -38,11 +38,26 @@ public interface MembershipStore {
         throw new UnsupportedOperationException("this membership store keeps no start-over marks");
     }
 
+    /** The takeover fences kept, by worker id (a store written before fences were kept has none). */
+    default Map<Long, TakeoverFence> takeoverFences() {
+        return Map.of();
+    }
+
+    /**
+     * Stores worker {@code workerId}'s takeover fence, replacing the one it had; synced if {@code sync}
+     * (a raised archive epoch), else left to the write-ahead log (a raised PBN floor, heard at every
+     * heartbeat of a worker that stores blocks). {@link #remove} deletes it too.
+     */
+    default void putTakeoverFence(long workerId, TakeoverFence fence, boolean sync) {
+        throw new UnsupportedOperationException("this membership store keeps no takeover fences");
+    }
+
     /** Keeps everything in memory: for tests and tools that need no persistence. */
     static MembershipStore inMemory() {
         java.util.Map<Long, WorkerRecord> map = new java.util.concurrent.ConcurrentHashMap<>();
         java.util.concurrent.atomic.AtomicLong removed = new java.util.concurrent.atomic.AtomicLong();
         Map<Long, StartOverMark> marks = new java.util.concurrent.ConcurrentHashMap<>();
+        Map<Long, TakeoverFence> fences = new java.util.concurrent.ConcurrentHashMap<>();
         return new MembershipStore() {
             @Override
             public List<WorkerRecord> workers() {
@@ -58,6 +73,7 @@ public interface MembershipStore {
             public void remove(long workerId) {
                 map.remove(workerId);
                 marks.remove(workerId);
+                fences.remove(workerId);
                 removed.accumulateAndGet(workerId, Math::max);
             }
 
@@ -74,6 +90,16 @@ public interface MembershipStore {
             @Override
             public void clearStartOverMark(long workerId) {
                 marks.remove(workerId);
+            }
+
+            @Override
+            public Map<Long, TakeoverFence> takeoverFences() {
+                return Map.copyOf(fences);
+            }
+
+            @Override
+            public void putTakeoverFence(long workerId, TakeoverFence fence, boolean sync) {
+                fences.put(workerId, fence);
             }
 
             @Override

@@ -13,7 +13,9 @@ public final class RegistrationRefusedException extends RuntimeException {
         /** The token has registered as many node names as {@code holdfast.cluster.max-nodes-per-token} allows. */
         TOO_MANY_NODES,
         /** Every PBN range is taken (the id space of the configured range size is used up). */
-        NO_RANGE_LEFT
+        NO_RANGE_LEFT,
+        /** The node's range data archives at a takeover epoch below one the master heard for the worker: another node took the range over. */
+        TAKEN_OVER
     }
 
     private final Reason reason;

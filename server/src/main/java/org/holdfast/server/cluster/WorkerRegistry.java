@@ -55,6 +55,7 @@ public final class WorkerRegistry {
         WorkerLoad load = WorkerLoad.NONE;
         WorkerCapacity capacity = new WorkerCapacity(0, 0, 0);
         String softwareVersion = "";
+        TakeoverFence fence = TakeoverFence.NONE;
 
         Member(WorkerRecord record) {
             this.record = record;
@@ -87,6 +88,12 @@ public final class WorkerRegistry {
             nextId = Math.max(nextId, r.workerId() + 1);
         }
         nextId = Math.max(nextId, store.highestRemovedId() + 1);
+        for (Map.Entry<Long, TakeoverFence> f : store.takeoverFences().entrySet()) {
+            Member m = byId.get(f.getKey());
+            if (m != null) {
+                m.fence = f.getValue();
+            }
+        }
     }
 
     public MembershipSettings settings() {
@@ -102,8 +109,18 @@ public final class WorkerRegistry {
      *         a token at its node limit, a node that is connected and not lost, or when no range is
      *         left; nothing changes then
      */
+    public WorkerRecord register(String nodeName, String tokenId, String address, WorkerCapacity capacity, String softwareVersion) {
+        return register(nodeName, tokenId, address, capacity, softwareVersion, 0);
+    }
+
+    /**
+     * As above, for a node whose range data archives at takeover epoch {@code archiveEpoch} (0: none
+     * recorded, or an older worker that does not say): refused ({@code TAKEN_OVER}) if the master
+     * heard a higher one for the node's worker id, i.e. another node took the range over while this
+     * one was away; its range data is stale. Else a higher epoch than heard is kept.
+     */
     public synchronized WorkerRecord register(String nodeName, String tokenId, String address, WorkerCapacity capacity,
-                                              String softwareVersion) {
+                                              String softwareVersion, long archiveEpoch) {
         checkNodeName(nodeName);
         if (tokenId == null || tokenId.isEmpty()) {
             throw new IllegalArgumentException("a worker registers with the id of the API token it presented; got none");
@@ -125,6 +142,9 @@ public final class WorkerRegistry {
                     + "' is registered already as worker " + m.record.workerId() + " from " + m.address
                     + " and still sending heartbeats; give every worker its own holdfast.store.s3.node, or stop the other process");
         }
+        if (m != null) {
+            refuseTakenOver(m, archiveEpoch);
+        }
         WorkerRecord r = m == null ? new WorkerRecord(nextId, nodeName, 1, rangeOf(nextId), now, now, tokenId)
                 : m.record.reregistered(now, tokenId);
         if (m == null) {
@@ -144,7 +164,72 @@ public final class WorkerRegistry {
         m.load = WorkerLoad.NONE;
         m.capacity = capacity;
         m.softwareVersion = softwareVersion == null ? "" : softwareVersion;
+        raise(m, archiveEpoch, 0);
         return r;
+    }
+
+    /** Refuses a node of {@code m}'s worker id whose range data archives below the highest epoch heard for it. */
+    private void refuseTakenOver(Member m, long archiveEpoch) {
+        if (archiveEpoch >= 1 && archiveEpoch < m.fence.archiveEpoch()) {
+            long id = m.record.workerId();
+            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.TAKEN_OVER, "worker " + id + " was taken over"
+                    + " at epoch " + m.fence.archiveEpoch() + " by another node; this node's range-data archives at epoch " + archiveEpoch
+                    + " and is stale (what it would write nobody reads, and its PBNs may be handed out again): stop this node and move"
+                    + " its <data-dir>/range-data away (started on an empty one it takes the range over at the next epoch), or give it"
+                    + " another node name; docs/operations.md \"Replace a dead worker whose range is in the bucket\"");
+        }
+    }
+
+    /** Raises {@code m}'s fence and stores it if it rose (synced if the archive epoch did). */
+    private void raise(Member m, long archiveEpoch, long pbnFloor) {
+        TakeoverFence f = m.fence.raisedTo(archiveEpoch, pbnFloor);
+        if (!f.equals(m.fence)) {
+            store.putTakeoverFence(m.record.workerId(), f, f.archiveEpoch() != m.fence.archiveEpoch());
+            m.fence = f;
+        }
+    }
+
+    /**
+     * Notes that worker {@code workerId}'s connection of {@code epoch} reports its range data
+     * archiving at {@code archiveEpoch} (a node that took the range over reports its new epoch here).
+     * False (nothing noted) if that connection is not the worker's current one.
+     *
+     * @throws RegistrationRefusedException ({@code TAKEN_OVER}) if a higher epoch was heard: the connection must end
+     */
+    public synchronized boolean archivedAt(long workerId, long epoch, long archiveEpoch) {
+        Member m = current(workerId, epoch);
+        if (m == null) {
+            return false;
+        }
+        refuseTakenOver(m, archiveEpoch);
+        raise(m, archiveEpoch, 0);
+        return true;
+    }
+
+    /**
+     * Notes that a node of worker {@code workerId} (any connection of it, also one that ended) handed
+     * out PBNs below {@code past}: no node that takes the range over may hand those out again.
+     */
+    public synchronized void handedOut(long workerId, long past) {
+        Member m = byId.get(workerId);
+        if (m != null && past > 0) {
+            raise(m, 0, Math.min(past, m.record.range().limit()));
+        }
+    }
+
+    /** The lowest PBN worker {@code workerId} may hand out next: its range's first, or past every PBN heard handed out. */
+    public synchronized long pbnFloor(long workerId) {
+        Member m = byId.get(workerId);
+        if (m == null) {
+            throw new UnknownWorkerException(workerId);
+        }
+        return Math.max(m.record.range().first(), m.fence.pbnFloor());
+    }
+
+    /** What the master heard of worker {@code workerId}'s range across its nodes ({@link TakeoverFence#NONE} if nothing). */
+    public synchronized TakeoverFence fence(long workerId) {
+        Member m = byId.get(workerId);
+        return m == null ? TakeoverFence.NONE : m.fence;
     }
 
     /**

@@ -752,8 +752,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private void fail(Throwable t) {
         ErrorCode code = codeOf(t);
         // a lost dedup or data worker: the backup stops cleanly and can run again, not a server fault
-        boolean dedupUnavailable = unwrap(t) instanceof DedupUnavailableException || unwrap(t) instanceof BlocksUnavailableException;
-        if (dedupUnavailable) {
+        if (code == ErrorCode.WORKER_UNAVAILABLE) {
             LOG.log(Level.WARNING, "connection " + channel.remoteAddress() + ": backup stopped: " + messageOf(t));
         } else if (code == ErrorCode.INTERNAL || t instanceof CorruptDataException) {
             LOG.log(Level.ERROR, "connection " + channel.remoteAddress() + ": " + t, t);
@@ -872,6 +871,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         if (t instanceof CorruptBlockException) {
             return ErrorCode.CORRUPT_DATA;
+        }
+        if (t instanceof DedupUnavailableException || t instanceof BlocksUnavailableException) {
+            return ErrorCode.WORKER_UNAVAILABLE; // transient: the agent runs the backup again (an older agent reads INTERNAL)
         }
         if (t instanceof CommitRejectedException c) {
             return switch (c.reason()) {

@@ -12,7 +12,7 @@ import java.util.List;
  * <pre>
  * holdfast-adopted-logs 1          format name and version
  * worker &lt;id&gt;                      the worker id (decimal)
- * epoch &lt;e&gt;                        the epoch this marker opens (decimal, at least 2)
+ * epoch &lt;e&gt;                        the epoch this marker opens (decimal, at least 1; epoch 1's adopts no log)
  * log &lt;object key&gt;                one per adopted log, each a log key of this worker at an epoch below e
  * end &lt;count&gt;                     the number of log lines: a truncated marker is refused
  * </pre>

@@ -1018,6 +1018,30 @@ public final class DataStore implements AutoCloseable {
         return repairedBlocks.get();
     }
 
+    /**
+     * Hands out no PBN below {@code pbn} from now on (it must lie in the range, or be its limit): the
+     * PBNs between the next one and it are skipped, as a crash skips the rest of a reservation. The
+     * reservation covers {@code pbn} durably before this returns, so a restart does not go back below
+     * it. A worker that takes a range over skips past every PBN its master heard an earlier node hand
+     * out, blocks of sessions that never reached the object store among them. Nothing if the next PBN is above.
+     */
+    public void skipTo(long pbn) {
+        refuseIfReadOnly("skip PBNs");
+        if (pbn < range.first() || pbn > range.limit()) {
+            throw new IllegalArgumentException("PBN " + pbn + " is outside the store's range " + range);
+        }
+        synchronized (appendLock) {
+            ensureOpen();
+            if (pbn <= nextPbn) {
+                return;
+            }
+            if (pbn > reservedPbn) {
+                reserve(pbn);
+            }
+            nextPbn = pbn;
+        }
+    }
+
     /** The PBN the next append will get (every PBN below it was handed out or skipped). */
     public long nextPbn() {
         synchronized (appendLock) {

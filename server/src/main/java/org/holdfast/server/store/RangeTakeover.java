@@ -118,7 +118,7 @@ public final class RangeTakeover {
         return highestEpoch(worker, objects.list(WorkerKeys.prefix(worker)));
     }
 
-    private static byte[] readMarker(ObjectStore objects, String key) {
+    static byte[] readMarker(ObjectStore objects, String key) {
         OptionalLong size = objects.size(key);
         if (size.isEmpty()) {
             return new byte[0]; // deleted since the listing: refused as damaged
@@ -130,13 +130,14 @@ public final class RangeTakeover {
     }
 
     /**
-     * Claims {@code plan}'s epoch (above 1) by writing its marker create-only, before anything else of
-     * the epoch. Refused with {@link RangeTakenOverException} if the marker exists: another node took
-     * the range over at that epoch.
+     * Claims {@code plan}'s epoch by writing its marker create-only, before anything else of the
+     * epoch; epoch 1 too (a marker adopting nothing), so two fresh nodes of one worker on an empty
+     * bucket meet there as two takeovers do. Refused with {@link RangeTakenOverException} if the
+     * marker exists: another node claimed the range at that epoch.
      */
     public static void claim(Plan plan, ObjectStore objects, Path scratch) {
-        if (plan.epoch() < 2) {
-            throw new IllegalArgumentException("epoch 1 has no marker: nothing was taken over");
+        if (plan.epoch() < 1) {
+            throw new IllegalArgumentException("epochs start at 1, got " + plan.epoch());
         }
         String key = WorkerKeys.marker(plan.worker(), plan.epoch());
         Path file = scratch.resolve("adopted-marker");
@@ -261,6 +262,11 @@ public final class RangeTakeover {
     public static void recordEpoch(MetadataDb db, MetadataBatch b, long worker, long epoch) {
         db.putMetaLong(b, META_WORKER, worker);
         db.putMetaLong(b, META_EPOCH, epoch);
+    }
+
+    /** The epoch catalog {@code db} records for its range store, whichever worker it names, or 0 if none. */
+    public static long recordedEpoch(MetadataDb db) {
+        return db.metaLong(META_EPOCH, 0);
     }
 
     /** The epoch the range store of catalog {@code db} archives under, or 0 if it records none (a store made before backend s3). */

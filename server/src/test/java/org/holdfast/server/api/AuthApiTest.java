@@ -16,6 +16,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import org.holdfast.server.app.HoldfastServer;
 import org.holdfast.server.security.InitialAdmin;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -34,9 +35,37 @@ class AuthApiTest {
     private final ObjectMapper json = new ObjectMapper();
     private int port;
 
+    /**
+     * The server of the tests that need no settings of their own and change nothing another asserts
+     * (tokens, the last admin): a context start costs seconds on a loaded machine.
+     */
+    private static ConfigurableApplicationContext plain;
+    @TempDir
+    static Path plainData;
+
+    @AfterAll
+    static void closePlain() {
+        if (plain != null) {
+            plain.close();
+        }
+    }
+
+    /** The shared plain server, started by the first test that asks. */
+    private ConfigurableApplicationContext plain() {
+        if (plain == null) {
+            plain = start(plainData);
+        }
+        port = Integer.parseInt(plain.getEnvironment().getProperty("local.server.port"));
+        return plain;
+    }
+
     private ConfigurableApplicationContext start(String... extra) {
+        return start(data, extra);
+    }
+
+    private ConfigurableApplicationContext start(Path dir, String... extra) {
         String[] args = {
-                "--holdfast.data-dir=" + data, "--server.port=0", "--server.address=127.0.0.1",
+                "--holdfast.data-dir=" + dir, "--server.port=0", "--server.address=127.0.0.1",
                 "--holdfast.tls.enabled=false", // plain HTTP; TLS is tested end to end
                 "--holdfast.ingest.host=127.0.0.1", "--holdfast.ingest.port=0", "--holdfast.store.min-free-space=0",
                 "--spring.main.banner-mode=off"};
@@ -122,39 +151,38 @@ class AuthApiTest {
 
     @Test
     void tokens_secretShownOnce_listedWithoutSecret_revokedRefusedAtOnce() throws Exception {
-        try (ConfigurableApplicationContext ctx = start()) {
-            String admin = TestTokens.issue(ctx, org.holdfast.server.security.Role.ADMIN);
-            HttpResponse<String> created = call("POST", "/api/v1/tokens",
-                    "{\"name\":\"db host\",\"role\":\"agent\",\"volumes\":[\"db-*\"],\"expiresIn\":\"30d\"}", admin);
-            assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
-            JsonNode c = json.readTree(created.body());
-            String token = c.get("token").asText();
-            String id = c.get("info").get("id").asText();
-            assertThat(token).startsWith("hft_" + id + "_");
-            assertThat(c.get("info").get("volumes").get(0).asText()).isEqualTo("db-*");
-            assertThat(c.get("info").get("expiresAt").asText()).isNotEmpty();
-            String secret = token.substring(21);
+        ConfigurableApplicationContext ctx = plain();
+        String admin = TestTokens.issue(ctx, org.holdfast.server.security.Role.ADMIN);
+        HttpResponse<String> created = call("POST", "/api/v1/tokens",
+                "{\"name\":\"db host\",\"role\":\"agent\",\"volumes\":[\"db-*\"],\"expiresIn\":\"30d\"}", admin);
+        assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+        JsonNode c = json.readTree(created.body());
+        String token = c.get("token").asText();
+        String id = c.get("info").get("id").asText();
+        assertThat(token).startsWith("hft_" + id + "_");
+        assertThat(c.get("info").get("volumes").get(0).asText()).isEqualTo("db-*");
+        assertThat(c.get("info").get("expiresAt").asText()).isNotEmpty();
+        String secret = token.substring(21);
 
-            HttpResponse<String> list = call("GET", "/api/v1/tokens", null, admin);
-            assertThat(list.body()).contains(id).doesNotContain(secret);
-            HttpResponse<String> one = call("GET", "/api/v1/tokens/" + id, null, admin);
-            assertThat(one.body()).contains("\"state\":\"active\"").doesNotContain(secret);
+        HttpResponse<String> list = call("GET", "/api/v1/tokens", null, admin);
+        assertThat(list.body()).contains(id).doesNotContain(secret);
+        HttpResponse<String> one = call("GET", "/api/v1/tokens/" + id, null, admin);
+        assertThat(one.body()).contains("\"state\":\"active\"").doesNotContain(secret);
 
-            assertThat(call("GET", "/api/v1/volumes", null, token).statusCode()).isEqualTo(200);
-            assertThat(call("DELETE", "/api/v1/tokens/" + id, null, admin).statusCode()).isEqualTo(200);
-            HttpResponse<String> refused = call("GET", "/api/v1/volumes", null, token);
-            assertThat(refused.statusCode()).isEqualTo(401);
-            assertThat(refused.body()).contains("revoked").doesNotContain(secret);
-            assertThat(call("GET", "/api/v1/tokens/" + id, null, admin).body()).contains("\"state\":\"revoked\"");
+        assertThat(call("GET", "/api/v1/volumes", null, token).statusCode()).isEqualTo(200);
+        assertThat(call("DELETE", "/api/v1/tokens/" + id, null, admin).statusCode()).isEqualTo(200);
+        HttpResponse<String> refused = call("GET", "/api/v1/volumes", null, token);
+        assertThat(refused.statusCode()).isEqualTo(401);
+        assertThat(refused.body()).contains("revoked").doesNotContain(secret);
+        assertThat(call("GET", "/api/v1/tokens/" + id, null, admin).body()).contains("\"state\":\"revoked\"");
 
-            HttpResponse<String> bad = call("POST", "/api/v1/tokens", "{\"name\":\"x\",\"role\":\"boss\"}", admin);
-            assertThat(bad.statusCode()).isEqualTo(400);
-            assertThat(json.readTree(bad.body()).get("detail").asText()).contains("unknown role");
-            HttpResponse<String> forever = call("POST", "/api/v1/tokens",
-                    "{\"name\":\"x\",\"role\":\"viewer\",\"expiresIn\":\"99999999999999d\"}", admin);
-            assertThat(forever.statusCode()).as("an expiry that overflows is a bad request, not a 500").isEqualTo(400);
-            assertThat(json.readTree(forever.body()).get("type").asText()).isEqualTo("urn:holdfast:problem:invalid-request");
-        }
+        HttpResponse<String> bad = call("POST", "/api/v1/tokens", "{\"name\":\"x\",\"role\":\"boss\"}", admin);
+        assertThat(bad.statusCode()).isEqualTo(400);
+        assertThat(json.readTree(bad.body()).get("detail").asText()).contains("unknown role");
+        HttpResponse<String> forever = call("POST", "/api/v1/tokens",
+                "{\"name\":\"x\",\"role\":\"viewer\",\"expiresIn\":\"99999999999999d\"}", admin);
+        assertThat(forever.statusCode()).as("an expiry that overflows is a bad request, not a 500").isEqualTo(400);
+        assertThat(json.readTree(forever.body()).get("type").asText()).isEqualTo("urn:holdfast:problem:invalid-request");
     }
 
     @Test
@@ -176,17 +204,16 @@ class AuthApiTest {
 
     @Test
     void users_lastAdminCannotBeDeletedOrDemoted_409() throws Exception {
-        try (ConfigurableApplicationContext ctx = start()) {
-            String admin = TestTokens.issue(ctx, org.holdfast.server.security.Role.ADMIN);
-            HttpResponse<String> del = call("DELETE", "/api/v1/users/admin", null, admin);
-            assertThat(del.statusCode()).isEqualTo(409);
-            assertThat(json.readTree(del.body()).get("type").asText()).isEqualTo("urn:holdfast:problem:credential-conflict");
-            assertThat(call("PUT", "/api/v1/users/admin", "{\"role\":\"viewer\"}", admin).statusCode()).isEqualTo(409);
-            assertThat(call("GET", "/api/v1/users/admin", null, admin).body()).contains("\"role\":\"admin\"").doesNotContain("bcrypt");
-            assertThat(call("POST", "/api/v1/users", "{\"name\":\"viv\",\"role\":\"viewer\",\"password\":\"short\"}", admin).statusCode())
-                    .isEqualTo(400);
-            assertThat(call("GET", "/api/v1/users/viv", null, admin).statusCode()).isEqualTo(404);
-        }
+        ConfigurableApplicationContext ctx = plain();
+        String admin = TestTokens.issue(ctx, org.holdfast.server.security.Role.ADMIN);
+        HttpResponse<String> del = call("DELETE", "/api/v1/users/admin", null, admin);
+        assertThat(del.statusCode()).isEqualTo(409);
+        assertThat(json.readTree(del.body()).get("type").asText()).isEqualTo("urn:holdfast:problem:credential-conflict");
+        assertThat(call("PUT", "/api/v1/users/admin", "{\"role\":\"viewer\"}", admin).statusCode()).isEqualTo(409);
+        assertThat(call("GET", "/api/v1/users/admin", null, admin).body()).contains("\"role\":\"admin\"").doesNotContain("bcrypt");
+        assertThat(call("POST", "/api/v1/users", "{\"name\":\"viv\",\"role\":\"viewer\",\"password\":\"short\"}", admin).statusCode())
+                .isEqualTo(400);
+        assertThat(call("GET", "/api/v1/users/viv", null, admin).statusCode()).isEqualTo(404);
     }
 
     /** A POST from a client of its own, so from a new connection and source port. */

@@ -26,17 +26,14 @@ import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.MapCursor;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.ingest.AgentDriver;
-import org.holdfast.server.ingest.IngestServer;
 import org.holdfast.server.ingest.cluster.ClusterServer;
-import org.holdfast.server.ingest.cluster.RemoteRangeStore;
+import org.holdfast.server.ingest.cluster.DataOnWorkersCluster;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
-import org.holdfast.server.security.ApiTokens;
+import org.holdfast.server.ingest.cluster.RemoteRangeStore;
 import org.holdfast.server.security.Role;
-import org.holdfast.server.security.VolumeScope;
 import org.holdfast.server.store.DataStore;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -55,15 +52,6 @@ class DataOnWorkersVerifyTest {
     @TempDir
     Path data;
 
-    private static String[] args(Path dir, String... more) {
-        List<String> a = new ArrayList<>(List.of("--holdfast.data-dir=" + dir, "--server.port=0", "--server.address=127.0.0.1",
-                "--holdfast.ingest.host=127.0.0.1", "--holdfast.ingest.port=0", "--holdfast.store.min-free-space=0",
-                "--holdfast.tls.enabled=false", "--spring.main.banner-mode=off", "--holdfast.gc.interval=1h",
-                "--holdfast.verify.schedule=0", "--holdfast.verify.window=0"));
-        a.addAll(List.of(more));
-        return a.toArray(String[]::new);
-    }
-
     private static byte[] random(long seed) {
         byte[] b = new byte[BLOCKS * BS];
         new Random(seed).nextBytes(b);
@@ -72,32 +60,15 @@ class DataOnWorkersVerifyTest {
 
     @Test
     void verify_dataOnWorkers_cleanThenNamesAFlippedBlock_andAStoppedWorkersBlocksAreUnreadableNotBad() throws Exception {
-        int clusterPort = org.holdfast.common.ports.TestPorts.claim();
-        List<ConfigurableApplicationContext> workers = new ArrayList<>();
-        try (ConfigurableApplicationContext master = new SpringApplicationBuilder(HoldfastServer.class).run(args(data.resolve("master"),
-                "--holdfast.cluster.role=master", "--holdfast.cluster.host=127.0.0.1", "--holdfast.cluster.port=" + clusterPort,
-                "--holdfast.cluster.heartbeat-interval=200ms", "--holdfast.dedup.engine=cluster", "--holdfast.cluster.data=workers"))) {
-            String token = master.getBean(ApiTokens.class).issue(new ApiTokens.TokenRequest("workers", Role.WORKER, VolumeScope.ALL,
-                    null, null), "test", "local").token();
-            Path tokenFile = Files.writeString(data.resolve("worker.token"), token + "\n");
-            for (String node : List.of("vw-1", "vw-2")) {
-                workers.add(new SpringApplicationBuilder(HoldfastServer.class).run(args(data.resolve(node),
-                        "--holdfast.cluster.role=worker", "--holdfast.cluster.host=127.0.0.1",
-                        "--holdfast.cluster.master=127.0.0.1:" + clusterPort, "--holdfast.cluster.token-file=" + tokenFile,
-                        "--holdfast.store.s3.node=" + node)));
-            }
+        try (DataOnWorkersCluster nodes = new DataOnWorkersCluster(data, DataOnWorkersCluster.VERIFY, "vw-1", "vw-2").start()) {
+            ConfigurableApplicationContext master = nodes.master();
+            List<ConfigurableApplicationContext> workers = nodes.workers();
             ClusterServer cluster = master.getBean(ClusterServer.class);
-            await().atMost(Duration.ofSeconds(60)).until(() -> workers.stream().allMatch(w -> {
-                var a = w.getBean(WorkerConnector.class).status().assignment();
-                return a != null && cluster.rangeStores().up(a.workerId()) != null;
-            }));
 
             // a volume's blocks go to the worker its segment's lookup names: four volumes so that both workers hold some
             List<String> volumes = List.of("va", "vb", "vc", "vd");
             List<byte[]> images = new ArrayList<>();
-            int port = master.getBean(IngestServer.class).port();
-            try (AgentDriver agent = new AgentDriver(port, TestTokens.issue(master, Role.AGENT))) {
-                agent.hello();
+            try (AgentDriver agent = nodes.agent()) {
                 for (int i = 0; i < volumes.size(); i++) {
                     images.add(random(i + 1));
                     agent.backup(volumes.get(i), images.get(i), BS, false); // raw payloads: each block's bytes lie in its worker's log as they are
@@ -143,8 +114,7 @@ class DataOnWorkersVerifyTest {
             HttpResponse<byte[]> broken = get(master, "/api/v1/volumes/va/snapshots/1/image", "bytes=" + 7 * BS + "-" + (8 * BS - 1));
             assertThat(broken.statusCode()).as("the damaged block is never sent").isEqualTo(500);
             // the flagged volume's next backup stores a new copy (no repair in place on a worker) and restores
-            try (AgentDriver agent = new AgentDriver(port, TestTokens.issue(master, Role.AGENT))) {
-                agent.hello();
+            try (AgentDriver agent = nodes.agent()) {
                 assertThat(agent.backup("va", a, BS, false).sequence()).isEqualTo(2);
                 assertThat(agent.restore("va", 2).image()).isEqualTo(a);
             }
@@ -185,8 +155,6 @@ class DataOnWorkersVerifyTest {
             HttpResponse<byte[]> unavailable = get(master, "/api/v1/volumes/" + onDownVolume + "/snapshots/1/image",
                     "bytes=" + lbn * BS + "-" + (lbn * BS + 99));
             assertThat(unavailable.statusCode()).as("a block on the stopped worker: nothing sent").isEqualTo(503);
-        } finally {
-            workers.forEach(ConfigurableApplicationContext::close);
         }
     }
 

@@ -12,14 +12,14 @@ class DedupPropertiesTest {
 
     @Test
     void dedup_clusterEngineWithDefaults_accepted() {
-        HoldfastProperties.Dedup d = new HoldfastProperties.Dedup("cluster", new HoldfastProperties.DedupCluster(4, "nearest", "two-phase"));
+        HoldfastProperties.Dedup d = new HoldfastProperties.Dedup("cluster", new HoldfastProperties.DedupCluster(4, "nearest", "two-phase"), false);
         assertThat(d.cluster().clusterMode()).isEqualTo(ClusterMode.NEAREST);
         assertThat(new HoldfastProperties.DedupCluster(8, "hash", "two-phase").clusterMode()).isEqualTo(ClusterMode.HASH);
     }
 
     @Test
     void dedup_unknownEngine_refusedNamingTheChoices() {
-        assertThatThrownBy(() -> new HoldfastProperties.Dedup("clustered", new HoldfastProperties.DedupCluster(4, "nearest", "two-phase")))
+        assertThatThrownBy(() -> new HoldfastProperties.Dedup("clustered", new HoldfastProperties.DedupCluster(4, "nearest", "two-phase"), false))
                 .hasMessage("holdfast.dedup.engine must be 'sungem', 'exact' or 'cluster', not 'clustered'");
     }
 

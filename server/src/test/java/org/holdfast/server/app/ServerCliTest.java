@@ -14,6 +14,10 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import picocli.CommandLine;
 
 /**
@@ -144,6 +148,30 @@ class ServerCliTest {
 
         assertThat(run("fsck")).isEqualTo(3);
         assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("fsck: missing required parameter: 'DIR'");
+    }
+
+    @Test
+    void run_offlineCommandsMisspeltSetting_refusedNamingTheNearest_beforeOpeningAnything() {
+        assertThat(run("fsck", "/nonexistent", "--holdfast.store.s3.bukcet=b")).isEqualTo(3);
+        assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("fsck: unknown setting holdfast.store.s3.bukcet (command line):"
+                + " did you mean holdfast.store.s3.bucket?; run 'holdfast-server fsck --help'\n");
+
+        assertThat(run("catalog-restore", "--data-dir", "/nonexistent", "--from", "/nonexistent-backups",
+                "--holdfast.store.backend=s3", "--holdfast.store.s3.endpont=http://127.0.0.1:1")).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("catalog-restore: unknown setting holdfast.store.s3.endpont"
+                + " (command line): did you mean holdfast.store.s3.endpoint?").hasLineCount(1);
+    }
+
+    /** start: a misspelt setting ends the start with exit 2 while the environment is prepared: no data directory is made. */
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void run_startMisspeltSetting_exit2_namesItAndTheNearest_dataDirectoryNotCreated(@TempDir Path tmp, CapturedOutput output) {
+        Path dataDir = tmp.resolve("data");
+        assertThat(run("start", "--holdfast.data-dir=" + dataDir, "--server.port=0", "--holdfast.ingest.port=0",
+                "--holdfast.gc.default-retenton=7d")).isEqualTo(2);
+        assertThat(dataDir).doesNotExist();
+        assertThat(output.toString()).contains("APPLICATION FAILED TO START", "holdfast.gc.default-retenton (command line):"
+                + " did you mean holdfast.gc.default-retention?", "Nothing was opened or changed.");
     }
 
     @Test

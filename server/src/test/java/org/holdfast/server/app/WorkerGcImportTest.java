@@ -21,28 +21,21 @@ import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.gc.bosc.BoscPipeline;
 import org.holdfast.gc.bosc.BoscSettings;
-import org.holdfast.server.api.TestTokens;
 import org.holdfast.server.gc.GcRebuildToolAccess;
 import org.holdfast.server.gc.GcService;
 import org.holdfast.server.gc.VolumeGate;
 import org.holdfast.server.gc.WorkerCountsFile;
 import org.holdfast.server.ingest.AgentDriver;
-import org.holdfast.server.ingest.IngestServer;
-import org.holdfast.server.ingest.cluster.ClusterServer;
+import org.holdfast.server.ingest.cluster.DataOnWorkersCluster;
 import org.holdfast.server.ingest.cluster.GcDeltaSenders;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
 import org.holdfast.server.ingest.cluster.WorkerGcImport;
 import org.holdfast.server.ingest.cluster.WorkerGcMetadata;
 import org.holdfast.server.ingest.cluster.WorkerRangeData;
 import org.holdfast.server.ingest.cluster.WorkerRangeSweep;
-import org.holdfast.server.security.ApiTokens;
-import org.holdfast.server.security.Role;
-import org.holdfast.server.security.VolumeScope;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * A worker's lost GC metadata rebuilt from the master's catalog, end to end in this JVM (master with
@@ -63,50 +56,12 @@ class WorkerGcImportTest {
     @TempDir
     Path data;
 
-    private int clusterPort;
-    private Path tokenFile;
-    private ConfigurableApplicationContext master;
-    private final List<ConfigurableApplicationContext> workers = new ArrayList<>();
-
-    private static String[] args(Path dir, String... more) {
-        List<String> a = new ArrayList<>(List.of("--holdfast.data-dir=" + dir, "--server.port=0", "--server.address=127.0.0.1",
-                "--holdfast.ingest.host=127.0.0.1", "--holdfast.ingest.port=0", "--holdfast.store.min-free-space=0",
-                "--holdfast.tls.enabled=false", "--spring.main.banner-mode=off", "--holdfast.gc.grace=1ms",
-                "--holdfast.gc.interval=1h"));
-        a.addAll(List.of(more));
-        return a.toArray(String[]::new);
-    }
-
-    private void startMaster() {
-        master = new SpringApplicationBuilder(HoldfastServer.class).run(args(data.resolve("master"),
-                "--holdfast.cluster.role=master", "--holdfast.cluster.host=127.0.0.1", "--holdfast.cluster.port=" + clusterPort,
-                "--holdfast.cluster.heartbeat-interval=200ms", "--holdfast.dedup.engine=cluster", "--holdfast.cluster.data=workers",
-                "--holdfast.gc.default-retention=keep-last=1"));
-    }
-
-    private void startWorkers() {
-        for (String node : NODES) {
-            workers.add(new SpringApplicationBuilder(HoldfastServer.class).run(args(data.resolve(node), "--holdfast.cluster.role=worker",
-                    "--holdfast.cluster.host=127.0.0.1", "--holdfast.cluster.master=127.0.0.1:" + clusterPort,
-                    "--holdfast.cluster.token-file=" + tokenFile, "--holdfast.store.s3.node=" + node)));
-        }
-        ClusterServer cluster = master.getBean(ClusterServer.class);
-        await().atMost(Duration.ofSeconds(60)).until(() -> workers.stream().allMatch(w -> {
-            var a = w.getBean(WorkerConnector.class).status().assignment();
-            return a != null && cluster.rangeStores().up(a.workerId()) != null && cluster.gcGuards().up(a.workerId()) != null;
-        }));
-    }
-
-    private void stopWorkers() {
-        workers.forEach(ConfigurableApplicationContext::close);
-        workers.clear();
-    }
+    private DataOnWorkersCluster cluster;
 
     @AfterEach
     void close() {
-        stopWorkers();
-        if (master != null) {
-            master.close();
+        if (cluster != null) {
+            cluster.close();
         }
     }
 
@@ -114,12 +69,6 @@ class WorkerGcImportTest {
         byte[] b = new byte[N * BS];
         new Random(seed).nextBytes(b);
         return b;
-    }
-
-    private AgentDriver agent() {
-        AgentDriver a = new AgentDriver(master.getBean(IngestServer.class).port(), TestTokens.issue(master, Role.AGENT));
-        a.hello();
-        return a;
     }
 
     private Path gcDir(int i) {
@@ -166,42 +115,37 @@ class WorkerGcImportTest {
 
     @Test
     void importOfExportedCounts_afterGcMetadataLost_restoresCounts_appliesLaterDeltas_sweepsFreeOnlyTheDeleted() throws Exception {
-        clusterPort = org.holdfast.common.ports.TestPorts.claim();
-        startMaster();
-        String token = master.getBean(ApiTokens.class).issue(new ApiTokens.TokenRequest("workers", Role.WORKER, VolumeScope.ALL,
-                null, null), "test", "local").token();
-        tokenFile = Files.writeString(data.resolve("worker.token"), token + "\n");
-        startWorkers();
+        cluster = new DataOnWorkersCluster(data, DataOnWorkersCluster.GC, NODES.toArray(String[]::new)).start();
         byte[] old = random(31);
         byte[] other2 = random(34);
         long oldSeq;
         long otherSeq;
-        try (AgentDriver agent = agent()) {
+        try (AgentDriver agent = cluster.agent()) {
             oldSeq = agent.backup("old", old, BS, true).sequence();
             agent.backup("other", random(33), BS, true);
             otherSeq = agent.backup("other", other2, BS, true).sequence();
             agent.backup("gone", random(35), BS, true);
         }
         Thread.sleep(50); // the grace (1 ms) of the backups' protection passes
-        GcService.CycleReport first = master.getBean(GcService.class).runCycle();
+        GcService.CycleReport first = cluster.master().getBean(GcService.class).runCycle();
         assertThat(first.snapshotsDeleted()).as("keep-last=1 deletes other@1").isEqualTo(1);
         long[] ids = new long[NODES.size()];
         PbnRange[] ranges = new PbnRange[NODES.size()];
         for (int i = 0; i < NODES.size(); i++) {
-            var a = workers.get(i).getBean(WorkerConnector.class).status().assignment();
+            var a = cluster.workers().get(i).getBean(WorkerConnector.class).status().assignment();
             ids[i] = a.workerId();
             ranges[i] = a.range();
         }
-        GcDeltaSenders senders = master.getBean(GcDeltaSenders.class);
+        GcDeltaSenders senders = cluster.master().getBean(GcDeltaSenders.class);
         await().atMost(Duration.ofSeconds(20)).until(() -> Arrays.stream(ids).allMatch(id -> senders.pending(id) == 0));
 
         // each worker's range-data/gc is lost; at its next start the worker recreates it and marks it counts-lost
         // (done here as WorkerConnector does at the start, without a restart: each context start costs seconds)
         long[] handedOut = new long[NODES.size()]; // what WorkerConnector checks a fresh GC directory against
         for (int i = 0; i < NODES.size(); i++) {
-            handedOut[i] = workers.get(i).getBean(WorkerRangeData.class).store().nextPbn() - ranges[i].first();
+            handedOut[i] = cluster.workers().get(i).getBean(WorkerRangeData.class).store().nextPbn() - ranges[i].first();
         }
-        stopWorkers();
+        cluster.stopWorkers();
         List<Map<Long, String>> before = new ArrayList<>();
         for (int i = 0; i < NODES.size(); i++) {
             before.add(counts(gcDir(i), ranges[i]));
@@ -218,8 +162,7 @@ class WorkerGcImportTest {
         assertThat(live.code()).as("the master still runs").isEqualTo(3);
         assertThat(live.err()).contains("in use");
         assertThat(data.resolve("live.counts")).doesNotExist();
-        master.close();
-        master = null;
+        cluster.stopMaster();
         for (int i = 0; i < NODES.size(); i++) {
             assertThat(gcDir(i).resolve(WorkerGcMetadata.COUNTS_LOST).toFile().exists()).as(NODES.get(i) + " counts lost")
                     .isEqualTo(handedOut[i] > 0);
@@ -247,8 +190,8 @@ class WorkerGcImportTest {
         assertThat(data.resolve("w99.counts")).doesNotExist();
 
         // after the export: the master runs again and deletes "gone", whose releases wait in the outbox above the marks
-        startMaster();
-        master.getBean(GcService.class).deleteVolume(new VolumeId("gone"), VolumeGate.NONE);
+        cluster.startMaster();
+        cluster.master().getBean(GcService.class).deleteVolume(new VolumeId("gone"), VolumeGate.NONE);
 
         // refusals on the stopped workers change nothing
         int held = handedOut[0] > 0 ? 0 : 1; // a worker that held blocks (its gc/ carries counts-lost)
@@ -279,7 +222,7 @@ class WorkerGcImportTest {
         }
 
         // the workers start: the deltas above the marks (gone's releases) are applied; the cycle sweeps and frees gone's blocks
-        startWorkers();
+        cluster.startWorkers();
         await().atMost(Duration.ofSeconds(20)).until(() -> Arrays.stream(ids).allMatch(id -> senders().pending(id) == 0));
         List<String> running = listing(gcDir(held).getParent());
         Run whileRunning = importTool("--data-dir", data.resolve(NODES.get(held)).toString(), "--file", files[held].toString());
@@ -287,20 +230,20 @@ class WorkerGcImportTest {
         assertThat(whileRunning.err()).contains("in use", "no imported metadata was swapped in");
         assertThat(listing(gcDir(held).getParent())).isEqualTo(running);
         Thread.sleep(50); // the import's grace (1 ms) passes
-        master.getBean(GcService.class).runCycle();
+        cluster.master().getBean(GcService.class).runCycle();
         long freed = 0;
         for (int i = 0; i < NODES.size(); i++) {
-            WorkerRangeSweep.Progress p = workers.get(i).getBean(WorkerConnector.class).rangeSweep().progress();
+            WorkerRangeSweep.Progress p = cluster.workers().get(i).getBean(WorkerConnector.class).rangeSweep().progress();
             assertThat(p.last()).as(NODES.get(i) + " swept, not refused: " + p.lastFailure()).isNotNull();
             freed += p.last().sweep().freed();
         }
         assertThat(freed).as("at least gone's blocks").isGreaterThanOrEqualTo(N);
-        try (AgentDriver agent = agent()) {
+        try (AgentDriver agent = cluster.agent()) {
             assertThat(agent.restore("old", oldSeq).image()).isEqualTo(old);
             assertThat(agent.restore("other", otherSeq).image()).isEqualTo(other2);
         }
         await().atMost(Duration.ofSeconds(20)).until(() -> Arrays.stream(ids).allMatch(id -> senders().pending(id) == 0));
-        stopWorkers();
+        cluster.stopWorkers();
         int referenced = 0;
         for (int i = 0; i < NODES.size(); i++) {
             Map<Long, String> now = counts(gcDir(i), ranges[i]);
@@ -311,8 +254,7 @@ class WorkerGcImportTest {
 
         // normal operation, no import since: a new export carries each worker's routed mark, and worker-fsck compares the counts
         // although every worker's mark is below the file's (the master's last operations routed it nothing)
-        master.close();
-        master = null;
+        cluster.stopMaster();
         for (int i = 0; i < NODES.size(); i++) {
             Path again = data.resolve("again-" + ids[i] + ".counts");
             Run e = exportTool("--data-dir", data.resolve("master").toString(), "--worker", Long.toString(ids[i]), "--out",
@@ -345,6 +287,6 @@ class WorkerGcImportTest {
     }
 
     private GcDeltaSenders senders() {
-        return master.getBean(GcDeltaSenders.class);
+        return cluster.master().getBean(GcDeltaSenders.class);
     }
 }

@@ -9,6 +9,7 @@ import java.util.Map;
 import org.holdfast.common.protocol.StartOverReason;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.cluster.StartOverMark;
+import org.holdfast.server.cluster.TakeoverFence;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.MetadataDb;
@@ -25,8 +26,42 @@ class ClusterStoreTest {
     /** Worker 1's start-over mark, version 1: at 1000 ms, heard at 2000 ms, reason 3 (epoch-gap). */
     private static final String MARK_1 = "01" + "00000000000003e8" + "00000000000007d0" + "03";
 
+    /** Worker 3's takeover fence, version 1: archive epoch 2, PBN floor 2^48 + 4096. */
+    private static final String FENCE_3 = "01" + "0000000000000002" + "0001000000001000";
+
     @TempDir
     Path dir;
+
+    @Test
+    void takeoverFences_fixtureBytes_readBackAndWrittenTheSame() {
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            ClusterStore s = new ClusterStore(db);
+            db.put(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.fenceKey(3), HexFormat.of().parseHex(FENCE_3));
+            assertThat(s.takeoverFences()).isEqualTo(Map.of(3L, new TakeoverFence(2, (1L << 48) + 4096)));
+            s.putTakeoverFence(4, new TakeoverFence(2, (1L << 48) + 4096), true);
+            assertThat(HexFormat.of().formatHex(db.get(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.fenceKey(4)))).isEqualTo(FENCE_3);
+            assertThat(HexFormat.of().formatHex(ClusterStore.fenceKey(3))).isEqualTo("6100000003");
+        }
+    }
+
+    @Test
+    void takeoverFences_unreadableValue_isCorruptDataSoTheMasterDoesNotStartWithoutIt() {
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            db.put(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.fenceKey(3), HexFormat.of().parseHex("02" + FENCE_3.substring(2)));
+            assertThatThrownBy(() -> new ClusterStore(db).takeoverFences()).isInstanceOf(CorruptDataException.class)
+                    .hasMessageContaining("takeover fence").hasMessageContaining("version 2").hasMessageContaining("backup");
+        }
+    }
+
+    @Test
+    void remove_deletesTheWorkersTakeoverFence() {
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            ClusterStore s = new ClusterStore(db);
+            s.putTakeoverFence(3, new TakeoverFence(2, 10), false);
+            s.remove(3);
+            assertThat(s.takeoverFences()).isEmpty();
+        }
+    }
 
     @Test
     void put_thenReopen_readsTheSameRecordsBack() {

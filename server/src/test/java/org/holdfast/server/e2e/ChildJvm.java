@@ -207,6 +207,25 @@ final class ChildJvm {
         return p.exitValue() == SIGKILL_EXIT;
     }
 
+    /**
+     * Sends {@code signal} ("STOP", "CONT") to {@code p} with kill(1): a stopped child runs no
+     * instruction until CONT, so what a test reads of its files then is what a SIGKILL would leave.
+     */
+    static void signal(Process p, String signal) {
+        try {
+            Process k = new ProcessBuilder("kill", "-s", signal, Long.toString(p.pid())).redirectErrorStream(true).start();
+            String out = new String(k.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!k.waitFor(30, TimeUnit.SECONDS) || k.exitValue() != 0) {
+                throw new IllegalStateException("kill -s " + signal + " " + p.pid() + " failed: " + out);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** The last {@code maxChars} characters of a log file, for failure messages. */
     static String tail(Path file, int maxChars) {
         try {

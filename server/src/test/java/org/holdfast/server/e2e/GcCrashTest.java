@@ -139,9 +139,11 @@ class GcCrashTest {
      * Makes sealed data logs mostly dead (64 KiB logs, keep-last=2 retention, every backup rewrites a
      * quarter of the volume) so every GC run (each second) compacts, and kills the server the moment
      * a compaction's {@code .compact} file appears (plus 0-40 ms, so the kill lands in the copy, the
-     * switch, or between logs), or, every third iteration, at a random point of a backup. After each
-     * restart the newest snapshot is still there; at the end every retained snapshot restores bit for
-     * bit and fsck finds no block lost. Prints how many kills landed during a compaction. In iterations
+     * switch, or between logs; until one kill has landed in a compaction, a server frozen outside one
+     * waits for the next, see {@link #freezeInACompaction}), or, every third iteration, at a random
+     * point of a backup. After each restart the newest snapshot is still there; at the end every
+     * retained snapshot restores bit for bit and fsck finds no block lost. Prints how many kills
+     * landed during a compaction. In iterations
      * 2, 5, ... the server halts itself at a named compaction point instead, {@code compaction.afterCopy}
      * and {@code compaction.afterSwitch} in turn from one the seed picks (see {@link CrashLoop}): the
      * restart after the iteration before is armed there (one start per kill), and may halt before its
@@ -191,8 +193,7 @@ class GcCrashTest {
                     boolean compactFile = compactFilePresent(logsDir);
                     logsCompacted += killedLog.split("compacted data log", -1).length - 1;
                     killsWithCompactFile += compactFile ? 1 : 0;
-                    killsInCompaction += killedLog.lastIndexOf("compacting data log") > killedLog.lastIndexOf("compacted data log")
-                            || compactFile ? 1 : 0;
+                    killsInCompaction += inCompaction(killedLog) || compactFile ? 1 : 0;
                     newest = restartAndList(server, volume, it < iterations ? armedIn(it + 1, compactionPoints, seed) : null, known,
                             inFlight, newest, recovered);
                     System.out.println("[e2e] compaction crash loop iteration " + it + ": halted at " + armed.name()
@@ -208,7 +209,7 @@ class GcCrashTest {
                         "--block-size", String.valueOf(BLOCK)));
                 if (armed != null) {
                     // started with a compaction point armed: the server halts itself there
-                    boolean halted = server.awaitKillPoint(Duration.ofSeconds(60));
+                    boolean halted = server.awaitKillPoint(Duration.ofSeconds(120)); // returns at the halt: long only when slow
                     if (!halted) {
                         assertThat(server.kill()).as("server died otherwise:\n%s", server.diagnostics()).isTrue();
                     }
@@ -222,11 +223,7 @@ class GcCrashTest {
                         Thread.sleep(5);
                     }
                 } else {
-                    long start = System.nanoTime();
-                    while (!compactFilePresent(logsDir) && System.nanoTime() - start < 30_000_000_000L) {
-                        Thread.sleep(1);
-                    }
-                    Thread.sleep(random.nextInt(3) == 0 ? 0 : random.nextInt(40));
+                    freezeInACompaction(server, logsDir, random, killsInCompaction == 0);
                 }
                 if (armed == null) {
                     assertThat(server.kill()).as("server died before the kill:\n%s", server.diagnostics()).isTrue();
@@ -234,7 +231,7 @@ class GcCrashTest {
                 }
                 boolean compactFile = compactFilePresent(logsDir);
                 String killedLog = server.log();
-                boolean midCompaction = killedLog.lastIndexOf("compacting data log") > killedLog.lastIndexOf("compacted data log");
+                boolean midCompaction = inCompaction(killedLog);
                 logsCompacted += killedLog.split("compacted data log", -1).length - 1;
                 killsWithCompactFile += compactFile ? 1 : 0;
                 killsInCompaction += midCompaction || compactFile ? 1 : 0;
@@ -349,6 +346,36 @@ class GcCrashTest {
             return appeared.get(0);
         }
         return newest;
+    }
+
+    /**
+     * Waits for a compaction to run (its {@code .compact} file on disk), lets it go on 0-40 ms and
+     * freezes the server (SIGSTOP) there, so the kill that follows lands in the copy, the switch or
+     * between logs. With {@code mustLand} (no kill of this loop landed in a compaction yet) a frozen
+     * server that is not in one (no {@code .compact} file, and the log's last "compacting" line has
+     * its "compacted" after it) thaws and waits for the next log's compaction, for up to 60 s:
+     * timing alone once missed every compaction on a loaded machine (the copy and switch of a 64 KiB
+     * log take a few milliseconds), and the loop asserts that some kill landed in one.
+     */
+    private static void freezeInACompaction(ServerProcess server, Path logsDir, Random random, boolean mustLand) throws Exception {
+        long start = System.nanoTime();
+        while (server.isAlive() && System.nanoTime() - start < 60_000_000_000L) {
+            if (!compactFilePresent(logsDir)) {
+                Thread.sleep(1);
+                continue;
+            }
+            Thread.sleep(random.nextInt(3) == 0 ? 0 : random.nextInt(40));
+            server.freeze();
+            if (!mustLand || compactFilePresent(logsDir) || inCompaction(server.log())) {
+                return;
+            }
+            server.thaw();
+        }
+    }
+
+    /** True if the server's log says it started compacting a data log and has not finished it. */
+    private static boolean inCompaction(String log) {
+        return log.lastIndexOf("compacting data log") > log.lastIndexOf("compacted data log");
     }
 
     private static boolean compactFilePresent(Path logsDir) throws java.io.IOException {

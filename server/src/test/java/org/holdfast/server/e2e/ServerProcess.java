@@ -300,6 +300,16 @@ public final class ServerProcess implements AutoCloseable {
         return process.exitValue() == org.holdfast.common.kill.KillPoints.HALT_STATUS;
     }
 
+    /** SIGSTOP: the process runs nothing until {@link #thaw()}; {@link #kill()} ends it as it stands. */
+    public void freeze() {
+        ChildJvm.signal(process, "STOP");
+    }
+
+    /** SIGCONT after {@link #freeze()}. */
+    public void thaw() {
+        ChildJvm.signal(process, "CONT");
+    }
+
     /** SIGKILL, no shutdown hooks, no flush. Returns true if the signal ended the process. */
     public boolean kill() {
         return ChildJvm.sigkill(process);

@@ -21,18 +21,20 @@ class ConnectionHandlerErrorsTest {
                 + " run it again once the worker is back"));
         assertThat(ConnectionHandler.messageOf(t)).startsWith("dedup worker worker-2 is lost").contains("run it again")
                 .doesNotContain("internal server error");
-        assertThat(ConnectionHandler.codeOf(t)).isEqualTo(ErrorCode.INTERNAL);
+        assertThat(ConnectionHandler.codeOf(t)).as("transient: the agent runs the backup again").isEqualTo(ErrorCode.WORKER_UNAVAILABLE);
     }
 
     @Test
     void messageOf_noWorkerConnected_passesTheAdviceOn() {
         Throwable t = new DedupUnavailableException("no dedup worker is connected to this master; start the workers");
         assertThat(ConnectionHandler.messageOf(t)).isEqualTo("no dedup worker is connected to this master; start the workers");
+        assertThat(ConnectionHandler.codeOf(t)).isEqualTo(ErrorCode.WORKER_UNAVAILABLE);
     }
 
     @Test
     void messageOf_otherInternalErrorInsideCompletionException_staysGeneric() {
         Throwable t = new CompletionException(new IllegalStateException("a detail for the server log only"));
         assertThat(ConnectionHandler.messageOf(t)).isEqualTo("internal server error (IllegalStateException); see the server log");
+        assertThat(ConnectionHandler.codeOf(t)).isEqualTo(ErrorCode.INTERNAL);
     }
 }

@@ -179,7 +179,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         WorkerRecord w;
         try {
             w = server.registry().register(r.nodeName(), p.tokenId(), address(), new WorkerCapacity(r.cpus(), r.heapMaxBytes(),
-                    r.diskBytes()), r.softwareVersion());
+                    r.diskBytes()), r.softwareVersion(), Math.max(0, r.archiveEpoch()));
         } catch (RegistrationRefusedException e) {
             server.refusalLog.warning("refused worker " + r.nodeName() + " from " + address() + ": " + e.getMessage());
             audit(p.name(), "cluster.register", "node:" + r.nodeName(), "denied", e.getMessage());
@@ -192,8 +192,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
                 "epoch " + w.epoch() + ", PBNs [" + w.range().first() + ", " + w.range().limit() + ")");
         LOG.log(System.Logger.Level.INFO, "worker {0} ({1}) registered from {2}: epoch {3}, PBNs [{4}, {5})", w.workerId(),
                 w.nodeName(), address(), w.epoch(), Long.toString(w.range().first()), Long.toString(w.range().limit()));
+        // from version 5 the floor: a node that takes the range over starts past every PBN heard handed out in it
         Registered registered = new Registered(w.workerId(), w.epoch(), w.range().first(), w.range().limit(),
-                Math.toIntExact(server.registry().settings().heartbeatInterval().toMillis()), server.settings().masterVersion());
+                Math.toIntExact(server.registry().settings().heartbeatInterval().toMillis()), server.settings().masterVersion(),
+                r.clusterVersion() >= Register.ARCHIVE_EPOCH_VERSION ? server.registry().pbnFloor(w.workerId()) : Registered.NO_PBN_FLOOR);
         DedupLink link = new DedupLink(w.nodeName(), ctx.channel(), server.registry().settings().lostAfter());
         String principal = p.name();
         if (r.clusterVersion() >= Register.START_OVER_REPORT_VERSION) { // a version 1 link carries no report: one sent anyway is ignored
@@ -263,6 +265,8 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             case INVALID_NODE_NAME -> ErrorCode.BAD_FRAME;
             case TOO_MANY_NODES -> ErrorCode.LIMIT_EXCEEDED;
             case NO_RANGE_LEFT -> ErrorCode.STORAGE_FULL;
+            // the node is stale, the range another's: as a node conflict, which every worker release shows
+            case TAKEN_OVER -> ErrorCode.NODE_CONFLICT;
         };
     }
 
@@ -285,9 +289,27 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         RemoteRangeStore rangeStore = data;
         // a report on a link of an older version is ignored, as a start-over report of version 1 is
         if (h.rangeData() != null && clusterVersion >= Register.RANGE_DATA_REPORT_VERSION && rangeStore != null) {
+            if (clusterVersion >= Register.ARCHIVE_EPOCH_VERSION && h.rangeData().archiveEpoch() > 0) {
+                archivedAt(p, h.rangeData().archiveEpoch());
+            }
             rangeStore.reported(h.rangeData(), System.currentTimeMillis());
+            server.registry().handedOut(record.workerId(), rangeStore.handedOutPast());
         }
         ctx.writeAndFlush(new HeartbeatAck(h.sequence()));
+    }
+
+    /**
+     * The worker's range data archives at {@code archiveEpoch} (a node that took the range over says
+     * so here): kept, or the link ends if another node archived the range at a higher epoch meanwhile.
+     */
+    private void archivedAt(AccessPrincipal p, long archiveEpoch) {
+        try {
+            server.registry().archivedAt(record.workerId(), record.epoch(), archiveEpoch);
+        } catch (RegistrationRefusedException e) {
+            server.refusalLog.warning("dropped worker " + record.nodeName() + " from " + address() + ": " + e.getMessage());
+            audit(p.name(), "cluster.heartbeat", "worker:" + record.workerId() + "(" + record.nodeName() + ")", "denied", e.getMessage());
+            throw new ProtocolException(errorCode(e.reason()), e.getMessage());
+        }
     }
 
     /**
@@ -414,6 +436,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             }
             server.lane().execute(() -> {
                 if (record != null) {
+                    if (rangeStore != null) {
+                        // the stores answered since the last heartbeat: a node taking the range over must start past them too
+                        server.registry().handedOut(record.workerId(), rangeStore.handedOutPast());
+                    }
                     server.registry().disconnected(record.workerId(), record.epoch());
                     LOG.log(System.Logger.Level.INFO, "worker {0} ({1}, epoch {2}) disconnected", record.workerId(),
                             record.nodeName(), record.epoch());

@@ -36,18 +36,20 @@ final class RangeEpochs {
      * The epoch the store of worker {@code id} archives under, its catalog opened by {@code openDb}: on
      * an empty directory the plan from the bucket (epoch 1 if it holds nothing of the worker, else a
      * takeover: the marker claimed, the store built from the adopted logs); on an existing store its
-     * recorded epoch (1 for a store made before it archived), refused if the bucket holds a later one.
+     * recorded epoch (1 for a store made before it archived), refused if the bucket holds a later one; a
+     * takeover a crash interrupted is finished at its epoch ({@link TakeoverResume}).
      */
     long atOpen(long id, PbnRange r, ObjectStore objects, Supplier<MetadataDb> openDb) {
         Path incomplete = dir.resolve(TAKEOVER_INCOMPLETE);
         if (Files.exists(incomplete)) {
-            throw new StoreException("range-data", incomplete.toString(), null, "a takeover of worker " + id + "'s range from the"
-                    + " object store was interrupted in " + dir + ": stop this worker, move that directory away and start it again"
-                    + " (it then takes the range over at the next epoch)", null);
+            return new TakeoverResume(dir).resume(id, r, objects, openDb, incomplete);
         }
         if (!Files.exists(dir.resolve("catalog")) && !hasLogs()) {
             RangeTakeover.Plan plan = RangeTakeover.plan(id, objects);
             if (plan.epoch() == 1) {
+                // claimed create-only as a takeover's epoch is: a second fresh node of this worker on the empty
+                // bucket refuses here; a crash before the catalog exists leaves a marker, and the restart takes epoch 2
+                RangeTakeover.claim(plan, objects, dir.resolve("takeover-scratch"));
                 openDb.get();
                 return 1;
             }
@@ -61,10 +63,7 @@ final class RangeEpochs {
             } catch (IOException ex) {
                 throw new UncheckedIOException(ex);
             }
-            LOG.log(System.Logger.Level.WARNING, "took worker {0}''s range {1} over from the object store at epoch {2}: adopted {3}"
-                    + " sealed logs holding {4} blocks; new logs go to {5}/. Its GC counts are lost until they are rebuilt from the"
-                    + " master''s catalog (docs/operations.md \"Replace a dead worker\")", Long.toString(id), r,
-                    Long.toString(plan.epoch()), done.logs(), done.blocks(), WorkerKeys.space(id, plan.epoch()));
+            logTakeover("took", id, r, plan.epoch(), done);
             return plan.epoch();
         }
         long e = RangeTakeover.storedEpoch(openDb.get(), id);
@@ -73,6 +72,13 @@ final class RangeEpochs {
             throw takenOver;
         }
         return Math.max(e, 1);
+    }
+
+    static void logTakeover(String how, long id, PbnRange r, long epoch, RangeTakeover.Report done) {
+        LOG.log(System.Logger.Level.WARNING, "{0} worker {1}''s range {2} over from the object store at epoch {3}: adopted {4}"
+                + " sealed logs holding {5} blocks; new logs go to {6}/. Its GC counts are lost until they are rebuilt from the"
+                + " master''s catalog (docs/operations.md \"Replace a dead worker\")", how, Long.toString(id), r,
+                Long.toString(epoch), done.logs(), done.blocks(), WorkerKeys.space(id, epoch));
     }
 
     /**

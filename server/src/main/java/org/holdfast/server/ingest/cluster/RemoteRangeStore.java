@@ -35,6 +35,8 @@ import org.holdfast.common.protocol.ProtocolLimits;
  */
 public final class RemoteRangeStore extends RangeWorkerCalls {
     private volatile RangeDataReport report; // null until a heartbeat of version 3 reports it
+    // past every PBN the worker was heard handing out on this link (DATA_STORED answers, heartbeats' next PBN)
+    private final java.util.concurrent.atomic.AtomicLong handedOutPast = new java.util.concurrent.atomic.AtomicLong();
 
     /** Worker {@code name} owning {@code range}, on {@code channel}; a call not answered within {@code timeout} ends the link's use. */
     public RemoteRangeStore(String name, PbnRange range, Channel channel, Duration timeout) {
@@ -49,6 +51,17 @@ public final class RemoteRangeStore extends RangeWorkerCalls {
     /** Keeps the range-data figures of the worker's heartbeat arrived at {@code atMillis}. */
     void reported(Heartbeat.RangeData d, long atMillis) {
         report = RangeDataReport.of(d, range, atMillis);
+        if (d.state() == Heartbeat.RangeData.SERVING && range.contains(d.nextPbn() - 1)) {
+            handedOutPast.accumulateAndGet(d.nextPbn(), Math::max);
+        }
+    }
+
+    /**
+     * One past the highest PBN the worker was heard handing out on this link (0: none): a node that
+     * takes its range over must start above it ({@code pbnFloor} of REGISTERED).
+     */
+    long handedOutPast() {
+        return handedOutPast.get();
     }
 
     /**
@@ -67,6 +80,7 @@ public final class RemoteRangeStore extends RangeWorkerCalls {
                         + (s.first() + s.count() - 1) + ", which is not its range " + range + " or not the count sent; stop"
                         + " using this worker and check its range-data directory");
             }
+            handedOutPast.accumulateAndGet(s.first() + count, Math::max);
             return s.first();
         });
     }

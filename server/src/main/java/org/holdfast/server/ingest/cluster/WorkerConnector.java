@@ -308,8 +308,11 @@ public final class WorkerConnector implements AutoCloseable {
         public void channelActive(ChannelHandlerContext ctx) throws Exception {
             WorkerCapacity c = probe.capacity();
             // under TLS this is written once the handshake is done
+            // from version 5 the epoch its range data archives at: a master that heard a later one refuses a stale node
+            long archiveEpoch = offered < Register.ARCHIVE_EPOCH_VERSION ? Register.NO_ARCHIVE_EPOCH
+                    : rangeData == null ? 0 : rangeData.archiveEpoch();
             ctx.writeAndFlush(new Register(offered, settings.nodeName(), token, settings.softwareVersion(),
-                    Math.min(c.cpus(), 0xffff), c.heapMaxBytes(), c.diskBytes()));
+                    Math.min(c.cpus(), 0xffff), c.heapMaxBytes(), c.diskBytes(), archiveEpoch));
             super.channelActive(ctx);
         }
 
@@ -330,14 +333,16 @@ public final class WorkerConnector implements AutoCloseable {
                     ctx.fireChannelRead(msg); // to the GcDeltaService behind this handler
                 } else if (rangeSweep != null && heartbeats != null && msg instanceof GcSweep) {
                     ctx.fireChannelRead(msg); // to the GcSweepService behind this handler
-                } else if (msg instanceof ErrorMessage e && heartbeats == null && e.code() == ErrorCode.UNSUPPORTED_VERSION
-                        && offered > Register.MIN_CLUSTER_VERSION) {
+                } else if (msg instanceof ErrorMessage e && heartbeats == null && (e.code() == ErrorCode.UNSUPPORTED_VERSION
+                        && offered > Register.MIN_CLUSTER_VERSION || olderMasterRefusedArchiveEpoch(e))) {
                     offer = offered - 1; // a master of an older release: offer the next older version until it accepts one
                     failure = "the master at " + master() + " speaks an older cluster protocol (" + e.message() + "); registering"
                             + " again with version " + offer + (offer < Register.START_OVER_REPORT_VERSION
                             ? " (it is not told when this worker starts its index over: this log says so)"
                             : offer < Register.RANGE_DATA_REPORT_VERSION ? " (it is not told whether this worker's range data serves)"
-                            : " (it sends no GC frames: this worker's range is neither protected nor swept by it)");
+                            : offer < Register.GC_FRAMES_VERSION ? " (it sends no GC frames: this worker's range is neither protected nor"
+                            + " swept by it)"
+                            : " (it does not refuse a node whose range was taken over, nor tell a new one which PBNs to skip)");
                     ctx.close();
                 } else if (msg instanceof ErrorMessage e) {
                     failure = refusal(e);
@@ -349,6 +354,15 @@ public final class WorkerConnector implements AutoCloseable {
             } finally {
                 ReferenceCountUtil.release(msg);
             }
+        }
+
+        /**
+         * A master before version 5 parses REGISTER before it looks at the version, and refuses the
+         * archive epoch at its end as trailing bytes (BAD_FRAME) rather than UNSUPPORTED_VERSION.
+         */
+        private boolean olderMasterRefusedArchiveEpoch(ErrorMessage e) {
+            return offered >= Register.ARCHIVE_EPOCH_VERSION && e.code() == ErrorCode.BAD_FRAME
+                    && e.message().contains("REGISTER has 8 trailing bytes");
         }
 
         private boolean isDedupRequest(Object msg) {
@@ -371,7 +385,8 @@ public final class WorkerConnector implements AutoCloseable {
                 ctx.pipeline().addAfter(ctx.name(), "dedup", new DedupService(dedup, offered >= Register.START_OVER_REPORT_VERSION ? unreported : null));
             }
             if (rangeData != null) {
-                rangeData.identify(r.workerId()); // an archiving range store keys its objects by it
+                // an archiving range store keys its objects by the id; no PBN below the floor is handed out
+                rangeData.identify(r.workerId(), r.pbnFloor());
                 // the GC metadata opens before any block is stored here, so its counts-lost check sees only earlier blocks
                 Runnable first = gcMetadata == null ? () -> { } : () -> gcMetadata.claim(w.range());
                 ctx.pipeline().addAfter(ctx.name(), "data", new RangeDataService(rangeData, w.range(), first));
@@ -397,6 +412,9 @@ public final class WorkerConnector implements AutoCloseable {
                 WorkerLoad l = probe.load();
                 // a master before version 3 would refuse the longer heartbeat: it hears nothing of the range data
                 Heartbeat.RangeData report = rangeData != null && offered >= Register.RANGE_DATA_REPORT_VERSION ? rangeData.report() : null;
+                if (report != null && offered >= Register.ARCHIVE_EPOCH_VERSION) {
+                    report = report.withArchiveEpoch(rangeData.knownArchiveEpoch()); // a node that took the range over says so
+                }
                 ctx.writeAndFlush(new Heartbeat(sequence++, l.loadMilli() < 0 ? Heartbeat.UNKNOWN_LOAD : Math.min(l.loadMilli(), 0xfffffffeL),
                         l.heapUsedBytes(), l.heapMaxBytes(), l.diskFreeBytes(), report));
             }, 0, r.heartbeatMillis(), TimeUnit.MILLISECONDS);

@@ -16,6 +16,7 @@ import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.server.store.DataLogsInBucket;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.LateUploads;
 import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.LogCache;
 import org.holdfast.server.store.MetadataBatch;
@@ -59,6 +60,11 @@ public final class WorkerRangeData implements AutoCloseable {
     private volatile long workerId;
     // set by each registration: an open archiving store checks once that no node took its range over since
     private volatile boolean fenceCheckDue;
+    // from the registration (cluster version 5): no PBN below it is handed out, 0 if the master named none
+    private volatile long pbnFloor;
+    private volatile boolean floorDue; // set by each registration: an open store skips to its floor once
+    // the epoch the range data archives at as last known without the lock: -1 until read (REGISTER and the heartbeat need it)
+    private volatile long knownEpoch = -1;
     private LogArchive logArchive;
     private long epoch;
     private MetadataDb db;
@@ -96,8 +102,48 @@ public final class WorkerRangeData implements AutoCloseable {
 
     /** The worker id the master registered this node as: an archiving store keys its objects by it. */
     public void identify(long id) {
+        identify(id, 0);
+    }
+
+    /**
+     * As {@link #identify(long)}, with the lowest PBN the store may hand out ({@code pbnFloor} of
+     * REGISTERED, 0 or less: none): past every PBN the master heard this worker id hand out, so a
+     * node that took the range over never names a second block with one of them.
+     */
+    public void identify(long id, long pbnFloor) {
         workerId = id;
+        this.pbnFloor = Math.max(0, pbnFloor);
+        floorDue = true;
         fenceCheckDue = true; // a link back after a silence: another node may have taken the range over meanwhile
+    }
+
+    /**
+     * The takeover epoch this node's range data archives at, for REGISTER and the heartbeat (0: none
+     * recorded, a local store, or an empty directory that has not taken its range over yet). Never
+     * waits for the store's lock: before the store first opens it reads the catalog's record once
+     * (a catalog that cannot be opened just now counts as none).
+     */
+    public long archiveEpoch() {
+        long e = knownEpoch;
+        if (e >= 0) {
+            return e;
+        }
+        if (archive == null || !Files.isDirectory(dir.resolve("catalog"))) {
+            knownEpoch = 0;
+            return 0;
+        }
+        try (MetadataDb peek = MetadataDb.open(dir.resolve("catalog"), List.of(), false)) {
+            e = RangeTakeover.recordedEpoch(peek);
+        } catch (RuntimeException ex) {
+            return 0; // held by a store opening now: that open sets it
+        }
+        knownEpoch = e;
+        return e;
+    }
+
+    /** As {@link #archiveEpoch()}, but never reads the disk: 0 until known (the heartbeat, on the link's event loop). */
+    public long knownArchiveEpoch() {
+        return Math.max(knownEpoch, 0);
     }
 
     /** Whether the store archives its logs to an object store. */
@@ -154,6 +200,9 @@ public final class WorkerRangeData implements AutoCloseable {
             if (fenceCheckDue && logArchive != null) {
                 checkNotTakenOver();
             }
+            if (floorDue) {
+                skipToFloor(store);
+            }
             return store;
         }
         closeStore();
@@ -175,6 +224,7 @@ public final class WorkerRangeData implements AutoCloseable {
                 }
                 objects = archive.open().get();
                 e = epochs.atOpen(id, r, objects, () -> openDb(opened));
+                deleteLateUploads(id, e, objects);
                 a = LogArchive.forKeySpace(objects, WorkerKeys.space(id, e), archive.cache());
                 objects = null; // the archive closes it
                 s = DataStore.open(ds, opened[0], a);
@@ -185,10 +235,12 @@ public final class WorkerRangeData implements AutoCloseable {
                     }
                 }
             }
+            skipToFloor(s);
             db = opened[0];
             store = s;
             logArchive = a;
             epoch = e;
+            knownEpoch = e;
             fenceCheckDue = false; // archivedEpoch checked the bucket just now
             measured = measure(); // on the claiming thread (the link's data lane), not the event loop
             return s;
@@ -207,6 +259,20 @@ public final class WorkerRangeData implements AutoCloseable {
         }
     }
 
+    /** Skips {@code s}'s next PBN up to the registration's floor (nothing if it is there already). */
+    private void skipToFloor(DataStore s) {
+        floorDue = false;
+        long floor = pbnFloor;
+        if (floor > 0 && s.nextPbn() < floor) {
+            long was = s.nextPbn();
+            s.skipTo(Math.min(floor, range.limit()));
+            LOG.log(System.Logger.Level.WARNING, "the range store in {0} would have handed out PBN {1}, but the master heard worker {2}"
+                    + " hand out PBNs up to {3} (a node that held the range before, whose last blocks never reached this store):"
+                    + " PBNs from {1} skipped to {4}, so none names two blocks", dir, Long.toString(was), Long.toString(workerId),
+                    Long.toString(floor - 1), Long.toString(floor));
+        }
+    }
+
     /**
      * The open store kept across a new registration: refused (closed, as at open) if the bucket holds
      * a later epoch of the worker, i.e. another node took the range over while this one was away; a
@@ -216,6 +282,9 @@ public final class WorkerRangeData implements AutoCloseable {
         StoreException takenOver;
         try (ObjectStore objects = archive.open().get()) {
             takenOver = epochs.takenOverSince(workerId, epoch, objects);
+            if (takenOver == null) {
+                deleteLateUploads(workerId, epoch, objects);
+            }
         }
         fenceCheckDue = false;
         if (takenOver != null) {
@@ -225,6 +294,25 @@ public final class WorkerRangeData implements AutoCloseable {
             refusal = takenOver;
             measured = notServing();
             throw refusal;
+        }
+    }
+
+    /**
+     * As the range's owner at {@code epoch}: deletes what an old node uploaded under an older epoch
+     * after the range was taken over ({@link LateUploads}); a bucket that refuses just now is tried
+     * again at the next registration, and serving goes on.
+     */
+    private void deleteLateUploads(long id, long epoch, ObjectStore objects) {
+        try {
+            List<String> late = LateUploads.delete(id, objects);
+            if (!late.isEmpty()) {
+                LOG.log(System.Logger.Level.WARNING, "deleted {0} sealed logs that an old node of worker {1} uploaded under an epoch below"
+                        + " {2} after its range was taken over (nobody reads them): {3}", late.size(), Long.toString(id),
+                        Long.toString(epoch), late);
+            }
+        } catch (RuntimeException ex) {
+            LOG.log(System.Logger.Level.WARNING, "could not delete the late uploads of an old node of worker {0} now ({1}); tried"
+                    + " again at its next registration", Long.toString(id), ex.toString());
         }
     }
 

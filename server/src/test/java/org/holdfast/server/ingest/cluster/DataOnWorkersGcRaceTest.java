@@ -3,111 +3,41 @@ package org.holdfast.server.ingest.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.holdfast.gc.sweep.GraceGuard;
-import org.holdfast.server.api.TestTokens;
-import org.holdfast.server.app.HoldfastServer;
-import org.holdfast.server.cluster.WorkerRecord;
-import org.holdfast.server.ingest.AgentDriver;
-import org.holdfast.server.ingest.IngestServer;
-import org.holdfast.server.security.ApiTokens;
-import org.holdfast.server.security.Role;
-import org.holdfast.server.security.VolumeScope;
 import org.holdfast.server.gc.GcService;
-import org.junit.jupiter.api.AfterAll;
+import org.holdfast.server.ingest.AgentDriver;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
-import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * Attacks on distributed GC with the blocks on the workers (master + 2 workers as Spring contexts in
  * this JVM, real sockets, real RocksDB, GMA and BOSC files, agent backups): each scenario is a way
  * bad luck could free a block a committed snapshot still references, and each asserts that every
- * retained snapshot still restores byte for byte.
+ * retained snapshot still restores byte for byte. The cluster is the one the GC test classes of this
+ * JVM share ({@link SharedGcCluster}).
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@ExtendWith(SharedGcCluster.class)
 class DataOnWorkersGcRaceTest {
-    private static final int BS = 4096;
+    private static final int BS = DataOnWorkersCluster.BS;
 
-    @TempDir
-    static Path data;
-
-    private static ConfigurableApplicationContext master;
-    private static final List<ConfigurableApplicationContext> workers = new ArrayList<>();
-    private static int clusterPort;
-    private static Path tokenFile;
-
-    private static ConfigurableApplicationContext worker(String node) {
-        return new SpringApplicationBuilder(HoldfastServer.class).run(args(data.resolve(node), "--holdfast.cluster.role=worker",
-                "--holdfast.cluster.host=127.0.0.1", "--holdfast.cluster.master=127.0.0.1:" + clusterPort,
-                "--holdfast.cluster.token-file=" + tokenFile, "--holdfast.store.s3.node=" + node));
-    }
-
-    private static void awaitRegistered() {
-        ClusterServer cluster = master.getBean(ClusterServer.class);
-        await().atMost(Duration.ofSeconds(60)).until(() -> workers.stream().allMatch(w -> {
-            WorkerRecord a = w.getBean(WorkerConnector.class).status().assignment();
-            return a != null && cluster.rangeStores().up(a.workerId()) != null && cluster.gcGuards().up(a.workerId()) != null;
-        }));
-    }
-
-    private static String[] args(Path dir, String... more) {
-        List<String> a = new ArrayList<>(List.of("--holdfast.data-dir=" + dir, "--server.port=0", "--server.address=127.0.0.1",
-                "--holdfast.ingest.host=127.0.0.1", "--holdfast.ingest.port=0", "--holdfast.store.min-free-space=0",
-                "--holdfast.tls.enabled=false", "--spring.main.banner-mode=off", "--holdfast.gc.grace=1ms",
-                "--holdfast.gc.interval=1h"));
-        a.addAll(List.of(more));
-        return a.toArray(String[]::new);
-    }
+    private static DataOnWorkersCluster cluster;
 
     @BeforeAll
-    static void cluster() throws Exception {
-        clusterPort = org.holdfast.common.ports.TestPorts.claim();
-        master = new SpringApplicationBuilder(HoldfastServer.class).run(args(data.resolve("master"),
-                "--holdfast.cluster.role=master", "--holdfast.cluster.host=127.0.0.1", "--holdfast.cluster.port=" + clusterPort,
-                "--holdfast.cluster.heartbeat-interval=200ms", "--holdfast.dedup.engine=cluster", "--holdfast.cluster.data=workers",
-                "--holdfast.gc.default-retention=keep-last=1"));
-        String token = master.getBean(ApiTokens.class).issue(new ApiTokens.TokenRequest("workers", Role.WORKER, VolumeScope.ALL,
-                null, null), "test", "local").token();
-        tokenFile = Files.writeString(data.resolve("worker.token"), token + "\n");
-        for (String node : List.of("rw-1", "rw-2")) {
-            workers.add(worker(node));
-        }
-        awaitRegistered();
-    }
-
-    @AfterAll
-    static void close() {
-        workers.forEach(ConfigurableApplicationContext::close);
-        if (master != null) {
-            master.close();
-        }
-    }
-
-    private static byte[] random(long seed, int blocks) {
-        byte[] b = new byte[blocks * BS];
-        new Random(seed).nextBytes(b);
-        return b;
-    }
-
-    private static AgentDriver agent() {
-        AgentDriver a = new AgentDriver(master.getBean(IngestServer.class).port(), TestTokens.issue(master, Role.AGENT));
-        a.hello();
-        return a;
+    static void cluster(DataOnWorkersCluster shared) {
+        cluster = shared;
     }
 
     /**
@@ -123,6 +53,8 @@ class DataOnWorkersGcRaceTest {
     @Test
     @Order(1)
     void sweep_afterCommitBeforeItsDeltasArrive_freesNoBlockOfTheCommittedSnapshot() throws Exception {
+        cluster.gcCycle(); // the shared cluster: no unreferenced block left by another class for the sweeps below to free
+        List<ConfigurableApplicationContext> workers = cluster.workers();
         List<WorkerGcMetadata> gcs = new ArrayList<>();
         List<GraceGuard> guards = new ArrayList<>();
         for (ConfigurableApplicationContext w : workers) {
@@ -130,7 +62,7 @@ class DataOnWorkersGcRaceTest {
             gcs.add(gc);
             guards.add(gc.guard()); // taken now: the lock is held below
         }
-        byte[] image = random(21, 48);
+        byte[] image = DataOnWorkersCluster.random(21, 48);
         CountDownLatch held = new CountDownLatch(1);
         CountDownLatch committed = new CountDownLatch(1);
         AtomicLong freed = new AtomicLong();
@@ -159,7 +91,7 @@ class DataOnWorkersGcRaceTest {
         holder.start();
         assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
         long seq;
-        try (AgentDriver agent = agent()) {
+        try (AgentDriver agent = cluster.agent()) {
             seq = agent.backup("race", image, BS, true).sequence();
         } finally {
             committed.countDown();
@@ -168,16 +100,12 @@ class DataOnWorkersGcRaceTest {
         assertThat(failed.get()).isNull();
 
         assertThat(freed.get()).as("no block of the committed snapshot freed").isZero();
-        GcDeltaSenders senders = master.getBean(GcDeltaSenders.class);
-        for (ConfigurableApplicationContext w : workers) {
-            long id = w.getBean(WorkerConnector.class).status().assignment().workerId();
-            await().atMost(Duration.ofSeconds(20)).until(() -> senders.pending(id) == 0);
-        }
+        cluster.awaitDeltasDelivered();
         for (GraceGuard g : guards) {
             await("the session ends once its counts are there").atMost(Duration.ofSeconds(20))
                     .until(() -> g.openSessions() == 0);
         }
-        try (AgentDriver agent = agent()) {
+        try (AgentDriver agent = cluster.agent()) {
             assertThat(agent.restore("race", seq).image()).isEqualTo(image);
         }
     }
@@ -192,38 +120,37 @@ class DataOnWorkersGcRaceTest {
     @Test
     @Order(2)
     void gcCycle_workersDownWhileASnapshotIsDeleted_backlogArrivesBeforeTheirSweep_retainedSnapshotRestores() throws Exception {
-        byte[] first = random(41, 64);
-        byte[] second = random(42, 64);
+        cluster.gcCycle(); // the shared cluster: no snapshot of another class's past the retention, so the cycle below deletes down@1 alone
+        byte[] first = DataOnWorkersCluster.random(41, 64);
+        byte[] second = DataOnWorkersCluster.random(42, 64);
         System.arraycopy(first, 0, second, 0, 32 * BS); // shares first's first half
         long seq;
-        try (AgentDriver agent = agent()) {
+        try (AgentDriver agent = cluster.agent()) {
             agent.backup("down", first, BS, true);
             seq = agent.backup("down", second, BS, true).sequence();
         }
+        ConfigurableApplicationContext master = cluster.master();
         GcDeltaSenders senders = master.getBean(GcDeltaSenders.class);
         List<Long> ids = new ArrayList<>();
-        for (ConfigurableApplicationContext w : workers) {
-            long id = w.getBean(WorkerConnector.class).status().assignment().workerId();
-            ids.add(id);
-            await().atMost(Duration.ofSeconds(20)).until(() -> senders.pending(id) == 0);
-            w.close();
+        for (int i = 0; i < cluster.workers().size(); i++) {
+            ids.add(cluster.workerId(i));
         }
-        ClusterServer cluster = master.getBean(ClusterServer.class);
-        await().atMost(Duration.ofSeconds(20)).until(() -> ids.stream().allMatch(id -> cluster.gcGuards().up(id) == null));
+        cluster.awaitDeltasDelivered();
+        cluster.stopWorkers();
+        ClusterServer clusterServer = master.getBean(ClusterServer.class);
+        await().atMost(Duration.ofSeconds(20)).until(() -> ids.stream().allMatch(id -> clusterServer.gcGuards().up(id) == null));
         Thread.sleep(50); // the grace (1 ms) of the backups' protection passes
 
         GcService gc = master.getBean(GcService.class);
         assertThat(gc.runCycle().snapshotsDeleted()).as("keep-last=1 deletes down@1 while the workers are down").isEqualTo(1);
 
-        workers.set(0, worker("rw-1"));
-        workers.set(1, worker("rw-2"));
-        awaitRegistered();
+        cluster.startWorkers();
         gc.runCycle();
 
         for (long id : ids) {
             assertThat(senders.pending(id)).isZero();
         }
-        try (AgentDriver agent = agent()) {
+        try (AgentDriver agent = cluster.agent()) {
             assertThat(agent.restore("down", seq).image()).isEqualTo(second);
         }
     }

@@ -3,16 +3,22 @@ package org.holdfast.server.ingest.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Random;
+import org.holdfast.client.cli.HoldfastAgent;
 import org.holdfast.common.hash.BlockHasher;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.protocol.Commit;
 import org.holdfast.common.protocol.Committed;
+import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.cluster.WorkerView;
@@ -23,6 +29,7 @@ import org.holdfast.server.engine.SungemFingerprintIndexTest;
 import org.holdfast.server.engine.SungemSettings;
 import org.holdfast.server.ingest.AgentDriver;
 import org.holdfast.server.ingest.IngestHarness;
+import org.holdfast.server.ingest.TestTokens;
 import org.holdfast.server.store.DataStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -190,11 +197,35 @@ class DataOnWorkersTest {
             ErrorMessage e = agent.expectErrorAndStop();
             assertThat(e.message()).as("names the storing worker and says to run again").contains("data worker w" + low + ", id " + lowId)
                     .contains("again");
+            assertThat(e.code()).as("transient: the agent exits 8 and its daemon retries").isEqualTo(ErrorCode.WORKER_UNAVAILABLE);
         }
         assertThat(workerBlocks(high)).as("nothing stored on the other worker, whose index never recorded it").isZero();
         assertThat(workerBlocks(low)).isZero();
         assertThat(master.catalog().volume(new VolumeId("c")).map(VolumeRecord::latestSequence).orElse(0L))
                 .as("nothing of the failed backup is committed").isZero();
+    }
+
+    /**
+     * The real agent, over the master's agent port: exit 8 and error "transient" while the workers are
+     * away (that the next backup then commits is backup_storingWorkerClosedMidBackup_...'s).
+     */
+    @Test
+    void agentBackup_workersAway_exits8Transient_nothingCommitted() throws Exception {
+        Path source = Files.write(dir.resolve("e.img"), image(8, 64));
+        nodes.connector(0).close();
+        nodes.connector(1).close();
+        await().atMost(Duration.ofSeconds(30)).until(() -> nodes.server().dedupLinks().workers().isEmpty());
+
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        String[] args = {"backup", "--server", "127.0.0.1:" + master.port(), "--no-tls", "--no-daemon", "--token", TestTokens.DEFAULT_AGENT,
+            "--volume", "e", "--source", source.toString(), "--state-dir", dir.resolve("state").toString(), "--json"};
+        int exit = HoldfastAgent.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertThat(exit).as("%s", err).isEqualTo(8);
+        assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("holdfast-agent: error: server refused: WORKER_UNAVAILABLE: no dedup worker")
+                .contains("run the backup again");
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("\"exitCode\":8,\"error\":\"transient\"");
+        assertThat(master.catalog().volume(new VolumeId("e")).map(VolumeRecord::latestSequence).orElse(0L)).isZero();
     }
 
     @Test
@@ -296,6 +327,7 @@ class DataOnWorkersTest {
             agent.send(new Commit(c.length));
             ErrorMessage e = agent.expectErrorAndStop();
             assertThat(e.message()).as("names the lost worker and says to run again").contains("lost").contains("again");
+            assertThat(e.code()).isEqualTo(ErrorCode.WORKER_UNAVAILABLE);
         }
         assertThat(master.catalog().volume(new VolumeId("c")).map(VolumeRecord::latestSequence).orElse(0L))
                 .as("nothing of the failed backup is committed").isZero();

@@ -89,7 +89,7 @@ class HeartbeatRangeDataAttackTest {
     }
 
     /** Up to {@code max} frames, fewer if the master closes the connection first. */
-    private static List<Message> read(InputStream in, int max) throws IOException {
+    static List<Message> read(InputStream in, int max) throws IOException {
         EmbeddedChannel decode = new EmbeddedChannel(new FrameDecoder());
         DataInputStream data = new DataInputStream(in);
         List<Message> got = new ArrayList<>();

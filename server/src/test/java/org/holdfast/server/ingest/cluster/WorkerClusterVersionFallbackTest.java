@@ -16,6 +16,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.IntFunction;
 import org.holdfast.common.protocol.DedupControl;
 import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.ErrorMessage;
@@ -33,7 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A worker of this release and a master of an older one (cluster version 1 only, played here by a
- * socket that speaks the version 1 frames): the master refuses versions 4, 3 and 2 as UNSUPPORTED_VERSION, the
+ * socket that speaks the version 1 frames): the master refuses versions 5, 4, 3 and 2 as UNSUPPORTED_VERSION, the
  * worker registers again with version 1 and serves, and its answer to the load-only request is the
  * version 1 DEDUP_DONE (64 bytes) even though it started its index over. A master of version 2 gets
  * version 2 and heartbeats without the range-data report (36 bytes), which it could not read; once
@@ -78,7 +79,7 @@ class WorkerClusterVersionFallbackTest {
         try (ServerSocket master = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
             Thread t = new Thread(() -> {
                 try {
-                    for (int c = 0; c < 4; c++) {
+                    for (int c = 0; c < 5; c++) {
                         try (Socket s = master.accept()) {
                             DataInputStream in = new DataInputStream(s.getInputStream());
                             Frame register = read(in);
@@ -113,7 +114,7 @@ class WorkerClusterVersionFallbackTest {
                     new LoadProbe(dir), lazy)) {
                 w.start();
                 await().atMost(Duration.ofSeconds(15)).until(() -> doneBodies.size() == 1);
-                assertThat(offered).as("one older version at a time").containsExactly(Register.CLUSTER_VERSION, 3, 2, 1);
+                assertThat(offered).as("one older version at a time").containsExactly(Register.CLUSTER_VERSION, 4, 3, 2, 1);
                 assertThat(w.status().assignment().epoch()).isEqualTo(3);
                 assertThat(doneBodies).as("the version 1 DEDUP_DONE: request id and load only").containsExactly(8 + 56);
                 assertThat(content).as("it did start over").doesNotExist();
@@ -135,7 +136,7 @@ class WorkerClusterVersionFallbackTest {
                              org.holdfast.server.store.FsyncPolicy.COMMIT, 64, 0))) {
             Thread t = new Thread(() -> {
                 try {
-                    for (int c = 0; c < 3; c++) {
+                    for (int c = 0; c < 4; c++) {
                         try (Socket s = master.accept()) {
                             DataInputStream in = new DataInputStream(s.getInputStream());
                             Frame register = read(in);
@@ -166,7 +167,7 @@ class WorkerClusterVersionFallbackTest {
                     new LoadProbe(dir), null, data)) {
                 w.start();
                 await().atMost(Duration.ofSeconds(15)).until(() -> heartbeatBodies.size() >= 3);
-                assertThat(offered).containsExactly(Register.CLUSTER_VERSION, 3, 2);
+                assertThat(offered).containsExactly(Register.CLUSTER_VERSION, 4, 3, 2);
                 assertThat(heartbeatBodies).as("version 2 heartbeats: no range-data report").containsOnly(36);
             }
         }
@@ -183,13 +184,13 @@ class WorkerClusterVersionFallbackTest {
                              org.holdfast.server.store.FsyncPolicy.COMMIT, 64, 0))) {
             Thread t = new Thread(() -> {
                 try {
-                    for (int c = 0; c < 4; c++) {
+                    for (int c = 0; c < 5; c++) {
                         try (Socket s = master.accept()) {
                             DataInputStream in = new DataInputStream(s.getInputStream());
                             Frame register = read(in);
                             int version = ((register.body()[0] & 0xff) << 8) | (register.body()[1] & 0xff);
                             offered.add(version);
-                            boolean upgraded = c == 3; // connections 0 to 2: a master of version 2; then it comes back upgraded
+                            boolean upgraded = c == 4; // connections 0 to 3: a master of version 2; then it comes back upgraded
                             if (version > 2 && !upgraded) {
                                 send(s.getOutputStream(), ErrorMessage.of(ErrorCode.UNSUPPORTED_VERSION, "this master speaks cluster"
                                         + " protocol versions 1 to 2, the worker w1 version " + version));
@@ -220,60 +221,98 @@ class WorkerClusterVersionFallbackTest {
                 w.start();
                 await().atMost(Duration.ofSeconds(15)).until(() -> upgradedHeartbeats.size() >= 3);
                 assertThat(offered).as("refused, stepped down, then the newest again to the master that came back")
-                        .containsExactly(Register.CLUSTER_VERSION, 3, 2, Register.CLUSTER_VERSION);
-                assertThat(upgradedHeartbeats).as("version 4 heartbeats: with the range-data report").containsOnly(53);
+                        .containsExactly(Register.CLUSTER_VERSION, 4, 3, 2, Register.CLUSTER_VERSION);
+                assertThat(upgradedHeartbeats).as("version 5 heartbeats: the range-data report with its archive epoch").containsOnly(61);
+            }
+        }
+    }
+
+    /** What a master of an older release heard: versions offered, REGISTER and HEARTBEAT body sizes, other frame types. */
+    private record Heard(List<Integer> offered, List<Integer> registerBodies, List<Integer> heartbeatBodies, List<Integer> otherFrames) {
+        Heard() {
+            this(new CopyOnWriteArrayList<>(), new CopyOnWriteArrayList<>(), new CopyOnWriteArrayList<>(), new CopyOnWriteArrayList<>());
+        }
+    }
+
+    /**
+     * Plays a master of version {@code newest} on {@code master} for {@code connections} connections: a REGISTER
+     * above it is answered with {@code refusal}'s ERROR, else with REGISTERED, and then it reads until three heartbeats.
+     */
+    private static void olderMaster(ServerSocket master, int connections, int newest, IntFunction<ErrorMessage> refusal, Heard heard) {
+        Thread t = new Thread(() -> {
+            try {
+                for (int c = 0; c < connections; c++) {
+                    try (Socket s = master.accept()) {
+                        DataInputStream in = new DataInputStream(s.getInputStream());
+                        Frame register = read(in);
+                        int version = ((register.body()[0] & 0xff) << 8) | (register.body()[1] & 0xff);
+                        heard.offered().add(version);
+                        heard.registerBodies().add(register.body().length);
+                        if (version > newest) {
+                            send(s.getOutputStream(), refusal.apply(version));
+                            continue;
+                        }
+                        send(s.getOutputStream(), new Registered(1, 1, 1L << 48, (1L << 48) + (1L << 30), 100, "v" + newest));
+                        while (heard.heartbeatBodies().size() < 3) {
+                            Frame f = read(in);
+                            if (f.type() == MessageType.HEARTBEAT.code()) {
+                                heard.heartbeatBodies().add(f.body().length);
+                            } else {
+                                heard.otherFrames().add(f.type());
+                            }
+                        }
+                    }
+                }
+            } catch (Exception e) {
+                // the test's assertions say what is missing
+            }
+        }, "v" + newest + "-master");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** A worker with range data (local) connecting to {@code master}. */
+    private WorkerConnector worker(ServerSocket master, WorkerRangeData data) throws Exception {
+        Path token = Files.writeString(dir.resolve("token"), "hft_test");
+        return new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.getLocalPort(), null, "w1", token, null, "auto",
+                "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)), new LoadProbe(dir), null, data);
+    }
+
+    private WorkerRangeData rangeData() {
+        return new WorkerRangeData(dir.resolve("range-data"), new org.holdfast.server.store.DataStore.Settings(dir.resolve("unused"),
+                1L << 20, org.holdfast.server.store.FsyncPolicy.COMMIT, 64, 0));
+    }
+
+    @Test
+    void register_versionThreeMaster_workerStepsDownToThreeOnceAndReportsRangeData() throws Exception {
+        Heard heard = new Heard();
+        try (ServerSocket master = new ServerSocket(0, 8, InetAddress.getLoopbackAddress()); WorkerRangeData data = rangeData()) {
+            // what a master of version 3 (whose workers know no GC frame) answers
+            olderMaster(master, 3, 3, v -> ErrorMessage.of(ErrorCode.UNSUPPORTED_VERSION, "this master speaks cluster protocol versions"
+                    + " 1 to 3, the worker w1 version " + v), heard);
+            try (WorkerConnector w = worker(master, data)) {
+                w.start();
+                await().atMost(Duration.ofSeconds(15)).until(() -> heard.heartbeatBodies().size() >= 3);
+                assertThat(heard.offered()).as("refused twice, then version 3").containsExactly(Register.CLUSTER_VERSION, 4, 3);
+                assertThat(heard.heartbeatBodies()).as("version 3 heartbeats: with the range-data report").containsOnly(53);
+                assertThat(heard.otherFrames()).as("nothing but heartbeats from the worker").isEmpty();
             }
         }
     }
 
     @Test
-    void register_versionThreeMaster_workerStepsDownToThreeOnceAndReportsRangeData() throws Exception {
-        Path token = Files.writeString(dir.resolve("token"), "hft_test");
-        List<Integer> offered = new CopyOnWriteArrayList<>();
-        List<Integer> heartbeatBodies = new CopyOnWriteArrayList<>();
-        List<Integer> otherFrames = new CopyOnWriteArrayList<>();
-        try (ServerSocket master = new ServerSocket(0, 8, InetAddress.getLoopbackAddress());
-             WorkerRangeData data = new WorkerRangeData(dir.resolve("range-data"),
-                     new org.holdfast.server.store.DataStore.Settings(dir.resolve("unused"), 1L << 20,
-                             org.holdfast.server.store.FsyncPolicy.COMMIT, 64, 0))) {
-            Thread t = new Thread(() -> {
-                try {
-                    for (int c = 0; c < 2; c++) {
-                        try (Socket s = master.accept()) {
-                            DataInputStream in = new DataInputStream(s.getInputStream());
-                            Frame register = read(in);
-                            int version = ((register.body()[0] & 0xff) << 8) | (register.body()[1] & 0xff);
-                            offered.add(version);
-                            if (version > 3) { // what a master of version 3 (whose workers know no GC frame) answers
-                                send(s.getOutputStream(), ErrorMessage.of(ErrorCode.UNSUPPORTED_VERSION, "this master speaks cluster"
-                                        + " protocol versions 1 to 3, the worker w1 version " + version));
-                                continue;
-                            }
-                            send(s.getOutputStream(), new Registered(1, 1, 1L << 48, (1L << 48) + (1L << 30), 100, "v3"));
-                            while (heartbeatBodies.size() < 3) {
-                                Frame f = read(in);
-                                if (f.type() == MessageType.HEARTBEAT.code()) {
-                                    heartbeatBodies.add(f.body().length);
-                                } else {
-                                    otherFrames.add(f.type());
-                                }
-                            }
-                        }
-                    }
-                } catch (Exception e) {
-                    // the test's assertions say what is missing
-                }
-            }, "v3-master");
-            t.setDaemon(true);
-            t.start();
-            try (WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.getLocalPort(), null, "w1",
-                    token, null, "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)),
-                    new LoadProbe(dir), null, data)) {
+    void register_versionFourMasterRefusesTheArchiveEpochAsTrailingBytes_workerStepsDownToFour() throws Exception {
+        Heard heard = new Heard();
+        try (ServerSocket master = new ServerSocket(0, 8, InetAddress.getLoopbackAddress()); WorkerRangeData data = rangeData()) {
+            // a version 4 master's decoder parses REGISTER before it reads the version
+            olderMaster(master, 2, 4, v -> ErrorMessage.of(ErrorCode.BAD_FRAME, "REGISTER has 8 trailing bytes"), heard);
+            try (WorkerConnector w = worker(master, data)) {
                 w.start();
-                await().atMost(Duration.ofSeconds(15)).until(() -> heartbeatBodies.size() >= 3);
-                assertThat(offered).as("refused once, then version 3").containsExactly(Register.CLUSTER_VERSION, 3);
-                assertThat(heartbeatBodies).as("version 3 heartbeats: with the range-data report").containsOnly(53);
-                assertThat(otherFrames).as("nothing but heartbeats from the worker").isEmpty();
+                await().atMost(Duration.ofSeconds(15)).until(() -> heard.heartbeatBodies().size() >= 3);
+                assertThat(heard.offered()).as("refused once as BAD_FRAME, then version 4").containsExactly(Register.CLUSTER_VERSION, 4);
+                assertThat(heard.registerBodies().get(0) - heard.registerBodies().get(1)).as("version 5 ends with the archive epoch")
+                        .isEqualTo(8);
+                assertThat(heard.heartbeatBodies()).as("version 4 heartbeats: the range-data report without the epoch").containsOnly(53);
             }
         }
     }

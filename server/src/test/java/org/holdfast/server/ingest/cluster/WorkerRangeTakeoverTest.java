@@ -173,8 +173,8 @@ class WorkerRangeTakeoverTest {
         assertThat(a.epoch()).isEqualTo(1);
         assertThat(keys(WorkerKeys.space(WORKER, 1) + "/logs/")).as("the sealed log, in the bucket when the sync returns").hasSize(1);
         a.sync(s); // nothing appended since: no new log
-        assertThat(keys(WorkerKeys.prefix(WORKER))).hasSize(1);
-        assertThat(keys(WorkerKeys.marker(WORKER, 1))).as("epoch 1 writes no marker").isEmpty();
+        assertThat(keys(WorkerKeys.prefix(WORKER))).as("the log and epoch 1's marker").hasSize(2);
+        assertThat(keys(WorkerKeys.marker(WORKER, 1))).as("epoch 1 claimed create-only, as a takeover's epoch").hasSize(1);
     }
 
     @Test
@@ -217,7 +217,7 @@ class WorkerRangeTakeoverTest {
             assertThatThrownBy(() -> a.sync(s)).isInstanceOf(StoreException.class)
                     .hasMessageContaining("object store is not reachable").hasMessageContaining("upload-stall-timeout")
                     .hasMessageContaining("run the backup again");
-            assertThat(keys(WorkerKeys.prefix(WORKER))).isEmpty();
+            assertThat(keys(WorkerKeys.space(WORKER, 1) + "/logs/")).as("no log (epoch 1's marker went at the claim)").isEmpty();
 
             proxy.faults(null);
             a.sync(s);
@@ -409,7 +409,7 @@ class WorkerRangeTakeoverTest {
         assertThat(tmp.resolve("b").resolve(WorkerRangeData.DIRECTORY).resolve("catalog")).doesNotExist();
     }
 
-    private static void copy(Path from, Path to) throws Exception {
+    static void copy(Path from, Path to) throws Exception {
         try (Stream<Path> all = Files.walk(from)) {
             for (Path p : (Iterable<Path>) all::iterator) {
                 Path t = to.resolve(from.relativize(p).toString());
@@ -422,7 +422,7 @@ class WorkerRangeTakeoverTest {
         }
     }
 
-    private static void delete(Path dir) throws Exception {
+    static void delete(Path dir) throws Exception {
         try (Stream<Path> all = Files.walk(dir)) {
             for (Path p : (Iterable<Path>) all.sorted(java.util.Comparator.reverseOrder())::iterator) {
                 Files.delete(p);

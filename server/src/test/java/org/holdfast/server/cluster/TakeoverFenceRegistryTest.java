@@ -1,0 +1,89 @@
+package org.holdfast.server.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import org.holdfast.server.catalog.ClusterStore;
+import org.holdfast.server.engine.SteppingClock;
+import org.holdfast.server.store.MetadataDb;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The master's takeover fence per worker id: a node whose range data archives at a lower epoch than
+ * one heard for its worker (a node back after another took the range over) is refused before
+ * anything changes, on a restarted master too; the PBN floor a node gets is past every PBN heard
+ * handed out under the id, only ever raised, and stays with the id across a replacement.
+ */
+class TakeoverFenceRegistryTest {
+    private static final WorkerCapacity CAP = new WorkerCapacity(2, 1L << 30, 1L << 40);
+    private static final String TOKEN = "0123456789abcdef";
+    private final SteppingClock clock = new SteppingClock(Instant.ofEpochMilli(1_700_000_000_000L));
+    private final MembershipSettings settings = new MembershipSettings(Duration.ofSeconds(2), Duration.ofSeconds(6),
+            Duration.ofSeconds(15), MembershipSettings.DEFAULT_FIRST_PBN, 1L << 20);
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void register_staleNodeAfterATakeover_isRefusedNamingTheEpochs_andNothingChanges() {
+        WorkerRegistry r = new WorkerRegistry(MembershipStore.inMemory(), settings, clock);
+        WorkerRecord old = r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v", 1);
+        r.disconnected(old.workerId(), old.epoch());
+        // a new host with the same node name took the range over: it registers with an empty range-data, then says epoch 2
+        WorkerRecord taker = r.register("w1", TOKEN, "127.0.0.3:1", CAP, "v", 0);
+        assertThat(r.archivedAt(taker.workerId(), taker.epoch(), 2)).isTrue();
+        r.disconnected(taker.workerId(), taker.epoch());
+
+        assertThatThrownBy(() -> r.register("w1", TOKEN, "127.0.0.2:2", CAP, "v", 1)).isInstanceOfSatisfying(
+                RegistrationRefusedException.class, e -> assertThat(e.reason()).isEqualTo(RegistrationRefusedException.Reason.TAKEN_OVER))
+                .hasMessageContaining("worker 1 was taken over at epoch 2 by another node")
+                .hasMessageContaining("archives at epoch 1 and is stale").hasMessageContaining("move its <data-dir>/range-data away");
+        assertThat(r.workers()).singleElement().satisfies(v -> {
+            assertThat(v.epoch()).as("no registration counted").isEqualTo(taker.epoch());
+            assertThat(v.address()).isEqualTo("127.0.0.3:1");
+            assertThat(v.state()).isEqualTo(MemberState.LOST);
+        });
+        // the owner itself, and a node with an empty range-data (a next takeover), still register
+        assertThat(r.register("w1", TOKEN, "127.0.0.3:2", CAP, "v", 2).epoch()).isEqualTo(taker.epoch() + 1);
+    }
+
+    @Test
+    void archivedAt_aLowerEpochOnALiveLink_isRefused() {
+        WorkerRegistry r = new WorkerRegistry(MembershipStore.inMemory(), settings, clock);
+        WorkerRecord w = r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v", 3);
+
+        assertThatThrownBy(() -> r.archivedAt(w.workerId(), w.epoch(), 2)).isInstanceOf(RegistrationRefusedException.class)
+                .hasMessageContaining("taken over at epoch 3");
+        assertThat(r.archivedAt(w.workerId(), w.epoch() + 1, 5)).as("not this worker's current connection").isFalse();
+        assertThat(r.fence(w.workerId()).archiveEpoch()).isEqualTo(3);
+    }
+
+    @Test
+    void pbnFloor_pastEveryPbnHeardHandedOut_onlyRaised_keptAcrossAReplacementAndAMasterRestart() {
+        long first;
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            WorkerRegistry r = new WorkerRegistry(new ClusterStore(db), settings, clock);
+            WorkerRecord w = r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v", 1);
+            first = w.range().first();
+            assertThat(r.pbnFloor(w.workerId())).as("nothing heard: the range's first").isEqualTo(first);
+            r.handedOut(w.workerId(), first + 500);
+            r.handedOut(w.workerId(), first + 100); // an older heartbeat's figure never lowers it
+            r.disconnected(w.workerId(), w.epoch());
+            r.replace(w.workerId(), "w1-new", TOKEN);
+            assertThat(r.pbnFloor(w.workerId())).isEqualTo(first + 500);
+            r.handedOut(w.workerId(), Long.MAX_VALUE); // a figure past the range: the floor is the range's limit, never beyond
+            assertThat(r.pbnFloor(w.workerId())).isEqualTo(w.range().limit());
+        }
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            WorkerRegistry r = new WorkerRegistry(new ClusterStore(db), settings, clock);
+            assertThat(r.pbnFloor(1)).as("after a master restart").isEqualTo(first + settings.rangeSize());
+            assertThat(r.fence(1).archiveEpoch()).isEqualTo(1);
+            assertThat(r.register("w1-new", TOKEN, "127.0.0.3:1", CAP, "v", 0).workerId()).as("an empty range-data is not stale")
+                    .isEqualTo(1);
+        }
+    }
+}

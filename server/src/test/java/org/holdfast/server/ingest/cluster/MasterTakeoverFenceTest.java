@@ -1,0 +1,131 @@
+package org.holdfast.server.ingest.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.Socket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.holdfast.common.protocol.ErrorCode;
+import org.holdfast.common.protocol.ErrorMessage;
+import org.holdfast.common.protocol.Heartbeat;
+import org.holdfast.common.protocol.HeartbeatAck;
+import org.holdfast.common.protocol.Message;
+import org.holdfast.common.protocol.Register;
+import org.holdfast.common.protocol.Registered;
+import org.holdfast.server.cluster.MemberState;
+import org.holdfast.server.cluster.MembershipSettings;
+import org.holdfast.server.ingest.RefusedWriter;
+import org.holdfast.server.security.ApiTokens;
+import org.holdfast.server.security.AuditLog;
+import org.holdfast.server.security.Role;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The master's takeover fence over a real socket (cluster version 5): it learns a worker's archive
+ * epoch from REGISTER and the range-data report, refuses a stale node of that worker (one whose range
+ * data archives at a lower epoch) with NODE_CONFLICT saying what to do, also after a master restart,
+ * and tells the node that takes a range over, in REGISTERED, to start past every PBN it heard the
+ * worker hand out; a worker of version 4 gets no floor.
+ */
+class MasterTakeoverFenceTest {
+    private static final long FIRST = MembershipSettings.DEFAULT_FIRST_PBN;
+    private static final MembershipSettings SETTINGS = new MembershipSettings(Duration.ofMillis(200), Duration.ofSeconds(2),
+            Duration.ofSeconds(3), FIRST, MembershipSettings.DEFAULT_RANGE_SIZE);
+
+    @TempDir
+    Path dir;
+    private TestMaster master;
+    private String token;
+
+    @BeforeEach
+    void start() {
+        master = new TestMaster(dir.resolve("catalog"), SETTINGS, AuditLog.NONE);
+        token = master.tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token();
+    }
+
+    @AfterEach
+    void stop() {
+        master.close();
+    }
+
+    /** Node w1 registers (version {@code version}, archive epoch {@code archive}); the master's first answer. */
+    private Message register(Socket s, int version, long archive) throws IOException {
+        long epoch = version >= Register.ARCHIVE_EPOCH_VERSION ? archive : Register.NO_ARCHIVE_EPOCH;
+        s.getOutputStream().write(RefusedWriter.frame(new Register(version, "w1", token, "test", 2, 1L << 30, 1L << 40, epoch)));
+        List<Message> got = HeartbeatRangeDataAttackTest.read(s.getInputStream(), 1);
+        assertThat(got).hasSize(1);
+        return got.get(0);
+    }
+
+    private static Socket connect(TestMaster m) throws IOException {
+        Socket s = new Socket("127.0.0.1", m.server.port());
+        s.setSoTimeout(10_000);
+        return s;
+    }
+
+    /** A serving range-data report: next PBN {@code next}, archiving at {@code archive}; answered HEARTBEAT_ACK. */
+    private static void report(Socket s, long next, long archive) throws IOException {
+        s.getOutputStream().write(RefusedWriter.frame(new Heartbeat(1, 0, 1, 2, 3,
+                new Heartbeat.RangeData(Heartbeat.RangeData.SERVING, next, 4096, archive))));
+        assertThat(HeartbeatRangeDataAttackTest.read(s.getInputStream(), 1)).singleElement().isEqualTo(new HeartbeatAck(1));
+    }
+
+    /** Waits until the master has noted w1's connection closed (its lane runs that after the socket ends). */
+    private void awaitLost(TestMaster m) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (m.registry.state(1) != MemberState.LOST) {
+            assertThat(System.nanoTime()).as("w1 noted lost").isLessThan(deadline);
+            Thread.sleep(10);
+        }
+    }
+
+    @Test
+    void register_staleNodeAfterATakeover_refusedNodeConflict_andTheTakerStartsPastTheOldNodesPbns() throws Exception {
+        try (Socket old = connect(master)) {
+            Registered r = (Registered) register(old, Register.CLUSTER_VERSION, 1);
+            assertThat(r.pbnFloor()).as("nothing heard yet: the range's first").isEqualTo(FIRST);
+            report(old, FIRST + 40, 1); // the old node handed out 40 PBNs, some of them never uploaded
+        }
+        awaitLost(master);
+
+        try (Socket taker = connect(master)) { // a new host, empty range-data: its REGISTER says no epoch
+            Registered r = (Registered) register(taker, Register.CLUSTER_VERSION, 0);
+            assertThat(r.pbnFloor()).as("past every PBN heard from the old node").isEqualTo(FIRST + 40);
+            report(taker, FIRST + 45, 2); // took the range over at epoch 2
+        }
+        awaitLost(master);
+        master.close();
+        master = new TestMaster(dir.resolve("catalog"), SETTINGS, AuditLog.NONE); // what it heard is kept
+
+        try (Socket back = connect(master)) { // the old host with its old disk
+            Message m = register(back, Register.CLUSTER_VERSION, 1);
+            assertThat(m).isInstanceOfSatisfying(ErrorMessage.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.NODE_CONFLICT);
+                assertThat(e.message()).contains("worker 1 was taken over at epoch 2 by another node")
+                        .contains("range-data archives at epoch 1 and is stale").contains("move its <data-dir>/range-data away");
+            });
+            assertThat(HeartbeatRangeDataAttackTest.read(back.getInputStream(), 1)).as("and the link closes").isEmpty();
+        }
+        assertThat(master.server.rangeStores().up(1)).as("no data call reaches it").isNull();
+        try (Socket taker = connect(master)) {
+            Registered r = (Registered) register(taker, Register.CLUSTER_VERSION, 2);
+            assertThat(r.pbnFloor()).isEqualTo(FIRST + 45);
+        }
+    }
+
+    @Test
+    void register_version4Worker_getsNoFloorAndIsNotFencedByTheMaster() throws Exception {
+        master.registry.register("w1", master.tokens.authenticate(token).tokenId(), "x", new org.holdfast.server.cluster.WorkerCapacity(1, 1, 1),
+                "v", 3);
+        master.registry.disconnected(1, 1);
+        try (Socket s = connect(master)) {
+            Registered r = (Registered) register(s, Register.GC_FRAMES_VERSION, 0);
+            assertThat(r.pbnFloor()).isEqualTo(Registered.NO_PBN_FLOOR);
+        }
+    }
+}
