@@ -26,6 +26,7 @@ import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.FsyncPolicy;
 import org.holdfast.server.store.LogCache;
+import org.holdfast.server.store.RangeTakeover;
 import org.holdfast.server.store.WorkerKeys;
 import org.holdfast.server.store.object.ObjectStore;
 import org.holdfast.server.store.object.S3ObjectStore;
@@ -41,7 +42,8 @@ import org.junit.jupiter.api.io.TempDir;
  * every sealed log evicted from its local cache, so that the referenced blocks are in the bucket
  * only: clean when they read back; a byte flipped in the bucket is a corrupt block named by its
  * PBN; without the worker's bucket settings, with a bucket that does not answer, or one that stops
- * answering once the blocks are read, it could not run (exit 3) and calls no block lost. No run writes in the data directory or the bucket.
+ * answering once the blocks are read, it could not run (exit 3) and calls no block lost; so too with
+ * another prefix's bucket, or once another node took the range over (a stale directory). No run writes in the data directory or the bucket.
  */
 class WorkerFsckArchivedTest {
     private static final PbnRange RANGE = new PbnRange(1L << 48, (1L << 48) + (1L << 40));
@@ -249,5 +251,25 @@ class WorkerFsckArchivedTest {
         }
         assertThat(listing()).isEqualTo(before);
         assertThat(scratchLeft()).isEmpty();
+    }
+
+    @Test
+    void run_anotherPrefixOrTheRangeTakenOverSince_refusedExit3NothingChecked() throws Exception {
+        List<String> before = listing();
+        WorkerFsckRuns.Run other = WorkerFsckRuns.run("--data-dir", dataDir.toString(), "--scratch-dir", dir.toString(), "--counts",
+                file.toString(), "--holdfast.store.backend=s3", "--holdfast.store.s3.endpoint=" + s3.endpoint(),
+                "--holdfast.store.s3.bucket=" + s3.bucket(), "--holdfast.store.s3.prefix=" + s3.prefix("elsewhere/"),
+                "--holdfast.store.s3.credentials-file=" + dir.resolve("s3").resolve("s3-credentials.properties"));
+        RangeTakeover.claim(RangeTakeover.plan(WORKER, look), look, dir.resolve("claim")); // another node takes the range at epoch 2
+
+        WorkerFsckRuns.Run stale = fsck();
+
+        assertThat(other.code()).as(other.out() + other.err()).isEqualTo(3);
+        assertThat(other.err()).contains("holds no object of " + WorkerKeys.space(WORKER, 1) + "/", "not the worker's bucket settings",
+                "nothing was checked");
+        assertThat(stale.code()).as(stale.out() + stale.err()).isEqualTo(3);
+        assertThat(stale.err()).contains("taken over at epoch 2 by another node", "this directory is stale", "nothing was checked");
+        assertThat(other.out() + stale.out()).isEmpty();
+        assertThat(listing()).isEqualTo(before);
     }
 }
