@@ -19,16 +19,53 @@ class LateUploadsTest {
         List<String> listing = List.of(log(1, 1, 1), log(1, 1, 7), log(1, 2, 1), WorkerKeys.marker(3, 2), log(2, 4, 1), log(2, 5, 1),
                 WorkerKeys.marker(3, 3), log(3, 6, 1), "workers/w3/e1/notes", "workers/w30/e1/logs/00000009-0000000000000001.hfl");
 
-        List<String> late = LateUploads.find(3, listing, k -> marker.getBytes(StandardCharsets.UTF_8));
+        List<String> late = LateUploads.find(3, 3, listing, k -> marker.getBytes(StandardCharsets.UTF_8), k -> true).late();
 
         assertThat(late).containsExactlyInAnyOrder(log(1, 1, 1), log(1, 2, 1), log(2, 5, 1));
     }
 
     @Test
     void find_epochOneOrADamagedOrMissingNewestMarker_deletesNothing() {
-        assertThat(LateUploads.find(3, List.of(log(1, 1, 1), WorkerKeys.marker(3, 1)), k -> new byte[0])).isEmpty();
-        assertThat(LateUploads.find(3, List.of(log(1, 1, 1), WorkerKeys.marker(3, 2)), k -> "holdfast-adopted-logs 1\n".getBytes(
-                StandardCharsets.UTF_8))).as("damaged").isEmpty();
-        assertThat(LateUploads.find(3, List.of(log(1, 1, 1), log(2, 2, 1)), k -> new byte[0])).as("no marker at 2").isEmpty();
+        assertThat(LateUploads.find(3, 1, List.of(log(1, 1, 1), WorkerKeys.marker(3, 1)), k -> new byte[0], k -> true).late()).isEmpty();
+        assertThat(LateUploads.find(3, 2, List.of(log(1, 1, 1), WorkerKeys.marker(3, 2)), k -> "holdfast-adopted-logs 1\n".getBytes(
+                StandardCharsets.UTF_8), k -> true).late()).as("damaged").isEmpty();
+        assertThat(LateUploads.find(3, 2, List.of(log(1, 1, 1), log(2, 2, 1)), k -> new byte[0], k -> true).late()).as("no marker at 2").isEmpty();
+    }
+
+    @Test
+    void find_lateCopyOfALogWhoseAdoptedCopyIsGone_keptAsPossiblyTheLastCopy() {
+        // epoch 2 adopted log 1 at epoch 1 (log epoch 1); the old node, still running, compacted it after the takeover's
+        // listing: its copy (log epoch 5) went up under epoch 1 and the adopted copy was deleted. Deleting the copy too
+        // would leave no copy of log 1's blocks in the bucket.
+        String marker = new AdoptedMarker(3, 2, List.of(log(1, 1, 1), log(1, 2, 1))).toText();
+        List<String> listing = List.of(log(1, 1, 5), log(1, 2, 1), log(1, 2, 6), log(1, 3, 1), WorkerKeys.marker(3, 2));
+
+        LateUploads.Found f = LateUploads.find(3, 2, listing, k -> marker.getBytes(StandardCharsets.UTF_8), k -> true);
+
+        assertThat(f.kept()).as("log 1's only copy").containsExactly(log(1, 1, 5));
+        assertThat(f.late()).as("log 2's adopted copy is there; log 3 was never adopted").containsExactlyInAnyOrder(log(1, 2, 6), log(1, 3, 1));
+    }
+
+    @Test
+    void find_adoptedCopyListedButGoneOnAHead_lateCopyKept() {
+        // a listing that lags a delete still shows the adopted copy: the HEAD decides
+        String marker = new AdoptedMarker(3, 2, List.of(log(1, 1, 1))).toText();
+        List<String> listing = List.of(log(1, 1, 1), log(1, 1, 5), WorkerKeys.marker(3, 2));
+
+        LateUploads.Found f = LateUploads.find(3, 2, listing, k -> marker.getBytes(StandardCharsets.UTF_8), k -> !k.equals(log(1, 1, 1)));
+
+        assertThat(f.late()).isEmpty();
+        assertThat(f.kept()).containsExactly(log(1, 1, 5));
+    }
+
+    @Test
+    void find_byANodeWhoseEpochIsNotTheNewest_deletesNothing() {
+        // the owner at 2 lists after a takeover at 3 claimed: epoch 3's owner decides what its marker left out, not this node
+        String marker = new AdoptedMarker(3, 3, List.of()).toText();
+        List<String> listing = List.of(log(1, 1, 1), WorkerKeys.marker(3, 2), log(2, 4, 1), WorkerKeys.marker(3, 3));
+
+        assertThat(LateUploads.find(3, 2, listing, k -> marker.getBytes(StandardCharsets.UTF_8), k -> true).late()).isEmpty();
+        assertThat(LateUploads.find(3, 3, listing, k -> marker.getBytes(StandardCharsets.UTF_8), k -> true).late())
+                .containsExactlyInAnyOrder(log(1, 1, 1), log(2, 4, 1));
     }
 }
