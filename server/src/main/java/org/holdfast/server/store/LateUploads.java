@@ -18,9 +18,10 @@ import org.holdfast.server.store.object.ObjectStore;
  * {@code E} only what it adopted and its own. So they are deleted, by the owner at {@code E} only
  * (never by a node whose epoch is not the newest), whenever it checks its fence; a concurrent takeover
  * at {@code E + 1} adopts through the same marker and never names one. Markers are kept. A missing or
- * damaged newest marker deletes nothing (a takeover refuses it). A late copy of a log id whose adopted
- * copy is gone (an old node that compacted it after the takeover listed the bucket, or a listing that
- * lagged) is kept: it may be the last copy of that log's blocks.
+ * damaged newest marker deletes nothing (a takeover refuses it). Kept, as maybe the last copy of a
+ * log's blocks: a late copy of a log id whose adopted copy is gone (an old node that compacted it
+ * after the takeover listed the bucket, or a listing that lagged), and a log an earlier marker adopted
+ * but the newest does not name in any copy (a takeover whose listing missed it).
  */
 public final class LateUploads {
     private static final System.Logger LOG = System.getLogger(LateUploads.class.getName());
@@ -59,6 +60,7 @@ public final class LateUploads {
         }
         Set<String> adopted = new HashSet<>(adoptedById.values());
         Set<String> listed = new HashSet<>(listing);
+        Set<String> earlier = null; // read once, if a late key's log is not adopted at all
         List<String> late = new ArrayList<>();
         List<String> kept = new ArrayList<>();
         for (String k : listing) {
@@ -68,28 +70,52 @@ public final class LateUploads {
                 continue;
             }
             String copy = adoptedById.get(ide[0]);
-            if (copy != null && (!listed.contains(copy) || !exists.test(copy))) {
-                kept.add(k); // the adopted copy of this log is gone: this may be the only copy of its blocks
+            boolean keep;
+            if (copy != null) {
+                keep = !listed.contains(copy) || !exists.test(copy); // the adopted copy is gone: this may be the only copy
             } else {
-                late.add(k);
+                earlier = earlier != null ? earlier : earlierAdopted(worker, newest, listed, read);
+                // an earlier takeover adopted it, the newest did not: a listing that missed it, not an old node's upload
+                keep = earlier == null || earlier.contains(k);
             }
+            (keep ? kept : late).add(k);
         }
         return new Found(late, kept);
     }
 
     /**
+     * The logs the markers of epochs 2 to {@code newest - 1} in {@code listed} adopted, or null if one
+     * of them cannot be read (then no log those markers might name is given up).
+     */
+    private static Set<String> earlierAdopted(long worker, long newest, Set<String> listed, Function<String, byte[]> read) {
+        Set<String> out = new HashSet<>();
+        for (long j = 2; j < newest; j++) {
+            String key = WorkerKeys.marker(worker, j);
+            if (listed.contains(key)) {
+                try {
+                    out.addAll(AdoptedMarker.parse(worker, j, key, read.apply(key)).logs());
+                } catch (CorruptDataException e) {
+                    return null;
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
      * Deletes worker {@code worker}'s late uploads from {@code objects} as its owner at epoch
-     * {@code owner} (one listing, one marker read, a HEAD per adopted copy a late copy of the same log
-     * id stands for); returns their keys.
+     * {@code owner} (one listing, the newest marker read, the earlier ones too if a late key's log is
+     * not adopted, a HEAD per adopted copy a late copy of the same log id stands for); returns their keys.
      */
     public static List<String> delete(long worker, long owner, ObjectStore objects) {
         Found f = find(worker, owner, objects.list(WorkerKeys.prefix(worker)), key -> RangeTakeover.readMarker(objects, key),
                 key -> objects.size(key).isPresent());
         if (!f.kept().isEmpty()) {
-            LOG.log(System.Logger.Level.WARNING, "kept {0} sealed logs an old node of worker {1} uploaded under an epoch below {2} after"
-                    + " its range was taken over: the copy of the same log that epoch {2} adopted is gone from the bucket (the old node"
-                    + " compacted or deleted it after the takeover listed the bucket), so these may hold the only copy of blocks the"
-                    + " owner cannot read; they are never deleted automatically (docs/architecture.md \"Late uploads\"): {3}",
+            LOG.log(System.Logger.Level.WARNING, "kept {0} sealed logs of worker {1} under an epoch below {2} that epoch {2}''s marker"
+                    + " does not adopt: the copy of the same log it adopted is gone from the bucket (an old node compacted or deleted it"
+                    + " after the takeover listed the bucket), or an earlier marker adopted the log and the takeover''s listing missed"
+                    + " it, so these may hold the only copy of blocks the owner cannot read; they are never deleted automatically"
+                    + " (docs/architecture.md \"Late uploads\"): {3}",
                     f.kept().size(), Long.toString(worker), Long.toString(owner), f.kept());
         }
         for (String k : f.late()) {

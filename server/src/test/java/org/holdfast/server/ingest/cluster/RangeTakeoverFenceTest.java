@@ -293,11 +293,10 @@ class RangeTakeoverFenceTest {
     void claim_oldNodeCompactedAnAdoptedLogAfterTheTakeover_itsCopyKeptNotDeleted() throws Exception {
         WorkerRangeData a = node("a", 0);
         DataStore sa = a.claim(RANGE);
-        byte[] raw = RangeBlocks.blocks(11, 4, false);
-        long[] p = append(sa, raw);
-        a.sync(sa);
+        long[] p = append(sa, RangeBlocks.blocks(11, 4, false));
+        a.sync(sa); // sealed and uploaded under epoch 1
         WorkerRangeData b = node("b", 0);
-        b.claim(RANGE);
+        assertThat(b.claim(RANGE).nextPbn()).as("b took the range over past a's blocks").isGreaterThan(p[3]);
         List<String> adopted = look.list(WorkerKeys.space(WORKER, 1) + "/logs/");
         assertThat(adopted).hasSize(1);
         // a, still running, compacts the adopted log after b listed the bucket: its copy (a later log epoch) goes up under
