@@ -117,7 +117,10 @@ public final class WorkerRegistry {
      * As above, for a node whose range data archives at takeover epoch {@code archiveEpoch} (0: none
      * recorded, or an older worker that does not say): refused ({@code TAKEN_OVER}) if the master
      * heard a higher one for the node's worker id, i.e. another node took the range over while this
-     * one was away; its range data is stale. Else a higher epoch than heard is kept.
+     * one was away; its range data is stale. A higher epoch is not kept here: the node reads it from
+     * whatever catalog its directory holds, maybe another worker's (a copied or re-registered
+     * directory, whose store then refuses), and kept it would refuse this worker id's own nodes for
+     * good; only an open store's report raises it ({@link #archivedAt}).
      */
     public synchronized WorkerRecord register(String nodeName, String tokenId, String address, WorkerCapacity capacity,
                                               String softwareVersion, long archiveEpoch) {
@@ -164,7 +167,6 @@ public final class WorkerRegistry {
         m.load = WorkerLoad.NONE;
         m.capacity = capacity;
         m.softwareVersion = softwareVersion == null ? "" : softwareVersion;
-        raise(m, archiveEpoch, 0);
         return r;
     }
 
@@ -191,18 +193,22 @@ public final class WorkerRegistry {
 
     /**
      * Notes that worker {@code workerId}'s connection of {@code epoch} reports its range data
-     * archiving at {@code archiveEpoch} (a node that took the range over reports its new epoch here).
-     * False (nothing noted) if that connection is not the worker's current one.
+     * archiving at {@code archiveEpoch} (a node that took the range over reports its new epoch here);
+     * kept only if {@code serving} (an open store, whose catalog matched this worker id: an epoch
+     * read from a directory whose store refuses may be another worker's). False (nothing noted) if
+     * that connection is not the worker's current one.
      *
      * @throws RegistrationRefusedException ({@code TAKEN_OVER}) if a higher epoch was heard: the connection must end
      */
-    public synchronized boolean archivedAt(long workerId, long epoch, long archiveEpoch) {
+    public synchronized boolean archivedAt(long workerId, long epoch, long archiveEpoch, boolean serving) {
         Member m = current(workerId, epoch);
         if (m == null) {
             return false;
         }
         refuseTakenOver(m, archiveEpoch);
-        raise(m, archiveEpoch, 0);
+        if (serving) {
+            raise(m, archiveEpoch, 0);
+        }
         return true;
     }
 

@@ -35,7 +35,7 @@ class TakeoverFenceRegistryTest {
         r.disconnected(old.workerId(), old.epoch());
         // a new host with the same node name took the range over: it registers with an empty range-data, then says epoch 2
         WorkerRecord taker = r.register("w1", TOKEN, "127.0.0.3:1", CAP, "v", 0);
-        assertThat(r.archivedAt(taker.workerId(), taker.epoch(), 2)).isTrue();
+        assertThat(r.archivedAt(taker.workerId(), taker.epoch(), 2, true)).isTrue();
         r.disconnected(taker.workerId(), taker.epoch());
 
         assertThatThrownBy(() -> r.register("w1", TOKEN, "127.0.0.2:2", CAP, "v", 1)).isInstanceOfSatisfying(
@@ -55,10 +55,13 @@ class TakeoverFenceRegistryTest {
     void archivedAt_aLowerEpochOnALiveLink_isRefused() {
         WorkerRegistry r = new WorkerRegistry(MembershipStore.inMemory(), settings, clock);
         WorkerRecord w = r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v", 3);
+        assertThat(r.archivedAt(w.workerId(), w.epoch(), 3, true)).isTrue();
 
-        assertThatThrownBy(() -> r.archivedAt(w.workerId(), w.epoch(), 2)).isInstanceOf(RegistrationRefusedException.class)
+        assertThatThrownBy(() -> r.archivedAt(w.workerId(), w.epoch(), 2, true)).isInstanceOf(RegistrationRefusedException.class)
                 .hasMessageContaining("taken over at epoch 3");
-        assertThat(r.archivedAt(w.workerId(), w.epoch() + 1, 5)).as("not this worker's current connection").isFalse();
+        assertThatThrownBy(() -> r.archivedAt(w.workerId(), w.epoch(), 2, false)).as("a store that does not serve is refused too")
+                .isInstanceOf(RegistrationRefusedException.class);
+        assertThat(r.archivedAt(w.workerId(), w.epoch() + 1, 5, true)).as("not this worker's current connection").isFalse();
         assertThat(r.fence(w.workerId()).archiveEpoch()).isEqualTo(3);
     }
 
@@ -68,6 +71,7 @@ class TakeoverFenceRegistryTest {
         try (MetadataDb db = MetadataDb.open(dir)) {
             WorkerRegistry r = new WorkerRegistry(new ClusterStore(db), settings, clock);
             WorkerRecord w = r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v", 1);
+            r.archivedAt(w.workerId(), w.epoch(), 1, true);
             first = w.range().first();
             assertThat(r.pbnFloor(w.workerId())).as("nothing heard: the range's first").isEqualTo(first);
             r.handedOut(w.workerId(), first + 500);
@@ -85,5 +89,24 @@ class TakeoverFenceRegistryTest {
             assertThat(r.register("w1-new", TOKEN, "127.0.0.3:1", CAP, "v", 0).workerId()).as("an empty range-data is not stale")
                     .isEqualTo(1);
         }
+    }
+
+    @Test
+    void register_epochReadFromAnotherWorkersDirectory_neverRaisesTheFence_theWorkersOwnNodeStillRegisters() {
+        WorkerRegistry r = new WorkerRegistry(MembershipStore.inMemory(), settings, clock);
+        // a node whose range-data belongs to another worker id (removed and registered again as a new id, or a copied
+        // directory) says that directory's epoch 5; its store refuses (another worker's), so its reports do not serve
+        WorkerRecord w = r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v", 5);
+        assertThat(r.archivedAt(w.workerId(), w.epoch(), 5, false)).isTrue();
+        assertThat(r.fence(w.workerId()).archiveEpoch()).as("nothing an open store of this worker said").isZero();
+        r.disconnected(w.workerId(), w.epoch());
+
+        // the operator moves that directory away as the refusal says: the node starts its worker's range at epoch 1
+        WorkerRecord again = r.register("w1", TOKEN, "127.0.0.2:2", CAP, "v", 0);
+        assertThat(r.archivedAt(again.workerId(), again.epoch(), 1, true)).isTrue();
+        r.disconnected(again.workerId(), again.epoch());
+        assertThat(r.register("w1", TOKEN, "127.0.0.2:3", CAP, "v", 1).workerId()).as("and registers again after a restart")
+                .isEqualTo(w.workerId());
+        assertThat(r.fence(w.workerId()).archiveEpoch()).isEqualTo(1);
     }
 }

@@ -290,7 +290,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         // a report on a link of an older version is ignored, as a start-over report of version 1 is
         if (h.rangeData() != null && clusterVersion >= Register.RANGE_DATA_REPORT_VERSION && rangeStore != null) {
             if (clusterVersion >= Register.ARCHIVE_EPOCH_VERSION && h.rangeData().archiveEpoch() > 0) {
-                archivedAt(p, h.rangeData().archiveEpoch());
+                archivedAt(p, h.rangeData().archiveEpoch(), h.rangeData().state() == Heartbeat.RangeData.SERVING);
             }
             rangeStore.reported(h.rangeData(), System.currentTimeMillis());
             server.registry().handedOut(record.workerId(), rangeStore.handedOutPast());
@@ -300,11 +300,12 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
 
     /**
      * The worker's range data archives at {@code archiveEpoch} (a node that took the range over says
-     * so here): kept, or the link ends if another node archived the range at a higher epoch meanwhile.
+     * so here): kept if {@code serving}, or the link ends if another node archived the range at a higher
+     * epoch meanwhile.
      */
-    private void archivedAt(AccessPrincipal p, long archiveEpoch) {
+    private void archivedAt(AccessPrincipal p, long archiveEpoch, boolean serving) {
         try {
-            server.registry().archivedAt(record.workerId(), record.epoch(), archiveEpoch);
+            server.registry().archivedAt(record.workerId(), record.epoch(), archiveEpoch, serving);
         } catch (RegistrationRefusedException e) {
             server.refusalLog.warning("dropped worker " + record.nodeName() + " from " + address() + ": " + e.getMessage());
             audit(p.name(), "cluster.heartbeat", "worker:" + record.workerId() + "(" + record.nodeName() + ")", "denied", e.getMessage());

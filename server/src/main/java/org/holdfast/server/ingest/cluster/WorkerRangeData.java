@@ -304,7 +304,7 @@ public final class WorkerRangeData implements AutoCloseable {
      */
     private void deleteLateUploads(long id, long epoch, ObjectStore objects) {
         try {
-            List<String> late = LateUploads.delete(id, objects);
+            List<String> late = LateUploads.delete(id, epoch, objects);
             if (!late.isEmpty()) {
                 LOG.log(System.Logger.Level.WARNING, "deleted {0} sealed logs that an old node of worker {1} uploaded under an epoch below"
                         + " {2} after its range was taken over (nobody reads them): {3}", late.size(), Long.toString(id),

@@ -289,6 +289,34 @@ class RangeTakeoverFenceTest {
         assertThatThrownBy(() -> a.claim(RANGE)).hasMessageContaining("taken over at epoch 2");
     }
 
+    @Test
+    void claim_oldNodeCompactedAnAdoptedLogAfterTheTakeover_itsCopyKeptNotDeleted() throws Exception {
+        WorkerRangeData a = node("a", 0);
+        DataStore sa = a.claim(RANGE);
+        long[] p = append(sa, RangeBlocks.blocks(11, 4, false));
+        a.sync(sa); // sealed and uploaded under epoch 1
+        WorkerRangeData b = node("b", 0);
+        assertThat(b.claim(RANGE).nextPbn()).as("b took the range over past a's blocks").isGreaterThan(p[3]);
+        List<String> adopted = look.list(WorkerKeys.space(WORKER, 1) + "/logs/");
+        assertThat(adopted).hasSize(1);
+        // a, still running, compacts the adopted log after b listed the bucket: its copy (a later log epoch) goes up under
+        // epoch 1, then the copy b adopted is deleted
+        String old = adopted.get(0);
+        long logEpoch = Long.parseLong(old.substring(old.length() - 4 - 16, old.length() - 4), 16);
+        String copy = old.substring(0, old.length() - 4 - 16) + String.format("%016x", logEpoch + 1) + ".hfl";
+        Path file = tmp.resolve("copy.hfl");
+        Files.write(file, look.getRange(old, 0, (int) look.size(old).getAsLong()));
+        assertThat(look.putIfAbsent(copy, file)).isTrue();
+        look.delete(old);
+
+        b.identify(WORKER, 0); // b's link registers again: it deletes late uploads
+        b.claim(RANGE);
+
+        assertThat(look.list(WorkerKeys.space(WORKER, 1) + "/logs/")).as("the only copy of the blocks at " + p[0] + "..")
+                .containsExactly(copy);
+        assertThat(Files.readAllBytes(file)).isEqualTo(look.getRange(copy, 0, (int) look.size(copy).getAsLong()));
+    }
+
     private static void assertReads(DataStore s, long[] pbns, byte[] raw) {
         StoredBlock b = new StoredBlock();
         for (int k = 0; k < pbns.length; k++) {
