@@ -241,7 +241,7 @@ class GcCrashTest {
             }
             img.fill(img.randomOffset(MIB, BLOCK), MIB, Content.COMPRESSIBLE);
             newest = backupKnown(server, volume, img, source, state, known);
-            Thread.sleep(2500); // a few more GC runs over the restarted server
+            GcCycles.awaitMore(server, 2); // more GC runs over the restarted server: at least one whole, not a fixed wait
             // the agent protocol's listing over one connection (the agent restores the newest below)
             retained = WireProbe.snapshotIds(server, volume);
             assertThat(retained).contains(newest).hasSizeGreaterThanOrEqualTo(2);

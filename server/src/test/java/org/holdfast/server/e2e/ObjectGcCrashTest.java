@@ -150,7 +150,7 @@ class ObjectGcCrashTest {
                             + (listed != null ? ", newest listed" : ", halted at it before the listing"));
                 }
                 System.out.println("[e2e] " + listings + " of " + (points.size() + 1) + " restarts listed before a halt");
-                Thread.sleep(3000); // a few more GC runs over the restarted server
+                GcCycles.awaitMore(server, 2); // more GC runs over the restarted server: at least one whole, not a fixed wait
                 server.close(); // an orderly stop: what the catalog says is final
                 checkAndWipe(s3, dataDir);
                 server.start();
