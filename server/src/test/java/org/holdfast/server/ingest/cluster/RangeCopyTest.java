@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Stream;
 import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.cluster.MemberState;
@@ -143,6 +144,47 @@ class RangeCopyTest {
             }
             long[] mixed = {rawPbns[4], rawPbns[5], firstMember};
             assertThat(c.readBatch(mixed, 0, 3, batch)).as("the run stops before the damaged block").isEqualTo(2);
+            assertReads(c, rawPbns, raw);
+        }
+    }
+
+    /**
+     * The worker found its frame rotten (in the bucket and on its disk), marked the members bad and a
+     * backup repaired them: the repaired records are in a later log in the bucket. The copy serves the
+     * repaired blocks, as the worker did, instead of calling them damaged for the dead frame's sake.
+     */
+    @Test
+    void readBatch_blocksRepairedInALaterLog_readFromTheRepair_notDamagedByTheDeadFrame() throws Exception {
+        flipFrameInTheBucket();
+        try (Stream<Path> logs = Files.walk(tmp.resolve("worker"))) {
+            for (Path f : logs.filter(p -> p.toString().endsWith(".hfl")).toList()) {
+                byte[] log = Files.readAllBytes(f);
+                if (log.length > 10_000) { // the sealed log with the frame (the empty active log is a header)
+                    log[log.length - 10] ^= 0x01;
+                    Files.write(f, log);
+                }
+            }
+        }
+        long[] members = members(firstMember);
+        try (WorkerRangeData node = new WorkerRangeData(tmp.resolve("worker").resolve(WorkerRangeData.DIRECTORY),
+                new DataStore.Settings(tmp.resolve("unused"), 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0),
+                new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(), Duration.ofSeconds(10)))) {
+            node.identify(WORKER);
+            DataStore s = node.claim(RANGE);
+            byte[] fps = RangeBlocks.fps(framed);
+            for (int k = 0; k < 4; k++) {
+                long pbn = members[k];
+                assertThatThrownBy(() -> s.readBatch(new long[] {pbn}, 0, 1, new BlockBatch(4, 1 << 20, FormatVersions.MAX_STORED_BYTES)))
+                        .as("the worker finds member %d rotten and marks it bad", k).isInstanceOf(RuntimeException.class);
+                assertThat(s.repair(pbn, fps, k * 32, framed, k * BS, BS, FormatVersions.CODEC_RAW, BS)).isTrue();
+            }
+            node.sync(s); // the repairs' log in the bucket
+        }
+        assertThat(look.list(WorkerKeys.space(WORKER, 1) + "/logs/")).hasSize(2);
+
+        try (RangeCopy c = copy()) {
+            assertReads(c, members, framed);
+            assertThat(c.damagedBlocks()).as("a repaired block is not damaged").isZero();
             assertReads(c, rawPbns, raw);
         }
     }
