@@ -76,9 +76,9 @@ public class ClusterDataConfiguration {
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnProperty(name = "holdfast.cluster.role", havingValue = "master")
-    RangeCopies rangeCopies(ClusterServer server, WorkerRegistry registry, HoldfastProperties props, DataDirectory dir) {
+    RangeCopies rangeCopies(ClusterServer server, WorkerRegistry registry, HoldfastProperties props, DataDirectory dir, DataStore store) {
         return new RangeCopies(server.rangeStores(), registry::workers, ClusterConfiguration.archive(props),
-                dir.subdirectory(RangeCopies.DIRECTORY));
+                dir.subdirectory(RangeCopies.DIRECTORY), store.reserve());
     }
 
     /** With {@code workers}: fsck, reclaim-now and removing a worker answer 409 before they touch the master's own range. */

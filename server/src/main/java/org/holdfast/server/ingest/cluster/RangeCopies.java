@@ -8,6 +8,7 @@ import java.util.function.Supplier;
 import org.holdfast.server.cluster.WorkerView;
 import org.holdfast.server.store.BlocksUnavailableException;
 import org.holdfast.server.store.RangeCopy;
+import org.holdfast.server.store.SpaceReserve;
 
 /**
  * A data-on-workers master's read-only copies of lost workers' ranges, from the bucket
@@ -26,6 +27,7 @@ public final class RangeCopies implements AutoCloseable {
     private final Supplier<List<WorkerView>> workers;
     private final WorkerRangeData.Archive bucket;
     private final Path dir;
+    private final SpaceReserve space;
     // by worker id; a copy is made under its worker's lock in building: readers of that range wait, no others
     private final Map<Long, Held> copies = new ConcurrentHashMap<>();
     private final Map<Long, Object> building = new ConcurrentHashMap<>();
@@ -37,13 +39,16 @@ public final class RangeCopies implements AutoCloseable {
     /**
      * Copies of the lost workers among {@code workers} (the registry's list), read from {@code bucket}
      * (the master's own {@code holdfast.store.s3.*}; null: none configured, and a lost worker's blocks
-     * stay unavailable), in {@code dir}; {@code stores} tells whether a worker is up.
+     * stay unavailable), in {@code dir}; {@code stores} tells whether a worker is up. A copy stops before
+     * it takes the disk below {@code space}'s reserve (the master's data store's).
      */
-    public RangeCopies(RangeStores stores, Supplier<List<WorkerView>> workers, WorkerRangeData.Archive bucket, Path dir) {
+    public RangeCopies(RangeStores stores, Supplier<List<WorkerView>> workers, WorkerRangeData.Archive bucket, Path dir,
+                       SpaceReserve space) {
         this.stores = stores;
         this.workers = workers;
         this.bucket = bucket;
         this.dir = dir;
+        this.space = space;
         RangeCopy.delete(dir);
     }
 
@@ -96,7 +101,8 @@ public final class RangeCopies implements AutoCloseable {
         }
         RangeCopy c;
         try {
-            c = RangeCopy.materialise(w.workerId(), w.range(), bucket.open().get(), bucket.cache(), dir.resolve("w" + w.workerId()));
+            c = RangeCopy.materialise(w.workerId(), w.range(), bucket.open().get(), bucket.cache(), dir.resolve("w" + w.workerId()),
+                    space);
         } catch (BlocksUnavailableException e) {
             throw new BlocksUnavailableException("PBN " + pbn + " lives on " + who + ", which is not connected; " + e.getMessage(), e);
         } catch (RuntimeException e) {

@@ -20,10 +20,12 @@ import org.holdfast.server.store.BlockBatch;
 import org.holdfast.server.store.BlocksUnavailableException;
 import org.holdfast.server.store.DamagedBlockException;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.DiskSpace;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.FsyncPolicy;
 import org.holdfast.server.store.LogCache;
 import org.holdfast.server.store.RangeCopy;
+import org.holdfast.server.store.SpaceReserve;
 import org.holdfast.server.store.WorkerKeys;
 import org.holdfast.server.store.object.ObjectStore;
 import org.holdfast.server.store.object.S3ObjectStore;
@@ -85,7 +87,13 @@ class RangeCopyTest {
     }
 
     private RangeCopy copy() {
-        return RangeCopy.materialise(WORKER, RANGE, S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(), tmp.resolve("copy"));
+        return RangeCopy.materialise(WORKER, RANGE, S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(), tmp.resolve("copy"),
+                roomy());
+    }
+
+    /** The real disk of the test's directory with no reserve. */
+    private SpaceReserve roomy() {
+        return new SpaceReserve(DiskSpace.of(tmp), 0, tmp.toString());
     }
 
     private static long[] members(long first) {
@@ -189,10 +197,23 @@ class RangeCopyTest {
         }
     }
 
+    /** The copy lives on the master's data disk, beside its catalog: it must not take that disk below the reserve. */
+    @Test
+    void materialise_masterDiskAtItsReserve_refusedSayingSo_nothingLeftNothingWrittenToTheBucket() throws Exception {
+        List<String> before = look.list(WorkerKeys.prefix(WORKER));
+        long free = Files.getFileStore(tmp).getUsableSpace();
+        SpaceReserve full = new SpaceReserve(DiskSpace.of(tmp), free + (1L << 30), tmp.toString());
+        assertThatThrownBy(() -> RangeCopy.materialise(WORKER, RANGE, S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(),
+                tmp.resolve("copy"), full)).isInstanceOf(BlocksUnavailableException.class)
+                .hasMessageContaining("before it took the master's data disk below its reserve").hasMessageContaining("holdfast.store.min-free-space");
+        assertThat(tmp.resolve("copy")).doesNotExist();
+        assertThat(look.list(WorkerKeys.prefix(WORKER))).isEqualTo(before);
+    }
+
     @Test
     void materialise_bucketWithoutTheWorker_saysSoAndLeavesNothing() {
         assertThatThrownBy(() -> RangeCopy.materialise(WORKER + 1, new PbnRange(7_000_000, 8_000_000), S3ObjectStore.open(s3.settings("c/")),
-                LogCache.Settings.defaults(), tmp.resolve("none"))).isInstanceOf(BlocksUnavailableException.class)
+                LogCache.Settings.defaults(), tmp.resolve("none"), roomy())).isInstanceOf(BlocksUnavailableException.class)
                 .hasMessageContaining("holds no object of worker " + (WORKER + 1)).hasMessageContaining("holdfast.store.s3.bucket");
         assertThat(tmp.resolve("none")).doesNotExist();
     }
@@ -202,7 +223,7 @@ class RangeCopyTest {
         WorkerView lost = new WorkerView(WORKER, "gone-1", "127.0.0.9", MemberState.LOST, 2, RANGE, 0, WorkerLoad.NONE,
                 new WorkerCapacity(1, 0, 0), "", "");
         RangeStores stores = new RangeStores();
-        try (RangeCopies copies = new RangeCopies(stores, () -> List.of(lost), null, tmp.resolve(RangeCopies.DIRECTORY))) {
+        try (RangeCopies copies = new RangeCopies(stores, () -> List.of(lost), null, tmp.resolve(RangeCopies.DIRECTORY), roomy())) {
             BlockBatch batch = new BlockBatch(4, 1 << 16, FormatVersions.MAX_STORED_BYTES);
             assertThatThrownBy(() -> new WorkerBlockHome(stores, copies).readBatch(rawPbns, 0, 1, batch))
                     .isInstanceOf(BlocksUnavailableException.class).hasMessageContaining("gone-1")
