@@ -6,9 +6,11 @@ import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.id.PbnRange;
@@ -223,12 +225,57 @@ class RangeCopyTest {
         WorkerView lost = new WorkerView(WORKER, "gone-1", "127.0.0.9", MemberState.LOST, 2, RANGE, 0, WorkerLoad.NONE,
                 new WorkerCapacity(1, 0, 0), "", "");
         RangeStores stores = new RangeStores();
-        try (RangeCopies copies = new RangeCopies(stores, () -> List.of(lost), null, tmp.resolve(RangeCopies.DIRECTORY), roomy())) {
+        try (RangeCopies copies = new RangeCopies(stores, () -> List.of(lost), null, tmp.resolve(RangeCopies.DIRECTORY), roomy(), Duration.ZERO,
+                Clock.systemUTC())) {
             BlockBatch batch = new BlockBatch(4, 1 << 16, FormatVersions.MAX_STORED_BYTES);
             assertThatThrownBy(() -> new WorkerBlockHome(stores, copies).readBatch(rawPbns, 0, 1, batch))
                     .isInstanceOf(BlocksUnavailableException.class).hasMessageContaining("gone-1")
                     .hasMessageContaining("holdfast.store.backend=s3").hasMessageContaining("Restore while a worker is dead");
             assertThat(copies.copied()).isEmpty();
+        }
+    }
+
+    /**
+     * A worker whose link dropped a moment ago (or that has not reconnected since the master started)
+     * may be back in seconds: its whole range is not downloaded for it. Once it has been away
+     * lost-after, its blocks are read from the copy.
+     */
+    @Test
+    void readBatch_workerAwayLessThanLostAfter_unavailableWithoutACopy_thenReadFromTheCopy() {
+        AtomicLong now = new AtomicLong(1_000_000);
+        Clock clock = new Clock() {
+            @Override
+            public java.time.ZoneId getZone() {
+                return java.time.ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(java.time.ZoneId zone) {
+                return this;
+            }
+
+            @Override
+            public java.time.Instant instant() {
+                return java.time.Instant.ofEpochMilli(now.get());
+            }
+        };
+        WorkerView away = new WorkerView(WORKER, "blip-1", "127.0.0.9", MemberState.LOST, 2, RANGE, now.get() - 1000, WorkerLoad.NONE,
+                new WorkerCapacity(1, 0, 0), "", "");
+        RangeStores stores = new RangeStores();
+        WorkerRangeData.Archive bucket = new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(),
+                Duration.ofSeconds(10));
+        try (RangeCopies copies = new RangeCopies(stores, () -> List.of(away), bucket, tmp.resolve(RangeCopies.DIRECTORY), roomy(),
+                Duration.ofSeconds(15), clock)) {
+            WorkerBlockHome home = new WorkerBlockHome(stores, copies);
+            BlockBatch batch = new BlockBatch(16, 1 << 20, FormatVersions.MAX_STORED_BYTES);
+            assertThatThrownBy(() -> home.readBatch(rawPbns, 0, rawPbns.length, batch)).isInstanceOf(BlocksUnavailableException.class)
+                    .hasMessageContaining("blip-1").hasMessageContaining("holdfast.cluster.lost-after");
+            assertThat(copies.copied()).as("no copy for a worker away a second").isEmpty();
+            assertThat(tmp.resolve(RangeCopies.DIRECTORY).resolve("w" + WORKER)).doesNotExist();
+
+            now.addAndGet(15_000);
+            assertThat(home.readBatch(rawPbns, 0, rawPbns.length, batch)).isEqualTo(rawPbns.length);
+            assertThat(copies.copied()).containsExactly(WORKER);
         }
     }
 
