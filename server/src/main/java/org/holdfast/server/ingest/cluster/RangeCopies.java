@@ -91,7 +91,7 @@ public final class RangeCopies implements AutoCloseable {
             return h.copy();
         }
         long away = clock.millis() - Math.max(w.lastHeartbeatMillis(), startedMillis);
-        if (away < grace.toMillis()) {
+        if (bucket != null && away < grace.toMillis()) { // without a bucket make() says so at once
             throw new BlocksUnavailableException("PBN " + pbn + " lives on " + who + ", which is not connected (away "
                     + Duration.ofMillis(Math.max(away, 0)).toSeconds() + " s): its range is read from the bucket only once it has"
                     + " been away holdfast.cluster.lost-after (" + grace.toSeconds() + " s), so that a worker that reconnects"
