@@ -76,9 +76,10 @@ public class ClusterDataConfiguration {
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnProperty(name = "holdfast.cluster.role", havingValue = "master")
-    RangeCopies rangeCopies(ClusterServer server, WorkerRegistry registry, HoldfastProperties props, DataDirectory dir) {
+    RangeCopies rangeCopies(ClusterServer server, WorkerRegistry registry, HoldfastProperties props, DataDirectory dir, DataStore store,
+                            java.time.Clock holdfastClock) {
         return new RangeCopies(server.rangeStores(), registry::workers, ClusterConfiguration.archive(props),
-                dir.subdirectory(RangeCopies.DIRECTORY));
+                dir.subdirectory(RangeCopies.DIRECTORY), store.reserve(), registry.settings().lostAfter(), holdfastClock);
     }
 
     /** With {@code workers}: fsck, reclaim-now and removing a worker answer 409 before they touch the master's own range. */

@@ -44,7 +44,8 @@ final class UnknownSettings implements ApplicationListener<ApplicationEnvironmen
             if (source instanceof EnumerablePropertySource<?> names) {
                 boolean environment = source instanceof SystemEnvironmentPropertySource;
                 for (String name : names.getPropertyNames()) {
-                    if (ours(name, environment) && !SettingNames.otherProgram(name, environment) && !bound(name, environment)) {
+                    if (ours(name, environment) && !SettingNames.otherProgram(name, environment) && !bound(name, environment)
+                            && !(environment && ServiceLinkVariables.is(name, source.getProperty(name)))) {
                         problems.add(problem(source, name, environment));
                     }
                 }

@@ -60,17 +60,21 @@ public final class RangeCopy implements AutoCloseable {
 
     /**
      * Makes the copy of worker {@code worker}'s range {@code range} in {@code dir} (emptied first) from
-     * {@code objects}, which the copy owns from now on (closed with it, or here if this fails).
+     * {@code objects}, which the copy owns from now on (closed with it, or here if this fails). {@code space}
+     * is the master's data disk reserve: the copy stops (and is deleted) before it would go below it, so
+     * a lost worker's range never fills the disk the master's catalog lives on.
      *
-     * @throws BlocksUnavailableException if the bucket holds no log of the worker
+     * @throws BlocksUnavailableException if the bucket holds no log of the worker, or the master's disk is at its reserve
      * @throws RuntimeException           what the bucket or the build failed with (nothing is left in {@code dir})
      */
-    public static RangeCopy materialise(long worker, PbnRange range, ObjectStore objects, LogCache.Settings cache, Path dir) {
+    public static RangeCopy materialise(long worker, PbnRange range, ObjectStore objects, LogCache.Settings cache, Path dir,
+                                        SpaceReserve space) {
         MetadataDb db = null;
         LogArchive archive = null;
         try {
             delete(dir);
             Files.createDirectories(dir);
+            roomFor(space, worker, 0);
             RangeTakeover.Plan next = RangeTakeover.plan(worker, objects);
             long epoch = next.epoch() - 1;
             if (epoch < 1) {
@@ -83,14 +87,20 @@ public final class RangeCopy implements AutoCloseable {
                     + " logs of {3}/ and earlier epochs) into {4}, so that restores and verify can read its blocks",
                     Long.toString(worker), range, plan.adopted().size(), WorkerKeys.space(worker, epoch), dir);
             Map<Long, String> damaged = new ConcurrentHashMap<>();
+            long[] logs = {0, 0}; // bytes downloaded so far, the largest log's
             db = MetadataDb.open(dir.resolve("catalog"), List.of(), false);
             RangeTakeover.Report built = RangeTakeover.build(plan, dir.resolve("data"), db, range, objects, dir.resolve("scratch"),
-                    damaged::put, (done, total, bytes, nanos) -> LOG.log(System.Logger.Level.INFO,
-                            "copying worker {0}''s range from the bucket: {1}/{2} logs, {3} MiB in {4} s ({5} MiB/s)",
-                            Long.toString(worker), done, total, String.format("%.1f", bytes / 1048576.0),
-                            String.format("%.1f", nanos / 1e9), String.format("%.1f", bytes / 1048576.0 / Math.max(nanos / 1e9, 1e-3))));
+                    damaged::put, (done, total, bytes, nanos) -> {
+                        LOG.log(System.Logger.Level.INFO, "copying worker {0}''s range from the bucket: {1}/{2} logs, {3} MiB in {4} s ({5} MiB/s)",
+                                Long.toString(worker), done, total, String.format("%.1f", bytes / 1048576.0),
+                                String.format("%.1f", nanos / 1e9), String.format("%.1f", bytes / 1048576.0 / Math.max(nanos / 1e9, 1e-3)));
+                        logs[1] = Math.max(logs[1], bytes - logs[0]);
+                        logs[0] = bytes;
+                        roomFor(space, worker, logs[1]); // the next log may be as large, and its index entries come on top
+                    });
             archive = LogArchive.forKeySpace(objects, WorkerKeys.space(worker, epoch), cache);
             DataStore store = DataStore.openReadOnly(dir.resolve("data"), db, archive);
+            forgetRepaired(store, damaged);
             LOG.log(System.Logger.Level.WARNING, "worker {0}''s range is readable from the bucket copy: {1} blocks in {2} logs{3}",
                     Long.toString(worker), built.blocks(), built.logs(), damaged.isEmpty() ? "" : "; " + damaged.size()
                             + " blocks failed their check and are reported damaged");
@@ -110,6 +120,35 @@ public final class RangeCopy implements AutoCloseable {
                 // the next copy empties it first
             }
             throw e instanceof IOException io ? StoreException.translate("range-copy", dir.toString(), null, io) : (RuntimeException) e;
+        }
+    }
+
+    /**
+     * Forgets the damage of every PBN that another log holds a good record of (indexed by the build): a
+     * block the worker repaired after its first record rotted, served from the repair as the worker did.
+     * A PBN is never reused, so each of its good records holds its bytes.
+     */
+    private static void forgetRepaired(DataStore store, Map<Long, String> damaged) {
+        if (damaged.isEmpty()) {
+            return;
+        }
+        long[] pbns = damaged.keySet().stream().mapToLong(Long::longValue).sorted().toArray();
+        boolean[] found = new boolean[pbns.length];
+        store.fingerprints(pbns, pbns.length, new byte[pbns.length * Fingerprint.BYTES], found, new boolean[pbns.length]);
+        for (int i = 0; i < pbns.length; i++) {
+            if (found[i]) {
+                damaged.remove(pbns[i]);
+            }
+        }
+    }
+
+    /** Refuses, before the copy goes on, unless {@code bytes} more fit on the master's data disk above its reserve. */
+    private static void roomFor(SpaceReserve space, long worker, long bytes) {
+        try {
+            space.require(bytes);
+        } catch (StorageFullException e) {
+            throw new BlocksUnavailableException("the copy of worker " + worker + "'s range from the bucket stopped (and was deleted)"
+                    + " before it took the master's data disk below its reserve: " + e.getMessage(), e);
         }
     }
 

@@ -90,6 +90,26 @@ class UnknownSettingsTest {
                 + " HOLDFAST_STORE_S3_BUCKET (holdfast.store.s3.bucket)?");
     }
 
+    /**
+     * Kubernetes gives every pod of a namespace these variables for a Service named holdfast (or
+     * holdfast-ingest), the server's own pod included; Docker links give the same port variables. They
+     * name no setting, and refusing them would stop a server in such a pod with nothing the operator set.
+     */
+    @Test
+    void check_serviceLinkVariablesOfAServiceNamedHoldfast_pass_butATypoBesideThemIsStillRefused() {
+        Map<String, Object> vars = new java.util.HashMap<>(Map.of(
+                "HOLDFAST_SERVICE_HOST", "10.96.0.12", "HOLDFAST_SERVICE_PORT", "8080", "HOLDFAST_SERVICE_PORT_HTTPS", "8080",
+                "HOLDFAST_PORT", "tcp://10.96.0.12:8080", "HOLDFAST_PORT_8080_TCP", "tcp://10.96.0.12:8080",
+                "HOLDFAST_PORT_8080_TCP_PROTO", "tcp", "HOLDFAST_PORT_8080_TCP_PORT", "8080", "HOLDFAST_PORT_8080_TCP_ADDR", "10.96.0.12",
+                "HOLDFAST_AGENTS_SERVICE_HOST", "10.96.0.13", "HOLDFAST_AGENTS_PORT_7070_TCP_ADDR", "10.96.0.13"));
+        vars.put("HOLDFAST_AGENTS_PORT", "tcp://10.96.0.13:7070");
+        UnknownSettings.check(env(variables(vars)));
+
+        vars.put("HOLDFAST_INGST_PORT", "7070"); // a typo of HOLDFAST_INGEST_PORT: a number, no service link's tcp:// address
+        assertThat(refusal(env(variables(vars)))).isEqualTo("unknown setting HOLDFAST_INGST_PORT (environment variable):"
+                + " did you mean HOLDFAST_INGEST_PORT (holdfast.ingest.port)?");
+    }
+
     @Test
     void check_systemPropertyTypo_isRefused_butTheHarnessesPropertiesPass() {
         MapPropertySource props = new MapPropertySource(StandardEnvironment.SYSTEM_PROPERTIES_PROPERTY_SOURCE_NAME, Map.of(
@@ -206,7 +226,9 @@ class UnknownSettingsTest {
                     String v = m.group();
                     // a setting's (in any spelling Spring reads), or the start of a group in prose (HOLDFAST_STORE_*, HOLDFAST_AGENT_*)
                     boolean setting = accepted(v) || SettingNames.known().stream().anyMatch(k -> SettingNames.variable(k).startsWith(v + "_"));
-                    if (!setting && !SettingNames.otherProgram(v, true) && !SettingNames.otherProgram(v + "_X", true)) {
+                    // a Service's link variable, which the docs name (HOLDFAST_PORT=tcp://...)
+                    boolean link = ServiceLinkVariables.is(v, "tcp://10.96.0.12:8080");
+                    if (!setting && !link && !SettingNames.otherProgram(v, true) && !SettingNames.otherProgram(v + "_X", true)) {
                         unknown.add(v + " in " + REPO.relativize(f));
                     }
                 }

@@ -54,6 +54,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  * is refused, and the master's copy is gone. Last, the bucket stops answering: the next backup fails saying so, nothing committed.
  */
 class WorkerReplacementTest {
+    /** The master's lost-after: a copy of a lost worker's range is made once the worker has been away this long. */
+    private static final Duration LOST_AFTER = Duration.ofSeconds(5); // above the workers' upload-stall-timeout (3s), as a real master's is
     private static final int BS = 4096;
     private static final String PREFIX = "replace/";
 
@@ -102,7 +104,7 @@ class WorkerReplacementTest {
         S3ProxyFixture s3 = S3ProxyFixture.start(data.resolve("s3")); // stopped by the test itself, last
         List<String> masterArgs = new ArrayList<>(List.of("--holdfast.cluster.role=master", "--holdfast.cluster.host=127.0.0.1",
                 "--holdfast.cluster.port=" + clusterPort, "--holdfast.cluster.heartbeat-interval=200ms", "--holdfast.dedup.engine=cluster",
-                "--holdfast.cluster.data=workers"));
+                "--holdfast.cluster.data=workers", "--holdfast.cluster.late-after=2s", "--holdfast.cluster.lost-after=" + LOST_AFTER.toMillis() + "ms"));
         masterArgs.addAll(List.of(s3(s3))); // the workers' bucket: the master reads a lost worker's range from it
         try (ObjectStore bucket = S3ObjectStore.open(s3.settings(PREFIX));
              ConfigurableApplicationContext master = new SpringApplicationBuilder(HoldfastServer.class).run(args(data.resolve("master"),
@@ -136,6 +138,7 @@ class WorkerReplacementTest {
 
             // no node serves the range: the master reads it from the bucket (docs/operations.md "Restore while a worker is dead")
             await().atMost(Duration.ofSeconds(30)).until(() -> cluster.rangeStores().up(id) == null);
+            Thread.sleep(LOST_AFTER.toMillis() + 200); // a copy is made only once the worker has been away lost-after
             try (AgentDriver agent = new AgentDriver(port, TestTokens.issue(master, Role.AGENT))) {
                 agent.hello();
                 assertThat(agent.restore("v1", 1).image()).as("snapshot 1 from the master's bucket copy").isEqualTo(a);

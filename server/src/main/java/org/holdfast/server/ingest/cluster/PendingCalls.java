@@ -71,6 +71,14 @@ final class PendingCalls {
         return f;
     }
 
+    /** What failed call {@code c} says: its message, or for one that timed out (a TimeoutException carries none) that it did. */
+    static String reason(Throwable c) {
+        if (c instanceof TimeoutException) {
+            return "a worker sent no answer within holdfast.cluster.lost-after (busy, or the link is gone)";
+        }
+        return c.getMessage() != null ? c.getMessage() : c.toString();
+    }
+
     /** The link ended or went silent: every pending and later call fails with {@code why}. */
     void lost(String why) {
         if (lost == null) {

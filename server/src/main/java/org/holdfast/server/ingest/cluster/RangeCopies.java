@@ -1,6 +1,8 @@
 package org.holdfast.server.ingest.cluster;
 
 import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -8,6 +10,7 @@ import java.util.function.Supplier;
 import org.holdfast.server.cluster.WorkerView;
 import org.holdfast.server.store.BlocksUnavailableException;
 import org.holdfast.server.store.RangeCopy;
+import org.holdfast.server.store.SpaceReserve;
 
 /**
  * A data-on-workers master's read-only copies of lost workers' ranges, from the bucket
@@ -26,6 +29,10 @@ public final class RangeCopies implements AutoCloseable {
     private final Supplier<List<WorkerView>> workers;
     private final WorkerRangeData.Archive bucket;
     private final Path dir;
+    private final SpaceReserve space;
+    private final Duration grace;
+    private final Clock clock;
+    private final long startedMillis;
     // by worker id; a copy is made under its worker's lock in building: readers of that range wait, no others
     private final Map<Long, Held> copies = new ConcurrentHashMap<>();
     private final Map<Long, Object> building = new ConcurrentHashMap<>();
@@ -37,13 +44,22 @@ public final class RangeCopies implements AutoCloseable {
     /**
      * Copies of the lost workers among {@code workers} (the registry's list), read from {@code bucket}
      * (the master's own {@code holdfast.store.s3.*}; null: none configured, and a lost worker's blocks
-     * stay unavailable), in {@code dir}; {@code stores} tells whether a worker is up.
+     * stay unavailable), in {@code dir}; {@code stores} tells whether a worker is up. A copy stops before
+     * it takes the disk below {@code space}'s reserve (the master's data store's). A worker is copied
+     * only once it has been away {@code grace} (the registry's lost-after), counted on {@code clock} from
+     * its last heartbeat or from now, whichever is later: a link that drops and comes back, or a worker
+     * not reconnected yet after the master started, must not cost a download of its whole range.
      */
-    public RangeCopies(RangeStores stores, Supplier<List<WorkerView>> workers, WorkerRangeData.Archive bucket, Path dir) {
+    public RangeCopies(RangeStores stores, Supplier<List<WorkerView>> workers, WorkerRangeData.Archive bucket, Path dir,
+                       SpaceReserve space, Duration grace, Clock clock) {
         this.stores = stores;
         this.workers = workers;
         this.bucket = bucket;
         this.dir = dir;
+        this.space = space;
+        this.grace = grace;
+        this.clock = clock;
+        this.startedMillis = clock.millis();
         RangeCopy.delete(dir);
     }
 
@@ -74,6 +90,13 @@ public final class RangeCopies implements AutoCloseable {
         if (h != null && h.memberEpoch() == w.epoch()) {
             return h.copy();
         }
+        long away = clock.millis() - Math.max(w.lastHeartbeatMillis(), startedMillis);
+        if (bucket != null && away < grace.toMillis()) { // without a bucket make() says so at once
+            throw new BlocksUnavailableException("PBN " + pbn + " lives on " + who + ", which is not connected (away "
+                    + Duration.ofMillis(Math.max(away, 0)).toSeconds() + " s): its range is read from the bucket only once it has"
+                    + " been away holdfast.cluster.lost-after (" + grace.toSeconds() + " s), so that a worker that reconnects"
+                    + " costs no copy of its whole range; read again then (GET /api/v1/cluster)", null);
+        }
         synchronized (building.computeIfAbsent(w.workerId(), id -> new Object())) {
             h = copies.get(w.workerId());
             if (h != null && h.memberEpoch() == w.epoch()) {
@@ -96,7 +119,8 @@ public final class RangeCopies implements AutoCloseable {
         }
         RangeCopy c;
         try {
-            c = RangeCopy.materialise(w.workerId(), w.range(), bucket.open().get(), bucket.cache(), dir.resolve("w" + w.workerId()));
+            c = RangeCopy.materialise(w.workerId(), w.range(), bucket.open().get(), bucket.cache(), dir.resolve("w" + w.workerId()),
+                    space);
         } catch (BlocksUnavailableException e) {
             throw new BlocksUnavailableException("PBN " + pbn + " lives on " + who + ", which is not connected; " + e.getMessage(), e);
         } catch (RuntimeException e) {

@@ -216,7 +216,7 @@ public final class RangeReferenceGuard implements ReferenceGuard {
                 return answer.join(); // bounded: the call fails as lost after holdfast.cluster.lost-after
             } catch (CompletionException e) {
                 Throwable c = e.getCause() == null ? e : e.getCause();
-                throw new BlocksUnavailableException(c.getMessage() + " (holdfast.cluster.data=workers); nothing of a backup in"
+                throw new BlocksUnavailableException(PendingCalls.reason(c) + " (holdfast.cluster.data=workers); nothing of a backup in"
                         + " progress is committed, run it again once the worker is back", c);
             }
         }

@@ -284,7 +284,7 @@ public final class WorkerBlockHome implements BlockHome {
             return call.join();
         } catch (CompletionException e) {
             Throwable c = e.getCause() == null ? e : e.getCause();
-            throw new BlocksUnavailableException(c.getMessage() + " (holdfast.cluster.data=workers); nothing of a backup in"
+            throw new BlocksUnavailableException(PendingCalls.reason(c) + " (holdfast.cluster.data=workers); nothing of a backup in"
                     + " progress is committed, run it again once the worker is back", c);
         }
     }

@@ -6,9 +6,12 @@ import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.cluster.MemberState;
@@ -19,10 +22,12 @@ import org.holdfast.server.store.BlockBatch;
 import org.holdfast.server.store.BlocksUnavailableException;
 import org.holdfast.server.store.DamagedBlockException;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.DiskSpace;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.FsyncPolicy;
 import org.holdfast.server.store.LogCache;
 import org.holdfast.server.store.RangeCopy;
+import org.holdfast.server.store.SpaceReserve;
 import org.holdfast.server.store.WorkerKeys;
 import org.holdfast.server.store.object.ObjectStore;
 import org.holdfast.server.store.object.S3ObjectStore;
@@ -84,7 +89,13 @@ class RangeCopyTest {
     }
 
     private RangeCopy copy() {
-        return RangeCopy.materialise(WORKER, RANGE, S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(), tmp.resolve("copy"));
+        return RangeCopy.materialise(WORKER, RANGE, S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(), tmp.resolve("copy"),
+                roomy());
+    }
+
+    /** The real disk of the test's directory with no reserve. */
+    private SpaceReserve roomy() {
+        return new SpaceReserve(DiskSpace.of(tmp), 0, tmp.toString());
     }
 
     private static long[] members(long first) {
@@ -147,10 +158,64 @@ class RangeCopyTest {
         }
     }
 
+    /**
+     * The worker found its frame rotten (in the bucket and on its disk), marked the members bad and a
+     * backup repaired them: the repaired records are in a later log in the bucket. The copy serves the
+     * repaired blocks, as the worker did, instead of calling them damaged for the dead frame's sake.
+     */
+    @Test
+    void readBatch_blocksRepairedInALaterLog_readFromTheRepair_notDamagedByTheDeadFrame() throws Exception {
+        flipFrameInTheBucket();
+        try (Stream<Path> logs = Files.walk(tmp.resolve("worker"))) {
+            for (Path f : logs.filter(p -> p.toString().endsWith(".hfl")).toList()) {
+                byte[] log = Files.readAllBytes(f);
+                if (log.length > 10_000) { // the sealed log with the frame (the empty active log is a header)
+                    log[log.length - 10] ^= 0x01;
+                    Files.write(f, log);
+                }
+            }
+        }
+        long[] members = members(firstMember);
+        try (WorkerRangeData node = new WorkerRangeData(tmp.resolve("worker").resolve(WorkerRangeData.DIRECTORY),
+                new DataStore.Settings(tmp.resolve("unused"), 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0),
+                new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(), Duration.ofSeconds(10)))) {
+            node.identify(WORKER);
+            DataStore s = node.claim(RANGE);
+            byte[] fps = RangeBlocks.fps(framed);
+            for (int k = 0; k < 4; k++) {
+                long pbn = members[k];
+                assertThatThrownBy(() -> s.readBatch(new long[] {pbn}, 0, 1, new BlockBatch(4, 1 << 20, FormatVersions.MAX_STORED_BYTES)))
+                        .as("the worker finds member %d rotten and marks it bad", k).isInstanceOf(RuntimeException.class);
+                assertThat(s.repair(pbn, fps, k * 32, framed, k * BS, BS, FormatVersions.CODEC_RAW, BS)).isTrue();
+            }
+            node.sync(s); // the repairs' log in the bucket
+        }
+        assertThat(look.list(WorkerKeys.space(WORKER, 1) + "/logs/")).hasSize(2);
+
+        try (RangeCopy c = copy()) {
+            assertReads(c, members, framed);
+            assertThat(c.damagedBlocks()).as("a repaired block is not damaged").isZero();
+            assertReads(c, rawPbns, raw);
+        }
+    }
+
+    /** The copy lives on the master's data disk, beside its catalog: it must not take that disk below the reserve. */
+    @Test
+    void materialise_masterDiskAtItsReserve_refusedSayingSo_nothingLeftNothingWrittenToTheBucket() throws Exception {
+        List<String> before = look.list(WorkerKeys.prefix(WORKER));
+        long free = Files.getFileStore(tmp).getUsableSpace();
+        SpaceReserve full = new SpaceReserve(DiskSpace.of(tmp), free + (1L << 30), tmp.toString());
+        assertThatThrownBy(() -> RangeCopy.materialise(WORKER, RANGE, S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(),
+                tmp.resolve("copy"), full)).isInstanceOf(BlocksUnavailableException.class)
+                .hasMessageContaining("before it took the master's data disk below its reserve").hasMessageContaining("holdfast.store.min-free-space");
+        assertThat(tmp.resolve("copy")).doesNotExist();
+        assertThat(look.list(WorkerKeys.prefix(WORKER))).isEqualTo(before);
+    }
+
     @Test
     void materialise_bucketWithoutTheWorker_saysSoAndLeavesNothing() {
         assertThatThrownBy(() -> RangeCopy.materialise(WORKER + 1, new PbnRange(7_000_000, 8_000_000), S3ObjectStore.open(s3.settings("c/")),
-                LogCache.Settings.defaults(), tmp.resolve("none"))).isInstanceOf(BlocksUnavailableException.class)
+                LogCache.Settings.defaults(), tmp.resolve("none"), roomy())).isInstanceOf(BlocksUnavailableException.class)
                 .hasMessageContaining("holds no object of worker " + (WORKER + 1)).hasMessageContaining("holdfast.store.s3.bucket");
         assertThat(tmp.resolve("none")).doesNotExist();
     }
@@ -160,12 +225,57 @@ class RangeCopyTest {
         WorkerView lost = new WorkerView(WORKER, "gone-1", "127.0.0.9", MemberState.LOST, 2, RANGE, 0, WorkerLoad.NONE,
                 new WorkerCapacity(1, 0, 0), "", "");
         RangeStores stores = new RangeStores();
-        try (RangeCopies copies = new RangeCopies(stores, () -> List.of(lost), null, tmp.resolve(RangeCopies.DIRECTORY))) {
+        try (RangeCopies copies = new RangeCopies(stores, () -> List.of(lost), null, tmp.resolve(RangeCopies.DIRECTORY), roomy(), Duration.ZERO,
+                Clock.systemUTC())) {
             BlockBatch batch = new BlockBatch(4, 1 << 16, FormatVersions.MAX_STORED_BYTES);
             assertThatThrownBy(() -> new WorkerBlockHome(stores, copies).readBatch(rawPbns, 0, 1, batch))
                     .isInstanceOf(BlocksUnavailableException.class).hasMessageContaining("gone-1")
                     .hasMessageContaining("holdfast.store.backend=s3").hasMessageContaining("Restore while a worker is dead");
             assertThat(copies.copied()).isEmpty();
+        }
+    }
+
+    /**
+     * A worker whose link dropped a moment ago (or that has not reconnected since the master started)
+     * may be back in seconds: its whole range is not downloaded for it. Once it has been away
+     * lost-after, its blocks are read from the copy.
+     */
+    @Test
+    void readBatch_workerAwayLessThanLostAfter_unavailableWithoutACopy_thenReadFromTheCopy() {
+        AtomicLong now = new AtomicLong(1_000_000);
+        Clock clock = new Clock() {
+            @Override
+            public java.time.ZoneId getZone() {
+                return java.time.ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(java.time.ZoneId zone) {
+                return this;
+            }
+
+            @Override
+            public java.time.Instant instant() {
+                return java.time.Instant.ofEpochMilli(now.get());
+            }
+        };
+        WorkerView away = new WorkerView(WORKER, "blip-1", "127.0.0.9", MemberState.LOST, 2, RANGE, now.get() - 1000, WorkerLoad.NONE,
+                new WorkerCapacity(1, 0, 0), "", "");
+        RangeStores stores = new RangeStores();
+        WorkerRangeData.Archive bucket = new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(),
+                Duration.ofSeconds(10));
+        try (RangeCopies copies = new RangeCopies(stores, () -> List.of(away), bucket, tmp.resolve(RangeCopies.DIRECTORY), roomy(),
+                Duration.ofSeconds(15), clock)) {
+            WorkerBlockHome home = new WorkerBlockHome(stores, copies);
+            BlockBatch batch = new BlockBatch(16, 1 << 20, FormatVersions.MAX_STORED_BYTES);
+            assertThatThrownBy(() -> home.readBatch(rawPbns, 0, rawPbns.length, batch)).isInstanceOf(BlocksUnavailableException.class)
+                    .hasMessageContaining("blip-1").hasMessageContaining("holdfast.cluster.lost-after");
+            assertThat(copies.copied()).as("no copy for a worker away a second").isEmpty();
+            assertThat(tmp.resolve(RangeCopies.DIRECTORY).resolve("w" + WORKER)).doesNotExist();
+
+            now.addAndGet(15_000);
+            assertThat(home.readBatch(rawPbns, 0, rawPbns.length, batch)).isEqualTo(rawPbns.length);
+            assertThat(copies.copied()).containsExactly(WORKER);
         }
     }
 
