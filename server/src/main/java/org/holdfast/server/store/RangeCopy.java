@@ -100,7 +100,6 @@ public final class RangeCopy implements AutoCloseable {
                     });
             archive = LogArchive.forKeySpace(objects, WorkerKeys.space(worker, epoch), cache);
             DataStore store = DataStore.openReadOnly(dir.resolve("data"), db, archive);
-            forgetRepaired(store, damaged);
             LOG.log(System.Logger.Level.WARNING, "worker {0}''s range is readable from the bucket copy: {1} blocks in {2} logs{3}",
                     Long.toString(worker), built.blocks(), built.logs(), damaged.isEmpty() ? "" : "; " + damaged.size()
                             + " blocks failed their check and are reported damaged");
@@ -120,25 +119,6 @@ public final class RangeCopy implements AutoCloseable {
                 // the next copy empties it first
             }
             throw e instanceof IOException io ? StoreException.translate("range-copy", dir.toString(), null, io) : (RuntimeException) e;
-        }
-    }
-
-    /**
-     * Forgets the damage of every PBN that another log holds a good record of (indexed by the build): a
-     * block the worker repaired after its first record rotted, served from the repair as the worker did.
-     * A PBN is never reused, so each of its good records holds its bytes.
-     */
-    private static void forgetRepaired(DataStore store, Map<Long, String> damaged) {
-        if (damaged.isEmpty()) {
-            return;
-        }
-        long[] pbns = damaged.keySet().stream().mapToLong(Long::longValue).sorted().toArray();
-        boolean[] found = new boolean[pbns.length];
-        store.fingerprints(pbns, pbns.length, new byte[pbns.length * Fingerprint.BYTES], found, new boolean[pbns.length]);
-        for (int i = 0; i < pbns.length; i++) {
-            if (found[i]) {
-                damaged.remove(pbns[i]);
-            }
         }
     }
 

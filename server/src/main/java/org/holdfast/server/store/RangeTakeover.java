@@ -176,9 +176,11 @@ public final class RangeTakeover {
     }
 
     /**
-     * What {@link #adopt} does, shared with a master's read-only {@link RangeCopy}: with {@code damaged}
-     * non-null a block whose record fails its check goes there and is not indexed, instead of failing
-     * the whole build; {@code progress} (or null) hears of each log.
+     * What {@link #adopt} does, shared with a master's read-only {@link RangeCopy}. A record that fails its
+     * check is not indexed; once every log is, a PBN another log holds a good record of is not damaged
+     * ({@link AdoptedDamage}). Each PBN left goes to {@code damaged} if non-null (the copy reports it when
+     * read); with {@code damaged} null they refuse the build before the write that makes the store.
+     * {@code progress} (or null) hears of each log.
      */
     static Report build(Plan plan, Path logDir, MetadataDb db, PbnRange range, ObjectStore objects, Path scratch,
                         LogBlocks.Damaged damaged, Progress progress) {
@@ -196,6 +198,7 @@ public final class RangeTakeover {
         } catch (IOException e) {
             throw StoreException.translate(STORE, logDir.toString(), null, e);
         }
+        AdoptedDamage damage = new AdoptedDamage();
         long t0 = System.nanoTime();
         long bytes = 0;
         int done = 0;
@@ -209,6 +212,7 @@ public final class RangeTakeover {
             objects.download(key, copy);
             MetadataBatch[] batch = {new MetadataBatch()};
             int[] inBatch = {0};
+            damage.log(key);
             try {
                 LogBlocks.walk(copy, (pbn, offset, lengthField, fp) -> {
                     if (!range.contains(pbn)) {
@@ -224,7 +228,7 @@ public final class RangeTakeover {
                         batch[0] = new MetadataBatch();
                         inBatch[0] = 0;
                     }
-                }, damaged);
+                }, damage);
                 db.write(batch[0], false);
                 bytes += copy.toFile().length();
             } finally {
@@ -238,6 +242,12 @@ public final class RangeTakeover {
             if (progress != null) {
                 progress.logIndexed(++done, plan.adopted().size(), bytes, System.nanoTime() - t0);
             }
+        }
+        if (!damage.settle(locations)) {
+            if (damaged == null) {
+                throw damage.refusal(plan.worker(), plan.epoch());
+            }
+            damage.reportTo(damaged);
         }
         int newLog = maxLog + 1;
         DataLog.create(logDir, newLog, System.currentTimeMillis()).close(); // before the durable point that names it

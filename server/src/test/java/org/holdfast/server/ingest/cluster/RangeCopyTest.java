@@ -42,7 +42,8 @@ import org.junit.jupiter.api.io.TempDir;
  * archiving range store on S3Proxy: raw blocks and a zstd frame read back byte for byte with their
  * fingerprints, nothing written to the bucket, a PBN past the copy unavailable; a byte flipped in the
  * frame's record in the bucket makes every member damaged and the other blocks still read; a bucket
- * without the worker's keys says so, and so does a master without a bucket ({@link RangeCopies}).
+ * without the worker's keys says so, and so does a master without a bucket ({@link RangeCopies}). A
+ * takeover from the same bucket shares the copy's rule for a block repaired in a later log.
  */
 class RangeCopyTest {
     private static final PbnRange RANGE = new PbnRange(5_000_000, 6_000_000);
@@ -160,11 +161,10 @@ class RangeCopyTest {
 
     /**
      * The worker found its frame rotten (in the bucket and on its disk), marked the members bad and a
-     * backup repaired them: the repaired records are in a later log in the bucket. The copy serves the
-     * repaired blocks, as the worker did, instead of calling them damaged for the dead frame's sake.
+     * backup repaired them: the repaired records are in a second log in the bucket, the rotten frame
+     * stays in the first as dead bytes.
      */
-    @Test
-    void readBatch_blocksRepairedInALaterLog_readFromTheRepair_notDamagedByTheDeadFrame() throws Exception {
+    private void repairTheRottenFrameInALaterLog() throws Exception {
         flipFrameInTheBucket();
         try (Stream<Path> logs = Files.walk(tmp.resolve("worker"))) {
             for (Path f : logs.filter(p -> p.toString().endsWith(".hfl")).toList()) {
@@ -191,6 +191,52 @@ class RangeCopyTest {
             node.sync(s); // the repairs' log in the bucket
         }
         assertThat(look.list(WorkerKeys.space(WORKER, 1) + "/logs/")).hasSize(2);
+    }
+
+    /** A node on an empty disk that takes worker {@link #WORKER}'s range over from the bucket. */
+    private WorkerRangeData taker() {
+        WorkerRangeData node = new WorkerRangeData(tmp.resolve("taker").resolve(WorkerRangeData.DIRECTORY),
+                new DataStore.Settings(tmp.resolve("unused"), 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0),
+                new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(), Duration.ofSeconds(10)));
+        node.identify(WORKER);
+        return node;
+    }
+
+    /** The takeover shares the copy's rule: a repaired block is adopted from its repair, not a reason to refuse. */
+    @Test
+    void takeover_blocksRepairedInALaterLog_adoptedFromTheRepair_everyBlockReadsBack() throws Exception {
+        repairTheRottenFrameInALaterLog();
+        try (WorkerRangeData node = taker()) {
+            DataStore s = node.claim(RANGE);
+            assertThat(node.epoch()).isEqualTo(2);
+            assertReads(s::readBatch, members(firstMember), framed);
+            assertReads(s::readBatch, rawPbns, raw);
+        }
+    }
+
+    /** A rotten record with no good copy anywhere: adopting would lose its blocks, so the takeover refuses naming them. */
+    @Test
+    void takeover_frameRottenWithoutARepair_refusedNamingItsPbns_noStoreMade() throws Exception {
+        flipFrameInTheBucket();
+        try (WorkerRangeData node = taker()) {
+            assertThatThrownBy(() -> node.claim(RANGE)).hasMessageContaining("4 blocks of worker " + WORKER + "'s adopted logs fail their check")
+                    .hasMessageContaining("PBNs " + firstMember + ", " + (firstMember + 1) + ", " + (firstMember + 2) + ", " + (firstMember + 3) + ";")
+                    .hasMessageContaining("nothing was taken over").hasMessageContaining("Put a good copy of that log object back");
+        }
+        try (Stream<Path> files = Files.walk(tmp.resolve("taker"))) {
+            assertThat(files.filter(p -> p.toString().endsWith(".hfl")).toList()).as("no store made, no log written").isEmpty();
+        }
+    }
+
+    /**
+     * The worker found its frame rotten (in the bucket and on its disk), marked the members bad and a
+     * backup repaired them: the repaired records are in a later log in the bucket. The copy serves the
+     * repaired blocks, as the worker did, instead of calling them damaged for the dead frame's sake.
+     */
+    @Test
+    void readBatch_blocksRepairedInALaterLog_readFromTheRepair_notDamagedByTheDeadFrame() throws Exception {
+        repairTheRottenFrameInALaterLog();
+        long[] members = members(firstMember);
 
         try (RangeCopy c = copy()) {
             assertReads(c, members, framed);
@@ -281,6 +327,15 @@ class RangeCopyTest {
 
     /** Reads {@code pbns} through the copy in one batch and checks each block's bytes and fingerprint against {@code expected}. */
     private static void assertReads(RangeCopy c, long[] pbns, byte[] expected) {
+        assertReads(c::readBatch, pbns, expected);
+    }
+
+    /** Reads a batch as {@link RangeCopy#readBatch} and {@link DataStore#readBatch} do. */
+    private interface BatchReader {
+        int readBatch(long[] pbns, int from, int n, BlockBatch into);
+    }
+
+    private static void assertReads(BatchReader c, long[] pbns, byte[] expected) {
         BlockBatch b = new BlockBatch(16, 1 << 20, FormatVersions.MAX_STORED_BYTES);
         byte[] fps = RangeBlocks.fps(expected);
         byte[] out = new byte[BS];
