@@ -87,6 +87,8 @@ public final class FakeServer implements AutoCloseable {
     public volatile boolean truncateRestore;
     /** Answer RESTORE (after RESTORE_INFO) with ERROR CORRUPT_DATA and this message, as the server does for a bad block (null: restore). */
     public volatile String damagedRestore;
+    /** Answer RESTORE (after RESTORE_INFO) with ERROR WORKER_UNAVAILABLE and this message, as a master that lost a worker does (null: restore). */
+    public volatile String workerLostRestore;
 
     private final EventLoopGroup group = new NioEventLoopGroup(1);
     private final Channel server;
@@ -356,6 +358,10 @@ public final class FakeServer implements AutoCloseable {
             ctx.writeAndFlush(new RestoreInfo(s.sequence(), s.volumeBytes(), s.blockSize(), blocks));
             if (damagedRestore != null) {
                 error(ctx, ErrorCode.CORRUPT_DATA, damagedRestore);
+                return;
+            }
+            if (workerLostRestore != null) {
+                error(ctx, ErrorCode.WORKER_UNAVAILABLE, workerLostRestore);
                 return;
             }
             boolean corrupt = corruptRestore;

@@ -66,7 +66,7 @@ public final class HoldfastAgent implements Runnable {
         cl.setExitCodeExceptionMapper(t -> t instanceof AgentException a ? a.exitCode().code()
                 : t instanceof CommandLine.ParameterException ? ExitCode.USAGE.code() : ExitCode.INTERNAL.code());
         cl.setExecutionExceptionHandler((thrown, commandLine, parseResult) -> {
-            Exception e = explain(thrown);
+            Exception e = TransientHint.named(explain(thrown), commandLine.getCommandName());
             report(e, debug, err);
             ExitCode exit = e instanceof AgentException a ? a.exitCode() : ExitCode.INTERNAL;
             if (jsonAsked(parseResult)) {

@@ -468,6 +468,23 @@ class BackupRestoreTest {
     }
 
     @Test
+    void restore_serverLostAWorker_exit8_hintNamesTheRestoreNotTheBackup() throws Exception {
+        assertThat(backup().exit()).isZero();
+        Path target = dir.resolve("lost.img");
+        Files.writeString(target, "old content");
+        server.workerLostRestore = "data worker w1, id 2 is lost: its link closed; the blocks it holds cannot be read now";
+        AgentRun r = restore("1", target, "--force");
+        assertThat(r.exit()).as("%s", r).isEqualTo(8);
+        String hint = "transient: the server lost a worker this restore needed; run 'holdfast-agent restore' again once its workers"
+                + " are up (GET /api/v1/cluster)";
+        assertThat(r.stderr()).isEqualTo("holdfast-agent: error: server refused: WORKER_UNAVAILABLE: " + server.workerLostRestore
+                + " (" + hint + ")\n");
+        assertThat(r.json().get("error").asText()).isEqualTo("transient");
+        assertThat(r.json().get("hint").asText()).isEqualTo(hint);
+        assertThat(Files.readString(target)).as("the target is not replaced").isEqualTo("old content");
+    }
+
+    @Test
     void restore_streamEndsEarly_failsWithoutReplacingTarget() throws Exception {
         assertThat(backup().exit()).isZero();
         Path target = dir.resolve("t.img");
