@@ -16,6 +16,7 @@ import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.server.store.DataLogsInBucket;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.DeleteLease;
 import org.holdfast.server.store.LateUploads;
 import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.LogCache;
@@ -41,6 +42,17 @@ import org.holdfast.server.store.object.ObjectStore;
  */
 public final class WorkerRangeData implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(WorkerRangeData.class.getName());
+    /**
+     * From now on its archive deletes bucket objects only while {@code lease} is held: another node
+     * may take the range over once the master declared this one lost (see {@link MasterLease}).
+     */
+    public synchronized void leaseDeletes(DeleteLease lease) {
+        deleteLease = lease;
+        if (logArchive != null) {
+            logArchive.leaseDeletes(lease);
+        }
+    }
+
     /** Its directory's name in the worker's data directory. */
     public static final String DIRECTORY = "range-data";
 
@@ -66,6 +78,8 @@ public final class WorkerRangeData implements AutoCloseable {
     // the epoch the range data archives at as last known without the lock: -1 until read (REGISTER and the heartbeat need it)
     private volatile long knownEpoch = -1;
     private LogArchive logArchive;
+    // the archive deletes from the bucket only while the master heard this node recently (MasterLease)
+    private volatile DeleteLease deleteLease = DeleteLease.NOT_NEEDED;
     private long epoch;
     private MetadataDb db;
     // volatile: the heartbeat reads them without the lock, which a store being opened holds
@@ -226,6 +240,7 @@ public final class WorkerRangeData implements AutoCloseable {
                 e = epochs.atOpen(id, r, objects, () -> openDb(opened));
                 deleteLateUploads(id, e, objects);
                 a = LogArchive.forKeySpace(objects, WorkerKeys.space(id, e), archive.cache());
+                a.leaseDeletes(deleteLease); // before the store opens: its start resumes interrupted deletes
                 objects = null; // the archive closes it
                 s = DataStore.open(ds, opened[0], a);
                 if (RangeTakeover.storedEpoch(opened[0], id) == 0) {

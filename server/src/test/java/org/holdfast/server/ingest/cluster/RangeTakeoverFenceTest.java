@@ -16,9 +16,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.holdfast.common.id.PbnRange;
+import org.holdfast.server.store.Compactor;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.FsyncPolicy;
+import org.holdfast.server.store.LocationTestAccess;
 import org.holdfast.server.store.LogCache;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.StoreException;
@@ -315,6 +317,49 @@ class RangeTakeoverFenceTest {
         assertThat(look.list(WorkerKeys.space(WORKER, 1) + "/logs/")).as("the only copy of the blocks at " + p[0] + "..")
                 .containsExactly(copy);
         assertThat(Files.readAllBytes(file)).isEqualTo(look.getRange(copy, 0, (int) look.size(copy).getAsLong()));
+    }
+
+    @Test
+    void compact_oldNodeWithoutALeaseCompactsAnAdoptedLog_originalStays_theTakeoverReadsEveryBlock() throws Exception {
+        WorkerRangeData a = node("a", 0);
+        MasterLease lease = new MasterLease(Duration.ofMillis(400));
+        a.leaseDeletes(lease);
+        lease.heard(System.nanoTime());
+        DataStore sa = a.claim(RANGE);
+        byte[] raw = RangeBlocks.blocks(12, 8, false);
+        long[] p = append(sa, raw);
+        a.sync(sa); // sealed and uploaded under epoch 1
+        String old = look.list(WorkerKeys.space(WORKER, 1) + "/logs/").get(0);
+        Thread.sleep(250); // no acknowledgement since: the lease (lost-after/2) has lapsed
+        assertThat(lease.safeNanos()).isNotPositive();
+        WorkerRangeData b = node("b", 0);
+        DataStore sb = b.claim(RANGE); // a is cut off from the master: b adopts its log
+        assertThat(b.epoch()).isEqualTo(2);
+
+        LocationTestAccess.free(sa, java.util.Arrays.copyOf(p, 6)); // a's GC freed blocks that b still names
+        assertThat(new Compactor(sa).run(Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE).logsRewritten()).isEqualTo(1);
+
+        assertThat(look.list(WorkerKeys.space(WORKER, 1) + "/logs/")).as("the adopted object stays beside a's copy").hasSize(2).contains(old);
+        assertThat(sa.archive().deletesPending()).as("the delete waits in the catalog").isEqualTo(1);
+        assertReads(sb, p, raw);
+    }
+
+    @Test
+    void compact_withALease_deletesTheReplacedObjectAsBefore() throws Exception {
+        WorkerRangeData a = node("a", 0);
+        MasterLease lease = new MasterLease(Duration.ofSeconds(60));
+        a.leaseDeletes(lease);
+        lease.heard(System.nanoTime());
+        DataStore sa = a.claim(RANGE);
+        long[] p = append(sa, RangeBlocks.blocks(13, 8, false));
+        a.sync(sa);
+        String old = look.list(WorkerKeys.space(WORKER, 1) + "/logs/").get(0);
+
+        LocationTestAccess.free(sa, java.util.Arrays.copyOf(p, 6));
+        assertThat(new Compactor(sa).run(Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE).logsRewritten()).isEqualTo(1);
+
+        assertThat(look.list(WorkerKeys.space(WORKER, 1) + "/logs/")).as("only the compacted copy").hasSize(1).doesNotContain(old);
+        assertThat(sa.archive().deletesPending()).isZero();
     }
 
     private static void assertReads(DataStore s, long[] pbns, byte[] raw) {
