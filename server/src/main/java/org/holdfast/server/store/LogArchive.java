@@ -505,7 +505,12 @@ public final class LogArchive implements AutoCloseable {
         inFlight.add(key); // until the switch has turned its intent onto the old object (see settled)
         putIntent(key, id, (byte) 0);
         if (!objects.putIfAbsent(key, compacted)) {
-            // a copy of an earlier attempt whose intent was not yet carried out: nothing names it
+            // a copy of an earlier attempt whose intent was not yet carried out: nothing here names it, but a takeover may have adopted it
+            if (lease.safeNanos() <= 0) {
+                throw new StoreException("log-archive", key, null, "an earlier compaction's copy of data log " + id + " is in the bucket"
+                        + " and this node holds no delete lease (see the deferred-delete warning): compaction of the log waits for the"
+                        + " next run", null);
+            }
             objects.delete(key);
             objectsDeleted.incrementAndGet();
             if (!objects.putIfAbsent(key, compacted)) {
@@ -580,13 +585,15 @@ public final class LogArchive implements AutoCloseable {
                 }
                 continue;
             }
+            long asked = System.nanoTime();
             long safe = lease.safeNanos();
             if (safe <= 0) {
                 // maybe another node took the range over and adopted this object: the intent stays for a run with a lease
                 if (deferring.compareAndSet(false, true)) {
-                    LOG.log(Level.WARNING, "deferring the delete of object " + key + " and any other: the master has not acknowledged"
-                            + " this node within half of holdfast.cluster.lost-after, so another node may be taking its range over;"
-                            + " the next compaction run or start with a working master link deletes them");
+                    LOG.log(Level.WARNING, "deferring the delete of object " + key + " and any other: this node holds no delete lease"
+                            + " (the master has not acknowledged it within half of holdfast.cluster.lost-after, or the bucket shows a"
+                            + " takeover of its range), so another node may own the object now; the next compaction run or start"
+                            + " with a working master link deletes them");
                 }
                 return;
             }
@@ -594,7 +601,6 @@ public final class LogArchive implements AutoCloseable {
                 LOG.log(Level.INFO, "the master hears this node again: deferred object deletes go ahead");
             }
             KillPoints.hit(KillPoints.OBJECT_RETIRE_BEFORE_DELETE);
-            long started = System.nanoTime();
             try {
                 objects.delete(key); // a DELETE of a missing key succeeds: a repeat after a crash is harmless
             } catch (ObjectStoreUnavailableException ex) {
@@ -602,7 +608,7 @@ public final class LogArchive implements AutoCloseable {
                 LOG.log(Level.WARNING, "deleting object " + key + " failed, will retry: " + ex.getMessage());
                 return;
             }
-            if (System.nanoTime() - started > safe) {
+            if (System.nanoTime() - asked > safe) {
                 // the request could have reached the bucket after a takeover listed it: say so, there is nothing to undo
                 LOG.log(Level.WARNING, "deleting object " + key + " took longer than the delete lease allowed: its request may have"
                         + " reached the bucket after another node took this worker's range over");

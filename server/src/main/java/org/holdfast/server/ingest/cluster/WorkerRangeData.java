@@ -42,17 +42,6 @@ import org.holdfast.server.store.object.ObjectStore;
  */
 public final class WorkerRangeData implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(WorkerRangeData.class.getName());
-    /**
-     * From now on its archive deletes bucket objects only while {@code lease} is held: another node
-     * may take the range over once the master declared this one lost (see {@link MasterLease}).
-     */
-    public synchronized void leaseDeletes(DeleteLease lease) {
-        deleteLease = lease;
-        if (logArchive != null) {
-            logArchive.leaseDeletes(lease);
-        }
-    }
-
     /** Its directory's name in the worker's data directory. */
     public static final String DIRECTORY = "range-data";
 
@@ -92,6 +81,7 @@ public final class WorkerRangeData implements AutoCloseable {
     // lock (held across an append's fsync), and the size of the data logs is a listing of the disk
     private volatile Heartbeat.RangeData measured = notServing();
     private final AtomicBoolean measuring = new AtomicBoolean();
+
     private final ExecutorService measurer = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "holdfast-range-data-report");
         t.setDaemon(true);
@@ -163,6 +153,15 @@ public final class WorkerRangeData implements AutoCloseable {
     /** Whether the store archives its logs to an object store. */
     public boolean archived() {
         return archive != null;
+    }
+
+    /**
+     * Stores opened from now on (set it before the first claim) delete bucket objects only while
+     * {@code lease} is held: another node may take the range over once the master declared this
+     * one lost (see {@link MasterLease}).
+     */
+    public void leaseDeletes(DeleteLease lease) {
+        deleteLease = lease;
     }
 
     /** The takeover epoch the open store archives under (0: none open, or a local store). */
@@ -240,7 +239,8 @@ public final class WorkerRangeData implements AutoCloseable {
                 e = epochs.atOpen(id, r, objects, () -> openDb(opened));
                 deleteLateUploads(id, e, objects);
                 a = LogArchive.forKeySpace(objects, WorkerKeys.space(id, e), archive.cache());
-                a.leaseDeletes(deleteLease); // before the store opens: its start resumes interrupted deletes
+                // before the store opens: its start resumes interrupted deletes
+                a.leaseDeletes(new TakeoverFencedLease(deleteLease, id, e, objects));
                 objects = null; // the archive closes it
                 s = DataStore.open(ds, opened[0], a);
                 if (RangeTakeover.storedEpoch(opened[0], id) == 0) {
