@@ -21,6 +21,7 @@ import org.holdfast.server.ingest.cluster.ClusterServer;
 import org.holdfast.server.ingest.cluster.DedupLinks;
 import org.holdfast.server.ingest.cluster.GcDeltaLinks;
 import org.holdfast.server.ingest.cluster.MasterTrust;
+import org.holdfast.server.ingest.cluster.MasterLease;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
 import org.holdfast.server.ingest.cluster.WorkerGcMetadata;
 import org.holdfast.server.ingest.cluster.WorkerRangeData;
@@ -314,9 +315,16 @@ public class ClusterConfiguration {
                         + " to the SHA-256 fingerprint the master logs at start, or holdfast.cluster.master-ca-certificate to a CA file");
             }
         }
-        return new WorkerConnector(new WorkerConnector.Settings(c.master().substring(0, colon), port, c.host(), node, c.tokenFile(), trust,
-                props.tls().engine(), version, Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(30)),
+        WorkerConnector connector = new WorkerConnector(new WorkerConnector.Settings(c.master().substring(0, colon), port, c.host(), node,
+                c.tokenFile(), trust, props.tls().engine(), version, Duration.ofSeconds(10), Duration.ofSeconds(1), Duration.ofSeconds(30)),
                 new LoadProbe(dataDir), dedup, rangeData, gcMetadata, sweep);
+        if (rangeData != null && "s3".equals(props.store().backend())) {
+            // another node may take the range over from the bucket once the master declared this one lost
+            MasterLease lease = new MasterLease(c.lostAfter());
+            rangeData.leaseDeletes(lease);
+            connector.reportHearing(lease);
+        }
+        return connector;
     }
 
     @Bean

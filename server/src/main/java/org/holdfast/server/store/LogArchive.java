@@ -438,6 +438,22 @@ public final class LogArchive implements AutoCloseable {
     private final Object retireLock = new Object();
     // object keys whose intent is written but must not be carried out yet
     private final java.util.Set<String> inFlight = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private volatile DeleteLease lease = DeleteLease.NOT_NEEDED;
+    // set while deletes wait for a lease: the wait is logged once, and its end
+    private final java.util.concurrent.atomic.AtomicBoolean deferring = new java.util.concurrent.atomic.AtomicBoolean();
+
+    /**
+     * From now on an object is deleted only while {@code lease} is held (a worker whose range another
+     * node could take over); without it the delete intents stay for a later run with a lease.
+     */
+    public void leaseDeletes(DeleteLease lease) {
+        this.lease = lease;
+    }
+
+    /** Delete intents waiting in the catalog (deferred for want of a lease, or an outage). */
+    public int deletesPending() {
+        return intents().size();
+    }
 
     /** Ids of the logs whose upload is confirmed, in order (their local files may have been evicted). */
     java.util.SortedSet<Integer> uploadedIds() {
@@ -489,7 +505,12 @@ public final class LogArchive implements AutoCloseable {
         inFlight.add(key); // until the switch has turned its intent onto the old object (see settled)
         putIntent(key, id, (byte) 0);
         if (!objects.putIfAbsent(key, compacted)) {
-            // a copy of an earlier attempt whose intent was not yet carried out: nothing names it
+            // a copy of an earlier attempt whose intent was not yet carried out: nothing here names it, but a takeover may have adopted it
+            if (lease.safeNanos() <= 0) {
+                throw new StoreException("log-archive", key, null, "an earlier compaction's copy of data log " + id + " is in the bucket"
+                        + " and this node holds no delete lease (see the deferred-delete warning): compaction of the log waits for the"
+                        + " next run", null);
+            }
             objects.delete(key);
             objectsDeleted.incrementAndGet();
             if (!objects.putIfAbsent(key, compacted)) {
@@ -564,6 +585,21 @@ public final class LogArchive implements AutoCloseable {
                 }
                 continue;
             }
+            long asked = System.nanoTime();
+            long safe = lease.safeNanos();
+            if (safe <= 0) {
+                // maybe another node took the range over and adopted this object: the intent stays for a run with a lease
+                if (deferring.compareAndSet(false, true)) {
+                    LOG.log(Level.WARNING, "deferring the delete of object " + key + " and any other: this node holds no delete lease"
+                            + " (the master has not acknowledged it within half of holdfast.cluster.lost-after, or the bucket shows a"
+                            + " takeover of its range), so another node may own the object now; the next compaction run or start"
+                            + " with a working master link deletes them");
+                }
+                return;
+            }
+            if (deferring.compareAndSet(true, false)) {
+                LOG.log(Level.INFO, "the master hears this node again: deferred object deletes go ahead");
+            }
             KillPoints.hit(KillPoints.OBJECT_RETIRE_BEFORE_DELETE);
             try {
                 objects.delete(key); // a DELETE of a missing key succeeds: a repeat after a crash is harmless
@@ -571,6 +607,11 @@ public final class LogArchive implements AutoCloseable {
                 // the intent stays; the next compaction or start tries again
                 LOG.log(Level.WARNING, "deleting object " + key + " failed, will retry: " + ex.getMessage());
                 return;
+            }
+            if (System.nanoTime() - asked > safe) {
+                // the request could have reached the bucket after a takeover listed it: say so, there is nothing to undo
+                LOG.log(Level.WARNING, "deleting object " + key + " took longer than the delete lease allowed: its request may have"
+                        + " reached the bucket after another node took this worker's range over");
             }
             objectsDeleted.incrementAndGet();
             KillPoints.hit(KillPoints.OBJECT_RETIRE_AFTER_DELETE);

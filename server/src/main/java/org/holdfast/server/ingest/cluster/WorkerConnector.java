@@ -111,6 +111,8 @@ public final class WorkerConnector implements AutoCloseable {
     private volatile boolean closed;
     private long backoffMillis;
     private volatile Channel channel;
+    // told when the master acknowledged a message, with the time it was sent (null: nobody asks)
+    private volatile MasterLease lease;
 
     public WorkerConnector(Settings settings, LoadProbe probe) {
         this(settings, probe, null);
@@ -291,6 +293,11 @@ public final class WorkerConnector implements AutoCloseable {
         return c == null ? null : c.pipeline().get(RangeDataService.class);
     }
 
+    /** Tells {@code lease} of every message the master acknowledges (REGISTER, heartbeats), by the time it was sent. */
+    public void reportHearing(MasterLease lease) {
+        this.lease = lease;
+    }
+
     /** One connection's protocol: REGISTER, REGISTERED, heartbeats. */
     private final class Link extends ChannelInboundHandlerAdapter {
         private final String token;
@@ -299,6 +306,9 @@ public final class WorkerConnector implements AutoCloseable {
         private long silentNanos; // how long the master may be silent once registered
         private long sequence;
         private String failure;
+        // {sequence, System.nanoTime at sending} of heartbeats not yet acknowledged, oldest first; REGISTER's time
+        private final java.util.ArrayDeque<long[]> unacked = new java.util.ArrayDeque<>();
+        private long registerSent;
 
         Link(String token) {
             this.token = token;
@@ -311,6 +321,7 @@ public final class WorkerConnector implements AutoCloseable {
             // from version 5 the epoch its range data archives at: a master that heard a later one refuses a stale node
             long archiveEpoch = offered < Register.ARCHIVE_EPOCH_VERSION ? Register.NO_ARCHIVE_EPOCH
                     : rangeData == null ? 0 : rangeData.archiveEpoch();
+            registerSent = System.nanoTime(); // under TLS written later: an earlier time only shortens the lease
             ctx.writeAndFlush(new Register(offered, settings.nodeName(), token, settings.softwareVersion(),
                     Math.min(c.cpus(), 0xffff), c.heapMaxBytes(), c.diskBytes(), archiveEpoch));
             super.channelActive(ctx);
@@ -321,8 +332,8 @@ public final class WorkerConnector implements AutoCloseable {
             try {
                 if (msg instanceof Registered r && heartbeats == null) {
                     registered(ctx, r);
-                } else if (msg instanceof HeartbeatAck) {
-                    // the idle handler saw the read; nothing else to do
+                } else if (msg instanceof HeartbeatAck a) {
+                    acknowledged(a.sequence()); // the idle handler saw the read too
                 } else if (dedup != null && heartbeats != null && isDedupRequest(msg)) {
                     ctx.fireChannelRead(msg); // to the DedupService behind this handler
                 } else if (rangeData != null && heartbeats != null && RangeDataService.isRequest(msg)) {
@@ -370,6 +381,10 @@ public final class WorkerConnector implements AutoCloseable {
         }
 
         private void registered(ChannelHandlerContext ctx, Registered r) {
+            MasterLease heardBy = lease;
+            if (heardBy != null) {
+                heardBy.heard(registerSent); // before the store opens: its start resumes interrupted deletes
+            }
             WorkerRecord w = new WorkerRecord(r.workerId(), settings.nodeName(), r.epoch(), new PbnRange(r.pbnFirst(), r.pbnLimit()),
                     0, System.currentTimeMillis());
             if (dedup != null) {
@@ -415,9 +430,26 @@ public final class WorkerConnector implements AutoCloseable {
                 if (report != null && offered >= Register.ARCHIVE_EPOCH_VERSION) {
                     report = report.withArchiveEpoch(rangeData.knownArchiveEpoch()); // a node that took the range over says so
                 }
+                if (lease != null && unacked.size() < 1024) { // an unanswered run longer than that holds no lease anyway
+                    unacked.addLast(new long[] {sequence, System.nanoTime()});
+                }
                 ctx.writeAndFlush(new Heartbeat(sequence++, l.loadMilli() < 0 ? Heartbeat.UNKNOWN_LOAD : Math.min(l.loadMilli(), 0xfffffffeL),
                         l.heapUsedBytes(), l.heapMaxBytes(), l.diskFreeBytes(), report));
             }, 0, r.heartbeatMillis(), TimeUnit.MILLISECONDS);
+        }
+
+        /** The master acknowledged heartbeat {@code seq}: the lease runs from its sending. */
+        private void acknowledged(long seq) {
+            while (!unacked.isEmpty() && unacked.peekFirst()[0] < seq) {
+                unacked.removeFirst();
+            }
+            MasterLease l = lease;
+            if (!unacked.isEmpty() && unacked.peekFirst()[0] == seq) {
+                long sent = unacked.removeFirst()[1];
+                if (l != null) {
+                    l.heard(sent);
+                }
+            }
         }
 
         private String refusal(ErrorMessage e) {

@@ -16,6 +16,7 @@ import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.server.store.DataLogsInBucket;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.DeleteLease;
 import org.holdfast.server.store.LateUploads;
 import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.LogCache;
@@ -66,6 +67,8 @@ public final class WorkerRangeData implements AutoCloseable {
     // the epoch the range data archives at as last known without the lock: -1 until read (REGISTER and the heartbeat need it)
     private volatile long knownEpoch = -1;
     private LogArchive logArchive;
+    // the archive deletes from the bucket only while the master heard this node recently (MasterLease)
+    private volatile DeleteLease deleteLease = DeleteLease.NOT_NEEDED;
     private long epoch;
     private MetadataDb db;
     // volatile: the heartbeat reads them without the lock, which a store being opened holds
@@ -78,6 +81,7 @@ public final class WorkerRangeData implements AutoCloseable {
     // lock (held across an append's fsync), and the size of the data logs is a listing of the disk
     private volatile Heartbeat.RangeData measured = notServing();
     private final AtomicBoolean measuring = new AtomicBoolean();
+
     private final ExecutorService measurer = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "holdfast-range-data-report");
         t.setDaemon(true);
@@ -149,6 +153,15 @@ public final class WorkerRangeData implements AutoCloseable {
     /** Whether the store archives its logs to an object store. */
     public boolean archived() {
         return archive != null;
+    }
+
+    /**
+     * Stores opened from now on (set it before the first claim) delete bucket objects only while
+     * {@code lease} is held: another node may take the range over once the master declared this
+     * one lost (see {@link MasterLease}).
+     */
+    public void leaseDeletes(DeleteLease lease) {
+        deleteLease = lease;
     }
 
     /** The takeover epoch the open store archives under (0: none open, or a local store). */
@@ -226,6 +239,8 @@ public final class WorkerRangeData implements AutoCloseable {
                 e = epochs.atOpen(id, r, objects, () -> openDb(opened));
                 deleteLateUploads(id, e, objects);
                 a = LogArchive.forKeySpace(objects, WorkerKeys.space(id, e), archive.cache());
+                // before the store opens: its start resumes interrupted deletes
+                a.leaseDeletes(new TakeoverFencedLease(deleteLease, id, e, objects));
                 objects = null; // the archive closes it
                 s = DataStore.open(ds, opened[0], a);
                 if (RangeTakeover.storedEpoch(opened[0], id) == 0) {

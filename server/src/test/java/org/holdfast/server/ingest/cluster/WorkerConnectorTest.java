@@ -95,6 +95,24 @@ class WorkerConnectorTest {
     }
 
     @Test
+    void heartbeatAcks_holdTheDeleteLease_whichLapsesOnceTheMasterIsGone() throws Exception {
+        MasterLease lease = new MasterLease(Duration.ofMillis(600));
+        try (WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", port, null, "w1", tokenFile,
+                MasterTrust.pinned(cert.fingerprint()), "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)),
+                new LoadProbe(dir))) {
+            w.reportHearing(lease);
+            assertThat(lease.safeNanos()).as("nothing heard yet").isNotPositive();
+            w.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
+            assertThat(lease.safeNanos()).isPositive();
+            Thread.sleep(700); // past lost-after: only acknowledged heartbeats (every 100 ms) renew it
+            await().atMost(Duration.ofSeconds(5)).until(() -> lease.safeNanos() > 0);
+            server.close();
+            await().atMost(Duration.ofSeconds(5)).until(() -> lease.safeNanos() <= 0);
+        }
+    }
+
+    @Test
     void start_wrongFingerprint_refusesTheMasterAndRegistersNothing() throws Exception {
         CertificateFingerprint other = CertificateFingerprint.parse("00".repeat(32));
         try (WorkerConnector w = worker("w1", MasterTrust.pinned(other))) {
