@@ -175,11 +175,12 @@ public final class WorkerRegistry {
 
     /**
      * Refuses a node that cannot be fenced ({@code archiveEpoch} negative: an older worker) once a fence
-     * is known for {@code m}'s worker id: it could be a stale node after a takeover, or hand out PBNs
-     * below the floor the master heard.
+     * is known for {@code m}'s worker id (an epoch, or PBNs heard handed out: blocks on the workers): it
+     * could be a stale node after a takeover, or hand out PBNs below the floor the master heard.
      */
     private void refuseUnfenced(Member m, long archiveEpoch) {
-        if (archiveEpoch < 0 && !m.fence.equals(TakeoverFence.NONE)) {
+        // a floor at the range's first is what every report of an empty store says (blocks on the master): no fence
+        if (archiveEpoch < 0 && (m.fence.archiveEpoch() > 0 || m.fence.pbnFloor() > m.record.range().first())) {
             throw new RegistrationRefusedException(RegistrationRefusedException.Reason.UNFENCED_VERSION, "worker "
                     + m.record.workerId() + " keeps blocks on its node, and this master fences its nodes (takeover epoch "
                     + m.fence.archiveEpoch() + ", PBNs heard up to " + Math.max(0, m.fence.pbnFloor() - 1) + "), which needs cluster"

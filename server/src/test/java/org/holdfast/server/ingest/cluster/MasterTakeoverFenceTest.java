@@ -157,4 +157,17 @@ class MasterTakeoverFenceTest {
             assertThat(r.pbnFloor()).as("the upgraded node gets the floor").isEqualTo(FIRST + 40);
         }
     }
+
+    @Test
+    void register_version4WorkerWhoseStoreHandedOutNothing_stillRegisters() throws Exception {
+        try (Socket s = connect(master)) {
+            assertThat(register(s, Register.CLUSTER_VERSION, 0)).isInstanceOf(Registered.class);
+            report(s, FIRST, 0); // an empty store, as with blocks on the master: nothing handed out, no epoch
+        }
+        awaitLost(master);
+        try (Socket old = connect(master)) {
+            Registered r = (Registered) register(old, Register.GC_FRAMES_VERSION, 0);
+            assertThat(r.pbnFloor()).isEqualTo(Registered.NO_PBN_FLOOR);
+        }
+    }
 }
