@@ -15,7 +15,9 @@ public final class RegistrationRefusedException extends RuntimeException {
         /** Every PBN range is taken (the id space of the configured range size is used up). */
         NO_RANGE_LEFT,
         /** The node's range data archives at a takeover epoch below one the master heard for the worker: another node took the range over. */
-        TAKEN_OVER
+        TAKEN_OVER,
+        /** The node speaks a cluster version that carries no archive epoch (below 5) while the master holds a fence for its worker id. */
+        UNFENCED_VERSION
     }
 
     private final Reason reason;

@@ -120,7 +120,9 @@ public final class WorkerRegistry {
      * one was away; its range data is stale. A higher epoch is not kept here: the node reads it from
      * whatever catalog its directory holds, maybe another worker's (a copied or re-registered
      * directory, whose store then refuses), and kept it would refuse this worker id's own nodes for
-     * good; only an open store's report raises it ({@link #archivedAt}).
+     * good; only an open store's report raises it ({@link #archivedAt}). A negative {@code archiveEpoch}
+     * (a worker before cluster version 5, which neither says it nor takes a PBN floor) is refused
+     * ({@code UNFENCED_VERSION}) once the master holds a fence for the worker id.
      */
     public synchronized WorkerRecord register(String nodeName, String tokenId, String address, WorkerCapacity capacity,
                                               String softwareVersion, long archiveEpoch) {
@@ -146,6 +148,7 @@ public final class WorkerRegistry {
                     + " and still sending heartbeats; give every worker its own holdfast.store.s3.node, or stop the other process");
         }
         if (m != null) {
+            refuseUnfenced(m, archiveEpoch);
             refuseTakenOver(m, archiveEpoch);
         }
         WorkerRecord r = m == null ? new WorkerRecord(nextId, nodeName, 1, rangeOf(nextId), now, now, tokenId)
@@ -168,6 +171,23 @@ public final class WorkerRegistry {
         m.capacity = capacity;
         m.softwareVersion = softwareVersion == null ? "" : softwareVersion;
         return r;
+    }
+
+    /**
+     * Refuses a node that cannot be fenced ({@code archiveEpoch} negative: an older worker) once a fence
+     * is known for {@code m}'s worker id (an epoch, or PBNs heard handed out: blocks on the workers): it
+     * could be a stale node after a takeover, or hand out PBNs below the floor the master heard.
+     */
+    private void refuseUnfenced(Member m, long archiveEpoch) {
+        // a floor at the range's first is what every report of an empty store says (blocks on the master): no fence
+        if (archiveEpoch < 0 && (m.fence.archiveEpoch() > 0 || m.fence.pbnFloor() > m.record.range().first())) {
+            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.UNFENCED_VERSION, "worker "
+                    + m.record.workerId() + " keeps blocks on its node, and this master fences its nodes (takeover epoch "
+                    + m.fence.archiveEpoch() + ", PBNs heard up to " + Math.max(0, m.fence.pbnFloor() - 1) + "), which needs cluster"
+                    + " protocol version 5; node " + m.record.nodeName() + " speaks an older one (it reports no takeover epoch and"
+                    + " takes no PBN floor, so it could serve a range another node took over or name two blocks with one PBN):"
+                    + " upgrade the worker to the master's release (docs/operations.md, \"Upgrading a cluster\")");
+        }
     }
 
     /** Refuses a node of {@code m}'s worker id whose range data archives below the highest epoch heard for it. */

@@ -179,7 +179,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         WorkerRecord w;
         try {
             w = server.registry().register(r.nodeName(), p.tokenId(), address(), new WorkerCapacity(r.cpus(), r.heapMaxBytes(),
-                    r.diskBytes()), r.softwareVersion(), Math.max(0, r.archiveEpoch()));
+                    r.diskBytes()), r.softwareVersion(), r.archiveEpoch()); // negative before version 5: refused once fenced
         } catch (RegistrationRefusedException e) {
             server.refusalLog.warning("refused worker " + r.nodeName() + " from " + address() + ": " + e.getMessage());
             audit(p.name(), "cluster.register", "node:" + r.nodeName(), "denied", e.getMessage());
@@ -267,6 +267,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             case NO_RANGE_LEFT -> ErrorCode.STORAGE_FULL;
             // the node is stale, the range another's: as a node conflict, which every worker release shows
             case TAKEN_OVER -> ErrorCode.NODE_CONFLICT;
+            case UNFENCED_VERSION -> ErrorCode.UNSUPPORTED_VERSION;
         };
     }
 

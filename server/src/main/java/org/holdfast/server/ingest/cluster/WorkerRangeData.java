@@ -14,6 +14,7 @@ import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.Heartbeat;
+import org.holdfast.server.store.CatalogPeek;
 import org.holdfast.server.store.DataLogsInBucket;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.DeleteLease;
@@ -124,8 +125,8 @@ public final class WorkerRangeData implements AutoCloseable {
     /**
      * The takeover epoch this node's range data archives at, for REGISTER and the heartbeat (0: none
      * recorded, a local store, or an empty directory that has not taken its range over yet). Never
-     * waits for the store's lock: before the store first opens it reads the catalog's record once
-     * (a catalog that cannot be opened just now counts as none).
+     * waits for the store's lock: before the store first opens it reads the catalog's record once,
+     * opened read-only (a catalog that cannot be read just now counts as none).
      */
     public long archiveEpoch() {
         long e = knownEpoch;
@@ -136,10 +137,11 @@ public final class WorkerRangeData implements AutoCloseable {
             knownEpoch = 0;
             return 0;
         }
-        try (MetadataDb peek = MetadataDb.open(dir.resolve("catalog"), List.of(), false)) {
-            e = RangeTakeover.recordedEpoch(peek);
+        try {
+            // read-only: takes no lock, so a store opening on the data lane meanwhile is never refused for it
+            e = CatalogPeek.recordedEpoch(dir.resolve("catalog"));
         } catch (RuntimeException ex) {
-            return 0; // held by a store opening now: that open sets it
+            return 0; // unreadable just now: the store's open sets it
         }
         knownEpoch = e;
         return e;
@@ -223,10 +225,10 @@ public final class WorkerRangeData implements AutoCloseable {
         MetadataDb[] opened = new MetadataDb[1];
         ObjectStore objects = null;
         LogArchive a = null;
+        DataStore s = null;
         try {
             DataStore.Settings ds = new DataStore.Settings(dir.resolve("data"), settings.rollBytes(), settings.fsync(),
                     settings.pbnReserveBatch(), settings.minFreeBytes(), r);
-            DataStore s;
             long e = 0;
             if (archive == null) {
                 s = DataStore.open(ds, openDb(opened));
@@ -260,6 +262,14 @@ public final class WorkerRangeData implements AutoCloseable {
             measured = measure(); // on the claiming thread (the link's data lane), not the event loop
             return s;
         } catch (RuntimeException e) {
+            if (s != null) {
+                // a failed floor skip or epoch record must not leak the open store and its logs
+                try {
+                    s.close();
+                } catch (RuntimeException ce) {
+                    e.addSuppressed(ce); // its catalog refuses the close's writes too: closed again below, after the catalog
+                }
+            }
             if (a != null) {
                 a.close();
             } else if (objects != null) {
@@ -267,6 +277,9 @@ public final class WorkerRangeData implements AutoCloseable {
             }
             if (opened[0] != null) {
                 opened[0].close();
+            }
+            if (s != null) {
+                s.close(); // idempotent; with its catalog closed it only closes its logs
             }
             refusal = e;
             measured = notServing();

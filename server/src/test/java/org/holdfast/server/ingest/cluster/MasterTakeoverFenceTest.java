@@ -30,7 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
  * epoch from REGISTER and the range-data report, refuses a stale node of that worker (one whose range
  * data archives at a lower epoch) with NODE_CONFLICT saying what to do, also after a master restart,
  * and tells the node that takes a range over, in REGISTERED, to start past every PBN it heard the
- * worker hand out; a worker of version 4 gets no floor.
+ * worker hand out; a worker of version 4 gets no floor, and once the master holds a fence for its
+ * worker id it is refused (UNSUPPORTED_VERSION: upgrade it), changing nothing.
  */
 class MasterTakeoverFenceTest {
     private static final long FIRST = MembershipSettings.DEFAULT_FIRST_PBN;
@@ -125,6 +126,47 @@ class MasterTakeoverFenceTest {
         master.registry.disconnected(1, 1);
         try (Socket s = connect(master)) {
             Registered r = (Registered) register(s, Register.GC_FRAMES_VERSION, 0);
+            assertThat(r.pbnFloor()).isEqualTo(Registered.NO_PBN_FLOOR);
+        }
+    }
+
+    @Test
+    void register_version4WorkerOnceAFenceIsKnown_refusedUnsupportedVersionSayingUpgrade_changesNothing() throws Exception {
+        try (Socket s = connect(master)) {
+            assertThat(register(s, Register.CLUSTER_VERSION, 1)).isInstanceOf(Registered.class);
+            report(s, FIRST + 40, 1); // the master now holds a fence for worker 1: epoch 1, PBNs up to FIRST + 39
+        }
+        awaitLost(master);
+        org.holdfast.server.cluster.TakeoverFence fence = master.registry.fence(1);
+        assertThat(fence.pbnFloor()).isEqualTo(FIRST + 40);
+
+        try (Socket old = connect(master)) { // an older release on the node: it would neither say its epoch nor take the floor
+            Message m = register(old, Register.GC_FRAMES_VERSION, 0);
+            assertThat(m).isInstanceOfSatisfying(ErrorMessage.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.UNSUPPORTED_VERSION);
+                assertThat(e.message()).contains("needs cluster protocol version 5").contains("node w1 speaks an older one")
+                        .contains("upgrade the worker");
+            });
+            assertThat(HeartbeatRangeDataAttackTest.read(old.getInputStream(), 1)).as("and the link closes").isEmpty();
+        }
+        assertThat(master.registry.state(1)).as("not registered: still lost").isEqualTo(MemberState.LOST);
+        assertThat(master.server.rangeStores().up(1)).as("no data call reaches it").isNull();
+        assertThat(master.registry.fence(1)).isEqualTo(fence);
+        try (Socket upgraded = connect(master)) {
+            Registered r = (Registered) register(upgraded, Register.CLUSTER_VERSION, 1);
+            assertThat(r.pbnFloor()).as("the upgraded node gets the floor").isEqualTo(FIRST + 40);
+        }
+    }
+
+    @Test
+    void register_version4WorkerWhoseStoreHandedOutNothing_stillRegisters() throws Exception {
+        try (Socket s = connect(master)) {
+            assertThat(register(s, Register.CLUSTER_VERSION, 0)).isInstanceOf(Registered.class);
+            report(s, FIRST, 0); // an empty store, as with blocks on the master: nothing handed out, no epoch
+        }
+        awaitLost(master);
+        try (Socket old = connect(master)) {
+            Registered r = (Registered) register(old, Register.GC_FRAMES_VERSION, 0);
             assertThat(r.pbnFloor()).isEqualTo(Registered.NO_PBN_FLOOR);
         }
     }
