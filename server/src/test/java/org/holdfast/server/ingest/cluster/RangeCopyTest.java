@@ -43,7 +43,8 @@ import org.junit.jupiter.api.io.TempDir;
  * fingerprints, nothing written to the bucket, a PBN past the copy unavailable; a byte flipped in the
  * frame's record in the bucket makes every member damaged and the other blocks still read; a bucket
  * without the worker's keys says so, and so does a master without a bucket ({@link RangeCopies}). A
- * takeover from the same bucket shares the copy's rule for a block repaired in a later log.
+ * takeover from the same bucket shares the copy's rule for a block repaired in a later log; a record
+ * header flipped in the middle of a sealed log refuses the takeover and leaves the copy's later blocks unavailable.
  */
 class RangeCopyTest {
     private static final PbnRange RANGE = new PbnRange(5_000_000, 6_000_000);
