@@ -48,9 +48,30 @@ final class AdoptedDamage implements LogBlocks.Damaged {
                 + (problems.size() > NAMED ? " and " + (problems.size() - NAMED) + " more" : "");
         return new CorruptDataException("range-takeover", keys.get(first.getKey()), "pbn " + first.getKey(), problems.size()
                 + " blocks of worker " + worker + "'s adopted logs fail their check and no adopted log holds a good record of them"
-                + " (PBNs " + named + "; the first: " + first.getValue() + "): taking the range"
-                + " over would lose them, so nothing was taken over (the marker of epoch " + epoch + " stays; a restart of this node"
-                + " tries again). Put a good copy of that log object back in the bucket (from bucket versioning or a replica), or start"
-                + " the worker's old node again if its disk survives; then restart this node");
+                + " (PBNs " + named + "; the first: " + first.getValue() + "): taking the range over would lose them, "
+                + refused(epoch));
+    }
+
+    /**
+     * The refusal of a takeover whose adopted log {@code objectKey} ({@code size} bytes) holds no whole,
+     * checksummed record at {@code offset}: a sealed log has no torn tail, so the blocks past it are
+     * there but unreadable, and their PBNs (in the damaged header) are unknown, so no other log can be
+     * shown to hold them.
+     */
+    static CorruptDataException unreadTail(String objectKey, long offset, long size, long epoch) {
+        return new CorruptDataException("range-takeover", objectKey, "offset " + offset, unreadTail(offset, size)
+                + ": taking the range over would lose the blocks stored there, " + refused(epoch));
+    }
+
+    /** What the walk of a sealed log that stopped at {@code offset} of its {@code size} bytes left unread. */
+    static String unreadTail(long offset, long size) {
+        return "the sealed log has no whole, checksummed record at offset " + offset + " (a damaged record header, or a record"
+                + " running past the end) and its " + (size - offset) + " bytes from there to the end (of " + size + ") were not read";
+    }
+
+    private static String refused(long epoch) {
+        return "so nothing was taken over (the marker of epoch " + epoch + " stays; a restart of this node tries again)."
+                + " Put a good copy of that log object back in the bucket (from bucket versioning or a replica), or start"
+                + " the worker's old node again if its disk survives; then restart this node";
     }
 }

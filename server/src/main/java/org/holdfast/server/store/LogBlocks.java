@@ -37,17 +37,21 @@ final class LogBlocks {
     private LogBlocks() {
     }
 
-    /** Visits every block of {@code file}; a record that fails its check fails the walk. */
-    static void walk(Path file, Visitor visitor) {
-        walk(file, visitor, null);
+    /** Visits every block of {@code file}; a record that fails its check fails the walk. Returns where the walk stopped. */
+    static long walk(Path file, Visitor visitor) {
+        return walk(file, visitor, null);
     }
 
     /**
      * As {@link #walk(Path, Visitor)}; with {@code damaged} non-null a block whose record fails its
      * check (checksum, decoding, member map) goes to it and the walk goes on. A damaged record
-     * header ends the walk as a torn tail would ({@link LogRecords}): its blocks are not visited.
+     * header ends the walk as a torn tail would ({@link LogRecords}): its blocks, and every record
+     * after it, are not visited. Returns the offset the walk stopped at; below the file's size, the
+     * rest was not read. A sealed log has no torn tail (it is sealed only after a roll flushed its
+     * last record whole, uploaded whole only once the durable point lies in a later log, and never
+     * padded or preallocated), so there that is damage, which the caller must not take for the end.
      */
-    static void walk(Path file, Visitor visitor, Damaged damaged) {
+    static long walk(Path file, Visitor visitor, Damaged damaged) {
         byte[] record = new byte[RECORD_HEADER_BYTES + FormatVersions.MAX_STORED_BYTES];
         byte[] frame = new byte[FormatVersions.FRAME_MAX_RAW];
         byte[] raw = new byte[FormatVersions.FRAME_MAX_RAW];
@@ -55,7 +59,7 @@ final class LogBlocks {
         CRC32C crc = new CRC32C();
         long[] frameAt = {-1};
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ); BlockCodec codec = new BlockCodec()) {
-            LogRecords.walk(file, (pbn, offset, lengthField) -> {
+            return LogRecords.walk(file, (pbn, offset, lengthField) -> {
                 try {
                     hash(ch, codec, crc, record, frame, raw, fp, frameAt, file, pbn, offset, lengthField);
                 } catch (CorruptDataException e) {

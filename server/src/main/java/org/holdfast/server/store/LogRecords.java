@@ -14,7 +14,9 @@ import java.util.zip.CRC32C;
  * The blocks a data log holds, read from its record headers alone, without the catalog: what a
  * catalog restored from a backup cannot know about logs written, or rewritten by compaction, after
  * it. The walk stops at the first header that is not a whole, checksummed record (a torn tail, or
- * the end); a frame's members come from its member map, or are its consecutive PBNs.
+ * the end) and returns where: for an active log a torn tail is normal (nothing past it was ever
+ * indexed); a sealed log never has one ({@link LogBlocks}). A frame's members come from its member
+ * map, or are its consecutive PBNs.
  */
 final class LogRecords {
     private LogRecords() {
@@ -33,8 +35,11 @@ final class LogRecords {
         return max[0];
     }
 
-    /** Visits every block of every whole record of {@code file}, in log order. */
-    static void walk(Path file, BlockVisitor visitor) {
+    /**
+     * Visits every block of every whole record of {@code file}, in log order; returns the offset the
+     * walk stopped at: the file's size, or the start of the first bytes that are not a whole record.
+     */
+    static long walk(Path file, BlockVisitor visitor) {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             long size = ch.size();
             long off = DATA_LOG_HEADER_BYTES;
@@ -76,6 +81,7 @@ final class LogRecords {
                 }
                 off += RECORD_HEADER_BYTES + stored;
             }
+            return Math.min(off, size);
         } catch (IOException e) {
             throw StoreException.translate("data-log", file.toString(), null, e);
         }

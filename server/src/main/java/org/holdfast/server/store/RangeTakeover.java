@@ -31,6 +31,7 @@ import org.holdfast.server.store.object.ObjectStore;
  * own epoch.
  */
 public final class RangeTakeover {
+    private static final System.Logger LOG = System.getLogger(RangeTakeover.class.getName());
     private static final String STORE = "range-takeover";
     /** Meta key of the worker id the range store archives under (written once, with the epoch). */
     static final String META_WORKER = "store.object.worker";
@@ -214,7 +215,7 @@ public final class RangeTakeover {
             int[] inBatch = {0};
             damage.log(key);
             try {
-                LogBlocks.walk(copy, (pbn, offset, lengthField, fp) -> {
+                long end = LogBlocks.walk(copy, (pbn, offset, lengthField, fp) -> {
                     if (!range.contains(pbn)) {
                         throw new CorruptDataException(STORE, key, "pbn " + pbn, "the adopted log holds a PBN outside the worker's range "
                                 + range + ": it is not this range's log; nothing was taken over");
@@ -229,8 +230,18 @@ public final class RangeTakeover {
                         inBatch[0] = 0;
                     }
                 }, damage);
+                long size = copy.toFile().length();
+                if (end < size) {
+                    // a sealed log ends with a whole record (LogBlocks.walk): the rest is there but unreadable
+                    if (damaged == null) {
+                        throw AdoptedDamage.unreadTail(key, end, size, plan.epoch());
+                    }
+                    LOG.log(System.Logger.Level.ERROR, "bucket copy of worker " + plan.worker() + ": " + key + ": "
+                            + AdoptedDamage.unreadTail(end, size) + "; the blocks stored there are unavailable in this copy."
+                            + " Put a good copy of that log object back in the bucket, or start the worker's node again");
+                }
                 db.write(batch[0], false);
-                bytes += copy.toFile().length();
+                bytes += size;
             } finally {
                 batch[0].close();
                 try {

@@ -11,7 +11,7 @@ import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The highest PBN of a data log read from its record headers alone: block and frame records, a member map's span, a torn tail. */
+/** The highest PBN of a data log read from its record headers alone: block and frame records, a member map's span, a torn tail and where the walk stops. */
 class LogRecordsTest {
     private static final int BLOCK = 4096;
 
@@ -43,6 +43,8 @@ class LogRecordsTest {
         }
         Path log = data.resolve(DataLog.fileName(1));
         assertThat(LogRecords.maxPbn(log)).isEqualTo(last);
+        long whole = Files.size(log);
+        assertThat(LogRecords.walk(log, (pbn, offset, lengthField) -> { })).as("a log of whole records is read to its end").isEqualTo(whole);
 
         // a torn record past the end: a header whose checksum does not hold is where the walk stops
         byte[] torn = new byte[40];
@@ -50,6 +52,7 @@ class LogRecordsTest {
         Bytes.putLong(torn, 8, last + 1000);
         Files.write(log, torn, StandardOpenOption.APPEND);
         assertThat(LogRecords.maxPbn(log)).isEqualTo(last);
+        assertThat(LogRecords.walk(log, (pbn, offset, lengthField) -> { })).as("the walk says where it stopped").isEqualTo(whole);
     }
 
     @Test

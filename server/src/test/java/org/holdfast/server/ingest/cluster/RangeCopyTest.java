@@ -43,7 +43,8 @@ import org.junit.jupiter.api.io.TempDir;
  * fingerprints, nothing written to the bucket, a PBN past the copy unavailable; a byte flipped in the
  * frame's record in the bucket makes every member damaged and the other blocks still read; a bucket
  * without the worker's keys says so, and so does a master without a bucket ({@link RangeCopies}). A
- * takeover from the same bucket shares the copy's rule for a block repaired in a later log.
+ * takeover from the same bucket shares the copy's rule for a block repaired in a later log; a record
+ * header flipped in the middle of a sealed log refuses the takeover and leaves the copy's later blocks unavailable.
  */
 class RangeCopyTest {
     private static final PbnRange RANGE = new PbnRange(5_000_000, 6_000_000);
@@ -225,6 +226,66 @@ class RangeCopyTest {
         }
         try (Stream<Path> files = Files.walk(tmp.resolve("taker"))) {
             assertThat(files.filter(p -> p.toString().endsWith(".hfl")).toList()).as("no store made, no log written").isEmpty();
+        }
+    }
+
+    /**
+     * Flips a bit of the PBN in the header of the third raw block's record, in the middle of the
+     * range's one log object (bit rot in the bucket); returns {object key, record offset, log size}.
+     */
+    private String[] flipThirdRecordHeaderInTheBucket() throws Exception {
+        String key = look.list(WorkerKeys.space(WORKER, 1) + "/logs/").get(0);
+        Path f = tmp.resolve("log.hfl");
+        look.download(key, f);
+        byte[] log = Files.readAllBytes(f);
+        int at = indexOf(log, Arrays.copyOfRange(raw, 2 * BS, 3 * BS)) - FormatVersions.RECORD_HEADER_BYTES;
+        assertThat(at).as("the third record lies in the middle of the log").isGreaterThan(FormatVersions.DATA_LOG_HEADER_BYTES)
+                .isLessThan(log.length / 2);
+        log[at + 8] ^= 0x01;
+        Files.write(f, log);
+        look.delete(key);
+        assertThat(look.putIfAbsent(key, f)).isTrue();
+        return new String[] {key, Integer.toString(at), Integer.toString(log.length)};
+    }
+
+    private static int indexOf(byte[] in, byte[] what) {
+        for (int i = 0; i + what.length <= in.length; i++) {
+            if (Arrays.equals(in, i, i + what.length, what, 0, what.length)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * A damaged record header in the middle of a sealed log hides every record after it; a sealed log
+     * has no torn tail, so the takeover refuses instead of adopting the range without those blocks.
+     */
+    @Test
+    void takeover_recordHeaderRottenInTheMiddleOfASealedLog_refusedNamingLogAndOffset_noStoreMade() throws Exception {
+        String[] flipped = flipThirdRecordHeaderInTheBucket();
+        long unread = Long.parseLong(flipped[2]) - Long.parseLong(flipped[1]);
+        try (WorkerRangeData node = taker()) {
+            assertThatThrownBy(() -> node.claim(RANGE)).hasMessageContaining(flipped[0])
+                    .hasMessageContaining("no whole, checksummed record at offset " + flipped[1])
+                    .hasMessageContaining("its " + unread + " bytes from there to the end")
+                    .hasMessageContaining("nothing was taken over").hasMessageContaining("Put a good copy of that log object back");
+        }
+        try (Stream<Path> files = Files.walk(tmp.resolve("taker"))) {
+            assertThat(files.filter(p -> p.toString().endsWith(".hfl")).toList()).as("no store made, no log written").isEmpty();
+        }
+    }
+
+    /** The read-only copy serves the records before the damaged header; those after it are unavailable, not absent. */
+    @Test
+    void readBatch_recordHeaderRottenInTheMiddleOfASealedLog_earlierBlocksRead_laterUnavailable() throws Exception {
+        flipThirdRecordHeaderInTheBucket();
+        try (RangeCopy c = copy()) {
+            assertReads(c, Arrays.copyOf(rawPbns, 2), Arrays.copyOf(raw, 2 * BS));
+            BlockBatch batch = new BlockBatch(4, 1 << 20, FormatVersions.MAX_STORED_BYTES);
+            for (long pbn : new long[] {rawPbns[2], rawPbns[5], firstMember}) {
+                assertThatThrownBy(() -> c.readBatch(new long[] {pbn}, 0, 1, batch)).isInstanceOf(BlocksUnavailableException.class);
+            }
         }
     }
 
