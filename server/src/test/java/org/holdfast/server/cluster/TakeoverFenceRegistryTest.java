@@ -84,6 +84,7 @@ class TakeoverFenceRegistryTest {
         }
         try (MetadataDb db = MetadataDb.open(dir)) {
             WorkerRegistry r = new WorkerRegistry(new ClusterStore(db), settings, clock);
+            clock.advance(settings.lostAfter()); // a takeover waits lost-after from the master's start (TakeoverWaitRegistryTest)
             assertThat(r.pbnFloor(1)).as("after a master restart").isEqualTo(first + settings.rangeSize());
             assertThat(r.fence(1).archiveEpoch()).isEqualTo(1);
             assertThat(r.register("w1-new", TOKEN, "127.0.0.3:1", CAP, "v", 0).workerId()).as("an empty range-data is not stale")
