@@ -55,6 +55,8 @@ public final class WorkerRegistry {
         long lastHeardMillis;
         /** When the master last heard any node of this id, monotonic (0: not since it started); kept across a replacement. */
         long lastHeardNanos;
+        /** A node of this id said at REGISTER that its range data archives (epoch ≥ 1), since this master started. */
+        boolean saidArchived;
         String address = "";
         WorkerLoad load = WorkerLoad.NONE;
         WorkerCapacity capacity = new WorkerCapacity(0, 0, 0);
@@ -164,7 +166,10 @@ public final class WorkerRegistry {
         if (m != null) {
             refuseUnfenced(m, archiveEpoch);
             refuseTakenOver(m, archiveEpoch);
-            takeoverWait.refuseEarly(m.record.workerId(), archiveEpoch, m.fence.archiveEpoch(), m.lastHeardNanos);
+            // an epoch said at REGISTER counts too (not kept in the fence: it may be another id's directory, and here it only delays):
+            // a node lost before its first serving report may have a delete lease from its REGISTER alone
+            takeoverWait.refuseEarly(m.record.workerId(), archiveEpoch, m.saidArchived ? Math.max(1, m.fence.archiveEpoch())
+                    : m.fence.archiveEpoch(), m.lastHeardNanos);
         }
         WorkerRecord r = m == null ? new WorkerRecord(nextId, nodeName, 1, rangeOf(nextId), now, now, tokenId)
                 : m.record.reregistered(now, tokenId);
@@ -182,6 +187,7 @@ public final class WorkerRegistry {
         m.connected = true;
         m.lastHeardMillis = now;
         m.lastHeardNanos = takeoverWait.now();
+        m.saidArchived |= archiveEpoch >= 1;
         m.address = address == null ? "" : address;
         m.load = WorkerLoad.NONE;
         m.capacity = capacity;

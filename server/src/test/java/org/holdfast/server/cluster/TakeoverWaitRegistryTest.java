@@ -74,6 +74,17 @@ class TakeoverWaitRegistryTest {
     }
 
     @Test
+    void aNodeLostBeforeItsFirstServingReport_stillHoldsATakeoverBack_byTheEpochItsRegisterSaid() {
+        WorkerRegistry r = new WorkerRegistry(MembershipStore.inMemory(), settings, clock);
+        WorkerRecord old = r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v", 1); // its REGISTERED alone gives it a delete lease
+        r.disconnected(old.workerId(), old.epoch());
+        assertThat(r.fence(old.workerId()).archiveEpoch()).as("nothing kept").isZero();
+        assertWaits(() -> r.register("w1", TOKEN, "127.0.0.3:1", CAP, "v", 0), "was heard 0.0s ago");
+        clock.advance(settings.lostAfter());
+        assertThat(r.register("w1", TOKEN, "127.0.0.3:1", CAP, "v", 0).epoch()).isEqualTo(old.epoch() + 1);
+    }
+
+    @Test
     void aRangeNeverHeardArchived_isNotHeld() {
         WorkerRegistry r = new WorkerRegistry(MembershipStore.inMemory(), settings, clock);
         WorkerRecord old = r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v", 0); // a local store: reports no archive epoch
