@@ -76,7 +76,7 @@ public class ClusterConfiguration {
     @ConditionalOnProperty(name = ROLE, havingValue = "master")
     WorkerRegistry workerRegistry(MetadataDb db, HoldfastProperties props, Clock holdfastClock) {
         try {
-            return new WorkerRegistry(new ClusterStore(db), props.cluster().membership(), holdfastClock);
+            return new WorkerRegistry(new ClusterStore(db), props.cluster().membership(), holdfastClock, System::nanoTime);
         } catch (IllegalArgumentException | IllegalStateException e) {
             throw new ClusterSetupException(e.getMessage(), e);
         }

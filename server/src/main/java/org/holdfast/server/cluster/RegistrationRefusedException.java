@@ -17,7 +17,12 @@ public final class RegistrationRefusedException extends RuntimeException {
         /** The node's range data archives at a takeover epoch below one the master heard for the worker: another node took the range over. */
         TAKEN_OVER,
         /** The node speaks a cluster version that carries no archive epoch (below 5) while the master holds a fence for its worker id. */
-        UNFENCED_VERSION
+        UNFENCED_VERSION,
+        /**
+         * The node would take its worker id's archived range over while the master heard the old node (or
+         * started) less than {@code lost-after} ago: its delete lease may still run; the node retries.
+         */
+        TAKEOVER_WAIT
     }
 
     private final Reason reason;

@@ -6,6 +6,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongSupplier;
 import java.util.regex.Pattern;
 import org.holdfast.common.id.PbnRange;
 
@@ -43,6 +44,7 @@ public final class WorkerRegistry {
     private final MembershipStore store;
     private final MembershipSettings settings;
     private final Clock clock;
+    private final TakeoverWait takeoverWait;
     private final Map<String, Member> byNode = new HashMap<>();
     private final Map<Long, Member> byId = new HashMap<>();
     private long nextId = 1;
@@ -51,6 +53,10 @@ public final class WorkerRegistry {
         WorkerRecord record;
         boolean connected;
         long lastHeardMillis;
+        /** When the master last heard any node of this id, monotonic (0: not since it started); kept across a replacement. */
+        long lastHeardNanos;
+        /** A node of this id said at REGISTER that its range data archives (epoch ≥ 1), since this master started. */
+        boolean saidArchived;
         String address = "";
         WorkerLoad load = WorkerLoad.NONE;
         WorkerCapacity capacity = new WorkerCapacity(0, 0, 0);
@@ -68,9 +74,19 @@ public final class WorkerRegistry {
      * @throws IllegalStateException if the stored records repeat an id or node name or overlap in range
      */
     public WorkerRegistry(MembershipStore store, MembershipSettings settings, Clock clock) {
+        this(store, settings, clock, () -> Math.multiplyExact(clock.millis(), 1_000_000L));
+    }
+
+    /**
+     * As above, with {@code nanoTime} the monotonic clock ({@code System::nanoTime} on a real master)
+     * that times the wait before a takeover ({@link TakeoverWait}); the constructor above derives it
+     * from {@code clock}, for tests that move a fixed clock.
+     */
+    public WorkerRegistry(MembershipStore store, MembershipSettings settings, Clock clock, LongSupplier nanoTime) {
         this.store = store;
         this.settings = settings;
         this.clock = clock;
+        this.takeoverWait = new TakeoverWait(settings.lostAfter(), nanoTime);
         for (WorkerRecord r : store.workers()) {
             for (Member m : byId.values()) {
                 if (m.record.range().overlaps(r.range()) || m.record.nodeName().equals(r.nodeName())) {
@@ -150,6 +166,10 @@ public final class WorkerRegistry {
         if (m != null) {
             refuseUnfenced(m, archiveEpoch);
             refuseTakenOver(m, archiveEpoch);
+            // an epoch said at REGISTER counts too (not kept in the fence: it may be another id's directory, and here it only delays):
+            // a node lost before its first serving report may have a delete lease from its REGISTER alone
+            takeoverWait.refuseEarly(m.record.workerId(), archiveEpoch, m.saidArchived ? Math.max(1, m.fence.archiveEpoch())
+                    : m.fence.archiveEpoch(), m.lastHeardNanos);
         }
         WorkerRecord r = m == null ? new WorkerRecord(nextId, nodeName, 1, rangeOf(nextId), now, now, tokenId)
                 : m.record.reregistered(now, tokenId);
@@ -166,6 +186,8 @@ public final class WorkerRegistry {
         m.record = r;
         m.connected = true;
         m.lastHeardMillis = now;
+        m.lastHeardNanos = takeoverWait.now();
+        m.saidArchived |= archiveEpoch >= 1;
         m.address = address == null ? "" : address;
         m.load = WorkerLoad.NONE;
         m.capacity = capacity;
@@ -419,7 +441,8 @@ public final class WorkerRegistry {
         byNode.remove(m.record.nodeName());
         byNode.put(newNodeName, m);
         m.record = r;
-        // what the lost host reported is not the new host's, nor when it was last heard
+        // what the lost host reported is not the new host's, nor when it was last heard (but lastHeardNanos
+        // stays: the new host takes the range over, which waits until the lost host's delete lease ran out)
         m.lastHeardMillis = 0;
         m.address = "";
         m.load = WorkerLoad.NONE;
@@ -438,6 +461,7 @@ public final class WorkerRegistry {
             return false;
         }
         m.lastHeardMillis = clock.millis();
+        m.lastHeardNanos = takeoverWait.now();
         m.load = load;
         return true;
     }

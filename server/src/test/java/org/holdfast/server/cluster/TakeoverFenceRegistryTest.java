@@ -33,6 +33,7 @@ class TakeoverFenceRegistryTest {
         WorkerRegistry r = new WorkerRegistry(MembershipStore.inMemory(), settings, clock);
         WorkerRecord old = r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v", 1);
         r.disconnected(old.workerId(), old.epoch());
+        clock.advance(settings.lostAfter()); // a takeover waits that long (TakeoverWaitRegistryTest)
         // a new host with the same node name took the range over: it registers with an empty range-data, then says epoch 2
         WorkerRecord taker = r.register("w1", TOKEN, "127.0.0.3:1", CAP, "v", 0);
         assertThat(r.archivedAt(taker.workerId(), taker.epoch(), 2, true)).isTrue();
@@ -84,6 +85,7 @@ class TakeoverFenceRegistryTest {
         }
         try (MetadataDb db = MetadataDb.open(dir)) {
             WorkerRegistry r = new WorkerRegistry(new ClusterStore(db), settings, clock);
+            clock.advance(settings.lostAfter()); // a takeover waits lost-after from the master's start (TakeoverWaitRegistryTest)
             assertThat(r.pbnFloor(1)).as("after a master restart").isEqualTo(first + settings.rangeSize());
             assertThat(r.fence(1).archiveEpoch()).isEqualTo(1);
             assertThat(r.register("w1-new", TOKEN, "127.0.0.3:1", CAP, "v", 0).workerId()).as("an empty range-data is not stale")
@@ -100,6 +102,7 @@ class TakeoverFenceRegistryTest {
         assertThat(r.archivedAt(w.workerId(), w.epoch(), 5, false)).isTrue();
         assertThat(r.fence(w.workerId()).archiveEpoch()).as("nothing an open store of this worker said").isZero();
         r.disconnected(w.workerId(), w.epoch());
+        clock.advance(settings.lostAfter()); // the epoch said at REGISTER holds a takeover back that long (TakeoverWaitRegistryTest)
 
         // the operator moves that directory away as the refusal says: the node starts its worker's range at epoch 1
         WorkerRecord again = r.register("w1", TOKEN, "127.0.0.2:2", CAP, "v", 0);

@@ -268,6 +268,8 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             // the node is stale, the range another's: as a node conflict, which every worker release shows
             case TAKEN_OVER -> ErrorCode.NODE_CONFLICT;
             case UNFENCED_VERSION -> ErrorCode.UNSUPPORTED_VERSION;
+            // every worker release retries a NODE_CONFLICT after its backoff (UNSUPPORTED_VERSION would offer an older version)
+            case TAKEOVER_WAIT -> ErrorCode.NODE_CONFLICT;
         };
     }
 

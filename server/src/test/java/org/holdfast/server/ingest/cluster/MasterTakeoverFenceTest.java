@@ -93,7 +93,16 @@ class MasterTakeoverFenceTest {
             report(old, FIRST + 40, 1); // the old node handed out 40 PBNs, some of them never uploaded
         }
         awaitLost(master);
-
+        long dropped = System.nanoTime();
+        try (Socket taker = connect(master)) { // a new host at once: the old node's delete lease may still run
+            Message m = register(taker, Register.CLUSTER_VERSION, 0);
+            assertThat(m).isInstanceOfSatisfying(ErrorMessage.class, e -> {
+                assertThat(e.code()).as("retried by every worker release").isEqualTo(ErrorCode.NODE_CONFLICT);
+                assertThat(e.message()).contains("worker 1 (range archived at epoch 1) was heard")
+                        .contains("a takeover may start once it has been silent for holdfast.cluster.lost-after (3.0s)");
+            });
+        }
+        Thread.sleep(Math.max(0, SETTINGS.lostAfter().toMillis() - (System.nanoTime() - dropped) / 1_000_000));
         try (Socket taker = connect(master)) { // a new host, empty range-data: its REGISTER says no epoch
             Registered r = (Registered) register(taker, Register.CLUSTER_VERSION, 0);
             assertThat(r.pbnFloor()).as("past every PBN heard from the old node").isEqualTo(FIRST + 40);

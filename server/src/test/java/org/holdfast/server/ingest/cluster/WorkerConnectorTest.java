@@ -13,6 +13,8 @@ import org.holdfast.server.catalog.RocksCredentialStore;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MemberState;
 import org.holdfast.server.cluster.MembershipSettings;
+import org.holdfast.server.cluster.WorkerCapacity;
+import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.cluster.WorkerView;
 import org.holdfast.server.ingest.IngestTls;
@@ -156,6 +158,25 @@ class WorkerConnectorTest {
             assertThat(w.status().lastError()).contains("refused this worker (UNAUTHORIZED): token refused:").contains("role agent")
                     .contains(tokenFile.toString()).contains("if another host replaced this worker, stop this one");
             assertThat(registry.workers()).isEmpty();
+        }
+    }
+
+    @Test
+    void takeoverHeldBack_theWorkerKeepsRetrying_andRegistersOnceTheOldNodeWasSilentForLostAfter() throws Exception {
+        // the old node of w1 archived its range at epoch 1 and its link dropped just now; this worker has no range data
+        String tokenId = tokens.authenticate(Files.readString(tokenFile).strip()).tokenId();
+        WorkerRecord old = registry.register("w1", tokenId, "127.0.0.2:1", new WorkerCapacity(1, 1, 1), "v", 1);
+        registry.archivedAt(old.workerId(), old.epoch(), 1, true);
+        registry.disconnected(old.workerId(), old.epoch());
+        long dropped = System.nanoTime();
+        try (WorkerConnector w = worker("w1", MasterTrust.pinned(cert.fingerprint()))) {
+            await().atMost(Duration.ofSeconds(5)).until(() -> w.status().lastError() != null);
+            assertThat(w.status().connected()).isFalse();
+            assertThat(w.status().lastError()).contains("NODE_CONFLICT").contains("a takeover may start once it has been silent");
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
+            assertThat(System.nanoTime() - dropped).as("not before lost-after").isGreaterThanOrEqualTo(
+                    registry.settings().lostAfter().toNanos());
+            assertThat(w.status().assignment().epoch()).isEqualTo(old.epoch() + 1);
         }
     }
 

@@ -1,0 +1,58 @@
+package org.holdfast.server.cluster;
+
+import java.time.Duration;
+import java.util.function.LongSupplier;
+
+/**
+ * Holds back a node that would take a worker id's archived range over from the bucket until the
+ * master has not heard the id's old node for {@code lost-after}, counted on a monotonic clock and
+ * from the master's own start too: the old node's delete lease (docs/architecture.md, "Delete
+ * lease") runs out only then, so until then it may still delete an object the takeover adopts.
+ */
+final class TakeoverWait {
+    private final Duration lostAfter;
+    private final LongSupplier nanoTime;
+    private final long startedNanos;
+
+    TakeoverWait(Duration lostAfter, LongSupplier nanoTime) {
+        this.lostAfter = lostAfter;
+        this.nanoTime = nanoTime;
+        this.startedNanos = nanoTime.getAsLong();
+    }
+
+    /** Now on the monotonic clock, for {@code lastHeardNanos} (never 0, which means not heard). */
+    long now() {
+        long now = nanoTime.getAsLong();
+        return now == 0 ? 1 : now;
+    }
+
+    /**
+     * Refuses ({@code TAKEOVER_WAIT}, retryable) a registration of worker {@code workerId} that takes
+     * its range over (the node's range data is empty, {@code archiveEpoch} 0, while the master heard the
+     * range archive at {@code fenceEpoch} ≥ 1) while the old node was heard, at {@code lastHeardNanos}
+     * (0: never since this master started), or the master started, less than {@code lost-after} ago.
+     */
+    void refuseEarly(long workerId, long archiveEpoch, long fenceEpoch, long lastHeardNanos) {
+        if (archiveEpoch != 0 || fenceEpoch < 1) {
+            return; // the node's own range data (a flap, a restart), or nothing archived: no takeover
+        }
+        long now = nanoTime.getAsLong();
+        long since = lastHeardNanos == 0 ? startedNanos : lastHeardNanos; // heard after the start
+        long silent = now - since;
+        if (silent >= lostAfter.toNanos()) {
+            return;
+        }
+        String heard = lastHeardNanos == 0 ? "this master started " + seconds(now - startedNanos) + " ago and has not heard it"
+                : "was heard " + seconds(now - lastHeardNanos) + " ago";
+        throw new RegistrationRefusedException(RegistrationRefusedException.Reason.TAKEOVER_WAIT, "worker " + workerId + " "
+                + (lastHeardNanos == 0 ? "archives its range to the bucket (epoch " + fenceEpoch + "); " + heard
+                : "(range archived at epoch " + fenceEpoch + ") " + heard)
+                + "; a takeover may start once it has been silent for holdfast.cluster.lost-after (" + seconds(lostAfter.toNanos())
+                + "), as its old node may still delete objects until then; retrying (in about " + seconds(lostAfter.toNanos() - silent)
+                + ")");
+    }
+
+    private static String seconds(long nanos) {
+        return String.format(java.util.Locale.ROOT, "%.1fs", nanos / 1e9);
+    }
+}
