@@ -36,6 +36,9 @@ import org.holdfast.common.id.PbnRange;
  * cut); its old connection is then stale. States are computed from the clock when asked, so no
  * timer is needed here. Thread-safe: every method holds the registry's lock (a handful of workers,
  * called once per heartbeat).
+ *
+ * <p>The takeover rules (fence, PBN floor, the refusals of a stale, unfenced or early node) are the
+ * {@link TakeoverGuard}'s; this class asks it once its own checks pass.
  */
 public final class WorkerRegistry {
     /** A node name: what {@code holdfast.store.s3.node} allows in object keys, 1 to 64 characters. */
@@ -44,7 +47,7 @@ public final class WorkerRegistry {
     private final MembershipStore store;
     private final MembershipSettings settings;
     private final Clock clock;
-    private final TakeoverWait takeoverWait;
+    private final TakeoverGuard guard;
     private final Map<String, Member> byNode = new HashMap<>();
     private final Map<Long, Member> byId = new HashMap<>();
     private long nextId = 1;
@@ -53,15 +56,10 @@ public final class WorkerRegistry {
         WorkerRecord record;
         boolean connected;
         long lastHeardMillis;
-        /** When the master last heard any node of this id, monotonic (0: not since it started); kept across a replacement. */
-        long lastHeardNanos;
-        /** A node of this id said at REGISTER that its range data archives (epoch ≥ 1), since this master started. */
-        boolean saidArchived;
         String address = "";
         WorkerLoad load = WorkerLoad.NONE;
         WorkerCapacity capacity = new WorkerCapacity(0, 0, 0);
         String softwareVersion = "";
-        TakeoverFence fence = TakeoverFence.NONE;
 
         Member(WorkerRecord record) {
             this.record = record;
@@ -79,14 +77,14 @@ public final class WorkerRegistry {
 
     /**
      * As above, with {@code nanoTime} the monotonic clock ({@code System::nanoTime} on a real master)
-     * that times the wait before a takeover ({@link TakeoverWait}); the constructor above derives it
-     * from {@code clock}, for tests that move a fixed clock.
+     * that times the wait before a takeover ({@link TakeoverWait}, in the {@link TakeoverGuard}); the
+     * constructor above derives it from {@code clock}, for tests that move a fixed clock.
      */
     public WorkerRegistry(MembershipStore store, MembershipSettings settings, Clock clock, LongSupplier nanoTime) {
         this.store = store;
         this.settings = settings;
         this.clock = clock;
-        this.takeoverWait = new TakeoverWait(settings.lostAfter(), nanoTime);
+        this.guard = new TakeoverGuard(store, settings.lostAfter(), nanoTime);
         for (WorkerRecord r : store.workers()) {
             for (Member m : byId.values()) {
                 if (m.record.range().overlaps(r.range()) || m.record.nodeName().equals(r.nodeName())) {
@@ -105,9 +103,8 @@ public final class WorkerRegistry {
         }
         nextId = Math.max(nextId, store.highestRemovedId() + 1);
         for (Map.Entry<Long, TakeoverFence> f : store.takeoverFences().entrySet()) {
-            Member m = byId.get(f.getKey());
-            if (m != null) {
-                m.fence = f.getValue();
+            if (byId.containsKey(f.getKey())) {
+                guard.restore(f.getKey(), f.getValue());
             }
         }
     }
@@ -164,12 +161,7 @@ public final class WorkerRegistry {
                     + " and still sending heartbeats; give every worker its own holdfast.store.s3.node, or stop the other process");
         }
         if (m != null) {
-            refuseUnfenced(m, archiveEpoch);
-            refuseTakenOver(m, archiveEpoch);
-            // an epoch said at REGISTER counts too (not kept in the fence: it may be another id's directory, and here it only delays):
-            // a node lost before its first serving report may have a delete lease from its REGISTER alone
-            takeoverWait.refuseEarly(m.record.workerId(), archiveEpoch, m.saidArchived ? Math.max(1, m.fence.archiveEpoch())
-                    : m.fence.archiveEpoch(), m.lastHeardNanos);
+            guard.refuseRegistration(m.record, archiveEpoch);
         }
         WorkerRecord r = m == null ? new WorkerRecord(nextId, nodeName, 1, rangeOf(nextId), now, now, tokenId)
                 : m.record.reregistered(now, tokenId);
@@ -186,51 +178,12 @@ public final class WorkerRegistry {
         m.record = r;
         m.connected = true;
         m.lastHeardMillis = now;
-        m.lastHeardNanos = takeoverWait.now();
-        m.saidArchived |= archiveEpoch >= 1;
+        guard.registered(r.workerId(), archiveEpoch);
         m.address = address == null ? "" : address;
         m.load = WorkerLoad.NONE;
         m.capacity = capacity;
         m.softwareVersion = softwareVersion == null ? "" : softwareVersion;
         return r;
-    }
-
-    /**
-     * Refuses a node that cannot be fenced ({@code archiveEpoch} negative: an older worker) once a fence
-     * is known for {@code m}'s worker id (an epoch, or PBNs heard handed out: blocks on the workers): it
-     * could be a stale node after a takeover, or hand out PBNs below the floor the master heard.
-     */
-    private void refuseUnfenced(Member m, long archiveEpoch) {
-        // a floor at the range's first is what every report of an empty store says (blocks on the master): no fence
-        if (archiveEpoch < 0 && (m.fence.archiveEpoch() > 0 || m.fence.pbnFloor() > m.record.range().first())) {
-            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.UNFENCED_VERSION, "worker "
-                    + m.record.workerId() + " keeps blocks on its node, and this master fences its nodes (takeover epoch "
-                    + m.fence.archiveEpoch() + ", PBNs heard up to " + Math.max(0, m.fence.pbnFloor() - 1) + "), which needs cluster"
-                    + " protocol version 5; node " + m.record.nodeName() + " speaks an older one (it reports no takeover epoch and"
-                    + " takes no PBN floor, so it could serve a range another node took over or name two blocks with one PBN):"
-                    + " upgrade the worker to the master's release (docs/operations.md, \"Upgrading a cluster\")");
-        }
-    }
-
-    /** Refuses a node of {@code m}'s worker id whose range data archives below the highest epoch heard for it. */
-    private void refuseTakenOver(Member m, long archiveEpoch) {
-        if (archiveEpoch >= 1 && archiveEpoch < m.fence.archiveEpoch()) {
-            long id = m.record.workerId();
-            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.TAKEN_OVER, "worker " + id + " was taken over"
-                    + " at epoch " + m.fence.archiveEpoch() + " by another node; this node's range-data archives at epoch " + archiveEpoch
-                    + " and is stale (what it would write nobody reads, and its PBNs may be handed out again): stop this node and move"
-                    + " its <data-dir>/range-data away (started on an empty one it takes the range over at the next epoch), or give it"
-                    + " another node name; docs/operations.md \"Replace a dead worker whose range is in the bucket\"");
-        }
-    }
-
-    /** Raises {@code m}'s fence and stores it if it rose (synced if the archive epoch did). */
-    private void raise(Member m, long archiveEpoch, long pbnFloor) {
-        TakeoverFence f = m.fence.raisedTo(archiveEpoch, pbnFloor);
-        if (!f.equals(m.fence)) {
-            store.putTakeoverFence(m.record.workerId(), f, f.archiveEpoch() != m.fence.archiveEpoch());
-            m.fence = f;
-        }
     }
 
     /**
@@ -247,9 +200,9 @@ public final class WorkerRegistry {
         if (m == null) {
             return false;
         }
-        refuseTakenOver(m, archiveEpoch);
+        guard.refuseTakenOver(workerId, archiveEpoch);
         if (serving) {
-            raise(m, archiveEpoch, 0);
+            guard.raise(workerId, archiveEpoch, 0);
         }
         return true;
     }
@@ -261,7 +214,7 @@ public final class WorkerRegistry {
     public synchronized void handedOut(long workerId, long past) {
         Member m = byId.get(workerId);
         if (m != null && past > 0) {
-            raise(m, 0, Math.min(past, m.record.range().limit()));
+            guard.raise(workerId, 0, Math.min(past, m.record.range().limit()));
         }
     }
 
@@ -271,13 +224,13 @@ public final class WorkerRegistry {
         if (m == null) {
             throw new UnknownWorkerException(workerId);
         }
-        return Math.max(m.record.range().first(), m.fence.pbnFloor());
+        return Math.max(m.record.range().first(), guard.fence(workerId).pbnFloor());
     }
 
     /** What the master heard of worker {@code workerId}'s range across its nodes ({@link TakeoverFence#NONE} if nothing). */
     public synchronized TakeoverFence fence(long workerId) {
         Member m = byId.get(workerId);
-        return m == null ? TakeoverFence.NONE : m.fence;
+        return m == null ? TakeoverFence.NONE : guard.fence(workerId);
     }
 
     /**
@@ -377,6 +330,7 @@ public final class WorkerRegistry {
         store.remove(workerId); // durable first; if this throws nothing changed
         byId.remove(workerId);
         byNode.remove(m.record.nodeName());
+        guard.forget(workerId);
         return m.record;
     }
 
@@ -441,7 +395,7 @@ public final class WorkerRegistry {
         byNode.remove(m.record.nodeName());
         byNode.put(newNodeName, m);
         m.record = r;
-        // what the lost host reported is not the new host's, nor when it was last heard (but lastHeardNanos
+        // what the lost host reported is not the new host's, nor when it was last heard (but the guard's
         // stays: the new host takes the range over, which waits until the lost host's delete lease ran out)
         m.lastHeardMillis = 0;
         m.address = "";
@@ -461,7 +415,7 @@ public final class WorkerRegistry {
             return false;
         }
         m.lastHeardMillis = clock.millis();
-        m.lastHeardNanos = takeoverWait.now();
+        guard.heard(workerId);
         m.load = load;
         return true;
     }
