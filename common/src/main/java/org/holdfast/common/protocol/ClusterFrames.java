@@ -12,7 +12,7 @@ import io.netty.buffer.ByteBufUtil;
  *  REGISTER      | clusterVersion:u16 | nodeName:str | token:str | softwareVersion:str | cpus:u16 |
  *                | heapMaxBytes:u64 | diskBytes:u64 | [ archiveEpoch:u64 ]   (clusterVersion 5 and up: present)
  *  REGISTERED    | workerId:u32 | epoch:u64 | pbnFirst:u64 | pbnLimit:u64 | heartbeatMillis:u32 | masterVersion:str |
- *                [ pbnFloor:u64 ]   (cluster version 5)
+ *                [ pbnFloor:u64 | lostAfterMillis:u32 ]   (cluster version 5: both; lostAfterMillis 1..86400000)
  *  HEARTBEAT     | sequence:u64 | loadMilli:u32 | heapUsedBytes:u64 | heapMaxBytes:u64 | diskFreeBytes:u64 |
  *                [ rangeState:u8 | nextPbn:u64 | logBytes:u64 [ archiveEpoch:u64 ] ]
  *                (range-data report: cluster version 3; its archive epoch: version 5; 36, 53 or 61 bytes in all)
@@ -40,7 +40,7 @@ final class ClusterFrames {
         return switch (type) {
             case REGISTER -> 2 + 2 + ProtocolLimits.MAX_NODE_NAME + 2 + ProtocolLimits.MAX_TOKEN + 2
                     + ProtocolLimits.MAX_SERVER_VERSION + 2 + 8 + 8 + 8;
-            case REGISTERED -> 4 + 8 + 8 + 8 + 4 + 2 + ProtocolLimits.MAX_SERVER_VERSION + 8;
+            case REGISTERED -> 4 + 8 + 8 + 8 + 4 + 2 + ProtocolLimits.MAX_SERVER_VERSION + 8 + 4;
             case HEARTBEAT -> HEARTBEAT_BODY + RANGE_DATA_BODY + ARCHIVE_EPOCH_BODY;
             case HEARTBEAT_ACK -> 8;
             default -> GcSweepFrames.isGcSweep(type) ? GcSweepFrames.maxBody(type)
@@ -58,7 +58,7 @@ final class ClusterFrames {
                         + (r.archiveEpoch() == Register.NO_ARCHIVE_EPOCH ? 0 : 8);
             }
             case REGISTERED -> 4 + 8 + 8 + 8 + 4 + str(((Registered) m).masterVersion())
-                    + (((Registered) m).pbnFloor() == Registered.NO_PBN_FLOOR ? 0 : 8);
+                    + (((Registered) m).pbnFloor() == Registered.NO_PBN_FLOOR ? 0 : 8 + 4);
             case HEARTBEAT -> {
                 Heartbeat.RangeData d = ((Heartbeat) m).rangeData();
                 yield HEARTBEAT_BODY + (d == null ? 0 : RANGE_DATA_BODY + (d.archiveEpoch() == Register.NO_ARCHIVE_EPOCH ? 0 : ARCHIVE_EPOCH_BODY));
@@ -100,6 +100,7 @@ final class ClusterFrames {
                 FrameEncoder.writeStr(out, r.masterVersion());
                 if (r.pbnFloor() != Registered.NO_PBN_FLOOR) {
                     out.writeLong(r.pbnFloor());
+                    out.writeInt((int) r.lostAfterMillis());
                 }
             }
             case HEARTBEAT -> {
@@ -148,10 +149,19 @@ final class ClusterFrames {
                 long archive = version >= Register.ARCHIVE_EPOCH_VERSION ? FrameDecoder.u64(b, "archiveEpoch") : Register.NO_ARCHIVE_EPOCH;
                 yield new Register(version, node, token, software, cpus, heap, disk, archive);
             }
-            case REGISTERED -> new Registered(FrameDecoder.u32(b, "workerId"), FrameDecoder.u64(b, "epoch"),
-                    FrameDecoder.u64(b, "pbnFirst"), FrameDecoder.u64(b, "pbnLimit"), (int) FrameDecoder.u32(b, "heartbeatMillis"),
-                    FrameDecoder.str(b, "masterVersion", ProtocolLimits.MAX_SERVER_VERSION),
-                    b.isReadable() ? FrameDecoder.u64(b, "pbnFloor") : Registered.NO_PBN_FLOOR);
+            case REGISTERED -> {
+                long workerId = FrameDecoder.u32(b, "workerId");
+                long epoch = FrameDecoder.u64(b, "epoch");
+                long first = FrameDecoder.u64(b, "pbnFirst");
+                long limit = FrameDecoder.u64(b, "pbnLimit");
+                int heartbeat = (int) FrameDecoder.u32(b, "heartbeatMillis");
+                String master = FrameDecoder.str(b, "masterVersion", ProtocolLimits.MAX_SERVER_VERSION);
+                // version 5's pair, all or nothing: a floor without the lost-after is a short body (BAD_FRAME)
+                boolean v5 = b.isReadable();
+                long floor = v5 ? FrameDecoder.u64(b, "pbnFloor") : Registered.NO_PBN_FLOOR;
+                long lostAfter = v5 ? FrameDecoder.u32(b, "lostAfterMillis") : Registered.NO_LOST_AFTER;
+                yield new Registered(workerId, epoch, first, limit, heartbeat, master, floor, lostAfter);
+            }
             case HEARTBEAT -> new Heartbeat(FrameDecoder.u64(b, "sequence"), FrameDecoder.u32(b, "loadMilli"),
                     FrameDecoder.u64(b, "heapUsedBytes"), FrameDecoder.u64(b, "heapMaxBytes"), FrameDecoder.u64(b, "diskFreeBytes"),
                     // the report is all or nothing: a partial one is a short body (BAD_FRAME)

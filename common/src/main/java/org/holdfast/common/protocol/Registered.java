@@ -6,16 +6,22 @@ package org.holdfast.common.protocol;
  * {@code [pbnFirst, pbnLimit)} it owns, and how often it must send HEARTBEAT. From cluster version 5
  * ({@link Register#ARCHIVE_EPOCH_VERSION}) also {@code pbnFloor}: the lowest PBN the worker may hand
  * out next (past every PBN the master heard this worker id hand out, so a node that takes the range
- * over never names a second block with one of them; {@link #NO_PBN_FLOOR}: not sent).
+ * over never names a second block with one of them; {@link #NO_PBN_FLOOR}: not sent) and
+ * {@code lostAfterMillis}: the master's {@code holdfast.cluster.lost-after}, which bounds the worker's
+ * delete lease (1 ms to 1 day; {@link #NO_LOST_AFTER}: not sent). Version 5 sends both or neither.
  */
 public record Registered(long workerId, long epoch, long pbnFirst, long pbnLimit, int heartbeatMillis, String masterVersion,
-                         long pbnFloor) implements Message {
+                         long pbnFloor, long lostAfterMillis) implements Message {
     /** {@code pbnFloor} of a REGISTERED that does not carry it (an older master's, or one to a worker before version 5). */
     public static final long NO_PBN_FLOOR = -1;
+    /** {@code lostAfterMillis} of a REGISTERED that does not carry it (sent together with {@code pbnFloor}). */
+    public static final long NO_LOST_AFTER = -1;
+    /** Largest lost-after a master may announce: one day (a longer one is a misconfiguration, not a cluster). */
+    public static final long MAX_LOST_AFTER_MILLIS = 86_400_000L;
 
     /** A REGISTERED without the PBN floor (cluster versions 1 to 4). */
     public Registered(long workerId, long epoch, long pbnFirst, long pbnLimit, int heartbeatMillis, String masterVersion) {
-        this(workerId, epoch, pbnFirst, pbnLimit, heartbeatMillis, masterVersion, NO_PBN_FLOOR);
+        this(workerId, epoch, pbnFirst, pbnLimit, heartbeatMillis, masterVersion, NO_PBN_FLOOR, NO_LOST_AFTER);
     }
 
     public Registered {
@@ -33,6 +39,14 @@ public record Registered(long workerId, long epoch, long pbnFirst, long pbnLimit
         WireStrings.check("masterVersion", masterVersion, ProtocolLimits.MAX_SERVER_VERSION);
         if (pbnFloor != NO_PBN_FLOOR && (pbnFloor < pbnFirst || pbnFloor > pbnLimit)) {
             throw new IllegalArgumentException("pbnFloor " + pbnFloor + " outside the range [" + pbnFirst + ", " + pbnLimit + "]");
+        }
+        if ((pbnFloor == NO_PBN_FLOOR) != (lostAfterMillis == NO_LOST_AFTER)) {
+            throw new IllegalArgumentException("pbnFloor and lostAfterMillis come together (cluster version 5) or not at all: "
+                    + pbnFloor + ", " + lostAfterMillis);
+        }
+        if (lostAfterMillis != NO_LOST_AFTER && (lostAfterMillis < 1 || lostAfterMillis > MAX_LOST_AFTER_MILLIS)) {
+            throw new IllegalArgumentException("master's lostAfterMillis must be 1.." + MAX_LOST_AFTER_MILLIS + " (1 day), got "
+                    + lostAfterMillis + ": check holdfast.cluster.lost-after on the master");
         }
     }
 

@@ -274,6 +274,47 @@ class FrameDecoderViolationTest {
                 .writeByte(0)), ErrorCode.BAD_FRAME);
     }
 
+    /** A REGISTERED body up to masterVersion, then version 5's PBN floor: what a version 5 master sends before its lost-after. */
+    private ByteBuf registeredBodyWithFloor() {
+        ByteBuf b = body().writeInt(1).writeLong(1).writeLong(1L << 48).writeLong((1L << 48) + 10).writeInt(100);
+        FrameEncoder.writeStr(b, "m");
+        return b.writeLong(1L << 48);
+    }
+
+    @Test
+    void decode_registeredWithFloorButNoLostAfter_badFrame() {
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.REGISTERED.code(), registeredBodyWithFloor()), ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_registeredWithPartialLostAfter_badFrame() {
+        assertViolation(frame(ProtocolLimits.VERSION, MessageType.REGISTERED.code(), registeredBodyWithFloor().writeShort(0)),
+                ErrorCode.BAD_FRAME);
+    }
+
+    @Test
+    void decode_registeredWithNonsenseLostAfter_badFrameNamingIt() {
+        // 0, what a negative int would be on the wire, and a day plus 1 ms
+        for (long millis : new long[] {0, 0xffff_ffffL, 0x8000_0000L, Registered.MAX_LOST_AFTER_MILLIS + 1}) {
+            FrameDecoder d = new FrameDecoder();
+            EmbeddedChannel c = new EmbeddedChannel(d);
+            c.config().setAllocator(alloc);
+            ByteBuf f = frame(ProtocolLimits.VERSION, MessageType.REGISTERED.code(), registeredBodyWithFloor().writeInt((int) millis));
+            assertThatThrownBy(() -> c.writeInbound(f)).as("lost-after %d ms", millis)
+                    .isInstanceOfSatisfying(ProtocolException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.BAD_FRAME))
+                    .hasMessageContaining("lostAfterMillis").hasMessageContaining("holdfast.cluster.lost-after");
+            assertThat(d.isFailed()).isTrue();
+            c.finishAndReleaseAll();
+        }
+    }
+
+    @Test
+    void decode_registeredWithLostAfterOfADay_accepted() {
+        ch.writeInbound(frame(ProtocolLimits.VERSION, MessageType.REGISTERED.code(),
+                registeredBodyWithFloor().writeInt((int) Registered.MAX_LOST_AFTER_MILLIS)));
+        assertThat(((Registered) ch.readInbound()).lostAfterMillis()).isEqualTo(Registered.MAX_LOST_AFTER_MILLIS);
+    }
+
     /** A REGISTER body of {@code version} up to diskBytes: what every version has. */
     private ByteBuf registerBody(int version) {
         ByteBuf b = body().writeShort(version);

@@ -27,6 +27,9 @@ public record MembershipSettings(Duration heartbeatInterval, Duration lateAfter,
             throw new IllegalArgumentException("holdfast.cluster needs heartbeat-interval < late-after < lost-after, got "
                     + heartbeatInterval + ", " + lateAfter + ", " + lostAfter);
         }
+        if (lostAfter.compareTo(Duration.ofDays(1)) > 0) { // REGISTERED tells workers this value, which they reject above a day
+            throw new IllegalArgumentException("holdfast.cluster.lost-after must be at most 1 day, got " + lostAfter);
+        }
         if (firstPbn < 1 || rangeSize < 1) {
             throw new IllegalArgumentException("PBN ranges need a positive first PBN and size, got " + firstPbn + " and " + rangeSize);
         }

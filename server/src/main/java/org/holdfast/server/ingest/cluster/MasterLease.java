@@ -6,7 +6,8 @@ import org.holdfast.server.store.DeleteLease;
 /**
  * A worker's lease on bucket deletes: held while the newest message the master acknowledged
  * (REGISTER or a heartbeat) was sent less than {@code lost-after / 2} ago, by this node's monotonic
- * clock.
+ * clock. {@code lost-after} is the smaller of this node's and the one the master's REGISTERED names
+ * (cluster version 5), since the master's is what its takeover wait uses.
  *
  * <p>Why that makes a delete precede any takeover listing: the master lets another node take the
  * range over only once it declared this worker lost, i.e. after {@code lost-after} without hearing
@@ -18,17 +19,47 @@ import org.holdfast.server.store.DeleteLease;
  * deferred: the next compaction run or start carries it out with a lease.
  */
 public final class MasterLease implements DeleteLease {
-    private final long lostAfterNanos;
+    private static final System.Logger LOG = System.getLogger(MasterLease.class.getName());
+    private final long ownLostAfterNanos;
+    // min(own, the master's as its latest REGISTERED said): a larger own value would outlive the master's takeover wait
+    private volatile long lostAfterNanos;
+    // the master's lost-after last warned about, so that a reconnect loop does not repeat the warning
+    private long warnedMasterNanos = -1;
     // System.nanoTime of sending the newest message the master acknowledged; valid only once heard is true
     private volatile long sentNanos;
     private volatile boolean heard;
 
-    /** A lease for a cluster whose master declares a worker lost after {@code lostAfter} of silence. */
+    /** A lease for a cluster whose master declares a worker lost after {@code lostAfter} of silence (this node's setting). */
     public MasterLease(Duration lostAfter) {
         if (lostAfter.isNegative() || lostAfter.isZero()) {
             throw new IllegalArgumentException("holdfast.cluster.lost-after must be positive, got " + lostAfter);
         }
-        this.lostAfterNanos = lostAfter.toNanos();
+        this.ownLostAfterNanos = lostAfter.toNanos();
+        this.lostAfterNanos = ownLostAfterNanos;
+    }
+
+    /**
+     * The master's lost-after as its REGISTERED says, or null (a master before cluster version 5 does not say):
+     * the lease runs on the smaller of it and this node's own; with null on this node's own.
+     */
+    public synchronized void masterLostAfter(Duration master) {
+        if (master == null) {
+            lostAfterNanos = ownLostAfterNanos;
+            return;
+        }
+        long m = master.toNanos();
+        lostAfterNanos = Math.min(ownLostAfterNanos, m);
+        if (m != ownLostAfterNanos && m != warnedMasterNanos) {
+            LOG.log(System.Logger.Level.WARNING, "holdfast.cluster.lost-after differs: the master''s is {0}, this worker''s {1}; the"
+                    + " delete lease uses the smaller, {2}. Set the same value on master and workers",
+                    master, Duration.ofNanos(ownLostAfterNanos), Duration.ofNanos(lostAfterNanos));
+        }
+        warnedMasterNanos = m;
+    }
+
+    /** The lost-after the lease runs on now. */
+    public Duration lostAfter() {
+        return Duration.ofNanos(lostAfterNanos);
     }
 
     /** The master acknowledged a message this node sent at {@code sentNanos} ({@link System#nanoTime}). */
@@ -44,7 +75,8 @@ public final class MasterLease implements DeleteLease {
         if (!heard) {
             return 0;
         }
+        long lostAfter = lostAfterNanos;
         long age = System.nanoTime() - sentNanos;
-        return age < lostAfterNanos / 2 ? lostAfterNanos - age : 0;
+        return age < lostAfter / 2 ? lostAfter - age : 0;
     }
 }

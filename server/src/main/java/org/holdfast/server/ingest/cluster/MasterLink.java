@@ -192,10 +192,13 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
                 "epoch " + w.epoch() + ", PBNs [" + w.range().first() + ", " + w.range().limit() + ")");
         LOG.log(System.Logger.Level.INFO, "worker {0} ({1}) registered from {2}: epoch {3}, PBNs [{4}, {5})", w.workerId(),
                 w.nodeName(), address(), w.epoch(), Long.toString(w.range().first()), Long.toString(w.range().limit()));
-        // from version 5 the floor: a node that takes the range over starts past every PBN heard handed out in it
+        // from version 5 the floor (a node that takes the range over starts past every PBN heard handed out in it) and
+        // this master's lost-after, which bounds the worker's delete lease (MasterLease)
+        boolean v5 = r.clusterVersion() >= Register.ARCHIVE_EPOCH_VERSION;
         Registered registered = new Registered(w.workerId(), w.epoch(), w.range().first(), w.range().limit(),
                 Math.toIntExact(server.registry().settings().heartbeatInterval().toMillis()), server.settings().masterVersion(),
-                r.clusterVersion() >= Register.ARCHIVE_EPOCH_VERSION ? server.registry().pbnFloor(w.workerId()) : Registered.NO_PBN_FLOOR);
+                v5 ? server.registry().pbnFloor(w.workerId()) : Registered.NO_PBN_FLOOR,
+                v5 ? server.registry().settings().lostAfter().toMillis() : Registered.NO_LOST_AFTER);
         DedupLink link = new DedupLink(w.nodeName(), ctx.channel(), server.registry().settings().lostAfter());
         String principal = p.name();
         if (r.clusterVersion() >= Register.START_OVER_REPORT_VERSION) { // a version 1 link carries no report: one sent anyway is ignored

@@ -383,6 +383,8 @@ public final class WorkerConnector implements AutoCloseable {
         private void registered(ChannelHandlerContext ctx, Registered r) {
             MasterLease heardBy = lease;
             if (heardBy != null) {
+                // the master's lost-after first, so the lease never runs on a longer one than the master waits
+                heardBy.masterLostAfter(r.lostAfterMillis() == Registered.NO_LOST_AFTER ? null : Duration.ofMillis(r.lostAfterMillis()));
                 heardBy.heard(registerSent); // before the store opens: its start resumes interrupted deletes
             }
             WorkerRecord w = new WorkerRecord(r.workerId(), settings.nodeName(), r.epoch(), new PbnRange(r.pbnFirst(), r.pbnLimit()),

@@ -115,6 +115,26 @@ class WorkerConnectorTest {
     }
 
     @Test
+    void workerLostAfterLongerThanTheMasters_leaseRunsOnTheMasters_andLapsesWithinHalfOfIt() throws Exception {
+        MasterLease lease = new MasterLease(Duration.ofSeconds(60)); // the master here: 2 s
+        try (WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", port, null, "w1", tokenFile,
+                MasterTrust.pinned(cert.fingerprint()), "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)),
+                new LoadProbe(dir))) {
+            w.reportHearing(lease);
+            w.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
+            assertThat(lease.lostAfter()).isEqualTo(Duration.ofSeconds(2));
+            assertThat(lease.safeNanos()).as("never more than the master's lost-after").isPositive()
+                    .isLessThanOrEqualTo(Duration.ofSeconds(2).toNanos());
+            server.close(); // no acks from here on
+            long closed = System.nanoTime();
+            // on its own 60 s it would hold 30 s past the last ack
+            await().atMost(Duration.ofSeconds(5)).until(() -> lease.safeNanos() <= 0);
+            assertThat(Duration.ofNanos(System.nanoTime() - closed)).isLessThan(Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
     void start_wrongFingerprint_refusesTheMasterAndRegistersNothing() throws Exception {
         CertificateFingerprint other = CertificateFingerprint.parse("00".repeat(32));
         try (WorkerConnector w = worker("w1", MasterTrust.pinned(other))) {
