@@ -216,6 +216,15 @@ class WorkerRegistryTest {
     }
 
     @Test
+    void settings_lostAfterOverADay_isRefused_aDayIsNot() {
+        // REGISTERED tells workers the value and they refuse more than a day: the master must not start with it
+        assertThatThrownBy(() -> new MembershipSettings(Duration.ofSeconds(2), Duration.ofSeconds(6), Duration.ofDays(1).plusMillis(1), 1, 1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("holdfast.cluster.lost-after must be at most 1 day");
+        assertThat(new MembershipSettings(Duration.ofSeconds(2), Duration.ofSeconds(6), Duration.ofDays(1), 1, 1).lostAfter())
+                .isEqualTo(Duration.ofDays(1));
+    }
+
+    @Test
     void remove_disconnectedWorker_deletesItsRecordAndItsNodeComesBackAsANewWorkerEvenAfterARestart() {
         WorkerRegistry r = registry();
         WorkerRecord a = r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v");
