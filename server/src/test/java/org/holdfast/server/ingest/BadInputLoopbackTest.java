@@ -398,7 +398,10 @@ class BadInputLoopbackTest {
             }
             org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(2))
                     .untilAsserted(() -> assertThat(harness.server().openConnections()).as("connections open").isZero());
-            assertThat(harness.server().inflightBytes()).as("in-flight budget reserved").isZero();
+            // the partial frame's reservation is given back when the channel's decoder is removed, which
+            // may run just after the connection count dropped: a leak still fails after the wait
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(2))
+                    .untilAsserted(() -> assertThat(harness.server().inflightBytes()).as("in-flight budget reserved").isZero());
         }
     }
 
