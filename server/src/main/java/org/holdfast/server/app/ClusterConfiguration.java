@@ -182,6 +182,18 @@ public class ClusterConfiguration {
      * under its worker id and takeover epoch; null for backend local.
      */
     static WorkerRangeData.Archive archive(HoldfastProperties props) {
+        return archive(props, true);
+    }
+
+    /**
+     * As {@link #archive(HoldfastProperties)} for a reader that never uploads (a master's copies of
+     * lost workers' ranges): it connects without the create-only probe, which writes to the bucket.
+     */
+    static WorkerRangeData.Archive readingArchive(HoldfastProperties props) {
+        return archive(props, false);
+    }
+
+    private static WorkerRangeData.Archive archive(HoldfastProperties props, boolean probe) {
         if (!"s3".equals(props.store().backend())) {
             return null;
         }
@@ -189,7 +201,7 @@ public class ClusterConfiguration {
         S3Settings settings = S3Settings.of(c.endpoint(), c.region(), c.bucket(), c.prefix(), c.credentialsFile(), c.pathStyle())
                 .withChecksumsWhenRequired(c.checksumsWhenRequired())
                 .withRateLimits(c.maxReadRequestsPerSecond(), c.maxWriteRequestsPerSecond());
-        return new WorkerRangeData.Archive(() -> S3ObjectStore.open(settings), c.cache(), syncWait(c.uploadStallTimeout(),
+        return new WorkerRangeData.Archive(() -> probe ? S3ObjectStore.open(settings) : S3ObjectStore.connect(settings), c.cache(), syncWait(c.uploadStallTimeout(),
                 props.cluster().lostAfter()));
     }
 

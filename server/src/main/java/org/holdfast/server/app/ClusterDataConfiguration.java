@@ -78,7 +78,7 @@ public class ClusterDataConfiguration {
     @ConditionalOnProperty(name = "holdfast.cluster.role", havingValue = "master")
     RangeCopies rangeCopies(ClusterServer server, WorkerRegistry registry, HoldfastProperties props, DataDirectory dir, DataStore store,
                             java.time.Clock holdfastClock) {
-        return new RangeCopies(server.rangeStores(), registry::workers, ClusterConfiguration.archive(props),
+        return new RangeCopies(server.rangeStores(), registry::workers, ClusterConfiguration.readingArchive(props),
                 dir.subdirectory(RangeCopies.DIRECTORY), store.reserve(), registry.settings().lostAfter(), holdfastClock);
     }
 
