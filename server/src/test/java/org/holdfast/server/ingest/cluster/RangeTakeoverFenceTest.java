@@ -281,6 +281,33 @@ class RangeTakeoverFenceTest {
     }
 
     @Test
+    void claim_eachRegistration_listsTheWorkersKeysOnce_forItsFenceAndItsLateUploads() throws Exception {
+        List<ObjectStore> clients = new ArrayList<>();
+        java.util.function.Supplier<ObjectStore> counted = () -> {
+            ObjectStore c = bucket.client();
+            clients.add(c);
+            return c;
+        };
+        WorkerRangeData a = node("a", 0, counted);
+        DataStore sa = a.claim(RANGE); // a fresh store at epoch 1: the plan's listing, none for late uploads (none can exist)
+        append(sa, RangeBlocks.blocks(14, 4, false));
+        a.sync(sa);
+        assertThat(lists(clients)).as("fresh").isEqualTo(1);
+        a.identify(WORKER, 0); // its link registers again: the fence check
+        a.claim(RANGE);
+        assertThat(lists(clients)).as("registered again").isEqualTo(2);
+        a.close();
+        WorkerRangeData again = node("a", 0, counted); // restarted on its directory: the existing store's fence check
+        again.claim(RANGE);
+        assertThat(lists(clients)).as("restarted").isEqualTo(3);
+    }
+
+    /** LIST requests made so far by {@code clients}. */
+    private static long lists(List<ObjectStore> clients) {
+        return clients.stream().mapToLong(c -> c.stats().lists()).sum();
+    }
+
+    @Test
     void claim_oldNodeCompactedAnAdoptedLogAfterTheTakeover_itsCopyKeptNotDeleted() throws Exception {
         WorkerRangeData a = node("a", 0);
         DataStore sa = a.claim(RANGE);
