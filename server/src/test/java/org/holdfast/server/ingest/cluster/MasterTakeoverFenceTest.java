@@ -17,9 +17,7 @@ import org.holdfast.common.protocol.Registered;
 import org.holdfast.server.cluster.MemberState;
 import org.holdfast.server.cluster.MembershipSettings;
 import org.holdfast.server.ingest.RefusedWriter;
-import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.AuditLog;
-import org.holdfast.server.security.Role;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -46,7 +44,7 @@ class MasterTakeoverFenceTest {
     @BeforeEach
     void start() {
         master = new TestMaster(dir.resolve("catalog"), SETTINGS, AuditLog.NONE);
-        token = master.tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token();
+        token = master.workerToken();
     }
 
     @AfterEach

@@ -8,9 +8,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MembershipSettings;
-import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.AuditLog;
-import org.holdfast.server.security.Role;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FsyncPolicy;
 
@@ -34,7 +32,7 @@ final class OneRangeWorker implements AutoCloseable {
         master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(500), Duration.ofSeconds(2),
                 lostAfter, FIRST, MembershipSettings.DEFAULT_RANGE_SIZE), AuditLog.NONE);
         tokenFile = dir.resolve("worker.token");
-        Files.writeString(tokenFile, master.tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token());
+        Files.writeString(tokenFile, master.workerToken());
     }
 
     /** Starts "w1" with data logs of {@code logRollBytes} and {@code minFreeBytes} kept free; the master's end of its store once up. */

@@ -8,6 +8,7 @@ import org.holdfast.server.cluster.MembershipSettings;
 import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.AuditLog;
+import org.holdfast.server.security.Role;
 import org.holdfast.server.store.MetadataDb;
 
 /**
@@ -30,6 +31,11 @@ final class TestMaster implements AutoCloseable {
         registry = new WorkerRegistry(store, settings, Clock.systemUTC());
         server = new ClusterServer(new ClusterServer.Settings("127.0.0.1", 0, null, "test"), registry, tokens, audit);
         server.start();
+    }
+
+    /** A new worker token, as an admin issues one for a node to register with. */
+    String workerToken() {
+        return tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token();
     }
 
     @Override
