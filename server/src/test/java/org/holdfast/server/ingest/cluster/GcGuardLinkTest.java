@@ -65,8 +65,7 @@ class GcGuardLinkTest {
             if (gc == null) {
                 gc = new WorkerGcMetadata(dir.resolve(name).resolve("range-data").resolve("gc"), BOSC);
             }
-            link = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.server.port(), null, name, tokenFile, null, "auto",
-                    "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)), new LoadProbe(dir), null, null, gc);
+            link = new WorkerConnector(master.linkSettings(name, tokenFile), new LoadProbe(dir), null, null, gc);
             link.start();
             await().atMost(Duration.ofSeconds(20)).until(() -> link.status().connected() && remote() != null && gc.guard() != null);
         }

@@ -92,8 +92,7 @@ class GcSweepLinkTest {
     }
 
     private void startLink() {
-        worker = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.server.port(), null, "w1", tokenFile, null, "auto",
-                "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)), new LoadProbe(dir), dedup, data, gc);
+        worker = new WorkerConnector(master.linkSettings("w1", tokenFile), new LoadProbe(dir), dedup, data, gc);
         worker.start();
         await().atMost(Duration.ofSeconds(20)).until(() -> worker.status().connected() && master.server.rangeSweeps().up(1) != null
                 && master.server.gcDeltas().up(1) != null && master.server.rangeStores().up(1) != null);

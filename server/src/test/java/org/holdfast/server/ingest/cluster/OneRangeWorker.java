@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.CompletionException;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MembershipSettings;
 import org.holdfast.server.security.AuditLog;
@@ -39,11 +40,20 @@ final class OneRangeWorker implements AutoCloseable {
     RemoteRangeStore start(long logRollBytes, long minFreeBytes) {
         data = new WorkerRangeData(dir.resolve("w1").resolve("range-data"),
                 new DataStore.Settings(dir.resolve("unused"), logRollBytes, FsyncPolicy.COMMIT, 64, minFreeBytes));
-        worker = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.server.port(), null, "w1", tokenFile, null, "auto",
-                "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)), new LoadProbe(dir), null, data);
+        worker = new WorkerConnector(master.linkSettings("w1", tokenFile), new LoadProbe(dir), null, data);
         worker.start();
         await().atMost(Duration.ofSeconds(20)).until(() -> worker.status().connected() && master.server.rangeStores().up(1) != null);
         return master.server.rangeStores().up(1);
+    }
+
+    /** Why {@code call} failed: the cause of the {@link CompletionException} it threw (fails the test if it succeeded). */
+    static Throwable cause(Runnable call) {
+        try {
+            call.run();
+        } catch (CompletionException e) {
+            return e.getCause();
+        }
+        throw new AssertionError("the call succeeded");
     }
 
     /** The worker's range data while it runs. */

@@ -78,8 +78,7 @@ class SweepAfterLinkFlapTest {
 
     /** A new link of the same worker process (its range data and GC metadata stay). */
     private void startLink() {
-        worker = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.server.port(), null, "w1", tokenFile, null, "auto",
-                "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)), new LoadProbe(dir), null, data, gc);
+        worker = new WorkerConnector(master.linkSettings("w1", tokenFile), new LoadProbe(dir), null, data, gc);
         worker.start();
         await().atMost(Duration.ofSeconds(20)).until(() -> worker.status().connected() && master.server.rangeSweeps().up(1) != null
                 && master.server.gcDeltas().up(1) != null && master.server.gcGuards().up(1) != null && gc.guard() != null);

@@ -2,6 +2,7 @@ package org.holdfast.server.ingest.cluster;
 
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import org.holdfast.server.catalog.ClusterStore;
 import org.holdfast.server.catalog.RocksCredentialStore;
 import org.holdfast.server.cluster.MembershipSettings;
@@ -36,6 +37,15 @@ final class TestMaster implements AutoCloseable {
     /** A new worker token, as an admin issues one for a node to register with. */
     String workerToken() {
         return tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token();
+    }
+
+    /**
+     * The link settings of a test node {@code node} registering here with the token in {@code tokenFile}:
+     * plain TCP on loopback, a 5 s connect timeout, a reconnect backoff of 50 to 200 ms.
+     */
+    WorkerConnector.Settings linkSettings(String node, Path tokenFile) {
+        return new WorkerConnector.Settings("127.0.0.1", server.port(), null, node, tokenFile, null, "auto", "test", Duration.ofSeconds(5),
+                Duration.ofMillis(50), Duration.ofMillis(200));
     }
 
     @Override
