@@ -236,14 +236,9 @@ class GcSweepLinkTest {
         assertThat(aheadRead.get(1)).isEqualTo(s.block(FUTURE_B));
     }
 
-    @Test
-    void sweep_secondWhileOneRuns_refusedBusyAndTheFirstFinishes() throws Exception {
-        Stored s = storeBlocks();
-        referenceThenDereference(s);
-        RemoteRangeSweep sweep = master.server.rangeSweeps().up(1);
+    /** A thread holding the range data's lock until {@code release} (or 30 s), returned once it holds it. */
+    private Thread holdRangeData(CountDownLatch release) throws InterruptedException {
         CountDownLatch held = new CountDownLatch(1);
-        CountDownLatch release = new CountDownLatch(1);
-        // the range data's lock held: the first sweep waits in it (as behind a long disk operation)
         Thread holder = new Thread(() -> {
             synchronized (data) {
                 held.countDown();
@@ -256,6 +251,16 @@ class GcSweepLinkTest {
         });
         holder.start();
         held.await();
+        return holder;
+    }
+
+    @Test
+    void sweep_secondWhileOneRuns_refusedBusyAndTheFirstFinishes() throws Exception {
+        Stored s = storeBlocks();
+        referenceThenDereference(s);
+        RemoteRangeSweep sweep = master.server.rangeSweeps().up(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Thread holder = holdRangeData(release); // the first sweep waits in its lock (as behind a long disk operation)
         CompletableFuture<GcSwept> first = sweep.sweep(GcSweep.NO_TIME, false);
         await().atMost(Duration.ofSeconds(10)).until(() -> worker.rangeSweep().progress().running());
         assertThatThrownBy(() -> sweep.sweep(GcSweep.NO_TIME, false).join()).isInstanceOf(CompletionException.class)
@@ -273,20 +278,8 @@ class GcSweepLinkTest {
         Stored s = storeBlocks();
         referenceThenDereference(s);
         RemoteRangeSweep sweep = master.server.rangeSweeps().up(1);
-        CountDownLatch held = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        Thread holder = new Thread(() -> {
-            synchronized (data) {
-                held.countDown();
-                try {
-                    release.await(30, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        });
-        holder.start();
-        held.await();
+        Thread holder = holdRangeData(release);
         WorkerRangeSweep onTheWorker = worker.rangeSweep();
         WorkerSweeps round = new WorkerSweeps(master.server.rangeSweeps(), () -> List.of(1L, 2L), id -> 0, Duration.ofSeconds(20));
         CompletableFuture<List<WorkerSweeps.Outcome>> outcomes = CompletableFuture.supplyAsync(() -> round.sweep(clock.millis(), false));
@@ -315,20 +308,8 @@ class GcSweepLinkTest {
         Stored s = storeBlocks();
         referenceThenDereference(s);
         RemoteRangeSweep sweep = master.server.rangeSweeps().up(1);
-        CountDownLatch held = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        Thread holder = new Thread(() -> {
-            synchronized (data) {
-                held.countDown();
-                try {
-                    release.await(30, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        });
-        holder.start();
-        held.await();
+        Thread holder = holdRangeData(release);
         sweep.sweep(GcSweep.NO_TIME, false);
         WorkerRangeSweep onTheWorker = worker.rangeSweep();
         await().atMost(Duration.ofSeconds(10)).until(() -> onTheWorker.progress().running());
