@@ -17,9 +17,7 @@ import org.holdfast.common.protocol.Registered;
 import org.holdfast.server.cluster.MemberState;
 import org.holdfast.server.cluster.MembershipSettings;
 import org.holdfast.server.ingest.RefusedWriter;
-import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.AuditLog;
-import org.holdfast.server.security.Role;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -46,7 +44,7 @@ class MasterTakeoverFenceTest {
     @BeforeEach
     void start() {
         master = new TestMaster(dir.resolve("catalog"), SETTINGS, AuditLog.NONE);
-        token = master.tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token();
+        token = master.workerToken();
     }
 
     @AfterEach
@@ -58,7 +56,7 @@ class MasterTakeoverFenceTest {
     private Message register(Socket s, int version, long archive) throws IOException {
         long epoch = version >= Register.ARCHIVE_EPOCH_VERSION ? archive : Register.NO_ARCHIVE_EPOCH;
         s.getOutputStream().write(RefusedWriter.frame(new Register(version, "w1", token, "test", 2, 1L << 30, 1L << 40, epoch)));
-        List<Message> got = HeartbeatRangeDataAttackTest.read(s.getInputStream(), 1);
+        List<Message> got = ClusterFrames.read(s.getInputStream(), 1);
         assertThat(got).hasSize(1);
         return got.get(0);
     }
@@ -73,7 +71,7 @@ class MasterTakeoverFenceTest {
     private static void report(Socket s, long next, long archive) throws IOException {
         s.getOutputStream().write(RefusedWriter.frame(new Heartbeat(1, 0, 1, 2, 3,
                 new Heartbeat.RangeData(Heartbeat.RangeData.SERVING, next, 4096, archive))));
-        assertThat(HeartbeatRangeDataAttackTest.read(s.getInputStream(), 1)).singleElement().isEqualTo(new HeartbeatAck(1));
+        assertThat(ClusterFrames.read(s.getInputStream(), 1)).singleElement().isEqualTo(new HeartbeatAck(1));
     }
 
     /** Waits until the master has noted w1's connection closed (its lane runs that after the socket ends). */
@@ -119,7 +117,7 @@ class MasterTakeoverFenceTest {
                 assertThat(e.message()).contains("worker 1 was taken over at epoch 2 by another node")
                         .contains("range-data archives at epoch 1 and is stale").contains("move its <data-dir>/range-data away");
             });
-            assertThat(HeartbeatRangeDataAttackTest.read(back.getInputStream(), 1)).as("and the link closes").isEmpty();
+            assertThat(ClusterFrames.read(back.getInputStream(), 1)).as("and the link closes").isEmpty();
         }
         assertThat(master.server.rangeStores().up(1)).as("no data call reaches it").isNull();
         try (Socket taker = connect(master)) {
@@ -156,7 +154,7 @@ class MasterTakeoverFenceTest {
                 assertThat(e.message()).contains("needs cluster protocol version 5").contains("node w1 speaks an older one")
                         .contains("upgrade the worker");
             });
-            assertThat(HeartbeatRangeDataAttackTest.read(old.getInputStream(), 1)).as("and the link closes").isEmpty();
+            assertThat(ClusterFrames.read(old.getInputStream(), 1)).as("and the link closes").isEmpty();
         }
         assertThat(master.registry.state(1)).as("not registered: still lost").isEqualTo(MemberState.LOST);
         assertThat(master.server.rangeStores().up(1)).as("no data call reaches it").isNull();
