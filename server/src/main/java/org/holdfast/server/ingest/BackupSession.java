@@ -603,9 +603,9 @@ public final class BackupSession {
     /** Stores entry {@code idx}'s verified payload: as the repair of a bad block, else as a new block. */
     private int store(int idx, byte[] src, int off, int len, int storedCodec, byte[] pfs, int pfOff, int protectedCount) {
         int fpOff = idx * Fingerprint.BYTES;
-        // a bad block on a worker is not repaired in place (the master's store holds no copy of it): a new copy is stored
-        long target = blocks.keepsBlocksOnWorkers() ? 0 : repairTarget(idx, fpOff);
-        if (target != 0 && services.dataStore().repair(target, fps, fpOff, src, off, len, storedCodec, blockSize)) {
+        long target = repairTarget(idx, fpOff);
+        // in the store that holds the block: the master's own, or (data on workers) its worker's, whose mark goes after the commit
+        if (target != 0 && blocks.repair(target, fps, fpOff, src, off, len, storedCodec, blockSize)) {
             // The verified payload becomes the bad PBN's new copy (at the next sync): every snapshot referencing it heals.
             resolveStored(idx, target, false);
             storedBytes += len;
@@ -702,6 +702,7 @@ public final class BackupSession {
         }
         CommittedSnapshot c = services.snapshotCommit().commit(new SnapshotCommit.Request(volume, blockSize, volumeBytes, parentSequence,
                 done, volumeBytes, sentBlocks, newBlocks, storedBytes, domain.name(), consistency));
+        blocks.committed();
         end(true);
         try {
             services.index().flush();

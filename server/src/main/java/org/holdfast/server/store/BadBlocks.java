@@ -214,6 +214,31 @@ public final class BadBlocks {
         return bad.size();
     }
 
+    /**
+     * Removes the marks of {@code pbns} in one synced write: blocks repaired on the data workers that
+     * hold them, once the snapshot commit naming the repairs is durable. Returns how many were marked.
+     */
+    public int clearRepaired(List<Long> pbns) {
+        List<Long> marked = new ArrayList<>(pbns.size());
+        synchronized (this) {
+            try (MetadataBatch batch = new MetadataBatch()) {
+                for (long p : pbns) {
+                    if (bad.containsKey(p) && !marked.contains(p)) {
+                        db.delete(batch, cf, key(p));
+                        marked.add(p);
+                    }
+                }
+                if (marked.isEmpty()) {
+                    return 0;
+                }
+                db.write(batch, true);
+            }
+            marked.forEach(this::cleared);
+        }
+        LOG.log(Level.INFO, "bad blocks repaired in place on their workers, marks cleared: " + marked);
+        return marked.size();
+    }
+
     /** Adds the removal of {@code pbn}'s mark to a batch (a repair or GC's freeing); call {@link #cleared} once it is written. */
     void clear(MetadataBatch batch, long pbn) {
         db.delete(batch, cf, key(pbn));
