@@ -28,6 +28,7 @@ import org.holdfast.server.engine.DedupDomain;
 import org.holdfast.server.engine.DedupStream;
 import org.holdfast.server.engine.DedupUnavailableException;
 import org.holdfast.server.store.BlockHome;
+import org.holdfast.server.store.BlocksUnavailableException;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.StoredBlock;
@@ -664,8 +665,12 @@ public final class BackupSession {
             return 0; // domain unknown (possibly another's): store the block anew, the bad one stays for its owner
         }
         long[] one = {p};
-        if (services.referenceGuard().protectOrRefuse(id, one, 0, 1) > 0) {
-            return 0; // a sweep is freeing it
+        try {
+            if (services.referenceGuard().protectOrRefuse(id, one, 0, 1) > 0) {
+                return 0; // a sweep is freeing it
+            }
+        } catch (BlocksUnavailableException e) {
+            return 0; // its worker is not connected (data on workers): no repair now, the block is stored anew
         }
         return p;
     }
