@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
 import org.holdfast.common.id.Fingerprint;
 import org.rocksdb.ColumnFamilyHandle;
@@ -51,6 +52,7 @@ public final class BadBlocks {
     private final Map<Long, BadBlock> bad = new ConcurrentHashMap<>();
     private final Map<String, Long> byFingerprint = new ConcurrentHashMap<>();
     private volatile LongConsumer onMarked = pbn -> { };
+    private final AtomicLong repairedOnWorkers = new AtomicLong();
 
     BadBlocks(MetadataDb db) {
         this.db = db;
@@ -235,8 +237,14 @@ public final class BadBlocks {
             }
             marked.forEach(this::cleared);
         }
+        repairedOnWorkers.addAndGet(marked.size());
         LOG.log(Level.INFO, "bad blocks repaired in place on their workers, marks cleared: " + marked);
         return marked.size();
+    }
+
+    /** Marks {@link #clearRepaired} cleared since start: bad blocks repaired in place on their data workers. */
+    public long repairedOnWorkers() {
+        return repairedOnWorkers.get();
     }
 
     /** Adds the removal of {@code pbn}'s mark to a batch (a repair or GC's freeing); call {@link #cleared} once it is written. */

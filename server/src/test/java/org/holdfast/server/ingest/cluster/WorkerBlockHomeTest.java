@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Random;
 import org.holdfast.common.hash.BlockHasher;
 import org.holdfast.common.protocol.DataRepair;
@@ -69,6 +70,14 @@ class WorkerBlockHomeTest {
             home.committed();
             assertThat(marks.isBad(pbn)).isTrue();
             link.close();
+
+            // what a committed repair does: the mark goes in one synced write, counted once, and stays gone after a restart
+            assertThat(marks.clearRepaired(List.of(pbn, pbn, pbn + 1))).isEqualTo(1);
+            assertThat(marks.isBad(pbn)).isFalse();
+            assertThat(marks.repairedOnWorkers()).isEqualTo(1);
+        }
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"))) {
+            assertThat(BadBlocks.of(db).isBad(pbn)).isFalse();
         }
     }
 }
