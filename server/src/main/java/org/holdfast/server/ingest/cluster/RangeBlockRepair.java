@@ -33,7 +33,7 @@ final class RangeBlockRepair {
     private static final byte[] ZERO_FP = new byte[Fingerprint.BYTES];
     private final PbnRange range;
     private final StoredBlock block = new StoredBlock();
-    private final byte[] raw = new byte[FormatVersions.MAX_BLOCK_SIZE];
+    private byte[] raw = new byte[0]; // grown to the largest block checked: repairs are rare, most links never need it
     private final byte[] digest = new byte[Fingerprint.BYTES];
 
     /** Repairs in {@code range}, the range of this link's registration. */
@@ -78,6 +78,9 @@ final class RangeBlockRepair {
             return e.getMessage();
         }
         int n = block.rawLength();
+        if (raw.length < n) {
+            raw = new byte[n];
+        }
         try {
             codec.decode(block.codec() == FormatVersions.CODEC_ZSTD ? PayloadCodec.ZSTD : PayloadCodec.RAW, block.data(),
                     block.dataOffset(), block.storedLength(), raw, 0, n);
