@@ -17,6 +17,7 @@ import org.holdfast.server.catalog.CatalogBackupJobs;
 import org.holdfast.server.catalog.JobStore;
 import org.holdfast.server.gc.GcMetadataRebuild;
 import org.holdfast.server.gc.OfflineProperties;
+import org.holdfast.server.gc.RestoredWorkerCounts;
 import org.holdfast.server.store.BadBlocks;
 import org.holdfast.server.store.CatalogBackups;
 import org.holdfast.server.store.CatalogRestoreRefusedException;
@@ -245,6 +246,11 @@ public final class CatalogRestoreTool implements Callable<Integer> {
                 out.println("  next: back up those volumes from their sources: the server turns each one's next backup full, which"
                         + " repairs the blocks in place, and the flagged snapshots restore again (GET /api/v1/verify lists the"
                         + " damaged volumes; see docs/operations.md, \"Catalog restore\")");
+            }
+            if (RestoredWorkerCounts.applies(db) && GcBookkeepingMode.recorded(db) != GcBookkeepingMode.OFF) {
+                // before the rebuild below, which writes the master's log under the counter it moves
+                RestoredWorkerCounts.Report w = RestoredWorkerCounts.run(catalog, clock.millis());
+                WorkersRestoreNotes.print(w, dd.root(), out);
             }
             if (GcBookkeepingMode.recorded(db) == GcBookkeepingMode.OFF) {
                 out.println("  GC bookkeeping is off in this store: no GC metadata to rebuild");
