@@ -255,8 +255,10 @@ public final class CatalogRestoreTool implements Callable<Integer> {
             if (GcBookkeepingMode.recorded(db) == GcBookkeepingMode.OFF) {
                 out.println("  GC bookkeeping is off in this store: no GC metadata to rebuild");
             } else {
+                // with data=workers the master's own gc/ counts only its own range: the workers' counts are rebuilt on them
+                long counted = RestoredWorkerCounts.applies(db) ? RestoredWorkerCounts.workersFrom(db) : Long.MAX_VALUE;
                 GcMetadataRebuild.Report g = new GcMetadataRebuild(dd.root(), catalog, GcMetadataRebuild.Settings.defaults(), clock,
-                        line -> err.println("catalog-restore: gc-rebuild: " + line)).run();
+                        line -> err.println("catalog-restore: gc-rebuild: " + line), counted).run();
                 out.println("  GC metadata rebuilt from the restored catalog: " + g.referencedPbns() + " referenced blocks"
                         + (g.replacedDir() == null ? "" : "; the old one kept as " + dd.root().resolve(g.replacedDir())));
             }

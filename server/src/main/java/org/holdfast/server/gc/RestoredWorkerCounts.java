@@ -44,6 +44,12 @@ public final class RestoredWorkerCounts {
         return db.metaLong(FormatVersions.META_CLUSTER_DATA_MODE, 0) == FormatVersions.CLUSTER_DATA_ON_WORKERS;
     }
 
+    /** The first PBN of the restored registry's workers' ranges (the master's own range ends there); the store's limit if none. */
+    public static long workersFrom(MetadataDb db) {
+        return new ClusterStore(db).workers().stream().mapToLong(w -> w.range().first()).min()
+                .orElse(org.holdfast.server.store.DataStore.storedRange(db).limit());
+    }
+
     /** Does the above on the restored catalog of a stopped master (the caller holds its data directory's lock). */
     public static Report run(Catalog catalog, long nowMillis) {
         MetadataDb db = catalog.db();
