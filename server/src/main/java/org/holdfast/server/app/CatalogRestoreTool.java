@@ -54,7 +54,9 @@ import picocli.CommandLine.Unmatched;
  * ({@code containers/}, {@code sungem/}) is kept: an engine answer naming a PBN of a lost snapshot is
  * never taken, because the backup session proves every hit against the catalog's possession
  * fingerprint and location, which the restored catalog lacks for such a PBN, and the PBN is never
- * handed out again. Exit codes: 0 restored, 2 bad arguments or unknown backup (nothing changed),
+ * handed out again. On a master with {@code holdfast.cluster.data=workers} it also drops the GC
+ * outbox, moves GC operation ids past the workers' and fences every worker's counts until they are
+ * rebuilt from the restored catalog ({@link RestoredWorkerCounts}). Exit codes: 0 restored, 2 bad arguments or unknown backup (nothing changed),
  * 3 could not run (see the message; where the old catalog went is printed).
  */
 @Command(name = "catalog-restore", sortOptions = false,

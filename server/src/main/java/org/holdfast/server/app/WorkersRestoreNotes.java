@@ -13,6 +13,8 @@ final class WorkersRestoreNotes {
         out.println("  data on workers: the workers' GC counts include what the lost master did after the backup: "
                 + r.outboxEntriesDropped() + " GC deltas of the backup's outbox dropped (older than what the workers applied);"
                 + " GC operation ids continue at " + r.nextOpIdAfter() + " (the backup's: " + r.nextOpIdBefore() + ")");
+        out.println("  worker ids up to " + r.idsRetiredThrough() + " are retired: a node the lost master registered after the backup"
+                + " is refused (its range data is for a range no longer its), and a new node gets a range nobody used");
         if (r.fenced().isEmpty()) {
             out.println("  no worker in the restored registry");
             return;

@@ -25,15 +25,22 @@ import org.holdfast.server.store.MetadataDb;
  *     a jump too short for the operations after the backup is refused there, nothing lost;</li>
  * <li>{@code gc.routed-through} goes (the export's routed marks are unknown, not stale);</li>
  * <li>every worker of the restored registry is fenced ({@link WorkerCountsFences}): not swept
- *     until its counts come from the restored catalog.</li>
+ *     until its counts come from the restored catalog;</li>
+ * <li>the next {@link #IDS_SKIPPED} worker ids are retired (as if removed): a node the lost master
+ *     registered after the backup holds blocks and bucket keys under its id and range, which the
+ *     restored registry would give the next new node; it is refused instead (its range data is for
+ *     a range the registry no longer gives it), and a new node gets a range nobody used.</li>
  * </ul>
  */
 public final class RestoredWorkerCounts {
     /** Operation ids skipped at a restore: more than the operations of a master's life between two catalog backups. */
     public static final long OP_ID_JUMP = 1L << 32;
+    /** Worker ids retired at a restore: more than the workers registered between two catalog backups. */
+    public static final long IDS_SKIPPED = 64;
 
     /** What was done: the workers fenced, the outbox entries dropped, the operation counter before and after, the fences' floor. */
-    public record Report(List<Long> fenced, long outboxEntriesDropped, long nextOpIdBefore, long nextOpIdAfter, long floor) {
+    public record Report(List<Long> fenced, long outboxEntriesDropped, long nextOpIdBefore, long nextOpIdAfter, long floor,
+                         long idsRetiredThrough) {
     }
 
     private RestoredWorkerCounts() {
@@ -62,18 +69,21 @@ public final class RestoredWorkerCounts {
             throw new IllegalStateException("the catalog's GC operation counter " + before + " leaves no room for another restore");
         }
         long floor = GcDelta.deltaId(after - 1, GcDelta.MAX_PART); // what WorkerGcExport.markOf gives from now on, at least
-        List<Long> workers = new ClusterStore(db).workers().stream().map(WorkerRecord::workerId).sorted().toList();
+        ClusterStore cluster = new ClusterStore(db);
+        List<Long> workers = cluster.workers().stream().map(WorkerRecord::workerId).sorted().toList();
+        long highest = Math.max(cluster.highestRemovedId(), workers.isEmpty() ? 0 : workers.get(workers.size() - 1));
         long dropped;
         try (MetadataBatch b = new MetadataBatch()) {
             dropped = new GcOutbox(db).discardAll(b);
             db.putMetaLong(b, GcRecords.NEXT_OP_ID, after);
             db.delete(b, MetadataDb.Column.META, GcRecords.ROUTED_THROUGH.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            cluster.retireIdsThrough(b, highest + IDS_SKIPPED);
             WorkerCountsFences fences = new WorkerCountsFences(db);
             for (long w : workers) {
                 fences.put(b, w, floor, nowMillis);
             }
             db.write(b, true);
         }
-        return new Report(workers, dropped, before, after, floor);
+        return new Report(workers, dropped, before, after, floor, highest + IDS_SKIPPED);
     }
 }

@@ -122,7 +122,8 @@ class MasterLossRecoveryTest {
         Files.createDirectories(masterDir);
         Run restored = tool(CatalogRestoreTool::run, "--data-dir", masterDir.toString(), "--from", backups.toString());
         assertThat(restored.code()).as(restored.err() + restored.out()).isZero();
-        assertThat(restored.out()).contains("workers [" + workerId + "] are FENCED", "--counts-imported");
+        assertThat(restored.out()).contains("workers [" + workerId + "] are FENCED", "--counts-imported",
+                "worker ids up to " + (workerId + 64) + " are retired");
 
         // restored, the catalog holds vb again; deleting it again releases va's blocks a second time on the worker
         cluster.startMaster();

@@ -84,6 +84,20 @@ class RestoredWorkerCountsTest {
             assertThat(fences.sweepRefusal(1)).contains("predate", "gc-rebuild --worker 1 --out FILE", "worker-gc-import",
                     "--counts-imported");
             assertThat(fences.sweepRefusal(3)).isNull();
+            assertThat(new ClusterStore(db).highestRemovedId()).as("ids a node may have got after the backup are never given again")
+                    .isEqualTo(2 + RestoredWorkerCounts.IDS_SKIPPED).isEqualTo(r.idsRetiredThrough());
+        }
+    }
+
+    /** A fence's value, version 1: u8 version, u64 floor, u64 restore time (epoch ms). Never change it. */
+    @Test
+    void fenceValue_goldenBytes_andAnUnreadableOneStillFences() {
+        assertThat(java.util.HexFormat.of().formatHex(WorkerCountsFences.encode(0x0000_0400_0000_0000L, 1_700_000_000_000L)))
+                .isEqualTo("01" + "0000040000000000" + "0000018bcfe56800");
+        assertThat(new String(WorkerCountsFences.key(7), StandardCharsets.US_ASCII)).isEqualTo("gc.counts-fence.w7");
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"))) {
+            db.put(db.handle(MetadataDb.Column.META), WorkerCountsFences.key(7), new byte[] {2, 0});
+            assertThat(new WorkerCountsFences(db).sweepRefusal(7)).isNotNull();
         }
     }
 
