@@ -17,6 +17,7 @@ import org.holdfast.server.catalog.CatalogBackupJobs;
 import org.holdfast.server.catalog.JobStore;
 import org.holdfast.server.gc.GcMetadataRebuild;
 import org.holdfast.server.gc.OfflineProperties;
+import org.holdfast.server.gc.RestoredWorkerCounts;
 import org.holdfast.server.store.BadBlocks;
 import org.holdfast.server.store.CatalogBackups;
 import org.holdfast.server.store.CatalogRestoreRefusedException;
@@ -53,7 +54,9 @@ import picocli.CommandLine.Unmatched;
  * ({@code containers/}, {@code sungem/}) is kept: an engine answer naming a PBN of a lost snapshot is
  * never taken, because the backup session proves every hit against the catalog's possession
  * fingerprint and location, which the restored catalog lacks for such a PBN, and the PBN is never
- * handed out again. Exit codes: 0 restored, 2 bad arguments or unknown backup (nothing changed),
+ * handed out again. On a master with {@code holdfast.cluster.data=workers} it also drops the GC
+ * outbox, moves GC operation ids past the workers' and fences every worker's counts until they are
+ * rebuilt from the restored catalog ({@link RestoredWorkerCounts}). Exit codes: 0 restored, 2 bad arguments or unknown backup (nothing changed),
  * 3 could not run (see the message; where the old catalog went is printed).
  */
 @Command(name = "catalog-restore", sortOptions = false,
@@ -246,11 +249,18 @@ public final class CatalogRestoreTool implements Callable<Integer> {
                         + " repairs the blocks in place, and the flagged snapshots restore again (GET /api/v1/verify lists the"
                         + " damaged volumes; see docs/operations.md, \"Catalog restore\")");
             }
+            if (RestoredWorkerCounts.applies(db) && GcBookkeepingMode.recorded(db) != GcBookkeepingMode.OFF) {
+                // before the rebuild below, which writes the master's log under the counter it moves
+                RestoredWorkerCounts.Report w = RestoredWorkerCounts.run(catalog, clock.millis());
+                WorkersRestoreNotes.print(w, dd.root(), out);
+            }
             if (GcBookkeepingMode.recorded(db) == GcBookkeepingMode.OFF) {
                 out.println("  GC bookkeeping is off in this store: no GC metadata to rebuild");
             } else {
+                // with data=workers the master's own gc/ counts only its own range: the workers' counts are rebuilt on them
+                long counted = RestoredWorkerCounts.applies(db) ? RestoredWorkerCounts.workersFrom(db) : Long.MAX_VALUE;
                 GcMetadataRebuild.Report g = new GcMetadataRebuild(dd.root(), catalog, GcMetadataRebuild.Settings.defaults(), clock,
-                        line -> err.println("catalog-restore: gc-rebuild: " + line)).run();
+                        line -> err.println("catalog-restore: gc-rebuild: " + line), counted).run();
                 out.println("  GC metadata rebuilt from the restored catalog: " + g.referencedPbns() + " referenced blocks"
                         + (g.replacedDir() == null ? "" : "; the old one kept as " + dd.root().resolve(g.replacedDir())));
             }

@@ -12,6 +12,7 @@ import org.holdfast.server.ingest.cluster.RangeReferenceGuard;
 import org.holdfast.server.ingest.cluster.WorkerBlockHome;
 import org.holdfast.server.ingest.cluster.WorkerSweeps;
 import org.holdfast.server.cluster.WorkerView;
+import org.holdfast.server.gc.WorkerCountsFences;
 import org.holdfast.server.gc.GcService;
 import java.time.Duration;
 import org.holdfast.server.store.BlockHome;
@@ -118,7 +119,7 @@ public class ClusterDataConfiguration {
     @Bean
     @ConditionalOnProperty(name = "holdfast.cluster.role", havingValue = "master")
     WorkerSweeps workerSweeps(ClusterDataMode mode, GcBookkeepingMode bookkeeping, GcService gc, ClusterServer server,
-                              WorkerRegistry registry, GcDeltaSenders senders, ReferenceGuard guard) {
+                              WorkerRegistry registry, GcDeltaSenders senders, ReferenceGuard guard, MetadataDb db) {
         // a worker is not swept while a backup protected blocks on it over a link that has ended since
         WorkerSweeps.SessionHolds holds = guard instanceof RangeReferenceGuard r ? r::heldByEndedLinks : WorkerSweeps.SessionHolds.NONE;
         if (mode == ClusterDataMode.WORKERS && bookkeeping == GcBookkeepingMode.ON && !(guard instanceof RangeReferenceGuard)) {
@@ -126,8 +127,8 @@ public class ClusterDataConfiguration {
             throw new IllegalStateException("data=workers with GC bookkeeping on needs the range reference guard, got " + guard);
         }
         WorkerSweeps sweeps = new WorkerSweeps(server.rangeSweeps(),
-                () -> registry.workers().stream().map(WorkerView::workerId).toList(), senders::pending, holds, WORKER_SWEEP_WAIT,
-                Duration.ofMinutes(1));
+                () -> registry.workers().stream().map(WorkerView::workerId).toList(), senders::pending, holds,
+                new WorkerCountsFences(db)::sweepRefusal, WORKER_SWEEP_WAIT, Duration.ofMinutes(1));
         if (mode == ClusterDataMode.WORKERS && bookkeeping == GcBookkeepingMode.ON) {
             gc.sweepOwnersWith(sweeps);
         }

@@ -2,6 +2,7 @@ package org.holdfast.server.app;
 
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
+import org.holdfast.server.gc.CountsFenceRelease;
 import org.holdfast.server.gc.GcMetadataRebuild;
 import org.holdfast.server.gc.GcRebuildTool;
 import picocli.CommandLine.Command;
@@ -19,10 +20,13 @@ import picocli.CommandLine.TypeConversionException;
  */
 @Command(name = "gc-rebuild", sortOptions = false,
         customSynopsis = {"usage: holdfast-server gc-rebuild --data-dir DIR [--grace 24h] [--pass-chunks 512] [--json]",
-            "       holdfast-server gc-rebuild --data-dir DIR --worker N --out FILE [--pass-chunks 512] [--json]"},
+            "       holdfast-server gc-rebuild --data-dir DIR --worker N --out FILE [--pass-chunks 512] [--json]",
+            "       holdfast-server gc-rebuild --data-dir DIR --worker N --counts-imported FILE"},
         description = {"Rebuilds DIR/gc (GC metadata) from the catalog. The server must be stopped.",
             "With --worker and --out, on a stopped master with holdfast.cluster.data=workers: writes worker N's GC counts to",
-            "FILE, for holdfast-server worker-gc-import on that worker (stopped) after its range-data/gc was lost.", ""},
+            "FILE, for holdfast-server worker-gc-import on that worker (stopped) after its range-data/gc was lost.",
+            "With --worker and --counts-imported, after a catalog-restore of such a master: lifts worker N's counts fence",
+            "once FILE, exported from the restored catalog, was imported on it (until then the worker is never swept).", ""},
         footer = {"", "exit: 0 rebuilt (or exported), 2 bad arguments, 3 could not run (nothing swapped in; safe to re-run)"})
 final class GcRebuildCommand implements Callable<Integer> {
     @Mixin
@@ -45,6 +49,10 @@ final class GcRebuildCommand implements Callable<Integer> {
     @Option(names = "--out", paramLabel = "FILE", order = 31, description = "the counts file to write; needs --worker")
     Path out;
 
+    @Option(names = "--counts-imported", paramLabel = "FILE", order = 32,
+            description = "after a catalog-restore: lift worker N's counts fence; FILE is the counts file imported on it")
+    Path imported;
+
     @Mixin
     JsonOption json;
 
@@ -59,6 +67,12 @@ final class GcRebuildCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        if (imported != null) {
+            if (worker == null || out != null) {
+                throw new ParameterException(spec.commandLine(), "--counts-imported needs --worker and goes without --out");
+            }
+            return CountsFenceRelease.run(dataDir.dataDir, worker, imported, console.out(), console.err());
+        }
         if ((worker == null) != (out == null)) {
             throw new ParameterException(spec.commandLine(), "--worker and --out go together (export a worker's counts to a file)");
         }

@@ -93,6 +93,14 @@ public final class ClusterStore implements MembershipStore {
         }
     }
 
+    /**
+     * Puts into {@code batch} that no id up to {@code workerId} is handed out again, as if removed
+     * (a catalog restore: ids the lost master gave nodes after the backup are unknown to it).
+     */
+    public void retireIdsThrough(MetadataBatch batch, long workerId) {
+        db.put(batch, cf, REMOVED, ByteBuffer.allocate(8).putLong(Math.max(workerId, highestRemovedId())).array());
+    }
+
     @Override
     public long highestRemovedId() {
         byte[] v = db.get(cf, REMOVED);

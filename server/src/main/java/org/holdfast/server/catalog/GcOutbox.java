@@ -117,6 +117,25 @@ public final class GcOutbox {
         return n;
     }
 
+    /**
+     * Puts the deletion of every key, entries and routed marks of all workers, into {@code batch}
+     * (catalog-restore of a master with data=workers: a restored outbox is older than what the
+     * workers applied, and their counts are rebuilt instead); returns how many entries it drops.
+     */
+    public long discardAll(MetadataBatch batch) {
+        long entries = 0;
+        try (CheckedIterator it = db.iterator(cf)) {
+            for (it.seekToFirst(); it.isValid(); it.next()) {
+                byte[] k = it.key();
+                db.delete(batch, cf, k);
+                if (k.length == ENTRY_KEY) {
+                    entries++;
+                }
+            }
+        }
+        return entries;
+    }
+
     /** Worker {@code workerId}'s entries (O(entries): a scan of its keys). */
     public long count(long workerId) {
         long n = 0;

@@ -14,6 +14,7 @@ import org.holdfast.gc.bosc.UpdateBatch;
 import org.holdfast.gc.gma.GcMetadataArray;
 import org.holdfast.gc.gma.GmaChunk;
 import org.holdfast.gc.gma.GmaFormat;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.gc.gma.GmaLayout;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.store.DataStore;
@@ -103,18 +104,30 @@ public final class GcMetadataRebuild {
     private final Progress progress;
     /** The GMA layout of the store the catalog belongs to (its PBN range). */
     private final GmaLayout layout;
+    /** The PBNs counted: the layout's, or on a master with data=workers its own range below the workers'. */
+    private final GmaLayout counted;
 
     /**
      * @param root    the data directory (the caller holds its lock, so no server runs on it)
      * @param catalog the catalog opened on {@code root/catalog}
      */
     public GcMetadataRebuild(Path root, Catalog catalog, Settings settings, Clock clock, Progress progress) {
+        this(root, catalog, settings, clock, progress, DataStore.storedRange(catalog.db()).limit());
+    }
+
+    /**
+     * As above, counting only the PBNs below {@code countedLimit}: on a master with data=workers the
+     * catalog's PBNs are the workers' (their counts are rebuilt on them), and its own GMA, over every
+     * PBN from 1, holds none of them; counting them would pass over 2^48 empty PBNs.
+     */
+    public GcMetadataRebuild(Path root, Catalog catalog, Settings settings, Clock clock, Progress progress, long countedLimit) {
         this.root = root;
         this.catalog = catalog;
         this.settings = settings;
         this.clock = clock;
         this.progress = progress;
         this.layout = new GmaLayout(DataStore.storedRange(catalog.db()));
+        this.counted = new GmaLayout(new PbnRange(layout.range().first(), Math.min(layout.range().limit(), countedLimit)));
     }
 
     /** Rebuilds, verifies and swaps in the GC directory. */
@@ -124,7 +137,7 @@ public final class GcMetadataRebuild {
         long graceUntil = now + settings.grace().toMillis();
         GcDirectorySwap dirs = new GcDirectorySwap(root, "gc-rebuild");
         Path build = dirs.freshBuild();
-        CatalogCounts counts = new CatalogCounts(catalog, layout, progress);
+        CatalogCounts counts = new CatalogCounts(catalog, counted, progress);
         long lastOpId = catalog.db().metaLong(GcRecords.NEXT_OP_ID, 1) - 1;
         Counts n = new Counts();
         MessageDigest digest = sha256();
@@ -172,7 +185,7 @@ public final class GcMetadataRebuild {
     private long scanLocations(CatalogCounts.Pass p) {
         long[] max = {0};
         new LocationIndex(catalog.db()).forEach((pbn, logId, offset, storedLength, fps, fpOff) -> {
-            if (!layout.holds(pbn)) {
+            if (!counted.holds(pbn)) {
                 return true;
             }
             max[0] = Math.max(max[0], pbn + 1);

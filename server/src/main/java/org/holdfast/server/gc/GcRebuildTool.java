@@ -101,7 +101,7 @@ public final class GcRebuildTool {
                 + ",\"file\":\"" + jsonEscape(outFile.toString()) + "\",\"bytes\":" + r.bytes() + ",\"millis\":" + r.millis() + "}";
     }
 
-    private static boolean isDataDirectory(Path dataDir, PrintStream err) {
+    static boolean isDataDirectory(Path dataDir, PrintStream err) {
         if (Files.isDirectory(dataDir.resolve("catalog"))) {
             return true;
         }

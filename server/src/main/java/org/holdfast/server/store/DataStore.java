@@ -604,7 +604,7 @@ public final class DataStore implements AutoCloseable {
 
     private void readLocked(long pbn, StoredBlock into) {
         if (!locate(pbn, into)) {
-            throw new CorruptDataException(STORE, settings.dir().toString(), "pbn " + pbn, "no location for this PBN (never stored, or freed)");
+            throw new BlockNotStoredException(settings.dir().toString(), pbn);
         }
         int len = FrameFormat.recordStored(into.location);
         if (len <= 0 || len > into.capacity()) {
@@ -758,8 +758,7 @@ public final class DataStore implements AutoCloseable {
         if (anyIndexed) {
             int missing = locations.getAll(pbns, from, m, into.fromPending, into);
             if (missing >= 0) {
-                throw new CorruptDataException(STORE, settings.dir().toString(), "pbn " + pbns[from + missing],
-                        "no location for this PBN (never stored, or freed)");
+                throw new BlockNotStoredException(settings.dir().toString(), pbns[from + missing]);
             }
         }
         // place the records back to back in the buffer, as many as fit; a frame named before in this batch is not placed again

@@ -19,6 +19,7 @@ import org.holdfast.common.protocol.DataSynced;
 import org.holdfast.common.protocol.ErrorLinger;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.PayloadCodec;
+import org.holdfast.server.store.BlockNotStoredException;
 import org.holdfast.server.store.CorruptBlockException;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
@@ -221,6 +222,17 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
                 // what the check found and where, not the store's advice (a repair on a worker is not the master's to promise)
                 return DataFailed.of(r.requestId(), DamagedBlockAnswer.message(r.pbns()[n], block.fingerprint(),
                         e.problem() + " (" + e.file() + ", record at offset " + e.offset() + ")"));
+            } catch (BlockNotStoredException e) {
+                if (n > 0) {
+                    break; // as for a damaged record: the master asks for this one alone
+                }
+                if (r.pbns()[n] >= store.nextPbn()) {
+                    throw e; // never handed out here: a failed call, not damage
+                }
+                // handed out here, then freed (a catalog restored from a backup older than the release) or lost: the
+                // master's verify marks it bad and flags the snapshots that reference it, rather than skipping them
+                return DataFailed.of(r.requestId(), DamagedBlockAnswer.message(r.pbns()[n], null,
+                        "no record of it on this worker (freed, or lost) though this worker handed it out"));
             }
             if (n > 0 && !DataReadAnswer.fits(n + 1, (long) out.size() + block.storedLength())) {
                 break;

@@ -69,6 +69,16 @@ public final class WorkerSweeps implements RangeOwnerSweeps {
         int heldByEndedLinks(PbnRange range);
     }
 
+    /** Why a worker's GC counts cannot be trusted to sweep (a catalog restore's fence, {@code gc.WorkerCountsFences}). */
+    @FunctionalInterface
+    public interface CountsFence {
+        /** No fences: a master never restored (tests of the round alone). */
+        CountsFence NONE = id -> null;
+
+        /** Why worker {@code workerId} must not sweep, or null if it may. */
+        String refusal(long workerId);
+    }
+
     /** What became of one worker's sweep. */
     public enum State { SWEPT, DELTAS_PENDING, HELD, LOST, BUSY, REFUSED, FAILED, NO_ANSWER }
 
@@ -80,6 +90,7 @@ public final class WorkerSweeps implements RangeOwnerSweeps {
     private final Supplier<? extends Collection<Long>> workers;
     private final DeltaOutbox outbox;
     private final SessionHolds holds;
+    private final CountsFence fence;
     private final Duration wait;
     private final Duration drainWait;
 
@@ -99,6 +110,13 @@ public final class WorkerSweeps implements RangeOwnerSweeps {
      */
     public WorkerSweeps(RangeSweepLinks links, Supplier<? extends Collection<Long>> workers, DeltaOutbox outbox, SessionHolds holds,
                         Duration wait, Duration drainWait) {
+        this(links, workers, outbox, holds, CountsFence.NONE, wait, drainWait);
+    }
+
+    /** As above, also never asking a worker {@code fence} refuses (its counts predate a catalog restore): {@link State#REFUSED}. */
+    public WorkerSweeps(RangeSweepLinks links, Supplier<? extends Collection<Long>> workers, DeltaOutbox outbox, SessionHolds holds,
+                        CountsFence fence, Duration wait, Duration drainWait) {
+        this.fence = fence;
         this.links = links;
         this.workers = workers;
         this.outbox = outbox;
@@ -121,6 +139,16 @@ public final class WorkerSweeps implements RangeOwnerSweeps {
         Outcome[] outcomes = new Outcome[n]; // a skipped worker's, once known
         long[] pending = new long[n];
         for (int i = 0; i < n; i++) {
+            String fenced; // first: whatever else holds, these counts must not free anything
+            try {
+                fenced = fence.refusal(ids.get(i));
+            } catch (RuntimeException e) {
+                fenced = "its counts fence could not be read (" + e.getMessage() + "); not swept";
+            }
+            if (fenced != null) {
+                outcomes[i] = new Outcome(ids.get(i), State.REFUSED, null, fenced);
+                continue;
+            }
             pending[i] = readOutbox(ids.get(i), outcomes, i);
         }
         awaitDrained(ids, pending, outcomes); // the cycle's own deletions were just routed: give them time to arrive

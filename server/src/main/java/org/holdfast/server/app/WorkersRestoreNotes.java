@@ -1,0 +1,32 @@
+package org.holdfast.server.app;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import org.holdfast.server.gc.RestoredWorkerCounts;
+
+/** What {@code catalog-restore} prints about the workers of a master with {@code data=workers}: what it did, and each next step. */
+final class WorkersRestoreNotes {
+    private WorkersRestoreNotes() {
+    }
+
+    static void print(RestoredWorkerCounts.Report r, Path dataDir, PrintStream out) {
+        out.println("  data on workers: the workers' GC counts include what the lost master did after the backup: "
+                + r.outboxEntriesDropped() + " GC deltas of the backup's outbox dropped (older than what the workers applied);"
+                + " GC operation ids continue at " + r.nextOpIdAfter() + " (the backup's: " + r.nextOpIdBefore() + ")");
+        out.println("  worker ids up to " + r.idsRetiredThrough() + " are retired: a node the lost master registered after the backup"
+                + " is refused (its range data is for a range no longer its), and a new node gets a range nobody used");
+        if (r.fenced().isEmpty()) {
+            out.println("  no worker in the restored registry");
+            return;
+        }
+        out.println("  workers " + r.fenced() + " are FENCED: never asked to sweep (their counts may be below the restored"
+                + " catalog's, and a sweep would free blocks it still references) until their counts are rebuilt from it. For each"
+                + " worker N, with the master stopped and worker N stopped:");
+        out.println("    1. holdfast-server gc-rebuild --data-dir " + dataDir + " --worker N --out /tmp/worker-N.counts");
+        out.println("    2. on worker N: holdfast-server worker-gc-import --data-dir <worker data dir> --file /tmp/worker-N.counts");
+        out.println("    3. holdfast-server gc-rebuild --data-dir " + dataDir + " --worker N --counts-imported /tmp/worker-N.counts");
+        out.println("  then run verify (POST /api/v1/verify): snapshots deleted after the backup whose blocks a worker freed are named"
+                + " damaged; a node that is not in the restored registry must not be started as a worker (docs/operations.md,"
+                + " \"Recover a lost master of a data=workers cluster\")");
+    }
+}
