@@ -68,25 +68,23 @@ final class TakeoverResume {
 
     /** The epoch {@code incomplete} names ("a takeover at epoch E began ..."), or 0 if it names none. */
     static long incompleteEpoch(Path incomplete) {
-        String text;
-        try {
-            text = Files.readString(incomplete);
-        } catch (IOException | UncheckedIOException ex) {
-            return 0;
-        }
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("^a takeover at epoch ([1-9][0-9]{0,17}) began").matcher(text);
-        return m.find() ? Long.parseLong(m.group(1)) : 0;
+        return named(incomplete, "^a takeover at epoch ([1-9][0-9]{0,17}) began");
     }
 
     /** The worker {@code incomplete} names (" of worker W" at its end), or 0 if it names none (a file of an older release). */
     static long incompleteWorker(Path incomplete) {
+        return named(incomplete, " of worker ([1-9][0-9]{0,17})\\n?$");
+    }
+
+    /** The number {@code regex}'s group 1 finds in {@code incomplete}, or 0 if none (or the file cannot be read). */
+    private static long named(Path incomplete, String regex) {
         String text;
         try {
             text = Files.readString(incomplete);
         } catch (IOException | UncheckedIOException ex) {
             return 0;
         }
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile(" of worker ([1-9][0-9]{0,17})\\n?$").matcher(text);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(regex).matcher(text);
         return m.find() ? Long.parseLong(m.group(1)) : 0;
     }
 
