@@ -202,6 +202,33 @@ class WorkerConnectorTest {
         }
     }
 
+    /**
+     * A node cut off while an admin gave its worker id to another host comes back as a new worker:
+     * the master's acknowledgements now hold no delete lease over its former id's range, which the
+     * other host may be taking over (the master waits for the former id's node only), only over the new one's.
+     */
+    @Test
+    void nodeBackAsANewWorkerAfterAReplacement_holdsNoDeleteLeaseOverItsFormerRange() throws Exception {
+        MasterLease lease = new MasterLease(Duration.ofSeconds(2));
+        try (WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", port, null, "w1", tokenFile,
+                MasterTrust.pinned(cert.fingerprint()), "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)),
+                new LoadProbe(dir))) {
+            w.reportHearing(lease);
+            w.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
+            assertThat(lease.safeNanos(1)).isPositive();
+            server.close();
+            await().atMost(Duration.ofSeconds(10)).until(() -> !w.status().connected() && w.status().lastError() != null);
+            registry = new WorkerRegistry(new ClusterStore(db), registry.settings(), Clock.systemUTC()); // a restarted master
+            registry.replace(1, "w9"); // worker 1 goes to another host
+            server = master(port);
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
+            assertThat(w.status().assignment().workerId()).isEqualTo(2);
+            assertThat(lease.safeNanos(2)).isPositive();
+            assertThat(lease.safeNanos(1)).as("no delete in worker 1's key space").isNotPositive();
+        }
+    }
+
     @Test
     void masterRestart_workerReconnectsWithTheSameRangeAndEpochPlusOne() throws Exception {
         try (WorkerConnector w = worker("w1", MasterTrust.pinned(cert.fingerprint()))) {
