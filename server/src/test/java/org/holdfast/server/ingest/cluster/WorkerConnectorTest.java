@@ -96,13 +96,19 @@ class WorkerConnectorTest {
         await().atMost(Duration.ofSeconds(5)).until(() -> registry.state(1) == MemberState.LOST);
     }
 
+    /** Worker w1 trusting the master's certificate, telling {@code lease} of the master's acknowledgements; not started. */
+    private WorkerConnector leased(MasterLease lease) {
+        WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", port, null, "w1", tokenFile,
+                MasterTrust.pinned(cert.fingerprint()), "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)),
+                new LoadProbe(dir));
+        w.reportHearing(lease);
+        return w;
+    }
+
     @Test
     void heartbeatAcks_holdTheDeleteLease_whichLapsesOnceTheMasterIsGone() throws Exception {
         MasterLease lease = new MasterLease(Duration.ofMillis(600));
-        try (WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", port, null, "w1", tokenFile,
-                MasterTrust.pinned(cert.fingerprint()), "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)),
-                new LoadProbe(dir))) {
-            w.reportHearing(lease);
+        try (WorkerConnector w = leased(lease)) {
             assertThat(lease.safeNanos()).as("nothing heard yet").isNotPositive();
             w.start();
             await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
@@ -117,10 +123,7 @@ class WorkerConnectorTest {
     @Test
     void workerLostAfterLongerThanTheMasters_leaseRunsOnTheMasters_andLapsesWithinHalfOfIt() throws Exception {
         MasterLease lease = new MasterLease(Duration.ofSeconds(60)); // the master here: 2 s
-        try (WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", port, null, "w1", tokenFile,
-                MasterTrust.pinned(cert.fingerprint()), "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)),
-                new LoadProbe(dir))) {
-            w.reportHearing(lease);
+        try (WorkerConnector w = leased(lease)) {
             w.start();
             await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
             assertThat(lease.lostAfter()).isEqualTo(Duration.ofSeconds(2));
@@ -210,10 +213,7 @@ class WorkerConnectorTest {
     @Test
     void nodeBackAsANewWorkerAfterAReplacement_holdsNoDeleteLeaseOverItsFormerRange() throws Exception {
         MasterLease lease = new MasterLease(Duration.ofSeconds(2));
-        try (WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", port, null, "w1", tokenFile,
-                MasterTrust.pinned(cert.fingerprint()), "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)),
-                new LoadProbe(dir))) {
-            w.reportHearing(lease);
+        try (WorkerConnector w = leased(lease)) {
             w.start();
             await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
             assertThat(lease.safeNanos(1)).isPositive();
