@@ -193,8 +193,8 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         RemoteRangeStore before = server.rangeStores().registered(w.workerId());
         if (before != null) {
             before.lost("superseded by a new registration of worker " + w.workerId()); // no answer of it completes a call from now on
-            server.registry().handedOut(w.workerId(), before.handedOutPast());
         }
+        server.registry().handedOut(w.workerId(), server.rangeStores().handedOutPast(w.workerId()));
         audit(p.name(), "cluster.register", "worker:" + w.workerId() + "(" + w.nodeName() + ")", "ok",
                 "epoch " + w.epoch() + ", PBNs [" + w.range().first() + ", " + w.range().limit() + ")");
         LOG.log(System.Logger.Level.INFO, "worker {0} ({1}) registered from {2}: epoch {3}, PBNs [{4}, {5})", w.workerId(),
@@ -381,8 +381,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         }
         RemoteRangeStore rangeStore = data;
         if (rangeStore != null) {
-            raiseFloor(rangeStore); // before it leaves the map, where a node registering meanwhile looks (channelInactive is later)
-            server.rangeStores().remove(rangeStore); // nor a data call
+            server.rangeStores().remove(rangeStore); // nor a data call (what it heard handed out stays there until the lane notes it)
         }
         RemoteGcGuard gcGuard = guard;
         if (gcGuard != null) {
@@ -397,20 +396,6 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             server.rangeSweeps().remove(rangeSweep); // nor a sweep
         }
         ErrorLinger.sendAndClose(ctx.channel(), ErrorMessage.of(code, message), server.registry().settings().lostAfter().toMillis());
-    }
-
-    /** Raises the PBN floor of this link's worker past what {@code rangeStore}'s answers named; channelInactive tries again. */
-    private void raiseFloor(RemoteRangeStore rangeStore) {
-        WorkerRecord w = record; // off the lane too: written before data, which the caller read (volatile)
-        if (w == null) {
-            return;
-        }
-        try {
-            server.registry().handedOut(w.workerId(), rangeStore.handedOutPast());
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "could not note the PBNs worker " + w.workerId() + " handed out now (" + e
-                    + "); noted when its connection ends");
-        }
     }
 
     @Override

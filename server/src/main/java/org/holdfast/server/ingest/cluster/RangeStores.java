@@ -10,16 +10,34 @@ import java.util.concurrent.ConcurrentSkipListMap;
  */
 public final class RangeStores {
     private final Map<Long, RemoteRangeStore> stores = new ConcurrentSkipListMap<>();
+    // past every PBN a removed store heard handed out, by worker id: a node registering before the ended link's lane task
+    // raised the registry's floor must still start past them
+    private final Map<Long, Long> endedPast = new java.util.concurrent.ConcurrentHashMap<>();
 
     void add(long workerId, RemoteRangeStore store) {
         RemoteRangeStore old = stores.put(workerId, store);
         if (old != null && old != store) {
+            endedPast.merge(workerId, old.handedOutPast(), Math::max);
             old.lost("superseded by a new registration");
         }
     }
 
     void remove(RemoteRangeStore store) {
-        stores.values().remove(store);
+        for (Map.Entry<Long, RemoteRangeStore> e : stores.entrySet()) {
+            if (e.getValue() == store) {
+                endedPast.merge(e.getKey(), store.handedOutPast(), Math::max); // first: a reader always sees it in one of the two
+                stores.remove(e.getKey(), store);
+            }
+        }
+    }
+
+    /**
+     * One past the highest PBN worker {@code workerId} was heard handing out on its registered link
+     * and on those removed since this master started (0: none), for the PBN floor.
+     */
+    long handedOutPast(long workerId) {
+        RemoteRangeStore s = stores.get(workerId);
+        return Math.max(s == null ? 0 : s.handedOutPast(), endedPast.getOrDefault(workerId, 0L));
     }
 
     /**
