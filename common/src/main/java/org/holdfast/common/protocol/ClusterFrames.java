@@ -19,7 +19,7 @@ import io.netty.buffer.ByteBufUtil;
  *  HEARTBEAT_ACK | sequence:u64 |
  * </pre>
  *
- * <p>The dedup frames (0x44-0x4C) are in {@link DedupFrames}, the data frames (0x4D-0x53) in {@link DataFrames},
+ * <p>The dedup frames (0x44-0x4C) are in {@link DedupFrames}, the data frames (0x4D-0x53, and DATA_REPAIR 0x5E) in {@link DataFrames},
  * the GC delta frames (0x54-0x56) in {@link GcDeltaFrames}, the GC sweep frames (0x5B-0x5D) in {@link GcSweepFrames}.
  * The grace protection frames (0x57-0x5A) are in {@link GcGuardFrames}, which the decoder and encoder call directly.
  * A master sends the GC frames (0x54-0x5D) only on a link registered at {@link Register#GC_FRAMES_VERSION} or newer.

@@ -17,7 +17,10 @@ import io.netty.buffer.ByteBufUtil;
  *  DATA_READ        | requestId:u64 | count:u32 | pbns:count*u64 |
  *  DATA_READ_ANSWER | requestId:u64 | count:u32 | count * (pbn:u64 | fp:32 | codec:u8 | rawLength:u32 | storedLength:u32 | stored) |
  *  DATA_FAILED      | requestId:u64 | message:str |
+ *  DATA_REPAIR      | requestId:u64 | pbn:u64 | codec:u8 | blockSize:u32 | fp:32 | storedLength:u32 | stored |   (0x5E, cluster version 6)
  * </pre>
+ * DATA_REPAIR is answered by DATA_STORED (first = pbn, count 1) or DATA_FAILED; a master sends it only
+ * on a link registered at {@link Register#REPAIR_VERSION} or newer (an older worker closes its link on it).
  */
 public final class DataFrames {
     private static final int MAX_MEMBERS = ProtocolLimits.MAX_FRAME_MEMBERS;
@@ -28,7 +31,8 @@ public final class DataFrames {
     }
 
     static boolean isData(MessageType type) {
-        return type.code() >= MessageType.DATA_STORE.code() && type.code() <= MessageType.DATA_FAILED.code();
+        return type.code() >= MessageType.DATA_STORE.code() && type.code() <= MessageType.DATA_FAILED.code()
+                || type == MessageType.DATA_REPAIR;
     }
 
     /**
@@ -97,6 +101,7 @@ public final class DataFrames {
             case DATA_READ -> 8 + 4 + ProtocolLimits.MAX_DATA_READ * 8;
             case DATA_READ_ANSWER -> ProtocolLimits.MAX_BODY;
             case DATA_FAILED -> 8 + 2 + ProtocolLimits.MAX_ERROR_MESSAGE;
+            case DATA_REPAIR -> 8 + 8 + 1 + 4 + 32 + 4 + ProtocolLimits.MAX_PAYLOAD;
             default -> throw new IllegalArgumentException(type + " is not a data frame");
         };
     }
@@ -116,6 +121,8 @@ public final class DataFrames {
             return DataReadAnswer.FIXED_BYTES + (long) a.count() * DataReadAnswer.BLOCK_HEADER_BYTES + a.data().length;
         } else if (m instanceof DataFailed f) {
             return 8 + 2 + ByteBufUtil.utf8Bytes(f.message());
+        } else if (m instanceof DataRepair r) {
+            return 8 + 8 + 1 + 4 + 32 + 4 + r.stored().length;
         }
         throw new IllegalArgumentException(m.type() + " is not a data frame");
     }
@@ -147,6 +154,9 @@ public final class DataFrames {
         } else if (m instanceof DataFailed f) {
             out.writeLong(f.requestId());
             FrameEncoder.writeStr(out, f.message());
+        } else if (m instanceof DataRepair r) {
+            out.writeLong(r.requestId()).writeLong(r.pbn()).writeByte(r.codec()).writeInt(r.blockSize()).writeBytes(r.fp(), 0, 32);
+            out.writeInt(r.stored().length).writeBytes(r.stored());
         } else {
             throw new IllegalArgumentException(m.type() + " is not a data frame");
         }
@@ -253,6 +263,20 @@ public final class DataFrames {
             }
             case DATA_FAILED -> new DataFailed(FrameDecoder.u64(b, "requestId"),
                     FrameDecoder.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE));
+            case DATA_REPAIR -> {
+                long id = FrameDecoder.u64(b, "requestId");
+                long pbn = pbns(b, 1)[0];
+                int codec = FrameDecoder.u8(b, "codec");
+                long blockSize = FrameDecoder.u32(b, "blockSize");
+                byte[] fp = FrameDecoder.bytes(b, 32, "fingerprint");
+                long stored = FrameDecoder.u32(b, "storedLength");
+                String bad = codec == PayloadCodec.ZSTD_FRAME ? "a repair carries one block (raw or zstd), not a frame"
+                        : storeProblem(codec, (int) Math.min(blockSize, Integer.MAX_VALUE), 1, stored);
+                if (bad != null) {
+                    throw new ProtocolException(ErrorCode.BAD_FRAME, "DATA_REPAIR: " + bad);
+                }
+                yield new DataRepair(id, pbn, codec, (int) blockSize, fp, FrameDecoder.bytes(b, (int) stored, "stored bytes"));
+            }
             default -> throw new IllegalArgumentException(type + " is not a data frame");
         };
     }

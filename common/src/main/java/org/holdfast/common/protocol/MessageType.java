@@ -57,7 +57,9 @@ public enum MessageType {
     /** A worker's sweep of its PBN range on the master's request (distributed GC). */
     GC_SWEEP(0x5B),
     GC_SWEPT(0x5C),
-    GC_SWEEP_FAILED(0x5D);
+    GC_SWEEP_FAILED(0x5D),
+    /** The repair of a bad block in place on the worker that owns it (data on workers, cluster version 6). */
+    DATA_REPAIR(0x5E);
 
     private static final MessageType[] BY_CODE = new MessageType[256];
 

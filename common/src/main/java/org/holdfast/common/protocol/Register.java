@@ -16,9 +16,10 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * DEDUP_DONE may report an index start-over. Version 3: HEARTBEAT may carry a range-data report.
      * Version 4: the worker takes the GC frames (GC_DELTA, GC_PROTECT, GC_SWEEP and their kin).
      * Version 5: REGISTER ends with the archive epoch, a range-data report may carry it, and REGISTERED
-     * ends with the PBN floor (the takeover fence, {@link #ARCHIVE_EPOCH_VERSION}).
+     * ends with the PBN floor (the takeover fence, {@link #ARCHIVE_EPOCH_VERSION}). Version 6: the
+     * worker takes DATA_REPAIR ({@link #REPAIR_VERSION}).
      */
-    public static final int CLUSTER_VERSION = 5;
+    public static final int CLUSTER_VERSION = 6;
     /** The oldest version a master of this build accepts. */
     public static final int MIN_CLUSTER_VERSION = 1;
     /** The first version whose DEDUP_DONE may carry an index start-over report. */
@@ -39,6 +40,13 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * BAD_FRAME ("REGISTER has 8 trailing bytes"), and the worker then offers version 4.
      */
     public static final int ARCHIVE_EPOCH_VERSION = 5;
+    /**
+     * The first version whose worker takes DATA_REPAIR (a bad block repaired in place on its worker):
+     * a worker before it closes its link on the frame, so a master sends it only on a link of this
+     * version or newer, and stores a new copy of the block on an older one. A master of an older
+     * release refuses version 6 as UNSUPPORTED_VERSION, and the worker then offers version 5.
+     */
+    public static final int REPAIR_VERSION = 6;
     /** {@code archiveEpoch} of a REGISTER that does not carry it (an older worker's). */
     public static final long NO_ARCHIVE_EPOCH = -1;
 

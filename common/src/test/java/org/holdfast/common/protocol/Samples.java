@@ -109,6 +109,8 @@ final class Samples {
                 new DataReadAnswer(20, 2, new long[] {1L << 40, (1L << 40) + 1}, fp64(), new byte[] {PayloadCodec.RAW, PayloadCodec.ZSTD},
                         new int[] {512, 4096}, new int[] {512, 3}, new byte[515]),
                 DataFailed.of(21, "PBN 5 is outside this worker's range"),
+                new DataRepair(22, 1L << 40, PayloadCodec.RAW, 4096, java.util.Arrays.copyOf(fp64(), 32), payload),
+                new DataRepair(23, Long.MAX_VALUE, PayloadCodec.ZSTD, 512, java.util.Arrays.copyOf(fp64(), 32), new byte[] {4, 5}),
                 new GcProtect(25, 7, false, 2, new long[] {1L << 48, Long.MAX_VALUE}),
                 new GcProtect(-1L, -2L, true, 1, new long[] {1}),
                 new GcProtected(26, new int[0]),

@@ -63,7 +63,7 @@ public class ClusterDataConfiguration {
      */
     @Bean
     BlockHome blockHome(ClusterDataMode mode, DataStore store, ObjectProvider<ClusterServer> server, ObjectProvider<RangeCopies> copies) {
-        return mode == ClusterDataMode.WORKERS ? new WorkerBlockHome(server.getObject().rangeStores(), copies.getIfAvailable())
+        return mode == ClusterDataMode.WORKERS ? new WorkerBlockHome(server.getObject().rangeStores(), copies.getIfAvailable(), store.badBlocks())
                 : new LocalBlockHome(store);
     }
 

@@ -35,6 +35,7 @@ final class StartCommand implements Callable<Integer> {
         KillPoints.armedPoint().ifPresent(p -> System.err.println("holdfast: TEST MODE: kill point " + p.name()
                 + " is armed; this process halts when it reaches it"));
         SpringApplication app = new SpringApplication(HoldfastServer.class);
+        app.addListeners(new ServiceLinkPorts()); // a Service named holdfast-ingest sets HOLDFAST_INGEST_PORT=tcp://...
         app.addListeners(new UnknownSettings()); // a misspelt holdfast.* name fails the start before anything opens
         try {
             app.run(settings.toArray(String[]::new));

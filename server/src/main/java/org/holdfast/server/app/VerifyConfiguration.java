@@ -121,11 +121,11 @@ public class VerifyConfiguration {
     /** UP while no block is bad; else DEGRADED (HTTP 200) with the count, the flagged volumes and what to do. */
     @Bean
     HealthIndicator integrityHealthIndicator(DamageReport damage, ClusterDataMode dataMode) {
-        // with the blocks on the workers a bad block is not repaired in place: only new snapshots get a sound copy
+        // with the blocks on the workers a repair needs the block's worker up (cluster version 6): else only new snapshots are sound
         String action = dataMode == ClusterDataMode.WORKERS
-                ? "the blocks are on the workers, where a bad block is not repaired in place: back up the affected volumes from a"
-                        + " healthy source (the new snapshots are sound) and restore from those; see docs/operations.md, \"Data on"
-                        + " workers (experimental)\""
+                ? "back up the affected volumes from a healthy source: the bad blocks are repaired in place on their workers if those"
+                        + " are up (else the new snapshots get sound copies), then verify (POST /api/v1/verify); see"
+                        + " docs/operations.md, \"Data on workers (experimental)\""
                 : "back up the affected volumes from a healthy source to repair the blocks in place, then verify"
                         + " (POST /api/v1/verify); see docs/operations.md, \"Verify\"";
         return () -> {

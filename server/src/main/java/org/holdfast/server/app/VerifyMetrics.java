@@ -30,7 +30,7 @@ public class VerifyMetrics implements MeterBinder {
                 .description("stored blocks marked bad (failed a check) and not yet repaired").register(r);
         Gauge.builder("holdfast.verify.damaged.volumes", damage, d -> d.damagedVolumes().size())
                 .description("volumes whose snapshots reference a bad block (as of their last verify)").register(r);
-        FunctionCounter.builder("holdfast.verify.repaired.blocks", store, s -> s.repairedBlocks())
+        FunctionCounter.builder("holdfast.verify.repaired.blocks", store, s -> s.repairedBlocks() + s.badBlocks().repairedOnWorkers())
                 .description("bad blocks repaired in place by an upload of the same content since start").register(r);
         FunctionCounter.builder("holdfast.verify.runs", jobs, VerifyJobs::runsTotal)
                 .description("verify passes finished since start").register(r);

@@ -28,6 +28,7 @@ import org.holdfast.server.engine.DedupDomain;
 import org.holdfast.server.engine.DedupStream;
 import org.holdfast.server.engine.DedupUnavailableException;
 import org.holdfast.server.store.BlockHome;
+import org.holdfast.server.store.BlocksUnavailableException;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.StoredBlock;
@@ -603,9 +604,9 @@ public final class BackupSession {
     /** Stores entry {@code idx}'s verified payload: as the repair of a bad block, else as a new block. */
     private int store(int idx, byte[] src, int off, int len, int storedCodec, byte[] pfs, int pfOff, int protectedCount) {
         int fpOff = idx * Fingerprint.BYTES;
-        // a bad block on a worker is not repaired in place (the master's store holds no copy of it): a new copy is stored
-        long target = blocks.keepsBlocksOnWorkers() ? 0 : repairTarget(idx, fpOff);
-        if (target != 0 && services.dataStore().repair(target, fps, fpOff, src, off, len, storedCodec, blockSize)) {
+        long target = repairTarget(idx, fpOff);
+        // in the store that holds the block: the master's own, or (data on workers) its worker's, whose mark goes after the commit
+        if (target != 0 && blocks.repair(target, fps, fpOff, src, off, len, storedCodec, blockSize)) {
             // The verified payload becomes the bad PBN's new copy (at the next sync): every snapshot referencing it heals.
             resolveStored(idx, target, false);
             storedBytes += len;
@@ -664,8 +665,12 @@ public final class BackupSession {
             return 0; // domain unknown (possibly another's): store the block anew, the bad one stays for its owner
         }
         long[] one = {p};
-        if (services.referenceGuard().protectOrRefuse(id, one, 0, 1) > 0) {
-            return 0; // a sweep is freeing it
+        try {
+            if (services.referenceGuard().protectOrRefuse(id, one, 0, 1) > 0) {
+                return 0; // a sweep is freeing it
+            }
+        } catch (BlocksUnavailableException e) {
+            return 0; // its worker is not connected (data on workers): no repair now, the block is stored anew
         }
         return p;
     }
@@ -702,6 +707,7 @@ public final class BackupSession {
         }
         CommittedSnapshot c = services.snapshotCommit().commit(new SnapshotCommit.Request(volume, blockSize, volumeBytes, parentSequence,
                 done, volumeBytes, sentBlocks, newBlocks, storedBytes, domain.name(), consistency));
+        blocks.committed();
         end(true);
         try {
             services.index().flush();

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
 import org.holdfast.common.id.Fingerprint;
 import org.rocksdb.ColumnFamilyHandle;
@@ -51,6 +52,7 @@ public final class BadBlocks {
     private final Map<Long, BadBlock> bad = new ConcurrentHashMap<>();
     private final Map<String, Long> byFingerprint = new ConcurrentHashMap<>();
     private volatile LongConsumer onMarked = pbn -> { };
+    private final AtomicLong repairedOnWorkers = new AtomicLong();
 
     BadBlocks(MetadataDb db) {
         this.db = db;
@@ -212,6 +214,37 @@ public final class BadBlocks {
 
     public int count() {
         return bad.size();
+    }
+
+    /**
+     * Removes the marks of {@code pbns} in one synced write: blocks repaired on the data workers that
+     * hold them, once the snapshot commit naming the repairs is durable. Returns how many were marked.
+     */
+    public int clearRepaired(List<Long> pbns) {
+        List<Long> marked = new ArrayList<>(pbns.size());
+        synchronized (this) {
+            try (MetadataBatch batch = new MetadataBatch()) {
+                for (long p : pbns) {
+                    if (bad.containsKey(p) && !marked.contains(p)) {
+                        db.delete(batch, cf, key(p));
+                        marked.add(p);
+                    }
+                }
+                if (marked.isEmpty()) {
+                    return 0;
+                }
+                db.write(batch, true);
+            }
+            marked.forEach(this::cleared);
+        }
+        repairedOnWorkers.addAndGet(marked.size());
+        LOG.log(Level.INFO, "bad blocks repaired in place on their workers, marks cleared: " + marked);
+        return marked.size();
+    }
+
+    /** Marks {@link #clearRepaired} cleared since start: bad blocks repaired in place on their data workers. */
+    public long repairedOnWorkers() {
+        return repairedOnWorkers.get();
     }
 
     /** Adds the removal of {@code pbn}'s mark to a batch (a repair or GC's freeing); call {@link #cleared} once it is written. */

@@ -41,6 +41,21 @@ public interface BlockHome {
     /** Makes every block appended so far durable; called before the catalog batch that references them. */
     void sync();
 
+    /**
+     * Repairs bad block {@code pbn} in place with a verified upload of its content, as
+     * {@link DataStore#repair} does: true if the new copy is appended (durable at {@link #sync()}),
+     * false if nothing was written (the block is not repairable there, or its worker cannot take the
+     * repair now), and the caller stores a new copy instead.
+     */
+    boolean repair(long pbn, byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec, int rawLength);
+
+    /**
+     * The session's snapshot is committed (durable): a home whose repairs live elsewhere clears the
+     * master's bad marks of the blocks it repaired now. A local home's repairs cleared their marks in {@link #sync()}.
+     */
+    default void committed() {
+    }
+
     /** Loads the fingerprints of {@code pbns[0..n)} as {@link DataStore#fingerprints} does. */
     void fingerprints(long[] pbns, int n, byte[] out, boolean[] found, boolean[] scratch);
 

@@ -36,14 +36,7 @@ public final class CatalogPeek {
         try (DBOptions options = new DBOptions();
              RocksDB db = RocksDB.openReadOnly(options, dir.toString(), descriptors, handles)) {
             try {
-                byte[] v = db.get(handles.get(1), MetadataDb.bytes(key));
-                if (v == null) {
-                    return dflt;
-                }
-                if (v.length != 8) {
-                    throw new CorruptDataException("metadata-db", dir.toString(), key, "meta value has " + v.length + " bytes, expected 8");
-                }
-                return Bytes.getLong(v, 0); // as MetadataDb.metaLong
+                return MetaLong.decode(db.get(handles.get(1), MetadataDb.bytes(key)), dir.toString(), key, dflt);
             } finally {
                 handles.forEach(ColumnFamilyHandle::close);
             }

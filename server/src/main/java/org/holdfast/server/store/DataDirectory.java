@@ -54,15 +54,7 @@ public final class DataDirectory implements AutoCloseable {
         } catch (IOException e) {
             throw new StoreException("data-dir", lockPath.toString(), null, "cannot open the lock file: " + e, e);
         }
-        FileLock lock;
-        try {
-            lock = ch.tryLock();
-        } catch (OverlappingFileLockException e) {
-            lock = null;
-        } catch (IOException e) {
-            closeQuietly(ch);
-            throw new StoreException("data-dir", lockPath.toString(), null, "cannot lock the data directory: " + e, e);
-        }
+        FileLock lock = tryLock(ch, lockPath, false);
         if (lock == null) {
             closeQuietly(ch);
             throw new DataDirectoryInUseException(root.toString(), lockPath.toString());
@@ -98,15 +90,7 @@ public final class DataDirectory implements AutoCloseable {
         } catch (IOException e) {
             throw new StoreException("data-dir", lockPath.toString(), null, "cannot open the lock file: " + e, e);
         }
-        FileLock lock;
-        try {
-            lock = ch.tryLock(0, Long.MAX_VALUE, true);
-        } catch (OverlappingFileLockException e) {
-            lock = null;
-        } catch (IOException e) {
-            closeQuietly(ch);
-            throw new StoreException("data-dir", lockPath.toString(), null, "cannot lock the data directory: " + e, e);
-        }
+        FileLock lock = tryLock(ch, lockPath, true);
         if (lock == null) {
             closeQuietly(ch);
             throw new StoreException("data-dir", root.toString(), null,
@@ -179,6 +163,21 @@ public final class DataDirectory implements AutoCloseable {
             // closing the channel releases it too
         }
         closeQuietly(lockChannel);
+    }
+
+    /**
+     * The whole file's lock ({@code shared} or exclusive) on {@code ch}, or null if another process
+     * (or this one) holds a conflicting one; a failure to lock closes {@code ch}.
+     */
+    private static FileLock tryLock(FileChannel ch, Path lockPath, boolean shared) {
+        try {
+            return ch.tryLock(0, Long.MAX_VALUE, shared);
+        } catch (OverlappingFileLockException e) {
+            return null;
+        } catch (IOException e) {
+            closeQuietly(ch);
+            throw new StoreException("data-dir", lockPath.toString(), null, "cannot lock the data directory: " + e, e);
+        }
     }
 
     private static void closeQuietly(FileChannel ch) {

@@ -104,12 +104,12 @@ public final class LateUploads {
 
     /**
      * Deletes worker {@code worker}'s late uploads from {@code objects} as its owner at epoch
-     * {@code owner} (one listing, the newest marker read, the earlier ones too if a late key's log is
-     * not adopted, a HEAD per adopted copy a late copy of the same log id stands for); returns their keys.
+     * {@code owner}, found in {@code listing} (the caller's listing of {@link WorkerKeys#prefix}; the
+     * newest marker read, the earlier ones too if a late key's log is not adopted, a HEAD per adopted
+     * copy a late copy of the same log id stands for); returns their keys.
      */
-    public static List<String> delete(long worker, long owner, ObjectStore objects) {
-        Found f = find(worker, owner, objects.list(WorkerKeys.prefix(worker)), key -> RangeTakeover.readMarker(objects, key),
-                key -> objects.size(key).isPresent());
+    public static List<String> delete(long worker, long owner, List<String> listing, ObjectStore objects) {
+        Found f = find(worker, owner, listing, key -> RangeTakeover.readMarker(objects, key), key -> objects.size(key).isPresent());
         if (!f.kept().isEmpty()) {
             LOG.log(System.Logger.Level.WARNING, "kept {0} sealed logs of worker {1} under an epoch below {2} that epoch {2}''s marker"
                     + " does not adopt: the copy of the same log it adopted is gone from the bucket (an old node compacted or deleted it"

@@ -24,6 +24,11 @@ public final class LocalBlockHome implements BlockHome {
     }
 
     @Override
+    public boolean repair(long pbn, byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec, int rawLength) {
+        return store.repair(pbn, fps, fpOff, payload, off, storedLength, codec, rawLength);
+    }
+
+    @Override
     public void fingerprints(long[] pbns, int n, byte[] out, boolean[] found, boolean[] scratch) {
         store.fingerprints(pbns, n, out, found, scratch);
     }

@@ -341,22 +341,13 @@ public final class MetadataDb implements AutoCloseable {
 
     /** A u64 from the meta column family, or {@code dflt}. */
     public long metaLong(String key, long dflt) {
-        byte[] v = get(handle(Column.META), bytes(key));
-        if (v == null) {
-            return dflt;
-        }
-        if (v.length != 8) {
-            throw new CorruptDataException(STORE, path, key, "meta value has " + v.length + " bytes, expected 8");
-        }
-        return Bytes.getLong(v, 0);
+        return MetaLong.decode(get(handle(Column.META), bytes(key)), path, key, dflt);
     }
 
     /** Adds a u64 meta value to a batch. */
     public void putMetaLong(MetadataBatch batch, String key, long value) {
-        byte[] v = new byte[8];
-        Bytes.putLong(v, 0, value);
         try {
-            batch.rocks().put(handle(Column.META), bytes(key), v);
+            batch.rocks().put(handle(Column.META), bytes(key), MetaLong.encode(value));
         } catch (RocksDBException e) {
             throw fail(key, e);
         }

@@ -106,7 +106,7 @@ public final class RangeTakeover {
     }
 
     /** The highest epoch any key of worker {@code worker} in {@code listing} lies under, or 0 for none. */
-    static long highestEpoch(long worker, List<String> listing) {
+    public static long highestEpoch(long worker, List<String> listing) {
         long newest = 0;
         for (String k : listing) {
             newest = Math.max(newest, WorkerKeys.epochOf(worker, k));

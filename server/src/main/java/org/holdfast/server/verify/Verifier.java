@@ -267,8 +267,8 @@ public final class Verifier {
                     String first = damaged.stream().limit(5).map(d -> "LBN " + d.lbn() + " (PBN " + d.pbn() + ")").toList().toString();
                     job.log("snapshot " + s.id() + ": " + damagedCount + " damaged blocks, first " + first);
                     LOG.log(Level.ERROR, "verify: snapshot " + s.id() + " references " + damagedCount + " bad blocks, first " + first
-                            + (home.keepsBlocksOnWorkers() ? "; the blocks are on the workers, where they are not repaired in place: a"
-                            + " backup of the healthy source stores new copies for the next snapshot, and this one stays damaged"
+                            + (home.keepsBlocksOnWorkers() ? "; a backup of the healthy source repairs them on their workers (a"
+                            + " worker that is down or older gets no repair: the next snapshot has new copies, and this one stays damaged)"
                             : "; a backup of the healthy source repairs them"));
                 }
                 job.advance(1, bytesRead.get() - bytesBefore);

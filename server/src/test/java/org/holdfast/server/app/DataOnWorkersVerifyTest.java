@@ -21,6 +21,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
+import org.holdfast.common.kill.KillPoints;
+import org.holdfast.common.protocol.Commit;
 import org.holdfast.server.api.TestTokens;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.MapCursor;
@@ -41,7 +43,9 @@ import org.springframework.context.ConfigurableApplicationContext;
  * JVM: a master and two workers as Spring contexts over their real ports, an agent backing up over
  * the ingest port. A clean cluster verifies clean and its images equal the restores; a byte flipped in
  * a block of a worker's range log (the real file) is found, named with its snapshot and marked bad on
- * the master, and the volume's next backup stores a new copy; with one worker stopped its blocks are
+ * the master; a backup whose worker dies between the repair's append and its sync fails and changes
+ * nothing; the volume's next backup repairs the block in place on its worker (the old snapshot restores
+ * byte-identical, the mark is gone, verify is clean); with one worker stopped its blocks are
  * reported unreadable now, naming the worker, and nothing more is marked bad.
  */
 class DataOnWorkersVerifyTest {
@@ -113,13 +117,34 @@ class DataOnWorkersVerifyTest {
             assertThat(status.toString()).contains("va");
             HttpResponse<byte[]> broken = get(master, "/api/v1/volumes/va/snapshots/1/image", "bytes=" + 7 * BS + "-" + (8 * BS - 1));
             assertThat(broken.statusCode()).as("the damaged block is never sent").isEqualTo(500);
-            // the flagged volume's next backup stores a new copy (no repair in place on a worker) and restores
+
+            // the worker dies (in effect) between the repair's append and its sync: the backup fails, nothing changes
+            KillPoints.arm(KillPoints.REPAIR_BEFORE_SWITCH, 1, KillPoints.Mode.THROW);
+            try (AgentDriver agent = nodes.agent()) {
+                agent.begin("va", BS, a.length, 0);
+                agent.sendEntriesAndBlocks(a, BS, 0, BLOCKS, false, null);
+                agent.send(new Commit(a.length));
+                assertThat(agent.expectErrorAndStop().message()).as("the worker's sync failed").contains("DATA_SYNC");
+            } finally {
+                KillPoints.disarm();
+            }
+            assertThat(json(get(master, "/api/v1/verify", null)).get("badBlockCount").asInt()).as("the mark stays").isEqualTo(1);
+            assertThat(get(master, "/api/v1/volumes/va/snapshots/1/image", "bytes=" + 7 * BS + "-" + (8 * BS - 1)).statusCode())
+                    .as("the damaged copy is still never sent").isEqualTo(500);
+
+            // the flagged volume's next backup repairs the block in place on its worker: the old snapshot heals
             try (AgentDriver agent = nodes.agent()) {
                 assertThat(agent.backup("va", a, BS, false).sequence()).isEqualTo(2);
                 assertThat(agent.restore("va", 2).image()).isEqualTo(a);
+                assertThat(agent.restore("va", 1).image()).as("the old snapshot, byte-identical").isEqualTo(a);
             }
             long[] pbnsA2 = pbns(master, "va", 2);
-            assertThat(pbnsA2[7]).as("a new copy of the damaged block").isNotEqualTo(rotten);
+            assertThat(pbnsA2[7]).as("the same, repaired PBN").isEqualTo(rotten);
+            assertThat(json(get(master, "/api/v1/verify", null)).get("badBlockCount").asInt()).as("the master's mark cleared").isZero();
+            assertThat(get(master, "/api/v1/volumes/va/snapshots/1/image", null).body()).isEqualTo(a);
+            JsonNode healed = verify(master, "{\"full\": true}");
+            assertThat(healed.get("badBlocks").asLong()).as(healed.toString()).isZero();
+            assertThat(healed.get("damagedSnapshots").size()).as(healed.toString()).isZero();
 
             // the other worker stopped: its blocks are unreadable now, named, and nothing more is marked bad
             int stopped = holderCtx == workers.get(0) ? 1 : 0;
@@ -144,8 +169,8 @@ class DataOnWorkersVerifyTest {
             assertThat(partial.get("unreadable").toString()).contains(downName).contains("not marked bad");
             assertThat(partial.get("uncheckedSnapshots").size()).as(partial.toString()).isEqualTo(touched.size());
             assertThat(partial.get("uncheckedSnapshots").toString()).contains(touched);
-            assertThat(partial.get("badBlocks").asLong()).as("the flipped block only").isEqualTo(1);
-            assertThat(json(get(master, "/api/v1/verify", null)).get("badBlockCount").asInt()).isEqualTo(1);
+            assertThat(partial.get("badBlocks").asLong()).as("nothing marked bad").isZero();
+            assertThat(json(get(master, "/api/v1/verify", null)).get("badBlockCount").asInt()).isZero();
             String onDownVolume = touched.get(0).substring(0, 2);
             long[] pbnsDown = all.get(volumes.indexOf(onDownVolume));
             int lbn = 0;

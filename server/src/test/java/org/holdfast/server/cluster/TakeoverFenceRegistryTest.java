@@ -2,10 +2,10 @@ package org.holdfast.server.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.holdfast.server.cluster.RegistryFixture.CAP;
+import static org.holdfast.server.cluster.RegistryFixture.TOKEN;
 
 import java.nio.file.Path;
-import java.time.Duration;
-import java.time.Instant;
 import org.holdfast.server.catalog.ClusterStore;
 import org.holdfast.server.engine.SteppingClock;
 import org.holdfast.server.store.MetadataDb;
@@ -19,11 +19,8 @@ import org.junit.jupiter.api.io.TempDir;
  * handed out under the id, only ever raised, and stays with the id across a replacement.
  */
 class TakeoverFenceRegistryTest {
-    private static final WorkerCapacity CAP = new WorkerCapacity(2, 1L << 30, 1L << 40);
-    private static final String TOKEN = "0123456789abcdef";
-    private final SteppingClock clock = new SteppingClock(Instant.ofEpochMilli(1_700_000_000_000L));
-    private final MembershipSettings settings = new MembershipSettings(Duration.ofSeconds(2), Duration.ofSeconds(6),
-            Duration.ofSeconds(15), MembershipSettings.DEFAULT_FIRST_PBN, 1L << 20);
+    private final SteppingClock clock = RegistryFixture.clock();
+    private final MembershipSettings settings = RegistryFixture.SETTINGS;
 
     @TempDir
     Path dir;

@@ -2,10 +2,11 @@ package org.holdfast.server.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.holdfast.server.cluster.RegistryFixture.CAP;
+import static org.holdfast.server.cluster.RegistryFixture.TOKEN;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Random;
 import org.holdfast.common.id.PbnRange;
@@ -16,14 +17,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class WorkerRegistryTest {
-    private static final WorkerCapacity CAP = new WorkerCapacity(2, 1L << 30, 1L << 40);
-    /** The id of the worker token most tests register with. */
-    private static final String TOKEN = "0123456789abcdef";
     private static final String OTHER_TOKEN = "fedcba9876543210";
-    private final SteppingClock clock = new SteppingClock(Instant.ofEpochMilli(1_700_000_000_000L));
+    private final SteppingClock clock = RegistryFixture.clock();
     private final MembershipStore store = MembershipStore.inMemory();
-    private final MembershipSettings settings = new MembershipSettings(Duration.ofSeconds(2), Duration.ofSeconds(6),
-            Duration.ofSeconds(15), MembershipSettings.DEFAULT_FIRST_PBN, 1L << 20);
+    private final MembershipSettings settings = RegistryFixture.SETTINGS;
 
     private WorkerRegistry registry() {
         return new WorkerRegistry(store, settings, clock);

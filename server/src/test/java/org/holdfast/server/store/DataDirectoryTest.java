@@ -29,6 +29,20 @@ class DataDirectoryTest {
     }
 
     @Test
+    void openReadOnly_whileAServerHoldsIt_refused_andAServerRefusedWhileACheckerHoldsIt() throws Exception {
+        Path d = dir.resolve("d");
+        try (DataDirectory server = DataDirectory.open(d)) {
+            Files.createDirectories(server.catalogDir());
+            assertThatThrownBy(() -> DataDirectory.openReadOnly(d)).isInstanceOf(StoreException.class)
+                    .hasMessageContaining("in use by a running Holdfast server").hasMessageContaining("stop it first");
+        }
+        try (DataDirectory checker = DataDirectory.openReadOnly(d)) {
+            assertThatThrownBy(() -> DataDirectory.open(d)).isInstanceOf(DataDirectoryInUseException.class);
+            assertThat(checker.root()).isEqualTo(d.toAbsolutePath().normalize());
+        }
+    }
+
+    @Test
     void open_readOnlyDirectory_failsSayingNotWritable() throws Exception {
         Assumptions.assumeFalse("root".equals(System.getProperty("user.name")), "root can write anywhere");
         Path ro = Files.createDirectory(dir.resolve("ro"));

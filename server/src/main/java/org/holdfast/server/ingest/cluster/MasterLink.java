@@ -213,6 +213,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         }
         dedup = link;
         RemoteRangeStore rangeStore = new RemoteRangeStore(w.nodeName(), w.range(), ctx.channel(), server.registry().settings().lostAfter());
+        rangeStore.takesRepairs(r.clusterVersion() >= Register.REPAIR_VERSION); // an older worker closes its link on DATA_REPAIR
         data = rangeStore;
         // a worker before version 4 closes its link on a GC frame: its link gets none (with blocks on the master, none is sent anyway)
         boolean gcFrames = r.clusterVersion() >= Register.GC_FRAMES_VERSION;

@@ -11,6 +11,7 @@ import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.DataFailed;
 import org.holdfast.common.protocol.DataRead;
 import org.holdfast.common.protocol.DataReadAnswer;
+import org.holdfast.common.protocol.DataRepair;
 import org.holdfast.common.protocol.DataStoreRequest;
 import org.holdfast.common.protocol.DataStored;
 import org.holdfast.common.protocol.DataSync;
@@ -29,7 +30,8 @@ import org.holdfast.server.store.StoredBlock;
  * the master sends in the worker's own range store ({@link WorkerRangeData}, opened over the range
  * of this registration), makes them durable and reads them back, one request at a time on one
  * thread off the event loop ({@link BoundedLane}: a flood pauses the link's reads, and answers the
- * master does not read hold the next request), answering with the request's id. A worker never stores what it did not
+ * master does not read hold the next request), answering with the request's id. DATA_REPAIR (cluster
+ * version 6) repairs a damaged block in place ({@link RangeBlockRepair}). A worker never stores what it did not
  * check: every block is decoded and its SHA-256 compared with its fingerprint before anything is
  * appended. A refusal (a fingerprint that does not match, a PBN outside the range, a full range, a
  * store that would not open) is answered DATA_FAILED, nothing stored, and the link stays; a
@@ -48,6 +50,7 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
     private final byte[] raw = new byte[FormatVersions.FRAME_MAX_RAW];
     private final byte[] digest = new byte[32];
     private final StoredBlock block = new StoredBlock();
+    private final RangeBlockRepair repairs;
 
     /** Serves {@code data} over {@code range}, the range of this link's REGISTERED; the store opens on the lane at once. */
     public RangeDataService(WorkerRangeData data, PbnRange range) {
@@ -62,6 +65,7 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
     public RangeDataService(WorkerRangeData data, PbnRange range, Runnable first) {
         this.data = data;
         this.range = range;
+        this.repairs = new RangeBlockRepair(range);
         lane.run(() -> {
             try {
                 first.run();
@@ -87,7 +91,7 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
     }
 
     static boolean isRequest(Object msg) {
-        return msg instanceof DataStoreRequest || msg instanceof DataSync || msg instanceof DataRead;
+        return msg instanceof DataStoreRequest || msg instanceof DataSync || msg instanceof DataRead || msg instanceof DataRepair;
     }
 
     @Override
@@ -104,6 +108,8 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
     private static long requestBytes(Message m) {
         if (m instanceof DataStoreRequest s) {
             return s.stored().length + s.fps().length + 64L;
+        } else if (m instanceof DataRepair r) {
+            return r.stored().length + 96L;
         } else if (m instanceof DataRead r) {
             return r.count() * 8L + 64;
         }
@@ -126,6 +132,10 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
         try {
             if (m instanceof DataStoreRequest s) {
                 return store(store, s);
+            } else if (m instanceof DataRepair r) { // the upload checked as a DATA_STORE's, then RangeBlockRepair's own checks
+                String bad = verify(new DataStoreRequest(r.requestId(), r.codec(), r.blockSize(), 1, r.fp(), r.stored()));
+                return bad != null ? DataFailed.of(r.requestId(), "DATA_REPAIR refused: " + bad + "; nothing changed")
+                        : repairs.repair(store, r, codec);
             } else if (m instanceof DataSync) {
                 data.sync(store); // with an object store: also every sealed log in the bucket
                 return new DataSynced(id, store.nextPbn());
@@ -236,6 +246,8 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
             return s.requestId();
         } else if (m instanceof DataSync s) {
             return s.requestId();
+        } else if (m instanceof DataRepair r) {
+            return r.requestId();
         }
         return ((DataRead) m).requestId();
     }

@@ -6,9 +6,11 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.List;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.holdfast.common.id.PbnRange;
+import org.holdfast.server.store.LateUploads;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.RangeTakeover;
 import org.holdfast.server.store.StoreException;
@@ -19,7 +21,8 @@ import org.holdfast.server.store.object.ObjectStore;
  * The takeover epoch of a worker's archiving range store in {@code range-data}: on an empty directory
  * planned from the bucket (epoch 1, or a takeover that adopts the range's logs), else the epoch its
  * catalog records; and the fence: a store whose worker the bucket shows taken over at a later epoch
- * serves nothing, since what it would write is read by nobody.
+ * serves nothing, since what it would write is read by nobody; one that is the range's owner deletes
+ * the late uploads of an old node ({@link LateUploads}) from the same listing of the bucket.
  */
 final class RangeEpochs {
     private static final System.Logger LOG = System.getLogger(RangeEpochs.class.getName());
@@ -37,12 +40,16 @@ final class RangeEpochs {
      * an empty directory the plan from the bucket (epoch 1 if it holds nothing of the worker, else a
      * takeover: the marker claimed, the store built from the adopted logs); on an existing store its
      * recorded epoch (1 for a store made before it archived), refused if the bucket holds a later one; a
-     * takeover a crash interrupted is finished at its epoch ({@link TakeoverResume}).
+     * takeover a crash interrupted is finished at its epoch ({@link TakeoverResume}). The owner's late
+     * uploads are deleted: on an existing store from its fence check's listing; after a takeover from a
+     * listing after its claim (an old node may have uploaded since the plan's); at epoch 1 none can exist.
      */
     long atOpen(long id, PbnRange r, ObjectStore objects, Supplier<MetadataDb> openDb) {
         Path incomplete = dir.resolve(TAKEOVER_INCOMPLETE);
         if (Files.exists(incomplete)) {
-            return new TakeoverResume(dir).resume(id, r, objects, openDb, incomplete);
+            long e = new TakeoverResume(dir).resume(id, r, objects, openDb, incomplete);
+            deleteLateUploads(id, e, objects, objects.list(WorkerKeys.prefix(id)));
+            return e;
         }
         if (!Files.exists(dir.resolve("catalog")) && !hasLogs()) {
             RangeTakeover.Plan plan = RangeTakeover.plan(id, objects);
@@ -64,14 +71,29 @@ final class RangeEpochs {
                 throw new UncheckedIOException(ex);
             }
             logTakeover("took", id, r, plan.epoch(), done);
+            deleteLateUploads(id, plan.epoch(), objects, objects.list(WorkerKeys.prefix(id)));
             return plan.epoch();
         }
-        long e = RangeTakeover.storedEpoch(openDb.get(), id);
-        StoreException takenOver = takenOverSince(id, e, objects);
+        long e = Math.max(RangeTakeover.storedEpoch(openDb.get(), id), 1);
+        StoreException takenOver = fence(id, e, objects);
         if (takenOver != null) {
             throw takenOver;
         }
-        return Math.max(e, 1);
+        return e;
+    }
+
+    /**
+     * The fence check of worker {@code id}'s store archiving at {@code epoch}, from one listing of the
+     * worker's keys: the refusal to serve if the bucket holds a later epoch, else null, the late uploads
+     * of an old node in that listing deleted first.
+     */
+    StoreException fence(long id, long epoch, ObjectStore objects) {
+        List<String> listing = objects.list(WorkerKeys.prefix(id));
+        StoreException takenOver = takenOverSince(id, epoch, listing);
+        if (takenOver == null) {
+            deleteLateUploads(id, epoch, objects, listing);
+        }
+        return takenOver;
     }
 
     static void logTakeover(String how, long id, PbnRange r, long epoch, RangeTakeover.Report done) {
@@ -82,12 +104,13 @@ final class RangeEpochs {
     }
 
     /**
-     * The refusal to serve if the bucket holds a later epoch of worker {@code id} than {@code epoch} (0
-     * counts as 1: a store made before it archived), i.e. another node took the range over; else null.
+     * The refusal to serve if {@code listing} (the worker's keys) holds a later epoch of worker {@code id}
+     * than {@code epoch} (0 counts as 1: a store made before it archived), i.e. another node took the
+     * range over; else null.
      */
-    StoreException takenOverSince(long id, long epoch, ObjectStore objects) {
+    private StoreException takenOverSince(long id, long epoch, List<String> listing) {
         long was = Math.max(epoch, 1);
-        long newest = RangeTakeover.highestEpoch(id, objects);
+        long newest = RangeTakeover.highestEpoch(id, listing);
         if (newest <= was) {
             return null;
         }
@@ -95,6 +118,25 @@ final class RangeEpochs {
                 + " by another node while this range-data directory archives at epoch " + was + ": what it would"
                 + " write is read by nobody, so it serves nothing. Stop this worker; if it should own the range again, move "
                 + dir + " away and start it (it takes the range over at the next epoch)", null);
+    }
+
+    /**
+     * As the range's owner at {@code epoch}: deletes what an old node uploaded under an older epoch after
+     * the range was taken over, found in {@code listing}; a bucket that refuses just now is tried again
+     * at the next registration, and serving goes on.
+     */
+    private static void deleteLateUploads(long id, long epoch, ObjectStore objects, List<String> listing) {
+        try {
+            List<String> late = LateUploads.delete(id, epoch, listing, objects);
+            if (!late.isEmpty()) {
+                LOG.log(System.Logger.Level.WARNING, "deleted {0} sealed logs that an old node of worker {1} uploaded under an epoch below"
+                        + " {2} after its range was taken over (nobody reads them): {3}", late.size(), Long.toString(id),
+                        Long.toString(epoch), late);
+            }
+        } catch (RuntimeException ex) {
+            LOG.log(System.Logger.Level.WARNING, "could not delete the late uploads of an old node of worker {0} now ({1}); tried"
+                    + " again at its next registration", Long.toString(id), ex.toString());
+        }
     }
 
     private void markIncomplete(Path incomplete, long id, long epoch) {

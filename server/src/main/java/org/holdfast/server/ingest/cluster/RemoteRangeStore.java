@@ -15,6 +15,8 @@ import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.common.protocol.DataFailed;
 import org.holdfast.common.protocol.DataRead;
 import org.holdfast.common.protocol.DataReadAnswer;
+import org.holdfast.common.protocol.DataRepair;
+import org.holdfast.common.protocol.Register;
 import org.holdfast.common.protocol.DataStoreRequest;
 import org.holdfast.common.protocol.DataStored;
 import org.holdfast.common.protocol.DataSync;
@@ -32,9 +34,11 @@ import org.holdfast.common.protocol.ProtocolLimits;
  * {@link RangeWorkerLostException}. {@link #answers()} is the pipeline handler that takes the
  * worker's answers; an answer to an id that is not pending is a protocol error (the link closes).
  * Used by ingest and restore through {@link WorkerBlockHome} (holdfast.cluster.data=workers); not yet by GC.
+ * DATA_REPAIR goes only on a link of cluster version 6 or newer ({@link #takesRepairs()}).
  */
 public final class RemoteRangeStore extends RangeWorkerCalls {
     private volatile RangeDataReport report; // null until a heartbeat of version 3 reports it
+    private volatile boolean takesRepairs; // the worker's cluster version is 6 or newer
     // past every PBN the worker was heard handing out on this link (DATA_STORED answers, heartbeats' next PBN)
     private final java.util.concurrent.atomic.AtomicLong handedOutPast = new java.util.concurrent.atomic.AtomicLong();
 
@@ -83,6 +87,34 @@ public final class RemoteRangeStore extends RangeWorkerCalls {
             handedOutPast.accumulateAndGet(s.first() + count, Math::max);
             return s.first();
         });
+    }
+
+    /**
+     * Sends the verified copy {@code stored} (one block, raw or zstd, fingerprint {@code fp}) of bad
+     * block {@code pbn} of this worker's range as DATA_REPAIR; completes once the worker appended it as
+     * the PBN's new record (durable at the next {@link #sync()}), or found the PBN sound already. Only
+     * on a link that {@link #takesRepairs()}.
+     */
+    public CompletableFuture<Long> repair(long pbn, int codec, int blockSize, byte[] fp, byte[] stored) {
+        long id = calls.nextId();
+        return call(id, new DataRepair(id, pbn, codec, blockSize, fp, stored)).thenApply(m -> {
+            DataStored s = (DataStored) m;
+            if (s.first() != pbn || s.count() != 1) {
+                throw new RangeWorkerFailedException("worker " + name + " answered the repair of PBN " + pbn + " with PBNs " + s.first()
+                        + " .. " + (s.first() + s.count() - 1));
+            }
+            return pbn;
+        });
+    }
+
+    /** True if the worker registered at cluster version 6 or newer, so it takes DATA_REPAIR. */
+    public boolean takesRepairs() {
+        return takesRepairs;
+    }
+
+    /** Set at registration from the worker's cluster version ({@link Register#REPAIR_VERSION}). */
+    void takesRepairs(boolean yes) {
+        takesRepairs = yes;
     }
 
     /** Makes every block stored so far durable on the worker; completes with its durable point (every stored PBN below it survives a crash). */

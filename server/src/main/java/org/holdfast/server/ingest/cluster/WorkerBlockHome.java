@@ -10,6 +10,7 @@ import org.holdfast.common.protocol.DataReadAnswer;
 import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.common.protocol.ProtocolLimits;
 import org.holdfast.server.engine.DedupStream;
+import org.holdfast.server.store.BadBlocks;
 import org.holdfast.server.store.BlockBatch;
 import org.holdfast.server.store.BlockHome;
 import org.holdfast.server.store.BlocksUnavailableException;
@@ -44,11 +45,22 @@ import org.holdfast.server.store.StoredBlock;
  * from the master's read-only copy of that worker's range from the bucket ({@link RangeCopies}, with
  * the master's own {@code holdfast.store.s3.*}), if it has one; a PBN it does not hold is unavailable.
  * A backup's fingerprints never come from a copy: a backup must not rely on a block no node serves.
+ *
+ * <p>A bad block (marked in the master's registry) whose content a backup uploads is repaired in place
+ * on the worker that holds it ({@link #repair}: a DATA_REPAIR, on a link of cluster version 6 or newer),
+ * made durable by the session's DATA_SYNC to that worker; once the snapshot commit is durable
+ * ({@link #committed}) the master clears its marks. A worker that is lost, older or refuses makes
+ * {@link #repair} false: the session stores a new copy and the mark stays.
  */
 public final class WorkerBlockHome implements BlockHome {
+    private static final System.Logger LOG = System.getLogger(WorkerBlockHome.class.getName());
     private final RangeStores stores;
     // null: a lost worker's blocks are unavailable
     private final RangeCopies copies;
+    // the master's bad-block registry, whose marks a committed repair clears (null: never cleared)
+    private final BadBlocks marks;
+    // the PBNs this session repaired on their workers: their marks go once the commit is durable
+    private final List<Long> repaired = new ArrayList<>();
     // the workers this session stored on, each link once (identity: a worker that registered again is another link)
     private final List<RemoteRangeStore> storedOn = new ArrayList<>();
 
@@ -59,13 +71,19 @@ public final class WorkerBlockHome implements BlockHome {
 
     /** As {@link #WorkerBlockHome(RangeStores)}, reading a lost worker's blocks from {@code copies} (null: none). */
     public WorkerBlockHome(RangeStores stores, RangeCopies copies) {
+        this(stores, copies, null);
+    }
+
+    /** As {@link #WorkerBlockHome(RangeStores, RangeCopies)}, clearing the marks in {@code marks} of blocks repaired on their workers. */
+    public WorkerBlockHome(RangeStores stores, RangeCopies copies, BadBlocks marks) {
         this.stores = stores;
         this.copies = copies;
+        this.marks = marks;
     }
 
     @Override
     public BlockHome forSession() {
-        return new WorkerBlockHome(stores, copies);
+        return new WorkerBlockHome(stores, copies, marks);
     }
 
     @Override
@@ -114,6 +132,51 @@ public final class WorkerBlockHome implements BlockHome {
             }
         }
         return false;
+    }
+
+    /**
+     * Sends the verified upload of bad block {@code pbn} to the worker whose range holds it (DATA_REPAIR);
+     * true once that worker appended it as the PBN's new copy (or found the PBN sound already), durable
+     * at {@link #sync()}. False, nothing changed, if the worker is not connected, speaks a cluster version
+     * before 6, or refuses or fails the repair: the caller stores a new copy, and the mark stays.
+     */
+    @Override
+    public boolean repair(long pbn, byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec, int rawLength) {
+        RemoteRangeStore s = pbn > 0 ? stores.owner(pbn) : null;
+        if (s == null || !s.isUp() || !s.takesRepairs()) {
+            return false; // an older worker would close its link on DATA_REPAIR
+        }
+        int wire = codec == FormatVersions.CODEC_ZSTD ? PayloadCodec.ZSTD : PayloadCodec.RAW;
+        try {
+            s.repair(pbn, wire, rawLength, Arrays.copyOfRange(fps, fpOff, fpOff + Fingerprint.BYTES),
+                    Arrays.copyOfRange(payload, off, off + storedLength)).join();
+        } catch (CompletionException e) {
+            Throwable c = e.getCause() == null ? e : e.getCause();
+            LOG.log(System.Logger.Level.WARNING, "bad block PBN {0} not repaired on data worker {1}: {2}; this backup stores a new"
+                    + " copy of its content instead, and the mark stays", Long.toString(pbn), s.name(), PendingCalls.reason(c));
+            return false;
+        }
+        if (!storedOnContains(s)) {
+            storedOn.add(s);
+        }
+        repaired.add(pbn);
+        return true;
+    }
+
+    /** Clears the master's marks of the blocks this session repaired, now that its commit is durable; a failure leaves them marked. */
+    @Override
+    public void committed() {
+        if (marks == null || repaired.isEmpty()) {
+            return;
+        }
+        try {
+            marks.clearRepaired(repaired);
+        } catch (RuntimeException e) {
+            // the blocks are sound on their workers: the next backup of their content repairs "again", which the worker confirms
+            LOG.log(System.Logger.Level.WARNING, "could not clear the bad marks of blocks repaired on their workers " + repaired + ": "
+                    + e.getMessage());
+        }
+        repaired.clear();
     }
 
     /** DATA_SYNC to every worker this session stored on, all at once; fails if any of them is lost or refuses. */

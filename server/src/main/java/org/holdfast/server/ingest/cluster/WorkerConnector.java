@@ -353,7 +353,9 @@ public final class WorkerConnector implements AutoCloseable {
                             : offer < Register.RANGE_DATA_REPORT_VERSION ? " (it is not told whether this worker's range data serves)"
                             : offer < Register.GC_FRAMES_VERSION ? " (it sends no GC frames: this worker's range is neither protected nor"
                             + " swept by it)"
-                            : " (it does not refuse a node whose range was taken over, nor tell a new one which PBNs to skip)");
+                            : offer < Register.ARCHIVE_EPOCH_VERSION ? " (it does not refuse a node whose range was taken over, nor"
+                            + " tell a new one which PBNs to skip)"
+                            : " (it does not repair a bad block of this worker's range in place: a backup stores a new copy)");
                     ctx.close();
                 } else if (msg instanceof ErrorMessage e) {
                     failure = refusal(e);

@@ -18,7 +18,6 @@ import org.holdfast.server.store.CatalogPeek;
 import org.holdfast.server.store.DataLogsInBucket;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.DeleteLease;
-import org.holdfast.server.store.LateUploads;
 import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.LogCache;
 import org.holdfast.server.store.MetadataBatch;
@@ -238,8 +237,7 @@ public final class WorkerRangeData implements AutoCloseable {
                     throw new IllegalStateException("the range store archives under its worker id, which the master has not given yet");
                 }
                 objects = archive.open().get();
-                e = epochs.atOpen(id, r, objects, () -> openDb(opened));
-                deleteLateUploads(id, e, objects);
+                e = epochs.atOpen(id, r, objects, () -> openDb(opened)); // deletes late uploads too
                 a = LogArchive.forKeySpace(objects, WorkerKeys.space(id, e), archive.cache());
                 // before the store opens: its start resumes interrupted deletes
                 a.leaseDeletes(new TakeoverFencedLease(deleteLease, id, e, objects));
@@ -309,10 +307,7 @@ public final class WorkerRangeData implements AutoCloseable {
     private void checkNotTakenOver() {
         StoreException takenOver;
         try (ObjectStore objects = archive.open().get()) {
-            takenOver = epochs.takenOverSince(workerId, epoch, objects);
-            if (takenOver == null) {
-                deleteLateUploads(workerId, epoch, objects);
-            }
+            takenOver = epochs.fence(workerId, epoch, objects); // one listing: late uploads deleted from it too
         }
         fenceCheckDue = false;
         if (takenOver != null) {
@@ -322,25 +317,6 @@ public final class WorkerRangeData implements AutoCloseable {
             refusal = takenOver;
             measured = notServing();
             throw refusal;
-        }
-    }
-
-    /**
-     * As the range's owner at {@code epoch}: deletes what an old node uploaded under an older epoch
-     * after the range was taken over ({@link LateUploads}); a bucket that refuses just now is tried
-     * again at the next registration, and serving goes on.
-     */
-    private void deleteLateUploads(long id, long epoch, ObjectStore objects) {
-        try {
-            List<String> late = LateUploads.delete(id, epoch, objects);
-            if (!late.isEmpty()) {
-                LOG.log(System.Logger.Level.WARNING, "deleted {0} sealed logs that an old node of worker {1} uploaded under an epoch below"
-                        + " {2} after its range was taken over (nobody reads them): {3}", late.size(), Long.toString(id),
-                        Long.toString(epoch), late);
-            }
-        } catch (RuntimeException ex) {
-            LOG.log(System.Logger.Level.WARNING, "could not delete the late uploads of an old node of worker {0} now ({1}); tried"
-                    + " again at its next registration", Long.toString(id), ex.toString());
         }
     }
 

@@ -2,12 +2,8 @@ package org.holdfast.server.ingest.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.holdfast.server.ingest.RefusedWriter.frame;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
-import io.netty.channel.embedded.EmbeddedChannel;
-import java.io.DataInputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -21,8 +17,6 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.ErrorMessage;
-import org.holdfast.common.protocol.FrameDecoder;
-import org.holdfast.common.protocol.FrameEncoder;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.Register;
 import org.holdfast.common.protocol.Registered;
@@ -80,14 +74,6 @@ class ClusterGcVersionGateTest {
         }
     }
 
-    private static byte[] frame(Message m) {
-        ByteBuf b = Unpooled.buffer();
-        FrameEncoder.write(m, b);
-        byte[] out = new byte[b.readableBytes()];
-        b.readBytes(out);
-        return out;
-    }
-
     /** A socket that sent REGISTER at {@code version}, as a worker of the release of that version does first. */
     private Socket register(int version, String node) throws IOException {
         Socket s = new Socket();
@@ -101,22 +87,8 @@ class ClusterGcVersionGateTest {
 
     /** The next frame the master sends, or null once it closed the connection. */
     private static Message next(Socket s) throws IOException {
-        DataInputStream data = new DataInputStream(s.getInputStream());
-        int len;
-        try {
-            len = data.readInt();
-        } catch (EOFException | java.net.SocketException closed) {
-            return null;
-        }
-        byte[] body = new byte[len];
-        data.readFully(body);
-        EmbeddedChannel decode = new EmbeddedChannel(new FrameDecoder());
-        try {
-            decode.writeInbound(Unpooled.buffer().writeInt(len).writeBytes(body));
-            return decode.readInbound();
-        } finally {
-            decode.finishAndReleaseAll();
-        }
+        List<Message> one = ClusterFrames.read(s.getInputStream(), 1);
+        return one.isEmpty() ? null : one.get(0);
     }
 
     @Test

@@ -1,12 +1,11 @@
 package org.holdfast.server.ingest.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.holdfast.server.ingest.RefusedWriter.frame;
+import static org.holdfast.server.ingest.cluster.ClusterFrames.read;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.embedded.EmbeddedChannel;
-import java.io.DataInputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -23,8 +22,6 @@ import org.holdfast.common.protocol.DedupLookup;
 import org.holdfast.common.protocol.DedupProbe;
 import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.ErrorMessage;
-import org.holdfast.common.protocol.FrameDecoder;
-import org.holdfast.common.protocol.FrameEncoder;
 import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.common.protocol.HeartbeatAck;
 import org.holdfast.common.protocol.Hello;
@@ -85,14 +82,6 @@ class ClusterPortBadInputTest {
         return new Register(Register.CLUSTER_VERSION, node, token, "test", 2, 1L << 30, 1L << 40);
     }
 
-    private static byte[] frame(Message m) {
-        ByteBuf b = Unpooled.buffer();
-        FrameEncoder.write(m, b);
-        byte[] out = new byte[b.readableBytes()];
-        b.readBytes(out);
-        return out;
-    }
-
     /** Header of a frame of {@code type} whose length field claims {@code bodyBytes} of body. */
     private static ByteBuf header(int type, long bodyBytes) {
         ByteBuf b = Unpooled.buffer();
@@ -120,27 +109,6 @@ class ClusterPortBadInputTest {
 
     private static List<Message> readUntilClosed(InputStream in) throws IOException {
         return read(in, Integer.MAX_VALUE);
-    }
-
-    /** Up to {@code max} frames, fewer if the master closes the connection first. */
-    private static List<Message> read(InputStream in, int max) throws IOException {
-        EmbeddedChannel decode = new EmbeddedChannel(new FrameDecoder());
-        DataInputStream data = new DataInputStream(in);
-        List<Message> got = new ArrayList<>();
-        while (got.size() < max) {
-            int len;
-            try {
-                len = data.readInt();
-            } catch (EOFException | java.net.SocketException closed) {
-                break;
-            }
-            byte[] body = new byte[len];
-            data.readFully(body);
-            decode.writeInbound(Unpooled.buffer().writeInt(len).writeBytes(body));
-            got.add(decode.readInbound());
-        }
-        decode.finishAndReleaseAll();
-        return got;
     }
 
     private void assertRefused(byte[] input, ErrorCode code, String messagePart) throws IOException {

@@ -13,6 +13,7 @@ import java.util.function.Consumer;
 import org.holdfast.common.hash.BlockHasher;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.DataFailed;
+import org.holdfast.common.protocol.DataRepair;
 import org.holdfast.common.protocol.DataStoreRequest;
 import org.holdfast.common.protocol.DataStored;
 import org.holdfast.common.protocol.DataSynced;
@@ -35,7 +36,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The data frames on the worker link, byte by byte: a worker answers a malformed request with one
  * ERROR and closes (after its linger) before its range store sees anything; the master's decoder
- * refuses malformed answers, and its end refuses an answer to a request id it has not sent.
+ * refuses malformed answers, and its end refuses an answer to a request id it has not sent. A
+ * well-formed DATA_REPAIR whose upload does not hash, or of a foreign PBN, is refused and the link kept.
  */
 class DataFramesBadInputTest {
     private static final PbnRange RANGE = new PbnRange(1L << 40, (1L << 40) + (1L << 20));
@@ -220,6 +222,42 @@ class DataFramesBadInputTest {
         assertThat(s.first()).isEqualTo(RANGE.first());
         DataSynced synced = (DataSynced) served(ch, new org.holdfast.common.protocol.DataSync(78));
         assertThat(synced.durableBelow()).isEqualTo(RANGE.first() + 1);
+        ch.finishAndReleaseAll();
+    }
+
+    /** A DATA_REPAIR of PBN {@code pbn} with codec {@code codec}, a zero fingerprint and one stored byte. */
+    private static ByteBuf repair(long pbn, int codec) {
+        return header(MessageType.DATA_REPAIR, 8 + 8 + 1 + 4 + 32 + 4 + 1).writeLong(1).writeLong(pbn).writeByte(codec).writeInt(BS)
+                .writeZero(32).writeInt(1).writeByte(0);
+    }
+
+    @Test
+    void repair_frameCodecPbnZeroOrShortStored_refusedBadFrame() {
+        refused(repair(RANGE.first(), PayloadCodec.ZSTD_FRAME), ErrorCode.BAD_FRAME, "DATA_REPAIR: a repair carries one block");
+        refused(repair(0, PayloadCodec.ZSTD), ErrorCode.BAD_FRAME, "PBN 0 of entry 0 is not a stored block");
+        refused(repair(RANGE.first(), PayloadCodec.RAW), ErrorCode.BAD_FRAME, "stored length 1 does not fit a raw payload");
+    }
+
+    @Test
+    void repair_uploadNotHashingOrForeignPbn_refusedNothingChangedLinkKept() {
+        byte[] block = new byte[BS];
+        new java.util.Random(1).nextBytes(block);
+        byte[] fp = new byte[32];
+        BlockHasher.forCurrentThread().sha256(block, 0, BS, fp, 0);
+        EmbeddedChannel ch = worker();
+        long pbn = ((DataStored) served(ch, new DataStoreRequest(1, PayloadCodec.RAW, BS, 1, fp, block))).first();
+        served(ch, new org.holdfast.common.protocol.DataSync(2));
+        byte[] other = block.clone();
+        other[9] ^= 1;
+        DataFailed f = (DataFailed) served(ch, new DataRepair(3, pbn, PayloadCodec.RAW, BS, fp, other));
+        assertThat(f.message()).contains("DATA_REPAIR refused: block 0 of 1 does not hash to its fingerprint").contains("nothing changed");
+        f = (DataFailed) served(ch, new DataRepair(4, RANGE.limit(), PayloadCodec.RAW, BS, fp, block));
+        assertThat(f.message()).contains("PBN " + RANGE.limit() + " is outside this worker's range");
+        assertThat(ch.isOpen()).as("a refusal keeps the link").isTrue();
+        assertThat(data.store().stats().appendedBlocks()).as("only the stored block").isEqualTo(1);
+        assertThat(served(ch, new DataRepair(5, pbn, PayloadCodec.RAW, BS, fp, block))).as("a sound block: nothing to repair, answered")
+                .isEqualTo(new DataStored(5, pbn, 1));
+        assertThat(data.store().stats().appendedBlocks()).isEqualTo(1);
         ch.finishAndReleaseAll();
     }
 

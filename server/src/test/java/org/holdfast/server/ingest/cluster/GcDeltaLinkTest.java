@@ -26,9 +26,7 @@ import org.holdfast.gc.bosc.UpdateBatch;
 import org.holdfast.gc.retention.RangeMaxExpiry;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MembershipSettings;
-import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.AuditLog;
-import org.holdfast.server.security.Role;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -79,8 +77,7 @@ class GcDeltaLinkTest {
             if (gc == null) {
                 gc = new WorkerGcMetadata(dir.resolve(name).resolve("range-data").resolve("gc"), BOSC);
             }
-            link = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.server.port(), null, name, tokenFile, null, "auto",
-                    "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)), new LoadProbe(dir), null, null, gc);
+            link = new WorkerConnector(master.linkSettings(name, tokenFile), new LoadProbe(dir), null, null, gc);
             link.start();
             await().atMost(Duration.ofSeconds(20)).until(() -> link.status().connected() && deltas() != null);
         }
@@ -142,7 +139,7 @@ class GcDeltaLinkTest {
         master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofSeconds(1), Duration.ofSeconds(3),
                 Duration.ofSeconds(10), FIRST, SIZE), AuditLog.NONE);
         tokenFile = dir.resolve("worker.token");
-        Files.writeString(tokenFile, master.tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token());
+        Files.writeString(tokenFile, master.workerToken());
         for (Node n : nodes) {
             n.start(); // one after the other: w1 gets worker id 1
         }

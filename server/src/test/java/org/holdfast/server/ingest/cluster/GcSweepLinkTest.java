@@ -33,9 +33,7 @@ import org.holdfast.server.engine.SegmentAnswer;
 import org.holdfast.server.engine.SegmentLookup;
 import org.holdfast.server.engine.SegmentRecord;
 import org.holdfast.server.engine.SungemFingerprintIndexTest;
-import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.AuditLog;
-import org.holdfast.server.security.Role;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FsyncPolicy;
@@ -82,7 +80,7 @@ class GcSweepLinkTest {
         master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(500), Duration.ofSeconds(2),
                 Duration.ofSeconds(10), FIRST, MembershipSettings.DEFAULT_RANGE_SIZE), AuditLog.NONE);
         tokenFile = dir.resolve("worker.token");
-        Files.writeString(tokenFile, master.tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token());
+        Files.writeString(tokenFile, master.workerToken());
         Path node = dir.resolve("w1");
         data = new WorkerRangeData(node.resolve("range-data"), new DataStore.Settings(dir.resolve("unused"), 1L << 20, FsyncPolicy.COMMIT,
                 64, 0));
@@ -94,8 +92,7 @@ class GcSweepLinkTest {
     }
 
     private void startLink() {
-        worker = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.server.port(), null, "w1", tokenFile, null, "auto",
-                "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)), new LoadProbe(dir), dedup, data, gc);
+        worker = new WorkerConnector(master.linkSettings("w1", tokenFile), new LoadProbe(dir), dedup, data, gc);
         worker.start();
         await().atMost(Duration.ofSeconds(20)).until(() -> worker.status().connected() && master.server.rangeSweeps().up(1) != null
                 && master.server.gcDeltas().up(1) != null && master.server.rangeStores().up(1) != null);
@@ -239,14 +236,9 @@ class GcSweepLinkTest {
         assertThat(aheadRead.get(1)).isEqualTo(s.block(FUTURE_B));
     }
 
-    @Test
-    void sweep_secondWhileOneRuns_refusedBusyAndTheFirstFinishes() throws Exception {
-        Stored s = storeBlocks();
-        referenceThenDereference(s);
-        RemoteRangeSweep sweep = master.server.rangeSweeps().up(1);
+    /** A thread holding the range data's lock until {@code release} (or 30 s), returned once it holds it. */
+    private Thread holdRangeData(CountDownLatch release) throws InterruptedException {
         CountDownLatch held = new CountDownLatch(1);
-        CountDownLatch release = new CountDownLatch(1);
-        // the range data's lock held: the first sweep waits in it (as behind a long disk operation)
         Thread holder = new Thread(() -> {
             synchronized (data) {
                 held.countDown();
@@ -259,6 +251,16 @@ class GcSweepLinkTest {
         });
         holder.start();
         held.await();
+        return holder;
+    }
+
+    @Test
+    void sweep_secondWhileOneRuns_refusedBusyAndTheFirstFinishes() throws Exception {
+        Stored s = storeBlocks();
+        referenceThenDereference(s);
+        RemoteRangeSweep sweep = master.server.rangeSweeps().up(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Thread holder = holdRangeData(release); // the first sweep waits in its lock (as behind a long disk operation)
         CompletableFuture<GcSwept> first = sweep.sweep(GcSweep.NO_TIME, false);
         await().atMost(Duration.ofSeconds(10)).until(() -> worker.rangeSweep().progress().running());
         assertThatThrownBy(() -> sweep.sweep(GcSweep.NO_TIME, false).join()).isInstanceOf(CompletionException.class)
@@ -276,20 +278,8 @@ class GcSweepLinkTest {
         Stored s = storeBlocks();
         referenceThenDereference(s);
         RemoteRangeSweep sweep = master.server.rangeSweeps().up(1);
-        CountDownLatch held = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        Thread holder = new Thread(() -> {
-            synchronized (data) {
-                held.countDown();
-                try {
-                    release.await(30, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        });
-        holder.start();
-        held.await();
+        Thread holder = holdRangeData(release);
         WorkerRangeSweep onTheWorker = worker.rangeSweep();
         WorkerSweeps round = new WorkerSweeps(master.server.rangeSweeps(), () -> List.of(1L, 2L), id -> 0, Duration.ofSeconds(20));
         CompletableFuture<List<WorkerSweeps.Outcome>> outcomes = CompletableFuture.supplyAsync(() -> round.sweep(clock.millis(), false));
@@ -318,20 +308,8 @@ class GcSweepLinkTest {
         Stored s = storeBlocks();
         referenceThenDereference(s);
         RemoteRangeSweep sweep = master.server.rangeSweeps().up(1);
-        CountDownLatch held = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        Thread holder = new Thread(() -> {
-            synchronized (data) {
-                held.countDown();
-                try {
-                    release.await(30, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        });
-        holder.start();
-        held.await();
+        Thread holder = holdRangeData(release);
         sweep.sweep(GcSweep.NO_TIME, false);
         WorkerRangeSweep onTheWorker = worker.rangeSweep();
         await().atMost(Duration.ofSeconds(10)).until(() -> onTheWorker.progress().running());

@@ -1,23 +1,18 @@
 package org.holdfast.server.ingest.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.holdfast.server.ingest.RefusedWriter.frame;
+import static org.holdfast.server.ingest.cluster.ClusterFrames.read;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.embedded.EmbeddedChannel;
-import java.io.DataInputStream;
-import java.io.EOFException;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.Socket;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.ErrorMessage;
-import org.holdfast.common.protocol.FrameDecoder;
-import org.holdfast.common.protocol.FrameEncoder;
 import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.common.protocol.HeartbeatAck;
 import org.holdfast.common.protocol.Message;
@@ -26,9 +21,7 @@ import org.holdfast.common.protocol.ProtocolLimits;
 import org.holdfast.common.protocol.Register;
 import org.holdfast.common.protocol.Registered;
 import org.holdfast.server.cluster.MembershipSettings;
-import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.AuditLog;
-import org.holdfast.server.security.Role;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -53,20 +46,12 @@ class HeartbeatRangeDataAttackTest {
     void start() {
         master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(200), Duration.ofSeconds(2),
                 Duration.ofSeconds(3), MembershipSettings.DEFAULT_FIRST_PBN, MembershipSettings.DEFAULT_RANGE_SIZE), AuditLog.NONE);
-        token = master.tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token();
+        token = master.workerToken();
     }
 
     @AfterEach
     void stop() {
         master.close();
-    }
-
-    private static byte[] frame(Message m) {
-        ByteBuf b = Unpooled.buffer();
-        FrameEncoder.write(m, b);
-        byte[] out = new byte[b.readableBytes()];
-        b.readBytes(out);
-        return out;
     }
 
     /** A HEARTBEAT frame whose body is a valid 36-byte heartbeat followed by {@code tail} as it is. */
@@ -86,27 +71,6 @@ class HeartbeatRangeDataAttackTest {
         byte[] out = new byte[17];
         b.readBytes(out);
         return out;
-    }
-
-    /** Up to {@code max} frames, fewer if the master closes the connection first. */
-    static List<Message> read(InputStream in, int max) throws IOException {
-        EmbeddedChannel decode = new EmbeddedChannel(new FrameDecoder());
-        DataInputStream data = new DataInputStream(in);
-        List<Message> got = new ArrayList<>();
-        while (got.size() < max) {
-            int len;
-            try {
-                len = data.readInt();
-            } catch (EOFException | java.net.SocketException closed) {
-                break;
-            }
-            byte[] body = new byte[len];
-            data.readFully(body);
-            decode.writeInbound(Unpooled.buffer().writeInt(len).writeBytes(body));
-            got.add(decode.readInbound());
-        }
-        decode.finishAndReleaseAll();
-        return got;
     }
 
     /** A registered worker {@code node} (cluster version {@code version}) whose first heartbeat reported {@code first}. */

@@ -17,9 +17,7 @@ import org.holdfast.common.protocol.Registered;
 import org.holdfast.server.cluster.MemberState;
 import org.holdfast.server.cluster.MembershipSettings;
 import org.holdfast.server.ingest.RefusedWriter;
-import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.AuditLog;
-import org.holdfast.server.security.Role;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -46,7 +44,7 @@ class MasterTakeoverFenceTest {
     @BeforeEach
     void start() {
         master = new TestMaster(dir.resolve("catalog"), SETTINGS, AuditLog.NONE);
-        token = master.tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token();
+        token = master.workerToken();
     }
 
     @AfterEach
@@ -58,7 +56,7 @@ class MasterTakeoverFenceTest {
     private Message register(Socket s, int version, long archive) throws IOException {
         long epoch = version >= Register.ARCHIVE_EPOCH_VERSION ? archive : Register.NO_ARCHIVE_EPOCH;
         s.getOutputStream().write(RefusedWriter.frame(new Register(version, "w1", token, "test", 2, 1L << 30, 1L << 40, epoch)));
-        List<Message> got = HeartbeatRangeDataAttackTest.read(s.getInputStream(), 1);
+        List<Message> got = ClusterFrames.read(s.getInputStream(), 1);
         assertThat(got).hasSize(1);
         return got.get(0);
     }
@@ -73,7 +71,7 @@ class MasterTakeoverFenceTest {
     private static void report(Socket s, long next, long archive) throws IOException {
         s.getOutputStream().write(RefusedWriter.frame(new Heartbeat(1, 0, 1, 2, 3,
                 new Heartbeat.RangeData(Heartbeat.RangeData.SERVING, next, 4096, archive))));
-        assertThat(HeartbeatRangeDataAttackTest.read(s.getInputStream(), 1)).singleElement().isEqualTo(new HeartbeatAck(1));
+        assertThat(ClusterFrames.read(s.getInputStream(), 1)).singleElement().isEqualTo(new HeartbeatAck(1));
     }
 
     /** Waits until the master has noted w1's connection closed (its lane runs that after the socket ends). */
@@ -119,7 +117,7 @@ class MasterTakeoverFenceTest {
                 assertThat(e.message()).contains("worker 1 was taken over at epoch 2 by another node")
                         .contains("range-data archives at epoch 1 and is stale").contains("move its <data-dir>/range-data away");
             });
-            assertThat(HeartbeatRangeDataAttackTest.read(back.getInputStream(), 1)).as("and the link closes").isEmpty();
+            assertThat(ClusterFrames.read(back.getInputStream(), 1)).as("and the link closes").isEmpty();
         }
         assertThat(master.server.rangeStores().up(1)).as("no data call reaches it").isNull();
         try (Socket taker = connect(master)) {
@@ -140,9 +138,9 @@ class MasterTakeoverFenceTest {
         MembershipSettings quick = new MembershipSettings(Duration.ofMillis(100), Duration.ofMillis(300), Duration.ofSeconds(1), FIRST,
                 MembershipSettings.DEFAULT_RANGE_SIZE);
         try (TestMaster m = new TestMaster(dir.resolve("quick"), quick, AuditLog.NONE); Socket old = connect(m)) {
-            String t = m.tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token();
+            String t = m.workerToken();
             old.getOutputStream().write(RefusedWriter.frame(new Register(Register.CLUSTER_VERSION, "w1", t, "test", 2, 1L << 30, 1L << 40, 1)));
-            assertThat(HeartbeatRangeDataAttackTest.read(old.getInputStream(), 1)).singleElement().isInstanceOf(Registered.class);
+            assertThat(ClusterFrames.read(old.getInputStream(), 1)).singleElement().isInstanceOf(Registered.class);
             long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
             while (m.server.rangeStores().up(1) == null) {
                 assertThat(System.nanoTime()).as("w1's range store in service").isLessThan(deadline);
@@ -155,7 +153,7 @@ class MasterTakeoverFenceTest {
                 assertThat(System.nanoTime()).as("w1 declared lost").isLessThan(deadline);
                 java.util.concurrent.CompletableFuture<Long> stored = store.store(org.holdfast.common.protocol.PayloadCodec.RAW, 4096, 1,
                         new byte[32], new byte[4096]);
-                Message request = HeartbeatRangeDataAttackTest.read(old.getInputStream(), 1).get(0);
+                Message request = ClusterFrames.read(old.getInputStream(), 1).get(0);
                 old.getOutputStream().write(RefusedWriter.frame(new org.holdfast.common.protocol.DataStored(
                         ((org.holdfast.common.protocol.DataStoreRequest) request).requestId(), next, 1)));
                 assertThat(stored.get(5, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(next);
@@ -165,7 +163,7 @@ class MasterTakeoverFenceTest {
             try (Socket taker = connect(m)) { // a new host on an empty range-data directory, at once
                 taker.getOutputStream().write(RefusedWriter.frame(new Register(Register.CLUSTER_VERSION, "w1", t, "test", 2, 1L << 30,
                         1L << 40, 0)));
-                Message answer = HeartbeatRangeDataAttackTest.read(taker.getInputStream(), 1).get(0);
+                Message answer = ClusterFrames.read(taker.getInputStream(), 1).get(0);
                 assertThat(answer).isInstanceOf(Registered.class);
                 assertThat(((Registered) answer).pbnFloor()).as("past PBN " + (next - 1) + ", which the old node's last answer named")
                         .isEqualTo(next);
@@ -201,7 +199,7 @@ class MasterTakeoverFenceTest {
                 assertThat(e.message()).contains("needs cluster protocol version 5").contains("node w1 speaks an older one")
                         .contains("upgrade the worker");
             });
-            assertThat(HeartbeatRangeDataAttackTest.read(old.getInputStream(), 1)).as("and the link closes").isEmpty();
+            assertThat(ClusterFrames.read(old.getInputStream(), 1)).as("and the link closes").isEmpty();
         }
         assertThat(master.registry.state(1)).as("not registered: still lost").isEqualTo(MemberState.LOST);
         assertThat(master.server.rangeStores().up(1)).as("no data call reaches it").isNull();

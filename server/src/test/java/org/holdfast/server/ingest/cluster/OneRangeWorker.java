@@ -6,11 +6,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.CompletionException;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MembershipSettings;
-import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.AuditLog;
-import org.holdfast.server.security.Role;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FsyncPolicy;
 
@@ -34,18 +33,27 @@ final class OneRangeWorker implements AutoCloseable {
         master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(500), Duration.ofSeconds(2),
                 lostAfter, FIRST, MembershipSettings.DEFAULT_RANGE_SIZE), AuditLog.NONE);
         tokenFile = dir.resolve("worker.token");
-        Files.writeString(tokenFile, master.tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token());
+        Files.writeString(tokenFile, master.workerToken());
     }
 
     /** Starts "w1" with data logs of {@code logRollBytes} and {@code minFreeBytes} kept free; the master's end of its store once up. */
     RemoteRangeStore start(long logRollBytes, long minFreeBytes) {
         data = new WorkerRangeData(dir.resolve("w1").resolve("range-data"),
                 new DataStore.Settings(dir.resolve("unused"), logRollBytes, FsyncPolicy.COMMIT, 64, minFreeBytes));
-        worker = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.server.port(), null, "w1", tokenFile, null, "auto",
-                "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)), new LoadProbe(dir), null, data);
+        worker = new WorkerConnector(master.linkSettings("w1", tokenFile), new LoadProbe(dir), null, data);
         worker.start();
         await().atMost(Duration.ofSeconds(20)).until(() -> worker.status().connected() && master.server.rangeStores().up(1) != null);
         return master.server.rangeStores().up(1);
+    }
+
+    /** Why {@code call} failed: the cause of the {@link CompletionException} it threw (fails the test if it succeeded). */
+    static Throwable cause(Runnable call) {
+        try {
+            call.run();
+        } catch (CompletionException e) {
+            return e.getCause();
+        }
+        throw new AssertionError("the call succeeded");
     }
 
     /** The worker's range data while it runs. */

@@ -2,6 +2,7 @@ package org.holdfast.server.ingest.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.holdfast.server.ingest.cluster.OneRangeWorker.cause;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.blocks;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.fps;
@@ -14,7 +15,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.server.store.DataStore;
 import org.junit.jupiter.api.AfterEach;
@@ -66,15 +66,6 @@ class RangeDataAttackTest {
 
     private void stopWorker() {
         link.stopWorker();
-    }
-
-    private static Throwable cause(Runnable call) {
-        try {
-            call.run();
-        } catch (CompletionException e) {
-            return e.getCause();
-        }
-        throw new AssertionError("the call succeeded");
     }
 
     @Test

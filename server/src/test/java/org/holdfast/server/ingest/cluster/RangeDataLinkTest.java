@@ -3,6 +3,7 @@ package org.holdfast.server.ingest.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
+import static org.holdfast.server.ingest.cluster.OneRangeWorker.cause;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.blocks;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.fps;
@@ -12,7 +13,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.CompletionException;
 import org.holdfast.common.hash.BlockHasher;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.PayloadCodec;
@@ -59,15 +59,6 @@ class RangeDataLinkTest {
 
     private static byte[] block(byte[] raw, int k) {
         return java.util.Arrays.copyOfRange(raw, k * BS, (k + 1) * BS);
-    }
-
-    private static Throwable cause(Runnable call) {
-        try {
-            call.run();
-        } catch (CompletionException e) {
-            return e.getCause();
-        }
-        throw new AssertionError("the call succeeded");
     }
 
     @Test

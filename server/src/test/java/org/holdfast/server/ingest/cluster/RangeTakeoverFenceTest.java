@@ -19,9 +19,7 @@ import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.store.Compactor;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
-import org.holdfast.server.store.FsyncPolicy;
 import org.holdfast.server.store.LocationTestAccess;
-import org.holdfast.server.store.LogCache;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.StoreException;
 import org.holdfast.server.store.RangeTakeover;
@@ -29,8 +27,6 @@ import org.holdfast.server.store.RangeTakenOverException;
 import org.holdfast.server.store.StoredBlock;
 import org.holdfast.server.store.WorkerKeys;
 import org.holdfast.server.store.object.ObjectStore;
-import org.holdfast.server.store.object.S3ObjectStore;
-import org.holdfast.server.store.object.S3ProxyFixture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -51,36 +47,28 @@ class RangeTakeoverFenceTest {
 
     @TempDir
     Path tmp;
-    private S3ProxyFixture s3;
+    private RangeBucket bucket;
     private ObjectStore look;
-    private final List<AutoCloseable> open = new ArrayList<>();
 
     @BeforeEach
     void start() throws Exception {
-        s3 = S3ProxyFixture.start(tmp.resolve("s3"));
-        look = S3ObjectStore.open(s3.settings("t/"));
+        bucket = RangeBucket.start(tmp);
+        look = bucket.look;
     }
 
     @AfterEach
     void stop() throws Exception {
-        for (int i = open.size() - 1; i >= 0; i--) {
-            open.get(i).close();
-        }
-        look.close();
-        s3.close();
+        bucket.close();
     }
 
     /** Node {@code name}'s range data (its own directory), registered as {@link #WORKER} with PBN floor {@code floor} (0: none). */
     private WorkerRangeData node(String name, long floor) {
-        return node(name, floor, () -> S3ObjectStore.open(s3.settings("t/")));
+        return node(name, floor, bucket::client);
     }
 
-    /** As {@link #node(String, long)}, its bucket opened by {@code bucket}. */
-    private WorkerRangeData node(String name, long floor, java.util.function.Supplier<ObjectStore> bucket) {
-        WorkerRangeData d = new WorkerRangeData(tmp.resolve(name).resolve(WorkerRangeData.DIRECTORY),
-                new DataStore.Settings(tmp.resolve("unused"), 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0),
-                new WorkerRangeData.Archive(bucket, LogCache.Settings.defaults(), Duration.ofSeconds(10)));
-        open.add(d);
+    /** As {@link #node(String, long)}, its bucket opened by {@code opener}. */
+    private WorkerRangeData node(String name, long floor, java.util.function.Supplier<ObjectStore> opener) {
+        WorkerRangeData d = bucket.node(tmp.resolve(name).resolve(WorkerRangeData.DIRECTORY), opener, Duration.ofSeconds(10));
         d.identify(WORKER, floor);
         return d;
     }
@@ -161,11 +149,7 @@ class RangeTakeoverFenceTest {
             long worker = 10 + round;
             List<WorkerRangeData> nodes = new ArrayList<>();
             for (String n : List.of("x" + round, "y" + round)) {
-                WorkerRangeData d = new WorkerRangeData(tmp.resolve(n).resolve(WorkerRangeData.DIRECTORY),
-                        new DataStore.Settings(tmp.resolve("unused"), 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0),
-                        new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("t/")), LogCache.Settings.defaults(),
-                                Duration.ofSeconds(10)));
-                open.add(d);
+                WorkerRangeData d = bucket.node(n, Duration.ofSeconds(10));
                 d.identify(worker);
                 nodes.add(d);
             }
@@ -331,6 +315,33 @@ class RangeTakeoverFenceTest {
     }
 
     @Test
+    void claim_eachRegistration_listsTheWorkersKeysOnce_forItsFenceAndItsLateUploads() throws Exception {
+        List<ObjectStore> clients = new ArrayList<>();
+        java.util.function.Supplier<ObjectStore> counted = () -> {
+            ObjectStore c = bucket.client();
+            clients.add(c);
+            return c;
+        };
+        WorkerRangeData a = node("a", 0, counted);
+        DataStore sa = a.claim(RANGE); // a fresh store at epoch 1: the plan's listing, none for late uploads (none can exist)
+        append(sa, RangeBlocks.blocks(14, 4, false));
+        a.sync(sa);
+        assertThat(lists(clients)).as("fresh").isEqualTo(1);
+        a.identify(WORKER, 0); // its link registers again: the fence check
+        a.claim(RANGE);
+        assertThat(lists(clients)).as("registered again").isEqualTo(2);
+        a.close();
+        WorkerRangeData again = node("a", 0, counted); // restarted on its directory: the existing store's fence check
+        again.claim(RANGE);
+        assertThat(lists(clients)).as("restarted").isEqualTo(3);
+    }
+
+    /** LIST requests made so far by {@code clients}. */
+    private static long lists(List<ObjectStore> clients) {
+        return clients.stream().mapToLong(c -> c.stats().lists()).sum();
+    }
+
+    @Test
     void claim_oldNodeCompactedAnAdoptedLogAfterTheTakeover_itsCopyKeptNotDeleted() throws Exception {
         WorkerRangeData a = node("a", 0);
         DataStore sa = a.claim(RANGE);
@@ -374,7 +385,7 @@ class RangeTakeoverFenceTest {
         assertThat(lease.safeNanos()).isNotPositive();
         // b has listed the bucket (adopting a's log) but not yet written its marker when a compacts that log: no fence to see yet
         int[] rewritten = new int[1];
-        WorkerRangeData b = node("b", 0, () -> new PausedMarkerStore(S3ObjectStore.open(s3.settings("t/")), "/adopted", () -> {
+        WorkerRangeData b = node("b", 0, () -> new PausedMarkerStore(bucket.client(), "/adopted", () -> {
             LocationTestAccess.free(sa, java.util.Arrays.copyOf(p, 6)); // a's GC freed blocks
             rewritten[0] = new Compactor(sa).run(Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE).logsRewritten();
         }));

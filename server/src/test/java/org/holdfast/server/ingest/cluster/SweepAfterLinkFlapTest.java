@@ -27,9 +27,7 @@ import org.holdfast.gc.gma.GmaChunk.UpdateKinds;
 import org.holdfast.server.catalog.ReferenceGuard;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MembershipSettings;
-import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.AuditLog;
-import org.holdfast.server.security.Role;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FsyncPolicy;
 import org.holdfast.server.store.StoredBlock;
@@ -68,7 +66,7 @@ class SweepAfterLinkFlapTest {
         master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(500), Duration.ofSeconds(2),
                 Duration.ofSeconds(10), FIRST, MembershipSettings.DEFAULT_RANGE_SIZE), AuditLog.NONE);
         tokenFile = dir.resolve("worker.token");
-        Files.writeString(tokenFile, master.tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token());
+        Files.writeString(tokenFile, master.workerToken());
         Path node = dir.resolve("w1");
         data = new WorkerRangeData(node.resolve("range-data"), new DataStore.Settings(dir.resolve("unused"), 1L << 20, FsyncPolicy.COMMIT,
                 64, 0));
@@ -80,8 +78,7 @@ class SweepAfterLinkFlapTest {
 
     /** A new link of the same worker process (its range data and GC metadata stay). */
     private void startLink() {
-        worker = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.server.port(), null, "w1", tokenFile, null, "auto",
-                "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)), new LoadProbe(dir), null, data, gc);
+        worker = new WorkerConnector(master.linkSettings("w1", tokenFile), new LoadProbe(dir), null, data, gc);
         worker.start();
         await().atMost(Duration.ofSeconds(20)).until(() -> worker.status().connected() && master.server.rangeSweeps().up(1) != null
                 && master.server.gcDeltas().up(1) != null && master.server.gcGuards().up(1) != null && gc.guard() != null);

@@ -2,12 +2,14 @@ package org.holdfast.server.ingest.cluster;
 
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import org.holdfast.server.catalog.ClusterStore;
 import org.holdfast.server.catalog.RocksCredentialStore;
 import org.holdfast.server.cluster.MembershipSettings;
 import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.security.ApiTokens;
 import org.holdfast.server.security.AuditLog;
+import org.holdfast.server.security.Role;
 import org.holdfast.server.store.MetadataDb;
 
 /**
@@ -30,6 +32,20 @@ final class TestMaster implements AutoCloseable {
         registry = new WorkerRegistry(store, settings, Clock.systemUTC());
         server = new ClusterServer(new ClusterServer.Settings("127.0.0.1", 0, null, "test"), registry, tokens, audit);
         server.start();
+    }
+
+    /** A new worker token, as an admin issues one for a node to register with. */
+    String workerToken() {
+        return tokens.issue(new ApiTokens.TokenRequest("w", Role.WORKER, null, null, null), "t", "t").token();
+    }
+
+    /**
+     * The link settings of a test node {@code node} registering here with the token in {@code tokenFile}:
+     * plain TCP on loopback, a 5 s connect timeout, a reconnect backoff of 50 to 200 ms.
+     */
+    WorkerConnector.Settings linkSettings(String node, Path tokenFile) {
+        return new WorkerConnector.Settings("127.0.0.1", server.port(), null, node, tokenFile, null, "auto", "test", Duration.ofSeconds(5),
+                Duration.ofMillis(50), Duration.ofMillis(200));
     }
 
     @Override

@@ -10,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
@@ -29,8 +28,6 @@ import org.holdfast.server.gc.WorkerFsck;
 import org.holdfast.server.gc.WorkerFsckReport;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
-import org.holdfast.server.store.FsyncPolicy;
-import org.holdfast.server.store.LogCache;
 import org.holdfast.server.store.RangeTakeover;
 import org.holdfast.server.store.RangeTakenOverException;
 import org.holdfast.server.store.StoreException;
@@ -56,35 +53,24 @@ class WorkerRangeTakeoverTest {
 
     @TempDir
     Path tmp;
+    private RangeBucket bucket;
     private S3ProxyFixture s3;
     private ObjectStore look;
-    private final List<AutoCloseable> open = new ArrayList<>();
 
     @BeforeEach
     void start() throws Exception {
-        s3 = S3ProxyFixture.start(tmp.resolve("s3"));
-        look = S3ObjectStore.open(s3.settings("t/"));
+        bucket = RangeBucket.start(tmp);
+        s3 = bucket.s3;
+        look = bucket.look;
     }
 
     @AfterEach
     void stop() throws Exception {
-        for (int i = open.size() - 1; i >= 0; i--) {
-            open.get(i).close();
-        }
-        look.close();
-        s3.close();
-    }
-
-    /** The node's data-log settings (WorkerRangeData replaces the directory and range); no free-space reserve. */
-    private DataStore.Settings settings() {
-        return new DataStore.Settings(tmp.resolve("unused"), 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0);
+        bucket.close();
     }
 
     private WorkerRangeData node(String name, Duration stall) {
-        WorkerRangeData d = new WorkerRangeData(tmp.resolve(name).resolve(WorkerRangeData.DIRECTORY),
-                settings(),
-                new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("t/")), LogCache.Settings.defaults(), stall));
-        open.add(d);
+        WorkerRangeData d = bucket.node(name, stall);
         d.identify(WORKER);
         return d;
     }
@@ -205,10 +191,8 @@ class WorkerRangeTakeoverTest {
     @Test
     void sync_bucketRefusingEveryRequest_failsSayingSoAfterTheStallTime_andSucceedsOnceItAnswers() throws Exception {
         try (SlowDownProxy proxy = new SlowDownProxy(s3.port())) {
-            WorkerRangeData a = new WorkerRangeData(tmp.resolve("a").resolve(WorkerRangeData.DIRECTORY), settings(),
-                    new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings(URI.create("http://127.0.0.1:" + proxy.port()), "t/")),
-                            LogCache.Settings.defaults(), Duration.ofSeconds(1)));
-            open.add(a);
+            WorkerRangeData a = bucket.node(tmp.resolve("a").resolve(WorkerRangeData.DIRECTORY),
+                    () -> S3ObjectStore.open(s3.settings(URI.create("http://127.0.0.1:" + proxy.port()), RangeBucket.PREFIX)), Duration.ofSeconds(1));
             a.identify(WORKER);
             DataStore s = a.claim(RANGE);
             append(s, RangeBlocks.blocks(2, 4, false));
@@ -266,9 +250,7 @@ class WorkerRangeTakeoverTest {
         assertThatThrownBy(() -> RangeTakeover.claim(new RangeTakeover.Plan(WORKER, 2, List.of()), look, tmp.resolve("scratch")))
                 .isInstanceOf(RangeTakenOverException.class).hasMessageContaining("another node took worker 3's range over at epoch 2");
         // the old node back with its disk: it would write under epoch 1, which nobody reads; it refuses to serve
-        WorkerRangeData old = new WorkerRangeData(stale.resolve(WorkerRangeData.DIRECTORY), settings(),
-                new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("t/")), LogCache.Settings.defaults(), Duration.ofSeconds(5)));
-        open.add(old);
+        WorkerRangeData old = bucket.node(stale.resolve(WorkerRangeData.DIRECTORY), bucket::client, Duration.ofSeconds(5));
         old.identify(WORKER);
         assertThatThrownBy(() -> old.claim(RANGE)).hasMessageContaining("taken over at epoch 2");
     }
@@ -378,7 +360,7 @@ class WorkerRangeTakeoverTest {
         List<String> objects = keys("");
 
         // the adopted logs (epoch 1's keys) live in the bucket only: a check of local logs alone would call every block lost
-        WorkerFsckReport r = new WorkerFsck(rangeData, scratch, Duration.ofHours(1), line -> { }, s3.settings("t/")).run(file);
+        WorkerFsckReport r = new WorkerFsck(rangeData, scratch, Duration.ofHours(1), line -> { }, s3.settings(RangeBucket.PREFIX)).run(file);
 
         assertThat(r.missing().count()).isZero();
         assertThat(r.corrupt().count()).isZero();

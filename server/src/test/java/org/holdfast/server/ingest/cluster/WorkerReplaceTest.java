@@ -65,8 +65,7 @@ class WorkerReplaceTest {
 
     /** Worker {@code node} with {@code tokenFile}, serving dedup calls with {@code engine} (null: none), once registered. */
     private WorkerConnector registered(String node, Path tokenFile, LazyDedupWorker engine) {
-        WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.server.port(), null, node, tokenFile,
-                null, "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)), new LoadProbe(dir), engine);
+        WorkerConnector w = new WorkerConnector(master.linkSettings(node, tokenFile), new LoadProbe(dir), engine);
         w.start();
         // the master adds the dedup link right after sending REGISTERED; the worker may not have read it yet
         await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected()

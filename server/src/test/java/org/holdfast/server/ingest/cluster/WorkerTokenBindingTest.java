@@ -60,8 +60,7 @@ class WorkerTokenBindingTest {
     }
 
     private WorkerConnector worker(String node, Path tokenFile) {
-        WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.server.port(), null, node, tokenFile, null,
-                "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)), new LoadProbe(dir));
+        WorkerConnector w = new WorkerConnector(master.linkSettings(node, tokenFile), new LoadProbe(dir));
         w.start();
         return w;
     }
