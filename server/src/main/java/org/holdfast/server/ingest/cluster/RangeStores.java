@@ -5,7 +5,8 @@ import java.util.concurrent.ConcurrentSkipListMap;
 
 /**
  * The master's registered workers' range stores (data on workers), by worker id: one is added when
- * its worker registers and removed when its connection ends. Used by ingest and restore through
+ * its worker registers and removed when its connection ends (the PBNs it heard handed out are kept
+ * by worker id, for the next registration's PBN floor). Used by ingest and restore through
  * {@link WorkerBlockHome} ({@code holdfast.cluster.data=workers}); not yet by GC.
  */
 public final class RangeStores {
