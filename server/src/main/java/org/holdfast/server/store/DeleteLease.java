@@ -16,4 +16,12 @@ public interface DeleteLease {
      * any takeover can list the bucket; zero or less: no delete may start.
      */
     long safeNanos();
+
+    /**
+     * As {@link #safeNanos()}, for a delete in worker {@code worker}'s key space: a lease a master
+     * gave this node under another worker id says nothing of when that worker's range may be taken over.
+     */
+    default long safeNanos(long worker) {
+        return safeNanos();
+    }
 }

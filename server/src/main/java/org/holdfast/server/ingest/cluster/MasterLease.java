@@ -28,6 +28,8 @@ public final class MasterLease implements DeleteLease {
     // System.nanoTime of sending the newest message the master acknowledged; valid only once heard is true
     private volatile long sentNanos;
     private volatile boolean heard;
+    // the worker id of the newest REGISTERED (0: none told): the master's acknowledgements hold off takeovers of that id only
+    private volatile long workerId;
 
     /** A lease for a cluster whose master declares a worker lost after {@code lostAfter} of silence (this node's setting). */
     public MasterLease(Duration lostAfter) {
@@ -62,12 +64,33 @@ public final class MasterLease implements DeleteLease {
         return Duration.ofNanos(lostAfterNanos);
     }
 
+    /**
+     * The master registered this node as worker {@code id} in answer to a REGISTER sent at
+     * {@code sentNanos}. Registered as another id than before (its node name given to another
+     * worker meanwhile), the lease starts anew for that id: the master's takeover wait for the
+     * former id never hears this node again, so acknowledgements now hold no lease over that id's range.
+     */
+    public synchronized void registered(long id, long sentNanos) {
+        if (id != workerId) {
+            workerId = id;
+            heard = false;
+        }
+        heard(sentNanos);
+    }
+
     /** The master acknowledged a message this node sent at {@code sentNanos} ({@link System#nanoTime}). */
     public synchronized void heard(long sentNanos) {
         if (!heard || sentNanos - this.sentNanos > 0) {
             this.sentNanos = sentNanos;
             heard = true;
         }
+    }
+
+    /** As {@link #safeNanos()} for a delete in worker {@code worker}'s key space: none unless this node is registered as it. */
+    @Override
+    public long safeNanos(long worker) {
+        long id = workerId;
+        return id == 0 || id == worker ? safeNanos() : 0;
     }
 
     @Override

@@ -188,6 +188,13 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         token = r.token();
         record = w;
         clusterVersion = r.clusterVersion();
+        // the registry declares a silent node lost by its heartbeats, while its link, read later, may still be open: the PBNs
+        // its DATA_STORED answers named since its last heartbeat are raised into the floor before REGISTERED names it
+        RemoteRangeStore before = server.rangeStores().registered(w.workerId());
+        if (before != null) {
+            before.lost("superseded by a new registration of worker " + w.workerId()); // no answer of it completes a call from now on
+        }
+        server.registry().handedOut(w.workerId(), server.rangeStores().handedOutPast(w.workerId()));
         audit(p.name(), "cluster.register", "worker:" + w.workerId() + "(" + w.nodeName() + ")", "ok",
                 "epoch " + w.epoch() + ", PBNs [" + w.range().first() + ", " + w.range().limit() + ")");
         LOG.log(System.Logger.Level.INFO, "worker {0} ({1}) registered from {2}: epoch {3}, PBNs [{4}, {5})", w.workerId(),
@@ -375,7 +382,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         }
         RemoteRangeStore rangeStore = data;
         if (rangeStore != null) {
-            server.rangeStores().remove(rangeStore); // nor a data call
+            server.rangeStores().remove(rangeStore); // nor a data call (what it heard handed out stays there until the lane notes it)
         }
         RemoteGcGuard gcGuard = guard;
         if (gcGuard != null) {

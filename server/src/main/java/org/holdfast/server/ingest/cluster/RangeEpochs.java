@@ -62,7 +62,7 @@ final class RangeEpochs {
             }
             // claimed first: a refused claim leaves nothing here; a crash between the two, a marker whose next takeover adopts its list
             RangeTakeover.claim(plan, objects, dir.resolve("takeover-scratch"));
-            markIncomplete(incomplete, plan.epoch());
+            markIncomplete(incomplete, id, plan.epoch());
             RangeTakeover.Report done = RangeTakeover.adopt(plan, dir.resolve("data"), openDb.get(), r, objects,
                     dir.resolve("takeover-scratch"));
             try {
@@ -139,10 +139,11 @@ final class RangeEpochs {
         }
     }
 
-    private void markIncomplete(Path incomplete, long epoch) {
+    private void markIncomplete(Path incomplete, long id, long epoch) {
         try {
             Files.createDirectories(dir);
-            Files.writeString(incomplete, "a takeover at epoch " + epoch + " began " + java.time.Instant.now() + "\n");
+            // the worker too: a resume under another worker id must not finish this one's claim as its own
+            Files.writeString(incomplete, "a takeover at epoch " + epoch + " began " + java.time.Instant.now() + " of worker " + id + "\n");
             // durable before the catalog exists: after a power loss a partial catalog without it would be taken for a
             // finished store of an older epoch ("taken over by another node"), not for this interrupted takeover
             try (FileChannel f = FileChannel.open(incomplete, StandardOpenOption.WRITE);

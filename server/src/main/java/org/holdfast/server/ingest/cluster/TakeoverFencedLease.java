@@ -12,18 +12,20 @@ import org.holdfast.server.store.object.ObjectStore;
 final class TakeoverFencedLease implements DeleteLease {
     private final DeleteLease lease;
     private final ObjectStore objects;
+    private final long worker;
     private final String nextMarker;
 
     /** {@code lease}, and no delete once worker {@code worker}'s range has a marker past {@code epoch} in {@code objects}. */
     TakeoverFencedLease(DeleteLease lease, long worker, long epoch, ObjectStore objects) {
         this.lease = lease;
         this.objects = objects;
+        this.worker = worker;
         this.nextMarker = WorkerKeys.marker(worker, Math.max(epoch, 1) + 1);
     }
 
     @Override
     public long safeNanos() {
-        long safe = lease.safeNanos(); // first: the time the HEAD takes counts against it
+        long safe = lease.safeNanos(worker); // first: the time the HEAD takes counts against it
         if (safe <= 0) {
             return safe;
         }

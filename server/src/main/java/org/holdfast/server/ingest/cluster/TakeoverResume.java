@@ -39,6 +39,13 @@ final class TakeoverResume {
             throw new StoreException("range-data", incomplete.toString(), null, "a takeover of worker " + id + "'s range was interrupted"
                     + " in " + dir + ", and " + incomplete.getFileName() + " does not name its epoch" + moveAway, null);
         }
+        long of = incompleteWorker(incomplete);
+        if (of != 0 && of != id) {
+            // its epoch is worker `of`'s claim: resumed as `id`'s, it would archive at an epoch of id's another node claimed
+            throw new StoreException("range-data", incomplete.toString(), null, "a takeover of worker " + of + "'s range at epoch " + e
+                    + " was interrupted in " + dir + ", but the master registered this node as worker " + id + ": the directory holds"
+                    + " another worker's partial takeover" + moveAway, null);
+        }
         RangeTakeover.Plan next = RangeTakeover.plan(id, objects); // our marker's list, as the next takeover would read it
         if (next.epoch() != e + 1) {
             throw new StoreException("range-data", incomplete.toString(), null, "a takeover of worker " + id + "'s range at epoch " + e
@@ -61,13 +68,23 @@ final class TakeoverResume {
 
     /** The epoch {@code incomplete} names ("a takeover at epoch E began ..."), or 0 if it names none. */
     static long incompleteEpoch(Path incomplete) {
+        return named(incomplete, "^a takeover at epoch ([1-9][0-9]{0,17}) began");
+    }
+
+    /** The worker {@code incomplete} names (" of worker W" at its end), or 0 if it names none (a file of an older release). */
+    static long incompleteWorker(Path incomplete) {
+        return named(incomplete, " of worker ([1-9][0-9]{0,17})\\n?$");
+    }
+
+    /** The number {@code regex}'s group 1 finds in {@code incomplete}, or 0 if none (or the file cannot be read). */
+    private static long named(Path incomplete, String regex) {
         String text;
         try {
             text = Files.readString(incomplete);
         } catch (IOException | UncheckedIOException ex) {
             return 0;
         }
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("^a takeover at epoch ([1-9][0-9]{0,17}) began").matcher(text);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(regex).matcher(text);
         return m.find() ? Long.parseLong(m.group(1)) : 0;
     }
 

@@ -387,7 +387,7 @@ public final class WorkerConnector implements AutoCloseable {
             if (heardBy != null) {
                 // the master's lost-after first, so the lease never runs on a longer one than the master waits
                 heardBy.masterLostAfter(r.lostAfterMillis() == Registered.NO_LOST_AFTER ? null : Duration.ofMillis(r.lostAfterMillis()));
-                heardBy.heard(registerSent); // before the store opens: its start resumes interrupted deletes
+                heardBy.registered(r.workerId(), registerSent); // before the store opens: its start resumes interrupted deletes
             }
             WorkerRecord w = new WorkerRecord(r.workerId(), settings.nodeName(), r.epoch(), new PbnRange(r.pbnFirst(), r.pbnLimit()),
                     0, System.currentTimeMillis());

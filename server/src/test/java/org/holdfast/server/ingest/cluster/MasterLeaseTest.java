@@ -26,6 +26,20 @@ class MasterLeaseTest {
     }
 
     @Test
+    void registeredAsAnotherWorkerId_noLeaseOverTheFormerIdsRange_andTheNewOneStartsAtItsRegister() {
+        MasterLease lease = new MasterLease(Duration.ofSeconds(60));
+        lease.registered(1, System.nanoTime());
+        assertThat(lease.safeNanos(1)).isPositive();
+        // its node name went to another worker: the master's takeover wait for worker 1 never hears this node again
+        lease.registered(2, System.nanoTime() - Duration.ofHours(1).toNanos());
+        assertThat(lease.safeNanos(1)).as("worker 1's range may be taken over now").isZero();
+        assertThat(lease.safeNanos(2)).as("from its own REGISTER, an hour ago: lapsed").isZero();
+        lease.heard(System.nanoTime());
+        assertThat(lease.safeNanos(2)).isPositive();
+        assertThat(lease.safeNanos(1)).isZero();
+    }
+
+    @Test
     void masterLonger_leaseKeepsTheOwn() {
         MasterLease lease = new MasterLease(Duration.ofSeconds(15));
         lease.masterLostAfter(Duration.ofSeconds(90));

@@ -126,6 +126,51 @@ class MasterTakeoverFenceTest {
         }
     }
 
+    /**
+     * The registry declares a silent node lost {@code lost-after} after its last heartbeat, while its
+     * link stays open until nothing was read on it for as long: PBNs its DATA_STORED answers named
+     * after that heartbeat are known only to that link. A node that registers in between (a takeover,
+     * or a new empty directory) must still start past them: the master may have recorded their
+     * fingerprints, and a second block under one of those PBNs would be read in its place.
+     */
+    @Test
+    void register_whileTheLostNodesLinkIsStillOpen_theTakerStartsPastThePbnsItsDataStoredAnswersNamed() throws Exception {
+        MembershipSettings quick = new MembershipSettings(Duration.ofMillis(100), Duration.ofMillis(300), Duration.ofSeconds(1), FIRST,
+                MembershipSettings.DEFAULT_RANGE_SIZE);
+        try (TestMaster m = new TestMaster(dir.resolve("quick"), quick, AuditLog.NONE); Socket old = connect(m)) {
+            String t = m.workerToken();
+            old.getOutputStream().write(RefusedWriter.frame(new Register(Register.CLUSTER_VERSION, "w1", t, "test", 2, 1L << 30, 1L << 40, 1)));
+            assertThat(ClusterFrames.read(old.getInputStream(), 1)).singleElement().isInstanceOf(Registered.class);
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (m.server.rangeStores().up(1) == null) {
+                assertThat(System.nanoTime()).as("w1's range store in service").isLessThan(deadline);
+                Thread.sleep(5);
+            }
+            RemoteRangeStore store = m.server.rangeStores().up(1);
+            long next = FIRST;
+            // no heartbeat after REGISTER, but data answers keep the link read until the registry says lost
+            while (m.registry.state(1) != MemberState.LOST) {
+                assertThat(System.nanoTime()).as("w1 declared lost").isLessThan(deadline);
+                java.util.concurrent.CompletableFuture<Long> stored = store.store(org.holdfast.common.protocol.PayloadCodec.RAW, 4096, 1,
+                        new byte[32], new byte[4096]);
+                Message request = ClusterFrames.read(old.getInputStream(), 1).get(0);
+                old.getOutputStream().write(RefusedWriter.frame(new org.holdfast.common.protocol.DataStored(
+                        ((org.holdfast.common.protocol.DataStoreRequest) request).requestId(), next, 1)));
+                assertThat(stored.get(5, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(next);
+                next++;
+                Thread.sleep(50);
+            }
+            try (Socket taker = connect(m)) { // a new host on an empty range-data directory, at once
+                taker.getOutputStream().write(RefusedWriter.frame(new Register(Register.CLUSTER_VERSION, "w1", t, "test", 2, 1L << 30,
+                        1L << 40, 0)));
+                Message answer = ClusterFrames.read(taker.getInputStream(), 1).get(0);
+                assertThat(answer).isInstanceOf(Registered.class);
+                assertThat(((Registered) answer).pbnFloor()).as("past PBN " + (next - 1) + ", which the old node's last answer named")
+                        .isEqualTo(next);
+            }
+        }
+    }
+
     @Test
     void register_version4Worker_getsNoFloorAndIsNotFencedByTheMaster() throws Exception {
         master.registry.register("w1", master.tokens.authenticate(token).tokenId(), "x", new org.holdfast.server.cluster.WorkerCapacity(1, 1, 1),

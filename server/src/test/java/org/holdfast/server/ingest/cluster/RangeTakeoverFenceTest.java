@@ -254,6 +254,40 @@ class RangeTakeoverFenceTest {
         assertThat(tmp.resolve("b").resolve(WorkerRangeData.DIRECTORY).resolve("catalog")).exists();
     }
 
+    /**
+     * Node b crashed in its takeover of worker 3 at epoch 2; an admin then gave its node name to worker
+     * 4, whose range another node had taken over at epoch 2. Resumed as worker 4's, b would archive at
+     * that node's epoch, adopting its logs, and never fence it: refused, naming both workers.
+     */
+    @Test
+    void claim_interruptedTakeoverOfAnotherWorker_refusedNotResumedAtThisWorkersClaimedEpoch() throws Exception {
+        interruptedTakeover(RangeBlocks.blocks(12, 2, false));
+        Path b = tmp.resolve("b").resolve(WorkerRangeData.DIRECTORY);
+        Files.writeString(b.resolve(RangeEpochs.TAKEOVER_INCOMPLETE), "a takeover at epoch 2 began 2026-11-28T00:00:00Z of worker "
+                + WORKER + "\n"); // as this release writes it
+        PbnRange four = new PbnRange(2_000_000, 3_000_000);
+        WorkerRangeData x = node("x", 0);
+        x.identify(4, 0);
+        DataStore sx = x.claim(four);
+        append(sx, RangeBlocks.blocks(13, 2, false));
+        x.sync(sx);
+        x.close();
+        WorkerRangeTakeoverTest.delete(tmp.resolve("x"));
+        WorkerRangeData y = node("y", 0);
+        y.identify(4, 0);
+        y.claim(four);
+        assertThat(y.epoch()).as("y took worker 4 over").isEqualTo(2);
+
+        WorkerRangeData again = node("b", 0);
+        again.identify(4, 0);
+        assertThatThrownBy(() -> again.claim(four)).isInstanceOf(StoreException.class)
+                .hasMessageContaining("a takeover of worker 3's range at epoch 2 was interrupted")
+                .hasMessageContaining("registered this node as worker 4").hasMessageContaining("away");
+        assertThat(again.epoch()).isZero();
+        assertThat(b.resolve("catalog")).as("nothing of it deleted").exists();
+        assertThat(look.list(WorkerKeys.space(4, 2) + "/logs/")).isEmpty();
+    }
+
     @Test
     void claim_oldNodesUploadAfterTheTakeover_deletedByTheOwnerAtItsNextRegistration_adoptedLogsKept() throws Exception {
         WorkerRangeData a = node("a", 0);

@@ -96,13 +96,19 @@ class WorkerConnectorTest {
         await().atMost(Duration.ofSeconds(5)).until(() -> registry.state(1) == MemberState.LOST);
     }
 
+    /** Worker w1 trusting the master's certificate, telling {@code lease} of the master's acknowledgements; not started. */
+    private WorkerConnector leased(MasterLease lease) {
+        WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", port, null, "w1", tokenFile,
+                MasterTrust.pinned(cert.fingerprint()), "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)),
+                new LoadProbe(dir));
+        w.reportHearing(lease);
+        return w;
+    }
+
     @Test
     void heartbeatAcks_holdTheDeleteLease_whichLapsesOnceTheMasterIsGone() throws Exception {
         MasterLease lease = new MasterLease(Duration.ofMillis(600));
-        try (WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", port, null, "w1", tokenFile,
-                MasterTrust.pinned(cert.fingerprint()), "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)),
-                new LoadProbe(dir))) {
-            w.reportHearing(lease);
+        try (WorkerConnector w = leased(lease)) {
             assertThat(lease.safeNanos()).as("nothing heard yet").isNotPositive();
             w.start();
             await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
@@ -117,10 +123,7 @@ class WorkerConnectorTest {
     @Test
     void workerLostAfterLongerThanTheMasters_leaseRunsOnTheMasters_andLapsesWithinHalfOfIt() throws Exception {
         MasterLease lease = new MasterLease(Duration.ofSeconds(60)); // the master here: 2 s
-        try (WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", port, null, "w1", tokenFile,
-                MasterTrust.pinned(cert.fingerprint()), "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)),
-                new LoadProbe(dir))) {
-            w.reportHearing(lease);
+        try (WorkerConnector w = leased(lease)) {
             w.start();
             await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
             assertThat(lease.lostAfter()).isEqualTo(Duration.ofSeconds(2));
@@ -199,6 +202,30 @@ class WorkerConnectorTest {
             assertThat(System.nanoTime() - dropped).as("not before lost-after").isGreaterThanOrEqualTo(
                     registry.settings().lostAfter().toNanos());
             assertThat(w.status().assignment().epoch()).isEqualTo(old.epoch() + 1);
+        }
+    }
+
+    /**
+     * A node cut off while an admin gave its worker id to another host comes back as a new worker:
+     * the master's acknowledgements now hold no delete lease over its former id's range, which the
+     * other host may be taking over (the master waits for the former id's node only), only over the new one's.
+     */
+    @Test
+    void nodeBackAsANewWorkerAfterAReplacement_holdsNoDeleteLeaseOverItsFormerRange() throws Exception {
+        MasterLease lease = new MasterLease(Duration.ofSeconds(2));
+        try (WorkerConnector w = leased(lease)) {
+            w.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
+            assertThat(lease.safeNanos(1)).isPositive();
+            server.close();
+            await().atMost(Duration.ofSeconds(10)).until(() -> !w.status().connected() && w.status().lastError() != null);
+            registry = new WorkerRegistry(new ClusterStore(db), registry.settings(), Clock.systemUTC()); // a restarted master
+            registry.replace(1, "w9"); // worker 1 goes to another host
+            server = master(port);
+            await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
+            assertThat(w.status().assignment().workerId()).isEqualTo(2);
+            assertThat(lease.safeNanos(2)).isPositive();
+            assertThat(lease.safeNanos(1)).as("no delete in worker 1's key space").isNotPositive();
         }
     }
 
