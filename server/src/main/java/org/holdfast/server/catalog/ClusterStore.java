@@ -45,6 +45,9 @@ public final class ClusterStore implements MembershipStore {
     private static final byte FENCE = 'a';
     private static final int FENCE_VERSION = 1;
     private static final int FENCE_BYTES = 1 + 8 + 8;
+    static final byte[] TOLD_LOST_AFTER = {'l'};
+    private static final int TOLD_VERSION = 1;
+    private static final int TOLD_BYTES = 1 + 8;
     /** Version 1: no token id (before workers were bound to tokens); still read. */
     private static final int VERSION_UNBOUND = 1;
     private static final int VERSION = 2;
@@ -158,6 +161,35 @@ public final class ClusterStore implements MembershipStore {
         try (MetadataBatch b = new MetadataBatch()) {
             db.put(b, cf, fenceKey(workerId), v.array());
             db.write(b, sync);
+        }
+    }
+
+    /**
+     * {@inheritDoc} An unreadable value is corrupt data (the master refuses to start; restore its
+     * catalog): read short, a takeover could start while a node still deletes under its lease.
+     */
+    @Override
+    public java.time.Duration toldLostAfter() {
+        byte[] v = db.get(cf, TOLD_LOST_AFTER);
+        if (v == null) {
+            return null;
+        }
+        String why = v.length != TOLD_BYTES ? v.length + " bytes (expected " + TOLD_BYTES + ")"
+                : (v[0] & 0xff) != TOLD_VERSION ? "version " + (v[0] & 0xff) + " (this build reads " + TOLD_VERSION + ")"
+                : ByteBuffer.wrap(v).getLong(1) <= 0 ? "a lost-after of " + ByteBuffer.wrap(v).getLong(1) + " ms" : null;
+        if (why != null) {
+            throw new CorruptDataException(STORE, db.path(), "6c", "unreadable lost-after told to workers: " + why
+                    + "; restore the master's catalog from a backup");
+        }
+        return java.time.Duration.ofMillis(ByteBuffer.wrap(v).getLong(1));
+    }
+
+    @Override
+    public void putToldLostAfter(java.time.Duration lostAfter) {
+        byte[] v = ByteBuffer.allocate(TOLD_BYTES).put((byte) TOLD_VERSION).putLong(lostAfter.toMillis()).array();
+        try (MetadataBatch b = new MetadataBatch()) {
+            db.put(b, cf, TOLD_LOST_AFTER, v);
+            db.write(b, true);
         }
     }
 

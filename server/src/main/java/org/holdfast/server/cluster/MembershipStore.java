@@ -52,13 +52,37 @@ public interface MembershipStore {
         throw new UnsupportedOperationException("this membership store keeps no takeover fences");
     }
 
+    /**
+     * The longest {@code lost-after} this master may have told its workers and not yet outwaited
+     * since (null: none kept, a catalog before it was kept): a node that registered under it may hold
+     * a delete lease of that length after a restart with a shorter setting.
+     */
+    default java.time.Duration toldLostAfter() {
+        return null;
+    }
+
+    /** Stores {@link #toldLostAfter()} durably (synced). */
+    default void putToldLostAfter(java.time.Duration lostAfter) {
+    }
+
     /** Keeps everything in memory: for tests and tools that need no persistence. */
     static MembershipStore inMemory() {
         java.util.Map<Long, WorkerRecord> map = new java.util.concurrent.ConcurrentHashMap<>();
         java.util.concurrent.atomic.AtomicLong removed = new java.util.concurrent.atomic.AtomicLong();
         Map<Long, StartOverMark> marks = new java.util.concurrent.ConcurrentHashMap<>();
         Map<Long, TakeoverFence> fences = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.concurrent.atomic.AtomicReference<java.time.Duration> told = new java.util.concurrent.atomic.AtomicReference<>();
         return new MembershipStore() {
+            @Override
+            public java.time.Duration toldLostAfter() {
+                return told.get();
+            }
+
+            @Override
+            public void putToldLostAfter(java.time.Duration lostAfter) {
+                told.set(lostAfter);
+            }
+
             @Override
             public List<WorkerRecord> workers() {
                 return List.copyOf(map.values());

@@ -14,7 +14,10 @@ import java.util.function.LongSupplier;
  */
 final class TakeoverGuard {
     private final MembershipStore store;
+    private final Duration lostAfter;
     private final TakeoverWait takeoverWait;
+    /** Whether the store keeps this run's {@code lost-after} as the longest told (else an earlier, longer one, not outwaited yet). */
+    private boolean toldKept;
     private final Map<Long, Held> byId = new HashMap<>();
 
     /** What this guard holds for one worker id; kept across a replacement, as the id and range are. */
@@ -28,7 +31,13 @@ final class TakeoverGuard {
 
     TakeoverGuard(MembershipStore store, Duration lostAfter, LongSupplier nanoTime) {
         this.store = store;
-        this.takeoverWait = new TakeoverWait(lostAfter, nanoTime);
+        this.lostAfter = lostAfter;
+        Duration told = store.toldLostAfter();
+        this.takeoverWait = new TakeoverWait(lostAfter, told, nanoTime);
+        if (told == null || told.compareTo(lostAfter) < 0) {
+            store.putToldLostAfter(lostAfter); // before any REGISTERED tells it
+        }
+        toldKept = told == null || told.compareTo(lostAfter) <= 0;
     }
 
     /** Takes worker {@code workerId}'s fence as the store kept it (at the master's start). */
@@ -53,6 +62,10 @@ final class TakeoverGuard {
 
     /** A node of worker {@code workerId} registered now, saying {@code archiveEpoch}. */
     void registered(long workerId, long archiveEpoch) {
+        if (!toldKept && takeoverWait.startOutwaited()) {
+            store.putToldLostAfter(lostAfter); // the longer value an earlier run told is outwaited: no lease of it is left
+            toldKept = true;
+        }
         Held h = held(workerId);
         h.lastHeardNanos = takeoverWait.now();
         h.saidArchived |= archiveEpoch >= 1;

@@ -8,16 +8,26 @@ import java.util.function.LongSupplier;
  * master has not heard the id's old node for {@code lost-after}, counted on a monotonic clock and
  * from the master's own start too: the old node's delete lease (docs/architecture.md, "Delete
  * lease") runs out only then, so until then it may still delete an object the takeover adopts.
+ * From the start, the wait is the longer of {@code lost-after} and the longest one an earlier run told
+ * its workers: a node cut off before this start holds a lease of the value it was told.
  */
 final class TakeoverWait {
     private final Duration lostAfter;
+    private final Duration afterStart;
     private final LongSupplier nanoTime;
     private final long startedNanos;
 
-    TakeoverWait(Duration lostAfter, LongSupplier nanoTime) {
+    /** {@code toldBefore}: the longest {@code lost-after} an earlier run of this master may have told (null: none). */
+    TakeoverWait(Duration lostAfter, Duration toldBefore, LongSupplier nanoTime) {
         this.lostAfter = lostAfter;
+        this.afterStart = toldBefore != null && toldBefore.compareTo(lostAfter) > 0 ? toldBefore : lostAfter;
         this.nanoTime = nanoTime;
         this.startedNanos = nanoTime.getAsLong();
+    }
+
+    /** Whether the wait from the master's start is over: no node can hold a lease an earlier run told it. */
+    boolean startOutwaited() {
+        return nanoTime.getAsLong() - startedNanos >= afterStart.toNanos();
     }
 
     /** Now on the monotonic clock, for {@code lastHeardNanos} (never 0, which means not heard). */
@@ -39,7 +49,9 @@ final class TakeoverWait {
         long now = nanoTime.getAsLong();
         long since = lastHeardNanos == 0 ? startedNanos : lastHeardNanos; // heard after the start
         long silent = now - since;
-        if (silent >= lostAfter.toNanos()) {
+        // a node heard since this start was told this run's lost-after at its REGISTER
+        Duration wait = lastHeardNanos == 0 ? afterStart : lostAfter;
+        if (silent >= wait.toNanos()) {
             return;
         }
         String heard = lastHeardNanos == 0 ? "this master started " + seconds(now - startedNanos) + " ago and has not heard it"
@@ -47,8 +59,10 @@ final class TakeoverWait {
         throw new RegistrationRefusedException(RegistrationRefusedException.Reason.TAKEOVER_WAIT, "worker " + workerId + " "
                 + (lastHeardNanos == 0 ? "archives its range to the bucket (epoch " + fenceEpoch + "); " + heard
                 : "(range archived at epoch " + fenceEpoch + ") " + heard)
-                + "; a takeover may start once it has been silent for holdfast.cluster.lost-after (" + seconds(lostAfter.toNanos())
-                + "), as its old node may still delete objects until then; retrying (in about " + seconds(lostAfter.toNanos() - silent)
+                + "; a takeover may start once it has been silent for " + (wait == lostAfter
+                ? "holdfast.cluster.lost-after (" + seconds(lostAfter.toNanos()) + ")"
+                : seconds(wait.toNanos()) + ", the holdfast.cluster.lost-after an earlier run of this master told its workers")
+                + ", as its old node may still delete objects until then; retrying (in about " + seconds(wait.toNanos() - silent)
                 + ")");
     }
 

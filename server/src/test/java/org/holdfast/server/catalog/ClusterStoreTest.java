@@ -32,6 +32,25 @@ class ClusterStoreTest {
     @TempDir
     Path dir;
 
+    /** The lost-after told to workers, version 1: 15 s. */
+    private static final String TOLD_15S = "010000000000003a98";
+
+    @Test
+    void toldLostAfter_fixtureBytes_readBackAndWrittenTheSame_andAnUnreadableOneIsCorrupt() {
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            ClusterStore s = new ClusterStore(db);
+            assertThat(s.toldLostAfter()).as("an older catalog keeps none").isNull();
+            db.put(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.TOLD_LOST_AFTER, HexFormat.of().parseHex(TOLD_15S));
+            assertThat(s.toldLostAfter()).isEqualTo(java.time.Duration.ofSeconds(15));
+            s.putToldLostAfter(java.time.Duration.ofSeconds(15));
+            assertThat(HexFormat.of().formatHex(db.get(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.TOLD_LOST_AFTER))).isEqualTo(TOLD_15S);
+            assertThat(s.workers()).as("a key of its own, apart from the records").isEmpty();
+            db.put(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.TOLD_LOST_AFTER, HexFormat.of().parseHex("02" + TOLD_15S.substring(2)));
+            assertThatThrownBy(s::toldLostAfter).isInstanceOf(org.holdfast.server.store.CorruptDataException.class)
+                    .hasMessageContaining("unreadable lost-after told to workers: version 2");
+        }
+    }
+
     @Test
     void takeoverFences_fixtureBytes_readBackAndWrittenTheSame() {
         try (MetadataDb db = MetadataDb.open(dir)) {

@@ -112,6 +112,36 @@ class TakeoverWaitRegistryTest {
     }
 
     @Test
+    void afterARestartWithAShorterLostAfter_aTakeoverWaitsTheLongerOneTheWorkersWereTold_untilOutwaited() {
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            archivedThenDropped(new WorkerRegistry(new ClusterStore(db), settings, clock)); // told 15 s at its REGISTERED
+        }
+        MembershipSettings shorter = new MembershipSettings(settings.heartbeatInterval(), Duration.ofSeconds(3), Duration.ofSeconds(4),
+                settings.firstPbn(), settings.rangeSize(), settings.maxNodesPerToken());
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            WorkerRegistry r = new WorkerRegistry(new ClusterStore(db), shorter, clock);
+            clock.advance(Duration.ofSeconds(5)); // past the new 4 s, within the 15 s the old node may still hold a lease of
+            assertThatThrownBy(() -> r.register("w1", TOKEN, "127.0.0.3:1", CAP, "v", 0))
+                    .isInstanceOfSatisfying(RegistrationRefusedException.class,
+                            e -> assertThat(e.reason()).isEqualTo(RegistrationRefusedException.Reason.TAKEOVER_WAIT))
+                    .hasMessageContaining("silent for 15.0s, the holdfast.cluster.lost-after an earlier run of this master told its workers");
+        }
+        try (MetadataDb db = MetadataDb.open(dir)) { // restarted again before the 15 s were outwaited: still kept
+            WorkerRegistry r = new WorkerRegistry(new ClusterStore(db), shorter, clock);
+            clock.advance(Duration.ofSeconds(14));
+            assertThatThrownBy(() -> r.register("w1", TOKEN, "127.0.0.3:1", CAP, "v", 0)).isInstanceOf(RegistrationRefusedException.class);
+            clock.advance(Duration.ofSeconds(1));
+            assertThat(r.register("w1", TOKEN, "127.0.0.3:1", CAP, "v", 0).epoch()).as("15 s since the start: it takes over").isEqualTo(2);
+            assertThat(new ClusterStore(db).toldLostAfter()).as("outwaited: this run's value is kept").isEqualTo(Duration.ofSeconds(4));
+        }
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            WorkerRegistry r = new WorkerRegistry(new ClusterStore(db), shorter, clock);
+            clock.advance(Duration.ofSeconds(4));
+            assertThat(r.register("w1", TOKEN, "127.0.0.4:1", CAP, "v", 0).epoch()).as("the next start waits its own 4 s").isEqualTo(3);
+        }
+    }
+
+    @Test
     void aReplacementNode_waitsLostAfterSinceTheLostHostWasHeard() {
         WorkerRegistry r = new WorkerRegistry(MembershipStore.inMemory(), settings, clock);
         WorkerRecord old = archivedThenDropped(r);
