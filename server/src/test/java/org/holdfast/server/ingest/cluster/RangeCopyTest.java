@@ -10,6 +10,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.holdfast.common.compress.BlockCodec;
@@ -49,6 +51,8 @@ import org.junit.jupiter.api.io.TempDir;
 class RangeCopyTest {
     private static final PbnRange RANGE = new PbnRange(5_000_000, 6_000_000);
     private static final long WORKER = 4;
+    /** 16 KiB: smaller than any log here, so the copy keeps none and reads by range from the bucket. */
+    private static final LogCache.Settings SMALL_CACHE = new LogCache.Settings(16 << 10, 4096, false, 1, 4096);
 
     @TempDir
     Path tmp;
@@ -114,6 +118,7 @@ class RangeCopyTest {
             long beyond = firstMember + 1000;
             assertThatThrownBy(() -> c.readBatch(new long[] {beyond}, 0, 1, new BlockBatch(4, 1 << 20, FormatVersions.MAX_STORED_BYTES)))
                     .isInstanceOf(BlocksUnavailableException.class).hasMessageContaining("unavailable, not absent");
+            assertThat(c.built()).isTrue();
             assertThat(c.damagedBlocks()).isZero();
         }
         assertThat(look.list(WorkerKeys.prefix(WORKER))).as("no marker, no epoch, no object").isEqualTo(before);
@@ -134,7 +139,10 @@ class RangeCopyTest {
 
     @Test
     void readBatch_frameFlippedInTheBucketAfterTheCopy_memberDamagedAtRead() throws Exception {
-        try (RangeCopy c = copy()) {
+        // a cache smaller than the log: the copy does not keep it and reads its blocks by range from the bucket
+        try (RangeCopy c = RangeCopy.materialise(WORKER, RANGE, S3ObjectStore.open(s3.settings("c/")), SMALL_CACHE, tmp.resolve("copy"),
+                roomy())) {
+            c.awaitBuilt();
             flipFrameInTheBucket();
             BlockBatch batch = new BlockBatch(16, 1 << 20, FormatVersions.MAX_STORED_BYTES);
             assertThatThrownBy(() -> c.readBatch(members(firstMember), 0, 4, batch)).isInstanceOf(DamagedBlockException.class)
@@ -148,6 +156,7 @@ class RangeCopyTest {
         flipFrameInTheBucket();
 
         try (RangeCopy c = copy()) {
+            c.awaitBuilt();
             assertThat(c.damagedBlocks()).isEqualTo(4);
             BlockBatch batch = new BlockBatch(16, 1 << 20, FormatVersions.MAX_STORED_BYTES);
             for (long pbn : members(firstMember)) {
@@ -301,6 +310,7 @@ class RangeCopyTest {
 
         try (RangeCopy c = copy()) {
             assertReads(c, members, framed);
+            c.awaitBuilt();
             assertThat(c.damagedBlocks()).as("a repaired block is not damaged").isZero();
             assertReads(c, rawPbns, raw);
         }
@@ -384,6 +394,140 @@ class RangeCopyTest {
             assertThat(home.readBatch(rawPbns, 0, rawPbns.length, batch)).isEqualTo(rawPbns.length);
             assertThat(copies.copied()).containsExactly(WORKER);
         }
+    }
+
+    /** Stores 6 more raw blocks from {@code seed} in a second sealed log in the bucket; returns their PBNs. */
+    private long[] secondLog(byte[] blocks) {
+        long[] pbns = new long[6];
+        try (WorkerRangeData node = new WorkerRangeData(tmp.resolve("worker").resolve(WorkerRangeData.DIRECTORY),
+                new DataStore.Settings(tmp.resolve("unused"), 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0),
+                new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(), Duration.ofSeconds(10)))) {
+            node.identify(WORKER);
+            DataStore s = node.claim(RANGE);
+            byte[] fps = RangeBlocks.fps(blocks);
+            for (int k = 0; k < 6; k++) {
+                pbns[k] = s.append(fps, k * 32, blocks, k * BS, BS, FormatVersions.CODEC_RAW, BS);
+            }
+            node.sync(s);
+        }
+        assertThat(look.list(WorkerKeys.space(WORKER, 1) + "/logs/")).hasSize(2);
+        return pbns;
+    }
+
+    /** A copy over {@code bucket} whose second download waits for the test, with the default cache. */
+    private RangeCopy copy(GatedDownloadStore bucket) {
+        return RangeCopy.materialise(WORKER, RANGE, bucket, LogCache.Settings.defaults(), tmp.resolve("copy"), roomy());
+    }
+
+    /** Reads one PBN on another thread (a restore waiting on the build). */
+    private static CompletableFuture<BlockBatch> readLater(RangeCopy c, long pbn) {
+        return CompletableFuture.supplyAsync(() -> {
+            BlockBatch b = new BlockBatch(4, 1 << 20, FormatVersions.MAX_STORED_BYTES);
+            c.readBatch(new long[] {pbn}, 0, 1, b);
+            return b;
+        });
+    }
+
+    /**
+     * The first read does not wait for the whole range: a block of the first log reads while the second
+     * is still being downloaded; a block of the second, and one the copy never holds, wait for it.
+     * Kept logs are read from the copy's disk: no ranged GET of a log downloaded once.
+     */
+    @Test
+    void readBatch_blockOfTheFirstLog_readsBeforeTheLastLogIsIndexed_laterOnesWaitForTheirLog() throws Exception {
+        byte[] more = RangeBlocks.blocks(3, 6, false);
+        long[] later = secondLog(more);
+        GatedDownloadStore bucket = new GatedDownloadStore(S3ObjectStore.open(s3.settings("c/")), 2);
+        try (RangeCopy c = copy(bucket)) {
+            assertReads(c, rawPbns, raw); // returns with the second log's download held at the gate
+            bucket.awaitHeld();
+            assertThat(c.built()).isFalse();
+            CompletableFuture<BlockBatch> second = readLater(c, later[0]);
+            CompletableFuture<BlockBatch> never = readLater(c, firstMember + 1000);
+            assertThat(second).as("a block of the held log waits for it").isNotDone();
+            assertThat(never).as("a PBN not found waits for the end before it is unavailable").isNotDone();
+
+            bucket.open();
+            assertThat(second.get(30, TimeUnit.SECONDS).count()).isEqualTo(1);
+            assertThatThrownBy(() -> never.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(BlocksUnavailableException.class)
+                    .hasMessageContaining("unavailable, not absent");
+            assertReads(c, later, more);
+            assertReads(c, members(firstMember), framed);
+            assertThat(bucket.ranges()).as("both logs kept on the copy's disk: no second transfer").isZero();
+        }
+        assertThat(tmp.resolve("copy")).doesNotExist();
+    }
+
+    /** Logs beyond the cache size are not kept: their blocks are read by range from the bucket, checked as ever. */
+    @Test
+    void readBatch_logsBeyondTheCacheSize_readByRangeFromTheBucket() {
+        GatedDownloadStore bucket = new GatedDownloadStore(S3ObjectStore.open(s3.settings("c/")), Integer.MAX_VALUE);
+        try (RangeCopy c = RangeCopy.materialise(WORKER, RANGE, bucket, SMALL_CACHE, tmp.resolve("copy"), roomy())) {
+            assertReads(c, rawPbns, raw);
+            assertReads(c, members(firstMember), framed);
+            assertThat(bucket.ranges()).as("the log was larger than the cache: read again by range").isPositive();
+        }
+    }
+
+    /**
+     * Damaged in the first log, repaired in the second: while the second is held the damaged PBN waits
+     * (neither damaged nor returned), a good block of the first log reads; then the repair is served.
+     */
+    @Test
+    void readBatch_damagedBlockRepairedInTheHeldLog_waitsThenReadsTheRepair() throws Exception {
+        repairTheRottenFrameInALaterLog();
+        GatedDownloadStore bucket = new GatedDownloadStore(S3ObjectStore.open(s3.settings("c/")), 2);
+        try (RangeCopy c = copy(bucket)) {
+            assertReads(c, rawPbns, raw);
+            CompletableFuture<BlockBatch> repaired = readLater(c, firstMember);
+            assertThat(repaired).as("seen only damaged so far: waits for the end of the build").isNotDone();
+
+            bucket.open();
+            BlockBatch b = repaired.get(30, TimeUnit.SECONDS);
+            byte[] out = new byte[BS];
+            try (BlockCodec codec = new BlockCodec()) {
+                b.decode(0, codec, out, 0);
+            }
+            assertThat(out).isEqualTo(Arrays.copyOfRange(framed, 0, BS));
+            assertReads(c, members(firstMember), framed);
+        }
+    }
+
+    /** Damaged in the first log and in no later one: damaged once the build ends, its bytes never returned. */
+    @Test
+    void readBatch_damagedBlockNotRepairedInTheHeldLog_damagedAtTheEnd_neverReturned() throws Exception {
+        flipFrameInTheBucket();
+        byte[] more = RangeBlocks.blocks(5, 6, false);
+        long[] later = secondLog(more);
+        GatedDownloadStore bucket = new GatedDownloadStore(S3ObjectStore.open(s3.settings("c/")), 2);
+        try (RangeCopy c = copy(bucket)) {
+            assertReads(c, rawPbns, raw);
+            CompletableFuture<BlockBatch> rotten = readLater(c, firstMember + 2);
+            assertThat(rotten).isNotDone();
+
+            bucket.open();
+            assertThatThrownBy(() -> rotten.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(DamagedBlockException.class);
+            assertThat(c.damagedBlocks()).isEqualTo(4);
+            assertReads(c, later, more);
+            long[] mixed = {rawPbns[5], firstMember};
+            BlockBatch batch = new BlockBatch(4, 1 << 20, FormatVersions.MAX_STORED_BYTES);
+            assertThat(c.readBatch(mixed, 0, 2, batch)).as("the run stops before the damaged block").isEqualTo(1);
+        }
+    }
+
+    /** Closing while the build is held fails the waiting read at once and deletes the copy once the build stops. */
+    @Test
+    void close_whileTheBuildIsHeld_waitingReadFails_copyDeleted() throws Exception {
+        secondLog(RangeBlocks.blocks(7, 6, false));
+        GatedDownloadStore bucket = new GatedDownloadStore(S3ObjectStore.open(s3.settings("c/")), 2);
+        RangeCopy c = copy(bucket);
+        CompletableFuture<BlockBatch> waiting = readLater(c, firstMember + 1000);
+        c.close();
+        assertThatThrownBy(() -> waiting.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(BlocksUnavailableException.class);
+        bucket.open();
+        c.awaitBuilt();
+        assertThat(c.failed()).isTrue();
+        assertThat(tmp.resolve("copy")).as("the build thread deleted it after the log it was at").doesNotExist();
     }
 
     /** Reads {@code pbns} through the copy in one batch and checks each block's bytes and fingerprint against {@code expected}. */
