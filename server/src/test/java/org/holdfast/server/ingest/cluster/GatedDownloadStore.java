@@ -1,20 +1,17 @@
 package org.holdfast.server.ingest.cluster;
 
 import java.nio.file.Path;
-import java.util.List;
-import java.util.OptionalLong;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.holdfast.server.store.object.ObjectStore;
-import org.holdfast.server.store.object.ObjectStoreStats;
 
 /**
  * A real object store whose downloads from the {@code gated}-th on wait until {@link #open()} (a slow
- * bucket under a copy's build, made observable without sleeps), and that counts the ranged GETs. Every call goes to the real store.
+ * bucket under a copy's build, made observable without sleeps), and that counts the ranged GETs.
+ * Every call goes to the real store.
  */
-final class GatedDownloadStore implements ObjectStore {
-    private final ObjectStore real;
+final class GatedDownloadStore extends ForwardingObjectStore {
     private final int gated;
     private final CountDownLatch gate = new CountDownLatch(1);
     private final CountDownLatch held = new CountDownLatch(1);
@@ -22,7 +19,7 @@ final class GatedDownloadStore implements ObjectStore {
     private final AtomicInteger ranges = new AtomicInteger();
 
     GatedDownloadStore(ObjectStore real, int gated) {
-        this.real = real;
+        super(real);
         this.gated = gated;
     }
 
@@ -63,31 +60,6 @@ final class GatedDownloadStore implements ObjectStore {
     public byte[] getRange(String key, long offset, int length) {
         ranges.incrementAndGet();
         return real.getRange(key, offset, length);
-    }
-
-    @Override
-    public boolean putIfAbsent(String key, Path file) {
-        return real.putIfAbsent(key, file);
-    }
-
-    @Override
-    public void delete(String key) {
-        real.delete(key);
-    }
-
-    @Override
-    public OptionalLong size(String key) {
-        return real.size(key);
-    }
-
-    @Override
-    public List<String> list(String prefix) {
-        return real.list(prefix);
-    }
-
-    @Override
-    public ObjectStoreStats stats() {
-        return real.stats();
     }
 
     @Override

@@ -69,16 +69,9 @@ class RangeCopyTest {
         look = S3ObjectStore.open(s3.settings("c/"));
         raw = RangeBlocks.blocks(1, 6, false);
         framed = RangeBlocks.blocks(2, 4, true);
-        try (WorkerRangeData node = new WorkerRangeData(tmp.resolve("worker").resolve(WorkerRangeData.DIRECTORY),
-                new DataStore.Settings(tmp.resolve("unused"), 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0),
-                new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(), Duration.ofSeconds(10)))) {
-            node.identify(WORKER);
+        try (WorkerRangeData node = node("worker")) {
             DataStore s = node.claim(RANGE);
-            byte[] fps = RangeBlocks.fps(raw);
-            rawPbns = new long[6];
-            for (int k = 0; k < 6; k++) {
-                rawPbns[k] = s.append(fps, k * 32, raw, k * BS, BS, FormatVersions.CODEC_RAW, BS);
-            }
+            rawPbns = appendRaw(s, raw);
             byte[] z = new byte[framed.length + 1024];
             try (BlockCodec codec = new BlockCodec()) {
                 int n = codec.compress(framed, 0, framed.length, z, 0);
@@ -186,10 +179,7 @@ class RangeCopyTest {
             }
         }
         long[] members = members(firstMember);
-        try (WorkerRangeData node = new WorkerRangeData(tmp.resolve("worker").resolve(WorkerRangeData.DIRECTORY),
-                new DataStore.Settings(tmp.resolve("unused"), 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0),
-                new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(), Duration.ofSeconds(10)))) {
-            node.identify(WORKER);
+        try (WorkerRangeData node = node("worker")) {
             DataStore s = node.claim(RANGE);
             byte[] fps = RangeBlocks.fps(framed);
             for (int k = 0; k < 4; k++) {
@@ -205,7 +195,12 @@ class RangeCopyTest {
 
     /** A node on an empty disk that takes worker {@link #WORKER}'s range over from the bucket. */
     private WorkerRangeData taker() {
-        WorkerRangeData node = new WorkerRangeData(tmp.resolve("taker").resolve(WorkerRangeData.DIRECTORY),
+        return node("taker");
+    }
+
+    /** Worker {@link #WORKER}'s node on {@code tmp/<name>}, archiving to the bucket. */
+    private WorkerRangeData node(String name) {
+        WorkerRangeData node = new WorkerRangeData(tmp.resolve(name).resolve(WorkerRangeData.DIRECTORY),
                 new DataStore.Settings(tmp.resolve("unused"), 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0),
                 new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(), Duration.ofSeconds(10)));
         node.identify(WORKER);
@@ -396,21 +391,25 @@ class RangeCopyTest {
         }
     }
 
-    /** Stores 6 more raw blocks from {@code seed} in a second sealed log in the bucket; returns their PBNs. */
+    /** Stores {@code blocks} raw in a second sealed log in the bucket; returns their PBNs. */
     private long[] secondLog(byte[] blocks) {
-        long[] pbns = new long[6];
-        try (WorkerRangeData node = new WorkerRangeData(tmp.resolve("worker").resolve(WorkerRangeData.DIRECTORY),
-                new DataStore.Settings(tmp.resolve("unused"), 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0),
-                new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(), Duration.ofSeconds(10)))) {
-            node.identify(WORKER);
+        long[] pbns;
+        try (WorkerRangeData node = node("worker")) {
             DataStore s = node.claim(RANGE);
-            byte[] fps = RangeBlocks.fps(blocks);
-            for (int k = 0; k < 6; k++) {
-                pbns[k] = s.append(fps, k * 32, blocks, k * BS, BS, FormatVersions.CODEC_RAW, BS);
-            }
+            pbns = appendRaw(s, blocks);
             node.sync(s);
         }
         assertThat(look.list(WorkerKeys.space(WORKER, 1) + "/logs/")).hasSize(2);
+        return pbns;
+    }
+
+    /** Appends each block of {@code blocks} raw to {@code s}; returns their PBNs. */
+    private static long[] appendRaw(DataStore s, byte[] blocks) {
+        byte[] fps = RangeBlocks.fps(blocks);
+        long[] pbns = new long[blocks.length / BS];
+        for (int k = 0; k < pbns.length; k++) {
+            pbns[k] = s.append(fps, k * 32, blocks, k * BS, BS, FormatVersions.CODEC_RAW, BS);
+        }
         return pbns;
     }
 
