@@ -17,28 +17,39 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A restore whose server-side read takes several idle timeouts (as a read of a lost worker's block
- * waits for its log to be copied from the bucket) is not closed as idle: the server keeps the
- * connection while it works and sends empty RESTORE_DATA keep-alives, and the restore completes
- * byte for byte.
+ * Idle means the agent sends nothing while the server waits for it, not the server being busy: a
+ * restore whose server-side read takes several idle timeouts (as a read of a lost worker's block
+ * waits for its log to be copied from the bucket) gets empty RESTORE_DATA keep-alives and completes
+ * byte for byte; a commit whose sync takes as long (no keep-alive there) is not closed either.
  */
-class RestoreKeepAliveTest {
+class ServerBusyNotIdleTest {
     private static final Duration IDLE = Duration.ofSeconds(1);
     private static final int BS = 4096;
 
     @TempDir
     Path dir;
 
-    /** The harness's own store, with the first read of a restore held for {@code hold} when {@link #slow} is set. */
-    private static final class SlowReads implements BlockHome {
+    /** The harness's own store; the next read or sync is held for {@code hold} once {@code slow} is set. */
+    private static final class SlowHome implements BlockHome {
         private final AtomicReference<IngestHarness> harness;
         private final AtomicBoolean slow;
         private final Duration hold;
 
-        SlowReads(AtomicReference<IngestHarness> harness, AtomicBoolean slow, Duration hold) {
+        SlowHome(AtomicReference<IngestHarness> harness, AtomicBoolean slow, Duration hold) {
             this.harness = harness;
             this.slow = slow;
             this.hold = hold;
+        }
+
+        /** Holds this call if {@code slow} is set (once): the server is busy. */
+        private void maybeHold() {
+            if (slow.compareAndSet(true, false)) {
+                try {
+                    Thread.sleep(hold.toMillis());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
         }
 
         private BlockHome real() {
@@ -57,6 +68,7 @@ class RestoreKeepAliveTest {
 
         @Override
         public void sync() {
+            maybeHold();
             real().sync();
         }
 
@@ -72,13 +84,7 @@ class RestoreKeepAliveTest {
 
         @Override
         public int readBatch(long[] pbns, int from, int n, BlockBatch into) {
-            if (slow.compareAndSet(true, false)) {
-                try {
-                    Thread.sleep(hold.toMillis()); // the server is busy: a read waiting on a bucket copy
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
+            maybeHold();
             return real().readBatch(pbns, from, n, into);
         }
 
@@ -93,13 +99,34 @@ class RestoreKeepAliveTest {
         }
     }
 
+    private final AtomicReference<IngestHarness> ref = new AtomicReference<>();
+    private final AtomicBoolean slow = new AtomicBoolean();
+
+    private IngestHarness harness() {
+        IngestSettings settings = new IngestSettings("127.0.0.1", 0, 2, 1024, 8, 64L << 20, IDLE, "test");
+        IngestHarness h = IngestHarness.withBlocks(dir, settings, () -> new SlowHome(ref, slow, IDLE.multipliedBy(3)));
+        ref.set(h);
+        return h;
+    }
+
+    @Test
+    void commit_syncHeldForThreeIdleTimeouts_notClosed_committed() {
+        try (IngestHarness harness = harness(); AgentDriver agent = harness.agent()) {
+            agent.hello();
+            byte[] image = new byte[16 * BS];
+            new Random(24).nextBytes(image);
+            slow.set(true);
+            Committed c = agent.backup("vol", image, BS, false);
+            assertThat(slow).as("the sync was held").isFalse();
+            assertThat(c.sequence()).isEqualTo(1);
+            assertThat(agent.isOpen()).as("not closed as idle").isTrue();
+            assertThat(agent.restore("vol", 1).image()).isEqualTo(image);
+        }
+    }
+
     @Test
     void restore_readHeldForThreeIdleTimeouts_notClosed_keepAlivesSent_completesByteForByte() {
-        AtomicReference<IngestHarness> ref = new AtomicReference<>();
-        AtomicBoolean slow = new AtomicBoolean();
-        IngestSettings settings = new IngestSettings("127.0.0.1", 0, 2, 1024, 8, 64L << 20, IDLE, "test");
-        try (IngestHarness harness = IngestHarness.withBlocks(dir, settings, () -> new SlowReads(ref, slow, IDLE.multipliedBy(3)))) {
-            ref.set(harness);
+        try (IngestHarness harness = harness()) {
             byte[] image = new byte[64 * BS];
             new Random(18).nextBytes(image);
             try (AgentDriver agent = harness.agent()) {
