@@ -54,6 +54,9 @@ public final class RangeCopy implements AutoCloseable {
     // guarded by this: the build thread runs; closed; the resources released (by whichever of close and the build ends last)
     private boolean building;
     private volatile boolean closed;
+    // closed because the build failed (not dropped): reads report the failure
+    private volatile boolean broken;
+    private volatile RuntimeException buildFailure;
     private boolean released;
     // build thread only: the largest log so far, the bytes of the logs kept on disk
     private long largestLog;
@@ -156,11 +159,13 @@ public final class RangeCopy implements AutoCloseable {
             LOG.log(System.Logger.Level.WARNING, "worker {0}''s range is copied from the bucket: {1} blocks in {2} logs{3}",
                     Long.toString(worker), built.blocks(), built.logs(), damaged.isEmpty() ? "" : "; " + damaged.size()
                             + " blocks failed their check and are reported damaged");
-        } catch (RuntimeException e) {
-            failed = closed ? new BlocksUnavailableException(holder + " was dropped (its worker registered again)", e) : e;
+        } catch (Throwable e) { // an Error too: a copy must never pass for complete when it is not
+            failed = closed ? new BlocksUnavailableException(holder + " was dropped (its worker registered again)", e)
+                    : e instanceof RuntimeException r ? r : new BlocksUnavailableException(e.toString(), e);
+            buildFailure = failed;
             if (!closed) {
-                LOG.log(System.Logger.Level.ERROR, "the copy of worker " + worker + "'s range from the bucket failed; reads of its"
-                        + " blocks fail until a read starts a new copy: " + e.getMessage(), e);
+                LOG.log(System.Logger.Level.ERROR, "the copy of worker " + worker + "'s range from the bucket failed and is deleted;"
+                        + " reads of its blocks fail until a read starts a new copy: " + e.getMessage(), e);
             }
         } finally {
             boolean release;
@@ -171,6 +176,9 @@ public final class RangeCopy implements AutoCloseable {
             try {
                 if (release) {
                     release();
+                } else if (failed != null) {
+                    broken = true;
+                    close(); // gives the disk back at once (a build stopped at the reserve); reads say why it failed
                 }
             } finally {
                 progress.finished(failed); // after the release: whoever waits for the end finds the copy gone
@@ -240,7 +248,7 @@ public final class RangeCopy implements AutoCloseable {
 
     /** Whether the build failed (reads fail; drop the copy and make a new one). */
     public boolean failed() {
-        return progress.failure() != null;
+        return buildFailure != null;
     }
 
     /** Waits until the build has ended, built or failed (tests and diagnostics). */
@@ -266,7 +274,8 @@ public final class RangeCopy implements AutoCloseable {
             use.readLock().lock();
             try {
                 if (closed) {
-                    throw new BlocksUnavailableException(holder + " was dropped just now (its worker registered again): read again", null);
+                    throw broken ? failure(buildFailure)
+                            : new BlocksUnavailableException(holder + " was dropped just now (its worker registered again): read again", null);
                 }
                 int got = readOpen(pbns, from, n, into);
                 if (got > 0) {
@@ -284,10 +293,9 @@ public final class RangeCopy implements AutoCloseable {
         into.clear();
         // read before the index: once true, the index and the damaged blocks are complete
         boolean complete = progress.built();
-        RuntimeException failure = progress.failure();
+        RuntimeException failure = buildFailure;
         if (failure != null) {
-            throw new BlocksUnavailableException("the copy of " + holder + " failed: " + failure.getMessage() + "; the blocks are"
-                    + " unavailable, not damaged: the next read starts a new copy", failure);
+            throw failure(failure);
         }
         int limit = from + Math.min(n, into.capacity());
         int end = from;
@@ -322,6 +330,11 @@ public final class RangeCopy implements AutoCloseable {
             throw new BlocksUnavailableException("the object store cannot be read now for " + holder + ": " + e.getMessage()
                     + "; the blocks are unreadable, not damaged: try again once the bucket answers", e);
         }
+    }
+
+    private BlocksUnavailableException failure(RuntimeException cause) {
+        return new BlocksUnavailableException(holder + " could not be made: " + cause.getMessage() + "; the blocks are unavailable,"
+                + " not damaged: the next read starts a new copy", cause);
     }
 
     private void held(long[] run, int n, byte[] fps, boolean[] found) {

@@ -17,6 +17,7 @@ final class GatedDownloadStore extends ForwardingObjectStore {
     private final CountDownLatch held = new CountDownLatch(1);
     private final AtomicInteger downloads = new AtomicInteger();
     private final AtomicInteger ranges = new AtomicInteger();
+    private volatile boolean failing;
 
     GatedDownloadStore(ObjectStore real, int gated) {
         super(real);
@@ -25,6 +26,12 @@ final class GatedDownloadStore extends ForwardingObjectStore {
 
     /** Lets every download through from now on. */
     void open() {
+        gate.countDown();
+    }
+
+    /** Fails the held download and every later one (the bucket went away). */
+    void fail() {
+        failing = true;
         gate.countDown();
     }
 
@@ -52,6 +59,9 @@ final class GatedDownloadStore extends ForwardingObjectStore {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException(e);
             }
+        }
+        if (failing) {
+            throw new IllegalStateException("the test's bucket went away");
         }
         real.download(key, target);
     }

@@ -514,6 +514,27 @@ class RangeCopyTest {
         }
     }
 
+    /** A build that fails half way fails the read waiting on it saying why, and deletes the copy at once. */
+    @Test
+    void readBatch_buildFailsAtTheSecondLog_waitingReadFailsSayingWhy_copyDeleted() throws Exception {
+        long[] later = secondLog(RangeBlocks.blocks(9, 6, false));
+        GatedDownloadStore bucket = new GatedDownloadStore(S3ObjectStore.open(s3.settings("c/")), 2);
+        try (RangeCopy c = copy(bucket)) {
+            assertReads(c, rawPbns, raw);
+            CompletableFuture<BlockBatch> waiting = readLater(c, later[0]);
+            bucket.fail();
+            assertThatThrownBy(() -> waiting.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(BlocksUnavailableException.class)
+                    .hasMessageContaining("could not be made").hasMessageContaining("the test's bucket went away")
+                    .hasMessageContaining("the next read starts a new copy");
+            c.awaitBuilt();
+            assertThat(c.failed()).isTrue();
+            assertThat(tmp.resolve("copy")).as("deleted once the build failed").doesNotExist();
+            BlockBatch batch = new BlockBatch(4, 1 << 20, FormatVersions.MAX_STORED_BYTES);
+            assertThatThrownBy(() -> c.readBatch(rawPbns, 0, 1, batch)).as("not even the first log's blocks: the copy is gone")
+                    .isInstanceOf(BlocksUnavailableException.class).hasMessageContaining("could not be made");
+        }
+    }
+
     /** Closing while the build is held fails the waiting read at once and deletes the copy once the build stops. */
     @Test
     void close_whileTheBuildIsHeld_waitingReadFails_copyDeleted() throws Exception {
