@@ -51,8 +51,9 @@ public final class RangeCopy implements AutoCloseable {
     private volatile DataStore store;
     // reads hold it shared (never while waiting for the build); close takes it alone, after the reads in flight
     private final ReentrantReadWriteLock use = new ReentrantReadWriteLock();
-    // guarded by this: the build thread runs; closed; the resources released (by whichever of close and the build ends last)
+    // guarded by this: the build thread runs; the resources released; close was interrupted waiting for the build, which releases them
     private boolean building;
+    private boolean closerGaveUp;
     private volatile boolean closed;
     // closed because the build failed (not dropped): reads report the failure
     private volatile boolean broken;
@@ -168,15 +169,18 @@ public final class RangeCopy implements AutoCloseable {
                         + " reads of its blocks fail until a read starts a new copy: " + e.getMessage(), e);
             }
         } finally {
-            boolean release;
+            boolean orphaned;
+            boolean closing;
             synchronized (this) {
                 building = false;
-                release = closed;
+                notifyAll(); // the closer waiting for this build
+                orphaned = closerGaveUp;
+                closing = closed;
             }
             try {
-                if (release) {
+                if (orphaned) {
                     release();
-                } else if (failed != null) {
+                } else if (failed != null && !closing) {
                     broken = true;
                     close(); // gives the disk back at once (a build stopped at the reserve); reads say why it failed
                 }
@@ -357,11 +361,11 @@ public final class RangeCopy implements AutoCloseable {
 
     /**
      * Closes the copy and deletes its directory, after the reads in flight (reads waiting for the build
-     * fail at once); a build still running stops after the log it is at and deletes it then. Idempotent.
+     * fail at once) and the build (which stops after the log it is downloading): nothing is written
+     * there once this returns. Idempotent.
      */
     @Override
     public void close() {
-        boolean release;
         use.writeLock().lock();
         try {
             synchronized (this) {
@@ -369,15 +373,23 @@ public final class RangeCopy implements AutoCloseable {
                     return;
                 }
                 closed = true;
-                release = !building;
             }
         } finally {
             use.writeLock().unlock();
         }
         progress.wake();
-        if (release) {
-            release();
+        synchronized (this) {
+            while (building) {
+                try {
+                    wait();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    closerGaveUp = true; // the build deletes it when it stops
+                    return;
+                }
+            }
         }
+        release();
     }
 
     private void release() {

@@ -535,19 +535,25 @@ class RangeCopyTest {
         }
     }
 
-    /** Closing while the build is held fails the waiting read at once and deletes the copy once the build stops. */
+    /**
+     * Closing while the build is held fails the waiting read at once; close returns once the build has
+     * stopped after the log it was at, with the copy deleted.
+     */
     @Test
-    void close_whileTheBuildIsHeld_waitingReadFails_copyDeleted() throws Exception {
+    void close_whileTheBuildIsHeld_waitingReadFailsAtOnce_closeReturnsWithTheCopyDeleted() throws Exception {
         secondLog(RangeBlocks.blocks(7, 6, false));
         GatedDownloadStore bucket = new GatedDownloadStore(S3ObjectStore.open(s3.settings("c/")), 2);
         RangeCopy c = copy(bucket);
         CompletableFuture<BlockBatch> waiting = readLater(c, firstMember + 1000);
-        c.close();
-        assertThatThrownBy(() -> waiting.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(BlocksUnavailableException.class);
+        bucket.awaitHeld();
+        CompletableFuture<Void> closing = CompletableFuture.runAsync(c::close);
+        assertThatThrownBy(() -> waiting.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(BlocksUnavailableException.class)
+                .hasMessageContaining("dropped");
+        assertThat(closing).as("waits for the held download").isNotDone();
         bucket.open();
-        c.awaitBuilt();
-        assertThat(c.failed()).isTrue();
-        assertThat(tmp.resolve("copy")).as("the build thread deleted it after the log it was at").doesNotExist();
+        closing.get(30, TimeUnit.SECONDS);
+        assertThat(tmp.resolve("copy")).as("deleted when close returns").doesNotExist();
+        assertThat(c.built()).isFalse();
     }
 
     /** Reads {@code pbns} through the copy in one batch and checks each block's bytes and fingerprint against {@code expected}. */
