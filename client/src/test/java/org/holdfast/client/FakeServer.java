@@ -85,6 +85,8 @@ public final class FakeServer implements AutoCloseable {
     public volatile boolean wrongNeed;
     /** Send RESTORE_END one frame early. */
     public volatile boolean truncateRestore;
+    /** Sends an empty RESTORE_DATA before each frame of a restore, as a server does while a frame is slow to build. */
+    public volatile boolean keepAliveRestore;
     /** Answer RESTORE (after RESTORE_INFO) with ERROR CORRUPT_DATA and this message, as the server does for a bad block (null: restore). */
     public volatile String damagedRestore;
     /** Answer RESTORE (after RESTORE_INFO) with ERROR WORKER_UNAVAILABLE and this message, as a master that lost a worker does (null: restore). */
@@ -369,6 +371,9 @@ public final class FakeServer implements AutoCloseable {
             long lbn = r.fromLbn();
             int frames = 0;
             while (lbn < blocks) {
+                if (keepAliveRestore) {
+                    ctx.writeAndFlush(RestoreData.builder(PooledByteBufAllocator.DEFAULT, lbn, 0).build());
+                }
                 RestoreData.Builder b = RestoreData.builder(PooledByteBufAllocator.DEFAULT, lbn, 1 << 20);
                 while (lbn < blocks && b.count() < 300) {
                     int off = (int) lbn * 32;

@@ -494,6 +494,17 @@ class BackupRestoreTest {
         assertThat(target).doesNotExist();
     }
 
+    /** A server that is slow to build a frame sends empty RESTORE_DATA keep-alives: the agent takes them and restores byte for byte. */
+    @Test
+    void restore_emptyKeepAliveFrames_acceptedByteForByte() throws Exception {
+        assertThat(backup().exit()).isZero();
+        server.keepAliveRestore = true;
+        Path target = dir.resolve("kept.img");
+        AgentRun r = restore("1", target);
+        assertThat(r.exit()).as("%s", r).isZero();
+        assertThat(Files.readAllBytes(target)).isEqualTo(Files.readAllBytes(image));
+    }
+
     @Test
     void restore_unknownSnapshot_rejectedExit4() {
         assertThat(backup().exit()).isZero();

@@ -377,6 +377,13 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
         if (evt instanceof IdleStateEvent) {
+            if (lane.busy() && channel.isWritable()) {
+                // the server is working on the agent's request (a restore reading a lost worker's blocks, a commit):
+                // idle means the agent sends nothing while the server waits for it; asked again after the next period
+                LOG.log(Level.DEBUG, "connection " + channel.remoteAddress() + " quiet for " + server.settings().idleTimeout()
+                        + " while the server works on its request; kept open");
+                return;
+            }
             LOG.log(Level.INFO, "connection " + channel.remoteAddress() + " idle for " + server.settings().idleTimeout() + "; closing it");
             refuseAfterCleanup(ErrorCode.BAD_STATE, "connection idle for " + server.settings().idleTimeout() + "; closed by the server", false);
             return;
@@ -623,11 +630,11 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         String restored = volume.name();
         RestoreStream stream = new RestoreStream(catalog, server.services().blocks(), v, s, r.fromLbn(), channel, lane,
                 this::fail, () -> restore = null).onSent(n -> observe(o -> o.restored(restored, n)))
+                .keepAlive(RestoreStream.keepAliveEvery(server.settings().idleTimeout()))
                 .framesOnWire(protocolVersion >= PayloadCodec.FRAMES_SINCE_VERSION);
         restore = stream;
         audit("snapshot.restore", "volume:" + volume + "@" + r.sequence(), "ok", r.fromLbn() > 0 ? "from LBN " + r.fromLbn() : "");
-        channel.writeAndFlush(stream.info());
-        stream.pump();
+        stream.start();
     }
 
     /**

@@ -43,6 +43,12 @@ import org.holdfast.server.store.VerifyLedger;
  * socket, and none is built while the channel is not writable; each completed write schedules the
  * next {@link #pump()}. So a slow agent never makes the server buffer more than two frames.
  * {@link #pump()} and {@link #close()} run on the connection's serial lane only.
+ *
+ * <p>Keep-alive: while a frame takes longer than {@link #keepAlive} to build (a read that waits, as on a
+ * lost worker's range being copied from the bucket), an empty RESTORE_DATA at the LBN the agent expects
+ * goes out each period (0 entries are valid since protocol 1), so neither the agent's frame timeout nor
+ * the server's idle timeout ends a restore the server is working on. It is queued on the event loop
+ * under the same lock as the frames, so it never overtakes RESTORE_INFO or a frame.
  */
 public final class RestoreStream implements AutoCloseable {
     static final int MAX_IN_FLIGHT = 2;
@@ -89,6 +95,14 @@ public final class RestoreStream implements AutoCloseable {
     private long blocksSent;
     private boolean done;
     private boolean closed;
+    // keep-alive: guarded by wire; frames and keep-alives are queued on the event loop under it, in order
+    private final Object wire = new Object();
+    private boolean started;
+    private boolean building;
+    private long frameStart;
+    private long lastWriteNanos = System.nanoTime();
+    private long keepAliveNanos;
+    private java.util.concurrent.ScheduledFuture<?> keepAlives;
 
     /** A restore of blocks held in {@code store} (standalone). */
     public RestoreStream(Catalog catalog, org.holdfast.server.store.DataStore store, VolumeRecord volume, SnapshotRecord snapshot,
@@ -142,6 +156,44 @@ public final class RestoreStream implements AutoCloseable {
         return this;
     }
 
+    /** The keep-alive period for a server idle timeout of {@code idleTimeout}: half of it, at most a minute (the agent waits 10). */
+    public static java.time.Duration keepAliveEvery(java.time.Duration idleTimeout) {
+        java.time.Duration half = idleTimeout.dividedBy(2);
+        return half.compareTo(java.time.Duration.ofMinutes(1)) < 0 ? half : java.time.Duration.ofMinutes(1);
+    }
+
+    /** Sends an empty RESTORE_DATA every {@code every} while a frame takes longer than that to build (see the class comment). */
+    public RestoreStream keepAlive(java.time.Duration every) {
+        long nanos = Math.max(every.toNanos(), java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(10));
+        keepAliveNanos = nanos;
+        keepAlives = channel.eventLoop().scheduleAtFixedRate(this::keepAliveNow, nanos, nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+        return this;
+    }
+
+    /** Writes RESTORE_INFO, then frames as far as the channel takes them. Lane. */
+    public void start() {
+        synchronized (wire) {
+            channel.writeAndFlush(info());
+            started = true;
+            lastWriteNanos = System.nanoTime();
+        }
+        pump();
+    }
+
+    /** Event loop: an empty RESTORE_DATA if a frame has been building for a keep-alive period and nothing went out since. */
+    private void keepAliveNow() {
+        synchronized (wire) {
+            long now = System.nanoTime();
+            if (!started || !building || now - lastWriteNanos < keepAliveNanos || !channel.isActive()) {
+                return;
+            }
+            lastWriteNanos = now;
+            long at = frameStart;
+            // queued, not written here: a frame the lane queued before stays ahead of it
+            channel.eventLoop().execute(() -> channel.writeAndFlush(RestoreData.builder(channel.alloc(), at, 0).build()));
+        }
+    }
+
     /** Writes frames while the channel takes them; call again when it becomes writable. */
     public void pump() {
         while (!done && !closed && channel.isActive() && channel.isWritable() && inFlight.get() < MAX_IN_FLIGHT) {
@@ -153,13 +205,28 @@ public final class RestoreStream implements AutoCloseable {
                 return;
             }
             long before = blocksSent;
-            RestoreData frame = buildFrame();
+            synchronized (wire) {
+                frameStart = nextLbn;
+                building = true;
+            }
+            RestoreData frame;
+            try {
+                frame = buildFrame();
+            } finally {
+                synchronized (wire) {
+                    building = false;
+                }
+            }
             if (prefetcher != null) {
                 prefetcher.reached(nextLbn);
             }
             sent.accept((blocksSent - before) * snapshot.blockSize());
             inFlight.incrementAndGet();
-            ChannelFuture f = channel.writeAndFlush(frame);
+            ChannelFuture f;
+            synchronized (wire) {
+                lastWriteNanos = System.nanoTime();
+                f = channel.writeAndFlush(frame);
+            }
             f.addListener(written -> {
                 inFlight.decrementAndGet();
                 if (written.isSuccess()) {
@@ -312,6 +379,9 @@ public final class RestoreStream implements AutoCloseable {
     public void close() {
         if (!closed) {
             closed = true;
+            if (keepAlives != null) {
+                keepAlives.cancel(false);
+            }
             if (prefetcher != null) {
                 prefetcher.close();
             }

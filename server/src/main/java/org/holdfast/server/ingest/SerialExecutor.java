@@ -34,6 +34,13 @@ public final class SerialExecutor implements Executor {
         }
     }
 
+    /** Whether a task runs or waits: the connection's server side is working on something the agent sent. */
+    public boolean busy() {
+        synchronized (tasks) {
+            return running;
+        }
+    }
+
     private void drain() {
         while (true) {
             Runnable next;

@@ -21,12 +21,15 @@ import org.holdfast.server.store.object.ObjectStoreUnavailableException;
  * (docs/architecture.md "Reading a dead worker's blocks"). It is built as a takeover builds a store
  * ({@link RangeTakeover#build}: the logs of the newest epoch and those its marker adopted, each
  * downloaded once, checked and hashed), but claims nothing: no marker, no epoch, nothing written to
- * the bucket. Its location index lives in a scratch directory; blocks are read by range from the
- * bucket and checked as any archived store's reads are.
+ * the bucket. Its location index lives in a scratch directory.
  *
- * <p>It holds what the bucket held when it was made: a PBN it does not index is unavailable (the
- * worker may have stored it after the last upload this copy saw), never absent. A block whose record
- * failed its check while the copy was made is damaged, and its bytes are never returned.
+ * <p>The build runs on a thread of its own and a block reads as soon as the log holding a good record
+ * of it is indexed; a read of a PBN not indexed yet waits for the next log. A PBN seen only in records
+ * that failed their check waits for the end of the build (a later log may hold its repair), and is then
+ * damaged: its bytes are never returned. A PBN the copy does not index at the end is unavailable (the
+ * worker may have stored it after the last upload this copy saw), never absent. A downloaded log stays
+ * in the copy's directory for reads while the kept logs fit in the cache size and the disk above its
+ * reserve; the others are read by range from the bucket, checked as any archived store's reads are.
  */
 public final class RangeCopy implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(RangeCopy.class.getName());
@@ -37,32 +40,50 @@ public final class RangeCopy implements AutoCloseable {
     private final PbnRange range;
     private final Path dir;
     private final MetadataDb db;
-    private final LogArchive archive;
-    private final DataStore store;
-    private final Map<Long, String> damaged;
+    private final ObjectStore objects;
+    private final LogCache.Settings cache;
+    private final SpaceReserve space;
+    private final Map<Long, String> damaged = new ConcurrentHashMap<>();
     private final String holder;
-    // reads hold it shared; close takes it alone, so a copy dropped while its worker came back waits for the reads in flight
+    private final RangeCopyProgress progress;
+    // set by the build once the store is made, before any read can start
+    private volatile LogArchive archive;
+    private volatile DataStore store;
+    // reads hold it shared (never while waiting for the build); close takes it alone, after the reads in flight
     private final ReentrantReadWriteLock use = new ReentrantReadWriteLock();
-    private boolean closed;
+    // guarded by this: the build thread runs; the resources released; close was interrupted waiting for the build, which releases them
+    private boolean building;
+    private boolean closerGaveUp;
+    private volatile boolean closed;
+    // closed because the build failed (not dropped): reads report the failure
+    private volatile boolean broken;
+    private volatile RuntimeException buildFailure;
+    private boolean released;
+    // build thread only: the largest log so far, the bytes of the logs kept on disk
+    private long largestLog;
+    private long keptBytes;
+    private long lastBytes;
 
-    private RangeCopy(long worker, long epoch, PbnRange range, Path dir, MetadataDb db, LogArchive archive, DataStore store,
-                      Map<Long, String> damaged) {
+    private RangeCopy(long worker, long epoch, PbnRange range, Path dir, MetadataDb db, ObjectStore objects, LogCache.Settings cache,
+                      SpaceReserve space) {
         this.worker = worker;
         this.epoch = epoch;
         this.range = range;
         this.dir = dir;
         this.db = db;
-        this.archive = archive;
-        this.store = store;
-        this.damaged = damaged;
+        this.objects = objects;
+        this.cache = cache;
+        this.space = space;
         this.holder = "the bucket copy of worker " + worker + "'s range (" + WorkerKeys.space(worker, epoch) + "/, PBNs " + range + ")";
+        this.progress = new RangeCopyProgress(worker);
     }
 
     /**
-     * Makes the copy of worker {@code worker}'s range {@code range} in {@code dir} (emptied first) from
-     * {@code objects}, which the copy owns from now on (closed with it, or here if this fails). {@code space}
-     * is the master's data disk reserve: the copy stops (and is deleted) before it would go below it, so
-     * a lost worker's range never fills the disk the master's catalog lives on.
+     * Starts the copy of worker {@code worker}'s range {@code range} in {@code dir} (emptied first) from
+     * {@code objects}, which the copy owns from now on (closed with it, or here if this fails), and returns
+     * once it can be read (its logs are indexed in the background; reads wait for what they need).
+     * {@code space} is the master's data disk reserve: the copy stops (and fails its reads) before it would
+     * go below it, so a lost worker's range never fills the disk the master's catalog lives on.
      *
      * @throws BlocksUnavailableException if the bucket holds no log of the worker, or the master's disk is at its reserve
      * @throws RuntimeException           what the bucket or the build failed with (nothing is left in {@code dir})
@@ -70,7 +91,7 @@ public final class RangeCopy implements AutoCloseable {
     public static RangeCopy materialise(long worker, PbnRange range, ObjectStore objects, LogCache.Settings cache, Path dir,
                                         SpaceReserve space) {
         MetadataDb db = null;
-        LogArchive archive = null;
+        RangeCopy copy = null;
         try {
             delete(dir);
             Files.createDirectories(dir);
@@ -84,42 +105,114 @@ public final class RangeCopy implements AutoCloseable {
             }
             RangeTakeover.Plan plan = new RangeTakeover.Plan(worker, epoch, next.adopted());
             LOG.log(System.Logger.Level.WARNING, "worker {0} is lost: copying its range {1} read-only from the bucket ({2} sealed"
-                    + " logs of {3}/ and earlier epochs) into {4}, so that restores and verify can read its blocks",
-                    Long.toString(worker), range, plan.adopted().size(), WorkerKeys.space(worker, epoch), dir);
-            Map<Long, String> damaged = new ConcurrentHashMap<>();
-            long[] logs = {0, 0}; // bytes downloaded so far, the largest log's
+                    + " logs of {3}/ and earlier epochs) into {4}, so that restores and verify can read its blocks; each block"
+                    + " reads once its log is indexed", Long.toString(worker), range, plan.adopted().size(), WorkerKeys.space(worker, epoch), dir);
             db = MetadataDb.open(dir.resolve("catalog"), List.of(), false);
-            RangeTakeover.Report built = RangeTakeover.build(plan, dir.resolve("data"), db, range, objects, dir.resolve("scratch"),
-                    damaged::put, (done, total, bytes, nanos) -> {
-                        LOG.log(System.Logger.Level.INFO, "copying worker {0}''s range from the bucket: {1}/{2} logs, {3} MiB in {4} s ({5} MiB/s)",
-                                Long.toString(worker), done, total, String.format("%.1f", bytes / 1048576.0),
-                                String.format("%.1f", nanos / 1e9), String.format("%.1f", bytes / 1048576.0 / Math.max(nanos / 1e9, 1e-3)));
-                        logs[1] = Math.max(logs[1], bytes - logs[0]);
-                        logs[0] = bytes;
-                        roomFor(space, worker, logs[1]); // the next log may be as large, and its index entries come on top
-                    });
-            archive = LogArchive.forKeySpace(objects, WorkerKeys.space(worker, epoch), cache);
-            DataStore store = DataStore.openReadOnly(dir.resolve("data"), db, archive);
-            LOG.log(System.Logger.Level.WARNING, "worker {0}''s range is readable from the bucket copy: {1} blocks in {2} logs{3}",
-                    Long.toString(worker), built.blocks(), built.logs(), damaged.isEmpty() ? "" : "; " + damaged.size()
-                            + " blocks failed their check and are reported damaged");
-            return new RangeCopy(worker, epoch, range, dir, db, archive, store, damaged);
+            copy = new RangeCopy(worker, epoch, range, dir, db, objects, cache, space);
+            copy.start(plan);
+            copy.progress.awaitOpened();
+            return copy;
         } catch (IOException | RuntimeException e) {
-            if (archive != null) {
-                archive.close();
+            if (copy != null) {
+                copy.close(); // releases all once its build thread has ended
             } else {
                 objects.close();
-            }
-            if (db != null) {
-                db.close();
-            }
-            try {
-                delete(dir);
-            } catch (RuntimeException ignored) {
-                // the next copy empties it first
+                if (db != null) {
+                    db.close();
+                }
+                try {
+                    delete(dir);
+                } catch (RuntimeException ignored) {
+                    // the next copy empties it first
+                }
             }
             throw e instanceof IOException io ? StoreException.translate("range-copy", dir.toString(), null, io) : (RuntimeException) e;
         }
+    }
+
+    private void start(RangeTakeover.Plan plan) {
+        synchronized (this) {
+            building = true;
+        }
+        Thread t = new Thread(() -> build(plan), "range-copy-w" + worker);
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** The build thread: indexes every log, settles the damaged blocks, and releases the copy if it was closed meanwhile. */
+    private void build(RangeTakeover.Plan plan) {
+        RuntimeException failed = null;
+        try {
+            RangeTakeover.Report built = RangeTakeover.build(plan, dir.resolve("data"), db, range, objects, dir.resolve("scratch"),
+                    damaged::put, this::indexed, new RangeTakeover.Readable() {
+                        @Override
+                        public void opened() {
+                            archive = LogArchive.forKeySpace(objects, WorkerKeys.space(worker, epoch), cache);
+                            store = DataStore.openReadOnly(dir.resolve("data"), db, archive);
+                            progress.opened();
+                        }
+
+                        @Override
+                        public boolean keep(long bytes) {
+                            return keepLog(bytes);
+                        }
+                    });
+            LOG.log(System.Logger.Level.WARNING, "worker {0}''s range is copied from the bucket: {1} blocks in {2} logs{3}",
+                    Long.toString(worker), built.blocks(), built.logs(), damaged.isEmpty() ? "" : "; " + damaged.size()
+                            + " blocks failed their check and are reported damaged");
+        } catch (Throwable e) { // an Error too: a copy must never pass for complete when it is not
+            failed = closed ? new BlocksUnavailableException(holder + " was dropped (its worker registered again)", e)
+                    : e instanceof RuntimeException r ? r : new BlocksUnavailableException(e.toString(), e);
+            buildFailure = failed;
+            if (!closed) {
+                LOG.log(System.Logger.Level.ERROR, "the copy of worker " + worker + "'s range from the bucket failed and is deleted;"
+                        + " reads of its blocks fail until a read starts a new copy: " + e.getMessage(), e);
+            }
+        } finally {
+            boolean orphaned;
+            boolean closing;
+            synchronized (this) {
+                building = false;
+                notifyAll(); // the closer waiting for this build
+                orphaned = closerGaveUp;
+                closing = closed;
+            }
+            try {
+                if (orphaned) {
+                    release();
+                } else if (failed != null && !closing) {
+                    broken = true;
+                    close(); // gives the disk back at once (a build stopped at the reserve); reads say why it failed
+                }
+            } finally {
+                progress.finished(failed); // after the release: whoever waits for the end finds the copy gone
+            }
+        }
+    }
+
+    /** After each log indexed: wakes the reads waiting for it, logs progress, and stops the build if closed or at the disk's reserve. */
+    private void indexed(int done, int total, long bytes, long nanos) {
+        progress.indexed(done, total, bytes, nanos);
+        if (closed) {
+            throw new BlocksUnavailableException(holder + " was closed while it was built", null);
+        }
+        largestLog = Math.max(largestLog, bytes - lastBytes);
+        lastBytes = bytes;
+        roomFor(space, worker, largestLog); // the next log may be as large, and its index entries come on top
+    }
+
+    /** Whether a downloaded log of {@code bytes} is kept for reads: within the cache size, with room for the next log above the reserve. */
+    private boolean keepLog(long bytes) {
+        if (keptBytes + bytes > cache.limitBytes()) {
+            return false;
+        }
+        try {
+            space.require(2 * Math.max(largestLog, bytes));
+        } catch (StorageFullException e) {
+            return false;
+        }
+        keptBytes += bytes;
+        return true;
     }
 
     /** Refuses, before the copy goes on, unless {@code bytes} more fit on the master's data disk above its reserve. */
@@ -147,32 +240,67 @@ public final class RangeCopy implements AutoCloseable {
         return range;
     }
 
-    /** Blocks whose records failed their check while the copy was made (reported damaged when read). */
+    /** Blocks whose records failed their check while the copy was made (reported damaged when read; 0 until it is built). */
     public int damagedBlocks() {
         return damaged.size();
     }
 
-    /**
-     * Reads the run of {@code pbns[from..from+n)} in this range that the copy holds, at least one block,
-     * as {@link DataStore#readBatch} does (every record checked).
-     *
-     * @throws DamagedBlockException      if {@code pbns[from]} failed its check (when the copy was made, or now)
-     * @throws BlocksUnavailableException if the copy does not hold {@code pbns[from]}, or the bucket cannot be read now
-     */
-    public int readBatch(long[] pbns, int from, int n, BlockBatch into) {
-        use.readLock().lock();
-        try {
-            if (closed) {
-                throw new BlocksUnavailableException(holder + " was dropped just now (its worker registered again): read again", null);
-            }
-            return readOpen(pbns, from, n, into);
-        } finally {
-            use.readLock().unlock();
+    /** Whether every log is indexed (false while building, or if the build failed). */
+    public boolean built() {
+        return progress.built();
+    }
+
+    /** Whether the build failed (reads fail; drop the copy and make a new one). */
+    public boolean failed() {
+        return buildFailure != null;
+    }
+
+    /** Waits until the build has ended, built or failed (tests and diagnostics). */
+    public void awaitBuilt() {
+        long seen = progress.generation();
+        while (!progress.built() && progress.failure() == null) {
+            progress.awaitChange(seen);
+            seen = progress.generation();
         }
     }
 
+    /**
+     * Reads the run of {@code pbns[from..from+n)} in this range that the copy holds, at least one block,
+     * as {@link DataStore#readBatch} does (every record checked); waits while the build may still index
+     * {@code pbns[from]}.
+     *
+     * @throws DamagedBlockException      if {@code pbns[from]} failed its check (when the copy was made, or now)
+     * @throws BlocksUnavailableException if the copy does not hold {@code pbns[from]}, its build failed, or the bucket cannot be read now
+     */
+    public int readBatch(long[] pbns, int from, int n, BlockBatch into) {
+        while (true) {
+            long seen = progress.generation(); // before looking: a log indexed meanwhile moves it, and this looks again
+            use.readLock().lock();
+            try {
+                if (closed) {
+                    throw broken ? failure(buildFailure)
+                            : new BlocksUnavailableException(holder + " was dropped just now (its worker registered again): read again", null);
+                }
+                int got = readOpen(pbns, from, n, into);
+                if (got > 0) {
+                    return got;
+                }
+            } finally {
+                use.readLock().unlock();
+            }
+            progress.awaitChange(seen);
+        }
+    }
+
+    /** As {@link #readBatch}; 0 if {@code pbns[from]} is not indexed (yet) and the build goes on. */
     private int readOpen(long[] pbns, int from, int n, BlockBatch into) {
         into.clear();
+        // read before the index: once true, the index and the damaged blocks are complete
+        boolean complete = progress.built();
+        RuntimeException failure = buildFailure;
+        if (failure != null) {
+            throw failure(failure);
+        }
         int limit = from + Math.min(n, into.capacity());
         int end = from;
         while (end < limit && range.contains(pbns[end]) && !damaged.containsKey(pbns[end])) {
@@ -191,7 +319,10 @@ public final class RangeCopy implements AutoCloseable {
             have++;
         }
         if (have == 0) {
-            throw notHeld(pbns[from]);
+            if (complete) {
+                throw notHeld(pbns[from]);
+            }
+            return 0;
         }
         try {
             return store.readBatch(pbns, from, have, into);
@@ -203,6 +334,11 @@ public final class RangeCopy implements AutoCloseable {
             throw new BlocksUnavailableException("the object store cannot be read now for " + holder + ": " + e.getMessage()
                     + "; the blocks are unreadable, not damaged: try again once the bucket answers", e);
         }
+    }
+
+    private BlocksUnavailableException failure(RuntimeException cause) {
+        return new BlocksUnavailableException(holder + " could not be made: " + cause.getMessage() + "; the blocks are unavailable,"
+                + " not damaged: the next read starts a new copy", cause);
     }
 
     private void held(long[] run, int n, byte[] fps, boolean[] found) {
@@ -223,22 +359,56 @@ public final class RangeCopy implements AutoCloseable {
                 + " last upload the copy saw; it is unavailable, not absent, until the worker (or a replacement) registers again", null);
     }
 
-    /** Closes the copy and deletes its directory. Idempotent. */
+    /**
+     * Closes the copy and deletes its directory, after the reads in flight (reads waiting for the build
+     * fail at once) and the build (which stops after the log it is downloading): nothing is written
+     * there once this returns. Idempotent.
+     */
     @Override
     public void close() {
         use.writeLock().lock();
         try {
-            if (closed) {
-                return;
+            synchronized (this) {
+                if (closed) {
+                    return;
+                }
+                closed = true;
             }
-            closed = true;
-            store.close();
-            archive.close(); // closes the object store
-            db.close();
-            delete(dir);
         } finally {
             use.writeLock().unlock();
         }
+        progress.wake();
+        synchronized (this) {
+            while (building) {
+                try {
+                    wait();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    closerGaveUp = true; // the build deletes it when it stops
+                    return;
+                }
+            }
+        }
+        release();
+    }
+
+    private void release() {
+        synchronized (this) {
+            if (released) {
+                return;
+            }
+            released = true;
+        }
+        if (store != null) {
+            store.close();
+        }
+        if (archive != null) {
+            archive.close(); // closes the object store
+        } else {
+            objects.close();
+        }
+        db.close();
+        delete(dir);
     }
 
     /** Deletes {@code dir} and everything below it, if it exists. */

@@ -185,6 +185,25 @@ public final class RangeTakeover {
      */
     static Report build(Plan plan, Path logDir, MetadataDb db, PbnRange range, ObjectStore objects, Path scratch,
                         LogBlocks.Damaged damaged, Progress progress) {
+        return build(plan, logDir, db, range, objects, scratch, damaged, progress, null);
+    }
+
+    /**
+     * A read-only copy that serves reads while it is built: the store is made (every log's upload
+     * record, the range, a durable point) before the first download, so a block is readable as soon
+     * as its log is indexed; a takeover makes it last, so a crash leaves no half-built store.
+     */
+    interface Readable {
+        /** The store is made and holds no location yet: reads may start. */
+        void opened();
+
+        /** Whether a downloaded log of {@code bytes} stays in the store's directory for reads, else they fetch its ranges again. */
+        boolean keep(long bytes);
+    }
+
+    /** As {@link #build(Plan, Path, MetadataDb, PbnRange, ObjectStore, Path, LogBlocks.Damaged, Progress)}; {@code readable} non-null: see {@link Readable}. */
+    static Report build(Plan plan, Path logDir, MetadataDb db, PbnRange range, ObjectStore objects, Path scratch,
+                        LogBlocks.Damaged damaged, Progress progress, Readable readable) {
         if (DurablePoint.read(db, STORE) != null) {
             throw new IllegalStateException("the range store in " + logDir + " exists: a takeover builds an empty one");
         }
@@ -199,23 +218,40 @@ public final class RangeTakeover {
         } catch (IOException e) {
             throw StoreException.translate(STORE, logDir.toString(), null, e);
         }
+        for (String key : plan.adopted()) {
+            long e = WorkerKeys.epochOf(plan.worker(), key);
+            long[] ide = WorkerKeys.log(plan.worker(), e, key);
+            records.put((int) ide[0], new long[] {e, ide[1]});
+            maxLog = Math.max(maxLog, (int) ide[0]);
+        }
+        int newLog = maxLog + 1;
+        if (readable != null) {
+            makeStore(plan, logDir, db, range, records, newLog, range.first());
+            readable.opened();
+        }
         AdoptedDamage damage = new AdoptedDamage();
         long t0 = System.nanoTime();
         long bytes = 0;
         int done = 0;
         for (String key : plan.adopted()) {
-            long e = WorkerKeys.epochOf(plan.worker(), key);
-            long[] ide = WorkerKeys.log(plan.worker(), e, key);
-            int logId = (int) ide[0];
-            records.put(logId, new long[] {e, ide[1]});
-            maxLog = Math.max(maxLog, logId);
+            int logId = (int) WorkerKeys.log(plan.worker(), WorkerKeys.epochOf(plan.worker(), key), key)[0];
             Path copy = scratch.resolve("adopt-" + String.format("%08x", logId) + ".hfl");
             objects.download(key, copy);
+            Path file = copy;
+            if (readable != null && readable.keep(copy.toFile().length())) {
+                // the copy reads this log from here, not by range from the bucket: no second transfer
+                file = logDir.resolve(DataLog.fileName(logId));
+                try {
+                    Files.move(copy, file);
+                } catch (IOException ex) {
+                    throw StoreException.translate(STORE, file.toString(), null, ex);
+                }
+            }
             MetadataBatch[] batch = {new MetadataBatch()};
             int[] inBatch = {0};
             damage.log(key);
             try {
-                long end = LogBlocks.walk(copy, (pbn, offset, lengthField, fp) -> {
+                long end = LogBlocks.walk(file, (pbn, offset, lengthField, fp) -> {
                     if (!range.contains(pbn)) {
                         throw new CorruptDataException(STORE, key, "pbn " + pbn, "the adopted log holds a PBN outside the worker's range "
                                 + range + ": it is not this range's log; nothing was taken over");
@@ -230,7 +266,7 @@ public final class RangeTakeover {
                         inBatch[0] = 0;
                     }
                 }, damage);
-                long size = copy.toFile().length();
+                long size = file.toFile().length();
                 if (end < size) {
                     // a sealed log ends with a whole record (LogBlocks.walk): the rest is there but unreadable
                     if (damaged == null) {
@@ -260,7 +296,19 @@ public final class RangeTakeover {
             }
             damage.reportTo(damaged);
         }
-        int newLog = maxLog + 1;
+        if (readable == null) {
+            makeStore(plan, logDir, db, range, records, newLog, highest[0] + 1);
+        }
+        return new Report(records.size(), blocks[0], newLog, highest[0] + 1);
+    }
+
+    /**
+     * Writes what makes the store (synced, last): a new active log {@code newLog}, each log's upload record
+     * from {@code records} (log id to epoch and log epoch), the range, the durable point, the PBN reservation
+     * {@code nextPbn} and the worker's epoch.
+     */
+    private static void makeStore(Plan plan, Path logDir, MetadataDb db, PbnRange range, Map<Integer, long[]> records, int newLog,
+                                  long nextPbn) {
         DataLog.create(logDir, newLog, System.currentTimeMillis()).close(); // before the durable point that names it
         try (MetadataBatch b = new MetadataBatch()) {
             for (Map.Entry<Integer, long[]> r : records.entrySet()) {
@@ -272,11 +320,10 @@ public final class RangeTakeover {
             Bytes.putInt(point, 0, newLog);
             Bytes.putLong(point, 4, DATA_LOG_HEADER_BYTES);
             db.put(b, MetadataDb.Column.META, MetadataDb.bytes(FormatVersions.META_DURABLE_POINT), point);
-            db.putMetaLong(b, FormatVersions.META_PBN_RESERVED, highest[0] + 1);
+            db.putMetaLong(b, FormatVersions.META_PBN_RESERVED, nextPbn);
             recordEpoch(db, b, plan.worker(), plan.epoch());
             db.write(b, true);
         }
-        return new Report(records.size(), blocks[0], newLog, highest[0] + 1);
     }
 
     /** Puts worker {@code worker} and {@code epoch} into {@code b}: what the range store archives under from now on. */

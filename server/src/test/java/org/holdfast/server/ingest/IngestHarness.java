@@ -107,6 +107,11 @@ public final class IngestHarness implements AutoCloseable {
         return h;
     }
 
+    /** A harness with {@code settings} (exact index) whose blocks live where {@code blocks} says, asked anew at every start. */
+    public static IngestHarness withBlocks(Path dir, IngestSettings settings, Supplier<org.holdfast.server.store.BlockHome> blocks) {
+        return new IngestHarness(dir, 0, ReferenceGuard.NONE, settings, 1L << 20, 64, (db, d) -> new ExactFingerprintIndex(db), null, blocks);
+    }
+
     /** A harness on backend s3: sealed logs of {@code rollBytes} go to the archive {@code archives} opens at every start. */
     public static IngestHarness withArchive(Path dir, long rollBytes, Supplier<LogArchive> archives) {
         return new IngestHarness(dir, 0, ReferenceGuard.NONE, IngestSettings.loopback(), rollBytes, 64, (db, d) -> new ExactFingerprintIndex(db),

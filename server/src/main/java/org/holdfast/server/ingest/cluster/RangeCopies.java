@@ -87,7 +87,7 @@ public final class RangeCopies implements AutoCloseable {
             throw new BlocksUnavailableException(who + " registered again just now: read again", null);
         }
         Held h = copies.get(w.workerId());
-        if (h != null && h.memberEpoch() == w.epoch()) {
+        if (usable(h, w)) {
             return h.copy();
         }
         long away = clock.millis() - Math.max(w.lastHeartbeatMillis(), startedMillis);
@@ -99,12 +99,17 @@ public final class RangeCopies implements AutoCloseable {
         }
         synchronized (building.computeIfAbsent(w.workerId(), id -> new Object())) {
             h = copies.get(w.workerId());
-            if (h != null && h.memberEpoch() == w.epoch()) {
+            if (usable(h, w)) {
                 return h.copy(); // made by the reader this one waited for
             }
-            drop(w.workerId()); // the worker registered since: what it wrote then is not in the copy
+            drop(w.workerId()); // the worker registered since (what it wrote then is not in the copy), or the copy failed
             return make(pbn, w, who);
         }
+    }
+
+    /** Whether {@code h} is a copy of {@code w}'s range as it is registered now whose build did not fail (it may still run). */
+    private static boolean usable(Held h, WorkerView w) {
+        return h != null && h.memberEpoch() == w.epoch() && !h.copy().failed();
     }
 
     private RangeCopy make(long pbn, WorkerView w, String who) {

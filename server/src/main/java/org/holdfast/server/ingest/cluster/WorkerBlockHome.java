@@ -44,6 +44,8 @@ import org.holdfast.server.store.StoredBlock;
  * <p>A PBN whose worker is not connected is read ({@link #readBatch}: restore, verify, the image API)
  * from the master's read-only copy of that worker's range from the bucket ({@link RangeCopies}, with
  * the master's own {@code holdfast.store.s3.*}), if it has one; a PBN it does not hold is unavailable.
+ * Such a read waits only for the log of the copy that holds its block, not for the whole range
+ * (the agent's connection is kept meanwhile: {@code RestoreStream}'s keep-alives).
  * A backup's fingerprints never come from a copy: a backup must not rely on a block no node serves.
  *
  * <p>A bad block (marked in the master's registry) whose content a backup uploads is repaired in place

@@ -10,6 +10,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.holdfast.common.compress.BlockCodec;
@@ -49,6 +51,8 @@ import org.junit.jupiter.api.io.TempDir;
 class RangeCopyTest {
     private static final PbnRange RANGE = new PbnRange(5_000_000, 6_000_000);
     private static final long WORKER = 4;
+    /** 16 KiB: smaller than any log here, so the copy keeps none and reads by range from the bucket. */
+    private static final LogCache.Settings SMALL_CACHE = new LogCache.Settings(16 << 10, 4096, false, 1, 4096);
 
     @TempDir
     Path tmp;
@@ -65,16 +69,9 @@ class RangeCopyTest {
         look = S3ObjectStore.open(s3.settings("c/"));
         raw = RangeBlocks.blocks(1, 6, false);
         framed = RangeBlocks.blocks(2, 4, true);
-        try (WorkerRangeData node = new WorkerRangeData(tmp.resolve("worker").resolve(WorkerRangeData.DIRECTORY),
-                new DataStore.Settings(tmp.resolve("unused"), 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0),
-                new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(), Duration.ofSeconds(10)))) {
-            node.identify(WORKER);
+        try (WorkerRangeData node = node("worker")) {
             DataStore s = node.claim(RANGE);
-            byte[] fps = RangeBlocks.fps(raw);
-            rawPbns = new long[6];
-            for (int k = 0; k < 6; k++) {
-                rawPbns[k] = s.append(fps, k * 32, raw, k * BS, BS, FormatVersions.CODEC_RAW, BS);
-            }
+            rawPbns = appendRaw(s, raw);
             byte[] z = new byte[framed.length + 1024];
             try (BlockCodec codec = new BlockCodec()) {
                 int n = codec.compress(framed, 0, framed.length, z, 0);
@@ -114,6 +111,7 @@ class RangeCopyTest {
             long beyond = firstMember + 1000;
             assertThatThrownBy(() -> c.readBatch(new long[] {beyond}, 0, 1, new BlockBatch(4, 1 << 20, FormatVersions.MAX_STORED_BYTES)))
                     .isInstanceOf(BlocksUnavailableException.class).hasMessageContaining("unavailable, not absent");
+            assertThat(c.built()).isTrue();
             assertThat(c.damagedBlocks()).isZero();
         }
         assertThat(look.list(WorkerKeys.prefix(WORKER))).as("no marker, no epoch, no object").isEqualTo(before);
@@ -134,7 +132,10 @@ class RangeCopyTest {
 
     @Test
     void readBatch_frameFlippedInTheBucketAfterTheCopy_memberDamagedAtRead() throws Exception {
-        try (RangeCopy c = copy()) {
+        // a cache smaller than the log: the copy does not keep it and reads its blocks by range from the bucket
+        try (RangeCopy c = RangeCopy.materialise(WORKER, RANGE, S3ObjectStore.open(s3.settings("c/")), SMALL_CACHE, tmp.resolve("copy"),
+                roomy())) {
+            c.awaitBuilt();
             flipFrameInTheBucket();
             BlockBatch batch = new BlockBatch(16, 1 << 20, FormatVersions.MAX_STORED_BYTES);
             assertThatThrownBy(() -> c.readBatch(members(firstMember), 0, 4, batch)).isInstanceOf(DamagedBlockException.class)
@@ -148,6 +149,7 @@ class RangeCopyTest {
         flipFrameInTheBucket();
 
         try (RangeCopy c = copy()) {
+            c.awaitBuilt();
             assertThat(c.damagedBlocks()).isEqualTo(4);
             BlockBatch batch = new BlockBatch(16, 1 << 20, FormatVersions.MAX_STORED_BYTES);
             for (long pbn : members(firstMember)) {
@@ -177,10 +179,7 @@ class RangeCopyTest {
             }
         }
         long[] members = members(firstMember);
-        try (WorkerRangeData node = new WorkerRangeData(tmp.resolve("worker").resolve(WorkerRangeData.DIRECTORY),
-                new DataStore.Settings(tmp.resolve("unused"), 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0),
-                new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(), Duration.ofSeconds(10)))) {
-            node.identify(WORKER);
+        try (WorkerRangeData node = node("worker")) {
             DataStore s = node.claim(RANGE);
             byte[] fps = RangeBlocks.fps(framed);
             for (int k = 0; k < 4; k++) {
@@ -196,7 +195,12 @@ class RangeCopyTest {
 
     /** A node on an empty disk that takes worker {@link #WORKER}'s range over from the bucket. */
     private WorkerRangeData taker() {
-        WorkerRangeData node = new WorkerRangeData(tmp.resolve("taker").resolve(WorkerRangeData.DIRECTORY),
+        return node("taker");
+    }
+
+    /** Worker {@link #WORKER}'s node on {@code tmp/<name>}, archiving to the bucket. */
+    private WorkerRangeData node(String name) {
+        WorkerRangeData node = new WorkerRangeData(tmp.resolve(name).resolve(WorkerRangeData.DIRECTORY),
                 new DataStore.Settings(tmp.resolve("unused"), 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0),
                 new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(), Duration.ofSeconds(10)));
         node.identify(WORKER);
@@ -301,6 +305,7 @@ class RangeCopyTest {
 
         try (RangeCopy c = copy()) {
             assertReads(c, members, framed);
+            c.awaitBuilt();
             assertThat(c.damagedBlocks()).as("a repaired block is not damaged").isZero();
             assertReads(c, rawPbns, raw);
         }
@@ -384,6 +389,171 @@ class RangeCopyTest {
             assertThat(home.readBatch(rawPbns, 0, rawPbns.length, batch)).isEqualTo(rawPbns.length);
             assertThat(copies.copied()).containsExactly(WORKER);
         }
+    }
+
+    /** Stores {@code blocks} raw in a second sealed log in the bucket; returns their PBNs. */
+    private long[] secondLog(byte[] blocks) {
+        long[] pbns;
+        try (WorkerRangeData node = node("worker")) {
+            DataStore s = node.claim(RANGE);
+            pbns = appendRaw(s, blocks);
+            node.sync(s);
+        }
+        assertThat(look.list(WorkerKeys.space(WORKER, 1) + "/logs/")).hasSize(2);
+        return pbns;
+    }
+
+    /** Appends each block of {@code blocks} raw to {@code s}; returns their PBNs. */
+    private static long[] appendRaw(DataStore s, byte[] blocks) {
+        byte[] fps = RangeBlocks.fps(blocks);
+        long[] pbns = new long[blocks.length / BS];
+        for (int k = 0; k < pbns.length; k++) {
+            pbns[k] = s.append(fps, k * 32, blocks, k * BS, BS, FormatVersions.CODEC_RAW, BS);
+        }
+        return pbns;
+    }
+
+    /** A copy over {@code bucket} whose second download waits for the test, with the default cache. */
+    private RangeCopy copy(GatedDownloadStore bucket) {
+        return RangeCopy.materialise(WORKER, RANGE, bucket, LogCache.Settings.defaults(), tmp.resolve("copy"), roomy());
+    }
+
+    /** Reads one PBN on another thread (a restore waiting on the build). */
+    private static CompletableFuture<BlockBatch> readLater(RangeCopy c, long pbn) {
+        return CompletableFuture.supplyAsync(() -> {
+            BlockBatch b = new BlockBatch(4, 1 << 20, FormatVersions.MAX_STORED_BYTES);
+            c.readBatch(new long[] {pbn}, 0, 1, b);
+            return b;
+        });
+    }
+
+    /**
+     * The first read does not wait for the whole range: a block of the first log reads while the second
+     * is still being downloaded; a block of the second, and one the copy never holds, wait for it.
+     * Kept logs are read from the copy's disk: no ranged GET of a log downloaded once.
+     */
+    @Test
+    void readBatch_blockOfTheFirstLog_readsBeforeTheLastLogIsIndexed_laterOnesWaitForTheirLog() throws Exception {
+        byte[] more = RangeBlocks.blocks(3, 6, false);
+        long[] later = secondLog(more);
+        GatedDownloadStore bucket = new GatedDownloadStore(S3ObjectStore.open(s3.settings("c/")), 2);
+        try (RangeCopy c = copy(bucket)) {
+            assertReads(c, rawPbns, raw); // returns with the second log's download held at the gate
+            bucket.awaitHeld();
+            assertThat(c.built()).isFalse();
+            CompletableFuture<BlockBatch> second = readLater(c, later[0]);
+            CompletableFuture<BlockBatch> never = readLater(c, firstMember + 1000);
+            assertThat(second).as("a block of the held log waits for it").isNotDone();
+            assertThat(never).as("a PBN not found waits for the end before it is unavailable").isNotDone();
+
+            bucket.open();
+            assertThat(second.get(30, TimeUnit.SECONDS).count()).isEqualTo(1);
+            assertThatThrownBy(() -> never.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(BlocksUnavailableException.class)
+                    .hasMessageContaining("unavailable, not absent");
+            assertReads(c, later, more);
+            assertReads(c, members(firstMember), framed);
+            assertThat(bucket.ranges()).as("both logs kept on the copy's disk: no second transfer").isZero();
+        }
+        assertThat(tmp.resolve("copy")).doesNotExist();
+    }
+
+    /** Logs beyond the cache size are not kept: their blocks are read by range from the bucket, checked as ever. */
+    @Test
+    void readBatch_logsBeyondTheCacheSize_readByRangeFromTheBucket() {
+        GatedDownloadStore bucket = new GatedDownloadStore(S3ObjectStore.open(s3.settings("c/")), Integer.MAX_VALUE);
+        try (RangeCopy c = RangeCopy.materialise(WORKER, RANGE, bucket, SMALL_CACHE, tmp.resolve("copy"), roomy())) {
+            assertReads(c, rawPbns, raw);
+            assertReads(c, members(firstMember), framed);
+            assertThat(bucket.ranges()).as("the log was larger than the cache: read again by range").isPositive();
+        }
+    }
+
+    /**
+     * Damaged in the first log, repaired in the second: while the second is held the damaged PBN waits
+     * (neither damaged nor returned), a good block of the first log reads; then the repair is served.
+     */
+    @Test
+    void readBatch_damagedBlockRepairedInTheHeldLog_waitsThenReadsTheRepair() throws Exception {
+        repairTheRottenFrameInALaterLog();
+        GatedDownloadStore bucket = new GatedDownloadStore(S3ObjectStore.open(s3.settings("c/")), 2);
+        try (RangeCopy c = copy(bucket)) {
+            assertReads(c, rawPbns, raw);
+            CompletableFuture<BlockBatch> repaired = readLater(c, firstMember);
+            assertThat(repaired).as("seen only damaged so far: waits for the end of the build").isNotDone();
+
+            bucket.open();
+            BlockBatch b = repaired.get(30, TimeUnit.SECONDS);
+            byte[] out = new byte[BS];
+            try (BlockCodec codec = new BlockCodec()) {
+                b.decode(0, codec, out, 0);
+            }
+            assertThat(out).isEqualTo(Arrays.copyOfRange(framed, 0, BS));
+            assertReads(c, members(firstMember), framed);
+        }
+    }
+
+    /** Damaged in the first log and in no later one: damaged once the build ends, its bytes never returned. */
+    @Test
+    void readBatch_damagedBlockNotRepairedInTheHeldLog_damagedAtTheEnd_neverReturned() throws Exception {
+        flipFrameInTheBucket();
+        byte[] more = RangeBlocks.blocks(5, 6, false);
+        long[] later = secondLog(more);
+        GatedDownloadStore bucket = new GatedDownloadStore(S3ObjectStore.open(s3.settings("c/")), 2);
+        try (RangeCopy c = copy(bucket)) {
+            assertReads(c, rawPbns, raw);
+            CompletableFuture<BlockBatch> rotten = readLater(c, firstMember + 2);
+            assertThat(rotten).isNotDone();
+
+            bucket.open();
+            assertThatThrownBy(() -> rotten.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(DamagedBlockException.class);
+            assertThat(c.damagedBlocks()).isEqualTo(4);
+            assertReads(c, later, more);
+            long[] mixed = {rawPbns[5], firstMember};
+            BlockBatch batch = new BlockBatch(4, 1 << 20, FormatVersions.MAX_STORED_BYTES);
+            assertThat(c.readBatch(mixed, 0, 2, batch)).as("the run stops before the damaged block").isEqualTo(1);
+        }
+    }
+
+    /** A build that fails half way fails the read waiting on it saying why, and deletes the copy at once. */
+    @Test
+    void readBatch_buildFailsAtTheSecondLog_waitingReadFailsSayingWhy_copyDeleted() throws Exception {
+        long[] later = secondLog(RangeBlocks.blocks(9, 6, false));
+        GatedDownloadStore bucket = new GatedDownloadStore(S3ObjectStore.open(s3.settings("c/")), 2);
+        try (RangeCopy c = copy(bucket)) {
+            assertReads(c, rawPbns, raw);
+            CompletableFuture<BlockBatch> waiting = readLater(c, later[0]);
+            bucket.fail();
+            assertThatThrownBy(() -> waiting.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(BlocksUnavailableException.class)
+                    .hasMessageContaining("could not be made").hasMessageContaining("the test's bucket went away")
+                    .hasMessageContaining("the next read starts a new copy");
+            c.awaitBuilt();
+            assertThat(c.failed()).isTrue();
+            assertThat(tmp.resolve("copy")).as("deleted once the build failed").doesNotExist();
+            BlockBatch batch = new BlockBatch(4, 1 << 20, FormatVersions.MAX_STORED_BYTES);
+            assertThatThrownBy(() -> c.readBatch(rawPbns, 0, 1, batch)).as("not even the first log's blocks: the copy is gone")
+                    .isInstanceOf(BlocksUnavailableException.class).hasMessageContaining("could not be made");
+        }
+    }
+
+    /**
+     * Closing while the build is held fails the waiting read at once; close returns once the build has
+     * stopped after the log it was at, with the copy deleted.
+     */
+    @Test
+    void close_whileTheBuildIsHeld_waitingReadFailsAtOnce_closeReturnsWithTheCopyDeleted() throws Exception {
+        secondLog(RangeBlocks.blocks(7, 6, false));
+        GatedDownloadStore bucket = new GatedDownloadStore(S3ObjectStore.open(s3.settings("c/")), 2);
+        RangeCopy c = copy(bucket);
+        CompletableFuture<BlockBatch> waiting = readLater(c, firstMember + 1000);
+        bucket.awaitHeld();
+        CompletableFuture<Void> closing = CompletableFuture.runAsync(c::close);
+        assertThatThrownBy(() -> waiting.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(BlocksUnavailableException.class)
+                .hasMessageContaining("dropped");
+        assertThat(closing).as("waits for the held download").isNotDone();
+        bucket.open();
+        closing.get(30, TimeUnit.SECONDS);
+        assertThat(tmp.resolve("copy")).as("deleted when close returns").doesNotExist();
+        assertThat(c.built()).isFalse();
     }
 
     /** Reads {@code pbns} through the copy in one batch and checks each block's bytes and fingerprint against {@code expected}. */
