@@ -2,6 +2,8 @@ package org.holdfast.server.api;
 
 import java.net.URI;
 import java.time.Instant;
+import java.util.List;
+import java.util.stream.Collectors;
 import org.holdfast.server.catalog.UnknownSnapshotException;
 import org.holdfast.server.catalog.UnknownVolumeException;
 import org.holdfast.server.catalog.VolumeExistsException;
@@ -26,11 +28,13 @@ import org.slf4j.LoggerFactory;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
 import org.springframework.http.converter.HttpMessageNotReadableException;
 import org.springframework.web.context.request.WebRequest;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.ErrorResponse;
+import org.springframework.web.HttpMediaTypeNotSupportedException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.servlet.NoHandlerFoundException;
@@ -60,12 +64,23 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
                 p.setDetail("no endpoint at " + request.getDescription(false).replaceFirst("^uri=", "")
                         + "; GET /v3/api-docs (or docs/api.md) lists the API");
             }
+            if (ex instanceof HttpMediaTypeNotSupportedException m) {
+                // curl -d without -H sends a form type: say which header the call wants
+                p.setDetail((m.getContentType() == null ? "no Content-Type" : "Content-Type '" + m.getContentType() + "'")
+                        + " is not supported here; send the body with 'Content-Type: " + supported(m) + "'");
+            }
             if (ex instanceof HttpMessageNotReadableException) {
                 p.setDetail("the request body is not valid JSON for this call (a missing or malformed body, or a field of the"
                         + " wrong type); see docs/api.md for the fields it takes");
             }
         }
         return super.handleExceptionInternal(ex, body, headers, status, request);
+    }
+
+    private static String supported(HttpMediaTypeNotSupportedException m) {
+        List<MediaType> types = m.getSupportedMediaTypes();
+        return types.isEmpty() || types.contains(MediaType.APPLICATION_JSON) ? "application/json"
+                : types.stream().map(MediaType::toString).collect(Collectors.joining("' or '"));
     }
 
     /** A chunked body that went past {@link RequestBodyLimit#MAX_BYTES} while Jackson read it: 413, not 400. */

@@ -109,9 +109,10 @@ public final class IngestServer implements AutoCloseable {
                 });
         try {
             serverChannel = b.bind(new InetSocketAddress(settings.host(), settings.port())).syncUninterruptibly().channel();
-        } catch (RuntimeException e) {
+        } catch (Exception e) { // Netty rethrows the checked BindException undeclared: a RuntimeException catch misses it
             shutdownLoops();
-            throw new IllegalStateException("cannot listen for agents on " + settings.host() + ":" + settings.port() + ": " + e.getMessage(), e);
+            throw new AgentPortUnavailableException("cannot listen for agents on " + settings.host() + ":" + settings.port() + ": "
+                    + e.getMessage() + "; free the port or set holdfast.ingest.host and holdfast.ingest.port", e);
         }
         LOG.log(System.Logger.Level.INFO, "listening for agents on {0} ({1})", serverChannel.localAddress(),
                 settings.tls() != null ? "TLS, " + settings.tls().describe() : "plain TCP, no TLS");

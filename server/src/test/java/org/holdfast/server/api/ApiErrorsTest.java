@@ -134,7 +134,9 @@ class ApiErrorsTest {
     void put_textPlainBody_unsupportedMediaTypeProblem() throws Exception {
         HttpResponse<String> r = send(request("/api/v1/volumes/errs-vol/retention")
                 .PUT(HttpRequest.BodyPublishers.ofString("{\"policy\":\"7d\"}")).header("Content-Type", "text/plain"));
-        problem(r, 415, "urn:holdfast:problem:unsupported-media-type");
+        JsonNode p = problem(r, 415, "urn:holdfast:problem:unsupported-media-type");
+        // the detail names the header to send (curl -d without -H sends a form type)
+        assertThat(p.path("detail").asText()).contains("Content-Type 'text/plain").contains("'Content-Type: application/json'");
     }
 
     @Test

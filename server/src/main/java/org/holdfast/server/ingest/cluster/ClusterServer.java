@@ -141,7 +141,7 @@ public final class ClusterServer implements AutoCloseable {
                 });
         try {
             serverChannel = b.bind(new InetSocketAddress(settings.host(), settings.port())).syncUninterruptibly().channel();
-        } catch (RuntimeException e) {
+        } catch (Exception e) { // Netty rethrows the checked BindException undeclared: a RuntimeException catch misses it
             shutdownLoops();
             throw new ClusterSetupException("cannot listen for workers on " + settings.host() + ":" + settings.port() + ": "
                     + e.getMessage() + "; free the port or set holdfast.cluster.host and holdfast.cluster.port", e);
