@@ -27,6 +27,9 @@ final class StartCommand implements Callable<Integer> {
     @Unmatched
     List<String> settings = new ArrayList<>();
 
+    /** The exit code of a start that failed after the command line was read (a port or the data directory in use, ...). */
+    static final int EXIT_START_FAILED = 1;
+
     private boolean started;
 
     @Override
@@ -41,6 +44,10 @@ final class StartCommand implements Callable<Integer> {
             app.run(settings.toArray(String[]::new));
         } catch (UnknownSettingException e) {
             return ServerCli.EXIT_USAGE; // Spring has reported it (UnknownSettingFailureAnalyzer)
+        } catch (RuntimeException e) {
+            // Spring has reported it: a failure analysis (what happened, what to do), else "Application run failed" with the
+            // stack trace; picocli would print the trace again after the analysis, burying it
+            return EXIT_START_FAILED;
         }
         started = true;
         return 0;

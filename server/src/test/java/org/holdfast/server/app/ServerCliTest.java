@@ -174,6 +174,19 @@ class ServerCliTest {
                 + " did you mean holdfast.gc.default-retention?", "Nothing was opened or changed.");
     }
 
+    /** start: a failure after the settings (the agent port in use) exits 1 with Spring's analysis, not a second report. */
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void run_startAgentPortInUse_exit1_theAnalysisOnly_noStackTraceFromTheCommandLine(@TempDir Path tmp, CapturedOutput output)
+            throws java.io.IOException {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0)) {
+            assertThat(run("start", "--holdfast.data-dir=" + tmp.resolve("data"), "--server.port=0",
+                    "--holdfast.ingest.port=" + taken.getLocalPort())).isEqualTo(1);
+        }
+        assertThat(output.toString()).contains("APPLICATION FAILED TO START", "Holdfast cannot listen for agents on");
+        assertThat(err.toString(StandardCharsets.UTF_8)).as("picocli prints no second report or trace").isEmpty();
+    }
+
     @Test
     void run_createTokenBadRoleOrOptionOfAnotherCommand_exit2() {
         assertThat(run("create-token", "--data-dir", "/nonexistent", "--name", "x", "--role", "boss")).isEqualTo(2);
