@@ -221,6 +221,10 @@ public final class CatalogRestoreTool implements Callable<Integer> {
         try (MetadataDb db = MetadataDb.open(catalogDir);
              ObjectStore objects = s3 == null ? null : S3ObjectStore.connect(s3)) {
             Catalog catalog = new Catalog(db);
+            // first, before any step that can fail: a restored catalog left in place by a failure below must not
+            // have its workers swept on counts that predate it, nor hand out their logged operation ids again
+            RestoredWorkerCounts.Report workers = RestoredWorkerCounts.applies(db)
+                    && GcBookkeepingMode.recorded(db) != GcBookkeepingMode.OFF ? RestoredWorkerCounts.run(catalog, clock.millis()) : null;
             long[] held = CatalogBackupJobs.count(catalog);
             int jobsEnded = JobStore.endCutOffByRestore(db, clock.instant());
             StoreAfterRestore.Report r = StoreAfterRestore.run(dd.dataDir(), db, objects, node, scratch);
@@ -249,10 +253,8 @@ public final class CatalogRestoreTool implements Callable<Integer> {
                         + " repairs the blocks in place, and the flagged snapshots restore again (GET /api/v1/verify lists the"
                         + " damaged volumes; see docs/operations.md, \"Catalog restore\")");
             }
-            if (RestoredWorkerCounts.applies(db) && GcBookkeepingMode.recorded(db) != GcBookkeepingMode.OFF) {
-                // before the rebuild below, which writes the master's log under the counter it moves
-                RestoredWorkerCounts.Report w = RestoredWorkerCounts.run(catalog, clock.millis());
-                WorkersRestoreNotes.print(w, dd.root(), out);
+            if (workers != null) {
+                WorkersRestoreNotes.print(workers, dd.root(), out);
             }
             if (GcBookkeepingMode.recorded(db) == GcBookkeepingMode.OFF) {
                 out.println("  GC bookkeeping is off in this store: no GC metadata to rebuild");

@@ -18,11 +18,15 @@ import org.holdfast.server.store.MetadataDb;
  * <ul>
  * <li>the GC outbox (entries and routed marks) is dropped: it is older than what the workers applied,
  *     and their counts are rebuilt from the restored catalog instead;</li>
- * <li>{@code gc.next-op-id} jumps by {@link #OP_ID_JUMP}: the operation ids the lost master used
- *     after the backup are in the workers' logs, which would take the restored master's new deltas
- *     under those ids for replays and drop them (an increment dropped frees a block in use), and
- *     {@code worker-gc-import} refuses a counts file whose mark is below what the worker applied;
- *     a jump too short for the operations after the backup is refused there, nothing lost;</li>
+ * <li>{@code gc.next-op-id} jumps by {@link #OP_ID_JUMP}, and at least to the restore's time in
+ *     milliseconds: the operation ids the lost master used after the backup are in the workers' logs,
+ *     which would take the restored master's new deltas under those ids for replays and drop them (an
+ *     increment dropped frees a block in use), and {@code worker-gc-import} refuses a counts file whose
+ *     mark is below what the worker applied; a jump too short for the operations after the backup is
+ *     refused there, nothing lost. The clock floor is for a backup restored again (the first restored
+ *     master lost before a newer catalog backup, or a restore redone): the backup's counter plus the
+ *     jump is the same each time, and the ids the first restored master used are in the logs of
+ *     workers, among them nodes it registered, which no fence covers;</li>
  * <li>{@code gc.routed-through} goes (the export's routed marks are unknown, not stale);</li>
  * <li>every worker of the restored registry is fenced ({@link WorkerCountsFences}): not swept
  *     until its counts come from the restored catalog;</li>
@@ -64,7 +68,8 @@ public final class RestoredWorkerCounts {
             throw new IllegalStateException("catalog " + db.path() + " is not a master's with holdfast.cluster.data=workers");
         }
         long before = db.metaLong(GcRecords.NEXT_OP_ID, 1);
-        long after = before + OP_ID_JUMP;
+        // the clock floor assumes less than one GC operation id a millisecond over a master's life
+        long after = Math.max(before + OP_ID_JUMP, nowMillis);
         if (GcDelta.opIdOf(Long.MAX_VALUE) < after) {
             throw new IllegalStateException("the catalog's GC operation counter " + before + " leaves no room for another restore");
         }
