@@ -2,6 +2,7 @@ package org.holdfast.server.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.List;
 import org.holdfast.common.id.VolumeId;
@@ -17,6 +18,8 @@ import org.holdfast.server.ingest.cluster.SharedGcCluster;
 import org.holdfast.server.ingest.cluster.WorkerSweeps;
 import org.holdfast.server.store.BadBlocks;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.MetadataBatch;
+import org.holdfast.server.store.MetadataDb;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -29,7 +32,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  * a flipped block on a worker is marked bad by verify; while its worker still holds it the mark
  * stays, even with no sweep in between; once its snapshot is gone and a GC cycle swept the worker,
  * the mark is gone. A marked block a snapshot still references, which its worker holds, keeps its
- * mark through the same cycle. On the cluster the GC test classes share ({@link SharedGcCluster}).
+ * mark through the same cycle; a marked block its worker freed keeps its mark while a map entry
+ * references it (as after a catalog restore). On the cluster the GC test classes share ({@link SharedGcCluster}).
  */
 @ExtendWith(SharedGcCluster.class)
 class FreedBadMarksTest {
@@ -58,6 +62,7 @@ class FreedBadMarksTest {
         }
         long gone = pbn(master, "fm-gone", 7);
         long kept = pbn(master, "fm-kept", 7);
+        long sound = pbn(master, "fm-gone", 3); // freed by the same cycle, sound: marked by hand below
         RemoteRangeStore goneOwner = server.rangeStores().owner(gone);
         DataOnWorkersVerifyTest.flip(cluster.dir().resolve(goneOwner.name()), Arrays.copyOfRange(a, 7 * BS, 8 * BS));
         DataOnWorkersVerifyTest.flip(cluster.dir().resolve(server.rangeStores().owner(kept).name()), Arrays.copyOfRange(b, 7 * BS, 8 * BS));
@@ -84,6 +89,29 @@ class FreedBadMarksTest {
         assertThat(health.health().getStatus().getCode()).isEqualTo("DEGRADED");
         assertThat(DataOnWorkersVerifyTest.json(DataOnWorkersVerifyTest.get(master, "/api/v1/verify", null)).get("badBlockCount").asInt())
                 .isEqualTo(1);
+
+        // a marked PBN its worker freed that a map entry still references (as after a catalog restore): kept until the entry goes
+        Catalog catalog = master.getBean(Catalog.class);
+        MetadataDb db = master.getBean(MetadataDb.class);
+        long soundOwner = workerIdOf(server.rangeStores().owner(sound));
+        byte[] fp = new byte[32];
+        Arrays.fill(fp, (byte) 0x5a);
+        assertThat(marks.mark(sound, fp, 0, "test", "marked by the test")).isTrue();
+        long keptVolume = catalog.requireVolume(new VolumeId("fm-kept")).internalId();
+        db.put(db.handle(MetadataDb.Column.MAP), ByteBuffer.allocate(24).putLong(keptVolume).putLong(1000).putLong(~1L).array(),
+                ByteBuffer.allocate(8).putLong(sound).array());
+        try {
+            assertThat(freed.clear(List.of(soundOwner))).as("freed on its worker, referenced").contains(" 1 no longer held")
+                    .contains(" 1 of those still referenced").contains("cleared 0");
+            assertThat(marks.isBad(sound)).isTrue();
+        } finally {
+            try (MetadataBatch batch = new MetadataBatch()) {
+                catalog.deleteMapEntry(batch, keptVolume, 1000, 1);
+                catalog.write(batch);
+            }
+        }
+        assertThat(freed.clear(List.of(soundOwner))).as("referenced by nothing now").contains("cleared 1 [" + sound + "]");
+        assertThat(marks.isBad(sound)).isFalse();
 
         // fm-kept's content backed up again repairs it in place: no mark left, health UP (and the shared cluster clean for others)
         try (AgentDriver agent = cluster.agent()) {
