@@ -1,10 +1,12 @@
 package org.holdfast.server.app;
 
 import org.holdfast.common.id.PbnRange;
+import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.ReferenceGuard;
 import org.holdfast.server.catalog.GcOutbox;
 import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.ingest.cluster.ClusterServer;
+import org.holdfast.server.ingest.cluster.FreedBadMarks;
 import org.holdfast.server.ingest.cluster.GcDeltaLinks;
 import org.holdfast.server.ingest.cluster.GcDeltaSenders;
 import org.holdfast.server.ingest.cluster.RangeCopies;
@@ -119,7 +121,8 @@ public class ClusterDataConfiguration {
     @Bean
     @ConditionalOnProperty(name = "holdfast.cluster.role", havingValue = "master")
     WorkerSweeps workerSweeps(ClusterDataMode mode, GcBookkeepingMode bookkeeping, GcService gc, ClusterServer server,
-                              WorkerRegistry registry, GcDeltaSenders senders, ReferenceGuard guard, MetadataDb db) {
+                              WorkerRegistry registry, GcDeltaSenders senders, ReferenceGuard guard, MetadataDb db, DataStore store,
+                              Catalog catalog) {
         // a worker is not swept while a backup protected blocks on it over a link that has ended since
         WorkerSweeps.SessionHolds holds = guard instanceof RangeReferenceGuard r ? r::heldByEndedLinks : WorkerSweeps.SessionHolds.NONE;
         if (mode == ClusterDataMode.WORKERS && bookkeeping == GcBookkeepingMode.ON && !(guard instanceof RangeReferenceGuard)) {
@@ -130,7 +133,8 @@ public class ClusterDataConfiguration {
                 () -> registry.workers().stream().map(WorkerView::workerId).toList(), senders::pending, holds,
                 new WorkerCountsFences(db)::sweepRefusal, WORKER_SWEEP_WAIT, Duration.ofMinutes(1));
         if (mode == ClusterDataMode.WORKERS && bookkeeping == GcBookkeepingMode.ON) {
-            gc.sweepOwnersWith(sweeps);
+            // the master's bad marks of blocks a swept worker freed go after the round (a standalone GC's forget clears its own)
+            gc.sweepOwnersWith(new FreedBadMarks(sweeps, server.rangeStores(), store.badBlocks(), catalog));
         }
         return sweeps;
     }

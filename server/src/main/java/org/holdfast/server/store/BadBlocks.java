@@ -221,6 +221,30 @@ public final class BadBlocks {
      * hold them, once the snapshot commit naming the repairs is durable. Returns how many were marked.
      */
     public int clearRepaired(List<Long> pbns) {
+        List<Long> marked = remove(pbns);
+        if (marked.isEmpty()) {
+            return 0;
+        }
+        repairedOnWorkers.addAndGet(marked.size());
+        LOG.log(Level.INFO, "bad blocks repaired in place on their workers, marks cleared: " + marked);
+        return marked.size();
+    }
+
+    /**
+     * Removes the marks of {@code pbns} in one synced write: blocks their data workers freed (GC) that
+     * no snapshot references, so nothing can read them or take them as a duplicate any more. Returns
+     * the PBNs that were marked.
+     */
+    public List<Long> clearFreed(List<Long> pbns) {
+        List<Long> marked = remove(pbns);
+        if (!marked.isEmpty()) {
+            LOG.log(Level.INFO, "bad blocks freed by their workers' GC and referenced by no snapshot, marks cleared: " + marked);
+        }
+        return marked;
+    }
+
+    /** Deletes the marks of those of {@code pbns} that are marked, in one synced write; answers them. */
+    private List<Long> remove(List<Long> pbns) {
         List<Long> marked = new ArrayList<>(pbns.size());
         synchronized (this) {
             try (MetadataBatch batch = new MetadataBatch()) {
@@ -231,15 +255,13 @@ public final class BadBlocks {
                     }
                 }
                 if (marked.isEmpty()) {
-                    return 0;
+                    return marked;
                 }
                 db.write(batch, true);
             }
             marked.forEach(this::cleared);
         }
-        repairedOnWorkers.addAndGet(marked.size());
-        LOG.log(Level.INFO, "bad blocks repaired in place on their workers, marks cleared: " + marked);
-        return marked.size();
+        return marked;
     }
 
     /** Marks {@link #clearRepaired} cleared since start: bad blocks repaired in place on their data workers. */

@@ -203,7 +203,7 @@ class DataOnWorkersVerifyTest {
     }
 
     /** Flips one byte in the middle of {@code block}'s bytes in the one file under {@code dir} that holds them. */
-    private static void flip(Path dir, byte[] block) throws IOException {
+    static void flip(Path dir, byte[] block) throws IOException {
         List<Path> files;
         try (Stream<Path> s = Files.walk(dir)) {
             files = s.filter(Files::isRegularFile).toList();
@@ -224,7 +224,7 @@ class DataOnWorkersVerifyTest {
     }
 
     /** Runs a verify pass (POST /api/v1/verify), waits for its job and answers its result. */
-    private static JsonNode verify(ConfigurableApplicationContext ctx, String body) throws Exception {
+    static JsonNode verify(ConfigurableApplicationContext ctx, String body) throws Exception {
         HttpResponse<String> r = HttpClient.newHttpClient().send(request(ctx, "/api/v1/verify", null)
                 .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
                 HttpResponse.BodyHandlers.ofString());
@@ -243,7 +243,7 @@ class DataOnWorkersVerifyTest {
         }
     }
 
-    private static HttpResponse<byte[]> get(ConfigurableApplicationContext ctx, String path, String range) throws Exception {
+    static HttpResponse<byte[]> get(ConfigurableApplicationContext ctx, String path, String range) throws Exception {
         HttpRequest.Builder b = request(ctx, path, range).GET();
         return HttpClient.newHttpClient().send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
     }
@@ -255,7 +255,7 @@ class DataOnWorkersVerifyTest {
         return range == null ? b : b.header("Range", range);
     }
 
-    private static JsonNode json(HttpResponse<byte[]> r) throws IOException {
+    static JsonNode json(HttpResponse<byte[]> r) throws IOException {
         assertThat(r.statusCode()).as(new String(r.body())).isEqualTo(200);
         return JSON.readTree(r.body());
     }

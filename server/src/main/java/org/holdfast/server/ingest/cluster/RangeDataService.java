@@ -231,8 +231,7 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
                 }
                 // handed out here, then freed (a catalog restored from a backup older than the release) or lost: the
                 // master's verify marks it bad and flags the snapshots that reference it, rather than skipping them
-                return DataFailed.of(r.requestId(), DamagedBlockAnswer.message(r.pbns()[n], null,
-                        "no record of it on this worker (freed, or lost) though this worker handed it out"));
+                return DataFailed.of(r.requestId(), DamagedBlockAnswer.message(r.pbns()[n], null, DamagedBlockAnswer.NOT_HELD));
             }
             if (n > 0 && !DataReadAnswer.fits(n + 1, (long) out.size() + block.storedLength())) {
                 break;

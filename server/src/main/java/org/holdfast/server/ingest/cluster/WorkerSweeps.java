@@ -128,8 +128,12 @@ public final class WorkerSweeps implements RangeOwnerSweeps {
     /** The GC cycle's round: a real sweep of every eligible worker, one line per worker for the job log. */
     @Override
     public List<String> sweep(long now) {
-        return sweep(now, false).stream().map(o -> "worker sweep of worker " + o.workerId() + ": " + o.state() + ", " + o.detail())
-                .toList();
+        return sweep(now, false).stream().map(WorkerSweeps::line).toList();
+    }
+
+    /** The job log's line for one worker's outcome. */
+    static String line(Outcome o) {
+        return "worker sweep of worker " + o.workerId() + ": " + o.state() + ", " + o.detail();
     }
 
     /** Asks every eligible worker to sweep as of {@code now} (epoch ms; each trusts its own clock first), counting only if {@code dryRun}. */
@@ -252,7 +256,6 @@ public final class WorkerSweeps implements RangeOwnerSweeps {
     }
 
     private static void log(Outcome o) {
-        LOG.log(o.state() == State.SWEPT ? System.Logger.Level.INFO : System.Logger.Level.WARNING, "worker sweep of worker "
-                + o.workerId() + ": " + o.state() + ", " + o.detail());
+        LOG.log(o.state() == State.SWEPT ? System.Logger.Level.INFO : System.Logger.Level.WARNING, line(o));
     }
 }
