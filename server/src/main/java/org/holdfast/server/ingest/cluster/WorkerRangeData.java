@@ -1,17 +1,10 @@
 package org.holdfast.server.ingest.cluster;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
-import java.util.stream.Stream;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.server.store.CatalogPeek;
@@ -77,16 +70,8 @@ public final class WorkerRangeData implements AutoCloseable {
     private volatile RuntimeException refusal;
     private boolean refusalReported;
     private boolean closed;
-    // the heartbeat's figures, measured off the event loop: the store's next PBN waits for its append
-    // lock (held across an append's fsync), and the size of the data logs is a listing of the disk
-    private volatile Heartbeat.RangeData measured = notServing();
-    private final AtomicBoolean measuring = new AtomicBoolean();
-
-    private final ExecutorService measurer = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "holdfast-range-data-report");
-        t.setDaemon(true);
-        return t;
-    });
+    // the heartbeat's figures, measured off the event loop
+    private final RangeDataFigures figures;
 
     /**
      * A store in {@code dir} ({@code <data-dir>/range-data}) with {@code settings} (their directory and
@@ -102,6 +87,7 @@ public final class WorkerRangeData implements AutoCloseable {
         this.settings = settings;
         this.archive = archive;
         this.epochs = new RangeEpochs(dir);
+        this.figures = new RangeDataFigures(dir.resolve("data"), () -> store, () -> refusal != null);
     }
 
     /** The worker id the master registered this node as: an archiving store keys its objects by it. */
@@ -180,16 +166,7 @@ public final class WorkerRangeData implements AutoCloseable {
             s.sync();
             return;
         }
-        List<Integer> missing = new DataLogsInBucket(s, archive.stall()).seal(line ->
-                // every commit waits for its log (debug); a failed upload and its retry are worth a warning
-                LOG.log(line.startsWith("waiting for") ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING, line));
-        if (!missing.isEmpty()) {
-            throw new StoreException("range-data", dir.toString(), null, "the object store is not reachable: sealed data logs " + missing
-                    + " of this worker's range did not reach the bucket (no upload got through for " + archive.stall().toSeconds()
-                    + " s, holdfast.store.s3.upload-stall-timeout), so the backup cannot commit. Check the worker's holdfast.store.s3.*"
-                    + " settings and the object store's health (the worker log says why the uploads fail), then run the backup"
-                    + " again", null);
-        }
+        RangeDataBucketSync.sync(s, archive.stall(), dir);
     }
 
     /** Its directory. */
@@ -257,7 +234,7 @@ public final class WorkerRangeData implements AutoCloseable {
             epoch = e;
             knownEpoch = e;
             fenceCheckDue = false; // archivedEpoch checked the bucket just now
-            measured = measure(); // on the claiming thread (the link's data lane), not the event loop
+            figures.measureNow(); // on the claiming thread (the link's data lane), not the event loop
             return s;
         } catch (RuntimeException e) {
             if (s != null) {
@@ -280,7 +257,7 @@ public final class WorkerRangeData implements AutoCloseable {
                 s.close(); // idempotent; with its catalog closed it only closes its logs
             }
             refusal = e;
-            measured = notServing();
+            figures.notServingNow();
             throw e;
         }
     }
@@ -315,7 +292,7 @@ public final class WorkerRangeData implements AutoCloseable {
             closeStore();
             range = kept; // later calls over it hear the refusal, as after a refused open
             refusal = takenOver;
-            measured = notServing();
+            figures.notServingNow();
             throw refusal;
         }
     }
@@ -347,52 +324,7 @@ public final class WorkerRangeData implements AutoCloseable {
      * heartbeat interval) and has them measured again on a thread of their own.
      */
     public Heartbeat.RangeData report() {
-        if (measuring.compareAndSet(false, true)) {
-            try {
-                measurer.execute(() -> {
-                    try {
-                        measured = measure();
-                    } catch (RuntimeException e) {
-                        // a store closed under the measurement: the next heartbeat measures again
-                    } finally {
-                        measuring.set(false);
-                    }
-                });
-            } catch (RejectedExecutionException e) {
-                measuring.set(false); // closed: the worker is stopping
-            }
-        }
-        return measured;
-    }
-
-    /** The figures as they stand; may wait for the store's append lock and the disk. */
-    private Heartbeat.RangeData measure() {
-        DataStore s = store;
-        if (s != null) {
-            return new Heartbeat.RangeData(Heartbeat.RangeData.SERVING, s.nextPbn(), logBytes());
-        }
-        return notServing();
-    }
-
-    private Heartbeat.RangeData notServing() {
-        return new Heartbeat.RangeData(refusal != null ? Heartbeat.RangeData.REFUSED : Heartbeat.RangeData.NOT_OPEN, 0, 0);
-    }
-
-    /** The bytes of the files in the data-log directory (a few files: one listing); 0 if it cannot be read just now. */
-    private long logBytes() {
-        long sum = 0;
-        try (Stream<Path> files = Files.list(dir.resolve("data"))) {
-            for (Path f : (Iterable<Path>) files::iterator) {
-                try {
-                    sum += Files.isRegularFile(f) ? Files.size(f) : 0;
-                } catch (IOException e) {
-                    // deleted while listed (a log compacted away): it takes no bytes now
-                }
-            }
-        } catch (IOException | UncheckedIOException e) {
-            return 0;
-        }
-        return sum;
+        return figures.report();
     }
 
     /** The store open now, or null. */
@@ -422,7 +354,7 @@ public final class WorkerRangeData implements AutoCloseable {
     @Override
     public synchronized void close() {
         closed = true;
-        measurer.shutdownNow();
+        figures.close();
         closeStore();
     }
 }
