@@ -26,14 +26,11 @@ import org.holdfast.server.store.DamagedBlockException;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.DiskSpace;
 import org.holdfast.server.store.FormatVersions;
-import org.holdfast.server.store.FsyncPolicy;
 import org.holdfast.server.store.LogCache;
 import org.holdfast.server.store.RangeCopy;
 import org.holdfast.server.store.SpaceReserve;
 import org.holdfast.server.store.WorkerKeys;
 import org.holdfast.server.store.object.ObjectStore;
-import org.holdfast.server.store.object.S3ObjectStore;
-import org.holdfast.server.store.object.S3ProxyFixture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -56,8 +53,8 @@ class RangeCopyTest {
 
     @TempDir
     Path tmp;
-    private S3ProxyFixture s3;
-    private ObjectStore look;
+    private RangeBucket fixture;
+    private ObjectStore look; // the fixture's own client of the bucket
     private long[] rawPbns;
     private long firstMember;
     private byte[] raw;
@@ -65,8 +62,8 @@ class RangeCopyTest {
 
     @BeforeEach
     void archiveARange() throws Exception {
-        s3 = S3ProxyFixture.start(tmp.resolve("s3"));
-        look = S3ObjectStore.open(s3.settings("c/"));
+        fixture = RangeBucket.start(tmp);
+        look = fixture.look;
         raw = RangeBlocks.blocks(1, 6, false);
         framed = RangeBlocks.blocks(2, 4, true);
         try (WorkerRangeData node = node("worker")) {
@@ -83,12 +80,11 @@ class RangeCopyTest {
 
     @AfterEach
     void stop() throws Exception {
-        look.close();
-        s3.close();
+        fixture.close();
     }
 
     private RangeCopy copy() {
-        return RangeCopy.materialise(WORKER, RANGE, S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(), tmp.resolve("copy"),
+        return RangeCopy.materialise(WORKER, RANGE, fixture.client(), LogCache.Settings.defaults(), tmp.resolve("copy"),
                 roomy());
     }
 
@@ -133,7 +129,7 @@ class RangeCopyTest {
     @Test
     void readBatch_frameFlippedInTheBucketAfterTheCopy_memberDamagedAtRead() throws Exception {
         // a cache smaller than the log: the copy does not keep it and reads its blocks by range from the bucket
-        try (RangeCopy c = RangeCopy.materialise(WORKER, RANGE, S3ObjectStore.open(s3.settings("c/")), SMALL_CACHE, tmp.resolve("copy"),
+        try (RangeCopy c = RangeCopy.materialise(WORKER, RANGE, fixture.client(), SMALL_CACHE, tmp.resolve("copy"),
                 roomy())) {
             c.awaitBuilt();
             flipFrameInTheBucket();
@@ -200,9 +196,7 @@ class RangeCopyTest {
 
     /** Worker {@link #WORKER}'s node on {@code tmp/<name>}, archiving to the bucket. */
     private WorkerRangeData node(String name) {
-        WorkerRangeData node = new WorkerRangeData(tmp.resolve(name).resolve(WorkerRangeData.DIRECTORY),
-                new DataStore.Settings(tmp.resolve("unused"), 256L << 20, FsyncPolicy.COMMIT, 1 << 16, 0),
-                new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(), Duration.ofSeconds(10)));
+        WorkerRangeData node = fixture.node(name, Duration.ofSeconds(10));
         node.identify(WORKER);
         return node;
     }
@@ -317,7 +311,7 @@ class RangeCopyTest {
         List<String> before = look.list(WorkerKeys.prefix(WORKER));
         long free = Files.getFileStore(tmp).getUsableSpace();
         SpaceReserve full = new SpaceReserve(DiskSpace.of(tmp), free + (1L << 30), tmp.toString());
-        assertThatThrownBy(() -> RangeCopy.materialise(WORKER, RANGE, S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(),
+        assertThatThrownBy(() -> RangeCopy.materialise(WORKER, RANGE, fixture.client(), LogCache.Settings.defaults(),
                 tmp.resolve("copy"), full)).isInstanceOf(BlocksUnavailableException.class)
                 .hasMessageContaining("before it took the master's data disk below its reserve").hasMessageContaining("holdfast.store.min-free-space");
         assertThat(tmp.resolve("copy")).doesNotExist();
@@ -326,7 +320,7 @@ class RangeCopyTest {
 
     @Test
     void materialise_bucketWithoutTheWorker_saysSoAndLeavesNothing() {
-        assertThatThrownBy(() -> RangeCopy.materialise(WORKER + 1, new PbnRange(7_000_000, 8_000_000), S3ObjectStore.open(s3.settings("c/")),
+        assertThatThrownBy(() -> RangeCopy.materialise(WORKER + 1, new PbnRange(7_000_000, 8_000_000), fixture.client(),
                 LogCache.Settings.defaults(), tmp.resolve("none"), roomy())).isInstanceOf(BlocksUnavailableException.class)
                 .hasMessageContaining("holds no object of worker " + (WORKER + 1)).hasMessageContaining("holdfast.store.s3.bucket");
         assertThat(tmp.resolve("none")).doesNotExist();
@@ -374,7 +368,7 @@ class RangeCopyTest {
         WorkerView away = new WorkerView(WORKER, "blip-1", "127.0.0.9", MemberState.LOST, 2, RANGE, now.get() - 1000, WorkerLoad.NONE,
                 new WorkerCapacity(1, 0, 0), "", "");
         RangeStores stores = new RangeStores();
-        WorkerRangeData.Archive bucket = new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("c/")), LogCache.Settings.defaults(),
+        WorkerRangeData.Archive bucket = new WorkerRangeData.Archive(fixture::client, LogCache.Settings.defaults(),
                 Duration.ofSeconds(10));
         try (RangeCopies copies = new RangeCopies(stores, () -> List.of(away), bucket, tmp.resolve(RangeCopies.DIRECTORY), roomy(),
                 Duration.ofSeconds(15), clock)) {
@@ -436,7 +430,7 @@ class RangeCopyTest {
     void readBatch_blockOfTheFirstLog_readsBeforeTheLastLogIsIndexed_laterOnesWaitForTheirLog() throws Exception {
         byte[] more = RangeBlocks.blocks(3, 6, false);
         long[] later = secondLog(more);
-        GatedDownloadStore bucket = new GatedDownloadStore(S3ObjectStore.open(s3.settings("c/")), 2);
+        GatedDownloadStore bucket = new GatedDownloadStore(fixture.client(), 2);
         try (RangeCopy c = copy(bucket)) {
             assertReads(c, rawPbns, raw); // returns with the second log's download held at the gate
             bucket.awaitHeld();
@@ -460,7 +454,7 @@ class RangeCopyTest {
     /** Logs beyond the cache size are not kept: their blocks are read by range from the bucket, checked as ever. */
     @Test
     void readBatch_logsBeyondTheCacheSize_readByRangeFromTheBucket() {
-        GatedDownloadStore bucket = new GatedDownloadStore(S3ObjectStore.open(s3.settings("c/")), Integer.MAX_VALUE);
+        GatedDownloadStore bucket = new GatedDownloadStore(fixture.client(), Integer.MAX_VALUE);
         try (RangeCopy c = RangeCopy.materialise(WORKER, RANGE, bucket, SMALL_CACHE, tmp.resolve("copy"), roomy())) {
             assertReads(c, rawPbns, raw);
             assertReads(c, members(firstMember), framed);
@@ -475,7 +469,7 @@ class RangeCopyTest {
     @Test
     void readBatch_damagedBlockRepairedInTheHeldLog_waitsThenReadsTheRepair() throws Exception {
         repairTheRottenFrameInALaterLog();
-        GatedDownloadStore bucket = new GatedDownloadStore(S3ObjectStore.open(s3.settings("c/")), 2);
+        GatedDownloadStore bucket = new GatedDownloadStore(fixture.client(), 2);
         try (RangeCopy c = copy(bucket)) {
             assertReads(c, rawPbns, raw);
             CompletableFuture<BlockBatch> repaired = readLater(c, firstMember);
@@ -498,7 +492,7 @@ class RangeCopyTest {
         flipFrameInTheBucket();
         byte[] more = RangeBlocks.blocks(5, 6, false);
         long[] later = secondLog(more);
-        GatedDownloadStore bucket = new GatedDownloadStore(S3ObjectStore.open(s3.settings("c/")), 2);
+        GatedDownloadStore bucket = new GatedDownloadStore(fixture.client(), 2);
         try (RangeCopy c = copy(bucket)) {
             assertReads(c, rawPbns, raw);
             CompletableFuture<BlockBatch> rotten = readLater(c, firstMember + 2);
@@ -518,7 +512,7 @@ class RangeCopyTest {
     @Test
     void readBatch_buildFailsAtTheSecondLog_waitingReadFailsSayingWhy_copyDeleted() throws Exception {
         long[] later = secondLog(RangeBlocks.blocks(9, 6, false));
-        GatedDownloadStore bucket = new GatedDownloadStore(S3ObjectStore.open(s3.settings("c/")), 2);
+        GatedDownloadStore bucket = new GatedDownloadStore(fixture.client(), 2);
         try (RangeCopy c = copy(bucket)) {
             assertReads(c, rawPbns, raw);
             CompletableFuture<BlockBatch> waiting = readLater(c, later[0]);
@@ -542,7 +536,7 @@ class RangeCopyTest {
     @Test
     void close_whileTheBuildIsHeld_waitingReadFailsAtOnce_closeReturnsWithTheCopyDeleted() throws Exception {
         secondLog(RangeBlocks.blocks(7, 6, false));
-        GatedDownloadStore bucket = new GatedDownloadStore(S3ObjectStore.open(s3.settings("c/")), 2);
+        GatedDownloadStore bucket = new GatedDownloadStore(fixture.client(), 2);
         RangeCopy c = copy(bucket);
         CompletableFuture<BlockBatch> waiting = readLater(c, firstMember + 1000);
         bucket.awaitHeld();
