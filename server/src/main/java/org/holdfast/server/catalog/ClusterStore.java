@@ -136,9 +136,7 @@ public final class ClusterStore implements MembershipStore {
             for (it.seek(new byte[] {FENCE}); it.isValid() && it.key()[0] == FENCE; it.next()) {
                 byte[] k = it.key();
                 byte[] v = it.value();
-                String why = k.length != 5 ? "key of " + k.length + " bytes (expected 5)"
-                        : v.length != FENCE_BYTES ? v.length + " bytes (expected " + FENCE_BYTES + ")"
-                        : (v[0] & 0xff) != FENCE_VERSION ? "version " + (v[0] & 0xff) + " (this build reads " + FENCE_VERSION + ")" : null;
+                String why = k.length != 5 ? "key of " + k.length + " bytes (expected 5)" : unreadable(v, FENCE_BYTES, FENCE_VERSION);
                 ByteBuffer b = ByteBuffer.wrap(v);
                 long epoch = why == null ? b.getLong(1) : 0;
                 long floor = why == null ? b.getLong(9) : 0;
@@ -174,9 +172,10 @@ public final class ClusterStore implements MembershipStore {
         if (v == null) {
             return null;
         }
-        String why = v.length != TOLD_BYTES ? v.length + " bytes (expected " + TOLD_BYTES + ")"
-                : (v[0] & 0xff) != TOLD_VERSION ? "version " + (v[0] & 0xff) + " (this build reads " + TOLD_VERSION + ")"
-                : ByteBuffer.wrap(v).getLong(1) <= 0 ? "a lost-after of " + ByteBuffer.wrap(v).getLong(1) + " ms" : null;
+        String why = unreadable(v, TOLD_BYTES, TOLD_VERSION);
+        if (why == null && ByteBuffer.wrap(v).getLong(1) <= 0) {
+            why = "a lost-after of " + ByteBuffer.wrap(v).getLong(1) + " ms";
+        }
         if (why != null) {
             throw new CorruptDataException(STORE, db.path(), "6c", "unreadable lost-after told to workers: " + why
                     + "; restore the master's catalog from a backup");
@@ -191,6 +190,12 @@ public final class ClusterStore implements MembershipStore {
             db.put(b, cf, TOLD_LOST_AFTER, v);
             db.write(b, true);
         }
+    }
+
+    /** Why value {@code v} of a versioned record ({@code bytes} long, version byte first) does not read; null if it does. */
+    private static String unreadable(byte[] v, int bytes, int version) {
+        return v.length != bytes ? v.length + " bytes (expected " + bytes + ")"
+                : (v[0] & 0xff) != version ? "version " + (v[0] & 0xff) + " (this build reads " + version + ")" : null;
     }
 
     static byte[] markKey(long workerId) {
