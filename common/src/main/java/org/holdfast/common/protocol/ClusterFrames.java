@@ -11,6 +11,7 @@ import io.netty.buffer.ByteBufUtil;
  * <pre>
  *  REGISTER      | clusterVersion:u16 | nodeName:str | token:str | softwareVersion:str | cpus:u16 |
  *                | heapMaxBytes:u64 | diskBytes:u64 | [ archiveEpoch:u64 ]   (clusterVersion 5 and up: present)
+ *                [ importedMark:u64 | importedPbnFirst:u64 | acknowledged:u64 ]   (clusterVersion 7 and up: present)
  *  REGISTERED    | workerId:u32 | epoch:u64 | pbnFirst:u64 | pbnLimit:u64 | heartbeatMillis:u32 | masterVersion:str |
  *                [ pbnFloor:u64 | lostAfterMillis:u32 ]   (cluster version 5: both; lostAfterMillis 1..86400000)
  *  HEARTBEAT     | sequence:u64 | loadMilli:u32 | heapUsedBytes:u64 | heapMaxBytes:u64 | diskFreeBytes:u64 |
@@ -31,6 +32,8 @@ final class ClusterFrames {
     private static final int RANGE_DATA_BODY = 1 + 8 + 8;
     /** The archive epoch a range-data report of cluster version 5 ends with. */
     private static final int ARCHIVE_EPOCH_BODY = 8;
+    /** The counts mark a REGISTER of cluster version 7 ends with. */
+    private static final int COUNTS_BODY = 8 + 8 + 8;
 
     private ClusterFrames() {
     }
@@ -39,7 +42,7 @@ final class ClusterFrames {
     static int maxBody(MessageType type) {
         return switch (type) {
             case REGISTER -> 2 + 2 + ProtocolLimits.MAX_NODE_NAME + 2 + ProtocolLimits.MAX_TOKEN + 2
-                    + ProtocolLimits.MAX_SERVER_VERSION + 2 + 8 + 8 + 8;
+                    + ProtocolLimits.MAX_SERVER_VERSION + 2 + 8 + 8 + 8 + COUNTS_BODY;
             case REGISTERED -> 4 + 8 + 8 + 8 + 4 + 2 + ProtocolLimits.MAX_SERVER_VERSION + 8 + 4;
             case HEARTBEAT -> HEARTBEAT_BODY + RANGE_DATA_BODY + ARCHIVE_EPOCH_BODY;
             case HEARTBEAT_ACK -> 8;
@@ -55,7 +58,7 @@ final class ClusterFrames {
             case REGISTER -> {
                 Register r = (Register) m;
                 yield 2 + str(r.nodeName()) + str(r.token()) + str(r.softwareVersion()) + 2 + 8 + 8
-                        + (r.archiveEpoch() == Register.NO_ARCHIVE_EPOCH ? 0 : 8);
+                        + (r.archiveEpoch() == Register.NO_ARCHIVE_EPOCH ? 0 : 8) + (r.counts() == null ? 0 : COUNTS_BODY);
             }
             case REGISTERED -> 4 + 8 + 8 + 8 + 4 + str(((Registered) m).masterVersion())
                     + (((Registered) m).pbnFloor() == Registered.NO_PBN_FLOOR ? 0 : 8 + 4);
@@ -88,6 +91,11 @@ final class ClusterFrames {
                 out.writeLong(r.diskBytes());
                 if (r.archiveEpoch() != Register.NO_ARCHIVE_EPOCH) {
                     out.writeLong(r.archiveEpoch());
+                }
+                if (r.counts() != null) {
+                    out.writeLong(r.counts().importedMark());
+                    out.writeLong(r.counts().importedPbnFirst());
+                    out.writeLong(r.counts().acknowledged());
                 }
             }
             case REGISTERED -> {
@@ -147,7 +155,10 @@ final class ClusterFrames {
                 long disk = FrameDecoder.u64(b, "diskBytes");
                 // present exactly from version 5 on: missing is a short body, and an older version's is trailing bytes
                 long archive = version >= Register.ARCHIVE_EPOCH_VERSION ? FrameDecoder.u64(b, "archiveEpoch") : Register.NO_ARCHIVE_EPOCH;
-                yield new Register(version, node, token, software, cpus, heap, disk, archive);
+                // present exactly from version 7 on, as the archive epoch from 5
+                Register.Counts counts = version >= Register.COUNTS_MARK_VERSION ? new Register.Counts(FrameDecoder.u64(b, "importedMark"),
+                        FrameDecoder.u64(b, "importedPbnFirst"), FrameDecoder.u64(b, "acknowledged")) : null;
+                yield new Register(version, node, token, software, cpus, heap, disk, archive, counts);
             }
             case REGISTERED -> {
                 long workerId = FrameDecoder.u32(b, "workerId");

@@ -4,11 +4,12 @@ package org.holdfast.common.protocol;
  * REGISTER (0x40), worker to master on the cluster port: the first frame of a worker's connection.
  * Names the worker's node, carries its {@code worker} token, its software version and what it can
  * offer (CPUs, heap, disk) and, from cluster version 5, the takeover epoch its range data archives
- * at ({@code archiveEpoch}: 0 none recorded, {@link #NO_ARCHIVE_EPOCH} not sent); the master answers REGISTERED or ERROR (docs/protocol.md, "Cluster
- * messages").
+ * at ({@code archiveEpoch}: 0 none recorded, {@link #NO_ARCHIVE_EPOCH} not sent) and, from cluster
+ * version 7, what its GC counts are ({@code counts}, {@link Counts}; null: not sent); the master answers
+ * REGISTERED or ERROR (docs/protocol.md, "Cluster messages").
  */
 public record Register(int clusterVersion, String nodeName, String token, String softwareVersion, int cpus,
-                       long heapMaxBytes, long diskBytes, long archiveEpoch) implements Message {
+                       long heapMaxBytes, long diskBytes, long archiveEpoch, Counts counts) implements Message {
     /**
      * The newest cluster protocol version this build speaks; a worker offers it, and the next older
      * one again to a master that refused it as UNSUPPORTED_VERSION (a master before version 2
@@ -17,9 +18,10 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * Version 4: the worker takes the GC frames (GC_DELTA, GC_PROTECT, GC_SWEEP and their kin).
      * Version 5: REGISTER ends with the archive epoch, a range-data report may carry it, and REGISTERED
      * ends with the PBN floor (the takeover fence, {@link #ARCHIVE_EPOCH_VERSION}). Version 6: the
-     * worker takes DATA_REPAIR ({@link #REPAIR_VERSION}).
+     * worker takes DATA_REPAIR ({@link #REPAIR_VERSION}). Version 7: REGISTER ends with the worker's
+     * counts mark ({@link #COUNTS_MARK_VERSION}).
      */
-    public static final int CLUSTER_VERSION = 6;
+    public static final int CLUSTER_VERSION = 7;
     /** The oldest version a master of this build accepts. */
     public static final int MIN_CLUSTER_VERSION = 1;
     /** The first version whose DEDUP_DONE may carry an index start-over report. */
@@ -47,8 +49,49 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * release refuses version 6 as UNSUPPORTED_VERSION, and the worker then offers version 5.
      */
     public static final int REPAIR_VERSION = 6;
+    /**
+     * The first version whose REGISTER ends with {@link Counts} (3 x u64): the mark of the counts file
+     * the worker last imported and the range it was for, and the highest GC delta it acknowledged. The
+     * master lifts a catalog restore's counts fence of a worker that imported counts exported after the
+     * restore, and fences a worker whose counts it cannot account for. A master of an older release
+     * refuses the longer REGISTER as BAD_FRAME ("REGISTER has 24 trailing bytes"), and the worker then
+     * offers version 6.
+     */
+    public static final int COUNTS_MARK_VERSION = 7;
     /** {@code archiveEpoch} of a REGISTER that does not carry it (an older worker's). */
     public static final long NO_ARCHIVE_EPOCH = -1;
+
+    /**
+     * What a worker's GC counts are (cluster version 7): {@code importedMark} the mark of the counts file
+     * {@code worker-gc-import} last built its GC metadata from (0: none since the metadata was created),
+     * {@code importedPbnFirst} the first PBN of that file's range (0 with no import), {@code acknowledged}
+     * the highest GC delta id it logged and acknowledged (0: none; {@link #UNKNOWN}: its record does not
+     * read, so the master must assume anything).
+     */
+    public record Counts(long importedMark, long importedPbnFirst, long acknowledged) {
+        /** A worker whose range was never GC'd here: nothing imported, nothing acknowledged. */
+        public static final Counts NONE = new Counts(0, 0, 0);
+        /** {@code acknowledged} of a worker whose acknowledged mark cannot be read. */
+        public static final long UNKNOWN = Long.MAX_VALUE;
+
+        public Counts {
+            Heartbeat.checkNotNegative("importedMark", importedMark);
+            Heartbeat.checkNotNegative("importedPbnFirst", importedPbnFirst);
+            Heartbeat.checkNotNegative("acknowledged", acknowledged);
+        }
+
+        /** Whether the worker holds GC counts of its own (it imported some, or logged a delta). */
+        public boolean any() {
+            return importedMark > 0 || acknowledged > 0;
+        }
+    }
+
+    /** As the canonical constructor, with {@link Counts#NONE} from version 7 on (null before). */
+    public Register(int clusterVersion, String nodeName, String token, String softwareVersion, int cpus, long heapMaxBytes,
+                    long diskBytes, long archiveEpoch) {
+        this(clusterVersion, nodeName, token, softwareVersion, cpus, heapMaxBytes, diskBytes, archiveEpoch,
+                clusterVersion >= COUNTS_MARK_VERSION ? Counts.NONE : null);
+    }
 
     /** A REGISTER of a node with no archive epoch recorded (0 from version 5 on; not sent before). */
     public Register(int clusterVersion, String nodeName, String token, String softwareVersion, int cpus, long heapMaxBytes,
@@ -70,6 +113,10 @@ public record Register(int clusterVersion, String nodeName, String token, String
             throw new IllegalArgumentException("archiveEpoch " + archiveEpoch + " with cluster version " + clusterVersion
                     + ": versions from " + ARCHIVE_EPOCH_VERSION + " carry one of 0 or more, older ones none");
         }
+        if ((clusterVersion >= COUNTS_MARK_VERSION) != (counts != null)) {
+            throw new IllegalArgumentException("counts " + counts + " with cluster version " + clusterVersion + ": versions from "
+                    + COUNTS_MARK_VERSION + " carry them, older ones none");
+        }
     }
 
     @Override
@@ -81,6 +128,6 @@ public record Register(int clusterVersion, String nodeName, String token, String
     public String toString() {
         return "Register[clusterVersion=" + clusterVersion + ", nodeName=" + nodeName + ", token="
                 + (token.isEmpty() ? "none" : "***") + ", softwareVersion=" + softwareVersion + ", cpus=" + cpus
-                + ", heapMaxBytes=" + heapMaxBytes + ", diskBytes=" + diskBytes + ", archiveEpoch=" + archiveEpoch + "]";
+                + ", heapMaxBytes=" + heapMaxBytes + ", diskBytes=" + diskBytes + ", archiveEpoch=" + archiveEpoch + ", counts=" + counts + "]";
     }
 }

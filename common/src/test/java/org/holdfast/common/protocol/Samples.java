@@ -79,6 +79,8 @@ final class Samples {
                 new Registered(0xffffffffL, Long.MAX_VALUE, 0, Long.MAX_VALUE, Integer.MAX_VALUE, ""),
                 new Register(4, "worker-04", "hft_x", "holdfast-server/0.9", 2, 1L << 30, 1L << 40), // no archive epoch
                 new Register(Register.ARCHIVE_EPOCH_VERSION, "worker-05", "hft_x", "holdfast-server/1.1", 2, 1L << 30, 1L << 40, 7),
+                new Register(Register.COUNTS_MARK_VERSION, "worker-07", "hft_x", "holdfast-server/1.3", 2, 1L << 30, 1L << 40, 7,
+                        new Register.Counts(5L << 20, 1L << 48, 9L << 20)),
                 new Registered(3, 9, 1L << 48, (1L << 48) + (1L << 40), 2000, "holdfast-server/1.1", (1L << 48) + 4096, 15_000),
                 new Registered(4, 1, 0, 1, 1, "", 1, Registered.MAX_LOST_AFTER_MILLIS),
                 new Heartbeat(3, 1500, 1, 2, 3, new Heartbeat.RangeData(Heartbeat.RangeData.SERVING, (1L << 48) + 6, 1L << 30, 2)),

@@ -16,6 +16,7 @@ import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.engine.LazyDedupWorker;
 import org.holdfast.server.engine.LocalDedupWorker;
+import org.holdfast.server.gc.RegistrationCountsFence;
 import org.holdfast.server.ingest.IngestTls;
 import org.holdfast.server.ingest.cluster.ClusterServer;
 import org.holdfast.server.ingest.cluster.DedupLinks;
@@ -87,15 +88,20 @@ public class ClusterConfiguration {
     ClusterServer clusterServer(WorkerRegistry registry, HoldfastProperties props, ObjectProvider<ServerCertificate> certificate,
                                 ObjectProvider<TokenAuthenticator> tokens, ObjectProvider<AuditLog> audit,
                                 ObjectProvider<BuildProperties> build, DedupLinks dedupLinks, GcDeltaLinks gcDeltaLinks,
-                                ClusterDataMode dataMode) {
+                                ClusterDataMode dataMode, MetadataDb db) {
         ServerCertificate cert = certificate.getIfAvailable(); // absent with holdfast.tls.enabled=false
         IngestTls tls = cert == null ? null : IngestTls.of(cert.privateKey(), cert.chain(), props.tls().engine());
         // blocks on the workers: their GC runs over the link, so a worker too old for the GC frames is refused at REGISTER
         int minVersion = dataMode == ClusterDataMode.WORKERS ? Register.GC_FRAMES_VERSION : Register.MIN_CLUSTER_VERSION;
-        return new ClusterServer(new ClusterServer.Settings(props.cluster().host(), props.cluster().port(), tls, version(build),
-                minVersion),
+        ClusterServer server = new ClusterServer(new ClusterServer.Settings(props.cluster().host(), props.cluster().port(), tls,
+                version(build), minVersion),
                 registry, tokens.getIfAvailable(() -> CoreConfiguration.NO_TOKEN_STORE), audit.getIfAvailable(() -> AuditLog.NONE),
                 dedupLinks, gcDeltaLinks);
+        if (dataMode == ClusterDataMode.WORKERS) {
+            // a version 7 worker's counts mark lifts a catalog restore's counts fence, or fences counts this catalog cannot account for
+            server.checkCountsWith(new RegistrationCountsFence(db));
+        }
+        return server;
     }
 
     /** The registered workers' GC delta links: a bean of its own, as the dedup links, so that the GC does not need the cluster port. */

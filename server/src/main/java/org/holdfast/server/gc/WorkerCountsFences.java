@@ -13,9 +13,12 @@ import org.holdfast.server.store.MetadataDb;
  * The counts fences of a master with {@code data=workers} restored from a catalog backup: per worker,
  * in the catalog's {@code meta} column, "this worker's GC counts predate the restored catalog". A
  * fenced worker is never asked to sweep (its counts may be below the catalog's: a snapshot deleted
- * after the backup was decremented there, and the restored catalog still holds it), until the
- * operator has rebuilt its counts from the restored catalog and clears the fence offline with the
- * counts file it imported, whose mark proves it was exported after the restore.
+ * after the backup was decremented there, and the restored catalog still holds it), until its
+ * counts are rebuilt from the restored catalog: the worker's next registration lifts the fence when
+ * it reports a counts file imported whose mark proves it was exported after the restore
+ * ({@link RegistrationCountsFence}, cluster version 7), or the operator clears it offline with that
+ * file ({@link CountsFenceRelease}, for an older worker). A registration also fences a worker whose
+ * counts this master cannot account for ({@link CountsMarkDecision}); its time is then the registration's.
  *
  * <p>Key {@code gc.counts-fence.w<worker id, decimal>}; value (big-endian, 17 bytes): u8 version 1,
  * u64 floor (the lowest mark a counts file exported from the restored catalog has), u64 time of the
@@ -79,10 +82,12 @@ public final class WorkerCountsFences {
         if (f == null) {
             return null;
         }
-        return "its GC counts predate this master's catalog restore, so it may count fewer references than the restored"
-                + " catalog has; not swept until they are rebuilt from it: with master and worker stopped, gc-rebuild --worker "
-                + workerId + " --out FILE on the master, worker-gc-import on the worker, then gc-rebuild --worker " + workerId
-                + " --counts-imported FILE on the master (docs/operations.md, \"Recover a lost master of a data=workers cluster\")";
+        return "its GC counts predate this master's catalog restore (or were kept by another master's deltas), so it may count"
+                + " fewer references than this catalog has; not swept until they are rebuilt from it: with master and worker stopped,"
+                + " gc-rebuild --worker " + workerId + " --out FILE on the master, worker-gc-import on the worker, then start both: the"
+                + " worker's next registration lifts the fence (a worker before cluster version 7: gc-rebuild --worker " + workerId
+                + " --counts-imported FILE on the stopped master; docs/operations.md, \"Recover a lost master of a data=workers"
+                + " cluster\")";
     }
 
     static byte[] key(long workerId) {

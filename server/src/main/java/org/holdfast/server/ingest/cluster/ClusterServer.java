@@ -22,6 +22,7 @@ import org.holdfast.common.protocol.FrameEncoder;
 import org.holdfast.common.protocol.Register;
 import org.holdfast.server.cluster.ClusterSetupException;
 import org.holdfast.server.cluster.WorkerRegistry;
+import org.holdfast.server.gc.RegistrationCountsFence;
 import org.holdfast.server.ingest.IngestTls;
 import org.holdfast.server.ingest.PortShutdown;
 import org.holdfast.server.ingest.RateLimitedLog;
@@ -84,6 +85,7 @@ public final class ClusterServer implements AutoCloseable {
     private EventLoopGroup loops;
     private Channel serverChannel;
     private boolean closed;
+    private volatile RegistrationCountsFence countsFence;
 
     /** {@code audit} records every registration and refusal ({@code cluster.register}). */
     public ClusterServer(Settings settings, WorkerRegistry registry, TokenAuthenticator tokens, AuditLog audit) {
@@ -104,6 +106,19 @@ public final class ClusterServer implements AutoCloseable {
         this.registry = registry;
         this.tokens = tokens;
         this.audit = audit;
+    }
+
+    /**
+     * With {@code data=workers}: each registration of cluster version 7 or newer lifts, keeps or sets
+     * the worker's counts fence by the counts it reports ({@link RegistrationCountsFence}); without
+     * (null, the default) its report is ignored. Set before {@link #start}.
+     */
+    public void checkCountsWith(RegistrationCountsFence fence) {
+        this.countsFence = fence;
+    }
+
+    RegistrationCountsFence countsFence() {
+        return countsFence;
     }
 
     /** Binds the port; throws if it is taken. */

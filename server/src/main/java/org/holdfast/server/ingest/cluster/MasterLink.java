@@ -23,6 +23,7 @@ import org.holdfast.server.cluster.WorkerCapacity;
 import org.holdfast.server.cluster.WorkerLoad;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.cluster.WorkerRegistry;
+import org.holdfast.server.gc.CountsMarkDecision;
 import org.holdfast.server.security.AccessPrincipal;
 import org.holdfast.server.security.AuditEvent;
 import org.holdfast.server.security.AuthenticationFailedException;
@@ -199,6 +200,9 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
                 "epoch " + w.epoch() + ", PBNs [" + w.range().first() + ", " + w.range().limit() + ")");
         LOG.log(System.Logger.Level.INFO, "worker {0} ({1}) registered from {2}: epoch {3}, PBNs [{4}, {5})", w.workerId(),
                 w.nodeName(), address(), w.epoch(), Long.toString(w.range().first()), Long.toString(w.range().limit()));
+        if (r.counts() != null && server.countsFence() != null) {
+            countsChecked(p.name(), w, r.counts()); // before REGISTERED: no sweep of this link runs on counts it refuses
+        }
         // from version 5 the floor (a node that takes the range over starts past every PBN heard handed out in it) and
         // this master's lost-after, which bounds the worker's delete lease (MasterLease)
         boolean v5 = r.clusterVersion() >= Register.ARCHIVE_EPOCH_VERSION;
@@ -253,6 +257,17 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
                 server.rangeSweeps().add(w.workerId(), rangeSweep);
             }
         });
+    }
+
+    /** Lifts, keeps or sets the worker's counts fence by the counts it reported (cluster version 7); logged and audited. */
+    private void countsChecked(String principal, WorkerRecord w, Register.Counts counts) {
+        CountsMarkDecision.Verdict v = server.countsFence().registered(w, w.epoch() == 1, counts, System.currentTimeMillis());
+        if (v.action() == CountsMarkDecision.Action.NONE) {
+            return;
+        }
+        LOG.log(v.action() == CountsMarkDecision.Action.FENCE ? System.Logger.Level.WARNING : System.Logger.Level.INFO, v.why());
+        audit(principal, "cluster.worker.counts-fence", "worker:" + w.workerId() + "(" + w.nodeName() + ")",
+                v.action().name().toLowerCase(java.util.Locale.ROOT), v.why());
     }
 
     /** The worker says it started its dedup index over at this registration: kept for the worker list, logged, audited. */

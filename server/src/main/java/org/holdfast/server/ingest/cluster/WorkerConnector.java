@@ -298,6 +298,9 @@ public final class WorkerConnector implements AutoCloseable {
         this.lease = lease;
     }
 
+    /** An older master's refusal of the fields a newer REGISTER ends with. */
+    private static final java.util.regex.Pattern TRAILING_REGISTER = java.util.regex.Pattern.compile("REGISTER has \\d+ trailing bytes");
+
     /** One connection's protocol: REGISTER, REGISTERED, heartbeats. */
     private final class Link extends ChannelInboundHandlerAdapter {
         private final String token;
@@ -321,9 +324,12 @@ public final class WorkerConnector implements AutoCloseable {
             // from version 5 the epoch its range data archives at: a master that heard a later one refuses a stale node
             long archiveEpoch = offered < Register.ARCHIVE_EPOCH_VERSION ? Register.NO_ARCHIVE_EPOCH
                     : rangeData == null ? 0 : rangeData.archiveEpoch();
+            // from version 7 what its GC counts are: the master lifts a restore's counts fence with it, or fences stale counts
+            Register.Counts counts = offered < Register.COUNTS_MARK_VERSION ? null
+                    : gcMetadata == null ? Register.Counts.NONE : WorkerCountsReport.of(gcMetadata.dir());
             registerSent = System.nanoTime(); // under TLS written later: an earlier time only shortens the lease
             ctx.writeAndFlush(new Register(offered, settings.nodeName(), token, settings.softwareVersion(),
-                    Math.min(c.cpus(), 0xffff), c.heapMaxBytes(), c.diskBytes(), archiveEpoch));
+                    Math.min(c.cpus(), 0xffff), c.heapMaxBytes(), c.diskBytes(), archiveEpoch, counts));
             super.channelActive(ctx);
         }
 
@@ -355,7 +361,10 @@ public final class WorkerConnector implements AutoCloseable {
                             + " swept by it)"
                             : offer < Register.ARCHIVE_EPOCH_VERSION ? " (it does not refuse a node whose range was taken over, nor"
                             + " tell a new one which PBNs to skip)"
-                            : " (it does not repair a bad block of this worker's range in place: a backup stores a new copy)");
+                            : offer < Register.REPAIR_VERSION
+                            ? " (it does not repair a bad block of this worker's range in place: a backup stores a new copy)"
+                            : " (it does not lift a catalog restore's counts fence of this worker by itself: after worker-gc-import"
+                            + " run gc-rebuild --worker N --counts-imported FILE on the stopped master)");
                     ctx.close();
                 } else if (msg instanceof ErrorMessage e) {
                     failure = refusal(e);
@@ -371,11 +380,12 @@ public final class WorkerConnector implements AutoCloseable {
 
         /**
          * A master before version 5 parses REGISTER before it looks at the version, and refuses the
-         * archive epoch at its end as trailing bytes (BAD_FRAME) rather than UNSUPPORTED_VERSION.
+         * archive epoch at its end as trailing bytes (BAD_FRAME) rather than UNSUPPORTED_VERSION; one
+         * before version 7 so refuses the counts mark ("REGISTER has 24 trailing bytes", 32 for one before 5).
          */
         private boolean olderMasterRefusedArchiveEpoch(ErrorMessage e) {
             return offered >= Register.ARCHIVE_EPOCH_VERSION && e.code() == ErrorCode.BAD_FRAME
-                    && e.message().contains("REGISTER has 8 trailing bytes");
+                    && TRAILING_REGISTER.matcher(e.message()).find();
         }
 
         private boolean isDedupRequest(Object msg) {

@@ -34,7 +34,9 @@ import org.holdfast.server.store.MetadataDb;
  * handed out whose RC is 0 an ET of at least now + grace (as the standalone rebuild gives a stored
  * block: a backup in flight when the metadata was lost may have written or matched it); and one
  * empty log group numbered with the file's mark, so the worker answers every delta at or below the
- * mark as a replay (it is in the counts) and logs every later one.
+ * mark as a replay (it is in the counts) and logs every later one; and the {@link CountsImportRecord}
+ * naming the file's worker, range and mark, which the worker reports at REGISTER (cluster version 7)
+ * so that the master lifts the counts fence a catalog restore set.
  *
  * <p>Refused, with nothing changed: a file that is not whole and intact, a file for another range
  * than the range store's, a data directory a running server holds, and GC metadata in place that
@@ -141,6 +143,8 @@ public final class WorkerGcImport {
         }
         KillPoints.hit(KillPoints.GC_REBUILD_BEFORE_VERIFY);
         writeLog(build, range, header.mark());
+        // swapped in with the metadata it describes: the worker reports it at REGISTER, and the master lifts its counts fence
+        CountsImportRecord.write(build, new CountsImportRecord.Imported(header.workerId(), range, header.mark(), now));
         progress.step("verifying " + build);
         verify(build, range, header.mark(), b.digest.digest(), b.slots);
         dirs.forceTree(build);
