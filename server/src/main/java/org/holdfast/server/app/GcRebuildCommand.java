@@ -26,7 +26,8 @@ import picocli.CommandLine.TypeConversionException;
             "With --worker and --out, on a stopped master with holdfast.cluster.data=workers: writes worker N's GC counts to",
             "FILE, for holdfast-server worker-gc-import on that worker (stopped) after its range-data/gc was lost.",
             "With --worker and --counts-imported, after a catalog-restore of such a master: lifts worker N's counts fence",
-            "once FILE, exported from the restored catalog, was imported on it (until then the worker is never swept).", ""},
+            "once FILE, exported from the restored catalog, was imported on it (until then the worker is never swept); for",
+            "a worker before cluster protocol version 7 (a newer one lifts its fence by registering after the import).", ""},
         footer = {"", "exit: 0 rebuilt (or exported), 2 bad arguments, 3 could not run (nothing swapped in; safe to re-run)"})
 final class GcRebuildCommand implements Callable<Integer> {
     @Mixin

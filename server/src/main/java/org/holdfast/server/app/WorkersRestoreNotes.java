@@ -24,7 +24,10 @@ final class WorkersRestoreNotes {
                 + " worker N, with the master stopped and worker N stopped:");
         out.println("    1. holdfast-server gc-rebuild --data-dir " + dataDir + " --worker N --out /tmp/worker-N.counts");
         out.println("    2. on worker N: holdfast-server worker-gc-import --data-dir <worker data dir> --file /tmp/worker-N.counts");
-        out.println("    3. holdfast-server gc-rebuild --data-dir " + dataDir + " --worker N --counts-imported /tmp/worker-N.counts");
+        out.println("    3. start both: worker N's registration lifts its fence (it reports the counts it imported; logged and"
+                + " audited as cluster.worker.counts-fence). A worker of a release before cluster protocol version 7 does not"
+                + " report them: lift its fence by hand instead, with the master stopped: holdfast-server gc-rebuild --data-dir "
+                + dataDir + " --worker N --counts-imported /tmp/worker-N.counts");
         out.println("  then run verify (POST /api/v1/verify): snapshots deleted after the backup whose blocks a worker freed are named"
                 + " damaged; a node that is not in the restored registry must not be started as a worker (docs/operations.md,"
                 + " \"Recover a lost master of a data=workers cluster\")");
