@@ -14,7 +14,9 @@ import org.holdfast.server.store.MetadataDb;
  * that worker. FILE must be a whole counts file of that worker and range whose mark is at or above
  * the fence's floor, so a file exported before the restore (whose counts include deltas the
  * restored catalog never made) cannot lift it. Whether the import ran is the operator's word: the
- * step says so. Exit 0 lifted (or no fence), 3 refused or could not run (nothing changed).
+ * step says so. For a worker before cluster version 7: a newer one reports its import at REGISTER and
+ * the master lifts the fence itself ({@link RegistrationCountsFence}). Exit 0 lifted (or no fence), 3
+ * refused or could not run (nothing changed).
  */
 public final class CountsFenceRelease {
     private CountsFenceRelease() {
