@@ -236,6 +236,11 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
         return problem(HttpStatus.CONFLICT, ProblemTypes.REBUILD_REFUSED, "Rebuild refused", e.getMessage());
     }
 
+    @ExceptionHandler(org.holdfast.server.cluster.FenceResetRefusedException.class)
+    ProblemDetail fenceResetRefused(org.holdfast.server.cluster.FenceResetRefusedException e) {
+        return problem(HttpStatus.CONFLICT, ProblemTypes.FENCE_RESET_REFUSED, "Fence reset refused", e.getMessage());
+    }
+
     /** Over REST a rebind reaches the registry's refusals (the token's node limit), and a replacement (the new node name). */
     @ExceptionHandler(org.holdfast.server.cluster.RegistrationRefusedException.class)
     ProblemDetail registrationRefused(org.holdfast.server.cluster.RegistrationRefusedException e) {
