@@ -59,8 +59,10 @@ public final class WorkerRegistry {
         boolean connected;
         /** Wall time, for display. */
         long lastHeardMillis;
-        /** Monotonic, for the state. */
+        /** Monotonic, for the state; meaningful only if {@link #heard}. */
         long lastHeardNanos;
+        /** Heard since the master started (and since a replacement). */
+        boolean heard;
         String address = "";
         WorkerLoad load = WorkerLoad.NONE;
         WorkerCapacity capacity = new WorkerCapacity(0, 0, 0);
@@ -187,6 +189,7 @@ public final class WorkerRegistry {
         m.connected = true;
         m.lastHeardMillis = now;
         m.lastHeardNanos = nowNanos;
+        m.heard = true;
         guard.registered(r.workerId(), archiveEpoch);
         m.address = address == null ? "" : address;
         m.load = WorkerLoad.NONE;
@@ -432,6 +435,7 @@ public final class WorkerRegistry {
         // what the lost host reported is not the new host's, nor when it was last heard (but the guard's
         // stays: the new host takes the range over, which waits until the lost host's delete lease ran out)
         m.lastHeardMillis = 0;
+        m.heard = false;
         m.address = "";
         m.load = WorkerLoad.NONE;
         m.capacity = new WorkerCapacity(0, 0, 0);
@@ -485,7 +489,7 @@ public final class WorkerRegistry {
         for (Member m : byId.values()) {
             WorkerRecord r = m.record;
             out.add(new WorkerView(r.workerId(), r.nodeName(), m.address, state(m, now), r.epoch(), r.range(), m.lastHeardMillis,
-                    m.load, m.capacity, m.softwareVersion, r.tokenId()));
+                    m.load, m.capacity, m.softwareVersion, r.tokenId(), m.heard ? now - m.lastHeardNanos : Long.MAX_VALUE));
         }
         out.sort(Comparator.comparingLong(WorkerView::workerId));
         return out;

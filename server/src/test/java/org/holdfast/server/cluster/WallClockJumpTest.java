@@ -34,6 +34,7 @@ class WallClockJumpTest {
         assertThat(r.state(w.workerId())).isEqualTo(MemberState.UP);
         assertThat(r.workers().get(0).state()).isEqualTo(MemberState.UP);
         assertThat(r.workers().get(0).lastHeartbeatMillis()).as("wall time still dates the last heartbeat").isEqualTo(registeredAt);
+        assertThat(r.workers().get(0).silentNanos()).as("what a lost worker's range copy waits on").isZero();
         assertThatRegisterIsRefused(r);
 
         elapse(settings.heartbeatInterval());
