@@ -7,6 +7,7 @@ import org.holdfast.server.cluster.ClusterNode;
 import org.holdfast.server.cluster.MemberState;
 import org.holdfast.server.cluster.NotAMasterException;
 import org.holdfast.server.cluster.StartOverMark;
+import org.holdfast.server.cluster.TakeoverFence;
 import org.holdfast.server.cluster.UnknownWorkerException;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.cluster.WorkerLoad;
@@ -34,6 +35,7 @@ import org.springframework.web.bind.annotation.RestController;
 /** Master/worker mode (viewer and up): this node's role, and on a master the workers with state, epoch, range and load. */
 @RestController
 public class ClusterController {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ClusterController.class);
     private final ClusterNode node;
     private final ApiTokens tokens;
     /** On a master only. */
@@ -84,11 +86,16 @@ public class ClusterController {
      * master restart), the heap and disk-free figures until its first heartbeat. {@code rangeData}: the
      * worker's range data as its latest heartbeat on its current link reported it (null while its link
      * is down, before that heartbeat, and for a worker of an older release, which says nothing).
+     * {@code takeoverEpoch}: the highest takeover epoch the master heard the worker's range archived at
+     * (its takeover fence: a node archiving at a lower one is refused; 0: none heard), what
+     * {@code POST .../takeover-fence/reset} confirms; {@code pbnFloor}: past every PBN heard handed out
+     * under the id (null: none heard).
      */
     public record WorkerItem(long id, String nodeName, String address, String state, long epoch, String pbnFirst, String pbnLimit,
                              String lastHeartbeat, Double loadAverage, Long heapUsedBytes, Long heapMaxBytes, Long diskFreeBytes,
                              Integer cpus, Long diskBytes, String version, String tokenId, String tokenName, Long indexEntries,
-                             String indexReportedAt, StartedOver indexStartedOver, RangeData rangeData) {
+                             String indexReportedAt, StartedOver indexStartedOver, RangeData rangeData, long takeoverEpoch,
+                             String pbnFloor) {
     }
 
     /**
@@ -146,6 +153,7 @@ public class ClusterController {
         // the registry holds "" and zeros for what the node has not told yet (before its REGISTER, its first heartbeat)
         boolean loadKnown = !w.load().equals(WorkerLoad.NONE);
         boolean capacityKnown = w.capacity().cpus() > 0;
+        TakeoverFence fence = node.takeoverFence(w.workerId());
         return new WorkerItem(w.workerId(), w.nodeName(), w.address().isEmpty() ? null : w.address(), w.state().wireName(), w.epoch(),
                 Long.toString(w.range().first()), Long.toString(w.range().limit()),
                 w.lastHeartbeatMillis() == 0 ? null : Instant.ofEpochMilli(w.lastHeartbeatMillis()).toString(),
@@ -155,7 +163,7 @@ public class ClusterController {
                 w.softwareVersion().isEmpty() ? null : w.softwareVersion(), tokenId, tokenName,
                 index == null ? null : index.entries(), index == null ? null : Instant.ofEpochMilli(index.atMillis()).toString(),
                 over == null ? null : new StartedOver(Instant.ofEpochMilli(over.atMillis()).toString(), over.reason().apiName()),
-                rangeData(w.workerId()));
+                rangeData(w.workerId()), fence.archiveEpoch(), fence.pbnFloor() == 0 ? null : Long.toString(fence.pbnFloor()));
     }
 
     private RangeData rangeData(long workerId) {
@@ -263,6 +271,42 @@ public class ClusterController {
         request.setAttribute(AuditFilter.TARGET_ATTRIBUTE, "worker:" + r.workerId() + " node:" + r.nodeName()
                 + (tokenId == null ? "" : " token:" + tokenId));
         return adminItem(r.workerId());
+    }
+
+    /**
+     * The confirmation of a takeover fence reset: the worker id and the takeover epoch to drop, as
+     * {@code GET /api/v1/cluster/workers} shows them ({@code id}, {@code takeoverEpoch}).
+     */
+    public record FenceResetRequest(Long workerId, Long takeoverEpoch) {
+    }
+
+    /**
+     * Drops a worker's takeover fence epoch (admin; an older node of it is wanted back on purpose: the
+     * node that took the range over was destroyed, or a disk was restored): 200 with the worker, its
+     * {@code takeoverEpoch} 0; the PBN floor stays. Audited {@code cluster.worker.fence-reset}, target
+     * {@code worker:<id> takeover-epoch:<dropped>}. 400 {@code invalid-request} unless the body names
+     * this worker id and an epoch; 404 {@code unknown-worker}; 409 {@code fence-reset-refused} if the
+     * fence is not at the confirmed epoch (changed since the caller looked) or holds none,
+     * {@code worker-connected} while a node of the worker is connected, {@code not-a-master}. Nothing
+     * changes on a refusal.
+     */
+    @Audited("cluster.worker.fence-reset")
+    @PostMapping("/api/v1/cluster/workers/{id}/takeover-fence/reset")
+    public WorkerItem resetTakeoverFence(@PathVariable long id, @RequestBody(required = false) FenceResetRequest body,
+                                         HttpServletRequest request) {
+        if (body == null || body.workerId() == null || body.takeoverEpoch() == null) {
+            throw new IllegalArgumentException("a takeover fence reset is confirmed by naming the worker and the epoch it drops:"
+                    + " {\"workerId\": " + id + ", \"takeoverEpoch\": <takeoverEpoch as GET /api/v1/cluster/workers shows it>}");
+        }
+        if (body.workerId() != id) {
+            throw new IllegalArgumentException("the confirmation names worker " + body.workerId() + " but the path worker " + id
+                    + "; name the worker whose fence you mean to reset in both");
+        }
+        TakeoverFence old = node.resetTakeoverFence(id, body.takeoverEpoch());
+        LOG.warn("{} reset worker {}'s takeover fence: epoch {} dropped (PBN floor {} kept); a node of it archiving at a lower"
+                + " epoch may register again", Principals.name(request), id, old.archiveEpoch(), old.pbnFloor());
+        request.setAttribute(AuditFilter.TARGET_ATTRIBUTE, "worker:" + id + " takeover-epoch:" + old.archiveEpoch());
+        return adminItem(id);
     }
 
     /**

@@ -26,6 +26,8 @@ import org.holdfast.server.security.Role;
 import org.holdfast.server.stats.TransferRates;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.BlockHome;
+import org.holdfast.server.store.RangeCopy;
+import org.holdfast.server.store.RangeCopyBuildingException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -43,7 +45,8 @@ import org.springframework.web.bind.annotation.RestController;
  * {@code GET /api/v1/volumes/{name}/snapshots/{snapshot}/image}: a snapshot's raw image, with
  * single-range {@code Range} support (206, 416), every block verified before it is sent
  * ({@link SnapshotImage}), read where it lives ({@link BlockHome}: with the blocks on the workers, from
- * each range's owner; a block whose worker is down fails the download, 503 before the body started). Operator, admin, or an agent token scoped to the volume; not viewer
+ * each range's owner; a block whose worker is down fails the download, 503 before the body started, with
+ * Retry-After and the copy's progress while its first block waits for a lost worker's range copy). Operator, admin, or an agent token scoped to the volume; not viewer
  * (a viewer sees metadata, not data).
  *
  * <p>A block that fails its check once the response is under way cannot become an error status
@@ -199,7 +202,25 @@ public class ImageController {
         if ("HEAD".equals(request.getMethod()) || length == 0) {
             return;
         }
+        refuseWhileCopying(image, first, last, request, response, name + "@" + sequence, principal);
         send(image, first, last, request, response, name + "@" + sequence, principal);
+    }
+
+    /**
+     * 503 (Retry-After, the copy's progress) instead of a response that sends nothing while its first
+     * block waits for a lost worker's range copy: clients would time out on it. Only the first block is
+     * asked; a later one the copy has not reached stalls the body under way, as before.
+     */
+    private void refuseWhileCopying(SnapshotImage image, long first, long last, HttpServletRequest request, HttpServletResponse response,
+                                    String target, String principal) {
+        long pbn = image.firstPbn(first, last);
+        RangeCopy.Progress pending = pbn == 0 ? null : home.copyPending(pbn);
+        if (pending != null) {
+            RangeCopyBuildingException e = new RangeCopyBuildingException(pbn, pending);
+            record(request, principal, target, "failed", e.getMessage());
+            response.reset(); // nothing has gone out: the problem's headers only
+            throw e;
+        }
     }
 
     private void send(SnapshotImage image, long first, long last, HttpServletRequest request, HttpServletResponse response,

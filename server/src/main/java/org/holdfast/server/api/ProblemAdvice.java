@@ -188,6 +188,21 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
     }
 
     /** A block's worker is not connected (data on workers): 503, the message names the worker and what to do. */
+    /** The progress as properties, and Retry-After: the time the copy says it needs, between 1 and 30 s (a block may come sooner). */
+    @ExceptionHandler(org.holdfast.server.store.RangeCopyBuildingException.class)
+    ResponseEntity<ProblemDetail> rangeCopyBuilding(org.holdfast.server.store.RangeCopyBuildingException e) {
+        org.holdfast.server.store.RangeCopy.Progress p = e.progress();
+        ProblemDetail problem = problem(HttpStatus.SERVICE_UNAVAILABLE, ProblemTypes.RANGE_COPY_BUILDING, "Range copy building",
+                e.getMessage());
+        problem.setProperty("worker", p.worker());
+        problem.setProperty("logsDone", p.logsDone());
+        problem.setProperty("logsTotal", p.logsTotal());
+        problem.setProperty("bytesDone", p.bytesDone());
+        problem.setProperty("secondsLeft", p.secondsLeft() < 0 ? null : p.secondsLeft());
+        long retry = p.secondsLeft() < 0 ? 10 : Math.min(30, Math.max(1, p.secondsLeft()));
+        return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).header("Retry-After", Long.toString(retry)).body(problem);
+    }
+
     @ExceptionHandler(org.holdfast.server.store.BlocksUnavailableException.class)
     ProblemDetail blocksUnavailable(org.holdfast.server.store.BlocksUnavailableException e) {
         LOG.warn("blocks unavailable: " + e.getMessage());
@@ -234,6 +249,11 @@ public class ProblemAdvice extends ResponseEntityExceptionHandler {
     @ExceptionHandler(org.holdfast.server.cluster.RebuildRefusedException.class)
     ProblemDetail rebuildRefused(org.holdfast.server.cluster.RebuildRefusedException e) {
         return problem(HttpStatus.CONFLICT, ProblemTypes.REBUILD_REFUSED, "Rebuild refused", e.getMessage());
+    }
+
+    @ExceptionHandler(org.holdfast.server.cluster.FenceResetRefusedException.class)
+    ProblemDetail fenceResetRefused(org.holdfast.server.cluster.FenceResetRefusedException e) {
+        return problem(HttpStatus.CONFLICT, ProblemTypes.FENCE_RESET_REFUSED, "Fence reset refused", e.getMessage());
     }
 
     /** Over REST a rebind reaches the registry's refusals (the token's node limit), and a replacement (the new node name). */

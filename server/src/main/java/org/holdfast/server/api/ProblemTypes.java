@@ -56,6 +56,10 @@ public final class ProblemTypes {
     public static final URI WORKER_CONNECTED = URI.create("urn:holdfast:problem:worker-connected");
     /** 409: a replacement names a node that a worker holds already (another worker, or the one replaced). */
     public static final URI NODE_NAME_TAKEN = URI.create("urn:holdfast:problem:node-name-taken");
+    /** 503: the image's first block lives on a lost worker whose range is still being copied from the bucket; retry after Retry-After. */
+    public static final URI RANGE_COPY_BUILDING = URI.create("urn:holdfast:problem:range-copy-building");
+    /** 409: a takeover fence reset whose confirmed epoch is not the fence's now (or the worker has none); nothing changed. */
+    public static final URI FENCE_RESET_REFUSED = URI.create("urn:holdfast:problem:fence-reset-refused");
     /** 409: the worker token is bound to as many nodes as holdfast.cluster.max-nodes-per-token allows. */
     public static final URI TOKEN_NODE_LIMIT = URI.create("urn:holdfast:problem:token-node-limit");
     /** 500: a failure the server did not expect; the server log has the details. */

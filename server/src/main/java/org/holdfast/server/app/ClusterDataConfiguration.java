@@ -79,10 +79,9 @@ public class ClusterDataConfiguration {
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnProperty(name = "holdfast.cluster.role", havingValue = "master")
-    RangeCopies rangeCopies(ClusterServer server, WorkerRegistry registry, HoldfastProperties props, DataDirectory dir, DataStore store,
-                            java.time.Clock holdfastClock) {
+    RangeCopies rangeCopies(ClusterServer server, WorkerRegistry registry, HoldfastProperties props, DataDirectory dir, DataStore store) {
         return new RangeCopies(server.rangeStores(), registry::workers, ClusterConfiguration.readingArchive(props),
-                dir.subdirectory(RangeCopies.DIRECTORY), store.reserve(), registry.settings().lostAfter(), holdfastClock);
+                dir.subdirectory(RangeCopies.DIRECTORY), store.reserve(), registry.settings().lostAfter(), System::nanoTime);
     }
 
     /** With {@code workers}: fsck, reclaim-now and removing a worker answer 409 before they touch the master's own range. */

@@ -171,6 +171,7 @@ public class SecurityConfiguration {
                         .requestMatchers(HttpMethod.PUT, "/api/v1/cluster/workers/*/token").hasRole("ADMIN")
                         .requestMatchers(HttpMethod.POST, "/api/v1/cluster/workers/*/replace").hasRole("ADMIN")
                         .requestMatchers(HttpMethod.POST, "/api/v1/cluster/workers/*/rebuild").hasRole("ADMIN")
+                        .requestMatchers(HttpMethod.POST, "/api/v1/cluster/workers/*/takeover-fence/reset").hasRole("ADMIN")
                         // a snapshot's data, not metadata: not for viewers (an agent only its own volumes)
                         .requestMatchers(HttpMethod.GET, IMAGE).hasAnyRole("OPERATOR", "AGENT")
                         .requestMatchers(HttpMethod.HEAD, IMAGE).hasAnyRole("OPERATOR", "AGENT")

@@ -102,6 +102,31 @@ public final class ClusterNode {
         return registry.rebind(workerId, tokenId);
     }
 
+    /**
+     * Drops a worker's takeover epoch if it is {@code confirmedEpoch}, on a master ({@link WorkerRegistry#resetTakeoverFence}).
+     *
+     * @throws NotAMasterException on a standalone server or a worker
+     */
+    public TakeoverFence resetTakeoverFence(long workerId, long confirmedEpoch) {
+        return master().resetTakeoverFence(workerId, confirmedEpoch);
+    }
+
+    /**
+     * What the master heard of a worker's range ({@link WorkerRegistry#fence}), on a master.
+     *
+     * @throws NotAMasterException on a standalone server or a worker
+     */
+    public TakeoverFence takeoverFence(long workerId) {
+        return master().fence(workerId);
+    }
+
+    private WorkerRegistry master() {
+        if (registry == null) {
+            throw new NotAMasterException(role, clusterAddress);
+        }
+        return registry;
+    }
+
     /** The worker's own membership, or null unless this node is a worker. */
     public WorkerStatus workerStatus() {
         return workerStatus == null ? null : workerStatus.get();

@@ -44,6 +44,18 @@ public record MembershipSettings(Duration heartbeatInterval, Duration lateAfter,
         this(heartbeatInterval, lateAfter, lostAfter, firstPbn, rangeSize, DEFAULT_MAX_NODES_PER_TOKEN);
     }
 
+    /**
+     * The state of a worker whose connection is {@code connected} and that has not been heard for
+     * {@code silentNanos} (on the master's monotonic clock: a wall clock stepped forward must not make
+     * a node sending heartbeats lost). Thresholds are on time: late only after more than {@code lateAfter}.
+     */
+    public MemberState stateAfter(boolean connected, long silentNanos) {
+        if (!connected || silentNanos > lostAfter.toNanos()) {
+            return MemberState.LOST;
+        }
+        return silentNanos > lateAfter.toNanos() ? MemberState.LATE : MemberState.UP;
+    }
+
     /** The defaults: heartbeats every 2 s, late after 6 s, lost after 15 s. */
     public static MembershipSettings defaults() {
         return new MembershipSettings(Duration.ofSeconds(2), Duration.ofSeconds(6), Duration.ofSeconds(15), DEFAULT_FIRST_PBN,

@@ -5,7 +5,8 @@ package org.holdfast.server.cluster;
  * backend s3): the highest takeover epoch any of them archived at ({@code archiveEpoch}, 0: none
  * heard), so a node whose range data archives at a lower one is refused, and the PBN past every one
  * they were heard handing out ({@code pbnFloor}, 0: none), so a node that takes the range over never
- * hands one of them out again. Only ever raised; kept across master restarts.
+ * hands one of them out again. Only ever raised, but for an admin's reset of the epoch; kept across
+ * master restarts.
  */
 public record TakeoverFence(long archiveEpoch, long pbnFloor) {
     /** Nothing heard yet. */

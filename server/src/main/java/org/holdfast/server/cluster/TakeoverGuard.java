@@ -7,10 +7,11 @@ import java.util.function.LongSupplier;
 
 /**
  * The master's takeover rules per worker id: the {@link TakeoverFence} (highest archive epoch, PBN
- * floor; kept in the {@link MembershipStore}, only ever raised), when a node of the id was last heard
- * and whether one said an archive epoch at REGISTER (both in memory, for the {@link TakeoverWait}),
- * and the refusals they imply. Not thread-safe: {@link WorkerRegistry} calls it under its lock, only
- * for worker ids it knows, so its own checks (connection, binding) come first.
+ * floor; kept in the {@link MembershipStore}, only ever raised but by an admin's {@link #resetEpoch}),
+ * when a node of the id was last heard and whether one said an archive epoch at REGISTER (both in
+ * memory, for the {@link TakeoverWait}), and the refusals they imply. Not thread-safe:
+ * {@link WorkerRegistry} calls it under its lock, only for worker ids it knows, so its own checks
+ * (connection, binding) come first.
  */
 final class TakeoverGuard {
     private final MembershipStore store;
@@ -116,6 +117,33 @@ final class TakeoverGuard {
             store.putTakeoverFence(workerId, f, f.archiveEpoch() != h.fence.archiveEpoch());
             h.fence = f;
         }
+    }
+
+    /**
+     * Drops worker {@code workerId}'s archive epoch (an admin bringing an older node back on purpose),
+     * if it is {@code confirmedEpoch}; the PBN floor stays, so no PBN heard handed out is handed out
+     * again. Stored synced before this returns.
+     *
+     * @return the fence before the reset
+     * @throws FenceResetRefusedException if the fence holds no epoch, or another one; nothing changes then
+     */
+    TakeoverFence resetEpoch(long workerId, long confirmedEpoch) {
+        Held h = held(workerId);
+        TakeoverFence old = h.fence;
+        if (old.archiveEpoch() == 0) {
+            throw new FenceResetRefusedException("worker " + workerId + " has no takeover fence (no node of it reported its range"
+                    + " archived at an epoch): nothing to reset, and any node of it may register");
+        }
+        if (old.archiveEpoch() != confirmedEpoch) {
+            // a console open since before another takeover must not drop the newer fence
+            throw new FenceResetRefusedException("worker " + workerId + "'s takeover fence is at epoch " + old.archiveEpoch()
+                    + ", not " + confirmedEpoch + " as confirmed: it changed since you looked, or the confirmation is mistyped;"
+                    + " read GET /api/v1/cluster/workers again and confirm the takeoverEpoch it shows");
+        }
+        TakeoverFence f = new TakeoverFence(0, old.pbnFloor());
+        store.putTakeoverFence(workerId, f, true);
+        h.fence = f;
+        return old;
     }
 
     /** What the master heard of worker {@code workerId}'s range ({@link TakeoverFence#NONE} if nothing). */

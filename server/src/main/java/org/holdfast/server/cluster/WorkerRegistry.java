@@ -33,8 +33,9 @@ import org.holdfast.common.id.PbnRange;
  * <p>A second connection for a node that is connected and not lost is refused: two processes
  * configured with one node name would otherwise write into one range. A node whose connection went
  * silent for {@code lostAfter} may register again (it is probably the same process after a network
- * cut); its old connection is then stale. States are computed from the clock when asked, so no
- * timer is needed here. Thread-safe: every method holds the registry's lock (a handful of workers,
+ * cut); its old connection is then stale. States are computed when asked from the silence on the
+ * master's monotonic clock (a wall clock stepped forward must not make a live node lost; wall time
+ * is kept for display only), so no timer is needed here. Thread-safe: every method holds the registry's lock (a handful of workers,
  * called once per heartbeat).
  *
  * <p>The takeover rules (fence, PBN floor, the refusals of a stale, unfenced or early node) are the
@@ -47,6 +48,7 @@ public final class WorkerRegistry {
     private final MembershipStore store;
     private final MembershipSettings settings;
     private final Clock clock;
+    private final LongSupplier nanoTime;
     private final TakeoverGuard guard;
     private final Map<String, Member> byNode = new HashMap<>();
     private final Map<Long, Member> byId = new HashMap<>();
@@ -55,7 +57,12 @@ public final class WorkerRegistry {
     private static final class Member {
         WorkerRecord record;
         boolean connected;
+        /** Wall time, for display. */
         long lastHeardMillis;
+        /** Monotonic, for the state; meaningful only if {@link #heard}. */
+        long lastHeardNanos;
+        /** Heard since the master started (and since a replacement). */
+        boolean heard;
         String address = "";
         WorkerLoad load = WorkerLoad.NONE;
         WorkerCapacity capacity = new WorkerCapacity(0, 0, 0);
@@ -77,13 +84,15 @@ public final class WorkerRegistry {
 
     /**
      * As above, with {@code nanoTime} the monotonic clock ({@code System::nanoTime} on a real master)
-     * that times the wait before a takeover ({@link TakeoverWait}, in the {@link TakeoverGuard}); the
-     * constructor above derives it from {@code clock}, for tests that move a fixed clock.
+     * that times the workers' states and the wait before a takeover ({@link TakeoverWait}, in the
+     * {@link TakeoverGuard}); {@code clock} only dates what is shown and stored. The constructor above
+     * derives it from {@code clock}, for tests that move a fixed clock.
      */
     public WorkerRegistry(MembershipStore store, MembershipSettings settings, Clock clock, LongSupplier nanoTime) {
         this.store = store;
         this.settings = settings;
         this.clock = clock;
+        this.nanoTime = nanoTime;
         this.guard = new TakeoverGuard(store, settings.lostAfter(), nanoTime);
         for (WorkerRecord r : store.workers()) {
             for (Member m : byId.values()) {
@@ -144,6 +153,7 @@ public final class WorkerRegistry {
             throw new IllegalArgumentException("a worker registers with the id of the API token it presented; got none");
         }
         long now = clock.millis();
+        long nowNanos = nanoTime.getAsLong();
         Member m = byNode.get(nodeName);
         // the binding first: a holder of another token learns nothing about the node's connection
         if (m != null && m.record.bound() && !m.record.tokenId().equals(tokenId)) {
@@ -155,7 +165,7 @@ public final class WorkerRegistry {
         if (m == null || !m.record.bound()) {
             refuseOverCap(tokenId, nodeName);
         }
-        if (m != null && m.connected && state(m, now) != MemberState.LOST) {
+        if (m != null && m.connected && state(m, nowNanos) != MemberState.LOST) {
             throw new RegistrationRefusedException(RegistrationRefusedException.Reason.NODE_CONFLICT, "node '" + nodeName
                     + "' is registered already as worker " + m.record.workerId() + " from " + m.address
                     + " and still sending heartbeats; give every worker its own holdfast.store.s3.node, or stop the other process");
@@ -178,6 +188,8 @@ public final class WorkerRegistry {
         m.record = r;
         m.connected = true;
         m.lastHeardMillis = now;
+        m.lastHeardNanos = nowNanos;
+        m.heard = true;
         guard.registered(r.workerId(), archiveEpoch);
         m.address = address == null ? "" : address;
         m.load = WorkerLoad.NONE;
@@ -231,6 +243,31 @@ public final class WorkerRegistry {
     public synchronized TakeoverFence fence(long workerId) {
         Member m = byId.get(workerId);
         return m == null ? TakeoverFence.NONE : guard.fence(workerId);
+    }
+
+    /**
+     * Drops worker {@code workerId}'s takeover epoch (an admin who knowingly wants an older node of it
+     * back: the newer node was destroyed, a disk restored on purpose), if it is {@code confirmedEpoch},
+     * so a node whose range data archives at a lower epoch registers again; the PBN floor stays. Stored
+     * (synced) before this returns.
+     *
+     * @return the fence before the reset
+     * @throws UnknownWorkerException if no such worker is registered
+     * @throws WorkerConnectedException while the master holds a connection of the worker (its node
+     *         could raise the fence again at once, or be the newer node itself)
+     * @throws FenceResetRefusedException if the fence holds no epoch or another one; nothing changes on a refusal
+     */
+    public synchronized TakeoverFence resetTakeoverFence(long workerId, long confirmedEpoch) {
+        Member m = byId.get(workerId);
+        if (m == null) {
+            throw new UnknownWorkerException(workerId);
+        }
+        if (m.connected) {
+            throw new WorkerConnectedException(m.record, m.address, "a takeover fence is reset only while no node of the worker is"
+                    + " connected: stop that node (or wait until the master drops its silent connection, holdfast.cluster.lost-after),"
+                    + " then reset the fence and start the older node");
+        }
+        return guard.resetEpoch(workerId, confirmedEpoch);
     }
 
     /**
@@ -398,6 +435,7 @@ public final class WorkerRegistry {
         // what the lost host reported is not the new host's, nor when it was last heard (but the guard's
         // stays: the new host takes the range over, which waits until the lost host's delete lease ran out)
         m.lastHeardMillis = 0;
+        m.heard = false;
         m.address = "";
         m.load = WorkerLoad.NONE;
         m.capacity = new WorkerCapacity(0, 0, 0);
@@ -415,6 +453,7 @@ public final class WorkerRegistry {
             return false;
         }
         m.lastHeardMillis = clock.millis();
+        m.lastHeardNanos = nanoTime.getAsLong();
         guard.heard(workerId);
         m.load = load;
         return true;
@@ -436,25 +475,21 @@ public final class WorkerRegistry {
     /** The state of worker {@code workerId} now, or null if no such worker was ever registered. */
     public synchronized MemberState state(long workerId) {
         Member m = byId.get(workerId);
-        return m == null ? null : state(m, clock.millis());
+        return m == null ? null : state(m, nanoTime.getAsLong());
     }
 
-    private MemberState state(Member m, long now) {
-        long silent = now - m.lastHeardMillis;
-        if (!m.connected || silent > settings.lostAfter().toMillis()) {
-            return MemberState.LOST;
-        }
-        return silent > settings.lateAfter().toMillis() ? MemberState.LATE : MemberState.UP;
+    private MemberState state(Member m, long nowNanos) {
+        return settings.stateAfter(m.connected, nowNanos - m.lastHeardNanos);
     }
 
     /** Every worker ever registered, by id, with its state now. */
     public synchronized List<WorkerView> workers() {
-        long now = clock.millis();
+        long now = nanoTime.getAsLong();
         List<WorkerView> out = new ArrayList<>(byId.size());
         for (Member m : byId.values()) {
             WorkerRecord r = m.record;
             out.add(new WorkerView(r.workerId(), r.nodeName(), m.address, state(m, now), r.epoch(), r.range(), m.lastHeardMillis,
-                    m.load, m.capacity, m.softwareVersion, r.tokenId()));
+                    m.load, m.capacity, m.softwareVersion, r.tokenId(), m.heard ? now - m.lastHeardNanos : Long.MAX_VALUE));
         }
         out.sort(Comparator.comparingLong(WorkerView::workerId));
         return out;

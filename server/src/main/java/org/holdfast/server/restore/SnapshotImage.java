@@ -68,6 +68,20 @@ public final class SnapshotImage {
         return snapshot;
     }
 
+    /** The PBN of the first stored block in image bytes {@code first..last} (inclusive), or 0 if they hold none (zeros only). */
+    public long firstPbn(long first, long last) {
+        long blockSize = snapshot.blockSize();
+        try (MapCursor cursor = catalog.mapCursor(volume.internalId())) {
+            cursor.startScan(snapshot.sequence(), first / blockSize, last / blockSize + 1);
+            while (cursor.nextMapped()) {
+                if (cursor.pbn() != 0) {
+                    return cursor.pbn();
+                }
+            }
+        }
+        return 0;
+    }
+
     /**
      * Writes image bytes {@code first..last} (inclusive) to {@code out}; does not flush or close it.
      *

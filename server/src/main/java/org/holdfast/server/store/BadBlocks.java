@@ -246,10 +246,11 @@ public final class BadBlocks {
     /** Deletes the marks of those of {@code pbns} that are marked, in one synced write; answers them. */
     private List<Long> remove(List<Long> pbns) {
         List<Long> marked = new ArrayList<>(pbns.size());
+        Set<Long> inBatch = new HashSet<>(); // thousands at once after a catalog restore: no list scan per PBN
         synchronized (this) {
             try (MetadataBatch batch = new MetadataBatch()) {
                 for (long p : pbns) {
-                    if (bad.containsKey(p) && !marked.contains(p)) {
+                    if (bad.containsKey(p) && inBatch.add(p)) {
                         db.delete(batch, cf, key(p));
                         marked.add(p);
                     }

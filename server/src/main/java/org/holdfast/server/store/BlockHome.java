@@ -72,6 +72,15 @@ public interface BlockHome {
      */
     int readBatch(long[] pbns, int from, int n, BlockBatch into);
 
+    /**
+     * The progress of the bucket copy a read of {@code pbn} would wait for now (a lost worker's range
+     * still being copied, {@link RangeCopy}), or null if a read of it answers at once. Makes the copy
+     * if a read would. A home that keeps its blocks itself never waits so.
+     */
+    default RangeCopy.Progress copyPending(long pbn) {
+        return null;
+    }
+
     /** Where the blocks are, for messages: the store's directory, or the workers'. */
     String where();
 

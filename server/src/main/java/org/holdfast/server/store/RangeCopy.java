@@ -109,6 +109,7 @@ public final class RangeCopy implements AutoCloseable {
                     + " reads once its log is indexed", Long.toString(worker), range, plan.adopted().size(), WorkerKeys.space(worker, epoch), dir);
             db = MetadataDb.open(dir.resolve("catalog"), List.of(), false);
             copy = new RangeCopy(worker, epoch, range, dir, db, objects, cache, space);
+            copy.progress.planned(plan.adopted().size());
             copy.start(plan);
             copy.progress.awaitOpened();
             return copy;
@@ -253,6 +254,38 @@ public final class RangeCopy implements AutoCloseable {
     /** Whether the build failed (reads fail; drop the copy and make a new one). */
     public boolean failed() {
         return buildFailure != null;
+    }
+
+    /**
+     * How far the build of a copy of worker {@code worker}'s range is: {@code logsDone} of
+     * {@code logsTotal} logs indexed, {@code bytesDone} downloaded, about {@code secondsLeft} to go
+     * (by logs; -1 before the first log is indexed).
+     */
+    public record Progress(long worker, int logsDone, int logsTotal, long bytesDone, long secondsLeft) {
+    }
+
+    /** How far the build is now. */
+    public Progress progress() {
+        return progress.figures();
+    }
+
+    /**
+     * Whether a read of {@code pbn} answers now without waiting for the build: its block is indexed,
+     * or the read fails at once (the copy closed or failed, the block damaged, or not held once built).
+     * False only while the build may still index it.
+     */
+    public boolean readableNow(long pbn) {
+        use.readLock().lock();
+        try {
+            if (closed || buildFailure != null || progress.built() || damaged.containsKey(pbn) || !range.contains(pbn)) {
+                return true;
+            }
+            boolean[] found = new boolean[1];
+            held(new long[] {pbn}, 1, new byte[Fingerprint.BYTES], found);
+            return found[0];
+        } finally {
+            use.readLock().unlock();
+        }
     }
 
     /** Waits until the build has ended, built or failed (tests and diagnostics). */

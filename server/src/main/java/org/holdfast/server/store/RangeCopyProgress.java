@@ -19,6 +19,11 @@ final class RangeCopyProgress {
     private boolean finished;
     private RuntimeException failure;
     private long lastLine = Long.MIN_VALUE;
+    // the last indexed log's figures, for figures()
+    private int logsDone;
+    private int logsTotal;
+    private long bytesDone;
+    private long buildNanos;
 
     RangeCopyProgress(long worker) {
         this.worker = worker;
@@ -47,6 +52,10 @@ final class RangeCopyProgress {
     /** Log {@code done} of {@code total} is indexed ({@code bytes} downloaded since the start, {@code nanos} ago): its blocks read. */
     void indexed(int done, int total, long bytes, long nanos) {
         synchronized (this) {
+            logsDone = done;
+            logsTotal = total;
+            bytesDone = bytes;
+            buildNanos = nanos;
             moved();
         }
         long now = System.nanoTime();
@@ -58,6 +67,17 @@ final class RangeCopyProgress {
                     String.format("%.1f", bytes / 1048576.0), String.format("%.1f", seconds),
                     String.format("%.1f", bytes / 1048576.0 / seconds), Math.round(seconds / done * (total - done)));
         }
+    }
+
+    /** The build is to index {@code total} logs (before the first is indexed). */
+    synchronized void planned(int total) {
+        logsTotal = total;
+    }
+
+    /** How far the build is: logs and bytes done, and the time left by logs (-1 before the first log is indexed). */
+    synchronized RangeCopy.Progress figures() {
+        long left = logsDone == 0 ? -1 : Math.round(buildNanos / 1e9 / logsDone * (logsTotal - logsDone));
+        return new RangeCopy.Progress(worker, logsDone, logsTotal, bytesDone, left);
     }
 
     /** The build ended: {@code failed} null if every log is indexed and the damage settled. */

@@ -203,6 +203,9 @@ class AuthorizationMatrixTest {
         add("POST", "/api/v1/cluster/workers/{id}/replace", "/api/v1/cluster/workers/1/replace", null, "{}", row(403, 403, 400, 403, 403));
         // rebuilding a worker's dedup index: admin only (409 not-a-master here, standalone)
         add("POST", "/api/v1/cluster/workers/{id}/rebuild", "/api/v1/cluster/workers/1/rebuild", null, null, row(403, 403, 409, 403, 403));
+        // resetting a worker's takeover fence: admin only (an empty body is refused before the role of this node matters)
+        add("POST", "/api/v1/cluster/workers/{id}/takeover-fence/reset", "/api/v1/cluster/workers/1/takeover-fence/reset", null, "{}",
+                row(403, 403, 400, 403, 403));
     }
 
     /** Endpoints outside the MVC handler mapping (actuator, static console): rows checked the same way. */

@@ -1,6 +1,7 @@
 package org.holdfast.server.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -13,10 +14,15 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import org.holdfast.server.app.HoldfastServer;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MembershipSettings;
+import org.holdfast.server.cluster.RegistrationRefusedException;
+import org.holdfast.server.cluster.WorkerCapacity;
+import org.holdfast.server.cluster.WorkerRecord;
+import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.ingest.cluster.ClusterServer;
 import org.holdfast.server.ingest.cluster.MasterTrust;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
@@ -24,7 +30,10 @@ import org.holdfast.server.security.Role;
 import org.holdfast.server.security.tls.ServerCertificate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -32,9 +41,12 @@ import org.springframework.context.ConfigurableApplicationContext;
 /**
  * {@code /api/v1/cluster} on a master (role master, TLS on): a worker token made over REST, a worker
  * registering over the TLS cluster port with the pinned certificate, listed up with its range; a
- * worker token reaches no REST endpoint.
+ * worker token reaches no REST endpoint; an admin's reset of a takeover fence.
  */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterApiTest {
+    private static final WorkerCapacity FENCE_CAP = new WorkerCapacity(2, 1L << 30, 1L << 40);
+    private static final String FENCE_TOKEN_ID = "00000000000000a1";
     @TempDir
     static Path data;
     private static ConfigurableApplicationContext ctx;
@@ -177,6 +189,72 @@ class ClusterApiTest {
         assertThat(r.statusCode()).isEqualTo(400);
         assertThat(JSON.readTree(r.body()).get("type").asText()).isEqualTo("urn:holdfast:problem:invalid-request");
         assertThat(JSON.readTree(r.body()).get("detail").asText()).contains("only agent tokens are limited to volumes");
+    }
+
+    /**
+     * Last (it registers a worker of its own): {@code POST .../takeover-fence/reset}, admin only, confirmed by the worker id and
+     * the epoch dropped, refused while a node of the worker is connected, every refusal changing nothing and audited; after the
+     * reset the older node registers. The nodes register on the master's own registry (the real one, in its catalog): a real
+     * socket's refusal of a stale node is MasterTakeoverFenceTest's.
+     */
+    @Test
+    @Order(Integer.MAX_VALUE)
+    void resetTakeoverFence_onlyAnAdminsConfirmedResetWhileNoNodeIsConnected_thenTheOlderNodeRegisters() throws Exception {
+        WorkerRegistry registry = ctx.getBean(WorkerRegistry.class);
+        // node w-old archived its worker's range at epoch 1; a node that took it over archived at epoch 2 and is gone
+        WorkerRecord old = registry.register("w-old", FENCE_TOKEN_ID, "127.0.0.2:1", FENCE_CAP, "test", 1);
+        registry.archivedAt(old.workerId(), old.epoch(), 1, true);
+        registry.disconnected(old.workerId(), old.epoch());
+        WorkerRecord newer = registry.register("w-old", FENCE_TOKEN_ID, "127.0.0.3:1", FENCE_CAP, "test", 2);
+        registry.archivedAt(newer.workerId(), newer.epoch(), 2, true);
+        registry.handedOut(newer.workerId(), newer.range().first() + 40);
+        long id = newer.workerId();
+        String admin = TestTokens.issue(ctx, Role.ADMIN);
+        String path = "/api/v1/cluster/workers/" + id + "/takeover-fence/reset";
+        String confirm = "{\"workerId\":" + id + ",\"takeoverEpoch\":2}";
+
+        JsonNode listed = null;
+        for (JsonNode w : JSON.readTree(call("GET", "/api/v1/cluster/workers", TestTokens.issue(ctx, Role.VIEWER), null).body())) {
+            listed = w.get("id").asLong() == id ? w : listed;
+        }
+        assertThat(listed.get("takeoverEpoch").asLong()).isEqualTo(2);
+        assertThat(listed.get("pbnFloor").asText()).isEqualTo(Long.toString(newer.range().first() + 40));
+
+        assertThat(call("POST", path, TestTokens.issue(ctx, Role.OPERATOR), confirm).statusCode()).isEqualTo(403);
+        for (String[] bad : new String[][] {{confirm, "409", "worker-connected", "stop that node"},
+                {"{}", "400", "invalid-request", "\"takeoverEpoch\""},
+                {"{\"workerId\":" + (id + 1) + ",\"takeoverEpoch\":2}", "400", "invalid-request", "names worker " + (id + 1)},
+                {"{\"workerId\":" + id + ",\"takeoverEpoch\":1}", "409", "fence-reset-refused", "is at epoch 2, not 1"}}) {
+            if (bad[2].equals("fence-reset-refused")) {
+                registry.disconnected(newer.workerId(), newer.epoch()); // the rest of the refusals with no node connected
+            }
+            HttpResponse<String> r = call("POST", path, admin, bad[0]);
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(Integer.parseInt(bad[1]));
+            assertThat(JSON.readTree(r.body()).get("type").asText()).isEqualTo("urn:holdfast:problem:" + bad[2]);
+            assertThat(JSON.readTree(r.body()).get("detail").asText()).contains(bad[3]);
+        }
+        assertThat(call("POST", "/api/v1/cluster/workers/99/takeover-fence/reset", admin, "{\"workerId\":99,\"takeoverEpoch\":2}")
+                .statusCode()).isEqualTo(404);
+        assertThat(registry.fence(id).archiveEpoch()).as("nothing changed by the refusals").isEqualTo(2);
+        assertThatThrownBy(() -> registry.register("w-old", FENCE_TOKEN_ID, "127.0.0.2:2", FENCE_CAP, "test", 1))
+                .isInstanceOf(RegistrationRefusedException.class).hasMessageContaining("taken over at epoch 2");
+
+        HttpResponse<String> ok = call("POST", path, admin, confirm);
+        assertThat(ok.statusCode()).as(ok.body()).isEqualTo(200);
+        assertThat(JSON.readTree(ok.body()).get("takeoverEpoch").asLong()).isZero();
+        assertThat(JSON.readTree(ok.body()).get("pbnFloor").asText()).as("the floor stays").isEqualTo(Long.toString(newer.range().first() + 40));
+        assertThat(registry.register("w-old", FENCE_TOKEN_ID, "127.0.0.2:3", FENCE_CAP, "test", 1).workerId()).as("the older node is back")
+                .isEqualTo(id);
+
+        List<String> resets = new ArrayList<>();
+        JSON.readTree(call("GET", "/api/v1/audit", admin, null).body()).get("entries").forEach(e -> {
+            if (e.get("action").asText().equals("cluster.worker.fence-reset")) {
+                resets.add(e.get("result").asText() + " " + e.get("target").asText() + " " + e.get("principal").asText());
+            }
+        });
+        assertThat(resets).anyMatch(s -> s.startsWith("ok worker:" + id + " takeover-epoch:2 "))
+                .anyMatch(s -> s.startsWith("denied worker:" + id)).anyMatch(s -> s.startsWith("conflict worker:" + id))
+                .anyMatch(s -> s.startsWith("failed worker:" + id));
     }
 
     /** Part of the test above (it needs the registered worker 1): rotating its token over REST, and every refusal changing nothing. */

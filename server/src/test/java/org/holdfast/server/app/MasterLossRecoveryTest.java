@@ -16,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.server.api.TestTokens;
@@ -32,6 +33,8 @@ import org.holdfast.server.ingest.cluster.DataOnWorkersCluster;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
 import org.holdfast.server.ingest.cluster.WorkerRangeSweep;
 import org.holdfast.server.security.Role;
+import org.holdfast.server.store.BadBlocks;
+import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -168,6 +171,26 @@ class MasterLossRecoveryTest {
         }
         JsonNode verified = verify(cluster.master());
         assertThat(verified.get("damagedSnapshots").toString()).as(verified.toString()).contains("vd@1").doesNotContain("va");
+
+        // verify marked vd's blocks bad: freed on the worker, still referenced by the restored vd@1: GC keeps every mark
+        BadBlocks marks = cluster.master().getBean(DataStore.class).badBlocks();
+        long[] lost = pbns(cluster.master(), "vd");
+        assertThat(Arrays.stream(lost).allMatch(marks::isBad)).as("verify marked every block of vd@1").isTrue();
+        assertThat(marks.count()).as("only vd's").isEqualTo(N);
+        cluster.gcCycle();
+        assertThat(sweepProgress().last()).as("swept: " + sweepProgress().lastFailure()).isNotNull();
+        assertThat(marks.count()).as("not held by the worker, but vd@1 references them: kept").isEqualTo(N);
+        // vd deleted: nothing references them any more; a later cycle drops the marks, and the health is UP again
+        cluster.master().getBean(GcService.class).deleteVolume(new VolumeId("vd"), VolumeGate.NONE);
+        cluster.awaitDeltasDelivered();
+        Thread.sleep(50);
+        cluster.gcCycle();
+        cluster.gcCycle(); // the first may only prune vd's map entries
+        assertThat(Arrays.stream(lost).noneMatch(marks::isBad)).as("freed, referenced by nothing: cleared").isTrue();
+        assertThat(marks.isEmpty()).isTrue();
+        try (AgentDriver agent = cluster.agent()) {
+            assertThat(agent.restore("va", 1).image()).isEqualTo(kept);
+        }
     }
 
     /** The PBNs of {@code volume}'s snapshot 1, in LBN order. */

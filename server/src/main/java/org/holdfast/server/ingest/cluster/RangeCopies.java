@@ -1,11 +1,11 @@
 package org.holdfast.server.ingest.cluster;
 
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.holdfast.server.cluster.WorkerView;
 import org.holdfast.server.store.BlocksUnavailableException;
@@ -31,8 +31,8 @@ public final class RangeCopies implements AutoCloseable {
     private final Path dir;
     private final SpaceReserve space;
     private final Duration grace;
-    private final Clock clock;
-    private final long startedMillis;
+    private final LongSupplier nanoTime;
+    private final long startedNanos;
     // by worker id; a copy is made under its worker's lock in building: readers of that range wait, no others
     private final Map<Long, Held> copies = new ConcurrentHashMap<>();
     private final Map<Long, Object> building = new ConcurrentHashMap<>();
@@ -46,20 +46,22 @@ public final class RangeCopies implements AutoCloseable {
      * (the master's own {@code holdfast.store.s3.*}; null: none configured, and a lost worker's blocks
      * stay unavailable), in {@code dir}; {@code stores} tells whether a worker is up. A copy stops before
      * it takes the disk below {@code space}'s reserve (the master's data store's). A worker is copied
-     * only once it has been away {@code grace} (the registry's lost-after), counted on {@code clock} from
-     * its last heartbeat or from now, whichever is later: a link that drops and comes back, or a worker
-     * not reconnected yet after the master started, must not cost a download of its whole range.
+     * only once it has been away {@code grace} (the registry's lost-after) since its last heartbeat
+     * ({@link WorkerView#silentNanos}) and since now, whichever is later, on the monotonic {@code nanoTime}
+     * (the registry's: a wall clock stepped forward must not shorten it): a link that drops and comes
+     * back, or a worker not reconnected yet after the master started, must not cost a download of its
+     * whole range.
      */
     public RangeCopies(RangeStores stores, Supplier<List<WorkerView>> workers, WorkerRangeData.Archive bucket, Path dir,
-                       SpaceReserve space, Duration grace, Clock clock) {
+                       SpaceReserve space, Duration grace, LongSupplier nanoTime) {
         this.stores = stores;
         this.workers = workers;
         this.bucket = bucket;
         this.dir = dir;
         this.space = space;
         this.grace = grace;
-        this.clock = clock;
-        this.startedMillis = clock.millis();
+        this.nanoTime = nanoTime;
+        this.startedNanos = nanoTime.getAsLong();
         RangeCopy.delete(dir);
     }
 
@@ -90,10 +92,10 @@ public final class RangeCopies implements AutoCloseable {
         if (usable(h, w)) {
             return h.copy();
         }
-        long away = clock.millis() - Math.max(w.lastHeartbeatMillis(), startedMillis);
-        if (bucket != null && away < grace.toMillis()) { // without a bucket make() says so at once
+        long away = Math.min(w.silentNanos(), nanoTime.getAsLong() - startedNanos);
+        if (bucket != null && away < grace.toNanos()) { // without a bucket make() says so at once
             throw new BlocksUnavailableException("PBN " + pbn + " lives on " + who + ", which is not connected (away "
-                    + Duration.ofMillis(Math.max(away, 0)).toSeconds() + " s): its range is read from the bucket only once it has"
+                    + Duration.ofNanos(Math.max(away, 0)).toSeconds() + " s): its range is read from the bucket only once it has"
                     + " been away holdfast.cluster.lost-after (" + grace.toSeconds() + " s), so that a worker that reconnects"
                     + " costs no copy of its whole range; read again then (GET /api/v1/cluster)", null);
         }

@@ -288,6 +288,19 @@ public final class WorkerBlockHome implements BlockHome {
         return s;
     }
 
+    @Override
+    public RangeCopy.Progress copyPending(long pbn) {
+        if (copies == null || live(pbn) != null) {
+            return null;
+        }
+        try {
+            RangeCopy c = copies.copyFor(pbn);
+            return c.readableNow(pbn) ? null : c.progress();
+        } catch (BlocksUnavailableException e) {
+            return null; // the read fails at once and says why
+        }
+    }
+
     /** The bucket copy of the range of {@code pbn}, whose worker is not connected (reads only: a backup never relies on it). */
     private RangeCopy lost(long pbn) {
         if (copies != null) {

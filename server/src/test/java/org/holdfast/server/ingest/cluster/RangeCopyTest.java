@@ -6,7 +6,6 @@ import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -329,10 +328,10 @@ class RangeCopyTest {
     @Test
     void readBatch_lostWorkerOnAMasterWithoutBucket_errorNamesTheWorkerAndTheSettingsToSet() {
         WorkerView lost = new WorkerView(WORKER, "gone-1", "127.0.0.9", MemberState.LOST, 2, RANGE, 0, WorkerLoad.NONE,
-                new WorkerCapacity(1, 0, 0), "", "");
+                new WorkerCapacity(1, 0, 0), "", "", Long.MAX_VALUE);
         RangeStores stores = new RangeStores();
         try (RangeCopies copies = new RangeCopies(stores, () -> List.of(lost), null, tmp.resolve(RangeCopies.DIRECTORY), roomy(), Duration.ZERO,
-                Clock.systemUTC())) {
+                System::nanoTime)) {
             BlockBatch batch = new BlockBatch(4, 1 << 16, FormatVersions.MAX_STORED_BYTES);
             assertThatThrownBy(() -> new WorkerBlockHome(stores, copies).readBatch(rawPbns, 0, 1, batch))
                     .isInstanceOf(BlocksUnavailableException.class).hasMessageContaining("gone-1")
@@ -348,30 +347,16 @@ class RangeCopyTest {
      */
     @Test
     void readBatch_workerAwayLessThanLostAfter_unavailableWithoutACopy_thenReadFromTheCopy() {
+        // the master's monotonic clock, in ms; the worker was last heard at 999_000 (the wall clock plays no part)
         AtomicLong now = new AtomicLong(1_000_000);
-        Clock clock = new Clock() {
-            @Override
-            public java.time.ZoneId getZone() {
-                return java.time.ZoneOffset.UTC;
-            }
-
-            @Override
-            public Clock withZone(java.time.ZoneId zone) {
-                return this;
-            }
-
-            @Override
-            public java.time.Instant instant() {
-                return java.time.Instant.ofEpochMilli(now.get());
-            }
-        };
-        WorkerView away = new WorkerView(WORKER, "blip-1", "127.0.0.9", MemberState.LOST, 2, RANGE, now.get() - 1000, WorkerLoad.NONE,
-                new WorkerCapacity(1, 0, 0), "", "");
+        java.util.function.LongSupplier nanoTime = () -> now.get() * 1_000_000L;
+        java.util.function.Supplier<WorkerView> away = () -> new WorkerView(WORKER, "blip-1", "127.0.0.9", MemberState.LOST, 2, RANGE,
+                4_000, WorkerLoad.NONE, new WorkerCapacity(1, 0, 0), "", "", (now.get() - 999_000) * 1_000_000L);
         RangeStores stores = new RangeStores();
         WorkerRangeData.Archive bucket = new WorkerRangeData.Archive(fixture::client, LogCache.Settings.defaults(),
                 Duration.ofSeconds(10));
-        try (RangeCopies copies = new RangeCopies(stores, () -> List.of(away), bucket, tmp.resolve(RangeCopies.DIRECTORY), roomy(),
-                Duration.ofSeconds(15), clock)) {
+        try (RangeCopies copies = new RangeCopies(stores, () -> List.of(away.get()), bucket, tmp.resolve(RangeCopies.DIRECTORY),
+                roomy(), Duration.ofSeconds(15), nanoTime)) {
             WorkerBlockHome home = new WorkerBlockHome(stores, copies);
             BlockBatch batch = new BlockBatch(16, 1 << 20, FormatVersions.MAX_STORED_BYTES);
             assertThatThrownBy(() -> home.readBatch(rawPbns, 0, rawPbns.length, batch)).isInstanceOf(BlocksUnavailableException.class)
@@ -382,6 +367,67 @@ class RangeCopyTest {
             now.addAndGet(15_000);
             assertThat(home.readBatch(rawPbns, 0, rawPbns.length, batch)).isEqualTo(rawPbns.length);
             assertThat(copies.copied()).containsExactly(WORKER);
+        }
+    }
+
+    /**
+     * While a lost worker's range copy is still building, a block it has not indexed yet is pending
+     * (what the image API answers 503 with Retry-After for, before any body byte) with the copy's
+     * progress; a block it has indexed, and every block once built, reads at once.
+     */
+    @Test
+    void copyPending_blockOfALogNotIndexedYet_pendingWithProgress_indexedOnesAndAllOnceBuiltAreNot() throws Exception {
+        long[] later = secondLog(RangeBlocks.blocks(3, 2, false));
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicInteger buildCalls = new java.util.concurrent.atomic.AtomicInteger();
+        DiskSpace real = DiskSpace.of(tmp);
+        // the build asks the disk when it keeps a downloaded log, then after indexing it: hold it at that second
+        // question, so the first log is indexed and the second is not
+        DiskSpace holding = new DiskSpace() {
+            @Override
+            public long usableBytes() throws java.io.IOException {
+                if (Thread.currentThread().getName().startsWith("range-copy-w") && buildCalls.incrementAndGet() == 2) {
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return real.usableBytes();
+            }
+
+            @Override
+            public String describe() {
+                return real.describe();
+            }
+        };
+        WorkerView lost = new WorkerView(WORKER, "gone-2", "127.0.0.9", MemberState.LOST, 2, RANGE, 0, WorkerLoad.NONE,
+                new WorkerCapacity(1, 0, 0), "", "", Long.MAX_VALUE);
+        RangeStores stores = new RangeStores();
+        WorkerRangeData.Archive bucket = new WorkerRangeData.Archive(fixture::client, LogCache.Settings.defaults(),
+                Duration.ofSeconds(10));
+        try (RangeCopies copies = new RangeCopies(stores, () -> List.of(lost), bucket, tmp.resolve(RangeCopies.DIRECTORY),
+                new SpaceReserve(holding, 0, tmp.toString()), Duration.ZERO, System::nanoTime)) {
+            WorkerBlockHome home = new WorkerBlockHome(stores, copies);
+            try {
+                assertThat(home.copyPending(later[0])).as("the first ask starts the copy: its logs are not indexed yet").isNotNull();
+                org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> buildCalls.get() >= 2);
+                RangeCopy.Progress p = home.copyPending(later[0]);
+                assertThat(p).as("a block of the log not indexed yet").isNotNull();
+                assertThat(p.worker()).isEqualTo(WORKER);
+                assertThat(p.logsDone()).isEqualTo(1);
+                assertThat(p.logsTotal()).isEqualTo(2);
+                assertThat(p.bytesDone()).isPositive();
+                assertThat(p.secondsLeft()).isNotNegative();
+                assertThat(home.copyPending(rawPbns[0])).as("a block of the indexed log reads now").isNull();
+                BlockBatch batch = new BlockBatch(16, 1 << 20, FormatVersions.MAX_STORED_BYTES);
+                assertThat(home.readBatch(rawPbns, 0, 1, batch)).isEqualTo(1);
+            } finally {
+                release.countDown();
+            }
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> home.copyPending(later[0]) == null);
+            BlockBatch batch = new BlockBatch(16, 1 << 20, FormatVersions.MAX_STORED_BYTES);
+            assertThat(home.readBatch(later, 0, later.length, batch)).isEqualTo(later.length);
         }
     }
 
