@@ -17,9 +17,10 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * Version 4: the worker takes the GC frames (GC_DELTA, GC_PROTECT, GC_SWEEP and their kin).
      * Version 5: REGISTER ends with the archive epoch, a range-data report may carry it, and REGISTERED
      * ends with the PBN floor (the takeover fence, {@link #ARCHIVE_EPOCH_VERSION}). Version 6: the
-     * worker takes DATA_REPAIR ({@link #REPAIR_VERSION}).
+     * worker takes DATA_REPAIR ({@link #REPAIR_VERSION}). Version 7: the worker takes COUNTS_CHECK
+     * ({@link #COUNTS_CHECK_VERSION}).
      */
-    public static final int CLUSTER_VERSION = 6;
+    public static final int CLUSTER_VERSION = 7;
     /** The oldest version a master of this build accepts. */
     public static final int MIN_CLUSTER_VERSION = 1;
     /** The first version whose DEDUP_DONE may carry an index start-over report. */
@@ -47,6 +48,13 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * release refuses version 6 as UNSUPPORTED_VERSION, and the worker then offers version 5.
      */
     public static final int REPAIR_VERSION = 6;
+    /**
+     * The first version whose worker takes COUNTS_CHECK (the online check of its GC counts): a worker
+     * before it closes its link on the frame, so a master sends it only on a link of this version or
+     * newer, and reports an older worker "not checked". A master of an older release refuses version 7
+     * as UNSUPPORTED_VERSION, and the worker then offers version 6.
+     */
+    public static final int COUNTS_CHECK_VERSION = 7;
     /** {@code archiveEpoch} of a REGISTER that does not carry it (an older worker's). */
     public static final long NO_ARCHIVE_EPOCH = -1;
 

@@ -421,6 +421,10 @@ public final class WorkerConnector implements AutoCloseable {
             if (rangeSweep != null) {
                 ctx.pipeline().addAfter(ctx.name(), "sweep", new GcSweepService(rangeSweep, w.range()));
             }
+            if (gcMetadata != null && offered >= Register.COUNTS_CHECK_VERSION) {
+                // a master of version 7 sends COUNTS_CHECK only on a link that registered at it
+                ctx.pipeline().addAfter(ctx.name(), "counts-check", new CountsCheckService(gcMetadata, rangeData, w.range()));
+            }
             status = new WorkerStatus(true, w, null);
             backoffMillis = settings.minBackoff().toMillis();
             LOG.log(System.Logger.Level.INFO, "registered with the master at {0} as worker {1}, epoch {2}, PBNs [{3}, {4})", master(),
