@@ -77,7 +77,8 @@ public final class ClusterCountsCheck {
     public record WorkerResult(long workerId, String node, String range, State state, String why, long blocksChecked, long slotsCompared,
                                long rcBelow, long rcAbove, long pinsDiffer, long notHeld, List<String> samples, long bytesSent,
                                long millis) {
-        boolean clean() {
+        /** Checked, and nothing differs. */
+        public boolean clean() {
             return state == State.CHECKED && rcBelow == 0 && rcAbove == 0 && pinsDiffer == 0 && notHeld == 0;
         }
     }
