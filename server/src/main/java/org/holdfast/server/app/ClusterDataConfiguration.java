@@ -11,7 +11,7 @@ import org.holdfast.server.ingest.cluster.FreedBadMarks;
 import org.holdfast.server.ingest.cluster.GcDeltaLinks;
 import org.holdfast.server.ingest.cluster.GcDeltaSenders;
 import org.holdfast.server.ingest.cluster.RangeCopies;
-import org.holdfast.server.ingest.cluster.RemoteCountsCheck;
+import org.holdfast.server.ingest.cluster.MasterCountsLinks;
 import org.holdfast.server.ingest.cluster.RangeReferenceGuard;
 import org.holdfast.server.ingest.cluster.WorkerBlockHome;
 import org.holdfast.server.ingest.cluster.WorkerSweeps;
@@ -97,23 +97,7 @@ public class ClusterDataConfiguration {
     @ConditionalOnProperty(name = "holdfast.cluster.role", havingValue = "master")
     ClusterCountsCheck clusterCountsCheck(Catalog catalog, GcService gc, ObjectProvider<SnapshotCommit> commits, ClusterServer server,
                                           GcDeltaSenders senders) {
-        return new ClusterCountsCheck(catalog, gc, commits::getObject, new ClusterCountsCheck.Links() {
-            @Override
-            public ClusterCountsCheck.Remote counts(long workerId) {
-                RemoteCountsCheck r = server.countsChecks().up(workerId);
-                return r == null ? null : r::check;
-            }
-
-            @Override
-            public boolean connected(long workerId) {
-                return server.rangeSweeps().up(workerId) != null;
-            }
-
-            @Override
-            public long pending(long workerId) {
-                return senders.pending(workerId);
-            }
-        }, 128, Duration.ofMinutes(1));
+        return new ClusterCountsCheck(catalog, gc, commits::getObject, new MasterCountsLinks(server, senders), 128, Duration.ofMinutes(1));
     }
 
     /** With {@code workers}: reclaim-now and removing a worker answer 409 before they touch the master's own range. */

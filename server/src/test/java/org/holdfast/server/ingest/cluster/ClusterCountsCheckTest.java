@@ -114,29 +114,25 @@ class ClusterCountsCheckTest {
 
     @Test
     void check_olderDownAndLostWorkers_reportedNotCheckedTheOthersChecked() {
-        ClusterCountsCheck real = master().getBean(ClusterCountsCheck.class);
         ClusterServer server = master().getBean(ClusterServer.class);
         GcDeltaSenders senders = master().getBean(GcDeltaSenders.class);
         long w0 = cluster.workerId(0);
         long w1 = cluster.workerId(1);
-        List<String> asked = new ArrayList<>();
+        MasterCountsLinks real = new MasterCountsLinks(server, senders);
         ClusterCountsCheck.Links links = new ClusterCountsCheck.Links() {
             @Override
             public ClusterCountsCheck.Remote counts(long workerId) {
-                asked.add("counts " + workerId);
-                RemoteCountsCheck r = server.countsChecks().up(workerId);
-                // worker 1 plays one registered at version 6: no counts check end
-                return workerId == w1 || r == null ? null : r::check;
+                return workerId == w1 ? null : real.counts(workerId); // worker 1 plays one registered at version 6: no counts check end
             }
 
             @Override
             public boolean connected(long workerId) {
-                return server.rangeSweeps().up(workerId) != null;
+                return real.connected(workerId);
             }
 
             @Override
             public long pending(long workerId) {
-                return senders.pending(workerId);
+                return real.pending(workerId);
             }
         };
         ClusterCountsCheck older = checker(links);
