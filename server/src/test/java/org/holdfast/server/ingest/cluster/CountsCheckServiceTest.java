@@ -153,4 +153,22 @@ class CountsCheckServiceTest {
         refused(WorkerEndFrames.header(MessageType.COUNTS_CHECK, 36).writeLong(1).writeLong(RANGE.first())
                 .writeLong(RANGE.first() + CountsCheck.MAX_SPAN + 1).writeLong(0).writeInt(0), ErrorCode.BAD_FRAME, "wider than");
     }
+
+    /** A COUNTS_CHECKED body: fixed part, then {@code samples} (pbn 1, {@code kind}) and an empty message. */
+    private static ByteBuf checked(int status, long count, int samples, int kind) {
+        ByteBuf b = WorkerEndFrames.header(MessageType.COUNTS_CHECKED, 53 + 9L * samples).writeLong(1).writeByte(status).writeLong(count)
+                .writeLong(0).writeLong(0).writeLong(0).writeLong(0).writeShort(samples);
+        for (int i = 0; i < samples; i++) {
+            b.writeLong(1).writeByte(kind);
+        }
+        return b.writeShort(0);
+    }
+
+    @Test
+    void answers_badValues_refusedByTheMastersDecoder() {
+        WorkerEndFrames.answerRefused(checked(2, 0, 0, 0), ErrorCode.BAD_FRAME, "COUNTS_CHECKED status 2 is unknown");
+        WorkerEndFrames.answerRefused(checked(0, -1, 0, 0), ErrorCode.BAD_FRAME, "has a count above 2^63");
+        WorkerEndFrames.answerRefused(checked(0, 0, 1, 5), ErrorCode.BAD_FRAME, "sample kind 5 is unknown");
+        WorkerEndFrames.answerRefused(checked(0, 0, 17, 1), ErrorCode.BAD_FRAME, "names 17 samples (at most 16)");
+    }
 }
