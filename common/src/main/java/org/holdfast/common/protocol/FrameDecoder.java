@@ -369,7 +369,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                     DEDUP_PROBE, DEDUP_CANDIDATES,
                     DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
                     GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED,
-                    GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED, DATA_REPAIR -> ClusterFrames.maxBody(type);
+                    GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED, DATA_REPAIR, COUNTS_CHECK, COUNTS_CHECKED -> ClusterFrames.maxBody(type);
         };
     }
 
@@ -482,7 +482,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                     DEDUP_PROBE, DEDUP_CANDIDATES,
                     DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
                     GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED,
-                    GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED, DATA_REPAIR:
+                    GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED, DATA_REPAIR, COUNTS_CHECK, COUNTS_CHECKED:
                 return ClusterFrames.parseBody(type, b);
             default:
                 throw new ProtocolException(ErrorCode.BAD_FRAME, "no decoding for " + type);

@@ -15,7 +15,7 @@ public sealed interface Message
         DedupLookup, DedupAnswer, DedupRecord, DedupForget, DedupControl, DedupDone, DedupFailed,
         DedupProbe, DedupCandidates,
         GcProtect, GcProtected, GcGuardFailed, GcSessionEnd,
-        DataStoreRequest, DataStored, DataSync, DataSynced, DataRead, DataReadAnswer, DataFailed, DataRepair,
+        DataStoreRequest, DataStored, DataSync, DataSynced, DataRead, DataReadAnswer, DataFailed, DataRepair, CountsCheck, CountsChecked,
         GcDelta, GcDeltaApplied, GcDeltaFailed, GcSweep, GcSwept, GcSweepFailed {
 
     /** The frame type this message travels as. */

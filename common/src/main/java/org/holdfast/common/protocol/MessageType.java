@@ -59,7 +59,10 @@ public enum MessageType {
     GC_SWEPT(0x5C),
     GC_SWEEP_FAILED(0x5D),
     /** The repair of a bad block in place on the worker that owns it (data on workers, cluster version 6). */
-    DATA_REPAIR(0x5E);
+    DATA_REPAIR(0x5E),
+    /** The online check of a worker's GC counts against the master's catalog (data on workers, cluster version 7). */
+    COUNTS_CHECK(0x60),
+    COUNTS_CHECKED(0x61);
 
     private static final MessageType[] BY_CODE = new MessageType[256];
 

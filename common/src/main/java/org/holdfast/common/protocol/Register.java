@@ -19,7 +19,8 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * Version 5: REGISTER ends with the archive epoch, a range-data report may carry it, and REGISTERED
      * ends with the PBN floor (the takeover fence, {@link #ARCHIVE_EPOCH_VERSION}). Version 6: the
      * worker takes DATA_REPAIR ({@link #REPAIR_VERSION}). Version 7: REGISTER ends with the worker's
-     * counts mark ({@link #COUNTS_MARK_VERSION}).
+     * counts mark ({@link #COUNTS_MARK_VERSION}), and the worker takes COUNTS_CHECK
+     * ({@link #COUNTS_CHECK_VERSION}).
      */
     public static final int CLUSTER_VERSION = 7;
     /** The oldest version a master of this build accepts. */
@@ -58,6 +59,13 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * offers version 6.
      */
     public static final int COUNTS_MARK_VERSION = 7;
+    /**
+     * The first version whose worker takes COUNTS_CHECK (the online check of its GC counts): a worker
+     * before it closes its link on the frame, so a master sends it only on a link of this version or
+     * newer, and reports an older worker "not checked". A master of an older release refuses a version 7
+     * REGISTER (see {@link #COUNTS_MARK_VERSION}), and the worker then offers version 6.
+     */
+    public static final int COUNTS_CHECK_VERSION = 7;
     /** {@code archiveEpoch} of a REGISTER that does not carry it (an older worker's). */
     public static final long NO_ARCHIVE_EPOCH = -1;
 

@@ -8,6 +8,7 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
@@ -59,11 +60,14 @@ public class GcController {
         return new GcStatus(gc.lastCycle(), gc.pipeline().queuedUpdates(), gc.lastAppliedOp(), gc.compactionTotals());
     }
 
-    /** Starts the independent check as a job; it reads every retained snapshot, so it takes a while on a big store. */
-    @NeedsLocalBlocks // it compares the catalog with the master's GMA, which holds no count of a worker's PBN
+    /**
+     * Starts the independent check as a job; it reads every retained snapshot, so it takes a while on a
+     * big store. On a master whose blocks live on workers it checks each worker's GC counts against the
+     * catalog instead ({@code worker}: that one only).
+     */
     @PostMapping("/api/v1/gc/fsck")
     @Audited("gc.fsck")
-    public ResponseEntity<JobView> fsck(HttpServletRequest request) {
-        return JobController.accepted(gcJobs.fsck(Principals.name(request)));
+    public ResponseEntity<JobView> fsck(HttpServletRequest request, @RequestParam(name = "worker", required = false) Long worker) {
+        return JobController.accepted(gcJobs.fsck(Principals.name(request), worker));
     }
 }

@@ -2,6 +2,7 @@ package org.holdfast.server.app;
 
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.catalog.ReferenceGuard;
 import org.holdfast.server.catalog.GcOutbox;
 import org.holdfast.server.cluster.WorkerRegistry;
@@ -10,11 +11,13 @@ import org.holdfast.server.ingest.cluster.FreedBadMarks;
 import org.holdfast.server.ingest.cluster.GcDeltaLinks;
 import org.holdfast.server.ingest.cluster.GcDeltaSenders;
 import org.holdfast.server.ingest.cluster.RangeCopies;
+import org.holdfast.server.ingest.cluster.MasterCountsLinks;
 import org.holdfast.server.ingest.cluster.RangeReferenceGuard;
 import org.holdfast.server.ingest.cluster.WorkerBlockHome;
 import org.holdfast.server.ingest.cluster.WorkerSweeps;
 import org.holdfast.server.cluster.WorkerView;
 import org.holdfast.server.gc.WorkerCountsFences;
+import org.holdfast.server.gc.ClusterCountsCheck;
 import org.holdfast.server.gc.GcService;
 import java.time.Duration;
 import org.holdfast.server.store.BlockHome;
@@ -84,7 +87,19 @@ public class ClusterDataConfiguration {
                 dir.subdirectory(RangeCopies.DIRECTORY), store.reserve(), registry.settings().lostAfter(), System::nanoTime);
     }
 
-    /** With {@code workers}: fsck, reclaim-now and removing a worker answer 409 before they touch the master's own range. */
+    /**
+     * The online check of the workers' GC counts (fsck on a master with {@code workers}): 128 GMA chunks
+     * (about a million PBNs, 17 MiB of counts) per pass over the catalog's maps; a worker whose outbox
+     * does not drain within a minute is reported not checked.
+     */
+    @Bean
+    @ConditionalOnProperty(name = "holdfast.cluster.role", havingValue = "master")
+    ClusterCountsCheck clusterCountsCheck(Catalog catalog, GcService gc, ObjectProvider<SnapshotCommit> commits, ClusterServer server,
+                                          GcDeltaSenders senders) {
+        return new ClusterCountsCheck(catalog, gc, commits::getObject, new MasterCountsLinks(server, senders), 128, Duration.ofMinutes(1));
+    }
+
+    /** With {@code workers}: reclaim-now and removing a worker answer 409 before they touch the master's own range. */
     @Bean
     WebMvcConfigurer dataOnWorkersEndpoints(ClusterDataMode mode) {
         return new WebMvcConfigurer() {

@@ -2,10 +2,12 @@ package org.holdfast.server.app;
 
 import java.time.Clock;
 import org.holdfast.server.catalog.JobStore;
+import org.holdfast.server.gc.ClusterCountsCheck;
 import org.holdfast.server.gc.GcJobs;
 import org.holdfast.server.gc.GcService;
 import org.holdfast.server.jobs.Jobs;
 import org.holdfast.server.store.MetadataDb;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
@@ -31,7 +33,8 @@ public class JobsConfiguration {
     }
 
     @Bean
-    GcJobs gcJobs(GcService gc, Jobs jobs) {
-        return new GcJobs(gc, jobs);
+    GcJobs gcJobs(GcService gc, Jobs jobs, ClusterDataMode dataMode, ObjectProvider<ClusterCountsCheck> workerCounts) {
+        // blocks on workers: fsck checks the workers' GC counts (the master's own GMA counts none of their PBNs)
+        return new GcJobs(gc, jobs, dataMode == ClusterDataMode.WORKERS ? workerCounts.getObject() : null);
     }
 }

@@ -44,16 +44,16 @@ final class RefusedEndpoints implements HandlerInterceptor {
     }
 
     /**
-     * With {@code holdfast.cluster.data=workers}: every {@link NeedsLocalBlocks} endpoint (fsck,
-     * reclaim-now, removing a worker). The master's own store holds none of the blocks: fsck would find
-     * every worker PBN uncounted, and reclaim-now frees only the master's range. Verify and the image API
-     * read the blocks from the workers and are served.
+     * With {@code holdfast.cluster.data=workers}: every {@link NeedsLocalBlocks} endpoint (reclaim-now,
+     * removing a worker). The master's own store holds none of the blocks: reclaim-now frees only the
+     * master's range. Verify, fsck (the workers' GC counts) and the image API reach the workers and are served.
      */
     static RefusedEndpoints dataOnWorkers() {
         return new RefusedEndpoints(NeedsLocalBlocks.class, "urn:holdfast:problem:data-on-workers", "Blocks are on the workers",
                 "this master keeps its blocks on the workers (holdfast.cluster.data=workers, experimental, fixed when the"
-                        + " data directory was created), where fsck and reclaim-now do not reach yet; check the blocks with"
-                        + " verify (POST /api/v1/verify), which reads every block from its worker and checks its fingerprint;"
+                        + " data directory was created), where reclaim-now does not reach yet; check the blocks with"
+                        + " verify (POST /api/v1/verify), which reads every block from its worker and checks its fingerprint,"
+                        + " and the workers' GC counts with fsck (POST /api/v1/gc/fsck);"
                         + " GC runs (POST /api/v1/gc/runs) free blocks on the workers. A worker cannot be"
                         + " removed either (its range's blocks live only there): replace a dead one"
                         + " (POST /api/v1/cluster/workers/{id}/replace)");

@@ -24,10 +24,17 @@ public final class GcJobs {
 
     private final GcService gc;
     private final Jobs jobs;
+    private final ClusterCountsCheck workerCounts;
 
     public GcJobs(GcService gc, Jobs jobs) {
+        this(gc, jobs, null);
+    }
+
+    /** With {@code workerCounts} (a master whose blocks live on workers): fsck checks the workers' GC counts instead. */
+    public GcJobs(GcService gc, Jobs jobs, ClusterCountsCheck workerCounts) {
         this.gc = gc;
         this.jobs = jobs;
+        this.workerCounts = workerCounts;
     }
 
     /** Queues a GC cycle; its result is the {@link GcService.CycleReport}. */
@@ -58,8 +65,37 @@ public final class GcJobs {
         });
     }
 
-    /** Queues the independent check; its result is the {@link FsckReport} plus {@code clean} and {@code dataLoss}. */
+    /**
+     * Queues the independent check; its result is the {@link FsckReport} plus {@code clean} and
+     * {@code dataLoss}, or on a master whose blocks live on workers the {@link ClusterCountsCheck.Report}.
+     */
     public Job fsck(String submittedBy) {
+        return fsck(submittedBy, null);
+    }
+
+    /**
+     * As {@link #fsck(String)}; {@code worker} (not null) checks that worker only.
+     *
+     * @throws IllegalArgumentException a worker named on a server whose blocks are not on workers
+     * @throws org.holdfast.server.cluster.UnknownWorkerException no such worker; nothing queued
+     */
+    public Job fsck(String submittedBy, Long worker) {
+        if (workerCounts != null) {
+            if (worker != null) {
+                workerCounts.requireWorker(worker);
+            }
+            return jobs.submit(FSCK, LANE, submittedBy, job -> {
+                ClusterCountsCheck.Report r = worker == null ? workerCounts.run(gc.now(), job) : workerCounts.runOne(worker, gc.now(), job);
+                job.log("fsck of the workers' GC counts: " + (r.clean() ? "clean" : r.dataLoss() ? "DATA LOSS" : "not clean") + ", "
+                        + r.workersChecked() + " workers checked, " + r.workersNotChecked() + " not checked, " + r.mismatches()
+                        + " mismatches");
+                return JobResults.of(r);
+            });
+        }
+        if (worker != null) {
+            throw new IllegalArgumentException("worker " + worker + " named, but this server keeps its blocks itself (not a master with"
+                    + " holdfast.cluster.data=workers): run fsck without worker");
+        }
         return jobs.submit(FSCK, LANE, submittedBy, job -> {
             FsckReport r = gc.fsck(gc.now(), job);
             job.log("fsck: " + (r.clean() ? "clean" : r.dataLoss() ? "DATA LOSS" : "errors") + ", " + r.snapshotsChecked()

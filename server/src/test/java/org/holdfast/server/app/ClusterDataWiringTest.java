@@ -101,18 +101,23 @@ class ClusterDataWiringTest {
     }
 
     @Test
-    void start_dataWorkersWithBookkeepingOn_guardsOnTheOwnersAndFsckAndReclaimNowRefused() throws Exception {
+    void start_dataWorkersWithBookkeepingOn_guardsOnTheOwnersReclaimNowRefusedFsckChecksTheWorkers() throws Exception {
         try (ConfigurableApplicationContext ctx = master("--holdfast.cluster.data=workers")) {
             assertThat(ctx.getBean(IngestServices.class).referenceGuard()).isInstanceOf(RangeReferenceGuard.class);
             assertThat(ctx.getBean(GcDeltaSenders.class).started()).isTrue();
             // removing a worker would take the only copy of its range's blocks with it
-            for (String[] req : new String[][] {{"POST", "/api/v1/gc/fsck"}, {"POST", "/api/v1/gc/reclaim"},
+            for (String[] req : new String[][] {{"POST", "/api/v1/gc/reclaim"},
                     {"DELETE", "/api/v1/cluster/workers/1"}}) {
                 HttpResponse<String> r = call(ctx, req[0], req[1]);
                 assertThat(r.statusCode()).as(req[0] + " " + req[1] + ": " + r.body()).isEqualTo(409);
                 assertThat(r.body()).contains("urn:holdfast:problem:data-on-workers");
             }
             assertThat(call(ctx, "GET", "/api/v1/gc/status").statusCode()).as("GC itself runs").isEqualTo(200);
+            // fsck checks the workers' GC counts (none registered here); a worker the master does not have is refused
+            assertThat(call(ctx, "POST", "/api/v1/gc/fsck").statusCode()).isEqualTo(202);
+            HttpResponse<String> unknown = call(ctx, "POST", "/api/v1/gc/fsck?worker=99");
+            assertThat(unknown.statusCode()).as(unknown.body()).isEqualTo(404);
+            assertThat(unknown.body()).contains("no worker with id 99");
         }
     }
 }

@@ -80,6 +80,7 @@ public final class ClusterServer implements AutoCloseable {
     private final RangeStores rangeStores = new RangeStores();
     private final GcDeltaLinks gcDeltas;
     private final RangeSweepLinks rangeSweeps = new RangeSweepLinks();
+    private final CountsCheckLinks countsChecks = new CountsCheckLinks();
     private final ExecutorService lane = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-cluster-lane", true));
     private EventLoopGroup boss;
     private EventLoopGroup loops;
@@ -211,6 +212,11 @@ public final class ClusterServer implements AutoCloseable {
     /** The registered workers' range sweep ends (distributed GC: {@link WorkerSweeps}, which every GC cycle of a master with holdfast.cluster.data=workers calls). */
     public RangeSweepLinks rangeSweeps() {
         return rangeSweeps;
+    }
+
+    /** The registered workers' counts check ends (cluster version 7). */
+    public CountsCheckLinks countsChecks() {
+        return countsChecks;
     }
 
     /** The registered workers' dedup links (the master's remote dedup workers). */

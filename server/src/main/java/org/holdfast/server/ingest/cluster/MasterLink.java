@@ -61,6 +61,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     private volatile RemoteGcGuard guard; // null until registered
     private volatile RemoteGcDeltas gc; // null until registered
     private volatile RemoteRangeSweep sweep; // null until registered
+    private volatile RemoteCountsCheck countsCheck; // null until registered at cluster version 7
     private volatile boolean closing;
 
     MasterLink(ClusterServer server, FrameDecoder decoder) {
@@ -230,6 +231,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         RemoteRangeSweep rangeSweep = gcFrames ? new RemoteRangeSweep(w.nodeName(), w.range(), ctx.channel(),
                 RemoteRangeSweep.ANSWER_TIMEOUT) : null;
         sweep = rangeSweep;
+        // a worker before version 7 closes its link on COUNTS_CHECK: its link gets none (the check reports it not checked)
+        RemoteCountsCheck counts = gcFrames && r.clusterVersion() >= Register.COUNTS_CHECK_VERSION ? new RemoteCountsCheck(w.nodeName(),
+                w.range(), ctx.channel(), server.registry().settings().lostAfter()) : null;
+        countsCheck = counts;
         ctx.executor().execute(() -> {
             if (closing) {
                 // refused while the lane registered (fail saw no link yet): the ERROR is out and the
@@ -243,6 +248,9 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
                 ctx.pipeline().addBefore(ctx.name(), "gc-guard", gcGuard.answers());
                 ctx.pipeline().addBefore(ctx.name(), "gc", gcDeltas.answers());
                 ctx.pipeline().addBefore(ctx.name(), "sweep", rangeSweep.answers());
+                if (counts != null) {
+                    ctx.pipeline().addBefore(ctx.name(), "counts-check", counts.answers());
+                }
             }
             decoder.resume(ctx.pipeline().context(decoder));
             // REGISTERED only once the decoder takes frames after REGISTER (written before, the worker's
@@ -255,6 +263,9 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
                 server.gcGuards().add(w.workerId(), gcGuard);
                 server.gcDeltas().add(w.workerId(), gcDeltas);
                 server.rangeSweeps().add(w.workerId(), rangeSweep);
+                if (counts != null) {
+                    server.countsChecks().add(w.workerId(), counts);
+                }
             }
         });
     }
@@ -411,6 +422,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         if (rangeSweep != null) {
             server.rangeSweeps().remove(rangeSweep); // nor a sweep
         }
+        RemoteCountsCheck counts = countsCheck;
+        if (counts != null) {
+            server.countsChecks().remove(counts); // nor a counts check
+        }
         ErrorLinger.sendAndClose(ctx.channel(), ErrorMessage.of(code, message), server.registry().settings().lostAfter().toMillis());
     }
 
@@ -463,6 +478,10 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             RemoteRangeSweep rangeSweep = sweep;
             if (rangeSweep != null) {
                 server.rangeSweeps().remove(rangeSweep);
+            }
+            RemoteCountsCheck counts = countsCheck;
+            if (counts != null) {
+                server.countsChecks().remove(counts);
             }
             server.lane().execute(() -> {
                 if (record != null) {

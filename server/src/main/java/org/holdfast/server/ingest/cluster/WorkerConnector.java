@@ -30,6 +30,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
+import org.holdfast.common.protocol.CountsCheck;
 import org.holdfast.common.protocol.DedupControl;
 import org.holdfast.common.protocol.DedupForget;
 import org.holdfast.common.protocol.DedupLookup;
@@ -350,6 +351,9 @@ public final class WorkerConnector implements AutoCloseable {
                     ctx.fireChannelRead(msg); // to the GcDeltaService behind this handler
                 } else if (rangeSweep != null && heartbeats != null && msg instanceof GcSweep) {
                     ctx.fireChannelRead(msg); // to the GcSweepService behind this handler
+                } else if (gcMetadata != null && heartbeats != null && offered >= Register.COUNTS_CHECK_VERSION
+                        && msg instanceof CountsCheck) {
+                    ctx.fireChannelRead(msg); // to the CountsCheckService behind this handler
                 } else if (msg instanceof ErrorMessage e && heartbeats == null && (e.code() == ErrorCode.UNSUPPORTED_VERSION
                         && offered > Register.MIN_CLUSTER_VERSION || olderMasterRefusedArchiveEpoch(e))) {
                     offer = offered - 1; // a master of an older release: offer the next older version until it accepts one
@@ -430,6 +434,10 @@ public final class WorkerConnector implements AutoCloseable {
             }
             if (rangeSweep != null) {
                 ctx.pipeline().addAfter(ctx.name(), "sweep", new GcSweepService(rangeSweep, w.range()));
+            }
+            if (gcMetadata != null && offered >= Register.COUNTS_CHECK_VERSION) {
+                // a master of version 7 sends COUNTS_CHECK only on a link that registered at it
+                ctx.pipeline().addAfter(ctx.name(), "counts-check", new CountsCheckService(gcMetadata, rangeData, w.range()));
             }
             status = new WorkerStatus(true, w, null);
             backoffMillis = settings.minBackoff().toMillis();

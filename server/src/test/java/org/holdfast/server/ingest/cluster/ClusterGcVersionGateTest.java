@@ -152,4 +152,21 @@ class ClusterGcVersionGateTest {
         audit.stream().filter(a -> a.action().equals("cluster.register")).forEach(a -> results.add(a.result()));
         assertThat(results).containsExactly("ok", "ok");
     }
+
+    @Test
+    void register_versionSixAndSevenWorkers_onlyTheSeventhGetsACountsCheckEnd() throws Exception {
+        startMaster(Register.GC_FRAMES_VERSION);
+        try (Socket six = register(Register.COUNTS_CHECK_VERSION - 1, "six-1"); Socket seven = register(Register.COUNTS_CHECK_VERSION,
+                "seven-1")) {
+            assertThat(next(six)).isInstanceOf(Registered.class);
+            assertThat(next(seven)).isInstanceOf(Registered.class);
+            long sixId = registry.workers().stream().filter(v -> v.nodeName().equals("six-1")).findFirst().orElseThrow().workerId();
+            long sevenId = registry.workers().stream().filter(v -> v.nodeName().equals("seven-1")).findFirst().orElseThrow().workerId();
+            await().atMost(Duration.ofSeconds(10)).until(() -> server.rangeSweeps().up(sixId) != null
+                    && server.countsChecks().up(sevenId) != null);
+            // a version 6 worker would close its link on COUNTS_CHECK: the check reports it "needs cluster version 7"
+            assertThat(server.countsChecks().up(sixId)).as("no COUNTS_CHECK for a version 6 worker").isNull();
+            assertThat(server.gcDeltas().up(sixId)).as("its GC frames as before").isNotNull();
+        }
+    }
 }
