@@ -46,6 +46,7 @@ import org.openqa.selenium.support.ui.Select;
 class ConsoleClusterTest {
     private static final LogDir LOGS = new LogDir("ConsoleClusterTest");
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String VIEWER_PASSWORD = "viewer-password-1";
     @TempDir
     static Path work;
     private static ServerProcess master;
@@ -175,6 +176,10 @@ class ConsoleClusterTest {
                 b.awaitText(epochCell, Long.toString(epoch));
                 assertThat(b.driver().findElement(By.cssSelector("[data-worker='fenced-host'] [data-test='worker-pbn-floor']")).getText())
                         .as("no PBN heard handed out").isEqualTo("—");
+                // other-host stored a block: its floor is past it
+                String floor = listed("other-host").get("pbnFloor").asText();
+                assertThat(Long.parseLong(floor)).isGreaterThan(listed("other-host").get("pbnFirst").asLong());
+                b.awaitText(By.cssSelector("[data-worker='other-host'] [data-test='worker-pbn-floor']"), floor);
                 assertThat(b.driver().findElement(reset).isEnabled()).as("connected: no reset").isFalse();
                 assertThat(b.driver().findElement(reset).getAttribute("title")).contains("a node of this worker is connected");
                 assertThat(b.driver().findElement(By.cssSelector("[data-worker='fenced-host'] [data-test='worker-fence-reset-why']"))
@@ -182,6 +187,7 @@ class ConsoleClusterTest {
                 b.screenshot("fence-connected");
             }
             b.awaitText(By.cssSelector("[data-worker='fenced-host'] [data-test='worker-state']"), "lost");
+            viewerSeesTheFenceButNoReset(b, epochCell, epoch);
             b.awaitVisible(reset).click();
             b.awaitText(By.cssSelector("dialog[open] [data-test='fence-reset-what']"), "took its range over at takeover epoch " + epoch);
             assertThat(b.driver().findElement(By.cssSelector("dialog[open]")).getText()).contains("only if the node that took the range over is destroyed");
@@ -219,6 +225,24 @@ class ConsoleClusterTest {
                 assertThat(e.get("target").asText()).isEqualTo("worker:" + id + " takeover-epoch:" + epoch);
             });
         }
+    }
+
+    /** {@code b} logged in again as a viewer: the fenced, lost worker's epoch is shown, and no reset (the title says who can); then as the admin again. */
+    private static void viewerSeesTheFenceButNoReset(ConsoleBrowser b, By epochCell, long epoch) {
+        HttpResponse<String> user = master.call("POST", "/api/v1/users", "{\"name\":\"fence-viewer\",\"role\":\"viewer\",\"password\":\""
+                + VIEWER_PASSWORD + "\"}");
+        assertThat(user.statusCode()).as(user.body()).isEqualTo(201);
+        b.driver().findElement(ConsoleBrowser.test("logout")).click();
+        b.awaitVisible(ConsoleBrowser.test("login-form"));
+        b.login("fence-viewer", VIEWER_PASSWORD);
+        b.go("cluster");
+        b.awaitText(epochCell, Long.toString(epoch));
+        assertThat(b.driver().findElement(epochCell).getAttribute("title")).contains("an admin can reset the fence on this page");
+        assertThat(b.all(ConsoleBrowser.test("worker-fence-reset"))).isEmpty();
+        b.driver().findElement(ConsoleBrowser.test("logout")).click();
+        b.awaitVisible(ConsoleBrowser.test("login-form"));
+        b.login("admin", ConsoleBrowser.initialAdminPassword(master));
+        b.go("cluster");
     }
 
     private static JsonNode firstWorker() throws Exception {
