@@ -22,6 +22,9 @@ import org.holdfast.server.ingest.cluster.WorkerRangeData;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.FsyncPolicy;
+import org.holdfast.server.store.LogCache;
+import org.holdfast.server.store.object.S3ObjectStore;
+import org.holdfast.server.store.object.S3ProxyFixture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -36,11 +39,14 @@ import org.openqa.selenium.support.ui.Select;
  * range (workers in this JVM, over the master's TLS cluster port). The page's Range data column shows
  * a worker serving its range data with the blocks and log bytes its heartbeat reports, and "—" for a
  * worker that reports none (a lost one, or one without range data); a worker whose range data
- * was made for another range is marked refused, with a notice that names the remedy.
+ * was made for another range is marked refused, with a notice that names the remedy. A worker whose
+ * range data archives to a bucket (S3Proxy) shows its takeover fence; an admin resets it from the page
+ * only once no node of the worker is connected, confirmed by typing the worker id.
  */
 class ConsoleClusterTest {
     private static final LogDir LOGS = new LogDir("ConsoleClusterTest");
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String VIEWER_PASSWORD = "viewer-password-1";
     @TempDir
     static Path work;
     private static ServerProcess master;
@@ -145,6 +151,100 @@ class ConsoleClusterTest {
         }
     }
 
+    /**
+     * A worker whose range data archives to a bucket raises its takeover fence with its first serving
+     * heartbeat: the page shows the epoch, and offers no reset while the node is connected (the reason
+     * shown). Once it is lost the reset asks for the worker id; a node that connects while the dialog
+     * is open makes the server refuse it (409 on the page, the fence unchanged); after the node is
+     * gone again the reset drops the fence, audited.
+     */
+    private static void takeoverFence_resetByAnAdminOnlyWhileNoNodeIsConnected(ConsoleBrowser b) throws Exception {
+        By epochCell = By.cssSelector("[data-worker='fenced-host'] [data-test='worker-takeover-epoch']");
+        By reset = By.cssSelector("[data-worker='fenced-host'] [data-test='worker-fence-reset']");
+        Path token = token("fenced-host");
+        Path dir = work.resolve("fenced-host").resolve(WorkerRangeData.DIRECTORY);
+        try (S3ProxyFixture s3 = S3ProxyFixture.start(work.resolve("s3"));
+             WorkerRangeData archived = new WorkerRangeData(dir, new DataStore.Settings(dir.resolve("data"), 1L << 20, FsyncPolicy.COMMIT,
+                     64, 0), new WorkerRangeData.Archive(() -> S3ObjectStore.open(s3.settings("fence/")), LogCache.Settings.defaults(),
+                     Duration.ofSeconds(10)))) {
+            long id;
+            long epoch;
+            try (WorkerConnector w = worker("fenced-host", token, archived)) {
+                id = w.status().assignment().workerId();
+                await().atMost(Duration.ofSeconds(20)).until(() -> listed("fenced-host").get("takeoverEpoch").asLong() > 0);
+                epoch = listed("fenced-host").get("takeoverEpoch").asLong();
+                b.awaitText(epochCell, Long.toString(epoch));
+                assertThat(b.driver().findElement(By.cssSelector("[data-worker='fenced-host'] [data-test='worker-pbn-floor']")).getText())
+                        .as("no PBN heard handed out").isEqualTo("—");
+                // other-host stored a block: its floor is past it
+                String floor = listed("other-host").get("pbnFloor").asText();
+                assertThat(Long.parseLong(floor)).isGreaterThan(listed("other-host").get("pbnFirst").asLong());
+                b.awaitText(By.cssSelector("[data-worker='other-host'] [data-test='worker-pbn-floor']"), floor);
+                assertThat(b.driver().findElement(reset).isEnabled()).as("connected: no reset").isFalse();
+                assertThat(b.driver().findElement(reset).getAttribute("title")).contains("a node of this worker is connected");
+                assertThat(b.driver().findElement(By.cssSelector("[data-worker='fenced-host'] [data-test='worker-fence-reset-why']"))
+                        .getText()).isEqualTo("stop its nodes first");
+                b.screenshot("fence-connected");
+            }
+            b.awaitText(By.cssSelector("[data-worker='fenced-host'] [data-test='worker-state']"), "lost");
+            viewerSeesTheFenceButNoReset(b, epochCell, epoch);
+            b.awaitVisible(reset).click();
+            b.awaitText(By.cssSelector("dialog[open] [data-test='fence-reset-what']"), "took its range over at takeover epoch " + epoch);
+            assertThat(b.driver().findElement(By.cssSelector("dialog[open]")).getText()).contains("only if the node that took the range over is destroyed");
+            By ok = By.cssSelector("dialog[open] [data-test='confirm-ok']");
+            By typed = By.cssSelector("dialog[open] [data-test='fence-reset-id']");
+            assertThat(b.driver().findElement(ok).isEnabled()).as("nothing typed").isFalse();
+            b.driver().findElement(typed).sendKeys(Long.toString(id + 1));
+            assertThat(b.driver().findElement(ok).isEnabled()).as("another worker's id").isFalse();
+            b.driver().findElement(typed).clear();
+            b.driver().findElement(typed).sendKeys(Long.toString(id));
+            b.screenshot("fence-reset-dialog");
+
+            // the node comes back while the dialog is open: the server refuses, the page says why, nothing changes
+            try (WorkerConnector back = worker("fenced-host", token, archived)) {
+                b.driver().findElement(ok).click();
+                b.awaitText(ConsoleBrowser.test("problem"), "stop that node");
+                assertThat(b.driver().findElement(ConsoleBrowser.test("problem")).getText()).contains("Worker connected (HTTP 409)");
+                assertThat(listed("fenced-host").get("takeoverEpoch").asLong()).isEqualTo(epoch);
+            }
+            // lost the moment its connection ends: then the server takes the reset (the page may not have seen it up meanwhile)
+            await().atMost(Duration.ofSeconds(10)).until(() -> listed("fenced-host").get("state").asText().equals("lost"));
+            b.awaitText(By.cssSelector("[data-worker='fenced-host'] [data-test='worker-state']"), "lost");
+            b.awaitVisible(reset).click();
+            b.awaitVisible(typed).sendKeys(Long.toString(id));
+            b.driver().findElement(ok).click();
+            b.awaitText(ConsoleBrowser.test("notice"), "Worker " + id + "'s takeover fence at epoch " + epoch + " is reset");
+            b.awaitText(epochCell, "none");
+            assertThat(b.all(reset)).as("no fence, no reset").isEmpty();
+            assertThat(listed("fenced-host").get("takeoverEpoch").asLong()).isZero();
+            b.screenshot("fence-reset");
+            JsonNode audit = JSON.readTree(master.get("/api/v1/audit").body()).get("entries");
+            assertThat(audit).anySatisfy(e -> {
+                assertThat(e.get("action").asText()).isEqualTo("cluster.worker.fence-reset");
+                assertThat(e.get("result").asText()).isEqualTo("ok");
+                assertThat(e.get("target").asText()).isEqualTo("worker:" + id + " takeover-epoch:" + epoch);
+            });
+        }
+    }
+
+    /** {@code b} logged in again as a viewer: the fenced, lost worker's epoch is shown, and no reset (the title says who can); then as the admin again. */
+    private static void viewerSeesTheFenceButNoReset(ConsoleBrowser b, By epochCell, long epoch) {
+        HttpResponse<String> user = master.call("POST", "/api/v1/users", "{\"name\":\"fence-viewer\",\"role\":\"viewer\",\"password\":\""
+                + VIEWER_PASSWORD + "\"}");
+        assertThat(user.statusCode()).as(user.body()).isEqualTo(201);
+        b.driver().findElement(ConsoleBrowser.test("logout")).click();
+        b.awaitVisible(ConsoleBrowser.test("login-form"));
+        b.login("fence-viewer", VIEWER_PASSWORD);
+        b.go("cluster");
+        b.awaitText(epochCell, Long.toString(epoch));
+        assertThat(b.driver().findElement(epochCell).getAttribute("title")).contains("an admin can reset the fence on this page");
+        assertThat(b.all(ConsoleBrowser.test("worker-fence-reset"))).isEmpty();
+        b.driver().findElement(ConsoleBrowser.test("logout")).click();
+        b.awaitVisible(ConsoleBrowser.test("login-form"));
+        b.login("admin", ConsoleBrowser.initialAdminPassword(master));
+        b.go("cluster");
+    }
+
     private static JsonNode firstWorker() throws Exception {
         return JSON.readTree(master.get("/api/v1/cluster/workers").body()).get(0);
     }
@@ -218,6 +318,7 @@ class ConsoleClusterTest {
                 b.screenshot("replaced");
             }
             refusedRangeData_isAWarningWithItsRemedy(b);
+            takeoverFence_resetByAnAdminOnlyWhileNoNodeIsConnected(b);
         }
         String boundTo = firstWorker().get("tokenId").asText();
         JsonNode audit = JSON.readTree(master.get("/api/v1/audit").body()).get("entries");
