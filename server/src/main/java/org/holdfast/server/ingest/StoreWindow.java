@@ -103,8 +103,9 @@ final class StoreWindow {
     }
 
     /**
-     * For a session that ends uncommitted: lands every store that succeeds, waiting for each, and drops
-     * the failed ones (their blocks, if stored at all, are referenced by nothing: GC's). Throws nothing.
+     * For a session that ends uncommitted: lands every store that succeeds, waiting for each, drops the
+     * failed ones, and protects what landed: a block the guard never saw is one no sweep would ever
+     * see, while a protected one with no reference is freed once its grace has passed. Throws nothing.
      */
     void landWhatStored() {
         while (size > 0) {
@@ -114,7 +115,11 @@ final class StoreWindow {
                 // already reported by the landing that met it, or the session ends for another reason
             }
         }
-        landedCount = 0; // the session's end releases its protection anyway
+        try {
+            protectLanded();
+        } catch (RuntimeException e) {
+            // the guard's worker is gone too: its blocks wait for that worker's own GC, as a lost link's do
+        }
     }
 
     /** Protects the PBNs landed since the last call (one guard call). */
