@@ -3,6 +3,8 @@ package org.holdfast.server.ingest.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -11,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.protocol.Commit;
+import org.holdfast.common.protocol.Committed;
 import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.server.catalog.VolumeRecord;
@@ -19,6 +22,8 @@ import org.holdfast.server.engine.SungemFingerprintIndexTest;
 import org.holdfast.server.engine.SungemSettings;
 import org.holdfast.server.ingest.AgentDriver;
 import org.holdfast.server.ingest.IngestHarness;
+import org.holdfast.server.ingest.IngestSettings;
+import org.holdfast.server.ingest.SessionSpill;
 import org.holdfast.server.store.BlockHome;
 import org.holdfast.server.store.DataStore;
 import org.junit.jupiter.api.AfterEach;
@@ -56,10 +61,12 @@ class DataStoreWindowTest {
     }
 
     @BeforeEach
-    void start() {
+    void start() throws IOException {
+        Files.createDirectories(dir.resolve("spill"));
         SungemSettings settings = SungemFingerprintIndexTest.smallSettings();
         nodes = new TlsWorkerNodes(dir.resolve("cluster"), 2, settings, Clock.systemUTC(), true);
-        master = IngestHarness.withBlocks(dir.resolve("master"),
+        // checkpoints every 1,024 entries or so, so that a backup of a few thousand blocks meets them with stores in flight
+        master = IngestHarness.withBlocks(dir.resolve("master"), IngestSettings.loopback().withSpill(new SessionSpill(dir.resolve("spill"), 1024)),
                 (db, d) -> new RemoteFingerprintIndex(nodes.server().dedupLinks(), nodes.registry(), ClusterMode.NEAREST, settings),
                 () -> new DelegatingBlockHome(new WorkerBlockHome(nodes.server().rangeStores())) {
                     @Override
@@ -199,6 +206,24 @@ class DataStoreWindowTest {
         }
         assertRestores("v", 2, second);
         assertRestores("v", 1, first);
+    }
+
+    @Test
+    void backupSingleBlocks_checkpointsWhileStoresInFlight_everyBlockLandsAndRestoresBitForBit() {
+        // each ENTRIES run is answered and uploaded before the next: the next run's checkpoint meets the last run's stores in flight
+        byte[] img = new byte[3000 * BS];
+        new Random(7).nextBytes(img);
+        try (AgentDriver agent = new AgentDriver(master.port())) {
+            agent.hello();
+            agent.begin("s", BS, img.length, 0);
+            for (int from = 0; from < 3000; from += 500) {
+                agent.sendEntriesAndBlocks(img, BS, from, from + 500, false, null);
+            }
+            agent.send(new Commit(img.length));
+            assertThat(agent.expect(Committed.class).newBlocks()).isEqualTo(3000);
+        }
+        assertThat(workerBlocks()).as("every block on a worker, once").isEqualTo(3000);
+        assertRestores("s", 1, img);
     }
 
     @Test
