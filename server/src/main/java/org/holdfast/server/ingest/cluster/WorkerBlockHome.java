@@ -76,7 +76,7 @@ public final class WorkerBlockHome implements BlockHome {
      */
     public static final int MAX_STORES_IN_FLIGHT = 8;
 
-    // one of the master's settings would be a second knob for one concept: the constant is the setting
+    // MAX_STORES_IN_FLIGHT but where a measurement compares with one store at a time (no user setting: nobody needs to tune it)
     private final int storesInFlight;
 
     /** The workers' range stores of {@code stores}; a home for restores and the template of each session's. */

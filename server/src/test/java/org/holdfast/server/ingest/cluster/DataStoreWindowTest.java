@@ -157,6 +157,16 @@ class DataStoreWindowTest {
         }
     }
 
+    /** Backs up volume "v" as its snapshot 1 (frames of a 400-block image made from {@code seed}) and returns the image. */
+    private byte[] firstSnapshot(long seed) {
+        byte[] first = image(seed, 400);
+        try (AgentDriver agent = new AgentDriver(master.port())) {
+            agent.hello();
+            assertThat(agent.backupFrames("v", first, BS, FRAME_BLOCKS).sequence()).isEqualTo(1);
+        }
+        return first;
+    }
+
     /** Backs {@code img} up as frames and expects the session to fail as a worker that is unavailable. */
     private ErrorMessage failingBackup(String volume, byte[] img) {
         try (AgentDriver agent = new AgentDriver(master.port())) {
@@ -170,11 +180,7 @@ class DataStoreWindowTest {
 
     @Test
     void backup_workerDiesWithFiveStoresInFlight_failsNothingCommittedAndThePreviousSnapshotRestoresBitForBit() {
-        byte[] first = image(1, 400);
-        try (AgentDriver agent = new AgentDriver(master.port())) {
-            agent.hello();
-            assertThat(agent.backupFrames("v", first, BS, FRAME_BLOCKS).sequence()).isEqualTo(1);
-        }
+        byte[] first = firstSnapshot(1);
         int[] killed = {-1};
         disturbance = new Disturbance() {
             @Override
@@ -228,11 +234,7 @@ class DataStoreWindowTest {
 
     @Test
     void backup_workerRefusesTheThirdOfFiveStoresInFlight_sessionFailsCleanlyNothingCommitted() {
-        byte[] first = image(3, 400);
-        try (AgentDriver agent = new AgentDriver(master.port())) {
-            agent.hello();
-            assertThat(agent.backupFrames("v", first, BS, FRAME_BLOCKS).sequence()).isEqualTo(1);
-        }
+        byte[] first = firstSnapshot(3);
         long before = workerBlocks();
         disturbance = new Disturbance() {
             @Override
