@@ -61,7 +61,7 @@ import org.holdfast.server.verify.DamageReport;
  * parent comparison, payload verification and the data store use the real fingerprints.
  *
  * <h2>Order of durability at COMMIT</h2>
- * data store sync → possession index (pfs and domain keys of blocks stored or proven) →
+ * every store landed (its PBNs known, {@link StoreWindow}) → data store sync → possession index (pfs and domain keys of blocks stored or proven) →
  * {@link DedupStream#record} of every segment (blocks now durable) →
  * {@link SnapshotCommit} (one synced batch) → reference guard release → index flush. A crash at
  * any point leaves either no snapshot or a complete one, and never an index entry pointing at a
@@ -84,6 +84,8 @@ public final class BackupSession {
     private static final byte RESOLVED = 0;
     private static final byte AWAITING = 1;
     private static final byte FOLLOWS = 2;
+    // its payload checked and sent to be stored, its PBN not known yet (StoreWindow)
+    private static final byte STORING = 3;
     private static final int PARENT_SCAN_STEP_LIMIT = 64;
 
     private final long id;
@@ -96,6 +98,8 @@ public final class BackupSession {
     private final IngestServices services;
     // where this session's blocks go and its parent's fingerprints come from (services.blocks())
     private final BlockHome blocks;
+    // this session's appends of new blocks, some of which may wait for their PBNs
+    private final StoreWindow window;
     private final int segmentMax;
     private final DedupStream stream;
     private final DedupDomain domain;
@@ -208,6 +212,7 @@ public final class BackupSession {
         }
         this.services = services;
         this.blocks = services.blocks().forSession();
+        this.window = new StoreWindow(blocks, this::landed, services.referenceGuard(), id);
         this.segmentMax = segmentMax;
         this.segFps = new byte[segmentMax * Fingerprint.BYTES];
         this.segPbns = new long[segmentMax];
@@ -463,11 +468,10 @@ public final class BackupSession {
      * already decoded and hashed: each digest must equal the fingerprint sent for its LBN in ENTRIES.
      */
     void onBlocks(Blocks b, PayloadDigester.FrameDigests d) {
-        int protectedCount = 0;
         for (int i = 0; i < b.count(); i++) {
             if (b.codecs()[i] == PayloadCodec.ZSTD_FRAME) {
                 int m = b.frameMembers(i);
-                protectedCount = onFrame(b, d, i, m, protectedCount);
+                onFrame(b, d, i, m);
                 i += m - 1;
                 continue;
             }
@@ -494,11 +498,11 @@ public final class BackupSession {
             // Stored exactly as received; restore passes the same bytes back. The agent already tried
             // zstd on a raw payload (it sends raw only when zstd does not pay), so trying again here
             // would cost a compression per incompressible block for nothing.
-            protectedCount = store(idx, payload, 0, len, storedCodec, d.pfs, i * PossessionProof.PF_BYTES, protectedCount);
+            store(idx, payload, 0, len, storedCodec, d.pfs, i * PossessionProof.PF_BYTES);
         }
-        if (protectedCount > 0) {
-            services.referenceGuard().protect(id, protect, 0, protectedCount);
-        }
+        // what the workers answered meanwhile, protected in one call as before the window; the rest lands later
+        window.landAnswered();
+        window.protectLanded();
     }
 
     /** The index of the entry of {@code lbn} if it waits for its payload, else -1. */
@@ -513,7 +517,7 @@ public final class BackupSession {
      * frame of plain new blocks is stored as it came, as one frame; one with a member that proves a
      * stored candidate or repairs a bad block takes the per-block path, member by member.
      */
-    private int onFrame(Blocks b, PayloadDigester.FrameDigests d, int i, int m, int protectedCount) {
+    private void onFrame(Blocks b, PayloadDigester.FrameDigests d, int i, int m) {
         long first = b.lbns()[i];
         boolean plain = true;
         for (int k = 0; k < m; k++) {
@@ -545,27 +549,25 @@ public final class BackupSession {
             plain = badBlocks.holding(frameFps, k * Fingerprint.BYTES) == 0;
         }
         if (!plain) {
-            return onFrameMembers(b, d, i, m, protectedCount);
+            onFrameMembers(b, d, i, m);
+            return;
         }
         int len = b.copyPayload(i, payload, 0);
         long worker = storingWorker[frameIdx[0]];
-        long pbn = blocks.appendFrame(worker, frameFps, 0, m, payload, 0, len, blockSize);
-        storedBytes += len;
         for (int k = 0; k < m; k++) {
             int idx = frameIdx[k];
             storingWorker[idx] = worker; // the whole frame is in the first member's worker's range: its index learns them all
-            resolveStored(idx, pbn + k, true);
-            protect[protectedCount++] = pbn + k;
-            addProven(pbn + k, d.pfs, (i + k) * PossessionProof.PF_BYTES, idx * Fingerprint.BYTES);
+            state[idx] = STORING;
         }
-        return protectedCount;
+        window.appendFrame(worker, frameFps, 0, m, payload, 0, len, blockSize, frameIdx, d.pfs, i * PossessionProof.PF_BYTES);
+        storedBytes += len;
     }
 
     /**
      * The rare path of a verified frame: decodes it again here and handles each member like a single
      * block (proving a candidate, repairing a bad block, or stored alone, compressed at level 1).
      */
-    private int onFrameMembers(Blocks b, PayloadDigester.FrameDigests d, int i, int m, int protectedCount) {
+    private void onFrameMembers(Blocks b, PayloadDigester.FrameDigests d, int i, int m) {
         byte[] members = frameRaw();
         int len = b.copyPayload(i, payload, 0);
         codec.decompress(payload, 0, len, members, 0, m * blockSize);
@@ -576,11 +578,12 @@ public final class BackupSession {
                 continue;
             }
             int n = codec.compress(members, k * blockSize, blockSize, payload, 0);
-            protectedCount = n > 0
-                    ? store(idx, payload, 0, n, FormatVersions.CODEC_ZSTD, d.pfs, pfOff, protectedCount)
-                    : store(idx, members, k * blockSize, blockSize, FormatVersions.CODEC_RAW, d.pfs, pfOff, protectedCount);
+            if (n > 0) {
+                store(idx, payload, 0, n, FormatVersions.CODEC_ZSTD, d.pfs, pfOff);
+            } else {
+                store(idx, members, k * blockSize, blockSize, FormatVersions.CODEC_RAW, d.pfs, pfOff);
+            }
         }
-        return protectedCount;
     }
 
     /** If entry {@code idx}'s verified payload proves the content of its candidate PBN, refers to it and returns true. */
@@ -602,7 +605,7 @@ public final class BackupSession {
     }
 
     /** Stores entry {@code idx}'s verified payload: as the repair of a bad block, else as a new block. */
-    private int store(int idx, byte[] src, int off, int len, int storedCodec, byte[] pfs, int pfOff, int protectedCount) {
+    private void store(int idx, byte[] src, int off, int len, int storedCodec, byte[] pfs, int pfOff) {
         int fpOff = idx * Fingerprint.BYTES;
         long target = repairTarget(idx, fpOff);
         // in the store that holds the block: the master's own, or (data on workers) its worker's, whose mark goes after the commit
@@ -612,14 +615,17 @@ public final class BackupSession {
             storedBytes += len;
             repaired++;
             addProven(target, pfs, pfOff, fpOff);
-            return protectedCount;
+            return;
         }
-        long pbn = blocks.append(storingWorker[idx], fps, fpOff, src, off, len, storedCodec, blockSize);
-        resolveStored(idx, pbn, true);
+        state[idx] = STORING;
+        window.append(storingWorker[idx], fps, fpOff, src, off, len, storedCodec, blockSize, idx, pfs, pfOff);
         storedBytes += len;
-        protect[protectedCount++] = pbn;
-        addProven(pbn, pfs, pfOff, fpOff);
-        return protectedCount;
+    }
+
+    /** A new block of entry {@code idx} is stored at {@code pbn} (its store landed: {@link StoreWindow}). */
+    private void landed(int idx, long pbn, byte[] pfs, int pfOff) {
+        resolveStored(idx, pbn, true);
+        addProven(pbn, pfs, pfOff, idx * Fingerprint.BYTES);
     }
 
     /** Entry {@code idx} got its payload stored at {@code pbn}: a new block, or ({@code fresh} false) a repaired one. */
@@ -687,6 +693,7 @@ public final class BackupSession {
 
     /** COMMIT: makes the snapshot durable, recording what the agent said of its source's {@code consistency}. */
     Committed onCommit(long volumeBytes, Consistency consistency) {
+        window.landAll(); // every block of the snapshot acknowledged by its home before the sync and the catalog batch
         if (awaiting > 0) {
             throw new ProtocolException(ErrorCode.BAD_STATE, "COMMIT before every NEED was answered: " + awaiting + " payloads still missing");
         }
@@ -730,6 +737,7 @@ public final class BackupSession {
             return;
         }
         try {
+            window.landWhatStored();
             if ((newBlocks > 0 || proven > 0) && !recorded) {
                 blocks.sync();
                 recordPossession();
@@ -778,7 +786,7 @@ public final class BackupSession {
             for (int j = 0; j < len; j++) {
                 int idx = from + j;
                 long p = state[idx] == FOLLOWS && state[owner[idx]] == RESOLVED ? pbns[owner[idx]] : pbns[idx];
-                if (state[idx] == AWAITING || (state[idx] == FOLLOWS && state[owner[idx]] != RESOLVED)) {
+                if (state[idx] == AWAITING || state[idx] == STORING || (state[idx] == FOLLOWS && state[owner[idx]] != RESOLVED)) {
                     complete = false;
                     break;
                 }
@@ -837,6 +845,7 @@ public final class BackupSession {
      * Does nothing if the first entry still waits for its payload.
      */
     private void checkpoint() {
+        window.landAll(); // the prefix dropped below must hold no entry a store in flight still names
         int k = 0;
         while (k < count && (state[k] == RESOLVED || (state[k] == FOLLOWS && state[owner[k]] == RESOLVED))) {
             k++;

@@ -1,5 +1,7 @@
 package org.holdfast.server.store;
 
+import java.util.concurrent.CompletableFuture;
+
 /**
  * Where the blocks of backups live, as a backup session and a restore stream see it: the master's
  * own {@link DataStore} ({@link LocalBlockHome}), or the workers' range stores (data on workers,
@@ -37,6 +39,31 @@ public interface BlockHome {
 
     /** Appends one verified zstd frame of {@code members} blocks as one frame record and returns the first PBN; see {@link #append}. */
     long appendFrame(long worker, byte[] fps, int fpOff, int members, byte[] frame, int off, int storedLength, int blockSize);
+
+    /**
+     * How many appends one session may have in flight ({@link #startAppend}, {@link #startAppendFrame}):
+     * 1 for a home that answers an append at once (the session then calls {@link #append} and
+     * {@link #appendFrame} and waits for each).
+     */
+    default int storesInFlight() {
+        return 1;
+    }
+
+    /**
+     * Starts {@link #append} without waiting for the PBN: the future completes with it, or fails with
+     * what {@link #append} would throw. The caller's arrays may be reused at once. Not durable before
+     * {@link #sync()}, which the caller calls only once every future it started completed.
+     */
+    default CompletableFuture<Long> startAppend(long worker, byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec,
+                                                int rawLength) {
+        return CompletableFuture.completedFuture(append(worker, fps, fpOff, payload, off, storedLength, codec, rawLength));
+    }
+
+    /** Starts {@link #appendFrame} without waiting for the first PBN; see {@link #startAppend}. */
+    default CompletableFuture<Long> startAppendFrame(long worker, byte[] fps, int fpOff, int members, byte[] frame, int off, int storedLength,
+                                                     int blockSize) {
+        return CompletableFuture.completedFuture(appendFrame(worker, fps, fpOff, members, frame, off, storedLength, blockSize));
+    }
 
     /** Makes every block appended so far durable; called before the catalog batch that references them. */
     void sync();

@@ -305,6 +305,15 @@ public final class AgentDriver implements AutoCloseable {
     /** Backs up every LBN of {@code image}, the blocks asked for sent as zstd frames of up to {@code frameBlocks} blocks (protocol 4). */
     public Committed backupFrames(String volume, byte[] image, int blockSize, int frameBlocks) {
         BackupReady ready = begin(volume, blockSize, image.length, 0);
+        sendFrames(image, blockSize, frameBlocks);
+        send(new Commit(image.length));
+        Committed c = expect(Committed.class);
+        assertThat(c.sequence()).isEqualTo(ready.parentSequence() + 1);
+        return c;
+    }
+
+    /** After {@link #begin}: sends every LBN of {@code image} in ENTRIES, reads each NEED, uploads what is asked as zstd frames; no COMMIT. */
+    public void sendFrames(byte[] image, int blockSize, int frameBlocks) {
         int blocks = (int) ProtocolLimits.blockCount(image.length, blockSize);
         List<Need> needs = new ArrayList<>();
         for (int start = 0; start < blocks; start += ProtocolLimits.MAX_RUN_ENTRIES) {
@@ -351,10 +360,6 @@ public final class AgentDriver implements AutoCloseable {
                 b.close();
             }
         }
-        send(new Commit(image.length));
-        Committed c = expect(Committed.class);
-        assertThat(c.sequence()).isEqualTo(ready.parentSequence() + 1);
-        return c;
     }
 
     /**

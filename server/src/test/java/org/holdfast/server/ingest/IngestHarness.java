@@ -107,6 +107,12 @@ public final class IngestHarness implements AutoCloseable {
         return h;
     }
 
+    /** A harness with {@code settings} and the index {@code indexes} makes, whose blocks live where {@code blocks} says. */
+    public static IngestHarness withBlocks(Path dir, IngestSettings settings, BiFunction<MetadataDb, Path, FingerprintIndex> indexes,
+                                           Supplier<org.holdfast.server.store.BlockHome> blocks) {
+        return new IngestHarness(dir, 0, ReferenceGuard.NONE, settings, 1L << 20, 64, indexes, null, blocks);
+    }
+
     /** A harness with {@code settings} (exact index) whose blocks live where {@code blocks} says, asked anew at every start. */
     public static IngestHarness withBlocks(Path dir, IngestSettings settings, Supplier<org.holdfast.server.store.BlockHome> blocks) {
         return new IngestHarness(dir, 0, ReferenceGuard.NONE, settings, 1L << 20, 64, (db, d) -> new ExactFingerprintIndex(db), null, blocks);

@@ -27,8 +27,8 @@ import org.holdfast.server.store.StoredBlock;
  * of the worker whose dedup index records it; that worker not up now (its link or a data call was
  * lost, whatever else registered meanwhile) fails the store, never sends it to another; a session's
  * sync is a DATA_SYNC to every worker it stored on; a read or a fingerprint goes to the worker
- * whose range holds the PBN, in DATA_READs of at most {@value ProtocolLimits#MAX_DATA_READ} PBNs. A store waits for its answer (one call in flight per
- * session). A lost or refusing worker fails the call with {@link BlocksUnavailableException}, so the
+ * whose range holds the PBN, in DATA_READs of at most {@value ProtocolLimits#MAX_DATA_READ} PBNs. A session keeps up to {@link #MAX_STORES_IN_FLIGHT} stores in flight
+ * ({@link #startAppend}); it lands their PBNs in the order it sent them and syncs only once all landed. A lost or refusing worker fails the call with {@link BlocksUnavailableException}, so the
  * backup stops before its catalog batch and nothing is committed.
  *
  * <p>Fingerprints of a worker's PBNs (the parent comparison of an incremental, a candidate's proof)
@@ -66,6 +66,19 @@ public final class WorkerBlockHome implements BlockHome {
     // the workers this session stored on, each link once (identity: a worker that registered again is another link)
     private final List<RemoteRangeStore> storedOn = new ArrayList<>();
 
+    /**
+     * DATA_STOREs one session keeps in flight at most. One at a time paces a backup by the round trip
+     * plus the worker's check and append of each frame, with the link and the worker idle in between;
+     * 8 overlap those with the master's own work. Memory stays bounded: at most 8 copies of a stored
+     * frame or block (at most 1 MiB each) per session, and the worker's lane holds at most 64
+     * requests or 32 MiB before it pauses the link. The worker serves them in order on one thread,
+     * so a session's PBNs still rise in the order it sent its stores.
+     */
+    public static final int MAX_STORES_IN_FLIGHT = 8;
+
+    // MAX_STORES_IN_FLIGHT but where a measurement compares with one store at a time (no user setting: nobody needs to tune it)
+    private final int storesInFlight;
+
     /** The workers' range stores of {@code stores}; a home for restores and the template of each session's. */
     public WorkerBlockHome(RangeStores stores) {
         this(stores, null);
@@ -78,14 +91,23 @@ public final class WorkerBlockHome implements BlockHome {
 
     /** As {@link #WorkerBlockHome(RangeStores, RangeCopies)}, clearing the marks in {@code marks} of blocks repaired on their workers. */
     public WorkerBlockHome(RangeStores stores, RangeCopies copies, BadBlocks marks) {
+        this(stores, copies, marks, MAX_STORES_IN_FLIGHT);
+    }
+
+    /** As above, a session keeping at most {@code storesInFlight} DATA_STOREs in flight (1: the behaviour before the window, for measurements). */
+    WorkerBlockHome(RangeStores stores, RangeCopies copies, BadBlocks marks, int storesInFlight) {
+        if (storesInFlight < 1) {
+            throw new IllegalArgumentException("storesInFlight must be at least 1, not " + storesInFlight);
+        }
         this.stores = stores;
         this.copies = copies;
         this.marks = marks;
+        this.storesInFlight = storesInFlight;
     }
 
     @Override
     public BlockHome forSession() {
-        return new WorkerBlockHome(stores, copies, marks);
+        return new WorkerBlockHome(stores, copies, marks, storesInFlight);
     }
 
     @Override
@@ -94,19 +116,37 @@ public final class WorkerBlockHome implements BlockHome {
     }
 
     @Override
+    public int storesInFlight() {
+        return storesInFlight;
+    }
+
+    @Override
     public long append(long worker, byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec, int rawLength) {
+        return join(startAppend(worker, fps, fpOff, payload, off, storedLength, codec, rawLength));
+    }
+
+    @Override
+    public long appendFrame(long worker, byte[] fps, int fpOff, int members, byte[] frame, int off, int storedLength, int blockSize) {
+        return join(startAppendFrame(worker, fps, fpOff, members, frame, off, storedLength, blockSize));
+    }
+
+    @Override
+    public CompletableFuture<Long> startAppend(long worker, byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec,
+                                               int rawLength) {
         int wire = codec == FormatVersions.CODEC_ZSTD ? PayloadCodec.ZSTD : PayloadCodec.RAW;
         return store(worker, wire, rawLength, 1, Arrays.copyOfRange(fps, fpOff, fpOff + Fingerprint.BYTES),
                 Arrays.copyOfRange(payload, off, off + storedLength));
     }
 
     @Override
-    public long appendFrame(long worker, byte[] fps, int fpOff, int members, byte[] frame, int off, int storedLength, int blockSize) {
+    public CompletableFuture<Long> startAppendFrame(long worker, byte[] fps, int fpOff, int members, byte[] frame, int off, int storedLength,
+                                                    int blockSize) {
         return store(worker, PayloadCodec.ZSTD_FRAME, blockSize, members, Arrays.copyOfRange(fps, fpOff, fpOff + members * Fingerprint.BYTES),
                 Arrays.copyOfRange(frame, off, off + storedLength));
     }
 
-    private long store(long worker, int wireCodec, int blockSize, int count, byte[] fps, byte[] stored) {
+    /** Sends one DATA_STORE (its own copies of the bytes: the session reuses its buffers while the store is in flight). */
+    private CompletableFuture<Long> store(long worker, int wireCodec, int blockSize, int count, byte[] fps, byte[] stored) {
         if (worker == DedupStream.NO_WORKER) {
             throw new BlocksUnavailableException("the dedup engine names no storing worker for a block of this backup, and"
                     + " holdfast.cluster.data=workers keeps every block on a worker: use holdfast.dedup.engine=cluster; nothing of"
@@ -120,11 +160,16 @@ public final class WorkerBlockHome implements BlockHome {
                     + " data call was lost); the block goes to no other worker, and nothing of this backup is committed: bring the"
                     + " worker back (GET /api/v1/cluster) and run the backup again", null);
         }
-        long first = join(s.store(wireCodec, blockSize, count, fps, stored));
+        // listed before the answer: a sync after a failed store must not skip the worker that took the ones before it
         if (!storedOnContains(s)) {
             storedOn.add(s);
         }
-        return first;
+        return s.store(wireCodec, blockSize, count, fps, stored).handle((first, e) -> {
+            if (e != null) {
+                throw unavailable(e);
+            }
+            return first;
+        });
     }
 
     private boolean storedOnContains(RemoteRangeStore s) {
@@ -362,8 +407,13 @@ public final class WorkerBlockHome implements BlockHome {
             return call.join();
         } catch (CompletionException e) {
             Throwable c = e.getCause() == null ? e : e.getCause();
-            throw new BlocksUnavailableException(PendingCalls.reason(c) + " (holdfast.cluster.data=workers); nothing of a backup in"
-                    + " progress is committed, run it again once the worker is back", c);
+            throw c instanceof BlocksUnavailableException u ? u : unavailable(c);
         }
+    }
+
+    private static BlocksUnavailableException unavailable(Throwable e) {
+        Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+        return new BlocksUnavailableException(PendingCalls.reason(c) + " (holdfast.cluster.data=workers); nothing of a backup in"
+                + " progress is committed, run it again once the worker is back", c);
     }
 }
