@@ -1,0 +1,231 @@
+package org.holdfast.server.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.holdfast.server.api.TestTokens;
+import org.holdfast.common.id.VolumeId;
+import org.holdfast.common.protocol.Heartbeat;
+import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.catalog.CatalogBackupJobs;
+import org.holdfast.server.cluster.WorkerRegistry;
+import org.holdfast.server.cluster.WorkerStatus;
+import org.holdfast.server.ingest.AgentDriver;
+import org.holdfast.server.ingest.IngestServer;
+import org.holdfast.server.ingest.cluster.ClusterServer;
+import org.holdfast.server.ingest.cluster.WorkerConnector;
+import org.holdfast.server.ingest.cluster.WorkerRangeData;
+import org.holdfast.server.jobs.JobContext;
+import org.holdfast.server.security.ApiTokens;
+import org.holdfast.server.security.Role;
+import org.holdfast.server.security.VolumeScope;
+import org.holdfast.server.store.WorkerKeys;
+import org.holdfast.server.store.object.ObjectStore;
+import org.holdfast.server.store.object.S3ObjectStore;
+import org.holdfast.server.store.object.S3ProxyFixture;
+import org.holdfast.server.verify.Verifier;
+import org.holdfast.server.verify.VerifyScope;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.util.FileSystemUtils;
+
+/**
+ * A range taken over after the catalog backup, then the master lost (issue 18), end to end in this
+ * JVM (master and workers as Spring contexts, real ports and RocksDB, S3Proxy): a catalog backup;
+ * worker node tw-1 (epoch 1) stops and is thought dead, its disk kept; the same node name on an
+ * empty disk takes the range over at epoch 2 and commits more snapshots; the master's disk is lost
+ * and its catalog restored from the backup. Then (b) the old disk's node comes back first: the
+ * restored registry knows its name (same worker id), its fence predates the takeover, so the
+ * master registers it, and only the worker's bucket check refuses its store: it writes and deletes
+ * nothing in the bucket, and a restore through it is refused, never wrong bytes. (a) The
+ * replacement comes back: it registers under its old id, serves the range at epoch 2, every
+ * snapshot of the restored catalog restores bit for bit, a new backup commits and restores, verify
+ * is clean; and its report raises the master's fence, so the old node is refused by the master too.
+ */
+class TakeoverAfterCatalogBackupTest {
+    private static final Duration LOST_AFTER = Duration.ofSeconds(5);
+    private static final int BS = 4096;
+    private static final String NODE = "tw-1";
+
+    @TempDir
+    Path data;
+
+    private record Run(int code, String out, String err) {
+    }
+
+    private ConfigurableApplicationContext master(int clusterPort, S3ProxyFixture s3, Path backups) {
+        List<String> a = new ArrayList<>(List.of("--holdfast.cluster.role=master", "--holdfast.cluster.host=127.0.0.1",
+                "--holdfast.cluster.port=" + clusterPort, "--holdfast.cluster.heartbeat-interval=200ms", "--holdfast.dedup.engine=cluster",
+                "--holdfast.cluster.data=workers", "--holdfast.cluster.late-after=2s", "--holdfast.cluster.lost-after=" + LOST_AFTER.toMillis() + "ms",
+                "--holdfast.catalog.backup.directory=" + backups));
+        a.addAll(List.of(WorkerReplacementTest.s3(s3)));
+        return new SpringApplicationBuilder(HoldfastServer.class).run(WorkerReplacementTest.args(data.resolve("master"), a.toArray(String[]::new)));
+    }
+
+    private ConfigurableApplicationContext worker(String disk, int clusterPort, Path tokenFile, S3ProxyFixture s3) {
+        List<String> a = new ArrayList<>(List.of("--holdfast.cluster.role=worker", "--holdfast.cluster.host=127.0.0.1",
+                "--holdfast.cluster.master=127.0.0.1:" + clusterPort, "--holdfast.cluster.token-file=" + tokenFile,
+                "--holdfast.store.s3.node=" + NODE));
+        a.addAll(List.of(WorkerReplacementTest.s3(s3)));
+        return new SpringApplicationBuilder(HoldfastServer.class).run(WorkerReplacementTest.args(data.resolve(disk), a.toArray(String[]::new)));
+    }
+
+    private static AgentDriver agent(ConfigurableApplicationContext master) {
+        AgentDriver a = new AgentDriver(master.getBean(IngestServer.class).port(), TestTokens.issue(master, Role.AGENT));
+        a.hello();
+        return a;
+    }
+
+    /** The restored image, or null if the master refused the restore (an error, never other bytes). */
+    private static byte[] restoreOrRefused(ConfigurableApplicationContext master, String volume, long seq, List<String> refusals) {
+        try (AgentDriver a = agent(master)) {
+            return a.restore(volume, seq).image();
+        } catch (AssertionError | RuntimeException e) {
+            refusals.add(volume + "@" + seq + ": " + e.getMessage());
+            return null;
+        }
+    }
+
+    /** Tagged slow: six Spring contexts and a catalog restore; 100 s on the shared 2-core machine (first S3Proxy test in its JVM). */
+    @Test
+    @Tag("slow")
+    void rangeTakenOverAfterTheBackup_restoredMaster_oldNodeNeverServes_replacementServesEverySnapshotBitForBit() throws Exception {
+        int clusterPort = org.holdfast.common.ports.TestPorts.claim();
+        Path backups = data.resolve("catalog-backups");
+        S3ProxyFixture s3 = S3ProxyFixture.start(data.resolve("s3"));
+        byte[] a = WorkerReplacementTest.random(1, 32);
+        byte[] b = a.clone();
+        System.arraycopy(WorkerReplacementTest.random(2, 8), 0, b, 8 * BS, 8 * BS);
+        byte[] c = WorkerReplacementTest.random(3, 16);
+        long id;
+        Path tokenFile;
+        List<String> epochOneAtBackup;
+        try (ObjectStore bucket = S3ObjectStore.open(s3.settings(WorkerReplacementTest.PREFIX))) {
+            try (ConfigurableApplicationContext m1 = master(clusterPort, s3, backups)) {
+                String token = m1.getBean(ApiTokens.class).issue(new ApiTokens.TokenRequest("workers", Role.WORKER, VolumeScope.ALL,
+                        null, null), "test", "local").token();
+                tokenFile = Files.writeString(data.resolve("worker.token"), token + "\n");
+                ClusterServer cluster = m1.getBean(ClusterServer.class);
+                try (ConfigurableApplicationContext old = worker("w-old", clusterPort, tokenFile, s3)) {
+                    id = WorkerReplacementTest.awaitServing(old, cluster);
+                    try (AgentDriver agent = agent(m1)) {
+                        agent.backup("v1", a, BS, true);
+                    }
+                    assertThat(old.getBean(WorkerRangeData.class).epoch()).isEqualTo(1);
+                    CatalogBackupJobs jobs = m1.getBean(CatalogBackupJobs.class);
+                    jobs.submit("test");
+                    await().atMost(Duration.ofSeconds(30)).until(() -> jobs.list().size() == 1);
+                }
+                epochOneAtBackup = bucket.list(WorkerKeys.space(id, 1) + "/");
+                // the old host is thought dead (its disk kept, w-old); the same node name on an empty disk takes the range over
+                await().atMost(Duration.ofSeconds(30)).until(() -> cluster.rangeStores().up(id) == null);
+                try (ConfigurableApplicationContext repl = worker("w-new", clusterPort, tokenFile, s3)) {
+                    assertThat(WorkerReplacementTest.awaitServing(repl, cluster)).isEqualTo(id);
+                    await().atMost(Duration.ofSeconds(30)).until(() -> repl.getBean(WorkerRangeData.class).epoch() == 2);
+                    try (AgentDriver agent = agent(m1)) {
+                        assertThat(agent.backup("v1", b, BS, true).sequence()).isEqualTo(2);
+                        agent.backup("v2", c, BS, true);
+                    }
+                    assertThat(m1.getBean(WorkerRegistry.class).fence(id).archiveEpoch()).as("the lost master heard the takeover")
+                            .isEqualTo(2);
+                }
+            }
+            List<String> beforeRestore = bucket.list(WorkerKeys.prefix(id));
+            assertThat(beforeRestore).as("the takeover's logs").anyMatch(k -> k.startsWith(WorkerKeys.space(id, 2) + "/logs/"));
+
+            // the master's disk is lost; its catalog comes back from the backup (taken before the takeover)
+            Path masterDir = data.resolve("master");
+            FileSystemUtils.deleteRecursively(masterDir);
+            Files.createDirectories(masterDir);
+            List<String> restoreArgs = new ArrayList<>(List.of("--data-dir", masterDir.toString(), "--from", backups.toString()));
+            restoreArgs.addAll(List.of(WorkerReplacementTest.s3(s3)));
+            Run restored = tool(restoreArgs.toArray(String[]::new));
+            assertThat(restored.code()).as(restored.err() + restored.out()).isZero();
+            assertThat(restored.out()).contains("workers [" + id + "] are FENCED");
+
+            try (ConfigurableApplicationContext m2 = master(clusterPort, s3, backups)) {
+                WorkerRegistry registry = m2.getBean(WorkerRegistry.class);
+                assertThat(registry.fence(id).archiveEpoch()).as("the restored fence predates the takeover: below the bucket's epoch 2")
+                        .isLessThan(2);
+                List<String> refusals = new ArrayList<>();
+
+                // (b) the old node (range data at epoch 1) comes back first: the master registers it (its name is known, its
+                // epoch not below the restored fence); the worker's bucket check refuses its store
+                try (ConfigurableApplicationContext old = worker("w-old", clusterPort, tokenFile, s3)) {
+                    WorkerConnector connector = old.getBean(WorkerConnector.class);
+                    await().atMost(Duration.ofSeconds(60)).until(() -> connector.status().assignment() != null);
+                    assertThat(connector.status().assignment().workerId()).as("the same id: the restored registry knows its name")
+                            .isEqualTo(id);
+                    WorkerRangeData range = old.getBean(WorkerRangeData.class);
+                    await().atMost(Duration.ofSeconds(30)).until(() -> range.report().state() == Heartbeat.RangeData.REFUSED);
+                    assertThat(range.store()).as("serves nothing").isNull();
+                    byte[] got = restoreOrRefused(m2, "v1", 1, refusals);
+                    assertThat(got == null || Arrays.equals(got, a)).as("v1@1 through the old node: refused or right, never wrong")
+                            .isTrue();
+                    assertThat(got).as("refused: " + refusals).isNull();
+                    assertThat(bucket.list(WorkerKeys.prefix(id))).as("the old node wrote and deleted nothing").isEqualTo(beforeRestore);
+                    assertThat(registry.fence(id).archiveEpoch()).as("a refused store raises nothing").isLessThan(2);
+                }
+
+                // (a) the replacement (range data at epoch 2) comes back: registered under its old id, it serves the range
+                ClusterServer cluster = m2.getBean(ClusterServer.class);
+                await().atMost(Duration.ofSeconds(30)).until(() -> cluster.rangeStores().up(id) == null);
+                try (ConfigurableApplicationContext repl = worker("w-new", clusterPort, tokenFile, s3)) {
+                    assertThat(WorkerReplacementTest.awaitServing(repl, cluster)).isEqualTo(id);
+                    await().atMost(Duration.ofSeconds(30)).until(() -> repl.getBean(WorkerRangeData.class).epoch() == 2);
+                    assertThat(restoreOrRefused(m2, "v1", 1, refusals)).as("v1@1, the backup's: " + refusals).isEqualTo(a);
+                    assertThat(m2.getBean(Catalog.class).volume(new VolumeId("v2"))).as("committed after the backup: lost").isEmpty();
+                    try (AgentDriver agent = agent(m2)) {
+                        // v1 again with b's bytes: its blocks are on the worker from the lost snapshot v1@2 (dedup may name them)
+                        long seq = agent.backup("v1", b, BS, true).sequence();
+                        assertThat(agent.restore("v1", seq).image()).isEqualTo(b);
+                        long seq2 = agent.backup("v3", c, BS, true).sequence();
+                        assertThat(agent.restore("v3", seq2).image()).isEqualTo(c);
+                        assertThat(agent.restore("v1", 1).image()).isEqualTo(a);
+                    }
+                    Verifier.Report verified = m2.getBean(Verifier.class).run(VerifyScope.all(), true, JobContext.NONE);
+                    assertThat(verified.badBlocks() + verified.unreadableNow()).as(verified.toString()).isZero();
+                    await().atMost(Duration.ofSeconds(10)).until(() -> registry.fence(id).archiveEpoch() == 2);
+                }
+                List<String> afterReplacement = bucket.list(WorkerKeys.prefix(id));
+                assertThat(afterReplacement).as("epoch 1's logs stay: the adopted ones").containsAll(epochOneAtBackup.stream()
+                        .filter(k -> k.contains("/logs/")).toList());
+
+                // the old node again: now the master refuses it (the fence the replacement raised)
+                await().atMost(Duration.ofSeconds(30)).until(() -> cluster.rangeStores().up(id) == null);
+                try (ConfigurableApplicationContext old = worker("w-old", clusterPort, tokenFile, s3)) {
+                    WorkerConnector connector = old.getBean(WorkerConnector.class);
+                    await().atMost(Duration.ofSeconds(60)).until(() -> {
+                        WorkerStatus st = connector.status();
+                        return st.lastError() != null && st.lastError().contains("taken over at epoch 2");
+                    });
+                    assertThat(old.getBean(WorkerRangeData.class).store()).isNull();
+                    assertThat(bucket.list(WorkerKeys.prefix(id))).as("nothing written or deleted").isEqualTo(afterReplacement);
+                }
+            }
+        } finally {
+            s3.close();
+        }
+    }
+
+    private static Run tool(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = CatalogRestoreTool.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), Clock.systemUTC());
+        return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+}
