@@ -255,6 +255,7 @@ public final class CatalogRestoreTool implements Callable<Integer> {
             }
             if (workers != null) {
                 WorkersRestoreNotes.print(workers, dd.root(), out);
+                WorkersRestoreNotes.printFences(objects == null ? null : RestoredTakeoverFences.raise(db, objects), out);
             }
             if (GcBookkeepingMode.recorded(db) == GcBookkeepingMode.OFF) {
                 out.println("  GC bookkeeping is off in this store: no GC metadata to rebuild");
