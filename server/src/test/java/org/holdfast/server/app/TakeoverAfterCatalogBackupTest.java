@@ -100,7 +100,7 @@ class TakeoverAfterCatalogBackupTest {
         }
     }
 
-    /** Tagged slow: seven Spring contexts and a catalog restore; 48 s alone in its JVM, 100 s with the machine shared. */
+    /** Tagged slow: six Spring contexts and a catalog restore; 48 s alone in its JVM, 100 s with the machine shared. */
     @Test
     @Tag("slow")
     void rangeTakenOverAfterTheBackup_restoredMaster_oldNodeNeverServes_replacementServesEverySnapshotBitForBit() throws Exception {
