@@ -61,9 +61,19 @@ class TakeoverAfterCatalogBackupTest {
     private static final Duration LOST_AFTER = Duration.ofSeconds(5);
     private static final int BS = 4096;
     private static final String NODE = "tw-1";
+    /** v1@1, in the catalog backup. */
+    private static final byte[] A = WorkerReplacementTest.random(1, 32);
+    /** v1@2, after the backup: a quarter of A's blocks changed. */
+    private static final byte[] B = A.clone();
+
+    static {
+        System.arraycopy(WorkerReplacementTest.random(2, 8), 0, B, 8 * BS, 8 * BS);
+    }
 
     @TempDir
     Path data;
+    /** The workers' token file, written once the first master runs. */
+    private Path tokenFile;
 
     private record Run(int code, String out, String err) {
     }
@@ -71,10 +81,11 @@ class TakeoverAfterCatalogBackupTest {
     private ConfigurableApplicationContext master(int clusterPort, S3ProxyFixture s3, Path backups) {
         List<String> a = new ArrayList<>(List.of("--holdfast.cluster.role=master", "--holdfast.cluster.host=127.0.0.1",
                 "--holdfast.cluster.port=" + clusterPort, "--holdfast.cluster.heartbeat-interval=200ms", "--holdfast.dedup.engine=cluster",
-                "--holdfast.cluster.data=workers", "--holdfast.cluster.late-after=2s", "--holdfast.cluster.lost-after=" + LOST_AFTER.toMillis() + "ms",
-                "--holdfast.catalog.backup.directory=" + backups));
+                "--holdfast.cluster.data=workers", "--holdfast.cluster.late-after=2s",
+                "--holdfast.cluster.lost-after=" + LOST_AFTER.toMillis() + "ms", "--holdfast.catalog.backup.directory=" + backups));
         a.addAll(List.of(WorkerReplacementTest.s3(s3)));
-        return new SpringApplicationBuilder(HoldfastServer.class).run(WorkerReplacementTest.args(data.resolve("master"), a.toArray(String[]::new)));
+        return new SpringApplicationBuilder(HoldfastServer.class).run(WorkerReplacementTest.args(data.resolve("master"),
+                a.toArray(String[]::new)));
     }
 
     private ConfigurableApplicationContext worker(String disk, int clusterPort, Path tokenFile, S3ProxyFixture s3) {
@@ -86,7 +97,8 @@ class TakeoverAfterCatalogBackupTest {
                 "--holdfast.cluster.master=127.0.0.1:" + clusterPort, "--holdfast.cluster.token-file=" + tokenFile,
                 "--holdfast.store.s3.node=" + node));
         a.addAll(List.of(WorkerReplacementTest.s3(s3)));
-        return new SpringApplicationBuilder(HoldfastServer.class).run(WorkerReplacementTest.args(data.resolve(disk), a.toArray(String[]::new)));
+        return new SpringApplicationBuilder(HoldfastServer.class).run(WorkerReplacementTest.args(data.resolve(disk),
+                a.toArray(String[]::new)));
     }
 
     private static AgentDriver agent(ConfigurableApplicationContext master) {
@@ -105,36 +117,25 @@ class TakeoverAfterCatalogBackupTest {
         }
     }
 
-    /** Tagged slow (the class: 38 s): six Spring contexts and a catalog restore; 21 s after the other, 48 s first in its JVM, 100 s on a loaded machine. */
+    /**
+     * Tagged slow (the class: 38 to 48 s): six Spring contexts and a catalog restore; 21 to 27 s after the other,
+     * 48 s first in its JVM, 100 s on a loaded machine.
+     */
     @Test
     @Tag("slow")
     void rangeTakenOverAfterTheBackup_restoredMaster_oldNodeNeverServes_replacementServesEverySnapshotBitForBit() throws Exception {
         int clusterPort = org.holdfast.common.ports.TestPorts.claim();
         Path backups = data.resolve("catalog-backups");
         S3ProxyFixture s3 = S3ProxyFixture.start(data.resolve("s3"));
-        byte[] a = WorkerReplacementTest.random(1, 32);
-        byte[] b = a.clone();
-        System.arraycopy(WorkerReplacementTest.random(2, 8), 0, b, 8 * BS, 8 * BS);
+        byte[] a = A;
+        byte[] b = B;
         byte[] c = WorkerReplacementTest.random(3, 16);
         long id;
-        Path tokenFile;
         List<String> epochOneAtBackup;
         try (ObjectStore bucket = S3ObjectStore.open(s3.settings(WorkerReplacementTest.PREFIX))) {
             try (ConfigurableApplicationContext m1 = master(clusterPort, s3, backups)) {
-                String token = m1.getBean(ApiTokens.class).issue(new ApiTokens.TokenRequest("workers", Role.WORKER, VolumeScope.ALL,
-                        null, null), "test", "local").token();
-                tokenFile = Files.writeString(data.resolve("worker.token"), token + "\n");
                 ClusterServer cluster = m1.getBean(ClusterServer.class);
-                try (ConfigurableApplicationContext old = worker("w-old", clusterPort, tokenFile, s3)) {
-                    id = WorkerReplacementTest.awaitServing(old, cluster);
-                    try (AgentDriver agent = agent(m1)) {
-                        agent.backup("v1", a, BS, true);
-                    }
-                    assertThat(old.getBean(WorkerRangeData.class).epoch()).isEqualTo(1);
-                    CatalogBackupJobs jobs = m1.getBean(CatalogBackupJobs.class);
-                    jobs.submit("test");
-                    await().atMost(Duration.ofSeconds(30)).until(() -> jobs.list().size() == 1);
-                }
+                id = backedUpThenNodeLost(m1, clusterPort, s3, a);
                 epochOneAtBackup = bucket.list(WorkerKeys.space(id, 1) + "/");
                 // the old host is thought dead (its disk kept, w-old); the same node name on an empty disk takes the range over
                 await().atMost(Duration.ofSeconds(30)).until(() -> cluster.rangeStores().up(id) == null);
@@ -153,13 +154,7 @@ class TakeoverAfterCatalogBackupTest {
             assertThat(beforeRestore).as("the takeover's logs").anyMatch(k -> k.startsWith(WorkerKeys.space(id, 2) + "/logs/"));
 
             // the master's disk is lost; its catalog comes back from the backup (taken before the takeover)
-            Path masterDir = data.resolve("master");
-            FileSystemUtils.deleteRecursively(masterDir);
-            Files.createDirectories(masterDir);
-            List<String> restoreArgs = new ArrayList<>(List.of("--data-dir", masterDir.toString(), "--from", backups.toString()));
-            restoreArgs.addAll(List.of(WorkerReplacementTest.s3(s3)));
-            Run restored = tool(restoreArgs.toArray(String[]::new));
-            assertThat(restored.code()).as(restored.err() + restored.out()).isZero();
+            Run restored = restoreLostMaster(s3, backups);
             assertThat(restored.out()).contains("workers [" + id + "] are FENCED", "worker " + id + " was taken over after the backup:"
                     + " its takeover fence is raised from epoch 1 to the bucket's 2");
 
@@ -170,19 +165,10 @@ class TakeoverAfterCatalogBackupTest {
 
                 // (b) the old node (range data at epoch 1) comes back first: the restored registry knows its name (the same
                 // worker id), and the master refuses it at REGISTER; its store never opens
-                try (ConfigurableApplicationContext old = worker("w-old", clusterPort, tokenFile, s3)) {
-                    WorkerConnector connector = old.getBean(WorkerConnector.class);
-                    await().atMost(Duration.ofSeconds(60)).until(() -> {
-                        WorkerStatus st = connector.status();
-                        return st.lastError() != null && st.lastError().contains("taken over at epoch 2");
-                    });
-                    assertThat(connector.status().assignment()).as("never registered").isNull();
-                    assertThat(old.getBean(WorkerRangeData.class).store()).as("serves nothing").isNull();
-                    byte[] got = restoreOrRefused(m2, "v1", 1, refusals);
-                    assertThat(got == null || Arrays.equals(got, a)).as("v1@1 while no node serves: refused or right, never wrong")
-                            .isTrue();
-                    assertThat(bucket.list(WorkerKeys.prefix(id))).as("the old node wrote and deleted nothing").isEqualTo(beforeRestore);
-                }
+                oldNodeRefusedByTheMaster(clusterPort, s3);
+                byte[] got = restoreOrRefused(m2, "v1", 1, refusals);
+                assertThat(got == null || Arrays.equals(got, a)).as("v1@1 while no node serves: refused or right, never wrong").isTrue();
+                assertThat(bucket.list(WorkerKeys.prefix(id))).as("the old node wrote and deleted nothing").isEqualTo(beforeRestore);
 
                 // (a) the replacement (range data at epoch 2) comes back: registered under its old id, it serves the range
                 ClusterServer cluster = m2.getBean(ClusterServer.class);
@@ -219,31 +205,18 @@ class TakeoverAfterCatalogBackupTest {
      * of the restored catalog bit for bit.
      */
     @Test
-    @Tag("slow") // six Spring contexts and a catalog restore: 17 s after the other, 26 s first in its JVM
+    @Tag("slow") // six Spring contexts and a catalog restore: 17 to 21 s after the other, 26 s first in its JVM
     void rangeReplacedByAnotherNodeAfterTheBackup_restoredMaster_replacementRefused_replacedAgainServesBitForBit() throws Exception {
         int clusterPort = org.holdfast.common.ports.TestPorts.claim();
         Path backups = data.resolve("catalog-backups");
         S3ProxyFixture s3 = S3ProxyFixture.start(data.resolve("s3"));
-        byte[] a = WorkerReplacementTest.random(1, 32);
-        byte[] b = a.clone();
-        System.arraycopy(WorkerReplacementTest.random(2, 8), 0, b, 8 * BS, 8 * BS);
+        byte[] a = A;
+        byte[] b = B;
         long id;
-        Path tokenFile;
         try (ObjectStore bucket = S3ObjectStore.open(s3.settings(WorkerReplacementTest.PREFIX))) {
             try (ConfigurableApplicationContext m1 = master(clusterPort, s3, backups)) {
-                String token = m1.getBean(ApiTokens.class).issue(new ApiTokens.TokenRequest("workers", Role.WORKER, VolumeScope.ALL,
-                        null, null), "test", "local").token();
-                tokenFile = Files.writeString(data.resolve("worker.token"), token + "\n");
                 ClusterServer cluster = m1.getBean(ClusterServer.class);
-                try (ConfigurableApplicationContext old = worker("w-old", clusterPort, tokenFile, s3)) {
-                    id = WorkerReplacementTest.awaitServing(old, cluster);
-                    try (AgentDriver agent = agent(m1)) {
-                        agent.backup("v1", a, BS, true);
-                    }
-                    CatalogBackupJobs jobs = m1.getBean(CatalogBackupJobs.class);
-                    jobs.submit("test");
-                    await().atMost(Duration.ofSeconds(30)).until(() -> jobs.list().size() == 1);
-                }
+                id = backedUpThenNodeLost(m1, clusterPort, s3, a);
                 WorkerRegistry registry = m1.getBean(WorkerRegistry.class);
                 // replaced once the master dropped the old node's connection (refused while it holds it)
                 await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> registry.replace(id, "tw-2") != null);
@@ -256,13 +229,7 @@ class TakeoverAfterCatalogBackupTest {
                 }
             }
             List<String> beforeRestore = bucket.list(WorkerKeys.prefix(id));
-            Path masterDir = data.resolve("master");
-            FileSystemUtils.deleteRecursively(masterDir);
-            Files.createDirectories(masterDir);
-            List<String> restoreArgs = new ArrayList<>(List.of("--data-dir", masterDir.toString(), "--from", backups.toString()));
-            restoreArgs.addAll(List.of(WorkerReplacementTest.s3(s3)));
-            Run restored = tool(restoreArgs.toArray(String[]::new));
-            assertThat(restored.code()).as(restored.err() + restored.out()).isZero();
+            Run restored = restoreLostMaster(s3, backups);
             assertThat(restored.out()).contains("its takeover fence is raised from epoch 1 to the bucket's 2");
 
             try (ConfigurableApplicationContext m2 = master(clusterPort, s3, backups)) {
@@ -278,14 +245,7 @@ class TakeoverAfterCatalogBackupTest {
                     assertThat(range.store()).isNull();
                 }
                 // the old node: refused by the master
-                try (ConfigurableApplicationContext old = worker("w-old", clusterPort, tokenFile, s3)) {
-                    WorkerConnector connector = old.getBean(WorkerConnector.class);
-                    await().atMost(Duration.ofSeconds(60)).until(() -> {
-                        WorkerStatus st = connector.status();
-                        return st.lastError() != null && st.lastError().contains("taken over at epoch 2");
-                    });
-                    assertThat(old.getBean(WorkerRangeData.class).store()).isNull();
-                }
+                oldNodeRefusedByTheMaster(clusterPort, s3);
                 assertThat(bucket.list(WorkerKeys.prefix(id))).as("neither wrote nor deleted anything").isEqualTo(beforeRestore);
 
                 // replaced again: a third node takes the range over at epoch 3
@@ -304,6 +264,53 @@ class TakeoverAfterCatalogBackupTest {
             }
         } finally {
             s3.close();
+        }
+    }
+
+    /**
+     * With master {@code m1} up: the first node (range data in w-old) backs {@code image} up as v1@1, a
+     * catalog backup is taken, and the node stops (its host thought dead, its disk kept); its worker id.
+     */
+    private long backedUpThenNodeLost(ConfigurableApplicationContext m1, int clusterPort, S3ProxyFixture s3, byte[] image)
+            throws Exception {
+        String token = m1.getBean(ApiTokens.class).issue(new ApiTokens.TokenRequest("workers", Role.WORKER, VolumeScope.ALL,
+                null, null), "test", "local").token();
+        tokenFile = Files.writeString(data.resolve("worker.token"), token + "\n");
+        try (ConfigurableApplicationContext old = worker("w-old", clusterPort, tokenFile, s3)) {
+            long id = WorkerReplacementTest.awaitServing(old, m1.getBean(ClusterServer.class));
+            try (AgentDriver agent = agent(m1)) {
+                agent.backup("v1", image, BS, true);
+            }
+            assertThat(old.getBean(WorkerRangeData.class).epoch()).isEqualTo(1);
+            CatalogBackupJobs jobs = m1.getBean(CatalogBackupJobs.class);
+            jobs.submit("test");
+            await().atMost(Duration.ofSeconds(30)).until(() -> jobs.list().size() == 1);
+            return id;
+        }
+    }
+
+    /** The master's disk lost: its catalog restored from {@code backups} with the bucket's settings (exit 0). */
+    private Run restoreLostMaster(S3ProxyFixture s3, Path backups) throws Exception {
+        Path masterDir = data.resolve("master");
+        FileSystemUtils.deleteRecursively(masterDir);
+        Files.createDirectories(masterDir);
+        List<String> restoreArgs = new ArrayList<>(List.of("--data-dir", masterDir.toString(), "--from", backups.toString()));
+        restoreArgs.addAll(List.of(WorkerReplacementTest.s3(s3)));
+        Run restored = tool(restoreArgs.toArray(String[]::new));
+        assertThat(restored.code()).as(restored.err() + restored.out()).isZero();
+        return restored;
+    }
+
+    /** The old node (w-old, range data at epoch 1) started: the master refuses it, so it never registers nor opens its store. */
+    private void oldNodeRefusedByTheMaster(int clusterPort, S3ProxyFixture s3) {
+        try (ConfigurableApplicationContext old = worker("w-old", clusterPort, tokenFile, s3)) {
+            WorkerConnector connector = old.getBean(WorkerConnector.class);
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                WorkerStatus st = connector.status();
+                return st.lastError() != null && st.lastError().contains("taken over at epoch 2");
+            });
+            assertThat(connector.status().assignment()).as("never registered").isNull();
+            assertThat(old.getBean(WorkerRangeData.class).store()).as("serves nothing").isNull();
         }
     }
 
