@@ -56,7 +56,8 @@ import picocli.CommandLine.Unmatched;
  * fingerprint and location, which the restored catalog lacks for such a PBN, and the PBN is never
  * handed out again. On a master with {@code holdfast.cluster.data=workers} it also drops the GC
  * outbox, moves GC operation ids past the workers' and fences every worker's counts until they are
- * rebuilt from the restored catalog ({@link RestoredWorkerCounts}). Exit codes: 0 restored, 2 bad arguments or unknown backup (nothing changed),
+ * rebuilt from the restored catalog ({@link RestoredWorkerCounts}), and, given the bucket, raises each
+ * worker's takeover fence to the bucket's epoch ({@link RestoredTakeoverFences}). Exit codes: 0 restored, 2 bad arguments or unknown backup (nothing changed),
  * 3 could not run (see the message; where the old catalog went is printed).
  */
 @Command(name = "catalog-restore", sortOptions = false,
@@ -255,6 +256,7 @@ public final class CatalogRestoreTool implements Callable<Integer> {
             }
             if (workers != null) {
                 WorkersRestoreNotes.print(workers, dd.root(), out);
+                WorkersRestoreNotes.printFences(objects == null ? null : RestoredTakeoverFences.raise(db, objects), out);
             }
             if (GcBookkeepingMode.recorded(db) == GcBookkeepingMode.OFF) {
                 out.println("  GC bookkeeping is off in this store: no GC metadata to rebuild");

@@ -2,6 +2,7 @@ package org.holdfast.server.app;
 
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.List;
 import org.holdfast.server.gc.RestoredWorkerCounts;
 
 /** What {@code catalog-restore} prints about the workers of a master with {@code data=workers}: what it did, and each next step. */
@@ -31,5 +32,19 @@ final class WorkersRestoreNotes {
         out.println("  then run verify (POST /api/v1/verify): snapshots deleted after the backup whose blocks a worker freed are named"
                 + " damaged; a node that is not in the restored registry must not be started as a worker (docs/operations.md,"
                 + " \"Recover a lost master of a data=workers cluster\")");
+    }
+
+    /** The takeover fences raised from the bucket ({@code raised} null: no bucket settings given, nothing checked). */
+    static void printFences(List<RestoredTakeoverFences.Raised> raised, PrintStream out) {
+        if (raised == null) {
+            out.println("  takeover fences not checked against a bucket (no --holdfast.store.s3.* settings given): if the workers"
+                    + " archive to one, a node whose range was taken over after the backup registers again and only its own check"
+                    + " of the bucket keeps it from serving; run catalog-restore again with the bucket's settings");
+            return;
+        }
+        for (RestoredTakeoverFences.Raised r : raised) {
+            out.println("  worker " + r.workerId() + " was taken over after the backup: its takeover fence is raised from epoch "
+                    + r.from() + " to the bucket's " + r.to() + "; a node of it whose range data is older is refused");
+        }
     }
 }

@@ -57,12 +57,12 @@ class WorkerReplacementTest {
     /** The master's lost-after: a copy of a lost worker's range is made once the worker has been away this long. */
     private static final Duration LOST_AFTER = Duration.ofSeconds(5); // above the workers' upload-stall-timeout (3s), as a real master's is
     private static final int BS = 4096;
-    private static final String PREFIX = "replace/";
+    static final String PREFIX = "replace/";
 
     @TempDir
     Path data;
 
-    private static String[] args(Path dir, String... more) {
+    static String[] args(Path dir, String... more) {
         List<String> a = new ArrayList<>(List.of("--holdfast.data-dir=" + dir, "--server.port=0", "--server.address=127.0.0.1",
                 "--holdfast.ingest.host=127.0.0.1", "--holdfast.ingest.port=0", "--holdfast.store.min-free-space=0",
                 "--holdfast.tls.enabled=false", "--spring.main.banner-mode=off", "--holdfast.gc.interval=1h"));
@@ -70,13 +70,13 @@ class WorkerReplacementTest {
         return a.toArray(String[]::new);
     }
 
-    private static String[] s3(S3ProxyFixture s3) {
+    static String[] s3(S3ProxyFixture s3) {
         return new String[] {"--holdfast.store.backend=s3", "--holdfast.store.s3.endpoint=" + s3.endpoint(),
             "--holdfast.store.s3.bucket=" + s3.bucket(), "--holdfast.store.s3.prefix=" + s3.prefix(PREFIX),
             "--holdfast.store.s3.credentials-file=" + s3.settings("").credentialsFile(), "--holdfast.store.s3.upload-stall-timeout=3s"};
     }
 
-    private static byte[] random(long seed, int blocks) {
+    static byte[] random(long seed, int blocks) {
         byte[] b = new byte[blocks * BS];
         new Random(seed).nextBytes(b);
         return b;
@@ -90,7 +90,7 @@ class WorkerReplacementTest {
         return new SpringApplicationBuilder(HoldfastServer.class).run(a.toArray(String[]::new));
     }
 
-    private static long awaitServing(ConfigurableApplicationContext w, ClusterServer cluster) {
+    static long awaitServing(ConfigurableApplicationContext w, ClusterServer cluster) {
         await().atMost(Duration.ofSeconds(60)).until(() -> {
             var a = w.getBean(WorkerConnector.class).status().assignment();
             return a != null && cluster.rangeStores().up(a.workerId()) != null && cluster.gcGuards().up(a.workerId()) != null;
@@ -197,7 +197,7 @@ class WorkerReplacementTest {
         }
     }
 
-    private static void deleteTree(Path dir) throws Exception {
+    static void deleteTree(Path dir) throws Exception {
         try (Stream<Path> all = Files.walk(dir)) {
             for (Path p : (Iterable<Path>) all.sorted(Comparator.reverseOrder())::iterator) {
                 Files.delete(p);
