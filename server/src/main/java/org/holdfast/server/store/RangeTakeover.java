@@ -199,6 +199,11 @@ public final class RangeTakeover {
 
         /** Whether a downloaded log of {@code bytes} stays in the store's directory for reads, else they fetch its ranges again. */
         boolean keep(long bytes);
+
+        /** Whether the downloaded object {@code file} of log {@code key} is refused (not indexed: its blocks are unavailable). */
+        default boolean refuse(String key, Path file) {
+            return false;
+        }
     }
 
     /** As {@link #build(Plan, Path, MetadataDb, PbnRange, ObjectStore, Path, LogBlocks.Damaged, Progress)}; {@code readable} non-null: see {@link Readable}. */
@@ -237,6 +242,13 @@ public final class RangeTakeover {
             int logId = (int) WorkerKeys.log(plan.worker(), WorkerKeys.epochOf(plan.worker(), key), key)[0];
             Path copy = scratch.resolve("adopt-" + String.format("%08x", logId) + ".hfl");
             objects.download(key, copy);
+            if (readable != null && readable.refuse(key, copy)) {
+                deleteScratch(copy);
+                if (progress != null) {
+                    progress.logIndexed(++done, plan.adopted().size(), bytes, System.nanoTime() - t0);
+                }
+                continue;
+            }
             Path file = copy;
             if (readable != null && readable.keep(copy.toFile().length())) {
                 // the copy reads this log from here, not by range from the bucket: no second transfer
@@ -280,11 +292,7 @@ public final class RangeTakeover {
                 bytes += size;
             } finally {
                 batch[0].close();
-                try {
-                    Files.deleteIfExists(copy);
-                } catch (IOException ignored) {
-                    // a scratch file of the range-data directory
-                }
+                deleteScratch(copy);
             }
             if (progress != null) {
                 progress.logIndexed(++done, plan.adopted().size(), bytes, System.nanoTime() - t0);
@@ -300,6 +308,14 @@ public final class RangeTakeover {
             makeStore(plan, logDir, db, range, records, newLog, highest[0] + 1);
         }
         return new Report(records.size(), blocks[0], newLog, highest[0] + 1);
+    }
+
+    private static void deleteScratch(Path copy) {
+        try {
+            Files.deleteIfExists(copy);
+        } catch (IOException ignored) {
+            // a scratch file of the range-data directory
+        }
     }
 
     /**
