@@ -126,6 +126,11 @@ public final class RangeCopy implements AutoCloseable {
                     + " logs of {3}/ and earlier epochs) into {4}, so that restores and verify can read its blocks; each block"
                     + " reads once its log is indexed", Long.toString(worker), range, plan.adopted().size(), WorkerKeys.space(worker, epoch), dir);
             db = MetadataDb.open(dir.resolve("catalog"), List.of(), false);
+            if (sealed.recorded() && !sealed.complete()) {
+                LOG.log(System.Logger.Level.WARNING, "worker {0} holds logs it uploaded before it kept their digests: the copy reads"
+                        + " those unchecked (record by record only), and checks the others against the master''s records",
+                        Long.toString(worker));
+            }
             copy = new RangeCopy(worker, epoch, range, dir, db, objects, cache, space, sealed);
             copy.progress.planned(plan.adopted().size());
             for (String p : problems) {

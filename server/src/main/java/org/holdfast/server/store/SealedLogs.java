@@ -25,7 +25,7 @@ import java.util.function.Consumer;
  */
 public final class SealedLogs {
     /** No record: the copy trusts the bucket's listing (each record is still hashed). */
-    public static final SealedLogs NONE = new SealedLogs(List.of());
+    public static final SealedLogs NONE = new SealedLogs(List.of(), false);
 
     /** One sealed log: its object key, its size in bytes and the SHA-256 of those bytes. */
     public record Sealed(String key, long size, byte[] sha256) {
@@ -48,24 +48,46 @@ public final class SealedLogs {
     }
 
     private final Map<String, Sealed> byKey = new TreeMap<>();
+    private final boolean complete;
 
-    /** The records {@code sealed} (one per object key). */
-    public SealedLogs(List<Sealed> sealed) {
+    /**
+     * The records {@code sealed} (one per object key); {@code complete}: the worker holds a digest of every
+     * log it reported (else logs it uploaded before it kept digests have none, and are read unchecked).
+     */
+    public SealedLogs(List<Sealed> sealed, boolean complete) {
         for (Sealed s : sealed) {
             byKey.put(s.key(), s);
         }
+        this.complete = complete;
+    }
+
+    /** Complete records {@code sealed}. */
+    public SealedLogs(List<Sealed> sealed) {
+        this(sealed, true);
     }
 
     /** Whether the master holds any record for the worker (none: the bucket is read as listed). */
     public boolean recorded() {
-        return !byKey.isEmpty();
+        return !byKey.isEmpty() || complete;
+    }
+
+    /** The recorded object keys, in key order. */
+    public List<String> keys() {
+        return List.copyOf(byKey.keySet());
+    }
+
+    /** Whether every log the worker reported has a record (else a log without one is read unchecked). */
+    public boolean complete() {
+        return complete;
     }
 
     /**
-     * The logs a copy of worker {@code worker} reads: {@code planned} (the takeover rule's pick from the
-     * listing) without records; with records, every recorded log the bucket {@code listing} holds, in log
-     * id order. Tells {@code problems} of each recorded log missing from the listing and of each planned
-     * log without a record (not read: a log the worker never reported sealing, planted or left over).
+     * The logs a copy of worker {@code worker} reads, in log id order: {@code planned} (the takeover rule's
+     * pick from the bucket {@code listing}) without records. With records, per log id the recorded log if
+     * the bucket holds it; else a newer copy of that log id in the listing (a compaction the worker had not
+     * reported yet: read unchecked, and reported); else none (reported missing). A planned log of a log id
+     * with a record that is not the recorded one is not read (reported); one of a log id without a record
+     * is not read either if the records are complete (reported: planted, or left over), else read unchecked.
      */
     List<String> toRead(long worker, List<String> planned, List<String> listing, Consumer<String> problems) {
         if (!recorded()) {
@@ -73,23 +95,48 @@ public final class SealedLogs {
         }
         Set<String> listed = new HashSet<>(listing);
         TreeMap<Long, String> byLogId = new TreeMap<>();
+        TreeMap<Long, Sealed> recordOf = new TreeMap<>();
         for (Sealed s : byKey.values()) {
-            long e = WorkerKeys.epochOf(worker, s.key());
-            long[] ide = e < 1 ? null : WorkerKeys.log(worker, e, s.key());
-            if (ide == null) {
+            long[] eil = WorkerKeys.logOf(worker, s.key());
+            if (eil == null) {
                 problems.accept("the master's record of worker " + worker + "'s log " + s.key() + " names no log key of that worker:"
                         + " ignored");
-            } else if (!listed.contains(s.key())) {
+                continue;
+            }
+            recordOf.put(eil[1], s);
+            if (listed.contains(s.key())) {
+                byLogId.put(eil[1], s.key());
+                continue;
+            }
+            String newer = null;
+            long newest = eil[2];
+            for (String k : listing) {
+                long[] o = WorkerKeys.logOf(worker, k);
+                if (o != null && o[1] == eil[1] && o[2] > newest) {
+                    newest = o[2];
+                    newer = k;
+                }
+            }
+            if (newer != null) {
+                byLogId.put(eil[1], newer);
+                problems.accept("worker " + worker + "'s log " + s.key() + " (sealed at " + s.describe() + ") is recorded on the"
+                        + " master but gone from the bucket, which holds a newer copy " + newer + " the worker never reported (a"
+                        + " compaction it had not told the master of yet): that copy is read unchecked");
+            } else {
                 problems.accept("worker " + worker + "'s log " + s.key() + " (sealed at " + s.describe() + ") is recorded on the"
                         + " master but missing from the bucket: the blocks stored in it are unavailable");
-            } else {
-                byLogId.put(ide[0], s.key());
             }
         }
         for (String k : planned) {
-            if (!byKey.containsKey(k)) {
+            long[] eil = WorkerKeys.logOf(worker, k);
+            if (eil == null || k.equals(byLogId.get(eil[1]))) {
+                continue;
+            }
+            if (recordOf.containsKey(eil[1]) || complete) {
                 problems.accept("worker " + worker + "'s log " + k + " is in the bucket but the master has no record of the worker"
                         + " sealing it (planted, or left over): it is not read, and no block is served from it");
+            } else {
+                byLogId.put(eil[1], k); // uploaded before the worker kept digests: checked record by record only, as before
             }
         }
         return new ArrayList<>(byLogId.values());

@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.store.BlockBatch;
 import org.holdfast.server.store.BlocksUnavailableException;
@@ -59,9 +58,9 @@ class RangeCopySealedLogsTest {
         WorkerRangeData node = fixture.node("worker", Duration.ofSeconds(10));
         node.identify(WORKER);
         DataStore s = node.claim(RANGE);
-        firstPbns = append(s, first);
+        firstPbns = RangeBlocks.appendRaw(s, first);
         node.sync(s); // the first log sealed and in the bucket
-        secondPbns = append(s, second);
+        secondPbns = RangeBlocks.appendRaw(s, second);
         node.sync(s);
         node.close();
         keys = look.list(WorkerKeys.space(WORKER, 1) + "/logs/");
@@ -95,8 +94,8 @@ class RangeCopySealedLogsTest {
     @Test
     void honestBucket_copiesBitForBit_noProblem() throws Exception {
         try (RangeCopy c = copy(honestRecords())) {
-            assertReads(c, firstPbns, first);
-            assertReads(c, secondPbns, second);
+            RangeBlocks.assertCopyReads(c, firstPbns, first);
+            RangeBlocks.assertCopyReads(c, secondPbns, second);
             assertThat(c.logProblems()).isEmpty();
             assertThat(c.damagedBlocks()).isZero();
         }
@@ -118,12 +117,12 @@ class RangeCopySealedLogsTest {
         try (RangeCopy c = copy(SealedLogs.NONE)) { // the old behaviour: the missing block is only "not in the copy"
             assertThat(c.damagedBlocks()).isZero();
             assertThat(c.logProblems()).isEmpty();
-            assertReads(c, Arrays.copyOf(secondPbns, 2), Arrays.copyOf(second, 2 * BS));
+            RangeBlocks.assertCopyReads(c, Arrays.copyOf(secondPbns, 2), Arrays.copyOf(second, 2 * BS));
         }
         try (RangeCopy c = copy(records)) {
             assertThat(c.logProblems()).singleElement().asString().contains("worker " + WORKER + "'s log " + cut + " is " + at
                     + " bytes in the bucket, but the worker sealed it at " + log.length + " bytes, SHA-256 ");
-            assertReads(c, firstPbns, first);
+            RangeBlocks.assertCopyReads(c, firstPbns, first);
             for (long pbn : secondPbns) { // not even the blocks the cut log still holds: it is not what the worker sealed
                 assertThatThrownBy(() -> readOne(c, pbn)).isInstanceOf(BlocksUnavailableException.class)
                         .hasMessageContaining("do not match the master's records").hasMessageContaining(cut);
@@ -144,8 +143,8 @@ class RangeCopySealedLogsTest {
             assertThatThrownBy(() -> readOne(c, firstPbns[0])).isInstanceOf(BlocksUnavailableException.class);
         }
         try (RangeCopy c = copy(records)) {
-            assertReads(c, firstPbns, first);
-            assertReads(c, secondPbns, second);
+            RangeBlocks.assertCopyReads(c, firstPbns, first);
+            RangeBlocks.assertCopyReads(c, secondPbns, second);
             assertThat(c.logProblems()).singleElement().asString().contains(planted)
                     .contains("the master has no record of the worker sealing it");
         }
@@ -161,7 +160,7 @@ class RangeCopySealedLogsTest {
                     .contains("is recorded on the master but missing from the bucket");
             assertThatThrownBy(() -> readOne(c, firstPbns[1])).isInstanceOf(BlocksUnavailableException.class)
                     .hasMessageContaining("unavailable, not absent").hasMessageContaining(keys.get(0));
-            assertReads(c, secondPbns, second);
+            RangeBlocks.assertCopyReads(c, secondPbns, second);
         }
     }
 
@@ -170,32 +169,8 @@ class RangeCopySealedLogsTest {
         assertThat(look.putIfAbsent(key, f)).isTrue();
     }
 
-    private static long[] append(DataStore s, byte[] blocks) {
-        byte[] fps = RangeBlocks.fps(blocks);
-        long[] pbns = new long[blocks.length / BS];
-        for (int k = 0; k < pbns.length; k++) {
-            pbns[k] = s.append(fps, k * 32, blocks, k * BS, BS, FormatVersions.CODEC_RAW, BS);
-        }
-        return pbns;
-    }
-
     private static void readOne(RangeCopy c, long pbn) {
         c.readBatch(new long[] {pbn}, 0, 1, new BlockBatch(4, 1 << 20, FormatVersions.MAX_STORED_BYTES));
-    }
-
-    private static void assertReads(RangeCopy c, long[] pbns, byte[] expected) {
-        BlockBatch b = new BlockBatch(16, 1 << 20, FormatVersions.MAX_STORED_BYTES);
-        byte[] fps = RangeBlocks.fps(expected);
-        assertThat(c.readBatch(pbns, 0, pbns.length, b)).isEqualTo(pbns.length);
-        try (BlockCodec codec = new BlockCodec()) {
-            for (int k = 0; k < pbns.length; k++) {
-                byte[] out = new byte[BS];
-                b.decode(k, codec, out, 0);
-                assertThat(out).as("PBN " + pbns[k]).isEqualTo(Arrays.copyOfRange(expected, k * BS, (k + 1) * BS));
-                assertThat(Arrays.copyOfRange(b.fingerprints(), b.fingerprintOffset(k), b.fingerprintOffset(k) + 32))
-                        .isEqualTo(Arrays.copyOfRange(fps, k * 32, k * 32 + 32));
-            }
-        }
     }
 
     private static int indexOf(byte[] in, byte[] what) {
