@@ -16,8 +16,6 @@ import org.holdfast.server.store.RangeCopy;
 import org.holdfast.server.store.SealedLogs;
 import org.holdfast.server.store.SpaceReserve;
 import org.holdfast.server.store.WorkerKeys;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -36,18 +34,15 @@ class SealedLogReportTest {
     Path tmp;
     private RangeBucket fixture;
 
-    @BeforeEach
-    void start() throws Exception {
-        fixture = RangeBucket.start(tmp);
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        fixture.close();
-    }
-
     @Test
     void reports_fullThenNew_digestsOfTheObjects_takeoverReportsTheSame_recordsCopyBitForBit() throws Exception {
+        try (RangeBucket bucket = RangeBucket.start(tmp)) {
+            fixture = bucket;
+            reportAndCopy();
+        }
+    }
+
+    private void reportAndCopy() throws Exception {
         byte[] first = RangeBlocks.blocks(21, 3, false);
         byte[] second = RangeBlocks.blocks(22, 2, false);
         WorkerRangeData node = fixture.node("worker", Duration.ofSeconds(10));
