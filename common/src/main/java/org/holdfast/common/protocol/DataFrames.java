@@ -13,12 +13,16 @@ import io.netty.buffer.ByteBufUtil;
  *  DATA_STORE       | requestId:u64 | codec:u8 | blockSize:u32 | count:u16 | fps:count*32 | storedLength:u32 | stored |
  *  DATA_STORED      | requestId:u64 | first:u64 | count:u16 |
  *  DATA_SYNC        | requestId:u64 |
- *  DATA_SYNCED      | requestId:u64 | durableBelow:u64 |
+ *  DATA_SYNCED      | requestId:u64 | durableBelow:u64 | [report]                             (report: cluster version 7)
  *  DATA_READ        | requestId:u64 | count:u32 | pbns:count*u64 |
  *  DATA_READ_ANSWER | requestId:u64 | count:u32 | count * (pbn:u64 | fp:32 | codec:u8 | rawLength:u32 | storedLength:u32 | stored) |
  *  DATA_FAILED      | requestId:u64 | message:str |
  *  DATA_REPAIR      | requestId:u64 | pbn:u64 | codec:u8 | blockSize:u32 | fp:32 | storedLength:u32 | stored |   (0x5E, cluster version 6)
+ *  report           | full:u8 | unhashed:u32 | count:u32 | count * (logId:u32 | epoch:u64 | logEpoch:u64 | size:u64 | sha256:32) |
+ *                    dropped:u32 | dropped * logId:u32 |
  * </pre>
+ * A worker appends the sealed-log report ({@link SealedLogReport}) only on a link registered at
+ * {@link Register#LOG_DIGEST_VERSION} or newer (an older master refuses the trailing bytes).
  * DATA_REPAIR is answered by DATA_STORED (first = pbn, count 1) or DATA_FAILED; a master sends it only
  * on a link registered at {@link Register#REPAIR_VERSION} or newer (an older worker closes its link on it).
  */
@@ -97,7 +101,7 @@ public final class DataFrames {
             case DATA_STORE -> 8 + 1 + 4 + 2 + MAX_MEMBERS * 32 + 4 + MAX_STORED;
             case DATA_STORED -> 8 + 8 + 2;
             case DATA_SYNC -> 8;
-            case DATA_SYNCED -> 8 + 8;
+            case DATA_SYNCED -> 8 + 8 + 1 + 4 + 4 + SealedLogReport.MAX_LOGS * SealedLogReport.SEALED_BYTES + 4 + SealedLogReport.MAX_LOGS * 4;
             case DATA_READ -> 8 + 4 + ProtocolLimits.MAX_DATA_READ * 8;
             case DATA_READ_ANSWER -> ProtocolLimits.MAX_BODY;
             case DATA_FAILED -> 8 + 2 + ProtocolLimits.MAX_ERROR_MESSAGE;
@@ -113,8 +117,8 @@ public final class DataFrames {
             return 8 + 8 + 2;
         } else if (m instanceof DataSync) {
             return 8;
-        } else if (m instanceof DataSynced) {
-            return 8 + 8;
+        } else if (m instanceof DataSynced s) {
+            return 8 + 8 + (s.sealed() == null ? 0 : s.sealed().bodyBytes());
         } else if (m instanceof DataRead r) {
             return 8 + 4 + r.count() * 8L;
         } else if (m instanceof DataReadAnswer a) {
@@ -138,6 +142,9 @@ public final class DataFrames {
             out.writeLong(s.requestId());
         } else if (m instanceof DataSynced s) {
             out.writeLong(s.requestId()).writeLong(s.durableBelow());
+            if (s.sealed() != null) {
+                writeReport(s.sealed(), out);
+            }
         } else if (m instanceof DataRead r) {
             out.writeLong(r.requestId()).writeInt(r.count());
             for (long p : r.pbns()) {
@@ -160,6 +167,55 @@ public final class DataFrames {
         } else {
             throw new IllegalArgumentException(m.type() + " is not a data frame");
         }
+    }
+
+    private static void writeReport(SealedLogReport r, ByteBuf out) {
+        out.writeByte(r.full() ? 1 : 0).writeInt((int) r.unhashed()).writeInt(r.sealed().size());
+        for (SealedLogReport.Sealed l : r.sealed()) {
+            out.writeInt(l.logId()).writeLong(l.epoch()).writeLong(l.logEpoch()).writeLong(l.size()).writeBytes(l.sha256());
+        }
+        out.writeInt(r.dropped().size());
+        for (int id : r.dropped()) {
+            out.writeInt(id);
+        }
+    }
+
+    private static SealedLogReport parseReport(ByteBuf b) {
+        int full = FrameDecoder.u8(b, "full");
+        if (full > 1) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, "DATA_SYNCED report full " + full + " is not 0 or 1");
+        }
+        long unhashed = FrameDecoder.u32(b, "unhashed");
+        int count = FrameDecoder.count(b, SealedLogReport.MAX_LOGS, "DATA_SYNCED sealed-log count", 0);
+        FrameDecoder.need(b, count * SealedLogReport.SEALED_BYTES, "sealed logs");
+        java.util.List<SealedLogReport.Sealed> sealed = new java.util.ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            long id = FrameDecoder.u32(b, "logId");
+            long epoch = FrameDecoder.u64(b, "epoch");
+            long logEpoch = FrameDecoder.u64(b, "logEpoch");
+            long size = FrameDecoder.u64(b, "size");
+            byte[] sha = FrameDecoder.bytes(b, 32, "sha256");
+            if (id < 1 || id > Integer.MAX_VALUE || epoch < 1 || logEpoch < 0 || size < 0) {
+                throw new ProtocolException(ErrorCode.BAD_FRAME, "DATA_SYNCED sealed log " + i + " (id " + id + ", epoch "
+                        + Long.toUnsignedString(epoch) + ", log epoch " + Long.toUnsignedString(logEpoch) + ", size "
+                        + Long.toUnsignedString(size) + ") is out of range");
+            }
+            sealed.add(new SealedLogReport.Sealed((int) id, epoch, logEpoch, size, sha));
+        }
+        int dropped = FrameDecoder.count(b, SealedLogReport.MAX_LOGS, "DATA_SYNCED dropped count", 0);
+        if (full == 1 && dropped > 0) {
+            throw new ProtocolException(ErrorCode.BAD_FRAME, "DATA_SYNCED full report drops " + dropped + " ids: a full report drops none");
+        }
+        FrameDecoder.need(b, dropped * 4, "dropped ids");
+        java.util.List<Integer> ids = new java.util.ArrayList<>(dropped);
+        for (int i = 0; i < dropped; i++) {
+            long id = FrameDecoder.u32(b, "dropped logId");
+            if (id < 1 || id > Integer.MAX_VALUE) {
+                throw new ProtocolException(ErrorCode.BAD_FRAME, "DATA_SYNCED dropped log id " + id + " is out of range");
+            }
+            ids.add((int) id);
+        }
+        return new SealedLogReport(full == 1, sealed, ids, unhashed);
     }
 
     /** Parses a data frame's body; counts over their limit are LIMIT_EXCEEDED, short bodies and bad values BAD_FRAME. */
@@ -209,7 +265,7 @@ public final class DataFrames {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "DATA_SYNCED durableBelow " + Long.toUnsignedString(below)
                             + " is out of range");
                 }
-                yield new DataSynced(id, below);
+                yield new DataSynced(id, below, b.isReadable() ? parseReport(b) : null);
             }
             case DATA_READ -> {
                 long id = FrameDecoder.u64(b, "requestId");

@@ -19,8 +19,9 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * Version 5: REGISTER ends with the archive epoch, a range-data report may carry it, and REGISTERED
      * ends with the PBN floor (the takeover fence, {@link #ARCHIVE_EPOCH_VERSION}). Version 6: the
      * worker takes DATA_REPAIR ({@link #REPAIR_VERSION}). Version 7: REGISTER ends with the worker's
-     * counts mark ({@link #COUNTS_MARK_VERSION}), and the worker takes COUNTS_CHECK
-     * ({@link #COUNTS_CHECK_VERSION}).
+     * counts mark ({@link #COUNTS_MARK_VERSION}), the worker takes COUNTS_CHECK
+     * ({@link #COUNTS_CHECK_VERSION}), and an archiving worker's DATA_SYNCED ends with its sealed-log
+     * report ({@link #LOG_DIGEST_VERSION}).
      */
     public static final int CLUSTER_VERSION = 7;
     /** The oldest version a master of this build accepts. */
@@ -66,6 +67,13 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * REGISTER (see {@link #COUNTS_MARK_VERSION}), and the worker then offers version 6.
      */
     public static final int COUNTS_CHECK_VERSION = 7;
+    /**
+     * The first version whose archiving worker appends a {@link SealedLogReport} to DATA_SYNCED (each
+     * sealed log's size and SHA-256, which the master records and checks its copies of a lost worker's
+     * range against): a worker sends it only on a link of this version or newer. A master of an older
+     * release refuses a version 7 REGISTER (see {@link #COUNTS_MARK_VERSION}), and the worker then offers 6.
+     */
+    public static final int LOG_DIGEST_VERSION = 7;
     /** {@code archiveEpoch} of a REGISTER that does not carry it (an older worker's). */
     public static final long NO_ARCHIVE_EPOCH = -1;
 

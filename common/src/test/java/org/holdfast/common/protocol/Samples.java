@@ -107,6 +107,8 @@ final class Samples {
                 new DataStored(16, Long.MAX_VALUE - ProtocolLimits.MAX_FRAME_MEMBERS, ProtocolLimits.MAX_FRAME_MEMBERS),
                 new DataSync(17),
                 new DataSynced(18, (1L << 40) + 2),
+                new DataSynced(19, 5, new SealedLogReport(false, List.of(new SealedLogReport.Sealed(3, 2, 7, 1000, new byte[32])),
+                        List.of(1, 2), 1)),
                 new DataRead(19, 2, new long[] {1L << 40, Long.MAX_VALUE}),
                 new DataReadAnswer(20, 2, new long[] {1L << 40, (1L << 40) + 1}, fp64(), new byte[] {PayloadCodec.RAW, PayloadCodec.ZSTD},
                         new int[] {512, 4096}, new int[] {512, 3}, new byte[515]),

@@ -10,6 +10,7 @@ import org.holdfast.common.tls.CertificateFingerprint;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.server.api.NotOnAWorkerFilter;
 import org.holdfast.server.catalog.ClusterStore;
+import org.holdfast.server.catalog.SealedLogStore;
 import org.holdfast.server.cluster.ClusterNode;
 import org.holdfast.server.cluster.ClusterSetupException;
 import org.holdfast.server.cluster.LoadProbe;
@@ -101,6 +102,8 @@ public class ClusterConfiguration {
             // a version 7 worker's counts mark lifts a catalog restore's counts fence, or fences counts this catalog cannot account for
             server.checkCountsWith(new RegistrationCountsFence(db));
         }
+        // the workers' sealed logs, which a copy of a lost worker's range from the bucket is checked against
+        server.recordSealedLogs(new SealedLogStore(db)::apply);
         return server;
     }
 

@@ -4,6 +4,7 @@ import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.catalog.ReferenceGuard;
+import org.holdfast.server.catalog.SealedLogStore;
 import org.holdfast.server.catalog.GcOutbox;
 import org.holdfast.server.cluster.WorkerRegistry;
 import org.holdfast.server.ingest.cluster.ClusterServer;
@@ -82,9 +83,11 @@ public class ClusterDataConfiguration {
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnProperty(name = "holdfast.cluster.role", havingValue = "master")
-    RangeCopies rangeCopies(ClusterServer server, WorkerRegistry registry, HoldfastProperties props, DataDirectory dir, DataStore store) {
+    RangeCopies rangeCopies(ClusterServer server, WorkerRegistry registry, HoldfastProperties props, DataDirectory dir, DataStore store,
+                            MetadataDb db) {
         return new RangeCopies(server.rangeStores(), registry::workers, ClusterConfiguration.readingArchive(props),
-                dir.subdirectory(RangeCopies.DIRECTORY), store.reserve(), registry.settings().lostAfter(), System::nanoTime);
+                dir.subdirectory(RangeCopies.DIRECTORY), store.reserve(), registry.settings().lostAfter(), System::nanoTime,
+                new SealedLogStore(db)::forWorker);
     }
 
     /**

@@ -30,7 +30,7 @@ import org.rocksdb.ColumnFamilyHandle;
  * received ms (master's clock), u8 reason (the DEDUP_DONE code, {@link StartOverReason}); absent: no
  * mark (so a catalog written before marks were kept reads as none); key {@code 'a'} + u32 worker id:
  * that worker's takeover fence, u8 version 1, u64 highest archive epoch heard, u64 PBN floor; absent:
- * nothing heard. Version 1 worker records (no
+ * nothing heard; key {@code 'd'} + u32 worker id (+ u32 log id): its sealed-log records ({@link SealedLogStore}). Version 1 worker records (no
  * token id) are read as not bound; every write is version 2. Every write is synced: a registration
  * is answered only after its record is on disk.
  */
@@ -91,6 +91,7 @@ public final class ClusterStore implements MembershipStore {
             db.delete(b, cf, key(workerId));
             db.delete(b, cf, markKey(workerId)); // ids are never handed out again: its mark answers nothing any more
             db.delete(b, cf, fenceKey(workerId)); // nor does its fence
+            new SealedLogStore(db).dropWorker(b, workerId); // nor do its sealed-log records
             db.put(b, cf, REMOVED, ByteBuffer.allocate(8).putLong(Math.max(workerId, highestRemovedId())).array());
             db.write(b, true);
         }

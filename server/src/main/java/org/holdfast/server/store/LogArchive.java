@@ -205,6 +205,7 @@ public final class LogArchive implements AutoCloseable {
         }
         long epoch = epochOf(file);
         String key = key(node, id, epoch);
+        SealedDigests.Digest digest = SealedDigests.of(file, epoch); // before the upload: the bytes it sends
         if (!objects.putIfAbsent(key, file)) {
             // an earlier upload whose confirmation a crash lost, or another writer: only the same size is taken as ours
             OptionalLong size = objects.size(key);
@@ -217,6 +218,7 @@ public final class LogArchive implements AutoCloseable {
         KillPoints.hit(KillPoints.OBJECTS_UPLOAD_AFTER_PUT);
         try (MetadataBatch b = new MetadataBatch()) {
             db.put(b, MetadataDb.Column.META, MetadataDb.bytes(uploadedKey(id)), uploadRecord(epoch));
+            SealedDigests.put(db, b, id, digest);
             db.write(b, true);
         }
         uploaded.incrementAndGet();
@@ -434,6 +436,8 @@ public final class LogArchive implements AutoCloseable {
     /** Retire-intent flag: the whole log is dead (local file, object, then upload record go); else only a superseded object. */
     private static final byte WHOLE_LOG = 1;
     private final AtomicLong objectsDeleted = new AtomicLong();
+    // a compacted copy's digest, from its upload to its switch (by object key)
+    private final java.util.Map<String, SealedDigests.Digest> compactedDigests = new java.util.concurrent.ConcurrentHashMap<>();
     // one deleter at a time (a compaction, or the start's resumption)
     private final Object retireLock = new Object();
     // object keys whose intent is written but must not be carried out yet
@@ -466,6 +470,25 @@ public final class LogArchive implements AutoCloseable {
             }
         }
         return ids;
+    }
+
+    /** A confirmed upload: log id, object key, the log epoch in the key, and its digest (null: none kept, or stale). */
+    public record UploadedLog(int id, String key, long logEpoch, SealedDigests.Digest digest) {
+    }
+
+    /** Every confirmed upload with its digest, in log id order (the sealed-log report). */
+    public List<UploadedLog> uploadedLogs() {
+        List<UploadedLog> out = new ArrayList<>();
+        for (int id : uploadedIds()) {
+            byte[] v = db.get(MetadataDb.Column.META, MetadataDb.bytes(uploadedKey(id)));
+            if (v == null || v.length <= 8) {
+                continue; // deleted since the listing (or corrupt: its reads say so)
+            }
+            long epoch = Bytes.getLong(v, 0);
+            out.add(new UploadedLog(id, key(new String(v, 8, v.length - 8, StandardCharsets.UTF_8), id, epoch), epoch,
+                    SealedDigests.get(db, id, epoch)));
+        }
+        return out;
     }
 
     /** The size of confirmed log {@code id}'s object (one HEAD): for compaction when its file was evicted. */
@@ -502,6 +525,7 @@ public final class LogArchive implements AutoCloseable {
      */
     void uploadCompacted(int id, Path compacted, long epoch) {
         String key = key(node, id, epoch);
+        compactedDigests.put(key, SealedDigests.of(compacted, epoch)); // the switch records it
         inFlight.add(key); // until the switch has turned its intent onto the old object (see settled)
         putIntent(key, id, (byte) 0);
         if (!objects.putIfAbsent(key, compacted)) {
@@ -530,11 +554,19 @@ public final class LogArchive implements AutoCloseable {
         String old = objectKeyOf(id);
         byte[] oldRecord = db.get(MetadataDb.Column.META, MetadataDb.bytes(uploadedKey(id)));
         String key = key(node, id, epoch);
+        byte[] oldDigest = db.get(MetadataDb.Column.META, SealedDigests.key(id));
         db.put(b, MetadataDb.Column.META, MetadataDb.bytes(uploadedKey(id)), uploadRecord(epoch));
+        SealedDigests.Digest digest = compactedDigests.remove(key);
+        if (digest != null) { // else the old digest is stale (another log epoch) and the log counts as unhashed
+            SealedDigests.put(db, b, id, digest);
+        }
         db.delete(b, MetadataDb.Column.META, MetadataDb.bytes(META_RETIRE + key));
         db.put(b, MetadataDb.Column.META, MetadataDb.bytes(META_RETIRE + old), intentValue(id, (byte) 0));
         return undo -> { // the switch is taken back (its rename failed): the old object stays, the copy goes
             db.put(undo, MetadataDb.Column.META, MetadataDb.bytes(uploadedKey(id)), oldRecord);
+            if (oldDigest != null) {
+                db.put(undo, MetadataDb.Column.META, SealedDigests.key(id), oldDigest);
+            }
             db.delete(undo, MetadataDb.Column.META, MetadataDb.bytes(META_RETIRE + old));
             db.put(undo, MetadataDb.Column.META, MetadataDb.bytes(META_RETIRE + key), intentValue(id, (byte) 0));
         };
@@ -560,6 +592,7 @@ public final class LogArchive implements AutoCloseable {
     /** Compaction of log {@code id} to epoch {@code epoch} has switched or given up: its copy's intent may be carried out now. */
     void settled(int id, long epoch) {
         inFlight.remove(key(node, id, epoch));
+        compactedDigests.remove(key(node, id, epoch));
     }
 
     /** Carries out every delete intent: DELETE the object, then drop the intent (and a dead log's upload record). */
@@ -618,6 +651,7 @@ public final class LogArchive implements AutoCloseable {
             try (MetadataBatch b = new MetadataBatch()) {
                 if (e.getValue()[4] == WHOLE_LOG && key.equals(uploadedKeyOf(id))) {
                     db.delete(b, MetadataDb.Column.META, MetadataDb.bytes(uploadedKey(id)));
+                    SealedDigests.delete(db, b, id);
                 }
                 db.delete(b, MetadataDb.Column.META, MetadataDb.bytes(META_RETIRE + key));
                 db.write(b, true);

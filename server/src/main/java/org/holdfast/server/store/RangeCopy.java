@@ -3,11 +3,13 @@ package org.holdfast.server.store;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.stream.Stream;
 import org.holdfast.common.id.Fingerprint;
@@ -30,6 +32,10 @@ import org.holdfast.server.store.object.ObjectStoreUnavailableException;
  * worker may have stored it after the last upload this copy saw), never absent. A downloaded log stays
  * in the copy's directory for reads while the kept logs fit in the cache size and the disk above its
  * reserve; the others are read by range from the bucket, checked as any archived store's reads are.
+ *
+ * <p>With the master's {@link SealedLogs records} of the worker's logs, the copy reads only the recorded
+ * logs and indexes a log only if its object has the recorded size and SHA-256: a log cut (even at a record
+ * boundary), changed, planted or missing is reported ({@link #logProblems}) and its blocks are unavailable.
  */
 public final class RangeCopy implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(RangeCopy.class.getName());
@@ -46,6 +52,9 @@ public final class RangeCopy implements AutoCloseable {
     private final Map<Long, String> damaged = new ConcurrentHashMap<>();
     private final String holder;
     private final RangeCopyProgress progress;
+    private final SealedLogs sealed;
+    // what the records found wrong with the bucket's logs (missing, unrecorded, not matching)
+    private final List<String> logProblems = new CopyOnWriteArrayList<>();
     // set by the build once the store is made, before any read can start
     private volatile LogArchive archive;
     private volatile DataStore store;
@@ -65,7 +74,8 @@ public final class RangeCopy implements AutoCloseable {
     private long lastBytes;
 
     private RangeCopy(long worker, long epoch, PbnRange range, Path dir, MetadataDb db, ObjectStore objects, LogCache.Settings cache,
-                      SpaceReserve space) {
+                      SpaceReserve space, SealedLogs sealed) {
+        this.sealed = sealed;
         this.worker = worker;
         this.epoch = epoch;
         this.range = range;
@@ -90,26 +100,42 @@ public final class RangeCopy implements AutoCloseable {
      */
     public static RangeCopy materialise(long worker, PbnRange range, ObjectStore objects, LogCache.Settings cache, Path dir,
                                         SpaceReserve space) {
+        return materialise(worker, range, objects, cache, dir, space, SealedLogs.NONE);
+    }
+
+    /** As {@link #materialise(long, PbnRange, ObjectStore, LogCache.Settings, Path, SpaceReserve)}, checking the bucket against {@code sealed}. */
+    public static RangeCopy materialise(long worker, PbnRange range, ObjectStore objects, LogCache.Settings cache, Path dir,
+                                        SpaceReserve space, SealedLogs sealed) {
         MetadataDb db = null;
         RangeCopy copy = null;
         try {
             delete(dir);
             Files.createDirectories(dir);
             roomFor(space, worker, 0);
-            RangeTakeover.Plan next = RangeTakeover.plan(worker, objects);
+            List<String> listing = objects.list(WorkerKeys.prefix(worker));
+            RangeTakeover.Plan next = RangeTakeover.plan(worker, listing, key -> RangeTakeover.readMarker(objects, key));
             long epoch = next.epoch() - 1;
             if (epoch < 1) {
                 throw new BlocksUnavailableException("the bucket holds no object of worker " + worker + " (" + WorkerKeys.prefix(worker)
                         + "): its range was never archived (a worker without holdfast.store.backend=s3), or this master's"
                         + " holdfast.store.s3.bucket and prefix name another bucket than the worker's", null);
             }
-            RangeTakeover.Plan plan = new RangeTakeover.Plan(worker, epoch, next.adopted());
+            List<String> problems = new ArrayList<>();
+            RangeTakeover.Plan plan = new RangeTakeover.Plan(worker, epoch, sealed.toRead(worker, next.adopted(), listing, problems::add));
             LOG.log(System.Logger.Level.WARNING, "worker {0} is lost: copying its range {1} read-only from the bucket ({2} sealed"
                     + " logs of {3}/ and earlier epochs) into {4}, so that restores and verify can read its blocks; each block"
                     + " reads once its log is indexed", Long.toString(worker), range, plan.adopted().size(), WorkerKeys.space(worker, epoch), dir);
             db = MetadataDb.open(dir.resolve("catalog"), List.of(), false);
-            copy = new RangeCopy(worker, epoch, range, dir, db, objects, cache, space);
+            if (sealed.recorded() && !sealed.complete()) {
+                LOG.log(System.Logger.Level.WARNING, "worker {0} holds logs it uploaded before it kept their digests: the copy reads"
+                        + " those unchecked (record by record only), and checks the others against the master''s records",
+                        Long.toString(worker));
+            }
+            copy = new RangeCopy(worker, epoch, range, dir, db, objects, cache, space, sealed);
             copy.progress.planned(plan.adopted().size());
+            for (String p : problems) {
+                copy.logProblem(p);
+            }
             copy.start(plan);
             copy.progress.awaitOpened();
             return copy;
@@ -140,6 +166,13 @@ public final class RangeCopy implements AutoCloseable {
         t.start();
     }
 
+    /** Records and logs (error) what the master's records found wrong with a log of the bucket. */
+    private void logProblem(String problem) {
+        logProblems.add(problem);
+        LOG.log(System.Logger.Level.ERROR, "bucket copy of worker " + worker + "'s range: " + problem + ". Put the log object the"
+                + " worker sealed back in the bucket (docs/operations.md \"A worker's log does not match the master's record\")");
+    }
+
     /** The build thread: indexes every log, settles the damaged blocks, and releases the copy if it was closed meanwhile. */
     private void build(RangeTakeover.Plan plan) {
         RuntimeException failed = null;
@@ -156,6 +189,15 @@ public final class RangeCopy implements AutoCloseable {
                         @Override
                         public boolean keep(long bytes) {
                             return keepLog(bytes);
+                        }
+
+                        @Override
+                        public boolean refuse(String key, Path file) {
+                            String why = sealed.mismatch(key, file);
+                            if (why != null) {
+                                logProblem("worker " + worker + "'s " + why + ": not read, the blocks stored in it are unavailable");
+                            }
+                            return why != null;
                         }
                     });
             LOG.log(System.Logger.Level.WARNING, "worker {0}''s range is copied from the bucket: {1} blocks in {2} logs{3}",
@@ -244,6 +286,11 @@ public final class RangeCopy implements AutoCloseable {
     /** Blocks whose records failed their check while the copy was made (reported damaged when read; 0 until it is built). */
     public int damagedBlocks() {
         return damaged.size();
+    }
+
+    /** What the master's records found wrong with the bucket's logs (missing, unrecorded, not matching); empty without records. */
+    public List<String> logProblems() {
+        return List.copyOf(logProblems);
     }
 
     /** Whether every log is indexed (false while building, or if the build failed). */
@@ -388,8 +435,11 @@ public final class RangeCopy implements AutoCloseable {
     }
 
     private BlocksUnavailableException notHeld(long pbn) {
+        String logs = logProblems.isEmpty() ? "" : "; " + logProblems.size() + " of the worker's logs in the bucket do not match the"
+                + " master's records, so it may be in one of them: " + String.join("; ", logProblems);
         return new BlocksUnavailableException("PBN " + pbn + " is not in " + holder + ": the worker may have stored it after the"
-                + " last upload the copy saw; it is unavailable, not absent, until the worker (or a replacement) registers again", null);
+                + " last upload the copy saw; it is unavailable, not absent, until the worker (or a replacement) registers again"
+                + logs, null);
     }
 
     /**

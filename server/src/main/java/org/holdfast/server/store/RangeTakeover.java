@@ -199,6 +199,11 @@ public final class RangeTakeover {
 
         /** Whether a downloaded log of {@code bytes} stays in the store's directory for reads, else they fetch its ranges again. */
         boolean keep(long bytes);
+
+        /** Whether the downloaded object {@code file} of log {@code key} is refused (not indexed: its blocks are unavailable). */
+        default boolean refuse(String key, Path file) {
+            return false;
+        }
     }
 
     /** As {@link #build(Plan, Path, MetadataDb, PbnRange, ObjectStore, Path, LogBlocks.Damaged, Progress)}; {@code readable} non-null: see {@link Readable}. */
@@ -225,8 +230,10 @@ public final class RangeTakeover {
             maxLog = Math.max(maxLog, (int) ide[0]);
         }
         int newLog = maxLog + 1;
+        // a takeover records each adopted object's digest, as its uploads would have: its sealed-log report names them
+        Map<Integer, SealedDigests.Digest> digests = new TreeMap<>();
         if (readable != null) {
-            makeStore(plan, logDir, db, range, records, newLog, range.first());
+            makeStore(plan, logDir, db, range, records, digests, newLog, range.first());
             readable.opened();
         }
         AdoptedDamage damage = new AdoptedDamage();
@@ -234,9 +241,20 @@ public final class RangeTakeover {
         long bytes = 0;
         int done = 0;
         for (String key : plan.adopted()) {
-            int logId = (int) WorkerKeys.log(plan.worker(), WorkerKeys.epochOf(plan.worker(), key), key)[0];
+            long[] ide = WorkerKeys.log(plan.worker(), WorkerKeys.epochOf(plan.worker(), key), key);
+            int logId = (int) ide[0];
             Path copy = scratch.resolve("adopt-" + String.format("%08x", logId) + ".hfl");
             objects.download(key, copy);
+            if (readable == null) {
+                digests.put(logId, SealedDigests.of(copy, ide[1]));
+            }
+            if (readable != null && readable.refuse(key, copy)) {
+                deleteScratch(copy);
+                if (progress != null) {
+                    progress.logIndexed(++done, plan.adopted().size(), bytes, System.nanoTime() - t0);
+                }
+                continue;
+            }
             Path file = copy;
             if (readable != null && readable.keep(copy.toFile().length())) {
                 // the copy reads this log from here, not by range from the bucket: no second transfer
@@ -280,11 +298,7 @@ public final class RangeTakeover {
                 bytes += size;
             } finally {
                 batch[0].close();
-                try {
-                    Files.deleteIfExists(copy);
-                } catch (IOException ignored) {
-                    // a scratch file of the range-data directory
-                }
+                deleteScratch(copy);
             }
             if (progress != null) {
                 progress.logIndexed(++done, plan.adopted().size(), bytes, System.nanoTime() - t0);
@@ -297,23 +311,35 @@ public final class RangeTakeover {
             damage.reportTo(damaged);
         }
         if (readable == null) {
-            makeStore(plan, logDir, db, range, records, newLog, highest[0] + 1);
+            makeStore(plan, logDir, db, range, records, digests, newLog, highest[0] + 1);
         }
         return new Report(records.size(), blocks[0], newLog, highest[0] + 1);
     }
 
+    private static void deleteScratch(Path copy) {
+        try {
+            Files.deleteIfExists(copy);
+        } catch (IOException ignored) {
+            // a scratch file of the range-data directory
+        }
+    }
+
     /**
      * Writes what makes the store (synced, last): a new active log {@code newLog}, each log's upload record
-     * from {@code records} (log id to epoch and log epoch), the range, the durable point, the PBN reservation
+     * from {@code records} (log id to epoch and log epoch) and its digest from {@code digests} (if there), the range, the durable point, the PBN reservation
      * {@code nextPbn} and the worker's epoch.
      */
-    private static void makeStore(Plan plan, Path logDir, MetadataDb db, PbnRange range, Map<Integer, long[]> records, int newLog,
-                                  long nextPbn) {
+    private static void makeStore(Plan plan, Path logDir, MetadataDb db, PbnRange range, Map<Integer, long[]> records,
+                                  Map<Integer, SealedDigests.Digest> digests, int newLog, long nextPbn) {
         DataLog.create(logDir, newLog, System.currentTimeMillis()).close(); // before the durable point that names it
         try (MetadataBatch b = new MetadataBatch()) {
             for (Map.Entry<Integer, long[]> r : records.entrySet()) {
                 db.put(b, MetadataDb.Column.META, MetadataDb.bytes(LogArchive.uploadedKey(r.getKey())),
                         LogArchive.uploadRecord(r.getValue()[1], WorkerKeys.space(plan.worker(), r.getValue()[0])));
+                SealedDigests.Digest d = digests.get(r.getKey());
+                if (d != null) {
+                    SealedDigests.put(db, b, r.getKey(), d);
+                }
             }
             StoreRange.record(db, b, range);
             byte[] point = new byte[12];

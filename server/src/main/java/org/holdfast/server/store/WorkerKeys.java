@@ -55,6 +55,18 @@ public final class WorkerKeys {
         return Long.parseLong(digits);
     }
 
+    /** The object key of log {@code logId} of log epoch {@code logEpoch} that worker {@code worker} uploaded at takeover epoch {@code epoch}. */
+    public static String logKey(long worker, long epoch, int logId, long logEpoch) {
+        return LogArchive.key(space(worker, epoch), logId, logEpoch);
+    }
+
+    /** {takeover epoch, log id, log epoch} of a log key of worker {@code worker}, or null for any other key. */
+    public static long[] logOf(long worker, String key) {
+        long e = epochOf(worker, key);
+        long[] ide = e < 1 ? null : log(worker, e, key);
+        return ide == null ? null : new long[] {e, ide[0], ide[1]};
+    }
+
     /** {log id, log epoch} of a log key of worker {@code worker} at {@code epoch}, or null for any other key. */
     static long[] log(long worker, long epoch, String key) {
         return LogArchive.parseKey(space(worker, epoch), key);

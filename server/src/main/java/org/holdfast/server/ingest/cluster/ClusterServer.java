@@ -84,6 +84,7 @@ public final class ClusterServer implements AutoCloseable {
     private final ExecutorService lane = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-cluster-lane", true));
     private EventLoopGroup boss;
     private EventLoopGroup loops;
+    private volatile SealedLogRecorder sealedLogs = SealedLogRecorder.NONE;
     private Channel serverChannel;
     private boolean closed;
     private volatile RegistrationCountsFence countsFence;
@@ -227,6 +228,15 @@ public final class ClusterServer implements AutoCloseable {
     /** The registered workers' grace guards (distributed GC: a backup's blocks protected on their owner; {@link RangeReferenceGuard}). */
     public GcGuardLinks gcGuards() {
         return gcGuards;
+    }
+
+    /** Where the workers' sealed-log reports (cluster version 7) are recorded from now on: set before {@link #start}. */
+    public void recordSealedLogs(SealedLogRecorder recorder) {
+        sealedLogs = recorder;
+    }
+
+    SealedLogRecorder sealedLogs() {
+        return sealedLogs;
     }
 
     ExecutorService lane() {

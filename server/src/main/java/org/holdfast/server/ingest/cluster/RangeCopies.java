@@ -5,11 +5,13 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongFunction;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.holdfast.server.cluster.WorkerView;
 import org.holdfast.server.store.BlocksUnavailableException;
 import org.holdfast.server.store.RangeCopy;
+import org.holdfast.server.store.SealedLogs;
 import org.holdfast.server.store.SpaceReserve;
 
 /**
@@ -37,6 +39,8 @@ public final class RangeCopies implements AutoCloseable {
     private final Map<Long, Held> copies = new ConcurrentHashMap<>();
     private final Map<Long, Object> building = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    // the master's records of each worker's sealed logs (cluster version 7), which a copy checks the bucket against
+    private final LongFunction<SealedLogs> sealedLogs;
 
     private record Held(RangeCopy copy, long memberEpoch) {
     }
@@ -54,6 +58,13 @@ public final class RangeCopies implements AutoCloseable {
      */
     public RangeCopies(RangeStores stores, Supplier<List<WorkerView>> workers, WorkerRangeData.Archive bucket, Path dir,
                        SpaceReserve space, Duration grace, LongSupplier nanoTime) {
+        this(stores, workers, bucket, dir, space, grace, nanoTime, w -> SealedLogs.NONE);
+    }
+
+    /** As above, each copy checked against {@code sealedLogs}' records of its worker ({@link RangeCopy}). */
+    public RangeCopies(RangeStores stores, Supplier<List<WorkerView>> workers, WorkerRangeData.Archive bucket, Path dir,
+                       SpaceReserve space, Duration grace, LongSupplier nanoTime, LongFunction<SealedLogs> sealedLogs) {
+        this.sealedLogs = sealedLogs;
         this.stores = stores;
         this.workers = workers;
         this.bucket = bucket;
@@ -127,7 +138,7 @@ public final class RangeCopies implements AutoCloseable {
         RangeCopy c;
         try {
             c = RangeCopy.materialise(w.workerId(), w.range(), bucket.open().get(), bucket.cache(), dir.resolve("w" + w.workerId()),
-                    space);
+                    space, sealedLogs.apply(w.workerId()));
         } catch (BlocksUnavailableException e) {
             throw new BlocksUnavailableException("PBN " + pbn + " lives on " + who + ", which is not connected; " + e.getMessage(), e);
         } catch (RuntimeException e) {

@@ -52,6 +52,7 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
     private final byte[] digest = new byte[32];
     private final StoredBlock block = new StoredBlock();
     private final RangeBlockRepair repairs;
+    private final SealedLogReporter sealedLogs; // null: DATA_SYNCED carries no report (a link before version 7, or no bucket)
 
     /** Serves {@code data} over {@code range}, the range of this link's REGISTERED; the store opens on the lane at once. */
     public RangeDataService(WorkerRangeData data, PbnRange range) {
@@ -64,6 +65,12 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
      * was stored, it would take that block for one stored before its counts were lost).
      */
     public RangeDataService(WorkerRangeData data, PbnRange range, Runnable first) {
+        this(data, range, first, null);
+    }
+
+    /** As above; from cluster version 7 an archiving worker's DATA_SYNCED carries {@code sealedLogs}' report (null: none). */
+    RangeDataService(WorkerRangeData data, PbnRange range, Runnable first, SealedLogReporter sealedLogs) {
+        this.sealedLogs = sealedLogs;
         this.data = data;
         this.range = range;
         this.repairs = new RangeBlockRepair(range);
@@ -139,7 +146,7 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
                         : repairs.repair(store, r, codec);
             } else if (m instanceof DataSync) {
                 data.sync(store); // with an object store: also every sealed log in the bucket
-                return new DataSynced(id, store.nextPbn());
+                return new DataSynced(id, store.nextPbn(), sealedLogs == null ? null : sealedLogs.next(store));
             }
             return read(store, (DataRead) m);
         } catch (StorageFullException e) {

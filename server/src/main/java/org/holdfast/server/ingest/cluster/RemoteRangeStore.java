@@ -39,12 +39,23 @@ import org.holdfast.common.protocol.ProtocolLimits;
 public final class RemoteRangeStore extends RangeWorkerCalls {
     private volatile RangeDataReport report; // null until a heartbeat of version 3 reports it
     private volatile boolean takesRepairs; // the worker's cluster version is 6 or newer
+    private final Channel channel;
+    // from cluster version 7: where the worker's sealed-log reports go, and its id
+    private volatile SealedLogRecorder sealedLogs;
+    private volatile long workerId;
     // past every PBN the worker was heard handing out on this link (DATA_STORED answers, heartbeats' next PBN)
     private final java.util.concurrent.atomic.AtomicLong handedOutPast = new java.util.concurrent.atomic.AtomicLong();
 
     /** Worker {@code name} owning {@code range}, on {@code channel}; a call not answered within {@code timeout} ends the link's use. */
     public RemoteRangeStore(String name, PbnRange range, Channel channel, Duration timeout) {
         super(name, range, channel, timeout);
+        this.channel = channel;
+    }
+
+    /** Set at registration (cluster version 7): the sealed-log reports of worker {@code id}'s DATA_SYNCED go to {@code recorder}. */
+    void recordsSealedLogs(long id, SealedLogRecorder recorder) {
+        workerId = id;
+        sealedLogs = recorder;
     }
 
     /** What the worker's latest heartbeat said of its range data; null if it said nothing (an older worker) or not yet. */
@@ -120,7 +131,26 @@ public final class RemoteRangeStore extends RangeWorkerCalls {
     /** Makes every block stored so far durable on the worker; completes with its durable point (every stored PBN below it survives a crash). */
     public CompletableFuture<Long> sync() {
         long id = calls.nextId();
-        return call(id, new DataSync(id)).thenApply(m -> ((DataSynced) m).durableBelow());
+        return call(id, new DataSync(id)).thenCompose(m -> {
+            DataSynced s = (DataSynced) m;
+            SealedLogRecorder recorder = sealedLogs;
+            if (s.sealed() == null || recorder == null) {
+                return CompletableFuture.completedFuture(s.durableBelow());
+            }
+            // recorded before the sync completes (so before the commit it serves), off the event loop: a synced catalog write
+            return CompletableFuture.supplyAsync(() -> {
+                try {
+                    recorder.record(workerId, s.sealed());
+                } catch (RuntimeException e) {
+                    // the worker believes the master heard it: a new link starts again with a full report
+                    channel.close();
+                    throw new RangeWorkerFailedException("data worker " + name + " (PBNs " + range + ") synced, but the master could"
+                            + " not record its sealed logs (" + e.getMessage() + "); the link is closed, the worker reports them all"
+                            + " again when it registers: run the backup again");
+                }
+                return s.durableBelow();
+            });
+        });
     }
 
     /** The first blocks of {@code pbns[0..count)} that fit one answer (at least one), as the worker's store reads them. */

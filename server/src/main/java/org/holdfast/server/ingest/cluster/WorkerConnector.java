@@ -368,7 +368,8 @@ public final class WorkerConnector implements AutoCloseable {
                             : offer < Register.REPAIR_VERSION
                             ? " (it does not repair a bad block of this worker's range in place: a backup stores a new copy)"
                             : " (it does not lift a catalog restore's counts fence of this worker by itself: after worker-gc-import"
-                            + " run gc-rebuild --worker N --counts-imported FILE on the stopped master)");
+                            + " run gc-rebuild --worker N --counts-imported FILE on the stopped master; nor does it keep a record of"
+                            + " the logs this worker seals, against which a copy of its range from the bucket is checked)");
                     ctx.close();
                 } else if (msg instanceof ErrorMessage e) {
                     failure = refusal(e);
@@ -422,7 +423,10 @@ public final class WorkerConnector implements AutoCloseable {
                 rangeData.identify(r.workerId(), r.pbnFloor());
                 // the GC metadata opens before any block is stored here, so its counts-lost check sees only earlier blocks
                 Runnable first = gcMetadata == null ? () -> { } : () -> gcMetadata.claim(w.range());
-                ctx.pipeline().addAfter(ctx.name(), "data", new RangeDataService(rangeData, w.range(), first));
+                // from version 7 an archiving worker tells the master what it sealed, so a copy of its range can be checked
+                SealedLogReporter sealed = offered >= Register.LOG_DIGEST_VERSION && rangeData.archived()
+                        ? new SealedLogReporter(r.workerId()) : null;
+                ctx.pipeline().addAfter(ctx.name(), "data", new RangeDataService(rangeData, w.range(), first, sealed));
             }
             if (gcMetadata != null) {
                 // an archiving range store fences the GC services: a node whose range was taken over must protect

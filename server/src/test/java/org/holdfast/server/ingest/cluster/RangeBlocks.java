@@ -1,7 +1,15 @@
 package org.holdfast.server.ingest.cluster;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Arrays;
 import java.util.Random;
+import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.hash.BlockHasher;
+import org.holdfast.server.store.BlockBatch;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.FormatVersions;
+import org.holdfast.server.store.RangeCopy;
 
 /** Blocks and their fingerprints for the tests of range data on the worker link. */
 public final class RangeBlocks {
@@ -33,5 +41,31 @@ public final class RangeBlocks {
             BlockHasher.forCurrentThread().sha256(raw, k * BS, BS, f, k * 32);
         }
         return f;
+    }
+
+    /** Appends each block of {@code blocks} raw to {@code s}; returns their PBNs. */
+    static long[] appendRaw(DataStore s, byte[] blocks) {
+        byte[] fps = fps(blocks);
+        long[] pbns = new long[blocks.length / BS];
+        for (int k = 0; k < pbns.length; k++) {
+            pbns[k] = s.append(fps, k * 32, blocks, k * BS, BS, FormatVersions.CODEC_RAW, BS);
+        }
+        return pbns;
+    }
+
+    /** Reads {@code pbns} from {@code c} in one batch: each block is {@code expected}'s, with its fingerprint. */
+    static void assertCopyReads(RangeCopy c, long[] pbns, byte[] expected) {
+        BlockBatch b = new BlockBatch(16, 1 << 20, FormatVersions.MAX_STORED_BYTES);
+        byte[] fps = fps(expected);
+        assertThat(c.readBatch(pbns, 0, pbns.length, b)).isEqualTo(pbns.length);
+        try (BlockCodec codec = new BlockCodec()) {
+            for (int k = 0; k < pbns.length; k++) {
+                byte[] out = new byte[BS];
+                b.decode(k, codec, out, 0);
+                assertThat(out).as("PBN " + pbns[k]).isEqualTo(Arrays.copyOfRange(expected, k * BS, (k + 1) * BS));
+                assertThat(Arrays.copyOfRange(b.fingerprints(), b.fingerprintOffset(k), b.fingerprintOffset(k) + 32))
+                        .isEqualTo(Arrays.copyOfRange(fps, k * 32, k * 32 + 32));
+            }
+        }
     }
 }

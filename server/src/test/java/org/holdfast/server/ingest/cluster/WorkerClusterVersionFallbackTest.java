@@ -47,7 +47,7 @@ class WorkerClusterVersionFallbackTest {
     @TempDir
     Path dir;
 
-    private static void send(OutputStream out, Message m) throws Exception {
+    static void send(OutputStream out, Message m) throws Exception {
         ByteBuf b = Unpooled.buffer();
         FrameEncoder.write(m, b);
         byte[] bytes = new byte[b.readableBytes()];
@@ -57,10 +57,10 @@ class WorkerClusterVersionFallbackTest {
     }
 
     /** One frame: its type code and body. */
-    private record Frame(int type, byte[] body) {
+    record Frame(int type, byte[] body) {
     }
 
-    private static Frame read(DataInputStream in) throws Exception {
+    static Frame read(DataInputStream in) throws Exception {
         int length = in.readInt();
         in.readUnsignedByte(); // frame version
         int type = in.readUnsignedByte();
