@@ -18,8 +18,8 @@ import org.holdfast.server.store.StoredBlock;
  * The worker's end of the online check of its GC counts (cluster version 7): compares each
  * COUNTS_CHECK span with its GC metadata ({@link CountsSpanCheck}) on a thread of its own, so the
  * deltas, data and dedup lanes never wait for it, and answers COUNTS_CHECKED. A span outside this
- * registration's range, or a GC metadata not open or marked counts-lost, is answered refused with
- * the reason; nothing is changed either way. A malformed or oversized frame is answered ERROR and
+ * registration's range, a GC metadata not open or marked counts-lost, or a range store not open,
+ * is answered refused with the reason; nothing is changed either way. A malformed or oversized frame is answered ERROR and
  * the link closes before anything runs (the decoder's rule).
  */
 public final class CountsCheckService extends ChannelInboundHandlerAdapter {
@@ -73,6 +73,13 @@ public final class CountsCheckService extends ChannelInboundHandlerAdapter {
                     + e.getMessage());
         }
         DataStore store = rangeData == null ? null : rangeData.store();
+        if (rangeData != null && store == null) {
+            // its open was refused (the range taken over by another node, a bucket not listed) or is still to come: every block
+            // would count as held, and a worker that serves none of them would be reported clean
+            return CountsChecked.refused(c.requestId(), "COUNTS_CHECK refused: this worker's range store in " + rangeData.dir()
+                    + " is not open (its open was refused, see this worker's log, or has not run yet), so its blocks cannot be"
+                    + " looked up; nothing was compared: check again once it serves data calls");
+        }
         StoredBlock scratch = new StoredBlock();
         try {
             return new CountsSpanCheck(p, pbn -> store == null || store.fingerprint(pbn, scratch)).run(c);

@@ -143,12 +143,7 @@ public final class WorkerSweeps implements RangeOwnerSweeps {
         Outcome[] outcomes = new Outcome[n]; // a skipped worker's, once known
         long[] pending = new long[n];
         for (int i = 0; i < n; i++) {
-            String fenced; // first: whatever else holds, these counts must not free anything
-            try {
-                fenced = fence.refusal(ids.get(i));
-            } catch (RuntimeException e) {
-                fenced = "its counts fence could not be read (" + e.getMessage() + "); not swept";
-            }
+            String fenced = refusal(ids.get(i)); // first: whatever else holds, these counts must not free anything
             if (fenced != null) {
                 outcomes[i] = new Outcome(ids.get(i), State.REFUSED, null, fenced);
                 continue;
@@ -160,6 +155,13 @@ public final class WorkerSweeps implements RangeOwnerSweeps {
         for (int i = 0; i < n; i++) {
             long id = ids.get(i);
             RemoteRangeSweep link = outcomes[i] == null ? links.up(id) : null; // before the holds: see the class comment
+            // again once the link is known: a registration during the round may have fenced its counts (RegistrationCountsFence
+            // writes the fence before the new link goes up), and this may be that link
+            String fenced = link == null ? null : refusal(id);
+            if (fenced != null) {
+                outcomes[i] = new Outcome(id, State.REFUSED, null, fenced);
+                link = null;
+            }
             int held = link == null ? 0 : holds.heldByEndedLinks(link.range());
             if (outcomes[i] == null && link != null && held == 0) {
                 pending[i] = readOutbox(id, outcomes, i); // after the holds: see the class comment
@@ -183,6 +185,15 @@ public final class WorkerSweeps implements RangeOwnerSweeps {
             log(outcomes[i]);
         }
         return List.of(outcomes);
+    }
+
+    /** Why worker {@code id}'s counts must not sweep, or null; a fence that cannot be read refuses. */
+    private String refusal(long id) {
+        try {
+            return fence.refusal(id);
+        } catch (RuntimeException e) {
+            return "its counts fence could not be read (" + e.getMessage() + "); not swept";
+        }
     }
 
     /** Worker {@code ids[i]}'s pending deltas; a read that fails records its skip in {@code outcomes[i]} and returns -1. */

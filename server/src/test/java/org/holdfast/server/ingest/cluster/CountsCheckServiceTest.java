@@ -112,6 +112,17 @@ class CountsCheckServiceTest {
     }
 
     @Test
+    void check_rangeStoreNotOpen_refusedRatherThanEveryBlockCountedHeld() {
+        // as after its open was refused (a range taken over by another node, a bucket that could not be listed): no store to look in
+        data.close();
+        long lost = pbn[2] + 1000; // referenced by the catalog, never stored here
+        CountsChecked a = service().serve(span(6, new long[] {pbn[0], pbn[1], pbn[2], lost}, new int[] {1, 1, 1, 1},
+                new int[] {0, 0, 1, 0}));
+        assertThat(a.status()).as("a check that cannot look blocks up must not answer 'all held'").isEqualTo(CountsChecked.REFUSED);
+        assertThat(a.message()).contains("range store").contains("nothing was compared");
+    }
+
+    @Test
     void check_expiredUnreferencedBlockNotHeld_notALoss() {
         long swept = pbn[2] + 5; // only an expired snapshot still maps it: a sweep may have freed it
         CountsCheck c = new CountsCheck(4, RANGE.first(), RANGE.first() + CountsCheck.MAX_SPAN, 1_000, new long[] {pbn[0], pbn[1], pbn[2],

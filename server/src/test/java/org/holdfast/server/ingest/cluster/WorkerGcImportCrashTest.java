@@ -195,6 +195,33 @@ class WorkerGcImportCrashTest {
     }
 
     @Test
+    void run_workerLoggedAnotherMastersDeltasAboveEveryMarkHere_refused_importedOnceGcAndAcknowledgedMarkMovedAside() throws Exception {
+        runImport();
+        // a delta id this master never issued (its next operation is 6): another master's, as a worker fenced for it at REGISTER holds
+        GcDelta foreign = new GcDelta(1_000, 0, 1, new byte[] {1}, new long[] {FIRST + 15}, new long[] {1});
+        try (WorkerGcMetadata m = new WorkerGcMetadata(rangeData.resolve("gc"), BoscSettings.defaults())) {
+            m.log(foreign, RANGE);
+        }
+        assertThatThrownBy(this::runImport).as("exporting again gives the same mark: refused however often it is tried")
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("acknowledged deltas after the export");
+
+        // docs/operations.md's way out, the worker stopped before the export: both moved aside, then the import
+        Files.move(rangeData.resolve("gc"), dir.resolve("gc.aside"));
+        Files.move(rangeData.resolve(AcknowledgedDeltaMark.FILE), dir.resolve("gc-acknowledged.aside"));
+        runImport();
+
+        assertThat(CountsImportRecord.read(rangeData.resolve("gc")).mark()).as("reported at REGISTER: the fence lifts").isEqualTo(MARK);
+        Map<Long, List<Long>> s = state();
+        assertThat(s.get(-1L)).containsExactly(MARK);
+        assertThat(s.get(FIRST + 15)).as("the foreign increment is gone: the catalog's counts").containsExactly(0L, 0L, GRACE_UNTIL);
+        try (WorkerGcMetadata m = new WorkerGcMetadata(rangeData.resolve("gc"), BoscSettings.defaults())) {
+            GcDelta next = new GcDelta(6, 0, 1, new byte[] {1}, new long[] {FIRST + 15}, new long[] {1});
+            assertThat(m.log(next, RANGE)).as("this master's next delta is logged, not dropped as a replay").isEqualTo(next.deltaId());
+        }
+        assertThat(state().get(FIRST + 15).get(0)).isEqualTo(1L);
+    }
+
+    @Test
     void run_acknowledgedMarkFileDamaged_refusedNothingChanged() throws Exception {
         Files.writeString(rangeData.resolve(AcknowledgedDeltaMark.FILE), "not a number\n");
         List<String> before = listing();

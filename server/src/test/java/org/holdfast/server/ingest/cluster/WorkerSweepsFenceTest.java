@@ -48,4 +48,41 @@ class WorkerSweepsFenceTest {
             ch.finishAndReleaseAll();
         }
     }
+
+    @Test
+    void sweep_workerFencedByItsRegistrationDuringTheRound_noSweepSentOnItsNewLink() {
+        EmbeddedChannel before = new EmbeddedChannel();
+        EmbeddedChannel after = new EmbeddedChannel();
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"))) {
+            WorkerCountsFences fences = new WorkerCountsFences(db);
+            RangeSweepLinks links = new RangeSweepLinks();
+            links.add(1, new RemoteRangeSweep("w1", RANGE, before, Duration.ofMinutes(1)));
+            boolean[] registered = {false};
+            // unfenced when the round looks; then, while it reads the outboxes (or waits for them to drain), the worker registers
+            // again with counts this master cannot account for: as MasterLink, the fence is written before the new link goes up
+            WorkerSweeps.DeltaOutbox outbox = id -> {
+                if (!registered[0]) {
+                    registered[0] = true;
+                    try (MetadataBatch b = new MetadataBatch()) {
+                        fences.put(b, 1, 1L << 52, 1L);
+                        db.write(b, true);
+                    }
+                    links.add(1, new RemoteRangeSweep("w1", RANGE, after, Duration.ofMinutes(1)));
+                }
+                return 0;
+            };
+            WorkerSweeps sweeps = new WorkerSweeps(links, () -> List.of(1L), outbox, WorkerSweeps.SessionHolds.NONE,
+                    fences::sweepRefusal, Duration.ofMillis(100), Duration.ZERO);
+
+            List<WorkerSweeps.Outcome> out = sweeps.sweep(1_000L, false);
+
+            assertThat(registered[0]).isTrue();
+            assertThat((Object) after.readOutbound()).as("no GC_SWEEP on the link whose registration fenced its counts").isNull();
+            assertThat((Object) before.readOutbound()).isNull();
+            assertThat(out).extracting(WorkerSweeps.Outcome::state).containsExactly(WorkerSweeps.State.REFUSED);
+        } finally {
+            before.finishAndReleaseAll();
+            after.finishAndReleaseAll();
+        }
+    }
 }
