@@ -91,15 +91,17 @@ public class ClusterDataConfiguration {
     }
 
     /**
-     * The online check of the workers' GC counts (fsck on a master with {@code workers}): 128 GMA chunks
-     * (about a million PBNs, 17 MiB of counts) per pass over the catalog's maps; a worker whose outbox
-     * does not drain within a minute is reported not checked.
+     * The online check of the workers' GC counts (fsck on a master with {@code workers}): windows of 128 GMA
+     * chunks (about a million PBNs, 17 MiB of counts), each one pass over the catalog's maps under the
+     * commit monitor; a hold over 30 s is logged; a worker whose outbox does not drain within a minute
+     * is reported not checked.
      */
     @Bean
     @ConditionalOnProperty(name = "holdfast.cluster.role", havingValue = "master")
     ClusterCountsCheck clusterCountsCheck(Catalog catalog, GcService gc, ObjectProvider<SnapshotCommit> commits, ClusterServer server,
                                           GcDeltaSenders senders) {
-        return new ClusterCountsCheck(catalog, gc, commits::getObject, new MasterCountsLinks(server, senders), 128, Duration.ofMinutes(1));
+        return new ClusterCountsCheck(catalog, gc, commits::getObject, new MasterCountsLinks(server, senders),
+                ClusterCountsCheck.MAX_WINDOW_PBNS, Duration.ofMinutes(1), Duration.ofSeconds(30));
     }
 
     /** With {@code workers}: reclaim-now and removing a worker answer 409 before they touch the master's own range. */

@@ -17,7 +17,8 @@ import org.holdfast.server.catalog.VolumeRecord;
  * the rule {@link GcMetadataRebuild} documents: counted one pass of PBNs at a time ({@link Pass}),
  * each pass reading every volume's map once. Shared by the rebuild of a server's own GC metadata
  * (its store's range) and the export of a worker's counts ({@link WorkerGcExport}: the worker's
- * range), so both follow one rule. The catalog must not change meanwhile (its server is stopped).
+ * range), so both follow one rule. The catalog must not change meanwhile (its server is stopped; the
+ * online {@link ClusterCountsCheck} holds the commit monitor over one construction and scan).
  */
 final class CatalogCounts {
     /** A {@link Pass#flags} bit: some map entry of a retained snapshot reads the PBN. */

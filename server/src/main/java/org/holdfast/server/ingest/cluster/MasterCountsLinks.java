@@ -1,10 +1,12 @@
 package org.holdfast.server.ingest.cluster;
 
+import org.holdfast.server.cluster.UnknownWorkerException;
 import org.holdfast.server.gc.ClusterCountsCheck;
 
 /**
  * The master's links as its online counts check needs them: a worker's counts check end (registered at
- * cluster version 7), whether it is connected at all (its sweep end, any GC version), and its outbox.
+ * cluster version 7), whether it is connected at all (its sweep end, any GC version), its outbox, and
+ * past the PBNs it handed out (its PBN floor and what its links were heard storing).
  */
 public final class MasterCountsLinks implements ClusterCountsCheck.Links {
     private final ClusterServer server;
@@ -29,5 +31,16 @@ public final class MasterCountsLinks implements ClusterCountsCheck.Links {
     @Override
     public long pending(long workerId) {
         return senders.pending(workerId);
+    }
+
+    @Override
+    public long handedOutPast(long workerId) {
+        long floor;
+        try {
+            floor = server.registry().pbnFloor(workerId); // what earlier nodes of it were heard handing out, kept in the catalog
+        } catch (UnknownWorkerException e) {
+            floor = 0;
+        }
+        return Math.max(floor, server.rangeStores().handedOutPast(workerId));
     }
 }

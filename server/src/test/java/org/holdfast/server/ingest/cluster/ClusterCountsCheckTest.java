@@ -4,11 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.gc.bosc.BoscPipeline;
 import org.holdfast.gc.gma.GmaChunk;
@@ -103,6 +106,12 @@ class ClusterCountsCheckTest {
             assertThat(bad.samples()).contains("PBN " + two[0] + ": RC above the catalog's (leak)",
                     "PBN " + two[1] + ": RC below the catalog's (risk of loss)");
             assertThat(r.workers()).filteredOn(w -> w.workerId() != workerId).allSatisfy(w -> assertThat(w.clean()).isTrue());
+            ClusterCountsCheck.WorkerResult small = checker(realLinks(), 16).runOne(workerId, System.currentTimeMillis(), JobContext.NONE)
+                    .workers().get(0);
+            assertThat(small.windows()).as("windows of 16 PBNs").isGreaterThan(1);
+            assertThat(List.of(small.rcAbove(), small.rcBelow(), small.pinsDiffer(), small.notHeld(), small.blocksChecked()))
+                    .as("the same result in many windows as in one").isEqualTo(List.of(1L, 1L, 0L, 0L, bad.blocksChecked()));
+            assertThat(small.samples()).containsExactlyInAnyOrderElementsOf(bad.samples());
             assertThat(gma.updatesLogged()).as("the check logged nothing on the worker").isEqualTo(logged + 2);
             assertThat(master().getBean(GcService.class).lastAppliedOp()).as("nor any GC operation on the master").isEqualTo(lastOp);
         } finally {
@@ -172,6 +181,84 @@ class ClusterCountsCheckTest {
     }
 
     @Test
+    void check_commitDuringAMultiWindowCheck_committedBetweenWindowsAndTheResultStaysClean() throws Exception {
+        // the worker with the most blocks, in windows of 8 PBNs: many holds of the commit monitor
+        int i = referencedPast(range(0)) - range(0).first() >= referencedPast(range(1)) - range(1).first() ? 0 : 1;
+        long workerId = cluster.workerId(i);
+        Object monitor = master().getBean(SnapshotCommit.class);
+        // half of it dedups against counts-a (references added to PBNs of windows checked or not yet), half is new (above them)
+        byte[] image = new byte[48 * DataOnWorkersCluster.BS];
+        System.arraycopy(DataOnWorkersCluster.random(11, 24), 0, image, 0, 24 * DataOnWorkersCluster.BS);
+        System.arraycopy(DataOnWorkersCluster.random(13, 24), 0, image, 24 * DataOnWorkersCluster.BS, 24 * DataOnWorkersCluster.BS);
+        CompletableFuture<Long> committed = new CompletableFuture<>();
+        AtomicLong spansAfterCommit = new AtomicLong();
+        AtomicLong spans = new AtomicLong();
+        ClusterCountsCheck.Links links = links(realLinks(), real -> (first, limit, now, pbns, rc, pins, et) -> {
+            if (spans.getAndIncrement() == 0) {
+                Thread backup = new Thread(() -> {
+                    try (AgentDriver agent = cluster.agent()) {
+                        agent.backup("counts-c", image, DataOnWorkersCluster.BS, true);
+                        committed.complete(System.nanoTime());
+                    } catch (Throwable t) {
+                        committed.completeExceptionally(t);
+                    }
+                }, "counts-c backup");
+                backup.start();
+            }
+            if (committed.isDone()) {
+                spansAfterCommit.incrementAndGet();
+            } else {
+                // this window holds the monitor: go on once the backup waits for it (its upload needs no monitor)
+                await().atMost(Duration.ofSeconds(60)).until(() -> someoneWaitsFor(monitor) || committed.isDone());
+            }
+            return real.check(first, limit, now, pbns, rc, pins, et);
+        }, -1);
+        LoggedJob job = new LoggedJob();
+        ClusterCountsCheck.Report r = checker(links, 8, Duration.ofMillis(1)).runOne(workerId, System.currentTimeMillis(), job);
+        long ended = System.nanoTime();
+        long at = committed.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        ClusterCountsCheck.WorkerResult w = r.workers().get(0);
+        assertThat(at).as("the backup committed before the check of its worker ended").isLessThan(ended);
+        assertThat(spansAfterCommit.get()).as("windows compared after the commit").isPositive();
+        assertThat(w.state()).as(String.valueOf(w.why())).isEqualTo(ClusterCountsCheck.State.CHECKED);
+        assertThat(w.clean()).as("a commit between windows cannot make a checked window wrong: " + w.samples()).isTrue();
+        assertThat(w.windows()).as("one hold per window").isGreaterThan(2);
+        assertThat(w.longestHoldMillis()).as("the first window waited for the backup").isPositive();
+        assertThat(r.longestHoldMillis()).isEqualTo(w.longestHoldMillis());
+        assertThat(job.lines).as("a hold over the bound is logged with its time").anyMatch(l -> l.contains("held the commit lock for")
+                && l.contains("(over 1 ms)"));
+        cluster.awaitDeltasDelivered();
+        assertThat(check().clean()).as("and the whole cluster in one window per worker").isTrue();
+    }
+
+    @Test
+    void check_leakAboveTheCatalogsHighestPbn_foundUpToTheWorkersFloor() {
+        ConfigurableApplicationContext worker = cluster.workers().get(0);
+        long workerId = cluster.workerId(0);
+        PbnRange range = range(0);
+        BoscPipeline gma = worker.getBean(WorkerGcMetadata.class).pipeline();
+        MasterCountsLinks real = realLinks();
+        long top = referencedPast(range);
+        assertThat(real.handedOutPast(workerId)).as("the master knows the worker handed out every PBN the catalog names")
+                .isGreaterThanOrEqualTo(top);
+        long leak = top + 1; // above every PBN the catalog references: no window of the catalog's reaches it
+        gma.appendSingle(GmaChunk.UpdateKinds.RC_ADD, leak, 1);
+        try {
+            ClusterCountsCheck.WorkerResult found = checker(links(real, r -> r, Math.max(real.handedOutPast(workerId), leak + 2)), 8)
+                    .runOne(workerId, System.currentTimeMillis(), JobContext.NONE).workers().get(0);
+            assertThat(found.rcAbove()).as("compared up to the worker's floor").isEqualTo(1);
+            assertThat(found.rcBelow()).isZero();
+            assertThat(found.samples()).containsExactly("PBN " + leak + ": RC above the catalog's (leak)");
+            ClusterCountsCheck.WorkerResult unseen = checker(links(real, r -> r, 0), 8).runOne(workerId, System.currentTimeMillis(),
+                    JobContext.NONE).workers().get(0);
+            assertThat(unseen.clean()).as("with no floor known, only up to the catalog's highest PBN: the leak is not seen").isTrue();
+        } finally {
+            gma.appendSingle(GmaChunk.UpdateKinds.RC_ADD, leak, -1);
+        }
+        assertThat(check().clean()).as("put back by hand: clean again").isTrue();
+    }
+
+    @Test
     void fsckJob_unknownWorker_refusedBeforeAJobIsQueued() {
         GcJobs jobs = master().getBean(GcJobs.class);
         assertThatThrownBy(() -> jobs.fsck("test", 9_999L)).isInstanceOf(UnknownWorkerException.class)
@@ -179,8 +266,101 @@ class ClusterCountsCheckTest {
     }
 
     private static ClusterCountsCheck checker(ClusterCountsCheck.Links links) {
+        return checker(links, ClusterCountsCheck.MAX_WINDOW_PBNS);
+    }
+
+    private static ClusterCountsCheck checker(ClusterCountsCheck.Links links, long windowPbns) {
+        return checker(links, windowPbns, Duration.ofSeconds(30));
+    }
+
+    private static ClusterCountsCheck checker(ClusterCountsCheck.Links links, long windowPbns, Duration holdReport) {
         return new ClusterCountsCheck(master().getBean(Catalog.class), master().getBean(GcService.class),
-                () -> master().getBean(SnapshotCommit.class), links, 128, Duration.ofSeconds(10));
+                () -> master().getBean(SnapshotCommit.class), links, windowPbns, Duration.ofSeconds(10), holdReport);
+    }
+
+    private static PbnRange range(int worker) {
+        return cluster.workers().get(worker).getBean(WorkerConnector.class).status().assignment().range();
+    }
+
+    /** A job context that keeps its log lines. */
+    private static final class LoggedJob implements JobContext {
+        final List<String> lines = java.util.Collections.synchronizedList(new ArrayList<>());
+
+        @Override
+        public void total(long items, long bytes) {
+        }
+
+        @Override
+        public void advance(long items, long bytes) {
+        }
+
+        @Override
+        public void log(String line) {
+            lines.add(line);
+        }
+
+        @Override
+        public boolean cancelRequested() {
+            return false;
+        }
+    }
+
+    private static MasterCountsLinks realLinks() {
+        return new MasterCountsLinks(master().getBean(ClusterServer.class), master().getBean(GcDeltaSenders.class));
+    }
+
+    /** {@code real}, with {@code remote} in place of its counts check ends and {@code past} as every worker's PBN floor (-1: real's). */
+    private static ClusterCountsCheck.Links links(MasterCountsLinks real, java.util.function.UnaryOperator<ClusterCountsCheck.Remote> remote,
+                                                  long past) {
+        return new ClusterCountsCheck.Links() {
+            @Override
+            public ClusterCountsCheck.Remote counts(long workerId) {
+                ClusterCountsCheck.Remote r = real.counts(workerId);
+                return r == null ? null : remote.apply(r);
+            }
+
+            @Override
+            public boolean connected(long workerId) {
+                return real.connected(workerId);
+            }
+
+            @Override
+            public long pending(long workerId) {
+                return real.pending(workerId);
+            }
+
+            @Override
+            public long handedOutPast(long workerId) {
+                return past < 0 ? real.handedOutPast(workerId) : past;
+            }
+        };
+    }
+
+    /** One past the highest PBN of {@code range} any map entry of the catalog names (the catalog's highest referenced). */
+    private static long referencedPast(PbnRange range) {
+        Catalog catalog = master().getBean(Catalog.class);
+        long[] max = {range.first()};
+        for (VolumeRecord v : catalog.volumes()) {
+            catalog.forEachMapEntry(v.internalId(), (lbn, birth, pbn) -> {
+                if (range.contains(pbn)) {
+                    max[0] = Math.max(max[0], pbn + 1);
+                }
+                return true;
+            });
+        }
+        return max[0];
+    }
+
+    /** True if some thread waits to enter {@code monitor}. */
+    private static boolean someoneWaitsFor(Object monitor) {
+        int id = System.identityHashCode(monitor);
+        for (ThreadInfo t : ManagementFactory.getThreadMXBean().dumpAllThreads(false, false)) {
+            if (t != null && t.getThreadState() == Thread.State.BLOCKED && t.getLockInfo() != null
+                    && t.getLockInfo().getIdentityHashCode() == id) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** {@code n} distinct PBNs of {@code range} that the newest snapshots reference. */
