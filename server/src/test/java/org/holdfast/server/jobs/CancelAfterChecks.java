@@ -1,10 +1,17 @@
 package org.holdfast.server.jobs;
 
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** A job context whose cancel is requested from the check after the first {@code allowed} ones on; counts the checks, ignores progress. */
+/**
+ * A job context whose cancel is requested from the check after the first {@code allowed} ones on;
+ * counts the checks, keeps the log lines, ignores progress.
+ */
 public final class CancelAfterChecks implements JobContext {
     private final AtomicInteger checks = new AtomicInteger();
+    private final List<String> lines = Collections.synchronizedList(new ArrayList<>());
     private final int allowed;
 
     /** Cancelled at the check after {@code allowed} safe points (0: at the first). */
@@ -30,8 +37,14 @@ public final class CancelAfterChecks implements JobContext {
     public void advance(long items, long bytes) {
     }
 
+    /** The job's log lines so far. */
+    public List<String> lines() {
+        return List.copyOf(lines);
+    }
+
     @Override
     public void log(String line) {
+        lines.add(line);
     }
 
     @Override
