@@ -83,6 +83,12 @@ class ClusterCountsCheckTest {
         long blocks = workers.stream().mapToLong(w -> (Long) w.get("blocksChecked")).sum();
         assertThat(blocks).as("the 96 blocks just backed up, and whatever the other classes keep").isGreaterThanOrEqualTo(96);
         assertThat(workers).allSatisfy(w -> assertThat(w.get("state")).isEqualTo("checked"));
+        assertThat(workers).as("one hold of the commit lock per window, reported").allSatisfy(w -> {
+            assertThat((Long) w.get("windows")).isPositive();
+            assertThat((Long) w.get("longestHoldMillis")).isNotNegative();
+        });
+        assertThat(done.result()).containsKey("longestHoldMillis");
+        assertThat(done.log()).anyMatch(l -> l.contains(" windows, commit lock held at most "));
         assertThat(done.log()).anyMatch(l -> l.contains("fsck of the workers' GC counts: clean, 2 workers checked"));
         assertThat(done.progress().bytesDone()).as("spans sent").isPositive();
     }
