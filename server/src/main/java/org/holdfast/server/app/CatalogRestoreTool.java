@@ -277,9 +277,7 @@ public final class CatalogRestoreTool implements Callable<Integer> {
             if (aside != null) {
                 out.println("  the catalog that was here is kept as " + aside + " (delete it once the server runs)");
             }
-            // the offline fsck refuses a running server: name both ways rather than "start, then run the offline one"
-            out.println("next: check it before the start with holdfast-server fsck " + dd.root() + ", or start the server and run"
-                    + " POST /api/v1/gc/fsck; then take a new catalog backup");
+            out.println(nextStep(dd.root(), workers != null));
             out.println("result: restored");
             return 0;
         } catch (CatalogRestoreRefusedException e) {
@@ -326,5 +324,20 @@ public final class CatalogRestoreTool implements Callable<Integer> {
                 throw new TypeConversionException("a backup id is a positive number, got '" + value + "'");
             }
         }
+    }
+
+    /**
+     * The restore's "next:" line. The offline fsck refuses a running server, so a standalone one names
+     * both ways; it also refuses a data=workers master, whose check is the online one once the workers'
+     * counts are rebuilt and they run again.
+     */
+    static String nextStep(Path root, boolean dataOnWorkers) {
+        if (dataOnWorkers) {
+            return "next: rebuild each fenced worker's counts (above), start the master, then the workers, and run"
+                    + " POST /api/v1/gc/fsck (it checks the workers' counts; the offline fsck refuses a data=workers master)"
+                    + " and a full verify; then take a new catalog backup";
+        }
+        return "next: check it before the start with holdfast-server fsck " + root + ", or start the server and run"
+                + " POST /api/v1/gc/fsck; then take a new catalog backup";
     }
 }

@@ -56,8 +56,9 @@ public class ClusterDataConfiguration {
                 dedupEngine, db);
         if (mode == ClusterDataMode.WORKERS) {
             LOG.warn("holdfast.cluster.data=workers (experimental): backups keep their blocks on the workers, and each worker sweeps"
-                    + " its own range on the master's GC cycle; verify and the image API read them from their workers; fsck, reclaim-now"
-                    + " and catalog backups do not reach them yet, and a lost worker's blocks are unavailable until it comes back (unless this master's holdfast.store.s3.*"
+                    + " its own range on the master's GC cycle; verify and the image API read them from their workers; the online fsck"
+                    + " (POST /api/v1/gc/fsck) checks the workers' GC counts; the offline fsck, reclaim-now and catalog backups do not"
+                    + " reach them yet, and a lost worker's blocks are unavailable until it comes back (unless this master's holdfast.store.s3.*"
                     + " names the workers' bucket: then they are read from it)");
         }
         return mode;

@@ -103,7 +103,9 @@ public final class CredentialTool {
 
     private static int withCredentials(String command, Path dataDir, PrintStream err, CredentialAction action) {
         if (!Files.isDirectory(dataDir)) {
-            err.println(command + ": " + dataDir + " does not exist; give the server's holdfast.data-dir");
+            // creating it here could make a misspelt path a second, empty data directory
+            err.println(command + ": " + dataDir + " does not exist; give the server's holdfast.data-dir, or, before the server's"
+                    + " first start, create that directory first (install -d -m 700 " + dataDir + "); nothing was written");
             return 3;
         }
         try (DataDirectory dd = DataDirectory.open(dataDir);

@@ -262,6 +262,10 @@ public final class WorkerRegistry {
         if (m == null) {
             throw new UnknownWorkerException(workerId);
         }
+        if (guard.fence(workerId).archiveEpoch() == 0) {
+            // nothing to reset: refused as such first, so that an admin does not stop a serving node for nothing
+            return guard.resetEpoch(workerId, confirmedEpoch);
+        }
         if (m.connected) {
             throw new WorkerConnectedException(m.record, m.address, "a takeover fence is reset only while no node of the worker is"
                     + " connected: stop that node (or wait until the master drops its silent connection, holdfast.cluster.lost-after),"

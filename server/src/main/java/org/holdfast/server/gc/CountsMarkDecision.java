@@ -71,7 +71,11 @@ public final class CountsMarkDecision {
                         + ", before the catalog restore (the fence's floor is " + fence.floor() + ")"
                 : null;
         if (keep != null) {
-            return new Verdict(Action.KEEP, fence.floor(), "the counts fence of worker " + workerId + " stays: " + keep);
+            // the operator reads this in the log or audit: name what lifts it (an unreadable fence's text already does)
+            String next = fence.floor() < 0 ? "" : "; rebuild its counts from this catalog: with master and worker stopped,"
+                    + " gc-rebuild --worker " + workerId + " --out FILE on the master, worker-gc-import --file FILE on the worker,"
+                    + " then start both";
+            return new Verdict(Action.KEEP, fence.floor(), "the counts fence of worker " + workerId + " stays: " + keep + next);
         }
         return new Verdict(Action.LIFT, fence.floor(), "lifted the counts fence of worker " + workerId + ": it imported counts"
                 + " exported at mark " + counts.importedMark());

@@ -74,10 +74,16 @@ public final class WorkerGcExport {
         long entries = outbox.count(workerId);
         long lastOp = catalog.db().metaLong(GcRecords.NEXT_OP_ID, 1) - 1;
         long routedThrough = catalog.db().metaLong(GcRecords.ROUTED_THROUGH, -1);
+        if (routedThrough < 0 && lastOp > 0 && new WorkerCountsFences(catalog.db()).of(workerId) != null) {
+            // catalog-restore dropped the routed marks and fenced the worker: this export is the recovery's, not a stale one
+            return new Routed(WorkerCountsFile.UNKNOWN, entries, "this catalog was restored (catalog-restore drops the routed marks)"
+                    + " and worker " + workerId + " is fenced until it imports counts from it: go on with worker-gc-import, which"
+                    + " needs no routed mark");
+        }
         if (lastOp > 0 && routedThrough != lastOp) {
             return new Routed(WorkerCountsFile.UNKNOWN, entries, "the master's GC did not last stop with every operation routed"
-                    + " (a crash, or GC paused; routed through operation " + (routedThrough < 0 ? "unknown" : routedThrough)
-                    + " of " + lastOp + "): start the master, let its GC resume, stop it, export again");
+                    + " (a crash, or GC paused; " + (routedThrough < 0 ? "no operation recorded as routed" : "routed through operation "
+                    + routedThrough) + " of " + lastOp + "): start the master, let its GC resume, stop it, export again");
         }
         java.util.OptionalLong mark;
         try {

@@ -84,7 +84,8 @@ public final class FormatVersions {
         if (db.metaLong(META_CLUSTER_DATA_MODE, 0) == CLUSTER_DATA_ON_WORKERS) {
             throw new IllegalStateException(tool + " is not supported on a master whose blocks live on its workers"
                     + " (holdfast.cluster.data=workers, experimental): its GC metadata counts only its own PBN range and each worker"
-                    + " keeps its own; nothing was changed. Restore snapshots with the agent to check them");
+                    + " keeps its own; nothing was changed. Check the workers' counts online with POST /api/v1/gc/fsck on the running master,"
+                    + " a stopped worker with holdfast-server worker-fsck, and the blocks with a full verify (POST /api/v1/verify)");
         }
     }
 

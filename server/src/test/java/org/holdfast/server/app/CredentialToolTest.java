@@ -73,6 +73,15 @@ class CredentialToolTest {
     }
 
     @Test
+    void createToken_missingDataDir_saysHowToPrepareAFirstStart_andCreatesNothing() {
+        Path missing = data.resolve("not-yet");
+        assertThat(run("create-token", "--data-dir", missing.toString(), "--name", "worker-1", "--role", "worker")).isEqualTo(3);
+        assertThat(err.toString()).contains("does not exist", "install -d -m 700 " + missing, "nothing was written");
+        assertThat(out.toString()).isEmpty();
+        assertThat(Files.exists(missing)).isFalse();
+    }
+
+    @Test
     void createToken_badArguments_exit2AndNothingStored() {
         assertThat(run("create-token", "--data-dir", data.toString(), "--name", "x", "--role", "boss")).isEqualTo(2);
         assertThat(err.toString()).contains("unknown role");

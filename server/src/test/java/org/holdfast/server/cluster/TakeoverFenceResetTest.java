@@ -84,6 +84,20 @@ class TakeoverFenceResetTest {
     }
 
     @Test
+    void resetTakeoverFence_connectedWorkerWithoutAFence_saysThereIsNothingToReset_notStopTheNode() {
+        WorkerRegistry r = new WorkerRegistry(MembershipStore.inMemory(), settings, clock);
+        WorkerRecord live = r.register("w1", TOKEN, "127.0.0.2:1", CAP, "v", 0);
+
+        assertThatThrownBy(() -> r.resetTakeoverFence(live.workerId(), 0)).as("an operator must not be told to stop a serving node")
+                .isInstanceOf(FenceResetRefusedException.class).hasMessageContaining("has no takeover fence");
+        assertThat(r.fence(live.workerId())).isEqualTo(TakeoverFence.NONE);
+        r.archivedAt(live.workerId(), live.epoch(), 1, true);
+        assertThatThrownBy(() -> r.resetTakeoverFence(live.workerId(), 1)).as("with a fence, a connected node still refuses the reset")
+                .isInstanceOf(WorkerConnectedException.class);
+        assertThat(r.fence(live.workerId()).archiveEpoch()).isEqualTo(1);
+    }
+
+    @Test
     void resetTakeoverFence_newerNodeComesBackAfterAll_raisesItAgain_andTheOlderIsRefusedOnItsLink() {
         WorkerRegistry r = new WorkerRegistry(MembershipStore.inMemory(), settings, clock);
         WorkerRecord w = takenOver(r);

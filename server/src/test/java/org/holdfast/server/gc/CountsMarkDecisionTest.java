@@ -32,7 +32,8 @@ class CountsMarkDecisionTest {
 
     @Test
     void fenced_noImportOrOneBeforeTheRestoreOrForAnotherRange_kept() {
-        assertThat(decide(false, FENCE, new Register.Counts(0, 0, OLD_ACK)).why()).contains("imported no counts");
+        assertThat(decide(false, FENCE, new Register.Counts(0, 0, OLD_ACK)).why()).contains("imported no counts")
+                .as("says what lifts it").contains("gc-rebuild --worker 2 --out FILE", "worker-gc-import --file FILE");
         assertThat(decide(false, FENCE, Register.Counts.NONE).action()).isEqualTo(CountsMarkDecision.Action.KEEP);
         assertThat(decide(false, FENCE, new Register.Counts(FLOOR - 1, RANGE.first(), OLD_ACK)).why())
                 .contains("exported at mark " + (FLOOR - 1) + ", before the catalog restore");
