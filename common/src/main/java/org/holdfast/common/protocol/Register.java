@@ -21,8 +21,9 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * ends with the PBN floor (the takeover fence, {@link #ARCHIVE_EPOCH_VERSION}). Version 6: the
      * worker takes DATA_REPAIR ({@link #REPAIR_VERSION}). Version 7: REGISTER ends with the worker's
      * counts mark ({@link #COUNTS_MARK_VERSION}), the worker takes COUNTS_CHECK
-     * ({@link #COUNTS_CHECK_VERSION}), and an archiving worker's DATA_SYNCED ends with its sealed-log
-     * report ({@link #LOG_DIGEST_VERSION}).
+     * ({@link #COUNTS_CHECK_VERSION}), an archiving worker's DATA_SYNCED ends with its sealed-log
+     * report ({@link #LOG_DIGEST_VERSION}), and REGISTER and REGISTERED end with the node generation
+     * ({@link #NODE_GENERATION_VERSION}).
      */
     public static final int CLUSTER_VERSION = 7;
     /** The oldest version a master of this build accepts. */

@@ -396,7 +396,7 @@ public final class WorkerConnector implements AutoCloseable {
         /**
          * A master before version 5 parses REGISTER before it looks at the version, and refuses the
          * archive epoch at its end as trailing bytes (BAD_FRAME) rather than UNSUPPORTED_VERSION; one
-         * before version 7 so refuses the counts mark ("REGISTER has 24 trailing bytes", 32 for one before 5).
+         * before version 7 so refuses the counts mark and the node generation ("REGISTER has 32 trailing bytes", 40 for one before 5).
          */
         private boolean olderMasterRefusedArchiveEpoch(ErrorMessage e) {
             return offered >= Register.ARCHIVE_EPOCH_VERSION && e.code() == ErrorCode.BAD_FRAME
