@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
-import io.netty.channel.embedded.EmbeddedChannel;
 import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 
@@ -14,19 +12,11 @@ class NodeGenerationFramesTest {
     private static final Register.Counts COUNTS = new Register.Counts(1, 2, 3);
 
     private static ByteBuf frame(Message m) {
-        ByteBuf b = Unpooled.buffer();
-        FrameEncoder.write(m, b);
-        return b;
+        return RegisterCountsMarkTest.frame(m);
     }
 
     private static Message decode(ByteBuf frame) {
-        EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder());
-        try {
-            ch.writeInbound(frame);
-            return ch.readInbound();
-        } finally {
-            ch.finishAndReleaseAll();
-        }
+        return RegisterCountsMarkTest.decode(frame);
     }
 
     private static Registered registered(long generation) {

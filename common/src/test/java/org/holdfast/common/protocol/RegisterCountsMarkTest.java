@@ -16,13 +16,13 @@ class RegisterCountsMarkTest {
         return new Register(version, "w1", "hft_x", "v", 2, 1L << 30, 1L << 40, 4, counts);
     }
 
-    private static ByteBuf frame(Message m) {
+    static ByteBuf frame(Message m) {
         ByteBuf b = Unpooled.buffer();
         FrameEncoder.write(m, b);
         return b;
     }
 
-    private static Message decode(ByteBuf frame) {
+    static Message decode(ByteBuf frame) {
         EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder());
         try {
             ch.writeInbound(frame);

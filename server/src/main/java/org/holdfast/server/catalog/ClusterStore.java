@@ -138,23 +138,35 @@ public final class ClusterStore implements MembershipStore {
      */
     @Override
     public Map<Long, TakeoverFence> takeoverFences() {
-        Map<Long, TakeoverFence> out = new TreeMap<>();
+        return pairsByWorker(FENCE, FENCE_BYTES, FENCE_VERSION, "takeover fence", TakeoverFence::new);
+    }
+
+    /**
+     * The records under key {@code prefix} + u32 worker id whose value is u8 {@code version} and two u64
+     * ({@code bytes} in all), by worker id, each made by {@code of}; one that does not read (length,
+     * version, or {@code of} refusing its numbers) is corrupt data naming {@code what}.
+     */
+    private <T> Map<Long, T> pairsByWorker(byte prefix, int bytes, int version, String what,
+                                           java.util.function.BiFunction<Long, Long, T> of) {
+        Map<Long, T> out = new TreeMap<>();
         try (CheckedIterator it = db.iterator(cf)) {
-            for (it.seek(new byte[] {FENCE}); it.isValid() && it.key()[0] == FENCE; it.next()) {
+            for (it.seek(new byte[] {prefix}); it.isValid() && it.key()[0] == prefix; it.next()) {
                 byte[] k = it.key();
                 byte[] v = it.value();
-                String why = k.length != 5 ? "key of " + k.length + " bytes (expected 5)" : unreadable(v, FENCE_BYTES, FENCE_VERSION);
-                ByteBuffer b = ByteBuffer.wrap(v);
-                long epoch = why == null ? b.getLong(1) : 0;
-                long floor = why == null ? b.getLong(9) : 0;
-                if (why == null && (epoch < 0 || floor < 0)) {
-                    why = "a negative epoch or PBN floor";
+                String why = k.length != 5 ? "key of " + k.length + " bytes (expected 5)" : unreadable(v, bytes, version);
+                T t = null;
+                if (why == null) {
+                    try {
+                        t = of.apply(ByteBuffer.wrap(v).getLong(1), ByteBuffer.wrap(v).getLong(9));
+                    } catch (IllegalArgumentException e) {
+                        why = e.getMessage();
+                    }
                 }
                 if (why != null) {
-                    throw new CorruptDataException(STORE, db.path(), java.util.HexFormat.of().formatHex(k), "unreadable takeover fence: "
+                    throw new CorruptDataException(STORE, db.path(), java.util.HexFormat.of().formatHex(k), "unreadable " + what + ": "
                             + why + "; restore the master's catalog from a backup");
                 }
-                out.put(ByteBuffer.wrap(k, 1, 4).getInt() & 0xffffffffL, new TakeoverFence(epoch, floor));
+                out.put(ByteBuffer.wrap(k, 1, 4).getInt() & 0xffffffffL, t);
             }
         }
         return out;
@@ -179,28 +191,7 @@ public final class ClusterStore implements MembershipStore {
      */
     @Override
     public Map<Long, NodeGeneration> nodeGenerations() {
-        Map<Long, NodeGeneration> out = new TreeMap<>();
-        try (CheckedIterator it = db.iterator(cf)) {
-            for (it.seek(new byte[] {GENERATION}); it.isValid() && it.key()[0] == GENERATION; it.next()) {
-                byte[] k = it.key();
-                byte[] v = it.value();
-                String why = k.length != 5 ? "key of " + k.length + " bytes (expected 5)" : unreadable(v, GENERATION_BYTES, GENERATION_VERSION);
-                NodeGeneration g = null;
-                if (why == null) {
-                    try {
-                        g = new NodeGeneration(ByteBuffer.wrap(v).getLong(1), ByteBuffer.wrap(v).getLong(9));
-                    } catch (IllegalArgumentException e) {
-                        why = e.getMessage();
-                    }
-                }
-                if (why != null) {
-                    throw new CorruptDataException(STORE, db.path(), java.util.HexFormat.of().formatHex(k), "unreadable node generation: "
-                            + why + "; restore the master's catalog from a backup");
-                }
-                out.put(ByteBuffer.wrap(k, 1, 4).getInt() & 0xffffffffL, g);
-            }
-        }
-        return out;
+        return pairsByWorker(GENERATION, GENERATION_BYTES, GENERATION_VERSION, "node generation", NodeGeneration::new);
     }
 
     @Override
