@@ -11,9 +11,10 @@ import io.netty.buffer.ByteBufUtil;
  * <pre>
  *  REGISTER      | clusterVersion:u16 | nodeName:str | token:str | softwareVersion:str | cpus:u16 |
  *                | heapMaxBytes:u64 | diskBytes:u64 | [ archiveEpoch:u64 ]   (clusterVersion 5 and up: present)
- *                [ importedMark:u64 | importedPbnFirst:u64 | acknowledged:u64 ]   (clusterVersion 7 and up: present)
+ *                [ importedMark:u64 | importedPbnFirst:u64 | acknowledged:u64 | generation:u64 ]   (clusterVersion 7 and up: present)
  *  REGISTERED    | workerId:u32 | epoch:u64 | pbnFirst:u64 | pbnLimit:u64 | heartbeatMillis:u32 | masterVersion:str |
- *                [ pbnFloor:u64 | lostAfterMillis:u32 ]   (cluster version 5: both; lostAfterMillis 1..86400000)
+ *                [ pbnFloor:u64 | lostAfterMillis:u32 [ generation:u64 ] ]   (cluster version 5: both; lostAfterMillis 1..86400000;
+ *                                                                              generation: on a link of version 7)
  *  HEARTBEAT     | sequence:u64 | loadMilli:u32 | heapUsedBytes:u64 | heapMaxBytes:u64 | diskFreeBytes:u64 |
  *                [ rangeState:u8 | nextPbn:u64 | logBytes:u64 [ archiveEpoch:u64 ] ]
  *                (range-data report: cluster version 3; its archive epoch: version 5; 36, 53 or 61 bytes in all)
@@ -35,6 +36,8 @@ final class ClusterFrames {
     private static final int ARCHIVE_EPOCH_BODY = 8;
     /** The counts mark a REGISTER of cluster version 7 ends with. */
     private static final int COUNTS_BODY = 8 + 8 + 8;
+    /** The node generation a REGISTER of cluster version 7 ends with, and a REGISTERED on such a link. */
+    private static final int GENERATION_BODY = 8;
 
     private ClusterFrames() {
     }
@@ -43,8 +46,8 @@ final class ClusterFrames {
     static int maxBody(MessageType type) {
         return switch (type) {
             case REGISTER -> 2 + 2 + ProtocolLimits.MAX_NODE_NAME + 2 + ProtocolLimits.MAX_TOKEN + 2
-                    + ProtocolLimits.MAX_SERVER_VERSION + 2 + 8 + 8 + 8 + COUNTS_BODY;
-            case REGISTERED -> 4 + 8 + 8 + 8 + 4 + 2 + ProtocolLimits.MAX_SERVER_VERSION + 8 + 4;
+                    + ProtocolLimits.MAX_SERVER_VERSION + 2 + 8 + 8 + 8 + COUNTS_BODY + GENERATION_BODY;
+            case REGISTERED -> 4 + 8 + 8 + 8 + 4 + 2 + ProtocolLimits.MAX_SERVER_VERSION + 8 + 4 + GENERATION_BODY;
             case HEARTBEAT -> HEARTBEAT_BODY + RANGE_DATA_BODY + ARCHIVE_EPOCH_BODY;
             case HEARTBEAT_ACK -> 8;
             default -> CountsCheckFrames.isCountsCheck(type) ? CountsCheckFrames.maxBody(type)
@@ -60,10 +63,12 @@ final class ClusterFrames {
             case REGISTER -> {
                 Register r = (Register) m;
                 yield 2 + str(r.nodeName()) + str(r.token()) + str(r.softwareVersion()) + 2 + 8 + 8
-                        + (r.archiveEpoch() == Register.NO_ARCHIVE_EPOCH ? 0 : 8) + (r.counts() == null ? 0 : COUNTS_BODY);
+                        + (r.archiveEpoch() == Register.NO_ARCHIVE_EPOCH ? 0 : 8) + (r.counts() == null ? 0 : COUNTS_BODY)
+                        + (r.generation() == Register.NO_GENERATION ? 0 : GENERATION_BODY);
             }
             case REGISTERED -> 4 + 8 + 8 + 8 + 4 + str(((Registered) m).masterVersion())
-                    + (((Registered) m).pbnFloor() == Registered.NO_PBN_FLOOR ? 0 : 8 + 4);
+                    + (((Registered) m).pbnFloor() == Registered.NO_PBN_FLOOR ? 0 : 8 + 4)
+                    + (((Registered) m).generation() == Register.NO_GENERATION ? 0 : GENERATION_BODY);
             case HEARTBEAT -> {
                 Heartbeat.RangeData d = ((Heartbeat) m).rangeData();
                 yield HEARTBEAT_BODY + (d == null ? 0 : RANGE_DATA_BODY + (d.archiveEpoch() == Register.NO_ARCHIVE_EPOCH ? 0 : ARCHIVE_EPOCH_BODY));
@@ -100,6 +105,9 @@ final class ClusterFrames {
                     out.writeLong(r.counts().importedPbnFirst());
                     out.writeLong(r.counts().acknowledged());
                 }
+                if (r.generation() != Register.NO_GENERATION) {
+                    out.writeLong(r.generation());
+                }
             }
             case REGISTERED -> {
                 Registered r = (Registered) m;
@@ -112,6 +120,9 @@ final class ClusterFrames {
                 if (r.pbnFloor() != Registered.NO_PBN_FLOOR) {
                     out.writeLong(r.pbnFloor());
                     out.writeInt((int) r.lostAfterMillis());
+                }
+                if (r.generation() != Register.NO_GENERATION) {
+                    out.writeLong(r.generation());
                 }
             }
             case HEARTBEAT -> {
@@ -163,7 +174,8 @@ final class ClusterFrames {
                 // present exactly from version 7 on, as the archive epoch from 5
                 Register.Counts counts = version >= Register.COUNTS_MARK_VERSION ? new Register.Counts(FrameDecoder.u64(b, "importedMark"),
                         FrameDecoder.u64(b, "importedPbnFirst"), FrameDecoder.u64(b, "acknowledged")) : null;
-                yield new Register(version, node, token, software, cpus, heap, disk, archive, counts);
+                long generation = version >= Register.NODE_GENERATION_VERSION ? FrameDecoder.u64(b, "generation") : Register.NO_GENERATION;
+                yield new Register(version, node, token, software, cpus, heap, disk, archive, counts, generation);
             }
             case REGISTERED -> {
                 long workerId = FrameDecoder.u32(b, "workerId");
@@ -176,7 +188,9 @@ final class ClusterFrames {
                 boolean v5 = b.isReadable();
                 long floor = v5 ? FrameDecoder.u64(b, "pbnFloor") : Registered.NO_PBN_FLOOR;
                 long lostAfter = v5 ? FrameDecoder.u32(b, "lostAfterMillis") : Registered.NO_LOST_AFTER;
-                yield new Registered(workerId, epoch, first, limit, heartbeat, master, floor, lostAfter);
+                // version 7's generation, after the pair (the worker knows its link's version; the decoder takes either)
+                long generation = v5 && b.isReadable() ? FrameDecoder.u64(b, "generation") : Register.NO_GENERATION;
+                yield new Registered(workerId, epoch, first, limit, heartbeat, master, floor, lostAfter, generation);
             }
             case HEARTBEAT -> new Heartbeat(FrameDecoder.u64(b, "sequence"), FrameDecoder.u32(b, "loadMilli"),
                     FrameDecoder.u64(b, "heapUsedBytes"), FrameDecoder.u64(b, "heapMaxBytes"), FrameDecoder.u64(b, "diskFreeBytes"),

@@ -5,11 +5,12 @@ package org.holdfast.common.protocol;
  * Names the worker's node, carries its {@code worker} token, its software version and what it can
  * offer (CPUs, heap, disk) and, from cluster version 5, the takeover epoch its range data archives
  * at ({@code archiveEpoch}: 0 none recorded, {@link #NO_ARCHIVE_EPOCH} not sent) and, from cluster
- * version 7, what its GC counts are ({@code counts}, {@link Counts}; null: not sent); the master answers
+ * version 7, what its GC counts are ({@code counts}, {@link Counts}; null: not sent) and the node generation
+ * its range data holds ({@code generation}: 0 none, {@link #NO_GENERATION} not sent); the master answers
  * REGISTERED or ERROR (docs/protocol.md, "Cluster messages").
  */
 public record Register(int clusterVersion, String nodeName, String token, String softwareVersion, int cpus,
-                       long heapMaxBytes, long diskBytes, long archiveEpoch, Counts counts) implements Message {
+                       long heapMaxBytes, long diskBytes, long archiveEpoch, Counts counts, long generation) implements Message {
     /**
      * The newest cluster protocol version this build speaks; a worker offers it, and the next older
      * one again to a master that refused it as UNSUPPORTED_VERSION (a master before version 2
@@ -20,8 +21,9 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * ends with the PBN floor (the takeover fence, {@link #ARCHIVE_EPOCH_VERSION}). Version 6: the
      * worker takes DATA_REPAIR ({@link #REPAIR_VERSION}). Version 7: REGISTER ends with the worker's
      * counts mark ({@link #COUNTS_MARK_VERSION}), the worker takes COUNTS_CHECK
-     * ({@link #COUNTS_CHECK_VERSION}), and an archiving worker's DATA_SYNCED ends with its sealed-log
-     * report ({@link #LOG_DIGEST_VERSION}).
+     * ({@link #COUNTS_CHECK_VERSION}), an archiving worker's DATA_SYNCED ends with its sealed-log
+     * report ({@link #LOG_DIGEST_VERSION}), and REGISTER and REGISTERED end with the node generation
+     * ({@link #NODE_GENERATION_VERSION}).
      */
     public static final int CLUSTER_VERSION = 7;
     /** The oldest version a master of this build accepts. */
@@ -56,7 +58,7 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * the worker last imported and the range it was for, and the highest GC delta it acknowledged. The
      * master lifts a catalog restore's counts fence of a worker that imported counts exported after the
      * restore, and fences a worker whose counts it cannot account for. A master of an older release
-     * refuses the longer REGISTER as BAD_FRAME ("REGISTER has 24 trailing bytes"), and the worker then
+     * refuses the longer REGISTER as BAD_FRAME ("REGISTER has 32 trailing bytes", with the generation), and the worker then
      * offers version 6.
      */
     public static final int COUNTS_MARK_VERSION = 7;
@@ -74,6 +76,16 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * release refuses a version 7 REGISTER (see {@link #COUNTS_MARK_VERSION}), and the worker then offers 6.
      */
     public static final int LOG_DIGEST_VERSION = 7;
+    /**
+     * The first version whose REGISTER ends, after the counts mark, with the node generation its range
+     * data holds (u64), and whose REGISTERED (on a link of this version) ends with the generation the
+     * master issued for this registration: the master refuses a node presenting a generation older than
+     * one the worker id acknowledged (a cloned or restored range-data directory). Part of version 7, which
+     * was not released without it.
+     */
+    public static final int NODE_GENERATION_VERSION = 7;
+    /** {@code generation} of a REGISTER that does not carry it (a worker before {@link #NODE_GENERATION_VERSION}). */
+    public static final long NO_GENERATION = -1;
     /** {@code archiveEpoch} of a REGISTER that does not carry it (an older worker's). */
     public static final long NO_ARCHIVE_EPOCH = -1;
 
@@ -100,6 +112,13 @@ public record Register(int clusterVersion, String nodeName, String token, String
         public boolean any() {
             return importedMark > 0 || acknowledged > 0;
         }
+    }
+
+    /** As the canonical constructor, with generation 0 (none held) from version 7 on ({@link #NO_GENERATION} before). */
+    public Register(int clusterVersion, String nodeName, String token, String softwareVersion, int cpus, long heapMaxBytes,
+                    long diskBytes, long archiveEpoch, Counts counts) {
+        this(clusterVersion, nodeName, token, softwareVersion, cpus, heapMaxBytes, diskBytes, archiveEpoch, counts,
+                clusterVersion >= NODE_GENERATION_VERSION ? 0 : NO_GENERATION);
     }
 
     /** As the canonical constructor, with {@link Counts#NONE} from version 7 on (null before). */
@@ -133,6 +152,10 @@ public record Register(int clusterVersion, String nodeName, String token, String
             throw new IllegalArgumentException("counts " + counts + " with cluster version " + clusterVersion + ": versions from "
                     + COUNTS_MARK_VERSION + " carry them, older ones none");
         }
+        if (clusterVersion >= NODE_GENERATION_VERSION ? generation < 0 : generation != NO_GENERATION) {
+            throw new IllegalArgumentException("generation " + generation + " with cluster version " + clusterVersion + ": versions from "
+                    + NODE_GENERATION_VERSION + " carry one of 0 or more, older ones none");
+        }
     }
 
     @Override
@@ -144,6 +167,7 @@ public record Register(int clusterVersion, String nodeName, String token, String
     public String toString() {
         return "Register[clusterVersion=" + clusterVersion + ", nodeName=" + nodeName + ", token="
                 + (token.isEmpty() ? "none" : "***") + ", softwareVersion=" + softwareVersion + ", cpus=" + cpus
-                + ", heapMaxBytes=" + heapMaxBytes + ", diskBytes=" + diskBytes + ", archiveEpoch=" + archiveEpoch + ", counts=" + counts + "]";
+                + ", heapMaxBytes=" + heapMaxBytes + ", diskBytes=" + diskBytes + ", archiveEpoch=" + archiveEpoch + ", counts=" + counts
+                + ", generation=" + generation + "]";
     }
 }

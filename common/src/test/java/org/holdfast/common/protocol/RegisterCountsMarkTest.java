@@ -16,13 +16,13 @@ class RegisterCountsMarkTest {
         return new Register(version, "w1", "hft_x", "v", 2, 1L << 30, 1L << 40, 4, counts);
     }
 
-    private static ByteBuf frame(Message m) {
+    static ByteBuf frame(Message m) {
         ByteBuf b = Unpooled.buffer();
         FrameEncoder.write(m, b);
         return b;
     }
 
-    private static Message decode(ByteBuf frame) {
+    static Message decode(ByteBuf frame) {
         EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder());
         try {
             ch.writeInbound(frame);
@@ -50,7 +50,7 @@ class RegisterCountsMarkTest {
         assertThat(decode(frame(v7))).isEqualTo(v7);
         assertThat(decode(frame(v6))).isEqualTo(v6);
         assertThat(v6.counts()).isNull();
-        assertThat(frame(v7).readableBytes() - frame(v6).readableBytes()).as("three u64 at the end").isEqualTo(24);
+        assertThat(frame(v7).readableBytes() - frame(v6).readableBytes()).as("three u64 and the generation at the end").isEqualTo(32);
         assertThat(FrameEncoder.frameBytes(v7)).isEqualTo(frame(v7).readableBytes());
         assertThat(new Register(Register.COUNTS_MARK_VERSION, "w1", "t", "v", 1, 1, 1, 0).counts())
                 .as("a version 7 REGISTER without a GC'd range says so").isEqualTo(Register.Counts.NONE);
@@ -73,14 +73,14 @@ class RegisterCountsMarkTest {
                 e -> assertThat(e.code()).isEqualTo(ErrorCode.BAD_FRAME));
         // a version 6 master reads the archive epoch and stops: what the worker's fallback recognises
         Register v6 = new Register(Register.REPAIR_VERSION, "w1", "hft_x", "v", 2, 1L << 30, 1L << 40, 4);
-        assertThatThrownBy(() -> decode(resized(v6, 24))).isInstanceOfSatisfying(ProtocolException.class,
-                e -> assertThat(e.code()).isEqualTo(ErrorCode.BAD_FRAME)).hasMessageContaining("REGISTER has 24 trailing bytes");
+        assertThatThrownBy(() -> decode(resized(v6, 32))).isInstanceOfSatisfying(ProtocolException.class,
+                e -> assertThat(e.code()).isEqualTo(ErrorCode.BAD_FRAME)).hasMessageContaining("REGISTER has 32 trailing bytes");
     }
 
     @Test
     void decode_countsAbove2To63_badFrame() {
         ByteBuf f = frame(register(Register.COUNTS_MARK_VERSION, COUNTS));
-        f.setLong(f.writerIndex() - 8, -1L); // acknowledged: u64 max
+        f.setLong(f.writerIndex() - 16, -1L); // acknowledged (before the generation): u64 max
         assertThatThrownBy(() -> decode(f)).isInstanceOfSatisfying(ProtocolException.class,
                 e -> assertThat(e.code()).isEqualTo(ErrorCode.BAD_FRAME)).hasMessageContaining("acknowledged");
     }

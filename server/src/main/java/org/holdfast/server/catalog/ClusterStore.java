@@ -10,6 +10,7 @@ import java.util.TreeMap;
 import org.holdfast.common.protocol.StartOverReason;
 import org.holdfast.server.cluster.MembershipStore;
 import org.holdfast.common.id.PbnRange;
+import org.holdfast.server.cluster.NodeGeneration;
 import org.holdfast.server.cluster.StartOverMark;
 import org.holdfast.server.cluster.TakeoverFence;
 import org.holdfast.server.cluster.WorkerRecord;
@@ -30,7 +31,8 @@ import org.rocksdb.ColumnFamilyHandle;
  * received ms (master's clock), u8 reason (the DEDUP_DONE code, {@link StartOverReason}); absent: no
  * mark (so a catalog written before marks were kept reads as none); key {@code 'a'} + u32 worker id:
  * that worker's takeover fence, u8 version 1, u64 highest archive epoch heard, u64 PBN floor; absent:
- * nothing heard; key {@code 'd'} + u32 worker id (+ u32 log id): its sealed-log records ({@link SealedLogStore}). Version 1 worker records (no
+ * nothing heard; key {@code 'g'} + u32 worker id: that worker's node generation, u8 version 1, u64 issued, u64
+ * acknowledged; absent: none issued; key {@code 'd'} + u32 worker id (+ u32 log id): its sealed-log records ({@link SealedLogStore}). Version 1 worker records (no
  * token id) are read as not bound; every write is version 2. Every write is synced: a registration
  * is answered only after its record is on disk.
  */
@@ -45,6 +47,9 @@ public final class ClusterStore implements MembershipStore {
     private static final byte FENCE = 'a';
     private static final int FENCE_VERSION = 1;
     private static final int FENCE_BYTES = 1 + 8 + 8;
+    private static final byte GENERATION = 'g';
+    private static final int GENERATION_VERSION = 1;
+    private static final int GENERATION_BYTES = 1 + 8 + 8;
     static final byte[] TOLD_LOST_AFTER = {'l'};
     private static final int TOLD_VERSION = 1;
     private static final int TOLD_BYTES = 1 + 8;
@@ -91,6 +96,7 @@ public final class ClusterStore implements MembershipStore {
             db.delete(b, cf, key(workerId));
             db.delete(b, cf, markKey(workerId)); // ids are never handed out again: its mark answers nothing any more
             db.delete(b, cf, fenceKey(workerId)); // nor does its fence
+            db.delete(b, cf, generationKey(workerId)); // nor its node generation
             new SealedLogStore(db).dropWorker(b, workerId); // nor do its sealed-log records
             db.put(b, cf, REMOVED, ByteBuffer.allocate(8).putLong(Math.max(workerId, highestRemovedId())).array());
             db.write(b, true);
@@ -132,23 +138,35 @@ public final class ClusterStore implements MembershipStore {
      */
     @Override
     public Map<Long, TakeoverFence> takeoverFences() {
-        Map<Long, TakeoverFence> out = new TreeMap<>();
+        return pairsByWorker(FENCE, FENCE_BYTES, FENCE_VERSION, "takeover fence", TakeoverFence::new);
+    }
+
+    /**
+     * The records under key {@code prefix} + u32 worker id whose value is u8 {@code version} and two u64
+     * ({@code bytes} in all), by worker id, each made by {@code of}; one that does not read (length,
+     * version, or {@code of} refusing its numbers) is corrupt data naming {@code what}.
+     */
+    private <T> Map<Long, T> pairsByWorker(byte prefix, int bytes, int version, String what,
+                                           java.util.function.BiFunction<Long, Long, T> of) {
+        Map<Long, T> out = new TreeMap<>();
         try (CheckedIterator it = db.iterator(cf)) {
-            for (it.seek(new byte[] {FENCE}); it.isValid() && it.key()[0] == FENCE; it.next()) {
+            for (it.seek(new byte[] {prefix}); it.isValid() && it.key()[0] == prefix; it.next()) {
                 byte[] k = it.key();
                 byte[] v = it.value();
-                String why = k.length != 5 ? "key of " + k.length + " bytes (expected 5)" : unreadable(v, FENCE_BYTES, FENCE_VERSION);
-                ByteBuffer b = ByteBuffer.wrap(v);
-                long epoch = why == null ? b.getLong(1) : 0;
-                long floor = why == null ? b.getLong(9) : 0;
-                if (why == null && (epoch < 0 || floor < 0)) {
-                    why = "a negative epoch or PBN floor";
+                String why = k.length != 5 ? "key of " + k.length + " bytes (expected 5)" : unreadable(v, bytes, version);
+                T t = null;
+                if (why == null) {
+                    try {
+                        t = of.apply(ByteBuffer.wrap(v).getLong(1), ByteBuffer.wrap(v).getLong(9));
+                    } catch (IllegalArgumentException e) {
+                        why = e.getMessage();
+                    }
                 }
                 if (why != null) {
-                    throw new CorruptDataException(STORE, db.path(), java.util.HexFormat.of().formatHex(k), "unreadable takeover fence: "
+                    throw new CorruptDataException(STORE, db.path(), java.util.HexFormat.of().formatHex(k), "unreadable " + what + ": "
                             + why + "; restore the master's catalog from a backup");
                 }
-                out.put(ByteBuffer.wrap(k, 1, 4).getInt() & 0xffffffffL, new TakeoverFence(epoch, floor));
+                out.put(ByteBuffer.wrap(k, 1, 4).getInt() & 0xffffffffL, t);
             }
         }
         return out;
@@ -160,6 +178,28 @@ public final class ClusterStore implements MembershipStore {
         try (MetadataBatch b = new MetadataBatch()) {
             db.put(b, cf, fenceKey(workerId), v.array());
             db.write(b, sync);
+        }
+    }
+
+    static byte[] generationKey(long workerId) {
+        return ByteBuffer.allocate(5).put(GENERATION).putInt((int) workerId).array();
+    }
+
+    /**
+     * {@inheritDoc} An unreadable generation is corrupt data (the master refuses to start; restore its
+     * catalog): left out, an older copy of a worker's range data could register again.
+     */
+    @Override
+    public Map<Long, NodeGeneration> nodeGenerations() {
+        return pairsByWorker(GENERATION, GENERATION_BYTES, GENERATION_VERSION, "node generation", NodeGeneration::new);
+    }
+
+    @Override
+    public void putNodeGeneration(long workerId, NodeGeneration g) {
+        ByteBuffer v = ByteBuffer.allocate(GENERATION_BYTES).put((byte) GENERATION_VERSION).putLong(g.issued()).putLong(g.acknowledged());
+        try (MetadataBatch b = new MetadataBatch()) {
+            db.put(b, cf, generationKey(workerId), v.array());
+            db.write(b, true);
         }
     }
 

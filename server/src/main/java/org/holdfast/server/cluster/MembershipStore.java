@@ -52,6 +52,16 @@ public interface MembershipStore {
         throw new UnsupportedOperationException("this membership store keeps no takeover fences");
     }
 
+    /** The node generations kept, by worker id (a store written before they were kept has none). */
+    default Map<Long, NodeGeneration> nodeGenerations() {
+        return Map.of();
+    }
+
+    /** Stores worker {@code workerId}'s node generation durably (synced), replacing the one it had. {@link #remove} deletes it too. */
+    default void putNodeGeneration(long workerId, NodeGeneration generation) {
+        throw new UnsupportedOperationException("this membership store keeps no node generations");
+    }
+
     /**
      * The longest {@code lost-after} this master may have told its workers and not yet outwaited
      * since (null: none kept, a catalog before it was kept): a node that registered under it may hold
@@ -71,6 +81,7 @@ public interface MembershipStore {
         java.util.concurrent.atomic.AtomicLong removed = new java.util.concurrent.atomic.AtomicLong();
         Map<Long, StartOverMark> marks = new java.util.concurrent.ConcurrentHashMap<>();
         Map<Long, TakeoverFence> fences = new java.util.concurrent.ConcurrentHashMap<>();
+        Map<Long, NodeGeneration> generations = new java.util.concurrent.ConcurrentHashMap<>();
         java.util.concurrent.atomic.AtomicReference<java.time.Duration> told = new java.util.concurrent.atomic.AtomicReference<>();
         return new MembershipStore() {
             @Override
@@ -98,6 +109,7 @@ public interface MembershipStore {
                 map.remove(workerId);
                 marks.remove(workerId);
                 fences.remove(workerId);
+                generations.remove(workerId);
                 removed.accumulateAndGet(workerId, Math::max);
             }
 
@@ -124,6 +136,16 @@ public interface MembershipStore {
             @Override
             public void putTakeoverFence(long workerId, TakeoverFence fence, boolean sync) {
                 fences.put(workerId, fence);
+            }
+
+            @Override
+            public Map<Long, NodeGeneration> nodeGenerations() {
+                return Map.copyOf(generations);
+            }
+
+            @Override
+            public void putNodeGeneration(long workerId, NodeGeneration generation) {
+                generations.put(workerId, generation);
             }
 
             @Override

@@ -22,7 +22,9 @@ public final class RegistrationRefusedException extends RuntimeException {
          * The node would take its worker id's archived range over while the master heard the old node (or
          * started) less than {@code lost-after} ago: its delete lease may still run; the node retries.
          */
-        TAKEOVER_WAIT
+        TAKEOVER_WAIT,
+        /** The node presents a node generation below one its worker id acknowledged: a cloned or restored copy of the range data. */
+        OLDER_COPY
     }
 
     private final Reason reason;

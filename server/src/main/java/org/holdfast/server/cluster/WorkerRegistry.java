@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.function.LongSupplier;
 import java.util.regex.Pattern;
 import org.holdfast.common.id.PbnRange;
+import org.holdfast.common.protocol.Register;
 
 /**
  * The master's list of workers: registration, heartbeats, states, and the assignment of worker ids
@@ -50,6 +51,7 @@ public final class WorkerRegistry {
     private final Clock clock;
     private final LongSupplier nanoTime;
     private final TakeoverGuard guard;
+    private final NodeGenerations generations;
     private final Map<String, Member> byNode = new HashMap<>();
     private final Map<Long, Member> byId = new HashMap<>();
     private long nextId = 1;
@@ -94,6 +96,7 @@ public final class WorkerRegistry {
         this.clock = clock;
         this.nanoTime = nanoTime;
         this.guard = new TakeoverGuard(store, settings.lostAfter(), nanoTime);
+        this.generations = new NodeGenerations(store);
         for (WorkerRecord r : store.workers()) {
             for (Member m : byId.values()) {
                 if (m.record.range().overlaps(r.range()) || m.record.nodeName().equals(r.nodeName())) {
@@ -146,8 +149,19 @@ public final class WorkerRegistry {
      * (a worker before cluster version 5, which neither says it nor takes a PBN floor) is refused
      * ({@code UNFENCED_VERSION}) once the master holds a fence for the worker id.
      */
+    public WorkerRecord register(String nodeName, String tokenId, String address, WorkerCapacity capacity,
+                                 String softwareVersion, long archiveEpoch) {
+        return register(nodeName, tokenId, address, capacity, softwareVersion, archiveEpoch, Register.NO_GENERATION);
+    }
+
+    /**
+     * As above, for a node presenting node generation {@code generation} (cluster version 7; 0: its range
+     * data holds none; {@link Register#NO_GENERATION}: an older worker): refused ({@code OLDER_COPY}) below
+     * the generation its worker id acknowledged (a cloned or restored range-data directory). Once
+     * registered, the next generation is issued and stored ({@link #issuedGeneration}).
+     */
     public synchronized WorkerRecord register(String nodeName, String tokenId, String address, WorkerCapacity capacity,
-                                              String softwareVersion, long archiveEpoch) {
+                                              String softwareVersion, long archiveEpoch, long generation) {
         checkNodeName(nodeName);
         if (tokenId == null || tokenId.isEmpty()) {
             throw new IllegalArgumentException("a worker registers with the id of the API token it presented; got none");
@@ -172,6 +186,7 @@ public final class WorkerRegistry {
         }
         if (m != null) {
             guard.refuseRegistration(m.record, archiveEpoch);
+            generations.refuseOlderCopy(m.record, generation);
         }
         WorkerRecord r = m == null ? new WorkerRecord(nextId, nodeName, 1, rangeOf(nextId), now, now, tokenId)
                 : m.record.reregistered(now, tokenId);
@@ -191,6 +206,9 @@ public final class WorkerRegistry {
         m.lastHeardNanos = nowNanos;
         m.heard = true;
         guard.registered(r.workerId(), archiveEpoch);
+        if (generation >= 0) {
+            generations.issue(r.workerId(), generation); // stored before REGISTERED names it
+        }
         m.address = address == null ? "" : address;
         m.load = WorkerLoad.NONE;
         m.capacity = capacity;
@@ -237,6 +255,27 @@ public final class WorkerRegistry {
             throw new UnknownWorkerException(workerId);
         }
         return Math.max(m.record.range().first(), guard.fence(workerId).pbnFloor());
+    }
+
+    /** The node generation last issued to worker {@code workerId} (0: none). */
+    public synchronized long issuedGeneration(long workerId) {
+        return generations.of(workerId).issued();
+    }
+
+    /** Worker {@code workerId}'s node generations as kept ({@link NodeGeneration#NONE}: none issued). */
+    public synchronized NodeGeneration nodeGeneration(long workerId) {
+        return generations.of(workerId);
+    }
+
+    /**
+     * The node of worker {@code workerId}'s connection of {@code epoch} stored {@code generation} (its
+     * first heartbeat on the link that got it): a copy of its range data from before is refused from now on.
+     * Ignored for a connection that is not the worker's current one.
+     */
+    public synchronized void generationStored(long workerId, long epoch, long generation) {
+        if (current(workerId, epoch) != null) {
+            generations.acknowledged(workerId, generation);
+        }
     }
 
     /** What the master heard of worker {@code workerId}'s range across its nodes ({@link TakeoverFence#NONE} if nothing). */
@@ -372,6 +411,7 @@ public final class WorkerRegistry {
         byId.remove(workerId);
         byNode.remove(m.record.nodeName());
         guard.forget(workerId);
+        generations.forget(workerId);
         return m.record;
     }
 

@@ -54,7 +54,8 @@ public final class CountsMarkDecision {
                         + " operation is " + nextOpId + "): its counts were kept by a master whose catalog this one does not hold"
                 : null;
         if (stale != null) {
-            long floor = nextOpId > 1 ? GcDelta.deltaId(nextOpId - 1, GcDelta.MAX_PART) : 0; // what an export gives from now on
+            // what an export gives from now on; never 0, also on a master that ran no GC operation yet, so an import lifts it
+            long floor = WorkerGcExport.markByCounter(nextOpId);
             return fence != null ? new Verdict(Action.KEEP, fence.floor(), "the counts fence of worker " + workerId + " stays: "
                     + stale)
                     : new Verdict(Action.FENCE, floor, "fenced worker " + workerId + ": " + stale);

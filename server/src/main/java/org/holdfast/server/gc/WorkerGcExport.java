@@ -109,11 +109,24 @@ public final class WorkerGcExport {
         this.progress = progress;
     }
 
-    /** The highest GC delta id an operation the catalog holds may have routed to worker {@code workerId} (see the class comment). */
+    /**
+     * The mark of an export from a catalog that has run no GC operation yet: never 0, which a worker's
+     * import record reads as "imported no counts" (so a counts fence set before the first operation would
+     * stay until the next export after one). Below every delta id an operation has (operation ids start at 1).
+     */
+    public static final long FIRST_MARK = 1;
+
+    /**
+     * The highest GC delta id an operation the catalog holds may have routed to worker {@code workerId}
+     * (see the class comment); {@link #FIRST_MARK} if it holds none.
+     */
     public static long markOf(Catalog catalog, long workerId) {
-        long next = catalog.db().metaLong(GcRecords.NEXT_OP_ID, 1);
-        long byCounter = next > 1 ? GcDelta.deltaId(next - 1, GcDelta.MAX_PART) : 0;
-        return Math.max(byCounter, new GcOutbox(catalog.db()).lastDeltaId(workerId));
+        return Math.max(markByCounter(catalog.db().metaLong(GcRecords.NEXT_OP_ID, 1)), new GcOutbox(catalog.db()).lastDeltaId(workerId));
+    }
+
+    /** The mark an export gives from a catalog whose next GC operation id is {@code nextOpId}, by the counter alone. */
+    public static long markByCounter(long nextOpId) {
+        return nextOpId > 1 ? GcDelta.deltaId(nextOpId - 1, GcDelta.MAX_PART) : FIRST_MARK;
     }
 
     /**

@@ -9,6 +9,7 @@ import java.util.Map;
 import org.holdfast.common.protocol.StartOverReason;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.cluster.StartOverMark;
+import org.holdfast.server.cluster.NodeGeneration;
 import org.holdfast.server.cluster.TakeoverFence;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.store.CorruptDataException;
@@ -69,6 +70,33 @@ class ClusterStoreTest {
             db.put(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.fenceKey(3), HexFormat.of().parseHex("02" + FENCE_3.substring(2)));
             assertThatThrownBy(() -> new ClusterStore(db).takeoverFences()).isInstanceOf(CorruptDataException.class)
                     .hasMessageContaining("takeover fence").hasMessageContaining("version 2").hasMessageContaining("backup");
+        }
+    }
+
+    /** Worker 3's node generation, version 1: issued 7, acknowledged 6. */
+    private static final String GENERATION_3 = "01" + "0000000000000007" + "0000000000000006";
+
+    @Test
+    void nodeGenerations_fixtureBytes_readBackAndWrittenTheSame_anUnreadableOneIsCorrupt_andRemoveDeletesIt() {
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            ClusterStore s = new ClusterStore(db);
+            assertThat(s.nodeGenerations()).as("an older catalog keeps none").isEmpty();
+            db.put(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.generationKey(3), HexFormat.of().parseHex(GENERATION_3));
+            assertThat(s.nodeGenerations()).isEqualTo(Map.of(3L, new NodeGeneration(7, 6)));
+            s.putNodeGeneration(4, new NodeGeneration(7, 6));
+            assertThat(HexFormat.of().formatHex(db.get(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.generationKey(4))))
+                    .isEqualTo(GENERATION_3);
+            assertThat(HexFormat.of().formatHex(ClusterStore.generationKey(3))).isEqualTo("6700000003");
+            assertThat(s.workers()).as("a key of its own, apart from the records").isEmpty();
+            s.remove(4);
+            assertThat(s.nodeGenerations()).containsOnlyKeys(3L);
+            // acknowledged above issued: a record no master writes
+            db.put(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.generationKey(3),
+                    HexFormat.of().parseHex("01" + "0000000000000006" + "0000000000000007"));
+            assertThatThrownBy(s::nodeGenerations).isInstanceOf(CorruptDataException.class).hasMessageContaining("node generation")
+                    .hasMessageContaining("backup");
+            db.put(db.handle(MetadataDb.Column.CLUSTER), ClusterStore.generationKey(3), HexFormat.of().parseHex("02" + GENERATION_3.substring(2)));
+            assertThatThrownBy(s::nodeGenerations).isInstanceOf(CorruptDataException.class).hasMessageContaining("version 2");
         }
     }
 

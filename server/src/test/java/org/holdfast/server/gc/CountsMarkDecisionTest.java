@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.GcDelta;
 import org.holdfast.common.protocol.Register;
+import org.holdfast.server.catalog.Catalog;
+import org.holdfast.server.store.MetadataDb;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** {@link CountsMarkDecision}: when a worker's counts mark at REGISTER lifts, keeps or sets its counts fence. */
 class CountsMarkDecisionTest {
@@ -18,6 +21,32 @@ class CountsMarkDecisionTest {
 
     private static CountsMarkDecision.Verdict decide(boolean firstTime, WorkerCountsFences.Fence fence, Register.Counts c) {
         return CountsMarkDecision.decide(2, RANGE, firstTime, fence, c, NEXT_OP);
+    }
+
+    @TempDir
+    java.nio.file.Path dir;
+
+    /**
+     * A brand-new master (no GC operation yet) fences a node with counts at the mark its export gives:
+     * never 0, so the import of that export lifts the fence at once (with mark 0 the import read as "imported
+     * no counts" and the fence stayed until the first commit and another export).
+     */
+    @Test
+    void brandNewMaster_fencesAtTheMarkOfItsFirstExport_neverZero_andTheImportOfThatExportLifts() {
+        long exported;
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"))) {
+            exported = WorkerGcExport.markOf(new Catalog(db), 2);
+        }
+        assertThat(exported).as("an export from a catalog that ran no GC operation").isEqualTo(WorkerGcExport.FIRST_MARK).isPositive()
+                .isLessThan(GcDelta.deltaId(1, 0));
+        CountsMarkDecision.Verdict fenced = CountsMarkDecision.decide(2, RANGE, true, null, new Register.Counts(0, 0, OLD_ACK), 1);
+        assertThat(fenced.action()).isEqualTo(CountsMarkDecision.Action.FENCE);
+        assertThat(fenced.floor()).isEqualTo(exported);
+        WorkerCountsFences.Fence fence = new WorkerCountsFences.Fence(2, fenced.floor(), 1L);
+        assertThat(CountsMarkDecision.decide(2, RANGE, false, fence, new Register.Counts(exported, RANGE.first(), 0), 1).action())
+                .as("the worker imported that export").isEqualTo(CountsMarkDecision.Action.LIFT);
+        assertThat(CountsMarkDecision.decide(2, RANGE, false, fence, new Register.Counts(0, 0, 0), 1).action())
+                .as("no import: kept").isEqualTo(CountsMarkDecision.Action.KEEP);
     }
 
     @Test

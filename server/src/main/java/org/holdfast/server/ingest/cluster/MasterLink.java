@@ -56,6 +56,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
     private String token; // lane only
     private WorkerRecord record; // lane only; null until registered
     private int clusterVersion; // lane only: the version of this link's REGISTER
+    private long generationSent; // lane only: the node generation REGISTERED sent (0: none), acknowledged by the first heartbeat
     private volatile DedupLink dedup; // null until registered
     private volatile RemoteRangeStore data; // null until registered
     private volatile RemoteGcGuard guard; // null until registered
@@ -181,7 +182,8 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         WorkerRecord w;
         try {
             w = server.registry().register(r.nodeName(), p.tokenId(), address(), new WorkerCapacity(r.cpus(), r.heapMaxBytes(),
-                    r.diskBytes()), r.softwareVersion(), r.archiveEpoch()); // negative before version 5: refused once fenced
+                    r.diskBytes()), r.softwareVersion(), r.archiveEpoch(), // negative before version 5: refused once fenced
+                    r.generation()); // negative before version 7: not protected against a cloned range-data directory
         } catch (RegistrationRefusedException e) {
             server.refusalLog.warning("refused worker " + r.nodeName() + " from " + address() + ": " + e.getMessage());
             audit(p.name(), "cluster.register", "node:" + r.nodeName(), "denied", e.getMessage());
@@ -207,10 +209,13 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         // from version 5 the floor (a node that takes the range over starts past every PBN heard handed out in it) and
         // this master's lost-after, which bounds the worker's delete lease (MasterLease)
         boolean v5 = r.clusterVersion() >= Register.ARCHIVE_EPOCH_VERSION;
+        // from version 7 the node generation this registration issued, which the worker stores before it serves
+        generationSent = r.clusterVersion() >= Register.NODE_GENERATION_VERSION ? server.registry().issuedGeneration(w.workerId()) : 0;
         Registered registered = new Registered(w.workerId(), w.epoch(), w.range().first(), w.range().limit(),
                 Math.toIntExact(server.registry().settings().heartbeatInterval().toMillis()), server.settings().masterVersion(),
                 v5 ? server.registry().pbnFloor(w.workerId()) : Registered.NO_PBN_FLOOR,
-                v5 ? server.registry().settings().lostAfter().toMillis() : Registered.NO_LOST_AFTER);
+                v5 ? server.registry().settings().lostAfter().toMillis() : Registered.NO_LOST_AFTER,
+                generationSent > 0 ? generationSent : Register.NO_GENERATION);
         DedupLink link = new DedupLink(w.nodeName(), ctx.channel(), server.registry().settings().lostAfter());
         String principal = p.name();
         if (r.clusterVersion() >= Register.START_OVER_REPORT_VERSION) { // a version 1 link carries no report: one sent anyway is ignored
@@ -310,6 +315,8 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             case UNFENCED_VERSION -> ErrorCode.UNSUPPORTED_VERSION;
             // every worker release retries a NODE_CONFLICT after its backoff (UNSUPPORTED_VERSION would offer an older version)
             case TAKEOVER_WAIT -> ErrorCode.NODE_CONFLICT;
+            // an older copy of the range data: every worker release shows a node conflict and retries
+            case OLDER_COPY -> ErrorCode.NODE_CONFLICT;
         };
     }
 
@@ -328,6 +335,11 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         if (!server.registry().heartbeat(record.workerId(), record.epoch(), load)) {
             throw new ProtocolException(ErrorCode.BAD_STATE, "this connection of worker " + record.nodeName() + " (epoch "
                     + record.epoch() + ") was superseded or declared lost; register again");
+        }
+        if (generationSent > 0) {
+            // the worker stores the generation before its first heartbeat: from now on a copy from before is refused
+            server.registry().generationStored(record.workerId(), record.epoch(), generationSent);
+            generationSent = 0;
         }
         RemoteRangeStore rangeStore = data;
         // a report on a link of an older version is ignored, as a start-over report of version 1 is

@@ -328,9 +328,19 @@ public final class WorkerConnector implements AutoCloseable {
             // from version 7 what its GC counts are: the master lifts a restore's counts fence with it, or fences stale counts
             Register.Counts counts = offered < Register.COUNTS_MARK_VERSION ? null
                     : gcMetadata == null ? Register.Counts.NONE : WorkerCountsReport.of(gcMetadata.dir());
+            // from version 7 the node generation its range data holds: the master refuses an older copy of the directory
+            long generation;
+            try {
+                generation = offered < Register.NODE_GENERATION_VERSION ? Register.NO_GENERATION
+                        : rangeData == null ? 0 : NodeGenerationFile.read(rangeData.dir());
+            } catch (IllegalStateException e) {
+                failure = e.getMessage(); // presenting none would pass for a fresh node: nothing is registered
+                ctx.close();
+                return;
+            }
             registerSent = System.nanoTime(); // under TLS written later: an earlier time only shortens the lease
             ctx.writeAndFlush(new Register(offered, settings.nodeName(), token, settings.softwareVersion(),
-                    Math.min(c.cpus(), 0xffff), c.heapMaxBytes(), c.diskBytes(), archiveEpoch, counts));
+                    Math.min(c.cpus(), 0xffff), c.heapMaxBytes(), c.diskBytes(), archiveEpoch, counts, generation));
             super.channelActive(ctx);
         }
 
@@ -386,7 +396,7 @@ public final class WorkerConnector implements AutoCloseable {
         /**
          * A master before version 5 parses REGISTER before it looks at the version, and refuses the
          * archive epoch at its end as trailing bytes (BAD_FRAME) rather than UNSUPPORTED_VERSION; one
-         * before version 7 so refuses the counts mark ("REGISTER has 24 trailing bytes", 32 for one before 5).
+         * before version 7 so refuses the counts mark and the node generation ("REGISTER has 32 trailing bytes", 40 for one before 5).
          */
         private boolean olderMasterRefusedArchiveEpoch(ErrorMessage e) {
             return offered >= Register.ARCHIVE_EPOCH_VERSION && e.code() == ErrorCode.BAD_FRAME
@@ -398,6 +408,17 @@ public final class WorkerConnector implements AutoCloseable {
         }
 
         private void registered(ChannelHandlerContext ctx, Registered r) {
+            if (rangeData != null && r.generation() != Register.NO_GENERATION) {
+                try {
+                    // before anything serves, and so before the first heartbeat, which tells the master it is stored
+                    NodeGenerationFile.write(rangeData.dir(), r.generation());
+                } catch (RuntimeException e) {
+                    failure = e.getMessage() + "; this registration is not served (the master would not refuse an older copy of"
+                            + " this range data), registering again";
+                    ctx.close();
+                    return;
+                }
+            }
             MasterLease heardBy = lease;
             if (heardBy != null) {
                 // the master's lost-after first, so the lease never runs on a longer one than the master waits

@@ -343,14 +343,14 @@ class WorkerClusterVersionFallbackTest {
     void register_versionSixMasterRefusesTheCountsMarkAsTrailingBytes_workerStepsDownToSix() throws Exception {
         Heard heard = new Heard();
         try (ServerSocket master = new ServerSocket(0, 8, InetAddress.getLoopbackAddress()); WorkerRangeData data = rangeData()) {
-            // a version 6 master reads REGISTER up to the archive epoch and finds the counts mark's 24 bytes left over
-            olderMaster(master, 2, 6, v -> ErrorMessage.of(ErrorCode.BAD_FRAME, "REGISTER has 24 trailing bytes"), heard);
+            // a version 6 master reads REGISTER up to the archive epoch and finds the counts mark's and the generation's 32 bytes left over
+            olderMaster(master, 2, 6, v -> ErrorMessage.of(ErrorCode.BAD_FRAME, "REGISTER has 32 trailing bytes"), heard);
             try (WorkerConnector w = worker(master, data)) {
                 w.start();
                 await().atMost(Duration.ofSeconds(15)).until(() -> heard.heartbeatBodies().size() >= 3);
                 assertThat(heard.offered()).as("refused once as BAD_FRAME, then version 6").containsExactly(Register.COUNTS_MARK_VERSION, 6);
-                assertThat(heard.registerBodies().get(0) - heard.registerBodies().get(1)).as("version 7 ends with the counts mark")
-                        .isEqualTo(24);
+                assertThat(heard.registerBodies().get(0) - heard.registerBodies().get(1))
+                        .as("version 7 ends with the counts mark and the node generation").isEqualTo(32);
                 assertThat(heard.heartbeatBodies()).as("version 6 heartbeats, as 5's").containsOnly(61);
                 assertThat(heard.otherFrames()).isEmpty();
             }
