@@ -7,7 +7,6 @@ import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.holdfast.common.id.PbnRange;
@@ -74,14 +73,7 @@ class RangeCopySealedLogsTest {
 
     /** The records an honest worker reports: each log object's size and SHA-256, as uploaded. */
     private SealedLogs honestRecords() throws Exception {
-        List<SealedLogs.Sealed> out = new ArrayList<>();
-        for (String k : keys) {
-            Path f = tmp.resolve("honest.hfl");
-            look.download(k, f);
-            out.add(new SealedLogs.Sealed(k, Files.size(f), SealedLogs.sha256(f)));
-            Files.delete(f);
-        }
-        return new SealedLogs(out);
+        return fixture.recordsOf(keys);
     }
 
     private RangeCopy copy(SealedLogs sealed) {
@@ -109,10 +101,10 @@ class RangeCopySealedLogsTest {
         look.download(cut, f);
         byte[] log = Files.readAllBytes(f);
         // the last record (header + the third block, stored raw) dropped: what is left is a whole, valid log
-        int at = indexOf(log, Arrays.copyOfRange(second, 2 * BS, 3 * BS)) - FormatVersions.RECORD_HEADER_BYTES;
+        int at = RangeBlocks.lastRecordAt(log, Arrays.copyOfRange(second, 2 * BS, 3 * BS));
         assertThat(at + FormatVersions.RECORD_HEADER_BYTES + BS).as("the block is the log's last record").isEqualTo(log.length);
         Files.write(f, Arrays.copyOf(log, at));
-        replace(cut, f);
+        fixture.replace(cut, f);
 
         try (RangeCopy c = copy(SealedLogs.NONE)) { // the old behaviour: the missing block is only "not in the copy"
             assertThat(c.damagedBlocks()).isZero();
@@ -164,21 +156,7 @@ class RangeCopySealedLogsTest {
         }
     }
 
-    private void replace(String key, Path f) {
-        look.delete(key);
-        assertThat(look.putIfAbsent(key, f)).isTrue();
-    }
-
     private static void readOne(RangeCopy c, long pbn) {
         c.readBatch(new long[] {pbn}, 0, 1, new BlockBatch(4, 1 << 20, FormatVersions.MAX_STORED_BYTES));
-    }
-
-    private static int indexOf(byte[] in, byte[] what) {
-        for (int i = 0; i + what.length <= in.length; i++) {
-            if (Arrays.equals(in, i, i + what.length, what, 0, what.length)) {
-                return i;
-            }
-        }
-        return -1;
     }
 }
