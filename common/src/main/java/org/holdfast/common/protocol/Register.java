@@ -74,6 +74,11 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * release refuses a version 7 REGISTER (see {@link #COUNTS_MARK_VERSION}), and the worker then offers 6.
      */
     public static final int LOG_DIGEST_VERSION = 7;
+    /**
+     * The first version whose master answers TAKEOVER_RECORDS (0x62) with its records of the worker's
+     * sealed logs, which a node taking the range over from the bucket checks each adopted log against.
+     */
+    public static final int TAKEOVER_RECORDS_VERSION = 7;
     /** {@code archiveEpoch} of a REGISTER that does not carry it (an older worker's). */
     public static final long NO_ARCHIVE_EPOCH = -1;
 

@@ -9,8 +9,9 @@ import org.holdfast.server.store.object.ObjectStore;
  * A takeover's check of the logs it adopts against the master's records of the worker's sealed logs
  * ({@link SealedLogs}), as a {@link RangeCopy} checks what it reads, so that a takeover never adopts a
  * cut or altered log (its first report would then record those bytes as what the worker sealed).
- * Before the claim, from the listing and one size request per recorded log: a recorded log missing
- * from the bucket, or of another size, refuses the takeover with nothing claimed or written. While
+ * Before the claim, from the listing and one size request per recorded log: a recorded log of another
+ * size refuses the takeover with nothing claimed or written (one missing is logged: the worker may
+ * have freed and deleted it after its last report). While
  * adopting, each downloaded log's SHA-256 ({@link RangeTakeover#adopt(RangeTakeover.Plan, java.nio.file.Path,
  * MetadataDb, org.holdfast.common.id.PbnRange, ObjectStore, java.nio.file.Path, SealedLogs)}): a mismatch
  * refuses before the store is made. Logs without a record are adopted unchecked and logged.
@@ -27,7 +28,7 @@ public final class TakeoverCheck {
      * {@code records}: per log id the recorded log (a newer copy the worker never reported is left in the
      * bucket, unread); {@link SealedLogs#NONE} plans as {@link RangeTakeover#plan(long, ObjectStore)} does.
      *
-     * @throws CorruptDataException a recorded log is missing from the bucket, or its object is not the recorded size
+     * @throws CorruptDataException a recorded log's object is not the recorded size
      */
     public static RangeTakeover.Plan plan(long worker, ObjectStore objects, SealedLogs records) {
         List<String> listing = objects.list(WorkerKeys.prefix(worker));
@@ -44,8 +45,10 @@ public final class TakeoverCheck {
         List<String> lost = new ArrayList<>();
         List<String> unchecked = new ArrayList<>();
         List<String> adopted = records.toRead(worker, planned.adopted(), listing, lost::add, unchecked::add, true);
-        if (!lost.isEmpty()) {
-            throw refusal(worker, String.join("; ", lost), "nothing was claimed or written in the bucket");
+        for (String l : lost) {
+            // not refused: a log the worker freed whole and deleted after its last report is gone as well
+            LOG.log(System.Logger.Level.ERROR, "takeover of worker " + worker + "'s range: " + l + " (if the worker did not delete"
+                    + " it itself, put it back and verify)");
         }
         for (String key : adopted) {
             OptionalLong size = objects.size(key);
