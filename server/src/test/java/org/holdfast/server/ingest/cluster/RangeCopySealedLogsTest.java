@@ -6,20 +6,17 @@ import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.store.BlockBatch;
 import org.holdfast.server.store.BlocksUnavailableException;
-import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.DiskSpace;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.LogCache;
 import org.holdfast.server.store.RangeCopy;
 import org.holdfast.server.store.SealedLogs;
 import org.holdfast.server.store.SpaceReserve;
-import org.holdfast.server.store.WorkerKeys;
 import org.holdfast.server.store.object.ObjectStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -52,18 +49,12 @@ class RangeCopySealedLogsTest {
     void archiveTwoLogs() throws Exception {
         fixture = RangeBucket.start(tmp);
         look = fixture.look;
-        first = RangeBlocks.blocks(11, 4, false);
-        second = RangeBlocks.blocks(12, 3, false);
-        WorkerRangeData node = fixture.node("worker", Duration.ofSeconds(10));
-        node.identify(WORKER);
-        DataStore s = node.claim(RANGE);
-        firstPbns = RangeBlocks.appendRaw(s, first);
-        node.sync(s); // the first log sealed and in the bucket
-        secondPbns = RangeBlocks.appendRaw(s, second);
-        node.sync(s);
-        node.close();
-        keys = look.list(WorkerKeys.space(WORKER, 1) + "/logs/");
-        assertThat(keys).hasSize(2);
+        TwoSealedLogs logs = TwoSealedLogs.archive(fixture, WORKER, RANGE, 11);
+        first = logs.first();
+        second = logs.second();
+        firstPbns = logs.firstPbns();
+        secondPbns = logs.secondPbns();
+        keys = logs.keys();
     }
 
     @AfterEach

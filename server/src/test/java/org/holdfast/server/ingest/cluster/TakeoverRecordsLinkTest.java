@@ -20,13 +20,11 @@ import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.HeartbeatAck;
 import org.holdfast.common.protocol.MessageType;
 import org.holdfast.common.protocol.Registered;
-import org.holdfast.common.protocol.SealedLogReport;
 import org.holdfast.common.protocol.TakeoverRecords;
 import org.holdfast.common.protocol.TakeoverRecordsPart;
 import org.holdfast.server.catalog.SealedLogStore;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.ingest.cluster.WorkerClusterVersionFallbackTest.Frame;
-import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.WorkerKeys;
 import org.holdfast.server.store.object.ObjectStore;
@@ -51,35 +49,19 @@ class TakeoverRecordsLinkTest {
     Path tmp;
     private RangeBucket fixture;
     private ObjectStore look;
+    private TwoSealedLogs logs;
     private MetadataDb catalog;
     private SealedLogStore records;
-    private byte[] first;
-    private byte[] second;
-    private long[] firstPbns;
-    private long[] secondPbns;
-    private List<String> keys;
     private final AtomicInteger asked = new AtomicInteger();
 
     @BeforeEach
     void deadWorkerReported() throws Exception {
         fixture = RangeBucket.start(tmp);
         look = fixture.look;
-        first = RangeBlocks.blocks(41, 3, false);
-        second = RangeBlocks.blocks(42, 3, false);
-        WorkerRangeData node = fixture.node("dead", Duration.ofSeconds(10));
-        node.identify(WORKER);
-        DataStore s = node.claim(RANGE);
-        firstPbns = RangeBlocks.appendRaw(s, first);
-        node.sync(s);
-        secondPbns = RangeBlocks.appendRaw(s, second);
-        node.sync(s);
-        SealedLogReport report = new SealedLogReporter(WORKER).next(s); // what its DATA_SYNCED carried
-        node.close();
-        keys = look.list(WorkerKeys.space(WORKER, 1) + "/logs/");
-        assertThat(keys).hasSize(2);
+        logs = TwoSealedLogs.archive(fixture, WORKER, RANGE, 41);
         catalog = MetadataDb.open(tmp.resolve("master-catalog"));
         records = new SealedLogStore(catalog);
-        records.apply(WORKER, report);
+        records.apply(WORKER, logs.report());
     }
 
     @AfterEach
@@ -95,19 +77,19 @@ class TakeoverRecordsLinkTest {
             w.start();
             await().atMost(Duration.ofSeconds(30)).until(() -> data.epoch() == 2);
             assertThat(asked.get()).isEqualTo(1);
-            RangeBlocks.assertStoreReads(data.store(), firstPbns, first);
-            RangeBlocks.assertStoreReads(data.store(), secondPbns, second);
+            RangeBlocks.assertStoreReads(data.store(), logs.firstPbns(), logs.first());
+            RangeBlocks.assertStoreReads(data.store(), logs.secondPbns(), logs.second());
         }
     }
 
     @Test
     @Tag("slow") // the refusal itself is TakeoverSealedLogsTest's; this shows it over the link
     void logCutAtARecordBoundary_takeoverRefused_bucketUnchanged() throws Exception {
-        String cut = keys.get(1);
+        String cut = logs.keys().get(1);
         Path f = tmp.resolve("cut.hfl");
         look.download(cut, f);
         byte[] log = Files.readAllBytes(f);
-        int at = RangeBlocks.lastRecordAt(log, Arrays.copyOfRange(second, 2 * BS, 3 * BS));
+        int at = RangeBlocks.lastRecordAt(log, Arrays.copyOfRange(logs.second(), 2 * BS, 3 * BS));
         Files.write(f, Arrays.copyOf(log, at));
         fixture.replace(cut, f);
         List<String> before = look.list(WorkerKeys.prefix(WORKER));

@@ -35,30 +35,15 @@ class TakeoverSealedLogsTest {
     Path tmp;
     private RangeBucket fixture;
     private ObjectStore look;
-    private byte[] first;
-    private byte[] second;
-    private long[] firstPbns;
-    private long[] secondPbns;
-    private List<String> keys;
+    private TwoSealedLogs logs;
     private SealedLogs records;
 
     @BeforeEach
     void archiveTwoLogs() throws Exception {
         fixture = RangeBucket.start(tmp);
         look = fixture.look;
-        first = RangeBlocks.blocks(21, 4, false);
-        second = RangeBlocks.blocks(22, 3, false);
-        WorkerRangeData node = fixture.node("worker", Duration.ofSeconds(10));
-        node.identify(WORKER);
-        DataStore s = node.claim(RANGE);
-        firstPbns = RangeBlocks.appendRaw(s, first);
-        node.sync(s);
-        secondPbns = RangeBlocks.appendRaw(s, second);
-        node.sync(s);
-        node.close(); // the worker is dead
-        keys = look.list(WorkerKeys.space(WORKER, 1) + "/logs/");
-        assertThat(keys).hasSize(2);
-        records = fixture.recordsOf(keys);
+        logs = TwoSealedLogs.archive(fixture, WORKER, RANGE, 21);
+        records = fixture.recordsOf(logs.keys());
     }
 
     @AfterEach
@@ -78,11 +63,11 @@ class TakeoverSealedLogsTest {
 
     @Test
     void logCutAtARecordBoundary_takeoverRefusedNamingIt_bucketUnchanged_thenTheRestoredLogIsTakenOverBitForBit() throws Exception {
-        String cut = keys.get(1);
+        String cut = logs.keys().get(1);
         Path good = tmp.resolve("good.hfl");
         look.download(cut, good);
         byte[] log = Files.readAllBytes(good);
-        int at = RangeBlocks.lastRecordAt(log, Arrays.copyOfRange(second, 2 * BS, 3 * BS));
+        int at = RangeBlocks.lastRecordAt(log, Arrays.copyOfRange(logs.second(), 2 * BS, 3 * BS));
         Path f = tmp.resolve("cut.hfl");
         Files.write(f, Arrays.copyOf(log, at)); // a whole, valid log of two blocks: only the record finds it short
         fixture.replace(cut, f);
@@ -101,13 +86,13 @@ class TakeoverSealedLogsTest {
         WorkerRangeData taken = heir("heir2", records);
         DataStore s = taken.claim(RANGE);
         assertThat(taken.epoch()).isEqualTo(2);
-        RangeBlocks.assertStoreReads(s, firstPbns, first);
-        RangeBlocks.assertStoreReads(s, secondPbns, second);
+        RangeBlocks.assertStoreReads(s, logs.firstPbns(), logs.first());
+        RangeBlocks.assertStoreReads(s, logs.secondPbns(), logs.second());
     }
 
     @Test
     void logAlteredAtTheSameSize_refusedBeforeTheStoreIsMade_nothingWrittenUnderTheNewEpoch() throws Exception {
-        String altered = keys.get(0);
+        String altered = logs.keys().get(0);
         Path f = tmp.resolve("altered.hfl");
         look.download(altered, f);
         byte[] log = Files.readAllBytes(f);
