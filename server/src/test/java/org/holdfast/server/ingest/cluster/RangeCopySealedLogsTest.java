@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
@@ -44,12 +43,13 @@ class RangeCopySealedLogsTest {
     private long[] secondPbns;
     /** The object keys of the two logs, in log id order. */
     private List<String> keys;
+    private TwoSealedLogs logs;
 
     @BeforeEach
     void archiveTwoLogs() throws Exception {
         fixture = RangeBucket.start(tmp);
         look = fixture.look;
-        TwoSealedLogs logs = TwoSealedLogs.archive(fixture, WORKER, RANGE, 11);
+        logs = TwoSealedLogs.archive(fixture, WORKER, RANGE, 11);
         first = logs.first();
         second = logs.second();
         firstPbns = logs.firstPbns();
@@ -87,15 +87,10 @@ class RangeCopySealedLogsTest {
     @Test
     void logCutAtARecordBoundary_unseenWithoutRecords_reportedWithThem_itsBlocksNeverServed() throws Exception {
         SealedLogs records = honestRecords();
-        String cut = keys.get(1);
-        Path f = tmp.resolve("cut.hfl");
-        look.download(cut, f);
-        byte[] log = Files.readAllBytes(f);
-        // the last record (header + the third block, stored raw) dropped: what is left is a whole, valid log
-        int at = RangeBlocks.lastRecordAt(log, Arrays.copyOfRange(second, 2 * BS, 3 * BS));
-        assertThat(at + FormatVersions.RECORD_HEADER_BYTES + BS).as("the block is the log's last record").isEqualTo(log.length);
-        Files.write(f, Arrays.copyOf(log, at));
-        fixture.replace(cut, f);
+        TwoSealedLogs.Cut c2 = logs.cutSecond(fixture, tmp);
+        String cut = c2.key();
+        int at = c2.at();
+        byte[] log = c2.sealed();
 
         try (RangeCopy c = copy(SealedLogs.NONE)) { // the old behaviour: the missing block is only "not in the copy"
             assertThat(c.damagedBlocks()).isZero();

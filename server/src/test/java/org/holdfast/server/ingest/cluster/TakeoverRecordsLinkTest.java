@@ -3,7 +3,6 @@ package org.holdfast.server.ingest.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
-import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
 
 import java.io.DataInputStream;
 import java.net.InetAddress;
@@ -13,7 +12,6 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.holdfast.common.id.PbnRange;
@@ -85,13 +83,7 @@ class TakeoverRecordsLinkTest {
     @Test
     @Tag("slow") // the refusal itself is TakeoverSealedLogsTest's; this shows it over the link
     void logCutAtARecordBoundary_takeoverRefused_bucketUnchanged() throws Exception {
-        String cut = logs.keys().get(1);
-        Path f = tmp.resolve("cut.hfl");
-        look.download(cut, f);
-        byte[] log = Files.readAllBytes(f);
-        int at = RangeBlocks.lastRecordAt(log, Arrays.copyOfRange(logs.second(), 2 * BS, 3 * BS));
-        Files.write(f, Arrays.copyOf(log, at));
-        fixture.replace(cut, f);
+        TwoSealedLogs.Cut cut = logs.cutSecond(fixture, tmp);
         List<String> before = look.list(WorkerKeys.prefix(WORKER));
 
         try (ServerSocket master = master(); WorkerRangeData data = fixture.node("heir", Duration.ofSeconds(10));
@@ -99,7 +91,7 @@ class TakeoverRecordsLinkTest {
             w.start();
             await().atMost(Duration.ofSeconds(30)).until(() -> asked.get() >= 1);
             assertThatThrownBy(() -> data.claim(RANGE)).hasMessageContaining("the takeover of worker " + WORKER + "'s range is refused: log "
-                    + cut + " is " + at + " bytes in the bucket, but the worker sealed it at " + log.length + " bytes");
+                    + cut.key() + " is " + cut.at() + " bytes in the bucket, but the worker sealed it at " + cut.sealed().length + " bytes");
             assertThat(data.store()).isNull();
         }
         assertThat(look.list(WorkerKeys.prefix(WORKER))).as("nothing claimed or written").isEqualTo(before);

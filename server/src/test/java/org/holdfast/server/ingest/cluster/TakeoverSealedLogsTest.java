@@ -2,12 +2,10 @@ package org.holdfast.server.ingest.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.store.CorruptDataException;
@@ -63,14 +61,10 @@ class TakeoverSealedLogsTest {
 
     @Test
     void logCutAtARecordBoundary_takeoverRefusedNamingIt_bucketUnchanged_thenTheRestoredLogIsTakenOverBitForBit() throws Exception {
-        String cut = logs.keys().get(1);
-        Path good = tmp.resolve("good.hfl");
-        look.download(cut, good);
-        byte[] log = Files.readAllBytes(good);
-        int at = RangeBlocks.lastRecordAt(log, Arrays.copyOfRange(logs.second(), 2 * BS, 3 * BS));
-        Path f = tmp.resolve("cut.hfl");
-        Files.write(f, Arrays.copyOf(log, at)); // a whole, valid log of two blocks: only the record finds it short
-        fixture.replace(cut, f);
+        TwoSealedLogs.Cut c2 = logs.cutSecond(fixture, tmp);
+        String cut = c2.key();
+        int at = c2.at();
+        byte[] log = c2.sealed();
         List<String> before = look.list(WorkerKeys.prefix(WORKER));
 
         WorkerRangeData refused = heir("heir", records);
@@ -82,6 +76,7 @@ class TakeoverSealedLogsTest {
         assertThat(refused.epoch()).isZero();
         assertThat(tmp.resolve("heir").resolve(WorkerRangeData.DIRECTORY).resolve("catalog")).doesNotExist();
 
+        Path good = Files.write(tmp.resolve("good.hfl"), log);
         fixture.replace(cut, good); // the operator puts the log the worker sealed back
         WorkerRangeData taken = heir("heir2", records);
         DataStore s = taken.claim(RANGE);
