@@ -105,7 +105,7 @@ final class TakeoverRecordsCall {
 
     private static StoreException refused(String why) {
         return new StoreException("range-takeover", null, null, "the takeover of the worker's range needs the master's records of the"
-                + " worker's sealed logs to check each log it adopts, and did not get them (" + why + "): nothing was claimed or"
-                + " written in the bucket; it is tried again when this worker registers again", null);
+                + " worker's sealed logs to check each log it adopts, and did not get them (" + why + "): it claimed nothing new and"
+                + " wrote nothing in the bucket; it is tried again when this worker registers again", null);
     }
 }
