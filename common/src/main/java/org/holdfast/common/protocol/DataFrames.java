@@ -172,7 +172,7 @@ public final class DataFrames {
     private static void writeReport(SealedLogReport r, ByteBuf out) {
         out.writeByte(r.full() ? 1 : 0).writeInt((int) r.unhashed()).writeInt(r.sealed().size());
         for (SealedLogReport.Sealed l : r.sealed()) {
-            out.writeInt(l.logId()).writeLong(l.epoch()).writeLong(l.logEpoch()).writeLong(l.size()).writeBytes(l.sha256());
+            TakeoverRecordsFrames.writeSealed(l, out);
         }
         out.writeInt(r.dropped().size());
         for (int id : r.dropped()) {
@@ -190,17 +190,7 @@ public final class DataFrames {
         FrameDecoder.need(b, count * SealedLogReport.SEALED_BYTES, "sealed logs");
         java.util.List<SealedLogReport.Sealed> sealed = new java.util.ArrayList<>(count);
         for (int i = 0; i < count; i++) {
-            long id = FrameDecoder.u32(b, "logId");
-            long epoch = FrameDecoder.u64(b, "epoch");
-            long logEpoch = FrameDecoder.u64(b, "logEpoch");
-            long size = FrameDecoder.u64(b, "size");
-            byte[] sha = FrameDecoder.bytes(b, 32, "sha256");
-            if (id < 1 || id > Integer.MAX_VALUE || epoch < 1 || logEpoch < 0 || size < 0) {
-                throw new ProtocolException(ErrorCode.BAD_FRAME, "DATA_SYNCED sealed log " + i + " (id " + id + ", epoch "
-                        + Long.toUnsignedString(epoch) + ", log epoch " + Long.toUnsignedString(logEpoch) + ", size "
-                        + Long.toUnsignedString(size) + ") is out of range");
-            }
-            sealed.add(new SealedLogReport.Sealed((int) id, epoch, logEpoch, size, sha));
+            sealed.add(TakeoverRecordsFrames.readSealed(b, "DATA_SYNCED", i));
         }
         int dropped = FrameDecoder.count(b, SealedLogReport.MAX_LOGS, "DATA_SYNCED dropped count", 0);
         if (full == 1 && dropped > 0) {

@@ -369,7 +369,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                     DEDUP_PROBE, DEDUP_CANDIDATES,
                     DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
                     GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED,
-                    GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED, DATA_REPAIR, COUNTS_CHECK, COUNTS_CHECKED -> ClusterFrames.maxBody(type);
+                    GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED, DATA_REPAIR, COUNTS_CHECK, COUNTS_CHECKED,
+                    TAKEOVER_RECORDS, TAKEOVER_RECORDS_PART -> ClusterFrames.maxBody(type);
         };
     }
 
@@ -482,7 +483,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                     DEDUP_PROBE, DEDUP_CANDIDATES,
                     DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
                     GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED,
-                    GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED, DATA_REPAIR, COUNTS_CHECK, COUNTS_CHECKED:
+                    GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED, DATA_REPAIR, COUNTS_CHECK, COUNTS_CHECKED,
+                    TAKEOVER_RECORDS, TAKEOVER_RECORDS_PART:
                 return ClusterFrames.parseBody(type, b);
             default:
                 throw new ProtocolException(ErrorCode.BAD_FRAME, "no decoding for " + type);

@@ -104,7 +104,8 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
                     DEDUP_PROBE, DEDUP_CANDIDATES,
                     DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
                     GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED,
-                    GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED, DATA_REPAIR, COUNTS_CHECK, COUNTS_CHECKED:
+                    GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED, DATA_REPAIR, COUNTS_CHECK, COUNTS_CHECKED,
+                    TAKEOVER_RECORDS, TAKEOVER_RECORDS_PART:
                 return ClusterFrames.bodyBytes(m);
             default:
                 throw new IllegalArgumentException("no encoding for " + m.type());
@@ -287,7 +288,8 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
                     DEDUP_PROBE, DEDUP_CANDIDATES,
                     DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
                     GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED,
-                    GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED, DATA_REPAIR, COUNTS_CHECK, COUNTS_CHECKED -> ClusterFrames.writeBody(m, out);
+                    GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED, DATA_REPAIR, COUNTS_CHECK, COUNTS_CHECKED,
+                    TAKEOVER_RECORDS, TAKEOVER_RECORDS_PART -> ClusterFrames.writeBody(m, out);
             default -> throw new IllegalArgumentException("no encoding for " + m.type());
         }
     }

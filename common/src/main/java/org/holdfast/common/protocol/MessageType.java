@@ -62,7 +62,10 @@ public enum MessageType {
     DATA_REPAIR(0x5E),
     /** The online check of a worker's GC counts against the master's catalog (data on workers, cluster version 7). */
     COUNTS_CHECK(0x60),
-    COUNTS_CHECKED(0x61);
+    COUNTS_CHECKED(0x61),
+
+    TAKEOVER_RECORDS(0x62),
+    TAKEOVER_RECORDS_PART(0x63);
 
     private static final MessageType[] BY_CODE = new MessageType[256];
 

@@ -23,7 +23,8 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * counts mark ({@link #COUNTS_MARK_VERSION}), the worker takes COUNTS_CHECK
      * ({@link #COUNTS_CHECK_VERSION}), an archiving worker's DATA_SYNCED ends with its sealed-log
      * report ({@link #LOG_DIGEST_VERSION}), and REGISTER and REGISTERED end with the node generation
-     * ({@link #NODE_GENERATION_VERSION}).
+     * ({@link #NODE_GENERATION_VERSION}), and the master answers TAKEOVER_RECORDS
+     * ({@link #TAKEOVER_RECORDS_VERSION}).
      */
     public static final int CLUSTER_VERSION = 7;
     /** The oldest version a master of this build accepts. */
@@ -86,6 +87,11 @@ public record Register(int clusterVersion, String nodeName, String token, String
     public static final int NODE_GENERATION_VERSION = 7;
     /** {@code generation} of a REGISTER that does not carry it (a worker before {@link #NODE_GENERATION_VERSION}). */
     public static final long NO_GENERATION = -1;
+    /**
+     * The first version whose master answers TAKEOVER_RECORDS (0x62) with its records of the worker's
+     * sealed logs, which a node taking the range over from the bucket checks each adopted log against.
+     */
+    public static final int TAKEOVER_RECORDS_VERSION = 7;
     /** {@code archiveEpoch} of a REGISTER that does not carry it (an older worker's). */
     public static final long NO_ARCHIVE_EPOCH = -1;
 

@@ -103,7 +103,9 @@ public class ClusterConfiguration {
             server.checkCountsWith(new RegistrationCountsFence(db));
         }
         // the workers' sealed logs, which a copy of a lost worker's range from the bucket is checked against
-        server.recordSealedLogs(new SealedLogStore(db)::apply);
+        SealedLogStore sealedLogs = new SealedLogStore(db);
+        server.recordSealedLogs(sealedLogs::apply);
+        server.answerTakeoverRecords(sealedLogs::part);
         return server;
     }
 

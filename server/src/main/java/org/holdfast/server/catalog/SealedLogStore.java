@@ -6,6 +6,8 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import org.holdfast.common.protocol.SealedLogReport;
+import org.holdfast.common.protocol.TakeoverRecords;
+import org.holdfast.common.protocol.TakeoverRecordsPart;
 import org.holdfast.server.store.CheckedIterator;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.MetadataBatch;
@@ -99,6 +101,39 @@ public final class SealedLogStore {
         return new SealedLogs(out, ByteBuffer.wrap(summary).getInt(1) == 0);
     }
 
+    /**
+     * One part of worker {@code worker}'s records answering TAKEOVER_RECORDS {@code q} (cluster version 7): at
+     * most {@link TakeoverRecordsPart#MAX_LOGS} records with a log id above the request's, in log id order;
+     * status none if the worker never reported. Unreadable records are corrupt data, as for {@link #forWorker}.
+     */
+    public TakeoverRecordsPart part(long worker, TakeoverRecords q) {
+        byte[] summary = db.get(cf, summaryKey(worker));
+        if (summary == null) {
+            return TakeoverRecordsPart.none(q.requestId());
+        }
+        if (summary.length != SUMMARY_BYTES || summary[0] != VERSION) {
+            throw unreadable(summaryKey(worker), summary);
+        }
+        List<SealedLogReport.Sealed> out = new ArrayList<>();
+        boolean more = false;
+        byte[] p = summaryKey(worker);
+        try (CheckedIterator it = db.iterator(cf)) {
+            // log ids are big-endian in the key, so from the one after the request's the iterator runs in log id order
+            for (it.seek(key(worker, q.afterLogId() + 1)); it.isValid() && it.key().length >= 5 && Arrays.equals(it.key(), 0, 5, p, 0, 5);
+                 it.next()) {
+                if (it.key().length != 9) {
+                    continue;
+                }
+                if (out.size() == TakeoverRecordsPart.MAX_LOGS) {
+                    more = true;
+                    break;
+                }
+                out.add(decodeWire(it.key(), it.value()));
+            }
+        }
+        return new TakeoverRecordsPart(q.requestId(), TakeoverRecordsPart.RECORDS, ByteBuffer.wrap(summary).getInt(1) == 0, more, out, "");
+    }
+
     static byte[] summaryKey(long worker) {
         return ByteBuffer.allocate(5).put(PREFIX).putInt((int) worker).array();
     }
@@ -113,13 +148,17 @@ public final class SealedLogStore {
     }
 
     private SealedLogs.Sealed decode(long worker, byte[] key, byte[] v) {
+        SealedLogReport.Sealed l = decodeWire(key, v);
+        return new SealedLogs.Sealed(WorkerKeys.logKey(worker, l.epoch(), l.logId(), l.logEpoch()), l.size(), l.sha256());
+    }
+
+    private SealedLogReport.Sealed decodeWire(byte[] key, byte[] v) {
         ByteBuffer b = ByteBuffer.wrap(v);
-        if (v.length != RECORD_BYTES || v[0] != VERSION || b.getLong(1) < 1 || b.getLong(9) < 0 || b.getLong(17) < 0) {
+        int logId = ByteBuffer.wrap(key).getInt(5);
+        if (v.length != RECORD_BYTES || v[0] != VERSION || b.getLong(1) < 1 || b.getLong(9) < 0 || b.getLong(17) < 0 || logId < 1) {
             throw unreadable(key, v);
         }
-        int logId = ByteBuffer.wrap(key).getInt(5);
-        return new SealedLogs.Sealed(WorkerKeys.logKey(worker, b.getLong(1), logId, b.getLong(9)), b.getLong(17),
-                Arrays.copyOfRange(v, 25, RECORD_BYTES));
+        return new SealedLogReport.Sealed(logId, b.getLong(1), b.getLong(9), b.getLong(17), Arrays.copyOfRange(v, 25, RECORD_BYTES));
     }
 
     private CorruptDataException unreadable(byte[] key, byte[] v) {

@@ -167,7 +167,17 @@ public final class RangeTakeover {
      * makes the store, so a crash before it leaves no store (only locations nothing opens).
      */
     public static Report adopt(Plan plan, Path logDir, MetadataDb db, PbnRange range, ObjectStore objects, Path scratch) {
-        return build(plan, logDir, db, range, objects, scratch, null, null);
+        return adopt(plan, logDir, db, range, objects, scratch, SealedLogs.NONE);
+    }
+
+    /**
+     * As {@link #adopt(Plan, Path, MetadataDb, PbnRange, ObjectStore, Path)}, each downloaded log checked
+     * against the master's {@code records} ({@link TakeoverCheck}): one that is not what the worker sealed
+     * refuses the takeover before the write that makes the store.
+     */
+    public static Report adopt(Plan plan, Path logDir, MetadataDb db, PbnRange range, ObjectStore objects, Path scratch,
+                               SealedLogs records) {
+        return build(plan, logDir, db, range, objects, scratch, null, null, null, records);
     }
 
     /** After each log indexed: logs done of {@code total}, bytes downloaded so far and the nanoseconds since the first. */
@@ -209,6 +219,11 @@ public final class RangeTakeover {
     /** As {@link #build(Plan, Path, MetadataDb, PbnRange, ObjectStore, Path, LogBlocks.Damaged, Progress)}; {@code readable} non-null: see {@link Readable}. */
     static Report build(Plan plan, Path logDir, MetadataDb db, PbnRange range, ObjectStore objects, Path scratch,
                         LogBlocks.Damaged damaged, Progress progress, Readable readable) {
+        return build(plan, logDir, db, range, objects, scratch, damaged, progress, readable, SealedLogs.NONE);
+    }
+
+    private static Report build(Plan plan, Path logDir, MetadataDb db, PbnRange range, ObjectStore objects, Path scratch,
+                                LogBlocks.Damaged damaged, Progress progress, Readable readable, SealedLogs sealed) {
         if (DurablePoint.read(db, STORE) != null) {
             throw new IllegalStateException("the range store in " + logDir + " exists: a takeover builds an empty one");
         }
@@ -246,7 +261,13 @@ public final class RangeTakeover {
             Path copy = scratch.resolve("adopt-" + String.format("%08x", logId) + ".hfl");
             objects.download(key, copy);
             if (readable == null) {
-                digests.put(logId, SealedDigests.of(copy, ide[1]));
+                SealedDigests.Digest d = SealedDigests.of(copy, ide[1]);
+                String why = sealed.mismatch(key, d.size(), d.sha256());
+                if (why != null) {
+                    deleteScratch(copy);
+                    throw TakeoverCheck.refusal(plan.worker(), why, "the store was not made");
+                }
+                digests.put(logId, d);
             }
             if (readable != null && readable.refuse(key, copy)) {
                 deleteScratch(copy);

@@ -90,6 +90,17 @@ public final class SealedLogs {
      * is not read either if the records are complete (reported: planted, or left over), else read unchecked.
      */
     List<String> toRead(long worker, List<String> planned, List<String> listing, Consumer<String> problems) {
+        return toRead(worker, planned, listing, problems, problems, !complete);
+    }
+
+    /**
+     * As {@link #toRead(long, List, List, Consumer)}, with the problems split: {@code lost} hears of a
+     * recorded log missing from the bucket (its blocks would be lost), {@code unchecked} of a log read
+     * without a record, a log left unread for the recorded one and a record naming no log key; a planned log
+     * of a log id without a record is read (unchecked) if {@code readUnrecorded}.
+     */
+    List<String> toRead(long worker, List<String> planned, List<String> listing, Consumer<String> lost, Consumer<String> unchecked,
+                        boolean readUnrecorded) {
         if (!recorded()) {
             return planned;
         }
@@ -99,7 +110,7 @@ public final class SealedLogs {
         for (Sealed s : byKey.values()) {
             long[] eil = WorkerKeys.logOf(worker, s.key());
             if (eil == null) {
-                problems.accept("the master's record of worker " + worker + "'s log " + s.key() + " names no log key of that worker:"
+                unchecked.accept("the master's record of worker " + worker + "'s log " + s.key() + " names no log key of that worker:"
                         + " ignored");
                 continue;
             }
@@ -119,11 +130,11 @@ public final class SealedLogs {
             }
             if (newer != null) {
                 byLogId.put(eil[1], newer);
-                problems.accept("worker " + worker + "'s log " + s.key() + " (sealed at " + s.describe() + ") is recorded on the"
+                unchecked.accept("worker " + worker + "'s log " + s.key() + " (sealed at " + s.describe() + ") is recorded on the"
                         + " master but gone from the bucket, which holds a newer copy " + newer + " the worker never reported (a"
                         + " compaction it had not told the master of yet): that copy is read unchecked");
             } else {
-                problems.accept("worker " + worker + "'s log " + s.key() + " (sealed at " + s.describe() + ") is recorded on the"
+                lost.accept("worker " + worker + "'s log " + s.key() + " (sealed at " + s.describe() + ") is recorded on the"
                         + " master but missing from the bucket: the blocks stored in it are unavailable");
             }
         }
@@ -132,11 +143,15 @@ public final class SealedLogs {
             if (eil == null || k.equals(byLogId.get(eil[1]))) {
                 continue;
             }
-            if (recordOf.containsKey(eil[1]) || complete) {
-                problems.accept("worker " + worker + "'s log " + k + " is in the bucket but the master has no record of the worker"
+            if (recordOf.containsKey(eil[1]) || !readUnrecorded) {
+                unchecked.accept("worker " + worker + "'s log " + k + " is in the bucket but the master has no record of the worker"
                         + " sealing it (planted, or left over): it is not read, and no block is served from it");
             } else {
-                byLogId.put(eil[1], k); // uploaded before the worker kept digests: checked record by record only, as before
+                byLogId.put(eil[1], k); // uploaded before the worker kept digests (or, in a takeover, after its last report): unchecked
+                if (complete) {
+                    unchecked.accept("worker " + worker + "'s log " + k + " is in the bucket but the master has no record of the"
+                            + " worker sealing it (uploaded after its last report, or planted): it is adopted unchecked");
+                }
             }
         }
         return new ArrayList<>(byLogId.values());
@@ -156,15 +171,26 @@ public final class SealedLogs {
             if (size != s.size()) {
                 return "log " + key + " is " + size + " bytes in the bucket, but the worker sealed it at " + s.describe();
             }
-            byte[] found = sha256(file);
-            if (!MessageDigest.isEqual(found, s.sha256)) {
-                return "log " + key + " in the bucket has SHA-256 " + HexFormat.of().formatHex(found) + ", but the worker sealed it at "
-                        + s.describe();
-            }
-            return null;
+            return mismatch(key, size, sha256(file));
         } catch (IOException e) {
             throw StoreException.translate("range-copy", file.toString(), null, e);
         }
+    }
+
+    /** As {@link #mismatch(String, Path)}, for an object of {@code size} bytes with SHA-256 {@code found} (null: the size only). */
+    String mismatch(String key, long size, byte[] found) {
+        Sealed s = byKey.get(key);
+        if (s == null) {
+            return null;
+        }
+        if (size != s.size()) {
+            return "log " + key + " is " + size + " bytes in the bucket, but the worker sealed it at " + s.describe();
+        }
+        if (found != null && !MessageDigest.isEqual(found, s.sha256)) {
+            return "log " + key + " in the bucket has SHA-256 " + HexFormat.of().formatHex(found) + ", but the worker sealed it at "
+                    + s.describe();
+        }
+        return null;
     }
 
     /** The SHA-256 of {@code file}'s bytes. */

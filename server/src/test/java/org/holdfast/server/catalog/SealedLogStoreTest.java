@@ -7,6 +7,8 @@ import java.nio.file.Path;
 import java.util.HexFormat;
 import java.util.List;
 import org.holdfast.common.protocol.SealedLogReport;
+import org.holdfast.common.protocol.TakeoverRecords;
+import org.holdfast.common.protocol.TakeoverRecordsPart;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.MetadataDb;
@@ -90,6 +92,34 @@ class SealedLogStoreTest {
                     + RECORD_3_2.substring(2)));
             assertThatThrownBy(() -> store.forWorker(3)).isInstanceOf(CorruptDataException.class)
                     .hasMessageContaining("unreadable").hasMessageContaining("Restore the catalog from a backup");
+        }
+    }
+
+    @Test
+    void part_boundedPartsInLogIdOrder_resumingAfterTheLast_noneForAWorkerThatNeverReported() {
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            SealedLogStore store = new SealedLogStore(db);
+            int n = TakeoverRecordsPart.MAX_LOGS + 7;
+            List<SealedLogReport.Sealed> logs = new java.util.ArrayList<>();
+            for (int id = 1; id <= n; id++) {
+                logs.add(log(id, id));
+            }
+            store.apply(3, new SealedLogReport(true, logs, List.of(), 0));
+            store.apply(4, new SealedLogReport(true, List.of(log(1, 9)), List.of(), 2));
+
+            TakeoverRecordsPart one = store.part(3, new TakeoverRecords(5, 0));
+            assertThat(one.requestId()).isEqualTo(5);
+            assertThat(one.status()).isEqualTo(TakeoverRecordsPart.RECORDS);
+            assertThat(one.more()).isTrue();
+            assertThat(one.complete()).isTrue();
+            assertThat(one.sealed()).containsExactlyElementsOf(logs.subList(0, TakeoverRecordsPart.MAX_LOGS));
+            TakeoverRecordsPart two = store.part(3, new TakeoverRecords(6, TakeoverRecordsPart.MAX_LOGS));
+            assertThat(two.more()).isFalse();
+            assertThat(two.sealed()).containsExactlyElementsOf(logs.subList(TakeoverRecordsPart.MAX_LOGS, n));
+            assertThat(store.part(4, new TakeoverRecords(7, 0)).sealed()).as("the next worker's records stay apart")
+                    .containsExactly(log(1, 9));
+            assertThat(store.part(4, new TakeoverRecords(7, 0)).complete()).as("2 logs without a digest").isFalse();
+            assertThat(store.part(5, new TakeoverRecords(8, 0)).status()).isEqualTo(TakeoverRecordsPart.NONE);
         }
     }
 

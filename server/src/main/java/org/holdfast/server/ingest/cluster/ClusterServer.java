@@ -85,6 +85,7 @@ public final class ClusterServer implements AutoCloseable {
     private EventLoopGroup boss;
     private EventLoopGroup loops;
     private volatile SealedLogRecorder sealedLogs = SealedLogRecorder.NONE;
+    private volatile TakeoverRecordsSource takeoverRecords = TakeoverRecordsSource.NONE;
     private Channel serverChannel;
     private boolean closed;
     private volatile RegistrationCountsFence countsFence;
@@ -237,6 +238,15 @@ public final class ClusterServer implements AutoCloseable {
 
     SealedLogRecorder sealedLogs() {
         return sealedLogs;
+    }
+
+    /** Where TAKEOVER_RECORDS (cluster version 7) is answered from from now on: set before {@link #start}. */
+    public void answerTakeoverRecords(TakeoverRecordsSource source) {
+        takeoverRecords = source;
+    }
+
+    TakeoverRecordsSource takeoverRecords() {
+        return takeoverRecords;
     }
 
     ExecutorService lane() {

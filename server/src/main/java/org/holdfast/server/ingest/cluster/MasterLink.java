@@ -17,6 +17,8 @@ import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.ProtocolException;
 import org.holdfast.common.protocol.Register;
 import org.holdfast.common.protocol.Registered;
+import org.holdfast.common.protocol.TakeoverRecords;
+import org.holdfast.common.protocol.TakeoverRecordsPart;
 import org.holdfast.server.cluster.RegistrationRefusedException;
 import org.holdfast.server.cluster.StartOverMark;
 import org.holdfast.server.cluster.WorkerCapacity;
@@ -106,6 +108,8 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             } else if (m instanceof Heartbeat h) {
                 takeHeartbeatCredit();
                 onLane(() -> heartbeat(h));
+            } else if (m instanceof TakeoverRecords q) {
+                onLane(() -> answerTakeoverRecords(q));
             } else if (m instanceof ErrorMessage e) {
                 // the worker refused a frame of ours and is ending the link (lingering on its side)
                 LOG.log(System.Logger.Level.WARNING, "worker at " + address() + " refused a frame of the master (" + e.code() + ": "
@@ -118,6 +122,24 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         } finally {
             ReferenceCountUtil.release(msg);
         }
+    }
+
+    /**
+     * Answers a node taking its worker's range over with one part of the master's records of the worker's
+     * sealed logs (on the lane, as the records are written there). Only on a link registered at version 7.
+     */
+    private void answerTakeoverRecords(TakeoverRecords q) {
+        if (clusterVersion < Register.TAKEOVER_RECORDS_VERSION) {
+            throw new ProtocolException(ErrorCode.BAD_STATE, "TAKEOVER_RECORDS on a link registered at cluster version " + clusterVersion
+                    + " (it needs " + Register.TAKEOVER_RECORDS_VERSION + ")");
+        }
+        TakeoverRecordsPart part;
+        try {
+            part = server.takeoverRecords().answer(record.workerId(), q);
+        } catch (RuntimeException e) {
+            part = TakeoverRecordsPart.failed(q.requestId(), e.getMessage());
+        }
+        ctx.writeAndFlush(part);
     }
 
     /** Refuses heartbeats beyond twice the agreed rate plus {@link #HEARTBEAT_BURST}, so a flood cannot grow the lane's queue. */

@@ -7,13 +7,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
+import java.util.function.LongFunction;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.store.LateUploads;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.RangeTakeover;
+import org.holdfast.server.store.SealedLogs;
 import org.holdfast.server.store.StoreException;
+import org.holdfast.server.store.TakeoverCheck;
 import org.holdfast.server.store.WorkerKeys;
 import org.holdfast.server.store.object.ObjectStore;
 
@@ -43,16 +46,23 @@ final class RangeEpochs {
      * takeover a crash interrupted is finished at its epoch ({@link TakeoverResume}). The owner's late
      * uploads are deleted: on an existing store from its fence check's listing; after a takeover from a
      * listing after its claim (an old node may have uploaded since the plan's); at epoch 1 none can exist.
+     * A takeover (or its resume) checks the logs it adopts against the master's records of the worker's
+     * sealed logs, asked of {@code records} only then ({@link TakeoverCheck}).
      */
-    long atOpen(long id, PbnRange r, ObjectStore objects, Supplier<MetadataDb> openDb) {
+    long atOpen(long id, PbnRange r, ObjectStore objects, Supplier<MetadataDb> openDb, LongFunction<SealedLogs> records) {
         Path incomplete = dir.resolve(TAKEOVER_INCOMPLETE);
         if (Files.exists(incomplete)) {
-            long e = new TakeoverResume(dir).resume(id, r, objects, openDb, incomplete);
+            long e = new TakeoverResume(dir).resume(id, r, objects, openDb, incomplete, records);
             deleteLateUploads(id, e, objects, objects.list(WorkerKeys.prefix(id)));
             return e;
         }
         if (!Files.exists(dir.resolve("catalog")) && !hasLogs()) {
             RangeTakeover.Plan plan = RangeTakeover.plan(id, objects);
+            SealedLogs sealed = SealedLogs.NONE;
+            if (plan.epoch() > 1) {
+                sealed = records.apply(id);
+                plan = TakeoverCheck.plan(id, objects, sealed); // a refusal claims nothing
+            }
             if (plan.epoch() == 1) {
                 // claimed create-only as a takeover's epoch is: a second fresh node of this worker on the empty
                 // bucket refuses here; a crash before the catalog exists leaves a marker, and the restart takes epoch 2
@@ -64,7 +74,7 @@ final class RangeEpochs {
             RangeTakeover.claim(plan, objects, dir.resolve("takeover-scratch"));
             markIncomplete(incomplete, id, plan.epoch());
             RangeTakeover.Report done = RangeTakeover.adopt(plan, dir.resolve("data"), openDb.get(), r, objects,
-                    dir.resolve("takeover-scratch"));
+                    dir.resolve("takeover-scratch"), sealed);
             try {
                 Files.delete(incomplete);
             } catch (IOException ex) {

@@ -4,12 +4,15 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.function.LongFunction;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.RangeTakeover;
+import org.holdfast.server.store.SealedLogs;
 import org.holdfast.server.store.StoreException;
+import org.holdfast.server.store.TakeoverCheck;
 import org.holdfast.server.store.object.ObjectStore;
 
 /**
@@ -29,9 +32,10 @@ final class TakeoverResume {
      * directory (its marker is written create-only before the file), and the store was never opened
      * (the file goes last), so what the directory holds is only the partial build: it is wiped and the
      * adoption runs again from the marker's list. Refused if another node took the range over since
-     * (the bucket holds a later epoch): this directory's claim is then stale.
+     * (the bucket holds a later epoch): this directory's claim is then stale. The adopted logs are checked
+     * against {@code records} as at the takeover ({@link TakeoverCheck}).
      */
-    long resume(long id, PbnRange r, ObjectStore objects, Supplier<MetadataDb> openDb, Path incomplete) {
+    long resume(long id, PbnRange r, ObjectStore objects, Supplier<MetadataDb> openDb, Path incomplete, LongFunction<SealedLogs> records) {
         long e = incompleteEpoch(incomplete);
         String moveAway = ": stop this worker, move " + dir + " away and start it again (on an empty directory it takes the range over"
                 + " at the next epoch)";
@@ -46,7 +50,8 @@ final class TakeoverResume {
                     + " was interrupted in " + dir + ", but the master registered this node as worker " + id + ": the directory holds"
                     + " another worker's partial takeover" + moveAway, null);
         }
-        RangeTakeover.Plan next = RangeTakeover.plan(id, objects); // our marker's list, as the next takeover would read it
+        SealedLogs sealed = records.apply(id);
+        RangeTakeover.Plan next = TakeoverCheck.plan(id, objects, sealed); // our marker's list, as the next takeover would read it
         if (next.epoch() != e + 1) {
             throw new StoreException("range-data", incomplete.toString(), null, "a takeover of worker " + id + "'s range at epoch " + e
                     + " was interrupted in " + dir + ", and the bucket now holds epoch " + (next.epoch() - 1) + ": another node took the"
@@ -56,7 +61,8 @@ final class TakeoverResume {
             deleteTree(dir.resolve(sub)); // never opened as a store: only the interrupted build's files
         }
         RangeTakeover.Plan ours = new RangeTakeover.Plan(id, e, next.adopted());
-        RangeTakeover.Report done = RangeTakeover.adopt(ours, dir.resolve("data"), openDb.get(), r, objects, dir.resolve("takeover-scratch"));
+        RangeTakeover.Report done = RangeTakeover.adopt(ours, dir.resolve("data"), openDb.get(), r, objects, dir.resolve("takeover-scratch"),
+                sealed);
         try {
             Files.delete(incomplete);
         } catch (IOException ex) {

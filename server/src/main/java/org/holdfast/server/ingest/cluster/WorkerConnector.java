@@ -30,6 +30,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
+import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.CountsCheck;
 import org.holdfast.common.protocol.DedupControl;
 import org.holdfast.common.protocol.DedupForget;
@@ -48,16 +49,17 @@ import org.holdfast.common.protocol.HeartbeatAck;
 import org.holdfast.common.protocol.ProtocolException;
 import org.holdfast.common.protocol.Register;
 import org.holdfast.common.protocol.Registered;
+import org.holdfast.common.protocol.StartOverReason;
+import org.holdfast.common.protocol.TakeoverRecordsPart;
 import org.holdfast.common.protocol.TlsEngines;
 import org.holdfast.server.cluster.LoadProbe;
-import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.cluster.WorkerCapacity;
 import org.holdfast.server.cluster.WorkerLoad;
 import org.holdfast.server.cluster.WorkerRecord;
 import org.holdfast.server.cluster.WorkerStatus;
 import org.holdfast.server.engine.DedupWorker;
 import org.holdfast.server.engine.LazyDedupWorker;
-import org.holdfast.common.protocol.StartOverReason;
+import org.holdfast.server.store.SealedLogs;
 
 /**
  * A worker's link to its master: connects (TLS, the master's certificate checked by
@@ -313,6 +315,8 @@ public final class WorkerConnector implements AutoCloseable {
         // {sequence, System.nanoTime at sending} of heartbeats not yet acknowledged, oldest first; REGISTER's time
         private final java.util.ArrayDeque<long[]> unacked = new java.util.ArrayDeque<>();
         private long registerSent;
+        // from version 7: a takeover of the range asks the master for its records of the worker's sealed logs
+        private TakeoverRecordsCall takeoverRecords;
 
         Link(String token) {
             this.token = token;
@@ -364,6 +368,8 @@ public final class WorkerConnector implements AutoCloseable {
                 } else if (gcMetadata != null && heartbeats != null && offered >= Register.COUNTS_CHECK_VERSION
                         && msg instanceof CountsCheck) {
                     ctx.fireChannelRead(msg); // to the CountsCheckService behind this handler
+                } else if (msg instanceof TakeoverRecordsPart p && takeoverRecords != null) {
+                    takeoverRecords.answer(p);
                 } else if (msg instanceof ErrorMessage e && heartbeats == null && (e.code() == ErrorCode.UNSUPPORTED_VERSION
                         && offered > Register.MIN_CLUSTER_VERSION || olderMasterRefusedArchiveEpoch(e))) {
                     offer = offered - 1; // a master of an older release: offer the next older version until it accepts one
@@ -442,6 +448,13 @@ public final class WorkerConnector implements AutoCloseable {
             if (rangeData != null) {
                 // an archiving range store keys its objects by the id; no PBN below the floor is handed out
                 rangeData.identify(r.workerId(), r.pbnFloor());
+                // before the store opens: a takeover checks each log it adopts against the master's records (version 7)
+                if (offered >= Register.TAKEOVER_RECORDS_VERSION && rangeData.archived()) {
+                    takeoverRecords = new TakeoverRecordsCall(ctx.channel(), Duration.ofMillis((long) r.heartbeatMillis() * SILENT_INTERVALS));
+                    rangeData.checkTakeoversAgainst(takeoverRecords::fetch);
+                } else {
+                    rangeData.checkTakeoversAgainst(id -> SealedLogs.NONE);
+                }
                 // the GC metadata opens before any block is stored here, so its counts-lost check sees only earlier blocks
                 Runnable first = gcMetadata == null ? () -> { } : () -> gcMetadata.claim(w.range());
                 // from version 7 an archiving worker tells the master what it sealed, so a copy of its range can be checked

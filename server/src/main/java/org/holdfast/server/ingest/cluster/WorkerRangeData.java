@@ -4,6 +4,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.LongFunction;
 import java.util.function.Supplier;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.Heartbeat;
@@ -16,7 +17,9 @@ import org.holdfast.server.store.LogCache;
 import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.RangeTakeover;
+import org.holdfast.server.store.SealedLogs;
 import org.holdfast.server.store.StoreException;
+import org.holdfast.server.store.TakeoverCheck;
 import org.holdfast.server.store.WorkerKeys;
 import org.holdfast.server.store.object.ObjectStore;
 
@@ -70,6 +73,8 @@ public final class WorkerRangeData implements AutoCloseable {
     private volatile RuntimeException refusal;
     private boolean refusalReported;
     private boolean closed;
+    // a takeover asks it for the master's records of the worker's sealed logs (TakeoverCheck)
+    private volatile LongFunction<SealedLogs> takeoverRecords = id -> SealedLogs.NONE;
     // the heartbeat's figures, measured off the event loop
     private final RangeDataFigures figures;
 
@@ -135,6 +140,16 @@ public final class WorkerRangeData implements AutoCloseable {
     /** As {@link #archiveEpoch()}, but never reads the disk: 0 until known (the heartbeat, on the link's event loop). */
     public long knownArchiveEpoch() {
         return Math.max(knownEpoch, 0);
+    }
+
+    /**
+     * Where a takeover of the range (a store opened on an empty directory while the bucket holds the
+     * worker's logs) gets the master's records of the worker's sealed logs, to check each log it adopts
+     * ({@link TakeoverCheck}); asked only then, from the claiming thread. Unset, or answering
+     * {@link SealedLogs#NONE}: the takeover adopts the bucket's logs unchecked, and logs so.
+     */
+    public void checkTakeoversAgainst(LongFunction<SealedLogs> records) {
+        takeoverRecords = records;
     }
 
     /** Whether the store archives its logs to an object store. */
@@ -214,7 +229,7 @@ public final class WorkerRangeData implements AutoCloseable {
                     throw new IllegalStateException("the range store archives under its worker id, which the master has not given yet");
                 }
                 objects = archive.open().get();
-                e = epochs.atOpen(id, r, objects, () -> openDb(opened)); // deletes late uploads too
+                e = epochs.atOpen(id, r, objects, () -> openDb(opened), takeoverRecords); // deletes late uploads too
                 a = LogArchive.forKeySpace(objects, WorkerKeys.space(id, e), archive.cache());
                 // before the store opens: its start resumes interrupted deletes
                 a.leaseDeletes(new TakeoverFencedLease(deleteLease, id, e, objects));

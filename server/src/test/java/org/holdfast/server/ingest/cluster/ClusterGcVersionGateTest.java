@@ -20,8 +20,12 @@ import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.Register;
 import org.holdfast.common.protocol.Registered;
+import org.holdfast.common.protocol.SealedLogReport;
+import org.holdfast.common.protocol.TakeoverRecords;
+import org.holdfast.common.protocol.TakeoverRecordsPart;
 import org.holdfast.server.catalog.ClusterStore;
 import org.holdfast.server.catalog.RocksCredentialStore;
+import org.holdfast.server.catalog.SealedLogStore;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MembershipSettings;
 import org.holdfast.server.cluster.WorkerRegistry;
@@ -39,7 +43,8 @@ import org.junit.jupiter.api.io.TempDir;
  * blocks on the workers refuses a worker that offers an older version at REGISTER (UNSUPPORTED_VERSION
  * saying to upgrade the worker, audited, nothing registered) and registers one of this release; a
  * master keeping its blocks itself still registers version 3 and older workers, but gives their links
- * no GC frames (a worker before version 4 would close its link on them).
+ * no GC frames (a worker before version 4 would close its link on them). Version 7 gates TAKEOVER_RECORDS:
+ * answered from the catalog's records on a link registered at 7, refused on one registered at 6.
  */
 class ClusterGcVersionGateTest {
     @TempDir
@@ -89,6 +94,35 @@ class ClusterGcVersionGateTest {
     private static Message next(Socket s) throws IOException {
         List<Message> one = ClusterFrames.read(s.getInputStream(), 1);
         return one.isEmpty() ? null : one.get(0);
+    }
+
+    @Test
+    void takeoverRecords_answeredFromTheRecordsOnAVersionSevenLink_badStateOnAVersionSixLink() throws Exception {
+        startMaster(Register.MIN_CLUSTER_VERSION);
+        SealedLogStore records = new SealedLogStore(db);
+        server.answerTakeoverRecords(records::part);
+        SealedLogReport.Sealed log = new SealedLogReport.Sealed(2, 1, 5, 4096, new byte[32]);
+        try (Socket s = register(Register.TAKEOVER_RECORDS_VERSION, "heir-1")) {
+            Registered r = (Registered) next(s);
+            records.apply(r.workerId(), new SealedLogReport(true, List.of(log), List.of(), 0));
+            s.getOutputStream().write(frame(new TakeoverRecords(9, 0)));
+            s.getOutputStream().flush();
+            Message part = next(s);
+            while (!(part instanceof TakeoverRecordsPart)) { // heartbeat acks, if any, come first
+                part = next(s);
+            }
+            assertThat(part).isEqualTo(new TakeoverRecordsPart(9, TakeoverRecordsPart.RECORDS, true, false, List.of(log), ""));
+        }
+        try (Socket s = register(Register.TAKEOVER_RECORDS_VERSION - 1, "old-2")) {
+            assertThat(next(s)).isInstanceOf(Registered.class);
+            s.getOutputStream().write(frame(new TakeoverRecords(10, 0)));
+            s.getOutputStream().flush();
+            Message refused = next(s);
+            assertThat(refused).isInstanceOfSatisfying(ErrorMessage.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.BAD_STATE);
+                assertThat(e.message()).contains("TAKEOVER_RECORDS on a link registered at cluster version 6");
+            });
+        }
     }
 
     @Test

@@ -10,6 +10,7 @@ import org.holdfast.server.store.BlockBatch;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.RangeCopy;
+import org.holdfast.server.store.StoredBlock;
 
 /** Blocks and their fingerprints for the tests of range data on the worker link. */
 public final class RangeBlocks {
@@ -67,5 +68,30 @@ public final class RangeBlocks {
                         .isEqualTo(Arrays.copyOfRange(fps, k * 32, k * 32 + 32));
             }
         }
+    }
+
+    /** Reads each of {@code pbns} from {@code s}: block k is {@code raw}'s k-th, with its fingerprint. */
+    static void assertStoreReads(DataStore s, long[] pbns, byte[] raw) {
+        StoredBlock b = new StoredBlock();
+        byte[] fps = fps(raw);
+        byte[] out = new byte[BS];
+        try (BlockCodec codec = new BlockCodec()) {
+            for (int k = 0; k < pbns.length; k++) {
+                s.read(pbns[k], b);
+                codec.decode(b.codec(), b.data(), b.dataOffset(), b.storedLength(), out, 0, BS);
+                assertThat(out).as("block " + k + " (PBN " + pbns[k] + ")").isEqualTo(Arrays.copyOfRange(raw, k * BS, (k + 1) * BS));
+                assertThat(b.fingerprint()).isEqualTo(Arrays.copyOfRange(fps, k * 32, k * 32 + 32));
+            }
+        }
+    }
+
+    /** Where in {@code log} (a sealed log's bytes) the record of {@code lastBlock}, stored raw as its last record, begins. */
+    static int lastRecordAt(byte[] log, byte[] lastBlock) {
+        for (int i = log.length - lastBlock.length; i >= 0; i--) {
+            if (Arrays.equals(log, i, i + lastBlock.length, lastBlock, 0, lastBlock.length)) {
+                return i - FormatVersions.RECORD_HEADER_BYTES;
+            }
+        }
+        return -1;
     }
 }

@@ -1,5 +1,7 @@
 package org.holdfast.server.ingest.cluster;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -8,6 +10,7 @@ import java.util.function.Supplier;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FsyncPolicy;
 import org.holdfast.server.store.LogCache;
+import org.holdfast.server.store.SealedLogs;
 import org.holdfast.server.store.object.ObjectStore;
 import org.holdfast.server.store.object.S3ObjectStore;
 import org.holdfast.server.store.object.S3ProxyFixture;
@@ -57,6 +60,26 @@ final class RangeBucket implements AutoCloseable {
         WorkerRangeData d = new WorkerRangeData(dir, logSettings(), new WorkerRangeData.Archive(bucket, LogCache.Settings.defaults(), stall));
         open.add(d);
         return d;
+    }
+
+    /** The records an honest worker reports of the logs {@code keys}: each object's size and SHA-256, as uploaded. */
+    SealedLogs recordsOf(List<String> keys) throws IOException {
+        List<SealedLogs.Sealed> out = new ArrayList<>();
+        Path f = tmp.resolve("record.hfl");
+        for (String k : keys) {
+            look.download(k, f);
+            out.add(new SealedLogs.Sealed(k, Files.size(f), SealedLogs.sha256(f)));
+            Files.delete(f);
+        }
+        return new SealedLogs(out);
+    }
+
+    /** Puts {@code f}'s bytes in the bucket as object {@code key} instead of what it holds. */
+    void replace(String key, Path f) {
+        look.delete(key);
+        if (!look.putIfAbsent(key, f)) {
+            throw new IllegalStateException(key + " is there again");
+        }
     }
 
     @Override

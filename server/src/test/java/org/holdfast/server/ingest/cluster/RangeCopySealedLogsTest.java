@@ -4,23 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.store.BlockBatch;
 import org.holdfast.server.store.BlocksUnavailableException;
-import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.DiskSpace;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.LogCache;
 import org.holdfast.server.store.RangeCopy;
 import org.holdfast.server.store.SealedLogs;
 import org.holdfast.server.store.SpaceReserve;
-import org.holdfast.server.store.WorkerKeys;
 import org.holdfast.server.store.object.ObjectStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -48,23 +43,18 @@ class RangeCopySealedLogsTest {
     private long[] secondPbns;
     /** The object keys of the two logs, in log id order. */
     private List<String> keys;
+    private TwoSealedLogs logs;
 
     @BeforeEach
     void archiveTwoLogs() throws Exception {
         fixture = RangeBucket.start(tmp);
         look = fixture.look;
-        first = RangeBlocks.blocks(11, 4, false);
-        second = RangeBlocks.blocks(12, 3, false);
-        WorkerRangeData node = fixture.node("worker", Duration.ofSeconds(10));
-        node.identify(WORKER);
-        DataStore s = node.claim(RANGE);
-        firstPbns = RangeBlocks.appendRaw(s, first);
-        node.sync(s); // the first log sealed and in the bucket
-        secondPbns = RangeBlocks.appendRaw(s, second);
-        node.sync(s);
-        node.close();
-        keys = look.list(WorkerKeys.space(WORKER, 1) + "/logs/");
-        assertThat(keys).hasSize(2);
+        logs = TwoSealedLogs.archive(fixture, WORKER, RANGE, 11);
+        first = logs.first();
+        second = logs.second();
+        firstPbns = logs.firstPbns();
+        secondPbns = logs.secondPbns();
+        keys = logs.keys();
     }
 
     @AfterEach
@@ -74,14 +64,7 @@ class RangeCopySealedLogsTest {
 
     /** The records an honest worker reports: each log object's size and SHA-256, as uploaded. */
     private SealedLogs honestRecords() throws Exception {
-        List<SealedLogs.Sealed> out = new ArrayList<>();
-        for (String k : keys) {
-            Path f = tmp.resolve("honest.hfl");
-            look.download(k, f);
-            out.add(new SealedLogs.Sealed(k, Files.size(f), SealedLogs.sha256(f)));
-            Files.delete(f);
-        }
-        return new SealedLogs(out);
+        return fixture.recordsOf(keys);
     }
 
     private RangeCopy copy(SealedLogs sealed) {
@@ -104,15 +87,10 @@ class RangeCopySealedLogsTest {
     @Test
     void logCutAtARecordBoundary_unseenWithoutRecords_reportedWithThem_itsBlocksNeverServed() throws Exception {
         SealedLogs records = honestRecords();
-        String cut = keys.get(1);
-        Path f = tmp.resolve("cut.hfl");
-        look.download(cut, f);
-        byte[] log = Files.readAllBytes(f);
-        // the last record (header + the third block, stored raw) dropped: what is left is a whole, valid log
-        int at = indexOf(log, Arrays.copyOfRange(second, 2 * BS, 3 * BS)) - FormatVersions.RECORD_HEADER_BYTES;
-        assertThat(at + FormatVersions.RECORD_HEADER_BYTES + BS).as("the block is the log's last record").isEqualTo(log.length);
-        Files.write(f, Arrays.copyOf(log, at));
-        replace(cut, f);
+        TwoSealedLogs.Cut c2 = logs.cutSecond(fixture, tmp);
+        String cut = c2.key();
+        int at = c2.at();
+        byte[] log = c2.sealed();
 
         try (RangeCopy c = copy(SealedLogs.NONE)) { // the old behaviour: the missing block is only "not in the copy"
             assertThat(c.damagedBlocks()).isZero();
@@ -164,21 +142,7 @@ class RangeCopySealedLogsTest {
         }
     }
 
-    private void replace(String key, Path f) {
-        look.delete(key);
-        assertThat(look.putIfAbsent(key, f)).isTrue();
-    }
-
     private static void readOne(RangeCopy c, long pbn) {
         c.readBatch(new long[] {pbn}, 0, 1, new BlockBatch(4, 1 << 20, FormatVersions.MAX_STORED_BYTES));
-    }
-
-    private static int indexOf(byte[] in, byte[] what) {
-        for (int i = 0; i + what.length <= in.length; i++) {
-            if (Arrays.equals(in, i, i + what.length, what, 0, what.length)) {
-                return i;
-            }
-        }
-        return -1;
     }
 }

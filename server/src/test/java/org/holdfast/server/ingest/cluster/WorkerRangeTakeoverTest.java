@@ -31,7 +31,6 @@ import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.RangeTakeover;
 import org.holdfast.server.store.RangeTakenOverException;
 import org.holdfast.server.store.StoreException;
-import org.holdfast.server.store.StoredBlock;
 import org.holdfast.server.store.WorkerKeys;
 import org.holdfast.server.store.object.ObjectStore;
 import org.holdfast.server.store.object.S3ObjectStore;
@@ -130,20 +129,6 @@ class WorkerRangeTakeoverTest {
         return pbns;
     }
 
-    private static void assertReads(DataStore s, long[] pbns, byte[] raw) {
-        StoredBlock b = new StoredBlock();
-        byte[] fps = RangeBlocks.fps(raw);
-        byte[] out = new byte[BS];
-        try (BlockCodec codec = new BlockCodec()) {
-            for (int k = 0; k < pbns.length; k++) {
-                s.read(pbns[k], b);
-                codec.decode(b.codec(), b.data(), b.dataOffset(), b.storedLength(), out, 0, BS);
-                assertThat(out).as("block " + k + " (PBN " + pbns[k] + ")").isEqualTo(Arrays.copyOfRange(raw, k * BS, (k + 1) * BS));
-                assertThat(b.fingerprint()).isEqualTo(Arrays.copyOfRange(fps, k * 32, k * 32 + 32));
-            }
-        }
-    }
-
     private List<String> keys(String prefix) {
         return look.list(prefix);
     }
@@ -232,9 +217,9 @@ class WorkerRangeTakeoverTest {
         DataStore sb = b.claim(RANGE);
 
         assertThat(b.epoch()).isEqualTo(2);
-        assertReads(sb, p1, one);
-        assertReads(sb, p2, two);
-        assertReads(sb, p3, frame);
+        RangeBlocks.assertStoreReads(sb, p1, one);
+        RangeBlocks.assertStoreReads(sb, p2, two);
+        RangeBlocks.assertStoreReads(sb, p3, frame);
         assertThat(sb.nextPbn()).as("past every adopted PBN").isGreaterThan(p3[p3.length - 1]).isLessThanOrEqualTo(oldNext);
         byte[] marker = look.getRange(WorkerKeys.marker(WORKER, 2), 0, (int) look.size(WorkerKeys.marker(WORKER, 2)).getAsLong());
         assertThat(new String(marker, StandardCharsets.UTF_8)).startsWith("holdfast-adopted-logs 1\nworker 3\nepoch 2\nlog workers/w3/e1/logs/")
@@ -244,7 +229,7 @@ class WorkerRangeTakeoverTest {
         b.sync(sb);
         assertThat(p4[0]).isGreaterThan(p3[p3.length - 1]);
         assertThat(keys(WorkerKeys.space(WORKER, 2) + "/logs/")).as("new logs under the new epoch").hasSize(1);
-        assertReads(sb, p4, three);
+        RangeBlocks.assertStoreReads(sb, p4, three);
 
         // the same epoch claimed again (a node that listed before b's marker existed): refused
         assertThatThrownBy(() -> RangeTakeover.claim(new RangeTakeover.Plan(WORKER, 2, List.of()), look, tmp.resolve("scratch")))

@@ -1,0 +1,76 @@
+package org.holdfast.server.store;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+import org.holdfast.server.store.object.ObjectStore;
+
+/**
+ * A takeover's check of the logs it adopts against the master's records of the worker's sealed logs
+ * ({@link SealedLogs}), as a {@link RangeCopy} checks what it reads, so that a takeover never adopts a
+ * cut or altered log (its first report would then record those bytes as what the worker sealed).
+ * Before the claim, from the listing and one size request per recorded log: a recorded log of another
+ * size refuses the takeover with nothing claimed or written (one missing is logged: the worker may
+ * have freed and deleted it after its last report). While
+ * adopting, each downloaded log's SHA-256 ({@link RangeTakeover#adopt(RangeTakeover.Plan, java.nio.file.Path,
+ * MetadataDb, org.holdfast.common.id.PbnRange, ObjectStore, java.nio.file.Path, SealedLogs)}): a mismatch
+ * refuses before the store is made. Logs without a record are adopted unchecked and logged.
+ */
+public final class TakeoverCheck {
+    private static final System.Logger LOG = System.getLogger(TakeoverCheck.class.getName());
+    private static final String STORE = "range-takeover";
+
+    private TakeoverCheck() {
+    }
+
+    /**
+     * The takeover plan of worker {@code worker}'s range from one listing of the bucket, checked against
+     * {@code records}: per log id the recorded log (a newer copy the worker never reported is left in the
+     * bucket, unread); {@link SealedLogs#NONE} plans as {@link RangeTakeover#plan(long, ObjectStore)} does.
+     *
+     * @throws CorruptDataException a recorded log's object is not the recorded size
+     */
+    public static RangeTakeover.Plan plan(long worker, ObjectStore objects, SealedLogs records) {
+        List<String> listing = objects.list(WorkerKeys.prefix(worker));
+        RangeTakeover.Plan planned = RangeTakeover.plan(worker, listing, key -> RangeTakeover.readMarker(objects, key));
+        if (planned.epoch() == 1) {
+            return planned;
+        }
+        if (!records.recorded()) {
+            LOG.log(System.Logger.Level.WARNING, "takeover of worker " + worker + "'s range: the master holds no record of the"
+                    + " worker's sealed logs (a worker of an older release), or none was asked: the " + planned.adopted().size()
+                    + " logs in the bucket are adopted as listed, unchecked");
+            return planned;
+        }
+        List<String> lost = new ArrayList<>();
+        List<String> unchecked = new ArrayList<>();
+        List<String> adopted = records.toRead(worker, planned.adopted(), listing, lost::add, unchecked::add, true);
+        for (String l : lost) {
+            // not refused: a log the worker freed whole and deleted after its last report is gone as well
+            LOG.log(System.Logger.Level.ERROR, "takeover of worker " + worker + "'s range: " + l + " (if the worker did not delete"
+                    + " it itself, put it back and verify)");
+        }
+        for (String key : adopted) {
+            OptionalLong size = objects.size(key);
+            String why = records.mismatch(key, size.orElse(-1), null);
+            if (size.isEmpty()) {
+                why = "log " + key + " was deleted from the bucket during the takeover's check";
+            }
+            if (why != null) {
+                throw refusal(worker, why, "nothing was claimed or written in the bucket");
+            }
+        }
+        for (String u : unchecked) {
+            LOG.log(System.Logger.Level.WARNING, "takeover of worker " + worker + "'s range: " + u);
+        }
+        return new RangeTakeover.Plan(worker, planned.epoch(), adopted);
+    }
+
+    /** The refusal of a takeover of worker {@code worker}'s range for {@code why}; {@code state}: what it left. */
+    static CorruptDataException refusal(long worker, String why, String state) {
+        return new CorruptDataException(STORE, null, null, "the takeover of worker " + worker + "'s range is refused: " + why
+                + " (the master's record of what the worker sealed and uploaded); " + state + ". Put the log object the worker"
+                + " sealed back in the bucket and start this node again (docs/operations.md \"A worker's log does not match the"
+                + " master's record\")");
+    }
+}

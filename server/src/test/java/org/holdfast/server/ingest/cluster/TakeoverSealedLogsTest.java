@@ -1,0 +1,107 @@
+package org.holdfast.server.ingest.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.holdfast.common.id.PbnRange;
+import org.holdfast.server.store.CorruptDataException;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.SealedLogs;
+import org.holdfast.server.store.WorkerKeys;
+import org.holdfast.server.store.object.ObjectStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A node taking a dead worker's range over checks each log it adopts against the master's records of
+ * the worker's sealed logs ({@link org.holdfast.server.store.TakeoverCheck}), on S3Proxy with a real
+ * archiving range store of two sealed logs: a log cut at a record boundary refuses the takeover with
+ * nothing claimed or written in the bucket, and a takeover after the log is put back reads every block
+ * bit for bit; a log altered at the same size is refused before the store is made.
+ */
+class TakeoverSealedLogsTest {
+    private static final PbnRange RANGE = new PbnRange(5_000_000, 6_000_000);
+    private static final long WORKER = 9;
+
+    @TempDir
+    Path tmp;
+    private RangeBucket fixture;
+    private ObjectStore look;
+    private TwoSealedLogs logs;
+    private SealedLogs records;
+
+    @BeforeEach
+    void archiveTwoLogs() throws Exception {
+        fixture = RangeBucket.start(tmp);
+        look = fixture.look;
+        logs = TwoSealedLogs.archive(fixture, WORKER, RANGE, 21);
+        records = fixture.recordsOf(logs.keys());
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        fixture.close();
+    }
+
+    private WorkerRangeData heir(String name, SealedLogs sealed) {
+        WorkerRangeData n = fixture.node(name, Duration.ofSeconds(10));
+        n.identify(WORKER);
+        n.checkTakeoversAgainst(id -> {
+            assertThat(id).isEqualTo(WORKER);
+            return sealed;
+        });
+        return n;
+    }
+
+    @Test
+    void logCutAtARecordBoundary_takeoverRefusedNamingIt_bucketUnchanged_thenTheRestoredLogIsTakenOverBitForBit() throws Exception {
+        TwoSealedLogs.Cut c2 = logs.cutSecond(fixture, tmp);
+        String cut = c2.key();
+        int at = c2.at();
+        byte[] log = c2.sealed();
+        List<String> before = look.list(WorkerKeys.prefix(WORKER));
+
+        WorkerRangeData refused = heir("heir", records);
+        assertThatThrownBy(() -> refused.claim(RANGE)).isInstanceOf(CorruptDataException.class)
+                .hasMessageContaining("the takeover of worker " + WORKER + "'s range is refused: log " + cut + " is " + at
+                        + " bytes in the bucket, but the worker sealed it at " + log.length + " bytes, SHA-256 ")
+                .hasMessageContaining("nothing was claimed or written in the bucket");
+        assertThat(look.list(WorkerKeys.prefix(WORKER))).as("no marker of epoch 2, nothing else").isEqualTo(before);
+        assertThat(refused.epoch()).isZero();
+        assertThat(tmp.resolve("heir").resolve(WorkerRangeData.DIRECTORY).resolve("catalog")).doesNotExist();
+
+        Path good = Files.write(tmp.resolve("good.hfl"), log);
+        fixture.replace(cut, good); // the operator puts the log the worker sealed back
+        WorkerRangeData taken = heir("heir2", records);
+        DataStore s = taken.claim(RANGE);
+        assertThat(taken.epoch()).isEqualTo(2);
+        RangeBlocks.assertStoreReads(s, logs.firstPbns(), logs.first());
+        RangeBlocks.assertStoreReads(s, logs.secondPbns(), logs.second());
+    }
+
+    @Test
+    void logAlteredAtTheSameSize_refusedBeforeTheStoreIsMade_nothingWrittenUnderTheNewEpoch() throws Exception {
+        String altered = logs.keys().get(0);
+        Path f = tmp.resolve("altered.hfl");
+        look.download(altered, f);
+        byte[] log = Files.readAllBytes(f);
+        log[log.length - 1] ^= 1; // a bit of the last block's stored bytes
+        Files.write(f, log);
+        fixture.replace(altered, f);
+
+        WorkerRangeData refused = heir("heir", records);
+        assertThatThrownBy(() -> refused.claim(RANGE)).isInstanceOf(CorruptDataException.class)
+                .hasMessageContaining("log " + altered + " in the bucket has SHA-256 ")
+                .hasMessageContaining(", but the worker sealed it at " + log.length + " bytes, SHA-256 ")
+                .hasMessageContaining("the store was not made");
+        assertThat(look.list(WorkerKeys.space(WORKER, 2) + "/logs/")).as("nothing written under the new epoch").isEmpty();
+        assertThatThrownBy(() -> refused.claim(RANGE)).as("and every later call").hasMessageContaining(altered);
+
+    }
+}
