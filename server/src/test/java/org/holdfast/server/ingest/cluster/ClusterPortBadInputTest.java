@@ -231,6 +231,29 @@ class ClusterPortBadInputTest {
     }
 
     @Test
+    void countsCheckAndTakeoverRecordsFrames_beforeRegister_areRefusedBadState() throws IOException {
+        // an outsider with no token answering a counts check nobody asked for, or asking for a worker's sealed-log records
+        assertRefused(frame(org.holdfast.common.protocol.CountsChecked.refused(1, "no")), ErrorCode.BAD_STATE, "must be REGISTER");
+        assertRefused(frame(new org.holdfast.common.protocol.CountsCheck(1, 1, 2, 0, new long[0], new int[0], new int[0], new long[0])),
+                ErrorCode.BAD_STATE, "must be REGISTER");
+        assertRefused(frame(new org.holdfast.common.protocol.TakeoverRecords(1, 0)), ErrorCode.BAD_STATE, "must be REGISTER");
+    }
+
+    @Test
+    void countsChecked_afterRegisterForACheckNeverAsked_isRefusedBadState() throws IOException {
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(frame(register("w1", workerToken)));
+            assertThat(read(s.getInputStream(), 1)).singleElement().isInstanceOf(Registered.class);
+            s.getOutputStream().write(frame(org.holdfast.common.protocol.CountsChecked.refused(42, "forged")));
+            assertThat(readUntilClosed(s.getInputStream())).singleElement().isInstanceOfSatisfying(ErrorMessage.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.BAD_STATE);
+                assertThat(e.message()).contains("COUNTS_CHECKED answers request 42, which is not pending on this link");
+            });
+        }
+    }
+
+    @Test
     void gcSwept_afterRegisterForASweepNeverAsked_isRefusedBadState() throws IOException {
         try (Socket s = new Socket("127.0.0.1", server.port())) {
             s.setSoTimeout(10_000);
