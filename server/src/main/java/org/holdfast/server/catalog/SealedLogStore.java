@@ -14,7 +14,6 @@ import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.MetadataDb.Column;
 import org.holdfast.server.store.SealedLogs;
-import org.holdfast.server.store.WorkerKeys;
 import org.rocksdb.ColumnFamilyHandle;
 
 /**
@@ -149,7 +148,7 @@ public final class SealedLogStore {
 
     private SealedLogs.Sealed decode(long worker, byte[] key, byte[] v) {
         SealedLogReport.Sealed l = decodeWire(key, v);
-        return new SealedLogs.Sealed(WorkerKeys.logKey(worker, l.epoch(), l.logId(), l.logEpoch()), l.size(), l.sha256());
+        return SealedLogs.Sealed.of(worker, l);
     }
 
     private SealedLogReport.Sealed decodeWire(byte[] key, byte[] v) {

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Consumer;
+import org.holdfast.common.protocol.SealedLogReport;
 
 /**
  * What a master recorded of one worker's sealed, uploaded data logs (object key, sealed size, SHA-256
@@ -35,6 +36,11 @@ public final class SealedLogs {
                         + sha256.length + " bytes");
             }
             sha256 = sha256.clone();
+        }
+
+        /** Worker {@code worker}'s log {@code l} as the master records and reports it, under its key in the bucket. */
+        public static Sealed of(long worker, SealedLogReport.Sealed l) {
+            return new Sealed(WorkerKeys.logKey(worker, l.epoch(), l.logId(), l.logEpoch()), l.size(), l.sha256());
         }
 
         @Override

@@ -14,7 +14,6 @@ import org.holdfast.common.protocol.TakeoverRecords;
 import org.holdfast.common.protocol.TakeoverRecordsPart;
 import org.holdfast.server.store.SealedLogs;
 import org.holdfast.server.store.StoreException;
-import org.holdfast.server.store.WorkerKeys;
 
 /**
  * A worker's request for the master's records of its own sealed logs (TAKEOVER_RECORDS, cluster version 7),
@@ -68,7 +67,7 @@ final class TakeoverRecordsCall {
                 if (l.logId() <= after) {
                     throw refused("the master's records came out of order (log id " + l.logId() + " after " + after + ")");
                 }
-                out.add(new SealedLogs.Sealed(WorkerKeys.logKey(worker, l.epoch(), l.logId(), l.logEpoch()), l.size(), l.sha256()));
+                out.add(SealedLogs.Sealed.of(worker, l));
                 after = l.logId();
             }
             if (!part.more()) {
