@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.holdfast.client.ExitCode;
+import org.holdfast.common.text.EditDistance;
 import picocli.CommandLine;
 
 /**
@@ -82,7 +83,7 @@ final class UsageErrorHandler implements CommandLine.IParameterExceptionHandler 
         int bestDistance = 3;
         for (CommandLine.Model.OptionSpec option : spec.options()) {
             for (String candidate : option.names()) {
-                int d = distance(name, candidate);
+                int d = EditDistance.levenshtein(name, candidate);
                 if (d < bestDistance) {
                     bestDistance = d;
                     best = candidate;
@@ -90,25 +91,5 @@ final class UsageErrorHandler implements CommandLine.IParameterExceptionHandler 
             }
         }
         return best;
-    }
-
-    /** Levenshtein distance (insertions, deletions, substitutions). */
-    static int distance(String a, String b) {
-        int[] prev = new int[b.length() + 1];
-        int[] cur = new int[b.length() + 1];
-        for (int j = 0; j <= b.length(); j++) {
-            prev[j] = j;
-        }
-        for (int i = 1; i <= a.length(); i++) {
-            cur[0] = i;
-            for (int j = 1; j <= b.length(); j++) {
-                int sub = prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
-                cur[j] = Math.min(sub, Math.min(prev[j], cur[j - 1]) + 1);
-            }
-            int[] t = prev;
-            prev = cur;
-            cur = t;
-        }
-        return prev[b.length()];
     }
 }

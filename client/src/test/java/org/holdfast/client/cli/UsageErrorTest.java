@@ -43,11 +43,4 @@ class UsageErrorTest {
         assertThat(r.exit()).isZero();
         assertThat(r.stdout()).contains("Usage: holdfast-agent backup").contains("Exit codes:");
     }
-
-    @Test
-    void distance_countsEdits() {
-        assertThat(UsageErrorHandler.distance("--sorce", "--source")).isEqualTo(1);
-        assertThat(UsageErrorHandler.distance("--volume", "--volume")).isZero();
-        assertThat(UsageErrorHandler.distance("", "abc")).isEqualTo(3);
-    }
 }
