@@ -1,7 +1,6 @@
 package org.holdfast.server.ingest.cluster;
 
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import java.util.Arrays;
 import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.compress.CorruptPayloadException;
@@ -40,7 +39,7 @@ import org.holdfast.server.store.StoredBlock;
  * {@link ErrorLinger}) before the store sees anything. Requests still queued when the link ends are
  * dropped: the master gave them up.
  */
-public final class RangeDataService extends ChannelInboundHandlerAdapter {
+public final class RangeDataService extends WorkerLinkService {
     private static final System.Logger LOG = System.getLogger(RangeDataService.class.getName());
     private static final byte[] ZERO_FP = new byte[32];
     private final WorkerRangeData data;
@@ -70,6 +69,7 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
 
     /** As above; from cluster version 7 an archiving worker's DATA_SYNCED carries {@code sealedLogs}' report (null: none). */
     RangeDataService(WorkerRangeData data, PbnRange range, Runnable first, SealedLogReporter sealedLogs) {
+        super("data");
         this.sealedLogs = sealedLogs;
         this.data = data;
         this.range = range;
@@ -271,16 +271,8 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
     }
 
     @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) throws Exception {
-        if (!BadMasterFrame.refuse(ctx, cause, "data")) {
-            super.exceptionCaught(ctx, cause);
-        }
-    }
-
-    @Override
-    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    void linkEnded() {
         lane.run(codec::close); // false: already stopping
         lane.shutdown();
-        super.channelInactive(ctx);
     }
 }
