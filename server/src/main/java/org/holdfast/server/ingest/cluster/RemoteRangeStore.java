@@ -48,6 +48,8 @@ public final class RemoteRangeStore extends RangeWorkerCalls {
     // from cluster version 7: where the worker's sealed-log reports go (null: nowhere); the link's cluster version
     private volatile SealedLogIntake sealedLogs;
     private volatile int clusterVersion;
+    // a SEALED_LOGS of this link is being recorded: a worker sends the next only after its acknowledgement
+    private final java.util.concurrent.atomic.AtomicBoolean pushRecording = new java.util.concurrent.atomic.AtomicBoolean();
     // past every PBN the worker was heard handing out on this link (DATA_STORED answers, heartbeats' next PBN)
     private final java.util.concurrent.atomic.AtomicLong handedOutPast = new java.util.concurrent.atomic.AtomicLong();
 
@@ -162,7 +164,8 @@ public final class RemoteRangeStore extends RangeWorkerCalls {
     /**
      * Records the worker's SEALED_LOGS (cluster version 8) as a DATA_SYNCED's report, in arrival order, and
      * acknowledges it; a failure closes the link (the worker's next link starts with a full report). On a
-     * link of an older version the frame is refused BAD_STATE (the link closes), nothing recorded.
+     * link of an older version, or while the link's previous one is not acknowledged yet, the frame is
+     * refused BAD_STATE (the link closes), and it is not recorded.
      */
     private void pushed(SealedLogsPush p) {
         SealedLogIntake intake = sealedLogs;
@@ -170,7 +173,12 @@ public final class RemoteRangeStore extends RangeWorkerCalls {
             throw new ProtocolException(ErrorCode.BAD_STATE, "SEALED_LOGS on a link registered at cluster version " + clusterVersion
                     + " (it needs " + Register.SYNC_REPORT_VERSION + "); nothing was recorded");
         }
+        if (!pushRecording.compareAndSet(false, true)) { // a flood would queue synced catalog writes without bound
+            throw new ProtocolException(ErrorCode.BAD_STATE, "SEALED_LOGS " + p.requestId() + " before the previous one was"
+                    + " acknowledged (one at a time); it was not recorded");
+        }
         intake.record(p.report()).whenComplete((v, e) -> {
+            pushRecording.set(false);
             if (e == null) {
                 channel.writeAndFlush(new SealedLogsRecorded(p.requestId()));
             } else {

@@ -41,7 +41,8 @@ import org.junit.jupiter.api.io.TempDir;
  * port recording into its catalog (real RocksDB), a worker whose range data archives to S3Proxy. A log
  * sealed and uploaded after the worker's last DATA_SYNCED is recorded without another sync, and once the
  * worker is gone the master's copy of its range serves that log's blocks bit for bit. Forged reports
- * (another worker's records, an oversized count, a version 7 link) change nothing.
+ * (another worker's records, an oversized count, a version 7 link, a second report before the first is
+ * acknowledged) change nothing.
  */
 class SealedLogsBetweenSyncsTest {
     @TempDir
@@ -141,6 +142,36 @@ class SealedLogsBetweenSyncsTest {
             assertThat(records.forWorker(id).recorded()).isFalse();
         }
         assertThat(records.forWorker(victim).keys()).as("the victim's record, as it reported it").isEqualTo(before.keys());
+    }
+
+    @Test
+    void secondReportBeforeTheFirstIsAcknowledged_refused_onlyTheFirstRecorded() throws Exception {
+        java.util.concurrent.CountDownLatch hold = new java.util.concurrent.CountDownLatch(1);
+        master.server.recordSealedLogs((w, r) -> {
+            try {
+                hold.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            records.apply(w, r);
+        });
+        SealedLogReport.Sealed one = new SealedLogReport.Sealed(1, 1, 5, 4096, new byte[32]);
+        SealedLogReport.Sealed two = new SealedLogReport.Sealed(2, 1, 6, 4096, new byte[32]);
+        long id;
+        try (Socket s = register(Register.SYNC_REPORT_VERSION, "flood")) {
+            id = ((Registered) next(s)).workerId();
+            send(s, new SealedLogsPush(1, new SealedLogReport(true, List.of(one), List.of(), 0)));
+            send(s, new SealedLogsPush(2, new SealedLogReport(false, List.of(two), List.of(), 0)));
+            assertThat(nextOf(s, ErrorMessage.class)).satisfies(e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.BAD_STATE);
+                assertThat(e.message()).contains("SEALED_LOGS 2 before the previous one was acknowledged");
+            });
+        } finally {
+            hold.countDown();
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> records.forWorker(id).recorded());
+        Thread.sleep(200); // a second record, if one were queued, would land now
+        assertThat(records.forWorker(id).keys()).as("the first report only").containsExactly(WorkerKeys.logKey(id, 1, 1, 5));
     }
 
     private static long[] store(RemoteRangeStore rs, byte[] blocks) {
