@@ -40,7 +40,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Sealed-log reports between syncs (cluster version 8, SEALED_LOGS) on a real link: a master's cluster
  * port recording into its catalog (real RocksDB), a worker whose range data archives to S3Proxy. A log
  * sealed and uploaded after the worker's last DATA_SYNCED is recorded without another sync, and once the
- * worker is gone the master's copy of its range serves that log's blocks bit for bit. Forged reports
+ * worker is gone the master's copy of its range serves that log's blocks bit for bit; one uploaded while
+ * the link was down is recorded by the next link's first report (nothing persisted). Forged reports
  * (another worker's records, an oversized count, a version 7 link, a second report before the first is
  * acknowledged) change nothing.
  */
@@ -54,7 +55,6 @@ class SealedLogsBetweenSyncsTest {
 
     @BeforeEach
     void start() throws Exception {
-        bucket = RangeBucket.start(tmp);
         master = new TestMaster(tmp.resolve("catalog"), new MembershipSettings(Duration.ofMillis(100), Duration.ofSeconds(2),
                 Duration.ofSeconds(10), MembershipSettings.DEFAULT_FIRST_PBN, MembershipSettings.DEFAULT_RANGE_SIZE), AuditLog.NONE);
         records = new SealedLogStore(master.db);
@@ -65,7 +65,17 @@ class SealedLogsBetweenSyncsTest {
     @AfterEach
     void stop() throws Exception {
         master.close();
-        bucket.close();
+        if (bucket != null) {
+            bucket.close();
+        }
+    }
+
+    /** S3Proxy, started by the tests that archive (the forged-report ones need none). */
+    private RangeBucket bucket() throws Exception {
+        if (bucket == null) {
+            bucket = RangeBucket.start(tmp);
+        }
+        return bucket;
     }
 
     @Test
@@ -75,7 +85,7 @@ class SealedLogsBetweenSyncsTest {
         long[] firstPbns;
         long[] secondPbns;
         RemoteRangeStore rs;
-        WorkerRangeData data = bucket.node("w1", Duration.ofSeconds(10));
+        WorkerRangeData data = bucket().node("w1", Duration.ofSeconds(10));
         try (WorkerConnector w = new WorkerConnector(master.linkSettings("w1", tokenFile), new LoadProbe(tmp), null, data)) {
             w.start();
             await().atMost(Duration.ofSeconds(20)).until(() -> master.server.rangeStores().up(1) != null);
@@ -100,6 +110,26 @@ class SealedLogsBetweenSyncsTest {
             RangeBlocks.assertCopyReads(c, firstPbns, first);
             RangeBlocks.assertCopyReads(c, secondPbns, second);
         }
+    }
+
+    @Test
+    void logUploadedWhileTheLinkWasDown_recordedByTheNextLinksFirstReport() throws Exception {
+        WorkerRangeData data = bucket().node("w1", Duration.ofSeconds(10));
+        try (WorkerConnector w = new WorkerConnector(master.linkSettings("w1", tokenFile), new LoadProbe(tmp), null, data)) {
+            w.start();
+            await().atMost(Duration.ofSeconds(20)).until(() -> master.server.rangeStores().up(1) != null);
+            store(master.server.rangeStores().up(1), RangeBlocks.blocks(63, 2, false));
+        }
+        // the link is down (a master restart, a network cut): the store seals and uploads, and nobody hears of it
+        data.store().sealActiveLog();
+        data.store().archive().awaitUploads(10_000);
+        assertThat(records.forWorker(1).keys()).as("the first link's full report named no log").isEmpty();
+        try (WorkerConnector again = new WorkerConnector(master.linkSettings("w1", tokenFile), new LoadProbe(tmp), null, data)) {
+            again.start();
+            await().atMost(Duration.ofSeconds(20)).until(() -> records.forWorker(1).keys().size() == 1);
+        }
+        assertThat(records.forWorker(1).keys()).containsExactlyElementsOf(bucket.look.list(WorkerKeys.prefix(1)).stream()
+                .filter(k -> k.contains("/logs/")).toList());
     }
 
     @Test
