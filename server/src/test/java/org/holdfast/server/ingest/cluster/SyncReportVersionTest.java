@@ -9,7 +9,6 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -17,18 +16,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.holdfast.common.protocol.DataStoreRequest;
 import org.holdfast.common.protocol.DataSync;
-import org.holdfast.common.protocol.ErrorCode;
-import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.HeartbeatAck;
 import org.holdfast.common.protocol.MessageType;
 import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.common.protocol.Register;
-import org.holdfast.common.protocol.Registered;
 import org.holdfast.common.protocol.SealedLogsRecorded;
-import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.ingest.cluster.WorkerClusterVersionFallbackTest.Frame;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -43,17 +36,6 @@ import org.junit.jupiter.api.io.TempDir;
 class SyncReportVersionTest {
     @TempDir
     Path tmp;
-    private RangeBucket fixture;
-
-    @BeforeEach
-    void start() throws Exception {
-        fixture = RangeBucket.start(tmp);
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        fixture.close();
-    }
 
     @Test
     void versionSevenMaster_workerStepsDownToSeven_noSealedLogsFrame_dataSyncedStillReports() throws Exception {
@@ -87,15 +69,12 @@ class SyncReportVersionTest {
                 new java.util.concurrent.atomic.AtomicInteger());
         AtomicBoolean stored = new AtomicBoolean();
         AtomicBoolean done = new AtomicBoolean();
-        try (ServerSocket master = new ServerSocket(0, 8, InetAddress.getLoopbackAddress());
+        try (RangeBucket fixture = RangeBucket.start(tmp); ServerSocket master = new ServerSocket(0, 8, InetAddress.getLoopbackAddress());
              WorkerRangeData data = fixture.node("worker", Duration.ofSeconds(10))) {
             Thread t = new Thread(() -> playMaster(master, newest, heard, stored, done), "v" + newest + "-master");
             t.setDaemon(true);
             t.start();
-            Path token = Files.writeString(tmp.resolve("token"), "hft_test");
-            try (WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.getLocalPort(), null, "w1",
-                    token, null, "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)),
-                    new LoadProbe(tmp), null, data)) {
+            try (WorkerConnector w = PlayedMaster.worker(master, tmp, data)) {
                 w.start();
                 await().atMost(Duration.ofSeconds(20)).until(stored::get);
                 heard.sealed().set(data.store().sealActiveLog() - 1); // the log sealed now
@@ -118,16 +97,9 @@ class SyncReportVersionTest {
                 try (Socket s = master.accept()) {
                     DataInputStream in = new DataInputStream(s.getInputStream());
                     OutputStream out = s.getOutputStream();
-                    Frame register = WorkerClusterVersionFallbackTest.read(in);
-                    int version = ((register.body()[0] & 0xff) << 8) | (register.body()[1] & 0xff);
-                    heard.offered().add(version);
-                    if (version > newest) {
-                        WorkerClusterVersionFallbackTest.send(out, ErrorMessage.of(ErrorCode.UNSUPPORTED_VERSION,
-                                "this master speaks cluster protocol versions 1 to " + newest + ", the worker w1 version " + version));
+                    if (!PlayedMaster.registers(s, in, newest, heard.offered())) {
                         continue;
                     }
-                    WorkerClusterVersionFallbackTest.send(out, new Registered(3, 1, 1L << 40, (1L << 40) + (1L << 30), 100, "v" + newest,
-                            1L << 40, 60_000));
                     store(out, 1, 31);
                     WorkerClusterVersionFallbackTest.send(out, new DataSync(2));
                     while (!done.get()) {
