@@ -63,6 +63,7 @@ public final class HoldfastAgent implements Runnable {
         }
         cl.setOut(new PrintWriter(out, true));
         cl.setErr(new PrintWriter(err, true));
+        cl.setParameterExceptionHandler(new UsageErrorHandler(err));
         cl.setExitCodeExceptionMapper(t -> t instanceof AgentException a ? a.exitCode().code()
                 : t instanceof CommandLine.ParameterException ? ExitCode.USAGE.code() : ExitCode.INTERNAL.code());
         cl.setExecutionExceptionHandler((thrown, commandLine, parseResult) -> {

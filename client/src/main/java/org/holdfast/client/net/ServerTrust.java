@@ -179,8 +179,9 @@ public final class ServerTrust {
                                 + " presented a certificate with SHA-256 fingerprint " + got + ", but --fingerprint expects "
                                 + expected + "; refusing to connect",
                                 "compare both with the fingerprint the server logs at start; if the server's certificate was"
-                                        + " replaced on purpose, pass the new one with --fingerprint, otherwise the connection"
-                                        + " may be intercepted"));
+                                        + " replaced on purpose, pass the new one with --fingerprint (an agent daemon: set"
+                                        + " trust.fingerprint in its config and restart it), otherwise the connection may be"
+                                        + " intercepted"));
                     }
                 }
                 case REMEMBERED -> {

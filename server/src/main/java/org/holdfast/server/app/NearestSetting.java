@@ -3,6 +3,7 @@ package org.holdfast.server.app;
 import java.util.Comparator;
 import java.util.Locale;
 import java.util.Optional;
+import org.holdfast.common.text.EditDistance;
 
 /** The known setting a misspelt name most likely meant, for the advice "did you mean ...?". */
 final class NearestSetting {
@@ -20,7 +21,7 @@ final class NearestSetting {
         String last = key(dotted.substring(dotted.lastIndexOf('.') + 1));
         String group = dotted.substring(0, Math.max(0, dotted.lastIndexOf('.')));
         return SettingNames.known().stream()
-                .map(k -> new Candidate(k, distance(key, key(k)), key(k).startsWith(key(group)) ? 0 : 1))
+                .map(k -> new Candidate(k, EditDistance.levenshtein(key, key(k)), key(k).startsWith(key(group)) ? 0 : 1))
                 .filter(c -> c.distance() <= Math.max(2, key.length() / 5)
                         || last.length() >= 4 && key(c.setting().substring(c.setting().lastIndexOf('.') + 1)).contains(last))
                 .min(Comparator.comparingInt(Candidate::otherGroup).thenComparingInt(Candidate::distance))
@@ -32,25 +33,5 @@ final class NearestSetting {
 
     private static String key(String name) {
         return name.toLowerCase(Locale.ROOT).replaceAll("[-_.]", "");
-    }
-
-    /** Levenshtein distance. */
-    private static int distance(String a, String b) {
-        int[] prev = new int[b.length() + 1];
-        int[] cur = new int[b.length() + 1];
-        for (int j = 0; j <= b.length(); j++) {
-            prev[j] = j;
-        }
-        for (int i = 1; i <= a.length(); i++) {
-            cur[0] = i;
-            for (int j = 1; j <= b.length(); j++) {
-                int swap = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-                cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + swap);
-            }
-            int[] t = prev;
-            prev = cur;
-            cur = t;
-        }
-        return prev[b.length()];
     }
 }

@@ -3,12 +3,10 @@ package org.holdfast.server.cluster;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
 import java.util.regex.Pattern;
-import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.Register;
 
 /**
@@ -39,12 +37,15 @@ import org.holdfast.common.protocol.Register;
  * is kept for display only), so no timer is needed here. Thread-safe: every method holds the registry's lock (a handful of workers,
  * called once per heartbeat).
  *
- * <p>The takeover rules (fence, PBN floor, the refusals of a stale, unfenced or early node) are the
- * {@link TakeoverGuard}'s; this class asks it once its own checks pass.
+ * <p>This class ties the parts together under that lock, so each check and the change it allows are
+ * one step: the {@link Members} table (each {@link Member} with its connection and its state by the
+ * clock), the {@link RegistrationRefusals}, the takeover rules (fence, PBN floor, the refusals of a
+ * stale, unfenced or early node) of the {@link TakeoverGuard}, asked once the registration's own
+ * checks pass, and the {@link NodeGenerations}.
  */
 public final class WorkerRegistry {
     /** A node name: what {@code holdfast.store.s3.node} allows in object keys, 1 to 64 characters. */
-    public static final Pattern NODE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+    public static final Pattern NODE_NAME = RegistrationRefusals.NODE_NAME;
 
     private final MembershipStore store;
     private final MembershipSettings settings;
@@ -52,28 +53,8 @@ public final class WorkerRegistry {
     private final LongSupplier nanoTime;
     private final TakeoverGuard guard;
     private final NodeGenerations generations;
-    private final Map<String, Member> byNode = new HashMap<>();
-    private final Map<Long, Member> byId = new HashMap<>();
-    private long nextId = 1;
-
-    private static final class Member {
-        WorkerRecord record;
-        boolean connected;
-        /** Wall time, for display. */
-        long lastHeardMillis;
-        /** Monotonic, for the state; meaningful only if {@link #heard}. */
-        long lastHeardNanos;
-        /** Heard since the master started (and since a replacement). */
-        boolean heard;
-        String address = "";
-        WorkerLoad load = WorkerLoad.NONE;
-        WorkerCapacity capacity = new WorkerCapacity(0, 0, 0);
-        String softwareVersion = "";
-
-        Member(WorkerRecord record) {
-            this.record = record;
-        }
-    }
+    private final Members members;
+    private final RegistrationRefusals refusals;
 
     /**
      * A registry holding what {@code store} remembers: every stored worker starts lost until it registers.
@@ -97,25 +78,10 @@ public final class WorkerRegistry {
         this.nanoTime = nanoTime;
         this.guard = new TakeoverGuard(store, settings.lostAfter(), nanoTime);
         this.generations = new NodeGenerations(store);
-        for (WorkerRecord r : store.workers()) {
-            for (Member m : byId.values()) {
-                if (m.record.range().overlaps(r.range()) || m.record.nodeName().equals(r.nodeName())) {
-                    throw new IllegalStateException("the catalog's cluster records conflict: worker " + r.workerId() + " (" + r.nodeName()
-                            + ", " + r.range() + ") and worker " + m.record.workerId() + " (" + m.record.nodeName() + ", "
-                            + m.record.range() + "); restore the master's catalog from a backup");
-                }
-            }
-            if (byId.containsKey(r.workerId())) {
-                throw new IllegalStateException("the catalog holds worker id " + r.workerId() + " twice; restore it from a backup");
-            }
-            Member m = new Member(r);
-            byId.put(r.workerId(), m);
-            byNode.put(r.nodeName(), m);
-            nextId = Math.max(nextId, r.workerId() + 1);
-        }
-        nextId = Math.max(nextId, store.highestRemovedId() + 1);
+        this.members = new Members(store);
+        this.refusals = new RegistrationRefusals(members, settings);
         for (Map.Entry<Long, TakeoverFence> f : store.takeoverFences().entrySet()) {
-            if (byId.containsKey(f.getKey())) {
+            if (members.get(f.getKey()) != null) {
                 guard.restore(f.getKey(), f.getValue());
             }
         }
@@ -168,51 +134,30 @@ public final class WorkerRegistry {
         }
         long now = clock.millis();
         long nowNanos = nanoTime.getAsLong();
-        Member m = byNode.get(nodeName);
+        Member m = members.byNode(nodeName);
         // the binding first: a holder of another token learns nothing about the node's connection
-        if (m != null && m.record.bound() && !m.record.tokenId().equals(tokenId)) {
-            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.TOKEN_MISMATCH, "node " + nodeName
-                    + " is bound to another worker token; use the token it first registered with, or remove the worker (DELETE"
-                    + " /api/v1/cluster/workers/" + m.record.workerId() + ") to re-register it, or have an admin bind it to this token"
-                    + " (PUT /api/v1/cluster/workers/" + m.record.workerId() + "/token)");
-        }
-        if (m == null || !m.record.bound()) {
-            refuseOverCap(tokenId, nodeName);
-        }
-        if (m != null && m.connected && state(m, nowNanos) != MemberState.LOST) {
-            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.NODE_CONFLICT, "node '" + nodeName
-                    + "' is registered already as worker " + m.record.workerId() + " from " + m.address
-                    + " and still sending heartbeats; give every worker its own holdfast.store.s3.node, or stop the other process");
-        }
+        refusals.refuseToken(m, nodeName, tokenId);
         if (m != null) {
-            guard.refuseRegistration(m.record, archiveEpoch);
-            generations.refuseOlderCopy(m.record, generation);
+            refusals.refuseLive(m, nodeName, nowNanos);
+            guard.refuseRegistration(m.record(), archiveEpoch);
+            generations.refuseOlderCopy(m.record(), generation);
         }
-        WorkerRecord r = m == null ? new WorkerRecord(nextId, nodeName, 1, rangeOf(nextId), now, now, tokenId)
-                : m.record.reregistered(now, tokenId);
+        long id = members.nextId();
+        WorkerRecord r = m == null ? new WorkerRecord(id, nodeName, 1, refusals.rangeOf(id), now, now, tokenId)
+                : m.record().reregistered(now, tokenId);
         if (m == null) {
-            refuseOverlap(r);
+            refusals.refuseOverlap(r);
         }
         store.put(r); // durable before anyone hears of it; if this throws nothing changed
         if (m == null) {
-            m = new Member(r);
-            byId.put(r.workerId(), m);
-            byNode.put(nodeName, m);
-            nextId++;
+            m = members.add(r);
         }
-        m.record = r;
-        m.connected = true;
-        m.lastHeardMillis = now;
-        m.lastHeardNanos = nowNanos;
-        m.heard = true;
+        m.connected(r, now, nowNanos);
         guard.registered(r.workerId(), archiveEpoch);
         if (generation >= 0) {
             generations.issue(r.workerId(), generation); // stored before REGISTERED names it
         }
-        m.address = address == null ? "" : address;
-        m.load = WorkerLoad.NONE;
-        m.capacity = capacity;
-        m.softwareVersion = softwareVersion == null ? "" : softwareVersion;
+        m.describedAs(address, capacity, softwareVersion);
         return r;
     }
 
@@ -226,8 +171,7 @@ public final class WorkerRegistry {
      * @throws RegistrationRefusedException ({@code TAKEN_OVER}) if a higher epoch was heard: the connection must end
      */
     public synchronized boolean archivedAt(long workerId, long epoch, long archiveEpoch, boolean serving) {
-        Member m = current(workerId, epoch);
-        if (m == null) {
+        if (members.current(workerId, epoch) == null) {
             return false;
         }
         guard.refuseTakenOver(workerId, archiveEpoch);
@@ -242,19 +186,15 @@ public final class WorkerRegistry {
      * out PBNs below {@code past}: no node that takes the range over may hand those out again.
      */
     public synchronized void handedOut(long workerId, long past) {
-        Member m = byId.get(workerId);
+        Member m = members.get(workerId);
         if (m != null && past > 0) {
-            guard.raise(workerId, 0, Math.min(past, m.record.range().limit()));
+            guard.raise(workerId, 0, Math.min(past, m.record().range().limit()));
         }
     }
 
     /** The lowest PBN worker {@code workerId} may hand out next: its range's first, or past every PBN heard handed out. */
     public synchronized long pbnFloor(long workerId) {
-        Member m = byId.get(workerId);
-        if (m == null) {
-            throw new UnknownWorkerException(workerId);
-        }
-        return Math.max(m.record.range().first(), guard.fence(workerId).pbnFloor());
+        return Math.max(members.require(workerId).record().range().first(), guard.fence(workerId).pbnFloor());
     }
 
     /** The node generation last issued to worker {@code workerId} (0: none). */
@@ -273,15 +213,14 @@ public final class WorkerRegistry {
      * Ignored for a connection that is not the worker's current one.
      */
     public synchronized void generationStored(long workerId, long epoch, long generation) {
-        if (current(workerId, epoch) != null) {
+        if (members.current(workerId, epoch) != null) {
             generations.acknowledged(workerId, generation);
         }
     }
 
     /** What the master heard of worker {@code workerId}'s range across its nodes ({@link TakeoverFence#NONE} if nothing). */
     public synchronized TakeoverFence fence(long workerId) {
-        Member m = byId.get(workerId);
-        return m == null ? TakeoverFence.NONE : guard.fence(workerId);
+        return members.get(workerId) == null ? TakeoverFence.NONE : guard.fence(workerId);
     }
 
     /**
@@ -297,16 +236,13 @@ public final class WorkerRegistry {
      * @throws FenceResetRefusedException if the fence holds no epoch or another one; nothing changes on a refusal
      */
     public synchronized TakeoverFence resetTakeoverFence(long workerId, long confirmedEpoch) {
-        Member m = byId.get(workerId);
-        if (m == null) {
-            throw new UnknownWorkerException(workerId);
-        }
+        Member m = members.require(workerId);
         if (guard.fence(workerId).archiveEpoch() == 0) {
             // nothing to reset: refused as such first, so that an admin does not stop a serving node for nothing
             return guard.resetEpoch(workerId, confirmedEpoch);
         }
-        if (m.connected) {
-            throw new WorkerConnectedException(m.record, m.address, "a takeover fence is reset only while no node of the worker is"
+        if (m.connected()) {
+            throw new WorkerConnectedException(m.record(), m.address(), "a takeover fence is reset only while no node of the worker is"
                     + " connected: stop that node (or wait until the master drops its silent connection, holdfast.cluster.lost-after),"
                     + " then reset the fence and start the older node");
         }
@@ -324,17 +260,14 @@ public final class WorkerRegistry {
      * @throws RegistrationRefusedException (too many nodes) if {@code tokenId} is at its node limit; nothing changes then
      */
     public synchronized WorkerRecord rebind(long workerId, String tokenId) {
-        Member m = byId.get(workerId);
-        if (m == null) {
-            throw new UnknownWorkerException(workerId);
+        Member m = members.require(workerId);
+        if (m.record().tokenId().equals(tokenId)) {
+            return m.record();
         }
-        if (m.record.tokenId().equals(tokenId)) {
-            return m.record;
-        }
-        refuseOverCap(tokenId, m.record.nodeName());
-        WorkerRecord r = m.record.reboundTo(tokenId);
+        refusals.refuseOverCap(tokenId, m.record().nodeName());
+        WorkerRecord r = m.record().reboundTo(tokenId);
         store.put(r); // durable first; if this throws nothing changed
-        m.record = r;
+        m.record(r);
         return r;
     }
 
@@ -344,50 +277,13 @@ public final class WorkerRegistry {
      * heartbeat, even while that token stays valid (it may serve other workers).
      */
     public synchronized boolean boundTo(long workerId, String tokenId) {
-        Member m = byId.get(workerId);
-        return m == null || !m.record.bound() || m.record.tokenId().equals(tokenId);
-    }
-
-    /** Refuses binding one more node to {@code tokenId} once it holds the maximum; removed workers no longer count. */
-    private void refuseOverCap(String tokenId, String nodeName) {
-        long held = byNode.values().stream().filter(o -> o.record.tokenId().equals(tokenId)).count();
-        if (held >= settings.maxNodesPerToken()) {
-            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.TOO_MANY_NODES, "worker token " + tokenId
-                    + " has registered " + held + " node names already, the most holdfast.cluster.max-nodes-per-token allows; node "
-                    + nodeName + " needs a token of its own (one per worker), or remove a retired worker (DELETE"
-                    + " /api/v1/cluster/workers/{id})");
-        }
-    }
-
-    /** A lowered range size (or moved first PBN) would cut a new range out of a stored one; the next start would refuse both. */
-    private void refuseOverlap(WorkerRecord r) {
-        for (Member o : byId.values()) {
-            if (o.record.range().overlaps(r.range())) {
-                throw new RegistrationRefusedException(RegistrationRefusedException.Reason.NO_RANGE_LEFT, "the PBN range " + r.range()
-                        + " of new worker " + r.workerId() + " (" + r.nodeName() + ") overlaps worker " + o.record.workerId() + " ("
-                        + o.record.nodeName() + ", " + o.record.range() + "): holdfast.cluster.pbn-range-size was changed after workers"
-                        + " registered; set it back to " + o.record.range().size());
-            }
-        }
+        Member m = members.get(workerId);
+        return m == null || !m.record().bound() || m.record().tokenId().equals(tokenId);
     }
 
     /** Throws {@link RegistrationRefusedException} (invalid node name) unless {@code nodeName} matches {@link #NODE_NAME}. */
     public static void checkNodeName(String nodeName) {
-        if (nodeName == null || !NODE_NAME.matcher(nodeName).matches()) {
-            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.INVALID_NODE_NAME, "node name '" + nodeName
-                    + "' is not 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter or digit); set"
-                    + " holdfast.store.s3.node on the worker");
-        }
-    }
-
-    private PbnRange rangeOf(long workerId) {
-        try {
-            long first = Math.addExact(settings.firstPbn(), Math.multiplyExact(workerId - 1, settings.rangeSize()));
-            return new PbnRange(first, Math.addExact(first, settings.rangeSize()));
-        } catch (ArithmeticException e) {
-            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.NO_RANGE_LEFT, "no PBN range is left for worker "
-                    + workerId + " with holdfast.cluster.pbn-range-size=" + settings.rangeSize() + "; reuse node names of retired workers");
-        }
+        RegistrationRefusals.checkNodeName(nodeName);
     }
 
     /**
@@ -400,19 +296,15 @@ public final class WorkerRegistry {
      * @throws WorkerConnectedException if the worker is connected now; nothing changes then
      */
     public synchronized WorkerRecord remove(long workerId) {
-        Member m = byId.get(workerId);
-        if (m == null) {
-            throw new UnknownWorkerException(workerId);
-        }
-        if (m.connected) {
-            throw new WorkerConnectedException(m.record, m.address);
+        Member m = members.require(workerId);
+        if (m.connected()) {
+            throw new WorkerConnectedException(m.record(), m.address());
         }
         store.remove(workerId); // durable first; if this throws nothing changed
-        byId.remove(workerId);
-        byNode.remove(m.record.nodeName());
+        members.remove(m);
         guard.forget(workerId);
         generations.forget(workerId);
-        return m.record;
+        return m.record();
     }
 
     /**
@@ -445,45 +337,21 @@ public final class WorkerRegistry {
      */
     public synchronized WorkerRecord replace(long workerId, String newNodeName, String tokenId) {
         checkNodeName(newNodeName);
-        Member m = byId.get(workerId);
-        if (m == null) {
-            throw new UnknownWorkerException(workerId);
-        }
-        if (m.connected) {
-            throw new WorkerConnectedException(m.record, m.address, "only a lost worker is replaced: stop that process, or wait until"
+        Member m = members.require(workerId);
+        if (m.connected()) {
+            throw new WorkerConnectedException(m.record(), m.address(), "only a lost worker is replaced: stop that process, or wait until"
                     + " the master drops its silent connection (holdfast.cluster.lost-after), then replace it");
         }
-        if (m.record.nodeName().equals(newNodeName)) {
-            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.NODE_CONFLICT, "worker " + workerId
-                    + " is node " + newNodeName + " already; a replacement names the new host's node (holdfast.store.s3.node there),"
-                    + " and the same node with another token needs a rebind (PUT /api/v1/cluster/workers/" + workerId + "/token)");
-        }
-        Member holder = byNode.get(newNodeName);
-        if (holder != null) {
-            throw new RegistrationRefusedException(RegistrationRefusedException.Reason.NODE_CONFLICT, "node " + newNodeName
-                    + " is worker " + holder.record.workerId() + " already; give the new host a node name no worker has (GET"
-                    + " /api/v1/cluster/workers lists them). If worker " + holder.record.workerId() + " is the new host itself,"
-                    + " started before a replacement named it, it joined as a new worker: stop it, remove worker "
-                    + holder.record.workerId() + " (DELETE /api/v1/cluster/workers/" + holder.record.workerId()
-                    + "), replace again and start it");
-        }
+        refusals.refuseReplacement(m, newNodeName);
         String to = tokenId == null ? "" : tokenId;
-        if (!to.isEmpty() && !to.equals(m.record.tokenId())) {
-            refuseOverCap(to, newNodeName);
+        if (!to.isEmpty() && !to.equals(m.record().tokenId())) {
+            refusals.refuseOverCap(to, newNodeName);
         }
-        WorkerRecord r = m.record.replacedBy(newNodeName, to);
+        WorkerRecord r = m.record().replacedBy(newNodeName, to);
         store.put(r); // durable first; if this throws nothing changed
-        byNode.remove(m.record.nodeName());
-        byNode.put(newNodeName, m);
-        m.record = r;
-        // what the lost host reported is not the new host's, nor when it was last heard (but the guard's
-        // stays: the new host takes the range over, which waits until the lost host's delete lease ran out)
-        m.lastHeardMillis = 0;
-        m.heard = false;
-        m.address = "";
-        m.load = WorkerLoad.NONE;
-        m.capacity = new WorkerCapacity(0, 0, 0);
-        m.softwareVersion = "";
+        members.rename(m, newNodeName);
+        // the guard's "last heard" stays: the new host takes the range over, which waits until the lost host's delete lease ran out
+        m.replacedBy(r);
         return r;
     }
 
@@ -492,48 +360,35 @@ public final class WorkerRegistry {
      * noted) if that connection is not the worker's current one: the caller closes it.
      */
     public synchronized boolean heartbeat(long workerId, long epoch, WorkerLoad load) {
-        Member m = current(workerId, epoch);
+        Member m = members.current(workerId, epoch);
         if (m == null) {
             return false;
         }
-        m.lastHeardMillis = clock.millis();
-        m.lastHeardNanos = nanoTime.getAsLong();
+        m.heard(clock.millis(), nanoTime.getAsLong(), load);
         guard.heard(workerId);
-        m.load = load;
         return true;
     }
 
     /** The connection of {@code epoch} closed; the worker is lost unless a newer registration took over. */
     public synchronized void disconnected(long workerId, long epoch) {
-        Member m = current(workerId, epoch);
+        Member m = members.current(workerId, epoch);
         if (m != null) {
-            m.connected = false;
+            m.disconnected();
         }
-    }
-
-    private Member current(long workerId, long epoch) {
-        Member m = byId.get(workerId);
-        return m != null && m.connected && m.record.epoch() == epoch ? m : null;
     }
 
     /** The state of worker {@code workerId} now, or null if no such worker was ever registered. */
     public synchronized MemberState state(long workerId) {
-        Member m = byId.get(workerId);
-        return m == null ? null : state(m, nanoTime.getAsLong());
-    }
-
-    private MemberState state(Member m, long nowNanos) {
-        return settings.stateAfter(m.connected, nowNanos - m.lastHeardNanos);
+        Member m = members.get(workerId);
+        return m == null ? null : m.state(settings, nanoTime.getAsLong());
     }
 
     /** Every worker ever registered, by id, with its state now. */
     public synchronized List<WorkerView> workers() {
         long now = nanoTime.getAsLong();
-        List<WorkerView> out = new ArrayList<>(byId.size());
-        for (Member m : byId.values()) {
-            WorkerRecord r = m.record;
-            out.add(new WorkerView(r.workerId(), r.nodeName(), m.address, state(m, now), r.epoch(), r.range(), m.lastHeardMillis,
-                    m.load, m.capacity, m.softwareVersion, r.tokenId(), m.heard ? now - m.lastHeardNanos : Long.MAX_VALUE));
+        List<WorkerView> out = new ArrayList<>();
+        for (Member m : members.all()) {
+            out.add(m.view(settings, now));
         }
         out.sort(Comparator.comparingLong(WorkerView::workerId));
         return out;

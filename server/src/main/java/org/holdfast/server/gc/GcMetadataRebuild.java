@@ -1,9 +1,6 @@
 package org.holdfast.server.gc;
 
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.locks.ReentrantLock;
@@ -140,7 +137,7 @@ public final class GcMetadataRebuild {
         CatalogCounts counts = new CatalogCounts(catalog, counted, progress);
         long lastOpId = catalog.db().metaLong(GcRecords.NEXT_OP_ID, 1) - 1;
         Counts n = new Counts();
-        MessageDigest digest = sha256();
+        GmaEntryDigest written = new GmaEntryDigest();
         long passPbns = (long) settings.passChunks() * GmaFormat.PBNS_PER_CHUNK;
         long limit = layout.base() + 1; // one past the highest PBN seen, known after the first pass
         int passes = 0;
@@ -154,15 +151,14 @@ public final class GcMetadataRebuild {
                 limit = Math.max(limit, counts.scan(p));
                 n.totalMapEntries = counts.mapEntries();
                 limit = Math.max(limit, scanLocations(p));
-                writeChunks(gma, p, graceUntil, n, digest);
+                writeChunks(gma, p, graceUntil, n, written);
                 gma.sync(); // per pass: the GMA's double-write journal holds one pass, not the whole file
             }
         }
         KillPoints.hit(KillPoints.GC_REBUILD_BEFORE_VERIFY);
         writeLog(build, lastOpId);
-        byte[] expected = digest.digest();
         progress.step("verifying " + build);
-        verify(build, lastOpId, expected, n.slots);
+        verify(build, lastOpId, written);
         dirs.forceTree(build);
         progress.step("swapping " + build + " in as " + root.resolve("gc"));
         String replaced = dirs.swap(build, root.resolve("gc"), clock);
@@ -179,7 +175,6 @@ public final class GcMetadataRebuild {
         long referencedMissing;
         long pinned;
         long chunks;
-        long slots;
     }
 
     private long scanLocations(CatalogCounts.Pass p) {
@@ -198,8 +193,7 @@ public final class GcMetadataRebuild {
         return max[0];
     }
 
-    private void writeChunks(GcMetadataArray gma, CatalogCounts.Pass p, long graceUntil, Counts n, MessageDigest digest) {
-        ByteBuffer rec = ByteBuffer.allocate(8 + 4 + 4 + 8);
+    private void writeChunks(GcMetadataArray gma, CatalogCounts.Pass p, long graceUntil, Counts n, GmaEntryDigest written) {
         int chunks = (p.rc.length + GmaFormat.PBNS_PER_CHUNK - 1) / GmaFormat.PBNS_PER_CHUNK;
         long firstChunk = gma.layout().chunkOf(p.lo);
         for (int ci = 0; ci < chunks; ci++) {
@@ -245,10 +239,7 @@ public final class GcMetadataRebuild {
                     c.addRc(slot, p.rc[s]);
                     c.addPins(slot, p.pins[s]);
                     c.raiseExpiry(slot, et);
-                    rec.clear();
-                    rec.putLong(pbn).putInt(c.rc(slot)).putInt(c.pins(slot)).putLong(c.expiry(slot));
-                    digest.update(rec.array());
-                    n.slots++;
+                    written.add(pbn, c.rc(slot), c.pins(slot), c.expiry(slot));
                 }
                 gma.write(c);
                 n.chunks++;
@@ -271,39 +262,19 @@ public final class GcMetadataRebuild {
     }
 
     /** Reopens the built directory as a server would and compares every slot with what was written. */
-    private void verify(Path build, long lastOpId, byte[] expected, long slots) {
-        MessageDigest digest = sha256();
-        long[] seen = {0};
-        ByteBuffer rec = ByteBuffer.allocate(24);
+    private void verify(Path build, long lastOpId, GmaEntryDigest written) {
+        GmaEntryDigest back;
         try (BoscPipeline pipeline = BoscPipeline.open(build, BoscSettings.defaults().withCommitters(1), layout.range())) {
             if (pipeline.openedEmpty() || pipeline.lastOpId() != lastOpId) {
                 throw new IllegalStateException("verification of " + build + " failed: it opens as "
                         + (pipeline.openedEmpty() ? "empty" : "logged up to operation " + pipeline.lastOpId())
                         + ", expected operation " + lastOpId);
             }
-            pipeline.gma().scan(pipeline.chunkLimit(), (pbn, rc, pins, flags, expiry) -> {
-                rec.clear();
-                rec.putLong(pbn).putInt(rc).putInt(pins).putLong(expiry);
-                digest.update(rec.array());
-                seen[0]++;
-            });
+            back = GmaEntryDigest.readBack(pipeline);
         }
-        if (seen[0] != slots || !MessageDigest.isEqual(digest.digest(), expected)) {
-            throw new IllegalStateException("verification of " + build + " failed: read back " + seen[0]
-                    + " GMA entries, wrote " + slots + ", or their contents differ; nothing was swapped in");
-        }
-    }
-
-
-
-
-
-
-    private static MessageDigest sha256() {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        if (!back.sameAs(written)) {
+            throw new IllegalStateException("verification of " + build + " failed: read back " + back.entries()
+                    + " GMA entries, wrote " + written.entries() + ", or their contents differ; nothing was swapped in");
         }
     }
 }

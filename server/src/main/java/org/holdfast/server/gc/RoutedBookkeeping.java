@@ -7,7 +7,6 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.GcDelta;
-import org.holdfast.common.protocol.ProtocolLimits;
 import org.holdfast.gc.bookkeeping.GcBookkeeper;
 import org.holdfast.gc.bookkeeping.GcOperation;
 import org.holdfast.gc.bookkeeping.UpdateRouter;
@@ -160,25 +159,13 @@ final class RoutedBookkeeping implements GcBookkeeping {
         }
     }
 
-    /**
-     * One outbox entry per {@code GC_DELTA} part: parts 0, 1, ... of at most
-     * {@link ProtocolLimits#MAX_GC_DELTA_UPDATES} updates; returns how many parts.
-     */
+    /** One outbox entry per {@code GC_DELTA} part ({@link GcDeltaParts}); returns how many parts. */
     private int putParts(MetadataBatch batch, long workerId, long opId, UpdateBatch share) {
-        int max = ProtocolLimits.MAX_GC_DELTA_UPDATES;
-        for (int p = 0, from = 0; from < share.size(); p++, from += max) {
-            int n = Math.min(max, share.size() - from);
-            byte[] kinds = new byte[n];
-            long[] pbns = new long[n];
-            long[] values = new long[n];
-            for (int i = 0; i < n; i++) {
-                kinds[i] = (byte) share.kind(from + i);
-                pbns[i] = share.pbn(from + i);
-                values[i] = share.value(from + i);
-            }
-            outbox.put(batch, workerId, new GcDelta(opId, p, n, kinds, pbns, values));
+        GcDelta[] parts = GcDeltaParts.of(opId, share);
+        for (GcDelta d : parts) {
+            outbox.put(batch, workerId, d);
         }
-        return (share.size() + max - 1) / max;
+        return parts.length;
     }
 
     /** Tests: what runs between the durable outbox batch and the master's own group. */

@@ -72,6 +72,8 @@ class TlsTrustTest {
             AgentResult wrong = agent.run(replace(AgentProcess.backupArgs(server, VOLUME, second, state), fp.toString(), WRONG));
             assertThat(wrong.exitCode()).as("%s", wrong).isEqualTo(6);
             assertThat(wrong.stderr()).contains(WRONG).contains(fp.toString()).contains("--fingerprint").doesNotContain("Exception");
+            // a daemon has no command line: the hint names its config setting too
+            assertThat(wrong.stderr()).contains("trust.fingerprint in its config");
             assertThat(agent.snapshots(server, VOLUME)).hasSize(1);
             restores.assertRestores(server, VOLUME, id1, first, BLOCK);
 

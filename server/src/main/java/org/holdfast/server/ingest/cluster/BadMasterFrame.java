@@ -7,7 +7,7 @@ import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.ProtocolException;
 
 /**
- * How a worker's service ({@link DedupService}, {@link RangeDataService}, {@link GcDeltaService}) refuses a frame from the
+ * How a worker's service (a {@link WorkerLinkService}: dedup, data, GC, counts check) refuses a frame from the
  * master that it cannot read: it logs it, answers the ERROR and closes the link after lingering, the
  * same way for every link.
  */

@@ -2,7 +2,6 @@ package org.holdfast.server.ingest.cluster;
 
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -22,7 +21,7 @@ import org.holdfast.server.store.StoredBlock;
  * is answered refused with the reason; nothing is changed either way. A malformed or oversized frame is answered ERROR and
  * the link closes before anything runs (the decoder's rule).
  */
-public final class CountsCheckService extends ChannelInboundHandlerAdapter {
+public final class CountsCheckService extends WorkerLinkService {
     private final WorkerGcMetadata gc;
     private final WorkerRangeData rangeData;
     private final PbnRange range;
@@ -30,6 +29,7 @@ public final class CountsCheckService extends ChannelInboundHandlerAdapter {
 
     /** Checks against {@code gc} and {@code rangeData} (null: the blocks are not looked up) over {@code range}, this link's range. */
     public CountsCheckService(WorkerGcMetadata gc, WorkerRangeData rangeData, PbnRange range) {
+        super("counts check");
         this.gc = gc;
         this.rangeData = rangeData;
         this.range = range;
@@ -89,17 +89,8 @@ public final class CountsCheckService extends ChannelInboundHandlerAdapter {
     }
 
     @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) throws Exception {
-        if (BadMasterFrame.refuse(ctx, cause, "counts check")) {
-            return;
-        }
-        super.exceptionCaught(ctx, cause);
-    }
-
-    @Override
-    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    void linkEnded() {
         // not shutdownNow: an interrupt would close the GMA's FileChannel under the comparison; a queued one's answer is dropped
         lane.shutdown();
-        super.channelInactive(ctx);
     }
 }

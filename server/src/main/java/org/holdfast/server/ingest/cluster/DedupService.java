@@ -1,7 +1,6 @@
 package org.holdfast.server.ingest.cluster;
 
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -44,7 +43,7 @@ import org.holdfast.common.protocol.StartOverReason;
  * reconnect: so a master's stream number names an engine stream of this connection only
  * ({@link #engineStream}), never another connection's with the same number.
  */
-public final class DedupService extends ChannelInboundHandlerAdapter {
+public final class DedupService extends WorkerLinkService {
     private static final System.Logger LOG = System.getLogger(DedupService.class.getName());
     private final DedupWorker worker;
     private final ExecutorService lane = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-dedup-worker", true));
@@ -72,6 +71,7 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
      * breaks first leaves it for the next one).
      */
     DedupService(DedupWorker worker, AtomicReference<StartOver> unreported) {
+        super("dedup");
         this.worker = worker;
         this.unreported = unreported;
     }
@@ -172,14 +172,7 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
     }
 
     @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) throws Exception {
-        if (!BadMasterFrame.refuse(ctx, cause, "dedup")) {
-            super.exceptionCaught(ctx, cause);
-        }
-    }
-
-    @Override
-    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    void linkEnded() {
         try {
             lane.execute(() -> {
                 for (Long s : streams.values()) {
@@ -191,6 +184,5 @@ public final class DedupService extends ChannelInboundHandlerAdapter {
             // stopping: the engine goes with the worker
         }
         lane.shutdown();
-        super.channelInactive(ctx);
     }
 }

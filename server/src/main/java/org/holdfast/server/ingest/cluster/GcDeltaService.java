@@ -1,7 +1,6 @@
 package org.holdfast.server.ingest.cluster;
 
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.GcDelta;
 import org.holdfast.common.protocol.GcDeltaApplied;
@@ -18,7 +17,7 @@ import org.holdfast.common.protocol.Message;
  * answered ERROR and the link closes before the GC metadata sees anything. Deltas still queued
  * when the link ends are dropped: the master sends what it has no acknowledgement for again.
  */
-public final class GcDeltaService extends ChannelInboundHandlerAdapter {
+public final class GcDeltaService extends WorkerLinkService {
     private static final System.Logger LOG = System.getLogger(GcDeltaService.class.getName());
     private final WorkerGcMetadata gc;
     private final PbnRange range;
@@ -38,6 +37,7 @@ public final class GcDeltaService extends ChannelInboundHandlerAdapter {
      * owner never logs.
      */
     public GcDeltaService(WorkerGcMetadata gc, PbnRange range, WorkerRangeData fence) {
+        super("GC delta");
         this.gc = gc;
         this.range = range;
         this.fence = fence;
@@ -78,16 +78,7 @@ public final class GcDeltaService extends ChannelInboundHandlerAdapter {
     }
 
     @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) throws Exception {
-        if (BadMasterFrame.refuse(ctx, cause, "GC delta")) {
-            return;
-        }
-        super.exceptionCaught(ctx, cause);
-    }
-
-    @Override
-    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    void linkEnded() {
         lane.shutdown();
-        super.channelInactive(ctx);
     }
 }

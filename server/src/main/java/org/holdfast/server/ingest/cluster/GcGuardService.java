@@ -1,7 +1,6 @@
 package org.holdfast.server.ingest.cluster;
 
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -36,7 +35,7 @@ import org.holdfast.gc.sweep.GraceGuard;
  * e.g. because another node took the range over) is GC_GUARD_FAILED, nothing protected, and the link
  * stays; a malformed frame is one ERROR and the link closes before the guard sees anything.
  */
-public final class GcGuardService extends ChannelInboundHandlerAdapter {
+public final class GcGuardService extends WorkerLinkService {
     /**
      * Sessions one link may keep open at once (each holds a bitmap of the PBNs it protected, 512 KiB
      * per 4 Mi PBNs touched): far above the agent port's 1,024 connections, so only a master gone
@@ -66,6 +65,7 @@ public final class GcGuardService extends ChannelInboundHandlerAdapter {
      * be in the range owner's GC metadata, whose sweep is the one that frees the range's blocks.
      */
     public GcGuardService(WorkerGcMetadata gc, PbnRange range, WorkerRangeData fence) {
+        super("GC guard");
         this.gc = gc;
         this.range = range;
         this.fence = fence;
@@ -178,17 +178,8 @@ public final class GcGuardService extends ChannelInboundHandlerAdapter {
     }
 
     @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) throws Exception {
-        if (BadMasterFrame.refuse(ctx, cause, "GC guard")) {
-            return;
-        }
-        super.exceptionCaught(ctx, cause);
-    }
-
-    @Override
-    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    void linkEnded() {
         lane.run(this::endAll);
         lane.shutdown();
-        super.channelInactive(ctx);
     }
 }

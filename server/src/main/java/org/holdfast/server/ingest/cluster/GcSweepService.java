@@ -2,7 +2,6 @@ package org.holdfast.server.ingest.cluster;
 
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -26,13 +25,14 @@ import org.holdfast.common.protocol.Message;
  * safe to stop nowhere in between, so its thread is never interrupted) and keeps its result; its
  * answer is dropped.
  */
-public final class GcSweepService extends ChannelInboundHandlerAdapter {
+public final class GcSweepService extends WorkerLinkService {
     private final WorkerRangeSweep sweeps;
     private final PbnRange range;
     private final ExecutorService lane = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-gc-sweep", true));
 
     /** Sweeps with {@code sweeps} over {@code range}, the range of this link's REGISTERED. */
     public GcSweepService(WorkerRangeSweep sweeps, PbnRange range) {
+        super("GC sweep");
         this.sweeps = sweeps;
         this.range = range;
     }
@@ -76,18 +76,9 @@ public final class GcSweepService extends ChannelInboundHandlerAdapter {
     }
 
     @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) throws Exception {
-        if (BadMasterFrame.refuse(ctx, cause, "GC sweep")) {
-            return;
-        }
-        super.exceptionCaught(ctx, cause);
-    }
-
-    @Override
-    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    void linkEnded() {
         // not shutdownNow: a running sweep must not be interrupted (an interrupt closes the FileChannel it
         // writes); one still queued, or before its horizon, sees the channel inactive and frees nothing
         lane.shutdown();
-        super.channelInactive(ctx);
     }
 }

@@ -1,7 +1,6 @@
 package org.holdfast.server.ingest.cluster;
 
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import java.util.Arrays;
 import org.holdfast.common.compress.BlockCodec;
 import org.holdfast.common.compress.CorruptPayloadException;
@@ -44,7 +43,7 @@ import org.holdfast.server.store.StoredBlock;
  * {@link ErrorLinger}) before the store sees anything. Requests still queued when the link ends are
  * dropped: the master gave them up.
  */
-public final class RangeDataService extends ChannelInboundHandlerAdapter {
+public final class RangeDataService extends WorkerLinkService {
     private static final System.Logger LOG = System.getLogger(RangeDataService.class.getName());
     private static final byte[] ZERO_FP = new byte[32];
     private final WorkerRangeData data;
@@ -80,6 +79,7 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
      * and from version 8 it also sends them between syncs ({@code betweenSyncs}, SEALED_LOGS, {@link #heartbeat}).
      */
     RangeDataService(WorkerRangeData data, PbnRange range, Runnable first, SealedLogReporter sealedLogs, boolean betweenSyncs) {
+        super("data");
         this.sealedLogs = sealedLogs;
         this.push = sealedLogs != null && betweenSyncs ? new SealedLogPush(sealedLogs) : null;
         this.data = data;
@@ -344,16 +344,8 @@ public final class RangeDataService extends ChannelInboundHandlerAdapter {
     }
 
     @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) throws Exception {
-        if (!BadMasterFrame.refuse(ctx, cause, "data")) {
-            super.exceptionCaught(ctx, cause);
-        }
-    }
-
-    @Override
-    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    void linkEnded() {
         lane.run(codec::close); // false: already stopping
         lane.shutdown();
-        super.channelInactive(ctx);
     }
 }

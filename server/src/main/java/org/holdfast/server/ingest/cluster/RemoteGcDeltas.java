@@ -18,6 +18,7 @@ import org.holdfast.common.protocol.GcDeltaFailed;
 import org.holdfast.common.protocol.ProtocolException;
 import org.holdfast.common.protocol.ProtocolLimits;
 import org.holdfast.gc.bosc.UpdateBatch;
+import org.holdfast.server.gc.GcDeltaParts;
 
 /**
  * The master's end of one worker's GC deltas (distributed GC, thesis 7.2.4): sends the updates of
@@ -86,23 +87,9 @@ public final class RemoteGcDeltas {
                         + ", outside worker " + name + "'s range " + range + "; nothing was sent (route with the membership's ranges)");
             }
         }
-        int parts = (share.size() + ProtocolLimits.MAX_GC_DELTA_UPDATES - 1) / ProtocolLimits.MAX_GC_DELTA_UPDATES;
-        GcDelta[] deltas = new GcDelta[parts];
-        for (int p = 0; p < parts; p++) {
-            int from = p * ProtocolLimits.MAX_GC_DELTA_UPDATES;
-            int n = Math.min(ProtocolLimits.MAX_GC_DELTA_UPDATES, share.size() - from);
-            byte[] kinds = new byte[n];
-            long[] pbns = new long[n];
-            long[] values = new long[n];
-            for (int i = 0; i < n; i++) {
-                kinds[i] = (byte) share.kind(from + i);
-                pbns[i] = share.pbn(from + i);
-                values[i] = share.value(from + i);
-            }
-            deltas[p] = new GcDelta(opId, p, n, kinds, pbns, values); // validates every part before the first is sent
-        }
-        CompletableFuture<?>[] sent = new CompletableFuture<?>[parts];
-        for (int p = 0; p < parts; p++) {
+        GcDelta[] deltas = GcDeltaParts.of(opId, share); // validates every part before the first is sent
+        CompletableFuture<?>[] sent = new CompletableFuture<?>[deltas.length];
+        for (int p = 0; p < deltas.length; p++) {
             sent[p] = send(deltas[p]);
         }
         return CompletableFuture.allOf(sent);

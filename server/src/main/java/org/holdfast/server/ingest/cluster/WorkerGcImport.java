@@ -1,10 +1,7 @@
 package org.holdfast.server.ingest.cluster;
 
-import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -19,6 +16,7 @@ import org.holdfast.gc.gma.GmaChunk;
 import org.holdfast.gc.gma.GmaFormat;
 import org.holdfast.gc.gma.GmaLayout;
 import org.holdfast.server.gc.GcDirectorySwap;
+import org.holdfast.server.gc.GmaEntryDigest;
 import org.holdfast.server.gc.WorkerCountsFile;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FormatVersions;
@@ -146,7 +144,7 @@ public final class WorkerGcImport {
         // swapped in with the metadata it describes: the worker reports it at REGISTER, and the master lifts its counts fence
         CountsImportRecord.write(build, new CountsImportRecord.Imported(header.workerId(), range, header.mark(), now));
         progress.step("verifying " + build);
-        verify(build, range, header.mark(), b.digest.digest(), b.slots);
+        verify(build, range, header.mark(), b.written);
         dirs.forceTree(build);
         boolean countsLost = Files.exists(gc.resolve(WorkerGcMetadata.COUNTS_LOST));
         progress.step("swapping " + build + " in as " + gc);
@@ -187,8 +185,7 @@ public final class WorkerGcImport {
         final GmaLayout layout;
         final long handedOut;
         final long graceUntil;
-        final MessageDigest digest = sha256();
-        final ByteBuffer rec = ByteBuffer.allocate(24);
+        final GmaEntryDigest written = new GmaEntryDigest();
         GcMetadataArray gma;
         GmaChunk chunk;
         ReentrantLock lock;
@@ -196,7 +193,6 @@ public final class WorkerGcImport {
         long records;
         long graced;
         long chunks;
-        long slots;
 
         Builder(PbnRange range, long handedOut, long graceUntil) {
             this.range = range;
@@ -239,10 +235,7 @@ public final class WorkerGcImport {
             chunk.addPins(slot, pins);
             chunk.raiseExpiry(slot, et);
             if ((chunk.flags(slot) & GmaFormat.FLAG_USED) != 0) {
-                rec.clear();
-                rec.putLong(pbn).putInt(chunk.rc(slot)).putInt(chunk.pins(slot)).putLong(chunk.expiry(slot));
-                digest.update(rec.array());
-                slots++;
+                written.add(pbn, chunk.rc(slot), chunk.pins(slot), chunk.expiry(slot));
             }
         }
 
@@ -276,38 +269,18 @@ public final class WorkerGcImport {
     }
 
     /** Reopens the built directory as the worker would and compares its mark and every slot with what was written. */
-    private static void verify(Path build, PbnRange range, long mark, byte[] expected, long slots) {
-        MessageDigest digest = sha256();
-        long[] seen = {0};
-        ByteBuffer rec = ByteBuffer.allocate(24);
+    private static void verify(Path build, PbnRange range, long mark, GmaEntryDigest written) {
+        GmaEntryDigest back;
         try (BoscPipeline pipeline = BoscPipeline.open(build, BoscSettings.defaults().withCommitters(1), range)) {
             if (pipeline.lastOpId() != mark) {
                 throw new IllegalStateException("verification of " + build + " failed: it opens logged up to " + pipeline.lastOpId()
                         + ", expected the mark " + mark + "; nothing was swapped in");
             }
-            pipeline.gma().scan(pipeline.chunkLimit(), (pbn, rc, pins, flags, expiry) -> {
-                rec.clear();
-                rec.putLong(pbn).putInt(rc).putInt(pins).putLong(expiry);
-                digest.update(rec.array());
-                seen[0]++;
-            });
+            back = GmaEntryDigest.readBack(pipeline);
         }
-        if (seen[0] != slots || !MessageDigest.isEqual(digest.digest(), expected)) {
-            throw new IllegalStateException("verification of " + build + " failed: read back " + seen[0] + " GMA entries, wrote "
-                    + slots + ", or their contents differ; nothing was swapped in");
-        }
-    }
-
-
-
-
-
-
-    private static MessageDigest sha256() {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        if (!back.sameAs(written)) {
+            throw new IllegalStateException("verification of " + build + " failed: read back " + back.entries() + " GMA entries, wrote "
+                    + written.entries() + ", or their contents differ; nothing was swapped in");
         }
     }
 }
