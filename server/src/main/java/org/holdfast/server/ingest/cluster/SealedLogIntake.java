@@ -19,15 +19,11 @@ final class SealedLogIntake {
     private CompletableFuture<Void> tail = CompletableFuture.completedFuture(null); // guarded by this
     private volatile String failed; // why a report of the link was not recorded; null while none failed
 
-    /** Records worker {@code worker}'s reports with {@code recorder}. */
+    /** Records worker {@code worker}'s reports with {@code recorder}, on the common pool (as a sync's continuation ran before). */
     SealedLogIntake(long worker, SealedLogRecorder recorder) {
-        this(worker, recorder, ForkJoinPool.commonPool());
-    }
-
-    SealedLogIntake(long worker, SealedLogRecorder recorder, Executor executor) {
         this.worker = worker;
         this.recorder = recorder;
-        this.executor = executor;
+        this.executor = ForkJoinPool.commonPool();
     }
 
     /** Records {@code r} after every report taken before it; completes once it is durable, or fails (so do all later ones). */
