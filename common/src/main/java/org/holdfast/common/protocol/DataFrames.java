@@ -101,7 +101,7 @@ public final class DataFrames {
             case DATA_STORE -> 8 + 1 + 4 + 2 + MAX_MEMBERS * 32 + 4 + MAX_STORED;
             case DATA_STORED -> 8 + 8 + 2;
             case DATA_SYNC -> 8;
-            case DATA_SYNCED -> 8 + 8 + 1 + 4 + 4 + SealedLogReport.MAX_LOGS * SealedLogReport.SEALED_BYTES + 4 + SealedLogReport.MAX_LOGS * 4;
+            case DATA_SYNCED -> 8 + 8 + SealedLogsFrames.MAX_REPORT_BYTES;
             case DATA_READ -> 8 + 4 + ProtocolLimits.MAX_DATA_READ * 8;
             case DATA_READ_ANSWER -> ProtocolLimits.MAX_BODY;
             case DATA_FAILED -> 8 + 2 + ProtocolLimits.MAX_ERROR_MESSAGE;
@@ -143,7 +143,7 @@ public final class DataFrames {
         } else if (m instanceof DataSynced s) {
             out.writeLong(s.requestId()).writeLong(s.durableBelow());
             if (s.sealed() != null) {
-                writeReport(s.sealed(), out);
+                SealedLogsFrames.writeReport(s.sealed(), out);
             }
         } else if (m instanceof DataRead r) {
             out.writeLong(r.requestId()).writeInt(r.count());
@@ -167,45 +167,6 @@ public final class DataFrames {
         } else {
             throw new IllegalArgumentException(m.type() + " is not a data frame");
         }
-    }
-
-    private static void writeReport(SealedLogReport r, ByteBuf out) {
-        out.writeByte(r.full() ? 1 : 0).writeInt((int) r.unhashed()).writeInt(r.sealed().size());
-        for (SealedLogReport.Sealed l : r.sealed()) {
-            TakeoverRecordsFrames.writeSealed(l, out);
-        }
-        out.writeInt(r.dropped().size());
-        for (int id : r.dropped()) {
-            out.writeInt(id);
-        }
-    }
-
-    private static SealedLogReport parseReport(ByteBuf b) {
-        int full = FrameDecoder.u8(b, "full");
-        if (full > 1) {
-            throw new ProtocolException(ErrorCode.BAD_FRAME, "DATA_SYNCED report full " + full + " is not 0 or 1");
-        }
-        long unhashed = FrameDecoder.u32(b, "unhashed");
-        int count = FrameDecoder.count(b, SealedLogReport.MAX_LOGS, "DATA_SYNCED sealed-log count", 0);
-        FrameDecoder.need(b, count * SealedLogReport.SEALED_BYTES, "sealed logs");
-        java.util.List<SealedLogReport.Sealed> sealed = new java.util.ArrayList<>(count);
-        for (int i = 0; i < count; i++) {
-            sealed.add(TakeoverRecordsFrames.readSealed(b, "DATA_SYNCED", i));
-        }
-        int dropped = FrameDecoder.count(b, SealedLogReport.MAX_LOGS, "DATA_SYNCED dropped count", 0);
-        if (full == 1 && dropped > 0) {
-            throw new ProtocolException(ErrorCode.BAD_FRAME, "DATA_SYNCED full report drops " + dropped + " ids: a full report drops none");
-        }
-        FrameDecoder.need(b, dropped * 4, "dropped ids");
-        java.util.List<Integer> ids = new java.util.ArrayList<>(dropped);
-        for (int i = 0; i < dropped; i++) {
-            long id = FrameDecoder.u32(b, "dropped logId");
-            if (id < 1 || id > Integer.MAX_VALUE) {
-                throw new ProtocolException(ErrorCode.BAD_FRAME, "DATA_SYNCED dropped log id " + id + " is out of range");
-            }
-            ids.add((int) id);
-        }
-        return new SealedLogReport(full == 1, sealed, ids, unhashed);
     }
 
     /** Parses a data frame's body; counts over their limit are LIMIT_EXCEEDED, short bodies and bad values BAD_FRAME. */
@@ -255,7 +216,7 @@ public final class DataFrames {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "DATA_SYNCED durableBelow " + Long.toUnsignedString(below)
                             + " is out of range");
                 }
-                yield new DataSynced(id, below, b.isReadable() ? parseReport(b) : null);
+                yield new DataSynced(id, below, b.isReadable() ? SealedLogsFrames.parseReport(b, "DATA_SYNCED") : null);
             }
             case DATA_READ -> {
                 long id = FrameDecoder.u64(b, "requestId");

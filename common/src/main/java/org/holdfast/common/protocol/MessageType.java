@@ -65,7 +65,10 @@ public enum MessageType {
     COUNTS_CHECKED(0x61),
 
     TAKEOVER_RECORDS(0x62),
-    TAKEOVER_RECORDS_PART(0x63);
+    TAKEOVER_RECORDS_PART(0x63),
+    /** A worker's sealed-log report between syncs and the master's acknowledgement (cluster version 8). */
+    SEALED_LOGS(0x66),
+    SEALED_LOGS_RECORDED(0x67);
 
     private static final MessageType[] BY_CODE = new MessageType[256];
 

@@ -24,9 +24,10 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * ({@link #COUNTS_CHECK_VERSION}), an archiving worker's DATA_SYNCED ends with its sealed-log
      * report ({@link #LOG_DIGEST_VERSION}), and REGISTER and REGISTERED end with the node generation
      * ({@link #NODE_GENERATION_VERSION}), and the master answers TAKEOVER_RECORDS
-     * ({@link #TAKEOVER_RECORDS_VERSION}).
+     * ({@link #TAKEOVER_RECORDS_VERSION}). Version 8: an archiving worker also reports its sealed logs
+     * between syncs, in SEALED_LOGS, which the master acknowledges ({@link #SYNC_REPORT_VERSION}).
      */
-    public static final int CLUSTER_VERSION = 7;
+    public static final int CLUSTER_VERSION = 8;
     /** The oldest version a master of this build accepts. */
     public static final int MIN_CLUSTER_VERSION = 1;
     /** The first version whose DEDUP_DONE may carry an index start-over report. */
@@ -92,6 +93,14 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * sealed logs, which a node taking the range over from the bucket checks each adopted log against.
      */
     public static final int TAKEOVER_RECORDS_VERSION = 7;
+    /**
+     * The first version whose archiving worker sends SEALED_LOGS (0x66) between syncs, soon after uploads
+     * were confirmed, and whose master records it and answers SEALED_LOGS_RECORDED (0x67): a worker sends
+     * it only on a link of this version or newer. A master of an older release refuses version 8 as
+     * UNSUPPORTED_VERSION (the REGISTER is version 7's), and the worker then offers 7: its logs are
+     * recorded at its syncs only, as before.
+     */
+    public static final int SYNC_REPORT_VERSION = 8;
     /** {@code archiveEpoch} of a REGISTER that does not carry it (an older worker's). */
     public static final long NO_ARCHIVE_EPOCH = -1;
 

@@ -60,6 +60,8 @@ public final class LogArchive implements AutoCloseable {
     });
     private final AtomicInteger target = new AtomicInteger();
     private final AtomicLong uploaded = new AtomicLong();
+    // moves whenever the confirmed logs may have changed (upload, compaction settled, log retired): the sealed-log report's cue
+    private final AtomicLong confirmedChanges = new AtomicLong();
     private final AtomicLong uploadFailures = new AtomicLong();
     private final AtomicLong fetched = new AtomicLong();
     // logs below this id are uploaded or absent locally; touched by the uploader thread only
@@ -222,6 +224,7 @@ public final class LogArchive implements AutoCloseable {
             db.write(b, true);
         }
         uploaded.incrementAndGet();
+        confirmedChanges.incrementAndGet();
         cache.addLog(id, size(file)); // the local copy is cache from now on
     }
 
@@ -587,12 +590,22 @@ public final class LogArchive implements AutoCloseable {
             inFlight.remove(key);
         }
         retirePending();
+        confirmedChanges.incrementAndGet();
     }
 
     /** Compaction of log {@code id} to epoch {@code epoch} has switched or given up: its copy's intent may be carried out now. */
     void settled(int id, long epoch) {
         inFlight.remove(key(node, id, epoch));
         compactedDigests.remove(key(node, id, epoch));
+        confirmedChanges.incrementAndGet();
+    }
+
+    /**
+     * A count that moves whenever {@link #uploadedLogs} may have changed (an upload confirmed, a compaction
+     * settled, a log retired); equal counts mean nothing to report (an archiving worker's reports between syncs).
+     */
+    public long confirmedChanges() {
+        return confirmedChanges.get();
     }
 
     /** Carries out every delete intent: DELETE the object, then drop the intent (and a dead log's upload record). */

@@ -15,7 +15,11 @@ import org.holdfast.common.protocol.DataStoreRequest;
 import org.holdfast.common.protocol.DataStored;
 import org.holdfast.common.protocol.DataSync;
 import org.holdfast.common.protocol.DataSynced;
+import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.ErrorLinger;
+import org.holdfast.common.protocol.ProtocolException;
+import org.holdfast.common.protocol.SealedLogsPush;
+import org.holdfast.common.protocol.SealedLogsRecorded;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.server.store.BlockNotStoredException;
@@ -52,6 +56,9 @@ public final class RangeDataService extends WorkerLinkService {
     private final StoredBlock block = new StoredBlock();
     private final RangeBlockRepair repairs;
     private final SealedLogReporter sealedLogs; // null: DATA_SYNCED carries no report (a link before version 7, or no bucket)
+    private final SealedLogPush push; // null: no reports between syncs (a link before version 8, or no bucket)
+    private final java.util.concurrent.atomic.AtomicBoolean pushQueued = new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile ChannelHandlerContext ctx;
 
     /** Serves {@code data} over {@code range}, the range of this link's REGISTERED; the store opens on the lane at once. */
     public RangeDataService(WorkerRangeData data, PbnRange range) {
@@ -64,13 +71,17 @@ public final class RangeDataService extends WorkerLinkService {
      * was stored, it would take that block for one stored before its counts were lost).
      */
     public RangeDataService(WorkerRangeData data, PbnRange range, Runnable first) {
-        this(data, range, first, null);
+        this(data, range, first, null, false);
     }
 
-    /** As above; from cluster version 7 an archiving worker's DATA_SYNCED carries {@code sealedLogs}' report (null: none). */
-    RangeDataService(WorkerRangeData data, PbnRange range, Runnable first, SealedLogReporter sealedLogs) {
+    /**
+     * As above; from cluster version 7 an archiving worker's DATA_SYNCED carries {@code sealedLogs}' report (null: none),
+     * and from version 8 it also sends them between syncs ({@code betweenSyncs}, SEALED_LOGS, {@link #heartbeat}).
+     */
+    RangeDataService(WorkerRangeData data, PbnRange range, Runnable first, SealedLogReporter sealedLogs, boolean betweenSyncs) {
         super("data");
         this.sealedLogs = sealedLogs;
+        this.push = sealedLogs != null && betweenSyncs ? new SealedLogPush(sealedLogs) : null;
         this.data = data;
         this.range = range;
         this.repairs = new RangeBlockRepair(range);
@@ -98,12 +109,74 @@ public final class RangeDataService extends WorkerLinkService {
         }
     }
 
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    /**
+     * At each heartbeat (event loop): looks on the lane whether a sealed-log report between syncs is due
+     * (cluster version 8, {@link SealedLogPush}) and sends it; at most one look queued at a time.
+     */
+    void heartbeat() {
+        ChannelHandlerContext c = ctx;
+        if (push == null || c == null || !pushQueued.compareAndSet(false, true)) {
+            return;
+        }
+        if (!lane.run(() -> {
+            pushQueued.set(false);
+            pushSealedLogs(c);
+        })) {
+            pushQueued.set(false);
+        }
+    }
+
+    private void pushSealedLogs(ChannelHandlerContext c) {
+        if (!c.channel().isActive() || ErrorLinger.isLingering(c.channel())) {
+            return;
+        }
+        DataStore store;
+        try {
+            store = data.claim(range);
+        } catch (RuntimeException e) {
+            return; // logged once when this link registered (open); nothing is uploaded, so nothing to report
+        }
+        try {
+            SealedLogsPush p = push.next(store);
+            if (p != null) {
+                c.writeAndFlush(p); // from the lane, so in order with its DATA_SYNCED answers
+            }
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "could not report this worker's sealed logs to the master between syncs ("
+                    + e.getMessage() + "); the next heartbeat or sync tries again");
+        }
+    }
+
+    /** The master recorded SEALED_LOGS {@code r}: the next report may go; one never sent is a bad frame. */
+    private void recorded(ChannelHandlerContext c, SealedLogsRecorded r) {
+        if (push == null) {
+            BadMasterFrame.refuse(c, new ProtocolException(ErrorCode.BAD_STATE, "SEALED_LOGS_RECORDED on a link that sends no"
+                    + " SEALED_LOGS"), "data");
+            return;
+        }
+        lane.run(() -> {
+            if (!push.recorded(r.requestId())) {
+                c.executor().execute(() -> BadMasterFrame.refuse(c, new ProtocolException(ErrorCode.BAD_STATE, "SEALED_LOGS_RECORDED "
+                        + r.requestId() + " for no report in flight"), "data"));
+            }
+        });
+    }
+
     static boolean isRequest(Object msg) {
         return msg instanceof DataStoreRequest || msg instanceof DataSync || msg instanceof DataRead || msg instanceof DataRepair;
     }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof SealedLogsRecorded r) {
+            recorded(ctx, r);
+            return;
+        }
         if (!isRequest(msg)) {
             ctx.fireChannelRead(msg);
             return;

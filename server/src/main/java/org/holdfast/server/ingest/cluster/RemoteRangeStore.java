@@ -24,6 +24,10 @@ import org.holdfast.common.protocol.DataSynced;
 import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.common.protocol.ProtocolLimits;
+import org.holdfast.common.protocol.ErrorCode;
+import org.holdfast.common.protocol.ProtocolException;
+import org.holdfast.common.protocol.SealedLogsPush;
+import org.holdfast.common.protocol.SealedLogsRecorded;
 
 /**
  * The master's end of one worker's range store (data on workers): sends DATA_STORE, DATA_SYNC and
@@ -37,12 +41,15 @@ import org.holdfast.common.protocol.ProtocolLimits;
  * DATA_REPAIR goes only on a link of cluster version 6 or newer ({@link #takesRepairs()}).
  */
 public final class RemoteRangeStore extends RangeWorkerCalls {
+    private static final System.Logger LOG = System.getLogger(RemoteRangeStore.class.getName());
     private volatile RangeDataReport report; // null until a heartbeat of version 3 reports it
     private volatile boolean takesRepairs; // the worker's cluster version is 6 or newer
     private final Channel channel;
-    // from cluster version 7: where the worker's sealed-log reports go, and its id
-    private volatile SealedLogRecorder sealedLogs;
-    private volatile long workerId;
+    // from cluster version 7: where the worker's sealed-log reports go (null: nowhere); the link's cluster version
+    private volatile SealedLogIntake sealedLogs;
+    private volatile int clusterVersion;
+    // a SEALED_LOGS of this link is being recorded: a worker sends the next only after its acknowledgement
+    private final java.util.concurrent.atomic.AtomicBoolean pushRecording = new java.util.concurrent.atomic.AtomicBoolean();
     // past every PBN the worker was heard handing out on this link (DATA_STORED answers, heartbeats' next PBN)
     private final java.util.concurrent.atomic.AtomicLong handedOutPast = new java.util.concurrent.atomic.AtomicLong();
 
@@ -52,10 +59,13 @@ public final class RemoteRangeStore extends RangeWorkerCalls {
         this.channel = channel;
     }
 
-    /** Set at registration (cluster version 7): the sealed-log reports of worker {@code id}'s DATA_SYNCED go to {@code recorder}. */
-    void recordsSealedLogs(long id, SealedLogRecorder recorder) {
-        workerId = id;
-        sealedLogs = recorder;
+    /**
+     * Set at registration (cluster version 7): the sealed-log reports of worker {@code id}'s DATA_SYNCED, and
+     * from version 8 its SEALED_LOGS, go to {@code recorder}; {@code clusterVersion} is the link's.
+     */
+    void recordsSealedLogs(long id, SealedLogRecorder recorder, int clusterVersion) {
+        this.clusterVersion = clusterVersion;
+        sealedLogs = new SealedLogIntake(id, recorder);
     }
 
     /** What the worker's latest heartbeat said of its range data; null if it said nothing (an older worker) or not yet. */
@@ -133,24 +143,55 @@ public final class RemoteRangeStore extends RangeWorkerCalls {
         long id = calls.nextId();
         return call(id, new DataSync(id)).thenCompose(m -> {
             DataSynced s = (DataSynced) m;
-            SealedLogRecorder recorder = sealedLogs;
-            if (s.sealed() == null || recorder == null) {
+            SealedLogIntake intake = sealedLogs;
+            if (s.sealed() == null || intake == null) {
                 return CompletableFuture.completedFuture(s.durableBelow());
             }
-            // recorded before the sync completes (so before the commit it serves), off the event loop: a synced catalog write
-            return CompletableFuture.supplyAsync(() -> {
-                try {
-                    recorder.record(workerId, s.sealed());
-                } catch (RuntimeException e) {
+            // recorded before the sync completes (so before the commit it serves), after the link's earlier reports
+            return intake.record(s.sealed()).handle((v, e) -> {
+                if (e != null) {
                     // the worker believes the master heard it: a new link starts again with a full report
                     channel.close();
                     throw new RangeWorkerFailedException("data worker " + name + " (PBNs " + range + ") synced, but the master could"
-                            + " not record its sealed logs (" + e.getMessage() + "); the link is closed, the worker reports them all"
-                            + " again when it registers: run the backup again");
+                            + " not record its sealed logs (" + cause(e).getMessage() + "); the link is closed, the worker reports them"
+                            + " all again when it registers: run the backup again");
                 }
                 return s.durableBelow();
             });
         });
+    }
+
+    /**
+     * Records the worker's SEALED_LOGS (cluster version 8) as a DATA_SYNCED's report, in arrival order, and
+     * acknowledges it; a failure closes the link (the worker's next link starts with a full report). On a
+     * link of an older version, or while the link's previous one is not acknowledged yet, the frame is
+     * refused BAD_STATE (the link closes), and it is not recorded.
+     */
+    private void pushed(SealedLogsPush p) {
+        SealedLogIntake intake = sealedLogs;
+        if (intake == null || clusterVersion < Register.SYNC_REPORT_VERSION) {
+            throw new ProtocolException(ErrorCode.BAD_STATE, "SEALED_LOGS on a link registered at cluster version " + clusterVersion
+                    + " (it needs " + Register.SYNC_REPORT_VERSION + "); nothing was recorded");
+        }
+        if (!pushRecording.compareAndSet(false, true)) { // a flood would queue synced catalog writes without bound
+            throw new ProtocolException(ErrorCode.BAD_STATE, "SEALED_LOGS " + p.requestId() + " before the previous one was"
+                    + " acknowledged (one at a time); it was not recorded");
+        }
+        intake.record(p.report()).whenComplete((v, e) -> {
+            pushRecording.set(false);
+            if (e == null) {
+                channel.writeAndFlush(new SealedLogsRecorded(p.requestId()));
+            } else {
+                LOG.log(System.Logger.Level.WARNING, "could not record the sealed logs data worker " + name + " (PBNs " + range
+                        + ") reported between syncs (" + cause(e).getMessage() + "); its link is closed, and it reports them all"
+                        + " again when it registers");
+                channel.close();
+            }
+        });
+    }
+
+    private static Throwable cause(Throwable e) {
+        return e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
     }
 
     /** The first blocks of {@code pbns[0..count)} that fit one answer (at least one), as the worker's store reads them. */
@@ -225,7 +266,7 @@ public final class RemoteRangeStore extends RangeWorkerCalls {
                 + " answered is not stored or not read; its blocks are unavailable until it registers again (see its log for why)");
     }
 
-    /** Takes this worker's DATA_STORED, DATA_SYNCED, DATA_READ_ANSWER and DATA_FAILED. */
+    /** Takes this worker's DATA_STORED, DATA_SYNCED, DATA_READ_ANSWER, DATA_FAILED and SEALED_LOGS. */
     @Override
     protected boolean answer(Object msg) {
         if (msg instanceof DataStored s) {
@@ -234,6 +275,8 @@ public final class RemoteRangeStore extends RangeWorkerCalls {
             calls.take(s.requestId(), s).complete(s);
         } else if (msg instanceof DataReadAnswer a) {
             calls.take(a.requestId(), a).complete(a);
+        } else if (msg instanceof SealedLogsPush p) {
+            pushed(p);
         } else if (msg instanceof DataFailed f) {
             DamagedBlockAnswer damaged = DamagedBlockAnswer.parse(f.message());
             // a damaged block is told apart from a refusal: verify marks the one bad, never the other

@@ -12,8 +12,8 @@ import org.holdfast.server.store.SealedDigests;
 import org.holdfast.server.store.WorkerKeys;
 
 /**
- * What an archiving worker's DATA_SYNCED tells the master of its sealed logs on one link (cluster
- * version 7, {@link SealedLogReport}): the first report is full (every log whose upload is confirmed,
+ * What an archiving worker's DATA_SYNCED (cluster version 7), and its SEALED_LOGS between syncs (version 8,
+ * {@link SealedLogPush}), tell the master of its sealed logs on one link ({@link SealedLogReport}): the first report is full (every log whose upload is confirmed,
  * with its digest), each later one only the logs new or changed since and the ids deleted since. A
  * link that ends loses nothing: the next link starts with a full report again. Lane thread only.
  */
@@ -21,6 +21,7 @@ final class SealedLogReporter {
     private final long worker;
     // what this link told the master, by log id; null until the first report
     private Map<Integer, SealedLogReport.Sealed> told;
+    private long unhashedTold = -1; // the unhashed count of the last report; -1 none
 
     /** Reports for worker {@code worker} (its objects' key space). */
     SealedLogReporter(long worker) {
@@ -47,6 +48,7 @@ final class SealedLogReporter {
         if (now.size() > SealedLogReport.MAX_LOGS) {
             // more than one report carries: the master keeps no record, and reads the bucket unchecked, as before
             told = Map.of();
+            unhashedTold = -1; // so every report between syncs says so again: a full report drops records
             return new SealedLogReport(true, List.of(), List.of(), Math.min(0xffffffffL, unhashed + now.size()));
         }
         List<SealedLogReport.Sealed> changed = new ArrayList<>();
@@ -63,10 +65,21 @@ final class SealedLogReporter {
                 }
             }
         }
+        unhashedTold = unhashed;
         boolean full = told == null || changed.size() > SealedLogReport.MAX_LOGS || dropped.size() > SealedLogReport.MAX_LOGS;
         told = now;
         return full ? new SealedLogReport(true, List.copyOf(now.values()), List.of(), unhashed)
                 : new SealedLogReport(false, changed, dropped, unhashed);
+    }
+
+    /**
+     * As {@link #next}, or null if the report would tell the master nothing it was not told on this link
+     * (no log new, changed or dropped, the same unhashed count): a report between syncs is then not sent.
+     */
+    SealedLogReport nextIfNew(DataStore store) {
+        long before = unhashedTold;
+        SealedLogReport r = next(store);
+        return r == null || !r.full() && r.sealed().isEmpty() && r.dropped().isEmpty() && r.unhashed() == before ? null : r;
     }
 
     private static boolean same(SealedLogReport.Sealed a, SealedLogReport.Sealed b) {

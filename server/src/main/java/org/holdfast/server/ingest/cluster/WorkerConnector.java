@@ -49,6 +49,7 @@ import org.holdfast.common.protocol.HeartbeatAck;
 import org.holdfast.common.protocol.ProtocolException;
 import org.holdfast.common.protocol.Register;
 import org.holdfast.common.protocol.Registered;
+import org.holdfast.common.protocol.SealedLogsRecorded;
 import org.holdfast.common.protocol.StartOverReason;
 import org.holdfast.common.protocol.TakeoverRecordsPart;
 import org.holdfast.common.protocol.TlsEngines;
@@ -357,7 +358,8 @@ public final class WorkerConnector implements AutoCloseable {
                     acknowledged(a.sequence()); // the idle handler saw the read too
                 } else if (dedup != null && heartbeats != null && isDedupRequest(msg)) {
                     ctx.fireChannelRead(msg); // to the DedupService behind this handler
-                } else if (rangeData != null && heartbeats != null && RangeDataService.isRequest(msg)) {
+                } else if (rangeData != null && heartbeats != null && (RangeDataService.isRequest(msg)
+                        || offered >= Register.SYNC_REPORT_VERSION && msg instanceof SealedLogsRecorded)) {
                     ctx.fireChannelRead(msg); // to the RangeDataService behind this handler
                 } else if (gcMetadata != null && heartbeats != null && GcGuardService.isRequest(msg)) {
                     ctx.fireChannelRead(msg); // to the GcGuardService behind this handler
@@ -383,9 +385,12 @@ public final class WorkerConnector implements AutoCloseable {
                             + " tell a new one which PBNs to skip)"
                             : offer < Register.REPAIR_VERSION
                             ? " (it does not repair a bad block of this worker's range in place: a backup stores a new copy)"
-                            : " (it does not lift a catalog restore's counts fence of this worker by itself: after worker-gc-import"
+                            : offer < Register.COUNTS_MARK_VERSION
+                            ? " (it does not lift a catalog restore's counts fence of this worker by itself: after worker-gc-import"
                             + " run gc-rebuild --worker N --counts-imported FILE on the stopped master; nor does it keep a record of"
-                            + " the logs this worker seals, against which a copy of its range from the bucket is checked)");
+                            + " the logs this worker seals, against which a copy of its range from the bucket is checked)"
+                            : " (it records the logs this worker seals only at its syncs: a log uploaded after the last one has no"
+                            + " record if this worker is lost, and a copy of its range from the bucket does not read it)");
                     ctx.close();
                 } else if (msg instanceof ErrorMessage e) {
                     failure = refusal(e);
@@ -460,7 +465,9 @@ public final class WorkerConnector implements AutoCloseable {
                 // from version 7 an archiving worker tells the master what it sealed, so a copy of its range can be checked
                 SealedLogReporter sealed = offered >= Register.LOG_DIGEST_VERSION && rangeData.archived()
                         ? new SealedLogReporter(r.workerId()) : null;
-                ctx.pipeline().addAfter(ctx.name(), "data", new RangeDataService(rangeData, w.range(), first, sealed));
+                // from version 8 also between syncs, soon after an upload is confirmed (looked at every heartbeat)
+                ctx.pipeline().addAfter(ctx.name(), "data", new RangeDataService(rangeData, w.range(), first, sealed,
+                        offered >= Register.SYNC_REPORT_VERSION));
             }
             if (gcMetadata != null) {
                 // an archiving range store fences the GC services: a node whose range was taken over must protect
@@ -495,6 +502,10 @@ public final class WorkerConnector implements AutoCloseable {
                 }
                 ctx.writeAndFlush(new Heartbeat(sequence++, l.loadMilli() < 0 ? Heartbeat.UNKNOWN_LOAD : Math.min(l.loadMilli(), 0xfffffffeL),
                         l.heapUsedBytes(), l.heapMaxBytes(), l.diskFreeBytes(), report));
+                RangeDataService served = ctx.pipeline().get(RangeDataService.class);
+                if (served != null) {
+                    served.heartbeat(); // a sealed-log report between syncs, if one is due (version 8)
+                }
             }, 0, r.heartbeatMillis(), TimeUnit.MILLISECONDS);
         }
 

@@ -7,21 +7,16 @@ import java.io.DataInputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.holdfast.common.protocol.DataStoreRequest;
 import org.holdfast.common.protocol.DataSync;
-import org.holdfast.common.protocol.ErrorCode;
-import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.HeartbeatAck;
 import org.holdfast.common.protocol.MessageType;
 import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.common.protocol.Register;
-import org.holdfast.common.protocol.Registered;
-import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.ingest.cluster.WorkerClusterVersionFallbackTest.Frame;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -53,14 +48,14 @@ class SealedLogReportVersionTest {
     @Test
     void versionSixMaster_workerStepsDownToSix_dataSyncedWithoutReport() throws Exception {
         Heard heard = exchange(6);
-        assertThat(heard.offered).containsExactly(Register.CLUSTER_VERSION, 6);
+        assertThat(heard.offered).containsExactly(Register.CLUSTER_VERSION, 7, 6);
         assertThat(heard.synced).singleElement().satisfies(b -> assertThat(b).hasSize(16));
     }
 
     @Test
     void versionSevenMaster_dataSyncedEndsWithAFullReport() throws Exception {
         Heard heard = exchange(7);
-        assertThat(heard.offered).containsExactly(Register.CLUSTER_VERSION);
+        assertThat(heard.offered).containsExactly(Register.CLUSTER_VERSION, 7);
         assertThat(heard.synced).singleElement().satisfies(b -> {
             assertThat(b.length).as("the one sealed log").isEqualTo(16 + 1 + 4 + 4 + 60 + 4);
             assertThat(b[16]).as("full").isEqualTo((byte) 1);
@@ -78,10 +73,7 @@ class SealedLogReportVersionTest {
             Thread t = new Thread(() -> playMaster(master, newest, heard), "v" + newest + "-master");
             t.setDaemon(true);
             t.start();
-            Path token = Files.writeString(tmp.resolve("token"), "hft_test");
-            try (WorkerConnector w = new WorkerConnector(new WorkerConnector.Settings("127.0.0.1", master.getLocalPort(), null, "w1",
-                    token, null, "auto", "test", Duration.ofSeconds(5), Duration.ofMillis(50), Duration.ofMillis(200)),
-                    new LoadProbe(tmp), null, data)) {
+            try (WorkerConnector w = PlayedMaster.worker(master, tmp, data)) {
                 w.start();
                 await().atMost(Duration.ofSeconds(20)).until(() -> !heard.synced().isEmpty());
             }
@@ -94,16 +86,9 @@ class SealedLogReportVersionTest {
             while (true) {
                 try (Socket s = master.accept()) {
                     DataInputStream in = new DataInputStream(s.getInputStream());
-                    Frame register = WorkerClusterVersionFallbackTest.read(in);
-                    int version = ((register.body()[0] & 0xff) << 8) | (register.body()[1] & 0xff);
-                    heard.offered().add(version);
-                    if (version > newest) {
-                        WorkerClusterVersionFallbackTest.send(s.getOutputStream(), ErrorMessage.of(ErrorCode.UNSUPPORTED_VERSION,
-                                "this master speaks cluster protocol versions 1 to " + newest + ", the worker w1 version " + version));
+                    if (!PlayedMaster.registers(s, in, newest, heard.offered())) {
                         continue;
                     }
-                    WorkerClusterVersionFallbackTest.send(s.getOutputStream(), new Registered(3, 1, 1L << 40, (1L << 40) + (1L << 30),
-                            100, "v" + newest, 1L << 40, 60_000));
                     byte[] block = RangeBlocks.blocks(31, 1, false);
                     WorkerClusterVersionFallbackTest.send(s.getOutputStream(), new DataStoreRequest(1, PayloadCodec.RAW, RangeBlocks.BS, 1,
                             RangeBlocks.fps(block), block));
