@@ -49,7 +49,13 @@ public final class LeftoverTempFiles {
         if (!Files.isDirectory(dir)) {
             return removed;
         }
+        Path realDir;
         List<Path> candidates = new ArrayList<>();
+        try {
+            realDir = dir.toRealPath();
+        } catch (IOException e) {
+            return removed;
+        }
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir,
                 p -> TempFileGuard.isName(p.getFileName().toString(), prefix, suffix))) {
             files.forEach(candidates::add);
@@ -57,7 +63,7 @@ public final class LeftoverTempFiles {
             return removed; // the run itself reports a directory it cannot use
         }
         for (Path file : candidates) {
-            long bytes = removeIfDead(file);
+            long bytes = TempFileGuard.isLive(realDir, file.getFileName().toString()) ? -1 : removeIfDead(file);
             if (bytes >= 0) {
                 removed.add(new Removed(file, bytes));
                 notices.accept("removed " + file + " (" + Sizes.format(bytes) + "), left by " + what
@@ -69,7 +75,7 @@ public final class LeftoverTempFiles {
 
     /** Deletes {@code file} if it is a dead run's; returns its size, or -1 if it stays. */
     private static long removeIfDead(Path file) {
-        if (TempFileGuard.isLive(file) || !Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+        if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
             return -1;
         }
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {

@@ -30,16 +30,18 @@ public final class TempFileGuard {
     private static final SecureRandom RANDOM = new SecureRandom();
     /** Longest wait for the lock of a new file: a sweeping run holds it only to look at the file's size. */
     private static final long LOCK_WAIT_NANOS = 10_000_000_000L;
-    // absolute paths of this JVM's guarded files, from before they exist until release
+    // this JVM's guarded files (directory's real path), from before they exist until release
     private static final Set<Path> LIVE = ConcurrentHashMap.newKeySet();
 
     private final Path temp;
+    private final Path liveKey; // temp in its directory's real path: the same file however the directory was named
     private final Thread hook;
     private volatile boolean released;
     private volatile boolean hookStarted;
 
-    private TempFileGuard(Path temp) {
+    private TempFileGuard(Path temp, Path liveKey) {
         this.temp = temp;
+        this.liveKey = liveKey;
         this.hook = new Thread(this::delete, "holdfast-temp-cleanup");
     }
 
@@ -50,9 +52,11 @@ public final class TempFileGuard {
      */
     public static TempFileGuard create(Path dir, String prefix, String suffix, FileAttribute<?>... attrs)
             throws IOException {
+        Path realDir = dir.toRealPath();
         while (true) {
-            TempFileGuard g = new TempFileGuard(dir.resolve(prefix + Long.toUnsignedString(RANDOM.nextLong()) + suffix));
-            LIVE.add(g.temp.toAbsolutePath());
+            String name = prefix + Long.toUnsignedString(RANDOM.nextLong()) + suffix;
+            TempFileGuard g = new TempFileGuard(dir.resolve(name), realDir.resolve(name));
+            LIVE.add(g.liveKey);
             Runtime.getRuntime().addShutdownHook(g.hook);
             try {
                 Files.createFile(g.temp, attrs);
@@ -93,9 +97,9 @@ public final class TempFileGuard {
         }
     }
 
-    /** True if a guard of this JVM holds {@code file} (not yet released). */
-    static boolean isLive(Path file) {
-        return LIVE.contains(file.toAbsolutePath());
+    /** True if a guard of this JVM holds {@code name} in the directory whose real path is {@code realDir} (not yet released). */
+    static boolean isLive(Path realDir, String name) {
+        return LIVE.contains(realDir.resolve(name));
     }
 
     /** The guarded file. */
@@ -111,7 +115,13 @@ public final class TempFileGuard {
     public void lock(FileChannel ch) throws IOException {
         long deadline = System.nanoTime() + LOCK_WAIT_NANOS;
         while (true) {
-            FileLock lock = ch.tryLock();
+            FileLock lock;
+            try {
+                lock = ch.tryLock();
+            } catch (IOException noLocks) {
+                // a file system without locks (some NFS mounts): LeftoverTempFiles cannot lock there either, so it leaves the file alone
+                return;
+            }
             if (lock != null) {
                 return;
             }
@@ -144,7 +154,7 @@ public final class TempFileGuard {
             return;
         }
         released = true;
-        LIVE.remove(temp.toAbsolutePath());
+        LIVE.remove(liveKey);
         try {
             Runtime.getRuntime().removeShutdownHook(hook);
         } catch (IllegalStateException exiting) {

@@ -75,10 +75,33 @@ class LeftoverTempFilesTest {
     }
 
     @Test
+    void remove_ownLiveFileSeenThroughALinkedDirectory_stays() throws Exception {
+        // another spelling of the same directory (--target through a symlink) must not make this JVM open its own live file
+        Path real = Files.createDirectory(dir.resolve("real"));
+        Path link = Files.createSymbolicLink(dir.resolve("link"), real);
+        TempFileGuard guard = TempFileGuard.create(real, PREFIX, SUFFIX);
+        try (FileChannel ch = FileChannel.open(guard.path(), StandardOpenOption.WRITE)) {
+            guard.lock(ch);
+            ch.write(ByteBuffer.allocate(100), 0);
+
+            assertThat(LeftoverTempFiles.remove(link, PREFIX, SUFFIX, "x", notices::add)).isEmpty();
+            assertThat(guard.path()).exists();
+        } finally {
+            Files.deleteIfExists(guard.path());
+            guard.release();
+        }
+        // released (its run is over) and written again, unlocked: now a leftover, through the link as well
+        Files.write(guard.path(), new byte[100]);
+        assertThat(LeftoverTempFiles.remove(link, PREFIX, SUFFIX, "x", notices::add)).hasSize(1);
+        assertThat(guard.path()).doesNotExist();
+    }
+
+    @Test
     void remove_fileLockedByALiveRunInAnotherProcess_staysUntilThatRunIsKilled() throws Exception {
         LiveTempFileHolder.Held live = LiveTempFileHolder.start(dir, PREFIX, SUFFIX, 8192);
         try {
-            assertThat(TempFileGuard.isLive(live.file())).isFalse(); // only its lock protects it here
+            assertThat(TempFileGuard.isLive(dir.toRealPath(), live.file().getFileName().toString()))
+                    .as("only its lock protects it here").isFalse();
 
             assertThat(sweep()).isEmpty();
             assertThat(live.file()).exists().hasSize(8192);
