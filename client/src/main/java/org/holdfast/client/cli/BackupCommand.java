@@ -219,6 +219,15 @@ final class BackupCommand extends HoldfastAgent.Subcommand implements Callable<I
         m.put("changeHash", r.changeHash());
         m.put("rehashReason", r.rehashReason());
         m.put("sha256Blocks", r.sha256Blocks());
+        BackupResult.SizeChange size = r.sizeChange();
+        Map<String, Object> change = null;
+        if (size != null) {
+            change = new LinkedHashMap<>();
+            change.put("fromSequence", size.fromSequence());
+            change.put("fromBytes", size.fromBytes());
+            change.put("toBytes", size.toBytes());
+        }
+        m.put("sizeChange", change);
         return m;
     }
 }

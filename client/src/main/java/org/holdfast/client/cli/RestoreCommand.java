@@ -51,6 +51,7 @@ final class RestoreCommand extends HoldfastAgent.Subcommand implements Callable<
         RestoreResult r;
         String volume = conn.volume();
         RestoreWriter.checkOverwrite(target, force); // before the network: nothing to wait for
+        RestoreWriter.removeLeftovers(target, o::notice);
         try (ServerConnection c = conn.open(o::notice)) {
             long seq = RestoreSession.resolve(c, volume, snapshot);
             r = RestoreSession.run(c, volume, seq, target, force, o.progress("restore " + volume + "@" + seq));

@@ -12,10 +12,13 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 import org.holdfast.client.IoReasons;
+import org.holdfast.client.LeftoverTempFiles;
 import org.holdfast.client.TempFileGuard;
 import org.holdfast.client.scan.StateFile;
 
@@ -125,20 +128,41 @@ public final class RestoreWriter implements AutoCloseable {
             if (dir == null || !Files.isDirectory(dir)) {
                 throw new AgentException(ExitCode.USAGE, "the directory of target " + target + " does not exist", "create it first");
             }
-            TempFileGuard guard = TempFileGuard.create(dir, "." + target.getFileName() + ".", TEMP_SUFFIX,
+            TempFileGuard guard = TempFileGuard.create(dir, tempPrefix(target), TEMP_SUFFIX,
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            RandomAccessFile raf = null;
             try {
                 keepAttributes(target, guard.path());
-                RandomAccessFile raf = new RandomAccessFile(guard.path().toFile(), "rw");
+                raf = new RandomAccessFile(guard.path().toFile(), "rw");
+                guard.lock(raf.getChannel()); // held until finish renamed the file or close deleted it (LeftoverTempFiles)
                 return new RestoreWriter(target, guard, raf, raf.getChannel(), volumeBytes, blockSize);
             } catch (IOException | RuntimeException e) {
                 Files.deleteIfExists(guard.path());
+                if (raf != null) {
+                    raf.close();
+                }
                 guard.release();
                 throw e;
             }
         } catch (IOException e) {
             throw IoReasons.localIo("cannot open target", target, e, "check the path, free space and permissions");
         }
+    }
+
+    /**
+     * Removes the temporary files that restores to {@code target} killed by SIGKILL left beside it
+     * (never a live restore's: {@link LeftoverTempFiles}), one notice per file. A device target has none.
+     */
+    public static List<LeftoverTempFiles.Removed> removeLeftovers(Path target, Consumer<String> notices) {
+        Path dir = target.toAbsolutePath().getParent();
+        if (dir == null || (Files.exists(target) && !Files.isRegularFile(target))) {
+            return List.of();
+        }
+        return LeftoverTempFiles.remove(dir, tempPrefix(target), TEMP_SUFFIX, "a restore to " + target, notices);
+    }
+
+    private static String tempPrefix(Path target) {
+        return "." + target.getFileName() + ".";
     }
 
     /** Gives {@code temp} the mode (and owner and group, where allowed) of an existing {@code target}. */
@@ -372,12 +396,13 @@ public final class RestoreWriter implements AutoCloseable {
             if (temp != null) {
                 file.setLength(volumeBytes);
                 ch.force(true);
-                file.close();
+                // renamed before the file closes: closing drops the lock that keeps other runs' hands off
                 try {
                     Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
                 } catch (AtomicMoveNotSupportedException e) {
                     Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING);
                 }
+                file.close();
                 StateFile.fsyncDirectory(target.toAbsolutePath().getParent());
             } else {
                 ch.force(true);
@@ -399,15 +424,19 @@ public final class RestoreWriter implements AutoCloseable {
         finished = true;
         stopWriteback();
         try {
+            if (temp != null) {
+                Files.deleteIfExists(temp); // still locked: no other run looks at it meanwhile
+            }
+        } catch (IOException ignored) {
+            // already failing; a leftover temp file never has the target's name, and a later restore removes it
+        }
+        try {
             ch.close();
             if (file != null) {
                 file.close();
             }
-            if (temp != null) {
-                Files.deleteIfExists(temp);
-            }
         } catch (IOException ignored) {
-            // already failing; a leftover temp file never has the target's name
+            // already failing
         }
         removeCleanup();
     }

@@ -10,10 +10,13 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Arrays;
+import java.util.List;
+import java.util.function.Consumer;
 import java.util.zip.CRC32C;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 import org.holdfast.client.IoReasons;
+import org.holdfast.client.LeftoverTempFiles;
 import org.holdfast.client.StateDirectory;
 import org.holdfast.client.TempFileGuard;
 import org.holdfast.common.id.Fingerprint;
@@ -89,6 +92,8 @@ public final class StateFile {
     /** Format 2's change hash kind: XXH3-128. */
     static final int KIND_XXH3_128 = 1;
     private static final int IO_BUFFER = 1 << 20;
+    /** A state being written is {@code <volume>.state.<random>.tmp} beside the final file. */
+    static final String TEMP_SUFFIX = ".tmp";
 
     private StateFile() {
     }
@@ -426,12 +431,15 @@ public final class StateFile {
         public static Writer create(Path finalPath, int blockSize, long volumeBytes, ChangeHashes changeHashes) {
             try {
                 StateDirectory.createPrivate(finalPath.getParent());
-                TempFileGuard guard = TempFileGuard.create(finalPath.getParent(), finalPath.getFileName() + ".", ".tmp",
+                TempFileGuard guard = TempFileGuard.create(finalPath.getParent(), tempPrefix(finalPath), TEMP_SUFFIX,
                         PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+                FileChannel ch = null;
                 try {
-                    return new Writer(finalPath, guard, FileChannel.open(guard.path(), StandardOpenOption.WRITE),
-                            blockSize, volumeBytes, changeHashes);
+                    ch = FileChannel.open(guard.path(), StandardOpenOption.WRITE);
+                    guard.lock(ch); // held until commit renamed the file or close deleted it (LeftoverTempFiles)
+                    return new Writer(finalPath, guard, ch, blockSize, volumeBytes, changeHashes);
                 } catch (IOException | RuntimeException e) {
+                    closeQuietly(ch);
                     Files.deleteIfExists(guard.path());
                     guard.release();
                     throw e;
@@ -440,6 +448,19 @@ public final class StateFile {
                 throw IoReasons.localIo("cannot create a state file in", finalPath.getParent(), e,
                         "check that --state-dir is writable");
             }
+        }
+
+        /**
+         * Removes the temporary files that backups of {@code finalPath}'s volume killed by SIGKILL left
+         * beside it (never a live run's: {@link LeftoverTempFiles}), one notice per file.
+         */
+        public static List<LeftoverTempFiles.Removed> removeLeftovers(Path finalPath, String volume, Consumer<String> notices) {
+            return LeftoverTempFiles.remove(finalPath.getParent(), tempPrefix(finalPath), TEMP_SUFFIX,
+                    "a backup of volume " + volume, notices);
+        }
+
+        private static String tempPrefix(Path finalPath) {
+            return finalPath.getFileName() + ".";
         }
 
         /** Entries written so far (= the next LBN expected). */
@@ -546,12 +567,13 @@ public final class StateFile {
                     pos += ch.write(h, pos);
                 }
                 ch.force(true);
-                ch.close();
+                // renamed before the channel closes: closing drops the lock that keeps other runs' hands off
                 try {
                     Files.move(tempPath, finalPath, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
                 } catch (AtomicMoveNotSupportedException e) {
                     Files.move(tempPath, finalPath, StandardCopyOption.REPLACE_EXISTING);
                 }
+                ch.close();
                 fsyncDirectory(finalPath.getParent());
                 done = true;
                 guard.release();
@@ -572,12 +594,12 @@ public final class StateFile {
                 return;
             }
             done = true;
-            closeQuietly(ch);
             try {
-                Files.deleteIfExists(tempPath);
+                Files.deleteIfExists(tempPath); // still locked: no other run looks at it meanwhile
             } catch (IOException ignored) {
-                // a stray temp file is harmless: it never has the final name
+                // a stray temp file is harmless: it never has the final name, and a later backup removes it
             }
+            closeQuietly(ch);
             guard.release();
         }
     }

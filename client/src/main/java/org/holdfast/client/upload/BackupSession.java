@@ -115,6 +115,7 @@ public final class BackupSession {
     /** Runs the backup over {@code conn} (after HELLO). */
     public BackupResult run(ServerConnection conn, ProgressMeter progress) {
         long t0 = System.nanoTime();
+        StateFile.Writer.removeLeftovers(settings.stateFile(), settings.volume(), notices);
         try (BackupSource source = opener.get()) {
             long volumeBytes = source.size();
             StateFile.Loaded loaded = StateFile.load(settings.stateFile());
@@ -159,6 +160,10 @@ public final class BackupSession {
                             + " references damaged blocks, and a full backup re-reads the volume and repairs them";
                 }
                 boolean incremental = fullReason == null;
+                // the state file knows the size of the server's newest snapshot only when it describes that one
+                BackupResult.SizeChange sizeChange = prev != null && prev.volumeBytes() != volumeBytes
+                        && ready.parentSequence() == prev.sequence()
+                        ? new BackupResult.SizeChange(prev.sequence(), prev.volumeBytes(), volumeBytes) : null;
                 long blockCount = ProtocolLimits.blockCount(volumeBytes, blockSize);
                 ChangedBlockList extents = ChangedBlockList.all(blockCount);
                 if (settings.changedBlocks() != null) {
@@ -180,7 +185,7 @@ public final class BackupSession {
                 progress.start(extents.blocks() * (long) blockSize);
                 try {
                     return upload(conn, source, prev, incremental, fullReason, blockSize, blockCount, extents, ready,
-                            progress, t0);
+                            progress, t0, sizeChange);
                 } catch (AgentException e) {
                     throw e.exitCode() == ExitCode.NETWORK ? serverReason(conn, e) : e;
                 }
@@ -194,7 +199,8 @@ public final class BackupSession {
 
     private BackupResult upload(ServerConnection conn, BackupSource source, StateFile.PreviousState prev,
                                 boolean incremental, String fullReason, int blockSize, long blockCount,
-                                ChangedBlockList extents, BackupReady ready, ProgressMeter progress, long t0) {
+                                ChangedBlockList extents, BackupReady ready, ProgressMeter progress, long t0,
+                                BackupResult.SizeChange sizeChange) {
         SessionFailure failure = new SessionFailure();
         PayloadWindow window = new PayloadWindow(settings.windowBytes(), blockSize);
         ConcurrentLinkedQueue<PendingRun> pending = new ConcurrentLinkedQueue<>();
@@ -233,12 +239,15 @@ public final class BackupSession {
             progress.finish();
             boolean saved = saveState(state, c);
             source.committed(c.sequence());
+            if (sizeChange != null) {
+                notices.accept(sizeChange.warning(settings.volume(), settings.source(), c.sequence()));
+            }
             double seconds = (System.nanoTime() - t0) / 1e9;
             return new BackupResult(settings.volume(), c.sequence(), c.createdAtMillis(), incremental ? "incremental" : "full",
                     fullReason, source.size(), blockSize, c.logicalBytes(), scan.blocksRead(), scan.bytesRead(),
                     runs.entriesSent(), c.changedBlocks(), uploader.sentBlocks.sum(), uploader.sentBytes.sum(),
                     c.newBlocks(), c.storedBytes(), seconds, saved, scan.sourceBytesRead(), scan.holeBytes(), uploader.framedBlocks.sum(),
-                    settings.changeHash().cheap() ? "xxh128" : "sha256", plan.rehashReason(), scan.sha256Blocks());
+                    settings.changeHash().cheap() ? "xxh128" : "sha256", plan.rehashReason(), scan.sha256Blocks(), sizeChange);
         } finally {
             if (!committed) {
                 runs.discard();

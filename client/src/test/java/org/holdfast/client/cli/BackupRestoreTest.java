@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -17,6 +19,7 @@ import org.holdfast.client.AgentRun;
 import org.holdfast.client.FakeServer;
 import org.holdfast.client.Images;
 import org.holdfast.client.LeakWatch;
+import org.holdfast.client.LiveTempFileHolder;
 import org.holdfast.client.scan.StateFile;
 import org.holdfast.common.protocol.BackupMode;
 import org.junit.jupiter.api.AfterEach;
@@ -24,7 +27,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The whole agent (CLI, scan, upload, restore) against an in-process protocol peer on loopback. */
+/**
+ * The whole agent (CLI, scan, upload, restore) against an in-process protocol peer on loopback,
+ * including what a SIGKILLed run left behind (removed by the next run of that volume or target).
+ */
 class BackupRestoreTest {
     static final int BS = 4096;
     static final long SIZE = 3 * 1024 * 1024 + 1000; // not a multiple of the block size
@@ -771,5 +777,59 @@ class BackupRestoreTest {
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.stderr()).contains("--change-hash md5").contains("xxh128");
         assertThat(server.sessions).isEmpty();
+    }
+
+    /** A file as a SIGKILLed run leaves it: written, unlocked, no longer new. */
+    static Path leftover(Path file, int bytes) throws Exception {
+        Files.createDirectories(file.getParent());
+        Files.write(file, new byte[bytes]);
+        Files.setLastModifiedTime(file, FileTime.from(Instant.now().minusSeconds(600)));
+        return file;
+    }
+
+    @Test
+    void backup_leftoverStateOfAKilledBackup_removedAndTheBackupSucceeds_othersAndALiveRunsStay() throws Exception {
+        Path sd = stateFile().getParent();
+        Path killed = leftover(sd.resolve("vm1.state.4242.tmp"), 48 * 64);
+        List<Path> others = List.of(leftover(sd.resolve("vm2.state.4242.tmp"), 100),
+                leftover(sd.resolve("vm1.state.4242.tmp.keep"), 100), leftover(sd.resolve(".vol.img.1.holdfast-restore"), 100));
+        LiveTempFileHolder.Held live = LiveTempFileHolder.start(sd, "vm1.state.", ".tmp", 4800);
+        AgentRun r;
+        try {
+            r = backup();
+            assertThat(live.file()).as("a concurrent live run's state file").exists().hasSize(4800);
+        } finally {
+            live.kill();
+        }
+
+        assertThat(r.exit()).as("%s", r).isZero();
+        assertThat(r.json().get("stateSaved").asBoolean()).isTrue();
+        assertThat(killed).doesNotExist();
+        assertThat(r.stderr()).contains("removed " + killed + " (3.0 KiB), left by a backup of volume vm1");
+        assertThat(r.stderr().lines().filter(l -> l.contains("removed "))).hasSize(1);
+        assertThat(others).allSatisfy(p -> assertThat(p).exists());
+
+        AgentRun next = backup(); // now the killed holder's file is a leftover too
+        assertThat(next.exit()).as("%s", next).isZero();
+        assertThat(live.file()).doesNotExist();
+        assertThat(others).allSatisfy(p -> assertThat(p).exists());
+    }
+
+    @Test
+    void restore_hiddenLeftoverOfAKilledRestore_removedAndTheRestoreSucceeds_anotherTargetsStays() throws Exception {
+        assertThat(backup().exit()).isZero();
+        Path target = dir.resolve("out").resolve("vm.img");
+        Path killed = leftover(target.resolveSibling(".vm.img.977.holdfast-restore"), 128 * 1024);
+        Path otherTarget = leftover(target.resolveSibling(".vm.img2.977.holdfast-restore"), 100);
+        Path notOurs = leftover(target.resolveSibling(".vm.img.977.holdfast-restore.part"), 100);
+
+        AgentRun r = restore("latest", target);
+
+        assertThat(r.exit()).as("%s", r).isZero();
+        assertThat(Images.sameContent(image, target)).isTrue();
+        assertThat(killed).doesNotExist();
+        assertThat(r.stderr()).contains("removed " + killed + " (128.0 KiB), left by a restore to " + target);
+        assertThat(otherTarget).exists();
+        assertThat(notOurs).exists();
     }
 }
