@@ -4,7 +4,6 @@ import static org.holdfast.server.ingest.ErrorMapping.codeOf;
 import static org.holdfast.server.ingest.ErrorMapping.messageOf;
 
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.timeout.IdleStateEvent;
@@ -13,9 +12,6 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import org.holdfast.common.id.VolumeId;
 import org.holdfast.common.protocol.Abort;
 import org.holdfast.common.protocol.BackupBegin;
@@ -26,7 +22,6 @@ import org.holdfast.common.protocol.Commit;
 import org.holdfast.common.protocol.Entries;
 import org.holdfast.common.protocol.ErrorCode;
 import org.holdfast.common.protocol.ErrorLinger;
-import org.holdfast.common.protocol.ErrorMessage;
 import org.holdfast.common.protocol.FrameBudget;
 import org.holdfast.common.protocol.FrameDecoder;
 import org.holdfast.common.protocol.Hello;
@@ -63,8 +58,6 @@ import org.holdfast.server.store.CorruptDataException;
  */
 final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private static final System.Logger LOG = System.getLogger(ConnectionHandler.class.getName());
-    /** NEEDs written before the lane flushes even though more frames are waiting. */
-    static final int FLUSH_NEEDS = 64;
     /** Time a new connection has to send HELLO (after the TLS handshake, which has its own timeout). */
     static final java.time.Duration HELLO_DEADLINE = java.time.Duration.ofSeconds(15);
 
@@ -74,9 +67,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private final AgentAccess access;
     private final ConnectionBackup backup;
     private final ConnectionRestore restore;
-    private final AtomicInteger queuedFrames = new AtomicInteger();
-    private final AtomicLong queuedBytes = new AtomicLong();
-    private final AtomicBoolean closing = new AtomicBoolean();
+    private final LaneBacklog backlog;
+    private final ConnectionEnd end;
     private volatile Channel channel;
     // event loop: the minimum-rate watch of the frame being received
     private java.util.concurrent.ScheduledFuture<?> rateCheck;
@@ -90,7 +82,6 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     /** Event loop: a refusal waits on the lane for the session's cleanup before its ERROR goes out. */
     private boolean refused;
     // lane
-    private int unflushedNeeds;
     private boolean greeted;
     // lane: the protocol version agreed in HELLO_OK
     private int protocolVersion;
@@ -101,6 +92,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         this.server = server;
         this.decoder = decoder;
         this.lane = new SerialExecutor(server.sessionPool());
+        this.backlog = new LaneBacklog(server.settings().maxQueuedFrames(), server.settings().maxQueuedBytes());
+        this.end = new ConnectionEnd(server.settings().idleTimeout().toMillis());
         IngestServices services = server.services();
         this.access = new AgentAccess(services.authenticator(), services.audit(), services.clock(), server.stats().refused,
                 this::remoteAddress);
@@ -156,7 +149,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         ctx.executor().schedule(() -> {
             if (!helloSeen && channel.isActive()) {
                 LOG.log(Level.INFO, "connection " + channel.remoteAddress() + " sent no HELLO within " + deadline + "; closing it");
-                sendErrorAndClose(ErrorCode.BAD_STATE, "no HELLO within " + deadline.toSeconds() + " s; closed by the server");
+                end.closeWithError(channel, ErrorCode.BAD_STATE, "no HELLO within " + deadline.toSeconds() + " s; closed by the server");
             }
         }, deadline.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
         long tick = FrameRateWatch.tickMillis(server.settings().limits());
@@ -171,7 +164,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (!frameRate.overdue(System.nanoTime(), partial, decoder.framesDecoded(), channel.config().isAutoRead())) {
             return;
         }
-        if (closing.get() || refused) {
+        if (end.closing() || refused) {
             // an ERROR went out or waits for the lane (its write may be stuck behind output the agent
             // does not read): the frame would be discarded anyway, and its reservation is not held past its deadline
             channel.close();
@@ -194,7 +187,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         // the frame's reservation of the in-flight budget is ours now; given back once the lane is done with it
         int frameBytes = msg instanceof Message ? decoder.lastFrameBytes() : 0;
-        if (closing.get() || !(msg instanceof Message m)) {
+        if (end.closing() || !(msg instanceof Message m)) {
             ReferenceCountUtil.release(msg);
             server.inflight().release(frameBytes);
             return;
@@ -204,13 +197,12 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             helloSeen = true;
             awaitingHello = true; // nothing more is read until the token is checked
         }
-        queuedFrames.incrementAndGet();
-        queuedBytes.addAndGet(bytes);
+        backlog.queued(bytes);
         updateAutoRead();
         CompletableFuture<PayloadDigester.FrameDigests> digests = startDigests(m);
         lane.execute(() -> {
             try {
-                if (!closing.get()) {
+                if (!end.closing()) {
                     if (digests != null) {
                         backup.blocks((Blocks) m, digests);
                     } else {
@@ -220,13 +212,14 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             } catch (Throwable t) {
                 fail(t);
             } finally {
-                flushNeeds();
+                if (backlog.flushNeedsNow()) {
+                    channel.flush();
+                }
                 if (digests != null) {
                     digests.exceptionally(t -> null).join(); // the digest threads read the frame: keep it until they are done
                 }
                 ReferenceCountUtil.release(m);
-                queuedFrames.decrementAndGet();
-                queuedBytes.addAndGet(-bytes);
+                backlog.done(bytes);
                 server.inflight().release(bytes);
                 if (!channel.eventLoop().isShuttingDown()) {
                     channel.eventLoop().execute(this::updateAutoRead);
@@ -251,22 +244,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /**
-     * NEEDs are written unflushed and flushed once this connection has no more frames waiting for
-     * the lane, or every {@link #FLUSH_NEEDS}: a run of scattered one-block changes then costs one
-     * system call per batch, not per NEED. Lane only.
-     */
-    private void flushNeeds() {
-        if (unflushedNeeds > 0 && (queuedFrames.get() <= 1 || unflushedNeeds >= FLUSH_NEEDS)) {
-            unflushedNeeds = 0;
-            channel.flush();
-        }
-    }
-
     /** Pauses reading while too much of this connection's input waits for the lane. Event loop only. */
     private void updateAutoRead() {
-        boolean room = closing.get() || !awaitingHello && !decoder.isWaitingForBudget() && queuedFrames.get() < server.settings().maxQueuedFrames()
-                && queuedBytes.get() < server.settings().maxQueuedBytes();
+        boolean room = end.closing() || !awaitingHello && !decoder.isWaitingForBudget() && backlog.hasRoom();
         if (channel.config().isAutoRead() != room) {
             channel.config().setAutoRead(room);
         }
@@ -305,15 +285,15 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (linger) {
             decoder.discardInput(); // nothing more is decoded or queued; a partial frame's reservation goes now
         }
-        closeAtTheLatestIn(server.settings().idleTimeout().toMillis());
+        end.closeAtTheLatest(channel);
         lane.execute(() -> {
             try {
                 cleanup(code + ": " + message);
             } finally {
                 if (linger) {
-                    sendErrorAndLinger(code, message);
+                    end.lingerWithError(channel, code, message);
                 } else {
-                    sendErrorAndClose(code, message);
+                    end.closeWithError(channel, code, message);
                 }
             }
         });
@@ -338,7 +318,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-        closing.set(true);
+        end.closed();
         if (rateCheck != null) {
             rateCheck.cancel(false);
         }
@@ -350,7 +330,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
         if (ctx.channel().isWritable()) {
             lane.execute(() -> {
-                if (!closing.get()) {
+                if (!end.closing()) {
                     try {
                         restore.pump();
                     } catch (Throwable t) {
@@ -383,7 +363,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             });
         } else if (m instanceof Entries e) {
             channel.write(backup.entries(e));
-            unflushedNeeds++;
+            backlog.needWritten();
         } else if (m instanceof Blocks b) {
             backup.blocks(b);
         } else if (m instanceof Commit c) {
@@ -500,7 +480,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         } finally {
             // the agent may have frames in flight (BLOCKS mid-backup, anything pipelined behind the
             // refused request): closing on them would reset the connection and lose the ERROR, so linger
-            sendErrorAndLinger(code, messageOf(t));
+            end.lingerWithError(channel, code, messageOf(t));
         }
     }
 
@@ -512,45 +492,5 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private void cleanup(String why) {
         backup.abandon(why);
         restore.close();
-    }
-
-    // ---- any thread ---------------------------------------------------------------------------
-
-    /**
-     * Sends ERROR for a refusal, discards what the agent still sends and closes after
-     * {@link ErrorLinger#ERROR_LINGER_MILLIS} or when the agent closes ({@link ErrorLinger}): closing on unread
-     * bytes sends a TCP reset, which can destroy the ERROR before the agent reads it. Refusals
-     * before HELLO_OK linger too, with the same bound: an agent whose first frame is too large or
-     * whose token is refused is just as likely still writing, and lingering costs no memory (input is
-     * dropped as it is read) and at most {@link ErrorLinger#ERROR_LINGER_MILLIS} of a connection slot, which
-     * the connection limits still count. Any thread.
-     */
-    private void sendErrorAndLinger(ErrorCode code, String message) {
-        if (closing.compareAndSet(false, true)) {
-            ErrorLinger.sendAndClose(channel, ErrorMessage.of(code, message), server.settings().idleTimeout().toMillis());
-        }
-    }
-
-    /** Sends ERROR and closes at once: for the timers (no HELLO, idle, a frame slower than the minimum rate), which refuse no frame. */
-    private void sendErrorAndClose(ErrorCode code, String message) {
-        if (closing.compareAndSet(false, true)) {
-            channel.writeAndFlush(ErrorMessage.of(code, message)).addListener(ChannelFutureListener.CLOSE);
-            closeAtTheLatestIn(server.settings().idleTimeout().toMillis());
-        }
-    }
-
-    /**
-     * Closes the connection after {@code millis} whether or not its ERROR was written: the close
-     * above waits for that write, which never completes while the agent reads nothing, and once
-     * {@code closing} is set the idle timeout no longer closes it (its ERROR is the one stuck), so an
-     * agent that stops reading would hold the connection for ever. Cancelled when the connection closes.
-     */
-    private void closeAtTheLatestIn(long millis) {
-        try {
-            var late = channel.eventLoop().schedule(() -> channel.close(), millis, java.util.concurrent.TimeUnit.MILLISECONDS);
-            channel.closeFuture().addListener(f -> late.cancel(false));
-        } catch (RejectedExecutionException e) {
-            channel.close(); // the event loop is shutting down
-        }
     }
 }
