@@ -38,23 +38,22 @@ import org.holdfast.server.store.CorruptDataException;
 
 /**
  * One agent connection: the protocol state machine (HELLO first; then backups, listings and
- * restores, one at a time) and the hand-off of every frame to the connection's serial lane.
+ * restores, one at a time) and the hand-off of every frame to the connection's serial lane, where
+ * it goes to the part that does the work: {@link AgentAccess} (token, role and scope),
+ * {@link ConnectionBackup}, {@link ConnectionRestore}; {@link ErrorMapping}, {@link ConnectionEnd},
+ * {@link LaneBacklog} and {@link FrameRateWatch} hold the rules of refusals and flow control.
  *
  * <h2>Authentication and authorization</h2>
- * The token in HELLO is checked by the {@link org.holdfast.server.security.TokenAuthenticator}
- * before anything else is read: the decoder holds every byte behind the HELLO unparsed and reading
- * from the socket pauses until the token is accepted. A refused token gets {@code UNAUTHORIZED},
- * an audit entry, and the connection closes. BACKUP_BEGIN, LIST_SNAPSHOTS and RESTORE are then
- * checked against the principal's role ({@link IngestAction}) and volume scope before the catalog
- * is consulted, so a refusal reads the same whether or not the volume exists. Each of those requests
- * asks the authenticator about the token again, so a token revoked or expired after HELLO starts
- * nothing more on a connection that stays open.
+ * The token in HELLO is checked before anything else is read: the decoder holds every byte behind
+ * the HELLO unparsed and reading from the socket pauses until the token is accepted. A refused
+ * token gets {@code UNAUTHORIZED}, an audit entry, and the connection closes. BACKUP_BEGIN,
+ * LIST_SNAPSHOTS, RESTORE and RUN_REPORT are then checked by {@link AgentAccess#authorize} before
+ * the catalog is consulted.
  *
  * <p>Any error ends the connection: the agent gets an {@code ERROR} with the code and a message,
  * the connection closes (after discarding what the agent still sends for up to
  * {@link ErrorLinger#ERROR_LINGER_MILLIS}, so the ERROR is not lost to a reset), and a running backup is
- * abandoned (no snapshot). Fields marked "lane"
- * are touched only on the serial lane.
+ * abandoned (no snapshot). Fields marked "lane" are touched only on the serial lane.
  */
 final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private static final System.Logger LOG = System.getLogger(ConnectionHandler.class.getName());
