@@ -66,7 +66,7 @@ public final class FakeServer implements AutoCloseable {
     public volatile boolean forceFull;
     /** Flip a bit in the first non-zero payload of every restore. */
     public volatile boolean corruptRestore;
-    /** The server's STORAGE_FULL message (ConnectionHandler.messageOf of a StorageFullException). */
+    /** The server's STORAGE_FULL message (ErrorMapping.messageOf of a StorageFullException). */
     public static final String STORAGE_FULL_MESSAGE = "storage full: no space left on the data disk; delete snapshots or volumes,"
             + " then run reclaim-now (POST /api/v1/gc/reclaim), or grow the disk; nothing of this backup was committed,"
             + " and snapshots committed before are intact";

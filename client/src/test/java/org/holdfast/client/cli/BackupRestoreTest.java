@@ -462,7 +462,7 @@ class BackupRestoreTest {
         assertThat(backup().exit()).isZero();
         Path target = dir.resolve("damaged.img");
         Files.writeString(target, "old content");
-        // the server's text (ConnectionHandler.messageOf of a CorruptBlockException)
+        // the server's text (ErrorMapping.messageOf of a CorruptBlockException)
         server.damagedRestore = "damaged block on the server: data-log [/data/log-00000001.hfl] key pbn 17 at offset 4128:"
                 + " stored bytes checksum (CRC32C) mismatch (volume vm1, snapshot vm1@1, LBN 5); the block is marked bad:"
                 + " the next backup holding its content repairs it (see docs/operations.md, \"Verify\")";

@@ -155,6 +155,15 @@ public final class IngestServer implements AutoCloseable {
         limitLog.info(what);
     }
 
+    /** Tells the statistics observer something; its failure must not end the connection. */
+    void observe(java.util.function.Consumer<IngestObserver> event) {
+        try {
+            event.accept(services.observer());
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "could not record agent statistics: " + e);
+        }
+    }
+
     InflightBudget inflight() {
         return inflight;
     }
