@@ -59,6 +59,12 @@ public final class Compactor {
     private static final System.Logger LOG = System.getLogger(Compactor.class.getName());
     /** Logs whose live share is below this are rewritten. */
     public static final double DEFAULT_THRESHOLD = 0.5;
+    /**
+     * Reclaim-now's threshold: an operator asking for space now gets every log at least 5 % dead
+     * rewritten, at a cost of at most 19 bytes copied per byte given back (bounded by the run's
+     * byte bound and the free space above the GC floor).
+     */
+    public static final double DEFAULT_RECLAIM_THRESHOLD = 0.95;
     static final String META_INTENT = "store.compaction-intent";
     private static final String STORE = "compactor";
     private static final String SUFFIX = ".compact";
@@ -71,12 +77,13 @@ public final class Compactor {
      * What a run did. {@code bytesBefore}/{@code bytesAfter}: sealed logs' size; {@code bytesCopied}:
      * live record bytes rewritten; {@code logsDeferred}: below the threshold but left for a later run
      * by the bytes bound; {@code recordsFreedMeanwhile}: copied, but freed by the sweep before the
-     * switch (their copies are dead space now).
+     * switch (their copies are dead space now); {@code bytesDeferred}: live bytes of the deferred logs,
+     * what rewriting them would copy (and so needs free above the GC floor).
      */
     public record Result(int logsExamined, int logsRewritten, int logsDeleted, long bytesBefore, long bytesAfter,
                          long recordsMoved, int logsSkippedCorrupt, long bytesCopied, int logsDeferred,
-                         long recordsFreedMeanwhile, long nanos) {
-        static final Result NONE = new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+                         long recordsFreedMeanwhile, long nanos, long bytesDeferred) {
+        static final Result NONE = new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 
         /** Bytes given back to the file system. */
         public long bytesReclaimed() {
@@ -144,7 +151,7 @@ public final class Compactor {
                 archiveNoted = true;
                 LOG.log(Level.INFO, "not compacting: the sealed data logs are in an object store, and this store was opened without it");
             }
-            return new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, System.nanoTime() - t0);
+            return new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, System.nanoTime() - t0, 0);
         }
         long[] durable = store.durablePoint();
         int below = (int) durable[0];
@@ -170,7 +177,7 @@ public final class Compactor {
             archive.retirePending(); // deletions a crash or an outage interrupted
         }
         if (sealed.isEmpty() && !activeCandidate) {
-            return new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, System.nanoTime() - t0);
+            return new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, System.nanoTime() - t0, 0);
         }
         // pass 1: live bytes per sealed log (and the active log's, if it may be sealed)
         Map<Integer, long[]> liveBytes = new HashMap<>();
@@ -188,7 +195,7 @@ public final class Compactor {
             sealed.put(sealedActive, store.logPath(sealedActive));
         }
         if (sealed.isEmpty()) {
-            return new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, System.nanoTime() - t0);
+            return new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, System.nanoTime() - t0, 0);
         }
         long before = 0;
         List<Integer> dead = new ArrayList<>();
@@ -216,9 +223,11 @@ public final class Compactor {
         Map<Integer, LiveRecords> chosen = new TreeMap<>();
         long planned = 0;
         int deferred = 0;
+        long deferredBytes = 0;
         for (double[] c : candidates) {
             if (!chosen.isEmpty() && planned + (long) c[2] > maxBytesCopied) {
                 deferred++;
+                deferredBytes += (long) c[2];
                 continue;
             }
             planned += (long) c[2];
@@ -241,6 +250,7 @@ public final class Compactor {
                 if (take + (long) c[2] > room) {
                     chosen.remove(id);
                     deferred++;
+                    deferredBytes += (long) c[2];
                 } else {
                     take += (long) c[2];
                 }
@@ -311,7 +321,7 @@ public final class Compactor {
             after -= oldSize - newSize;
         }
         return new Result(sealed.size(), rewritten, deleted, before, after, moved, skipped, copied, deferred, freedMeanwhile,
-                System.nanoTime() - t0);
+                System.nanoTime() - t0, deferredBytes);
     }
 
     /**

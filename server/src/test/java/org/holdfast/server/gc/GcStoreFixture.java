@@ -81,6 +81,14 @@ final class GcStoreFixture implements AutoCloseable {
     static GcStoreFixture open(Path dir, Clock clock, long logBytes, Duration grace, int sweepBatchChunks,
                                UnaryOperator<CommitHook> wrapHook, int partEntries, LogArchive archive,
                                Function<MetadataDb, FingerprintIndex> indexes, PbnRange range) {
+        return open(dir, clock, logBytes, grace, sweepBatchChunks, wrapHook, partEntries, archive, indexes, range,
+                org.holdfast.server.store.Compactor.DEFAULT_RECLAIM_THRESHOLD);
+    }
+
+    /** As above, reclaim-now compacting logs whose live share is below {@code reclaimThreshold} (the cycle's: 0.5). */
+    static GcStoreFixture open(Path dir, Clock clock, long logBytes, Duration grace, int sweepBatchChunks,
+                               UnaryOperator<CommitHook> wrapHook, int partEntries, LogArchive archive,
+                               Function<MetadataDb, FingerprintIndex> indexes, PbnRange range, double reclaimThreshold) {
         MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
         DataStore.Settings settings = new DataStore.Settings(dir.resolve("data"), logBytes, FsyncPolicy.COMMIT, 64, 0, range);
         DataStore store = archive == null ? DataStore.open(settings, db) : DataStore.open(settings, db, archive);
@@ -90,7 +98,8 @@ final class GcStoreFixture implements AutoCloseable {
         GcService gc;
         try {
             gc = GcService.open(new GcService.Settings(dir.resolve("gc"), BoscSettings.defaults().withCommitIdle(Duration.ofMillis(1)),
-                    grace, "12h", sweepBatchChunks), catalog, store, index, clock, () -> monitor[0]);
+                    grace, "12h", sweepBatchChunks, org.holdfast.server.store.Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE,
+                    reclaimThreshold), catalog, store, index, clock, () -> monitor[0]);
         } catch (RuntimeException e) {
             index.close();
             store.close();
