@@ -56,10 +56,11 @@ final class CompactionCounters {
         copied.addAndGet(r.bytesCopied());
         reclaimed.addAndGet(r.bytesReclaimed());
         nanos.addAndGet(r.nanos());
-        if (r.logsRewritten() + r.logsDeleted() + r.logsSkippedCorrupt() > 0) {
-            LOG.log(System.Logger.Level.INFO, () -> String.format("gc compaction: %d logs rewritten, %d deleted, %d deferred,"
-                    + " %d skipped (damaged), %d bytes copied, %d bytes reclaimed in %.3f s", r.logsRewritten(), r.logsDeleted(),
-                    r.logsDeferred(), r.logsSkippedCorrupt(), r.bytesCopied(), r.bytesReclaimed(), r.nanos() / 1e9));
+        if (r.logsRewritten() + r.logsDeleted() + r.logsSkippedCorrupt() + r.logsTrimmed() > 0) {
+            LOG.log(System.Logger.Level.INFO, () -> String.format("gc compaction: %d logs rewritten, %d deleted, %d deferred"
+                    + " (%d of them trimmed), %d skipped (damaged), %d bytes copied, %d bytes reclaimed in %.3f s", r.logsRewritten(),
+                    r.logsDeleted(), r.logsDeferred(), r.logsTrimmed(), r.logsSkippedCorrupt(), r.bytesCopied(), r.bytesReclaimed(),
+                    r.nanos() / 1e9));
         }
         return GcService.CompactionReport.of(r, threshold);
     }

@@ -117,15 +117,16 @@ public final class GcService implements AutoCloseable {
     /**
      * What one compaction did, for the run report and status: {@code threshold} is the live share
      * below which it rewrote a log; {@code bytesDeferred} the live bytes of the logs it deferred
-     * (what their rewrite would copy, and so needs free above the GC floor).
+     * (what their rewrite would copy, and so needs free above the GC floor); {@code logsTrimmed}
+     * deferred logs whose dead tail it cut off without a copy.
      */
     public record CompactionReport(int logsExamined, int logsRewritten, int logsDeleted, int logsDeferred,
                                    int logsSkippedCorrupt, long recordsMoved, long bytesCopied, long bytesReclaimed,
-                                   double seconds, double threshold, long bytesDeferred) {
+                                   double seconds, double threshold, long bytesDeferred, int logsTrimmed) {
         static CompactionReport of(Compactor.Result r, double threshold) {
             return new CompactionReport(r.logsExamined(), r.logsRewritten(), r.logsDeleted(), r.logsDeferred(),
                     r.logsSkippedCorrupt(), r.recordsMoved(), r.bytesCopied(), r.bytesReclaimed(), r.nanos() / 1e9,
-                    threshold, r.bytesDeferred());
+                    threshold, r.bytesDeferred(), r.logsTrimmed());
         }
     }
 

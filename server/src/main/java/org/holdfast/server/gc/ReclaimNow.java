@@ -118,9 +118,10 @@ final class ReclaimNow {
             job.log("reclaim-now: compaction (logs under " + c.threshold() + " live) rewrote " + c.logsRewritten()
                     + " and deleted " + c.logsDeleted() + " data logs, " + c.bytesReclaimed() + " bytes back to the file system");
             if (c.logsDeferred() > 0) {
-                job.log("reclaim-now: deferred " + c.logsDeferred() + " data logs: rewriting them copies " + c.bytesDeferred()
-                        + " live bytes, more than this run could (holdfast.gc.compaction-max-bytes, or free space above a"
-                        + " quarter of holdfast.store.min-free-space); free more space or run reclaim-now again");
+                job.log("reclaim-now: deferred " + c.logsDeferred() + " data logs (" + c.logsTrimmed() + " of them trimmed of"
+                        + " their dead tails): rewriting them copies " + c.bytesDeferred() + " live bytes, more than this run could"
+                        + " (holdfast.gc.compaction-max-bytes, or free space above a quarter of holdfast.store.min-free-space);"
+                        + " free more space, then run reclaim-now again");
             }
         }
         return new GcService.ReclaimReport(mark.snapshots(), mark.live().count(), swept.freed(), bytes[0],
