@@ -26,6 +26,7 @@ import org.holdfast.server.stats.Statistics;
 import org.holdfast.server.stats.StatsReport;
 import org.holdfast.server.stats.TransferRates;
 import org.holdfast.server.store.DataLog;
+import org.holdfast.server.store.DiskSpace;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.object.S3ObjectStore;
@@ -58,6 +59,10 @@ class ReclaimActiveLogTest {
     }
 
     private void open(boolean archived, double reclaimThreshold) throws Exception {
+        open(archived, reclaimThreshold, null, 0);
+    }
+
+    private void open(boolean archived, double reclaimThreshold, DiskSpace disk, long reserve) throws Exception {
         LogArchive archive = null;
         if (archived) {
             s3 = S3ProxyFixture.start(dir.resolve("s3"));
@@ -65,7 +70,7 @@ class ReclaimActiveLogTest {
         }
         fx = GcStoreFixture.open(dir, clock, 256L << 20, Duration.ofHours(2), 4, hook -> hook, CommitParts.DEFAULT_PART_ENTRIES,
                 archive, org.holdfast.server.engine.ExactFingerprintIndex::new, org.holdfast.common.id.PbnRange.STANDALONE,
-                reclaimThreshold);
+                reclaimThreshold, disk, reserve);
         ingest = new IngestServer(IngestSettings.loopback(), new IngestServices(fx.store, fx.catalog, fx.commit, fx.index,
                 guard = new RecordingReferenceGuard(new GcReferenceGuard(fx.gc)), clock, new TestTokens(), new RecordingAuditLog()));
         ingest.start();
@@ -147,6 +152,47 @@ class ReclaimActiveLogTest {
         assertThat(rep.compaction().bytesReclaimed()).isEqualTo(deadRecords);
         assertThat(a.logBytes() - logBytes()).as("the logs shrink by the abandoned blocks, less the fresh log's header")
                 .isEqualTo(deadRecords - FormatVersions.DATA_LOG_HEADER_BYTES);
+        assertThat(restore("keep", 1)).isEqualTo(a.keep1());
+        assertThat(restore("keep", 2)).isEqualTo(a.keep2());
+        FsckReport f = fx.gc.fsck(clock.millis);
+        assertThat(f.clean()).as(f.toText()).isTrue();
+    }
+
+    /**
+     * The admin's trial itself: after the failed backup the disk is full, with less room above the GC floor
+     * (a quarter of the reserve) than the log's live part, so the log cannot be rewritten. Reclaim-now still
+     * gives the failed backup's blocks back, the tail of the log, by a cut; the snapshots restore, fsck is clean.
+     */
+    @Test
+    void reclaimNow_diskFullAfterTheFailedBackup_cutsItsBlocksOffTheLogWithoutACopy() throws Exception {
+        long reserve = 1L << 20;
+        long[] free = {1L << 40};
+        open(false, org.holdfast.server.store.Compactor.DEFAULT_RECLAIM_THRESHOLD, new DiskSpace() {
+            @Override
+            public long usableBytes() {
+                return free[0];
+            }
+
+            @Override
+            public String describe() {
+                return "a disk the test fills";
+            }
+        }, reserve);
+        Abandoned a = abandonedBackup(new Random(25));
+        free[0] = reserve + (64 << 10); // the backup stopped at the reserve: ~0.8 MiB above the floor, the live part is ~1.2 MiB
+        fx.store.reserve().invalidate();
+
+        GcService.ReclaimReport rep = fx.gc.reclaimNow(JobContext.NONE);
+
+        assertThat(rep.blocksFreed()).isEqualTo(BLOCKS - SHARED);
+        long deadRecords = rep.bytesFreed() + rep.blocksFreed() * FormatVersions.RECORD_HEADER_BYTES;
+        GcService.CompactionReport c = rep.compaction();
+        assertThat(c.logsRewritten()).as("%s", c).isZero();
+        assertThat(c.logsDeferred()).as("%s", c).isEqualTo(1);
+        assertThat(c.bytesDeferred()).as("%s", c).isGreaterThan(fx.store.reserve().gcRoom());
+        assertThat(c.logsTrimmed()).as("%s", c).isEqualTo(1);
+        assertThat(c.bytesReclaimed()).as("the failed backup's records were the log's tail").isEqualTo(deadRecords);
+        assertThat(a.logBytes() - logBytes()).isEqualTo(deadRecords - FormatVersions.DATA_LOG_HEADER_BYTES);
         assertThat(restore("keep", 1)).isEqualTo(a.keep1());
         assertThat(restore("keep", 2)).isEqualTo(a.keep2());
         FsckReport f = fx.gc.fsck(clock.millis);
