@@ -150,12 +150,7 @@ class ReclaimActiveLogTest {
         assertThat(rep.compaction().logsRewritten()).as("the sealed active log was rewritten").isEqualTo(1);
         assertThat(rep.compaction().logsDeferred()).isZero();
         assertThat(rep.compaction().bytesReclaimed()).isEqualTo(deadRecords);
-        assertThat(a.logBytes() - logBytes()).as("the logs shrink by the abandoned blocks, less the fresh log's header")
-                .isEqualTo(deadRecords - FormatVersions.DATA_LOG_HEADER_BYTES);
-        assertThat(restore("keep", 1)).isEqualTo(a.keep1());
-        assertThat(restore("keep", 2)).isEqualTo(a.keep2());
-        FsckReport f = fx.gc.fsck(clock.millis);
-        assertThat(f.clean()).as(f.toText()).isTrue();
+        assertShrunkAndIntact(a, deadRecords);
     }
 
     /**
@@ -192,7 +187,13 @@ class ReclaimActiveLogTest {
         assertThat(c.bytesDeferred()).as("%s", c).isGreaterThan(fx.store.reserve().gcRoom());
         assertThat(c.logsTrimmed()).as("%s", c).isEqualTo(1);
         assertThat(c.bytesReclaimed()).as("the failed backup's records were the log's tail").isEqualTo(deadRecords);
-        assertThat(a.logBytes() - logBytes()).isEqualTo(deadRecords - FormatVersions.DATA_LOG_HEADER_BYTES);
+        assertShrunkAndIntact(a, deadRecords);
+    }
+
+    /** The logs shrank by the abandoned backup's records (less the fresh log's header); keep restores bit for bit; fsck is clean. */
+    private void assertShrunkAndIntact(Abandoned a, long deadRecords) throws IOException {
+        assertThat(a.logBytes() - logBytes()).as("the logs shrink by the abandoned blocks, less the fresh log's header")
+                .isEqualTo(deadRecords - FormatVersions.DATA_LOG_HEADER_BYTES);
         assertThat(restore("keep", 1)).isEqualTo(a.keep1());
         assertThat(restore("keep", 2)).isEqualTo(a.keep2());
         FsckReport f = fx.gc.fsck(clock.millis);

@@ -155,16 +155,8 @@ class DiskFullStoreTest {
     @Test
     void compaction_lessRoomThanLiveBytesAboveGcFloor_defersThenRewritesOnceSpaceIsBack() throws IOException {
         long reserve = 1L << 20;
-        db = MetadataDb.open(dir.resolve("catalog"));
-        Path data = dir.resolve("data");
-        FakeDisk fake = new FakeDisk(data, 1L << 40);
-        store = DataStore.open(new DataStore.Settings(data, 64L << 10, FsyncPolicy.COMMIT, 16, reserve), db, fake);
-        List<Long> pbns = new ArrayList<>();
-        for (int i = 0; i < 60; i++) { // 4 KiB blocks: about 15 to a 64 KiB log
-            byte[] b = java.util.Arrays.copyOf(block(i), 4096);
-            pbns.add(store.append(fp(i), 0, b, 0, 4096, FormatVersions.CODEC_RAW, 4096));
-        }
-        store.sync();
+        FakeDisk fake = openSmallLogs(reserve);
+        List<Long> pbns = appendSmall(60);
         long[] half = new long[8];
         for (int i = 0; i < 8; i++) {
             half[i] = pbns.get(i * 2); // half of the first log's records are freed
@@ -181,10 +173,7 @@ class DiskFullStoreTest {
         assertThat(roomy.logsRewritten()).as("%s", roomy).isPositive();
         for (int i = 0; i < pbns.size(); i++) {
             if (i >= 16 || i % 2 == 1) {
-                StoredBlock b = new StoredBlock();
-                store.read(pbns.get(i), b);
-                assertThat(java.util.Arrays.copyOfRange(b.data(), b.dataOffset(), b.dataOffset() + b.storedLength()))
-                        .isEqualTo(java.util.Arrays.copyOf(block(i), 4096));
+                assertSmallReads(pbns, i);
             }
         }
     }
@@ -197,16 +186,8 @@ class DiskFullStoreTest {
     @Test
     void compaction_noRoomToCopy_cutsTheDeadTailAndEveryLiveBlockReads() throws IOException {
         long reserve = 1L << 20;
-        db = MetadataDb.open(dir.resolve("catalog"));
-        Path data = dir.resolve("data");
-        FakeDisk fake = new FakeDisk(data, 1L << 40);
-        DataStore.Settings settings = new DataStore.Settings(data, 64L << 10, FsyncPolicy.COMMIT, 16, reserve);
-        store = DataStore.open(settings, db, fake);
-        List<Long> pbns = new ArrayList<>();
-        for (int i = 0; i < 40; i++) { // 4 KiB blocks: about 15 to a 64 KiB log
-            pbns.add(store.append(fp(i), 0, java.util.Arrays.copyOf(block(i), 4096), 0, 4096, FormatVersions.CODEC_RAW, 4096));
-        }
-        store.sync();
+        FakeDisk fake = openSmallLogs(reserve);
+        List<Long> pbns = appendSmall(40);
         java.util.Map<Long, Integer> logOf = new java.util.HashMap<>();
         store.locations().forEachLocation((pbn, logId, offset, location, fps, fpOff) -> {
             logOf.put(pbn, logId);
@@ -239,12 +220,6 @@ class DiskFullStoreTest {
         long tailBytes = tail * (4096L + FormatVersions.RECORD_HEADER_BYTES);
         assertThat(tight.bytesReclaimed()).isEqualTo(tailBytes);
         assertThat(Files.size(log)).isEqualTo(before - tailBytes);
-        java.util.function.IntConsumer reads = i -> {
-            StoredBlock b = new StoredBlock();
-            store.read(pbns.get(i), b);
-            assertThat(java.util.Arrays.copyOfRange(b.data(), b.dataOffset(), b.dataOffset() + b.storedLength()))
-                    .as("block %d", i).isEqualTo(java.util.Arrays.copyOf(block(i), 4096));
-        };
         java.util.Set<Long> gone = new java.util.HashSet<>();
         for (long p : dead) {
             gone.add(p);
@@ -252,13 +227,13 @@ class DiskFullStoreTest {
         Runnable allLiveRead = () -> {
             for (int i = 0; i < pbns.size(); i++) {
                 if (!gone.contains(pbns.get(i))) {
-                    reads.accept(i);
+                    assertSmallReads(pbns, i);
                 }
             }
         };
         allLiveRead.run();
         store.close();
-        store = DataStore.open(settings, db, fake);
+        store = DataStore.open(smallLogs(reserve), db, fake);
         allLiveRead.run();
 
         fake.freed = 0;
@@ -266,6 +241,36 @@ class DiskFullStoreTest {
         assertThat(roomy.logsRewritten()).as("the hole, once there is room: %s", roomy).isEqualTo(1);
         assertThat(Files.size(log)).isEqualTo(before - tailBytes - (4096L + FormatVersions.RECORD_HEADER_BYTES));
         allLiveRead.run();
+    }
+
+    /** Opens the store with 64 KiB logs and {@code reserve} on a fake 1 TiB disk the test can fill. */
+    private FakeDisk openSmallLogs(long reserve) {
+        db = MetadataDb.open(dir.resolve("catalog"));
+        FakeDisk fake = new FakeDisk(dir.resolve("data"), 1L << 40);
+        store = DataStore.open(smallLogs(reserve), db, fake);
+        return fake;
+    }
+
+    private DataStore.Settings smallLogs(long reserve) {
+        return new DataStore.Settings(dir.resolve("data"), 64L << 10, FsyncPolicy.COMMIT, 16, reserve);
+    }
+
+    /** Appends {@code n} blocks of 4 KiB (about 15 to a 64 KiB log) and syncs; their PBNs. */
+    private List<Long> appendSmall(int n) {
+        List<Long> pbns = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            pbns.add(store.append(fp(i), 0, java.util.Arrays.copyOf(block(i), 4096), 0, 4096, FormatVersions.CODEC_RAW, 4096));
+        }
+        store.sync();
+        return pbns;
+    }
+
+    /** Block {@code i} of {@link #appendSmall} reads back as written. */
+    private void assertSmallReads(List<Long> pbns, int i) {
+        StoredBlock b = new StoredBlock();
+        store.read(pbns.get(i), b);
+        assertThat(java.util.Arrays.copyOfRange(b.data(), b.dataOffset(), b.dataOffset() + b.storedLength()))
+                .as("block %d", i).isEqualTo(java.util.Arrays.copyOf(block(i), 4096));
     }
 
     private long append(long seed) {
