@@ -38,11 +38,12 @@ final class CompactionCounters {
     }
 
     /**
-     * Compacts now at reclaim-now's threshold: the operator asked for space, so logs a cycle leaves
-     * (mostly live, with a failed backup's blocks in them) are rewritten too; null if compaction is off.
+     * Compacts now at reclaim-now's threshold ({@code requested} if present, else the setting), or the
+     * cycle's if that is higher: the operator asked for space, so logs a cycle leaves (mostly live,
+     * with a failed backup's blocks in them) are rewritten too; null if compaction is off.
      */
-    GcService.CompactionReport compactForReclaim() {
-        return compact(reclaimThreshold);
+    GcService.CompactionReport compactForReclaim(java.util.OptionalDouble requested) {
+        return compact(threshold == 0 ? 0 : Math.max(threshold, requested.orElse(reclaimThreshold)));
     }
 
     private GcService.CompactionReport compact(double threshold) {

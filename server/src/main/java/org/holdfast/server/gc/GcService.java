@@ -97,11 +97,6 @@ public final class GcService implements AutoCloseable {
             this(dir, bosc, grace, defaultPolicy, sweepBatchChunks, Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE);
         }
 
-        /** The live share below which reclaim-now's compaction rewrites a log; 0 when compaction is off. */
-        double reclaimThreshold() {
-            return compactionThreshold == 0 ? 0 : Math.max(compactionThreshold, reclaimCompactionThreshold);
-        }
-
         private static void checkThreshold(String what, double t) {
             if (!(t >= 0 && t <= 1)) {
                 throw new IllegalArgumentException(what + " must be in 0..1, got " + t);
@@ -195,7 +190,7 @@ public final class GcService implements AutoCloseable {
         Object cycleLock = new Object();
         this.deletions = new Deletions(catalog, records, states, pins, locks, ops, pipeline, cycleLock, commitMonitor, policyStore);
         this.compaction = new CompactionCounters(new Compactor(dataStore), settings.compactionThreshold(),
-                settings.reclaimThreshold(), settings.compactionMaxBytes());
+                settings.reclaimCompactionThreshold(), settings.compactionMaxBytes());
         this.cycle = new RetentionCycle(catalog, records, states, pins, locks, ops, pipeline, bookkeeper, guard, sweeper,
                 compaction, cycleLock, commitMonitor);
         this.reclaimNow = new ReclaimNow(catalog, dataStore, records, ops, guard, sweeper, compaction, cycleLock, clock);
@@ -459,8 +454,17 @@ public final class GcService implements AutoCloseable {
      * safe point ({@code JobCancelledException}) if {@code job} asks. See {@link ReclaimNow}.
      */
     public ReclaimReport reclaimNow(org.holdfast.server.jobs.JobContext job) {
+        return reclaimNow(job, java.util.OptionalDouble.empty());
+    }
+
+    /**
+     * As above; a present {@code compactionThreshold} (0..1) replaces
+     * {@code holdfast.gc.reclaim-compaction-threshold} for this run (the higher of it and the cycle's
+     * threshold still applies, and none when compaction is off).
+     */
+    public ReclaimReport reclaimNow(org.holdfast.server.jobs.JobContext job, java.util.OptionalDouble compactionThreshold) {
         deletions.finishPending();
-        return reclaimNow.run(job);
+        return reclaimNow.run(job, compactionThreshold);
     }
 
     public GraceGuard guard() {

@@ -70,8 +70,11 @@ final class ReclaimNow {
         this.clock = clock;
     }
 
-    /** Marks, frees, then compacts; see the class comment. Throws {@code JobCancelledException} at a safe point if asked to stop. */
-    GcService.ReclaimReport run(JobContext job) {
+    /**
+     * Marks, frees, then compacts (at {@code compactionThreshold} if present, else the setting); see
+     * the class comment. Throws {@code JobCancelledException} at a safe point if asked to stop.
+     */
+    GcService.ReclaimReport run(JobContext job, java.util.OptionalDouble compactionThreshold) {
         ops.requireHealthy();
         long started = System.nanoTime();
         ExactMark.Result mark;
@@ -113,7 +116,7 @@ final class ReclaimNow {
         }
         job.log("reclaim-now: freed " + swept.freed() + " blocks (" + bytes[0] + " bytes stored); kept " + swept.keptMarked()
                 + " referenced, " + swept.keptInFlight() + " of backups in progress, " + swept.keptPinned() + " pinned");
-        GcService.CompactionReport c = compaction.compactForReclaim();
+        GcService.CompactionReport c = compaction.compactForReclaim(compactionThreshold);
         if (c != null) {
             job.log("reclaim-now: compaction (logs under " + c.threshold() + " live) rewrote " + c.logsRewritten()
                     + " and deleted " + c.logsDeleted() + " data logs, " + c.bytesReclaimed() + " bytes back to the file system");
