@@ -78,7 +78,7 @@ public final class Compactor {
     /**
      * What a run did. {@code bytesBefore}/{@code bytesAfter}: sealed logs' size; {@code bytesCopied}:
      * live record bytes rewritten; {@code logsDeferred}: below the threshold but left for a later run
-     * by the bytes bound; {@code recordsFreedMeanwhile}: copied, but freed by the sweep before the
+     * by the bytes bound or for lack of room above the GC floor; {@code recordsFreedMeanwhile}: copied, but freed by the sweep before the
      * switch (their copies are dead space now); {@code bytesDeferred}: live bytes of the deferred logs,
      * what rewriting them would copy (and so needs free above the GC floor); {@code logsTrimmed}:
      * deferred logs whose dead tail was cut off instead (see {@link DeadTails}).
@@ -341,7 +341,7 @@ public final class Compactor {
             if (end > DATA_LOG_HEADER_BYTES && end < size) {
                 store.trimLog(id, end);
                 LOG.log(Level.INFO, () -> "trimmed data log " + id + ": " + size + " -> " + end + " bytes (its dead tail;"
-                        + " rewriting the rest needs more free space)");
+                        + " the rest waits for a run with more free space or under the byte bound)");
                 after -= size - end;
                 trimmed++;
             }
