@@ -1,5 +1,6 @@
 package org.holdfast.server.api;
 
+import java.util.OptionalDouble;
 import org.holdfast.server.app.OnStandaloneOrMaster;
 import org.holdfast.server.gc.GcJobs;
 import org.holdfast.server.gc.GcService;
@@ -47,12 +48,24 @@ public class GcController {
         return JobController.accepted(gcJobs.compaction(Principals.name(request)));
     }
 
-    /** Starts reclaim-now (an exact mark, then frees what nothing retained references) as a job. */
+    /**
+     * Starts reclaim-now (an exact mark, then frees what nothing retained references, then compacts)
+     * as a job; {@code compactionThreshold} (0..1) replaces {@code holdfast.gc.reclaim-compaction-threshold} for this run.
+     */
     @NeedsLocalBlocks // its mark counts every PBN from the master's own range: the workers' ranges are not its to free
     @PostMapping("/api/v1/gc/reclaim")
     @Audited("gc.reclaim")
-    public ResponseEntity<JobView> reclaim(HttpServletRequest request) {
-        return JobController.accepted(gcJobs.reclaim(Principals.name(request)));
+    public ResponseEntity<JobView> reclaim(HttpServletRequest request,
+                                           @RequestParam(name = "compactionThreshold", required = false) Double compactionThreshold) {
+        OptionalDouble threshold = OptionalDouble.empty();
+        if (compactionThreshold != null) {
+            if (!(compactionThreshold >= 0 && compactionThreshold <= 1)) {
+                throw new IllegalArgumentException("compactionThreshold must be a live share in 0..1 (0.95: rewrite every data log"
+                        + " less than 95 % live), got " + compactionThreshold + "; no reclaim-now was started");
+            }
+            threshold = OptionalDouble.of(compactionThreshold);
+        }
+        return JobController.accepted(gcJobs.reclaim(Principals.name(request), threshold));
     }
 
     @GetMapping("/api/v1/gc/status")

@@ -57,7 +57,7 @@ public class GcConfiguration {
     /**
      * GC settings: grace for backups in progress, default retention, cycle interval, BOSC tuning,
      * compaction after each sweep (threshold of live share, 0 = off; live bytes copied per run at most),
-     * and whether bookkeeping runs at all (fixed per store).
+     * reclaim-now's compaction threshold (the higher of it and the cycle's applies), and whether bookkeeping runs at all (fixed per store).
      */
     @ConfigurationProperties("holdfast.gc")
     public record GcProperties(
@@ -69,6 +69,7 @@ public class GcConfiguration {
             @DefaultValue("64") int sweepBatchChunks,
             @DefaultValue("0.5") double compactionThreshold,
             @DefaultValue("64GB") DataSize compactionMaxBytes,
+            @DefaultValue("0.95") double reclaimCompactionThreshold,
             @DefaultValue("on") String bookkeeping) {
         public GcProperties {
             GcBookkeepingMode.parse(bookkeeping);
@@ -100,7 +101,8 @@ public class GcConfiguration {
         // blocks on workers: each operation's updates are routed to the owners of their PBNs (distributed GC)
         GcDeltaSenders routing = dataMode == ClusterDataMode.WORKERS ? senders.getObject() : null;
         GcService gc = GcService.open(new GcService.Settings(dir.subdirectory("gc"), bosc(p), p.grace(), p.defaultRetention(),
-                p.sweepBatchChunks(), p.compactionThreshold(), p.compactionMaxBytes().toBytes()), catalog, dataStore, index, holdfastClock,
+                p.sweepBatchChunks(), p.compactionThreshold(), p.compactionMaxBytes().toBytes(), p.reclaimCompactionThreshold()),
+                catalog, dataStore, index, holdfastClock,
                 commits::getObject, routing);
         if (routing != null) {
             routing.start(); // after the re-drive: it may have written entries

@@ -109,6 +109,11 @@ public final class GcJobs {
 
     /** Queues reclaim-now; its result is the {@link GcService.ReclaimReport}. */
     public Job reclaim(String submittedBy) {
-        return jobs.submit(RECLAIM, LANE, submittedBy, job -> JobResults.of(gc.reclaimNow(job)));
+        return reclaim(submittedBy, java.util.OptionalDouble.empty());
+    }
+
+    /** As above, its compaction at {@code compactionThreshold} instead of the setting, if present (see {@link GcService#reclaimNow}). */
+    public Job reclaim(String submittedBy, java.util.OptionalDouble compactionThreshold) {
+        return jobs.submit(RECLAIM, LANE, submittedBy, job -> JobResults.of(gc.reclaimNow(job, compactionThreshold)));
     }
 }

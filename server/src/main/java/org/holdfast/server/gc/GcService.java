@@ -70,23 +70,37 @@ public final class GcService implements AutoCloseable {
     /**
      * Settings. {@code dir}: the GC directory (GMA, log, checkpoint). {@code compactionThreshold}:
      * sealed logs whose live share is below it are rewritten after each sweep (0 turns compaction
-     * off); {@code compactionMaxBytes}: live bytes one run copies at most (at least one log is taken).
+     * off, reclaim-now's included); {@code compactionMaxBytes}: live bytes one run copies at most (at
+     * least one log is taken); {@code reclaimCompactionThreshold}: the same share for the compaction
+     * that ends reclaim-now, which takes the higher of the two (an operator asking for space now).
      */
     public record Settings(Path dir, BoscSettings bosc, Duration grace, String defaultPolicy, int sweepBatchChunks,
-                           double compactionThreshold, long compactionMaxBytes) {
+                           double compactionThreshold, long compactionMaxBytes, double reclaimCompactionThreshold) {
         public Settings {
             RetentionPolicy.parse(defaultPolicy);
-            if (!(compactionThreshold >= 0 && compactionThreshold <= 1)) {
-                throw new IllegalArgumentException("compaction threshold must be in 0..1, got " + compactionThreshold);
-            }
+            checkThreshold("compaction threshold", compactionThreshold);
+            checkThreshold("reclaim compaction threshold", reclaimCompactionThreshold);
             if (compactionMaxBytes <= 0) {
                 throw new IllegalArgumentException("compaction max bytes must be positive, got " + compactionMaxBytes);
             }
         }
 
-        /** Compaction at the default threshold, no bound on the bytes copied. */
+        /** As above, reclaim-now at {@link Compactor#DEFAULT_RECLAIM_THRESHOLD}. */
+        public Settings(Path dir, BoscSettings bosc, Duration grace, String defaultPolicy, int sweepBatchChunks,
+                        double compactionThreshold, long compactionMaxBytes) {
+            this(dir, bosc, grace, defaultPolicy, sweepBatchChunks, compactionThreshold, compactionMaxBytes,
+                    Compactor.DEFAULT_RECLAIM_THRESHOLD);
+        }
+
+        /** Compaction at the default thresholds, no bound on the bytes copied. */
         public Settings(Path dir, BoscSettings bosc, Duration grace, String defaultPolicy, int sweepBatchChunks) {
             this(dir, bosc, grace, defaultPolicy, sweepBatchChunks, Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE);
+        }
+
+        private static void checkThreshold(String what, double t) {
+            if (!(t >= 0 && t <= 1)) {
+                throw new IllegalArgumentException(what + " must be in 0..1, got " + t);
+            }
         }
     }
 
@@ -95,13 +109,19 @@ public final class GcService implements AutoCloseable {
                               SweepReport sweep, CompactionReport compaction) {
     }
 
-    /** What one cycle's compaction did, for the run report and status. */
+    /**
+     * What one compaction did, for the run report and status: {@code threshold} is the live share
+     * below which it rewrote a log; {@code bytesDeferred} the live bytes of the logs it deferred
+     * (what their rewrite would copy, and so needs free above the GC floor); {@code logsTrimmed}
+     * deferred logs whose dead tail it cut off without a copy.
+     */
     public record CompactionReport(int logsExamined, int logsRewritten, int logsDeleted, int logsDeferred,
                                    int logsSkippedCorrupt, long recordsMoved, long bytesCopied, long bytesReclaimed,
-                                   double seconds) {
-        static CompactionReport of(Compactor.Result r) {
+                                   double seconds, double threshold, long bytesDeferred, int logsTrimmed) {
+        static CompactionReport of(Compactor.Result r, double threshold) {
             return new CompactionReport(r.logsExamined(), r.logsRewritten(), r.logsDeleted(), r.logsDeferred(),
-                    r.logsSkippedCorrupt(), r.recordsMoved(), r.bytesCopied(), r.bytesReclaimed(), r.nanos() / 1e9);
+                    r.logsSkippedCorrupt(), r.recordsMoved(), r.bytesCopied(), r.bytesReclaimed(), r.nanos() / 1e9,
+                    threshold, r.bytesDeferred(), r.logsTrimmed());
         }
     }
 
@@ -170,7 +190,7 @@ public final class GcService implements AutoCloseable {
         Object cycleLock = new Object();
         this.deletions = new Deletions(catalog, records, states, pins, locks, ops, pipeline, cycleLock, commitMonitor, policyStore);
         this.compaction = new CompactionCounters(new Compactor(dataStore), settings.compactionThreshold(),
-                settings.compactionMaxBytes());
+                settings.reclaimCompactionThreshold(), settings.compactionMaxBytes());
         this.cycle = new RetentionCycle(catalog, records, states, pins, locks, ops, pipeline, bookkeeper, guard, sweeper,
                 compaction, cycleLock, commitMonitor);
         this.reclaimNow = new ReclaimNow(catalog, dataStore, records, ops, guard, sweeper, compaction, cycleLock, clock);
@@ -434,8 +454,17 @@ public final class GcService implements AutoCloseable {
      * safe point ({@code JobCancelledException}) if {@code job} asks. See {@link ReclaimNow}.
      */
     public ReclaimReport reclaimNow(org.holdfast.server.jobs.JobContext job) {
+        return reclaimNow(job, java.util.OptionalDouble.empty());
+    }
+
+    /**
+     * As above; a present {@code compactionThreshold} (0..1) replaces
+     * {@code holdfast.gc.reclaim-compaction-threshold} for this run (the higher of it and the cycle's
+     * threshold still applies, and none when compaction is off).
+     */
+    public ReclaimReport reclaimNow(org.holdfast.server.jobs.JobContext job, java.util.OptionalDouble compactionThreshold) {
         deletions.finishPending();
-        return reclaimNow.run(job);
+        return reclaimNow.run(job, compactionThreshold);
     }
 
     public GraceGuard guard() {

@@ -35,8 +35,9 @@ import org.holdfast.server.store.StoredBlock;
  * <li>{@link Sweeper#sweepUnmarked}: batch by batch, the same stripes, barrier, tombstones,
  *     {@link StoreReclaimer} (fingerprint index, locations, possession entries) and FREED marks as a
  *     sweep; a checkpoint after each batch;</li>
- * <li>close the watch, release the cycle lock, then compact (as a cycle does) so the space goes
- *     back to the file system.</li>
+ * <li>close the watch, release the cycle lock, then compact so the space goes back to the file
+ *     system: as a cycle does, but at the higher reclaim threshold, so a mostly live log that a
+ *     failed backup's blocks made partly dead is rewritten too.</li>
  * </ol>
  *
  * <h2>Crash safety</h2>
@@ -69,8 +70,11 @@ final class ReclaimNow {
         this.clock = clock;
     }
 
-    /** Marks, frees, then compacts; see the class comment. Throws {@code JobCancelledException} at a safe point if asked to stop. */
-    GcService.ReclaimReport run(JobContext job) {
+    /**
+     * Marks, frees, then compacts (at {@code compactionThreshold} if present, else the setting); see
+     * the class comment. Throws {@code JobCancelledException} at a safe point if asked to stop.
+     */
+    GcService.ReclaimReport run(JobContext job, java.util.OptionalDouble compactionThreshold) {
         ops.requireHealthy();
         long started = System.nanoTime();
         ExactMark.Result mark;
@@ -112,10 +116,16 @@ final class ReclaimNow {
         }
         job.log("reclaim-now: freed " + swept.freed() + " blocks (" + bytes[0] + " bytes stored); kept " + swept.keptMarked()
                 + " referenced, " + swept.keptInFlight() + " of backups in progress, " + swept.keptPinned() + " pinned");
-        GcService.CompactionReport c = compaction.compact();
+        GcService.CompactionReport c = compaction.compactForReclaim(compactionThreshold);
         if (c != null) {
-            job.log("reclaim-now: compaction rewrote " + c.logsRewritten() + " and deleted " + c.logsDeleted()
-                    + " data logs, " + c.bytesReclaimed() + " bytes back to the file system");
+            job.log("reclaim-now: compaction (logs under " + c.threshold() + " live) rewrote " + c.logsRewritten()
+                    + " and deleted " + c.logsDeleted() + " data logs, " + c.bytesReclaimed() + " bytes back to the file system");
+            if (c.logsDeferred() > 0) {
+                job.log("reclaim-now: deferred " + c.logsDeferred() + " data logs (" + c.logsTrimmed() + " of them trimmed of"
+                        + " their dead tails): rewriting them copies " + c.bytesDeferred() + " live bytes, more than this run could"
+                        + " (holdfast.gc.compaction-max-bytes, or free space above a quarter of holdfast.store.min-free-space);"
+                        + " free more space, then run reclaim-now again");
+            }
         }
         return new GcService.ReclaimReport(mark.snapshots(), mark.live().count(), swept.freed(), bytes[0],
                 (System.nanoTime() - started) / 1_000_000, swept.examined(), swept.keptInFlight(), c);

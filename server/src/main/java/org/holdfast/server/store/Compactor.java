@@ -40,6 +40,8 @@ import org.holdfast.common.kill.KillPoints;
  * {@code .compact} file is renamed into place (the locations already name it); without one, stray
  * {@code .compact} files are deleted (the locations still name the old log). A record that fails its
  * checksum stops the compaction of its log, which is then left as it is: compaction never drops data.
+ * A log deferred for lack of room (or by the byte bound) still gives back its dead tail, the bytes
+ * after its last live record, by a cut instead of a copy ({@link DeadTails}, {@link DataStore#trimLog}).
  *
  * <h2>Frame records</h2>
  * A frame whose members are all live is copied as it is; one with no live member is dropped; one
@@ -59,6 +61,12 @@ public final class Compactor {
     private static final System.Logger LOG = System.getLogger(Compactor.class.getName());
     /** Logs whose live share is below this are rewritten. */
     public static final double DEFAULT_THRESHOLD = 0.5;
+    /**
+     * Reclaim-now's threshold: an operator asking for space now gets every log at least 5 % dead
+     * rewritten, at a cost of at most 19 bytes copied per byte given back (bounded by the run's
+     * byte bound and the free space above the GC floor).
+     */
+    public static final double DEFAULT_RECLAIM_THRESHOLD = 0.95;
     static final String META_INTENT = "store.compaction-intent";
     private static final String STORE = "compactor";
     private static final String SUFFIX = ".compact";
@@ -70,13 +78,15 @@ public final class Compactor {
     /**
      * What a run did. {@code bytesBefore}/{@code bytesAfter}: sealed logs' size; {@code bytesCopied}:
      * live record bytes rewritten; {@code logsDeferred}: below the threshold but left for a later run
-     * by the bytes bound; {@code recordsFreedMeanwhile}: copied, but freed by the sweep before the
-     * switch (their copies are dead space now).
+     * by the bytes bound or for lack of room above the GC floor; {@code recordsFreedMeanwhile}: copied, but freed by the sweep before the
+     * switch (their copies are dead space now); {@code bytesDeferred}: live bytes of the deferred logs,
+     * what rewriting them would copy (and so needs free above the GC floor); {@code logsTrimmed}:
+     * deferred logs whose dead tail was cut off instead (see {@link DeadTails}).
      */
     public record Result(int logsExamined, int logsRewritten, int logsDeleted, long bytesBefore, long bytesAfter,
                          long recordsMoved, int logsSkippedCorrupt, long bytesCopied, int logsDeferred,
-                         long recordsFreedMeanwhile, long nanos) {
-        static final Result NONE = new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+                         long recordsFreedMeanwhile, long nanos, long bytesDeferred, int logsTrimmed) {
+        static final Result NONE = new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 
         /** Bytes given back to the file system. */
         public long bytesReclaimed() {
@@ -144,7 +154,7 @@ public final class Compactor {
                 archiveNoted = true;
                 LOG.log(Level.INFO, "not compacting: the sealed data logs are in an object store, and this store was opened without it");
             }
-            return new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, System.nanoTime() - t0);
+            return new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, System.nanoTime() - t0, 0, 0);
         }
         long[] durable = store.durablePoint();
         int below = (int) durable[0];
@@ -170,7 +180,7 @@ public final class Compactor {
             archive.retirePending(); // deletions a crash or an outage interrupted
         }
         if (sealed.isEmpty() && !activeCandidate) {
-            return new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, System.nanoTime() - t0);
+            return new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, System.nanoTime() - t0, 0, 0);
         }
         // pass 1: live bytes per sealed log (and the active log's, if it may be sealed)
         Map<Integer, long[]> liveBytes = new HashMap<>();
@@ -188,7 +198,7 @@ public final class Compactor {
             sealed.put(sealedActive, store.logPath(sealedActive));
         }
         if (sealed.isEmpty()) {
-            return new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, System.nanoTime() - t0);
+            return new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, System.nanoTime() - t0, 0, 0);
         }
         long before = 0;
         List<Integer> dead = new ArrayList<>();
@@ -216,9 +226,15 @@ public final class Compactor {
         Map<Integer, LiveRecords> chosen = new TreeMap<>();
         long planned = 0;
         int deferred = 0;
+        long deferredBytes = 0;
+        DeadTails tails = new DeadTails(); // deferred logs: their dead tails go without a copy (not with an archive: the object)
         for (double[] c : candidates) {
             if (!chosen.isEmpty() && planned + (long) c[2] > maxBytesCopied) {
                 deferred++;
+                deferredBytes += (long) c[2];
+                if (archive == null) {
+                    tails.track((int) c[0]);
+                }
                 continue;
             }
             planned += (long) c[2];
@@ -241,17 +257,23 @@ public final class Compactor {
                 if (take + (long) c[2] > room) {
                     chosen.remove(id);
                     deferred++;
+                    deferredBytes += (long) c[2];
+                    if (archive == null) {
+                        tails.track(id);
+                    }
                 } else {
                     take += (long) c[2];
                 }
             }
         }
         // pass 2: the records of the chosen logs, in PBN order (which is their order in the log)
-        if (!chosen.isEmpty()) {
+        if (!chosen.isEmpty() || !tails.isEmpty()) {
             store.locations().forEachLocation((pbn, logId, offset, location, fps, fpOff) -> {
                 LiveRecords l = chosen.get(logId);
                 if (l != null) {
                     l.add(pbn, offset, location, fps, fpOff);
+                } else {
+                    tails.live(logId, offset, location);
                 }
                 return true;
             });
@@ -310,8 +332,22 @@ public final class Compactor {
             copied += newSize - DATA_LOG_HEADER_BYTES;
             after -= oldSize - newSize;
         }
+        int trimmed = 0;
+        for (Map.Entry<Integer, long[]> e : tails.ends().entrySet()) {
+            int id = e.getKey();
+            long size = sizes.get(id);
+            long end = e.getValue()[0];
+            // end 0: freed whole since pass 1; the next run finds it dead and deletes it
+            if (end > DATA_LOG_HEADER_BYTES && end < size) {
+                store.trimLog(id, end);
+                LOG.log(Level.INFO, () -> "trimmed data log " + id + ": " + size + " -> " + end + " bytes (its dead tail;"
+                        + " the rest waits for a run with more free space or under the byte bound)");
+                after -= size - end;
+                trimmed++;
+            }
+        }
         return new Result(sealed.size(), rewritten, deleted, before, after, moved, skipped, copied, deferred, freedMeanwhile,
-                System.nanoTime() - t0);
+                System.nanoTime() - t0, deferredBytes, trimmed);
     }
 
     /**

@@ -340,6 +340,18 @@ public final class DataLog implements AutoCloseable, LogReader {
         }
     }
 
+    /** Cuts file {@code p} to {@code length} bytes if it is longer, and forces it. */
+    static void truncateFile(Path p, long length) {
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(p, java.nio.file.StandardOpenOption.WRITE)) {
+            if (ch.size() > length) {
+                ch.truncate(length);
+                ch.force(true);
+            }
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, p.toString(), null, e);
+        }
+    }
+
     static void deleteFile(Path p) {
         try {
             Files.deleteIfExists(p);

@@ -1279,6 +1279,30 @@ public final class DataStore implements AutoCloseable {
         }
     }
 
+    /**
+     * Cuts sealed log {@code logId} to {@code length}, the end of its last live record: every record
+     * after it is freed, and a freed block never gets a location again, so no reader can need those
+     * bytes. Under the exclusive relocation lock, so no read that looked a location up is in flight.
+     * A crash leaves the file cut or not, both valid. Not with an archive (the object would differ).
+     */
+    void trimLog(int logId, long length) {
+        refuseIfReadOnly("trim a log");
+        relocation.writeLock().lock();
+        try {
+            ensureOpen();
+            if (logId >= compactableBelow() || archive != null) {
+                throw new IllegalStateException("log " + logId + " is not a sealed local log; it cannot be trimmed");
+            }
+            DataLog old = logs.remove(logId); // readers reopen it
+            if (old != null) {
+                closeQuietly(old);
+            }
+            DataLog.truncateFile(logPath(logId), length);
+        } finally {
+            relocation.writeLock().unlock();
+        }
+    }
+
     private static void closeQuietly(DataLog log) {
         try {
             log.close();

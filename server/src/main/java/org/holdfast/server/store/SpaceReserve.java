@@ -113,8 +113,9 @@ public final class SpaceReserve {
         long missing = Math.max(reserveBytes + bytes - free, 0) + DataStore.BEGIN_HEADROOM;
         return new StorageFullException("data-store", dir, null,
                 "storage full: " + mib(free) + " free on the data disk, the reserve (holdfast.store.min-free-space) is "
-                        + mib(reserveBytes) + "; free at least " + mib(missing) + " more, plus what the rest of the backup needs: delete snapshots or volumes,"
-                        + " then run reclaim-now (POST /api/v1/gc/reclaim), or grow the disk", null, free, reserveBytes);
+                        + mib(reserveBytes) + "; free at least " + mib(missing) + " more, plus what the rest of the backup needs: run reclaim-now"
+                        + " (POST /api/v1/gc/reclaim), which frees what failed backups left, after deleting snapshots or volumes"
+                        + " you no longer need; or grow the disk", null, free, reserveBytes);
     }
 
     static String mib(long bytes) {

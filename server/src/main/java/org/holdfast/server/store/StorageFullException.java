@@ -30,7 +30,7 @@ public class StorageFullException extends StoreException {
     public String advice() {
         String m = getMessage();
         int i = m.indexOf("storage full: ");
-        return i >= 0 ? m.substring(i) : "storage full: no space left on the data disk; delete snapshots or volumes, then run"
-                + " reclaim-now (POST /api/v1/gc/reclaim), or grow the disk";
+        return i >= 0 ? m.substring(i) : "storage full: no space left on the data disk; run reclaim-now (POST /api/v1/gc/reclaim),"
+                + " which frees what failed backups left, after deleting snapshots or volumes you no longer need; or grow the disk";
     }
 }

@@ -165,6 +165,22 @@ class GcApiTest {
         assertThat(f.get("etMismatches").get("count").asLong()).isZero();
     }
 
+    /** reclaim-now's compactionThreshold: out of 0..1 it is refused with the reason and starts no job; in range its compaction applies it. */
+    @Test
+    void reclaim_compactionThreshold_outOfRangeIs400AndStartsNothing_inRangeApplies() throws Exception {
+        int before = json.readTree(get("/api/v1/jobs?kind=reclaim")).get("jobs").size();
+        ResponseEntity<String> bad = rest.postForEntity("/api/v1/gc/reclaim?compactionThreshold=1.5", null, String.class);
+        assertThat(bad.getStatusCode().value()).as(bad.getBody()).isEqualTo(400);
+        assertThat(bad.getBody()).contains("compactionThreshold must be a live share in 0..1").contains("no reclaim-now was started");
+        assertThat(json.readTree(get("/api/v1/jobs?kind=reclaim")).get("jobs").size()).isEqualTo(before);
+
+        ResponseEntity<String> ok = rest.postForEntity("/api/v1/gc/reclaim?compactionThreshold=1", null, String.class);
+        assertThat(ok.getStatusCode().value()).as(ok.getBody()).isEqualTo(202);
+        JsonNode r = JobPolling.awaitResult(this::get, ok.getHeaders().getLocation().toString());
+        assertThat(r.get("compaction").get("threshold").asDouble()).as("%s", r).isEqualTo(1.0);
+        assertThat(r.get("compaction").has("logsTrimmed")).as("%s", r).isTrue();
+    }
+
     private String get(String path) {
         return rest.getForEntity(path, String.class).getBody();
     }

@@ -18,6 +18,7 @@ import org.holdfast.server.catalog.VolumeRecord;
 import org.holdfast.server.engine.ExactFingerprintIndex;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.DiskSpace;
 import org.holdfast.server.store.FsyncPolicy;
 import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.MetadataDb;
@@ -81,16 +82,34 @@ final class GcStoreFixture implements AutoCloseable {
     static GcStoreFixture open(Path dir, Clock clock, long logBytes, Duration grace, int sweepBatchChunks,
                                UnaryOperator<CommitHook> wrapHook, int partEntries, LogArchive archive,
                                Function<MetadataDb, FingerprintIndex> indexes, PbnRange range) {
+        return open(dir, clock, logBytes, grace, sweepBatchChunks, wrapHook, partEntries, archive, indexes, range,
+                org.holdfast.server.store.Compactor.DEFAULT_RECLAIM_THRESHOLD);
+    }
+
+    /** As above, reclaim-now compacting logs whose live share is below {@code reclaimThreshold} (the cycle's: 0.5). */
+    static GcStoreFixture open(Path dir, Clock clock, long logBytes, Duration grace, int sweepBatchChunks,
+                               UnaryOperator<CommitHook> wrapHook, int partEntries, LogArchive archive,
+                               Function<MetadataDb, FingerprintIndex> indexes, PbnRange range, double reclaimThreshold) {
+        return open(dir, clock, logBytes, grace, sweepBatchChunks, wrapHook, partEntries, archive, indexes, range, reclaimThreshold,
+                null, 0);
+    }
+
+    /** As above, the data store asking {@code disk} (null: the real one) for free space, keeping {@code minFreeBytes} for GC. */
+    static GcStoreFixture open(Path dir, Clock clock, long logBytes, Duration grace, int sweepBatchChunks,
+                               UnaryOperator<CommitHook> wrapHook, int partEntries, LogArchive archive,
+                               Function<MetadataDb, FingerprintIndex> indexes, PbnRange range, double reclaimThreshold,
+                               DiskSpace disk, long minFreeBytes) {
         MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
-        DataStore.Settings settings = new DataStore.Settings(dir.resolve("data"), logBytes, FsyncPolicy.COMMIT, 64, 0, range);
-        DataStore store = archive == null ? DataStore.open(settings, db) : DataStore.open(settings, db, archive);
+        DataStore.Settings settings = new DataStore.Settings(dir.resolve("data"), logBytes, FsyncPolicy.COMMIT, 64, minFreeBytes, range);
+        DataStore store = DataStore.open(settings, db, disk != null ? disk : DiskSpace.of(settings.dir()), archive);
         FingerprintIndex index = indexes.apply(db);
         Catalog catalog = new Catalog(db);
         Object[] monitor = new Object[1];
         GcService gc;
         try {
             gc = GcService.open(new GcService.Settings(dir.resolve("gc"), BoscSettings.defaults().withCommitIdle(Duration.ofMillis(1)),
-                    grace, "12h", sweepBatchChunks), catalog, store, index, clock, () -> monitor[0]);
+                    grace, "12h", sweepBatchChunks, org.holdfast.server.store.Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE,
+                    reclaimThreshold), catalog, store, index, clock, () -> monitor[0]);
         } catch (RuntimeException e) {
             index.close();
             store.close();

@@ -26,6 +26,7 @@ import org.holdfast.server.stats.Statistics;
 import org.holdfast.server.stats.StatsReport;
 import org.holdfast.server.stats.TransferRates;
 import org.holdfast.server.store.DataLog;
+import org.holdfast.server.store.DiskSpace;
 import org.holdfast.server.store.FormatVersions;
 import org.holdfast.server.store.LogArchive;
 import org.holdfast.server.store.object.S3ObjectStore;
@@ -54,13 +55,22 @@ class ReclaimActiveLogTest {
     private S3ProxyFixture s3;
 
     private void open(boolean archived) throws Exception {
+        open(archived, org.holdfast.server.store.Compactor.DEFAULT_RECLAIM_THRESHOLD);
+    }
+
+    private void open(boolean archived, double reclaimThreshold) throws Exception {
+        open(archived, reclaimThreshold, null, 0);
+    }
+
+    private void open(boolean archived, double reclaimThreshold, DiskSpace disk, long reserve) throws Exception {
         LogArchive archive = null;
         if (archived) {
             s3 = S3ProxyFixture.start(dir.resolve("s3"));
             archive = new LogArchive(S3ObjectStore.open(s3.settings("r/")), "r");
         }
         fx = GcStoreFixture.open(dir, clock, 256L << 20, Duration.ofHours(2), 4, hook -> hook, CommitParts.DEFAULT_PART_ENTRIES,
-                archive);
+                archive, org.holdfast.server.engine.ExactFingerprintIndex::new, org.holdfast.common.id.PbnRange.STANDALONE,
+                reclaimThreshold, disk, reserve);
         ingest = new IngestServer(IngestSettings.loopback(), new IngestServices(fx.store, fx.catalog, fx.commit, fx.index,
                 guard = new RecordingReferenceGuard(new GcReferenceGuard(fx.gc)), clock, new TestTokens(), new RecordingAuditLog()));
         ingest.start();
@@ -120,25 +130,135 @@ class ReclaimActiveLogTest {
         assertThat(restore("later", 1)).isEqualTo(later);
     }
 
+    /**
+     * The admin's disk-full trial in small: a backup stores many new blocks into the active log, which is
+     * otherwise live (above the cycle's 0.5), and is abandoned (as after STORAGE_FULL). Reclaim-now gives
+     * its blocks back to the file system; a block it shared with a committed snapshot survives.
+     */
     @Test
-    void reclaimNow_mostlyLiveActiveLog_isNotSealed() throws Exception {
+    void reclaimNow_backupAbandonedInAMostlyLiveLog_logBytesShrinkByItsBlocksAndSharedBlocksSurvive() throws Exception {
         open(false);
-        Random r = new Random(22);
-        backup("keep", random(r));
-        backup("keep", random(r));
-        backup("gone", random(r));
-        fx.gc.deleteVolume(new VolumeId("gone"), VolumeGate.NONE);
+        Abandoned a = abandonedBackup(new Random(24));
+        assertThat(a.liveShare()).as("the log is above the cycle's threshold").isGreaterThan(0.5);
 
         GcService.ReclaimReport rep = fx.gc.reclaimNow(JobContext.NONE);
 
-        assertThat(rep.blocksFreed()).isEqualTo(BLOCKS);
-        assertThat(rep.compaction().logsRewritten()).as("2/3 live is above the 0.5 threshold").isZero();
+        assertThat(rep.blocksFreed()).as("the abandoned session's own blocks").isEqualTo(BLOCKS - SHARED);
+        assertThat(rep.bytesFreed()).isGreaterThanOrEqualTo((long) (BLOCKS - SHARED) * BS);
+        long deadRecords = rep.bytesFreed() + rep.blocksFreed() * FormatVersions.RECORD_HEADER_BYTES;
+        assertThat(rep.compaction().threshold()).isEqualTo(org.holdfast.server.store.Compactor.DEFAULT_RECLAIM_THRESHOLD);
+        assertThat(rep.compaction().logsRewritten()).as("the sealed active log was rewritten").isEqualTo(1);
+        assertThat(rep.compaction().logsDeferred()).isZero();
+        assertThat(rep.compaction().bytesReclaimed()).isEqualTo(deadRecords);
+        assertShrunkAndIntact(a, deadRecords);
+    }
+
+    /**
+     * The admin's trial itself: after the failed backup the disk is full, with less room above the GC floor
+     * (a quarter of the reserve) than the log's live part, so the log cannot be rewritten. Reclaim-now still
+     * gives the failed backup's blocks back, the tail of the log, by a cut; the snapshots restore, fsck is clean.
+     */
+    @Test
+    void reclaimNow_diskFullAfterTheFailedBackup_cutsItsBlocksOffTheLogWithoutACopy() throws Exception {
+        long reserve = 1L << 20;
+        long[] free = {1L << 40};
+        open(false, org.holdfast.server.store.Compactor.DEFAULT_RECLAIM_THRESHOLD, new DiskSpace() {
+            @Override
+            public long usableBytes() {
+                return free[0];
+            }
+
+            @Override
+            public String describe() {
+                return "a disk the test fills";
+            }
+        }, reserve);
+        Abandoned a = abandonedBackup(new Random(25));
+        free[0] = reserve + (64 << 10); // the backup stopped at the reserve: ~0.8 MiB above the floor, the live part is ~1.2 MiB
+        fx.store.reserve().invalidate();
+
+        GcService.ReclaimReport rep = fx.gc.reclaimNow(JobContext.NONE);
+
+        assertThat(rep.blocksFreed()).isEqualTo(BLOCKS - SHARED);
+        long deadRecords = rep.bytesFreed() + rep.blocksFreed() * FormatVersions.RECORD_HEADER_BYTES;
+        GcService.CompactionReport c = rep.compaction();
+        assertThat(c.logsRewritten()).as("%s", c).isZero();
+        assertThat(c.logsDeferred()).as("%s", c).isEqualTo(1);
+        assertThat(c.bytesDeferred()).as("%s", c).isGreaterThan(fx.store.reserve().gcRoom());
+        assertThat(c.logsTrimmed()).as("%s", c).isEqualTo(1);
+        assertThat(c.bytesReclaimed()).as("the failed backup's records were the log's tail").isEqualTo(deadRecords);
+        assertShrunkAndIntact(a, deadRecords);
+    }
+
+    /** The logs shrank by the abandoned backup's records (less the fresh log's header); keep restores bit for bit; fsck is clean. */
+    private void assertShrunkAndIntact(Abandoned a, long deadRecords) throws IOException {
+        assertThat(a.logBytes() - logBytes()).as("the logs shrink by the abandoned blocks, less the fresh log's header")
+                .isEqualTo(deadRecords - FormatVersions.DATA_LOG_HEADER_BYTES);
+        assertThat(restore("keep", 1)).isEqualTo(a.keep1());
+        assertThat(restore("keep", 2)).isEqualTo(a.keep2());
+        FsckReport f = fx.gc.fsck(clock.millis);
+        assertThat(f.clean()).as(f.toText()).isTrue();
+    }
+
+    /** Before: at the cycle's threshold (main's reclaim-now) the same log keeps the abandoned blocks' bytes. */
+    @Test
+    void reclaimNow_atTheCycleThreshold_mostlyLiveLogKeepsTheAbandonedBytes() throws Exception {
+        open(false, 0.5);
+        Abandoned a = abandonedBackup(new Random(24));
+
+        GcService.ReclaimReport rep = fx.gc.reclaimNow(JobContext.NONE);
+
+        assertThat(rep.blocksFreed()).isEqualTo(BLOCKS - SHARED);
+        assertThat(rep.compaction().logsRewritten()).isZero();
+        assertThat(rep.compaction().logsExamined()).as("the active log is not sealed").isZero();
+        assertThat(logBytes()).isEqualTo(a.logBytes());
         assertThat(dataLogs()).as("the active log stays the only one").hasSize(1);
-        // /stats promises only what a GC run gives back: nothing at 0.5; the dead third once the threshold is above 2/3
+        // /stats promises only what a GC run gives back: nothing at 0.5; the dead bytes once the threshold is above the live share
         long dead = rep.bytesFreed() + rep.blocksFreed() * FormatVersions.RECORD_HEADER_BYTES;
         assertThat(stats(0.5).reclaimable().nowBytes()).isZero();
         assertThat(stats(0.7).reclaimable().nowBytes()).isEqualTo(dead);
         assertThat(stats(0.7).reclaimable().compactableBytes()).isEqualTo(dead);
+        assertThat(restore("keep", 1)).isEqualTo(a.keep1());
+    }
+
+    private static final int SHARED = 32;
+
+    /** Two committed snapshots, and an abandoned backup's blocks after them in the log; the log's bytes then. */
+    private record Abandoned(byte[] keep1, byte[] keep2, long logBytes, double liveShare) {
+    }
+
+    /**
+     * Commits {@code keep} twice (the second changes {@link #SHARED} blocks), then a backup of a new volume
+     * uploads a full image whose first {@link #SHARED} blocks are keep's (deduplicated to keep's PBNs) and
+     * disconnects without committing; returns once the server ended the session.
+     */
+    private Abandoned abandonedBackup(Random r) throws Exception {
+        byte[] keep1 = random(r);
+        byte[] keep2 = keep1.clone();
+        ReclaimNowTest.fill(r, keep2, SHARED, SHARED);
+        backup("keep", keep1);
+        backup("keep", keep2);
+        long first = fx.store.range().first();
+        long liveBlocks = fx.store.nextPbn() - first;
+        byte[] image = random(r);
+        System.arraycopy(keep1, 0, image, 0, SHARED * BS);
+        try (AgentDriver a = new AgentDriver(ingest.port())) {
+            a.hello();
+            a.begin("failed", BS, image.length, 0);
+            long before = fx.store.nextPbn();
+            int asked = a.sendEntriesAndBlocks(image, BS, 0, BLOCKS, true, null);
+            assertThat(asked).as("keep's blocks are matched, not sent").isEqualTo(BLOCKS - SHARED);
+            awaitStoredAndProtected(before, before + asked);
+            fx.store.sync();
+        }
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (fx.gc.guard().openSessions() > 0) {
+            assertThat(System.nanoTime()).as("the server abandons the session in 30 s").isLessThan(deadline);
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+        }
+        clock.millis += HOUR;
+        assertThat(dataLogs()).as("one data log, still the active one").hasSize(1);
+        return new Abandoned(keep1, keep2, logBytes(), (double) liveBlocks / (fx.store.nextPbn() - first));
     }
 
     private StatsReport stats(double threshold) {

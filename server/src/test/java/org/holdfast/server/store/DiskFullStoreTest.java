@@ -155,16 +155,8 @@ class DiskFullStoreTest {
     @Test
     void compaction_lessRoomThanLiveBytesAboveGcFloor_defersThenRewritesOnceSpaceIsBack() throws IOException {
         long reserve = 1L << 20;
-        db = MetadataDb.open(dir.resolve("catalog"));
-        Path data = dir.resolve("data");
-        FakeDisk fake = new FakeDisk(data, 1L << 40);
-        store = DataStore.open(new DataStore.Settings(data, 64L << 10, FsyncPolicy.COMMIT, 16, reserve), db, fake);
-        List<Long> pbns = new ArrayList<>();
-        for (int i = 0; i < 60; i++) { // 4 KiB blocks: about 15 to a 64 KiB log
-            byte[] b = java.util.Arrays.copyOf(block(i), 4096);
-            pbns.add(store.append(fp(i), 0, b, 0, 4096, FormatVersions.CODEC_RAW, 4096));
-        }
-        store.sync();
+        FakeDisk fake = openSmallLogs(reserve);
+        List<Long> pbns = appendSmall(60);
         long[] half = new long[8];
         for (int i = 0; i < 8; i++) {
             half[i] = pbns.get(i * 2); // half of the first log's records are freed
@@ -181,12 +173,104 @@ class DiskFullStoreTest {
         assertThat(roomy.logsRewritten()).as("%s", roomy).isPositive();
         for (int i = 0; i < pbns.size(); i++) {
             if (i >= 16 || i % 2 == 1) {
-                StoredBlock b = new StoredBlock();
-                store.read(pbns.get(i), b);
-                assertThat(java.util.Arrays.copyOfRange(b.data(), b.dataOffset(), b.dataOffset() + b.storedLength()))
-                        .isEqualTo(java.util.Arrays.copyOf(block(i), 4096));
+                assertSmallReads(pbns, i);
             }
         }
+    }
+
+    /**
+     * A failed backup's blocks are the tail of a log that is otherwise live, and the disk has no room to
+     * copy the rest: the run cuts the dead tail off instead. The last live record before the cut and a
+     * live record after a hole read back intact, also after a reopen; the hole waits for a roomy run.
+     */
+    @Test
+    void compaction_noRoomToCopy_cutsTheDeadTailAndEveryLiveBlockReads() throws IOException {
+        long reserve = 1L << 20;
+        FakeDisk fake = openSmallLogs(reserve);
+        List<Long> pbns = appendSmall(40);
+        java.util.Map<Long, Integer> logOf = new java.util.HashMap<>();
+        store.locations().forEachLocation((pbn, logId, offset, location, fps, fpOff) -> {
+            logOf.put(pbn, logId);
+            return true;
+        });
+        int first = logOf.get(pbns.get(0));
+        List<Integer> in = new ArrayList<>(); // indexes of the first log's blocks, in log order
+        for (int i = 0; i < pbns.size(); i++) {
+            if (logOf.get(pbns.get(i)) == first) {
+                in.add(i);
+            }
+        }
+        int tail = 5;
+        long[] dead = new long[tail + 1];
+        dead[0] = pbns.get(in.get(1)); // a hole
+        for (int k = 0; k < tail; k++) {
+            dead[k + 1] = pbns.get(in.get(in.size() - 1 - k)); // the tail
+        }
+        store.forget(dead, dead.length);
+        Path log = store.logPath(first);
+        long before = Files.size(log);
+        long used = fake.simulated.usableBytes();
+        fake.freed = -(used - reserve / 4 - (10 << 10)); // 10 KiB above the GC floor: the live part does not fit
+
+        Compactor.Result tight = new Compactor(store).run(0.9, Long.MAX_VALUE);
+
+        assertThat(tight.logsRewritten()).as("%s", tight).isZero();
+        assertThat(tight.logsDeferred()).as("%s", tight).isEqualTo(1);
+        assertThat(tight.logsTrimmed()).as("%s", tight).isEqualTo(1);
+        long tailBytes = tail * (4096L + FormatVersions.RECORD_HEADER_BYTES);
+        assertThat(tight.bytesReclaimed()).isEqualTo(tailBytes);
+        assertThat(Files.size(log)).isEqualTo(before - tailBytes);
+        java.util.Set<Long> gone = new java.util.HashSet<>();
+        for (long p : dead) {
+            gone.add(p);
+        }
+        Runnable allLiveRead = () -> {
+            for (int i = 0; i < pbns.size(); i++) {
+                if (!gone.contains(pbns.get(i))) {
+                    assertSmallReads(pbns, i);
+                }
+            }
+        };
+        allLiveRead.run();
+        store.close();
+        store = DataStore.open(smallLogs(reserve), db, fake);
+        allLiveRead.run();
+
+        fake.freed = 0;
+        Compactor.Result roomy = new Compactor(store).run(0.95, Long.MAX_VALUE); // 9 of 10 records live now
+        assertThat(roomy.logsRewritten()).as("the hole, once there is room: %s", roomy).isEqualTo(1);
+        assertThat(Files.size(log)).isEqualTo(before - tailBytes - (4096L + FormatVersions.RECORD_HEADER_BYTES));
+        allLiveRead.run();
+    }
+
+    /** Opens the store with 64 KiB logs and {@code reserve} on a fake 1 TiB disk the test can fill. */
+    private FakeDisk openSmallLogs(long reserve) {
+        db = MetadataDb.open(dir.resolve("catalog"));
+        FakeDisk fake = new FakeDisk(dir.resolve("data"), 1L << 40);
+        store = DataStore.open(smallLogs(reserve), db, fake);
+        return fake;
+    }
+
+    private DataStore.Settings smallLogs(long reserve) {
+        return new DataStore.Settings(dir.resolve("data"), 64L << 10, FsyncPolicy.COMMIT, 16, reserve);
+    }
+
+    /** Appends {@code n} blocks of 4 KiB (about 15 to a 64 KiB log) and syncs; their PBNs. */
+    private List<Long> appendSmall(int n) {
+        List<Long> pbns = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            pbns.add(store.append(fp(i), 0, java.util.Arrays.copyOf(block(i), 4096), 0, 4096, FormatVersions.CODEC_RAW, 4096));
+        }
+        store.sync();
+        return pbns;
+    }
+
+    /** Block {@code i} of {@link #appendSmall} reads back as written. */
+    private void assertSmallReads(List<Long> pbns, int i) {
+        StoredBlock b = new StoredBlock();
+        store.read(pbns.get(i), b);
+        assertThat(java.util.Arrays.copyOfRange(b.data(), b.dataOffset(), b.dataOffset() + b.storedLength()))
+                .as("block %d", i).isEqualTo(java.util.Arrays.copyOf(block(i), 4096));
     }
 
     private long append(long seed) {
