@@ -24,7 +24,8 @@ import io.netty.buffer.ByteBufUtil;
  * <p>The dedup frames (0x44-0x4C) are in {@link DedupFrames}, the data frames (0x4D-0x53, and DATA_REPAIR 0x5E) in {@link DataFrames},
  * the GC delta frames (0x54-0x56) in {@link GcDeltaFrames}, the GC sweep frames (0x5B-0x5D) in {@link GcSweepFrames},
  * the counts check frames (0x60-0x61, cluster version 7) in {@link CountsCheckFrames}, the takeover records frames
- * (0x62-0x63, cluster version 7) in {@link TakeoverRecordsFrames}.
+ * (0x62-0x63, cluster version 7) in {@link TakeoverRecordsFrames}, the stale marks frames (0x64-0x65, cluster version 8)
+ * in {@link StaleMarksFrames}.
  * The grace protection frames (0x57-0x5A) are in {@link GcGuardFrames}, which the decoder and encoder call directly.
  * A master sends the GC frames (0x54-0x5D) only on a link registered at {@link Register#GC_FRAMES_VERSION} or newer.
  */
@@ -51,7 +52,8 @@ final class ClusterFrames {
             case REGISTERED -> 4 + 8 + 8 + 8 + 4 + 2 + ProtocolLimits.MAX_SERVER_VERSION + 8 + 4 + GENERATION_BODY;
             case HEARTBEAT -> HEARTBEAT_BODY + RANGE_DATA_BODY + ARCHIVE_EPOCH_BODY;
             case HEARTBEAT_ACK -> 8;
-            default -> TakeoverRecordsFrames.isTakeoverRecords(type) ? TakeoverRecordsFrames.maxBody(type)
+            default -> StaleMarksFrames.isStaleMarks(type) ? StaleMarksFrames.maxBody(type)
+                    : TakeoverRecordsFrames.isTakeoverRecords(type) ? TakeoverRecordsFrames.maxBody(type)
                     : CountsCheckFrames.isCountsCheck(type) ? CountsCheckFrames.maxBody(type)
                     : GcSweepFrames.isGcSweep(type) ? GcSweepFrames.maxBody(type)
                     : GcDeltaFrames.isGcDelta(type) ? GcDeltaFrames.maxBody(type)
@@ -76,7 +78,8 @@ final class ClusterFrames {
                 yield HEARTBEAT_BODY + (d == null ? 0 : RANGE_DATA_BODY + (d.archiveEpoch() == Register.NO_ARCHIVE_EPOCH ? 0 : ARCHIVE_EPOCH_BODY));
             }
             case HEARTBEAT_ACK -> 8;
-            default -> TakeoverRecordsFrames.isTakeoverRecords(m.type()) ? TakeoverRecordsFrames.bodyBytes(m)
+            default -> StaleMarksFrames.isStaleMarks(m.type()) ? StaleMarksFrames.bodyBytes(m)
+                    : TakeoverRecordsFrames.isTakeoverRecords(m.type()) ? TakeoverRecordsFrames.bodyBytes(m)
                     : CountsCheckFrames.isCountsCheck(m.type()) ? CountsCheckFrames.bodyBytes(m)
                     : GcSweepFrames.isGcSweep(m.type()) ? GcSweepFrames.bodyBytes(m)
                     : GcDeltaFrames.isGcDelta(m.type()) ? GcDeltaFrames.bodyBytes(m)
@@ -146,7 +149,9 @@ final class ClusterFrames {
             }
             case HEARTBEAT_ACK -> out.writeLong(((HeartbeatAck) m).sequence());
             default -> {
-                if (TakeoverRecordsFrames.isTakeoverRecords(m.type())) {
+                if (StaleMarksFrames.isStaleMarks(m.type())) {
+                    StaleMarksFrames.writeBody(m, out);
+                } else if (TakeoverRecordsFrames.isTakeoverRecords(m.type())) {
                     TakeoverRecordsFrames.writeBody(m, out);
                 } else if (CountsCheckFrames.isCountsCheck(m.type())) {
                     CountsCheckFrames.writeBody(m, out);
@@ -204,7 +209,8 @@ final class ClusterFrames {
                             FrameDecoder.u64(b, "logBytes"), b.isReadable() ? FrameDecoder.u64(b, "archiveEpoch")
                             : Register.NO_ARCHIVE_EPOCH) : null);
             case HEARTBEAT_ACK -> new HeartbeatAck(FrameDecoder.u64(b, "sequence"));
-            default -> TakeoverRecordsFrames.isTakeoverRecords(type) ? TakeoverRecordsFrames.parseBody(type, b)
+            default -> StaleMarksFrames.isStaleMarks(type) ? StaleMarksFrames.parseBody(type, b)
+                    : TakeoverRecordsFrames.isTakeoverRecords(type) ? TakeoverRecordsFrames.parseBody(type, b)
                     : CountsCheckFrames.isCountsCheck(type) ? CountsCheckFrames.parseBody(type, b)
                     : GcSweepFrames.isGcSweep(type) ? GcSweepFrames.parseBody(type, b)
                     : GcDeltaFrames.isGcDelta(type) ? GcDeltaFrames.parseBody(type, b)

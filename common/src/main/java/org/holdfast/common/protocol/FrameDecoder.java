@@ -370,7 +370,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                     DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
                     GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED,
                     GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED, DATA_REPAIR, COUNTS_CHECK, COUNTS_CHECKED,
-                    TAKEOVER_RECORDS, TAKEOVER_RECORDS_PART -> ClusterFrames.maxBody(type);
+                    TAKEOVER_RECORDS, TAKEOVER_RECORDS_PART, STALE_MARKS, STALE_MARKS_TAKEN -> ClusterFrames.maxBody(type);
         };
     }
 
@@ -484,7 +484,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                     DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
                     GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED,
                     GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED, DATA_REPAIR, COUNTS_CHECK, COUNTS_CHECKED,
-                    TAKEOVER_RECORDS, TAKEOVER_RECORDS_PART:
+                    TAKEOVER_RECORDS, TAKEOVER_RECORDS_PART, STALE_MARKS, STALE_MARKS_TAKEN:
                 return ClusterFrames.parseBody(type, b);
             default:
                 throw new ProtocolException(ErrorCode.BAD_FRAME, "no decoding for " + type);

@@ -16,7 +16,8 @@ public sealed interface Message
         DedupProbe, DedupCandidates,
         GcProtect, GcProtected, GcGuardFailed, GcSessionEnd,
         DataStoreRequest, DataStored, DataSync, DataSynced, DataRead, DataReadAnswer, DataFailed, DataRepair, CountsCheck, CountsChecked,
-        GcDelta, GcDeltaApplied, GcDeltaFailed, GcSweep, GcSwept, GcSweepFailed, TakeoverRecords, TakeoverRecordsPart {
+        GcDelta, GcDeltaApplied, GcDeltaFailed, GcSweep, GcSwept, GcSweepFailed, TakeoverRecords, TakeoverRecordsPart,
+        StaleMarks, StaleMarksTaken {
 
     /** The frame type this message travels as. */
     MessageType type();

@@ -65,7 +65,10 @@ public enum MessageType {
     COUNTS_CHECKED(0x61),
 
     TAKEOVER_RECORDS(0x62),
-    TAKEOVER_RECORDS_PART(0x63);
+    TAKEOVER_RECORDS_PART(0x63),
+    /** A worker's freed PBNs forwarded by the master to the other workers' engines (cluster version 8). */
+    STALE_MARKS(0x64),
+    STALE_MARKS_TAKEN(0x65);
 
     private static final MessageType[] BY_CODE = new MessageType[256];
 
