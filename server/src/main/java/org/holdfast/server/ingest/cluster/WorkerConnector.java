@@ -50,6 +50,7 @@ import org.holdfast.common.protocol.ProtocolException;
 import org.holdfast.common.protocol.Register;
 import org.holdfast.common.protocol.Registered;
 import org.holdfast.common.protocol.StartOverReason;
+import org.holdfast.common.protocol.StaleMarksTaken;
 import org.holdfast.common.protocol.TakeoverRecordsPart;
 import org.holdfast.common.protocol.TlsEngines;
 import org.holdfast.server.cluster.LoadProbe;
@@ -368,6 +369,9 @@ public final class WorkerConnector implements AutoCloseable {
                 } else if (gcMetadata != null && heartbeats != null && offered >= Register.COUNTS_CHECK_VERSION
                         && msg instanceof CountsCheck) {
                     ctx.fireChannelRead(msg); // to the CountsCheckService behind this handler
+                } else if (rangeSweep != null && heartbeats != null && offered >= Register.STALE_MARKS_VERSION
+                        && msg instanceof StaleMarksTaken) {
+                    ctx.fireChannelRead(msg); // to the StaleMarkSender behind this handler
                 } else if (msg instanceof TakeoverRecordsPart p && takeoverRecords != null) {
                     takeoverRecords.answer(p);
                 } else if (msg instanceof ErrorMessage e && heartbeats == null && (e.code() == ErrorCode.UNSUPPORTED_VERSION
@@ -383,9 +387,12 @@ public final class WorkerConnector implements AutoCloseable {
                             + " tell a new one which PBNs to skip)"
                             : offer < Register.REPAIR_VERSION
                             ? " (it does not repair a bad block of this worker's range in place: a backup stores a new copy)"
-                            : " (it does not lift a catalog restore's counts fence of this worker by itself: after worker-gc-import"
+                            : offer < Register.COUNTS_MARK_VERSION
+                            ? " (it does not lift a catalog restore's counts fence of this worker by itself: after worker-gc-import"
                             + " run gc-rebuild --worker N --counts-imported FILE on the stopped master; nor does it keep a record of"
-                            + " the logs this worker seals, against which a copy of its range from the bucket is checked)");
+                            + " the logs this worker seals, against which a copy of its range from the bucket is checked)"
+                            : " (it does not forward the blocks this worker's sweeps free to the other workers' engines: their"
+                            + " marks wait in range-data/gc/stale-marks until the master is upgraded)");
                     ctx.close();
                 } else if (msg instanceof ErrorMessage e) {
                     failure = refusal(e);
@@ -472,6 +479,11 @@ public final class WorkerConnector implements AutoCloseable {
             }
             if (rangeSweep != null) {
                 ctx.pipeline().addAfter(ctx.name(), "sweep", new GcSweepService(rangeSweep, w.range()));
+            }
+            if (rangeSweep != null && offered >= Register.STALE_MARKS_VERSION) {
+                // a master of version 8 forwards what this worker's sweeps freed to the other workers' engines
+                ctx.pipeline().addAfter(ctx.name(), "stale-marks", new StaleMarkSender(rangeSweep.staleMarks(),
+                        Duration.ofMillis(4L * r.heartbeatMillis())));
             }
             if (gcMetadata != null && offered >= Register.COUNTS_CHECK_VERSION) {
                 // a master of version 7 sends COUNTS_CHECK only on a link that registered at it
