@@ -53,14 +53,14 @@ class SealedLogReportVersionTest {
     @Test
     void versionSixMaster_workerStepsDownToSix_dataSyncedWithoutReport() throws Exception {
         Heard heard = exchange(6);
-        assertThat(heard.offered).containsExactly(Register.CLUSTER_VERSION, 6);
+        assertThat(heard.offered).containsExactly(Register.CLUSTER_VERSION, 7, 6);
         assertThat(heard.synced).singleElement().satisfies(b -> assertThat(b).hasSize(16));
     }
 
     @Test
     void versionSevenMaster_dataSyncedEndsWithAFullReport() throws Exception {
         Heard heard = exchange(7);
-        assertThat(heard.offered).containsExactly(Register.CLUSTER_VERSION);
+        assertThat(heard.offered).containsExactly(Register.CLUSTER_VERSION, 7);
         assertThat(heard.synced).singleElement().satisfies(b -> {
             assertThat(b.length).as("the one sealed log").isEqualTo(16 + 1 + 4 + 4 + 60 + 4);
             assertThat(b[16]).as("full").isEqualTo((byte) 1);

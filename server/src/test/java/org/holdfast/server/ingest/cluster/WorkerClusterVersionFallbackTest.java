@@ -81,7 +81,7 @@ class WorkerClusterVersionFallbackTest {
         try (ServerSocket master = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
             Thread t = new Thread(() -> {
                 try {
-                    for (int c = 0; c < 7; c++) {
+                    for (int c = 0; c < 8; c++) {
                         try (Socket s = master.accept()) {
                             DataInputStream in = new DataInputStream(s.getInputStream());
                             Frame register = read(in);
@@ -116,7 +116,7 @@ class WorkerClusterVersionFallbackTest {
                     new LoadProbe(dir), lazy)) {
                 w.start();
                 await().atMost(Duration.ofSeconds(15)).until(() -> doneBodies.size() == 1);
-                assertThat(offered).as("one older version at a time").containsExactly(Register.CLUSTER_VERSION, 6, 5, 4, 3, 2, 1);
+                assertThat(offered).as("one older version at a time").containsExactly(Register.CLUSTER_VERSION, 7, 6, 5, 4, 3, 2, 1);
                 assertThat(w.status().assignment().epoch()).isEqualTo(3);
                 assertThat(doneBodies).as("the version 1 DEDUP_DONE: request id and load only").containsExactly(8 + 56);
                 assertThat(content).as("it did start over").doesNotExist();
@@ -138,7 +138,7 @@ class WorkerClusterVersionFallbackTest {
                              org.holdfast.server.store.FsyncPolicy.COMMIT, 64, 0))) {
             Thread t = new Thread(() -> {
                 try {
-                    for (int c = 0; c < 6; c++) {
+                    for (int c = 0; c < 7; c++) {
                         try (Socket s = master.accept()) {
                             DataInputStream in = new DataInputStream(s.getInputStream());
                             Frame register = read(in);
@@ -169,7 +169,7 @@ class WorkerClusterVersionFallbackTest {
                     new LoadProbe(dir), null, data)) {
                 w.start();
                 await().atMost(Duration.ofSeconds(15)).until(() -> heartbeatBodies.size() >= 3);
-                assertThat(offered).containsExactly(Register.CLUSTER_VERSION, 6, 5, 4, 3, 2);
+                assertThat(offered).containsExactly(Register.CLUSTER_VERSION, 7, 6, 5, 4, 3, 2);
                 assertThat(heartbeatBodies).as("version 2 heartbeats: no range-data report").containsOnly(36);
             }
         }
@@ -186,13 +186,13 @@ class WorkerClusterVersionFallbackTest {
                              org.holdfast.server.store.FsyncPolicy.COMMIT, 64, 0))) {
             Thread t = new Thread(() -> {
                 try {
-                    for (int c = 0; c < 7; c++) {
+                    for (int c = 0; c < 8; c++) {
                         try (Socket s = master.accept()) {
                             DataInputStream in = new DataInputStream(s.getInputStream());
                             Frame register = read(in);
                             int version = ((register.body()[0] & 0xff) << 8) | (register.body()[1] & 0xff);
                             offered.add(version);
-                            boolean upgraded = c == 6; // connections 0 to 5: a master of version 2; then it comes back upgraded
+                            boolean upgraded = c == 7; // connections 0 to 6: a master of version 2; then it comes back upgraded
                             if (version > 2 && !upgraded) {
                                 send(s.getOutputStream(), ErrorMessage.of(ErrorCode.UNSUPPORTED_VERSION, "this master speaks cluster"
                                         + " protocol versions 1 to 2, the worker w1 version " + version));
@@ -223,7 +223,7 @@ class WorkerClusterVersionFallbackTest {
                 w.start();
                 await().atMost(Duration.ofSeconds(15)).until(() -> upgradedHeartbeats.size() >= 3);
                 assertThat(offered).as("refused, stepped down, then the newest again to the master that came back")
-                        .containsExactly(Register.CLUSTER_VERSION, 6, 5, 4, 3, 2, Register.CLUSTER_VERSION);
+                        .containsExactly(Register.CLUSTER_VERSION, 7, 6, 5, 4, 3, 2, Register.CLUSTER_VERSION);
                 assertThat(upgradedHeartbeats).as("version 7 heartbeats (as 5's): the range-data report with its archive epoch")
                         .containsOnly(61);
             }
@@ -291,12 +291,12 @@ class WorkerClusterVersionFallbackTest {
         Heard heard = new Heard();
         try (ServerSocket master = new ServerSocket(0, 8, InetAddress.getLoopbackAddress()); WorkerRangeData data = rangeData()) {
             // what a master of version 3 (whose workers know no GC frame) answers
-            olderMaster(master, 5, 3, v -> ErrorMessage.of(ErrorCode.UNSUPPORTED_VERSION, "this master speaks cluster protocol versions"
+            olderMaster(master, 6, 3, v -> ErrorMessage.of(ErrorCode.UNSUPPORTED_VERSION, "this master speaks cluster protocol versions"
                     + " 1 to 3, the worker w1 version " + v), heard);
             try (WorkerConnector w = worker(master, data)) {
                 w.start();
                 await().atMost(Duration.ofSeconds(15)).until(() -> heard.heartbeatBodies().size() >= 3);
-                assertThat(heard.offered()).as("refused four times, then version 3").containsExactly(Register.CLUSTER_VERSION, 6, 5, 4, 3);
+                assertThat(heard.offered()).as("refused four times, then version 3").containsExactly(Register.CLUSTER_VERSION, 7, 6, 5, 4, 3);
                 assertThat(heard.heartbeatBodies()).as("version 3 heartbeats: with the range-data report").containsOnly(53);
                 assertThat(heard.otherFrames()).as("nothing but heartbeats from the worker").isEmpty();
             }
@@ -308,14 +308,14 @@ class WorkerClusterVersionFallbackTest {
         Heard heard = new Heard();
         try (ServerSocket master = new ServerSocket(0, 8, InetAddress.getLoopbackAddress()); WorkerRangeData data = rangeData()) {
             // a version 4 master's decoder parses REGISTER before it reads the version
-            olderMaster(master, 4, 4, v -> ErrorMessage.of(ErrorCode.BAD_FRAME, "REGISTER has 8 trailing bytes"), heard);
+            olderMaster(master, 5, 4, v -> ErrorMessage.of(ErrorCode.BAD_FRAME, "REGISTER has 8 trailing bytes"), heard);
             try (WorkerConnector w = worker(master, data)) {
                 w.start();
                 await().atMost(Duration.ofSeconds(15)).until(() -> heard.heartbeatBodies().size() >= 3);
                 assertThat(heard.offered()).as("refused three times as BAD_FRAME, then version 4")
-                        .containsExactly(Register.CLUSTER_VERSION, 6, 5, 4);
-                assertThat(heard.registerBodies().get(1)).as("version 6's REGISTER is version 5's").isEqualTo(heard.registerBodies().get(2));
-                assertThat(heard.registerBodies().get(2) - heard.registerBodies().get(3)).as("version 5 ends with the archive epoch")
+                        .containsExactly(Register.CLUSTER_VERSION, 7, 6, 5, 4);
+                assertThat(heard.registerBodies().get(2)).as("version 6's REGISTER is version 5's").isEqualTo(heard.registerBodies().get(3));
+                assertThat(heard.registerBodies().get(3) - heard.registerBodies().get(4)).as("version 5 ends with the archive epoch")
                         .isEqualTo(8);
                 assertThat(heard.heartbeatBodies()).as("version 4 heartbeats: the range-data report without the epoch").containsOnly(53);
             }
@@ -327,12 +327,12 @@ class WorkerClusterVersionFallbackTest {
         Heard heard = new Heard();
         try (ServerSocket master = new ServerSocket(0, 8, InetAddress.getLoopbackAddress()); WorkerRangeData data = rangeData()) {
             // a version 5 master parses the same REGISTER and refuses the version
-            olderMaster(master, 3, 5, v -> ErrorMessage.of(ErrorCode.UNSUPPORTED_VERSION, "this master speaks cluster protocol versions"
+            olderMaster(master, 4, 5, v -> ErrorMessage.of(ErrorCode.UNSUPPORTED_VERSION, "this master speaks cluster protocol versions"
                     + " 1 to 5, the worker w1 version " + v), heard);
             try (WorkerConnector w = worker(master, data)) {
                 w.start();
                 await().atMost(Duration.ofSeconds(15)).until(() -> heard.heartbeatBodies().size() >= 3);
-                assertThat(heard.offered()).as("refused twice, then version 5").containsExactly(Register.CLUSTER_VERSION, 6, 5);
+                assertThat(heard.offered()).as("refused twice, then version 5").containsExactly(Register.CLUSTER_VERSION, 7, 6, 5);
                 assertThat(heard.heartbeatBodies()).as("version 5 heartbeats: the report with its archive epoch").containsOnly(61);
                 assertThat(heard.otherFrames()).isEmpty();
             }
@@ -344,12 +344,12 @@ class WorkerClusterVersionFallbackTest {
         Heard heard = new Heard();
         try (ServerSocket master = new ServerSocket(0, 8, InetAddress.getLoopbackAddress()); WorkerRangeData data = rangeData()) {
             // a version 6 master reads REGISTER up to the archive epoch and finds the counts mark's and the generation's 32 bytes left over
-            olderMaster(master, 2, 6, v -> ErrorMessage.of(ErrorCode.BAD_FRAME, "REGISTER has 32 trailing bytes"), heard);
+            olderMaster(master, 3, 6, v -> ErrorMessage.of(ErrorCode.BAD_FRAME, "REGISTER has 32 trailing bytes"), heard);
             try (WorkerConnector w = worker(master, data)) {
                 w.start();
                 await().atMost(Duration.ofSeconds(15)).until(() -> heard.heartbeatBodies().size() >= 3);
-                assertThat(heard.offered()).as("refused once as BAD_FRAME, then version 6").containsExactly(Register.COUNTS_MARK_VERSION, 6);
-                assertThat(heard.registerBodies().get(0) - heard.registerBodies().get(1))
+                assertThat(heard.offered()).as("refused once as BAD_FRAME, then version 6").containsExactly(Register.CLUSTER_VERSION, Register.COUNTS_MARK_VERSION, 6);
+                assertThat(heard.registerBodies().get(1) - heard.registerBodies().get(2))
                         .as("version 7 ends with the counts mark and the node generation").isEqualTo(32);
                 assertThat(heard.heartbeatBodies()).as("version 6 heartbeats, as 5's").containsOnly(61);
                 assertThat(heard.otherFrames()).isEmpty();
