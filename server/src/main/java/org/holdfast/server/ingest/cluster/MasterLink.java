@@ -152,7 +152,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
      * own sweep freed; nothing of the part is forwarded), else handed to the server's forwarding.
      */
     private void takeStaleMarks(StaleMarks s) {
-        if (clusterVersion < Register.STALE_MARKS_VERSION) {
+        if (record == null || clusterVersion < Register.STALE_MARKS_VERSION) {
             throw new ProtocolException(ErrorCode.BAD_STATE, "STALE_MARKS on a link registered at cluster version " + clusterVersion
                     + " (it needs " + Register.STALE_MARKS_VERSION + ")");
         }
