@@ -56,6 +56,7 @@ class DataOnWorkersGcTest {
         cluster.gcCycle(); // the shared cluster: no snapshot past the retention, no unreferenced block left by another class
         List<RangeSweepReport> before = workers.stream().map(w -> w.getBean(WorkerConnector.class).rangeSweep().progress().last())
                 .toList();
+        long[] forgottenBefore = forgottenOnceForwarded(workers);
 
         byte[] a = DataOnWorkersCluster.random(1, 2 * HALF); // v1's first snapshot: its second half will be referenced by nothing
         byte[] b = DataOnWorkersCluster.random(2, 2 * HALF); // v1's second snapshot replaces every block
@@ -78,6 +79,11 @@ class DataOnWorkersGcTest {
                     .isNotNull().isNotSameAs(before.get(i));
         }
         assertThat(freedOn(workers)).as("exactly a's second half: referenced by nothing once v1@1 is gone").isEqualTo(HALF);
+        long[] forgottenAfter = forgottenOnceForwarded(workers);
+        for (int i = 0; i < workers.size(); i++) {
+            // stale marks through the master (cluster version 8, nearest mode): its own sweep's and the other worker's
+            assertThat(forgottenAfter[i] - forgottenBefore[i]).as("engine " + i + " forgot every freed block").isEqualTo(HALF);
+        }
         for (int i = 0; i < workers.size(); i++) {
             assertThat(senders.pending(cluster.workerId(i))).as("every delta acknowledged before the sweep").isZero();
         }
@@ -94,6 +100,13 @@ class DataOnWorkersGcTest {
             assertThat(r.statusCode()).as(path + ": " + r.body()).isEqualTo(409);
             assertThat(r.body()).contains("urn:holdfast:problem:data-on-workers");
         }
+    }
+
+    /** Each worker engine's forgotten count once every worker's stale marks were taken by the master. */
+    private static long[] forgottenOnceForwarded(List<ConfigurableApplicationContext> workers) {
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() -> workers.stream()
+                .allMatch(w -> w.getBean(WorkerConnector.class).rangeSweep().staleMarks().pending().isEmpty()));
+        return workers.stream().mapToLong(w -> w.getBean(org.holdfast.server.engine.LazyDedupWorker.class).forgotten()).toArray();
     }
 
     private static long freedOn(List<ConfigurableApplicationContext> workers) {
