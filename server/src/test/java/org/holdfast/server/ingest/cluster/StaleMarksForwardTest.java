@@ -211,6 +211,29 @@ class StaleMarksForwardTest {
     }
 
     @Test
+    void masterRestartsWhileAPartWaits_nothingLost_forwardedByTheNewMaster() {
+        byte[] raw = blocks(45, N, false);
+        long[] pbns = storeOnAHeldByBoth(raw);
+        b.close();
+        b = null;
+        await().atMost(Duration.ofSeconds(20)).until(() -> !master.server.dedupLinks().upByWorkerId().containsKey(2L));
+        sweepA();
+        StaleMarkOutbox outbox = a.rangeSweep().staleMarks();
+        await().pollDelay(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> true);
+        assertThat(outbox.pending()).as("b is down: kept on a").hasSize(1);
+
+        master.restartOnSamePort(); // the master kept nothing of it
+        master.server.forwardStaleMarks(new StaleMarkForwarder(master.server.dedupLinks(), master.registry, ClusterMode.NEAREST));
+        startB();
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox.pending().isEmpty());
+        assertThat(dedupB.forgotten()).as("a sent it again to the restarted master, which forwarded it").isEqualTo(FREED);
+        long[] after = lookUpOnB(raw);
+        for (int k = 0; k < FREED; k++) {
+            assertThat(after[k]).as("block " + k).isNotEqualTo(pbns[k]);
+        }
+    }
+
+    @Test
     void receivingWorkerDown_partWaitsOnA_forwardedOnceItIsBack() {
         byte[] raw = blocks(44, N, false);
         long[] pbns = storeOnAHeldByBoth(raw);
