@@ -210,23 +210,23 @@ class StaleMarksForwardTest {
         assertThat(master.server.dedupLinks().upByWorkerId()).as("the link stays: a refusal, not a violation").containsKey(1L);
     }
 
-    @Test
-    void masterRestartsWhileAPartWaits_nothingLost_forwardedByTheNewMaster() {
-        byte[] raw = blocks(45, N, false);
+    /** Stores blocks held by both engines, stops b, sweeps a: the part waits in a's outbox (the master answers later). */
+    private long[] sweepWhileBIsDown(byte[] raw) {
         long[] pbns = storeOnAHeldByBoth(raw);
         b.close();
         b = null;
         await().atMost(Duration.ofSeconds(20)).until(() -> !master.server.dedupLinks().upByWorkerId().containsKey(2L));
         sweepA();
-        StaleMarkOutbox outbox = a.rangeSweep().staleMarks();
         await().pollDelay(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> true);
-        assertThat(outbox.pending()).as("b is down: kept on a").hasSize(1);
+        assertThat(a.rangeSweep().staleMarks().pending()).as("b is down: a keeps the part").hasSize(1);
+        return pbns;
+    }
 
-        master.restartOnSamePort(); // the master kept nothing of it
-        master.server.forwardStaleMarks(new StaleMarkForwarder(master.server.dedupLinks(), master.registry, ClusterMode.NEAREST));
+    /** Once b is back and a's outbox is empty, b's engine forgot exactly the freed blocks. */
+    private void bForgetsOnceBack(byte[] raw, long[] pbns) {
         startB();
-        await().atMost(Duration.ofSeconds(20)).until(() -> outbox.pending().isEmpty());
-        assertThat(dedupB.forgotten()).as("a sent it again to the restarted master, which forwarded it").isEqualTo(FREED);
+        await().atMost(Duration.ofSeconds(20)).until(() -> a.rangeSweep().staleMarks().pending().isEmpty());
+        assertThat(dedupB.forgotten()).isEqualTo(FREED);
         long[] after = lookUpOnB(raw);
         for (int k = 0; k < FREED; k++) {
             assertThat(after[k]).as("block " + k).isNotEqualTo(pbns[k]);
@@ -236,20 +236,15 @@ class StaleMarksForwardTest {
     @Test
     void receivingWorkerDown_partWaitsOnA_forwardedOnceItIsBack() {
         byte[] raw = blocks(44, N, false);
-        long[] pbns = storeOnAHeldByBoth(raw);
-        b.close();
-        b = null;
-        await().atMost(Duration.ofSeconds(20)).until(() -> !master.server.dedupLinks().upByWorkerId().containsKey(2L));
-        sweepA();
-        StaleMarkOutbox outbox = a.rangeSweep().staleMarks();
-        await().pollDelay(Duration.ofMillis(600)).atMost(Duration.ofSeconds(5)).until(() -> true);
-        assertThat(outbox.pending()).as("b is down: the master answered later, a keeps the part").hasSize(1);
-        startB();
-        await().atMost(Duration.ofSeconds(20)).until(() -> outbox.pending().isEmpty());
-        assertThat(dedupB.forgotten()).isEqualTo(FREED);
-        long[] after = lookUpOnB(raw);
-        for (int k = 0; k < FREED; k++) {
-            assertThat(after[k]).as("block " + k).isNotEqualTo(pbns[k]);
-        }
+        bForgetsOnceBack(raw, sweepWhileBIsDown(raw));
+    }
+
+    @Test
+    void masterRestartsWhileAPartWaits_nothingLost_forwardedByTheNewMaster() {
+        byte[] raw = blocks(45, N, false);
+        long[] pbns = sweepWhileBIsDown(raw);
+        master.restartOnSamePort(); // the master kept nothing of it: a sends it again to the new one
+        master.server.forwardStaleMarks(new StaleMarkForwarder(master.server.dedupLinks(), master.registry, ClusterMode.NEAREST));
+        bForgetsOnceBack(raw, pbns);
     }
 }
