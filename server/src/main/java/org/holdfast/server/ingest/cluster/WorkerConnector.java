@@ -450,7 +450,8 @@ public final class WorkerConnector implements AutoCloseable {
                             Long.toString(r.workerId()), Long.toString(r.epoch()), why.words());
                     unreported.set(new DedupService.StartOver(System.currentTimeMillis(), why));
                 }
-                ctx.pipeline().addAfter(ctx.name(), "dedup", new DedupService(dedup, offered >= Register.START_OVER_REPORT_VERSION ? unreported : null));
+                ctx.pipeline().addAfter(ctx.name(), "dedup", new DedupService(dedup, offered >= Register.START_OVER_REPORT_VERSION ? unreported : null,
+                        OtherRangePbns.of(r)));
             }
             if (rangeData != null) {
                 // an archiving range store keys its objects by the id; no PBN below the floor is handed out

@@ -25,6 +25,7 @@ import org.holdfast.server.engine.LocalDedupWorker;
 import org.holdfast.server.engine.SegmentLookup;
 import org.holdfast.server.engine.SegmentRecord;
 import org.holdfast.server.engine.SungemFingerprintIndexTest;
+import org.holdfast.server.engine.SungemStats;
 import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.FsyncPolicy;
@@ -39,7 +40,8 @@ import org.junit.jupiter.api.io.TempDir;
  * "b" with an engine only, whose containers hold blocks of a's range (as nearest mode records a
  * segment where it matched). a's sweep frees blocks; the master forwards their marks to b, whose
  * engine then no longer answers them; without forwarding b still does (the missed forward this
- * closes). A forged part (a PBN outside a's range) is refused and changes nothing on b; a part whose
+ * closes). Blocks b's engine never recorded (data on workers' normal case) cost b nothing: its gate
+ * skips them. A forged part (a PBN outside a's range) is refused and changes nothing on b; a part whose
  * receiving worker is down waits in a's outbox until it is back.
  */
 class StaleMarksForwardTest {
@@ -108,6 +110,11 @@ class StaleMarksForwardTest {
 
     /** N blocks stored on a, recorded by both engines, referenced once, the first FREED dereferenced with an expiry a day ago. */
     private long[] storeOnAHeldByBoth(byte[] raw) {
+        return storeOnAHeldByBoth(raw, true);
+    }
+
+    /** As above; recorded by b's engine too only if {@code alsoOnB}. */
+    private long[] storeOnAHeldByBoth(byte[] raw, boolean alsoOnB) {
         RemoteRangeStore store = master.server.rangeStores().up(1);
         long[] pbns = new long[N];
         for (int k = 0; k < N; k++) {
@@ -118,9 +125,11 @@ class StaleMarksForwardTest {
         boolean[] isNew = new boolean[N];
         Arrays.fill(isNew, true);
         dedupA.record(new SegmentRecord(1, fps(raw), N, pbns, isNew, N)).join();
-        dedupB.record(new SegmentRecord(1, fps(raw), N, pbns, isNew, N)).join();
+        if (alsoOnB) {
+            dedupB.record(new SegmentRecord(1, fps(raw), N, pbns, isNew, N)).join();
+            dedupB.flush();
+        }
         dedupA.flush();
-        dedupB.flush();
         RemoteGcDeltas deltas = master.server.gcDeltas().up(1);
         UpdateBatch commit = new UpdateBatch();
         for (long p : pbns) {
@@ -176,6 +185,26 @@ class StaleMarksForwardTest {
             store.sync().join();
             assertThat(store.read(new long[] {p}).join().get(0)).isEqualTo(blk);
         }
+    }
+
+    @Test
+    void nearest_freedOnA_notHeldByB_skippedByBsGate_noStaleLogRecordNoMark() throws Exception {
+        byte[] raw = blocks(46, N, false);
+        storeOnAHeldByBoth(raw, false); // as data=workers records it: only on a, which stores the blocks
+        lookUpOnB(raw); // b's engine open, so its stale.log exists
+        Path bStaleLog = dir.resolve("b").resolve("dedup-worker").resolve("sungem").resolve("stale.log");
+        long logBefore = Files.size(bStaleLog);
+
+        sweepA();
+        await().atMost(Duration.ofSeconds(20)).until(() -> a.rangeSweep().staleMarks().pending().isEmpty());
+
+        assertThat(dedupB.forgotten()).as("the master forwarded a's freed blocks to b").isEqualTo(FREED);
+        assertThat(dedupB.forgetsSkipped()).as("b's gate: it cannot hold them").isEqualTo(FREED);
+        SungemStats bStats = dedupB.sungemIfOpen().sungemStats();
+        assertThat(bStats.staleMarks()).as("no mark in b's memory").isZero();
+        assertThat(bStats.forgetsNotHeld()).isEqualTo(FREED);
+        assertThat(Files.size(bStaleLog)).as("no stale.log record on b").isEqualTo(logBefore);
+        assertThat(dedupA.forgetsSkipped()).as("a's own sweep forgets in full").isZero();
     }
 
     @Test
