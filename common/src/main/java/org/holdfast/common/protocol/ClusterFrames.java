@@ -24,8 +24,8 @@ import io.netty.buffer.ByteBufUtil;
  * <p>The dedup frames (0x44-0x4C) are in {@link DedupFrames}, the data frames (0x4D-0x53, and DATA_REPAIR 0x5E) in {@link DataFrames},
  * the GC delta frames (0x54-0x56) in {@link GcDeltaFrames}, the GC sweep frames (0x5B-0x5D) in {@link GcSweepFrames},
  * the counts check frames (0x60-0x61, cluster version 7) in {@link CountsCheckFrames}, the takeover records frames
- * (0x62-0x63, cluster version 7) in {@link TakeoverRecordsFrames}, the sealed-log report between syncs (0x66-0x67, cluster
- * version 8) in {@link SealedLogsFrames}.
+ * (0x62-0x63, cluster version 7) in {@link TakeoverRecordsFrames}, the stale marks frames (0x64-0x65, cluster version 8)
+ * in {@link StaleMarksFrames}, the sealed-log report between syncs (0x66-0x67, cluster version 8) in {@link SealedLogsFrames}.
  * The grace protection frames (0x57-0x5A) are in {@link GcGuardFrames}, which the decoder and encoder call directly.
  * A master sends the GC frames (0x54-0x5D) only on a link registered at {@link Register#GC_FRAMES_VERSION} or newer.
  */
@@ -53,6 +53,7 @@ final class ClusterFrames {
             case HEARTBEAT -> HEARTBEAT_BODY + RANGE_DATA_BODY + ARCHIVE_EPOCH_BODY;
             case HEARTBEAT_ACK -> 8;
             default -> SealedLogsFrames.isSealedLogs(type) ? SealedLogsFrames.maxBody(type)
+                    : StaleMarksFrames.isStaleMarks(type) ? StaleMarksFrames.maxBody(type)
                     : TakeoverRecordsFrames.isTakeoverRecords(type) ? TakeoverRecordsFrames.maxBody(type)
                     : CountsCheckFrames.isCountsCheck(type) ? CountsCheckFrames.maxBody(type)
                     : GcSweepFrames.isGcSweep(type) ? GcSweepFrames.maxBody(type)
@@ -79,6 +80,7 @@ final class ClusterFrames {
             }
             case HEARTBEAT_ACK -> 8;
             default -> SealedLogsFrames.isSealedLogs(m.type()) ? SealedLogsFrames.bodyBytes(m)
+                    : StaleMarksFrames.isStaleMarks(m.type()) ? StaleMarksFrames.bodyBytes(m)
                     : TakeoverRecordsFrames.isTakeoverRecords(m.type()) ? TakeoverRecordsFrames.bodyBytes(m)
                     : CountsCheckFrames.isCountsCheck(m.type()) ? CountsCheckFrames.bodyBytes(m)
                     : GcSweepFrames.isGcSweep(m.type()) ? GcSweepFrames.bodyBytes(m)
@@ -151,6 +153,8 @@ final class ClusterFrames {
             default -> {
                 if (SealedLogsFrames.isSealedLogs(m.type())) {
                     SealedLogsFrames.writeBody(m, out);
+                } else if (StaleMarksFrames.isStaleMarks(m.type())) {
+                    StaleMarksFrames.writeBody(m, out);
                 } else if (TakeoverRecordsFrames.isTakeoverRecords(m.type())) {
                     TakeoverRecordsFrames.writeBody(m, out);
                 } else if (CountsCheckFrames.isCountsCheck(m.type())) {
@@ -210,6 +214,7 @@ final class ClusterFrames {
                             : Register.NO_ARCHIVE_EPOCH) : null);
             case HEARTBEAT_ACK -> new HeartbeatAck(FrameDecoder.u64(b, "sequence"));
             default -> SealedLogsFrames.isSealedLogs(type) ? SealedLogsFrames.parseBody(type, b)
+                    : StaleMarksFrames.isStaleMarks(type) ? StaleMarksFrames.parseBody(type, b)
                     : TakeoverRecordsFrames.isTakeoverRecords(type) ? TakeoverRecordsFrames.parseBody(type, b)
                     : CountsCheckFrames.isCountsCheck(type) ? CountsCheckFrames.parseBody(type, b)
                     : GcSweepFrames.isGcSweep(type) ? GcSweepFrames.parseBody(type, b)

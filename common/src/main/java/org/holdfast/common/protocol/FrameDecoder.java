@@ -370,7 +370,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                     DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
                     GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED,
                     GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED, DATA_REPAIR, COUNTS_CHECK, COUNTS_CHECKED,
-                    TAKEOVER_RECORDS, TAKEOVER_RECORDS_PART, SEALED_LOGS, SEALED_LOGS_RECORDED -> ClusterFrames.maxBody(type);
+                    TAKEOVER_RECORDS, TAKEOVER_RECORDS_PART, SEALED_LOGS, SEALED_LOGS_RECORDED,
+                    STALE_MARKS, STALE_MARKS_TAKEN -> ClusterFrames.maxBody(type);
         };
     }
 
@@ -484,7 +485,8 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                     DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
                     GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED,
                     GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED, DATA_REPAIR, COUNTS_CHECK, COUNTS_CHECKED,
-                    TAKEOVER_RECORDS, TAKEOVER_RECORDS_PART, SEALED_LOGS, SEALED_LOGS_RECORDED:
+                    TAKEOVER_RECORDS, TAKEOVER_RECORDS_PART, SEALED_LOGS, SEALED_LOGS_RECORDED,
+                    STALE_MARKS, STALE_MARKS_TAKEN:
                 return ClusterFrames.parseBody(type, b);
             default:
                 throw new ProtocolException(ErrorCode.BAD_FRAME, "no decoding for " + type);

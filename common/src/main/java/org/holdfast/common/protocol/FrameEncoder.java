@@ -105,7 +105,8 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
                     DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
                     GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED,
                     GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED, DATA_REPAIR, COUNTS_CHECK, COUNTS_CHECKED,
-                    TAKEOVER_RECORDS, TAKEOVER_RECORDS_PART, SEALED_LOGS, SEALED_LOGS_RECORDED:
+                    TAKEOVER_RECORDS, TAKEOVER_RECORDS_PART, SEALED_LOGS, SEALED_LOGS_RECORDED,
+                    STALE_MARKS, STALE_MARKS_TAKEN:
                 return ClusterFrames.bodyBytes(m);
             default:
                 throw new IllegalArgumentException("no encoding for " + m.type());
@@ -289,7 +290,8 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
                     DATA_STORE, DATA_STORED, DATA_SYNC, DATA_SYNCED, DATA_READ, DATA_READ_ANSWER, DATA_FAILED,
                     GC_DELTA, GC_DELTA_APPLIED, GC_DELTA_FAILED,
                     GC_SWEEP, GC_SWEPT, GC_SWEEP_FAILED, DATA_REPAIR, COUNTS_CHECK, COUNTS_CHECKED,
-                    TAKEOVER_RECORDS, TAKEOVER_RECORDS_PART, SEALED_LOGS, SEALED_LOGS_RECORDED -> ClusterFrames.writeBody(m, out);
+                    TAKEOVER_RECORDS, TAKEOVER_RECORDS_PART, SEALED_LOGS, SEALED_LOGS_RECORDED,
+                    STALE_MARKS, STALE_MARKS_TAKEN -> ClusterFrames.writeBody(m, out);
             default -> throw new IllegalArgumentException("no encoding for " + m.type());
         }
     }

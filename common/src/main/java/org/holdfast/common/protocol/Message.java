@@ -17,7 +17,8 @@ public sealed interface Message
         GcProtect, GcProtected, GcGuardFailed, GcSessionEnd,
         DataStoreRequest, DataStored, DataSync, DataSynced, DataRead, DataReadAnswer, DataFailed, DataRepair, CountsCheck, CountsChecked,
         GcDelta, GcDeltaApplied, GcDeltaFailed, GcSweep, GcSwept, GcSweepFailed, TakeoverRecords, TakeoverRecordsPart,
-        SealedLogsPush, SealedLogsRecorded {
+        SealedLogsPush, SealedLogsRecorded,
+        StaleMarks, StaleMarksTaken {
 
     /** The frame type this message travels as. */
     MessageType type();

@@ -66,6 +66,9 @@ public enum MessageType {
 
     TAKEOVER_RECORDS(0x62),
     TAKEOVER_RECORDS_PART(0x63),
+    /** A worker's freed PBNs forwarded by the master to the other workers' engines (cluster version 8). */
+    STALE_MARKS(0x64),
+    STALE_MARKS_TAKEN(0x65),
     /** A worker's sealed-log report between syncs and the master's acknowledgement (cluster version 8). */
     SEALED_LOGS(0x66),
     SEALED_LOGS_RECORDED(0x67);

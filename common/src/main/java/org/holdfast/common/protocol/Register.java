@@ -25,7 +25,8 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * report ({@link #LOG_DIGEST_VERSION}), and REGISTER and REGISTERED end with the node generation
      * ({@link #NODE_GENERATION_VERSION}), and the master answers TAKEOVER_RECORDS
      * ({@link #TAKEOVER_RECORDS_VERSION}). Version 8: an archiving worker also reports its sealed logs
-     * between syncs, in SEALED_LOGS, which the master acknowledges ({@link #SYNC_REPORT_VERSION}).
+     * between syncs, in SEALED_LOGS, which the master acknowledges ({@link #SYNC_REPORT_VERSION});
+     * the worker sends STALE_MARKS and the master forwards them ({@link #STALE_MARKS_VERSION}).
      */
     public static final int CLUSTER_VERSION = 8;
     /** The oldest version a master of this build accepts. */
@@ -101,6 +102,13 @@ public record Register(int clusterVersion, String nodeName, String token, String
      * recorded at its syncs only, as before.
      */
     public static final int SYNC_REPORT_VERSION = 8;
+    /**
+     * The first version whose worker sends STALE_MARKS (0x64, the blocks its range sweep freed) and whose
+     * master forwards them to the other workers' engines and answers STALE_MARKS_TAKEN (0x65). REGISTER and
+     * REGISTERED are as in version 7; a master of an older release refuses version 8 as UNSUPPORTED_VERSION,
+     * and the worker then offers 7 and keeps its marks.
+     */
+    public static final int STALE_MARKS_VERSION = 8;
     /** {@code archiveEpoch} of a REGISTER that does not carry it (an older worker's). */
     public static final long NO_ARCHIVE_EPOCH = -1;
 

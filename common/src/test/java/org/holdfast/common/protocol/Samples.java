@@ -154,7 +154,11 @@ final class Samples {
                 new GcSwept(-1L, GcSweep.DRY_RUN, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, 0, Long.MAX_VALUE, Long.MAX_VALUE,
                         Long.MAX_VALUE, Long.MAX_VALUE, GcSwept.UNKNOWN_BYTES, Long.MAX_VALUE),
                 GcSweepFailed.of(27, GcSweepFailed.BUSY, "a sweep of PBNs [2^48, 2^49) runs already"),
-                GcSweepFailed.of(28, GcSweepFailed.FAILED, ""));
+                GcSweepFailed.of(28, GcSweepFailed.FAILED, ""),
+                new StaleMarks(31, 2, new long[] {1L << 48, Long.MAX_VALUE}, java.util.Arrays.copyOf(fp64(), 64)),
+                new StaleMarks(-1L, 1, new long[] {1}, new byte[32]),
+                StaleMarksTaken.of(31, StaleMarksTaken.TAKEN, ""),
+                StaleMarksTaken.of(-1L, StaleMarksTaken.REFUSED, "PBN 5 is outside worker w1's range"));
     }
 
     private static byte[] fp64() {

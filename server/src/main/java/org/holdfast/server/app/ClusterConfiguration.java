@@ -20,6 +20,7 @@ import org.holdfast.server.engine.LocalDedupWorker;
 import org.holdfast.server.gc.RegistrationCountsFence;
 import org.holdfast.server.ingest.IngestTls;
 import org.holdfast.server.ingest.cluster.ClusterServer;
+import org.holdfast.server.ingest.cluster.StaleMarkForwarder;
 import org.holdfast.server.ingest.cluster.DedupLinks;
 import org.holdfast.server.ingest.cluster.GcDeltaLinks;
 import org.holdfast.server.ingest.cluster.MasterTrust;
@@ -106,6 +107,10 @@ public class ClusterConfiguration {
         SealedLogStore sealedLogs = new SealedLogStore(db);
         server.recordSealedLogs(sealedLogs::apply);
         server.answerTakeoverRecords(sealedLogs::part);
+        if ("cluster".equals(props.dedup().engine())) {
+            // a worker's sweep freed blocks another worker's engine may hold (nearest mode): the master forwards its marks
+            server.forwardStaleMarks(new StaleMarkForwarder(dedupLinks, registry, props.dedup().cluster().clusterMode()));
+        }
         return server;
     }
 

@@ -11,7 +11,8 @@ import org.holdfast.server.engine.LazyDedupWorker;
 /**
  * Micrometer meters of the engine a worker process serves its master's dedup calls with, under
  * {@code holdfast.dedup.worker.*}: fingerprints looked up, SFI hits, containers loaded, busy time
- * and stored fingerprints, and the PBNs the master's GC had it forget. All 0 until the master's
+ * and stored fingerprints, and the PBNs the master's GC had it forget (and of those, the ones it
+ * skipped: forwarded stale marks of fingerprints it does not hold). All 0 until the master's
  * first call opens the engine. (A worker opens no other engine, so it has no other
  * {@code holdfast.dedup.*} meters.)
  */
@@ -41,6 +42,8 @@ public final class WorkerDedupMetrics implements MeterBinder {
                 .description("time this worker's engine spent in lookup and record").register(r);
         FunctionCounter.builder("holdfast.dedup.worker.forgotten", worker, LazyDedupWorker::forgotten)
                 .description("PBNs the master's GC freed and this worker's index forgot").register(r);
+        FunctionCounter.builder("holdfast.dedup.worker.forgets.skipped", worker, LazyDedupWorker::forgetsSkipped)
+                .description("of those, PBNs of other workers' ranges skipped: the index cannot hold their fingerprints").register(r);
         Gauge.builder("holdfast.dedup.worker.stored", this, m -> m.read(DedupLoad::storedEntries))
                 .description("fingerprints stored in this worker's containers").register(r);
     }

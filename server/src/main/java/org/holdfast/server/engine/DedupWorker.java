@@ -44,6 +44,16 @@ public interface DedupWorker extends AutoCloseable {
     /** Forgets freed PBNs (their fingerprints packed in {@code fps}) that it may hold: no lookup returns them again. */
     void forget(long[] pbns, byte[] fps, int count);
 
+    /**
+     * Forgets those of the freed PBNs whose fingerprint this worker's engine may hold by what it keeps in
+     * memory, and returns how many it skipped; only for PBNs of another worker's range, which this
+     * worker's engine never records by construction (data on workers). By default every one is forgotten.
+     */
+    default int forgetIfHeld(long[] pbns, byte[] fps, int count) {
+        forget(pbns, fps, count);
+        return 0;
+    }
+
     /** Drops the per-stream state of {@code stream}. */
     void closeStream(long stream);
 

@@ -28,6 +28,7 @@ public final class LazyDedupWorker implements DedupWorker {
     private DedupWorker engine; // guarded by this
     private boolean closed; // guarded by this
     private final AtomicLong forgotten = new AtomicLong();
+    private final AtomicLong forgetsSkipped = new AtomicLong();
 
     public LazyDedupWorker(int id, Supplier<? extends DedupWorker> opener) {
         this(id, null, opener);
@@ -179,6 +180,22 @@ public final class LazyDedupWorker implements DedupWorker {
         forgotten.addAndGet(count);
     }
 
+    @Override
+    public int forgetIfHeld(long[] pbns, byte[] fps, int count) {
+        int skipped = engine().forgetIfHeld(pbns, fps, count);
+        forgotten.addAndGet(count);
+        forgetsSkipped.addAndGet(skipped);
+        return skipped;
+    }
+
+    /**
+     * Of {@link #forgotten}, the PBNs of other workers' ranges (stale marks the master forwarded) that
+     * cost nothing: the engine's memory said it cannot hold their fingerprints.
+     */
+    public long forgetsSkipped() {
+        return forgetsSkipped.get();
+    }
+
     /**
      * PBNs this worker was told to forget (its master's GC freed them) since the process started:
      * every worker connected during a sweep gets all of them, so an operator can see that GC reached it.
@@ -212,6 +229,15 @@ public final class LazyDedupWorker implements DedupWorker {
             e = closed ? null : engine;
         }
         return e == null ? null : e.load();
+    }
+
+    /** The Sungem engine if it is open and this process runs it (tests, diagnostics), else null; opens nothing. */
+    public SungemFingerprintIndex sungemIfOpen() {
+        DedupWorker e;
+        synchronized (this) {
+            e = closed ? null : engine;
+        }
+        return e instanceof LocalDedupWorker l ? l.engine() : null;
     }
 
     /** Whether the engine was opened (tests, diagnostics). */

@@ -72,6 +72,11 @@ public final class LocalDedupWorker implements DedupWorker {
     }
 
     @Override
+    public int forgetIfHeld(long[] pbns, byte[] fps, int count) {
+        return engine.forgetIfHeld(pbns, fps, count);
+    }
+
+    @Override
     public void closeStream(long stream) {
         SungemDedupStream s = streams.remove(stream);
         if (s != null) {

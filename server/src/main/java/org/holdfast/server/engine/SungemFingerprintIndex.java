@@ -62,6 +62,9 @@ public final class SungemFingerprintIndex implements FingerprintIndex {
     final LongAdder subSegments = new LongAdder();
     final LongAdder newSegments = new LongAdder();
     final LongAdder stalePbnsDropped = new LongAdder();
+    /** PBNs {@link #forgetIfHeld} skipped: their fingerprint was not in the engine's memory. */
+    final LongAdder forgetsNotHeld = new LongAdder();
+    private final ForgetGate gate;
     /** Nanoseconds inside the streams' lookup and record, summed over sessions (see {@link IndexStats}). */
     final LongAdder busyNanos = new LongAdder();
     private volatile boolean closed;
@@ -90,6 +93,7 @@ public final class SungemFingerprintIndex implements FingerprintIndex {
         this.sfi = new SampledFingerprintIndex(settings.sfiBytes());
         this.fallback = settings.exactFallback() ? new ExactFallbackMap(stateDir.resolve("exact-fallback")) : null;
         this.sfiSnapshot = stateDir.resolve("sfi.snapshot");
+        this.gate = new ForgetGate(bfc, sfi, sfiLock, fallback);
         if (!loadSfiSnapshot()) {
             rebuildSfi();
         }
@@ -212,6 +216,35 @@ public final class SungemFingerprintIndex implements FingerprintIndex {
         forgetAll(pbns, fps, 0, count);
     }
 
+    /**
+     * As {@link #forgetAll}, but only the PBNs whose fingerprint the engine may hold by its Bloom
+     * filter chain, SFI or exact fallback map ({@link ForgetGate}) are marked; the others cost no
+     * stale.log record and no mark, and are counted. Weaker than {@link #forget}: a fingerprint
+     * recorded before the chain's window and not sampled is skipped though held, so it is only for
+     * PBNs the engine should never have recorded (another cluster worker's range, whose blocks this
+     * engine's worker does not store). Returns how many were skipped.
+     */
+    public int forgetIfHeld(long[] pbns, byte[] fps, int count) {
+        if (count < 0 || pbns.length < count || fps.length < count * 32L) {
+            throw new IllegalArgumentException("forget: " + count + " entries do not fit the arrays");
+        }
+        long[] held = new long[count];
+        byte[] heldFps = new byte[count * 32];
+        int n = 0;
+        for (int i = 0; i < count; i++) {
+            if (gate.mayHold(pbns[i], fps, i)) {
+                held[n] = pbns[i];
+                System.arraycopy(fps, i * 32, heldFps, n * 32, 32);
+                n++;
+            }
+        }
+        if (n > 0) {
+            forgetAll(held, heldFps, 0, n);
+        }
+        forgetsNotHeld.add(count - n);
+        return count - n;
+    }
+
     @Override
     public void flush() {
         store.flush();
@@ -257,7 +290,7 @@ public final class SungemFingerprintIndex implements FingerprintIndex {
                 store.cachedContainers(), store.containerCount(), readOnlyFallbacks.sum(), exactMatches.sum(),
                 merges.sum(), subSegments.sum(), newSegments.sum(), fallbackProbes.sum(), fallbackHits.sum(),
                 stale.size(), stalePbnsDropped.sum(), bfc.fill(), bfc.falsePositiveRate(), bfc.liveFilters(), sfiMem,
-                bfc.memoryBytes(), store.cachedBytes(), store.bufferBytes(), stale.memoryBytes());
+                bfc.memoryBytes(), store.cachedBytes(), store.bufferBytes(), stale.memoryBytes(), forgetsNotHeld.sum());
     }
 
     /** The settings in force. */

@@ -1,6 +1,9 @@
 package org.holdfast.server.engine;
 
-/** A snapshot of the Sungem engine's own figures (beyond {@link IndexStats}) for metrics and benchmarks. */
+/**
+ * A snapshot of the Sungem engine's own figures (beyond {@link IndexStats}) for metrics and benchmarks;
+ * {@code forgetsNotHeld}: freed PBNs of another worker's range skipped by {@code forgetIfHeld}.
+ */
 public record SungemStats(
         int sfiEntries,
         int sfiCapacity,
@@ -32,7 +35,8 @@ public record SungemStats(
         long bloomBytes,
         long containerCacheBytes,
         long containerBufferBytes,
-        long staleMarkBytes) {
+        long staleMarkBytes,
+        long forgetsNotHeld) {
 
     /** Share of the containers searched that produced at least one match. */
     public double usefulContainerShare() {

@@ -56,6 +56,8 @@ class DataOnWorkersGcTest {
         cluster.gcCycle(); // the shared cluster: no snapshot past the retention, no unreferenced block left by another class
         List<RangeSweepReport> before = workers.stream().map(w -> w.getBean(WorkerConnector.class).rangeSweep().progress().last())
                 .toList();
+        long[] forgottenBefore = forgottenOnceForwarded(workers);
+        long[] skippedBefore = skipped(workers);
 
         byte[] a = DataOnWorkersCluster.random(1, 2 * HALF); // v1's first snapshot: its second half will be referenced by nothing
         byte[] b = DataOnWorkersCluster.random(2, 2 * HALF); // v1's second snapshot replaces every block
@@ -78,6 +80,18 @@ class DataOnWorkersGcTest {
                     .isNotNull().isNotSameAs(before.get(i));
         }
         assertThat(freedOn(workers)).as("exactly a's second half: referenced by nothing once v1@1 is gone").isEqualTo(HALF);
+        long[] forgottenAfter = forgottenOnceForwarded(workers);
+        for (int i = 0; i < workers.size(); i++) {
+            // stale marks through the master (cluster version 8, nearest mode): its own sweep's and the other worker's
+            assertThat(forgottenAfter[i] - forgottenBefore[i]).as("engine " + i + " forgot every freed block").isEqualTo(HALF);
+        }
+        long[] skippedAfter = skipped(workers);
+        for (int i = 0; i < workers.size(); i++) {
+            // the other worker's freed blocks were never recorded here: the gate skips them, no mark, no stale.log record
+            long freedElsewhere = HALF - freedOn(List.of(workers.get(i)));
+            assertThat(skippedAfter[i] - skippedBefore[i]).as("engine " + i + " skipped the other worker's freed blocks")
+                    .isEqualTo(freedElsewhere);
+        }
         for (int i = 0; i < workers.size(); i++) {
             assertThat(senders.pending(cluster.workerId(i))).as("every delta acknowledged before the sweep").isZero();
         }
@@ -94,6 +108,17 @@ class DataOnWorkersGcTest {
             assertThat(r.statusCode()).as(path + ": " + r.body()).isEqualTo(409);
             assertThat(r.body()).contains("urn:holdfast:problem:data-on-workers");
         }
+    }
+
+    /** Each worker engine's forgotten count once every worker's stale marks were taken by the master. */
+    private static long[] forgottenOnceForwarded(List<ConfigurableApplicationContext> workers) {
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() -> workers.stream()
+                .allMatch(w -> w.getBean(WorkerConnector.class).rangeSweep().staleMarks().pending().isEmpty()));
+        return workers.stream().mapToLong(w -> w.getBean(org.holdfast.server.engine.LazyDedupWorker.class).forgotten()).toArray();
+    }
+
+    private static long[] skipped(List<ConfigurableApplicationContext> workers) {
+        return workers.stream().mapToLong(w -> w.getBean(org.holdfast.server.engine.LazyDedupWorker.class).forgetsSkipped()).toArray();
     }
 
     private static long freedOn(List<ConfigurableApplicationContext> workers) {

@@ -81,4 +81,20 @@ class WorkerDedupMetricsTest {
             assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_forgotten_total")).isEqualTo(N / 2);
         }
     }
+
+    @Test
+    void forgetIfHeld_fingerprintsNeverRecorded_countedAsSkipped() {
+        try (LazyDedupWorker worker = worker()) {
+            PrometheusMeterRegistry r = scraped(worker);
+            Stored s = store(worker, 5, 3000);
+            byte[] unknown = new byte[s.fps().length];
+            new Random(6).nextBytes(unknown);
+
+            assertThat(worker.forgetIfHeld(s.pbns(), unknown, N)).isEqualTo(N);
+            worker.forgetIfHeld(s.pbns(), s.fps(), N / 2); // held: marked, not skipped
+
+            assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_forgotten_total")).isEqualTo(N + N / 2);
+            assertThat(DedupEngineMetricsTest.sample(r, "holdfast_dedup_worker_forgets_skipped_total")).isEqualTo(N);
+        }
+    }
 }

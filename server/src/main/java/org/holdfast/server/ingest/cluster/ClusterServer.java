@@ -1,5 +1,8 @@
 package org.holdfast.server.ingest.cluster;
 
+import org.holdfast.common.protocol.StaleMarks;
+import org.holdfast.common.protocol.StaleMarksTaken;
+import java.util.concurrent.RejectedExecutionException;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
@@ -86,6 +89,9 @@ public final class ClusterServer implements AutoCloseable {
     private EventLoopGroup loops;
     private volatile SealedLogRecorder sealedLogs = SealedLogRecorder.NONE;
     private volatile TakeoverRecordsSource takeoverRecords = TakeoverRecordsSource.NONE;
+    private volatile StaleMarkForwarder staleMarks; // null: none forwarded
+    // a forward waits for every other worker's engine: off the lane, whose registrations and heartbeats must not wait
+    private final ExecutorService forwards = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-stale-marks", true));
     private Channel serverChannel;
     private boolean closed;
     private volatile RegistrationCountsFence countsFence;
@@ -249,6 +255,34 @@ public final class ClusterServer implements AutoCloseable {
         return takeoverRecords;
     }
 
+    /** Forwards the workers' stale marks (cluster version 8) with {@code forwarder} from now on: set before {@link #start}. */
+    public void forwardStaleMarks(StaleMarkForwarder forwarder) {
+        staleMarks = forwarder;
+    }
+
+    /**
+     * Forwards worker {@code fromWorker}'s checked {@code marks} on this server's forwarding thread, one
+     * part at a time, and hands the answer to {@code answer}. Without a forwarder (the workers run no
+     * engine of the master's: holdfast.dedup.engine is not cluster) there is nothing to forward to.
+     */
+    void forwardStaleMarks(long fromWorker, StaleMarks marks, java.util.function.Consumer<StaleMarksTaken> answer) {
+        try {
+            forwards.execute(() -> {
+                StaleMarkForwarder f = staleMarks;
+                StaleMarksTaken t;
+                try {
+                    t = f == null ? StaleMarksTaken.of(marks.partId(), StaleMarksTaken.TAKEN, "this master forwards no stale marks"
+                            + " (holdfast.dedup.engine is not cluster)") : f.forward(fromWorker, marks);
+                } catch (RuntimeException e) {
+                    t = StaleMarksTaken.of(marks.partId(), StaleMarksTaken.LATER, "the master failed forwarding: " + e.getMessage());
+                }
+                answer.accept(t);
+            });
+        } catch (RejectedExecutionException e) {
+            // closing: the worker keeps the part and sends it to the next master
+        }
+    }
+
     ExecutorService lane() {
         return lane;
     }
@@ -261,6 +295,7 @@ public final class ClusterServer implements AutoCloseable {
         }
         closed = true;
         PortShutdown.closeChannels(serverChannel, connections);
+        forwards.shutdownNow(); // a forward cut short is not answered: the worker sends the part again
         PortShutdown.stopWorkers(lane, 10, () -> {
             // a registration still on the lane finishes on its daemon thread; its connection is closed already
         });

@@ -53,6 +53,8 @@ public final class DedupService extends WorkerLinkService {
     private final Map<Long, Long> streams = new ConcurrentHashMap<>();
     /** A start-over the master has not been told yet (null: a cluster version 1 link, which cannot carry it). */
     private final AtomicReference<StartOver> unreported;
+    /** Forgets of these PBNs go through the engine's gate (null: every forget is full). */
+    private final OtherRangePbns others;
 
     /** A start-over of the index at a registration: when (epoch ms) and why (sent as its DEDUP_DONE code). */
     record StartOver(long atMillis, StartOverReason reason) {
@@ -71,9 +73,15 @@ public final class DedupService extends WorkerLinkService {
      * breaks first leaves it for the next one).
      */
     DedupService(DedupWorker worker, AtomicReference<StartOver> unreported) {
+        this(worker, unreported, null);
+    }
+
+    /** As above; a forget of a PBN in {@code others} (another worker's range) is {@link DedupWorker#forgetIfHeld}. */
+    DedupService(DedupWorker worker, AtomicReference<StartOver> unreported, OtherRangePbns others) {
         super("dedup");
         this.worker = worker;
         this.unreported = unreported;
+        this.others = others;
     }
 
     @Override
@@ -119,7 +127,7 @@ public final class DedupService extends WorkerLinkService {
                 worker.record(new SegmentRecord(engineStream(r.stream()), r.fps(), r.count(), r.pbns(), r.isNew(), r.placed()))
                         .join();
             } else if (m instanceof DedupForget f) {
-                worker.forget(f.pbns(), f.fps(), f.count());
+                forget(f);
             } else {
                 DedupControl c = (DedupControl) m;
                 if (c.op() == DedupControl.END_STREAM) {
@@ -137,6 +145,39 @@ public final class DedupService extends WorkerLinkService {
             LOG.log(System.Logger.Level.WARNING, "dedup request " + m.type() + " failed", e);
             return DedupFailed.of(id, m.type() + " failed on the worker: " + e);
         }
+    }
+
+    /** Forgets {@code f}'s PBNs: those of other workers' ranges through the engine's gate, the others in full. */
+    private void forget(DedupForget f) {
+        int n = f.count();
+        int gated = 0;
+        for (int i = 0; i < n && others != null; i++) {
+            gated += others.contains(f.pbns()[i]) ? 1 : 0;
+        }
+        if (gated == 0) {
+            worker.forget(f.pbns(), f.fps(), n);
+            return;
+        }
+        long[] fullPbns = new long[n - gated];
+        byte[] fullFps = new byte[(n - gated) * 32];
+        long[] gatedPbns = new long[gated];
+        byte[] gatedFps = new byte[gated * 32];
+        int full = 0;
+        int g = 0;
+        for (int i = 0; i < n; i++) {
+            long p = f.pbns()[i];
+            if (others.contains(p)) {
+                gatedPbns[g] = p;
+                System.arraycopy(f.fps(), i * 32, gatedFps, g++ * 32, 32);
+            } else {
+                fullPbns[full] = p;
+                System.arraycopy(f.fps(), i * 32, fullFps, full++ * 32, 32);
+            }
+        }
+        if (full > 0) {
+            worker.forget(fullPbns, fullFps, full);
+        }
+        worker.forgetIfHeld(gatedPbns, gatedFps, gated);
     }
 
     /** The engine's number for the master's stream {@code stream} on this connection (a new one the first time). */

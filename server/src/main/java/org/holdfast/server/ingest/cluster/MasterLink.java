@@ -17,6 +17,8 @@ import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.ProtocolException;
 import org.holdfast.common.protocol.Register;
 import org.holdfast.common.protocol.Registered;
+import org.holdfast.common.protocol.StaleMarks;
+import org.holdfast.common.protocol.StaleMarksTaken;
 import org.holdfast.common.protocol.TakeoverRecords;
 import org.holdfast.common.protocol.TakeoverRecordsPart;
 import org.holdfast.server.cluster.RegistrationRefusedException;
@@ -110,6 +112,8 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
                 onLane(() -> heartbeat(h));
             } else if (m instanceof TakeoverRecords q) {
                 onLane(() -> answerTakeoverRecords(q));
+            } else if (m instanceof StaleMarks s) {
+                onLane(() -> takeStaleMarks(s));
             } else if (m instanceof ErrorMessage e) {
                 // the worker refused a frame of ours and is ending the link (lingering on its side)
                 LOG.log(System.Logger.Level.WARNING, "worker at " + address() + " refused a frame of the master (" + e.code() + ": "
@@ -140,6 +144,30 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             part = TakeoverRecordsPart.failed(q.requestId(), e.getMessage());
         }
         ctx.writeAndFlush(part);
+    }
+
+    /**
+     * Takes a part of the worker's stale marks (cluster version 8, on the lane, where {@link #record} is
+     * read): refused, naming the PBN, if any lies outside the worker's range (a worker marks only what its
+     * own sweep freed; nothing of the part is forwarded), else handed to the server's forwarding.
+     */
+    private void takeStaleMarks(StaleMarks s) {
+        if (record == null || clusterVersion < Register.STALE_MARKS_VERSION) {
+            throw new ProtocolException(ErrorCode.BAD_STATE, "STALE_MARKS on a link registered at cluster version " + clusterVersion
+                    + " (it needs " + Register.STALE_MARKS_VERSION + ")");
+        }
+        org.holdfast.common.id.PbnRange range = record.range();
+        for (int i = 0; i < s.count(); i++) {
+            if (!range.contains(s.pbns()[i])) {
+                String why = "STALE_MARKS part " + s.partId() + " names PBN " + s.pbns()[i] + " (mark " + i + "), outside worker "
+                        + record.nodeName() + "'s range " + range + ": a worker marks only blocks its own sweep freed; nothing of"
+                        + " the part was forwarded";
+                server.refusalLog.warning("refused stale marks of worker " + record.nodeName() + " from " + address() + ": " + why);
+                ctx.writeAndFlush(StaleMarksTaken.of(s.partId(), StaleMarksTaken.REFUSED, why));
+                return;
+            }
+        }
+        server.forwardStaleMarks(record.workerId(), s, ctx::writeAndFlush);
     }
 
     /** Refuses heartbeats beyond twice the agreed rate plus {@link #HEARTBEAT_BURST}, so a flood cannot grow the lane's queue. */

@@ -51,6 +51,7 @@ import org.holdfast.common.protocol.Register;
 import org.holdfast.common.protocol.Registered;
 import org.holdfast.common.protocol.SealedLogsRecorded;
 import org.holdfast.common.protocol.StartOverReason;
+import org.holdfast.common.protocol.StaleMarksTaken;
 import org.holdfast.common.protocol.TakeoverRecordsPart;
 import org.holdfast.common.protocol.TlsEngines;
 import org.holdfast.server.cluster.LoadProbe;
@@ -370,6 +371,9 @@ public final class WorkerConnector implements AutoCloseable {
                 } else if (gcMetadata != null && heartbeats != null && offered >= Register.COUNTS_CHECK_VERSION
                         && msg instanceof CountsCheck) {
                     ctx.fireChannelRead(msg); // to the CountsCheckService behind this handler
+                } else if (rangeSweep != null && heartbeats != null && offered >= Register.STALE_MARKS_VERSION
+                        && msg instanceof StaleMarksTaken) {
+                    ctx.fireChannelRead(msg); // to the StaleMarkSender behind this handler
                 } else if (msg instanceof TakeoverRecordsPart p && takeoverRecords != null) {
                     takeoverRecords.answer(p);
                 } else if (msg instanceof ErrorMessage e && heartbeats == null && (e.code() == ErrorCode.UNSUPPORTED_VERSION
@@ -390,7 +394,9 @@ public final class WorkerConnector implements AutoCloseable {
                             + " run gc-rebuild --worker N --counts-imported FILE on the stopped master; nor does it keep a record of"
                             + " the logs this worker seals, against which a copy of its range from the bucket is checked)"
                             : " (it records the logs this worker seals only at its syncs: a log uploaded after the last one has no"
-                            + " record if this worker is lost, and a copy of its range from the bucket does not read it)");
+                            + " record if this worker is lost, and a copy of its range from the bucket does not read it; nor does it"
+                            + " forward the blocks this worker's sweeps free to the other workers' engines: their marks wait in"
+                            + " range-data/gc/stale-marks until the master is upgraded)");
                     ctx.close();
                 } else if (msg instanceof ErrorMessage e) {
                     failure = refusal(e);
@@ -448,7 +454,8 @@ public final class WorkerConnector implements AutoCloseable {
                             Long.toString(r.workerId()), Long.toString(r.epoch()), why.words());
                     unreported.set(new DedupService.StartOver(System.currentTimeMillis(), why));
                 }
-                ctx.pipeline().addAfter(ctx.name(), "dedup", new DedupService(dedup, offered >= Register.START_OVER_REPORT_VERSION ? unreported : null));
+                ctx.pipeline().addAfter(ctx.name(), "dedup", new DedupService(dedup, offered >= Register.START_OVER_REPORT_VERSION ? unreported : null,
+                        OtherRangePbns.of(r)));
             }
             if (rangeData != null) {
                 // an archiving range store keys its objects by the id; no PBN below the floor is handed out
@@ -479,6 +486,11 @@ public final class WorkerConnector implements AutoCloseable {
             }
             if (rangeSweep != null) {
                 ctx.pipeline().addAfter(ctx.name(), "sweep", new GcSweepService(rangeSweep, w.range()));
+            }
+            if (rangeSweep != null && offered >= Register.STALE_MARKS_VERSION) {
+                // a master of version 8 forwards what this worker's sweeps freed to the other workers' engines
+                ctx.pipeline().addAfter(ctx.name(), "stale-marks", new StaleMarkSender(rangeSweep.staleMarks(),
+                        Duration.ofMillis(4L * r.heartbeatMillis())));
             }
             if (gcMetadata != null && offered >= Register.COUNTS_CHECK_VERSION) {
                 // a master of version 7 sends COUNTS_CHECK only on a link that registered at it

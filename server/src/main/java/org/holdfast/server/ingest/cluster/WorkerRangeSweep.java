@@ -71,6 +71,7 @@ public final class WorkerRangeSweep {
     private final WorkerGcMetadata gc;
     private final DedupWorker dedup;
     private final Settings settings;
+    private final StaleMarkOutbox staleMarks;
     private final AtomicBoolean running = new AtomicBoolean();
     private volatile boolean stopping;
     private volatile long startedAt;
@@ -89,6 +90,13 @@ public final class WorkerRangeSweep {
         this.gc = gc;
         this.dedup = dedup;
         this.settings = settings;
+        // beside the GC metadata: the freed blocks the master has not yet forwarded to the other engines
+        this.staleMarks = new StaleMarkOutbox(gc.dir().resolve("stale-marks"));
+    }
+
+    /** The stale marks of the blocks this worker's sweeps freed, until the master forwarded them (cluster version 8). */
+    public StaleMarkOutbox staleMarks() {
+        return staleMarks;
     }
 
     /** The batch size and compaction settings this worker sweeps with. */
@@ -200,7 +208,7 @@ public final class WorkerRangeSweep {
                     + " restore it from a copy taken with range-data/data and remove the file", null);
         }
         if (sweeper == null || sweeperPipeline != pipeline || sweeperStore != store) {
-            reclaimer = new RangeBlockReclaimer(store, dedup, () -> stopping);
+            reclaimer = new RangeBlockReclaimer(store, dedup, staleMarks, () -> stopping);
             sweeper = new Sweeper(pipeline, guard, reclaimer, settings.batchChunks());
             sweeperPipeline = pipeline;
             sweeperStore = store;

@@ -56,7 +56,7 @@ class FreedBadMarksWorkerDownTest {
         }
         store.sync().join();
         long[] freed = Arrays.copyOfRange(pbns, HELD, pbns.length);
-        new RangeBlockReclaimer(link.data().store(), null, () -> false).reclaim(freed, FREED); // as the worker's sweep frees them
+        new RangeBlockReclaimer(link.data().store(), null, null, () -> false).reclaim(freed, FREED); // as the worker's sweep frees them
         BadBlocks marks = BadBlocks.of(link.master.db);
         List<BadBlocks.Mark> all = new ArrayList<>();
         for (long p : pbns) {

@@ -22,15 +22,29 @@ final class TestMaster implements AutoCloseable {
     final MetadataDb db;
     final ApiTokens tokens;
     final ClusterStore store;
-    final WorkerRegistry registry;
-    final ClusterServer server;
+    WorkerRegistry registry;
+    ClusterServer server;
+    private final AuditLog audit;
 
     TestMaster(Path catalog, MembershipSettings settings, AuditLog audit) {
         db = MetadataDb.open(catalog);
         tokens = new ApiTokens(new RocksCredentialStore(db), Clock.systemUTC(), AuditLog.NONE);
         store = new ClusterStore(db);
         registry = new WorkerRegistry(store, settings, Clock.systemUTC());
+        this.audit = audit;
         server = new ClusterServer(new ClusterServer.Settings("127.0.0.1", 0, null, "test"), registry, tokens, audit);
+        server.start();
+    }
+
+    /**
+     * A master restart that keeps its port: the cluster port closes (every worker's link ends), and a new
+     * registry and port open over the same catalog; the workers register again by themselves.
+     */
+    void restartOnSamePort() {
+        int port = server.port();
+        server.close();
+        registry = new WorkerRegistry(store, registry.settings(), Clock.systemUTC());
+        server = new ClusterServer(new ClusterServer.Settings("127.0.0.1", port, null, "test"), registry, tokens, audit);
         server.start();
     }
 

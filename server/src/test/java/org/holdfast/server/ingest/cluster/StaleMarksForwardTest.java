@@ -1,0 +1,279 @@
+package org.holdfast.server.ingest.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
+import static org.holdfast.server.ingest.cluster.RangeBlocks.blocks;
+import static org.holdfast.server.ingest.cluster.RangeBlocks.fps;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Arrays;
+import org.holdfast.common.protocol.GcSweep;
+import org.holdfast.common.protocol.GcSwept;
+import org.holdfast.common.protocol.PayloadCodec;
+import org.holdfast.gc.bosc.BoscSettings;
+import org.holdfast.gc.bosc.UpdateBatch;
+import org.holdfast.gc.gma.GmaChunk.UpdateKinds;
+import org.holdfast.server.cluster.LoadProbe;
+import org.holdfast.server.cluster.MembershipSettings;
+import org.holdfast.server.engine.ClusterMode;
+import org.holdfast.server.engine.LazyDedupWorker;
+import org.holdfast.server.engine.LocalDedupWorker;
+import org.holdfast.server.engine.SegmentLookup;
+import org.holdfast.server.engine.SegmentRecord;
+import org.holdfast.server.engine.SungemFingerprintIndexTest;
+import org.holdfast.server.engine.SungemStats;
+import org.holdfast.server.security.AuditLog;
+import org.holdfast.server.store.DataStore;
+import org.holdfast.server.store.FsyncPolicy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Stale marks through the master (cluster version 8, thesis 7.2.4), over real links in this JVM: a
+ * master's cluster port, worker "a" with a range store, GMA, BOSC log and Sungem engine, and worker
+ * "b" with an engine only, whose containers hold blocks of a's range (as nearest mode records a
+ * segment where it matched). a's sweep frees blocks; the master forwards their marks to b, whose
+ * engine then no longer answers them; without forwarding b still does (the missed forward this
+ * closes). Blocks b's engine never recorded (data on workers' normal case) cost b nothing: its gate
+ * skips them. A forged part (a PBN outside a's range) is refused and changes nothing on b; a part whose
+ * receiving worker is down waits in a's outbox until it is back.
+ */
+class StaleMarksForwardTest {
+    private static final long FIRST = OneRangeWorker.FIRST;
+    private static final long DAY = 86_400_000L;
+    private static final int N = 12;
+    /** The first ones lose their reference with an expiry a day ago: a's sweep frees them. */
+    private static final int FREED = 8;
+
+    @TempDir
+    Path dir;
+    private TestMaster master;
+    private Path tokenFile;
+    private WorkerRangeData data;
+    private WorkerGcMetadata gc;
+    private LazyDedupWorker dedupA;
+    private LazyDedupWorker dedupB;
+    private WorkerConnector a;
+    private WorkerConnector b;
+    private final Clock clock = Clock.systemUTC();
+
+    @BeforeEach
+    void start() throws Exception {
+        master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(200), Duration.ofSeconds(2),
+                Duration.ofSeconds(10), FIRST, MembershipSettings.DEFAULT_RANGE_SIZE), AuditLog.NONE);
+        master.server.forwardStaleMarks(new StaleMarkForwarder(master.server.dedupLinks(), master.registry, ClusterMode.NEAREST));
+        tokenFile = dir.resolve("worker.token");
+        Files.writeString(tokenFile, master.workerToken());
+        Path node = dir.resolve("a");
+        data = new WorkerRangeData(node.resolve("range-data"), new DataStore.Settings(dir.resolve("unused"), 1L << 20, FsyncPolicy.COMMIT,
+                64, 0));
+        gc = new WorkerGcMetadata(node.resolve("range-data").resolve("gc"), BoscSettings.defaults().withCommitters(1), Duration.ofHours(1),
+                clock);
+        dedupA = engine(dir.resolve("a").resolve("dedup-worker"));
+        dedupB = engine(dir.resolve("b").resolve("dedup-worker"));
+        a = new WorkerConnector(master.linkSettings("a", tokenFile), new LoadProbe(dir), dedupA, data, gc);
+        a.start();
+        await().atMost(Duration.ofSeconds(20)).until(() -> master.server.rangeSweeps().up(1) != null
+                && master.server.dedupLinks().upByWorkerId().containsKey(1L));
+        startB();
+    }
+
+    private LazyDedupWorker engine(Path index) {
+        return new LazyDedupWorker(0, index, () -> new LocalDedupWorker(0, index, SungemFingerprintIndexTest.smallSettings(), clock));
+    }
+
+    private void startB() {
+        b = new WorkerConnector(master.linkSettings("b", tokenFile), new LoadProbe(dir), dedupB);
+        b.start();
+        await().atMost(Duration.ofSeconds(20)).until(() -> master.server.dedupLinks().upByWorkerId().containsKey(2L));
+    }
+
+    @AfterEach
+    void stop() {
+        for (WorkerConnector w : new WorkerConnector[] {a, b}) {
+            if (w != null) {
+                w.close();
+            }
+        }
+        data.close();
+        gc.close();
+        dedupA.close();
+        dedupB.close();
+        master.close();
+    }
+
+    /** N blocks stored on a, recorded by both engines, referenced once, the first FREED dereferenced with an expiry a day ago. */
+    private long[] storeOnAHeldByBoth(byte[] raw) {
+        return storeOnAHeldByBoth(raw, true);
+    }
+
+    /** As above; recorded by b's engine too only if {@code alsoOnB}. */
+    private long[] storeOnAHeldByBoth(byte[] raw, boolean alsoOnB) {
+        RemoteRangeStore store = master.server.rangeStores().up(1);
+        long[] pbns = new long[N];
+        for (int k = 0; k < N; k++) {
+            byte[] blk = Arrays.copyOfRange(raw, k * BS, (k + 1) * BS);
+            pbns[k] = store.store(PayloadCodec.RAW, BS, 1, fps(blk), blk).join();
+        }
+        store.sync().join();
+        boolean[] isNew = new boolean[N];
+        Arrays.fill(isNew, true);
+        dedupA.record(new SegmentRecord(1, fps(raw), N, pbns, isNew, N)).join();
+        if (alsoOnB) {
+            dedupB.record(new SegmentRecord(1, fps(raw), N, pbns, isNew, N)).join();
+            dedupB.flush();
+        }
+        dedupA.flush();
+        RemoteGcDeltas deltas = master.server.gcDeltas().up(1);
+        UpdateBatch commit = new UpdateBatch();
+        for (long p : pbns) {
+            commit.add(UpdateKinds.RC_ADD, p, 1);
+        }
+        deltas.send(1, commit).join();
+        UpdateBatch deletion = new UpdateBatch();
+        for (int k = 0; k < FREED; k++) {
+            deletion.add(UpdateKinds.RC_ADD, pbns[k], -1);
+            deletion.add(UpdateKinds.RAISE_EXPIRY, pbns[k], clock.millis() - DAY);
+        }
+        deltas.send(2, deletion).join();
+        return pbns;
+    }
+
+    private long stream = 10;
+
+    private long[] lookUpOnB(byte[] raw) {
+        return Arrays.copyOf(dedupB.lookup(new SegmentLookup(stream++, fps(raw), N)).join().pbns(), N);
+    }
+
+    private GcSwept sweepA() {
+        GcSwept r = master.server.rangeSweeps().up(1).sweep(GcSweep.NO_TIME, false).join();
+        assertThat(r.blocksFreed()).isEqualTo(FREED);
+        return r;
+    }
+
+    @Test
+    void nearest_freedOnA_markedStaleOnB_thenStoredAgainAndReadBack() {
+        byte[] raw = blocks(41, N, false);
+        long[] pbns = storeOnAHeldByBoth(raw);
+        assertThat(lookUpOnB(raw)).as("b's containers hold a's blocks").containsExactly(pbns);
+
+        sweepA();
+        StaleMarkOutbox outbox = a.rangeSweep().staleMarks();
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox.pending().isEmpty());
+        assertThat(dedupB.forgotten()).as("b's engine took exactly a's freed blocks").isEqualTo(FREED);
+        long[] after = lookUpOnB(raw);
+        for (int k = 0; k < N; k++) {
+            if (k < FREED) {
+                assertThat(after[k]).as("b never answers freed PBN of block " + k).isNotEqualTo(pbns[k]);
+            } else {
+                assertThat(after[k]).as("kept block " + k + " still a duplicate on b").isEqualTo(pbns[k]);
+            }
+        }
+
+        // a later backup of the freed content stores it again, and it reads back byte for byte
+        RemoteRangeStore store = master.server.rangeStores().up(1);
+        for (int k = 0; k < FREED; k++) {
+            byte[] blk = Arrays.copyOfRange(raw, k * BS, (k + 1) * BS);
+            long p = store.store(PayloadCodec.RAW, BS, 1, fps(blk), blk).join();
+            assertThat(p).as("a new PBN, not the freed one").isGreaterThan(pbns[N - 1]);
+            store.sync().join();
+            assertThat(store.read(new long[] {p}).join().get(0)).isEqualTo(blk);
+        }
+    }
+
+    @Test
+    void nearest_freedOnA_notHeldByB_skippedByBsGate_noStaleLogRecordNoMark() throws Exception {
+        byte[] raw = blocks(46, N, false);
+        storeOnAHeldByBoth(raw, false); // as data=workers records it: only on a, which stores the blocks
+        lookUpOnB(raw); // b's engine open, so its stale.log exists
+        Path bStaleLog = dir.resolve("b").resolve("dedup-worker").resolve("sungem").resolve("stale.log");
+        long logBefore = Files.size(bStaleLog);
+
+        sweepA();
+        await().atMost(Duration.ofSeconds(20)).until(() -> a.rangeSweep().staleMarks().pending().isEmpty());
+
+        assertThat(dedupB.forgotten()).as("the master forwarded a's freed blocks to b").isEqualTo(FREED);
+        assertThat(dedupB.forgetsSkipped()).as("b's gate: it cannot hold them").isEqualTo(FREED);
+        SungemStats bStats = dedupB.sungemIfOpen().sungemStats();
+        assertThat(bStats.staleMarks()).as("no mark in b's memory").isZero();
+        assertThat(bStats.forgetsNotHeld()).isEqualTo(FREED);
+        assertThat(Files.size(bStaleLog)).as("no stale.log record on b").isEqualTo(logBefore);
+        assertThat(dedupA.forgetsSkipped()).as("a's own sweep forgets in full").isZero();
+    }
+
+    @Test
+    void withoutForwarding_bStillAnswersTheFreedPbns() {
+        master.server.forwardStaleMarks(null); // a master that forwards nothing: the case before cluster version 8
+        byte[] raw = blocks(42, N, false);
+        long[] pbns = storeOnAHeldByBoth(raw);
+        sweepA();
+        await().atMost(Duration.ofSeconds(20)).until(() -> a.rangeSweep().staleMarks().pending().isEmpty());
+        assertThat(dedupB.forgotten()).isZero();
+        assertThat(lookUpOnB(raw)).as("b answers a's freed PBNs as duplicates: only the owner's grace guard would refuse them")
+                .containsExactly(pbns);
+    }
+
+    @Test
+    void forgedPart_pbnOutsideTheSendersRange_refused_bUnchanged() {
+        byte[] raw = blocks(43, N, false);
+        long[] bRange = new long[N];
+        for (int k = 0; k < N; k++) {
+            bRange[k] = FIRST + MembershipSettings.DEFAULT_RANGE_SIZE + 1 + k; // worker b's range, not a's
+        }
+        boolean[] isNew = new boolean[N];
+        Arrays.fill(isNew, true);
+        dedupB.record(new SegmentRecord(1, fps(raw), N, bRange, isNew, N)).join();
+        dedupB.flush();
+        StaleMarkOutbox outbox = a.rangeSweep().staleMarks();
+        outbox.add(bRange, fps(raw), N); // as if a's sweep had freed them
+        outbox.ready();
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox.pending().isEmpty()); // refused: dropped on a
+        assertThat(dedupB.forgotten()).as("nothing forwarded").isZero();
+        assertThat(lookUpOnB(raw)).as("b's index unchanged").containsExactly(bRange);
+        assertThat(master.server.dedupLinks().upByWorkerId()).as("the link stays: a refusal, not a violation").containsKey(1L);
+    }
+
+    /** Stores blocks held by both engines, stops b, sweeps a: the part waits in a's outbox (the master answers later). */
+    private long[] sweepWhileBIsDown(byte[] raw) {
+        long[] pbns = storeOnAHeldByBoth(raw);
+        b.close();
+        b = null;
+        await().atMost(Duration.ofSeconds(20)).until(() -> !master.server.dedupLinks().upByWorkerId().containsKey(2L));
+        sweepA();
+        await().pollDelay(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> true);
+        assertThat(a.rangeSweep().staleMarks().pending()).as("b is down: a keeps the part").hasSize(1);
+        return pbns;
+    }
+
+    /** Once b is back and a's outbox is empty, b's engine forgot exactly the freed blocks. */
+    private void bForgetsOnceBack(byte[] raw, long[] pbns) {
+        startB();
+        await().atMost(Duration.ofSeconds(20)).until(() -> a.rangeSweep().staleMarks().pending().isEmpty());
+        assertThat(dedupB.forgotten()).isEqualTo(FREED);
+        long[] after = lookUpOnB(raw);
+        for (int k = 0; k < FREED; k++) {
+            assertThat(after[k]).as("block " + k).isNotEqualTo(pbns[k]);
+        }
+    }
+
+    @Test
+    void receivingWorkerDown_partWaitsOnA_forwardedOnceItIsBack() {
+        byte[] raw = blocks(44, N, false);
+        bForgetsOnceBack(raw, sweepWhileBIsDown(raw));
+    }
+
+    @Test
+    void masterRestartsWhileAPartWaits_nothingLost_forwardedByTheNewMaster() {
+        byte[] raw = blocks(45, N, false);
+        long[] pbns = sweepWhileBIsDown(raw);
+        master.restartOnSamePort(); // the master kept nothing of it: a sends it again to the new one
+        master.server.forwardStaleMarks(new StaleMarkForwarder(master.server.dedupLinks(), master.registry, ClusterMode.NEAREST));
+        bForgetsOnceBack(raw, pbns);
+    }
+}
