@@ -257,7 +257,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             ctx.close(); // the peer went away; nobody to tell
         } else if (ErrorMapping.isTlsFailure(cause)) {
             // a plain-TCP client on the TLS port, or a failed handshake: no frame can reach it, so close
-            LOG.log(Level.INFO, "TLS failed with " + channel.remoteAddress() + ": " + ErrorMapping.rootMessage(cause) + "; connection closed");
+            String root = ErrorMapping.rootMessage(cause);
+            LOG.log(Level.INFO, "TLS failed with " + channel.remoteAddress() + ": " + root + "; connection closed"
+                    + ErrorMapping.tlsHint(root));
             ctx.close();
         } else {
             if (codeOf(cause) == ErrorCode.LIMIT_EXCEEDED && !greetedOnLoop) {

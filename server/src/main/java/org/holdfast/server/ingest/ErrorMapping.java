@@ -94,6 +94,24 @@ final class ErrorMapping {
         return m == null ? t.getClass().getSimpleName() : m.length() > 200 ? m.substring(0, 200) : m;
     }
 
+    /**
+     * What to do about a failed TLS handshake whose innermost message is {@code root}, for the log line:
+     * an alert the peer sent means the agent refused this server (most often a pinned fingerprint of a
+     * replaced certificate); a record that is not TLS means a client without TLS. Empty if neither.
+     */
+    static String tlsHint(String root) {
+        String r = root.toLowerCase(java.util.Locale.ROOT);
+        if (r.contains("alert")) {
+            return " (the peer aborted the handshake: an agent does so when it pins, or remembers, the fingerprint of"
+                    + " another certificate, e.g. after this one was replaced; its own error names both fingerprints:"
+                    + " give it the new one, see operations.md \"TLS\")";
+        }
+        if (r.contains("not an ssl/tls record")) {
+            return " (the peer does not speak TLS: an agent with TLS off, or another program, on the agent port)";
+        }
+        return "";
+    }
+
     /** The cause of a {@link CompletionException} (a dedup call to a worker fails with one), else {@code t}. */
     private static Throwable unwrap(Throwable t) {
         return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;

@@ -69,4 +69,13 @@ class ErrorMappingTest {
         assertThat(ErrorMapping.messageOf(t)).isEqualTo("internal server error (StoreException); see the server log")
                 .doesNotContain("/secret");
     }
+
+    @Test
+    void tlsHint_namesTheLikelyCauseOfAFailedHandshake() {
+        assertThat(ErrorMapping.tlsHint("error:10000438:SSL routines:OPENSSL_internal:TLSV1_ALERT_INTERNAL_ERROR"))
+                .contains("pins", "fingerprint", "operations.md");
+        assertThat(ErrorMapping.tlsHint("Received fatal alert: certificate_unknown")).contains("fingerprint");
+        assertThat(ErrorMapping.tlsHint("not an SSL/TLS record: 00000012")).contains("does not speak TLS");
+        assertThat(ErrorMapping.tlsHint("handshake timed out")).isEmpty();
+    }
 }
