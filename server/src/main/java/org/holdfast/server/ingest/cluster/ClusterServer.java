@@ -85,6 +85,7 @@ public final class ClusterServer implements AutoCloseable {
     private EventLoopGroup boss;
     private EventLoopGroup loops;
     private volatile SealedLogRecorder sealedLogs = SealedLogRecorder.NONE;
+    private final SealedLogOrder sealedLogOrder = new SealedLogOrder();
     private volatile TakeoverRecordsSource takeoverRecords = TakeoverRecordsSource.NONE;
     private Channel serverChannel;
     private boolean closed;
@@ -238,6 +239,11 @@ public final class ClusterServer implements AutoCloseable {
 
     SealedLogRecorder sealedLogs() {
         return sealedLogs;
+    }
+
+    /** The order of the workers' sealed-log recording across each worker's links. */
+    SealedLogOrder sealedLogOrder() {
+        return sealedLogOrder;
     }
 
     /** Where TAKEOVER_RECORDS (cluster version 7) is answered from from now on: set before {@link #start}. */

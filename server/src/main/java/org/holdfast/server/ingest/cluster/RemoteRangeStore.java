@@ -61,11 +61,12 @@ public final class RemoteRangeStore extends RangeWorkerCalls {
 
     /**
      * Set at registration (cluster version 7): the sealed-log reports of worker {@code id}'s DATA_SYNCED, and
-     * from version 8 its SEALED_LOGS, go to {@code recorder}; {@code clusterVersion} is the link's.
+     * from version 8 its SEALED_LOGS, go to {@code recorder}, in the master's {@code order} of the worker's
+     * links (this one is its newest now); {@code clusterVersion} is the link's.
      */
-    void recordsSealedLogs(long id, SealedLogRecorder recorder, int clusterVersion) {
+    void recordsSealedLogs(long id, SealedLogRecorder recorder, SealedLogOrder order, int clusterVersion) {
         this.clusterVersion = clusterVersion;
-        sealedLogs = new SealedLogIntake(id, recorder);
+        sealedLogs = new SealedLogIntake(id, recorder, order);
     }
 
     /** What the worker's latest heartbeat said of its range data; null if it said nothing (an older worker) or not yet. */
