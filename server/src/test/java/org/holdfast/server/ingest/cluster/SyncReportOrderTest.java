@@ -1,6 +1,7 @@
 package org.holdfast.server.ingest.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
@@ -68,8 +69,13 @@ class SyncReportOrderTest {
                 }
             });
             assertThat(rs.sync().get(10, TimeUnit.SECONDS)).isEqualTo(100);
-            assertThat(store.forWorker(1).keys()).as("what the bucket holds now").containsExactlyInAnyOrder(
-                    WorkerKeys.logKey(1, 1, 1, 6), WorkerKeys.logKey(1, 1, 2, 1), WorkerKeys.logKey(1, 1, 3, 1));
+            // the SEALED_LOGS is recorded after the sync's report (which the sync waited for): wait for it; recorded in
+            // the wrong order the records would stay the older report's
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(store.forWorker(1).keys())
+                    .as("what the bucket holds now").containsExactlyInAnyOrder(
+                    WorkerKeys.logKey(1, 1, 1, 6), WorkerKeys.logKey(1, 1, 2, 1), WorkerKeys.logKey(1, 1, 3, 1)));
+            Thread.sleep(100); // a report recorded late would land now
+            assertThat(store.forWorker(1).keys()).contains(WorkerKeys.logKey(1, 1, 3, 1));
             link.finishAndReleaseAll();
         }
     }
