@@ -28,13 +28,11 @@ class SealedLogLinkOrderTest {
     Path dir;
     private final SealedLogOrder order = new SealedLogOrder(); // the master's
 
-    private static byte[] sha(int first) {
-        byte[] s = new byte[32];
-        for (int i = 0; i < 32; i++) {
-            s[i] = (byte) (first + i);
-        }
-        return s;
+    /** A SHA-256 standing for an object's: 32 bytes starting with {@code first}. */
+    static byte[] sha(int first) {
+        return java.util.Arrays.copyOf(new byte[] {(byte) first}, 32);
     }
+
 
     @Test
     void olderLinksQueuedReport_neverLandsAfterTheNewerLinksFullReport() throws Exception {

@@ -2,6 +2,7 @@ package org.holdfast.server.ingest.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.holdfast.server.ingest.cluster.SealedLogLinkOrderTest.sha;
 
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
@@ -33,13 +34,6 @@ class SyncReportOrderTest {
     @TempDir
     Path dir;
 
-    private static byte[] sha(int first) {
-        byte[] s = new byte[32];
-        for (int i = 0; i < 32; i++) {
-            s[i] = (byte) (first + i);
-        }
-        return s;
-    }
 
     @Test
     void workerAnswersBeforeTheSyncingThreadLooks_syncReportThenPushRecordedInLinkOrder() throws Exception {
