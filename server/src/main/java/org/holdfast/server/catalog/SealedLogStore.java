@@ -42,8 +42,15 @@ public final class SealedLogStore {
     /**
      * Applies worker {@code worker}'s report (synced, one batch): a full report replaces every record of
      * the worker, an incremental one puts its logs and drops its dropped ids; the summary is replaced.
+     *
+     * @throws IllegalArgumentException (nothing changed) if an incremental report would leave the worker
+     *     more than {@link SealedLogReport#MAX_LOGS} records: no worker reports that many (it sends a full
+     *     report without logs instead), and one new log id after another would grow the catalog without end
      */
     public void apply(long worker, SealedLogReport r) {
+        if (!r.full() && !r.sealed().isEmpty()) {
+            refuseOverLimit(worker, r);
+        }
         try (MetadataBatch b = new MetadataBatch()) {
             if (r.full()) {
                 dropRecords(b, worker);
@@ -56,6 +63,28 @@ public final class SealedLogStore {
             }
             db.put(b, cf, summaryKey(worker), ByteBuffer.allocate(SUMMARY_BYTES).put((byte) VERSION).putInt((int) r.unhashed()).array());
             db.write(b, true);
+        }
+    }
+
+    private void refuseOverLimit(long worker, SealedLogReport r) {
+        java.util.Set<Integer> ids = new java.util.HashSet<>();
+        byte[] p = summaryKey(worker);
+        try (CheckedIterator it = db.iterator(cf)) {
+            for (it.seek(p); it.isValid() && it.key().length >= 5 && Arrays.equals(it.key(), 0, 5, p, 0, 5); it.next()) {
+                if (it.key().length == 9) {
+                    ids.add(ByteBuffer.wrap(it.key()).getInt(5));
+                }
+            }
+        }
+        for (SealedLogReport.Sealed l : r.sealed()) {
+            ids.add(l.logId());
+        }
+        ids.removeAll(r.dropped());
+        if (ids.size() > SealedLogReport.MAX_LOGS) {
+            throw new IllegalArgumentException("worker " + worker + "'s sealed-log report would leave it " + ids.size() + " records,"
+                    + " more than " + SealedLogReport.MAX_LOGS + " (no worker reports that many logs); nothing was recorded: the link is"
+                    + " closed, and the worker's next link starts with a full report. If it repeats, check what connects with this"
+                    + " worker's token");
         }
     }
 

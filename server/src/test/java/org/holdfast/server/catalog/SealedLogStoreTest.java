@@ -84,6 +84,29 @@ class SealedLogStoreTest {
     }
 
     @Test
+    void incrementalReports_pastTheLimitOfLogsPerWorker_refused_recordsUnchanged() {
+        try (MetadataDb db = MetadataDb.open(dir)) {
+            SealedLogStore store = new SealedLogStore(db);
+            List<SealedLogReport.Sealed> first = new java.util.ArrayList<>();
+            List<SealedLogReport.Sealed> second = new java.util.ArrayList<>();
+            for (int id = 1; id <= SealedLogReport.MAX_LOGS; id++) {
+                (id <= SealedLogReport.MAX_LOGS / 2 ? first : second).add(log(id, id));
+            }
+            store.apply(3, new SealedLogReport(true, first, List.of(), 0));
+            store.apply(3, new SealedLogReport(false, second, List.of(), 0));
+            store.apply(3, new SealedLogReport(false, List.of(log(2, 99)), List.of(), 0)); // at the limit, a changed log: no more records
+            // a worker (or a thief of its token) sending one new log id after another would grow the catalog without end
+            assertThatThrownBy(() -> store.apply(3, new SealedLogReport(false, List.of(log(SealedLogReport.MAX_LOGS + 1, 0)), List.of(), 0)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("more than 65536");
+            // one dropped makes room for one new
+            store.apply(3, new SealedLogReport(false, List.of(log(SealedLogReport.MAX_LOGS + 2, 0)), List.of(1), 0));
+            assertThat(keysOf(store, 3)).hasSize(SealedLogReport.MAX_LOGS)
+                    .doesNotContain(WorkerKeys.logKey(3, 1, SealedLogReport.MAX_LOGS + 1, 0x0102030405060708L))
+                    .contains(WorkerKeys.logKey(3, 1, SealedLogReport.MAX_LOGS + 2, 0x0102030405060708L));
+        }
+    }
+
+    @Test
     void forWorker_unreadableRecord_corruptNeverSkipped() {
         try (MetadataDb db = MetadataDb.open(dir)) {
             SealedLogStore store = new SealedLogStore(db);

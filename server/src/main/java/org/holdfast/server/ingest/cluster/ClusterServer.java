@@ -88,6 +88,7 @@ public final class ClusterServer implements AutoCloseable {
     private EventLoopGroup boss;
     private EventLoopGroup loops;
     private volatile SealedLogRecorder sealedLogs = SealedLogRecorder.NONE;
+    private final SealedLogOrder sealedLogOrder = new SealedLogOrder();
     private volatile TakeoverRecordsSource takeoverRecords = TakeoverRecordsSource.NONE;
     private volatile StaleMarkForwarder staleMarks; // null: none forwarded
     // a forward waits for every other worker's engine: off the lane, whose registrations and heartbeats must not wait
@@ -244,6 +245,11 @@ public final class ClusterServer implements AutoCloseable {
 
     SealedLogRecorder sealedLogs() {
         return sealedLogs;
+    }
+
+    /** The order of the workers' sealed-log recording across each worker's links. */
+    SealedLogOrder sealedLogOrder() {
+        return sealedLogOrder;
     }
 
     /** Where TAKEOVER_RECORDS (cluster version 7) is answered from from now on: set before {@link #start}. */

@@ -275,7 +275,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         RemoteRangeStore rangeStore = new RemoteRangeStore(w.nodeName(), w.range(), ctx.channel(), server.registry().settings().lostAfter());
         rangeStore.takesRepairs(r.clusterVersion() >= Register.REPAIR_VERSION); // an older worker closes its link on DATA_REPAIR
         if (r.clusterVersion() >= Register.LOG_DIGEST_VERSION) { // an older worker's DATA_SYNCED carries no report
-            rangeStore.recordsSealedLogs(w.workerId(), server.sealedLogs(), r.clusterVersion()); // from 8 also SEALED_LOGS
+            rangeStore.recordsSealedLogs(w.workerId(), server.sealedLogs(), server.sealedLogOrder(), r.clusterVersion()); // from 8 also SEALED_LOGS
         }
         data = rangeStore;
         // a worker before version 4 closes its link on a GC frame: its link gets none (with blocks on the master, none is sent anyway)

@@ -50,6 +50,8 @@ public final class RemoteRangeStore extends RangeWorkerCalls {
     private volatile int clusterVersion;
     // a SEALED_LOGS of this link is being recorded: a worker sends the next only after its acknowledgement
     private final java.util.concurrent.atomic.AtomicBoolean pushRecording = new java.util.concurrent.atomic.AtomicBoolean();
+    // the recording of a DATA_SYNCED's report by request id, taken as the answer arrives until the sync's caller looks
+    private final java.util.Map<Long, CompletableFuture<Void>> syncReports = new java.util.concurrent.ConcurrentHashMap<>();
     // past every PBN the worker was heard handing out on this link (DATA_STORED answers, heartbeats' next PBN)
     private final java.util.concurrent.atomic.AtomicLong handedOutPast = new java.util.concurrent.atomic.AtomicLong();
 
@@ -61,11 +63,12 @@ public final class RemoteRangeStore extends RangeWorkerCalls {
 
     /**
      * Set at registration (cluster version 7): the sealed-log reports of worker {@code id}'s DATA_SYNCED, and
-     * from version 8 its SEALED_LOGS, go to {@code recorder}; {@code clusterVersion} is the link's.
+     * from version 8 its SEALED_LOGS, go to {@code recorder}, in the master's {@code order} of the worker's
+     * links (this one is its newest now); {@code clusterVersion} is the link's.
      */
-    void recordsSealedLogs(long id, SealedLogRecorder recorder, int clusterVersion) {
+    void recordsSealedLogs(long id, SealedLogRecorder recorder, SealedLogOrder order, int clusterVersion) {
         this.clusterVersion = clusterVersion;
-        sealedLogs = new SealedLogIntake(id, recorder);
+        sealedLogs = new SealedLogIntake(id, recorder, order);
     }
 
     /** What the worker's latest heartbeat said of its range data; null if it said nothing (an older worker) or not yet. */
@@ -143,12 +146,12 @@ public final class RemoteRangeStore extends RangeWorkerCalls {
         long id = calls.nextId();
         return call(id, new DataSync(id)).thenCompose(m -> {
             DataSynced s = (DataSynced) m;
-            SealedLogIntake intake = sealedLogs;
-            if (s.sealed() == null || intake == null) {
+            CompletableFuture<Void> recorded = syncReports.remove(id);
+            if (recorded == null) {
                 return CompletableFuture.completedFuture(s.durableBelow());
             }
             // recorded before the sync completes (so before the commit it serves), after the link's earlier reports
-            return intake.record(s.sealed()).handle((v, e) -> {
+            return recorded.handle((v, e) -> {
                 if (e != null) {
                     // the worker believes the master heard it: a new link starts again with a full report
                     channel.close();
@@ -272,7 +275,16 @@ public final class RemoteRangeStore extends RangeWorkerCalls {
         if (msg instanceof DataStored s) {
             calls.take(s.requestId(), s).complete(s);
         } else if (msg instanceof DataSynced s) {
-            calls.take(s.requestId(), s).complete(s);
+            CompletableFuture<Message> call = calls.take(s.requestId(), s);
+            SealedLogIntake intake = sealedLogs;
+            if (s.sealed() != null && intake != null) {
+                // taken as it arrives, before a SEALED_LOGS behind it on the link (incremental on it), not when the
+                // sync's caller gets to the answer: that thread may look only after the SEALED_LOGS was taken
+                syncReports.put(s.requestId(), intake.record(s.sealed()));
+            }
+            if (!call.complete(s)) {
+                syncReports.remove(s.requestId()); // the call had failed (timed out): nobody looks
+            }
         } else if (msg instanceof DataReadAnswer a) {
             calls.take(a.requestId(), a).complete(a);
         } else if (msg instanceof SealedLogsPush p) {
