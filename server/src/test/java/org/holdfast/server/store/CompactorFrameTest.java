@@ -269,6 +269,117 @@ class CompactorFrameTest {
         assertLiveReadable();
     }
 
+    /**
+     * The dead-tail cut tried against frames and readers: in every sealed log the live records after the
+     * last partly live frame are freed, so each log's live part ends inside a frame whose other members
+     * are dead. The byte bound (1 byte) rewrites one log and defers the rest, which are cut, while a
+     * reader reads every live member over and over. The cut never takes a byte of a live frame: every
+     * live member reads back, by one read and by batches, after a reopen too, and nothing is marked bad.
+     */
+    @Test
+    void byteBoundDefersLogs_deadTailsCutAtAPartlyLiveFrame_whileAReaderReads_everyLiveMemberReadsBack() throws Exception {
+        fill();
+        Map<Integer, Long> cutAt = new TreeMap<>(); // log id -> end of its last partly live frame, where the cut must land
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog")); DataStore store = open(db)) {
+            int below = store.compactableBelow();
+            Map<Integer, TreeMap<Long, long[]>> records = new TreeMap<>(); // log -> offset -> {end, live members, members}
+            Map<Integer, java.util.List<Long>> pbnsAt = new TreeMap<>();
+            store.locations().forEachLocation((pbn, logId, offset, location, fps, fpOff) -> {
+                if (logId < below) {
+                    long[] rec = records.computeIfAbsent(logId, k -> new TreeMap<>()).computeIfAbsent(offset,
+                            k -> new long[] {offset + FormatVersions.RECORD_HEADER_BYTES + FrameFormat.recordStored(location), 0,
+                                    FrameFormat.members(location)});
+                    rec[1]++;
+                }
+                return true;
+            });
+            java.util.List<Long> tail = new java.util.ArrayList<>();
+            for (Map.Entry<Integer, TreeMap<Long, long[]>> log : records.entrySet()) {
+                Long partial = null;
+                for (Map.Entry<Long, long[]> rec : log.getValue().entrySet()) {
+                    if (rec.getValue()[1] < rec.getValue()[2]) {
+                        partial = rec.getKey();
+                    }
+                }
+                if (partial == null || log.getValue().higherKey(partial) == null) {
+                    continue;
+                }
+                cutAt.put(log.getKey(), log.getValue().get(partial)[0]);
+                long after = partial;
+                store.locations().forEachLocation((pbn, logId, offset, location, fps, fpOff) -> {
+                    if (logId == log.getKey() && offset > after) {
+                        tail.add(pbn);
+                    }
+                    return true;
+                });
+            }
+            assertThat(cutAt).as("sealed logs whose live part ends in a partly live frame").hasSizeGreaterThanOrEqualTo(2);
+            store.forget(tail.stream().mapToLong(Long::longValue).toArray(), tail.size());
+            for (long p : tail) {
+                live.remove(p);
+                dead.add(p);
+            }
+            Map<Long, byte[]> expected = new TreeMap<>(live);
+            Map<Long, Long> offsets = new java.util.HashMap<>();
+            store.locations().forEachLocation((pbn, logId, offset, location, fps, fpOff) -> {
+                offsets.put(pbn, offset);
+                return true;
+            });
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
+            int[] rounds = {0};
+            Thread reader = new Thread(() -> {
+                StoredBlock b = new StoredBlock();
+                try {
+                    while (!stop.get() || rounds[0] < 2) {
+                        for (Map.Entry<Long, byte[]> e : expected.entrySet()) {
+                            store.read(e.getKey(), b);
+                            if (!Arrays.equals(b.data(), b.dataOffset(), b.dataOffset() + b.storedLength(), e.getValue(), 0, BS)) {
+                                throw new AssertionError("pbn " + e.getKey() + " read other bytes");
+                            }
+                        }
+                        rounds[0]++;
+                    }
+                } catch (Throwable t) {
+                    failed.set(t);
+                }
+            }, "trim-reader");
+            reader.start();
+            Compactor.Result r;
+            try {
+                r = new Compactor(store).run(1.0, 1);
+            } finally {
+                stop.set(true);
+                reader.join(60_000);
+            }
+            assertThat(failed.get()).as("the reader during the cuts").isNull();
+            assertThat(r.logsRewritten()).as("%s", r).isEqualTo(1);
+            assertThat(r.logsTrimmed()).as("%s", r).isGreaterThanOrEqualTo(1);
+            java.util.Set<Integer> rewritten = new java.util.TreeSet<>(); // its records moved: no cut to check there
+            store.locations().forEachLocation((pbn, logId, offset, location, fps, fpOff) -> {
+                Long was = offsets.get(pbn);
+                if (was != null && was != offset) {
+                    rewritten.add(logId);
+                }
+                return true;
+            });
+            assertThat(rewritten).hasSize(1);
+            cutAt.keySet().removeAll(rewritten);
+            int cut = 0;
+            for (Map.Entry<Integer, Long> e : cutAt.entrySet()) {
+                long size = Files.size(store.logPath(e.getKey()));
+                if (size < e.getValue()) {
+                    throw new AssertionError("log " + e.getKey() + " was cut to " + size + " bytes, inside its last live frame ending at "
+                            + e.getValue());
+                }
+                cut += size == e.getValue() ? 1 : 0;
+            }
+            assertThat(cut).as("logs cut right after their partly live frame").isPositive();
+            assertThat(store.badBlocks().count()).isZero();
+        }
+        assertLiveReadable();
+    }
+
     @Test
     void crash_afterLocationBatchBeforeRename_repackedFramesServedAfterRestart() throws Exception {
         fill();
