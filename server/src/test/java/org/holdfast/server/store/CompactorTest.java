@@ -131,4 +131,52 @@ class CompactorTest {
         live.remove(live.keySet().stream().min(Long::compare).orElseThrow()); // the damaged one
         assertReadable(live);
     }
+
+    @Test
+    void leftoverIntent_laterCompactionOfItsLogCrashesBeforeSwitch_noBlockLost() throws Exception {
+        Map<Long, byte[]> live = fill(200, 4);
+        Path data = dir.resolve("data");
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"))) {
+            assertThat(Compactor.compact(data, db, Compactor.DEFAULT_THRESHOLD).logsRewritten()).isGreaterThan(0);
+        }
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
+             DataStore store = DataStore.open(new DataStore.Settings(data, 1L << 16, FsyncPolicy.COMMIT, 64, 0), db)) {
+            // the state a failed clearIntent leaves after log 1's switch: the intent stays, its .compact is gone
+            try (MetadataBatch b = new MetadataBatch()) {
+                db.putMetaLong(b, Compactor.META_INTENT, 1);
+                db.write(b, true);
+            }
+            // free all but the last of log 1's live blocks, so that it is compacted again and the last one moves
+            java.util.List<Long> inLog1 = new java.util.ArrayList<>();
+            store.locations().forEachLocation((pbn, logId, offset, location, fps, fpOff) -> {
+                if (logId == 1) {
+                    inLog1.add(pbn);
+                }
+                return true;
+            });
+            assertThat(inLog1).hasSizeGreaterThan(3);
+            try (MetadataBatch b = new MetadataBatch()) {
+                for (int i = 0; i < inLog1.size(); i++) {
+                    if (i < inLog1.size() - 1) {
+                        store.locations().delete(b, inLog1.get(i));
+                        live.remove(inLog1.get(i));
+                    }
+                }
+                db.write(b, true);
+            }
+            // that compaction stops after writing log 1's .compact, before its switch (as a crash there would)
+            Compactor c = new Compactor(store);
+            c.beforeSwitch = id -> {
+                throw new IllegalStateException("stopped before the switch of log " + id);
+            };
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> c.run(Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE))
+                    .hasMessageContaining("stopped before the switch of log 1");
+            assertThat(Files.exists(data.resolve(DataLog.fileName(1) + ".compact"))).isTrue();
+        }
+        // the next start must not rename that un-switched copy over log 1
+        assertReadable(live);
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"))) {
+            assertThat(db.metaLong(Compactor.META_INTENT, -1)).isEqualTo(-1);
+        }
+    }
 }
