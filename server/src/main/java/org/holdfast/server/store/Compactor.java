@@ -38,7 +38,9 @@ import org.holdfast.common.kill.KillPoints;
  * from location lookup to file read, see old locations with the old file or new with new; (4) clear
  * the intent. {@link #finishInterrupted} runs whenever a store opens: with an intent, a remaining
  * {@code .compact} file is renamed into place (the locations already name it); without one, stray
- * {@code .compact} files are deleted (the locations still name the old log). A record that fails its
+ * {@code .compact} files are deleted (the locations still name the old log). An intent left by a
+ * failed clear is settled at the start of the next run, before any copy is written
+ * ({@code settleLeftoverIntent}). A record that fails its
  * checksum stops the compaction of its log, which is then left as it is: compaction never drops data.
  * A log deferred for lack of room (or by the byte bound) still gives back its dead tail, the bytes
  * after its last live record, by a cut instead of a copy ({@link DeadTails}, {@link DataStore#trimLog}).
@@ -156,6 +158,7 @@ public final class Compactor {
             }
             return new Result(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, System.nanoTime() - t0, 0, 0);
         }
+        settleLeftoverIntent(); // before this run writes any .compact
         long[] durable = store.durablePoint();
         int below = (int) durable[0];
         // the active log (the durable point's) is a candidate for sealing only with an indexed record in it
@@ -348,6 +351,28 @@ public final class Compactor {
         }
         return new Result(sealed.size(), rewritten, deleted, before, after, moved, skipped, copied, deferred, freedMeanwhile,
                 System.nanoTime() - t0, deferredBytes, trimmed);
+    }
+
+    /**
+     * Settles an intent that an earlier run of this open store left because clearing it failed (a
+     * start clears any other): the next start renames {@code L.compact} into place whenever the
+     * intent names L, so no copy may be written while it stands. Without its copy the switch was
+     * complete and the intent is cleared. With it, the switch's rename and its undo both failed: the
+     * locations name the copy, and only a start, before any reader, may rename it, so this refuses.
+     */
+    private void settleLeftoverIntent() {
+        long intent = db.metaLong(META_INTENT, -1);
+        if (intent < 0) {
+            return;
+        }
+        Path copy = store.dir().resolve(DataLog.fileName((int) intent) + SUFFIX);
+        if (Files.exists(copy)) {
+            throw new StoreException(STORE, copy.toString(), META_INTENT, "the compaction of data log " + intent
+                    + " wrote its new locations but could not rename its copy into place; not compacting until the server"
+                    + " restarts (the start finishes the rename; see the log for the error that stopped it)", null);
+        }
+        LOG.log(Level.INFO, "clearing the intent left by the compaction of data log {0}: its switch was complete", intent);
+        clearIntent(db);
     }
 
     /**

@@ -179,4 +179,28 @@ class CompactorTest {
             assertThat(db.metaLong(Compactor.META_INTENT, -1)).isEqualTo(-1);
         }
     }
+
+    @Test
+    void leftoverIntentWithItsCopy_runRefusesAndChangesNothing() throws Exception {
+        fill(200, 4);
+        Path data = dir.resolve("data");
+        Path copy = data.resolve(DataLog.fileName(1) + ".compact");
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
+             DataStore store = DataStore.open(new DataStore.Settings(data, 1L << 16, FsyncPolicy.COMMIT, 64, 0), db)) {
+            // what a switch leaves at run time when its rename and the undo both failed: only a start may finish it
+            try (MetadataBatch b = new MetadataBatch()) {
+                db.putMetaLong(b, Compactor.META_INTENT, 1);
+                db.write(b, true);
+            }
+            Files.write(copy, new byte[] {1, 2, 3});
+            long before = dataBytes();
+            byte[] log1 = Files.readAllBytes(data.resolve(DataLog.fileName(1)));
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> new Compactor(store).run(Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE))
+                    .isInstanceOf(StoreException.class).hasMessageContaining("data log 1").hasMessageContaining("restarts");
+            assertThat(db.metaLong(Compactor.META_INTENT, -1)).isEqualTo(1);
+            assertThat(Files.readAllBytes(copy)).containsExactly(1, 2, 3);
+            assertThat(Files.readAllBytes(data.resolve(DataLog.fileName(1)))).isEqualTo(log1);
+            assertThat(dataBytes()).isEqualTo(before);
+        }
+    }
 }
