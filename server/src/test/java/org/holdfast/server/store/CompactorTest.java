@@ -1,11 +1,14 @@
 package org.holdfast.server.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -147,7 +150,7 @@ class CompactorTest {
                 db.write(b, true);
             }
             // free all but the last of log 1's live blocks, so that it is compacted again and the last one moves
-            java.util.List<Long> inLog1 = new java.util.ArrayList<>();
+            List<Long> inLog1 = new ArrayList<>();
             store.locations().forEachLocation((pbn, logId, offset, location, fps, fpOff) -> {
                 if (logId == 1) {
                     inLog1.add(pbn);
@@ -169,7 +172,7 @@ class CompactorTest {
             c.beforeSwitch = id -> {
                 throw new IllegalStateException("stopped before the switch of log " + id);
             };
-            org.assertj.core.api.Assertions.assertThatThrownBy(() -> c.run(Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE))
+            assertThatThrownBy(() -> c.run(Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE))
                     .hasMessageContaining("stopped before the switch of log 1");
             assertThat(Files.exists(data.resolve(DataLog.fileName(1) + ".compact"))).isTrue();
         }
@@ -195,7 +198,7 @@ class CompactorTest {
             Files.write(copy, new byte[] {1, 2, 3});
             long before = dataBytes();
             byte[] log1 = Files.readAllBytes(data.resolve(DataLog.fileName(1)));
-            org.assertj.core.api.Assertions.assertThatThrownBy(() -> new Compactor(store).run(Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE))
+            assertThatThrownBy(() -> new Compactor(store).run(Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE))
                     .isInstanceOf(StoreException.class).hasMessageContaining("data log 1").hasMessageContaining("restarts");
             assertThat(db.metaLong(Compactor.META_INTENT, -1)).isEqualTo(1);
             assertThat(Files.readAllBytes(copy)).containsExactly(1, 2, 3);
