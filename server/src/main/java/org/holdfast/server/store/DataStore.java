@@ -3,17 +3,13 @@ package org.holdfast.server.store;
 import static org.holdfast.server.store.FormatVersions.DATA_LOG_HEADER_BYTES;
 import static org.holdfast.server.store.FormatVersions.RECORD_HEADER_BYTES;
 
-import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.IntConsumer;
-import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 import org.holdfast.common.id.Fingerprint;
 import org.holdfast.common.id.PbnRange;
@@ -55,6 +51,12 @@ import org.holdfast.common.kill.KillPoints;
  *
  * <p>Thread-safe: appends are serialised (PBN order equals log order), reads run in parallel.
  * Lock order: relocation, syncLock, appendLock.
+ *
+ * <h2>Parts</h2>
+ * This class keeps appends, repairs, the sync and the close, and owns the locks; its parts use them:
+ * {@link StoreRecovery} (opening), {@link PbnReservation} (under appendLock), {@link OpenLogs} (the
+ * logs by id and the closed flag), {@link BlockReads} (the read path and its checks),
+ * {@link LogRelocation} (the exclusive side of relocation: compaction's switch, dropped and evicted logs).
  */
 public final class DataStore implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DataStore.class.getName());
@@ -116,6 +118,7 @@ public final class DataStore implements AutoCloseable {
     private final Recovery recovery;
     private final OpenLogs logs;
     private final BlockReads reads;
+    private final LogRelocation relocations;
     private final Object appendLock = new Object();
     private final Object syncLock = new Object();
     private final ReentrantReadWriteLock relocation = new ReentrantReadWriteLock();
@@ -166,6 +169,7 @@ public final class DataStore implements AutoCloseable {
         this.logs = new OpenLogs(this.settings.dir(), readOnly);
         this.pbnReservation = new PbnReservation(db, range, this.settings.pbnReserveBatch(), this.settings.dir().toString());
         this.reads = new BlockReads(this.settings.dir(), range, db, locations, badBlocks, missingLogs, logs, archive, relocation, appendLock, pending);
+        this.relocations = new LogRelocation(this.settings.dir(), db, locations, logs, reads, archive, relocation, this::compactableBelow);
         StoreRecovery.Opened opened = readOnly ? StoreRecovery.openReadOnly(this.settings.dir(), db, logs, pbnReservation, locations)
                 : StoreRecovery.recover(this.settings.dir(), db, range, logs, pbnReservation, locations);
         this.active = opened.active();
@@ -174,7 +178,7 @@ public final class DataStore implements AutoCloseable {
         this.recovery = opened.recovery();
         reserve.unwritten(() -> active.buffered()); // read without the append lock: a byte more or less is no harm
         if (archive != null && !readOnly) {
-            archive.cache().attach(uploadedLocalLogs(), this::evictLocalLog);
+            archive.cache().attach(StoreRecovery.uploadedLocalLogs(settings.dir(), compactableBelow(), archive), relocations::evictLocal);
             archive.sealedBelow(durableLogId); // uploads a crash interrupted resume now
         }
     }
@@ -760,93 +764,13 @@ public final class DataStore implements AutoCloseable {
      */
     int relocate(int logId, Path compacted, LiveRecords records, long objectEpoch) {
         refuseIfReadOnly("compact");
-        Path target = logPath(logId);
-        int moved = 0;
-        LogCache cache = archive == null ? null : archive.cache();
-        relocation.writeLock().lock();
-        try {
-            logs.ensureOpen();
-            if (logId >= compactableBelow()) {
-                throw new IllegalStateException("log " + logId + " is not sealed and indexed; it cannot be compacted");
-            }
-            boolean[] still = locations.stillAt(records, logId);
-            if (cache != null) {
-                cache.beginRelocation(logId); // no range of the old object may outlive the switch, nor a crash in it
-            }
-            java.util.function.Consumer<MetadataBatch> undoUpload;
-            try (MetadataBatch batch = new MetadataBatch()) {
-                for (int i = 0; i < records.size(); i++) {
-                    if (still[i]) {
-                        locations.put(batch, records.pbn(i), logId, records.newOffset(i), records.newLength(i), records.fps(), i * Fingerprint.BYTES);
-                        moved++;
-                    }
-                }
-                db.putMetaLong(batch, Compactor.META_INTENT, logId);
-                undoUpload = objectEpoch >= 0 ? archive.switchUpload(batch, logId, objectEpoch) : null;
-                db.write(batch, true);
-            }
-            try {
-                // the old channel stays valid on its (now unlinked) file until closed below
-                Compactor.move(compacted, target);
-            } catch (RuntimeException e) {
-                // the old file is still in place: point the locations back at it before any reader looks
-                try (MetadataBatch undo = new MetadataBatch()) {
-                    for (int i = 0; i < records.size(); i++) {
-                        if (still[i]) {
-                            locations.put(undo, records.pbn(i), logId, records.offset(i), records.length(i), records.fps(), i * Fingerprint.BYTES);
-                        }
-                    }
-                    db.delete(undo, db.handle(MetadataDb.Column.META), MetadataDb.bytes(Compactor.META_INTENT));
-                    if (undoUpload != null) {
-                        undoUpload.accept(undo);
-                    }
-                    db.write(undo, true);
-                }
-                throw e;
-            }
-            DataLog.forceDirectory(settings.dir());
-            reads.newEpoch(); // offsets in this log now name the compacted file's records
-            logs.closeQuietly(logId); // readers reopen the log, now the compacted file
-        } finally {
-            if (cache != null) {
-                // only a confirmed upload's local file is cache: anything else is the only copy
-                cache.endRelocation(logId, archive.isUploaded(logId) ? localSize(target) : 0);
-            }
-            relocation.writeLock().unlock();
-        }
-        KillPoints.hit(KillPoints.COMPACTION_AFTER_SWITCH);
-        Compactor.clearIntent(db);
-        return moved;
-    }
-
-    /** The size of local file {@code p}, 0 if it is gone. */
-    private static long localSize(Path p) {
-        try {
-            return Files.size(p);
-        } catch (IOException e) {
-            return 0;
-        }
+        return relocations.relocate(logId, compacted, records, objectEpoch);
     }
 
     /** Deletes sealed log {@code logId}, which no location names any more (compaction found it dead). */
     void dropLog(int logId) {
         refuseIfReadOnly("drop a log");
-        relocation.writeLock().lock();
-        try {
-            logs.ensureOpen();
-            if (logId >= compactableBelow()) {
-                throw new IllegalStateException("log " + logId + " is not sealed and indexed; it cannot be dropped");
-            }
-            logs.closeQuietly(logId);
-            if (archive != null) {
-                archive.cache().forgetLog(logId);
-            }
-            DataLog.deleteFile(logPath(logId));
-            DataLog.forceDirectory(settings.dir());
-            reads.newEpoch();
-        } finally {
-            relocation.writeLock().unlock();
-        }
+        relocations.dropLog(logId);
     }
 
     /** Syncs, then closes every log. Idempotent. */
@@ -876,49 +800,6 @@ public final class DataStore implements AutoCloseable {
                 reads.closeCodecs();
             }
         }
-    }
-
-    /**
-     * Closes and deletes sealed log {@code id}'s local file, which the cache evicts: its upload is
-     * confirmed, so later reads go to its object. Takes the relocation lock exclusively, so no read
-     * of the file is in flight. False if the log must stay (active, not confirmed, or the store closed).
-     */
-    private boolean evictLocalLog(int id) {
-        relocation.writeLock().lock();
-        try {
-            if (logs.isClosed() || id >= compactableBelow() || !archive.isUploaded(id)) {
-                return false;
-            }
-            logs.closeQuietly(id);
-            DataLog.deleteFile(logPath(id));
-            return true;
-        } finally {
-            relocation.writeLock().unlock();
-        }
-    }
-
-    /** The sealed local logs whose upload is confirmed (cache entries from the start), oldest first by modification time. */
-    private Map<Integer, Long> uploadedLocalLogs() {
-        record Local(int id, long size, long modified) {
-        }
-        java.util.List<Local> found = new java.util.ArrayList<>();
-        int below = compactableBelow();
-        try (Stream<Path> s = Files.list(settings.dir())) {
-            for (Path p : s.toList()) {
-                int id = DataLog.parseId(p.getFileName().toString());
-                if (id >= 0 && id < below && archive.isUploaded(id)) {
-                    found.add(new Local(id, Files.size(p), Files.getLastModifiedTime(p).toMillis()));
-                }
-            }
-        } catch (IOException e) {
-            throw StoreException.translate(STORE, settings.dir().toString(), null, e);
-        }
-        found.sort(java.util.Comparator.comparingLong(Local::modified).thenComparingInt(Local::id));
-        Map<Integer, Long> out = new java.util.LinkedHashMap<>();
-        for (Local l : found) {
-            out.put(l.id(), l.size());
-        }
-        return out;
     }
 
     /**

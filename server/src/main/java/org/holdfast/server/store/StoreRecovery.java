@@ -115,4 +115,30 @@ final class StoreRecovery {
         }
         return files;
     }
+
+    /**
+     * At a server's open with backend s3: the sealed local logs (ids below {@code below}) whose upload is
+     * confirmed (cache entries from the start), oldest first by modification time.
+     */
+    static Map<Integer, Long> uploadedLocalLogs(Path dir, int below, LogArchive archive) {
+        record Local(int id, long size, long modified) {
+        }
+        java.util.List<Local> found = new java.util.ArrayList<>();
+        try (Stream<Path> s = Files.list(dir)) {
+            for (Path p : s.toList()) {
+                int id = DataLog.parseId(p.getFileName().toString());
+                if (id >= 0 && id < below && archive.isUploaded(id)) {
+                    found.add(new Local(id, Files.size(p), Files.getLastModifiedTime(p).toMillis()));
+                }
+            }
+        } catch (IOException e) {
+            throw StoreException.translate(STORE, dir.toString(), null, e);
+        }
+        found.sort(java.util.Comparator.comparingLong(Local::modified).thenComparingInt(Local::id));
+        Map<Integer, Long> out = new java.util.LinkedHashMap<>();
+        for (Local l : found) {
+            out.put(l.id(), l.size());
+        }
+        return out;
+    }
 }
