@@ -3,27 +3,14 @@ package org.holdfast.server.store;
 import static org.holdfast.server.store.FormatVersions.DATA_LOG_HEADER_BYTES;
 import static org.holdfast.server.store.FormatVersions.RECORD_HEADER_BYTES;
 
-import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Arrays;
-import java.util.Map;
-import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.IntConsumer;
-import java.util.stream.Stream;
 import java.util.zip.CRC32C;
-import org.holdfast.common.compress.BlockCodec;
-import org.holdfast.common.compress.CorruptPayloadException;
-import org.holdfast.common.hash.BlockHasher;
-import org.holdfast.common.hash.ZeroBlocks;
 import org.holdfast.common.id.Fingerprint;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.kill.KillPoints;
@@ -64,10 +51,16 @@ import org.holdfast.common.kill.KillPoints;
  *
  * <p>Thread-safe: appends are serialised (PBN order equals log order), reads run in parallel.
  * Lock order: relocation, syncLock, appendLock.
+ *
+ * <h2>Parts</h2>
+ * This class keeps appends, repairs, the sync and the close, and owns the locks; its parts use them:
+ * {@link StoreRecovery} (opening), {@link PbnReservation} (under appendLock), {@link OpenLogs} (the
+ * logs by id and the closed flag), {@link BlockReads} (the read path and its checks),
+ * {@link LogRelocation} (the exclusive side of relocation: compaction's switch, dropped and evicted logs).
  */
 public final class DataStore implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DataStore.class.getName());
-    private static final String STORE = "data-store";
+    static final String STORE = "data-store";
     /** Room above GC's floor {@link #sealActive} wants: a new log's header, with a margin. */
     private static final long SEAL_ROOM = 1L << 16;
     /** Free space above the reserve a new backup needs to start (one write buffer). */
@@ -123,7 +116,9 @@ public final class DataStore implements AutoCloseable {
     private final BadBlocks badBlocks;
     private final MissingLogSweep missingLogs;
     private final Recovery recovery;
-    private final Map<Integer, DataLog> logs = new ConcurrentHashMap<>();
+    private final OpenLogs logs;
+    private final BlockReads reads;
+    private final LogRelocation relocations;
     private final Object appendLock = new Object();
     private final Object syncLock = new Object();
     private final ReentrantReadWriteLock relocation = new ReentrantReadWriteLock();
@@ -133,26 +128,16 @@ public final class DataStore implements AutoCloseable {
     private final AtomicLong appendedBytes = new AtomicLong();
     private final AtomicLong syncs = new AtomicLong();
     private final AtomicLong repairedBlocks = new AtomicLong();
-    // data-log regions (one positional read each) read for callers, for the restore speed factor
-    private final AtomicLong regionsRead = new AtomicLong();
-    // changes whenever a record offset may come to name another record (a compaction's switch, a dropped
-    // log, another store instance), so that a reader's cached decoded frame is never taken for a newer one
-    private static final AtomicLong EPOCHS = new AtomicLong();
-    private volatile long epoch = EPOCHS.incrementAndGet();
-    // zstd contexts for decoding frames in read(), borrowed per frame and closed with the store
-    private final ConcurrentLinkedQueue<BlockCodec> codecs = new ConcurrentLinkedQueue<>();
 
     // guarded by appendLock
     private volatile DataLog active;
-    private long nextPbn;
-    private long reservedPbn;
+    private final PbnReservation pbnReservation;
     private final UnindexedLocations pending = new UnindexedLocations(1024, true);
     // repairs appended since the last sync: new copies of bad PBNs (see repair)
     private final UnindexedLocations repairs = new UnindexedLocations(16, false);
     private final byte[] recordBuf = new byte[RECORD_HEADER_BYTES + FormatVersions.MAX_STORED_BYTES];
     private final ByteBuffer recordView = ByteBuffer.wrap(recordBuf);
     private final CRC32C crc = new CRC32C();
-    private boolean closed;
     /** Opened by a checker: nothing on disk is written, moved or deleted (see {@link #openReadOnly}). */
     private final boolean readOnly;
     /** Backend s3: sealed logs are uploaded and fetched back when their file is gone; null for a local store. */
@@ -181,10 +166,19 @@ public final class DataStore implements AutoCloseable {
         this.possession = new PossessionIndex(db);
         this.badBlocks = new BadBlocks(db);
         this.missingLogs = new MissingLogSweep(locations, badBlocks, settings.dir());
-        this.recovery = readOnly ? openLogsReadOnly() : recover();
+        this.logs = new OpenLogs(this.settings.dir(), readOnly);
+        this.pbnReservation = new PbnReservation(db, range, this.settings.pbnReserveBatch(), this.settings.dir().toString());
+        this.reads = new BlockReads(this.settings.dir(), range, db, locations, badBlocks, missingLogs, logs, archive, relocation, appendLock, pending);
+        this.relocations = new LogRelocation(this.settings.dir(), db, locations, logs, reads, archive, relocation, this::compactableBelow);
+        StoreRecovery.Opened opened = readOnly ? StoreRecovery.openReadOnly(this.settings.dir(), db, logs, pbnReservation, locations)
+                : StoreRecovery.recover(this.settings.dir(), db, range, logs, pbnReservation, locations);
+        this.active = opened.active();
+        this.durableLogId = opened.durableLogId();
+        this.durableLength = opened.durableLength();
+        this.recovery = opened.recovery();
         reserve.unwritten(() -> active.buffered()); // read without the append lock: a byte more or less is no harm
         if (archive != null && !readOnly) {
-            archive.cache().attach(uploadedLocalLogs(), this::evictLocalLog);
+            archive.cache().attach(StoreRecovery.uploadedLocalLogs(settings.dir(), compactableBelow(), archive), relocations::evictLocal);
             archive.sealedBelow(durableLogId); // uploads a crash interrupted resume now
         }
     }
@@ -213,7 +207,7 @@ public final class DataStore implements AutoCloseable {
 
     /** Whether log {@code id} is read from a local file (open, or on disk), not from its object. */
     boolean isLocal(int id) {
-        return logs.containsKey(id) || Files.exists(logPath(id));
+        return logs.isLocal(id);
     }
 
     /** The object-store archive of sealed logs, or null for a local store. */
@@ -247,24 +241,6 @@ public final class DataStore implements AutoCloseable {
         return new DataStore(Settings.defaults(dir), db, DiskSpace.of(dir), true, archive);
     }
 
-    private Recovery openLogsReadOnly() {
-        Path dir = settings.dir();
-        if (db.metaLong(Compactor.META_INTENT, -1) >= 0) {
-            throw new StoreException(STORE, dir.toString(), Compactor.META_INTENT, "a compaction was interrupted and is completed"
-                    + " only when a server opens the store; start the server once, stop it, then check again", null);
-        }
-        DurablePoint dp = DurablePoint.read(db, STORE);
-        if (dp == null) {
-            throw new CorruptDataException(STORE, db.path(), FormatVersions.META_DURABLE_POINT, "the catalog has no durable point");
-        }
-        active = dp.openLog(dir, dir.resolve(DataLog.fileName(dp.logId())), true, STORE);
-        logs.put(dp.logId(), active);
-        durableLogId = dp.logId();
-        durableLength = dp.length();
-        continuePbns();
-        return new Recovery(dp.logId(), dp.length(), 0, 0);
-    }
-
     private void refuseIfReadOnly(String what) {
         if (readOnly) {
             throw new IllegalStateException("the data store in " + settings.dir() + " is open read-only (a checker); cannot " + what);
@@ -274,67 +250,6 @@ public final class DataStore implements AutoCloseable {
     /** As {@link #open(Settings, MetadataDb)}, asking {@code disk} for free space (a simulated disk in tests). */
     public static DataStore open(Settings settings, MetadataDb db, DiskSpace disk) {
         return new DataStore(settings, db, disk, false);
-    }
-
-    private Recovery recover() {
-        Path dir = settings.dir();
-        try {
-            Files.createDirectories(dir);
-        } catch (IOException e) {
-            throw StoreException.translate(STORE, dir.toString(), null, e);
-        }
-        if (DurablePoint.read(db, STORE) != null || db.metaLong(FormatVersions.META_PBN_RESERVED, -1) >= 0) {
-            StoreRange.requireSame(db, range, dir.toString()); // an existing store: before anything on disk changes
-        }
-        Compactor.finishInterrupted(dir, db); // a crash may have left a compaction half done
-        TreeMap<Integer, Path> files = logFiles(dir);
-        DurablePoint dp = DurablePoint.read(db, STORE);
-        long dropped = 0;
-        int deleted = 0;
-        if (dp == null) {
-            if (!files.isEmpty()) {
-                throw new CorruptDataException(STORE, dir.toString(), FormatVersions.META_DURABLE_POINT,
-                        "data logs exist but the catalog has no durable point: the catalog (<data-dir>/catalog) was deleted, lost"
-                                + " or replaced by an empty one; refusing to drop the data logs. If holdfast.data-dir is the right"
-                                + " directory, " + MetadataDb.REPAIR_HINT);
-            }
-            active = DataLog.create(dir, 1, System.currentTimeMillis());
-            logs.put(1, active);
-            try (MetadataBatch b = new MetadataBatch()) {
-                StoreRange.record(db, b, range); // in the batch that creates the store: no store without its range
-                writeDurablePoint(1, DATA_LOG_HEADER_BYTES, b);
-            }
-        } else {
-            int id = dp.logId();
-            long len = dp.length();
-            for (Map.Entry<Integer, Path> e : files.tailMap(id, false).entrySet()) {
-                // Younger than the durable point: nothing in it was ever indexed or referenced.
-                LOG.log(Level.WARNING, "dropping data log {0}: it lies beyond the durable point", e.getValue());
-                DataLog.deleteFile(e.getValue());
-                deleted++;
-            }
-            Path activePath = files.get(id);
-            active = dp.openLog(dir, activePath, false, STORE);
-            if (active.size() > len) {
-                dropped = active.size() - len;
-                LOG.log(Level.WARNING, "truncating {0} from {1} to the durable point {2}", activePath, active.size(), len);
-                active.truncate(len);
-            }
-            logs.put(id, active);
-            durableLogId = id;
-            durableLength = len;
-        }
-        continuePbns();
-        return new Recovery(active.id(), active.size(), dropped, deleted);
-    }
-
-    /**
-     * At open: the next PBN is above every one reserved or indexed, so none is handed out twice, and
-     * not below the range's first.
-     */
-    private void continuePbns() {
-        nextPbn = Math.max(Math.max(db.metaLong(FormatVersions.META_PBN_RESERVED, range.first()), locations.maxPbn() + 1), range.first());
-        reservedPbn = nextPbn;
     }
 
     /**
@@ -348,41 +263,6 @@ public final class DataStore implements AutoCloseable {
     /** The PBN range this store hands out from. */
     public PbnRange range() {
         return range;
-    }
-
-    /** Refuses a PBN outside the range before anything is read or changed. */
-    private void requireInRange(long pbn, String what) {
-        if (!range.contains(pbn)) {
-            throw new IllegalArgumentException("cannot " + what + " PBN " + pbn + ": it lies outside the PBN range " + range
-                    + " of the data store in " + settings.dir() + (pbn <= 0 ? " (PBN 0 is no block)" : " (another node's block?)")
-                    + "; nothing was changed");
-        }
-    }
-
-    /** Refuses an append of {@code count} PBNs from {@code first} that would pass the range's limit. Under the append lock. */
-    private void requireRoom(long first, int count) {
-        if (first > range.limit() - count) {
-            throw new PbnRangeFullException(settings.dir().toString(), range, first, count);
-        }
-    }
-
-    /** The data log files in {@code dir} by id (what recovery and a catalog restore find on disk). */
-    static TreeMap<Integer, Path> logFiles(Path dir) {
-        TreeMap<Integer, Path> files = new TreeMap<>();
-        if (!Files.isDirectory(dir)) {
-            return files;
-        }
-        try (Stream<Path> s = Files.list(dir)) {
-            s.forEach(p -> {
-                int id = DataLog.parseId(p.getFileName().toString());
-                if (id >= 0) {
-                    files.put(id, p);
-                }
-            });
-        } catch (IOException e) {
-            throw StoreException.translate(STORE, dir.toString(), null, e);
-        }
-        return files;
     }
 
     public Recovery recovery() {
@@ -413,18 +293,16 @@ public final class DataStore implements AutoCloseable {
         int recordLength = RECORD_HEADER_BYTES + storedLength;
         refuseIfReadOnly("append");
         synchronized (appendLock) {
-            ensureOpen();
-            requireRoom(nextPbn, 1);
+            logs.ensureOpen();
+            pbnReservation.requireRoom(1);
             makeRoom(recordLength, false);
-            long pbn = nextPbn;
-            if (pbn >= reservedPbn) {
-                reserve(reservationEnd(pbn + 1));
-            }
+            long pbn = pbnReservation.next();
+            pbnReservation.cover(1);
             System.arraycopy(payload, off, recordBuf, RECORD_HEADER_BYTES, storedLength);
             RecordFormat.writeHeader(recordBuf, pbn, codec, rawLength, storedLength, crc);
             long at = appendRecord(recordLength, pbn);
             pending.add(pbn, active.id(), at, storedLength, fps, fpOff);
-            nextPbn = pbn + 1;
+            pbnReservation.handedOutBelow(pbn + 1);
             appendedBlocks.incrementAndGet();
             appendedBytes.addAndGet(storedLength);
             return pbn;
@@ -454,14 +332,12 @@ public final class DataStore implements AutoCloseable {
         int recordLength = RECORD_HEADER_BYTES + storedLength;
         refuseIfReadOnly("append");
         synchronized (appendLock) {
-            ensureOpen();
+            logs.ensureOpen();
             // a release that knows only block records then refuses the log instead of misreading it
-            requireRoom(nextPbn, members);
+            pbnReservation.requireRoom(members);
             makeRoom(recordLength, active.version() < FormatVersions.DATA_LOG_VERSION);
-            long first = nextPbn;
-            if (first + members > reservedPbn) {
-                reserve(reservationEnd(first + members));
-            }
+            long first = pbnReservation.next();
+            pbnReservation.cover(members);
             System.arraycopy(frame, off, recordBuf, RECORD_HEADER_BYTES, storedLength);
             FrameFormat.writeHeader(recordBuf, 0, first, members, members * blockSize, storedLength, 0, crc);
             long at = appendRecord(recordLength, first);
@@ -469,7 +345,7 @@ public final class DataStore implements AutoCloseable {
             for (int k = 0; k < members; k++) {
                 pending.add(first + k, active.id(), at, location, fps, fpOff + k * Fingerprint.BYTES);
             }
-            nextPbn = first + members;
+            pbnReservation.handedOutBelow(first + members);
             appendedBlocks.addAndGet(members);
             appendedBytes.addAndGet(storedLength);
             return first;
@@ -517,13 +393,13 @@ public final class DataStore implements AutoCloseable {
      */
     public boolean repair(long pbn, byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec, int rawLength) {
         if (pbn > 0) {
-            requireInRange(pbn, "repair");
+            StoreRange.requireIn(range, pbn, "repair", settings.dir());
         }
         if (pbn <= 0 || !badBlocks.isBad(pbn)) {
             return false;
         }
         StoredBlock current = new StoredBlock(1);
-        if (!locate(pbn, current)
+        if (!reads.locate(pbn, current)
                 || !Arrays.equals(current.fingerprint, 0, Fingerprint.BYTES, fps, fpOff, fpOff + Fingerprint.BYTES)) {
             LOG.log(Level.WARNING, "not repairing bad block PBN {0}: the upload's fingerprint differs from the one it must hold", pbn);
             return false;
@@ -534,7 +410,7 @@ public final class DataStore implements AutoCloseable {
         }
         int recordLength = RECORD_HEADER_BYTES + storedLength;
         synchronized (appendLock) {
-            ensureOpen();
+            logs.ensureOpen();
             checkSpace();
             if (active.size() + recordLength > settings.rollBytes() && active.size() > DATA_LOG_HEADER_BYTES) {
                 roll();
@@ -552,26 +428,16 @@ public final class DataStore implements AutoCloseable {
         return true;
     }
 
-    /** Marks {@code pbn} bad and answers the failure that names it; called where a record fails its check. */
-    private CorruptBlockException corruptBlock(String file, long pbn, long offset, String problem, byte[] fps, int fpOff) {
-        try {
-            badBlocks.mark(pbn, fps, fpOff, file, problem + " (record at offset " + offset + ")");
-        } catch (StoreException e) {
-            LOG.log(Level.WARNING, "cannot record PBN " + pbn + " as bad: " + e.getMessage());
-        }
-        return new CorruptBlockException(file, pbn, offset, problem);
-    }
-
     /**
      * Marks {@code pbn} bad for a failure found above the record check (its stored bytes do not
      * decode to the fingerprint the index holds); false if it has no location or was marked already.
      */
     public boolean markDamaged(long pbn, String problem) {
         if (pbn > 0) {
-            requireInRange(pbn, "mark damaged");
+            StoreRange.requireIn(range, pbn, "mark damaged", settings.dir());
         }
         StoredBlock at = new StoredBlock(1);
-        if (pbn <= 0 || !locate(pbn, at)) {
+        if (pbn <= 0 || !reads.locate(pbn, at)) {
             return false;
         }
         return badBlocks.mark(pbn, at.fingerprint, 0, logPath(at.logId).toString(), problem + " (record at offset " + at.offset + ")");
@@ -579,7 +445,7 @@ public final class DataStore implements AutoCloseable {
 
     /** Marks a block bad that compaction found damaged (the location index holds fingerprint {@code fps[fpOff..+32)}). */
     void markBad(long pbn, byte[] fps, int fpOff, String file, long offset, String problem) {
-        corruptBlock(file, pbn, offset, problem, fps, fpOff);
+        reads.corruptBlock(file, pbn, offset, problem, fps, fpOff);
     }
 
     /**
@@ -590,122 +456,7 @@ public final class DataStore implements AutoCloseable {
      * @throws CorruptDataException if the PBN has no location or its record fails a check
      */
     public void read(long pbn, StoredBlock into) {
-        if (pbn <= 0) {
-            throw new IllegalArgumentException("PBN " + pbn + " is not a stored block");
-        }
-        requireInRange(pbn, "read");
-        relocation.readLock().lock();
-        try {
-            readLocked(pbn, into);
-        } finally {
-            relocation.readLock().unlock();
-        }
-    }
-
-    private void readLocked(long pbn, StoredBlock into) {
-        if (!locate(pbn, into)) {
-            throw new BlockNotStoredException(settings.dir().toString(), pbn);
-        }
-        int len = FrameFormat.recordStored(into.location);
-        if (len <= 0 || len > into.capacity()) {
-            throw new CorruptDataException("location-index", db.path(), "pbn " + pbn,
-                    "stored length " + len + " outside 1.." + into.capacity());
-        }
-        LogReader log = log(into.logId, pbn, into.offset, into.fingerprint, 0);
-        if (FrameFormat.isMember(into.location)) {
-            readMember(pbn, into, len, log);
-            return;
-        }
-        into.frameEpoch = -1; // the record buffer no longer holds the cached frame's header
-        into.data = into.record;
-        into.dataOffset = RECORD_HEADER_BYTES;
-        readRecords(log, into.offset, into.view, 0, RECORD_HEADER_BYTES + len, pbn, into.fingerprint, 0);
-        regionsRead.incrementAndGet();
-        String problem = RecordFormat.check(into.record, pbn, len, into.crc);
-        if (problem != null) {
-            throw corruptBlock(log.name(), pbn, into.offset, problem, into.fingerprint, 0);
-        }
-        into.codec = RecordFormat.codec(into.record);
-        into.rawLength = RecordFormat.rawLength(into.record);
-    }
-
-    /** Reads member {@code pbn} of the frame record of {@code len} stored bytes that {@code into} located (decoding it unless cached). */
-    private void readMember(long pbn, StoredBlock into, int len, LogReader log) {
-        long now = epoch;
-        if (into.frameEpoch != now || into.frameLog != into.logId || into.frameOffset != into.offset) {
-            into.frameEpoch = -1;
-            readRecords(log, into.offset, into.view, 0, RECORD_HEADER_BYTES + len, pbn, into.fingerprint, 0);
-            regionsRead.incrementAndGet();
-            String problem = FrameFormat.check(into.record, 0, len, into.crc);
-            if (problem != null) {
-                throw corruptBlock(log.name(), pbn, into.offset, problem, into.fingerprint, 0);
-            }
-            if (into.frame == null) {
-                into.frame = new byte[FormatVersions.FRAME_MAX_RAW];
-            }
-            int payload = FrameFormat.payloadOffset(into.record, 0);
-            BlockCodec codec = codecs.poll();
-            try {
-                if (codec == null) {
-                    codec = new BlockCodec();
-                }
-                codec.decompress(into.record, payload, RECORD_HEADER_BYTES + len - payload, into.frame, 0, FrameFormat.rawLength(into.record, 0));
-            } catch (CorruptPayloadException e) {
-                throw corruptBlock(log.name(), pbn, into.offset, "frame does not decode: " + e.getMessage(), into.fingerprint, 0);
-            } finally {
-                if (codec != null) {
-                    codecs.add(codec);
-                }
-            }
-            into.frameLog = into.logId;
-            into.frameOffset = into.offset;
-            into.frameEpoch = now;
-        }
-        int k = FrameFormat.memberIndex(into.record, 0, pbn);
-        if (k < 0) {
-            throw corruptBlock(log.name(), pbn, into.offset, "the frame record does not hold this PBN", into.fingerprint, 0);
-        }
-        int bs = FrameFormat.blockSize(into.record, 0);
-        int at = k * bs;
-        BlockHasher.forCurrentThread().sha256(into.frame, at, bs, into.digest, 0);
-        if (!Arrays.equals(into.digest, into.fingerprint) && !(isZeroFingerprint(into.fingerprint) && ZeroBlocks.isZero(into.frame, at, bs))) {
-            throw corruptBlock(log.name(), pbn, into.offset, "member " + k + " of the frame does not match its fingerprint (SHA-256)",
-                    into.fingerprint, 0);
-        }
-        into.codec = FormatVersions.CODEC_RAW;
-        into.rawLength = bs;
-        into.storedLength = bs;
-        into.data = into.frame;
-        into.dataOffset = at;
-    }
-
-    /**
-     * Reads a stretch of records. A log read from its object that cannot give them (the object is
-     * gone, or shorter than the log was) has lost the block: it is marked bad and reported as such,
-     * so the next backup of its content repairs it. An outage of the store is no such failure: it
-     * passes through as {@link org.holdfast.server.store.object.ObjectStoreUnavailableException}.
-     */
-    private void readRecords(LogReader log, long offset, ByteBuffer dst, int dstPos, int len, long pbn, byte[] fps, int fpOff) {
-        try {
-            log.read(offset, dst, dstPos, len, pbn);
-        } catch (CorruptDataException e) {
-            if (log instanceof DataLog) {
-                throw e;
-            }
-            if (e instanceof DataLogMissingException gone) {
-                missingLogs.sweep(gone.logId()); // the whole object is gone, not a range of it
-            }
-            throw corruptBlock(log.name(), pbn, offset, e.getMessage(), fps, fpOff);
-        }
-    }
-
-    private static boolean isZeroFingerprint(byte[] fp) {
-        for (byte b : fp) {
-            if (b != 0) {
-                return false;
-            }
-        }
-        return true;
+        reads.read(pbn, into);
     }
 
     /**
@@ -717,133 +468,7 @@ public final class DataStore implements AutoCloseable {
      * @throws CorruptDataException if a PBN has no location or its record fails a check
      */
     public int readBatch(long[] pbns, int from, int n, BlockBatch into) {
-        into.count = 0;
-        int m = Math.min(n, into.capacity());
-        if (m <= 0) {
-            return 0;
-        }
-        for (int i = 0; i < m; i++) {
-            if (pbns[from + i] <= 0) {
-                throw new IllegalArgumentException("PBN " + pbns[from + i] + " is not a stored block");
-            }
-            requireInRange(pbns[from + i], "read");
-        }
-        relocation.readLock().lock();
-        try {
-            return readBatchLocked(pbns, from, m, into);
-        } finally {
-            relocation.readLock().unlock();
-        }
-    }
-
-    private int readBatchLocked(long[] pbns, int from, int m, BlockBatch into) {
-        // Pending first, then the index (see locate): an entry leaves pending only once indexed.
-        boolean anyIndexed = false;
-        synchronized (appendLock) {
-            for (int i = 0; i < m; i++) {
-                long pbn = pbns[from + i];
-                int p = pending.indexOf(pbn);
-                into.fromPending[i] = p >= 0;
-                if (p >= 0) {
-                    into.pbn[i] = pbn;
-                    into.logId[i] = pending.logId(p);
-                    into.offset[i] = pending.offset(p);
-                    into.location[i] = pending.location(p);
-                    pending.copyFingerprint(p, into.fingerprints, i * Fingerprint.BYTES);
-                } else {
-                    anyIndexed = true;
-                }
-            }
-        }
-        if (anyIndexed) {
-            int missing = locations.getAll(pbns, from, m, into.fromPending, into);
-            if (missing >= 0) {
-                throw new BlockNotStoredException(settings.dir().toString(), pbns[from + missing]);
-            }
-        }
-        // place the records back to back in the buffer, as many as fit; a frame named before in this batch is not placed again
-        into.refilled();
-        into.records = 0;
-        int used = 0;
-        int k = 0;
-        for (; k < m; k++) {
-            int loc = into.location[k];
-            int len = FrameFormat.recordStored(loc);
-            if (len <= 0 || len > FormatVersions.MAX_STORED_BYTES) {
-                throw new CorruptDataException("location-index", db.path(), "pbn " + into.pbn[k],
-                        "stored length " + len + " outside 1.." + FormatVersions.MAX_STORED_BYTES);
-            }
-            if (FrameFormat.isMember(loc)) {
-                int r = placed(into, into.logId[k], into.offset[k]);
-                if (r >= 0) {
-                    into.at[k] = into.recAt[r];
-                    continue;
-                }
-            }
-            int rec = RECORD_HEADER_BYTES + len;
-            if (used == 0 && rec > into.buf.length && FrameFormat.isMember(loc)) {
-                into.growForAnyRecord();
-            }
-            if (used + rec > into.buf.length) {
-                if (k == 0) {
-                    throw new CorruptDataException("location-index", db.path(), "pbn " + into.pbn[k],
-                            "stored length " + len + " does not fit the reader's buffer of " + into.buf.length);
-                }
-                break;
-            }
-            int r = into.records++;
-            into.recAt[r] = used;
-            into.recLog[r] = into.logId[k];
-            into.recOffset[r] = into.offset[k];
-            into.recLength[r] = rec;
-            into.recFirst[r] = k;
-            into.at[k] = used;
-            used += rec;
-        }
-        // one read per stretch of records that lie back to back in the same log
-        int i = 0;
-        while (i < into.records) {
-            int j = i + 1;
-            long end = into.recOffset[i] + into.recLength[i];
-            while (j < into.records && into.recLog[j] == into.recLog[i] && into.recOffset[j] == end) {
-                end += into.recLength[j];
-                j++;
-            }
-            int first = into.recFirst[i];
-            LogReader log = log(into.recLog[i], into.pbn[first], into.offset[first], into.fingerprints, first * Fingerprint.BYTES);
-            readRecords(log, into.recOffset[i], into.view, into.recAt[i], (int) (end - into.recOffset[i]), into.pbn[first], into.fingerprints,
-                    first * Fingerprint.BYTES);
-            regionsRead.incrementAndGet();
-            for (int r = i; r < j; r++) {
-                int b = into.recFirst[r];
-                int stored = into.recLength[r] - RECORD_HEADER_BYTES;
-                String problem = FrameFormat.isMember(into.location[b]) ? FrameFormat.check(into.buf, into.recAt[r], stored, into.crc)
-                        : RecordFormat.check(into.buf, into.recAt[r], into.pbn[b], stored, into.crc);
-                if (problem != null) {
-                    throw corruptBlock(log.name(), into.pbn[b], into.offset[b], problem, into.fingerprints, b * Fingerprint.BYTES);
-                }
-            }
-            i = j;
-        }
-        for (int b = 0; b < k; b++) {
-            into.member[b] = FrameFormat.isMember(into.location[b]) ? FrameFormat.memberIndex(into.buf, into.at[b], into.pbn[b]) : -1;
-            if (FrameFormat.isMember(into.location[b]) && into.member[b] < 0) {
-                throw corruptBlock(logPath(into.logId[b]).toString(), into.pbn[b], into.offset[b], "the frame record does not hold this PBN",
-                        into.fingerprints, b * Fingerprint.BYTES);
-            }
-        }
-        into.count = k;
-        return k;
-    }
-
-    /** The record of {@code into} that holds the frame at {@code logId}/{@code offset}, or -1 if none was placed yet. */
-    private static int placed(BlockBatch into, int logId, long offset) {
-        for (int r = into.records - 1; r >= 0; r--) {
-            if (into.recOffset[r] == offset && into.recLog[r] == logId) {
-                return r;
-            }
-        }
-        return -1;
+        return reads.readBatch(pbns, from, n, into);
     }
 
     /**
@@ -853,29 +478,7 @@ public final class DataStore implements AutoCloseable {
      * {@code scratch} ({@code n} entries) is the caller's.
      */
     public void fingerprints(long[] pbns, int n, byte[] out, boolean[] found, boolean[] scratch) {
-        boolean anyIndexed = false;
-        // Pending first, then the index (see locate): an entry leaves pending only once indexed.
-        synchronized (appendLock) {
-            for (int i = 0; i < n; i++) {
-                long pbn = pbns[i];
-                found[i] = false;
-                scratch[i] = false;
-                if (pbn <= 0) {
-                    continue;
-                }
-                int p = pending.indexOf(pbn);
-                if (p >= 0) {
-                    pending.copyFingerprint(p, out, i * Fingerprint.BYTES);
-                    found[i] = true;
-                } else {
-                    scratch[i] = true;
-                    anyIndexed = true;
-                }
-            }
-        }
-        if (anyIndexed) {
-            locations.fingerprints(pbns, n, scratch, out, found, new byte[8], new byte[LocationIndex.VALUE_BYTES]);
-        }
+        reads.fingerprints(pbns, n, out, found, scratch);
     }
 
     /**
@@ -897,24 +500,7 @@ public final class DataStore implements AutoCloseable {
 
     /** Loads the fingerprint of {@code pbn} into {@code scratch.fingerprint()}; false if the PBN is unknown. */
     public boolean fingerprint(long pbn, StoredBlock scratch) {
-        return pbn > 0 && locate(pbn, scratch);
-    }
-
-    private boolean locate(long pbn, StoredBlock into) {
-        synchronized (appendLock) {
-            int i = pending.indexOf(pbn);
-            if (i >= 0) {
-                into.pbn = pbn;
-                into.logId = pending.logId(i);
-                into.offset = pending.offset(i);
-                into.location = pending.location(i);
-                into.storedLength = FrameFormat.share(pending.location(i));
-                pending.copyFingerprint(i, into.fingerprint, 0);
-                return true;
-            }
-        }
-        // Pending entries leave memory only after the index has them, so this order never misses one.
-        return locations.get(pbn, into);
+        return pbn > 0 && reads.locate(pbn, scratch);
     }
 
     /** Makes every block appended so far durable and indexed (see the class comment). */
@@ -939,7 +525,7 @@ public final class DataStore implements AutoCloseable {
             long[] repaired;
             try (MetadataBatch batch = new MetadataBatch()) {
                 synchronized (appendLock) {
-                    ensureOpen();
+                    logs.ensureOpen();
                     log = active;
                     length = active.size();
                     count = pending.size();
@@ -1008,7 +594,7 @@ public final class DataStore implements AutoCloseable {
 
     public Stats stats() {
         synchronized (appendLock) {
-            return new Stats(nextPbn, appendedBlocks.get(), appendedBytes.get(), syncs.get(), active.id());
+            return new Stats(pbnReservation.next(), appendedBlocks.get(), appendedBytes.get(), syncs.get(), active.id());
         }
     }
 
@@ -1030,21 +616,15 @@ public final class DataStore implements AutoCloseable {
             throw new IllegalArgumentException("PBN " + pbn + " is outside the store's range " + range);
         }
         synchronized (appendLock) {
-            ensureOpen();
-            if (pbn <= nextPbn) {
-                return;
-            }
-            if (pbn > reservedPbn) {
-                reserve(pbn);
-            }
-            nextPbn = pbn;
+            logs.ensureOpen();
+            pbnReservation.skipTo(pbn);
         }
     }
 
     /** The PBN the next append will get (every PBN below it was handed out or skipped). */
     public long nextPbn() {
         synchronized (appendLock) {
-            return nextPbn;
+            return pbnReservation.next();
         }
     }
 
@@ -1053,7 +633,7 @@ public final class DataStore implements AutoCloseable {
      * (records lying back to back in a log share one). MB restored per region is the restore speed factor.
      */
     public long regionsRead() {
-        return regionsRead.get();
+        return reads.regionsRead();
     }
 
     /** The registry of bad blocks (marked by failed reads, verify and compaction; cleared by a repair or GC). */
@@ -1106,7 +686,7 @@ public final class DataStore implements AutoCloseable {
     public boolean sealActive(int logId) {
         refuseIfReadOnly("seal the active data log");
         synchronized (appendLock) {
-            ensureOpen();
+            logs.ensureOpen();
             if (active.id() != logId || active.size() <= DATA_LOG_HEADER_BYTES) {
                 return false;
             }
@@ -1135,7 +715,7 @@ public final class DataStore implements AutoCloseable {
     public void forget(long[] pbns, int n) {
         refuseIfReadOnly("forget blocks");
         for (int i = 0; i < n; i++) {
-            requireInRange(pbns[i], "forget");
+            StoreRange.requireIn(range, pbns[i], "forget", settings.dir());
         }
         relocation.readLock().lock();
         try (MetadataBatch batch = new MetadataBatch()) {
@@ -1164,7 +744,7 @@ public final class DataStore implements AutoCloseable {
 
     /** Path of log {@code id} in the data directory. */
     Path logPath(int id) {
-        return settings.dir().resolve(DataLog.fileName(id));
+        return logs.path(id);
     }
 
     /**
@@ -1184,132 +764,22 @@ public final class DataStore implements AutoCloseable {
      */
     int relocate(int logId, Path compacted, LiveRecords records, long objectEpoch) {
         refuseIfReadOnly("compact");
-        Path target = logPath(logId);
-        int moved = 0;
-        LogCache cache = archive == null ? null : archive.cache();
-        relocation.writeLock().lock();
-        try {
-            ensureOpen();
-            if (logId >= compactableBelow()) {
-                throw new IllegalStateException("log " + logId + " is not sealed and indexed; it cannot be compacted");
-            }
-            boolean[] still = locations.stillAt(records, logId);
-            if (cache != null) {
-                cache.beginRelocation(logId); // no range of the old object may outlive the switch, nor a crash in it
-            }
-            java.util.function.Consumer<MetadataBatch> undoUpload;
-            try (MetadataBatch batch = new MetadataBatch()) {
-                for (int i = 0; i < records.size(); i++) {
-                    if (still[i]) {
-                        locations.put(batch, records.pbn(i), logId, records.newOffset(i), records.newLength(i), records.fps(), i * Fingerprint.BYTES);
-                        moved++;
-                    }
-                }
-                db.putMetaLong(batch, Compactor.META_INTENT, logId);
-                undoUpload = objectEpoch >= 0 ? archive.switchUpload(batch, logId, objectEpoch) : null;
-                db.write(batch, true);
-            }
-            try {
-                // the old channel stays valid on its (now unlinked) file until closed below
-                Compactor.move(compacted, target);
-            } catch (RuntimeException e) {
-                // the old file is still in place: point the locations back at it before any reader looks
-                try (MetadataBatch undo = new MetadataBatch()) {
-                    for (int i = 0; i < records.size(); i++) {
-                        if (still[i]) {
-                            locations.put(undo, records.pbn(i), logId, records.offset(i), records.length(i), records.fps(), i * Fingerprint.BYTES);
-                        }
-                    }
-                    db.delete(undo, db.handle(MetadataDb.Column.META), MetadataDb.bytes(Compactor.META_INTENT));
-                    if (undoUpload != null) {
-                        undoUpload.accept(undo);
-                    }
-                    db.write(undo, true);
-                }
-                throw e;
-            }
-            DataLog.forceDirectory(settings.dir());
-            epoch = EPOCHS.incrementAndGet(); // offsets in this log now name the compacted file's records
-            DataLog old = logs.remove(logId); // readers reopen the log, now the compacted file
-            if (old != null) {
-                closeQuietly(old);
-            }
-        } finally {
-            if (cache != null) {
-                // only a confirmed upload's local file is cache: anything else is the only copy
-                cache.endRelocation(logId, archive.isUploaded(logId) ? localSize(target) : 0);
-            }
-            relocation.writeLock().unlock();
-        }
-        KillPoints.hit(KillPoints.COMPACTION_AFTER_SWITCH);
-        Compactor.clearIntent(db);
-        return moved;
-    }
-
-    /** The size of local file {@code p}, 0 if it is gone. */
-    private static long localSize(Path p) {
-        try {
-            return Files.size(p);
-        } catch (IOException e) {
-            return 0;
-        }
+        return relocations.relocate(logId, compacted, records, objectEpoch);
     }
 
     /** Deletes sealed log {@code logId}, which no location names any more (compaction found it dead). */
     void dropLog(int logId) {
         refuseIfReadOnly("drop a log");
-        relocation.writeLock().lock();
-        try {
-            ensureOpen();
-            if (logId >= compactableBelow()) {
-                throw new IllegalStateException("log " + logId + " is not sealed and indexed; it cannot be dropped");
-            }
-            DataLog old = logs.remove(logId);
-            if (old != null) {
-                closeQuietly(old);
-            }
-            if (archive != null) {
-                archive.cache().forgetLog(logId);
-            }
-            DataLog.deleteFile(logPath(logId));
-            DataLog.forceDirectory(settings.dir());
-            epoch = EPOCHS.incrementAndGet();
-        } finally {
-            relocation.writeLock().unlock();
-        }
+        relocations.dropLog(logId);
     }
 
     /**
-     * Cuts sealed log {@code logId} to {@code length}, the end of its last live record: every record
-     * after it is freed, and a freed block never gets a location again, so no reader can need those
-     * bytes. Under the exclusive relocation lock, so no read that looked a location up is in flight.
-     * A crash leaves the file cut or not, both valid. Not with an archive (the object would differ).
+     * Cuts sealed log {@code logId} to {@code length}, the end of its last live record (a dead tail
+     * left for lack of room to copy the log; {@link LogRelocation#trimLog}).
      */
     void trimLog(int logId, long length) {
         refuseIfReadOnly("trim a log");
-        relocation.writeLock().lock();
-        try {
-            ensureOpen();
-            if (logId >= compactableBelow() || archive != null) {
-                throw new IllegalStateException("log " + logId + " is not a sealed local log; it cannot be trimmed");
-            }
-            DataLog old = logs.remove(logId); // readers reopen it
-            if (old != null) {
-                closeQuietly(old);
-            }
-            DataLog.truncateFile(logPath(logId), length);
-        } finally {
-            relocation.writeLock().unlock();
-        }
-    }
-
-    private static void closeQuietly(DataLog log) {
-        try {
-            log.close();
-        } catch (StoreException e) {
-            // a sealed log has nothing buffered; a failing close only leaks the descriptor
-            LOG.log(Level.WARNING, "closing " + log.path() + " failed: " + e.getMessage());
-        }
+        relocations.trimLog(logId, length);
     }
 
     /** Syncs, then closes every log. Idempotent. */
@@ -1326,7 +796,7 @@ public final class DataStore implements AutoCloseable {
     private void closeLocked() {
         synchronized (syncLock) {
             synchronized (appendLock) {
-                if (closed) {
+                if (logs.isClosed()) {
                     return;
                 }
             }
@@ -1335,125 +805,10 @@ public final class DataStore implements AutoCloseable {
                 releaseReservation();
             }
             synchronized (appendLock) {
-                closed = true;
-                for (DataLog l : logs.values()) {
-                    l.close();
-                }
-                logs.clear();
-                for (BlockCodec c = codecs.poll(); c != null; c = codecs.poll()) {
-                    c.close();
-                }
+                logs.closeAll();
+                reads.closeCodecs();
             }
         }
-    }
-
-    private void ensureOpen() {
-        if (closed) {
-            throw new StoreException(STORE, settings.dir().toString(), null, "data store is closed", null);
-        }
-    }
-
-    /**
-     * The reader of log {@code id}: its local file, else (backend s3) the cached ranges of its object.
-     * A log that exists nowhere (lost with a disk, or absent after a catalog restore) marks every block
-     * it held bad ({@link MissingLogSweep}, once per log), so the damage is recorded the first time anyone
-     * meets it and the next backup holding each block's content repairs it; {@code fps[fpOff..+32)} is
-     * {@code pbn}'s fingerprint.
-     */
-    private LogReader log(int id, long pbn, long offset, byte[] fps, int fpOff) {
-        DataLog l = logs.get(id);
-        if (l != null) {
-            if (archive != null) {
-                archive.cache().touchLog(id);
-            }
-            return l;
-        }
-        if (archive != null && !Files.exists(logPath(id))) {
-            LogReader remote = archive.remote(id);
-            if (remote != null) {
-                return remote; // fetched outside the append lock: a GET must not stall ingest
-            }
-        }
-        DataLog opened;
-        synchronized (appendLock) {
-            ensureOpen();
-            opened = logs.computeIfAbsent(id, k -> {
-                Path p = settings.dir().resolve(DataLog.fileName(k));
-                return isMissing(p) ? null : readOnly ? DataLog.openReadOnly(p, k) : DataLog.open(p, k);
-            });
-        }
-        if (opened == null) {
-            // marked outside the append lock: the marks are synced writes
-            missingLogs.sweep(id);
-            throw corruptBlock(logPath(id).toString(), pbn, offset, "data log is missing", fps, fpOff);
-        }
-        if (archive != null) {
-            archive.cache().touchLog(id);
-        }
-        return opened;
-    }
-
-    /**
-     * Whether log file {@code p} is definitely gone (no such file). Any other failure to look (an I/O
-     * error, a permission, a stale handle) is no such statement: it fails the read and marks nothing,
-     * as a missing log would have every block of it marked bad ({@link MissingLogSweep}).
-     */
-    private static boolean isMissing(Path p) {
-        try {
-            Files.readAttributes(p, BasicFileAttributes.class);
-            return false;
-        } catch (NoSuchFileException e) {
-            return true;
-        } catch (IOException e) {
-            throw new StoreException(STORE, p.toString(), null, "cannot tell whether data log file " + p + " exists (" + e
-                    + "): the read fails and nothing is marked bad; check the data directory's disk and permissions, then read again", e);
-        }
-    }
-
-    /**
-     * Closes and deletes sealed log {@code id}'s local file, which the cache evicts: its upload is
-     * confirmed, so later reads go to its object. Takes the relocation lock exclusively, so no read
-     * of the file is in flight. False if the log must stay (active, not confirmed, or the store closed).
-     */
-    private boolean evictLocalLog(int id) {
-        relocation.writeLock().lock();
-        try {
-            if (closed || id >= compactableBelow() || !archive.isUploaded(id)) {
-                return false;
-            }
-            DataLog old = logs.remove(id);
-            if (old != null) {
-                closeQuietly(old);
-            }
-            DataLog.deleteFile(logPath(id));
-            return true;
-        } finally {
-            relocation.writeLock().unlock();
-        }
-    }
-
-    /** The sealed local logs whose upload is confirmed (cache entries from the start), oldest first by modification time. */
-    private Map<Integer, Long> uploadedLocalLogs() {
-        record Local(int id, long size, long modified) {
-        }
-        java.util.List<Local> found = new java.util.ArrayList<>();
-        int below = compactableBelow();
-        try (Stream<Path> s = Files.list(settings.dir())) {
-            for (Path p : s.toList()) {
-                int id = DataLog.parseId(p.getFileName().toString());
-                if (id >= 0 && id < below && archive.isUploaded(id)) {
-                    found.add(new Local(id, Files.size(p), Files.getLastModifiedTime(p).toMillis()));
-                }
-            }
-        } catch (IOException e) {
-            throw StoreException.translate(STORE, settings.dir().toString(), null, e);
-        }
-        found.sort(java.util.Comparator.comparingLong(Local::modified).thenComparingInt(Local::id));
-        Map<Integer, Long> out = new java.util.LinkedHashMap<>();
-        for (Local l : found) {
-            out.put(l.id(), l.size());
-        }
-        return out;
     }
 
     /**
@@ -1465,7 +820,7 @@ public final class DataStore implements AutoCloseable {
     public int sealActiveLog() {
         refuseIfReadOnly("seal the active log");
         synchronized (appendLock) {
-            ensureOpen();
+            logs.ensureOpen();
             // no reserve charge for the new log's header: a catalog backup must not fail on a full data disk
             if (active.size() > DATA_LOG_HEADER_BYTES) {
                 roll();
@@ -1483,7 +838,7 @@ public final class DataStore implements AutoCloseable {
             active.force();
         }
         DataLog next = DataLog.create(settings.dir(), active.id() + 1, System.currentTimeMillis());
-        logs.put(next.id(), next);
+        logs.put(next);
         active = next;
     }
 
@@ -1495,23 +850,10 @@ public final class DataStore implements AutoCloseable {
      */
     private void releaseReservation() {
         synchronized (appendLock) {
-            if (!readOnly && nextPbn < reservedPbn) {
-                reserve(nextPbn);
+            if (!readOnly) {
+                pbnReservation.release();
             }
         }
-    }
-
-    /** A reservation covering PBNs below {@code needed} plus a batch, never past the range's limit. */
-    private long reservationEnd(long needed) {
-        return needed > range.limit() - settings.pbnReserveBatch() ? range.limit() : needed + settings.pbnReserveBatch();
-    }
-
-    private void reserve(long upTo) {
-        try (MetadataBatch batch = new MetadataBatch()) {
-            db.putMetaLong(batch, FormatVersions.META_PBN_RESERVED, upTo);
-            db.write(batch, true);
-        }
-        reservedPbn = upTo;
     }
 
     private void writeDurablePoint(int logId, long length, MetadataBatch batch) {

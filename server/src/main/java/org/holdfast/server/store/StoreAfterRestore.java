@@ -45,7 +45,7 @@ import org.holdfast.server.store.object.ObjectStore;
  *     holding their content repairs them, like blocks a verify found damaged.</li>
  * </ul>
  *
- * Listing the local logs is {@link DataStore#logFiles}, the same code recovery uses at open.
+ * Listing the local logs is {@link StoreRecovery#logFiles}, the same code recovery uses at open.
  */
 public final class StoreAfterRestore {
     private static final String STORE = "catalog-restore";
@@ -79,7 +79,7 @@ public final class StoreAfterRestore {
         }
         int backupLog = Bytes.getInt(dp, 0);
         long backupLength = Bytes.getLong(dp, 4);
-        TreeMap<Integer, Path> local = DataStore.logFiles(logDir);
+        TreeMap<Integer, Path> local = StoreRecovery.logFiles(logDir);
         if (objects == null && LogArchive.inUse(db)) {
             // without the bucket its logs' ids and PBNs are unknown: they would be handed out again
             throw new CatalogRestoreRefusedException(db.path(), "the restored catalog's server archived its data logs to an object"

@@ -57,6 +57,15 @@ final class StoreRange {
         db.put(batch, db.handle(MetadataDb.Column.META), MetadataDb.bytes(FormatVersions.META_PBN_RANGE), v);
     }
 
+    /** Refuses a PBN outside {@code range}, the range of the store in {@code dir}, before anything is read or changed. */
+    static void requireIn(PbnRange range, long pbn, String what, java.nio.file.Path dir) {
+        if (!range.contains(pbn)) {
+            throw new IllegalArgumentException("cannot " + what + " PBN " + pbn + ": it lies outside the PBN range " + range
+                    + " of the data store in " + dir + (pbn <= 0 ? " (PBN 0 is no block)" : " (another node's block?)")
+                    + "; nothing was changed");
+        }
+    }
+
     static String describe(PbnRange range) {
         return range.equals(PbnRange.STANDALONE) ? "standalone " + range : range.toString();
     }

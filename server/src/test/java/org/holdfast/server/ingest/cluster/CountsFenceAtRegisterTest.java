@@ -27,8 +27,6 @@ import org.holdfast.common.protocol.MessageType;
 import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.common.protocol.Register;
 import org.holdfast.gc.bosc.BoscSettings;
-import org.holdfast.gc.bosc.UpdateBatch;
-import org.holdfast.gc.gma.GmaChunk.UpdateKinds;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MembershipSettings;
 import org.holdfast.server.gc.RegistrationCountsFence;
@@ -114,18 +112,7 @@ class CountsFenceAtRegisterTest {
             pbns[k] = store.store(PayloadCodec.RAW, BS, 1, fps(b), b).join();
         }
         store.sync().join();
-        RemoteGcDeltas deltas = master.server.gcDeltas().up(1);
-        UpdateBatch commit = new UpdateBatch();
-        for (long p : pbns) {
-            commit.add(UpdateKinds.RC_ADD, p, 1);
-        }
-        deltas.send(1, commit).join();
-        UpdateBatch deletion = new UpdateBatch();
-        for (int k = 0; k < REFERENCED; k++) {
-            deletion.add(UpdateKinds.RC_ADD, pbns[k], -1);
-            deletion.add(UpdateKinds.RAISE_EXPIRY, pbns[k], clock.millis() - DAY);
-        }
-        deltas.send(2, deletion).join();
+        GcDeltaScript.commitThenDelete(master.server.gcDeltas().up(1), pbns, REFERENCED, k -> clock.millis() - DAY);
         return pbns;
     }
 

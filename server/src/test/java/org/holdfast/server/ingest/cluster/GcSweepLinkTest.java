@@ -23,8 +23,6 @@ import org.holdfast.common.protocol.GcSweepFailed;
 import org.holdfast.common.protocol.GcSwept;
 import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.gc.bosc.BoscSettings;
-import org.holdfast.gc.bosc.UpdateBatch;
-import org.holdfast.gc.gma.GmaChunk.UpdateKinds;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MembershipSettings;
 import org.holdfast.server.engine.LazyDedupWorker;
@@ -138,19 +136,9 @@ class GcSweepLinkTest {
 
     /** RC+1 for every block (a commit), then RC-1 for the first ones with an expiry a day ago or, for two, a day ahead (a deletion). */
     private void referenceThenDereference(Stored s) {
-        RemoteGcDeltas deltas = master.server.gcDeltas().up(1);
-        UpdateBatch commit = new UpdateBatch();
-        for (long p : s.pbns()) {
-            commit.add(UpdateKinds.RC_ADD, p, 1);
-        }
-        deltas.send(1, commit).join();
-        UpdateBatch deletion = new UpdateBatch();
         long now = clock.millis();
-        for (int k = 0; k < DEREFERENCED; k++) {
-            deletion.add(UpdateKinds.RC_ADD, s.pbns()[k], -1);
-            deletion.add(UpdateKinds.RAISE_EXPIRY, s.pbns()[k], k == FUTURE_A || k == FUTURE_B ? now + DAY : now - DAY);
-        }
-        deltas.send(2, deletion).join();
+        GcDeltaScript.commitThenDelete(master.server.gcDeltas().up(1), s.pbns(), DEREFERENCED,
+                k -> k == FUTURE_A || k == FUTURE_B ? now + DAY : now - DAY);
     }
 
     private static boolean freedOnTheWorker(Stored s, int k) {

@@ -15,8 +15,6 @@ import org.holdfast.common.protocol.GcSweep;
 import org.holdfast.common.protocol.GcSwept;
 import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.gc.bosc.BoscSettings;
-import org.holdfast.gc.bosc.UpdateBatch;
-import org.holdfast.gc.gma.GmaChunk.UpdateKinds;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MembershipSettings;
 import org.holdfast.server.engine.ClusterMode;
@@ -130,18 +128,7 @@ class StaleMarksForwardTest {
             dedupB.flush();
         }
         dedupA.flush();
-        RemoteGcDeltas deltas = master.server.gcDeltas().up(1);
-        UpdateBatch commit = new UpdateBatch();
-        for (long p : pbns) {
-            commit.add(UpdateKinds.RC_ADD, p, 1);
-        }
-        deltas.send(1, commit).join();
-        UpdateBatch deletion = new UpdateBatch();
-        for (int k = 0; k < FREED; k++) {
-            deletion.add(UpdateKinds.RC_ADD, pbns[k], -1);
-            deletion.add(UpdateKinds.RAISE_EXPIRY, pbns[k], clock.millis() - DAY);
-        }
-        deltas.send(2, deletion).join();
+        GcDeltaScript.commitThenDelete(master.server.gcDeltas().up(1), pbns, FREED, k -> clock.millis() - DAY);
         return pbns;
     }
 
