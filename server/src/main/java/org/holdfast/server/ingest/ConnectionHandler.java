@@ -464,9 +464,10 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private void fail(Throwable t) {
         ErrorCode code = codeOf(t);
-        // a lost dedup or data worker: the backup stops cleanly and can run again, not a server fault
+        // a lost dedup or data worker: the backup or restore stops cleanly and can run again, not a server fault
         if (code == ErrorCode.WORKER_UNAVAILABLE) {
-            LOG.log(Level.WARNING, "connection " + channel.remoteAddress() + ": backup stopped: " + messageOf(t));
+            LOG.log(Level.WARNING, "connection " + channel.remoteAddress() + ": " + ErrorMapping.stoppedRun(backup.running(), restore.running()) + ": "
+                    + messageOf(t));
         } else if (code == ErrorCode.INTERNAL || t instanceof CorruptDataException) {
             LOG.log(Level.ERROR, "connection " + channel.remoteAddress() + ": " + t, t);
         } else {

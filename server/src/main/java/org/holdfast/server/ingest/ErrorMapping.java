@@ -112,6 +112,14 @@ final class ErrorMapping {
         return "";
     }
 
+    /**
+     * The log line's verb for a request stopped by a lost worker: a restore reads blocks from the
+     * workers too, and an operator who reads "backup stopped" for it looks for the wrong run.
+     */
+    static String stoppedRun(boolean backupRunning, boolean restoreRunning) {
+        return backupRunning ? "backup stopped" : restoreRunning ? "restore stopped" : "request stopped";
+    }
+
     /** The cause of a {@link CompletionException} (a dedup call to a worker fails with one), else {@code t}. */
     private static Throwable unwrap(Throwable t) {
         return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;

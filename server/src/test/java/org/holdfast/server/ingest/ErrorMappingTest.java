@@ -78,4 +78,12 @@ class ErrorMappingTest {
         assertThat(ErrorMapping.tlsHint("not an SSL/TLS record: 00000012")).contains("does not speak TLS");
         assertThat(ErrorMapping.tlsHint("handshake timed out")).isEmpty();
     }
+
+    @Test
+    void stoppedRun_namesTheRunALostWorkerStopped() {
+        assertThat(ErrorMapping.stoppedRun(false, true)).as("a restore of a lost worker's blocks, seen in an operator trial")
+                .isEqualTo("restore stopped");
+        assertThat(ErrorMapping.stoppedRun(true, false)).isEqualTo("backup stopped");
+        assertThat(ErrorMapping.stoppedRun(false, false)).isEqualTo("request stopped");
+    }
 }
