@@ -11,6 +11,8 @@ import org.holdfast.client.ExitCode;
 final class TransientHint {
     /** Commands whose failure is a backup's, whose hint already says what to do. */
     private static final Set<String> BACKUPS = Set.of("backup", "run-now");
+    /** Commands that read a snapshot's blocks, which the master reads from the bucket once a data worker is lost. */
+    private static final Set<String> RESTORES = Set.of("restore");
 
     private TransientHint() {
     }
@@ -21,6 +23,8 @@ final class TransientHint {
             return e;
         }
         return new AgentException(ExitCode.TRANSIENT, a.getMessage(), "transient: the server lost a worker this " + command
-                + " needed; run 'holdfast-agent " + command + "' again once its workers are up (GET /api/v1/cluster)", a);
+                + " needed; run 'holdfast-agent " + command + "' again once its workers are up (GET /api/v1/cluster)"
+                + (RESTORES.contains(command) ? ", or, if it stays down, after holdfast.cluster.lost-after, when the master"
+                + " reads its blocks from the bucket (data on workers with a bucket)" : ""), a);
     }
 }

@@ -29,6 +29,8 @@ final class StaleMarkSender extends ChannelInboundHandlerAdapter {
     private final Runnable kick = this::kick;
     private volatile Channel channel;
     private long inFlight; // lane only: the part sent and not answered, 0 none
+    private long waiting; // lane only: the part the master answered "later" for, logged once at INFO (0 none)
+    private long waitingSince; // lane only: System.nanoTime() of that first "later"
 
     /** Sends from {@code outbox}; a part the master cannot take yet is sent again after {@code retry}. */
     StaleMarkSender(StaleMarkOutbox outbox, Duration retry) {
@@ -92,6 +94,11 @@ final class StaleMarkSender extends ChannelInboundHandlerAdapter {
             return; // not the part sent (a master answers each once): nothing to drop
         }
         inFlight = 0;
+        if (t.status() != StaleMarksTaken.LATER && waiting == t.partId()) {
+            LOG.log(System.Logger.Level.INFO, "the master took stale marks part " + t.partId() + " after it waited "
+                    + Duration.ofNanos(System.nanoTime() - waitingSince).toSeconds() + " s");
+            waiting = 0;
+        }
         switch (t.status()) {
             case StaleMarksTaken.TAKEN -> outbox.delete(t.partId());
             case StaleMarksTaken.REFUSED -> {
@@ -100,8 +107,15 @@ final class StaleMarkSender extends ChannelInboundHandlerAdapter {
                 outbox.delete(t.partId());
             }
             default -> {
-                LOG.log(System.Logger.Level.INFO, "the master could not forward stale marks part " + t.partId() + " yet ("
-                        + t.message().replaceAll("\\p{Cntrl}", "?") + "); it is kept and sent again in " + retry.toMillis() + " ms");
+                // once at INFO per part, then DEBUG: a worker down for an hour would otherwise log ~450 lines
+                boolean first = waiting != t.partId();
+                if (first) {
+                    waiting = t.partId();
+                    waitingSince = System.nanoTime();
+                }
+                LOG.log(first ? System.Logger.Level.INFO : System.Logger.Level.DEBUG, "the master could not forward stale marks part "
+                        + t.partId() + " yet (" + t.message().replaceAll("\\p{Cntrl}", "?") + "); it is kept and sent again every "
+                        + retry.toMillis() + " ms" + (first ? " (further retries of this part are logged at DEBUG)" : ""));
                 lane.schedule(this::sendNext, retry.toMillis(), TimeUnit.MILLISECONDS);
                 return;
             }
