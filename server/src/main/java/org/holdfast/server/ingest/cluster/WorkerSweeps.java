@@ -243,8 +243,11 @@ public final class WorkerSweeps implements RangeOwnerSweeps {
     private Outcome await(long id, CompletableFuture<GcSwept> f, long deadline) {
         try {
             GcSwept s = f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            // the kept counts tell an operator a sweep that frees nothing because of the grace from a fault
             return new Outcome(id, State.SWEPT, s, (s.dryRun() ? s.reclaimable() + " blocks reclaimable" : s.blocksFreed()
-                    + " blocks freed") + " as of " + java.time.Instant.ofEpochMilli(s.horizon()) + " (" + s.chunksVisited() + " GMA chunks read, " + s.chunksSkipped()
+                    + " blocks freed") + " as of " + java.time.Instant.ofEpochMilli(s.horizon()) + "; kept " + s.keptUnexpired()
+                    + " unreferenced whose expiry (grace or retention) lies ahead, " + s.keptReferenced() + " referenced, "
+                    + s.keptPinned() + " pinned (" + s.chunksVisited() + " GMA chunks read, " + s.chunksSkipped()
                     + " skipped, " + s.millis() + " ms)");
         } catch (TimeoutException e) {
             // the sweep goes on on the worker; its answer still completes the call, which nobody waits for

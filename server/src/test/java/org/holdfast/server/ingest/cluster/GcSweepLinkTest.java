@@ -336,5 +336,10 @@ class GcSweepLinkTest {
         WorkerSweeps.Outcome swept = go.sweep(clock.millis(), false).get(0);
         assertThat(swept.state()).isEqualTo(WorkerSweeps.State.SWEPT);
         assertThat(swept.report().blocksFreed()).isEqualTo(DEREFERENCED - 2);
+        GcSwept r = swept.report();
+        assertThat(r.keptUnexpired()).as("the two whose expiry lies a day ahead").isEqualTo(2);
+        assertThat(swept.detail()).as("the job log says why blocks were kept").contains((DEREFERENCED - 2) + " blocks freed",
+                "kept 2 unreferenced whose expiry (grace or retention) lies ahead, " + r.keptReferenced() + " referenced, "
+                        + r.keptPinned() + " pinned");
     }
 }
