@@ -206,4 +206,24 @@ class CompactorTest {
             assertThat(dataBytes()).isEqualTo(before);
         }
     }
+
+    @Test
+    void leftoverIntent_copyEntryThatStatCannotResolve_intentKeptAndRunRefused() throws Exception {
+        Path data = dir.resolve("data");
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"));
+             DataStore store = DataStore.open(new DataStore.Settings(data, 1L << 16, FsyncPolicy.COMMIT, 64, 0), db)) {
+            try (MetadataBatch b = new MetadataBatch()) {
+                db.putMetaLong(b, Compactor.META_INTENT, 1);
+                db.write(b, true);
+            }
+            // an entry L.compact whose existence Files.exists cannot determine (ELOOP here, as root; EIO or EACCES on a
+            // failing disk) answers false: clearing the intent then lets the next start delete a copy the locations name
+            Path copy = data.resolve(DataLog.fileName(1) + ".compact");
+            Files.createSymbolicLink(copy, copy.getFileName());
+            assertThat(Files.exists(copy)).isFalse();
+            assertThatThrownBy(() -> new Compactor(store).run(Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE))
+                    .isInstanceOf(StoreException.class).hasMessageContaining("data log 1");
+            assertThat(db.metaLong(Compactor.META_INTENT, -1)).isEqualTo(1);
+        }
+    }
 }
