@@ -8,9 +8,12 @@ import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -366,13 +369,31 @@ public final class Compactor {
             return;
         }
         Path copy = store.dir().resolve(DataLog.fileName((int) intent) + SUFFIX);
-        if (Files.exists(copy)) {
+        if (hasEntry(copy)) {
             throw new StoreException(STORE, copy.toString(), META_INTENT, "the compaction of data log " + intent
                     + " wrote its new locations but could not rename its copy into place; not compacting until the server"
                     + " restarts (the start finishes the rename; see the log for the error that stopped it)", null);
         }
         LOG.log(Level.INFO, "clearing the intent left by the compaction of data log {0}: its switch was complete", intent);
         clearIntent(db);
+    }
+
+    /**
+     * Whether directory entry {@code p} is there (a link counts: a start renames the entry). Unlike
+     * {@link Files#exists}, a failure to look (an I/O error, a permission, a link loop) is no "absent":
+     * it throws, so an intent is never cleared on a guess.
+     */
+    private static boolean hasEntry(Path p) {
+        try {
+            Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            return true;
+        } catch (NoSuchFileException e) {
+            return false;
+        } catch (IOException e) {
+            throw new StoreException(STORE, p.toString(), META_INTENT, "cannot tell whether the copy " + p + " of a leftover"
+                    + " compaction intent exists (" + e + "): the intent stays and nothing is compacted; check the data"
+                    + " directory's disk and permissions, then the next run or a restart settles it", e);
+        }
     }
 
     /**
