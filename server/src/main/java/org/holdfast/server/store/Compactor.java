@@ -379,7 +379,7 @@ public final class Compactor {
     }
 
     /**
-     * Whether directory entry {@code p} is there (a link counts: a start renames the entry). Unlike
+     * Whether directory entry {@code p} is there (a link counts). Unlike
      * {@link Files#exists}, a failure to look (an I/O error, a permission, a link loop) is no "absent":
      * it throws, so an intent is never cleared on a guess.
      */
@@ -392,7 +392,7 @@ public final class Compactor {
         } catch (IOException e) {
             throw new StoreException(STORE, p.toString(), META_INTENT, "cannot tell whether the copy " + p + " of a leftover"
                     + " compaction intent exists (" + e + "): the intent stays and nothing is compacted; check the data"
-                    + " directory's disk and permissions, then the next run or a restart settles it", e);
+                    + " directory's disk and permissions, then run again or restart", e);
         }
     }
 
@@ -569,7 +569,14 @@ public final class Compactor {
         if (intent >= 0) {
             Path log = dataDir.resolve(DataLog.fileName((int) intent));
             Path tmp = dataDir.resolve(DataLog.fileName((int) intent) + SUFFIX);
-            if (Files.exists(tmp)) {
+            // hasEntry, not Files.exists: a failure to look must not clear the intent and then delete the copy below
+            if (hasEntry(tmp)) {
+                if (!Files.isRegularFile(tmp, LinkOption.NOFOLLOW_LINKS)) {
+                    throw new StoreException(STORE, tmp.toString(), META_INTENT, "the interrupted compaction of " + log
+                            + " left " + tmp + ", which is not a regular file (a compaction writes only regular files), so it"
+                            + " is not renamed over the log and the store does not open; move it out of the data directory"
+                            + " and start again", null);
+                }
                 LOG.log(Level.INFO, "finishing the interrupted compaction of {0}", log);
                 move(tmp, log);
                 DataLog.forceDirectory(dataDir);

@@ -226,4 +226,26 @@ class CompactorTest {
             assertThat(db.metaLong(Compactor.META_INTENT, -1)).isEqualTo(1);
         }
     }
+
+    @Test
+    void startWithIntent_copyEntryThatStatCannotResolve_storeRefusesToOpenAndKeepsIntentAndEntry() throws Exception {
+        Path data = dir.resolve("data");
+        try (MetadataDb db = MetadataDb.open(dir.resolve("catalog"))) {
+            try (DataStore store = DataStore.open(new DataStore.Settings(data, 1L << 16, FsyncPolicy.COMMIT, 64, 0), db)) {
+                store.sync();
+            }
+            try (MetadataBatch b = new MetadataBatch()) {
+                db.putMetaLong(b, Compactor.META_INTENT, 1);
+                db.write(b, true);
+            }
+            // Files.exists answers false for this entry (ELOOP); before, the start cleared the intent and deleted the entry
+            // as a stray, which with EIO or EACCES on a real copy loses the blocks the locations name in it
+            Path copy = data.resolve(DataLog.fileName(1) + ".compact");
+            Files.createSymbolicLink(copy, copy.getFileName());
+            assertThatThrownBy(() -> DataStore.open(new DataStore.Settings(data, 1L << 16, FsyncPolicy.COMMIT, 64, 0), db))
+                    .isInstanceOf(StoreException.class).hasMessageContaining(copy.toString());
+            assertThat(db.metaLong(Compactor.META_INTENT, -1)).isEqualTo(1);
+            assertThat(Files.isSymbolicLink(copy)).as("nothing deleted").isTrue();
+        }
+    }
 }
