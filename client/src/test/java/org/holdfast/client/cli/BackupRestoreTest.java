@@ -482,7 +482,8 @@ class BackupRestoreTest {
         AgentRun r = restore("1", target, "--force");
         assertThat(r.exit()).as("%s", r).isEqualTo(8);
         String hint = "transient: the server lost a worker this restore needed; run 'holdfast-agent restore' again once its workers"
-                + " are up (GET /api/v1/cluster)";
+                + " are up (GET /api/v1/cluster), or, if it stays down, after holdfast.cluster.lost-after, when the master reads its"
+                + " blocks from the bucket (data on workers with a bucket)";
         assertThat(r.stderr()).isEqualTo("holdfast-agent: error: server refused: WORKER_UNAVAILABLE: " + server.workerLostRestore
                 + " (" + hint + ")\n");
         assertThat(r.json().get("error").asText()).isEqualTo("transient");
