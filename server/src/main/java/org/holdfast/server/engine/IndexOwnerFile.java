@@ -2,15 +2,13 @@ package org.holdfast.server.engine;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.regex.Pattern;
 import org.holdfast.common.protocol.StartOverReason;
+import org.holdfast.server.store.DurableReplace;
 import org.holdfast.server.store.StoreException;
 
 /**
@@ -24,7 +22,7 @@ import org.holdfast.server.store.StoreException;
  */
 final class IndexOwnerFile {
     static final String NAME = "worker-id";
-    /** Where {@link #write} puts the content before its rename. */
+    /** Where {@link #write} puts the content before its rename ({@link DurableReplace}'s temporary name). */
     static final String TMP = NAME + ".tmp";
     /** Longest content read: two numbers of up to 20 digits, a space and a line feed; more is not ours. */
     private static final int MAX_BYTES = 42;
@@ -88,21 +86,9 @@ final class IndexOwnerFile {
 
     /** Records that the index serves worker {@code workerId} at {@code epoch}, durably, creating the directory if needed. */
     void write(long workerId, long epoch) {
-        Path tmp = dir.resolve(TMP);
         try {
-            Files.createDirectories(dir);
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                    StandardOpenOption.WRITE)) {
-                ByteBuffer buf = ByteBuffer.wrap((workerId + " " + epoch + "\n").getBytes(StandardCharsets.US_ASCII));
-                while (buf.hasRemaining()) {
-                    ch.write(buf);
-                }
-                ch.force(true);
-            }
-            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-                d.force(true); // the rename survives a crash
-            }
+            DurableReplace.write(dir, file.getFileName().toString(),
+                    ByteBuffer.wrap((workerId + " " + epoch + "\n").getBytes(StandardCharsets.US_ASCII)));
         } catch (IOException e) {
             throw StoreException.translate("dedup-worker", file.toString(), null, e);
         }

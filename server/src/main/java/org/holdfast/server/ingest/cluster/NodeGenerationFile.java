@@ -3,12 +3,10 @@ package org.holdfast.server.ingest.cluster;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
+import org.holdfast.server.store.DurableReplace;
 
 /**
  * The node generation a worker's range data holds ({@code range-data/node-generation}; cluster version
@@ -61,18 +59,8 @@ public final class NodeGenerationFile {
             throw new IllegalArgumentException("a node generation is 1 or more, got " + generation);
         }
         Path f = rangeData.resolve(FILE);
-        Path tmp = rangeData.resolve(FILE + ".tmp");
         try {
-            Files.createDirectories(rangeData);
-            try (FileChannel c = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                    StandardOpenOption.TRUNCATE_EXISTING)) {
-                c.write(ByteBuffer.allocate(BYTES).putInt(MAGIC).put((byte) VERSION).putLong(generation).flip());
-                c.force(true);
-            }
-            Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            try (FileChannel d = FileChannel.open(rangeData, StandardOpenOption.READ)) {
-                d.force(true); // the rename itself
-            }
+            DurableReplace.write(rangeData, FILE, ByteBuffer.allocate(BYTES).putInt(MAGIC).put((byte) VERSION).putLong(generation).flip());
         } catch (IOException e) {
             throw new UncheckedIOException("cannot store the node generation " + generation + " in " + f + " (" + e.getMessage() + ")", e);
         }

@@ -3,11 +3,8 @@ package org.holdfast.server.ingest.cluster;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
@@ -15,6 +12,7 @@ import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 import org.holdfast.common.protocol.ProtocolLimits;
 import org.holdfast.common.protocol.StaleMarks;
+import org.holdfast.server.store.DurableReplace;
 
 /**
  * A worker's outbox of stale marks (cluster version 8): the blocks its range sweeps freed, PBN and
@@ -157,21 +155,8 @@ public final class StaleMarkOutbox {
 
     private void write(long id, byte[] bytes) {
         Path f = file(id);
-        Path tmp = dir.resolve(f.getFileName() + ".tmp");
         try {
-            Files.createDirectories(dir);
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                    StandardOpenOption.TRUNCATE_EXISTING)) {
-                ByteBuffer b = ByteBuffer.wrap(bytes);
-                while (b.hasRemaining()) {
-                    ch.write(b);
-                }
-                ch.force(true);
-            }
-            Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-                d.force(true); // the rename is durable too
-            }
+            DurableReplace.write(dir, f.getFileName().toString(), ByteBuffer.wrap(bytes));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the stale marks part " + f + ": " + e.getMessage(), e);
         }
