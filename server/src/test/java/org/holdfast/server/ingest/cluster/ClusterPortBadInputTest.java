@@ -240,6 +240,19 @@ class ClusterPortBadInputTest {
     }
 
     @Test
+    void staleMarksAndSealedLogsFrames_beforeRegister_areRefusedBadState() throws IOException {
+        // an outsider with no token forging freed blocks for the other workers' engines, or sealed-log records of a worker
+        assertRefused(frame(new org.holdfast.common.protocol.StaleMarks(1, 1, new long[] {1L << 48}, new byte[32])),
+                ErrorCode.BAD_STATE, "must be REGISTER");
+        assertRefused(frame(org.holdfast.common.protocol.StaleMarksTaken.of(1, org.holdfast.common.protocol.StaleMarksTaken.TAKEN, "")),
+                ErrorCode.BAD_STATE, "must be REGISTER");
+        assertRefused(frame(new org.holdfast.common.protocol.SealedLogsPush(1,
+                new org.holdfast.common.protocol.SealedLogReport(true, java.util.List.of(), java.util.List.of(), 0))),
+                ErrorCode.BAD_STATE, "must be REGISTER");
+        assertRefused(frame(new org.holdfast.common.protocol.SealedLogsRecorded(1)), ErrorCode.BAD_STATE, "must be REGISTER");
+    }
+
+    @Test
     void countsChecked_afterRegisterForACheckNeverAsked_isRefusedBadState() throws IOException {
         try (Socket s = new Socket("127.0.0.1", server.port())) {
             s.setSoTimeout(10_000);
