@@ -30,11 +30,12 @@ public final class TakeoverCheck {
      * The takeover plan of worker {@code worker}'s range from one listing of the bucket, checked against
      * {@code records}: per log id the recorded log (a newer copy the worker never reported is left in the
      * bucket, unread); {@link SealedLogs#NONE} plans as {@link RangeTakeover#plan(long, ObjectStore)} does.
+     * Sizes only, as a resume needs (its epoch is claimed already; the adoption reads every SHA-256).
      *
      * @throws CorruptDataException a recorded log's object is not the recorded size
      */
     public static RangeTakeover.Plan plan(long worker, ObjectStore objects, SealedLogs records) {
-        return plan(worker, objects, records, false);
+        return plan(worker, objects, records, false, false);
     }
 
     /**
@@ -44,6 +45,11 @@ public final class TakeoverCheck {
      * @throws CorruptDataException a recorded log's object is not the recorded size, or (with {@code sha256}) not its SHA-256
      */
     public static RangeTakeover.Plan plan(long worker, ObjectStore objects, SealedLogs records, boolean sha256) {
+        return plan(worker, objects, records, sha256, !sha256);
+    }
+
+    /** {@code warnSizeOnly}: a takeover configured to check sizes only before its claim logs the risk (a resume has claimed already). */
+    private static RangeTakeover.Plan plan(long worker, ObjectStore objects, SealedLogs records, boolean sha256, boolean warnSizeOnly) {
         List<String> listing = objects.list(WorkerKeys.prefix(worker));
         RangeTakeover.Plan planned = RangeTakeover.plan(worker, listing, key -> RangeTakeover.readMarker(objects, key));
         if (planned.epoch() == 1) {
@@ -82,7 +88,7 @@ public final class TakeoverCheck {
             if (why != null) {
                 throw refusal(worker, why, NOTHING_CLAIMED);
             }
-        } else if (!recorded.isEmpty()) {
+        } else if (warnSizeOnly && !recorded.isEmpty()) {
             LOG.log(System.Logger.Level.WARNING, "takeover of worker " + worker + "'s range: the " + recorded.size() + " recorded logs"
                     + " were checked by size only before the claim (holdfast.cluster.takeover-check=size): one altered at its sealed size"
                     + " is found only after epoch " + planned.epoch() + " is claimed, when the old worker can no longer write");
