@@ -174,6 +174,9 @@ public final class ConnectionOptions {
                 }
                 throw e;
             }
+            if (!noTls) {
+                KnownServers.removeLeftovers(knownServersFile(notice), notice);
+            }
             // only a Holdfast server that answered HELLO is remembered: never the HTTP port, whose certificate is the same
             if (trust.confirmsExplicitly()) {
                 KnownServers servers = new KnownServers(knownServersFile(notice));
