@@ -21,6 +21,8 @@ import java.util.function.Consumer;
  * beside it, made like the state file's: guarded ({@link TempFileGuard}: Ctrl-C or SIGTERM leaves
  * nothing) and locked from before the first byte until the rename, so that the leftover of a run
  * killed with SIGKILL is removed later by {@link #removeLeftovers}, and a live run's file never is.
+ * (Not common's {@code DurableReplace}: its one fixed {@code name.tmp} suits a single writer, and
+ * agents sharing a state directory write these files at the same time.)
  */
 public final class GuardedReplace {
     /** The temporary file's suffix; its prefix is the file's name and a dot. */
