@@ -145,6 +145,8 @@ public final class StateDirectory {
             // fall through to copying
         }
         Path partial = to.resolveSibling(to.getFileName() + ".moving");
+        // a copy that a killed agent left: a directory copy cannot replace it, and the old state is still complete
+        deleteTree(partial);
         try (Stream<Path> walk = Files.walk(from)) {
             for (Path p : (Iterable<Path>) walk::iterator) {
                 Files.copy(p, partial.resolve(from.relativize(p).toString()), StandardCopyOption.COPY_ATTRIBUTES,
@@ -152,7 +154,14 @@ public final class StateDirectory {
             }
         }
         Files.move(partial, to, StandardCopyOption.ATOMIC_MOVE);
-        try (Stream<Path> walk = Files.walk(from)) {
+        deleteTree(from);
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        if (!Files.exists(root, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        try (Stream<Path> walk = Files.walk(root)) {
             for (Path p : (Iterable<Path>) walk.sorted(Comparator.reverseOrder())::iterator) {
                 Files.delete(p);
             }

@@ -64,6 +64,8 @@ public final class FakeServer implements AutoCloseable {
     public final List<org.holdfast.common.model.Consistency> commits = new CopyOnWriteArrayList<>();
     /** Answer every BACKUP_BEGIN with mode FULL. */
     public volatile boolean forceFull;
+    /** LIST_SNAPSHOTS is answered with this ERROR (UNKNOWN_VOLUME) and a hang-up, when set. */
+    public volatile String listRefusal;
     /** Flip a bit in the first non-zero payload of every restore. */
     public volatile boolean corruptRestore;
     /** The server's STORAGE_FULL message (ErrorMapping.messageOf of a StorageFullException). */
@@ -124,8 +126,14 @@ public final class FakeServer implements AutoCloseable {
     /** Adds a snapshot behind the agent's back (as another agent would). */
     public void commitForeignSnapshot(String volume) {
         List<Snap> list = volumes.get(volume);
+        commitForeignSnapshot(volume, list.get(list.size() - 1).volumeBytes());
+    }
+
+    /** Adds a snapshot of {@code volumeBytes} behind the agent's back (another agent, another source). */
+    public void commitForeignSnapshot(String volume, long volumeBytes) {
+        List<Snap> list = volumes.get(volume);
         Snap last = list.get(list.size() - 1);
-        list.add(new Snap(last.sequence() + 1, System.currentTimeMillis(), last.volumeBytes(), last.blockSize(),
+        list.add(new Snap(last.sequence() + 1, System.currentTimeMillis(), volumeBytes, last.blockSize(),
                 last.fps().clone(), 0, 0));
     }
 
@@ -178,6 +186,10 @@ public final class FakeServer implements AutoCloseable {
                 volume = null;
             } else if (m instanceof ListSnapshots l) {
                 List<Snap> list = volumes.get(l.volume());
+                if (listRefusal != null) {
+                    error(ctx, ErrorCode.UNKNOWN_VOLUME, listRefusal);
+                    return;
+                }
                 if (list == null) {
                     error(ctx, ErrorCode.UNKNOWN_VOLUME, "no volume " + l.volume());
                     return;

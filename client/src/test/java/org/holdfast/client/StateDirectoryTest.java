@@ -1,6 +1,7 @@
 package org.holdfast.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -120,5 +121,36 @@ class StateDirectoryTest {
         s.resolve(StateDirectory.KNOWN_SERVERS, notices::add);
         assertThat(notices).as("said once").hasSize(1);
         assertThat(open).isDirectory();
+    }
+
+    @Test
+    void migrate_acrossFileSystems_copyAKilledAgentLeft_replacedAndMoveCompletes() throws Exception {
+        Path shm = Path.of("/dev/shm");
+        assumeTrue(Files.isWritable(shm) && !Files.getFileStore(shm).equals(Files.getFileStore(dir)), "needs a second file system");
+        Path other = Files.createTempDirectory(shm, "holdfast-test-");
+        try {
+            Path old = Files.createDirectories(other.resolve(".holdfast/agent-state/h_7070"));
+            Files.writeString(old.resolve("vm.state"), "state");
+            Path fresh = dir.resolve("new");
+            // the copy a migration killed half-way left: a directory copy cannot replace a non-empty directory
+            Path partial = Files.createDirectories(fresh.resolve("agent-state.moving/h_7070"));
+            Files.writeString(partial.resolve("vm.state"), "sta");
+            Files.writeString(partial.resolve("stray"), "x");
+            List<String> notices = new ArrayList<>();
+
+            assertThat(new StateDirectory(fresh, List.of(other.resolve(".holdfast"))).migrate(notices::add))
+                    .containsExactly(StateDirectory.AGENT_STATE);
+
+            assertThat(fresh.resolve("agent-state/h_7070/vm.state")).hasContent("state");
+            assertThat(fresh.resolve("agent-state/h_7070/stray")).doesNotExist();
+            assertThat(fresh.resolve("agent-state.moving")).doesNotExist();
+            assertThat(other.resolve(".holdfast/agent-state")).doesNotExist();
+        } finally {
+            try (var walk = Files.walk(other)) {
+                for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.delete(p);
+                }
+            }
+        }
     }
 }

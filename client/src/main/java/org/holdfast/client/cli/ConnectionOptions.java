@@ -149,6 +149,9 @@ public final class ConnectionOptions {
         assert vol != null;
         String tok = token();
         ServerTrust trust = trust(address, () -> knownServersFile(notice)); // --no-tls never touches the state directory
+        if (!noTls) {
+            KnownServers.removeLeftovers(knownServersFile(notice), notice); // a copy that an agent killed in remember() left
+        }
         ServerConnection conn = ServerConnection.connect(address, CONNECT_TIMEOUT, trust);
         try {
             try {

@@ -91,7 +91,7 @@ public final class AgentDaemon implements AutoCloseable {
                     "create it, owned by the daemon's user, or set state-dir in the config", e);
         }
         lock(dir);
-        runLog = new RunLog(dir);
+        runLog = new RunLog(dir, log::info);
         finishInterruptedRuns();
         for (AgentConfig.VolumeConfig v : config.volumes()) {
             workers.put(v.name(), new VolumeWorker(v, trigger -> new BackupRun(config, v, trigger, backup, hooks, runLog, log)

@@ -8,7 +8,6 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
@@ -18,7 +17,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.holdfast.client.GuardedReplace;
 import org.holdfast.client.StateDirectory;
 
 /**
@@ -38,6 +42,8 @@ final class RunLog {
     // the runs name volumes, snapshots and errors; a state-dir the operator made (or a unit without StateDirectoryMode=0700) may be 0755
     private static final FileAttribute<Set<PosixFilePermission>> PRIVATE_FILE =
             PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
+    // a run marker's temporary name (GuardedReplace): the marker's name, a dot, the random number, ".tmp"
+    private static final Pattern LEFTOVER_MARKER = Pattern.compile("(.+\\.json)\\.[0-9]+\\.tmp");
     private static final ObjectMapper JSON = new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
 
     private final Path file;
@@ -46,6 +52,15 @@ final class RunLog {
     private int lines;
 
     RunLog(Path stateDir) {
+        this(stateDir, line -> { });
+    }
+
+    /**
+     * The run log in {@code stateDir}, after removing what writers killed with SIGKILL left there
+     * (one line each to {@code notices}); the daemon holds the state directory's lock, so no other
+     * daemon writes here.
+     */
+    RunLog(Path stateDir, Consumer<String> notices) {
         this.file = stateDir.resolve("runs.jsonl");
         this.running = stateDir.resolve("running");
         try {
@@ -53,6 +68,7 @@ final class RunLog {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create " + running, e);
         }
+        removeLeftovers(notices);
         for (RunRecord r : readAll()) {
             last.put(r.volume(), r);
             lines++;
@@ -124,6 +140,34 @@ final class RunLog {
         return out;
     }
 
+    /** The temporary files of killed writes: {@code runs.jsonl.<random>.tmp}, {@code running/VOLUME.json.<random>.tmp}. */
+    private void removeLeftovers(Consumer<String> notices) {
+        GuardedReplace.removeLeftovers(file, "a daemon trimming the run log", notices);
+        Set<String> markers = new TreeSet<>();
+        List<Path> legacy = new ArrayList<>(List.of(file.resolveSibling(file.getFileName() + ".tmp")));
+        try (Stream<Path> s = Files.list(running)) {
+            s.forEach(p -> {
+                String name = p.getFileName().toString();
+                Matcher m = LEFTOVER_MARKER.matcher(name);
+                if (m.matches()) {
+                    markers.add(m.group(1));
+                } else if (name.endsWith(".json.tmp")) {
+                    legacy.add(p);
+                }
+            });
+            // daemons before GuardedReplace wrote one fixed name X.tmp, replaced at X's next write; ours holds the lock
+            for (Path p : legacy) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            return; // unfinished() reports a directory it cannot list
+        }
+        for (String marker : markers) {
+            GuardedReplace.removeLeftovers(running.resolve(marker), "a daemon starting a run of volume "
+                    + marker.substring(0, marker.length() - ".json".length()), notices);
+        }
+    }
+
     private void trim() {
         List<RunRecord> all = readAll();
         StringBuilder sb = new StringBuilder();
@@ -135,13 +179,8 @@ final class RunLog {
     }
 
     private static void write(Path target, String text) {
-        Path tmp = target.resolveSibling(target.getFileName() + ".tmp");
         try {
-            Files.deleteIfExists(tmp); // a crash's leftover would keep its mode
-            createPrivate(tmp);
-            Files.writeString(tmp, text, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                    StandardOpenOption.SYNC);
-            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            GuardedReplace.write(target, text.getBytes(StandardCharsets.UTF_8));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + target, e);
         }

@@ -5,12 +5,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Consumer;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
+import org.holdfast.client.GuardedReplace;
 import org.holdfast.client.IoReasons;
 import org.holdfast.client.StateDirectory;
 import org.holdfast.common.tls.CertificateFingerprint;
@@ -87,19 +88,20 @@ public final class KnownServers {
             }
         }
         try {
-            Path dir = file.toAbsolutePath().getParent();
-            StateDirectory.createPrivate(dir);
-            Path tmp = Files.createTempFile(dir, file.getFileName() + ".", ".tmp");
-            try {
-                Files.writeString(tmp, text, StandardCharsets.UTF_8);
-                Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } finally {
-                Files.deleteIfExists(tmp);
-            }
+            StateDirectory.createPrivate(file.toAbsolutePath().getParent());
+            GuardedReplace.write(file, text.toString().getBytes(StandardCharsets.UTF_8));
         } catch (IOException e) {
             throw IoReasons.localIo("cannot write the known-servers file", file, e,
                     "make its directory writable, or name another file with --known-servers");
         }
+    }
+
+    /**
+     * Removes the temporary copies {@code <file>.<random>.tmp} that agents killed during
+     * {@link #remember} left (never a live agent's), one line each to {@code notices}.
+     */
+    public static void removeLeftovers(Path file, Consumer<String> notices) {
+        GuardedReplace.removeLeftovers(file, "an agent writing the known-servers file", notices);
     }
 
     private List<String> lines() {

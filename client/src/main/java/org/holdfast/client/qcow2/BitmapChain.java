@@ -2,19 +2,15 @@ package org.holdfast.client.qcow2;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
-import java.nio.channels.FileChannel;
-import java.nio.ByteBuffer;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Consumer;
 import java.util.zip.CRC32C;
-import org.holdfast.client.scan.StateFile;
+import org.holdfast.client.GuardedReplace;
 
 /**
  * The agent's record, beside a volume's state file, of which dirty bitmap of which qcow2 image
@@ -30,7 +26,9 @@ import org.holdfast.client.scan.StateFile;
  * crc32c SPACE 8 hex digits: CRC32C of the lines above, newlines included
  * </pre>
  *
- * Replaced atomically (temporary file, fsync, rename, directory fsync) after a commit.
+ * Replaced atomically (temporary file, fsync, rename, directory fsync) after a commit; the
+ * temporary file is guarded and locked like the state file's, so a killed agent's leftover is
+ * removed by the next dirty-bitmap backup of the volume ({@link #removeLeftovers}).
  */
 record BitmapChain(String image, long virtualSize, String bitmap, long sequence) {
     static final String FIRST_LINE = "holdfast-bitmap-chain 1";
@@ -76,30 +74,17 @@ record BitmapChain(String image, long virtualSize, String bitmap, long sequence)
         }
     }
 
-    /** Writes this chain over {@code file}, atomically and durably. */
+    /** Writes this chain over {@code file}, atomically and durably ({@link GuardedReplace}). */
     void save(Path file) throws IOException {
         String body = FIRST_LINE + "\nimage " + image + "\nvirtual-size " + virtualSize + "\nbitmap " + bitmap
                 + "\nsequence " + sequence + "\n";
-        byte[] bytes = (body + "crc32c " + crc(body) + "\n").getBytes(StandardCharsets.UTF_8);
         Files.createDirectories(file.getParent());
-        Path temp = Files.createTempFile(file.getParent(), file.getFileName() + ".", ".tmp");
-        try {
-            try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.WRITE)) {
-                ByteBuffer b = ByteBuffer.wrap(bytes);
-                while (b.hasRemaining()) {
-                    ch.write(b);
-                }
-                ch.force(true);
-            }
-            try {
-                Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING);
-            }
-            StateFile.fsyncDirectory(file.getParent());
-        } finally {
-            Files.deleteIfExists(temp);
-        }
+        GuardedReplace.write(file, (body + "crc32c " + crc(body) + "\n").getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Removes the temporary records {@code <file>.<random>.tmp} that agents killed during {@link #save} left. */
+    static void removeLeftovers(Path file, Consumer<String> notices) {
+        GuardedReplace.removeLeftovers(file, "an agent writing the bitmap record " + file.getFileName(), notices);
     }
 
     private static String crc(String body) {

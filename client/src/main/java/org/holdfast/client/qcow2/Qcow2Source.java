@@ -57,6 +57,7 @@ final class Qcow2Source implements BackupSource {
             }
             BitmapChain chain = null;
             if (backup.tracking()) {
+                BitmapChain.removeLeftovers(backup.chainFile(), backup::notice);
                 BitmapChain.Loaded loaded = BitmapChain.load(backup.chainFile());
                 String broken = loaded.chain() == null ? loaded.reason() : brokenBy(loaded.chain(), real, info);
                 if (broken == null) {
@@ -69,6 +70,7 @@ final class Qcow2Source implements BackupSource {
                 QemuImg.addBitmap(real, added); // before any read: every later write lands in it
             }
             step = "serve (qemu-nbd)";
+            NbdSocketDirs.removeLeftovers(NbdSocketDirs.systemTemp(), backup::notice);
             server = QemuNbd.start(real, chain == null ? null : chain.bitmap());
             step = "connect over NBD to";
             NbdPool nbd = NbdPool.connect(server.socket(), NbdPool.CONNECTIONS);

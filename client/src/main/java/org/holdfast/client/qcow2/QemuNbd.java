@@ -11,7 +11,8 @@ import java.util.concurrent.TimeUnit;
  * A {@code qemu-nbd} serving one image read-only on a private unix socket, with a dirty bitmap
  * when asked, to the agent's connections and one {@code nbdinfo} at a time. It forks once the socket listens, and it is not persistent: it exits when its
  * last client disconnects, so even an agent killed with SIGKILL leaves no server holding the
- * image's lock (the kernel closes the agent's socket).
+ * image's lock (the kernel closes the agent's socket); its directory goes at the next qcow2 backup
+ * ({@link NbdSocketDirs}).
  */
 final class QemuNbd implements AutoCloseable {
     private final Path dir;
@@ -26,9 +27,9 @@ final class QemuNbd implements AutoCloseable {
 
     /** Serves {@code image} (qcow2) read-only, exposing {@code bitmap} too unless it is null. */
     static QemuNbd start(Path image, String bitmap) throws IOException {
-        Path dir = Files.createTempDirectory("holdfast-nbd-");
+        Path dir = NbdSocketDirs.create(NbdSocketDirs.systemTemp());
         Path socket = dir.resolve("s");
-        Path pidFile = dir.resolve("pid");
+        Path pidFile = dir.resolve(NbdSocketDirs.PID_FILE);
         List<String> cmd = new ArrayList<>(List.of("qemu-nbd", "--read-only", "--format=qcow2", "--shared=" + (NbdPool.CONNECTIONS + 1),
                 "--fork", "--pid-file=" + pidFile, "--socket=" + socket));
         if (bitmap != null) {
@@ -69,7 +70,7 @@ final class QemuNbd implements AutoCloseable {
             }
             Files.deleteIfExists(dir);
         } catch (IOException ignored) {
-            // a leftover empty directory in /tmp is harmless
+            // the next qcow2 backup removes it (NbdSocketDirs)
         }
     }
 }

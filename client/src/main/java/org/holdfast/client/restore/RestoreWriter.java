@@ -18,6 +18,7 @@ import java.util.function.Consumer;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 import org.holdfast.client.IoReasons;
+import org.holdfast.client.GuardedReplace;
 import org.holdfast.client.LeftoverTempFiles;
 import org.holdfast.client.TempFileGuard;
 import org.holdfast.client.scan.StateFile;
@@ -403,7 +404,7 @@ public final class RestoreWriter implements AutoCloseable {
                     Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING);
                 }
                 file.close();
-                StateFile.fsyncDirectory(target.toAbsolutePath().getParent());
+                GuardedReplace.fsyncDirectory(target.toAbsolutePath().getParent());
             } else {
                 ch.force(true);
                 ch.close();

@@ -16,6 +16,7 @@ import java.util.zip.CRC32C;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
 import org.holdfast.client.IoReasons;
+import org.holdfast.client.GuardedReplace;
 import org.holdfast.client.LeftoverTempFiles;
 import org.holdfast.client.StateDirectory;
 import org.holdfast.client.TempFileGuard;
@@ -574,7 +575,7 @@ public final class StateFile {
                     Files.move(tempPath, finalPath, StandardCopyOption.REPLACE_EXISTING);
                 }
                 ch.close();
-                fsyncDirectory(finalPath.getParent());
+                GuardedReplace.fsyncDirectory(finalPath.getParent());
                 done = true;
                 guard.release();
             } catch (IOException e) {
@@ -601,15 +602,6 @@ public final class StateFile {
             }
             closeQuietly(ch);
             guard.release();
-        }
-    }
-
-    /** Makes a rename in {@code dir} durable (a no-op where directories cannot be opened). */
-    public static void fsyncDirectory(Path dir) {
-        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-            d.force(true);
-        } catch (IOException ignored) {
-            // Some platforms refuse to open directories; the rename is still atomic.
         }
     }
 }

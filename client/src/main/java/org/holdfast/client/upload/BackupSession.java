@@ -160,10 +160,7 @@ public final class BackupSession {
                             + " references damaged blocks, and a full backup re-reads the volume and repairs them";
                 }
                 boolean incremental = fullReason == null;
-                // the state file knows the size of the server's newest snapshot only when it describes that one
-                BackupResult.SizeChange sizeChange = prev != null && prev.volumeBytes() != volumeBytes
-                        && ready.parentSequence() == prev.sequence()
-                        ? new BackupResult.SizeChange(prev.sequence(), prev.volumeBytes(), volumeBytes) : null;
+                ParentSize parentSize = ParentSize.of(prev, ready.parentSequence());
                 long blockCount = ProtocolLimits.blockCount(volumeBytes, blockSize);
                 ChangedBlockList extents = ChangedBlockList.all(blockCount);
                 if (settings.changedBlocks() != null) {
@@ -185,7 +182,7 @@ public final class BackupSession {
                 progress.start(extents.blocks() * (long) blockSize);
                 try {
                     return upload(conn, source, prev, incremental, fullReason, blockSize, blockCount, extents, ready,
-                            progress, t0, sizeChange);
+                            progress, t0, parentSize);
                 } catch (AgentException e) {
                     throw e.exitCode() == ExitCode.NETWORK ? serverReason(conn, e) : e;
                 }
@@ -200,7 +197,7 @@ public final class BackupSession {
     private BackupResult upload(ServerConnection conn, BackupSource source, StateFile.PreviousState prev,
                                 boolean incremental, String fullReason, int blockSize, long blockCount,
                                 ChangedBlockList extents, BackupReady ready, ProgressMeter progress, long t0,
-                                BackupResult.SizeChange sizeChange) {
+                                ParentSize parentSize) {
         SessionFailure failure = new SessionFailure();
         PayloadWindow window = new PayloadWindow(settings.windowBytes(), blockSize);
         ConcurrentLinkedQueue<PendingRun> pending = new ConcurrentLinkedQueue<>();
@@ -239,6 +236,7 @@ public final class BackupSession {
             progress.finish();
             boolean saved = saveState(state, c);
             source.committed(c.sequence());
+            BackupResult.SizeChange sizeChange = parentSize.compare(conn, settings.volume(), source.size(), notices);
             if (sizeChange != null) {
                 notices.accept(sizeChange.warning(settings.volume(), settings.source(), c.sequence()));
             }

@@ -113,6 +113,20 @@ class HttpsPortTest {
     }
 
     @Test
+    void anyTlsRun_copyOfTheKnownServersFileAKilledAgentLeft_removedWithANotice() throws Exception {
+        start(false);
+        Path known = dir.resolve("known-servers");
+        Path left = Files.write(dir.resolve("known-servers.4242.tmp"), new byte[120]); // SIGKILL during remember()
+        Path other = Files.write(dir.resolve("known-servers.bak"), new byte[10]);
+
+        AgentRun r = AgentRun.of("snapshots", "--server", address(), "--volume", "vm1", "--known-servers", known.toString());
+
+        assertThat(left).doesNotExist();
+        assertThat(other).exists();
+        assertThat(r.stderr()).contains("removed " + left + " (120 B), left by an agent writing the known-servers file");
+    }
+
+    @Test
     void snapshots_httpsPortUnknown_network3HttpPortHint_notTheUnknownServerAdvice() throws Exception {
         start(true);
         Path known = dir.resolve("known-servers");

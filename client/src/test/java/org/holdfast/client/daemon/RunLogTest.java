@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import org.holdfast.client.LeftoverRules;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -37,5 +40,29 @@ class RunLogTest {
         }
         assertThat(new RunLog(state).readAll()).hasSizeLessThanOrEqualTo(2 * RunLog.KEEP);
         assertThat(mode(state.resolve("runs.jsonl"))).as("after the trim's rewrite").isEqualTo("rw-------");
+    }
+
+    @Test
+    void runLog_leftoversOfKilledWrites_removedAtDaemonStart_liveOnesKept() throws Exception {
+        Path state = Files.createDirectory(dir.resolve("state"));
+        RunLog first = new RunLog(state);
+        first.append(record(RunRecord.SUCCEEDED));
+        first.begin(record("running")); // a run in progress: its marker must stay
+        List<String> notices = new ArrayList<>();
+
+        LeftoverRules.check(state, "runs.jsonl.", ".tmp", () -> new RunLog(state, notices::add), notices);
+        LeftoverRules.check(state.resolve("running"), "vm-1.json.", ".tmp", () -> new RunLog(state, notices::add), notices);
+
+        // an older daemon's fixed temporary names: this one holds the directory's lock, nobody else writes them
+        Files.writeString(state.resolve("runs.jsonl.tmp"), "x");
+        Files.writeString(state.resolve("running/vol.json.tmp"), "x");
+        RunLog next = new RunLog(state, notices::add);
+        assertThat(state.resolve("runs.jsonl.tmp")).doesNotExist();
+        assertThat(state.resolve("running/vol.json.tmp")).doesNotExist();
+        assertThat(next.readAll()).hasSize(1);
+        assertThat(state.resolve("running/vol.json")).as("a real run marker is no leftover").exists();
+        try (var files = Files.list(state.resolve("running"))) {
+            assertThat(files).containsExactly(state.resolve("running/vol.json"));
+        }
     }
 }

@@ -190,4 +190,27 @@ class LauncherIT {
         assertThat(Images.sameContent(image, target)).isTrue();
         assertThat(cacheDirs()).isEmpty();
     }
+
+    @Test
+    void launcher_archiveOfAKilledRecording_removedByTheNextRecording_aLiveOnesKept() throws Exception {
+        assertThat(launch(Map.of(), "--version").exit()).isZero(); // unpacks the layout, records no archive
+        Path layout = cacheDirs().get(0);
+        Path archive = layout.resolve("agent.jsa");
+        assertThat(archive).doesNotExist();
+        Process gone = new ProcessBuilder("true").start();
+        gone.waitFor();
+        Process live = new ProcessBuilder("sleep", "120").start();
+        try {
+            Path killed = Files.write(layout.resolve("agent.jsa." + gone.pid() + ".tmp"), new byte[1000]);
+            Path running = Files.write(layout.resolve("agent.jsa." + live.pid() + ".tmp"), new byte[1000]);
+
+            assertJson(backup(Map.of()));
+
+            assertThat(killed).as("its script is gone").doesNotExist();
+            assertThat(running).as("its script still runs").exists();
+            assertThat(archive).exists();
+        } finally {
+            live.destroyForcibly().waitFor();
+        }
+    }
 }

@@ -65,4 +65,16 @@ class KnownServersTest {
             assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve(d)))).as(d).isEqualTo("rwx------");
         }
     }
+
+    @Test
+    void removeLeftovers_copyOfAKilledRemember_removed_liveAgentsCopyKept() throws Exception {
+        Path f = dir.resolve("known-servers");
+        new KnownServers(f).remember(ONE, A);
+        java.util.List<String> notices = new java.util.ArrayList<>();
+
+        org.holdfast.client.LeftoverRules.check(dir, "known-servers.", ".tmp", () -> KnownServers.removeLeftovers(f, notices::add),
+                notices);
+
+        assertThat(new KnownServers(f).lookup(ONE)).as("the file itself untouched").contains(A);
+    }
 }

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The real agent (CLI, scan, upload, restore) against a real ingest server with its real store,
  * both in this JVM: a protocol 4 agent sends compressed frames and restores byte-identical; an
- * agent that offers protocol 3 sends single blocks to the same server and restores as well.
+ * agent that offers protocol 3 sends single blocks to the same server and restores as well; an
+ * agent without a state file takes the parent's size for its size-change warning from the server.
  */
 class FramesE2eTest {
     private static final int BS = 4096;
@@ -181,5 +182,36 @@ class FramesE2eTest {
         Run framed = backup("new", src2);
         assertThat(framed.exit()).as("%s", framed).isZero();
         assertThat(framed.json().get("storedBytes").asLong()).isLessThan(b.json().get("storedBytes").asLong());
+    }
+
+    @Test
+    void noStateFile_sourceOfAnotherSize_warnsFromTheServersListingAfterCommitted() throws Exception {
+        // the agent lists the volume's snapshots on the same connection after COMMITTED (an agent token may)
+        byte[] v = new byte[96 * 1024];
+        new Random(7).nextBytes(v);
+        Path small = Files.write(dir.resolve("small.img"), java.util.Arrays.copyOf(v, 64 * 1024));
+        Path large = Files.write(dir.resolve("large.img"), v);
+        assertThat(backup("resized", small).exit()).isZero();
+        wipeState(); // a new host, or a wiped --state-dir
+
+        Run r = backup("resized", large);
+
+        assertThat(r.exit()).as("%s", r).isZero();
+        assertThat(r.err()).contains("warning: volume resized was 64.0 KiB at snapshot resized@1").doesNotContain("could not compare");
+        assertThat(r.json().get("sizeChange").get("fromSequence").asLong()).isEqualTo(1);
+        assertThat(r.json().get("sizeChange").get("toBytes").asLong()).isEqualTo(96 * 1024);
+
+        wipeState();
+        Run same = backup("resized", large);
+        assertThat(same.exit()).as("%s", same).isZero();
+        assertThat(same.err()).doesNotContain("warning").doesNotContain("could not compare");
+    }
+
+    private void wipeState() throws Exception {
+        try (java.util.stream.Stream<Path> walk = Files.walk(dir.resolve("state"))) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
     }
 }

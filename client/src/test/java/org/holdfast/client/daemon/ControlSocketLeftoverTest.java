@@ -1,0 +1,49 @@
+package org.holdfast.client.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The control socket's temporary name ({@code <socket>.new}) and the socket a killed daemon leaves
+ * are fixed names that only the daemon holding the state directory's lock uses: the next daemon
+ * removes both before it binds.
+ */
+class ControlSocketLeftoverTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void start_socketAndTemporarySocketOfAKilledDaemon_replaced() throws Exception {
+        Path socket = dir.resolve("control.sock");
+        Path bound = dir.resolve("control.sock.new");
+        // what SIGKILL leaves: both names bound by a process that is gone (no unlink on close for unix sockets)
+        for (Path p : new Path[] {socket, bound}) {
+            try (ServerSocketChannel dead = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+                dead.bind(UnixDomainSocketAddress.of(p));
+            }
+        }
+        assertThat(Files.exists(bound, LinkOption.NOFOLLOW_LINKS)).isTrue();
+
+        try (ControlServer server = new ControlServer(socket, request -> Map.of("ok", true), null,
+                new DaemonLog(new PrintStream(new ByteArrayOutputStream())))) {
+            assertThat(Files.exists(bound, LinkOption.NOFOLLOW_LINKS)).as("the killed daemon's temporary socket").isFalse();
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(socket))).isEqualTo("rw-------");
+            try (var c = java.nio.channels.SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
+                assertThat(c.isConnected()).as("the new daemon listens on the socket's name").isTrue();
+            }
+        }
+        assertThat(socket).doesNotExist();
+    }
+}

@@ -1,0 +1,63 @@
+package org.holdfast.client.launch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.jar.JarEntry;
+import java.util.jar.JarOutputStream;
+import org.holdfast.client.LeftoverRules;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A class-data layout half-written by a killed agent goes at the next write; a live writer's stays. */
+class ExplodedLayoutLeftoversTest {
+    @TempDir
+    Path dir;
+    final List<String> notices = new ArrayList<>();
+
+    Path fatJar() throws Exception {
+        Path jar = dir.resolve("agent-exec.jar");
+        try (OutputStream os = Files.newOutputStream(jar); JarOutputStream out = new JarOutputStream(os)) {
+            out.putNextEntry(new JarEntry(ExplodedLayout.LIB + "dep.jar"));
+            out.write(new byte[100]);
+            out.closeEntry();
+            out.putNextEntry(new JarEntry(ExplodedLayout.CLASSES + "A.class"));
+            out.write(new byte[10]);
+            out.closeEntry();
+        }
+        return jar;
+    }
+
+    @Test
+    void write_leavesOnlyTheLayout() throws Exception {
+        Path cache = Files.createDirectory(dir.resolve("cache"));
+        ExplodedLayout.write(fatJar(), cache.resolve("key1"), notices::add);
+
+        assertThat(cache.resolve("key1/agent.jar")).exists();
+        assertThat(cache.resolve("key1/lib/dep.jar")).hasSize(100);
+        try (var files = Files.list(cache)) {
+            assertThat(files).containsExactly(cache.resolve("key1"));
+        }
+        assertThat(notices).isEmpty();
+    }
+
+    @Test
+    void write_killedWritersLockAndHalfLayoutRemoved_liveWritersKept() throws Exception {
+        Path cache = Files.createDirectory(dir.resolve("cache"));
+        Path half = Files.createDirectories(cache.resolve("key1.9876543210.tmp/lib")); // what the killed writer's lock names
+        Files.write(half.resolve("dep.jar"), new byte[50]);
+
+        LeftoverRules.check(cache, "key1.", ExplodedLayout.LOCK_SUFFIX,
+                () -> ExplodedLayout.removeLeftovers(cache, "key1", notices::add), notices);
+
+        assertThat(cache.resolve("key1.9876543210.tmp")).as("the dead lock's layout").doesNotExist();
+        Path unlocked = Files.createDirectories(cache.resolve("key1.55.tmp")); // no lock file: an older agent's, or not ours
+        ExplodedLayout.write(fatJar(), cache.resolve("key1"), notices::add);
+        assertThat(cache.resolve("key1/agent.jar")).exists();
+        assertThat(unlocked).exists();
+    }
+}
