@@ -242,7 +242,16 @@ public final class CatalogRestoreTool implements Callable<Integer> {
             // have its workers swept on counts that predate it, nor hand out their logged operation ids again
             RestoredWorkerCounts.Report workers = RestoredWorkerCounts.applies(db)
                     && GcBookkeepingMode.recorded(db) != GcBookkeepingMode.OFF ? RestoredWorkerCounts.run(catalog, clock.millis()) : null;
-            // before any step that can fail too: a restored catalog left in place must not hand out a lost snapshot's id
+            // before any step that can fail too: a restored catalog left in place must not hand out a lost snapshot's id;
+            // the catalog moved aside, if it still reads, knows the newest sequences exactly
+            String previous = null;
+            if (aside != null) {
+                try {
+                    previous = SequenceFloor.raiseFrom(catalog, aside) + " volumes";
+                } catch (StoreException e) { // CorruptDataException among them: a value this server does not write
+                    previous = "could not be read (" + e.getMessage() + "): only the gap keeps their ids";
+                }
+            }
             int floorsRaised = SequenceFloor.raiseAll(catalog, sequenceGap);
             long[] held = CatalogBackupJobs.count(catalog);
             int jobsEnded = JobStore.endCutOffByRestore(db, clock.instant());
@@ -256,6 +265,9 @@ public final class CatalogRestoreTool implements Callable<Integer> {
                     + sequenceGap + " past its newest one here, so the ids of lost snapshots are not handed out again"
                     + (sequenceGap == 0 ? " (--sequence-gap 0: they may be)" : " (up to " + sequenceGap + " per volume; an agent whose"
                     + " state names a newer one moves it further)"));
+            if (previous != null) {
+                out.println("  snapshot ids from the catalog moved aside, past its newest snapshot of each volume: " + previous);
+            }
             out.println("  data store: continues in new data log " + r.newLogId() + " (the backup's was " + r.backupLogId()
                     + "); next PBN " + r.pbnReservedAfter() + " (the backup's was " + r.pbnReservedBefore() + "), " + r.logsScanned()
                     + " logs read for PBNs" + (s3 == null ? "" : ", " + r.logsAdopted() + " uploads confirmed from the bucket"));

@@ -2,6 +2,7 @@ package org.holdfast.server.catalog;
 
 import java.util.List;
 import org.holdfast.server.store.Bytes;
+import org.holdfast.server.store.CatalogPeek;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
@@ -35,6 +36,8 @@ public final class SequenceFloor {
     private static final long CEILING = Long.MAX_VALUE / 2;
     // volumes per synced batch when catalog-restore raises them all
     private static final int BATCH_VOLUMES = 4_096;
+    // entries read from a previous catalog's volumes and volume-settings at most (a few per volume)
+    private static final int MAX_PREVIOUS_ENTRIES = 1 << 22;
 
     private final MetadataDb db;
     private final ColumnFamilyHandle cf;
@@ -92,6 +95,42 @@ public final class SequenceFloor {
                 }
                 catalog.db().write(batch, true);
             }
+        }
+        return raised;
+    }
+
+    /**
+     * Raises the floor of every volume of {@code catalog} to the newest sequence (or floor) that the
+     * catalog in {@code previous} (the one catalog-restore moved aside, opened read-only) records for a
+     * volume of the same name, where that is higher, durably. Returns how many volumes it raised.
+     *
+     * @throws org.holdfast.server.store.StoreException if {@code previous} cannot be read (damaged); nothing written then
+     * @throws CorruptDataException if a value in it is not one this server writes; nothing written then
+     */
+    public static int raiseFrom(Catalog catalog, java.nio.file.Path previous) {
+        String path = previous.toString();
+        java.util.Map<Long, Long> previousFloors = new java.util.HashMap<>();
+        for (CatalogPeek.Entry e : CatalogPeek.entries(previous, Column.VOLUME_SETTINGS, MAX_PREVIOUS_ENTRIES)) {
+            if (e.key().length == 9 && e.key()[8] == KIND) {
+                previousFloors.put(Bytes.getLong(e.key(), 0), decode(e.value(), path, Bytes.getLong(e.key(), 0)));
+            }
+        }
+        java.util.Map<String, Long> newest = new java.util.HashMap<>();
+        for (CatalogPeek.Entry e : CatalogPeek.entries(previous, Column.VOLUMES, MAX_PREVIOUS_ENTRIES)) {
+            VolumeRecord v = CatalogKeys.volume(e.key(), e.value(), path);
+            newest.put(v.name().name(), Math.max(v.latestSequence(), previousFloors.getOrDefault(v.internalId(), 0L)));
+        }
+        SequenceFloor floors = new SequenceFloor(catalog.db());
+        int raised = 0;
+        try (MetadataBatch batch = new MetadataBatch()) {
+            for (VolumeRecord v : catalog.volumes()) {
+                long known = Math.min(newest.getOrDefault(v.name().name(), 0L), CEILING);
+                if (known > Math.max(v.latestSequence(), floors.of(v.internalId()))) {
+                    floors.put(batch, v.internalId(), known);
+                    raised++;
+                }
+            }
+            catalog.db().write(batch, true);
         }
         return raised;
     }

@@ -106,6 +106,31 @@ class SnapshotIdsAfterRestoreTest {
     }
 
     @Test
+    void restore_inPlace_theCatalogMovedAsideNamesTheNewestSequence_evenWithoutAGap() throws Exception {
+        Path data = dir.resolve("data-dir");
+        Path backups = dir.resolve("backups");
+        try (MetadataDb db = MetadataDb.open(data.resolve("catalog"))) {
+            storeOneBlock(db, data.resolve("data"));
+            Catalog catalog = new Catalog(db);
+            commit(catalog, 0);
+            try (CatalogBackups b = CatalogBackups.open(backups)) {
+                b.create(db, "", 7);
+            }
+            for (long parent = 1; parent <= 4; parent++) {
+                commit(catalog, parent); // vm01@2..5, lost with the restore
+            }
+        }
+        Run r = restore(data, backups, "--sequence-gap", "0");
+        assertThat(r.code()).as(r.out()).isZero();
+        assertThat(r.out()).contains("snapshot ids from the catalog moved aside, past its newest snapshot of each volume: 1 volumes");
+        try (MetadataDb db = MetadataDb.open(data.resolve("catalog"))) {
+            Catalog catalog = new Catalog(db);
+            assertThat(catalog.snapshots(VM)).extracting(SnapshotRecord::sequence).containsExactly(1L);
+            assertThat(commit(catalog, 1).sequence()).as("vm01@2..5 were lost").isEqualTo(6);
+        }
+    }
+
+    @Test
     void restore_badSequenceGap_exit2_nothingRestored() throws Exception {
         Path backups = dir.resolve("backups");
         try (MetadataDb db = MetadataDb.open(dir.resolve("old/catalog"));
