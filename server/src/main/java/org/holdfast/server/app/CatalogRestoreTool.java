@@ -49,9 +49,9 @@ import picocli.CommandLine.Unmatched;
  * <p>In order: refuses while a server holds {@code D}; checks the backup exists and verifies it (every
  * file's size and CRC32C; a damaged one is refused naming an older backup to try; nothing changed
  * otherwise); moves an existing {@code catalog/} aside (never deletes it); restores the backup
- * (every file checksummed); raises each volume's sequence floor {@code --sequence-gap} past its newest
- * snapshot ({@link SequenceFloor}), so ids of snapshots lost with the restore are not handed out
- * again; makes the data store safe to continue ({@link StoreAfterRestore}: new
+ * (every file checksummed); raises each volume's sequence floor to the newest sequence the catalog
+ * moved aside records (if it still reads) and then {@code --sequence-gap} past its newest snapshot
+ * ({@link SequenceFloor}), so ids of snapshots lost with the restore are not handed out again; makes the data store safe to continue ({@link StoreAfterRestore}: new
  * log ids and PBNs above everything in the logs and the bucket); rebuilds {@code gc/} from the
  * restored catalog ({@link GcMetadataRebuild}, what gc-rebuild runs). The dedup engine's state
  * ({@code containers/}, {@code sungem/}) is kept: an engine answer naming a PBN of a lost snapshot is
