@@ -15,6 +15,7 @@ import java.util.stream.Stream;
 import org.holdfast.server.catalog.Catalog;
 import org.holdfast.server.catalog.CatalogBackupJobs;
 import org.holdfast.server.catalog.JobStore;
+import org.holdfast.server.catalog.SequenceFloor;
 import org.holdfast.server.gc.GcMetadataRebuild;
 import org.holdfast.server.gc.OfflineProperties;
 import org.holdfast.server.gc.RestoredWorkerCounts;
@@ -43,12 +44,14 @@ import picocli.CommandLine.Unmatched;
 /**
  * The offline restore of a catalog backup into a stopped server's data directory (a new machine,
  * or a damaged catalog): {@code holdfast-server catalog-restore --data-dir D --from BACKUPDIR
- * [--backup-id N] [--scratch-dir DIR] [--holdfast.store.NAME=VALUE ...]}.
+ * [--backup-id N] [--sequence-gap N] [--scratch-dir DIR] [--holdfast.store.NAME=VALUE ...]}.
  *
  * <p>In order: refuses while a server holds {@code D}; checks the backup exists and verifies it (every
  * file's size and CRC32C; a damaged one is refused naming an older backup to try; nothing changed
  * otherwise); moves an existing {@code catalog/} aside (never deletes it); restores the backup
- * (every file checksummed); makes the data store safe to continue ({@link StoreAfterRestore}: new
+ * (every file checksummed); raises each volume's sequence floor to the newest sequence the catalog
+ * moved aside records (if it still reads) and then {@code --sequence-gap} past its newest snapshot
+ * ({@link SequenceFloor}), so ids of snapshots lost with the restore are not handed out again; makes the data store safe to continue ({@link StoreAfterRestore}: new
  * log ids and PBNs above everything in the logs and the bucket); rebuilds {@code gc/} from the
  * restored catalog ({@link GcMetadataRebuild}, what gc-rebuild runs). The dedup engine's state
  * ({@code containers/}, {@code sungem/}) is kept: an engine answer naming a PBN of a lost snapshot is
@@ -61,7 +64,8 @@ import picocli.CommandLine.Unmatched;
  * 3 could not run (see the message; where the old catalog went is printed).
  */
 @Command(name = "catalog-restore", sortOptions = false,
-        customSynopsis = {"usage: holdfast-server catalog-restore --data-dir DIR --from BACKUPDIR [--backup-id N] [--scratch-dir DIR]",
+        customSynopsis = {"usage: holdfast-server catalog-restore --data-dir DIR --from BACKUPDIR [--backup-id N] [--sequence-gap N]",
+            "                                       [--scratch-dir DIR]",
             "                                       [--holdfast.store.backend=s3 --holdfast.store.s3.NAME=VALUE ...]"},
         description = {"Restores a catalog backup (holdfast.catalog.backup.directory) into DIR. The server must be stopped.",
             "The backup is verified first (every file's size and checksum): a damaged one is refused, nothing changed.",
@@ -85,6 +89,12 @@ public final class CatalogRestoreTool implements Callable<Integer> {
     @Option(names = "--backup-id", paramLabel = "N", converter = BackupIdConverter.class, order = 2,
             description = "the backup to restore (GET /api/v1/catalog/backups lists them); default: the newest")
     Integer backupId;
+
+    @Option(names = "--sequence-gap", paramLabel = "N", order = 3,
+            description = "each volume's next snapshot sequence goes N past its newest one in the backup, so the ids of up to N"
+                    + " snapshots lost with the restore are not handed out again (0 to " + SequenceFloor.MAX_RESTORE_GAP
+                    + "; default: " + SequenceFloor.DEFAULT_RESTORE_GAP + ")")
+    long sequenceGap = SequenceFloor.DEFAULT_RESTORE_GAP;
 
     @Mixin
     ScratchDirOption scratch;
@@ -120,6 +130,11 @@ public final class CatalogRestoreTool implements Callable<Integer> {
                     + " holdfast.catalog.backup.directory");
             return 2;
         }
+        if (sequenceGap < 0 || sequenceGap > SequenceFloor.MAX_RESTORE_GAP) {
+            err.println("catalog-restore: --sequence-gap " + sequenceGap + " is not in 0.." + SequenceFloor.MAX_RESTORE_GAP
+                    + "; give at least the number of snapshots a volume may have taken since the backup; nothing was changed");
+            return 2;
+        }
         S3Settings s3;
         try {
             s3 = S3Settings.fromProperties(props);
@@ -127,11 +142,12 @@ public final class CatalogRestoreTool implements Callable<Integer> {
             err.println("catalog-restore: " + e.getMessage());
             return 2;
         }
-        return restoreInto(dataDir.dataDir, from, backupId, scratch.scratchDir(), s3, props, console.out(), err, console.clock());
+        return restoreInto(dataDir.dataDir, from, backupId, scratch.scratchDir(), s3, props, sequenceGap, console.out(), err,
+                console.clock());
     }
 
     private static int restoreInto(Path dataDir, Path from, Integer id, Path scratch, S3Settings s3, OfflineProperties props,
-                                   PrintStream out, PrintStream err, Clock clock) {
+                                   long sequenceGap, PrintStream out, PrintStream err, Clock clock) {
         // the data directory's lock first: a running server is refused before the backups are opened
         try (DataDirectory dd = DataDirectory.open(dataDir);
              CatalogBackups backups = CatalogBackups.open(from)) {
@@ -145,7 +161,7 @@ public final class CatalogRestoreTool implements Callable<Integer> {
             if (!verified(backups, chosen, err, clock)) {
                 return 3;
             }
-            return restore(dd, backups, chosen, s3, props.apply("holdfast.store.s3.node"), scratch, out, err, clock);
+            return restore(dd, backups, chosen, s3, props.apply("holdfast.store.s3.node"), scratch, sequenceGap, out, err, clock);
         } catch (StoreException e) {
             err.println("catalog-restore: could not run: " + e.getMessage());
             return 3;
@@ -193,7 +209,7 @@ public final class CatalogRestoreTool implements Callable<Integer> {
     }
 
     private static int restore(DataDirectory dd, CatalogBackups backups, CatalogBackups.Info chosen, S3Settings s3, String node,
-                               Path scratch, PrintStream out, PrintStream err, Clock clock) {
+                               Path scratch, long sequenceGap, PrintStream out, PrintStream err, Clock clock) {
         Path catalogDir = dd.catalogDir();
         Path aside = null;
         try {
@@ -226,6 +242,17 @@ public final class CatalogRestoreTool implements Callable<Integer> {
             // have its workers swept on counts that predate it, nor hand out their logged operation ids again
             RestoredWorkerCounts.Report workers = RestoredWorkerCounts.applies(db)
                     && GcBookkeepingMode.recorded(db) != GcBookkeepingMode.OFF ? RestoredWorkerCounts.run(catalog, clock.millis()) : null;
+            // before any step that can fail too: a restored catalog left in place must not hand out a lost snapshot's id;
+            // the catalog moved aside, if it still reads, knows the newest sequences exactly
+            String previous = null;
+            if (aside != null) {
+                try {
+                    previous = SequenceFloor.raiseFrom(catalog, aside) + " volumes";
+                } catch (StoreException e) { // CorruptDataException among them: a value this server does not write
+                    previous = "could not be read (" + e.getMessage() + "): only the gap keeps their ids";
+                }
+            }
+            int floorsRaised = SequenceFloor.raiseAll(catalog, sequenceGap);
             long[] held = CatalogBackupJobs.count(catalog);
             int jobsEnded = JobStore.endCutOffByRestore(db, clock.instant());
             StoreAfterRestore.Report r = StoreAfterRestore.run(dd.dataDir(), db, objects, node, scratch);
@@ -234,6 +261,13 @@ public final class CatalogRestoreTool implements Callable<Integer> {
             out.println("  LOST: every snapshot committed after " + (held[1] == 0 ? "the backup" : Instant.ofEpochMilli(held[1]))
                     + " is gone (back those volumes up again); so are users, tokens, policies and settings changed after the backup:"
                     + " a token revoked after the backup is valid again (revoke it again)");
+            out.println("  snapshot ids: the next snapshot of each of " + floorsRaised + " volumes takes a sequence at least "
+                    + sequenceGap + " past its newest one here, so the ids of lost snapshots are not handed out again"
+                    + (sequenceGap == 0 ? " (--sequence-gap 0: they may be)" : " (up to " + sequenceGap + " per volume; an agent whose"
+                    + " state names a newer one moves it further)"));
+            if (previous != null) {
+                out.println("  snapshot ids from the catalog moved aside, past its newest snapshot of each volume: " + previous);
+            }
             out.println("  data store: continues in new data log " + r.newLogId() + " (the backup's was " + r.backupLogId()
                     + "); next PBN " + r.pbnReservedAfter() + " (the backup's was " + r.pbnReservedBefore() + "), " + r.logsScanned()
                     + " logs read for PBNs" + (s3 == null ? "" : ", " + r.logsAdopted() + " uploads confirmed from the bucket"));

@@ -40,6 +40,7 @@ public final class SnapshotCommit {
     private final Clock clock;
     private final int mapChunkEntries;
     private final CommitIntents intents;
+    private final SequenceFloor floors;
     // snapshot identities: unguessable and independent of the catalog's state, so a restored catalog hands out new ones
     private final SecureRandom ids = new SecureRandom();
     /** A commit failed after writing map chunks: its leftovers go before the next commit reads the map. */
@@ -63,6 +64,7 @@ public final class SnapshotCommit {
         this.clock = clock;
         this.mapChunkEntries = mapChunkEntries;
         this.intents = new CommitIntents(catalog);
+        this.floors = new SequenceFloor(catalog.db());
         long removed = intents.removeLeftovers();
         if (removed > 0) {
             System.getLogger(SnapshotCommit.class.getName()).log(System.Logger.Level.INFO,
@@ -70,10 +72,22 @@ public final class SnapshotCommit {
         }
     }
 
-    /** What a session asks to commit. {@code parentSequence} is the latest sequence it started from (0 for a new volume). */
+    /**
+     * What a session asks to commit. {@code parentSequence} is the latest sequence it started from (0 for a new volume);
+     * {@code claimedSequence} the newest sequence the agent's state names (0: none), which the new sequence goes past
+     * ({@link SequenceFloor}: a snapshot lost with a catalog restore keeps its id).
+     */
     public record Request(VolumeId volume, int blockSize, long volumeBytes, long parentSequence, SessionMap entries,
                           long logicalBytes, long sentBlocks, long newBlocks, long storedBytes, String domain,
-                          Consistency consistency) {
+                          Consistency consistency, long claimedSequence) {
+        /** A request whose agent named no newer snapshot than its parent. */
+        public Request(VolumeId volume, int blockSize, long volumeBytes, long parentSequence, SessionMap entries,
+                       long logicalBytes, long sentBlocks, long newBlocks, long storedBytes, String domain,
+                       Consistency consistency) {
+            this(volume, blockSize, volumeBytes, parentSequence, entries, logicalBytes, sentBlocks, newBlocks, storedBytes,
+                    domain, consistency, 0);
+        }
+
         /** A request whose snapshot's consistency the agent did not say. */
         public Request(VolumeId volume, int blockSize, long volumeBytes, long parentSequence, SessionMap entries,
                        long logicalBytes, long sentBlocks, long newBlocks, long storedBytes, String domain) {
@@ -116,6 +130,39 @@ public final class SnapshotCommit {
             catalog.write(batch);
             return v;
         }
+    }
+
+    /**
+     * Raises the floor of {@code volume} (read under this monitor) to the sequence {@code claimed} that its agent's
+     * state names, if that is above both its newest sequence and its floor; clamped to
+     * {@link SequenceFloor#MAX_AGENT_AHEAD} past the newest sequence. Durable (synced) before it returns. Returns the
+     * floor now in force (0 for an unknown volume, which is left alone).
+     */
+    public synchronized long raiseFloor(VolumeId volume, long claimed) {
+        VolumeRecord v = catalog.volume(volume).orElse(null);
+        if (v == null) {
+            return 0;
+        }
+        long floor = floors.of(v.internalId());
+        long target = SequenceFloor.clampClaim(v.latestSequence(), claimed);
+        if (target <= Math.max(floor, v.latestSequence())) {
+            return floor;
+        }
+        System.Logger log = System.getLogger(SnapshotCommit.class.getName());
+        if (target < claimed) {
+            log.log(System.Logger.Level.WARNING, "volume " + volume + ": an agent's state names snapshot " + volume + "@" + claimed
+                    + ", more than " + SequenceFloor.MAX_AGENT_AHEAD + " past the newest one (" + v.latestSequence()
+                    + "); its next sequence goes past " + target + " only");
+        } else {
+            log.log(System.Logger.Level.INFO, "volume " + volume + ": an agent's state names snapshot " + volume + "@" + claimed
+                    + ", newer than the newest one here (" + v.latestSequence() + ", as after a catalog restore); the next"
+                    + " snapshot takes a sequence above it so that id is not handed out again");
+        }
+        try (MetadataBatch batch = new MetadataBatch()) {
+            floors.put(batch, v.internalId(), target);
+            catalog.write(batch);
+        }
+        return target;
     }
 
     /**
@@ -179,7 +226,9 @@ public final class SnapshotCommit {
                 createdAt = existing.createdAtMillis();
                 oldBlockCount = existing.blockCount();
             }
-            long sequence = r.parentSequence() + 1;
+            long floor = existing == null ? 0 : floors.of(internalId);
+            long sequence = SequenceFloor.next(r.parentSequence(),
+                    Math.max(floor, SequenceFloor.clampClaim(r.parentSequence(), r.claimedSequence())));
             batch.start(internalId, sequence);
             long newBlockCount = VolumeRecord.blockCount(r.volumeBytes(), r.blockSize());
             SessionMap entries = r.entries();

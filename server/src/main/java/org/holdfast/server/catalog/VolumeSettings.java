@@ -22,7 +22,8 @@ import org.rocksdb.ColumnFamilyHandle;
  *                             u16 message length, UTF-8 message (at most 1024 bytes)
  * </pre>
  *
- * Kinds 3 and up are free for other per-volume settings. Writes are synced. Thread-safe.
+ * Kind 3 is the volume's sequence floor ({@link SequenceFloor}); kinds 4 and up are free for other
+ * per-volume settings. Writes are synced. Thread-safe.
  */
 public final class VolumeSettings {
     static final byte KIND_SETTINGS = 1;
@@ -131,7 +132,7 @@ public final class VolumeSettings {
         return out;
     }
 
-    private static byte[] key(long internalId, byte kind) {
+    static byte[] key(long internalId, byte kind) {
         byte[] k = new byte[9];
         Bytes.putLong(k, 0, internalId);
         k[8] = kind;

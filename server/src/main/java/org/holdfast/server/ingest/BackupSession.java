@@ -103,6 +103,8 @@ public final class BackupSession {
     private final int memoryEntries;
     private long nextCheckpoint;
 
+    // the newest sequence the agent's state names; the commit's sequence goes past it (SequenceFloor)
+    private final long claimedSequence;
     private long nextLbn;
     private boolean ended;
     private boolean recorded;
@@ -126,6 +128,7 @@ public final class BackupSession {
         this.blockSize = blockSize;
         this.beginBlockCount = ProtocolLimits.blockCount(volumeBytes, blockSize);
         this.parentSequence = existing == null ? 0 : existing.latestSequence();
+        this.claimedSequence = baseSequence;
         this.modeChoice = BackupModeChoice.of(services, existing, volume, baseSequence, baseSnapshotId);
         this.services = services;
         this.blocks = services.blocks().forSession();
@@ -278,7 +281,8 @@ public final class BackupSession {
             done.add(entries.lbns[i], entries.pbns[i]);
         }
         CommittedSnapshot c = services.snapshotCommit().commit(new SnapshotCommit.Request(volume, blockSize, volumeBytes, parentSequence,
-                done, volumeBytes, intake.sentBlocks(), intake.newBlocks(), intake.storedBytes(), domain.name(), consistency));
+                done, volumeBytes, intake.sentBlocks(), intake.newBlocks(), intake.storedBytes(), domain.name(), consistency,
+                claimedSequence));
         blocks.committed();
         end(true);
         try {

@@ -95,6 +95,10 @@ final class ConnectionBackup {
                 throw new ProtocolException(ErrorCode.UNAUTHORIZED, "this token names the dedup domain '" + principal.domain()
                         + "', which is not a valid domain name; ask an admin for a corrected token");
             }
+            if (existing != null && b.baseSequence() > existing.latestSequence()) {
+                // the agent's state is ahead (snapshots lost with a catalog restore): their ids stay taken even if this backup fails
+                server.services().snapshotCommit().raiseFloor(volume, b.baseSequence());
+            }
             server.services().admission().admit(volume, existing, b.volumeBytes());
             server.services().dataStore().checkSpace();
             byte[] secret = new byte[BackupReady.SECRET_BYTES];

@@ -287,7 +287,7 @@ public final class AgentDriver implements AutoCloseable {
         }
         send(new Commit(image.length));
         Committed c = expect(Committed.class);
-        assertThat(c.sequence()).isEqualTo(ready.parentSequence() + 1);
+        assertThat(c.sequence()).isGreaterThan(ready.parentSequence()); // past a sequence floor, not always + 1
         return new Backup(ready, c);
     }
 
@@ -298,7 +298,7 @@ public final class AgentDriver implements AutoCloseable {
         sendEntriesAndBlocks(image, blockSize, 0, blocks, compress, null);
         send(new Commit(image.length));
         Committed c = expect(Committed.class);
-        assertThat(c.sequence()).isEqualTo(ready.parentSequence() + 1);
+        assertThat(c.sequence()).isGreaterThan(ready.parentSequence()); // past a sequence floor, not always + 1
         return c;
     }
 
@@ -308,7 +308,7 @@ public final class AgentDriver implements AutoCloseable {
         sendFrames(image, blockSize, frameBlocks);
         send(new Commit(image.length));
         Committed c = expect(Committed.class);
-        assertThat(c.sequence()).isEqualTo(ready.parentSequence() + 1);
+        assertThat(c.sequence()).isGreaterThan(ready.parentSequence()); // past a sequence floor, not always + 1
         return c;
     }
 
