@@ -79,6 +79,24 @@ public final class StaleMarkOutbox {
         }
     }
 
+    /**
+     * Keeps the first {@code count} (1 to {@link ProtocolLimits#MAX_DEDUP_ENTRIES}) PBNs of {@code pbns} with their
+     * fingerprints as one part, forced to disk when this returns, unless {@code maxParts} are waiting: then
+     * nothing is written and this answers false (the caller decides what a full outbox means).
+     */
+    public synchronized boolean offer(long[] pbns, byte[] fps, int count, int maxParts) {
+        if (count < 1 || count > ProtocolLimits.MAX_DEDUP_ENTRIES) {
+            throw new IllegalArgumentException("a part holds 1 to " + ProtocolLimits.MAX_DEDUP_ENTRIES + " marks, not " + count);
+        }
+        if (parts.size() >= maxParts) {
+            return false;
+        }
+        long id = nextId++;
+        write(id, encode(pbns, fps, 0, count));
+        parts.add(id);
+        return true;
+    }
+
     /** Tells the listener (the link's sender) that parts may be waiting: call once the blocks are freed. */
     public void ready() {
         listener.run();
