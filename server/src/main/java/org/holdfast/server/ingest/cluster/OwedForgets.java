@@ -9,7 +9,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Instant;
-import java.util.Comparator;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -131,7 +130,7 @@ public final class OwedForgets {
         for (Long id : Set.copyOf(queues.keySet())) {
             if (!registered.contains(id)) {
                 queues.remove(id);
-                deleteTree(dir.resolve(Long.toString(id)));
+                deleteWorkerDirectory(dir.resolve(Long.toString(id)));
             }
         }
     }
@@ -161,17 +160,20 @@ public final class OwedForgets {
         }
     }
 
-    private static void deleteTree(Path d) {
-        if (!Files.exists(d)) {
-            return;
-        }
-        try (Stream<Path> s = Files.walk(d)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
+    /** Deletes a worker's directory: its files only (parts, a temporary part, the marker), then itself. */
+    private static void deleteWorkerDirectory(Path d) {
+        try {
+            if (Files.isDirectory(d)) {
+                try (Stream<Path> files = Files.list(d)) {
+                    for (Path f : files.toList()) {
+                        Files.deleteIfExists(f);
+                    }
+                }
+                Files.deleteIfExists(d);
             }
         } catch (IOException e) {
             LOG.log(System.Logger.Level.WARNING, "cannot delete the forgets owed in " + d + " (" + e.getMessage() + "); they are"
-                    + " tried again at the next forward");
+                    + " tried again at the next start of the master");
         }
     }
 }

@@ -148,6 +148,17 @@ class StaleMarksForwardTest {
         return Arrays.copyOf(dedupB.lookup(new SegmentLookup(stream++, fps(raw), N)).join().pbns(), N);
     }
 
+    /** b's answer {@code after} never names a freed PBN of {@code pbns} and still finds the kept ones. */
+    private static void assertFreedMissedKeptFound(long[] after, long[] pbns) {
+        for (int k = 0; k < N; k++) {
+            if (k < FREED) {
+                assertThat(after[k]).as("b never answers freed PBN of block " + k).isNotEqualTo(pbns[k]);
+            } else {
+                assertThat(after[k]).as("kept block " + k + " still a duplicate on b").isEqualTo(pbns[k]);
+            }
+        }
+    }
+
     private GcSwept sweepA() {
         GcSwept r = master.server.rangeSweeps().up(1).sweep(GcSweep.NO_TIME, false).join();
         assertThat(r.blocksFreed()).isEqualTo(FREED);
@@ -164,14 +175,7 @@ class StaleMarksForwardTest {
         StaleMarkOutbox outbox = a.rangeSweep().staleMarks();
         await().atMost(Duration.ofSeconds(20)).until(() -> outbox.pending().isEmpty());
         assertThat(dedupB.forgotten()).as("b's engine took exactly a's freed blocks").isEqualTo(FREED);
-        long[] after = lookUpOnB(raw);
-        for (int k = 0; k < N; k++) {
-            if (k < FREED) {
-                assertThat(after[k]).as("b never answers freed PBN of block " + k).isNotEqualTo(pbns[k]);
-            } else {
-                assertThat(after[k]).as("kept block " + k + " still a duplicate on b").isEqualTo(pbns[k]);
-            }
-        }
+        assertFreedMissedKeptFound(lookUpOnB(raw), pbns);
 
         // a later backup of the freed content stores it again, and it reads back byte for byte
         RemoteRangeStore store = master.server.rangeStores().up(1);
@@ -266,14 +270,7 @@ class StaleMarksForwardTest {
         startB(); // returns once the master has b's dedup link in service
         assertThat(dedupB.forgotten()).as("delivered before the link went into service").isEqualTo(FREED);
         assertThat(owed.owed(2)).as("nothing owed any more").isZero();
-        long[] after = lookUpOnBThroughMaster(raw);
-        for (int k = 0; k < N; k++) {
-            if (k < FREED) {
-                assertThat(after[k]).as("b's first answer never names freed PBN of block " + k).isNotEqualTo(pbns[k]);
-            } else {
-                assertThat(after[k]).as("kept block " + k + " still a duplicate on b").isEqualTo(pbns[k]);
-            }
-        }
+        assertFreedMissedKeptFound(lookUpOnBThroughMaster(raw), pbns); // b's first answer on its new link
     }
 
     @Test
