@@ -23,8 +23,10 @@ import org.holdfast.server.store.DurableReplace;
  * u32 magic "HFSM", u8 version 1, u32 count, count x (u64 PBN, 32-byte fingerprint), u32 CRC32C of
  * everything before it, big-endian ({@code 13 + 40 count} bytes; golden bytes in StaleMarkOutboxTest).
  * Part ids grow from 1 (the highest file's + 1 after a restart). At most {@link #MAX_PARTS} parts are
- * kept: beyond, a sweep's marks are dropped with a warning (dedup is missed on the other engines, the
- * owner's grace guard still refuses a freed PBN); a part that does not read is dropped the same way.
+ * kept: beyond, a sweep's marks are dropped with a warning (another engine that holds one of those PBNs,
+ * which normally none does, may answer it; the owner's grace guard refuses it only while its tombstone
+ * lingers); a part that does not read is dropped the same way. The master keeps the same parts for the
+ * workers it owes them to ({@link OwedForgets}).
  */
 public final class StaleMarkOutbox {
     private static final System.Logger LOG = System.getLogger(StaleMarkOutbox.class.getName());
@@ -68,9 +70,9 @@ public final class StaleMarkOutbox {
             if (parts.size() >= MAX_PARTS) {
                 dropped += n;
                 LOG.log(System.Logger.Level.WARNING, "the stale marks outbox " + dir + " holds " + MAX_PARTS + " parts the master has"
-                        + " not taken (is it older than cluster version 8, or a worker down?); " + n + " marks of freed blocks are not"
-                        + " kept: the other workers' engines may answer them until they load those containers, and the owner's grace"
-                        + " guard refuses them, so only dedup is missed");
+                        + " not taken (is it older than cluster version 8, or of an older release with a worker down? upgrade it);"
+                        + " " + n + " marks of freed blocks are not kept: another worker's engine that holds one of them (normally"
+                        + " none does) may answer it until it loads that container");
                 continue;
             }
             long id = nextId++;
@@ -148,7 +150,7 @@ public final class StaleMarkOutbox {
             return null;
         } catch (IllegalStateException e) {
             LOG.log(System.Logger.Level.WARNING, "dropping the stale marks part " + f + ": " + e.getMessage() + " (the other workers'"
-                    + " engines may answer those freed blocks until they load their containers; the owner's grace guard refuses them)");
+                    + " engines that hold one of those freed blocks, normally none, may answer it until they load its container)");
             synchronized (this) {
                 dropped++;
             }
