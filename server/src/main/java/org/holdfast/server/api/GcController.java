@@ -4,6 +4,7 @@ import java.util.OptionalDouble;
 import org.holdfast.server.app.OnStandaloneOrMaster;
 import org.holdfast.server.gc.GcJobs;
 import org.holdfast.server.gc.GcService;
+import org.holdfast.server.store.CompactionThreshold;
 import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.http.ResponseEntity;
@@ -59,11 +60,8 @@ public class GcController {
                                            @RequestParam(name = "compactionThreshold", required = false) Double compactionThreshold) {
         OptionalDouble threshold = OptionalDouble.empty();
         if (compactionThreshold != null) {
-            if (!(compactionThreshold >= 0 && compactionThreshold <= 1)) {
-                throw new IllegalArgumentException("compactionThreshold must be a live share in 0..1 (0.95: rewrite every data log"
-                        + " less than 95 % live), got " + compactionThreshold + "; no reclaim-now was started");
-            }
-            threshold = OptionalDouble.of(compactionThreshold);
+            threshold = OptionalDouble.of(CompactionThreshold.check(compactionThreshold, t -> "compactionThreshold must be a live share"
+                    + " in 0..1 (0.95: rewrite every data log less than 95 % live), got " + t + "; no reclaim-now was started"));
         }
         return JobController.accepted(gcJobs.reclaim(Principals.name(request), threshold));
     }

@@ -192,8 +192,10 @@ public class ClusterConfiguration {
         HoldfastProperties.Store s = props.store();
         Path d = dataDir.resolve(WorkerRangeData.DIRECTORY);
         // the directory and range given here are replaced by WorkerRangeData (range-data/data, the REGISTERED range)
-        return new WorkerRangeData(d, new DataStore.Settings(d.resolve("data"), s.logRollSize().toBytes(), s.fsync(), s.pbnReserveBatch(),
-                s.minFreeSpace().toBytes()), archive(props));
+        WorkerRangeData data = new WorkerRangeData(d, new DataStore.Settings(d.resolve("data"), s.logRollSize().toBytes(), s.fsync(),
+                s.pbnReserveBatch(), s.minFreeSpace().toBytes()), archive(props));
+        data.checkTakeoverContent(props.cluster().takeoverSha256());
+        return data;
     }
 
     /**

@@ -192,6 +192,7 @@ public record HoldfastProperties(
      * {@code lateAfter} is late, for {@code lostAfter} lost. Worker {@code n} owns the PBNs
      * {@code [2^48 + (n-1) * pbnRangeSize, 2^48 + n * pbnRangeSize)}. One worker token registers at
      * most {@code maxNodesPerToken} node names (each node is bound to the token that first registered it).
+     * {@code takeoverCheck}: {@code sha256} or {@code size}, what a worker's takeover checks before it claims the range.
      */
     public record Cluster(
             @DefaultValue("standalone") String role,
@@ -206,10 +207,21 @@ public record HoldfastProperties(
             @DefaultValue("15s") java.time.Duration lostAfter,
             @DefaultValue("1099511627776") long pbnRangeSize,
             @DefaultValue("16") int maxNodesPerToken,
-            @DefaultValue("master") String data) {
+            @DefaultValue("master") String data,
+            @DefaultValue("sha256") String takeoverCheck) {
         public Cluster {
             org.holdfast.server.cluster.ClusterRole.parse(role); // refuses a misspelt role at start
             ClusterDataMode.parse(data); // and a misspelt data mode
+            if (!"sha256".equals(takeoverCheck) && !"size".equals(takeoverCheck)) {
+                throw new IllegalArgumentException("holdfast.cluster.takeover-check must be 'sha256' (the default: a takeover reads"
+                        + " every recorded log before it claims the range) or 'size' (sizes only before the claim), not '"
+                        + takeoverCheck + "'");
+            }
+        }
+
+        /** Whether a takeover reads every recorded log through SHA-256 before it claims the range ({@code takeover-check}). */
+        public boolean takeoverSha256() {
+            return "sha256".equals(takeoverCheck);
         }
 
         /** The role as a type. */

@@ -1,6 +1,7 @@
 package org.holdfast.server.cluster;
 
 import java.time.Duration;
+import org.holdfast.common.id.PbnRange;
 
 /**
  * The master's membership rules: how often workers send heartbeats, after how long without one a
@@ -54,6 +55,33 @@ public record MembershipSettings(Duration heartbeatInterval, Duration lateAfter,
             return MemberState.LOST;
         }
         return silentNanos > lateAfter.toNanos() ? MemberState.LATE : MemberState.UP;
+    }
+
+    /**
+     * The PBN range of worker {@code workerId} by these rules: {@code [firstPbn + (id-1) * size, firstPbn + id * size)}.
+     *
+     * @throws ArithmeticException if it lies past the PBN space
+     */
+    public PbnRange rangeOf(long workerId) {
+        long first = Math.addExact(firstPbn, Math.multiplyExact(workerId - 1, rangeSize));
+        return new PbnRange(first, Math.addExact(first, rangeSize));
+    }
+
+    /**
+     * The inverse of {@link #rangeOf}, for a worker that knows only its own id and range: the
+     * {@code firstPbn} they were cut from, or 0 if they do not fit the layout (id below 1, empty range,
+     * or a start below 1 or past the PBN space).
+     */
+    public static long firstPbnOf(long workerId, long rangeFirst, long rangeLimit) {
+        if (workerId < 1 || rangeFirst < 1 || rangeLimit <= rangeFirst) {
+            return 0;
+        }
+        try {
+            long first = Math.subtractExact(rangeFirst, Math.multiplyExact(workerId - 1, rangeLimit - rangeFirst));
+            return Math.max(first, 0);
+        } catch (ArithmeticException e) {
+            return 0;
+        }
     }
 
     /** The defaults: heartbeats every 2 s, late after 6 s, lost after 15 s. */

@@ -80,8 +80,7 @@ final class RegistrationRefusals {
      */
     PbnRange rangeOf(long workerId) {
         try {
-            long first = Math.addExact(settings.firstPbn(), Math.multiplyExact(workerId - 1, settings.rangeSize()));
-            return new PbnRange(first, Math.addExact(first, settings.rangeSize()));
+            return settings.rangeOf(workerId);
         } catch (ArithmeticException e) {
             throw new RegistrationRefusedException(RegistrationRefusedException.Reason.NO_RANGE_LEFT, "no PBN range is left for worker "
                     + workerId + " with holdfast.cluster.pbn-range-size=" + settings.rangeSize() + "; reuse node names of retired workers");

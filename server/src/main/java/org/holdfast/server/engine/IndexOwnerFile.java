@@ -7,8 +7,8 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.regex.Pattern;
+import org.holdfast.common.io.DurableReplace;
 import org.holdfast.common.protocol.StartOverReason;
-import org.holdfast.server.store.DurableReplace;
 import org.holdfast.server.store.StoreException;
 
 /**

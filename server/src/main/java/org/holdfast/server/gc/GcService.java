@@ -23,6 +23,7 @@ import org.holdfast.server.catalog.GcOutbox;
 import org.holdfast.server.catalog.PolicyStore;
 import org.holdfast.server.engine.FingerprintIndex;
 import org.holdfast.server.jobs.JobContext;
+import org.holdfast.server.store.CompactionThreshold;
 import org.holdfast.server.store.Compactor;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.MetadataBatch;
@@ -97,10 +98,8 @@ public final class GcService implements AutoCloseable {
             this(dir, bosc, grace, defaultPolicy, sweepBatchChunks, Compactor.DEFAULT_THRESHOLD, Long.MAX_VALUE);
         }
 
-        private static void checkThreshold(String what, double t) {
-            if (!(t >= 0 && t <= 1)) {
-                throw new IllegalArgumentException(what + " must be in 0..1, got " + t);
-            }
+        private static void checkThreshold(String what, double share) {
+            CompactionThreshold.check(share, t -> what + " must be in 0..1, got " + t);
         }
     }
 

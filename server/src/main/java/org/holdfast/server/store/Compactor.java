@@ -611,9 +611,7 @@ public final class Compactor {
     }
 
     private static void checkThreshold(double threshold) {
-        if (!(threshold >= 0 && threshold <= 1)) {
-            throw new IllegalArgumentException("compaction threshold must be in 0..1: " + threshold);
-        }
+        CompactionThreshold.check(threshold, t -> "compaction threshold must be in 0..1: " + t);
     }
 
     private static long size(Path p) {

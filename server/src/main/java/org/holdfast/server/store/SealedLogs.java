@@ -199,14 +199,24 @@ public final class SealedLogs {
         return null;
     }
 
-    /** The SHA-256 of {@code file}'s bytes. */
-    public static byte[] sha256(Path file) throws IOException {
-        MessageDigest md;
+    /** The size the master recorded for object {@code key}, or -1 if it holds no record of it. */
+    long recordedSize(String key) {
+        Sealed s = byKey.get(key);
+        return s == null ? -1 : s.size();
+    }
+
+    /** A new SHA-256 digest. */
+    static MessageDigest newSha256() {
         try {
-            md = MessageDigest.getInstance("SHA-256");
+            return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every Java 17 runtime has SHA-256", e);
         }
+    }
+
+    /** The SHA-256 of {@code file}'s bytes. */
+    public static byte[] sha256(Path file) throws IOException {
+        MessageDigest md = newSha256();
         byte[] buf = new byte[1 << 16];
         try (InputStream in = Files.newInputStream(file)) {
             for (int n; (n = in.read(buf)) > 0; ) {

@@ -11,14 +11,17 @@ import org.holdfast.server.store.object.ObjectStore;
  * cut or altered log (its first report would then record those bytes as what the worker sealed).
  * Before the claim, from the listing and one size request per recorded log: a recorded log of another
  * size refuses the takeover with nothing claimed or written (one missing is logged: the worker may
- * have freed and deleted it after its last report). While
- * adopting, each downloaded log's SHA-256 ({@link RangeTakeover#adopt(RangeTakeover.Plan, java.nio.file.Path,
+ * have freed and deleted it after its last report); then, unless turned off, one read of every recorded
+ * log through SHA-256 ({@link TakeoverDigestCheck}): a log altered at its sealed size refuses the same
+ * way, while the old worker is not fenced yet. While
+ * adopting, each downloaded log's SHA-256 again ({@link RangeTakeover#adopt(RangeTakeover.Plan, java.nio.file.Path,
  * MetadataDb, org.holdfast.common.id.PbnRange, ObjectStore, java.nio.file.Path, SealedLogs)}): a mismatch
  * refuses before the store is made. Logs without a record are adopted unchecked and logged.
  */
 public final class TakeoverCheck {
     private static final System.Logger LOG = System.getLogger(TakeoverCheck.class.getName());
     private static final String STORE = "range-takeover";
+    private static final String NOTHING_CLAIMED = "nothing was claimed or written in the bucket";
 
     private TakeoverCheck() {
     }
@@ -27,10 +30,26 @@ public final class TakeoverCheck {
      * The takeover plan of worker {@code worker}'s range from one listing of the bucket, checked against
      * {@code records}: per log id the recorded log (a newer copy the worker never reported is left in the
      * bucket, unread); {@link SealedLogs#NONE} plans as {@link RangeTakeover#plan(long, ObjectStore)} does.
+     * Sizes only, as a resume needs (its epoch is claimed already; the adoption reads every SHA-256).
      *
      * @throws CorruptDataException a recorded log's object is not the recorded size
      */
     public static RangeTakeover.Plan plan(long worker, ObjectStore objects, SealedLogs records) {
+        return plan(worker, objects, records, false, false);
+    }
+
+    /**
+     * As {@link #plan(long, ObjectStore, SealedLogs)}; {@code sha256}: also reads every recorded log to
+     * be adopted through SHA-256 before returning, so that the claim comes only after its content matched.
+     *
+     * @throws CorruptDataException a recorded log's object is not the recorded size, or (with {@code sha256}) not its SHA-256
+     */
+    public static RangeTakeover.Plan plan(long worker, ObjectStore objects, SealedLogs records, boolean sha256) {
+        return plan(worker, objects, records, sha256, !sha256);
+    }
+
+    /** {@code warnSizeOnly}: a takeover configured to check sizes only before its claim logs the risk (a resume has claimed already). */
+    private static RangeTakeover.Plan plan(long worker, ObjectStore objects, SealedLogs records, boolean sha256, boolean warnSizeOnly) {
         List<String> listing = objects.list(WorkerKeys.prefix(worker));
         RangeTakeover.Plan planned = RangeTakeover.plan(worker, listing, key -> RangeTakeover.readMarker(objects, key));
         if (planned.epoch() == 1) {
@@ -50,6 +69,7 @@ public final class TakeoverCheck {
             LOG.log(System.Logger.Level.ERROR, "takeover of worker " + worker + "'s range: " + l + " (if the worker did not delete"
                     + " it itself, put it back and verify)");
         }
+        List<String> recorded = new ArrayList<>();
         for (String key : adopted) {
             OptionalLong size = objects.size(key);
             String why = records.mismatch(key, size.orElse(-1), null);
@@ -57,8 +77,21 @@ public final class TakeoverCheck {
                 why = "log " + key + " was deleted from the bucket during the takeover's check";
             }
             if (why != null) {
-                throw refusal(worker, why, "nothing was claimed or written in the bucket");
+                throw refusal(worker, why, NOTHING_CLAIMED);
             }
+            if (records.recordedSize(key) >= 0) {
+                recorded.add(key);
+            }
+        }
+        if (sha256) {
+            String why = TakeoverDigestCheck.check(worker, planned.epoch(), recorded, objects, records);
+            if (why != null) {
+                throw refusal(worker, why, NOTHING_CLAIMED);
+            }
+        } else if (warnSizeOnly && !recorded.isEmpty()) {
+            LOG.log(System.Logger.Level.WARNING, "takeover of worker " + worker + "'s range: the " + recorded.size() + " recorded logs"
+                    + " were checked by size only before the claim (holdfast.cluster.takeover-check=size): one altered at its sealed size"
+                    + " is found only after epoch " + planned.epoch() + " is claimed, when the old worker can no longer write");
         }
         for (String u : unchecked) {
             LOG.log(System.Logger.Level.WARNING, "takeover of worker " + worker + "'s range: " + u);
@@ -70,7 +103,8 @@ public final class TakeoverCheck {
     static CorruptDataException refusal(long worker, String why, String state) {
         return new CorruptDataException(STORE, null, null, "the takeover of worker " + worker + "'s range is refused: " + why
                 + " (the master's record of what the worker sealed and uploaded); " + state + ". Put the log object the worker"
-                + " sealed back in the bucket and start this node again (docs/operations.md \"A worker's log does not match the"
+                + " sealed back in the bucket (from the bucket's versioning or a replica, or from the old worker's range-data/data/ if"
+                + " its disk survives) and start this node again (docs/operations.md \"A worker's log does not match the"
                 + " master's record\")");
     }
 }

@@ -6,7 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import org.holdfast.server.store.DurableReplace;
+import org.holdfast.common.io.DurableReplace;
 
 /**
  * The node generation a worker's range data holds ({@code range-data/node-generation}; cluster version

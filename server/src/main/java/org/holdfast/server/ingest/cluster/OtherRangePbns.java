@@ -2,11 +2,12 @@ package org.holdfast.server.ingest.cluster;
 
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.Registered;
+import org.holdfast.server.cluster.MembershipSettings;
 
 /**
  * The PBNs of the other workers' ranges, as a worker sees them from its registration: every PBN from
- * the first worker range's start on ({@code MembershipSettings}: worker n owns
- * {@code [first + (n-1) size, first + n size)}, above all of the master's own PBNs) outside its own.
+ * the first worker range's start on ({@link MembershipSettings#firstPbnOf}, the layout's inverse: the
+ * worker ranges lie above all of the master's own PBNs) outside its own.
  * With data on the workers its engine never records one of them (an entry is recorded on the worker
  * that stores its block), so a forget of one (a stale mark the master forwarded) goes through the
  * engine's gate ({@code forgetIfHeld}); the master's own PBNs and the worker's own keep the full forget.
@@ -15,16 +16,8 @@ record OtherRangePbns(long firstWorkerPbn, PbnRange own) {
 
     /** From the worker id and range in {@code r}; null (no gate) if they do not fit the layout. */
     static OtherRangePbns of(Registered r) {
-        if (r.workerId() < 1 || r.pbnFirst() < 1 || r.pbnLimit() <= r.pbnFirst()) {
-            return null;
-        }
-        PbnRange own = new PbnRange(r.pbnFirst(), r.pbnLimit());
-        try {
-            long first = Math.subtractExact(own.first(), Math.multiplyExact(r.workerId() - 1, own.size()));
-            return first < 1 ? null : new OtherRangePbns(first, own);
-        } catch (ArithmeticException e) {
-            return null;
-        }
+        long first = MembershipSettings.firstPbnOf(r.workerId(), r.pbnFirst(), r.pbnLimit());
+        return first < 1 ? null : new OtherRangePbns(first, new PbnRange(r.pbnFirst(), r.pbnLimit()));
     }
 
     /** True if {@code pbn} lies in another worker's range. */

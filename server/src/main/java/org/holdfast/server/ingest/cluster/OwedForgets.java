@@ -13,8 +13,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
+import org.holdfast.common.io.DurableReplace;
 import org.holdfast.common.protocol.StaleMarks;
-import org.holdfast.server.store.DurableReplace;
 
 /**
  * The master's forgets owed to workers whose dedup link was down when another worker's stale marks were

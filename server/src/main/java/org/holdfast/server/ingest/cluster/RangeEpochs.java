@@ -47,9 +47,11 @@ final class RangeEpochs {
      * uploads are deleted: on an existing store from its fence check's listing; after a takeover from a
      * listing after its claim (an old node may have uploaded since the plan's); at epoch 1 none can exist.
      * A takeover (or its resume) checks the logs it adopts against the master's records of the worker's
-     * sealed logs, asked of {@code records} only then ({@link TakeoverCheck}).
+     * sealed logs, asked of {@code records} only then ({@link TakeoverCheck}); {@code sha256}: a takeover
+     * reads every recorded log through SHA-256 before it claims its epoch, else it checks their sizes only.
      */
-    long atOpen(long id, PbnRange r, ObjectStore objects, Supplier<MetadataDb> openDb, LongFunction<SealedLogs> records) {
+    long atOpen(long id, PbnRange r, ObjectStore objects, Supplier<MetadataDb> openDb, LongFunction<SealedLogs> records,
+                boolean sha256) {
         Path incomplete = dir.resolve(TAKEOVER_INCOMPLETE);
         if (Files.exists(incomplete)) {
             long e = new TakeoverResume(dir).resume(id, r, objects, openDb, incomplete, records);
@@ -61,7 +63,7 @@ final class RangeEpochs {
             SealedLogs sealed = SealedLogs.NONE;
             if (plan.epoch() > 1) {
                 sealed = records.apply(id);
-                plan = TakeoverCheck.plan(id, objects, sealed); // a refusal claims nothing
+                plan = TakeoverCheck.plan(id, objects, sealed, sha256); // a refusal claims nothing
             }
             if (plan.epoch() == 1) {
                 // claimed create-only as a takeover's epoch is: a second fresh node of this worker on the empty

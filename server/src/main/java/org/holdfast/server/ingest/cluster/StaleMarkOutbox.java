@@ -12,7 +12,7 @@ import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 import org.holdfast.common.protocol.ProtocolLimits;
 import org.holdfast.common.protocol.StaleMarks;
-import org.holdfast.server.store.DurableReplace;
+import org.holdfast.common.io.DurableReplace;
 
 /**
  * A worker's outbox of stale marks (cluster version 8): the blocks its range sweeps freed, PBN and

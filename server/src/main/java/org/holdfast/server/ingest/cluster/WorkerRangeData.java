@@ -75,6 +75,8 @@ public final class WorkerRangeData implements AutoCloseable {
     private boolean closed;
     // a takeover asks it for the master's records of the worker's sealed logs (TakeoverCheck)
     private volatile LongFunction<SealedLogs> takeoverRecords = id -> SealedLogs.NONE;
+    // holdfast.cluster.takeover-check: sha256 (true) reads every recorded log before the claim, size only checks sizes
+    private volatile boolean takeoverSha256 = true;
     // the heartbeat's figures, measured off the event loop
     private final RangeDataFigures figures;
 
@@ -150,6 +152,16 @@ public final class WorkerRangeData implements AutoCloseable {
      */
     public void checkTakeoversAgainst(LongFunction<SealedLogs> records) {
         takeoverRecords = records;
+    }
+
+    /**
+     * Whether a takeover reads every log the master holds a record of through SHA-256 before it claims
+     * its epoch ({@code holdfast.cluster.takeover-check=sha256}, the default: one read of the range), or
+     * checks their sizes only then ({@code size}): a log altered at its sealed size is then found after
+     * the claim, when the old worker is fenced already.
+     */
+    public void checkTakeoverContent(boolean sha256) {
+        takeoverSha256 = sha256;
     }
 
     /** Whether the store archives its logs to an object store. */
@@ -229,7 +241,7 @@ public final class WorkerRangeData implements AutoCloseable {
                     throw new IllegalStateException("the range store archives under its worker id, which the master has not given yet");
                 }
                 objects = archive.open().get();
-                e = epochs.atOpen(id, r, objects, () -> openDb(opened), takeoverRecords); // deletes late uploads too
+                e = epochs.atOpen(id, r, objects, () -> openDb(opened), takeoverRecords, takeoverSha256); // deletes late uploads too
                 a = LogArchive.forKeySpace(objects, WorkerKeys.space(id, e), archive.cache());
                 // before the store opens: its start resumes interrupted deletes
                 a.leaseDeletes(new TakeoverFencedLease(deleteLease, id, e, objects));

@@ -9,6 +9,7 @@ import org.holdfast.gc.sweep.GraceGuard;
 import org.holdfast.gc.sweep.SweepReport;
 import org.holdfast.gc.sweep.Sweeper;
 import org.holdfast.server.engine.DedupWorker;
+import org.holdfast.server.store.CompactionThreshold;
 import org.holdfast.server.store.Compactor;
 import org.holdfast.server.store.DataStore;
 
@@ -44,10 +45,8 @@ public final class WorkerRangeSweep {
             if (batchChunks < 1) {
                 throw new IllegalArgumentException("holdfast.gc.sweep-batch-chunks must be at least 1, got " + batchChunks);
             }
-            if (!(compactionThreshold >= 0 && compactionThreshold <= 1)) {
-                throw new IllegalArgumentException("holdfast.gc.compaction-threshold must be in 0..1 (0 turns compaction off), got "
-                        + compactionThreshold);
-            }
+            CompactionThreshold.check(compactionThreshold,
+                    t -> "holdfast.gc.compaction-threshold must be in 0..1 (0 turns compaction off), got " + t);
             if (compactionMaxBytes <= 0) {
                 throw new IllegalArgumentException("holdfast.gc.compaction-max-bytes must be positive, got " + compactionMaxBytes);
             }

@@ -7,7 +7,6 @@ import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.blocks;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.fps;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -17,24 +16,15 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.GcSweep;
 import org.holdfast.common.protocol.GcSweepFailed;
 import org.holdfast.common.protocol.GcSwept;
-import org.holdfast.common.protocol.PayloadCodec;
-import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.server.cluster.LoadProbe;
-import org.holdfast.server.cluster.MembershipSettings;
 import org.holdfast.server.engine.LazyDedupWorker;
-import org.holdfast.server.engine.LocalDedupWorker;
 import org.holdfast.server.engine.SegmentAnswer;
 import org.holdfast.server.engine.SegmentLookup;
-import org.holdfast.server.engine.SegmentRecord;
-import org.holdfast.server.engine.SungemFingerprintIndexTest;
-import org.holdfast.server.security.AuditLog;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.DataStore;
-import org.holdfast.server.store.FsyncPolicy;
 import org.holdfast.server.store.StoredBlock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -75,17 +65,12 @@ class GcSweepLinkTest {
 
     @BeforeEach
     void start() throws Exception {
-        master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(500), Duration.ofSeconds(2),
-                Duration.ofSeconds(10), FIRST, MembershipSettings.DEFAULT_RANGE_SIZE), AuditLog.NONE);
-        tokenFile = dir.resolve("worker.token");
-        Files.writeString(tokenFile, master.workerToken());
+        master = RangeGcParts.master(dir, Duration.ofMillis(500));
+        tokenFile = RangeGcParts.tokenFile(dir, master);
         Path node = dir.resolve("w1");
-        data = new WorkerRangeData(node.resolve("range-data"), new DataStore.Settings(dir.resolve("unused"), 1L << 20, FsyncPolicy.COMMIT,
-                64, 0));
-        gc = new WorkerGcMetadata(node.resolve("range-data").resolve("gc"), BoscSettings.defaults().withCommitters(1), Duration.ofHours(1),
-                clock);
-        Path index = node.resolve("dedup-worker");
-        dedup = new LazyDedupWorker(0, index, () -> new LocalDedupWorker(0, index, SungemFingerprintIndexTest.smallSettings(), clock));
+        data = RangeGcParts.rangeData(dir, node);
+        gc = RangeGcParts.gcMetadata(node, Duration.ofHours(1), clock);
+        dedup = RangeGcParts.engine(node.resolve("dedup-worker"), clock);
         startLink();
     }
 
@@ -119,19 +104,8 @@ class GcSweepLinkTest {
     }
 
     private Stored storeBlocks() {
-        RemoteRangeStore store = master.server.rangeStores().up(1);
         byte[] raw = blocks(7, N, false);
-        long[] pbns = new long[N];
-        for (int k = 0; k < N; k++) {
-            byte[] b = Arrays.copyOfRange(raw, k * BS, (k + 1) * BS);
-            pbns[k] = store.store(PayloadCodec.RAW, BS, 1, fps(b), b).join();
-        }
-        store.sync().join();
-        boolean[] isNew = new boolean[N];
-        Arrays.fill(isNew, true);
-        dedup.record(new SegmentRecord(1, fps(raw), N, pbns, isNew, N)).join();
-        dedup.flush();
-        return new Stored(raw, pbns);
+        return new Stored(raw, RangeGcParts.storeAndRecord(master.server.rangeStores().up(1), raw, N, dedup));
     }
 
     /** RC+1 for every block (a commit), then RC-1 for the first ones with an expiry a day ago or, for two, a day ahead (a deletion). */

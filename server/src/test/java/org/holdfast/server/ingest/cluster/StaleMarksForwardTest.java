@@ -14,19 +14,13 @@ import java.util.Arrays;
 import org.holdfast.common.protocol.GcSweep;
 import org.holdfast.common.protocol.GcSwept;
 import org.holdfast.common.protocol.PayloadCodec;
-import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.cluster.MembershipSettings;
 import org.holdfast.server.engine.ClusterMode;
 import org.holdfast.server.engine.LazyDedupWorker;
-import org.holdfast.server.engine.LocalDedupWorker;
 import org.holdfast.server.engine.SegmentLookup;
 import org.holdfast.server.engine.SegmentRecord;
-import org.holdfast.server.engine.SungemFingerprintIndexTest;
 import org.holdfast.server.engine.SungemStats;
-import org.holdfast.server.security.AuditLog;
-import org.holdfast.server.store.DataStore;
-import org.holdfast.server.store.FsyncPolicy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -67,18 +61,14 @@ class StaleMarksForwardTest {
 
     @BeforeEach
     void start() throws Exception {
-        master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(200), Duration.ofSeconds(2),
-                Duration.ofSeconds(10), FIRST, MembershipSettings.DEFAULT_RANGE_SIZE), AuditLog.NONE);
+        master = RangeGcParts.master(dir, Duration.ofMillis(200));
         forwardWithOwed();
-        tokenFile = dir.resolve("worker.token");
-        Files.writeString(tokenFile, master.workerToken());
+        tokenFile = RangeGcParts.tokenFile(dir, master);
         Path node = dir.resolve("a");
-        data = new WorkerRangeData(node.resolve("range-data"), new DataStore.Settings(dir.resolve("unused"), 1L << 20, FsyncPolicy.COMMIT,
-                64, 0));
-        gc = new WorkerGcMetadata(node.resolve("range-data").resolve("gc"), BoscSettings.defaults().withCommitters(1), Duration.ofHours(1),
-                clock);
-        dedupA = engine(dir.resolve("a").resolve("dedup-worker"));
-        dedupB = engine(dir.resolve("b").resolve("dedup-worker"));
+        data = RangeGcParts.rangeData(dir, node);
+        gc = RangeGcParts.gcMetadata(node, Duration.ofHours(1), clock);
+        dedupA = RangeGcParts.engine(dir.resolve("a").resolve("dedup-worker"), clock);
+        dedupB = RangeGcParts.engine(dir.resolve("b").resolve("dedup-worker"), clock);
         a = new WorkerConnector(master.linkSettings("a", tokenFile), new LoadProbe(dir), dedupA, data, gc);
         a.start();
         await().atMost(Duration.ofSeconds(20)).until(() -> master.server.rangeSweeps().up(1) != null
@@ -90,10 +80,6 @@ class StaleMarksForwardTest {
     private void forwardWithOwed() {
         owed = new OwedForgets(dir.resolve("owed"), maxOwedParts);
         master.server.forwardStaleMarks(new StaleMarkForwarder(master.server.dedupLinks(), master.registry, ClusterMode.NEAREST, owed));
-    }
-
-    private LazyDedupWorker engine(Path index) {
-        return new LazyDedupWorker(0, index, () -> new LocalDedupWorker(0, index, SungemFingerprintIndexTest.smallSettings(), clock));
     }
 
     private void startB() {
@@ -124,20 +110,7 @@ class StaleMarksForwardTest {
     /** As above; recorded by b's engine too only if {@code alsoOnB}. */
     private long[] storeOnAHeldByBoth(byte[] raw, boolean alsoOnB) {
         RemoteRangeStore store = master.server.rangeStores().up(1);
-        long[] pbns = new long[N];
-        for (int k = 0; k < N; k++) {
-            byte[] blk = Arrays.copyOfRange(raw, k * BS, (k + 1) * BS);
-            pbns[k] = store.store(PayloadCodec.RAW, BS, 1, fps(blk), blk).join();
-        }
-        store.sync().join();
-        boolean[] isNew = new boolean[N];
-        Arrays.fill(isNew, true);
-        dedupA.record(new SegmentRecord(1, fps(raw), N, pbns, isNew, N)).join();
-        if (alsoOnB) {
-            dedupB.record(new SegmentRecord(1, fps(raw), N, pbns, isNew, N)).join();
-            dedupB.flush();
-        }
-        dedupA.flush();
+        long[] pbns = alsoOnB ? RangeGcParts.storeAndRecord(store, raw, N, dedupA, dedupB) : RangeGcParts.storeAndRecord(store, raw, N, dedupA);
         GcDeltaScript.commitThenDelete(master.server.gcDeltas().up(1), pbns, FREED, k -> clock.millis() - DAY);
         return pbns;
     }

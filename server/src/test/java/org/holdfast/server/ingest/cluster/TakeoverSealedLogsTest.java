@@ -23,7 +23,9 @@ import org.junit.jupiter.api.io.TempDir;
  * the worker's sealed logs ({@link org.holdfast.server.store.TakeoverCheck}), on S3Proxy with a real
  * archiving range store of two sealed logs: a log cut at a record boundary refuses the takeover with
  * nothing claimed or written in the bucket, and a takeover after the log is put back reads every block
- * bit for bit; a log altered at the same size is refused before the store is made.
+ * bit for bit; a log altered at the same size is refused the same way, before the claim (its SHA-256 is
+ * read first), and the old worker can still write; with {@code takeover-check=size} it is found only
+ * after the claim.
  */
 class TakeoverSealedLogsTest {
     private static final PbnRange RANGE = new PbnRange(5_000_000, 6_000_000);
@@ -86,22 +88,56 @@ class TakeoverSealedLogsTest {
     }
 
     @Test
-    void logAlteredAtTheSameSize_refusedBeforeTheStoreIsMade_nothingWrittenUnderTheNewEpoch() throws Exception {
+    void logAlteredAtTheSameSize_refusedBeforeTheClaim_bucketUnchanged_oldWorkerStillWrites() throws Exception {
         String altered = logs.keys().get(0);
-        Path f = tmp.resolve("altered.hfl");
-        look.download(altered, f);
-        byte[] log = Files.readAllBytes(f);
-        log[log.length - 1] ^= 1; // a bit of the last block's stored bytes
-        Files.write(f, log);
-        fixture.replace(altered, f);
+        byte[] log = flipLastByte(altered);
+        List<String> before = look.list(WorkerKeys.prefix(WORKER));
 
         WorkerRangeData refused = heir("heir", records);
         assertThatThrownBy(() -> refused.claim(RANGE)).isInstanceOf(CorruptDataException.class)
-                .hasMessageContaining("log " + altered + " in the bucket has SHA-256 ")
+                .hasMessageContaining("the takeover of worker " + WORKER + "'s range is refused: log " + altered + " in the bucket has SHA-256 ")
                 .hasMessageContaining(", but the worker sealed it at " + log.length + " bytes, SHA-256 ")
-                .hasMessageContaining("the store was not made");
-        assertThat(look.list(WorkerKeys.space(WORKER, 2) + "/logs/")).as("nothing written under the new epoch").isEmpty();
+                .hasMessageContaining("nothing was claimed or written in the bucket")
+                .hasMessageContaining("from the bucket's versioning or a replica, or from the old worker's range-data/data/");
+        assertThat(look.list(WorkerKeys.prefix(WORKER))).as("no marker of epoch 2, nothing else").isEqualTo(before);
+        assertThat(refused.epoch()).isZero();
+        assertThat(tmp.resolve("heir").resolve(WorkerRangeData.DIRECTORY).resolve("catalog")).doesNotExist();
         assertThatThrownBy(() -> refused.claim(RANGE)).as("and every later call").hasMessageContaining(altered);
 
+        // the old worker (its disk survived) is not fenced: it opens at epoch 1 and uploads a new sealed log
+        WorkerRangeData old = fixture.node("worker", Duration.ofSeconds(10));
+        old.identify(WORKER);
+        DataStore s = old.claim(RANGE);
+        assertThat(old.epoch()).isEqualTo(1);
+        byte[] more = RangeBlocks.blocks(77, 2, false);
+        long[] pbns = RangeBlocks.appendRaw(s, more);
+        old.sync(s);
+        assertThat(look.list(WorkerKeys.space(WORKER, 1) + "/logs/")).hasSize(3);
+        RangeBlocks.assertStoreReads(s, pbns, more);
+    }
+
+    @Test
+    void sizeOnlyBeforeTheClaim_theAlteredLogIsFoundAfterIt_asTheOptOutSays() throws Exception {
+        String altered = logs.keys().get(0);
+        flipLastByte(altered);
+
+        WorkerRangeData refused = heir("heir", records);
+        refused.checkTakeoverContent(false); // holdfast.cluster.takeover-check=size
+        assertThatThrownBy(() -> refused.claim(RANGE)).isInstanceOf(CorruptDataException.class)
+                .hasMessageContaining("log " + altered + " in the bucket has SHA-256 ")
+                .hasMessageContaining("the store was not made");
+        assertThat(look.size(WorkerKeys.marker(WORKER, 2))).as("epoch 2 claimed: the old worker is fenced").isPresent();
+        assertThat(look.list(WorkerKeys.space(WORKER, 2) + "/logs/")).as("nothing written under the new epoch").isEmpty();
+    }
+
+    /** Flips a bit of the last block's stored bytes of log {@code key} in the bucket (same size); the bytes as altered. */
+    private byte[] flipLastByte(String key) throws Exception {
+        Path f = tmp.resolve("altered.hfl");
+        look.download(key, f);
+        byte[] log = Files.readAllBytes(f);
+        log[log.length - 1] ^= 1;
+        Files.write(f, log);
+        fixture.replace(key, f);
+        return log;
     }
 }
