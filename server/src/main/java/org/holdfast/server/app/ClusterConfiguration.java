@@ -24,6 +24,7 @@ import org.holdfast.server.ingest.cluster.StaleMarkForwarder;
 import org.holdfast.server.ingest.cluster.DedupLinks;
 import org.holdfast.server.ingest.cluster.GcDeltaLinks;
 import org.holdfast.server.ingest.cluster.MasterTrust;
+import org.holdfast.server.ingest.cluster.OwedForgets;
 import org.holdfast.server.ingest.cluster.MasterLease;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
 import org.holdfast.server.ingest.cluster.WorkerGcMetadata;
@@ -90,7 +91,7 @@ public class ClusterConfiguration {
     ClusterServer clusterServer(WorkerRegistry registry, HoldfastProperties props, ObjectProvider<ServerCertificate> certificate,
                                 ObjectProvider<TokenAuthenticator> tokens, ObjectProvider<AuditLog> audit,
                                 ObjectProvider<BuildProperties> build, DedupLinks dedupLinks, GcDeltaLinks gcDeltaLinks,
-                                ClusterDataMode dataMode, MetadataDb db) {
+                                ClusterDataMode dataMode, MetadataDb db, DataDirectory dir) {
         ServerCertificate cert = certificate.getIfAvailable(); // absent with holdfast.tls.enabled=false
         IngestTls tls = cert == null ? null : IngestTls.of(cert.privateKey(), cert.chain(), props.tls().engine());
         // blocks on the workers: their GC runs over the link, so a worker too old for the GC frames is refused at REGISTER
@@ -109,7 +110,9 @@ public class ClusterConfiguration {
         server.answerTakeoverRecords(sealedLogs::part);
         if ("cluster".equals(props.dedup().engine())) {
             // a worker's sweep freed blocks another worker's engine may hold (nearest mode): the master forwards its marks
-            server.forwardStaleMarks(new StaleMarkForwarder(dedupLinks, registry, props.dedup().cluster().clusterMode()));
+            // what a worker whose link is down is owed waits here, so that it holds up no other worker's marks
+            server.forwardStaleMarks(new StaleMarkForwarder(dedupLinks, registry, props.dedup().cluster().clusterMode(),
+                    new OwedForgets(dir.root().resolve("owed-forgets"))));
         }
         return server;
     }

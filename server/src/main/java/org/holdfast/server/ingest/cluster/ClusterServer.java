@@ -289,6 +289,28 @@ public final class ClusterServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Puts worker {@code workerId}'s new dedup {@code link} into service: at once without a forwarder, else on the
+     * forwarding thread once the forwarder delivered what the worker is owed ({@link StaleMarkForwarder#readyForService}),
+     * so that its engine forgets the blocks freed while it was away before it answers a lookup.
+     */
+    void dedupLinkUp(long workerId, String nodeName, DedupLink link, OtherRangePbns others) {
+        StaleMarkForwarder f = staleMarks;
+        if (f == null) {
+            dedupLinks.add(workerId, link);
+            return;
+        }
+        try {
+            forwards.execute(() -> {
+                if (f.readyForService(workerId, nodeName, link, others)) {
+                    dedupLinks.add(workerId, link);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            // closing: the link ends with the server
+        }
+    }
+
     ExecutorService lane() {
         return lane;
     }

@@ -28,6 +28,7 @@ public final class DedupLink {
     private volatile IndexReport indexReport; // null until the worker's first answer on this link
     private volatile java.util.function.Consumer<StartOverMark> onStartOver = s -> { };
     private boolean startOverHeard; // event loop only: one registration starts over at most once
+    private volatile OtherRangePbns distrusted; // null: every answer taken as it is
 
     /** Worker {@code name} (for messages) on {@code channel}; a call not answered within {@code timeout} ends the link's use. */
     public DedupLink(String name, Channel channel, Duration timeout) {
@@ -38,6 +39,19 @@ public final class DedupLink {
     /** The worker's node name. */
     public String name() {
         return name;
+    }
+
+    /**
+     * Takes this worker's lookup answers naming a PBN in {@code others} (another worker's range) as misses from now
+     * on: it was owed more forgets than the master kept ({@link OwedForgets}), so such an entry may name a freed block.
+     */
+    void distrust(OtherRangePbns others) {
+        distrusted = others;
+    }
+
+    /** The PBNs whose answers are misses on this link, or null. */
+    OtherRangePbns distrusted() {
+        return distrusted;
     }
 
     /** False once the link ended or a call timed out. */

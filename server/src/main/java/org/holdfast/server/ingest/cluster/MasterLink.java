@@ -315,7 +315,7 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             // answer could be read while the decoder still held it, against the pre-REGISTER budget), and
             // before the link goes into service: the master's first dedup request must follow it
             ctx.writeAndFlush(registered);
-            server.dedupLinks().add(w.workerId(), link);
+            server.dedupLinkUp(w.workerId(), w.nodeName(), link, OtherRangePbns.of(registered)); // owed forgets first
             server.rangeStores().add(w.workerId(), rangeStore);
             if (gcFrames) {
                 server.gcGuards().add(w.workerId(), gcGuard);

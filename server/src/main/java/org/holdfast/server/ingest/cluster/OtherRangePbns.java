@@ -24,4 +24,24 @@ record OtherRangePbns(long firstWorkerPbn, PbnRange own) {
     boolean contains(long pbn) {
         return pbn >= firstWorkerPbn && !own.contains(pbn);
     }
+
+    /**
+     * Turns the entries of a lookup answer ({@code pbns}, {@code runs}, {@code n} entries) that name a PBN of
+     * another worker's range into misses, and shortens the runs that went through them; returns how many.
+     */
+    int asMisses(long[] pbns, int[] runs, int n) {
+        int missed = 0;
+        for (int i = n - 1; i >= 0; i--) {
+            if (pbns[i] != 0 && contains(pbns[i])) {
+                pbns[i] = 0;
+                missed++;
+            }
+            if (pbns[i] == 0) {
+                runs[i] = 0;
+            } else if (runs[i] > 1) {
+                runs[i] = i + 1 < n ? Math.min(runs[i], 1 + runs[i + 1]) : 1; // a run ends where an entry became a miss
+            }
+        }
+        return missed;
+    }
 }

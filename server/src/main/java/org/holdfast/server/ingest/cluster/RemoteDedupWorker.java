@@ -66,6 +66,13 @@ public final class RemoteDedupWorker implements DedupWorker {
             if (!(m instanceof DedupAnswer a) || a.count() != n) {
                 throw link.lostError("it answered " + m.type() + " to a lookup of " + n + " entries");
             }
+            OtherRangePbns distrusted = link.distrusted();
+            if (distrusted != null) {
+                long[] pbns = a.pbns().clone();
+                int[] runs = a.runs().clone();
+                distrusted.asMisses(pbns, runs, n);
+                return new SegmentAnswer(index, n, pbns, runs, load(a.load()));
+            }
             return new SegmentAnswer(index, n, a.pbns(), a.runs(), load(a.load()));
         });
     }

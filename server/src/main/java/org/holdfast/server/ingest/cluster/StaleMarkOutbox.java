@@ -23,8 +23,10 @@ import org.holdfast.common.io.DurableReplace;
  * u32 magic "HFSM", u8 version 1, u32 count, count x (u64 PBN, 32-byte fingerprint), u32 CRC32C of
  * everything before it, big-endian ({@code 13 + 40 count} bytes; golden bytes in StaleMarkOutboxTest).
  * Part ids grow from 1 (the highest file's + 1 after a restart). At most {@link #MAX_PARTS} parts are
- * kept: beyond, a sweep's marks are dropped with a warning (dedup is missed on the other engines, the
- * owner's grace guard still refuses a freed PBN); a part that does not read is dropped the same way.
+ * kept: beyond, a sweep's marks are dropped with a warning (another engine that holds one of those PBNs,
+ * which normally none does, may answer it; the owner's grace guard refuses it only while its tombstone
+ * lingers); a part that does not read is dropped the same way. The master keeps the same parts for the
+ * workers it owes them to ({@link OwedForgets}).
  */
 public final class StaleMarkOutbox {
     private static final System.Logger LOG = System.getLogger(StaleMarkOutbox.class.getName());
@@ -68,15 +70,33 @@ public final class StaleMarkOutbox {
             if (parts.size() >= MAX_PARTS) {
                 dropped += n;
                 LOG.log(System.Logger.Level.WARNING, "the stale marks outbox " + dir + " holds " + MAX_PARTS + " parts the master has"
-                        + " not taken (is it older than cluster version 8, or a worker down?); " + n + " marks of freed blocks are not"
-                        + " kept: the other workers' engines may answer them until they load those containers, and the owner's grace"
-                        + " guard refuses them, so only dedup is missed");
+                        + " not taken (is it older than cluster version 8, or of an older release with a worker down? upgrade it);"
+                        + " " + n + " marks of freed blocks are not kept: another worker's engine that holds one of them (normally"
+                        + " none does) may answer it until it loads that container");
                 continue;
             }
             long id = nextId++;
             write(id, encode(pbns, fps, from, n));
             parts.add(id);
         }
+    }
+
+    /**
+     * Keeps the first {@code count} (1 to {@link ProtocolLimits#MAX_DEDUP_ENTRIES}) PBNs of {@code pbns} with their
+     * fingerprints as one part, forced to disk when this returns, unless {@code maxParts} are waiting: then
+     * nothing is written and this answers false (the caller decides what a full outbox means).
+     */
+    public synchronized boolean offer(long[] pbns, byte[] fps, int count, int maxParts) {
+        if (count < 1 || count > ProtocolLimits.MAX_DEDUP_ENTRIES) {
+            throw new IllegalArgumentException("a part holds 1 to " + ProtocolLimits.MAX_DEDUP_ENTRIES + " marks, not " + count);
+        }
+        if (parts.size() >= maxParts) {
+            return false;
+        }
+        long id = nextId++;
+        write(id, encode(pbns, fps, 0, count));
+        parts.add(id);
+        return true;
     }
 
     /** Tells the listener (the link's sender) that parts may be waiting: call once the blocks are freed. */
@@ -130,7 +150,7 @@ public final class StaleMarkOutbox {
             return null;
         } catch (IllegalStateException e) {
             LOG.log(System.Logger.Level.WARNING, "dropping the stale marks part " + f + ": " + e.getMessage() + " (the other workers'"
-                    + " engines may answer those freed blocks until they load their containers; the owner's grace guard refuses them)");
+                    + " engines that hold one of those freed blocks, normally none, may answer it until they load its container)");
             synchronized (this) {
                 dropped++;
             }

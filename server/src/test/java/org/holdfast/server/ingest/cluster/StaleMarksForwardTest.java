@@ -33,8 +33,10 @@ import org.junit.jupiter.api.io.TempDir;
  * segment where it matched). a's sweep frees blocks; the master forwards their marks to b, whose
  * engine then no longer answers them; without forwarding b still does (the missed forward this
  * closes). Blocks b's engine never recorded (data on workers' normal case) cost b nothing: its gate
- * skips them. A forged part (a PBN outside a's range) is refused and changes nothing on b; a part whose
- * receiving worker is down waits in a's outbox until it is back.
+ * skips them. A forged part (a PBN outside a's range) is refused and changes nothing on b. A part whose
+ * receiving worker is down is taken and owed to it on the master ({@link OwedForgets}), also across a
+ * master restart, and delivered before b's next link serves a lookup; more owed than kept distrusts b (its
+ * answers in another worker's range are misses); a master without {@link OwedForgets} leaves the part on a.
  */
 class StaleMarksForwardTest {
     private static final long FIRST = OneRangeWorker.FIRST;
@@ -54,11 +56,13 @@ class StaleMarksForwardTest {
     private WorkerConnector a;
     private WorkerConnector b;
     private final Clock clock = Clock.systemUTC();
+    private OwedForgets owed;
+    private int maxOwedParts = OwedForgets.MAX_PARTS;
 
     @BeforeEach
     void start() throws Exception {
         master = RangeGcParts.master(dir, Duration.ofMillis(200));
-        master.server.forwardStaleMarks(new StaleMarkForwarder(master.server.dedupLinks(), master.registry, ClusterMode.NEAREST));
+        forwardWithOwed();
         tokenFile = RangeGcParts.tokenFile(dir, master);
         Path node = dir.resolve("a");
         data = RangeGcParts.rangeData(dir, node);
@@ -70,6 +74,12 @@ class StaleMarksForwardTest {
         await().atMost(Duration.ofSeconds(20)).until(() -> master.server.rangeSweeps().up(1) != null
                 && master.server.dedupLinks().upByWorkerId().containsKey(1L));
         startB();
+    }
+
+    /** The master's forwarder as this release wires it: what a worker whose link is down is owed is kept in {@code owed/}. */
+    private void forwardWithOwed() {
+        owed = new OwedForgets(dir.resolve("owed"), maxOwedParts);
+        master.server.forwardStaleMarks(new StaleMarkForwarder(master.server.dedupLinks(), master.registry, ClusterMode.NEAREST, owed));
     }
 
     private void startB() {
@@ -111,6 +121,17 @@ class StaleMarksForwardTest {
         return Arrays.copyOf(dedupB.lookup(new SegmentLookup(stream++, fps(raw), N)).join().pbns(), N);
     }
 
+    /** b's answer {@code after} never names a freed PBN of {@code pbns} and still finds the kept ones. */
+    private static void assertFreedMissedKeptFound(long[] after, long[] pbns) {
+        for (int k = 0; k < N; k++) {
+            if (k < FREED) {
+                assertThat(after[k]).as("b never answers freed PBN of block " + k).isNotEqualTo(pbns[k]);
+            } else {
+                assertThat(after[k]).as("kept block " + k + " still a duplicate on b").isEqualTo(pbns[k]);
+            }
+        }
+    }
+
     private GcSwept sweepA() {
         GcSwept r = master.server.rangeSweeps().up(1).sweep(GcSweep.NO_TIME, false).join();
         assertThat(r.blocksFreed()).isEqualTo(FREED);
@@ -127,14 +148,7 @@ class StaleMarksForwardTest {
         StaleMarkOutbox outbox = a.rangeSweep().staleMarks();
         await().atMost(Duration.ofSeconds(20)).until(() -> outbox.pending().isEmpty());
         assertThat(dedupB.forgotten()).as("b's engine took exactly a's freed blocks").isEqualTo(FREED);
-        long[] after = lookUpOnB(raw);
-        for (int k = 0; k < N; k++) {
-            if (k < FREED) {
-                assertThat(after[k]).as("b never answers freed PBN of block " + k).isNotEqualTo(pbns[k]);
-            } else {
-                assertThat(after[k]).as("kept block " + k + " still a duplicate on b").isEqualTo(pbns[k]);
-            }
-        }
+        assertFreedMissedKeptFound(lookUpOnB(raw), pbns);
 
         // a later backup of the freed content stores it again, and it reads back byte for byte
         RemoteRangeStore store = master.server.rangeStores().up(1);
@@ -199,20 +213,64 @@ class StaleMarksForwardTest {
         assertThat(master.server.dedupLinks().upByWorkerId()).as("the link stays: a refusal, not a violation").containsKey(1L);
     }
 
-    /** Stores blocks held by both engines, stops b, sweeps a: the part waits in a's outbox (the master answers later). */
-    private long[] sweepWhileBIsDown(byte[] raw) {
+    /** Stores blocks held by both engines, stops b and waits until the master sees its dedup link down. */
+    private long[] storeThenStopB(byte[] raw) {
         long[] pbns = storeOnAHeldByBoth(raw);
         b.close();
         b = null;
         await().atMost(Duration.ofSeconds(20)).until(() -> !master.server.dedupLinks().upByWorkerId().containsKey(2L));
-        sweepA();
-        await().pollDelay(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> true);
-        assertThat(a.rangeSweep().staleMarks().pending()).as("b is down: a keeps the part").hasSize(1);
         return pbns;
     }
 
-    /** Once b is back and a's outbox is empty, b's engine forgot exactly the freed blocks. */
-    private void bForgetsOnceBack(byte[] raw, long[] pbns) {
+    /** b is down while a sweeps: the master takes the part (a's outbox empties) and owes it to b. */
+    private long[] sweepWhileBIsDown(byte[] raw) {
+        long[] pbns = storeThenStopB(raw);
+        sweepA();
+        await().atMost(Duration.ofSeconds(20)).until(() -> a.rangeSweep().staleMarks().pending().isEmpty());
+        assertThat(owed.owed(2)).as("the part is owed to b, synced on the master").isEqualTo(1);
+        assertThat(dedupB.forgotten()).as("b's engine is not reached while it is down").isZero();
+        return pbns;
+    }
+
+    /** A lookup through the master's dedup link of b, as a backup's: the first call on b's new link. */
+    private long[] lookUpOnBThroughMaster(byte[] raw) {
+        RemoteDedupWorker w = master.server.dedupLinks().upByWorkerId().get(2L);
+        return Arrays.copyOf(w.lookup(new SegmentLookup(stream++, fps(raw), N)).join().pbns(), N);
+    }
+
+    /** b registers again: its link serves lookups only once its engine forgot what it was owed. */
+    private void bForgetsBeforeItsFirstLookup(byte[] raw, long[] pbns) {
+        startB(); // returns once the master has b's dedup link in service
+        assertThat(dedupB.forgotten()).as("delivered before the link went into service").isEqualTo(FREED);
+        assertThat(owed.owed(2)).as("nothing owed any more").isZero();
+        assertFreedMissedKeptFound(lookUpOnBThroughMaster(raw), pbns); // b's first answer on its new link
+    }
+
+    @Test
+    void receivingWorkerDown_partTakenAndOwed_aIsNotHeldUp_bForgetsBeforeItsFirstLookup() {
+        byte[] raw = blocks(44, N, false);
+        bForgetsBeforeItsFirstLookup(raw, sweepWhileBIsDown(raw));
+    }
+
+    @Test
+    void masterRestartsWhileBIsOwedAPart_keptOnDisk_deliveredByTheNewMaster() {
+        byte[] raw = blocks(45, N, false);
+        long[] pbns = sweepWhileBIsDown(raw);
+        master.restartOnSamePort();
+        forwardWithOwed(); // a new master process over the same directory
+        assertThat(owed.owed(2)).as("read back after the restart").isEqualTo(1);
+        bForgetsBeforeItsFirstLookup(raw, pbns);
+    }
+
+    @Test
+    void withoutOwedForgets_partWaitsOnA_forwardedOnceBIsBack() {
+        // a master that keeps nothing (the behaviour before this release): the sender keeps the part
+        master.server.forwardStaleMarks(new StaleMarkForwarder(master.server.dedupLinks(), master.registry, ClusterMode.NEAREST));
+        byte[] raw = blocks(47, N, false);
+        long[] pbns = storeThenStopB(raw);
+        sweepA();
+        await().pollDelay(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> true);
+        assertThat(a.rangeSweep().staleMarks().pending()).as("b is down: a keeps the part").hasSize(1);
         startB();
         await().atMost(Duration.ofSeconds(20)).until(() -> a.rangeSweep().staleMarks().pending().isEmpty());
         assertThat(dedupB.forgotten()).isEqualTo(FREED);
@@ -223,17 +281,22 @@ class StaleMarksForwardTest {
     }
 
     @Test
-    void receivingWorkerDown_partWaitsOnA_forwardedOnceItIsBack() {
-        byte[] raw = blocks(44, N, false);
-        bForgetsOnceBack(raw, sweepWhileBIsDown(raw));
-    }
-
-    @Test
-    void masterRestartsWhileAPartWaits_nothingLost_forwardedByTheNewMaster() {
-        byte[] raw = blocks(45, N, false);
-        long[] pbns = sweepWhileBIsDown(raw);
-        master.restartOnSamePort(); // the master kept nothing of it: a sends it again to the new one
-        master.server.forwardStaleMarks(new StaleMarkForwarder(master.server.dedupLinks(), master.registry, ClusterMode.NEAREST));
-        bForgetsOnceBack(raw, pbns);
+    void moreOwedThanKept_bDistrusted_itsAnswersNamingARangeAreMisses_neverAFreedBlock() {
+        maxOwedParts = 0; // nothing fits: b is distrusted at the first part owed
+        forwardWithOwed();
+        byte[] raw = blocks(48, N, false);
+        long[] pbns = storeThenStopB(raw);
+        sweepA();
+        await().atMost(Duration.ofSeconds(20)).until(() -> a.rangeSweep().staleMarks().pending().isEmpty());
+        assertThat(owed.distrusted(2)).as("taken all the same: b is distrusted instead").isTrue();
+        assertThat(owed.owed(2)).isZero();
+        startB();
+        assertThat(dedupB.forgotten()).as("nothing was kept for b").isZero();
+        assertThat(lookUpOnB(raw)).as("b's engine still holds a's freed blocks").containsExactly(pbns);
+        assertThat(lookUpOnBThroughMaster(raw)).as("the master takes b's answers in a's range as misses").containsOnly(0L);
+        master.restartOnSamePort();
+        forwardWithOwed();
+        await().atMost(Duration.ofSeconds(20)).until(() -> master.server.dedupLinks().upByWorkerId().containsKey(2L));
+        assertThat(lookUpOnBThroughMaster(raw)).as("still distrusted after a master restart").containsOnly(0L);
     }
 }
