@@ -1,8 +1,10 @@
 package org.holdfast.server.store;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.Set;
 import org.holdfast.server.store.object.ObjectStore;
 
 /**
@@ -13,7 +15,8 @@ import org.holdfast.server.store.object.ObjectStore;
  * size refuses the takeover with nothing claimed or written (one missing is logged: the worker may
  * have freed and deleted it after its last report); then, unless turned off, one read of every recorded
  * log through SHA-256 ({@link TakeoverDigestCheck}): a log altered at its sealed size refuses the same
- * way, while the old worker is not fenced yet. While
+ * way, while the old worker is not fenced yet; a worker's key that appeared or went during that read
+ * (another node of the worker writing) refuses too. While
  * adopting, each downloaded log's SHA-256 again ({@link RangeTakeover#adopt(RangeTakeover.Plan, java.nio.file.Path,
  * MetadataDb, org.holdfast.common.id.PbnRange, ObjectStore, java.nio.file.Path, SealedLogs)}): a mismatch
  * refuses before the store is made. Logs without a record are adopted unchecked and logged.
@@ -88,6 +91,7 @@ public final class TakeoverCheck {
             if (why != null) {
                 throw refusal(worker, why, NOTHING_CLAIMED);
             }
+            unchangedSince(worker, listing, objects);
         } else if (warnSizeOnly && !recorded.isEmpty()) {
             LOG.log(System.Logger.Level.WARNING, "takeover of worker " + worker + "'s range: the " + recorded.size() + " recorded logs"
                     + " were checked by size only before the claim (holdfast.cluster.takeover-check=size): one altered at its sealed size"
@@ -100,6 +104,27 @@ public final class TakeoverCheck {
     }
 
     /** The refusal of a takeover of worker {@code worker}'s range for {@code why}; {@code state}: what it left. */
+    /**
+     * Refuses the takeover if the worker's keys changed since {@code listing}: the read can take hours,
+     * and a node of the worker that wrote meanwhile (the old one, registered again while this node's
+     * link was down) is alive; claiming now would fence it and delete its uploads as late ones, blocks
+     * of commits the master took as durable among them.
+     */
+    private static void unchangedSince(long worker, List<String> listing, ObjectStore objects) {
+        Set<String> before = new HashSet<>(listing);
+        Set<String> now = new HashSet<>(objects.list(WorkerKeys.prefix(worker)));
+        if (now.equals(before)) {
+            return;
+        }
+        List<String> added = now.stream().filter(k -> !before.contains(k)).sorted().limit(5).toList();
+        List<String> gone = before.stream().filter(k -> !now.contains(k)).sorted().limit(5).toList();
+        throw new StoreException(STORE, null, null, "the takeover of worker " + worker + "'s range is refused: the bucket's keys of"
+                + " the worker changed while its logs were read through SHA-256 (new: " + added + ", gone: " + gone + ", at most 5 each),"
+                + " so another node of worker " + worker + " is writing (the old worker back, or a second replacement); "
+                + NOTHING_CLAIMED + ". If the old worker is alive, stop this node: it needs no replacement; else stop the other"
+                + " node and start this one again", null);
+    }
+
     static CorruptDataException refusal(long worker, String why, String state) {
         return new CorruptDataException(STORE, null, null, "the takeover of worker " + worker + "'s range is refused: " + why
                 + " (the master's record of what the worker sealed and uploaded); " + state + ". Put the log object the worker"

@@ -11,6 +11,7 @@ import org.holdfast.common.id.PbnRange;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.SealedLogs;
+import org.holdfast.server.store.StoreException;
 import org.holdfast.server.store.WorkerKeys;
 import org.holdfast.server.store.object.ObjectStore;
 import org.junit.jupiter.api.AfterEach;
@@ -128,6 +129,39 @@ class TakeoverSealedLogsTest {
                 .hasMessageContaining("the store was not made");
         assertThat(look.size(WorkerKeys.marker(WORKER, 2))).as("epoch 2 claimed: the old worker is fenced").isPresent();
         assertThat(look.list(WorkerKeys.space(WORKER, 2) + "/logs/")).as("nothing written under the new epoch").isEmpty();
+    }
+
+    @Test
+    void oldNodeUploadsDuringTheSha256Check_takeoverRefusedNothingClaimed_itsCommittedLogKept() throws Exception {
+        // the old node back (it registered again while the heir's link was down), serving at epoch 1
+        WorkerRangeData old = fixture.node("worker", Duration.ofSeconds(10));
+        old.identify(WORKER);
+        DataStore s = old.claim(RANGE);
+        byte[] more = RangeBlocks.blocks(78, 2, false);
+        long[][] pbns = new long[1][];
+        String logs1 = WorkerKeys.space(WORKER, 1) + "/logs/";
+        WorkerRangeData heir = fixture.node(tmp.resolve("heir").resolve(WorkerRangeData.DIRECTORY),
+                () -> new ForwardingObjectStore(fixture.client()) {
+                    @Override
+                    public byte[] getRange(String key, long offset, int length) {
+                        if (pbns[0] == null && key.startsWith(logs1)) {
+                            // while the heir reads the range through SHA-256 the old node commits: its log goes to e1
+                            pbns[0] = RangeBlocks.appendRaw(s, more);
+                            old.sync(s);
+                        }
+                        return real.getRange(key, offset, length);
+                    }
+                }, Duration.ofSeconds(10));
+        heir.identify(WORKER);
+        heir.checkTakeoversAgainst(id -> records);
+
+        assertThatThrownBy(() -> heir.claim(RANGE)).isInstanceOf(StoreException.class)
+                .hasMessageContaining("the takeover of worker " + WORKER + "'s range is refused: the bucket's keys of the worker changed")
+                .hasMessageContaining("nothing was claimed or written in the bucket");
+        assertThat(pbns[0]).as("the old node wrote during the check").isNotNull();
+        assertThat(look.size(WorkerKeys.marker(WORKER, 2))).as("epoch 2 not claimed: the old node is not fenced").isEmpty();
+        assertThat(look.list(logs1)).as("its committed log not deleted as a late upload").hasSize(3);
+        RangeBlocks.assertStoreReads(s, pbns[0], more);
     }
 
     /** Flips a bit of the last block's stored bytes of log {@code key} in the bucket (same size); the bytes as altered. */
