@@ -8,7 +8,6 @@ import static org.holdfast.server.ingest.cluster.RangeBlocks.blocks;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.fps;
 
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -61,7 +60,7 @@ class GcSweepLinkTest {
     private WorkerGcMetadata gc;
     private LazyDedupWorker dedup;
     private WorkerConnector worker;
-    private final Clock clock = Clock.systemUTC();
+    private final ForwardClock clock = new ForwardClock();
 
     @BeforeEach
     void start() throws Exception {
@@ -105,7 +104,11 @@ class GcSweepLinkTest {
 
     private Stored storeBlocks() {
         byte[] raw = blocks(7, N, false);
-        return new Stored(raw, RangeGcParts.storeAndRecord(master.server.rangeStores().up(1), raw, N, dedup));
+        long[] pbns = RangeGcParts.storeAndRecord(master.server.rangeStores().up(1), raw, N, dedup);
+        // the backup that stored them protected them and committed; its grace on the worker has passed since
+        LandedBackup.protectAndEnd(master.server, gc, 1, pbns);
+        clock.advance(Duration.ofHours(2));
+        return new Stored(raw, pbns);
     }
 
     /** RC+1 for every block (a commit), then RC-1 for the first ones with an expiry a day ago or, for two, a day ahead (a deletion). */
