@@ -457,8 +457,7 @@ public final class WorkerConnector implements AutoCloseable {
                 ctx.pipeline().addAfter(ctx.name(), "dedup", new DedupService(dedup, offered >= Register.START_OVER_REPORT_VERSION ? unreported : null,
                         OtherRangePbns.of(r)));
             }
-            // each stored block's own grace expiry, capped while the master may still protect it; closed when the link ends
-            AnsweredStores.Link answered = rangeData != null && gcMetadata != null ? gcMetadata.answered().open() : null;
+            AnsweredStores.Link answered = null; // the stores answered over this link, with range data and GC metadata
             if (rangeData != null) {
                 // an archiving range store keys its objects by the id; no PBN below the floor is handed out
                 rangeData.identify(r.workerId(), r.pbnFloor());
@@ -471,6 +470,8 @@ public final class WorkerConnector implements AutoCloseable {
                 }
                 // the GC metadata opens before any block is stored here, so its counts-lost check sees only earlier blocks
                 Runnable first = gcMetadata == null ? () -> { } : () -> gcMetadata.claim(w.range());
+                // each stored block's own grace expiry, capped while the master may still protect it; closed when the link ends
+                answered = gcMetadata == null ? null : gcMetadata.answered().open();
                 StoredBlockExpiry expiry = answered == null ? StoredBlockExpiry.NONE : new StoredBlockExpiry(gcMetadata, answered);
                 // from version 7 an archiving worker tells the master what it sealed, so a copy of its range can be checked
                 SealedLogReporter sealed = offered >= Register.LOG_DIGEST_VERSION && rangeData.archived()
