@@ -7,7 +7,6 @@ import static org.holdfast.server.ingest.cluster.RangeBlocks.BS;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.blocks;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.fps;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -20,15 +19,10 @@ import org.holdfast.common.protocol.GcSweep;
 import org.holdfast.common.protocol.GcSwept;
 import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.gc.bosc.BoscPipeline;
-import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.gc.bosc.UpdateBatch;
 import org.holdfast.gc.gma.GmaChunk.UpdateKinds;
 import org.holdfast.server.catalog.ReferenceGuard;
 import org.holdfast.server.cluster.LoadProbe;
-import org.holdfast.server.cluster.MembershipSettings;
-import org.holdfast.server.security.AuditLog;
-import org.holdfast.server.store.DataStore;
-import org.holdfast.server.store.FsyncPolicy;
 import org.holdfast.server.store.StoredBlock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -63,10 +57,8 @@ class LostStoreAnswerTest {
 
     @BeforeEach
     void start() throws Exception {
-        master = new TestMaster(dir.resolve("catalog"), new MembershipSettings(Duration.ofMillis(500), Duration.ofSeconds(2),
-                Duration.ofSeconds(10), FIRST, MembershipSettings.DEFAULT_RANGE_SIZE), AuditLog.NONE);
-        tokenFile = dir.resolve("worker.token");
-        Files.writeString(tokenFile, master.workerToken());
+        master = RangeGcParts.master(dir, Duration.ofMillis(500));
+        tokenFile = RangeGcParts.tokenFile(dir, master);
         openWorkerProcess();
         guard = new RangeReferenceGuard(MASTER_RANGE, ReferenceGuard.NONE, master.server.gcGuards());
     }
@@ -74,10 +66,8 @@ class LostStoreAnswerTest {
     /** The worker process's range data and GC metadata (opened again after a restart: recovery from disk). */
     private void openWorkerProcess() {
         Path node = dir.resolve("w1");
-        data = new WorkerRangeData(node.resolve("range-data"), new DataStore.Settings(dir.resolve("unused"), 1L << 20, FsyncPolicy.COMMIT,
-                64, 0));
-        gc = new WorkerGcMetadata(node.resolve("range-data").resolve("gc"), BoscSettings.defaults().withCommitters(1),
-                Duration.ofMillis(GRACE_MS), clock);
+        data = RangeGcParts.rangeData(dir, node);
+        gc = RangeGcParts.gcMetadata(node, Duration.ofMillis(GRACE_MS), clock);
         startLink();
     }
 
