@@ -9,6 +9,7 @@ import static org.holdfast.server.ingest.cluster.RangeBlocks.fps;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -22,6 +23,7 @@ import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.engine.LazyDedupWorker;
 import org.holdfast.server.engine.SegmentAnswer;
 import org.holdfast.server.engine.SegmentLookup;
+import org.holdfast.server.engine.SteppingClock;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.StoredBlock;
@@ -60,7 +62,7 @@ class GcSweepLinkTest {
     private WorkerGcMetadata gc;
     private LazyDedupWorker dedup;
     private WorkerConnector worker;
-    private final ForwardClock clock = new ForwardClock();
+    private final SteppingClock clock = new SteppingClock(Instant.now()); // moved past a grace by hand
 
     @BeforeEach
     void start() throws Exception {
@@ -204,20 +206,7 @@ class GcSweepLinkTest {
 
     /** A thread holding the range data's lock until {@code release} (or 30 s), returned once it holds it. */
     private Thread holdRangeData(CountDownLatch release) throws InterruptedException {
-        CountDownLatch held = new CountDownLatch(1);
-        Thread holder = new Thread(() -> {
-            synchronized (data) {
-                held.countDown();
-                try {
-                    release.await(30, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        });
-        holder.start();
-        held.await();
-        return holder;
+        return RangeGcParts.holdRangeData(data, release);
     }
 
     @Test

@@ -13,7 +13,6 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.GcSweep;
 import org.holdfast.common.protocol.GcSwept;
@@ -134,20 +133,8 @@ class LostStoreAnswerTest {
         master.server.gcDeltas().up(1).send(1, commit).join();
 
         // the worker's data lane waits (the range data's lock held) while the link ends: the append comes after, its answer is lost
-        CountDownLatch held = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        Thread holder = new Thread(() -> {
-            synchronized (data) {
-                held.countDown();
-                try {
-                    release.await(30, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        });
-        holder.start();
-        held.await();
+        Thread holder = RangeGcParts.holdRangeData(data, release);
         byte[] b = blocks(2, 1, false);
         CompletableFuture<Long> lost = master.server.rangeStores().up(1).store(PayloadCodec.RAW, BS, 1, fps(b), b);
         Thread.sleep(200); // the request reaches the worker's lane

@@ -9,6 +9,7 @@ import static org.holdfast.server.ingest.cluster.RangeBlocks.fps;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import org.holdfast.common.protocol.GcSweep;
 import org.holdfast.common.protocol.GcSwept;
@@ -19,6 +20,7 @@ import org.holdfast.server.engine.ClusterMode;
 import org.holdfast.server.engine.LazyDedupWorker;
 import org.holdfast.server.engine.SegmentLookup;
 import org.holdfast.server.engine.SegmentRecord;
+import org.holdfast.server.engine.SteppingClock;
 import org.holdfast.server.engine.SungemStats;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -54,7 +56,7 @@ class StaleMarksForwardTest {
     private LazyDedupWorker dedupB;
     private WorkerConnector a;
     private WorkerConnector b;
-    private final ForwardClock clock = new ForwardClock();
+    private final SteppingClock clock = new SteppingClock(Instant.now()); // moved past a grace by hand
     private OwedForgets owed;
     private int maxOwedParts = OwedForgets.MAX_PARTS;
 
