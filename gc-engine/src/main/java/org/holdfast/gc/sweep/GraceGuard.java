@@ -186,6 +186,23 @@ public final class GraceGuard {
             return 0;
         }
         Session session = sessions.computeIfAbsent(sessionId, id -> new Session(clock.millis(), pipeline.layout().range().first()));
+        return protectBatch(session, pbns, off, count, zeroRefused, clock.millis() + grace.toMillis());
+    }
+
+    /**
+     * Protects blocks just stored that no session has protected yet (a worker's DATA_STORE, whose
+     * answer the master may never get): logs ET = max(ET, {@code at} + grace) for
+     * {@code pbns[off..off+count)} under their stripes, tied to no session, so a sweep frees them
+     * once the grace has passed unless a reference or a session's protection arrives first. The
+     * caller caps the sweep's horizon while the master may still protect them (its answered stores,
+     * {@code at} their time). Returns the number refused (tombstoned; nothing logged then).
+     */
+    public int protectStored(long[] pbns, int off, int count, long at) {
+        return count <= 0 ? 0 : protectBatch(null, pbns, off, count, false, at + grace.toMillis());
+    }
+
+    /** The batch protection of {@link #protect(long, long[], int, int, boolean)}, for {@code session} (null: none), raising ET to {@code expiry}. */
+    private int protectBatch(Session session, long[] pbns, int off, int count, boolean zeroRefused, long expiry) {
         // the stripes of the batch, locked in ascending order (the sweep's order): no deadlock
         long[] wanted = new long[STRIPES / 64];
         boolean any = false;
@@ -222,9 +239,11 @@ public final class GraceGuard {
                     return refused;
                 }
             }
-            pipeline.appendSingles(UpdateKinds.RAISE_EXPIRY, pbns, off, count, clock.millis() + grace.toMillis());
+            pipeline.appendSingles(UpdateKinds.RAISE_EXPIRY, pbns, off, count, expiry);
             synchronized (inFlight) {
-                session.record(pbns, off, count); // refused entries are 0 here
+                if (session != null) {
+                    session.record(pbns, off, count); // refused entries are 0 here
+                }
                 if (watch != null) {
                     watch.addAll(pbns, off, count);
                 }

@@ -72,6 +72,30 @@ class GraceGuardTest {
     }
 
     @Test
+    void protectStored_expiryFromTheGivenTime_tiedToNoSession_refusesTombstoned() {
+        MutableClock clock = new MutableClock(T0);
+        try (GcHarness h = new GcHarness(dir, clock)) { // grace 6 h
+            h.pipeline.appendSingle(UpdateKinds.RAISE_EXPIRY, 9, T0 - 1);
+            h.sweeper.sweep(clock.millis());
+            assertThat(h.reclaimed).containsExactly(9L);
+            long before = h.pipeline.updatesLogged();
+            assertThat(h.guard.protectStored(new long[] {9, 40}, 0, 2, T0)).as("tombstoned: nothing logged").isEqualTo(1);
+            assertThat(h.pipeline.updatesLogged()).isEqualTo(before);
+
+            // stored an hour ago (the worker's append): ET = then + grace, and no session holds the sweep back
+            assertThat(h.guard.protectStored(new long[] {40, 41}, 0, 2, T0 - Duration.ofHours(1).toMillis())).isZero();
+            assertThat(h.guard.openSessions()).isZero();
+            clock.advance(Duration.ofHours(4));
+            h.sweeper.sweep(h.guard.sweepHorizon(clock.millis()));
+            assertThat(h.reclaimed).as("within the grace of the append").containsExactly(9L);
+            clock.advance(Duration.ofHours(1).plusMinutes(1));
+            assertThat(h.guard.sweepHorizon(clock.millis())).isEqualTo(clock.millis());
+            h.sweeper.sweep(h.guard.sweepHorizon(clock.millis()));
+            assertThat(h.reclaimed).containsExactlyInAnyOrder(9L, 40L, 41L);
+        }
+    }
+
+    @Test
     void tombstone_sweepHorizonHeldBackByALongBackup_stillLingersItsTimeAfterTheReclaim() {
         MutableClock clock = new MutableClock(T0);
         try (GcHarness h = new GcHarness(dir, clock)) { // grace 6 h, tombstones linger 5 min

@@ -48,6 +48,7 @@ public final class GcGuardService extends WorkerLinkService {
     // an archiving range store (backend s3), or null: a node whose range another node took over protects nothing
     private final WorkerRangeData fence;
     private final BoundedLane lane = new BoundedLane("holdfast-gc-guard");
+    private final AnsweredStores.Link answered; // null: this link's stores get no expiry of their own
     private GraceGuard guard; // lane only, from open()
     private BoscPipeline pipeline; // lane only
     private String refusal; // lane only: why the GC metadata would not open
@@ -65,7 +66,16 @@ public final class GcGuardService extends WorkerLinkService {
      * be in the range owner's GC metadata, whose sweep is the one that frees the range's blocks.
      */
     public GcGuardService(WorkerGcMetadata gc, PbnRange range, WorkerRangeData fence) {
+        this(gc, range, fence, null);
+    }
+
+    /**
+     * As above; each protection also tells {@code answered} (this link's stores answered but not yet
+     * protected, null: none) which of them the master protected, once the raise is logged.
+     */
+    GcGuardService(WorkerGcMetadata gc, PbnRange range, WorkerRangeData fence, AnsweredStores.Link answered) {
         super("GC guard");
+        this.answered = answered;
         this.gc = gc;
         this.range = range;
         this.fence = fence;
@@ -130,6 +140,9 @@ public final class GcGuardService extends WorkerLinkService {
             int refused = guard.protect(p.sessionId(), work, 0, p.count(), p.zeroRefused());
             if (refused == 0 || p.zeroRefused()) {
                 pipeline.awaitDurable(); // see the class comment: the raise must survive a crash before the master relies on it
+                if (answered != null) {
+                    answered.protectedPbns(work, 0, p.count()); // the session's tie holds them now (refused entries are 0)
+                }
             }
             return new GcProtected(p.requestId(), refusedEntries(p, work, refused));
         } catch (RuntimeException e) {
@@ -179,6 +192,9 @@ public final class GcGuardService extends WorkerLinkService {
 
     @Override
     void linkEnded() {
+        if (answered != null) {
+            answered.close(); // see AnsweredStores: no session can commit what was answered over this link and not protected
+        }
         lane.run(this::endAll);
         lane.shutdown();
     }

@@ -41,7 +41,9 @@ import org.holdfast.server.store.StoredBlock;
  * store that would not open) is answered DATA_FAILED, nothing stored, and the link stays; a
  * malformed frame is answered ERROR and the link closes (after discarding the rest,
  * {@link ErrorLinger}) before the store sees anything. Requests still queued when the link ends are
- * dropped: the master gave them up.
+ * dropped: the master gave them up. Each stored block gets a grace expiry of its own in the range's GC
+ * metadata before it is answered ({@link StoredBlockExpiry}), so one whose answer is lost is freed by
+ * the range's sweep after the grace.
  */
 public final class RangeDataService extends WorkerLinkService {
     private static final System.Logger LOG = System.getLogger(RangeDataService.class.getName());
@@ -55,6 +57,7 @@ public final class RangeDataService extends WorkerLinkService {
     private final byte[] digest = new byte[32];
     private final StoredBlock block = new StoredBlock();
     private final RangeBlockRepair repairs;
+    private final StoredBlockExpiry expiry;
     private final SealedLogReporter sealedLogs; // null: DATA_SYNCED carries no report (a link before version 7, or no bucket)
     private final SealedLogPush push; // null: no reports between syncs (a link before version 8, or no bucket)
     private final java.util.concurrent.atomic.AtomicBoolean pushQueued = new java.util.concurrent.atomic.AtomicBoolean();
@@ -79,7 +82,14 @@ public final class RangeDataService extends WorkerLinkService {
      * and from version 8 it also sends them between syncs ({@code betweenSyncs}, SEALED_LOGS, {@link #heartbeat}).
      */
     RangeDataService(WorkerRangeData data, PbnRange range, Runnable first, SealedLogReporter sealedLogs, boolean betweenSyncs) {
+        this(data, range, first, sealedLogs, betweenSyncs, StoredBlockExpiry.NONE);
+    }
+
+    /** As above, giving each block stored over this link its own grace expiry through {@code expiry}, opened after {@code first}. */
+    RangeDataService(WorkerRangeData data, PbnRange range, Runnable first, SealedLogReporter sealedLogs, boolean betweenSyncs,
+                     StoredBlockExpiry expiry) {
         super("data");
+        this.expiry = expiry;
         this.sealedLogs = sealedLogs;
         this.push = sealedLogs != null && betweenSyncs ? new SealedLogPush(sealedLogs) : null;
         this.data = data;
@@ -88,6 +98,7 @@ public final class RangeDataService extends WorkerLinkService {
         lane.run(() -> {
             try {
                 first.run();
+                expiry.open();
             } catch (RuntimeException e) {
                 // whoever owns it reports its own failure (the GC services log a refusal at registration)
             }
@@ -218,6 +229,7 @@ public final class RangeDataService extends WorkerLinkService {
                 return bad != null ? DataFailed.of(r.requestId(), "DATA_REPAIR refused: " + bad + "; nothing changed")
                         : repairs.repair(store, r, codec);
             } else if (m instanceof DataSync) {
+                expiry.beforeSync();
                 data.sync(store); // with an object store: also every sealed log in the bucket
                 return new DataSynced(id, store.nextPbn(), sealedLogs == null ? null : sealedLogs.next(store));
             }
@@ -247,6 +259,7 @@ public final class RangeDataService extends WorkerLinkService {
                 ? store.appendFrame(s.fps(), 0, s.count(), p, 0, p.length, s.blockSize())
                 : store.append(s.fps(), 0, p, 0, p.length, s.codec() == PayloadCodec.ZSTD ? FormatVersions.CODEC_ZSTD
                         : FormatVersions.CODEC_RAW, s.blockSize());
+        expiry.stored(first, s.count()); // before the answer: one the link loses leaves a block the sweep frees after the grace
         return new DataStored(s.requestId(), first, s.count());
     }
 
@@ -345,6 +358,7 @@ public final class RangeDataService extends WorkerLinkService {
 
     @Override
     void linkEnded() {
+        expiry.linkEnded(); // after the channel went inactive: a store served from now on cannot be answered
         lane.run(codec::close); // false: already stopping
         lane.shutdown();
     }

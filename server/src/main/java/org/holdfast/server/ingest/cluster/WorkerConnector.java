@@ -457,6 +457,7 @@ public final class WorkerConnector implements AutoCloseable {
                 ctx.pipeline().addAfter(ctx.name(), "dedup", new DedupService(dedup, offered >= Register.START_OVER_REPORT_VERSION ? unreported : null,
                         OtherRangePbns.of(r)));
             }
+            AnsweredStores.Link answered = null; // the stores answered over this link, with range data and GC metadata
             if (rangeData != null) {
                 // an archiving range store keys its objects by the id; no PBN below the floor is handed out
                 rangeData.identify(r.workerId(), r.pbnFloor());
@@ -469,19 +470,22 @@ public final class WorkerConnector implements AutoCloseable {
                 }
                 // the GC metadata opens before any block is stored here, so its counts-lost check sees only earlier blocks
                 Runnable first = gcMetadata == null ? () -> { } : () -> gcMetadata.claim(w.range());
+                // each stored block's own grace expiry, capped while the master may still protect it; closed when the link ends
+                answered = gcMetadata == null ? null : gcMetadata.answered().open();
+                StoredBlockExpiry expiry = answered == null ? StoredBlockExpiry.NONE : new StoredBlockExpiry(gcMetadata, answered);
                 // from version 7 an archiving worker tells the master what it sealed, so a copy of its range can be checked
                 SealedLogReporter sealed = offered >= Register.LOG_DIGEST_VERSION && rangeData.archived()
                         ? new SealedLogReporter(r.workerId()) : null;
                 // from version 8 also between syncs, soon after an upload is confirmed (looked at every heartbeat)
                 ctx.pipeline().addAfter(ctx.name(), "data", new RangeDataService(rangeData, w.range(), first, sealed,
-                        offered >= Register.SYNC_REPORT_VERSION));
+                        offered >= Register.SYNC_REPORT_VERSION, expiry));
             }
             if (gcMetadata != null) {
                 // an archiving range store fences the GC services: a node whose range was taken over must protect
                 // nothing the owner's sweep would not see, and acknowledge no delta the owner never logs
                 WorkerRangeData fence = rangeData != null && rangeData.archived() ? rangeData : null;
                 // the grace protection of the master's backups, on its own thread beside the deltas'
-                ctx.pipeline().addAfter(ctx.name(), "gc-guard", new GcGuardService(gcMetadata, w.range(), fence));
+                ctx.pipeline().addAfter(ctx.name(), "gc-guard", new GcGuardService(gcMetadata, w.range(), fence, answered));
                 ctx.pipeline().addAfter(ctx.name(), "gc", new GcDeltaService(gcMetadata, w.range(), fence));
             }
             if (rangeSweep != null) {

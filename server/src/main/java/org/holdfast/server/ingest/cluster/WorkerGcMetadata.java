@@ -36,7 +36,9 @@ import org.holdfast.gc.sweep.GraceGuard;
  *
  * <p>The worker decides what of its range may be freed, so the grace protection of the blocks that
  * backups in progress write or match lives here too: a {@link GraceGuard} over the same pipeline,
- * made with it at {@link #claim} (its stripes are the ones the range's sweep takes).
+ * made with it at {@link #claim} (its stripes are the ones the range's sweep takes). Every block
+ * stored for a DATA_STORE gets a grace expiry of its own, and the stores answered but not yet
+ * protected by the master cap the sweep ({@link AnsweredStores}).
  *
  * <p>Counts lost: GC metadata created afresh over a range store that already holds blocks (its
  * directory lost or removed while the range data stayed) lacks every count from before, and the
@@ -64,6 +66,7 @@ public final class WorkerGcMetadata implements AutoCloseable {
     private boolean closed;
     private ToLongFunction<PbnRange> storedBlocks; // PBNs the range store over a range has handed out; null: unknown
     private final AcknowledgedDeltaMark acknowledged;
+    private final AnsweredStores answered;
 
     /** GC metadata in {@code dir} ({@code <data-dir>/range-data/gc}), with {@code settings} and the default grace of 24 h. */
     public WorkerGcMetadata(Path dir, BoscSettings settings) {
@@ -77,6 +80,12 @@ public final class WorkerGcMetadata implements AutoCloseable {
         this.grace = grace;
         this.clock = clock;
         this.acknowledged = new AcknowledgedDeltaMark(dir);
+        this.answered = new AnsweredStores(clock, grace);
+    }
+
+    /** The DATA_STOREs answered over the live links and not yet protected by the master, which cap the range's sweep. */
+    public AnsweredStores answered() {
+        return answered;
     }
 
     /** Its directory. */

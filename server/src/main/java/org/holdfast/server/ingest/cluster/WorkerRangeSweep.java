@@ -22,7 +22,8 @@ import org.holdfast.server.store.DataStore;
  *
  * <p>The worker trusts its own clock: a sweep compares expiries against the earlier of the master's
  * time and the worker's, capped by its guard's {@link GraceGuard#sweepHorizon} (a backup in progress
- * holds it back). So a master whose clock runs ahead cannot free a block early; one behind only
+ * holds it back), and by the stores answered over a live link that the master has not protected yet
+ * ({@link AnsweredStores#cap}). So a master whose clock runs ahead cannot free a block early; one behind only
  * frees later. A block with RC &gt; 0, or an expiry at or after the horizon, or a pin, is never freed.
  * A sweep asked over a link frees nothing if that link ended before its horizon was computed
  * ({@link #run(PbnRange, long, boolean, BooleanSupplier)}).
@@ -213,9 +214,16 @@ public final class WorkerRangeSweep {
             sweeperStore = store;
         }
         baseline = reclaimer.reclaimed();
+        if (!dryRun) {
+            // every block appended so far durable and indexed (its grace expiry first, StoredBlockExpiry): a block whose
+            // answer was lost may never have been synced, and forgetting a location still pending would not stick
+            pipeline.awaitDurable();
+            store.sync();
+        }
         long own = gc.clock().millis();
         long asOf = masterNow > 0 ? Math.min(masterNow, own) : own; // the worker trusts its own clock
-        long horizon = guard.sweepHorizon(asOf);
+        // stores answered but not yet protected first, then the sessions (AnsweredStores.cap says why in this order)
+        long horizon = guard.sweepHorizon(gc.answered().cap(asOf));
         if (!linkUp.getAsBoolean()) { // after the horizon: see run
             throw new Refused((stopping ? "the worker is stopping and " : "") + "the link to the master that asked for this sweep"
                     + " ended before it freed anything, and the backups that protected blocks over it ended with it (their"

@@ -8,8 +8,8 @@ import static org.holdfast.server.ingest.cluster.RangeBlocks.blocks;
 import static org.holdfast.server.ingest.cluster.RangeBlocks.fps;
 
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -23,6 +23,7 @@ import org.holdfast.server.cluster.LoadProbe;
 import org.holdfast.server.engine.LazyDedupWorker;
 import org.holdfast.server.engine.SegmentAnswer;
 import org.holdfast.server.engine.SegmentLookup;
+import org.holdfast.server.engine.SteppingClock;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.DataStore;
 import org.holdfast.server.store.StoredBlock;
@@ -61,7 +62,7 @@ class GcSweepLinkTest {
     private WorkerGcMetadata gc;
     private LazyDedupWorker dedup;
     private WorkerConnector worker;
-    private final Clock clock = Clock.systemUTC();
+    private final SteppingClock clock = new SteppingClock(Instant.now()); // moved past a grace by hand
 
     @BeforeEach
     void start() throws Exception {
@@ -105,7 +106,11 @@ class GcSweepLinkTest {
 
     private Stored storeBlocks() {
         byte[] raw = blocks(7, N, false);
-        return new Stored(raw, RangeGcParts.storeAndRecord(master.server.rangeStores().up(1), raw, N, dedup));
+        long[] pbns = RangeGcParts.storeAndRecord(master.server.rangeStores().up(1), raw, N, dedup);
+        // the backup that stored them protected them and committed; its grace on the worker has passed since
+        LandedBackup.protectAndEnd(master.server, gc, 1, pbns);
+        clock.advance(Duration.ofHours(2));
+        return new Stored(raw, pbns);
     }
 
     /** RC+1 for every block (a commit), then RC-1 for the first ones with an expiry a day ago or, for two, a day ahead (a deletion). */
@@ -201,20 +206,7 @@ class GcSweepLinkTest {
 
     /** A thread holding the range data's lock until {@code release} (or 30 s), returned once it holds it. */
     private Thread holdRangeData(CountDownLatch release) throws InterruptedException {
-        CountDownLatch held = new CountDownLatch(1);
-        Thread holder = new Thread(() -> {
-            synchronized (data) {
-                held.countDown();
-                try {
-                    release.await(30, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        });
-        holder.start();
-        held.await();
-        return holder;
+        return RangeGcParts.holdRangeData(data, release);
     }
 
     @Test

@@ -9,6 +9,8 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.gc.bosc.BoscSettings;
 import org.holdfast.server.cluster.MembershipSettings;
@@ -77,5 +79,26 @@ final class RangeGcParts {
             e.flush();
         }
         return pbns;
+    }
+
+    /**
+     * A thread holding {@code data}'s lock (as behind a long disk operation: a sweep or a data request waits
+     * in it) until {@code release} counts down (or 30 s); returned once it holds it.
+     */
+    static Thread holdRangeData(WorkerRangeData data, CountDownLatch release) throws InterruptedException {
+        CountDownLatch held = new CountDownLatch(1);
+        Thread holder = new Thread(() -> {
+            synchronized (data) {
+                held.countDown();
+                try {
+                    release.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        holder.start();
+        held.await();
+        return holder;
     }
 }

@@ -8,8 +8,8 @@ import static org.holdfast.server.ingest.cluster.RangeBlocks.fps;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import org.holdfast.common.protocol.GcSweep;
 import org.holdfast.common.protocol.GcSwept;
@@ -20,6 +20,7 @@ import org.holdfast.server.engine.ClusterMode;
 import org.holdfast.server.engine.LazyDedupWorker;
 import org.holdfast.server.engine.SegmentLookup;
 import org.holdfast.server.engine.SegmentRecord;
+import org.holdfast.server.engine.SteppingClock;
 import org.holdfast.server.engine.SungemStats;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -55,7 +56,7 @@ class StaleMarksForwardTest {
     private LazyDedupWorker dedupB;
     private WorkerConnector a;
     private WorkerConnector b;
-    private final Clock clock = Clock.systemUTC();
+    private final SteppingClock clock = new SteppingClock(Instant.now()); // moved past a grace by hand
     private OwedForgets owed;
     private int maxOwedParts = OwedForgets.MAX_PARTS;
 
@@ -111,6 +112,9 @@ class StaleMarksForwardTest {
     private long[] storeOnAHeldByBoth(byte[] raw, boolean alsoOnB) {
         RemoteRangeStore store = master.server.rangeStores().up(1);
         long[] pbns = alsoOnB ? RangeGcParts.storeAndRecord(store, raw, N, dedupA, dedupB) : RangeGcParts.storeAndRecord(store, raw, N, dedupA);
+        // the backup that stored them protected them and committed; its grace on the worker has passed since
+        LandedBackup.protectAndEnd(master.server, gc, 1, pbns);
+        clock.advance(Duration.ofHours(2));
         GcDeltaScript.commitThenDelete(master.server.gcDeltas().up(1), pbns, FREED, k -> clock.millis() - DAY);
         return pbns;
     }

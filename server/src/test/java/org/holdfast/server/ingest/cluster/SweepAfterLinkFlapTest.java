@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.protocol.GcSweep;
@@ -170,21 +169,9 @@ class SweepAfterLinkFlapTest {
         Thread.sleep(GRACE_MS + 200);
         RemoteRangeSweep sweep = master.server.rangeSweeps().up(1);
         WorkerRangeSweep onTheWorker = worker.rangeSweep();
-        CountDownLatch held = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         // the range data's lock held: the sweep waits in it before it computes its horizon
-        Thread holder = new Thread(() -> {
-            synchronized (data) {
-                held.countDown();
-                try {
-                    release.await(30, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        });
-        holder.start();
-        held.await();
+        Thread holder = RangeGcParts.holdRangeData(data, release);
         CompletableFuture<GcSwept> asked = sweep.sweep(GcSweep.NO_TIME, false);
         await().atMost(Duration.ofSeconds(10)).until(() -> onTheWorker.progress().running());
         master.server.close(); // the link ends with the sweep under way; the worker process lives on
