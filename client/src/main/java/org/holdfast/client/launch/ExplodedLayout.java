@@ -75,6 +75,8 @@ public final class ExplodedLayout {
      * {@code dest}, telling {@code notices}. The layout is written into {@code <dest>.<random>.tmp},
      * whose writer holds {@code <dest>.<random>.lock} (a {@link TempFileGuard}, locked) until the
      * directory is renamed or deleted: a lock no live process holds marks its directory as a leftover.
+     * The lock file outlives a Ctrl-C or SIGTERM too (no hook deletes it once it is locked), so that
+     * the directory it marks is found.
      */
     static void write(Path fatJar, Path dest, Consumer<String> notices) throws IOException {
         Path parent = dest.toAbsolutePath().getParent();
@@ -84,6 +86,9 @@ public final class ExplodedLayout {
         try (FileChannel lock = FileChannel.open(guard.path(), StandardOpenOption.WRITE)) {
             guard.lock(lock);
             lock.write(ByteBuffer.wrap((ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.UTF_8)));
+            // from here the lock file marks the layout: the hook would delete it at Ctrl-C or SIGTERM and
+            // orphan the half-written directory (the sweep finds layouts by their lock files only)
+            guard.release();
             try {
                 fill(fatJar, dest, Files.createDirectory(layoutOf(guard.path())));
             } finally {

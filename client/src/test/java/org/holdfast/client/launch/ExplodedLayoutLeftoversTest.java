@@ -60,4 +60,58 @@ class ExplodedLayoutLeftoversTest {
         assertThat(cache.resolve("key1/agent.jar")).exists();
         assertThat(unlocked).exists();
     }
+
+    @Test
+    void write_interruptedBySigterm_nextWriteRemovesTheHalfLayout() throws Exception {
+        Path cache = Files.createDirectory(dir.resolve("cache"));
+        Path jar = dir.resolve("many-libs-exec.jar");
+        try (OutputStream os = Files.newOutputStream(jar); JarOutputStream out = new JarOutputStream(os)) {
+            for (int i = 0; i < 5000; i++) { // slow enough to be caught half-way
+                out.putNextEntry(new JarEntry(ExplodedLayout.LIB + "dep" + i + ".jar"));
+                out.write(new byte[10]);
+                out.closeEntry();
+            }
+        }
+        Process writer = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), Writer.class.getName(), jar.toString(), cache.resolve("key1").toString())
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        try {
+            long deadline = System.nanoTime() + 20_000_000_000L;
+            while (writer.isAlive() && System.nanoTime() < deadline && libsWritten(cache) < 100) {
+                Thread.sleep(1);
+            }
+            assertThat(writer.isAlive()).as("the writer is caught half-way").isTrue();
+            writer.destroy(); // SIGTERM, as Ctrl-C or systemd stopping the unit: shutdown hooks run
+            assertThat(writer.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        } finally {
+            writer.destroyForcibly();
+        }
+
+        ExplodedLayout.removeLeftovers(cache, "key1", notices::add);
+
+        try (var files = Files.list(cache)) {
+            assertThat(files).as("nothing of the interrupted write stays").isEmpty();
+        }
+    }
+
+    private static long libsWritten(Path cache) {
+        try (var layouts = Files.newDirectoryStream(cache, "key1.*.tmp")) {
+            long n = 0;
+            for (Path layout : layouts) {
+                try (var libs = Files.list(layout.resolve("lib"))) {
+                    n += libs.count();
+                }
+            }
+            return n;
+        } catch (java.io.IOException e) {
+            return 0;
+        }
+    }
+
+    /** Writes a layout in its own process: args fat jar, destination. */
+    public static final class Writer {
+        public static void main(String[] args) throws Exception {
+            ExplodedLayout.write(Path.of(args[0]), Path.of(args[1]));
+        }
+    }
 }
