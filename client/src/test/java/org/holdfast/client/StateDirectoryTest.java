@@ -125,9 +125,7 @@ class StateDirectoryTest {
 
     @Test
     void migrate_acrossFileSystems_copyAKilledAgentLeft_replacedAndMoveCompletes() throws Exception {
-        Path shm = Path.of("/dev/shm");
-        assumeTrue(Files.isWritable(shm) && !Files.getFileStore(shm).equals(Files.getFileStore(dir)), "needs a second file system");
-        Path other = Files.createTempDirectory(shm, "holdfast-test-");
+        Path other = otherFileSystem();
         try {
             Path old = Files.createDirectories(other.resolve(".holdfast/agent-state/h_7070"));
             Files.writeString(old.resolve("vm.state"), "state");
@@ -146,19 +144,13 @@ class StateDirectoryTest {
             assertThat(fresh.resolve("agent-state.moving")).doesNotExist();
             assertThat(other.resolve(".holdfast/agent-state")).doesNotExist();
         } finally {
-            try (var walk = Files.walk(other)) {
-                for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    Files.delete(p);
-                }
-            }
+            deleteTree(other);
         }
     }
 
     @Test
     void migrate_secondAgentStartsDuringACopyAcrossFileSystems_noStateFileLost() throws Exception {
-        Path shm = Path.of("/dev/shm");
-        assumeTrue(Files.isWritable(shm) && !Files.getFileStore(shm).equals(Files.getFileStore(dir)), "needs a second file system");
-        Path other = Files.createTempDirectory(shm, "holdfast-test-");
+        Path other = otherFileSystem();
         try {
             Path old = Files.createDirectories(other.resolve(".holdfast/agent-state/h_7070"));
             int files = 3000;
@@ -197,10 +189,21 @@ class StateDirectoryTest {
             assertThat(failures).as("neither agent fails").isEmpty();
             assertThat(fresh.resolve("agent-state/h_7070")).isDirectoryContaining(p -> p.endsWith("vm" + (files - 1) + ".state"));
         } finally {
-            try (var walk = Files.walk(other)) {
-                for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    Files.delete(p);
-                }
+            deleteTree(other);
+        }
+    }
+
+    /** A new directory on another file system than the test's, where moving the state must copy it. */
+    private Path otherFileSystem() throws java.io.IOException {
+        Path shm = Path.of("/dev/shm");
+        assumeTrue(Files.isWritable(shm) && !Files.getFileStore(shm).equals(Files.getFileStore(dir)), "needs a second file system");
+        return Files.createTempDirectory(shm, "holdfast-test-");
+    }
+
+    private static void deleteTree(Path root) throws java.io.IOException {
+        try (var walk = Files.walk(root)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
             }
         }
     }
