@@ -133,6 +133,8 @@ public final class StateDirectory {
                             StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(PRIVATE_FILE))) {
                         try {
                             lock.lock(); // released by the kernel if the holder is killed
+                        } catch (java.nio.channels.FileLockInterruptionException | java.nio.channels.ClosedChannelException e) {
+                            throw e; // interrupted while waiting: not a reason to move without the lock
                         } catch (IOException noLocks) {
                             // a file system without locks: agents started together may still race, as before
                         }
