@@ -3,6 +3,7 @@ package org.holdfast.client.launch;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -14,12 +15,16 @@ import java.nio.file.LinkOption;
 import java.util.ArrayList;
 import java.util.Enumeration;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Consumer;
 import java.util.jar.Attributes;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.jar.JarOutputStream;
 import java.util.jar.Manifest;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.holdfast.client.LeftoverTempFiles;
 import org.holdfast.client.TempFileGuard;
 
@@ -41,6 +46,8 @@ public final class ExplodedLayout {
     static final String LIB = "BOOT-INF/lib/";
     static final String MAIN_CLASS = "org.holdfast.client.cli.HoldfastAgent";
     static final String LOCK_SUFFIX = ".lock";
+    // a lock file's name: the layout's name, a dot, TempFileGuard's random digits, LOCK_SUFFIX
+    private static final Pattern LOCK_NAME = Pattern.compile("(.+)\\.[0-9]+\\.lock");
 
     private ExplodedLayout() {
     }
@@ -81,7 +88,7 @@ public final class ExplodedLayout {
     static void write(Path fatJar, Path dest, Consumer<String> notices) throws IOException {
         Path parent = dest.toAbsolutePath().getParent();
         Files.createDirectories(parent);
-        removeLeftovers(parent, dest.getFileName().toString(), notices);
+        removeAllLeftovers(parent, notices);
         TempFileGuard guard = TempFileGuard.create(parent, dest.getFileName() + ".", LOCK_SUFFIX);
         try (FileChannel lock = FileChannel.open(guard.path(), StandardOpenOption.WRITE)) {
             guard.lock(lock);
@@ -97,6 +104,27 @@ public final class ExplodedLayout {
             }
         } finally {
             guard.release();
+        }
+    }
+
+    /**
+     * Removes the leftovers of gone writers of every layout in {@code parent}, not only the one being
+     * written: a layout that another launcher finished is never written again, so its own sweep never comes.
+     */
+    static void removeAllLeftovers(Path parent, Consumer<String> notices) {
+        Set<String> destNames = new TreeSet<>();
+        try (DirectoryStream<Path> locks = Files.newDirectoryStream(parent, "*" + LOCK_SUFFIX)) {
+            for (Path lock : locks) {
+                Matcher m = LOCK_NAME.matcher(lock.getFileName().toString());
+                if (m.matches()) {
+                    destNames.add(m.group(1));
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return; // the write itself reports a directory it cannot use
+        }
+        for (String destName : destNames) {
+            removeLeftovers(parent, destName, notices);
         }
     }
 

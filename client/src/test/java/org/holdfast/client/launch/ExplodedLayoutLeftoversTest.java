@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.jar.JarEntry;
 import java.util.jar.JarOutputStream;
 import org.holdfast.client.LeftoverRules;
+import org.holdfast.client.LiveTempFileHolder;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -91,6 +92,25 @@ class ExplodedLayoutLeftoversTest {
 
         try (var files = Files.list(cache)) {
             assertThat(files).as("nothing of the interrupted write stays").isEmpty();
+        }
+    }
+
+    @Test
+    void write_killedWriterOfAnotherKeyLeftItsLayout_removedToo() throws Exception {
+        Path cache = Files.createDirectory(dir.resolve("cache"));
+        // a launcher killed while another one finished key0: key0 is never written again
+        Files.write(cache.resolve("key0.9876543210" + ExplodedLayout.LOCK_SUFFIX), "4242\n".getBytes());
+        Files.write(Files.createDirectories(cache.resolve("key0.9876543210.tmp/lib")).resolve("dep.jar"), new byte[50]);
+        LiveTempFileHolder.Held live = LiveTempFileHolder.start(cache, "key0.", ExplodedLayout.LOCK_SUFFIX, 5);
+        try {
+            ExplodedLayout.write(fatJar(), cache.resolve("key1"), notices::add);
+
+            assertThat(cache.resolve("key0.9876543210.tmp")).as("the dead writer's layout").doesNotExist();
+            assertThat(cache.resolve("key0.9876543210" + ExplodedLayout.LOCK_SUFFIX)).doesNotExist();
+            assertThat(live.file()).as("a live writer's lock").exists();
+            assertThat(cache.resolve("key1/agent.jar")).exists();
+        } finally {
+            live.kill();
         }
     }
 
