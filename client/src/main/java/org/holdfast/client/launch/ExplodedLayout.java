@@ -46,8 +46,9 @@ public final class ExplodedLayout {
     static final String LIB = "BOOT-INF/lib/";
     static final String MAIN_CLASS = "org.holdfast.client.cli.HoldfastAgent";
     static final String LOCK_SUFFIX = ".lock";
-    // a lock file's name: the layout's name, a dot, TempFileGuard's random digits, LOCK_SUFFIX
-    private static final Pattern LOCK_NAME = Pattern.compile("(.+)\\.[0-9]+\\.lock");
+    // a lock file of a layout the launcher names (its key: cksum's CRC and size, joined by '-'), a dot,
+    // TempFileGuard's random digits: nothing wider, in case the cache was pointed at a shared directory
+    private static final Pattern LOCK_NAME = Pattern.compile("([0-9]+-[0-9]+)\\.[0-9]+\\.lock");
 
     private ExplodedLayout() {
     }
@@ -88,7 +89,7 @@ public final class ExplodedLayout {
     static void write(Path fatJar, Path dest, Consumer<String> notices) throws IOException {
         Path parent = dest.toAbsolutePath().getParent();
         Files.createDirectories(parent);
-        removeAllLeftovers(parent, notices);
+        removeAllLeftovers(parent, dest.getFileName().toString(), notices);
         TempFileGuard guard = TempFileGuard.create(parent, dest.getFileName() + ".", LOCK_SUFFIX);
         try (FileChannel lock = FileChannel.open(guard.path(), StandardOpenOption.WRITE)) {
             guard.lock(lock);
@@ -108,11 +109,12 @@ public final class ExplodedLayout {
     }
 
     /**
-     * Removes the leftovers of gone writers of every layout in {@code parent}, not only the one being
-     * written: a layout that another launcher finished is never written again, so its own sweep never comes.
+     * Removes the leftovers of gone writers of {@code destName} and of every other layout the
+     * launcher names in {@code parent} (a layout that another launcher finished is never written
+     * again, so its own sweep never comes).
      */
-    static void removeAllLeftovers(Path parent, Consumer<String> notices) {
-        Set<String> destNames = new TreeSet<>();
+    static void removeAllLeftovers(Path parent, String destName, Consumer<String> notices) {
+        Set<String> destNames = new TreeSet<>(Set.of(destName));
         try (DirectoryStream<Path> locks = Files.newDirectoryStream(parent, "*" + LOCK_SUFFIX)) {
             for (Path lock : locks) {
                 Matcher m = LOCK_NAME.matcher(lock.getFileName().toString());
@@ -121,10 +123,10 @@ public final class ExplodedLayout {
                 }
             }
         } catch (IOException | RuntimeException e) {
-            return; // the write itself reports a directory it cannot use
+            // the others' wait for a later run; the write itself reports a directory it cannot use
         }
-        for (String destName : destNames) {
-            removeLeftovers(parent, destName, notices);
+        for (String name : destNames) {
+            removeLeftovers(parent, name, notices);
         }
     }
 

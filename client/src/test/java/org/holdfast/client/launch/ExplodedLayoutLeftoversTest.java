@@ -98,17 +98,19 @@ class ExplodedLayoutLeftoversTest {
     @Test
     void write_killedWriterOfAnotherKeyLeftItsLayout_removedToo() throws Exception {
         Path cache = Files.createDirectory(dir.resolve("cache"));
-        // a launcher killed while another one finished key0: key0 is never written again
-        Files.write(cache.resolve("key0.9876543210" + ExplodedLayout.LOCK_SUFFIX), "4242\n".getBytes());
-        Files.write(Files.createDirectories(cache.resolve("key0.9876543210.tmp/lib")).resolve("dep.jar"), new byte[50]);
-        LiveTempFileHolder.Held live = LiveTempFileHolder.start(cache, "key0.", ExplodedLayout.LOCK_SUFFIX, 5);
+        // a launcher killed while another one finished that key: it is never written again
+        Files.write(cache.resolve("1234567890-4096.9876543210" + ExplodedLayout.LOCK_SUFFIX), "4242\n".getBytes());
+        Files.write(Files.createDirectories(cache.resolve("1234567890-4096.9876543210.tmp/lib")).resolve("dep.jar"), new byte[50]);
+        Path other = Files.write(cache.resolve("notalayout.9876543210" + ExplodedLayout.LOCK_SUFFIX), "x".getBytes()); // not the launcher's key
+        LiveTempFileHolder.Held live = LiveTempFileHolder.start(cache, "1234567890-4096.", ExplodedLayout.LOCK_SUFFIX, 5);
         try {
             ExplodedLayout.write(fatJar(), cache.resolve("key1"), notices::add);
 
-            assertThat(cache.resolve("key0.9876543210.tmp")).as("the dead writer's layout").doesNotExist();
-            assertThat(cache.resolve("key0.9876543210" + ExplodedLayout.LOCK_SUFFIX)).doesNotExist();
+            assertThat(cache.resolve("1234567890-4096.9876543210.tmp")).as("the dead writer's layout").doesNotExist();
+            assertThat(cache.resolve("1234567890-4096.9876543210" + ExplodedLayout.LOCK_SUFFIX)).doesNotExist();
             assertThat(live.file()).as("a live writer's lock").exists();
             assertThat(cache.resolve("key1/agent.jar")).exists();
+            assertThat(other).exists();
         } finally {
             live.kill();
         }
