@@ -1,9 +1,11 @@
 package org.holdfast.client;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
@@ -33,6 +35,11 @@ public final class StateDirectory {
     private static final List<String> ENTRIES = List.of(KNOWN_SERVERS, AGENT_STATE);
     /** The mode of every directory the agent makes for its state: readable only by its user. */
     private static final Set<PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
+    /** Held (fcntl) by the agent moving old entries in, inside the directory; made only when there is something to move. */
+    static final String MIGRATE_LOCK = ".migrate.lock";
+    private static final Set<PosixFilePermission> PRIVATE_FILE = PosixFilePermissions.fromString("rw-------");
+    // the file lock cannot exclude another thread of this JVM (the daemon resolves for several volumes)
+    private static final Object MIGRATING = new Object();
 
     private final Path dir;
     private final List<Path> legacy;
@@ -105,18 +112,39 @@ public final class StateDirectory {
         }
     }
 
-    /** Moves the old entries that the new directory lacks; returns the names moved. */
+    /**
+     * Moves the old entries that the new directory lacks; returns the names moved. One agent at a
+     * time moves them ({@link #MIGRATE_LOCK}): a second one that started meanwhile would delete the
+     * first one's {@code .moving} copy while it is written, and the first would then rename what
+     * was left of it into place and delete the old entry.
+     */
     public List<String> migrate(Consumer<String> notice) {
         List<String> moved = new ArrayList<>();
         for (String name : ENTRIES) {
-            Path from = legacy.stream().map(l -> l.resolve(name)).filter(Files::exists).findFirst().orElse(null);
+            Path from = legacyEntry(name);
             Path to = dir.resolve(name);
             if (from == null || Files.exists(to)) {
                 continue;
             }
             try {
                 createPrivate(dir);
-                move(from, to);
+                synchronized (MIGRATING) {
+                    try (FileChannel lock = FileChannel.open(dir.resolve(MIGRATE_LOCK), Set.of(StandardOpenOption.CREATE,
+                            StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(PRIVATE_FILE))) {
+                        try {
+                            lock.lock(); // released by the kernel if the holder is killed
+                        } catch (java.nio.channels.FileLockInterruptionException | java.nio.channels.ClosedChannelException e) {
+                            throw e; // interrupted while waiting: not a reason to move without the lock
+                        } catch (IOException noLocks) {
+                            // a file system without locks: agents started together may still race, as before
+                        }
+                        from = legacyEntry(name); // the agent this one waited for may have moved it
+                        if (from == null || Files.exists(to)) {
+                            continue;
+                        }
+                        move(from, to);
+                    }
+                }
             } catch (IOException e) {
                 throw IoReasons.localIo("cannot move the agent's old state " + from + " to", to, e,
                         "move it by hand (mv " + from + " " + to + "), then retry");
@@ -125,6 +153,10 @@ public final class StateDirectory {
             notice.accept("moved " + from + " to " + to + " (the agent's state now lives in " + dir + ")");
         }
         return moved;
+    }
+
+    private Path legacyEntry(String name) {
+        return legacy.stream().map(l -> l.resolve(name)).filter(Files::exists).findFirst().orElse(null);
     }
 
     /**

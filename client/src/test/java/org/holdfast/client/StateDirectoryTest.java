@@ -125,9 +125,7 @@ class StateDirectoryTest {
 
     @Test
     void migrate_acrossFileSystems_copyAKilledAgentLeft_replacedAndMoveCompletes() throws Exception {
-        Path shm = Path.of("/dev/shm");
-        assumeTrue(Files.isWritable(shm) && !Files.getFileStore(shm).equals(Files.getFileStore(dir)), "needs a second file system");
-        Path other = Files.createTempDirectory(shm, "holdfast-test-");
+        Path other = otherFileSystem();
         try {
             Path old = Files.createDirectories(other.resolve(".holdfast/agent-state/h_7070"));
             Files.writeString(old.resolve("vm.state"), "state");
@@ -146,11 +144,75 @@ class StateDirectoryTest {
             assertThat(fresh.resolve("agent-state.moving")).doesNotExist();
             assertThat(other.resolve(".holdfast/agent-state")).doesNotExist();
         } finally {
-            try (var walk = Files.walk(other)) {
-                for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    Files.delete(p);
-                }
+            deleteTree(other);
+        }
+    }
+
+    @Test
+    void migrate_secondAgentStartsDuringACopyAcrossFileSystems_noStateFileLost() throws Exception {
+        Path other = otherFileSystem();
+        try {
+            Path old = Files.createDirectories(other.resolve(".holdfast/agent-state/h_7070"));
+            int files = 3000;
+            for (int i = 0; i < files; i++) {
+                Files.writeString(old.resolve("vm" + i + ".state"), "state " + i);
             }
+            Path fresh = dir.resolve("new");
+            List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+            Thread first = new Thread(() -> {
+                try {
+                    new StateDirectory(fresh, List.of(other.resolve(".holdfast"))).migrate(line -> { });
+                } catch (Throwable t) {
+                    failures.add(t);
+                }
+            });
+            first.start();
+            // the second agent (a cron job for another volume, the daemon) starts while the first one copies
+            Path partial = fresh.resolve("agent-state.moving/h_7070");
+            long deadline = System.nanoTime() + 20_000_000_000L;
+            while (first.isAlive() && System.nanoTime() < deadline && count(partial) < 300) {
+                Thread.onSpinWait();
+            }
+            try {
+                new StateDirectory(fresh, List.of(other.resolve(".holdfast"))).migrate(line -> { });
+            } catch (Throwable t) {
+                failures.add(t);
+            }
+            first.join(30_000);
+
+            for (int i = 0; i < files; i++) {
+                Path moved = fresh.resolve("agent-state/h_7070/vm" + i + ".state");
+                Path left = old.resolve("vm" + i + ".state");
+                assertThat(Files.exists(moved) ? Files.readString(moved) : Files.exists(left) ? Files.readString(left) : null)
+                        .as("state file %d, in the new place or still in the old one", i).isEqualTo("state " + i);
+            }
+            assertThat(failures).as("neither agent fails").isEmpty();
+            assertThat(fresh.resolve("agent-state/h_7070")).isDirectoryContaining(p -> p.endsWith("vm" + (files - 1) + ".state"));
+        } finally {
+            deleteTree(other);
+        }
+    }
+
+    /** A new directory on another file system than the test's, where moving the state must copy it. */
+    private Path otherFileSystem() throws java.io.IOException {
+        Path shm = Path.of("/dev/shm");
+        assumeTrue(Files.isWritable(shm) && !Files.getFileStore(shm).equals(Files.getFileStore(dir)), "needs a second file system");
+        return Files.createTempDirectory(shm, "holdfast-test-");
+    }
+
+    private static void deleteTree(Path root) throws java.io.IOException {
+        try (var walk = Files.walk(root)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+
+    private static long count(Path d) {
+        try (var s = Files.list(d)) {
+            return s.count();
+        } catch (java.io.IOException e) {
+            return 0;
         }
     }
 }

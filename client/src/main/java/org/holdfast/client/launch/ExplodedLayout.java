@@ -3,6 +3,7 @@ package org.holdfast.client.launch;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -14,12 +15,16 @@ import java.nio.file.LinkOption;
 import java.util.ArrayList;
 import java.util.Enumeration;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Consumer;
 import java.util.jar.Attributes;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.jar.JarOutputStream;
 import java.util.jar.Manifest;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.holdfast.client.LeftoverTempFiles;
 import org.holdfast.client.TempFileGuard;
 
@@ -41,6 +46,9 @@ public final class ExplodedLayout {
     static final String LIB = "BOOT-INF/lib/";
     static final String MAIN_CLASS = "org.holdfast.client.cli.HoldfastAgent";
     static final String LOCK_SUFFIX = ".lock";
+    // a lock file of a layout the launcher names (its key: cksum's CRC and size, joined by '-'), a dot,
+    // TempFileGuard's random digits: nothing wider, in case the cache was pointed at a shared directory
+    private static final Pattern LOCK_NAME = Pattern.compile("([0-9]+-[0-9]+)\\.[0-9]+\\.lock");
 
     private ExplodedLayout() {
     }
@@ -75,15 +83,20 @@ public final class ExplodedLayout {
      * {@code dest}, telling {@code notices}. The layout is written into {@code <dest>.<random>.tmp},
      * whose writer holds {@code <dest>.<random>.lock} (a {@link TempFileGuard}, locked) until the
      * directory is renamed or deleted: a lock no live process holds marks its directory as a leftover.
+     * The lock file outlives a Ctrl-C or SIGTERM too (no hook deletes it once it is locked), so that
+     * the directory it marks is found.
      */
     static void write(Path fatJar, Path dest, Consumer<String> notices) throws IOException {
         Path parent = dest.toAbsolutePath().getParent();
         Files.createDirectories(parent);
-        removeLeftovers(parent, dest.getFileName().toString(), notices);
+        removeAllLeftovers(parent, dest.getFileName().toString(), notices);
         TempFileGuard guard = TempFileGuard.create(parent, dest.getFileName() + ".", LOCK_SUFFIX);
         try (FileChannel lock = FileChannel.open(guard.path(), StandardOpenOption.WRITE)) {
             guard.lock(lock);
             lock.write(ByteBuffer.wrap((ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.UTF_8)));
+            // from here the lock file marks the layout: the hook would delete it at Ctrl-C or SIGTERM and
+            // orphan the half-written directory (the sweep finds layouts by their lock files only)
+            guard.release();
             try {
                 fill(fatJar, dest, Files.createDirectory(layoutOf(guard.path())));
             } finally {
@@ -92,6 +105,28 @@ public final class ExplodedLayout {
             }
         } finally {
             guard.release();
+        }
+    }
+
+    /**
+     * Removes the leftovers of gone writers of {@code destName} and of every other layout the
+     * launcher names in {@code parent} (a layout that another launcher finished is never written
+     * again, so its own sweep never comes).
+     */
+    static void removeAllLeftovers(Path parent, String destName, Consumer<String> notices) {
+        Set<String> destNames = new TreeSet<>(Set.of(destName));
+        try (DirectoryStream<Path> locks = Files.newDirectoryStream(parent, "*" + LOCK_SUFFIX)) {
+            for (Path lock : locks) {
+                Matcher m = LOCK_NAME.matcher(lock.getFileName().toString());
+                if (m.matches()) {
+                    destNames.add(m.group(1));
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // the others' wait for a later run; the write itself reports a directory it cannot use
+        }
+        for (String name : destNames) {
+            removeLeftovers(parent, name, notices);
         }
     }
 
