@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import org.holdfast.gc.bosc.BoscPipeline;
+import org.holdfast.gc.gma.GmaChunk;
 import org.holdfast.gc.gma.GmaChunk.UpdateKinds;
 
 /**
@@ -36,6 +37,14 @@ import org.holdfast.gc.gma.GmaChunk.UpdateKinds;
  * {@link #sweepHorizon}; after a restart, re-protect the PBNs of a resumed session before the first
  * sweep. Tombstones live for {@code tombstoneLinger} after the reclaimer made the engine forget the
  * fingerprint, which covers a lookup already in flight.
+ *
+ * <h2>Freed slots stay refused</h2>
+ * A tombstone is only in memory and lingers for minutes; an answer naming a freed PBN may come
+ * later (a stale engine, a restart). So a PBN whose GMA slot is marked FREED is refused too, for
+ * good: the sweep marks it before its tombstone starts to linger, and nothing clears the mark
+ * (PBNs are never reused). The check reads the slot's flags from the chunk, cached or read once
+ * per chunk of the batch, without applying its queue (no queued update changes FREED), under the
+ * chunk lock, taken inside the stripes as the sweep takes it.
  *
  * <h2>Sessions seen by reclaim-now</h2>
  * Reclaim-now ({@link Sweeper#sweepUnmarked}) ignores expiries, so a grace expiry cannot protect
@@ -160,7 +169,7 @@ public final class GraceGuard {
         ReentrantLock l = stripe(pipeline.layout().chunkOf(pbn));
         l.lock();
         try {
-            if (tombstones.containsKey(pbn)) {
+            if (tombstones.containsKey(pbn) || freedInGma(pbn)) {
                 return false;
             }
             pipeline.appendSingle(UpdateKinds.RAISE_EXPIRY, pbn, clock.millis() + grace.toMillis());
@@ -235,9 +244,10 @@ public final class GraceGuard {
                         }
                     }
                 }
-                if (refused > 0 && !zeroRefused) {
-                    return refused;
-                }
+            }
+            refused += refuseFreed(pbns, off, count, zeroRefused);
+            if (refused > 0 && !zeroRefused) {
+                return refused;
             }
             pipeline.appendSingles(UpdateKinds.RAISE_EXPIRY, pbns, off, count, expiry);
             synchronized (inFlight) {
@@ -256,6 +266,88 @@ public final class GraceGuard {
                     locked--;
                 }
             }
+        }
+    }
+
+    /**
+     * Counts the PBNs of {@code pbns[off..off+count)} whose GMA slot is FREED (and not already zeroed),
+     * zeroing them with {@code zeroRefused}. One chunk lock and load per run of PBNs in one chunk; a
+     * tombstoned PBN counted by the caller is skipped, so none is counted twice. Caller holds the stripes.
+     */
+    private int refuseFreed(long[] pbns, int off, int count, boolean zeroRefused) {
+        int refused = 0;
+        long held = -1;
+        ReentrantLock lock = null;
+        GmaChunk chunk = null;
+        try {
+            for (int i = off; i < off + count; i++) {
+                long pbn = pbns[i];
+                if (pbn == 0 || (!zeroRefused && !tombstones.isEmpty() && tombstones.containsKey(pbn))) {
+                    continue;
+                }
+                long c = pipeline.layout().chunkOf(pbn);
+                if (c != held) {
+                    if (lock != null) {
+                        lock.unlock();
+                        lock = null;
+                        chunk = null;
+                        held = -1;
+                    }
+                    if (c >= pipeline.gma().chunkCount()) {
+                        continue; // never written: nothing in it was ever freed
+                    }
+                    lock = pipeline.gma().lock(c);
+                    lock.lock();
+                    held = c;
+                    chunk = pipeline.gma().load(c);
+                }
+                if (chunk.freed(pipeline.layout().slotOf(pbn))) {
+                    refused++;
+                    if (zeroRefused) {
+                        pbns[i] = 0;
+                    }
+                }
+            }
+        } finally {
+            if (lock != null) {
+                lock.unlock();
+            }
+        }
+        return refused;
+    }
+
+    /** True if the GMA marks {@code pbn} FREED. Caller holds its stripe. */
+    private boolean freedInGma(long pbn) {
+        long c = pipeline.layout().chunkOf(pbn);
+        if (c >= pipeline.gma().chunkCount()) {
+            return false;
+        }
+        ReentrantLock l = pipeline.gma().lock(c);
+        l.lock();
+        try {
+            return pipeline.gma().load(c).freed(pipeline.layout().slotOf(pbn));
+        } finally {
+            l.unlock();
+        }
+    }
+
+    /**
+     * True if {@link #protect} refuses {@code pbn}: the sweep has chosen it (tombstoned) or the GMA
+     * marks it FREED (for naming a refused block; racy by nature).
+     */
+    public boolean refuses(long pbn) {
+        if (pbn == 0) {
+            return false;
+        }
+        if (tombstones.containsKey(pbn)) {
+            return true;
+        }
+        ReentrantLock l = stripe(pipeline.layout().chunkOf(pbn));
+        l.lock();
+        try {
+            return freedInGma(pbn);
+        } finally {
+            l.unlock();
         }
     }
 

@@ -113,8 +113,48 @@ class GraceGuardTest {
             assertThat(late[0]).isZero();
             clock.advance(Duration.ofMinutes(6));
             h.sweeper.sweep(h.guard.sweepHorizon(clock.millis()));
+            assertThat(h.guard.tombstones()).as("the tombstone is gone once it lingered its 5 min").isZero();
             long[] later = {9};
-            assertThat(h.guard.protect(8, later, 0, 1, true)).as("the tombstone is gone once it lingered its 5 min").isZero();
+            assertThat(h.guard.protect(8, later, 0, 1, true)).as("the GMA's FREED mark refuses it still").isEqualTo(1);
+            assertThat(later[0]).isZero();
+        }
+    }
+
+    @Test
+    void protect_freedPbnAfterTombstoneLingeredOut_refusedForGood_alsoAfterRestart() {
+        MutableClock clock = new MutableClock(T0);
+        try (GcHarness h = new GcHarness(dir, clock)) { // tombstones linger 5 min
+            h.pipeline.appendSingle(UpdateKinds.RAISE_EXPIRY, 9, T0 - 1);
+            h.pipeline.appendSingle(UpdateKinds.RAISE_EXPIRY, 20_009, T0 - 1);
+            h.sweeper.sweep(clock.millis());
+            assertThat(h.reclaimed).containsExactlyInAnyOrder(9L, 20_009L);
+            clock.advance(Duration.ofHours(1));
+            h.sweeper.sweep(clock.millis()); // prunes the tombstones
+            assertThat(h.guard.tombstones()).isZero();
+
+            // a stale engine answers 9 and 20 009 as duplicates beside live blocks, an hour after their free
+            long before = h.pipeline.updatesLogged();
+            long[] strict = {5, 9, 0, 20_009};
+            assertThat(h.guard.protect(1, strict, 0, strict.length, false)).isEqualTo(2);
+            assertThat(h.pipeline.updatesLogged()).as("a refused strict batch logs nothing").isEqualTo(before);
+            assertThat(strict).containsExactly(5, 9, 0, 20_009);
+            assertThat(h.guard.refuses(9)).isTrue();
+            assertThat(h.guard.refuses(5)).isFalse();
+            long[] dups = {5, 9, 0, 20_009};
+            assertThat(h.guard.protect(1, dups, 0, dups.length, true)).isEqualTo(2);
+            assertThat(dups).as("refused entries are stored anew by the caller").containsExactly(5, 0, 0, 0);
+            assertThat(h.guard.protect(9)).isFalse();
+            h.pipeline.commitAll();
+            // the raise of a refused block never reached its slot: no freed slot looks protected
+            assertThat(GmaProbe.expiry(h.pipeline, 9)).isEqualTo(T0 - 1);
+
+            h.crash(); // no tombstones in a new process
+            assertThat(h.guard.tombstones()).isZero();
+            long[] again = {9, 20_009, 5};
+            assertThat(h.guard.protect(2, again, 0, again.length, true)).as("after a restart").isEqualTo(2);
+            assertThat(again).containsExactly(0, 0, 5);
+            assertThat(h.guard.protect(20_009)).isFalse();
+            assertThat(GmaProbe.freed(h.pipeline, 9)).isTrue();
         }
     }
 }

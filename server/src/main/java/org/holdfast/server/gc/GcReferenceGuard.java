@@ -8,7 +8,7 @@ import org.holdfast.server.catalog.ReferenceGuard;
 /**
  * The ingest's {@link ReferenceGuard} backed by the gc-engine's {@link GraceGuard}: every PBN a
  * session writes or matches gets ET = max(ET, now + grace), durably through BOSC. A PBN the sweep
- * has already chosen cannot be protected: {@link #protectOrRefuse} (used by the ingest for
+ * has chosen or freed (its GMA slot is FREED) cannot be protected: {@link #protectOrRefuse} (used by the ingest for
  * duplicates) reports it so the block is stored anew; {@link #protect} fails with
  * {@link ReclaimedBlockException} rather than commit a reference to a freed block. {@link #release} does nothing: committed PBNs are
  * counted, and the grace of abandoned ones simply runs out. {@link #counted} reads the reference
@@ -31,7 +31,7 @@ public final class GcReferenceGuard implements ReferenceGuard {
         if (guard.protect(sessionId, pbns, off, count, false) > 0) {
             for (int i = off; i < off + count; i++) {
                 // name one refused block; none of the batch was protected, and the session fails
-                if (pbns[i] != 0 && guard.isTombstoned(pbns[i])) {
+                if (pbns[i] != 0 && guard.refuses(pbns[i])) {
                     throw new ReclaimedBlockException(pbns[i]);
                 }
             }

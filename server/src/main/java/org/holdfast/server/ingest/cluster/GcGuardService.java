@@ -158,12 +158,12 @@ public final class GcGuardService extends WorkerLinkService {
         }
         List<Integer> entries = new ArrayList<>(refused);
         for (int i = 0; i < p.count(); i++) {
-            if (p.zeroRefused() ? work[i] == 0 : guard.isTombstoned(work[i])) {
+            if (p.zeroRefused() ? work[i] == 0 : guard.refuses(work[i])) {
                 entries.add(i);
             }
         }
         if (entries.isEmpty()) {
-            entries.add(0); // strict, and its tombstone lingered out since: the call was refused all the same (as GcReferenceGuard names one)
+            entries.add(0); // strict, and the refused block cannot be told any more: the call was refused all the same (as GcReferenceGuard names one)
         }
         return entries.stream().mapToInt(Integer::intValue).toArray();
     }
