@@ -91,7 +91,7 @@ public class ClusterConfiguration {
     ClusterServer clusterServer(WorkerRegistry registry, HoldfastProperties props, ObjectProvider<ServerCertificate> certificate,
                                 ObjectProvider<TokenAuthenticator> tokens, ObjectProvider<AuditLog> audit,
                                 ObjectProvider<BuildProperties> build, DedupLinks dedupLinks, GcDeltaLinks gcDeltaLinks,
-                                ClusterDataMode dataMode, MetadataDb db, DataDirectory dir) {
+                                ClusterDataMode dataMode, MetadataDb db, DataDirectory dir, ObjectProvider<DataStore> dataStore) {
         ServerCertificate cert = certificate.getIfAvailable(); // absent with holdfast.tls.enabled=false
         IngestTls tls = cert == null ? null : IngestTls.of(cert.privateKey(), cert.chain(), props.tls().engine());
         // blocks on the workers: their GC runs over the link, so a worker too old for the GC frames is refused at REGISTER
@@ -108,6 +108,9 @@ public class ClusterConfiguration {
         SealedLogStore sealedLogs = new SealedLogStore(db);
         server.recordSealedLogs(sealedLogs::apply);
         server.answerTakeoverRecords(sealedLogs::part);
+        // a worker's sweep freed blocks whose possession entries the master keeps: they go with its marks
+        // (resolved at the first marks, not here: the data store is wired apart from the cluster port)
+        server.forgetRecordsOfFreed((pbns, n) -> dataStore.getObject().possession().deleteAll(pbns, n));
         if ("cluster".equals(props.dedup().engine())) {
             // a worker's sweep freed blocks another worker's engine may hold (nearest mode): the master forwards its marks
             // what a worker whose link is down is owed waits here, so that it holds up no other worker's marks

@@ -13,7 +13,9 @@ import org.rocksdb.ColumnFamilyHandle;
  * <p>Key: u64 PBN, big-endian. Value: 16-byte pf (default domain), or 16-byte pf followed by the
  * 32-byte domain key (any other domain). A PBN without an entry (stored before possession proofs
  * existed) has no known pf: its possession is proven by uploading its payload once, which then
- * records the pf. Entries go with their block: {@link DataStore#forget} deletes both.
+ * records the pf. Entries go with their block: {@link DataStore#forget} deletes both; the entries a
+ * master keeps of a worker's blocks ({@code holdfast.cluster.data=workers}) go with that worker's
+ * stale marks ({@link #deleteAll}).
  */
 public final class PossessionIndex {
     /** Bytes of a value without a domain key. */
@@ -48,6 +50,22 @@ public final class PossessionIndex {
                     System.arraycopy(keys, i * Fingerprint.BYTES, v, PossessionProof.PF_BYTES, Fingerprint.BYTES);
                 }
                 db.put(batch, cf, key, v);
+            }
+            db.write(batch, true);
+        }
+    }
+
+    /**
+     * Deletes the entries of {@code pbns[0..n)} in one synced batch: a worker's sweep freed those blocks
+     * (the master keeps the entries of a worker's range, whose store forgets only its own records).
+     */
+    public void deleteAll(long[] pbns, int n) {
+        if (n == 0) {
+            return;
+        }
+        try (MetadataBatch batch = new MetadataBatch()) {
+            for (int i = 0; i < n; i++) {
+                delete(batch, pbns[i]);
             }
             db.write(batch, true);
         }

@@ -6,6 +6,11 @@ public final class PossessionTestAccess {
     private PossessionTestAccess() {
     }
 
+    /** The possession index kept in {@code db} (a test master's catalog, which opens no data store). */
+    public static PossessionIndex over(MetadataDb db) {
+        return new PossessionIndex(db);
+    }
+
     /** Deletes the possession entries of every PBN below {@code store.nextPbn()}. */
     public static void forgetAllPfs(DataStore store) {
         try (MetadataBatch batch = new MetadataBatch()) {

@@ -91,6 +91,7 @@ public final class ClusterServer implements AutoCloseable {
     private final SealedLogOrder sealedLogOrder = new SealedLogOrder();
     private volatile TakeoverRecordsSource takeoverRecords = TakeoverRecordsSource.NONE;
     private volatile StaleMarkForwarder staleMarks; // null: none forwarded
+    private volatile FreedBlockRecords freedRecords = FreedBlockRecords.NONE;
     // a forward waits for every other worker's engine: off the lane, whose registrations and heartbeats must not wait
     private final ExecutorService forwards = Executors.newSingleThreadExecutor(new DefaultThreadFactory("holdfast-stale-marks", true));
     private Channel serverChannel;
@@ -266,10 +267,18 @@ public final class ClusterServer implements AutoCloseable {
         staleMarks = forwarder;
     }
 
+    /** Forgets the master's records of the blocks in the workers' stale marks with {@code records} from now on: set before {@link #start}. */
+    public void forgetRecordsOfFreed(FreedBlockRecords records) {
+        freedRecords = records;
+    }
+
     /**
      * Forwards worker {@code fromWorker}'s checked {@code marks} on this server's forwarding thread, one
-     * part at a time, and hands the answer to {@code answer}. Without a forwarder (the workers run no
-     * engine of the master's: holdfast.dedup.engine is not cluster) there is nothing to forward to.
+     * part at a time, and hands the answer to {@code answer}. First the master forgets its own records of
+     * those blocks ({@link FreedBlockRecords}: their possession entries), whatever the forwarding, so a stale
+     * engine answer can no longer resolve as proven; if that fails the part is LATER (sent again). Without a
+     * forwarder (the workers run no engine of the master's: holdfast.dedup.engine is not cluster) there is
+     * nothing to forward to.
      */
     void forwardStaleMarks(long fromWorker, StaleMarks marks, java.util.function.Consumer<StaleMarksTaken> answer) {
         try {
@@ -277,10 +286,11 @@ public final class ClusterServer implements AutoCloseable {
                 StaleMarkForwarder f = staleMarks;
                 StaleMarksTaken t;
                 try {
+                    freedRecords.forget(marks.pbns(), marks.count());
                     t = f == null ? StaleMarksTaken.of(marks.partId(), StaleMarksTaken.TAKEN, "this master forwards no stale marks"
                             + " (holdfast.dedup.engine is not cluster)") : f.forward(fromWorker, marks);
                 } catch (RuntimeException e) {
-                    t = StaleMarksTaken.of(marks.partId(), StaleMarksTaken.LATER, "the master failed forwarding: " + e.getMessage());
+                    t = StaleMarksTaken.of(marks.partId(), StaleMarksTaken.LATER, "the master failed taking the marks: " + e.getMessage());
                 }
                 answer.accept(t);
             });

@@ -22,6 +22,8 @@ import org.holdfast.server.engine.SegmentLookup;
 import org.holdfast.server.engine.SegmentRecord;
 import org.holdfast.server.engine.SteppingClock;
 import org.holdfast.server.engine.SungemStats;
+import org.holdfast.server.store.PossessionIndex;
+import org.holdfast.server.store.PossessionTestAccess;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -195,6 +197,40 @@ class StaleMarksForwardTest {
         assertThat(dedupB.forgotten()).isZero();
         assertThat(lookUpOnB(raw)).as("b answers a's freed PBNs as duplicates: only the owner's grace guard would refuse them")
                 .containsExactly(pbns);
+    }
+
+    @Test
+    void staleAnswerOfFreedPbns_mastersPossessionEntriesGone_ownersGuardRefusesThemAfterARestart() {
+        master.server.forwardStaleMarks(null); // b keeps answering a's freed PBNs: the stale engine this guards against
+        PossessionIndex possession = PossessionTestAccess.over(master.db);
+        master.server.forgetRecordsOfFreed(possession::deleteAll); // as ClusterConfiguration wires it
+        byte[] raw = blocks(47, N, false);
+        long[] pbns = storeOnAHeldByBoth(raw);
+        possession.putAll(pbns, new byte[N * 16], null, N); // as the backups that stored them recorded them
+        org.holdfast.common.id.PbnRange aRange = master.server.gcGuards().owner(pbns[0]).range();
+
+        sweepA();
+        await().atMost(Duration.ofSeconds(20)).until(() -> a.rangeSweep().staleMarks().pending().isEmpty());
+        long[] stale = lookUpOnB(raw);
+        assertThat(stale).as("b still answers the freed PBNs").containsExactly(pbns);
+        boolean[] found = new boolean[N];
+        possession.pfs(stale, N, new byte[N * 16], found, new byte[8], new byte[PossessionIndex.WITH_KEY_BYTES]);
+        for (int k = 0; k < N; k++) {
+            assertThat(found[k]).as("master's possession entry of block " + k + " (freed: gone, so no proof resolves it)")
+                    .isEqualTo(k >= FREED);
+        }
+
+        // a's worker restarts: no tombstone of the sweep is left, only the GMA's FREED marks
+        a.close();
+        a = null;
+        gc.close();
+        gc = RangeGcParts.gcMetadata(dir.resolve("a"), Duration.ofHours(1), clock);
+        gc.claim(aRange);
+        long[] asked = stale.clone();
+        assertThat(gc.guard().protect(99, asked, 0, N, true)).as("the owner refuses every freed PBN b answered").isEqualTo(FREED);
+        for (int k = 0; k < N; k++) {
+            assertThat(asked[k]).as("block " + k + ": freed ones stored anew, kept ones protected").isEqualTo(k < FREED ? 0 : pbns[k]);
+        }
     }
 
     @Test
