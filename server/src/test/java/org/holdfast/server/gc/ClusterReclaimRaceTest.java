@@ -195,6 +195,28 @@ class ClusterReclaimRaceTest {
         assertLost(r, doomed);
     }
 
+    @org.junit.jupiter.api.Test
+    void workerMissedTheForget_tombstonesLingeredOut_itsAnswersAreRefusedByTheFreedMark_blocksStoredAnewAndRestored() {
+        open(Transport.IN_PROCESS, gc -> new GcReferenceGuard(gc));
+        byte[] image = random(new Random(23));
+        Set<Long> doomed = backupAndExpire("old", image);
+        workers.forEach(w -> w.dropForgets = true); // an engine that missed the forget: it still answers the freed PBNs
+        assertThat(fx.gc.runCycle(clock.millis).sweep().freed()).isEqualTo(BLOCKS);
+        clock.millis += HOUR;
+        fx.gc.runCycle(clock.millis); // prunes the sweep's tombstones: only the GMA's FREED marks are left
+        assertThat(fx.gc.guard().tombstones()).isZero();
+
+        Committed c = backup("new", image);
+
+        assertThat(guard.refused.get()).as("the guard refused every freed PBN the engine answered").isEqualTo(BLOCKS);
+        assertThat(c.newBlocks()).as("stored anew").isEqualTo(BLOCKS);
+        assertThat(pbns("new")).hasSize(BLOCKS).doesNotContainAnyElementsOf(doomed);
+        assertThat(restoreError("new", 1)).as("the snapshot restores").isNull();
+        assertThat(restore("new", 1)).as("byte-identical").isEqualTo(image);
+        FsckReport f = fx.gc.fsck(clock.millis);
+        assertThat(f.clean()).as(f.toText()).isTrue();
+    }
+
     /** The committed snapshot ({@code mapped}) restores, fsck is clean, later cycles keep it, and the workers still answer its blocks. */
     private void assertSurvives(byte[] image, Set<Long> mapped) {
         assertThat(restoreError("new", 1)).as("the snapshot restores").isNull();
@@ -319,6 +341,8 @@ class ClusterReclaimRaceTest {
     /** A worker whose first lookup on the holder may wait for the sweep's choice, and whose first forget may wait for the backup. */
     private static final class RacedWorker extends ForwardingDedupWorker {
         volatile Race race;
+        /** Drops every forget (an engine that missed them). */
+        volatile boolean dropForgets;
 
         RacedWorker(DedupWorker delegate) {
             super(delegate);
@@ -345,6 +369,9 @@ class ClusterReclaimRaceTest {
 
         @Override
         public void forget(long[] pbns, byte[] fps, int count) {
+            if (dropForgets) {
+                return;
+            }
             Race r = race;
             if (r != null && r.forgetArmed.compareAndSet(true, false)) {
                 r.sweepChose.countDown();
