@@ -123,9 +123,12 @@ class TakeoverLinkLostTest {
     }
 
     @Test
-    void heirRegistersAgainDuringTheRead_claimsNothing() {
+    void heirsLinkEndsAndRegistersAgainDuringTheRead_claimsNothing() {
         WorkerRangeData[] heir = new WorkerRangeData[1];
-        heir[0] = heir(() -> heir[0].identify(WORKER)); // its link dropped and came back while it read
+        heir[0] = heir(() -> { // its link ended (WorkerConnector) and registered again while it read; its lease held throughout
+            heir[0].unlinked();
+            heir[0].identify(WORKER);
+        });
         assertThatThrownBy(() -> heir[0].claim(RANGE)).isInstanceOf(TakeoverLinkLostException.class);
         assertThat(look.size(WorkerKeys.marker(WORKER, 2))).isEmpty();
     }
