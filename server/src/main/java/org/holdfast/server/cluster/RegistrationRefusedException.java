@@ -23,6 +23,11 @@ public final class RegistrationRefusedException extends RuntimeException {
          * started) less than {@code lost-after} ago: its delete lease may still run; the node retries.
          */
         TAKEOVER_WAIT,
+        /**
+         * The node's own range data (archive epoch 1 or more) while another node of its worker id takes the
+         * range over and has not claimed, been refused or gone silent for {@code lost-after}; the node retries.
+         */
+        TAKEOVER_IN_PROGRESS,
         /** The node presents a node generation below one its worker id acknowledged: a cloned or restored copy of the range data. */
         OLDER_COPY
     }

@@ -9,7 +9,7 @@ import java.util.function.LongSupplier;
  * The master's takeover rules per worker id: the {@link TakeoverFence} (highest archive epoch, PBN
  * floor; kept in the {@link MembershipStore}, only ever raised but by an admin's {@link #resetEpoch}),
  * when a node of the id was last heard and whether one said an archive epoch at REGISTER (both in
- * memory, for the {@link TakeoverWait}), and the refusals they imply. Not thread-safe:
+ * memory, for the {@link TakeoverWait}), a {@link TakeoverInProgress} (in memory), and the refusals they imply. Not thread-safe:
  * {@link WorkerRegistry} calls it under its lock, only for worker ids it knows, so its own checks
  * (connection, binding) come first.
  */
@@ -26,8 +26,10 @@ final class TakeoverGuard {
         TakeoverFence fence = TakeoverFence.NONE;
         /** When the master last heard any node of this id, monotonic (0: not since it started). */
         long lastHeardNanos;
-        /** A node of this id said at REGISTER that its range data archives (epoch ≥ 1), since this master started. */
-        boolean saidArchived;
+        /** The highest archive epoch a node of this id said at REGISTER since this master started (0: none). */
+        long saidEpoch;
+        /** A node of this id that began a takeover at REGISTER and has not ended it (null: none). */
+        TakeoverInProgress takeover;
     }
 
     TakeoverGuard(MembershipStore store, Duration lostAfter, LongSupplier nanoTime) {
@@ -48,16 +50,19 @@ final class TakeoverGuard {
 
     /**
      * Refuses a known node registering as {@code r} (its record before this registration) whose range
-     * data archives at {@code archiveEpoch}: unfenced (an older worker), taken over, or too early for a
-     * takeover, in that order. Changes nothing.
+     * data archives at {@code archiveEpoch}: unfenced (an older worker), taken over, the old node while
+     * another takes the range over, or too early for a takeover, in that order. Changes nothing.
      */
     void refuseRegistration(WorkerRecord r, long archiveEpoch) {
         Held h = held(r.workerId());
         refuseUnfenced(r, h.fence, archiveEpoch);
         refuseTakenOver(r.workerId(), h.fence, archiveEpoch);
+        if (h.takeover != null) {
+            h.takeover.refuseOldNode(r.workerId(), archiveEpoch, h.lastHeardNanos, takeoverWait.now(), lostAfter);
+        }
         // an epoch said at REGISTER counts too (not kept in the fence: it may be another id's directory, and here it only delays):
         // a node lost before its first serving report may have a delete lease from its REGISTER alone
-        takeoverWait.refuseEarly(r.workerId(), archiveEpoch, h.saidArchived ? Math.max(1, h.fence.archiveEpoch())
+        takeoverWait.refuseEarly(r.workerId(), archiveEpoch, h.saidEpoch >= 1 ? Math.max(1, h.fence.archiveEpoch())
                 : h.fence.archiveEpoch(), h.lastHeardNanos);
     }
 
@@ -69,7 +74,15 @@ final class TakeoverGuard {
         }
         Held h = held(workerId);
         h.lastHeardNanos = takeoverWait.now();
-        h.saidArchived |= archiveEpoch >= 1;
+        long heard = Math.max(h.fence.archiveEpoch(), h.saidEpoch);
+        // empty range data over a range heard archived: a takeover (the TakeoverWait let it through); anything else ends one
+        h.takeover = archiveEpoch == 0 && heard >= 1 ? TakeoverInProgress.began(heard) : null;
+        h.saidEpoch = Math.max(h.saidEpoch, archiveEpoch);
+    }
+
+    /** Worker {@code workerId}'s current node reported its store serving (a taker claimed) or refused: a takeover in progress ended. */
+    void takeoverEnded(long workerId) {
+        held(workerId).takeover = null;
     }
 
     /** The master heard a node of worker {@code workerId} now. */

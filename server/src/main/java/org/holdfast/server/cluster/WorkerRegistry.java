@@ -177,8 +177,20 @@ public final class WorkerRegistry {
         guard.refuseTakenOver(workerId, archiveEpoch);
         if (serving) {
             guard.raise(workerId, archiveEpoch, 0);
+            guard.takeoverEnded(workerId); // a node that took the range over claimed it: the old node may meet the fence now
         }
         return true;
+    }
+
+    /**
+     * Notes that worker {@code workerId}'s connection of {@code epoch} reports its range store refused
+     * (a takeover refused, say): a takeover that node was in ends, so the old node may register again
+     * (its own bucket listing then finds any epoch claimed). Ignored for a connection that is not the current one.
+     */
+    public synchronized void rangeDataRefused(long workerId, long epoch) {
+        if (members.current(workerId, epoch) != null) {
+            guard.takeoverEnded(workerId);
+        }
     }
 
     /**

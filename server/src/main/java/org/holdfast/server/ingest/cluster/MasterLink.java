@@ -365,6 +365,8 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
             case UNFENCED_VERSION -> ErrorCode.UNSUPPORTED_VERSION;
             // every worker release retries a NODE_CONFLICT after its backoff (UNSUPPORTED_VERSION would offer an older version)
             case TAKEOVER_WAIT -> ErrorCode.NODE_CONFLICT;
+            // retried as TAKEOVER_WAIT is, by every worker release
+            case TAKEOVER_IN_PROGRESS -> ErrorCode.NODE_CONFLICT;
             // an older copy of the range data: every worker release shows a node conflict and retries
             case OLDER_COPY -> ErrorCode.NODE_CONFLICT;
         };
@@ -396,6 +398,9 @@ final class MasterLink extends ChannelInboundHandlerAdapter {
         if (h.rangeData() != null && clusterVersion >= Register.RANGE_DATA_REPORT_VERSION && rangeStore != null) {
             if (clusterVersion >= Register.ARCHIVE_EPOCH_VERSION && h.rangeData().archiveEpoch() > 0) {
                 archivedAt(p, h.rangeData().archiveEpoch(), h.rangeData().state() == Heartbeat.RangeData.SERVING);
+            }
+            if (h.rangeData().state() == Heartbeat.RangeData.REFUSED) {
+                server.registry().rangeDataRefused(record.workerId(), record.epoch()); // a takeover refused ends
             }
             rangeStore.reported(h.rangeData(), System.currentTimeMillis());
             server.registry().handedOut(record.workerId(), rangeStore.handedOutPast());

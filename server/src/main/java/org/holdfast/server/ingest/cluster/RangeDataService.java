@@ -110,6 +110,8 @@ public final class RangeDataService extends WorkerLinkService {
     private void open() {
         try {
             data.claim(range);
+        } catch (TakeoverLinkLostException e) {
+            LOG.log(System.Logger.Level.WARNING, e.getMessage()); // not kept: the next registration's open runs it again
         } catch (RuntimeException e) {
             if (data.reportRefusal()) {
                 LOG.log(System.Logger.Level.ERROR, "cannot open the range store in " + data.dir() + " over PBNs " + range + ": "

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongFunction;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
@@ -49,9 +50,11 @@ final class RangeEpochs {
      * A takeover (or its resume) checks the logs it adopts against the master's records of the worker's
      * sealed logs, asked of {@code records} only then ({@link TakeoverCheck}); {@code sha256}: a takeover
      * reads every recorded log through SHA-256 before it claims its epoch, else it checks their sizes only.
+     * A takeover of epoch 2 or more claims only if {@code linked} still says true after that read (the node's
+     * link to the master held throughout), else {@link TakeoverLinkLostException}, nothing claimed.
      */
     long atOpen(long id, PbnRange r, ObjectStore objects, Supplier<MetadataDb> openDb, LongFunction<SealedLogs> records,
-                boolean sha256) {
+                boolean sha256, BooleanSupplier linked) {
         Path incomplete = dir.resolve(TAKEOVER_INCOMPLETE);
         if (Files.exists(incomplete)) {
             long e = new TakeoverResume(dir).resume(id, r, objects, openDb, incomplete, records);
@@ -71,6 +74,10 @@ final class RangeEpochs {
                 RangeTakeover.claim(plan, objects, dir.resolve("takeover-scratch"));
                 openDb.get();
                 return 1;
+            }
+            if (!linked.getAsBoolean()) {
+                // the master holds the old node off only while it hears this one (cluster.TakeoverInProgress)
+                throw new TakeoverLinkLostException(dir.toString(), id, plan.epoch());
             }
             // claimed first: a refused claim leaves nothing here; a crash between the two, a marker whose next takeover adopts its list
             RangeTakeover.claim(plan, objects, dir.resolve("takeover-scratch"));

@@ -603,6 +603,9 @@ public final class WorkerConnector implements AutoCloseable {
                 // a master that goes away may come back upgraded (workers upgraded first): kept lower,
                 // this worker would report no range data to it until its own restart
                 offer = Register.CLUSTER_VERSION;
+                if (rangeData != null) {
+                    rangeData.unlinked(); // the master may let the old node back once it stops hearing this one
+                }
             }
             retry(failure != null ? failure : "the master at " + master() + " closed the connection");
             super.channelInactive(ctx);

@@ -4,6 +4,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongFunction;
 import java.util.function.Supplier;
 import org.holdfast.common.id.PbnRange;
@@ -55,6 +56,8 @@ public final class WorkerRangeData implements AutoCloseable {
     private final RangeEpochs epochs;
     // from the registration: the key space of the range's objects
     private volatile long workerId;
+    // counted by each registration and each registered link's end: a takeover claims only if none came during its read
+    private final AtomicLong links = new AtomicLong();
     // set by each registration: an open archiving store checks once that no node took its range over since
     private volatile boolean fenceCheckDue;
     // from the registration (cluster version 5): no PBN below it is handed out, 0 if the master named none
@@ -109,9 +112,15 @@ public final class WorkerRangeData implements AutoCloseable {
      */
     public void identify(long id, long pbnFloor) {
         workerId = id;
+        links.incrementAndGet();
         this.pbnFloor = Math.max(0, pbnFloor);
         floorDue = true;
         fenceCheckDue = true; // a link back after a silence: another node may have taken the range over meanwhile
+    }
+
+    /** The registered link to the master ended: a takeover reading now claims nothing ({@link TakeoverLinkLostException}). */
+    public void unlinked() {
+        links.incrementAndGet();
     }
 
     /**
@@ -241,7 +250,11 @@ public final class WorkerRangeData implements AutoCloseable {
                     throw new IllegalStateException("the range store archives under its worker id, which the master has not given yet");
                 }
                 objects = archive.open().get();
-                e = epochs.atOpen(id, r, objects, () -> openDb(opened), takeoverRecords, takeoverSha256); // deletes late uploads too
+                long reg = links.get();
+                DeleteLease lease = deleteLease;
+                // the link held through the read: it did not end, no registration since, and the master heard this node within lost-after / 2
+                e = epochs.atOpen(id, r, objects, () -> openDb(opened), takeoverRecords, takeoverSha256,
+                        () -> links.get() == reg && lease.safeNanos(id) > 0); // deletes late uploads too
                 a = LogArchive.forKeySpace(objects, WorkerKeys.space(id, e), archive.cache());
                 // before the store opens: its start resumes interrupted deletes
                 a.leaseDeletes(new TakeoverFencedLease(deleteLease, id, e, objects));
@@ -283,7 +296,11 @@ public final class WorkerRangeData implements AutoCloseable {
             if (s != null) {
                 s.close(); // idempotent; with its catalog closed it only closes its logs
             }
-            refusal = e;
+            if (e instanceof TakeoverLinkLostException) {
+                range = null; // not kept: the next call takes the range over again
+            } else {
+                refusal = e;
+            }
             figures.notServingNow();
             throw e;
         }
