@@ -234,6 +234,8 @@ class GcGuardLinkTest {
         w1.start(); // registered again: a new link
         assertThatThrownBy(() -> guard.protectOrRefuse(31, new long[] {FIRST + 13}, 0, 1)).isInstanceOf(BlocksUnavailableException.class)
                 .hasMessageContaining("the link to worker w1").hasMessageContaining("ended after this backup protected blocks on it");
+        guard.release(31, false); // the failed session ends (it protected its block over the new link all the same)
+        await().atMost(Duration.ofSeconds(10)).until(() -> w1.guard().openSessions() == 0);
         assertThat(guard.protectOrRefuse(33, new long[] {FIRST + 13}, 0, 1)).as("a new session protects over the new link").isZero();
         assertThat(w1.guard().openSessions()).isEqualTo(1);
     }
