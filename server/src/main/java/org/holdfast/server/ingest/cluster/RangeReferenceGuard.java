@@ -22,9 +22,9 @@ import org.holdfast.server.store.BlocksUnavailableException;
  * master's own range goes to {@code local} (the master's {@code GcReferenceGuard} when its GC keeps
  * counts, else {@link ReferenceGuard#NONE}), each worker's to its {@link RemoteGcGuard} (at most
  * {@link ProtocolLimits#MAX_GC_PROTECT_PBNS} per GC_PROTECT), all sent before any answer is awaited.
- * A PBN in no known range fails the call before anything is sent; one whose worker is not connected
- * fails it too, but only once the connected workers' shares are protected: a store a worker answered
- * that no session protects holds back that worker's sweep while its link lives ({@link AnsweredStores}).
+ * A PBN in no known range, or whose worker is not connected, fails the call, but only once the
+ * connected workers' shares are protected: a store a worker answered that no session protects holds
+ * back that worker's sweep while its link lives ({@link AnsweredStores}).
  *
  * <ul>
  *   <li>{@link #protect} (the blocks a session stored): any refusal fails with
@@ -151,11 +151,8 @@ public final class RangeReferenceGuard implements ReferenceGuard {
                 continue;
             }
             RemoteGcGuard owner = workers.owner(p);
-            if (owner == null) {
-                throw notConnected(p, ""); // no worker's PBN: nothing sent
-            }
-            if (!owner.isUp()) {
-                failed = failed != null ? failed : notConnected(p, " (" + owner.name() + ", PBNs " + owner.range() + ")");
+            if (owner == null || !owner.isUp()) { // null: the link ended (its guard is gone), or no worker's range
+                failed = failed != null ? failed : notConnected(p, owner == null ? "" : " (" + owner.name() + ", PBNs " + owner.range() + ")");
                 continue;
             }
             theirs.computeIfAbsent(owner, o -> new Share()).add(i);

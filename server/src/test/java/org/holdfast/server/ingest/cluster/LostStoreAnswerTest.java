@@ -140,6 +140,7 @@ class LostStoreAnswerTest {
         CompletableFuture<Long> lost = master.server.rangeStores().up(1).store(PayloadCodec.RAW, BS, 1, fps(b), b);
         Thread.sleep(200); // the request reaches the worker's lane
         worker.close();
+        long appendedAfter = System.currentTimeMillis(); // the block's own expiry is at least this + the grace
         release.countDown();
         holder.join();
         long leaked = kept + 1;
@@ -148,11 +149,14 @@ class LostStoreAnswerTest {
         assertThat(unreferencedStored()).as("the leak: stored, and the master never learnt its PBN").isEqualTo(1);
 
         startLink();
-        assertThat(sweep().blocksFreed()).as("within the grace").isZero();
-        assertThat(stored(leaked)).isTrue();
+        long early = sweep().blocksFreed();
+        if (System.currentTimeMillis() < appendedAfter + GRACE_MS) { // a loaded machine may take longer than the grace to get here
+            assertThat(early).as("within the grace").isZero();
+            assertThat(stored(leaked)).isTrue();
+        }
         Thread.sleep(GRACE_MS + 200);
         GcSwept r = sweep();
-        assertThat(r.blocksFreed()).isEqualTo(1);
+        assertThat(early + r.blocksFreed()).isEqualTo(1);
         assertThat(stored(leaked)).isFalse();
         assertThat(unreferencedStored()).as("no leak left").isZero();
         assertThat(master.server.rangeStores().up(1).read(new long[] {kept}).join().get(0)).isEqualTo(blocks(1, 1, false));
