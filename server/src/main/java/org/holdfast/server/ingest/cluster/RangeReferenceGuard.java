@@ -22,7 +22,9 @@ import org.holdfast.server.store.BlocksUnavailableException;
  * master's own range goes to {@code local} (the master's {@code GcReferenceGuard} when its GC keeps
  * counts, else {@link ReferenceGuard#NONE}), each worker's to its {@link RemoteGcGuard} (at most
  * {@link ProtocolLimits#MAX_GC_PROTECT_PBNS} per GC_PROTECT), all sent before any answer is awaited.
- * A PBN in no known range, or whose worker is not connected, fails the call before anything is sent.
+ * A PBN in no known range, or whose worker is not connected, fails the call, but only once the
+ * connected workers' shares are protected: a store a worker answered that no session protects holds
+ * back that worker's sweep while its link lives ({@link AnsweredStores}).
  *
  * <ul>
  *   <li>{@link #protect} (the blocks a session stored): any refusal fails with
@@ -136,6 +138,9 @@ public final class RangeReferenceGuard implements ReferenceGuard {
     private int protect(long sessionId, long[] pbns, int off, int count, boolean zeroRefused) {
         Share mine = new Share();
         Map<RemoteGcGuard, Share> theirs = new IdentityHashMap<>();
+        // thrown once the connected workers' shares are protected: a worker's stores a session never protects hold back its
+        // sweep while their link lives (AnsweredStores), and a failed session never calls again for them
+        BlocksUnavailableException failed = null;
         for (int i = off; i < off + count; i++) {
             long p = pbns[i];
             if (p == 0) {
@@ -146,20 +151,20 @@ public final class RangeReferenceGuard implements ReferenceGuard {
                 continue;
             }
             RemoteGcGuard owner = workers.owner(p);
-            if (owner == null || !owner.isUp()) {
-                throw new BlocksUnavailableException("PBN " + p + " lives on a worker that is not connected" + (owner == null ? ""
-                        : " (" + owner.name() + ", PBNs " + owner.range() + ")") + ", so it cannot be protected for this backup; nothing"
-                        + " of it is committed: run it again once the worker registers (GET /api/v1/cluster)", null);
+            if (owner == null || !owner.isUp()) { // null: the link ended (its guard is gone), or no worker's range
+                failed = failed != null ? failed : notConnected(p, owner == null ? "" : " (" + owner.name() + ", PBNs " + owner.range() + ")");
+                continue;
             }
             theirs.computeIfAbsent(owner, o -> new Share()).add(i);
         }
         Set<RemoteGcGuard> before = sessions.get(sessionId);
-        if (before != null) {
+        if (before != null && failed == null) {
             for (RemoteGcGuard g : before) {
                 if (!g.isUp()) {
-                    throw new BlocksUnavailableException("the link to worker " + g.name() + " (PBNs " + g.range() + ") ended after this"
-                            + " backup protected blocks on it; the worker ended the backup's protection with it, so nothing of the"
+                    failed = new BlocksUnavailableException("the link to worker " + g.name() + " (PBNs " + g.range() + ") ended after"
+                            + " this backup protected blocks on it; the worker ended the backup's protection with it, so nothing of the"
                             + " backup is committed: run it again once the worker registers (GET /api/v1/cluster)", null);
+                    break;
                 }
             }
         }
@@ -202,10 +207,19 @@ public final class RangeReferenceGuard implements ReferenceGuard {
             }
             refused += entries.length;
         }
+        if (failed != null) {
+            throw failed;
+        }
         if (!zeroRefused && firstRefused != 0) {
             throw new ReclaimedBlockException(firstRefused);
         }
         return refused;
+    }
+
+    private static BlocksUnavailableException notConnected(long pbn, String worker) {
+        return new BlocksUnavailableException("PBN " + pbn + " lives on a worker that is not connected" + worker + ", so it cannot be"
+                + " protected for this backup; nothing of it is committed: run it again once the worker registers (GET /api/v1/cluster)",
+                null);
     }
 
     /** One GC_PROTECT in flight: entries {@code from ..} of {@code share} on {@code guard}. */

@@ -234,6 +234,8 @@ class GcGuardLinkTest {
         w1.start(); // registered again: a new link
         assertThatThrownBy(() -> guard.protectOrRefuse(31, new long[] {FIRST + 13}, 0, 1)).isInstanceOf(BlocksUnavailableException.class)
                 .hasMessageContaining("the link to worker w1").hasMessageContaining("ended after this backup protected blocks on it");
+        guard.release(31, false); // the failed session ends (it protected its block over the new link all the same)
+        await().atMost(Duration.ofSeconds(10)).until(() -> w1.guard().openSessions() == 0);
         assertThat(guard.protectOrRefuse(33, new long[] {FIRST + 13}, 0, 1)).as("a new session protects over the new link").isZero();
         assertThat(w1.guard().openSessions()).isEqualTo(1);
     }
@@ -262,11 +264,28 @@ class GcGuardLinkTest {
     }
 
     @Test
-    void protect_pbnOfNoKnownRange_failsBeforeAnythingIsSent() {
+    void protect_pbnOfNoKnownRange_failsAfterTheKnownWorkersShareIsProtected() {
         long[] pbns = {FIRST + 1, FIRST + 5 * SIZE};
         assertThatThrownBy(() -> guard.protect(51, pbns, 0, 2)).isInstanceOf(BlocksUnavailableException.class)
                 .hasMessageContaining("PBN " + (FIRST + 5 * SIZE) + " lives on a worker that is not connected");
-        assertThat(nodes[0].gc.pipeline().updatesLogged()).isZero();
-        assertThat(nodes[0].guard().openSessions()).isZero();
+        // protecting w1's block only keeps it for the grace; the failed session ends there when released
+        assertThat(nodes[0].gc.pipeline().updatesLogged()).isEqualTo(1);
+        assertThat(nodes[0].guard().openSessions()).isEqualTo(1);
+        guard.release(51, false);
+        await().atMost(Duration.ofSeconds(10)).until(() -> nodes[0].guard().openSessions() == 0);
+    }
+
+    @Test
+    void protect_oneWorkerNotConnected_failsAfterTheConnectedWorkersShareIsProtected() {
+        nodes[1].link.close(); // w2's link ends (the master forgets its guard)
+        await().atMost(Duration.ofSeconds(10)).until(() -> master.server.gcGuards().up(2) == null);
+        long[] pbns = {FIRST + 21, FIRST + SIZE + 21};
+        assertThatThrownBy(() -> guard.protect(61, pbns, 0, 2)).isInstanceOf(BlocksUnavailableException.class)
+                .hasMessageContaining("PBN " + (FIRST + SIZE + 21) + " lives on a worker that is not connected");
+        // w1's stores of the failed backup are protected there, so they stop holding its sweep (AnsweredStores)
+        assertThat(nodes[0].guard().openSessions()).isEqualTo(1);
+        assertThat(expiry(nodes[0].gc.pipeline(), FIRST + 21)).isGreaterThan(System.currentTimeMillis());
+        guard.release(61, false);
+        await().atMost(Duration.ofSeconds(10)).until(() -> nodes[0].guard().openSessions() == 0);
     }
 }

@@ -22,6 +22,7 @@ import org.holdfast.gc.bosc.UpdateBatch;
 import org.holdfast.gc.gma.GmaChunk.UpdateKinds;
 import org.holdfast.server.catalog.ReferenceGuard;
 import org.holdfast.server.cluster.LoadProbe;
+import org.holdfast.server.store.BlocksUnavailableException;
 import org.holdfast.server.store.StoredBlock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -139,6 +140,7 @@ class LostStoreAnswerTest {
         CompletableFuture<Long> lost = master.server.rangeStores().up(1).store(PayloadCodec.RAW, BS, 1, fps(b), b);
         Thread.sleep(200); // the request reaches the worker's lane
         worker.close();
+        long appendedAfter = System.currentTimeMillis(); // the block's own expiry is at least this + the grace
         release.countDown();
         holder.join();
         long leaked = kept + 1;
@@ -147,11 +149,14 @@ class LostStoreAnswerTest {
         assertThat(unreferencedStored()).as("the leak: stored, and the master never learnt its PBN").isEqualTo(1);
 
         startLink();
-        assertThat(sweep().blocksFreed()).as("within the grace").isZero();
-        assertThat(stored(leaked)).isTrue();
+        long early = sweep().blocksFreed();
+        if (System.currentTimeMillis() < appendedAfter + GRACE_MS) { // a loaded machine may take longer than the grace to get here
+            assertThat(early).as("within the grace").isZero();
+            assertThat(stored(leaked)).isTrue();
+        }
         Thread.sleep(GRACE_MS + 200);
         GcSwept r = sweep();
-        assertThat(r.blocksFreed()).isEqualTo(1);
+        assertThat(early + r.blocksFreed()).isEqualTo(1);
         assertThat(stored(leaked)).isFalse();
         assertThat(unreferencedStored()).as("no leak left").isZero();
         assertThat(master.server.rangeStores().up(1).read(new long[] {kept}).join().get(0)).isEqualTo(blocks(1, 1, false));
@@ -209,5 +214,27 @@ class LostStoreAnswerTest {
         assertThat(stored(answered)).isFalse();
         assertThat(r.keptReferenced()).isEqualTo(1);
         assertThat(master.server.rangeStores().up(1).read(new long[] {committed}).join().get(0)).isEqualTo(blocks(4, 1, false));
+    }
+
+    @Test
+    void sessionWhoseEarlierLinkEnded_itsStoreOnTheNewLinkStopsCappingTheSweepWhenItFails() throws Exception {
+        long before = storeOne(6);
+        guard.protect(SESSION, new long[] {before}, 0, 1); // the session protected a block over the first link
+        worker.close();
+        startLink(); // a flap: the backup goes on storing over the new link
+        long after = storeOne(7);
+        assertThat(gc.answered().pending()).isEqualTo(1);
+
+        // landed: the session fails (its protection over the first link ended with it), and nothing of it commits
+        assertThatThrownBy(() -> guard.protect(SESSION, new long[] {after}, 0, 1)).isInstanceOf(BlocksUnavailableException.class);
+        guard.release(SESSION, false);
+        // still there, this entry would hold the range's sweep at its answer + grace for as long as the new link lives
+        assertThat(gc.answered().pending()).as("the failed call still protected the store on the link that answered it").isZero();
+        await().atMost(Duration.ofSeconds(10)).until(() -> gc.guard().openSessions() == 0);
+        Thread.sleep(GRACE_MS + 200);
+        GcSwept r = sweep();
+        assertThat(r.blocksFreed()).as("both blocks of the failed backup, once their grace has passed").isEqualTo(2);
+        assertThat(stored(before)).isFalse();
+        assertThat(stored(after)).isFalse();
     }
 }
