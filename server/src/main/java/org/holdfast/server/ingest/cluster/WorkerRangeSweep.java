@@ -1,5 +1,6 @@
 package org.holdfast.server.ingest.cluster;
 
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.holdfast.common.id.PbnRange;
@@ -35,6 +36,8 @@ import org.holdfast.server.store.DataStore;
  */
 public final class WorkerRangeSweep {
     private static final System.Logger LOG = System.getLogger(WorkerRangeSweep.class.getName());
+    /** How far answered-but-unprotected stores may hold the horizon back before a sweep warns, at most (see heldBackTooLong). */
+    static final Duration HELD_BACK_WARNING = Duration.ofHours(1);
 
     /** The node's {@code holdfast.gc.sweep-batch-chunks}, {@code compaction-threshold} (0: off) and {@code compaction-max-bytes}. */
     public record Settings(int batchChunks, double compactionThreshold, long compactionMaxBytes) {
@@ -223,7 +226,9 @@ public final class WorkerRangeSweep {
         long own = gc.clock().millis();
         long asOf = masterNow > 0 ? Math.min(masterNow, own) : own; // the worker trusts its own clock
         // stores answered but not yet protected first, then the sessions (AnsweredStores.cap says why in this order)
-        long horizon = guard.sweepHorizon(gc.answered().cap(asOf));
+        long capped = gc.answered().cap(asOf);
+        warnIfHeldBack(asOf, capped, guard.grace());
+        long horizon = guard.sweepHorizon(capped);
         if (!linkUp.getAsBoolean()) { // after the horizon: see run
             throw new Refused((stopping ? "the worker is stopping and " : "") + "the link to the master that asked for this sweep"
                     + " ended before it freed anything, and the backups that protected blocks over it ended with it (their"
@@ -246,5 +251,25 @@ public final class WorkerRangeSweep {
         }
         return new RangeSweepReport(range, masterNow, horizon, dryRun, skipped, s, bytes, (System.nanoTime() - start) / 1_000_000,
                 gc.clock().millis());
+    }
+
+    /**
+     * A store stays answered-but-unprotected for a session's next frame or two; one still there past
+     * its grace by {@link #heldBackTooLong} was dropped by a session whose protect failed, and holds this
+     * range's reclaim back until its link ends: say so, since nothing else shows it.
+     */
+    private void warnIfHeldBack(long asOf, long capped, Duration grace) {
+        if (heldBackTooLong(asOf, capped, grace)) {
+            LOG.log(System.Logger.Level.WARNING, gc.answered().pending() + " DATA_STOREs this worker answered over its live link"
+                    + " to the master were never protected by the master's backups; the oldest holds this range's sweep "
+                    + ((asOf - capped) / 60_000) + " min behind (no block whose expiry falls after that point is freed while the"
+                    + " link lives). Restart the worker (or let its link to the master end) to release them: their blocks are then"
+                    + " freed after the grace, and every committed block keeps its references");
+        }
+    }
+
+    /** Whether the answered stores hold the horizon {@code capped} back from {@code asOf} by more than an hour or one grace, whichever is shorter. */
+    static boolean heldBackTooLong(long asOf, long capped, Duration grace) {
+        return asOf - capped > Math.min(HELD_BACK_WARNING.toMillis(), grace.toMillis());
     }
 }
