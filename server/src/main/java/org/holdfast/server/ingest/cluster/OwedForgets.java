@@ -99,7 +99,8 @@ public final class OwedForgets {
     /**
      * Delivers what worker {@code workerId} is owed over {@code w} (a proxy of its new link, not yet in service),
      * oldest part first, each deleted once the worker acknowledged its forget; a part that does not read
-     * (deleted only once the marker is written) or is gone distrusts the worker. Throws if the link fails: the parts not acknowledged stay for its next link.
+     * (deleted only once the marker is written) or is gone distrusts the worker. Throws if the link fails:
+     * the parts not acknowledged stay for its next link.
      *
      * @return the marks delivered
      */
@@ -113,8 +114,9 @@ public final class OwedForgets {
             StaleMarks m;
             try {
                 m = q.readKept(id);
-            } catch (IllegalStateException e) {
-                // the marker first: if it cannot be written the part stays owed, never dropped without it
+            } catch (IllegalStateException | UncheckedIOException e) {
+                // the marker first: if it cannot be written the part stays owed, never dropped without it; a read that
+                // fails is not retried: it would keep the worker's link out of service (and every GC waiting) for good
                 distrust(workerId, nodeName, "a part of the forgets owed to it did not read (" + e.getMessage() + ")");
                 continue;
             }
@@ -151,7 +153,11 @@ public final class OwedForgets {
         StaleMarkOutbox q = queues.get(workerId);
         if (q != null) {
             for (long id : q.pending()) {
-                q.delete(id); // the marker covers them all
+                try {
+                    q.delete(id); // the marker covers them all
+                } catch (UncheckedIOException e) { // it is listed again at the next start and covered again
+                    LOG.log(System.Logger.Level.WARNING, e.getMessage() + "; the distrust marker covers it");
+                }
             }
         }
         LOG.log(System.Logger.Level.WARNING, "dedup worker " + nodeName + " (id " + workerId + ") is distrusted: " + why + "; from now on"

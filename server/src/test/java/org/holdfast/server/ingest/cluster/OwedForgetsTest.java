@@ -97,6 +97,21 @@ class OwedForgetsTest {
     }
 
     @Test
+    void owedPartCannotBeRead_distrusted_deliveryDoesNotFailForEver() throws Exception {
+        OwedForgets o = new OwedForgets(dir);
+        o.owe(2, "b", part(7));
+        Path f = dir.resolve("2").resolve("0000000000000001.marks");
+        Files.delete(f);
+        Files.createDirectory(f); // reads fail every time (as a bad sector would): the worker's next link would never serve
+        OwedForgets reopened = new OwedForgets(dir);
+        assertThat(reopened.owed(2)).isEqualTo(1);
+        assertThat(reopened.deliver(2, "b", null)).isZero();
+        assertThat(reopened.distrusted(2)).isTrue();
+        assertThat(reopened.owed(2)).isZero();
+        assertThat(f).doesNotExist();
+    }
+
+    @Test
     void strayDirectoryWithAnIdPastLongRange_ignored_masterStarts() throws Exception {
         Files.createDirectories(dir.resolve("9999999999999999999")); // 19 digits, past Long.MAX_VALUE
         OwedForgets o = new OwedForgets(dir);
