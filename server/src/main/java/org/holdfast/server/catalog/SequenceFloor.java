@@ -117,7 +117,13 @@ public final class SequenceFloor {
         }
         java.util.Map<String, Long> newest = new java.util.HashMap<>();
         for (CatalogPeek.Entry e : CatalogPeek.entries(previous, Column.VOLUMES, MAX_PREVIOUS_ENTRIES)) {
-            VolumeRecord v = CatalogKeys.volume(e.key(), e.value(), path);
+            VolumeRecord v;
+            try {
+                v = CatalogKeys.volume(e.key(), e.value(), path);
+            } catch (IllegalArgumentException x) { // a key no volume name makes: the damage catalog-restore reports, not a failure
+                throw new CorruptDataException("catalog.volumes", path, new String(e.key(), java.nio.charset.StandardCharsets.UTF_8),
+                        x.getMessage());
+            }
             newest.put(v.name().name(), Math.max(v.latestSequence(), previousFloors.getOrDefault(v.internalId(), 0L)));
         }
         SequenceFloor floors = new SequenceFloor(catalog.db());

@@ -25,6 +25,17 @@ class OwedForgetsTest {
         return new StaleMarks(1, pbns.length, pbns, new byte[pbns.length * 32]);
     }
 
+    /** Worker 2 owed one part whose CRC no longer matches. */
+    private OwedForgets owedDamagedPart() throws Exception {
+        OwedForgets o = new OwedForgets(dir);
+        o.owe(2, "b", part(7));
+        Path f = dir.resolve("2").resolve("0000000000000001.marks");
+        byte[] b = Files.readAllBytes(f);
+        b[b.length - 1] ^= 1; // its CRC no longer matches
+        Files.write(f, b);
+        return o;
+    }
+
     @Test
     void owed_keptAcrossReopen_droppedOnceTheWorkerIsNoLongerRegistered() {
         OwedForgets o = new OwedForgets(dir);
@@ -55,12 +66,7 @@ class OwedForgetsTest {
 
     @Test
     void owedPartDoesNotRead_distrusted() throws Exception {
-        OwedForgets o = new OwedForgets(dir);
-        o.owe(2, "b", part(7));
-        Path f = dir.resolve("2").resolve("0000000000000001.marks");
-        byte[] b = Files.readAllBytes(f);
-        b[b.length - 1] ^= 1; // its CRC no longer matches
-        Files.write(f, b);
+        OwedForgets o = owedDamagedPart();
         assertThat(o.deliver(2, "b", null)).as("nothing to send").isZero();
         assertThat(o.distrusted(2)).isTrue();
         assertThat(o.owed(2)).isZero();
@@ -68,12 +74,7 @@ class OwedForgetsTest {
 
     @Test
     void owedPartDoesNotRead_markerCannotBeWritten_partNotDroppedWithoutIt() throws Exception {
-        OwedForgets o = new OwedForgets(dir);
-        o.owe(2, "b", part(7));
-        Path f = dir.resolve("2").resolve("0000000000000001.marks");
-        byte[] b = Files.readAllBytes(f);
-        b[b.length - 1] ^= 1;
-        Files.write(f, b);
+        OwedForgets o = owedDamagedPart();
         Path blocker = Files.createDirectories(dir.resolve("2").resolve(OwedForgets.DISTRUST + ".tmp").resolve("x"));
         assertThatThrownBy(() -> o.deliver(2, "b", null)).as("the marker cannot be written (as on a full disk)")
                 .isInstanceOf(UncheckedIOException.class);
