@@ -58,9 +58,9 @@ public final class SequenceFloor {
         db.put(batch, cf, VolumeSettings.key(internalId, KIND), encode(floor));
     }
 
-    /** The sequence after {@code parent} on a volume whose floor is {@code floor}. */
+    /** The sequence after {@code parent} on a volume whose floor is {@code floor}: always above {@code parent}. */
     static long next(long parent, long floor) {
-        return Math.min(Math.max(parent, floor), CEILING) + 1;
+        return Math.max(parent, Math.min(floor, CEILING)) + 1; // the ceiling bounds the floor, never the parent
     }
 
     /**

@@ -134,4 +134,18 @@ class SequenceFloorTest {
                 .isInstanceOf(CorruptDataException.class).hasMessageContaining("bad name!");
         assertThat(new SequenceFloor(db).of(internalId(v))).isZero();
     }
+
+    @Test
+    void floorAtTheCeiling_eachCommitStillTakesANewSequence_noSnapshotOverwritten() {
+        long first = commit(VM, 0, 0).snapshot().sequence();
+        try (org.holdfast.server.store.MetadataBatch b = new org.holdfast.server.store.MetadataBatch()) {
+            new SequenceFloor(db).put(b, internalId(VM), Long.MAX_VALUE / 2); // as from a corrupt-but-readable moved-aside catalog
+            catalog.write(b);
+        }
+        long second = commit(VM, first, 0).snapshot().sequence();
+        long third = commit(VM, second, 0).snapshot().sequence();
+        assertThat(third).as("a sequence handed out again would overwrite that snapshot's record and map").isGreaterThan(second);
+        assertThat(catalog.snapshot(catalog.requireVolume(VM), second)).isPresent();
+        assertThat(SequenceFloor.next(third, Long.MAX_VALUE)).isGreaterThan(third);
+    }
 }
