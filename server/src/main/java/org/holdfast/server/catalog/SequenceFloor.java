@@ -58,9 +58,9 @@ public final class SequenceFloor {
         db.put(batch, cf, VolumeSettings.key(internalId, KIND), encode(floor));
     }
 
-    /** The sequence after {@code parent} on a volume whose floor is {@code floor}. */
+    /** The sequence after {@code parent} on a volume whose floor is {@code floor}: always above {@code parent}. */
     static long next(long parent, long floor) {
-        return Math.min(Math.max(parent, floor), CEILING) + 1;
+        return Math.max(parent, Math.min(floor, CEILING)) + 1; // the ceiling bounds the floor, never the parent
     }
 
     /**
@@ -117,7 +117,13 @@ public final class SequenceFloor {
         }
         java.util.Map<String, Long> newest = new java.util.HashMap<>();
         for (CatalogPeek.Entry e : CatalogPeek.entries(previous, Column.VOLUMES, MAX_PREVIOUS_ENTRIES)) {
-            VolumeRecord v = CatalogKeys.volume(e.key(), e.value(), path);
+            VolumeRecord v;
+            try {
+                v = CatalogKeys.volume(e.key(), e.value(), path);
+            } catch (IllegalArgumentException x) { // a key no volume name makes: the damage catalog-restore reports, not a failure
+                throw new CorruptDataException("catalog.volumes", path, new String(e.key(), java.nio.charset.StandardCharsets.UTF_8),
+                        x.getMessage());
+            }
             newest.put(v.name().name(), Math.max(v.latestSequence(), previousFloors.getOrDefault(v.internalId(), 0L)));
         }
         SequenceFloor floors = new SequenceFloor(catalog.db());

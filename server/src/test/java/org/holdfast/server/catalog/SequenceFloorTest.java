@@ -119,4 +119,33 @@ class SequenceFloorTest {
         // even a floor at the top of the range (a corrupt-but-readable catalog) gives a positive sequence
         assertThat(SequenceFloor.next(Long.MAX_VALUE - 1, Long.MAX_VALUE)).isPositive();
     }
+
+    @Test
+    void raiseFrom_previousCatalogNamesAnInvalidVolume_refusedAsCorrupt_nothingWritten(@TempDir Path previous) {
+        VolumeId v = new VolumeId("vm1");
+        commit(v, 0, 0);
+        try (MetadataDb old = MetadataDb.open(previous)) { // the damaged catalog catalog-restore moved aside
+            byte[] value = CatalogKeys.volumeValue(new VolumeRecord(v, 7, BS, 0, 50, 4L * BS));
+            old.put(old.handle(MetadataDb.Column.VOLUMES), CatalogKeys.volumeKey(v), value);
+            old.put(old.handle(MetadataDb.Column.VOLUMES), "bad name!".getBytes(java.nio.charset.StandardCharsets.UTF_8), value);
+        }
+        assertThatThrownBy(() -> SequenceFloor.raiseFrom(catalog, previous)).as("catalog-restore takes a CorruptDataException as"
+                + " 'could not be read: only the gap keeps their ids'; anything else fails the restore half done")
+                .isInstanceOf(CorruptDataException.class).hasMessageContaining("bad name!");
+        assertThat(new SequenceFloor(db).of(internalId(v))).isZero();
+    }
+
+    @Test
+    void floorAtTheCeiling_eachCommitStillTakesANewSequence_noSnapshotOverwritten() {
+        long first = commit(VM, 0, 0).snapshot().sequence();
+        try (org.holdfast.server.store.MetadataBatch b = new org.holdfast.server.store.MetadataBatch()) {
+            new SequenceFloor(db).put(b, internalId(VM), Long.MAX_VALUE / 2); // as from a corrupt-but-readable moved-aside catalog
+            catalog.write(b);
+        }
+        long second = commit(VM, first, 0).snapshot().sequence();
+        long third = commit(VM, second, 0).snapshot().sequence();
+        assertThat(third).as("a sequence handed out again would overwrite that snapshot's record and map").isGreaterThan(second);
+        assertThat(catalog.snapshot(catalog.requireVolume(VM), second)).isPresent();
+        assertThat(SequenceFloor.next(third, Long.MAX_VALUE)).isGreaterThan(third);
+    }
 }

@@ -51,7 +51,7 @@ public final class OwedForgets {
         this.maxParts = maxParts;
         if (Files.isDirectory(dir)) {
             try (Stream<Path> s = Files.list(dir)) {
-                s.map(p -> p.getFileName().toString()).filter(n -> n.matches("[1-9][0-9]{0,18}"))
+                s.map(p -> p.getFileName().toString()).filter(n -> n.matches("[1-9][0-9]{0,17}")) // a worker id; longer is no id of ours
                         .forEach(n -> queue(Long.parseLong(n)));
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot list the forgets owed in " + dir + ": " + e.getMessage(), e);
@@ -99,7 +99,8 @@ public final class OwedForgets {
     /**
      * Delivers what worker {@code workerId} is owed over {@code w} (a proxy of its new link, not yet in service),
      * oldest part first, each deleted once the worker acknowledged its forget; a part that does not read
-     * distrusts the worker. Throws if the link fails: the parts not acknowledged stay for its next link.
+     * (deleted only once the marker is written) or is gone distrusts the worker. Throws if the link fails:
+     * the parts not acknowledged stay for its next link.
      *
      * @return the marks delivered
      */
@@ -110,12 +111,18 @@ public final class OwedForgets {
         }
         long delivered = 0;
         for (long id = q.oldest(); id != 0; id = q.oldest()) {
-            long droppedBefore = q.dropped();
-            StaleMarks m = q.read(id);
+            StaleMarks m;
+            try {
+                m = q.readKept(id);
+            } catch (IllegalStateException | UncheckedIOException e) {
+                // the marker first: if it cannot be written the part stays owed, never dropped without it; a read that
+                // fails is not retried: it would keep the worker's link out of service (and every GC waiting) for good
+                distrust(workerId, nodeName, "a part of the forgets owed to it did not read (" + e.getMessage() + ")");
+                continue;
+            }
             if (m == null) {
-                if (q.dropped() != droppedBefore) {
-                    distrust(workerId, nodeName, "a part of the forgets owed to it did not read");
-                }
+                // listed and gone (deleted by hand): its forgets were never delivered
+                distrust(workerId, nodeName, "a part of the forgets owed to it is gone");
                 continue;
             }
             w.forget(m.pbns(), m.fps(), m.count());
@@ -146,7 +153,11 @@ public final class OwedForgets {
         StaleMarkOutbox q = queues.get(workerId);
         if (q != null) {
             for (long id : q.pending()) {
-                q.delete(id); // the marker covers them all
+                try {
+                    q.delete(id); // the marker covers them all
+                } catch (UncheckedIOException e) { // it is listed again at the next start and covered again
+                    LOG.log(System.Logger.Level.WARNING, e.getMessage() + "; the distrust marker covers it");
+                }
             }
         }
         LOG.log(System.Logger.Level.WARNING, "dedup worker " + nodeName + " (id " + workerId + ") is distrusted: " + why + "; from now on"

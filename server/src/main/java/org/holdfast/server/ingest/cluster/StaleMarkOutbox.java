@@ -139,6 +139,27 @@ public final class StaleMarkOutbox {
     public StaleMarks read(long id) {
         Path f = file(id);
         try {
+            return readKept(id);
+        } catch (IllegalStateException e) {
+            LOG.log(System.Logger.Level.WARNING, "dropping the stale marks part " + f + ": " + e.getMessage() + " (the other workers'"
+                    + " engines that hold one of those freed blocks, normally none, may answer it until they load its container)");
+            synchronized (this) {
+                dropped++;
+            }
+            delete(id);
+            return null;
+        }
+    }
+
+    /**
+     * Part {@code id}, or null if its file is gone; a part that does not read is kept and throws
+     * {@link IllegalStateException}: the caller makes what replaces it durable before it goes.
+     *
+     * @throws UncheckedIOException the file could not be read (kept: try again later)
+     */
+    StaleMarks readKept(long id) {
+        Path f = file(id);
+        try {
             return decode(id, Files.readAllBytes(f), f);
         } catch (IOException e) {
             if (!(e instanceof java.nio.file.NoSuchFileException)) {
@@ -147,14 +168,6 @@ public final class StaleMarkOutbox {
             synchronized (this) {
                 parts.remove(id);
             }
-            return null;
-        } catch (IllegalStateException e) {
-            LOG.log(System.Logger.Level.WARNING, "dropping the stale marks part " + f + ": " + e.getMessage() + " (the other workers'"
-                    + " engines that hold one of those freed blocks, normally none, may answer it until they load its container)");
-            synchronized (this) {
-                dropped++;
-            }
-            delete(id);
             return null;
         }
     }

@@ -1,7 +1,9 @@
 package org.holdfast.server.ingest.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
@@ -21,6 +23,17 @@ class OwedForgetsTest {
 
     private static StaleMarks part(long... pbns) {
         return new StaleMarks(1, pbns.length, pbns, new byte[pbns.length * 32]);
+    }
+
+    /** Worker 2 owed one part whose CRC no longer matches. */
+    private OwedForgets owedDamagedPart() throws Exception {
+        OwedForgets o = new OwedForgets(dir);
+        o.owe(2, "b", part(7));
+        Path f = dir.resolve("2").resolve("0000000000000001.marks");
+        byte[] b = Files.readAllBytes(f);
+        b[b.length - 1] ^= 1; // its CRC no longer matches
+        Files.write(f, b);
+        return o;
     }
 
     @Test
@@ -53,15 +66,58 @@ class OwedForgetsTest {
 
     @Test
     void owedPartDoesNotRead_distrusted() throws Exception {
-        OwedForgets o = new OwedForgets(dir);
-        o.owe(2, "b", part(7));
-        Path f = dir.resolve("2").resolve("0000000000000001.marks");
-        byte[] b = Files.readAllBytes(f);
-        b[b.length - 1] ^= 1; // its CRC no longer matches
-        Files.write(f, b);
+        OwedForgets o = owedDamagedPart();
         assertThat(o.deliver(2, "b", null)).as("nothing to send").isZero();
         assertThat(o.distrusted(2)).isTrue();
         assertThat(o.owed(2)).isZero();
+    }
+
+    @Test
+    void owedPartDoesNotRead_markerCannotBeWritten_partNotDroppedWithoutIt() throws Exception {
+        OwedForgets o = owedDamagedPart();
+        Path blocker = Files.createDirectories(dir.resolve("2").resolve(OwedForgets.DISTRUST + ".tmp").resolve("x"));
+        assertThatThrownBy(() -> o.deliver(2, "b", null)).as("the marker cannot be written (as on a full disk)")
+                .isInstanceOf(UncheckedIOException.class);
+        Files.delete(blocker);
+        Files.delete(blocker.getParent()); // the disk has room again
+        for (OwedForgets seen : new OwedForgets[] {o, new OwedForgets(dir)}) {
+            assertThat(seen.distrusted(2) || seen.owed(2) > 0).as("the worker is still owed its forgets or distrusted, never clean"
+                    + " (its engine may still answer the PBNs the damaged part named)").isTrue();
+        }
+        assertThat(o.deliver(2, "b", null)).isZero();
+        assertThat(o.distrusted(2)).as("once the marker can be written").isTrue();
+    }
+
+    @Test
+    void owedPartGone_distrusted() throws Exception {
+        OwedForgets o = new OwedForgets(dir);
+        o.owe(2, "b", part(7));
+        Files.delete(dir.resolve("2").resolve("0000000000000001.marks")); // deleted by hand, or lost: its forgets were not delivered
+        assertThat(o.deliver(2, "b", null)).isZero();
+        assertThat(o.distrusted(2)).as("a part owed and gone is a forget lost").isTrue();
+    }
+
+    @Test
+    void owedPartCannotBeRead_distrusted_deliveryDoesNotFailForEver() throws Exception {
+        OwedForgets o = new OwedForgets(dir);
+        o.owe(2, "b", part(7));
+        Path f = dir.resolve("2").resolve("0000000000000001.marks");
+        Files.delete(f);
+        Files.createDirectory(f); // reads fail every time (as a bad sector would): the worker's next link would never serve
+        OwedForgets reopened = new OwedForgets(dir);
+        assertThat(reopened.owed(2)).isEqualTo(1);
+        assertThat(reopened.deliver(2, "b", null)).isZero();
+        assertThat(reopened.distrusted(2)).isTrue();
+        assertThat(reopened.owed(2)).isZero();
+        assertThat(f).doesNotExist();
+    }
+
+    @Test
+    void strayDirectoryWithAnIdPastLongRange_ignored_masterStarts() throws Exception {
+        Files.createDirectories(dir.resolve("9999999999999999999")); // 19 digits, past Long.MAX_VALUE
+        OwedForgets o = new OwedForgets(dir);
+        o.owe(2, "b", part(7));
+        assertThat(new OwedForgets(dir).owed(2)).isEqualTo(1);
     }
 
     @Test
