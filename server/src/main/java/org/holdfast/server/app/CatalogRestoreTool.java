@@ -19,6 +19,7 @@ import org.holdfast.server.catalog.SequenceFloor;
 import org.holdfast.server.gc.GcMetadataRebuild;
 import org.holdfast.server.gc.OfflineProperties;
 import org.holdfast.server.gc.RestoredWorkerCounts;
+import org.holdfast.server.ingest.cluster.OwedForgets;
 import org.holdfast.server.store.BadBlocks;
 import org.holdfast.server.store.CatalogBackups;
 import org.holdfast.server.store.CatalogRestoreRefusedException;
@@ -289,6 +290,9 @@ public final class CatalogRestoreTool implements Callable<Integer> {
                         + " damaged volumes; see docs/operations.md, \"Catalog restore\")");
             }
             if (workers != null) {
+                // the forgets owed to absent workers and their markers are not in the backup: every worker may have missed some
+                OwedForgets.distrustAll(dd.root(), workers.fenced(), "its master was restored from a catalog backup, which holds"
+                        + " no forgets owed to workers");
                 WorkersRestoreNotes.print(workers, dd.root(), out);
                 WorkersRestoreNotes.printFences(objects == null ? null : RestoredTakeoverFences.raise(db, objects), out);
             }

@@ -115,7 +115,7 @@ public class ClusterConfiguration {
             // a worker's sweep freed blocks another worker's engine may hold (nearest mode): the master forwards its marks
             // what a worker whose link is down is owed waits here, so that it holds up no other worker's marks
             server.forwardStaleMarks(new StaleMarkForwarder(dedupLinks, registry, props.dedup().cluster().clusterMode(),
-                    new OwedForgets(dir.root().resolve("owed-forgets"))));
+                    new OwedForgets(dir.root().resolve(OwedForgets.DIRECTORY))));
         }
         return server;
     }

@@ -29,6 +29,9 @@ final class WorkersRestoreNotes {
                 + " audited as cluster.worker.counts-fence). A worker of a release before cluster protocol version 7 does not"
                 + " report them: lift its fence by hand instead, with the master stopped: holdfast-server gc-rebuild --data-dir "
                 + dataDir + " --worker N --counts-imported /tmp/worker-N.counts");
+        out.println("  workers " + r.fenced() + " are distrusted for dedup across ranges: the forgets owed to them are not in the"
+                + " backup, so the master takes their answers naming another worker's blocks as misses (dedup only; until a"
+                + " worker is removed)");
         out.println("  then run verify (POST /api/v1/verify): snapshots deleted after the backup whose blocks a worker freed are named"
                 + " damaged; a node that is not in the restored registry must not be started as a worker (docs/operations.md,"
                 + " \"Recover a lost master of a data=workers cluster\")");

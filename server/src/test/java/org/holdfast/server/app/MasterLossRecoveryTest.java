@@ -30,6 +30,7 @@ import org.holdfast.server.gc.VolumeGate;
 import org.holdfast.server.gc.WorkerCountsFences;
 import org.holdfast.server.ingest.AgentDriver;
 import org.holdfast.server.ingest.cluster.DataOnWorkersCluster;
+import org.holdfast.server.ingest.cluster.OwedForgets;
 import org.holdfast.server.ingest.cluster.WorkerConnector;
 import org.holdfast.server.ingest.cluster.WorkerRangeSweep;
 import org.holdfast.server.security.Role;
@@ -130,6 +131,9 @@ class MasterLossRecoveryTest {
         assertThat(restored.code()).as(restored.err() + restored.out()).isZero();
         assertThat(restored.out()).contains("workers [" + workerId + "] are FENCED", "--counts-imported",
                 "worker ids up to " + (workerId + 64) + " are retired");
+        assertThat(restored.out()).contains("workers [" + workerId + "] are distrusted for dedup across ranges");
+        assertThat(new OwedForgets(masterDir.resolve(OwedForgets.DIRECTORY)).distrusted(workerId))
+                .as("the forgets owed to it are not in the backup: its answers naming other ranges are misses").isTrue();
 
         // restored, the catalog holds vb again; deleting it again releases va's blocks a second time on the worker
         cluster.startMaster();

@@ -35,6 +35,8 @@ public final class OwedForgets {
     public static final int MAX_PARTS = 64;
     /** The marker of a worker owed more than was kept. */
     static final String DISTRUST = "distrust";
+    /** The directory of the owed forgets in a master's data directory. */
+    public static final String DIRECTORY = "owed-forgets";
 
     private final Path dir;
     private final int maxParts;
@@ -143,13 +145,7 @@ public final class OwedForgets {
     }
 
     private void distrust(long workerId, String nodeName, String why) {
-        String text = Instant.now() + " worker " + workerId + " (" + nodeName + "): " + why + "\n";
-        try {
-            DurableReplace.write(dir.resolve(Long.toString(workerId)), DISTRUST, ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)));
-            forceDirectory(dir);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + dir.resolve(Long.toString(workerId)).resolve(DISTRUST) + ": " + e.getMessage(), e);
-        }
+        writeMarker(dir, workerId, nodeName, why);
         StaleMarkOutbox q = queues.get(workerId);
         if (q != null) {
             for (long id : q.pending()) {
@@ -163,6 +159,31 @@ public final class OwedForgets {
         LOG.log(System.Logger.Level.WARNING, "dedup worker " + nodeName + " (id " + workerId + ") is distrusted: " + why + "; from now on"
                 + " the master takes its answers naming another worker's PBNs as misses (dedup missed, never a freed block named),"
                 + " until the worker is removed; a worker lost for good is replaced (docs/operations.md)");
+    }
+
+    /**
+     * Distrusts {@code workerIds} in the owed forgets of the master data directory {@code dataDir}, offline
+     * (catalog-restore): a catalog backup holds neither the forgets owed when it was taken nor the markers,
+     * so a restored master cannot tell what its workers missed. Costs dedup only on answers naming another
+     * worker's range, which a worker's engine does not normally hold.
+     */
+    public static void distrustAll(Path dataDir, Iterable<Long> workerIds, String why) {
+        Path d = dataDir.resolve(DIRECTORY);
+        for (long id : workerIds) {
+            writeMarker(d, id, "restored registry", why);
+        }
+    }
+
+    private static void writeMarker(Path dir, long workerId, String nodeName, String why) {
+        String text = Instant.now() + " worker " + workerId + " (" + nodeName + "): " + why + "\n";
+        try {
+            Files.createDirectories(dir);
+            DurableReplace.write(dir.resolve(Long.toString(workerId)), DISTRUST, ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)));
+            forceDirectory(dir);
+            forceDirectory(dir.getParent()); // the first marker may have made the directory itself
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + dir.resolve(Long.toString(workerId)).resolve(DISTRUST) + ": " + e.getMessage(), e);
+        }
     }
 
     private static void forceDirectory(Path d) throws IOException {
