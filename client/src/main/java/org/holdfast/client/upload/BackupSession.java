@@ -132,7 +132,7 @@ public final class BackupSession {
                 if (prev != null && prev.blockSize() != blockSize) {
                     distrust = "state file is for block size " + prev.blockSize() + ", not " + blockSize;
                 } else if (prev != null && prev.volumeBytes() != volumeBytes) {
-                    distrust = "volume size changed from " + prev.volumeBytes() + " to " + volumeBytes + " bytes";
+                    distrust = FullBackupReasons.sizeChanged(prev.volumeBytes(), volumeBytes);
                 }
                 long base = distrust == null ? prev.sequence() : 0;
                 // the base's identity lets the server tell it from another snapshot of the same sequence (protocol 5)
@@ -147,7 +147,7 @@ public final class BackupSession {
                 }
                 String fullReason = distrust;
                 if (fullReason == null && ready.parentSequence() != base) {
-                    fullReason = "the server's newest snapshot is " + ready.parentSequence() + ", the state file's is " + base;
+                    fullReason = FullBackupReasons.parentDiffers(settings.volume(), ready.parentSequence(), base);
                 } else if (fullReason == null && ready.fullReason() == FullReason.IDENTITY_MISMATCH) {
                     // said by a protocol 5 server
                     fullReason = "the server asked for a full backup: its newest snapshot " + settings.volume() + "@" + base

@@ -281,6 +281,21 @@ class BackupRestoreTest {
     }
 
     @Test
+    void backup_serverLostTheStateFilesSnapshot_fullAndSaysSo() throws Exception {
+        assertThat(backup().exit()).isZero();
+        Images.overwrite(image, 9, BS, 99);
+        assertThat(backup().exit()).isZero();
+        server.rollBack("vm1", 1); // a catalog restore: vm1@2, which the state file names, is gone
+        AgentRun r = backup();
+        assertThat(r.exit()).isZero();
+        assertThat(r.json().get("mode").asText()).isEqualTo("full");
+        assertThat(r.json().get("fullReason").asText()).isEqualTo("the server's newest snapshot is 1, the state file's is 2"
+                + " (the server no longer has vm1@2: its catalog was restored from a backup, or that snapshot was deleted)");
+        assertThat(r.stderr()).contains("reading the whole volume (full backup): the server's newest snapshot is 1");
+        assertThat(server.sessions.get(2).entryLbns).hasSize((int) BLOCKS);
+    }
+
+    @Test
     void backup_serverAsksFull_sendsEveryLbn() {
         assertThat(backup().exit()).isZero();
         server.forceFull = true;

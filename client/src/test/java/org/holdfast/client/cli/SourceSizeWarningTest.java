@@ -53,6 +53,8 @@ class SourceSizeWarningTest {
         assertThat(wrong.exit()).as("a resize is legitimate: %s", wrong).isZero();
         assertThat(wrong.stderr()).contains("warning: volume vol2 was 64.0 KiB at snapshot vol2@1, the source " + vol1
                 + " is 96.0 KiB: if this is the wrong source, delete snapshot vol2@2");
+        assertThat(wrong.stderr()).contains("reading the whole volume (full backup): volume size changed from 64.0 KiB to 96.0 KiB"
+                + " (65536 to 98304 bytes)");
         JsonNode change = wrong.json().get("sizeChange");
         assertThat(change.get("fromSequence").asLong()).isEqualTo(1);
         assertThat(change.get("fromBytes").asLong()).isEqualTo(64 * 1024);
