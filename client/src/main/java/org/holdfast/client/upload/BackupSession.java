@@ -177,6 +177,11 @@ public final class BackupSession {
                     } else if (!incremental && (prev != null || Files.exists(settings.stateFile()))) {
                         // a state file that is there but not trusted (corrupt, foreign) is said, and replaced at commit
                         notices.accept("reading the whole volume (full backup): " + fullReason);
+                    } else if (!incremental && ready.parentSequence() > 0) {
+                        // no state file, but the volume has snapshots: a wiped --state-dir or another machine; a
+                        // first backup of a new volume stays quiet
+                        notices.accept("reading the whole volume (full backup): " + fullReason + " (" + settings.stateFile()
+                                + "); the server's newest snapshot is " + settings.volume() + "@" + ready.parentSequence());
                     }
                 }
                 progress.start(extents.blocks() * (long) blockSize);

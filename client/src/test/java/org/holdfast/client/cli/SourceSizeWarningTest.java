@@ -45,7 +45,7 @@ class SourceSizeWarningTest {
         Path vol1 = Images.create(dir.resolve("vol1.img"), 96 * 1024, BS, 2, 9);
         AgentRun first = backup(vol2, "--json");
         assertThat(first.exit()).as("%s", first).isZero();
-        assertThat(first.stderr()).doesNotContain("warning");
+        assertThat(first.stderr()).doesNotContain("warning").as("a new volume's first backup").doesNotContain("reading the whole");
         assertThat(first.json().get("sizeChange").isNull()).isTrue();
 
         AgentRun wrong = backup(vol1, "--json");
@@ -104,6 +104,8 @@ class SourceSizeWarningTest {
             AgentRun same = backup(vol2, "--json");
             assertThat(same.exit()).as("%s", same).isZero();
             assertThat(same.stderr()).as("version %d", version).doesNotContain("warning");
+            assertThat(same.stderr()).as("a wiped state is said").contains("reading the whole volume (full backup): no state file"
+                    + " for this volume and server (").contains("); the server's newest snapshot is vol2@" + sequence);
             assertThat(same.json().get("sizeChange").isNull()).isTrue();
             sequence++;
 
