@@ -248,7 +248,7 @@ public final class CatalogRestoreTool implements Callable<Integer> {
             String previous = null;
             if (aside != null) {
                 try {
-                    previous = SequenceFloor.raiseFrom(catalog, aside) + " volumes";
+                    previous = volumes(SequenceFloor.raiseFrom(catalog, aside));
                 } catch (StoreException e) { // CorruptDataException among them: a value this server does not write
                     previous = "could not be read (" + e.getMessage() + "): only the gap keeps their ids";
                 }
@@ -262,7 +262,7 @@ public final class CatalogRestoreTool implements Callable<Integer> {
             out.println("  LOST: every snapshot committed after " + (held[1] == 0 ? "the backup" : Instant.ofEpochMilli(held[1]))
                     + " is gone (back those volumes up again); so are users, tokens, policies and settings changed after the backup:"
                     + " a token revoked after the backup is valid again (revoke it again)");
-            out.println("  snapshot ids: the next snapshot of each of " + floorsRaised + " volumes takes a sequence at least "
+            out.println("  snapshot ids: in " + volumes(floorsRaised) + ", the next snapshot takes a sequence at least "
                     + sequenceGap + " past its newest one here, so the ids of lost snapshots are not handed out again"
                     + (sequenceGap == 0 ? " (--sequence-gap 0: they may be)" : " (up to " + sequenceGap + " per volume; an agent whose"
                     + " state names a newer one moves it further)"));
@@ -377,5 +377,9 @@ public final class CatalogRestoreTool implements Callable<Integer> {
         }
         return "next: check it before the start with holdfast-server fsck " + root + ", or start the server and run"
                 + " POST /api/v1/gc/fsck; then take a new catalog backup";
+    }
+
+    private static String volumes(long n) {
+        return n + (n == 1 ? " volume" : " volumes");
     }
 }

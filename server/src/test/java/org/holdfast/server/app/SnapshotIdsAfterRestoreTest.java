@@ -93,7 +93,7 @@ class SnapshotIdsAfterRestoreTest {
         copyLogs(old.resolve("data"), fresh.resolve("data"));
         Run r = restore(fresh, backups);
         assertThat(r.code()).as(r.out()).isZero();
-        assertThat(r.out()).contains("snapshot ids: the next snapshot of each of 1 volumes takes a sequence at least 1000 past");
+        assertThat(r.out()).contains("snapshot ids: in 1 volume, the next snapshot takes a sequence at least 1000 past");
         try (MetadataDb db = MetadataDb.open(fresh.resolve("catalog"))) {
             Catalog catalog = new Catalog(db);
             assertThat(catalog.snapshots(VM)).extracting(SnapshotRecord::sequence, SnapshotRecord::snapshotId)
@@ -122,7 +122,7 @@ class SnapshotIdsAfterRestoreTest {
         }
         Run r = restore(data, backups, "--sequence-gap", "0");
         assertThat(r.code()).as(r.out()).isZero();
-        assertThat(r.out()).contains("snapshot ids from the catalog moved aside, past its newest snapshot of each volume: 1 volumes");
+        assertThat(r.out()).contains("snapshot ids from the catalog moved aside, past its newest snapshot of each volume: 1 volume");
         try (MetadataDb db = MetadataDb.open(data.resolve("catalog"))) {
             Catalog catalog = new Catalog(db);
             assertThat(catalog.snapshots(VM)).extracting(SnapshotRecord::sequence).containsExactly(1L);
