@@ -282,6 +282,9 @@ class TakeoverAfterCatalogBackupTest {
                 agent.backup("v1", image, BS, true);
             }
             assertThat(old.getBean(WorkerRangeData.class).epoch()).isEqualTo(1);
+            // the fence at 1 comes with a serving heartbeat: in the backup before it is taken (a loaded machine can delay it)
+            WorkerRegistry registry = m1.getBean(WorkerRegistry.class);
+            await().atMost(Duration.ofSeconds(30)).until(() -> registry.fence(id).archiveEpoch() == 1);
             CatalogBackupJobs jobs = m1.getBean(CatalogBackupJobs.class);
             jobs.submit("test");
             await().atMost(Duration.ofSeconds(30)).until(() -> jobs.list().size() == 1);
