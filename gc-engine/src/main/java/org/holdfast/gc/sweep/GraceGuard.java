@@ -195,7 +195,7 @@ public final class GraceGuard {
             return 0;
         }
         Session session = sessions.computeIfAbsent(sessionId, id -> new Session(clock.millis(), pipeline.layout().range().first()));
-        return protectBatch(session, pbns, off, count, zeroRefused, clock.millis() + grace.toMillis());
+        return protectBatch(session, pbns, off, count, zeroRefused, clock.millis() + grace.toMillis(), true);
     }
 
     /**
@@ -207,11 +207,15 @@ public final class GraceGuard {
      * {@code at} their time). Returns the number refused (tombstoned; nothing logged then).
      */
     public int protectStored(long[] pbns, int off, int count, long at) {
-        return count <= 0 ? 0 : protectBatch(null, pbns, off, count, false, at + grace.toMillis());
+        // just appended: PBNs are never reused, so none is FREED, and reading its GMA chunk on the data lane would be wasted
+        return count <= 0 ? 0 : protectBatch(null, pbns, off, count, false, at + grace.toMillis(), false);
     }
 
-    /** The batch protection of {@link #protect(long, long[], int, int, boolean)}, for {@code session} (null: none), raising ET to {@code expiry}. */
-    private int protectBatch(Session session, long[] pbns, int off, int count, boolean zeroRefused, long expiry) {
+    /**
+     * The batch protection of {@link #protect(long, long[], int, int, boolean)}, for {@code session} (null: none), raising ET
+     * to {@code expiry}; with {@code checkFreed} a PBN the GMA marks FREED is refused too.
+     */
+    private int protectBatch(Session session, long[] pbns, int off, int count, boolean zeroRefused, long expiry, boolean checkFreed) {
         // the stripes of the batch, locked in ascending order (the sweep's order): no deadlock
         long[] wanted = new long[STRIPES / 64];
         boolean any = false;
@@ -245,7 +249,9 @@ public final class GraceGuard {
                     }
                 }
             }
-            refused += refuseFreed(pbns, off, count, zeroRefused);
+            if (checkFreed) {
+                refused += refuseFreed(pbns, off, count, zeroRefused);
+            }
             if (refused > 0 && !zeroRefused) {
                 return refused;
             }
