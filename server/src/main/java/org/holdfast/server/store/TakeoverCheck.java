@@ -103,7 +103,6 @@ public final class TakeoverCheck {
         return new RangeTakeover.Plan(worker, planned.epoch(), adopted);
     }
 
-    /** The refusal of a takeover of worker {@code worker}'s range for {@code why}; {@code state}: what it left. */
     /**
      * Refuses the takeover if the worker's keys changed since {@code listing}: the read can take hours,
      * and a node of the worker that wrote meanwhile (the old one, registered again while this node's
@@ -125,6 +124,7 @@ public final class TakeoverCheck {
                 + " node and start this one again", null);
     }
 
+    /** The refusal of a takeover of worker {@code worker}'s range for {@code why}; {@code state}: what it left. */
     static CorruptDataException refusal(long worker, String why, String state) {
         return new CorruptDataException(STORE, null, null, "the takeover of worker " + worker + "'s range is refused: " + why
                 + " (the master's record of what the worker sealed and uploaded); " + state + ". Put the log object the worker"
