@@ -1,12 +1,17 @@
 package org.holdfast.server.catalog;
 
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.holdfast.server.store.Bytes;
 import org.holdfast.server.store.CatalogPeek;
 import org.holdfast.server.store.CorruptDataException;
 import org.holdfast.server.store.MetadataBatch;
 import org.holdfast.server.store.MetadataDb;
 import org.holdfast.server.store.MetadataDb.Column;
+import org.holdfast.server.store.StoreException;
 import org.rocksdb.ColumnFamilyHandle;
 
 /**
@@ -104,24 +109,24 @@ public final class SequenceFloor {
      * catalog in {@code previous} (the one catalog-restore moved aside, opened read-only) records for a
      * volume of the same name, where that is higher, durably. Returns how many volumes it raised.
      *
-     * @throws org.holdfast.server.store.StoreException if {@code previous} cannot be read (damaged); nothing written then
+     * @throws StoreException if {@code previous} cannot be read (damaged); nothing written then
      * @throws CorruptDataException if a value in it is not one this server writes; nothing written then
      */
-    public static int raiseFrom(Catalog catalog, java.nio.file.Path previous) {
+    public static int raiseFrom(Catalog catalog, Path previous) {
         String path = previous.toString();
-        java.util.Map<Long, Long> previousFloors = new java.util.HashMap<>();
+        Map<Long, Long> previousFloors = new HashMap<>();
         for (CatalogPeek.Entry e : CatalogPeek.entries(previous, Column.VOLUME_SETTINGS, MAX_PREVIOUS_ENTRIES)) {
             if (e.key().length == 9 && e.key()[8] == KIND) {
                 previousFloors.put(Bytes.getLong(e.key(), 0), decode(e.value(), path, Bytes.getLong(e.key(), 0)));
             }
         }
-        java.util.Map<String, Long> newest = new java.util.HashMap<>();
+        Map<String, Long> newest = new HashMap<>();
         for (CatalogPeek.Entry e : CatalogPeek.entries(previous, Column.VOLUMES, MAX_PREVIOUS_ENTRIES)) {
             VolumeRecord v;
             try {
                 v = CatalogKeys.volume(e.key(), e.value(), path);
             } catch (IllegalArgumentException x) { // a key no volume name makes: the damage catalog-restore reports, not a failure
-                throw new CorruptDataException("catalog.volumes", path, new String(e.key(), java.nio.charset.StandardCharsets.UTF_8),
+                throw new CorruptDataException("catalog.volumes", path, new String(e.key(), StandardCharsets.UTF_8),
                         x.getMessage());
             }
             newest.put(v.name().name(), Math.max(v.latestSequence(), previousFloors.getOrDefault(v.internalId(), 0L)));
