@@ -14,7 +14,8 @@ import org.holdfast.common.protocol.ProtocolLimits;
  * copied several times on the receiving thread. Here a frame's bytes are copied once: when a read
  * does not fit the buffer in hand, the new buffer is sized from the frame's length field (capped at
  * {@link ProtocolLimits#MAX_FRAME}, which the decoder enforces anyway) and later reads of the frame
- * go into it ({@link #SPILL} bytes more, for the next frame's start). The bytes and their order are exactly what Netty's cumulator would produce; only
+ * go into it ({@link #SPILL} bytes more, for the next frame's start), a reused {@link FrameSlabs}
+ * slab where it fits one. The bytes and their order are exactly what Netty's cumulator would produce; only
  * buffer sizes differ.
  */
 final class FrameCumulator implements ByteToMessageDecoder.Cumulator {
@@ -23,6 +24,8 @@ final class FrameCumulator implements ByteToMessageDecoder.Cumulator {
      * carries it too (Netty reads up to 64 KiB), and without room the whole frame would be copied again.
      */
     static final int SPILL = 64 << 10;
+
+    private final FrameSlabs slabs = new FrameSlabs();
 
     @Override
     public ByteBuf cumulate(ByteBufAllocator alloc, ByteBuf cumulation, ByteBuf in) {
@@ -45,7 +48,7 @@ final class FrameCumulator implements ByteToMessageDecoder.Cumulator {
             int pending = cumulation.readableBytes();
             int frame = frameBytes(cumulation, in);
             int size = Math.max(pending + required, frame == 0 ? 0 : frame + SPILL);
-            ByteBuf whole = alloc.directBuffer(size);
+            ByteBuf whole = slabs.buffer(alloc, size);
             try {
                 whole.writeBytes(cumulation, cumulation.readerIndex(), pending);
                 whole.writeBytes(in, in.readerIndex(), required);
@@ -59,6 +62,11 @@ final class FrameCumulator implements ByteToMessageDecoder.Cumulator {
         } finally {
             in.release();
         }
+    }
+
+    /** Free slabs waiting for reuse (for tests). */
+    int slabsKept() {
+        return slabs.kept();
     }
 
     /**

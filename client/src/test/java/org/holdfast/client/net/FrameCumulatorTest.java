@@ -61,13 +61,14 @@ class FrameCumulatorTest {
     }
 
     @Test
-    void framesInReadsOfAnySize_decodeExactly_eachFrameInOneDirectBuffer_readsReleased() {
+    void framesInReadsOfAnySize_decodeExactly_eachFrameInOneDirectBuffer_readsReleased_slabsReused() {
         Random rnd = new Random(5);
         List<Message> sent = frames(rnd);
         ByteBuf bytes = wire(sent);
         byte[] expected = io.netty.buffer.ByteBufUtil.getBytes(bytes);
         FrameDecoder decoder = new FrameDecoder();
-        decoder.setCumulator(new FrameCumulator());
+        FrameCumulator cumulator = new FrameCumulator();
+        decoder.setCumulator(cumulator);
         EmbeddedChannel ch = new EmbeddedChannel(decoder);
         decoder.blockSize(BS);
         List<ByteBuf> reads = new ArrayList<>();
@@ -92,8 +93,10 @@ class FrameCumulatorTest {
                 assertThat(FrameBuffers.directView(d)).as("frame %d in one direct buffer", i).isNotNull();
             }
         }
+        int keptBefore = cumulator.slabsKept();
         got.forEach(io.netty.util.ReferenceCountUtil::release);
         sent.forEach(io.netty.util.ReferenceCountUtil::release);
+        assertThat(cumulator.slabsKept()).as("frames released: their slabs wait for reuse").isGreaterThan(keptBefore);
         ch.finishAndReleaseAll();
         assertThat(reads).allSatisfy(r -> assertThat(r.refCnt()).isZero());
     }
