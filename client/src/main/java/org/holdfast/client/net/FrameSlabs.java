@@ -18,15 +18,17 @@ import java.util.concurrent.ArrayBlockingQueue;
 final class FrameSlabs {
     /** Slab size: a restore frame (at most about 1.1 MiB) and the spill behind it fit. */
     static final int SLAB_BYTES = 2 << 20;
+    /** Smaller frames take no slab. */
+    static final int SMALLEST = 256 << 10;
     /** Free slabs kept: what the connection's inbox and the restore's queue hold at most, with some to spare. */
     static final int KEPT = 24;
 
     private final ArrayBlockingQueue<ByteBuffer> free = new ArrayBlockingQueue<>(KEPT);
 
-    /** A buffer of {@code bytes} capacity: a reused slab if it fits one, else one from {@code alloc}. */
+    /** A buffer of {@code bytes} capacity: a reused slab for a large frame that fits one, else one from {@code alloc}. */
     ByteBuf buffer(ByteBufAllocator alloc, int bytes) {
-        if (bytes > SLAB_BYTES) {
-            return alloc.directBuffer(bytes);
+        if (bytes > SLAB_BYTES || bytes < SMALLEST) {
+            return alloc.directBuffer(bytes); // small frames (a backup's NEEDs) stay in Netty's thread cache
         }
         ByteBuffer slab = free.poll();
         if (slab == null) {
