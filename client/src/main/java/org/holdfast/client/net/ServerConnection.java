@@ -94,6 +94,7 @@ public final class ServerConnection implements AutoCloseable {
             return t;
         });
         FrameDecoder decoder = new FrameDecoder();
+        decoder.setCumulator(new FrameCumulator()); // one copy per received byte (restores: frames of about 1 MiB)
         ServerConnection[] self = new ServerConnection[1];
         ServerTrust.Check check = trust.usesTls() ? trust.check(address) : null;
         TlsEngines.Engine engine = check == null ? null : ServerTrust.engine();

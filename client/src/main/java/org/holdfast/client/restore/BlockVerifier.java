@@ -55,7 +55,7 @@ final class BlockVerifier implements AutoCloseable {
         this.writer = writer;
         this.blockSize = blockSize;
         this.maxZstd = ProtocolLimits.maxZstdPayload(blockSize);
-        this.out = ByteBuffer.allocateDirect(Math.multiplyExact(maxBlocks, blockSize));
+        this.out = RestoreWriter.runBuffer(Math.multiplyExact(maxBlocks, blockSize)); // aligned: written with O_DIRECT
         this.staging = ByteBuffer.allocateDirect(maxZstd);
         this.zeroBlock = writer.writesZeros() ? new byte[blockSize] : null;
     }

@@ -38,6 +38,10 @@ import org.holdfast.client.scan.StateFile;
  * {@link #writeRun} takes a run of decoded blocks at any position and may be called from several
  * threads at once (positional writes, no shared buffer), so restore workers write their pieces
  * in whatever order they finish. {@link #finish} and {@link #close} run after all writers stopped.
+ *
+ * <p>A file's runs go to the disk with O_DIRECT where the file system allows it ({@link DirectWrites}):
+ * the page cache copy was the restore's most expensive stage. What is written buffered (the
+ * one-by-one path, a partial last block, everything when O_DIRECT is off) is flushed in the background.
  */
 public final class RestoreWriter implements AutoCloseable {
     private static final int WRITE_BUFFER = 8 << 20;
@@ -49,6 +53,9 @@ public final class RestoreWriter implements AutoCloseable {
     private final Path temp; // null for a device
     private final RandomAccessFile file; // null for a device
     private final FileChannel ch;
+    // O_DIRECT channel on the temporary file for whole blocks of writeRun (DirectWrites); null: buffered only
+    private final FileChannel direct;
+    private volatile boolean directFailed;
     private final long volumeBytes;
     private final int blockSize;
     private ByteBuffer pending; // allocated by the first write(): writeRun needs none
@@ -58,14 +65,16 @@ public final class RestoreWriter implements AutoCloseable {
     private volatile boolean finished;
     private Writeback writeback; // started by the first writeRun
     private final LongAdder bytesWritten = new LongAdder();
+    private final LongAdder bufferedBytes = new LongAdder(); // what the writeback thread has to flush
     private final TempFileGuard cleanup; // null for a device
 
-    private RestoreWriter(Path target, TempFileGuard guard, RandomAccessFile file, FileChannel ch, long volumeBytes,
-                          int blockSize) {
+    private RestoreWriter(Path target, TempFileGuard guard, RandomAccessFile file, FileChannel ch, FileChannel direct,
+                          long volumeBytes, int blockSize) {
         this.target = target;
         this.temp = guard == null ? null : guard.path();
         this.file = file;
         this.ch = ch;
+        this.direct = direct;
         this.volumeBytes = volumeBytes;
         this.blockSize = blockSize;
         this.zeros = temp == null ? new byte[blockSize] : null;
@@ -120,7 +129,7 @@ public final class RestoreWriter implements AutoCloseable {
                             + " bytes, the snapshot needs " + volumeBytes, "restore to a larger device or to a file");
                 }
                 FileChannel ch = FileChannel.open(real, StandardOpenOption.WRITE);
-                return new RestoreWriter(target, null, null, ch, volumeBytes, blockSize);
+                return new RestoreWriter(target, null, null, ch, null, volumeBytes, blockSize);
             }
             if (Files.isDirectory(target)) {
                 throw new AgentException(ExitCode.USAGE, "target " + target + " is a directory", "name a file or a block device");
@@ -136,7 +145,8 @@ public final class RestoreWriter implements AutoCloseable {
                 keepAttributes(target, guard.path());
                 raf = new RandomAccessFile(guard.path().toFile(), "rw");
                 guard.lock(raf.getChannel()); // held until finish renamed the file or close deleted it (LeftoverTempFiles)
-                return new RestoreWriter(target, guard, raf, raf.getChannel(), volumeBytes, blockSize);
+                return new RestoreWriter(target, guard, raf, raf.getChannel(), DirectWrites.open(guard.path(), blockSize),
+                        volumeBytes, blockSize);
             } catch (IOException | RuntimeException e) {
                 Files.deleteIfExists(guard.path());
                 if (raf != null) {
@@ -192,6 +202,19 @@ public final class RestoreWriter implements AutoCloseable {
             throw new IOException("not a regular file and not a block device this agent can size");
         }
         return Long.parseLong(Files.readString(sys).strip()) * 512L;
+    }
+
+    /** True while {@link #writeRun} writes whole blocks with O_DIRECT (see {@link DirectWrites}). */
+    boolean writesDirect() {
+        return direct != null && !directFailed;
+    }
+
+    /**
+     * A direct buffer of {@code bytes} for {@link #writeRun}, aligned so that O_DIRECT can write from
+     * it (a buffer from elsewhere is written through the page cache).
+     */
+    static ByteBuffer runBuffer(int bytes) {
+        return DirectWrites.allocate(bytes);
     }
 
     /** True if the target is a regular file (written through a temporary file). */
@@ -268,11 +291,18 @@ public final class RestoreWriter implements AutoCloseable {
         }
         long end = Math.min(volumeBytes, pos + src.remaining());
         src.limit(src.position() + (int) (end - pos));
+        if (writesDirect()) {
+            pos = writeDirect(src, pos);
+            if (!src.hasRemaining()) {
+                return;
+            }
+        }
         try {
             while (src.hasRemaining()) {
                 int n = ch.write(src, pos);
                 pos += n;
                 bytesWritten.add(n);
+                bufferedBytes.add(n);
             }
         } catch (IOException e) {
             throw IoReasons.localIo("writing", target, e, "check free space and the target device");
@@ -287,8 +317,33 @@ public final class RestoreWriter implements AutoCloseable {
             }
         }
         if (wb != null) {
-            wb.written(bytesWritten.sum());
+            wb.written(bufferedBytes.sum());
         }
+    }
+
+    /**
+     * Writes the whole blocks of {@code src} at {@code pos} with O_DIRECT and returns the position
+     * after them; a partial last block is left in {@code src} for the buffered channel. A direct
+     * write that fails (a misaligned buffer, a file system that takes O_DIRECT at open but not at
+     * write) turns O_DIRECT off for the rest of the restore and the caller writes the rest buffered:
+     * a real failure (no space) then fails there and is reported as before.
+     */
+    private long writeDirect(ByteBuffer src, long pos) {
+        int limit = src.limit();
+        int whole = src.remaining() / blockSize * blockSize;
+        src.limit(src.position() + whole);
+        try {
+            while (src.hasRemaining()) {
+                int n = direct.write(src, pos);
+                pos += n;
+                bytesWritten.add(n);
+            }
+        } catch (IOException e) {
+            directFailed = true;
+        } finally {
+            src.limit(limit);
+        }
+        return pos;
     }
 
     /**
@@ -376,6 +431,17 @@ public final class RestoreWriter implements AutoCloseable {
         return wb == null ? null : wb.stop();
     }
 
+    private void closeDirect() {
+        if (direct == null) {
+            return;
+        }
+        try {
+            direct.close(); // its writes are in the file already; the fsync through ch makes them durable
+        } catch (IOException ignored) {
+            // nothing is buffered in an O_DIRECT channel: closing cannot lose data
+        }
+    }
+
     /** True if zero blocks must be written as zeros (a device); a regular file leaves them as holes. */
     public boolean writesZeros() {
         return temp == null;
@@ -389,6 +455,7 @@ public final class RestoreWriter implements AutoCloseable {
     /** Flushes, sets the exact length, fsyncs and (for a file) renames over the target. */
     public void finish() {
         flush();
+        closeDirect();
         IOException background = stopWriteback();
         if (background != null) {
             throw IoReasons.localIo("flushing to disk", target, background, "check the disk and the target");
@@ -424,6 +491,7 @@ public final class RestoreWriter implements AutoCloseable {
         }
         finished = true;
         stopWriteback();
+        closeDirect();
         try {
             if (temp != null) {
                 Files.deleteIfExists(temp); // still locked: no other run looks at it meanwhile

@@ -695,7 +695,9 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             need(b, Fingerprint.BYTES, "fingerprint");
             b.readBytes(fps, i * Fingerprint.BYTES, Fingerprint.BYTES);
             if (codec == PayloadCodec.FRAME_MEMBER) {
-                requireFrames(codec, "RESTORE_DATA entry " + i + " (LBN " + (startLbn + i) + ")");
+                if (protocolVersion < PayloadCodec.FRAMES_SINCE_VERSION) { // the text only when it fails: most blocks are members
+                    requireFrames(codec, "RESTORE_DATA entry " + i + " (LBN " + (startLbn + i) + ")");
+                }
                 int member = u16(b, "member");
                 int ordinal = u16(b, "ordinal");
                 if (ordinal >= frames || member >= frameMembers[ordinal]) {
