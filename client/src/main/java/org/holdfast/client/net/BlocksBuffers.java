@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.holdfast.common.protocol.Blocks;
+import org.holdfast.common.protocol.ProtocolLimits;
 
 /**
  * The direct buffers one upload builds its BLOCKS frames in, reused once the socket has taken a
@@ -22,20 +23,22 @@ public final class BlocksBuffers implements AutoCloseable {
     private volatile boolean closed;
 
     /**
-     * Buffers of {@code capacity} bytes (a whole frame, so none grows), at most {@code keep} of them
-     * kept idle: no more than the frames of about that size that can be in flight at once, so the
-     * idle ones never hold more memory than the busiest moment did.
+     * Buffers of {@code capacity} bytes at first (a typical compressed frame: the frames waiting
+     * for the socket hold a window's worth of them, so worst-case sizes would double the memory
+     * touched), grown when a frame needs more and kept at that size; at most {@code keep} kept
+     * idle: no more than the frames of about that size that can be in flight at once, so the idle
+     * ones never hold more memory than the busiest moment did.
      */
     public BlocksBuffers(int capacity, int keep) {
         this.capacity = capacity;
         this.keep = keep;
     }
 
-    /** A builder writing into an idle buffer of the whole frame's capacity, or a new one (for a frame of about that size). */
+    /** A builder writing into an idle buffer, or a new one (for a frame of at least half a batch). */
     public Blocks.Builder builder() {
         ByteBuf b = free.poll();
         if (b == null) {
-            b = PooledByteBufAllocator.DEFAULT.directBuffer(capacity);
+            b = PooledByteBufAllocator.DEFAULT.directBuffer(capacity, ProtocolLimits.MAX_FRAME); // the limit marks ours
         } else {
             idle.decrementAndGet();
         }
@@ -64,8 +67,8 @@ public final class BlocksBuffers implements AutoCloseable {
     }
 
     private void giveBack(ByteBuf data, boolean sent) {
-        // a frame that failed, a buffer someone still holds, one that grew or a one-off is not reused
-        if (sent && !closed && data.refCnt() == 1 && data.capacity() == capacity) {
+        // a frame that failed, a buffer someone still holds or a one-off is not reused
+        if (sent && !closed && data.refCnt() == 1 && data.maxCapacity() == ProtocolLimits.MAX_FRAME) {
             if (idle.incrementAndGet() <= keep) {
                 data.clear();
                 free.add(data);

@@ -94,8 +94,8 @@ final class BlockUploader implements AutoCloseable {
         });
         this.perFrame = Math.min(GROUP_BLOCKS, Math.max(1, ProtocolLimits.TARGET_FRAME_PAYLOAD
                 / (ProtocolLimits.maxZstdPayload(blockSize) + Blocks.BLOCK_HEADER_BYTES)));
-        // a frame's whole wire size, so its buffer never grows
-        int frameCapacity = Blocks.FRAME_PREFIX_BYTES + perFrame * (Blocks.BLOCK_HEADER_BYTES + ProtocolLimits.maxZstdPayload(blockSize));
+        // a full batch compressed to half its size (zstd level 1 on file system data); buffers grow past it when needed
+        int frameCapacity = Blocks.FRAME_PREFIX_BYTES + perFrame * (Blocks.BLOCK_HEADER_BYTES + blockSize / 2);
         // frames of at least half a batch are built in reused buffers: each holds that many blocks of the window
         long bigInFlight = 2 * window.bytes() / ((long) perFrame * blockSize);
         this.frames = new BlocksBuffers(frameCapacity, (int) Math.min(1024, bigInFlight + threads + 2));
