@@ -1,16 +1,14 @@
 package org.holdfast.client.net;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.util.ReferenceCountUtil;
 import java.nio.ByteBuffer;
 import java.util.List;
-import org.holdfast.common.protocol.Blocks;
 import org.holdfast.common.protocol.RestoreData;
 
 /**
  * The few buffer chores the upload and restore flows need from Netty: releasing a received
- * message, building a BLOCKS frame in a pooled buffer, reading a RESTORE_DATA payload. They live
+ * message, reading a RESTORE_DATA payload ({@link BlocksBuffers} builds BLOCKS frames). They live
  * here so that only this package touches Netty; the flows see messages and {@link ByteBuffer}s.
  */
 public final class FrameBuffers {
@@ -27,11 +25,6 @@ public final class FrameBuffers {
     /** Releases a message taken from a connection if it holds a buffer; null and buffer-less messages are ignored. */
     public static void release(Object message) {
         ReferenceCountUtil.release(message);
-    }
-
-    /** A BLOCKS frame builder whose buffer comes from Netty's pool; the caller closes or builds it. */
-    public static Blocks.Builder pooledBlocks(int expectedPayloadBytes) {
-        return Blocks.builder(PooledByteBufAllocator.DEFAULT, expectedPayloadBytes);
     }
 
     /**

@@ -8,6 +8,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import org.holdfast.client.net.BlocksBuffers;
 import org.holdfast.client.net.FrameBuffers;
 import org.holdfast.client.net.ServerConnection;
 import org.holdfast.common.compress.BlockCodec;
@@ -60,6 +61,7 @@ final class BlockUploader implements AutoCloseable {
     final LongAdder zstdBlocks = new LongAdder();
     final LongAdder framedBlocks = new LongAdder();
     private final int perFrame;
+    private final BlocksBuffers frames;
     private Batch batch; // receiving thread: blocks asked for and not yet handed to a compressing thread
     private volatile boolean stopped;
 
@@ -92,6 +94,11 @@ final class BlockUploader implements AutoCloseable {
         });
         this.perFrame = Math.min(GROUP_BLOCKS, Math.max(1, ProtocolLimits.TARGET_FRAME_PAYLOAD
                 / (ProtocolLimits.maxZstdPayload(blockSize) + Blocks.BLOCK_HEADER_BYTES)));
+        // a full batch compressed to half its size (zstd level 1 on file system data); buffers grow past it when needed
+        int frameCapacity = Blocks.FRAME_PREFIX_BYTES + perFrame * (Blocks.BLOCK_HEADER_BYTES + blockSize / 2);
+        // frames of at least half a batch are built in reused buffers: each holds that many blocks of the window
+        long bigInFlight = 2 * window.bytes() / ((long) perFrame * blockSize);
+        this.frames = new BlocksBuffers(frameCapacity, (int) Math.min(1024, bigInFlight + threads + 2));
         this.thread = new Thread(this::receiveLoop, "holdfast-upload");
         this.thread.setDaemon(true);
         this.thread.start();
@@ -181,7 +188,7 @@ final class BlockUploader implements AutoCloseable {
             }
             BlockCodec codec = codecs.get();
             byte[] out = outputs.get();
-            Blocks.Builder b = FrameBuffers.pooledBlocks(g.size * blockSize / 2);
+            Blocks.Builder b = g.size * 2 >= perFrame ? frames.builder() : frames.oneOff(g.size * blockSize / 2);
             Blocks blocks;
             long bytes = 0;
             try {
@@ -196,7 +203,7 @@ final class BlockUploader implements AutoCloseable {
             }
             sentBlocks.add(g.size);
             sentBytes.add(bytes);
-            conn.send(blocks, cause -> {
+            frames.send(conn, blocks, cause -> {
                 if (cause != null) {
                     org.holdfast.client.AgentException why = conn.refusal(); // the server said why it closed
                     failure.fail(why != null ? why : new org.holdfast.client.AgentException(org.holdfast.client.ExitCode.NETWORK,
@@ -324,5 +331,6 @@ final class BlockUploader implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        frames.close();
     }
 }

@@ -87,6 +87,11 @@ final class PayloadWindow {
         return free.size() == created;
     }
 
+    /** The window's size: all its slabs. */
+    long bytes() {
+        return (long) slabs * slabBytes;
+    }
+
     /** Slabs made so far (at most the window's share). */
     int slabsCreated() {
         return created;

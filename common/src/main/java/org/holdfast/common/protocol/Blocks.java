@@ -29,6 +29,8 @@ public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[]
 
     /** Wire bytes per block besides its payload: u64 lbn, u8 codec, u32 length. */
     public static final int BLOCK_HEADER_BYTES = 8 + 1 + 4;
+    /** Wire bytes of a BLOCKS frame before its first block: length field, version, type, u32 count. */
+    public static final int FRAME_PREFIX_BYTES = ProtocolLimits.LENGTH_FIELD_BYTES + ProtocolLimits.HEADER_BYTES + 4;
 
     public Blocks {
         if (count < 0 || count > ProtocolLimits.MAX_BLOCKS_PER_FRAME) {
@@ -97,12 +99,45 @@ public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[]
 
     /** A builder whose buffer comes from {@code alloc}, sized for {@code expectedPayloadBytes}. */
     public static Builder builder(ByteBufAllocator alloc, int expectedPayloadBytes) {
-        return new Builder(alloc, expectedPayloadBytes);
+        return new Builder(new PayloadBuffer(alloc.buffer(FRAME_PREFIX_BYTES + Math.max(0, expectedPayloadBytes))));
+    }
+
+    /** A builder that writes into {@code target} (empty, e.g. a reused buffer), which it owns from now on. */
+    public static Builder builder(ByteBuf target) {
+        if (target.readerIndex() != 0 || target.writerIndex() != 0) {
+            throw new IllegalArgumentException("a builder needs an empty buffer, got " + target);
+        }
+        return new Builder(new PayloadBuffer(target));
     }
 
     /** Body bytes of this message on the wire (without length, version, type). */
     public long bodyBytes() {
         return 4 + (long) BLOCK_HEADER_BYTES * count + payloadBytes();
+    }
+
+    /**
+     * True if {@code data}'s readable bytes are exactly this message's whole frame, length field
+     * first (as {@link Builder} lays it out): the encoder then sends {@code data} itself instead
+     * of copying every payload into a new buffer. Checks every header byte, so a message built
+     * any other way, or whose arrays were changed, is encoded by copying as before.
+     */
+    public boolean isFramed() {
+        long body = bodyBytes();
+        int p = data.readerIndex();
+        if (body > ProtocolLimits.MAX_BODY || data.readableBytes() != ProtocolLimits.LENGTH_FIELD_BYTES + ProtocolLimits.HEADER_BYTES + body
+                || data.getInt(p) != ProtocolLimits.HEADER_BYTES + body || data.getByte(p + 4) != ProtocolLimits.VERSION
+                || data.getByte(p + 5) != (byte) MessageType.BLOCKS.code() || data.getInt(p + 6) != count) {
+            return false;
+        }
+        int at = p + FRAME_PREFIX_BYTES;
+        for (int i = 0; i < count; i++) {
+            if (offsets[i] != at + BLOCK_HEADER_BYTES || data.getLong(at) != lbns[i] || data.getByte(at + 8) != codecs[i]
+                    || data.getInt(at + 9) != lengths[i]) {
+                return false;
+            }
+            at += BLOCK_HEADER_BYTES + lengths[i];
+        }
+        return at == data.writerIndex();
     }
 
     @Override
@@ -135,8 +170,11 @@ public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[]
     }
 
     /**
-     * Collects payloads into one pooled buffer. Not thread-safe. Either {@link #build()} (the
-     * message then owns the buffer) or {@link #close()} (releases it); close after build is a no-op.
+     * Collects payloads into one pooled buffer, laid out as the whole BLOCKS frame (each block's
+     * header right before its payload, the frame's prefix filled in by {@link #build()}), so the
+     * encoder sends that buffer without copying it ({@link #isFramed()}). Not thread-safe. Either
+     * {@link #build()} (the message then owns the buffer) or {@link #close()} (releases it); close
+     * after build is a no-op.
      */
     public static final class Builder implements AutoCloseable {
         private final PayloadBuffer payloads;
@@ -146,8 +184,10 @@ public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[]
         private final int[] lengths = new int[ProtocolLimits.MAX_BLOCKS_PER_FRAME];
         private int count;
 
-        private Builder(ByteBufAllocator alloc, int expectedPayloadBytes) {
-            this.payloads = new PayloadBuffer(alloc, expectedPayloadBytes);
+        private Builder(PayloadBuffer payloads) {
+            this.payloads = payloads;
+            payloads.room("BLOCKS", 0, 0).writeZero(FRAME_PREFIX_BYTES); // filled in by build()
+            payloads.headerWritten(FRAME_PREFIX_BYTES);
         }
 
         /** Blocks added so far. */
@@ -205,9 +245,11 @@ public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[]
             return added();
         }
 
-        /** Records block {@code count}'s header; returns the buffer its payload goes to. */
+        /** Records and writes block {@code count}'s header; returns the buffer its payload goes to. */
         private ByteBuf begin(long lbn, int codec, int len) {
             ByteBuf data = payloads.room("BLOCKS", count, len);
+            data.writeLong(lbn).writeByte(codec).writeInt(len);
+            payloads.headerWritten(BLOCK_HEADER_BYTES);
             lbns[count] = lbn;
             codecs[count] = (byte) codec;
             offsets[count] = data.writerIndex();
@@ -222,8 +264,17 @@ public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[]
 
         /** The message; ownership of the buffer moves to it. */
         public Blocks build() {
-            return payloads.build(d -> new Blocks(count, Arrays.copyOf(lbns, count), Arrays.copyOf(codecs, count),
-                    Arrays.copyOf(offsets, count), Arrays.copyOf(lengths, count), d));
+            return payloads.build(d -> framed(d, count, new Blocks(count, Arrays.copyOf(lbns, count), Arrays.copyOf(codecs, count),
+                    Arrays.copyOf(offsets, count), Arrays.copyOf(lengths, count), d)));
+        }
+
+        /** Fills in the frame's prefix, now that its length and block count are known. */
+        private static Blocks framed(ByteBuf d, int count, Blocks b) {
+            d.setInt(0, ProtocolLimits.HEADER_BYTES + (int) b.bodyBytes());
+            d.setByte(4, ProtocolLimits.VERSION);
+            d.setByte(5, MessageType.BLOCKS.code());
+            d.setInt(6, count);
+            return b;
         }
 
         @Override

@@ -63,7 +63,7 @@ import org.holdfast.common.model.Consistency;
  *
  * <p>Memory: a frame's claimed length is never allocated up front (the cumulation grows as bytes
  * arrive). With a {@link FrameBudget} the decoder reserves each frame's size once its header is
- * known and reads on only with the reservation ({@link #retry} after a refusal); with
+ * known, then grows the cumulation to hold the whole frame, and reads on only with the reservation ({@link #retry} after a refusal); with
  * {@link #limitBeforeHello} a peer whose HELLO has not been accepted may not send more than a few
  * KiB, so an unauthenticated connection can neither claim nor buffer a large frame.
  */
@@ -325,6 +325,12 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             reservedFrame = frameBytes;
         }
         if (readable < frameBytes) {
+            // the frame's bytes are reserved from the budget: make room for all of them at once, as
+            // the cumulation grown read by read copies a BLOCKS frame of a megabyte about four times
+            // over (never while a message still holds a slice of it)
+            if (budget != FrameBudget.UNLIMITED && in.refCnt() == 1 && in.writableBytes() < frameBytes - readable) {
+                in.ensureWritable(frameBytes - readable);
+            }
             return null;
         }
         // Parse from a non-retained view; only the final payload-carrying message retains anything.

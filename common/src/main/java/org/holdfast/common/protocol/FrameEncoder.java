@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.ChannelHandler.Sharable;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.MessageToByteEncoder;
 import java.util.List;
 import org.holdfast.common.id.Fingerprint;
@@ -11,7 +12,8 @@ import org.holdfast.common.model.Consistency;
 
 /**
  * Writes {@link Message}s as protocol frames (layout in {@link FrameDecoder}). Each frame's
- * buffer is allocated at its exact size. A message whose frame would exceed
+ * buffer is allocated at its exact size, except a BLOCKS message that already holds its whole
+ * frame ({@link Blocks#isFramed()}): its own buffer goes out as it is. A message whose frame would exceed
  * {@link ProtocolLimits#MAX_FRAME} fails the write with a {@link ProtocolException}
  * ({@code LIMIT_EXCEEDED}); senders split BLOCKS and RESTORE_DATA with their builders'
  * {@code fits}. Reference-counted messages are released after encoding (by
@@ -22,6 +24,17 @@ public final class FrameEncoder extends MessageToByteEncoder<Message> {
 
     public FrameEncoder() {
         super(Message.class, true);
+    }
+
+    @Override
+    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
+        if (msg instanceof Blocks b && b.isFramed()) {
+            // the builder laid the whole frame out in the message's buffer: send that buffer (the
+            // channel releases it), not a copy of every payload in a new one
+            ctx.write(b.data(), promise);
+            return;
+        }
+        super.write(ctx, msg, promise);
     }
 
     @Override

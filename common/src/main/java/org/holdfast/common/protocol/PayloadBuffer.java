@@ -12,20 +12,31 @@ import java.util.function.Function;
  */
 final class PayloadBuffer implements AutoCloseable {
     private ByteBuf data;
+    private int overhead; // bytes in data that are no payload (frame headers a builder lays out in place)
 
     PayloadBuffer(ByteBufAllocator alloc, int expectedPayloadBytes) {
-        this.data = alloc.buffer(Math.max(0, expectedPayloadBytes));
+        this(alloc.buffer(Math.max(0, expectedPayloadBytes)));
+    }
+
+    /** Collects into {@code data} (empty), which it owns from now on. */
+    PayloadBuffer(ByteBuf data) {
+        this.data = data;
+    }
+
+    /** Counts {@code bytes} just written to the buffer as headers, not payload. */
+    void headerWritten(int bytes) {
+        overhead += bytes;
     }
 
     /** Payload bytes added so far. */
     int payloadBytes() {
-        return data.writerIndex();
+        return data.writerIndex() - overhead;
     }
 
     /** True if a message of {@code blocks} blocks with {@code length} more payload bytes keeps the frame within the limits. */
     boolean fits(int blocks, int length) {
         return blocks <= ProtocolLimits.MAX_BLOCKS_PER_FRAME
-                && (long) data.writerIndex() + length <= ProtocolLimits.TARGET_FRAME_PAYLOAD;
+                && (long) payloadBytes() + length <= ProtocolLimits.TARGET_FRAME_PAYLOAD;
     }
 
     /**

@@ -85,6 +85,51 @@ class FrameDecoderBudgetTest {
     }
 
     @Test
+    void decode_bigBlocksFramesInSmallReads_decodedWhole_evenWhileTheLastOneIsStillHeld() {
+        ch.writeInbound(frame(Hello.of("a", "t")));
+        consume();
+        decoder.resume(ch.pipeline().context(decoder));
+        decoder.blockSize(4096);
+        byte[] payload = new byte[4096];
+        Blocks.Builder a = Blocks.builder(alloc, 0);
+        Blocks.Builder b = Blocks.builder(alloc, 0);
+        for (int i = 0; i < 200; i++) { // ~800 KiB each: the cumulation grows to a frame at once
+            java.util.Arrays.fill(payload, (byte) i);
+            a.add(i, PayloadCodec.RAW, payload, 0, 4096);
+            b.add(1000 + i, PayloadCodec.RAW, payload, 0, 4096);
+        }
+        ByteBuf wire = alloc.buffer();
+        for (Blocks m : new Blocks[] {a.build(), b.build()}) {
+            FrameEncoder.write(m, wire);
+            m.release();
+        }
+        java.util.List<Blocks> got = new java.util.ArrayList<>(); // held, not released, while the next bytes arrive
+        while (wire.isReadable()) {
+            ch.writeInbound(wire.readRetainedSlice(Math.min(65536 - 7, wire.readableBytes())));
+            for (Object m; (m = ch.readInbound()) != null; ) {
+                got.add((Blocks) m);
+            }
+        }
+        wire.release();
+        assertThat(got).hasSize(2);
+        byte[] out = new byte[4096];
+        for (int k = 0; k < 2; k++) {
+            Blocks m = got.get(k);
+            assertThat(m.count()).isEqualTo(200);
+            for (int i = 0; i < 200; i += 37) {
+                m.copyPayload(i, out, 0);
+                assertThat(out[0]).isEqualTo((byte) i);
+                assertThat(out[4095]).isEqualTo((byte) i);
+                assertThat(m.lbns()[i]).isEqualTo(k * 1000 + i);
+            }
+        }
+        for (Blocks m : got) {
+            budget.release(FrameEncoder.frameBytes(m));
+            m.release();
+        }
+    }
+
+    @Test
     void decode_budgetRefuses_waitsConsumingNothingThenRetryDecodes() {
         ch.writeInbound(frame(Hello.of("a", "t")));
         consume();

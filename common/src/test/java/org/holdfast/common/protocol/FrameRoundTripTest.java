@@ -46,7 +46,9 @@ class FrameRoundTripTest {
         for (Message m : samples) {
             ByteBuf frame = encode(m);
             assertThat(frame.readableBytes()).as("exact size of %s", m.type()).isEqualTo(FrameEncoder.frameBytes(m));
-            assertThat(frame.capacity()).as("buffer sized exactly for %s", m.type()).isEqualTo(frame.readableBytes());
+            if (!(m instanceof Blocks b && b.isFramed())) { // a framed BLOCKS goes out in its builder's buffer
+                assertThat(frame.capacity()).as("buffer sized exactly for %s", m.type()).isEqualTo(frame.readableBytes());
+            }
             EmbeddedChannel dec = decoderChannel();
             dec.writeInbound(frame);
             Message back = dec.readInbound();
