@@ -7,10 +7,13 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -214,12 +217,40 @@ class ServerCliTest {
         assertThat(r.err).isEqualTo("holdfast-server: unknown command 'stat'\n" + ServerCli.USAGE + "\n");
     }
 
-    /** Runs the launcher with a jar that does not exist: anything that gets as far as java fails, never builds. */
+    /** The JVM gets server/bin/jvm.options, then JAVA_OPTS (later, so it wins); a collector there replaces the file's. */
+    @Test
+    void launcher_start_passesTheJvmOptionsFileThenJavaOpts(@TempDir Path tmp) throws Exception {
+        Path java = tmp.resolve("java");
+        Files.writeString(java, "#!/bin/sh\nfor a in \"$@\"; do echo \"$a\"; done\n");
+        Files.setPosixFilePermissions(java, PosixFilePermissions.fromString("rwxr-xr-x"));
+        List<String> file = Files.readAllLines(LAUNCHER.resolveSibling("jvm.options")).stream()
+                .map(l -> l.replaceAll("#.*", "").strip()).filter(l -> !l.isEmpty()).toList();
+        assertThat(file).as("the file sets a collector").anyMatch(l -> l.matches("-XX:\\+Use\\w+GC"));
+        String path = tmp + ":" + System.getenv("PATH");
+
+        Run plain = launch(Map.of("PATH", path), "start", "--server.port=9");
+        List<String> expected = new ArrayList<>(file);
+        expected.addAll(List.of("-jar", "/nonexistent/holdfast-server.jar", "start", "--server.port=9"));
+        assertThat(plain.out.lines().toList()).as(plain.err).isEqualTo(expected);
+
+        Run overridden = launch(Map.of("PATH", path, "JAVA_OPTS", "-XX:+UseG1GC -XX:CompileThresholdScaling=1"));
+        List<String> args = overridden.out.lines().toList();
+        assertThat(args).as(overridden.err).endsWith("-XX:+UseG1GC", "-XX:CompileThresholdScaling=1", "-jar",
+                "/nonexistent/holdfast-server.jar").noneMatch(a -> a.matches("-XX:\\+Use(Serial|Parallel)GC"));
+    }
+
     private static Run launch(String... args) throws Exception {
+        return launch(Map.of(), args);
+    }
+
+    /** Runs the launcher with a jar that does not exist: anything that gets as far as java fails, never builds. */
+    private static Run launch(Map<String, String> env, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of("bash", LAUNCHER.toString()));
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().put("HOLDFAST_SERVER_JAR", "/nonexistent/holdfast-server.jar");
+        pb.environment().remove("JAVA_OPTS");
+        pb.environment().putAll(env);
         Process p = pb.start();
         CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> {
             try {
