@@ -16,8 +16,9 @@ import java.util.List;
 import org.holdfast.common.ports.TestPorts;
 
 /**
- * The real Holdfast server as a child process ({@code java -jar}) on 127.0.0.1 with a fresh
- * data directory and free ports; started once per workload and engine.
+ * The real Holdfast server as a child process ({@code java -jar}, with the launcher's
+ * server/bin/jvm.options) on 127.0.0.1 with a fresh data directory and free ports; started once
+ * per workload and engine.
  */
 public final class HoldfastServer implements AutoCloseable {
     private static final Duration STARTUP = Duration.ofSeconds(180);
@@ -63,8 +64,11 @@ public final class HoldfastServer implements AutoCloseable {
         // claimed, not probed: outside the ephemeral range and held against other test JVMs until this one exits
         int httpPort = TestPorts.claim();
         int ingestPort = TestPorts.claim();
-        List<String> cmd = new ArrayList<>(List.of("java", "-Xmx" + xmx, "-Djava.io.tmpdir=" + tmp));
-        cmd.addAll(jvmOptions);
+        // the launcher's options (server/bin/jvm.options) first: the bench measures the server as users run it
+        List<String> ours = new ArrayList<>(List.of("-Xmx" + xmx, "-Djava.io.tmpdir=" + tmp));
+        ours.addAll(jvmOptions);
+        List<String> cmd = new ArrayList<>(List.of("java"));
+        cmd.addAll(ServerJvmOptions.forJar(jar, ours));
         cmd.addAll(List.of("-jar", jar.toString(),
                 "--holdfast.data-dir=" + dataDir,
                 "--server.address=127.0.0.1",

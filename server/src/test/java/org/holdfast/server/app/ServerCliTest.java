@@ -7,10 +7,14 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -214,12 +218,47 @@ class ServerCliTest {
         assertThat(r.err).isEqualTo("holdfast-server: unknown command 'stat'\n" + ServerCli.USAGE + "\n");
     }
 
-    /** Runs the launcher with a jar that does not exist: anything that gets as far as java fails, never builds. */
+    /** The JVM gets server/bin/jvm.options, then JAVA_OPTS (later, so it wins); a collector there replaces the file's. */
+    @Test
+    void launcher_start_passesTheJvmOptionsFileThenJavaOpts(@TempDir Path tmp) throws Exception {
+        Path java = tmp.resolve("java");
+        Files.writeString(java, "#!/bin/sh\nfor a in \"$@\"; do echo \"$a\"; done\n");
+        Files.setPosixFilePermissions(java, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Map<String, String> path = Map.of("PATH", tmp + ":" + System.getenv("PATH"));
+        List<String> file = Files.readAllLines(LAUNCHER.resolveSibling("jvm.options")).stream()
+                .map(l -> l.replaceAll("#.*", "").strip()).filter(l -> !l.isEmpty()).toList();
+
+        Run plain = launch(LAUNCHER, path, "start", "--server.port=9");
+        List<String> expected = new ArrayList<>(file);
+        expected.addAll(List.of("-jar", "/nonexistent/holdfast-server.jar", "start", "--server.port=9"));
+        assertThat(file).isNotEmpty();
+        assertThat(plain.out.lines().toList()).as(plain.err).isEqualTo(expected);
+
+        // a copy of the launcher beside a file that chooses a collector
+        Path bin = Files.createDirectories(tmp.resolve("bin"));
+        Files.copy(LAUNCHER, bin.resolve("holdfast-server"));
+        Files.writeString(bin.resolve("jvm.options"), "# a comment\n-XX:+UseSerialGC\n\n  -XX:CompileThresholdScaling=8  # why\n");
+        assertThat(launch(bin.resolve("holdfast-server"), path).out.lines().toList())
+                .containsExactly("-XX:+UseSerialGC", "-XX:CompileThresholdScaling=8", "-jar", "/nonexistent/holdfast-server.jar");
+        Map<String, String> opts = new HashMap<>(path);
+        opts.put("JAVA_OPTS", "-XX:+UseG1GC -XX:CompileThresholdScaling=1");
+        Run overridden = launch(bin.resolve("holdfast-server"), opts);
+        assertThat(overridden.out.lines().toList()).as(overridden.err).containsExactly("-XX:CompileThresholdScaling=8", "-XX:+UseG1GC",
+                "-XX:CompileThresholdScaling=1", "-jar", "/nonexistent/holdfast-server.jar");
+    }
+
     private static Run launch(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("bash", LAUNCHER.toString()));
+        return launch(LAUNCHER, Map.of(), args);
+    }
+
+    /** Runs the launcher with a jar that does not exist: anything that gets as far as java fails, never builds. */
+    private static Run launch(Path launcher, Map<String, String> env, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("bash", launcher.toString()));
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().put("HOLDFAST_SERVER_JAR", "/nonexistent/holdfast-server.jar");
+        pb.environment().remove("JAVA_OPTS");
+        pb.environment().putAll(env);
         Process p = pb.start();
         CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> {
             try {

@@ -87,6 +87,7 @@ class SystemdUnitsTest {
         Path repo = SYSTEMD.getParent().getParent();
         Files.copy(repo.resolve("server/bin/holdfast-server"), bin.resolve("holdfast-server"), StandardCopyOption.COPY_ATTRIBUTES);
         Files.copy(repo.resolve("client/bin/holdfast-agent"), bin.resolve("holdfast-agent"), StandardCopyOption.COPY_ATTRIBUTES);
+        Files.copy(repo.resolve("server/bin/jvm.options"), bin.resolve("jvm.options"));
         for (Path p : List.of(bin.resolve("holdfast-server"), bin.resolve("holdfast-agent"))) {
             Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
         }
