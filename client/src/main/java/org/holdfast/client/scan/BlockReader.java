@@ -48,6 +48,8 @@ public final class BlockReader implements AutoCloseable {
     /** Chunks in flight: one being read, some being hashed, one being consumed. */
     public static final int DEFAULT_SLOTS = 4;
     private static final Object END = new Object();
+    /** {@code -Dholdfast.scan.map=false} reads regular files with positional reads instead of mapping them (for comparison). */
+    static final boolean MAP = !"false".equals(System.getProperty("holdfast.scan.map"));
 
     private final Source source;
     private final long volumeBytes;
@@ -62,6 +64,7 @@ public final class BlockReader implements AutoCloseable {
     private final ChangeHashing changeHashing;
     private final long[] holeHash;
     private final ThreadLocal<BlockWork> work = ThreadLocal.withInitial(BlockWork::new);
+    private final FileChannel mapFile; // non-null: data stretches are mapped, not read (Source#mappableFile)
     private final Thread reader;
     private volatile boolean stopped;
 
@@ -76,12 +79,12 @@ public final class BlockReader implements AutoCloseable {
 
     /**
      * Like the constructor above, skipping the holes that {@code regions} reports (the caller owns
-     * and closes {@code regions}), and tagging every non-zero block for the session whose possession
+     * and closes {@code regions}; {@code source} is a regular file, {@link Source#regularFile}), and tagging every non-zero block for the session whose possession
      * secret is {@code possessionSecret} (null: no tags).
      */
     public BlockReader(FileChannel source, long volumeBytes, int blockSize, ChangedBlockList extents, int chunkBytes,
                        int slots, int hashThreads, DataRegions regions, byte[] possessionSecret) {
-        this((Source) source::read, volumeBytes, blockSize, extents, chunkBytes, slots, hashThreads, regions, possessionSecret);
+        this(Source.regularFile(source), volumeBytes, blockSize, extents, chunkBytes, slots, hashThreads, regions, possessionSecret);
     }
 
     /** Like the constructor above, reading from any positional {@code source} (a qcow2 image over NBD). */
@@ -106,6 +109,7 @@ public final class BlockReader implements AutoCloseable {
             changeHashing.hash().hash(new byte[blockSize], 0, blockSize, new long[2], holeHash, 0);
         }
         this.source = source;
+        this.mapFile = MAP && Unmapper.AVAILABLE ? source.mappableFile() : null;
         this.regions = regions;
         this.possessionSecret = possessionSecret == null ? null : possessionSecret.clone();
         this.volumeBytes = volumeBytes;
@@ -168,6 +172,9 @@ public final class BlockReader implements AutoCloseable {
         long chunkStart = lbn * blockSize;
         long chunkEnd = chunkStart + (long) n * blockSize;
         BlockWork w = work.get();
+        // the chunk's whole blocks inside the volume, mapped at its first stretch of data
+        long mapEnd = Math.min(chunkEnd, volumeBytes / blockSize * blockSize);
+        ByteBuffer mapped = null;
         try {
             for (int i = 0; i < n; ) {
                 long data = regions.nextData(chunkStart + (long) i * blockSize);
@@ -180,15 +187,57 @@ public final class BlockReader implements AutoCloseable {
                 }
                 long hole = Math.min(chunkEnd, Math.max(regions.nextHole(data), data + 1));
                 int to = (int) Math.min(n, (hole - chunkStart + blockSize - 1) / blockSize);
-                read(c, chunkStart, from, to);
-                for (int b = from; b < to; b++) {
-                    w.block(c, b);
+                long stretchEnd = chunkStart + (long) to * blockSize;
+                if (mapped == null && mapFile != null && stretchEnd <= mapEnd && mapFile.size() >= mapEnd) {
+                    mapped = mapFile.map(FileChannel.MapMode.READ_ONLY, chunkStart, mapEnd - chunkStart);
+                }
+                if (mapped != null && stretchEnd <= mapEnd) {
+                    for (int b = from; b < to; b++) {
+                        w.block(c, b, mapped, b * blockSize);
+                    }
+                    c.sourceBytesRead += stretchEnd - (chunkStart + (long) from * blockSize);
+                } else {
+                    read(c, chunkStart, from, to);
+                    for (int b = from; b < to; b++) {
+                        w.block(c, b, c.data, b * blockSize);
+                    }
                 }
                 i = to;
             }
+            if (mapped != null) {
+                unmapChecked(mapped, mapEnd);
+                mapped = null;
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        } catch (InternalError e) {
+            if (mapFile == null) {
+                throw e;
+            }
+            // the JVM's answer to SIGBUS: a mapped page beyond the file's end, the file shrank under us
+            throw new UncheckedIOException(shrank(mapEnd, e));
+        } finally {
+            if (mapped != null) {
+                Unmapper.unmap(mapped);
+            }
         }
+    }
+
+    /**
+     * Unmaps a chunk's mapping and checks that the file still reaches its end: pages of a file that
+     * shrank read as zeros or fault, so what was hashed from them cannot be trusted (a positional
+     * read would have reported the short file).
+     */
+    private void unmapChecked(ByteBuffer mapped, long mapEnd) throws IOException {
+        Unmapper.unmap(mapped);
+        if (mapFile.size() < mapEnd) {
+            throw shrank(mapEnd, null);
+        }
+    }
+
+    private IOException shrank(long end, Throwable cause) {
+        return new IOException("source is shorter than byte " + end + ", expected " + volumeBytes
+                + " bytes: did it shrink while being read?", cause);
     }
 
     private void markHoles(ScannedChunk c, int from, int to) {
@@ -237,8 +286,14 @@ public final class BlockReader implements AutoCloseable {
         final PossessionProof proof = possessionSecret == null ? null : new PossessionProof(possessionSecret);
         final long[] hashScratch = new long[2];
 
-        void block(ScannedChunk c, int b) {
-            c.data.get(b * blockSize, block, 0, blockSize);
+        /**
+         * Block {@code b} of chunk {@code c}, whose bytes are at {@code srcOff} of {@code src}: the
+         * chunk's own buffer, or a mapping of the file, from which the block is copied into the
+         * chunk's buffer unless it keeps its stored SHA-256 (the consumer reads only changed blocks).
+         */
+        void block(ScannedChunk c, int b, ByteBuffer src, int srcOff) {
+            // hashing a heap copy is faster than hashing the direct or mapped buffer in place (measured)
+            src.get(srcOff, block, 0, blockSize);
             int fp = b * Fingerprint.BYTES;
             if (c.changeHashes != null) {
                 changeHashing.hash().hash(block, 0, blockSize, hashScratch, c.changeHashes, 2 * b);
@@ -249,6 +304,9 @@ public final class BlockReader implements AutoCloseable {
                     c.tags[b] = 0;
                     return;
                 }
+            }
+            if (src != c.data) {
+                c.data.put(b * blockSize, block, 0, blockSize);
             }
             boolean zero = hasher.fingerprint(block, 0, blockSize, c.fingerprints, fp);
             if (!zero) {
@@ -293,6 +351,11 @@ public final class BlockReader implements AutoCloseable {
                 throw new AgentException(ExitCode.LOCAL_IO, "cannot read the source: " + IoReasons.reason(io.getCause()),
                         IoReasons.advice(io.getCause(), "the source", "check the source device or file"), io.getCause());
             }
+            if (e.getCause() instanceof InternalError && mapFile != null) {
+                // a fault in a mapped page reported after its chunk was done (the JVM raises it late)
+                throw new AgentException(ExitCode.LOCAL_IO, "cannot read the source: a mapped page of it faulted: did it "
+                        + "shrink while being read?", "check the source device or file", e.getCause());
+            }
             throw new AgentException(ExitCode.INTERNAL, "hashing failed: " + e.getCause(), null, e.getCause());
         }
         return p.chunk;
@@ -321,6 +384,29 @@ public final class BlockReader implements AutoCloseable {
     @FunctionalInterface
     public interface Source {
         int read(ByteBuffer dst, long position) throws IOException;
+
+        /** The regular file behind these reads, which the reader may map instead of reading; null: read only. */
+        default FileChannel mappableFile() {
+            return null;
+        }
+
+        /**
+         * Reads of {@code file}, a regular file (not a block device): the reader maps each chunk's
+         * stretches of data and hashes them in place, which spares the kernel's copy of every block.
+         */
+        static Source regularFile(FileChannel file) {
+            return new Source() {
+                @Override
+                public int read(ByteBuffer dst, long position) throws IOException {
+                    return file.read(dst, position);
+                }
+
+                @Override
+                public FileChannel mappableFile() {
+                    return file;
+                }
+            };
+        }
     }
 
     private record Pending(ScannedChunk chunk, CompletableFuture<Void> hashed) {
