@@ -204,9 +204,10 @@ public final class BlockReader implements AutoCloseable {
                 }
                 i = to;
             }
-            if (mapped != null) {
-                unmapChecked(mapped, mapEnd);
-                mapped = null;
+            if (mapped != null && mapFile.size() < mapEnd) {
+                // pages of a file that shrank read as zeros or fault: what was hashed from them cannot be
+                // trusted (a positional read would have reported the short file)
+                throw shrank(mapEnd, null);
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -218,21 +219,24 @@ public final class BlockReader implements AutoCloseable {
             throw new UncheckedIOException(shrank(mapEnd, e));
         } finally {
             if (mapped != null) {
-                Unmapper.unmap(mapped);
+                unmap(mapped);
             }
         }
     }
 
     /**
-     * Unmaps a chunk's mapping and checks that the file still reaches its end: pages of a file that
-     * shrank read as zeros or fault, so what was hashed from them cannot be trusted (a positional
-     * read would have reported the short file).
+     * Unmaps a chunk's mapping. The JVM raises a fault in a mapped page (SIGBUS) as an InternalError
+     * at this thread's next return from native code, which may come after the access; inside the
+     * unmapping it would make the JDK's cleaner exit the process, so a native call (the size) takes
+     * any such error first. The caller has already checked the size after its last access.
      */
-    private void unmapChecked(ByteBuffer mapped, long mapEnd) throws IOException {
-        Unmapper.unmap(mapped);
-        if (mapFile.size() < mapEnd) {
-            throw shrank(mapEnd, null);
+    private void unmap(ByteBuffer mapped) {
+        try {
+            mapFile.size();
+        } catch (IOException | InternalError ignored) {
+            // the chunk has failed already, or its size check reported the fault
         }
+        Unmapper.unmap(mapped);
     }
 
     private IOException shrank(long end, Throwable cause) {
