@@ -36,6 +36,13 @@ import org.holdfast.common.id.Fingerprint;
  * chunk is hashed, and a block whose cheap hash equals the stored one keeps the stored SHA-256 and
  * zero flag instead of being zero-tested and SHA-256 hashed. An unknown stored hash never matches.
  *
+ * <p>Without possession tags (an incremental), a regular file ({@link Source#regularFile}) is not
+ * read but mapped, a chunk at a time, and hashed from the page cache: the kernel's copy of every
+ * block (pread) cost more than mapping the pages (measured: incrementals 0.1 to 0.15 CPU-s/GiB
+ * less, docs/benchmarks.md); a
+ * block that gets a SHA-256 is copied into the chunk's buffer for the consumer, one that keeps its
+ * stored SHA-256 is not (its bytes in the buffer are then unspecified, like a hole's).
+ *
  * <p>Why this shape: SHA-256 at ~1.5 GB/s per core and the kernel's copy out of the page cache
  * (measured 0.4 to 1.5 CPU-seconds per GiB on the loaded test machine) are the CPU cost, so both
  * run on every core; chunks of 8 MiB keep the reads large and nearly sequential. All-zero blocks
@@ -109,7 +116,9 @@ public final class BlockReader implements AutoCloseable {
             changeHashing.hash().hash(new byte[blockSize], 0, blockSize, new long[2], holeHash, 0);
         }
         this.source = source;
-        this.mapFile = MAP && Unmapper.AVAILABLE ? source.mappableFile() : null;
+        // a scan that tags blocks (a full backup) sends and so copies every block anyway: mapping would
+        // only add the page faults (its read stage profiled 0.1 CPU-s/GiB higher mapped), so it reads
+        this.mapFile = MAP && Unmapper.AVAILABLE && possessionSecret == null ? source.mappableFile() : null;
         this.regions = regions;
         this.possessionSecret = possessionSecret == null ? null : possessionSecret.clone();
         this.volumeBytes = volumeBytes;

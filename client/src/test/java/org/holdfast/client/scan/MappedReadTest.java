@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
-import java.util.Random;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.holdfast.client.AgentException;
 import org.holdfast.client.ExitCode;
@@ -32,7 +31,7 @@ class MappedReadTest {
 
     @Test
     void scan_mappedAgainstRead_sameBlocksHashesAndChangedBytes_noMappingLeft() throws Exception {
-        byte[] img = image(300 * BS + 1234, 9); // not a multiple of 4 KiB: the last block is read, not mapped
+        byte[] img = BlockReaderTest.image(300 * BS + 1234, 9); // not a multiple of 4 KiB: the last block is read, not mapped
         Path file = dir.resolve("odd.img");
         Files.write(file, img);
         ChangeHash hash = new ChangeHash(77);
@@ -59,7 +58,7 @@ class MappedReadTest {
     void scan_fileShrinksWhileMapped_ioErrorNotZeros() throws Exception {
         long size = 64L * BS;
         Path file = dir.resolve("shrinks.img");
-        Files.write(file, image((int) size, 3));
+        Files.write(file, BlockReaderTest.image((int) size, 3));
         AtomicBoolean cut = new AtomicBoolean();
         // data and holes alternate every 4 blocks; asking for the second stretch cuts the file to 6 blocks,
         // after the chunk (the whole file) was mapped at the first
@@ -105,7 +104,7 @@ class MappedReadTest {
     void scan_fileShorterBeforeItsChunkIsMapped_readReportsItAsBefore() throws Exception {
         long size = 32L * BS;
         Path file = dir.resolve("short.img");
-        Files.write(file, image((int) size / 2, 4)); // the scan was told 32 blocks, the file has 16
+        Files.write(file, BlockReaderTest.image((int) size / 2, 4)); // the scan was told 32 blocks, the file has 16
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
              BlockReader r = new BlockReader(ch, size, BS, ChangedBlockList.all(size / BS), 8 * BS, 2, 2)) {
             assertThatThrownBy(() -> drain(r)).isInstanceOf(AgentException.class)
@@ -116,7 +115,7 @@ class MappedReadTest {
     @Test
     void scan_fileGrowsDuringScan_readsTheSizeItHadExactly() throws Exception {
         int size = 40 * BS;
-        byte[] img = image(size, 5);
+        byte[] img = BlockReaderTest.image(size, 5);
         Path file = dir.resolve("grows.img");
         Files.write(file, img);
         byte[] more = new byte[64 * BS];
@@ -167,7 +166,7 @@ class MappedReadTest {
     @Test
     void scan_mappingFails_reportedAsSourceIoError() throws Exception {
         Path file = dir.resolve("closed.img");
-        Files.write(file, image(16 * BS, 6));
+        Files.write(file, BlockReaderTest.image(16 * BS, 6));
         FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
         ch.close(); // map() and read() both fail: ClosedChannelException
         try (BlockReader r = new BlockReader(ch, 16 * BS, BS, ChangedBlockList.all(16), 8 * BS, 2, 2)) {
@@ -206,15 +205,5 @@ class MappedReadTest {
         for (ScannedChunk c; (c = r.next()) != null; ) {
             r.release(c);
         }
-    }
-
-    /** Random blocks, every fifth block zero. */
-    private static byte[] image(int bytes, long seed) {
-        byte[] b = new byte[bytes];
-        new Random(seed).nextBytes(b);
-        for (int lbn = 0; lbn * BS < bytes; lbn += 5) {
-            Arrays.fill(b, lbn * BS, Math.min(bytes, (lbn + 1) * BS), (byte) 0);
-        }
-        return b;
     }
 }
