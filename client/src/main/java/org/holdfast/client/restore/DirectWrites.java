@@ -17,7 +17,7 @@ import java.nio.file.StandardOpenOption;
  * length aligned to the file system's block: run buffers come from {@link #allocate} (aligned to
  * {@value #ALIGN} bytes), positions and lengths are whole restore blocks, and a partial last block of
  * the volume goes through the ordinary channel. A file system that refuses O_DIRECT (tmpfs), a
- * block size that is not a multiple of the file system's block, or the system property
+ * block size that is not whole 4 KiB pages ({@link #suits}), or the system property
  * {@value #PROPERTY}{@code =false} leaves every write buffered, as before.
  */
 final class DirectWrites {
@@ -38,14 +38,25 @@ final class DirectWrites {
             return null;
         }
         try {
-            long fsBlock = Files.getFileStore(file).getBlockSize();
-            if (fsBlock <= 0 || ALIGN % fsBlock != 0 || blockSize % fsBlock != 0) {
+            if (!suits(Files.getFileStore(file).getBlockSize(), blockSize)) {
                 return null;
             }
             return FileChannel.open(file, StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT);
         } catch (IOException | UnsupportedOperationException | SecurityException e) {
             return null; // e.g. EINVAL on tmpfs: buffered writes work everywhere
         }
+    }
+
+    /**
+     * True if O_DIRECT suits blocks of {@code blockSize} on a file system of {@code fsBlock}-byte
+     * blocks: the file system's block divides {@value #ALIGN}, and a restore block is whole 4 KiB
+     * pages. Why whole pages: the partial last block (and everything after a failed direct write)
+     * goes through the page cache, and a cached page that also holds bytes written directly by
+     * another thread at the same time can be left stale (the kernel's "collision with buffered
+     * I/O"); 1 or 2 KiB blocks on a file system of 1 KiB blocks would share pages.
+     */
+    static boolean suits(long fsBlock, int blockSize) {
+        return fsBlock > 0 && ALIGN % fsBlock == 0 && blockSize % ALIGN == 0;
     }
 
     /** A direct buffer of {@code bytes} whose address is aligned for O_DIRECT. */

@@ -121,4 +121,52 @@ class FrameCumulatorTest {
         }
         ch.finishAndReleaseAll();
     }
+
+    @Test
+    void framesReleasedOneByOneWhileLaterOnesAreHeld_reusedSlabsNeverChangeAHeldFrame() {
+        // the restore's order: a frame is verified and released while the next ones still wait; a
+        // slab given back too early (or shared with the next frame's start) would change a held frame
+        Random rnd = new Random(17);
+        List<Message> sent = new ArrayList<>();
+        for (int round = 0; round < 3; round++) {
+            sent.addAll(frames(rnd).subList(0, 5)); // RESTORE_DATA only
+        }
+        ByteBuf bytes = wire(sent);
+        FrameDecoder decoder = new FrameDecoder();
+        FrameCumulator cumulator = new FrameCumulator();
+        decoder.setCumulator(cumulator);
+        EmbeddedChannel ch = new EmbeddedChannel(decoder);
+        decoder.blockSize(BS);
+        java.util.ArrayDeque<RestoreData> held = new java.util.ArrayDeque<>();
+        java.util.ArrayDeque<byte[]> copies = new java.util.ArrayDeque<>();
+        int decoded = 0;
+        while (bytes.isReadable()) {
+            int n = Math.min(bytes.readableBytes(), 1 + rnd.nextInt(96 << 10));
+            ByteBuf read = PooledByteBufAllocator.DEFAULT.directBuffer(n);
+            read.writeBytes(bytes, n);
+            ch.writeInbound(read);
+            for (Object o; (o = ch.readInbound()) != null; ) {
+                RestoreData d = (RestoreData) o;
+                held.add(d);
+                copies.add(io.netty.buffer.ByteBufUtil.getBytes(d.data()));
+                decoded++;
+                while (held.size() > 2) { // keep two frames in flight, release the oldest
+                    RestoreData old = held.poll();
+                    byte[] then = copies.poll();
+                    assertThat(java.util.Arrays.equals(io.netty.buffer.ByteBufUtil.getBytes(old.data()), then))
+                            .as("frame unchanged until its release").isTrue();
+                    old.release();
+                }
+            }
+        }
+        assertThat(decoded).isEqualTo(sent.size());
+        while (!held.isEmpty()) {
+            RestoreData old = held.poll();
+            assertThat(java.util.Arrays.equals(io.netty.buffer.ByteBufUtil.getBytes(old.data()), copies.poll())).isTrue();
+            old.release();
+        }
+        assertThat(cumulator.slabsKept()).as("slabs were reused, not one per frame").isBetween(1, 6);
+        sent.forEach(io.netty.util.ReferenceCountUtil::release);
+        ch.finishAndReleaseAll();
+    }
 }
