@@ -27,11 +27,14 @@ final class ResidentAgent implements AutoCloseable {
     private final WatchedProcess process;
     private final Path socket;
     private final Path log;
+    /** A short directory in /tmp used instead of the target's (removed at close), else null. */
+    private final Path temporaryState;
 
-    private ResidentAgent(WatchedProcess process, Path socket, Path log) {
+    private ResidentAgent(WatchedProcess process, Path socket, Path log, Path temporaryState) {
         this.process = process;
         this.socket = socket;
         this.log = log;
+        this.temporaryState = temporaryState;
     }
 
     /**
@@ -41,9 +44,11 @@ final class ResidentAgent implements AutoCloseable {
     static ResidentAgent start(List<String> command, Map<String, String> env, Path workDir, Path stateDir,
                                Path logPrefix, String server, List<String> trustArgs) throws IOException {
         Path state = stateDir.toAbsolutePath();
+        Path temporary = null;
         if (state.resolve("agent.sock").toString().getBytes(StandardCharsets.UTF_8).length > MAX_SOCKET_PATH) {
             // too long for a socket address: a short private directory instead
             state = Files.createTempDirectory("hfbench-agent-");
+            temporary = state;
         }
         Files.createDirectories(state);
         Path config = Files.writeString(state.resolve("agent.yaml"), config(server, trustArgs, state));
@@ -51,7 +56,7 @@ final class ResidentAgent implements AutoCloseable {
         cmd.addAll(List.of("daemon", "--config", config.toString()));
         WatchedProcess p = WatchedProcess.start(cmd, env, workDir, logPrefix);
         Path out = logPrefix.resolveSibling(logPrefix.getFileName() + ".out");
-        ResidentAgent a = new ResidentAgent(p, state.resolve("agent.sock"), out);
+        ResidentAgent a = new ResidentAgent(p, state.resolve("agent.sock"), out, temporary);
         long deadline = System.nanoTime() + STARTUP.toNanos();
         while (!(Files.exists(a.socket) && a.logText().contains("control socket"))) {
             if (!p.isAlive()) {
@@ -165,5 +170,12 @@ final class ResidentAgent implements AutoCloseable {
     @Override
     public void close() {
         process.stop(Duration.ofSeconds(20));
+        if (temporaryState != null) {
+            try {
+                org.holdfast.bench.workload.Processes.run(List.of("rm", "-rf", temporaryState.toString()), null);
+            } catch (IOException e) {
+                // a few small files left in /tmp; the figures are taken
+            }
+        }
     }
 }
