@@ -12,6 +12,7 @@ import java.util.concurrent.Callable;
 import java.util.function.Supplier;
 import org.holdfast.bench.peers.BorgPeer;
 import org.holdfast.bench.peers.ResticPeer;
+import org.holdfast.bench.runner.AgentMode;
 import org.holdfast.bench.runner.BackupTarget;
 import org.holdfast.bench.runner.BenchResults;
 import org.holdfast.bench.runner.BenchRun;
@@ -105,6 +106,12 @@ public final class RunCommand implements Callable<Integer> {
             + " what TLS costs; the TLS-off targets are named ...-tls-off)")
     String tls;
 
+    @Option(names = "--agent-mode", defaultValue = "fresh", description = "how Holdfast agent commands run: fresh (a new"
+            + " agent JVM per backup or restore, no daemon), daemon (one resident 'holdfast-agent daemon' per simulated host,"
+            + " each command handed to it with --socket, as an agent installed as a service runs it), or both (every"
+            + " Holdfast target twice; the daemon ones are named ...-daemon)")
+    String agentMode;
+
     @Override
     public Integer call() throws Exception {
         Files.createDirectories(out);
@@ -115,6 +122,13 @@ public final class RunCommand implements Callable<Integer> {
                 : BenchRun.RestorePlan.valueOf(restore.toUpperCase());
 
         List<Supplier<BackupTarget>> targets = new ArrayList<>();
+        List<AgentMode> agentModes;
+        try {
+            agentModes = AgentMode.parse(agentMode);
+        } catch (IllegalArgumentException x) {
+            System.err.println("bench: " + x.getMessage());
+            return 2;
+        }
         List<String> engineList = list(engines);
         for (String e : engineList) {
             try {
@@ -154,14 +168,16 @@ public final class RunCommand implements Callable<Integer> {
                 return 2;
             }
             for (String e : engineList) {
-                for (boolean t : tlsModes) {
-                    targets.add(() -> new HoldfastTarget(sjCopy, ajCopy, e, serverXmx, agentXmx,
-                            new HoldfastTarget.ServerOptions(true, gcCommitters, jvm, t)));
-                }
-                if (withGcOff && e.equals("sungem")) {
-                    // the same workload, the same days, on a fresh store that does not count for GC
-                    targets.add(() -> new HoldfastTarget(sjCopy, ajCopy, e, serverXmx, agentXmx,
-                            new HoldfastTarget.ServerOptions(false, gcCommitters, jvm, tlsModes.get(0))));
+                for (AgentMode m : agentModes) {
+                    for (boolean t : tlsModes) {
+                        targets.add(() -> new HoldfastTarget(sjCopy, ajCopy, e, serverXmx, agentXmx,
+                                new HoldfastTarget.ServerOptions(true, gcCommitters, jvm, t), m));
+                    }
+                    if (withGcOff && e.equals("sungem")) {
+                        // the same workload, the same days, on a fresh store that does not count for GC
+                        targets.add(() -> new HoldfastTarget(sjCopy, ajCopy, e, serverXmx, agentXmx,
+                                new HoldfastTarget.ServerOptions(false, gcCommitters, jvm, tlsModes.get(0)), m));
+                    }
                 }
             }
         }
@@ -193,7 +209,7 @@ public final class RunCommand implements Callable<Integer> {
         results.run.put("command", "run --workload " + workload + (quick ? " --quick" : "") + " --seed " + seed
                 + " --peers " + peers + " --engines " + engines + (days > 0 ? " --days " + days : "")
                 + (hosts > 0 ? " --hosts " + hosts : "") + (gcOverhead != null ? (gcOverhead ? " --gc-overhead" : " --no-gc-overhead") : "")
-                + (gcCommitters > 0 ? " --gc-committers " + gcCommitters : ""));
+                + (gcCommitters > 0 ? " --gc-committers " + gcCommitters : "") + " --tls " + tls + " --agent-mode " + agentMode);
         results.run.put("machine", MachineInfo.describe(out));
         BenchRun run = new BenchRun(out, plan, keep, System.out);
         long t0 = System.nanoTime();

@@ -15,7 +15,9 @@ import java.util.Map;
  * Holdfast as a benchmark target: one server process per workload (with one dedup engine), and
  * one agent process per backup or restore, run with {@code java -jar} exactly as an operator
  * would. The agent's state directory is private to this target, so that two targets (two
- * engines) never share the agent's memory of the previous snapshot.
+ * engines) never share the agent's memory of the previous snapshot. In {@link AgentMode#DAEMON}
+ * each volume (a simulated host) also has a resident agent daemon, and each agent process hands
+ * its command to it, as on a host where the agent is installed as a service.
  */
 public final class HoldfastTarget implements BackupTarget {
     private static final Duration AGENT_TIMEOUT = Duration.ofMinutes(30);
@@ -30,6 +32,11 @@ public final class HoldfastTarget implements BackupTarget {
     private final String serverXmx;
     private final String agentXmx;
     private final ServerOptions options;
+    private final AgentMode agentMode;
+    /** Daemon mode: the resident agent of each simulated host (one volume each), started before its day 0. */
+    private final Map<String, ResidentAgent> daemons = new LinkedHashMap<>();
+    /** Whether the kernel refused to reset a daemon's peak-RSS mark (its peaks then span its life so far). */
+    private boolean peakResetRefused;
     private final Map<String, Map<Integer, String>> snapshots = new HashMap<>();
     private Path dir;
     private Path stateDir;
@@ -66,6 +73,13 @@ public final class HoldfastTarget implements BackupTarget {
     /** A target running {@code engine} with the given server options. */
     public HoldfastTarget(Path serverJar, Path agentJar, String engine, String serverXmx, String agentXmx,
                           ServerOptions options) {
+        this(serverJar, agentJar, engine, serverXmx, agentXmx, options, AgentMode.FRESH);
+    }
+
+    /** A target running {@code engine} with the given server options, its agent commands run in {@code agentMode}. */
+    public HoldfastTarget(Path serverJar, Path agentJar, String engine, String serverXmx, String agentXmx,
+                          ServerOptions options, AgentMode agentMode) {
+        this.agentMode = agentMode;
         this.serverJar = serverJar;
         this.agentJar = agentJar;
         this.engine = engine;
@@ -81,7 +95,8 @@ public final class HoldfastTarget implements BackupTarget {
 
     @Override
     public String name() {
-        return "holdfast-" + engine + (options.gcBookkeeping() ? "" : GC_OFF_SUFFIX) + (options.tls() ? "" : TLS_OFF_SUFFIX);
+        return "holdfast-" + engine + (options.gcBookkeeping() ? "" : GC_OFF_SUFFIX) + (options.tls() ? "" : TLS_OFF_SUFFIX)
+                + agentMode.suffix();
     }
 
     /** The dedup engine this target runs. */
@@ -126,32 +141,87 @@ public final class HoldfastTarget implements BackupTarget {
     }
 
     private WatchedProcess.Outcome agent(String label, List<String> args) throws IOException {
-        // Through the agent's launcher (client/bin/holdfast-agent) when it can be found, so the agent runs
-        // with the JVM options users get (its class-data-sharing archive); else plain java -jar.
-        List<String> jvm = List.of("-Xmx" + agentXmx, "-Duser.home=" + stateDir.toAbsolutePath());
-        Map<String, String> env = new HashMap<>(Map.of("HOME", stateDir.toAbsolutePath().toString()));
-        env.put("HOLDFAST_TOKEN", server.agentToken());
-        Path launcher = agentLauncher();
-        List<String> cmd;
-        if (launcher != null && !stateDir.toAbsolutePath().toString().matches(".*\\s.*")) {
-            cmd = new ArrayList<>(List.of("bash", launcher.toString()));
-            env.put("HOLDFAST_AGENT_JAR", agentJar.toAbsolutePath().toString());
-            env.put("HOLDFAST_AGENT_CACHE", dir.resolve("agent-cache").toAbsolutePath().toString());
-            env.put("JAVA_OPTS", String.join(" ", jvm));
-        } else {
-            cmd = new ArrayList<>(List.of("java"));
-            cmd.addAll(jvm);
-            cmd.addAll(List.of("-jar", agentJar.toString()));
-        }
-        cmd.addAll(args);
         Path log = dir.resolve("logs").resolve(String.format("%04d-%s", ++runs, label));
-        WatchedProcess.Outcome o = WatchedProcess.run(cmd, env, dir, log, AGENT_TIMEOUT);
+        WatchedProcess.Outcome o = WatchedProcess.run(agentCommand(args), agentEnv(), dir, log, AGENT_TIMEOUT);
         if (o.exitCode() != 0) {
             String dump = server.isAlive() ? "; server threads at that moment: " + server.threadDump(log) : "";
             throw new IOException(name() + ": agent " + label + " exited " + o.exitCode() + ":\n" + o.errorTail()
                     + (server.isAlive() ? dump : "\nserver died:\n" + server.diagnostics()));
         }
         return o;
+    }
+
+    /** What a run of the agent CLI gives: its outcome, and its client RSS (with the daemon's in daemon mode). */
+    private record AgentRun(WatchedProcess.Outcome outcome, long clientPeakRssBytes) {
+    }
+
+    /**
+     * {@code command} (backup or restore) of {@code volume}: in a fresh JVM, or in daemon mode handed to
+     * the volume's resident agent with {@code --socket}; a run the daemon did not log as handed off fails.
+     */
+    private AgentRun agentRun(String command, String volume, String label, List<String> args) throws IOException {
+        if (agentMode == AgentMode.FRESH) {
+            WatchedProcess.Outcome o = agent(label, args);
+            return new AgentRun(o, o.peakRssBytes());
+        }
+        ResidentAgent d = daemons.get(volume);
+        if (d == null) {
+            // before the host's day 0 and outside the timing: the daemon starts cold, as a booted host's would
+            d = ResidentAgent.start(agentCommand(List.of()), agentEnv(), dir, dir.resolve("daemon-" + volume),
+                    dir.resolve("logs").resolve("daemon-" + volume), server.ingestAddress(), server.agentTrustArgs());
+            daemons.put(volume, d);
+        }
+        int before = d.handoffs(command, volume);
+        boolean perRun = d.resetPeak();
+        List<String> a = new ArrayList<>(args);
+        a.addAll(List.of("--socket", d.socket().toString()));
+        WatchedProcess.Outcome o = agent(label, a);
+        if (!d.awaitHandoff(command, volume, before)) {
+            throw new IOException(name() + ": agent " + label + " did not hand off to the daemon on " + d.socket()
+                    + " (no 'handoff: " + command + " of volume " + volume + " ended' in its log)" + (d.isAlive() ? "" : "; the daemon died")
+                    + "\ncaller: " + o.errorTail() + "\ndaemon: " + d.diagnostics());
+        }
+        // both are resident during the run: the caller's peak plus the daemon's (over its life if the kernel
+        // refused the reset of its peak mark)
+        if (!perRun) {
+            peakResetRefused = true;
+        }
+        return new AgentRun(o, o.peakRssBytes() + d.peakRssBytes());
+    }
+
+    /** The agent CLI with {@code args}: the launcher, else java -jar, with the bench's agent JVM options. */
+    private List<String> agentCommand(List<String> args) {
+        // Through the agent's launcher (client/bin/holdfast-agent) when it can be found, so the agent runs
+        // with the JVM options users get (its class-data-sharing archive); else plain java -jar.
+        List<String> cmd;
+        if (launcherUsable()) {
+            cmd = new ArrayList<>(List.of("bash", agentLauncher().toString()));
+        } else {
+            cmd = new ArrayList<>(List.of("java"));
+            cmd.addAll(agentJvm());
+            cmd.addAll(List.of("-jar", agentJar.toString()));
+        }
+        cmd.addAll(args);
+        return cmd;
+    }
+
+    private Map<String, String> agentEnv() {
+        Map<String, String> env = new HashMap<>(Map.of("HOME", stateDir.toAbsolutePath().toString()));
+        env.put("HOLDFAST_TOKEN", server.agentToken());
+        if (launcherUsable()) {
+            env.put("HOLDFAST_AGENT_JAR", agentJar.toAbsolutePath().toString());
+            env.put("HOLDFAST_AGENT_CACHE", dir.resolve("agent-cache").toAbsolutePath().toString());
+            env.put("JAVA_OPTS", String.join(" ", agentJvm()));
+        }
+        return env;
+    }
+
+    private List<String> agentJvm() {
+        return List.of("-Xmx" + agentXmx, "-Duser.home=" + stateDir.toAbsolutePath());
+    }
+
+    private boolean launcherUsable() {
+        return agentLauncher() != null && !stateDir.toAbsolutePath().toString().matches(".*\\s.*");
     }
 
     /** The agent launcher script: -Dholdfast.bench.agentLauncher, else client/bin/holdfast-agent above the working directory. */
@@ -171,9 +241,10 @@ public final class HoldfastTarget implements BackupTarget {
 
     @Override
     public BackupOutcome backup(String volume, int day, Path image) throws IOException {
-        WatchedProcess.Outcome o = agent("backup-" + volume + "-day" + day, withTrust(List.of("backup", "--server",
+        AgentRun run = agentRun("backup", volume, "backup-" + volume + "-day" + day, withTrust(List.of("backup", "--server",
                 server.ingestAddress(), "--volume", volume, "--source", image.toAbsolutePath().toString(),
                 "--state-dir", stateDir.resolve(volume).toAbsolutePath().toString(), "--json")));
+        WatchedProcess.Outcome o = run.outcome();
         JsonNode j = AgentJson.parse(o.stdout());
         String id = AgentJson.text(j, "snapshotId", "snapshot", "sequence", "id");
         if (id == null) {
@@ -197,7 +268,7 @@ public final class HoldfastTarget implements BackupTarget {
         } catch (RuntimeException e) {
             // the engine rate then covers up to the previous backup, or is n/a; the backup itself stands
         }
-        return new BackupOutcome(o.seconds(), tool, o.peakRssBytes(), sentBytes, changed, zero, newBlocks, id);
+        return new BackupOutcome(o.seconds(), tool, run.clientPeakRssBytes(), sentBytes, changed, zero, newBlocks, id);
     }
 
     @Override
@@ -208,9 +279,10 @@ public final class HoldfastTarget implements BackupTarget {
         }
         Files.deleteIfExists(target);
         double regionsBefore = regionsRead();
-        WatchedProcess.Outcome o = agent("restore-" + volume + "-day" + day, withTrust(List.of("restore", "--server",
+        AgentRun run = agentRun("restore", volume, "restore-" + volume + "-day" + day, withTrust(List.of("restore", "--server",
                 server.ingestAddress(), "--volume", volume, "--snapshot", id, "--target",
                 target.toAbsolutePath().toString(), "--json")));
+        WatchedProcess.Outcome o = run.outcome();
         double tool = -1;
         try {
             JsonNode j = AgentJson.parse(o.stdout());
@@ -220,7 +292,7 @@ public final class HoldfastTarget implements BackupTarget {
         }
         double regionsAfter = regionsRead();
         long regions = regionsBefore >= 0 && regionsAfter >= 0 ? Math.round(regionsAfter - regionsBefore) : -1;
-        return new RestoreOutcome(o.seconds(), tool, o.peakRssBytes(), regions);
+        return new RestoreOutcome(o.seconds(), tool, run.clientPeakRssBytes(), regions);
     }
 
     /** The server's count of data-log regions read (holdfast_store_regions_read_total), or -1 if absent. */
@@ -248,6 +320,7 @@ public final class HoldfastTarget implements BackupTarget {
         d.put("serverXmx", serverXmx);
         d.put("tls", options.tls());
         d.put("agentXmx", agentXmx);
+        d.put("agentMode", agentMode.name().toLowerCase(java.util.Locale.ROOT));
         d.put("gcBookkeeping", options.gcBookkeeping() ? "on" : "off");
         d.put("gcCommitters", options.gcCommitters() > 0 ? options.gcCommitters() : "server default (2)");
         if (!options.jvmOptions().isEmpty()) {
@@ -263,6 +336,16 @@ public final class HoldfastTarget implements BackupTarget {
             return f;
         }
         f.put("serverPeakRssBytes", server.peakRssBytes());
+        if (agentMode == AgentMode.DAEMON) {
+            double daemonCpu = 0;
+            for (ResidentAgent d : daemons.values()) {
+                daemonCpu += Math.max(0, d.cpuSeconds());
+            }
+            // the resident agents' whole CPU (start, every handed-off backup and restore); callers not included
+            f.put("agentDaemons", daemons.size());
+            f.put("agentDaemonCpuSeconds", daemonCpu);
+            f.put("agentDaemonPeakPerRun", !peakResetRefused);
+        }
         double cpu = ThreadCpu.process(server.pid()) - cpuAtOpen;
         double gcNow = ThreadCpu.threads(server.pid(), GC_THREADS);
         double gcCpu = gcNow < 0 ? -1 : gcNow - Math.max(0, gcCpuAtOpen);
@@ -296,6 +379,10 @@ public final class HoldfastTarget implements BackupTarget {
 
     @Override
     public void close() {
+        for (ResidentAgent d : daemons.values()) {
+            d.close();
+        }
+        daemons.clear();
         if (server != null) {
             server.close();
         }
