@@ -80,12 +80,25 @@ public final class ReportTable {
             if (e.getKey().equals(GC_OVERHEAD_KEY)) {
                 continue;
             }
-            if (e.getValue() instanceof Map<?, ?> m) {
-                out.printf("%s: %.2fx %s (target %s: %s)%n", e.getKey(), ((Number) m.get("ratio")).doubleValue(),
-                        m.get("peer"), m.get("target"), Boolean.TRUE.equals(m.get("met")) ? "met" : "NOT met");
+            if (e.getValue() instanceof Map<?, ?> perTarget) {
+                out.println(againstPeersLine(e.getKey(), perTarget));
             }
         }
         printGcOverhead(w, out);
+    }
+
+    /** One Holdfast target against the peers on one line: each ratio, the peer, and whether the target is met. */
+    static String againstPeersLine(String target, Map<?, ?> ratios) {
+        StringBuilder b = new StringBuilder(target).append(" against the peers:");
+        String sep = " ";
+        for (Map.Entry<?, ?> f : ratios.entrySet()) {
+            if (f.getValue() instanceof Map<?, ?> m) {
+                b.append(sep).append(String.format("%s %.2fx %s (target %s: %s)", f.getKey(), ((Number) m.get("ratio")).doubleValue(),
+                        m.get("peer"), m.get("target"), Boolean.TRUE.equals(m.get("met")) ? "met" : "NOT met"));
+                sep = "; ";
+            }
+        }
+        return b.toString();
     }
 
     /** Key of the GC overhead figures in a workload's comparison. */

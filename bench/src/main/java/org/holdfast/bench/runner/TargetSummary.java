@@ -180,22 +180,35 @@ public final class TargetSummary {
         return seconds > 0 ? bytes / 1e6 / seconds : null;
     }
 
-    /** Holdfast (the sungem engine, else exact) against the faster and the smaller of the peers. */
+    /**
+     * Every Holdfast target (each engine, TLS and agent-mode variant) against the faster and the
+     * smaller of the peers: one entry per Holdfast target, keyed by its name, in run order.
+     */
     public static Map<String, Object> compare(List<BenchResults.TargetResult> targets) {
         Map<String, Object> c = new LinkedHashMap<>();
-        BenchResults.TargetResult hf = pick(targets, "holdfast-sungem");
-        if (hf == null) {
-            hf = pick(targets, "holdfast-exact");
+        for (BenchResults.TargetResult hf : targets) {
+            if (isHoldfast(hf) && hf.error == null && !hf.snapshots.isEmpty()) {
+                Map<String, Object> one = againstPeers(hf, targets);
+                if (!one.isEmpty()) {
+                    c.put(hf.name, one);
+                }
+            }
         }
-        if (hf == null) {
-            return c;
-        }
-        c.put("holdfast", hf.name);
+        return c;
+    }
+
+    private static boolean isHoldfast(BenchResults.TargetResult t) {
+        return t.name.startsWith("holdfast");
+    }
+
+    /** One Holdfast target's speed ratios to the faster peer and stored-bytes ratio to the smaller one. */
+    private static Map<String, Object> againstPeers(BenchResults.TargetResult hf, List<BenchResults.TargetResult> targets) {
+        Map<String, Object> c = new LinkedHashMap<>();
         for (String metric : List.of("fullBackupMBps", "incrementalBackupMBps", "allBackupsMBps", "restoreMBps")) {
             Double best = null;
             String who = null;
             for (BenchResults.TargetResult t : targets) {
-                if (t.name.startsWith("holdfast") || t.error != null) {
+                if (isHoldfast(t) || t.error != null) {
                     continue;
                 }
                 Object v = t.summary.get(metric);
@@ -212,7 +225,7 @@ public final class TargetSummary {
         Long smallest = null;
         String who = null;
         for (BenchResults.TargetResult t : targets) {
-            if (t.name.startsWith("holdfast") || t.error != null) {
+            if (isHoldfast(t) || t.error != null) {
                 continue;
             }
             Object v = t.summary.get("storedBytes");

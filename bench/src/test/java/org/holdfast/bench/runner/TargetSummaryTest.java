@@ -85,13 +85,38 @@ class TargetSummaryTest {
             t.summary = TargetSummary.of(t, all);
         }
 
-        Map<String, Object> c = TargetSummary.compare(all);
+        @SuppressWarnings("unchecked")
+        Map<String, Object> c = (Map<String, Object>) TargetSummary.compare(all).get("holdfast-sungem");
 
         assertThat(c.get("fullBackupMBpsVsFasterPeer")).isEqualTo(Map.of("peer", "borg", "ratio", 2.0, "target", 2.0, "met", true));
         @SuppressWarnings("unchecked")
         Map<String, Object> stored = (Map<String, Object>) c.get("storedVsSmallerPeer");
         assertThat(stored).containsEntry("peer", "borg").containsEntry("met", false);
         assertThat((Double) stored.get("ratio")).isEqualTo(900 / 800.0);
+    }
+
+    @Test
+    void compare_tlsOffAndDaemonVariants_eachHoldfastTargetAgainstTheFasterPeerOnItsOwnLine() {
+        BenchResults.TargetResult tlsOff = target("holdfast-sungem-tls-off", 60, 1.0, 900);
+        BenchResults.TargetResult daemon = target("holdfast-exact-daemon", 60, 4.0, 900);
+        BenchResults.TargetResult failed = target("holdfast-sungem-tls-off-daemon", 60, 1.0, 900);
+        failed.error = "backup failed on day 1: boom";
+        BenchResults.TargetResult restic = target("restic", -1, 4.0, 1000);
+        BenchResults.TargetResult borg = target("borg", -1, 2.0, 800);
+        List<BenchResults.TargetResult> all = List.of(tlsOff, daemon, failed, restic, borg);
+        for (BenchResults.TargetResult t : all) {
+            t.summary = TargetSummary.of(t, all);
+        }
+
+        Map<String, Object> c = TargetSummary.compare(all);
+
+        assertThat(c).containsOnlyKeys("holdfast-sungem-tls-off", "holdfast-exact-daemon");
+        @SuppressWarnings("unchecked")
+        Map<String, Object> slow = (Map<String, Object>) c.get("holdfast-exact-daemon");
+        assertThat(slow.get("fullBackupMBpsVsFasterPeer")).isEqualTo(Map.of("peer", "borg", "ratio", 0.5, "target", 2.0, "met", false));
+        String line = ReportTable.againstPeersLine("holdfast-sungem-tls-off", (Map<?, ?>) c.get("holdfast-sungem-tls-off"));
+        assertThat(line).startsWith("holdfast-sungem-tls-off against the peers: fullBackupMBpsVsFasterPeer 2.00x borg (target 2.0: met)")
+                .contains("storedVsSmallerPeer 1.13x borg (target 1.0: NOT met)").doesNotContain("\n");
     }
 
     @Test
