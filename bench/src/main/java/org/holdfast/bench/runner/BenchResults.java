@@ -46,6 +46,10 @@ public final class BenchResults {
         public String name;
         public Map<String, Object> describe = new LinkedHashMap<>();
         public double generationSeconds;
+        /** Seconds of flushing the generated images to disk after each day's generation, outside every timing. */
+        public double flushSeconds;
+        /** Per day, the order in which the targets backed up (rotated each day, offset per workload). */
+        public final List<List<String>> targetOrder = new ArrayList<>();
         public final List<TargetResult> targets = new ArrayList<>();
         public Map<String, Object> comparison = new LinkedHashMap<>();
     }

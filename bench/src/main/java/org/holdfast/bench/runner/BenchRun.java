@@ -28,6 +28,8 @@ public final class BenchRun {
     private final RestorePlan plan;
     private final boolean keep;
     private final PrintStream log;
+    /** Workloads run so far: offsets the target order so day 0 does not always start with the same target. */
+    private int workloadsRun;
 
     /** A run writing under {@code out}; progress goes to {@code log}. */
     public BenchRun(Path out, RestorePlan plan, boolean keep, PrintStream log) {
@@ -42,6 +44,7 @@ public final class BenchRun {
             throws IOException {
         BenchResults.WorkloadResult result = new BenchResults.WorkloadResult();
         result.name = workload.name();
+        int offset = workloadsRun++;
         Path wdir = Files.createDirectories(out.resolve(workload.name()));
         List<BackupTarget> targets = new ArrayList<>();
         Map<BackupTarget, BenchResults.TargetResult> results = new LinkedHashMap<>();
@@ -82,9 +85,12 @@ public final class BenchRun {
                     changed += s.changedBytes();
                     total += s.bytes();
                 }
+                result.flushSeconds += flush(workload.volumes().stream().map(workload::image).toList());
                 log.printf("bench: %s day %d generated (%.1f s so far): %s changed of %s (%.2f %%)%n", workload.name(), day,
                         result.generationSeconds, ReportTable.mib(changed), ReportTable.mib(total), 100.0 * changed / total);
-                for (BackupTarget t : rotated(targets, day)) {
+                List<BackupTarget> order = rotated(targets, day + offset);
+                result.targetOrder.add(order.stream().map(BackupTarget::name).toList());
+                for (BackupTarget t : order) {
                     BenchResults.TargetResult tr = results.get(t);
                     if (tr.error != null) {
                         continue;
@@ -171,6 +177,20 @@ public final class BenchRun {
             }
         }
         return result;
+    }
+
+    /**
+     * Writes the generator's dirty pages back before any clock starts (syncfs of the file systems
+     * holding the images), so their writeback is not charged to whichever target goes first.
+     */
+    static double flush(List<Path> images) throws IOException {
+        long t0 = System.nanoTime();
+        List<String> cmd = new ArrayList<>(List.of("sync", "-f"));
+        for (Path image : images) {
+            cmd.add(image.toString());
+        }
+        Processes.run(cmd, null);
+        return (System.nanoTime() - t0) / 1e9;
     }
 
     private List<Integer> restoreDays(BackupTarget t, int days) {
