@@ -6,7 +6,8 @@ reads per-thread CPU from /proc, and splits each process's Java-thread CPU over 
 share of JFR execution samples whose stack first meets that stage's code. JIT is the CPU of the
 C1/C2 compiler threads, GC that of the collector threads (both from /proc, not sampled).
 
-Usage: stage-profile.py --server-jar S --agent-jar A --image FULL.img --changed INCR.img --out DIR
+Usage: stage-profile.py --server-jar S --agent-jar A --image FULL.img --changed INCR.img --out DIR [--server-options OPTS]
+The server gets the options of server/bin/jvm.options first (as its launcher does), then -Xmx1g and OPTS.
 """
 import argparse
 import collections
@@ -53,6 +54,24 @@ SERVER_STAGES = [
               "org.bouncycastle"]),
     ("session", ["org.holdfast.server.ingest"]),
 ]
+
+
+def server_jvm_options(server_jar, extra):
+    """server/bin/jvm.options as the launcher (server/bin/holdfast-server) reads it, then extra: one option
+    a line, '#' starts a comment, and a collector among extra replaces the file's (the JVM refuses two)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(server_jar))), "bin", "jvm.options"),
+                  os.path.join(here, "..", "..", "server", "bin", "jvm.options")]
+    found = next((c for c in candidates if os.path.isfile(c)), None)
+    collector = any("GC" in o for o in extra)
+    options = []
+    if found:
+        with open(found) as f:
+            for line in f:
+                o = line.split("#", 1)[0].strip()
+                if o and not (collector and o.startswith("-XX:+Use") and o.endswith("GC")):
+                    options.append(o)
+    return options + extra
 
 
 def stage_of(frames, stages):
@@ -103,6 +122,8 @@ def main():
     ap.add_argument("--agent-launcher", help="run the agent through this launcher (client/bin/holdfast-agent: class-data "
                     "sharing and its JIT settings) instead of java -jar; a warm-up backup first records its archive")
     ap.add_argument("--agent-options", default="", help="extra agent options for backups, e.g. '--frame-size 262144'")
+    ap.add_argument("--server-options", default="", help="extra server JVM options, after those of server/bin/jvm.options "
+                    "(which the server launcher reads) and this script's -Xmx1g, so they win")
     ap.add_argument("--json", action="store_true", help="print the table as JSON")
     a = ap.parse_args()
     out = os.path.abspath(a.out)
@@ -120,7 +141,9 @@ def main():
         return f"-agentpath:{a.profiler}=start,event=itimer,interval=2ms,file={jfr}"
 
     server_jfr = os.path.join(out, "server.jfr")
-    server = subprocess.Popen(["java", "-Xmx1g", profiled(server_jfr), "-jar", a.server_jar, f"--holdfast.data-dir={data}",
+    jvm = server_jvm_options(a.server_jar, ["-Xmx1g"] + a.server_options.split())
+    print("server JVM options: " + " ".join(jvm), file=sys.stderr)
+    server = subprocess.Popen(["java"] + jvm + [profiled(server_jfr), "-jar", a.server_jar, f"--holdfast.data-dir={data}",
                                f"--server.port={http}", "--holdfast.ingest.host=127.0.0.1", f"--holdfast.ingest.port={port}",
                                "--holdfast.tls.enabled=false"], stdout=open(os.path.join(out, "server.log"), "w"),
                               stderr=subprocess.STDOUT)
