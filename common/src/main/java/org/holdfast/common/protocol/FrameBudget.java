@@ -6,7 +6,8 @@ package org.holdfast.common.protocol;
  * <p>The decoder asks for the whole frame ({@code 4 + length} bytes) as soon as its 6-byte header
  * has arrived and, if refused, reads nothing more until {@link FrameDecoder#retry} is called: a
  * frame that has begun always has room to complete, so partial frames can never deadlock each
- * other. The reservation is only bookkeeping: nothing of the claimed size is allocated. Once a frame
+ * other. Nothing of the claimed size is allocated before the reservation succeeds; then the decoder
+ * grows its buffer once to exactly the frame's size, so it holds no more than it reserved. Once a frame
  * is emitted its reservation belongs to whoever consumes the message (it calls {@link #release});
  * the decoder releases the reservation of a frame it never emits (violation, channel closed).
  */

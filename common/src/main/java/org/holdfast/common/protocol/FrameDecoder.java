@@ -61,9 +61,10 @@ import org.holdfast.common.model.Consistency;
  * <p>{@link Blocks} and {@link RestoreData} are emitted holding a retained slice of the received
  * bytes; the handler that receives them releases them. Not sharable: one instance per channel.
  *
- * <p>Memory: a frame's claimed length is never allocated up front (the cumulation grows as bytes
- * arrive). With a {@link FrameBudget} the decoder reserves each frame's size once its header is
- * known, then grows the cumulation to hold the whole frame, and reads on only with the reservation ({@link #retry} after a refusal); with
+ * <p>Memory: without a {@link FrameBudget} a frame's claimed length is never allocated up front
+ * (the cumulation grows as bytes arrive). With one the decoder reserves each frame's size once its
+ * header is known, then grows the cumulation to exactly the whole frame (no more than it reserved),
+ * and reads on only with the reservation ({@link #retry} after a refusal); with
  * {@link #limitBeforeHello} a peer whose HELLO has not been accepted may not send more than a few
  * KiB, so an unauthenticated connection can neither claim nor buffer a large frame.
  */
@@ -327,9 +328,14 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         if (readable < frameBytes) {
             // the frame's bytes are reserved from the budget: make room for all of them at once, as
             // the cumulation grown read by read copies a BLOCKS frame of a megabyte about four times
-            // over (never while a message still holds a slice of it)
-            if (budget != FrameBudget.UNLIMITED && in.refCnt() == 1 && in.writableBytes() < frameBytes - readable) {
-                in.ensureWritable(frameBytes - readable);
+            // over (never while a message still holds a slice of it). Exactly that room, the frame
+            // first: ensureWritable would round up to a power of two, and bytes of earlier frames
+            // would stay in front, holding up to twice what the budget reserved
+            if (budget != FrameBudget.UNLIMITED && in.refCnt() == 1 && !in.isReadOnly() && in.capacity() - in.readerIndex() < frameBytes) {
+                in.discardReadBytes();
+                if (in.capacity() < frameBytes && frameBytes <= in.maxCapacity()) {
+                    in.capacity(frameBytes);
+                }
             }
             return null;
         }

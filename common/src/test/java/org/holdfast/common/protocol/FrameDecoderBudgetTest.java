@@ -130,6 +130,20 @@ class FrameDecoderBudgetTest {
     }
 
     @Test
+    void decode_bigFrameHeaderOnly_growsTheBufferToTheReservedSizeNotTheNextPowerOfTwo() {
+        ch.writeInbound(frame(Hello.of("a", "t")));
+        consume();
+        decoder.resume(ch.pipeline().context(decoder));
+        int frameBytes = 2 * 1024 * 1024 + 64 * 1024; // a hostile peer claims it and sends nothing more
+        ByteBuf header = alloc.buffer().writeInt(frameBytes - ProtocolLimits.LENGTH_FIELD_BYTES)
+                .writeByte(ProtocolLimits.VERSION).writeByte(MessageType.BLOCKS.code()).writeInt(1);
+        assertThat(ch.writeInbound(header)).isFalse();
+        assertThat(budget.reserved).isEqualTo(frameBytes);
+        assertThat(alloc.outstanding()).as("memory held for a reservation of %d bytes", frameBytes)
+                .isBetween((long) frameBytes, (long) frameBytes + 1024);
+    }
+
+    @Test
     void decode_budgetRefuses_waitsConsumingNothingThenRetryDecodes() {
         ch.writeInbound(frame(Hello.of("a", "t")));
         consume();
