@@ -15,11 +15,6 @@ public interface BackupSource extends AutoCloseable {
     /** Reads into {@code dst} from byte {@code position}, like {@code FileChannel.read(dst, position)}; any thread. */
     int read(ByteBuffer dst, long position) throws IOException;
 
-    /** What the {@link BlockReader} reads: {@link #read}, and the file behind it if that may be mapped. */
-    default BlockReader.Source blockSource() {
-        return this::read;
-    }
-
     /** Where the volume has holes ({@code readHoles}: report none). The caller closes it. */
     DataRegions regions(boolean readHoles);
 

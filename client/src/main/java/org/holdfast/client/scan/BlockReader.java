@@ -36,13 +36,6 @@ import org.holdfast.common.id.Fingerprint;
  * chunk is hashed, and a block whose cheap hash equals the stored one keeps the stored SHA-256 and
  * zero flag instead of being zero-tested and SHA-256 hashed. An unknown stored hash never matches.
  *
- * <p>Without possession tags (an incremental), a regular file ({@link Source#regularFile}) is not
- * read but mapped, a chunk at a time, and hashed from the page cache: the kernel's copy of every
- * block (pread) cost more than mapping the pages (measured: incrementals 0.1 to 0.15 CPU-s/GiB
- * less, docs/benchmarks.md); a
- * block that gets a SHA-256 is copied into the chunk's buffer for the consumer, one that keeps its
- * stored SHA-256 is not (its bytes in the buffer are then unspecified, like a hole's).
- *
  * <p>Why this shape: SHA-256 at ~1.5 GB/s per core and the kernel's copy out of the page cache
  * (measured 0.4 to 1.5 CPU-seconds per GiB on the loaded test machine) are the CPU cost, so both
  * run on every core; chunks of 8 MiB keep the reads large and nearly sequential. All-zero blocks
@@ -55,8 +48,6 @@ public final class BlockReader implements AutoCloseable {
     /** Chunks in flight: one being read, some being hashed, one being consumed. */
     public static final int DEFAULT_SLOTS = 4;
     private static final Object END = new Object();
-    /** {@code -Dholdfast.scan.map=false} reads regular files with positional reads instead of mapping them (for comparison). */
-    static final boolean MAP = !"false".equals(System.getProperty("holdfast.scan.map"));
 
     private final Source source;
     private final long volumeBytes;
@@ -71,7 +62,6 @@ public final class BlockReader implements AutoCloseable {
     private final ChangeHashing changeHashing;
     private final long[] holeHash;
     private final ThreadLocal<BlockWork> work = ThreadLocal.withInitial(BlockWork::new);
-    private final FileChannel mapFile; // non-null: data stretches are mapped, not read (Source#mappableFile)
     private final Thread reader;
     private volatile boolean stopped;
 
@@ -86,12 +76,12 @@ public final class BlockReader implements AutoCloseable {
 
     /**
      * Like the constructor above, skipping the holes that {@code regions} reports (the caller owns
-     * and closes {@code regions}; {@code source} is a regular file, {@link Source#regularFile}), and tagging every non-zero block for the session whose possession
+     * and closes {@code regions}), and tagging every non-zero block for the session whose possession
      * secret is {@code possessionSecret} (null: no tags).
      */
     public BlockReader(FileChannel source, long volumeBytes, int blockSize, ChangedBlockList extents, int chunkBytes,
                        int slots, int hashThreads, DataRegions regions, byte[] possessionSecret) {
-        this(Source.regularFile(source), volumeBytes, blockSize, extents, chunkBytes, slots, hashThreads, regions, possessionSecret);
+        this((Source) source::read, volumeBytes, blockSize, extents, chunkBytes, slots, hashThreads, regions, possessionSecret);
     }
 
     /** Like the constructor above, reading from any positional {@code source} (a qcow2 image over NBD). */
@@ -116,9 +106,6 @@ public final class BlockReader implements AutoCloseable {
             changeHashing.hash().hash(new byte[blockSize], 0, blockSize, new long[2], holeHash, 0);
         }
         this.source = source;
-        // a scan that tags blocks (a full backup) sends and so copies every block anyway: mapping would
-        // only add the page faults (its read stage profiled 0.1 CPU-s/GiB higher mapped), so it reads
-        this.mapFile = MAP && Unmapper.AVAILABLE && possessionSecret == null ? source.mappableFile() : null;
         this.regions = regions;
         this.possessionSecret = possessionSecret == null ? null : possessionSecret.clone();
         this.volumeBytes = volumeBytes;
@@ -181,9 +168,6 @@ public final class BlockReader implements AutoCloseable {
         long chunkStart = lbn * blockSize;
         long chunkEnd = chunkStart + (long) n * blockSize;
         BlockWork w = work.get();
-        // the chunk's whole blocks inside the volume, mapped at its first stretch of data
-        long mapEnd = Math.min(chunkEnd, volumeBytes / blockSize * blockSize);
-        ByteBuffer mapped = null;
         try {
             for (int i = 0; i < n; ) {
                 long data = regions.nextData(chunkStart + (long) i * blockSize);
@@ -196,61 +180,15 @@ public final class BlockReader implements AutoCloseable {
                 }
                 long hole = Math.min(chunkEnd, Math.max(regions.nextHole(data), data + 1));
                 int to = (int) Math.min(n, (hole - chunkStart + blockSize - 1) / blockSize);
-                long stretchEnd = chunkStart + (long) to * blockSize;
-                if (mapped == null && mapFile != null && stretchEnd <= mapEnd && mapFile.size() >= mapEnd) {
-                    mapped = mapFile.map(FileChannel.MapMode.READ_ONLY, chunkStart, mapEnd - chunkStart);
-                }
-                if (mapped != null && stretchEnd <= mapEnd) {
-                    for (int b = from; b < to; b++) {
-                        w.block(c, b, mapped, b * blockSize);
-                    }
-                    c.sourceBytesRead += stretchEnd - (chunkStart + (long) from * blockSize);
-                } else {
-                    read(c, chunkStart, from, to);
-                    for (int b = from; b < to; b++) {
-                        w.block(c, b, c.data, b * blockSize);
-                    }
+                read(c, chunkStart, from, to);
+                for (int b = from; b < to; b++) {
+                    w.block(c, b);
                 }
                 i = to;
             }
-            if (mapped != null && mapFile.size() < mapEnd) {
-                // pages of a file that shrank read as zeros or fault: what was hashed from them cannot be
-                // trusted (a positional read would have reported the short file)
-                throw shrank(mapEnd, null);
-            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
-        } catch (InternalError e) {
-            if (mapFile == null) {
-                throw e;
-            }
-            // the JVM's answer to SIGBUS: a mapped page beyond the file's end, the file shrank under us
-            throw new UncheckedIOException(shrank(mapEnd, e));
-        } finally {
-            if (mapped != null) {
-                unmap(mapped);
-            }
         }
-    }
-
-    /**
-     * Unmaps a chunk's mapping. The JVM raises a fault in a mapped page (SIGBUS) as an InternalError
-     * at this thread's next return from native code, which may come after the access; inside the
-     * unmapping it would make the JDK's cleaner exit the process, so a native call (the size) takes
-     * any such error first. The caller has already checked the size after its last access.
-     */
-    private void unmap(ByteBuffer mapped) {
-        try {
-            mapFile.size();
-        } catch (IOException | InternalError ignored) {
-            // the chunk has failed already, or its size check reported the fault
-        }
-        Unmapper.unmap(mapped);
-    }
-
-    private IOException shrank(long end, Throwable cause) {
-        return new IOException("source is shorter than byte " + end + ", expected " + volumeBytes
-                + " bytes: did it shrink while being read?", cause);
     }
 
     private void markHoles(ScannedChunk c, int from, int to) {
@@ -299,14 +237,8 @@ public final class BlockReader implements AutoCloseable {
         final PossessionProof proof = possessionSecret == null ? null : new PossessionProof(possessionSecret);
         final long[] hashScratch = new long[2];
 
-        /**
-         * Block {@code b} of chunk {@code c}, whose bytes are at {@code srcOff} of {@code src}: the
-         * chunk's own buffer, or a mapping of the file, from which the block is copied into the
-         * chunk's buffer unless it keeps its stored SHA-256 (the consumer reads only changed blocks).
-         */
-        void block(ScannedChunk c, int b, ByteBuffer src, int srcOff) {
-            // hashing a heap copy is faster than hashing the direct or mapped buffer in place (measured)
-            src.get(srcOff, block, 0, blockSize);
+        void block(ScannedChunk c, int b) {
+            c.data.get(b * blockSize, block, 0, blockSize);
             int fp = b * Fingerprint.BYTES;
             if (c.changeHashes != null) {
                 changeHashing.hash().hash(block, 0, blockSize, hashScratch, c.changeHashes, 2 * b);
@@ -317,9 +249,6 @@ public final class BlockReader implements AutoCloseable {
                     c.tags[b] = 0;
                     return;
                 }
-            }
-            if (src != c.data) {
-                c.data.put(b * blockSize, block, 0, blockSize);
             }
             boolean zero = hasher.fingerprint(block, 0, blockSize, c.fingerprints, fp);
             if (!zero) {
@@ -364,11 +293,6 @@ public final class BlockReader implements AutoCloseable {
                 throw new AgentException(ExitCode.LOCAL_IO, "cannot read the source: " + IoReasons.reason(io.getCause()),
                         IoReasons.advice(io.getCause(), "the source", "check the source device or file"), io.getCause());
             }
-            if (e.getCause() instanceof InternalError && mapFile != null) {
-                // a fault in a mapped page reported after its chunk was done (the JVM raises it late)
-                throw new AgentException(ExitCode.LOCAL_IO, "cannot read the source: a mapped page of it faulted: did it "
-                        + "shrink while being read?", "check the source device or file", e.getCause());
-            }
             throw new AgentException(ExitCode.INTERNAL, "hashing failed: " + e.getCause(), null, e.getCause());
         }
         return p.chunk;
@@ -397,29 +321,6 @@ public final class BlockReader implements AutoCloseable {
     @FunctionalInterface
     public interface Source {
         int read(ByteBuffer dst, long position) throws IOException;
-
-        /** The regular file behind these reads, which the reader may map instead of reading; null: read only. */
-        default FileChannel mappableFile() {
-            return null;
-        }
-
-        /**
-         * Reads of {@code file}, a regular file (not a block device): the reader maps each chunk's
-         * stretches of data and hashes them in place, which spares the kernel's copy of every block.
-         */
-        static Source regularFile(FileChannel file) {
-            return new Source() {
-                @Override
-                public int read(ByteBuffer dst, long position) throws IOException {
-                    return file.read(dst, position);
-                }
-
-                @Override
-                public FileChannel mappableFile() {
-                    return file;
-                }
-            };
-        }
     }
 
     private record Pending(ScannedChunk chunk, CompletableFuture<Void> hashed) {

@@ -13,9 +13,7 @@ import java.nio.ByteBuffer;
  * <p>With cheap change hashes, {@code changeHashes} holds each block's {@link ChangeHash} (two longs
  * per block), {@code previousHashes} and {@code previousFingerprints} the previous state's entries of
  * the same LBNs (filled before hashing when unchanged blocks may keep their stored SHA-256), and
- * {@code sha256Blocks} counts the blocks whose SHA-256 was really computed. The bytes in {@code data}
- * of a block that kept its stored SHA-256 are unspecified (a mapped read never copies them): it is
- * unchanged, so no consumer reads them.
+ * {@code sha256Blocks} counts the blocks whose SHA-256 was really computed.
  */
 public final class ScannedChunk {
     final ByteBuffer data;

@@ -39,12 +39,6 @@ public record VolumeSource(Path path, FileChannel channel, long size, boolean bl
         return channel.read(dst, position);
     }
 
-    /** A regular file is mapped by the reader; a block device is read. */
-    @Override
-    public BlockReader.Source blockSource() {
-        return blockDevice ? channel::read : BlockReader.Source.regularFile(channel);
-    }
-
     @Override
     public DataRegions regions(boolean readHoles) {
         return DataRegions.of(path, size, blockDevice, readHoles);

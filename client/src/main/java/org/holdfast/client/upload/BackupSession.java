@@ -218,7 +218,7 @@ public final class BackupSession {
              BlockUploader uploader = new BlockUploader(conn, window, pending, runsInFlight, failure, blockSize,
                      settings.compressThreads(), settings.compressLevel(), settings.frameSize());
              DataRegions regions = source.regions(settings.readHoles());
-             BlockReader reader = new BlockReader(source.blockSource(), source.size(), blockSize, extents,
+             BlockReader reader = new BlockReader(source::read, source.size(), blockSize, extents,
                      BlockReader.DEFAULT_CHUNK_BYTES, BlockReader.DEFAULT_SLOTS, settings.hashThreads(), regions,
                      incremental ? null : secret, plan.hashing())) {
             VolumeScanner.Result scan;

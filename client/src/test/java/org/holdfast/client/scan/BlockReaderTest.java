@@ -125,7 +125,7 @@ class BlockReaderTest {
     }
 
     /** Random blocks, every seventh block zero. */
-    static byte[] image(int bytes, long seed) {
+    private static byte[] image(int bytes, long seed) {
         byte[] b = new byte[bytes];
         new Random(seed).nextBytes(b);
         for (int lbn = 0; lbn * BS < bytes; lbn += 7) {
