@@ -268,11 +268,7 @@ public final class RestoreWriter implements AutoCloseable {
         long end = Math.min(volumeBytes, pos + pending.remaining());
         pending.limit((int) (end - pos));
         try {
-            while (pending.hasRemaining()) {
-                int n = ch.write(pending, pos);
-                pos += n;
-                bytesWritten.add(n);
-            }
+            writeFully(ch, pending, pos);
         } catch (IOException e) {
             throw IoReasons.localIo("writing", target, e, "check free space and the target device");
         }
@@ -297,16 +293,13 @@ public final class RestoreWriter implements AutoCloseable {
                 return;
             }
         }
+        int from = src.position();
         try {
-            while (src.hasRemaining()) {
-                int n = ch.write(src, pos);
-                pos += n;
-                bytesWritten.add(n);
-                bufferedBytes.add(n);
-            }
+            writeFully(ch, src, pos);
         } catch (IOException e) {
             throw IoReasons.localIo("writing", target, e, "check free space and the target device");
         }
+        bufferedBytes.add(src.position() - from);
         Writeback wb = writeback;
         if (wb == null) {
             synchronized (this) {
@@ -330,20 +323,27 @@ public final class RestoreWriter implements AutoCloseable {
      */
     private long writeDirect(ByteBuffer src, long pos) {
         int limit = src.limit();
-        int whole = src.remaining() / blockSize * blockSize;
-        src.limit(src.position() + whole);
+        int from = src.position();
+        src.limit(from + src.remaining() / blockSize * blockSize);
         try {
-            while (src.hasRemaining()) {
-                int n = direct.write(src, pos);
-                pos += n;
-                bytesWritten.add(n);
-            }
+            writeFully(direct, src, pos);
         } catch (IOException e) {
             directFailed = true;
         } finally {
             src.limit(limit);
         }
-        return pos;
+        return pos + (src.position() - from);
+    }
+
+    /**
+     * Writes all of {@code src} (position to limit) at file position {@code pos} of {@code channel},
+     * counting the bytes written; if it throws, {@code src}'s position says how far it got.
+     */
+    private void writeFully(FileChannel channel, ByteBuffer src, long pos) throws IOException {
+        long base = pos - src.position(); // file position of src's index 0
+        while (src.hasRemaining()) {
+            bytesWritten.add(channel.write(src, base + src.position()));
+        }
     }
 
     /**
