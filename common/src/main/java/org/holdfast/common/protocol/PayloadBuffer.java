@@ -49,7 +49,7 @@ final class PayloadBuffer implements AutoCloseable {
             throw new IllegalStateException("builder already built or closed");
         }
         if (!fits(count + 1, length)) {
-            throw new IllegalStateException(frameName + " frame full: " + count + " blocks, " + data.writerIndex() + " bytes");
+            throw new IllegalStateException(frameName + " frame full: " + count + " blocks, " + payloadBytes() + " payload bytes");
         }
         return data;
     }
