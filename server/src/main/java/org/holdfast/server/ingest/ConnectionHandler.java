@@ -303,9 +303,10 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
         if (evt instanceof IdleStateEvent) {
-            if (lane.busy() && channel.isWritable()) {
-                // the server is working on the agent's request (a restore reading a lost worker's blocks, a commit):
-                // idle means the agent sends nothing while the server waits for it; asked again after the next period
+            if (lane.busyWithin(server.settings().idleTimeout().toNanos()) && channel.isWritable()) {
+                // the server is working on the agent's request (a restore reading a lost worker's blocks, a commit),
+                // or finished it within the period and its reply may not be written yet: idle means the agent sends
+                // nothing while the server waits for it; asked again after the next period
                 LOG.log(Level.DEBUG, "connection " + channel.remoteAddress() + " quiet for " + server.settings().idleTimeout()
                         + " while the server works on its request; kept open");
                 return;

@@ -12,6 +12,8 @@ public final class SerialExecutor implements Executor {
     private final Executor pool;
     private final ArrayDeque<Runnable> tasks = new ArrayDeque<>();
     private boolean running;
+    /** When the lane last ran out of tasks (System.nanoTime). */
+    private long idleSince = System.nanoTime();
 
     public SerialExecutor(Executor pool) {
         this.pool = pool;
@@ -34,10 +36,15 @@ public final class SerialExecutor implements Executor {
         }
     }
 
-    /** Whether a task runs or waits: the connection's server side is working on something the agent sent. */
-    public boolean busy() {
+    /**
+     * Whether a task runs or waits, or the last one ended less than {@code nanos} ago: the connection's
+     * server side was working on something the agent sent within that time. The recent past counts
+     * because a task's reply is written after the task ends: an idle check that runs between the two
+     * must not take a long commit for an idle agent.
+     */
+    public boolean busyWithin(long nanos) {
         synchronized (tasks) {
-            return running;
+            return running || System.nanoTime() - idleSince < nanos;
         }
     }
 
@@ -48,6 +55,7 @@ public final class SerialExecutor implements Executor {
                 next = tasks.poll();
                 if (next == null) {
                     running = false;
+                    idleSince = System.nanoTime();
                     return;
                 }
             }
