@@ -5,7 +5,7 @@ import io.netty.buffer.ByteBufUtil;
 
 /**
  * Body layout of the cluster port's frames (master/worker mode), kept beside the agent frames'
- * in {@link FrameDecoder} and {@link FrameEncoder} so that the same frame header, limits and
+ * in {@link MessageParser} and {@link FrameEncoder} so that the same frame header, limits and
  * discard-after-violation rules apply. All integers big-endian; a string is u16 length + UTF-8.
  *
  * <pre>
@@ -176,43 +176,43 @@ final class ClusterFrames {
     static Message parseBody(MessageType type, ByteBuf b) {
         return switch (type) {
             case REGISTER -> {
-                int version = FrameDecoder.u16(b, "clusterVersion");
-                String node = FrameDecoder.str(b, "nodeName", ProtocolLimits.MAX_NODE_NAME);
-                String token = FrameDecoder.str(b, "token", ProtocolLimits.MAX_TOKEN);
-                String software = FrameDecoder.str(b, "softwareVersion", ProtocolLimits.MAX_SERVER_VERSION);
-                int cpus = FrameDecoder.u16(b, "cpus");
-                long heap = FrameDecoder.u64(b, "heapMaxBytes");
-                long disk = FrameDecoder.u64(b, "diskBytes");
+                int version = BodyFields.u16(b, "clusterVersion");
+                String node = BodyFields.str(b, "nodeName", ProtocolLimits.MAX_NODE_NAME);
+                String token = BodyFields.str(b, "token", ProtocolLimits.MAX_TOKEN);
+                String software = BodyFields.str(b, "softwareVersion", ProtocolLimits.MAX_SERVER_VERSION);
+                int cpus = BodyFields.u16(b, "cpus");
+                long heap = BodyFields.u64(b, "heapMaxBytes");
+                long disk = BodyFields.u64(b, "diskBytes");
                 // present exactly from version 5 on: missing is a short body, and an older version's is trailing bytes
-                long archive = version >= Register.ARCHIVE_EPOCH_VERSION ? FrameDecoder.u64(b, "archiveEpoch") : Register.NO_ARCHIVE_EPOCH;
+                long archive = version >= Register.ARCHIVE_EPOCH_VERSION ? BodyFields.u64(b, "archiveEpoch") : Register.NO_ARCHIVE_EPOCH;
                 // present exactly from version 7 on, as the archive epoch from 5
-                Register.Counts counts = version >= Register.COUNTS_MARK_VERSION ? new Register.Counts(FrameDecoder.u64(b, "importedMark"),
-                        FrameDecoder.u64(b, "importedPbnFirst"), FrameDecoder.u64(b, "acknowledged")) : null;
-                long generation = version >= Register.NODE_GENERATION_VERSION ? FrameDecoder.u64(b, "generation") : Register.NO_GENERATION;
+                Register.Counts counts = version >= Register.COUNTS_MARK_VERSION ? new Register.Counts(BodyFields.u64(b, "importedMark"),
+                        BodyFields.u64(b, "importedPbnFirst"), BodyFields.u64(b, "acknowledged")) : null;
+                long generation = version >= Register.NODE_GENERATION_VERSION ? BodyFields.u64(b, "generation") : Register.NO_GENERATION;
                 yield new Register(version, node, token, software, cpus, heap, disk, archive, counts, generation);
             }
             case REGISTERED -> {
-                long workerId = FrameDecoder.u32(b, "workerId");
-                long epoch = FrameDecoder.u64(b, "epoch");
-                long first = FrameDecoder.u64(b, "pbnFirst");
-                long limit = FrameDecoder.u64(b, "pbnLimit");
-                int heartbeat = (int) FrameDecoder.u32(b, "heartbeatMillis");
-                String master = FrameDecoder.str(b, "masterVersion", ProtocolLimits.MAX_SERVER_VERSION);
+                long workerId = BodyFields.u32(b, "workerId");
+                long epoch = BodyFields.u64(b, "epoch");
+                long first = BodyFields.u64(b, "pbnFirst");
+                long limit = BodyFields.u64(b, "pbnLimit");
+                int heartbeat = (int) BodyFields.u32(b, "heartbeatMillis");
+                String master = BodyFields.str(b, "masterVersion", ProtocolLimits.MAX_SERVER_VERSION);
                 // version 5's pair, all or nothing: a floor without the lost-after is a short body (BAD_FRAME)
                 boolean v5 = b.isReadable();
-                long floor = v5 ? FrameDecoder.u64(b, "pbnFloor") : Registered.NO_PBN_FLOOR;
-                long lostAfter = v5 ? FrameDecoder.u32(b, "lostAfterMillis") : Registered.NO_LOST_AFTER;
+                long floor = v5 ? BodyFields.u64(b, "pbnFloor") : Registered.NO_PBN_FLOOR;
+                long lostAfter = v5 ? BodyFields.u32(b, "lostAfterMillis") : Registered.NO_LOST_AFTER;
                 // version 7's generation, after the pair (the worker knows its link's version; the decoder takes either)
-                long generation = v5 && b.isReadable() ? FrameDecoder.u64(b, "generation") : Register.NO_GENERATION;
+                long generation = v5 && b.isReadable() ? BodyFields.u64(b, "generation") : Register.NO_GENERATION;
                 yield new Registered(workerId, epoch, first, limit, heartbeat, master, floor, lostAfter, generation);
             }
-            case HEARTBEAT -> new Heartbeat(FrameDecoder.u64(b, "sequence"), FrameDecoder.u32(b, "loadMilli"),
-                    FrameDecoder.u64(b, "heapUsedBytes"), FrameDecoder.u64(b, "heapMaxBytes"), FrameDecoder.u64(b, "diskFreeBytes"),
+            case HEARTBEAT -> new Heartbeat(BodyFields.u64(b, "sequence"), BodyFields.u32(b, "loadMilli"),
+                    BodyFields.u64(b, "heapUsedBytes"), BodyFields.u64(b, "heapMaxBytes"), BodyFields.u64(b, "diskFreeBytes"),
                     // the report is all or nothing: a partial one is a short body (BAD_FRAME)
-                    b.isReadable() ? new Heartbeat.RangeData(FrameDecoder.u8(b, "rangeState"), FrameDecoder.u64(b, "nextPbn"),
-                            FrameDecoder.u64(b, "logBytes"), b.isReadable() ? FrameDecoder.u64(b, "archiveEpoch")
+                    b.isReadable() ? new Heartbeat.RangeData(BodyFields.u8(b, "rangeState"), BodyFields.u64(b, "nextPbn"),
+                            BodyFields.u64(b, "logBytes"), b.isReadable() ? BodyFields.u64(b, "archiveEpoch")
                             : Register.NO_ARCHIVE_EPOCH) : null);
-            case HEARTBEAT_ACK -> new HeartbeatAck(FrameDecoder.u64(b, "sequence"));
+            case HEARTBEAT_ACK -> new HeartbeatAck(BodyFields.u64(b, "sequence"));
             default -> SealedLogsFrames.isSealedLogs(type) ? SealedLogsFrames.parseBody(type, b)
                     : StaleMarksFrames.isStaleMarks(type) ? StaleMarksFrames.parseBody(type, b)
                     : TakeoverRecordsFrames.isTakeoverRecords(type) ? TakeoverRecordsFrames.parseBody(type, b)

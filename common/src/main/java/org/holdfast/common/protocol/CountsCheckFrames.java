@@ -72,13 +72,13 @@ public final class CountsCheckFrames {
 
     /** Parses a counts check frame's body; bad values are BAD_FRAME, a long message LIMIT_EXCEEDED. */
     static Message parseBody(MessageType type, ByteBuf b) {
-        long requestId = FrameDecoder.u64(b, "requestId");
+        long requestId = BodyFields.u64(b, "requestId");
         return switch (type) {
             case COUNTS_CHECK -> {
-                long first = FrameDecoder.u64(b, "first");
-                long limit = FrameDecoder.u64(b, "limit");
-                long now = FrameDecoder.u64(b, "now");
-                long n = FrameDecoder.u32(b, "records");
+                long first = BodyFields.u64(b, "first");
+                long limit = BodyFields.u64(b, "limit");
+                long now = BodyFields.u64(b, "now");
+                long n = BodyFields.u32(b, "records");
                 if (n > CountsCheck.MAX_RECORDS || n * RECORD_BYTES != b.readableBytes()) {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, type + " says " + n + " records (at most " + CountsCheck.MAX_RECORDS
                             + ") but has " + b.readableBytes() + " bytes of them");
@@ -97,13 +97,13 @@ public final class CountsCheckFrames {
                 yield new CountsCheck(requestId, first, limit, now, pbns, rc, pins, et);
             }
             case COUNTS_CHECKED -> {
-                int status = FrameDecoder.u8(b, "status");
+                int status = BodyFields.u8(b, "status");
                 long[] counts = new long[5];
                 String[] names = {"compared", "rcBelow", "rcAbove", "pinsDiffer", "notHeld"};
                 for (int i = 0; i < counts.length; i++) {
-                    counts[i] = FrameDecoder.u64(b, names[i]);
+                    counts[i] = BodyFields.u64(b, names[i]);
                 }
-                int s = FrameDecoder.u16(b, "samples");
+                int s = BodyFields.u16(b, "samples");
                 if (s > CountsChecked.MAX_SAMPLES) {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, type + " names " + s + " samples (at most "
                             + CountsChecked.MAX_SAMPLES + ")");
@@ -111,10 +111,10 @@ public final class CountsCheckFrames {
                 long[] pbns = new long[s];
                 int[] kinds = new int[s];
                 for (int i = 0; i < s; i++) {
-                    pbns[i] = FrameDecoder.u64(b, "samplePbn");
-                    kinds[i] = FrameDecoder.u8(b, "sampleKind");
+                    pbns[i] = BodyFields.u64(b, "samplePbn");
+                    kinds[i] = BodyFields.u8(b, "sampleKind");
                 }
-                String message = FrameDecoder.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE);
+                String message = BodyFields.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE);
                 checked(type, CountsChecked.problem(status, counts, pbns, kinds));
                 yield new CountsChecked(requestId, status, counts[0], counts[1], counts[2], counts[3], counts[4], pbns, kinds, message);
             }

@@ -173,18 +173,18 @@ public final class DataFrames {
     static Message parseBody(MessageType type, ByteBuf b) {
         return switch (type) {
             case DATA_STORE -> {
-                long id = FrameDecoder.u64(b, "requestId");
-                int codec = FrameDecoder.u8(b, "codec");
-                long blockSize = FrameDecoder.u32(b, "blockSize");
-                int count = FrameDecoder.u16(b, "DATA_STORE count");
+                long id = BodyFields.u64(b, "requestId");
+                int codec = BodyFields.u8(b, "codec");
+                long blockSize = BodyFields.u32(b, "blockSize");
+                int count = BodyFields.u16(b, "DATA_STORE count");
                 if (count > MAX_MEMBERS) {
                     throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, "DATA_STORE count " + count + " is over its limit " + MAX_MEMBERS);
                 }
                 if (count < 1) {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "DATA_STORE count 0: a store carries at least one block");
                 }
-                byte[] fps = FrameDecoder.bytes(b, count * 32, "fingerprints");
-                long stored = FrameDecoder.u32(b, "storedLength");
+                byte[] fps = BodyFields.bytes(b, count * 32, "fingerprints");
+                long stored = BodyFields.u32(b, "storedLength");
                 if (stored > MAX_STORED) {
                     throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, "DATA_STORE stored length " + stored + " is over its limit "
                             + MAX_STORED);
@@ -193,12 +193,12 @@ public final class DataFrames {
                 if (bad != null) {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "DATA_STORE: " + bad);
                 }
-                yield new DataStoreRequest(id, codec, (int) blockSize, count, fps, FrameDecoder.bytes(b, (int) stored, "stored bytes"));
+                yield new DataStoreRequest(id, codec, (int) blockSize, count, fps, BodyFields.bytes(b, (int) stored, "stored bytes"));
             }
             case DATA_STORED -> {
-                long id = FrameDecoder.u64(b, "requestId");
-                long first = FrameDecoder.u64(b, "first");
-                int count = FrameDecoder.u16(b, "DATA_STORED count");
+                long id = BodyFields.u64(b, "requestId");
+                long first = BodyFields.u64(b, "first");
+                int count = BodyFields.u16(b, "DATA_STORED count");
                 if (count > MAX_MEMBERS) {
                     throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, "DATA_STORED count " + count + " is over its limit " + MAX_MEMBERS);
                 }
@@ -208,10 +208,10 @@ public final class DataFrames {
                 }
                 yield new DataStored(id, first, count);
             }
-            case DATA_SYNC -> new DataSync(FrameDecoder.u64(b, "requestId"));
+            case DATA_SYNC -> new DataSync(BodyFields.u64(b, "requestId"));
             case DATA_SYNCED -> {
-                long id = FrameDecoder.u64(b, "requestId");
-                long below = FrameDecoder.u64(b, "durableBelow");
+                long id = BodyFields.u64(b, "requestId");
+                long below = BodyFields.u64(b, "durableBelow");
                 if (below < 1) {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "DATA_SYNCED durableBelow " + Long.toUnsignedString(below)
                             + " is out of range");
@@ -219,16 +219,16 @@ public final class DataFrames {
                 yield new DataSynced(id, below, b.isReadable() ? SealedLogsFrames.parseReport(b, "DATA_SYNCED") : null);
             }
             case DATA_READ -> {
-                long id = FrameDecoder.u64(b, "requestId");
-                int count = FrameDecoder.count(b, ProtocolLimits.MAX_DATA_READ, "DATA_READ count", 1);
-                FrameDecoder.need(b, count * 8, "PBNs");
+                long id = BodyFields.u64(b, "requestId");
+                int count = BodyFields.count(b, ProtocolLimits.MAX_DATA_READ, "DATA_READ count", 1);
+                BodyFields.need(b, count * 8, "PBNs");
                 yield new DataRead(id, count, pbns(b, count));
             }
             case DATA_READ_ANSWER -> {
-                long id = FrameDecoder.u64(b, "requestId");
-                int count = FrameDecoder.count(b, ProtocolLimits.MAX_DATA_READ, "DATA_READ_ANSWER count", 1);
+                long id = BodyFields.u64(b, "requestId");
+                int count = BodyFields.count(b, ProtocolLimits.MAX_DATA_READ, "DATA_READ_ANSWER count", 1);
                 // every block needs its header: a count the body cannot hold is refused before any array is sized by it
-                FrameDecoder.need(b, count * DataReadAnswer.BLOCK_HEADER_BYTES, "block headers");
+                BodyFields.need(b, count * DataReadAnswer.BLOCK_HEADER_BYTES, "block headers");
                 long[] pbns = new long[count];
                 byte[] fps = new byte[count * 32];
                 byte[] codecs = new byte[count];
@@ -238,18 +238,18 @@ public final class DataFrames {
                 long total = 0;
                 for (int i = 0; i < count; i++) {
                     pbns[i] = pbns(b, 1)[0];
-                    FrameDecoder.need(b, 32, "fingerprint");
+                    BodyFields.need(b, 32, "fingerprint");
                     b.readBytes(fps, i * 32, 32);
-                    int codec = FrameDecoder.u8(b, "codec");
-                    long rawLength = FrameDecoder.u32(b, "rawLength");
-                    long storedLength = FrameDecoder.u32(b, "storedLength");
+                    int codec = BodyFields.u8(b, "codec");
+                    long rawLength = BodyFields.u32(b, "rawLength");
+                    long storedLength = BodyFields.u32(b, "storedLength");
                     String bad = rawLength > ProtocolLimits.MAX_BLOCK_SIZE || storedLength > ProtocolLimits.MAX_PAYLOAD
                             ? "lengths " + rawLength + " and " + storedLength + " are over a block's"
                             : storedProblem(codec, (int) rawLength, (int) storedLength);
                     if (bad != null) {
                         throw new ProtocolException(ErrorCode.BAD_FRAME, "DATA_READ_ANSWER block " + i + ": " + bad);
                     }
-                    FrameDecoder.need(b, (int) storedLength, "stored bytes of block " + i);
+                    BodyFields.need(b, (int) storedLength, "stored bytes of block " + i);
                     b.skipBytes((int) storedLength);
                     codecs[i] = (byte) codec;
                     raw[i] = (int) rawLength;
@@ -268,21 +268,21 @@ public final class DataFrames {
                 b.readerIndex(end);
                 yield new DataReadAnswer(id, count, pbns, fps, codecs, raw, stored, data);
             }
-            case DATA_FAILED -> new DataFailed(FrameDecoder.u64(b, "requestId"),
-                    FrameDecoder.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE));
+            case DATA_FAILED -> new DataFailed(BodyFields.u64(b, "requestId"),
+                    BodyFields.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE));
             case DATA_REPAIR -> {
-                long id = FrameDecoder.u64(b, "requestId");
+                long id = BodyFields.u64(b, "requestId");
                 long pbn = pbns(b, 1)[0];
-                int codec = FrameDecoder.u8(b, "codec");
-                long blockSize = FrameDecoder.u32(b, "blockSize");
-                byte[] fp = FrameDecoder.bytes(b, 32, "fingerprint");
-                long stored = FrameDecoder.u32(b, "storedLength");
+                int codec = BodyFields.u8(b, "codec");
+                long blockSize = BodyFields.u32(b, "blockSize");
+                byte[] fp = BodyFields.bytes(b, 32, "fingerprint");
+                long stored = BodyFields.u32(b, "storedLength");
                 String bad = codec == PayloadCodec.ZSTD_FRAME ? "a repair carries one block (raw or zstd), not a frame"
                         : storeProblem(codec, (int) Math.min(blockSize, Integer.MAX_VALUE), 1, stored);
                 if (bad != null) {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "DATA_REPAIR: " + bad);
                 }
-                yield new DataRepair(id, pbn, codec, (int) blockSize, fp, FrameDecoder.bytes(b, (int) stored, "stored bytes"));
+                yield new DataRepair(id, pbn, codec, (int) blockSize, fp, BodyFields.bytes(b, (int) stored, "stored bytes"));
             }
             default -> throw new IllegalArgumentException(type + " is not a data frame");
         };
@@ -290,7 +290,7 @@ public final class DataFrames {
 
     /** {@code count} PBNs, each at least 1 (a request or an answer names stored blocks only). */
     private static long[] pbns(ByteBuf b, int count) {
-        FrameDecoder.need(b, count * 8, "PBNs");
+        BodyFields.need(b, count * 8, "PBNs");
         long[] p = new long[count];
         for (int i = 0; i < count; i++) {
             p[i] = b.readLong();

@@ -147,15 +147,15 @@ public final class DedupFrames {
     static Message parseBody(MessageType type, ByteBuf b) {
         return switch (type) {
             case DEDUP_LOOKUP -> {
-                long id = FrameDecoder.u64(b, "requestId");
-                long stream = FrameDecoder.u64(b, "stream");
-                int count = FrameDecoder.count(b, MAX, "DEDUP_LOOKUP count", 0);
-                yield new DedupLookup(id, stream, count, FrameDecoder.bytes(b, count * 32, "fingerprints"));
+                long id = BodyFields.u64(b, "requestId");
+                long stream = BodyFields.u64(b, "stream");
+                int count = BodyFields.count(b, MAX, "DEDUP_LOOKUP count", 0);
+                yield new DedupLookup(id, stream, count, BodyFields.bytes(b, count * 32, "fingerprints"));
             }
             case DEDUP_ANSWER -> {
-                long id = FrameDecoder.u64(b, "requestId");
-                int count = FrameDecoder.count(b, MAX, "DEDUP_ANSWER count", 0);
-                FrameDecoder.need(b, count * 12 + LOAD_BYTES, "PBNs, runs and load");
+                long id = BodyFields.u64(b, "requestId");
+                int count = BodyFields.count(b, MAX, "DEDUP_ANSWER count", 0);
+                BodyFields.need(b, count * 12 + LOAD_BYTES, "PBNs, runs and load");
                 long[] pbns = pbns(b, count);
                 int[] runs = new int[count];
                 for (int i = 0; i < count; i++) {
@@ -169,17 +169,17 @@ public final class DedupFrames {
                 yield new DedupAnswer(id, count, pbns, runs, load(b));
             }
             case DEDUP_RECORD -> {
-                long id = FrameDecoder.u64(b, "requestId");
-                long stream = FrameDecoder.u64(b, "stream");
-                int count = FrameDecoder.count(b, MAX, "DEDUP_RECORD count", 0);
-                long placed = FrameDecoder.u32(b, "placed");
+                long id = BodyFields.u64(b, "requestId");
+                long stream = BodyFields.u64(b, "stream");
+                int count = BodyFields.count(b, MAX, "DEDUP_RECORD count", 0);
+                long placed = BodyFields.u32(b, "placed");
                 if (placed > count) {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "DEDUP_RECORD placed " + placed + " is over its count " + count);
                 }
-                FrameDecoder.need(b, count * 40 + (count + 7) / 8, "fingerprints, PBNs and new flags");
-                byte[] fps = FrameDecoder.bytes(b, count * 32, "fingerprints");
+                BodyFields.need(b, count * 40 + (count + 7) / 8, "fingerprints, PBNs and new flags");
+                byte[] fps = BodyFields.bytes(b, count * 32, "fingerprints");
                 long[] pbns = pbns(b, count);
-                byte[] bits = FrameDecoder.bytes(b, (count + 7) / 8, "new flags");
+                byte[] bits = BodyFields.bytes(b, (count + 7) / 8, "new flags");
                 if (count % 8 != 0 && (bits[bits.length - 1] & 0xff) >>> (count % 8) != 0) {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "DEDUP_RECORD new flags set beyond count " + count);
                 }
@@ -190,47 +190,47 @@ public final class DedupFrames {
                 yield new DedupRecord(id, stream, count, (int) placed, fps, pbns, isNew);
             }
             case DEDUP_FORGET -> {
-                long id = FrameDecoder.u64(b, "requestId");
-                int count = FrameDecoder.count(b, MAX, "DEDUP_FORGET count", 0);
-                FrameDecoder.need(b, count * 40, "PBNs and fingerprints");
+                long id = BodyFields.u64(b, "requestId");
+                int count = BodyFields.count(b, MAX, "DEDUP_FORGET count", 0);
+                BodyFields.need(b, count * 40, "PBNs and fingerprints");
                 long[] pbns = pbns(b, count);
-                yield new DedupForget(id, count, pbns, FrameDecoder.bytes(b, count * 32, "fingerprints"));
+                yield new DedupForget(id, count, pbns, BodyFields.bytes(b, count * 32, "fingerprints"));
             }
             case DEDUP_CONTROL -> {
-                long id = FrameDecoder.u64(b, "requestId");
-                int op = FrameDecoder.u8(b, "op");
+                long id = BodyFields.u64(b, "requestId");
+                int op = BodyFields.u8(b, "op");
                 if (op < DedupControl.END_STREAM || op > DedupControl.LOAD) {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "unknown DEDUP_CONTROL op " + op);
                 }
-                yield new DedupControl(id, op, FrameDecoder.u64(b, "stream"));
+                yield new DedupControl(id, op, BodyFields.u64(b, "stream"));
             }
             case DEDUP_DONE -> {
-                long id = FrameDecoder.u64(b, "requestId");
-                FrameDecoder.need(b, LOAD_BYTES, "load");
+                long id = BodyFields.u64(b, "requestId");
+                BodyFields.need(b, LOAD_BYTES, "load");
                 long[] load = load(b);
                 if (!b.isReadable()) {
                     yield new DedupDone(id, load);
                 }
-                long at = FrameDecoder.u64(b, "startedOverAt");
-                int reason = FrameDecoder.u8(b, "startOverReason");
+                long at = BodyFields.u64(b, "startedOverAt");
+                int reason = BodyFields.u8(b, "startOverReason");
                 if (at <= 0 || !StartOverReason.isCode(reason)) {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "DEDUP_DONE start-over needs a time above 0 and a reason 1.."
                             + DedupDone.STARTED_OVER_UNREADABLE_OWNER + ", got " + at + " and " + reason);
                 }
                 yield new DedupDone(id, load, at, reason);
             }
-            case DEDUP_FAILED -> new DedupFailed(FrameDecoder.u64(b, "requestId"),
-                    FrameDecoder.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE));
+            case DEDUP_FAILED -> new DedupFailed(BodyFields.u64(b, "requestId"),
+                    BodyFields.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE));
             case DEDUP_PROBE -> {
-                long id = FrameDecoder.u64(b, "requestId");
-                long stream = FrameDecoder.u64(b, "stream");
-                long key = FrameDecoder.u64(b, "key");
-                int count = FrameDecoder.count(b, MAX, "DEDUP_PROBE count", 0);
-                int samples = FrameDecoder.count(b, MAX, "DEDUP_PROBE samples", 0);
+                long id = BodyFields.u64(b, "requestId");
+                long stream = BodyFields.u64(b, "stream");
+                long key = BodyFields.u64(b, "key");
+                int count = BodyFields.count(b, MAX, "DEDUP_PROBE count", 0);
+                int samples = BodyFields.count(b, MAX, "DEDUP_PROBE samples", 0);
                 if (samples > count) {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "DEDUP_PROBE samples " + samples + " is over its count " + count);
                 }
-                FrameDecoder.need(b, samples * 8, "fingerprint words");
+                BodyFields.need(b, samples * 8, "fingerprint words");
                 long[] words = new long[samples];
                 for (int i = 0; i < samples; i++) {
                     words[i] = b.readLong();
@@ -238,12 +238,12 @@ public final class DedupFrames {
                 yield new DedupProbe(id, stream, key, count, samples, words);
             }
             case DEDUP_CANDIDATES -> {
-                long id = FrameDecoder.u64(b, "requestId");
-                long candidates = FrameDecoder.u32(b, "candidates");
+                long id = BodyFields.u64(b, "requestId");
+                long candidates = BodyFields.u32(b, "candidates");
                 if (candidates > Integer.MAX_VALUE) {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "DEDUP_CANDIDATES candidates " + candidates + " is out of range");
                 }
-                FrameDecoder.need(b, LOAD_BYTES, "load");
+                BodyFields.need(b, LOAD_BYTES, "load");
                 yield new DedupCandidates(id, (int) candidates, load(b));
             }
             default -> throw new IllegalArgumentException(type + " is not a cluster frame");

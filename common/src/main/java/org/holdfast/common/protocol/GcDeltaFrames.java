@@ -74,17 +74,17 @@ public final class GcDeltaFrames {
 
     /** Parses a GC delta frame's body; a count over its limit is LIMIT_EXCEEDED, short bodies and bad values BAD_FRAME. */
     static Message parseBody(MessageType type, ByteBuf b) {
-        long opId = FrameDecoder.u64(b, "opId");
-        long part = FrameDecoder.u32(b, "part");
+        long opId = BodyFields.u64(b, "opId");
+        long part = BodyFields.u32(b, "part");
         String bad = GcDelta.problem(opId, part);
         if (bad != null) {
             throw new ProtocolException(ErrorCode.BAD_FRAME, type + " " + bad);
         }
         return switch (type) {
             case GC_DELTA -> {
-                int count = FrameDecoder.count(b, ProtocolLimits.MAX_GC_DELTA_UPDATES, "GC_DELTA count", 1);
+                int count = BodyFields.count(b, ProtocolLimits.MAX_GC_DELTA_UPDATES, "GC_DELTA count", 1);
                 // the whole body first: a count the body cannot hold is refused before any array is sized by it
-                ByteBuffer updates = ByteBuffer.wrap(FrameDecoder.bytes(b, count * UPDATE_BYTES, "updates"));
+                ByteBuffer updates = ByteBuffer.wrap(BodyFields.bytes(b, count * UPDATE_BYTES, "updates"));
                 byte[] kinds = new byte[count];
                 long[] pbns = new long[count];
                 long[] values = new long[count];
@@ -102,7 +102,7 @@ public final class GcDeltaFrames {
                 yield new GcDelta(opId, (int) part, count, kinds, pbns, values);
             }
             case GC_DELTA_APPLIED -> new GcDeltaApplied(opId, (int) part);
-            case GC_DELTA_FAILED -> new GcDeltaFailed(opId, (int) part, FrameDecoder.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE));
+            case GC_DELTA_FAILED -> new GcDeltaFailed(opId, (int) part, BodyFields.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE));
             default -> throw new IllegalArgumentException(type + " is not a GC delta frame");
         };
     }

@@ -77,15 +77,15 @@ public final class GcGuardFrames {
     static Message parseBody(MessageType type, ByteBuf b) {
         return switch (type) {
             case GC_PROTECT -> {
-                long requestId = FrameDecoder.u64(b, "requestId");
-                long sessionId = FrameDecoder.u64(b, "sessionId");
-                int mode = FrameDecoder.u8(b, "mode");
+                long requestId = BodyFields.u64(b, "requestId");
+                long sessionId = BodyFields.u64(b, "sessionId");
+                int mode = BodyFields.u8(b, "mode");
                 if (mode != GcProtect.STRICT && mode != GcProtect.ZERO_REFUSED) {
                     throw new ProtocolException(ErrorCode.BAD_FRAME, "GC_PROTECT mode " + mode + " is neither 0 (strict) nor 1 (zero refused)");
                 }
-                int count = FrameDecoder.count(b, ProtocolLimits.MAX_GC_PROTECT_PBNS, "GC_PROTECT count", 1);
+                int count = BodyFields.count(b, ProtocolLimits.MAX_GC_PROTECT_PBNS, "GC_PROTECT count", 1);
                 // the whole body first: a count the body cannot hold is refused before any array is sized by it
-                ByteBuffer raw = ByteBuffer.wrap(FrameDecoder.bytes(b, count * 8, "pbns"));
+                ByteBuffer raw = ByteBuffer.wrap(BodyFields.bytes(b, count * 8, "pbns"));
                 long[] pbns = new long[count];
                 raw.asLongBuffer().get(pbns);
                 for (int i = 0; i < count; i++) {
@@ -97,9 +97,9 @@ public final class GcGuardFrames {
                 yield new GcProtect(requestId, sessionId, mode == GcProtect.ZERO_REFUSED, count, pbns);
             }
             case GC_PROTECTED -> {
-                long requestId = FrameDecoder.u64(b, "requestId");
-                int n = FrameDecoder.count(b, ProtocolLimits.MAX_GC_PROTECT_PBNS, "GC_PROTECTED refused", 0);
-                ByteBuffer raw = ByteBuffer.wrap(FrameDecoder.bytes(b, n * 4, "entries"));
+                long requestId = BodyFields.u64(b, "requestId");
+                int n = BodyFields.count(b, ProtocolLimits.MAX_GC_PROTECT_PBNS, "GC_PROTECTED refused", 0);
+                ByteBuffer raw = ByteBuffer.wrap(BodyFields.bytes(b, n * 4, "entries"));
                 int[] refused = new int[n];
                 raw.asIntBuffer().get(refused);
                 String bad = GcProtected.problem(refused);
@@ -108,9 +108,9 @@ public final class GcGuardFrames {
                 }
                 yield new GcProtected(requestId, refused);
             }
-            case GC_GUARD_FAILED -> new GcGuardFailed(FrameDecoder.u64(b, "requestId"),
-                    FrameDecoder.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE));
-            case GC_SESSION_END -> new GcSessionEnd(FrameDecoder.u64(b, "sessionId"));
+            case GC_GUARD_FAILED -> new GcGuardFailed(BodyFields.u64(b, "requestId"),
+                    BodyFields.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE));
+            case GC_SESSION_END -> new GcSessionEnd(BodyFields.u64(b, "sessionId"));
             default -> throw new IllegalArgumentException(type + " is not a GC guard frame");
         };
     }

@@ -70,28 +70,28 @@ public final class GcSweepFrames {
 
     /** Parses a GC sweep frame's body; bad values are BAD_FRAME, a long message LIMIT_EXCEEDED. */
     static Message parseBody(MessageType type, ByteBuf b) {
-        long requestId = FrameDecoder.u64(b, "requestId");
+        long requestId = BodyFields.u64(b, "requestId");
         return switch (type) {
             case GC_SWEEP -> {
-                long now = FrameDecoder.u64(b, "now");
-                int flags = FrameDecoder.u8(b, "flags");
+                long now = BodyFields.u64(b, "now");
+                int flags = BodyFields.u8(b, "flags");
                 yield new GcSweep(requestId, now, checked(type, GcSweep.problem(now, flags), flags));
             }
             case GC_SWEPT -> {
-                int flags = FrameDecoder.u8(b, "flags");
+                int flags = BodyFields.u8(b, "flags");
                 long[] f = new long[10];
                 String[] names = {"horizon", "chunksVisited", "chunksSkipped", "blocksFreed", "reclaimable", "keptReferenced",
                     "keptUnexpired", "keptPinned", "bytesFreed", "millis"};
                 for (int i = 0; i < f.length; i++) {
-                    f[i] = FrameDecoder.u64(b, names[i]);
+                    f[i] = BodyFields.u64(b, names[i]);
                 }
                 checked(type, GcSwept.problem(flags, f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9]), flags);
                 yield new GcSwept(requestId, flags, f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9]);
             }
             case GC_SWEEP_FAILED -> {
-                int reason = FrameDecoder.u8(b, "reason");
+                int reason = BodyFields.u8(b, "reason");
                 checked(type, GcSweepFailed.problem(reason), reason);
-                yield new GcSweepFailed(requestId, reason, FrameDecoder.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE));
+                yield new GcSweepFailed(requestId, reason, BodyFields.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE));
             }
             default -> throw new IllegalArgumentException(type + " is not a GC sweep frame");
         };

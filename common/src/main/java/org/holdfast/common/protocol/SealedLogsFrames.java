@@ -59,7 +59,7 @@ public final class SealedLogsFrames {
     }
 
     static Message parseBody(MessageType type, ByteBuf b) {
-        long requestId = FrameDecoder.u64(b, "requestId");
+        long requestId = BodyFields.u64(b, "requestId");
         return type == MessageType.SEALED_LOGS ? new SealedLogsPush(requestId, parseReport(b, "SEALED_LOGS"))
                 : new SealedLogsRecorded(requestId);
     }
@@ -78,25 +78,25 @@ public final class SealedLogsFrames {
 
     /** Reads a report carried by a {@code frame} frame; counts over the limit are LIMIT_EXCEEDED, bad values BAD_FRAME. */
     static SealedLogReport parseReport(ByteBuf b, String frame) {
-        int full = FrameDecoder.u8(b, "full");
+        int full = BodyFields.u8(b, "full");
         if (full > 1) {
             throw new ProtocolException(ErrorCode.BAD_FRAME, frame + " report full " + full + " is not 0 or 1");
         }
-        long unhashed = FrameDecoder.u32(b, "unhashed");
-        int count = FrameDecoder.count(b, SealedLogReport.MAX_LOGS, frame + " sealed-log count", 0);
-        FrameDecoder.need(b, count * SealedLogReport.SEALED_BYTES, "sealed logs");
+        long unhashed = BodyFields.u32(b, "unhashed");
+        int count = BodyFields.count(b, SealedLogReport.MAX_LOGS, frame + " sealed-log count", 0);
+        BodyFields.need(b, count * SealedLogReport.SEALED_BYTES, "sealed logs");
         List<SealedLogReport.Sealed> sealed = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
             sealed.add(TakeoverRecordsFrames.readSealed(b, frame, i));
         }
-        int dropped = FrameDecoder.count(b, SealedLogReport.MAX_LOGS, frame + " dropped count", 0);
+        int dropped = BodyFields.count(b, SealedLogReport.MAX_LOGS, frame + " dropped count", 0);
         if (full == 1 && dropped > 0) {
             throw new ProtocolException(ErrorCode.BAD_FRAME, frame + " full report drops " + dropped + " ids: a full report drops none");
         }
-        FrameDecoder.need(b, dropped * 4, "dropped ids");
+        BodyFields.need(b, dropped * 4, "dropped ids");
         List<Integer> ids = new ArrayList<>(dropped);
         for (int i = 0; i < dropped; i++) {
-            long id = FrameDecoder.u32(b, "dropped logId");
+            long id = BodyFields.u32(b, "dropped logId");
             if (id < 1 || id > Integer.MAX_VALUE) {
                 throw new ProtocolException(ErrorCode.BAD_FRAME, frame + " dropped log id " + id + " is out of range");
             }

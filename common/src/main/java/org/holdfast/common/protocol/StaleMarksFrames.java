@@ -57,10 +57,10 @@ public final class StaleMarksFrames {
 
     /** Parses a stale marks frame's body; bad values are BAD_FRAME. */
     static Message parseBody(MessageType type, ByteBuf b) {
-        long partId = FrameDecoder.u64(b, "partId");
+        long partId = BodyFields.u64(b, "partId");
         if (type == MessageType.STALE_MARKS) {
-            int n = FrameDecoder.count(b, MAX, "STALE_MARKS count", 1);
-            FrameDecoder.need(b, n * 40, "marks");
+            int n = BodyFields.count(b, MAX, "STALE_MARKS count", 1);
+            BodyFields.need(b, n * 40, "marks");
             long[] pbns = new long[n];
             byte[] fps = new byte[n * 32];
             for (int i = 0; i < n; i++) {
@@ -73,8 +73,8 @@ public final class StaleMarksFrames {
             }
             return new StaleMarks(partId, n, pbns, fps);
         }
-        int status = FrameDecoder.u8(b, "status");
-        String message = FrameDecoder.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE);
+        int status = BodyFields.u8(b, "status");
+        String message = BodyFields.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE);
         if (status > StaleMarksTaken.REFUSED) {
             throw new ProtocolException(ErrorCode.BAD_FRAME, "STALE_MARKS_TAKEN status " + status + " is unknown (0 taken, 1 later, 2 refused)");
         }

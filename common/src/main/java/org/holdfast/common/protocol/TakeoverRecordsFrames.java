@@ -65,19 +65,19 @@ public final class TakeoverRecordsFrames {
 
     /** Parses a takeover records frame's body; bad values are BAD_FRAME. */
     static Message parseBody(MessageType type, ByteBuf b) {
-        long requestId = FrameDecoder.u64(b, "requestId");
+        long requestId = BodyFields.u64(b, "requestId");
         if (type == MessageType.TAKEOVER_RECORDS) {
-            long after = FrameDecoder.u32(b, "afterLogId");
+            long after = BodyFields.u32(b, "afterLogId");
             if (after > Integer.MAX_VALUE) {
                 throw new ProtocolException(ErrorCode.BAD_FRAME, type + " afterLogId " + after + " is not below 2^31");
             }
             return new TakeoverRecords(requestId, (int) after);
         }
-        int status = FrameDecoder.u8(b, "status");
-        int complete = FrameDecoder.u8(b, "complete");
-        int more = FrameDecoder.u8(b, "more");
-        int n = FrameDecoder.count(b, TakeoverRecordsPart.MAX_LOGS, type + " record count", 0);
-        FrameDecoder.need(b, n * SealedLogReport.SEALED_BYTES, "sealed logs");
+        int status = BodyFields.u8(b, "status");
+        int complete = BodyFields.u8(b, "complete");
+        int more = BodyFields.u8(b, "more");
+        int n = BodyFields.count(b, TakeoverRecordsPart.MAX_LOGS, type + " record count", 0);
+        BodyFields.need(b, n * SealedLogReport.SEALED_BYTES, "sealed logs");
         List<SealedLogReport.Sealed> sealed = new ArrayList<>(n);
         int last = 0;
         for (int i = 0; i < n; i++) {
@@ -88,7 +88,7 @@ public final class TakeoverRecordsFrames {
             last = l.logId();
             sealed.add(l);
         }
-        String message = FrameDecoder.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE);
+        String message = BodyFields.str(b, "message", ProtocolLimits.MAX_ERROR_MESSAGE);
         if (status > TakeoverRecordsPart.FAILED || complete > 1 || more > 1 || (status != TakeoverRecordsPart.RECORDS && (more == 1 || n > 0))) {
             throw new ProtocolException(ErrorCode.BAD_FRAME, type + " status " + status + ", complete " + complete + ", more " + more
                     + " with " + n + " records is not a valid part");
@@ -103,11 +103,11 @@ public final class TakeoverRecordsFrames {
 
     /** Reads one sealed log, record {@code i} of a {@code frame} frame; out of range is BAD_FRAME. */
     static SealedLogReport.Sealed readSealed(ByteBuf b, String frame, int i) {
-        long id = FrameDecoder.u32(b, "logId");
-        long epoch = FrameDecoder.u64(b, "epoch");
-        long logEpoch = FrameDecoder.u64(b, "logEpoch");
-        long size = FrameDecoder.u64(b, "size");
-        byte[] sha = FrameDecoder.bytes(b, 32, "sha256");
+        long id = BodyFields.u32(b, "logId");
+        long epoch = BodyFields.u64(b, "epoch");
+        long logEpoch = BodyFields.u64(b, "logEpoch");
+        long size = BodyFields.u64(b, "size");
+        byte[] sha = BodyFields.bytes(b, 32, "sha256");
         if (id < 1 || id > Integer.MAX_VALUE || epoch < 1 || logEpoch < 0 || size < 0) {
             throw new ProtocolException(ErrorCode.BAD_FRAME, frame + " sealed log " + i + " (id " + id + ", epoch "
                     + Long.toUnsignedString(epoch) + ", log epoch " + Long.toUnsignedString(logEpoch) + ", size "
