@@ -70,19 +70,19 @@ final class BlockPayloadParser {
             }
             codecs[i] = (byte) codec;
             if (PayloadCodec.isFrame(codec)) {
-                requireFrames(codec, "BLOCKS entry " + i + " (LBN " + lbns[i] + ")");
+                requireFrames(codec, "BLOCKS", i, lbns[i]);
                 if (codec == PayloadCodec.ZSTD_FRAME) {
                     checkFrameEnd(lbns, codecs, lengths, frameStart, i);
                     frameStart = i;
                 } else if (frameStart < 0) {
-                    throw new ProtocolException(ErrorCode.BAD_FRAME, "BLOCKS entry " + i + " (LBN " + lbns[i]
-                            + ") is a frame member without a zstd frame before it");
+                    throw new ProtocolException(ErrorCode.BAD_FRAME, entry("BLOCKS", i, lbns[i])
+                            + " is a frame member without a zstd frame before it");
                 }
-                lengths[i] = frameLength(b, codec, "BLOCKS entry " + i + " (LBN " + lbns[i] + ")");
+                lengths[i] = frameLength(b, codec, "BLOCKS", i, lbns[i]);
             } else {
                 checkFrameEnd(lbns, codecs, lengths, frameStart, i);
                 frameStart = -1;
-                lengths[i] = payloadLength(b, codec, "BLOCKS entry " + i);
+                lengths[i] = payloadLength(b, codec, "BLOCKS", i);
             }
             offsets[i] = b.readerIndex() - entriesStart;
             b.skipBytes(lengths[i]);
@@ -93,9 +93,9 @@ final class BlockPayloadParser {
     }
 
     /** Refuses a compressed-frame codec on a connection that did not agree on protocol 4. */
-    private void requireFrames(int codec, String what) {
+    private void requireFrames(int codec, String message, int entry, long lbn) {
         if (protocolVersion < PayloadCodec.FRAMES_SINCE_VERSION) {
-            throw new ProtocolException(ErrorCode.BAD_FRAME, what + " has codec " + PayloadCodec.name(codec)
+            throw new ProtocolException(ErrorCode.BAD_FRAME, entry(message, entry, lbn) + " has codec " + PayloadCodec.name(codec)
                     + ", which needs protocol version " + PayloadCodec.FRAMES_SINCE_VERSION + "; this connection agreed on version "
                     + protocolVersion);
         }
@@ -125,20 +125,21 @@ final class BlockPayloadParser {
     }
 
     /** The length field of a frame block: 0 for a member, 1..MAX_PAYLOAD for a zstd frame (checked against its members later). */
-    private int frameLength(ByteBuf b, int codec, String what) {
+    private int frameLength(ByteBuf b, int codec, String message, int entry, long lbn) {
         long len = u32(b, "payload length");
         if (codec == PayloadCodec.FRAME_MEMBER) {
             if (len != 0) {
-                throw new ProtocolException(ErrorCode.BAD_FRAME, what + ": a frame member carries no payload, got length " + len);
+                throw new ProtocolException(ErrorCode.BAD_FRAME,
+                        entry(message, entry, lbn) + ": a frame member carries no payload, got length " + len);
             }
             return 0;
         }
         if (len > ProtocolLimits.MAX_PAYLOAD) {
-            throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, what + ": zstd frame of " + len + " bytes is over its limit "
-                    + ProtocolLimits.MAX_PAYLOAD);
+            throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED,
+                    entry(message, entry, lbn) + ": zstd frame of " + len + " bytes is over its limit " + ProtocolLimits.MAX_PAYLOAD);
         }
         if (len == 0) {
-            throw new ProtocolException(ErrorCode.BAD_FRAME, what + ": zstd frame of length 0");
+            throw new ProtocolException(ErrorCode.BAD_FRAME, entry(message, entry, lbn) + ": zstd frame of length 0");
         }
         need(b, (int) len, "payload");
         return (int) len;
@@ -170,14 +171,12 @@ final class BlockPayloadParser {
             need(b, Fingerprint.BYTES, "fingerprint");
             b.readBytes(fps, i * Fingerprint.BYTES, Fingerprint.BYTES);
             if (codec == PayloadCodec.FRAME_MEMBER) {
-                if (protocolVersion < PayloadCodec.FRAMES_SINCE_VERSION) { // the text only when it fails: most blocks are members
-                    requireFrames(codec, "RESTORE_DATA entry " + i + " (LBN " + (startLbn + i) + ")");
-                }
+                requireFrames(codec, "RESTORE_DATA", i, startLbn + i);
                 int member = u16(b, "member");
                 int ordinal = u16(b, "ordinal");
                 if (ordinal >= frames || member >= frameMembers[ordinal]) {
-                    throw new ProtocolException(ErrorCode.BAD_FRAME, "RESTORE_DATA entry " + i + " (LBN " + (startLbn + i)
-                            + ") is member " + member + " of frame " + ordinal + ", which this message did not send before it"
+                    throw new ProtocolException(ErrorCode.BAD_FRAME, entry("RESTORE_DATA", i, startLbn + i)
+                            + " is member " + member + " of frame " + ordinal + ", which this message did not send before it"
                             + (ordinal < frames ? " (it has " + frameMembers[ordinal] + " members)" : " (" + frames + " frames so far)"));
                 }
                 memberIndexes[i] = member;
@@ -185,26 +184,27 @@ final class BlockPayloadParser {
                 continue;
             }
             if (codec == PayloadCodec.ZSTD_FRAME) {
-                requireFrames(codec, "RESTORE_DATA entry " + i + " (LBN " + (startLbn + i) + ")");
+                requireFrames(codec, "RESTORE_DATA", i, startLbn + i);
                 int member = u16(b, "member");
                 int members = u16(b, "members");
-                String what = "RESTORE_DATA entry " + i + " (LBN " + (startLbn + i) + ")";
                 if (members < 1 || members > ProtocolLimits.MAX_FRAME_MEMBERS
                         || (blockSize != 0 && (long) members * blockSize > ProtocolLimits.FRAME_MAX_RAW)) {
-                    throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, what + ": a frame of " + members
-                            + " blocks is outside 1 block .. " + ProtocolLimits.FRAME_MAX_RAW + " raw bytes");
+                    throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, entry("RESTORE_DATA", i, startLbn + i)
+                            + ": a frame of " + members + " blocks is outside 1 block .. " + ProtocolLimits.FRAME_MAX_RAW + " raw bytes");
                 }
                 if (member >= members) {
-                    throw new ProtocolException(ErrorCode.BAD_FRAME, what + ": member " + member + " of a frame of " + members + " blocks");
+                    throw new ProtocolException(ErrorCode.BAD_FRAME,
+                            entry("RESTORE_DATA", i, startLbn + i) + ": member " + member + " of a frame of " + members + " blocks");
                 }
                 if (frameBlocks == null) {
                     frameBlocks = new int[n];
                     frameMembers = new int[n];
                 }
-                lengths[i] = frameLength(b, codec, what);
+                lengths[i] = frameLength(b, codec, "RESTORE_DATA", i, startLbn + i);
                 if (blockSize != 0 && lengths[i] > ProtocolLimits.maxFramePayload(members, blockSize)) {
-                    throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, what + ": zstd frame of " + lengths[i] + " bytes is over the limit "
-                            + ProtocolLimits.maxFramePayload(members, blockSize) + " for " + members + " blocks");
+                    throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, entry("RESTORE_DATA", i, startLbn + i) + ": zstd frame of "
+                            + lengths[i] + " bytes is over the limit " + ProtocolLimits.maxFramePayload(members, blockSize) + " for "
+                            + members + " blocks");
                 }
                 memberIndexes[i] = member;
                 frameOrdinals[i] = frames;
@@ -212,7 +212,7 @@ final class BlockPayloadParser {
                 frameMembers[frames] = members;
                 frames++;
             } else {
-                lengths[i] = payloadLength(b, codec, i);
+                lengths[i] = payloadLength(b, codec, "RESTORE_DATA", i);
             }
             offsets[i] = b.readerIndex() - entriesStart;
             b.skipBytes(lengths[i]);
@@ -239,13 +239,18 @@ final class BlockPayloadParser {
         return (int) len;
     }
 
-    /** {@link #payloadLength(ByteBuf, int, String)} for RESTORE_DATA entry {@code entry}, naming it only when it fails (no string per block). */
-    private int payloadLength(ByteBuf b, int codec, int entry) {
+    /** {@link #payloadLength(ByteBuf, int, String)} for entry {@code entry} of {@code message}, naming it only when it fails. */
+    private int payloadLength(ByteBuf b, int codec, String message, int entry) {
         long len = b.readableBytes() >= 4 ? b.getUnsignedInt(b.readerIndex()) : -1;
         boolean ok = len > 0 && (blockSize == 0
                 ? len <= (codec == PayloadCodec.RAW ? ProtocolLimits.MAX_BLOCK_SIZE : ProtocolLimits.MAX_PAYLOAD)
                 : codec == PayloadCodec.RAW ? len == blockSize : len <= ProtocolLimits.maxZstdPayload(blockSize))
                 && b.readableBytes() - 4 >= len;
-        return ok ? (int) b.readUnsignedInt() : payloadLength(b, codec, "RESTORE_DATA entry " + entry);
+        return ok ? (int) b.readUnsignedInt() : payloadLength(b, codec, message + " entry " + entry);
+    }
+
+    /** Names entry {@code entry} of {@code message} in an error, as "BLOCKS entry 3 (LBN 17)": built only when a check fails. */
+    private static String entry(String message, int entry, long lbn) {
+        return message + " entry " + entry + " (LBN " + lbn + ")";
     }
 }
