@@ -89,8 +89,9 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--per-snapshot", description = "also print one row per snapshot")
     boolean perSnapshot;
 
-    @Option(names = "--gc-overhead", negatable = true, description = "also run the sungem engine on a fresh store with "
-            + "holdfast.gc.bookkeeping=off and report ingest with GC on / off (default: on, off with --quick)")
+    @Option(names = "--gc-overhead", negatable = true, description = "also run the sungem engine (else the first"
+            + " engine listed) on a fresh store with holdfast.gc.bookkeeping=off, once per agent mode with the first TLS mode,"
+            + " and report ingest with GC on / off (default: on, off with --quick)")
     Boolean gcOverhead;
 
     @Option(names = "--gc-committers", defaultValue = "0", description = "holdfast.gc.committers of the Holdfast servers "
@@ -167,13 +168,15 @@ public final class RunCommand implements Callable<Integer> {
                 System.err.println("bench: --tls must be on, off or both, not '" + tls + "'");
                 return 2;
             }
+            // the GC-off baseline runs one engine: sungem (the default) if listed, else the first
+            String gcOffEngine = engineList.contains("sungem") ? "sungem" : engineList.get(0);
             for (String e : engineList) {
                 for (AgentMode m : agentModes) {
                     for (boolean t : tlsModes) {
                         targets.add(() -> new HoldfastTarget(sjCopy, ajCopy, e, serverXmx, agentXmx,
                                 new HoldfastTarget.ServerOptions(true, gcCommitters, jvm, t), m));
                     }
-                    if (withGcOff && e.equals("sungem")) {
+                    if (withGcOff && e.equals(gcOffEngine)) {
                         // the same workload, the same days, on a fresh store that does not count for GC
                         targets.add(() -> new HoldfastTarget(sjCopy, ajCopy, e, serverXmx, agentXmx,
                                 new HoldfastTarget.ServerOptions(false, gcCommitters, jvm, tlsModes.get(0)), m));

@@ -21,7 +21,7 @@ import org.holdfast.bench.workload.Workload;
  * compared byte for byte (by SHA-256) with the image state it was taken from.
  */
 public final class BenchRun {
-    /** Which snapshots Holdfast restores: every one, or the middle and the last of each volume. */
+    /** Which snapshots Holdfast restores: every one, or the first, the middle and the last of each volume. */
     public enum RestorePlan { ALL, SAMPLE }
 
     private final Path out;
@@ -120,7 +120,7 @@ public final class BenchRun {
             for (BackupTarget t : targets) {
                 List<Object[]> list = new ArrayList<>();
                 for (String v : workload.volumes()) {
-                    for (int day : restoreDays(t, workload.days())) {
+                    for (int day : restoreDays(t instanceof HoldfastTarget, plan, workload.days())) {
                         list.add(new Object[] {v, day});
                     }
                 }
@@ -168,14 +168,7 @@ public final class BenchRun {
         for (BenchResults.TargetResult tr : result.targets) {
             tr.summary = TargetSummary.of(tr, result.targets);
         }
-        result.comparison = TargetSummary.compare(result.targets);
-        for (String engine : List.of("sungem", "exact")) {
-            Map<String, Object> g = TargetSummary.gcOverhead(result.targets, engine);
-            if (!g.isEmpty()) {
-                result.comparison.put(ReportTable.GC_OVERHEAD_KEY, g);
-                break;
-            }
-        }
+        result.comparison = TargetChecks.of(result.targets);
         return result;
     }
 
@@ -193,18 +186,20 @@ public final class BenchRun {
         return (System.nanoTime() - t0) / 1e9;
     }
 
-    private List<Integer> restoreDays(BackupTarget t, int days) {
-        if (!(t instanceof HoldfastTarget)) {
-            return List.of(days - 1);
-        }
-        if (plan == RestorePlan.ALL) {
+    /**
+     * The days a target restores: Holdfast every day ({@link RestorePlan#ALL}) or the first, the middle
+     * and the last; a peer the first and the last. Every target restores the first and the newest
+     * snapshot, which issue 14 compares.
+     */
+    static List<Integer> restoreDays(boolean holdfast, RestorePlan plan, int days) {
+        if (holdfast && plan == RestorePlan.ALL) {
             List<Integer> all = new ArrayList<>();
             for (int d = 0; d < days; d++) {
                 all.add(d);
             }
             return all;
         }
-        return new ArrayList<>(new TreeSet<>(List.of(days / 2, days - 1)));
+        return new ArrayList<>(new TreeSet<>(holdfast ? List.of(0, days / 2, days - 1) : List.of(0, days - 1)));
     }
 
     /** Removes images and repositories; logs stay for diagnosis. */

@@ -23,8 +23,6 @@ public final class HoldfastTarget implements BackupTarget {
     private static final Duration AGENT_TIMEOUT = Duration.ofMinutes(30);
     /** Thread names of the GC's bookkeeping (BOSC log flusher and committers), as /proc shows them. */
     private static final String[] GC_THREADS = {"gma-", "holdfast-gc", "gc-", "job-gc"}; // job-gc: GC jobs (cycles)
-    private static final String GC_OFF_SUFFIX = "-gc-off";
-    private static final String TLS_OFF_SUFFIX = "-tls-off";
 
     private final Path serverJar;
     private final Path agentJar;
@@ -88,15 +86,14 @@ public final class HoldfastTarget implements BackupTarget {
         this.options = options;
     }
 
-    /** Name of the target with GC bookkeeping off for {@code engine}. */
-    public static String gcOffName(String engine) {
-        return "holdfast-" + engine + GC_OFF_SUFFIX;
+    /** The engine, GC, TLS and agent-mode variant this target is. */
+    public HoldfastVariant variant() {
+        return new HoldfastVariant(engine, options.gcBookkeeping(), options.tls(), agentMode);
     }
 
     @Override
     public String name() {
-        return "holdfast-" + engine + (options.gcBookkeeping() ? "" : GC_OFF_SUFFIX) + (options.tls() ? "" : TLS_OFF_SUFFIX)
-                + agentMode.suffix();
+        return variant().name();
     }
 
     /** The dedup engine this target runs. */

@@ -51,14 +51,16 @@ public final class ReportTable {
                     s.get("restoresIdentical") + " (" + s.get("restores") + ")" + (t.error != null ? " ERROR: " + t.error : ""));
         }
         for (BenchResults.TargetResult t : w.targets) {
-            if (t.name.startsWith("holdfast") && !t.snapshots.isEmpty()) {
+            if (HoldfastVariant.isHoldfast(t.name) && !t.snapshots.isEmpty()) {
                 Object gc = t.summary.get("gcOverhead");
                 String gcText = gc instanceof Double d ? String.format("%.1f %% of server CPU in GC bookkeeping threads", 100 * d)
                         : String.valueOf(gc);
-                out.printf("%s: dedup efficiency %s; engine fingerprints/s %s (engine busy time), end-to-end %s"
+                out.printf("%s: dedup efficiency %s%s; engine fingerprints/s %s (engine busy time), end-to-end %s"
                                 + " (agents' backup seconds); data logs %s MiB;"
                                 + " in-tool MB/s full %s, incr %s, restore %s; speed factor %s; GC overhead %s%n",
-                        t.name, fmt(t.summary.get("dedupEfficiency")), num(t.summary.get("engineFingerprintsPerSecond"), "%.0f"),
+                        t.name, fmt(t.summary.get("dedupEfficiency")),
+                        t.summary.get("dedupEfficiencyAgainst") instanceof String x && !x.equals(t.name) ? " (against " + x + ")" : "",
+                        num(t.summary.get("engineFingerprintsPerSecond"), "%.0f"),
                         num(t.summary.get("endToEndFingerprintsPerSecond"), "%.0f"), mibOf(t.summary.get("dataLogBytes")),
                         num(t.summary.get("fullBackupMBpsInTool"), "%.1f"), num(t.summary.get("incrementalBackupMBpsInTool"), "%.1f"),
                         num(t.summary.get("restoreMBpsInTool"), "%.1f"), speedFactorText(t.summary.get("speedFactor")), gcText);
@@ -66,8 +68,8 @@ public final class ReportTable {
                     out.printf("%s: containers loaded %s (%s per GiB changed)%s%n", t.name, num(t.summary.get("containersLoaded"), "%.0f"),
                             num(t.summary.get("containersLoadedPerGiB"), "%.1f"),
                             t.summary.get("againstStandalone") instanceof Map<?, ?> a && a.containsKey("storedBytesRatio")
-                                    ? String.format("; against holdfast-sungem: data logs %s, data directory %s, containers loaded %s",
-                                            num(a.get("dataLogBytesRatio"), "%.4fx"), num(a.get("storedBytesRatio"), "%.4fx"),
+                                    ? String.format("; against %s: data logs %s, data directory %s, containers loaded %s",
+                                            a.get("against"), num(a.get("dataLogBytesRatio"), "%.4fx"), num(a.get("storedBytesRatio"), "%.4fx"),
                                             num(a.get("containersLoadedRatio"), "%.3fx"))
                                     : "");
                 }
@@ -76,54 +78,8 @@ public final class ReportTable {
                         num(t.summary.get("incrementalBackupMBpsInTool"), "%.1f"));
             }
         }
-        for (Map.Entry<String, Object> e : w.comparison.entrySet()) {
-            if (e.getKey().equals(GC_OVERHEAD_KEY)) {
-                continue;
-            }
-            if (e.getValue() instanceof Map<?, ?> perTarget) {
-                out.println(againstPeersLine(e.getKey(), perTarget));
-            }
-        }
-        printGcOverhead(w, out);
-    }
-
-    /** One Holdfast target against the peers on one line: each ratio, the peer, and whether the target is met. */
-    static String againstPeersLine(String target, Map<?, ?> ratios) {
-        StringBuilder b = new StringBuilder(target).append(" against the peers:");
-        String sep = " ";
-        for (Map.Entry<?, ?> f : ratios.entrySet()) {
-            if (f.getValue() instanceof Map<?, ?> m) {
-                b.append(sep).append(String.format("%s %.2fx %s (target %s: %s)", f.getKey(), ((Number) m.get("ratio")).doubleValue(),
-                        m.get("peer"), m.get("target"), Boolean.TRUE.equals(m.get("met")) ? "met" : "NOT met"));
-                sep = "; ";
-            }
-        }
-        return b.toString();
-    }
-
-    /** Key of the GC overhead figures in a workload's comparison. */
-    public static final String GC_OVERHEAD_KEY = "gcBookkeepingOverhead";
-
-    /** The GC bookkeeping overhead table (on against off), if the workload has one. */
-    static void printGcOverhead(BenchResults.WorkloadResult w, PrintStream out) {
-        if (!(w.comparison.get(GC_OVERHEAD_KEY) instanceof Map<?, ?> g) || g.isEmpty()) {
-            return;
-        }
-        out.printf("GC bookkeeping overhead (%s, holdfast.gc.committers = %s): ingest on / off%n", g.get("engine"),
-                g.get("gcCommitters"));
-        out.println("| figure | GC on | GC off | on / off |");
-        out.println("| --- | ---: | ---: | ---: |");
-        for (String metric : List.of("allBackupsMBps", "allBackupsMBpsInTool", "fullBackupMBpsInTool",
-                "incrementalBackupMBpsInTool", "serverCpuSecondsPerGiB")) {
-            if (g.get(metric) instanceof Map<?, ?> m) {
-                out.printf("| %s | %.2f | %.2f | %.3f |%n", metric, ((Number) m.get("gcOn")).doubleValue(),
-                        ((Number) m.get("gcOff")).doubleValue(), ((Number) m.get("ratio")).doubleValue());
-            }
-        }
-        if (g.get("ratio") instanceof Number r) {
-            out.printf("GC overhead: ingest with bookkeeping on at %.3f of off, by %s (target >= %s: %s)%n", r.doubleValue(),
-                    g.get("basis"), g.get("target"), Boolean.TRUE.equals(g.get("met")) ? "met" : "NOT met");
-        }
+        TargetChecksTable.print(w, out);
+        RestoreAgeTable.print(w, out);
     }
 
     /** Per-snapshot rows of every target of a workload. */

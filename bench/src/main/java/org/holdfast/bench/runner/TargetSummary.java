@@ -3,9 +3,10 @@ package org.holdfast.bench.runner;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
- * Totals and rates of one target on one workload, and the comparison of Holdfast with the peers.
+ * Totals and rates of one target on one workload ({@link TargetChecks} compares them with the targets).
  *
  * <p>Throughputs are logical bytes (the whole volume) per second of the client process's wall
  * time, start-up included, because that is what an operator waits for; first full backups and
@@ -15,6 +16,7 @@ import java.util.Map;
 public final class TargetSummary {
     static final String SPEED_FACTOR_NA = "n/a: the server did not report data-log regions read (holdfast_store_regions_read_total)";
     static final String GC_NA = "n/a: no GC bookkeeping threads (gma-*) found in the server";
+    private static final String EXACT = "exact";
 
     private TargetSummary() {
     }
@@ -103,16 +105,20 @@ public final class TargetSummary {
         if (serverRss != null) {
             s.put("serverPeakRssBytes", serverRss);
         }
-        if (t.name.startsWith("holdfast")) {
+        s.put("restoreNewestVsFirst", RestoreAge.of(t));
+        Optional<HoldfastVariant> variant = HoldfastVariant.parse(t.name);
+        if (variant.isPresent()) {
             s.put("dataLogBytes", t.server.getOrDefault("dataLogBytes", -1L));
-            s.put("dedupEfficiency", efficiency(t, all));
+            BenchResults.TargetResult exact = isExactName(t.name) ? t : exactPartner(t, all);
+            s.put("dedupEfficiency", efficiency(t, exact));
+            s.put("dedupEfficiencyAgainst", exact == null ? null : exact.name);
             s.put("engineFingerprintsPerSecond", t.server.getOrDefault("engineFingerprintsPerSecond", EngineRate.NO_COUNTER));
             s.put("endToEndFingerprintsPerSecond", t.server.getOrDefault("endToEndFingerprintsPerSecond", EngineRate.NO_COUNTER));
             if (t.server.get("containersLoaded") instanceof Double loaded) {
                 s.put("containersLoaded", loaded);
                 s.put("containersLoadedPerGiB", changed > 0 ? loaded / (changed / 1073741824.0) : null);
             }
-            if (t.name.startsWith("holdfast-cluster")) {
+            if (variant.get().engine().startsWith("cluster")) {
                 s.put("againstStandalone", againstStandalone(t, all));
             }
             s.put("speedFactor", regionsKnown ? speedFactor(restoreBytes, regions) : SPEED_FACTOR_NA);
@@ -131,16 +137,20 @@ public final class TargetSummary {
 
     /**
      * A master/worker target ({@code holdfast-cluster...}) against standalone Sungem on the same
-     * stream, as ratios: data-log bytes (the blocks stored: issue 18 asks within 1 %), the whole data
-     * directory (which also holds every worker's engine files), and containers loaded (at most 1.05).
+     * stream (the sungem run most like it: same TLS and agent mode), as ratios: data-log bytes (the
+     * blocks stored: issue 18 asks within 1 %), the whole data directory (which also holds every
+     * worker's engine files), and containers loaded (at most 1.05).
      */
     public static Map<String, Object> againstStandalone(BenchResults.TargetResult t, List<BenchResults.TargetResult> all) {
         Map<String, Object> c = new LinkedHashMap<>();
-        BenchResults.TargetResult sungem = pick(all, "holdfast-sungem");
-        if (sungem == null || sungem.snapshots.isEmpty() || t.snapshots.isEmpty()) {
+        BenchResults.TargetResult sungem = HoldfastVariant.parse(t.name)
+                .flatMap(v -> v.closest("sungem", all.stream().filter(x -> x.error == null && !x.snapshots.isEmpty()).toList()))
+                .orElse(null);
+        if (sungem == null || t.snapshots.isEmpty()) {
             c.put("status", "n/a: no run of holdfast-sungem on the same stream");
             return c;
         }
+        c.put("against", sungem.name);
         long mine = t.snapshots.get(t.snapshots.size() - 1).storedBytesAfter();
         long base = sungem.snapshots.get(sungem.snapshots.size() - 1).storedBytesAfter();
         if (t.server.get("dataLogBytes") instanceof Number a && sungem.server.get("dataLogBytes") instanceof Number b
@@ -154,12 +164,24 @@ public final class TargetSummary {
         return c;
     }
 
-    private static Object efficiency(BenchResults.TargetResult t, List<BenchResults.TargetResult> all) {
-        if (t.name.equals("holdfast-exact")) {
+    /**
+     * The exact-engine run {@code t}'s dedup efficiency is measured against: the complete one most like
+     * {@code t} (same TLS and agent mode, see {@link HoldfastVariant#closest}); null if there is none.
+     */
+    static BenchResults.TargetResult exactPartner(BenchResults.TargetResult t, List<BenchResults.TargetResult> all) {
+        HoldfastVariant v = HoldfastVariant.parse(t.name).orElse(null);
+        if (v == null) {
+            return null;
+        }
+        return v.closest(EXACT, all.stream().filter(x -> x.error == null && x.snapshots.size() == t.snapshots.size()).toList())
+                .orElse(null);
+    }
+
+    private static Object efficiency(BenchResults.TargetResult t, BenchResults.TargetResult exact) {
+        if (isExactName(t.name)) {
             return 1.0;
         }
-        BenchResults.TargetResult exact = all.stream().filter(x -> x.name.equals("holdfast-exact")).findFirst().orElse(null);
-        if (exact == null || exact.error != null || exact.snapshots.size() != t.snapshots.size()) {
+        if (exact == null) {
             return "n/a: no complete run with the exact engine on the same stream";
         }
         long mine = 0;
@@ -176,114 +198,13 @@ public final class TargetSummary {
         return base == 0 ? "n/a: the exact engine found no duplicates" : (double) mine / base;
     }
 
+    /** Whether the target named {@code name} runs the exact engine (the baseline of dedup efficiency). */
+    static boolean isExactName(String name) {
+        return HoldfastVariant.parse(name).map(v -> v.engine().equals(EXACT)).orElse(false);
+    }
+
     private static Double rate(long bytes, double seconds) {
         return seconds > 0 ? bytes / 1e6 / seconds : null;
-    }
-
-    /**
-     * Every Holdfast target (each engine, TLS and agent-mode variant) against the faster and the
-     * smaller of the peers: one entry per Holdfast target, keyed by its name, in run order.
-     */
-    public static Map<String, Object> compare(List<BenchResults.TargetResult> targets) {
-        Map<String, Object> c = new LinkedHashMap<>();
-        for (BenchResults.TargetResult hf : targets) {
-            if (isHoldfast(hf) && hf.error == null && !hf.snapshots.isEmpty()) {
-                Map<String, Object> one = againstPeers(hf, targets);
-                if (!one.isEmpty()) {
-                    c.put(hf.name, one);
-                }
-            }
-        }
-        return c;
-    }
-
-    private static boolean isHoldfast(BenchResults.TargetResult t) {
-        return t.name.startsWith("holdfast");
-    }
-
-    /** One Holdfast target's speed ratios to the faster peer and stored-bytes ratio to the smaller one. */
-    private static Map<String, Object> againstPeers(BenchResults.TargetResult hf, List<BenchResults.TargetResult> targets) {
-        Map<String, Object> c = new LinkedHashMap<>();
-        for (String metric : List.of("fullBackupMBps", "incrementalBackupMBps", "allBackupsMBps", "restoreMBps")) {
-            Double best = null;
-            String who = null;
-            for (BenchResults.TargetResult t : targets) {
-                if (isHoldfast(t) || t.error != null) {
-                    continue;
-                }
-                Object v = t.summary.get(metric);
-                if (v instanceof Double d && (best == null || d > best)) {
-                    best = d;
-                    who = t.name;
-                }
-            }
-            Object mine = hf.summary.get(metric);
-            if (best != null && mine instanceof Double m) {
-                c.put(metric + "VsFasterPeer", Map.of("peer", who, "ratio", m / best, "target", 2.0, "met", m / best >= 2.0));
-            }
-        }
-        Long smallest = null;
-        String who = null;
-        for (BenchResults.TargetResult t : targets) {
-            if (isHoldfast(t) || t.error != null) {
-                continue;
-            }
-            Object v = t.summary.get("storedBytes");
-            if (v instanceof Long l && (smallest == null || l < smallest)) {
-                smallest = l;
-                who = t.name;
-            }
-        }
-        Object mine = hf.summary.get("storedBytes");
-        if (smallest != null && mine instanceof Long m) {
-            c.put("storedVsSmallerPeer", Map.of("peer", who, "ratio", (double) m / smallest, "target", 1.0,
-                    "met", m <= smallest));
-        }
-        return c;
-    }
-
-    /** Acceptance of issue #4: ingest with GC bookkeeping on must reach this share of the same run with it off. */
-    static final double GC_OVERHEAD_TARGET = 0.95;
-
-    /**
-     * Ingest with GC bookkeeping on against the same workload on a fresh store with it off (the
-     * {@code -gc-off} target of the same engine): MB/s of each (all backups, on the client's wall
-     * clock and on the agent's own clock), the ratio on/off, server CPU seconds per GiB of each,
-     * and the commit-thread count. Empty if either run is missing.
-     */
-    public static Map<String, Object> gcOverhead(List<BenchResults.TargetResult> targets, String engine) {
-        Map<String, Object> c = new LinkedHashMap<>();
-        BenchResults.TargetResult on = pick(targets, "holdfast-" + engine);
-        BenchResults.TargetResult off = pick(targets, HoldfastTarget.gcOffName(engine));
-        if (on == null || off == null || on.snapshots.size() != off.snapshots.size()) {
-            return c;
-        }
-        c.put("engine", engine);
-        c.put("gcCommitters", on.describe.getOrDefault("gcCommitters", "server default (2)"));
-        for (String metric : List.of("allBackupsMBps", "allBackupsMBpsInTool", "fullBackupMBpsInTool",
-                "incrementalBackupMBpsInTool", "serverCpuSecondsPerGiB")) {
-            Object a = on.summary.get(metric);
-            Object b = off.summary.get(metric);
-            if (a instanceof Double x && b instanceof Double y && y > 0) {
-                c.put(metric, Map.of("gcOn", x, "gcOff", y, "ratio", x / y));
-            }
-        }
-        Object inTool = c.get("allBackupsMBpsInTool");
-        Object wall = c.get("allBackupsMBps");
-        Object headline = inTool != null ? inTool : wall;
-        if (headline instanceof Map<?, ?> m) {
-            double ratio = ((Number) m.get("ratio")).doubleValue();
-            c.put("basis", inTool != null ? "allBackupsMBpsInTool (agent's clock)" : "allBackupsMBps (client wall clock)");
-            c.put("ratio", ratio);
-            c.put("target", GC_OVERHEAD_TARGET);
-            c.put("met", ratio >= GC_OVERHEAD_TARGET);
-        }
-        return c;
-    }
-
-    private static BenchResults.TargetResult pick(List<BenchResults.TargetResult> targets, String name) {
-        return targets.stream().filter(t -> t.name.equals(name) && t.error == null && !t.snapshots.isEmpty())
-                .findFirst().orElse(null);
     }
 
     /** MB (10^6 bytes) restored per data-log region read; a restore that read nothing (all zero) has no factor. */

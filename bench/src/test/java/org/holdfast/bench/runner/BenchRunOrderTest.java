@@ -31,4 +31,12 @@ class BenchRunOrderTest {
         assertThatThrownBy(() -> BenchRun.flush(List.of(dir.resolve("missing.img")))).isInstanceOf(IOException.class)
                 .hasMessageContaining("sync");
     }
+
+    @Test
+    void restoreDays_everyTargetRestoresTheFirstAndTheNewestSnapshot() {
+        assertThat(BenchRun.restoreDays(true, BenchRun.RestorePlan.SAMPLE, 6)).containsExactly(0, 3, 5);
+        assertThat(BenchRun.restoreDays(true, BenchRun.RestorePlan.ALL, 3)).containsExactly(0, 1, 2);
+        assertThat(BenchRun.restoreDays(false, BenchRun.RestorePlan.ALL, 3)).containsExactly(0, 2);
+        assertThat(BenchRun.restoreDays(false, BenchRun.RestorePlan.SAMPLE, 1)).containsExactly(0);
+    }
 }

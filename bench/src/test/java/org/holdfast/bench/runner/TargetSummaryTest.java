@@ -1,23 +1,13 @@
 package org.holdfast.bench.runner;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.holdfast.bench.runner.TargetResults.target;
 
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class TargetSummaryTest {
-    private static BenchResults.TargetResult target(String name, long dupDay1, double seconds, long stored) {
-        BenchResults.TargetResult t = new BenchResults.TargetResult();
-        t.name = name;
-        t.snapshots.add(new BenchResults.SnapshotRow("v", 0, 100_000_000, 100_000_000, 0, seconds, seconds / 2, 1, 10,
-                100, 0, stored / 2, "1"));
-        t.snapshots.add(new BenchResults.SnapshotRow("v", 1, 100_000_000, 1_000_000, 0, seconds, seconds / 2, 1, 10,
-                5, dupDay1, stored, "2"));
-        t.restores.add(new BenchResults.RestoreRow("v", 1, 100_000_000, seconds, -1, 1, true, "a", "a"));
-        return t;
-    }
-
     @Test
     void of_sungemBesideExact_efficiencyIsTheShareOfExactDuplicatesFound() {
         BenchResults.TargetResult exact = target("holdfast-exact", 80, 1.0, 1000);
@@ -76,73 +66,6 @@ class TargetSummaryTest {
     }
 
     @Test
-    void compare_holdfastAgainstPeers_usesTheFasterAndTheSmallerPeer() {
-        BenchResults.TargetResult hf = target("holdfast-sungem", 60, 1.0, 900);
-        BenchResults.TargetResult restic = target("restic", -1, 4.0, 1000);
-        BenchResults.TargetResult borg = target("borg", -1, 2.0, 800);
-        List<BenchResults.TargetResult> all = List.of(hf, restic, borg);
-        for (BenchResults.TargetResult t : all) {
-            t.summary = TargetSummary.of(t, all);
-        }
-
-        @SuppressWarnings("unchecked")
-        Map<String, Object> c = (Map<String, Object>) TargetSummary.compare(all).get("holdfast-sungem");
-
-        assertThat(c.get("fullBackupMBpsVsFasterPeer")).isEqualTo(Map.of("peer", "borg", "ratio", 2.0, "target", 2.0, "met", true));
-        @SuppressWarnings("unchecked")
-        Map<String, Object> stored = (Map<String, Object>) c.get("storedVsSmallerPeer");
-        assertThat(stored).containsEntry("peer", "borg").containsEntry("met", false);
-        assertThat((Double) stored.get("ratio")).isEqualTo(900 / 800.0);
-    }
-
-    @Test
-    void compare_tlsOffAndDaemonVariants_eachHoldfastTargetAgainstTheFasterPeerOnItsOwnLine() {
-        BenchResults.TargetResult tlsOff = target("holdfast-sungem-tls-off", 60, 1.0, 900);
-        BenchResults.TargetResult daemon = target("holdfast-exact-daemon", 60, 4.0, 900);
-        BenchResults.TargetResult failed = target("holdfast-sungem-tls-off-daemon", 60, 1.0, 900);
-        failed.error = "backup failed on day 1: boom";
-        BenchResults.TargetResult restic = target("restic", -1, 4.0, 1000);
-        BenchResults.TargetResult borg = target("borg", -1, 2.0, 800);
-        List<BenchResults.TargetResult> all = List.of(tlsOff, daemon, failed, restic, borg);
-        for (BenchResults.TargetResult t : all) {
-            t.summary = TargetSummary.of(t, all);
-        }
-
-        Map<String, Object> c = TargetSummary.compare(all);
-
-        assertThat(c).containsOnlyKeys("holdfast-sungem-tls-off", "holdfast-exact-daemon");
-        @SuppressWarnings("unchecked")
-        Map<String, Object> slow = (Map<String, Object>) c.get("holdfast-exact-daemon");
-        assertThat(slow.get("fullBackupMBpsVsFasterPeer")).isEqualTo(Map.of("peer", "borg", "ratio", 0.5, "target", 2.0, "met", false));
-        String line = ReportTable.againstPeersLine("holdfast-sungem-tls-off", (Map<?, ?>) c.get("holdfast-sungem-tls-off"));
-        assertThat(line).startsWith("holdfast-sungem-tls-off against the peers: fullBackupMBpsVsFasterPeer 2.00x borg (target 2.0: met)")
-                .contains("storedVsSmallerPeer 1.13x borg (target 1.0: NOT met)").doesNotContain("\n");
-    }
-
-    @Test
-    void gcOverhead_onAndOffRuns_ratioOnTheAgentClockAndCpuPerGiB() {
-        BenchResults.TargetResult on = target("holdfast-sungem", 60, 1.0, 900);
-        BenchResults.TargetResult off = target(HoldfastTarget.gcOffName("sungem"), 60, 0.9, 900);
-        on.describe.put("gcCommitters", 4);
-        on.server.put("serverIngestCpuSeconds", 3.0);
-        off.server.put("serverIngestCpuSeconds", 2.0);
-        List<BenchResults.TargetResult> all = List.of(on, off);
-        for (BenchResults.TargetResult t : all) {
-            t.summary = TargetSummary.of(t, all);
-        }
-
-        Map<String, Object> g = TargetSummary.gcOverhead(all, "sungem");
-
-        assertThat((Double) g.get("ratio")).isCloseTo(0.9, org.assertj.core.data.Offset.offset(1e-9));
-        assertThat(g.get("met")).isEqualTo(false);
-        assertThat(g.get("gcCommitters")).isEqualTo(4);
-        @SuppressWarnings("unchecked")
-        Map<String, Object> cpu = (Map<String, Object>) g.get("serverCpuSecondsPerGiB");
-        assertThat((Double) cpu.get("ratio")).isCloseTo(1.5, org.assertj.core.data.Offset.offset(1e-9));
-        assertThat(TargetSummary.gcOverhead(List.of(on), "sungem")).isEmpty();
-    }
-
-    @Test
     void of_clusterBesideSungem_storedBytesAndContainerLoadsAsRatios() {
         BenchResults.TargetResult sungem = target("holdfast-sungem", 60, 1.0, 1000);
         sungem.server.put("containersLoaded", 40.0);
@@ -162,5 +85,47 @@ class TargetSummaryTest {
         assertThat((Double) a.get("storedBytesRatio")).isEqualTo(1.005);
         assertThat((Double) a.get("containersLoadedRatio")).isEqualTo(1.05);
         assertThat(TargetSummary.of(cluster, List.of(cluster)).get("againstStandalone")).asString().contains("n/a");
+    }
+
+    @Test
+    void of_tlsOffAndDaemonVariants_efficiencyAgainstTheExactRunOfTheSameVariant() {
+        BenchResults.TargetResult exactOn = target("holdfast-exact", 100, 1.0, 1000);
+        BenchResults.TargetResult exactOff = target("holdfast-exact-tls-off", 80, 1.0, 1000);
+        BenchResults.TargetResult exactDaemon = target("holdfast-exact-tls-off-daemon", 50, 1.0, 1000);
+        BenchResults.TargetResult sungemOff = target("holdfast-sungem-tls-off", 60, 1.0, 1200);
+        BenchResults.TargetResult sungemDaemon = target("holdfast-sungem-tls-off-daemon", 40, 1.0, 1200);
+        BenchResults.TargetResult gcOff = target("holdfast-sungem-gc-off-tls-off-daemon", 45, 1.0, 1200);
+        List<BenchResults.TargetResult> all = List.of(exactOn, sungemOff, sungemDaemon, gcOff, exactOff, exactDaemon);
+
+        Map<String, Object> off = TargetSummary.of(sungemOff, all);
+        Map<String, Object> daemon = TargetSummary.of(sungemDaemon, all);
+        Map<String, Object> baseline = TargetSummary.of(gcOff, all);
+
+        assertThat(off).containsEntry("dedupEfficiency", 0.75).containsEntry("dedupEfficiencyAgainst", "holdfast-exact-tls-off");
+        assertThat(daemon).containsEntry("dedupEfficiency", 0.8).containsEntry("dedupEfficiencyAgainst", "holdfast-exact-tls-off-daemon");
+        // GC bookkeeping changes no dedup decision: the GC-off run is measured against the exact run of its TLS and agent mode
+        assertThat(baseline).containsEntry("dedupEfficiency", 0.9).containsEntry("dedupEfficiencyAgainst", "holdfast-exact-tls-off-daemon");
+        assertThat(TargetSummary.of(exactDaemon, all)).containsEntry("dedupEfficiency", 1.0);
+    }
+
+    @Test
+    void of_exactRunFailed_efficiencyNotAvailableRatherThanAgainstAnotherVariantsFailure() {
+        BenchResults.TargetResult exactOff = target("holdfast-exact-tls-off", 80, 1.0, 1000);
+        exactOff.error = "backup failed on day 1: boom";
+        BenchResults.TargetResult sungemOff = target("holdfast-sungem-tls-off", 60, 1.0, 1200);
+
+        assertThat(TargetSummary.of(sungemOff, List.of(sungemOff, exactOff)).get("dedupEfficiency")).asString().startsWith("n/a");
+    }
+
+    @Test
+    void of_clusterWithTlsOff_againstTheSungemRunWithTlsOff() {
+        BenchResults.TargetResult sungem = target("holdfast-sungem", 60, 1.0, 2000);
+        BenchResults.TargetResult sungemOff = target("holdfast-sungem-tls-off", 60, 1.0, 1000);
+        BenchResults.TargetResult cluster = target("holdfast-cluster4-hash-tls-off", 60, 1.0, 1010);
+
+        @SuppressWarnings("unchecked")
+        Map<String, Object> a = (Map<String, Object>) TargetSummary.of(cluster, List.of(sungem, sungemOff, cluster)).get("againstStandalone");
+
+        assertThat(a).containsEntry("against", "holdfast-sungem-tls-off").containsEntry("storedBytesRatio", 1.01);
     }
 }
