@@ -163,10 +163,17 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (!frameRate.overdue(System.nanoTime(), partial, decoder.framesDecoded(), channel.config().isAutoRead())) {
             return;
         }
-        if (end.closing() || refused) {
-            // an ERROR went out or waits for the lane (its write may be stuck behind output the agent
-            // does not read): the frame would be discarded anyway, and its reservation is not held past its deadline
+        if (end.closing()) {
+            // an ERROR went out (its write may be stuck behind output the agent does not read): the frame
+            // would be discarded anyway, and its reservation is not held past its deadline
             channel.close();
+            return;
+        }
+        if (refused) {
+            // its ERROR waits for the lane (behind a commit, a slow disk): the frame's reservation goes now, and
+            // the connection waits for the lane to write the ERROR (closeAtTheLatest bounds that); closing here
+            // lost the reason whenever the lane took longer than a tick
+            decoder.discardInput();
             return;
         }
         IngestLimits limits = server.settings().limits();
