@@ -72,6 +72,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     // event loop: the minimum-rate watch of the frame being received
     private java.util.concurrent.ScheduledFuture<?> rateCheck;
     private FrameRateWatch frameRate;
+    // an overdue frame was dropped while its connection's ERROR waited for the lane: closed once that ERROR went out
+    private boolean overdueDropped;
     // event loop: the block size BLOCKS payloads are digested for (0 outside a backup)
     private int digestBlockSize;
     // event loop: a HELLO was received and its token is being checked (reading is paused)
@@ -159,14 +161,28 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     /** Closes the connection when the frame being received is overdue ({@link FrameRateWatch}). Event loop, every tick. */
     private void checkFrameRate() {
+        if (overdueDropped) {
+            if (end.closing()) {
+                channel.close(); // as below: its ERROR went out, or is stuck behind output the agent does not read
+            }
+            return;
+        }
         int partial = decoder.partialFrameBytes();
         if (!frameRate.overdue(System.nanoTime(), partial, decoder.framesDecoded(), channel.config().isAutoRead())) {
             return;
         }
-        if (end.closing() || refused) {
-            // an ERROR went out or waits for the lane (its write may be stuck behind output the agent
-            // does not read): the frame would be discarded anyway, and its reservation is not held past its deadline
+        if (end.closing()) {
+            // an ERROR went out (its write may be stuck behind output the agent does not read): the frame
+            // would be discarded anyway, and its reservation is not held past its deadline
             channel.close();
+            return;
+        }
+        if (refused) {
+            // its ERROR waits for the lane (behind a commit, a slow disk): the frame's reservation goes now, and
+            // the connection is closed at a tick after the lane sent the ERROR (closeAtTheLatest bounds the wait);
+            // closing here lost the reason whenever the lane took longer than a tick
+            decoder.discardInput();
+            overdueDropped = true;
             return;
         }
         IngestLimits limits = server.settings().limits();

@@ -128,6 +128,62 @@ class AgentPortLimitsTest {
     }
 
     /**
+     * A frame trickled too slowly while the connection's lane is busy (here its blocks wait in the
+     * reference guard): the LIMIT_EXCEEDED waits for the lane, and the watch's next tick must not close
+     * the connection before it is written (it did, one tick after the refusal, and the agent saw a close
+     * without a reason; under load an idle lane takes longer than a tick too).
+     */
+    @Test
+    void frame_trickledWhileTheLaneIsBusy_theErrorWaitsForTheLaneInsteadOfACloseWithoutReason() throws Exception {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean hold = new java.util.concurrent.atomic.AtomicBoolean(true);
+        ReferenceGuard holding = new ReferenceGuard() {
+            @Override
+            public void protect(long sessionId, long[] pbns, int off, int count) {
+                if (hold.compareAndSet(true, false)) {
+                    try {
+                        release.await(20, java.util.concurrent.TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+
+            @Override
+            public void release(long sessionId, boolean committed) {
+            }
+        };
+        harness = new IngestHarness(dir, 0, holding,
+                IngestSettings.loopback().withLimits(IngestLimits.DEFAULTS.withFrameRate(64 << 10, Duration.ofMillis(500))));
+        byte[] image = BackupRestoreLoopbackTest.image(5, 4 * BS);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.begin("busy", BS, image.length, 0);
+            a.sendEntriesAndBlocks(image, BS, 0, 4, false, null); // the lane holds in the guard with these blocks
+            a.sendRaw(new byte[] {0, 1, 0, 0, (byte) ProtocolLimits.VERSION, (byte) MessageType.BLOCKS.code()}); // 64 KiB: 1.5 s allowed
+            long until = System.nanoTime() + Duration.ofMillis(2500).toNanos(); // past the deadline and several ticks (125 ms)
+            boolean cut = false;
+            while (System.nanoTime() < until && !cut) {
+                try {
+                    a.sendRaw(new byte[100]);
+                    Thread.sleep(100);
+                } catch (RuntimeException closed) {
+                    cut = true;
+                }
+            }
+            assertThat(cut).as("closed while its ERROR waited for the lane: the agent would get no reason").isFalse();
+            assertThat(harness.server().openConnections()).as("open while its ERROR waits for the lane").isEqualTo(1);
+            Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> harness.server().inflightBytes() < 64 << 10); // the frame's went
+            release.countDown();
+            ErrorMessage e = a.expectErrorAndClose();
+            assertThat(e.code()).isEqualTo(ErrorCode.LIMIT_EXCEEDED);
+            assertThat(e.message()).contains("slower than the minimum").contains("min-frame-rate");
+        }
+        assertThat(harness.catalog().volume(new VolumeId("busy")).map(v -> v.latestSequence()).orElse(0L)).as("nothing committed")
+                .isZero();
+    }
+
+    /**
      * A frame trickled slower than the minimum rate by an agent that also stopped reading: the
      * LIMIT_EXCEEDED cannot be written behind the restore data piled up for it, and the frame's
      * reservation must still not outlive the frame's deadline (here the idle timeout is 10 min).

@@ -396,11 +396,14 @@ class BadInputLoopbackTest {
                     throw new IllegalStateException(e);
                 }
             }
-            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(2))
+            // the trickle keeps the connection from being idle: the server closes it once the trickle stops
+            // and the idle timeout (500 ms) passed, about a second on a loaded machine; the cap is only the
+            // longest wait (a connection left open for ever still fails)
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
                     .untilAsserted(() -> assertThat(harness.server().openConnections()).as("connections open").isZero());
             // the partial frame's reservation is given back when the channel's decoder is removed, which
             // may run just after the connection count dropped: a leak still fails after the wait
-            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(2))
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
                     .untilAsserted(() -> assertThat(harness.server().inflightBytes()).as("in-flight budget reserved").isZero());
         }
     }

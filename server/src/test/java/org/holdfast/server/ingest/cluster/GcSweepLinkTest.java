@@ -270,7 +270,9 @@ class GcSweepLinkTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> onTheWorker.progress().running());
         long start = System.nanoTime();
         CompletableFuture<Void> closed = CompletableFuture.runAsync(worker::close);
-        Thread.sleep(300);
+        // the close reaches the sweep's stop (after the link's close and the event loop's shutdown) before the
+        // sweep goes on: else the sweep may see only the link gone, which it reports without "the worker is stopping"
+        ThreadsAt.inMethod(WorkerRangeSweep.class, "stop");
         release.countDown(); // the sweep goes on into a stopping worker
         holder.join();
         closed.get(30, TimeUnit.SECONDS);

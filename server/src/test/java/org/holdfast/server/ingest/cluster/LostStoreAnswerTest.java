@@ -138,7 +138,7 @@ class LostStoreAnswerTest {
         Thread holder = RangeGcParts.holdRangeData(data, release);
         byte[] b = blocks(2, 1, false);
         CompletableFuture<Long> lost = master.server.rangeStores().up(1).store(PayloadCodec.RAW, BS, 1, fps(b), b);
-        Thread.sleep(200); // the request reaches the worker's lane
+        ThreadsAt.blockedOn(data, RangeDataService.class); // the request reached the worker's lane
         worker.close();
         long appendedAfter = System.currentTimeMillis(); // the block's own expiry is at least this + the grace
         release.countDown();

@@ -112,7 +112,9 @@ class WorkerConnectorTest {
             assertThat(lease.safeNanos()).as("nothing heard yet").isNotPositive();
             w.start();
             await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
-            assertThat(lease.safeNanos()).isPositive();
+            // held within half the lease's 600 ms of an acknowledgement: awaited, as the one instant after the connect
+            // may fall in a longer gap between two acknowledged heartbeats on a loaded machine (0 left, seen at load 37)
+            await().atMost(Duration.ofSeconds(5)).until(() -> lease.safeNanos() > 0);
             Thread.sleep(700); // past lost-after: only acknowledged heartbeats (every 100 ms) renew it
             await().atMost(Duration.ofSeconds(5)).until(() -> lease.safeNanos() > 0);
             server.close();
@@ -127,8 +129,8 @@ class WorkerConnectorTest {
             w.start();
             await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
             assertThat(lease.lostAfter()).isEqualTo(Duration.ofSeconds(2));
-            assertThat(lease.safeNanos()).as("never more than the master's lost-after").isPositive()
-                    .isLessThanOrEqualTo(Duration.ofSeconds(2).toNanos());
+            await().atMost(Duration.ofSeconds(5)).until(() -> lease.safeNanos() > 0); // held (awaited: see above)
+            assertThat(lease.safeNanos()).as("never more than the master's lost-after").isLessThanOrEqualTo(Duration.ofSeconds(2).toNanos());
             server.close(); // no acks from here on
             long closed = System.nanoTime();
             // on its own 60 s it would hold 30 s past the last ack
@@ -190,16 +192,18 @@ class WorkerConnectorTest {
     void takeoverHeldBack_theWorkerKeepsRetrying_andRegistersOnceTheOldNodeWasSilentForLostAfter() throws Exception {
         // the old node of w1 archived its range at epoch 1 and its link dropped just now; this worker has no range data
         String tokenId = tokens.authenticate(Files.readString(tokenFile).strip()).tokenId();
+        // the old node was last heard at its REGISTER: lost-after counts from there, not from the disconnect (taken
+        // after it, this mark put the master's correct wait short of lost-after once the two steps between took 200 ms)
+        long heard = System.nanoTime();
         WorkerRecord old = registry.register("w1", tokenId, "127.0.0.2:1", new WorkerCapacity(1, 1, 1), "v", 1);
         registry.archivedAt(old.workerId(), old.epoch(), 1, true);
         registry.disconnected(old.workerId(), old.epoch());
-        long dropped = System.nanoTime();
         try (WorkerConnector w = worker("w1", MasterTrust.pinned(cert.fingerprint()))) {
             await().atMost(Duration.ofSeconds(5)).until(() -> w.status().lastError() != null);
             assertThat(w.status().connected()).isFalse();
             assertThat(w.status().lastError()).contains("NODE_CONFLICT").contains("a takeover may start once it has been silent");
             await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
-            assertThat(System.nanoTime() - dropped).as("not before lost-after").isGreaterThanOrEqualTo(
+            assertThat(System.nanoTime() - heard).as("not before lost-after since the old node was heard").isGreaterThanOrEqualTo(
                     registry.settings().lostAfter().toNanos());
             assertThat(w.status().assignment().epoch()).isEqualTo(old.epoch() + 1);
         }
@@ -216,7 +220,7 @@ class WorkerConnectorTest {
         try (WorkerConnector w = leased(lease)) {
             w.start();
             await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
-            assertThat(lease.safeNanos(1)).isPositive();
+            await().atMost(Duration.ofSeconds(5)).until(() -> lease.safeNanos(1) > 0); // held (awaited: see above)
             server.close();
             await().atMost(Duration.ofSeconds(10)).until(() -> !w.status().connected() && w.status().lastError() != null);
             registry = new WorkerRegistry(new ClusterStore(db), registry.settings(), Clock.systemUTC()); // a restarted master
@@ -224,7 +228,7 @@ class WorkerConnectorTest {
             server = master(port);
             await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
             assertThat(w.status().assignment().workerId()).isEqualTo(2);
-            assertThat(lease.safeNanos(2)).isPositive();
+            await().atMost(Duration.ofSeconds(5)).until(() -> lease.safeNanos(2) > 0); // held (awaited: see above)
             assertThat(lease.safeNanos(1)).as("no delete in worker 1's key space").isNotPositive();
         }
     }
@@ -241,7 +245,9 @@ class WorkerConnectorTest {
             await().atMost(Duration.ofSeconds(10)).until(() -> w.status().connected());
             assertThat(w.status().assignment().epoch()).isEqualTo(2);
             assertThat(w.status().assignment().range().first()).isEqualTo(first);
-            assertThat(registry.state(1)).isEqualTo(MemberState.UP);
+            // up once a heartbeat came within late-after (400 ms): on a loaded machine the one instant after the
+            // connect may fall in a longer gap between two heartbeats (LATE until the next one)
+            await().atMost(Duration.ofSeconds(10)).until(() -> registry.state(1) == MemberState.UP);
         }
     }
 }
