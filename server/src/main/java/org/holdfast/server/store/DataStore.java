@@ -1,16 +1,8 @@
 package org.holdfast.server.store;
 
-import static org.holdfast.server.store.FormatVersions.DATA_LOG_HEADER_BYTES;
-import static org.holdfast.server.store.FormatVersions.RECORD_HEADER_BYTES;
-
-import java.lang.System.Logger.Level;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.Arrays;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.IntConsumer;
-import java.util.zip.CRC32C;
 import org.holdfast.common.id.Fingerprint;
 import org.holdfast.common.id.PbnRange;
 import org.holdfast.common.kill.KillPoints;
@@ -53,16 +45,16 @@ import org.holdfast.common.kill.KillPoints;
  * Lock order: relocation, syncLock, appendLock.
  *
  * <h2>Parts</h2>
- * This class keeps appends, repairs, the sync and the close, and owns the locks; its parts use them:
- * {@link StoreRecovery} (opening), {@link PbnReservation} (under appendLock), {@link OpenLogs} (the
- * logs by id and the closed flag), {@link BlockReads} (the read path and its checks),
- * {@link LogRelocation} (the exclusive side of relocation: compaction's switch, dropped and evicted logs).
+ * This class is the façade: it opens and closes the store, forgets freed blocks, and owns the locks;
+ * its parts use them: {@link StoreRecovery} (opening), {@link PbnReservation} (under appendLock),
+ * {@link OpenLogs} (the logs by id, the closed and read-only flags), {@link ActiveLog} (the append
+ * path: blocks, frames, repair copies, rolls), {@link StoreSync} (the sync and the durable point),
+ * {@link BlockRepair} (bad blocks repaired in place, switched by the sync), {@link BlockReads} (the
+ * read path and its checks), {@link LogRelocation} (the exclusive side of relocation: compaction's
+ * switch, dropped and evicted logs).
  */
 public final class DataStore implements AutoCloseable {
-    private static final System.Logger LOG = System.getLogger(DataStore.class.getName());
     static final String STORE = "data-store";
-    /** Room above GC's floor {@link #sealActive} wants: a new log's header, with a margin. */
-    private static final long SEAL_ROOM = 1L << 16;
     /** Free space above the reserve a new backup needs to start (one write buffer). */
     static final long BEGIN_HEADROOM = DataLog.WRITE_BUFFER_BYTES;
 
@@ -119,33 +111,22 @@ public final class DataStore implements AutoCloseable {
     private final OpenLogs logs;
     private final BlockReads reads;
     private final LogRelocation relocations;
+    private final ActiveLog active;
+    private final BlockRepair repair;
+    private final StoreSync storeSync;
     private final Object appendLock = new Object();
     private final Object syncLock = new Object();
     private final ReentrantReadWriteLock relocation = new ReentrantReadWriteLock();
     /** Serialises compactions of this store (one intent key, one log at a time). */
     final Object compactionLock = new Object();
-    private final AtomicLong appendedBlocks = new AtomicLong();
-    private final AtomicLong appendedBytes = new AtomicLong();
-    private final AtomicLong syncs = new AtomicLong();
-    private final AtomicLong repairedBlocks = new AtomicLong();
-
     // guarded by appendLock
-    private volatile DataLog active;
     private final PbnReservation pbnReservation;
+    // locations of appends since the last sync (the active log's, BlockReads' and the sync's)
     private final UnindexedLocations pending = new UnindexedLocations(1024, true);
-    // repairs appended since the last sync: new copies of bad PBNs (see repair)
-    private final UnindexedLocations repairs = new UnindexedLocations(16, false);
-    private final byte[] recordBuf = new byte[RECORD_HEADER_BYTES + FormatVersions.MAX_STORED_BYTES];
-    private final ByteBuffer recordView = ByteBuffer.wrap(recordBuf);
-    private final CRC32C crc = new CRC32C();
     /** Opened by a checker: nothing on disk is written, moved or deleted (see {@link #openReadOnly}). */
     private final boolean readOnly;
     /** Backend s3: sealed logs are uploaded and fetched back when their file is gone; null for a local store. */
     private final LogArchive archive;
-
-    // guarded by syncLock
-    private int durableLogId;
-    private long durableLength;
 
     private DataStore(Settings settings, MetadataDb db, DiskSpace disk, boolean readOnly) {
         this(settings, db, disk, readOnly, null);
@@ -172,14 +153,15 @@ public final class DataStore implements AutoCloseable {
         this.relocations = new LogRelocation(this.settings.dir(), db, locations, logs, reads, archive, relocation, this::compactableBelow);
         StoreRecovery.Opened opened = readOnly ? StoreRecovery.openReadOnly(this.settings.dir(), db, logs, pbnReservation, locations)
                 : StoreRecovery.recover(this.settings.dir(), db, range, logs, pbnReservation, locations);
-        this.active = opened.active();
-        this.durableLogId = opened.durableLogId();
-        this.durableLength = opened.durableLength();
+        this.active = new ActiveLog(this.settings, opened.active(), reserve, logs, pbnReservation, appendLock, pending);
+        this.repair = new BlockRepair(this.settings.dir(), range, locations, badBlocks, logs, reads, active, appendLock);
+        this.storeSync = new StoreSync(db, locations, logs, active, repair, this.settings.fsync(), archive, relocation, syncLock, appendLock,
+                pending, opened.durableLogId(), opened.durableLength());
         this.recovery = opened.recovery();
-        reserve.unwritten(() -> active.buffered()); // read without the append lock: a byte more or less is no harm
+        reserve.unwritten(active::buffered); // read without the append lock: a byte more or less is no harm
         if (archive != null && !readOnly) {
             archive.cache().attach(StoreRecovery.uploadedLocalLogs(settings.dir(), compactableBelow(), archive), relocations::evictLocal);
-            archive.sealedBelow(durableLogId); // uploads a crash interrupted resume now
+            archive.sealedBelow(opened.durableLogId()); // uploads a crash interrupted resume now
         }
     }
 
@@ -242,9 +224,7 @@ public final class DataStore implements AutoCloseable {
     }
 
     private void refuseIfReadOnly(String what) {
-        if (readOnly) {
-            throw new IllegalStateException("the data store in " + settings.dir() + " is open read-only (a checker); cannot " + what);
-        }
+        logs.ensureWritable(what);
     }
 
     /** As {@link #open(Settings, MetadataDb)}, asking {@code disk} for free space (a simulated disk in tests). */
@@ -281,32 +261,7 @@ public final class DataStore implements AutoCloseable {
      * @throws StorageFullException if the disk is (nearly) full; nothing was appended
      */
     public long append(byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec, int rawLength) {
-        if (!FormatVersions.isStoredCodec(codec)) {
-            throw new IllegalArgumentException("cannot store codec " + codec);
-        }
-        if (storedLength <= 0 || storedLength > FormatVersions.MAX_STORED_BYTES) {
-            throw new IllegalArgumentException("stored length " + storedLength + " outside 1.." + FormatVersions.MAX_STORED_BYTES);
-        }
-        if (rawLength <= 0 || rawLength > FormatVersions.MAX_BLOCK_SIZE) {
-            throw new IllegalArgumentException("raw length " + rawLength + " outside 1.." + FormatVersions.MAX_BLOCK_SIZE);
-        }
-        int recordLength = RECORD_HEADER_BYTES + storedLength;
-        refuseIfReadOnly("append");
-        synchronized (appendLock) {
-            logs.ensureOpen();
-            pbnReservation.requireRoom(1);
-            makeRoom(recordLength, false);
-            long pbn = pbnReservation.next();
-            pbnReservation.cover(1);
-            System.arraycopy(payload, off, recordBuf, RECORD_HEADER_BYTES, storedLength);
-            RecordFormat.writeHeader(recordBuf, pbn, codec, rawLength, storedLength, crc);
-            long at = appendRecord(recordLength, pbn);
-            pending.add(pbn, active.id(), at, storedLength, fps, fpOff);
-            pbnReservation.handedOutBelow(pbn + 1);
-            appendedBlocks.incrementAndGet();
-            appendedBytes.addAndGet(storedLength);
-            return pbn;
-        }
+        return active.append(fps, fpOff, payload, off, storedLength, codec, rawLength);
     }
 
     /**
@@ -319,61 +274,7 @@ public final class DataStore implements AutoCloseable {
      * @throws StorageFullException if the disk is (nearly) full; nothing was appended
      */
     public long appendFrame(byte[] fps, int fpOff, int members, byte[] frame, int off, int storedLength, int blockSize) {
-        if (members < 1 || members > FormatVersions.FRAME_MAX_MEMBERS) {
-            throw new IllegalArgumentException("a frame holds 1.." + FormatVersions.FRAME_MAX_MEMBERS + " members, not " + members);
-        }
-        if (!FormatVersions.isValidBlockSize(blockSize) || (long) members * blockSize > FormatVersions.FRAME_MAX_RAW) {
-            throw new IllegalArgumentException(members + " blocks of " + blockSize + " bytes do not make a frame of at most "
-                    + FormatVersions.FRAME_MAX_RAW + " bytes");
-        }
-        if (storedLength <= 0 || storedLength > FormatVersions.FRAME_MAX_STORED) {
-            throw new IllegalArgumentException("frame stored length " + storedLength + " outside 1.." + FormatVersions.FRAME_MAX_STORED);
-        }
-        int recordLength = RECORD_HEADER_BYTES + storedLength;
-        refuseIfReadOnly("append");
-        synchronized (appendLock) {
-            logs.ensureOpen();
-            // a release that knows only block records then refuses the log instead of misreading it
-            pbnReservation.requireRoom(members);
-            makeRoom(recordLength, active.version() < FormatVersions.DATA_LOG_VERSION);
-            long first = pbnReservation.next();
-            pbnReservation.cover(members);
-            System.arraycopy(frame, off, recordBuf, RECORD_HEADER_BYTES, storedLength);
-            FrameFormat.writeHeader(recordBuf, 0, first, members, members * blockSize, storedLength, 0, crc);
-            long at = appendRecord(recordLength, first);
-            int location = FrameFormat.memberLocation(storedLength, members);
-            for (int k = 0; k < members; k++) {
-                pending.add(first + k, active.id(), at, location, fps, fpOff + k * Fingerprint.BYTES);
-            }
-            pbnReservation.handedOutBelow(first + members);
-            appendedBlocks.addAndGet(members);
-            appendedBytes.addAndGet(storedLength);
-            return first;
-        }
-    }
-
-    /**
-     * Charges the space reserve for a record of {@code recordLength} bytes and rolls to a new log if
-     * it does not fit the active one (or {@code roll} says so). Under the append lock; before
-     * anything changes, so a refused append leaves the store as it was.
-     */
-    private void makeRoom(int recordLength, boolean roll) {
-        boolean rolls = roll || active.size() + recordLength > settings.rollBytes() && active.size() > DATA_LOG_HEADER_BYTES;
-        reserve.charge(recordLength + (rolls ? DATA_LOG_HEADER_BYTES : 0));
-        if (rolls) {
-            roll();
-        }
-    }
-
-    /** Appends the record in {@code recordBuf[0..recordLength)} to the active log; returns its offset. Under the append lock. */
-    private long appendRecord(int recordLength, long pbn) {
-        recordView.clear().limit(recordLength);
-        try {
-            return active.append(recordView, pbn);
-        } catch (StorageFullException e) {
-            reserve.invalidate(); // someone else filled the disk: look again next time
-            throw e;
-        }
+        return active.appendFrame(fps, fpOff, members, frame, off, storedLength, blockSize);
     }
 
     /**
@@ -392,40 +293,7 @@ public final class DataStore implements AutoCloseable {
      * @throws StorageFullException if the disk is (nearly) full; nothing was appended
      */
     public boolean repair(long pbn, byte[] fps, int fpOff, byte[] payload, int off, int storedLength, int codec, int rawLength) {
-        if (pbn > 0) {
-            StoreRange.requireIn(range, pbn, "repair", settings.dir());
-        }
-        if (pbn <= 0 || !badBlocks.isBad(pbn)) {
-            return false;
-        }
-        StoredBlock current = new StoredBlock(1);
-        if (!reads.locate(pbn, current)
-                || !Arrays.equals(current.fingerprint, 0, Fingerprint.BYTES, fps, fpOff, fpOff + Fingerprint.BYTES)) {
-            LOG.log(Level.WARNING, "not repairing bad block PBN {0}: the upload's fingerprint differs from the one it must hold", pbn);
-            return false;
-        }
-        if (!FormatVersions.isStoredCodec(codec) || storedLength <= 0 || storedLength > FormatVersions.MAX_STORED_BYTES
-                || rawLength <= 0 || rawLength > FormatVersions.MAX_BLOCK_SIZE) {
-            throw new IllegalArgumentException("cannot repair with codec " + codec + ", stored length " + storedLength + ", raw length " + rawLength);
-        }
-        int recordLength = RECORD_HEADER_BYTES + storedLength;
-        synchronized (appendLock) {
-            logs.ensureOpen();
-            checkSpace();
-            if (active.size() + recordLength > settings.rollBytes() && active.size() > DATA_LOG_HEADER_BYTES) {
-                roll();
-            }
-            System.arraycopy(payload, off, recordBuf, RECORD_HEADER_BYTES, storedLength);
-            RecordFormat.writeHeader(recordBuf, pbn, codec, rawLength, storedLength, crc);
-            recordView.clear().limit(recordLength);
-            long at = active.append(recordView, pbn);
-            KillPoints.hit(KillPoints.REPAIR_AFTER_APPEND);
-            repairs.add(pbn, active.id(), at, storedLength, fps, fpOff);
-            appendedBlocks.incrementAndGet();
-            appendedBytes.addAndGet(storedLength);
-        }
-        LOG.log(Level.INFO, "repairing bad block PBN {0} with an uploaded copy of the same fingerprint", pbn);
-        return true;
+        return repair.repair(pbn, fps, fpOff, payload, off, storedLength, codec, rawLength);
     }
 
     /**
@@ -433,14 +301,7 @@ public final class DataStore implements AutoCloseable {
      * decode to the fingerprint the index holds); false if it has no location or was marked already.
      */
     public boolean markDamaged(long pbn, String problem) {
-        if (pbn > 0) {
-            StoreRange.requireIn(range, pbn, "mark damaged", settings.dir());
-        }
-        StoredBlock at = new StoredBlock(1);
-        if (pbn <= 0 || !reads.locate(pbn, at)) {
-            return false;
-        }
-        return badBlocks.mark(pbn, at.fingerprint, 0, logPath(at.logId).toString(), problem + " (record at offset " + at.offset + ")");
+        return repair.markDamaged(pbn, problem);
     }
 
     /** Marks a block bad that compaction found damaged (the location index holds fingerprint {@code fps[fpOff..+32)}). */
@@ -508,75 +369,7 @@ public final class DataStore implements AutoCloseable {
         if (readOnly) {
             return; // nothing was appended, and the durable point stays as the server left it
         }
-        // shared relocation lock: a repair's location switch must not interleave with a compaction's
-        relocation.readLock().lock();
-        try {
-            syncLocked();
-        } finally {
-            relocation.readLock().unlock();
-        }
-    }
-
-    private void syncLocked() {
-        synchronized (syncLock) {
-            DataLog log;
-            long length;
-            int count;
-            long[] repaired;
-            try (MetadataBatch batch = new MetadataBatch()) {
-                synchronized (appendLock) {
-                    logs.ensureOpen();
-                    log = active;
-                    length = active.size();
-                    count = pending.size();
-                    if (count == 0 && log.id() == durableLogId && length == durableLength) {
-                        return;
-                    }
-                    for (int i = 0; i < count; i++) {
-                        pending.putTo(locations, batch, i);
-                    }
-                    // Repairs: the PBN's location moves to the new copy in the same synced batch as the
-                    // durable point that covers it, and the bad mark goes with it (see repair).
-                    repaired = new long[repairs.size()];
-                    for (int i = 0; i < repaired.length; i++) {
-                        repaired[i] = repairs.pbn(i);
-                        if (badBlocks.isBad(repaired[i])) {
-                            repairs.putTo(locations, batch, i);
-                            badBlocks.clear(batch, repaired[i]);
-                        }
-                    }
-                    repairs.clear();
-                }
-                if (settings.fsync().forces()) {
-                    log.force();
-                } else {
-                    log.write(); // the durable point must never lie past the file's end
-                }
-                if (repaired.length > 0) {
-                    KillPoints.hit(KillPoints.REPAIR_BEFORE_SWITCH);
-                }
-                writeDurablePoint(log.id(), length, batch);
-            }
-            if (repaired.length > 0) {
-                KillPoints.hit(KillPoints.REPAIR_AFTER_SWITCH);
-            }
-            synchronized (appendLock) {
-                pending.dropFirst(count);
-            }
-            for (long p : repaired) {
-                if (badBlocks.isBad(p)) {
-                    badBlocks.cleared(p);
-                    repairedBlocks.incrementAndGet();
-                    LOG.log(Level.INFO, "repaired bad block PBN {0}: its location now names a verified new copy", p);
-                }
-            }
-            durableLogId = log.id();
-            durableLength = length;
-            syncs.incrementAndGet();
-            if (archive != null) {
-                archive.sealedBelow(durableLogId); // the logs below the durable point's are final now
-            }
-        }
+        storeSync.sync();
     }
 
     /**
@@ -594,13 +387,13 @@ public final class DataStore implements AutoCloseable {
 
     public Stats stats() {
         synchronized (appendLock) {
-            return new Stats(pbnReservation.next(), appendedBlocks.get(), appendedBytes.get(), syncs.get(), active.id());
+            return new Stats(pbnReservation.next(), active.appendedBlocks(), active.appendedBytes(), storeSync.syncs(), active.log().id());
         }
     }
 
     /** Bad blocks repaired in place since the store opened. */
     public long repairedBlocks() {
-        return repairedBlocks.get();
+        return repair.repairedBlocks();
     }
 
     /**
@@ -670,9 +463,7 @@ public final class DataStore implements AutoCloseable {
      * point lies in a later log), so compaction may rewrite them. 0 before the first sync.
      */
     public int compactableBelow() {
-        synchronized (syncLock) {
-            return durableLogId;
-        }
+        return storeSync.compactableBelow();
     }
 
     /**
@@ -685,16 +476,8 @@ public final class DataStore implements AutoCloseable {
      */
     public boolean sealActive(int logId) {
         refuseIfReadOnly("seal the active data log");
-        synchronized (appendLock) {
-            logs.ensureOpen();
-            if (active.id() != logId || active.size() <= DATA_LOG_HEADER_BYTES) {
-                return false;
-            }
-            if (reserve.gcRoom() < SEAL_ROOM) {
-                return false; // a roll that cannot create the new log would leave the active log sealed under ingest
-            }
-            roll(); // not charged to the reserve, which is ingest's: GC may use it (one log header)
-            reserve.invalidate();
+        if (!active.sealForCompaction(logId)) {
+            return false;
         }
         KillPoints.hit(KillPoints.COMPACTION_AFTER_ROLL);
         sync();
@@ -703,9 +486,7 @@ public final class DataStore implements AutoCloseable {
 
     /** The active log's id and durable length (its indexed part) as of the last sync. */
     public long[] durablePoint() {
-        synchronized (syncLock) {
-            return new long[] {durableLogId, durableLength};
-        }
+        return storeSync.durablePoint();
     }
 
     /**
@@ -819,27 +600,11 @@ public final class DataStore implements AutoCloseable {
      */
     public int sealActiveLog() {
         refuseIfReadOnly("seal the active log");
-        synchronized (appendLock) {
-            logs.ensureOpen();
-            // no reserve charge for the new log's header: a catalog backup must not fail on a full data disk
-            if (active.size() > DATA_LOG_HEADER_BYTES) {
-                roll();
-            }
-        }
+        active.sealIfNotEmpty();
         sync(); // the durable point moves into the new log, so the sealed ones are final and go to the archive
         synchronized (appendLock) {
-            return active.id();
+            return active.log().id();
         }
-    }
-
-    private void roll() {
-        active.seal();
-        if (settings.fsync().forces()) {
-            active.force();
-        }
-        DataLog next = DataLog.create(settings.dir(), active.id() + 1, System.currentTimeMillis());
-        logs.put(next);
-        active = next;
     }
 
     /**
@@ -853,16 +618,6 @@ public final class DataStore implements AutoCloseable {
             if (!readOnly) {
                 pbnReservation.release();
             }
-        }
-    }
-
-    private void writeDurablePoint(int logId, long length, MetadataBatch batch) {
-        if (batch == null) {
-            try (MetadataBatch b = new MetadataBatch()) {
-                new DurablePoint(logId, length).write(db, b);
-            }
-        } else {
-            new DurablePoint(logId, length).write(db, batch);
         }
     }
 }

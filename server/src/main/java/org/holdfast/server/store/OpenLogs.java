@@ -10,7 +10,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The open data logs of a {@link DataStore} by id, and whether the store is closed. The map is
+ * The open data logs of a {@link DataStore} by id, and whether the store is closed or read-only. The map is
  * concurrent; {@code closed} is guarded as the store's comments say (written under all its locks).
  */
 final class OpenLogs {
@@ -29,6 +29,13 @@ final class OpenLogs {
     void ensureOpen() {
         if (closed) {
             throw new StoreException(DataStore.STORE, dir.toString(), null, "data store is closed", null);
+        }
+    }
+
+    /** Refuses {@code what} (a write) on a store a checker opened read-only. */
+    void ensureWritable(String what) {
+        if (readOnly) {
+            throw new IllegalStateException("the data store in " + dir + " is open read-only (a checker); cannot " + what);
         }
     }
 
