@@ -70,8 +70,59 @@ class FrameDecoderFuzzTest {
         alloc.assertAllReleased();
     }
 
+    /**
+     * The frame codecs (3, 4) and the block-size checks only run on a connection that agreed on
+     * protocol 4+ and was told its block size: framed BLOCKS and RESTORE_DATA, mutated, on such a decoder.
+     */
+    @ParameterizedTest
+    @ValueSource(longs = {21, 22})
+    void decode_mutatedFramedPayloads_protocol5_onlyProtocolExceptionAndNoLeak(long seed) {
+        Random r = new Random(seed);
+        TrackingAllocator alloc = new TrackingAllocator();
+        byte[] src = new byte[8192];
+        r.nextBytes(src);
+        byte[] fp = new byte[32];
+        Blocks blocks = Blocks.builder(alloc, 16384).add(1, PayloadCodec.RAW, src, 0, 4096).addFrame(2, src, 7, 300)
+                .addFrameMember(3).addFrameMember(4).add(5, PayloadCodec.ZSTD, src, 9, 40).addFrame(6, src, 1, 20).addFrameMember(7)
+                .build();
+        RestoreData.Builder rb = RestoreData.builder(alloc, 100, 16384).addZero();
+        int ordinal = rb.addFrame(fp, 0, 1, 3, src, 5, 200);
+        rb.addFrameMember(fp, 0, 0, ordinal).add(PayloadCodec.RAW, fp, 0, src, 0, 4096).addFrameMember(fp, 0, 2, ordinal);
+        byte[][] frames = {encode(blocks), encode(rb.build())};
+        int decoded = 0;
+        for (int iter = 0; iter < 2000; iter++) {
+            byte[] f = frames[r.nextInt(frames.length)].clone();
+            int flips = r.nextInt(4); // 0: the frame as sent, which must decode
+            for (int k = 0; k < flips; k++) {
+                int at = r.nextBoolean() ? r.nextInt(Math.min(f.length, 80)) : r.nextInt(f.length);
+                f[at] = (byte) r.nextInt(256);
+            }
+            FrameDecoder decoder = new FrameDecoder();
+            decoder.protocolVersion(ProtocolLimits.PROTOCOL_VERSION);
+            decoder.blockSize(r.nextBoolean() ? 4096 : 0);
+            decoded += feed(alloc, f, r, decoder);
+        }
+        alloc.assertAllReleased();
+        assertThat(decoded).as("framed messages that decoded").isGreaterThan(400);
+    }
+
+    private static byte[] encode(Message m) {
+        ByteBuf b = Unpooled.buffer();
+        FrameEncoder.write(m, b);
+        byte[] a = new byte[b.readableBytes()];
+        b.readBytes(a);
+        ReferenceCountUtil.release(m);
+        return a;
+    }
+
     private static void feed(TrackingAllocator alloc, byte[] input, Random r) {
-        EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder());
+        feed(alloc, input, r, new FrameDecoder());
+    }
+
+    /** Feeds {@code input} in random pieces; returns the BLOCKS and RESTORE_DATA messages decoded. */
+    private static int feed(TrackingAllocator alloc, byte[] input, Random r, FrameDecoder decoder) {
+        int payloadMessages = 0;
+        EmbeddedChannel ch = new EmbeddedChannel(decoder);
         ch.config().setAllocator(alloc);
         try {
             int pos = 0;
@@ -81,6 +132,7 @@ class FrameDecoderFuzzTest {
                 pos += n;
                 ch.writeInbound(piece);
                 for (Object o; (o = ch.readInbound()) != null; ) {
+                    payloadMessages += o instanceof Blocks || o instanceof RestoreData ? 1 : 0;
                     ReferenceCountUtil.release(o);
                 }
             }
@@ -91,5 +143,6 @@ class FrameDecoderFuzzTest {
         } finally {
             ch.finishAndReleaseAll();
         }
+        return payloadMessages;
     }
 }
