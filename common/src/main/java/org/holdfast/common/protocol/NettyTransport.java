@@ -92,9 +92,9 @@ public final class NettyTransport {
                 : java.util.List.of(NioEventLoopGroup.class.getName(), NioSocketChannel.class.getName());
     }
 
-    /** For log lines: {@code epoll}, or {@code NIO (why)}. */
+    /** For log lines: {@code epoll transport}, or {@code NIO transport (why)}. */
     @Override
     public String toString() {
-        return epoll ? "epoll" : "NIO (" + fallback + ")";
+        return epoll ? "epoll transport" : "NIO transport (" + fallback + ")";
     }
 }

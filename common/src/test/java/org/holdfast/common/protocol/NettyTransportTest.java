@@ -36,7 +36,7 @@ class NettyTransportTest {
         NettyTransport t = NettyTransport.named("auto");
         assertThat(t.isEpoll()).as("%s", t).isTrue();
         assertThat(t.socketChannel()).isEqualTo(EpollSocketChannel.class);
-        assertThat(t.toString()).isEqualTo("epoll");
+        assertThat(t.toString()).isEqualTo("epoll transport");
     }
 
     @Test
@@ -45,7 +45,7 @@ class NettyTransportTest {
         assertThat(t.isEpoll()).isFalse();
         assertThat(t.socketChannel()).isEqualTo(NioSocketChannel.class);
         assertThat(t.serverChannel()).isEqualTo(NioServerSocketChannel.class);
-        assertThat(t.toString()).isEqualTo("NIO (holdfast.transport=nio)");
+        assertThat(t.toString()).isEqualTo("NIO transport (holdfast.transport=nio)");
     }
 
     @Test

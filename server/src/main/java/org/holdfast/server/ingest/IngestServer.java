@@ -114,7 +114,7 @@ public final class IngestServer implements AutoCloseable {
             throw new AgentPortUnavailableException("cannot listen for agents on " + settings.host() + ":" + settings.port() + ": "
                     + e.getMessage() + "; free the port or set holdfast.ingest.host and holdfast.ingest.port", e);
         }
-        LOG.log(System.Logger.Level.INFO, "listening for agents on {0} ({1}; {2} transport)", serverChannel.localAddress(),
+        LOG.log(System.Logger.Level.INFO, "listening for agents on {0} ({1}; {2})", serverChannel.localAddress(),
                 settings.tls() != null ? "TLS, " + settings.tls().describe() : "plain TCP, no TLS", transport);
     }
 

@@ -172,7 +172,7 @@ public final class ClusterServer implements AutoCloseable {
             throw new ClusterSetupException("cannot listen for workers on " + settings.host() + ":" + settings.port() + ": "
                     + e.getMessage() + "; free the port or set holdfast.cluster.host and holdfast.cluster.port", e);
         }
-        LOG.log(System.Logger.Level.INFO, "listening for workers on {0} ({1}; {2} transport)", serverChannel.localAddress(),
+        LOG.log(System.Logger.Level.INFO, "listening for workers on {0} ({1}; {2})", serverChannel.localAddress(),
                 settings.tls() != null ? "TLS" : "plain TCP, no TLS", transport);
     }
 
