@@ -35,7 +35,7 @@ final class StartupWarmer {
 
     /** Everything warmed: Netty's transport (named by client.net, read here on the warm-up thread) then {@link #CLASSES}. */
     static List<String> classes() {
-        List<String> all = new ArrayList<>(FrameBuffers.transportClasses());
+        List<String> all = new ArrayList<>(FrameBuffers.TRANSPORT_CLASSES);
         all.addAll(CLASSES);
         return all;
     }

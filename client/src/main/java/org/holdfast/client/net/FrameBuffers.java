@@ -4,7 +4,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.util.ReferenceCountUtil;
 import java.nio.ByteBuffer;
 import java.util.List;
-import org.holdfast.common.protocol.NettyTransport;
 import org.holdfast.common.protocol.RestoreData;
 
 /**
@@ -13,17 +12,12 @@ import org.holdfast.common.protocol.RestoreData;
  * here so that only this package touches Netty; the flows see messages and {@link ByteBuffer}s.
  */
 public final class FrameBuffers {
-    /**
-     * Netty classes a connection initialises first, heaviest static initialiser first (for the
-     * agent's warm-up); choosing the transport loads the epoll library, which is the heaviest part.
-     */
-    public static List<String> transportClasses() {
-        List<String> all = new java.util.ArrayList<>();
-        all.add("io.netty.buffer.PooledByteBufAllocator");
-        all.addAll(NettyTransport.process().classNames());
-        all.add("io.netty.bootstrap.Bootstrap");
-        return all;
-    }
+    /** Netty classes a connection initialises first, heaviest static initialiser first (for the agent's warm-up). */
+    public static final List<String> TRANSPORT_CLASSES = List.of(
+            "io.netty.buffer.PooledByteBufAllocator",
+            "io.netty.channel.nio.NioEventLoopGroup",
+            "io.netty.channel.socket.nio.NioSocketChannel",
+            "io.netty.bootstrap.Bootstrap");
 
     private FrameBuffers() {
     }

@@ -11,7 +11,9 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.util.ReferenceCountUtil;
 import java.time.Duration;
@@ -28,7 +30,6 @@ import org.holdfast.common.protocol.FrameEncoder;
 import org.holdfast.common.protocol.Hello;
 import org.holdfast.common.protocol.HelloOk;
 import org.holdfast.common.protocol.Message;
-import org.holdfast.common.protocol.NettyTransport;
 import org.holdfast.common.protocol.ProtocolException;
 import org.holdfast.common.protocol.ProtocolLimits;
 import org.holdfast.common.protocol.TlsEngines;
@@ -87,8 +88,7 @@ public final class ServerConnection implements AutoCloseable {
      * {@link ServerTrust}'s refusal (naming the fingerprints).
      */
     public static ServerConnection connect(ServerAddress address, Duration timeout, ServerTrust trust) {
-        NettyTransport transport = NettyTransport.process();
-        EventLoopGroup group = transport.group(1, r -> {
+        EventLoopGroup group = new NioEventLoopGroup(1, r -> {
             Thread t = new Thread(r, "holdfast-net");
             t.setDaemon(true);
             return t;
@@ -101,7 +101,7 @@ public final class ServerConnection implements AutoCloseable {
         SslHandler ssl = check == null ? null : check.newHandler(engine, ByteBufAllocator.DEFAULT);
         WrongPortSniffer raw = new WrongPortSniffer(address, ssl != null);
         WrongPortSniffer inner = new WrongPortSniffer(address, true);
-        Bootstrap b = new Bootstrap().group(group).channel(transport.socketChannel())
+        Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, timeout.toMillis()))
                 .option(ChannelOption.TCP_NODELAY, true)
                 .handler(new ChannelInitializer<SocketChannel>() {

@@ -33,13 +33,12 @@ final class SettingNames {
     /**
      * JVM system properties of the test and benchmark harnesses (and of the kill points a crash test
      * arms), and the agent's own (holdfast.scan., holdfast.restore.direct): they configure the harness or
-     * the agent, never the server, and a harness starts servers with them set. holdfast.transport is a
-     * JVM property of both programs, read by common's NettyTransport before any port opens, not by Spring.
+     * the agent, never the server, and a harness starts servers with them set.
      */
     static final List<String> HARNESS_PREFIXES = List.of(KillPoints.PROPERTY, "holdfast.test.", "holdfast.e2e.",
             "holdfast.crash.", "holdfast.bench.", "holdfast.spill.", "holdfast.fixture.", "holdfast.frames.",
             "holdfast.smoke.", "holdfast.repo.", "holdfast.client.", "holdfast.footprint.", "holdfast.scan.",
-            "holdfast.restore.direct", "holdfast.transport");
+            "holdfast.restore.direct");
     /**
      * Environment variables of the other Holdfast programs, which may share a host (and an environment)
      * with the server: the agent's token, progress switch and hook variables, the launchers' and compose's.

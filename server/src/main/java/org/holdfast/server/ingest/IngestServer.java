@@ -8,7 +8,9 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
@@ -21,7 +23,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.holdfast.common.protocol.FrameDecoder;
 import org.holdfast.common.protocol.FrameEncoder;
-import org.holdfast.common.protocol.NettyTransport;
 
 /**
  * The agent-facing TCP server (protocol v1, docs/protocol.md).
@@ -70,13 +71,12 @@ public final class IngestServer implements AutoCloseable {
 
     /** Binds the port; throws if it is taken. */
     public synchronized void start() {
-        NettyTransport transport = NettyTransport.process();
-        boss = transport.group(1, new DefaultThreadFactory("holdfast-ingest-accept", true));
-        workers = transport.group(Math.max(2, Runtime.getRuntime().availableProcessors()),
+        boss = new NioEventLoopGroup(1, new DefaultThreadFactory("holdfast-ingest-accept", true));
+        workers = new NioEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
                 new DefaultThreadFactory("holdfast-ingest-io", true));
         ServerBootstrap b = new ServerBootstrap()
                 .group(boss, workers)
-                .channel(transport.serverChannel())
+                .channel(NioServerSocketChannel.class)
                 .option(ChannelOption.SO_BACKLOG, 128)
                 .childOption(ChannelOption.SO_KEEPALIVE, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
@@ -114,8 +114,8 @@ public final class IngestServer implements AutoCloseable {
             throw new AgentPortUnavailableException("cannot listen for agents on " + settings.host() + ":" + settings.port() + ": "
                     + e.getMessage() + "; free the port or set holdfast.ingest.host and holdfast.ingest.port", e);
         }
-        LOG.log(System.Logger.Level.INFO, "listening for agents on {0} ({1}; {2})", serverChannel.localAddress(),
-                settings.tls() != null ? "TLS, " + settings.tls().describe() : "plain TCP, no TLS", transport);
+        LOG.log(System.Logger.Level.INFO, "listening for agents on {0} ({1})", serverChannel.localAddress(),
+                settings.tls() != null ? "TLS, " + settings.tls().describe() : "plain TCP, no TLS");
     }
 
     /**

@@ -10,7 +10,9 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
@@ -20,7 +22,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.holdfast.common.protocol.FrameDecoder;
 import org.holdfast.common.protocol.FrameEncoder;
-import org.holdfast.common.protocol.NettyTransport;
 import org.holdfast.common.protocol.Register;
 import org.holdfast.server.cluster.ClusterSetupException;
 import org.holdfast.server.cluster.WorkerRegistry;
@@ -133,13 +134,12 @@ public final class ClusterServer implements AutoCloseable {
 
     /** Binds the port; throws if it is taken. */
     public synchronized void start() {
-        NettyTransport transport = NettyTransport.process();
-        boss = transport.group(1, new DefaultThreadFactory("holdfast-cluster-accept", true));
-        loops = transport.group(1, new DefaultThreadFactory("holdfast-cluster-io", true));
+        boss = new NioEventLoopGroup(1, new DefaultThreadFactory("holdfast-cluster-accept", true));
+        loops = new NioEventLoopGroup(1, new DefaultThreadFactory("holdfast-cluster-io", true));
         long lostMillis = registry.settings().lostAfter().toMillis();
         ServerBootstrap b = new ServerBootstrap()
                 .group(boss, loops)
-                .channel(transport.serverChannel())
+                .channel(NioServerSocketChannel.class)
                 .childOption(ChannelOption.SO_KEEPALIVE, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
@@ -172,8 +172,8 @@ public final class ClusterServer implements AutoCloseable {
             throw new ClusterSetupException("cannot listen for workers on " + settings.host() + ":" + settings.port() + ": "
                     + e.getMessage() + "; free the port or set holdfast.cluster.host and holdfast.cluster.port", e);
         }
-        LOG.log(System.Logger.Level.INFO, "listening for workers on {0} ({1}; {2})", serverChannel.localAddress(),
-                settings.tls() != null ? "TLS" : "plain TCP, no TLS", transport);
+        LOG.log(System.Logger.Level.INFO, "listening for workers on {0} ({1})", serverChannel.localAddress(),
+                settings.tls() != null ? "TLS" : "plain TCP, no TLS");
     }
 
     /** Open connections from the address {@code ch} comes from. */

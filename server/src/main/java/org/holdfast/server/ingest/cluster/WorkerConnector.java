@@ -9,7 +9,9 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
@@ -44,7 +46,6 @@ import org.holdfast.common.protocol.GcDelta;
 import org.holdfast.common.protocol.GcSweep;
 import org.holdfast.common.protocol.Heartbeat;
 import org.holdfast.common.protocol.HeartbeatAck;
-import org.holdfast.common.protocol.NettyTransport;
 import org.holdfast.common.protocol.ProtocolException;
 import org.holdfast.common.protocol.Register;
 import org.holdfast.common.protocol.Registered;
@@ -101,8 +102,7 @@ public final class WorkerConnector implements AutoCloseable {
     private final WorkerRangeData rangeData;
     private final WorkerGcMetadata gcMetadata;
     private final WorkerRangeSweep rangeSweep; // null without range data and GC metadata
-    private final NettyTransport transport = NettyTransport.process();
-    private final EventLoopGroup loop = transport.group(1, new DefaultThreadFactory("holdfast-worker-link", true));
+    private final EventLoopGroup loop = new NioEventLoopGroup(1, new DefaultThreadFactory("holdfast-worker-link", true));
     private final SslContext tls;
     private final TlsEngines.Engine engine;
     /**
@@ -219,7 +219,7 @@ public final class WorkerConnector implements AutoCloseable {
         if (settings.trust() != null) {
             settings.trust().clearRefusal();
         }
-        Bootstrap b = new Bootstrap().group(loop).channel(transport.socketChannel())
+        Bootstrap b = new Bootstrap().group(loop).channel(NioSocketChannel.class)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, Math.toIntExact(settings.connectTimeout().toMillis()))
                 .option(ChannelOption.TCP_NODELAY, true)
                 // a 16 MiB DATA_READ_ANSWER in the buffer leaves the link writable (one goes out while the
