@@ -16,6 +16,9 @@ final class UnindexedLocations {
     private long[] offset;
     private int[] location;
     private byte[] fingerprints;
+    // putTo's key and value: the batch copies them, so one pair serves every entry
+    private final byte[] key = new byte[8];
+    private final byte[] value = new byte[LocationIndex.VALUE_BYTES];
 
     /**
      * A table of {@code capacity} entries to start with; {@code consecutive}: every PBN added is the
@@ -94,7 +97,7 @@ final class UnindexedLocations {
 
     /** Adds entry i to {@code batch}'s location index writes. */
     void putTo(LocationIndex locations, MetadataBatch batch, int i) {
-        locations.put(batch, pbn[i], logId[i], offset[i], location[i], fingerprints, i * Fingerprint.BYTES);
+        locations.put(batch, pbn[i], logId[i], offset[i], location[i], fingerprints, i * Fingerprint.BYTES, key, value);
     }
 
     /** Drops the first {@code n} entries (indexed by a sync); entries added since then stay. */

@@ -387,7 +387,7 @@ class DataStoreTest {
      * allocate less than one small object per 100 blocks on the calling thread.
      */
     @Test
-    void appends_afterWarmUp_allocateNothingPerBlockOrFrame() {
+    void appendsAndTheirSync_afterWarmUp_allocateNothingPerBlockOrFrame() {
         db = MetadataDb.open(dir.resolve("catalog"));
         // a reservation covering both runs: no meta write in between (the free-space look is once a second at most)
         store = DataStore.open(new DataStore.Settings(dir.resolve("data"), 256L << 20, FsyncPolicy.COMMIT, 1 << 20, 0), db);
@@ -396,6 +396,7 @@ class DataStoreTest {
         new Random(2).nextBytes(fps);
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
         long allocated = 0;
+        long synced = 0;
         for (int run = 0; run < 2; run++) {
             long first = store.nextPbn();
             long before = threads.getCurrentThreadAllocatedBytes();
@@ -407,10 +408,14 @@ class DataStoreTest {
             }
             allocated = threads.getCurrentThreadAllocatedBytes() - before;
             assertThat(store.nextPbn() - first).isEqualTo(4096 + 256 * 16);
+            long beforeSync = threads.getCurrentThreadAllocatedBytes();
             store.sync(); // the pending table keeps its capacity for the measured run
+            synced = threads.getCurrentThreadAllocatedBytes() - beforeSync;
         }
-        System.out.println("[alloc] 8,192 PBNs appended after the warm-up allocated " + allocated + " bytes");
+        System.out.println("[alloc] 8,192 PBNs appended after the warm-up allocated " + allocated + " bytes, their sync " + synced);
         assertThat(allocated).as("bytes allocated by 8,192 PBNs' appends after the warm-up").isLessThan(8192 * 16 / 100);
+        // the sync writes 8,192 locations: a key or value array per location would be 8,192 x 24 bytes at least
+        assertThat(synced).as("bytes allocated by the sync of 8,192 PBNs' locations").isLessThan(8192 * 24);
     }
 
     private Path onlyLog() throws Exception {
