@@ -136,23 +136,7 @@ class AgentPortLimitsTest {
     @Test
     void frame_trickledWhileTheLaneIsBusy_theErrorWaitsForTheLaneInsteadOfACloseWithoutReason() throws Exception {
         java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.atomic.AtomicBoolean hold = new java.util.concurrent.atomic.AtomicBoolean(true);
-        ReferenceGuard holding = new ReferenceGuard() {
-            @Override
-            public void protect(long sessionId, long[] pbns, int off, int count) {
-                if (hold.compareAndSet(true, false)) {
-                    try {
-                        release.await(20, java.util.concurrent.TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-            }
-
-            @Override
-            public void release(long sessionId, boolean committed) {
-            }
-        };
+        ReferenceGuard holding = holdingTheFirstProtect(release, 20);
         harness = new IngestHarness(dir, 0, holding,
                 IngestSettings.loopback().withLimits(IngestLimits.DEFAULTS.withFrameRate(64 << 10, Duration.ofMillis(500))));
         byte[] image = BackupRestoreLoopbackTest.image(5, 4 * BS);
@@ -192,23 +176,7 @@ class AgentPortLimitsTest {
     @Test
     void frame_trickledForEverWhileTheLaneNeverSendsTheError_closedAtTheIdleTimeoutAfterTheRefusal() throws Exception {
         java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.atomic.AtomicBoolean hold = new java.util.concurrent.atomic.AtomicBoolean(true);
-        ReferenceGuard holding = new ReferenceGuard() {
-            @Override
-            public void protect(long sessionId, long[] pbns, int off, int count) {
-                if (hold.compareAndSet(true, false)) {
-                    try {
-                        release.await(30, java.util.concurrent.TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-            }
-
-            @Override
-            public void release(long sessionId, boolean committed) {
-            }
-        };
+        ReferenceGuard holding = holdingTheFirstProtect(release, 30);
         IngestSettings base = IngestSettings.loopback();
         Duration idle = Duration.ofSeconds(2);
         harness = new IngestHarness(dir, 0, holding, new IngestSettings(base.host(), base.port(), base.sessionThreads(),
@@ -338,6 +306,27 @@ class AgentPortLimitsTest {
         }
         assertThat(harness.catalog().volume(new VolumeId("huge"))).isEmpty();
         Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> !harness.server().volumeLocks().isLocked("huge"));
+    }
+
+    /** A reference guard whose first protect (the lane storing a backup's first blocks) waits for {@code release}, at most {@code seconds}. */
+    private static ReferenceGuard holdingTheFirstProtect(java.util.concurrent.CountDownLatch release, int seconds) {
+        java.util.concurrent.atomic.AtomicBoolean hold = new java.util.concurrent.atomic.AtomicBoolean(true);
+        return new ReferenceGuard() {
+            @Override
+            public void protect(long sessionId, long[] pbns, int off, int count) {
+                if (hold.compareAndSet(true, false)) {
+                    try {
+                        release.await(seconds, java.util.concurrent.TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+
+            @Override
+            public void release(long sessionId, boolean committed) {
+            }
+        };
     }
 
     /** A plain socket speaking raw frames, for what a well-behaved client would never send. */
