@@ -136,23 +136,7 @@ class AgentPortLimitsTest {
     @Test
     void frame_trickledWhileTheLaneIsBusy_theErrorWaitsForTheLaneInsteadOfACloseWithoutReason() throws Exception {
         java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.atomic.AtomicBoolean hold = new java.util.concurrent.atomic.AtomicBoolean(true);
-        ReferenceGuard holding = new ReferenceGuard() {
-            @Override
-            public void protect(long sessionId, long[] pbns, int off, int count) {
-                if (hold.compareAndSet(true, false)) {
-                    try {
-                        release.await(20, java.util.concurrent.TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-            }
-
-            @Override
-            public void release(long sessionId, boolean committed) {
-            }
-        };
+        ReferenceGuard holding = holdingTheFirstProtect(release, 20);
         harness = new IngestHarness(dir, 0, holding,
                 IngestSettings.loopback().withLimits(IngestLimits.DEFAULTS.withFrameRate(64 << 10, Duration.ofMillis(500))));
         byte[] image = BackupRestoreLoopbackTest.image(5, 4 * BS);
@@ -181,6 +165,51 @@ class AgentPortLimitsTest {
         }
         assertThat(harness.catalog().volume(new VolumeId("busy")).map(v -> v.latestSequence()).orElse(0L)).as("nothing committed")
                 .isZero();
+    }
+
+    /**
+     * Attack on the drop of an overdue frame while its ERROR waits for the lane: the lane never gets
+     * to the ERROR (held in the reference guard far past the idle timeout), and the agent keeps
+     * trickling bytes after its frame was discarded and reads nothing. The connection must still
+     * close at the idle timeout after the refusal (closeAtTheLatest), not when the lane lets go.
+     */
+    @Test
+    void frame_trickledForEverWhileTheLaneNeverSendsTheError_closedAtTheIdleTimeoutAfterTheRefusal() throws Exception {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        ReferenceGuard holding = holdingTheFirstProtect(release, 30);
+        IngestSettings base = IngestSettings.loopback();
+        Duration idle = Duration.ofSeconds(2);
+        harness = new IngestHarness(dir, 0, holding, new IngestSettings(base.host(), base.port(), base.sessionThreads(),
+                base.segmentMaxEntries(), base.maxQueuedFrames(), base.maxQueuedBytes(), idle, base.serverVersion(), null,
+                IngestLimits.DEFAULTS.withFrameRate(64 << 10, Duration.ofMillis(500))));
+        byte[] image = BackupRestoreLoopbackTest.image(5, 4 * BS);
+        try (AgentDriver a = harness.agent()) {
+            a.hello();
+            a.begin("forever", BS, image.length, 0);
+            a.sendEntriesAndBlocks(image, BS, 0, 4, false, null); // the lane holds in the guard with these blocks
+            a.stopReading();
+            long start = System.nanoTime();
+            a.sendRaw(new byte[] {0, 1, 0, 0, (byte) ProtocolLimits.VERSION, (byte) MessageType.BLOCKS.code()}); // 64 KiB: 1.5 s allowed
+            // refused at ~1.5 s, dropped a tick later; closeAtTheLatest closes 2 s after the refusal
+            long until = start + Duration.ofSeconds(12).toNanos();
+            while (harness.server().openConnections() > 0 && System.nanoTime() < until) {
+                try {
+                    a.sendRaw(new byte[100]); // more bytes after the drop: a new frame header, then its body
+                    Thread.sleep(50);
+                } catch (RuntimeException closed) {
+                    break;
+                }
+            }
+            Duration open = Duration.ofNanos(System.nanoTime() - start);
+            try {
+                Awaitility.await().atMost(Duration.ofSeconds(1))
+                        .untilAsserted(() -> assertThat(harness.server().openConnections()).as("open while the lane is held").isZero());
+                assertThat(open).as("held open past the refusal's idle-timeout bound").isLessThan(Duration.ofSeconds(8));
+                assertThat(harness.server().inflightBytes()).as("the trickled frame's reservation").isLessThan(64 << 10);
+            } finally {
+                release.countDown();
+            }
+        }
     }
 
     /**
@@ -277,6 +306,27 @@ class AgentPortLimitsTest {
         }
         assertThat(harness.catalog().volume(new VolumeId("huge"))).isEmpty();
         Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> !harness.server().volumeLocks().isLocked("huge"));
+    }
+
+    /** A reference guard whose first protect (the lane storing a backup's first blocks) waits for {@code release}, at most {@code seconds}. */
+    private static ReferenceGuard holdingTheFirstProtect(java.util.concurrent.CountDownLatch release, int seconds) {
+        java.util.concurrent.atomic.AtomicBoolean hold = new java.util.concurrent.atomic.AtomicBoolean(true);
+        return new ReferenceGuard() {
+            @Override
+            public void protect(long sessionId, long[] pbns, int off, int count) {
+                if (hold.compareAndSet(true, false)) {
+                    try {
+                        release.await(seconds, java.util.concurrent.TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+
+            @Override
+            public void release(long sessionId, boolean committed) {
+            }
+        };
     }
 
     /** A plain socket speaking raw frames, for what a well-behaved client would never send. */
