@@ -17,6 +17,8 @@ import org.holdfast.common.protocol.ErrorMessage;
  */
 final class ConnectionEnd {
     private final AtomicBoolean closing = new AtomicBoolean();
+    // set after the ERROR's write (or its linger) was handed to the event loop; closing is set before it
+    private volatile boolean errorHandedOver;
     private final long boundMillis;
 
     ConnectionEnd(long boundMillis) {
@@ -26,6 +28,25 @@ final class ConnectionEnd {
     /** True once an ERROR went out or the connection closed: nothing more of its input is handled. */
     boolean closing() {
         return closing.get();
+    }
+
+    /**
+     * Closes the connection behind its ERROR: once the ERROR's write was handed to the event loop, a
+     * close queued on the event loop runs after that write (its tasks run in order), so the agent gets
+     * the reason (or, if the write is stuck behind output the agent does not read, the close drops it).
+     * Before that (a thread set {@code closing} and is about to write), nothing: the next call, or
+     * {@link #closeAtTheLatest}, closes. Returns whether a close was queued.
+     */
+    boolean closeBehindError(Channel channel) {
+        if (!errorHandedOver) {
+            return !channel.isOpen();
+        }
+        try {
+            channel.eventLoop().execute(() -> channel.close());
+        } catch (RejectedExecutionException e) {
+            channel.close(); // the event loop is shutting down
+        }
+        return true;
     }
 
     /** The connection closed: nothing more is sent or handled. */
@@ -45,6 +66,7 @@ final class ConnectionEnd {
     void lingerWithError(Channel channel, ErrorCode code, String message) {
         if (closing.compareAndSet(false, true)) {
             ErrorLinger.sendAndClose(channel, ErrorMessage.of(code, message), boundMillis);
+            errorHandedOver = true;
         }
     }
 
@@ -52,6 +74,7 @@ final class ConnectionEnd {
     void closeWithError(Channel channel, ErrorCode code, String message) {
         if (closing.compareAndSet(false, true)) {
             channel.writeAndFlush(ErrorMessage.of(code, message)).addListener(ChannelFutureListener.CLOSE);
+            errorHandedOver = true;
             closeAtTheLatest(channel);
         }
     }

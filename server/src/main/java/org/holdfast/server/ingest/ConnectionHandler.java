@@ -72,7 +72,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     // event loop: the minimum-rate watch of the frame being received
     private java.util.concurrent.ScheduledFuture<?> rateCheck;
     private FrameRateWatch frameRate;
-    // an overdue frame was dropped while its connection's ERROR waited for the lane: closed once that ERROR went out
+    // an overdue frame was dropped while its connection's ERROR waited for the lane: closed once that ERROR was handed over
     private boolean overdueDropped;
     // event loop: the block size BLOCKS payloads are digested for (0 outside a backup)
     private int digestBlockSize;
@@ -162,9 +162,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     /** Closes the connection when the frame being received is overdue ({@link FrameRateWatch}). Event loop, every tick. */
     private void checkFrameRate() {
         if (overdueDropped) {
-            if (end.closing()) {
-                channel.close(); // as below: its ERROR went out, or is stuck behind output the agent does not read
-            }
+            end.closeBehindError(channel); // as below, once the lane handed its ERROR over
             return;
         }
         int partial = decoder.partialFrameBytes();
@@ -173,8 +171,13 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         if (end.closing()) {
             // an ERROR went out (its write may be stuck behind output the agent does not read): the frame
-            // would be discarded anyway, and its reservation is not held past its deadline
-            channel.close();
+            // would be discarded anyway, and its reservation is not held past its deadline. The close goes
+            // behind the ERROR's write; if the thread that set closing has not handed it over yet, the frame
+            // is dropped now and the next tick closes
+            if (!end.closeBehindError(channel)) {
+                decoder.discardInput();
+                overdueDropped = true;
+            }
             return;
         }
         if (refused) {
