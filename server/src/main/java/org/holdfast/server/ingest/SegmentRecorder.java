@@ -1,6 +1,7 @@
 package org.holdfast.server.ingest;
 
 import org.holdfast.common.id.Fingerprint;
+import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.engine.DedupDomain;
 import org.holdfast.server.engine.DedupStream;
 import org.holdfast.server.store.BlockHome;
@@ -29,8 +30,8 @@ final class SegmentRecorder {
      * entry whose PBN is not known yet is skipped; without, it is a bug (every one must be resolved).
      */
     void record(DedupStream into, int upTo, boolean onlyComplete) {
-        // one call per segment: a method called that often is compiled, while a loop over a whole
-        // commit in one call runs interpreted (see SnapshotCommit#SLICE)
+        // in calls per segment and per slice: a method called that often is compiled, while a loop over
+        // a whole commit in one call runs interpreted (see SnapshotCommit#SLICE)
         for (int s = 0; s < upTo; s++) {
             recordSegment(into, s, onlyComplete);
         }
@@ -44,18 +45,14 @@ final class SegmentRecorder {
         long[] segWorkers = scratch.workers();
         int from = e.segStart[s];
         int len = e.segLen[s];
-        for (int j = 0; j < len; j++) {
-            int idx = from + j;
-            byte st = e.state[idx];
-            boolean ownerResolved = st == SessionEntries.FOLLOWS && e.state[e.owner[idx]] == SessionEntries.RESOLVED;
-            if (st == SessionEntries.AWAITING || st == SessionEntries.STORING || (st == SessionEntries.FOLLOWS && !ownerResolved)) {
+        // a segment holds up to U_segment (4,096) entries and a commit few segments: its entries go a slice per call too
+        for (int j = 0; j < len; j += SnapshotCommit.SLICE) {
+            if (!collect(from, j, Math.min(len, j + SnapshotCommit.SLICE), segPbns, segNew)) {
                 if (onlyComplete) {
                     return;
                 }
                 throw new IllegalStateException("segment " + s + " is unresolved at commit");
             }
-            segPbns[j] = ownerResolved ? e.pbns[e.owner[idx]] : e.pbns[idx];
-            segNew[j] = e.isNew[idx];
         }
         domain.keys(e.fps, from * Fingerprint.BYTES, segFps, 0, len);
         if (!blocks.keepsBlocksOnWorkers()) {
@@ -71,5 +68,21 @@ final class SegmentRecorder {
             segWorkers[j] = e.storingWorker[e.state[idx] == SessionEntries.FOLLOWS ? e.owner[idx] : idx];
         }
         into.record(segFps, len, segPbns, segNew, segWorkers);
+    }
+
+    /** Puts the PBNs and new-flags of the segment's entries {@code [j0, j1)} (from entry {@code from}) into the scratch; false if one is unresolved. */
+    private boolean collect(int from, int j0, int j1, long[] segPbns, boolean[] segNew) {
+        SessionEntries e = entries;
+        for (int j = j0; j < j1; j++) {
+            int idx = from + j;
+            byte st = e.state[idx];
+            boolean ownerResolved = st == SessionEntries.FOLLOWS && e.state[e.owner[idx]] == SessionEntries.RESOLVED;
+            if (st == SessionEntries.AWAITING || st == SessionEntries.STORING || (st == SessionEntries.FOLLOWS && !ownerResolved)) {
+                return false;
+            }
+            segPbns[j] = ownerResolved ? e.pbns[e.owner[idx]] : e.pbns[idx];
+            segNew[j] = e.isNew[idx];
+        }
+        return true;
     }
 }
