@@ -270,16 +270,10 @@ public final class BackupSession {
         }
         blocks.sync();
         proven.record();
-        for (int i = 0; i < entries.count; i++) {
-            if (entries.state[i] == SessionEntries.FOLLOWS) {
-                entries.resolveFollower(i);
-            }
-        }
+        entries.resolveFollowers();
         recorder.record(stream, entries.segments, false);
         recorded = true;
-        for (int i = 0; i < entries.count; i++) {
-            done.add(entries.lbns[i], entries.pbns[i]);
-        }
+        done.addAll(entries.lbns, entries.pbns, entries.count);
         CommittedSnapshot c = services.snapshotCommit().commit(new SnapshotCommit.Request(volume, blockSize, volumeBytes, parentSequence,
                 done, volumeBytes, intake.sentBlocks(), intake.newBlocks(), intake.storedBytes(), domain.name(), consistency,
                 claimedSequence));
@@ -376,9 +370,7 @@ public final class BackupSession {
         proven.record();
         entries.resolveFollowersOf(k);
         recorder.record(stream, s, false);
-        for (int i = 0; i < k; i++) {
-            done.add(entries.lbns[i], entries.pbns[i]);
-        }
+        done.addAll(entries.lbns, entries.pbns, k);
         entries.dropPrefix(k, s);
         nextCheckpoint = Math.max(memoryEntries, entries.count + memoryEntries / 2L);
     }
