@@ -10,11 +10,7 @@ import org.holdfast.gc.bookkeeping.GcOperation;
  * the master's own BOSC log gets one group per operation id, so {@link #lastAppliedOp()} is its mark.
  */
 interface GcBookkeeping {
-    /**
-     * Accounts for operation {@code opId}; one at or below {@link #lastAppliedOp()} is ignored. Calls come in id order.
-     * The operation's entries are read before this returns and no reference to them is kept: a commit
-     * passes views of its live delta ({@link CommitParts}), reused or closed right after.
-     */
+    /** Accounts for operation {@code opId}; one at or below {@link #lastAppliedOp()} is ignored. Calls come in id order. */
     void apply(long opId, GcOperation op);
 
     /** The highest operation id the master's own GC log holds (durably, after a restart). */
