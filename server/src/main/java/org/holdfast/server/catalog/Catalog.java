@@ -157,11 +157,8 @@ public final class Catalog {
     }
 
     // used by SnapshotCommit
-    /** Adds a map entry to a batch, encoded in {@code key} (24 bytes) and {@code value} (8), which the batch copies. */
-    void putMapEntry(MetadataBatch batch, byte[] key, byte[] value, long volumeInternalId, long lbn, long sequence, long pbn) {
-        CatalogKeys.mapKey(key, volumeInternalId, lbn, sequence);
-        Bytes.putLong(value, 0, pbn);
-        db.put(batch, map, key, value);
+    void putMapEntry(MetadataBatch batch, long volumeInternalId, long lbn, long sequence, long pbn) {
+        db.put(batch, map, CatalogKeys.mapKey(volumeInternalId, lbn, sequence), CatalogKeys.pbnValue(pbn));
     }
 
     void putSnapshot(MetadataBatch batch, long volumeInternalId, SnapshotRecord s) {

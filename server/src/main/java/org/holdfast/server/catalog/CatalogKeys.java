@@ -129,4 +129,10 @@ final class CatalogKeys {
         mapKey(k, volumeId, lbn, seq);
         return k;
     }
+
+    static byte[] pbnValue(long pbn) {
+        byte[] v = new byte[8];
+        Bytes.putLong(v, 0, pbn);
+        return v;
+    }
 }

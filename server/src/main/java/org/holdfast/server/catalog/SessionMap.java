@@ -73,23 +73,6 @@ public final class SessionMap implements AutoCloseable {
         lastLbn = lbn;
     }
 
-    /**
-     * Appends {@code lbns[i]} → {@code pbns[i]} for {@code i < n} as {@link #add} does, one slice of
-     * {@link SnapshotCommit#SLICE} per call of a compiled method (a loop over a whole session in one
-     * call would run interpreted: see {@link SnapshotCommit}).
-     */
-    public void addAll(long[] lbns, long[] pbns, int n) {
-        for (int from = 0; from < n; from += SnapshotCommit.SLICE) {
-            addSlice(lbns, pbns, from, Math.min(n, from + SnapshotCommit.SLICE));
-        }
-    }
-
-    private void addSlice(long[] lbns, long[] pbns, int from, int to) {
-        for (int i = from; i < to; i++) {
-            add(lbns[i], pbns[i]);
-        }
-    }
-
     /** Entries added so far. */
     public long size() {
         return spilled + buffered;

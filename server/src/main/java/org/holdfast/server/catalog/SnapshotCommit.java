@@ -34,12 +34,6 @@ import org.holdfast.server.store.MetadataBatch;
 public final class SnapshotCommit {
     /** Map entries per chunk batch of a large commit by default (about 2.5 MiB of RocksDB batch). */
     public static final int DEFAULT_MAP_CHUNK_ENTRIES = 65_536;
-    /**
-     * Entries per call of the per-entry loops of a commit ({@link Comparison#step()},
-     * {@link SessionMap#addAll}): small enough that the method is compiled by its call count early in a
-     * commit, large enough that the loop calling it costs nothing.
-     */
-    public static final int SLICE = 64;
 
     private final Catalog catalog;
     private final CommitHook hook;
@@ -241,10 +235,21 @@ public final class SnapshotCommit {
             SnapshotDelta delta = deltaFor(entries);
             try (delta) {
                 try (MapCursor cursor = catalog.mapCursor(internalId); SessionMap.Cursor e = entries.cursor()) {
-                    Comparison comparison = new Comparison(existing != null ? cursor : null, e, delta, batch, newBlockCount);
-                    boolean more = true;
-                    while (more) {
-                        more = comparison.step();
+                    while (e.next()) {
+                        long lbn = e.lbn();
+                        if (lbn >= newBlockCount) {
+                            break; // past the end the session itself committed: the shrink pass decides
+                        }
+                        long pbn = e.pbn();
+                        if (existing != null) {
+                            cursor.seekNewest(lbn);
+                        }
+                        long before = existing == null ? 0 : cursor.pbn();
+                        long birth = existing == null ? 0 : cursor.birthSequence();
+                        if (before != pbn) {
+                            delta.add(lbn, before, birth, pbn);
+                            batch.putMapEntry(lbn, pbn);
+                        }
                     }
                     if (newBlockCount < oldBlockCount) {
                         cursor.startScan(Long.MAX_VALUE, newBlockCount, Long.MAX_VALUE);
@@ -285,56 +290,6 @@ public final class SnapshotCommit {
     }
 
     /**
-     * Compares the session's entries with the parent's map and adds those that differ to the delta and
-     * the batches, {@link #SLICE} entries per {@link #step()}: a method called once per slice is
-     * compiled by its call count, while one loop over a whole commit (232,000 entries for a GiB) would
-     * run in the interpreter, since the server's {@code -XX:CompileThresholdScaling=8} puts on-stack
-     * replacement of a loop at 480,000 iterations.
-     */
-    private static final class Comparison {
-        private final MapCursor parent;
-        private final SessionMap.Cursor entries;
-        private final SnapshotDelta delta;
-        private final Chunks batch;
-        private final long end;
-
-        /** {@code parent} null for a new volume (every entry is new); entries at or past {@code end} are left to the shrink pass. */
-        Comparison(MapCursor parent, SessionMap.Cursor entries, SnapshotDelta delta, Chunks batch, long end) {
-            this.parent = parent;
-            this.entries = entries;
-            this.delta = delta;
-            this.batch = batch;
-            this.end = end;
-        }
-
-        /** Compares up to {@link #SLICE} entries; false once none below the end is left. */
-        boolean step() {
-            for (int i = 0; i < SLICE; i++) {
-                if (!entries.next()) {
-                    return false;
-                }
-                long lbn = entries.lbn();
-                if (lbn >= end) {
-                    return false; // past the end the session itself committed: the shrink pass decides
-                }
-                long pbn = entries.pbn();
-                long before = 0;
-                long birth = 0;
-                if (parent != null) {
-                    parent.seekNewest(lbn);
-                    before = parent.pbn();
-                    birth = parent.birthSequence();
-                }
-                if (before != pbn) {
-                    delta.add(lbn, before, birth, pbn);
-                    batch.putMapEntry(lbn, pbn);
-                }
-            }
-            return true;
-        }
-    }
-
-    /**
      * The commit's batches: map entries go into the current batch; once it holds
      * {@code mapChunkEntries} of them it is written (not synced: the final batch's sync makes it
      * durable, and the write-ahead log keeps the order) and a new one starts. The first chunk
@@ -349,9 +304,6 @@ public final class SnapshotCommit {
         private long inBatch;
         private boolean wrote;
         private boolean switched;
-        // encoded into these and copied by the batch: no arrays per entry
-        private final byte[] key = new byte[CatalogKeys.MAP_KEY_BYTES];
-        private final byte[] value = new byte[8];
 
         Chunks(MetadataBatch first) {
             this.current = first;
@@ -374,7 +326,7 @@ public final class SnapshotCommit {
                 inBatch = 0;
                 KillPoints.hit(KillPoints.COMMIT_AFTER_MAP_CHUNK);
             }
-            catalog.putMapEntry(current, key, value, volume, lbn, sequence, pbn);
+            catalog.putMapEntry(current, volume, lbn, sequence, pbn);
             inBatch++;
         }
 

@@ -1,11 +1,8 @@
 package org.holdfast.server.gc;
 
-import java.util.List;
 import org.holdfast.common.id.VolumeId;
-import org.holdfast.common.model.DeltaEntry;
 import org.holdfast.gc.bookkeeping.GcOperation;
 import org.holdfast.gc.retention.RangeMaxExpiry;
-import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.catalog.SnapshotDelta;
 
 /**
@@ -30,11 +27,6 @@ final class CommitParts {
     @FunctionalInterface
     interface Source {
         void forEach(SnapshotScan.DeltaVisitor visitor);
-
-        /** The whole delta as a list if it is in memory already (no copy needed), else null. */
-        default List<DeltaEntry> inMemory() {
-            return null;
-        }
     }
 
     /** Logs one operation. */
@@ -60,33 +52,13 @@ final class CommitParts {
 
     /** A source reading a commit's delta (in memory or spilled). */
     static Source of(SnapshotDelta delta) {
-        return new Source() {
-            @Override
-            public void forEach(SnapshotScan.DeltaVisitor v) {
-                try (SnapshotDelta.Cursor c = delta.cursor()) {
-                    boolean more = true;
-                    while (more) {
-                        more = visitSlice(c, v);
-                    }
+        return v -> {
+            try (SnapshotDelta.Cursor c = delta.cursor()) {
+                while (c.next()) {
+                    v.accept(c.lbn(), c.beforePbn(), c.beforeBirthSequence(), c.newPbn());
                 }
             }
-
-            @Override
-            public List<DeltaEntry> inMemory() {
-                return delta.spilledEntries() == 0 ? delta.asList() : null;
-            }
         };
-    }
-
-    /** Visits up to {@link SnapshotCommit#SLICE} entries (a compiled call per slice, not one interpreted loop); false at the end. */
-    private static boolean visitSlice(SnapshotDelta.Cursor c, SnapshotScan.DeltaVisitor v) {
-        for (int i = 0; i < SnapshotCommit.SLICE; i++) {
-            if (!c.next()) {
-                return false;
-            }
-            v.accept(c.lbn(), c.beforePbn(), c.beforeBirthSequence(), c.newPbn());
-        }
-        return true;
     }
 
     /**
@@ -95,16 +67,10 @@ final class CommitParts {
      */
     static void log(VolumeId volume, long sequence, RangeMaxExpiry expiries, long firstId, int parts, int partEntries,
                     long skipUpTo, Source source, Sink sink) {
-        // a delta in memory is logged as it is, a part a view of its slice: copying it into the
-        // parts (232,000 entries for a GiB, twice) cost as much as the rest of the logging
-        List<DeltaEntry> whole = source.inMemory();
         if (parts == 1) {
-            if (whole == null) {
-                SnapshotDelta all = new SnapshotDelta(64);
-                source.forEach(all::add);
-                whole = all.asList();
-            }
-            sink.apply(firstId, new GcOperation.Commit(volume, sequence, whole, expiries));
+            SnapshotDelta all = new SnapshotDelta(64);
+            source.forEach(all::add);
+            sink.apply(firstId, new GcOperation.Commit(volume, sequence, all.asList(), expiries));
             return;
         }
         int perPhase = parts / 2;
@@ -114,10 +80,6 @@ final class CommitParts {
                 continue;
             }
             boolean decrements = phase == 1;
-            if (whole != null) {
-                logViews(volume, sequence, expiries, phaseFirst, perPhase, partEntries, skipUpTo, whole, decrements, sink);
-                continue;
-            }
             SnapshotDelta slice = new SnapshotDelta(Math.min(partEntries, 1 << 16));
             long[] next = {phaseFirst};
             source.forEach((lbn, before, birth, after) -> {
@@ -130,21 +92,6 @@ final class CommitParts {
             while (next[0] < phaseFirst + perPhase) {
                 emit(volume, sequence, expiries, next[0]++, slice, decrements, skipUpTo, sink);
             }
-        }
-    }
-
-    /** One phase's parts as views of the in-memory delta, split exactly as the copying path splits a source. */
-    private static void logViews(VolumeId volume, long sequence, RangeMaxExpiry expiries, long phaseFirst, int perPhase,
-                                 int partEntries, long skipUpTo, List<DeltaEntry> whole, boolean decrements, Sink sink) {
-        int n = whole.size();
-        for (int k = 0; k < perPhase; k++) {
-            long opId = phaseFirst + k;
-            if (opId <= skipUpTo) {
-                continue;
-            }
-            int from = (int) Math.min(n, (long) k * partEntries);
-            int to = k == perPhase - 1 ? n : (int) Math.min(n, (long) (k + 1) * partEntries);
-            sink.apply(opId, new GcOperation.CommitPart(volume, sequence, whole.subList(from, to), expiries, decrements));
         }
     }
 

@@ -270,10 +270,16 @@ public final class BackupSession {
         }
         blocks.sync();
         proven.record();
-        entries.resolveFollowers();
+        for (int i = 0; i < entries.count; i++) {
+            if (entries.state[i] == SessionEntries.FOLLOWS) {
+                entries.resolveFollower(i);
+            }
+        }
         recorder.record(stream, entries.segments, false);
         recorded = true;
-        done.addAll(entries.lbns, entries.pbns, entries.count);
+        for (int i = 0; i < entries.count; i++) {
+            done.add(entries.lbns[i], entries.pbns[i]);
+        }
         CommittedSnapshot c = services.snapshotCommit().commit(new SnapshotCommit.Request(volume, blockSize, volumeBytes, parentSequence,
                 done, volumeBytes, intake.sentBlocks(), intake.newBlocks(), intake.storedBytes(), domain.name(), consistency,
                 claimedSequence));
@@ -370,7 +376,9 @@ public final class BackupSession {
         proven.record();
         entries.resolveFollowersOf(k);
         recorder.record(stream, s, false);
-        done.addAll(entries.lbns, entries.pbns, k);
+        for (int i = 0; i < k; i++) {
+            done.add(entries.lbns[i], entries.pbns[i]);
+        }
         entries.dropPrefix(k, s);
         nextCheckpoint = Math.max(memoryEntries, entries.count + memoryEntries / 2L);
     }

@@ -1,7 +1,6 @@
 package org.holdfast.server.ingest;
 
 import org.holdfast.common.id.Fingerprint;
-import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.engine.DedupDomain;
 import org.holdfast.server.engine.DedupStream;
 import org.holdfast.server.store.BlockHome;
@@ -30,59 +29,46 @@ final class SegmentRecorder {
      * entry whose PBN is not known yet is skipped; without, it is a bug (every one must be resolved).
      */
     void record(DedupStream into, int upTo, boolean onlyComplete) {
-        // in calls per segment and per slice: a method called that often is compiled, while a loop over
-        // a whole commit in one call runs interpreted (see SnapshotCommit#SLICE)
-        for (int s = 0; s < upTo; s++) {
-            recordSegment(into, s, onlyComplete);
-        }
-    }
-
-    private void recordSegment(DedupStream into, int s, boolean onlyComplete) {
         SessionEntries e = entries;
         byte[] segFps = scratch.keys();
         long[] segPbns = scratch.pbns();
         boolean[] segNew = scratch.isNew();
         long[] segWorkers = scratch.workers();
-        int from = e.segStart[s];
-        int len = e.segLen[s];
-        // a segment holds up to U_segment (4,096) entries and a commit few segments: its entries go a slice per call too
-        for (int j = 0; j < len; j += SnapshotCommit.SLICE) {
-            if (!collect(from, j, Math.min(len, j + SnapshotCommit.SLICE), segPbns, segNew)) {
+        for (int s = 0; s < upTo; s++) {
+            int from = e.segStart[s];
+            int len = e.segLen[s];
+            boolean complete = true;
+            for (int j = 0; j < len; j++) {
+                int idx = from + j;
+                byte st = e.state[idx];
+                boolean ownerResolved = st == SessionEntries.FOLLOWS && e.state[e.owner[idx]] == SessionEntries.RESOLVED;
+                if (st == SessionEntries.AWAITING || st == SessionEntries.STORING || (st == SessionEntries.FOLLOWS && !ownerResolved)) {
+                    complete = false;
+                    break;
+                }
+                segPbns[j] = ownerResolved ? e.pbns[e.owner[idx]] : e.pbns[idx];
+                segNew[j] = e.isNew[idx];
+            }
+            if (!complete) {
                 if (onlyComplete) {
-                    return;
+                    continue;
                 }
                 throw new IllegalStateException("segment " + s + " is unresolved at commit");
             }
-        }
-        domain.keys(e.fps, from * Fingerprint.BYTES, segFps, 0, len);
-        if (!blocks.keepsBlocksOnWorkers()) {
-            // blocks on this node: any worker may learn any PBN, so a record that places again (a
-            // worker lost since the lookup) still teaches the workers up what the session stored
-            into.record(segFps, len, segPbns, segNew);
-            return;
-        }
-        // where the blocks are (a follower: its owner's worker): a record that has to place again,
-        // or runs on another stream, must send no entry to a worker whose range does not hold its PBN
-        for (int j = 0; j < len; j++) {
-            int idx = from + j;
-            segWorkers[j] = e.storingWorker[e.state[idx] == SessionEntries.FOLLOWS ? e.owner[idx] : idx];
-        }
-        into.record(segFps, len, segPbns, segNew, segWorkers);
-    }
-
-    /** Puts the PBNs and new-flags of the segment's entries {@code [j0, j1)} (from entry {@code from}) into the scratch; false if one is unresolved. */
-    private boolean collect(int from, int j0, int j1, long[] segPbns, boolean[] segNew) {
-        SessionEntries e = entries;
-        for (int j = j0; j < j1; j++) {
-            int idx = from + j;
-            byte st = e.state[idx];
-            boolean ownerResolved = st == SessionEntries.FOLLOWS && e.state[e.owner[idx]] == SessionEntries.RESOLVED;
-            if (st == SessionEntries.AWAITING || st == SessionEntries.STORING || (st == SessionEntries.FOLLOWS && !ownerResolved)) {
-                return false;
+            domain.keys(e.fps, from * Fingerprint.BYTES, segFps, 0, len);
+            if (!blocks.keepsBlocksOnWorkers()) {
+                // blocks on this node: any worker may learn any PBN, so a record that places again (a
+                // worker lost since the lookup) still teaches the workers up what the session stored
+                into.record(segFps, len, segPbns, segNew);
+                continue;
             }
-            segPbns[j] = ownerResolved ? e.pbns[e.owner[idx]] : e.pbns[idx];
-            segNew[j] = e.isNew[idx];
+            // where the blocks are (a follower: its owner's worker): a record that has to place again,
+            // or runs on another stream, must send no entry to a worker whose range does not hold its PBN
+            for (int j = 0; j < len; j++) {
+                int idx = from + j;
+                segWorkers[j] = e.storingWorker[e.state[idx] == SessionEntries.FOLLOWS ? e.owner[idx] : idx];
+            }
+            into.record(segFps, len, segPbns, segNew, segWorkers);
         }
-        return true;
     }
 }

@@ -2,7 +2,6 @@ package org.holdfast.server.ingest;
 
 import java.util.Arrays;
 import org.holdfast.common.id.Fingerprint;
-import org.holdfast.server.catalog.SnapshotCommit;
 import org.holdfast.server.engine.DedupStream;
 
 /**
@@ -140,21 +139,6 @@ final class SessionEntries {
         pbns[i] = pbns[owner[i]];
         storingWorker[i] = storingWorker[owner[i]];
         state[i] = RESOLVED;
-    }
-
-    /** Resolves every follower (at COMMIT, when every owner is resolved), a slice per call as {@link SnapshotCommit#SLICE} says. */
-    void resolveFollowers() {
-        for (int from = 0; from < count; from += SnapshotCommit.SLICE) {
-            resolveFollowers(from, Math.min(count, from + SnapshotCommit.SLICE));
-        }
-    }
-
-    private void resolveFollowers(int from, int to) {
-        for (int i = from; i < to; i++) {
-            if (state[i] == FOLLOWS) {
-                resolveFollower(i);
-            }
-        }
     }
 
     /** Resolves every follower whose owner is one of entries {@code [0, k)} and resolved. */

@@ -40,25 +40,19 @@ public final class PossessionIndex {
         if (n == 0) {
             return;
         }
-        // one key and value for the batch (it copies them); the entry in its own method, which the
-        // JIT compiles by call count: this loop runs once per commit, too long to be compiled itself
-        byte[] key = new byte[8];
-        byte[] v = new byte[keys == null ? PF_ONLY_BYTES : WITH_KEY_BYTES];
         try (MetadataBatch batch = new MetadataBatch()) {
             for (int i = 0; i < n; i++) {
-                put(batch, key, v, pbns[i], pfs, keys, i);
+                byte[] key = new byte[8];
+                Bytes.putLong(key, 0, pbns[i]);
+                byte[] v = new byte[keys == null ? PF_ONLY_BYTES : WITH_KEY_BYTES];
+                System.arraycopy(pfs, i * PossessionProof.PF_BYTES, v, 0, PossessionProof.PF_BYTES);
+                if (keys != null) {
+                    System.arraycopy(keys, i * Fingerprint.BYTES, v, PossessionProof.PF_BYTES, Fingerprint.BYTES);
+                }
+                db.put(batch, cf, key, v);
             }
             db.write(batch, true);
         }
-    }
-
-    private void put(MetadataBatch batch, byte[] key, byte[] v, long pbn, byte[] pfs, byte[] keys, int i) {
-        Bytes.putLong(key, 0, pbn);
-        System.arraycopy(pfs, i * PossessionProof.PF_BYTES, v, 0, PossessionProof.PF_BYTES);
-        if (keys != null) {
-            System.arraycopy(keys, i * Fingerprint.BYTES, v, PossessionProof.PF_BYTES, Fingerprint.BYTES);
-        }
-        db.put(batch, cf, key, v);
     }
 
     /**

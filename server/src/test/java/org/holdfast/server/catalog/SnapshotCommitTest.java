@@ -261,42 +261,6 @@ class SnapshotCommitTest {
     }
 
     @Test
-    void commit_acrossSlices_unchangedScatteredAndShrinkInsideASlice_deltaAndImagesExact() {
-        // 300 mapped LBNs, then a session of LBNs 0..259 on a volume cut to 200 blocks: the end falls inside
-        // a slice of SnapshotCommit.SLICE entries; every third entry is unchanged and must leave no delta entry
-        SessionMap first = new SessionMap(16);
-        for (long lbn = 0; lbn < 300; lbn++) {
-            first.add(lbn, 1000 + lbn);
-        }
-        new SnapshotCommit(catalog, CommitHook.NONE, Clock.systemUTC())
-                .commit(new SnapshotCommit.Request(VOL, BS, 300L * BS, 0, first, 300L * BS, 300, 300, 0));
-        SessionMap second = new SessionMap(16);
-        for (long lbn = 0; lbn < 260; lbn++) {
-            second.add(lbn, lbn % 3 == 0 ? 1000 + lbn : 2000 + lbn);
-        }
-        CommittedSnapshot c = new SnapshotCommit(catalog, CommitHook.NONE, Clock.systemUTC())
-                .commit(new SnapshotCommit.Request(VOL, BS, 200L * BS, 1, second, 200L * BS, 260, 260, 0));
-        List<DeltaEntry> expected = new ArrayList<>();
-        long[] img2 = new long[300];
-        long[] img1 = new long[300];
-        for (long lbn = 0; lbn < 300; lbn++) {
-            img1[(int) lbn] = 1000 + lbn;
-            if (lbn >= 200) {
-                expected.add(new DeltaEntry(lbn, 1000 + lbn, 1, 0)); // cut off by the shrink
-            } else if (lbn % 3 != 0) {
-                expected.add(new DeltaEntry(lbn, 1000 + lbn, 1, 2000 + lbn));
-                img2[(int) lbn] = 2000 + lbn;
-            } else {
-                img2[(int) lbn] = 1000 + lbn;
-            }
-        }
-        assertThat(c.delta().asList()).containsExactlyElementsOf(expected);
-        assertThat(c.snapshot().changedBlocks()).isEqualTo(expected.size()).isEqualTo(133 + 100);
-        assertThat(image(2, 300)).containsExactly(img2);
-        assertThat(image(1, 300)).as("the parent is untouched").containsExactly(img1);
-    }
-
-    @Test
     void commit_shrink_zeroesLbnsPastTheNewEnd() {
         commit(0, 8, 0, 10, 5, 15, 7, 17);
         CommittedSnapshot c = commit(1, 6);
