@@ -222,31 +222,24 @@ final class BlockPayloadParser {
                 frames == 0 ? NO_FRAMES : Arrays.copyOf(frameBlocks, frames), frames == 0 ? NO_FRAMES : Arrays.copyOf(frameMembers, frames));
     }
 
-    /** Reads a payload length field and checks it against the codec's limit and the remaining body. */
-    private int payloadLength(ByteBuf b, int codec, String what) {
+    /**
+     * Reads entry {@code entry}'s payload length field and checks it against the codec's limit and the
+     * remaining body; the entry is named ("BLOCKS entry 3") only when a check fails.
+     */
+    private int payloadLength(ByteBuf b, int codec, String message, int entry) {
         long len = u32(b, "payload length");
         long max = blockSize == 0 ? (codec == PayloadCodec.RAW ? ProtocolLimits.MAX_BLOCK_SIZE : ProtocolLimits.MAX_PAYLOAD)
                 : (codec == PayloadCodec.RAW ? blockSize : ProtocolLimits.maxZstdPayload(blockSize));
         if (len > max) {
-            throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED,
-                    what + ": " + PayloadCodec.name(codec) + " payload of " + len + " bytes is over its limit " + max);
+            throw new ProtocolException(ErrorCode.LIMIT_EXCEEDED, message + " entry " + entry + ": " + PayloadCodec.name(codec)
+                    + " payload of " + len + " bytes is over its limit " + max);
         }
         if (len == 0 || (codec == PayloadCodec.RAW && blockSize != 0 && len != blockSize)) {
-            throw new ProtocolException(ErrorCode.BAD_FRAME,
-                    what + ": " + PayloadCodec.name(codec) + " payload of " + len + " bytes for block size " + blockSize);
+            throw new ProtocolException(ErrorCode.BAD_FRAME, message + " entry " + entry + ": " + PayloadCodec.name(codec)
+                    + " payload of " + len + " bytes for block size " + blockSize);
         }
         need(b, (int) len, "payload");
         return (int) len;
-    }
-
-    /** {@link #payloadLength(ByteBuf, int, String)} for entry {@code entry} of {@code message}, naming it only when it fails. */
-    private int payloadLength(ByteBuf b, int codec, String message, int entry) {
-        long len = b.readableBytes() >= 4 ? b.getUnsignedInt(b.readerIndex()) : -1;
-        boolean ok = len > 0 && (blockSize == 0
-                ? len <= (codec == PayloadCodec.RAW ? ProtocolLimits.MAX_BLOCK_SIZE : ProtocolLimits.MAX_PAYLOAD)
-                : codec == PayloadCodec.RAW ? len == blockSize : len <= ProtocolLimits.maxZstdPayload(blockSize))
-                && b.readableBytes() - 4 >= len;
-        return ok ? (int) b.readUnsignedInt() : payloadLength(b, codec, message + " entry " + entry);
     }
 
     /** Names entry {@code entry} of {@code message} in an error, as "BLOCKS entry 3 (LBN 17)": built only when a check fails. */
