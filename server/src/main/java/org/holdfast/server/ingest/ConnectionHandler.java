@@ -169,23 +169,16 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (!frameRate.overdue(System.nanoTime(), partial, decoder.framesDecoded(), channel.config().isAutoRead())) {
             return;
         }
-        if (end.closing()) {
-            // an ERROR went out (its write may be stuck behind output the agent does not read): the frame
-            // would be discarded anyway, and its reservation is not held past its deadline. The close goes
-            // behind the ERROR's write; if the thread that set closing has not handed it over yet, the frame
-            // is dropped now and the next tick closes
+        if (end.closing() || refused) {
+            // an ERROR went out (its write may be stuck behind output the agent does not read) or waits for the
+            // lane (behind a commit, a slow disk): the frame would be discarded anyway, and its reservation is not
+            // held past its deadline. The close goes behind the ERROR's write; until that write is handed over,
+            // the frame is dropped now and a later tick closes (closeAtTheLatest bounds the wait): closing here
+            // lost the reason whenever the lane took longer than a tick
             if (!end.closeBehindError(channel)) {
                 decoder.discardInput();
                 overdueDropped = true;
             }
-            return;
-        }
-        if (refused) {
-            // its ERROR waits for the lane (behind a commit, a slow disk): the frame's reservation goes now, and
-            // the connection is closed at a tick after the lane sent the ERROR (closeAtTheLatest bounds the wait);
-            // closing here lost the reason whenever the lane took longer than a tick
-            decoder.discardInput();
-            overdueDropped = true;
             return;
         }
         IngestLimits limits = server.settings().limits();
