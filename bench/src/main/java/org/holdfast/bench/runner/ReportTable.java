@@ -14,7 +14,8 @@ public final class ReportTable {
         return bytes < 0 ? "n/a" : String.format("%.1f MiB", bytes / 1048576.0);
     }
 
-    private static String num(Object o, String fmt) {
+    /** A number in {@code fmt}, or n/a for anything else (a missing figure, a reason). */
+    static String num(Object o, String fmt) {
         if (o instanceof Number n) {
             return String.format(fmt, n.doubleValue());
         }

@@ -1,10 +1,14 @@
 package org.holdfast.bench.runner;
 
+import static org.holdfast.bench.runner.ReportTable.num;
+
 import java.io.PrintStream;
 import java.util.Map;
 
 /** Prints {@link RestoreAge} of every target: the newest snapshot's restore against the first's. */
 final class RestoreAgeTable {
+    private static final String FACTOR = "%.2f MB/region";
+
     private RestoreAgeTable() {
     }
 
@@ -27,17 +31,9 @@ final class RestoreAgeTable {
     }
 
     static String row(String target, Map<?, ?> a) {
+        // a peer's speed factor is n/a with a long reason in the JSON, said once in the header
         return String.format("| %s | %s | %s | %s | %s | %s | %s | %s |", target, a.get("firstDay"), num(a.get("firstMBps"), "%.1f"),
-                factor(a.get("firstSpeedFactor")), a.get("newestDay"), num(a.get("newestMBps"), "%.1f"),
-                factor(a.get("newestSpeedFactor")), num(a.get("newestOverFirst"), "%.2fx"));
-    }
-
-    private static String num(Object o, String fmt) {
-        return o instanceof Number n ? String.format(fmt, n.doubleValue()) : "n/a";
-    }
-
-    private static String factor(Object o) {
-        // a peer's factor is n/a with a long reason, said once in the header
-        return o instanceof Number n ? String.format("%.2f MB/region", n.doubleValue()) : "n/a";
+                num(a.get("firstSpeedFactor"), FACTOR), a.get("newestDay"), num(a.get("newestMBps"), "%.1f"),
+                num(a.get("newestSpeedFactor"), FACTOR), num(a.get("newestOverFirst"), "%.2fx"));
     }
 }
