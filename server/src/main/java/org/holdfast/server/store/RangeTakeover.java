@@ -355,8 +355,8 @@ public final class RangeTakeover {
         DataLog.create(logDir, newLog, System.currentTimeMillis()).close(); // before the durable point that names it
         try (MetadataBatch b = new MetadataBatch()) {
             for (Map.Entry<Integer, long[]> r : records.entrySet()) {
-                db.put(b, MetadataDb.Column.META, MetadataDb.bytes(LogArchive.uploadedKey(r.getKey())),
-                        LogArchive.uploadRecord(r.getValue()[1], WorkerKeys.space(plan.worker(), r.getValue()[0])));
+                db.put(b, MetadataDb.Column.META, MetadataDb.bytes(UploadRecords.uploadedKey(r.getKey())),
+                        UploadRecords.uploadRecord(r.getValue()[1], WorkerKeys.space(plan.worker(), r.getValue()[0])));
                 SealedDigests.Digest d = digests.get(r.getKey());
                 if (d != null) {
                     SealedDigests.put(db, b, r.getKey(), d);

@@ -91,7 +91,7 @@ public final class StoreAfterRestore {
         TreeMap<Integer, TreeSet<Long>> archived = new TreeMap<>();
         if (objects != null) {
             for (String key : objects.list(nodeName + "/logs/")) {
-                long[] ide = LogArchive.parseKey(nodeName, key);
+                long[] ide = LogKeys.parseKey(nodeName, key);
                 if (ide != null) {
                     archived.computeIfAbsent((int) ide[0], k -> new TreeSet<>()).add(ide[1]);
                 }
@@ -118,7 +118,7 @@ public final class StoreAfterRestore {
             }
             TreeSet<Long> epochs = archived.get(id);
             if (epochs != null) {
-                String key = LogArchive.key(nodeName, id, epochs.first());
+                String key = LogKeys.key(nodeName, id, epochs.first());
                 OptionalLong size = objects.size(key);
                 if (file == null || size.isPresent() && size.getAsLong() > size(file)) {
                     highest = Math.max(highest, scanObject(objects, key, scratch));
@@ -139,10 +139,10 @@ public final class StoreAfterRestore {
         DataLog.create(logDir, newLog, System.currentTimeMillis()).close();
         try (MetadataBatch b = new MetadataBatch()) {
             for (Map.Entry<Integer, TreeSet<Long>> e : archived.entrySet()) {
-                if (db.get(MetadataDb.Column.META, MetadataDb.bytes(LogArchive.uploadedKey(e.getKey()))) == null) {
+                if (db.get(MetadataDb.Column.META, MetadataDb.bytes(UploadRecords.uploadedKey(e.getKey()))) == null) {
                     // the newest copy: a compaction's, whose older one is deleted or about to be
-                    db.put(b, MetadataDb.Column.META, MetadataDb.bytes(LogArchive.uploadedKey(e.getKey())),
-                            LogArchive.uploadRecord(e.getValue().last(), nodeName));
+                    db.put(b, MetadataDb.Column.META, MetadataDb.bytes(UploadRecords.uploadedKey(e.getKey())),
+                            UploadRecords.uploadRecord(e.getValue().last(), nodeName));
                     adopted++;
                 }
             }
@@ -242,9 +242,9 @@ public final class StoreAfterRestore {
             } catch (IOException e) {
                 throw StoreException.translate(STORE, scratch.toString(), null, e);
             }
-            objects.download(LogArchive.key(nodeName, id, epoch), copy);
+            objects.download(LogKeys.key(nodeName, id, epoch), copy);
         } else if (objects != null) {
-            long e = LogArchive.epochOf(file);
+            long e = LogUploads.epochOf(file);
             epoch = epochs != null && epochs.contains(e) ? e : null;
         }
         try (MetadataBatch b = new MetadataBatch()) {
@@ -267,9 +267,9 @@ public final class StoreAfterRestore {
                 }
             });
             if (objects != null) {
-                byte[] uk = MetadataDb.bytes(LogArchive.uploadedKey(id));
+                byte[] uk = MetadataDb.bytes(UploadRecords.uploadedKey(id));
                 if (epoch != null) {
-                    db.put(b, MetadataDb.Column.META, uk, LogArchive.uploadRecord(epoch, nodeName));
+                    db.put(b, MetadataDb.Column.META, uk, UploadRecords.uploadRecord(epoch, nodeName));
                 } else {
                     db.delete(b, MetadataDb.Column.META, uk); // a local copy not in the bucket: the server uploads it
                 }
@@ -340,17 +340,17 @@ public final class StoreAfterRestore {
             byte[] header = null;
             if (local.containsKey(id)) {
                 header = headerAt(local.get(id), l[0]);
-                if (objects != null && !uploadRecordNames(db, id, LogArchive.epochOf(local.get(id)))) {
+                if (objects != null && !uploadRecordNames(db, id, LogUploads.epochOf(local.get(id)))) {
                     // rewritten since the backup though its named records stayed in place (compaction
                     // dropped only later ones): the restored upload record names an object the
                     // compaction deleted, which the server would fetch once its cache lets the file go
                     header = null;
                 }
             } else if (nodeName != null) {
-                byte[] v = db.get(MetadataDb.Column.META, MetadataDb.bytes(LogArchive.uploadedKey(id)));
+                byte[] v = db.get(MetadataDb.Column.META, MetadataDb.bytes(UploadRecords.uploadedKey(id)));
                 TreeSet<Long> epochs = archived.get(id);
                 if (v != null && v.length > 8 && epochs != null && epochs.contains(Bytes.getLong(v, 0))) {
-                    String key = LogArchive.key(nodeName, id, Bytes.getLong(v, 0));
+                    String key = LogKeys.key(nodeName, id, Bytes.getLong(v, 0));
                     OptionalLong size = objects.size(key); // a range past a shorter (compacted) object's end is refused
                     try {
                         header = size.isEmpty() || l[0] + HEADER_PROBE > size.getAsLong() ? null : objects.getRange(key, l[0], HEADER_PROBE);
@@ -368,7 +368,7 @@ public final class StoreAfterRestore {
 
     /** Whether log {@code id} has no upload record (never archived) or one that names {@code epoch}. */
     private static boolean uploadRecordNames(MetadataDb db, int id, long epoch) {
-        byte[] v = db.get(MetadataDb.Column.META, MetadataDb.bytes(LogArchive.uploadedKey(id)));
+        byte[] v = db.get(MetadataDb.Column.META, MetadataDb.bytes(UploadRecords.uploadedKey(id)));
         return v == null || v.length >= 8 && Bytes.getLong(v, 0) == epoch;
     }
 

@@ -3,7 +3,7 @@ package org.holdfast.server.store;
 /**
  * The object keys of a worker's range (data on workers, backend s3): every worker id has its own
  * prefix, and below it one key space per takeover epoch, {@code workers/w<id>/e<epoch>}, holding its
- * sealed logs ({@code logs/<log id, 8 hex>-<log epoch, 16 hex>.hfl}, {@link LogArchive#key}) and,
+ * sealed logs ({@code logs/<log id, 8 hex>-<log epoch, 16 hex>.hfl}, {@link LogKeys#key}) and,
  * from epoch 2 on, the {@code adopted} marker the node that took the range over wrote first
  * ({@link AdoptedMarker}). A node name never holds '/', so no standalone or master key space
  * ({@code <node>/logs/...}) lies below {@code workers/w<id>/}.
@@ -57,7 +57,7 @@ public final class WorkerKeys {
 
     /** The object key of log {@code logId} of log epoch {@code logEpoch} that worker {@code worker} uploaded at takeover epoch {@code epoch}. */
     public static String logKey(long worker, long epoch, int logId, long logEpoch) {
-        return LogArchive.key(space(worker, epoch), logId, logEpoch);
+        return LogKeys.key(space(worker, epoch), logId, logEpoch);
     }
 
     /** {takeover epoch, log id, log epoch} of a log key of worker {@code worker}, or null for any other key. */
@@ -69,6 +69,6 @@ public final class WorkerKeys {
 
     /** {log id, log epoch} of a log key of worker {@code worker} at {@code epoch}, or null for any other key. */
     static long[] log(long worker, long epoch, String key) {
-        return LogArchive.parseKey(space(worker, epoch), key);
+        return LogKeys.parseKey(space(worker, epoch), key);
     }
 }

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
  */
 class LateUploadsTest {
     private static String log(long epoch, int id, long logEpoch) {
-        return LogArchive.key(WorkerKeys.space(3, epoch), id, logEpoch);
+        return LogKeys.key(WorkerKeys.space(3, epoch), id, logEpoch);
     }
 
     @Test

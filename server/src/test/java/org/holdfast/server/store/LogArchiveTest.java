@@ -67,7 +67,7 @@ class LogArchiveTest {
         }
         // a crash between the PUT and the synced confirmation: the object exists, the catalog does not know
         try (MetadataBatch b = new MetadataBatch()) {
-            db.delete(b, db.handle(MetadataDb.Column.META), MetadataDb.bytes(LogArchive.META_UPLOADED + "00000001"));
+            db.delete(b, db.handle(MetadataDb.Column.META), MetadataDb.bytes(UploadRecords.META_UPLOADED + "00000001"));
             db.write(b, true);
         }
         try (LogArchive archive = archive(); DataStore store = DataStore.open(settings(), db, archive)) {

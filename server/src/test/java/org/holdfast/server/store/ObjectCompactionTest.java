@@ -111,9 +111,9 @@ class ObjectCompactionTest {
     private static Set<String> intents(MetadataDb db) {
         Set<String> keys = new TreeSet<>();
         try (CheckedIterator it = db.iterator(MetadataDb.Column.META)) {
-            for (it.seek(MetadataDb.bytes(LogArchive.META_RETIRE)); it.isValid(); it.next()) {
+            for (it.seek(MetadataDb.bytes(DeleteIntents.META_RETIRE)); it.isValid(); it.next()) {
                 String k = new String(it.key(), java.nio.charset.StandardCharsets.UTF_8);
-                if (!k.startsWith(LogArchive.META_RETIRE)) {
+                if (!k.startsWith(DeleteIntents.META_RETIRE)) {
                     break;
                 }
                 keys.add(k);

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 /** The epoch and adoption rules of a worker's range takeover, on listings alone (bad input refused, nothing else read). */
 class RangeTakeoverPlanTest {
     private static String log(long epoch, int id, long logEpoch) {
-        return LogArchive.key(WorkerKeys.space(3, epoch), id, logEpoch);
+        return LogKeys.key(WorkerKeys.space(3, epoch), id, logEpoch);
     }
 
     private static Function<String, byte[]> markers(Map<String, String> texts) {
@@ -59,7 +59,7 @@ class RangeTakeoverPlanTest {
 
     @Test
     void plan_markerNamingAnotherWorkersLog_refusedAsDamaged() {
-        String other = LogArchive.key(WorkerKeys.space(4, 1), 1, 1);
+        String other = LogKeys.key(WorkerKeys.space(4, 1), 1, 1);
         String text = "holdfast-adopted-logs 1\nworker 3\nepoch 2\nlog " + other + "\nend 1\n";
 
         assertThatThrownBy(() -> RangeTakeover.plan(3, List.of(WorkerKeys.marker(3, 2)), markers(Map.of(WorkerKeys.marker(3, 2), text))))

@@ -198,7 +198,7 @@ class StoreAfterRestoreTest {
                 archive.close();
             }
             Path data = f.settings().dir();
-            long localEpoch = LogArchive.epochOf(data.resolve(DataLog.fileName(log)));
+            long localEpoch = LogUploads.epochOf(data.resolve(DataLog.fileName(log)));
             Path restored = dir.resolve("same/restored-catalog");
             backups.restore(1, restored);
             try (MetadataDb db = MetadataDb.open(restored)) {
@@ -215,7 +215,7 @@ class StoreAfterRestoreTest {
     }
 
     private static Long uploadEpoch(MetadataDb db, int id) {
-        byte[] v = db.get(MetadataDb.Column.META, MetadataDb.bytes(LogArchive.uploadedKey(id)));
+        byte[] v = db.get(MetadataDb.Column.META, MetadataDb.bytes(UploadRecords.uploadedKey(id)));
         return v == null ? null : Bytes.getLong(v, 0);
     }
 
