@@ -150,13 +150,14 @@ public final class DataStore implements AutoCloseable {
         this.logs = new OpenLogs(this.settings.dir(), readOnly);
         this.pbnReservation = new PbnReservation(db, range, this.settings.pbnReserveBatch(), this.settings.dir().toString());
         this.reads = new BlockReads(this.settings.dir(), range, db, locations, badBlocks, missingLogs, logs, archive, relocation, appendLock, pending);
-        this.relocations = new LogRelocation(this.settings.dir(), db, locations, logs, reads, archive, relocation, this::compactableBelow);
         StoreRecovery.Opened opened = readOnly ? StoreRecovery.openReadOnly(this.settings.dir(), db, logs, pbnReservation, locations)
                 : StoreRecovery.recover(this.settings.dir(), db, range, logs, pbnReservation, locations);
         this.active = new ActiveLog(this.settings, opened.active(), reserve, logs, pbnReservation, appendLock, pending);
         this.repair = new BlockRepair(this.settings.dir(), range, locations, badBlocks, logs, reads, active, appendLock);
         this.storeSync = new StoreSync(db, locations, logs, active, repair, this.settings.fsync(), archive, relocation, syncLock, appendLock,
                 pending, opened.durableLogId(), opened.durableLength());
+        // after StoreSync, whose durable point it asks for: the bound reference cannot reach a sync not yet made
+        this.relocations = new LogRelocation(this.settings.dir(), db, locations, logs, reads, archive, relocation, storeSync::compactableBelow);
         this.recovery = opened.recovery();
         reserve.unwritten(active::buffered); // read without the append lock: a byte more or less is no harm
         if (archive != null && !readOnly) {
