@@ -1,18 +1,14 @@
 package org.holdfast.server.store;
 
 import static org.holdfast.server.store.FormatVersions.DATA_LOG_HEADER_BYTES;
-import static org.holdfast.server.store.FormatVersions.RECORD_HEADER_BYTES;
 
 import java.io.IOException;
 import java.lang.System.Logger.Level;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -20,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Stream;
-import java.util.zip.CRC32C;
 import org.holdfast.common.kill.KillPoints;
 
 /**
@@ -32,7 +27,7 @@ import org.holdfast.common.kill.KillPoints;
  * in them indexed. One compaction at a time per store.
  *
  * <h2>Protocol and crash safety</h2>
- * For log L: (1) without any lock, copy the live records (each checked against its CRC) to
+ * For log L: (1) without any lock, copy the live records (each checked against its CRC; {@link LiveCopy}) to
  * {@code L.compact}, force it and the directory; (2) under the store's exclusive relocation lock,
  * keep only the records whose location still names their old place (the sweep may have freed some
  * meanwhile: those are never given a location again), and in one synced batch point them at their
@@ -73,10 +68,9 @@ public final class Compactor {
      */
     public static final double DEFAULT_RECLAIM_THRESHOLD = 0.95;
     static final String META_INTENT = "store.compaction-intent";
-    private static final String STORE = "compactor";
-    private static final String SUFFIX = ".compact";
+    static final String STORE = "compactor";
+    static final String SUFFIX = ".compact";
     private static final String SOURCE_SUFFIX = ".source" + SUFFIX;
-    private static final int COPY_BUFFER_BYTES = 1 << 20;
     /** How long a run waits for the upload of an active log it sealed (backend s3) before leaving it to a later run. */
     private static final long UPLOAD_WAIT_MILLIS = 10 * 60_000L;
 
@@ -101,6 +95,7 @@ public final class Compactor {
 
     private final DataStore store;
     private final MetadataDb db;
+    private final LiveCopy copy;
     private boolean archiveNoted;
     /** Test seam: gets the log id after its live records are copied, before the switch (a sweep may free some here). */
     volatile java.util.function.IntConsumer beforeSwitch = id -> { };
@@ -109,6 +104,7 @@ public final class Compactor {
     public Compactor(DataStore store) {
         this.store = store;
         this.db = store.metadata();
+        this.copy = new LiveCopy(store);
     }
 
     /**
@@ -304,7 +300,7 @@ public final class Compactor {
             Path source = source(archive, id, sealed.get(id));
             long newSize;
             try {
-                newSize = copyLive(id, source, records, epoch);
+                newSize = copy.copyLive(id, source, records, epoch);
             } finally {
                 if (!source.equals(sealed.get(id))) {
                     deleteQuietly(source);
@@ -459,107 +455,6 @@ public final class Compactor {
         return fetched;
     }
 
-    /**
-     * Step 1: copies the records to {@code L.compact}, forced; returns its size, or -1 if a record
-     * failed a check. A block record and a wholly live frame are copied as they are; a frame with
-     * dead members is repacked (see {@link FrameRepack}); a frame without a live member is not
-     * named by any record here, so it is dropped. A non-negative {@code epoch} replaces the header's
-     * creation time (the copy becomes a new object).
-     */
-    private long copyLive(int id, Path logPath, LiveRecords records, long epoch) {
-        Path tmp = store.dir().resolve(DataLog.fileName(id) + SUFFIX);
-        CRC32C crc = new CRC32C();
-        byte[] rec = new byte[RECORD_HEADER_BYTES + FormatVersions.MAX_STORED_BYTES];
-        ByteBuffer out = ByteBuffer.allocate(COPY_BUFFER_BYTES);
-        long pos;
-        try (FileChannel in = FileChannel.open(logPath, StandardOpenOption.READ);
-             FileChannel dst = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                     StandardOpenOption.WRITE);
-             FrameRepack repack = new FrameRepack()) {
-            long inSize = in.size();
-            // the file header is copied verbatim: same id, same creation time (with an archive a new epoch: a new object)
-            readFully(in, ByteBuffer.wrap(rec, 0, DATA_LOG_HEADER_BYTES), 0, logPath);
-            if (epoch >= 0) {
-                Bytes.putLong(rec, 12, epoch);
-            }
-            out.put(rec, 0, DATA_LOG_HEADER_BYTES);
-            pos = DATA_LOG_HEADER_BYTES;
-            long written = 0;
-            boolean[] done = new boolean[records.size()];
-            for (int i = 0; i < records.size(); i++) {
-                if (done[i]) {
-                    continue; // a member of a frame handled with its first live member
-                }
-                int location = records.length(i);
-                int stored = FrameFormat.recordStored(location);
-                long off = records.offset(i);
-                if (stored <= 0 || stored > FormatVersions.MAX_STORED_BYTES || off < DATA_LOG_HEADER_BYTES
-                        || off + RECORD_HEADER_BYTES + stored > inSize) {
-                    LOG.log(Level.WARNING, "not compacting data log {0}: pbn {1} has an impossible location", logPath, records.pbn(i));
-                    deleteQuietly(tmp);
-                    return -1;
-                }
-                int len = RECORD_HEADER_BYTES + stored;
-                readFully(in, ByteBuffer.wrap(rec, 0, len), off, logPath);
-                String problem;
-                byte[] src = rec;
-                int newLen = len;
-                if (FrameFormat.isMember(location)) {
-                    problem = FrameFormat.check(rec, 0, stored, crc);
-                    if (problem == null) {
-                        problem = repack.plan(rec, records, i, done);
-                    }
-                    if (problem == null && repack.partlyDead()) {
-                        problem = repack.repack(rec, records, crc);
-                    }
-                    src = repack.record();
-                    newLen = repack.recordLength();
-                } else {
-                    problem = RecordFormat.check(rec, records.pbn(i), stored, crc);
-                    done[i] = true;
-                }
-                if (problem != null) {
-                    // leave a damaged log for fsck to report; never drop a record. Mark the block bad so that the
-                    // next upload of its content repairs it (its record then is dead here and the log compacts).
-                    LOG.log(Level.WARNING, "not compacting data log {0}: pbn {1} at {2}: {3}", logPath, records.pbn(i), off, problem);
-                    store.markBad(records.pbn(i), records.fps(), i * org.holdfast.common.id.Fingerprint.BYTES, logPath.toString(), off, problem);
-                    deleteQuietly(tmp);
-                    return -1;
-                }
-                if (out.remaining() < newLen) {
-                    written += drain(dst, out, written);
-                }
-                out.put(src, 0, newLen);
-                if (FrameFormat.isMember(location)) {
-                    repack.placed(records, pos);
-                } else {
-                    records.setNewOffset(i, pos);
-                }
-                pos += newLen;
-            }
-            drain(dst, out, written);
-            dst.force(true);
-        } catch (CorruptDataException e) {
-            deleteQuietly(tmp);
-            return -1;
-        } catch (IOException e) {
-            deleteQuietly(tmp);
-            throw StoreException.translate(STORE, tmp.toString(), null, e);
-        }
-        DataLog.forceDirectory(store.dir());
-        return pos;
-    }
-
-    private static long drain(FileChannel ch, ByteBuffer buf, long at) throws IOException {
-        buf.flip();
-        long n = buf.remaining();
-        while (buf.hasRemaining()) {
-            at += ch.write(buf, at);
-        }
-        buf.clear();
-        return n;
-    }
-
     /** Completes or discards what a crash left; runs before a store opens. */
     public static void finishInterrupted(Path dataDir, MetadataDb db) {
         if (!Files.isDirectory(dataDir)) {
@@ -622,21 +517,11 @@ public final class Compactor {
         }
     }
 
-    private static void deleteQuietly(Path p) {
+    static void deleteQuietly(Path p) {
         try {
             Files.deleteIfExists(p);
         } catch (IOException ignored) {
             // a stray .compact file is removed when the store next opens
-        }
-    }
-
-    private static void readFully(FileChannel ch, ByteBuffer b, long pos, Path p) throws IOException {
-        while (b.hasRemaining()) {
-            int n = ch.read(b, pos);
-            if (n < 0) {
-                throw new CorruptDataException(STORE, p.toString(), null, "unexpected end of file at " + pos);
-            }
-            pos += n;
         }
     }
 }
