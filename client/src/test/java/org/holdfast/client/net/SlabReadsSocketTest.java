@@ -92,8 +92,6 @@ class SlabReadsSocketTest {
                 s.close();
             }
         }
-        System.out.printf("slabs: peak %d live, %d allocated, %d reads into slabs, %d kept%n",
-                peak.get(), slabs.allocated(), slabs.tails(), slabs.kept());
         // per connection: the inbox up to its high-water mark, a few decoded in the same read, the
         // consumer's three, the frame being read; the pool keeps KEEP beyond that
         int perConnection = ReadPause.HIGH_WATER + 8;
