@@ -17,6 +17,10 @@ import org.holdfast.common.protocol.ProtocolLimits;
  * go into it ({@link #SPILL} bytes more, for the next frame's start), a reused {@link FrameSlabs}
  * slab where it fits one. The bytes and their order are exactly what Netty's cumulator would produce; only
  * buffer sizes differ.
+ *
+ * <p>Over plain TCP the socket reads straight into the slab ({@link #readBuffer}, through
+ * {@link SlabReads}): a read that lands in the slab's free end needs no copy at all, so only the
+ * start of the next frame that shares a read with the end of the last one is copied.
  */
 final class FrameCumulator implements ByteToMessageDecoder.Cumulator {
     /**
@@ -25,10 +29,46 @@ final class FrameCumulator implements ByteToMessageDecoder.Cumulator {
      */
     static final int SPILL = 64 << 10;
 
-    private final FrameSlabs slabs = new FrameSlabs();
+    /** Free bytes a slab needs for a read into it: fewer, and the read goes to an ordinary buffer. */
+    static final int SMALLEST_TAIL = 8 << 10;
+
+    private final FrameSlabs slabs;
+    /** The last cumulation returned, if a slab (event loop only). */
+    private FrameSlabs.Slab current;
+
+    /** A cumulator taking its slabs from {@code slabs} ({@link FrameSlabs#SHARED} for a connection). */
+    FrameCumulator(FrameSlabs slabs) {
+        this.slabs = slabs;
+    }
+
+    /**
+     * A buffer for the socket's next read over the free end of the frame buffer the decoder holds,
+     * or null (then an ordinary read buffer): when the decoder is between frames, or the frame's
+     * buffer is nearly full. Event loop only, before the read it is for.
+     */
+    ByteBuf readBuffer(ByteBufAllocator alloc) {
+        FrameSlabs.Slab c = current;
+        // readable: the decoder still holds it (it releases a cumulation once everything in it is decoded)
+        if (c == null || c.refCnt() == 0 || !c.isReadable() || c.wantedRoom() < SMALLEST_TAIL) {
+            return null;
+        }
+        return c.tail(alloc);
+    }
 
     @Override
     public ByteBuf cumulate(ByteBufAllocator alloc, ByteBuf cumulation, ByteBuf in) {
+        ByteBuf out = append(alloc, cumulation, in);
+        current = out instanceof FrameSlabs.Slab s ? s : null;
+        return out;
+    }
+
+    private ByteBuf append(ByteBufAllocator alloc, ByteBuf cumulation, ByteBuf in) {
+        if (FrameSlabs.isTailOf(in, cumulation)) {
+            // the bytes are in place, right behind the cumulation's: only its writer index moves
+            cumulation.writerIndex(cumulation.writerIndex() + in.readableBytes());
+            in.release();
+            return cumulation;
+        }
         if (cumulation == in) {
             in.release();
             return cumulation;
@@ -62,11 +102,6 @@ final class FrameCumulator implements ByteToMessageDecoder.Cumulator {
         } finally {
             in.release();
         }
-    }
-
-    /** Free slabs waiting for reuse (for tests). */
-    int slabsKept() {
-        return slabs.kept();
     }
 
     /**

@@ -88,21 +88,30 @@ public final class ServerConnection implements AutoCloseable {
      * {@link ServerTrust}'s refusal (naming the fingerprints).
      */
     public static ServerConnection connect(ServerAddress address, Duration timeout, ServerTrust trust) {
+        return connect(address, timeout, trust, FrameSlabs.SHARED);
+    }
+
+    /** {@link #connect(ServerAddress, Duration, ServerTrust)} receiving large frames into slabs of {@code slabs}. */
+    static ServerConnection connect(ServerAddress address, Duration timeout, ServerTrust trust, FrameSlabs slabs) {
         EventLoopGroup group = new NioEventLoopGroup(1, r -> {
             Thread t = new Thread(r, "holdfast-net");
             t.setDaemon(true);
             return t;
         });
         FrameDecoder decoder = new FrameDecoder();
-        decoder.setCumulator(new FrameCumulator()); // one copy per received byte (restores: frames of about 1 MiB)
+        FrameCumulator cumulator = new FrameCumulator(slabs);
+        decoder.setCumulator(cumulator); // at most one copy per received byte (restores: frames of about 1 MiB)
         ServerConnection[] self = new ServerConnection[1];
         ServerTrust.Check check = trust.usesTls() ? trust.check(address) : null;
         TlsEngines.Engine engine = check == null ? null : ServerTrust.engine();
         SslHandler ssl = check == null ? null : check.newHandler(engine, ByteBufAllocator.DEFAULT);
         WrongPortSniffer raw = new WrongPortSniffer(address, ssl != null);
         WrongPortSniffer inner = new WrongPortSniffer(address, true);
-        Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
-                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, timeout.toMillis()))
+        Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class);
+        if (ssl == null) {
+            b.option(ChannelOption.RCVBUF_ALLOCATOR, new SlabReads(cumulator)); // plain TCP: reads go into the frame's slab
+        }
+        b.option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, timeout.toMillis()))
                 .option(ChannelOption.TCP_NODELAY, true)
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override

@@ -67,8 +67,8 @@ class FrameCumulatorTest {
         ByteBuf bytes = wire(sent);
         byte[] expected = io.netty.buffer.ByteBufUtil.getBytes(bytes);
         FrameDecoder decoder = new FrameDecoder();
-        FrameCumulator cumulator = new FrameCumulator();
-        decoder.setCumulator(cumulator);
+        FrameSlabs slabs = new FrameSlabs(FrameSlabs.KEPT);
+        decoder.setCumulator(new FrameCumulator(slabs));
         EmbeddedChannel ch = new EmbeddedChannel(decoder);
         decoder.blockSize(BS);
         List<ByteBuf> reads = new ArrayList<>();
@@ -93,10 +93,10 @@ class FrameCumulatorTest {
                 assertThat(FrameBuffers.directView(d)).as("frame %d in one direct buffer", i).isNotNull();
             }
         }
-        int keptBefore = cumulator.slabsKept();
+        int keptBefore = slabs.kept();
         got.forEach(io.netty.util.ReferenceCountUtil::release);
         sent.forEach(io.netty.util.ReferenceCountUtil::release);
-        assertThat(cumulator.slabsKept()).as("frames released: their slabs wait for reuse").isGreaterThan(keptBefore);
+        assertThat(slabs.kept()).as("frames released: their slabs wait for reuse").isGreaterThan(keptBefore);
         ch.finishAndReleaseAll();
         assertThat(reads).allSatisfy(r -> assertThat(r.refCnt()).isZero());
     }
@@ -111,7 +111,7 @@ class FrameCumulatorTest {
         assertThat(FrameCumulator.frameBytes(Unpooled.EMPTY_BUFFER, huge)).isZero();
         // the decoder still refuses the oversized frame
         FrameDecoder decoder = new FrameDecoder();
-        decoder.setCumulator(new FrameCumulator());
+        decoder.setCumulator(new FrameCumulator(new FrameSlabs(1)));
         EmbeddedChannel ch = new EmbeddedChannel(decoder);
         try {
             ch.writeInbound(Unpooled.wrappedBuffer(new byte[] {0x7f, 0, 0, 0, 2, 1}));
@@ -124,25 +124,51 @@ class FrameCumulatorTest {
 
     @Test
     void framesReleasedOneByOneWhileLaterOnesAreHeld_reusedSlabsNeverChangeAHeldFrame() {
-        // the restore's order: a frame is verified and released while the next ones still wait; a
-        // slab given back too early (or shared with the next frame's start) would change a held frame
-        Random rnd = new Random(17);
+        FrameSlabs slabs = decodeHoldingTwo(new Random(17), false);
+        assertThat(slabs.kept()).as("slabs were reused, not one per frame").isBetween(1, 6);
+        assertThat(slabs.allocated()).isEqualTo(slabs.kept());
+    }
+
+    @Test
+    void socketReadingIntoTheFramesSlab_decodesExactly_andNeverChangesAHeldFrame() {
+        FrameSlabs slabs = decodeHoldingTwo(new Random(23), true);
+        assertThat(slabs.kept()).isBetween(1, 6);
+        assertThat(slabs.allocated()).as("every slab given back").isEqualTo(slabs.kept());
+    }
+
+    /**
+     * Decodes three rounds of frames read in random pieces, holding two frames and checking the
+     * oldest is unchanged before releasing it (the restore's order: a slab given back too early, or
+     * shared with the next frame's start, would change a held frame). With {@code intoSlabs} the
+     * reads go where the socket's would: {@link FrameCumulator#readBuffer} when it offers a buffer.
+     */
+    private static FrameSlabs decodeHoldingTwo(Random rnd, boolean intoSlabs) {
         List<Message> sent = new ArrayList<>();
         for (int round = 0; round < 3; round++) {
             sent.addAll(frames(rnd).subList(0, 5)); // RESTORE_DATA only
         }
         ByteBuf bytes = wire(sent);
+        byte[] expected = io.netty.buffer.ByteBufUtil.getBytes(bytes);
+        ByteBuf again = Unpooled.buffer(); // the frames re-encoded as they are released
         FrameDecoder decoder = new FrameDecoder();
-        FrameCumulator cumulator = new FrameCumulator();
+        FrameSlabs slabs = new FrameSlabs(FrameSlabs.KEPT);
+        FrameCumulator cumulator = new FrameCumulator(slabs);
         decoder.setCumulator(cumulator);
         EmbeddedChannel ch = new EmbeddedChannel(decoder);
         decoder.blockSize(BS);
         java.util.ArrayDeque<RestoreData> held = new java.util.ArrayDeque<>();
         java.util.ArrayDeque<byte[]> copies = new java.util.ArrayDeque<>();
         int decoded = 0;
+        long inPlace = 0;
         while (bytes.isReadable()) {
-            int n = Math.min(bytes.readableBytes(), 1 + rnd.nextInt(96 << 10));
-            ByteBuf read = PooledByteBufAllocator.DEFAULT.directBuffer(n);
+            ByteBuf read = intoSlabs ? cumulator.readBuffer(PooledByteBufAllocator.DEFAULT) : null;
+            int n = Math.min(bytes.readableBytes(), 1 + rnd.nextInt(read == null ? 96 << 10 : 256 << 10));
+            if (read == null) {
+                read = PooledByteBufAllocator.DEFAULT.directBuffer(n);
+            } else {
+                n = Math.min(n, read.writableBytes());
+                inPlace += n;
+            }
             read.writeBytes(bytes, n);
             ch.writeInbound(read);
             for (Object o; (o = ch.readInbound()) != null; ) {
@@ -150,11 +176,11 @@ class FrameCumulatorTest {
                 held.add(d);
                 copies.add(io.netty.buffer.ByteBufUtil.getBytes(d.data()));
                 decoded++;
-                while (held.size() > 2) { // keep two frames in flight, release the oldest
+                while (held.size() > 2) {
                     RestoreData old = held.poll();
-                    byte[] then = copies.poll();
-                    assertThat(java.util.Arrays.equals(io.netty.buffer.ByteBufUtil.getBytes(old.data()), then))
+                    assertThat(java.util.Arrays.equals(io.netty.buffer.ByteBufUtil.getBytes(old.data()), copies.poll()))
                             .as("frame unchanged until its release").isTrue();
+                    FrameEncoder.write(old, again);
                     old.release();
                 }
             }
@@ -163,10 +189,15 @@ class FrameCumulatorTest {
         while (!held.isEmpty()) {
             RestoreData old = held.poll();
             assertThat(java.util.Arrays.equals(io.netty.buffer.ByteBufUtil.getBytes(old.data()), copies.poll())).isTrue();
+            FrameEncoder.write(old, again);
             old.release();
         }
-        assertThat(cumulator.slabsKept()).as("slabs were reused, not one per frame").isBetween(1, 6);
+        assertThat(java.util.Arrays.equals(io.netty.buffer.ByteBufUtil.getBytes(again), expected)).as("the stream sent, byte for byte").isTrue();
+        if (intoSlabs) {
+            assertThat(inPlace).as("most bytes read in place, not copied").isGreaterThan(expected.length * 3L / 4);
+        }
         sent.forEach(io.netty.util.ReferenceCountUtil::release);
         ch.finishAndReleaseAll();
+        return slabs;
     }
 }

@@ -177,14 +177,42 @@ public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[]
      * after build is a no-op.
      */
     public static final class Builder implements AutoCloseable {
+        /** A built or closed builder's arrays, for the next builder on the same thread (17 KiB less to allocate per frame). */
+        private static final ThreadLocal<Scratch> SPARE = new ThreadLocal<>();
+        private static final java.util.concurrent.atomic.AtomicLong SCRATCH_MADE = new java.util.concurrent.atomic.AtomicLong();
+
         private final PayloadBuffer payloads;
-        private final long[] lbns = new long[ProtocolLimits.MAX_BLOCKS_PER_FRAME];
-        private final byte[] codecs = new byte[ProtocolLimits.MAX_BLOCKS_PER_FRAME];
-        private final int[] offsets = new int[ProtocolLimits.MAX_BLOCKS_PER_FRAME];
-        private final int[] lengths = new int[ProtocolLimits.MAX_BLOCKS_PER_FRAME];
+        private Scratch scratch; // null once built or closed: then another builder may be using the arrays
+        private final long[] lbns;
+        private final byte[] codecs;
+        private final int[] offsets;
+        private final int[] lengths;
         private int count;
 
+        /** The per-block arrays a builder fills, at the frame's limit; the message gets copies of their used part. */
+        private static final class Scratch {
+            final long[] lbns = new long[ProtocolLimits.MAX_BLOCKS_PER_FRAME];
+            final byte[] codecs = new byte[ProtocolLimits.MAX_BLOCKS_PER_FRAME];
+            final int[] offsets = new int[ProtocolLimits.MAX_BLOCKS_PER_FRAME];
+            final int[] lengths = new int[ProtocolLimits.MAX_BLOCKS_PER_FRAME];
+
+            Scratch() {
+                SCRATCH_MADE.incrementAndGet();
+            }
+        }
+
         private Builder(PayloadBuffer payloads) {
+            Scratch s = SPARE.get();
+            if (s == null) {
+                s = new Scratch();
+            } else {
+                SPARE.remove(); // ours alone until build or close gives it back
+            }
+            this.scratch = s;
+            this.lbns = s.lbns;
+            this.codecs = s.codecs;
+            this.offsets = s.offsets;
+            this.lengths = s.lengths;
             this.payloads = payloads;
             payloads.room("BLOCKS", 0, 0).writeZero(FRAME_PREFIX_BYTES); // filled in by build()
             payloads.headerWritten(FRAME_PREFIX_BYTES);
@@ -264,8 +292,25 @@ public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[]
 
         /** The message; ownership of the buffer moves to it. */
         public Blocks build() {
-            return payloads.build(d -> framed(d, count, new Blocks(count, Arrays.copyOf(lbns, count), Arrays.copyOf(codecs, count),
-                    Arrays.copyOf(offsets, count), Arrays.copyOf(lengths, count), d)));
+            try {
+                return payloads.build(d -> framed(d, count, new Blocks(count, Arrays.copyOf(lbns, count), Arrays.copyOf(codecs, count),
+                        Arrays.copyOf(offsets, count), Arrays.copyOf(lengths, count), d)));
+            } finally {
+                giveBackScratch();
+            }
+        }
+
+        /** Hands the arrays to the next builder on this thread; this one adds nothing more (its buffer is gone too). */
+        private void giveBackScratch() {
+            if (scratch != null) {
+                SPARE.set(scratch);
+                scratch = null;
+            }
+        }
+
+        /** Per-block arrays made so far, on any thread (for tests). */
+        static long scratchMade() {
+            return SCRATCH_MADE.get();
         }
 
         /** Fills in the frame's prefix, now that its length and block count are known. */
@@ -280,6 +325,7 @@ public record Blocks(int count, long[] lbns, byte[] codecs, int[] offsets, int[]
         @Override
         public void close() {
             payloads.close();
+            giveBackScratch();
         }
     }
 }
