@@ -40,6 +40,7 @@ final class StartCommand implements Callable<Integer> {
         SpringApplication app = new SpringApplication(HoldfastServer.class);
         app.addListeners(new ServiceLinkPorts()); // a Service named holdfast-ingest sets HOLDFAST_INGEST_PORT=tcp://...
         app.addListeners(new UnknownSettings()); // a misspelt holdfast.* name fails the start before anything opens
+        app.addListeners(new PortPreflight()); // then every taken port at once, still before anything opens
         try {
             app.run(settings.toArray(String[]::new));
         } catch (UnknownSettingException e) {

@@ -187,7 +187,9 @@ class ServerCliTest {
             assertThat(run("start", "--holdfast.data-dir=" + tmp.resolve("data"), "--server.port=0",
                     "--holdfast.ingest.port=" + taken.getLocalPort())).isEqualTo(1);
         }
-        assertThat(output.toString()).contains("APPLICATION FAILED TO START", "Holdfast cannot listen for agents on");
+        assertThat(output.toString()).contains("APPLICATION FAILED TO START", "Holdfast cannot listen on these ports",
+                "holdfast.ingest.port=");
+        assertThat(tmp.resolve("data")).as("refused before the data directory was made").doesNotExist();
         assertThat(err.toString(StandardCharsets.UTF_8)).as("picocli prints no second report or trace").isEmpty();
     }
 
