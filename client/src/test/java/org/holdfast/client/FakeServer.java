@@ -74,6 +74,12 @@ public final class FakeServer implements AutoCloseable {
             + " and snapshots committed before are intact";
     /** Answer the first BLOCKS with ERROR STORAGE_FULL. */
     public volatile boolean storageFull;
+    /** Close the connection without a word at the first BLOCKS, as a server that is stopped or killed mid-backup. */
+    public volatile boolean hangUpOnBlocks;
+    /** With {@link #hangUpOnBlocks}: reset it (RST), as the kernel does for a killed server with the agent's data unread. */
+    public volatile boolean hangUpWithReset;
+    /** Answer a HELLO without a token with ERROR UNAUTHORIZED and this message (null: no token needed). */
+    public volatile String tokenRequired;
     /** Answer the first BLOCKS with ERROR WORKER_UNAVAILABLE and this message, as a master that lost a worker does (null: store). */
     public volatile String workerLost;
     /** When set, COMMIT is never answered (to kill an agent between reading and commit); counts those commits. */
@@ -169,6 +175,11 @@ public final class FakeServer implements AutoCloseable {
                 if (refusesOtherVersions && h.protocolVersion() != protocolVersion) {
                     error(ctx, ErrorCode.UNSUPPORTED_VERSION, "this server speaks protocol version " + protocolVersion
                             + ", the agent asked for " + h.protocolVersion());
+                    return;
+                }
+                String noToken = tokenRequired;
+                if (noToken != null && h.token().isEmpty()) {
+                    error(ctx, ErrorCode.UNAUTHORIZED, noToken);
                     return;
                 }
                 agreed = Math.min(h.protocolVersion(), protocolVersion);
@@ -290,6 +301,13 @@ public final class FakeServer implements AutoCloseable {
         }
 
         private void blocks(ChannelHandlerContext ctx, Blocks b) {
+            if (hangUpOnBlocks) {
+                if (hangUpWithReset) {
+                    ctx.channel().config().setOption(io.netty.channel.ChannelOption.SO_LINGER, 0);
+                }
+                ctx.channel().close();
+                return;
+            }
             if (storageFull) {
                 error(ctx, ErrorCode.STORAGE_FULL, STORAGE_FULL_MESSAGE);
                 return;

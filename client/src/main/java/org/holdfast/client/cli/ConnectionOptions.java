@@ -171,6 +171,10 @@ public final class ConnectionOptions {
                             + " instead; upgrade the server to use the newer one");
                 }
             } catch (AgentException e) {
+                if (tok.isEmpty() && e.getMessage().startsWith(NO_TOKEN_REFUSAL)) {
+                    // the generic advice would say to check a token this agent never sent
+                    throw new AgentException(e.exitCode(), e.getMessage(), NO_TOKEN_HINT, e);
+                }
                 if (noTls && e.exitCode() == ExitCode.NETWORK && !(e instanceof WrongPortException)) {
                     throw new AgentException(ExitCode.NETWORK, e.getMessage() + " before answering HELLO over plain TCP",
                             "the server probably requires TLS (the default): run without --no-tls", e);
@@ -190,6 +194,11 @@ public final class ConnectionOptions {
             throw e;
         }
     }
+
+    private static final String NO_TOKEN_REFUSAL = "server refused: UNAUTHORIZED";
+    /** What to do when the server wants a token and none was given. */
+    static final String NO_TOKEN_HINT = "give the agent its token: --token-file FILE (the token on the first line) or"
+            + " $HOLDFAST_TOKEN; for the daemon, token-file in its config";
 
     /** This agent's version as HELLO reports it (the jar's Implementation-Version; the release number when run from classes). */
     static final String AGENT_VERSION = java.util.Objects.requireNonNullElse(

@@ -11,9 +11,10 @@ import picocli.CommandLine.Option;
 
 /** {@code daemon}: the resident agent, backing up the configured volumes on their schedules. */
 @Command(name = "daemon", mixinStandardHelpOptions = true,
-        description = {"Run as a service: back up each volume of the config file on its cron schedule, with its",
-            "pre and post hooks, retrying while the server is unreachable. 'run-now' and 'status' talk to",
-            "it over a socket in its state directory. See docs/agent.md, \"Running the agent as a service\"."})
+        description = {"Run as a service: back up each volume of the config file on its cron schedule.",
+            "Each run has the volume's pre and post hooks and retries while the server is unreachable.",
+            "'run-now' and 'status' talk to it over a socket in its state directory.",
+            "See docs/agent.md, \"Running the agent as a service\"."})
 final class DaemonCommand extends HoldfastAgent.Subcommand implements Callable<Integer> {
     static final String DEFAULT_CONFIG = "/etc/holdfast/agent.yaml";
 

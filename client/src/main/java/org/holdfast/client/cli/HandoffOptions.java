@@ -24,7 +24,7 @@ import picocli.CommandLine.Spec;
  * commands to the daemon".
  */
 final class HandoffOptions {
-    static final String SOCKET_ENV = "HOLDFAST_AGENT_SOCKET";
+    static final String SOCKET_ENV = org.holdfast.client.daemon.DaemonSocket.ENV;
     /** Options that stay here: the token travels in its own field, never in the argument list. */
     private static final Set<String> KEPT_HERE = Set.of("--token", "--socket", "--no-daemon", "--verbose");
 

@@ -31,14 +31,14 @@ final class InProcessBackup implements VolumeBackup {
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         ExitCode exit = exitCode(code);
         if (exit != ExitCode.OK) {
-            return new BackupOutcome(exit, null, null, 0, 0, errorLine(err.toString(StandardCharsets.UTF_8), code));
+            return new BackupOutcome(exit, null, null, 0, 0, errorLine(err.toString(StandardCharsets.UTF_8), code), 0);
         }
         try {
             JsonNode r = JSON.readTree(out.toString(StandardCharsets.UTF_8));
             return new BackupOutcome(exit, r.path("snapshotId").asText(null), r.path("mode").asText(null),
-                    r.path("bytesRead").asLong(), r.path("sentBytes").asLong(), null);
+                    r.path("bytesRead").asLong(), r.path("sentBytes").asLong(), null, r.path("sourceBytesRead").asLong());
         } catch (IOException e) {
-            return new BackupOutcome(ExitCode.INTERNAL, null, null, 0, 0, "backup printed no JSON summary: " + e.getMessage());
+            return new BackupOutcome(ExitCode.INTERNAL, null, null, 0, 0, "backup printed no JSON summary: " + e.getMessage(), 0);
         }
     }
 

@@ -13,8 +13,9 @@ import picocli.CommandLine.Parameters;
 
 /** {@code run-now}: asks the running daemon to back up a volume now, and waits for the run's result. */
 @Command(name = "run-now", mixinStandardHelpOptions = true,
-        description = {"Ask the running daemon for an immediate backup of VOLUME (after the run under way, if any),",
-            "with its hooks and retries, and wait for the result; the exit code is the run's."})
+        description = {"Ask the running daemon to back up VOLUME now, and wait for the result.",
+            "The run comes after the run under way, if any, with the volume's hooks and retries;",
+            "the exit code is the run's."})
 final class RunNowCommand extends HoldfastAgent.Subcommand implements Callable<Integer> {
     @Mixin
     ControlOptions control;

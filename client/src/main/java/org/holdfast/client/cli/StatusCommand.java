@@ -44,11 +44,17 @@ final class StatusCommand extends HoldfastAgent.Subcommand implements Callable<I
         return 0;
     }
 
-    /** One line for a run record: result, times, snapshot, bytes, message. */
+    /**
+     * One line for a run record: result, times, message, bytes. Scanned bytes include holes and are not
+     * read, so the bytes read are said apart, as the backup's own summary does (a record from before
+     * sourceBytesRead existed shows scanned bytes only).
+     */
     static String describe(JsonNode r) {
-        return String.format(Locale.ROOT, "%s, %s to %s, %s, read %s, sent %s",
+        JsonNode read = r.path("sourceBytesRead");
+        return String.format(Locale.ROOT, "%s, %s to %s, %s, scanned %s%s, sent %s",
                 r.path("result").asText(), r.path("start").asText(), r.path("end").asText(), r.path("message").asText(),
-                Sizes.format(r.path("bytesRead").asLong()), Sizes.format(r.path("bytesSent").asLong()));
+                Sizes.format(r.path("bytesRead").asLong()), read.isNumber() ? " (read " + Sizes.format(read.asLong()) + ")" : "",
+                Sizes.format(r.path("bytesSent").asLong()));
     }
 
     /** An answer with {@code ok: false} becomes the CLI's error. */

@@ -149,7 +149,7 @@ public final class AgentDaemon implements AutoCloseable {
             }
             RunRecord r = new RunRecord(begun.volume(), begun.trigger(), begun.start(), Instant.now().truncatedTo(ChronoUnit.MILLIS).toString(),
                     RunRecord.INTERRUPTED, begun.attempts(), null, 0, 0, ExitCode.INTERNAL.code(), null, post,
-                    "the daemon stopped during this run (found at restart)" + (post == null ? "" : "; post hook " + post));
+                    "the daemon stopped during this run (found at restart)" + (post == null ? "" : "; post hook " + post), null);
             runLog.append(r);
             reports.submit(r);
             log.info("volume " + begun.volume() + ": run from " + begun.start() + " was interrupted; " + r.message());

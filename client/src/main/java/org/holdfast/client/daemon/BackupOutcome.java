@@ -8,11 +8,13 @@ import org.holdfast.client.ExitCode;
  * @param exit      the agent's exit code for it ({@link ExitCode#OK} when committed)
  * @param snapshot  the committed snapshot's id ({@code volume@sequence}), or null
  * @param mode      {@code full} or {@code incremental}, or null
- * @param bytesRead bytes read from the source
+ * @param bytesRead bytes scanned (holes included)
  * @param bytesSent payload bytes sent to the server
  * @param error     the agent's error message, or null
+ * @param sourceBytesRead bytes actually read from the source
  */
-public record BackupOutcome(ExitCode exit, String snapshot, String mode, long bytesRead, long bytesSent, String error) {
+public record BackupOutcome(ExitCode exit, String snapshot, String mode, long bytesRead, long bytesSent, String error,
+                            long sourceBytesRead) {
     /** True when the snapshot committed. */
     public boolean ok() {
         return exit == ExitCode.OK;

@@ -12,10 +12,12 @@ import org.holdfast.client.ExitCode;
  * One run of a volume's backup: the pre hook, the backup with its retries, the post hook, and the
  * run log's record, in that order.
  *
- * <p>A failing pre hook skips the backup. The post hook runs once for every run that began, whatever
+ * <p>A failing pre hook skips the backup. The post hook runs at the end of every run that began, whatever
  * happened: after a success, a failed backup, a failed pre hook (it may have half done its work), and,
  * through {@link #abandon()}, when the daemon stops during the run. Only network failures and a worker
  * the server lost are retried ({@link BackupOutcome#retryable()}): anything else would fail the same way again.
+ * Each try has its own pre hook and, before the wait for the next try, its own post hook
+ * ({@code HOLDFAST_RESULT=retrying}), so what a pre hook holds (a frozen file system) lasts one try, never the waits.
  */
 final class BackupRun {
     private final AgentConfig config;
@@ -25,11 +27,17 @@ final class BackupRun {
     private final HookRunner hooks;
     private final RunLog runLog;
     private final DaemonLog log;
+    /** HOLDFAST_RESULT of a post hook run between tries, before the wait for the next one. */
+    static final String RETRYING = "retrying";
     private final Instant start = Instant.now().truncatedTo(ChronoUnit.MILLIS);
     /** Set by whichever of the run itself and {@link #abandon()} gets to record it: the post hook runs once. */
     private final AtomicBoolean settled = new AtomicBoolean();
     private volatile int attempt;
     private volatile String lastError;
+    /** True from a pre hook's start until the post hook ran after it: the post hook is owed. */
+    private volatile boolean postDue;
+    /** The summary of the post hook run last (between tries), or null. */
+    private volatile String lastPost;
     private java.util.function.Consumer<RunRecord> onFinished = r -> { };
 
     BackupRun(AgentConfig config, AgentConfig.VolumeConfig volume, String trigger, VolumeBackup backup, HookRunner hooks,
@@ -51,48 +59,51 @@ final class BackupRun {
 
     /** Runs it; answers the record written to the run log, or null if {@link #abandon()} recorded it first. */
     RunRecord execute() {
-        runLog.begin(new RunRecord(volume.name(), trigger, start.toString(), null, "running", 0, null, 0, 0, 0, null, null, null));
+        runLog.begin(new RunRecord(volume.name(), trigger, start.toString(), null, "running", 0, null, 0, 0, 0, null, null, null, null));
         log.info("volume " + volume.name() + ": run started (" + trigger + ")");
         String pre = null;
-        if (volume.preHook() != null) {
-            HookRunner.Outcome o = hooks.run("volume " + volume.name() + " pre hook", volume.preHook(), env("pre", null, null));
-            pre = o.summary();
-            if (!o.ok()) {
-                return finish(RunRecord.FAILED, null, ExitCode.LOCAL_IO.code(), pre,
-                        "pre hook failed (" + pre + "); backup skipped");
+        for (int n = 1; ; n++) {
+            if (volume.preHook() != null) {
+                postDue = true;
+                HookRunner.Outcome o = hooks.run("volume " + volume.name() + " pre hook", volume.preHook(), env("pre", null, null));
+                pre = o.summary();
+                if (!o.ok()) {
+                    // the record's tries count backups: try n never started
+                    return finish(RunRecord.FAILED, null, ExitCode.LOCAL_IO.code(), pre, "pre hook failed (" + pre + ")"
+                            + (n > 1 ? " before try " + n + "; try " + (n - 1) + " had failed: " + lastError : "; backup skipped"));
+                }
             }
-        }
-        BackupOutcome out;
-        try {
-            out = tryWithRetries();
-        } catch (RuntimeException e) {
-            out = new BackupOutcome(ExitCode.INTERNAL, null, null, 0, 0, "internal error: " + e);
-        }
-        if (out == null) {
-            return null; // interrupted: the daemon is stopping and abandon() records the run
-        }
-        String message = out.ok()
-                ? "snapshot " + out.snapshot() + " committed (" + out.mode() + ")" + (attempt > 1 ? " on try " + attempt : "")
-                : "backup failed" + (attempt > 1 ? " after " + attempt + " tries" : "") + ": " + out.error();
-        return finish(out.ok() ? RunRecord.SUCCEEDED : RunRecord.FAILED, out, out.exit().code(), pre, message);
-    }
-
-    private BackupOutcome tryWithRetries() {
-        for (attempt = 1; ; attempt++) {
-            BackupOutcome out = backup.backup(config, volume);
+            attempt = n; // status shows try 0 during the first pre hook
+            BackupOutcome out = tryOnce();
             if (out.ok() || !out.retryable() || attempt >= config.retry().attempts()) {
-                return out;
+                String message = out.ok()
+                        ? "snapshot " + out.snapshot() + " committed (" + out.mode() + ")" + (attempt > 1 ? " on try " + attempt : "")
+                        : "backup failed" + (attempt > 1 ? " after " + attempt + " tries" : "") + ": " + out.error();
+                return finish(out.ok() ? RunRecord.SUCCEEDED : RunRecord.FAILED, out, out.exit().code(), pre, message);
             }
             lastError = out.error();
             Duration wait = config.retry().backoff(attempt);
-            log.info("volume " + volume.name() + ": try " + attempt + " of " + config.retry().attempts() + " failed " + (out.exit() == ExitCode.TRANSIENT ? "on a worker the server lost (" : "on the network (")
+            log.info("volume " + volume.name() + ": try " + attempt + " of " + config.retry().attempts() + " failed "
+                    + (out.exit() == ExitCode.TRANSIENT ? "on a worker the server lost (" : "on the network (")
                     + out.error() + "); next try in " + wait.toMillis() + " ms");
+            if (volume.preHook() != null) {
+                // undo what the pre hook did (a freeze) for the wait; the next try runs the pre hook again
+                runPostHook(RETRYING, null);
+            }
             try {
                 Thread.sleep(wait.toMillis());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return null;
+                return null; // the daemon is stopping and abandon() records the run
             }
+        }
+    }
+
+    private BackupOutcome tryOnce() {
+        try {
+            return backup.backup(config, volume);
+        } catch (RuntimeException e) {
+            return new BackupOutcome(ExitCode.INTERNAL, null, null, 0, 0, "internal error: " + e, 0);
         }
     }
 
@@ -123,10 +134,9 @@ final class BackupRun {
         if (!settled.compareAndSet(false, true)) {
             return null;
         }
-        String post = null;
-        if (volume.postHook() != null) {
-            HookRunner.Outcome o = hooks.run("volume " + volume.name() + " post hook", volume.postHook(),
-                    env("post", result, out == null ? null : out.snapshot()));
+        String post = lastPost;
+        if (volume.postHook() != null && (postDue || volume.preHook() == null)) {
+            HookRunner.Outcome o = runPostHook(result, out == null ? null : out.snapshot());
             post = o.summary();
             if (!o.ok()) {
                 message = message + "; post hook failed (" + post + ")";
@@ -134,11 +144,26 @@ final class BackupRun {
         }
         RunRecord r = new RunRecord(volume.name(), trigger, start.toString(), Instant.now().truncatedTo(ChronoUnit.MILLIS).toString(),
                 result, attempt, out == null ? null : out.snapshot(), out == null ? 0 : out.bytesRead(),
-                out == null ? 0 : out.bytesSent(), exitCode, pre, post, message);
+                out == null ? 0 : out.bytesSent(), exitCode, pre, post, message, out == null ? 0L : out.sourceBytesRead());
         runLog.append(r);
         log.info("volume " + volume.name() + ": run " + result + ": " + message);
         onFinished.accept(r);
         return r;
+    }
+
+    /** Runs the post hook (if any) for the pre hook that ran last; answers its outcome. */
+    private HookRunner.Outcome runPostHook(String result, String snapshot) {
+        if (volume.postHook() == null) {
+            postDue = false;
+            return new HookRunner.Outcome(true, null);
+        }
+        HookRunner.Outcome o = hooks.run("volume " + volume.name() + " post hook", volume.postHook(), env("post", result, snapshot));
+        postDue = false;
+        lastPost = o.summary();
+        if (!o.ok() && RETRYING.equals(result)) {
+            log.info("volume " + volume.name() + ": post hook failed before the wait for the next try (" + o.summary() + ")");
+        }
+        return o;
     }
 
     private Map<String, String> env(String phase, String result, String snapshot) {

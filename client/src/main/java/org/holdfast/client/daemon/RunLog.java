@@ -131,7 +131,7 @@ final class RunLog {
                 } catch (JsonProcessingException e) {
                     String name = p.getFileName().toString();
                     out.add(new RunRecord(name.substring(0, name.length() - 5), "schedule", null, null, RunRecord.INTERRUPTED,
-                            0, null, 0, 0, 0, null, null, "marker torn"));
+                            0, null, 0, 0, 0, null, null, "marker torn", null));
                 }
             }
         } catch (IOException e) {

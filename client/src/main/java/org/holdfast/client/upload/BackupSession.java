@@ -99,6 +99,8 @@ public final class BackupSession {
     private final Settings settings;
     private final Consumer<String> notices;
     private final Supplier<BackupSource> opener;
+    /** Whether COMMIT went out: after that, a lost connection leaves the snapshot's fate unknown. */
+    private volatile boolean commitSent;
 
     /** {@code notices} receives one-line remarks for the user (why a backup is full, and such). */
     public BackupSession(Settings settings, Consumer<String> notices) {
@@ -189,7 +191,10 @@ public final class BackupSession {
                     return upload(conn, source, prev, incremental, fullReason, blockSize, blockCount, extents, ready,
                             progress, t0, parentSize);
                 } catch (AgentException e) {
-                    throw e.exitCode() == ExitCode.NETWORK ? serverReason(conn, e) : e;
+                    AgentException why = e.exitCode() == ExitCode.NETWORK ? serverReason(conn, e) : e;
+                    // no ERROR said why and the connection is gone: say what that means, not the socket's words
+                    throw why.exitCode() == ExitCode.NETWORK && !conn.isActive()
+                            ? ConnectionLoss.of(conn.address().toString(), commitSent, why) : why;
                 }
             } finally {
                 if (prev != null) {
@@ -235,6 +240,7 @@ public final class BackupSession {
                 Thread.currentThread().interrupt();
                 throw new AgentException(ExitCode.INTERNAL, "interrupted", null, e);
             }
+            commitSent = true;
             conn.send(new Commit(source.size(), recorded(settings.consistency(), conn.protocolVersion())));
             Committed c = awaitCommitted(uploader, failure);
             committed = true;

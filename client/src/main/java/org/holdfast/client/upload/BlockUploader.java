@@ -207,7 +207,8 @@ final class BlockUploader implements AutoCloseable {
                 if (cause != null) {
                     org.holdfast.client.AgentException why = conn.refusal(); // the server said why it closed
                     failure.fail(why != null ? why : new org.holdfast.client.AgentException(org.holdfast.client.ExitCode.NETWORK,
-                            "sending blocks failed: " + cause, "check the network and the server, then retry", cause));
+                            "sending blocks failed: " + (cause.getMessage() == null ? "the connection is closed" : cause.getMessage()),
+                            "check the network and the server, then retry", cause));
                 }
                 g.done();
             });

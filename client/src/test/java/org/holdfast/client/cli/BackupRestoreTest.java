@@ -26,6 +26,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The whole agent (CLI, scan, upload, restore) against an in-process protocol peer on loopback,
@@ -421,6 +423,48 @@ class BackupRestoreTest {
         assertThat(again.exit()).as("%s", again).isZero();
         assertThat(again.json().get("mode").asText()).isEqualTo("incremental");
         assertThat(server.snapshots("vm1")).hasSize(2);
+    }
+
+    /**
+     * The server goes away mid-backup without a word; {@code reset}: its kernel resets the connection
+     * (a killed server with the agent's data unread), else closes it. Exit 3 says what happened and what
+     * to do, never a Java exception's name, and changes nothing.
+     */
+    @ParameterizedTest(name = "reset {0}")
+    @ValueSource(booleans = {false, true})
+    void backup_serverClosesConnectionMidUpload_exit3SaysWhatHappenedNothingCommittedRetryWorks(boolean reset) throws Exception {
+        assertThat(backup().exit()).isZero();
+        byte[] stateBefore = Files.readAllBytes(stateFile());
+        for (long lbn = 1; lbn < BLOCKS; lbn += 2) {
+            Images.overwrite(image, lbn, BS, 100 + lbn);
+        }
+        server.hangUpOnBlocks = true;
+        server.hangUpWithReset = reset;
+        AgentRun r = backup();
+        assertThat(r.exit()).as("%s", r).isEqualTo(3);
+        assertThat(r.stderr()).isEqualTo("holdfast-agent: error: the connection to the server " + server.address()
+                + " closed during the backup (did the server stop or restart?); nothing of this backup was committed"
+                + " (run the backup again once the server is up: blocks it already stored are not sent again)\n");
+        assertThat(server.snapshots("vm1")).hasSize(1);
+        assertThat(Files.readAllBytes(stateFile())).as("state unchanged").isEqualTo(stateBefore);
+
+        server.hangUpOnBlocks = false;
+        AgentRun again = backup();
+        assertThat(again.exit()).as("%s", again).isZero();
+        assertThat(again.json().get("mode").asText()).isEqualTo("incremental");
+        Path target = dir.resolve("r.img");
+        assertThat(restore("latest", target).exit()).isZero();
+        assertThat(Images.sameContent(image, target)).isTrue();
+    }
+
+    @Test
+    void backup_noTokenServerNeedsOne_hintSaysHowToGiveOneNotToCheckIt() {
+        server.tokenRequired = "token refused: no API token: the agent sent none, and this server needs one";
+        AgentRun r = backup();
+        assertThat(r.exit()).as("%s", r).isEqualTo(4);
+        assertThat(r.stderr()).isEqualTo("holdfast-agent: error: server refused: UNAUTHORIZED: " + server.tokenRequired
+                + " (" + ConnectionOptions.NO_TOKEN_HINT + ")\n");
+        assertThat(server.snapshots("vm1")).isEmpty();
     }
 
     @Test

@@ -73,6 +73,19 @@ class DaemonCommandsTest {
     }
 
     @Test
+    void statusDescribe_sparseRun_scannedAndReadSaidApart() throws Exception {
+        var json = new com.fasterxml.jackson.databind.ObjectMapper();
+        RunRecord sparse = new RunRecord("v", "schedule", "2026-01-01T00:00:00Z", "2026-01-01T00:00:02Z", RunRecord.SUCCEEDED, 1,
+                "v@2", 512L << 20, 3L << 20, 0, null, null, "snapshot v@2 committed (full)", 5L << 20);
+        assertThat(StatusCommand.describe(json.valueToTree(sparse))).isEqualTo("succeeded, 2026-01-01T00:00:00Z to"
+                + " 2026-01-01T00:00:02Z, snapshot v@2 committed (full), scanned 512.0 MiB (read 5.0 MiB), sent 3.0 MiB");
+        // a run log line written before sourceBytesRead existed: only what it knows
+        var old = json.readTree("{\"result\":\"succeeded\",\"start\":\"a\",\"end\":\"b\",\"message\":\"m\","
+                + "\"bytesRead\":1048576,\"bytesSent\":0}");
+        assertThat(StatusCommand.describe(old)).isEqualTo("succeeded, a to b, m, scanned 1.0 MiB, sent 0 B");
+    }
+
+    @Test
     void runNow_noVolume_usageError() {
         Run r = cli("run-now", "--socket", dir.resolve("agent.sock").toString());
         assertThat(r.exit).isEqualTo(2);
@@ -104,11 +117,11 @@ class DaemonCommandsTest {
                 Path.of("/var/lib/a"), new AgentConfig.Retry(1, Duration.ZERO, Duration.ZERO),
                 List.of(new AgentConfig.VolumeConfig("v", Path.of("/dev/x"), 0, CronSchedule.parse("@daily"), null, null, false)));
         RunRecord ok = new RunRecord("v", "schedule", "2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z", RunRecord.SUCCEEDED, 1,
-                "v@3", 10, 5, 0, null, null, "snapshot v@3 committed (full)");
+                "v@3", 10, 5, 0, null, null, "snapshot v@3 committed (full)", 10L);
         assertThat(String.join(" ", InProcessRunReport.arguments(c, c.volume("v"), ok))).startsWith("report-run --server h:7070 --volume v")
                 .contains("--result succeeded").contains("--consistency crash").endsWith("--snapshot v@3");
         RunRecord failed = new RunRecord("v", "run-now", "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z", RunRecord.FAILED, 0,
-                null, 0, 0, 5, "exit 1", null, "pre hook failed (exit 1); backup skipped");
+                null, 0, 0, 5, "exit 1", null, "pre hook failed (exit 1); backup skipped", null);
         assertThat(String.join(" ", InProcessRunReport.arguments(c, c.volume("v"), failed))).contains("--result failed")
                 .contains("--exit-code 5").contains("--consistency unknown").doesNotContain("--snapshot");
     }

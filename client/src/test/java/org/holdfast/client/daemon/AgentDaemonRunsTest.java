@@ -45,9 +45,15 @@ class AgentDaemonRunsTest {
         final AtomicInteger running = new AtomicInteger();
         final AtomicInteger maxRunning = new AtomicInteger();
         volatile long millis;
+        /** Looked at as each try starts (what the hooks left), its answers kept in {@link #seen}. */
+        volatile java.util.function.Supplier<String> probe;
+        final List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
 
         @Override
         public BackupOutcome backup(AgentConfig config, AgentConfig.VolumeConfig volume) {
+            if (probe != null) {
+                seen.add(probe.get());
+            }
             int n = tries.incrementAndGet();
             maxRunning.accumulateAndGet(running.incrementAndGet(), Math::max);
             try {
@@ -61,8 +67,8 @@ class AgentDaemonRunsTest {
             synchronized (script) {
                 e = script.isEmpty() ? ExitCode.OK : script.poll();
             }
-            return e == ExitCode.OK ? new BackupOutcome(e, volume.name() + "@" + n, "full", 4096, 100, null)
-                    : new BackupOutcome(e, null, null, 0, 0, "scripted " + e);
+            return e == ExitCode.OK ? new BackupOutcome(e, volume.name() + "@" + n, "full", 4096, 100, null, 4096)
+                    : new BackupOutcome(e, null, null, 0, 0, "scripted " + e, 0);
         }
     }
 
@@ -137,6 +143,50 @@ class AgentDaemonRunsTest {
     }
 
     @Test
+    void runNow_retriedWithHooks_postHookBeforeEachWaitPreHookBeforeEachTry() throws Exception {
+        ScriptedBackup b = new ScriptedBackup();
+        b.script.add(ExitCode.NETWORK);
+        b.script.add(ExitCode.TRANSIENT);
+        Path calls = dir.resolve("calls");
+        b.probe = () -> lastLine(calls);
+        start(config(NEVER, hook("echo pre >> " + calls), hook("echo post $HOLDFAST_RESULT >> " + calls)), b);
+        RunRecord r = daemon.runNow("vol").get(30, TimeUnit.SECONDS);
+        assertThat(r.result()).isEqualTo(RunRecord.SUCCEEDED);
+        assertThat(r.attempts()).isEqualTo(3);
+        // what the pre hook holds (a freeze) is held during each try and released for every wait
+        assertThat(b.seen).containsExactly("pre", "pre", "pre");
+        assertThat(Files.readAllLines(calls)).containsExactly("pre", "post retrying", "pre", "post retrying", "pre", "post succeeded");
+        assertThat(r.preHook()).isEqualTo("exit 0");
+        assertThat(r.postHook()).isEqualTo("exit 0");
+    }
+
+    @Test
+    void runNow_preHookFailsBeforeARetry_runFailedPostHookRanAfterIt() throws Exception {
+        ScriptedBackup b = new ScriptedBackup();
+        b.script.add(ExitCode.NETWORK);
+        Path calls = dir.resolve("calls");
+        // the second pre hook fails: by then it finds its own first call and the post hook's in the file
+        start(config(NEVER, hook("echo pre >> " + calls + "; [ $(wc -l < " + calls + ") -lt 3 ] || { echo still busy; exit 4; }"),
+                hook("echo post $HOLDFAST_RESULT >> " + calls)), b);
+        RunRecord r = daemon.runNow("vol").get(30, TimeUnit.SECONDS);
+        assertThat(b.tries).hasValue(1);
+        assertThat(r.result()).isEqualTo(RunRecord.FAILED);
+        assertThat(r.attempts()).isEqualTo(1);
+        assertThat(r.exitCode()).isEqualTo(ExitCode.LOCAL_IO.code());
+        assertThat(r.message()).isEqualTo("pre hook failed (exit 4: still busy) before try 2; try 1 had failed: scripted NETWORK");
+        assertThat(Files.readAllLines(calls)).containsExactly("pre", "post retrying", "pre", "post failed");
+    }
+
+    private static String lastLine(Path file) {
+        try {
+            List<String> lines = Files.readAllLines(file);
+            return lines.isEmpty() ? "" : lines.get(lines.size() - 1);
+        } catch (java.io.IOException e) {
+            return "none: " + e;
+        }
+    }
+
+    @Test
     void runNow_workerTheServerLost_retriedLikeANetworkFailure() throws Exception {
         ScriptedBackup b = new ScriptedBackup();
         b.script.add(ExitCode.TRANSIENT);
@@ -194,7 +244,7 @@ class AgentDaemonRunsTest {
         AgentConfig c = config(NEVER, hook("true"), hook("echo $HOLDFAST_RESULT > " + dir.resolve("post-ran")));
         Files.createDirectories(c.stateDir());
         new RunLog(c.stateDir()).begin(new RunRecord("vol", "schedule", "2026-11-25T20:00:00Z", null, "running", 0, null, 0, 0, 0,
-                null, null, null));
+                null, null, null, null));
         start(c, new ScriptedBackup());
         assertThat(Files.readString(dir.resolve("post-ran"))).isEqualTo("interrupted\n");
         List<RunRecord> runs = new RunLog(c.stateDir()).readAll();

@@ -17,7 +17,7 @@ class RunLogTest {
     Path dir;
 
     private static RunRecord record(String result) {
-        return new RunRecord("vol", "schedule", "2026-11-25T20:00:00Z", null, result, 1, null, 0, 0, 0, null, null, "m");
+        return new RunRecord("vol", "schedule", "2026-11-25T20:00:00Z", null, result, 1, null, 0, 0, 0, null, null, "m", null);
     }
 
     private static String mode(Path p) throws Exception {

@@ -21,7 +21,7 @@ class RunReportsTest {
 
     private static RunRecord run(String volume, String result) {
         return new RunRecord(volume, "schedule", "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z", result, 1, null, 0, 0,
-                result.equals(RunRecord.SUCCEEDED) ? 0 : 3, null, null, "m");
+                result.equals(RunRecord.SUCCEEDED) ? 0 : 3, null, null, "m", null);
     }
 
     private static void awaitTrue(java.util.function.BooleanSupplier c) throws InterruptedException {

@@ -55,7 +55,8 @@ final class AgentAccess {
         try {
             if (helloToken.isEmpty()) {
                 throw new AuthenticationFailedException(AuthenticationFailedException.Reason.MISSING,
-                        "no API token: run the agent with an agent API token (ask an admin to create one)");
+                        "no API token: the agent sent none, and this server needs one; an admin creates agent tokens"
+                                + " (operations.md, \"Making tokens\")");
             }
             principal = authenticator.authenticate(helloToken);
             token = helloToken;

@@ -104,7 +104,9 @@ public final class ApiTokens implements TokenAuthenticator {
         TokenRecord r = store.token(id).orElse(null);
         if (r == null || !MessageDigest.isEqual(r.secretHash(), Secrets.sha256(tokenText))) {
             throw new AuthenticationFailedException(AuthenticationFailedException.Reason.UNKNOWN,
-                    "unknown token " + id + " (wrong or deleted); ask an admin for a new one");
+                    "wrong secret for token " + id + ", or no such token here (deleted, or made by another server): use the"
+                            + " token exactly as it was created, the whole line of its token file, or ask an admin for a new one"
+                            + " (operations.md, \"Making tokens\")");
         }
         long now = clock.millis();
         if (r.revoked()) {

@@ -345,7 +345,7 @@ class AuthorizationMatrixTest {
     void unauthenticated_detailSaysWhy() throws Exception {
         assertThat(detail(Caller.NONE)).contains("Authorization: Bearer");
         assertThat(detail(Caller.MALFORMED)).contains("malformed");
-        assertThat(detail(Caller.WRONG)).contains("unknown token");
+        assertThat(detail(Caller.WRONG)).contains("wrong secret for token");
         assertThat(detail(Caller.EXPIRED)).contains("expired");
         assertThat(detail(Caller.REVOKED)).contains("revoked");
     }

@@ -348,7 +348,7 @@ class ClusterPortBadInputTest {
     void register_foreignToken_isRefusedUnauthorized() throws IOException {
         // well-formed, but issued by another master (its catalog): unknown here
         String foreign = "hft_0123456789abcdef_" + "A".repeat(43);
-        assertRefused(frame(register("w1", foreign)), ErrorCode.UNAUTHORIZED, "unknown token");
+        assertRefused(frame(register("w1", foreign)), ErrorCode.UNAUTHORIZED, "no such token here");
     }
 
     @Test
