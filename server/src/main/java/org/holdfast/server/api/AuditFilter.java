@@ -134,24 +134,26 @@ public class AuditFilter extends OncePerRequestFilter {
         Object vars = request.getAttribute(HandlerMapping.URI_TEMPLATE_VARIABLES_ATTRIBUTE);
         if (vars instanceof Map<?, ?> m) {
             Map<String, String> v = (Map<String, String>) m;
-            String uri = request.getRequestURI();
-            if (uri.startsWith("/api/v1/volumes/") && v.get("name") != null) {
+            // the route the handler mapping matched, not the raw URI: /api/v1/%76olumes/db1 is the same call
+            // as /api/v1/volumes/db1 and must name the same target
+            String route = request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE) instanceof String r ? r : "";
+            if (route.startsWith("/api/v1/volumes/") && v.get("name") != null) {
                 String snapshot = v.get("snapshot"); // an id (volume@sequence) or the sequence alone: the sequence is logged
                 return "volume:" + cut(v.get("name")) + (snapshot == null ? "" : "@" + cut(snapshot.substring(snapshot.lastIndexOf('@') + 1)));
             }
-            if (uri.startsWith("/api/v1/users/") && v.get("name") != null) {
+            if (route.startsWith("/api/v1/users/") && v.get("name") != null) {
                 return "user:" + cut(v.get("name"));
             }
-            if (uri.startsWith("/api/v1/tokens/") && v.get("id") != null) {
+            if (route.startsWith("/api/v1/tokens/") && v.get("id") != null) {
                 return "token:" + cut(v.get("id"));
             }
-            if (uri.startsWith("/api/v1/retention/policies/") && v.get("name") != null) {
+            if (route.startsWith("/api/v1/retention/policies/") && v.get("name") != null) {
                 return "policy:" + cut(v.get("name"));
             }
-            if (uri.startsWith("/api/v1/jobs/") && v.get("id") != null) {
+            if (route.startsWith("/api/v1/jobs/") && v.get("id") != null) {
                 return "job:" + cut(v.get("id"));
             }
-            if (uri.startsWith("/api/v1/cluster/workers/") && v.get("id") != null) {
+            if (route.startsWith("/api/v1/cluster/workers/") && v.get("id") != null) {
                 // a rebind done names the token too (set by the handler): which worker went to which token is the trail of a theft
                 return request.getAttribute(TARGET_ATTRIBUTE) instanceof String t ? cut(t) : "worker:" + cut(v.get("id"));
             }
