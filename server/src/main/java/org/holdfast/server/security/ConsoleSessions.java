@@ -2,7 +2,9 @@ package org.holdfast.server.security;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -11,12 +13,16 @@ import java.util.concurrent.ConcurrentHashMap;
  * The session tokens that a password login hands out ({@code hfs_<43 characters>}), kept in memory
  * only: a restart logs every console user out, which is the safe direction. Keyed by the token's
  * SHA-256, so the map holds no usable secret. A session ends at its fixed expiry (login time plus
- * the timeout), at logout, or when its user's password, role or account changes.
+ * the timeout), at logout, or when its user's password, role or account changes. Each user has at
+ * most {@link #MAX_SESSIONS_PER_USER}: a login past that ends the user's oldest session, so one
+ * account logging in over and over cannot fill the table and lock everyone else out.
  */
 public final class ConsoleSessions {
     /** Prefix of every session token. */
     public static final String PREFIX = "hfs_";
     private static final int MAX_SESSIONS = 10_000;
+    /** Sessions one user may hold; a browser tab is one, a script that logs in without logging out one per run. */
+    public static final int MAX_SESSIONS_PER_USER = 100;
 
     /** How long an expired session is still answered as expired rather than unknown. */
     private static final long EXPIRED_KEPT_MILLIS = Duration.ofDays(1).toMillis();
@@ -24,9 +30,10 @@ public final class ConsoleSessions {
     private final Duration timeout;
     private final Clock clock;
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
+    private long opened; // under open's lock
 
-    /** A live session: whose it is and until when. */
-    public record Session(String user, Role role, long expiresMillis) {
+    /** A live session: whose it is, until when, and its place in the order of logins (an older session has a lower serial). */
+    public record Session(String user, Role role, long expiresMillis, long serial) {
     }
 
     /** A session just opened, with its token (given to the client once). */
@@ -45,9 +52,11 @@ public final class ConsoleSessions {
         this.clock = Objects.requireNonNull(clock);
     }
 
-    public OpenedSession open(UserRecord user) {
+    // synchronized: concurrent logins of one user must not both see room under the user's cap
+    public synchronized OpenedSession open(UserRecord user) {
         long now = clock.millis();
         sessions.values().removeIf(s -> s.expiresMillis() + EXPIRED_KEPT_MILLIS <= now);
+        endOldestBeyond(user.name(), MAX_SESSIONS_PER_USER - 1);
         if (sessions.size() >= MAX_SESSIONS) {
             sessions.values().removeIf(s -> s.expiresMillis() <= now);
             if (sessions.size() >= MAX_SESSIONS) {
@@ -55,7 +64,7 @@ public final class ConsoleSessions {
             }
         }
         String token = PREFIX + Secrets.randomText(32);
-        Session s = new Session(user.name(), user.role(), now + timeout.toMillis());
+        Session s = new Session(user.name(), user.role(), now + timeout.toMillis(), ++opened);
         sessions.put(key(token), s);
         return new OpenedSession(token, s);
     }
@@ -72,6 +81,20 @@ public final class ConsoleSessions {
             throw new AuthenticationFailedException(AuthenticationFailedException.Reason.EXPIRED, "the session expired; log in again");
         }
         return new AccessPrincipal("user:" + s.user(), s.role(), VolumeScope.ALL, AccessPrincipal.DEFAULT_DOMAIN);
+    }
+
+    /** How many sessions are kept (live, or expired and still answered as such). */
+    int size() {
+        return sessions.size();
+    }
+
+    /** Ends {@code user}'s oldest sessions until at most {@code keep} are left. */
+    private void endOldestBeyond(String user, int keep) {
+        List<Map.Entry<String, Session>> mine = sessions.entrySet().stream().filter(e -> e.getValue().user().equals(user))
+                .sorted(Comparator.comparingLong(e -> e.getValue().serial())).toList();
+        for (int i = 0; i < mine.size() - keep; i++) {
+            sessions.remove(mine.get(i).getKey());
+        }
     }
 
     /** Ends one session; false if it was not open. */
