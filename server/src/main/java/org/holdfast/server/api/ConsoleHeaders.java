@@ -6,6 +6,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import org.springframework.web.filter.OncePerRequestFilter;
+import org.springframework.web.util.UrlPathHelper;
 
 /**
  * Response headers for the console's files. Its page runs scripts from this server only (a
@@ -29,7 +30,8 @@ public final class ConsoleHeaders extends OncePerRequestFilter {
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws ServletException, IOException {
-        String path = request.getRequestURI().substring(request.getContextPath().length());
+        // decoded, as the resource handler resolves it: /%69ndex.html is the console page too
+        String path = UrlPathHelper.defaultInstance.getPathWithinApplication(request);
         if (path.equals("/") || path.equals("/index.html")) {
             response.setHeader("Content-Security-Policy", POLICY);
             response.setHeader("Referrer-Policy", "no-referrer");

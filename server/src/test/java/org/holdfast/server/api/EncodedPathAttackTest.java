@@ -35,6 +35,7 @@ import org.springframework.test.context.DynamicPropertySource;
  * answer what a volume that does not exist answers (or a refusal), never sc-b's data or metadata.
  * And an operator's change through such a path must be audited with the volume it changed, as if
  * the path had been spelled plainly: an audit trail without the target hides who changed what.
+ * The console page, however spelled, keeps its Content-Security-Policy.
  */
 @SpringBootTest(classes = HoldfastServer.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -152,6 +153,20 @@ class EncodedPathAttackTest {
             }
             assertThat(placed).as(path).hasSize(1);
             assertThat(placed.get(0).event().target()).as("audit target of PUT " + path).isEqualTo("volume:sc-a@1");
+        }
+    }
+
+    @Test
+    void consolePage_throughEncodedPath_stillUnderItsContentSecurityPolicy() {
+        assertThat(RestCalls.call(http, port, "GET", "/index.html", null, null).statusCode()).isEqualTo(200);
+        for (String path : List.of("/index.html", "/%69ndex.html", "/index%2ehtml", "/%69%6e%64%65%78.html")) {
+            HttpResponse<String> r = RestCalls.call(http, port, "GET", path, null, null);
+            if (r.statusCode() == 200) {
+                assertThat(r.headers().firstValue("Content-Security-Policy")).as(path).contains(ConsoleHeaders.POLICY);
+                assertThat(r.headers().firstValue("Cache-Control")).as(path).contains("no-store");
+            } else {
+                assertThat(r.statusCode()).as(path).isIn(400, 401, 404);
+            }
         }
     }
 
