@@ -13,7 +13,9 @@ import java.util.Map;
  * sliding window of one minute. A login is refused outright (before the password is checked) while
  * either key is at its limit, so a guesser gains nothing by trying faster. A success clears the
  * user's failures, not the address's (a guesser with one good account keeps its limit on others).
- * Memory is bounded: at most {@code maxPerMinute} times per key, and keys empty out after a minute.
+ * Memory is bounded: at most {@code maxPerMinute} times per key, keys empty out after a minute, and
+ * a user key holds at most the first {@value UserDirectory#MAX_NAME_CHARS} + 1 characters of the name
+ * (no user has a longer one), so names of a megabyte cannot pile up.
  */
 public final class LoginThrottle {
     private static final long WINDOW_MILLIS = 60_000;
@@ -34,7 +36,7 @@ public final class LoginThrottle {
     /** @throws LoginThrottledException if the user or the address has used up its failures for now */
     public synchronized void check(String user, String address) {
         long now = clock.millis();
-        long wait = Math.max(waitMillis("u:" + user, now), waitMillis("a:" + address, now));
+        long wait = Math.max(waitMillis(userKey(user), now), waitMillis("a:" + address, now));
         if (wait > 0) {
             throw new LoginThrottledException(Duration.ofMillis(wait));
         }
@@ -45,12 +47,23 @@ public final class LoginThrottle {
         if (failures.size() >= MAX_KEYS) {
             prune(now);
         }
-        add("u:" + user, now);
+        add(userKey(user), now);
         add("a:" + address, now);
     }
 
     public synchronized void succeeded(String user) {
-        failures.remove("u:" + user);
+        failures.remove(userKey(user));
+    }
+
+    /** Characters held in keys: what the memory bound is about. */
+    synchronized long keyChars() {
+        return failures.keySet().stream().mapToLong(String::length).sum();
+    }
+
+    // a name past the longest a user can have is cut one character past it: it can never be a user's,
+    // and still counts against the throttle
+    private static String userKey(String user) {
+        return "u:" + (user.length() > UserDirectory.MAX_NAME_CHARS ? user.substring(0, UserDirectory.MAX_NAME_CHARS + 1) : user);
     }
 
     private void add(String key, long now) {

@@ -17,7 +17,9 @@ import java.util.regex.Pattern;
 public final class UserDirectory {
     /** The user made at first start and reset by {@code holdfast-server reset-admin}. */
     public static final String ADMIN = "admin";
-    private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,63}");
+    /** The longest user name. */
+    static final int MAX_NAME_CHARS = 64;
+    private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0," + (MAX_NAME_CHARS - 1) + "}");
     /** bcrypt reads at most 72 bytes; longer passwords are refused rather than silently cut. */
     static final int MAX_PASSWORD_BYTES = 72;
     static final int MIN_PASSWORD_CHARS = 10;
