@@ -3,10 +3,7 @@ package org.holdfast.client.net;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -24,7 +21,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.holdfast.client.AgentException;
-import org.holdfast.common.protocol.FrameEncoder;
 import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.common.protocol.RestoreData;
 import org.junit.jupiter.api.Test;
@@ -56,11 +52,7 @@ class HostileSlabServerTest {
                 rnd.nextBytes(payload);
                 b.add(PayloadCodec.RAW, fp, 0, payload, 0, BS);
             }
-            RestoreData d = b.build();
-            ByteBuf wire = Unpooled.buffer();
-            FrameEncoder.write(d, wire);
-            d.release();
-            out.add(ByteBufUtil.getBytes(wire));
+            out.add(RestoreFrameBytes.wire(b.build()));
         }
         return out;
     }
@@ -99,6 +91,7 @@ class HostileSlabServerTest {
     private static void send(ServerSocket server, List<byte[]> frames, Ending ending) {
         Random rnd = new Random(ending.ordinal());
         try (Socket s = server.accept(); OutputStream out = s.getOutputStream()) {
+            RestoreFrameBytes.awaitAgent(s);
             s.setTcpNoDelay(true);
             int sent = ending == Ending.AGENT_CLOSES_WHILE_SERVER_SENDS ? Integer.MAX_VALUE : FRAMES;
             for (int i = 0; i < sent; i++) { // the endless one ends when the agent closes
@@ -150,9 +143,9 @@ class HostileSlabServerTest {
                         RestoreData d = (RestoreData) job[0];
                         int i = (Integer) job[1];
                         try {
-                            check(d, frames.get(order(i)), i);
+                            RestoreFrameBytes.check(d, frames.get(order(i)), i);
                             Thread.sleep(i % 3);
-                            check(d, frames.get(order(i)), i); // a slab reused or freed too early shows here
+                            RestoreFrameBytes.check(d, frames.get(order(i)), i); // a slab reused or freed too early shows here
                             done.incrementAndGet();
                         } finally {
                             d.release();
@@ -183,9 +176,10 @@ class HostileSlabServerTest {
         try (ServerConnection conn = ServerConnection.connect(new ServerAddress("127.0.0.1", port), Duration.ofSeconds(5),
                 ServerTrust.plain(), slabs)) {
             conn.blockSize(BS);
+            RestoreFrameBytes.speakFirst(conn);
             for (int i = 0; i < FRAMES; i++) {
                 RestoreData d = (RestoreData) conn.receive(Duration.ofSeconds(20));
-                check(d, frames.get(order(i)), i);
+                RestoreFrameBytes.check(d, frames.get(order(i)), i);
                 work.put(new Object[] {d, i});
             }
             if (ending == Ending.AGENT_CLOSES_WHILE_SERVER_SENDS) {
@@ -215,11 +209,5 @@ class HostileSlabServerTest {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-    }
-
-    private static void check(RestoreData m, byte[] expected, int i) {
-        ByteBuf again = Unpooled.buffer(expected.length);
-        FrameEncoder.write(m, again);
-        assertThat(Arrays.equals(ByteBufUtil.getBytes(again), expected)).as("frame %d byte for byte", i).isTrue();
     }
 }
