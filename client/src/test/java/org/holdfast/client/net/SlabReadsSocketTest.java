@@ -2,10 +2,7 @@ package org.holdfast.client.net;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -13,15 +10,12 @@ import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.holdfast.common.protocol.FrameEncoder;
-import org.holdfast.common.protocol.Message;
 import org.holdfast.common.protocol.PayloadCodec;
 import org.holdfast.common.protocol.RestoreData;
 import org.junit.jupiter.api.Test;
@@ -51,11 +45,7 @@ class SlabReadsSocketTest {
                 rnd.nextBytes(payload);
                 b.add(PayloadCodec.RAW, fp, 0, payload, 0, BS);
             }
-            RestoreData d = b.build();
-            ByteBuf wire = Unpooled.buffer();
-            FrameEncoder.write(d, wire);
-            d.release();
-            out.add(ByteBufUtil.getBytes(wire));
+            out.add(RestoreFrameBytes.wire(b.build()));
         }
         return out;
     }
@@ -105,6 +95,7 @@ class SlabReadsSocketTest {
     /** Writes FRAMES frames as fast as the socket takes them, then waits for the agent to close. */
     private static void send(ServerSocket server, List<byte[]> frames) {
         try (Socket s = server.accept(); OutputStream out = s.getOutputStream()) {
+            RestoreFrameBytes.awaitAgent(s);
             for (int i = 0; i < FRAMES; i++) {
                 out.write(frames.get(i % frames.size()));
             }
@@ -121,11 +112,12 @@ class SlabReadsSocketTest {
         try (ServerConnection conn = ServerConnection.connect(new ServerAddress("127.0.0.1", port), Duration.ofSeconds(5),
                 ServerTrust.plain(), slabs)) {
             conn.blockSize(BS);
+            RestoreFrameBytes.speakFirst(conn);
             ArrayDeque<RestoreData> held = new ArrayDeque<>();
             ArrayDeque<Integer> which = new ArrayDeque<>();
             for (int i = 0; i < FRAMES; i++) {
                 RestoreData d = (RestoreData) conn.receive(Duration.ofSeconds(20));
-                check(d, frames.get(i % frames.size()), i);
+                RestoreFrameBytes.check(d, frames.get(i % frames.size()), i);
                 held.add(d);
                 which.add(i);
                 if (i % 8 == 0) {
@@ -134,7 +126,7 @@ class SlabReadsSocketTest {
                 while (held.size() > 3) {
                     int j = which.poll();
                     RestoreData old = held.poll();
-                    check(old, frames.get(j % frames.size()), j); // a slab reused too early would show here
+                    RestoreFrameBytes.check(old, frames.get(j % frames.size()), j); // a slab reused too early would show here
                     old.release();
                     got++;
                 }
@@ -142,7 +134,7 @@ class SlabReadsSocketTest {
             while (!held.isEmpty()) {
                 int j = which.poll();
                 RestoreData old = held.poll();
-                check(old, frames.get(j % frames.size()), j);
+                RestoreFrameBytes.check(old, frames.get(j % frames.size()), j);
                 old.release();
                 got++;
             }
@@ -150,11 +142,5 @@ class SlabReadsSocketTest {
             Thread.currentThread().interrupt();
         }
         return got;
-    }
-
-    private static void check(Message m, byte[] expected, int i) {
-        ByteBuf again = Unpooled.buffer(expected.length);
-        FrameEncoder.write(m, again);
-        assertThat(Arrays.equals(ByteBufUtil.getBytes(again), expected)).as("frame %d byte for byte", i).isTrue();
     }
 }
