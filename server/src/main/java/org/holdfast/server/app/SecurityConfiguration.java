@@ -121,7 +121,11 @@ public class SecurityConfiguration {
     UserDirectory userDirectory(CredentialStore store, PasswordHasher hasher, Clock holdfastClock, SecurityAudit audit,
                                 ConsoleSessions sessions, DataDirectory dataDirectory) {
         UserDirectory users = new UserDirectory(store, hasher, holdfastClock, audit.log());
-        users.onUserChanged(sessions::closeAll);
+        users.onUserChanged(name -> {
+            sessions.closeAll(name);
+            forgetInitialPassword(users, name, dataDirectory.root());
+        });
+        forgetInitialPassword(users, UserDirectory.ADMIN, dataDirectory.root()); // changed while the file stayed (older releases)
         Path file = InitialAdmin.ensure(users, dataDirectory.root());
         if (file != null) {
             LOG.info("first start: created user 'admin' with a random password, written to {} (mode 0600). "
@@ -129,6 +133,12 @@ public class SecurityConfiguration {
                     file, dataDirectory.root());
         }
         return users;
+    }
+
+    private static void forgetInitialPassword(UserDirectory users, String name, Path dataDir) {
+        if (UserDirectory.ADMIN.equals(name) && InitialAdmin.forgetIfStale(users, dataDir)) {
+            LOG.info("the admin password changed: deleted {}, which held the first one", dataDir.resolve(InitialAdmin.FILE));
+        }
     }
 
     @Bean

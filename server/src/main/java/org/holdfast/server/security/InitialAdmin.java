@@ -13,7 +13,8 @@ import java.nio.file.attribute.PosixFilePermissions;
 /**
  * The {@code admin} user's password file, {@code <data-dir>/initial-admin-password} (mode 0600):
  * written with a fresh random password at first start (no user at all) and by the offline
- * {@code reset-admin}. The password goes only into that file, never into a log.
+ * {@code reset-admin}, and deleted once the admin's password is changed. The password goes only into
+ * that file, never into a log.
  */
 public final class InitialAdmin {
     /** File name in the data directory. */
@@ -39,6 +40,33 @@ public final class InitialAdmin {
         Path file = write(dataDir, password);
         users.resetAdmin(password, by);
         return file;
+    }
+
+    /**
+     * Deletes the file once it no longer holds {@code admin}'s password (changed, or the user
+     * deleted): a stale password lying in the data directory misleads whoever reads it next, and a
+     * secret that opens nothing any more need not be kept. True if it was deleted.
+     */
+    public static boolean forgetIfStale(UserDirectory users, Path dataDir) {
+        Path file = dataDir.resolve(FILE);
+        String password;
+        try {
+            password = Files.readString(file, StandardCharsets.UTF_8).strip();
+        } catch (IOException e) {
+            return false; // gone already, or unreadable: nothing to decide on
+        }
+        try {
+            users.checkPassword(UserDirectory.ADMIN, password);
+            return false; // still the admin's password: the operator may not have read it yet
+        } catch (AuthenticationFailedException changed) {
+            // the admin's password is another one now (or admin is gone or disabled)
+        }
+        try {
+            return Files.deleteIfExists(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot delete the stale admin password file " + file + ": " + e.getMessage()
+                    + "; delete it by hand", e);
+        }
     }
 
     private static Path write(Path dataDir, String password) {

@@ -220,6 +220,11 @@ class AuthApiTest {
         assertThat(call("POST", "/api/v1/users", "{\"name\":\"viv\",\"role\":\"viewer\",\"password\":\"short\"}", admin).statusCode())
                 .isEqualTo(400);
         assertThat(call("GET", "/api/v1/users/viv", null, admin).statusCode()).isEqualTo(404);
+        // the first password's file stays through those refusals, and goes once the admin's password changes
+        assertThat(plainData.resolve(InitialAdmin.FILE)).exists();
+        assertThat(call("PUT", "/api/v1/users/admin", "{\"password\":\"an admin password of my own\"}", admin).statusCode())
+                .isEqualTo(200);
+        assertThat(plainData.resolve(InitialAdmin.FILE)).as("holds a password that opens nothing any more").doesNotExist();
     }
 
     /** A POST from a client of its own, so from a new connection and source port. */

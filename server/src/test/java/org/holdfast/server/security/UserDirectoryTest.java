@@ -53,6 +53,24 @@ class UserDirectoryTest {
     }
 
     @Test
+    void forgetIfStale_keptWhileItOpens_deletedOnceTheAdminPasswordChanged() throws Exception {
+        InitialAdmin.ensure(users, dir);
+        Path file = dir.resolve(InitialAdmin.FILE);
+        assertThat(InitialAdmin.forgetIfStale(users, dir)).as("still the admin's password").isFalse();
+        users.update("admin", null, null, false, "t", "l"); // a change that is not the password
+        assertThat(InitialAdmin.forgetIfStale(users, dir)).isFalse();
+        assertThat(file).exists();
+        users.update("admin", "a password of my own", null, null, "t", "l");
+        assertThat(InitialAdmin.forgetIfStale(users, dir)).isTrue();
+        assertThat(file).doesNotExist();
+        assertThat(InitialAdmin.forgetIfStale(users, dir)).as("nothing left to delete").isFalse();
+        // reset-admin writes a new one, which is the admin's password again: kept
+        InitialAdmin.reset(users, dir, "local");
+        assertThat(InitialAdmin.forgetIfStale(users, dir)).isFalse();
+        assertThat(file).exists();
+    }
+
+    @Test
     void checkPassword_unknownUserWrongPasswordDisabled_sameMessage() {
         users.create("alice", Role.OPERATOR, "correct horse", "t", "l");
         users.create("bob", Role.VIEWER, "correct horse", "t", "l");
