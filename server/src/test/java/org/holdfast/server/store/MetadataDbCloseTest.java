@@ -38,7 +38,7 @@ class MetadataDbCloseTest {
     private static final long CLOSE_BOUND_SECONDS = 15;
     private static final Column[] WRITTEN = {Column.MAP, Column.FPINDEX, Column.LOCATIONS, Column.SNAPSHOTS, Column.META};
     /** Rounds of the stress; more with -Dholdfast.closeStress.rounds=N (the reproduction attempt). */
-    private static final int ROUNDS = Integer.getInteger("holdfast.closeStress.rounds", 3);
+    private static final int ROUNDS = Integer.getInteger("holdfast.closeStress.rounds", 2);
 
     @TempDir
     Path dir;
