@@ -86,6 +86,7 @@ class MetadataDbCloseTest {
             }
             assertThat(unexpected.get()).as("no write failed other than refused by the close").isNull();
             assertThat(refused.get()).as("each writer met the close and was refused").isEqualTo(writers);
+            assertThat(walBytes(catalog)).as("round %d: the close's flush finished, so the write-ahead log is empty at rest", round).isZero();
             try (MetadataDb reopened = MetadataDb.open(catalog, List.of(), true)) {
                 for (int w = 0; w < writers; w++) {
                     assertThat(acked[w].get()).as("writer %d wrote something", w).isGreaterThan(10);
@@ -137,6 +138,12 @@ class MetadataDbCloseTest {
         assertThat(catalog).hasSize(Column.values().length + 2).containsOnly("1");
         new ExactFallbackMap(dir.resolve("fallback")).close();
         assertThat(mergeSettings(dir.resolve("fallback"))).isNotEmpty().containsOnly("1");
+    }
+
+    private static long walBytes(Path db) throws Exception {
+        try (Stream<Path> files = Files.list(db)) {
+            return files.filter(p -> p.getFileName().toString().endsWith(".log")).mapToLong(p -> p.toFile().length()).sum();
+        }
     }
 
     /** min_write_buffer_number_to_merge of every column family in the newest OPTIONS file RocksDB wrote. */
