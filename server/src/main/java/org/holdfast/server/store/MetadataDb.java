@@ -8,6 +8,8 @@ import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.ColumnFamilyDescriptor;
@@ -88,6 +90,7 @@ public final class MetadataDb implements AutoCloseable {
     }
 
     private static final String STORE = "metadata-db";
+    private static final System.Logger LOG = System.getLogger(MetadataDb.class.getName());
     /** Write-ahead log cap: beyond it RocksDB flushes the column families that hold the oldest log file. */
     static final long MAX_TOTAL_WAL_BYTES = 16L << 20;
 
@@ -101,9 +104,12 @@ public final class MetadataDb implements AutoCloseable {
 
     private static ColumnFamilyOptions tableOptions(BlockBasedTableConfig table) {
         // optimizeLevelStyleCompaction leaves levels 0 and 1 uncompressed (compression_per_level);
-        // the empty list makes every level use the compression type below.
+        // the empty list makes every level use the compression type below. It also sets
+        // min_write_buffer_number_to_merge = 2, under which a manual flush (close, a catalog backup)
+        // can wait forever for a memtable that never becomes flushable (facebook/rocksdb#13280,
+        // #12094, #12166): a server stopped with SIGTERM hung in close. 1 flushes each memtable alone.
         table.setBlockSize(TABLE_BLOCK_BYTES);
-        return new ColumnFamilyOptions().optimizeLevelStyleCompaction().setTableFormatConfig(table)
+        return new ColumnFamilyOptions().optimizeLevelStyleCompaction().setMinWriteBufferNumberToMerge(1).setTableFormatConfig(table)
                 .setCompressionPerLevel(List.of()).setCompressionType(CompressionType.ZSTD_COMPRESSION);
     }
 
@@ -127,6 +133,12 @@ public final class MetadataDb implements AutoCloseable {
     private final Map<String, ColumnFamilyHandle> extra = new LinkedHashMap<>();
     private final List<ColumnFamilyHandle> allHandles;
     private final boolean syncCommits;
+    /**
+     * Calls into the native database running now ({@link #enter()}); close() waits for none to run.
+     * One counter rather than a read-write lock: a lock's per-thread bookkeeping cost several times
+     * more per call, and gets and batch puts run per block.
+     */
+    private final AtomicLong inFlight = new AtomicLong();
     private volatile boolean closed;
 
     private MetadataDb(Path dir, List<String> extraColumns, boolean syncCommits) {
@@ -151,6 +163,8 @@ public final class MetadataDb implements AutoCloseable {
                 .setLogger(infoLog).setInfoLogLevel(InfoLogLevel.WARN_LEVEL)
                 .setMaxTotalWalSize(MAX_TOTAL_WAL_BYTES)
                 .setRecycleLogFileNum(0).setAllowFAllocate(false).setManifestPreallocationSize(64L << 10)
+                // close() flushes itself, bounded; every write keeps the WAL, so RocksDB's own close-time flush has nothing to add
+                .setAvoidFlushDuringShutdown(true)
                 .setListeners(List.of(health));
         // One block cache for every column family; Bloom filters only on the column families that
         // are asked for absent keys inside their key range on the hot path (every new fingerprint in
@@ -287,37 +301,63 @@ public final class MetadataDb implements AutoCloseable {
 
     /** The value of {@code key}, or null. Allocates; use {@link #get(ColumnFamilyHandle, byte[], byte[])} on hot paths. */
     public byte[] get(ColumnFamilyHandle cf, byte[] key) {
+        enter();
         try {
             return db.get(cf, readOptions, key);
         } catch (RocksDBException e) {
             throw fail(hex(key), e);
+        } finally {
+            inFlight.decrementAndGet();
         }
     }
 
     /** Reads the value of {@code key} into {@code value}; returns its full length, or -1 if absent. */
     public int get(ColumnFamilyHandle cf, byte[] key, byte[] value) {
+        enter();
         try {
             return db.get(cf, readOptions, key, value);
         } catch (RocksDBException e) {
             throw fail(hex(key), e);
+        } finally {
+            inFlight.decrementAndGet();
         }
     }
 
     /** A single unsynced put (the WAL still records it). */
     public void put(ColumnFamilyHandle cf, byte[] key, byte[] value) {
+        enter();
         try {
             db.put(cf, asyncWrite, key, value);
         } catch (RocksDBException e) {
             throw fail(hex(key), e);
+        } finally {
+            inFlight.decrementAndGet();
         }
     }
 
     /** Writes a batch atomically; {@code sync} forces the WAL to disk before returning (unless fsync is off). */
     public void write(MetadataBatch batch, boolean sync) {
+        enter();
         try {
             db.write(sync ? syncWrite : asyncWrite, batch.rocks());
         } catch (RocksDBException e) {
             throw fail("batch of " + batch.count(), e);
+        } finally {
+            inFlight.decrementAndGet();
+        }
+    }
+
+    /**
+     * Counts a native call in, or refuses it once {@link #close()} has begun: a call racing the close
+     * must fail cleanly, never reach a freed native handle (a crash of the JVM). The caller counts
+     * out with {@code inFlight.decrementAndGet()} in a finally block. Increment before the check:
+     * either this call sees {@code closed}, or close() sees this call in the count.
+     */
+    private void enter() {
+        inFlight.incrementAndGet();
+        if (closed) {
+            inFlight.decrementAndGet();
+            throw new CatalogClosedException(path, null);
         }
     }
 
@@ -326,17 +366,25 @@ public final class MetadataDb implements AutoCloseable {
         if (!syncCommits) {
             return;
         }
+        enter();
         try {
             db.flushWal(true);
         } catch (RocksDBException e) {
             throw fail(null, e);
+        } finally {
+            inFlight.decrementAndGet();
         }
     }
 
     /** A new iterator over one column family; the caller owns it. */
     public CheckedIterator iterator(ColumnFamilyHandle cf) {
-        RocksIterator it = db.newIterator(cf, readOptions);
-        return new CheckedIterator(it, STORE, path);
+        enter();
+        try {
+            RocksIterator it = db.newIterator(cf, readOptions);
+            return new CheckedIterator(it, STORE, path);
+        } finally {
+            inFlight.decrementAndGet();
+        }
     }
 
     /** A u64 from the meta column family, or {@code dflt}. */
@@ -346,28 +394,37 @@ public final class MetadataDb implements AutoCloseable {
 
     /** Adds a u64 meta value to a batch. */
     public void putMetaLong(MetadataBatch batch, String key, long value) {
+        enter(); // close() frees the column family handle
         try {
             batch.rocks().put(handle(Column.META), bytes(key), MetaLong.encode(value));
         } catch (RocksDBException e) {
             throw fail(key, e);
+        } finally {
+            inFlight.decrementAndGet();
         }
     }
 
     /** Adds a put to a batch, translating the (theoretical) native failure. */
     public void put(MetadataBatch batch, ColumnFamilyHandle cf, byte[] key, byte[] value) {
+        enter(); // close() frees the column family handle
         try {
             batch.rocks().put(cf, key, value);
         } catch (RocksDBException e) {
             throw fail(hex(key), e);
+        } finally {
+            inFlight.decrementAndGet();
         }
     }
 
     /** Adds a delete to a batch. */
     public void delete(MetadataBatch batch, ColumnFamilyHandle cf, byte[] key) {
+        enter(); // close() frees the column family handle
         try {
             batch.rocks().delete(cf, key);
         } catch (RocksDBException e) {
             throw fail(hex(key), e);
+        } finally {
+            inFlight.decrementAndGet();
         }
     }
 
@@ -403,12 +460,18 @@ public final class MetadataDb implements AutoCloseable {
         return db;
     }
 
-    /** A RocksDB property (for metrics and tests), or null. */
+    /** A RocksDB property (for metrics and tests), or null (also once closing: a metrics scrape may come late). */
     public String property(String name) {
+        inFlight.incrementAndGet();
         try {
+            if (closed) {
+                return null;
+            }
             return db.getProperty(name);
         } catch (RocksDBException e) {
             return null;
+        } finally {
+            inFlight.decrementAndGet();
         }
     }
 
@@ -416,29 +479,109 @@ public final class MetadataDb implements AutoCloseable {
         return closed;
     }
 
-    /** Idempotent; closes handles, database, then options. */
+    /** How long {@link #close()} waits for writes still running, then for its flush. */
+    static final long CLOSE_WAIT_MILLIS = 20_000;
+
+    /**
+     * Idempotent; refuses new writes, waits for those running, flushes (bounded), then closes
+     * handles, database and options. Never waits without bound: a server stopped with SIGTERM must
+     * exit (docs/operations.md, "Stopping the server").
+     */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
-        closed = true;
-        // Flushing every memtable makes the write-ahead log obsolete, so RocksDB deletes it and the
-        // catalog at rest is its tables only. If the flush fails the synced WAL still holds everything.
-        try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
-            db.flush(flush, allHandles);
-        } catch (RocksDBException e) {
-            try {
-                db.syncWal();
-            } catch (RocksDBException ignored) {
-                // closing anyway; the WAL was written, only the final fsync failed
-            }
+        closed = true; // enter() refuses every call from here on
+        if (!awaitQuiet()) {
+            // Closing under a running write would free what it uses (a crash in native code). Every
+            // write acknowledged so far is in the synced WAL; the process exit releases the database.
+            LOG.log(System.Logger.Level.WARNING, "catalog " + path + ": a write still runs " + CLOSE_WAIT_MILLIS / 1000
+                    + " s after the close began; leaving the database open (the write-ahead log is synced and is replayed at the next start)");
+            syncWalQuietly();
+            return;
         }
+        flushBounded();
         for (ColumnFamilyHandle h : allHandles) {
             h.close();
         }
         db.close();
         closeOptions();
+    }
+
+    /** Waits up to {@link #CLOSE_WAIT_MILLIS} for the calls counted in by {@link #enter()} to finish; true if none runs. */
+    private boolean awaitQuiet() {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);
+        while (inFlight.get() != 0) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Flushes every memtable so that the WAL becomes obsolete and the catalog at rest is its tables
+     * only. The flush is requested without waiting inside RocksDB (a waiting manual flush can hang
+     * there for good, facebook/rocksdb#13280) and awaited here for {@link #CLOSE_WAIT_MILLIS}; if it
+     * has not finished, or fails, the WAL is synced instead: it holds everything and is replayed at
+     * the next open. No background job is left running: RocksDB's close waits for scheduled ones.
+     */
+    private void flushBounded() {
+        try (FlushOptions flush = new FlushOptions().setWaitForFlush(false).setAllowWriteStall(true)) {
+            db.flush(flush, allHandles);
+        } catch (RocksDBException e) {
+            LOG.log(System.Logger.Level.WARNING, "catalog " + path + ": the flush at close failed (" + e.getMessage()
+                    + "); the write-ahead log is synced and is replayed at the next start");
+            syncWalQuietly();
+            return;
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);
+        while (!memtablesFlushed()) {
+            if (System.nanoTime() > deadline) {
+                LOG.log(System.Logger.Level.WARNING, "catalog " + path + ": the flush at close has not finished after "
+                        + CLOSE_WAIT_MILLIS / 1000 + " s (a RocksDB manual flush that never completes, see facebook/rocksdb#13280);"
+                        + " closing without it: the write-ahead log is synced and is replayed at the next start");
+                syncWalQuietly();
+                return;
+            }
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                syncWalQuietly();
+                return;
+            }
+        }
+    }
+
+    /** True once no column family holds an immutable memtable or a pending flush. */
+    private boolean memtablesFlushed() {
+        try {
+            for (ColumnFamilyHandle h : allHandles) {
+                if (!"0".equals(db.getProperty(h, "rocksdb.num-immutable-mem-table"))
+                        || !"0".equals(db.getProperty(h, "rocksdb.mem-table-flush-pending"))) {
+                    return false;
+                }
+            }
+            return true;
+        } catch (RocksDBException e) {
+            return true; // nothing to wait for that we could see; the synced WAL covers the rest
+        }
+    }
+
+    private void syncWalQuietly() {
+        try {
+            db.syncWal();
+        } catch (RocksDBException ignored) {
+            // closing anyway; the WAL was written, only the final fsync failed
+        }
     }
 
     private void closeOptions() {
