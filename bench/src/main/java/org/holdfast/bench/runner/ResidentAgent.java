@@ -19,8 +19,10 @@ import java.util.regex.Pattern;
  */
 final class ResidentAgent implements AutoCloseable {
     private static final Duration STARTUP = Duration.ofMinutes(2);
-    /** The longest path a Unix socket address takes on Linux (sun_path, 108 bytes with the NUL). */
-    private static final int MAX_SOCKET_PATH = 107;
+    /** The longest Unix socket path the JDK binds on Linux (sun_path is 108 bytes; 107 fails: AgentModeTest). */
+    private static final int MAX_SOCKET_PATH = 106;
+    /** The daemon binds {@code agent.sock.new}, then renames it to {@code agent.sock} (ControlServer): the longer name must fit. */
+    private static final String BOUND_NAME = "agent.sock.new";
     /** A valid cron expression that cannot fire during a bench (next: 29 February 2028). */
     static final String IDLE_SCHEDULE = "0 0 29 2 *";
 
@@ -45,7 +47,7 @@ final class ResidentAgent implements AutoCloseable {
                                Path logPrefix, String server, List<String> trustArgs) throws IOException {
         Path state = stateDir.toAbsolutePath();
         Path temporary = null;
-        if (state.resolve("agent.sock").toString().getBytes(StandardCharsets.UTF_8).length > MAX_SOCKET_PATH) {
+        if (!socketFits(state)) {
             // too long for a socket address: a short private directory instead
             state = Files.createTempDirectory("hfbench-agent-");
             temporary = state;
@@ -69,6 +71,11 @@ final class ResidentAgent implements AutoCloseable {
             sleep(50);
         }
         return a;
+    }
+
+    /** True if the daemon's socket, under both of its names, fits a Unix socket address in {@code stateDir}. */
+    static boolean socketFits(Path stateDir) {
+        return stateDir.toAbsolutePath().resolve(BOUND_NAME).toString().getBytes(StandardCharsets.UTF_8).length <= MAX_SOCKET_PATH;
     }
 
     /** The daemon's config: the bench's server and trust, a private state directory, one idle volume. */

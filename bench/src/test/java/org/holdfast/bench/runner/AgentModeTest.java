@@ -1,9 +1,14 @@
 package org.holdfast.bench.runner;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -42,5 +47,36 @@ class AgentModeTest {
         String plain = ResidentAgent.config("127.0.0.1:7070", List.of("--no-tls"), state);
         assertTrue(plain.contains("  no-tls: true\n"), plain);
         assertThrows(IllegalArgumentException.class, () -> ResidentAgent.config("h:1", List.of(), state));
+    }
+
+    /**
+     * The daemon binds agent.sock.new before renaming it to agent.sock: a state directory where only
+     * agent.sock fits (BenchSmokeIT's daemon run under a checkout path a few bytes longer) made the
+     * daemon exit with "Unix domain path too long"; such a directory must be replaced by a short one.
+     */
+    @Test
+    void daemonSocketMustFitUnderItsTemporaryNameToo() throws Exception {
+        Path base = Files.createTempDirectory("hfsock");
+        try {
+            String prefix = base + "/";
+            Path onlyFinalFits = Path.of(prefix + "d".repeat(105 - prefix.length() - "/agent.sock".length()));
+            assertEquals(105, onlyFinalFits.resolve("agent.sock").toString().length());
+            assertFalse(ResidentAgent.socketFits(onlyFinalFits));
+            Path bothFit = Files.createDirectories(Path.of(prefix + "e".repeat(106 - prefix.length() - "/agent.sock.new".length())));
+            assertTrue(ResidentAgent.socketFits(bothFit));
+            assertFalse(ResidentAgent.socketFits(Path.of(bothFit + "x")));
+            // the limit is the JDK's: 106 bytes bind, 107 do not
+            try (ServerSocketChannel ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+                ch.bind(UnixDomainSocketAddress.of(bothFit.resolve("agent.sock.new")));
+            }
+            Path tooLong = Files.createDirectories(Path.of(bothFit + "x"));
+            try (ServerSocketChannel ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+                assertThrows(java.io.IOException.class, () -> ch.bind(UnixDomainSocketAddress.of(tooLong.resolve("agent.sock.new"))));
+            }
+        } finally {
+            try (var s = Files.walk(base)) {
+                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
     }
 }

@@ -11,8 +11,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Measures (prints, never asserts) loopback throughput of a first backup, an unchanged full
- * backup and a restore of a 256 MiB image with half-compressible blocks. Run with -Pslow or
- * -Dgroups=slow.
+ * backup and a restore of a 256 MiB image with half-compressible blocks. Run with -Pslow (the
+ * default build excludes the tag, so -Dgroups=slow alone runs nothing).
  */
 @Tag("slow")
 class IngestThroughputTest {
