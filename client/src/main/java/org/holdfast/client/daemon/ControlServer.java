@@ -22,6 +22,8 @@ import java.util.Map;
 import java.util.function.Function;
 import jdk.net.ExtendedSocketOptions;
 import jdk.net.UnixDomainPrincipal;
+import org.holdfast.client.AgentException;
+import org.holdfast.client.ExitCode;
 
 /**
  * The daemon's end of the control socket: a Unix domain socket of mode 0600 in the state
@@ -54,12 +56,18 @@ final class ControlServer implements AutoCloseable {
         this.handler = handler;
         this.exec = exec;
         this.log = log;
+        int length = pathBytes(socket);
+        if (length > MAX_SOCKET_PATH_BYTES) {
+            throw new AgentException(ExitCode.USAGE, "the daemon's control socket " + socket + " is a path of " + length
+                    + " bytes; a Unix socket path may have at most " + MAX_SOCKET_PATH_BYTES,
+                    "give the daemon a state directory with a shorter path (state-dir: in its config), or a shorter socket: path");
+        }
         try {
             Files.deleteIfExists(socket);
             server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
             // bound under a temporary name, made 0600, then renamed: the socket never exists at its
             // path with the process umask's wider mode (a caller, or a test, could see it in between)
-            Path bound = socket.resolveSibling(socket.getFileName() + ".new");
+            Path bound = temporaryName(socket);
             Files.deleteIfExists(bound);
             server.bind(UnixDomainSocketAddress.of(bound));
             Files.setPosixFilePermissions(bound, PosixFilePermissions.fromString("rw-------"));
@@ -70,6 +78,24 @@ final class ControlServer implements AutoCloseable {
         acceptor = new Thread(this::accept, "holdfast-control");
         acceptor.setDaemon(true);
         acceptor.start();
+    }
+
+    /** The longest Unix socket path the JDK binds on Linux (sun_path holds 108 bytes; 107 fails here). */
+    static final int MAX_SOCKET_PATH_BYTES = 106;
+
+    /**
+     * Where the socket is bound before its rename: {@code <name>.new}, or {@code .new} beside it when
+     * that would pass the path limit that the socket's own name keeps (a daemon whose socket fitted
+     * failed to start because of the longer temporary name). Fixed names: only the daemon holding
+     * the state directory's lock binds here, and it removes a killed daemon's leftover first.
+     */
+    static Path temporaryName(Path socket) {
+        Path usual = socket.resolveSibling(socket.getFileName() + ".new");
+        return pathBytes(usual) <= MAX_SOCKET_PATH_BYTES ? usual : socket.resolveSibling(".new");
+    }
+
+    private static int pathBytes(Path p) {
+        return p.toString().getBytes(StandardCharsets.UTF_8).length;
     }
 
     private void accept() {

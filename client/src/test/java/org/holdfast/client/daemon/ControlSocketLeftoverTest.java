@@ -1,6 +1,7 @@
 package org.holdfast.client.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -45,5 +46,31 @@ class ControlSocketLeftoverTest {
             }
         }
         assertThat(socket).doesNotExist();
+    }
+
+    @Test
+    void start_socketThatFitsButNotItsUsualTemporaryName_boundUnderAShortOne_tooLongRefusedSayingWhy() throws Exception {
+        // a directory whose socket path is 104 bytes: "<socket>.new" would be 108, past the limit
+        Path deep = dir;
+        while (deep.resolve("agent.sock").toString().length() < ControlServer.MAX_SOCKET_PATH_BYTES - 2) {
+            String part = "d".repeat(Math.min(40, ControlServer.MAX_SOCKET_PATH_BYTES - 2 - deep.resolve("agent.sock").toString().length()));
+            deep = deep.resolve(part.isEmpty() ? "d" : part);
+        }
+        Files.createDirectories(deep);
+        Path socket = deep.resolve("agent.sock");
+        assertThat(socket.toString().length()).isBetween(ControlServer.MAX_SOCKET_PATH_BYTES - 3, ControlServer.MAX_SOCKET_PATH_BYTES);
+        assertThat(ControlServer.temporaryName(socket)).isEqualTo(deep.resolve(".new"));
+        try (ControlServer server = new ControlServer(socket, request -> Map.of("ok", true), null,
+                new DaemonLog(new PrintStream(new ByteArrayOutputStream())))) {
+            try (var c = java.nio.channels.SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
+                assertThat(c.isConnected()).isTrue();
+            }
+        }
+        Path tooLong = deep.resolve("agent-control.sock");
+        assertThatThrownBy(() -> new ControlServer(tooLong, request -> Map.of("ok", true), null,
+                new DaemonLog(new PrintStream(new ByteArrayOutputStream()))))
+                .isInstanceOf(org.holdfast.client.AgentException.class)
+                .hasMessageContaining("a Unix socket path may have at most 106");
+        assertThat(ControlServer.temporaryName(dir.resolve("control.sock"))).isEqualTo(dir.resolve("control.sock.new"));
     }
 }
