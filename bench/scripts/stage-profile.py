@@ -175,13 +175,13 @@ def main():
         subprocess.run([a.agent_launcher, "backup", "--server", f"127.0.0.1:{port}", "--no-tls", "--volume", "warmup",
                         "--source", warm, "--state-dir", os.path.join(out, "warm-state")], env=env, check=True,
                        stdout=subprocess.DEVNULL)
-    if a.warm_image:
-        warm_cmd = ([a.agent_launcher] if a.agent_launcher else ["java", "-Xmx256m", "-jar", a.agent_jar])
-        env.pop("JAVA_OPTS", None)
-        subprocess.run(warm_cmd + ["backup", "--server", f"127.0.0.1:{port}", "--no-tls", "--volume", "warm-server",
-                                   "--source", a.warm_image, "--state-dir", os.path.join(out, "warm-server-state")] + opts,
-                       env=env, check=True, stdout=subprocess.DEVNULL)
     try:
+        if a.warm_image:
+            warm_cmd = ([a.agent_launcher] if a.agent_launcher else ["java", "-Xmx256m", "-jar", a.agent_jar])
+            env.pop("JAVA_OPTS", None)
+            subprocess.run(warm_cmd + ["backup", "--server", f"127.0.0.1:{port}", "--no-tls", "--volume", "warm-server",
+                                       "--source", a.warm_image, "--state-dir", os.path.join(out, "warm-server-state")] + opts,
+                           env=env, check=True, stdout=subprocess.DEVNULL)
         for name, volume, args in phases:
             agent_jfr = os.path.join(out, name.replace(" ", "-") + ".jfr")
             if a.agent_launcher:
