@@ -7,6 +7,7 @@ share of JFR execution samples whose stack first meets that stage's code. JIT is
 C1/C2 compiler threads, GC that of the collector threads (both from /proc, not sampled).
 
 Usage: stage-profile.py --server-jar S --agent-jar A --image FULL.img --changed INCR.img --out DIR [--server-options OPTS]
+                        [--warm-image OTHER.img]
 The server gets the options of server/bin/jvm.options first (as its launcher does), then -Xmx1g and OPTS.
 """
 import argparse
@@ -41,6 +42,9 @@ AGENT_STAGES = [
               "sun.security.ssl", "org.bouncycastle"]),
     ("session", ["org.holdfast.client"]),
 ]
+# server work that no phase asked for, decided by any frame of the stack like JIT and GC: the block
+# survey of the statistics, which a commit starts (at most every 10 s) and which walks every stored block
+SERVER_BACKGROUND = [("stats", ["org.holdfast.server.gc.StoreSurvey", "org.holdfast.server.stats."])]
 SERVER_STAGES = [
     ("verify", HASH + ["ZstdDecompressCtx", "ZSTD_decompress", "org.holdfast.server.ingest.PayloadDigester"]),
     ("compress", ["ZstdCompressCtx", "ZSTD_compress"]),
@@ -74,8 +78,8 @@ def server_jvm_options(server_jar, extra):
     return options + extra
 
 
-def stage_of(frames, stages):
-    for stage, markers in VM_STAGES:
+def stage_of(frames, stages, background=()):
+    for stage, markers in VM_STAGES + list(background):
         if any(m in fr for fr in frames for m in markers):
             return stage
     for fr in frames:
@@ -105,8 +109,8 @@ def parse_time(s):
     return datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
 
 
-def shares(jfr_file, stages, since=None, until=None):
-    c = collections.Counter(stage_of(fr, stages) for _, fr in samples(jfr_file, since, until))
+def shares(jfr_file, stages, since=None, until=None, background=()):
+    c = collections.Counter(stage_of(fr, stages, background) for _, fr in samples(jfr_file, since, until))
     n = sum(c.values()) or 1
     return {k: v / n for k, v in c.items()}, sum(c.values())
 
@@ -124,6 +128,9 @@ def main():
     ap.add_argument("--agent-options", default="", help="extra agent options for backups, e.g. '--frame-size 262144'")
     ap.add_argument("--server-options", default="", help="extra server JVM options, after those of server/bin/jvm.options "
                     "(which the server launcher reads) and this script's -Xmx1g, so they win")
+    ap.add_argument("--warm-image", help="back this image up as another volume before the phases, so that the measured "
+                    "server is warm (JIT compiled); use an image whose blocks the measured one does not share, or the full "
+                    "backup deduplicates against it")
     ap.add_argument("--json", action="store_true", help="print the table as JSON")
     a = ap.parse_args()
     out = os.path.abspath(a.out)
@@ -169,6 +176,12 @@ def main():
                         "--source", warm, "--state-dir", os.path.join(out, "warm-state")], env=env, check=True,
                        stdout=subprocess.DEVNULL)
     try:
+        if a.warm_image:
+            warm_cmd = ([a.agent_launcher] if a.agent_launcher else ["java", "-Xmx256m", "-jar", a.agent_jar])
+            env.pop("JAVA_OPTS", None)
+            subprocess.run(warm_cmd + ["backup", "--server", f"127.0.0.1:{port}", "--no-tls", "--volume", "warm-server",
+                                       "--source", a.warm_image, "--state-dir", os.path.join(out, "warm-server-state")] + opts,
+                           env=env, check=True, stdout=subprocess.DEVNULL)
         for name, volume, args in phases:
             agent_jfr = os.path.join(out, name.replace(" ", "-") + ".jfr")
             if a.agent_launcher:
@@ -190,16 +203,18 @@ def main():
     finally:
         server.terminate()
         server.wait(60)
+    with open(os.path.join(out, "phases.json"), "w") as f:  # each phase's window, to cut the server's JFR by hand
+        json.dump([{"phase": r[0], "GiB": r[1], "agent cpu s": r[4], "server cpu s": r[5], "start": r[6], "end": r[7]} for r in rows], f)
     if subprocess.run(["cmp", a.changed, os.path.join(out, "restored.img")]).returncode != 0:
         sys.exit("the restored image differs from the source")
     table = []
     for name, gib, wall, agent_jfr, agent_cpu, server_cpu, t0, t1 in rows:
-        for who, cpu, jfr, stages, window in (("agent", agent_cpu, agent_jfr, AGENT_STAGES, (None, None)),
-                                              ("server", server_cpu, server_jfr, SERVER_STAGES, (t0, t1))):
-            share, n = shares(jfr, stages, *window)
+        for who, cpu, jfr, stages, window, bg in (("agent", agent_cpu, agent_jfr, AGENT_STAGES, (None, None), ()),
+                                                  ("server", server_cpu, server_jfr, SERVER_STAGES, (t0, t1), SERVER_BACKGROUND)):
+            share, n = shares(jfr, stages, *window, background=bg)
             row = {"phase": name, "process": who, "GiB": round(gib, 3), "wall s": round(wall, 2), "samples": n,
                    "cpu s per GiB": round(cpu / gib, 2)}
-            for stage, _ in VM_STAGES + stages + [("other", None)]:
+            for stage, _ in VM_STAGES + list(bg) + stages + [("other", None)]:
                 row[stage] = round(cpu * share.get(stage, 0) / gib, 2)
             table.append(row)
     if a.json:

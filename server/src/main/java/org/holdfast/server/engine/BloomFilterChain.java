@@ -34,7 +34,9 @@ import org.holdfast.server.store.StoreException;
  *
  * <p>Persistence: {@code bfc/%016x.bloom} per period (magic "HFBF", version 3, period, bit count, k,
  * inserted count, the bits coded by {@link BloomBitsCoder}, CRC32C; version 1 files, with the bits
- * raw, and version 2, the bits as one zstd frame, are still read). A torn or foreign file is
+ * raw, and version 2, the bits as one zstd frame, are still read). {@link #flush} writes only the
+ * filters that changed since their file was written or read (in practice today's), so the flush
+ * after each commit codes one filter, not every period's. A torn or foreign file is
  * skipped: the chain only guides the fallback lookup, so losing it costs some efficiency, never
  * correctness. Reads race benignly with inserts; inserts are serialized.
  */
@@ -64,6 +66,9 @@ public final class BloomFilterChain implements AutoCloseable {
     private final long[][] filters;
     private final long[] periodOf;
     private final long[] inserted;
+    // a filter whose file does not hold its current bits (new, inserted into, or read from an older
+    // version): flush writes only these, so a commit costs one filter's coding, not every day's
+    private final boolean[] unsaved;
     private volatile long currentPeriod;
     private int currentSlot;
 
@@ -91,6 +96,7 @@ public final class BloomFilterChain implements AutoCloseable {
         this.filters = new long[periods][];
         this.periodOf = new long[periods];
         this.inserted = new long[periods];
+        this.unsaved = new boolean[periods];
         java.util.Arrays.fill(periodOf, Long.MIN_VALUE);
         if (dir != null) {
             load();
@@ -146,6 +152,7 @@ public final class BloomFilterChain implements AutoCloseable {
             filters[slot] = new long[(int) Math.min(Integer.MAX_VALUE - 8, bits / 64)];
             periodOf[slot] = now;
             inserted[slot] = 0;
+            unsaved[slot] = true;
         }
         currentSlot = slot;
         currentPeriod = now;
@@ -176,6 +183,7 @@ public final class BloomFilterChain implements AutoCloseable {
             }
         }
         inserted[currentSlot] += to - from;
+        unsaved[currentSlot] = true;
     }
 
     private static int bitOf(long w2, long w3, int j) {
@@ -289,7 +297,7 @@ public final class BloomFilterChain implements AutoCloseable {
         }
     }
 
-    /** Writes every live filter (temp file, force, rename). */
+    /** Writes every live filter that changed since it was last written or read (temp file, force, rename). */
     public synchronized void flush() {
         if (dir == null) {
             return;
@@ -300,8 +308,9 @@ public final class BloomFilterChain implements AutoCloseable {
             throw StoreException.translate("bloom-filter-chain", dir.toString(), null, e);
         }
         for (int i = 0; i < periods; i++) {
-            if (filters[i] != null) {
+            if (filters[i] != null && unsaved[i]) {
                 write(i);
+                unsaved[i] = false; // not before the rename: a failed write is tried again at the next flush
             }
         }
     }
@@ -405,6 +414,7 @@ public final class BloomFilterChain implements AutoCloseable {
         filters[slot] = f;
         periodOf[slot] = period;
         inserted[slot] = count;
+        unsaved[slot] = version != VERSION; // an older version's file is rewritten as the current one
     }
 
     @Override

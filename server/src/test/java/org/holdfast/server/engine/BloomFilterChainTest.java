@@ -1,16 +1,19 @@
 package org.holdfast.server.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.Random;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
+import org.holdfast.server.store.StoreException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -135,6 +138,55 @@ class BloomFilterChainTest {
         assertThat(ByteBuffer.wrap(file).getInt(4)).isEqualTo(BloomFilterChain.VERSION);
         assertThat(BloomBitsCoder.decode(file, 48, file.length - 52, words)).as("version 3 body decodes").isTrue();
         return words;
+    }
+
+    /**
+     * A flush writes only the filters that changed since they were written: an earlier day's file is
+     * left as it is (same inode), today's is replaced; nothing is lost by the skip (every day's
+     * fingerprints are there after a reopen), and a write that failed is tried again at the next flush.
+     */
+    @Test
+    void flush_writesOnlyChangedFilters_skipLosesNothing_failedWriteRetried() throws Exception {
+        Path bdir = dir.resolve("bfc");
+        byte[] day0 = fps(10, 2000);
+        byte[] day1 = fps(11, 2000);
+        byte[] more = fps(12, 2000);
+        Path file0;
+        Path file1;
+        try (BloomFilterChain bfc = new BloomFilterChain(bdir, clock, DAY, 3, 100_000, 0.01)) {
+            bfc.addAll(day0, 0, 2000);
+            bfc.flush();
+            file0 = onlyBloomFile(bdir);
+            clock.advance(Duration.ofDays(1));
+            bfc.advance();
+            bfc.addAll(day1, 0, 1000);
+            bfc.flush();
+            file1 = bdir.resolve(String.format("%016x.bloom", bfc.currentPeriod()));
+            Object key0 = inode(file0);
+            Object key1 = inode(file1);
+            bfc.flush(); // nothing changed: nothing written
+            assertThat(inode(file0)).isEqualTo(key0);
+            assertThat(inode(file1)).isEqualTo(key1);
+            bfc.addAll(day1, 1000, 2000);
+            bfc.flush(); // today's changed: only today's written
+            assertThat(inode(file0)).as("day 0's file, unchanged").isEqualTo(key0);
+            assertThat(inode(file1)).as("today's file, replaced").isNotEqualTo(key1);
+            // a write that fails (its temporary name taken by a directory) leaves the filter to the next flush
+            bfc.addAll(more, 0, 2000);
+            Path blocker = Files.createDirectories(bdir.resolve(file1.getFileName() + ".tmp").resolve("x"));
+            assertThatThrownBy(bfc::flush).isInstanceOf(StoreException.class);
+            Files.delete(blocker);
+            Files.delete(blocker.getParent());
+        }
+        try (BloomFilterChain bfc = new BloomFilterChain(bdir, clock, DAY, 3, 100_000, 0.01)) {
+            assertThat(present(bfc, day0, 2000)).isEqualTo(2000);
+            assertThat(present(bfc, day1, 2000)).isEqualTo(2000);
+            assertThat(present(bfc, more, 2000)).as("written by the close after the failed flush").isEqualTo(2000);
+        }
+    }
+
+    private static Object inode(Path p) throws Exception {
+        return Files.readAttributes(p, BasicFileAttributes.class).fileKey();
     }
 
     /** The checked-in version 2 file (fixtures/bloom-v2/README.txt) loads with exactly its bits. */
