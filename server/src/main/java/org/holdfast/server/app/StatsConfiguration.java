@@ -105,11 +105,11 @@ public class StatsConfiguration {
                               AgentLedger ledger) {
         StatsRefresh refresh = new StatsRefresh(statistics, daily, history, p.surveyInterval(), p.sampleInterval());
         // what a backup stored shows in the stored figures soon, not only at the next interval
-        ledger.afterCommit(() -> refresh.refreshSoon(StatsRefresh.BACKUP_SPACING));
+        ledger.afterCommit(() -> refresh.refreshSoon(StatsRefresh.BACKUP_SPACING, true));
         // what a GC job freed shows in the figures at once, not at the next interval
         jobs.onEnded(job -> {
             if (job.state() == JobState.SUCCEEDED && RESHAPING_JOBS.contains(job.kind())) {
-                refresh.refreshSoon(Duration.ZERO);
+                refresh.refreshSoon(Duration.ZERO, false);
             }
         });
         return refresh;
@@ -146,9 +146,10 @@ public class StatsConfiguration {
         /**
          * Schedules one refresh off the caller's thread, at once unless the last one ran less than
          * {@code spacing} ago (then when that has passed): many small backups in a row cost one survey
-         * per {@link #BACKUP_SPACING}, not one each. Requests while one is pending join it; does nothing while stopped.
+         * per {@link #BACKUP_SPACING}, not one each; {@code paced}: not before the survey's own pacing
+         * allows either (Statistics.refreshSurveyPaced). Requests while one is pending join it; does nothing while stopped.
          */
-        synchronized void refreshSoon(Duration spacing) {
+        synchronized void refreshSoon(Duration spacing, boolean paced) {
             ScheduledExecutorService executor = executor();
             if (executor == null || !pending.compareAndSet(false, true)) {
                 return;
@@ -157,17 +158,21 @@ public class StatsConfiguration {
             executor.schedule(() -> {
                 pending.set(false);
                 try {
-                    refresh();
+                    refresh(paced);
                 } catch (RuntimeException e) {
                     LOG.warn("statistics refresh after a GC job or a backup failed; the next interval retries", e);
                 }
             }, wait, TimeUnit.MILLISECONDS);
         }
 
-        /** One refresh: survey, report, today's record. */
-        void refresh() {
+        /** One refresh: survey (skipped if {@code paced} and the survey's pacing says not yet), report, today's record. */
+        void refresh(boolean paced) {
             lastRefreshMillis = System.currentTimeMillis();
-            statistics.refreshSurvey();
+            if (paced) {
+                statistics.refreshSurveyPaced();
+            } else {
+                statistics.refreshSurvey();
+            }
             daily.update(statistics.report());
         }
 
@@ -179,7 +184,7 @@ public class StatsConfiguration {
             long ms = Math.max(1000, interval.toMillis());
             executor.scheduleWithFixedDelay(() -> {
                 try {
-                    refresh();
+                    refresh(true);
                 } catch (RuntimeException e) {
                     LOG.warn("statistics refresh failed; will retry in {}", interval, e);
                 }

@@ -38,6 +38,7 @@ public final class Statistics {
     private final Duration surveyMaxAge;
     private final double compactionThreshold;
     private final Object surveyLock = new Object();
+    private final SurveyPacing pacing = new SurveyPacing();
     private volatile Surveyed surveyed;
     private volatile StatsReport last;
 
@@ -80,7 +81,8 @@ public final class Statistics {
 
     private Surveyed surveyedNow() {
         Surveyed s = surveyed;
-        if (s != null && clock.millis() - s.result().measuredAtMillis() < surveyMaxAge.toMillis()) {
+        // a report takes a survey up to the maximum age, or older while a large store's paced wait lasts
+        if (s != null && clock.millis() - s.result().measuredAtMillis() < pacing.minAgeMillis(surveyMaxAge.toMillis())) {
             return s;
         }
         long asked = clock.millis();
@@ -93,12 +95,24 @@ public final class Statistics {
         }
     }
 
-    /** Walks the blocks now (the periodic refresh). */
+    /** Walks the blocks now (after a GC job, which changed what is stored: its result is wanted at once). */
     public StoreSurvey.Result refreshSurvey() {
+        return refresh(0);
+    }
+
+    /**
+     * Walks the blocks unless the latest survey is younger than its pacing allows (the periodic
+     * refresh, and the one after a backup): see {@link SurveyPacing}.
+     */
+    public StoreSurvey.Result refreshSurveyPaced() {
+        return refresh(pacing.minAgeMillis(0));
+    }
+
+    private StoreSurvey.Result refresh(long minAgeMillis) {
         long asked = clock.millis();
         synchronized (surveyLock) {
             Surveyed s = surveyed;
-            if (s == null || s.result().measuredAtMillis() < asked) {
+            if (s == null || s.result().measuredAtMillis() < asked && asked - s.result().measuredAtMillis() >= minAgeMillis) {
                 s = runSurvey();
             }
             return s.result();
@@ -111,8 +125,10 @@ public final class Statistics {
      * backed up since the survey would count as dead until the next one).
      */
     private Surveyed runSurvey() {
+        long start = System.nanoTime();
         Map<Integer, Long> records = recordBytes(dataLogs());
         Surveyed s = new Surveyed(surveyor.run(clock.millis()), records);
+        pacing.took((System.nanoTime() - start) / 1_000_000);
         surveyed = s;
         return s;
     }
