@@ -37,8 +37,8 @@ class MetadataDbCloseTest {
     /** Far above a healthy close (well under a second here) and far below a hang. */
     private static final long CLOSE_BOUND_SECONDS = 15;
     private static final Column[] WRITTEN = {Column.MAP, Column.FPINDEX, Column.LOCATIONS, Column.SNAPSHOTS, Column.META};
-    /** Rounds of the stress; more with -Dholdfast.closeStress.rounds=N (the reproduction attempt). */
-    private static final int ROUNDS = Integer.getInteger("holdfast.closeStress.rounds", 2);
+    /** Rounds of the stress; more with -Dholdfast.test.close-stress-rounds=N (the reproduction attempt). */
+    private static final int ROUNDS = Integer.getInteger("holdfast.test.close-stress-rounds", 2);
 
     @TempDir
     Path dir;
