@@ -522,10 +522,32 @@ public final class MetadataDb implements AutoCloseable {
             return;
         }
         closed = true; // enter() refuses every call from here on
+        try {
+            closeInOrder();
+        } finally {
+            if (interruptedInClose) {
+                Thread.currentThread().interrupt(); // kept for the caller; the waits below are bounded without it
+            }
+        }
+    }
+
+    /** Set when close()'s waits were interrupted: they keep waiting (bounded), so an interrupted stop still closes in order. */
+    private boolean interruptedInClose;
+
+    private void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            interruptedInClose = true;
+        }
+    }
+
+    private void closeInOrder() {
         if (!awaitQuiet()) {
             // Closing under a running write would free what it uses (a crash in native code). Every
             // write acknowledged so far is in the synced WAL; the process exit releases the database.
-            LOG.log(System.Logger.Level.WARNING, "catalog " + path + ": a write still runs " + CLOSE_WAIT_MILLIS / 1000
+            LOG.log(System.Logger.Level.WARNING, "catalog " + path + ": a call (a write, an open iterator, a catalog backup) still runs "
+                    + CLOSE_WAIT_MILLIS / 1000
                     + " s after the close began; leaving the database open (the write-ahead log is synced and is replayed at the next start)");
             syncWalQuietly();
             return;
@@ -549,12 +571,7 @@ public final class MetadataDb implements AutoCloseable {
             if (System.nanoTime() > deadline) {
                 return false;
             }
-            try {
-                Thread.sleep(1);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
+            pause(1);
         }
         return true;
     }
@@ -584,13 +601,7 @@ public final class MetadataDb implements AutoCloseable {
                 syncWalQuietly();
                 return;
             }
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                syncWalQuietly();
-                return;
-            }
+            pause(5);
         }
     }
 

@@ -102,6 +102,38 @@ class MetadataDbCloseRaceTest {
         }
     }
 
+    @Test
+    void close_onAnInterruptedThread_stillWaitsForTheRunningScanAndClosesInOrder() throws Exception {
+        Path catalog = dir.resolve("catalog");
+        MetadataDb db = MetadataDb.open(catalog);
+        try (MetadataBatch b = new MetadataBatch()) {
+            db.put(b, Column.META, key(1), key(1));
+            db.write(b, true);
+        }
+        CheckedIterator it = db.iterator(Column.META);
+        Thread scan = new Thread(() -> {
+            try {
+                Thread.sleep(300);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            it.close();
+        });
+        scan.start();
+        Thread.currentThread().interrupt(); // a stop path that was itself interrupted
+        try {
+            db.close();
+            assertThat(Thread.interrupted()).as("the interrupt is kept for the caller").isTrue();
+        } finally {
+            Thread.interrupted();
+            scan.join();
+        }
+        assertThat(walBytes(catalog)).as("the close waited for the scan and flushed, not left the database open").isZero();
+        try (MetadataDb reopened = MetadataDb.open(catalog)) {
+            assertThat(reopened.get(Column.META, key(1))).isEqualTo(key(1));
+        }
+    }
+
     private static long walBytes(Path db) throws Exception {
         try (Stream<Path> files = Files.list(db)) {
             return files.filter(p -> p.getFileName().toString().endsWith(".log")).mapToLong(p -> p.toFile().length()).sum();
