@@ -140,12 +140,19 @@ public final class BackupSession {
         this.window = intake.window();
         this.parent = existing == null ? null
                 : new ParentComparison(services.catalog().mapCursor(existing.internalId()), parentSequence, blocks);
-        this.stream = services.index().openStream(volume.name());
-        SegmentScratch scratch = SegmentScratch.of(segmentMax);
-        this.lookup = new InputSegmentLookup(id, entries, stream, this.domain, new PossessionProof(possessionSecret), services, scratch,
-                segmentMax);
-        this.recorder = new SegmentRecorder(entries, this.domain, blocks, scratch);
-        this.done = spill.newMap(id);
+        try {
+            this.stream = services.index().openStream(volume.name());
+            SegmentScratch scratch = SegmentScratch.of(segmentMax);
+            this.lookup = new InputSegmentLookup(id, entries, stream, this.domain, new PossessionProof(possessionSecret), services, scratch,
+                    segmentMax);
+            this.recorder = new SegmentRecorder(entries, this.domain, blocks, scratch);
+            this.done = spill.newMap(id);
+        } catch (RuntimeException | Error e) {
+            if (parent != null) {
+                parent.close(); // its catalog iterator would otherwise hold the catalog's close for its full wait
+            }
+            throw e;
+        }
     }
 
     public long id() {

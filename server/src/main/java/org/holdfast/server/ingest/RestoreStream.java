@@ -135,8 +135,13 @@ public final class RestoreStream implements AutoCloseable {
         this.framePayloadBytes = Math.max(FRAME_PAYLOAD_BYTES, ProtocolLimits.maxZstdPayload(snapshot.blockSize()));
         this.batch = new BlockBatch(LOOKAHEAD, BATCH_BUFFER_BYTES, ProtocolLimits.maxZstdPayload(snapshot.blockSize()));
         this.cursor = catalog.mapCursor(volume.internalId());
-        cursor.startScan(snapshot.sequence(), fromLbn, blockCount);
-        this.prefetcher = RestorePrefetcher.start(store.readAhead(), catalog, volume.internalId(), snapshot.sequence(), fromLbn, blockCount);
+        try {
+            cursor.startScan(snapshot.sequence(), fromLbn, blockCount);
+            this.prefetcher = RestorePrefetcher.start(store.readAhead(), catalog, volume.internalId(), snapshot.sequence(), fromLbn, blockCount);
+        } catch (RuntimeException | Error e) {
+            cursor.close(); // its catalog iterator would otherwise hold the catalog's close for its full wait
+            throw e;
+        }
     }
 
     /** The RESTORE_INFO to send first. */

@@ -183,7 +183,10 @@ public final class CatalogBackups implements AutoCloseable {
             DamagedFilesAside.pruneFor(dir, outcomes.all(), ids);
             long before = bytesOnDisk();
             try {
-                engine.require().createNewBackupWithMetadata(db.rocks(), metadata, true);
+                db.withRocks(rocks -> { // counted: a stop waits for the backup, never frees the database under it
+                    engine.require().createNewBackupWithMetadata(rocks, metadata, true);
+                    return null;
+                });
             } catch (RocksDBException e) {
                 throw failed(e, db);
             }

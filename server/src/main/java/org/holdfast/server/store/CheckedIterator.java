@@ -11,40 +11,62 @@ public final class CheckedIterator implements AutoCloseable {
     private final RocksIterator it;
     private final String store;
     private final String path;
+    /** The catalog this iterator is counted in (MetadataDb.iterator), or null. */
+    private final MetadataDb owner;
+    private boolean closed;
 
     CheckedIterator(RocksIterator it, String store, String path) {
+        this(it, store, path, null);
+    }
+
+    CheckedIterator(RocksIterator it, String store, String path, MetadataDb owner) {
         this.it = it;
         this.store = store;
         this.path = path;
+        this.owner = owner;
+    }
+
+    /** Refuses every step once the catalog's close began, so the holder stops and closes this iterator, which close() awaits. */
+    private void live() {
+        if (owner != null && owner.isClosed()) {
+            throw new CatalogClosedException(path, "iterator");
+        }
     }
 
     public void seek(byte[] key) {
+        live();
         it.seek(key);
     }
 
     /** Positions on the last entry at or before {@code key} (for newest-first scans). */
     public void seekForPrev(byte[] key) {
+        live();
         it.seekForPrev(key);
     }
 
     public void seekToFirst() {
+        live();
         it.seekToFirst();
     }
 
     public void seekToLast() {
+        live();
         it.seekToLast();
     }
 
     public void next() {
+        live();
         it.next();
     }
 
     public void prev() {
+        live();
         it.prev();
     }
 
     /** True if positioned on an entry; false at the end, after checking that the end is real. */
     public boolean isValid() {
+        live();
         if (it.isValid()) {
             return true;
         }
@@ -57,26 +79,37 @@ public final class CheckedIterator implements AutoCloseable {
     }
 
     public byte[] key() {
+        live();
         return it.key();
     }
 
     /** Copies the key into {@code dst}; returns the key's full length. */
     public int key(byte[] dst) {
+        live();
         return it.key(dst);
     }
 
     public byte[] value() {
+        live();
         return it.value();
     }
 
     /** Copies the value into {@code dst}; returns the value's full length. */
     public int value(byte[] dst) {
+        live();
         return it.value(dst);
     }
 
     @Override
     public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
         it.close();
+        if (owner != null) {
+            owner.iteratorClosed();
+        }
     }
 
     /**

@@ -140,6 +140,8 @@ public final class MetadataDb implements AutoCloseable {
      */
     private final AtomicLong inFlight = new AtomicLong();
     private volatile boolean closed;
+    /** False only in tests: close() then skips its flush, as after a flush that never finished. */
+    volatile boolean flushAtClose = true;
 
     private MetadataDb(Path dir, List<String> extraColumns, boolean syncCommits) {
         this.path = dir.toString();
@@ -231,10 +233,13 @@ public final class MetadataDb implements AutoCloseable {
      * @throws CorruptDataException naming the damaged file
      */
     public void verifyChecksums() {
+        enter();
         try {
             db.verifyChecksum();
         } catch (RocksDBException e) {
             throw fail(null, e);
+        } finally {
+            inFlight.decrementAndGet();
         }
     }
 
@@ -376,12 +381,41 @@ public final class MetadataDb implements AutoCloseable {
         }
     }
 
-    /** A new iterator over one column family; the caller owns it. */
+    /**
+     * A new iterator over one column family; the caller owns it and must close it. It counts as a
+     * running call until closed (close() waits for it: its native state points into the database),
+     * and every step after close() began is refused, so a scan running into a stop ends cleanly.
+     */
     public CheckedIterator iterator(ColumnFamilyHandle cf) {
         enter();
         try {
             RocksIterator it = db.newIterator(cf, readOptions);
-            return new CheckedIterator(it, STORE, path);
+            return new CheckedIterator(it, STORE, path, this);
+        } catch (RuntimeException | Error e) {
+            inFlight.decrementAndGet();
+            throw e;
+        }
+    }
+
+    /** Counts out an iterator of {@link #iterator(ColumnFamilyHandle)}; once per iterator, after its native close. */
+    void iteratorClosed() {
+        inFlight.decrementAndGet();
+    }
+
+    /** A native call on the raw database that needs no handle of ours (a backup engine's). */
+    @FunctionalInterface
+    interface RocksCall<T> {
+        T call(RocksDB rocks) throws RocksDBException;
+    }
+
+    /**
+     * Runs {@code call} on the database as a counted call (close() waits for it, or refuses it with
+     * {@link CatalogClosedException}): the only way to the raw database, for {@link CatalogBackups}.
+     */
+    <T> T withRocks(RocksCall<T> call) throws RocksDBException {
+        enter();
+        try {
+            return call.call(db);
         } finally {
             inFlight.decrementAndGet();
         }
@@ -455,11 +489,6 @@ public final class MetadataDb implements AutoCloseable {
         delete(batch, handle(column), key);
     }
 
-    /** The database itself, for {@link CatalogBackups} only (a backup engine takes the open database). */
-    RocksDB rocks() {
-        return db;
-    }
-
     /** A RocksDB property (for metrics and tests), or null (also once closing: a metrics scrape may come late). */
     public String property(String name) {
         inFlight.incrementAndGet();
@@ -493,15 +522,41 @@ public final class MetadataDb implements AutoCloseable {
             return;
         }
         closed = true; // enter() refuses every call from here on
+        try {
+            closeInOrder();
+        } finally {
+            if (interruptedInClose) {
+                Thread.currentThread().interrupt(); // kept for the caller; the waits below are bounded without it
+            }
+        }
+    }
+
+    /** Set when close()'s waits were interrupted: they keep waiting (bounded), so an interrupted stop still closes in order. */
+    private boolean interruptedInClose;
+
+    private void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            interruptedInClose = true;
+        }
+    }
+
+    private void closeInOrder() {
         if (!awaitQuiet()) {
             // Closing under a running write would free what it uses (a crash in native code). Every
             // write acknowledged so far is in the synced WAL; the process exit releases the database.
-            LOG.log(System.Logger.Level.WARNING, "catalog " + path + ": a write still runs " + CLOSE_WAIT_MILLIS / 1000
+            LOG.log(System.Logger.Level.WARNING, "catalog " + path + ": a call (a write, an open iterator, a catalog backup) still runs "
+                    + CLOSE_WAIT_MILLIS / 1000
                     + " s after the close began; leaving the database open (the write-ahead log is synced and is replayed at the next start)");
             syncWalQuietly();
             return;
         }
-        flushBounded();
+        if (flushAtClose) {
+            flushBounded();
+        } else {
+            syncWalQuietly();
+        }
         for (ColumnFamilyHandle h : allHandles) {
             h.close();
         }
@@ -516,12 +571,7 @@ public final class MetadataDb implements AutoCloseable {
             if (System.nanoTime() > deadline) {
                 return false;
             }
-            try {
-                Thread.sleep(1);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
+            pause(1);
         }
         return true;
     }
@@ -551,13 +601,7 @@ public final class MetadataDb implements AutoCloseable {
                 syncWalQuietly();
                 return;
             }
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                syncWalQuietly();
-                return;
-            }
+            pause(5);
         }
     }
 

@@ -25,6 +25,7 @@ class CatalogStoppedTest {
     void write_diskFull_catalogStoppedWithReason_afterFreeingAndReopeningCommittedDataIntact() throws Exception {
         try (SmallDisk disk = SmallDisk.mount(dir.resolve("small"), 8L << 20)) {
             Assumptions.assumeTrue(disk.real(), "needs a real small file system for RocksDB to fail; ran on: " + disk.kind());
+            int lastCommitted = 0;
             try (MetadataDb db = MetadataDb.open(disk.dir().resolve("catalog"))) {
                 put(db, 0, 1024);
                 assertThat(db.health().stoppedReason()).isNull();
@@ -33,6 +34,7 @@ class CatalogStoppedTest {
                 for (int i = 1; i < 200 && first == null; i++) {
                     try {
                         put(db, i, 64 << 10);
+                        lastCommitted = i;
                     } catch (RuntimeException e) {
                         first = e;
                     }
@@ -64,6 +66,10 @@ class CatalogStoppedTest {
             try (MetadataDb db = MetadataDb.open(disk.dir().resolve("catalog"))) {
                 assertThat(db.health().stoppedReason()).isNull();
                 assertThat(db.get(db.handle(MetadataDb.Column.META), MetadataDb.bytes("k0"))).hasSize(1024);
+                for (int i = 1; i <= lastCommitted; i++) {
+                    // every write that returned before the disk filled, not only the first
+                    assertThat(db.get(db.handle(MetadataDb.Column.META), MetadataDb.bytes("k" + i))).as("committed write %d", i).hasSize(64 << 10);
+                }
                 put(db, 2000, 1024);
                 assertThat(db.get(db.handle(MetadataDb.Column.META), MetadataDb.bytes("k2000"))).hasSize(1024);
             }

@@ -186,7 +186,10 @@ class MetadataDbCloseTest {
         Random random = new Random(seed);
         try (FlushOptions wait = new FlushOptions().setWaitForFlush(true)) {
             while (!stop.get()) {
-                db.rocks().flush(wait, db.handle(WRITTEN[random.nextInt(WRITTEN.length)]));
+                db.withRocks(rocks -> {
+                    rocks.flush(wait, db.handle(WRITTEN[random.nextInt(WRITTEN.length)]));
+                    return null;
+                });
             }
         } catch (Throwable t) {
             unexpected.compareAndSet(null, t);
@@ -194,9 +197,15 @@ class MetadataDbCloseTest {
     }
 
     private static void checkpoints(MetadataDb db, Path base, AtomicBoolean stop, AtomicReference<Throwable> unexpected) {
-        try (Checkpoint cp = Checkpoint.create(db.rocks())) {
+        try {
             for (int i = 0; !stop.get(); i++) {
-                cp.createCheckpoint(base.resolveSibling(base.getFileName() + "-" + i).toString());
+                String to = base.resolveSibling(base.getFileName() + "-" + i).toString();
+                db.withRocks(rocks -> {
+                    try (Checkpoint cp = Checkpoint.create(rocks)) {
+                        cp.createCheckpoint(to);
+                    }
+                    return null;
+                });
             }
         } catch (Throwable t) {
             unexpected.compareAndSet(null, t);
