@@ -60,7 +60,9 @@ final class ControlServer implements AutoCloseable {
         if (length > MAX_SOCKET_PATH_BYTES) {
             throw new AgentException(ExitCode.USAGE, "the daemon's control socket " + socket + " is a path of " + length
                     + " bytes; a Unix socket path may have at most " + MAX_SOCKET_PATH_BYTES,
-                    "give the daemon a state directory with a shorter path (state-dir: in its config), or a shorter socket: path");
+                    // the socket is always <state-dir>/agent.sock: there is no socket setting to shorten
+                    "give the daemon a state directory (state-dir: in its config) of at most "
+                            + (MAX_SOCKET_PATH_BYTES - 1 - pathBytes(socket.getFileName())) + " bytes");
         }
         try {
             Files.deleteIfExists(socket);

@@ -70,7 +70,10 @@ class ControlSocketLeftoverTest {
         assertThatThrownBy(() -> new ControlServer(tooLong, request -> Map.of("ok", true), null,
                 new DaemonLog(new PrintStream(new ByteArrayOutputStream()))))
                 .isInstanceOf(org.holdfast.client.AgentException.class)
-                .hasMessageContaining("a Unix socket path may have at most 106");
+                .hasMessageContaining("a Unix socket path may have at most 106")
+                .satisfies(e -> assertThat(((org.holdfast.client.AgentException) e).hint())
+                        .as("names the setting that exists (there is no socket: setting) and the length that fits beside the socket's name")
+                        .isEqualTo("give the daemon a state directory (state-dir: in its config) of at most 87 bytes"));
         assertThat(ControlServer.temporaryName(dir.resolve("control.sock"))).isEqualTo(dir.resolve("control.sock.new"));
     }
 }

@@ -5,10 +5,8 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import org.springframework.boot.context.event.ApplicationEnvironmentPreparedEvent;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.ApplicationListener;
@@ -75,9 +73,10 @@ final class PortPreflight implements ApplicationListener<ApplicationEnvironmentP
     /** Throws {@link PortsTakenException} naming every port of {@code listens} that cannot be bound, or named twice. */
     static void check(List<Listen> listens) {
         List<String> problems = new ArrayList<>();
-        Map<Integer, Listen> byPort = new LinkedHashMap<>();
+        List<Listen> seen = new ArrayList<>();
         for (Listen l : listens) {
-            Listen same = byPort.putIfAbsent(l.port(), l);
+            Listen same = seen.stream().filter(o -> o.port() == l.port() && overlap(o, l)).findFirst().orElse(null);
+            seen.add(l);
             if (same != null) {
                 problems.add(l.setting() + " and " + same.setting() + " are both " + l.port() + ": give " + l.serves()
                         + " a port of their own");
@@ -93,12 +92,30 @@ final class PortPreflight implements ApplicationListener<ApplicationEnvironmentP
         }
     }
 
+    /**
+     * Whether two listens on one port would take the same socket: one on all addresses, or both on the
+     * same one. The same port on two distinct addresses binds fine (server.address=10.0.0.1 beside
+     * holdfast.ingest.host=10.0.0.2), and was refused.
+     */
+    private static boolean overlap(Listen a, Listen b) {
+        try {
+            InetAddress x = address(a);
+            InetAddress y = address(b);
+            return x == null || y == null || x.isAnyLocalAddress() || y.isAnyLocalAddress() || x.equals(y);
+        } catch (IOException e) {
+            return true; // unresolvable: the bind reports it
+        }
+    }
+
+    private static InetAddress address(Listen l) throws IOException {
+        return l.host() == null || l.host().isBlank() ? null : InetAddress.getByName(l.host());
+    }
+
     /** Null if {@code l} can be bound now (and is released again), else why not. */
     private static String tryBind(Listen l) {
         try (ServerSocket s = new ServerSocket()) {
             s.setReuseAddress(true); // as the real servers do: a port in TIME_WAIT after a restart is free
-            InetAddress address = l.host() == null || l.host().isBlank() ? null : InetAddress.getByName(l.host());
-            s.bind(new InetSocketAddress(address, l.port()));
+            s.bind(new InetSocketAddress(address(l), l.port()));
             return null;
         } catch (IOException | SecurityException e) {
             return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();

@@ -82,7 +82,7 @@ public final class Statistics {
     private Surveyed surveyedNow() {
         Surveyed s = surveyed;
         // a report takes a survey up to the maximum age, or older while a large store's paced wait lasts
-        if (s != null && clock.millis() - s.result().measuredAtMillis() < pacing.minAgeMillis(surveyMaxAge.toMillis())) {
+        if (s != null && clock.millis() - s.result().measuredAtMillis() < pacing.reportMinAgeMillis(surveyMaxAge.toMillis())) {
             return s;
         }
         long asked = clock.millis();

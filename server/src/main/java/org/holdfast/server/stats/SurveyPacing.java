@@ -13,11 +13,24 @@ final class SurveyPacing {
     /** Time between paced surveys, as a multiple of the last survey's length. */
     static final int DUTY_FACTOR = 20;
 
+    /** A survey this long or longer also holds back reports past their maximum age (a store of ~2 M blocks). */
+    static final long SLOW_SURVEY_MILLIS = 1000;
+
     private volatile long lastMillis;
 
     /** Records how long the latest survey took. */
     void took(long millis) {
         lastMillis = Math.max(0, millis);
+    }
+
+    /**
+     * The age a survey must reach before a report walks the blocks again: its maximum age, or the paced
+     * wait once surveys are slow. Not the paced wait on a small store: a report there served a survey
+     * from before the backup it was asked about (StatsApiTest, whose survey-interval of 1 ms means
+     * every report is exact, failed so).
+     */
+    long reportMinAgeMillis(long maxAgeMillis) {
+        return lastMillis >= SLOW_SURVEY_MILLIS ? minAgeMillis(maxAgeMillis) : maxAgeMillis;
     }
 
     /** The age a survey must reach before a paced one replaces it: at least {@code floorMillis}. */

@@ -59,6 +59,23 @@ class PortPreflightTest {
     }
 
     @Test
+    void check_onePortOnTwoDistinctAddresses_passes_onAllAddressesBesideOne_refused() throws Exception {
+        int free;
+        try (ServerSocket s = new ServerSocket(0)) {
+            free = s.getLocalPort();
+        }
+        int port = free;
+        // 127.0.0.1 and 127.0.0.2 are both loopback on Linux: the same port binds on each
+        assertThatCode(() -> PortPreflight.check(PortPreflight.listens(env("server.address", "127.0.0.1", "server.port", port,
+                "holdfast.ingest.host", "127.0.0.2", "holdfast.ingest.port", port)))).doesNotThrowAnyException();
+        PortsTakenException e = catchThrowableOfType(() -> PortPreflight.check(PortPreflight.listens(env(
+                "server.address", "127.0.0.1", "server.port", port, "holdfast.ingest.port", port))), PortsTakenException.class);
+        assertThat(e).as("all addresses (the agents' default) overlaps 127.0.0.1").isNotNull();
+        assertThat(e.problems()).containsExactly("holdfast.ingest.port and server.port are both " + port
+                + ": give agents a port of their own");
+    }
+
+    @Test
     void listens_byRole_masterAddsWorkersPort_workerHasNoAgentPort() {
         assertThat(PortPreflight.listens(env("holdfast.cluster.role", "master", "holdfast.cluster.port", 17071)))
                 .extracting(PortPreflight.Listen::setting).containsExactly("server.port", "holdfast.ingest.port", "holdfast.cluster.port");
