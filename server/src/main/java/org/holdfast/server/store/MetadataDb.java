@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.ColumnFamilyDescriptor;
@@ -566,12 +567,17 @@ public final class MetadataDb implements AutoCloseable {
 
     /** Waits up to {@link #CLOSE_WAIT_MILLIS} for the calls counted in by {@link #enter()} to finish; true if none runs. */
     private boolean awaitQuiet() {
+        return awaitWithinCloseWait(() -> inFlight.get() == 0, 1);
+    }
+
+    /** Polls {@code done} every {@code pauseMillis} for up to {@link #CLOSE_WAIT_MILLIS}; true once it holds. */
+    private boolean awaitWithinCloseWait(BooleanSupplier done, long pauseMillis) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);
-        while (inFlight.get() != 0) {
+        while (!done.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
                 return false;
             }
-            pause(1);
+            pause(pauseMillis);
         }
         return true;
     }
@@ -592,16 +598,11 @@ public final class MetadataDb implements AutoCloseable {
             syncWalQuietly();
             return;
         }
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);
-        while (!memtablesFlushed()) {
-            if (System.nanoTime() > deadline) {
-                LOG.log(System.Logger.Level.WARNING, "catalog " + path + ": the flush at close has not finished after "
-                        + CLOSE_WAIT_MILLIS / 1000 + " s (a RocksDB manual flush that never completes, see facebook/rocksdb#13280);"
-                        + " closing without it: the write-ahead log is synced and is replayed at the next start");
-                syncWalQuietly();
-                return;
-            }
-            pause(5);
+        if (!awaitWithinCloseWait(this::memtablesFlushed, 5)) {
+            LOG.log(System.Logger.Level.WARNING, "catalog " + path + ": the flush at close has not finished after "
+                    + CLOSE_WAIT_MILLIS / 1000 + " s (a RocksDB manual flush that never completes, see facebook/rocksdb#13280);"
+                    + " closing without it: the write-ahead log is synced and is replayed at the next start");
+            syncWalQuietly();
         }
     }
 
